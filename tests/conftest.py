@@ -1,0 +1,32 @@
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")       # tests never reach a model hub
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def pytest_collection_modifyitems(config, items):
+    if importlib.util.find_spec("vllm") is None:
+        skip = pytest.mark.skip(reason="vllm is not installed (the vllm tier runs in its own venv)")
+        for item in items:
+            if "vllm" in item.keywords:
+                item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def tokenizer():
+    import models
+    return models.load_tokenizer()
+
+
+@pytest.fixture(scope="session")
+def tiny(tokenizer):
+    import models
+    model, _ = models.load_policy("tiny")
+    return model
