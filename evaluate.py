@@ -1,0 +1,155 @@
+"""Evaluate a checkpoint: pass@1 (greedy), avg@k and pass@k, thinking on/off, thinking budgets.
+
+pass@k, the unbiased estimator (Chen et al. 2021, "Evaluating Large Language Models Trained on
+Code", eq. 1): with n samples of which c are correct,
+
+    pass@k = 1 - C(n - c, k) / C(n, k)      (averaged over problems)
+
+computed as 1 - Π_{i=n-c+1}^{n} (1 - k/i) to avoid huge binomials. avg@k is the mean
+correctness over the k samples (the "avg@k" of DeepSeek-R1 / Skywork-OR1 tables).
+
+Thinking modes follow Qwen3: "on" adds `/think` to the prompt, "off" adds `/no_think` and
+renders the template with `enable_thinking=False`. The thinking-budget sweep (Qwen3 tech report,
+Fig. "thinking budget") cuts the think block at each budget with `models.STOP_THINKING` and
+plots accuracy against the budget.
+
+    python evaluate.py --model runs/grpo/checkpoint --task math --num_problems 100 --k 4
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+import data
+import models
+
+
+@dataclass
+class Config:
+    model: str = field(default="smollm2", metadata={"help": "checkpoint folder, hub id, 'smollm2' (embedded default) or 'tiny'"})
+    task: str = field(default="math", metadata={"help": "'math', 'humaneval', or a .jsonl/.parquet file"})
+    split: str = field(default="test", metadata={"help": "split of the task to evaluate on"})
+    num_problems: int = field(default=50, metadata={"help": "number of problems (0 = all)"})
+    seed: int = field(default=0, metadata={"help": "data and sampling seed"})
+    math_levels: str = field(default="1,2,3", metadata={"help": "levels of the synthetic math task, comma-separated"})
+    k: int = field(default=1, metadata={"help": "samples per problem for avg@k / pass@k (k=1 means greedy)"})
+    temperature: float = field(default=0.6, metadata={"help": "sampling temperature when k > 1 (Qwen3 thinking: 0.6)"})
+    top_p: float = field(default=0.95, metadata={"help": "top-p when k > 1"})
+    max_new_tokens: int = field(default=256, metadata={"help": "generation budget per answer"})
+    thinking: str = field(default="default", metadata={"help": "default | on | off | both"})
+    budgets: str = field(default="", metadata={"help": "thinking budgets to sweep, e.g. '32,64,128' (empty: no sweep)"})
+    engine: str = field(default="auto", metadata={"help": "auto | hf | vllm"})
+    output_dir: str = field(default="runs/eval", metadata={"help": "where results.json and eval.png go"})
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k: 1 - C(n-c, k)/C(n, k) (Chen et al. 2021). E.g. n=4, c=1, k=2 -> 0.5."""
+    if k > n:
+        raise ValueError(f"k={k} is larger than the number of samples n={n}")
+    if n - c < k:
+        return 1.0
+    return float(1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
+
+
+def has_closed_think(text: str) -> bool:
+    """True when the completion has a non-empty, closed think block."""
+    m = re.search(r"<think>(.*?)</think>", text, re.S)
+    return bool(m and m.group(1).strip())
+
+
+def score(task: dict, completion: str) -> float:
+    """1.0 if the completion solves the task (math: rewards.verify_math; code: all tests pass)."""
+    import rewards
+    if "answer" in task:
+        return float(rewards.verify_math(completion, task["answer"]))
+    return float(rewards.REWARDS["code"](completion, task) >= 1.0)
+
+
+def evaluate_model(model, tokenizer, tasks: list[dict], k: int = 1, temperature: float = 0.6,
+                   top_p: float = 0.95, max_new_tokens: int = 256, thinking: str = "default",
+                   budget: int | None = None, engine=None, seed: int = 0) -> dict:
+    """Generate k answers per task and score them. Returns metrics and per-problem rows."""
+    think = {"default": None, "on": True, "off": False}[thinking]
+    extra = {"enable_thinking": False} if thinking == "off" else {}
+    prompts = data.prompt_ids(tokenizer, tasks, think=think, **extra)
+    engine = engine or models.HFEngine(model, tokenizer)
+    params = models.SamplingParams(n=k, temperature=0.0 if k == 1 else temperature, top_p=top_p,
+                                   max_new_tokens=max_new_tokens, seed=seed)
+    outs = (models.generate_with_thinking_budget(engine, prompts, params, budget) if budget
+            else engine.generate(prompts, params))
+    correct = np.array([score(tasks[c.prompt_index], c.text) for c in outs]).reshape(len(tasks), k)
+    metrics = {
+        "num_problems": len(tasks), "k": k, "thinking": thinking, "budget": budget,
+        "pass@1" if k == 1 else f"avg@{k}": float(correct.mean()),
+        "thinking_rate": float(np.mean([has_closed_think(c.text) for c in outs])),
+        "mean_length": float(np.mean([len(c.completion_ids) for c in outs])),
+        "truncation_rate": float(np.mean([c.truncated for c in outs])),
+    }
+    if k > 1:
+        for kk in sorted({1, k}):
+            metrics[f"pass@{kk}"] = float(np.mean([pass_at_k(k, int(row.sum()), kk) for row in correct]))
+    metrics["accuracy"] = float(correct.mean())
+    rows = [{"id": tasks[c.prompt_index]["id"], "text": c.text, "correct": bool(x)}
+            for c, x in zip(outs, correct.flatten())]
+    return {"metrics": metrics, "rows": rows}
+
+
+def load_eval_tasks(cfg: Config) -> list[dict]:
+    if cfg.task == "math":
+        levels = tuple(int(x) for x in cfg.math_levels.split(","))
+        return data.math_tasks(cfg.num_problems or 200, cfg.split, cfg.seed, levels=levels)
+    tasks = data.load_tasks(cfg.task, split=cfg.split)
+    return tasks[:cfg.num_problems] if cfg.num_problems else tasks
+
+
+def print_table(results: list[dict]):
+    keys = ["thinking", "budget", "accuracy", "thinking_rate", "mean_length", "truncation_rate"]
+    keys += sorted({k for r in results for k in r if k.startswith("pass@")})
+    print("| " + " | ".join(keys) + " |\n|" + "---|" * len(keys))
+    for r in results:
+        print("| " + " | ".join(f"{r.get(k):.3f}" if isinstance(r.get(k), float) else str(r.get(k))
+                                for k in keys) + " |")
+
+
+def evaluate(cfg: Config) -> Path:
+    out = Path(cfg.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model, tok = models.load_policy(cfg.model)
+    engine = models.make_engine(cfg.engine, model, tok)
+    tasks = load_eval_tasks(cfg)
+    modes = ["on", "off"] if cfg.thinking == "both" else [cfg.thinking]
+    budgets = [int(b) for b in cfg.budgets.split(",") if b.strip()]
+    results, samples = [], []
+    for mode in modes:
+        for budget in [None] + budgets:
+            r = evaluate_model(model, tok, tasks, cfg.k, cfg.temperature, cfg.top_p,
+                               cfg.max_new_tokens, mode, budget, engine, cfg.seed)
+            results.append(r["metrics"])
+            samples += [{"thinking": mode, "budget": budget, **row} for row in r["rows"][:20]]
+            print(json.dumps(r["metrics"]))
+    print_table(results)
+    (out / "results.json").write_text(json.dumps({"config": asdict(cfg), "results": results}, indent=2))
+    (out / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
+    if budgets:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(5, 3.5))
+        for mode in modes:
+            pts = [(r["budget"], r["accuracy"]) for r in results if r["thinking"] == mode and r["budget"]]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"thinking {mode}")
+        ax.set_xlabel("thinking budget (tokens)")
+        ax.set_ylabel("accuracy")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / "eval.png", dpi=80)
+    return out / "results.json"
+
+
+if __name__ == "__main__":
+    from transformers import HfArgumentParser
+    evaluate(HfArgumentParser(Config).parse_args_into_dataclasses()[0])

@@ -1,0 +1,38 @@
+"""evaluate.py: the unbiased pass@k estimator and the evaluation loop."""
+import math
+
+import pytest
+
+import evaluate
+
+
+@pytest.mark.parametrize("n,c,k,expected", [
+    (4, 1, 2, 0.5),                    # 1 - C(3,2)/C(4,2) = 1 - 3/6
+    (5, 2, 1, 0.4),                    # pass@1 = c/n
+    (5, 2, 2, 0.7),                    # 1 - C(3,2)/C(5,2) = 1 - 3/10
+    (10, 3, 5, 1 - 21 / 252),          # 1 - C(7,5)/C(10,5)
+    (10, 0, 5, 0.0),
+    (3, 3, 2, 1.0),
+    (8, 6, 3, 1.0),                    # n - c < k: every draw of 3 holds a correct one
+])
+def test_pass_at_k_hand_computed(n, c, k, expected):
+    assert math.isclose(evaluate.pass_at_k(n, c, k), expected, rel_tol=1e-12)
+
+
+def test_pass_at_k_matches_binomial_formula():
+    for n in range(1, 12):
+        for c in range(n + 1):
+            for k in range(1, n + 1):
+                exact = 1 - math.comb(n - c, k) / math.comb(n, k)
+                assert math.isclose(evaluate.pass_at_k(n, c, k), exact, abs_tol=1e-12)
+
+
+def test_pass_at_k_rejects_k_above_n():
+    with pytest.raises(ValueError, match="k=5"):
+        evaluate.pass_at_k(4, 1, 5)
+
+
+def test_thinking_detection():
+    assert evaluate.has_closed_think("<think>\nstep\n</think>\n\n\\boxed{1}")
+    assert not evaluate.has_closed_think("<think>\n\n</think>\n\n\\boxed{1}")   # empty: no-think mode
+    assert not evaluate.has_closed_think("<think>never closed")
