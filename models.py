@@ -369,11 +369,14 @@ def save_checkpoint(model, tokenizer, path: str | Path) -> Path:
     """HF `save_pretrained` into a temporary folder, then swap it in: a kill never leaves a
     half-written checkpoint. The result loads with transformers and vLLM."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}-"))
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
-    _atomic_dir_swap(tmp, path)
+    state = full_state_dict(model) if world_size() > 1 else None   # collective: every rank
+    if is_main():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}-"))
+        unwrap(model).save_pretrained(tmp, state_dict=state)
+        tokenizer.save_pretrained(tmp)
+        _atomic_dir_swap(tmp, path)
+    barrier()
     return path
 
 
@@ -407,10 +410,10 @@ class RunDir:
     def __init__(self, root: str | Path, config=None, resume: bool = False):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
-        if config is not None:
+        if config is not None and is_main():
             cfg = config if isinstance(config, dict) else config.__dict__
             (self.root / "config.json").write_text(json.dumps(cfg, indent=2, default=str))
-        if not resume:
+        if not resume and is_main():
             for f in ("metrics.jsonl", "samples.jsonl"):
                 (self.root / f).unlink(missing_ok=True)
         self._t0 = time.time()
@@ -421,9 +424,12 @@ class RunDir:
 
     @property
     def state_path(self) -> Path:
-        return self.root / "state.pt"
+        """state.pt; under torchrun each rank keeps its own (sharded optimizer state)."""
+        return self.root / ("state.pt" if world_size() == 1 else f"state.rank{rank()}.pt")
 
     def log(self, metrics: dict, file: str = "metrics.jsonl"):
+        if not is_main():
+            return
         with open(self.root / file, "a") as f:
             f.write(json.dumps(metrics, default=float) + "\n")
 
@@ -489,3 +495,88 @@ def timer(store: dict, key: str):
     t = time.perf_counter()
     yield
     store[key] = store.get(key, 0.0) + time.perf_counter() - t
+
+
+# ----------------------------------------------------------------------------------------------
+# Distributed (torchrun): FSDP2 or DDP. A single-process run never touches torch.distributed.
+# ----------------------------------------------------------------------------------------------
+def dist_init() -> tuple[int, int]:
+    """(rank, world_size). Under torchrun, joins the process group (nccl on GPU, gloo on CPU)."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world == 1:
+        return 0, 1
+    import torch.distributed as dist
+    if not dist.is_initialized():
+        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+        if torch.cuda.is_available():
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    return dist.get_rank(), world
+
+
+def _dist_on() -> bool:
+    return torch.distributed.is_available() and torch.distributed.is_initialized()
+
+
+def rank() -> int:
+    return torch.distributed.get_rank() if _dist_on() else 0
+
+
+def world_size() -> int:
+    return torch.distributed.get_world_size() if _dist_on() else 1
+
+
+def is_main() -> bool:
+    return rank() == 0
+
+
+def barrier():
+    if _dist_on():
+        torch.distributed.barrier()
+
+
+def shard_for_rank(items: list) -> list:
+    """This rank's share: items[rank::world]. Shard prompts, not samples, so a group of n
+    completions of one prompt is always scored on one rank."""
+    return items[rank()::world_size()]
+
+
+def wrap_model(model, strategy: str = "fsdp2"):
+    """FSDP2 (`fully_shard` on each decoder layer, then the root) or DDP; identity when alone."""
+    if world_size() == 1 or strategy == "none":
+        return model
+    if strategy == "ddp":
+        from torch.nn.parallel import DistributedDataParallel
+        return DistributedDataParallel(model)
+    if strategy != "fsdp2":
+        raise ValueError(f"--parallel {strategy!r} is not one of fsdp2, ddp, none")
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    mesh = init_device_mesh("cuda" if torch.cuda.is_available() else "cpu", (world_size(),))
+    for layer in model.get_decoder().layers:
+        fully_shard(layer, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    return model
+
+
+def unwrap(model):
+    """The HF model inside a DDP wrapper (FSDP2 shards in place and needs no unwrapping)."""
+    return getattr(model, "module", model)
+
+
+def all_reduce_mean(metrics: dict) -> dict:
+    """Mean of each numeric metric over ranks (identity when alone)."""
+    if world_size() == 1:
+        return metrics
+    keys = sorted(k for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool))
+    t = torch.tensor([float(metrics[k]) for k in keys], dtype=torch.float64)
+    torch.distributed.all_reduce(t)
+    return {**metrics, **{k: v / world_size() for k, v in zip(keys, t.tolist())}}
+
+
+def full_state_dict(model) -> dict:
+    """The whole model's weights on CPU, gathered from all ranks (a collective under FSDP2)."""
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+    model = unwrap(model)
+    if world_size() == 1:
+        return model.state_dict()
+    return get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
