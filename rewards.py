@@ -809,3 +809,619 @@ class _SymbolicWorker:
 
 _WORKER = _SymbolicWorker()
 atexit.register(_WORKER.kill)
+
+
+# =====================================================================================
+# Rule-based rewards
+# =====================================================================================
+
+def _length_and_finish(completion: str, task, num_tokens, finished) -> tuple[int, bool]:
+    """(tokens, finished) from keyword args, else task["num_tokens"/"finished"], else a
+    whitespace word count and finished=True."""
+    task = task or {}
+    if num_tokens is None:
+        num_tokens = task.get("num_tokens") if isinstance(task, dict) else None
+    if num_tokens is None:
+        num_tokens = len(completion.split())
+    if finished is None:
+        finished = task.get("finished", True) if isinstance(task, dict) else True
+    return int(num_tokens), bool(finished)
+
+
+def math_reward(completion: str, task: dict, **_) -> float:
+    """1.0 if `verify_math(completion, task["answer"])` else 0.0.
+
+    Binary rule-based accuracy reward: DeepSeek-R1 §2.2.2; Skywork-OR1 (math-verify on the text
+    after `</think>`, RECIPES.md)."""
+    return 1.0 if verify_math(completion, task["answer"]) else 0.0
+
+
+def still3_outcome_reward(completion: str, task: dict, **_) -> float:
+    """+1 correct, -1 wrong, -2 when the answer region has no `\\boxed{}` at all.
+
+    One released STILL-3 variant (RECIPES.md, STILL-3)."""
+    region = answer_region(completion)
+    if region is None or not _find_boxes(region):
+        return -2.0
+    return 1.0 if verify_math(completion, task["answer"]) else -1.0
+
+
+_STRICT_RE = re.compile(r"^<think>\n(?!\s*</think>).*?\n</think>\n\n(?P<ans>.*\S.*)$", re.DOTALL)
+
+
+def think_well_formed(completion: str) -> bool:
+    """At most one `<think>` (and only at the start), exactly one `</think>`, then a non-empty
+    answer. The opening tag may be missing because chat templates (Qwen3, DeepSeek-R1-Distill)
+    often put it in the prompt."""
+    s = completion.lstrip()
+    if s.count("</think>") != 1 or s.count("<think>") > 1:
+        return False
+    if "<think>" in s and not s.startswith("<think>"):
+        return False
+    return bool(s.split("</think>", 1)[1].strip())
+
+
+def format_reward(completion: str, task: dict | None = None, strict: bool = False, **_) -> float:
+    """1.0 if the completion has a well-formed think block followed by an answer, else 0.0.
+
+    Default (DeepSeek-R1 §2.2.2 format reward): `think_well_formed`.
+    strict=True (STILL-3-style layout, our reading of their strict think/answer format): exactly
+    `<think>\\n...\\n</think>\\n\\n<answer>` with a non-empty think block and a `\\boxed{}`
+    in the answer.
+
+    >>> format_reward("<think>\\nhm\\n</think>\\n\\n\\\\boxed{1}", strict=True)
+    1.0
+    """
+    if not strict:
+        return 1.0 if think_well_formed(completion) else 0.0
+    m = _STRICT_RE.match(completion)
+    if not m or "<think>" in m.group("ans") or "</think>" in m.group("ans"):
+        return 0.0
+    return 1.0 if _find_boxes(m.group("ans")) else 0.0
+
+
+# ---- Phi-4-reasoning-plus --------------------------------------------------------------
+
+PHI4_L_MAX, PHI4_L_POS, PHI4_L_NEG = 31744, 25600, 3702
+
+
+def scaled_phi4_lengths(max_tokens: int) -> tuple[int, int, int]:
+    """Phi-4's (L_max, L_pos_control, L_neg_control) scaled from 31744 to a run's max length,
+    keeping their ratios: (max_tokens, round(max_tokens * 25600/31744), round(max_tokens * 3702/31744)).
+
+    >>> scaled_phi4_lengths(31744)
+    (31744, 25600, 3702)
+    >>> scaled_phi4_lengths(4096)
+    (4096, 3303, 478)
+    """
+    return (int(max_tokens), round(max_tokens * PHI4_L_POS / PHI4_L_MAX),
+            round(max_tokens * PHI4_L_NEG / PHI4_L_MAX))
+
+
+def cosine_length_reward(num_tokens: int, correct: bool, L_max: int = PHI4_L_MAX,
+                         L_pos_control: int = PHI4_L_POS, L_neg_control: int = PHI4_L_NEG,
+                         r_pos_max: float = 1.0, r_pos_min: float = 0.5,
+                         r_neg_max: float = -0.5, r_neg_min: float = -1.0) -> float:
+    """Phi-4-reasoning-plus length-aware accuracy reward (cosine schedule), L = tokens.
+
+    correct: rho = min(1, max(L - L_pos, 0) / (L_max - L_pos))
+             R = R+min + 1/2 (R+max - R+min)(1 + cos(pi rho))   -> 1.0 up to L_pos, 0.5 at L_max
+    wrong:   rho = min(1, L / L_neg)
+             R = R-max + 1/2 (R-min - R-max)(1 + cos(pi rho))   -> -1.0 at L=0, -0.5 from L_neg
+    Source: Phi-4-reasoning technical report §4 (RECIPES.md; shape from a third-party
+    reimplementation citing the paper).
+
+    >>> cosine_length_reward(28672, True)    # halfway between L_pos and L_max
+    0.75
+    >>> cosine_length_reward(1851, False)    # halfway to L_neg
+    -0.75
+    """
+    L = max(0, int(num_tokens))
+    if correct:
+        rho = min(1.0, max(L - L_pos_control, 0) / max(L_max - L_pos_control, 1))
+        return r_pos_min + 0.5 * (r_pos_max - r_pos_min) * (1 + math.cos(math.pi * rho))
+    rho = min(1.0, L / max(L_neg_control, 1))
+    return r_neg_max + 0.5 * (r_neg_min - r_neg_max) * (1 + math.cos(math.pi * rho))
+
+
+def phi4_length_aware_reward(completion: str, task: dict, num_tokens: int | None = None,
+                             finished: bool | None = None, correct: bool | None = None,
+                             max_tokens: int | None = None, L_max: int = PHI4_L_MAX,
+                             L_pos_control: int = PHI4_L_POS, L_neg_control: int = PHI4_L_NEG,
+                             unfinished_reward: float = -0.5, malformed_reward: float = -1.0,
+                             **_) -> float:
+    """Phi-4-reasoning-plus accuracy reward: unfinished (no EOS) -> -0.5; malformed think block
+    -> -1.0; else `cosine_length_reward(L, correct)` (correct from `verify_math` unless given).
+
+    `max_tokens` (the run's max response length) rescales L_max/L_pos/L_neg with
+    `scaled_phi4_lengths`; without it the paper's 31744/25600/3702 are used.
+    """
+    L, done = _length_and_finish(completion, task, num_tokens, finished)
+    if not done:
+        return unfinished_reward
+    if not think_well_formed(completion):
+        return malformed_reward
+    if max_tokens:
+        L_max, L_pos_control, L_neg_control = scaled_phi4_lengths(max_tokens)
+    if correct is None:
+        correct = verify_math(completion, task["answer"])
+    return cosine_length_reward(L, bool(correct), L_max, L_pos_control, L_neg_control)
+
+
+def phi4_repetition_penalty(completion: str, task: dict | None = None, n: int = 5,
+                            min_count: int = 5, **_) -> float:
+    """R_rep = -max( #{distinct n-grams occurring more than 5 times} / #n-grams,
+                     (count of the most frequent n-gram) / (#words / n) ), n = 5, on words.
+
+    Source: Phi-4-reasoning §4 (RECIPES.md). 0.0 when there are fewer than n words.
+
+    >>> phi4_repetition_penalty("a b c d e f g h i j")     # 6 distinct 5-grams, 10 words
+    -0.5
+    """
+    words = completion.split()
+    if len(words) < n:
+        return 0.0
+    counts: dict[tuple, int] = {}
+    for i in range(len(words) - n + 1):
+        g = tuple(words[i:i + n])
+        counts[g] = counts.get(g, 0) + 1
+    total = len(words) - n + 1
+    frequent = sum(1 for c in counts.values() if c > min_count) / total
+    top = max(counts.values()) / (len(words) / n)
+    return -max(frequent, top)
+
+
+def phi4_reward(completion: str, task: dict, w_acc: float = 8 / 13, w_rep: float = 1 / 13,
+                **info) -> float:
+    """R = 8/13 R_acc + 1/13 R_rep (Phi-4-reasoning §4, RECIPES.md)."""
+    return (w_acc * phi4_length_aware_reward(completion, task, **info)
+            + w_rep * phi4_repetition_penalty(completion, task))
+
+
+# ---- DAPO ------------------------------------------------------------------------------
+
+def dapo_overlong_penalty(completion: str, task: dict | None = None, num_tokens: int | None = None,
+                          max_tokens: int = 20480, cache_tokens: int = 4096, **_) -> float:
+    """DAPO soft overlong punishment (DAPO §3.4, RECIPES.md), added to the task reward:
+
+        0                                   if L <= L_max - L_cache
+        ((L_max - L_cache) - L) / L_cache   if L_max - L_cache < L <= L_max
+        -1                                  if L > L_max
+
+    >>> dapo_overlong_penalty("", num_tokens=18432)     # halfway into the 4096-token cache
+    -0.5
+    """
+    L, _done = _length_and_finish(completion, task, num_tokens, True)
+    start = max_tokens - cache_tokens
+    if L <= start:
+        return 0.0
+    if L <= max_tokens:
+        return (start - L) / cache_tokens
+    return -1.0
+
+
+# ---- STILL-3 -----------------------------------------------------------------------------
+
+REFLECTION_WORDS = ("wait", "alternatively", "verify", "double-check", "check", "however",
+                    "hmm", "let me re", "recheck", "reconsider", "mistake")
+
+
+def still3_action_reward(completion: str, task: dict | None = None, words=REFLECTION_WORDS,
+                         cap: int = 10, **_) -> float:
+    """STILL-3 action reward: min(#reflection-word occurrences, cap) / cap, in [0, 1].
+
+    Counts whole-word, case-insensitive occurrences of "wait", "alternatively", "verify", ...
+    in the think part (or the whole completion without one). Warning (STILL-3): this rewards the
+    *words*, not the reflection; a policy learns to write "wait" for free. Use with a small
+    weight next to an outcome reward, and watch samples.
+
+    >>> still3_action_reward("Wait, let me verify. Wait.", cap=4)
+    0.75
+    """
+    text = completion.split("</think>", 1)[0].lower()
+    n = sum(len(re.findall(r"(?<![a-z])" + re.escape(w) + r"(?![a-z])", text)) for w in words)
+    return min(n, cap) / cap
+
+
+def still3_length_reward(completion: str, task: dict | None = None, num_tokens: int | None = None,
+                         max_tokens: int = 8192, **_) -> float:
+    """STILL-3 length reward: min(L, max_tokens) / max_tokens, in [0, 1] (longer = more).
+
+    Warning (STILL-3 authors): length rewards invite hacking (padding and repetition); pair it
+    with an outcome reward and a repetition penalty.
+
+    >>> still3_length_reward("", num_tokens=2048, max_tokens=8192)
+    0.25
+    """
+    L, _done = _length_and_finish(completion, task, num_tokens, True)
+    return min(L, max_tokens) / max_tokens
+
+
+# ---- code ------------------------------------------------------------------------------
+
+_FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
+
+
+def extract_code(completion: str) -> str | None:
+    """The last fenced Python block (```python / ```py / ```python3, else an untagged ```) after
+    the think block; None when there is none or the think block never closed."""
+    region = answer_region(completion)
+    if region is None:
+        return None
+    blocks = _FENCE_RE.findall(region)
+    tagged = [code for lang, code in blocks if lang.lower() in ("python", "py", "python3")]
+    untagged = [code for lang, code in blocks if lang == ""]
+    if tagged:
+        return tagged[-1]
+    return untagged[-1] if untagged else None
+
+
+def code_rewards(completions: list[str], tasks: list[dict], all_or_nothing: bool = False,
+                 workers: int | None = None, **limits) -> list[float]:
+    """Batched code reward through `sandbox.run_many` (one sandbox pool for the whole batch).
+
+    Per completion: no code block -> 0; `ast.parse` fails -> 0 without running (Skywork-OR1's
+    sandbox does the same); else passed/total, or 1.0 only if every test passes when
+    `all_or_nothing` (Skywork-OR1 uses all-or-nothing, RECIPES.md).
+    """
+    import ast
+    out = [0.0] * len(completions)
+    jobs, where = [], []
+    for i, (c, task) in enumerate(zip(completions, tasks)):
+        code = extract_code(c)
+        if not code or not task.get("tests"):
+            continue
+        try:
+            ast.parse(code)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        jobs.append((code, task["tests"]))
+        where.append(i)
+    if jobs:
+        import sandbox                          # lazy: only code tasks need it
+        for i, res in zip(where, sandbox.run_many(jobs, workers=workers, **limits)):
+            if all_or_nothing:
+                out[i] = 1.0 if res.verdict == "accepted" else 0.0
+            else:
+                out[i] = res.passed / res.total if res.total else 0.0
+    return out
+
+
+def code_reward(completion: str, task: dict, all_or_nothing: bool = False, **info) -> float:
+    """Fraction of `task["tests"]` passed (or all-or-nothing); see `code_rewards`."""
+    limits = {k: v for k, v in info.items() if k in ("timeout_s", "memory_mb")}
+    return code_rewards([completion], [task], all_or_nothing=all_or_nothing, workers=1, **limits)[0]
+
+
+# ---- instruction following (Qwen3 general RL) -------------------------------------------
+
+_SCRIPTS = {
+    "latin": r"[A-Za-z\u00c0-\u024f]", "cjk": r"[\u4e00-\u9fff]", "kana": r"[\u3040-\u30ff]",
+    "hangul": r"[\uac00-\ud7af]", "cyrillic": r"[\u0400-\u04ff]", "arabic": r"[\u0600-\u06ff]",
+    "devanagari": r"[\u0900-\u097f]", "greek": r"[\u0370-\u03ff]", "hebrew": r"[\u0590-\u05ff]",
+    "thai": r"[\u0e00-\u0e7f]",
+}
+_LANG_SCRIPT = {"zh": "cjk", "ja": "kana", "ko": "hangul", "ru": "cyrillic", "uk": "cyrillic",
+                "ar": "arabic", "hi": "devanagari", "el": "greek", "he": "hebrew", "th": "thai"}
+
+
+def _answer_text(completion: str) -> str:
+    region = answer_region(completion)
+    return "" if region is None else region.strip()
+
+
+def check_word_count(text: str, min_words: int = 0, max_words: int | None = None) -> bool:
+    n = len(text.split())
+    return n >= min_words and (max_words is None or n <= max_words)
+
+
+def check_keywords(text: str, keywords: Iterable[str]) -> bool:
+    low = text.lower()
+    return all(k.lower() in low for k in keywords)
+
+
+def check_json(text: str, keys: Iterable[str] = ()) -> bool:
+    t = text.strip()
+    m = re.fullmatch(r"```(?:json)?\s*\n(.*?)\n?```", t, re.DOTALL)
+    if m:
+        t = m.group(1)
+    try:
+        obj = json.loads(t)
+    except (ValueError, TypeError):
+        return False
+    return all(k in obj for k in keys) if keys else True
+
+
+def check_no_commas(text: str) -> bool:
+    return "," not in text and "，" not in text
+
+
+def check_language(text: str, lang: str) -> bool:
+    """Dominant script of the letters matches the language (a script heuristic: 'en', 'fr',
+    'de', 'es' ... all count as Latin; 'ja' accepts kana or CJK; 'zh' needs CJK and no kana)."""
+    counts = {name: len(re.findall(rx, text)) for name, rx in _SCRIPTS.items()}
+    total = sum(counts.values())
+    if total == 0:
+        return False
+    want = _LANG_SCRIPT.get(lang.lower()[:2], "latin")
+    if want == "kana":
+        return (counts["kana"] + counts["cjk"]) / total >= 0.6 and counts["kana"] > 0
+    if want == "cjk" and counts["kana"] > 0:
+        return False
+    return counts[want] / total >= 0.8
+
+
+def instruction_reward(completion: str, task: dict, all_or_nothing: bool = False, **_) -> float:
+    """Fraction of `task["constraints"]` satisfied by the answer (text after `</think>`).
+
+    Rule-checked constraints for Qwen3-style general RL (Qwen3 tech report §4.4), each a dict:
+    {"type": "word_count", "min": 50, "max": 100}, {"type": "keywords", "words": [...]},
+    {"type": "json", "keys": [...]}, {"type": "no_commas"}, {"type": "language", "lang": "zh"}.
+    all_or_nothing=True -> 1.0 only if all hold.
+    """
+    text = _answer_text(completion)
+    checks = []
+    for c in task.get("constraints", []):
+        kind = c.get("type")
+        if kind == "word_count":
+            checks.append(check_word_count(text, c.get("min", 0), c.get("max")))
+        elif kind in ("keywords", "keyword"):
+            words = c.get("words") or [c["word"]]
+            checks.append(check_keywords(text, words))
+        elif kind == "json":
+            checks.append(check_json(text, c.get("keys", ())))
+        elif kind == "no_commas":
+            checks.append(check_no_commas(text))
+        elif kind == "language":
+            checks.append(check_language(text, c["lang"]))
+        else:
+            raise ValueError(f"instruction_reward: unknown constraint type {kind!r}; valid: "
+                             "word_count, keywords, json, no_commas, language")
+    if not checks:
+        return 0.0
+    if all_or_nothing:
+        return 1.0 if all(checks) else 0.0
+    return sum(checks) / len(checks)
+
+
+# =====================================================================================
+# Model-based rewards (Qwen3 general RL)
+# =====================================================================================
+
+JUDGE_TEMPLATE = (
+    "You are grading an answer against a reference.\n\nQuestion: {question}\n\n"
+    "Reference answer: {reference}\n\nResponse: {response}\n\n"
+    "Is the response correct and consistent with the reference? Answer yes or no.\nAnswer:")
+
+
+class JudgeReward:
+    """Model-based reward with a reference answer (Qwen3 §4.4): a judge LM reads question,
+    reference and response; the reward is its probability of "yes" against "no" at the next
+    token:  R = p(yes) / (p(yes) + p(no)),  each p summed over the spellings " yes", "yes",
+    " Yes", "Yes" (likewise "no") that are single tokens in the judge's vocabulary.
+
+    `task` needs "question" and "reference" (falls back to "answer").
+    """
+
+    def __init__(self, model, tokenizer, template: str = JUDGE_TEMPLATE, max_length: int = 4096):
+        self.model, self.tokenizer, self.template, self.max_length = model, tokenizer, template, max_length
+        self.yes_ids = self._ids(("yes", " yes", "Yes", " Yes"))
+        self.no_ids = self._ids(("no", " no", "No", " No"))
+        if not self.yes_ids or not self.no_ids:
+            raise ValueError("JudgeReward: the judge tokenizer has no single-token 'yes'/'no'")
+
+    def _ids(self, words) -> list[int]:
+        ids = set()
+        for w in words:
+            t = self.tokenizer.encode(w, add_special_tokens=False)
+            if len(t) == 1:
+                ids.add(t[0])
+        return sorted(ids)
+
+    def prompt(self, completion: str, task: dict) -> str:
+        response = _answer_text(completion) or completion
+        return self.template.format(question=task.get("question", ""),
+                                    reference=task.get("reference", task.get("answer", "")),
+                                    response=response)
+
+    def score_batch(self, completions: list[str], tasks: list[dict]) -> list[float]:
+        import torch
+        tok = self.tokenizer
+        prompts = [self.prompt(c, t) for c, t in zip(completions, tasks)]
+        ids = [tok.encode(p, add_special_tokens=True)[-self.max_length:] for p in prompts]
+        device = next(self.model.parameters()).device
+        out = []
+        with torch.no_grad():
+            for seq in ids:                          # one at a time: no padding side to get wrong
+                logits = self.model(torch.tensor([seq], device=device)).logits[0, -1].float()
+                logp = torch.log_softmax(logits, -1)
+                ly = torch.logsumexp(logp[self.yes_ids], 0)
+                ln = torch.logsumexp(logp[self.no_ids], 0)
+                out.append(torch.sigmoid(ly - ln).item())
+        return out
+
+    def __call__(self, completion: str, task: dict, **_) -> float:
+        return self.score_batch([completion], [task])[0]
+
+
+def bradley_terry_loss(r_chosen, r_rejected):
+    """Bradley-Terry preference loss, mean over pairs:  L = -log sigma(r_chosen - r_rejected).
+
+    Source: Bradley & Terry (1952); reward-model training in InstructGPT (Ouyang et al. 2022,
+    eq. 1), used for Qwen3's reward model without reference answers.
+    """
+    import torch.nn.functional as F
+    return -F.logsigmoid(r_chosen - r_rejected).mean()
+
+
+def _rm_texts(prompt: str, response: str) -> str:
+    return f"{prompt}\n{response}" if prompt else response
+
+
+class ScalarRewardModel:
+    """Reward without a reference: an `AutoModelForSequenceClassification` with num_labels=1
+    scores prompt+response; the reward is the scalar logit. `task["question"]` (or "prompt")
+    is the prompt."""
+
+    def __init__(self, model, tokenizer, max_length: int = 4096):
+        self.model, self.tokenizer, self.max_length = model, tokenizer, max_length
+
+    def score_batch(self, completions: list[str], tasks: list[dict]) -> list[float]:
+        import torch
+        texts = [_rm_texts(t.get("question", t.get("prompt", "")), _answer_text(c) or c)
+                 for c, t in zip(completions, tasks)]
+        with torch.no_grad():
+            r = _rm_forward(self.model, self.tokenizer, texts, self.max_length)
+        return r.float().tolist()
+
+    def __call__(self, completion: str, task: dict, **_) -> float:
+        return self.score_batch([completion], [task])[0]
+
+
+def _rm_forward(model, tokenizer, texts: list[str], max_length: int):
+    import torch
+    if tokenizer.pad_token_id is None:
+        raise ValueError("reward model tokenizer has no pad token: set tokenizer.pad_token "
+                         "(e.g. = tokenizer.eos_token) and model.config.pad_token_id")
+    if getattr(model.config, "pad_token_id", None) is None:
+        model.config.pad_token_id = tokenizer.pad_token_id
+    device = next(model.parameters()).device
+    enc = tokenizer(texts, return_tensors="pt", padding=True, truncation=True, max_length=max_length)
+    out = model(input_ids=enc["input_ids"].to(device), attention_mask=enc["attention_mask"].to(device))
+    return out.logits.squeeze(-1)
+
+
+def train_reward_model(model, tokenizer, pairs, epochs: int = 1, lr: float = 1e-4,
+                       batch_size: int = 8, max_length: int = 1024, weight_decay: float = 0.0,
+                       seed: int = 0, log: Callable[[dict], None] | None = None) -> list[dict]:
+    """Train a scalar reward model on preference pairs with the Bradley-Terry loss.
+
+    pairs: dicts {"prompt", "chosen", "rejected"} or tuples (prompt, chosen, rejected) /
+    (chosen, rejected). Each step: r_c = RM(prompt + chosen), r_r = RM(prompt + rejected),
+    loss = -log sigma(r_c - r_r) (`bradley_terry_loss`), AdamW. Returns one dict per epoch:
+    {"epoch", "loss", "accuracy"} where accuracy is the fraction of pairs with r_c > r_r
+    seen during that epoch.
+    """
+    import random
+    import torch
+    rows = []
+    for p in pairs:
+        if isinstance(p, dict):
+            rows.append((p.get("prompt", ""), p["chosen"], p["rejected"]))
+        elif len(p) == 3:
+            rows.append(tuple(p))
+        else:
+            rows.append(("", p[0], p[1]))
+    if not rows:
+        raise ValueError("train_reward_model: no preference pairs")
+    rng = random.Random(seed)
+    opt = torch.optim.AdamW([q for q in model.parameters() if q.requires_grad], lr=lr,
+                            weight_decay=weight_decay)
+    model.train()
+    history = []
+    for epoch in range(epochs):
+        order = list(range(len(rows)))
+        rng.shuffle(order)
+        tot_loss, correct, seen = 0.0, 0, 0
+        for s in range(0, len(order), batch_size):
+            batch = [rows[i] for i in order[s:s + batch_size]]
+            texts = [_rm_texts(p, c) for p, c, _ in batch] + [_rm_texts(p, r) for p, _, r in batch]
+            scores = _rm_forward(model, tokenizer, texts, max_length)
+            r_c, r_r = scores[:len(batch)], scores[len(batch):]
+            loss = bradley_terry_loss(r_c, r_r)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            tot_loss += loss.item() * len(batch)
+            correct += (r_c > r_r).sum().item()
+            seen += len(batch)
+        row = {"epoch": epoch, "loss": tot_loss / seen, "accuracy": correct / seen}
+        history.append(row)
+        if log:
+            log(row)
+    model.eval()
+    return history
+
+
+# =====================================================================================
+# Registry and weighted combination
+# =====================================================================================
+
+def _strict_format(completion: str, task: dict | None = None, **_) -> float:
+    return format_reward(completion, task, strict=True)
+
+
+def _code_all(completion: str, task: dict, **info) -> float:
+    return code_reward(completion, task, all_or_nothing=True, **info)
+
+
+REWARDS: dict[str, Callable[..., float]] = {
+    "math": math_reward,
+    "still3_outcome": still3_outcome_reward,
+    "format": format_reward,
+    "format_strict": _strict_format,
+    "length_aware": phi4_length_aware_reward,
+    "repetition": phi4_repetition_penalty,
+    "phi4": phi4_reward,
+    "overlong": dapo_overlong_penalty,
+    "action": still3_action_reward,
+    "length": still3_length_reward,
+    "code": code_reward,
+    "code_all": _code_all,
+    "instruction": instruction_reward,
+}
+
+
+def parse_reward_spec(spec: str | list, weights: str | list | None = None) -> list[tuple[str, float]]:
+    """Flags -> [(name, weight)].
+
+    parse_reward_spec("math:1.0,format:0.2")          -> [("math", 1.0), ("format", 0.2)]
+    parse_reward_spec("math,format", "1,0.2")         -> same (for --rewards / --reward-weights)
+    parse_reward_spec("math")                         -> [("math", 1.0)]
+    Unknown names raise ValueError listing the valid ones.
+    """
+    names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if str(s).strip()]
+    if weights is not None:
+        ws = [float(w) for w in (weights.split(",") if isinstance(weights, str) else weights)]
+        if len(ws) != len(names):
+            raise ValueError(f"{len(names)} reward names but {len(ws)} weights: {names} / {ws}")
+        pairs = list(zip(names, ws))
+    else:
+        pairs = []
+        for item in names:
+            name, _, w = item.partition(":")
+            pairs.append((name.strip(), float(w) if w else 1.0))
+    for name, _w in pairs:
+        if name not in REWARDS:
+            raise ValueError(f"unknown reward {name!r}; valid names: {', '.join(sorted(REWARDS))}")
+    if not pairs:
+        raise ValueError(f"no rewards given; valid names: {', '.join(sorted(REWARDS))}")
+    return pairs
+
+
+class combined_reward:
+    """R = sum_k w_k R_k(completion, task, **info) over (name or callable, weight) pairs.
+
+    `combined_reward(parse_reward_spec("math:1,format:0.2"))(completion, task, num_tokens=...)`.
+    `.breakdown(...)` returns each component and the total, for logging.
+    """
+
+    def __init__(self, names_and_weights):
+        if isinstance(names_and_weights, str):
+            names_and_weights = parse_reward_spec(names_and_weights)
+        self.parts = []
+        for name, w in names_and_weights:
+            if callable(name):
+                self.parts.append((getattr(name, "__name__", "reward"), name, float(w)))
+            elif name in REWARDS:
+                self.parts.append((name, REWARDS[name], float(w)))
+            else:
+                raise ValueError(f"unknown reward {name!r}; valid names: {', '.join(sorted(REWARDS))}")
+
+    def breakdown(self, completion: str, task: dict, **info) -> dict[str, float]:
+        out = {name: fn(completion, task, **info) for name, fn, _w in self.parts}
+        out["total"] = sum(w * out[name] for name, _fn, w in self.parts)
+        return out
+
+    def __call__(self, completion: str, task: dict, **info) -> float:
+        return sum(w * fn(completion, task, **info) for _name, fn, w in self.parts)
