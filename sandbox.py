@@ -237,6 +237,8 @@ class Dead(Exception):
     pass
 class CandidateError(Exception):
     pass
+class Untransferable(CandidateError):
+    pass
 def raised(r):
     etype, text = str(r[1])[:100], str(r[2])[:2000]
     base = getattr(builtins, etype, None)
@@ -253,7 +255,7 @@ def call(name, args, kwargs):
     if r[0] == "ok":
         return plain(marshal.loads(r[1]))
     if r[0] == "bad":
-        raise CandidateError("returned a value of type %s (only builtin plain types are accepted)" % str(r[1])[:100])
+        raise Untransferable("returned a value of type %s (only builtin plain types are accepted)" % str(r[1])[:100])
     raise raised(r)
 send(to_c, marshal.dumps(code))
 try:
@@ -311,6 +313,8 @@ else:
             report((i, "dead", str(e))); break
         except AssertionError as e:
             out = ("fail", "AssertionError: %s" % (e,))
+        except Untransferable as e:
+            out = ("fail", str(e))
         except CandidateError as e:
             out = ("error", str(e))
         except BaseException as e:
@@ -434,7 +438,7 @@ def _bwrap_argv(s: dict, tmp_bytes: int) -> list[str]:
     for target, name in s["links"]:
         a += ["--symlink", target, name]
     a += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
-          "--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
+          "--remount-ro", "/", "--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
           "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--"]
     return a
 

@@ -18,7 +18,7 @@ from sandbox import run_many, run_tests, values_equal, outputs_match  # noqa: E4
 
 FULL = sandbox.isolation_mode() == "full"
 needs_full = pytest.mark.skipif(not FULL, reason="needs root + bubblewrap + cgroup v1 (full isolation)")
-FAST = dict(timeout_s=0.5, wall_timeout_s=3.0)
+FAST = dict(timeout_s=0.5, wall_timeout_s=2.0)
 
 
 def io(inp, out):
@@ -26,7 +26,16 @@ def io(inp, out):
 
 
 def leftovers():
-    """Processes owned by any sandbox slot uid."""
+    """Live (non-zombie) processes owned by any sandbox slot uid, after a short grace period."""
+    for _ in range(50):
+        found = _slot_processes()
+        if not found:
+            return found
+        time.sleep(0.01)
+    return found
+
+
+def _slot_processes():
     found = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -34,6 +43,8 @@ def leftovers():
         try:
             with open(f"/proc/{pid}/status") as f:
                 for line in f:
+                    if line.startswith("State:") and line.split()[1] in ("Z", "X"):
+                        break
                     if line.startswith("Uid:"):
                         uid = int(line.split()[1])
                         if sandbox.UID_BASE <= uid < sandbox.UID_BASE + sandbox.MAX_SLOTS:
@@ -175,13 +186,14 @@ def test_call_expected_never_enters_sandbox():
 import gc, os
 def f():
     blob = repr([o for o in gc.get_objects() if isinstance(o, (str, bytes, tuple, list, dict))])
-    for root, dirs, files in os.walk('/proc'):
-        for name in files:
+    for pid in os.listdir('/proc'):
+        for name in ('environ', 'cmdline'):
             try:
-                blob += open(os.path.join(root, name), 'rb').read(1 << 16).decode('latin1')
+                blob += open(f'/proc/{pid}/{name}', 'rb').read().decode('latin1')
             except Exception:
                 pass
-    i = blob.find('EXPECTED-VALUE-')
+    needle = ''.join(reversed('-EULAV-DETCEPXE'))
+    i = blob.find(needle)
     return blob[i:i + 21] if i >= 0 else 'not found'
 """
     r = run_tests(code, [call("f", [], secret)], timeout_s=5)
