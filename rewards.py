@@ -196,7 +196,7 @@ def _clean_statement(x: str) -> str | None:
         return ans
     x = re.split(r"(?i)\s+I hope\b", x)[0]
     x = re.split(r"\.(?:\s|$)|;\s|\s\(since|\s+because\b|\s+since\b|\s+which\b|\s+as\b", x)[0]
-    x = x.strip().rstrip(".").strip().strip("*").strip()
+    x = x.strip().rstrip(".,;:").strip().strip("*").strip()
     return x or None
 
 
@@ -334,6 +334,8 @@ def normalize_answer(s: str) -> str:
     # units in \text{} after a number, e.g. 5\text{ cm}^2, \$5, 10 dollars
     s = re.sub(r"(?<=[\d}).])\s*\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _UNIT_WORDS + r")\.?\s*\}"
                r"(?:\s*\^\s*\{?\d\}?)?\s*$", "", s, flags=re.IGNORECASE)
+    # "3 and 4", "3 \\text{ and } 4" -> a list
+    s = re.sub(r"\s*\\text\{\s*(?:,\s*)?and\s*\}\s*|\s+and\s+|,\s*and\s+", ", ", s)
     # unwrap text-style commands, then drop trailing unit words after a number
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
@@ -631,6 +633,11 @@ def _verify_math(completion: str, answer: str) -> bool:
         g = normalize_answer(_or_to_list(_expand_pm(gold)))
         p = normalize_answer(_or_to_list(_expand_pm(pred)))
     if not (g == p or _equal(g, p, budget)):
+        return False
+    # "\\boxed{42} (or 43)": an alternative right after the final box is a hedge too
+    boxes = _find_boxes(region)
+    if boxes and re.match(r"[\s$.,;:(\\)\]]*(?:\\text\{\s*)?(?:or|either|maybe|perhaps)\b",
+                          region[boxes[-1][1]:boxes[-1][1] + 40], re.IGNORECASE):
         return False
     # several boxes that disagree with each other are a hedge, even if the last one is right
     for other in _other_boxes(region):
