@@ -296,6 +296,8 @@ else:
     tg = {"__name__": "__main__", "__builtins__": builtins}
     for k, (kind, x) in loaded[1].items():
         k = str(k)
+        if hasattr(builtins, k):  # a candidate `def abs(x): return 0` must not change the test's abs
+            continue
         try:
             if kind == "fn":
                 tg[k] = proxy(k)

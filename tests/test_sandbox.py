@@ -260,6 +260,14 @@ def test_fake_success_is_rejected(name):
     assert r.verdict != "accepted" and r.passed == 0, (name, r)
 
 
+def test_candidate_cannot_shadow_the_tests_builtins():
+    code = "def abs(x): return 0\ndef len(x): return 3\ndef isinstance(*a): return True\ndef f(x): return 'no'"
+    tests = [{"assert": "assert abs(f(1) - 2) < 1e-9"}, {"assert": "assert len(f(1)) == 3"},
+             {"assert": "assert isinstance(f(1), int)"}]
+    r = run_tests(code, tests)
+    assert r.passed == 0 and r.verdict != "accepted", r
+
+
 def test_humaneval_style_check_with_fake_pass_is_rejected():
     tests = [{"assert": "def check(candidate):\n    assert candidate([1, 2]) == 3\n\ncheck(total)"}]
     assert run_tests("def total(xs): return sum(xs)", tests).verdict == "accepted"
