@@ -543,7 +543,8 @@ class _Slot:
 def _join_script(cgroup_procs: list[str], lim: Limits, cpu_budget: float, mem_rlimit: bool, nproc: bool) -> str:
     """Shell run as the slot uid: join the slot's cgroups, set rlimits, exec bwrap (dash: one ulimit each)."""
     steps = [f'echo $$ > "{p}" || exit 99' for p in cgroup_procs]
-    ulimits = [("c", 0), ("t", math.ceil(cpu_budget) + 1), ("f", lim.max_file_mb * 2048), ("n", lim.max_open_files)]
+    cpu = math.ceil(cpu_budget) + 1  # soft limit -> SIGXCPU (classified as timeout); hard limit 1 s later -> SIGKILL
+    ulimits = [("c", 0), ("S -t", cpu), ("H -t", cpu + 1), ("f", lim.max_file_mb * 2048), ("n", lim.max_open_files)]
     if mem_rlimit:
         ulimits.append(("v", (lim.memory_mb + 512) << 10))
     if nproc:
@@ -566,7 +567,6 @@ class _Run:
     oom: bool = False
     cpu_s: float = 0.0
     cpu_budget: float = 0.0
-    launch_error: str = ""
 
 
 def _launch(mode: str, job, stdin: bytes | None, lim: Limits, n_tests: int) -> _Run:
@@ -591,6 +591,8 @@ def _launch(mode: str, job, stdin: bytes | None, lim: Limits, n_tests: int) -> _
         env, cwd = {}, "/"
         if s["mode"] == "none":  # weak mode: at least a private work directory and no inherited environment
             workdir = tempfile.mkdtemp(prefix="sandbox-")
+            if slot.uid is not None:
+                os.chown(workdir, slot.uid, slot.uid)
             env, cwd = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": workdir, "TMPDIR": workdir}, workdir
         start = time.monotonic()
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,

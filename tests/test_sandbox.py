@@ -7,7 +7,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
@@ -477,5 +476,5 @@ def test_humaneval_canonical_accepted_broken_rejected():
     good = run_many([(p["prompt"] + p["canonical_solution"], t) for p, t in zip(problems, tests)], timeout_s=3)
     bad = run_many([(p["prompt"] + "    return None\n", t) for p, t in zip(problems, tests)], timeout_s=3)
     assert len(problems) == 164
-    assert [p["task_id"] for p, r in zip(problems, good) if r.verdict != "accepted"] == []
+    assert [(p["task_id"], r) for p, r in zip(problems, good) if r.verdict != "accepted"] == []
     assert [p["task_id"] for p, r in zip(problems, bad) if r.verdict == "accepted"] == []
