@@ -1,0 +1,319 @@
+"""sft.py: chat template, loss mask, think tokens, RoPE rescaling, packing, filters, training."""
+import json
+import math
+
+import pytest
+import torch
+
+import models
+import sft
+from data import DataError
+
+
+@pytest.fixture(scope="module")
+def tok(tokenizer):
+    import copy
+    return sft.set_chat_template(copy.deepcopy(tokenizer))
+
+
+def render(tok, messages, **kw):
+    return tok.apply_chat_template(messages, tokenize=False, **kw)
+
+
+# ---- the Qwen3-style template: the four cases, exactly --------------------------------------
+def test_template_thinking_mode(tok):
+    msgs = [{"role": "user", "content": "What is 2+2? /think"},
+            {"role": "assistant", "reasoning_content": "2+2=4.", "content": "\\boxed{4}"}]
+    expected = ("<|im_start|>user\nWhat is 2+2? /think<|im_end|>\n"
+                "<|im_start|>assistant\n<think>\n2+2=4.\n</think>\n\n\\boxed{4}<|im_end|>\n")
+    assert render(tok, msgs) == expected
+    # reasoning inside content (Qwen3 parses it out) renders the same; no flag = thinking
+    inline = [{"role": "user", "content": "What is 2+2? /think"},
+              {"role": "assistant", "content": "<think>\n2+2=4.\n</think>\n\n\\boxed{4}"}]
+    assert render(tok, inline) == expected
+
+
+def test_template_non_thinking_mode_renders_empty_think_block(tok):
+    msgs = [{"role": "user", "content": "What is 2+2? /no_think"},
+            {"role": "assistant", "reasoning_content": "2+2=4.", "content": "\\boxed{4}"}]
+    assert render(tok, msgs) == ("<|im_start|>user\nWhat is 2+2? /no_think<|im_end|>\n"
+                                 "<|im_start|>assistant\n<think>\n\n</think>\n\n\\boxed{4}<|im_end|>\n")
+
+
+def test_template_enable_thinking_false_generation_prompt(tok):
+    msgs = [{"role": "user", "content": "What is 2+2?"}]
+    assert render(tok, msgs, add_generation_prompt=True, enable_thinking=False) == (
+        "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n")
+    assert render(tok, msgs, add_generation_prompt=True) == (  # thinking: the model opens <think>
+        "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n")
+
+
+def test_template_multi_turn_drops_old_reasoning_and_latest_flag_wins(tok):
+    msgs = [{"role": "system", "content": "Be brief. /no_think"},
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "<think>\nr1\n</think>\n\na1"},
+            {"role": "user", "content": "/no_think And 3+3? /think"},
+            {"role": "assistant", "reasoning_content": "r2", "content": "6"}]
+    assert render(tok, msgs) == (
+        "<|im_start|>system\nBe brief. /no_think<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+        "<|im_start|>assistant\na1<|im_end|>\n"
+        "<|im_start|>user\n/no_think And 3+3? /think<|im_end|>\n"
+        "<|im_start|>assistant\n<think>\nr2\n</think>\n\n6<|im_end|>\n")
+    msgs[3]["content"] = "/think And 3+3? /no_think"         # now the later flag is /no_think
+    assert "<|im_start|>assistant\n<think>\n\n</think>\n\n6<|im_end|>\n" in render(tok, msgs)
+
+
+# ---- loss mask, token by token ----------------------------------------------------------------
+def test_loss_mask_covers_exactly_the_assistant_turn(tok):
+    msgs = [{"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "What is 2+2? /think"},
+            {"role": "assistant", "reasoning_content": "2+2=4.", "content": "So $\\boxed{4}$."}]
+    ids, mask = sft.encode(tok, msgs)
+    prompt = tok.apply_chat_template(msgs[:-1], tokenize=False, add_generation_prompt=True)
+    prompt_ids = tok(prompt, add_special_tokens=False)["input_ids"]
+    reply = "<think>\n2+2=4.\n</think>\n\nSo $\\boxed{4}$.<|im_end|>"
+    reply_ids = tok(reply, add_special_tokens=False)["input_ids"]
+    assert ids == prompt_ids + reply_ids and len(mask) == len(ids)
+    for t, (i, m) in enumerate(zip(ids, mask)):                # token by token
+        assert m == (1 if t >= len(prompt_ids) else 0), (t, tok.decode([i]))
+    assert tok.decode(ids[:len(prompt_ids)]).endswith("<|im_start|>assistant\n")
+    assert tok.decode([i for i, m in zip(ids, mask) if m]) == reply
+    assert ids[-1] == tok.convert_tokens_to_ids("<|im_end|>") and mask[-1] == 1
+
+
+# ---- think tokens -----------------------------------------------------------------------------
+@pytest.mark.parametrize("tied", [True, False])
+def test_add_think_tokens_mean_init_and_roundtrip(tokenizer, tied, tmp_path):
+    import copy
+    tok = copy.deepcopy(tokenizer)
+    model = models.tiny_model(vocab_size=len(tok))
+    if not tied:
+        model.config.tie_word_embeddings = False
+        model.lm_head.weight = torch.nn.Parameter(model.lm_head.weight.detach().clone() * 2)
+    old_emb = model.get_input_embeddings().weight.detach().clone()
+    old_head = model.get_output_embeddings().weight.detach().clone()
+    ids = sft.add_think_tokens(model, tok)
+    V = old_emb.shape[0]
+    assert ids == [V, V + 1] and len(tok) == V + 2 and model.config.vocab_size == V + 2
+    emb, head = model.get_input_embeddings().weight, model.get_output_embeddings().weight
+    assert torch.equal(emb[:V], old_emb) and torch.allclose(emb[V], old_emb.mean(0))
+    assert torch.allclose(head[V + 1], old_head.mean(0))
+    assert (head is emb) == tied
+    models.save_checkpoint(model, sft.set_chat_template(tok), tmp_path / "ck")
+    model2, tok2 = models.load_policy(str(tmp_path / "ck"))
+    assert tok2("<think>\nx\n</think>", add_special_tokens=False)["input_ids"][0] == V
+    assert tok2.convert_tokens_to_ids(["<think>", "</think>"]) == [V, V + 1]
+    assert tok2.decode([V, V + 1], skip_special_tokens=True) == "<think></think>"   # kept
+    assert torch.equal(model2.get_input_embeddings().weight, emb)
+    assert torch.equal(model2.get_output_embeddings().weight, head)
+
+
+def test_repurpose_think_tokens_keeps_vocabulary_and_roundtrips(tokenizer, tmp_path):
+    assert [tokenizer.convert_ids_to_tokens(i) for i in sft.find_unused_tokens(tokenizer)] == [
+        "<jupyter_script>", "<empty_output>"]
+    tok = sft.set_chat_template(sft.repurpose_think_tokens(tokenizer))
+    assert len(tok) == len(tokenizer) and tok.convert_tokens_to_ids(["<think>", "</think>"]) == [15, 16]
+    model = models.tiny_model(vocab_size=len(tok))
+    models.save_checkpoint(model, tok, tmp_path / "ck")
+    model2, tok2 = models.load_policy(str(tmp_path / "ck"))
+    assert model2.config.vocab_size == len(tokenizer) == len(tok2)
+    assert tok2("<think>\nx\n</think>", add_special_tokens=False)["input_ids"] == \
+        [15] + tok2("\nx\n", add_special_tokens=False)["input_ids"] + [16]
+    assert tok2.decode([15, 16]) == "<think></think>"
+    assert len(tok2("<jupyter_script>", add_special_tokens=False)["input_ids"]) > 1  # name is gone
+    assert tokenizer.convert_ids_to_tokens(15) == "<jupyter_script>"   # the original is untouched
+
+
+def test_repurpose_without_unused_tokens_is_a_clear_error(tokenizer):
+    with pytest.raises(ValueError, match="unused special tokens"):
+        sft.find_unused_tokens(tokenizer, k=50)
+
+
+# ---- RoPE base rescaling ----------------------------------------------------------------------
+@pytest.mark.parametrize("arch", ["llama", "qwen3"])
+def test_rope_rescaling_changes_frequencies_and_roundtrips(arch, tokenizer, tmp_path):
+    model = models.tiny_model(arch, vocab_size=len(tokenizer))
+    theta = model.config.rope_parameters["rope_theta"]
+    old = model.model.rotary_emb.inv_freq.clone()
+    x = torch.tensor([[5, 6, 7, 8, 9, 10]])
+    before = model(x).logits
+    sft.rescale_rope(model, 2.0, 4096)
+    assert model.config.rope_parameters["rope_theta"] == 2 * theta
+    assert model.config.max_position_embeddings == 4096
+    new = model.model.rotary_emb.inv_freq
+    d = model.config.head_dim
+    i = torch.arange(d // 2, dtype=torch.float64)
+    # inv_freq_i = base^(-2i/d): doubling the base scales pair i by 2^(-2i/d)
+    assert torch.allclose((new / old).double(), 2.0 ** (-2 * i / d), rtol=1e-5)
+    assert torch.allclose(new.double(), (2 * theta) ** (-2 * i / d), rtol=1e-5)
+    assert not torch.allclose(model(x).logits, before)        # positions > 0 rotate differently
+    models.save_checkpoint(model, tokenizer, tmp_path / "ck")
+    model2, _ = models.load_policy(str(tmp_path / "ck"))
+    assert model2.config.rope_parameters["rope_theta"] == 2 * theta
+    assert model2.config.max_position_embeddings == 4096
+    assert torch.allclose(model2.model.rotary_emb.inv_freq, new)
+    sft.rescale_rope(model2, 1.0, 1024)                         # never shrinks the window
+    assert model2.config.max_position_embeddings == 4096
+
+
+# ---- packing ----------------------------------------------------------------------------------
+def test_packed_loss_equals_unpacked_loss(tok, tiny):
+    encoded = [sft.encode(tok, ex["messages"]) for ex in sft.fuse_modes(sft.synthetic_examples(4, 0), 0.5, 0)]
+    packed = sft.collate(encoded, [[0, 1, 2, 3]], tok.pad_token_id)
+    assert packed["position_ids"][0, len(encoded[0][0])] == 0       # restarts per example
+    unpacked = sft.collate(encoded, [[0], [1], [2], [3]], tok.pad_token_id)   # right-padded
+    with torch.no_grad():
+        lp, np_ = sft.sft_loss_sum(tiny, packed)
+        lu, nu = sft.sft_loss_sum(tiny, unpacked)
+        separate = sum(sft.sft_loss_sum(tiny, sft.collate(encoded, [[k]], tok.pad_token_id))[0]
+                       for k in range(4))
+        # without the block mask, examples would see each other: the loss changes
+        leak = dict(packed, segments=torch.ones_like(packed["segments"]))
+        leaked, _ = sft.sft_loss_sum(tiny, leak)
+    assert np_ == nu == sum(sum(m[1:]) for _, m in encoded)
+    assert torch.allclose(lp, lu, rtol=1e-5) and torch.allclose(lp, separate, rtol=1e-5)
+    assert not torch.allclose(lp, leaked, rtol=1e-4)
+
+
+def test_pack_and_block_mask():
+    assert sft.pack([3, 3, 3, 5, 1], 6) == [[0, 1], [2], [3, 4]]
+    m = sft.block_causal_mask(torch.tensor([[1, 1, 2, 2, 0]]))[0, 0] == 0
+    assert m.tolist() == [[True, False, False, False, False], [True, True, False, False, False],
+                          [False, False, True, False, False], [False, False, True, True, False],
+                          [False, False, False, False, True]]
+
+
+def test_cosine_lr_with_warmup():
+    lr = [sft.cosine_lr(s, 1.0, 4, 14, 0.1) for s in range(14)]
+    assert lr[:4] == [0.25, 0.5, 0.75, 1.0] and lr[4] == 1.0
+    assert math.isclose(lr[9], 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * 0.5)))
+    assert all(a >= b for a, b in zip(lr[4:], lr[5:])) and sft.cosine_lr(14, 1.0, 4, 14, 0.1) == pytest.approx(0.1)
+
+
+# ---- data, fusion, filters --------------------------------------------------------------------
+def test_synthetic_traces_and_fusion():
+    ex = sft.synthetic_examples(200, 0)
+    reply = ex[0]["messages"][-1]
+    assert reply["reasoning_content"].startswith(ex[0]["messages"][0]["content"].split()[0])
+    assert "\\boxed{" + ex[0]["reference"] + "}" in reply["content"]
+    fused = sft.fuse_modes(ex, 0.3, 0)
+    no_think = [e for e in fused if not e["think"]]
+    assert 0.2 < len(no_think) / len(fused) < 0.4
+    for e in fused:
+        user = e["messages"][-2]["content"]
+        assert user.endswith(" /think" if e["think"] else " /no_think")
+        assert bool(e["messages"][-1]["reasoning_content"]) == e["think"]
+    assert sft.fuse_modes(ex, 0.0, 0) == ex                     # cold start: no flags
+
+
+def test_response_filter_counts_each_rule():
+    def ex(reasoning, answer, ref="12"):
+        return {"messages": [{"role": "user", "content": "q"},
+                             {"role": "assistant", "reasoning_content": reasoning, "content": answer}],
+                "reference": ref}
+    examples = [ex("3 * 4 = 12.\nSo the answer is 12.", "The answer is $\\boxed{12}$."),    # kept
+                ex("3 * 4 = 12.", "The answer is $\\boxed{13}$."),                         # wrong
+                ex("loop " * 60, "$\\boxed{12}$"),                                          # repetition
+                ex("3 * 4 = 13.\nSo the answer is 13.", "$\\boxed{12}$"),                  # inconsistent
+                ex("Half of 24 is \\boxed{12}", "$\\boxed{12}$", ref=None),                # kept
+                ex("", "$\\boxed{12}$")]                                                    # no claim: kept
+    kept, counts = sft.filter_responses(examples, max_repetition=0.5)
+    assert counts == {"wrong_answer": 1, "repetition": 1, "inconsistent": 1, "kept": 3, "total": 6}
+    assert kept == [examples[0], examples[4], examples[5]]
+    assert sft.reasoning_claim("x = 3/4, so the sum is \\frac{7}{4}") == "\\frac{7}{4}"
+    assert sft.reasoning_claim("So the answer is \\frac{3}{4}.") == "\\frac{3}{4}"
+
+
+def test_jsonl_rows_and_errors(tmp_path):
+    path = tmp_path / "traces.jsonl"
+    rows = [{"prompt": "2+2?", "reasoning": "2+2=4", "answer": "4"},
+            {"messages": [{"role": "user", "content": "1+1?"},
+                          {"role": "assistant", "content": "<think>\n1+1=2\n</think>\n\n$\\boxed{2}$"}]}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ex = sft.jsonl_examples(str(path))
+    assert ex[0]["messages"][-1] == {"role": "assistant", "reasoning_content": "2+2=4",
+                                     "content": "The final answer is $\\boxed{4}$."}
+    assert ex[0]["reference"] == "4" and ex[1]["reference"] is None
+    path.write_text(json.dumps(rows[0]) + "\n" + json.dumps({"prompt": "x", "answer": "1"}) + "\n")
+    with pytest.raises(DataError, match=r"row 1 has no field 'reasoning'"):
+        sft.jsonl_examples(str(path))
+    path.write_text(json.dumps({"messages": [{"role": "user", "content": "x"}]}) + "\n")
+    with pytest.raises(DataError, match="row 0: the last message must be the assistant"):
+        sft.jsonl_examples(str(path))
+
+
+def test_think_format_parser_and_split():
+    assert sft.think_format("<think>\nhm\n</think>\n\nSo $\\boxed{3}$.") == {"closed": True, "empty": False, "boxed": True}
+    assert sft.think_format("<think>\n\n</think>\n\n\\boxed{3}") == {"closed": True, "empty": True, "boxed": True}
+    assert sft.think_format("<think>\nhm \\boxed{3}")["closed"] is False
+    assert sft.split_reasoning("a\nb\nSo \\boxed{1}.") == ("a\nb", "So \\boxed{1}.")
+
+
+def test_flags_parse_like_trl():
+    cfg = sft.parse(["--learning_rate", "3e-5", "--per-device-train-batch-size", "4",
+                     "--think_tokens", "repurpose", "--packing", "false", "--max_steps", "7"])
+    assert (cfg.learning_rate, cfg.per_device_train_batch_size, cfg.think_tokens, cfg.packing,
+            cfg.max_steps) == (3e-5, 4, "repurpose", False, 7)
+    with pytest.raises(SystemExit):
+        sft.parse(["--think_tokens", "maybe"])
+
+
+# ---- training: loss falls; resume continues at the same data position -------------------------
+def tiny_cfg(out, **kw):
+    base = dict(model="tiny", output_dir=str(out), num_examples=16, max_length=384, max_steps=8,
+                learning_rate=3e-3, warmup_steps=2, eval_prompts=0, save_steps=100, seed=0)
+    return sft.Config(**{**base, **kw})
+
+
+def test_tiny_sft_loss_falls(tmp_path):
+    # 8 examples (2-3 packed rows), 12 steps = several epochs: the loss drops from ln V ~ 10.8
+    ck = sft.train(tiny_cfg(tmp_path / "run", think_tokens="repurpose", rope_theta_factor=2.0,
+                            num_examples=8, max_steps=12, learning_rate=5e-3))
+    rows = models.RunDir(tmp_path / "run", resume=True).metrics()
+    losses = [r["loss"] for r in rows]
+    assert len(losses) == 12 and losses[-1] < losses[0] - 4.0, losses
+    assert {"lr", "grad_norm", "tokens_per_s"} <= set(rows[0])
+    assert (tmp_path / "run" / "curves.png").exists() and (tmp_path / "run" / "filter.json").exists()
+    model, tok = models.load_policy(str(ck))
+    assert model.config.rope_parameters["rope_theta"] == 2 * 10000.0
+    assert tok.convert_tokens_to_ids("<think>") == 15 and tok.chat_template == sft.CHAT_TEMPLATE
+
+
+def test_resume_continues_at_the_same_data_position(tmp_path, monkeypatch):
+    full = sft.train(tiny_cfg(tmp_path / "full", max_steps=6, save_steps=3, gradient_accumulation_steps=2,
+                              max_length=256))
+    full_rows = models.RunDir(tmp_path / "full", resume=True).metrics()
+
+    class Killed(Exception):
+        pass
+
+    save = models.RunDir.save
+
+    def save_then_die(self, *a, **kw):
+        save(self, *a, **kw)
+        raise Killed                                  # killed right after the step-3 checkpoint
+    monkeypatch.setattr(models.RunDir, "save", save_then_die)
+    cfg = tiny_cfg(tmp_path / "cut", max_steps=6, save_steps=3, gradient_accumulation_steps=2, max_length=256)
+    with pytest.raises(Killed):
+        sft.train(cfg)
+    monkeypatch.setattr(models.RunDir, "save", save)
+    cfg.resume = True
+    cut = sft.train(cfg)
+    cut_rows = models.RunDir(tmp_path / "cut", resume=True).metrics()
+    assert [r["step"] for r in cut_rows] == [1, 2, 3, 4, 5, 6]
+    for a, b in zip(full_rows, cut_rows):
+        assert a["loss"] == pytest.approx(b["loss"], rel=1e-5) and a["lr"] == b["lr"]
+    wa = models.load_policy(str(full))[0].state_dict()
+    wb = models.load_policy(str(cut))[0].state_dict()
+    assert all(torch.allclose(wa[k], wb[k], atol=1e-6) for k in wa)
+
+
+# ---- the embedded model learns the format (the issue's done-when; ~30 min on 2 CPU cores) -----
+@pytest.mark.slow
+def test_default_model_answers_in_think_format_in_both_modes(tmp_path):
+    cfg = sft.Config(output_dir=str(tmp_path / "run"), max_steps=40, max_length=512, learning_rate=2e-4,
+                     warmup_steps=4, num_examples=256, save_steps=1000, eval_prompts=50,
+                     eval_max_new_tokens=200)
+    sft.train(cfg)
+    metrics = json.loads((tmp_path / "run" / "eval.json").read_text())
+    assert metrics["eval/think_format"] >= 0.9 and metrics["eval/no_think_format"] >= 0.9, metrics
