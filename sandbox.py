@@ -506,7 +506,8 @@ class _Slot:
         self._write("memory", "memory.memsw.limit_in_bytes", mem)
         self._write("memory", "memory.max_usage_in_bytes", 0)
         self._write("memory", "memory.failcnt", 0)
-        self._write("pids", "pids.max", lim.max_processes)
+        unreaped = int(self._read("pids", "pids.current").strip() or 0)  # zombies still counted
+        self._write("pids", "pids.max", lim.max_processes + unreaped)
         self._write("cpuacct", "cpuacct.usage", 0)
         self.oom0 = self.oom_kills()
 
@@ -527,7 +528,13 @@ class _Slot:
             pids = set()
             for c in self.cg:
                 pids.update(int(x) for x in self._read(c, "cgroup.procs").split())
-            if not pids or time.monotonic() > end:
+            if not pids:
+                # pids.current also counts dead tasks not yet reaped by init: give them a moment
+                zombie_end = time.monotonic() + 0.2
+                while self._read("pids", "pids.current").strip() not in ("0", "") and time.monotonic() < zombie_end:
+                    time.sleep(0.005)
+                return
+            if time.monotonic() > end:
                 return
             for p in pids:
                 try:
