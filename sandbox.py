@@ -528,11 +528,7 @@ class _Slot:
             pids = set()
             for c in self.cg:
                 pids.update(int(x) for x in self._read(c, "cgroup.procs").split())
-            if not pids:
-                # pids.current also counts dead tasks not yet reaped by init: give them a moment
-                zombie_end = time.monotonic() + 0.2
-                while self._read("pids", "pids.current").strip() not in ("0", "") and time.monotonic() < zombie_end:
-                    time.sleep(0.005)
+            if not pids:  # dead tasks not yet reaped by init still count in pids.current: see prepare()
                 return
             if time.monotonic() > end:
                 return
