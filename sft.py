@@ -33,6 +33,7 @@ import json
 import math
 import random
 import re
+import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -56,7 +57,7 @@ class Config:
     dataset: str = field(default="math", metadata={"help": "math (synthetic traces), teacher (rejection-sampled from --teacher) or a .jsonl of {messages} or {prompt, reasoning, answer}"})
     num_examples: int = field(default=512, metadata={"help": "synthetic/teacher: number of math problems"})
     teacher: str = field(default="smollm2", metadata={"help": "--dataset teacher: model whose correct answers become traces"})
-    teacher_samples: int = field(default=4, metadata={"help": "--dataset teacher: samples per problem (T=0.6); the first correct one is kept"})
+    teacher_samples: int = field(default=4, metadata={"help": "--dataset teacher: samples per problem (T=0.6); the correct ones are kept"})
     no_think_ratio: float = field(default=0.5, metadata={"help": "thinking-mode fusion: fraction of examples in non-thinking mode (/no_think, empty think block); 0 = no flags (cold start)"})
     think_tokens: str = field(default="add", metadata={"help": "add: new <think> </think> tokens, mean-initialised; repurpose: rename two unused special tokens (Phi-4); none: plain text", "choices": ["add", "repurpose", "none"]})
     rope_theta_factor: float = field(default=1.0, metadata={"help": "multiply the RoPE base (Phi-4-reasoning: 2.0)"})
@@ -65,6 +66,7 @@ class Config:
     per_device_train_batch_size: int = field(default=1, metadata={"help": "sequences per micro-batch"})
     gradient_accumulation_steps: int = field(default=1, metadata={"help": "micro-batches per optimizer step"})
     learning_rate: float = field(default=1e-4, metadata={"help": "peak learning rate (Phi-4 SFT: 1e-5 at 14B)"})
+    embedding_learning_rate: float = field(default=0.0, metadata={"help": "peak lr of the token embeddings and LM head (0: learning_rate); new think tokens start at the mean row and need ~10x to be learned in a few dozen steps"})
     weight_decay: float = field(default=0.0, metadata={"help": "AdamW weight decay (Phi-4 SFT: 1e-4)"})
     warmup_steps: int = field(default=5, metadata={"help": "linear warm-up steps, then cosine decay"})
     min_lr_ratio: float = field(default=0.1, metadata={"help": "cosine decays to learning_rate * min_lr_ratio"})
@@ -125,7 +127,7 @@ def find_unused_tokens(tokenizer, k: int = 2) -> list[int]:
     cands = [(i, t.content) for i, t in sorted(tokenizer.added_tokens_decoder.items())
              if t.special and t.content not in used]
     preferred = [c for c in cands if re.search(r"reserved|unused|dummy|placeholder", c[1], re.I)]
-    pick = (preferred or cands)[-k:] if preferred or cands else []
+    pick = (preferred if len(preferred) >= k else cands)[-k:]
     if len(pick) < k:
         raise ValueError(f"--think_tokens repurpose: tokenizer {tokenizer.name_or_path!r} has only "
                          f"{len(pick)} unused special tokens (need {k}); use --think_tokens add")
@@ -283,22 +285,21 @@ def split_reasoning(text: str) -> tuple[str, str]:
 
 
 def teacher_examples(cfg: Config) -> list[dict]:
-    """Rejection sampling (Qwen3 cold start, Phi-4 curated SFT): sample `teacher_samples` answers
-    per problem; the response filter below keeps the correct ones; here we keep the first
-    correct sample per problem and the wrong ones for the filter's count."""
-    teacher, ttok = models.load_policy(cfg.teacher, device="cuda" if torch.cuda.is_available() else "cpu")
+    """Rejection sampling (Qwen3 cold start, Phi-4 curated SFT): `teacher_samples` answers per
+    problem at T=0.6, top-p 0.95 (Qwen3's thinking settings). Every sample becomes a candidate;
+    `filter_responses` then drops the wrong ones (and counts them). Unfinished samples are dropped."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    teacher, ttok = models.load_policy(cfg.teacher, device=device)
     tasks = data.math_tasks(cfg.num_examples, "train", cfg.seed)
     engine = models.make_engine("auto", teacher, ttok)
     params = models.SamplingParams(n=cfg.teacher_samples, temperature=0.6, top_p=0.95,
                                    max_new_tokens=cfg.max_length // 2, seed=cfg.seed)
-    out, done = [], set()
+    out = []
     for c in engine.generate(data.prompt_ids(ttok, tasks), params):
+        if c.truncated:
+            continue
         t = tasks[c.prompt_index]
         reasoning, answer = split_reasoning(c.text)
-        ok = _verify(answer, t["answer"]) and not c.truncated
-        if c.prompt_index in done and ok:
-            continue
-        done.update([c.prompt_index] if ok else [])
         out.append({"messages": data.build_messages(t) + [
             {"role": "assistant", "reasoning_content": reasoning, "content": answer}],
             "reference": t["answer"]})
@@ -443,25 +444,40 @@ def collate(encoded: list[tuple[list[int], list[int]]], rows: list[list[int]], p
     return out
 
 
-def block_causal_mask(segments: torch.Tensor, dtype=torch.float32) -> torch.Tensor:
-    """[B, T] segment ids -> additive [B, 1, T, T] mask: query i sees key j iff j <= i and both
-    belong to the same example (0 there, the dtype's minimum elsewhere)."""
+def block_causal_mask(segments: torch.Tensor) -> torch.Tensor:
+    """[B, T] segment ids -> boolean [B, 1, T, T] mask (True = may attend): query i sees key j
+    iff j <= i and both belong to the same example. transformers passes a 4D mask through as is."""
     T = segments.shape[1]
     causal = torch.ones(T, T, dtype=torch.bool, device=segments.device).tril()
-    allowed = (segments[:, :, None] == segments[:, None, :]) & causal
-    return torch.zeros(allowed.shape, dtype=dtype, device=segments.device).masked_fill(
-        ~allowed, torch.finfo(dtype).min)[:, None]
+    return ((segments[:, :, None] == segments[:, None, :]) & causal)[:, None]
 
 
 def sft_loss_sum(model, batch: dict) -> tuple[torch.Tensor, int]:
     """Σ -log π(x_t | x_<t) over loss-mask tokens, and their count. The LM head runs only on
     positions whose next token is in the loss (no [B, T, V] logits for prompts)."""
-    dtype = next(model.parameters()).dtype
+    mask = block_causal_mask(batch["segments"])
+    if model.config._attn_implementation == "eager":          # eager attention adds its mask
+        dtype = next(model.parameters()).dtype
+        mask = torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(~mask, torch.finfo(dtype).min)
     hidden = model.get_decoder()(input_ids=batch["input_ids"], position_ids=batch["position_ids"],
-                                 attention_mask=block_causal_mask(batch["segments"], dtype)).last_hidden_state
+                                 attention_mask=mask).last_hidden_state
     take = batch["loss_mask"][:, 1:].bool()
     logits = model.get_output_embeddings()(hidden[:, :-1][take]).float()
     return F.cross_entropy(logits, batch["input_ids"][:, 1:][take], reduction="sum"), int(take.sum())
+
+
+def param_groups(model, lr: float, embedding_lr: float) -> list[dict]:
+    """Two AdamW groups: the token embeddings and LM head (tied or not) at `embedding_lr`, the
+    rest at `lr`. Adam moves each weight by about lr per step whatever its gradient's size, so a
+    new token's row, started at the mean row (logit ~ 20 nats under the top one for SmolLM2),
+    needs a larger lr to become the argmax in a short run (Unsloth's `embedding_learning_rate`)."""
+    emb = {id(model.get_input_embeddings().weight)}
+    if model.get_output_embeddings() is not None:
+        emb.add(id(model.get_output_embeddings().weight))
+    params = list(model.parameters())
+    scale = (embedding_lr / lr) if embedding_lr > 0 else 1.0
+    return [{"params": [p for p in params if id(p) not in emb], "lr_scale": 1.0},
+            {"params": [p for p in params if id(p) in emb], "lr_scale": scale}]
 
 
 def cosine_lr(step: int, peak: float, warmup: int, total: int, min_ratio: float) -> float:
@@ -517,7 +533,10 @@ def prepare_model(cfg: Config):
     elif cfg.think_tokens == "repurpose":
         tok = repurpose_think_tokens(tok)
     rescale_rope(model, cfg.rope_theta_factor, cfg.max_length)
-    return model, set_chat_template(tok)
+    tok = set_chat_template(tok)
+    if model.generation_config is not None:      # samplers (HF, vLLM) stop at the end of turn
+        model.generation_config.eos_token_id = tok.convert_tokens_to_ids(IM_END)
+    return model, tok
 
 
 def build_dataset(cfg: Config) -> tuple[list[dict], dict]:
@@ -562,7 +581,7 @@ def train(cfg: Config) -> Path:
     model.to(device).train()
     encoded = [encode(tok, ex["messages"]) for ex in examples]
     too_long = [i for i, (ids, _) in enumerate(encoded) if len(ids) > cfg.max_length]
-    encoded = [e for i, e in enumerate(encoded) if i not in set(too_long)]
+    encoded = [e for e in encoded if len(e[0]) <= cfg.max_length]
     if not encoded:
         raise data.DataError(f"no example fits in --max_length {cfg.max_length}")
     if too_long:
@@ -581,12 +600,16 @@ def train(cfg: Config) -> Path:
     micro_per_epoch = len(epoch_batches(0))
     total_steps = cfg.max_steps if cfg.max_steps > 0 else math.ceil(
         cfg.num_train_epochs * micro_per_epoch / cfg.gradient_accumulation_steps)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+    optimizer = torch.optim.AdamW(param_groups(model, cfg.learning_rate, cfg.embedding_learning_rate),
+                                  lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     step = 0
     if resuming:
         state = run.load_state()
         optimizer.load_state_dict(state["optimizer"])
         step = state["step"]
+        if state["data_position"] != step * cfg.gradient_accumulation_steps:
+            raise ValueError(f"--resume: the run used gradient_accumulation_steps="
+                             f"{state['data_position'] // step}; resume with the same value")
         run.truncate_metrics(step)
         print(f"[sft] resumed at step {step} (micro-batch {state['data_position']})")
 
@@ -601,12 +624,12 @@ def train(cfg: Config) -> Path:
             if pos // micro_per_epoch != epoch:
                 epoch = pos // micro_per_epoch
                 batches = epoch_batches(epoch)
-            micro.append({k: v.to(device) for k, v in batches[pos % micro_per_epoch].items()})
+            micro.append({name: t.to(device) for name, t in batches[pos % micro_per_epoch].items()})
         n_tokens = sum(int(b["loss_mask"][:, 1:].sum()) for b in micro)
         # ---- forward / backward: token-level mean over the whole step ----
         lr = cosine_lr(step, cfg.learning_rate, cfg.warmup_steps, total_steps, cfg.min_lr_ratio)
         for g in optimizer.param_groups:
-            g["lr"] = lr
+            g["lr"] = lr * g["lr_scale"]
         loss_sum = 0.0
         for b in micro:
             with torch.autocast(device, dtype=torch.bfloat16, enabled=use_bf16):
@@ -645,7 +668,6 @@ def train(cfg: Config) -> Path:
 
 def parse(args: list[str] | None = None) -> Config:
     from transformers import HfArgumentParser
-    import sys
     argv = sys.argv[1:] if args is None else args
     if len(argv) == 1 and argv[0].endswith((".json", ".yaml", ".yml")):
         fn = HfArgumentParser(Config).parse_json_file if argv[0].endswith(".json") else HfArgumentParser(Config).parse_yaml_file

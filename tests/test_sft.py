@@ -157,7 +157,11 @@ def test_rope_rescaling_changes_frequencies_and_roundtrips(arch, tokenizer, tmp_
 
 
 # ---- packing ----------------------------------------------------------------------------------
-def test_packed_loss_equals_unpacked_loss(tok, tiny):
+@pytest.mark.parametrize("attn", ["sdpa", "eager"])
+def test_packed_loss_equals_unpacked_loss(tok, attn):
+    tiny = models.tiny_model(vocab_size=len(tok))
+    tiny.set_attn_implementation(attn)
+    assert tiny.config._attn_implementation == attn
     encoded = [sft.encode(tok, ex["messages"]) for ex in sft.fuse_modes(sft.synthetic_examples(4, 0), 0.5, 0)]
     packed = sft.collate(encoded, [[0, 1, 2, 3]], tok.pad_token_id)
     assert packed["position_ids"][0, len(encoded[0][0])] == 0       # restarts per example
@@ -177,7 +181,7 @@ def test_packed_loss_equals_unpacked_loss(tok, tiny):
 
 def test_pack_and_block_mask():
     assert sft.pack([3, 3, 3, 5, 1], 6) == [[0, 1], [2], [3, 4]]
-    m = sft.block_causal_mask(torch.tensor([[1, 1, 2, 2, 0]]))[0, 0] == 0
+    m = sft.block_causal_mask(torch.tensor([[1, 1, 2, 2, 0]]))[0, 0]
     assert m.tolist() == [[True, False, False, False, False], [True, True, False, False, False],
                           [False, False, True, False, False], [False, False, True, True, False],
                           [False, False, False, False, True]]
@@ -280,8 +284,8 @@ def test_tiny_sft_loss_falls(tmp_path):
 
 
 def test_resume_continues_at_the_same_data_position(tmp_path, monkeypatch):
-    full = sft.train(tiny_cfg(tmp_path / "full", max_steps=6, save_steps=3, gradient_accumulation_steps=2,
-                              max_length=256))
+    kw = dict(max_steps=4, save_steps=2, gradient_accumulation_steps=2, max_length=256)
+    full = sft.train(tiny_cfg(tmp_path / "full", **kw))
     full_rows = models.RunDir(tmp_path / "full", resume=True).metrics()
 
     class Killed(Exception):
@@ -289,18 +293,18 @@ def test_resume_continues_at_the_same_data_position(tmp_path, monkeypatch):
 
     save = models.RunDir.save
 
-    def save_then_die(self, *a, **kw):
-        save(self, *a, **kw)
-        raise Killed                                  # killed right after the step-3 checkpoint
+    def save_then_die(self, *a, **kwargs):
+        save(self, *a, **kwargs)
+        raise Killed                                  # killed right after the step-2 checkpoint
     monkeypatch.setattr(models.RunDir, "save", save_then_die)
-    cfg = tiny_cfg(tmp_path / "cut", max_steps=6, save_steps=3, gradient_accumulation_steps=2, max_length=256)
+    cfg = tiny_cfg(tmp_path / "cut", **kw)
     with pytest.raises(Killed):
         sft.train(cfg)
     monkeypatch.setattr(models.RunDir, "save", save)
     cfg.resume = True
     cut = sft.train(cfg)
     cut_rows = models.RunDir(tmp_path / "cut", resume=True).metrics()
-    assert [r["step"] for r in cut_rows] == [1, 2, 3, 4, 5, 6]
+    assert [r["step"] for r in cut_rows] == [1, 2, 3, 4]
     for a, b in zip(full_rows, cut_rows):
         assert a["loss"] == pytest.approx(b["loss"], rel=1e-5) and a["lr"] == b["lr"]
     wa = models.load_policy(str(full))[0].state_dict()
@@ -317,3 +321,25 @@ def test_default_model_answers_in_think_format_in_both_modes(tmp_path):
     sft.train(cfg)
     metrics = json.loads((tmp_path / "run" / "eval.json").read_text())
     assert metrics["eval/think_format"] >= 0.9 and metrics["eval/no_think_format"] >= 0.9, metrics
+
+
+def test_teacher_rejection_sampling(monkeypatch, tiny, tokenizer):
+    tasks = sft.data.math_tasks(2, "train", 0)
+
+    class FakeEngine:                    # a teacher that is right once and wrong once per problem
+        def generate(self, prompts, params):
+            out = []
+            for i, _ in enumerate(prompts):
+                for text in (f"Let me see.\nSo it is {tasks[i]['answer']}.\nThe answer is \\boxed{{{tasks[i]['answer']}}}.",
+                             "I think \\boxed{-999}"):
+                    out.append(models.Completion(i, [1], [2], text, truncated=False))
+            out.append(models.Completion(0, [1], [2], "I was cut off", truncated=True))
+            return out
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: (tiny, tokenizer))
+    monkeypatch.setattr(models, "make_engine", lambda *a, **k: FakeEngine())
+    cfg = sft.Config(dataset="teacher", num_examples=2, teacher_samples=2, no_think_ratio=0)
+    examples, counts = sft.build_dataset(cfg)
+    assert counts == {"wrong_answer": 2, "repetition": 0, "inconsistent": 0, "kept": 2, "total": 4}
+    reply = examples[0]["messages"][-1]
+    assert reply["reasoning_content"] == f"Let me see.\nSo it is {tasks[0]['answer']}."
+    assert reply["content"] == f"The answer is \\boxed{{{tasks[0]['answer']}}}."
