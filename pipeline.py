@@ -1,10 +1,276 @@
-"""Placeholder until the recipes land: generate one sample from the embedded default model."""
-import models
+"""The recipes end to end: Qwen3, Skywork-OR1 (MAGIC) and Phi-4-reasoning as lists of stages.
+
+A stage is one script (`sft.py`, `grpo.py`, `distill.py`) with config overrides; its input model
+is the previous stage's checkpoint. Every stage writes its own run directory
+(`<output_dir>/<NN>-<name>/`: config.json, metrics.jsonl, curves.png, checkpoint/), is evaluated
+on held-out problems of the test split when it ends (accuracy, thinking rate, mean length),
+and is marked done (`DONE.json`), so `--resume` skips finished stages and continues a stage
+that was killed mid-way from its own state.pt.
+
+    python pipeline.py                                   # phi4-reasoning at demo scale, CPU
+    python pipeline.py --recipe qwen3 --dry-run          # the stage list with resolved configs
+    python pipeline.py --recipe skywork-or1 --scale small --model Qwen/Qwen3-1.7B
+
+The papers' values sit next to ours in each stage's `paper` field (RECIPES.md has the sources).
+`demo` fits a 2-core CPU with the embedded 135M model; `small` is sized for one GPU and `full`
+for a node (vLLM rollouts, `torchrun`); only `demo` is run by this project's tests.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
 import data
+import evaluate
+import models
+
+
+@dataclass
+class Config:
+    recipe: str = field(default="phi4-reasoning", metadata={"help": "qwen3 | skywork-or1 | phi4-reasoning"})
+    scale: str = field(default="demo", metadata={"help": "demo (2-core CPU, minutes) | small (one GPU) | full (a node)"})
+    model: str = field(default="smollm2", metadata={"help": "starting model: 'smollm2' (embedded default), 'tiny', a folder or a hub id"})
+    output_dir: str = field(default="", metadata={"help": "default: runs/<recipe>-<scale>"})
+    eval_problems: int = field(default=0, metadata={"help": "held-out test problems evaluated after each stage (0: the scale's default)"})
+    max_steps_scale: float = field(default=1.0, metadata={"help": "multiply every stage's step count (tests use a small value)"})
+    resume: bool = field(default=False, metadata={"help": "skip finished stages; continue a killed stage from its state.pt"})
+    dry_run: bool = field(default=False, metadata={"help": "print the stages with their resolved configs and stop"})
+    engine: str = field(default="auto", metadata={"help": "rollout engine for every stage: auto | hf | vllm"})
+
+
+@dataclass
+class Stage:
+    name: str
+    script: str                          # "sft" | "grpo" | "distill"
+    overrides: dict                      # fields of <script>.Config
+    paper: dict = field(default_factory=dict)   # the paper's settings, for reading
+    input_field: str = "model"           # distill takes the previous checkpoint as its teacher
+
+
+def pick(scale: str, demo, small, full):
+    return {"demo": demo, "small": small, "full": full}[scale]
+
+
+# ----------------------------------------------------------------------------------------------
+# The recipes
+# ----------------------------------------------------------------------------------------------
+def phi4_reasoning(scale: str) -> list[Stage]:
+    """Phi-4-reasoning: think tokens (repurposed placeholders) + RoPE base x2 -> SFT on curated
+    traces -> GRPO with the length-aware accuracy reward (Phi-4-reasoning-plus)."""
+    return [
+        Stage("sft", "sft", {
+            "think_tokens": "repurpose", "rope_theta_factor": 2.0, "no_think_ratio": 0.0,
+            "dataset": "math",
+            "num_examples": pick(scale, 384, 20000, 1_400_000),
+            "max_length": pick(scale, 1024, 16384, 32768),
+            "learning_rate": pick(scale, 2e-4, 1e-5, 1e-5),
+            "embedding_learning_rate": pick(scale, 2e-3, 0.0, 0.0),
+            "per_device_train_batch_size": pick(scale, 4, 8, 32),
+            "max_steps": pick(scale, 60, 2000, 16000),
+            "warmup_steps": pick(scale, 5, 100, 450), "weight_decay": pick(scale, 0.0, 1e-4, 1e-4),
+            "eval_prompts": 0,
+        }, paper={"think_tokens": "two placeholder tokens repurposed", "rope_theta": "250k -> 500k",
+                  "max_length": "16K -> 32K", "lr": 1e-5, "warmup_steps": 450, "weight_decay": 1e-4,
+                  "batch": 32}),
+        Stage("grpo", "grpo", {
+            "rewards": "phi4", "math_levels": pick(scale, "1", "1,2,3", "1,2,3"),
+            "num_generations": pick(scale, 6, 8, 8), "prompts_per_step": pick(scale, 4, 32, 64),
+            "max_completion_length": pick(scale, 160, 8192, 31744),
+            "max_steps": pick(scale, 20, 90, 90), "learning_rate": pick(scale, 1e-5, 5e-8, 5e-8),
+            "beta": 0.001, "entropy_coef": 0.001, "temperature": 1.0,
+            "length_rejection_tokens": pick(scale, 0, 6144, 25600),
+            "eval_every": 0, "num_test_prompts": 0,
+        }, paper={"G": 8, "beta": 0.001, "entropy_coef": 0.001, "steps": 90, "lr": 5e-8,
+                  "reward": "length-aware cosine (L_max 31744, L_pos 25600, L_neg 3702) 8/13 + repetition 1/13"}),
+    ]
+
+
+def skywork_or1(scale: str) -> list[Stage]:
+    """Skywork-OR1 (MAGIC): pass-rate-filtered data -> multi-stage GRPO with growing context,
+    adaptive entropy control, no KL, strictly on-policy, temperature 1.0."""
+    return [
+        Stage("grpo-multistage", "grpo", {
+            "rewards": "math", "math_levels": pick(scale, "1", "1,2,3", "1,2,3"),
+            "pass_rate_samples": pick(scale, 4, 16, 16), "pass_rate_min": 0.01, "pass_rate_max": 0.99,
+            "num_train_prompts": pick(scale, 64, 4096, 100_000),
+            "stages": pick(scale, "96:8,160:8", "4096:200,8192:200", "8192:400,16384:400,32768:400"),
+            "num_generations": pick(scale, 6, 16, 16), "prompts_per_step": pick(scale, 4, 64, 256),
+            "adaptive_entropy": True, "target_entropy": 0.2, "entropy_coef_delta": 1e-4,
+            "entropy_coef_max": 0.005, "beta": 0.0, "temperature": 1.0, "epsilon": 0.2,
+            "num_iterations": 1, "mini_batch_size": 0, "filter_zero_variance": True,
+            "learning_rate": pick(scale, 1e-5, 1e-6, 1e-6), "eval_every": 0, "num_test_prompts": 0,
+        }, paper={"context": "8K -> 16K -> 32K", "G": 16, "prompts": 256, "target_entropy": 0.2,
+                  "entropy_delta": 1e-4, "c_max": 0.005, "KL": "none", "lr": 1e-6,
+                  "pass_rate_filter": "1..15 of 16"}),
+    ]
+
+
+def qwen3(scale: str) -> list[Stage]:
+    """Qwen3: long-CoT cold start -> reasoning RL -> thinking-mode fusion -> general RL ->
+    strong-to-weak distillation (off-policy, then on-policy) into a smaller student."""
+    steps = lambda demo, small, full: pick(scale, demo, small, full)
+    return [
+        Stage("cold-start-sft", "sft", {
+            "dataset": "math", "think_tokens": "add", "no_think_ratio": 0.0,
+            "num_examples": steps(384, 20000, 500_000), "max_steps": steps(60, 2000, 10000),
+            "learning_rate": steps(2e-4, 1e-5, 1e-5), "embedding_learning_rate": steps(2e-3, 0.0, 0.0),
+            "per_device_train_batch_size": steps(4, 8, 32), "eval_prompts": 0,
+        }, paper={"data": "verified long-CoT traces, query + response filtering"}),
+        Stage("reasoning-rl", "grpo", {
+            "rewards": "math", "math_levels": steps("1", "1,2,3", "1,2,3"),
+            "num_generations": steps(6, 16, 16), "prompts_per_step": steps(4, 64, 128),
+            "max_completion_length": steps(160, 8192, 32768), "max_steps": steps(15, 170, 170),
+            "learning_rate": steps(1e-5, 1e-6, 1e-6), "eval_every": 0, "num_test_prompts": 0,
+        }, paper={"queries": 3995, "algorithm": "GRPO", "entropy": "kept steady"}),
+        Stage("thinking-fusion-sft", "sft", {
+            "dataset": "math", "think_tokens": "add", "no_think_ratio": 0.5,
+            "num_examples": steps(256, 20000, 500_000), "max_steps": steps(30, 1000, 5000),
+            "learning_rate": steps(1e-4, 1e-5, 1e-5), "per_device_train_batch_size": steps(4, 8, 32),
+            "eval_prompts": 0,
+        }, paper={"data": "thinking + non-thinking, /think and /no_think flags"}),
+        Stage("general-rl", "grpo", {
+            "rewards": "math:1,format:0.5", "math_levels": steps("1", "1,2,3", "1,2,3"),
+            "num_generations": steps(6, 16, 16), "prompts_per_step": steps(4, 64, 128),
+            "max_completion_length": steps(160, 8192, 32768), "max_steps": steps(10, 100, 100),
+            "learning_rate": steps(5e-6, 1e-6, 1e-6), "eval_every": 0, "num_test_prompts": 0,
+        }, paper={"tasks": "20+: rule-based, model-based with reference, reward model"}),
+        Stage("distill-off-policy", "distill", {
+            "student_from_teacher": True, "keep_every": 2, "lmbda": 0.0, "divergence": "forward_kl",
+            "max_steps": steps(20, 500, 5000), "num_train_prompts": steps(48, 4096, 100_000),
+            "max_new_tokens": steps(128, 4096, 32768), "learning_rate": steps(1e-4, 1e-5, 1e-5),
+            "num_eval_prompts": steps(16, 128, 512),
+        }, paper={"teacher": "Qwen3-235B-A22B / 32B", "mode": "teacher outputs, think and no-think"},
+            input_field="teacher"),
+        Stage("distill-on-policy", "distill", {
+            "lmbda": 1.0, "divergence": "reverse_kl",
+            "max_steps": steps(20, 500, 5000), "num_train_prompts": steps(48, 4096, 100_000),
+            "max_new_tokens": steps(128, 4096, 32768), "learning_rate": steps(5e-5, 1e-5, 1e-5),
+            "num_eval_prompts": steps(16, 128, 512),
+        }, paper={"mode": "student samples, KL to the teacher's logits",
+                  "cost": "1,800 GPU h vs 17,920 for RL (Qwen3-8B)"},
+            input_field="student"),
+    ]
+
+
+RECIPES = {"phi4-reasoning": phi4_reasoning, "skywork-or1": skywork_or1, "qwen3": qwen3}
+
+
+# ----------------------------------------------------------------------------------------------
+# Running
+# ----------------------------------------------------------------------------------------------
+def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, teacher: str | None):
+    """The stage's script Config: overrides + input model + run dir (+ engine where it has one)."""
+    module = importlib.import_module(stage.script)
+    fields = {f.name for f in dataclasses.fields(module.Config)}
+    values = dict(stage.overrides)
+    values[stage.input_field] = input_model
+    if stage.input_field == "student" and teacher:      # on-policy distillation keeps its teacher
+        values["teacher"] = teacher
+    if "max_steps" in values and cfg.max_steps_scale != 1.0:
+        values["max_steps"] = max(1, round(values["max_steps"] * cfg.max_steps_scale))
+    if "stages" in values and cfg.max_steps_scale != 1.0:
+        values["stages"] = ",".join(f"{t}:{max(1, round(int(s) * cfg.max_steps_scale))}"
+                                    for t, s in (p.split(":") for p in values["stages"].split(",")))
+    values.update(output_dir=str(stage_dir))
+    if "engine" in fields:
+        values["engine"] = cfg.engine
+    unknown = set(values) - fields
+    if unknown:
+        raise ValueError(f"stage {stage.name!r}: {stage.script}.Config has no field(s) {sorted(unknown)}")
+    return module, module.Config(**values)
+
+
+def eval_stage(checkpoint: str, n: int) -> dict:
+    """Greedy accuracy, thinking rate and mean length on held-out synthetic math (test split)."""
+    model, tok = models.load_policy(checkpoint)
+    tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))
+    return evaluate.evaluate_model(model, tok, tasks, k=1, max_new_tokens=256)["metrics"]
+
+
+def print_table(rows: list[dict]):
+    print("\n| stage | accuracy | thinking rate | mean length | minutes | checkpoint and curves |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['stage']} | {r['accuracy']:.3f} | {r['thinking_rate']:.2f} | "
+              f"{r['mean_length']:.0f} | {r.get('minutes', 0):.1f} | {r.get('where', '')} |")
+
+
+def run(cfg: Config) -> list[dict]:
+    if cfg.recipe not in RECIPES:
+        raise SystemExit(f"--recipe {cfg.recipe!r} is not one of {', '.join(RECIPES)}")
+    if cfg.scale not in ("demo", "small", "full"):
+        raise SystemExit(f"--scale {cfg.scale!r} is not one of demo, small, full")
+    stages = RECIPES[cfg.recipe](cfg.scale)
+    out = Path(cfg.output_dir or f"runs/{cfg.recipe}-{cfg.scale}")
+    n_eval = cfg.eval_problems or pick(cfg.scale, 40, 200, 500)
+
+    if cfg.dry_run:
+        model, teacher = cfg.model, None
+        for i, stage in enumerate(stages, 1):
+            stage_dir = out / f"{i:02d}-{stage.name}"
+            _, sc = stage_config(stage, cfg, stage_dir, model, teacher)
+            print(f"\n== stage {i}/{len(stages)}: {stage.name} ({stage.script}.py) ==")
+            print("ours : " + json.dumps(dataclasses.asdict(sc)))
+            print("paper: " + json.dumps(stage.paper))
+            teacher = model if stage.input_field == "teacher" else teacher
+            model = str(stage_dir / "checkpoint")
+        return []
+
+    if out.exists() and any(out.iterdir()) and not cfg.resume:
+        raise SystemExit(f"{out} already holds a run: pass --resume to continue it, or "
+                         "--output_dir to start another (nothing was changed).")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "pipeline.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=2))
+    rows_path = out / "table.json"
+    rows = json.loads(rows_path.read_text()) if cfg.resume and rows_path.exists() else []
+    done = {r["stage"] for r in rows}
+    if "base" not in done:
+        print(f"== evaluating the starting model on {n_eval} held-out problems ==", flush=True)
+        rows.append({"stage": "base", **eval_stage(cfg.model, n_eval), "where": cfg.model})
+        rows_path.write_text(json.dumps(rows, indent=2))
+
+    model, teacher = cfg.model, None
+    for i, stage in enumerate(stages, 1):
+        stage_dir = out / f"{i:02d}-{stage.name}"
+        label = f"{i:02d}-{stage.name}"
+        if (stage_dir / "DONE.json").exists() and cfg.resume:
+            print(f"== stage {i}/{len(stages)}: {stage.name} finished earlier, skipped ==")
+        else:
+            module, sc = stage_config(stage, cfg, stage_dir, model, teacher)
+            if hasattr(sc, "resume"):
+                sc.resume = cfg.resume and (stage_dir / "state.pt").exists()
+            print(f"\n== stage {i}/{len(stages)}: {stage.name} ({stage.script}.py"
+                  f"{', resumed' if getattr(sc, 'resume', False) else ''}) -> {stage_dir} ==", flush=True)
+            t0 = time.time()
+            try:
+                module.train(sc)
+                row = {"stage": label, **eval_stage(str(stage_dir / "checkpoint"), n_eval),
+                       "minutes": (time.time() - t0) / 60,
+                       "where": f"{stage_dir}/checkpoint, {stage_dir}/curves.png"}
+            except Exception as e:
+                traceback.print_exc()
+                raise SystemExit(f"\nstage {i} '{stage.name}' ({stage.script}.py) failed: "
+                                 f"{type(e).__name__}: {e}\nEarlier stages' outputs are kept in "
+                                 f"{out}; fix the cause and rerun with --resume.") from None
+            (stage_dir / "DONE.json").write_text(json.dumps(row, indent=2))
+            rows = [r for r in rows if r["stage"] != label] + [row]
+            rows_path.write_text(json.dumps(rows, indent=2))
+        teacher = model if stage.input_field == "teacher" else teacher
+        model = str(stage_dir / "checkpoint")
+    print_table(rows)
+    return rows
+
+
+def parse(argv=None) -> Config:
+    from transformers import HfArgumentParser
+    return HfArgumentParser(Config).parse_args_into_dataclasses(argv)[0]
+
 
 if __name__ == "__main__":
-    model, tok = models.load_policy()
-    task = data.math_tasks(1, "test", seed=0)[0]
-    ids = data.prompt_ids(tok, [task])
-    out = models.HFEngine(model, tok).generate(ids, models.SamplingParams(temperature=0, max_new_tokens=128))
-    print(f"Q: {task['prompt']}\nA: {out[0].text}\n(gold: {task['answer']})")
+    run(parse(sys.argv[1:]))
