@@ -1,0 +1,665 @@
+"""GRPO and its family: DAPO, Dr. GRPO, Skywork-OR1 (MAGIC), Phi-4-reasoning-plus, STILL-3 knobs.
+
+Group Relative Policy Optimization (DeepSeekMath §4; DeepSeek-R1 §2.2.1) samples G completions
+o_1..o_G per prompt q, scores them with rule-based rewards r_i, and uses the group as its own
+baseline instead of a value network:
+
+    A_i = (r_i - mean(r_1..r_G)) / (std(r_1..r_G) + eps)                    (same for every token)
+    ρ_{i,t} = π_θ(o_{i,t} | q, o_{i,<t}) / π_old(o_{i,t} | q, o_{i,<t})
+    J(θ) = E[ 1/G Σ_i 1/|o_i| Σ_t min(ρ_{i,t} A_i, clip(ρ_{i,t}, 1-ε_low, 1+ε_high) A_i)
+              - β KL_k3(π_θ || π_ref) + c H(π_θ) ]
+
+Every knob the seed papers ablate is a flag (RECIPES.md has the verified values):
+  * advantage scaling `--scale_rewards group|batch|none` (none: Dr. GRPO),
+  * loss aggregation `--loss_type grpo|dapo|dr_grpo`, clip-higher `--epsilon_high` (DAPO),
+  * k3 KL `--beta` with `--kl_anneal cosine` (STILL-3 dynamic KL); beta 0 loads no reference,
+  * Skywork-OR1 adaptive entropy control `--adaptive_entropy --target_entropy 0.2`,
+  * on/off-policy: `--num_iterations`, `--mini_batch_size` (STILL-3, Skywork-OR1),
+  * zero-variance group filtering with over-sampling (Skywork-OR1 rejection sampling, DAPO
+    dynamic sampling), offline pass-rate filtering of prompts (Skywork-OR1, Qwen3),
+  * truncated completions masked (`--mask_truncated_completions`) or scored as wrong (Skywork),
+  * Phi-4-reasoning-plus length-based rejection of long wrong samples and its length-aware reward
+    (`--rewards length_aware`), multi-stage context `--stages 8192:100,16384:100` (Skywork),
+  * Qwen3's thinking budget for rollouts and evaluation.
+
+Run:  python grpo.py --math_levels 1 --max_steps 30          (embedded SmolLM2-135M, CPU)
+The loop in `train` reads top to bottom: generate, score, advantages, filter, train, sync,
+log, evaluate, checkpoint.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import random
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+from transformers import HfArgumentParser
+
+import data
+import models
+import rewards
+from models import SamplingParams
+
+
+@dataclass
+class Config:
+    # ---- model, data, rewards ----------------------------------------------------------------
+    model: str = field(default="smollm2", metadata={"help": "policy: 'smollm2' (embedded default), 'tiny', a folder or hub id"})
+    engine: str = field(default="auto", metadata={"help": "rollout engine: auto | hf | vllm (models.make_engine)"})
+    task: str = field(default="math", metadata={"help": "'math' (synthetic), 'humaneval', a .jsonl/.parquet file or a HF dataset id"})
+    num_train_prompts: int = field(default=512, metadata={"help": "training prompts to load"})
+    num_test_prompts: int = field(default=64, metadata={"help": "test-split prompts for periodic evaluation (0: no eval)"})
+    math_levels: str = field(default="1,2,3", metadata={"help": "synthetic math levels, e.g. '1' for the easiest problems"})
+    math_families: str = field(default="", metadata={"help": "synthetic math families (comma list; empty: all): arithmetic,linear,fractions,percent"})
+    prompt_field: str = field(default="prompt", metadata={"help": "prompt column of a file/HF dataset"})
+    answer_field: str = field(default="answer", metadata={"help": "answer column of a file/HF dataset ('none': prompts only)"})
+    rewards: str = field(default="math", metadata={"help": "weighted rewards from rewards.REWARDS, e.g. 'math:1,format:0.2' or 'still3_outcome'"})
+    # ---- rollouts ----------------------------------------------------------------------------
+    num_generations: int = field(default=8, metadata={"help": "G, completions per prompt (TRL num_generations; Skywork 16)"})
+    prompts_per_step: int = field(default=8, metadata={"help": "prompts per rollout batch; TRL's generation batch = prompts_per_step * num_generations"})
+    max_completion_length: int = field(default=256, metadata={"aliases": ["--max-response-tokens"], "help": "max response tokens (TRL max_completion_length); see --stages"})
+    stages: str = field(default="", metadata={"help": "multi-stage context 'TOKENS:STEPS,...' e.g. '8192:100,16384:100' (Skywork-OR1); overrides --max_completion_length/--max_steps"})
+    max_steps: int = field(default=100, metadata={"help": "training steps (one rollout batch each) when --stages is empty"})
+    temperature: float = field(default=1.0, metadata={"help": "rollout temperature (Skywork-OR1: 1.0); log-probs use the same one"})
+    top_p: float = field(default=1.0, metadata={"help": "rollout nucleus sampling"})
+    thinking_budget: int = field(default=0, metadata={"help": "Qwen3 thinking budget in tokens for rollouts and eval (0: off)"})
+    # ---- advantages and loss -----------------------------------------------------------------
+    scale_rewards: str = field(default="group", metadata={"help": "advantage std: group | batch | none (Dr. GRPO)"})
+    loss_type: str = field(default="dapo", metadata={"help": "aggregation: grpo (sequence mean, then mean) | dapo (token mean over the batch) | dr_grpo (token sum / (B * max tokens))"})
+    epsilon: float = field(default=0.2, metadata={"help": "clip range ε_low: ratio clipped to [1-ε, 1+ε_high]"})
+    epsilon_high: float | None = field(default=None, metadata={"help": "ε_high (DAPO clip-higher: 0.28); default: = --epsilon"})
+    beta: float = field(default=0.0, metadata={"help": "k3 KL coefficient (Skywork-OR1 0: no reference model is loaded; DeepSeekMath 0.04)"})
+    kl_anneal: str = field(default="none", metadata={"help": "none | cosine: β_t goes from --beta to --beta_min over --kl_anneal_steps (STILL-3)"})
+    beta_min: float = field(default=0.0, metadata={"help": "KL floor of the cosine schedule"})
+    kl_anneal_steps: int = field(default=500, metadata={"help": "T of the cosine KL schedule (STILL-3: 500)"})
+    entropy_coef: float = field(default=0.0, metadata={"help": "fixed entropy bonus c in L - c H (Phi-4-reasoning-plus 0.001); initial c with --adaptive_entropy"})
+    adaptive_entropy: bool = field(default=False, metadata={"help": "Skywork-OR1 adaptive entropy control"})
+    target_entropy: float = field(default=0.2, metadata={"help": "adaptive entropy: target (Skywork-OR1 0.2)"})
+    entropy_coef_delta: float = field(default=1e-4, metadata={"help": "adaptive entropy: step Δ of c"})
+    entropy_coef_min: float = field(default=0.0, metadata={"help": "adaptive entropy: lower bound of c"})
+    entropy_coef_max: float = field(default=0.005, metadata={"help": "adaptive entropy: upper bound of c"})
+    # ---- optimisation ------------------------------------------------------------------------
+    learning_rate: float = field(default=1e-6, metadata={"help": "AdamW lr, constant (Skywork-OR1, DAPO: 1e-6)"})
+    weight_decay: float = field(default=0.0, metadata={"help": "AdamW weight decay"})
+    max_grad_norm: float = field(default=1.0, metadata={"help": "gradient clipping (Skywork-OR1: 1.0)"})
+    num_iterations: int = field(default=1, metadata={"help": "passes over each rollout batch (TRL num_iterations; PPO epochs); 1 with a full mini-batch = on-policy"})
+    mini_batch_size: int = field(default=0, metadata={"help": "completions per optimizer step (0: the whole rollout batch, one step per pass)"})
+    micro_batch_size: int = field(default=8, metadata={"help": "completions per forward/backward (memory only; gradients accumulate)"})
+    # ---- filtering ---------------------------------------------------------------------------
+    filter_zero_variance: bool = field(default=True, metadata={"help": "drop groups whose rewards are all equal (Skywork-OR1, DAPO)"})
+    oversample_rounds: int = field(default=0, metadata={"help": "DAPO dynamic sampling: extra rollout rounds to refill a batch thinned by filtering"})
+    mask_truncated_completions: bool = field(default=False, metadata={"aliases": ["--mask-truncated"], "help": "leave truncated completions out of the loss; otherwise they get --truncated_reward (Skywork-OR1: scored as wrong)"})
+    truncated_reward: float = field(default=0.0, metadata={"help": "reward of a truncated completion when not masked (0 = wrong under the 1/0 math reward)"})
+    score_truncated: bool = field(default=True, metadata={"help": "give truncated completions --truncated_reward; --score_truncated false keeps their computed reward"})
+    length_rejection_tokens: int = field(default=0, metadata={"help": "Phi-4-reasoning-plus: wrong completions longer than this get --length_rejection_weight (0: off)"})
+    length_rejection_weight: float = field(default=0.0, metadata={"help": "loss weight of rejected long wrong completions (0: dropped)"})
+    pass_rate_samples: int = field(default=0, metadata={"help": "offline filter: k samples per prompt with the starting model (Skywork-OR1 16; 0: off)"})
+    pass_rate_min: float = field(default=0.01, metadata={"help": "offline filter: keep prompts with pass rate >= this"})
+    pass_rate_max: float = field(default=0.99, metadata={"help": "offline filter: keep prompts with pass rate <= this"})
+    refilter_each_stage: bool = field(default=False, metadata={"help": "re-run the pass-rate filter with the current policy at each stage start"})
+    # ---- evaluation, logging, state ----------------------------------------------------------
+    eval_every: int = field(default=10, metadata={"help": "evaluate on the test split every N steps (and before/after)"})
+    eval_samples: int = field(default=1, metadata={"help": "k for avg@k at evaluation"})
+    eval_temperature: float = field(default=0.0, metadata={"help": "evaluation temperature (0: greedy; Skywork-OR1 0.6 with k > 1)"})
+    log_samples: int = field(default=2, metadata={"help": "rollouts written to samples.jsonl per step"})
+    time_budget_minutes: float = field(default=0.0, metadata={"help": "stop after this wall time (eval + checkpoint at the step reached); 0: no limit"})
+    save_every: int = field(default=10, metadata={"help": "checkpoint + state every N steps"})
+    output_dir: str = field(default="runs/grpo", metadata={"help": "run directory"})
+    resume: bool = field(default=False, metadata={"help": "continue from output_dir/state.pt (same data order and step count)"})
+    seed: int = field(default=0, metadata={"help": "seed of data order and sampling"})
+    threads: int = field(default=0, metadata={"help": "torch CPU threads (0: torch's default)"})
+
+
+# ==============================================================================================
+# The pieces: pure functions of tensors and numbers
+# ==============================================================================================
+def group_advantages(rewards: torch.Tensor, group_size: int, scale: str = "group",
+                     eps: float = 1e-6) -> torch.Tensor:
+    """A_i = (r_i - mean_group(r)) / (std + eps), rewards in prompt-major order [B*G] -> [B*G].
+
+    scale = "group": std of the group (GRPO, DeepSeekMath §4.1.2; unbiased, eps 1e-6 as
+            Skywork-OR1's code); "batch": std of all rewards of the batch, mean still per group
+            (TRL scale_rewards="batch"); "none": A_i = r_i - mean (Dr. GRPO §3.1).
+
+    >>> group_advantages(torch.tensor([1., 0., 0., 0.]), 4, "none")
+    tensor([ 0.7500, -0.2500, -0.2500, -0.2500])
+    """
+    r = rewards.view(-1, group_size)
+    centered = r - r.mean(dim=1, keepdim=True)
+    if scale == "group":
+        centered = centered / (r.std(dim=1, keepdim=True) + eps)
+    elif scale == "batch":
+        centered = centered / (rewards.std() + eps)
+    elif scale != "none":
+        raise ValueError(f"--scale_rewards {scale!r} is not one of group, batch, none")
+    return centered.reshape(-1)
+
+
+def clipped_surrogate(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor,
+                      epsilon: float = 0.2, epsilon_high: float | None = None):
+    """Per-token PPO/GRPO loss  -min(ρ A, clip(ρ, 1-ε_low, 1+ε_high) A),  ρ = exp(logp - old_logp).
+
+    Returns (loss [B, T], clipped [B, T] bool: where the clipped branch was taken).
+    Source: PPO (Schulman 2017) eq. 7; GRPO (DeepSeekMath eq. 3) with ε = 0.2; DAPO §3.1
+    clip-higher ε_low 0.2, ε_high 0.28. On-policy, old_logp = logp.detach(): ρ = 1, the value is
+    -A and the gradient is -A ∇log π (plain policy gradient).
+
+    >>> l, c = clipped_surrogate(torch.log(torch.tensor([[1.5]])), torch.zeros(1, 1), torch.tensor([1.]))
+    >>> l, c        # ρ = 1.5 > 1.2 with A > 0: clipped to 1.2
+    (tensor([[-1.2000]]), tensor([[True]]))
+    """
+    epsilon_high = epsilon if epsilon_high is None else epsilon_high
+    ratio = torch.exp(logp - old_logp)
+    adv = advantages.view(-1, 1)
+    unclipped = ratio * adv
+    clipped = torch.clamp(ratio, 1 - epsilon, 1 + epsilon_high) * adv
+    return -torch.min(unclipped, clipped), clipped < unclipped
+
+
+def k3_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
+    """k3 estimator of KL(π_θ || π_ref) per token: π_ref/π_θ - log(π_ref/π_θ) - 1 >= 0.
+
+    Source: Schulman, "Approximating KL divergence" (2020); GRPO (DeepSeekMath eq. 4). As verl,
+    the log-ratio is clamped to ±20 and the result to [-10, 10].
+    >>> k3_kl(torch.tensor([0.]), torch.log(torch.tensor([2.])))     # 2 - log 2 - 1
+    tensor([0.3069])
+    """
+    log_ratio = torch.clamp(ref_logp - logp, -20, 20)
+    return torch.clamp(torch.exp(log_ratio) - log_ratio - 1, -10, 10)
+
+
+def cosine_beta(step: int, beta: float, beta_min: float = 0.0, total_steps: int = 500) -> float:
+    """STILL-3 dynamic KL: β_t = β_min + (β_0 - β_min) · ½ (1 + cos(π t / T)) for t < T, else β_min.
+
+    (STILL-3's released code adds β_0 once more by mistake; RECIPES.md. We follow the formula.)
+    >>> cosine_beta(250, 0.001, 0.0, 500)
+    0.0005
+    """
+    if step >= total_steps:
+        return beta_min
+    return beta_min + (beta - beta_min) * 0.5 * (1 + math.cos(math.pi * step / total_steps))
+
+
+def aggregate_loss(per_token: torch.Tensor, mask: torch.Tensor, loss_type: str = "dapo",
+                   max_tokens: int | None = None, num_seqs: float | None = None,
+                   num_tokens: float | None = None) -> torch.Tensor:
+    """Reduce a [B, T] per-token loss with a {0, 1} (or weight) mask to a scalar.
+
+    grpo:    1/B Σ_i (1/|o_i|) Σ_t l_it        sequence mean, then mean (GRPO, DeepSeekMath eq. 3)
+    dapo:    Σ_i Σ_t l_it / Σ_i |o_i|           token mean over the batch (DAPO §3.3; Skywork-OR1)
+    dr_grpo: Σ_i Σ_t l_it / (B · max_tokens)    no length normaliser (Dr. GRPO §3.1; TRL)
+    `num_seqs`/`num_tokens` override B and Σ|o_i| when one mini-batch is split into micro-batches,
+    so the micro-batch losses add up to the mini-batch loss.
+    """
+    B = per_token.shape[0] if num_seqs is None else num_seqs
+    if loss_type == "grpo":
+        per_seq = (per_token * mask).sum(-1) / mask.sum(-1).clamp(min=1)
+        return per_seq.sum() / B
+    if loss_type == "dapo":
+        denom = mask.sum() if num_tokens is None else num_tokens
+        return (per_token * mask).sum() / max(float(denom), 1.0)
+    if loss_type == "dr_grpo":
+        if not max_tokens:
+            raise ValueError("loss_type dr_grpo needs max_tokens (the max completion length)")
+        return (per_token * mask).sum() / (B * max_tokens)
+    raise ValueError(f"--loss_type {loss_type!r} is not one of grpo, dapo, dr_grpo")
+
+
+@dataclass
+class EntropyController:
+    """Skywork-OR1 adaptive entropy control (MAGIC §3.2.3; their verl fork, RECIPES.md).
+
+    Loss: L = L_pg - c_k · I_k · H, H the mean full-distribution entropy over response tokens
+    (softmax(z/τ) with τ the rollout temperature; it is differentiable and has low variance).
+    After each step, with ê the *measured* entropy of that step's samples:
+        c <- clip(c + Δ if ê < target else c - Δ, c_min, c_max);   I <- [ê < target]
+    so the bonus is on only while entropy is below target. ê is the sampled-token estimate
+    -mean_t log π(y_t | y_<t) over the step's response tokens, as Skywork's code measures it: the
+    samples come from π itself, so it is an unbiased estimate of the full entropy at no cost.
+
+    >>> ctl = EntropyController(target=0.2, delta=0.1, coef_max=0.15)
+    >>> [(ctl.update(e), round(ctl.loss_coef, 2))[1] for e in (0.1, 0.1, 0.3)]
+    [0.1, 0.15, 0.0]
+    """
+    target: float = 0.2
+    delta: float = 1e-4
+    coef_min: float = 0.0
+    coef_max: float = 0.005
+    coef: float = 0.0
+    active: bool = False
+
+    @property
+    def loss_coef(self) -> float:
+        return self.coef if self.active else 0.0
+
+    def update(self, entropy: float) -> float:
+        below = entropy < self.target
+        self.coef = min(max(self.coef + (self.delta if below else -self.delta), self.coef_min), self.coef_max)
+        self.active = below
+        return self.loss_coef
+
+
+def zero_variance_groups(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
+    """[B*G] rewards -> [B] bool, True where a group's rewards are all equal (no signal: A = 0).
+
+    Skywork-OR1 rejection sampling drops groups that are all 0 or all 1; DAPO dynamic sampling
+    keeps 0 < #correct < G. Here: max == min within the group, which covers both for any reward.
+    >>> zero_variance_groups(torch.tensor([1., 1., 0., 1., 0., 0.]), 2)
+    tensor([ True, False,  True])
+    """
+    r = rewards.view(-1, group_size)
+    return (r.max(dim=1).values - r.min(dim=1).values).abs() < 1e-9
+
+
+def truncation_rewards(rewards: torch.Tensor, truncated: torch.Tensor, mask_truncated: bool,
+                       truncated_reward: float | None = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Truncated completions (no EOS within the budget): (rewards, loss weights) [N] each.
+
+    mask_truncated: rewards unchanged, loss weight 0 (DAPO's overlong filtering; TRL
+    mask_truncated_completions). Otherwise the reward becomes `truncated_reward`, i.e. scored as
+    wrong, and the sample keeps its (negative) advantage: Skywork-OR1's choice (MAGIC §4);
+    `truncated_reward=None` keeps the computed reward (TRL's default).
+    >>> truncation_rewards(torch.tensor([1., 1.]), torch.tensor([False, True]), False)
+    (tensor([1., 0.]), tensor([1., 1.]))
+    """
+    if mask_truncated or truncated_reward is None:
+        return rewards.clone(), (~truncated).float() if mask_truncated else torch.ones_like(rewards)
+    return torch.where(truncated, torch.full_like(rewards, truncated_reward), rewards), torch.ones_like(rewards)
+
+
+def length_rejection_weights(lengths: torch.Tensor, correct: torch.Tensor, max_tokens: int,
+                             weight: float = 0.0) -> torch.Tensor:
+    """Phi-4-reasoning-plus length-based rejection: a wrong completion longer than `max_tokens`
+    gets loss weight `weight` (0: dropped), every other one 1. Long wrong answers are where the
+    length-aware reward is least informative (Phi-4-reasoning §4; flag-controlled here).
+    >>> length_rejection_weights(torch.tensor([10, 900, 900]), torch.tensor([False, False, True]), 500)
+    tensor([1., 0., 1.])
+    """
+    reject = (lengths > max_tokens) & ~correct
+    return torch.where(reject, torch.full(lengths.shape, float(weight)), torch.ones(lengths.shape))
+
+
+def parse_stages(stages: str, max_completion_length: int, max_steps: int) -> list[tuple[int, int]]:
+    """'8192:100,16384:100' -> [(8192, 100), (16384, 100)]; empty -> [(max_completion_length, max_steps)]."""
+    if not stages.strip():
+        return [(max_completion_length, max_steps)]
+    try:
+        out = [(int(a), int(b)) for a, b in (s.split(":") for s in stages.split(","))]
+    except ValueError:
+        raise ValueError(f"--stages {stages!r}: write 'TOKENS:STEPS,TOKENS:STEPS', e.g. '8192:100,16384:100'") from None
+    if any(t <= 0 or n <= 0 for t, n in out):
+        raise ValueError(f"--stages {stages!r}: tokens and steps must be positive")
+    return out
+
+
+def stage_at(stages: list[tuple[int, int]], step: int) -> tuple[int, int]:
+    """(stage index, max response tokens) of a 0-based step."""
+    end = 0
+    for i, (tokens, steps) in enumerate(stages):
+        end += steps
+        if step < end:
+            return i, tokens
+    return len(stages) - 1, stages[-1][0]
+
+
+REFLECTION = {"wait": r"\bwait\b", "verify": r"\bverif(?:y|ied|ies)\b", "check": r"\b(?:re)?check",
+              "however": r"\bhowever\b", "alternatively": r"\balternatively\b"}
+
+
+def reflection_counts(texts: list[str]) -> dict[str, float]:
+    """Mean occurrences per completion of the reflection words STILL-3 watches emerge."""
+    return {f"reflect_{w}": sum(len(re.findall(p, t.lower())) for t in texts) / max(len(texts), 1)
+            for w, p in REFLECTION.items()}
+
+
+# ==============================================================================================
+# Checks: stop at start with a message that names the flag and the fix
+# ==============================================================================================
+ANSWER_REWARDS = {"math", "still3_outcome", "length_aware", "phi4"}
+
+
+def check_config(cfg: Config):
+    if cfg.num_generations < 2:
+        raise ValueError(f"--num_generations {cfg.num_generations}: GRPO needs a group of at least 2 "
+                         "completions per prompt for its baseline; use --num_generations 8 (Skywork-OR1: 16)")
+    if cfg.epsilon_high is not None and cfg.epsilon_high < cfg.epsilon:
+        raise ValueError(f"--epsilon_high {cfg.epsilon_high} is below --epsilon {cfg.epsilon}: clip-higher "
+                         "needs ε_high >= ε_low (DAPO: --epsilon 0.2 --epsilon_high 0.28)")
+    for name, val, ok in (("--scale_rewards", cfg.scale_rewards, ("group", "batch", "none")),
+                          ("--loss_type", cfg.loss_type, ("grpo", "dapo", "dr_grpo")),
+                          ("--kl_anneal", cfg.kl_anneal, ("none", "cosine"))):
+        if val not in ok:
+            raise ValueError(f"{name} {val!r} is not one of {', '.join(ok)}")
+    rewards.parse_reward_spec(cfg.rewards)  # unknown names raise, listing the valid ones
+    batch = cfg.prompts_per_step * cfg.num_generations
+    if cfg.mini_batch_size and batch % cfg.mini_batch_size:
+        raise ValueError(f"--mini_batch_size {cfg.mini_batch_size} does not divide the rollout batch "
+                         f"{batch} (= --prompts_per_step x --num_generations)")
+    parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
+
+
+def check_tasks(cfg: Config, tasks: list[dict], prompts: list[list[int]], model):
+    names = {n for n, _ in rewards.parse_reward_spec(cfg.rewards)}
+    needs_answer = names & ANSWER_REWARDS
+    if needs_answer:
+        missing = [t.get("id", i) for i, t in enumerate(tasks) if not t.get("answer")]
+        if missing:
+            raise ValueError(f"--rewards {cfg.rewards!r}: {sorted(needs_answer)} checks answers, but "
+                             f"{len(missing)} tasks of --task {cfg.task!r} have none (first: {missing[0]}). "
+                             "Map the column with --answer_field NAME, or use rewards that need no answer.")
+    longest = max(t for t, _ in parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps))
+    positions = getattr(model.config, "max_position_embeddings", None)
+    need = max(len(p) for p in prompts) + longest + (64 if cfg.thinking_budget else 0)
+    if positions and need > positions:
+        raise ValueError(f"the longest prompt plus --max_completion_length/--stages needs {need} positions, "
+                         f"but the model has max_position_embeddings={positions}. Shorten the responses, or "
+                         "extend the context first with sft.py --rope_theta_factor 2 --max_length N "
+                         "(Phi-4-reasoning's RoPE base rescaling) and train from that checkpoint.")
+
+
+# ==============================================================================================
+# Rollouts, rewards, evaluation
+# ==============================================================================================
+def rollout(engine, prompts, n, max_tokens, temperature, top_p, thinking_budget, seed):
+    params = SamplingParams(n=n, temperature=temperature, top_p=top_p, max_new_tokens=max_tokens, seed=seed)
+    if thinking_budget and thinking_budget < max_tokens:
+        return models.generate_with_thinking_budget(engine, prompts, params, thinking_budget)
+    return engine.generate(prompts, params)
+
+
+def score(completions, tasks, reward_fn, max_tokens, stop_ids):
+    """Rewards [N], per-reward-function breakdown, correctness [N] (math tasks; else reward > 0)."""
+    totals, parts, correct = [], {}, []
+    for c in completions:
+        task = tasks[c.prompt_index]
+        info = dict(num_tokens=len(c.completion_ids), finished=not c.truncated, max_tokens=max_tokens)
+        b = reward_fn.breakdown(c.text, task, **info)
+        totals.append(b.pop("total"))
+        for k, v in b.items():
+            parts.setdefault(k, []).append(v)
+        correct.append(rewards.verify_math(c.text, task["answer"]) if task.get("answer") else totals[-1] > 0)
+    return torch.tensor(totals), {k: sum(v) / len(v) for k, v in parts.items()}, torch.tensor(correct)
+
+
+def evaluate(engine, tasks, prompts, cfg, max_tokens) -> dict:
+    """avg@k accuracy on the test split (greedy when --eval_temperature 0)."""
+    k = cfg.eval_samples if cfg.eval_temperature > 0 else 1
+    outs = rollout(engine, prompts, k, max_tokens, cfg.eval_temperature, 1.0, cfg.thinking_budget, cfg.seed)
+    ok = [rewards.verify_math(c.text, tasks[c.prompt_index]["answer"]) for c in outs]
+    return {"eval_accuracy": sum(ok) / len(ok), "eval_truncated": sum(c.truncated for c in outs) / len(outs),
+            "eval_length": sum(len(c.completion_ids) for c in outs) / len(outs)}
+
+
+def pass_rate_filter(engine, tasks, prompts, k, lo, hi, max_tokens, temperature, seed):
+    """Offline filter (Skywork-OR1 §3.1, Qwen3 §4.2): keep prompts whose pass rate over k samples of
+    the current policy lies in [lo, hi] (Skywork-OR1 keeps 1..15 of 16: neither trivial nor hopeless)."""
+    outs = engine.generate(prompts, SamplingParams(n=k, temperature=temperature, max_new_tokens=max_tokens, seed=seed))
+    passed = [0] * len(tasks)
+    for c in outs:
+        passed[c.prompt_index] += (not c.truncated) and rewards.verify_math(c.text, tasks[c.prompt_index]["answer"])
+    return [i for i, p in enumerate(passed) if lo <= p / k <= hi]
+
+
+def prompt_order(num: int, seed: int, position: int, count: int) -> list[int]:
+    """Indices `position .. position+count` of an endless stream that reshuffles every epoch with
+    Random(seed, epoch): the same for a resumed run as for an uninterrupted one."""
+    out = []
+    for pos in range(position, position + count):
+        epoch, i = divmod(pos, num)
+        perm = list(range(num))
+        random.Random(f"{seed}-{epoch}").shuffle(perm)
+        out.append(perm[i])
+    return out
+
+
+def load_task_splits(cfg: Config):
+    if cfg.task == "math":
+        levels = tuple(int(x) for x in cfg.math_levels.split(","))
+        families = [f for f in cfg.math_families.split(",") if f] or None
+        train = data.math_tasks(cfg.num_train_prompts, "train", cfg.seed, families, levels)
+        test = data.math_tasks(cfg.num_test_prompts, "test", cfg.seed, families, levels) if cfg.num_test_prompts else []
+        return train, test
+    answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
+    kw = dict(prompt_field=cfg.prompt_field, answer_field=answer_field, seed=cfg.seed)
+    train = data.load_tasks(cfg.task, "train", cfg.num_train_prompts, **kw)
+    try:
+        test = data.load_tasks(cfg.task, "test", cfg.num_test_prompts, **kw) if cfg.num_test_prompts else []
+    except Exception:  # a file or dataset without a test split: no periodic evaluation
+        test = []
+    return train, test
+
+
+def parse(args=None) -> Config:
+    return HfArgumentParser(Config).parse_args_into_dataclasses(args=args)[0]
+
+
+# ==============================================================================================
+# The loop
+# ==============================================================================================
+def train(cfg: Config) -> Path:
+    check_config(cfg)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    models.seed_everything(cfg.seed)
+    run = models.RunDir(cfg.output_dir, asdict(cfg), resume=cfg.resume)
+    state = run.load_state() if cfg.resume else None
+    model, tok = models.load_policy(str(run.checkpoint) if state else cfg.model)
+    # beta = 0 (Skywork-OR1, Dr. GRPO): no reference model exists at all.
+    ref_model = models.load_policy(cfg.model)[0].eval().requires_grad_(False) if cfg.beta > 0 else None
+    train_tasks, test_tasks = load_task_splits(cfg)
+    train_prompts, test_prompts = data.prompt_ids(tok, train_tasks), data.prompt_ids(tok, test_tasks)
+    check_tasks(cfg, train_tasks, train_prompts, model)
+    reward_fn = rewards.combined_reward(rewards.parse_reward_spec(cfg.rewards))
+    engine = models.make_engine(cfg.engine, model, tok)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+    controller = EntropyController(cfg.target_entropy, cfg.entropy_coef_delta, cfg.entropy_coef_min,
+                                   cfg.entropy_coef_max, coef=cfg.entropy_coef)
+    stages = parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
+    total_steps = sum(n for _, n in stages)
+    G, P = cfg.num_generations, cfg.prompts_per_step
+    step, position, active = 0, 0, list(range(len(train_tasks)))
+    if state:
+        step, position, active = state["step"], state["position"], state["active"]
+        optimizer.load_state_dict(state["optimizer"])
+        controller = EntropyController(**state["controller"])
+        run.truncate_metrics(step)
+        print(f"[grpo] resumed {run.root} at step {step}/{total_steps}")
+
+    def filter_prompts(max_tokens):
+        keep = pass_rate_filter(engine, train_tasks, train_prompts, cfg.pass_rate_samples, cfg.pass_rate_min,
+                                cfg.pass_rate_max, max_tokens, cfg.temperature, cfg.seed)
+        if not keep:
+            raise ValueError(f"the pass-rate filter [{cfg.pass_rate_min}, {cfg.pass_rate_max}] kept no prompt of "
+                             f"{len(train_tasks)}: widen the range, raise --pass_rate_samples or use easier tasks")
+        print(f"[grpo] pass-rate filter kept {len(keep)}/{len(train_tasks)} prompts")
+        return keep
+
+    if cfg.pass_rate_samples and not state:
+        active = filter_prompts(stages[0][0])
+    if not state and test_tasks:
+        run.log({"step": 0, **evaluate(engine, test_tasks, test_prompts, cfg, stages[0][0])})
+    bar = tqdm(range(step, total_steps), initial=step, total=total_steps, desc="grpo")
+    t_start = time.perf_counter()
+    for step in bar:
+        t_step, times = time.perf_counter(), {}
+        stage, max_tokens = stage_at(stages, step)
+        if cfg.refilter_each_stage and cfg.pass_rate_samples and step > 0 and stage_at(stages, step - 1)[0] != stage:
+            active = filter_prompts(max_tokens)
+        beta = cosine_beta(step, cfg.beta, cfg.beta_min, cfg.kl_anneal_steps) if cfg.kl_anneal == "cosine" else cfg.beta
+        entropy_coef = controller.loss_coef if cfg.adaptive_entropy else cfg.entropy_coef
+
+        # ---- generate, score, filter (DAPO dynamic sampling: over-sample while groups are short) ----
+        batch, seen, n_groups, n_filtered = [], [], 0, 0
+        for rnd in range(1 + cfg.oversample_rounds):
+            idx = [active[i] for i in prompt_order(len(active), cfg.seed, position, P)]
+            position += P
+            with models.timer(times, "gen_s"):
+                outs = rollout(engine, [train_prompts[i] for i in idx], G, max_tokens, cfg.temperature,
+                               cfg.top_p, cfg.thinking_budget, seed=cfg.seed * 1_000_003 + step * 97 + rnd)
+            tasks = [train_tasks[i] for i in idx]
+            raw, parts, correct = score(outs, tasks, reward_fn, max_tokens, engine.stop_ids)
+            truncated = torch.tensor([c.truncated for c in outs])
+            r, weight = truncation_rewards(raw, truncated, cfg.mask_truncated_completions,
+                                           cfg.truncated_reward if cfg.score_truncated else None)
+            if cfg.length_rejection_tokens:
+                lengths = torch.tensor([len(c.completion_ids) for c in outs])
+                weight = weight * length_rejection_weights(lengths, correct, cfg.length_rejection_tokens,
+                                                           cfg.length_rejection_weight)
+            seen.append((outs, tasks, raw, parts, correct, truncated))
+            flat = zero_variance_groups(r, G) if cfg.filter_zero_variance else torch.zeros(P, dtype=torch.bool)
+            n_groups, n_filtered = n_groups + P, n_filtered + int(flat.sum())
+            for g in range(P):
+                if not flat[g] and len(batch) < P:
+                    sl = slice(g * G, (g + 1) * G)
+                    batch.append((outs[sl], r[sl], weight[sl]))
+            if len(batch) == P or not cfg.filter_zero_variance:
+                break
+
+        # ---- advantages: the group is the baseline ----
+        metrics = {"step": step + 1, "stage": stage, "max_tokens": max_tokens, "beta": beta,
+                   "entropy_coef": entropy_coef, "lr": cfg.learning_rate}
+        train_stats = {}
+        if batch:
+            comps = [c for outs_, _, _ in batch for c in outs_]
+            rew = torch.cat([r_ for _, r_, _ in batch])
+            seq_weight = torch.cat([w for _, _, w in batch])
+            adv = group_advantages(rew, G, cfg.scale_rewards)
+            ids, attn, cmask = models.pad_batch([c.prompt_ids for c in comps], [c.completion_ids for c in comps],
+                                                tok.pad_token_id)
+            loss_mask = cmask[:, 1:].float()
+            for b, c in enumerate(comps):  # tokens the engine inserted (thinking budget) are not trained
+                if c.sampled_mask is not None:
+                    pos = loss_mask[b].nonzero().squeeze(-1)
+                    loss_mask[b, pos] *= torch.tensor(c.sampled_mask, dtype=torch.float)
+            loss_mask = loss_mask * (seq_weight > 0).float().unsqueeze(1)
+            train_stats = train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, seq_weight,
+                                         cfg, beta, entropy_coef, max_tokens, step, times)
+            # ---- update the inference engine ----
+            with models.timer(times, "sync_s"):
+                engine.sync_weights(model)
+            if cfg.adaptive_entropy:
+                controller.update(train_stats["entropy"])
+
+        # ---- log ----
+        all_outs = [c for s in seen for c in s[0]]
+        raw_all, correct_all = torch.cat([s[2] for s in seen]), torch.cat([s[4] for s in seen])
+        lengths = [len(c.completion_ids) for c in all_outs]
+        gen_tokens = sum(lengths)
+        metrics.update({
+            "reward": raw_all.mean().item(), "accuracy": correct_all.float().mean().item(),
+            **{f"reward_{k}": sum(s[3][k] for s in seen) / len(seen) for k in seen[0][3]},
+            "response_length": gen_tokens / len(lengths), "response_length_max": max(lengths),
+            "truncated": torch.cat([s[5] for s in seen]).float().mean().item(),
+            "groups_filtered": n_filtered / n_groups, "rollout_rounds": len(seen),
+            **reflection_counts([c.text for c in all_outs]), **train_stats,
+            "gen_tokens_per_s": gen_tokens / max(times.get("gen_s", 0), 1e-9), **times})
+        if "train_s" in times:
+            metrics["train_tokens_per_s"] = train_stats["train_tokens"] / times["train_s"]
+        last = step + 1 == total_steps or (cfg.time_budget_minutes and
+                                           time.perf_counter() - t_start > 60 * cfg.time_budget_minutes)
+        if (step + 1) % cfg.eval_every == 0 or last:
+            if test_tasks:
+                t_eval = time.perf_counter()
+                metrics.update(evaluate(engine, test_tasks, test_prompts, cfg, max_tokens))
+                metrics["eval_s"] = time.perf_counter() - t_eval
+        metrics["step_s"] = time.perf_counter() - t_step
+        run.log(metrics)
+        s0 = seen[0]
+        run.log_samples(step + 1, [{"prompt": s0[1][c.prompt_index]["prompt"], "answer": s0[1][c.prompt_index].get("answer"),
+                                    "completion": c.text, "reward": s0[2][k].item(), "truncated": c.truncated}
+                                   for k, c in enumerate(s0[0][:cfg.log_samples])])
+        bar.set_postfix(reward=f"{metrics['reward']:.3f}", acc=f"{metrics['accuracy']:.2f}",
+                        len=f"{metrics['response_length']:.0f}", **({"eval": f"{metrics['eval_accuracy']:.2f}"}
+                                                                     if "eval_accuracy" in metrics else {}))
+
+        # ---- checkpoint ----
+        if (step + 1) % cfg.save_every == 0 or last:
+            run.save(model, tok, {"step": step + 1, "position": position, "active": active,
+                                  "optimizer": optimizer.state_dict(), "controller": asdict(controller)})
+        if last:
+            break
+    run.plot(["reward", "accuracy", "eval_accuracy", "response_length", "truncated", "entropy",
+              "entropy_coef", "kl", "clip_frac", "groups_filtered", "reflect_wait", "step_s"],
+             title=f"grpo {cfg.model} {cfg.task}")
+    return run.root
+
+
+def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, seq_weight, cfg, beta,
+                   entropy_coef, max_tokens, step, times) -> dict:
+    """`num_iterations` passes over the rollout batch in mini-batches of `mini_batch_size`, one
+    optimizer step each. Strictly on-policy (1 pass, one mini-batch) recomputes no old log-probs:
+    ρ = exp(logp - logp.detach()) = 1 with the policy-gradient gradient."""
+    N = ids.shape[0]
+    mb = cfg.mini_batch_size or N
+    on_policy = cfg.num_iterations == 1 and mb >= N
+    micro = max(1, cfg.micro_batch_size)
+
+    def rows(sel):  # a micro-batch, cut to its last non-padding column
+        width = int(attn[sel].sum(0).nonzero().max()) + 1
+        return ids[sel, :width], attn[sel, :width], loss_mask[sel, :width - 1], width
+
+    def no_grad_logps(m):
+        out = torch.zeros_like(loss_mask)
+        with torch.no_grad():
+            for s in range(0, N, micro):
+                sel = torch.arange(s, min(s + micro, N))
+                i, a, _, w = rows(sel)
+                out[sel, :w - 1] = models.token_logprobs(m, i, a, cfg.temperature)[0]
+        return out
+
+    t0 = time.perf_counter()
+    old_logp = None if on_policy else no_grad_logps(model)
+    ref_logp = no_grad_logps(ref_model) if ref_model is not None and beta > 0 else None
+    need_entropy = entropy_coef > 0
+    sums = dict(clip=0.0, kl=0.0, ent=0.0, ent_full=0.0, tokens=0.0, loss=0.0, grad_norm=0.0, opt_steps=0)
+    model.train()
+    gen = torch.Generator().manual_seed(cfg.seed * 7919 + step)
+    for it in range(cfg.num_iterations):
+        order = torch.randperm(N, generator=gen) if mb < N else torch.arange(N)
+        for m0 in range(0, N, mb):
+            mini = order[m0:m0 + mb]
+            n_tokens = float(loss_mask[mini].sum())
+            optimizer.zero_grad(set_to_none=True)
+            for s in range(0, len(mini), micro):
+                sel = mini[s:s + micro]
+                i, a, mask, w = rows(sel)
+                logp, entropy = models.token_logprobs(model, i, a, cfg.temperature, with_entropy=need_entropy)
+                old = logp.detach() if old_logp is None else old_logp[sel, :w - 1]
+                per_token, clipped = clipped_surrogate(logp, old, adv[sel], cfg.epsilon, cfg.epsilon_high)
+                per_token = per_token * seq_weight[sel].unsqueeze(1)
+                if ref_logp is not None:
+                    kl = k3_kl(logp, ref_logp[sel, :w - 1])
+                    per_token = per_token + beta * kl
+                    sums["kl"] += float((kl * mask).sum())
+                if need_entropy:
+                    per_token = per_token - entropy_coef * entropy
+                    sums["ent_full"] += float((entropy.detach() * mask).sum())
+                loss = aggregate_loss(per_token, mask, cfg.loss_type, max_tokens, num_seqs=len(mini), num_tokens=n_tokens)
+                loss.backward()
+                if it == 0:  # statistics of the policy that sampled (first pass)
+                    sums["ent"] += float((-logp.detach() * mask).sum())
+                    sums["tokens"] += float(mask.sum())
+                sums["clip"] += float((clipped.float() * mask).sum())
+                sums["loss"] += loss.item()
+            sums["grad_norm"] += float(torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm))
+            optimizer.step()
+            sums["opt_steps"] += 1
+    times["train_s"] = time.perf_counter() - t0
+    tok = max(sums["tokens"], 1.0)
+    out = {"loss": sums["loss"] / sums["opt_steps"], "grad_norm": sums["grad_norm"] / sums["opt_steps"],
+           "clip_frac": sums["clip"] / (tok * cfg.num_iterations), "entropy": sums["ent"] / tok,
+           "train_tokens": float(attn.sum()) * cfg.num_iterations, "optimizer_steps": sums["opt_steps"]}
+    if ref_logp is not None:
+        out["kl"] = sums["kl"] / (tok * cfg.num_iterations)
+    if need_entropy:
+        out["entropy_full"] = sums["ent_full"] / (tok * cfg.num_iterations)
+    return out
+
+
+if __name__ == "__main__":
+    train(parse())
