@@ -455,7 +455,9 @@ def train(cfg: Config) -> Path:
     train_prompts, test_prompts = data.prompt_ids(tok, train_tasks), data.prompt_ids(tok, test_tasks)
     check_tasks(cfg, train_tasks, train_prompts, model)
     reward_fn = rewards.combined_reward(rewards.parse_reward_spec(cfg.rewards))
-    engine = models.make_engine(cfg.engine, model, tok)
+    longest = max(len(p) for p in train_prompts + test_prompts) + max(t for t, _ in parse_stages(
+        cfg.stages, cfg.max_completion_length, cfg.max_steps)) + 64
+    engine = models.make_engine(cfg.engine, model, tok, max_model_len=longest)  # HF ignores the length
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     controller = EntropyController(cfg.target_entropy, cfg.entropy_coef_delta, cfg.entropy_coef_min,
                                    cfg.entropy_coef_max, coef=cfg.entropy_coef)
@@ -586,6 +588,7 @@ def train(cfg: Config) -> Path:
     run.plot(["reward", "accuracy", "eval_accuracy", "response_length", "truncated", "entropy",
               "entropy_coef", "kl", "clip_frac", "groups_filtered", "reflect_wait", "step_s"],
              title=f"grpo {cfg.model} {cfg.task}")
+    getattr(engine, "close", lambda: None)()
     return run.root
 
 

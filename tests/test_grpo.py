@@ -319,3 +319,17 @@ def test_tiny_model_learns_dense_reward(tmp_path, monkeypatch):
     print("reward per step:", [round(x, 3) for x in r])
     assert len(r) == 10 and r[0] < 0.15
     assert sum(r[-3:]) / 3 > max(0.4, 3 * r[0])       # learning, not just running
+
+
+def test_pass_rate_filter_keeps_prompts_between_bounds():
+    """3 prompts x 4 samples: 0/4, 2/4 and 4/4 correct; Skywork-OR1 keeps only the middle one."""
+    class FakeEngine:
+        def generate(self, prompts, params):
+            right = {0: 0, 1: 2, 2: 4}
+            return [models.Completion(p, [1], [2], "\\boxed{7}" if k < right[p] else "\\boxed{0}", False)
+                    for p in range(len(prompts)) for k in range(params.n)]
+
+    tasks = [{"id": str(i), "prompt": "q", "answer": "7"} for i in range(3)]
+    keep = grpo.pass_rate_filter(FakeEngine(), tasks, [[1]] * 3, 4, 0.01, 0.99, 16, 1.0, 0)
+    assert keep == [1]
+    assert grpo.pass_rate_filter(FakeEngine(), tasks, [[1]] * 3, 4, 0.0, 1.0, 16, 1.0, 0) == [0, 1, 2]
