@@ -19,6 +19,10 @@ with D the forward KL, the reverse KL, or the generalized JSD_β that runs betwe
 for both models; also the sampling temperature, as in TRL's GKDTrainer). As in GKD, no gradient
 flows through the student's sampling: on-policy samples are treated as data.
 
+Order matters (Qwen3 runs off-policy first): a student far from its teacher, such as a freshly
+layer-dropped one, samples degenerate text -- on CPU ours emitted nothing but newlines -- where the
+teacher agrees with it, so on-policy steps teach it little. Start with `--lmbda 0`, then raise λ.
+
     python distill.py --student_from_teacher --keep_every 2 --max_steps 30
 """
 from __future__ import annotations
@@ -321,7 +325,8 @@ def batch_indices(n: int, batch_size: int, step: int, seed: int) -> list[int]:
 @torch.no_grad()
 def evaluate(student, teacher, tok, tasks, prompts, cfg: Config, chunk_size: int = 128) -> dict:
     """The student answers greedily; on those tokens, KL(T||S) and KL(S||T) at τ = 1 over the full
-    vocabulary (token mean), and the accuracy where the tasks have answers."""
+    vocabulary (token mean), and the accuracy where the tasks have answers. Returns the metrics
+    and two answers to read (samples.jsonl)."""
     outs = models.HFEngine(student, tok).generate(prompts, models.SamplingParams(
         temperature=0.0, max_new_tokens=cfg.max_new_tokens))
     fwd, rev = [], []
@@ -336,7 +341,9 @@ def evaluate(student, teacher, tok, tasks, prompts, cfg: Config, chunk_size: int
     correct = [is_correct(tasks[c.prompt_index], c.text) for c in outs]
     if correct and correct[0] is not None:
         metrics["eval/accuracy"] = sum(correct) / len(correct)
-    return metrics
+    samples = [{"eval": True, "task_id": tasks[c.prompt_index]["id"], "text": c.text, "correct": x}
+               for c, x in zip(outs[:2], correct)]
+    return metrics, samples
 
 
 # ----------------------------------------------------------------------------------------------
@@ -380,7 +387,8 @@ def train(cfg: Config) -> Path:
         run.truncate_metrics(start)
         print(f"[distill] resumed at step {start}")
     elif eval_tasks:
-        before = evaluate(student, teacher, tok, eval_tasks, eval_prompts, cfg, cfg.chunk_size)
+        before, samples = evaluate(student, teacher, tok, eval_tasks, eval_prompts, cfg, cfg.chunk_size)
+        run.log_samples(0, samples)
         t_acc = [is_correct(eval_tasks[c.prompt_index], c.text) for c in models.HFEngine(teacher, tok).generate(
             eval_prompts, models.SamplingParams(temperature=0.0, max_new_tokens=cfg.max_new_tokens))]
         if t_acc and t_acc[0] is not None:
@@ -430,7 +438,9 @@ def train(cfg: Config) -> Path:
             metrics["train/accuracy" if on_policy else "train/teacher_accuracy"] = sum(correct) / len(correct)
         if step % cfg.eval_every == 0 or step == cfg.max_steps:
             if eval_tasks:
-                metrics.update(evaluate(student, teacher, tok, eval_tasks, eval_prompts, cfg, cfg.chunk_size))
+                scores, samples = evaluate(student, teacher, tok, eval_tasks, eval_prompts, cfg, cfg.chunk_size)
+                metrics.update(scores)
+                run.log_samples(step, samples)
         run.log(metrics)
         run.log_samples(step, [{"on_policy": on_policy, "task_id": r["task_id"], "text": r["text"],
                                 "correct": r.get("correct")} for r in batch[:2]])
