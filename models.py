@@ -324,8 +324,11 @@ def _chunk_logprobs(hidden, weight, targets, temperature: float, with_entropy: b
 
 
 def token_logprobs(model, input_ids, attention_mask, temperature: float = 1.0,
-                   chunk_size: int = 128, with_entropy: bool = False):
+                   chunk_size: int = 128, with_entropy: bool = False, *, start: int = 0):
     """Per-token log π(x_t | x_<t) and entropy H(π(· | x_<t)), for t = 1..T-1 -> [B, T-1] each.
+
+    `start` > 0 scores only t = start+1..T-1 -> [B, T-1-start] (column j is target start+1+j):
+    the LM head then skips the prompt, whose log-probs an RL trainer never uses.
 
     log π(x_t | x_<t) = z_t[x_t]/τ - logsumexp(z_t/τ),  H = logsumexp(z/τ) - Σ_v softmax(z/τ)_v z_v/τ
     with z the logits and τ the sampling temperature (the policy that sampled is softmax(z/τ)).
@@ -338,9 +341,9 @@ def token_logprobs(model, input_ids, attention_mask, temperature: float = 1.0,
     position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
     decoder = model.get_decoder()
     hidden = decoder(input_ids=input_ids, attention_mask=attention_mask,
-                     position_ids=position_ids).last_hidden_state[:, :-1]
+                     position_ids=position_ids).last_hidden_state[:, start:-1]
     weight = model.get_output_embeddings().weight
-    targets = input_ids[:, 1:]
+    targets = input_ids[:, start + 1:]
     logps, ents = [], []
     for s in range(0, hidden.shape[1], chunk_size):
         h, t = hidden[:, s:s + chunk_size], targets[:, s:s + chunk_size]
