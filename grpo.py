@@ -446,8 +446,9 @@ def train(cfg: Config) -> Path:
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     models.seed_everything(cfg.seed)
-    run = models.RunDir(cfg.output_dir, asdict(cfg), resume=cfg.resume)
-    state = run.load_state() if cfg.resume else None
+    resuming = cfg.resume and (Path(cfg.output_dir) / "state.pt").exists()  # else a fresh start
+    run = models.RunDir(cfg.output_dir, asdict(cfg), resume=resuming)
+    state = run.load_state() if resuming else None
     model, tok = models.load_policy(str(run.checkpoint) if state else cfg.model)
     # beta = 0 (Skywork-OR1, Dr. GRPO): no reference model exists at all.
     ref_model = models.load_policy(cfg.model)[0].eval().requires_grad_(False) if cfg.beta > 0 else None
@@ -602,17 +603,19 @@ def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, seq_w
     on_policy = cfg.num_iterations == 1 and mb >= N
     micro = max(1, cfg.micro_batch_size)
 
-    def rows(sel):  # a micro-batch, cut to its last non-padding column
+    first = int(loss_mask.sum(0).nonzero().min()) if loss_mask.any() else 0  # prompt ends here
+
+    def rows(sel):  # a micro-batch: columns up to its last token; scored from the first response token
         width = int(attn[sel].sum(0).nonzero().max()) + 1
-        return ids[sel, :width], attn[sel, :width], loss_mask[sel, :width - 1], width
+        return ids[sel, :width], attn[sel, :width], loss_mask[sel, first:width - 1], slice(first, width - 1)
 
     def no_grad_logps(m):
         out = torch.zeros_like(loss_mask)
         with torch.no_grad():
             for s in range(0, N, micro):
                 sel = torch.arange(s, min(s + micro, N))
-                i, a, _, w = rows(sel)
-                out[sel, :w - 1] = models.token_logprobs(m, i, a, cfg.temperature)[0]
+                i, a, _, cols = rows(sel)
+                out[sel, cols] = models.token_logprobs(m, i, a, cfg.temperature, start=first)[0]
         return out
 
     t0 = time.perf_counter()
@@ -630,13 +633,14 @@ def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, seq_w
             optimizer.zero_grad(set_to_none=True)
             for s in range(0, len(mini), micro):
                 sel = mini[s:s + micro]
-                i, a, mask, w = rows(sel)
-                logp, entropy = models.token_logprobs(model, i, a, cfg.temperature, with_entropy=need_entropy)
-                old = logp.detach() if old_logp is None else old_logp[sel, :w - 1]
+                i, a, mask, cols = rows(sel)
+                logp, entropy = models.token_logprobs(model, i, a, cfg.temperature, with_entropy=need_entropy,
+                                                      start=first)
+                old = logp.detach() if old_logp is None else old_logp[sel, cols]
                 per_token, clipped = clipped_surrogate(logp, old, adv[sel], cfg.epsilon, cfg.epsilon_high)
                 per_token = per_token * seq_weight[sel].unsqueeze(1)
                 if ref_logp is not None:
-                    kl = k3_kl(logp, ref_logp[sel, :w - 1])
+                    kl = k3_kl(logp, ref_logp[sel, cols])
                     per_token = per_token + beta * kl
                     sums["kl"] += float((kl * mask).sum())
                 if need_entropy:

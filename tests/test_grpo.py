@@ -333,3 +333,10 @@ def test_pass_rate_filter_keeps_prompts_between_bounds():
     keep = grpo.pass_rate_filter(FakeEngine(), tasks, [[1]] * 3, 4, 0.01, 0.99, 16, 1.0, 0)
     assert keep == [1]
     assert grpo.pass_rate_filter(FakeEngine(), tasks, [[1]] * 3, 4, 0.0, 1.0, 16, 1.0, 0) == [0, 1, 2]
+
+
+def test_token_logprobs_start_skips_the_prompt(tiny, tokenizer):
+    ids, attn, _ = models.pad_batch([[1, 5, 9, 4], [1, 7]], [[7, 8], [7, 3, 3]], tokenizer.pad_token_id)
+    full, _ = models.token_logprobs(tiny, ids, attn)
+    part, _ = models.token_logprobs(tiny, ids, attn, start=3)
+    assert part.shape == (2, ids.shape[1] - 4) and torch.allclose(part, full[:, 3:], atol=1e-5)
