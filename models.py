@@ -436,7 +436,8 @@ class VLLMEngine:
         Names are the HF ones (`model.layers.0.self_attn.q_proj.weight`, ...); vLLM's
         `load_weights` maps them onto its fused layers (qkv_proj, gate_up_proj) and casts to the
         engine's dtype. The worker's `reload_weights` wraps it so that layers whose weights vLLM
-        repacked after loading (its CPU kernels do) are restored, loaded and repacked again. Tied embeddings: `named_parameters()` lists a shared tensor once, under
+        repacked after loading (its CPU kernels do) are restored, loaded and repacked again;
+        a tied LM head, which is not among the reloaded layers, is repacked afterwards. Tied embeddings: `named_parameters()` lists a shared tensor once, under
         `model.embed_tokens.weight`, so `lm_head.weight` is absent and vLLM's lm_head, tied to
         its embedding, follows. FSDP2 shards (DTensor) are gathered one parameter at a time,
         a collective: every rank calls `sync_weights` together.
@@ -450,6 +451,7 @@ class VLLMEngine:
                                                               "is_checkpoint_format": True})
         except AttributeError:  # older vLLM: the model's own loader (TRL colocate, verl)
             self.llm.apply_model(lambda engine_model: engine_model.load_weights(weights))
+        self.llm.apply_model(_repack_tied_lm_head)
         self.llm.reset_prefix_cache()
         return time.perf_counter() - t
 
@@ -499,6 +501,18 @@ class VLLMEngine:
         gc.collect()
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
+
+
+def _repack_tied_lm_head(engine_model):
+    """A tied LM head shares the embedding's parameter, so reloading the embedding updates it,
+    but vLLM's CPU kernels keep a packed copy of the head's weight (made at load time) that a
+    reload of the embedding layer does not redo: redo it here. No-op on GPU and when untied."""
+    head = getattr(engine_model, "lm_head", None)
+    embed = getattr(getattr(engine_model, "model", None), "embed_tokens", None)
+    if head is not None and embed is not None and head is not embed \
+            and getattr(head, "weight", None) is getattr(embed, "weight", False) \
+            and getattr(head, "quant_method", None) is not None:
+        head.quant_method.process_weights_after_loading(head)
 
 
 @torch.no_grad()
