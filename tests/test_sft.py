@@ -265,7 +265,8 @@ def test_flags_parse_like_trl():
 # ---- training: loss falls; resume continues at the same data position -------------------------
 def tiny_cfg(out, **kw):
     base = dict(model="tiny", output_dir=str(out), num_examples=16, max_length=384, max_steps=8,
-                learning_rate=3e-3, warmup_steps=2, eval_prompts=0, save_steps=100, seed=0)
+                learning_rate=3e-3, embedding_learning_rate=0, warmup_steps=2, eval_prompts=0,
+                save_steps=100, seed=0)
     return sft.Config(**{**base, **kw})
 
 
@@ -312,12 +313,12 @@ def test_resume_continues_at_the_same_data_position(tmp_path, monkeypatch):
     assert all(torch.allclose(wa[k], wb[k], atol=1e-6) for k in wa)
 
 
-# ---- the embedded model learns the format (the done-when; ~30 min on 2 CPU cores) -----
+# ---- the embedded model learns the format (the done-when; ~9 min on 2 CPU cores) ------
 @pytest.mark.slow
 def test_default_model_answers_in_think_format_in_both_modes(tmp_path):
     cfg = sft.Config(output_dir=str(tmp_path / "run"), max_steps=40, max_length=512, learning_rate=2e-4,
-                     warmup_steps=4, num_examples=256, save_steps=1000, eval_prompts=50,
-                     eval_max_new_tokens=200)
+                     embedding_learning_rate=2e-3, warmup_steps=4, num_examples=256, save_steps=1000,
+                     eval_prompts=50, eval_max_new_tokens=200)
     sft.train(cfg)
     metrics = json.loads((tmp_path / "run" / "eval.json").read_text())
     assert metrics["eval/think_format"] >= 0.9 and metrics["eval/no_think_format"] >= 0.9, metrics
@@ -343,3 +344,11 @@ def test_teacher_rejection_sampling(monkeypatch, tiny, tokenizer):
     reply = examples[0]["messages"][-1]
     assert reply["reasoning_content"] == f"Let me see.\nSo it is {tasks[0]['answer']}."
     assert reply["content"] == f"The answer is \\boxed{{{tasks[0]['answer']}}}."
+
+
+def test_param_groups_give_embeddings_their_own_lr(tiny):
+    groups = sft.param_groups(tiny, 2e-4, 2e-3)
+    assert [len(g["params"]) for g in groups][1] == 1              # tied: one embedding matrix
+    assert groups[1]["params"][0] is tiny.get_input_embeddings().weight and groups[1]["lr_scale"] == 10
+    assert sum(len(g["params"]) for g in groups) == len(list(tiny.parameters()))
+    assert sft.param_groups(tiny, 2e-4, 0)[1]["lr_scale"] == 1.0
