@@ -118,7 +118,8 @@ def add_think_tokens(model, tokenizer) -> list[int]:
 
 
 def find_unused_tokens(tokenizer, k: int = 2) -> list[int]:
-    """k special tokens a chat model never needs, to repurpose (Phi-4 used `<|dummy_*|>` ones).
+    """k special tokens a chat model never needs, to repurpose (Phi-4-reasoning repurposed two
+    placeholder tokens of its base model's vocabulary).
 
     Candidates: added special tokens that are not bos/eos/pad/unk and not in the chat template.
     Names with reserved/unused/dummy/placeholder come first (Llama-3, Phi-4, Qwen); else the last
@@ -127,8 +128,9 @@ def find_unused_tokens(tokenizer, k: int = 2) -> list[int]:
     """
     used = {tokenizer.bos_token, tokenizer.eos_token, tokenizer.pad_token, tokenizer.unk_token,
             IM_START, IM_END, THINK, END_THINK}
+    template = tokenizer.chat_template if isinstance(tokenizer.chat_template, str) else ""
     cands = [(i, t.content) for i, t in sorted(tokenizer.added_tokens_decoder.items())
-             if t.special and t.content not in used]
+             if t.special and t.content not in used and t.content not in template]
     preferred = [c for c in cands if re.search(r"reserved|unused|dummy|placeholder", c[1], re.I)]
     pick = (preferred if len(preferred) >= k else cands)[-k:]
     if len(pick) < k:
