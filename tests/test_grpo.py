@@ -340,3 +340,12 @@ def test_token_logprobs_start_skips_the_prompt(tiny, tokenizer):
     full, _ = models.token_logprobs(tiny, ids, attn)
     part, _ = models.token_logprobs(tiny, ids, attn, start=3)
     assert part.shape == (2, ids.shape[1] - 4) and torch.allclose(part, full[:, 3:], atol=1e-5)
+
+
+def test_math_partial_reward():
+    task = {"answer": "12"}
+    assert grpo.math_partial_reward("5 + 7 = 12. The answer is \\boxed{12}.", task) == 1.0
+    assert grpo.math_partial_reward("So 5 + 7 = 12", task) == 0.5           # right, not boxed
+    assert grpo.math_partial_reward("12 apples, minus 3 = 9", task) == 0.0   # last number wrong
+    assert grpo.math_partial_reward("The answer is within \\boxed{}.", task) == 0.0   # no hack
+    assert "math_partial" in rewards.REWARDS
