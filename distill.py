@@ -63,7 +63,7 @@ class Config:
     filter_correct: bool = field(default=False, metadata={"help": "off-policy: keep only teacher answers that rewards.verify_math accepts"})
     teacher_cache: str = field(default="", metadata={"help": "jsonl of teacher outputs, made once (default: <output_dir>/teacher_samples.jsonl)"})
     max_new_tokens: int = field(default=128, metadata={"help": "completion budget for teacher, student and evaluation"})
-    batch_size: int = field(default=8, metadata={"help": "sequences per step"})
+    batch_size: int = field(default=8, metadata={"help": "sequences per step (under torchrun: all ranks together)"})
     learning_rate: float = field(default=5e-5, metadata={"help": "AdamW learning rate (constant after warm-up)"})
     warmup_steps: int = field(default=0, metadata={"help": "linear warm-up steps"})
     weight_decay: float = field(default=0.0, metadata={"help": "AdamW weight decay"})
@@ -78,6 +78,7 @@ class Config:
     seed: int = field(default=0, metadata={"help": "seed for data, sampling and the λ coin"})
     output_dir: str = field(default="runs/distill", metadata={"help": "run directory"})
     resume: bool = field(default=False, metadata={"help": "continue from <output_dir>/state.pt and checkpoint/"})
+    parallel: str = field(default="fsdp2", metadata={"help": "under torchrun: fsdp2 (shard the student) or ddp (replicate it) or none; the frozen teacher is replicated; ignored in a single process", "choices": ["fsdp2", "ddp", "none"]})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -301,7 +302,7 @@ def teacher_outputs(teacher, tok, tasks, prompts, flags, cfg: Config, path: Path
              "prompt_ids": c.prompt_ids, "completion_ids": c.completion_ids, "text": c.text,
              "truncated": c.truncated, "correct": is_correct(tasks[c.prompt_index], c.text)} for c in outs]
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")   # torchrun: every rank writes the same rows
     tmp.write_text("".join(json.dumps(r) + "\n" for r in rows))
     os.replace(tmp, path)
     return rows
@@ -351,6 +352,7 @@ def evaluate(student, teacher, tok, tasks, prompts, cfg: Config, chunk_size: int
 # ----------------------------------------------------------------------------------------------
 def train(cfg: Config) -> Path:
     check_config(cfg)
+    models.dist_init()                        # under torchrun: join the process group
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     run = models.RunDir(cfg.output_dir, cfg, resume=cfg.resume)
     state = run.load_state() if cfg.resume else None
@@ -360,6 +362,7 @@ def train(cfg: Config) -> Path:
         models.seed_everything(cfg.seed)
     start = state["step"] if state else 0
     teacher, student, tok = load_models(cfg, device, run.checkpoint if state else None)
+    student = models.wrap_model(student, cfg.parallel)
 
     train_tasks = load_prompts(cfg, "train", cfg.num_train_prompts)
     train_flags = think_flags(len(train_tasks), cfg.think_ratio, cfg.seed)
@@ -402,14 +405,15 @@ def train(cfg: Config) -> Path:
         # ---- batch: with probability λ the student samples (on-policy), else teacher outputs ---
         on_policy = random.Random(f"lmbda-{cfg.seed}-{step}").random() < cfg.lmbda
         if on_policy:
-            idx = batch_indices(len(train_tasks), cfg.batch_size, step, cfg.seed)
+            idx = models.shard_for_rank(batch_indices(len(train_tasks), cfg.batch_size, step, cfg.seed), pad=True)
             outs = engine.generate([train_prompts[i] for i in idx], models.SamplingParams(
                 temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens, seed=cfg.seed * 100_003 + step))
             batch = [{"prompt_ids": c.prompt_ids, "completion_ids": c.completion_ids, "text": c.text,
                       "correct": is_correct(train_tasks[i], c.text), "task_id": train_tasks[i]["id"]}
                      for i, c in zip(idx, outs)]
         else:
-            batch = [offline[i] for i in batch_indices(len(offline), cfg.batch_size, step, cfg.seed)]
+            batch = [offline[i] for i in models.shard_for_rank(
+                batch_indices(len(offline), cfg.batch_size, step, cfg.seed), pad=True)]
         t_gen = time.perf_counter() - t0
 
         # ---- score: teacher and student on the same tokens, divergence per completion token ----
@@ -417,7 +421,9 @@ def train(cfg: Config) -> Path:
             [r["prompt_ids"] for r in batch], [r["completion_ids"] for r in batch], tok.pad_token_id)]
         per_token = token_divergence(student, teacher, ids, attn, mask, cfg.divergence, cfg.beta,
                                      cfg.temperature, cfg.top_k_vocab, cfg.top_k_tail, cfg.chunk_size)
-        loss = per_token.mean()
+        # token mean over the global batch (--batch_size prompts, split over ranks): each rank
+        # divides by the mean token count per rank and DDP/FSDP2 average the gradients
+        loss = per_token.sum() / models.mean_over_ranks(per_token.numel())
 
         # ---- step --------------------------------------------------------------------------------
         optimizer.zero_grad(set_to_none=True)
@@ -441,7 +447,7 @@ def train(cfg: Config) -> Path:
                 scores, samples = evaluate(student, teacher, tok, eval_tasks, eval_prompts, cfg, cfg.chunk_size)
                 metrics.update(scores)
                 run.log_samples(step, samples)
-        run.log(metrics)
+        run.log(models.all_reduce_mean(metrics))
         run.log_samples(step, [{"on_policy": on_policy, "task_id": r["task_id"], "text": r["text"],
                                 "correct": r.get("correct")} for r in batch[:2]])
         bar.set_postfix(div=f"{loss.item():.3f}", on=int(on_policy), tok_s=f"{metrics['tokens_per_s']:.0f}")

@@ -224,7 +224,8 @@ class HFEngine:
                     temperature=None if greedy else params.temperature,
                     top_p=None if greedy else params.top_p,
                     top_k=None if greedy or params.top_k <= 0 else params.top_k,
-                    eos_token_id=self.stop_ids, pad_token_id=tok.pad_token_id)
+                    eos_token_id=self.stop_ids, pad_token_id=tok.pad_token_id,
+                    synced_gpus=world_size() > 1)  # FSDP2: ranks step together until all stop
                 for row, (pi, ids) in enumerate(batch):
                     new = gen[row, width:].tolist()
                     stop_at = next((k for k, t in enumerate(new) if t in self.stop_ids), None)
@@ -660,6 +661,9 @@ class RunDir:
         """Checkpoint then state; state.pt is written last, so it never points past the model."""
         save_checkpoint(model, tokenizer, self.checkpoint)
         atomic_torch_save({**state, "rng": rng_state()}, self.state_path)
+        if os.environ.get("RANK_WEIGHTS_DEBUG"):  # tests: each rank's own copy, per step
+            local = {k: getattr(v, "_local_tensor", v).detach().clone() for k, v in unwrap(model).state_dict().items()}
+            torch.save(local, self.root / f"weights.step{state.get('step', 0)}.rank{rank()}.pt")
 
     def load_state(self) -> dict | None:
         if not self.state_path.exists():
@@ -740,27 +744,62 @@ def barrier():
         torch.distributed.barrier()
 
 
-def shard_for_rank(items: list) -> list:
+def shard_for_rank(items: list, pad: bool = False) -> list:
     """This rank's share: items[rank::world]. Shard prompts, not samples, so a group of n
-    completions of one prompt is always scored on one rank."""
+    completions of one prompt is always scored on one rank. `pad`: repeat items from the start
+    until every rank gets the same number (as DistributedSampler does): under FSDP2 every
+    forward is a collective, so all ranks must run the same number of them."""
+    if pad and len(items) % world_size():
+        items = items + items[:world_size() - len(items) % world_size()]
     return items[rank()::world_size()]
 
 
 def wrap_model(model, strategy: str = "fsdp2"):
-    """FSDP2 (`fully_shard` on each decoder layer, then the root) or DDP; identity when alone."""
+    """FSDP2 (`fully_shard` on each decoder layer, then the root) or DDP; identity when alone.
+
+    Returns the HF model itself, so a script keeps calling `model.get_decoder()`,
+    `model.get_output_embeddings()` and `model.generate()` as in a single process. The scripts
+    run the decoder directly (never the root forward, whose LM head would materialise [B, T, V]
+    logits), so the wrapper's forward logic is attached to the decoder call with hooks:
+    FSDP2's root pre/post-forward (gathers embeddings, final norm, LM head; the root keeps them
+    gathered until backward, so the chunked LM head can read the weight) or DDP's
+    (prepares the bucketed gradient all-reduce for the next backward).
+    """
     if world_size() == 1 or strategy == "none":
         return model
+    decoder = model.get_decoder()
     if strategy == "ddp":
         from torch.nn.parallel import DistributedDataParallel
-        return DistributedDataParallel(model)
+        # broadcasts rank 0's weights once; buffers (rotary tables) are computed, not learned
+        ddp = DistributedDataParallel(model, broadcast_buffers=False)   # held by the hooks
+        decoder.register_forward_pre_hook(lambda m, args, kwargs: ddp._pre_forward(*args, **kwargs),
+                                          with_kwargs=True)
+        decoder.register_forward_hook(lambda m, args, out: ddp._post_forward(out))
+        return model
     if strategy != "fsdp2":
         raise ValueError(f"--parallel {strategy!r} is not one of fsdp2, ddp, none")
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import fully_shard
+    from torch.distributed.fsdp._fully_shard._fsdp_common import TrainingState
     mesh = init_device_mesh("cuda" if torch.cuda.is_available() else "cpu", (world_size(),))
-    for layer in model.get_decoder().layers:
+    for layer in decoder.layers:
         fully_shard(layer, mesh=mesh)
     fully_shard(model, mesh=mesh)
+    state = model._get_fsdp_state()
+    entered = []                               # the decoder hook ran the root's pre-forward
+
+    def pre(m, args, kwargs):                  # skipped inside the root forward (generate)
+        if state._training_state == TrainingState.IDLE:
+            entered.append(True)
+            return state._pre_forward(model, args, kwargs)
+
+    def post(m, args, out):
+        if entered:
+            entered.pop()
+            return state._post_forward(model, args, out)
+
+    decoder.register_forward_pre_hook(pre, with_kwargs=True)
+    decoder.register_forward_hook(post)
     return model
 
 
@@ -779,10 +818,21 @@ def all_reduce_mean(metrics: dict) -> dict:
     return {**metrics, **{k: v / world_size() for k, v in zip(keys, t.tolist())}}
 
 
+def mean_over_ranks(x: float) -> float:
+    """The mean of a number over ranks (identity when alone). A loss summed over this rank's
+    tokens and divided by `mean_over_ranks(n_tokens)` gives, after DDP/FSDP2 average the
+    gradients over ranks, the token mean over the global batch: Σ_r loss_r / Σ_r n_r."""
+    return all_reduce_mean({"x": float(x)})["x"]
+
+
 def full_state_dict(model) -> dict:
     """The whole model's weights on CPU, gathered from all ranks (a collective under FSDP2)."""
     from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
     model = unwrap(model)
     if world_size() == 1:
         return model.state_dict()
-    return get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+    state = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+    first = {}   # a tied LM head gathers as a separate copy of the embedding: keep one, as HF does
+    for name, t in model.state_dict(keep_vars=True).items():
+        first.setdefault(id(t), name)
+    return {k: v for k, v in state.items() if k in set(first.values())}

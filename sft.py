@@ -83,6 +83,7 @@ class Config:
     eval_max_new_tokens: int = field(default=256, metadata={"help": "generation length of the format check"})
     eval_only: bool = field(default=False, metadata={"help": "only run the format check on --model"})
     resume: bool = field(default=False, metadata={"help": "continue the run in output_dir from state.pt"})
+    parallel: str = field(default="fsdp2", metadata={"help": "under torchrun: fsdp2 (shard the model), ddp (replicate it) or none; ignored in a single process", "choices": ["fsdp2", "ddp", "none"]})
     seed: int = field(default=0, metadata={"help": "data order, fusion mix and init"})
 
 
@@ -558,6 +559,7 @@ def build_dataset(cfg: Config) -> tuple[list[dict], dict]:
 
 
 def train(cfg: Config) -> Path:
+    models.dist_init()                        # under torchrun: join the process group
     models.seed_everything(cfg.seed)
     out = Path(cfg.output_dir)
     if cfg.eval_only:
@@ -583,7 +585,7 @@ def train(cfg: Config) -> Path:
         print(f"[sft] response filter: {counts}")
         (out / "filter.json").write_text(json.dumps(counts, indent=2))
         (out / "train.jsonl").write_text("".join(json.dumps(e) + "\n" for e in examples))
-    model.to(device).train()
+    model = models.wrap_model(model.to(device).train(), cfg.parallel)
     encoded = [encode(tok, ex["messages"]) for ex in examples]
     too_long = [i for i, (ids, _) in enumerate(encoded) if len(ids) > cfg.max_length]
     encoded = [e for e in encoded if len(e[0]) <= cfg.max_length]
@@ -600,7 +602,8 @@ def train(cfg: Config) -> Path:
         rows = pack(lengths, cfg.max_length) if cfg.packing else [[k] for k in range(len(order))]
         rows = [[order[k] for k in row] for row in rows]
         bs = cfg.per_device_train_batch_size
-        return [collate(encoded, rows[s:s + bs], tok.pad_token_id) for s in range(0, len(rows), bs)]
+        batches = [collate(encoded, rows[s:s + bs], tok.pad_token_id) for s in range(0, len(rows), bs)]
+        return models.shard_for_rank(batches, pad=True)   # under torchrun: this rank's share
 
     micro_per_epoch = len(epoch_batches(0))
     total_steps = cfg.max_steps if cfg.max_steps > 0 else math.ceil(
@@ -630,8 +633,10 @@ def train(cfg: Config) -> Path:
                 epoch = pos // micro_per_epoch
                 batches = epoch_batches(epoch)
             micro.append({name: t.to(device) for name, t in batches[pos % micro_per_epoch].items()})
-        n_tokens = sum(int(b["loss_mask"][:, 1:].sum()) for b in micro)
-        # ---- forward / backward: token-level mean over the whole step ----
+        # ---- forward / backward: token-level mean over the whole step (all ranks' batches) ----
+        # Each rank divides its loss sum by the mean token count per rank; DDP/FSDP2 average the
+        # gradients over ranks, so the update is Σ_ranks loss_sum / Σ_ranks tokens.
+        n_tokens = models.mean_over_ranks(sum(int(b["loss_mask"][:, 1:].sum()) for b in micro))
         lr = cosine_lr(step, cfg.learning_rate, cfg.warmup_steps, total_steps, cfg.min_lr_ratio)
         for g in optimizer.param_groups:
             g["lr"] = lr * g["lr_scale"]
@@ -651,7 +656,7 @@ def train(cfg: Config) -> Path:
         row = {"step": step, "epoch": (step * cfg.gradient_accumulation_steps) / micro_per_epoch,
                "loss": loss_sum / max(n_tokens, 1), "lr": lr, "grad_norm": float(grad_norm),
                "tokens_per_s": seq_tokens / dt, "loss_tokens": n_tokens}
-        run.log(row)
+        run.log(models.all_reduce_mean(row))
         bar.update(1)
         bar.set_postfix(loss=f"{row['loss']:.3f}", lr=f"{lr:.1e}")
         # ---- checkpoint ----
