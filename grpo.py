@@ -111,6 +111,7 @@ class Config:
     save_every: int = field(default=10, metadata={"help": "checkpoint + state every N steps"})
     output_dir: str = field(default="runs/grpo", metadata={"help": "run directory"})
     resume: bool = field(default=False, metadata={"help": "continue from output_dir/state.pt (same data order and step count)"})
+    parallel: str = field(default="fsdp2", metadata={"help": "under torchrun: fsdp2 (shard the policy) or ddp (replicate it) or none; --prompts_per_step is split over ranks; ignored in a single process", "choices": ["fsdp2", "ddp", "none"]})
     seed: int = field(default=0, metadata={"help": "seed of data order and sampling"})
     threads: int = field(default=0, metadata={"help": "torch CPU threads (0: torch's default)"})
 
@@ -343,6 +344,9 @@ ANSWER_REWARDS = {"math", "math_partial", "still3_outcome", "length_aware", "phi
 
 
 def check_config(cfg: Config):
+    if cfg.prompts_per_step % models.world_size() or (models.world_size() > 1 and cfg.filter_zero_variance):
+        raise ValueError(f"torchrun with {models.world_size()} ranks: --prompts_per_step must be a multiple of "
+                         "it, and pass --filter_zero_variance false (every rank must train on as many groups)")
     if cfg.num_generations < 2:
         raise ValueError(f"--num_generations {cfg.num_generations}: GRPO needs a group of at least 2 "
                          "completions per prompt for its baseline; use --num_generations 8 (Skywork-OR1: 16)")
@@ -461,6 +465,7 @@ def parse(args=None) -> Config:
 # The loop
 # ==============================================================================================
 def train(cfg: Config) -> Path:
+    models.dist_init()                        # under torchrun: join the process group
     check_config(cfg)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
@@ -469,6 +474,7 @@ def train(cfg: Config) -> Path:
     run = models.RunDir(cfg.output_dir, asdict(cfg), resume=resuming)
     state = run.load_state() if resuming else None
     model, tok = models.load_policy(str(run.checkpoint) if state else cfg.model)
+    model = models.wrap_model(model, cfg.parallel)
     # beta = 0 (Skywork-OR1, Dr. GRPO): no reference model exists at all.
     ref_model = models.load_policy(cfg.model)[0].eval().requires_grad_(False) if cfg.beta > 0 else None
     train_tasks, test_tasks = load_task_splits(cfg)
@@ -483,7 +489,7 @@ def train(cfg: Config) -> Path:
                                    cfg.entropy_coef_max, coef=cfg.entropy_coef)
     stages = parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
     total_steps = sum(n for _, n in stages)
-    G, P = cfg.num_generations, cfg.prompts_per_step
+    G, P = cfg.num_generations, cfg.prompts_per_step // models.world_size()   # P: this rank's prompts
     step, position, active = 0, 0, list(range(len(train_tasks)))
     if state:
         step, position, active = state["step"], state["position"], state["active"]
@@ -518,8 +524,8 @@ def train(cfg: Config) -> Path:
         # ---- generate, score, filter (DAPO dynamic sampling: over-sample while groups are short) ----
         batch, seen, n_groups, n_filtered = [], [], 0, 0
         for rnd in range(1 + cfg.oversample_rounds):
-            idx = [active[i] for i in prompt_order(len(active), cfg.seed, position, P)]
-            position += P
+            idx = [active[i] for i in prompt_order(len(active), cfg.seed, position, cfg.prompts_per_step)]
+            idx, position = models.shard_for_rank(idx), position + cfg.prompts_per_step   # whole groups per rank
             with models.timer(times, "gen_s"):
                 outs = rollout(engine, [train_prompts[i] for i in idx], G, max_tokens, cfg.temperature,
                                cfg.top_p, cfg.thinking_budget, seed=cfg.seed * 1_000_003 + step * 97 + rnd)
@@ -590,7 +596,7 @@ def train(cfg: Config) -> Path:
                 metrics.update(evaluate(engine, test_tasks, test_prompts, cfg, max_tokens))
                 metrics["eval_s"] = time.perf_counter() - t_eval
         metrics["step_s"] = time.perf_counter() - t_step
-        run.log(metrics)
+        run.log(models.all_reduce_mean(metrics))
         s0 = seen[0]
         run.log_samples(step + 1, [{"prompt": s0[1][c.prompt_index]["prompt"], "answer": s0[1][c.prompt_index].get("answer"),
                                     "completion": c.text, "reward": s0[2][k].item(), "truncated": c.truncated}
@@ -665,7 +671,11 @@ def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, seq_w
                 if need_entropy:
                     per_token = per_token - entropy_coef * entropy
                     sums["ent_full"] += float((entropy.detach() * mask).sum())
-                loss = aggregate_loss(per_token, mask, cfg.loss_type, max_tokens, num_seqs=len(mini), num_tokens=n_tokens)
+                # normalisers of the global mini-batch: each rank divides by the mean per rank and
+                # DDP/FSDP2 average gradients, so dapo = Σ_ranks loss / Σ_ranks tokens and grpo,
+                # dr_grpo divide by all ranks' sequences (identity in a single process)
+                loss = aggregate_loss(per_token, mask, cfg.loss_type, max_tokens, num_seqs=models.mean_over_ranks(len(mini)),
+                                      num_tokens=models.mean_over_ranks(n_tokens))
                 loss.backward()
                 if it == 0:  # statistics of the policy that sampled (first pass)
                     sums["ent"] += float((-logp.detach() * mask).sum())
