@@ -470,7 +470,7 @@ def train(cfg: Config) -> Path:
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     models.seed_everything(cfg.seed)
-    resuming = cfg.resume and (Path(cfg.output_dir) / "state.pt").exists()  # else a fresh start
+    resuming = cfg.resume and models.state_file(cfg.output_dir).exists()  # else a fresh start
     run = models.RunDir(cfg.output_dir, asdict(cfg), resume=resuming)
     state = run.load_state() if resuming else None
     model, tok = models.load_policy(str(run.checkpoint) if state else cfg.model)

@@ -611,6 +611,11 @@ def seed_everything(seed: int):
     torch.manual_seed(seed)
 
 
+def state_file(root: str | Path) -> Path:
+    """<root>/state.pt; under torchrun each rank keeps its own state.rank{r}.pt (sharded optimizer)."""
+    return Path(root) / ("state.pt" if world_size() == 1 else f"state.rank{rank()}.pt")
+
+
 class RunDir:
     """runs/<name>/: config.json, metrics.jsonl, samples.jsonl, curves.png, checkpoint/, state.pt."""
 
@@ -631,8 +636,7 @@ class RunDir:
 
     @property
     def state_path(self) -> Path:
-        """state.pt; under torchrun each rank keeps its own (sharded optimizer state)."""
-        return self.root / ("state.pt" if world_size() == 1 else f"state.rank{rank()}.pt")
+        return state_file(self.root)
 
     def log(self, metrics: dict, file: str = "metrics.jsonl"):
         if not is_main():

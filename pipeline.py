@@ -68,13 +68,13 @@ def phi4_reasoning(scale: str) -> list[Stage]:
         Stage("sft", "sft", {
             "think_tokens": "repurpose", "rope_theta_factor": 2.0, "no_think_ratio": 0.0,
             "dataset": "math",
-            "num_examples": pick(scale, 384, 20000, 1_400_000),
-            "max_length": pick(scale, 1024, 16384, 32768),
+            "num_examples": pick(scale, 256, 20000, 1_400_000),
+            "max_length": pick(scale, 512, 16384, 32768),
             "learning_rate": pick(scale, 2e-4, 1e-5, 1e-5),
             "embedding_learning_rate": pick(scale, 2e-3, 0.0, 0.0),
-            "per_device_train_batch_size": pick(scale, 4, 8, 32),
-            "max_steps": pick(scale, 60, 2000, 16000),
-            "warmup_steps": pick(scale, 5, 100, 450), "weight_decay": pick(scale, 0.0, 1e-4, 1e-4),
+            "per_device_train_batch_size": pick(scale, 1, 8, 32),
+            "max_steps": pick(scale, 40, 2000, 16000),
+            "warmup_steps": pick(scale, 4, 100, 450), "weight_decay": pick(scale, 0.0, 1e-4, 1e-4),
             "eval_prompts": 0,
         }, paper={"think_tokens": "two placeholder tokens repurposed", "rope_theta": "250k -> 500k",
                   "max_length": "16K -> 32K", "lr": 1e-5, "warmup_steps": 450, "weight_decay": 1e-4,
@@ -83,7 +83,7 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             "rewards": "phi4", "math_levels": pick(scale, "1", "1,2,3", "1,2,3"),
             "num_generations": pick(scale, 6, 8, 8), "prompts_per_step": pick(scale, 4, 32, 64),
             "max_completion_length": pick(scale, 160, 8192, 31744),
-            "max_steps": pick(scale, 20, 90, 90), "learning_rate": pick(scale, 1e-5, 5e-8, 5e-8),
+            "max_steps": pick(scale, 12, 90, 90), "learning_rate": pick(scale, 2e-5, 5e-8, 5e-8),
             "beta": 0.001, "entropy_coef": 0.001, "temperature": 1.0,
             "length_rejection_tokens": pick(scale, 0, 6144, 25600),
             "num_test_prompts": 0,
@@ -100,10 +100,11 @@ def skywork_or1(scale: str) -> list[Stage]:
     return [
         Stage("distilled-start-sft", "sft", {
             "dataset": "math", "think_tokens": "add", "no_think_ratio": 0.0,
-            "num_examples": pick(scale, 384, 20000, 800_000), "max_steps": pick(scale, 60, 2000, 8000),
+            "num_examples": pick(scale, 256, 20000, 800_000), "max_steps": pick(scale, 40, 2000, 8000),
+            "max_length": pick(scale, 512, 16384, 32768),
             "learning_rate": pick(scale, 2e-4, 1e-5, 1e-5),
             "embedding_learning_rate": pick(scale, 2e-3, 0.0, 0.0),
-            "per_device_train_batch_size": pick(scale, 4, 8, 32), "eval_prompts": 0,
+            "per_device_train_batch_size": pick(scale, 1, 8, 32), "eval_prompts": 0,
         }, paper={"start": "DeepSeek-R1-Distill-Qwen-7B / 32B (SFT on R1 traces)"}),
         Stage("grpo-multistage", "grpo", {
             "rewards": "math", "math_levels": pick(scale, "1", "1,2,3", "1,2,3"),
@@ -128,9 +129,10 @@ def qwen3(scale: str) -> list[Stage]:
     return [
         Stage("cold-start-sft", "sft", {
             "dataset": "math", "think_tokens": "add", "no_think_ratio": 0.0,
-            "num_examples": steps(384, 20000, 500_000), "max_steps": steps(60, 2000, 10000),
+            "num_examples": steps(256, 20000, 500_000), "max_steps": steps(40, 2000, 10000),
+            "max_length": steps(512, 16384, 32768),
             "learning_rate": steps(2e-4, 1e-5, 1e-5), "embedding_learning_rate": steps(2e-3, 0.0, 0.0),
-            "per_device_train_batch_size": steps(4, 8, 32), "eval_prompts": 0,
+            "per_device_train_batch_size": steps(1, 8, 32), "eval_prompts": 0,
         }, paper={"data": "verified long-CoT traces, query + response filtering"}),
         Stage("reasoning-rl", "grpo", {
             "rewards": "math", "math_levels": steps("1", "1,2,3", "1,2,3"),
@@ -141,7 +143,8 @@ def qwen3(scale: str) -> list[Stage]:
         Stage("thinking-fusion-sft", "sft", {
             "dataset": "math", "think_tokens": "add", "no_think_ratio": 0.5,
             "num_examples": steps(256, 20000, 500_000), "max_steps": steps(30, 1000, 5000),
-            "learning_rate": steps(1e-4, 1e-5, 1e-5), "per_device_train_batch_size": steps(4, 8, 32),
+            "max_length": steps(512, 16384, 32768),
+            "learning_rate": steps(1e-4, 1e-5, 1e-5), "per_device_train_batch_size": steps(1, 8, 32),
             "eval_prompts": 0,
         }, paper={"data": "thinking + non-thinking, /think and /no_think flags"}),
         Stage("general-rl", "grpo", {

@@ -570,7 +570,7 @@ def train(cfg: Config) -> Path:
         (out / "eval_samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
         print(json.dumps(metrics, indent=2))
         return out
-    resuming = cfg.resume and (out / "state.pt").exists()
+    resuming = cfg.resume and models.state_file(out).exists()
     run = models.RunDir(out, cfg, resume=resuming)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     use_bf16 = cfg.bf16 == "true" or (cfg.bf16 == "auto" and models.bf16_supported())
