@@ -148,20 +148,23 @@ def test_pad_batch_layout():
 
 
 PEAK = textwrap.dedent("""
-    import resource, sys, torch
+    import sys, torch
     sys.path.insert(0, {root!r})
     import models
+    def status(key):   # kB, from /proc/self/status
+        return int(next(l for l in open("/proc/self/status") if l.startswith(key)).split()[1])
     torch.manual_seed(0)
     model = models.tiny_model()
     ids = torch.randint(0, 49152, (1, 2048)); attn = torch.ones_like(ids)
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    open("/proc/self/clear_refs", "w").write("5")   # reset the peak-RSS mark (VmHWM) to now
+    base = status("VmRSS")
     with torch.no_grad():
         if sys.argv[1] == "naive":
             logp = torch.log_softmax(model(ids).logits.float(), -1)
             out = logp[:, :-1].gather(-1, ids[:, 1:, None])
         else:
             out = models.token_logprobs(model, ids, attn, chunk_size=128)[0]
-    print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024)
+    print((status("VmHWM") - base) // 1024)
 """)
 
 
@@ -171,7 +174,7 @@ def test_chunked_logprobs_use_less_peak_memory():
                                   text=True, check=True).stdout.split()[-1])
             for k in ("naive", "chunked")}
     # naive holds [1, 2048, 49152] float32 logits and log-probs (~400 MB each); growth in MB
-    assert peak["naive"] > 200 and peak["chunked"] < peak["naive"] / 4, peak
+    assert peak["naive"] > 500 and peak["chunked"] < peak["naive"] / 4, peak
 
 
 def test_checkpoint_is_atomic_and_loadable(tmp_path, tiny, tokenizer):
