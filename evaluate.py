@@ -93,6 +93,11 @@ def evaluate_model(model, tokenizer, tasks: list[dict], k: int = 1, temperature:
         for kk in sorted({1, k}):
             metrics[f"pass@{kk}"] = float(np.mean([pass_at_k(k, int(row.sum()), kk) for row in correct]))
     metrics["accuracy"] = float(correct.mean())
+    families = sorted({t["family"] for t in tasks if "family" in t})
+    if len(families) > 1:   # synthetic math: accuracy per problem family shows what RL changed
+        per_task = correct.mean(axis=1)
+        metrics["by_family"] = {f: float(np.mean([a for t, a in zip(tasks, per_task) if t.get("family") == f]))
+                                for f in families}
     rows = [{"id": tasks[c.prompt_index]["id"], "text": c.text, "correct": bool(x)}
             for c, x in zip(outs, correct.flatten())]
     return {"metrics": metrics, "rows": rows}
@@ -109,6 +114,8 @@ def load_eval_tasks(cfg: Config) -> list[dict]:
 def print_table(results: list[dict]):
     keys = ["thinking", "budget", "accuracy", "thinking_rate", "mean_length", "truncation_rate"]
     keys += sorted({k for r in results for k in r if k.startswith("pass@")})
+    results = [{**r, **{f"acc:{f}": a for f, a in r.get("by_family", {}).items()}} for r in results]
+    keys += sorted({k for r in results for k in r if k.startswith("acc:")})
     print("| " + " | ".join(keys) + " |\n|" + "---|" * len(keys))
     for r in results:
         print("| " + " | ".join(f"{r.get(k):.3f}" if isinstance(r.get(k), float) else str(r.get(k))
@@ -129,7 +136,7 @@ def evaluate(cfg: Config) -> Path:
             r = evaluate_model(model, tok, tasks, cfg.k, cfg.temperature, cfg.top_p,
                                cfg.max_new_tokens, mode, budget, engine, cfg.seed)
             results.append(r["metrics"])
-            samples += [{"thinking": mode, "budget": budget, **row} for row in r["rows"][:20]]
+            samples += [{"thinking": mode, "budget": budget, **row} for row in r["rows"]]
             print(json.dumps(r["metrics"]))
     print_table(results)
     (out / "results.json").write_text(json.dumps({"config": asdict(cfg), "results": results}, indent=2))

@@ -36,3 +36,27 @@ def test_thinking_detection():
     assert evaluate.has_closed_think("<think>\nstep\n</think>\n\n\\boxed{1}")
     assert not evaluate.has_closed_think("<think>\n\n</think>\n\n\\boxed{1}")   # empty: no-think mode
     assert not evaluate.has_closed_think("<think>never closed")
+
+
+def test_accuracy_by_family_and_pass_at_k_from_scripted_engine(tokenizer):
+    """A scripted engine: 2 samples per problem, the arithmetic answers right once, the linear
+    ones never. avg@2 = 1/4 overall, by family 0.5 and 0.0, pass@2 = 0.5."""
+    import data
+    import models
+    pool = data.math_tasks(12, "test", 0, families=["arithmetic", "linear"], levels=(1,))
+    tasks = [t for t in pool if t["family"] == "arithmetic"][:2] + [t for t in pool if t["family"] == "linear"][:2]
+
+    class Scripted:
+        def generate(self, prompts, params):
+            outs = []
+            for i, t in enumerate(tasks):
+                for j in range(params.n):
+                    ans = t["answer"] if (t["family"] == "arithmetic" and j == 0) else "999999"
+                    outs.append(models.Completion(i, [], [1, 2, 3], f"<think>\nx\n</think>\n\n\\boxed{{{ans}}}", False))
+            return outs
+
+    r = evaluate.evaluate_model(None, tokenizer, tasks, k=2, engine=Scripted())["metrics"]
+    assert r["avg@2"] == pytest.approx(0.25)
+    assert r["by_family"] == {"arithmetic": pytest.approx(0.5), "linear": 0.0}
+    assert r["pass@2"] == pytest.approx(0.5)
+    assert r["thinking_rate"] == 1.0 and r["mean_length"] == 3.0
