@@ -318,28 +318,12 @@ def reflection_counts(texts: list[str]) -> dict[str, float]:
             for w, p in REFLECTION.items()}
 
 
-def math_partial_reward(completion: str, task: dict, **_) -> float:
-    """1 if `verify_math` accepts the answer (a `\\boxed{}` or an anchored final statement), 0.5 if
-    only the last number of the answer region equals the gold answer, else 0.
-
-    Partial credit for small models that rarely box an answer (the embedded SmolLM2-135M): the
-    group then carries signal from step one, and the extra 0.5 teaches the box. Unlike a format
-    bonus it cannot be earned with an empty `\\boxed{}` (STILL-3's -1/-2 outcome reward can).
-    >>> math_partial_reward("25% of 40 is 10.", {"answer": "10"})
-    0.5
-    """
-    if rewards.verify_math(completion, task["answer"]):
-        return 1.0
-    numbers = re.findall(r"-?\d+(?:\.\d+)?", rewards.answer_region(completion) or "")
-    return 0.5 if numbers and numbers[-1] == str(task["answer"]).strip() else 0.0
-
-
-rewards.REWARDS.setdefault("math_partial", math_partial_reward)  # a local reward, by name like the others
 
 
 # ==============================================================================================
 # Checks: stop at start with a message that names the flag and the fix
 # ==============================================================================================
+math_partial_reward = rewards.math_partial_reward   # kept for code that imported it from here
 ANSWER_REWARDS = {"math", "math_partial", "still3_outcome", "length_aware", "phi4"}
 
 

@@ -843,12 +843,30 @@ def math_reward(completion: str, task: dict, **_) -> float:
     return 1.0 if verify_math(completion, task["answer"]) else 0.0
 
 
-def still3_outcome_reward(completion: str, task: dict, **_) -> float:
-    """+1 correct, -1 wrong, -2 when the answer region has no `\\boxed{}` at all.
+def math_partial_reward(completion: str, task: dict, **_) -> float:
+    """1 if `verify_math` accepts the answer (a `\\boxed{}` or an anchored final statement), 0.5 if
+    only the last number of the answer region equals the gold answer, else 0.
 
-    One released STILL-3 variant (RECIPES.md, STILL-3)."""
+    Partial credit for small models that rarely box an answer (the embedded SmolLM2-135M): the
+    group then carries signal from step one, and the extra 0.5 teaches the box. Unlike a format
+    bonus it cannot be earned with an empty `\\boxed{}` (STILL-3's -1/-2 outcome reward can).
+    >>> math_partial_reward("25% of 40 is 10.", {"answer": "10"})
+    0.5
+    """
+    if verify_math(completion, task["answer"]):
+        return 1.0
+    numbers = re.findall(r"-?\d+(?:\.\d+)?", answer_region(completion) or "")
+    return 0.5 if numbers and numbers[-1] == str(task["answer"]).strip() else 0.0
+
+
+def still3_outcome_reward(completion: str, task: dict, **_) -> float:
+    """+1 correct, -1 wrong, -2 when the answer region has no non-empty `\\boxed{}`.
+
+    One released STILL-3 variant (RECIPES.md, STILL-3). An empty `\\boxed{}` counts as no box:
+    otherwise "\\boxed{}" alone earns -1 instead of -2, a reward hack a small policy finds
+    within a few steps (seen on SmolLM2-135M)."""
     region = answer_region(completion)
-    if region is None or not _find_boxes(region):
+    if region is None or not any(c.strip() for _, _, c in _find_boxes(region)):
         return -2.0
     return 1.0 if verify_math(completion, task["answer"]) else -1.0
 
@@ -1364,6 +1382,7 @@ def _code_all(completion: str, task: dict, **info) -> float:
 
 REWARDS: dict[str, Callable[..., float]] = {
     "math": math_reward,
+    "math_partial": math_partial_reward,
     "still3_outcome": still3_outcome_reward,
     "format": format_reward,
     "format_strict": _strict_format,

@@ -133,6 +133,9 @@ def test_math_and_still3_outcome():
     assert rewards.still3_outcome_reward("\\boxed{4}", task) == 1.0
     assert rewards.still3_outcome_reward("\\boxed{5}", task) == -1.0
     assert rewards.still3_outcome_reward("The answer is 4", task) == -2.0
+    assert rewards.still3_outcome_reward("The answer is \\boxed{}.", task) == -2.0    # empty box: no box
+    assert rewards.still3_outcome_reward("\\boxed{ }", task) == -2.0
+    assert rewards.REWARDS["math_partial"]("So 2 + 2 = 4", task) == 0.5
 
 
 @pytest.mark.parametrize("text,plain,strict", [
