@@ -73,6 +73,7 @@ import os
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -328,6 +329,117 @@ os._exit(0)
 
 
 # --------------------------------------------------------------------------------------------
+# The zygote (full mode): one pre-started, pre-imported interpreter per slot, OUTSIDE every sandbox,
+# that never runs untrusted code and never sees a job. Per program the parent starts a fresh bwrap
+# (``--block-fd``: its namespaces and mounts are set up, then it waits), opens that sandbox's
+# namespace files and hands them to the zygote with the program's pipes. The zygote forks K, which
+# joins the slot's cgroups, sets the rlimits, becomes the slot uid, enters the fresh sandbox's
+# user/mount/pid/net/ipc/uts/cgroup namespaces, drops every capability (bounding set, capset,
+# no_new_privs), keeps only the program's pipes, and forks R -- pid 2 of the sandbox -- which
+# runs RUNNER exactly as `python -I -S -B -c RUNNER 3 4 mode` would, but without paying for the
+# interpreter's start-up and the usual imports. K reports R's exit status and exits.
+# --------------------------------------------------------------------------------------------
+ZYGOTE = r"""
+import os, sys, marshal, socket, signal, builtins, resource, ctypes, gc
+SOCK = int(sys.argv[1])
+RUNNER_CODE = compile(sys.argv[2], "<runner>", "exec")
+for _m in sys.argv[3].split(","):
+    try:
+        __import__(_m)
+    except Exception:
+        pass
+libc = ctypes.CDLL(None, use_errno=True)
+# PR_SET_CHILD_SUBREAPER: if K dies before R (the sweep kills both), R is reparented here, not to the
+# host's init, and -- SIGCHLD ignored -- reaped at once, so the sandbox's PID namespace can end.
+libc.prctl(36, 1, 0, 0, 0)
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # K processes are reaped by the kernel
+# No PR_SET_PDEATHSIG: it would fire when the *thread* that started the zygote ends. The zygote
+# leaves when its socket reaches EOF, i.e. when the parent process is gone.
+del _m
+
+def _check(r, what):
+    if r != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, "%s: %s" % (what, os.strerror(e)))
+
+def _enter(spec, fds):
+    uid, cgroups, rlimits, nsnames, mode = spec
+    ns, (stdin, stdout, stderr, job, chan, status) = fds[:len(nsnames)], fds[len(nsnames):]
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    for path in cgroups:  # still root: join the slot's cgroups (memory, pids, cpuacct)
+        with open(path, "w") as f:
+            f.write(str(os.getpid()))
+    os.setsid()
+    os.setgroups([]); os.setresgid(uid, uid, uid); os.setresuid(uid, uid, uid)
+    if os.getresuid() != (uid, uid, uid) or os.getgroups():
+        raise OSError("could not become uid %d" % uid)
+    for name, fd in zip(nsnames, ns):  # the user namespace first: it grants the rights for the rest
+        _check(libc.setns(fd, 0), "setns " + name)
+    os.chdir("/tmp")
+    for cap in range(64):
+        libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP (EINVAL past the last capability)
+    hdr, data = (ctypes.c_uint32 * 2)(0x20080522, 0), (ctypes.c_uint32 * 6)()
+    _check(libc.capset(hdr, data), "capset")
+    _check(libc.prctl(38, 1, 0, 0, 0), "PR_SET_NO_NEW_PRIVS")
+    _check(libc.capget(hdr, data), "capget")
+    if any(data) or libc.prctl(23, 21, 0, 0, 0) != 0:  # no capability left, CAP_SYS_ADMIN not in the bounding set
+        raise OSError("capabilities were not dropped")
+    keep = [os.dup(fd) for fd in (stdin, stdout, stderr, job, chan, status)]
+    for i, fd in enumerate(keep):
+        os.dup2(fd, i)
+    os.closerange(6, 1 << 20)  # the zygote's socket, the namespace files, every other descriptor
+    for res, soft, hard in rlimits:
+        resource.setrlimit(res, (soft, hard))
+    pid = os.fork()
+    if pid == 0:
+        os.close(5)
+        return mode
+    for fd in range(5):
+        os.close(fd)
+    status = os.waitpid(pid, 0)[1]
+    try:
+        os.write(5, status.to_bytes(4, "little", signed=True))
+    finally:
+        os._exit(0)
+
+def _serve():
+    sock = socket.socket(fileno=SOCK)
+    sock.sendall(b"ready")
+    gc.collect(); gc.freeze()
+    while True:
+        try:
+            msg, fds, _, _ = socket.recv_fds(sock, 1 << 16, 64)
+        except OSError:
+            os._exit(0)
+        if not msg:
+            os._exit(0)
+        spec = marshal.loads(msg)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                sock.close()
+                return _enter(spec, fds)  # returns only in R
+            except BaseException as e:
+                try:
+                    os.write(fds[len(spec[3]) + 2], ("sandbox: %s: %s\n" % (type(e).__name__, e)).encode())
+                finally:
+                    os._exit(70)
+        for fd in fds:
+            os.close(fd)
+
+_mode = _serve()
+sys.argv = ["-c", "3", "4", _mode]
+del _serve, _enter, _check, _mode, SOCK, libc
+exec(RUNNER_CODE, {"__name__": "__runner__", "__builtins__": builtins})
+"""
+# Modules the zygote imports once, so that programs find them loaded (HumanEval: typing alone is
+# ~12 ms of start-up per program). Only modules without per-process state (no `random`: a forked
+# copy would repeat its sequence; `random` reseeds itself after fork anyway, but stays out).
+PRELOAD = ("typing", "collections", "math", "re", "functools", "itertools", "heapq", "bisect", "string",
+           "operator", "copy", "hashlib", "marshal", "_ctypes")
+
+
+# --------------------------------------------------------------------------------------------
 # Isolation set-up: which mode, which files to bind, per-slot uid and cgroups.
 # --------------------------------------------------------------------------------------------
 PYTHON = os.environ.get("SANDBOX_PYTHON", "/usr/bin/python3")
@@ -411,12 +523,30 @@ def _detect() -> dict:
             mode = "full"
     s["mode"], s["why"], s["root"] = mode, why, root
     s["cg"] = {c: os.path.join(p, CG_NAME) for c, p in cg.items()} if mode == "full" else {}
+    if mode == "full" and os.environ.get("SANDBOX_ZYGOTE", "1") != "0":
+        s["zygote"] = True
+        why_not = _probe_zygote(s)
+        if why_not:
+            s["zygote"] = False
+            print(f"sandbox.py: note: pre-started interpreters unavailable, one interpreter start per run "
+                  f"({why_not.strip()[:300]})", file=sys.stderr)
     if mode != "full":
         warnings.warn(f"\n{'!' * 78}\nsandbox.py: WEAK ISOLATION (mode {mode!r}): {why}.\n"
                       f"Untrusted code is NOT fully contained. Set SANDBOX_REQUIRE_ISOLATION=1 to refuse.\n{'!' * 78}",
                       RuntimeWarning, stacklevel=3)
         print(f"sandbox.py: WARNING: weak isolation mode {mode!r}: {why}", file=sys.stderr)
     return s
+
+
+def _probe_zygote(s: dict) -> str:
+    """'' if a program runs through the zygote path (see ZYGOTE), else why not."""
+    try:
+        run = _launch_zygote(s, "stdio", "print(input() * 2)", b"21\n", Limits(), 1)
+    except Exception as e:  # noqa: BLE001 - any failure means "unusable"
+        return repr(e)
+    if run.hello and run.returncode == 0 and run.stdout == b"2121\n":
+        return ""
+    return run.stderr.decode("utf-8", "replace") or f"exit status {run.returncode}"
 
 
 def _probe_bwrap(s: dict, uid: int | None) -> str:
@@ -573,7 +703,282 @@ class _Run:
 
 
 def _launch(mode: str, job, stdin: bytes | None, lim: Limits, n_tests: int) -> _Run:
+    """One program in one fresh sandbox: through the slot's zygote in full mode, else a plain start."""
     s = _state()
+    if s.get("zygote"):
+        return _launch_zygote(s, mode, job, stdin, lim, n_tests)
+    return _launch_plain(s, mode, job, stdin, lim, n_tests)
+
+
+SANDBOX_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"}
+NAMESPACES = ("user", "mnt", "pid", "net", "ipc", "uts", "cgroup")  # the user namespace first
+
+
+class _Zygote:
+    """This process's zygote for one slot index (root, outside every sandbox; see ZYGOTE)."""
+
+    _all: dict = {}
+    _lock = threading.Lock()
+
+    def __init__(self, s: dict):
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.proc = subprocess.Popen(
+            [s["python"], "-I", "-S", "-B", "-c", ZYGOTE, str(theirs.fileno()), RUNNER, ",".join(PRELOAD)],
+            pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, env=dict(SANDBOX_ENV), cwd="/", start_new_session=True)
+        theirs.close()
+        self.sock.settimeout(30)
+        try:
+            ready = self.sock.recv(16)
+        except OSError:
+            ready = b""
+        self.sock.settimeout(None)
+        if ready != b"ready":
+            self.close()
+            raise SandboxError("the sandbox zygote did not start")
+
+    def close(self):
+        self.sock.close()
+        try:
+            self.proc.kill()
+        except OSError:
+            pass
+        self.proc.wait()
+
+    @classmethod
+    def get(cls, s: dict, i: int) -> "_Zygote":
+        with cls._lock:
+            z = cls._all.get(i)
+            if z is not None and z.proc.poll() is None:
+                return z
+            if z is not None:
+                z.close()
+            z = cls._all[i] = _Zygote(s)
+            return z
+
+    @classmethod
+    def drop(cls, i: int):
+        with cls._lock:
+            z = cls._all.pop(i, None)
+        if z is not None:
+            z.close()
+
+    @classmethod
+    def _forget_after_fork(cls):  # a forked child must not talk to its parent's zygotes
+        for z in cls._all.values():
+            z.sock.close()
+        cls._all = {}
+        cls._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_Zygote._forget_after_fork)
+
+
+def _rlimits(lim: Limits, cpu_budget: float) -> list[tuple[int, int, int]]:
+    """The second line of limits (the cgroups are the first), as _join_script sets them in full mode."""
+    import resource
+    cpu = math.ceil(cpu_budget) + 1  # soft limit -> SIGXCPU (classified as timeout); hard 1 s later -> SIGKILL
+    fsize = lim.max_file_mb << 20
+    return [(resource.RLIMIT_CORE, 0, 0), (resource.RLIMIT_CPU, cpu, cpu + 1),
+            (resource.RLIMIT_FSIZE, fsize, fsize), (resource.RLIMIT_NOFILE, lim.max_open_files, lim.max_open_files)]
+
+
+def _wait_blocked(proc: subprocess.Popen, block_fd: int, deadline: float) -> int | None:
+    """Host pid of bwrap's sandboxed child once it waits on --block-fd (the sandbox is fully set up)."""
+    want = f"0 {block_fd:#x} "
+    inner = None
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return None
+        try:
+            if inner is None:
+                kids = open(f"/proc/{proc.pid}/task/{proc.pid}/children").read().split()
+                inner = int(kids[0]) if kids else None
+            if inner is not None and open(f"/proc/{inner}/syscall").read().startswith(want):
+                return inner
+        except (OSError, ValueError):
+            inner = None
+        time.sleep(0.0003)
+    return None
+
+
+def _namespaces(inner: int, opened: list[int]) -> tuple[list[str], list[int]]:
+    """Descriptors of the sandbox's namespaces, in the order K must enter them: the user namespace that
+    owns the mount namespace, the others, then the sandbox's own user namespace if it is a nested one
+    (bwrap --disable-userns nests one so that no further user namespace can be made inside)."""
+    names, fds = [], []
+    for n in NAMESPACES:
+        fd = os.open(f"/proc/{inner}/ns/{n}", os.O_RDONLY | os.O_CLOEXEC)
+        opened.append(fd)
+        if os.readlink(f"/proc/{inner}/ns/{n}") != os.readlink(f"/proc/self/ns/{n}"):
+            names.append(n)
+            fds.append(fd)
+        elif n != "cgroup":  # every other namespace must be the sandbox's own
+            raise SandboxError(f"bwrap's sandbox shares the {n} namespace")
+    owner = fcntl.ioctl(fds[names.index("mnt")], NS_GET_USERNS)
+    opened.append(owner)
+    user = fds[0]
+    if os.readlink(f"/proc/self/fd/{owner}") != os.readlink(f"/proc/self/fd/{user}"):
+        return ["user (owner)"] + names[1:] + ["user"], [owner] + fds[1:] + [user]
+    return names, fds
+
+
+NS_GET_USERNS = 0xB701  # ioctl: the user namespace that owns a namespace
+
+
+def _launch_zygote(s: dict, mode: str, job, stdin: bytes | None, lim: Limits, n_tests: int) -> _Run:
+    secret = os.urandom(16)
+    cpu_budget = lim.timeout_s * n_tests + 0.3
+    wall = lim.wall_timeout_s if lim.wall_timeout_s is not None else 3 * cpu_budget + 2.0
+    job_bytes = marshal.dumps((secret,) + job if mode != "stdio" else job)
+    job_bytes = len(job_bytes).to_bytes(4, "little") + job_bytes
+    run = _Run(frames=[], cpu_budget=cpu_budget)
+    slot = _Slot(s)
+    ours, theirs, closed = [], [], set()  # parent-side and sandbox-side descriptors; closed by _pump_fds
+    proc = None
+    try:
+        slot.prepare(lim)
+        pipes = [os.pipe() for _ in range(6)]  # stdin, stdout, stderr, job, chan, status; block
+        (in_r, in_w), (out_r, out_w), (err_r, err_w), (job_r, job_w), (chan_r, chan_w), (st_r, st_w) = pipes
+        block_r, block_w = os.pipe()
+        if stdin is None:
+            os.close(in_w)
+            in_w = -1
+            ours += [out_r, err_r, job_w, chan_r, st_r, block_w]
+        else:
+            ours += [in_w, out_r, err_r, job_w, chan_r, st_r, block_w]
+        theirs += [in_r, out_w, err_w, job_r, chan_w, st_w, block_r]
+        start = time.monotonic()
+        proc = subprocess.Popen(_bwrap_argv(s, lim.tmp_mb << 20)[:-1] + [
+            "--block-fd", str(block_r), "--", s["python"], "-I", "-S", "-c", ""],
+            pass_fds=(block_r,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err_w,
+            env={}, cwd="/", start_new_session=True, user=slot.uid, group=slot.uid, extra_groups=[])
+        inner = _wait_blocked(proc, block_r, start + min(wall, 30.0))
+        if inner is None:
+            os.write(err_w, b"sandbox: bwrap did not set up the sandbox\n")
+        else:
+            nsnames, nsfds = _namespaces(inner, theirs)
+            spec = (slot.uid, [f"{d}/cgroup.procs" for d in slot.cg.values()], _rlimits(lim, cpu_budget),
+                    nsnames, mode)
+            try:
+                socket.send_fds(_Zygote.get(s, slot.i).sock, [marshal.dumps(spec)],
+                                nsfds + [in_r, out_w, err_w, job_r, chan_w, st_w])
+            except OSError as e:
+                _Zygote.drop(slot.i)
+                os.write(err_w, f"sandbox: the zygote is gone ({e})\n".encode())
+        for fd in theirs:
+            os.close(fd)
+        theirs = []
+        _pump_fds(proc, run, slot, stdin, job_bytes, in_w, out_r, err_r, job_w, chan_r, st_r, secret, lim,
+                  cpu_budget, start + wall, closed)
+    finally:
+        for fd in theirs + ours:
+            if fd not in closed:
+                os.close(fd)
+        if proc is not None:
+            _kill(proc)
+        if slot.cg:
+            run.cpu_s = slot.cpu_s()
+            run.oom = slot.oom_kills() > slot.oom0
+        slot.sweep()
+        slot.release()
+    return run
+
+
+def _pump_fds(proc, run: _Run, slot, stdin, job_bytes, in_w, out_r, err_r, job_w, chan_r, st_r, secret, lim,
+              cpu_budget, deadline, closed: set):
+    """_pump for the zygote path: raw descriptors, and the run ends when K reports R's exit status
+    (then the sandbox is killed, as bwrap would end it, and the pipes are drained to EOF)."""
+    writers = {job_w: memoryview(job_bytes)}
+    if stdin is not None:
+        writers[in_w] = memoryview(stdin)
+    readers = {out_r: "out", err_r: "err", chan_r: "chan", st_r: "status"}
+    out, err, chan, status = bytearray(), bytearray(), bytearray(), bytearray()
+    chan_cap = 64 << 20
+    for fd in list(writers) + list(readers):
+        os.set_blocking(fd, False)
+    poller = select.poll()
+    for fd in writers:
+        poller.register(fd, select.POLLOUT)
+    for fd in readers:
+        poller.register(fd, select.POLLIN)
+    done = False
+    next_cpu = 0.0
+    try:
+        while readers and not done:
+            now = time.monotonic()
+            if now >= deadline:
+                run.killed = "timeout"
+                break
+            if slot.cg and now >= next_cpu:
+                next_cpu = now + 0.02
+                if slot.cpu_s() > cpu_budget:
+                    run.killed = "timeout"
+                    break
+            for fd, ev in poller.poll(min(20.0, (deadline - now) * 1000 + 1)):
+                if fd in writers:
+                    try:
+                        n = os.write(fd, writers[fd][:1 << 16])
+                        writers[fd] = writers[fd][n:]
+                        if len(writers[fd]):
+                            continue
+                    except BlockingIOError:
+                        continue
+                    except OSError:  # EPIPE: the program does not read its input; fine
+                        pass
+                    poller.unregister(fd)
+                    del writers[fd]
+                    os.close(fd)
+                    closed.add(fd)
+                    continue
+                kind = readers.get(fd)
+                if kind is None:
+                    continue
+                try:
+                    data = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if not data:
+                    poller.unregister(fd)
+                    del readers[fd]
+                    if kind == "status":  # K is gone: R has ended (or never started); end the sandbox
+                        _kill_group(proc)
+                    continue
+                if kind == "out":
+                    out += data
+                    if len(out) > lim.max_output_bytes:
+                        run.killed = "output"
+                        done = True
+                elif kind == "err":
+                    err += data
+                    if len(err) > 2 * lim.max_stderr_bytes:
+                        del err[:len(err) - lim.max_stderr_bytes]
+                elif kind == "status":
+                    status += data
+                else:
+                    chan += data
+                    if len(chan) > chan_cap:
+                        run.killed = "output"
+                        done = True
+                    done = _frames(chan, run, secret) or done
+    finally:
+        for fd in writers:
+            os.close(fd)
+            closed.add(fd)
+    if len(status) >= 4:
+        run.returncode = os.waitstatus_to_exitcode(int.from_bytes(status[:4], "little", signed=True))
+    run.stdout = bytes(out[:lim.max_output_bytes])
+    run.stderr = bytes(err[-lim.max_stderr_bytes:])
+
+
+def _kill_group(proc: subprocess.Popen):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # bwrap; --die-with-parent takes its sandbox's PID 1 along
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _launch_plain(s: dict, mode: str, job, stdin: bytes | None, lim: Limits, n_tests: int) -> _Run:
     secret = os.urandom(16)
     cpu_budget = lim.timeout_s * n_tests + 0.3  # + interpreter start-up
     wall = lim.wall_timeout_s if lim.wall_timeout_s is not None else 3 * cpu_budget + 2.0
