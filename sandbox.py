@@ -509,6 +509,7 @@ def _detect() -> dict:
     if bwrap:
         s["binds"], s["links"] = _bind_paths(s["python"])
         s["bwrap"] = bwrap
+        s["setpriv"] = shutil.which("setpriv")
         s["disable_userns"] = "--disable-userns" in subprocess.run(
             [bwrap, "--help"], capture_output=True, text=True).stdout
         mode, why = "bwrap", ""
@@ -667,10 +668,32 @@ class _Slot:
                     os.kill(p, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            time.sleep(0.002)
+            time.sleep(0.0005)
 
     def release(self):
+        self.drop_standby()
         os.close(self.fd)
+
+    # A slot leased for a whole run_many keeps one bwrap started ahead (see _Bwrap): its set-up
+    # (namespaces, mounts) overlaps the previous program. Nothing runs in it until a program is sent.
+    standby = None
+
+    def take_sandbox(self, s: dict, tmp_bytes: int) -> "_Bwrap":
+        b, self.standby = self.standby, None
+        if b is not None and b.tmp_bytes == tmp_bytes and b.proc.poll() is None:
+            return b
+        if b is not None:
+            b.close()
+        return _Bwrap(s, self.uid, tmp_bytes)
+
+    def prestart(self, s: dict, tmp_bytes: int):
+        if self.standby is None:
+            self.standby = _Bwrap(s, self.uid, tmp_bytes)
+
+    def drop_standby(self):
+        b, self.standby = self.standby, None
+        if b is not None:
+            b.close()
 
 
 def _join_script(cgroup_procs: list[str], lim: Limits, cpu_budget: float, mem_rlimit: bool, nproc: bool) -> str:
@@ -712,6 +735,9 @@ def _launch(mode: str, job, stdin: bytes | None, lim: Limits, n_tests: int) -> _
 
 SANDBOX_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"}
 NAMESPACES = ("user", "mnt", "pid", "net", "ipc", "uts", "cgroup")  # the user namespace first
+
+
+_lease = threading.local()  # inside run_many: the worker thread's slot
 
 
 class _Zygote:
@@ -783,23 +809,59 @@ def _rlimits(lim: Limits, cpu_budget: float) -> list[tuple[int, int, int]]:
             (resource.RLIMIT_FSIZE, fsize, fsize), (resource.RLIMIT_NOFILE, lim.max_open_files, lim.max_open_files)]
 
 
-def _wait_blocked(proc: subprocess.Popen, block_fd: int, deadline: float) -> int | None:
-    """Host pid of bwrap's sandboxed child once it waits on --block-fd (the sandbox is fully set up)."""
-    want = f"0 {block_fd:#x} "
-    inner = None
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return None
+class _Bwrap:
+    """A fresh bwrap sandbox that sets itself up and then waits on --block-fd (never released: the
+    program is brought in by the zygote; the sandbox is killed after one program). It runs as the
+    slot's uid, started through setpriv where available so that no parent-sized fork is needed."""
+
+    def __init__(self, s: dict, uid: int, tmp_bytes: int):
+        self.tmp_bytes = tmp_bytes
+        self.block_r, self.block_w = os.pipe()
+        self.err_r, err_w = os.pipe()
+        self.inner = None
+        argv = _bwrap_argv(s, tmp_bytes)[:-1] + ["--block-fd", str(self.block_r), "--", s["python"], "-I", "-S",
+                                                 "-c", ""]
+        kw = {}
+        if s.get("setpriv"):
+            argv = [s["setpriv"], f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"] + argv
+        else:
+            kw = dict(user=uid, group=uid, extra_groups=[])
         try:
-            if inner is None:
-                kids = open(f"/proc/{proc.pid}/task/{proc.pid}/children").read().split()
-                inner = int(kids[0]) if kids else None
-            if inner is not None and open(f"/proc/{inner}/syscall").read().startswith(want):
-                return inner
-        except (OSError, ValueError):
-            inner = None
-        time.sleep(0.0003)
-    return None
+            self.proc = subprocess.Popen(argv, pass_fds=(self.block_r,), stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=err_w, env={}, cwd="/",
+                                         start_new_session=True, **kw)
+        except BaseException:
+            for fd in (self.block_r, self.block_w, self.err_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(err_w)
+
+    def wait_ready(self, deadline: float) -> int | None:
+        """Host pid of bwrap's sandboxed child once it waits on --block-fd (the sandbox is fully set up)."""
+        want = f"0 {self.block_r:#x} "
+        proc, inner = self.proc, None
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                return None
+            try:
+                if inner is None:
+                    kids = open(f"/proc/{proc.pid}/task/{proc.pid}/children").read().split()
+                    inner = int(kids[0]) if kids else None
+                if inner is not None and open(f"/proc/{inner}/syscall").read().startswith(want):
+                    return inner
+            except (OSError, ValueError):
+                inner = None
+            time.sleep(0.0003)
+        return None
+
+    def close(self):
+        _kill(self.proc)
+        for fd in (self.block_r, self.block_w, self.err_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 def _namespaces(inner: int, opened: list[int]) -> tuple[list[str], list[int]]:
@@ -833,27 +895,30 @@ def _launch_zygote(s: dict, mode: str, job, stdin: bytes | None, lim: Limits, n_
     job_bytes = marshal.dumps((secret,) + job if mode != "stdio" else job)
     job_bytes = len(job_bytes).to_bytes(4, "little") + job_bytes
     run = _Run(frames=[], cpu_budget=cpu_budget)
-    slot = _Slot(s)
+    leased = getattr(_lease, "slots", None)
+    slot = getattr(_lease, "slot", None) if leased is not None else None
+    if slot is None:
+        slot = _Slot(s)
+        if leased is not None:
+            _lease.slot = slot
+            leased.append(slot)
     ours, theirs, closed = [], [], set()  # parent-side and sandbox-side descriptors; closed by _pump_fds
     proc = None
     try:
         slot.prepare(lim)
         pipes = [os.pipe() for _ in range(6)]  # stdin, stdout, stderr, job, chan, status; block
         (in_r, in_w), (out_r, out_w), (err_r, err_w), (job_r, job_w), (chan_r, chan_w), (st_r, st_w) = pipes
-        block_r, block_w = os.pipe()
         if stdin is None:
             os.close(in_w)
             in_w = -1
-            ours += [out_r, err_r, job_w, chan_r, st_r, block_w]
+            ours += [out_r, err_r, job_w, chan_r, st_r]
         else:
-            ours += [in_w, out_r, err_r, job_w, chan_r, st_r, block_w]
-        theirs += [in_r, out_w, err_w, job_r, chan_w, st_w, block_r]
+            ours += [in_w, out_r, err_r, job_w, chan_r, st_r]
+        theirs += [in_r, out_w, err_w, job_r, chan_w, st_w]
         start = time.monotonic()
-        proc = subprocess.Popen(_bwrap_argv(s, lim.tmp_mb << 20)[:-1] + [
-            "--block-fd", str(block_r), "--", s["python"], "-I", "-S", "-c", ""],
-            pass_fds=(block_r,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err_w,
-            env={}, cwd="/", start_new_session=True, user=slot.uid, group=slot.uid, extra_groups=[])
-        inner = _wait_blocked(proc, block_r, start + min(wall, 30.0))
+        bw = slot.take_sandbox(s, lim.tmp_mb << 20)
+        proc = bw.proc
+        inner = bw.wait_ready(start + min(wall, 30.0))
         if inner is None:
             os.write(err_w, b"sandbox: bwrap did not set up the sandbox\n")
         else:
@@ -866,33 +931,36 @@ def _launch_zygote(s: dict, mode: str, job, stdin: bytes | None, lim: Limits, n_
             except OSError as e:
                 _Zygote.drop(slot.i)
                 os.write(err_w, f"sandbox: the zygote is gone ({e})\n".encode())
+        if leased is not None:
+            slot.prestart(s, lim.tmp_mb << 20)  # the next program's sandbox sets itself up meanwhile
         for fd in theirs:
             os.close(fd)
         theirs = []
-        _pump_fds(proc, run, slot, stdin, job_bytes, in_w, out_r, err_r, job_w, chan_r, st_r, secret, lim,
-                  cpu_budget, start + wall, closed)
+        _pump_fds(proc, run, slot, stdin, job_bytes, in_w, out_r, bw.err_r, err_r, job_w, chan_r, st_r, secret,
+                  lim, cpu_budget, start + wall, closed)
     finally:
         for fd in theirs + ours:
             if fd not in closed:
                 os.close(fd)
         if proc is not None:
-            _kill(proc)
+            bw.close()
         if slot.cg:
             run.cpu_s = slot.cpu_s()
             run.oom = slot.oom_kills() > slot.oom0
         slot.sweep()
-        slot.release()
+        if leased is None:
+            slot.release()
     return run
 
 
-def _pump_fds(proc, run: _Run, slot, stdin, job_bytes, in_w, out_r, err_r, job_w, chan_r, st_r, secret, lim,
-              cpu_budget, deadline, closed: set):
+def _pump_fds(proc, run: _Run, slot, stdin, job_bytes, in_w, out_r, bwrap_err_r, err_r, job_w, chan_r, st_r,
+              secret, lim, cpu_budget, deadline, closed: set):
     """_pump for the zygote path: raw descriptors, and the run ends when K reports R's exit status
     (then the sandbox is killed, as bwrap would end it, and the pipes are drained to EOF)."""
     writers = {job_w: memoryview(job_bytes)}
     if stdin is not None:
         writers[in_w] = memoryview(stdin)
-    readers = {out_r: "out", err_r: "err", chan_r: "chan", st_r: "status"}
+    readers = {out_r: "out", err_r: "err", bwrap_err_r: "err", chan_r: "chan", st_r: "status"}
     out, err, chan, status = bytearray(), bytearray(), bytearray(), bytearray()
     chan_cap = 64 << 20
     for fd in list(writers) + list(readers):
@@ -1383,8 +1451,19 @@ def run_many(jobs: list[tuple[str, list[dict]]], workers: int | None = None, **l
     """run_tests over (code, tests) pairs in parallel (default: one worker per core); results in order."""
     workers = workers or os.cpu_count() or 1
     _state()  # detect once, before the threads start
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda job: run_tests(job[0], job[1], **limits), jobs))
+    leased: list = []  # each worker thread keeps one slot (and its next sandbox, started ahead) for the batch
+
+    def work(job):
+        if getattr(_lease, "slots", None) is not leased:
+            _lease.slots, _lease.slot = leased, None
+        return run_tests(job[0], job[1], **limits)
+
+    try:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(work, jobs))
+    finally:
+        for slot in leased:
+            slot.release()
 
 
 def isolation_mode() -> str:

@@ -478,3 +478,46 @@ def test_humaneval_canonical_accepted_broken_rejected():
     assert len(problems) == 164
     assert [(p["task_id"], r) for p, r in zip(problems, good) if r.verdict != "accepted"] == []
     assert [p["task_id"] for p, r in zip(problems, bad) if r.verdict == "accepted"] == []
+
+
+# ------------------------------------------------- pre-started sandboxes (zygote + standby bwrap)
+@needs_full
+def test_next_program_in_the_same_slot_sees_nothing_of_the_previous_one():
+    # one worker: every program goes through the same slot, its zygote and its pre-started sandbox
+    leave = ("import os\nopen('/tmp/left', 'w').write('x')\nif os.fork() == 0:\n    os.setsid()\n"
+             "    import time; time.sleep(30)\nimport sys; sys.modules['typing'].LEFT = 1\nprint('left')")
+    look = ("import os, sys, typing\nprint(os.path.exists('/tmp/left'), hasattr(typing, 'LEFT'),\n"
+            "      sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))")
+    jobs = [(leave, io("", "left")), (look, io("", "False False [1, 2]")),
+            ("while True: pass", io("", "")), ("import os\nos.kill(os.getpid(), 9)", io("", "")),
+            ("x = bytearray(200 << 20)", io("", "")), (look, io("", "False False [1, 2]"))]
+    res = run_many(jobs, workers=1, timeout_s=0.5, wall_timeout_s=2.0, memory_mb=128)
+    assert [r.verdict for r in res] == ["accepted", "accepted", "timeout", "runtime_error", "memory_limit",
+                                        "accepted"], res
+
+
+@needs_full
+def test_candidate_holds_no_privilege_and_no_stray_descriptor():
+    code = """
+import ctypes, os
+st = dict(l.split(':', 1) for l in open('/proc/self/status').read().splitlines())
+print('caps', {k: st[k].strip() for k in ('CapEff', 'CapPrm', 'CapInh', 'CapBnd', 'CapAmb', 'NoNewPrivs')})
+print('uid', os.getresuid(), os.getgroups())
+print('fds', sorted(int(f) for f in os.listdir('/proc/self/fd')))
+libc = ctypes.CDLL(None, use_errno=True)
+for flag in (0x10000000, 0x20000, 0x40000000):  # CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWNET
+    print('unshare', hex(flag), libc.unshare(flag))
+"""
+    out = out_of(code)
+    zero = "0000000000000000"
+    assert f"'CapEff': '{zero}', 'CapPrm': '{zero}', 'CapInh': '{zero}', 'CapBnd': '{zero}', " \
+           f"'CapAmb': '{zero}', 'NoNewPrivs': '1'" in out, out
+    uid = int(out.split("uid (")[1].split(",")[0])
+    assert sandbox.UID_BASE <= uid < sandbox.UID_BASE + sandbox.MAX_SLOTS, out
+    assert "fds [0, 1, 2, 3]" in out, out  # stdin, stdout, stderr and listdir's own
+    assert out.count(" -1") == 3, out  # no new user, mount or network namespace
+    # the assert-mode candidate process too
+    probe = ("def f():\n    st = open('/proc/self/status').read()\n"
+             "    return [l.split()[1] for l in st.splitlines() if l.startswith(('CapEff', 'CapBnd', 'NoNewPrivs'))]")
+    r = run_tests(probe, [{"assert": f"assert f() == ['{zero}', '{zero}', '1'], f()"}])
+    assert r.verdict == "accepted", r
