@@ -18,6 +18,11 @@ How a run is isolated ("full" mode: root + bubblewrap + cgroup v1)
     ``--die-with-parent``, ``--new-session``, a fresh /proc and /dev, a size-capped tmpfs /tmp as
     the per-run work directory, and only the interpreter, its standard library and the shared
     libraries it links bound read-only. The environment is empty (PATH/HOME/LANG only).
+  * The interpreter is not started per run: a pre-imported zygote per slot (outside every sandbox,
+    never given a job) forks a process that joins the slot's cgroups, becomes the slot uid, enters
+    the fresh bwrap's namespaces (bwrap waits on --block-fd once set up), drops every capability and
+    forks the runner as the sandbox's pid 2 (see ZYGOTE). In run_many each worker keeps its slot and
+    starts the next program's bwrap ahead. SANDBOX_ZYGOTE=0 starts an interpreter per run instead.
   * It runs as an unprivileged uid, one per concurrent slot (61000+i, no passwd entry needed), so
     root-only files stay unreadable and the launcher's environment is not in /proc/1/environ.
   * Limits: CPU time of the whole process tree (cgroup cpuacct, polled) with a wall-clock backstop
