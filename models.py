@@ -324,8 +324,21 @@ def _chunk_logprobs(hidden, weight, targets, temperature: float, with_entropy: b
     return logp, entropy
 
 
+MMAP_SAFE_BYTES = 40 << 20   # > glibc's largest dynamic mmap threshold (32 MiB on 64-bit)
+
+
+def auto_chunk_size(batch: int, vocab: int) -> int:
+    """Positions per logits chunk so that one [batch, chunk, vocab] float32 block is ~40 MiB.
+
+    Above 32 MiB glibc always serves a block by mmap and returns it to the OS on free; smaller
+    blocks (e.g. 128 positions x 49k vocab = 25 MiB) come from the heap once glibc has raised
+    its dynamic threshold, fragment it, and peak RSS grows with the sequence length although
+    live tensors do not (bench/loss_memory.py). At least 16 positions per chunk."""
+    return max(16, -(-MMAP_SAFE_BYTES // (4 * batch * vocab)))
+
+
 def token_logprobs(model, input_ids, attention_mask, temperature: float = 1.0,
-                   chunk_size: int = 128, with_entropy: bool = False, *, start: int = 0):
+                   chunk_size: int | None = None, with_entropy: bool = False, *, start: int = 0):
     """Per-token log π(x_t | x_<t) and entropy H(π(· | x_<t)), for t = 1..T-1 -> [B, T-1] each.
 
     `start` > 0 scores only t = start+1..T-1 -> [B, T-1-start] (column j is target start+1+j):
@@ -335,7 +348,8 @@ def token_logprobs(model, input_ids, attention_mask, temperature: float = 1.0,
     with z the logits and τ the sampling temperature (the policy that sampled is softmax(z/τ)).
 
     Memory: the decoder runs once; the LM head and the log-softmax run over `chunk_size`
-    positions at a time, so only one [B, chunk, V] float32 block exists. Under autograd each
+    positions at a time (default `auto_chunk_size`: ~40 MiB blocks), so only one [B, chunk, V]
+    float32 block exists. Under autograd each
     chunk is wrapped in activation checkpointing, so backward recomputes it instead of keeping
     every chunk's logits alive. Position ids follow the attention mask (left padding).
     """
@@ -344,6 +358,7 @@ def token_logprobs(model, input_ids, attention_mask, temperature: float = 1.0,
     hidden = decoder(input_ids=input_ids, attention_mask=attention_mask,
                      position_ids=position_ids).last_hidden_state[:, start:-1]
     weight = model.get_output_embeddings().weight
+    chunk_size = chunk_size or auto_chunk_size(input_ids.shape[0], weight.shape[0])
     targets = input_ids[:, start + 1:]
     logps, ents = [], []
     for s in range(0, hidden.shape[1], chunk_size):

@@ -6,17 +6,18 @@ once the model and inputs exist:
 
 * naive : full logits -> float32 log_softmax over the vocabulary -> gather (two [T, V] tensors)
 * trl   : full logits -> `trl.trainer.utils.selective_log_softmax` (TRL's GRPOTrainer path)
-* ours  : `models.token_logprobs`: LM head + log-softmax over 128 positions at a time, each
-          chunk recomputed in backward (activation checkpointing), so no [T, V] tensor exists
+* ours  : `models.token_logprobs`: LM head + log-softmax over a chunk of positions at a time
+          (`models.auto_chunk_size`: ~40 MiB blocks), each chunk recomputed in backward
+          (activation checkpointing), so no [T, V] tensor exists
+* ours@128: the same with a fixed 128-position chunk (the earlier default)
 
 The model is a 2-layer random Llama (hidden 256) so that the vocabulary-sized tensors dominate,
 as they do for long completions of small models.
 
-`ours+mmap` is the same code with `MALLOC_MMAP_THRESHOLD_=4194304` in the environment. glibc
-raises its mmap threshold after large frees (up to 32 MiB), so the ~25 MiB chunk buffers of a
-49k vocabulary get carved from the heap and fragment it: RSS grows although live tensors do not.
-A fixed threshold keeps them mmapped, returned to the OS on free. Vocabularies whose chunk is
-above 32 MiB (151k: ~78 MiB per chunk) are mmapped either way.
+Why chunk by bytes, not positions: glibc raises its mmap threshold after large frees (up to
+32 MiB), so the ~25 MiB buffers of 128 positions x 49k vocabulary get carved from the heap and
+fragment it: RSS grows with T although live tensors do not (`ours@128`). Blocks above 32 MiB
+are always mmapped and go back to the OS on free, whatever the vocabulary.
 
     python bench/loss_memory.py            # prints a markdown table
 """
@@ -42,7 +43,7 @@ def status(key):   # kB, from /proc/self/status
 open("/proc/self/clear_refs", "w").write("5")   # reset the peak-RSS mark (VmHWM) to now
 base = status("VmRSS")
 if method == "ours":
-    logp = models.token_logprobs(model, ids, attn, chunk_size=128)[0]
+    logp = models.token_logprobs(model, ids, attn, chunk_size=int(sys.argv[4]) or None)[0]
 else:
     logits = model(ids).logits[:, :-1]
     if method == "naive":
@@ -57,9 +58,10 @@ print((status("VmHWM") - base) / 1024)
 
 def peak_mb(method: str, T: int, V: int) -> float:
     env = dict(os.environ)
-    if method == "ours+mmap":   # glibc: serve >= 4 MiB blocks by mmap, so freed chunks go back
-        method, env["MALLOC_MMAP_THRESHOLD_"] = "ours", str(4 << 20)
-    out = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT)), method, str(T), str(V)],
+    chunk = "0"                 # 0: models.auto_chunk_size (~40 MiB blocks, always mmapped)
+    if method == "ours@128":    # the old fixed 128-position chunk (25 MiB blocks at 49k vocab)
+        method, chunk = "ours", "128"
+    out = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT)), method, str(T), str(V), chunk],
                          capture_output=True, text=True, env=env)
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-2000:])
@@ -67,7 +69,7 @@ def peak_mb(method: str, T: int, V: int) -> float:
 
 
 def main(lengths=(256, 1024, 4096), vocabs=(49152, 151936)):
-    methods = ["naive", "ours", "ours+mmap"]
+    methods = ["naive", "ours@128", "ours"]
     try:
         import trl  # noqa: F401
         methods.insert(1, "trl")

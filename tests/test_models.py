@@ -211,3 +211,11 @@ def test_engine_selection_errors(tiny, tokenizer, monkeypatch):
     assert models.make_engine("auto", tiny, tokenizer).name == "hf"   # no GPU here
     with pytest.raises(ValueError, match="auto, hf, vllm"):
         models.make_engine("sglang", tiny, tokenizer)
+
+
+def test_auto_chunk_size_keeps_blocks_above_glibc_mmap_threshold():
+    # 40 MiB / (4 B x batch x vocab), rounded up: 41943040 / 196608 = 213.3 -> 214
+    assert models.auto_chunk_size(1, 49152) == 214
+    assert models.auto_chunk_size(1, 151936) == 70          # 41943040 / 607744 = 69.01
+    assert models.auto_chunk_size(64, 49152) == 16          # 3.3 -> the floor of 16 positions
+    assert 4 * 214 * 49152 > 32 << 20                       # above glibc's 32 MiB dynamic cap
