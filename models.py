@@ -223,7 +223,8 @@ class HFEngine:
                     max_new_tokens=params.max_new_tokens, do_sample=not greedy,
                     temperature=None if greedy else params.temperature,
                     top_p=None if greedy else params.top_p,
-                    top_k=None if greedy or params.top_k <= 0 else params.top_k,
+                    # top_k=0, not None: None means transformers' default top-k of 50
+                    top_k=None if greedy else max(params.top_k, 0),
                     eos_token_id=self.stop_ids, pad_token_id=tok.pad_token_id,
                     synced_gpus=world_size() > 1)  # FSDP2: ranks step together until all stop
                 for row, (pi, ids) in enumerate(batch):

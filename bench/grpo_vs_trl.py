@@ -65,7 +65,18 @@ def run_trl(steps: int, out: Path) -> dict:
     model, tok = models.load_policy()
     tasks = data.math_tasks(PROMPTS * steps, "train", seed=0, levels=(1,))
     ds = datasets.Dataset.from_list([{"prompt": data.build_messages(t)} for t in tasks])
-    times = []
+    times, gen_times, gen_tokens = [], [], []
+    hf_generate = model.generate
+
+    def timed_generate(*args, **kwargs):   # TRL calls the unwrapped model's generate on CPU
+        t = time.perf_counter()
+        out = hf_generate(*args, **kwargs)
+        gen_times.append(time.perf_counter() - t)
+        new = out[:, kwargs["input_ids"].shape[1]:] if "input_ids" in kwargs else out
+        gen_tokens.append(int((new != tok.pad_token_id).sum()))
+        return out
+
+    model.generate = timed_generate
 
     class StepTimer(TrainerCallback):
         def on_step_begin(self, args, state, control, **kw):
@@ -86,8 +97,14 @@ def run_trl(steps: int, out: Path) -> dict:
     trainer = GRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=ds,
                           processing_class=tok, callbacks=[StepTimer()])
     trainer.train()
-    return {"step_s": times, "gen_tokens_per_s": [], "train_tokens_per_s": [],
-            "peak_rss_mb": peak_rss_mb()}
+    # one generate call per step here (steps_per_generation = 1); training = step - generation
+    n = min(len(times), len(gen_times))
+    lengths = [h["completions/mean_length"] for h in trainer.state.log_history if "completions/mean_length" in h]
+    gen_tps = [k / g for k, g in zip(gen_tokens, gen_times)]
+    train_tps = [PROMPTS * GENERATIONS * L / max(t - g, 1e-9)
+                 for L, t, g in zip(lengths, times[:n], gen_times[:n])]
+    return {"step_s": times, "gen_s": gen_times, "gen_tokens_per_s": gen_tps,
+            "train_tokens_per_s": train_tps, "peak_rss_mb": peak_rss_mb()}
 
 
 def child(which: str, steps: int):
@@ -118,12 +135,17 @@ def main():
                   f"peak RSS {res['peak_rss_mb']:.0f} MB", flush=True)
     med = {w: statistics.median(s for res in rs for s in res["step_s"][1:]) for w, rs in results.items()}
     rss = {w: statistics.median(res["peak_rss_mb"] for res in rs) for w, rs in results.items()}
-    gen = statistics.median(x for res in results["ours"] for x in res["gen_tokens_per_s"][1:] if x)
-    trn = statistics.median(x for res in results["ours"] for x in res["train_tokens_per_s"][1:] if x)
+    def tps(which, key):
+        xs = [x for res in results[which] for x in res[key][1:] if x]
+        return statistics.median(xs) if xs else float("nan")
+    gen = {w: tps(w, "gen_tokens_per_s") for w in results}
+    trn = {w: tps(w, "train_tokens_per_s") for w in results}
     print(f"\n| | ours (grpo.py) | TRL GRPOTrainer | ours / TRL |\n|---|---|---|---|")
     print(f"| median step time (s) | {med['ours']:.2f} | {med['trl']:.2f} | {med['ours'] / med['trl']:.2f} |")
     print(f"| peak RSS (MB) | {rss['ours']:.0f} | {rss['trl']:.0f} | {rss['ours'] / rss['trl']:.2f} |")
-    print(f"| generation tokens/s | {gen:.0f} | - | |\n| training tokens/s | {trn:.0f} | - | |")
+    print(f"| generation tokens/s | {gen['ours']:.0f} | {gen['trl']:.0f} | {gen['ours'] / gen['trl']:.2f} |")
+    print(f"| training tokens/s (completion tokens / non-generation time) | {trn['ours']:.0f} | "
+          f"{trn['trl']:.0f} | {trn['ours'] / trn['trl']:.2f} |")
 
 
 if __name__ == "__main__":

@@ -219,3 +219,15 @@ def test_auto_chunk_size_keeps_blocks_above_glibc_mmap_threshold():
     assert models.auto_chunk_size(1, 151936) == 70          # 41943040 / 607744 = 69.01
     assert models.auto_chunk_size(64, 49152) == 16          # 3.3 -> the floor of 16 positions
     assert 4 * 214 * 49152 > 32 << 20                       # above glibc's 32 MiB dynamic cap
+
+
+def test_hf_engine_top_k_zero_samples_the_full_distribution(tiny, tokenizer):
+    """top_k <= 0 means no truncation (as in vLLM). transformers fills an unset top_k with 50,
+    so a near-uniform random model sampled 300 times must show more than 50 distinct tokens;
+    with top_k=5 at most 5 appear."""
+    eng = models.HFEngine(tiny, tokenizer, batch_size=300)
+    ids = tokenizer("Hello", add_special_tokens=False)["input_ids"]
+    first = lambda k: {c.completion_ids[0] for c in eng.generate(
+        [ids], models.SamplingParams(n=300, temperature=1.0, top_p=1.0, top_k=k, max_new_tokens=1, seed=0))}
+    assert len(first(0)) > 50
+    assert len(first(5)) <= 5
