@@ -183,11 +183,14 @@ def decode_completion(tokenizer, ids: list[int], stop_ids) -> str:
 
 
 class HFEngine:
-    """Sampling with HF `generate`: batched, left-padded, n samples per prompt, stop at EOS."""
+    """Sampling with HF `generate`: batched, left-padded, n samples per prompt, stop at EOS.
+
+    A batch runs until its longest sample stops, so one batch of 48 beats 32 + 16 (measured on
+    2 CPU cores with SmolLM2-135M: 64 samples in one batch 64 s, in two batches of 32, 83 s)."""
 
     name = "hf"
 
-    def __init__(self, model, tokenizer, batch_size: int = 32):
+    def __init__(self, model, tokenizer, batch_size: int = 64):
         self.model, self.tokenizer, self.batch_size = model, tokenizer, batch_size
         self.stop_ids = _stop_ids(tokenizer, model)
 
@@ -245,7 +248,7 @@ def make_engine(kind: str, model, tokenizer, **engine_kwargs):
         has_vllm = importlib.util.find_spec("vllm") is not None
         kind = "vllm" if has_vllm and torch.cuda.is_available() else "hf"
     if kind == "hf":
-        return HFEngine(model, tokenizer, batch_size=engine_kwargs.get("batch_size", 32))
+        return HFEngine(model, tokenizer, batch_size=engine_kwargs.get("batch_size") or 64)
     if kind == "vllm":
         if importlib.util.find_spec("vllm") is None:
             raise RuntimeError("--engine vllm needs vLLM: `pip install vllm` on a GPU machine, "

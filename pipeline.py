@@ -26,6 +26,8 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import torch
+
 import data
 import evaluate
 import models
@@ -38,6 +40,7 @@ class Config:
     model: str = field(default="smollm2", metadata={"help": "starting model: 'smollm2' (embedded default), 'tiny', a folder or a hub id"})
     output_dir: str = field(default="", metadata={"help": "default: runs/<recipe>-<scale>"})
     eval_problems: int = field(default=0, metadata={"help": "held-out test problems evaluated after each stage (0: the scale's default)"})
+    eval_max_new_tokens: int = field(default=0, metadata={"help": "generation budget of those evaluations (0: the scale's default, demo 160)"})
     max_steps_scale: float = field(default=1.0, metadata={"help": "multiply every stage's step count (tests use a small value)"})
     resume: bool = field(default=False, metadata={"help": "skip finished stages; continue a killed stage from its state.pt"})
     dry_run: bool = field(default=False, metadata={"help": "print the stages with their resolved configs and stop"})
@@ -68,22 +71,22 @@ def phi4_reasoning(scale: str) -> list[Stage]:
         Stage("sft", "sft", {
             "think_tokens": "repurpose", "rope_theta_factor": 2.0, "no_think_ratio": 0.0,
             "dataset": "math",
-            "num_examples": pick(scale, 256, 20000, 1_400_000),
+            "num_examples": pick(scale, 512, 20000, 1_400_000),
             "max_length": pick(scale, 512, 16384, 32768),
             "learning_rate": pick(scale, 2e-4, 1e-5, 1e-5),
             "embedding_learning_rate": pick(scale, 2e-3, 0.0, 0.0),
             "per_device_train_batch_size": pick(scale, 1, 8, 32),
-            "max_steps": pick(scale, 40, 2000, 16000),
-            "warmup_steps": pick(scale, 4, 100, 450), "weight_decay": pick(scale, 0.0, 1e-4, 1e-4),
+            "max_steps": pick(scale, 90, 2000, 16000),
+            "warmup_steps": pick(scale, 6, 100, 450), "weight_decay": pick(scale, 0.0, 1e-4, 1e-4),
             "eval_prompts": 0,
         }, paper={"think_tokens": "two placeholder tokens repurposed", "rope_theta": "250k -> 500k",
                   "max_length": "16K -> 32K", "lr": 1e-5, "warmup_steps": 450, "weight_decay": 1e-4,
                   "batch": 32}),
         Stage("grpo", "grpo", {
             "rewards": "phi4", "math_levels": pick(scale, "1", "1,2,3", "1,2,3"),
-            "num_generations": pick(scale, 6, 8, 8), "prompts_per_step": pick(scale, 4, 32, 64),
-            "max_completion_length": pick(scale, 160, 8192, 31744),
-            "max_steps": pick(scale, 12, 90, 90), "learning_rate": pick(scale, 2e-5, 5e-8, 5e-8),
+            "num_generations": pick(scale, 8, 8, 8), "prompts_per_step": pick(scale, 4, 32, 64),
+            "max_completion_length": pick(scale, 128, 8192, 31744),
+            "max_steps": pick(scale, 8, 90, 90), "learning_rate": pick(scale, 3e-5, 5e-8, 5e-8),
             "beta": 0.001, "entropy_coef": 0.001, "temperature": 1.0,
             "length_rejection_tokens": pick(scale, 0, 6144, 25600),
             "num_test_prompts": 0,
@@ -100,7 +103,7 @@ def skywork_or1(scale: str) -> list[Stage]:
     return [
         Stage("distilled-start-sft", "sft", {
             "dataset": "math", "think_tokens": "add", "no_think_ratio": 0.0,
-            "num_examples": pick(scale, 256, 20000, 800_000), "max_steps": pick(scale, 40, 2000, 8000),
+            "num_examples": pick(scale, 512, 20000, 800_000), "max_steps": pick(scale, 90, 2000, 8000),
             "max_length": pick(scale, 512, 16384, 32768),
             "learning_rate": pick(scale, 2e-4, 1e-5, 1e-5),
             "embedding_learning_rate": pick(scale, 2e-3, 0.0, 0.0),
@@ -129,7 +132,7 @@ def qwen3(scale: str) -> list[Stage]:
     return [
         Stage("cold-start-sft", "sft", {
             "dataset": "math", "think_tokens": "add", "no_think_ratio": 0.0,
-            "num_examples": steps(256, 20000, 500_000), "max_steps": steps(40, 2000, 10000),
+            "num_examples": steps(512, 20000, 500_000), "max_steps": steps(90, 2000, 10000),
             "max_length": steps(512, 16384, 32768),
             "learning_rate": steps(2e-4, 1e-5, 1e-5), "embedding_learning_rate": steps(2e-3, 0.0, 0.0),
             "per_device_train_batch_size": steps(1, 8, 32), "eval_prompts": 0,
@@ -219,11 +222,13 @@ def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, t
     return module, module.Config(**values)
 
 
-def eval_stage(checkpoint: str, n: int) -> dict:
+def eval_stage(checkpoint: str, n: int, max_new_tokens: int) -> dict:
     """Greedy accuracy, thinking rate and mean length on held-out synthetic math (test split)."""
     model, tok = models.load_policy(checkpoint)
     tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))
-    return evaluate.evaluate_model(model, tok, tasks, k=1, max_new_tokens=256)["metrics"]
+    engine = models.HFEngine(model, tok, batch_size=max(n, 1)) if not torch.cuda.is_available() else None
+    return evaluate.evaluate_model(model, tok, tasks, k=1, max_new_tokens=max_new_tokens,
+                                   engine=engine)["metrics"]
 
 
 def print_table(rows: list[dict]):
@@ -241,7 +246,8 @@ def run(cfg: Config) -> list[dict]:
         raise SystemExit(f"--scale {cfg.scale!r} is not one of demo, small, full")
     stages = RECIPES[cfg.recipe](cfg.scale)
     out = Path(cfg.output_dir or f"runs/{cfg.recipe}-{cfg.scale}")
-    n_eval = cfg.eval_problems or pick(cfg.scale, 40, 200, 500)
+    n_eval = cfg.eval_problems or pick(cfg.scale, 64, 200, 500)
+    eval_tokens = cfg.eval_max_new_tokens or pick(cfg.scale, 160, 4096, 32768)
 
     if cfg.dry_run:
         model, teacher = cfg.model, None
@@ -265,7 +271,7 @@ def run(cfg: Config) -> list[dict]:
     done = {r["stage"] for r in rows}
     if "base" not in done:
         print(f"== evaluating the starting model on {n_eval} held-out problems ==", flush=True)
-        rows.append({"stage": "base", **eval_stage(cfg.model, n_eval), "where": cfg.model})
+        rows.append({"stage": "base", **eval_stage(cfg.model, n_eval, eval_tokens), "where": cfg.model})
         rows_path.write_text(json.dumps(rows, indent=2))
 
     model, teacher = cfg.model, None
@@ -283,7 +289,7 @@ def run(cfg: Config) -> list[dict]:
             t0 = time.time()
             try:
                 module.train(sc)
-                row = {"stage": label, **eval_stage(str(stage_dir / "checkpoint"), n_eval),
+                row = {"stage": label, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens),
                        "minutes": (time.time() - t0) / 60,
                        "where": f"{stage_dir}/checkpoint, {stage_dir}/curves.png"}
             except Exception as e:
