@@ -30,5 +30,9 @@ tmp=$(mktemp)
   echo
   python bench/grpo_vs_trl.py --repeats 2 --steps 4
 } | tee "$tmp"
+# the GPU section is written by hand from a bench/gpu.sh run on a GPU machine: keep it
+if [ -f "$out" ] && grep -q '^## GPU timing' "$out"; then
+  { echo; sed -n '/^## GPU timing/,$p' "$out"; } >> "$tmp"
+fi
 mv "$tmp" "$out"
 echo "wrote $out"
