@@ -651,7 +651,7 @@ def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, seq_w
                 if ref_logp is not None:
                     kl = k3_kl(logp, ref_logp[sel, cols])
                     per_token = per_token + beta * kl
-                    sums["kl"] += float((kl * mask).sum())
+                    sums["kl"] += float((kl.detach() * mask).sum())
                 if need_entropy:
                     per_token = per_token - entropy_coef * entropy
                     sums["ent_full"] += float((entropy.detach() * mask).sum())
