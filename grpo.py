@@ -91,7 +91,8 @@ class Config:
     mini_batch_size: int = field(default=0, metadata={"help": "completions per optimizer step (0: the whole rollout batch, one step per pass)"})
     micro_batch_size: int = field(default=8, metadata={"help": "completions per forward/backward (memory only; gradients accumulate)"})
     # ---- filtering ---------------------------------------------------------------------------
-    filter_zero_variance: bool = field(default=True, metadata={"help": "drop groups whose rewards are all equal (Skywork-OR1, DAPO)"})
+    filter_zero_variance: bool = field(default=True, metadata={"help": "drop groups without signal (Skywork-OR1 rejection sampling, DAPO dynamic sampling); see --filter_groups_by"})
+    filter_groups_by: str = field(default="reward", metadata={"help": "what a kept group must vary in: reward (not all equal) | acc (0 < #correct < G: DAPO eq. 11; drops the tiny shaped-reward differences of all-right or all-wrong groups, which the group std inflates)", "choices": ["reward", "acc"]})
     oversample_rounds: int = field(default=0, metadata={"help": "DAPO dynamic sampling: extra rollout rounds to refill a batch thinned by filtering"})
     mask_truncated_completions: bool = field(default=False, metadata={"aliases": ["--mask-truncated"], "help": "leave truncated completions out of the loss; otherwise they get --truncated_reward (Skywork-OR1: scored as wrong)"})
     truncated_reward: float = field(default=0.0, metadata={"help": "reward of a truncated completion when not masked (0 = wrong under the 1/0 math reward)"})
@@ -246,14 +247,17 @@ class EntropyController:
 
 
 def zero_variance_groups(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
-    """[B*G] rewards -> [B] bool, True where a group's rewards are all equal (no signal: A = 0).
+    """[B*G] rewards -> [B] bool, True where a group's values are all equal (no signal: A = 0).
 
     Skywork-OR1 rejection sampling drops groups that are all 0 or all 1; DAPO dynamic sampling
-    keeps 0 < #correct < G. Here: max == min within the group, which covers both for any reward.
+    (eq. 11) keeps 0 < #correct < G. Pass the rewards, or the 0/1 correctness (`acc`): with a
+    shaped reward (Phi-4's length and repetition terms) an all-wrong group still has tiny reward
+    differences, which the group std of `group_advantages` would blow up to A = ±1 (pure noise),
+    so DAPO's test is on correctness, not on the reward.
     >>> zero_variance_groups(torch.tensor([1., 1., 0., 1., 0., 0.]), 2)
     tensor([ True, False,  True])
     """
-    r = rewards.view(-1, group_size)
+    r = rewards.float().view(-1, group_size)
     return (r.max(dim=1).values - r.min(dim=1).values).abs() < 1e-9
 
 
@@ -339,7 +343,8 @@ def check_config(cfg: Config):
                          "needs ε_high >= ε_low (DAPO: --epsilon 0.2 --epsilon_high 0.28)")
     for name, val, ok in (("--scale_rewards", cfg.scale_rewards, ("group", "batch", "none")),
                           ("--loss_type", cfg.loss_type, ("grpo", "dapo", "dr_grpo")),
-                          ("--kl_anneal", cfg.kl_anneal, ("none", "cosine"))):
+                          ("--kl_anneal", cfg.kl_anneal, ("none", "cosine")),
+                          ("--filter_groups_by", cfg.filter_groups_by, ("reward", "acc"))):
         if val not in ok:
             raise ValueError(f"{name} {val!r} is not one of {', '.join(ok)}")
     rewards.parse_reward_spec(cfg.rewards)  # unknown names raise, listing the valid ones
@@ -523,7 +528,8 @@ def train(cfg: Config) -> Path:
                 weight = weight * length_rejection_weights(lengths, correct, cfg.length_rejection_tokens,
                                                            cfg.length_rejection_weight)
             seen.append((outs, tasks, raw, parts, correct, truncated))
-            flat = zero_variance_groups(r, G) if cfg.filter_zero_variance else torch.zeros(P, dtype=torch.bool)
+            signal = (correct & ~truncated) if cfg.filter_groups_by == "acc" else r   # truncated: never correct
+            flat = zero_variance_groups(signal, G) if cfg.filter_zero_variance else torch.zeros(P, dtype=torch.bool)
             n_groups, n_filtered = n_groups + P, n_filtered + int(flat.sum())
             for g in range(P):
                 if not flat[g] and len(batch) < P:

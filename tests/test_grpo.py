@@ -160,6 +160,34 @@ def test_zero_variance_group_filter():
     assert grpo.zero_variance_groups(torch.tensor([0., 0., 0., 1.]), 4).tolist() == [False]
 
 
+def test_zero_variance_filter_on_correctness():
+    """Phi-4-style shaped rewards: an all-wrong group differs only by a small shaping term. The
+    reward test keeps it (and group std would inflate 0.01 to A = ±1); DAPO's test on
+    correctness drops it and keeps the group with 0 < #correct < G."""
+    shaped = torch.tensor([-0.31, -0.32, -0.31, -0.33, 0.61, -0.31, 0.60, -0.32])
+    correct = torch.tensor([False, False, False, False, True, False, True, False])
+    assert grpo.zero_variance_groups(shaped, 4).tolist() == [False, False]
+    assert grpo.zero_variance_groups(correct, 4).tolist() == [True, False]
+    adv = grpo.group_advantages(shaped, 4, "group")[:4]
+    assert adv.abs().max() > 0.8                        # noise blown up to unit scale
+
+
+def shaped_wrong(completion, task, **_):
+    """Math correctness plus a small length term: the tiny model's groups are all wrong but unequal."""
+    return float(rewards.verify_math(completion, task["answer"])) + 1e-3 * len(completion)
+
+
+@pytest.mark.parametrize("by,filtered", [("reward", 0.0), ("acc", 1.0)])
+def test_filter_groups_by_acc_drops_all_wrong_shaped_groups(tmp_path, monkeypatch, by, filtered):
+    monkeypatch.setitem(rewards.REWARDS, "shaped_wrong", shaped_wrong)
+    out = grpo.train(grpo.parse(_tiny_args(tmp_path / by, "--rewards", "shaped_wrong", "--max_steps", "2",
+                                           "--num_test_prompts", "0", "--filter_groups_by", by)))
+    rows = _metrics(out)
+    assert [r["accuracy"] for r in rows] == [0.0, 0.0]
+    assert [r["groups_filtered"] for r in rows] == [filtered, filtered]
+    assert all(("train_tokens" in r) == (by == "reward") for r in rows)   # acc: nothing to train on
+
+
 def test_truncation_masking_and_scoring():
     r, trunc = torch.tensor([1., 0.5, 1.]), torch.tensor([False, True, True])
     rm, wm = grpo.truncation_rewards(r, trunc, mask_truncated=True)
