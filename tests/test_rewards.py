@@ -11,6 +11,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import mathcheck  # noqa: E402
 import rewards  # noqa: E402
 from math_cases import CASES  # noqa: E402
 from rewards import verify_math  # noqa: E402
@@ -87,12 +88,12 @@ def test_power_tower_is_screened_fast():
 def test_slow_symbolic_check_is_killed_and_worker_recovers(monkeypatch):
     # A case the screen lets through but sympy cannot finish quickly: the worker is killed at
     # the time limit, verify_math returns False, and the next symbolic check works again.
-    monkeypatch.setattr(rewards, "SYMBOLIC_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(mathcheck, "SYMBOLIC_TIMEOUT_S", 0.3)
     hard = "\\sum_{k=1}^{9000} \\frac{1}{k^{3}+x}"
     t = time.monotonic()
     assert not verify_math(f"\\boxed{{{hard}}}", "\\frac{1}{x}")
     assert time.monotonic() - t < 3.0
-    monkeypatch.setattr(rewards, "SYMBOLIC_TIMEOUT_S", 2.0)
+    monkeypatch.setattr(mathcheck, "SYMBOLIC_TIMEOUT_S", 2.0)
     assert verify_math("\\boxed{(x+1)^2}", "x^2+2x+1")
 
 
