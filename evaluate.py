@@ -8,6 +8,9 @@ Code", eq. 1): with n samples of which c are correct,
 computed as 1 - Π_{i=n-c+1}^{n} (1 - k/i) to avoid huge binomials. avg@k is the mean
 correctness over the k samples (the "avg@k" of DeepSeek-R1 / Skywork-OR1 tables).
 
+Two checkpoints on the same problems are compared with the exact sign test (`sign_test`,
+`paired`): only the problems one model solves and the other does not carry information.
+
 Thinking modes follow Qwen3: "on" adds `/think` to the prompt, "off" adds `/no_think` and
 renders the template with `enable_thinking=False`. The thinking-budget sweep (Qwen3 tech report,
 Fig. "thinking budget") cuts the think block at each budget with `models.STOP_THINKING` and
@@ -18,6 +21,7 @@ plots accuracy against the budget.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -53,6 +57,36 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if n - c < k:
         return 1.0
     return float(1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
+
+
+def sign_test(gained: int, lost: int) -> float:
+    """Two-sided exact sign test (McNemar's exact test) for two models on the same problems.
+
+    `gained`: problems only the new model solves, `lost`: only the old one; problems both or
+    neither solve carry no information. Under "no difference" each of the n = gained + lost
+    discordant problems goes either way with probability 1/2:
+
+        p = min(1, 2 * sum_{j >= max(gained, lost)} C(n, j) / 2^n)
+
+    >>> sign_test(5, 0)       # 2 * 1/32
+    0.0625
+    >>> sign_test(3, 3)
+    1.0
+    """
+    n = gained + lost
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, j) for j in range(max(gained, lost), n + 1))
+    return min(1.0, 2 * tail / 2 ** n)
+
+
+def paired(old: list[bool], new: list[bool]) -> dict:
+    """Paired comparison of per-problem correctness (same problems, same order)."""
+    if len(old) != len(new):
+        raise ValueError(f"paired comparison needs the same problems: {len(old)} vs {len(new)} results")
+    gained = sum(b and not a for a, b in zip(old, new))
+    lost = sum(a and not b for a, b in zip(old, new))
+    return {"gained": gained, "lost": lost, "p": sign_test(gained, lost)}
 
 
 def has_closed_think(text: str) -> bool:

@@ -39,7 +39,7 @@ class Config:
     scale: str = field(default="demo", metadata={"help": "demo (2-core CPU, minutes) | small (one GPU) | full (a node)"})
     model: str = field(default="smollm2", metadata={"help": "starting model: 'smollm2' (embedded default), 'tiny', a folder or a hub id"})
     output_dir: str = field(default="", metadata={"help": "default: runs/<recipe>-<scale>"})
-    eval_problems: int = field(default=0, metadata={"help": "held-out test problems evaluated after each stage (0: the scale's default)"})
+    eval_problems: int = field(default=0, metadata={"help": "held-out test problems evaluated after each stage (0: the scale's default, demo 128); with --resume, finished stages are evaluated again when this changes (512 resolves a 3-4 point change)"})
     eval_max_new_tokens: int = field(default=0, metadata={"help": "generation budget of those evaluations (0: the scale's default, demo 96)"})
     max_steps_scale: float = field(default=1.0, metadata={"help": "multiply every stage's step count (tests use a small value)"})
     resume: bool = field(default=False, metadata={"help": "skip finished stages; continue a killed stage from its state.pt"})
@@ -235,19 +235,32 @@ def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, t
 
 
 def eval_stage(checkpoint: str, n: int, max_new_tokens: int) -> dict:
-    """Greedy accuracy, thinking rate and mean length on held-out synthetic math (test split)."""
+    """Greedy accuracy, thinking rate and mean length on held-out synthetic math (test split),
+    with each problem's result ("correct") for the paired comparison between stages."""
     model, tok = models.load_policy(checkpoint)
     tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))
-    engine = models.HFEngine(model, tok, batch_size=max(n, 1)) if not torch.cuda.is_available() else None
-    return evaluate.evaluate_model(model, tok, tasks, k=1, max_new_tokens=max_new_tokens,
-                                   engine=engine)["metrics"]
+    engine = models.HFEngine(model, tok, batch_size=min(max(n, 1), 128)) if not torch.cuda.is_available() else None
+    r = evaluate.evaluate_model(model, tok, tasks, k=1, max_new_tokens=max_new_tokens, engine=engine)
+    return {**r["metrics"], "correct": [row["correct"] for row in r["rows"]]}
+
+
+def with_paired(rows: list[dict]) -> list[dict]:
+    """Each row gets `vs_previous`: problems it solves that the row above did not (gained), the
+    reverse (lost), and the sign test's p (evaluate.sign_test). 128 problems cannot tell a
+    3-point change from noise; the paired count shows whether a difference is more than that."""
+    for prev, row in zip(rows, rows[1:]):
+        if len(prev.get("correct", [])) == len(row.get("correct", [])) > 0:
+            row["vs_previous"] = evaluate.paired(prev["correct"], row["correct"])
+    return rows
 
 
 def print_table(rows: list[dict]):
-    print("\n| stage | accuracy | thinking rate | mean length | minutes | checkpoint and curves |")
-    print("|---|---|---|---|---|---|")
-    for r in rows:
-        print(f"| {r['stage']} | {r['accuracy']:.3f} | {r['thinking_rate']:.2f} | "
+    print("\n| stage | accuracy | vs previous: gained / lost (p) | thinking rate | mean length | minutes | checkpoint and curves |")
+    print("|---|---|---|---|---|---|---|")
+    for r in with_paired(rows):
+        v = r.get("vs_previous")
+        vs = f"+{v['gained']} / -{v['lost']} (p {v['p']:.3f})" if v else ""
+        print(f"| {r['stage']} | {r['accuracy']:.3f} ({r['num_problems']}) | {vs} | {r['thinking_rate']:.2f} | "
               f"{r['mean_length']:.0f} | {r.get('minutes', 0):.1f} | {r.get('where', '')} |")
 
 
@@ -280,11 +293,19 @@ def run(cfg: Config) -> list[dict]:
     (out / "pipeline.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=2))
     rows_path = out / "table.json"
     rows = json.loads(rows_path.read_text()) if cfg.resume and rows_path.exists() else []
-    done = {r["stage"] for r in rows}
-    if "base" not in done:
-        print(f"== evaluating the starting model on {n_eval} held-out problems ==", flush=True)
-        rows.append({"stage": "base", **eval_stage(cfg.model, n_eval, eval_tokens), "where": cfg.model})
+
+    def current(stage: str) -> bool:   # evaluated, on as many problems as asked for now
+        return any(r["stage"] == stage and r.get("num_problems") == n_eval and "correct" in r for r in rows)
+
+    def put(row: dict):                 # replace the stage's row in place, or append it
+        nonlocal rows
+        at = [i for i, r in enumerate(rows) if r["stage"] == row["stage"]]
+        rows = rows[:at[0]] + [row] + rows[at[0] + 1:] if at else rows + [row]
         rows_path.write_text(json.dumps(rows, indent=2))
+
+    if not current("base"):
+        print(f"== evaluating the starting model on {n_eval} held-out problems ==", flush=True)
+        put({"stage": "base", **eval_stage(cfg.model, n_eval, eval_tokens), "where": cfg.model})
 
     model, teacher = cfg.model, None
     for i, stage in enumerate(stages, 1):
@@ -292,6 +313,10 @@ def run(cfg: Config) -> list[dict]:
         label = f"{i:02d}-{stage.name}"
         if (stage_dir / "DONE.json").exists() and cfg.resume:
             print(f"== stage {i}/{len(stages)}: {stage.name} finished earlier, skipped ==")
+            if not current(label):   # e.g. --resume --eval_problems 512: a larger held-out set
+                print(f"== evaluating {label} on {n_eval} held-out problems ==", flush=True)
+                done_row = json.loads((stage_dir / "DONE.json").read_text())
+                put({**done_row, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens)})
         else:
             module, sc = stage_config(stage, cfg, stage_dir, model, teacher)
             if hasattr(sc, "resume"):
@@ -310,10 +335,11 @@ def run(cfg: Config) -> list[dict]:
                                  f"{type(e).__name__}: {e}\nEarlier stages' outputs are kept in "
                                  f"{out}; fix the cause and rerun with --resume.") from None
             (stage_dir / "DONE.json").write_text(json.dumps(row, indent=2))
-            rows = [r for r in rows if r["stage"] != label] + [row]
-            rows_path.write_text(json.dumps(rows, indent=2))
+            put(row)
         teacher = model if stage.input_field == "teacher" else teacher
         model = str(stage_dir / "checkpoint")
+    rows = with_paired(rows)
+    rows_path.write_text(json.dumps(rows, indent=2))
     print_table(rows)
     return rows
 

@@ -60,3 +60,23 @@ def test_accuracy_by_family_and_pass_at_k_from_scripted_engine(tokenizer):
     assert r["by_family"] == {"arithmetic": pytest.approx(0.5), "linear": 0.0}
     assert r["pass@2"] == pytest.approx(0.5)
     assert r["thinking_rate"] == 1.0 and r["mean_length"] == 3.0
+
+
+@pytest.mark.parametrize("gained,lost,expected", [
+    (5, 0, 2 / 32),          # 2 * C(5,5) / 2^5
+    (6, 1, 2 * 8 / 128),     # 2 * (C(7,6) + C(7,7)) / 2^7
+    (1, 6, 2 * 8 / 128),     # two-sided: symmetric
+    (2, 0, 0.5),
+    (3, 3, 1.0),
+    (0, 0, 1.0),
+])
+def test_sign_test_hand_computed(gained, lost, expected):
+    assert math.isclose(evaluate.sign_test(gained, lost), expected, rel_tol=1e-12)
+
+
+def test_paired_counts_discordant_problems():
+    old = [True, False, False, True, False]
+    new = [True, True, True, False, False]
+    assert evaluate.paired(old, new) == {"gained": 2, "lost": 1, "p": 1.0}
+    with pytest.raises(ValueError, match="same problems"):
+        evaluate.paired(old, new[:3])

@@ -1,5 +1,6 @@
 """pipeline.py: every recipe's stage list resolves (fast); every recipe runs end to end (slow)."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -65,3 +66,38 @@ def test_each_recipe_runs_end_to_end_at_demo_scale(recipe, tmp_path):
     # a restart with --resume re-runs nothing
     again = pipeline.run(pipeline.parse(args + ["--resume"]))
     assert again == rows
+
+
+def test_resume_reevaluates_finished_stages_on_a_larger_heldout_set(tmp_path, monkeypatch, capsys):
+    """`--resume --eval_problems N` with finished stages: nothing is trained again, every row is
+    evaluated again on N problems, and the table pairs each stage with the one above."""
+    calls = []
+
+    def fake_eval(checkpoint, n, max_new_tokens):
+        calls.append((checkpoint, n))
+        every = {"02-grpo": 2, "01-sft": 4}.get(Path(checkpoint).parent.name)   # base: none right
+        correct = [every is not None and i % every == 0 for i in range(n)]
+        return {"num_problems": n, "accuracy": sum(correct) / n, "thinking_rate": 1.0,
+                "mean_length": 10.0, "correct": correct}
+
+    monkeypatch.setattr(pipeline, "eval_stage", fake_eval)
+    out = tmp_path / "r"
+    for i, s in enumerate(pipeline.RECIPES["phi4-reasoning"]("demo"), 1):
+        (out / f"{i:02d}-{s.name}").mkdir(parents=True)
+        (out / f"{i:02d}-{s.name}" / "DONE.json").write_text(json.dumps(
+            {"stage": f"{i:02d}-{s.name}", "minutes": 1.5, "where": "x"}))
+    (out / "table.json").write_text("[]")
+    args = ["--output_dir", str(out), "--resume", "--eval_problems"]
+
+    rows = pipeline.run(pipeline.parse(args + ["8"]))
+    assert [r["stage"] for r in rows] == ["base", "01-sft", "02-grpo"] and len(calls) == 3
+    assert [r["accuracy"] for r in rows] == [0.0, 0.25, 0.5] and rows[2]["minutes"] == 1.5
+    # sft solves problems 0 and 4, grpo 0, 2, 4, 6: gained 2, lost 0, p = 2 * (1/2)^2
+    assert rows[2]["vs_previous"] == {"gained": 2, "lost": 0, "p": 0.5}
+    assert "+2 / -0 (p 0.500)" in capsys.readouterr().out
+
+    pipeline.run(pipeline.parse(args + ["8"]))             # same set: nothing evaluated again
+    assert len(calls) == 3
+    rows = pipeline.run(pipeline.parse(args + ["16"]))     # a larger set: every row again
+    assert len(calls) == 6 and all(r["num_problems"] == 16 for r in rows)
+    assert rows[2]["vs_previous"] == {"gained": 4, "lost": 0, "p": 0.125}
