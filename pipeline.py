@@ -259,7 +259,7 @@ def print_table(rows: list[dict]):
     print("|---|---|---|---|---|---|---|")
     for r in with_paired(rows):
         v = r.get("vs_previous")
-        vs = f"+{v['gained']} / -{v['lost']} (p {v['p']:.3f})" if v else ""
+        vs = f"+{v['gained']} / -{v['lost']} (p {v['p']:.2g})" if v else ""
         print(f"| {r['stage']} | {r['accuracy']:.3f} ({r['num_problems']}) | {vs} | {r['thinking_rate']:.2f} | "
               f"{r['mean_length']:.0f} | {r.get('minutes', 0):.1f} | {r.get('where', '')} |")
 

@@ -94,7 +94,7 @@ def test_resume_reevaluates_finished_stages_on_a_larger_heldout_set(tmp_path, mo
     assert [r["accuracy"] for r in rows] == [0.0, 0.25, 0.5] and rows[2]["minutes"] == 1.5
     # sft solves problems 0 and 4, grpo 0, 2, 4, 6: gained 2, lost 0, p = 2 * (1/2)^2
     assert rows[2]["vs_previous"] == {"gained": 2, "lost": 0, "p": 0.5}
-    assert "+2 / -0 (p 0.500)" in capsys.readouterr().out
+    assert "+2 / -0 (p 0.5)" in capsys.readouterr().out
 
     pipeline.run(pipeline.parse(args + ["8"]))             # same set: nothing evaluated again
     assert len(calls) == 3
