@@ -30,7 +30,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import os
 import random
 import time
 from dataclasses import dataclass, field
@@ -302,9 +301,7 @@ def teacher_outputs(teacher, tok, tasks, prompts, flags, cfg: Config, path: Path
              "prompt_ids": c.prompt_ids, "completion_ids": c.completion_ids, "text": c.text,
              "truncated": c.truncated, "correct": is_correct(tasks[c.prompt_index], c.text)} for c in outs]
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")   # torchrun: every rank writes the same rows
-    tmp.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    os.replace(tmp, path)
+    models.atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in rows))   # torchrun: every rank writes
     return rows
 
 

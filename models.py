@@ -606,6 +606,15 @@ def save_checkpoint(model, tokenizer, path: str | Path) -> Path:
     return path
 
 
+def atomic_write_text(path: str | Path, text: str):
+    """Write a text file atomically (temporary file, then rename): a kill mid-write leaves the
+    old file. The temporary name carries the pid, so torchrun ranks never share one."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
 def atomic_torch_save(obj, path: str | Path):
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")

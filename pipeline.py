@@ -254,17 +254,10 @@ def with_paired(rows: list[dict]) -> list[dict]:
     return rows
 
 
-def write_json(path: Path, obj):
-    """Write atomically (temporary file, then rename): a kill mid-write leaves the old file."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2))
-    tmp.replace(path)
-
-
 def print_table(rows: list[dict]):
     print("\n| stage | accuracy | vs previous: gained / lost (p) | thinking rate | mean length | minutes | checkpoint and curves |")
     print("|---|---|---|---|---|---|---|")
-    for r in with_paired(rows):
+    for r in rows:
         v = r.get("vs_previous")
         vs = f"+{v['gained']} / -{v['lost']} (p {v['p']:.2g})" if v else ""
         print(f"| {r['stage']} | {r['accuracy']:.3f} ({r['num_problems']}) | {vs} | {r['thinking_rate']:.2f} | "
@@ -297,7 +290,7 @@ def run(cfg: Config) -> list[dict]:
         raise SystemExit(f"{out} already holds a run: pass --resume to continue it, or "
                          "--output_dir to start another (nothing was changed).")
     out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "pipeline.json", dataclasses.asdict(cfg))
+    models.atomic_write_text(out / "pipeline.json", json.dumps(dataclasses.asdict(cfg), indent=2))
     rows_path = out / "table.json"
     rows = json.loads(rows_path.read_text()) if cfg.resume and rows_path.exists() else []
 
@@ -308,7 +301,7 @@ def run(cfg: Config) -> list[dict]:
         nonlocal rows
         at = [i for i, r in enumerate(rows) if r["stage"] == row["stage"]]
         rows = rows[:at[0]] + [row] + rows[at[0] + 1:] if at else rows + [row]
-        write_json(rows_path, rows)
+        models.atomic_write_text(rows_path, json.dumps(rows, indent=2))
 
     if not current("base"):
         print(f"== evaluating the starting model on {n_eval} held-out problems ==", flush=True)
@@ -341,12 +334,12 @@ def run(cfg: Config) -> list[dict]:
                 raise SystemExit(f"\nstage {i} '{stage.name}' ({stage.script}.py) failed: "
                                  f"{type(e).__name__}: {e}\nEarlier stages' outputs are kept in "
                                  f"{out}; fix the cause and rerun with --resume.") from None
-            write_json(stage_dir / "DONE.json", row)
+            models.atomic_write_text(stage_dir / "DONE.json", json.dumps(row, indent=2))
             put(row)
         teacher = model if stage.input_field == "teacher" else teacher
         model = str(stage_dir / "checkpoint")
     rows = with_paired(rows)
-    write_json(rows_path, rows)
+    models.atomic_write_text(rows_path, json.dumps(rows, indent=2))
     print_table(rows)
     return rows
 
