@@ -19,6 +19,18 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _seeded():
+    """Every test starts from the same random state, whatever ran before it (CI order, -k, -x)."""
+    import random
+
+    import numpy as np
+    import torch
+    random.seed(0)
+    np.random.seed(0)
+    torch.manual_seed(0)
+
+
 @pytest.fixture(scope="session")
 def tokenizer():
     import models
