@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import importlib.util
+import inspect
 import json
 import math
 import os
@@ -221,7 +222,9 @@ class HFEngine:
                     input_ids[row, width - len(ids):] = torch.tensor(ids)
                     attention[row, width - len(ids):] = 1
                 greedy = params.temperature <= 0
+                shared = _shared_prompt_cache(model, input_ids[:, :-1].to(device), attention[:, :-1].to(device))
                 gen = model.generate(
+                    **shared,
                     input_ids=input_ids.to(device), attention_mask=attention.to(device),
                     max_new_tokens=params.max_new_tokens, do_sample=not greedy,
                     temperature=None if greedy else params.temperature,
@@ -240,6 +243,30 @@ class HFEngine:
         finally:
             model.train(was_training)
         return out
+
+
+def _cache_key(module) -> str:
+    """transformers 5.2x names the KV cache argument `cache`; earlier releases `past_key_values`."""
+    return "cache" if "cache" in inspect.signature(module.forward).parameters else "past_key_values"
+
+
+def _shared_prompt_cache(model, ids, attn) -> dict:
+    """With n samples per prompt, run each distinct (left-padded) prompt once and hand
+    `generate` its KV cache gathered to every row: {cache_kwarg: cache}, or {} when no prompt
+    repeats. The prompt's last column stays out of the cache, so `generate` starts from it.
+    Samples are unchanged (same logits, same random draws; tests/test_models.py); the prefill
+    work drops by a factor n."""
+    if ids.shape[1] == 0:
+        return {}
+    uniq, inverse = torch.unique(torch.cat([ids, attn], 1), dim=0, return_inverse=True)
+    if len(uniq) == len(ids):
+        return {}
+    width, decoder = ids.shape[1], model.get_decoder()         # the decoder: no LM head needed
+    u_ids, u_attn = uniq[:, :width], uniq[:, width:]
+    cache = decoder(input_ids=u_ids, attention_mask=u_attn, position_ids=(u_attn.cumsum(-1) - 1).clamp(min=0),
+                    use_cache=True)[_cache_key(decoder)]
+    cache.reorder_cache(inverse)
+    return {_cache_key(model): cache}
 
 
 def make_engine(kind: str, model, tokenizer, **engine_kwargs):
@@ -361,9 +388,45 @@ def token_logprobs(model, input_ids, attention_mask, temperature: float = 1.0,
     decoder = model.get_decoder()
     hidden = decoder(input_ids=input_ids, attention_mask=attention_mask,
                      position_ids=position_ids).last_hidden_state[:, start:-1]
+    return _head_logprobs(model, hidden, input_ids[:, start + 1:], temperature, chunk_size, with_entropy)
+
+
+def shared_prompt_logprobs(model, input_ids, attention_mask, prompt_len: int, temperature: float = 1.0,
+                           chunk_size: int | None = None, with_entropy: bool = False):
+    """`token_logprobs(..., start=prompt_len - 1)` with each distinct prompt run through the
+    decoder once: rows are [left-padded prompt (prompt_len columns) | completion], and the G
+    rollouts of a GRPO group share their prompt. -> [B, T - prompt_len]: column j scores
+    completion token j.
+
+    1. the distinct prompts (U of them) run once, keeping their keys and values (the KV cache);
+    2. the cache is gathered to the B rows (`index_select`, differentiable: each prompt's
+       gradient is the sum over the rows that share it);
+    3. the completions run on top of it, at positions (prompt length + 0, 1, ...).
+    Token j's log-prob reads the hidden state before it: the prompt's last one for j = 0, then
+    the completion's. Equal to the unshared pass up to float rounding (tests/test_models.py);
+    with 8 rollouts per prompt it skips 7/8 of the prompt tokens' decoder work."""
+    prompt, prompt_attn = input_ids[:, :prompt_len], attention_mask[:, :prompt_len]
+    uniq, inverse = torch.unique(torch.cat([prompt, prompt_attn], 1), dim=0, return_inverse=True)
+    u_ids, u_attn = uniq[:, :prompt_len], uniq[:, prompt_len:]
+    decoder = model.get_decoder()
+    key = _cache_key(decoder)
+    out = decoder(input_ids=u_ids, attention_mask=u_attn, position_ids=(u_attn.cumsum(-1) - 1).clamp(min=0),
+                  use_cache=True)
+    cache = out[key]
+    cache.reorder_cache(inverse)                                # [U, ...] -> [B, ...]
+    comp, comp_attn = input_ids[:, prompt_len:], attention_mask[:, prompt_len:]
+    positions = prompt_attn.sum(-1, keepdim=True) + comp_attn.cumsum(-1) - 1
+    hidden_c = decoder(input_ids=comp, attention_mask=attention_mask, position_ids=positions.clamp(min=0),
+                       use_cache=True, **{key: cache}).last_hidden_state
+    hidden = torch.cat([out.last_hidden_state[inverse, -1:], hidden_c[:, :-1]], 1)
+    return _head_logprobs(model, hidden, comp, temperature, chunk_size, with_entropy)
+
+
+def _head_logprobs(model, hidden, targets, temperature, chunk_size, with_entropy):
+    """LM head + log-softmax over `hidden` [B, T, H] -> log-probs and entropies of `targets` [B, T],
+    `chunk_size` positions at a time (each chunk checkpointed under autograd)."""
     weight = model.get_output_embeddings().weight
-    chunk_size = chunk_size or auto_chunk_size(input_ids.shape[0], weight.shape[0])
-    targets = input_ids[:, start + 1:]
+    chunk_size = chunk_size or auto_chunk_size(hidden.shape[0], weight.shape[0])
     logps, ents = [], []
     for s in range(0, hidden.shape[1], chunk_size):
         h, t = hidden[:, s:s + chunk_size], targets[:, s:s + chunk_size]

@@ -265,9 +265,10 @@ def test_checked_positions_and_answers(tiny):
 def test_on_policy_computes_no_old_logprobs(tokenizer, monkeypatch):
     model, _ = models.load_policy("tiny")
     calls = []
-    real = models.token_logprobs
-    monkeypatch.setattr(models, "token_logprobs",
-                        lambda *a, **k: calls.append(torch.is_grad_enabled()) or real(*a, **k))
+    for name in ("token_logprobs", "shared_prompt_logprobs"):
+        real = getattr(models, name)
+        monkeypatch.setattr(models, name, lambda *a, real=real, **k: calls.append(torch.is_grad_enabled())
+                            or real(*a, **k))
     ids, attn, cmask = models.pad_batch([[1, 5, 9]] * 4, [[7, 8], [7], [9, 9, 9], [4, 2]], tokenizer.pad_token_id)
     mask = cmask[:, 1:].float()
     adv, w = torch.tensor([1., -1., 0.5, -0.5]), torch.ones(4)
@@ -279,6 +280,31 @@ def test_on_policy_computes_no_old_logprobs(tokenizer, monkeypatch):
     cfg = grpo.parse(["--micro_batch_size", "2", "--num_iterations", "2", "--mini_batch_size", "2"])
     out = grpo.train_on_batch(model, opt, None, ids, attn, mask, adv, w, cfg, 0.0, 0.0, 8, 0, {})
     assert calls == [False] * 2 + [True] * 4 and out["optimizer_steps"] == 4   # old log-probs once, 2 micro-batches
+
+
+def test_shared_prompt_training_step_equals_the_unshared_one(tokenizer):
+    """--share_prompt (default) changes the cost, not the update: two groups of a left-padded
+    batch, off-policy (old log-probs and 2 mini-batches), with a reference model and an entropy
+    bonus; parameters after the step agree to float rounding."""
+    ids, attn, cmask = models.pad_batch([[1, 5, 9]] * 3 + [[1, 6]] * 3,
+                                        [[7, 8], [7], [9, 9, 9], [4, 2, 11, 12], [30], [31, 32]],
+                                        tokenizer.pad_token_id)
+    mask = cmask[:, 1:].float()
+    adv, w = torch.tensor([1., -1., 0.5, -0.5, 1.0, -1.0]), torch.ones(6)
+    after, stats = [], []
+    for share in ("true", "false"):
+        model, _ = models.load_policy("tiny")
+        ref, _ = models.load_policy("tiny")
+        opt = torch.optim.SGD(model.parameters(), lr=1.0)   # Adam would magnify rounding in ~0 gradients
+        cfg = grpo.parse(["--micro_batch_size", "3", "--num_iterations", "2", "--mini_batch_size", "3",
+                          "--share_prompt", share])
+        stats.append(grpo.train_on_batch(model, opt, ref, ids, attn, mask, adv, w, cfg, 0.01, 0.01, 8, 0, {}))
+        after.append(torch.cat([p.detach().flatten() for p in model.parameters()]))
+    before = torch.cat([p.detach().flatten() for p in models.load_policy("tiny")[0].parameters()])
+    assert (after[0] - before).abs().max().item() > 1e-3          # the step moved the weights
+    assert (after[0] - after[1]).abs().max().item() < 1e-5
+    for k in ("loss", "grad_norm", "entropy", "kl", "entropy_full"):
+        assert stats[0][k] == pytest.approx(stats[1][k], rel=1e-4, abs=1e-7), k
 
 
 # ----------------------------------------------------------------------------------------------

@@ -53,6 +53,31 @@ def test_sampling_n_per_prompt_order_and_truncation(tiny, tokenizer):
     assert stopped.text == ""                    # the stop token is not part of the text
 
 
+@pytest.mark.parametrize("arch", ["llama", "qwen3"])
+def test_shared_prompt_prefill_leaves_the_samples_unchanged(tokenizer, monkeypatch, arch):
+    """n samples per prompt: each distinct prompt is prefilled once, and the samples equal
+    those of the unshared prefill (same seed), for prompts of different lengths (left padding)."""
+    model = models.tiny_model(arch, vocab_size=len(tokenizer))
+    eng = models.HFEngine(model, tokenizer, batch_size=8)
+    prompts = [[1, 5, 9, 11, 40], [1, 7], [3, 3, 3]]
+    calls = []
+    real = models._shared_prompt_cache
+    monkeypatch.setattr(models, "_shared_prompt_cache", lambda m, i, a: calls.append(len(i)) or real(m, i, a))
+    shared = eng.generate(prompts, SamplingParams(n=3, temperature=1.0, max_new_tokens=7, seed=5))
+    greedy = eng.generate(prompts, SamplingParams(n=2, temperature=0, max_new_tokens=7))
+    two = torch.tensor([[1, 5, 9], [1, 5, 9], [1, 5, 9]])
+    cache = real(model, two, torch.ones_like(two))["cache"]         # 3 rows, one prefill of 1 row
+    assert cache.get_seq_length() == 3 and cache.layers[0].keys.shape[0] == 3
+    assert real(model, two[:, :2] + torch.tensor([[0], [1], [2]]), torch.ones_like(two[:, :2])) == {}
+    monkeypatch.setattr(models, "_shared_prompt_cache", lambda m, i, a: {})
+    plain = eng.generate(prompts, SamplingParams(n=3, temperature=1.0, max_new_tokens=7, seed=5))
+    plain_greedy = eng.generate(prompts, SamplingParams(n=2, temperature=0, max_new_tokens=7))
+    assert calls == [8, 1, 6]                       # batches of 8 + 1 rows, then 6
+    assert [c.completion_ids for c in shared] == [c.completion_ids for c in plain]
+    assert [c.completion_ids for c in greedy] == [c.completion_ids for c in plain_greedy]
+    assert len({tuple(c.completion_ids) for c in shared}) > 3   # sampled, not all alike
+
+
 def test_sampling_is_seeded(tiny, tokenizer):
     eng = models.HFEngine(tiny, tokenizer)
     a = eng.generate([[1, 5]], SamplingParams(n=2, max_new_tokens=5, seed=3))
@@ -118,6 +143,36 @@ def naive_logprobs(model, input_ids, attention_mask, temperature):
     tok = logp.gather(-1, input_ids[:, 1:, None]).squeeze(-1)
     ent = -(logp.exp() * logp).sum(-1)
     return tok, ent
+
+
+@pytest.mark.parametrize("arch", ["llama", "qwen3"])
+def test_shared_prompt_logprobs_equal_the_unshared_pass(arch):
+    """Two groups of rollouts (prompts of different lengths: left padding), rows interleaved:
+    log-probs, entropies and every parameter's gradient match the full pass, which runs each
+    prompt once per row."""
+    model = models.tiny_model(arch, vocab_size=500)
+    prompts = [[1, 4, 9, 200, 7], [1, 8, 3]]
+    rows = [0, 1, 0, 0, 1]                                  # prompt of each row
+    comps = [list(range(100, 111)), [300, 301], [120, 121, 122], [5], list(range(400, 406))]
+    ids, attn, comp = models.pad_batch([prompts[r] for r in rows], comps, pad_id=2)
+    p_len = 5
+    params = [p for p in model.parameters()]
+
+    def run(fn):
+        model.zero_grad()
+        lp, ent = fn()
+        mask = comp[:, p_len:].bool()
+        (lp[mask].sum() + 0.3 * ent[mask].sum()).backward()
+        return lp.detach(), ent.detach(), [p.grad.clone() for p in params], mask
+
+    lp, ent, grads, mask = run(lambda: models.token_logprobs(model, ids, attn, 0.7, with_entropy=True,
+                                                             start=p_len - 1))
+    lp2, ent2, grads2, _ = run(lambda: models.shared_prompt_logprobs(model, ids, attn, p_len, 0.7,
+                                                                     with_entropy=True))
+    assert lp.shape == lp2.shape == (5, ids.shape[1] - p_len)
+    assert torch.allclose(lp[mask], lp2[mask], atol=1e-5) and torch.allclose(ent[mask], ent2[mask], atol=1e-5)
+    for g, g2 in zip(grads, grads2):
+        assert torch.allclose(g, g2, atol=1e-5)
 
 
 @pytest.mark.parametrize("temperature", [1.0, 0.7])

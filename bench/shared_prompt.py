@@ -1,0 +1,85 @@
+"""GRPO training pass with and without `--share_prompt`, and HF rollouts with and without the
+shared prompt prefill, side by side.
+
+`grpo.train_on_batch` on the embedded SmolLM2-135M: 8 level-1 math prompts of the demo's
+families (arithmetic, percent; chat template, 38-59 tokens) x G rollouts of 55-85 random tokens
+(the demo's 96-token rollouts average ~67), one optimizer step, strictly on-policy, micro-batch
+= G (one group). Modes alternate within each repeat, so both see the same machine load; the
+table gives the median seconds and the ratio shared / unshared. The rollout table times
+`HFEngine.generate` (8 prompts x G samples, T 1.0, 96 new tokens, same seed) with each distinct
+prompt prefilled once (`models._shared_prompt_cache`) and with the plain per-row prefill.
+
+    python bench/shared_prompt.py [--repeats 3] [--groups 4,8]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import data  # noqa: E402
+import grpo  # noqa: E402
+import models  # noqa: E402
+
+
+def batch(tok, G: int, prompts: int = 8, seed: int = 0):
+    tasks = data.math_tasks(prompts, "train", seed, ["arithmetic", "percent"], (1,))
+    p_ids = data.prompt_ids(tok, tasks)
+    gen = torch.Generator().manual_seed(seed)
+    comps = [torch.randint(100, 40000, (int(torch.randint(55, 86, (1,), generator=gen)),),
+                           generator=gen).tolist() for _ in range(prompts * G)]
+    ids, attn, cmask = models.pad_batch([p for p in p_ids for _ in range(G)], comps, tok.pad_token_id)
+    adv = torch.randn(len(comps), generator=gen)
+    return ids, attn, cmask[:, 1:].float(), adv, [len(p) for p in p_ids]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--groups", default="4,8")
+    args = ap.parse_args()
+    model, tok = models.load_policy()
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)      # times the step; weights stay put
+    print("| G | rollouts | prompt tokens | tokens in batch | unshared s | shared s | shared / unshared |")
+    print("|---|---|---|---|---|---|---|")
+    for G in (int(g) for g in args.groups.split(",")):
+        ids, attn, mask, adv, p_lens = batch(tok, G)
+        times = {"false": [], "true": []}
+        for _ in range(args.repeats):
+            for share in ("false", "true"):
+                cfg = grpo.parse(["--micro_batch_size", str(G), "--share_prompt", share])
+                t = time.perf_counter()
+                grpo.train_on_batch(model, opt, None, ids, attn, mask, adv, torch.ones(len(adv)), cfg,
+                                    0.0, 0.0, 96, 0, {})
+                times[share].append(time.perf_counter() - t)
+        off, on = statistics.median(times["false"]), statistics.median(times["true"])
+        print(f"| {G} | {len(adv)} | {min(p_lens)}-{max(p_lens)} | {int(attn.sum())} | {off:.1f} | {on:.1f} "
+              f"| {on / off:.2f} |", flush=True)
+
+    print()
+    print("| G | rollouts | plain prefill s | shared prefill s | shared / plain |")
+    print("|---|---|---|---|---|")
+    real = models._shared_prompt_cache
+    engine = models.HFEngine(model, tok)
+    tasks = data.math_tasks(8, "train", 0, ["arithmetic", "percent"], (1,))
+    params = models.SamplingParams(temperature=1.0, max_new_tokens=96, seed=0)
+    for G in (int(g) for g in args.groups.split(",")):
+        times = {"plain": [], "shared": []}
+        for _ in range(args.repeats):
+            for mode in ("plain", "shared"):
+                models._shared_prompt_cache = real if mode == "shared" else (lambda m, i, a: {})
+                t = time.perf_counter()
+                engine.generate(data.prompt_ids(tok, tasks), models.SamplingParams(**{**params.__dict__, "n": G}))
+                times[mode].append(time.perf_counter() - t)
+        models._shared_prompt_cache = real
+        off, on = statistics.median(times["plain"]), statistics.median(times["shared"])
+        print(f"| {G} | {8 * G} | {off:.1f} | {on:.1f} | {on / off:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
