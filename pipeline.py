@@ -39,7 +39,8 @@ class Config:
     scale: str = field(default="demo", metadata={"help": "demo (2-core CPU, minutes) | small (one GPU) | full (a node)"})
     model: str = field(default="smollm2", metadata={"help": "starting model: 'smollm2' (embedded default), 'tiny', a folder or a hub id"})
     output_dir: str = field(default="", metadata={"help": "default: runs/<recipe>-<scale>"})
-    eval_problems: int = field(default=0, metadata={"help": "held-out test problems evaluated after each stage (0: the scale's default, demo 128); with --resume, finished stages are evaluated again when this changes (512 resolves a 3-4 point change)"})
+    eval_problems: int = field(default=0, metadata={"help": "held-out test problems evaluated after each stage (0: the scale's default, demo 512: it resolves a 3-point change, 128 does not); with --resume, finished stages are evaluated again when this changes"})
+    eval_base_problems: int = field(default=0, metadata={"help": "held-out problems for the starting model (0: demo min(eval_problems, 128), since the raw model runs every answer to the token limit; else eval_problems); its row is paired with the next on the problems both saw"})
     eval_max_new_tokens: int = field(default=0, metadata={"help": "generation budget of those evaluations (0: the scale's default, demo 96)"})
     max_steps_scale: float = field(default=1.0, metadata={"help": "multiply every stage's step count (tests use a small value)"})
     resume: bool = field(default=False, metadata={"help": "skip finished stages; continue a killed stage from its state.pt"})
@@ -90,12 +91,13 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             "math_families": pick(scale, "arithmetic,percent", "", ""),
             "num_generations": pick(scale, 8, 8, 8), "prompts_per_step": pick(scale, 8, 32, 64),
             "max_completion_length": pick(scale, 96, 8192, 31744),
-            # demo: up to 20 steps, stopped after 12 minutes so that the whole demo fits 20 minutes;
+            # demo: up to 20 steps, stopped after 8.5 minutes (~11 steps of ~45 s) so that the whole
+            # demo, with its 512-problem evaluations (~2.3 min per checkpoint), fits 20 minutes;
             # no reference model and no entropy bonus (β 0, c 0): at 0.001 each, the KL term stayed
             # below 0.01 and the two cost ~25% of a step. Groups are kept by correctness (DAPO):
             # at 96 tokens the length term is flat, so an all-right or all-wrong group differs only
             # by the 1/13 repetition term, which the group std would inflate to A = ±1
-            "max_steps": pick(scale, 20, 90, 90), "time_budget_minutes": pick(scale, 12.0, 0.0, 0.0),
+            "max_steps": pick(scale, 20, 90, 90), "time_budget_minutes": pick(scale, 8.5, 0.0, 0.0),
             "filter_groups_by": pick(scale, "acc", "reward", "reward"),
             "learning_rate": pick(scale, 1e-5, 5e-8, 5e-8),
             "beta": pick(scale, 0.0, 0.001, 0.001), "entropy_coef": pick(scale, 0.0, 0.001, 0.001),
@@ -246,11 +248,13 @@ def eval_stage(checkpoint: str, n: int, max_new_tokens: int) -> dict:
 
 def with_paired(rows: list[dict]) -> list[dict]:
     """Each row gets `vs_previous`: problems it solves that the row above did not (gained), the
-    reverse (lost), and the sign test's p (evaluate.sign_test). 128 problems cannot tell a
-    3-point change from noise; the paired count shows whether a difference is more than that."""
+    reverse (lost), and the sign test's p (evaluate.sign_test), on the problems both rows saw
+    (`data.math_tasks` lists are prefix-stable: the first 128 of 512 are the 128). 128 problems
+    cannot tell a 3-point change from noise; the paired count shows whether a difference is more."""
     for prev, row in zip(rows, rows[1:]):
-        if len(prev.get("correct", [])) == len(row.get("correct", [])) > 0:
-            row["vs_previous"] = evaluate.paired(prev["correct"], row["correct"])
+        n = min(len(prev.get("correct", [])), len(row.get("correct", [])))
+        if n:
+            row["vs_previous"] = {**evaluate.paired(prev["correct"][:n], row["correct"][:n]), "problems": n}
     return rows
 
 
@@ -260,6 +264,8 @@ def print_table(rows: list[dict]):
     for r in rows:
         v = r.get("vs_previous")
         vs = f"+{v['gained']} / -{v['lost']} (p {v['p']:.2g})" if v else ""
+        if v and v.get("problems", r["num_problems"]) < r["num_problems"]:
+            vs += f" on the first {v['problems']}"
         print(f"| {r['stage']} | {r['accuracy']:.3f} ({r['num_problems']}) | {vs} | {r['thinking_rate']:.2f} | "
               f"{r['mean_length']:.0f} | {r.get('minutes', 0):.1f} | {r.get('where', '')} |")
 
@@ -271,7 +277,8 @@ def run(cfg: Config) -> list[dict]:
         raise SystemExit(f"--scale {cfg.scale!r} is not one of demo, small, full")
     stages = RECIPES[cfg.recipe](cfg.scale)
     out = Path(cfg.output_dir or f"runs/{cfg.recipe}-{cfg.scale}")
-    n_eval = cfg.eval_problems or pick(cfg.scale, 128, 200, 500)
+    n_eval = cfg.eval_problems or pick(cfg.scale, 512, 200, 500)
+    n_base = cfg.eval_base_problems or min(n_eval, pick(cfg.scale, 128, n_eval, n_eval))
     eval_tokens = cfg.eval_max_new_tokens or pick(cfg.scale, 96, 4096, 32768)
 
     if cfg.dry_run:
@@ -294,8 +301,8 @@ def run(cfg: Config) -> list[dict]:
     rows_path = out / "table.json"
     rows = json.loads(rows_path.read_text()) if cfg.resume and rows_path.exists() else []
 
-    def current(stage: str) -> bool:   # evaluated, on as many problems as asked for now
-        return any(r["stage"] == stage and r.get("num_problems") == n_eval and "correct" in r for r in rows)
+    def current(stage: str, n: int = n_eval) -> bool:   # evaluated, on as many problems as asked for now
+        return any(r["stage"] == stage and r.get("num_problems") == n and "correct" in r for r in rows)
 
     def put(row: dict):                 # replace the stage's row in place, or append it
         nonlocal rows
@@ -303,9 +310,9 @@ def run(cfg: Config) -> list[dict]:
         rows = rows[:at[0]] + [row] + rows[at[0] + 1:] if at else rows + [row]
         models.atomic_write_text(rows_path, json.dumps(rows, indent=2))
 
-    if not current("base"):
-        print(f"== evaluating the starting model on {n_eval} held-out problems ==", flush=True)
-        put({"stage": "base", **eval_stage(cfg.model, n_eval, eval_tokens), "where": cfg.model})
+    if not current("base", n_base):
+        print(f"== evaluating the starting model on {n_base} held-out problems ==", flush=True)
+        put({"stage": "base", **eval_stage(cfg.model, n_base, eval_tokens), "where": cfg.model})
 
     model, teacher = cfg.model, None
     for i, stage in enumerate(stages, 1):

@@ -26,6 +26,10 @@ tmp=$(mktemp)
   echo
   python bench/sandbox_vs_humaneval.py
   echo
+  echo "## Shared prompt pass in GRPO (bench/shared_prompt.py)"
+  echo
+  python bench/shared_prompt.py --repeats 2 --groups 8
+  echo
   echo "## GRPO step vs TRL GRPOTrainer (bench/grpo_vs_trl.py)"
   echo
   python bench/grpo_vs_trl.py --repeats 2 --steps 4

@@ -93,11 +93,41 @@ def test_resume_reevaluates_finished_stages_on_a_larger_heldout_set(tmp_path, mo
     assert [r["stage"] for r in rows] == ["base", "01-sft", "02-grpo"] and len(calls) == 3
     assert [r["accuracy"] for r in rows] == [0.0, 0.25, 0.5] and rows[2]["minutes"] == 1.5
     # sft solves problems 0 and 4, grpo 0, 2, 4, 6: gained 2, lost 0, p = 2 * (1/2)^2
-    assert rows[2]["vs_previous"] == {"gained": 2, "lost": 0, "p": 0.5}
+    assert rows[2]["vs_previous"] == {"gained": 2, "lost": 0, "p": 0.5, "problems": 8}
     assert "+2 / -0 (p 0.5)" in capsys.readouterr().out
 
     pipeline.run(pipeline.parse(args + ["8"]))             # same set: nothing evaluated again
     assert len(calls) == 3
     rows = pipeline.run(pipeline.parse(args + ["16"]))     # a larger set: every row again
     assert len(calls) == 6 and all(r["num_problems"] == 16 for r in rows)
-    assert rows[2]["vs_previous"] == {"gained": 4, "lost": 0, "p": 0.125}
+    assert rows[2]["vs_previous"] == {"gained": 4, "lost": 0, "p": 0.125, "problems": 16}
+
+
+def test_demo_evaluates_512_problems_and_the_starting_model_on_the_first_128(tmp_path, monkeypatch, capsys):
+    """Demo defaults: every stage on 512 held-out problems (a 3-point change is resolvable),
+    the raw starting model, which runs every answer to the token limit, on the first 128; the
+    base/SFT pair is compared on those 128 (the problem lists are prefix-stable)."""
+    import data
+    assert [t["prompt"] for t in data.math_tasks(128, "test", 1234, levels=(1,))] == \
+        [t["prompt"] for t in data.math_tasks(512, "test", 1234, levels=(1,))][:128]
+    calls = []
+
+    def fake_eval(checkpoint, n, max_new_tokens):
+        calls.append(n)
+        every = {"02-grpo": 2, "01-sft": 4}.get(Path(checkpoint).parent.name)
+        correct = [every is not None and i % every == 0 for i in range(n)]
+        return {"num_problems": n, "accuracy": sum(correct) / n, "thinking_rate": 1.0,
+                "mean_length": 10.0, "correct": correct}
+
+    monkeypatch.setattr(pipeline, "eval_stage", fake_eval)
+    out = tmp_path / "r"
+    for i, s in enumerate(pipeline.RECIPES["phi4-reasoning"]("demo"), 1):
+        (out / f"{i:02d}-{s.name}").mkdir(parents=True)
+        (out / f"{i:02d}-{s.name}" / "DONE.json").write_text(json.dumps({"stage": f"{i:02d}-{s.name}"}))
+    (out / "table.json").write_text("[]")
+    rows = pipeline.run(pipeline.parse(["--output_dir", str(out), "--resume"]))
+    assert calls == [128, 512, 512]
+    assert rows[1]["vs_previous"] == {"gained": 32, "lost": 0, "p": pytest.approx(2 * 0.5 ** 32), "problems": 128}
+    assert rows[2]["vs_previous"]["problems"] == 512 and rows[2]["vs_previous"]["gained"] == 128
+    printed = capsys.readouterr().out
+    assert "+32 / -0 (p 4.7e-10) on the first 128" in printed and "+128 / -0 (p 5.9e-39) |" in printed
