@@ -68,25 +68,32 @@ def test_each_recipe_runs_end_to_end_at_demo_scale(recipe, tmp_path):
     assert again == rows
 
 
-def test_resume_reevaluates_finished_stages_on_a_larger_heldout_set(tmp_path, monkeypatch, capsys):
-    """`--resume --eval_problems N` with finished stages: nothing is trained again, every row is
-    evaluated again on N problems, and the table pairs each stage with the one above."""
+def finished_phi4_run(out, monkeypatch) -> list:
+    """A phi4-reasoning run whose stages are all done, and a fake evaluator: the base model
+    solves nothing, SFT every 4th problem, GRPO every 2nd. Returns the evaluator's calls
+    (checkpoint, number of problems)."""
     calls = []
 
     def fake_eval(checkpoint, n, max_new_tokens):
         calls.append((checkpoint, n))
-        every = {"02-grpo": 2, "01-sft": 4}.get(Path(checkpoint).parent.name)   # base: none right
+        every = {"02-grpo": 2, "01-sft": 4}.get(Path(checkpoint).parent.name)
         correct = [every is not None and i % every == 0 for i in range(n)]
         return {"num_problems": n, "accuracy": sum(correct) / n, "thinking_rate": 1.0,
                 "mean_length": 10.0, "correct": correct}
 
     monkeypatch.setattr(pipeline, "eval_stage", fake_eval)
-    out = tmp_path / "r"
     for i, s in enumerate(pipeline.RECIPES["phi4-reasoning"]("demo"), 1):
         (out / f"{i:02d}-{s.name}").mkdir(parents=True)
         (out / f"{i:02d}-{s.name}" / "DONE.json").write_text(json.dumps(
             {"stage": f"{i:02d}-{s.name}", "minutes": 1.5, "where": "x"}))
     (out / "table.json").write_text("[]")
+    return calls
+
+
+def test_resume_reevaluates_finished_stages_on_a_larger_heldout_set(tmp_path, monkeypatch, capsys):
+    """`--resume --eval_problems N` with finished stages: nothing is trained again, every row is
+    evaluated again on N problems, and the table pairs each stage with the one above."""
+    calls = finished_phi4_run(out := tmp_path / "r", monkeypatch)
     args = ["--output_dir", str(out), "--resume", "--eval_problems"]
 
     rows = pipeline.run(pipeline.parse(args + ["8"]))
@@ -110,23 +117,9 @@ def test_demo_evaluates_512_problems_and_the_starting_model_on_the_first_128(tmp
     import data
     assert [t["prompt"] for t in data.math_tasks(128, "test", 1234, levels=(1,))] == \
         [t["prompt"] for t in data.math_tasks(512, "test", 1234, levels=(1,))][:128]
-    calls = []
-
-    def fake_eval(checkpoint, n, max_new_tokens):
-        calls.append(n)
-        every = {"02-grpo": 2, "01-sft": 4}.get(Path(checkpoint).parent.name)
-        correct = [every is not None and i % every == 0 for i in range(n)]
-        return {"num_problems": n, "accuracy": sum(correct) / n, "thinking_rate": 1.0,
-                "mean_length": 10.0, "correct": correct}
-
-    monkeypatch.setattr(pipeline, "eval_stage", fake_eval)
-    out = tmp_path / "r"
-    for i, s in enumerate(pipeline.RECIPES["phi4-reasoning"]("demo"), 1):
-        (out / f"{i:02d}-{s.name}").mkdir(parents=True)
-        (out / f"{i:02d}-{s.name}" / "DONE.json").write_text(json.dumps({"stage": f"{i:02d}-{s.name}"}))
-    (out / "table.json").write_text("[]")
+    calls = finished_phi4_run(out := tmp_path / "r", monkeypatch)
     rows = pipeline.run(pipeline.parse(["--output_dir", str(out), "--resume"]))
-    assert calls == [128, 512, 512]
+    assert [n for _, n in calls] == [128, 512, 512]
     assert rows[1]["vs_previous"] == {"gained": 32, "lost": 0, "p": pytest.approx(2 * 0.5 ** 32), "problems": 128}
     assert rows[2]["vs_previous"]["problems"] == 512 and rows[2]["vs_previous"]["gained"] == 128
     printed = capsys.readouterr().out
