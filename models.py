@@ -255,11 +255,12 @@ def _shared_prompt_cache(model, ids, attn) -> dict:
     `generate` its KV cache gathered to every row: {cache_kwarg: cache}, or {} when no prompt
     repeats. The prompt's last column stays out of the cache, so `generate` starts from it.
     Samples are unchanged (same logits, same random draws; tests/test_models.py); the prefill
-    work drops by a factor n."""
+    work drops by a factor n. Under torchrun every rank takes the cached path (same forwards
+    on every rank, whatever its prompts), which costs the same as `generate`'s own prefill."""
     if ids.shape[1] == 0:
         return {}
     uniq, inverse = torch.unique(torch.cat([ids, attn], 1), dim=0, return_inverse=True)
-    if len(uniq) == len(ids):
+    if len(uniq) == len(ids) and world_size() == 1:   # ranks of FSDP2 must run the same forwards
         return {}
     width, decoder = ids.shape[1], model.get_decoder()         # the decoder: no LM head needed
     u_ids, u_attn = uniq[:, :width], uniq[:, width:]
