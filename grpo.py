@@ -109,7 +109,7 @@ class Config:
     eval_samples: int = field(default=1, metadata={"help": "k for avg@k at evaluation"})
     eval_temperature: float = field(default=0.0, metadata={"help": "evaluation temperature (0: greedy; Skywork-OR1 0.6 with k > 1)"})
     log_samples: int = field(default=2, metadata={"help": "rollouts written to samples.jsonl per step"})
-    time_budget_minutes: float = field(default=0.0, metadata={"help": "stop after this wall time (eval + checkpoint at the step reached); 0: no limit"})
+    time_budget_minutes: float = field(default=0.0, metadata={"help": "wall-time budget: no step starts that would end past it (predicted from the last step's time); eval + checkpoint at the step reached; 0: no limit"})
     save_every: int = field(default=10, metadata={"help": "checkpoint + state every N steps"})
     output_dir: str = field(default="runs/grpo", metadata={"help": "run directory"})
     resume: bool = field(default=False, metadata={"help": "continue from output_dir/state.pt (same data order and step count)"})
@@ -579,8 +579,9 @@ def train(cfg: Config) -> Path:
             "gen_tokens_per_s": gen_tokens / max(times.get("gen_s", 0), 1e-9), **times})
         if "train_s" in times:
             metrics["train_tokens_per_s"] = train_stats["train_tokens"] / times["train_s"]
-        last = step + 1 == total_steps or (cfg.time_budget_minutes and
-                                           time.perf_counter() - t_start > 60 * cfg.time_budget_minutes)
+        now = time.perf_counter()   # the budget: no step starts that would end past it (at this step's pace)
+        last = step + 1 == total_steps or bool(cfg.time_budget_minutes and
+                                               now - t_start + (now - t_step) > 60 * cfg.time_budget_minutes)
         if (step + 1) % cfg.eval_every == 0 or last:
             if test_tasks:
                 t_eval = time.perf_counter()

@@ -42,6 +42,7 @@ class Config:
     eval_problems: int = field(default=0, metadata={"help": "held-out test problems evaluated after each stage (0: the scale's default, demo 512: it resolves a 3-point change, 128 does not); with --resume, finished stages are evaluated again when this changes"})
     eval_base_problems: int = field(default=0, metadata={"help": "held-out problems for the starting model (0: demo min(eval_problems, 128), since the raw model runs every answer to the token limit; else eval_problems); its row is paired with the next on the problems both saw"})
     eval_max_new_tokens: int = field(default=0, metadata={"help": "generation budget of those evaluations (0: the scale's default, demo 96)"})
+    time_budget_minutes: float = field(default=-1.0, metadata={"help": "wall time of the whole run (-1: the scale's default, demo 19.5; 0: none). Time-budgeted stages (demo GRPO) get what is left after the evaluations still to come; where the machine is too slow for all of --eval_problems in the budget, the evaluation shrinks (never below 256; the table says how many). An explicit --eval_problems is never shrunk"})
     max_steps_scale: float = field(default=1.0, metadata={"help": "multiply every stage's step count (tests use a small value)"})
     resume: bool = field(default=False, metadata={"help": "skip finished stages; continue a killed stage from its state.pt"})
     dry_run: bool = field(default=False, metadata={"help": "print the stages with their resolved configs and stop"})
@@ -97,7 +98,7 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             # below 0.01 and the two cost ~25% of a step. Groups are kept by correctness (DAPO):
             # at 96 tokens the length term is flat, so an all-right or all-wrong group differs only
             # by the 1/13 repetition term, which the group std would inflate to A = ±1
-            "max_steps": pick(scale, 20, 90, 90), "time_budget_minutes": pick(scale, 8.5, 0.0, 0.0),
+            "max_steps": pick(scale, 20, 90, 90), "time_budget_minutes": pick(scale, 9.0, 0.0, 0.0),
             "filter_groups_by": pick(scale, "acc", "reward", "reward"),
             "learning_rate": pick(scale, 1e-5, 5e-8, 5e-8),
             "beta": pick(scale, 0.0, 0.001, 0.001), "entropy_coef": pick(scale, 0.0, 0.001, 0.001),
@@ -236,14 +237,56 @@ def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, t
     return module, module.Config(**values)
 
 
-def eval_stage(checkpoint: str, n: int, max_new_tokens: int) -> dict:
+MIN_ELASTIC_MINUTES = 5.0   # what the budget keeps for each time-budgeted stage before shrinking evaluation
+
+
+LEAST_EVAL_PROBLEMS = 256  # a budget never shrinks the held-out set below this; it is evaluated first
+
+
+def fit_eval_problems(left_s: float, s_per_problem: float, evals_left: int, reserve_s: float,
+                      most: int, done: int = 0, least: int = LEAST_EVAL_PROBLEMS, step: int = 64) -> int:
+    """The largest n in most, most-step, ... (never below `least`) whose evaluations still to run
+    fit the time left, `done` problems of the current one being evaluated already:
+    (evals_left * n - done) * s_per_problem + reserve_s <= left_s."""
+    n = most
+    while n - step >= least and (evals_left * n - done) * s_per_problem + reserve_s > left_s:
+        n -= step
+    return n
+
+
+def merge_evals(parts: list[tuple[list[dict], dict]]) -> dict:
+    """One evaluation from consecutive pieces [(tasks, evaluate_model result)] of greedy (k=1)
+    results: per-problem means weighted by problem counts, rows concatenated in order."""
+    n = sum(len(t) for t, _ in parts)
+    metrics = {**parts[0][1]["metrics"], "num_problems": n}
+    for key in ("pass@1", "accuracy", "thinking_rate", "mean_length", "truncation_rate"):
+        metrics[key] = sum(r["metrics"][key] * len(t) for t, r in parts) / n
+    if "by_family" in metrics:
+        count = lambda tasks, f: sum(t.get("family") == f for t in tasks)
+        families = {f for _, r in parts for f in r["metrics"].get("by_family", {})}
+        metrics["by_family"] = {f: sum(r["metrics"].get("by_family", {}).get(f, 0.0) * count(t, f) for t, r in parts)
+                                / max(sum(count(t, f) for t, _ in parts), 1) for f in sorted(families)}
+    return {"metrics": metrics, "rows": [row for _, r in parts for row in r["rows"]]}
+
+
+def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None) -> dict:
     """Greedy accuracy, thinking rate and mean length on held-out synthetic math (test split),
-    with each problem's result ("correct") for the paired comparison between stages."""
+    with each problem's result ("correct") for the paired comparison between stages, and the
+    seconds it took (`eval_s`: the pipeline's budget plans the evaluations still to come).
+    With `fit(seconds_per_problem, done) -> n`, the first LEAST_EVAL_PROBLEMS are evaluated,
+    then as many more as `fit` allows (up to n). The batches are the same either way."""
     model, tok = models.load_policy(checkpoint)
-    tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))
+    t0 = time.time()
+    tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))   # prefix-stable: 256 of 512 = the 256
     engine = models.HFEngine(model, tok, batch_size=min(max(n, 1), 128)) if not torch.cuda.is_available() else None
-    r = evaluate.evaluate_model(model, tok, tasks, k=1, max_new_tokens=max_new_tokens, engine=engine)
-    return {**r["metrics"], "correct": [row["correct"] for row in r["rows"]]}
+    first = LEAST_EVAL_PROBLEMS if fit is not None and n > LEAST_EVAL_PROBLEMS else n
+    run = lambda part: (part, evaluate.evaluate_model(model, tok, part, k=1, max_new_tokens=max_new_tokens, engine=engine))
+    parts = [run(tasks[:first])]
+    total = fit((time.time() - t0) / first, first) if first < n else n
+    if total > first:
+        parts.append(run(tasks[first:total]))
+    r = merge_evals(parts) if len(parts) > 1 else parts[0][1]
+    return {**r["metrics"], "correct": [row["correct"] for row in r["rows"]], "eval_s": time.time() - t0}
 
 
 def with_paired(rows: list[dict]) -> list[dict]:
@@ -278,8 +321,10 @@ def run(cfg: Config) -> list[dict]:
     stages = RECIPES[cfg.recipe](cfg.scale)
     out = Path(cfg.output_dir or f"runs/{cfg.recipe}-{cfg.scale}")
     n_eval = cfg.eval_problems or pick(cfg.scale, 512, 200, 500)
-    n_base = cfg.eval_base_problems or min(n_eval, pick(cfg.scale, 128, n_eval, n_eval))
+    n_base = cfg.eval_base_problems or min(n_eval, pick(cfg.scale, 64, n_eval, n_eval))
     eval_tokens = cfg.eval_max_new_tokens or pick(cfg.scale, 96, 4096, 32768)
+    budget_min = cfg.time_budget_minutes if cfg.time_budget_minutes >= 0 else pick(cfg.scale, 19.5, 0.0, 0.0)
+    t_start = time.time()
 
     if cfg.dry_run:
         model, teacher = cfg.model, None
@@ -300,8 +345,20 @@ def run(cfg: Config) -> list[dict]:
     models.atomic_write_text(out / "pipeline.json", json.dumps(dataclasses.asdict(cfg), indent=2))
     rows_path = out / "table.json"
     rows = json.loads(rows_path.read_text()) if cfg.resume and rows_path.exists() else []
+    evaluated = [r for r in rows if r["stage"] != "base" and "correct" in r]
+    if evaluated and not cfg.eval_problems:   # a resumed run keeps the size its budget chose
+        n_eval = evaluated[0]["num_problems"]
+    n_fixed = bool(cfg.eval_problems or evaluated)
 
-    def current(stage: str, n: int = n_eval) -> bool:   # evaluated, on as many problems as asked for now
+    def left_s() -> float:
+        return 60 * budget_min - (time.time() - t_start)
+
+    def s_per_problem() -> float | None:   # the latest evaluation's pace
+        timed = [r for r in rows if r.get("eval_s") and r.get("num_problems")]
+        return timed[-1]["eval_s"] / timed[-1]["num_problems"] if timed else None
+
+    def current(stage: str, n: int | None = None) -> bool:   # evaluated, on as many problems as asked for now
+        n = n_eval if n is None else n
         return any(r["stage"] == stage and r.get("num_problems") == n and "correct" in r for r in rows)
 
     def put(row: dict):                 # replace the stage's row in place, or append it
@@ -330,10 +387,31 @@ def run(cfg: Config) -> list[dict]:
                 sc.resume = cfg.resume and (stage_dir / "state.pt").exists()
             print(f"\n== stage {i}/{len(stages)}: {stage.name} ({stage.script}.py"
                   f"{', resumed' if getattr(sc, 'resume', False) else ''}) -> {stage_dir} ==", flush=True)
+            evals_left, pace = len(stages) - i + 1, s_per_problem()
+            if budget_min and pace and getattr(sc, "time_budget_minutes", 0) > 0:
+                cap = (left_s() - evals_left * n_eval * pace - 30) / 60
+                if cap < sc.time_budget_minutes:
+                    print(f"== {stage.name}: time budget {max(cap, 0.5):.1f} min instead of {sc.time_budget_minutes:g}: "
+                          f"what the run's {budget_min:g} min leave after {evals_left} evaluation(s) of "
+                          f"{n_eval} problems at {pace:.2f} s each ==", flush=True)
+                    sc.time_budget_minutes = max(cap, 0.5)
+            elastic = sum(1 for st in stages[i:] if st.overrides.get("time_budget_minutes", 0) > 0)
+
+            def fit(pace: float, done: int) -> int:   # the held-out set's size, once, at the first evaluation
+                nonlocal n_eval
+                n = fit_eval_problems(left_s(), pace, evals_left, 60 * MIN_ELASTIC_MINUTES * elastic + 30, n_eval, done)
+                if n < n_eval:
+                    print(f"== {n_eval} held-out problems do not fit the run's {budget_min:g} min on this machine "
+                          f"({pace:.2f} s each, {left_s() / 60:.1f} min left): every stage is evaluated on {n} ==",
+                          flush=True)
+                    n_eval = n
+                return n
             t0 = time.time()
             try:
                 module.train(sc)
-                row = {"stage": label, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens),
+                use_fit = fit if budget_min and not n_fixed else None
+                n_fixed = True
+                row = {"stage": label, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens, use_fit),
                        "minutes": (time.time() - t0) / 60,
                        "where": f"{stage_dir}/checkpoint, {stage_dir}/curves.png"}
             except Exception as e:
@@ -348,6 +426,8 @@ def run(cfg: Config) -> list[dict]:
     rows = with_paired(rows)
     models.atomic_write_text(rows_path, json.dumps(rows, indent=2))
     print_table(rows)
+    print(f"\nwall time {(time.time() - t_start) / 60:.1f} min"
+          + (f" (budget {budget_min:g} min, --time_budget_minutes)" if budget_min else ""))
     return rows
 
 

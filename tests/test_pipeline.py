@@ -74,7 +74,7 @@ def finished_phi4_run(out, monkeypatch) -> list:
     (checkpoint, number of problems)."""
     calls = []
 
-    def fake_eval(checkpoint, n, max_new_tokens):
+    def fake_eval(checkpoint, n, max_new_tokens, fit=None):
         calls.append((checkpoint, n))
         every = {"02-grpo": 2, "01-sft": 4}.get(Path(checkpoint).parent.name)
         correct = [every is not None and i % every == 0 for i in range(n)]
@@ -110,17 +110,87 @@ def test_resume_reevaluates_finished_stages_on_a_larger_heldout_set(tmp_path, mo
     assert rows[2]["vs_previous"] == {"gained": 4, "lost": 0, "p": 0.125, "problems": 16}
 
 
-def test_demo_evaluates_512_problems_and_the_starting_model_on_the_first_128(tmp_path, monkeypatch, capsys):
+def test_demo_evaluates_512_problems_and_the_starting_model_on_the_first_64(tmp_path, monkeypatch, capsys):
     """Demo defaults: every stage on 512 held-out problems (a 3-point change is resolvable),
-    the raw starting model, which runs every answer to the token limit, on the first 128; the
-    base/SFT pair is compared on those 128 (the problem lists are prefix-stable)."""
+    the raw starting model, which runs every answer to the token limit, on the first 64; the
+    base/SFT pair is compared on those 64 (the problem lists are prefix-stable)."""
     import data
     assert [t["prompt"] for t in data.math_tasks(128, "test", 1234, levels=(1,))] == \
         [t["prompt"] for t in data.math_tasks(512, "test", 1234, levels=(1,))][:128]
     calls = finished_phi4_run(out := tmp_path / "r", monkeypatch)
     rows = pipeline.run(pipeline.parse(["--output_dir", str(out), "--resume"]))
-    assert [n for _, n in calls] == [128, 512, 512]
-    assert rows[1]["vs_previous"] == {"gained": 32, "lost": 0, "p": pytest.approx(2 * 0.5 ** 32), "problems": 128}
+    assert [n for _, n in calls] == [64, 512, 512]
+    assert rows[1]["vs_previous"] == {"gained": 16, "lost": 0, "p": pytest.approx(2 * 0.5 ** 16), "problems": 64}
     assert rows[2]["vs_previous"]["problems"] == 512 and rows[2]["vs_previous"]["gained"] == 128
     printed = capsys.readouterr().out
-    assert "+32 / -0 (p 4.7e-10) on the first 128" in printed and "+128 / -0 (p 5.9e-39) |" in printed
+    assert "+16 / -0 (p 3.1e-05) on the first 64" in printed and "+128 / -0 (p 5.9e-39) |" in printed
+
+
+def test_fit_eval_problems_hand_computed():
+    # 2 evaluations left, 0.7 s a problem, 330 s kept for GRPO, 386.8 s left, 256 of this one done:
+    # 512 -> (1024 - 256) * 0.7 + 330 = 867.6 > 386.8; ... 256 is the floor
+    assert pipeline.fit_eval_problems(386.8, 0.7, 2, 330, 512, done=256) == 256
+    # 800 s left at 0.27 s: 512 -> 768 * 0.27 + 330 = 537.4 fits
+    assert pipeline.fit_eval_problems(800, 0.27, 2, 330, 512, done=256) == 512
+    # 700 s left at 0.5 s: 512 -> 714 no; 448 -> 650 fits
+    assert pipeline.fit_eval_problems(700, 0.5, 2, 330, 512, done=256) == 448
+
+
+def test_merge_evals_weights_by_problems_and_families():
+    a = ([{"family": "x"}, {"family": "x"}, {"family": "y"}],
+         {"metrics": {"num_problems": 3, "k": 1, "pass@1": 2 / 3, "accuracy": 2 / 3, "thinking_rate": 1.0,
+                      "mean_length": 30.0, "truncation_rate": 0.0, "by_family": {"x": 1.0, "y": 0.0}},
+          "rows": [{"correct": True}, {"correct": True}, {"correct": False}]})
+    b = ([{"family": "y"}],
+         {"metrics": {"num_problems": 1, "k": 1, "pass@1": 1.0, "accuracy": 1.0, "thinking_rate": 0.0,
+                      "mean_length": 70.0, "truncation_rate": 1.0, "by_family": {"y": 1.0}},
+          "rows": [{"correct": True}]})
+    m = pipeline.merge_evals([a, b])
+    assert m["metrics"]["num_problems"] == 4 and m["metrics"]["accuracy"] == 0.75
+    assert m["metrics"]["mean_length"] == 40.0 and m["metrics"]["thinking_rate"] == 0.75
+    assert m["metrics"]["by_family"] == {"x": 1.0, "y": 0.5}
+    assert [r["correct"] for r in m["rows"]] == [True, True, False, True]
+
+
+@pytest.mark.parametrize("machine", ["fast", "slow"])
+def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(machine, tmp_path, monkeypatch, capsys):
+    """The demo's 19.5-minute budget on a fake clock. Fast machine (base 0.3 s a problem, SFT 4.7
+    min, trained model 0.27 s): 512 problems, GRPO keeps its own 9 min. Slow machine (1.0 s,
+    9 min, 0.7 s): after the first 256 of the SFT evaluation, 512 no longer fits, so every stage
+    gets 256, and GRPO gets (1170 - 783.2 - 256 * 0.7 - 30) / 60 = 2.96 min."""
+    import evaluate
+    import grpo
+    import sft
+    base_pace, sft_minutes, pace = {"fast": (0.3, 4.7, 0.27), "slow": (1.0, 9.0, 0.7)}[machine]
+    clock = [0.0]
+    monkeypatch.setattr(pipeline, "time", type("FakeTime", (), {"time": staticmethod(lambda: clock[0])}))
+    monkeypatch.setattr(pipeline.models, "load_policy", lambda ck: (ck, None))
+    monkeypatch.setattr(pipeline.models, "HFEngine", lambda *a, **k: None)
+    evaluated, budgets = [], []
+
+    def fake_evaluate_model(model, tok, tasks, **kw):
+        clock[0] += len(tasks) * (base_pace if model == "smollm2" else pace)
+        evaluated.append((model, len(tasks)))
+        return {"metrics": {"num_problems": len(tasks), "k": 1, "pass@1": 0.0, "accuracy": 0.0,
+                            "thinking_rate": 1.0, "mean_length": 9.0, "truncation_rate": 0.0},
+                "rows": [{"correct": False} for _ in tasks]}
+
+    def fake_train(minutes):
+        def train(sc):
+            Path(sc.output_dir).mkdir(parents=True)
+            budgets.append(getattr(sc, "time_budget_minutes", None))
+            clock[0] += 60 * (minutes or sc.time_budget_minutes)
+        return train
+    monkeypatch.setattr(evaluate, "evaluate_model", fake_evaluate_model)
+    monkeypatch.setattr(sft, "train", fake_train(sft_minutes))
+    monkeypatch.setattr(grpo, "train", fake_train(None))
+    rows = pipeline.run(pipeline.parse(["--output_dir", str(tmp_path / "r")]))
+    sizes = [n for _, n in evaluated]
+    if machine == "fast":
+        assert sizes == [64, 256, 256, 512] and budgets == [None, 9.0]
+        assert [r["num_problems"] for r in rows] == [64, 512, 512]
+    else:
+        assert sizes == [64, 256, 256] and budgets[1] == pytest.approx(2.96)
+        assert [r["num_problems"] for r in rows] == [64, 256, 256]
+        assert "every stage is evaluated on 256" in capsys.readouterr().out
+    assert clock[0] <= 19.5 * 60
