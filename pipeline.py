@@ -389,7 +389,7 @@ def run(cfg: Config) -> list[dict]:
                   f"{', resumed' if getattr(sc, 'resume', False) else ''}) -> {stage_dir} ==", flush=True)
             evals_left, pace = len(stages) - i + 1, s_per_problem()
             if budget_min and pace and getattr(sc, "time_budget_minutes", 0) > 0:
-                cap = (left_s() - evals_left * n_eval * pace - 30) / 60
+                cap = (left_s() - evals_left * n_eval * pace - 10) / 60   # 10 s: the checkpoint save
                 if cap < sc.time_budget_minutes:
                     print(f"== {stage.name}: time budget {max(cap, 0.5):.1f} min instead of {sc.time_budget_minutes:g}: "
                           f"what the run's {budget_min:g} min leave after {evals_left} evaluation(s) of "

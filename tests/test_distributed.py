@@ -118,3 +118,14 @@ def test_grpo_fsdp2_trains_and_gathers(tmp_path):
     after = checkpoint_weights(out)
     assert after.keys() == init.keys()
     assert any(not torch.equal(after[k], init[k]) for k in after), "weights did not change"
+
+
+def test_grpo_time_budget_stops_every_rank_at_the_same_step(tmp_path):
+    """Under torchrun the budget's stop is agreed over ranks (any rank over stops all): a budget
+    spent after the first step ends both ranks there, with one checkpoint and one metrics line."""
+    import json
+    args = list(GRPO)
+    args[args.index("--max_steps") + 1] = "5"
+    out = run("grpo.py", tmp_path / "budget", args + ["--parallel", "ddp", "--time_budget_minutes", "1e-6"], nproc=2)
+    steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert steps == [1] and (out / "checkpoint" / "model.safetensors").exists()

@@ -157,7 +157,7 @@ def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(machine, tmp_path,
     """The demo's 19.5-minute budget on a fake clock. Fast machine (base 0.3 s a problem, SFT 4.7
     min, trained model 0.27 s): 512 problems, GRPO keeps its own 9 min. Slow machine (1.0 s,
     9 min, 0.7 s): after the first 256 of the SFT evaluation, 512 no longer fits, so every stage
-    gets 256, and GRPO gets (1170 - 783.2 - 256 * 0.7 - 30) / 60 = 2.96 min."""
+    gets 256, and GRPO gets (1170 - 783.2 - 256 * 0.7 - 10) / 60 = 3.29 min."""
     import evaluate
     import grpo
     import sft
@@ -190,7 +190,7 @@ def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(machine, tmp_path,
         assert sizes == [64, 256, 256, 512] and budgets == [None, 9.0]
         assert [r["num_problems"] for r in rows] == [64, 512, 512]
     else:
-        assert sizes == [64, 256, 256] and budgets[1] == pytest.approx(2.96)
+        assert sizes == [64, 256, 256] and budgets[1] == pytest.approx(197.6 / 60)
         assert [r["num_problems"] for r in rows] == [64, 256, 256]
         assert "every stage is evaluated on 256" in capsys.readouterr().out
     assert clock[0] <= 19.5 * 60
