@@ -580,9 +580,9 @@ def train(cfg: Config) -> Path:
         if "train_s" in times:
             metrics["train_tokens_per_s"] = train_stats["train_tokens"] / times["train_s"]
         now = time.perf_counter()   # the budget: no step starts that would end past it (at this step's pace)
-        over = bool(cfg.time_budget_minutes) and now - t_start + (now - t_step) > 60 * cfg.time_budget_minutes
+        over = now - t_start + (now - t_step) > 60 * cfg.time_budget_minutes
         # under torchrun every rank stops at the same step: clocks differ, so any rank over stops all
-        last = step + 1 == total_steps or (bool(cfg.time_budget_minutes) and models.mean_over_ranks(float(over)) > 0)
+        last = step + 1 == total_steps or (cfg.time_budget_minutes > 0 and models.mean_over_ranks(float(over)) > 0)
         if (step + 1) % cfg.eval_every == 0 or last:
             if test_tasks:
                 t_eval = time.perf_counter()

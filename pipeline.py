@@ -40,7 +40,7 @@ class Config:
     model: str = field(default="smollm2", metadata={"help": "starting model: 'smollm2' (embedded default), 'tiny', a folder or a hub id"})
     output_dir: str = field(default="", metadata={"help": "default: runs/<recipe>-<scale>"})
     eval_problems: int = field(default=0, metadata={"help": "held-out test problems evaluated after each stage (0: the scale's default, demo 512: it resolves a 3-point change, 128 does not); with --resume, finished stages are evaluated again when this changes"})
-    eval_base_problems: int = field(default=0, metadata={"help": "held-out problems for the starting model (0: demo min(eval_problems, 128), since the raw model runs every answer to the token limit; else eval_problems); its row is paired with the next on the problems both saw"})
+    eval_base_problems: int = field(default=0, metadata={"help": "held-out problems for the starting model (0: demo min(eval_problems, 64), since the raw model runs every answer to the token limit; else eval_problems); its row is paired with the next on the problems both saw"})
     eval_max_new_tokens: int = field(default=0, metadata={"help": "generation budget of those evaluations (0: the scale's default, demo 96)"})
     time_budget_minutes: float = field(default=-1.0, metadata={"help": "wall time of the whole run (-1: the scale's default, demo 19.5; 0: none). Time-budgeted stages (demo GRPO) get what is left after the evaluations still to come; where the machine is too slow for all of --eval_problems in the budget, the evaluation shrinks (never below 256; the table says how many). An explicit --eval_problems is never shrunk"})
     max_steps_scale: float = field(default=1.0, metadata={"help": "multiply every stage's step count (tests use a small value)"})
@@ -238,9 +238,7 @@ def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, t
 
 
 MIN_ELASTIC_MINUTES = 5.0   # what the budget keeps for each time-budgeted stage before shrinking evaluation
-
-
-LEAST_EVAL_PROBLEMS = 256  # a budget never shrinks the held-out set below this; it is evaluated first
+LEAST_EVAL_PROBLEMS = 256   # a budget never shrinks the held-out set below this; it is evaluated first
 
 
 def fit_eval_problems(left_s: float, s_per_problem: float, evals_left: int, reserve_s: float,
