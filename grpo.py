@@ -9,7 +9,9 @@ baseline instead of a value network:
     J(θ) = E[ 1/G Σ_i 1/|o_i| Σ_t min(ρ_{i,t} A_i, clip(ρ_{i,t}, 1-ε_low, 1+ε_high) A_i)
               - β KL_k3(π_θ || π_ref) + c H(π_θ) ]
 
-Every knob the seed papers ablate is a flag (RECIPES.md has the verified values):
+The loss aggregation defaults to DAPO's token mean (`--loss_type dapo`); the 1/|o_i| above is
+`--loss_type grpo`. Every knob the seed papers ablate is a flag (docs/recipes.md: each paper's
+values next to ours):
   * advantage scaling `--scale_rewards group|batch|none` (none: Dr. GRPO),
   * loss aggregation `--loss_type grpo|dapo|dr_grpo`, clip-higher `--epsilon_high` (DAPO),
   * k3 KL `--beta` with `--kl_anneal cosine` (STILL-3 dynamic KL); beta 0 loads no reference,
@@ -18,8 +20,11 @@ Every knob the seed papers ablate is a flag (RECIPES.md has the verified values)
   * zero-variance group filtering with over-sampling (Skywork-OR1 rejection sampling, DAPO
     dynamic sampling), offline pass-rate filtering of prompts (Skywork-OR1, Qwen3),
   * truncated completions masked (`--mask_truncated_completions`) or scored as wrong (Skywork),
-  * Phi-4-reasoning-plus length-based rejection of long wrong samples and its length-aware reward
-    (`--rewards length_aware`), multi-stage context `--stages 8192:100,16384:100` (Skywork),
+  * Phi-4-reasoning-plus length-based rejection of long wrong samples (out of the group before
+    its statistics) and its length-aware reward (`--rewards phi4`), multi-stage context
+    `--stages 8192:100,16384:100` with solved prompts dropped at each stage (Skywork-OR1),
+  * Qwen3 general RL: rule-based, judge (`--judge_model`) and reward-model (`--reward_model`)
+    rewards on mixed tasks (`--task general`),
   * Qwen3's thinking budget for rollouts and evaluation.
 
 Run:  python grpo.py --math_levels 1 --max_steps 30          (embedded SmolLM2-135M, CPU)
@@ -51,14 +56,21 @@ class Config:
     # ---- model, data, rewards ----------------------------------------------------------------
     model: str = field(default="smollm2", metadata={"help": "policy: 'smollm2' (embedded default), 'tiny', a folder or hub id"})
     engine: str = field(default="auto", metadata={"help": "rollout engine: auto | hf | vllm (models.make_engine)"})
-    task: str = field(default="math", metadata={"help": "'math' (synthetic), 'humaneval', a .jsonl/.parquet file or a HF dataset id"})
+    task: str = field(default="math", metadata={"help": "'math' (synthetic), 'instruction' (synthetic, rule-checked "
+                      "constraints), 'general' (the two mixed), 'humaneval', a .jsonl/.parquet file or a HF dataset id"})
     num_train_prompts: int = field(default=512, metadata={"help": "training prompts to load"})
     num_test_prompts: int = field(default=64, metadata={"help": "test-split prompts for periodic evaluation (0: no eval)"})
     math_levels: str = field(default="1,2,3", metadata={"help": "synthetic math levels, e.g. '1' for the easiest problems"})
     math_families: str = field(default="", metadata={"help": "synthetic math families (comma list; empty: all): arithmetic,linear,fractions,percent"})
     prompt_field: str = field(default="prompt", metadata={"help": "prompt column of a file/HF dataset"})
     answer_field: str = field(default="answer", metadata={"help": "answer column of a file/HF dataset ('none': prompts only)"})
-    rewards: str = field(default="math", metadata={"help": "weighted rewards from rewards.REWARDS, e.g. 'math:1,format:0.2' or 'still3_outcome'"})
+    rewards: str = field(default="math", metadata={"help": "weighted rewards from rewards.REWARDS, e.g. 'math:1,format:0.2' or "
+                         "'still3_outcome'; model-based: judge (needs --judge_model), reward_model (--reward_model). "
+                         "A reward applies to the tasks that have the field it reads (math: answer, ...)"})
+    judge_model: str = field(default="", metadata={"help": "judge LM for the 'judge' reward: grades a response against the "
+                             "task's reference answer, R = p(yes) (Qwen3 §4.4); a name as for --model"})
+    reward_model: str = field(default="", metadata={"help": "scalar reward model for 'reward_model' (Bradley-Terry, no reference; "
+                              "Qwen3 §4.4): a folder saved by rewards.train_reward_model, or 'tiny'"})
     # ---- rollouts ----------------------------------------------------------------------------
     num_generations: int = field(default=8, metadata={"help": "G, completions per prompt (TRL num_generations; Skywork 16)"})
     prompts_per_step: int = field(default=8, metadata={"help": "prompts per rollout batch; TRL's generation batch = prompts_per_step * num_generations"})
@@ -70,7 +82,9 @@ class Config:
     thinking_budget: int = field(default=0, metadata={"help": "Qwen3 thinking budget in tokens for rollouts and eval (0: off)"})
     # ---- advantages and loss -----------------------------------------------------------------
     scale_rewards: str = field(default="group", metadata={"help": "advantage std: group | batch | none (Dr. GRPO)"})
-    loss_type: str = field(default="dapo", metadata={"help": "aggregation: grpo (sequence mean, then mean) | dapo (token mean over the batch) | dr_grpo (token sum / (B * max tokens))"})
+    loss_type: str = field(default="dapo", metadata={"help": "aggregation: grpo (sequence mean, then mean) | dapo (token mean over "
+                           "the batch; default) | dr_grpo (token sum / (B * max tokens)). Dr. GRPO is that and "
+                           "--scale_rewards none"})
     epsilon: float = field(default=0.2, metadata={"help": "clip range ε_low: ratio clipped to [1-ε, 1+ε_high]"})
     epsilon_high: float | None = field(default=None, metadata={"help": "ε_high (DAPO clip-higher: 0.28); default: = --epsilon"})
     beta: float = field(default=0.0, metadata={"help": "k3 KL coefficient (Skywork-OR1 0: no reference model is loaded; DeepSeekMath 0.04)"})
@@ -95,15 +109,22 @@ class Config:
     filter_zero_variance: bool = field(default=True, metadata={"help": "drop groups without signal (Skywork-OR1 rejection sampling, DAPO dynamic sampling); see --filter_groups_by"})
     filter_groups_by: str = field(default="reward", metadata={"help": "what a kept group must vary in: reward (not all equal) | acc (0 < #correct < G: DAPO eq. 11; drops the tiny shaped-reward differences of all-right or all-wrong groups, which the group std inflates)", "choices": ["reward", "acc"]})
     oversample_rounds: int = field(default=0, metadata={"help": "DAPO dynamic sampling: extra rollout rounds to refill a batch thinned by filtering"})
-    mask_truncated_completions: bool = field(default=False, metadata={"aliases": ["--mask-truncated"], "help": "leave truncated completions out of the loss; otherwise they get --truncated_reward (Skywork-OR1: scored as wrong)"})
-    truncated_reward: float = field(default=0.0, metadata={"help": "reward of a truncated completion when not masked (0 = wrong under the 1/0 math reward)"})
-    score_truncated: bool = field(default=True, metadata={"help": "give truncated completions --truncated_reward; --score_truncated false keeps their computed reward"})
-    length_rejection_tokens: int = field(default=0, metadata={"help": "Phi-4-reasoning-plus: wrong completions longer than this get --length_rejection_weight (0: off)"})
-    length_rejection_weight: float = field(default=0.0, metadata={"help": "loss weight of rejected long wrong completions (0: dropped)"})
+    mask_truncated_completions: bool = field(default=False, metadata={"aliases": ["--mask-truncated"], "help": "leave truncated "
+                                             "completions out of the loss (DAPO overlong filtering); otherwise they are scored"})
+    truncated_reward: float = field(default=0.0, metadata={"help": "reward of a truncated completion when not masked (0 = wrong under "
+                                    "the 1/0 math reward: Skywork-OR1). Never applied when a reward scores unfinished "
+                                    "completions itself (phi4, length_aware: -0.5; overlong): their score stands"})
+    score_truncated: bool = field(default=True, metadata={"help": "give truncated completions --truncated_reward; false keeps "
+                                  "their computed reward (TRL's default)"})
+    length_rejection_tokens: int = field(default=0, metadata={"help": "Phi-4-reasoning-plus length-based rejection: wrong completions "
+                                         "longer than this leave their group before its mean and std, and the loss (0: off)"})
     pass_rate_samples: int = field(default=0, metadata={"help": "offline filter: k samples per prompt with the starting model (Skywork-OR1 16; 0: off)"})
     pass_rate_min: float = field(default=0.01, metadata={"help": "offline filter: keep prompts with pass rate >= this"})
     pass_rate_max: float = field(default=0.99, metadata={"help": "offline filter: keep prompts with pass rate <= this"})
-    refilter_each_stage: bool = field(default=False, metadata={"help": "re-run the pass-rate filter with the current policy at each stage start"})
+    drop_solved_each_stage: bool = field(default=False, metadata={"help": "at each context stage start, drop the prompts solved in "
+                                         "all rollouts of a group during the previous stage (Skywork-OR1)"})
+    refilter_each_stage: bool = field(default=False, metadata={"help": "at each stage start, re-run the pass-rate filter [min, max] "
+                                      "with the current policy (this project's variant; Skywork drops solved prompts)"})
     # ---- evaluation, logging, state ----------------------------------------------------------
     eval_every: int = field(default=10, metadata={"help": "evaluate on the test split every N steps (and before/after)"})
     eval_samples: int = field(default=1, metadata={"help": "k for avg@k at evaluation"})
@@ -122,22 +143,31 @@ class Config:
 # The pieces: pure functions of tensors and numbers
 # ==============================================================================================
 def group_advantages(rewards: torch.Tensor, group_size: int, scale: str = "group",
-                     eps: float = 1e-6) -> torch.Tensor:
+                     eps: float = 1e-6, keep: torch.Tensor | None = None) -> torch.Tensor:
     """A_i = (r_i - mean_group(r)) / (std + eps), rewards in prompt-major order [B*G] -> [B*G].
 
     scale = "group": std of the group (GRPO, DeepSeekMath §4.1.2; unbiased, eps 1e-6 as
             Skywork-OR1's code); "batch": std of all rewards of the batch, mean still per group
             (TRL scale_rewards="batch"); "none": A_i = r_i - mean (Dr. GRPO §3.1).
+    `keep` [B*G] bool: samples rejected before the group statistics (Phi-4-reasoning-plus's
+    length-based rejection) take no part in mean and std and get A = 0, so the others' advantages
+    are those of a group that never held them.
 
     >>> group_advantages(torch.tensor([1., 0., 0., 0.]), 4, "none")
     tensor([ 0.7500, -0.2500, -0.2500, -0.2500])
+    >>> group_advantages(torch.tensor([1., 0., 0., 0.]), 4, "none", keep=torch.tensor([1, 1, 1, 0]).bool())
+    tensor([ 0.6667, -0.3333, -0.3333,  0.0000])
     """
-    r = rewards.view(-1, group_size)
-    centered = r - r.mean(dim=1, keepdim=True)
-    if scale == "group":
-        centered = centered / (r.std(dim=1, keepdim=True) + eps)
+    keep = torch.ones_like(rewards, dtype=torch.bool) if keep is None else keep.bool()
+    r, k = rewards.view(-1, group_size), keep.view(-1, group_size).float()
+    n = k.sum(dim=1, keepdim=True)
+    mean = (r * k).sum(dim=1, keepdim=True) / n.clamp(min=1)
+    centered = torch.where(k > 0, r - mean, torch.zeros_like(r))
+    if scale == "group":     # unbiased std over the kept samples
+        std = ((centered ** 2).sum(dim=1, keepdim=True) / (n - 1).clamp(min=1)).sqrt()
+        centered = centered / (std + eps)
     elif scale == "batch":
-        centered = centered / (rewards.std() + eps)
+        centered = centered / (rewards[keep].std() + eps)
     elif scale != "none":
         raise ValueError(f"--scale_rewards {scale!r} is not one of group, batch, none")
     return centered.reshape(-1)
@@ -179,7 +209,7 @@ def k3_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
 def cosine_beta(step: int, beta: float, beta_min: float = 0.0, total_steps: int = 500) -> float:
     """STILL-3 dynamic KL: β_t = β_min + (β_0 - β_min) · ½ (1 + cos(π t / T)) for t < T, else β_min.
 
-    (STILL-3's released code adds β_0 once more by mistake; RECIPES.md. We follow the formula.)
+    (STILL-3's released code adds β_0 once more by mistake; we follow the paper's formula.)
     >>> cosine_beta(250, 0.001, 0.0, 500)
     0.0005
     """
@@ -213,9 +243,39 @@ def aggregate_loss(per_token: torch.Tensor, mask: torch.Tensor, loss_type: str =
     raise ValueError(f"--loss_type {loss_type!r} is not one of grpo, dapo, dr_grpo")
 
 
+def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor,
+              ref_logp: torch.Tensor | None = None, entropy: torch.Tensor | None = None,
+              beta: float = 0.0, entropy_coef: float = 0.0, epsilon: float = 0.2,
+              epsilon_high: float | None = None, loss_type: str = "dapo", max_tokens: int | None = None,
+              num_seqs: float | None = None, num_tokens: float | None = None):
+    """The GRPO-family loss of one batch, a pure function of tensors ([B, T] per token, [B] A):
+
+        l_t = -min(ρ_t A, clip(ρ_t, 1-ε_low, 1+ε_high) A) + β KL_k3(π_θ || π_ref)_t - c H_t
+        L   = aggregate_loss(l, mask, loss_type)
+
+    The three terms share one mask, so a sample left out of the loss (a masked truncation, a
+    length-rejected one) adds nothing to the policy gradient, the KL or the entropy bonus.
+    Returns (loss, clipped [B, T] bool, kl [B, T] or None).
+
+    >>> logp = torch.log(torch.tensor([[0.5, 0.5], [0.9, 0.9]]))
+    >>> loss, _, _ = grpo_loss(logp, logp, torch.tensor([1., -1.]), torch.tensor([[1., 1.], [0., 0.]]))
+    >>> loss        # on-policy, dapo: -(1 + 1) / 2 tokens; the masked row adds nothing
+    tensor(-1.)
+    """
+    per_token, clipped = clipped_surrogate(logp, old_logp, advantages, epsilon, epsilon_high)  # [B, T]
+    kl = None
+    if ref_logp is not None and beta > 0:
+        kl = k3_kl(logp, ref_logp)                                                           # [B, T]
+        per_token = per_token + beta * kl
+    if entropy is not None and entropy_coef > 0:
+        per_token = per_token - entropy_coef * entropy                                       # [B, T]
+    loss = aggregate_loss(per_token, mask, loss_type, max_tokens, num_seqs, num_tokens)
+    return loss, clipped, kl
+
+
 @dataclass
 class EntropyController:
-    """Skywork-OR1 adaptive entropy control (MAGIC §3.2.3; their verl fork, RECIPES.md).
+    """Skywork-OR1 adaptive entropy control (MAGIC §3.2.3; their released verl fork).
 
     Loss: L = L_pg - c_k · I_k · H, H the mean full-distribution entropy over response tokens
     (softmax(z/τ) with τ the rollout temperature; it is differentiable and has low variance).
@@ -247,7 +307,8 @@ class EntropyController:
         return self.loss_coef
 
 
-def zero_variance_groups(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
+def zero_variance_groups(rewards: torch.Tensor, group_size: int,
+                         keep: torch.Tensor | None = None) -> torch.Tensor:
     """[B*G] rewards -> [B] bool, True where a group's values are all equal (no signal: A = 0).
 
     Skywork-OR1 rejection sampling drops groups that are all 0 or all 1; DAPO dynamic sampling
@@ -255,39 +316,44 @@ def zero_variance_groups(rewards: torch.Tensor, group_size: int) -> torch.Tensor
     shaped reward (Phi-4's length and repetition terms) an all-wrong group still has tiny reward
     differences, which the group std of `group_advantages` would blow up to A = ±1 (pure noise),
     so DAPO's test is on correctness, not on the reward.
+    With `keep`, only kept samples count, and a group with fewer than 2 left has no baseline.
     >>> zero_variance_groups(torch.tensor([1., 1., 0., 1., 0., 0.]), 2)
     tensor([ True, False,  True])
     """
     r = rewards.float().view(-1, group_size)
-    return (r.max(dim=1).values - r.min(dim=1).values).abs() < 1e-9
+    k = torch.ones_like(r, dtype=torch.bool) if keep is None else keep.view(-1, group_size).bool()
+    hi = torch.where(k, r, torch.full_like(r, -math.inf)).max(dim=1).values
+    lo = torch.where(k, r, torch.full_like(r, math.inf)).min(dim=1).values
+    return (k.sum(dim=1) < 2) | ((hi - lo).abs() < 1e-9)
 
 
 def truncation_rewards(rewards: torch.Tensor, truncated: torch.Tensor, mask_truncated: bool,
                        truncated_reward: float | None = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
-    """Truncated completions (no EOS within the budget): (rewards, loss weights) [N] each.
+    """Truncated completions (no EOS within the budget): (rewards, kept in the loss) [N] each.
 
-    mask_truncated: rewards unchanged, loss weight 0 (DAPO's overlong filtering; TRL
+    mask_truncated: rewards unchanged, left out of the loss (DAPO's overlong filtering; TRL
     mask_truncated_completions). Otherwise the reward becomes `truncated_reward`, i.e. scored as
     wrong, and the sample keeps its (negative) advantage: Skywork-OR1's choice (MAGIC §4);
-    `truncated_reward=None` keeps the computed reward (TRL's default).
+    `truncated_reward=None` keeps the computed reward: TRL's default, and the rule whenever a
+    reward scores unfinished completions itself (Phi-4's -0.5, DAPO's overlong penalty).
     >>> truncation_rewards(torch.tensor([1., 1.]), torch.tensor([False, True]), False)
-    (tensor([1., 0.]), tensor([1., 1.]))
+    (tensor([1., 0.]), tensor([True, True]))
     """
+    keep = ~truncated if mask_truncated else torch.ones_like(truncated, dtype=torch.bool)
     if mask_truncated or truncated_reward is None:
-        return rewards.clone(), (~truncated).float() if mask_truncated else torch.ones_like(rewards)
-    return torch.where(truncated, torch.full_like(rewards, truncated_reward), rewards), torch.ones_like(rewards)
+        return rewards.clone(), keep
+    return torch.where(truncated, torch.full_like(rewards, truncated_reward), rewards), keep
 
 
-def length_rejection_weights(lengths: torch.Tensor, correct: torch.Tensor, max_tokens: int,
-                             weight: float = 0.0) -> torch.Tensor:
-    """Phi-4-reasoning-plus length-based rejection: a wrong completion longer than `max_tokens`
-    gets loss weight `weight` (0: dropped), every other one 1. Long wrong answers are where the
-    length-aware reward is least informative (Phi-4-reasoning §4; flag-controlled here).
-    >>> length_rejection_weights(torch.tensor([10, 900, 900]), torch.tensor([False, False, True]), 500)
-    tensor([1., 0., 1.])
+def length_rejection(lengths: torch.Tensor, correct: torch.Tensor, max_tokens: int) -> torch.Tensor:
+    """Phi-4-reasoning-plus length-based rejection sampling ("regulates overly verbose, often
+    incorrect outputs", Phi-4-reasoning §5): [N] bool, True for the samples kept. A wrong
+    completion longer than `max_tokens` is rejected: it leaves the group before the group
+    statistics (`group_advantages(keep=...)`) and the loss.
+    >>> length_rejection(torch.tensor([10, 900, 900]), torch.tensor([False, False, True]), 500)
+    tensor([ True, False,  True])
     """
-    reject = (lengths > max_tokens) & ~correct
-    return torch.where(reject, torch.full(lengths.shape, float(weight)), torch.ones(lengths.shape))
+    return ~((lengths > max_tokens) & ~correct)
 
 
 def parse_stages(stages: str, max_completion_length: int, max_steps: int) -> list[tuple[int, int]]:
@@ -328,8 +394,6 @@ def reflection_counts(texts: list[str]) -> dict[str, float]:
 # ==============================================================================================
 # Checks: stop at start with a message that names the flag and the fix
 # ==============================================================================================
-math_partial_reward = rewards.math_partial_reward   # kept for code that imported it from here
-ANSWER_REWARDS = {"math", "math_partial", "still3_outcome", "length_aware", "phi4"}
 
 
 def check_config(cfg: Config):
@@ -348,7 +412,13 @@ def check_config(cfg: Config):
                           ("--filter_groups_by", cfg.filter_groups_by, ("reward", "acc"))):
         if val not in ok:
             raise ValueError(f"{name} {val!r} is not one of {', '.join(ok)}")
-    rewards.parse_reward_spec(cfg.rewards)  # unknown names raise, listing the valid ones
+    names = {n for n, _ in rewards.parse_reward_spec(cfg.rewards)}  # unknown names raise, listing the valid ones
+    for name, flag in rewards.MODEL_REWARDS.items():
+        if name in names and not getattr(cfg, flag.lstrip("-")):
+            raise ValueError(f"--rewards {cfg.rewards!r} uses {name!r}, which needs a model: pass {flag} PATH")
+    if cfg.loss_type == "dr_grpo" and cfg.scale_rewards != "none":
+        print(f"[grpo] note: --loss_type dr_grpo with --scale_rewards {cfg.scale_rewards} is only Dr. GRPO's "
+              "constant normaliser; Dr. GRPO also drops the std scaling: add --scale_rewards none")
     batch = cfg.prompts_per_step * cfg.num_generations
     if cfg.mini_batch_size and batch % cfg.mini_batch_size:
         raise ValueError(f"--mini_batch_size {cfg.mini_batch_size} does not divide the rollout batch "
@@ -358,12 +428,11 @@ def check_config(cfg: Config):
 
 def check_tasks(cfg: Config, tasks: list[dict], prompts: list[list[int]], model):
     names = {n for n, _ in rewards.parse_reward_spec(cfg.rewards)}
-    needs_answer = names & ANSWER_REWARDS
-    if needs_answer:
-        missing = [t.get("id", i) for i, t in enumerate(tasks) if not t.get("answer")]
-        if missing:
-            raise ValueError(f"--rewards {cfg.rewards!r}: {sorted(needs_answer)} checks answers, but "
-                             f"{len(missing)} tasks of --task {cfg.task!r} have none (first: {missing[0]}). "
+    for name in sorted(names):
+        if not any(rewards.applies(name, t) for t in tasks):
+            field_ = rewards.NEEDS[name]
+            raise ValueError(f"--rewards {cfg.rewards!r}: {name!r} reads each task's {field_!r}, but the "
+                             f"{len(tasks)} tasks of --task {cfg.task!r} have none (first: {tasks[0].get('id', 0)}). "
                              "Map the column with --answer_field NAME, or use rewards that need no answer.")
     longest = max(t for t, _ in parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps))
     positions = getattr(model.config, "max_position_embeddings", None)
@@ -385,8 +454,33 @@ def rollout(engine, prompts, n, max_tokens, temperature, top_p, thinking_budget,
     return engine.generate(prompts, params)
 
 
-def score(completions, tasks, reward_fn, max_tokens, stop_ids):
-    """Rewards [N], per-reward-function breakdown, correctness [N] (math tasks; else reward > 0)."""
+def make_reward(cfg: Config) -> rewards.combined_reward:
+    """--rewards as one weighted reward; "judge" and "reward_model" load --judge_model and
+    --reward_model (Qwen3 general RL: a judge with the reference answer, a reward model without)."""
+    names = {n for n, _ in rewards.parse_reward_spec(cfg.rewards)}
+    built = {}
+    if "judge" in names:
+        judge, judge_tok = models.load_policy(cfg.judge_model)
+        built["judge"] = rewards.JudgeReward(judge.eval(), judge_tok)
+    if "reward_model" in names:
+        rm, rm_tok = models.load_reward_model(cfg.reward_model)
+        built["reward_model"] = rewards.ScalarRewardModel(rm.eval(), rm_tok)
+    return rewards.combined_reward(rewards.parse_reward_spec(cfg.rewards), models=built)
+
+
+def is_correct(text: str, task: dict) -> bool:
+    """Task success, for accuracy and filtering: the math answer, all tests, or all constraints."""
+    if task.get("answer"):
+        return rewards.verify_math(text, task["answer"])
+    if task.get("tests"):
+        return rewards.code_reward(text, task, all_or_nothing=True) == 1.0
+    if task.get("constraints"):
+        return rewards.instruction_reward(text, task, all_or_nothing=True) == 1.0
+    return False
+
+
+def score(completions, tasks, reward_fn, max_tokens):
+    """Rewards [N], the mean of each reward component, correctness [N] (`is_correct`)."""
     totals, parts, correct = [], {}, []
     for c in completions:
         task = tasks[c.prompt_index]
@@ -395,7 +489,7 @@ def score(completions, tasks, reward_fn, max_tokens, stop_ids):
         totals.append(b.pop("total"))
         for k, v in b.items():
             parts.setdefault(k, []).append(v)
-        correct.append(rewards.verify_math(c.text, task["answer"]) if task.get("answer") else totals[-1] > 0)
+        correct.append(is_correct(c.text, task))
     return torch.tensor(totals), {k: sum(v) / len(v) for k, v in parts.items()}, torch.tensor(correct)
 
 
@@ -403,7 +497,7 @@ def evaluate(engine, tasks, prompts, cfg, max_tokens) -> dict:
     """avg@k accuracy on the test split (greedy when --eval_temperature 0)."""
     k = cfg.eval_samples if cfg.eval_temperature > 0 else 1
     outs = rollout(engine, prompts, k, max_tokens, cfg.eval_temperature, 1.0, cfg.thinking_budget, cfg.seed)
-    ok = [rewards.verify_math(c.text, tasks[c.prompt_index]["answer"]) for c in outs]
+    ok = [is_correct(c.text, tasks[c.prompt_index]) for c in outs]
     return {"eval_accuracy": sum(ok) / len(ok), "eval_truncated": sum(c.truncated for c in outs) / len(outs),
             "eval_length": sum(len(c.completion_ids) for c in outs) / len(outs)}
 
@@ -414,8 +508,63 @@ def pass_rate_filter(engine, tasks, prompts, k, lo, hi, max_tokens, temperature,
     outs = engine.generate(prompts, SamplingParams(n=k, temperature=temperature, max_new_tokens=max_tokens, seed=seed))
     passed = [0] * len(tasks)
     for c in outs:
-        passed[c.prompt_index] += (not c.truncated) and rewards.verify_math(c.text, tasks[c.prompt_index]["answer"])
+        passed[c.prompt_index] += (not c.truncated) and is_correct(c.text, tasks[c.prompt_index])
     return [i for i, p in enumerate(passed) if lo <= p / k <= hi]
+
+
+def next_stage_prompts(active: list[int], solved: set[int], cfg: Config, filter_prompts, max_tokens) -> list[int]:
+    """The prompts of a new context stage. --drop_solved_each_stage: drop those the policy solved
+    in every rollout of some group during the stage that ended (Skywork-OR1 §3.1: prompts answered
+    correctly in all samples of the previous stage carry no signal). --refilter_each_stage: run the
+    pass-rate filter [min, max] again with the current policy (this project's variant)."""
+    if cfg.drop_solved_each_stage:
+        left = [i for i in active if i not in solved]
+        print(f"[grpo] new stage: dropped {len(active) - len(left)} prompts solved in all rollouts")
+        active = left or active
+    if cfg.refilter_each_stage and cfg.pass_rate_samples:
+        active = filter_prompts(max_tokens)
+    return active
+
+
+def training_batch(comps, keep: torch.Tensor, pad_id: int):
+    """Padded (ids, attention, loss mask [N, T-1]) of the kept groups' samples. The mask is 0 on
+    prompt and padding, on tokens the engine inserted (the thinking budget's cue) and on whole
+    samples left out (`keep` False: masked truncations, length rejections)."""
+    ids, attn, cmask = models.pad_batch([c.prompt_ids for c in comps], [c.completion_ids for c in comps], pad_id)
+    loss_mask = cmask[:, 1:].float()
+    for b, c in enumerate(comps):
+        if c.sampled_mask is not None:
+            pos = loss_mask[b].nonzero().squeeze(-1)
+            loss_mask[b, pos] *= torch.tensor(c.sampled_mask, dtype=torch.float)
+    return ids, attn, loss_mask * keep.float().unsqueeze(1)
+
+
+def step_metrics(seen: list[Rollouts], filtered_share: float, train_stats: dict, times: dict) -> dict:
+    """One metrics.jsonl row's rollout statistics over every round of the step. `reward` is the
+    reward the group statistics see (after truncation handling), `reward_raw` the reward
+    functions' own output: they differ where truncated completions were re-scored."""
+    outs = [c for roll in seen for c in roll.completions]
+    lengths = [len(c.completion_ids) for c in outs]
+    out = {"reward": torch.cat([r.reward for r in seen]).mean().item(),
+           "reward_raw": torch.cat([r.reward_raw for r in seen]).mean().item(),
+           "accuracy": torch.cat([r.correct for r in seen]).float().mean().item(),
+           **{f"reward_{k}": sum(r.parts.get(k, 0.0) for r in seen) / len(seen) for k in seen[0].parts},
+           "response_length": sum(lengths) / len(lengths), "response_length_max": max(lengths),
+           "truncated": torch.cat([r.truncated for r in seen]).float().mean().item(),
+           "rejected": 1 - torch.cat([r.keep for r in seen]).float().mean().item(),
+           "groups_filtered": filtered_share, "rollout_rounds": len(seen),
+           **reflection_counts([c.text for c in outs]), **train_stats,
+           "gen_tokens_per_s": sum(lengths) / max(times.get("gen_s", 0), 1e-9), **times}
+    if "train_s" in times:
+        out["train_tokens_per_s"] = train_stats["train_tokens"] / times["train_s"]
+    return out
+
+
+def sample_rows(roll: Rollouts, n: int) -> list[dict]:
+    """A few rollouts of the step for samples.jsonl."""
+    return [{"prompt": roll.tasks[c.prompt_index]["prompt"], "answer": roll.tasks[c.prompt_index].get("answer"),
+             "completion": c.text, "reward": roll.reward[k].item(), "reward_raw": roll.reward_raw[k].item(),
+             "truncated": c.truncated} for k, c in enumerate(roll.completions[:n])]
 
 
 def prompt_order(num: int, seed: int, position: int, count: int) -> list[int]:
@@ -431,6 +580,11 @@ def prompt_order(num: int, seed: int, position: int, count: int) -> list[int]:
 
 
 def load_task_splits(cfg: Config):
+    levels = tuple(int(x) for x in cfg.math_levels.split(","))
+    if cfg.task in ("instruction", "general"):
+        make = data.instruction_tasks if cfg.task == "instruction" else lambda n, split, seed: data.general_tasks(n, split, seed, levels)
+        return (make(cfg.num_train_prompts, "train", cfg.seed),
+                make(cfg.num_test_prompts, "test", cfg.seed) if cfg.num_test_prompts else [])
     if cfg.task == "math":
         levels = tuple(int(x) for x in cfg.math_levels.split(","))
         families = [f for f in cfg.math_families.split(",") if f] or None
@@ -454,6 +608,20 @@ def parse(args=None) -> Config:
 # ==============================================================================================
 # The loop
 # ==============================================================================================
+@dataclass
+class Rollouts:
+    """One rollout round of a step: `len(prompts)` groups of G samples, prompt-major ([N])."""
+    prompts: list[int]          # train-task index of each group
+    completions: list           # models.Completion, N of them
+    tasks: list[dict]           # the task of each group
+    reward_raw: torch.Tensor    # [N] the reward functions' own output
+    reward: torch.Tensor        # [N] after truncation handling: what the group statistics see
+    parts: dict                 # mean of each reward component, for the log
+    correct: torch.Tensor       # [N] bool
+    truncated: torch.Tensor     # [N] bool
+    keep: torch.Tensor          # [N] bool: in the group statistics and the loss
+
+
 def train(cfg: Config) -> Path:
     models.dist_init()                        # under torchrun: join the process group
     check_config(cfg)
@@ -470,7 +638,8 @@ def train(cfg: Config) -> Path:
     train_tasks, test_tasks = load_task_splits(cfg)
     train_prompts, test_prompts = data.prompt_ids(tok, train_tasks), data.prompt_ids(tok, test_tasks)
     check_tasks(cfg, train_tasks, train_prompts, model)
-    reward_fn = rewards.combined_reward(rewards.parse_reward_spec(cfg.rewards))
+    reward_fn = make_reward(cfg)
+    keep_raw = reward_fn.scores_unfinished or not cfg.score_truncated   # never overwrite such a score
     longest = max(len(p) for p in train_prompts + test_prompts) + max(t for t, _ in parse_stages(
         cfg.stages, cfg.max_completion_length, cfg.max_steps)) + 64
     engine = models.make_engine(cfg.engine, model, tok, max_model_len=longest)  # HF ignores the length
@@ -480,9 +649,10 @@ def train(cfg: Config) -> Path:
     stages = parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
     total_steps = sum(n for _, n in stages)
     G, P = cfg.num_generations, cfg.prompts_per_step // models.world_size()   # P: this rank's prompts
-    step, position, active = 0, 0, list(range(len(train_tasks)))
+    step, position, active, solved = 0, 0, list(range(len(train_tasks))), set()
     if state:
         step, position, active = state["step"], state["position"], state["active"]
+        solved = set(state.get("solved", []))
         optimizer.load_state_dict(state["optimizer"])
         controller = EntropyController(**state["controller"])
         run.truncate_metrics(step)
@@ -506,12 +676,13 @@ def train(cfg: Config) -> Path:
     for step in bar:
         t_step, times = time.perf_counter(), {}
         stage, max_tokens = stage_at(stages, step)
-        if cfg.refilter_each_stage and cfg.pass_rate_samples and step > 0 and stage_at(stages, step - 1)[0] != stage:
-            active = filter_prompts(max_tokens)
+        if step > 0 and stage_at(stages, step - 1)[0] != stage:      # a new context stage begins
+            active = next_stage_prompts(active, solved, cfg, filter_prompts, max_tokens)
+            solved = set()
         beta = cosine_beta(step, cfg.beta, cfg.beta_min, cfg.kl_anneal_steps) if cfg.kl_anneal == "cosine" else cfg.beta
         entropy_coef = controller.loss_coef if cfg.adaptive_entropy else cfg.entropy_coef
 
-        # ---- generate, score, filter (DAPO dynamic sampling: over-sample while groups are short) ----
+        # ---- rollout, reward, filter (DAPO dynamic sampling: over-sample while groups are short) ----
         batch, seen, n_groups, n_filtered = [], [], 0, 0
         for rnd in range(1 + cfg.oversample_rounds):
             idx = [active[i] for i in prompt_order(len(active), cfg.seed, position, cfg.prompts_per_step)]
@@ -520,80 +691,55 @@ def train(cfg: Config) -> Path:
                 outs = rollout(engine, [train_prompts[i] for i in idx], G, max_tokens, cfg.temperature,
                                cfg.top_p, cfg.thinking_budget, seed=cfg.seed * 1_000_003 + step * 97 + rnd)
             tasks = [train_tasks[i] for i in idx]
-            raw, parts, correct = score(outs, tasks, reward_fn, max_tokens, engine.stop_ids)
+            raw, parts, correct = score(outs, tasks, reward_fn, max_tokens)
             truncated = torch.tensor([c.truncated for c in outs])
-            r, weight = truncation_rewards(raw, truncated, cfg.mask_truncated_completions,
-                                           cfg.truncated_reward if cfg.score_truncated else None)
-            if cfg.length_rejection_tokens:
+            r, keep = truncation_rewards(raw, truncated, cfg.mask_truncated_completions,
+                                         None if keep_raw else cfg.truncated_reward)
+            if cfg.length_rejection_tokens:   # rejected before the group statistics
                 lengths = torch.tensor([len(c.completion_ids) for c in outs])
-                weight = weight * length_rejection_weights(lengths, correct, cfg.length_rejection_tokens,
-                                                           cfg.length_rejection_weight)
-            seen.append((outs, tasks, raw, parts, correct, truncated))
+                keep = keep & length_rejection(lengths, correct, cfg.length_rejection_tokens)
+            roll = Rollouts(idx, outs, tasks, raw, r, parts, correct, truncated, keep)
+            seen.append(roll)
+            solved |= {i for g, i in enumerate(idx) if bool(correct[g * G:(g + 1) * G].all())}
             signal = (correct & ~truncated) if cfg.filter_groups_by == "acc" else r   # truncated: never correct
-            flat = zero_variance_groups(signal, G) if cfg.filter_zero_variance else torch.zeros(P, dtype=torch.bool)
+            flat = zero_variance_groups(signal, G, keep) if cfg.filter_zero_variance else torch.zeros(P, dtype=torch.bool)
             n_groups, n_filtered = n_groups + P, n_filtered + int(flat.sum())
-            for g in range(P):
-                if not flat[g] and len(batch) < P:
-                    sl = slice(g * G, (g + 1) * G)
-                    batch.append((outs[sl], r[sl], weight[sl]))
+            batch += [(roll, g) for g in range(P) if not flat[g]][:P - len(batch)]
             if len(batch) == P or not cfg.filter_zero_variance:
                 break
 
-        # ---- advantages: the group is the baseline ----
+        # ---- advantage: the group is the baseline; loss and update ----
         metrics = {"step": step + 1, "stage": stage, "max_tokens": max_tokens, "beta": beta,
                    "entropy_coef": entropy_coef, "lr": cfg.learning_rate}
         train_stats = {}
         if batch:
-            comps = [c for outs_, _, _ in batch for c in outs_]
-            rew = torch.cat([r_ for _, r_, _ in batch])
-            seq_weight = torch.cat([w for _, _, w in batch])
-            adv = group_advantages(rew, G, cfg.scale_rewards)
-            ids, attn, cmask = models.pad_batch([c.prompt_ids for c in comps], [c.completion_ids for c in comps],
-                                                tok.pad_token_id)
-            loss_mask = cmask[:, 1:].float()
-            for b, c in enumerate(comps):  # tokens the engine inserted (thinking budget) are not trained
-                if c.sampled_mask is not None:
-                    pos = loss_mask[b].nonzero().squeeze(-1)
-                    loss_mask[b, pos] *= torch.tensor(c.sampled_mask, dtype=torch.float)
-            loss_mask = loss_mask * (seq_weight > 0).float().unsqueeze(1)
-            train_stats = train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, seq_weight,
+            group = lambda roll, g: slice(g * G, (g + 1) * G)
+            comps = [c for roll, g in batch for c in roll.completions[group(roll, g)]]
+            keep = torch.cat([roll.keep[group(roll, g)] for roll, g in batch])
+            adv = group_advantages(torch.cat([roll.reward[group(roll, g)] for roll, g in batch]), G,
+                                   cfg.scale_rewards, keep=keep)
+            ids, attn, loss_mask = training_batch(comps, keep, tok.pad_token_id)
+            train_stats = train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv,
                                          cfg, beta, entropy_coef, max_tokens, step, times)
-            # ---- update the inference engine ----
+            # ---- sync the inference engine ----
             with models.timer(times, "sync_s"):
                 engine.sync_weights(model)
             if cfg.adaptive_entropy:
                 controller.update(train_stats["entropy"])
 
         # ---- log ----
-        all_outs = [c for s in seen for c in s[0]]
-        raw_all, correct_all = torch.cat([s[2] for s in seen]), torch.cat([s[4] for s in seen])
-        lengths = [len(c.completion_ids) for c in all_outs]
-        gen_tokens = sum(lengths)
-        metrics.update({
-            "reward": raw_all.mean().item(), "accuracy": correct_all.float().mean().item(),
-            **{f"reward_{k}": sum(s[3][k] for s in seen) / len(seen) for k in seen[0][3]},
-            "response_length": gen_tokens / len(lengths), "response_length_max": max(lengths),
-            "truncated": torch.cat([s[5] for s in seen]).float().mean().item(),
-            "groups_filtered": n_filtered / n_groups, "rollout_rounds": len(seen),
-            **reflection_counts([c.text for c in all_outs]), **train_stats,
-            "gen_tokens_per_s": gen_tokens / max(times.get("gen_s", 0), 1e-9), **times})
-        if "train_s" in times:
-            metrics["train_tokens_per_s"] = train_stats["train_tokens"] / times["train_s"]
+        metrics.update(step_metrics(seen, n_filtered / n_groups, train_stats, times))
         now = time.perf_counter()   # the budget: no step starts that would end past it (at this step's pace)
         over = now - t_start + (now - t_step) > 60 * cfg.time_budget_minutes
         # under torchrun every rank stops at the same step: clocks differ, so any rank over stops all
         last = step + 1 == total_steps or (cfg.time_budget_minutes > 0 and models.mean_over_ranks(float(over)) > 0)
-        if (step + 1) % cfg.eval_every == 0 or last:
-            if test_tasks:
-                t_eval = time.perf_counter()
-                metrics.update(evaluate(engine, test_tasks, test_prompts, cfg, max_tokens))
-                metrics["eval_s"] = time.perf_counter() - t_eval
+        if ((step + 1) % cfg.eval_every == 0 or last) and test_tasks:
+            t_eval = time.perf_counter()
+            metrics.update(evaluate(engine, test_tasks, test_prompts, cfg, max_tokens))
+            metrics["eval_s"] = time.perf_counter() - t_eval
         metrics["step_s"] = time.perf_counter() - t_step
         run.log(models.all_reduce_mean(metrics))
-        s0 = seen[0]
-        run.log_samples(step + 1, [{"prompt": s0[1][c.prompt_index]["prompt"], "answer": s0[1][c.prompt_index].get("answer"),
-                                    "completion": c.text, "reward": s0[2][k].item(), "truncated": c.truncated}
-                                   for k, c in enumerate(s0[0][:cfg.log_samples])])
+        run.log_samples(step + 1, sample_rows(seen[0], cfg.log_samples))
         bar.set_postfix(reward=f"{metrics['reward']:.3f}", acc=f"{metrics['accuracy']:.2f}",
                         len=f"{metrics['response_length']:.0f}", **({"eval": f"{metrics['eval_accuracy']:.2f}"}
                                                                      if "eval_accuracy" in metrics else {}))
@@ -601,7 +747,8 @@ def train(cfg: Config) -> Path:
         # ---- checkpoint ----
         if (step + 1) % cfg.save_every == 0 or last:
             run.save(model, tok, {"step": step + 1, "position": position, "active": active,
-                                  "optimizer": optimizer.state_dict(), "controller": asdict(controller)})
+                                  "solved": sorted(solved), "optimizer": optimizer.state_dict(),
+                                  "controller": asdict(controller)})
         if last:
             break
     run.plot(["reward", "accuracy", "eval_accuracy", "response_length", "truncated", "entropy",
@@ -611,11 +758,12 @@ def train(cfg: Config) -> Path:
     return run.root
 
 
-def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, seq_weight, cfg, beta,
+def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, cfg, beta,
                    entropy_coef, max_tokens, step, times) -> dict:
     """`num_iterations` passes over the rollout batch in mini-batches of `mini_batch_size`, one
-    optimizer step each. Strictly on-policy (1 pass, one mini-batch) recomputes no old log-probs:
-    ρ = exp(logp - logp.detach()) = 1 with the policy-gradient gradient."""
+    optimizer step each (`grpo_loss` on every micro-batch). Strictly on-policy (1 pass, one
+    mini-batch) recomputes no old log-probs: ρ = exp(logp - logp.detach()) = 1 with the
+    policy-gradient gradient. Rows whose mask is all 0 (left out of the loss) add nothing."""
     N = ids.shape[0]
     mb = cfg.mini_batch_size or N
     on_policy = cfg.num_iterations == 1 and mb >= N
@@ -659,21 +807,18 @@ def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, seq_w
                 i, a, mask, cols = rows(sel)
                 logp, entropy = logps(model, i, a, need_entropy)
                 old = logp.detach() if old_logp is None else old_logp[sel, cols]
-                per_token, clipped = clipped_surrogate(logp, old, adv[sel], cfg.epsilon, cfg.epsilon_high)
-                per_token = per_token * seq_weight[sel].unsqueeze(1)
-                if ref_logp is not None:
-                    kl = k3_kl(logp, ref_logp[sel, cols])
-                    per_token = per_token + beta * kl
-                    sums["kl"] += float((kl.detach() * mask).sum())
-                if need_entropy:
-                    per_token = per_token - entropy_coef * entropy
-                    sums["ent_full"] += float((entropy.detach() * mask).sum())
                 # normalisers of the global mini-batch: each rank divides by the mean per rank and
                 # DDP/FSDP2 average gradients, so dapo = Σ_ranks loss / Σ_ranks tokens and grpo,
                 # dr_grpo divide by all ranks' sequences (identity in a single process)
-                loss = aggregate_loss(per_token, mask, cfg.loss_type, max_tokens, num_seqs=models.mean_over_ranks(len(mini)),
-                                      num_tokens=models.mean_over_ranks(n_tokens))
+                loss, clipped, kl = grpo_loss(
+                    logp, old, adv[sel], mask, None if ref_logp is None else ref_logp[sel, cols], entropy,
+                    beta, entropy_coef, cfg.epsilon, cfg.epsilon_high, cfg.loss_type, max_tokens,
+                    num_seqs=models.mean_over_ranks(len(mini)), num_tokens=models.mean_over_ranks(n_tokens))
                 loss.backward()
+                if kl is not None:
+                    sums["kl"] += float((kl.detach() * mask).sum())
+                if need_entropy:
+                    sums["ent_full"] += float((entropy.detach() * mask).sum())
                 if it == 0:  # statistics of the policy that sampled (first pass)
                     sums["ent"] += float((-logp.detach() * mask).sum())
                     sums["tokens"] += float(mask.sum())

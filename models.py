@@ -14,7 +14,7 @@ Plumbing shared by `sft.py`, `grpo.py` and `distill.py`; nothing here is an algo
   prompt-major order. `VLLMEngine` (`make_engine("vllm", ...)`) has the same interface, plus
   `sync_weights(model)` and the engine's log-probs; `logprob_mismatch` compares those with
   the trainer's.
-* `generate_with_thinking_budget` : Qwen3's thinking budget (RECIPES.md, Qwen3).
+* `generate_with_thinking_budget` : Qwen3's thinking budget (Qwen3 technical report §4.3).
 * `token_logprobs(model, input_ids, attention_mask, temperature)` -> log π(x_t | x_<t) and the
   entropy of π(· | x_<t), computed in chunks of positions so the full [B, T, V] float32
   log-softmax never exists (and, under autograd, each chunk is recomputed in backward).
@@ -138,6 +138,29 @@ def load_policy(name: str | None = None, dtype: str = "float32", device: str = "
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype)
     if model.generation_config is not None:  # our sampler passes every setting explicitly
         model.generation_config.max_length = None
+    return model.to(device), tok
+
+
+def load_reward_model(name: str, device: str = "cpu"):
+    """(model, tokenizer) of a scalar reward model: a sequence classifier with one output.
+
+    `name` as in `load_policy`: "tiny" builds a random one, "smollm2" or a causal-LM folder gets a
+    new (random) scoring head on its decoder, a folder saved by `rewards.train_reward_model`
+    loads as it was trained.
+    """
+    from transformers import AutoConfig, AutoModelForSequenceClassification
+    if str(name).startswith("tiny"):
+        tok = load_tokenizer(name)
+        config = tiny_model(vocab_size=len(tok)).config
+        config.num_labels = 1
+        model = AutoModelForSequenceClassification.from_config(config)
+    else:
+        path = str(_embedded_checkpoint()) if name == DEFAULT_MODEL else name
+        tok = load_tokenizer(path)
+        config = AutoConfig.from_pretrained(path, num_labels=1)
+        config.pad_token_id = tok.pad_token_id
+        model = AutoModelForSequenceClassification.from_pretrained(path, config=config)
+    model.config.pad_token_id = tok.pad_token_id
     return model.to(device), tok
 
 
@@ -288,7 +311,7 @@ def make_engine(kind: str, model, tokenizer, **engine_kwargs):
 
 def generate_with_thinking_budget(engine, prompts: list[list[int]], params: SamplingParams,
                                   thinking_budget: int) -> list[Completion]:
-    """Qwen3's thinking budget (Qwen3 tech report; official example, RECIPES.md).
+    """Qwen3's thinking budget (Qwen3 technical report §4.3; the model card's example).
 
     Generate up to `thinking_budget` tokens. A sample that has neither closed its think block
     (`</think>`) nor ended its turn gets STOP_THINKING appended -- exactly once -- and is then
@@ -442,7 +465,7 @@ def _head_logprobs(model, hidden, targets, temperature, chunk_size, with_entropy
 
 
 # ----------------------------------------------------------------------------------------------
-# vLLM engine (issue 3): rollouts through vLLM, weights pushed in from the training model
+# vLLM engine: rollouts through vLLM, weights pushed in from the training model
 # ----------------------------------------------------------------------------------------------
 class VLLMEngine:
     """Sampling with vLLM's offline `LLM`, colocated with training (as TRL's

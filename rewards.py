@@ -71,8 +71,8 @@ def _length_and_finish(completion: str, task, num_tokens, finished) -> tuple[int
 def math_reward(completion: str, task: dict, **_) -> float:
     """1.0 if `verify_math(completion, task["answer"])` else 0.0.
 
-    Binary rule-based accuracy reward: DeepSeek-R1 §2.2.2; Skywork-OR1 (math-verify on the text
-    after `</think>`, RECIPES.md)."""
+    Binary rule-based accuracy reward: DeepSeek-R1 §2.2.2; Skywork-OR1 §3 (math-verify on the
+    text after `</think>`)."""
     return 1.0 if verify_math(completion, task["answer"]) else 0.0
 
 
@@ -95,7 +95,7 @@ def math_partial_reward(completion: str, task: dict, **_) -> float:
 def still3_outcome_reward(completion: str, task: dict, **_) -> float:
     """+1 correct, -1 wrong, -2 when the answer region has no non-empty `\\boxed{}`.
 
-    One released STILL-3 variant (RECIPES.md, STILL-3). An empty `\\boxed{}` counts as no box:
+    One variant in STILL-3's released training code. An empty `\\boxed{}` counts as no box:
     otherwise "\\boxed{}" alone earns -1 instead of -2, a reward hack a small policy finds
     within a few steps (seen on SmolLM2-135M)."""
     region = answer_region(completion)
@@ -166,8 +166,8 @@ def cosine_length_reward(num_tokens: int, correct: bool, L_max: int = PHI4_L_MAX
              R = R+min + 1/2 (R+max - R+min)(1 + cos(pi rho))   -> 1.0 up to L_pos, 0.5 at L_max
     wrong:   rho = min(1, L / L_neg)
              R = R-max + 1/2 (R-min - R-max)(1 + cos(pi rho))   -> -1.0 at L=0, -0.5 from L_neg
-    Source: Phi-4-reasoning technical report §4 (RECIPES.md; shape from a third-party
-    reimplementation citing the paper).
+    Source: Phi-4-reasoning technical report §4 (the shape; the constants as in a third-party
+    reimplementation citing the paper: see docs/recipes.md).
 
     >>> cosine_length_reward(28672, True)    # halfway between L_pos and L_max
     0.75
@@ -211,7 +211,7 @@ def phi4_repetition_penalty(completion: str, task: dict | None = None, n: int = 
     """R_rep = -max( #{distinct n-grams occurring more than 5 times} / #n-grams,
                      (count of the most frequent n-gram) / (#words / n) ), n = 5, on words.
 
-    Source: Phi-4-reasoning §4 (RECIPES.md). 0.0 when there are fewer than n words.
+    Source: Phi-4-reasoning §4. 0.0 when there are fewer than n words.
 
     >>> phi4_repetition_penalty("a b c d e f g h i j")     # 6 distinct 5-grams, 10 words
     -0.5
@@ -231,25 +231,48 @@ def phi4_repetition_penalty(completion: str, task: dict | None = None, n: int = 
 
 def phi4_reward(completion: str, task: dict, w_acc: float = 8 / 13, w_rep: float = 1 / 13,
                 **info) -> float:
-    """R = 8/13 R_acc + 1/13 R_rep (Phi-4-reasoning §4, RECIPES.md)."""
+    """R = 8/13 R_acc + 1/13 R_rep (Phi-4-reasoning §4). It scores unfinished completions itself
+    (R_acc = -0.5 without EOS), so a training loop must not overwrite that score.
+
+    >>> done = phi4_reward("<think>\\nx\\n</think>\\n\\n\\\\boxed{3}", {"answer": "4"}, num_tokens=4000)
+    >>> cut = phi4_reward("x " * 4000, {"answer": "4"}, num_tokens=4000, finished=False)
+    >>> round(done, 4), round(cut, 4)   # long wrong: 8/13 * -0.5; cut off: 8/13 * -0.5 + R_rep / 13
+    (-0.3077, -0.6919)
+    """
     return (w_acc * phi4_length_aware_reward(completion, task, **info)
             + w_rep * phi4_repetition_penalty(completion, task))
 
 
 # ---- DAPO ------------------------------------------------------------------------------
 
+DAPO_CACHE_SHARE = 4096 / 20480   # DAPO §3.4: L_cache 4096 of L_max 20480, the last fifth
+
+
 def dapo_overlong_penalty(completion: str, task: dict | None = None, num_tokens: int | None = None,
-                          max_tokens: int = 20480, cache_tokens: int = 4096, **_) -> float:
-    """DAPO soft overlong punishment (DAPO §3.4, RECIPES.md), added to the task reward:
+                          max_tokens: int = 20480, cache_tokens: int | None = None, **_) -> float:
+    """DAPO soft overlong punishment (DAPO §3.4, eq. 13), added to the task reward:
 
         0                                   if L <= L_max - L_cache
         ((L_max - L_cache) - L) / L_cache   if L_max - L_cache < L <= L_max
         -1                                  if L > L_max
 
+    DAPO uses L_max 20480 and L_cache 4096: the soft interval is the last fifth of the budget.
+    `cache_tokens=None` keeps that share at any L_max (`max_tokens` is the run's max response
+    length), so a short run is not penalised from its first token. A cache >= L_max is an error.
+    It scores long completions itself: a training loop must not overwrite its score.
+
     >>> dapo_overlong_penalty("", num_tokens=18432)     # halfway into the 4096-token cache
+    -0.5
+    >>> dapo_overlong_penalty("", num_tokens=90, max_tokens=100)   # L_cache 20: 10 tokens into it
     -0.5
     """
     L, _done = _length_and_finish(completion, task, num_tokens, True)
+    if cache_tokens is None:
+        cache_tokens = max(1, round(max_tokens * DAPO_CACHE_SHARE))
+    if cache_tokens >= max_tokens:
+        raise ValueError(f"DAPO overlong penalty: cache_tokens {cache_tokens} >= max_tokens {max_tokens} "
+                         "would penalise every completion from its first token; use a cache below the "
+                         f"max length (DAPO: 4096 of 20480; default: {DAPO_CACHE_SHARE:.0%} of it)")
     start = max_tokens - cache_tokens
     if L <= start:
         return 0.0
@@ -266,7 +289,10 @@ REFLECTION_WORDS = ("wait", "alternatively", "verify", "double-check", "check", 
 
 def still3_action_reward(completion: str, task: dict | None = None, words=REFLECTION_WORDS,
                          cap: int = 10, **_) -> float:
-    """STILL-3 action reward: min(#reflection-word occurrences, cap) / cap, in [0, 1].
+    """An action reward in STILL-3's sense: min(#reflection-word occurrences, cap) / cap, in [0, 1].
+
+    STILL-3 names action rewards but gives no formula: this word list and cap are this project's
+    choice.
 
     Counts whole-word, case-insensitive occurrences of "wait", "alternatively", "verify", ...
     in the think part (or the whole completion without one). Warning (STILL-3): this rewards the
@@ -283,7 +309,9 @@ def still3_action_reward(completion: str, task: dict | None = None, words=REFLEC
 
 def still3_length_reward(completion: str, task: dict | None = None, num_tokens: int | None = None,
                          max_tokens: int = 8192, **_) -> float:
-    """STILL-3 length reward: min(L, max_tokens) / max_tokens, in [0, 1] (longer = more).
+    """A length reward in STILL-3's sense: min(L, max_tokens) / max_tokens, in [0, 1] (longer = more).
+
+    STILL-3 names length rewards but gives no formula: this linear form is this project's choice.
 
     Warning (STILL-3 authors): length rewards invite hacking (padding and repetition); pair it
     with an outcome reward and a repetition penalty.
@@ -320,7 +348,7 @@ def code_rewards(completions: list[str], tasks: list[dict], all_or_nothing: bool
 
     Per completion: no code block -> 0; `ast.parse` fails -> 0 without running (Skywork-OR1's
     sandbox does the same); else passed/total, or 1.0 only if every test passes when
-    `all_or_nothing` (Skywork-OR1 uses all-or-nothing, RECIPES.md).
+    `all_or_nothing` (Skywork-OR1 §3 rewards code all-or-nothing).
     """
     import ast
     out = [0.0] * len(completions)
@@ -478,7 +506,7 @@ class JudgeReward:
 
     def prompt(self, completion: str, task: dict) -> str:
         response = _answer_text(completion) or completion
-        return self.template.format(question=task.get("question", ""),
+        return self.template.format(question=task.get("question", task.get("prompt", "")),
                                     reference=task.get("reference", task.get("answer", "")),
                                     response=response)
 
@@ -629,6 +657,24 @@ REWARDS: dict[str, Callable[..., float]] = {
     "code_all": _code_all,
     "instruction": instruction_reward,
 }
+# Rewards that need a model, built by the training script from --judge_model / --reward_model.
+MODEL_REWARDS = {"judge": "--judge_model", "reward_model": "--reward_model"}
+
+# The task field a reward reads: on a task without it the reward does not apply (adds nothing),
+# so one run can mix math, instruction-following and code tasks (Qwen3 general RL, §4.4).
+NEEDS = {"math": "answer", "math_partial": "answer", "still3_outcome": "answer",
+         "length_aware": "answer", "phi4": "answer", "judge": "answer",
+         "code": "tests", "code_all": "tests", "instruction": "constraints"}
+
+# Rewards that score an unfinished completion (no EOS within the budget) themselves: Phi-4's -0.5
+# and DAPO's overlong penalty. A training loop never overwrites their score for truncation.
+SCORES_UNFINISHED = {"length_aware", "phi4", "overlong"}
+
+
+def applies(name: str, task: dict) -> bool:
+    """Whether reward `name` applies to `task` (the task has the field the reward reads)."""
+    need = NEEDS.get(name)
+    return need is None or bool(task.get(need)) or (name == "judge" and bool(task.get("reference")))
 
 
 def parse_reward_spec(spec: str | list, weights: str | list | None = None) -> list[tuple[str, float]]:
@@ -650,37 +696,51 @@ def parse_reward_spec(spec: str | list, weights: str | list | None = None) -> li
         for item in names:
             name, _, w = item.partition(":")
             pairs.append((name.strip(), float(w) if w else 1.0))
+    valid = ", ".join(sorted({*REWARDS, *MODEL_REWARDS}))
     for name, _w in pairs:
-        if name not in REWARDS:
-            raise ValueError(f"unknown reward {name!r}; valid names: {', '.join(sorted(REWARDS))}")
+        if name not in REWARDS and name not in MODEL_REWARDS:
+            raise ValueError(f"unknown reward {name!r}; valid names: {valid}")
     if not pairs:
-        raise ValueError(f"no rewards given; valid names: {', '.join(sorted(REWARDS))}")
+        raise ValueError(f"no rewards given; valid names: {valid}")
     return pairs
 
 
 class combined_reward:
-    """R = sum_k w_k R_k(completion, task, **info) over (name or callable, weight) pairs.
+    """R = sum_k w_k R_k(completion, task, **info) over the (name or callable, weight) pairs that
+    apply to the task (`applies`: math rewards need an answer, code rewards tests, ...).
 
     `combined_reward(parse_reward_spec("math:1,format:0.2"))(completion, task, num_tokens=...)`.
-    `.breakdown(...)` returns each component and the total, for logging.
+    Model-based rewards ("judge", "reward_model") come in `models={"judge": JudgeReward(...)}`.
+    `.breakdown(...)` returns each applicable component and the total, for logging.
+    `.scores_unfinished`: some component scores unfinished completions itself (phi4, overlong).
+
+    >>> r = combined_reward("math:1,instruction:0.5")
+    >>> r.breakdown("\\\\boxed{4}", {"answer": "4"})          # instruction does not apply
+    {'math': 1.0, 'total': 1.0}
     """
 
-    def __init__(self, names_and_weights):
+    def __init__(self, names_and_weights, models: dict | None = None):
         if isinstance(names_and_weights, str):
             names_and_weights = parse_reward_spec(names_and_weights)
+        models = models or {}
         self.parts = []
         for name, w in names_and_weights:
             if callable(name):
                 self.parts.append((getattr(name, "__name__", "reward"), name, float(w)))
             elif name in REWARDS:
                 self.parts.append((name, REWARDS[name], float(w)))
+            elif name in MODEL_REWARDS:
+                if name not in models:
+                    raise ValueError(f"reward {name!r} needs a model: pass {MODEL_REWARDS[name]} PATH")
+                self.parts.append((name, models[name], float(w)))
             else:
                 raise ValueError(f"unknown reward {name!r}; valid names: {', '.join(sorted(REWARDS))}")
+        self.scores_unfinished = any(name in SCORES_UNFINISHED for name, _fn, _w in self.parts)
 
     def breakdown(self, completion: str, task: dict, **info) -> dict[str, float]:
-        out = {name: fn(completion, task, **info) for name, fn, _w in self.parts}
-        out["total"] = sum(w * out[name] for name, _fn, w in self.parts)
+        out = {name: fn(completion, task, **info) for name, fn, _w in self.parts if applies(name, task)}
+        out["total"] = sum(w * out[name] for name, _fn, w in self.parts if name in out)
         return out
 
     def __call__(self, completion: str, task: dict, **info) -> float:
-        return sum(w * fn(completion, task, **info) for _name, fn, w in self.parts)
+        return self.breakdown(completion, task, **info)["total"]

@@ -203,8 +203,7 @@ def test_truncation_masking_and_scoring():
 def test_length_rejection():
     lengths = torch.tensor([100, 900, 900, 501])
     correct = torch.tensor([False, False, True, False])
-    assert grpo.length_rejection_weights(lengths, correct, 500).tolist() == [1., 0., 1., 0.]
-    assert grpo.length_rejection_weights(lengths, correct, 500, 0.25).tolist() == [1., 0.25, 1., 0.25]
+    assert grpo.length_rejection(lengths, correct, 500).tolist() == [True, False, True, False]
 
 
 def test_stages_and_prompt_order():
@@ -274,11 +273,11 @@ def test_on_policy_computes_no_old_logprobs(tokenizer, monkeypatch):
     adv, w = torch.tensor([1., -1., 0.5, -0.5]), torch.ones(4)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     cfg = grpo.parse(["--micro_batch_size", "4"])
-    out = grpo.train_on_batch(model, opt, None, ids, attn, mask, adv, w, cfg, 0.0, 0.0, 8, 0, {})
+    out = grpo.train_on_batch(model, opt, None, ids, attn, mask, adv, cfg, 0.0, 0.0, 8, 0, {})
     assert calls == [True] and out["clip_frac"] == 0.0 and out["optimizer_steps"] == 1
     calls.clear()
     cfg = grpo.parse(["--micro_batch_size", "2", "--num_iterations", "2", "--mini_batch_size", "2"])
-    out = grpo.train_on_batch(model, opt, None, ids, attn, mask, adv, w, cfg, 0.0, 0.0, 8, 0, {})
+    out = grpo.train_on_batch(model, opt, None, ids, attn, mask, adv, cfg, 0.0, 0.0, 8, 0, {})
     assert calls == [False] * 2 + [True] * 4 and out["optimizer_steps"] == 4   # old log-probs once, 2 micro-batches
 
 
@@ -298,7 +297,7 @@ def test_shared_prompt_training_step_equals_the_unshared_one(tokenizer):
         opt = torch.optim.SGD(model.parameters(), lr=1.0)   # Adam would magnify rounding in ~0 gradients
         cfg = grpo.parse(["--micro_batch_size", "3", "--num_iterations", "2", "--mini_batch_size", "3",
                           "--share_prompt", share])
-        stats.append(grpo.train_on_batch(model, opt, ref, ids, attn, mask, adv, w, cfg, 0.01, 0.01, 8, 0, {}))
+        stats.append(grpo.train_on_batch(model, opt, ref, ids, attn, mask, adv, cfg, 0.01, 0.01, 8, 0, {}))
         after.append(torch.cat([p.detach().flatten() for p in model.parameters()]))
     before = torch.cat([p.detach().flatten() for p in models.load_policy("tiny")[0].parameters()])
     assert (after[0] - before).abs().max().item() > 1e-3          # the step moved the weights
@@ -398,8 +397,107 @@ def test_token_logprobs_start_skips_the_prompt(tiny, tokenizer):
 
 def test_math_partial_reward():
     task = {"answer": "12"}
-    assert grpo.math_partial_reward("5 + 7 = 12. The answer is \\boxed{12}.", task) == 1.0
-    assert grpo.math_partial_reward("So 5 + 7 = 12", task) == 0.5           # right, not boxed
-    assert grpo.math_partial_reward("12 apples, minus 3 = 9", task) == 0.0   # last number wrong
-    assert grpo.math_partial_reward("The answer is within \\boxed{}.", task) == 0.0   # no hack
+    assert rewards.math_partial_reward("5 + 7 = 12. The answer is \\boxed{12}.", task) == 1.0
+    assert rewards.math_partial_reward("So 5 + 7 = 12", task) == 0.5           # right, not boxed
+    assert rewards.math_partial_reward("12 apples, minus 3 = 9", task) == 0.0   # last number wrong
+    assert rewards.math_partial_reward("The answer is within \\boxed{}.", task) == 0.0   # no hack
     assert "math_partial" in rewards.REWARDS
+
+
+# ----------------------------------------------------------------------------------------------
+# Recipe fidelity: truncation under self-scoring rewards, rejection before the group statistics,
+# one mask for every loss term, model-based rewards by flag, Skywork's per-stage drop
+# ----------------------------------------------------------------------------------------------
+def test_phi4_truncated_scores_as_the_paper_says():
+    # Phi-4-reasoning-plus: no EOS -> R_acc -0.5. A finished wrong answer gets -1 (short) .. -0.5 (from
+    # L_neg on: the paper punishes short wrong answers hardest), a right one 0.5 .. 1. Before, the
+    # loop overwrote the -0.5 with --truncated_reward 0, above every finished wrong answer.
+    f = rewards.combined_reward("phi4")
+    assert f.scores_unfinished and not rewards.combined_reward("math").scores_unfinished
+    text = "<think>\nsome reasoning here\n</think>\n\nThe answer is \\boxed{3}."
+    L = 96
+    L_neg = rewards.scaled_phi4_lengths(L)[2]
+    cut = f(text, {"answer": "4"}, num_tokens=L, finished=False, max_tokens=L)
+    wrong = [f(text, {"answer": "4"}, num_tokens=n, finished=True, max_tokens=L) for n in range(1, L + 1)]
+    right = [f(text, {"answer": "3"}, num_tokens=n, finished=True, max_tokens=L) for n in range(1, L + 1)]
+    assert cut == pytest.approx(8 / 13 * -0.5 + 1 / 13 * rewards.phi4_repetition_penalty(text))
+    assert cut < 0 and cut < min(right)
+    assert all(cut <= w + 1e-12 for w in wrong[L_neg:])     # no better than any long wrong answer
+    assert cut > min(wrong)                                  # the paper's shortest wrong answers: -1
+    # the training loop leaves such a score alone: truncation_rewards(..., None) keeps it
+    raw, trunc = torch.tensor([cut, wrong[-1]]), torch.tensor([True, False])
+    assert grpo.truncation_rewards(raw, trunc, False, None)[0].tolist() == raw.tolist()
+
+
+def test_reward_is_what_the_loss_sees_and_reward_raw_the_functions_output(tmp_path):
+    # tiny random model, 8 tokens: every completion is truncated
+    phi4 = grpo.train(grpo.parse(_tiny_args(tmp_path / "phi4", "--rewards", "phi4", "--max_steps", "1",
+                                            "--score_truncated", "true", "--filter_zero_variance", "false")))
+    row = _metrics(phi4)[-1]
+    assert row["truncated"] == 1.0
+    assert row["reward"] == pytest.approx(row["reward_raw"]) and row["reward"] < -0.3   # -0.5 * 8/13 + R_rep/13
+    math_run = grpo.train(grpo.parse(_tiny_args(tmp_path / "math", "--rewards", "math", "--max_steps", "1",
+                                                "--score_truncated", "true", "--truncated_reward", "-1",
+                                                "--filter_zero_variance", "false")))
+    row = _metrics(math_run)[-1]
+    assert row["reward_raw"] == 0.0 and row["reward"] == -1.0    # the override is visible
+
+
+def test_length_rejection_happens_before_the_group_statistics():
+    r = torch.tensor([1., 0., 0., 0.5, 1., 1., 0., 0.])
+    keep = torch.tensor([True, True, False, True, True, True, True, False])
+    for scale in ("group", "none"):
+        adv = grpo.group_advantages(r, 4, scale, keep=keep)
+        # the remaining samples' advantages are those of groups that never held the rejected ones
+        g1 = grpo.group_advantages(torch.tensor([1., 0., 0.5]), 3, scale)
+        g2 = grpo.group_advantages(torch.tensor([1., 1., 0.]), 3, scale)
+        assert adv[keep].tolist() == pytest.approx(torch.cat([g1, g2]).tolist(), abs=1e-6)
+        assert adv[~keep].tolist() == [0.0, 0.0]
+    # a group left with one sample, or whose kept samples agree, carries no signal: filtered, refilled
+    flat = grpo.zero_variance_groups(torch.tensor([1., 0., 1., 1., 0., 0.]), 3,
+                                     torch.tensor([True, True, True, True, False, False]))
+    assert flat.tolist() == [False, True]
+    assert grpo.zero_variance_groups(torch.tensor([1., 0., 1., 1.]), 2, torch.tensor([True, False, True, True])).tolist() == [True, True]
+
+
+def test_one_mask_for_policy_gradient_kl_and_entropy():
+    logp = torch.log(torch.tensor([[0.5, 0.4], [0.3, 0.9]])).requires_grad_(True)
+    ref = torch.log(torch.tensor([[0.6, 0.6], [0.1, 0.1]]))
+    ent = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    mask = torch.tensor([[1., 1.], [0., 0.]])                 # the second sample is left out
+    loss, _, kl = grpo.grpo_loss(logp, logp.detach(), torch.tensor([1., -1.]), mask, ref, ent,
+                                 beta=0.1, entropy_coef=0.01)
+    loss.backward()
+    assert logp.grad[1].abs().sum() == 0 and ent.grad[1].abs().sum() == 0
+    # hand-computed: dapo mean over the 2 kept tokens of -A + β k3 - c H
+    k3 = [0.6 / 0.5 - math.log(0.6 / 0.5) - 1, 0.6 / 0.4 - math.log(0.6 / 0.4) - 1]
+    expect = sum(-1 + 0.1 * k - 0.01 * h for k, h in zip(k3, (1.0, 2.0))) / 2
+    assert loss.item() == pytest.approx(expect, abs=1e-6)
+
+
+def test_general_rl_rule_judge_and_reward_model_rewards_by_flag(tmp_path):
+    out = grpo.train(grpo.parse(_tiny_args(
+        tmp_path / "g", "--task", "general", "--rewards", "math:1,instruction:0.5,judge:0.5,reward_model:0.5",
+        "--judge_model", "tiny", "--reward_model", "tiny", "--max_steps", "1", "--filter_zero_variance", "false")))
+    row = _metrics(out)[-1]
+    for part in ("reward_math", "reward_instruction", "reward_judge", "reward_reward_model"):
+        assert part in row, part
+    assert 0.0 < row["reward_judge"] < 1.0                    # p(yes) of a random judge
+    with pytest.raises(ValueError, match="--judge_model"):
+        grpo.check_config(grpo.parse(["--rewards", "math,judge"]))
+
+
+def test_dr_grpo_without_scale_none_says_so(capsys):
+    grpo.check_config(grpo.parse(["--loss_type", "dr_grpo"]))
+    assert "--scale_rewards none" in capsys.readouterr().out
+    grpo.check_config(grpo.parse(["--loss_type", "dr_grpo", "--scale_rewards", "none"]))
+    assert capsys.readouterr().out == ""
+
+
+def test_skywork_drops_solved_prompts_at_each_stage():
+    cfg = grpo.parse(["--drop_solved_each_stage"])
+    assert grpo.next_stage_prompts([0, 1, 2, 3], {1, 3}, cfg, None, 96) == [0, 2]
+    cfg = grpo.parse([])
+    assert grpo.next_stage_prompts([0, 1, 2, 3], {1, 3}, cfg, None, 96) == [0, 1, 2, 3]
+    cfg = grpo.parse(["--refilter_each_stage", "--pass_rate_samples", "4"])
+    assert grpo.next_stage_prompts([0, 1, 2, 3], set(), cfg, lambda max_tokens: [2], 96) == [2]

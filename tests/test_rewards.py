@@ -481,3 +481,30 @@ def test_train_reward_model_learns_to_rank():
     assert hist[-1]["loss"] < hist[0]["loss"]
     assert hist[-1]["accuracy"] >= 0.9 and hist[-1]["accuracy"] > hist[0]["accuracy"] - 1e-9
     assert after >= 0.9 and after > before
+
+
+def test_dapo_overlong_cache_scales_with_the_max_length():
+    f = rewards.dapo_overlong_penalty
+    # DAPO's own regime: L_max 20480, L_cache 4096 -> the soft interval is 16384..20480
+    assert f("", num_tokens=16384, max_tokens=20480) == 0.0
+    assert f("", num_tokens=18432, max_tokens=20480) == pytest.approx(-0.5)
+    # a short run keeps the last fifth: L_max 96 -> L_cache 19, free up to 77 tokens (was: penalised
+    # from the first token, since the cache stayed 4096)
+    assert f("", num_tokens=10, max_tokens=96) == 0.0
+    assert f("", num_tokens=77, max_tokens=96) == 0.0
+    assert f("", num_tokens=86, max_tokens=96) == pytest.approx((77 - 86) / 19)
+    assert f("", num_tokens=97, max_tokens=96) == -1.0
+    with pytest.raises(ValueError, match="cache_tokens 4096 >= max_tokens 4096"):
+        f("", num_tokens=10, max_tokens=4096, cache_tokens=4096)
+    # through the combined reward, as grpo.score calls it
+    assert rewards.combined_reward("math:1,overlong:1").scores_unfinished
+    assert rewards.combined_reward("overlong")("", {}, num_tokens=50, max_tokens=96) == 0.0
+
+
+def test_rewards_apply_to_the_tasks_that_have_their_field():
+    r = rewards.combined_reward("math:1,instruction:0.5")
+    task = {"prompt": "Write", "constraints": [{"type": "no_commas"}]}
+    assert r.breakdown("no commas here", task) == {"instruction": 1.0, "total": 0.5}
+    assert r.breakdown("\\boxed{4}", {"answer": "4"}) == {"math": 1.0, "total": 1.0}
+    with pytest.raises(ValueError, match="--judge_model"):
+        rewards.combined_reward("math,judge")
