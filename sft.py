@@ -3,13 +3,17 @@
 Teaches a model to answer as `<think>\\n{reasoning}\\n</think>\\n\\n{answer}` and to switch the
 think block off when a prompt says `/no_think`.
 
-* Phi-4-reasoning (§3, RECIPES.md): `<think>` and `</think>` become two repurposed placeholder
-  tokens of the vocabulary (`--think_tokens repurpose`; `add` appends two new tokens instead,
-  their embedding rows set to the mean of the existing rows), and the RoPE base is doubled
+* Phi-4-reasoning (§3): `<think>` and `</think>` become two repurposed placeholder tokens of
+  the vocabulary (`--think_tokens repurpose`; `add` appends two new tokens instead, their
+  embedding rows set to the mean of the existing rows), and the RoPE base is doubled
   (250k -> 500k) to train at 32K instead of 16K. RoPE rotates dimension pair i of a head of
   size d at the angle  position * inv_freq_i,  inv_freq_i = base^(-2i/d)  (Su et al. 2021), so
-  base -> factor * base multiplies every inv_freq_i by factor^(-2i/d): slow pairs slow down
-  most, and positions beyond the old window land on angles the model has seen.
+  base -> factor * base multiplies inv_freq_i by factor^(-2i/d): pair 0 keeps its frequency and
+  the slowest pairs slow down by nearly the factor. Only those slowest pairs, which never
+  completed a turn in training, stay within the angles seen in training at factor x the length.
+  Every other pair's angle at a given distance changes, so the relative positions the model
+  learned to read move, and no distance beyond the old window was ever attended over. Rescaling
+  alone does not extend the context: the model still needs SFT on long sequences (Phi-4: 32K).
 * Qwen3 (tech report §4.1 cold start, §4.3 thinking-mode fusion, RECIPES.md): a chat template
   whose last assistant turn renders `<think>\\n{reasoning}\\n</think>\\n\\n{answer}`, an empty
   `<think>\\n\\n</think>\\n\\n` in non-thinking mode; `/think` and `/no_think` in a user or
@@ -48,6 +52,7 @@ from tqdm import tqdm
 
 import data
 import models
+from rewards import verify_math
 
 THINK, END_THINK = "<think>", "</think>"
 IM_START, IM_END = "<|im_start|>", "<|im_end|>"
@@ -57,11 +62,17 @@ IM_START, IM_END = "<|im_start|>", "<|im_end|>"
 class Config:
     model: str = field(default="smollm2", metadata={"help": "policy: smollm2 (embedded default), tiny, a folder or a hub id"})
     output_dir: str = field(default="runs/sft", metadata={"help": "run directory (config, metrics, checkpoint/)"})
-    dataset: str = field(default="math", metadata={"help": "math (synthetic traces), teacher (rejection-sampled from --teacher) or a .jsonl of {messages} or {prompt, reasoning, answer}"})
+    dataset: str = field(default="math", metadata={"help": "math (synthetic traces), teacher (rejection-sampled from --teacher), "
+                         "fusion (Qwen3 thinking-mode fusion: thinking data rejection-sampled from --teacher, "
+                         "non-thinking data of other kinds of task) or a .jsonl of {messages} or {prompt, reasoning, answer}"})
     num_examples: int = field(default=512, metadata={"help": "synthetic/teacher: number of math problems"})
-    teacher: str = field(default="smollm2", metadata={"help": "--dataset teacher: model whose correct answers become traces"})
-    teacher_samples: int = field(default=4, metadata={"help": "--dataset teacher: samples per problem (T=0.6); the correct ones are kept"})
-    no_think_ratio: float = field(default=0.5, metadata={"help": "thinking-mode fusion: fraction of examples in non-thinking mode (/no_think, empty think block); 0 = no flags (cold start)"})
+    teacher: str = field(default="", metadata={"help": "--dataset teacher/fusion: model whose verified-correct answers become "
+                         "traces (empty: --model itself, e.g. the reasoning-RL checkpoint in Qwen3's fusion stage)"})
+    teacher_samples: int = field(default=4, metadata={"help": "--dataset teacher/fusion: samples per problem (T=0.6); the correct ones are kept"})
+    no_think_ratio: float = field(default=0.5, metadata={"help": "thinking-mode fusion: fraction of examples in non-thinking mode "
+                                "(/no_think, empty think block); thinking ones carry /think or no flag; 0 = no flags (cold start)"})
+    multi_turn_ratio: float = field(default=0.25, metadata={"help": "thinking-mode fusion: fraction of conversations given an earlier "
+                                    "turn in the other mode, so flags mix within a conversation"})
     think_tokens: str = field(default="add", metadata={"help": "add: new <think> </think> tokens, mean-initialised; repurpose: rename two unused special tokens (Phi-4); none: plain text", "choices": ["add", "repurpose", "none"]})
     rope_theta_factor: float = field(default=1.0, metadata={"help": "multiply the RoPE base (Phi-4-reasoning: 2.0)"})
     max_length: int = field(default=1024, metadata={"help": "tokens per (packed) sequence; longer examples are dropped; raises max_position_embeddings if larger"})
@@ -295,7 +306,7 @@ def teacher_examples(cfg: Config) -> list[dict]:
     problem at T=0.6, top-p 0.95 (Qwen3's thinking settings). Every sample becomes a candidate;
     `filter_responses` then drops the wrong ones (and counts them). Unfinished samples are dropped."""
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    teacher, ttok = models.load_policy(cfg.teacher, device=device)
+    teacher, ttok = models.load_policy(cfg.teacher or cfg.model, device=device)
     tasks = data.math_tasks(cfg.num_examples, "train", cfg.seed)
     engine = models.make_engine("auto", teacher, ttok)
     params = models.SamplingParams(n=cfg.teacher_samples, temperature=0.6, top_p=0.95,
@@ -312,39 +323,74 @@ def teacher_examples(cfg: Config) -> list[dict]:
     return out
 
 
-def fuse_modes(examples: list[dict], no_think_ratio: float, seed: int) -> list[dict]:
-    """Thinking-mode fusion (Qwen3 §4.3): a `no_think_ratio` share of examples becomes
-    non-thinking (`/no_think` in the last user turn, reasoning removed: the template renders an
-    empty think block), the rest gets `/think`. Ratio 0 leaves the prompts without flags."""
-    if no_think_ratio <= 0:
+def non_thinking_examples(n: int, seed: int) -> list[dict]:
+    """Non-thinking SFT data of other kinds of task (Qwen3 §4.3 curates non-thinking data over many
+    task kinds): instruction following answered directly (`data.instruction_tasks`, responses
+    that meet every constraint) and math answered with the final sentence only."""
+    instr = [{"messages": data.build_messages(t) + [{"role": "assistant", "reasoning_content": "",
+                                                     "content": t["response"]}], "reference": None}
+             for t in data.instruction_tasks(n - n // 2, "train", seed)]
+    maths = [{"messages": data.build_messages(t) + [{"role": "assistant", "reasoning_content": "",
+                                                     "content": boxed_sentence(t["answer"])}], "reference": t["answer"]}
+             for t in data.math_tasks(n // 2, "train", seed + 1)]
+    return instr + maths
+
+
+def fusion_examples(cfg: Config) -> tuple[list[dict], list[dict]]:
+    """(thinking, non-thinking) data of Qwen3's thinking-mode fusion (§4.3): the thinking data
+    are rejection-sampled from the stage-2 (reasoning-RL) model on the stage-1 queries, so fusion
+    does not undo RL (`teacher_examples` on `data.math_tasks(num_examples, seed)`, the cold
+    start's queries; `filter_responses` then keeps the verified-correct ones); the non-thinking
+    data cover other kinds of task (`non_thinking_examples`)."""
+    thinking = teacher_examples(cfg)
+    n_plain = max(1, round(cfg.num_examples * cfg.no_think_ratio / max(1 - cfg.no_think_ratio, 1e-9)))
+    return thinking, non_thinking_examples(n_plain, cfg.seed)
+
+
+def fuse_modes(examples: list[dict], no_think_ratio: float, seed: int,
+               non_thinking: list[dict] | None = None, multi_turn_ratio: float = 0.0) -> list[dict]:
+    """Thinking-mode fusion data (Qwen3 §4.3). The flags are plain text the model learns to obey:
+    * non-thinking samples get `/no_think` in the last user turn and an empty reasoning (the
+      template renders an empty think block). They are `non_thinking` when given, else a
+      `no_think_ratio` share of `examples` with their reasoning removed;
+    * thinking samples get `/think` or no flag at all (thinking is the default mode);
+    * a `multi_turn_ratio` share of conversations gets an earlier turn in the other mode in front,
+      so flags mix within a conversation (the template drops that turn's reasoning).
+    Ratio 0 without `non_thinking` leaves the examples as they are (a cold start: no flags)."""
+    if no_think_ratio <= 0 and not non_thinking:
         return examples
     rng = random.Random(f"fusion-{seed}")
-    out = []
-    for ex in examples:
+
+    def with_flag(ex: dict, think: bool) -> dict:
         msgs = [dict(m) for m in ex["messages"]]
-        think = rng.random() >= no_think_ratio
         last_user = max(i for i, m in enumerate(msgs) if m["role"] == "user")
-        msgs[last_user]["content"] += " /think" if think else " /no_think"
         if not think:
+            msgs[last_user]["content"] += " /no_think"
+            content = msgs[-1]["content"]
             msgs[-1]["reasoning_content"] = ""
-            msgs[-1]["content"] = split_reasoning(msgs[-1]["content"])[1] if END_THINK in msgs[-1]["content"] else msgs[-1]["content"]
-        out.append({**ex, "messages": msgs, "think": think})
+            msgs[-1]["content"] = split_reasoning(content)[1] if END_THINK in content else content
+        elif rng.random() < 0.5:
+            msgs[last_user]["content"] += " /think"
+        return {**ex, "messages": msgs, "think": think}
+
+    if non_thinking is None:
+        out = [with_flag(ex, rng.random() >= no_think_ratio) for ex in examples]
+    else:
+        out = [with_flag(ex, True) for ex in examples] + [with_flag(ex, False) for ex in non_thinking]
+    for k, ex in enumerate(out):
+        if rng.random() < multi_turn_ratio:
+            other = [e for e in out if e["think"] != ex["think"]]
+            if other:
+                earlier = rng.choice(other)["messages"]
+                out[k] = {**ex, "messages": earlier[-2:] + ex["messages"]}
+    if non_thinking is not None:
+        rng.shuffle(out)      # the two kinds interleaved
     return out
 
 
 # ----------------------------------------------------------------------------------------------
 # Response filtering (Qwen3 cold start §4.1)
 # ----------------------------------------------------------------------------------------------
-def _verify(answer_text: str, reference: str) -> bool:
-    """rewards.verify_math (imported lazily); a plain comparison of the last box without it."""
-    try:
-        from rewards import verify_math
-    except ImportError:
-        box = last_boxed(answer_text)
-        return box is not None and box.replace(" ", "") == str(reference).replace(" ", "")
-    return verify_math(answer_text, str(reference))
-
-
 def last_boxed(text: str) -> str | None:
     """Content of the last `\\boxed{...}` (braces matched)."""
     i = text.rfind("\\boxed{")
@@ -390,11 +436,11 @@ def filter_responses(examples: list[dict], max_repetition: float) -> tuple[list[
         if reasoning is None:
             reasoning, answer = split_reasoning(answer) if END_THINK in answer else ("", answer)
         claim = reasoning_claim(reasoning) if reasoning.strip() else None
-        if ex.get("reference") is not None and not _verify(answer, ex["reference"]):
+        if ex.get("reference") is not None and not verify_math(answer, str(ex["reference"])):
             counts["wrong_answer"] += 1
         elif repetition(reasoning + "\n" + answer) > max_repetition:
             counts["repetition"] += 1
-        elif claim is not None and last_boxed(answer) is not None and not _verify(f"\\boxed{{{claim}}}", last_boxed(answer)):
+        elif claim is not None and last_boxed(answer) is not None and not verify_math(f"\\boxed{{{claim}}}", last_boxed(answer)):
             counts["inconsistent"] += 1
         else:
             kept.append(ex)
@@ -521,7 +567,7 @@ def evaluate_format(model, tokenizer, n: int, max_new_tokens: int, seed: int = 0
             f = think_format(c.text)
             good = f["closed"] and f["boxed"] and f["empty"] != think
             ok += good
-            correct += _verify(c.text, tasks[c.prompt_index]["answer"])
+            correct += verify_math(c.text, tasks[c.prompt_index]["answer"])
             samples.append({"mode": mode, "prompt": tasks[c.prompt_index]["prompt"], "completion": c.text, "format_ok": good})
         metrics[f"eval/{mode}_format"] = ok / n
         metrics[f"eval/{mode}_accuracy"] = correct / n
@@ -550,12 +596,20 @@ def build_dataset(cfg: Config) -> tuple[list[dict], dict]:
         examples = synthetic_examples(cfg.num_examples, cfg.seed)
     elif cfg.dataset == "teacher":
         examples = teacher_examples(cfg)
+    elif cfg.dataset == "fusion":
+        thinking, plain = fusion_examples(cfg)
+        thinking, counts = filter_responses(thinking, cfg.max_repetition)   # only verified-correct traces
+        if not thinking:
+            raise data.DataError(f"--dataset fusion: none of {cfg.teacher or cfg.model}'s samples was correct "
+                                 f"({counts}); raise --teacher_samples or start from a stronger model")
+        fused = fuse_modes(thinking, cfg.no_think_ratio, cfg.seed, plain, cfg.multi_turn_ratio)
+        return fused, {**counts, "non_thinking": len(plain)}
     elif Path(cfg.dataset).suffix in (".jsonl", ".json", ".parquet"):
         examples = jsonl_examples(cfg.dataset)
     else:
-        raise data.DataError(f"--dataset {cfg.dataset!r}: use math, teacher or a .jsonl file")
+        raise data.DataError(f"--dataset {cfg.dataset!r}: use math, teacher, fusion or a .jsonl file")
     examples, counts = filter_responses(examples, cfg.max_repetition)
-    return fuse_modes(examples, cfg.no_think_ratio, cfg.seed), counts
+    return fuse_modes(examples, cfg.no_think_ratio, cfg.seed, multi_turn_ratio=cfg.multi_turn_ratio), counts
 
 
 def train(cfg: Config) -> Path:

@@ -203,11 +203,36 @@ def test_synthetic_traces_and_fusion():
     fused = sft.fuse_modes(ex, 0.3, 0)
     no_think = [e for e in fused if not e["think"]]
     assert 0.2 < len(no_think) / len(fused) < 0.4
+    flagged = 0
     for e in fused:
         user = e["messages"][-2]["content"]
-        assert user.endswith(" /think" if e["think"] else " /no_think")
+        # Qwen3 §4.3: thinking is the default mode, so a thinking sample carries /think or no flag
+        assert user.endswith(" /no_think") if not e["think"] else not user.endswith("/no_think")
+        flagged += e["think"] and user.endswith(" /think")
         assert bool(e["messages"][-1]["reasoning_content"]) == e["think"]
+    thinking = len(fused) - len(no_think)
+    assert 0.3 < flagged / thinking < 0.7                       # both: flagged and unflagged
     assert sft.fuse_modes(ex, 0.0, 0) == ex                     # cold start: no flags
+
+
+def test_fusion_data_other_tasks_and_multi_turn(tokenizer):
+    thinking = sft.synthetic_examples(60, 0)
+    plain = sft.non_thinking_examples(40, 0)
+    assert {"instruction", "math"} <= {"math" if e["reference"] else "instruction" for e in plain}
+    fused = sft.fuse_modes(thinking, 0.4, 0, non_thinking=plain, multi_turn_ratio=0.3)
+    assert len(fused) == 100 and sum(not e["think"] for e in fused) == 40
+    multi = [e for e in fused if sum(m["role"] == "user" for m in e["messages"]) == 2]
+    assert 15 < len(multi) < 45
+    for e in multi:                       # the earlier turn is in the other mode
+        first, last = e["messages"][0]["content"], e["messages"][-2]["content"]
+        assert first.endswith("/no_think") != last.endswith("/no_think")
+    tok = sft.set_chat_template(models.load_tokenizer())
+    e = next(e for e in multi if e["think"])
+    ids, mask = sft.encode(tok, e["messages"])
+    trained = tok.decode([t for t, m in zip(ids, mask) if m])
+    assert e["messages"][-1]["reasoning_content"].split("\n")[0] in trained   # the last turn's reasoning
+    context = tok.decode([t for t, m in zip(ids, mask) if not m])
+    assert "/no_think" in context and "<think>" not in context.split("<|im_start|>assistant")[1]
 
 
 def test_response_filter_counts_each_rule():
