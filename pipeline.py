@@ -11,7 +11,8 @@ that was killed mid-way from its own state.pt.
     python pipeline.py --recipe qwen3 --dry-run          # the stage list with resolved configs
     python pipeline.py --recipe skywork-or1 --scale small --model Qwen/Qwen3-1.7B
 
-The papers' values sit next to ours in each stage's `paper` field (RECIPES.md has the sources).
+The papers' values sit next to ours in each stage's `paper` field; docs/recipes.md gives each one's
+source (paper, section, table) beside what the code does at demo and full scale.
 `demo` fits a 2-core CPU with the embedded 135M model; `small` is sized for one GPU and `full`
 for a node (vLLM rollouts, `torchrun`); only `demo` is run by this project's tests.
 """
@@ -31,6 +32,7 @@ import torch
 import data
 import evaluate
 import models
+import rewards
 
 
 @dataclass
@@ -50,13 +52,17 @@ class Config:
     set: str = field(default="", metadata={"help": "extra overrides 'STAGE.FIELD=VALUE,...', e.g. 'grpo.max_steps=40,sft.learning_rate=1e-4'"})
 
 
+BASE_MODEL = "<the recipe's starting model>"   # an override value: pipeline's --model
+
+
 @dataclass
 class Stage:
     name: str
     script: str                          # "sft" | "grpo" | "distill"
-    overrides: dict                      # fields of <script>.Config
-    paper: dict = field(default_factory=dict)   # the paper's settings, for reading
+    overrides: dict                      # fields of <script>.Config; "global_batch_size" is split over ranks
+    paper: dict = field(default_factory=dict)   # the paper's settings, each one in its source
     input_field: str = "model"           # distill takes the previous checkpoint as its teacher
+    reward_model_pairs: int = 0          # > 0: train a Bradley-Terry reward model first (Qwen3 general RL)
 
 
 def pick(scale: str, demo, small, full):
@@ -77,13 +83,13 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             "max_length": pick(scale, 512, 16384, 32768),
             "learning_rate": pick(scale, 2e-4, 1e-5, 1e-5),
             "embedding_learning_rate": pick(scale, 2e-3, 0.0, 0.0),
-            "per_device_train_batch_size": pick(scale, 1, 8, 32),
+            "global_batch_size": pick(scale, 1, 8, 32),
             "max_steps": pick(scale, 90, 2000, 16000),
             "warmup_steps": pick(scale, 6, 100, 450), "weight_decay": pick(scale, 0.0, 1e-4, 1e-4),
             "eval_prompts": 0,
         }, paper={"think_tokens": "two placeholder tokens repurposed", "rope_theta": "250k -> 500k",
                   "max_length": "16K -> 32K", "lr": 1e-5, "warmup_steps": 450, "weight_decay": 1e-4,
-                  "batch": 32}),
+                  "global_batch_size": 32}),
         Stage("grpo", "grpo", {
             "rewards": "phi4", "math_levels": pick(scale, "1", "1,2,3", "1,2,3"),
             # demo: RL on the families where the 135M SFT model's groups carry signal (arithmetic,
@@ -92,12 +98,12 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             "math_families": pick(scale, "arithmetic,percent", "", ""),
             "num_generations": pick(scale, 8, 8, 8), "prompts_per_step": pick(scale, 8, 32, 64),
             "max_completion_length": pick(scale, 96, 8192, 31744),
-            # demo: up to 20 steps, stopped after 8.5 minutes (~11 steps of ~45 s) so that the whole
-            # demo, with its 512-problem evaluations (~2.3 min per checkpoint), fits 20 minutes;
-            # no reference model and no entropy bonus (β 0, c 0): at 0.001 each, the KL term stayed
-            # below 0.01 and the two cost ~25% of a step. Groups are kept by correctness (DAPO):
-            # at 96 tokens the length term is flat, so an all-right or all-wrong group differs only
-            # by the 1/13 repetition term, which the group std would inflate to A = ±1
+            # demo: up to 20 steps within the run's time budget; no reference model and no entropy
+            # bonus (β 0, c 0): at 0.001 each, the KL term stayed below 0.01 and the two cost ~25%
+            # of a step. Groups are kept by correctness (DAPO eq. 11; this project's choice, not
+            # Phi-4's): at 96 tokens the length term is flat, so an all-right or all-wrong group
+            # differs only by the 1/13 repetition term, which the group std would inflate to A = ±1.
+            # The phi4 reward scores truncated completions itself (-0.5 without EOS): kept as is
             "max_steps": pick(scale, 20, 90, 90), "time_budget_minutes": pick(scale, 9.0, 0.0, 0.0),
             "filter_groups_by": pick(scale, "acc", "reward", "reward"),
             "learning_rate": pick(scale, 1e-5, 5e-8, 5e-8),
@@ -106,7 +112,8 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             "length_rejection_tokens": pick(scale, 0, 6144, 25600),
             "num_test_prompts": 0,
         }, paper={"G": 8, "beta": 0.001, "entropy_coef": 0.001, "steps": 90, "lr": 5e-8,
-                  "reward": "length-aware cosine (L_max 31744, L_pos 25600, L_neg 3702) 8/13 + repetition 1/13"}),
+                  "reward": "length-aware cosine (L_max 31744, L_pos 25600, L_neg 3702) 8/13 + repetition 1/13",
+                  "no EOS": -0.5, "length_rejection": "long, often incorrect outputs rejected"}),
     ]
 
 
@@ -122,7 +129,7 @@ def skywork_or1(scale: str) -> list[Stage]:
             "max_length": pick(scale, 512, 16384, 32768),
             "learning_rate": pick(scale, 2e-4, 1e-5, 1e-5),
             "embedding_learning_rate": pick(scale, 2e-3, 0.0, 0.0),
-            "per_device_train_batch_size": pick(scale, 1, 8, 32), "eval_prompts": 0,
+            "global_batch_size": pick(scale, 1, 8, 32), "eval_prompts": 0,
         }, paper={"start": "DeepSeek-R1-Distill-Qwen-7B / 32B (SFT on R1 traces)"}),
         Stage("grpo-multistage", "grpo", {
             "rewards": "math", "math_levels": pick(scale, "1", "1,2,3", "1,2,3"),
@@ -133,16 +140,18 @@ def skywork_or1(scale: str) -> list[Stage]:
             "adaptive_entropy": True, "target_entropy": 0.2, "entropy_coef_delta": 1e-4,
             "entropy_coef_max": 0.005, "beta": 0.0, "temperature": 1.0, "epsilon": 0.2,
             "num_iterations": 1, "mini_batch_size": 0, "filter_zero_variance": True,
+            "drop_solved_each_stage": True,
             "learning_rate": pick(scale, 1e-5, 1e-6, 1e-6), "num_test_prompts": 0,
         }, paper={"context": "8K -> 16K -> 32K", "G": 16, "prompts": 256, "target_entropy": 0.2,
                   "entropy_delta": 1e-4, "c_max": 0.005, "KL": "none", "lr": 1e-6,
-                  "pass_rate_filter": "1..15 of 16"}),
+                  "pass_rate_filter": "1..15 of 16", "each stage": "drops prompts solved in all rollouts",
+                  "updates": "on-policy", "temperature": 1.0}),
     ]
 
 
 def qwen3(scale: str) -> list[Stage]:
-    """Qwen3: long-CoT cold start -> reasoning RL -> thinking-mode fusion -> general RL ->
-    strong-to-weak distillation (off-policy, then on-policy) into a smaller student."""
+    """Qwen3 (technical report §4): long-CoT cold start -> reasoning RL -> thinking-mode fusion ->
+    general RL -> strong-to-weak distillation (off-policy, then on-policy) into a smaller student."""
     steps = lambda demo, small, full: pick(scale, demo, small, full)
     return [
         Stage("cold-start-sft", "sft", {
@@ -150,27 +159,43 @@ def qwen3(scale: str) -> list[Stage]:
             "num_examples": steps(512, 20000, 500_000), "max_steps": steps(90, 2000, 10000),
             "max_length": steps(512, 16384, 32768),
             "learning_rate": steps(2e-4, 1e-5, 1e-5), "embedding_learning_rate": steps(2e-3, 0.0, 0.0),
-            "per_device_train_batch_size": steps(1, 8, 32), "eval_prompts": 0,
+            "global_batch_size": steps(1, 8, 32), "eval_prompts": 0,
         }, paper={"data": "verified long-CoT traces, query + response filtering"}),
+        # §4.2: "a large batch size and a high number of rollouts per query, along with off-policy
+        # training"; entropy controlled to rise steadily or stay stable. The report does not say
+        # how it controls entropy: this project uses Skywork-OR1's adaptive controller.
         Stage("reasoning-rl", "grpo", {
             "rewards": "math", "math_levels": steps("1", "1,2,3", "1,2,3"),
-            "num_generations": steps(6, 16, 16), "prompts_per_step": steps(4, 64, 128),
+            "num_generations": steps(8, 16, 16), "prompts_per_step": steps(4, 64, 128),
+            "mini_batch_size": steps(16, 256, 512),      # 2, 4, 4 optimizer steps per rollout batch
+            "adaptive_entropy": True, "target_entropy": 0.2, "entropy_coef_delta": 1e-4,
+            "entropy_coef_max": 0.005,
             "max_completion_length": steps(160, 8192, 32768), "max_steps": steps(15, 170, 170),
             "learning_rate": steps(1e-5, 1e-6, 1e-6), "num_test_prompts": 0,
-        }, paper={"queries": 3995, "algorithm": "GRPO", "entropy": "kept steady"}),
+        }, paper={"queries": 3995, "algorithm": "GRPO", "batch": "large, many rollouts per query",
+                  "updates": "off-policy", "entropy": "controlled: rising steadily or stable"}),
+        # §4.3: thinking data rejection-sampled from the stage-2 model on stage-1 queries; the
+        # non-thinking data cover other kinds of task; /think and /no_think flags, thinking the default
         Stage("thinking-fusion-sft", "sft", {
-            "dataset": "math", "think_tokens": "add", "no_think_ratio": 0.5,
-            "num_examples": steps(256, 20000, 500_000), "max_steps": steps(30, 1000, 5000),
-            "max_length": steps(512, 16384, 32768),
-            "learning_rate": steps(1e-4, 1e-5, 1e-5), "per_device_train_batch_size": steps(1, 8, 32),
+            "dataset": "fusion", "think_tokens": "add", "no_think_ratio": 0.4, "multi_turn_ratio": 0.25,
+            "num_examples": steps(64, 20000, 500_000), "teacher_samples": steps(2, 4, 4),
+            "max_steps": steps(30, 1000, 5000), "max_length": steps(512, 16384, 32768),
+            "learning_rate": steps(1e-4, 1e-5, 1e-5), "global_batch_size": steps(1, 8, 32),
             "eval_prompts": 0,
-        }, paper={"data": "thinking + non-thinking, /think and /no_think flags"}),
+        }, paper={"thinking data": "rejection sampling on stage-1 queries with the stage-2 model",
+                  "non-thinking data": "many task kinds (coding, math, instruction following, ...)",
+                  "flags": "/think, /no_think; thinking by default; multi-turn with mixed flags"}),
+        # §4.4: rule-based rewards, a model-based reward with a reference answer (a judge), and a
+        # reward model without one, on many kinds of task
         Stage("general-rl", "grpo", {
-            "rewards": "math:1,format:0.5", "math_levels": steps("1", "1,2,3", "1,2,3"),
+            "task": "general", "rewards": "math:1,instruction:1,format:0.2,judge:0.5,reward_model:0.5",
+            "judge_model": BASE_MODEL, "math_levels": steps("1", "1,2,3", "1,2,3"),
             "num_generations": steps(6, 16, 16), "prompts_per_step": steps(4, 64, 128),
             "max_completion_length": steps(160, 8192, 32768), "max_steps": steps(10, 100, 100),
             "learning_rate": steps(5e-6, 1e-6, 1e-6), "num_test_prompts": 0,
-        }, paper={"tasks": "20+: rule-based, model-based with reference, reward model"}),
+        }, paper={"tasks": "20+ kinds", "rewards": "rule-based; model-based with a reference answer "
+                  "(judge: Qwen2.5-72B-Instruct); model-based without one (a reward model)"},
+            reward_model_pairs=steps(64, 4096, 100_000)),
         Stage("distill-off-policy", "distill", {
             "student_from_teacher": True, "keep_every": 2, "lmbda": 0.0, "divergence": "forward_kl",
             "max_steps": steps(20, 500, 5000), "num_train_prompts": steps(48, 4096, 100_000),
@@ -213,13 +238,56 @@ def user_overrides(spec: str, stage: Stage, types: dict) -> dict:
     return out
 
 
+def per_device_batch(global_batch: int, world_size: int, accumulation: int = 1) -> int:
+    """A paper's global batch as sequences per micro-batch on each rank: B / (ranks x accumulation).
+
+    >>> per_device_batch(32, 8), per_device_batch(32, 1, 4)
+    (4, 8)
+    """
+    if global_batch % (world_size * accumulation):
+        raise ValueError(f"global batch {global_batch} does not split over {world_size} ranks x "
+                         f"{accumulation} accumulation steps: choose a world size that divides it")
+    return global_batch // (world_size * accumulation)
+
+
+def reward_model_dir(stage_dir: Path) -> Path:
+    return stage_dir / "reward_model"
+
+
+def train_stage_reward_model(base: str, path: Path, n_pairs: int, seed: int = 0) -> Path:
+    """Qwen3 general RL's reward model without a reference answer: a scalar head on the starting
+    model, trained with the Bradley-Terry loss (`rewards.train_reward_model`) on synthetic
+    preference pairs: instruction responses that meet their constraints over ones that break
+    them, and right boxed math answers over wrong ones. Trained once; a finished one is reused."""
+    if (path / "config.json").exists():
+        return path
+    pairs = [{"prompt": t["prompt"], "chosen": t["response"], "rejected": t["rejected"]}
+             for t in data.instruction_tasks(n_pairs - n_pairs // 2, "train", seed)]
+    pairs += [{"prompt": t["prompt"], "chosen": f"{t['solution']}\nThe final answer is $\\boxed{{{t['answer']}}}$.",
+               "rejected": f"The final answer is $\\boxed{{{t['answer']}1}}$."}
+              for t in data.math_tasks(n_pairs // 2, "train", seed + 7)]
+    model, tok = models.load_reward_model(base)
+    history = rewards.train_reward_model(model, tok, pairs, epochs=2, lr=1e-4, batch_size=8,
+                                         max_length=256, seed=seed)
+    print(f"== reward model: Bradley-Terry on {len(pairs)} pairs, pair accuracy by epoch "
+          f"{[round(h['accuracy'], 2) for h in history]} -> {path} ==", flush=True)
+    return models.save_checkpoint(model, tok, path)
+
+
 def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, teacher: str | None):
-    """The stage's script Config: overrides + input model + run dir (+ engine where it has one)."""
+    """The stage's script Config: overrides + input model + run dir (+ engine where it has one).
+    A `global_batch_size` override becomes per-rank `per_device_train_batch_size`; BASE_MODEL
+    becomes --model; a stage with `reward_model_pairs` reads the reward model it trains first."""
     module = importlib.import_module(stage.script)
     fields = {f.name for f in dataclasses.fields(module.Config)}
-    values = dict(stage.overrides)
+    values = {k: cfg.model if v == BASE_MODEL else v for k, v in stage.overrides.items()}
+    if stage.reward_model_pairs:
+        values["reward_model"] = str(reward_model_dir(stage_dir))
     values.update(user_overrides(cfg.set, stage,
                                  {f.name: f.type for f in dataclasses.fields(module.Config)}))
+    if "global_batch_size" in values:
+        values["per_device_train_batch_size"] = per_device_batch(
+            values.pop("global_batch_size"), models.world_size(), values.get("gradient_accumulation_steps", 1))
     values[stage.input_field] = input_model
     if stage.input_field == "student" and teacher:      # on-policy distillation keeps its teacher
         values["teacher"] = teacher
@@ -331,6 +399,9 @@ def run(cfg: Config) -> list[dict]:
             _, sc = stage_config(stage, cfg, stage_dir, model, teacher)
             print(f"\n== stage {i}/{len(stages)}: {stage.name} ({stage.script}.py) ==")
             print("ours : " + json.dumps(dataclasses.asdict(sc)))
+            if stage.reward_model_pairs:
+                print(f"first: a Bradley-Terry reward model from {cfg.model} on {stage.reward_model_pairs} "
+                      f"synthetic preference pairs -> {reward_model_dir(stage_dir)}")
             print("paper: " + json.dumps(stage.paper))
             teacher = model if stage.input_field == "teacher" else teacher
             model = str(stage_dir / "checkpoint")
@@ -406,6 +477,8 @@ def run(cfg: Config) -> list[dict]:
                 return n
             t0 = time.time()
             try:
+                if stage.reward_model_pairs:
+                    train_stage_reward_model(cfg.model, reward_model_dir(stage_dir), stage.reward_model_pairs)
                 module.train(sc)
                 use_fit = fit if budget_min and not n_fixed else None
                 n_fixed = True

@@ -49,9 +49,64 @@ def test_existing_run_needs_resume(tmp_path):
     assert (tmp_path / "r" / "table.json").read_text() == "[]"    # nothing lost
 
 
+def test_qwen3_stages_as_the_report_describes_them(capsys, tmp_path):
+    q = {s.name: s for s in pipeline.qwen3("demo")}
+    rl = q["reasoning-rl"].overrides
+    batch = rl["prompts_per_step"] * rl["num_generations"]
+    assert rl["adaptive_entropy"] and batch // rl["mini_batch_size"] >= 2     # off-policy, entropy control
+    fusion = q["thinking-fusion-sft"].overrides
+    assert fusion["dataset"] == "fusion" and "teacher" not in fusion            # samples from the stage-2 model
+    assert 0 < fusion["no_think_ratio"] < 1 and fusion["multi_turn_ratio"] > 0
+    general = q["general-rl"]
+    names = {n for n, _ in __import__("rewards").parse_reward_spec(general.overrides["rewards"])}
+    assert {"math", "instruction", "judge", "reward_model"} <= names and general.overrides["task"] == "general"
+    assert general.reward_model_pairs > 0 and general.overrides["judge_model"] == pipeline.BASE_MODEL
+    pipeline.run(pipeline.parse(["--recipe", "qwen3", "--dry-run", "--output_dir", str(tmp_path / "q")]))
+    out = capsys.readouterr().out
+    configs = [json.loads(l[len("ours : "):]) for l in out.splitlines() if l.startswith("ours : ")]
+    assert configs[1]["mini_batch_size"] == 16 and configs[1]["adaptive_entropy"]
+    assert configs[2]["dataset"] == "fusion" and configs[2]["model"].endswith("02-reasoning-rl/checkpoint")
+    assert configs[3]["judge_model"] == "smollm2" and configs[3]["reward_model"].endswith("04-general-rl/reward_model")
+    assert "Bradley-Terry reward model" in out
+
+
+def test_global_batch_is_split_over_ranks(monkeypatch, tmp_path):
+    assert pipeline.per_device_batch(32, 8) == 4 and pipeline.per_device_batch(32, 2, 4) == 4
+    with pytest.raises(ValueError, match="does not split over 3 ranks"):
+        pipeline.per_device_batch(32, 3)
+    stage = pipeline.phi4_reasoning("full")[0]
+    cfg = pipeline.parse([])
+    monkeypatch.setattr(pipeline.models, "world_size", lambda: 8)
+    _, sc = pipeline.stage_config(stage, cfg, tmp_path, "smollm2", None)
+    assert sc.per_device_train_batch_size == 4                 # the paper's 32 is global
+    monkeypatch.setattr(pipeline.models, "world_size", lambda: 1)
+    _, sc = pipeline.stage_config(stage, cfg, tmp_path, "smollm2", None)
+    assert sc.per_device_train_batch_size == 32
+
+
+def test_reward_model_of_general_rl_learns_the_synthetic_preferences(tmp_path):
+    import models
+    import rewards
+    path = pipeline.train_stage_reward_model("tiny", tmp_path / "rm", 32)
+    assert (path / "config.json").exists()
+    model, tok = models.load_reward_model(str(path))
+    rm = rewards.ScalarRewardModel(model.eval(), tok)
+    import data
+    tasks = data.instruction_tasks(8, "train", 0)
+    chosen = rm.score_batch([t["response"] for t in tasks], tasks)
+    rejected = rm.score_batch([t["rejected"] for t in tasks], tasks)
+    assert sum(c > r for c, r in zip(chosen, rejected)) >= 6   # trained pairs: chosen scored higher
+    assert pipeline.train_stage_reward_model("tiny", path, 32) == path   # trained once, reused
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("recipe", sorted(pipeline.RECIPES))
-def test_each_recipe_runs_end_to_end_at_demo_scale(recipe, tmp_path):
+def test_each_recipe_runs_end_to_end_at_demo_scale(recipe, tmp_path, monkeypatch):
+    import sft
+    real = sft.teacher_examples
+    # fusion rejection-samples the stage-2 model; a random tiny model is never right, so verified
+    # traces are added to what it sampled (the sampling and the filter still run)
+    monkeypatch.setattr(sft, "teacher_examples", lambda cfg: real(cfg) + sft.synthetic_examples(8, 0))
     out = tmp_path / recipe
     args = ["--recipe", recipe, "--model", "tiny", "--output_dir", str(out),
             "--max_steps_scale", "0.05", "--eval_problems", "4",

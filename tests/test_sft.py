@@ -377,3 +377,35 @@ def test_param_groups_give_embeddings_their_own_lr(tiny):
     assert groups[1]["params"][0] is tiny.get_input_embeddings().weight and groups[1]["lr_scale"] == 10
     assert sum(len(g["params"]) for g in groups) == len(list(tiny.parameters()))
     assert sft.param_groups(tiny, 2e-4, 0)[1]["lr_scale"] == 1.0
+
+
+def test_fusion_dataset_keeps_only_verified_samples_of_the_stage2_model(monkeypatch, tmp_path):
+    # a scripted stage-2 model: right on even problems, wrong on odd ones, one sample truncated
+    class Scripted:
+        def __init__(self, tok):
+            self.tok = tok
+
+        def generate(self, prompts, params):
+            out = []
+            for i, _ in enumerate(prompts):
+                task = tasks[i]
+                for k in range(params.n):
+                    ans = task["answer"] if i % 2 == 0 else "987654"
+                    text = f"<think>\nworking on it\nSo the answer is {ans}.\n</think>\n\nThe final answer is $\\boxed{{{ans}}}$."
+                    out.append(models.Completion(i, [1], [2], text, truncated=(i == 0 and k == 1)))
+            return out
+
+    import data
+    cfg = sft.parse(["--model", "tiny", "--dataset", "fusion", "--num_examples", "6", "--teacher_samples", "2",
+                     "--no_think_ratio", "0.5", "--multi_turn_ratio", "0", "--output_dir", str(tmp_path)])
+    tasks = data.math_tasks(6, "train", cfg.seed)           # the cold start's queries (prefix-stable)
+    monkeypatch.setattr(models, "make_engine", lambda kind, model, tok, **kw: Scripted(tok))
+    fused, counts = sft.build_dataset(cfg)
+    thinking = [e for e in fused if e["think"]]
+    assert counts["wrong_answer"] == 6 and len(thinking) == 5        # 3 right problems x 2, one truncated
+    assert all(e["reference"] in {t["answer"] for t in tasks[::2]} for e in thinking)
+    plain = [e for e in fused if not e["think"]]
+    assert len(plain) == counts["non_thinking"] == 6
+    assert all(e["messages"][-2]["content"].endswith("/no_think") and e["messages"][-1]["reasoning_content"] == ""
+               for e in plain)
+    assert any("constraints" not in e and e["reference"] is None for e in plain)   # instruction following
