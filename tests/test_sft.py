@@ -34,10 +34,15 @@ def test_template_thinking_mode(tok):
 
 
 def test_template_non_thinking_mode_renders_empty_think_block(tok):
+    # a non-thinking sample (fuse_modes) has an empty reasoning: that gives the empty block
     msgs = [{"role": "user", "content": "What is 2+2? /no_think"},
-            {"role": "assistant", "reasoning_content": "2+2=4.", "content": "\\boxed{4}"}]
+            {"role": "assistant", "reasoning_content": "", "content": "\\boxed{4}"}]
     assert render(tok, msgs) == ("<|im_start|>user\nWhat is 2+2? /no_think<|im_end|>\n"
                                  "<|im_start|>assistant\n<think>\n\n</think>\n\n\\boxed{4}<|im_end|>\n")
+    # the /no_think flag is plain text to the Qwen3 template: it does not hide a reasoning
+    msgs[1]["reasoning_content"] = "2+2=4."
+    assert render(tok, msgs) == ("<|im_start|>user\nWhat is 2+2? /no_think<|im_end|>\n"
+                                 "<|im_start|>assistant\n<think>\n2+2=4.\n</think>\n\n\\boxed{4}<|im_end|>\n")
 
 
 def test_template_enable_thinking_false_generation_prompt(tok):
@@ -48,7 +53,7 @@ def test_template_enable_thinking_false_generation_prompt(tok):
         "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n")
 
 
-def test_template_multi_turn_drops_old_reasoning_and_latest_flag_wins(tok):
+def test_template_multi_turn_drops_old_reasoning_and_flags_are_text(tok):
     msgs = [{"role": "system", "content": "Be brief. /no_think"},
             {"role": "user", "content": "Hi"},
             {"role": "assistant", "content": "<think>\nr1\n</think>\n\na1"},
@@ -59,8 +64,10 @@ def test_template_multi_turn_drops_old_reasoning_and_latest_flag_wins(tok):
         "<|im_start|>assistant\na1<|im_end|>\n"
         "<|im_start|>user\n/no_think And 3+3? /think<|im_end|>\n"
         "<|im_start|>assistant\n<think>\nr2\n</think>\n\n6<|im_end|>\n")
-    msgs[3]["content"] = "/think And 3+3? /no_think"         # now the later flag is /no_think
-    assert "<|im_start|>assistant\n<think>\n\n</think>\n\n6<|im_end|>\n" in render(tok, msgs)
+    msgs[3]["content"] = "/think And 3+3? /no_think"         # now the later flag is /no_think,
+    assert render(tok, msgs).endswith(                         # which the model obeys, not the template
+        "<|im_start|>user\n/think And 3+3? /no_think<|im_end|>\n"
+        "<|im_start|>assistant\n<think>\nr2\n</think>\n\n6<|im_end|>\n")
 
 
 # ---- loss mask, token by token ----------------------------------------------------------------
