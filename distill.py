@@ -31,6 +31,7 @@ import copy
 import json
 import math
 import random
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,7 @@ from pathlib import Path
 import torch
 from tqdm import trange
 
+import cli
 import data
 import models
 
@@ -77,6 +79,7 @@ class Config:
     seed: int = field(default=0, metadata={"help": "seed for data, sampling and the λ coin"})
     output_dir: str = field(default="runs/distill", metadata={"help": "run directory"})
     resume: bool = field(default=False, metadata={"help": "continue from <output_dir>/state.pt and checkpoint/"})
+    overwrite: bool = field(default=False, metadata={"help": "replace a run already in output_dir (without it, such a folder is refused)"})
     parallel: str = field(default="fsdp2", metadata={"help": "under torchrun: fsdp2 (shard the student) or ddp (replicate it) or none; the frozen teacher is replicated; ignored in a single process", "choices": ["fsdp2", "ddp", "none"]})
 
 
@@ -351,11 +354,9 @@ def train(cfg: Config) -> Path:
     check_config(cfg)
     models.dist_init()                        # under torchrun: join the process group
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
-    run = models.RunDir(cfg.output_dir, cfg, resume=cfg.resume)
+    run = models.open_run(cfg.output_dir, cfg, cfg.resume, cfg.overwrite)
     state = run.load_state() if cfg.resume else None
-    if cfg.resume and state is None:
-        print(f"[distill] --resume: no {run.state_path} yet, starting from step 0")
-    else:
+    if state is None:
         models.seed_everything(cfg.seed)
     start = state["step"] if state else 0
     teacher, student, tok = load_models(cfg, device, run.checkpoint if state else None)
@@ -423,6 +424,9 @@ def train(cfg: Config) -> Path:
         loss = per_token.sum() / models.mean_over_ranks(per_token.numel())
 
         # ---- step --------------------------------------------------------------------------------
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"step {step + 1}: the loss is {loss.item()}; nothing of this step was saved. "
+                                     "Likely cause: a learning rate too high (--learning_rate)")
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(student.parameters(), cfg.max_grad_norm)
@@ -462,6 +466,8 @@ def train(cfg: Config) -> Path:
 
 def check_config(cfg: Config):
     """Flag errors a user can act on, before any model is loaded."""
+    cli.check_positive(cfg, "num_train_prompts", "max_new_tokens", "batch_size", "max_steps", "save_every",
+                       "eval_every", "learning_rate", "keep_every")
     if not 0 <= cfg.lmbda <= 1:
         raise ValueError(f"--lmbda must be in [0, 1] (probability of an on-policy batch), got {cfg.lmbda}")
     if not 0 <= cfg.beta <= 1:
@@ -477,9 +483,8 @@ def check_config(cfg: Config):
 
 
 def parse(args: list[str] | None = None) -> Config:
-    from transformers import HfArgumentParser
-    return HfArgumentParser(Config).parse_args_into_dataclasses(args)[0]
+    return cli.parse(Config, args)
 
 
 if __name__ == "__main__":
-    train(parse())
+    sys.exit(cli.main(train, parse))

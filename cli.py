@@ -1,0 +1,124 @@
+"""Command lines: flags, the checks every script shares, and errors a person can act on.
+
+Plumbing shared by `sft.py`, `grpo.py`, `distill.py`, `evaluate.py` and `pipeline.py`:
+
+* `parse(Config, argv)`: `transformers.HfArgumentParser` without prefix abbreviations
+  (`--max_step` is not `--max_steps_scale`), and a misspelled flag gets "did you mean".
+* `main(run, parse)`: runs a script; a user mistake (a bad value, a missing file, a malformed
+  row) prints one line naming the problem and the fix, with no traceback (`RR_TRACEBACK=1`
+  shows it); Ctrl-C prints the step reached, the last saved step and the command that resumes.
+* `check_positive`, `check_sampling`: values that would make training meaningless, refused at
+  start with the flag's name.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import shlex
+import sys
+
+from transformers import HfArgumentParser
+
+# What a user can fix: raised by the scripts' checks (ValueError, data.DataError), a missing file.
+USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError, PermissionError, FloatingPointError)
+
+
+class UsageError(SystemExit):
+    """A bad command line: its message is printed as is and the exit status is 2."""
+
+    def __init__(self, message: str):
+        super().__init__(2)
+        self.message = message
+
+
+def _flags(parser) -> list[str]:
+    """The flags, each once: `--num_generations`, not also its dashed twin `--num-generations`."""
+    flags = {o for a in parser._actions for o in a.option_strings if o.startswith("--")}
+    return sorted(f for f in flags if "-" not in f[2:] or "--" + f[2:].replace("-", "_") not in flags)
+
+
+def did_you_mean(flag: str, known: list[str]) -> str:
+    """'--max_step' among the known flags -> "did you mean --max_steps?" (or a pointer to --help).
+
+    >>> did_you_mean("--num_generation", ["--num_generations", "--num_iterations", "--seed"])
+    'did you mean --num_generations?'
+    """
+    name = flag.split("=", 1)[0]
+    score = lambda k: difflib.SequenceMatcher(None, name, k).ratio()
+    close = [k for k in sorted(known, key=score, reverse=True)[:2] if score(k) >= 0.6]
+    close = [k for k in close if score(k) >= score(close[0]) - 0.05] if close else close   # near-ties only
+    return f"did you mean {' or '.join(close)}?" if close else "see --help for the flags"
+
+
+def parse(config_class, argv: list[str] | None = None):
+    """`config_class` from the command line: exact flag names only; unknown flags raise UsageError.
+
+    `python script.py config.json` (or .yaml) reads the fields from a file instead."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = HfArgumentParser(config_class, allow_abbrev=False)
+    if len(argv) == 1 and argv[0].endswith((".json", ".yaml", ".yml")):
+        read = parser.parse_json_file if argv[0].endswith(".json") else parser.parse_yaml_file
+        return read(argv[0])[0]
+    cfg, rest = parser.parse_args_into_dataclasses(argv, return_remaining_strings=True)
+    if rest:
+        known = _flags(parser)
+        lines = [f"  {a}: {did_you_mean(a, known)}" for a in rest if a.startswith("-")]
+        lines = lines or [f"  {a}: a value without a flag" for a in rest]
+        raise UsageError("unknown flag(s):\n" + "\n".join(lines))
+    return cfg
+
+
+def check_positive(cfg, *names: str):
+    """Every named field must be > 0."""
+    for name in names:
+        value = getattr(cfg, name)
+        if value is not None and value <= 0:
+            raise ValueError(f"--{name} {value}: must be positive")
+
+
+def check_sampling(temperature: float, top_p: float, what: str = "training rollouts"):
+    """Sampling that training can learn from: temperature > 0 (log-probs divide the logits by it;
+    0 would be greedy and give NaN weights) and top_p in (0, 1]."""
+    if not temperature > 0:
+        raise ValueError(f"--temperature {temperature}: {what} need a temperature > 0 (the log-probs "
+                         "divide the logits by it); use 1.0 (Skywork-OR1, STILL-3) or 0.6 (Qwen3)")
+    if not 0 < top_p <= 1:
+        raise ValueError(f"--top_p {top_p}: must lie in (0, 1]; 1.0 turns nucleus sampling off")
+
+
+# The run being trained, for the Ctrl-C message: models.RunDir registers itself here.
+ACTIVE = {"run": None}
+
+
+def interrupted_message(argv: list[str]) -> str:
+    run = ACTIVE["run"]
+    script = os.path.basename(sys.argv[0]) or "script.py"
+    resume = " ".join(shlex.quote(a) for a in [sys.executable.rsplit("/", 1)[-1], script, *argv]
+                      if a not in ("--overwrite",))
+    if run is None:
+        return "interrupted before the run started; nothing was written"
+    if not run.saved_step:
+        return (f"interrupted at step {run.logged_step} in {run.root}; nothing was saved yet "
+                f"(--save_steps sets how often). Start again with: {resume} --overwrite")
+    again = resume if "--resume" in argv else f"{resume} --resume"
+    return (f"interrupted at step {run.logged_step}; the last save is step {run.saved_step} in "
+            f"{run.root}. Resume with: {again}")
+
+
+def main(run, parse_fn, argv: list[str] | None = None) -> int:
+    """`run(parse_fn(argv))` with errors a person can act on. Returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        run(parse_fn(argv))
+        return 0
+    except UsageError as e:
+        print(f"error: {e.message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\n{interrupted_message(argv)}", file=sys.stderr)
+        return 130
+    except USER_ERRORS as e:
+        if os.environ.get("RR_TRACEBACK"):
+            raise
+        print(f"error: {e}\n(RR_TRACEBACK=1 shows where it was raised)", file=sys.stderr)
+        return 2

@@ -1,0 +1,123 @@
+"""A first run's guard rails, through the real scripts (subprocesses, the tiny model): nothing goes
+wrong silently, every user mistake gets one line naming the problem and the fix, nothing is lost."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+import cli
+import models
+
+from conftest import ROOT
+
+TINY = ["--model", "tiny", "--engine", "hf", "--num_generations", "4", "--prompts_per_step", "2",
+        "--max_completion_length", "8", "--num_train_prompts", "8", "--num_test_prompts", "0",
+        "--math_levels", "1", "--learning_rate", "1e-3"]
+
+
+def run(script, *args, timeout=300):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    env.pop("RR_TRACEBACK", None)
+    return subprocess.run([sys.executable, str(ROOT / script), *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=ROOT)
+
+
+def assert_clean_error(p, *needles):
+    assert p.returncode == 2, (p.returncode, p.stderr[-2000:])
+    assert "Traceback" not in p.stderr, p.stderr[-2000:]
+    for n in needles:
+        assert n in p.stderr, (n, p.stderr[-2000:])
+
+
+def test_misspelled_and_abbreviated_flags_get_did_you_mean():
+    p = run("grpo.py", "--num_generation", "4")
+    assert_clean_error(p, "--num_generation: did you mean --num_generations?")
+    p = run("pipeline.py", "--max_step", "3", "--dry-run")      # was read as --max_steps_scale 3
+    assert_clean_error(p, "unknown flag", "--max_step")
+    assert cli.did_you_mean("--sav_steps", ["--save_steps", "--seed"]) == "did you mean --save_steps?"
+
+
+@pytest.mark.parametrize("flag,value,needle", [
+    ("--temperature", "0", "--temperature 0"), ("--temperature", "-1", "--temperature -1"),
+    ("--top_p", "0", "--top_p 0"), ("--prompts_per_step", "0", "--prompts_per_step 0: must be positive"),
+    ("--max_completion_length", "0", "--max_completion_length 0: must be positive")])
+def test_meaningless_values_are_refused_at_start(tmp_path, flag, value, needle):
+    p = run("grpo.py", *TINY, "--output_dir", str(tmp_path / "r"), flag, value)
+    assert_clean_error(p, needle)
+    assert not (tmp_path / "r" / "checkpoint").exists()
+
+
+def test_a_second_run_does_not_wipe_the_first_and_resume_needs_a_state(tmp_path):
+    out = tmp_path / "r"
+    first = run("grpo.py", *TINY, "--output_dir", str(out), "--max_steps", "1", "--filter_zero_variance", "false")
+    assert first.returncode == 0, first.stderr[-2000:]
+    before = (out / "metrics.jsonl").read_text()
+    again = run("grpo.py", *TINY, "--output_dir", str(out), "--max_steps", "1")
+    assert_clean_error(again, "already holds a run", "--resume", "--overwrite")
+    assert (out / "metrics.jsonl").read_text() == before            # nothing lost
+    empty = tmp_path / "empty"
+    p = run("sft.py", "--model", "tiny", "--output_dir", str(empty), "--resume", "--max_steps", "1")
+    assert_clean_error(p, f"--resume: {empty} has no saved state")
+
+
+def test_a_run_that_trains_nothing_says_so_and_stops(tmp_path):
+    # a random tiny model never answers right: every group is all-wrong and filtered by correctness
+    p = run("grpo.py", *TINY, "--output_dir", str(tmp_path / "r"), "--max_steps", "6",
+            "--filter_groups_by", "acc", "--max_steps_without_signal", "3")
+    assert_clean_error(p, "nothing trained", "start from an SFT checkpoint", "3 steps in a row trained nothing")
+    rows = [json.loads(l) for l in (tmp_path / "r" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["groups_filtered"] for r in rows] == [1.0, 1.0]      # the third step stopped the run
+
+
+def test_a_diverging_run_stops_before_saving_nan_weights(tmp_path, monkeypatch):
+    import grpo
+    import rewards
+    # a reward that varies within groups, so that a learning rate of 1e30 has gradients to blow up
+    monkeypatch.setitem(rewards.REWARDS, "upper", lambda c, t, **_: sum(ch.isupper() for ch in c) / max(len(c), 1))
+    cfg = grpo.parse([*TINY, "--output_dir", str(tmp_path / "r"), "--max_steps", "4", "--save_every", "1",
+                      "--filter_zero_variance", "false", "--learning_rate", "1e30", "--rewards", "upper",
+                      "--score_truncated", "false"])
+    with pytest.raises(FloatingPointError, match="NaN or inf|the loss is nan"):
+        grpo.train(cfg)
+    ckpt = tmp_path / "r" / "checkpoint"
+    if ckpt.exists():                                             # only finite checkpoints were saved
+        model, _ = models.load_policy(str(ckpt))
+        assert all(torch.isfinite(t).all() for t in model.state_dict().values())
+
+
+def test_a_checkpoint_is_never_written_with_non_finite_weights(tmp_path, tiny, tokenizer):
+    import copy
+    bad = copy.deepcopy(tiny)
+    with torch.no_grad():
+        next(bad.parameters())[0, 0] = float("nan")
+    with pytest.raises(FloatingPointError, match="NaN or inf"):
+        models.save_checkpoint(bad, tokenizer, tmp_path / "ckpt")
+    assert not (tmp_path / "ckpt").exists()
+
+
+def test_ctrl_c_says_where_the_last_save_is_and_how_to_resume(tmp_path):
+    out = tmp_path / "r"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.Popen([sys.executable, str(ROOT / "grpo.py"), *TINY, "--output_dir", str(out),
+                             "--max_steps", "500", "--save_every", "1", "--filter_zero_variance", "false"],
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env, cwd=ROOT)
+    deadline = time.time() + 240
+    while not (out / "state.pt").exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=120)[1]
+    assert proc.returncode == 130, err[-2000:]
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-2000:]
+    assert "the last save is step" in err and f"in {out}" in err and "--resume" in err
+
+
+def test_pipeline_checks_every_stage_at_start(tmp_path):
+    p = run("pipeline.py", "--dry-run", "--set", "grpo.loss_type=foo", "--output_dir", str(tmp_path / "p"))
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert "stage 2 'grpo'" in p.stderr and "--loss_type 'foo'" in p.stderr
+    assert not (tmp_path / "p").exists()
