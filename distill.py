@@ -328,8 +328,9 @@ def evaluate(student, teacher, tok, tasks, prompts, cfg: Config, chunk_size: int
     """The student answers greedily; on those tokens, KL(T||S) and KL(S||T) at τ = 1 over the full
     vocabulary (token mean), and the accuracy where the tasks have answers. Returns the metrics
     and two answers to read (samples.jsonl)."""
-    outs = models.HFEngine(student, tok).generate(prompts, models.SamplingParams(
-        temperature=0.0, max_new_tokens=cfg.max_new_tokens))
+    with models.progress(f"eval {len(prompts)} prompts"):
+        outs = models.HFEngine(student, tok).generate(prompts, models.SamplingParams(
+            temperature=0.0, max_new_tokens=cfg.max_new_tokens))
     fwd, rev = [], []
     for s in range(0, len(outs), cfg.batch_size):
         b = outs[s:s + cfg.batch_size]
@@ -458,9 +459,11 @@ def train(cfg: Config) -> Path:
             run.save(student, tok, {"step": step, "optimizer": optimizer.state_dict(),
                                     "scheduler": scheduler.state_dict()})
             run.plot(["loss/divergence", "eval/forward_kl", "eval/reverse_kl", "eval/accuracy",
-                      "tokens_per_s", "grad_norm"], title=f"distill: {cfg.divergence}, λ={cfg.lmbda}")
+                      "tokens_per_s", "grad_norm"], title=f"distill: {cfg.teacher} -> {cfg.student or 'half-depth student'}, "
+                           f"{cfg.divergence}, λ={cfg.lmbda}, lr {cfg.learning_rate:g}")
     if start >= cfg.max_steps:
         print(f"[distill] nothing to do: step {start} >= --max_steps {cfg.max_steps}")
+    run.summary(["loss/divergence", "eval/forward_kl", "eval/reverse_kl", "eval/accuracy"])
     return run.root
 
 

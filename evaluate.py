@@ -115,8 +115,9 @@ def evaluate_model(model, tokenizer, tasks: list[dict], k: int = 1, temperature:
     engine = engine or models.HFEngine(model, tokenizer)
     params = models.SamplingParams(n=k, temperature=0.0 if k == 1 else temperature, top_p=top_p,
                                    max_new_tokens=max_new_tokens, seed=seed)
-    outs = (models.generate_with_thinking_budget(engine, prompts, params, budget) if budget
-            else engine.generate(prompts, params))
+    with models.progress(f"eval {len(tasks)} problems"):
+        outs = (models.generate_with_thinking_budget(engine, prompts, params, budget) if budget
+                else engine.generate(prompts, params))
     correct = np.array([score(tasks[c.prompt_index], c.text) for c in outs]).reshape(len(tasks), k)
     metrics = {
         "num_problems": len(tasks), "k": k, "thinking": thinking, "budget": budget,

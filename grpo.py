@@ -507,7 +507,8 @@ def score(completions, tasks, reward_fn, max_tokens):
 def evaluate(engine, tasks, prompts, cfg, max_tokens) -> dict:
     """avg@k accuracy on the test split (greedy when --eval_temperature 0)."""
     k = cfg.eval_samples if cfg.eval_temperature > 0 else 1
-    outs = rollout(engine, prompts, k, max_tokens, cfg.eval_temperature, 1.0, cfg.thinking_budget, cfg.seed)
+    with models.progress(f"eval {len(tasks)} problems"):
+        outs = rollout(engine, prompts, k, max_tokens, cfg.eval_temperature, 1.0, cfg.thinking_budget, cfg.seed)
     ok = [is_correct(c.text, tasks[c.prompt_index]) for c in outs]
     return {"eval_accuracy": sum(ok) / len(ok), "eval_truncated": sum(c.truncated for c in outs) / len(outs),
             "eval_length": sum(len(c.completion_ids) for c in outs) / len(outs)}
@@ -516,7 +517,8 @@ def evaluate(engine, tasks, prompts, cfg, max_tokens) -> dict:
 def pass_rate_filter(engine, tasks, prompts, k, lo, hi, max_tokens, temperature, seed):
     """Offline filter (Skywork-OR1 §3.1, Qwen3 §4.2): keep prompts whose pass rate over k samples of
     the current policy lies in [lo, hi] (Skywork-OR1 keeps 1..15 of 16: neither trivial nor hopeless)."""
-    outs = engine.generate(prompts, SamplingParams(n=k, temperature=temperature, max_new_tokens=max_tokens, seed=seed))
+    with models.progress(f"pass-rate filter, {k} samples x {len(prompts)} prompts"):
+        outs = engine.generate(prompts, SamplingParams(n=k, temperature=temperature, max_new_tokens=max_tokens, seed=seed))
     passed = [0] * len(tasks)
     for c in outs:
         passed[c.prompt_index] += (not c.truncated) and is_correct(c.text, tasks[c.prompt_index])
@@ -779,9 +781,11 @@ def train(cfg: Config) -> Path:
                                   "controller": asdict(controller)})
         if last:
             break
-    run.plot(["reward", "accuracy", "eval_accuracy", "response_length", "truncated", "entropy",
-              "entropy_coef", "kl", "clip_frac", "groups_filtered", "reflect_wait", "step_s"],
-             title=f"grpo {cfg.model} {cfg.task}")
+    run.plot(["reward", "accuracy", "response_length", "truncated", "entropy", "entropy_coef", "kl",
+              "clip_frac", "groups_filtered", "reflect_wait", "step_s"], overlay={"accuracy": "eval_accuracy"},
+             title=f"grpo: {cfg.model} on {cfg.task}, rewards {cfg.rewards}, {cfg.prompts_per_step} x "
+                   f"{cfg.num_generations} rollouts, lr {cfg.learning_rate:g}, loss {cfg.loss_type}")
+    run.summary(["reward", "accuracy", "eval_accuracy", "entropy"])
     getattr(engine, "close", lambda: None)()
     return run.root
 

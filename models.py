@@ -41,6 +41,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from tqdm import tqdm
+
 import cli
 
 DEFAULT_MODEL = "smollm2"
@@ -208,6 +210,19 @@ def decode_completion(tokenizer, ids: list[int], stop_ids) -> str:
     return tokenizer.decode(ids, skip_special_tokens=False)
 
 
+PROGRESS = {"desc": None}
+
+
+@contextlib.contextmanager
+def progress(desc: str):
+    """Generation inside shows a progress bar named `desc` (evaluations, filters, teachers)."""
+    before, PROGRESS["desc"] = PROGRESS["desc"], desc
+    try:
+        yield
+    finally:
+        PROGRESS["desc"] = before
+
+
 class HFEngine:
     """Sampling with HF `generate`: batched, left-padded, n samples per prompt, stop at EOS.
 
@@ -237,6 +252,8 @@ class HFEngine:
         model.eval()
         device = next(model.parameters()).device
         out: list[Completion] = []
+        bar = tqdm(total=len(jobs), desc=PROGRESS["desc"], unit="sample", leave=False,
+                   disable=PROGRESS["desc"] is None)
         try:
             for start in range(0, len(jobs), self.batch_size):
                 batch = jobs[start:start + self.batch_size]
@@ -265,7 +282,9 @@ class HFEngine:
                     out.append(Completion(pi, ids, completion,
                                           decode_completion(tok, completion, self.stop_ids),
                                           truncated=stop_at is None))
+                bar.update(len(batch))
         finally:
+            bar.close()
             model.train(was_training)
         return out
 
@@ -824,27 +843,65 @@ class RunDir:
         self.saved_step = self.logged_step = state.get("step", 0)
         return state
 
-    def plot(self, keys: list[str] | None = None, title: str = "") -> Path | None:
+    def summary(self, keys: list[str]) -> str:
+        """The end of a run: its last value of each metric, and where checkpoint, metrics and
+        curves are. Printed, and returned."""
+        rows = self.metrics()
+        last = {k: next((r[k] for r in reversed(rows) if k in r), None) for k in keys}
+        shown = ", ".join(f"{k} {v:.4g}" for k, v in last.items() if isinstance(v, (int, float)))
+        text = (f"\n== done: step {rows[-1].get('step', len(rows)) if rows else 0}: {shown or 'no metrics'}\n"
+                f"   checkpoint {self.checkpoint}\n   metrics    {self.root / 'metrics.jsonl'}\n"
+                f"   curves     {self.root / 'curves.png'}")
+        if is_main():
+            print(text, flush=True)
+        return text
+
+    def plot(self, keys: list[str] | None = None, title: str = "", overlay: dict[str, str] | None = None,
+             smooth: float = 0.6) -> Path | None:
+        """curves.png: one panel per metric, raw points with a smoothed line (an exponential moving
+        average, weight `smooth`), integer steps. `overlay` {"accuracy": "eval_accuracy"} draws a
+        second metric's points on the first's panel (held-out evaluations over rollout accuracy).
+        A metric that never changes gets no panel; the title names the run and its settings."""
         rows = self.metrics()
         if not rows:
             return None
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import MaxNLocator
+        overlay = overlay or {}
+        series = lambda k: [(r.get("step", i), r[k]) for i, r in enumerate(rows)
+                            if isinstance(r.get(k), (int, float)) and math.isfinite(r[k])]
         keys = keys or [k for k, v in rows[-1].items() if isinstance(v, (int, float)) and k != "step"]
-        keys = [k for k in keys if any(k in r for r in rows)]
-        cols = min(3, max(1, len(keys)))
+        keys = [k for k in keys if k not in overlay.values() or k in overlay]
+        varies = lambda k: len({v for _, v in series(k)}) > 1
+        keys = [k for k in keys if varies(k) or (k in overlay and varies(overlay[k]))]
+        if not keys:
+            return None
+        cols = min(3, len(keys))
         nrows = math.ceil(len(keys) / cols)
         fig, axes = plt.subplots(nrows, cols, figsize=(4.5 * cols, 3 * nrows), squeeze=False)
         for ax, k in zip(axes.flat, keys):
-            pts = [(r.get("step", i), r[k]) for i, r in enumerate(rows) if isinstance(r.get(k), (int, float))]
-            ax.plot([p[0] for p in pts], [p[1] for p in pts])
+            pts = series(k)
+            if pts:
+                xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+                ax.plot(xs, ys, "o", ms=3, alpha=0.35, color="C0")
+                ema, smoothed = ys[0], []
+                for y in ys:
+                    ema = smooth * ema + (1 - smooth) * y
+                    smoothed.append(ema)
+                ax.plot(xs, smoothed, "-", color="C0", label=k)
+            if k in overlay and series(overlay[k]):
+                ev = series(overlay[k])
+                ax.plot([p[0] for p in ev], [p[1] for p in ev], "s-", color="C3", label=overlay[k])
+                ax.legend(fontsize=7)
             ax.set_title(k, fontsize=9)
             ax.set_xlabel("step", fontsize=8)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         for ax in list(axes.flat)[len(keys):]:
             ax.axis("off")
         if title:
-            fig.suptitle(title)
+            fig.suptitle(title, fontsize=10)
         fig.tight_layout()
         out = self.root / "curves.png"
         fig.savefig(out, dpi=80)

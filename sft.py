@@ -409,7 +409,9 @@ def teacher_examples(cfg: Config) -> list[dict]:
     params = models.SamplingParams(n=cfg.teacher_samples, temperature=0.6, top_p=0.95,
                                    max_new_tokens=cfg.max_length // 2, seed=cfg.seed)
     out = []
-    for c in engine.generate(data.prompt_ids(ttok, tasks), params):
+    with models.progress(f"sampling {cfg.teacher or cfg.model}"):
+        outs = engine.generate(data.prompt_ids(ttok, tasks), params)
+    for c in outs:
         if c.truncated:
             continue
         t = tasks[c.prompt_index]
@@ -658,7 +660,8 @@ def evaluate_format(model, tokenizer, n: int, max_new_tokens: int, seed: int = 0
     params = models.SamplingParams(temperature=0, max_new_tokens=max_new_tokens)
     metrics, samples = {}, []
     for mode, think in (("think", True), ("no_think", False)):
-        outs = engine.generate(data.prompt_ids(tokenizer, tasks, think=think), params)
+        with models.progress(f"format check, thinking {think}"):
+            outs = engine.generate(data.prompt_ids(tokenizer, tasks, think=think), params)
         ok = correct = 0
         for c in outs:
             f = think_format(c.text)
@@ -830,7 +833,9 @@ def train(cfg: Config) -> Path:
         if step % cfg.save_steps == 0 or step == total_steps:
             run.save(model, tok, {"step": step, "optimizer": optimizer.state_dict(),
                                   "data_position": step * cfg.gradient_accumulation_steps})
-            run.plot(["loss", "lr", "grad_norm", "tokens_per_s"], title="sft")
+            run.plot(["loss", "lr", "grad_norm", "tokens_per_s"],
+                     title=f"sft: {cfg.model} on {cfg.dataset}, think tokens {cfg.think_tokens}, "
+                           f"lr {cfg.learning_rate:g}, no_think {cfg.no_think_ratio:g}")
     bar.close()
 
     # ---- the think-format check on held-out prompts ----
@@ -840,6 +845,7 @@ def train(cfg: Config) -> Path:
         run.log({"step": step, **metrics})
         run.log_samples(step, samples)
         (out / "eval.json").write_text(json.dumps(metrics, indent=2))
+    run.summary(["loss", *[k for k in (run.metrics() or [{}])[-1] if k.endswith("rate")]])
     return run.checkpoint
 
 
