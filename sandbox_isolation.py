@@ -1,0 +1,819 @@
+"""How a run is isolated: the machinery behind sandbox.py (bubblewrap, slots, cgroups, zygote, pump).
+
+sandbox.py tells the story (limits, run_tests, run_many, judging). It calls `detect` once per process
+and `launch` once per program; everything here serves one launch: start a fresh sandbox, bring the
+program in, write its job and stdin while reading its stdout, stderr and R's result channel, enforce
+the limits, kill the sandbox and sweep the slot. The programs that run inside (and, for the zygote,
+beside) the sandbox are real Python files, sandbox_programs/runner.py and sandbox_programs/zygote.py,
+read here as text and handed to the sandbox's interpreter.
+
+Modes (`detect`): "full" (root + bwrap + cgroup v1 + a uid per slot; programs started through the
+slot's zygote unless SANDBOX_ZYGOTE=0), "bwrap" (not root or no cgroups: bwrap as the caller's uid,
+rlimits only), "none" (no usable bwrap: a plain child with rlimits). `lim` arguments are
+``sandbox.Limits``.
+
+On a shared machine: slot locks live in a per-user directory (`slot_dir`), which must be this user's
+own 0700 directory; cgroups are used in full mode only (root only), under this process's own cgroup.
+"""
+from __future__ import annotations
+
+import fcntl
+import marshal
+import math
+import os
+import resource
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+PROGRAMS = Path(__file__).resolve().with_name("sandbox_programs")
+RUNNER = (PROGRAMS / "runner.py").read_text()  # R, the trusted runner: see its docstring
+ZYGOTE = (PROGRAMS / "zygote.py").read_text()  # the per-slot pre-started interpreter: see its docstring
+
+# The interpreter that runs the candidate's code: the system Python (SANDBOX_PYTHON overrides it), NOT
+# this process's interpreter or venv. The code sees that Python's version and standard library only,
+# none of the venv's packages. Why: it runs with -I -S as an unprivileged slot uid inside bwrap, where
+# only the interpreter, its stdlib and the shared libraries it links are bound read-only; a venv
+# (often under a home directory) is neither bound there nor meant to be readable by other uids.
+PYTHON = os.environ.get("SANDBOX_PYTHON", "/usr/bin/python3")
+UID_BASE = int(os.environ.get("SANDBOX_UID_BASE", "61000"))  # slot i runs as uid UID_BASE + i (full mode)
+MAX_SLOTS = 64
+CG_NAME = "pysandbox"  # full mode: <this process's cgroup>/pysandbox/slot<i>, per controller
+SANDBOX_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"}
+NAMESPACES = ("user", "mnt", "pid", "net", "ipc", "uts", "cgroup")  # the user namespace first
+NS_GET_USERNS = 0xB701  # ioctl: the user namespace that owns a namespace
+# Modules the zygote imports once, so that programs find them loaded (HumanEval: typing alone is
+# ~12 ms of start-up per program). Only modules without per-process state (no `random`: a forked
+# copy would repeat its sequence; `random` reseeds itself after fork anyway, but stays out).
+PRELOAD = ("typing", "collections", "math", "re", "functools", "itertools", "heapq", "bisect", "string",
+           "operator", "copy", "hashlib", "marshal", "_ctypes")
+
+
+class SandboxError(RuntimeError):
+    """The sandbox itself failed (not the program under test), or isolation was required and missing."""
+
+
+@dataclass
+class Run:
+    """What one launch saw."""
+    hello: bool = False
+    returncode: int | None = None
+    stdout: bytes = b""
+    stderr: bytes = b""
+    frames: list = None  # authenticated frames from R (decoded)
+    killed: str = ""  # "", "timeout", "output", "channel"
+    oom: bool = False
+    cpu_s: float = 0.0
+    cpu_budget: float = 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# Which mode, which files to bind.
+# --------------------------------------------------------------------------------------------
+def detect(probe_limits) -> dict:
+    """Decide the isolation mode (full / bwrap / none); the zygote is probed with `probe_limits`."""
+    s: dict = {"python": os.path.realpath(PYTHON)}
+    if not os.path.exists(s["python"]):
+        raise SandboxError(f"sandbox interpreter {PYTHON} not found. Sandboxed code runs under the system "
+                           f"Python, not this process's venv: install it (apt-get install -y python3) or set "
+                           f"SANDBOX_PYTHON to a python3 readable by every user")
+    if not os.access(s["python"], os.X_OK):
+        raise SandboxError(f"sandbox interpreter {PYTHON} is not executable; set SANDBOX_PYTHON to a python3 "
+                           f"(default /usr/bin/python3)")
+    os.close(open_slot_dir())  # a slot directory owned by someone else is an error now, not at the first run
+    bwrap = shutil.which("bwrap")
+    root = os.geteuid() == 0
+    cg = {c: _own_cgroup(c) for c in ("memory", "pids", "cpuacct")}
+    mode, why = "none", "bubblewrap not found (apt-get install -y bubblewrap)"
+    if bwrap:
+        s["binds"], s["links"] = _bind_paths(s["python"])
+        s["bwrap"] = bwrap
+        s["setpriv"] = shutil.which("setpriv")
+        s["disable_userns"] = "--disable-userns" in subprocess.run(
+            [bwrap, "--help"], capture_output=True, text=True).stdout
+        mode, why = "bwrap", ""
+        probe = _probe_bwrap(s, UID_BASE if root else None)
+        if probe:
+            mode, why = "none", (f"bubblewrap does not work here ({probe.strip()[:300]}); as a non-root user it "
+                                 f"needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
+                                 f"or run as root)")
+        elif not root:
+            why = "not root: one uid for all runs and no cgroups (memory by RLIMIT_AS, processes by RLIMIT_NPROC)"
+        elif not all(cg.values()):
+            why = "cgroup v1 memory/pids/cpuacct not writable: memory by RLIMIT_AS, processes by RLIMIT_NPROC"
+        else:
+            mode = "full"
+    s["mode"], s["why"], s["root"] = mode, why, root
+    s["cg"] = {c: os.path.join(p, CG_NAME) for c, p in cg.items()} if mode == "full" else {}
+    if mode == "full" and os.environ.get("SANDBOX_ZYGOTE", "1") != "0":
+        s["zygote"] = True
+        why_not = _probe_zygote(s, probe_limits)
+        if why_not:
+            s["zygote"] = False
+            print(f"sandbox.py: note: pre-started interpreters unavailable, one interpreter start per run "
+                  f"({why_not.strip()[:300]})", file=sys.stderr)
+    if mode != "full":
+        warnings.warn(f"\n{'!' * 78}\nsandbox.py: WEAK ISOLATION (mode {mode!r}): {why}.\n"
+                      f"Untrusted code is NOT fully contained. Set SANDBOX_REQUIRE_ISOLATION=1 to refuse.\n{'!' * 78}",
+                      RuntimeWarning, stacklevel=3)
+        print(f"sandbox.py: WARNING: weak isolation mode {mode!r}: {why}", file=sys.stderr)
+    return s
+
+
+def _own_cgroup(controller: str) -> str | None:
+    """Path of this process's cgroup v1 directory for `controller`, if that hierarchy is mounted writable."""
+    root = f"/sys/fs/cgroup/{controller}"
+    try:
+        for line in open("/proc/self/cgroup"):
+            _, ctrls, path = line.rstrip("\n").split(":", 2)
+            if controller in ctrls.split(","):
+                d = os.path.join(root, path.lstrip("/"))
+                return d if os.access(d, os.W_OK) else None
+    except OSError:
+        pass
+    return None
+
+
+def _bind_paths(python: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """Directories to bind read-only (interpreter, stdlib, linked libraries) and top-level symlinks."""
+    exe = os.path.realpath(python)
+    out = subprocess.run([exe, "-I", "-S", "-c",
+                          "import sys,sysconfig;print(sysconfig.get_path('stdlib'));"
+                          "print(sysconfig.get_path('platstdlib'));print(sys.version_info[:2])"],
+                         capture_output=True, text=True, timeout=30, env={})
+    if out.returncode != 0 or len(out.stdout.split("\n")) < 3:
+        raise SandboxError(f"sandbox interpreter {python} does not run as python3 (exit status {out.returncode}: "
+                           f"{out.stderr.strip()[-300:]}); set SANDBOX_PYTHON to a working python3")
+    stdlib, platstdlib = out.stdout.split("\n")[:2]
+    dirs = {exe, os.path.realpath(stdlib), os.path.realpath(platstdlib)}
+    elves = [exe]
+    dyn = os.path.join(platstdlib, "lib-dynload")
+    if os.path.isdir(dyn):
+        elves += [os.path.join(dyn, f) for f in os.listdir(dyn) if f.endswith(".so")]
+    ldd = subprocess.run(["ldd", *elves], capture_output=True, text=True, timeout=60).stdout
+    for line in ldd.splitlines():
+        for tok in line.split():
+            if tok.startswith("/") and ".so" in tok:
+                p = tok
+                for _ in range(10):  # every directory along the symlink chain
+                    dirs.add(os.path.dirname(os.path.realpath(os.path.dirname(p)) + "/x"))
+                    if not os.path.islink(p):
+                        break
+                    p = os.path.join(os.path.dirname(p), os.readlink(p))
+                dirs.add(os.path.dirname(os.path.realpath(p)))
+    dirs = sorted(d for d in dirs if d not in ("/", "/usr", "/etc", "/root", "/home", "/tmp"))
+    # keep only top-most directories (a bound parent covers its children)
+    keep = [d for d in dirs if not any(d != o and d.startswith(o + "/") for o in dirs)]
+    links = [(os.readlink(f"/{n}"), f"/{n}") for n in ("lib", "lib64", "lib32", "libx32", "bin", "sbin")
+             if os.path.islink(f"/{n}")]
+    return keep, links
+
+
+def _probe_zygote(s: dict, lim) -> str:
+    """'' if a program runs through the zygote path (see zygote.py), else why not."""
+    try:
+        run = _launch_zygote(s, "stdio", "print(input() * 2)", b"21\n", lim, 1)
+    except Exception as e:  # noqa: BLE001 - any failure means "unusable"
+        return repr(e)
+    if run.hello and run.returncode == 0 and run.stdout == b"2121\n":
+        return ""
+    return run.stderr.decode("utf-8", "replace") or f"exit status {run.returncode}"
+
+
+def _probe_bwrap(s: dict, uid: int | None) -> str:
+    cmd = _bwrap_argv(s, 64 << 20) + [s["python"], "-I", "-S", "-c", "print('ok')"]
+    try:
+        kw = dict(user=uid, group=uid, extra_groups=[]) if uid is not None else {}
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=30, env={}, cwd="/", **kw)
+    except Exception as e:  # noqa: BLE001 - any failure means "unusable"
+        return repr(e)
+    return "" if p.stdout.strip() == "ok" else (p.stderr or f"exit {p.returncode}")
+
+
+def _bwrap_argv(s: dict, tmp_bytes: int) -> list[str]:
+    a = [s["bwrap"], "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+         "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+         "--hostname", "sandbox"]
+    if s.get("disable_userns"):
+        a.append("--disable-userns")
+    for d in s["binds"]:
+        a += ["--ro-bind", d, d]
+    for target, name in s["links"]:
+        a += ["--symlink", target, name]
+    a += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
+          "--remount-ro", "/", "--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
+          "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--"]
+    return a
+
+
+# --------------------------------------------------------------------------------------------
+# Slots: a uid and a cgroup per controller for each concurrent run, held by an flock.
+# --------------------------------------------------------------------------------------------
+def slot_dir() -> str:
+    """The directory of this user's slot lock files: one per effective uid, so that users never share it.
+
+    Not under $XDG_RUNTIME_DIR: every process of a user must find the same locks, and an environment
+    variable can differ between them (sudo, cron, a login shell).
+
+    >>> slot_dir() == f"/tmp/.pysandbox-slots-{os.geteuid()}"
+    True
+    """
+    return f"/tmp/.pysandbox-slots-{os.geteuid()}"
+
+
+def open_slot_dir() -> int:
+    """A descriptor of the slot directory, created 0700 if missing; SandboxError if it is not this user's own."""
+    path, uid = slot_dir(), os.geteuid()
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as e:
+        raise SandboxError(f"sandbox slot directory {path} cannot be created ({e.strerror}); fix: make /tmp "
+                           f"writable for uid {uid}") from None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as e:
+        raise SandboxError(f"sandbox slot directory {path} is not a directory ({e.strerror}); fix: remove it "
+                           f"(rm {path}) and run again") from None
+    st = os.fstat(fd)
+    problem = (f"is owned by uid {st.st_uid}, not by this user (uid {uid})" if st.st_uid != uid else
+               f"is open to other users (mode {st.st_mode & 0o777:o})" if st.st_mode & 0o077 else "")
+    if problem:
+        os.close(fd)
+        fix = f"remove it (as uid {st.st_uid} or root: rm -r {path})" if st.st_uid != uid else f"chmod 700 {path}"
+        raise SandboxError(f"sandbox slot directory {path} {problem}; fix: {fix} and run again")
+    return fd
+
+
+class _Slot:
+    """One concurrent run: a uid and a cgroup per controller, held by an flock across processes."""
+
+    def __init__(self, s: dict):
+        self.s = s
+        dfd = open_slot_dir()
+        try:
+            while True:
+                for i in range(MAX_SLOTS):
+                    fd = os.open(f"{i}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600,
+                                 dir_fd=dfd)
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except BlockingIOError:
+                        os.close(fd)
+                        continue
+                    self.i, self.fd = i, fd
+                    self.uid = UID_BASE + i if s["root"] else None
+                    self.cg = {c: f"{p}/slot{i}" for c, p in s["cg"].items()}
+                    if self.cg:
+                        self._make_cgroups()
+                    return
+                time.sleep(0.01)
+        finally:
+            os.close(dfd)
+
+    def _make_cgroups(self):
+        for c, d in self.cg.items():
+            if not os.path.isdir(d):
+                os.makedirs(d, exist_ok=True)
+            os.chown(f"{d}/cgroup.procs", self.uid, self.uid)  # the slot uid moves itself in
+        self.sweep()
+
+    def _write(self, c: str, name: str, value) -> bool:
+        try:
+            with open(f"{self.cg[c]}/{name}", "w") as f:
+                f.write(str(value))
+            return True
+        except OSError:
+            return False
+
+    def _read(self, c: str, name: str) -> str:
+        try:
+            with open(f"{self.cg[c]}/{name}") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def prepare(self, lim):
+        if not self.cg:
+            return
+        mem = (lim.memory_mb + 64) << 20
+        self._write("memory", "memory.memsw.limit_in_bytes", mem)  # fails if below current limit: retried
+        self._write("memory", "memory.limit_in_bytes", mem)
+        self._write("memory", "memory.memsw.limit_in_bytes", mem)
+        self._write("memory", "memory.max_usage_in_bytes", 0)
+        self._write("memory", "memory.failcnt", 0)
+        unreaped = int(self._read("pids", "pids.current").strip() or 0)  # zombies still counted
+        self._write("pids", "pids.max", lim.max_processes + unreaped)
+        self._write("cpuacct", "cpuacct.usage", 0)
+        self.oom0 = self.oom_kills()
+
+    def oom_kills(self) -> int:
+        for line in self._read("memory", "memory.oom_control").splitlines():
+            if line.startswith("oom_kill "):
+                return int(line.split()[1])
+        return 0
+
+    def cpu_s(self) -> float:
+        v = self._read("cpuacct", "cpuacct.usage").strip()
+        return int(v) / 1e9 if v else 0.0
+
+    def sweep(self, budget_s: float = 5.0):
+        """SIGKILL everything left in the slot's cgroups until they are empty."""
+        end = time.monotonic() + budget_s
+        while self.cg:
+            pids = set()
+            for c in self.cg:
+                pids.update(int(x) for x in self._read(c, "cgroup.procs").split())
+            if not pids:  # dead tasks not yet reaped by init still count in pids.current: see prepare()
+                return
+            if time.monotonic() > end:
+                return
+            for p in pids:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.0005)
+
+    def release(self):
+        self.drop_standby()
+        os.close(self.fd)
+
+    # A slot leased for a whole run_many keeps one bwrap started ahead (see _Bwrap): its set-up
+    # (namespaces, mounts) overlaps the previous program. Nothing runs in it until a program is sent.
+    standby = None
+
+    def take_sandbox(self, s: dict, tmp_bytes: int) -> "_Bwrap":
+        b, self.standby = self.standby, None
+        if b is not None and b.tmp_bytes == tmp_bytes and b.proc.poll() is None:
+            return b
+        if b is not None:
+            b.close()
+        return _Bwrap(s, self.uid, tmp_bytes)
+
+    def prestart(self, s: dict, tmp_bytes: int):
+        if self.standby is None:
+            self.standby = _Bwrap(s, self.uid, tmp_bytes)
+
+    def drop_standby(self):
+        b, self.standby = self.standby, None
+        if b is not None:
+            b.close()
+
+
+_thread = threading.local()  # inside run_many: the worker thread's SlotLease and slot
+
+
+class SlotLease:
+    """Slots held for a batch (run_many): each worker thread keeps the slot of its first run, and the
+    next program's sandbox started ahead in it, until `release` (zygote path only)."""
+
+    def __init__(self):
+        self.slots: list[_Slot] = []
+
+    def bind(self):
+        """Make this thread's runs use the lease (call it in the worker thread)."""
+        if getattr(_thread, "lease", None) is not self:
+            _thread.lease, _thread.slot = self, None
+
+    def release(self):
+        for slot in self.slots:
+            slot.release()
+
+
+def _join_script(cgroup_procs: list[str], lim, cpu_budget: float, mem_rlimit: bool, nproc: bool) -> str:
+    """Shell run as the slot uid: join the slot's cgroups, set rlimits, exec bwrap (dash: one ulimit each)."""
+    steps = [f'echo $$ > "{p}" || exit 99' for p in cgroup_procs]
+    cpu = math.ceil(cpu_budget) + 1  # soft limit -> SIGXCPU (classified as timeout); hard limit 1 s later -> SIGKILL
+    ulimits = [("c", 0), ("S -t", cpu), ("H -t", cpu + 1), ("f", lim.max_file_mb * 2048), ("n", lim.max_open_files)]
+    if mem_rlimit:
+        ulimits.append(("v", (lim.memory_mb + 512) << 10))
+    if nproc:
+        ulimits.append(("p", lim.max_processes))
+    steps += [f"ulimit -{k} {v} || exit 98" for k, v in ulimits]
+    return "; ".join(steps + ['exec "$@"'])
+
+
+def _rlimits(lim, cpu_budget: float) -> list[tuple[int, int, int]]:
+    """The second line of limits (the cgroups are the first), as _join_script sets them in full mode."""
+    cpu = math.ceil(cpu_budget) + 1  # soft limit -> SIGXCPU (classified as timeout); hard 1 s later -> SIGKILL
+    fsize = lim.max_file_mb << 20
+    return [(resource.RLIMIT_CORE, 0, 0), (resource.RLIMIT_CPU, cpu, cpu + 1),
+            (resource.RLIMIT_FSIZE, fsize, fsize), (resource.RLIMIT_NOFILE, lim.max_open_files, lim.max_open_files)]
+
+
+# --------------------------------------------------------------------------------------------
+# The zygote path's processes: a zygote per slot, a fresh bwrap per program.
+# --------------------------------------------------------------------------------------------
+class _Zygote:
+    """This process's zygote for one slot index (root, outside every sandbox; see zygote.py)."""
+
+    _all: dict = {}
+    _lock = threading.Lock()
+
+    def __init__(self, s: dict):
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.proc = subprocess.Popen(
+            [s["python"], "-I", "-S", "-B", "-c", ZYGOTE, str(theirs.fileno()), RUNNER, ",".join(PRELOAD)],
+            pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, env=dict(SANDBOX_ENV), cwd="/", start_new_session=True)
+        theirs.close()
+        self.sock.settimeout(30)
+        try:
+            ready = self.sock.recv(16)
+        except OSError:
+            ready = b""
+        self.sock.settimeout(None)
+        if ready != b"ready":
+            self.close()
+            raise SandboxError("the sandbox zygote did not start")
+
+    def close(self):
+        self.sock.close()
+        try:
+            self.proc.kill()
+        except OSError:
+            pass
+        self.proc.wait()
+
+    @classmethod
+    def get(cls, s: dict, i: int) -> "_Zygote":
+        with cls._lock:
+            z = cls._all.get(i)
+            if z is not None and z.proc.poll() is None:
+                return z
+            if z is not None:
+                z.close()
+            z = cls._all[i] = _Zygote(s)
+            return z
+
+    @classmethod
+    def drop(cls, i: int):
+        with cls._lock:
+            z = cls._all.pop(i, None)
+        if z is not None:
+            z.close()
+
+    @classmethod
+    def _forget_after_fork(cls):  # a forked child must not talk to its parent's zygotes
+        for z in cls._all.values():
+            z.sock.close()
+        cls._all = {}
+        cls._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_Zygote._forget_after_fork)
+
+
+class _Bwrap:
+    """A fresh bwrap sandbox that sets itself up and then waits on --block-fd (never released: the
+    program is brought in by the zygote; the sandbox is killed after one program). It runs as the
+    slot's uid, started through setpriv where available so that no parent-sized fork is needed."""
+
+    def __init__(self, s: dict, uid: int, tmp_bytes: int):
+        self.tmp_bytes = tmp_bytes
+        self.block_r, self.block_w = os.pipe()
+        self.err_r, err_w = os.pipe()
+        self.inner = None
+        argv = _bwrap_argv(s, tmp_bytes)[:-1] + ["--block-fd", str(self.block_r), "--", s["python"], "-I", "-S",
+                                                 "-c", ""]
+        kw = {}
+        if s.get("setpriv"):
+            argv = [s["setpriv"], f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"] + argv
+        else:
+            kw = dict(user=uid, group=uid, extra_groups=[])
+        try:
+            self.proc = subprocess.Popen(argv, pass_fds=(self.block_r,), stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=err_w, env={}, cwd="/",
+                                         start_new_session=True, **kw)
+        except BaseException:
+            for fd in (self.block_r, self.block_w, self.err_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(err_w)
+
+    def wait_ready(self, deadline: float) -> int | None:
+        """Host pid of bwrap's sandboxed child once it waits on --block-fd (the sandbox is fully set up)."""
+        want = f"0 {self.block_r:#x} "
+        proc, inner = self.proc, None
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                return None
+            try:
+                if inner is None:
+                    kids = open(f"/proc/{proc.pid}/task/{proc.pid}/children").read().split()
+                    inner = int(kids[0]) if kids else None
+                if inner is not None and open(f"/proc/{inner}/syscall").read().startswith(want):
+                    return inner
+            except (OSError, ValueError):
+                inner = None
+            time.sleep(0.0003)
+        return None
+
+    def close(self):
+        _kill(self.proc)
+        for fd in (self.block_r, self.block_w, self.err_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _namespaces(inner: int, opened: list[int]) -> tuple[list[str], list[int]]:
+    """Descriptors of the sandbox's namespaces, in the order K must enter them: the user namespace that
+    owns the mount namespace, the others, then the sandbox's own user namespace if it is a nested one
+    (bwrap --disable-userns nests one so that no further user namespace can be made inside)."""
+    names, fds = [], []
+    for n in NAMESPACES:
+        fd = os.open(f"/proc/{inner}/ns/{n}", os.O_RDONLY | os.O_CLOEXEC)
+        opened.append(fd)
+        if os.readlink(f"/proc/{inner}/ns/{n}") != os.readlink(f"/proc/self/ns/{n}"):
+            names.append(n)
+            fds.append(fd)
+        elif n != "cgroup":  # every other namespace must be the sandbox's own
+            raise SandboxError(f"bwrap's sandbox shares the {n} namespace")
+    owner = fcntl.ioctl(fds[names.index("mnt")], NS_GET_USERNS)
+    opened.append(owner)
+    user = fds[0]
+    if os.readlink(f"/proc/self/fd/{owner}") != os.readlink(f"/proc/self/fd/{user}"):
+        return ["user (owner)"] + names[1:] + ["user"], [owner] + fds[1:] + [user]
+    return names, fds
+
+
+# --------------------------------------------------------------------------------------------
+# One launch: start the sandbox, feed it, read it, kill it.
+# --------------------------------------------------------------------------------------------
+def launch(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: int) -> Run:
+    """One program in one fresh sandbox (state `s` from `detect`): through the slot's zygote in full mode,
+    else a plain start. `job` is R's job (see runner.py) without the secret, which is made here."""
+    if s.get("zygote"):
+        return _launch_zygote(s, mode, job, stdin, lim, n_tests)
+    return _launch_plain(s, mode, job, stdin, lim, n_tests)
+
+
+def _budget(mode: str, job, lim, n_tests: int) -> tuple[bytes, float, float, bytes]:
+    """A fresh secret, the CPU budget (+ start-up), the wall-clock backstop and R's job frame."""
+    secret = os.urandom(16)
+    cpu_budget = lim.timeout_s * n_tests + 0.3
+    wall = lim.wall_timeout_s if lim.wall_timeout_s is not None else 3 * cpu_budget + 2.0
+    job_bytes = marshal.dumps((secret,) + job if mode != "stdio" else job)
+    return secret, cpu_budget, wall, len(job_bytes).to_bytes(4, "little") + job_bytes
+
+
+def _launch_zygote(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: int) -> Run:
+    secret, cpu_budget, wall, job_bytes = _budget(mode, job, lim, n_tests)
+    run = Run(frames=[], cpu_budget=cpu_budget)
+    lease = getattr(_thread, "lease", None)
+    slot = _thread.slot if lease is not None else None
+    if slot is None:
+        slot = _Slot(s)
+        if lease is not None:
+            _thread.slot = slot
+            lease.slots.append(slot)
+    ours, theirs, closed = [], [], set()  # parent-side and sandbox-side descriptors; closed by _pump
+    bw = None
+    try:
+        slot.prepare(lim)
+        pipes = [os.pipe() for _ in range(6)]  # stdin, stdout, stderr, job, chan, status
+        (in_r, in_w), (out_r, out_w), (err_r, err_w), (job_r, job_w), (chan_r, chan_w), (st_r, st_w) = pipes
+        if stdin is None:
+            os.close(in_w)
+            in_w = -1
+            ours += [out_r, err_r, job_w, chan_r, st_r]
+        else:
+            ours += [in_w, out_r, err_r, job_w, chan_r, st_r]
+        theirs += [in_r, out_w, err_w, job_r, chan_w, st_w]
+        start = time.monotonic()
+        bw = slot.take_sandbox(s, lim.tmp_mb << 20)
+        inner = bw.wait_ready(start + min(wall, 30.0))
+        if inner is None:
+            os.write(err_w, b"sandbox: bwrap did not set up the sandbox\n")
+        else:
+            nsnames, nsfds = _namespaces(inner, theirs)
+            spec = (slot.uid, [f"{d}/cgroup.procs" for d in slot.cg.values()], _rlimits(lim, cpu_budget),
+                    nsnames, mode)
+            try:
+                socket.send_fds(_Zygote.get(s, slot.i).sock, [marshal.dumps(spec)],
+                                nsfds + [in_r, out_w, err_w, job_r, chan_w, st_w])
+            except OSError as e:
+                _Zygote.drop(slot.i)
+                os.write(err_w, f"sandbox: the zygote is gone ({e})\n".encode())
+        if lease is not None:
+            slot.prestart(s, lim.tmp_mb << 20)  # the next program's sandbox sets itself up meanwhile
+        for fd in theirs:
+            os.close(fd)
+        theirs = []
+        writers = {job_w: job_bytes} if stdin is None else {job_w: job_bytes, in_w: stdin}
+        readers = {out_r: "out", err_r: "err", bw.err_r: "err", chan_r: "chan", st_r: "status"}
+        _pump(bw.proc, run, slot, writers, readers, secret, lim, cpu_budget, start + wall, closed)
+    finally:
+        for fd in theirs + ours:
+            if fd not in closed:
+                os.close(fd)
+        if bw is not None:
+            bw.close()
+        if slot.cg:
+            run.cpu_s = slot.cpu_s()
+            run.oom = slot.oom_kills() > slot.oom0
+        slot.sweep()
+        if lease is None:
+            slot.release()
+    return run
+
+
+def _launch_plain(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: int) -> Run:
+    secret, cpu_budget, wall, job_bytes = _budget(mode, job, lim, n_tests)
+    slot = _Slot(s)
+    run = Run(frames=[], cpu_budget=cpu_budget)
+    ours, theirs, closed = [], [], set()  # as in _launch_zygote
+    proc, workdir = None, None
+    try:
+        slot.prepare(lim)
+        (job_r, job_w), (chan_r, chan_w), (out_r, out_w), (err_r, err_w) = [os.pipe() for _ in range(4)]
+        in_r, in_w = os.pipe() if stdin is not None else (subprocess.DEVNULL, -1)
+        ours += [job_w, chan_r, out_r, err_r] + ([in_w] if stdin is not None else [])
+        theirs += [job_r, chan_w, out_w, err_w] + ([in_r] if stdin is not None else [])
+        script = _join_script([f"{d}/cgroup.procs" for d in slot.cg.values()], lim, cpu_budget,
+                              mem_rlimit=not slot.cg, nproc=not slot.cg and slot.uid is not None)
+        inner = [s["python"], "-I", "-S", "-B", "-c", RUNNER, str(job_r), str(chan_w), mode]
+        bwrap = _bwrap_argv(s, lim.tmp_mb << 20) if s["mode"] != "none" else []
+        argv = ["/bin/sh", "-c", script, "sh"] + bwrap + inner
+        kw = dict(user=slot.uid, group=slot.uid, extra_groups=[]) if slot.uid is not None else {}
+        env, cwd = {}, "/"
+        if s["mode"] == "none":  # weak mode: at least a private work directory and no inherited environment
+            workdir = tempfile.mkdtemp(prefix="sandbox-")
+            if slot.uid is not None:
+                os.chown(workdir, slot.uid, slot.uid)
+            env, cwd = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": workdir, "TMPDIR": workdir}, workdir
+        start = time.monotonic()
+        proc = subprocess.Popen(argv, stdin=in_r, stdout=out_w, stderr=err_w, pass_fds=(job_r, chan_w),
+                                env=env, cwd=cwd, start_new_session=True, **kw)
+        for fd in theirs:
+            os.close(fd)
+        theirs = []
+        writers = {job_w: job_bytes} if stdin is None else {job_w: job_bytes, in_w: stdin}
+        _pump(proc, run, slot, writers, {out_r: "out", err_r: "err", chan_r: "chan"}, secret, lim, cpu_budget,
+              start + wall, closed)
+    finally:
+        if proc is not None:
+            _kill(proc)
+            run.returncode = proc.returncode
+        for fd in theirs + ours:
+            if fd not in closed:
+                os.close(fd)
+        if slot.cg:
+            run.cpu_s = slot.cpu_s()
+            run.oom = slot.oom_kills() > slot.oom0
+        slot.sweep()
+        slot.release()
+        if workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return run
+
+
+def _pump(proc: subprocess.Popen, run: Run, slot: _Slot, writers: dict[int, bytes], readers: dict[int, str],
+          secret: bytes, lim, cpu_budget: float, deadline: float, closed: set):
+    """Write the job and stdin while reading the program's pipes; enforce the caps and the CPU/wall limits.
+
+    writers: descriptor -> bytes for it; each is closed (and added to `closed`) once written, when the
+      program stops reading it (EPIPE), or when the pump ends.
+    readers: descriptor -> "out" (stdout, capped -> killed "output"), "err" (stderr: the tail is kept),
+      "chan" (R's frames, see _frames) or "status" (zygote path: K writes R's wait status; its EOF means K
+      is gone, so the sandbox `proc` is killed, as bwrap would end it, and the other pipes reach EOF).
+      Readers are read to EOF, never closed here.
+    The run ends when every reader is at EOF, R says it is done, a cap is passed or a limit is reached."""
+    writers = {fd: memoryview(data) for fd, data in writers.items()}
+    readers = dict(readers)
+    out, err, chan, status = bytearray(), bytearray(), bytearray(), bytearray()
+    chan_cap = 64 << 20
+    for fd in list(writers) + list(readers):
+        os.set_blocking(fd, False)
+    poller = select.poll()
+    for fd in writers:
+        poller.register(fd, select.POLLOUT)
+    for fd in readers:
+        poller.register(fd, select.POLLIN)
+    done = False
+    next_cpu = 0.0
+    try:
+        while readers and not done:
+            now = time.monotonic()
+            if now >= deadline:
+                run.killed = "timeout"
+                break
+            if slot.cg and now >= next_cpu:
+                next_cpu = now + 0.02
+                if slot.cpu_s() > cpu_budget:
+                    run.killed = "timeout"
+                    break
+            for fd, ev in poller.poll(min(20.0, (deadline - now) * 1000 + 1)):
+                if fd in writers:
+                    try:
+                        n = os.write(fd, writers[fd][:1 << 16])
+                        writers[fd] = writers[fd][n:]
+                        if len(writers[fd]):
+                            continue
+                    except BlockingIOError:
+                        continue
+                    except OSError:  # EPIPE: the program does not read its input; fine
+                        pass
+                    poller.unregister(fd)
+                    del writers[fd]
+                    os.close(fd)
+                    closed.add(fd)
+                    continue
+                kind = readers.get(fd)
+                if kind is None:
+                    continue
+                try:
+                    data = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if not data:
+                    poller.unregister(fd)
+                    del readers[fd]
+                    if kind == "status":  # K is gone: R has ended (or never started); end the sandbox
+                        _kill_group(proc)
+                    continue
+                if kind == "out":
+                    out += data
+                    if len(out) > lim.max_output_bytes:
+                        run.killed = "output"
+                        done = True
+                elif kind == "err":
+                    err += data
+                    if len(err) > 2 * lim.max_stderr_bytes:
+                        del err[:len(err) - lim.max_stderr_bytes]
+                elif kind == "status":
+                    status += data
+                else:
+                    chan += data
+                    if len(chan) > chan_cap:
+                        run.killed = "output"
+                        done = True
+                    done = _frames(chan, run, secret) or done
+    finally:
+        for fd in writers:
+            os.close(fd)
+            closed.add(fd)
+    if len(status) >= 4:
+        run.returncode = os.waitstatus_to_exitcode(int.from_bytes(status[:4], "little", signed=True))
+    run.stdout = bytes(out[:lim.max_output_bytes])
+    run.stderr = bytes(err[-lim.max_stderr_bytes:])
+
+
+def _frames(buf: bytearray, run: Run, secret: bytes) -> bool:
+    """Consume complete frames from the channel buffer. Returns True once R says it is done."""
+    while len(buf) >= 4:
+        n = int.from_bytes(buf[:4], "little")
+        if len(buf) < 4 + n:
+            return False
+        frame = bytes(buf[4:4 + n])
+        del buf[:4 + n]
+        if not run.hello:
+            run.hello = frame == b"hello"
+            continue
+        if not frame.startswith(secret):
+            run.killed = "channel"
+            return True
+        try:
+            msg = marshal.loads(frame[len(secret):])
+        except Exception:  # noqa: BLE001
+            run.killed = "channel"
+            return True
+        if msg == ("done",):
+            return True
+        run.frames.append(msg)
+    return False
+
+
+def _kill_group(proc: subprocess.Popen):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # bwrap; --die-with-parent takes its sandbox's PID 1 along
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _kill(proc: subprocess.Popen):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # bwrap's session; its death kills the PID namespace
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+    for f in (proc.stdin, proc.stdout, proc.stderr):
+        if f:
+            try:
+                f.close()
+            except OSError:
+                pass

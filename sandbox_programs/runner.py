@@ -1,0 +1,342 @@
+"""R, the trusted runner. It runs INSIDE the sandbox: one per program, as the sandbox's own process.
+
+sandbox.py never imports this file. sandbox_isolation.py reads its text and starts it as
+``python -I -S -B -c <this text> JOB CHAN MODE`` inside a fresh bwrap (plain path), or the zygote
+(zygote.py) execs the same text with the same argv as pid 2 of a fresh sandbox. Imported (linters,
+doctest collection), it only defines its functions. Stdlib C modules only, for a fast start.
+
+What it receives
+  * argv: JOB and CHAN, two descriptor numbers; MODE, one of "stdio", "call", "assert".
+    stdin, stdout and stderr are the program's own (stdio mode: the test's input and output).
+  * On JOB, read once and then closed, one frame (see `send`) holding ``marshal`` of
+      stdio:   the candidate's source, which then runs here as ``__main__``;
+      call:    (secret, source, [(fn_name, marshal((args, kwargs))), ...]);
+      assert:  (secret, source, [test statements, ...]).
+What it sends back
+  * On CHAN: b"hello" first (the sandbox works). In call and assert mode then one frame per test,
+    ``secret + marshal((i, kind, ...))`` with kind ok/bad/error/dead (call) or pass/fail/error/dead
+    (assert), and finally ``secret + marshal(("done",))``. The parent drops anything not so prefixed.
+  * stdio mode reports only through stdout, stderr and its exit status.
+
+Call and assert mode fork C, the candidate process, *before* R reads the secret or the tests. C runs
+the code and answers calls over a pipe with values that ``marshal`` accepts (exact builtin types
+only); R checks them again (`plain`) and either forwards them (call mode: the parent compares them)
+or runs the test statements itself, the candidate's functions being proxies into C (assert mode).
+R is non-dumpable (prctl), so C can neither read its memory nor open its descriptors.
+"""
+import builtins
+import marshal
+import os
+import sys
+
+import _ctypes
+
+PLAIN = (type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
+PR_SET_DUMPABLE = 4
+
+
+def send(fd, b):
+    """Write one frame: 4-byte little-endian length, then the payload.
+
+    >>> r, w = os.pipe(); send(w, b"hello"); os.read(r, 9)
+    b'\\x05\\x00\\x00\\x00hello'
+    """
+    b = len(b).to_bytes(4, "little") + b
+    while b:
+        b = b[os.write(fd, b):]
+
+
+def readn(fd, n):
+    parts, got = [], 0
+    while got < n:
+        c = os.read(fd, min(n - got, 1 << 20))
+        if not c:
+            return None
+        parts.append(c)
+        got += len(c)
+    return b"".join(parts)
+
+
+def recv(fd, cap=1 << 28):
+    """Read one frame; None at EOF or if it announces more than `cap` bytes.
+
+    >>> r, w = os.pipe(); send(w, b"abc"); os.close(w); recv(r), recv(r)
+    (b'abc', None)
+    """
+    h = readn(fd, 4)
+    if h is None:
+        return None
+    n = int.from_bytes(h, "little")
+    return None if n > cap else readn(fd, n)
+
+
+def exit_(code=None):
+    """``exit()`` and ``quit()`` as in a normal interpreter (-S skips site, which defines them)."""
+    raise SystemExit(code)
+
+
+def dll_prctl():
+    """libc's prctl through _ctypes (ctypes itself is a slow import)."""
+    class Int(_ctypes._SimpleCData):
+        _type_ = "i"
+
+    class Fn(_ctypes.CFuncPtr):
+        _flags_ = _ctypes.FUNCFLAG_CDECL
+        _restype_ = Int
+    return Fn(_ctypes.dlsym(_ctypes.dlopen(None), "prctl"))
+
+
+class Dead(Exception):
+    pass
+
+
+class CandidateError(Exception):
+    pass
+
+
+class Untransferable(CandidateError):
+    pass
+
+
+def plain(v, depth=0):
+    """`v` itself if it is built from exact builtin plain types only, else TypeError.
+
+    >>> plain([1, (2.0, "x"), {None: b""}])
+    [1, (2.0, 'x'), {None: b''}]
+    >>> plain([True, type("I", (int,), {})(1)])
+    Traceback (most recent call last):
+    TypeError: value of type I cannot leave the sandbox
+    """
+    t = type(v)
+    if t not in PLAIN or depth > 500:
+        raise TypeError("value of type %s cannot leave the sandbox" % t.__name__)
+    if t is list or t is tuple or t is set or t is frozenset:
+        for x in v:
+            plain(x, depth + 1)
+    elif t is dict:
+        for k, x in v.items():
+            plain(k, depth + 1)
+            plain(x, depth + 1)
+    return v
+
+
+def raised(r):
+    """The exception R raises for C's ("error", type name, text) reply: a builtin exception type of that
+    name (so a test's ``except ValueError`` works), never AssertionError, else CandidateError."""
+    etype, text = str(r[1])[:100], str(r[2])[:2000]
+    base = getattr(builtins, etype, None)
+    try:
+        if not (isinstance(base, type) and issubclass(base, Exception)) or base is AssertionError:
+            raise TypeError
+        cls = type(etype, (base, CandidateError), {})
+    except Exception:
+        cls = CandidateError
+    return cls("%s: %s" % (etype, text) if cls is CandidateError else text)
+
+
+def stdio(job, chan):
+    """stdio mode: the program, ready to run as ``__main__`` (the caller runs it, at the top of the stack)."""
+    code = marshal.loads(recv(job))
+    os.close(job)
+    os.close(chan)
+    main = type(sys)("__main__")
+    main.__file__ = "/tmp/main.py"
+    main.__builtins__ = builtins
+    sys.modules["__main__"] = main
+    sys.argv = ["main.py"]
+    return compile(code, "main.py", "exec"), main.__dict__
+
+
+def candidate(c_in, from_c):
+    """C, the candidate process: loads the code, then answers calls. It never holds the tests, the
+    secret or the channel. It ends with os._exit (EOF from R, or a reply that cannot be sent)."""
+    g = {"__name__": "solution", "__builtins__": builtins}
+
+    def reply(obj):
+        try:
+            send(from_c, marshal.dumps(obj, 2))
+        except BaseException:
+            os._exit(3)
+    try:
+        exec(compile(marshal.loads(recv(c_in)), "solution.py", "exec"), g)
+        names = {}
+        for k, v in list(g.items()):
+            if k.startswith("__"):
+                continue
+            if type(v) is type(sys):
+                names[k] = ("mod", str(v.__name__))
+            elif callable(v):
+                names[k] = ("fn", b"")
+            else:
+                try:
+                    names[k] = ("val", marshal.dumps(v, 2))
+                except Exception:
+                    pass
+        msg = ("loaded", names)
+    except BaseException as e:
+        msg = ("error", type(e).__name__, "%s" % (e,))
+    reply(msg)
+    while True:
+        m = recv(c_in)
+        if m is None:
+            os._exit(0)
+        name, blob = marshal.loads(m)
+        try:
+            args, kwargs = marshal.loads(blob)
+            f = g.get(name)
+            if f is None and "Solution" in g:
+                f = getattr(g["Solution"](), name)
+            if f is None:
+                raise NameError("name %r is not defined" % name)
+            value = f(*args, **kwargs)
+            try:
+                msg = ("ok", marshal.dumps(value, 2))
+            except Exception:
+                msg = ("bad", type(value).__name__)
+        except BaseException as e:
+            msg = ("error", type(e).__name__, "%s" % (e,))
+        reply(msg)
+
+
+class Candidate:
+    """R's end of the pipes to C."""
+
+    def __init__(self, to_c, c_out):
+        self.to_c, self.c_out = to_c, c_out
+
+    def reply(self):
+        m = recv(self.c_out)
+        if m is None:
+            raise Dead("the candidate process ended (killed, crashed or exited)")
+        r = marshal.loads(m)
+        if type(r) is not tuple or not r or r[0] not in ("ok", "bad", "error", "loaded"):
+            raise Dead("garbled reply from the candidate process")
+        return r
+
+    def call(self, name, args, kwargs):
+        send(self.to_c, marshal.dumps((name, marshal.dumps((args, kwargs), 2))))
+        r = self.reply()
+        if r[0] == "ok":
+            return plain(marshal.loads(r[1]))
+        if r[0] == "bad":
+            raise Untransferable("returned a value of type %s (only builtin plain types are accepted)"
+                                 % str(r[1])[:100])
+        raise raised(r)
+
+    def proxy(self, name):
+        """A function for the tests' namespace that calls C's function `name`."""
+        def f(*args, **kwargs):
+            try:
+                plain(args)
+                plain(kwargs)
+            except TypeError as e:
+                raise TypeError("argument cannot be sent to the candidate: %s" % e)
+            return self.call(name, args, kwargs)
+        f.__name__ = f.__qualname__ = name
+        return f
+
+
+def run_calls(c, tests, report):
+    """call mode: each (name, marshalled arguments) is called in C; the plain result goes to the parent."""
+    for i, (name, blob) in enumerate(tests):
+        send(c.to_c, marshal.dumps((name, blob)))
+        try:
+            r = c.reply()
+            if r[0] == "ok":
+                out = ("ok", marshal.dumps(plain(marshal.loads(r[1]))))
+            elif r[0] == "bad":
+                out = ("bad", "returned a value of type %s (only builtin plain types are accepted)" % str(r[1])[:100])
+            else:
+                out = ("error", "%s: %s" % (str(r[1])[:100], str(r[2])[:2000]))
+        except Dead as e:
+            report((i, "dead", str(e)))
+            break
+        except Exception as e:
+            out = ("bad", "%s: %s" % (type(e).__name__, e))
+        report((i,) + out)
+
+
+def run_asserts(c, loaded, tests, report):
+    """assert mode: the test statements run here, with R's own builtins, on plain values and proxies into C."""
+    tg = {"__name__": "__main__", "__builtins__": builtins}
+    for k, (kind, x) in loaded[1].items():
+        k = str(k)
+        if hasattr(builtins, k):  # a candidate `def abs(x): return 0` must not change the test's abs
+            continue
+        try:
+            if kind == "fn":
+                tg[k] = c.proxy(k)
+            elif kind == "val":
+                tg[k] = plain(marshal.loads(x))
+            elif kind == "mod":
+                __import__(str(x))
+                tg[k] = sys.modules[str(x)]
+        except Exception:
+            pass
+    for i, src in enumerate(tests):
+        try:
+            exec(compile(src, "<test %d>" % i, "exec"), tg)
+            out = ("pass",)
+        except Dead as e:
+            report((i, "dead", str(e)))
+            break
+        except AssertionError as e:
+            out = ("fail", "AssertionError: %s" % (e,))
+        except Untransferable as e:
+            out = ("fail", str(e))
+        except CandidateError as e:
+            out = ("error", str(e))
+        except BaseException as e:
+            out = ("error", "%s: %s" % (type(e).__name__, e))
+        report((i,) + out)
+
+
+def main():
+    """Returns (code, globals) in stdio mode; call and assert mode end the process here."""
+    job, chan, mode = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    builtins.exit = builtins.quit = exit_
+    send(chan, b"hello")
+    if mode == "stdio":
+        return stdio(job, chan)
+    prctl = dll_prctl()
+    if prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:  # C may not ptrace R or open /proc/R/{mem,fd}
+        raise SystemExit("prctl failed")
+    c_in, to_c = os.pipe()
+    c_out, from_c = os.pipe()
+    if os.fork() == 0:
+        os.close(job)
+        os.close(chan)
+        os.close(to_c)
+        os.close(c_out)
+        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+        candidate(c_in, from_c)
+        os._exit(0)  # not reached: C ends inside candidate()
+    os.close(c_in)
+    os.close(from_c)
+    secret, code, tests = marshal.loads(recv(job))
+    os.close(job)
+
+    def report(obj):
+        send(chan, secret + marshal.dumps(obj))
+    c = Candidate(to_c, c_out)
+    send(to_c, marshal.dumps(code))
+    try:
+        loaded = c.reply()
+    except Dead as e:
+        loaded = ("dead", str(e))
+    if loaded[0] != "loaded":
+        why = ("error", "%s: %s" % (loaded[1], loaded[2])) if loaded[0] == "error" else ("dead", str(loaded[-1]))
+        for i in range(len(tests)):
+            report((i,) + why)
+    elif mode == "call":
+        run_calls(c, tests, report)
+    else:
+        run_asserts(c, loaded, tests, report)
+    report(("done",))
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    program, namespace = main()  # returns only in stdio mode
+    exec(program, namespace)  # the candidate's program, as __main__, from the top-level frame as before
+    raise SystemExit(0)
