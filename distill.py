@@ -52,8 +52,10 @@ class Config:
     keep_every: int = field(default=2, metadata={"help": "with --student_from_teacher: keep layers 0, k, 2k, ... (30 layers, k=2 -> 15)"})
     task: str = field(default="math", metadata={"help": "'math' (synthetic, with answers) or a .jsonl/.parquet file of prompts"})
     math_levels: str = field(default="1,2,3", metadata={"help": "levels of the synthetic math task, comma-separated"})
+    prompt_field: str = field(default="prompt", metadata={"help": "prompt column of a file/HF dataset"})
+    answer_field: str = field(default="answer", metadata={"help": "answer column of a file/HF dataset ('none': prompts only)"})
     num_train_prompts: int = field(default=64, metadata={"help": "training prompts (the teacher answers each once for the off-policy cache)"})
-    num_eval_prompts: int = field(default=32, metadata={"help": "held-out prompts for eval KL and accuracy (0 = no evaluation)"})
+    eval_problems: int = field(default=32, metadata={"help": "held-out prompts for eval KL and accuracy (0 = no evaluation)"})
     think_ratio: float = field(default=0.5, metadata={"help": "fraction of prompts with '/think' (the rest '/no_think'); -1 = no switch"})
     lmbda: float = field(default=0.5, metadata={"help": "GKD λ: probability that a batch is sampled by the student (on-policy); 0 = off-policy only"})
     divergence: str = field(default="jsd", metadata={"help": "forward_kl (KL(T||S)) | reverse_kl (KL(S||T)) | jsd (generalized JSD with --beta)"})
@@ -63,20 +65,21 @@ class Config:
     top_k_tail: str = field(default="rest", metadata={"help": "rest: the tail mass is one extra bucket | renorm: drop it and renormalise the top-k"})
     filter_correct: bool = field(default=False, metadata={"help": "off-policy: keep only teacher answers that rewards.verify_math accepts"})
     teacher_cache: str = field(default="", metadata={"help": "jsonl of teacher outputs, made once (default: <output_dir>/teacher_samples.jsonl)"})
-    max_new_tokens: int = field(default=128, metadata={"help": "completion budget for teacher, student and evaluation"})
-    batch_size: int = field(default=8, metadata={"help": "sequences per step (under torchrun: all ranks together)"})
+    max_completion_length: int = field(default=128, metadata={"help": "completion budget for teacher, student and evaluation"})
+    prompts_per_step: int = field(default=8, metadata={"help": "prompts per step, one completion each (under torchrun: all ranks together)"})
     learning_rate: float = field(default=5e-5, metadata={"help": "AdamW learning rate (constant after warm-up)"})
     warmup_steps: int = field(default=0, metadata={"help": "linear warm-up steps"})
     weight_decay: float = field(default=0.0, metadata={"help": "AdamW weight decay"})
     max_grad_norm: float = field(default=1.0, metadata={"help": "gradient clipping"})
     max_steps: int = field(default=30, metadata={"help": "optimizer steps"})
     eval_every: int = field(default=10, metadata={"help": "evaluate on held-out prompts every N steps (and before the first, after the last)"})
-    save_every: int = field(default=10, metadata={"help": "checkpoint every N steps (and after the last)"})
+    save_steps: int = field(default=10, metadata={"help": "checkpoint every N steps (and after the last)"})
     chunk_size: int = field(default=128, metadata={"help": "token positions per logits chunk (memory: 2 x chunk x vocab floats)"})
     engine: str = field(default="auto", metadata={"help": "student sampling engine: auto | hf | vllm"})
     dtype: str = field(default="float32", metadata={"help": "float32 | bfloat16 (both models)"})
     device: str = field(default="auto", metadata={"help": "auto | cpu | cuda"})
     seed: int = field(default=0, metadata={"help": "seed for data, sampling and the λ coin"})
+    threads: int = field(default=0, metadata={"help": "torch CPU threads (0: torch's default)"})
     output_dir: str = field(default="runs/distill", metadata={"help": "run directory"})
     resume: bool = field(default=False, metadata={"help": "continue from <output_dir>/state.pt and checkpoint/"})
     overwrite: bool = field(default=False, metadata={"help": "replace a run already in output_dir (without it, such a folder is refused)"})
@@ -261,7 +264,8 @@ def load_prompts(cfg: Config, split: str, n: int) -> list[dict]:
     if cfg.task == "math":
         levels = tuple(int(x) for x in cfg.math_levels.split(","))
         return data.math_tasks(n, split, cfg.seed, levels=levels)
-    return data.load_tasks(cfg.task, split=split, n=n)
+    answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
+    return data.load_tasks(cfg.task, split=split, n=n, prompt_field=cfg.prompt_field, answer_field=answer_field)
 
 
 def think_flags(n: int, ratio: float, seed: int) -> list[bool | None]:
@@ -299,7 +303,7 @@ def teacher_outputs(teacher, tok, tasks, prompts, flags, cfg: Config, path: Path
     print(f"[distill] the teacher answers {len(tasks)} training prompts (once) -> {path}")
     engine = models.HFEngine(teacher, tok)
     outs = engine.generate(prompts, models.SamplingParams(temperature=cfg.temperature,
-                                                          max_new_tokens=cfg.max_new_tokens, seed=cfg.seed))
+                                                          max_new_tokens=cfg.max_completion_length, seed=cfg.seed))
     rows = [{"teacher": cfg.teacher, "task_id": tasks[c.prompt_index]["id"], "think": flags[c.prompt_index],
              "prompt_ids": c.prompt_ids, "completion_ids": c.completion_ids, "text": c.text,
              "truncated": c.truncated, "correct": is_correct(tasks[c.prompt_index], c.text)} for c in outs]
@@ -330,19 +334,19 @@ def evaluate(student, teacher, tok, tasks, prompts, cfg: Config, chunk_size: int
     and two answers to read (samples.jsonl)."""
     with models.progress(f"eval {len(prompts)} prompts"):
         outs = models.HFEngine(student, tok).generate(prompts, models.SamplingParams(
-            temperature=0.0, max_new_tokens=cfg.max_new_tokens))
+            temperature=0.0, max_new_tokens=cfg.max_completion_length))
     fwd, rev = [], []
-    for s in range(0, len(outs), cfg.batch_size):
-        b = outs[s:s + cfg.batch_size]
+    for s in range(0, len(outs), cfg.prompts_per_step):
+        b = outs[s:s + cfg.prompts_per_step]
         ids, attn, mask = [x.to(student.device) for x in models.pad_batch(
             [c.prompt_ids for c in b], [c.completion_ids for c in b], tok.pad_token_id)]
         fwd.append(token_divergence(student, teacher, ids, attn, mask, "forward_kl", chunk_size=chunk_size))
         rev.append(token_divergence(student, teacher, ids, attn, mask, "reverse_kl", chunk_size=chunk_size))
-    metrics = {"eval/forward_kl": torch.cat(fwd).mean().item(), "eval/reverse_kl": torch.cat(rev).mean().item(),
-               "eval/length": sum(len(c.completion_ids) for c in outs) / len(outs)}
+    metrics = {"eval_forward_kl": torch.cat(fwd).mean().item(), "eval_reverse_kl": torch.cat(rev).mean().item(),
+               "eval_length": sum(len(c.completion_ids) for c in outs) / len(outs)}
     correct = [is_correct(tasks[c.prompt_index], c.text) for c in outs]
     if correct and correct[0] is not None:
-        metrics["eval/accuracy"] = sum(correct) / len(correct)
+        metrics["eval_accuracy"] = sum(correct) / len(correct)
     samples = [{"eval": True, "task_id": tasks[c.prompt_index]["id"], "text": c.text, "correct": x}
                for c, x in zip(outs[:2], correct)]
     return metrics, samples
@@ -353,6 +357,8 @@ def evaluate(student, teacher, tok, tasks, prompts, cfg: Config, chunk_size: int
 # ----------------------------------------------------------------------------------------------
 def train(cfg: Config) -> Path:
     check_config(cfg)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
     models.dist_init()                        # under torchrun: join the process group
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     run = models.open_run(cfg.output_dir, cfg, cfg.resume, cfg.overwrite)
@@ -366,7 +372,7 @@ def train(cfg: Config) -> Path:
     train_tasks = load_prompts(cfg, "train", cfg.num_train_prompts)
     train_flags = think_flags(len(train_tasks), cfg.think_ratio, cfg.seed)
     train_prompts = render(tok, train_tasks, train_flags)
-    eval_tasks = load_prompts(cfg, "test", cfg.num_eval_prompts) if cfg.num_eval_prompts else []
+    eval_tasks = load_prompts(cfg, "test", cfg.eval_problems) if cfg.eval_problems else []
     eval_prompts = render(tok, eval_tasks, think_flags(len(eval_tasks), cfg.think_ratio, cfg.seed + 1))
     offline = []
     if cfg.lmbda < 1:
@@ -377,7 +383,7 @@ def train(cfg: Config) -> Path:
             print(f"[distill] --filter_correct keeps {len(offline)} teacher answers")
             if not offline:
                 raise ValueError("no teacher answer is correct: drop --filter_correct, use easier "
-                                 "prompts (--math_levels 1) or a larger --max_new_tokens, or set --lmbda 1")
+                                 "prompts (--math_levels 1) or a larger --max_completion_length, or set --lmbda 1")
 
     engine = models.make_engine(cfg.engine, student, tok)
     optimizer = torch.optim.AdamW(student.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
@@ -392,9 +398,9 @@ def train(cfg: Config) -> Path:
         before, samples = evaluate(student, teacher, tok, eval_tasks, eval_prompts, cfg, cfg.chunk_size)
         run.log_samples(0, samples)
         t_acc = [is_correct(eval_tasks[c.prompt_index], c.text) for c in models.HFEngine(teacher, tok).generate(
-            eval_prompts, models.SamplingParams(temperature=0.0, max_new_tokens=cfg.max_new_tokens))]
+            eval_prompts, models.SamplingParams(temperature=0.0, max_new_tokens=cfg.max_completion_length))]
         if t_acc and t_acc[0] is not None:
-            before["eval/teacher_accuracy"] = sum(t_acc) / len(t_acc)
+            before["eval_teacher_accuracy"] = sum(t_acc) / len(t_acc)
         run.log({"step": 0, **before})
         print(f"[distill] before: {json.dumps(before)}")
 
@@ -404,15 +410,15 @@ def train(cfg: Config) -> Path:
         # ---- batch: with probability λ the student samples (on-policy), else teacher outputs ---
         on_policy = random.Random(f"lmbda-{cfg.seed}-{step}").random() < cfg.lmbda
         if on_policy:
-            idx = models.shard_for_rank(batch_indices(len(train_tasks), cfg.batch_size, step, cfg.seed), pad=True)
+            idx = models.shard_for_rank(batch_indices(len(train_tasks), cfg.prompts_per_step, step, cfg.seed), pad=True)
             outs = engine.generate([train_prompts[i] for i in idx], models.SamplingParams(
-                temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens, seed=cfg.seed * 100_003 + step))
+                temperature=cfg.temperature, max_new_tokens=cfg.max_completion_length, seed=cfg.seed * 100_003 + step))
             batch = [{"prompt_ids": c.prompt_ids, "completion_ids": c.completion_ids, "text": c.text,
                       "correct": is_correct(train_tasks[i], c.text), "task_id": train_tasks[i]["id"]}
                      for i, c in zip(idx, outs)]
         else:
             batch = [offline[i] for i in models.shard_for_rank(
-                batch_indices(len(offline), cfg.batch_size, step, cfg.seed), pad=True)]
+                batch_indices(len(offline), cfg.prompts_per_step, step, cfg.seed), pad=True)]
         t_gen = time.perf_counter() - t0
 
         # ---- score: teacher and student on the same tokens, divergence per completion token ----
@@ -420,7 +426,7 @@ def train(cfg: Config) -> Path:
             [r["prompt_ids"] for r in batch], [r["completion_ids"] for r in batch], tok.pad_token_id)]
         per_token = token_divergence(student, teacher, ids, attn, mask, cfg.divergence, cfg.beta,
                                      cfg.temperature, cfg.top_k_vocab, cfg.top_k_tail, cfg.chunk_size)
-        # token mean over the global batch (--batch_size prompts, split over ranks): each rank
+        # token mean over the global batch (--prompts_per_step prompts, split over ranks): each rank
         # divides by the mean token count per rank and DDP/FSDP2 average the gradients
         loss = per_token.sum() / models.mean_over_ranks(per_token.numel())
 
@@ -437,7 +443,7 @@ def train(cfg: Config) -> Path:
 
         # ---- log ---------------------------------------------------------------------------------
         dt = time.perf_counter() - t0
-        metrics = {"step": step, "loss/divergence": loss.item(), "on_policy": int(on_policy),
+        metrics = {"step": step, "loss": loss.item(), "on_policy": int(on_policy),
                    "grad_norm": grad_norm.item(), "lr": scheduler.get_last_lr()[0],
                    "completion_tokens": per_token.numel(), "tokens_per_s": per_token.numel() / dt,
                    "time/generate_s": t_gen, "time/step_s": dt}
@@ -455,21 +461,21 @@ def train(cfg: Config) -> Path:
         bar.set_postfix(div=f"{loss.item():.3f}", on=int(on_policy), tok_s=f"{metrics['tokens_per_s']:.0f}")
 
         # ---- checkpoint --------------------------------------------------------------------------
-        if step % cfg.save_every == 0 or step == cfg.max_steps:
+        if step % cfg.save_steps == 0 or step == cfg.max_steps:
             run.save(student, tok, {"step": step, "optimizer": optimizer.state_dict(),
                                     "scheduler": scheduler.state_dict()})
-            run.plot(["loss/divergence", "eval/forward_kl", "eval/reverse_kl", "eval/accuracy",
+            run.plot(["loss", "eval_forward_kl", "eval_reverse_kl", "eval_accuracy",
                       "tokens_per_s", "grad_norm"], title=f"distill: {cfg.teacher} -> {cfg.student or 'half-depth student'}, "
                            f"{cfg.divergence}, λ={cfg.lmbda}, lr {cfg.learning_rate:g}")
     if start >= cfg.max_steps:
         print(f"[distill] nothing to do: step {start} >= --max_steps {cfg.max_steps}")
-    run.summary(["loss/divergence", "eval/forward_kl", "eval/reverse_kl", "eval/accuracy"])
+    run.summary(["loss", "eval_forward_kl", "eval_reverse_kl", "eval_accuracy"])
     return run.root
 
 
 def check_config(cfg: Config):
     """Flag errors a user can act on, before any model is loaded."""
-    cli.check_positive(cfg, "num_train_prompts", "max_new_tokens", "batch_size", "max_steps", "save_every",
+    cli.check_positive(cfg, "num_train_prompts", "max_completion_length", "prompts_per_step", "max_steps", "save_steps",
                        "eval_every", "learning_rate", "keep_every")
     if not 0 <= cfg.lmbda <= 1:
         raise ValueError(f"--lmbda must be in [0, 1] (probability of an on-policy batch), got {cfg.lmbda}")

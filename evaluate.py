@@ -16,7 +16,7 @@ renders the template with `enable_thinking=False`. The thinking-budget sweep (Qw
 Fig. "thinking budget") cuts the think block at each budget with `models.STOP_THINKING` and
 plots accuracy against the budget.
 
-    python evaluate.py --model runs/grpo/checkpoint --task math --num_problems 100 --k 4
+    python evaluate.py --model runs/grpo/checkpoint --task math --eval_problems 100 --k 4
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+import torch
 
 import cli
 import data
@@ -39,13 +40,16 @@ class Config:
     model: str = field(default="smollm2", metadata={"help": "checkpoint folder, hub id, 'smollm2' (embedded default) or 'tiny'"})
     task: str = field(default="math", metadata={"help": "'math', 'humaneval', or a .jsonl/.parquet file"})
     split: str = field(default="test", metadata={"help": "split of the task to evaluate on"})
-    num_problems: int = field(default=50, metadata={"help": "number of problems (0 = all)"})
+    eval_problems: int = field(default=50, metadata={"help": "number of problems (0 = all)"})
     seed: int = field(default=0, metadata={"help": "data and sampling seed"})
     math_levels: str = field(default="1,2,3", metadata={"help": "levels of the synthetic math task, comma-separated"})
+    prompt_field: str = field(default="prompt", metadata={"help": "prompt column of a file/HF dataset"})
+    answer_field: str = field(default="answer", metadata={"help": "answer column of a file/HF dataset ('none': prompts only)"})
+    threads: int = field(default=0, metadata={"help": "torch CPU threads (0: torch's default)"})
     k: int = field(default=1, metadata={"help": "samples per problem for avg@k / pass@k (k=1 means greedy)"})
     temperature: float = field(default=0.6, metadata={"help": "sampling temperature when k > 1 (Qwen3 thinking: 0.6)"})
     top_p: float = field(default=0.95, metadata={"help": "top-p when k > 1"})
-    max_new_tokens: int = field(default=256, metadata={"help": "generation budget per answer"})
+    max_completion_length: int = field(default=256, metadata={"help": "generation budget per answer"})
     thinking: str = field(default="default", metadata={"help": "default | on | off | both"})
     budgets: str = field(default="", metadata={"help": "thinking budgets to sweep, e.g. '32,64,128' (empty: no sweep)"})
     engine: str = field(default="auto", metadata={"help": "auto | hf | vllm"})
@@ -143,9 +147,10 @@ def evaluate_model(model, tokenizer, tasks: list[dict], k: int = 1, temperature:
 def load_eval_tasks(cfg: Config) -> list[dict]:
     if cfg.task == "math":
         levels = tuple(int(x) for x in cfg.math_levels.split(","))
-        return data.math_tasks(cfg.num_problems or 200, cfg.split, cfg.seed, levels=levels)
-    tasks = data.load_tasks(cfg.task, split=cfg.split)
-    return tasks[:cfg.num_problems] if cfg.num_problems else tasks
+        return data.math_tasks(cfg.eval_problems or 200, cfg.split, cfg.seed, levels=levels)
+    answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
+    tasks = data.load_tasks(cfg.task, split=cfg.split, prompt_field=cfg.prompt_field, answer_field=answer_field)
+    return tasks[:cfg.eval_problems] if cfg.eval_problems else tasks
 
 
 def print_table(results: list[dict]):
@@ -160,6 +165,8 @@ def print_table(results: list[dict]):
 
 
 def evaluate(cfg: Config) -> Path:
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     model, tok = models.load_policy(cfg.model)
@@ -171,7 +178,7 @@ def evaluate(cfg: Config) -> Path:
     for mode in modes:
         for budget in [None] + budgets:
             r = evaluate_model(model, tok, tasks, cfg.k, cfg.temperature, cfg.top_p,
-                               cfg.max_new_tokens, mode, budget, engine, cfg.seed)
+                               cfg.max_completion_length, mode, budget, engine, cfg.seed)
             results.append(r["metrics"])
             samples += [{"thinking": mode, "budget": budget, **row} for row in r["rows"]]
             print(json.dumps(r["metrics"]))

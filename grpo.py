@@ -60,7 +60,7 @@ class Config:
     task: str = field(default="math", metadata={"help": "'math' (synthetic), 'instruction' (synthetic, rule-checked "
                       "constraints), 'general' (the two mixed), 'humaneval', a .jsonl/.parquet file or a HF dataset id"})
     num_train_prompts: int = field(default=512, metadata={"help": "training prompts to load"})
-    num_test_prompts: int = field(default=64, metadata={"help": "test-split prompts for periodic evaluation (0: no eval)"})
+    eval_problems: int = field(default=64, metadata={"help": "test-split prompts for periodic evaluation (0: no eval)"})
     math_levels: str = field(default="1,2,3", metadata={"help": "synthetic math levels, e.g. '1' for the easiest problems"})
     math_families: str = field(default="", metadata={"help": "synthetic math families (comma list; empty: all): arithmetic,linear,fractions,percent"})
     prompt_field: str = field(default="prompt", metadata={"help": "prompt column of a file/HF dataset"})
@@ -134,7 +134,7 @@ class Config:
     eval_temperature: float = field(default=0.0, metadata={"help": "evaluation temperature (0: greedy; Skywork-OR1 0.6 with k > 1)"})
     log_samples: int = field(default=2, metadata={"help": "rollouts written to samples.jsonl per step"})
     time_budget_minutes: float = field(default=0.0, metadata={"help": "wall-time budget: no step starts that would end past it (predicted from the last step's time); eval + checkpoint at the step reached; 0: no limit"})
-    save_every: int = field(default=10, metadata={"help": "checkpoint + state every N steps"})
+    save_steps: int = field(default=10, metadata={"help": "checkpoint + state every N steps"})
     output_dir: str = field(default="runs/grpo", metadata={"help": "run directory"})
     resume: bool = field(default=False, metadata={"help": "continue from output_dir/state.pt (same data order and step count)"})
     overwrite: bool = field(default=False, metadata={"help": "replace a run already in output_dir (without it, such a folder is refused)"})
@@ -403,11 +403,11 @@ def reflection_counts(texts: list[str]) -> dict[str, float]:
 def check_config(cfg: Config):
     cli.check_sampling(cfg.temperature, cfg.top_p)
     cli.check_positive(cfg, "num_train_prompts", "prompts_per_step", "max_completion_length", "max_steps",
-                       "num_iterations", "micro_batch_size", "save_every", "eval_every", "eval_samples",
+                       "num_iterations", "micro_batch_size", "save_steps", "eval_every", "eval_samples",
                        "learning_rate")
-    if cfg.eval_temperature < 0 or cfg.mini_batch_size < 0 or cfg.num_test_prompts < 0:
+    if cfg.eval_temperature < 0 or cfg.mini_batch_size < 0 or cfg.eval_problems < 0:
         raise ValueError("--eval_temperature (0: greedy), --mini_batch_size (0: the whole batch) and "
-                         "--num_test_prompts (0: no evaluation) cannot be negative")
+                         "--eval_problems (0: no evaluation) cannot be negative")
     if cfg.prompts_per_step % models.world_size() or (models.world_size() > 1 and cfg.filter_zero_variance):
         raise ValueError(f"torchrun with {models.world_size()} ranks: --prompts_per_step must be a multiple of "
                          "it, and pass --filter_zero_variance false (every rank must train on as many groups)")
@@ -612,18 +612,18 @@ def load_task_splits(cfg: Config):
     if cfg.task in ("instruction", "general"):
         make = data.instruction_tasks if cfg.task == "instruction" else lambda n, split, seed: data.general_tasks(n, split, seed, levels)
         return (make(cfg.num_train_prompts, "train", cfg.seed),
-                make(cfg.num_test_prompts, "test", cfg.seed) if cfg.num_test_prompts else [])
+                make(cfg.eval_problems, "test", cfg.seed) if cfg.eval_problems else [])
     if cfg.task == "math":
         levels = tuple(int(x) for x in cfg.math_levels.split(","))
         families = [f for f in cfg.math_families.split(",") if f] or None
         train = data.math_tasks(cfg.num_train_prompts, "train", cfg.seed, families, levels)
-        test = data.math_tasks(cfg.num_test_prompts, "test", cfg.seed, families, levels) if cfg.num_test_prompts else []
+        test = data.math_tasks(cfg.eval_problems, "test", cfg.seed, families, levels) if cfg.eval_problems else []
         return train, test
     answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
     kw = dict(prompt_field=cfg.prompt_field, answer_field=answer_field, seed=cfg.seed)
     train = data.load_tasks(cfg.task, "train", cfg.num_train_prompts, **kw)
     try:
-        test = data.load_tasks(cfg.task, "test", cfg.num_test_prompts, **kw) if cfg.num_test_prompts else []
+        test = data.load_tasks(cfg.task, "test", cfg.eval_problems, **kw) if cfg.eval_problems else []
     except Exception:  # a file or dataset without a test split: no periodic evaluation
         test = []
     return train, test
@@ -775,7 +775,7 @@ def train(cfg: Config) -> Path:
                                                                      if "eval_accuracy" in metrics else {}))
 
         # ---- checkpoint ----
-        if (step + 1) % cfg.save_every == 0 or last:
+        if (step + 1) % cfg.save_steps == 0 or last:
             run.save(model, tok, {"step": step + 1, "position": position, "active": active,
                                   "solved": sorted(solved), "optimizer": optimizer.state_dict(),
                                   "controller": asdict(controller)})

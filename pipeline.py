@@ -44,12 +44,13 @@ class Config:
     output_dir: str = field(default="", metadata={"help": "default: runs/<recipe>-<scale>"})
     eval_problems: int = field(default=0, metadata={"help": "held-out test problems evaluated after each stage (0: the scale's default, demo 512: it resolves a 3-point change, 128 does not); with --resume, finished stages are evaluated again when this changes"})
     eval_base_problems: int = field(default=0, metadata={"help": "held-out problems for the starting model (0: demo min(eval_problems, 64), since the raw model runs every answer to the token limit; else eval_problems); its row is paired with the next on the problems both saw"})
-    eval_max_new_tokens: int = field(default=0, metadata={"help": "generation budget of those evaluations (0: the scale's default, demo 96)"})
+    eval_max_completion_length: int = field(default=0, metadata={"help": "generation budget of those evaluations (0: the scale's default, demo 96)"})
     time_budget_minutes: float = field(default=-1.0, metadata={"help": "wall time of the whole run (-1: the scale's default, demo 19.5; 0: none). Time-budgeted stages (demo GRPO) get what is left after the evaluations still to come; where the machine is too slow for all of --eval_problems in the budget, the evaluation shrinks (never below 256; the table says how many). An explicit --eval_problems is never shrunk"})
     max_steps_scale: float = field(default=1.0, metadata={"help": "multiply every stage's step count (tests use a small value)"})
     resume: bool = field(default=False, metadata={"help": "skip finished stages; continue a killed stage from its state.pt"})
     dry_run: bool = field(default=False, metadata={"help": "print the stages with their resolved configs and stop"})
     engine: str = field(default="auto", metadata={"help": "rollout engine for every stage: auto | hf | vllm"})
+    threads: int = field(default=0, metadata={"help": "torch CPU threads for every stage (0: torch's default)"})
     set: str = field(default="", metadata={"help": "extra overrides 'STAGE.FIELD=VALUE,...', e.g. 'grpo.max_steps=40,sft.learning_rate=1e-4'"})
 
 
@@ -87,7 +88,7 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             "global_batch_size": pick(scale, 1, 8, 32),
             "max_steps": pick(scale, 90, 2000, 16000),
             "warmup_steps": pick(scale, 6, 100, 450), "weight_decay": pick(scale, 0.0, 1e-4, 1e-4),
-            "eval_prompts": 0,
+            "eval_problems": 0,
         }, paper={"think_tokens": "two placeholder tokens repurposed", "rope_theta": "250k -> 500k",
                   "max_length": "16K -> 32K", "lr": 1e-5, "warmup_steps": 450, "weight_decay": 1e-4,
                   "global_batch_size": 32}),
@@ -111,7 +112,7 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             "beta": pick(scale, 0.0, 0.001, 0.001), "entropy_coef": pick(scale, 0.0, 0.001, 0.001),
             "temperature": 1.0,
             "length_rejection_tokens": pick(scale, 0, 6144, 25600),
-            "num_test_prompts": 0,
+            "eval_problems": 0,
         }, paper={"G": 8, "beta": 0.001, "entropy_coef": 0.001, "steps": 90, "lr": 5e-8,
                   "reward": "length-aware cosine (L_max 31744, L_pos 25600, L_neg 3702) 8/13 + repetition 1/13",
                   "no EOS": -0.5, "length_rejection": "long, often incorrect outputs rejected"}),
@@ -130,7 +131,7 @@ def skywork_or1(scale: str) -> list[Stage]:
             "max_length": pick(scale, 512, 16384, 32768),
             "learning_rate": pick(scale, 2e-4, 1e-5, 1e-5),
             "embedding_learning_rate": pick(scale, 2e-3, 0.0, 0.0),
-            "global_batch_size": pick(scale, 1, 8, 32), "eval_prompts": 0,
+            "global_batch_size": pick(scale, 1, 8, 32), "eval_problems": 0,
         }, paper={"start": "DeepSeek-R1-Distill-Qwen-7B / 32B (SFT on R1 traces)"}),
         Stage("grpo-multistage", "grpo", {
             "rewards": "math", "math_levels": pick(scale, "1", "1,2,3", "1,2,3"),
@@ -142,7 +143,7 @@ def skywork_or1(scale: str) -> list[Stage]:
             "entropy_coef_max": 0.005, "beta": 0.0, "temperature": 1.0, "epsilon": 0.2,
             "num_iterations": 1, "mini_batch_size": 0, "filter_zero_variance": True,
             "drop_solved_each_stage": True,
-            "learning_rate": pick(scale, 1e-5, 1e-6, 1e-6), "num_test_prompts": 0,
+            "learning_rate": pick(scale, 1e-5, 1e-6, 1e-6), "eval_problems": 0,
         }, paper={"context": "8K -> 16K -> 32K", "G": 16, "prompts": 256, "target_entropy": 0.2,
                   "entropy_delta": 1e-4, "c_max": 0.005, "KL": "none", "lr": 1e-6,
                   "pass_rate_filter": "1..15 of 16", "each stage": "drops prompts solved in all rollouts",
@@ -160,7 +161,7 @@ def qwen3(scale: str) -> list[Stage]:
             "num_examples": steps(512, 20000, 500_000), "max_steps": steps(90, 2000, 10000),
             "max_length": steps(512, 16384, 32768),
             "learning_rate": steps(2e-4, 1e-5, 1e-5), "embedding_learning_rate": steps(2e-3, 0.0, 0.0),
-            "global_batch_size": steps(1, 8, 32), "eval_prompts": 0,
+            "global_batch_size": steps(1, 8, 32), "eval_problems": 0,
         }, paper={"data": "verified long-CoT traces, query + response filtering"}),
         # §4.2: "a large batch size and a high number of rollouts per query, along with off-policy
         # training"; entropy controlled to rise steadily or stay stable. The report does not say
@@ -172,7 +173,7 @@ def qwen3(scale: str) -> list[Stage]:
             "adaptive_entropy": True, "target_entropy": 0.2, "entropy_coef_delta": 1e-4,
             "entropy_coef_max": 0.005,
             "max_completion_length": steps(160, 8192, 32768), "max_steps": steps(15, 170, 170),
-            "learning_rate": steps(1e-5, 1e-6, 1e-6), "num_test_prompts": 0,
+            "learning_rate": steps(1e-5, 1e-6, 1e-6), "eval_problems": 0,
         }, paper={"queries": 3995, "algorithm": "GRPO", "batch": "large, many rollouts per query",
                   "updates": "off-policy", "entropy": "controlled: rising steadily or stable"}),
         # §4.3: thinking data rejection-sampled from the stage-2 model on stage-1 queries; the
@@ -182,7 +183,7 @@ def qwen3(scale: str) -> list[Stage]:
             "num_examples": steps(64, 20000, 500_000), "teacher_samples": steps(2, 4, 4),
             "max_steps": steps(30, 1000, 5000), "max_length": steps(512, 16384, 32768),
             "learning_rate": steps(1e-4, 1e-5, 1e-5), "global_batch_size": steps(1, 8, 32),
-            "eval_prompts": 0,
+            "eval_problems": 0,
         }, paper={"thinking data": "rejection sampling on stage-1 queries with the stage-2 model",
                   "non-thinking data": "many task kinds (coding, math, instruction following, ...)",
                   "flags": "/think, /no_think; thinking by default; multi-turn with mixed flags"}),
@@ -193,22 +194,22 @@ def qwen3(scale: str) -> list[Stage]:
             "judge_model": BASE_MODEL, "math_levels": steps("1", "1,2,3", "1,2,3"),
             "num_generations": steps(6, 16, 16), "prompts_per_step": steps(4, 64, 128),
             "max_completion_length": steps(160, 8192, 32768), "max_steps": steps(10, 100, 100),
-            "learning_rate": steps(5e-6, 1e-6, 1e-6), "num_test_prompts": 0,
+            "learning_rate": steps(5e-6, 1e-6, 1e-6), "eval_problems": 0,
         }, paper={"tasks": "20+ kinds", "rewards": "rule-based; model-based with a reference answer "
                   "(judge: Qwen2.5-72B-Instruct); model-based without one (a reward model)"},
             reward_model_pairs=steps(64, 4096, 100_000)),
         Stage("distill-off-policy", "distill", {
             "student_from_teacher": True, "keep_every": 2, "lmbda": 0.0, "divergence": "forward_kl",
             "max_steps": steps(20, 500, 5000), "num_train_prompts": steps(48, 4096, 100_000),
-            "max_new_tokens": steps(128, 4096, 32768), "learning_rate": steps(1e-4, 1e-5, 1e-5),
-            "num_eval_prompts": steps(16, 128, 512),
+            "max_completion_length": steps(128, 4096, 32768), "learning_rate": steps(1e-4, 1e-5, 1e-5),
+            "eval_problems": steps(16, 128, 512),
         }, paper={"teacher": "Qwen3-235B-A22B / 32B", "mode": "teacher outputs, think and no-think"},
             input_field="teacher"),
         Stage("distill-on-policy", "distill", {
             "lmbda": 1.0, "divergence": "reverse_kl",
             "max_steps": steps(20, 500, 5000), "num_train_prompts": steps(48, 4096, 100_000),
-            "max_new_tokens": steps(128, 4096, 32768), "learning_rate": steps(5e-5, 1e-5, 1e-5),
-            "num_eval_prompts": steps(16, 128, 512),
+            "max_completion_length": steps(128, 4096, 32768), "learning_rate": steps(5e-5, 1e-5, 1e-5),
+            "eval_problems": steps(16, 128, 512),
         }, paper={"mode": "student samples, KL to the teacher's logits",
                   "cost": "1,800 GPU h vs 17,920 for RL (Qwen3-8B)"},
             input_field="student"),
@@ -403,10 +404,12 @@ def run(cfg: Config) -> list[dict]:
     if cfg.scale not in ("demo", "small", "full"):
         raise SystemExit(f"--scale {cfg.scale!r} is not one of demo, small, full")
     stages = RECIPES[cfg.recipe](cfg.scale)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
     out = Path(cfg.output_dir or f"runs/{cfg.recipe}-{cfg.scale}")
     n_eval = cfg.eval_problems or pick(cfg.scale, 512, 200, 500)
     n_base = cfg.eval_base_problems or min(n_eval, pick(cfg.scale, 64, n_eval, n_eval))
-    eval_tokens = cfg.eval_max_new_tokens or pick(cfg.scale, 96, 4096, 32768)
+    eval_tokens = cfg.eval_max_completion_length or pick(cfg.scale, 96, 4096, 32768)
     budget_min = cfg.time_budget_minutes if cfg.time_budget_minutes >= 0 else pick(cfg.scale, 19.5, 0.0, 0.0)
     t_start = time.time()
 

@@ -35,7 +35,7 @@ block-diagonal causal mask plus position ids restarting at 0 (exactly the unpack
     # embedded SmolLM2-135M on 2 CPU cores, ~9 min: think format in both modes on 100% of
     # 2 x 50 held-out prompts (README, "sft.py")
     python sft.py --max_steps 40 --max_length 512 --learning_rate 2e-4 \
-        --embedding_learning_rate 2e-3 --num_examples 256 --eval_prompts 50 --output_dir runs/sft
+        --embedding_learning_rate 2e-3 --num_examples 256 --eval_problems 50 --output_dir runs/sft
 """
 from __future__ import annotations
 
@@ -94,13 +94,14 @@ class Config:
     save_steps: int = field(default=50, metadata={"help": "checkpoint (model + state.pt) every N steps"})
     bf16: str = field(default="auto", metadata={"help": "bfloat16 autocast: auto (where the GPU has it), true, false", "choices": ["auto", "true", "false"]})
     max_repetition: float = field(default=0.5, metadata={"help": "filter: drop responses whose fraction of repeated word 8-grams exceeds this"})
-    eval_prompts: int = field(default=64, metadata={"help": "held-out math prompts per mode for the final think-format check (0: off)"})
-    eval_max_new_tokens: int = field(default=256, metadata={"help": "generation length of the format check"})
+    eval_problems: int = field(default=64, metadata={"help": "held-out math prompts per mode for the final think-format check (0: off)"})
+    eval_max_completion_length: int = field(default=256, metadata={"help": "generation length of the format check"})
     eval_only: bool = field(default=False, metadata={"help": "only run the format check on --model"})
     resume: bool = field(default=False, metadata={"help": "continue the run in output_dir from state.pt"})
     overwrite: bool = field(default=False, metadata={"help": "replace a run already in output_dir (without it, such a folder is refused)"})
     parallel: str = field(default="fsdp2", metadata={"help": "under torchrun: fsdp2 (shard the model), ddp (replicate it) or none; ignored in a single process", "choices": ["fsdp2", "ddp", "none"]})
     seed: int = field(default=0, metadata={"help": "data order, fusion mix and init"})
+    threads: int = field(default=0, metadata={"help": "torch CPU threads (0: torch's default)"})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -715,7 +716,7 @@ def build_dataset(cfg: Config) -> tuple[list[dict], dict]:
 def check_config(cfg: Config):
     """Values that would make training meaningless, refused before anything is loaded."""
     cli.check_positive(cfg, "max_length", "per_device_train_batch_size", "gradient_accumulation_steps",
-                       "learning_rate", "save_steps", "num_examples", "teacher_samples", "eval_max_new_tokens")
+                       "learning_rate", "save_steps", "num_examples", "teacher_samples", "eval_max_completion_length")
     for name in ("no_think_ratio", "multi_turn_ratio"):
         if not 0 <= getattr(cfg, name) < 1 + (name == "multi_turn_ratio"):
             raise ValueError(f"--{name} {getattr(cfg, name)}: a fraction in [0, 1)")
@@ -725,12 +726,14 @@ def check_config(cfg: Config):
 
 def train(cfg: Config) -> Path:
     check_config(cfg)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
     models.dist_init()                        # under torchrun: join the process group
     models.seed_everything(cfg.seed)
     out = Path(cfg.output_dir)
     if cfg.eval_only:
         model, tok = models.load_policy(cfg.model)
-        metrics, samples = evaluate_format(model, tok, cfg.eval_prompts, cfg.eval_max_new_tokens, cfg.seed)
+        metrics, samples = evaluate_format(model, tok, cfg.eval_problems, cfg.eval_max_completion_length, cfg.seed)
         out.mkdir(parents=True, exist_ok=True)
         (out / "eval.json").write_text(json.dumps(metrics, indent=2))
         (out / "eval_samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
@@ -839,8 +842,8 @@ def train(cfg: Config) -> Path:
     bar.close()
 
     # ---- the think-format check on held-out prompts ----
-    if cfg.eval_prompts > 0:
-        metrics, samples = evaluate_format(model, tok, cfg.eval_prompts, cfg.eval_max_new_tokens, cfg.seed)
+    if cfg.eval_problems > 0:
+        metrics, samples = evaluate_format(model, tok, cfg.eval_problems, cfg.eval_max_completion_length, cfg.seed)
         print(json.dumps(metrics, indent=2))
         run.log({"step": step, **metrics})
         run.log_samples(step, samples)

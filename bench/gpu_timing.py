@@ -222,7 +222,7 @@ def run(args) -> list[dict]:
             dev = lambda x: x.to(args.device)  # noqa: E731
             with torch.autocast("cuda" if gpu else "cpu", dtype=torch.bfloat16, enabled=use_bf16):
                 return grpo.train_on_batch(model, optimizer, None, dev(ids), dev(attn), dev(loss_mask),
-                                           dev(adv), dev(torch.ones(len(comps))), cfg, 0.0, 0.0, T, i, {})
+                                           dev(adv), cfg, 0.0, 0.0, T, i, {})
 
         warmup_s = None
         if len(steps) > 1:                     # first step untimed: kernels, allocator, Adam state

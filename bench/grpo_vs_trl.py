@@ -42,8 +42,8 @@ def run_ours(steps: int, out: Path) -> dict:
     cfg = grpo.Config(rewards="digits", num_generations=GENERATIONS, prompts_per_step=PROMPTS,
                       max_completion_length=NEW_TOKENS, max_steps=steps, beta=0.0,
                       num_iterations=1, learning_rate=1e-6, temperature=1.0,
-                      filter_zero_variance=False, engine="hf", num_test_prompts=0,
-                      eval_every=10**9, save_every=10**9, output_dir=str(out), log_samples=0,
+                      filter_zero_variance=False, engine="hf", eval_problems=0,
+                      eval_every=10**9, save_steps=10**9, output_dir=str(out), overwrite=True, log_samples=0,
                       math_levels="1")
     grpo.train(cfg)
     rows = [json.loads(l) for l in (out / "metrics.jsonl").read_text().splitlines()]

@@ -54,7 +54,7 @@ def main():
             for share in ("false", "true"):
                 cfg = grpo.parse(["--micro_batch_size", str(G), "--share_prompt", share])
                 t = time.perf_counter()
-                grpo.train_on_batch(model, opt, None, ids, attn, mask, adv, torch.ones(len(adv)), cfg,
+                grpo.train_on_batch(model, opt, None, ids, attn, mask, adv, cfg,
                                     0.0, 0.0, 96, 0, {})
                 times[share].append(time.perf_counter() - t)
         off, on = statistics.median(times["false"]), statistics.median(times["true"])

@@ -150,8 +150,8 @@ def test_batches_epochs_think_flags_and_flags():
     flags = distill.think_flags(1000, 0.3, seed=0)
     assert 0.25 < sum(flags) / 1000 < 0.35 and distill.think_flags(3, -1, 0) == [None] * 3
     cfg = distill.parse(["--student-from-teacher", "--keep-every", "3", "--lmbda", "0.25", "--beta", "0.1",
-                         "--temperature", "1.0", "--max_new_tokens", "64", "--learning_rate", "1e-5"])
-    assert (cfg.student_from_teacher, cfg.keep_every, cfg.lmbda, cfg.beta, cfg.max_new_tokens) == (True, 3, 0.25, 0.1, 64)
+                         "--temperature", "1.0", "--max_completion_length", "64", "--learning_rate", "1e-5"])
+    assert (cfg.student_from_teacher, cfg.keep_every, cfg.lmbda, cfg.beta, cfg.max_completion_length) == (True, 3, 0.25, 0.1, 64)
     with pytest.raises(ValueError, match="--lmbda"):
         distill.check_config(distill.Config(lmbda=1.5))
 
@@ -168,7 +168,7 @@ def tiny_teacher(tmp_path, tokenizer):
 
 def _cfg(teacher, out, **kw):
     base = dict(teacher=teacher, student_from_teacher=True, keep_every=2, num_train_prompts=16,
-                num_eval_prompts=0, max_new_tokens=12, batch_size=4, learning_rate=1e-3,
+                eval_problems=0, max_completion_length=12, prompts_per_step=4, learning_rate=1e-3,
                 temperature=1.0, engine="hf", output_dir=str(out))
     return distill.Config(**{**base, **kw})
 
@@ -178,15 +178,15 @@ def _rows(run, name="metrics.jsonl"):
 
 
 def test_on_policy_distillation_reduces_held_out_kl(tiny_teacher, tmp_path):
-    cfg = _cfg(tiny_teacher, tmp_path / "run", lmbda=1.0, divergence="reverse_kl", num_eval_prompts=8,
-               max_new_tokens=16, batch_size=8, max_steps=6, eval_every=6, save_every=6)
+    cfg = _cfg(tiny_teacher, tmp_path / "run", lmbda=1.0, divergence="reverse_kl", eval_problems=8,
+               max_completion_length=16, prompts_per_step=8, max_steps=6, eval_every=6, save_steps=6)
     run = distill.train(cfg)
     rows = _rows(run)
     before, after = rows[0], rows[-1]
     assert before["step"] == 0 and after["step"] == 6 and all(r["on_policy"] == 1 for r in rows[1:])
-    assert after["eval/reverse_kl"] < 0.7 * before["eval/reverse_kl"], (before, after)
-    assert after["eval/forward_kl"] < 0.7 * before["eval/forward_kl"], (before, after)
-    assert "eval/accuracy" in after and after["tokens_per_s"] > 0
+    assert after["eval_reverse_kl"] < 0.7 * before["eval_reverse_kl"], (before, after)
+    assert after["eval_forward_kl"] < 0.7 * before["eval_forward_kl"], (before, after)
+    assert "eval_accuracy" in after and after["tokens_per_s"] > 0
     assert not (run / "teacher_samples.jsonl").exists()             # λ = 1 never needs it
     assert (run / "curves.png").exists() and (run / "checkpoint" / "config.json").exists()
 
@@ -209,8 +209,8 @@ def test_off_policy_filter_keeps_only_correct_teacher_answers(tiny_teacher, tmp_
 
 
 def test_resume_continues_exactly(tiny_teacher, tmp_path):
-    kw = dict(lmbda=0.5, divergence="jsd", beta=0.5, top_k_vocab=64, save_every=1, eval_every=100,
-              num_train_prompts=6, batch_size=2, max_new_tokens=8)
+    kw = dict(lmbda=0.5, divergence="jsd", beta=0.5, top_k_vocab=64, save_steps=1, eval_every=100,
+              num_train_prompts=6, prompts_per_step=2, max_completion_length=8)
     full = distill.train(_cfg(tiny_teacher, tmp_path / "full", max_steps=3, **kw))
     part = tmp_path / "part"
     distill.train(_cfg(tiny_teacher, part, max_steps=2, **kw))
@@ -221,4 +221,4 @@ def test_resume_continues_exactly(tiny_teacher, tmp_path):
     assert [r["step"] for r in b] == [1, 2, 3] and [r["on_policy"] for r in a] == [0, 1, 1]
     for ra, rb in zip(a, b):
         assert ra["on_policy"] == rb["on_policy"]
-        assert rb["loss/divergence"] == pytest.approx(ra["loss/divergence"], rel=1e-4, abs=1e-6)
+        assert rb["loss"] == pytest.approx(ra["loss"], rel=1e-4, abs=1e-6)

@@ -52,7 +52,7 @@ def assert_close(a: dict, b: dict, atol: float):
 
 # ---- sft ----------------------------------------------------------------------------------------
 SFT = ["--model", "tiny", "--num_examples", "8", "--max_length", "256", "--packing", "false",
-       "--max_steps", "2", "--save_steps", "1", "--eval_prompts", "0", "--learning_rate", "1e-3",
+       "--max_steps", "2", "--save_steps", "1", "--eval_problems", "0", "--learning_rate", "1e-3",
        "--warmup_steps", "0"]
 
 
@@ -73,8 +73,8 @@ def test_sft_fsdp2_matches_single_process(tmp_path):
 
 # ---- distill ------------------------------------------------------------------------------------
 DISTILL = ["--teacher", "tiny", "--student_from_teacher", "true", "--keep_every", "2",
-           "--num_train_prompts", "8", "--num_eval_prompts", "0", "--max_new_tokens", "8",
-           "--batch_size", "4", "--engine", "hf", "--max_steps", "2", "--save_every", "1",
+           "--num_train_prompts", "8", "--eval_problems", "0", "--max_completion_length", "8",
+           "--prompts_per_step", "4", "--engine", "hf", "--max_steps", "2", "--save_steps", "1",
            "--learning_rate", "1e-3"]
 
 
@@ -97,10 +97,10 @@ def test_distill_fsdp2_matches_single_process(tmp_path):
 # bonus gives a gradient even when a random model's rewards are all equal. Sampling differs from
 # a single process (each rank draws its own completions), so grpo is checked rank against rank.
 GRPO = ["--model", "tiny", "--engine", "hf", "--num_generations", "4", "--prompts_per_step", "2",
-        "--max_completion_length", "8", "--num_train_prompts", "8", "--num_test_prompts", "0",
+        "--max_completion_length", "8", "--num_train_prompts", "8", "--eval_problems", "0",
         "--math_levels", "1", "--learning_rate", "1e-3", "--score_truncated", "false",
         "--filter_zero_variance", "false", "--entropy_coef", "0.01", "--max_steps", "2",
-        "--save_every", "1", "--micro_batch_size", "2"]
+        "--save_steps", "1", "--micro_batch_size", "2"]
 
 
 def test_grpo_ddp_ranks_identical(tmp_path):

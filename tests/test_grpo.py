@@ -181,7 +181,7 @@ def shaped_wrong(completion, task, **_):
 def test_filter_groups_by_acc_drops_all_wrong_shaped_groups(tmp_path, monkeypatch, by, filtered):
     monkeypatch.setitem(rewards.REWARDS, "shaped_wrong", shaped_wrong)
     out = grpo.train(grpo.parse(_tiny_args(tmp_path / by, "--rewards", "shaped_wrong", "--max_steps", "2",
-                                           "--num_test_prompts", "0", "--filter_groups_by", by)))
+                                           "--eval_problems", "0", "--filter_groups_by", by)))
     rows = _metrics(out)
     assert [r["accuracy"] for r in rows] == [0.0, 0.0]
     assert [r["groups_filtered"] for r in rows] == [filtered, filtered]
@@ -311,7 +311,7 @@ def test_shared_prompt_training_step_equals_the_unshared_one(tokenizer):
 # ----------------------------------------------------------------------------------------------
 def _tiny_args(out, *extra):
     return ["--model", "tiny", "--engine", "hf", "--num_generations", "4", "--prompts_per_step", "2",
-            "--max_completion_length", "8", "--num_train_prompts", "8", "--num_test_prompts", "2",
+            "--max_completion_length", "8", "--num_train_prompts", "8", "--eval_problems", "2",
             "--math_levels", "1", "--output_dir", str(out), "--learning_rate", "1e-3",
             "--score_truncated", "false", *extra]
 
@@ -322,7 +322,7 @@ def _metrics(path):
 
 def test_resume_after_kill_matches_uninterrupted(tmp_path, monkeypatch):
     monkeypatch.setitem(rewards.REWARDS, "upper_share", upper_share)
-    common = ["--rewards", "upper_share", "--max_steps", "3", "--save_every", "2", "--eval_every", "3",
+    common = ["--rewards", "upper_share", "--max_steps", "3", "--save_steps", "2", "--eval_every", "3",
               "--num_iterations", "2", "--mini_batch_size", "4", "--adaptive_entropy", "--target_entropy", "20"]
     a = grpo.train(grpo.parse(_tiny_args(tmp_path / "a", *common)))
 
@@ -365,8 +365,8 @@ def upper_share(completion, task, **_):
 def test_tiny_model_learns_dense_reward(tmp_path, monkeypatch):
     monkeypatch.setitem(rewards.REWARDS, "upper_share", upper_share)
     args = _tiny_args(tmp_path / "learn", "--rewards", "upper_share", "--num_generations", "8",
-                      "--max_steps", "10", "--learning_rate", "5e-2", "--num_test_prompts", "0",
-                      "--micro_batch_size", "16", "--save_every", "100")
+                      "--max_steps", "10", "--learning_rate", "5e-2", "--eval_problems", "0",
+                      "--micro_batch_size", "16", "--save_steps", "100")
     rows = _metrics(grpo.train(grpo.parse(args)))
     r = [m["reward"] for m in rows]
     print("reward per step:", [round(x, 3) for x in r])

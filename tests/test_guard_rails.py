@@ -16,7 +16,7 @@ import models
 from conftest import ROOT
 
 TINY = ["--model", "tiny", "--engine", "hf", "--num_generations", "4", "--prompts_per_step", "2",
-        "--max_completion_length", "8", "--num_train_prompts", "8", "--num_test_prompts", "0",
+        "--max_completion_length", "8", "--num_train_prompts", "8", "--eval_problems", "0",
         "--math_levels", "1", "--learning_rate", "1e-3"]
 
 
@@ -79,7 +79,7 @@ def test_a_diverging_run_stops_before_saving_nan_weights(tmp_path, monkeypatch):
     import rewards
     # a reward that varies within groups, so that a learning rate of 1e30 has gradients to blow up
     monkeypatch.setitem(rewards.REWARDS, "upper", lambda c, t, **_: sum(ch.isupper() for ch in c) / max(len(c), 1))
-    cfg = grpo.parse([*TINY, "--output_dir", str(tmp_path / "r"), "--max_steps", "4", "--save_every", "1",
+    cfg = grpo.parse([*TINY, "--output_dir", str(tmp_path / "r"), "--max_steps", "4", "--save_steps", "1",
                       "--filter_zero_variance", "false", "--learning_rate", "1e30", "--rewards", "upper",
                       "--score_truncated", "false"])
     with pytest.raises(FloatingPointError, match="NaN or inf|the loss is nan"):
@@ -104,7 +104,7 @@ def test_ctrl_c_says_where_the_last_save_is_and_how_to_resume(tmp_path):
     out = tmp_path / "r"
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     proc = subprocess.Popen([sys.executable, str(ROOT / "grpo.py"), *TINY, "--output_dir", str(out),
-                             "--max_steps", "500", "--save_every", "1", "--filter_zero_variance", "false"],
+                             "--max_steps", "500", "--save_steps", "1", "--filter_zero_variance", "false"],
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env, cwd=ROOT)
     deadline = time.time() + 240
     while not (out / "state.pt").exists() and time.time() < deadline and proc.poll() is None:

@@ -297,7 +297,7 @@ def test_flags_parse_like_trl():
 # ---- training: loss falls; resume continues at the same data position -------------------------
 def tiny_cfg(out, **kw):
     base = dict(model="tiny", output_dir=str(out), num_examples=16, max_length=384, max_steps=8,
-                learning_rate=3e-3, embedding_learning_rate=0, warmup_steps=2, eval_prompts=0,
+                learning_rate=3e-3, embedding_learning_rate=0, warmup_steps=2, eval_problems=0,
                 save_steps=100, seed=0)
     return sft.Config(**{**base, **kw})
 
@@ -350,7 +350,7 @@ def test_resume_continues_at_the_same_data_position(tmp_path, monkeypatch):
 def test_default_model_answers_in_think_format_in_both_modes(tmp_path):
     cfg = sft.Config(output_dir=str(tmp_path / "run"), max_steps=40, max_length=512, learning_rate=2e-4,
                      embedding_learning_rate=2e-3, warmup_steps=4, num_examples=256, save_steps=1000,
-                     eval_prompts=50, eval_max_new_tokens=200)
+                     eval_problems=50, eval_max_completion_length=200)
     sft.train(cfg)
     metrics = json.loads((tmp_path / "run" / "eval.json").read_text())
     assert metrics["eval/think_format"] >= 0.9 and metrics["eval/no_think_format"] >= 0.9, metrics
