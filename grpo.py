@@ -27,7 +27,13 @@ values next to ours):
     rewards on mixed tasks (`--task general`),
   * Qwen3's thinking budget for rollouts and evaluation.
 
-Run:  python grpo.py --math_levels 1 --max_steps 30          (embedded SmolLM2-135M, CPU)
+Run (embedded SmolLM2-135M, CPU): from an SFT checkpoint, since the raw model's groups carry no
+signal (a run that cannot learn says so and stops); measured: held-out 42% -> 59% in 29 steps
+    python sft.py --max_steps 120 --think_tokens repurpose --rope_theta_factor 2.0 \
+        --eval_problems 0 --output_dir runs/sft120
+    python grpo.py --model runs/sft120/checkpoint --math_levels 1 --math_families arithmetic,percent \
+        --max_completion_length 96 --learning_rate 5e-6 --epsilon_high 0.28 --max_steps 30 \
+        --eval_problems 100
 The loop in `train` reads top to bottom: generate, score, advantages, filter, train, sync,
 log, evaluate, checkpoint.
 """
