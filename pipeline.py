@@ -89,8 +89,8 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             "max_steps": pick(scale, 90, 2000, 16000),
             "warmup_steps": pick(scale, 6, 100, 450), "weight_decay": pick(scale, 0.0, 1e-4, 1e-4),
             "eval_problems": 0,
-        }, paper={"think_tokens": "two placeholder tokens repurposed", "rope_theta": "250k -> 500k",
-                  "max_length": "16K -> 32K", "lr": 1e-5, "warmup_steps": 450, "weight_decay": 1e-4,
+        }, paper={"think_tokens": "two placeholder tokens repurposed", "rope_theta_factor": "2 (250k -> 500k)",
+                  "max_length": "16K -> 32K", "learning_rate": 1e-5, "warmup_steps": 450, "weight_decay": 1e-4,
                   "global_batch_size": 32}),
         Stage("grpo", "grpo", {
             "rewards": "phi4", "math_levels": pick(scale, "1", "1,2,3", "1,2,3"),
@@ -113,9 +113,9 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             "temperature": 1.0,
             "length_rejection_tokens": pick(scale, 0, 6144, 25600),
             "eval_problems": 0,
-        }, paper={"G": 8, "beta": 0.001, "entropy_coef": 0.001, "steps": 90, "lr": 5e-8,
-                  "reward": "length-aware cosine (L_max 31744, L_pos 25600, L_neg 3702) 8/13 + repetition 1/13",
-                  "no EOS": -0.5, "length_rejection": "long, often incorrect outputs rejected"}),
+        }, paper={"num_generations": 8, "beta": 0.001, "entropy_coef": 0.001, "max_steps": 90,
+                  "learning_rate": 5e-8, "rewards": "length-aware cosine (L_max 31744, L_pos 25600, L_neg 3702) 8/13 + repetition 1/13",
+                  "no EOS": -0.5, "length_rejection_tokens": "long, often incorrect outputs rejected"}),
     ]
 
 
@@ -144,10 +144,11 @@ def skywork_or1(scale: str) -> list[Stage]:
             "num_iterations": 1, "mini_batch_size": 0, "filter_zero_variance": True,
             "drop_solved_each_stage": True,
             "learning_rate": pick(scale, 1e-5, 1e-6, 1e-6), "eval_problems": 0,
-        }, paper={"context": "8K -> 16K -> 32K", "G": 16, "prompts": 256, "target_entropy": 0.2,
-                  "entropy_delta": 1e-4, "c_max": 0.005, "KL": "none", "lr": 1e-6,
-                  "pass_rate_filter": "1..15 of 16", "each stage": "drops prompts solved in all rollouts",
-                  "updates": "on-policy", "temperature": 1.0}),
+        }, paper={"stages": "8K -> 16K -> 32K", "num_generations": 16, "prompts_per_step": 256,
+                  "target_entropy": 0.2, "entropy_coef_delta": 1e-4, "entropy_coef_max": 0.005, "beta": "0 (no KL)",
+                  "learning_rate": 1e-6, "pass_rate_samples": "16, kept 1..15 of 16",
+                  "drop_solved_each_stage": "drops prompts solved in all rollouts",
+                  "mini_batch_size": "the whole batch (on-policy)", "temperature": 1.0}),
     ]
 
 
@@ -162,7 +163,7 @@ def qwen3(scale: str) -> list[Stage]:
             "max_length": steps(512, 16384, 32768),
             "learning_rate": steps(2e-4, 1e-5, 1e-5), "embedding_learning_rate": steps(2e-3, 0.0, 0.0),
             "global_batch_size": steps(1, 8, 32), "eval_problems": 0,
-        }, paper={"data": "verified long-CoT traces, query + response filtering"}),
+        }, paper={"dataset": "verified long-CoT traces, query + response filtering"}),
         # §4.2: "a large batch size and a high number of rollouts per query, along with off-policy
         # training"; entropy controlled to rise steadily or stay stable. The report does not say
         # how it controls entropy: this project uses Skywork-OR1's adaptive controller.
@@ -174,8 +175,9 @@ def qwen3(scale: str) -> list[Stage]:
             "entropy_coef_max": 0.005,
             "max_completion_length": steps(160, 8192, 32768), "max_steps": steps(15, 170, 170),
             "learning_rate": steps(1e-5, 1e-6, 1e-6), "eval_problems": 0,
-        }, paper={"queries": 3995, "algorithm": "GRPO", "batch": "large, many rollouts per query",
-                  "updates": "off-policy", "entropy": "controlled: rising steadily or stable"}),
+        }, paper={"num_train_prompts": "3995 query-verifier pairs", "algorithm": "GRPO",
+                  "prompts_per_step": "large batch", "num_generations": "many rollouts per query",
+                  "mini_batch_size": "off-policy updates", "adaptive_entropy": "controlled: rising steadily or stable"}),
         # §4.3: thinking data rejection-sampled from the stage-2 model on stage-1 queries; the
         # non-thinking data cover other kinds of task; /think and /no_think flags, thinking the default
         Stage("thinking-fusion-sft", "sft", {
@@ -184,9 +186,10 @@ def qwen3(scale: str) -> list[Stage]:
             "max_steps": steps(30, 1000, 5000), "max_length": steps(512, 16384, 32768),
             "learning_rate": steps(1e-4, 1e-5, 1e-5), "global_batch_size": steps(1, 8, 32),
             "eval_problems": 0,
-        }, paper={"thinking data": "rejection sampling on stage-1 queries with the stage-2 model",
-                  "non-thinking data": "many task kinds (coding, math, instruction following, ...)",
-                  "flags": "/think, /no_think; thinking by default; multi-turn with mixed flags"}),
+        }, paper={"dataset": "thinking data rejection-sampled on stage-1 queries with the stage-2 model; "
+                  "non-thinking data of many task kinds (coding, math, instruction following, ...)",
+                  "no_think_ratio": "/think, /no_think; thinking by default",
+                  "multi_turn_ratio": "multi-turn dialogues with mixed flags"}),
         # §4.4: rule-based rewards, a model-based reward with a reference answer (a judge), and a
         # reward model without one, on many kinds of task
         Stage("general-rl", "grpo", {
@@ -195,7 +198,7 @@ def qwen3(scale: str) -> list[Stage]:
             "num_generations": steps(6, 16, 16), "prompts_per_step": steps(4, 64, 128),
             "max_completion_length": steps(160, 8192, 32768), "max_steps": steps(10, 100, 100),
             "learning_rate": steps(5e-6, 1e-6, 1e-6), "eval_problems": 0,
-        }, paper={"tasks": "20+ kinds", "rewards": "rule-based; model-based with a reference answer "
+        }, paper={"task": "20+ kinds", "rewards": "rule-based; model-based with a reference answer "
                   "(judge: Qwen2.5-72B-Instruct); model-based without one (a reward model)"},
             reward_model_pairs=steps(64, 4096, 100_000)),
         Stage("distill-off-policy", "distill", {
@@ -305,6 +308,19 @@ def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, t
     if unknown:
         raise ValueError(f"stage {stage.name!r}: {stage.script}.Config has no field(s) {sorted(unknown)}")
     return module, module.Config(**values)
+
+
+def settings_table(stage: Stage, sc) -> str:
+    """A stage's key settings, ours next to the paper's, under the script's flag names (a paper
+    value with no flag of its own is listed with ours as '-')."""
+    ours = dataclasses.asdict(sc)
+    keys = list(dict.fromkeys([*stage.paper, *(k for k in stage.overrides if k in ours)]))
+    width = max(len(k) for k in keys) if keys else 8
+    lines = [f"  {'setting':<{width}}  {'ours':<28}  paper", f"  {'-' * width}  {'-' * 28}  -----"]
+    for k in keys:
+        mine = ours.get(k, stage.overrides.get(k, "-"))
+        lines.append(f"  {k:<{width}}  {str(mine):<28}  {stage.paper.get(k, '')}")
+    return "\n".join(lines)
 
 
 def validate_stages(stages: list[Stage], cfg: Config, out: Path):
@@ -420,6 +436,7 @@ def run(cfg: Config) -> list[dict]:
             stage_dir = out / f"{i:02d}-{stage.name}"
             _, sc = stage_config(stage, cfg, stage_dir, model, teacher)
             print(f"\n== stage {i}/{len(stages)}: {stage.name} ({stage.script}.py) ==")
+            print(settings_table(stage, sc))
             print("ours : " + json.dumps(dataclasses.asdict(sc)))
             if stage.reward_model_pairs:
                 print(f"first: a Bradley-Terry reward model from {cfg.model} on {stage.reward_model_pairs} "

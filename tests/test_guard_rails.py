@@ -121,3 +121,44 @@ def test_pipeline_checks_every_stage_at_start(tmp_path):
     assert p.returncode != 0 and "Traceback" not in p.stderr
     assert "stage 2 'grpo'" in p.stderr and "--loss_type 'foo'" in p.stderr
     assert not (tmp_path / "p").exists()
+
+
+def test_dry_run_table_sets_ours_next_to_the_papers_under_the_flag_names(capsys, tmp_path):
+    import pipeline
+    pipeline.run(pipeline.parse(["--recipe", "phi4-reasoning", "--dry-run", "--scale", "full",
+                                 "--output_dir", str(tmp_path / "p")]))
+    out = capsys.readouterr().out
+    row = next(l for l in out.splitlines() if l.strip().startswith("num_generations"))
+    assert row.split()[1:3] == ["8", "8"]                     # ours, then the paper's, one name
+    row = next(l for l in out.splitlines() if l.strip().startswith("learning_rate") and "5e-08" in l)
+    assert row.split()[1] == "5e-08"
+
+
+def test_curves_teach_and_every_run_ends_with_a_summary(tmp_path, capsys):
+    run = models.RunDir(tmp_path / "r")
+    for step in range(1, 9):
+        run.log({"step": step, "accuracy": 0.1 * step, "constant": 1.0,
+                 **({"eval_accuracy": 0.05 * step} if step % 4 == 0 else {})})
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    made = []
+    real = plt.subplots
+    plt.subplots = lambda *a, **k: made.append(real(*a, **k)) or made[-1]
+    try:
+        path = run.plot(["accuracy", "constant"], title="grpo: tiny, lr 1e-3", overlay={"accuracy": "eval_accuracy"})
+    finally:
+        plt.subplots = real
+    assert path.exists()
+    fig, axes = made[0]
+    titled = [ax.get_title() for ax in axes.flat if ax.get_title()]
+    assert titled == ["accuracy"]                               # the constant metric has no panel
+    lines = axes.flat[0].get_lines()
+    labels = [l.get_label() for l in lines]
+    assert "eval_accuracy" in labels                             # held-out points on the same panel
+    raw, smooth = lines[0], lines[1]
+    assert list(raw.get_xdata()) == list(range(1, 9)) and list(smooth.get_ydata()) != list(raw.get_ydata())
+    assert fig._suptitle.get_text() == "grpo: tiny, lr 1e-3"
+    text = run.summary(["accuracy", "eval_accuracy"])
+    assert "step 8" in text and "accuracy 0.8" in text and "eval_accuracy 0.4" in text
+    assert str(run.checkpoint) in capsys.readouterr().out
