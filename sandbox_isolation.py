@@ -26,6 +26,7 @@ import select
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -146,13 +147,19 @@ def _own_cgroup(controller: str) -> str | None:
 def _bind_paths(python: str) -> tuple[list[str], list[tuple[str, str]]]:
     """Directories to bind read-only (interpreter, stdlib, linked libraries) and top-level symlinks."""
     exe = os.path.realpath(python)
-    out = subprocess.run([exe, "-I", "-S", "-c",
-                          "import sys,sysconfig;print(sysconfig.get_path('stdlib'));"
-                          "print(sysconfig.get_path('platstdlib'));print(sys.version_info[:2])"],
-                         capture_output=True, text=True, timeout=30, env={})
-    if out.returncode != 0 or len(out.stdout.split("\n")) < 3:
-        raise SandboxError(f"sandbox interpreter {python} does not run as python3 (exit status {out.returncode}: "
-                           f"{out.stderr.strip()[-300:]}); set SANDBOX_PYTHON to a working python3")
+    try:
+        out = subprocess.run([exe, "-I", "-S", "-c",
+                              "import sys,sysconfig;print(sysconfig.get_path('stdlib'));"
+                              "print(sysconfig.get_path('platstdlib'));print(sys.version_info[:2])"],
+                             capture_output=True, text=True, timeout=30, env={})
+        why = "" if out.returncode == 0 and len(out.stdout.split("\n")) >= 3 else \
+            f"exit status {out.returncode}: {out.stderr.strip()[-300:]}"
+    except (OSError, subprocess.SubprocessError) as e:
+        why = str(e)
+    if why:
+        named = PYTHON if os.path.realpath(PYTHON) == exe else python
+        raise SandboxError(f"sandbox interpreter {named} does not run as python3 ({why}); set SANDBOX_PYTHON "
+                           f"to a working python3 (default /usr/bin/python3)")
     stdlib, platstdlib = out.stdout.split("\n")[:2]
     dirs = {exe, os.path.realpath(stdlib), os.path.realpath(platstdlib)}
     elves = [exe]
@@ -243,16 +250,29 @@ def open_slot_dir() -> int:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as e:
-        raise SandboxError(f"sandbox slot directory {path} is not a directory ({e.strerror}); fix: remove it "
-                           f"(rm {path}) and run again") from None
-    st = os.fstat(fd)
-    problem = (f"is owned by uid {st.st_uid}, not by this user (uid {uid})" if st.st_uid != uid else
-               f"is open to other users (mode {st.st_mode & 0o777:o})" if st.st_mode & 0o077 else "")
-    if problem:
+        fd, st, why = -1, None, e.strerror
+        try:
+            st = os.lstat(path)
+        except OSError:
+            pass
+    else:
+        st, why = os.fstat(fd), ""
+    if st is None or not stat.S_ISDIR(st.st_mode):
+        kind = why if st is None else "a symlink" if stat.S_ISLNK(st.st_mode) else "a file"
+        problem, fix = f"is not a directory (it is {kind})", f"remove it (rm {path})"
+    elif st.st_uid != uid:
+        who = "root" if st.st_uid == 0 else f"uid {st.st_uid} or root"
+        problem, fix = (f"is owned by uid {st.st_uid}, not by this user (uid {uid})",
+                        f"remove it (as {who}: rm -r {path})")
+    elif st.st_mode & 0o077:
+        problem, fix = f"is open to other users (mode {st.st_mode & 0o777:o})", f"chmod 700 {path}"
+    elif fd < 0:
+        problem, fix = f"cannot be opened ({why})", f"chmod 700 {path}"
+    else:
+        return fd
+    if fd >= 0:
         os.close(fd)
-        fix = f"remove it (as uid {st.st_uid} or root: rm -r {path})" if st.st_uid != uid else f"chmod 700 {path}"
-        raise SandboxError(f"sandbox slot directory {path} {problem}; fix: {fix} and run again")
-    return fd
+    raise SandboxError(f"sandbox slot directory {path} {problem}; fix: {fix} and run again")
 
 
 class _Slot:

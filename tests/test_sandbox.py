@@ -536,3 +536,124 @@ for flag in (0x10000000, 0x20000, 0x40000000):  # CLONE_NEWUSER, CLONE_NEWNS, CL
              "    return [l.split()[1] for l in st.splitlines() if l.startswith(('CapEff', 'CapBnd', 'NoNewPrivs'))]")
     r = run_tests(probe, [{"assert": f"assert f() == ['{zero}', '{zero}', '1'], f()"}])
     assert r.verdict == "accepted", r
+
+
+# ------------------------------------------------------------------------- on a shared machine
+def test_slot_directory_is_per_user_and_private():
+    assert run_tests("print(1)", io("", "1")).verdict == "accepted"
+    path = sandbox_isolation.slot_dir()
+    assert path.endswith(f"-{os.geteuid()}") and str(os.geteuid()) in os.path.basename(path)
+    st = os.lstat(path)
+    assert (st.st_uid, oct(st.st_mode & 0o7777)) == (os.geteuid(), "0o700")
+    assert sorted(os.listdir(path))[0].endswith(".lock")
+
+
+def _foreign_owner(monkeypatch, path):
+    """Make `path` look owned by another uid: chown it when root, else fake fstat's answer."""
+    if os.geteuid() == 0:
+        os.chown(path, 12345, 12345)
+        return 12345
+    real = os.fstat
+    monkeypatch.setattr(sandbox_isolation.os, "fstat", lambda fd: os.stat_result(
+        (*real(fd)[:4], os.geteuid() + 1, *real(fd)[5:])))
+    return os.geteuid() + 1
+
+
+def test_slot_directory_of_another_user_is_a_clear_error(monkeypatch, tmp_path):
+    path = tmp_path / "slots"
+    path.mkdir(mode=0o700)
+    monkeypatch.setattr(sandbox_isolation, "slot_dir", lambda: str(path))
+    owner = _foreign_owner(monkeypatch, path)
+    with pytest.raises(sandbox.SandboxError) as e:
+        sandbox_isolation.open_slot_dir()
+    msg = str(e.value)
+    assert str(path) in msg and f"owned by uid {owner}" in msg and "fix: remove it" in msg, msg
+    assert e.value.__cause__ is None and e.value.__suppress_context__ is False
+    if os.geteuid() == 0:  # the same error from a run, not a PermissionError from deep inside
+        with pytest.raises(sandbox.SandboxError, match=str(path)):
+            run_tests("print(1)", io("", "1"))
+
+
+def test_slot_directory_that_is_not_a_private_directory_is_a_clear_error(monkeypatch, tmp_path):
+    path = tmp_path / "slots"
+    monkeypatch.setattr(sandbox_isolation, "slot_dir", lambda: str(path))
+    path.write_text("")  # a plain file
+    with pytest.raises(sandbox.SandboxError, match=f"{path} is not a directory \\(it is a file\\).*fix: remove it"):
+        sandbox_isolation.open_slot_dir()
+    path.unlink()
+    (tmp_path / "elsewhere").mkdir(mode=0o700)
+    path.symlink_to(tmp_path / "elsewhere")  # a symlink, even to one's own directory
+    with pytest.raises(sandbox.SandboxError, match=f"{path} is not a directory \\(it is a symlink\\)"):
+        sandbox_isolation.open_slot_dir()
+    path.unlink()
+    path.mkdir()
+    path.chmod(0o777)  # others could plant lock files or symlinks in it
+    with pytest.raises(sandbox.SandboxError, match=f"{path} is open to other users .*chmod 700 {path}"):
+        sandbox_isolation.open_slot_dir()
+    path.chmod(0o700)
+    os.close(sandbox_isolation.open_slot_dir())
+
+
+def _fresh_python(code, **env):
+    """Run `code` in a new interpreter (fresh module state) with extra environment variables."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=root,
+                          env={**os.environ, **env})
+
+
+@pytest.mark.parametrize("kind, says", [("missing", "not found"), ("not executable", "is not executable"),
+                                        ("not a python", "does not run as python3")])
+def test_missing_or_broken_interpreter_is_a_clear_error(kind, says, tmp_path):
+    python = {"missing": "/nonexistent/python3", "not executable": str(tmp_path / "python3"),
+              "not a python": "/bin/false"}[kind]
+    if kind == "not executable":
+        (tmp_path / "python3").write_text("")
+    if kind == "not a python" and not sandbox_isolation.shutil.which("bwrap"):
+        pytest.skip("the interpreter is only test-run when bubblewrap is there")
+    p = _fresh_python("import sandbox\ntry:\n    sandbox.run_tests('print(1)', [{'input': '', 'output': '1'}])\n"
+                      "except sandbox.SandboxError as e:\n    print('SandboxError:', e)", SANDBOX_PYTHON=python)
+    assert p.returncode == 0, p.stderr
+    assert f"SandboxError: sandbox interpreter {python}" in p.stdout and says in p.stdout, p.stdout
+    assert "SANDBOX_PYTHON" in p.stdout, p.stdout
+
+
+def test_cli_reports_a_sandbox_error_without_a_traceback(tmp_path):
+    f = tmp_path / "jobs.jsonl"
+    f.write_text('{"code": "print(2)", "tests": [{"input": "", "output": "2"}]}\n')
+    out = subprocess.run([sys.executable, sandbox.__file__, str(f)], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "SANDBOX_PYTHON": "/nonexistent/python3"})
+    assert out.returncode == 2, out
+    assert out.stderr.startswith("sandbox.py: error: sandbox interpreter /nonexistent/python3 not found"), out.stderr
+    assert "apt-get install -y python3" in out.stderr and "Traceback" not in out.stderr
+
+
+# --------------------------------------------------------- the sandbox's own files, as files
+PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(sandbox_isolation.__file__)), "sandbox_programs")
+
+
+@pytest.mark.parametrize("name", ["runner.py", "zygote.py"])
+def test_in_sandbox_programs_are_files_that_do_nothing_when_imported(name):
+    import importlib.util
+    path = os.path.join(PROGRAMS, name)
+    text = open(path).read()
+    assert text == (sandbox_isolation.RUNNER if name == "runner.py" else sandbox_isolation.ZYGOTE)
+    assert "INSIDE the sandbox" in text or "OUTSIDE every sandbox" in text  # the docstring says where it runs
+    spec = importlib.util.spec_from_file_location(f"sandbox_program_{name[:-3]}", path)
+    module = importlib.util.module_from_spec(spec)
+    argv = list(sys.argv)
+    spec.loader.exec_module(module)  # not __main__: defines functions, starts nothing
+    assert sys.argv == argv and callable(module.main)
+
+
+def test_docstring_examples_of_the_sandbox_files_hold():
+    import doctest
+    import importlib.util
+    modules = [sandbox, sandbox_isolation]
+    for name in ("runner.py", "zygote.py"):
+        spec = importlib.util.spec_from_file_location("doctest_of_" + name[:-3], os.path.join(PROGRAMS, name))
+        modules.append(importlib.util.module_from_spec(spec))
+        spec.loader.exec_module(modules[-1])
+    for module in modules:
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.failed == 0, (module.__file__, result)
+    assert doctest.testmod(sandbox).attempted >= 10
