@@ -347,6 +347,13 @@ class _Slot:
         v = self._read("cpuacct", "cpuacct.usage").strip()
         return int(v) / 1e9 if v else 0.0
 
+    def settle(self, run: Run):
+        """After a run: its CPU time and whether it was OOM-killed (from the cgroups), then sweep the slot."""
+        if self.cg:
+            run.cpu_s = self.cpu_s()
+            run.oom = self.oom_kills() > self.oom0
+        self.sweep()
+
     def sweep(self, budget_s: float = 5.0):
         """SIGKILL everything left in the slot's cgroups until they are empty."""
         end = time.monotonic() + budget_s
@@ -411,10 +418,15 @@ class SlotLease:
             slot.release()
 
 
+def _cpu_rlimit(cpu_budget: float) -> int:
+    """RLIMIT_CPU's soft limit (SIGXCPU: classified as timeout); the hard limit, 1 s later, is SIGKILL."""
+    return math.ceil(cpu_budget) + 1
+
+
 def _join_script(cgroup_procs: list[str], lim, cpu_budget: float, mem_rlimit: bool, nproc: bool) -> str:
     """Shell run as the slot uid: join the slot's cgroups, set rlimits, exec bwrap (dash: one ulimit each)."""
     steps = [f'echo $$ > "{p}" || exit 99' for p in cgroup_procs]
-    cpu = math.ceil(cpu_budget) + 1  # soft limit -> SIGXCPU (classified as timeout); hard limit 1 s later -> SIGKILL
+    cpu = _cpu_rlimit(cpu_budget)
     ulimits = [("c", 0), ("S -t", cpu), ("H -t", cpu + 1), ("f", lim.max_file_mb * 2048), ("n", lim.max_open_files)]
     if mem_rlimit:
         ulimits.append(("v", (lim.memory_mb + 512) << 10))
@@ -426,7 +438,7 @@ def _join_script(cgroup_procs: list[str], lim, cpu_budget: float, mem_rlimit: bo
 
 def _rlimits(lim, cpu_budget: float) -> list[tuple[int, int, int]]:
     """The second line of limits (the cgroups are the first), as _join_script sets them in full mode."""
-    cpu = math.ceil(cpu_budget) + 1  # soft limit -> SIGXCPU (classified as timeout); hard 1 s later -> SIGKILL
+    cpu = _cpu_rlimit(cpu_budget)
     fsize = lim.max_file_mb << 20
     return [(resource.RLIMIT_CORE, 0, 0), (resource.RLIMIT_CPU, cpu, cpu + 1),
             (resource.RLIMIT_FSIZE, fsize, fsize), (resource.RLIMIT_NOFILE, lim.max_open_files, lim.max_open_files)]
@@ -638,15 +650,10 @@ def _launch_zygote(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: i
         readers = {out_r: "out", err_r: "err", bw.err_r: "err", chan_r: "chan", st_r: "status"}
         _pump(bw.proc, run, slot, writers, readers, secret, lim, cpu_budget, start + wall, closed)
     finally:
-        for fd in theirs + ours:
-            if fd not in closed:
-                os.close(fd)
+        _close(theirs + ours, closed)
         if bw is not None:
             bw.close()
-        if slot.cg:
-            run.cpu_s = slot.cpu_s()
-            run.oom = slot.oom_kills() > slot.oom0
-        slot.sweep()
+        slot.settle(run)
         if lease is None:
             slot.release()
     return run
@@ -689,13 +696,8 @@ def _launch_plain(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: in
         if proc is not None:
             _kill(proc)
             run.returncode = proc.returncode
-        for fd in theirs + ours:
-            if fd not in closed:
-                os.close(fd)
-        if slot.cg:
-            run.cpu_s = slot.cpu_s()
-            run.oom = slot.oom_kills() > slot.oom0
-        slot.sweep()
+        _close(theirs + ours, closed)
+        slot.settle(run)
         slot.release()
         if workdir:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -818,18 +820,24 @@ def _frames(buf: bytearray, run: Run, secret: bytes) -> bool:
     return False
 
 
+def _close(fds: list[int], closed: set):
+    """Close the descriptors of a launch that the pump has not closed already."""
+    for fd in fds:
+        if fd not in closed:
+            os.close(fd)
+
+
 def _kill_group(proc: subprocess.Popen):
+    """SIGKILL bwrap's session (its death kills the sandbox's PID namespace: --die-with-parent)."""
     try:
-        os.killpg(proc.pid, signal.SIGKILL)  # bwrap; --die-with-parent takes its sandbox's PID 1 along
+        os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
 
 def _kill(proc: subprocess.Popen):
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # bwrap's session; its death kills the PID namespace
-    except (ProcessLookupError, PermissionError):
-        pass
+    """_kill_group, then reap `proc` and close its pipes."""
+    _kill_group(proc)
     proc.wait()
     for f in (proc.stdin, proc.stdout, proc.stderr):
         if f:
