@@ -150,7 +150,10 @@ def _state() -> dict:
 
 
 def isolation_mode() -> str:
-    """'full' (bwrap + per-slot uid + cgroups), 'bwrap' (no cgroups or no uid switch) or 'none'."""
+    """'full' (bwrap + per-slot uid + cgroups), 'bwrap' (no cgroups or no uid switch) or 'none'.
+
+    SandboxError if the sandbox cannot be used here at all: the interpreter (SANDBOX_PYTHON) is missing or
+    does not run, or the slot directory is not this user's own; the message says what and how to fix it."""
     return _state()["mode"]
 
 
