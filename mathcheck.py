@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import math
 import os
 import re
 import select
@@ -117,6 +118,59 @@ def _find_boxes(text: str) -> list[tuple[int, int, str]]:
                 pos = m.end()
 
 
+_MATH_ENV = r"(?:\$\$.+?\$\$|\$(?:\\\$|[^$\n])+\$|\\\([^\n]+?\\\)|\\\[.+?\\\])"
+_ANCHOR_RE = re.compile(
+    r"<answer>(?P<tag>.*?)</answer>"
+    r"|####[ \t]*(?P<hash>[^\n]*)"
+    r"|(?:\bfinal\s+answer|\banswer)(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
+    r"(?:\s*\*\*)?\s*(?:is\b\s*:?|:|=)(?:\s*\*\*)?[ \t]*(?P<stmt>[^\n]*)"
+    # "Answer $9$", "Answer \[ 9 \]": the word alone at the start of a line, then a formula
+    r"|(?:^|\n)[ \t]*(?:\*\*)?(?:final\s+)?answer(?:\*\*)?[ \t]+(?P<env>" + _MATH_ENV + ")",
+    re.IGNORECASE | re.DOTALL)
+
+# An explicit admission that an earlier answer was wrong. Boxes before the last one of these are
+# withdrawn; one after the final answer withdraws it. "Actually", "Wait" or "let me check" alone
+# are not enough: they are how hedges and re-checks read too.
+_CORRECTION_RE = re.compile(
+    r"(?<!\bif )(?<!\bunless )(?<!\bno )\b(?:I|we)\s+(?:have\s+|'ve\s+|had\s+)?(?:made|make)\s+"
+    r"(?:(?:a|an|one|small|careless|simple|silly|minor|big|arithmetic|calculation|computational|"
+    r"sign|an\s+arithmetic)\s+)*(?:error|mistake|miscalculation|slip)s?\b"
+    r"|\b(?:I|we)\s+(?:miscalculated|miscounted|misread|misapplied|messed\s+up|was\s+wrong|were\s+wrong|"
+    r"got\s+(?:it|this|that)\s+wrong)\b"
+    r"|\b(?:that|this|it|which)(?:'s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+(?:right|correct)|"
+    r"a\s+mistake|an\s+error|mistaken)\b"
+    r"|\b(?:previous|above|earlier|first|initial)\s+(?:answer|result|value|calculation|computation|"
+    r"step)\s+(?:is|was)\s+(?:wrong|incorrect|not\s+(?:right|correct))\b"
+    r"|\bthere(?:'s|\s+is|\s+was)\s+an?\s+(?:error|mistake)\b"
+    r"|\b(?:let\s+me|I\s+need\s+to|I\s+should|I'll|we\s+need\s+to|let's)\s+(?:correct|fix|redo|re-do|"
+    r"recompute|re-compute|recalculate|re-calculate)\b"
+    r"|\bcorrection\s*:|\bscratch\s+that\b|\bI\s+take\s+(?:that|it)\s+back\b|\boops\b"
+    r"|\b(?:wait|actually|hmm)\s*,?\s+no\s*[.,!;]",
+    re.IGNORECASE)
+# a short phrase that joins two boxes into one list answer ("\boxed{1} and \boxed{2}",
+# "\boxed{(3, 3)} for part (a) and \boxed{(1, 1)}", "$y_1 = \boxed{..}$ and $y_2 = \boxed{..}$")
+_GAP_BLOCK_RE = re.compile(r"\b(?:or|not|no|but|wait|actually|maybe|perhaps|either|alternatively|"
+                           r"instead|hmm|wrong|mistake|error|check|checking|verify|else|otherwise)\b",
+                           re.IGNORECASE)
+_FILLER_RE = re.compile(r"(?is)\s*(?:I hope (?:it|this|that) is correct\.?|Let me know if.*)\s*$")
+_SPECIAL_TOKEN_RE = re.compile(r"<\|(?:im_start|im_end|endoftext|eot_id|end_of_text|end)\|>|<｜end▁of▁sentence｜>")
+_NAME = r"[a-zA-Z](?:_\{?\w+\}?)?"
+_DOUBLED_CMD_RE = re.compile(r"(?<!\\)\\(?=\\(?:boxed|fbox|frac|dfrac|tfrac|sqrt|left|right|pi|text|mathrm|"
+                             r"cdot|times|infty|le|ge|leq|geq|lt|gt|neq|ne|in|cup|cap|pm|circ|begin|end|"
+                             r"alpha|beta|theta|emptyset|varnothing)(?![a-zA-Z]))")
+
+
+def _joins(gap: str) -> bool:
+    """True when the text between two boxes makes them one answer (a list), not alternatives."""
+    if _BOX_GAP_RE.match(gap):
+        return True
+    t = re.sub(r"\\(?:text|mbox|textrm|mathrm)\s*\{([^{}]*)\}", r" \1 ", gap)
+    t = re.sub(r"\\quad|\\qquad|\\[,;:! ]|\$|\\\(|\\\)|\\\[|\\\]|[,;]", " ", t)
+    words = re.findall(r"[A-Za-z]+", t)
+    return (len(t) <= 60 and len(words) <= 8 and "and" in (w.lower() for w in words)
+            and not _GAP_BLOCK_RE.search(t) and bool(re.fullmatch(r"[\w\s()'=_{}^-]*", t)))
+
+
 def _strip_math_delims(s: str) -> str:
     s = s.strip()
     for a, b in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
@@ -125,34 +179,45 @@ def _strip_math_delims(s: str) -> str:
     return s
 
 
-_ANCHOR_RE = re.compile(
-    r"<answer>(?P<tag>.*?)</answer>"
-    r"|####[ \t]*(?P<hash>[^\n]*)"
-    r"|(?:\bfinal\s+answer|\banswer)(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
-    r"(?:\s*\*\*)?\s*(?:is\b\s*:?|:|=)(?:\s*\*\*)?[ \t]*(?P<stmt>[^\n]*)",
-    re.IGNORECASE | re.DOTALL)
+_SUBJECT_IS_RE = re.compile(
+    r"(?is)^(?:\*\*)?(?:(?:so|thus|therefore|hence|finally|consequently|in\s+conclusion|in\s+summary|"
+    r"overall)\s*,?\s+)?the\s+(?P<what>[^.;!?]{1,160}?)\s+(?:is|are|equals|was|will\s+be|must\s+be|=)"
+    r"\s*:?\s+(?P<stmt>.+)$")
 
 
-def _clean_statement(x: str) -> str | None:
-    """The answer inside an anchored statement like 'The answer is $5$ cm.'"""
+def _subject_is(x: str) -> str | None:
+    """'The largest $n$ is 34' -> '34'; the subject at most 15 words and holding no verb 'is'."""
+    m = _SUBJECT_IS_RE.match(x.strip())
+    if not m or len(m.group("what").split()) > 15 or re.search(r"\b(?:is|are|was)\b", m.group("what")):
+        return None
+    return m.group("stmt")
+
+
+def _clean_statement(x: str, loose: bool = False) -> str | None:
+    """The answer inside an anchored statement like 'The answer is $5$ cm.'
+
+    `loose` (after "Final Answer:"): a statement "The volume of $V$ is 120." gives what follows
+    its "is", and one with a single number and no formula ("Jane started 3 hours ago") gives it.
+    """
     x = x.strip().strip("*").strip()
     x = re.sub(r"(?i)^the\s+final\s+answer\s+is\s*:?\s*", "", x)
+    x = re.sub(r'^\\?["\u201c]\s*((?:\$[^$]*\$|[^"\u201d])*?)\s*\\?["\u201d]', r"\1", x)   # a quoted answer
     if not x:
         return None
     # a math environment at the start: take its content (and adjacent ones joined by "and" / ",")
-    envs = re.match(r"((?:\$\$.+?\$\$|\$[^$]+\$|\\\(.+?\\\)|\\\[.+?\\\])"
-                    r"(?:\s*(?:,|\band\b|\bor\b)\s*(?:\$\$.+?\$\$|\$[^$]+\$|\\\(.+?\\\)|\\\[.+?\\\]))*)"
-                    r"\s*(?P<rest>.*)$", x)
+    envs = re.match(r"(" + _MATH_ENV + r"(?:\s*(?:,|\band\b|\bor\b)\s*" + _MATH_ENV + r")*)"
+                    r"\s*(?P<rest>.*)$", x, re.DOTALL)
     if envs:
-        parts = re.findall(r"\$\$(.+?)\$\$|\$([^$]+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", envs.group(1))
+        parts = re.findall(r"\$\$(.+?)\$\$|\$((?:\\\$|[^$])+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", envs.group(1),
+                           re.DOTALL)
         joiners = re.findall(r"(?:\$|\\\)|\\\])\s*(,|\band\b|\bor\b)\s*(?:\$|\\\(|\\\[)", envs.group(1))
         if any(j == "or" for j in joiners):
             return None
-        vals = ["".join(p) for p in parts]
+        vals = ["".join(p).strip() for p in parts]
         rest = envs.group("rest").strip()
         unit = re.match(r"^([a-zA-Z]+(?:\^\d)?)(?=$|[\s.,;])", rest)     # "$5$ cm." keeps "cm"
         ans = ", ".join(vals)
-        if unit and len(vals) == 1 and unit.group(1).lower() not in ("or", "and", "i", "a"):
+        if unit and len(vals) == 1 and unit.group(1).lower() not in ("or", "and", "i", "a", "is", "as"):
             ans = f"{ans}\\text{{ {unit.group(1)}}}"
         if re.match(r"(?i)^(?:or|and/or)\b", rest):
             return None
@@ -160,66 +225,174 @@ def _clean_statement(x: str) -> str | None:
     x = re.split(r"(?i)\s+I hope\b", x)[0]
     x = re.split(r"\.(?:\s|$)|;\s|\s\(since|\s+because\b|\s+since\b|\s+which\b|\s+as\b", x)[0]
     x = x.strip().rstrip(".,;:").strip().strip("*").strip()
+    if loose and x:
+        after = _subject_is(x)
+        if after is not None:
+            return _clean_statement(after)
+        if not re.search(r"\$|\\\(|\\\[", x) and not _HEDGE_RE.search(x):
+            nums = re.findall(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w.])", x)
+            if len(nums) == 1 and not re.fullmatch(r"-?\d[\d,]*(?:\.\d+)?", x):
+                return nums[0]
     return x or None
+
+
+def _final_sentence(text: str) -> tuple[str | None, int]:
+    """An answer stated as the region's last sentence, 'Therefore, the largest $n$ is $34$.'
+    (also when that sentence runs on from the previous one without a full stop)."""
+    t = _FILLER_RE.sub("", text).rstrip()
+    t = re.sub(r"[\s*]+$", "", t)
+    parts = list(re.finditer(r"(?:" + _MATH_ENV + r"|[^.!?\n$]|\.(?=\d)|\.(?!\s))+[.!?]*", t, re.DOTALL))
+    if not parts:
+        return None, -1
+    last = parts[-1]
+    sentence = last.group(0)
+    stmt = _subject_is(sentence)
+    if stmt is None:                             # "... P(A) = 2/3 Therefore, the probability is 2/3."
+        starts = [m.start() for m in re.finditer(
+            r"(?<![\w$])(?:So|Thus|Therefore|Hence|Finally|Consequently|The)\b", sentence)]
+        for s in reversed(starts):
+            stmt = _subject_is(sentence[s:])
+            if stmt is not None:
+                break
+    if stmt is None:
+        return None, -1
+    return _clean_statement(stmt), last.end()
+
+
+_SENTENCE_RE = re.compile(r"(?:" + _MATH_ENV + r"|[^.!?\n$]|\.(?=\d))*", re.DOTALL)
+
+
+def _last_anchor(text: str) -> tuple[int, str | None, int, bool] | None:
+    """The last anchored statement: (start, answer, end of its sentence, is a 'Final Answer')."""
+    last = None
+    for last in _ANCHOR_RE.finditer(text):
+        pass
+    if last is None:
+        return None
+    final = last.group("stmt") is not None and re.match(r"(?i)\W*final", last.group(0)) is not None
+    if last.group("tag") is not None:
+        return last.start(), _clean_statement(last.group("tag")), last.end(), True
+    if last.group("hash") is not None:
+        return last.start(), _clean_statement(last.group("hash")), last.end(), True
+    if last.group("env") is not None:
+        return last.start("env"), _clean_statement(last.group("env")), last.end(), False
+    end = _SENTENCE_RE.match(text, last.start("stmt")).end()    # what follows may retract it
+    return last.start(), _clean_statement(last.group("stmt"), loose=final), end, final
+
+
+def _extract_full(text: str, lenient: bool = False, retract: bool = True
+                  ) -> tuple[str | None, list[str], str]:
+    """(final answer, other boxes that must agree with it, how it was found) for a region.
+
+    The last box wins, with the boxes just before it that `_joins` to it, unless a 'Final
+    Answer:' / '####' / '<answer>' statement holding a value follows it. Boxes before an explicit
+    self-correction (`_CORRECTION_RE`) are withdrawn; a self-correction after the final answer
+    withdraws it (`retract`). Without a box: the last anchored statement, then the region's last
+    sentence when it reads "the ... is X"; with `lenient`, then the last formula or number.
+    How: 'box', 'anchor', 'sentence', 'lenient' or '' (nothing found).
+    """
+    boxes = _find_boxes(text)
+    anchor = _last_anchor(text)
+    if anchor and boxes and not (anchor[0] >= boxes[-1][1] and anchor[3] and anchor[1]
+                                 and re.search(r"[\d$\\]", anchor[1])):
+        anchor = None                            # the box is the answer; the anchor is commentary
+    if boxes and anchor is None:
+        group = [boxes[-1]]
+        for b in reversed(boxes[:-1]):
+            if _joins(text[b[1]:group[0][0]]):
+                group.insert(0, b)
+            else:
+                break
+        start, end, how = group[0][0], group[-1][1], "box"
+        earlier = boxes[:len(boxes) - len(group)]
+        answer = ", ".join(_strip_math_delims(c) for _, _, c in group)
+    elif anchor is not None:
+        start, answer, end, _ = anchor
+        earlier, how = boxes, "anchor"
+    else:
+        answer, end = _final_sentence(text)
+        start, earlier, how = end, [], "sentence"
+    fix = None
+    for fix in _CORRECTION_RE.finditer(text, 0, max(start, 0)):
+        pass
+    if fix is not None:
+        earlier = [b for b in earlier if b[0] > fix.end()]
+    others = [_strip_math_delims(c) for _, _, c in earlier]
+    if answer is None and lenient:
+        (answer, end), how = _lenient_answer(text), "lenient"
+    if answer is None:
+        return None, [], ""
+    if retract and _CORRECTION_RE.search(text, end):
+        return None, [], ""
+    return answer, others, how
+
+
+def _extract(text: str, lenient: bool = False, retract: bool = True) -> tuple[str | None, list[str]]:
+    answer, others, _ = _extract_full(text, lenient, retract)
+    return answer, others
+
+
+def _lenient_answer(text: str) -> tuple[str | None, int]:
+    """The last formula or number of a region with no box and no anchor (evaluation only)."""
+    t = _FILLER_RE.sub("", text).strip()
+    bare = re.sub(_MATH_ENV, " ", t, flags=re.DOTALL)
+    if t and len(t) <= 120 and not re.search(r"[A-Za-z]{2,}\s+[A-Za-z]{2,}", re.sub(r"\\[a-zA-Z]+", "", bare)):
+        return _strip_math_delims(t.rstrip(".").strip()), len(text)       # the region is one formula
+    envs = list(re.finditer(_MATH_ENV, t, re.DOTALL))
+    nums = list(re.finditer(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?:\s*(?:%|percent\b|pct\b))?", t))
+    if envs and not (nums and nums[-1].start() > envs[-1].end()):
+        return _strip_math_delims(envs[-1].group(0)), envs[-1].end()
+    if nums:
+        return nums[-1].group(0).rstrip(","), nums[-1].end()
+    return None, -1
 
 
 def extract_answer(text: str) -> str | None:
     """The final answer in `text` (already cut to the answer region), or None.
 
-    Rules (issue 4): the last `\\boxed{}`/`\\fbox{}` wins; boxes separated only by commas,
-    spaces, "and" or math delimiters form one list. Any other box must hold an equivalent value,
-    otherwise the boxes hedge (the caller checks; here they are returned joined by " \\or ").
-    Without a box only an anchored final statement counts.
+    Rules: the last `\\boxed{}`/`\\fbox{}` wins; boxes separated only by commas, spaces, "and"
+    (also inside a short phrase: "for part (a) and") or math delimiters form one list. Other
+    boxes must hold an equivalent value, else the boxes hedge (`verify_math` checks that), unless
+    an explicit self-correction ("I made an error", "that's wrong") stands between them and the
+    last one. Without a box only an anchored final statement counts: "The answer is X",
+    "Final Answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X", "#### X",
+    "<answer>X</answer>", or a last sentence "Therefore, the largest $n$ is X". A
+    self-correction after the final answer withdraws it.
 
     >>> extract_answer("so \\\\boxed{3}, \\\\boxed{4}")
     '3, 4'
     >>> extract_answer("The answer is $\\\\frac{1}{2}$.")
     '\\\\frac{1}{2}'
+    >>> extract_answer("Final Answer: The largest $n$ is 34.")
+    '34'
     >>> extract_answer("x is probably 7") is None
     True
+    >>> extract_answer("The answer is 5. Wait, I made an error.") is None
+    True
     """
-    boxes = _find_boxes(text)
-    if boxes:
-        group = [boxes[-1]]
-        for b in reversed(boxes[:-1]):
-            if _BOX_GAP_RE.match(text[b[1]:group[0][0]]):
-                group.insert(0, b)
-            else:
-                break
-        return ", ".join(_strip_math_delims(c) for _, _, c in group)
-    last = None
-    for m in _ANCHOR_RE.finditer(text):
-        last = m
-    if last is None:
-        return None
-    if last.group("tag") is not None:
-        return _clean_statement(last.group("tag"))
-    if last.group("hash") is not None:
-        return _clean_statement(last.group("hash"))
-    return _clean_statement(last.group("stmt"))
+    return _extract(text)[0]
 
 
 def _other_boxes(text: str) -> list[str]:
-    """Contents of boxes that are not part of the final box group (for the hedge check)."""
-    boxes = _find_boxes(text)
-    if len(boxes) < 2:
-        return []
-    k = len(boxes) - 1
-    while k > 0 and _BOX_GAP_RE.match(text[boxes[k - 1][1]:boxes[k][0]]):
-        k -= 1
-    return [_strip_math_delims(c) for _, _, c in boxes[:k]]
+    """Contents of boxes that are not part of the final box group and not withdrawn by a
+    self-correction (for the hedge check)."""
+    return _extract(text, retract=False)[1]
 
 
 def _gold_answer(answer) -> str:
     """The gold answer string from a dataset field (GSM8K '#### 1,234', a MATH solution with a
-    box, or a bare answer)."""
+    box or a 'Final Answer:' line, or a bare answer)."""
     if isinstance(answer, (list, tuple)):
         return ", ".join(str(a) for a in answer)
-    s = str(answer).strip()
+    s = _DOUBLED_CMD_RE.sub("", str(answer).strip())
     if "####" in s:
         return s.rsplit("####", 1)[1].strip()
     if "\\boxed" in s or "\\fbox" in s:
-        got = extract_answer(s)
+        got = _extract(s, retract=False)[0]
+        if got is not None:
+            return got
+    if len(s) > 80 and re.search(r"(?i)\banswer\b", s):          # a whole solution as the gold
+        got = _extract(s, retract=False)[0]
         if got is not None:
             return got
     return _strip_math_delims(s)
@@ -233,7 +406,7 @@ _UNICODE = {
     "∩": "\\cap ", "°": "^\\circ", "½": "\\frac{1}{2}", "⅓": "\\frac{1}{3}", "⅔": "\\frac{2}{3}",
     "¼": "\\frac{1}{4}", "¾": "\\frac{3}{4}", "²": "^2", "³": "^3", "⁴": "^4", "θ": "\\theta ",
     "α": "\\alpha ", "β": "\\beta ", "∈": "\\in ", "ℝ": "\\mathbb{R}", "±": "\\pm ", "∓": "\\mp ",
-    "⟨": "(", "⟩": ")", "\u00a0": " ", "\u2009": " ", "\u202f": " ",
+    "⟨": "(", "⟩": ")", "∅": "\\emptyset ", "\u00a0": " ", "\u2009": " ", "\u202f": " ",
 }
 _TEXT_CMDS = r"(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|textnormal|operatorname|rm|bf)"
 _UNIT_WORDS = (
@@ -258,17 +431,48 @@ def normalize_answer(s: str) -> str:
 
     Handles: math delimiters, `\\left`/`\\right`, spacing commands, `\\dfrac`/`\\tfrac` and the
     brace-less `\\frac13`, `\\sqrt3`, `\\text{}`-style wrappers, trailing units (`\\text{ cm}`,
-    `5 dollars`), degrees (`^\\circ`, `°`), `\\%` (kept as a trailing `%`), thousands separators
-    (`1,000`, `1\\,000`, `1{,}000`, `1 000`), scientific notation (`3e8` -> `3\\times10^{8}`),
-    repeating decimals (`0.\\overline{3}` -> `\\frac{1}{3}`), unicode (`√2`, `π`, `−`, `½`),
-    leading `x =` / `x \\in`, matrix environments (all -> pmatrix), and spaces.
+    `5 dollars`, `4 red marbles`), degrees (`^\\circ`, `°`), percent (`\\%`, `28 percent`,
+    `28 pct`, `per cent`: kept as a trailing `%`), thousands separators (`1,000`, `1\\,000`,
+    `1{,}000`, `1,\\!000`, `1 000`; not "3, 500", which is two numbers), scientific notation
+    (`3e8` -> `3\\times10^{8}`), repeating decimals (`0.\\overline{3}` -> `\\frac{1}{3}`), unicode
+    (`√2`, `π`, `−`, `½`), base subscripts (`(204)_5` -> `204_{5}`), empty-set symbols
+    (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), `;` as a list separator, leading `x =`,
+    `x \\in`, `(p, q) =`, matrix environments (all -> pmatrix), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
     '\\\\frac{1}{3}'
     >>> normalize_answer("1,234")
     '1234'
+    >>> normalize_answer("3, 500")
+    '3,500'
+    >>> normalize_answer("28 pct")
+    '28%'
+    >>> normalize_answer("(p,q)=(3,2)")
+    '(3,2)'
     """
-    s = str(s).strip()
+    return _normalize(s)
+
+
+_UNIT_BLOCK = {"and", "or", "not", "more", "less", "than", "each", "only", "all", "no", "for", "if",
+               "is", "are", "of", "to", "in", "at", "on", "by", "with"}
+
+
+def _strip_unit_words(s: str) -> str:
+    """'4 red marbles' -> '4', '12 square units' -> '12': words after a plain number."""
+    m = re.match(r"^(?P<num>.*?[\d}])\s*(?P<unit>(?:[a-zA-Z]{2,}|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?"
+                 r"(?:\s+(?:[a-zA-Z]{2,}|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?){0,3})\s*$", s)
+    if not m:
+        return s
+    num, words = m.group("num"), re.findall(r"[a-zA-Z]+", m.group("unit"))
+    if re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", num)) or not re.search(r"\d", num):
+        return s
+    if any(w.lower() in _UNIT_BLOCK or w.lower() in _FUNC_WORDS for w in words):
+        return s
+    return num
+
+
+def _normalize(s: str, strip_lhs: bool = True) -> str:
+    s = _DOUBLED_CMD_RE.sub("", str(s).strip())
     for k, v in _UNICODE.items():
         if k in s:
             s = s.replace(k, v)
@@ -280,31 +484,38 @@ def normalize_answer(s: str) -> str:
     s = s.replace("$", "").replace("\\(", "").replace("\\)", "").replace("\\[", "").replace("\\]", "")
     s = re.sub(r"\\(?:displaystyle|textstyle|scriptstyle|left|right|big|Big|bigg|Bigg)(?![a-zA-Z])", "", s)
     s = s.replace("\\lbrace", "\\{").replace("\\rbrace", "\\}").replace("\\langle", "(").replace("\\rangle", ")")
-    s = re.sub(r"\\(?:leqslant|leq)(?![a-zA-Z])", r"\\le ", s)
-    s = re.sub(r"\\(?:geqslant|geq)(?![a-zA-Z])", r"\\ge ", s)
-    s = re.sub(r"\\neq(?![a-zA-Z])", r"\\ne ", s)
+    s = re.sub(r"\\(?:leqslant|leq)(?![a-zA-Z])|<=", r"\\le ", s)
+    s = re.sub(r"\\(?:geqslant|geq)(?![a-zA-Z])|>=", r"\\ge ", s)
+    s = re.sub(r"\\neq(?![a-zA-Z])|!=", r"\\ne ", s)
+    s = re.sub(r"\\lt(?![a-zA-Z])", "<", s)
+    s = re.sub(r"\\gt(?![a-zA-Z])", ">", s)
+    s = re.sub(r"\\mid(?![a-zA-Z])", "|", s)
     s = re.sub(r"\\(?:dfrac|tfrac|cfrac)(?![a-zA-Z])", r"\\frac", s)
-    # thousands separators written with LaTeX spacing: 1\,000 1{,}000 1\ 000
+    # thousands separators written with LaTeX spacing: 1\,000 1{,}000 1\ 000 1,\!000 (also "1,\! 000")
+    s = re.sub(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))", ",", s)
     s = re.sub(r"(?<=\d)(?:\\,|\{,\}|\\ |\\;|~)(?=\d{3}(?!\d))", "", s)
     s = s.replace("{,}", ",")
     s = re.sub(r"(?<!\\)\\[,;:! ]|\\quad|\\qquad|~", " ", s)
     # degrees and percent
     s = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree|\^\{\\text\{o\}\}", "", s)
     pct = False
-    m = re.search(r"\s*(?:\\%|%|\\text\{\s*\\?%\s*\}|\\text\{\s*percent\s*\}|\s+percent)\s*$", s)
-    if m:
+    m = re.search(r"\s*(?:\\%|%|\\(?:text|mbox|mathrm|textrm)\s*\{\s*(?:\\?%|percent(?:age)?s?|pct|per\s*cent)\s*\}"
+                  r"|(?<=[\d}\s])(?:percent(?:age)?s?|pct|per\s*cent)(?:\s+points?)?)\.?\s*$", s, re.IGNORECASE)
+    if m and re.search(r"\d", s[:m.start()]):
         pct, s = True, s[:m.start()]
     # units in \text{} after a number, e.g. 5\text{ cm}^2, \$5, 10 dollars
     s = re.sub(r"(?<=[\d}).])\s*\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _UNIT_WORDS + r")\.?\s*\}"
                r"(?:\s*\^\s*\{?\d\}?)?\s*$", "", s, flags=re.IGNORECASE)
     # "3 and 4", "3 \\text{ and } 4" -> a list
     s = re.sub(r"\s*\\text\{\s*(?:,\s*)?and\s*\}\s*|\s+and\s+|,\s*and\s+", ", ", s)
+    s = re.sub(r",\s*,", ",", s)
     # unwrap text-style commands, then drop trailing unit words after a number
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
     s = re.sub(r"(?<=[\d}])\s*(?:" + _UNIT_WORDS + r")\.?(?:\s*\^\s*\{?\d\}?)?\s*$", "", s,
                flags=re.IGNORECASE) if re.search(r"\d\s*[}]?\s*[a-zA-Z]{2,}", s) or re.search(
         r"\d\s+[a-zA-Z]\s*$", s) else s
+    s = _strip_unit_words(s.strip())
     # brace-less \frac13, \frac{1}3, \frac1{3}, \sqrt3
     s = re.sub(r"\\frac\s*([0-9a-zA-Z])\s*([0-9a-zA-Z])", r"\\frac{\1}{\2}", s)
     s = re.sub(r"\\frac\s*(\{[^{}]*\})\s*([0-9a-zA-Z])", r"\\frac\1{\2}", s)
@@ -314,29 +525,52 @@ def normalize_answer(s: str) -> str:
     s = re.sub(r"\\begin\{array\}\{[^{}]*\}", r"\\begin{pmatrix}", s).replace("\\end{array}", "\\end{pmatrix}")
     s = re.sub(r"\\(begin|end)\{[bBvV]?matrix\}|\\(begin|end)\{smallmatrix\}",
                lambda m: "\\" + (m.group(1) or m.group(2)) + "{pmatrix}", s)
-    # infinity spellings
+    # infinity spellings; the empty set
     s = re.sub(r"\\inf(?![a-zA-Z])|\binfinity\b|\\infinity", r"\\infty", s)
-    # leading "x =", "f(x) =", "x \in"
+    s = re.sub(r"\\varnothing(?![a-zA-Z])|\\\{\s*\\\}|^\s*\{\s*\}\s*$", r"\\emptyset", s)
+    # numbers in another base: 204_5, 204_{5}, (204)_5, 204_{(5)} -> 204_{5}
+    s = re.sub(r"(?<![\w\\])\(?(\d[0-9A-Z]*)\)?_\s*\{?\s*\(?(\d{1,2})\)?\s*\}?", r"\1_{\2}", s)
+    # ";" between the entries of a tuple or of a list: (0;-2;6), -12;-11;-10
+    s = re.sub(r"\(([^(),]*;[^(),]*)\)", lambda m: "(" + m.group(1).replace(";", ",") + ")", s)
+    s = re.sub(r"\)\s*;\s*\(", "),(", s)
+    if ";" in s and "," not in "".join(_split_top(s, ";")[:1]) and len(_split_top(s, ";")) > 1 and \
+            all("," not in _split_top(x)[0] or len(_split_top(x)) == 1 for x in _split_top(s, ";")):
+        s = ", ".join(_split_top(s, ";"))
+    # leading "x =", "f(x) =", "x \in", "(p, q) ="
     s = s.strip()
-    m = re.match(r"^[a-zA-Z](?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?\s*(?:=|\\in(?![a-zA-Z]))\s*(?P<rhs>[^=]+)$", s)
-    if m and "," not in s[:m.start("rhs")]:
-        s = m.group("rhs")
+    if strip_lhs:
+        m = re.match(r"^[a-zA-Z](?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?\s*(?:=|\\in(?![a-zA-Z]))\s*(?P<rhs>[^=]+)$", s)
+        if m and "," not in s[:m.start("rhs")]:
+            s = m.group("rhs")
+        m = re.match(r"^\(\s*(?:" + _NAME + r"\s*,\s*)+" + _NAME + r"\s*\)\s*(?:=|\\in(?![a-zA-Z]))\s*"
+                     r"(?P<rhs>[^=]+)$", s)
+        if m:
+            s = m.group("rhs")
     # scientific notation 3e8, 1.5E-3
     s = re.sub(r"(?<![\w\\.])(\d+(?:\.\d+)?)[eE]([+-]?\d+)(?![\w.])", r"\1\\times10^{\2}", s)
     # repeating decimals 0.\overline{3}, 1.2\overline{34}, 0.\bar{6}, 0.\dot{3}
     s = re.sub(r"(-?)(\d*)\.(\d*)\\(?:overline|bar|dot)\{?(\d+)\}?", _repeating_decimal, s)
+    # "3, 500" is two numbers: mark the comma so that the thousands rule below cannot join them
+    s = re.sub(r"(?<=\d),\s+(?=\d)", "\x00", s)
     # spaces: collapse, keep one only between two letters (e.g. "\pi r", "no solution")
     s = re.sub(r"\s+", " ", s).strip()
     s = re.sub(r"(?<![a-zA-Z]) | (?![a-zA-Z])", "", s)
     # plain thousands: the whole answer is 1,234,567(.89) or 1 234 567
     if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?", s):
         s = s.replace(",", "")
+    s = s.replace("\x00", ",")
+    groups = _split_top(s, ";")                  # p=5,q=2;p=7,q=2 -> (5,2),(7,2)
+    if len(groups) > 1:
+        named = [_named_tuple(x) for x in groups]
+        if all(named) and all(t[0] == named[0][0] for t in named):
+            s = ",".join(t[1] for t in named)
     s = re.sub(r"^\+(?=\d)", "", s)
     s = re.sub(r"(?<![\d])\.(\d)", r"0.\1", s)
     s = s.rstrip(".").strip()
     if s.startswith("{") and s.endswith("}") and _match_brace(s, 0) == len(s):
         s = s[1:-1]
     return s + ("%" if pct else "")
+
 
 
 # ---------- comparison --------------------------------------------------------------
@@ -453,12 +687,440 @@ def _structure(s: str) -> tuple[str, list[str]]:
     return "scalar", [s]
 
 
+# ---------- exact radicals ----------------------------------------------------------
+#
+# Numbers built from integers and decimals with + - * /, integer and rational powers and n-th
+# roots (\sqrt{8}, 2\sqrt{2}, \frac{\sqrt{6}}{2}, \sqrt{3/2}, 2^{3/2}, sqrt(8)) are compared here
+# exactly, without the worker. A value is a dict {(n, r): c} meaning sum c * r^(1/n) with c
+# rational, r a positive integer free of n-th powers and (n, r) in lowest terms (r^(1/n) is not a
+# lower root). Distinct such r^(1/n) are linearly independent over Q (A. S. Besicovitch, "On the
+# linear independence of fractional powers of integers", J. London Math. Soc. 15 (1940) 3-6), so
+# two values are equal iff their dicts are. Anything else (letters, pi, huge numbers, a denominator with three radicals)
+# gives None and goes to the worker.
+
+_RAD_MAX = 10 ** 12             # radicands and powers beyond this: not handled here
+
+
+def _factor(n: int) -> dict[int, int] | None:
+    out, p = {}, 2
+    while p * p <= n:
+        while n % p == 0:
+            out[p] = out.get(p, 0) + 1
+            n //= p
+        p += 1 if p == 2 else 2
+        if p > 10 ** 6:
+            return None
+    if n > 1:
+        out[n] = out.get(n, 0) + 1
+    return out
+
+
+def _rad_root(q: Fraction, n: int) -> dict | None:
+    """q^(1/n) for a rational q, as a radical value."""
+    if q == 0:
+        return {}
+    if n == 1:
+        return {(1, 1): q}
+    sign = 1
+    if q < 0:
+        if n % 2 == 0:
+            return None                                  # not real
+        sign, q = -1, -q
+    a, b = q.numerator, q.denominator
+    r = a * b ** (n - 1)                                 # (a/b)^(1/n) = (a b^(n-1))^(1/n) / b
+    if r > _RAD_MAX:
+        return None
+    f = _factor(r)
+    if f is None:
+        return None
+    coeff, rest = 1, {}
+    for p, e in f.items():
+        coeff *= p ** (e // n)
+        if e % n:
+            rest[p] = e % n
+    g = n
+    for e in rest.values():
+        g = math.gcd(g, e)
+    rr = 1
+    for p, e in rest.items():
+        rr *= p ** (e // g)
+    key = (n // g, rr) if rr != 1 else (1, 1)
+    return {key: sign * Fraction(coeff, b)}
+
+
+def _rad_add(x: dict, y: dict, sign: int = 1) -> dict:
+    out = dict(x)
+    for k, c in y.items():
+        out[k] = out.get(k, 0) + sign * c
+        if out[k] == 0:
+            del out[k]
+    return out
+
+
+def _rad_mul(x: dict, y: dict) -> dict | None:
+    out: dict = {}
+    for (n1, r1), c1 in x.items():
+        for (n2, r2), c2 in y.items():
+            n = n1 * n2 // math.gcd(n1, n2)
+            big = r1 ** (n // n1) * r2 ** (n // n2)
+            if big > _RAD_MAX:
+                return None
+            t = _rad_root(Fraction(big), n)
+            if t is None:
+                return None
+            out = _rad_add(out, {k: v * c1 * c2 for k, v in t.items()})
+    return out
+
+
+def _rad_inv(x: dict) -> dict | None:
+    if len(x) == 1:
+        (n, r), c = next(iter(x.items()))
+        t = _rad_root(Fraction(r) ** (n - 1), n) if r ** (n - 1) <= _RAD_MAX else None
+        return None if t is None else {k: v / (c * r) for k, v in t.items()}
+    if len(x) == 2 and all(n in (1, 2) for n, _ in x):   # a + b sqrt(r) or a sqrt(r) + b sqrt(s)
+        (k1, c1), (k2, c2) = x.items()
+        conj = {k1: c1, k2: -c2}
+        den = _rad_mul(x, conj)
+        if den is None or list(den) != [(1, 1)]:
+            return None
+        return {k: v / den[(1, 1)] for k, v in conj.items()}
+    return None
+
+
+def _rad_pow(x: dict, e: dict) -> dict | None:
+    if list(e) not in ([(1, 1)], []):
+        return None
+    q = e.get((1, 1), Fraction(0))
+    if q.denominator == 1 and abs(q) <= 24:
+        out: dict | None = {(1, 1): Fraction(1)}
+        for _ in range(abs(int(q))):
+            out = _rad_mul(out, x)
+            if out is None:
+                return None
+        return _rad_inv(out) if q < 0 else out
+    if len(x) == 1 and abs(q.numerator) <= 24 and q.denominator <= 24:   # c r^(1/n) to p/m
+        (n, r), c = next(iter(x.items()))
+        if c < 0:
+            return None
+        base = c ** n * r
+        if base.numerator > _RAD_MAX or base.denominator > _RAD_MAX:
+            return None
+        try:
+            power = base ** abs(q.numerator)
+        except OverflowError:
+            return None
+        if power.numerator > _RAD_MAX or power.denominator > _RAD_MAX:
+            return None
+        t = _rad_root(power, n * q.denominator)
+        return t if t is None or q > 0 else _rad_inv(t)
+    return None
+
+
+class _RadParser:
+    """Recursive descent over a normalised answer; raises ValueError on anything it cannot do."""
+
+    def __init__(self, s: str):
+        self.s, self.i = s, 0
+
+    def peek(self, t: str) -> bool:
+        return self.s.startswith(t, self.i)
+
+    def eat(self, t: str) -> bool:
+        if self.peek(t):
+            self.i += len(t)
+            return True
+        return False
+
+    def need(self, t: str) -> None:
+        if not self.eat(t):
+            raise ValueError(t)
+
+    def parse(self) -> dict:
+        v = self.expr()
+        if self.i != len(self.s):
+            raise ValueError("trailing")
+        return v
+
+    def expr(self) -> dict:
+        v = self.term()
+        while True:
+            if self.eat("+"):
+                v = _rad_add(v, self.term())
+            elif self.eat("-"):
+                v = _rad_add(v, self.term(), -1)
+            else:
+                return v
+
+    def term(self) -> dict:
+        v = self.unary()
+        while True:
+            if self.eat("\\cdot") or self.eat("\\times") or self.eat("*"):
+                v = self._ok(_rad_mul(v, self.unary()))
+            elif self.eat("/") or self.eat("\\div"):
+                v = self._ok(_rad_mul(v, self._ok(_rad_inv(self.unary()))))
+            elif self.i < len(self.s) and (self.peek("\\sqrt") or self.peek("sqrt") or self.peek("(")
+                                           or self.peek("\\frac")):
+                if self.peek("\\frac") and list(v) == [(1, 1)] and re.match(
+                        r"\\frac\{\d+\}\{\d+\}$", self.s[self.i:]):
+                    raise ValueError("mixed number")         # 2\frac{1}{2}: _exact_number's call
+                v = self._ok(_rad_mul(v, self.power()))      # implicit product: 2\sqrt{2}
+            else:
+                return v
+
+    def unary(self) -> dict:
+        if self.eat("-"):
+            return {k: -c for k, c in self.unary().items()}
+        if self.eat("+"):
+            return self.unary()
+        return self.power()
+
+    def power(self) -> dict:
+        base = self.atom()
+        if self.eat("^"):
+            if self.eat("{"):
+                e = self.expr()
+                self.need("}")
+            elif self.peek("("):
+                e = self.atom()
+            else:
+                m = re.match(r"\d", self.s[self.i:])
+                if not m:
+                    raise ValueError("exponent")
+                self.i += 1
+                e = {(1, 1): Fraction(int(m.group(0)))}
+            return self._ok(_rad_pow(base, e))
+        return base
+
+    def group(self, open_: str, close: str) -> dict:
+        self.need(open_)
+        v = self.expr()
+        self.need(close)
+        return v
+
+    def atom(self) -> dict:
+        m = re.match(r"\d+(?:\.\d+)?", self.s[self.i:])
+        if m:
+            self.i += m.end()
+            return {(1, 1): Fraction(m.group(0))} if Fraction(m.group(0)) else {}
+        if self.eat("\\frac"):
+            num = self.group("{", "}")
+            den = self.group("{", "}")
+            return self._ok(_rad_mul(num, self._ok(_rad_inv(den))))
+        if self.eat("\\sqrt") or self.eat("sqrt"):
+            n = 2
+            if self.peek("["):
+                idx = self.group("[", "]")
+                if list(idx) != [(1, 1)] or idx[(1, 1)].denominator != 1 or not 2 <= idx[(1, 1)] <= 24:
+                    raise ValueError("index")
+                n = int(idx[(1, 1)])
+            if self.peek("{"):
+                inner = self.group("{", "}")
+            elif self.peek("("):
+                inner = self.group("(", ")")
+            else:
+                m = re.match(r"\d+(?:\.\d+)?", self.s[self.i:])
+                if not m:
+                    raise ValueError("radicand")
+                self.i += m.end()
+                inner = {(1, 1): Fraction(m.group(0))}
+            return self._ok(_rad_pow(inner, {(1, 1): Fraction(1, n)}) if inner else {})
+        if self.peek("("):
+            return self.group("(", ")")
+        if self.peek("{"):
+            return self.group("{", "}")
+        raise ValueError("atom")
+
+    @staticmethod
+    def _ok(v):
+        if v is None:
+            raise ValueError("unsupported")
+        return v
+
+
+def _radical_value(s: str) -> dict | None:
+    """The exact value of a radical expression, or None when it is not one.
+
+    >>> _radical_value("\\\\sqrt{8}") == _radical_value("2\\\\sqrt{2}")
+    True
+    >>> _radical_value("\\\\frac{\\\\sqrt{6}}{2}") == _radical_value("\\\\sqrt{3/2}")
+    True
+    >>> _radical_value("\\\\sqrt{8}") == _radical_value("3\\\\sqrt{2}")
+    False
+    >>> _radical_value("x+1") is None
+    True
+    """
+    if not s or len(s) > 200 or not re.search(r"sqrt|\^", s) or re.search(r"[a-zA-Z]", re.sub(
+            r"\\(?:sqrt|frac|cdot|times|div)|sqrt", "", s)):
+        return None
+    try:
+        return _RadParser(s).parse()
+    except (ValueError, ZeroDivisionError, OverflowError, RecursionError):
+        return None
+
+
+# ---------- intervals and inequalities ----------------------------------------------
+
+_REL_RE = re.compile(r"\\le|\\ge|<|>|\\ne")
+
+
+def _negate(x: str) -> str:
+    return x[1:] if x.startswith("-") else "-" + x
+
+
+def _abs_pieces(lo: str, c_lo: bool, hi: str, c_hi: bool) -> list[tuple] | None:
+    """lo < |x| < hi as intervals of x (lo a known number >= 0 or -infinity, hi >= lo)."""
+    if _inf_key(lo) == "-\\infty":
+        lo, c_lo = "0", True
+    low = _exact_number(lo)
+    if low is None or low < 0:
+        return None
+    if _inf_key(hi) == "\\infty":
+        if low == 0 and c_lo:
+            return [("-\\infty", False, "\\infty", False)]
+        return [("-\\infty", False, _negate(lo), c_lo), (lo, c_lo, "\\infty", False)]
+    if low == 0 and c_lo:
+        return [(_negate(hi), c_hi, hi, c_hi)]
+    return [(_negate(hi), c_hi, _negate(lo), c_lo), (lo, c_lo, hi, c_hi)]
+
+
+def _interval_piece(s: str) -> tuple[str | None, list[tuple]] | None:
+    """Intervals from '(a,b]' or an inequality 'a<x\\le b', 'x\\ge a', 'b>x>a', '1\\le|z|\\le2':
+    (variable or None, [(lo, lo_closed, hi, hi_closed), ...])."""
+    k, el = _structure(s)
+    if len(k) == 2 and len(el) == 2:
+        return None, [(el[0], k[0] == "[", el[1], k[1] == "]")]
+    parts = [x.strip() for x in _REL_RE.split(s)]
+    ops = _REL_RE.findall(s)
+    if not ops or any(p == "" for p in parts) or "\\ne" in ops:
+        return None
+    var_re = r"\|?[a-zA-Z](?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?\|?"
+    if len(parts) == 2:
+        a, b = parts
+        op = ops[0]
+        if re.fullmatch(var_re, a) and not re.fullmatch(var_re, b):
+            var, val, less = a, b, op in ("<", "\\le")
+        elif re.fullmatch(var_re, b) and not re.fullmatch(var_re, a):
+            var, val, less = b, a, op in (">", "\\ge")
+        else:
+            return None
+        closed = op in ("\\le", "\\ge")
+        iv = ("-\\infty", False, val, closed) if less else (val, closed, "\\infty", False)
+    elif len(parts) == 3 and re.fullmatch(var_re, parts[1]):
+        up = [op in ("<", "\\le") for op in ops]
+        if up[0] != up[1]:
+            return None
+        lo, hi = (parts[0], parts[2]) if up[0] else (parts[2], parts[0])
+        c_lo, c_hi = (ops[0] == "\\le", ops[1] == "\\le") if up[0] else (ops[1] == "\\ge", ops[0] == "\\ge")
+        var, iv = parts[1], (lo, c_lo, hi, c_hi)
+    else:
+        return None
+    if var.startswith("|") != var.endswith("|"):
+        return None
+    if var.startswith("|"):                      # |x|: two intervals, symmetric about 0
+        pieces = _abs_pieces(*iv)
+        return None if pieces is None else (var.strip("|"), pieces)
+    return var, [iv]
+
+
+def _intervals(s: str) -> tuple[str | None, bool, list[tuple]] | None:
+    """A union of intervals from interval notation or inequalities, as (variable, written as an
+    inequality?, pieces); None when `s` is neither. 'x<1 or x>3', '(-\\infty,1)\\cup(3,\\infty)',
+    '\\{x|2<x\\le5\\}' and 'x\\in\\mathbb{R}' all parse."""
+    if len(s) > 300:
+        return None
+    m = re.fullmatch(r"\\\{\s*([a-zA-Z])\s*(?:\||:)(.+)\\\}", s)     # {x | 2 < x <= 5}
+    if m:
+        s = m.group(2)
+        if s.startswith(m.group(1) + "\\in"):
+            s = s[len(m.group(1)) + 3:]
+    if s in ("\\mathbb{R}", "\\mathbb R", "R", "allrealnumbers", "all real numbers"):
+        return None, False, [("-\\infty", False, "\\infty", False)]
+    pieces = [p for p in re.split(r"\\cup|(?<![a-zA-Z])or(?![a-zA-Z])|\\lor|\\vee", s)]
+    if any(not p.strip() for p in pieces):
+        return None
+    var, ineq, out = None, False, []
+    for p in pieces:
+        got = _interval_piece(p.strip().strip(","))
+        if got is None:
+            return None
+        v, ivs = got
+        if v is not None:
+            ineq = True
+            if var is not None and v != var:
+                return None
+            var = v
+        out.extend(ivs)
+    return var, ineq, out
+
+
+def _inf_key(x: str) -> str | None:
+    x = x.replace("+\\infty", "\\infty")
+    return x if x in ("\\infty", "-\\infty") else None
+
+
+def _same_intervals(g: list[tuple], p: list[tuple], budget: "_Budget") -> bool:
+    if len(g) != len(p):
+        return False
+
+    def end_eq(a: str, b: str) -> bool:
+        ia, ib = _inf_key(a), _inf_key(b)
+        if ia or ib:
+            return ia == ib
+        return _equal(a, b, budget)
+
+    left = list(p)
+    for lo, clo, hi, chi in g:
+        for j, (lo2, clo2, hi2, chi2) in enumerate(left):
+            if (clo, chi) == (clo2, chi2) and end_eq(lo, lo2) and end_eq(hi, hi2):
+                del left[j]
+                break
+        else:
+            return False
+    return True
+
+
 class _Budget:
     def __init__(self, seconds: float):
         self.deadline = time.monotonic() + seconds
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
+
+
+_EMPTY_RE = re.compile(
+    r"\\emptyset|\\varnothing|\\\{\\\}|(?:the ?)?empty ?set|null ?set|none|(?:there ?(?:is|are) ?)?no"
+    r"(?: ?(?:real|integer|integral|positive|negative|natural|such|possible|valid|rational|complex|"
+    r"prime|whole))* ?(?:solutions?|roots?|values?|numbers?|answers?|pairs?|triples?|integers?|x|n|"
+    r"such \w+)(?: ?exists?)?", re.IGNORECASE)
+
+
+def _is_empty(s: str) -> bool:
+    """The empty set, however written: \\emptyset, \\varnothing, \\{\\}, 'no solution', 'none'."""
+    return bool(_EMPTY_RE.fullmatch(s.strip().rstrip(".")))
+
+
+_DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _base_number(s: str) -> tuple[int, int] | None:
+    """'204_{5}' -> (54, 5): a numeral with a base subscript (digits checked against the base)."""
+    m = re.fullmatch(r"([0-9A-Z]+)_\{(\d{1,2})\}", s)
+    if not m or not 2 <= int(m.group(2)) <= 36:
+        return None
+    base = int(m.group(2))
+    if any(_DIGITS.index(c) >= base for c in m.group(1)):
+        return None
+    return int(m.group(1), base), base
+
+
+def _is_name(s: str) -> bool:
+    """A named quantity on the left of '=': x, AB, |AB|, y_{1}, f(x), A:B, V_1:V_2, \\frac{NO}{BO},
+    \\angle ABC. Not an expression (2x+z, a^2+b) and not a number."""
+    s = re.sub(r"\\(?:angle|measuredangle|overline|vec|mathbf|mathrm|text|operatorname|triangle)\s*", "", s)
+    s = re.sub(r"\\frac\{([^{}]+)\}\{([^{}]+)\}", r"\1/\2", s).replace("{", "").replace("}", "")
+    s = s.strip().strip("|")
+    return bool(s) and all(re.fullmatch(r"[A-Za-z]{1,8}(?:_\w+)?'*(?:\([\w,]+\))?", c.strip("|"))
+                           for c in re.split(r"[:/]", s))
 
 
 def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
@@ -468,10 +1130,18 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     g, p = g.rstrip("%"), p.rstrip("%")
     if g == p:
         return True
-    if "=" in g or "=" in p:                     # x=3 vs 3 already stripped; y=3 vs x=3 too
-        gl, pl = g.split("=")[-1], p.split("=")[-1]
-        if ("=" in g) != ("=" in p) and re.fullmatch(r"[a-zA-Z]", (g if "=" in g else p).split("=")[0]):
-            return _scalar_equal(gl, pl, budget)
+    gb, pb = _base_number(g), _base_number(p)
+    if gb or pb:                                 # 204_5: only the same numeral in the same base
+        return gb is not None and gb == pb
+    if _is_empty(g) or _is_empty(p):
+        return _is_empty(g) and _is_empty(p)
+    if ("=" in g) != ("=" in p):
+        # "AB = 4" vs "4"; "x = 5+5+1 = 11" vs "11"; a computation "2+3 = 5" in the prediction
+        eq, other = (g, p) if "=" in g else (p, g)
+        lhs, rhs = eq.split("=")[0], eq.split("=")[-1]
+        numeric_lhs = lhs and not re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", lhs))
+        if _is_name(lhs) or (eq is p and numeric_lhs):
+            return _scalar_equal(rhs, other, budget) if eq is g else _scalar_equal(other, rhs, budget)
     gt, pt = _is_text(g), _is_text(p)
     if gt or pt:
         return gt and pt and _text_key(g) == _text_key(p)
@@ -484,6 +1154,11 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
         if g_pct != p_pct:                       # 25% == 0.25
             return (gv / 100 if g_pct else gv) == (pv / 100 if p_pct else pv)
         return False
+    if g_pct == p_pct:
+        gr = _radical_value(g) if gv is None else {(1, 1): gv} if gv else {}
+        pr = _radical_value(p) if pv is None else {(1, 1): pv} if pv else {}
+        if gr is not None and pr is not None and (gv is None or pv is None):
+            return gr == pr
     if _dangerous(g) or _dangerous(p):
         return False
     if g_pct != p_pct:
@@ -492,10 +1167,23 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     return _WORKER.equal(g, p, budget)
 
 
+def _is_tuple(s: str) -> bool:
+    k, el = _structure(s)
+    return k == "()" and len(el) >= 2
+
+
 def _equal(g: str, p: str, budget: _Budget) -> bool:
     """Structural comparison of two normalised answers."""
     if g == p:
         return True
+    if _is_empty(g) or _is_empty(p):
+        return _is_empty(g) and _is_empty(p)
+    if re.search(r"\\le|\\ge|<|>", g + p):       # an inequality on one side: compare as intervals
+        gi, pi = _intervals(g), _intervals(p)
+        if gi is not None and pi is not None and (gi[1] or pi[1]):
+            if gi[1] and pi[1] and gi[0] != pi[0]:
+                return False
+            return _same_intervals(gi[2], pi[2], budget)
     if "\\cup" in g or "\\cup" in p:
         gs, ps = _split_top(g, "\\cup"), _split_top(p, "\\cup")
         if len(gs) != len(ps):
@@ -506,15 +1194,20 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
     pk, pe = _structure(p)
     if gk == "scalar" and pk == "scalar":
         return _scalar_equal(g, p, budget)
+    # a collection of tuples is a set whatever its brackets: {(1,2),(3,4)} = (3,4),(1,2)
+    tuples = len(ge) > 1 and len(pe) > 1 and all(_is_tuple(x) for x in ge + pe)
+    if tuples:
+        ge, pe = list(dict.fromkeys(ge)), list(dict.fromkeys(pe))
     if len(ge) != len(pe):
         return False
     if "pmatrix" in g or "pmatrix" in p:
         return _scalar_equal(g, p, budget)
-    unordered = {gk, pk} <= {"set", "bare"}
-    if len(gk) == 2 and len(pk) == 2 and gk != pk:      # interval/tuple brackets must agree
-        return False
-    if {gk, pk} == {"set", "()"} or {gk, pk} == {"set", "[]"}:
-        return False
+    unordered = {gk, pk} <= {"set", "bare"} or tuples
+    if not tuples:
+        if len(gk) == 2 and len(pk) == 2 and gk != pk:      # interval/tuple brackets must agree
+            return False
+        if {gk, pk} == {"set", "()"} or {gk, pk} == {"set", "[]"}:
+            return False
     if not unordered:
         return all(_equal(a, b, budget) for a, b in zip(ge, pe))
     left = list(pe)
@@ -526,6 +1219,73 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
         else:
             return False
     return True
+
+
+_ASSIGN_RE = re.compile(r"(" + _NAME + r")=([^=,]+)")
+
+
+def _named_tuple(s: str) -> tuple[list[str], str] | None:
+    """'(p,q)=(3,2)' -> (['p', 'q'], '(3,2)'); 'q=2,p=3' -> (['q', 'p'], '(2,3)')."""
+    m = re.fullmatch(r"\(((?:" + _NAME + r",)+" + _NAME + r")\)=(\(.+\))", s)
+    if m:
+        return m.group(1).split(","), m.group(2)
+    parts = _split_top(s)
+    if len(parts) >= 2 and all(_ASSIGN_RE.fullmatch(x) for x in parts):
+        pairs = [_ASSIGN_RE.fullmatch(x).groups() for x in parts]
+        if len({n for n, _ in pairs}) == len(pairs):
+            return [n for n, _ in pairs], "(" + ",".join(v for _, v in pairs) + ")"
+    return None
+
+
+def _relation_equal(g: str, p: str, budget: _Budget) -> bool:
+    """Second look at two answers written as relations (both unnormalised at the left side):
+    the same tuple under named components ('(p,q)=(3,2)' vs 'q=2, p=3'), or the same line or
+    curve: L1 - R1 = c (L2 - R2) for a nonzero constant c ('y = 2x + 1' vs '4x - 2y = -2')."""
+    gn, pn = _named_tuple(g), _named_tuple(p)
+    if gn and pn and sorted(gn[0]) == sorted(pn[0]) and gn[0] != pn[0]:
+        order = [pn[0].index(n) for n in gn[0]]
+        vals = _split_top(pn[1][1:-1])
+        return _equal(gn[1], "(" + ",".join(vals[i] for i in order) + ")", budget)
+    if g.count("=") == 1 and p.count("=") == 1 and not re.search(r"\\le|\\ge|<|>|\\ne", g + p) and \
+            len(_split_top(g)) == 1 and len(_split_top(p)) == 1 and re.search(r"[a-zA-Z]", g) and \
+            not (_dangerous(g) or _dangerous(p)):
+        return _WORKER.equal(g, p, budget, op="equation")
+    return False
+
+
+_UNIT_ALIASES = {}
+for _canon, _names in {
+        "cm": "cm centimeter centimeters centimetre centimetres", "mm": "mm millimeter millimeters",
+        "km": "km kilometer kilometers kilometre kilometres", "m": "m meter meters metre metres",
+        "in": "in inch inches", "ft": "ft foot feet", "yd": "yd yard yards", "mi": "mi mile miles",
+        "kg": "kg kilogram kilograms", "g": "g gram grams", "mg": "mg milligram milligrams",
+        "lb": "lb lbs pound pounds", "oz": "oz ounce ounces", "s": "s sec secs second seconds",
+        "min": "min mins minute minutes", "h": "h hr hrs hour hours", "day": "day days",
+        "week": "week weeks", "month": "month months", "year": "year years yr yrs",
+        "dollar": "dollar dollars", "cent": "cent cents", "l": "l liter liters litre litres",
+        "ml": "ml milliliter milliliters", "gal": "gal gallon gallons", "mph": "mph",
+        "km/h": "km/h kph", "deg": "degree degrees"}.items():
+    for _n in _names.split():
+        _UNIT_ALIASES[_n] = _canon
+
+
+def _unit_key(s: str) -> str | None:
+    """The known unit after a number ('5 cm', '12\\text{ cm}^2', '3 square feet' -> 'cm',
+    'cm^2', 'ft^2'), or None (no unit, or a word we do not know as a unit)."""
+    t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", s)
+    t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
+    m = re.search(r"\d(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?(?P<u>[a-zA-Z]+(?:/[a-zA-Z]+)?)\s*"
+                  r"(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
+    if not m or (len(m.group("u")) == 1 and not m.group("sp")):
+        return None
+    unit = _UNIT_ALIASES.get(m.group("u").lower())
+    if unit is None:
+        return None
+    e = m.group("e") or {"²": "2", "³": "3"}.get(m.group("e2") or "", "")
+    if m.group("sq"):
+        e = "3" if m.group("sq").startswith("cubic") else "2"
+    return unit + ("^" + e if e not in ("", "1") else "")
+
 
 
 _UNSURE_RE = re.compile(r"\\approx|≈|\?|\b(?:maybe|perhaps|probably|possibly|approximately|either)\b")
@@ -543,18 +1303,61 @@ def _or_to_list(s: str) -> str:
     return re.sub(r"\s*(?:\\text\{\s*(?:or|and)\s*\}|\bor\b|\band\b|\\lor|\\vee)\s*", ", ", s)
 
 
-def verify_math(completion: str, answer: str) -> bool:
-    """True when the completion's final answer equals the gold answer (issue 4's rules).
+def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
+    """True when the completion's final answer equals the gold answer.
 
-    * only the text after the last `</think>` counts; an unclosed `<think>` -> False;
-    * the last `\\boxed{}`/`\\fbox{}` counts (adjacent boxes form one list); without a box only
-      "The answer is X", "Final answer: X", "Answer: X", "#### X" or "<answer>X</answer>";
-    * empty box, hedges ("42 or 43", `\\pm` for a single value, extra candidates, several
-      boxes with different values) -> False;
-    * gold formats: GSM8K `#### 1,234`, MATH LaTeX (or a full solution with a box), AIME '007',
-      lists; both sides go through `normalize_answer`;
-    * equivalence is exact (1/2^99 != 1/2^98, 0.333 != 1/3); symbolic checks run in a
-      killable worker with a hard time limit, never in this process.
+    Which answer counts (`extract_answer`):
+
+    * only the text after the last `</think>` counts, up to a chat-template end or new-turn
+      token (`<|im_end|>`, `<|im_start|>`, `<|endoftext|>` ...); an unclosed `<think>` -> False;
+    * the last `\\boxed{}`/`\\fbox{}` counts (adjacent boxes, or boxes joined by a short phrase
+      with "and", form one list); without a box only an anchored final statement: "The answer
+      is X", "Final answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X",
+      "Answer $X$", "#### X", "<answer>X</answer>", or a last sentence "Therefore, the
+      largest $n$ is X";
+    * hedges -> False: "42 or 43", `\\pm` for a single value, `\\approx`, extra candidates,
+      several boxes with different values offered as alternatives;
+    * an explicit self-correction ("wait, I made an error", "that's wrong", "let me redo")
+      withdraws the boxes before it: the last box after it counts. One after the final answer
+      withdraws that answer. "Actually" or "Wait" alone are no self-correction.
+
+    How answers compare (both sides go through `normalize_answer`; gold formats: GSM8K
+    `#### 1,234`, MATH LaTeX, a full solution with a box or a "Final Answer:" line, AIME '007',
+    lists):
+
+    * exact: 1/2^99 != 1/2^98, 0.333 != 1/3; radicals exactly in-process (`_radical_value`:
+      \\sqrt{8} = 2\\sqrt{2}, \\frac{\\sqrt{6}}{2} = \\sqrt{3/2}); other symbolic checks in a
+      killable worker with a hard time limit (math-verify's parser, its float tolerance replaced
+      by an exact check), never in this process;
+    * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}",
+      "$12 dollars"), but two different known units disagree (5 cm != 5 m); "28 percent",
+      "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28;
+    * intervals and inequalities are one thing: (2, 5] = "2 < x \\le 5" = "\\{x | 2<x\\le5\\}",
+      "x < 1 or x > 3" = (-\\infty,1)\\cup(3,\\infty); endpoints and their openness must agree;
+    * the empty set: \\emptyset = \\varnothing = \\{\\} = "no solution" = "none";
+    * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1" and "|AB| = 1"
+      as gold equal their right side; a box "x = 5+5+1 = 11" counts as its last member;
+    * equations of one line or curve agree up to rearrangement and a nonzero factor:
+      y = 2x + 1 = "2x - y + 1 = 0" = "4x - 2y = -2";
+    * lists and sets are unordered, tuples ordered; a collection of tuples is a set
+      ({(1,2),(3,4)} = (3,4),(1,2), duplicates ignored);
+    * a numeral with a base subscript (204_5) equals only the same numeral in the same base:
+      not 204, and not its decimal value 54 either (the question asked for base 5; accepting 54
+      would also reward echoing a "convert 54 to base 5" question);
+    * "3, 500" is two numbers; "3,500" and "3,\\!500" are 3500.
+
+    Deliberate policies where this differs from math-verify's own regression tests (see
+    bench/mathverify_suite.py):
+
+    1. a final answer needs a box or an anchor; a bare value in running text earns nothing, so
+       that an RL policy is not paid for a number it merely mentions (`lenient=True`, which
+       `evaluate.py --lenient` uses, also takes the region's last formula or number);
+    2. no float tolerance: 0.0833333 != 1/12, 0.33 != 1/3 (1/2^99 must not equal 1/2^98);
+    3. variables are compared strictly: f(x) != f(y);
+    4. "," is never a decimal separator: "1000,99" is not 1000.99;
+    5. `\\approx` in the answer is a hedge, even after an exact value;
+    6. an equation answer is compared as an equation: "7 = 11a + c" != "11a + c";
+    7. a box followed by another box after prose is a competing answer, not a list.
 
     Never raises: anything unexpected counts as False.
 
@@ -562,24 +1365,42 @@ def verify_math(completion: str, answer: str) -> bool:
     True
     >>> verify_math("\\\\boxed{4} or \\\\boxed{5}", "4")
     False
+    >>> verify_math("\\\\boxed{5}. Wait, I made an error: 3+4=7, so \\\\boxed{7}.", "7")
+    True
+    >>> verify_math("\\\\boxed{2 < x \\\\le 5}", "(2, 5]")
+    True
+    >>> verify_math("\\\\boxed{204}", "204_5")
+    False
+    >>> verify_math("So we get 7.", "7"), verify_math("So we get 7.", "7", lenient=True)
+    (False, True)
     """
     try:
-        return _verify_math(completion, answer)
+        return _verify_math(completion, answer, lenient)
     except Exception:                                           # noqa: BLE001 - a reward never crashes training
         return False
 
 
-def _verify_math(completion: str, answer: str) -> bool:
+def _verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     if not isinstance(completion, str) or answer is None:
         return False
     region = answer_region(completion)
     if region is None:
         return False
+    region = _DOUBLED_CMD_RE.sub("", _SPECIAL_TOKEN_RE.split(region, 1)[0])
     _WORKER.prestart()
-    pred = extract_answer(region)
-    if pred is None:
-        return False
+    pred, others, how = _extract_full(region, lenient=lenient)
     gold = _gold_answer(answer)
+    if pred is not None and _check(region, pred, others, gold):
+        return True
+    if lenient and how in ("", "sentence"):      # evaluation: also the last formula or number
+        alt, end = _lenient_answer(region)
+        return alt is not None and alt != pred and not _CORRECTION_RE.search(region, end) and \
+            _check(region, alt, [], gold)
+    return False
+
+
+def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
+    """The comparison half of verify_math: the extracted answer against the gold string."""
     g = normalize_answer(gold)
     p = normalize_answer(pred)
     if not p or not g:
@@ -587,7 +1408,10 @@ def _verify_math(completion: str, answer: str) -> bool:
     if len(p) > max(MAX_ANSWER_CHARS // 2, 4 * len(g) + 50):         # over-long: no parsing
         return False
     budget = _Budget(VERIFY_BUDGET_S)
-    if _HEDGE_RE.search(pred) and not _HEDGE_RE.search(gold):
+    relation = any(iv is not None and iv[1] for iv in (_intervals(g), _intervals(p)))
+    if relation:
+        pass                                     # "x < 1 or x > 3": a union, not a hedge
+    elif _HEDGE_RE.search(pred) and not _HEDGE_RE.search(gold):
         # "\pm", "or", ... in the prediction: allowed only when the gold has several values
         if _structure(g)[0] not in ("bare", "set") or _UNSURE_RE.search(pred):
             return False
@@ -595,7 +1419,13 @@ def _verify_math(completion: str, answer: str) -> bool:
     elif _HEDGE_RE.search(gold):
         g = normalize_answer(_or_to_list(_expand_pm(gold)))
         p = normalize_answer(_or_to_list(_expand_pm(pred)))
-    if not (g == p or _equal(g, p, budget)):
+    if _UNSURE_RE.search(pred) and not _UNSURE_RE.search(gold):
+        return False
+    if not (g == p or _equal(g, p, budget) or _relation_equal(
+            _normalize(gold, strip_lhs=False), _normalize(pred, strip_lhs=False), budget)):
+        return False
+    gu, pu = _unit_key(gold), _unit_key(pred)
+    if gu and pu and gu != pu:                   # 5 cm vs 5 m
         return False
     # "\\boxed{42} (or 43)": an alternative right after the final box is a hedge too
     boxes = _find_boxes(region)
@@ -603,17 +1433,21 @@ def _verify_math(completion: str, answer: str) -> bool:
                           region[boxes[-1][1]:boxes[-1][1] + 40], re.IGNORECASE):
         return False
     # several boxes that disagree with each other are a hedge, even if the last one is right
-    for other in _other_boxes(region):
+    for other in others:
         o = normalize_answer(other)
         if o and o != p and not _equal(g, o, budget):
             return False
     return True
 
 
+
 # ---------- the symbolic worker -----------------------------------------------------
 
 def _math_worker_loop() -> None:  # pragma: no cover - runs in the worker process
-    """Worker process: read JSON lines {"g":..., "p":...}, answer {"ok": bool} per line.
+    """Worker process: read JSON lines {"op":..., "g":..., "p":...}, answer {"ok": bool} per line.
+
+    op "equal" (the default): math-verify's comparison; op "equation": two equations "L = R" of
+    the same curve up to a nonzero factor.
 
     Uses math-verify (latex2sympy) for parsing and comparison of structures, with its float
     tolerance replaced by an exact check: floats are turned back into the decimals they spell
@@ -679,12 +1513,30 @@ def _math_worker_loop() -> None:  # pragma: no cover - runs in the worker proces
                 return x
         return [rationalize(imaginary(x)) for x in out]
 
+    def equation_equal(g, p):
+        """L1 = R1 and L2 = R2 describe one curve: (L1 - R1) / (L2 - R2) is a nonzero constant."""
+        def side(eq):
+            lhs, rhs = eq.split("=")
+            a = [x for x in to_sympy(lhs) if isinstance(x, sympy.Expr)]
+            b = [x for x in to_sympy(rhs) if isinstance(x, sympy.Expr)]
+            return a[0] - b[0] if a and b else None
+        eg, ep = side(g), side(p)
+        if eg is None or ep is None or not eg.free_symbols or eg.free_symbols != ep.free_symbols:
+            return False
+        q = sympy.cancel(sympy.together(eg / ep))
+        return bool(q.is_number and q.is_finite and q != 0)
+
     out = sys.stdout
     out.write("ready\n")
     out.flush()
     for line in sys.stdin:
         try:
             job = json.loads(line)
+            if job.get("op") == "equation":
+                ok = equation_equal(job["g"], job["p"])
+                out.write(json.dumps({"ok": bool(ok)}) + "\n")
+                out.flush()
+                continue
             gs, ps = to_sympy(job["g"]), to_sympy(job["p"])
             ok = bool(gs and ps and verify(gs, ps, timeout_seconds=None))
         except Exception:                              # noqa: BLE001
@@ -748,7 +1600,7 @@ class _SymbolicWorker:
         line, self.buf = self.buf.split(b"\n", 1)
         return line
 
-    def equal(self, g: str, p: str, budget: _Budget) -> bool:
+    def equal(self, g: str, p: str, budget: _Budget, op: str = "equal") -> bool:
         with self.lock:
             if self.proc is None or self.owner != os.getpid() or self.proc.poll() is not None:
                 self.start()
@@ -761,7 +1613,7 @@ class _SymbolicWorker:
             if timeout <= 0:
                 return False
             try:
-                self.proc.stdin.write((json.dumps({"g": g, "p": p}) + "\n").encode())
+                self.proc.stdin.write((json.dumps({"op": op, "g": g, "p": p}) + "\n").encode())
                 self.proc.stdin.flush()
             except (BrokenPipeError, OSError):
                 self.kill()

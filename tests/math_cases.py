@@ -1,8 +1,9 @@
 r"""Hand-written cases for `rewards.verify_math`, shared by tests/test_rewards.py and
 bench/verify_vs_mathverify.py.
 
-Each case is (category, completion, gold, expected). Written from the rules of issue 4, one group
-per rule, with accepts and rejects in each; not taken from any evaluation set.
+Each case is (category, completion, gold, expected). Written from the checker's rules (see
+`mathcheck.verify_math`'s docstring), one group per rule, with accepts and rejects in each; not
+taken from any evaluation set.
 """
 
 T = "<think>\nLet me work this out step by step. 2 + 2 = 4, then ...\n</think>\n\n"
