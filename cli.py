@@ -37,6 +37,13 @@ def _flags(parser) -> list[str]:
     return sorted(f for f in flags if "-" not in f[2:] or "--" + f[2:].replace("-", "_") not in flags)
 
 
+# Flags renamed so that every script uses one name for one idea (TRL's where TRL has one).
+RENAMED = {"--save_every": "--save_steps", "--num_test_prompts": "--eval_problems",
+           "--eval_prompts": "--eval_problems", "--num_eval_prompts": "--eval_problems",
+           "--num_problems": "--eval_problems", "--max_new_tokens": "--max_completion_length",
+           "--eval_max_new_tokens": "--eval_max_completion_length", "--batch_size": "--prompts_per_step"}
+
+
 def did_you_mean(flag: str, known: list[str]) -> str:
     """'--max_step' among the known flags -> "did you mean --max_steps?" (or a pointer to --help).
 
@@ -44,6 +51,8 @@ def did_you_mean(flag: str, known: list[str]) -> str:
     'did you mean --num_generations?'
     """
     name = flag.split("=", 1)[0]
+    if RENAMED.get(name) in known:
+        return f"renamed: use {RENAMED[name]}"
     score = lambda k: difflib.SequenceMatcher(None, name, k).ratio()
     close = [k for k in sorted(known, key=score, reverse=True)[:2] if score(k) >= 0.6]
     close = [k for k in close if score(k) >= score(close[0]) - 0.05] if close else close   # near-ties only

@@ -5,7 +5,7 @@ import importlib
 import pytest
 
 MODULES = ["grpo", "rewards", "mathcheck", "data", "sft", "distill", "evaluate", "pipeline", "models",
-           "sandbox"]
+           "sandbox", "cli"]
 
 
 @pytest.mark.parametrize("name", MODULES)

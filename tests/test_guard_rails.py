@@ -40,6 +40,7 @@ def test_misspelled_and_abbreviated_flags_get_did_you_mean():
     p = run("pipeline.py", "--max_step", "3", "--dry-run")      # was read as --max_steps_scale 3
     assert_clean_error(p, "unknown flag", "--max_step")
     assert cli.did_you_mean("--sav_steps", ["--save_steps", "--seed"]) == "did you mean --save_steps?"
+    assert cli.did_you_mean("--save_every", ["--save_steps", "--eval_every"]) == "renamed: use --save_steps"
 
 
 @pytest.mark.parametrize("flag,value,needle", [
