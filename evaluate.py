@@ -53,6 +53,7 @@ class Config:
     thinking: str = field(default="default", metadata={"help": "default | on | off | both"})
     budgets: str = field(default="", metadata={"help": "thinking budgets to sweep, e.g. '32,64,128' (empty: no sweep)"})
     engine: str = field(default="auto", metadata={"help": "auto | hf | vllm"})
+    lenient: bool = field(default=False, metadata={"help": "math: also accept an unboxed, unanchored final number or expression (models that do not box answers); rewards stay strict"})
     output_dir: str = field(default="runs/eval", metadata={"help": "where results.json and eval.png go"})
 
 
@@ -101,17 +102,18 @@ def has_closed_think(text: str) -> bool:
     return bool(m and m.group(1).strip())
 
 
-def score(task: dict, completion: str) -> float:
-    """1.0 if the completion solves the task (math: rewards.verify_math; code: all tests pass)."""
+def score(task: dict, completion: str, lenient: bool = False) -> float:
+    """1.0 if the completion solves the task (math: rewards.verify_math, `lenient` as
+    mathcheck.verify_math takes it; code: all tests pass)."""
     import rewards
     if "answer" in task:
-        return float(rewards.verify_math(completion, task["answer"]))
+        return float(rewards.verify_math(completion, task["answer"], lenient=lenient))
     return float(rewards.REWARDS["code"](completion, task) >= 1.0)
 
 
 def evaluate_model(model, tokenizer, tasks: list[dict], k: int = 1, temperature: float = 0.6,
                    top_p: float = 0.95, max_new_tokens: int = 256, thinking: str = "default",
-                   budget: int | None = None, engine=None, seed: int = 0) -> dict:
+                   budget: int | None = None, engine=None, seed: int = 0, lenient: bool = False) -> dict:
     """Generate k answers per task and score them. Returns metrics and per-problem rows."""
     think = {"default": None, "on": True, "off": False}[thinking]
     extra = {"enable_thinking": False} if thinking == "off" else {}
@@ -122,7 +124,7 @@ def evaluate_model(model, tokenizer, tasks: list[dict], k: int = 1, temperature:
     with models.progress(f"eval {len(tasks)} problems"):
         outs = (models.generate_with_thinking_budget(engine, prompts, params, budget) if budget
                 else engine.generate(prompts, params))
-    correct = np.array([score(tasks[c.prompt_index], c.text) for c in outs]).reshape(len(tasks), k)
+    correct = np.array([score(tasks[c.prompt_index], c.text, lenient) for c in outs]).reshape(len(tasks), k)
     metrics = {
         "num_problems": len(tasks), "k": k, "thinking": thinking, "budget": budget,
         "pass@1" if k == 1 else f"avg@{k}": float(correct.mean()),
@@ -178,7 +180,7 @@ def evaluate(cfg: Config) -> Path:
     for mode in modes:
         for budget in [None] + budgets:
             r = evaluate_model(model, tok, tasks, cfg.k, cfg.temperature, cfg.top_p,
-                               cfg.max_completion_length, mode, budget, engine, cfg.seed)
+                               cfg.max_completion_length, mode, budget, engine, cfg.seed, cfg.lenient)
             results.append(r["metrics"])
             samples += [{"thinking": mode, "budget": budget, **row} for row in r["rows"]]
             print(json.dumps(r["metrics"]))

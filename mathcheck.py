@@ -147,6 +147,14 @@ _CORRECTION_RE = re.compile(
     r"|\bcorrection\s*:|\bscratch\s+that\b|\bI\s+take\s+(?:that|it)\s+back\b|\boops\b"
     r"|\b(?:wait|actually|hmm)\s*,?\s+no\s*[.,!;]",
     re.IGNORECASE)
+# Weaker signs of a correction, enough to withdraw boxes before them when a new final box
+# follows (and nothing after them hedges): "my earlier answer of \boxed{10} is incorrect".
+_WITHDRAW_RE = re.compile(
+    r"(?<!\bif I'm )(?<!\bif I am )(?<!\bif that's )(?<!\bno )(?<!\bany )(?<!\bwithout )"
+    r"\b(?:incorrect|wrong|mistaken|mistakes?|errors?|miscalculat\w*|typo|not\s+(?:right|correct))\b",
+    re.IGNORECASE)
+_WITHDRAW_HEDGE_RE = re.compile(r"\b(?:or|maybe|perhaps|possibly|probably|either|alternatively|might|"
+                                r"could\s+be|not\s+sure|unsure)\b", re.IGNORECASE)
 # a short phrase that joins two boxes into one list answer ("\boxed{1} and \boxed{2}",
 # "\boxed{(3, 3)} for part (a) and \boxed{(1, 1)}", "$y_1 = \boxed{..}$ and $y_2 = \boxed{..}$")
 _GAP_BLOCK_RE = re.compile(r"\b(?:or|not|no|but|wait|actually|maybe|perhaps|either|alternatively|"
@@ -315,8 +323,13 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
     fix = None
     for fix in _CORRECTION_RE.finditer(text, 0, max(start, 0)):
         pass
-    if fix is not None:
-        earlier = [b for b in earlier if b[0] > fix.end()]
+    for weak in _WITHDRAW_RE.finditer(text, 0, max(start, 0)):
+        if fix is None or weak.end() > fix.end():
+            fix = weak
+    if fix is not None and earlier:
+        withdrawn = [b for b in earlier if b[0] < fix.start()]
+        if withdrawn and not _WITHDRAW_HEDGE_RE.search(text, withdrawn[0][1]):   # nothing hedges
+            earlier = [b for b in earlier if b[0] > fix.end()]
     others = [_strip_math_delims(c) for _, _, c in earlier]
     if answer is None and lenient:
         (answer, end), how = _lenient_answer(text), "lenient"
@@ -800,8 +813,11 @@ def _rad_pow(x: dict, e: dict) -> dict | None:
         return _rad_inv(out) if q < 0 else out
     if len(x) == 1 and abs(q.numerator) <= 24 and q.denominator <= 24:   # c r^(1/n) to p/m
         (n, r), c = next(iter(x.items()))
-        if c < 0:
-            return None
+        sign = 1
+        if c < 0:                                # odd roots of negatives are real
+            if n != 1 or q.denominator % 2 == 0:
+                return None
+            sign, c = (-1) ** (q.numerator % 2), -c
         base = c ** n * r
         if base.numerator > _RAD_MAX or base.denominator > _RAD_MAX:
             return None
@@ -812,7 +828,9 @@ def _rad_pow(x: dict, e: dict) -> dict | None:
         if power.numerator > _RAD_MAX or power.denominator > _RAD_MAX:
             return None
         t = _rad_root(power, n * q.denominator)
-        return t if t is None or q > 0 else _rad_inv(t)
+        if t is not None and q < 0:
+            t = _rad_inv(t)
+        return None if t is None else {k: sign * v for k, v in t.items()}
     return None
 
 
@@ -1237,6 +1255,12 @@ def _named_tuple(s: str) -> tuple[list[str], str] | None:
     return None
 
 
+def _assigned(s: str) -> str | None:
+    """The variable of a single assignment 'y=2x+1' (None for anything else)."""
+    m = re.fullmatch(r"(" + _NAME + r")=[^=,]+", s)
+    return m.group(1) if m else None
+
+
 def _relation_equal(g: str, p: str, budget: _Budget) -> bool:
     """Second look at two answers written as relations (both unnormalised at the left side):
     the same tuple under named components ('(p,q)=(3,2)' vs 'q=2, p=3'), or the same line or
@@ -1421,8 +1445,14 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
         p = normalize_answer(_or_to_list(_expand_pm(pred)))
     if _UNSURE_RE.search(pred) and not _UNSURE_RE.search(gold):
         return False
-    if not (g == p or _equal(g, p, budget) or _relation_equal(
-            _normalize(gold, strip_lhs=False), _normalize(pred, strip_lhs=False), budget)):
+    gc, pc = _normalize(gold, strip_lhs=False), _normalize(pred, strip_lhs=False)
+    gl, pl = _assigned(gc), _assigned(pc)
+    if gl and pl and gl != pl:                   # y = 2x + 1 vs z = 2x + 1
+        return False
+    gn, pn = _named_tuple(gc), _named_tuple(pc)
+    if gn and pn and sorted(gn[0]) == sorted(pn[0]):     # (p,q)=(3,2) vs q=2, p=3: match by name
+        return _relation_equal(gc, pc, budget) if gn[0] != pn[0] else _equal(gn[1], pn[1], budget)
+    if not (g == p or _equal(g, p, budget) or _relation_equal(gc, pc, budget)):
         return False
     gu, pu = _unit_key(gold), _unit_key(pred)
     if gu and pu and gu != pu:                   # 5 cm vs 5 m
