@@ -26,17 +26,23 @@ __all__ = ["verify_math", "extract_answer", "normalize_answer", "answer_region"]
 # =====================================================================================
 #
 # verify_math(completion, gold) works in four steps, each a small function below:
-#   1. answer_region: the text after the last </think> (an unclosed <think> -> no answer).
-#   2. extract_answer: the last \boxed{}/\fbox{} (adjacent boxes form one list); without a box
-#      only an anchored final statement ("The answer is X", "Answer: X", "#### X",
-#      "<answer>X</answer>"). Hedges ("42 or 43", \pm, boxes with different values) -> None.
+#   1. answer_region: the text after the last </think> (an unclosed <think> -> no answer), cut
+#      at a chat-template end or new-turn token.
+#   2. extract_answer: the last \boxed{}/\fbox{} (adjacent boxes form one list; boxes before an
+#      explicit self-correction are withdrawn); without a box only an anchored final statement
+#      ("The answer is X", "Final Answer: X", "#### X", "<answer>X</answer>", a last sentence
+#      "the largest n is X"). Hedges ("42 or 43", \pm, competing boxes) -> rejected.
 #   3. normalize_answer: the same normalisation for gold and prediction (LaTeX spellings,
-#      units, degrees, thousands separators, scientific notation, repeating decimals, unicode).
-#   4. comparison: string equality, then exact rational arithmetic for plain numbers, then
-#      structure (lists, sets, tuples, intervals), then math-verify's symbolic comparison in a
+#      units and words after a number, degrees, percent, thousands separators, scientific
+#      notation, repeating decimals, unicode, base subscripts, the empty set).
+#   4. comparison: string equality, then exact rational arithmetic for plain numbers and exact
+#      radicals, then structure (lists, sets, tuples, intervals = inequalities, named tuples),
+#      then math-verify's symbolic comparison (and a same-curve test for equations) in a
 #      separate worker process that is killed after SYMBOLIC_TIMEOUT_S. math-verify's numeric
 #      tolerance is replaced there by an exact check (floats are read as the decimals they
 #      spell; remaining numbers must agree to 40 significant digits, relative, not absolute).
+#   `lenient=True` (evaluation only) also takes the last formula or number when step 2 finds
+#   no box and no anchor.
 
 SYMBOLIC_TIMEOUT_S = 2.0      # one symbolic comparison in the worker
 VERIFY_BUDGET_S = 4.0         # all symbolic work of one verify_math call together
@@ -122,7 +128,7 @@ _MATH_ENV = r"(?:\$\$.+?\$\$|\$(?:\\\$|[^$\n])+\$|\\\([^\n]+?\\\)|\\\[.+?\\\])"
 _ANCHOR_RE = re.compile(
     r"<answer>(?P<tag>.*?)</answer>"
     r"|####[ \t]*(?P<hash>[^\n]*)"
-    r"|(?:\bfinal\s+answer|\banswer)(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
+    r"|(?:\bfinal\s+(?:answer|result)|\banswer)(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
     r"(?:\s*\*\*)?\s*(?:is\b\s*:?|:|=)(?:\s*\*\*)?[ \t]*(?P<stmt>[^\n]*)"
     # "Answer $9$", "Answer \[ 9 \]": the word alone at the start of a line, then a formula
     r"|(?:^|\n)[ \t]*(?:\*\*)?(?:final\s+)?answer(?:\*\*)?[ \t]+(?P<env>" + _MATH_ENV + ")",
@@ -130,7 +136,8 @@ _ANCHOR_RE = re.compile(
 
 # An explicit admission that an earlier answer was wrong. Boxes before the last one of these are
 # withdrawn; one after the final answer withdraws it. "Actually", "Wait" or "let me check" alone
-# are not enough: they are how hedges and re-checks read too.
+# are not enough: they are how hedges and re-checks read too. ("Let me redo it" after the final
+# answer is a re-check, so it is among the weaker signs below.)
 _CORRECTION_RE = re.compile(
     r"(?<!\bif )(?<!\bunless )(?<!\bno )\b(?:I|we)\s+(?:have\s+|'ve\s+|had\s+)?(?:made|make)\s+"
     r"(?:(?:a|an|one|small|careless|simple|silly|minor|big|arithmetic|calculation|computational|"
@@ -139,19 +146,21 @@ _CORRECTION_RE = re.compile(
     r"got\s+(?:it|this|that)\s+wrong)\b"
     r"|\b(?:that|this|it|which)(?:'s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+(?:right|correct)|"
     r"a\s+mistake|an\s+error|mistaken)\b"
+    r"|\b(?:that|this|it)\s+(?:can't|cannot|can\s+not|couldn't)\s+be\s+(?:right|correct)\b"
     r"|\b(?:previous|above|earlier|first|initial)\s+(?:answer|result|value|calculation|computation|"
     r"step)\s+(?:is|was)\s+(?:wrong|incorrect|not\s+(?:right|correct))\b"
-    r"|\bthere(?:'s|\s+is|\s+was)\s+an?\s+(?:error|mistake)\b"
-    r"|\b(?:let\s+me|I\s+need\s+to|I\s+should|I'll|we\s+need\s+to|let's)\s+(?:correct|fix|redo|re-do|"
-    r"recompute|re-compute|recalculate|re-calculate)\b"
-    r"|\bcorrection\s*:|\bscratch\s+that\b|\bI\s+take\s+(?:that|it)\s+back\b|\boops\b"
-    r"|\b(?:wait|actually|hmm)\s*,?\s+no\s*[.,!;]",
+    r"|\bthere(?:'s|\s+is|\s+was)\s+an?\s+(?:error|mistake)(?:\s*[.,:;!]|\s+in\s+my\b)"
+    r"|\bcorrection\s*:|\bscratch\s+that\b|\bI\s+take\s+(?:that|it)\s+back\b"
+    r"|\b(?:wait|actually|hmm)\s*,?\s+no\s*[.!;]",
     re.IGNORECASE)
 # Weaker signs of a correction, enough to withdraw boxes before them when a new final box
 # follows (and nothing after them hedges): "my earlier answer of \boxed{10} is incorrect".
 _WITHDRAW_RE = re.compile(
     r"(?<!\bif I'm )(?<!\bif I am )(?<!\bif that's )(?<!\bno )(?<!\bany )(?<!\bwithout )"
-    r"\b(?:incorrect|wrong|mistaken|mistakes?|errors?|miscalculat\w*|typo|not\s+(?:right|correct))\b",
+    r"\b(?:incorrect|wrong|mistaken|mistakes?|errors?|miscalculat\w*|typo|not\s+(?:right|correct)|sorry|"
+    r"re-?calculat\w*|re-?comput\w*|redo(?:ing)?|the\s+correct\s+(?:answer|value|result|total)|oops)\b"
+    r"|\b(?:let\s+me|I\s+need\s+to|I\s+should|I'll|we\s+need\s+to|let's)\s+(?:correct|fix|redo|re-do|"
+    r"recompute|re-compute|recalculate|re-calculate)\b",
     re.IGNORECASE)
 _WITHDRAW_HEDGE_RE = re.compile(r"\b(?:or|maybe|perhaps|possibly|probably|either|alternatively|might|"
                                 r"could\s+be|not\s+sure|unsure)\b", re.IGNORECASE)
@@ -189,7 +198,8 @@ def _strip_math_delims(s: str) -> str:
 
 _SUBJECT_IS_RE = re.compile(
     r"(?is)^(?:\*\*)?(?:(?:so|thus|therefore|hence|finally|consequently|in\s+conclusion|in\s+summary|"
-    r"overall)\s*,?\s+)?the\s+(?P<what>[^.;!?]{1,160}?)\s+(?:is|are|equals|was|will\s+be|must\s+be|=)"
+    r"overall)\s*,?\s+)?(?:(?:we|I)\s+(?:conclude|find|get|see|know|have|obtain)\s+that\s+)?"
+    r"the\s+(?P<what>[^.;!?]{1,160}?)\s+(?:is|are|equals|was|will\s+be|must\s+be|=)"
     r"\s*:?\s+(?P<stmt>.+)$")
 
 
@@ -198,7 +208,9 @@ def _subject_is(x: str) -> str | None:
     m = _SUBJECT_IS_RE.match(x.strip())
     if not m or len(m.group("what").split()) > 15 or re.search(r"\b(?:is|are|was)\b", m.group("what")):
         return None
-    return m.group("stmt")
+    stmt = re.sub(r"(?i)^(?:(?:thus|therefore|hence|then|simply|exactly|just|precisely|equal\s+to|"
+                  r"given\s+by|found\s+to\s+be)\s*,?\s+)+", "", m.group("stmt"))
+    return None if re.match(r"(?i)(?:not|no|never)\b", stmt) else stmt
 
 
 def _clean_statement(x: str, loose: bool = False) -> str | None:
@@ -541,6 +553,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # infinity spellings; the empty set
     s = re.sub(r"\\inf(?![a-zA-Z])|\binfinity\b|\\infinity", r"\\infty", s)
     s = re.sub(r"\\varnothing(?![a-zA-Z])|\\\{\s*\\\}|^\s*\{\s*\}\s*$", r"\\emptyset", s)
+    s = re.sub(r"(?<![\w\\])(\d[0-9A-Z]*)\s*\(?\s*(?:in\s+)?base[\s-]*(\d{1,2})\s*\)?$", r"\1_{\2}", s)
     # numbers in another base: 204_5, 204_{5}, (204)_5, 204_{(5)} -> 204_{5}
     s = re.sub(r"(?<![\w\\])\(?(\d[0-9A-Z]*)\)?_\s*\{?\s*\(?(\d{1,2})\)?\s*\}?", r"\1_{\2}", s)
     # ";" between the entries of a tuple or of a list: (0;-2;6), -12;-11;-10
@@ -1007,11 +1020,28 @@ def _interval_piece(s: str) -> tuple[str | None, list[tuple]] | None:
     k, el = _structure(s)
     if len(k) == 2 and len(el) == 2:
         return None, [(el[0], k[0] == "[", el[1], k[1] == "]")]
+    var_re = r"\|?[a-zA-Z](?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?\|?"
+    both = _split_top(s)
+    if len(both) == 2:                           # "x > 2, x <= 5" (also "x > 2 and x <= 5")
+        a, b = _interval_piece(both[0]), _interval_piece(both[1])
+        if not (a and b and a[0] and a[0] == b[0] and len(a[1]) == len(b[1]) == 1):
+            return None
+        (lo1, c1, hi1, d1), (lo2, c2, hi2, d2) = a[1][0], b[1][0]
+        if _inf_key(lo1) and _inf_key(hi2):
+            return a[0], [(lo2, c2, hi1, d1)]
+        if _inf_key(hi1) and _inf_key(lo2):
+            return a[0], [(lo1, c1, hi2, d2)]
+        return None
     parts = [x.strip() for x in _REL_RE.split(s)]
     ops = _REL_RE.findall(s)
-    if not ops or any(p == "" for p in parts) or "\\ne" in ops:
+    if not ops or any(p == "" for p in parts):
         return None
-    var_re = r"\|?[a-zA-Z](?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?\|?"
+    if ops == ["\\ne"]:                          # x != 3: everything but 3
+        if re.fullmatch(var_re, parts[0]) and not parts[0].startswith("|"):
+            return parts[0], [("-\\infty", False, parts[1], False), (parts[1], False, "\\infty", False)]
+        return None
+    if "\\ne" in ops:
+        return None
     if len(parts) == 2:
         a, b = parts
         op = ops[0]
@@ -1106,7 +1136,8 @@ class _Budget:
 
 
 _EMPTY_RE = re.compile(
-    r"\\emptyset|\\varnothing|\\\{\\\}|(?:the ?)?empty ?set|null ?set|none|(?:there ?(?:is|are) ?)?no"
+    r"\\emptyset|\\varnothing|\\\{\\\}|(?:the ?)?empty ?set|null ?set|none|(?:there ?(?:is|are) ?|"
+    r"(?:the ?)?(?:equation|system|inequality|problem|polynomial) ?(?:has|have) ?)?no"
     r"(?: ?(?:real|integer|integral|positive|negative|natural|such|possible|valid|rational|complex|"
     r"prime|whole))* ?(?:solutions?|roots?|values?|numbers?|answers?|pairs?|triples?|integers?|x|n|"
     r"such \w+)(?: ?exists?)?", re.IGNORECASE)
@@ -1156,8 +1187,14 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     if ("=" in g) != ("=" in p):
         # "AB = 4" vs "4"; "x = 5+5+1 = 11" vs "11"; a computation "2+3 = 5" in the prediction
         eq, other = (g, p) if "=" in g else (p, g)
-        lhs, rhs = eq.split("=")[0], eq.split("=")[-1]
+        members = eq.split("=")
+        lhs, rhs = members[0], members[-1]
+        if len(members) > 2 and not _is_name(lhs) and _is_name(members[-2]):
+            lhs = members[-2]                    # "1 = z = x = 0": the chain ends in x = 0
         numeric_lhs = lhs and not re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", lhs))
+        if numeric_lhs and None not in (_exact_number(lhs), _exact_number(rhs)) and \
+                _exact_number(lhs) != _exact_number(rhs):
+            return False                         # "3 = 5" is no computation
         if _is_name(lhs) or (eq is p and numeric_lhs):
             return _scalar_equal(rhs, other, budget) if eq is g else _scalar_equal(other, rhs, budget)
     gt, pt = _is_text(g), _is_text(p)
@@ -1196,7 +1233,7 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
         return True
     if _is_empty(g) or _is_empty(p):
         return _is_empty(g) and _is_empty(p)
-    if re.search(r"\\le|\\ge|<|>", g + p):       # an inequality on one side: compare as intervals
+    if re.search(r"\\le|\\ge|<|>|\\ne", g + p):   # an inequality on one side: compare as intervals
         gi, pi = _intervals(g), _intervals(p)
         if gi is not None and pi is not None and (gi[1] or pi[1]):
             if gi[1] and pi[1] and gi[0] != pi[0]:
@@ -1380,8 +1417,11 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     3. variables are compared strictly: f(x) != f(y);
     4. "," is never a decimal separator: "1000,99" is not 1000.99;
     5. `\\approx` in the answer is a hedge, even after an exact value;
-    6. an equation answer is compared as an equation: "7 = 11a + c" != "11a + c";
-    7. a box followed by another box after prose is a competing answer, not a list.
+    6. an equation between two different numbers ("1/2 = 10/9") is no answer, and an equation
+       gold with an expression on the left is compared as an equation ("7 = 11a + c" is not
+       "11a + c");
+    7. boxes that neither join the last one nor hold its value compete with it (a hedge), also
+       when a "Final Answer:" line follows them; a gold's last box group is the gold.
 
     Never raises: anything unexpected counts as False.
 

@@ -74,6 +74,14 @@ def test_a_conditional_mention_of_errors_is_no_correction():
     assert verify_math("\\boxed{7}. I double-checked: there is no mistake.", "7")
 
 
+def test_rechecks_after_the_final_answer_do_not_withdraw_it():
+    assert verify_math("\\boxed{7}. Let me redo the check: 3 + 4 = 7.", "7")
+    assert verify_math("\\boxed{7}\n\nWait, no, that is right.", "7")
+    assert verify_math("\\boxed{7}. Note: there was an error in the problem statement, but 7 holds.", "7")
+    assert not verify_math("\\boxed{7}. Oops, I made an error.", "7")
+    assert not verify_math("\\boxed{7}. There was a mistake.", "7")
+
+
 # ---------------------------------------------------------------- anchors without a box
 
 ANCHORED = [
