@@ -170,7 +170,8 @@ _GAP_BLOCK_RE = re.compile(r"\b(?:or|not|no|but|wait|actually|maybe|perhaps|eith
                            r"instead|hmm|wrong|mistake|error|check|checking|verify|else|otherwise)\b",
                            re.IGNORECASE)
 _FILLER_RE = re.compile(r"(?is)\s*(?:I hope (?:it|this|that) is correct\.?|Let me know if.*)\s*$")
-_SPECIAL_TOKEN_RE = re.compile(r"<\|(?:im_start|im_end|endoftext|eot_id|end_of_text|end)\|>|<｜end▁of▁sentence｜>")
+_SPECIAL_TOKEN_RE = re.compile(r"<\|(?:im_start|im_end|endoftext|eot_id|end_of_text|end)\|>"
+                               r"|<｜end▁of▁sentence｜>")
 _NAME = r"[a-zA-Z](?:_\{?\w+\}?)?"
 _DOUBLED_CMD_RE = re.compile(r"(?<!\\)\\(?=\\(?:boxed|fbox|frac|dfrac|tfrac|sqrt|left|right|pi|text|mathrm|"
                              r"cdot|times|infty|le|ge|leq|geq|lt|gt|neq|ne|in|cup|cap|pm|circ|begin|end|"
@@ -375,14 +376,15 @@ def _lenient_answer(text: str) -> tuple[str | None, int]:
 def extract_answer(text: str) -> str | None:
     """The final answer in `text` (already cut to the answer region), or None.
 
-    Rules: the last `\\boxed{}`/`\\fbox{}` wins; boxes separated only by commas, spaces, "and"
-    (also inside a short phrase: "for part (a) and") or math delimiters form one list. Other
-    boxes must hold an equivalent value, else the boxes hedge (`verify_math` checks that), unless
-    an explicit self-correction ("I made an error", "that's wrong") stands between them and the
-    last one. Without a box only an anchored final statement counts: "The answer is X",
-    "Final Answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X", "#### X",
-    "<answer>X</answer>", or a last sentence "Therefore, the largest $n$ is X". A
-    self-correction after the final answer withdraws it.
+    Rules: the last `\\boxed{}`/`\\fbox{}` wins (unless a "Final Answer:", "####" or "<answer>"
+    statement holding a value follows it); boxes separated only by commas, spaces, "and" (also
+    inside a short phrase: "for part (a) and") or math delimiters form one list. Other boxes
+    must hold an equivalent value, else the boxes hedge (`verify_math` checks that), unless a
+    self-correction ("I made an error", "that's wrong") stands between them and the last one
+    and nothing after them hedges. Without a box only an anchored final statement counts: "The
+    answer is X", "Final Answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X",
+    "#### X", "<answer>X</answer>", or a last sentence "Therefore, the largest $n$ is X". An
+    admission of error after the final answer withdraws it.
 
     >>> extract_answer("so \\\\boxed{3}, \\\\boxed{4}")
     '3, 4'
@@ -524,8 +526,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # degrees and percent
     s = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree|\^\{\\text\{o\}\}", "", s)
     pct = False
-    m = re.search(r"\s*(?:\\%|%|\\(?:text|mbox|mathrm|textrm)\s*\{\s*(?:\\?%|percent(?:age)?s?|pct|per\s*cent)\s*\}"
-                  r"|(?<=[\d}\s])(?:percent(?:age)?s?|pct|per\s*cent)(?:\s+points?)?)\.?\s*$", s, re.IGNORECASE)
+    m = re.search(r"\s*(?:\\%|%|\\(?:text|mbox|mathrm|textrm)\s*\{\s*(?:\\?%|percent(?:age)?s?|pct|"
+                  r"per\s*cent)\s*\}|(?<=[\d}\s])(?:percent(?:age)?s?|pct|per\s*cent)(?:\s+points?)?)\.?\s*$",
+                  s, re.IGNORECASE)
     if m and re.search(r"\d", s[:m.start()]):
         pct, s = True, s[:m.start()]
     # units in \text{} after a number, e.g. 5\text{ cm}^2, \$5, 10 dollars
@@ -719,10 +722,11 @@ def _structure(s: str) -> tuple[str, list[str]]:
 # roots (\sqrt{8}, 2\sqrt{2}, \frac{\sqrt{6}}{2}, \sqrt{3/2}, 2^{3/2}, sqrt(8)) are compared here
 # exactly, without the worker. A value is a dict {(n, r): c} meaning sum c * r^(1/n) with c
 # rational, r a positive integer free of n-th powers and (n, r) in lowest terms (r^(1/n) is not a
-# lower root). Distinct such r^(1/n) are linearly independent over Q (A. S. Besicovitch, "On the
-# linear independence of fractional powers of integers", J. London Math. Soc. 15 (1940) 3-6), so
-# two values are equal iff their dicts are. Anything else (letters, pi, huge numbers, a denominator with three radicals)
-# gives None and goes to the worker.
+# lower root). Two such radicals in lowest terms have an irrational ratio unless they are the
+# same, and real radicals with pairwise irrational ratios are linearly independent over Q
+# (C. L. Siegel, "Algebraische Abhängigkeit von Wurzeln", Acta Arithmetica 21 (1972) 59-64), so
+# two values are equal iff their dicts are. Anything else (letters, pi, huge numbers, a
+# denominator with three radicals) gives None and goes to the worker.
 
 _RAD_MAX = 10 ** 12             # radicands and powers beyond this: not handled here
 
@@ -1375,12 +1379,15 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       with "and", form one list); without a box only an anchored final statement: "The answer
       is X", "Final answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X",
       "Answer $X$", "#### X", "<answer>X</answer>", or a last sentence "Therefore, the
-      largest $n$ is X";
+      largest $n$ is X"; a "Final Answer:", "####" or "<answer>" line after the last box is
+      the final answer;
     * hedges -> False: "42 or 43", `\\pm` for a single value, `\\approx`, extra candidates,
       several boxes with different values offered as alternatives;
-    * an explicit self-correction ("wait, I made an error", "that's wrong", "let me redo")
-      withdraws the boxes before it: the last box after it counts. One after the final answer
-      withdraws that answer. "Actually" or "Wait" alone are no self-correction.
+    * a self-correction ("wait, I made an error", "that's wrong", "my earlier answer is
+      incorrect", "let me redo it") withdraws the boxes before it when nothing after them
+      hedges ("or", "maybe", "might" ...): the last box counts. An admission of error after the
+      final answer withdraws that answer (a re-check, "let me redo it", does not). "Actually"
+      or "Wait" alone are no self-correction.
 
     How answers compare (both sides go through `normalize_answer`; gold formats: GSM8K
     `#### 1,234`, MATH LaTeX, a full solution with a box or a "Final Answer:" line, AIME '007',
@@ -1393,8 +1400,10 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}",
       "$12 dollars"), but two different known units disagree (5 cm != 5 m); "28 percent",
       "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28;
-    * intervals and inequalities are one thing: (2, 5] = "2 < x \\le 5" = "\\{x | 2<x\\le5\\}",
-      "x < 1 or x > 3" = (-\\infty,1)\\cup(3,\\infty); endpoints and their openness must agree;
+    * intervals and inequalities are one thing: (2, 5] = "2 < x \\le 5" = "\\{x | 2<x\\le5\\}" =
+      "x > 2 and x \\le 5", "x < 1 or x > 3" = (-\\infty,1)\\cup(3,\\infty), "|x| < 3" = (-3, 3),
+      "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty); endpoints and their openness must agree, and
+      two inequalities must be in the same variable;
     * the empty set: \\emptyset = \\varnothing = \\{\\} = "no solution" = "none";
     * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1" and "|AB| = 1"
       as gold equal their right side; a box "x = 5+5+1 = 11" counts as its last member;
@@ -1435,6 +1444,10 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     True
     >>> verify_math("\\\\boxed{204}", "204_5")
     False
+    >>> verify_math("\\\\boxed{28 pct}", "28\\\\%")
+    True
+    >>> verify_math("\\\\boxed{\\\\varnothing}", "\\\\text{no solution}")
+    True
     >>> verify_math("So we get 7.", "7"), verify_math("So we get 7.", "7", lenient=True)
     (False, True)
     """
