@@ -388,3 +388,34 @@ def test_evaluate_lenient_flag_reaches_the_checker(tokenizer):
     assert evaluate.Config().lenient is False
     import cli
     assert cli.parse(evaluate.Config, ["--lenient"]).lenient is True
+
+
+# ---------------------------------------------------------------- bench/mathverify_suite.py
+
+def test_peer_suite_cases_are_read_from_parametrize_tables_and_literal_asserts():
+    import sys
+    from conftest import ROOT
+    sys.path.insert(0, str(ROOT / "bench"))
+    import mathverify_suite
+    src = '''
+import math, pytest
+@pytest.mark.parametrize("gold,pred,expected", [("$1$", "\\\\boxed{1}", 1), ("$2$", "3", 0)])
+def test_a(gold, pred, expected):
+    assert compare_strings(gold, pred, match_types=["latex"]) == expected
+@pytest.mark.parametrize("gold, pred, expected", [(f"{math.sqrt(4):.1f}", "$2$", 1)])
+def test_b(gold, pred, expected):
+    assert compare_strings(gold, pred, precision=5) == expected
+@pytest.mark.parametrize(["gold", "pred", "result"], [("$x$", "$x$", 1)])
+def test_c(gold, pred, result):
+    assert int(verify(parse(gold), parse(pred))) == result
+def test_d():
+    assert compare_strings("$\\\\frac{1}{3}$", "0.3333", precision=4) == 1
+def test_e():
+    assert 1 + 1 == 2
+'''
+    cases, skipped = mathverify_suite.extract_cases({"tests/test_x.py": src})
+    got = [(c.where.split("::")[1], c.gold, c.pred, c.expected, c.options) for c in cases]
+    assert got == [("test_a[0]", "$1$", "\\boxed{1}", True, {}), ("test_a[1]", "$2$", "3", False, {}),
+                   ("test_b[0]", "2.0", "$2$", True, {"precision": 5}), ("test_c[0]", "$x$", "$x$", True, {}),
+                   ("test_d[line 13]", "$\\frac{1}{3}$", "0.3333", True, {"precision": 4})]
+    assert skipped == ["tests/test_x.py::test_e"]
