@@ -124,9 +124,10 @@ def _find_boxes(text: str) -> list[tuple[int, int, str]]:
                 pos = m.end()
 
 
-_MATH_ENV = r"(?:\$\$.+?\$\$|\$(?:\\\$|[^$\n])+\$|\\\([^\n]+?\\\)|\\\[.+?\\\])"
+_MATH_ENV = (r"(?:\$\$.{1,2000}?\$\$|\$(?:\\\$|[^$\n]){1,1000}\$|\\\([^\n]{1,1000}?\\\)"
+             r"|\\\[.{1,2000}?\\\])")         # bounded: a stray "$" or "\(" costs no quadratic scan
 _ANCHOR_RE = re.compile(
-    r"<answer>(?P<tag>.*?)</answer>"
+    r"<answer>(?P<tag>.{0,2000}?)</answer>"
     r"|####[ \t]*(?P<hash>[^\n]*)"
     r"|(?:\bfinal\s+(?:answer|result)|\banswer)(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
     r"(?:\s*\*\*)?\s*(?:is\b\s*:?|:|=)(?:\s*\*\*)?[ \t]*(?P<stmt>[^\n]*)"
@@ -257,9 +258,18 @@ def _clean_statement(x: str, loose: bool = False) -> str | None:
     return x or None
 
 
+_TAIL_CHARS = 3000             # the last sentence / formula is looked for in this tail
+
+
 def _final_sentence(text: str) -> tuple[str | None, int]:
     """An answer stated as the region's last sentence, 'Therefore, the largest $n$ is $34$.'
     (also when that sentence runs on from the previous one without a full stop)."""
+    cut = max(0, len(text) - _TAIL_CHARS)
+    answer, end = _final_sentence_in(text[cut:])
+    return answer, (end + cut if end >= 0 else end)
+
+
+def _final_sentence_in(text: str) -> tuple[str | None, int]:
     t = _FILLER_RE.sub("", text).rstrip()
     t = re.sub(r"[\s*]+$", "", t)
     parts = list(re.finditer(r"(?:" + _MATH_ENV + r"|[^.!?\n$]|\.(?=\d)|\.(?!\s))+[.!?]*", t, re.DOTALL))
@@ -334,12 +344,14 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
         answer, end = _final_sentence(text)
         start, earlier, how = end, [], "sentence"
     fix = None
-    for fix in _CORRECTION_RE.finditer(text, 0, max(start, 0)):
-        pass
-    for weak in _WITHDRAW_RE.finditer(text, 0, max(start, 0)):
-        if fix is None or weak.end() > fix.end():
-            fix = weak
-    if fix is not None and earlier:
+    if earlier:                                  # only boxes can be withdrawn
+        lo = earlier[0][1]
+        for fix in _CORRECTION_RE.finditer(text, lo, max(start, 0)):
+            pass
+        for weak in _WITHDRAW_RE.finditer(text, lo, max(start, 0)):
+            if fix is None or weak.end() > fix.end():
+                fix = weak
+    if fix is not None:
         withdrawn = [b for b in earlier if b[0] < fix.start()]
         if withdrawn and not _WITHDRAW_HEDGE_RE.search(text, withdrawn[0][1]):   # nothing hedges
             earlier = [b for b in earlier if b[0] > fix.end()]
@@ -360,6 +372,12 @@ def _extract(text: str, lenient: bool = False, retract: bool = True) -> tuple[st
 
 def _lenient_answer(text: str) -> tuple[str | None, int]:
     """The last formula or number of a region with no box and no anchor (evaluation only)."""
+    cut = max(0, len(text) - _TAIL_CHARS)
+    answer, end = _lenient_answer_in(text[cut:])
+    return answer, (end + cut if end >= 0 else end)
+
+
+def _lenient_answer_in(text: str) -> tuple[str | None, int]:
     t = _FILLER_RE.sub("", text).strip()
     bare = re.sub(_MATH_ENV, " ", t, flags=re.DOTALL)
     if t and len(t) <= 120 and not re.search(r"[A-Za-z]{2,}\s+[A-Za-z]{2,}", re.sub(r"\\[a-zA-Z]+", "", bare)):
