@@ -323,12 +323,21 @@ def settings_table(stage: Stage, sc) -> str:
     return "\n".join(lines)
 
 
-def validate_stages(stages: list[Stage], cfg: Config, out: Path):
-    """Resolve every stage's config and run its script's checks now, so a bad `--set` fails at
-    start (and in --dry-run), not minutes into the run."""
+def stage_plan(stages: list[Stage], cfg: Config, out: Path):
+    """(index, stage, its run dir, its input model, the teacher) for each stage in order: a
+    stage's input is the previous stage's checkpoint; on-policy distillation keeps the teacher."""
     model, teacher = cfg.model, None
     for i, stage in enumerate(stages, 1):
         stage_dir = out / f"{i:02d}-{stage.name}"
+        yield i, stage, stage_dir, model, teacher
+        teacher = model if stage.input_field == "teacher" else teacher
+        model = str(stage_dir / "checkpoint")
+
+
+def validate_stages(stages: list[Stage], cfg: Config, out: Path):
+    """Resolve every stage's config and run its script's checks now, so a bad `--set` fails at
+    start (and in --dry-run), not minutes into the run."""
+    for i, stage, stage_dir, model, teacher in stage_plan(stages, cfg, out):
         try:
             module, sc = stage_config(stage, cfg, stage_dir, model, teacher)
             if hasattr(module, "check_config"):
@@ -336,8 +345,6 @@ def validate_stages(stages: list[Stage], cfg: Config, out: Path):
         except (ValueError, TypeError) as e:
             raise SystemExit(f"stage {i} '{stage.name}' ({stage.script}.py): {e}\nFix it with --set "
                              f"{stage.name}.FIELD=VALUE (nothing was run).") from None
-        teacher = model if stage.input_field == "teacher" else teacher
-        model = str(stage_dir / "checkpoint")
 
 
 MIN_ELASTIC_MINUTES = 5.0   # what the budget keeps for each time-budgeted stage before shrinking evaluation
@@ -431,9 +438,7 @@ def run(cfg: Config) -> list[dict]:
 
     validate_stages(stages, cfg, out)      # every stage's resolved settings, before anything runs
     if cfg.dry_run:
-        model, teacher = cfg.model, None
-        for i, stage in enumerate(stages, 1):
-            stage_dir = out / f"{i:02d}-{stage.name}"
+        for i, stage, stage_dir, model, teacher in stage_plan(stages, cfg, out):
             _, sc = stage_config(stage, cfg, stage_dir, model, teacher)
             print(f"\n== stage {i}/{len(stages)}: {stage.name} ({stage.script}.py) ==")
             print(settings_table(stage, sc))
@@ -442,8 +447,6 @@ def run(cfg: Config) -> list[dict]:
                 print(f"first: a Bradley-Terry reward model from {cfg.model} on {stage.reward_model_pairs} "
                       f"synthetic preference pairs -> {reward_model_dir(stage_dir)}")
             print("paper: " + json.dumps(stage.paper))
-            teacher = model if stage.input_field == "teacher" else teacher
-            model = str(stage_dir / "checkpoint")
         return []
 
     if out.exists() and any(out.iterdir()) and not cfg.resume:
@@ -479,9 +482,7 @@ def run(cfg: Config) -> list[dict]:
         print(f"== evaluating the starting model on {n_base} held-out problems ==", flush=True)
         put({"stage": "base", **eval_stage(cfg.model, n_base, eval_tokens), "where": cfg.model})
 
-    model, teacher = cfg.model, None
-    for i, stage in enumerate(stages, 1):
-        stage_dir = out / f"{i:02d}-{stage.name}"
+    for i, stage, stage_dir, model, teacher in stage_plan(stages, cfg, out):
         label = f"{i:02d}-{stage.name}"
         if (stage_dir / "DONE.json").exists() and cfg.resume:
             print(f"== stage {i}/{len(stages)}: {stage.name} finished earlier, skipped ==")
@@ -532,8 +533,6 @@ def run(cfg: Config) -> list[dict]:
                                  f"{out}; fix the cause and rerun with --resume.") from None
             models.atomic_write_text(stage_dir / "DONE.json", json.dumps(row, indent=2))
             put(row)
-        teacher = model if stage.input_field == "teacher" else teacher
-        model = str(stage_dir / "checkpoint")
     rows = with_paired(rows)
     models.atomic_write_text(rows_path, json.dumps(rows, indent=2))
     print_table(rows)

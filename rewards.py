@@ -1,7 +1,7 @@
 """Rewards: every reward is a plain function `(completion, task, **info) -> float`.
 
 `completion` is the generated text (a string). `task` is the data row (a dict): math tasks carry
-`"answer"`, code tasks carry `"tests"` (the sandbox format of DESIGN.md), instruction tasks carry
+`"answer"`, code tasks carry `"tests"` (the format of `sandbox.run_tests`), instruction tasks carry
 `"constraints"`, judge tasks carry `"question"` and `"reference"`.
 
 Length-based rewards need two facts a string cannot tell: how many tokens the completion has and

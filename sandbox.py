@@ -8,7 +8,7 @@ An RL policy finds every hole in the checker, so the checker lives outside the c
     >>> run_tests("def f(x): return x + 1", [{"fn_name": "f", "args": [1], "expected": 2}]).passed
     1
 
-Test kinds (fixed API, see DESIGN.md):
+Test kinds (a fixed API that outside harnesses call):
   {"input": str, "output": str}            stdin/stdout; one sandbox launch per test.
   {"fn_name": str, "args": list, "expected"} call-based; the expected value never enters the sandbox.
   {"assert": str}                          statements run after the code (HumanEval's ``check``).

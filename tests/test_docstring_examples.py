@@ -28,5 +28,5 @@ def test_no_file_cites_sources_readers_cannot_open():
              and "runs" not in p.parts]
     bad = [f"{p.relative_to(ROOT)}:{i}" for p in files for i, line in enumerate(p.read_text().splitlines(), 1)
            if p.name != "test_docstring_examples.py"
-           and (re.search(r"RECIPES\.md", line) or re.search(r"\b[Ii]ssues? \d+\b", line))]
+           and (re.search(r"(RECIPES|DESIGN|STYLE)\.md", line) or re.search(r"\b[Ii]ssues? \d+\b", line))]
     assert not bad, bad
