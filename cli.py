@@ -95,7 +95,7 @@ def check_sampling(temperature: float, top_p: float, what: str = "training rollo
         raise ValueError(f"--top_p {top_p}: must lie in (0, 1]; 1.0 turns nucleus sampling off")
 
 
-# The run being trained, for the Ctrl-C message: models.RunDir registers itself here.
+# The run being trained, for the Ctrl-C message: runs.RunDir registers itself here.
 ACTIVE = {"run": None}
 
 

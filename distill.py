@@ -42,6 +42,9 @@ from tqdm import trange
 import cli
 import data
 import models
+import runs
+import engines
+import distributed
 
 
 @dataclass
@@ -301,14 +304,14 @@ def teacher_outputs(teacher, tok, tasks, prompts, flags, cfg: Config, path: Path
                              f"not {len(tasks)} of {cfg.teacher!r}: delete it or pass --teacher_cache NEW.jsonl")
         return rows
     print(f"[distill] the teacher answers {len(tasks)} training prompts (once) -> {path}")
-    engine = models.HFEngine(teacher, tok)
-    outs = engine.generate(prompts, models.SamplingParams(temperature=cfg.temperature,
+    engine = engines.HFEngine(teacher, tok)
+    outs = engine.generate(prompts, engines.SamplingParams(temperature=cfg.temperature,
                                                           max_new_tokens=cfg.max_completion_length, seed=cfg.seed))
     rows = [{"teacher": cfg.teacher, "task_id": tasks[c.prompt_index]["id"], "think": flags[c.prompt_index],
              "prompt_ids": c.prompt_ids, "completion_ids": c.completion_ids, "text": c.text,
              "truncated": c.truncated, "correct": is_correct(tasks[c.prompt_index], c.text)} for c in outs]
     path.parent.mkdir(parents=True, exist_ok=True)
-    models.atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in rows))   # torchrun: every rank writes
+    runs.atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in rows))   # torchrun: every rank writes
     return rows
 
 
@@ -332,8 +335,8 @@ def evaluate(student, teacher, tok, tasks, prompts, cfg: Config, chunk_size: int
     """The student answers greedily; on those tokens, KL(T||S) and KL(S||T) at τ = 1 over the full
     vocabulary (token mean), and the accuracy where the tasks have answers. Returns the metrics
     and two answers to read (samples.jsonl)."""
-    with models.progress(f"eval {len(prompts)} prompts"):
-        outs = models.HFEngine(student, tok).generate(prompts, models.SamplingParams(
+    with engines.progress(f"eval {len(prompts)} prompts"):
+        outs = engines.HFEngine(student, tok).generate(prompts, engines.SamplingParams(
             temperature=0.0, max_new_tokens=cfg.max_completion_length))
     fwd, rev = [], []
     for s in range(0, len(outs), cfg.prompts_per_step):
@@ -359,15 +362,15 @@ def train(cfg: Config) -> Path:
     check_config(cfg)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    models.dist_init()                        # under torchrun: join the process group
+    distributed.dist_init()                        # under torchrun: join the process group
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
-    run = models.open_run(cfg.output_dir, cfg, cfg.resume, cfg.overwrite)
+    run = runs.open_run(cfg.output_dir, cfg, cfg.resume, cfg.overwrite)
     state = run.load_state() if cfg.resume else None
     if state is None:
-        models.seed_everything(cfg.seed)
+        runs.seed_everything(cfg.seed)
     start = state["step"] if state else 0
     teacher, student, tok = load_models(cfg, device, run.checkpoint if state else None)
-    student = models.wrap_model(student, cfg.parallel)
+    student = distributed.wrap_model(student, cfg.parallel)
 
     train_tasks = load_prompts(cfg, "train", cfg.num_train_prompts)
     train_flags = think_flags(len(train_tasks), cfg.think_ratio, cfg.seed)
@@ -385,7 +388,7 @@ def train(cfg: Config) -> Path:
                 raise ValueError("no teacher answer is correct: drop --filter_correct, use easier "
                                  "prompts (--math_levels 1) or a larger --max_completion_length, or set --lmbda 1")
 
-    engine = models.make_engine(cfg.engine, student, tok)
+    engine = engines.make_engine(cfg.engine, student, tok)
     optimizer = torch.optim.AdamW(student.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min(1.0, (s + 1) / cfg.warmup_steps) if cfg.warmup_steps else 1.0)
@@ -397,8 +400,8 @@ def train(cfg: Config) -> Path:
     elif eval_tasks:
         before, samples = evaluate(student, teacher, tok, eval_tasks, eval_prompts, cfg, cfg.chunk_size)
         run.log_samples(0, samples)
-        t_acc = [is_correct(eval_tasks[c.prompt_index], c.text) for c in models.HFEngine(teacher, tok).generate(
-            eval_prompts, models.SamplingParams(temperature=0.0, max_new_tokens=cfg.max_completion_length))]
+        t_acc = [is_correct(eval_tasks[c.prompt_index], c.text) for c in engines.HFEngine(teacher, tok).generate(
+            eval_prompts, engines.SamplingParams(temperature=0.0, max_new_tokens=cfg.max_completion_length))]
         if t_acc and t_acc[0] is not None:
             before["eval_teacher_accuracy"] = sum(t_acc) / len(t_acc)
         run.log({"step": 0, **before})
@@ -410,14 +413,14 @@ def train(cfg: Config) -> Path:
         # ---- batch: with probability λ the student samples (on-policy), else teacher outputs ---
         on_policy = random.Random(f"lmbda-{cfg.seed}-{step}").random() < cfg.lmbda
         if on_policy:
-            idx = models.shard_for_rank(batch_indices(len(train_tasks), cfg.prompts_per_step, step, cfg.seed), pad=True)
-            outs = engine.generate([train_prompts[i] for i in idx], models.SamplingParams(
+            idx = distributed.shard_for_rank(batch_indices(len(train_tasks), cfg.prompts_per_step, step, cfg.seed), pad=True)
+            outs = engine.generate([train_prompts[i] for i in idx], engines.SamplingParams(
                 temperature=cfg.temperature, max_new_tokens=cfg.max_completion_length, seed=cfg.seed * 100_003 + step))
             batch = [{"prompt_ids": c.prompt_ids, "completion_ids": c.completion_ids, "text": c.text,
                       "correct": is_correct(train_tasks[i], c.text), "task_id": train_tasks[i]["id"]}
                      for i, c in zip(idx, outs)]
         else:
-            batch = [offline[i] for i in models.shard_for_rank(
+            batch = [offline[i] for i in distributed.shard_for_rank(
                 batch_indices(len(offline), cfg.prompts_per_step, step, cfg.seed), pad=True)]
         t_gen = time.perf_counter() - t0
 
@@ -428,7 +431,7 @@ def train(cfg: Config) -> Path:
                                      cfg.temperature, cfg.top_k_vocab, cfg.top_k_tail, cfg.chunk_size)
         # token mean over the global batch (--prompts_per_step prompts, split over ranks): each rank
         # divides by the mean token count per rank and DDP/FSDP2 average the gradients
-        loss = per_token.sum() / models.mean_over_ranks(per_token.numel())
+        loss = per_token.sum() / distributed.mean_over_ranks(per_token.numel())
 
         # ---- step --------------------------------------------------------------------------------
         if not torch.isfinite(loss):
@@ -455,7 +458,7 @@ def train(cfg: Config) -> Path:
                 scores, samples = evaluate(student, teacher, tok, eval_tasks, eval_prompts, cfg, cfg.chunk_size)
                 metrics.update(scores)
                 run.log_samples(step, samples)
-        run.log(models.all_reduce_mean(metrics))
+        run.log(distributed.all_reduce_mean(metrics))
         run.log_samples(step, [{"on_policy": on_policy, "task_id": r["task_id"], "text": r["text"],
                                 "correct": r.get("correct")} for r in batch[:2]])
         bar.set_postfix(div=f"{loss.item():.3f}", on=int(on_policy), tok_s=f"{metrics['tokens_per_s']:.0f}")

@@ -13,7 +13,7 @@ Two checkpoints on the same problems are compared with the exact sign test (`sig
 
 Thinking modes follow Qwen3: "on" adds `/think` to the prompt, "off" adds `/no_think` and
 renders the template with `enable_thinking=False`. The thinking-budget sweep (Qwen3 tech report,
-Fig. "thinking budget") cuts the think block at each budget with `models.STOP_THINKING` and
+Fig. "thinking budget") cuts the think block at each budget with `engines.STOP_THINKING` and
 plots accuracy against the budget.
 
     python evaluate.py --model runs/grpo/checkpoint --task math --eval_problems 100 --k 4
@@ -33,6 +33,7 @@ import torch
 import cli
 import data
 import models
+import engines
 
 
 @dataclass
@@ -118,11 +119,11 @@ def evaluate_model(model, tokenizer, tasks: list[dict], k: int = 1, temperature:
     think = {"default": None, "on": True, "off": False}[thinking]
     extra = {"enable_thinking": False} if thinking == "off" else {}
     prompts = data.prompt_ids(tokenizer, tasks, think=think, **extra)
-    engine = engine or models.HFEngine(model, tokenizer)
-    params = models.SamplingParams(n=k, temperature=0.0 if k == 1 else temperature, top_p=top_p,
+    engine = engine or engines.HFEngine(model, tokenizer)
+    params = engines.SamplingParams(n=k, temperature=0.0 if k == 1 else temperature, top_p=top_p,
                                    max_new_tokens=max_new_tokens, seed=seed)
-    with models.progress(f"eval {len(tasks)} problems"):
-        outs = (models.generate_with_thinking_budget(engine, prompts, params, budget) if budget
+    with engines.progress(f"eval {len(tasks)} problems"):
+        outs = (engines.generate_with_thinking_budget(engine, prompts, params, budget) if budget
                 else engine.generate(prompts, params))
     correct = np.array([score(tasks[c.prompt_index], c.text, lenient) for c in outs]).reshape(len(tasks), k)
     metrics = {
@@ -172,7 +173,7 @@ def evaluate(cfg: Config) -> Path:
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     model, tok = models.load_policy(cfg.model)
-    engine = models.make_engine(cfg.engine, model, tok)
+    engine = engines.make_engine(cfg.engine, model, tok)
     tasks = load_eval_tasks(cfg)
     modes = ["on", "off"] if cfg.thinking == "both" else [cfg.thinking]
     budgets = [int(b) for b in cfg.budgets.split(",") if b.strip()]

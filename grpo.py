@@ -39,7 +39,6 @@ log, evaluate, checkpoint.
 """
 from __future__ import annotations
 
-import copy
 import math
 import random
 import re
@@ -54,15 +53,18 @@ from tqdm import tqdm
 import cli
 import data
 import models
+import runs
+import engines
+import distributed
 import rewards
-from models import SamplingParams
+from engines import SamplingParams
 
 
 @dataclass
 class Config:
     # ---- model, data, rewards ----------------------------------------------------------------
     model: str = field(default="smollm2", metadata={"help": "policy: 'smollm2' (embedded default), 'tiny', a folder or hub id"})
-    engine: str = field(default="auto", metadata={"help": "rollout engine: auto | hf | vllm (models.make_engine)"})
+    engine: str = field(default="auto", metadata={"help": "rollout engine: auto | hf | vllm (engines.make_engine)"})
     task: str = field(default="math", metadata={"help": "'math' (synthetic), 'instruction' (synthetic, rule-checked "
                       "constraints), 'general' (the two mixed), 'humaneval', a .jsonl/.parquet file or a HF dataset id"})
     num_train_prompts: int = field(default=512, metadata={"help": "training prompts to load"})
@@ -414,8 +416,8 @@ def check_config(cfg: Config):
     if cfg.eval_temperature < 0 or cfg.mini_batch_size < 0 or cfg.eval_problems < 0:
         raise ValueError("--eval_temperature (0: greedy), --mini_batch_size (0: the whole batch) and "
                          "--eval_problems (0: no evaluation) cannot be negative")
-    if cfg.prompts_per_step % models.world_size() or (models.world_size() > 1 and cfg.filter_zero_variance):
-        raise ValueError(f"torchrun with {models.world_size()} ranks: --prompts_per_step must be a multiple of "
+    if cfg.prompts_per_step % distributed.world_size() or (distributed.world_size() > 1 and cfg.filter_zero_variance):
+        raise ValueError(f"torchrun with {distributed.world_size()} ranks: --prompts_per_step must be a multiple of "
                          "it, and pass --filter_zero_variance false (every rank must train on as many groups)")
     if cfg.num_generations < 2:
         raise ValueError(f"--num_generations {cfg.num_generations}: GRPO needs a group of at least 2 "
@@ -467,7 +469,7 @@ def check_tasks(cfg: Config, tasks: list[dict], prompts: list[list[int]], model)
 def rollout(engine, prompts, n, max_tokens, temperature, top_p, thinking_budget, seed):
     params = SamplingParams(n=n, temperature=temperature, top_p=top_p, max_new_tokens=max_tokens, seed=seed)
     if thinking_budget and thinking_budget < max_tokens:
-        return models.generate_with_thinking_budget(engine, prompts, params, thinking_budget)
+        return engines.generate_with_thinking_budget(engine, prompts, params, thinking_budget)
     return engine.generate(prompts, params)
 
 
@@ -513,7 +515,7 @@ def score(completions, tasks, reward_fn, max_tokens):
 def evaluate(engine, tasks, prompts, cfg, max_tokens) -> dict:
     """avg@k accuracy on the test split (greedy when --eval_temperature 0)."""
     k = cfg.eval_samples if cfg.eval_temperature > 0 else 1
-    with models.progress(f"eval {len(tasks)} problems"):
+    with engines.progress(f"eval {len(tasks)} problems"):
         outs = rollout(engine, prompts, k, max_tokens, cfg.eval_temperature, 1.0, cfg.thinking_budget, cfg.seed)
     ok = [is_correct(c.text, tasks[c.prompt_index]) for c in outs]
     return {"eval_accuracy": sum(ok) / len(ok), "eval_truncated": sum(c.truncated for c in outs) / len(outs),
@@ -523,7 +525,7 @@ def evaluate(engine, tasks, prompts, cfg, max_tokens) -> dict:
 def pass_rate_filter(engine, tasks, prompts, k, lo, hi, max_tokens, temperature, seed):
     """Offline filter (Skywork-OR1 §3.1, Qwen3 §4.2): keep prompts whose pass rate over k samples of
     the current policy lies in [lo, hi] (Skywork-OR1 keeps 1..15 of 16: neither trivial nor hopeless)."""
-    with models.progress(f"pass-rate filter, {k} samples x {len(prompts)} prompts"):
+    with engines.progress(f"pass-rate filter, {k} samples x {len(prompts)} prompts"):
         outs = engine.generate(prompts, SamplingParams(n=k, temperature=temperature, max_new_tokens=max_tokens, seed=seed))
     passed = [0] * len(tasks)
     for c in outs:
@@ -646,7 +648,7 @@ def parse(args=None) -> Config:
 class Rollouts:
     """One rollout round of a step: `len(prompts)` groups of G samples, prompt-major ([N])."""
     prompts: list[int]          # train-task index of each group
-    completions: list           # models.Completion, N of them
+    completions: list           # engines.Completion, N of them
     tasks: list[dict]           # the task of each group
     reward_raw: torch.Tensor    # [N] the reward functions' own output
     reward: torch.Tensor        # [N] after truncation handling: what the group statistics see
@@ -657,15 +659,15 @@ class Rollouts:
 
 
 def train(cfg: Config) -> Path:
-    models.dist_init()                        # under torchrun: join the process group
+    distributed.dist_init()                        # under torchrun: join the process group
     check_config(cfg)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    models.seed_everything(cfg.seed)
-    run = models.open_run(cfg.output_dir, asdict(cfg), cfg.resume, cfg.overwrite)
+    runs.seed_everything(cfg.seed)
+    run = runs.open_run(cfg.output_dir, asdict(cfg), cfg.resume, cfg.overwrite)
     state = run.load_state() if cfg.resume else None
     model, tok = models.load_policy(str(run.checkpoint) if state else cfg.model)
-    model = models.wrap_model(model, cfg.parallel)
+    model = distributed.wrap_model(model, cfg.parallel)
     # beta = 0 (Skywork-OR1, Dr. GRPO): no reference model exists at all.
     ref_model = models.load_policy(cfg.model)[0].eval().requires_grad_(False) if cfg.beta > 0 else None
     train_tasks, test_tasks = load_task_splits(cfg)
@@ -675,13 +677,13 @@ def train(cfg: Config) -> Path:
     keep_raw = reward_fn.scores_unfinished or not cfg.score_truncated   # never overwrite such a score
     longest = max(len(p) for p in train_prompts + test_prompts) + max(t for t, _ in parse_stages(
         cfg.stages, cfg.max_completion_length, cfg.max_steps)) + 64
-    engine = models.make_engine(cfg.engine, model, tok, max_model_len=longest)  # HF ignores the length
+    engine = engines.make_engine(cfg.engine, model, tok, max_model_len=longest)  # HF ignores the length
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     controller = EntropyController(cfg.target_entropy, cfg.entropy_coef_delta, cfg.entropy_coef_min,
                                    cfg.entropy_coef_max, coef=cfg.entropy_coef)
     stages = parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
     total_steps = sum(n for _, n in stages)
-    G, P = cfg.num_generations, cfg.prompts_per_step // models.world_size()   # P: this rank's prompts
+    G, P = cfg.num_generations, cfg.prompts_per_step // distributed.world_size()   # P: this rank's prompts
     step, position, active, solved = 0, 0, list(range(len(train_tasks))), set()
     if state:
         step, position, active = state["step"], state["position"], state["active"]
@@ -719,8 +721,8 @@ def train(cfg: Config) -> Path:
         batch, seen, n_groups, n_filtered = [], [], 0, 0
         for rnd in range(1 + cfg.oversample_rounds):
             idx = [active[i] for i in prompt_order(len(active), cfg.seed, position, cfg.prompts_per_step)]
-            idx, position = models.shard_for_rank(idx), position + cfg.prompts_per_step   # whole groups per rank
-            with models.timer(times, "gen_s"):
+            idx, position = distributed.shard_for_rank(idx), position + cfg.prompts_per_step   # whole groups per rank
+            with runs.timer(times, "gen_s"):
                 outs = rollout(engine, [train_prompts[i] for i in idx], G, max_tokens, cfg.temperature,
                                cfg.top_p, cfg.thinking_budget, seed=cfg.seed * 1_000_003 + step * 97 + rnd)
             tasks = [train_tasks[i] for i in idx]
@@ -758,7 +760,7 @@ def train(cfg: Config) -> Path:
             train_stats = train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv,
                                          cfg, beta, entropy_coef, max_tokens, step, times)
             # ---- sync the inference engine ----
-            with models.timer(times, "sync_s"):
+            with runs.timer(times, "sync_s"):
                 engine.sync_weights(model)
             if cfg.adaptive_entropy:
                 controller.update(train_stats["entropy"])
@@ -768,13 +770,13 @@ def train(cfg: Config) -> Path:
         now = time.perf_counter()   # the budget: no step starts that would end past it (at this step's pace)
         over = now - t_start + (now - t_step) > 60 * cfg.time_budget_minutes
         # under torchrun every rank stops at the same step: clocks differ, so any rank over stops all
-        last = step + 1 == total_steps or (cfg.time_budget_minutes > 0 and models.mean_over_ranks(float(over)) > 0)
+        last = step + 1 == total_steps or (cfg.time_budget_minutes > 0 and distributed.mean_over_ranks(float(over)) > 0)
         if ((step + 1) % cfg.eval_every == 0 or last) and test_tasks:
             t_eval = time.perf_counter()
             metrics.update(evaluate(engine, test_tasks, test_prompts, cfg, max_tokens))
             metrics["eval_s"] = time.perf_counter() - t_eval
         metrics["step_s"] = time.perf_counter() - t_step
-        run.log(models.all_reduce_mean(metrics))
+        run.log(distributed.all_reduce_mean(metrics))
         run.log_samples(step + 1, sample_rows(seen[0], cfg.log_samples))
         bar.set_postfix(reward=f"{metrics['reward']:.3f}", acc=f"{metrics['accuracy']:.2f}",
                         len=f"{metrics['response_length']:.0f}", **({"eval": f"{metrics['eval_accuracy']:.2f}"}
@@ -851,7 +853,7 @@ def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, cfg, 
                 loss, clipped, kl = grpo_loss(
                     logp, old, adv[sel], mask, None if ref_logp is None else ref_logp[sel, cols], entropy,
                     beta, entropy_coef, cfg.epsilon, cfg.epsilon_high, cfg.loss_type, max_tokens,
-                    num_seqs=models.mean_over_ranks(len(mini)), num_tokens=models.mean_over_ranks(n_tokens))
+                    num_seqs=distributed.mean_over_ranks(len(mini)), num_tokens=distributed.mean_over_ranks(n_tokens))
                 if not torch.isfinite(loss):
                     raise FloatingPointError(
                         f"step {step + 1}: the loss is {loss.item()}; nothing of this step was saved. Likely "

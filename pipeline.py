@@ -33,6 +33,9 @@ import cli
 import data
 import evaluate
 import models
+import runs
+import engines
+import distributed
 import rewards
 
 
@@ -276,7 +279,7 @@ def train_stage_reward_model(base: str, path: Path, n_pairs: int, seed: int = 0)
                                          max_length=256, seed=seed)
     print(f"== reward model: Bradley-Terry on {len(pairs)} pairs, pair accuracy by epoch "
           f"{[round(h['accuracy'], 2) for h in history]} -> {path} ==", flush=True)
-    return models.save_checkpoint(model, tok, path)
+    return runs.save_checkpoint(model, tok, path)
 
 
 def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, teacher: str | None):
@@ -292,7 +295,7 @@ def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, t
                                  {f.name: f.type for f in dataclasses.fields(module.Config)}))
     if "global_batch_size" in values:
         values["per_device_train_batch_size"] = per_device_batch(
-            values.pop("global_batch_size"), models.world_size(), values.get("gradient_accumulation_steps", 1))
+            values.pop("global_batch_size"), distributed.world_size(), values.get("gradient_accumulation_steps", 1))
     values[stage.input_field] = input_model
     if stage.input_field == "student" and teacher:      # on-policy distillation keeps its teacher
         values["teacher"] = teacher
@@ -386,7 +389,7 @@ def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None) -> dict:
     model, tok = models.load_policy(checkpoint)
     t0 = time.time()
     tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))   # prefix-stable: 256 of 512 = the 256
-    engine = models.HFEngine(model, tok, batch_size=min(max(n, 1), 128)) if not torch.cuda.is_available() else None
+    engine = engines.HFEngine(model, tok, batch_size=min(max(n, 1), 128)) if not torch.cuda.is_available() else None
     first = LEAST_EVAL_PROBLEMS if fit is not None and n > LEAST_EVAL_PROBLEMS else n
     run = lambda part: (part, evaluate.evaluate_model(model, tok, part, k=1, max_new_tokens=max_new_tokens, engine=engine))
     parts = [run(tasks[:first])]
@@ -453,7 +456,7 @@ def run(cfg: Config) -> list[dict]:
         raise SystemExit(f"{out} already holds a run: pass --resume to continue it, or "
                          "--output_dir to start another (nothing was changed).")
     out.mkdir(parents=True, exist_ok=True)
-    models.atomic_write_text(out / "pipeline.json", json.dumps(dataclasses.asdict(cfg), indent=2))
+    runs.atomic_write_text(out / "pipeline.json", json.dumps(dataclasses.asdict(cfg), indent=2))
     rows_path = out / "table.json"
     rows = json.loads(rows_path.read_text()) if cfg.resume and rows_path.exists() else []
     evaluated = [r for r in rows if r["stage"] != "base" and "correct" in r]
@@ -476,7 +479,7 @@ def run(cfg: Config) -> list[dict]:
         nonlocal rows
         at = [i for i, r in enumerate(rows) if r["stage"] == row["stage"]]
         rows = rows[:at[0]] + [row] + rows[at[0] + 1:] if at else rows + [row]
-        models.atomic_write_text(rows_path, json.dumps(rows, indent=2))
+        runs.atomic_write_text(rows_path, json.dumps(rows, indent=2))
 
     if not current("base", n_base):
         print(f"== evaluating the starting model on {n_base} held-out problems ==", flush=True)
@@ -531,10 +534,10 @@ def run(cfg: Config) -> list[dict]:
                 raise SystemExit(f"\nstage {i} '{stage.name}' ({stage.script}.py) failed: "
                                  f"{type(e).__name__}: {e}\nEarlier stages' outputs are kept in "
                                  f"{out}; fix the cause and rerun with --resume.") from None
-            models.atomic_write_text(stage_dir / "DONE.json", json.dumps(row, indent=2))
+            runs.atomic_write_text(stage_dir / "DONE.json", json.dumps(row, indent=2))
             put(row)
     rows = with_paired(rows)
-    models.atomic_write_text(rows_path, json.dumps(rows, indent=2))
+    runs.atomic_write_text(rows_path, json.dumps(rows, indent=2))
     print_table(rows)
     print(f"\nwall time {(time.time() - t_start) / 60:.1f} min"
           + (f" (budget {budget_min:g} min, --time_budget_minutes)" if budget_min else ""))

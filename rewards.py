@@ -565,7 +565,6 @@ class ScalarRewardModel:
 
 
 def _rm_forward(model, tokenizer, texts: list[str], max_length: int):
-    import torch
     if tokenizer.pad_token_id is None:
         raise ValueError("reward model tokenizer has no pad token: set tokenizer.pad_token "
                          "(e.g. = tokenizer.eos_token) and model.config.pad_token_id")

@@ -46,7 +46,7 @@ import re
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -56,6 +56,9 @@ from tqdm import tqdm
 import cli
 import data
 import models
+import runs
+import engines
+import distributed
 from rewards import verify_math
 
 THINK, END_THINK = "<think>", "</think>"
@@ -406,11 +409,11 @@ def teacher_examples(cfg: Config) -> list[dict]:
     device = "cuda" if torch.cuda.is_available() else "cpu"
     teacher, ttok = models.load_policy(cfg.teacher or cfg.model, device=device)
     tasks = data.math_tasks(cfg.num_examples, "train", cfg.seed)
-    engine = models.make_engine("auto", teacher, ttok)
-    params = models.SamplingParams(n=cfg.teacher_samples, temperature=0.6, top_p=0.95,
+    engine = engines.make_engine("auto", teacher, ttok)
+    params = engines.SamplingParams(n=cfg.teacher_samples, temperature=0.6, top_p=0.95,
                                    max_new_tokens=cfg.max_length // 2, seed=cfg.seed)
     out = []
-    with models.progress(f"sampling {cfg.teacher or cfg.model}"):
+    with engines.progress(f"sampling {cfg.teacher or cfg.model}"):
         outs = engine.generate(data.prompt_ids(ttok, tasks), params)
     for c in outs:
         if c.truncated:
@@ -657,11 +660,11 @@ def evaluate_format(model, tokenizer, n: int, max_new_tokens: int, seed: int = 0
     """Greedy answers to n held-out problems per mode. think_ok: closed, non-empty think block,
     boxed answer after it (prompt with /think); no_think_ok: the same with an empty block."""
     tasks = data.math_tasks(n, "test", seed)
-    engine = models.HFEngine(model, tokenizer)
-    params = models.SamplingParams(temperature=0, max_new_tokens=max_new_tokens)
+    engine = engines.HFEngine(model, tokenizer)
+    params = engines.SamplingParams(temperature=0, max_new_tokens=max_new_tokens)
     metrics, samples = {}, []
     for mode, think in (("think", True), ("no_think", False)):
-        with models.progress(f"format check, thinking {think}"):
+        with engines.progress(f"format check, thinking {think}"):
             outs = engine.generate(data.prompt_ids(tokenizer, tasks, think=think), params)
         ok = correct = 0
         for c in outs:
@@ -728,8 +731,8 @@ def train(cfg: Config) -> Path:
     check_config(cfg)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    models.dist_init()                        # under torchrun: join the process group
-    models.seed_everything(cfg.seed)
+    distributed.dist_init()                        # under torchrun: join the process group
+    runs.seed_everything(cfg.seed)
     out = Path(cfg.output_dir)
     if cfg.eval_only:
         model, tok = models.load_policy(cfg.model)
@@ -740,7 +743,7 @@ def train(cfg: Config) -> Path:
         print(json.dumps(metrics, indent=2))
         return out
     resuming = cfg.resume
-    run = models.open_run(out, cfg, cfg.resume, cfg.overwrite)
+    run = runs.open_run(out, cfg, cfg.resume, cfg.overwrite)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     use_bf16 = cfg.bf16 == "true" or (cfg.bf16 == "auto" and models.bf16_supported())
 
@@ -754,7 +757,7 @@ def train(cfg: Config) -> Path:
         print(f"[sft] response filter: {counts}")
         (out / "filter.json").write_text(json.dumps(counts, indent=2))
         (out / "train.jsonl").write_text("".join(json.dumps(e) + "\n" for e in examples))
-    model = models.wrap_model(model.to(device).train(), cfg.parallel)
+    model = distributed.wrap_model(model.to(device).train(), cfg.parallel)
     encoded = [encode(tok, ex["messages"]) for ex in examples]
     too_long = [i for i, (ids, _) in enumerate(encoded) if len(ids) > cfg.max_length]
     encoded = [e for e in encoded if len(e[0]) <= cfg.max_length]
@@ -772,7 +775,7 @@ def train(cfg: Config) -> Path:
         rows = [[order[k] for k in row] for row in rows]
         bs = cfg.per_device_train_batch_size
         batches = [collate(encoded, rows[s:s + bs], tok.pad_token_id) for s in range(0, len(rows), bs)]
-        return models.shard_for_rank(batches, pad=True)   # under torchrun: this rank's share
+        return distributed.shard_for_rank(batches, pad=True)   # under torchrun: this rank's share
 
     micro_per_epoch = len(epoch_batches(0))
     total_steps = cfg.max_steps if cfg.max_steps > 0 else math.ceil(
@@ -805,7 +808,7 @@ def train(cfg: Config) -> Path:
         # ---- forward / backward: token-level mean over the whole step (all ranks' batches) ----
         # Each rank divides its loss sum by the mean token count per rank; DDP/FSDP2 average the
         # gradients over ranks, so the update is Σ_ranks loss_sum / Σ_ranks tokens.
-        n_tokens = models.mean_over_ranks(sum(int(b["loss_mask"][:, 1:].sum()) for b in micro))
+        n_tokens = distributed.mean_over_ranks(sum(int(b["loss_mask"][:, 1:].sum()) for b in micro))
         lr = cosine_lr(step, cfg.learning_rate, cfg.warmup_steps, total_steps, cfg.min_lr_ratio)
         for g in optimizer.param_groups:
             g["lr"] = lr * g["lr_scale"]
@@ -829,7 +832,7 @@ def train(cfg: Config) -> Path:
         row = {"step": step, "epoch": (step * cfg.gradient_accumulation_steps) / micro_per_epoch,
                "loss": loss_sum / max(n_tokens, 1), "lr": lr, "grad_norm": float(grad_norm),
                "tokens_per_s": seq_tokens / dt, "loss_tokens": n_tokens}
-        run.log(models.all_reduce_mean(row))
+        run.log(distributed.all_reduce_mean(row))
         bar.update(1)
         bar.set_postfix(loss=f"{row['loss']:.3f}", lr=f"{lr:.1e}")
         # ---- checkpoint ----

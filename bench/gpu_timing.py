@@ -3,9 +3,9 @@
 One model per process (vLLM keeps process-wide state); `bench/gpu.sh` runs it once per model
 and prints the combined table. Parts, in order:
 
-* vllm_generate : `models.VLLMEngine` (bf16, sleep mode), P prompts x G samples, T new tokens,
+* vllm_generate : `engines.VLLMEngine` (bf16, sleep mode), P prompts x G samples, T new tokens,
                   temperature 1.0 (after an untimed warm-up call): generated tokens / second.
-* hf_generate   : `models.HFEngine` (HF `generate`) on the same model and device, a smaller
+* hf_generate   : `engines.HFEngine` (HF `generate`) on the same model and device, a smaller
                   batch (hf_prompts x G samples, same T), after a warm-up call: the comparison.
 * train_step    : `grpo.train_on_batch` (token_logprobs -> clipped_surrogate -> aggregate_loss,
                   backward, AdamW step; beta 0, on-policy, dapo loss) over the rollout batch in
@@ -52,6 +52,7 @@ import torch  # noqa: E402
 
 import data  # noqa: E402
 import grpo  # noqa: E402
+import engines  # noqa: E402
 import models  # noqa: E402
 
 JSONL = "gpu_timing.jsonl"
@@ -169,8 +170,8 @@ def run(args) -> list[dict]:
     report(part="setup", params_m=round(n_params / 1e6, 1), load_s=round(time.perf_counter() - t, 2),
            prompt_len_mean=round(sum(map(len, prompts)) / len(prompts), 1),
            gpu=torch.cuda.get_device_name() if gpu else None, torch=torch.__version__)
-    params = models.SamplingParams(n=G, temperature=args.temperature, max_new_tokens=T, seed=0)
-    warm = models.SamplingParams(n=1, temperature=args.temperature, max_new_tokens=8, seed=1)
+    params = engines.SamplingParams(n=G, temperature=args.temperature, max_new_tokens=T, seed=0)
+    warm = engines.SamplingParams(n=1, temperature=args.temperature, max_new_tokens=8, seed=1)
 
     # ---- 1. vLLM rollouts -----------------------------------------------------------------
     engine, rollouts = None, None
@@ -178,7 +179,7 @@ def run(args) -> list[dict]:
         report(part="vllm_generate", skipped="vllm does not import")
     elif gpu and not args.no_vllm and not over_budget("vllm_generate"):
         t = time.perf_counter()
-        engine = models.VLLMEngine(model, tok, gpu_memory_utilization=args.gpu_memory_utilization,
+        engine = engines.VLLMEngine(model, tok, gpu_memory_utilization=args.gpu_memory_utilization,
                                    max_model_len=max(map(len, prompts)) + T + 16, dtype="bfloat16",
                                    enable_sleep_mode=True, enforce_eager=args.enforce_eager)
         start_s = time.perf_counter() - t
@@ -190,7 +191,7 @@ def run(args) -> list[dict]:
 
     # ---- 2. HF generate, smaller batch, same model and device -----------------------------
     if not over_budget("hf_generate"):
-        hf = models.HFEngine(model, tok, batch_size=args.hf_prompts * G)
+        hf = engines.HFEngine(model, tok, batch_size=args.hf_prompts * G)
         hf.generate(prompts[:1], warm)
         sync(args.device)
         t = time.perf_counter()

@@ -7,7 +7,7 @@ families (arithmetic, percent; chat template, 38-59 tokens) x G rollouts of 55-8
 = G (one group). Modes alternate within each repeat, so both see the same machine load; the
 table gives the median seconds and the ratio shared / unshared. The rollout table times
 `HFEngine.generate` (8 prompts x G samples, T 1.0, 96 new tokens, same seed) with each distinct
-prompt prefilled once (`models._shared_prompt_cache`) and with the plain per-row prefill.
+prompt prefilled once (`engines.shared_prompt_cache`) and with the plain per-row prefill.
 
     python bench/shared_prompt.py [--repeats 3] [--groups 4,8]
 """
@@ -24,6 +24,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import data  # noqa: E402
 import grpo  # noqa: E402
+import engines  # noqa: E402
 import models  # noqa: E402
 
 
@@ -64,19 +65,19 @@ def main():
     print()
     print("| G | rollouts | plain prefill s | shared prefill s | shared / plain |")
     print("|---|---|---|---|---|")
-    real = models._shared_prompt_cache
-    engine = models.HFEngine(model, tok)
+    real = engines.shared_prompt_cache
+    engine = engines.HFEngine(model, tok)
     tasks = data.math_tasks(8, "train", 0, ["arithmetic", "percent"], (1,))
-    params = models.SamplingParams(temperature=1.0, max_new_tokens=96, seed=0)
+    params = engines.SamplingParams(temperature=1.0, max_new_tokens=96, seed=0)
     for G in (int(g) for g in args.groups.split(",")):
         times = {"plain": [], "shared": []}
         for _ in range(args.repeats):
             for mode in ("plain", "shared"):
-                models._shared_prompt_cache = real if mode == "shared" else (lambda m, i, a: {})
+                engines.shared_prompt_cache = real if mode == "shared" else (lambda m, i, a: {})
                 t = time.perf_counter()
-                engine.generate(data.prompt_ids(tok, tasks), models.SamplingParams(**{**params.__dict__, "n": G}))
+                engine.generate(data.prompt_ids(tok, tasks), engines.SamplingParams(**{**params.__dict__, "n": G}))
                 times[mode].append(time.perf_counter() - t)
-        models._shared_prompt_cache = real
+        engines.shared_prompt_cache = real
         off, on = statistics.median(times["plain"]), statistics.median(times["shared"])
         print(f"| {G} | {8 * G} | {off:.1f} | {on:.1f} | {on / off:.2f} |", flush=True)
 

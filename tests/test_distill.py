@@ -8,6 +8,8 @@ import torch
 
 import distill
 import models
+import runs
+import engines
 
 # p_T = (1/2, 1/4, 1/4), p_S = (1/8, 1/2, 3/8): the worked example of distill.py's docstrings.
 P_T = torch.tensor([1 / 2, 1 / 4, 1 / 4], dtype=torch.float64).log()
@@ -128,9 +130,9 @@ def test_drop_layers_keeps_every_kth_and_still_generates(tmp_path, tokenizer):
         assert torch.equal(new.mlp.up_proj.weight, old.mlp.up_proj.weight)
         assert new.mlp.up_proj.weight.data_ptr() != old.mlp.up_proj.weight.data_ptr()
     assert [l.self_attn.layer_idx for l in student.model.layers] == [0, 1, 2]
-    out = models.HFEngine(student, tokenizer).generate([[1, 5, 9]], models.SamplingParams(temperature=0, max_new_tokens=5))
+    out = engines.HFEngine(student, tokenizer).generate([[1, 5, 9]], engines.SamplingParams(temperature=0, max_new_tokens=5))
     assert len(out[0].completion_ids) == 5                           # the KV cache works
-    models.save_checkpoint(student, tokenizer, tmp_path / "s")
+    runs.save_checkpoint(student, tokenizer, tmp_path / "s")
     again, _ = models.load_policy(str(tmp_path / "s"))
     assert again.config.num_hidden_layers == 3
 
@@ -163,7 +165,7 @@ def tiny_teacher(tmp_path, tokenizer):
     teacher = models.tiny_model("llama", vocab_size=len(tokenizer), layers=2, hidden=64, seed=0)
     with torch.no_grad():
         teacher.model.norm.weight.mul_(8.0)
-    return str(models.save_checkpoint(teacher, tokenizer, tmp_path / "teacher"))
+    return str(runs.save_checkpoint(teacher, tokenizer, tmp_path / "teacher"))
 
 
 def _cfg(teacher, out, **kw):

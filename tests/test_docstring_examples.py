@@ -5,6 +5,7 @@ import importlib
 import pytest
 
 MODULES = ["grpo", "rewards", "mathcheck", "data", "sft", "distill", "evaluate", "pipeline", "models",
+           "engines", "runs", "distributed",
            "sandbox", "cli"]
 
 

@@ -42,7 +42,7 @@ def test_accuracy_by_family_and_pass_at_k_from_scripted_engine(tokenizer):
     """A scripted engine: 2 samples per problem, the arithmetic answers right once, the linear
     ones never. avg@2 = 1/4 overall, by family 0.5 and 0.0, pass@2 = 0.5."""
     import data
-    import models
+    import engines
     pool = data.math_tasks(12, "test", 0, families=["arithmetic", "linear"], levels=(1,))
     tasks = [t for t in pool if t["family"] == "arithmetic"][:2] + [t for t in pool if t["family"] == "linear"][:2]
 
@@ -52,7 +52,7 @@ def test_accuracy_by_family_and_pass_at_k_from_scripted_engine(tokenizer):
             for i, t in enumerate(tasks):
                 for j in range(params.n):
                     ans = t["answer"] if (t["family"] == "arithmetic" and j == 0) else "999999"
-                    outs.append(models.Completion(i, [], [1, 2, 3], f"<think>\nx\n</think>\n\n\\boxed{{{ans}}}", False))
+                    outs.append(engines.Completion(i, [], [1, 2, 3], f"<think>\nx\n</think>\n\n\\boxed{{{ans}}}", False))
             return outs
 
     r = evaluate.evaluate_model(None, tokenizer, tasks, k=2, engine=Scripted())["metrics"]

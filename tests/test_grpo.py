@@ -7,9 +7,10 @@ import torch
 
 import grpo
 import models
+import runs
+import engines
 import rewards
 
-from conftest import ROOT
 
 
 # ----------------------------------------------------------------------------------------------
@@ -329,17 +330,17 @@ def test_resume_after_kill_matches_uninterrupted(tmp_path, monkeypatch):
     class Killed(Exception):
         pass
 
-    class KilledAfterStep3(models.RunDir):    # dies after logging step 3, before saving it (saved: 2)
+    class KilledAfterStep3(runs.RunDir):    # dies after logging step 3, before saving it (saved: 2)
         def log(self, metrics, file="metrics.jsonl"):
             super().log(metrics, file)
             if file == "metrics.jsonl" and metrics.get("step") == 3:
                 raise Killed
 
-    real_rundir = models.RunDir
-    monkeypatch.setattr(models, "RunDir", KilledAfterStep3)
+    real_rundir = runs.RunDir
+    monkeypatch.setattr(runs, "RunDir", KilledAfterStep3)
     with pytest.raises(Killed):
         grpo.train(grpo.parse(_tiny_args(tmp_path / "b", *common)))
-    monkeypatch.setattr(models, "RunDir", real_rundir)
+    monkeypatch.setattr(runs, "RunDir", real_rundir)
     b = grpo.train(grpo.parse(_tiny_args(tmp_path / "b", *common, "--resume")))
 
     ma, mb = _metrics(a), _metrics(b)
@@ -379,7 +380,7 @@ def test_pass_rate_filter_keeps_prompts_between_bounds():
     class FakeEngine:
         def generate(self, prompts, params):
             right = {0: 0, 1: 2, 2: 4}
-            return [models.Completion(p, [1], [2], "\\boxed{7}" if k < right[p] else "\\boxed{0}", False)
+            return [engines.Completion(p, [1], [2], "\\boxed{7}" if k < right[p] else "\\boxed{0}", False)
                     for p in range(len(prompts)) for k in range(params.n)]
 
     tasks = [{"id": str(i), "prompt": "q", "answer": "7"} for i in range(3)]

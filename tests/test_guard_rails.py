@@ -12,6 +12,7 @@ import torch
 
 import cli
 import models
+import runs
 
 from conftest import ROOT
 
@@ -97,7 +98,7 @@ def test_a_checkpoint_is_never_written_with_non_finite_weights(tmp_path, tiny, t
     with torch.no_grad():
         next(bad.parameters())[0, 0] = float("nan")
     with pytest.raises(FloatingPointError, match="NaN or inf"):
-        models.save_checkpoint(bad, tokenizer, tmp_path / "ckpt")
+        runs.save_checkpoint(bad, tokenizer, tmp_path / "ckpt")
     assert not (tmp_path / "ckpt").exists()
 
 
@@ -136,7 +137,7 @@ def test_dry_run_table_sets_ours_next_to_the_papers_under_the_flag_names(capsys,
 
 
 def test_curves_teach_and_every_run_ends_with_a_summary(tmp_path, capsys):
-    run = models.RunDir(tmp_path / "r")
+    run = runs.RunDir(tmp_path / "r")
     for step in range(1, 9):
         run.log({"step": step, "accuracy": 0.1 * step, "constant": 1.0,
                  **({"eval_accuracy": 0.05 * step} if step % 4 == 0 else {})})

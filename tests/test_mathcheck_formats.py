@@ -4,7 +4,6 @@ Each group has several phrasings of a right answer (LaTeX and plain, different w
 spacing) and the near-misses that must stay rejected next to them. The rules are those of
 `mathcheck.verify_math`'s docstring; tests/math_cases.py holds the older case list.
 """
-import pytest
 
 import mathcheck
 from mathcheck import verify_math
@@ -374,13 +373,13 @@ def test_rewards_stay_strict():
 
 def test_evaluate_lenient_flag_reaches_the_checker(tokenizer):
     import evaluate
-    import models
+    import engines
     tasks = [{"id": "a", "prompt": "2+5?", "answer": "7"}, {"id": "b", "prompt": "3+5?", "answer": "8"}]
 
     class Scripted:
         def generate(self, prompts, params):
-            return [models.Completion(0, [], [1], "<think>\nx\n</think>\n\nSo we get 7.", False),
-                    models.Completion(1, [], [1], "<think>\nx\n</think>\n\n\\boxed{8}", False)]
+            return [engines.Completion(0, [], [1], "<think>\nx\n</think>\n\nSo we get 7.", False),
+                    engines.Completion(1, [], [1], "<think>\nx\n</think>\n\n\\boxed{8}", False)]
 
     strict = evaluate.evaluate_model(None, tokenizer, tasks, engine=Scripted())["metrics"]
     lenient = evaluate.evaluate_model(None, tokenizer, tasks, engine=Scripted(), lenient=True)["metrics"]

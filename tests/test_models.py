@@ -9,7 +9,10 @@ import pytest
 import torch
 
 import models
-from models import Completion, SamplingParams
+import runs
+import engines
+import distributed
+from engines import Completion, SamplingParams
 
 from conftest import ROOT
 
@@ -21,7 +24,7 @@ def test_default_model_loads_offline_and_generates(tokenizer):
     ids = tok.apply_chat_template([{"role": "user", "content": "What is 2+3?"}],
                                   add_generation_prompt=True, tokenize=True)
     ids = ids["input_ids"] if hasattr(ids, "keys") else ids
-    out = models.HFEngine(model, tok).generate([ids], SamplingParams(temperature=0, max_new_tokens=20))
+    out = engines.HFEngine(model, tok).generate([ids], SamplingParams(temperature=0, max_new_tokens=20))
     assert len(out) == 1 and out[0].text.strip()
     assert "5" in out[0].text                    # the greedy answer of the embedded model
 
@@ -37,7 +40,7 @@ def test_tiny_models(name, model_type, tokenizer):
 
 
 def test_sampling_n_per_prompt_order_and_truncation(tiny, tokenizer):
-    eng = models.HFEngine(tiny, tokenizer, batch_size=3)
+    eng = engines.HFEngine(tiny, tokenizer, batch_size=3)
     prompts = [[1, 5, 9], [1, 7]]
     out = eng.generate(prompts, SamplingParams(n=3, temperature=1.0, max_new_tokens=6, seed=0))
     assert [c.prompt_index for c in out] == [0, 0, 0, 1, 1, 1]
@@ -58,11 +61,11 @@ def test_shared_prompt_prefill_leaves_the_samples_unchanged(tokenizer, monkeypat
     """n samples per prompt: each distinct prompt is prefilled once, and the samples equal
     those of the unshared prefill (same seed), for prompts of different lengths (left padding)."""
     model = models.tiny_model(arch, vocab_size=len(tokenizer))
-    eng = models.HFEngine(model, tokenizer, batch_size=8)
+    eng = engines.HFEngine(model, tokenizer, batch_size=8)
     prompts = [[1, 5, 9, 11, 40], [1, 7], [3, 3, 3]]
     calls = []
-    real = models._shared_prompt_cache
-    monkeypatch.setattr(models, "_shared_prompt_cache", lambda m, i, a: calls.append(len(i)) or real(m, i, a))
+    real = engines.shared_prompt_cache
+    monkeypatch.setattr(engines, "shared_prompt_cache", lambda m, i, a: calls.append(len(i)) or real(m, i, a))
     shared = eng.generate(prompts, SamplingParams(n=3, temperature=1.0, max_new_tokens=7, seed=5))
     greedy = eng.generate(prompts, SamplingParams(n=2, temperature=0, max_new_tokens=7))
     two = torch.tensor([[1, 5, 9], [1, 5, 9], [1, 5, 9]])
@@ -70,10 +73,10 @@ def test_shared_prompt_prefill_leaves_the_samples_unchanged(tokenizer, monkeypat
     assert cache.get_seq_length() == 3 and cache.layers[0].keys.shape[0] == 3
     distinct = two[:, :2] + torch.tensor([[0], [1], [2]])
     assert real(model, distinct, torch.ones_like(distinct)) == {}
-    monkeypatch.setattr(models, "world_size", lambda: 2)     # torchrun: every rank prefills alike
+    monkeypatch.setattr(distributed, "world_size", lambda: 2)     # torchrun: every rank prefills alike
     assert real(model, distinct, torch.ones_like(distinct))["cache"].layers[0].keys.shape[0] == 3
-    monkeypatch.setattr(models, "world_size", lambda: 1)
-    monkeypatch.setattr(models, "_shared_prompt_cache", lambda m, i, a: {})
+    monkeypatch.setattr(distributed, "world_size", lambda: 1)
+    monkeypatch.setattr(engines, "shared_prompt_cache", lambda m, i, a: {})
     plain = eng.generate(prompts, SamplingParams(n=3, temperature=1.0, max_new_tokens=7, seed=5))
     plain_greedy = eng.generate(prompts, SamplingParams(n=2, temperature=0, max_new_tokens=7))
     assert calls == [8, 1, 6]                       # batches of 8 + 1 rows, then 6
@@ -83,7 +86,7 @@ def test_shared_prompt_prefill_leaves_the_samples_unchanged(tokenizer, monkeypat
 
 
 def test_sampling_is_seeded(tiny, tokenizer):
-    eng = models.HFEngine(tiny, tokenizer)
+    eng = engines.HFEngine(tiny, tokenizer)
     a = eng.generate([[1, 5]], SamplingParams(n=2, max_new_tokens=5, seed=3))
     b = eng.generate([[1, 5]], SamplingParams(n=2, max_new_tokens=5, seed=3))
     assert [c.completion_ids for c in a] == [c.completion_ids for c in b]
@@ -117,23 +120,23 @@ def test_thinking_budget_inserts_stop_text_once_and_only_when_needed(tokenizer):
              "I never opened a think block but"]      # over budget, no </think> -> insert
     eng = ScriptedEngine(tokenizer, first, ["\\boxed{1}", " is 7.", "x", "\\boxed{2}"],
                          eos_first=[False, False, True, False])
-    out = models.generate_with_thinking_budget(eng, [[1]] * 4, SamplingParams(max_new_tokens=50),
+    out = engines.generate_with_thinking_budget(eng, [[1]] * 4, SamplingParams(max_new_tokens=50),
                                                thinking_budget=10)
     texts = [c.text for c in out]
     assert [t.count("Considering the limited time") for t in texts] == [1, 0, 0, 1]
-    assert texts[0] == first[0] + models.STOP_THINKING + "\\boxed{1}"
+    assert texts[0] == first[0] + engines.STOP_THINKING + "\\boxed{1}"
     assert texts[1] == first[1] + " is 7."
     assert texts[2] == first[2]
     # only the three unfinished samples were continued, with the remaining 40 tokens
     assert len(eng.calls[1][0]) == 3 and eng.calls[1][1].max_new_tokens == 40
-    stop_len = len(tokenizer(models.STOP_THINKING, add_special_tokens=False)["input_ids"])
+    stop_len = len(tokenizer(engines.STOP_THINKING, add_special_tokens=False)["input_ids"])
     assert out[0].sampled_mask.count(0) == stop_len and out[1].sampled_mask.count(0) == 0
     assert all(len(c.sampled_mask) == len(c.completion_ids) for c in out)
 
 
 def test_thinking_budget_real_model_inserts_exactly_once(tiny, tokenizer):
-    eng = models.HFEngine(tiny, tokenizer)
-    out = models.generate_with_thinking_budget(
+    eng = engines.HFEngine(tiny, tokenizer)
+    out = engines.generate_with_thinking_budget(
         eng, [[1, 5, 9]], SamplingParams(n=2, max_new_tokens=12, seed=0), thinking_budget=4)
     for c in out:   # a random model never writes </think>: the stop text goes in once
         assert c.text.count("Considering the limited time") == 1
@@ -242,7 +245,7 @@ def test_chunked_logprobs_use_less_peak_memory():
 
 def test_checkpoint_is_atomic_and_loadable(tmp_path, tiny, tokenizer):
     from transformers import AutoModelForCausalLM
-    run = models.RunDir(tmp_path / "run", config={"lr": 1e-6})
+    run = runs.RunDir(tmp_path / "run", config={"lr": 1e-6})
     run.save(tiny, tokenizer, {"step": 3, "data_position": 12})
     assert json.loads((tmp_path / "run" / "config.json").read_text()) == {"lr": 1e-6}
     reloaded = AutoModelForCausalLM.from_pretrained(run.checkpoint)
@@ -258,7 +261,7 @@ def test_checkpoint_is_atomic_and_loadable(tmp_path, tiny, tokenizer):
 
 
 def test_run_dir_metrics_and_resume_truncation(tmp_path):
-    run = models.RunDir(tmp_path / "r")
+    run = runs.RunDir(tmp_path / "r")
     for step in range(1, 6):
         run.log({"step": step, "reward": step / 10})
     run.truncate_metrics(3)
@@ -267,9 +270,9 @@ def test_run_dir_metrics_and_resume_truncation(tmp_path):
 
 
 def test_engine_selection_errors(tiny, tokenizer, monkeypatch):
-    assert models.make_engine("auto", tiny, tokenizer).name == "hf"   # no GPU here
+    assert engines.make_engine("auto", tiny, tokenizer).name == "hf"   # no GPU here
     with pytest.raises(ValueError, match="auto, hf, vllm"):
-        models.make_engine("sglang", tiny, tokenizer)
+        engines.make_engine("sglang", tiny, tokenizer)
 
 
 def test_auto_chunk_size_keeps_blocks_above_glibc_mmap_threshold():
@@ -284,9 +287,9 @@ def test_hf_engine_top_k_zero_samples_the_full_distribution(tiny, tokenizer):
     """top_k <= 0 means no truncation (as in vLLM). transformers fills an unset top_k with 50,
     so a near-uniform random model sampled 300 times must show more than 50 distinct tokens;
     with top_k=5 at most 5 appear."""
-    eng = models.HFEngine(tiny, tokenizer, batch_size=300)
+    eng = engines.HFEngine(tiny, tokenizer, batch_size=300)
     ids = tokenizer("Hello", add_special_tokens=False)["input_ids"]
     first = lambda k: {c.completion_ids[0] for c in eng.generate(
-        [ids], models.SamplingParams(n=300, temperature=1.0, top_p=1.0, top_k=k, max_new_tokens=1, seed=0))}
+        [ids], engines.SamplingParams(n=300, temperature=1.0, top_p=1.0, top_k=k, max_new_tokens=1, seed=0))}
     assert len(first(0)) > 50
     assert len(first(5)) <= 5

@@ -76,10 +76,10 @@ def test_global_batch_is_split_over_ranks(monkeypatch, tmp_path):
         pipeline.per_device_batch(32, 3)
     stage = pipeline.phi4_reasoning("full")[0]
     cfg = pipeline.parse([])
-    monkeypatch.setattr(pipeline.models, "world_size", lambda: 8)
+    monkeypatch.setattr(pipeline.distributed, "world_size", lambda: 8)
     _, sc = pipeline.stage_config(stage, cfg, tmp_path, "smollm2", None)
     assert sc.per_device_train_batch_size == 4                 # the paper's 32 is global
-    monkeypatch.setattr(pipeline.models, "world_size", lambda: 1)
+    monkeypatch.setattr(pipeline.distributed, "world_size", lambda: 1)
     _, sc = pipeline.stage_config(stage, cfg, tmp_path, "smollm2", None)
     assert sc.per_device_train_batch_size == 32
 
@@ -220,7 +220,7 @@ def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(machine, tmp_path,
     clock = [0.0]
     monkeypatch.setattr(pipeline, "time", type("FakeTime", (), {"time": staticmethod(lambda: clock[0])}))
     monkeypatch.setattr(pipeline.models, "load_policy", lambda ck: (ck, None))
-    monkeypatch.setattr(pipeline.models, "HFEngine", lambda *a, **k: None)
+    monkeypatch.setattr(pipeline.engines, "HFEngine", lambda *a, **k: None)
     evaluated, budgets = [], []
 
     def fake_evaluate_model(model, tok, tasks, **kw):

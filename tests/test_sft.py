@@ -6,6 +6,8 @@ import pytest
 import torch
 
 import models
+import runs
+import engines
 import sft
 from data import DataError
 
@@ -106,7 +108,7 @@ def test_add_think_tokens_mean_init_and_roundtrip(tokenizer, tied, tmp_path):
     assert torch.equal(emb[:V], old_emb) and torch.allclose(emb[V], old_emb.mean(0))
     assert torch.allclose(head[V + 1], old_head.mean(0))
     assert (head is emb) == tied
-    models.save_checkpoint(model, sft.set_chat_template(tok), tmp_path / "ck")
+    runs.save_checkpoint(model, sft.set_chat_template(tok), tmp_path / "ck")
     model2, tok2 = models.load_policy(str(tmp_path / "ck"))
     assert tok2("<think>\nx\n</think>", add_special_tokens=False)["input_ids"][0] == V
     assert tok2.convert_tokens_to_ids(["<think>", "</think>"]) == [V, V + 1]
@@ -121,7 +123,7 @@ def test_repurpose_think_tokens_keeps_vocabulary_and_roundtrips(tokenizer, tmp_p
     tok = sft.set_chat_template(sft.repurpose_think_tokens(tokenizer))
     assert len(tok) == len(tokenizer) and tok.convert_tokens_to_ids(["<think>", "</think>"]) == [15, 16]
     model = models.tiny_model(vocab_size=len(tok))
-    models.save_checkpoint(model, tok, tmp_path / "ck")
+    runs.save_checkpoint(model, tok, tmp_path / "ck")
     model2, tok2 = models.load_policy(str(tmp_path / "ck"))
     assert model2.config.vocab_size == len(tokenizer) == len(tok2)
     assert tok2("<think>\nx\n</think>", add_special_tokens=False)["input_ids"] == \
@@ -154,7 +156,7 @@ def test_rope_rescaling_changes_frequencies_and_roundtrips(arch, tokenizer, tmp_
     assert torch.allclose((new / old).double(), 2.0 ** (-2 * i / d), rtol=1e-5)
     assert torch.allclose(new.double(), (2 * theta) ** (-2 * i / d), rtol=1e-5)
     assert not torch.allclose(model(x).logits, before)        # positions > 0 rotate differently
-    models.save_checkpoint(model, tokenizer, tmp_path / "ck")
+    runs.save_checkpoint(model, tokenizer, tmp_path / "ck")
     model2, _ = models.load_policy(str(tmp_path / "ck"))
     assert model2.config.rope_parameters["rope_theta"] == 2 * theta
     assert model2.config.max_position_embeddings == 4096
@@ -306,7 +308,7 @@ def test_tiny_sft_loss_falls(tmp_path):
     # 8 examples (2-3 packed rows), 12 steps = several epochs: the loss drops from ln V ~ 10.8
     ck = sft.train(tiny_cfg(tmp_path / "run", think_tokens="repurpose", rope_theta_factor=2.0,
                             num_examples=8, max_steps=12, learning_rate=5e-3))
-    rows = models.RunDir(tmp_path / "run", resume=True).metrics()
+    rows = runs.RunDir(tmp_path / "run", resume=True).metrics()
     losses = [r["loss"] for r in rows]
     assert len(losses) == 12 and losses[-1] < losses[0] - 4.0, losses
     assert {"lr", "grad_norm", "tokens_per_s"} <= set(rows[0])
@@ -319,24 +321,24 @@ def test_tiny_sft_loss_falls(tmp_path):
 def test_resume_continues_at_the_same_data_position(tmp_path, monkeypatch):
     kw = dict(max_steps=4, save_steps=2, gradient_accumulation_steps=2, max_length=256)
     full = sft.train(tiny_cfg(tmp_path / "full", **kw))
-    full_rows = models.RunDir(tmp_path / "full", resume=True).metrics()
+    full_rows = runs.RunDir(tmp_path / "full", resume=True).metrics()
 
     class Killed(Exception):
         pass
 
-    save = models.RunDir.save
+    save = runs.RunDir.save
 
     def save_then_die(self, *a, **kwargs):
         save(self, *a, **kwargs)
         raise Killed                                  # killed right after the step-2 checkpoint
-    monkeypatch.setattr(models.RunDir, "save", save_then_die)
+    monkeypatch.setattr(runs.RunDir, "save", save_then_die)
     cfg = tiny_cfg(tmp_path / "cut", **kw)
     with pytest.raises(Killed):
         sft.train(cfg)
-    monkeypatch.setattr(models.RunDir, "save", save)
+    monkeypatch.setattr(runs.RunDir, "save", save)
     cfg.resume = True
     cut = sft.train(cfg)
-    cut_rows = models.RunDir(tmp_path / "cut", resume=True).metrics()
+    cut_rows = runs.RunDir(tmp_path / "cut", resume=True).metrics()
     assert [r["step"] for r in cut_rows] == [1, 2, 3, 4]
     for a, b in zip(full_rows, cut_rows):
         assert a["loss"] == pytest.approx(b["loss"], rel=1e-5) and a["lr"] == b["lr"]
@@ -365,11 +367,11 @@ def test_teacher_rejection_sampling(monkeypatch, tiny, tokenizer):
             for i, _ in enumerate(prompts):
                 for text in (f"Let me see.\nSo it is {tasks[i]['answer']}.\nThe answer is \\boxed{{{tasks[i]['answer']}}}.",
                              "I think \\boxed{-999}"):
-                    out.append(models.Completion(i, [1], [2], text, truncated=False))
-            out.append(models.Completion(0, [1], [2], "I was cut off", truncated=True))
+                    out.append(engines.Completion(i, [1], [2], text, truncated=False))
+            out.append(engines.Completion(0, [1], [2], "I was cut off", truncated=True))
             return out
     monkeypatch.setattr(models, "load_policy", lambda *a, **k: (tiny, tokenizer))
-    monkeypatch.setattr(models, "make_engine", lambda *a, **k: FakeEngine())
+    monkeypatch.setattr(engines, "make_engine", lambda *a, **k: FakeEngine())
     cfg = sft.Config(dataset="teacher", num_examples=2, teacher_samples=2, no_think_ratio=0)
     examples, counts = sft.build_dataset(cfg)
     assert counts == {"wrong_answer": 2, "repetition": 0, "inconsistent": 0, "kept": 2, "total": 4}
@@ -399,14 +401,14 @@ def test_fusion_dataset_keeps_only_verified_samples_of_the_stage2_model(monkeypa
                 for k in range(params.n):
                     ans = task["answer"] if i % 2 == 0 else "987654"
                     text = f"<think>\nworking on it\nSo the answer is {ans}.\n</think>\n\nThe final answer is $\\boxed{{{ans}}}$."
-                    out.append(models.Completion(i, [1], [2], text, truncated=(i == 0 and k == 1)))
+                    out.append(engines.Completion(i, [1], [2], text, truncated=(i == 0 and k == 1)))
             return out
 
     import data
     cfg = sft.parse(["--model", "tiny", "--dataset", "fusion", "--num_examples", "6", "--teacher_samples", "2",
                      "--no_think_ratio", "0.5", "--multi_turn_ratio", "0", "--output_dir", str(tmp_path)])
     tasks = data.math_tasks(6, "train", cfg.seed)           # the cold start's queries (prefix-stable)
-    monkeypatch.setattr(models, "make_engine", lambda kind, model, tok, **kw: Scripted(tok))
+    monkeypatch.setattr(engines, "make_engine", lambda kind, model, tok, **kw: Scripted(tok))
     fused, counts = sft.build_dataset(cfg)
     thinking = [e for e in fused if e["think"]]
     assert counts["wrong_answer"] == 6 and len(thinking) == 5        # 3 right problems x 2, one truncated

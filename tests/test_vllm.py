@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import models
+import engines
 
 PROMPTS = ["Hello there", "What is 2 + 2?"]
 TARGET = " The answer is 42.<|im_end|>"   # what the optimizer steps teach the tiny model
@@ -32,7 +33,7 @@ def tiny_vllm():
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")            # GiB; the default is larger
     model, tok = models.load_policy("tiny")
     t = time.perf_counter()
-    engine = models.make_engine("vllm", model, tok, dtype="float32", max_model_len=256,
+    engine = engines.make_engine("vllm", model, tok, dtype="float32", max_model_len=256,
                                 enforce_eager=True)
     print(f"\n[vllm] engine start {time.perf_counter() - t:.1f} s")
     yield model, tok, engine
@@ -42,8 +43,8 @@ def tiny_vllm():
 @pytest.mark.vllm
 def test_vllm_generates_n_samples_with_logprobs(tiny_vllm):
     model, tok, engine = tiny_vllm
-    assert isinstance(engine, models.VLLMEngine)
-    params = models.SamplingParams(n=3, temperature=1.0, max_new_tokens=6, seed=0)
+    assert isinstance(engine, engines.VLLMEngine)
+    params = engines.SamplingParams(n=3, temperature=1.0, max_new_tokens=6, seed=0)
     out = engine.generate(PROMPTS, params)
     assert [c.prompt_index for c in out] == [0, 0, 0, 1, 1, 1]          # prompt-major
     for c in out:
@@ -54,13 +55,13 @@ def test_vllm_generates_n_samples_with_logprobs(tiny_vllm):
             assert len(c.completion_ids) == params.max_new_tokens
         assert len(c.logprobs) == len(c.completion_ids)
         assert all(lp <= 0 and lp == lp for lp in c.logprobs)
-        assert c.text == models.decode_completion(tok, c.completion_ids, engine.stop_ids)
+        assert c.text == engines.decode_completion(tok, c.completion_ids, engine.stop_ids)
     assert len({tuple(c.completion_ids) for c in out[:3]}) > 1          # n distinct samples
     # The same seed gives the same samples.
     again = engine.generate(PROMPTS, params)
     assert [c.completion_ids for c in again] == [c.completion_ids for c in out]
     # Built from the model's own weights: engine and trainer agree from the start.
-    assert models.logprob_mismatch(out, model, temperature=1.0) < SYNC_TOL
+    assert engines.logprob_mismatch(out, model, temperature=1.0) < SYNC_TOL
 
 
 @pytest.mark.vllm
@@ -68,8 +69,8 @@ def test_sync_weights_after_optimizer_step(tiny_vllm):
     """Large-lr steps teach TARGET; before the sync vLLM still samples the old weights
     (greedy tokens differ, log-prob mismatch large); after it, tokens and log-probs match."""
     model, tok, engine = tiny_vllm
-    greedy = models.SamplingParams(temperature=0, max_new_tokens=12)
-    sampled = models.SamplingParams(n=4, temperature=0.8, max_new_tokens=12, seed=1)
+    greedy = engines.SamplingParams(temperature=0, max_new_tokens=12)
+    sampled = engines.SamplingParams(n=4, temperature=0.8, max_new_tokens=12, seed=1)
 
     # ---- optimizer steps that change the weights a lot --------------------------------------
     texts = [p + TARGET for p in PROMPTS]
@@ -85,11 +86,11 @@ def test_sync_weights_after_optimizer_step(tiny_vllm):
         optimizer.zero_grad()
     model.eval()
     assert not torch.equal(before_step, model.model.layers[0].self_attn.q_proj.weight)
-    hf_greedy = models.HFEngine(model, tok).generate(PROMPTS, greedy)
+    hf_greedy = engines.HFEngine(model, tok).generate(PROMPTS, greedy)
 
     # ---- before the sync: the engine still has the old weights ------------------------------
     stale_greedy = engine.generate(PROMPTS, greedy)
-    stale = models.logprob_mismatch(engine.generate(PROMPTS, sampled), model, sampled.temperature)
+    stale = engines.logprob_mismatch(engine.generate(PROMPTS, sampled), model, sampled.temperature)
     assert [c.completion_ids for c in stale_greedy] != [c.completion_ids for c in hf_greedy]
     assert stale > STALE_MIN
 
@@ -99,8 +100,8 @@ def test_sync_weights_after_optimizer_step(tiny_vllm):
     synced_greedy = engine.generate(PROMPTS, greedy)
     assert [c.completion_ids for c in synced_greedy] == [c.completion_ids for c in hf_greedy]
     assert [c.truncated for c in synced_greedy] == [c.truncated for c in hf_greedy]
-    assert models.logprob_mismatch(synced_greedy, model, temperature=0) < SYNC_TOL
-    synced = models.logprob_mismatch(engine.generate(PROMPTS, sampled), model, sampled.temperature)
+    assert engines.logprob_mismatch(synced_greedy, model, temperature=0) < SYNC_TOL
+    synced = engines.logprob_mismatch(engine.generate(PROMPTS, sampled), model, sampled.temperature)
     assert synced < SYNC_TOL
     print(f"\n[vllm] sync {seconds:.3f} s; log-prob mismatch before sync {stale:.4f}, "
           f"after {synced:.2e}")
@@ -123,7 +124,7 @@ def test_auto_picks_hf_without_gpu(monkeypatch, tiny, tokenizer):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     for vllm_installed in (False, True):   # even with vLLM installed, no GPU means HF
         monkeypatch.setattr(importlib.util, "find_spec", _find_spec_with_vllm(vllm_installed))
-        assert isinstance(models.make_engine("auto", tiny, tokenizer), models.HFEngine)
+        assert isinstance(engines.make_engine("auto", tiny, tokenizer), engines.HFEngine)
 
 
 def test_auto_picks_vllm_with_gpu(monkeypatch, tiny, tokenizer):
@@ -132,15 +133,15 @@ def test_auto_picks_vllm_with_gpu(monkeypatch, tiny, tokenizer):
             self.kwargs = kwargs
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(importlib.util, "find_spec", _find_spec_with_vllm(True))
-    monkeypatch.setattr(models, "VLLMEngine", FakeVLLMEngine)
-    engine = models.make_engine("auto", tiny, tokenizer, gpu_memory_utilization=0.4)
+    monkeypatch.setattr(engines, "VLLMEngine", FakeVLLMEngine)
+    engine = engines.make_engine("auto", tiny, tokenizer, gpu_memory_utilization=0.4)
     assert isinstance(engine, FakeVLLMEngine) and engine.kwargs == {"gpu_memory_utilization": 0.4}
 
 
 def test_vllm_missing_says_how_to_install(monkeypatch, tiny, tokenizer):
     monkeypatch.setattr(importlib.util, "find_spec", _find_spec_with_vllm(False))
     with pytest.raises(RuntimeError, match="pip install vllm"):
-        models.make_engine("vllm", tiny, tokenizer)
+        engines.make_engine("vllm", tiny, tokenizer)
 
 
 def test_logprob_mismatch_worked_example(tiny, tokenizer):
@@ -152,14 +153,14 @@ def test_logprob_mismatch_worked_example(tiny, tokenizer):
     with torch.no_grad():
         lp, _ = models.token_logprobs(tiny, ids, attn, temperature=0.7)
     exact = [lp[b][mask[b, 1:].bool()].tolist() for b in range(2)]
-    rows = [models.Completion(i, p, c, "", False, logprobs=e)
+    rows = [engines.Completion(i, p, c, "", False, logprobs=e)
             for i, (p, c, e) in enumerate(zip(prompts, completions, exact))]
-    assert models.logprob_mismatch(rows, tiny, temperature=0.7) < 1e-5
-    shifted = [models.Completion(r.prompt_index, r.prompt_ids, r.completion_ids, "", False,
+    assert engines.logprob_mismatch(rows, tiny, temperature=0.7) < 1e-5
+    shifted = [engines.Completion(r.prompt_index, r.prompt_ids, r.completion_ids, "", False,
                                  logprobs=[x - 0.5 for x in r.logprobs]) for r in rows]
-    assert models.logprob_mismatch(shifted, tiny, temperature=0.7) == pytest.approx(0.5, abs=1e-5)
+    assert engines.logprob_mismatch(shifted, tiny, temperature=0.7) == pytest.approx(0.5, abs=1e-5)
     shifted[0].logprobs[1] -= 100.0
     shifted[0].sampled_mask = [1, 0, 1]
-    assert models.logprob_mismatch(shifted, tiny, temperature=0.7) == pytest.approx(0.5, abs=1e-5)
+    assert engines.logprob_mismatch(shifted, tiny, temperature=0.7) == pytest.approx(0.5, abs=1e-5)
     # no engine log-probs at all (HFEngine completions): nothing to compare
-    assert math.isnan(models.logprob_mismatch([models.Completion(0, [5], [6], "", False)], tiny))
+    assert math.isnan(engines.logprob_mismatch([engines.Completion(0, [5], [6], "", False)], tiny))

