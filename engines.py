@@ -20,6 +20,7 @@ import shutil
 import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 from tqdm import tqdm
@@ -178,8 +179,7 @@ def vllm_unavailable(model) -> str | None:
     """Why vLLM cannot sample from `model` on this machine, or None when it can."""
     if importlib.util.find_spec("vllm") is None:
         return "vLLM is not installed (setup.sh installs it where a wheel exists for this platform)"
-    config = distributed.unwrap(model).config
-    arch = (getattr(config, "architectures", None) or [type(distributed.unwrap(model)).__name__])[0]
+    config, arch = distributed.unwrap(model).config, architecture(model)
     from vllm import ModelRegistry
     if arch not in ModelRegistry.get_supported_archs():
         return f"vLLM does not support the architecture {arch}"
@@ -187,6 +187,12 @@ def vllm_unavailable(model) -> str | None:
     if not torch.cuda.is_available() and head_dim not in (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512):
         return f"vLLM's CPU attention has no kernel for head_dim {head_dim}"
     return None
+
+
+def architecture(model) -> str:
+    """The HF class name that vLLM looks up (FSDP2 renames a sharded class FSDP<name>)."""
+    m = distributed.unwrap(model)
+    return (getattr(m.config, "architectures", None) or [type(m).__name__])[0].removeprefix("FSDP")
 
 
 def engine_shape(model, kwargs: dict) -> tuple:
@@ -344,11 +350,22 @@ class VLLMEngine:
         self.tokenizer = tokenizer
         self.stop_ids = _stop_ids(tokenizer, model)
         self._tmpdir = None
-        if model_path is None:
-            self._tmpdir = tempfile.mkdtemp(prefix="rr-vllm-")
-            distributed.unwrap(model).save_pretrained(self._tmpdir)
-            tokenizer.save_pretrained(self._tmpdir)
-            model_path = self._tmpdir
+        if model_path is None:   # the training model as it is now (FSDP2: gathered, a collective)
+            state = distributed.full_state_dict(model)      # on rank 0; HF saves on rank 0 only
+            folder = [tempfile.mkdtemp(prefix="rr-vllm-") if distributed.is_main() else None]
+            if distributed.world_size() > 1:
+                torch.distributed.broadcast_object_list(folder, src=0)
+            if distributed.is_main():
+                distributed.unwrap(model).save_pretrained(folder[0], state_dict=state)
+                config_file = Path(folder[0]) / "config.json"
+                config_file.write_text(json.dumps({**json.loads(config_file.read_text()),
+                                                   "architectures": [architecture(model)]}, indent=2))
+                tokenizer.save_pretrained(folder[0])
+                self._tmpdir = folder[0]                    # rank 0 deletes it in close()
+            distributed.barrier()
+            model_path = folder[0]
+        # under torchrun each rank runs its own engine inside the ranks' process group
+        launcher = {"distributed_executor_backend": "external_launcher"} if distributed.world_size() > 1 else {}
         if enable_sleep_mode and not torch.cuda.is_available():
             print("[models] enable_sleep_mode needs a GPU; running without it")
             enable_sleep_mode = False
@@ -360,7 +377,8 @@ class VLLMEngine:
                        tensor_parallel_size=tensor_parallel_size, enable_sleep_mode=enable_sleep_mode,
                        enforce_eager=enforce_eager, seed=seed,
                        logprobs_mode="processed_logprobs",  # log-probs of the sampling distribution
-                       generation_config="vllm")            # no defaults from generation_config.json
+                       generation_config="vllm",            # no defaults from generation_config.json
+                       **launcher)
         self.start_seconds = time.perf_counter() - t
         self.max_model_len = max_model_len
         self._sleep()
