@@ -9,7 +9,7 @@ step of each run is warm-up and is dropped; we report the median step time over 
 generation and training tokens/s where the tool reports them, and peak RSS (VmHWM).
 
     pip install -r bench/requirements.txt
-    python bench/grpo_vs_trl.py --repeats 2 --steps 4
+    python bench/grpo_vs_trl.py --repeats 2 --steps 4 [--vllm]
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PROMPTS, GENERATIONS, NEW_TOKENS = 2, 4, 64
+ENGINES = {"ours": "hf", "ours-vllm": "vllm"}   # our rollouts: HF generate, or vLLM
 
 
 def digit_share(completion: str, *args, **kwargs) -> float:
@@ -34,7 +35,7 @@ def peak_rss_mb() -> float:
     return int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM")).split()[1]) / 1024
 
 
-def run_ours(steps: int, out: Path) -> dict:
+def run_ours(steps: int, out: Path, engine: str = "hf") -> dict:
     sys.path.insert(0, str(ROOT))
     import grpo
     import rewards
@@ -42,7 +43,7 @@ def run_ours(steps: int, out: Path) -> dict:
     cfg = grpo.Config(rewards="digits", num_generations=GENERATIONS, prompts_per_step=PROMPTS,
                       max_completion_length=NEW_TOKENS, max_steps=steps, beta=0.0,
                       num_iterations=1, learning_rate=1e-6, temperature=1.0,
-                      filter_zero_variance=False, engine="hf", eval_problems=0,
+                      filter_zero_variance=False, engine=engine, eval_problems=0,
                       eval_every=10**9, save_steps=10**9, output_dir=str(out), overwrite=True, log_samples=0,
                       math_levels="1")
     grpo.train(cfg)
@@ -109,7 +110,8 @@ def run_trl(steps: int, out: Path) -> dict:
 
 def child(which: str, steps: int):
     with tempfile.TemporaryDirectory() as d:
-        res = (run_ours if which == "ours" else run_trl)(steps, Path(d) / "run")
+        out = Path(d) / "run"
+        res = run_trl(steps, out) if which == "trl" else run_ours(steps, out, ENGINES[which])
     print("RESULT " + json.dumps(res))
 
 
@@ -117,13 +119,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--steps", type=int, default=4)
-    ap.add_argument("--child", choices=["ours", "trl"])
+    ap.add_argument("--child", choices=["ours", "ours-vllm", "trl"])
+    ap.add_argument("--vllm", action="store_true", help="also time ours with --engine vllm")
     a = ap.parse_args()
     if a.child:
         return child(a.child, a.steps)
-    results = {"ours": [], "trl": []}
+    results = {"ours": [], "trl": [], **({"ours-vllm": []} if a.vllm else {})}
     for r in range(a.repeats):
-        for which in ("ours", "trl"):
+        for which in results:
             p = subprocess.run([sys.executable, __file__, "--child", which, "--steps", str(a.steps)],
                                capture_output=True, text=True)
             line = next((l for l in p.stdout.splitlines() if l.startswith("RESULT ")), None)
@@ -140,12 +143,16 @@ def main():
         return statistics.median(xs) if xs else float("nan")
     gen = {w: tps(w, "gen_tokens_per_s") for w in results}
     trn = {w: tps(w, "train_tokens_per_s") for w in results}
-    print(f"\n| | ours (grpo.py) | TRL GRPOTrainer | ours / TRL |\n|---|---|---|---|")
-    print(f"| median step time (s) | {med['ours']:.2f} | {med['trl']:.2f} | {med['ours'] / med['trl']:.2f} |")
-    print(f"| peak RSS (MB) | {rss['ours']:.0f} | {rss['trl']:.0f} | {rss['ours'] / rss['trl']:.2f} |")
-    print(f"| generation tokens/s | {gen['ours']:.0f} | {gen['trl']:.0f} | {gen['ours'] / gen['trl']:.2f} |")
-    print(f"| training tokens/s (completion tokens / non-generation time) | {trn['ours']:.0f} | "
-          f"{trn['trl']:.0f} | {trn['ours'] / trn['trl']:.2f} |")
+    cols = [w for w in ("ours", "ours-vllm") if w in results]
+    name = {"ours": "ours (grpo.py, HF generate)", "ours-vllm": "ours (grpo.py, vLLM)"}
+    print("\n| | " + " | ".join(name[w] for w in cols) + " | TRL GRPOTrainer | "
+          + " | ".join(f"{name[w].split(', ')[1][:-1]} / TRL" for w in cols) + " |")
+    print("|---" * (2 + 2 * len(cols)) + "|")
+    for label, d, fmt in (("median step time (s)", med, ".2f"), ("peak RSS (MB)", rss, ".0f"),
+                          ("generation tokens/s", gen, ".0f"),
+                          ("training tokens/s (completion tokens / non-generation time)", trn, ".0f")):
+        print(f"| {label} | " + " | ".join(f"{d[w]:{fmt}}" for w in cols) + f" | {d['trl']:{fmt}} | "
+              + " | ".join(f"{d[w] / d['trl']:.2f}" for w in cols) + " |")
 
 
 if __name__ == "__main__":
