@@ -98,7 +98,7 @@ def _match_brace(text: str, i: int) -> int:
     return -1
 
 
-def _find_boxes(text: str) -> list[tuple[int, int, str]]:
+def find_boxes(text: str) -> list[tuple[int, int, str]]:
     """All top-level `\\boxed{...}` / `\\fbox{...}` / `\\boxed 5` as (start, end, content)."""
     boxes = []
     pos = 0
@@ -171,10 +171,10 @@ _GAP_BLOCK_RE = re.compile(r"\b(?:or|not|no|but|wait|actually|maybe|perhaps|eith
                            r"instead|hmm|wrong|mistake|error|check|checking|verify|else|otherwise)\b",
                            re.IGNORECASE)
 _FILLER_RE = re.compile(r"(?is)\s*(?:I hope (?:it|this|that) is correct\.?|Let me know if.*)\s*$")
-_SPECIAL_TOKEN_RE = re.compile(r"<\|(?:im_start|im_end|endoftext|eot_id|end_of_text|end)\|>"
+SPECIAL_TOKEN_RE = re.compile(r"<\|(?:im_start|im_end|endoftext|eot_id|end_of_text|end)\|>"
                                r"|<｜end▁of▁sentence｜>")
 _NAME = r"[a-zA-Z](?:_\{?\w+\}?)?"
-_DOUBLED_CMD_RE = re.compile(r"(?<!\\)\\(?=\\(?:boxed|fbox|frac|dfrac|tfrac|sqrt|left|right|pi|text|mathrm|"
+DOUBLED_CMD_RE = re.compile(r"(?<!\\)\\(?=\\(?:boxed|fbox|frac|dfrac|tfrac|sqrt|left|right|pi|text|mathrm|"
                              r"cdot|times|infty|le|ge|leq|geq|lt|gt|neq|ne|in|cup|cap|pm|circ|begin|end|"
                              r"alpha|beta|theta|emptyset|varnothing)(?![a-zA-Z]))")
 
@@ -322,7 +322,7 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
     sentence when it reads "the ... is X"; with `lenient`, then the last formula or number.
     How: 'box', 'anchor', 'sentence', 'lenient' or '' (nothing found).
     """
-    boxes = _find_boxes(text)
+    boxes = find_boxes(text)
     anchor = _last_anchor(text)
     if anchor and boxes and not (anchor[0] >= boxes[-1][1] and anchor[3] and anchor[1]
                                  and re.search(r"[\d$\\]", anchor[1])):
@@ -365,7 +365,7 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
     return answer, others, how
 
 
-def _extract(text: str, lenient: bool = False, retract: bool = True) -> tuple[str | None, list[str]]:
+def extract(text: str, lenient: bool = False, retract: bool = True) -> tuple[str | None, list[str]]:
     answer, others, _ = _extract_full(text, lenient, retract)
     return answer, others
 
@@ -415,13 +415,13 @@ def extract_answer(text: str) -> str | None:
     >>> extract_answer("The answer is 5. Wait, I made an error.") is None
     True
     """
-    return _extract(text)[0]
+    return extract(text)[0]
 
 
 def _other_boxes(text: str) -> list[str]:
     """Contents of boxes that are not part of the final box group and not withdrawn by a
     self-correction (for the hedge check)."""
-    return _extract(text, retract=False)[1]
+    return extract(text, retract=False)[1]
 
 
 def _gold_answer(answer) -> str:
@@ -429,15 +429,15 @@ def _gold_answer(answer) -> str:
     box or a 'Final Answer:' line, or a bare answer)."""
     if isinstance(answer, (list, tuple)):
         return ", ".join(str(a) for a in answer)
-    s = _DOUBLED_CMD_RE.sub("", str(answer).strip())
+    s = DOUBLED_CMD_RE.sub("", str(answer).strip())
     if "####" in s:
         return s.rsplit("####", 1)[1].strip()
     if "\\boxed" in s or "\\fbox" in s:
-        got = _extract(s, retract=False)[0]
+        got = extract(s, retract=False)[0]
         if got is not None:
             return got
     if len(s) > 80 and re.search(r"(?i)\banswer\b", s):          # a whole solution as the gold
-        got = _extract(s, retract=False)[0]
+        got = extract(s, retract=False)[0]
         if got is not None:
             return got
     return _strip_math_delims(s)
@@ -517,7 +517,7 @@ def _strip_unit_words(s: str) -> str:
 
 
 def _normalize(s: str, strip_lhs: bool = True) -> str:
-    s = _DOUBLED_CMD_RE.sub("", str(s).strip())
+    s = DOUBLED_CMD_RE.sub("", str(s).strip())
     for k, v in _UNICODE.items():
         if k in s:
             s = s.replace(k, v)
@@ -625,7 +625,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
 _NUM = r"-?\d+(?:\.\d+)?"
 
 
-def _exact_number(s: str) -> Fraction | None:
+def exact_number(s: str) -> Fraction | None:
     """A plain number written in one of the usual ways, as an exact Fraction; else None.
 
     Integers (also zero-padded '007'), decimals, a/b, \\frac{a}{b}, -\\frac{a}{b}, mixed numbers
@@ -915,7 +915,7 @@ class _RadParser:
                                            or self.peek("\\frac")):
                 if self.peek("\\frac") and list(v) == [(1, 1)] and re.match(
                         r"\\frac\{\d+\}\{\d+\}$", self.s[self.i:]):
-                    raise ValueError("mixed number")         # 2\frac{1}{2}: _exact_number's call
+                    raise ValueError("mixed number")         # 2\frac{1}{2}: exact_number's call
                 v = self._ok(_rad_mul(v, self.power()))      # implicit product: 2\sqrt{2}
             else:
                 return v
@@ -990,16 +990,16 @@ class _RadParser:
         return v
 
 
-def _radical_value(s: str) -> dict | None:
+def radical_value(s: str) -> dict | None:
     """The exact value of a radical expression, or None when it is not one.
 
-    >>> _radical_value("\\\\sqrt{8}") == _radical_value("2\\\\sqrt{2}")
+    >>> radical_value("\\\\sqrt{8}") == radical_value("2\\\\sqrt{2}")
     True
-    >>> _radical_value("\\\\frac{\\\\sqrt{6}}{2}") == _radical_value("\\\\sqrt{3/2}")
+    >>> radical_value("\\\\frac{\\\\sqrt{6}}{2}") == radical_value("\\\\sqrt{3/2}")
     True
-    >>> _radical_value("\\\\sqrt{8}") == _radical_value("3\\\\sqrt{2}")
+    >>> radical_value("\\\\sqrt{8}") == radical_value("3\\\\sqrt{2}")
     False
-    >>> _radical_value("x+1") is None
+    >>> radical_value("x+1") is None
     True
     """
     if not s or len(s) > 200 or not re.search(r"sqrt|\^", s) or re.search(r"[a-zA-Z]", re.sub(
@@ -1024,7 +1024,7 @@ def _abs_pieces(lo: str, c_lo: bool, hi: str, c_hi: bool) -> list[tuple] | None:
     """lo < |x| < hi as intervals of x (lo a known number >= 0 or -infinity, hi >= lo)."""
     if _inf_key(lo) == "-\\infty":
         lo, c_lo = "0", True
-    low = _exact_number(lo)
+    low = exact_number(lo)
     if low is None or low < 0:
         return None
     if _inf_key(hi) == "\\infty":
@@ -1214,8 +1214,8 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
         if len(members) > 2 and not _is_name(lhs) and _is_name(members[-2]):
             lhs = members[-2]                    # "1 = z = x = 0": the chain ends in x = 0
         numeric_lhs = lhs and not re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", lhs))
-        if numeric_lhs and None not in (_exact_number(lhs), _exact_number(rhs)) and \
-                _exact_number(lhs) != _exact_number(rhs):
+        if numeric_lhs and None not in (exact_number(lhs), exact_number(rhs)) and \
+                exact_number(lhs) != exact_number(rhs):
             return False                         # "3 = 5" is no computation
         if _is_name(lhs) or (eq is p and numeric_lhs):
             return _scalar_equal(rhs, other, budget) if eq is g else _scalar_equal(other, rhs, budget)
@@ -1224,7 +1224,7 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
         return gt and pt and _text_key(g) == _text_key(p)
     if re.fullmatch(r"\(?[A-Ea-e]\)?", g) or re.fullmatch(r"\(?[A-Ea-e]\)?", p):   # choice letters
         return _text_key(g) == _text_key(p)
-    gv, pv = _exact_number(g), _exact_number(p)
+    gv, pv = exact_number(g), exact_number(p)
     if gv is not None and pv is not None:
         if gv == pv:
             return True
@@ -1232,8 +1232,8 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
             return (gv / 100 if g_pct else gv) == (pv / 100 if p_pct else pv)
         return False
     if g_pct == p_pct:
-        gr = _radical_value(g) if gv is None else {(1, 1): gv} if gv else {}
-        pr = _radical_value(p) if pv is None else {(1, 1): pv} if pv else {}
+        gr = radical_value(g) if gv is None else {(1, 1): gv} if gv else {}
+        pr = radical_value(p) if pv is None else {(1, 1): pv} if pv else {}
         if gr is not None and pr is not None and (gv is None or pv is None):
             return gr == pr
     if _dangerous(g) or _dangerous(p):
@@ -1241,7 +1241,7 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     if g_pct != p_pct:
         g = f"\\frac{{{g}}}{{100}}" if g_pct else g
         p = f"\\frac{{{p}}}{{100}}" if p_pct else p
-    return _WORKER.equal(g, p, budget)
+    return WORKER.equal(g, p, budget)
 
 
 def _is_tuple(s: str) -> bool:
@@ -1332,7 +1332,7 @@ def _relation_equal(g: str, p: str, budget: _Budget) -> bool:
     if g.count("=") == 1 and p.count("=") == 1 and not re.search(r"\\le|\\ge|<|>|\\ne", g + p) and \
             len(_split_top(g)) == 1 and len(_split_top(p)) == 1 and re.search(r"[a-zA-Z]", g) and \
             not (_dangerous(g) or _dangerous(p)):
-        return _WORKER.equal(g, p, budget, op="equation")
+        return WORKER.equal(g, p, budget, op="equation")
     return False
 
 
@@ -1411,7 +1411,7 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     `#### 1,234`, MATH LaTeX, a full solution with a box or a "Final Answer:" line, AIME '007',
     lists):
 
-    * exact: 1/2^99 != 1/2^98, 0.333 != 1/3; radicals exactly in-process (`_radical_value`:
+    * exact: 1/2^99 != 1/2^98, 0.333 != 1/3; radicals exactly in-process (`radical_value`:
       \\sqrt{8} = 2\\sqrt{2}, \\frac{\\sqrt{6}}{2} = \\sqrt{3/2}); other symbolic checks in a
       killable worker with a hard time limit (math-verify's parser, its float tolerance replaced
       by an exact check), never in this process;
@@ -1481,8 +1481,8 @@ def _verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     region = answer_region(completion)
     if region is None:
         return False
-    region = _DOUBLED_CMD_RE.sub("", _SPECIAL_TOKEN_RE.split(region, 1)[0])
-    _WORKER.prestart()
+    region = DOUBLED_CMD_RE.sub("", SPECIAL_TOKEN_RE.split(region, 1)[0])
+    WORKER.prestart()
     pred, others, how = _extract_full(region, lenient=lenient)
     gold = _gold_answer(answer)
     if pred is not None and _check(region, pred, others, gold):
@@ -1529,7 +1529,7 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     if gu and pu and gu != pu:                   # 5 cm vs 5 m
         return False
     # "\\boxed{42} (or 43)": an alternative right after the final box is a hedge too
-    boxes = _find_boxes(region)
+    boxes = find_boxes(region)
     if boxes and re.match(r"[\s$.,;:(\\)\]]*(?:\\text\{\s*)?(?:or|either|maybe|perhaps)\b",
                           region[boxes[-1][1]:boxes[-1][1] + 40], re.IGNORECASE):
         return False
@@ -1735,5 +1735,5 @@ class _SymbolicWorker:
                 return False
 
 
-_WORKER = _SymbolicWorker()
-atexit.register(_WORKER.kill)
+WORKER = _SymbolicWorker()
+atexit.register(WORKER.kill)

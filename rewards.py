@@ -37,7 +37,7 @@ import math
 import re
 from typing import Callable, Iterable
 
-from mathcheck import _WORKER, _find_boxes, answer_region, extract_answer, normalize_answer, verify_math  # noqa: F401
+from mathcheck import WORKER, find_boxes, answer_region, extract_answer, normalize_answer, verify_math  # noqa: F401
 
 __all__ = [
     "verify_math", "extract_answer", "normalize_answer", "answer_region",
@@ -99,7 +99,7 @@ def still3_outcome_reward(completion: str, task: dict, **_) -> float:
     otherwise "\\boxed{}" alone earns -1 instead of -2, a reward hack a small policy finds
     within a few steps (seen on SmolLM2-135M)."""
     region = answer_region(completion)
-    if region is None or not any(c.strip() for _, _, c in _find_boxes(region)):
+    if region is None or not any(c.strip() for _, _, c in find_boxes(region)):
         return -2.0
     return 1.0 if verify_math(completion, task["answer"]) else -1.0
 
@@ -135,7 +135,7 @@ def format_reward(completion: str, task: dict | None = None, strict: bool = Fals
     m = _STRICT_RE.match(completion)
     if not m or "<think>" in m.group("ans") or "</think>" in m.group("ans"):
         return 0.0
-    return 1.0 if _find_boxes(m.group("ans")) else 0.0
+    return 1.0 if find_boxes(m.group("ans")) else 0.0
 
 
 # ---- Phi-4-reasoning-plus --------------------------------------------------------------

@@ -211,14 +211,14 @@ def _unanchored(c: Case) -> bool:
 def _region(pred: str) -> str:
     import mathcheck
     region = mathcheck.answer_region(pred) or ""
-    return mathcheck._DOUBLED_CMD_RE.sub("", mathcheck._SPECIAL_TOKEN_RE.split(region, 1)[0])
+    return mathcheck.DOUBLED_CMD_RE.sub("", mathcheck.SPECIAL_TOKEN_RE.split(region, 1)[0])
 
 
 def _competing_boxes(c: Case) -> bool:
     """The prediction (or the gold) has boxes that neither join the last one nor equal it."""
     import mathcheck
     for text in (c.pred, c.gold):
-        answer, others = mathcheck._extract(_region(text), retract=False)
+        answer, others = mathcheck.extract(_region(text), retract=False)
         final = mathcheck.normalize_answer(answer or "")
         if any(mathcheck.normalize_answer(o) != final for o in others):
             return True
@@ -229,7 +229,7 @@ def _false_numeric_equation(c: Case) -> bool:
     import mathcheck
     answer = mathcheck.extract_answer(_region(c.pred)) or ""
     sides = mathcheck.normalize_answer(answer).split("=")
-    values = [mathcheck._exact_number(x) for x in sides]
+    values = [mathcheck.exact_number(x) for x in sides]
     return len(sides) == 2 and None not in values and values[0] != values[1]
 
 

@@ -198,7 +198,7 @@ def test_radicals_equal_after_simplification():
 
 
 def test_radicals_are_decided_in_process():
-    v = mathcheck._radical_value
+    v = mathcheck.radical_value
     assert v("\\sqrt{8}") == v("2\\sqrt{2}") == {(2, 2): 2}
     assert v("\\frac{\\sqrt{6}}{2}") == v("\\sqrt{3/2}") == v("\\sqrt{\\frac{3}{2}}")
     assert v("\\sqrt[6]{8}") == v("\\sqrt{2}")                   # lowest terms: 8^(1/6) = 2^(1/2)

@@ -99,8 +99,8 @@ def test_slow_symbolic_check_is_killed_and_worker_recovers(monkeypatch):
 
 def test_worker_death_does_not_crash():
     assert verify_math("\\boxed{\\sqrt{8}}", "2\\sqrt{2}")
-    rewards._WORKER.proc.kill()
-    rewards._WORKER.proc.wait()
+    rewards.WORKER.proc.kill()
+    rewards.WORKER.proc.wait()
     assert verify_math("\\boxed{\\sqrt{8}}", "2\\sqrt{2}")
 
 
