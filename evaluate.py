@@ -27,13 +27,15 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
 import cli
 import data
-import models
 import engines
+import models
+import rewards
 
 
 @dataclass
@@ -106,7 +108,6 @@ def has_closed_think(text: str) -> bool:
 def score(task: dict, completion: str, lenient: bool = False) -> float:
     """1.0 if the completion solves the task (math: rewards.verify_math, `lenient` as
     mathcheck.verify_math takes it; code: all tests pass)."""
-    import rewards
     if "answer" in task:
         return float(rewards.verify_math(completion, task["answer"], lenient=lenient))
     return float(rewards.REWARDS["code"](completion, task) >= 1.0)
@@ -192,9 +193,6 @@ def evaluate(cfg: Config) -> Path:
     (out / "results.json").write_text(json.dumps({"config": asdict(cfg), "results": results}, indent=2))
     (out / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
     if budgets:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
         fig, ax = plt.subplots(figsize=(5, 3.5))
         for mode in modes:
             pts = [(r["budget"], r["accuracy"]) for r in results if r["thinking"] == mode and r["budget"]]

@@ -22,6 +22,14 @@ import tempfile
 from pathlib import Path
 
 import torch
+from transformers import (
+    AutoConfig,
+    AutoModelForCausalLM,
+    AutoModelForSequenceClassification,
+    AutoTokenizer,
+    LlamaConfig,
+    Qwen3Config,
+)
 
 DEFAULT_MODEL = "smollm2"
 
@@ -52,7 +60,6 @@ def _embedded_checkpoint() -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (target / "config.json").exists():  # built by another process meanwhile
             return target
-        from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
         print(f"[models] first use: de-quantizing {GGUF_FILE} into {target} (once, ~30 s)")
         tok = AutoTokenizer.from_pretrained(gguf_dir, gguf_file=GGUF_FILE)
         gguf_model = AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=GGUF_FILE)
@@ -73,7 +80,6 @@ def _embedded_checkpoint() -> Path:
 
 
 def load_tokenizer(name: str | None = None):
-    from transformers import AutoTokenizer
     if name is None or name == DEFAULT_MODEL or str(name).startswith("tiny"):
         name = str(_embedded_checkpoint())
     tok = AutoTokenizer.from_pretrained(name)
@@ -85,7 +91,7 @@ def load_tokenizer(name: str | None = None):
 def tiny_model(arch: str = "llama", vocab_size: int = 49152, layers: int = 2, hidden: int = 128,
                seed: int = 0):
     """A small random-init causal LM (2 layers, hidden 128, 2 heads of dim 64) for tests."""
-    from transformers import AutoModelForCausalLM, LlamaConfig, Qwen3Config
+
     common = dict(vocab_size=vocab_size, hidden_size=hidden, intermediate_size=2 * hidden,
                   num_hidden_layers=layers, num_attention_heads=hidden // 64,
                   num_key_value_heads=1, head_dim=64, max_position_embeddings=2048,
@@ -102,7 +108,6 @@ def tiny_model(arch: str = "llama", vocab_size: int = 49152, layers: int = 2, hi
 
 def load_policy(name: str | None = None, dtype: str = "float32", device: str = "cpu"):
     """Return (model, tokenizer). See the module docstring for the accepted names."""
-    from transformers import AutoModelForCausalLM
     name = name or DEFAULT_MODEL
     torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16,
                    "float16": torch.float16}[dtype]
@@ -129,7 +134,6 @@ def load_reward_model(name: str, device: str = "cpu"):
     new (random) scoring head on its decoder, a folder saved by `rewards.train_reward_model`
     loads as it was trained.
     """
-    from transformers import AutoConfig, AutoModelForSequenceClassification
     if str(name).startswith("tiny"):
         tok = load_tokenizer(name)
         config = tiny_model(vocab_size=len(tok)).config

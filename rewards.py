@@ -32,10 +32,15 @@ reward; unknown names raise a ValueError that lists the valid ones.
 """
 from __future__ import annotations
 
+import ast
 import json
 import math
+import random
 import re
 from typing import Callable, Iterable
+
+import torch
+import torch.nn.functional as F
 
 from mathcheck import WORKER, find_boxes, answer_region, extract_answer, normalize_answer, verify_math  # noqa: F401
 
@@ -350,7 +355,6 @@ def code_rewards(completions: list[str], tasks: list[dict], all_or_nothing: bool
     sandbox does the same); else passed/total, or 1.0 only if every test passes when
     `all_or_nothing` (Skywork-OR1 §3 rewards code all-or-nothing).
     """
-    import ast
     out = [0.0] * len(completions)
     jobs, where = [], []
     for i, (c, task) in enumerate(zip(completions, tasks)):
@@ -511,7 +515,6 @@ class JudgeReward:
                                     response=response)
 
     def score_batch(self, completions: list[str], tasks: list[dict]) -> list[float]:
-        import torch
         tok = self.tokenizer
         prompts = [self.prompt(c, t) for c, t in zip(completions, tasks)]
         ids = [tok.encode(p, add_special_tokens=True)[-self.max_length:] for p in prompts]
@@ -536,7 +539,6 @@ def bradley_terry_loss(r_chosen, r_rejected):
     Source: Bradley & Terry (1952); reward-model training in InstructGPT (Ouyang et al. 2022,
     eq. 1), used for Qwen3's reward model without reference answers.
     """
-    import torch.nn.functional as F
     return -F.logsigmoid(r_chosen - r_rejected).mean()
 
 
@@ -553,7 +555,6 @@ class ScalarRewardModel:
         self.model, self.tokenizer, self.max_length = model, tokenizer, max_length
 
     def score_batch(self, completions: list[str], tasks: list[dict]) -> list[float]:
-        import torch
         texts = [_rm_texts(t.get("question", t.get("prompt", "")), _answer_text(c) or c)
                  for c, t in zip(completions, tasks)]
         with torch.no_grad():
@@ -587,8 +588,6 @@ def train_reward_model(model, tokenizer, pairs, epochs: int = 1, lr: float = 1e-
     {"epoch", "loss", "accuracy"} where accuracy is the fraction of pairs with r_c > r_r
     seen during that epoch.
     """
-    import random
-    import torch
     rows = []
     for p in pairs:
         if isinstance(p, dict):
