@@ -25,8 +25,10 @@ def stream_indices(n: int, seed: int, position: int, count: int) -> list[int]:
     epoch_order(n, seed, 0) + epoch_order(n, seed, 1) + ...: consecutive batches of one epoch
     cover the data once, and a batch may run across an epoch boundary.
 
-    >>> stream_indices(5, seed=0, position=0, count=3), stream_indices(5, seed=0, position=3, count=3)
-    ([0, 4, 3], [1, 2, 4])
+    >>> stream_indices(5, seed=0, position=0, count=3)       # epoch 0: [0, 4, 3, 1, 2]
+    [0, 4, 3]
+    >>> stream_indices(5, seed=0, position=3, count=3)       # then epoch 1: [4, 3, 0, 2, 1]
+    [1, 2, 4]
     """
     orders: dict[int, list[int]] = {}
     out = []
