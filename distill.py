@@ -41,52 +41,87 @@ from tqdm import trange
 
 import cli
 import data
-import models
-import runs
-import engines
+import data_order
 import distributed
+import engines
+import models
+import rewards
+import runs
 
 
 @dataclass
 class Config:
-    teacher: str = field(default="smollm2", metadata={"help": "teacher: 'smollm2' (embedded default), 'tiny', a checkpoint folder or a hub id"})
-    student: str = field(default="", metadata={"help": "student model (same names as --teacher); ignored with --student_from_teacher"})
-    student_from_teacher: bool = field(default=False, metadata={"help": "build the student from the teacher by keeping every k-th layer"})
-    keep_every: int = field(default=2, metadata={"help": "with --student_from_teacher: keep layers 0, k, 2k, ... (30 layers, k=2 -> 15)"})
-    task: str = field(default="math", metadata={"help": "'math' (synthetic, with answers) or a .jsonl/.parquet file of prompts"})
-    math_levels: str = field(default="1,2,3", metadata={"help": "levels of the synthetic math task, comma-separated"})
-    prompt_field: str = field(default="prompt", metadata={"help": "prompt column of a file/HF dataset"})
-    answer_field: str = field(default="answer", metadata={"help": "answer column of a file/HF dataset ('none': prompts only)"})
-    num_train_prompts: int = field(default=64, metadata={"help": "training prompts (the teacher answers each once for the off-policy cache)"})
-    eval_problems: int = field(default=32, metadata={"help": "held-out prompts for eval KL and accuracy (0 = no evaluation)"})
-    think_ratio: float = field(default=0.5, metadata={"help": "fraction of prompts with '/think' (the rest '/no_think'); -1 = no switch"})
-    lmbda: float = field(default=0.5, metadata={"help": "GKD λ: probability that a batch is sampled by the student (on-policy); 0 = off-policy only"})
-    divergence: str = field(default="jsd", metadata={"help": "forward_kl (KL(T||S)) | reverse_kl (KL(S||T)) | jsd (generalized JSD with --beta)"})
-    beta: float = field(default=0.5, metadata={"help": "generalized JSD β: 0 = forward KL, 1 = reverse KL (TRL GKDConfig convention)"})
-    temperature: float = field(default=0.9, metadata={"help": "distillation temperature τ (both softmaxes) and sampling temperature"})
-    top_k_vocab: int = field(default=0, metadata={"help": "divergence over the teacher's top-k tokens (+ tail, see --top_k_tail); 0 = full vocabulary"})
-    top_k_tail: str = field(default="rest", metadata={"help": "rest: the tail mass is one extra bucket | renorm: drop it and renormalise the top-k"})
-    filter_correct: bool = field(default=False, metadata={"help": "off-policy: keep only teacher answers that rewards.verify_math accepts"})
-    teacher_cache: str = field(default="", metadata={"help": "jsonl of teacher outputs, made once (default: <output_dir>/teacher_samples.jsonl)"})
-    max_completion_length: int = field(default=128, metadata={"help": "completion budget for teacher, student and evaluation"})
-    prompts_per_step: int = field(default=8, metadata={"help": "prompts per step, one completion each (under torchrun: all ranks together)"})
-    learning_rate: float = field(default=5e-5, metadata={"help": "AdamW learning rate (constant after warm-up)"})
+    teacher: str = field(default="smollm2", metadata={"help": (
+        "teacher: 'smollm2' (embedded default), 'tiny', a checkpoint folder or a hub id")})
+    student: str = field(default="", metadata={"help": (
+        "student model (same names as --teacher); ignored with --student_from_teacher")})
+    student_from_teacher: bool = field(default=False, metadata={"help": (
+        "build the student from the teacher by keeping every k-th layer")})
+    keep_every: int = field(default=2, metadata={"help": (
+        "with --student_from_teacher: keep layers 0, k, 2k, ... (30 layers, k=2 -> 15)")})
+    task: str = field(default="math", metadata={"help": (
+        "'math' (synthetic, with answers) or a .jsonl/.parquet file of prompts")})
+    math_levels: str = field(default="1,2,3", metadata={"help": (
+        "levels of the synthetic math task, comma-separated")})
+    prompt_field: str = field(default="prompt", metadata={"help": (
+        "prompt column of a file/HF dataset")})
+    answer_field: str = field(default="answer", metadata={"help": (
+        "answer column of a file/HF dataset ('none': prompts only)")})
+    num_train_prompts: int = field(default=64, metadata={"help": (
+        "training prompts (the teacher answers each once for the off-policy cache)")})
+    eval_problems: int = field(default=32, metadata={"help": (
+        "held-out prompts for eval KL and accuracy (0 = no evaluation)")})
+    think_ratio: float = field(default=0.5, metadata={"help": (
+        "fraction of prompts with '/think' (the rest '/no_think'); -1 = no switch")})
+    lmbda: float = field(default=0.5, metadata={"help": (
+        "GKD λ: probability that a batch is sampled by the student (on-policy); 0 = off-policy "
+        "only")})
+    divergence: str = field(default="jsd", metadata={"help": (
+        "forward_kl (KL(T||S)) | reverse_kl (KL(S||T)) | jsd (generalized JSD with --beta)")})
+    beta: float = field(default=0.5, metadata={"help": (
+        "generalized JSD β: 0 = forward KL, 1 = reverse KL (TRL GKDConfig convention)")})
+    temperature: float = field(default=0.9, metadata={"help": (
+        "distillation temperature τ (both softmaxes) and sampling temperature")})
+    top_k_vocab: int = field(default=0, metadata={"help": (
+        "divergence over the teacher's top-k tokens (+ tail, see --top_k_tail); 0 = full "
+        "vocabulary")})
+    top_k_tail: str = field(default="rest", metadata={"help": (
+        "rest: the tail mass is one extra bucket | renorm: drop it and renormalise the top-k")})
+    filter_correct: bool = field(default=False, metadata={"help": (
+        "off-policy: keep only teacher answers that rewards.verify_math accepts")})
+    teacher_cache: str = field(default="", metadata={"help": (
+        "jsonl of teacher outputs, made once (default: <output_dir>/teacher_samples.jsonl)")})
+    max_completion_length: int = field(default=128, metadata={"help": (
+        "completion budget for teacher, student and evaluation")})
+    prompts_per_step: int = field(default=8, metadata={"help": (
+        "prompts per step, one completion each (under torchrun: all ranks together)")})
+    learning_rate: float = field(default=5e-5, metadata={"help": (
+        "AdamW learning rate (constant after warm-up)")})
     warmup_steps: int = field(default=0, metadata={"help": "linear warm-up steps"})
     weight_decay: float = field(default=0.0, metadata={"help": "AdamW weight decay"})
     max_grad_norm: float = field(default=1.0, metadata={"help": "gradient clipping"})
     max_steps: int = field(default=30, metadata={"help": "optimizer steps"})
-    eval_every: int = field(default=10, metadata={"help": "evaluate on held-out prompts every N steps (and before the first, after the last)"})
-    save_steps: int = field(default=10, metadata={"help": "checkpoint every N steps (and after the last)"})
-    chunk_size: int = field(default=128, metadata={"help": "token positions per logits chunk (memory: 2 x chunk x vocab floats)"})
-    engine: str = field(default="auto", metadata={"help": "student sampling engine: auto | hf | vllm"})
+    eval_every: int = field(default=10, metadata={"help": (
+        "evaluate on held-out prompts every N steps (and before the first, after the last)")})
+    save_steps: int = field(default=10, metadata={"help": (
+        "checkpoint every N steps (and after the last)")})
+    chunk_size: int = field(default=128, metadata={"help": (
+        "token positions per logits chunk (memory: 2 x chunk x vocab floats)")})
+    engine: str = field(default="auto", metadata={"help": (
+        "student sampling engine: auto | hf | vllm")})
     dtype: str = field(default="float32", metadata={"help": "float32 | bfloat16 (both models)"})
     device: str = field(default="auto", metadata={"help": "auto | cpu | cuda"})
     seed: int = field(default=0, metadata={"help": "seed for data, sampling and the λ coin"})
     threads: int = field(default=0, metadata={"help": "torch CPU threads (0: torch's default)"})
     output_dir: str = field(default="runs/distill", metadata={"help": "run directory"})
-    resume: bool = field(default=False, metadata={"help": "continue from <output_dir>/state.pt and checkpoint/"})
-    overwrite: bool = field(default=False, metadata={"help": "replace a run already in output_dir (without it, such a folder is refused)"})
-    parallel: str = field(default="fsdp2", metadata={"help": "under torchrun: fsdp2 (shard the student) or ddp (replicate it) or none; the frozen teacher is replicated; ignored in a single process", "choices": ["fsdp2", "ddp", "none"]})
+    resume: bool = field(default=False, metadata={"help": (
+        "continue from <output_dir>/state.pt and checkpoint/")})
+    overwrite: bool = field(default=False, metadata={"help": (
+        "replace a run already in output_dir (without it, such a folder is refused)")})
+    parallel: str = field(default="fsdp2", metadata={"help": (
+        "under torchrun: fsdp2 (shard the student) or ddp (replicate it) or none; the frozen "
+        "teacher is replicated; ignored in a single process"),
+        "choices": ["fsdp2", "ddp", "none"]})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -123,9 +158,10 @@ def generalized_jsd(student_logp, teacher_logp, beta: float):
     forward KL(P || Q), β = 1 the reverse KL(Q || P). The formula itself tends to 0 at both ends,
     but its scaled limits are those KLs (Huszár 2015, cited by GKD §3):
     JSD_β / β -> KL(P || Q) as β -> 0 and JSD_β / (1 - β) -> KL(Q || P) as β -> 1, since the
-    other term is O(β²) (resp. O((1-β)²)). So small β behaves like (a scaled) forward KL, β near 1
-    like reverse KL. Same example, β = 1/2: M = (5/16, 3/8, 5/16),
-    JSD = ½[(9/4) log 2 - (3/4) log 5 - (1/4) log 3] + ½[(3/2) log 2 - (1/2) log 5 - (1/8) log 3] ≈ 0.0878.
+    other term is O(β²) (resp. O((1-β)²)). So small β behaves like (a scaled) forward KL, β near
+    1 like reverse KL. Same example, β = 1/2: M = (5/16, 3/8, 5/16),
+    JSD = ½[(9/4) log 2 - (3/4) log 5 - (1/4) log 3] + ½[(3/2) log 2 - (1/2) log 5 - (1/8) log 3]
+        ≈ 0.0878.
     """
     if beta <= 0:
         return forward_kl(student_logp, teacher_logp)
@@ -155,11 +191,13 @@ def topk_log_probs(student_logits, teacher_logits, k: int, tail: str = "rest"):
     other tokens). These are proper distributions, no renormalisation needed, and any divergence
     over them is a lower bound of the full-vocabulary one (coarse-graining never increases an
     f-divergence) that grows with k and is exact at k = V. Example: p_T = (1/2, 1/4, 1/4),
-    p_S = (1/8, 1/2, 3/8), k = 1 -> (1/2, 1/2) vs (1/8, 7/8): KL(T||S) = 2 log 2 - ½ log 7 ≈ 0.4133.
+    p_S = (1/8, 1/2, 3/8), k = 1 -> (1/2, 1/2) vs (1/8, 7/8):
+    KL(T||S) = 2 log 2 - ½ log 7 ≈ 0.4133.
     tail="renorm": drop the tail and renormalise both over the top-k (p_v / Σ_top-k p): the
     divergence between the conditionals on the top-k set; 0 when the models agree up to the tail.
     """
-    t_lse, s_lse = teacher_logits.logsumexp(-1, keepdim=True), student_logits.logsumexp(-1, keepdim=True)
+    t_lse = teacher_logits.logsumexp(-1, keepdim=True)
+    s_lse = student_logits.logsumexp(-1, keepdim=True)
     t_top, idx = teacher_logits.topk(k, dim=-1)
     s_top = student_logits.gather(-1, idx)
     if tail == "renorm":
@@ -188,7 +226,7 @@ def _chunk_divergence(h_s, w_s, h_t, w_t, kind, beta, temperature, top_k, tail):
 
 def token_divergence(student, teacher, input_ids, attention_mask, completion_mask, kind="jsd",
                      beta=0.5, temperature=1.0, top_k=0, tail="rest", chunk_size=128):
-    """D(p_T(·|x, y_<t), p_S(·|x, y_<t)) for every completion token -> [N] (N = completion tokens).
+    """D(p_T(·|x, y_<t), p_S(·|x, y_<t)) for every completion token -> [N] (N: completion tokens).
 
     Both decoders run once ([B, T, hidden]); the hidden states of the completion positions are
     gathered ([N, hidden]), and the two LM heads plus the divergence run on `chunk_size` rows at a
@@ -202,12 +240,15 @@ def token_divergence(student, teacher, input_ids, attention_mask, completion_mas
     h_s = student.get_decoder()(**kw).last_hidden_state[:, :-1][select]
     with torch.no_grad():
         h_t = teacher.get_decoder()(**kw).last_hidden_state[:, :-1][select]
-    w_s, w_t = student.get_output_embeddings().weight, teacher.get_output_embeddings().weight.detach()
+    w_s = student.get_output_embeddings().weight
+    w_t = teacher.get_output_embeddings().weight.detach()
     out = []
     for s in range(0, h_s.shape[0], chunk_size):
-        args = (h_s[s:s + chunk_size], w_s, h_t[s:s + chunk_size], w_t, kind, beta, temperature, top_k, tail)
+        args = (h_s[s:s + chunk_size], w_s, h_t[s:s + chunk_size], w_t, kind, beta, temperature,
+                top_k, tail)
         if torch.is_grad_enabled():
-            out.append(torch.utils.checkpoint.checkpoint(_chunk_divergence, *args, use_reentrant=False))
+            out.append(torch.utils.checkpoint.checkpoint(_chunk_divergence, *args,
+                                                         use_reentrant=False))
         else:
             out.append(_chunk_divergence(*args))
     return torch.cat(out) if out else h_s.new_zeros(0)
@@ -237,7 +278,8 @@ def drop_layers(teacher, keep_every: int):
 
 def check_same_vocab(student, teacher, student_tok, teacher_tok):
     """Logit distillation compares distributions token by token: the vocabularies must match."""
-    v_s, v_t = student.get_output_embeddings().weight.shape[0], teacher.get_output_embeddings().weight.shape[0]
+    v_s = student.get_output_embeddings().weight.shape[0]
+    v_t = teacher.get_output_embeddings().weight.shape[0]
     if v_s != v_t or student_tok.get_vocab() != teacher_tok.get_vocab():
         raise ValueError(
             f"student and teacher vocabularies differ (LM heads {v_s} vs {v_t} rows, tokenizers "
@@ -255,7 +297,8 @@ def load_models(cfg: Config, device: str, resume_from: Path | None = None):
     elif cfg.student:
         student, s_tok = models.load_policy(cfg.student, dtype=cfg.dtype, device=device)
     else:
-        raise ValueError("no student: pass --student MODEL or --student_from_teacher --keep_every K")
+        raise ValueError("no student: pass --student MODEL or --student_from_teacher "
+                         "--keep_every K")
     check_same_vocab(student, teacher, s_tok, tok)
     return teacher, student.train(), tok
 
@@ -268,11 +311,13 @@ def load_prompts(cfg: Config, split: str, n: int) -> list[dict]:
         levels = tuple(int(x) for x in cfg.math_levels.split(","))
         return data.math_tasks(n, split, cfg.seed, levels=levels)
     answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
-    return data.load_tasks(cfg.task, split=split, n=n, prompt_field=cfg.prompt_field, answer_field=answer_field)
+    return data.load_tasks(cfg.task, split=split, n=n, prompt_field=cfg.prompt_field,
+                           answer_field=answer_field)
 
 
 def think_flags(n: int, ratio: float, seed: int) -> list[bool | None]:
-    """Qwen3 distils in both modes: prompt i gets /think with probability `ratio` (fixed by seed)."""
+    """Qwen3 distils in both modes: prompt i gets /think with probability `ratio` (fixed by
+    seed)."""
     if ratio < 0:
         return [None] * n
     rng = random.Random(f"think-{seed}")
@@ -287,10 +332,9 @@ def render(tok, tasks: list[dict], flags: list[bool | None]) -> list[list[int]]:
 
 
 def is_correct(task: dict, text: str) -> bool | None:
-    """rewards.verify_math when the task has an answer, else None (imported lazily)."""
+    """rewards.verify_math when the task has an answer, else None."""
     if "answer" not in task:
         return None
-    import rewards
     return bool(rewards.verify_math(text, task["answer"]))
 
 
@@ -300,31 +344,58 @@ def teacher_outputs(teacher, tok, tasks, prompts, flags, cfg: Config, path: Path
     if path.exists():
         rows = [json.loads(l) for l in path.read_text().splitlines() if l.strip()]
         if rows and (rows[0].get("teacher") != cfg.teacher or len(rows) != len(tasks)):
-            raise ValueError(f"{path} holds {len(rows)} outputs of teacher {rows[0].get('teacher')!r}, "
-                             f"not {len(tasks)} of {cfg.teacher!r}: delete it or pass --teacher_cache NEW.jsonl")
+            raise ValueError(f"{path} holds {len(rows)} outputs of teacher "
+                             f"{rows[0].get('teacher')!r}, not {len(tasks)} of {cfg.teacher!r}: "
+                             "delete it or pass --teacher_cache NEW.jsonl")
         return rows
     print(f"[distill] the teacher answers {len(tasks)} training prompts (once) -> {path}")
     engine = engines.HFEngine(teacher, tok)
-    outs = engine.generate(prompts, engines.SamplingParams(temperature=cfg.temperature,
-                                                          max_new_tokens=cfg.max_completion_length, seed=cfg.seed))
-    rows = [{"teacher": cfg.teacher, "task_id": tasks[c.prompt_index]["id"], "think": flags[c.prompt_index],
-             "prompt_ids": c.prompt_ids, "completion_ids": c.completion_ids, "text": c.text,
-             "truncated": c.truncated, "correct": is_correct(tasks[c.prompt_index], c.text)} for c in outs]
+    outs = engine.generate(prompts, engines.SamplingParams(
+        temperature=cfg.temperature, max_new_tokens=cfg.max_completion_length, seed=cfg.seed))
+    rows = [{"teacher": cfg.teacher, "task_id": tasks[c.prompt_index]["id"],
+             "think": flags[c.prompt_index], "prompt_ids": c.prompt_ids,
+             "completion_ids": c.completion_ids, "text": c.text, "truncated": c.truncated,
+             "correct": is_correct(tasks[c.prompt_index], c.text)} for c in outs]
     path.parent.mkdir(parents=True, exist_ok=True)
-    runs.atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in rows))   # torchrun: every rank writes
+    # under torchrun every rank writes it
+    runs.atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in rows))
     return rows
 
 
-def batch_indices(n: int, batch_size: int, step: int, seed: int) -> list[int]:
-    """Indices of step `step`'s batch: epochs of seeded permutations, a pure function of the step
-    (so --resume needs no data cursor)."""
-    out = []
-    for pos in range((step - 1) * batch_size, step * batch_size):
-        epoch, i = divmod(pos, n)
-        order = list(range(n))
-        random.Random(f"{seed}-{epoch}").shuffle(order)
-        out.append(order[i])
-    return out
+def off_policy_data(teacher, tok, tasks, prompts, flags, cfg: Config,
+                    run: runs.RunDir) -> list[dict]:
+    """`teacher_outputs` (cached in --teacher_cache or the run directory); with --filter_correct
+    only the answers rewards.verify_math accepts."""
+    cache = Path(cfg.teacher_cache or run.root / "teacher_samples.jsonl")
+    rows = teacher_outputs(teacher, tok, tasks, prompts, flags, cfg, cache)
+    if not cfg.filter_correct:
+        return rows
+    rows = [r for r in rows if r["correct"]]
+    print(f"[distill] --filter_correct keeps {len(rows)} teacher answers")
+    if not rows:
+        raise ValueError("no teacher answer is correct: drop --filter_correct, use easier prompts "
+                         "(--math_levels 1) or a larger --max_completion_length, or set --lmbda 1")
+    return rows
+
+
+def step_indices(n: int, step: int, cfg: Config) -> list[int]:
+    """This rank's share of step `step`'s --prompts_per_step indices into n items: positions
+    (step - 1) * P ... step * P - 1 of the seeded stream `data_order.stream_indices`, a pure
+    function of the step (so --resume needs no data cursor)."""
+    first = (step - 1) * cfg.prompts_per_step
+    indices = data_order.stream_indices(n, cfg.seed, first, cfg.prompts_per_step)
+    return distributed.shard_for_rank(indices, pad=True)
+
+
+def student_samples(engine, tasks, prompts, indices: list[int], step: int,
+                    cfg: Config) -> list[dict]:
+    """The on-policy batch: one completion of the student per prompt, sampled at τ."""
+    outs = engine.generate([prompts[i] for i in indices], engines.SamplingParams(
+        temperature=cfg.temperature, max_new_tokens=cfg.max_completion_length,
+        seed=cfg.seed * 100_003 + step))
+    return [{"prompt_ids": c.prompt_ids, "completion_ids": c.completion_ids, "text": c.text,
+             "correct": is_correct(tasks[i], c.text), "task_id": tasks[i]["id"]}
+            for i, c in zip(indices, outs)]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -343,9 +414,12 @@ def evaluate(student, teacher, tok, tasks, prompts, cfg: Config, chunk_size: int
         b = outs[s:s + cfg.prompts_per_step]
         ids, attn, mask = [x.to(student.device) for x in models.pad_batch(
             [c.prompt_ids for c in b], [c.completion_ids for c in b], tok.pad_token_id)]
-        fwd.append(token_divergence(student, teacher, ids, attn, mask, "forward_kl", chunk_size=chunk_size))
-        rev.append(token_divergence(student, teacher, ids, attn, mask, "reverse_kl", chunk_size=chunk_size))
-    metrics = {"eval_forward_kl": torch.cat(fwd).mean().item(), "eval_reverse_kl": torch.cat(rev).mean().item(),
+        fwd.append(token_divergence(student, teacher, ids, attn, mask, "forward_kl",
+                                    chunk_size=chunk_size))
+        rev.append(token_divergence(student, teacher, ids, attn, mask, "reverse_kl",
+                                    chunk_size=chunk_size))
+    metrics = {"eval_forward_kl": torch.cat(fwd).mean().item(),
+               "eval_reverse_kl": torch.cat(rev).mean().item(),
                "eval_length": sum(len(c.completion_ids) for c in outs) / len(outs)}
     correct = [is_correct(tasks[c.prompt_index], c.text) for c in outs]
     if correct and correct[0] is not None:
@@ -353,6 +427,20 @@ def evaluate(student, teacher, tok, tasks, prompts, cfg: Config, chunk_size: int
     samples = [{"eval": True, "task_id": tasks[c.prompt_index]["id"], "text": c.text, "correct": x}
                for c, x in zip(outs[:2], correct)]
     return metrics, samples
+
+
+def evaluate_before_training(run: runs.RunDir, student, teacher, tok, tasks, prompts, cfg: Config):
+    """Step 0 of metrics.jsonl: `evaluate` before the first update, and the teacher's own greedy
+    accuracy on the same prompts (eval_teacher_accuracy), the level to distil towards."""
+    before, samples = evaluate(student, teacher, tok, tasks, prompts, cfg, cfg.chunk_size)
+    run.log_samples(0, samples)
+    outs = engines.HFEngine(teacher, tok).generate(prompts, engines.SamplingParams(
+        temperature=0.0, max_new_tokens=cfg.max_completion_length))
+    t_acc = [is_correct(tasks[c.prompt_index], c.text) for c in outs]
+    if t_acc and t_acc[0] is not None:
+        before["eval_teacher_accuracy"] = sum(t_acc) / len(t_acc)
+    run.log({"step": 0, **before})
+    print(f"[distill] before: {json.dumps(before)}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -363,7 +451,8 @@ def train(cfg: Config) -> Path:
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     distributed.dist_init()                        # under torchrun: join the process group
-    device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    device = cfg.device if cfg.device != "auto" else (
+        "cuda" if torch.cuda.is_available() else "cpu")
     run = runs.open_run(cfg.output_dir, cfg, cfg.resume, cfg.overwrite)
     state = run.load_state() if cfg.resume else None
     if state is None:
@@ -372,40 +461,25 @@ def train(cfg: Config) -> Path:
     teacher, student, tok = load_models(cfg, device, run.checkpoint if state else None)
     student = distributed.wrap_model(student, cfg.parallel)
 
+    # ---- data: prompts in both modes; the teacher's answers, sampled once (off-policy) ----
     train_tasks = load_prompts(cfg, "train", cfg.num_train_prompts)
     train_flags = think_flags(len(train_tasks), cfg.think_ratio, cfg.seed)
     train_prompts = render(tok, train_tasks, train_flags)
     eval_tasks = load_prompts(cfg, "test", cfg.eval_problems) if cfg.eval_problems else []
-    eval_prompts = render(tok, eval_tasks, think_flags(len(eval_tasks), cfg.think_ratio, cfg.seed + 1))
-    offline = []
-    if cfg.lmbda < 1:
-        cache = Path(cfg.teacher_cache or run.root / "teacher_samples.jsonl")
-        offline = teacher_outputs(teacher, tok, train_tasks, train_prompts, train_flags, cfg, cache)
-        if cfg.filter_correct:
-            offline = [r for r in offline if r["correct"]]
-            print(f"[distill] --filter_correct keeps {len(offline)} teacher answers")
-            if not offline:
-                raise ValueError("no teacher answer is correct: drop --filter_correct, use easier "
-                                 "prompts (--math_levels 1) or a larger --max_completion_length, or set --lmbda 1")
+    eval_flags = think_flags(len(eval_tasks), cfg.think_ratio, cfg.seed + 1)
+    eval_prompts = render(tok, eval_tasks, eval_flags)
+    offline = (off_policy_data(teacher, tok, train_tasks, train_prompts, train_flags, cfg, run)
+               if cfg.lmbda < 1 else [])
 
     engine = engines.make_engine(cfg.engine, student, tok)
-    optimizer = torch.optim.AdamW(student.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+    optimizer = torch.optim.AdamW(student.parameters(), lr=cfg.learning_rate,
+                                  weight_decay=cfg.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min(1.0, (s + 1) / cfg.warmup_steps) if cfg.warmup_steps else 1.0)
     if state:
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        run.truncate_metrics(start)
-        print(f"[distill] resumed at step {start}")
+        resume(run, state, optimizer, scheduler)
     elif eval_tasks:
-        before, samples = evaluate(student, teacher, tok, eval_tasks, eval_prompts, cfg, cfg.chunk_size)
-        run.log_samples(0, samples)
-        t_acc = [is_correct(eval_tasks[c.prompt_index], c.text) for c in engines.HFEngine(teacher, tok).generate(
-            eval_prompts, engines.SamplingParams(temperature=0.0, max_new_tokens=cfg.max_completion_length))]
-        if t_acc and t_acc[0] is not None:
-            before["eval_teacher_accuracy"] = sum(t_acc) / len(t_acc)
-        run.log({"step": 0, **before})
-        print(f"[distill] before: {json.dumps(before)}")
+        evaluate_before_training(run, student, teacher, tok, eval_tasks, eval_prompts, cfg)
 
     bar = trange(start + 1, cfg.max_steps + 1, initial=start, total=cfg.max_steps, desc="distill")
     for step in bar:
@@ -413,30 +487,28 @@ def train(cfg: Config) -> Path:
         # ---- batch: with probability λ the student samples (on-policy), else teacher outputs ---
         on_policy = random.Random(f"lmbda-{cfg.seed}-{step}").random() < cfg.lmbda
         if on_policy:
-            idx = distributed.shard_for_rank(batch_indices(len(train_tasks), cfg.prompts_per_step, step, cfg.seed), pad=True)
-            outs = engine.generate([train_prompts[i] for i in idx], engines.SamplingParams(
-                temperature=cfg.temperature, max_new_tokens=cfg.max_completion_length, seed=cfg.seed * 100_003 + step))
-            batch = [{"prompt_ids": c.prompt_ids, "completion_ids": c.completion_ids, "text": c.text,
-                      "correct": is_correct(train_tasks[i], c.text), "task_id": train_tasks[i]["id"]}
-                     for i, c in zip(idx, outs)]
+            idx = step_indices(len(train_tasks), step, cfg)
+            batch = student_samples(engine, train_tasks, train_prompts, idx, step, cfg)
         else:
-            batch = [offline[i] for i in distributed.shard_for_rank(
-                batch_indices(len(offline), cfg.prompts_per_step, step, cfg.seed), pad=True)]
+            batch = [offline[i] for i in step_indices(len(offline), step, cfg)]
         t_gen = time.perf_counter() - t0
 
         # ---- score: teacher and student on the same tokens, divergence per completion token ----
         ids, attn, mask = [x.to(device) for x in models.pad_batch(
-            [r["prompt_ids"] for r in batch], [r["completion_ids"] for r in batch], tok.pad_token_id)]
+            [r["prompt_ids"] for r in batch], [r["completion_ids"] for r in batch],
+            tok.pad_token_id)]
         per_token = token_divergence(student, teacher, ids, attn, mask, cfg.divergence, cfg.beta,
-                                     cfg.temperature, cfg.top_k_vocab, cfg.top_k_tail, cfg.chunk_size)
+                                     cfg.temperature, cfg.top_k_vocab, cfg.top_k_tail,
+                                     cfg.chunk_size)
         # token mean over the global batch (--prompts_per_step prompts, split over ranks): each rank
         # divides by the mean token count per rank and DDP/FSDP2 average the gradients
         loss = per_token.sum() / distributed.mean_over_ranks(per_token.numel())
 
         # ---- step --------------------------------------------------------------------------------
         if not torch.isfinite(loss):
-            raise FloatingPointError(f"step {step + 1}: the loss is {loss.item()}; nothing of this step was saved. "
-                                     "Likely cause: a learning rate too high (--learning_rate)")
+            raise FloatingPointError(f"step {step + 1}: the loss is {loss.item()}; nothing of this "
+                                     "step was saved. Likely cause: a learning rate too high "
+                                     "(--learning_rate)")
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(student.parameters(), cfg.max_grad_norm)
@@ -445,53 +517,87 @@ def train(cfg: Config) -> Path:
         engine.sync_weights(student)
 
         # ---- log ---------------------------------------------------------------------------------
-        dt = time.perf_counter() - t0
-        metrics = {"step": step, "loss": loss.item(), "on_policy": int(on_policy),
-                   "grad_norm": grad_norm.item(), "lr": scheduler.get_last_lr()[0],
-                   "completion_tokens": per_token.numel(), "tokens_per_s": per_token.numel() / dt,
-                   "time/generate_s": t_gen, "time/step_s": dt}
-        correct = [r["correct"] for r in batch if r.get("correct") is not None]
-        if correct:
-            metrics["train/accuracy" if on_policy else "train/teacher_accuracy"] = sum(correct) / len(correct)
-        if step % cfg.eval_every == 0 or step == cfg.max_steps:
-            if eval_tasks:
-                scores, samples = evaluate(student, teacher, tok, eval_tasks, eval_prompts, cfg, cfg.chunk_size)
-                metrics.update(scores)
-                run.log_samples(step, samples)
+        metrics = step_metrics(step, loss, on_policy, grad_norm, scheduler, per_token, batch,
+                               t_gen, time.perf_counter() - t0)
+        if (step % cfg.eval_every == 0 or step == cfg.max_steps) and eval_tasks:
+            scores, samples = evaluate(student, teacher, tok, eval_tasks, eval_prompts, cfg,
+                                       cfg.chunk_size)
+            metrics.update(scores)
+            run.log_samples(step, samples)
         run.log(distributed.all_reduce_mean(metrics))
         run.log_samples(step, [{"on_policy": on_policy, "task_id": r["task_id"], "text": r["text"],
                                 "correct": r.get("correct")} for r in batch[:2]])
-        bar.set_postfix(div=f"{loss.item():.3f}", on=int(on_policy), tok_s=f"{metrics['tokens_per_s']:.0f}")
+        bar.set_postfix(div=f"{loss.item():.3f}", on=int(on_policy),
+                        tok_s=f"{metrics['tokens_per_s']:.0f}")
 
         # ---- checkpoint --------------------------------------------------------------------------
         if step % cfg.save_steps == 0 or step == cfg.max_steps:
-            run.save(student, tok, {"step": step, "optimizer": optimizer.state_dict(),
-                                    "scheduler": scheduler.state_dict()})
-            run.plot(["loss", "eval_forward_kl", "eval_reverse_kl", "eval_accuracy",
-                      "tokens_per_s", "grad_norm"], title=f"distill: {cfg.teacher} -> {cfg.student or 'half-depth student'}, "
-                           f"{cfg.divergence}, λ={cfg.lmbda}, lr {cfg.learning_rate:g}")
+            save(run, student, tok, optimizer, scheduler, step, cfg)
     if start >= cfg.max_steps:
         print(f"[distill] nothing to do: step {start} >= --max_steps {cfg.max_steps}")
     run.summary(["loss", "eval_forward_kl", "eval_reverse_kl", "eval_accuracy"])
     return run.root
 
 
+# ----------------------------------------------------------------------------------------------
+# Plumbing: config checks, resume, metric rows, checkpoints
+# ----------------------------------------------------------------------------------------------
 def check_config(cfg: Config):
     """Flag errors a user can act on, before any model is loaded."""
-    cli.check_positive(cfg, "num_train_prompts", "max_completion_length", "prompts_per_step", "max_steps", "save_steps",
-                       "eval_every", "learning_rate", "keep_every")
+    cli.check_positive(cfg, "num_train_prompts", "max_completion_length", "prompts_per_step",
+                       "max_steps", "save_steps", "eval_every", "learning_rate", "keep_every")
     if not 0 <= cfg.lmbda <= 1:
-        raise ValueError(f"--lmbda must be in [0, 1] (probability of an on-policy batch), got {cfg.lmbda}")
+        raise ValueError(f"--lmbda must be in [0, 1] (probability of an on-policy batch), "
+                         f"got {cfg.lmbda}")
     if not 0 <= cfg.beta <= 1:
-        raise ValueError(f"--beta must be in [0, 1] (0 = forward KL, 1 = reverse KL), got {cfg.beta}")
+        raise ValueError(f"--beta must be in [0, 1] (0 = forward KL, 1 = reverse KL), "
+                         f"got {cfg.beta}")
     if cfg.divergence not in ("forward_kl", "reverse_kl", "jsd"):
-        raise ValueError(f"--divergence {cfg.divergence!r} is not one of forward_kl, reverse_kl, jsd")
+        raise ValueError(f"--divergence {cfg.divergence!r} is not one of forward_kl, "
+                         "reverse_kl, jsd")
     if cfg.top_k_tail not in ("rest", "renorm"):
         raise ValueError(f"--top_k_tail {cfg.top_k_tail!r} is not one of rest, renorm")
     if cfg.temperature <= 0:
-        raise ValueError(f"--temperature must be > 0 (it divides the logits), got {cfg.temperature}")
+        raise ValueError(f"--temperature must be > 0 (it divides the logits), "
+                         f"got {cfg.temperature}")
     if cfg.think_ratio > 1:
-        raise ValueError(f"--think_ratio must be in [0, 1] (or -1 for no switch), got {cfg.think_ratio}")
+        raise ValueError(f"--think_ratio must be in [0, 1] (or -1 for no switch), "
+                         f"got {cfg.think_ratio}")
+
+
+def resume(run: runs.RunDir, state: dict, optimizer, scheduler):
+    """--resume: the optimizer and scheduler of the last saved state; metrics logged after it are
+    dropped (they are redone)."""
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    run.truncate_metrics(state["step"])
+    print(f"[distill] resumed at step {state['step']}")
+
+
+def step_metrics(step: int, loss, on_policy: bool, grad_norm, scheduler, per_token, batch,
+                 generate_s: float, step_s: float) -> dict:
+    """One line of metrics.jsonl (before evaluation): the divergence, where the batch came from,
+    the update, throughput and, where tasks have answers, the batch's accuracy (the student's
+    on-policy, the teacher's off-policy)."""
+    metrics = {"step": step, "loss": loss.item(), "on_policy": int(on_policy),
+               "grad_norm": grad_norm.item(), "lr": scheduler.get_last_lr()[0],
+               "completion_tokens": per_token.numel(), "tokens_per_s": per_token.numel() / step_s,
+               "time/generate_s": generate_s, "time/step_s": step_s}
+    correct = [r["correct"] for r in batch if r.get("correct") is not None]
+    if correct:
+        key = "train/accuracy" if on_policy else "train/teacher_accuracy"
+        metrics[key] = sum(correct) / len(correct)
+    return metrics
+
+
+def save(run: runs.RunDir, student, tok, optimizer, scheduler, step: int, cfg: Config):
+    """The checkpoint, state.pt (step, optimizer, scheduler) and curves.png."""
+    run.save(student, tok, {"step": step, "optimizer": optimizer.state_dict(),
+                            "scheduler": scheduler.state_dict()})
+    run.plot(["loss", "eval_forward_kl", "eval_reverse_kl", "eval_accuracy", "tokens_per_s",
+              "grad_norm"],
+             title=f"distill: {cfg.teacher} -> {cfg.student or 'half-depth student'}, "
+                   f"{cfg.divergence}, λ={cfg.lmbda}, lr {cfg.learning_rate:g}")
 
 
 def parse(args: list[str] | None = None) -> Config:

@@ -1,4 +1,5 @@
-"""sft.CHAT_TEMPLATE renders exactly what the official Qwen3 chat template renders.
+"""chat_template.CHAT_TEMPLATE (installed by sft.set_chat_template) renders exactly what the
+official Qwen3 chat template renders.
 
 Both templates are rendered by the tokenizer's own `apply_chat_template` (transformers' Jinja
 environment) on the same conversations and settings, and compared byte for byte.
@@ -8,6 +9,7 @@ import itertools
 
 import pytest
 
+import chat_template
 import sft
 
 # The official Qwen3 chat template, verbatim: the "chat_template" string of
@@ -111,7 +113,7 @@ def tok(tokenizer):
 
 
 def render(tok, messages, template=None, tools=None, **kw):
-    """`template=None` renders the tokenizer's own template (sft.CHAT_TEMPLATE)."""
+    """`template=None` renders the tokenizer's own template (chat_template.CHAT_TEMPLATE)."""
     return tok.apply_chat_template(messages, tokenize=False, chat_template=template, tools=tools, **kw)
 
 
@@ -203,7 +205,7 @@ CASES = [pytest.param(name, gen, et, id=f"{name}-{'gen' if gen else 'nogen'}-{et
 
 
 def test_set_chat_template_installs_it(tok):
-    assert tok.chat_template == sft.CHAT_TEMPLATE and tok.eos_token == sft.IM_END
+    assert tok.chat_template == chat_template.CHAT_TEMPLATE and tok.eos_token == chat_template.IM_END
 
 
 @pytest.mark.parametrize("name, add_generation_prompt, thinking", CASES)

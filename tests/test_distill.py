@@ -6,6 +6,7 @@ import math
 import pytest
 import torch
 
+import data_order
 import distill
 import models
 import runs
@@ -146,9 +147,11 @@ def test_different_vocabularies_are_refused(tokenizer):
 
 
 def test_batches_epochs_think_flags_and_flags():
-    seen = [i for step in range(1, 4) for i in distill.batch_indices(12, 4, step, seed=0)]
+    cfg = distill.Config(prompts_per_step=4, seed=0)                 # steps 1-3: one epoch of 12
+    seen = [i for step in range(1, 4) for i in distill.step_indices(12, step, cfg)]
     assert sorted(seen) == list(range(12))                           # one epoch, each once
-    assert distill.batch_indices(12, 4, 5, 0) == distill.batch_indices(12, 4, 5, 0)
+    assert distill.step_indices(12, 5, cfg) == distill.step_indices(12, 5, cfg)
+    assert distill.step_indices(12, 5, cfg) == data_order.stream_indices(12, 0, 16, 4)
     flags = distill.think_flags(1000, 0.3, seed=0)
     assert 0.25 < sum(flags) / 1000 < 0.35 and distill.think_flags(3, -1, 0) == [None] * 3
     cfg = distill.parse(["--student-from-teacher", "--keep-every", "3", "--lmbda", "0.25", "--beta", "0.1",

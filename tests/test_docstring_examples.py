@@ -6,7 +6,7 @@ import pytest
 
 MODULES = ["grpo", "rewards", "mathcheck", "data", "sft", "distill", "evaluate", "pipeline", "models",
            "engines", "runs", "distributed",
-           "sandbox", "cli"]
+           "sandbox", "cli", "sft_data", "chat_template", "data_order"]
 
 
 @pytest.mark.parametrize("name", MODULES)

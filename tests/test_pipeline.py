@@ -102,11 +102,11 @@ def test_reward_model_of_general_rl_learns_the_synthetic_preferences(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("recipe", sorted(pipeline.RECIPES))
 def test_each_recipe_runs_end_to_end_at_demo_scale(recipe, tmp_path, monkeypatch):
-    import sft
-    real = sft.teacher_examples
+    import sft_data
+    real = sft_data.teacher_examples
     # fusion rejection-samples the stage-2 model; a random tiny model is never right, so verified
     # traces are added to what it sampled (the sampling and the filter still run)
-    monkeypatch.setattr(sft, "teacher_examples", lambda cfg: real(cfg) + sft.synthetic_examples(8, 0))
+    monkeypatch.setattr(sft_data, "teacher_examples", lambda cfg: real(cfg) + sft_data.synthetic_examples(8, 0))
     out = tmp_path / recipe
     args = ["--recipe", recipe, "--model", "tiny", "--output_dir", str(out),
             "--max_steps_scale", "0.05", "--eval_problems", "4",

@@ -1,4 +1,5 @@
-"""sft.py: chat template, loss mask, think tokens, RoPE rescaling, packing, filters, training."""
+"""sft.py and sft_data.py: chat template, loss mask, think tokens, RoPE rescaling, packing,
+filters, training."""
 import json
 import math
 
@@ -7,8 +8,11 @@ import torch
 
 import models
 import runs
+import chat_template
+import data
 import engines
 import sft
+import sft_data
 from data import DataError
 
 
@@ -171,7 +175,7 @@ def test_packed_loss_equals_unpacked_loss(tok, attn):
     tiny = models.tiny_model(vocab_size=len(tok))
     tiny.set_attn_implementation(attn)
     assert tiny.config._attn_implementation == attn
-    encoded = [sft.encode(tok, ex["messages"]) for ex in sft.fuse_modes(sft.synthetic_examples(4, 0), 0.5, 0)]
+    encoded = [sft.encode(tok, ex["messages"]) for ex in sft.fuse_modes(sft_data.synthetic_examples(4, 0), 0.5, 0)]
     packed = sft.collate(encoded, [[0, 1, 2, 3]], tok.pad_token_id)
     assert packed["position_ids"][0, len(encoded[0][0])] == 0       # restarts per example
     unpacked = sft.collate(encoded, [[0], [1], [2], [3]], tok.pad_token_id)   # right-padded
@@ -205,7 +209,7 @@ def test_cosine_lr_with_warmup():
 
 # ---- data, fusion, filters --------------------------------------------------------------------
 def test_synthetic_traces_and_fusion():
-    ex = sft.synthetic_examples(200, 0)
+    ex = sft_data.synthetic_examples(200, 0)
     reply = ex[0]["messages"][-1]
     assert reply["reasoning_content"].startswith(ex[0]["messages"][0]["content"].split()[0])
     assert "\\boxed{" + ex[0]["reference"] + "}" in reply["content"]
@@ -225,8 +229,8 @@ def test_synthetic_traces_and_fusion():
 
 
 def test_fusion_data_other_tasks_and_multi_turn(tokenizer):
-    thinking = sft.synthetic_examples(60, 0)
-    plain = sft.non_thinking_examples(40, 0)
+    thinking = sft_data.synthetic_examples(60, 0)
+    plain = sft_data.non_thinking_examples(40, 0)
     assert {"instruction", "math"} <= {"math" if e["reference"] else "instruction" for e in plain}
     fused = sft.fuse_modes(thinking, 0.4, 0, non_thinking=plain, multi_turn_ratio=0.3)
     assert len(fused) == 100 and sum(not e["think"] for e in fused) == 40
@@ -255,11 +259,11 @@ def test_response_filter_counts_each_rule():
                 ex("3 * 4 = 13.\nSo the answer is 13.", "$\\boxed{12}$"),                  # inconsistent
                 ex("Half of 24 is \\boxed{12}", "$\\boxed{12}$", ref=None),                # kept
                 ex("", "$\\boxed{12}$")]                                                    # no claim: kept
-    kept, counts = sft.filter_responses(examples, max_repetition=0.5)
+    kept, counts = sft_data.filter_responses(examples, max_repetition=0.5)
     assert counts == {"wrong_answer": 1, "repetition": 1, "inconsistent": 1, "kept": 3, "total": 6}
     assert kept == [examples[0], examples[4], examples[5]]
-    assert sft.reasoning_claim("x = 3/4, so the sum is \\frac{7}{4}") == "\\frac{7}{4}"
-    assert sft.reasoning_claim("So the answer is \\frac{3}{4}.") == "\\frac{3}{4}"
+    assert sft_data.reasoning_claim("x = 3/4, so the sum is \\frac{7}{4}") == "\\frac{7}{4}"
+    assert sft_data.reasoning_claim("So the answer is \\frac{3}{4}.") == "\\frac{3}{4}"
 
 
 def test_jsonl_rows_and_errors(tmp_path):
@@ -268,24 +272,48 @@ def test_jsonl_rows_and_errors(tmp_path):
             {"messages": [{"role": "user", "content": "1+1?"},
                           {"role": "assistant", "content": "<think>\n1+1=2\n</think>\n\n$\\boxed{2}$"}]}]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    ex = sft.jsonl_examples(str(path))
+    ex = sft_data.jsonl_examples(str(path))
     assert ex[0]["messages"][-1] == {"role": "assistant", "reasoning_content": "2+2=4",
                                      "content": "The final answer is $\\boxed{4}$."}
     assert ex[0]["reference"] == "4" and ex[1]["reference"] is None
     path.write_text(json.dumps(rows[0]) + "\n" + json.dumps({"prompt": "x", "answer": "1"}) + "\n")
     with pytest.raises(DataError, match=r"row 1 has no field 'reasoning'"):
-        sft.jsonl_examples(str(path))
+        sft_data.jsonl_examples(str(path))
     path.write_text(json.dumps({"messages": [{"role": "user", "content": "x"}]}) + "\n")
     with pytest.raises(DataError, match="row 0: the last message must be the assistant"):
-        sft.jsonl_examples(str(path))
+        sft_data.jsonl_examples(str(path))
 
 
 def test_think_format_parser_and_split():
-    assert sft.think_format("<think>\nhm\n</think>\n\nSo $\\boxed{3}$.") == {"closed": True, "empty": False, "boxed": True}
-    assert sft.think_format("<think>\n\n</think>\n\n\\boxed{3}") == {"closed": True, "empty": True, "boxed": True}
-    assert sft.think_format("<think>\nhm \\boxed{3}")["closed"] is False
-    assert sft.split_reasoning("a\nb\nSo \\boxed{1}.") == ("a\nb", "So \\boxed{1}.")
+    assert sft_data.think_format("<think>\nhm\n</think>\n\nSo $\\boxed{3}$.") == {"closed": True, "empty": False, "boxed": True}
+    assert sft_data.think_format("<think>\n\n</think>\n\n\\boxed{3}") == {"closed": True, "empty": True, "boxed": True}
+    assert sft_data.think_format("<think>\nhm \\boxed{3}")["closed"] is False
+    assert sft_data.split_reasoning("a\nb\nSo \\boxed{1}.") == ("a\nb", "So \\boxed{1}.")
 
+
+
+def test_format_check_samples_through_the_engine_interface(monkeypatch, tok, tiny, tmp_path):
+    tasks = data.math_tasks(4, "test", 0)                       # the check's held-out problems
+    kinds, calls = [], []
+
+    class Scripted:                     # both modes in format; right on the first two problems
+        def generate(self, prompts, params):
+            calls.append(params)
+            out = []
+            for i, p in enumerate(prompts):
+                reasoning = "" if "/no_think" in tok.decode(p) else "worked"
+                ans = tasks[i]["answer"] if i < 2 else "-1"
+                text = f"<think>\n{reasoning}\n</think>\n\nSo $\\boxed{{{ans}}}$."
+                out.append(engines.Completion(i, p, [1], text, truncated=False))
+            return out
+    monkeypatch.setattr(engines, "make_engine", lambda kind, model, tok, **kw: kinds.append(kind) or Scripted())
+    cfg = sft.Config(engine="hf", eval_problems=4, eval_max_completion_length=16, seed=0)
+    metrics, samples = sft.check_format(cfg, tiny, tok, tmp_path)
+    assert kinds == ["hf"] and [(c.temperature, c.max_new_tokens) for c in calls] == [(0, 16)] * 2
+    assert metrics == {"eval/think_format": 1.0, "eval/think_accuracy": 0.5,
+                       "eval/no_think_format": 1.0, "eval/no_think_accuracy": 0.5}
+    assert json.loads((tmp_path / "eval.json").read_text()) == metrics
+    assert [s["mode"] for s in samples] == ["think"] * 4 + ["no_think"] * 4 and all(s["format_ok"] for s in samples)
 
 def test_flags_parse_like_trl():
     cfg = sft.parse(["--learning_rate", "3e-5", "--per-device-train-batch-size", "4",
@@ -315,7 +343,7 @@ def test_tiny_sft_loss_falls(tmp_path):
     assert (tmp_path / "run" / "curves.png").exists() and (tmp_path / "run" / "filter.json").exists()
     model, tok = models.load_policy(str(ck))
     assert model.config.rope_parameters["rope_theta"] == 2 * 10000.0
-    assert tok.convert_tokens_to_ids("<think>") == 15 and tok.chat_template == sft.CHAT_TEMPLATE
+    assert tok.convert_tokens_to_ids("<think>") == 15 and tok.chat_template == chat_template.CHAT_TEMPLATE
 
 
 def test_resume_continues_at_the_same_data_position(tmp_path, monkeypatch):
@@ -359,7 +387,7 @@ def test_default_model_answers_in_think_format_in_both_modes(tmp_path):
 
 
 def test_teacher_rejection_sampling(monkeypatch, tiny, tokenizer):
-    tasks = sft.data.math_tasks(2, "train", 0)
+    tasks = data.math_tasks(2, "train", 0)
 
     class FakeEngine:                    # a teacher that is right once and wrong once per problem
         def generate(self, prompts, params):
@@ -404,7 +432,6 @@ def test_fusion_dataset_keeps_only_verified_samples_of_the_stage2_model(monkeypa
                     out.append(engines.Completion(i, [1], [2], text, truncated=(i == 0 and k == 1)))
             return out
 
-    import data
     cfg = sft.parse(["--model", "tiny", "--dataset", "fusion", "--num_examples", "6", "--teacher_samples", "2",
                      "--no_think_ratio", "0.5", "--multi_turn_ratio", "0", "--output_dir", str(tmp_path)])
     tasks = data.math_tasks(6, "train", cfg.seed)           # the cold start's queries (prefix-stable)

@@ -1,0 +1,275 @@
+"""The SFT examples: where the traces come from, and which of them are kept.
+
+An example is {"messages": [..., {"role": "assistant", "reasoning_content", "content"}],
+"reference"}: a conversation whose last turn is the one trained on, and the value its final
+answer is checked against (None: nothing to check). `load_examples` picks the source by --dataset:
+
+* `synthetic_examples`: the worked solutions of `data.math_tasks` as reasoning (the demo's
+  stand-in for curated reasoning traces);
+* `jsonl_examples`: a file of {messages} or {prompt, reasoning, answer} rows;
+* `teacher_examples`: rejection sampling from a teacher (Qwen3 cold start, Phi-4), kept only when
+  verified correct;
+* `fusion_examples`, `non_thinking_examples`: Qwen3's thinking-mode fusion data (§4.3), which
+  `sft.fuse_modes` then flags with /think and /no_think.
+
+`filter_responses` is Qwen3's cold-start response filter (§4.1): wrong answers, repetition, and
+think blocks that conclude something other than the final answer are dropped. It reads responses
+with `split_reasoning`, `last_boxed` and `reasoning_claim`; `think_format` is the parser of the
+format check (`sft.evaluate_format`).
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import torch
+
+import data
+import engines
+import models
+from chat_template import END_THINK, THINK
+from rewards import verify_math
+
+
+# ----------------------------------------------------------------------------------------------
+# Sources
+# ----------------------------------------------------------------------------------------------
+def load_examples(cfg) -> tuple[list[dict], list[dict] | None, dict]:
+    """The examples of --dataset after `filter_responses`: (examples, non-thinking examples or
+    None, the filter's counts). Only --dataset fusion has non-thinking examples of its own (the
+    thinking ones are rejection-sampled, so only verified-correct traces are kept); for the
+    others `sft.fuse_modes` makes a share of the examples non-thinking. `cfg` is an `sft.Config`."""
+    if cfg.dataset == "fusion":
+        thinking, plain = fusion_examples(cfg)
+        thinking, counts = filter_responses(thinking, cfg.max_repetition)
+        if not thinking:
+            raise data.DataError(f"--dataset fusion: none of {cfg.teacher or cfg.model}'s samples "
+                                 f"was correct ({counts}); raise --teacher_samples or start from "
+                                 "a stronger model")
+        return thinking, plain, {**counts, "non_thinking": len(plain)}
+    if cfg.dataset == "math":
+        examples = synthetic_examples(cfg.num_examples, cfg.seed)
+    elif cfg.dataset == "teacher":
+        examples = teacher_examples(cfg)
+    elif Path(cfg.dataset).suffix in (".jsonl", ".json", ".parquet"):
+        examples = jsonl_examples(cfg.dataset)
+    else:
+        raise data.DataError(f"--dataset {cfg.dataset!r}: use math, teacher, fusion or a .jsonl "
+                             "file")
+    examples, counts = filter_responses(examples, cfg.max_repetition)
+    return examples, None, counts
+
+
+def boxed_sentence(answer: str) -> str:
+    """The final sentence of a trace.
+
+    >>> print(boxed_sentence("3/4"))
+    The final answer is $\\boxed{3/4}$.
+    """
+    return f"The final answer is $\\boxed{{{answer}}}$."
+
+
+def synthetic_examples(n: int, seed: int) -> list[dict]:
+    """data.math_tasks: reasoning = the worked solution, answer = a `\\boxed{}` sentence."""
+    return [{"messages": data.build_messages(t) + [
+                {"role": "assistant", "reasoning_content": t["solution"],
+                 "content": boxed_sentence(t["answer"])}], "reference": t["answer"]}
+            for t in data.math_tasks(n, "train", seed)]
+
+
+def jsonl_examples(path: str) -> list[dict]:
+    """Rows {"messages": [...]} (reasoning in `reasoning_content` or inside `content`) or
+    {"prompt", "reasoning", "answer"}; an `answer` without `\\boxed` is the final value and is
+    boxed (and checked by the filter); an optional "reference" is the value to check against."""
+    rows = data._rows_from_file(Path(path))
+    out = []
+    for i, row in enumerate(rows):
+        if "messages" in row:
+            msgs = row["messages"]
+            if not msgs or msgs[-1].get("role") != "assistant":
+                raise data.DataError(f"{path}: row {i}: the last message must be the "
+                                     "assistant's reply")
+            out.append({"messages": msgs, "reference": row.get("reference")})
+            continue
+        missing = [k for k in ("prompt", "reasoning", "answer") if k not in row]
+        if missing:
+            raise data.DataError(f"{path}: row {i} has no field {missing[0]!r} (fields: "
+                                 f"{sorted(row)}). Rows need 'messages', or 'prompt', "
+                                 "'reasoning' and 'answer'.")
+        answer = str(row["answer"])
+        boxed = "\\boxed" in answer
+        out.append({"messages": [{"role": "user", "content": row["prompt"]},
+                                 {"role": "assistant", "reasoning_content": row["reasoning"],
+                                  "content": answer if boxed else boxed_sentence(answer)}],
+                    "reference": row.get("reference", None if boxed else answer)})
+    return out
+
+
+def teacher_examples(cfg) -> list[dict]:
+    """Rejection sampling (Qwen3 cold start, Phi-4 curated SFT): `teacher_samples` answers per
+    problem at T=0.6, top-p 0.95 (Qwen3's thinking settings). Every sample becomes a candidate;
+    `filter_responses` then drops the wrong ones (and counts them). Unfinished samples are dropped.
+    `cfg` is an `sft.Config` (teacher or model, num_examples, teacher_samples, max_length, engine,
+    seed)."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    teacher, ttok = models.load_policy(cfg.teacher or cfg.model, device=device)
+    tasks = data.math_tasks(cfg.num_examples, "train", cfg.seed)
+    engine = engines.make_engine(cfg.engine, teacher, ttok)
+    params = engines.SamplingParams(n=cfg.teacher_samples, temperature=0.6, top_p=0.95,
+                                   max_new_tokens=cfg.max_length // 2, seed=cfg.seed)
+    out = []
+    with engines.progress(f"sampling {cfg.teacher or cfg.model}"):
+        outs = engine.generate(data.prompt_ids(ttok, tasks), params)
+    for c in outs:
+        if c.truncated:
+            continue
+        t = tasks[c.prompt_index]
+        reasoning, answer = split_reasoning(c.text)
+        out.append({"messages": data.build_messages(t) + [
+            {"role": "assistant", "reasoning_content": reasoning, "content": answer}],
+            "reference": t["answer"]})
+    return out
+
+
+def non_thinking_examples(n: int, seed: int) -> list[dict]:
+    """Non-thinking SFT data of other kinds of task (Qwen3 §4.3 curates non-thinking data over many
+    task kinds): instruction following answered directly (`data.instruction_tasks`, responses
+    that meet every constraint) and math answered with the final sentence only."""
+    instr = [{"messages": data.build_messages(t) + [{"role": "assistant", "reasoning_content": "",
+                                                     "content": t["response"]}], "reference": None}
+             for t in data.instruction_tasks(n - n // 2, "train", seed)]
+    maths = [{"messages": data.build_messages(t) + [{"role": "assistant", "reasoning_content": "",
+                                                     "content": boxed_sentence(t["answer"])}],
+              "reference": t["answer"]}
+             for t in data.math_tasks(n // 2, "train", seed + 1)]
+    return instr + maths
+
+
+def fusion_examples(cfg) -> tuple[list[dict], list[dict]]:
+    """(thinking, non-thinking) data of Qwen3's thinking-mode fusion (§4.3): the thinking data
+    are rejection-sampled from the stage-2 (reasoning-RL) model on the stage-1 queries, so fusion
+    does not undo RL (`teacher_examples` on `data.math_tasks(num_examples, seed)`, the cold
+    start's queries; `filter_responses` then keeps the verified-correct ones); the non-thinking
+    data cover other kinds of task (`non_thinking_examples`)."""
+    thinking = teacher_examples(cfg)
+    n_plain = max(1, round(cfg.num_examples * cfg.no_think_ratio
+                           / max(1 - cfg.no_think_ratio, 1e-9)))    # no_think_ratio of all examples
+    return thinking, non_thinking_examples(n_plain, cfg.seed)
+
+
+# ----------------------------------------------------------------------------------------------
+# Reading a response: reasoning, answer, think format
+# ----------------------------------------------------------------------------------------------
+def split_reasoning(text: str) -> tuple[str, str]:
+    """(reasoning, answer) of a completion: around `</think>`; without a think block, the last
+    line holding `\\boxed` is the answer and everything before it the reasoning.
+
+    >>> split_reasoning("<think>\\n2+2=4\\n</think>\\n\\nSo 4.")
+    ('2+2=4', 'So 4.')
+    >>> split_reasoning("2+2=4\\nSo \\\\boxed{4}.")[0]
+    '2+2=4'
+    """
+    if END_THINK in text:
+        head, tail = text.rsplit(END_THINK, 1)
+        return head.split(THINK)[-1].strip("\n"), tail.strip()
+    lines = text.strip().split("\n")
+    k = max((j for j, l in enumerate(lines) if "\\boxed" in l), default=len(lines) - 1)
+    return "\n".join(lines[:k]).strip(), "\n".join(lines[k:]).strip()
+
+
+def last_boxed(text: str) -> str | None:
+    """Content of the last `\\boxed{...}` (braces matched).
+
+    >>> print(last_boxed("first \\\\boxed{1}, then \\\\boxed{\\\\frac{1}{2}}."))
+    \\frac{1}{2}
+    """
+    i = text.rfind("\\boxed{")
+    if i < 0:
+        return None
+    depth, j = 0, i + len("\\boxed")
+    for k in range(j, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[k], 0)
+        if depth == 0:
+            return text[j + 1:k]
+    return None
+
+
+def reasoning_claim(reasoning: str) -> str | None:
+    """What the think block concludes: its last `\\boxed{}`, else the text after its last
+    "answer is", else its last number (integer, decimal, a/b or \\frac{a}{b})."""
+    box = last_boxed(reasoning)
+    if box is not None:
+        return box
+    m = re.findall(r"answer is:?\s*\$?([^\n$]+?)\$?\.?\s*(?:\n|$)", reasoning, re.I)
+    if m:
+        return m[-1].strip()
+    nums = re.findall(r"-?\\frac\{\d+\}\{\d+\}|-?\d+(?:/\d+|\.\d+)?", reasoning)
+    return nums[-1] if nums else None
+
+
+def think_format(text: str) -> dict:
+    """Parse `<think>\\n...\\n</think>\\n\\n answer`: closed block, whether it is empty, boxed
+    answer after it.
+
+    >>> think_format("<think>\\n\\n</think>\\n\\nSo $\\\\boxed{3}$.")
+    {'closed': True, 'empty': True, 'boxed': True}
+    """
+    m = re.match(r"\s*<think>(.*?)</think>(.*)", text, re.S)
+    if not m:
+        return {"closed": False, "empty": False, "boxed": False}
+    return {"closed": True, "empty": not m.group(1).strip(),
+            "boxed": last_boxed(m.group(2)) is not None}
+
+
+# ----------------------------------------------------------------------------------------------
+# Response filtering (Qwen3 cold start §4.1)
+# ----------------------------------------------------------------------------------------------
+def repetition(text: str, n: int = 8) -> float:
+    """Fraction of repeated word n-grams: 1 - #distinct / #n-grams (0 for a text that never
+    repeats itself, near 1 for a loop).
+
+    >>> repetition("a b c d e f"), round(repetition("go " * 10, n=2), 3)
+    (0.0, 0.889)
+    """
+    words = text.split()
+    grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+    return 1 - len(set(grams)) / len(grams) if grams else 0.0
+
+
+def filter_responses(examples: list[dict], max_repetition: float) -> tuple[list[dict], dict]:
+    """Qwen3 cold-start response filtering; returns (kept, counts per rule, first rule wins):
+    wrong_answer (final answer != reference, when there is one), repetition (repeated 8-gram
+    share > max_repetition), inconsistent (the think block concludes a different value)."""
+    kept, counts = [], {"wrong_answer": 0, "repetition": 0, "inconsistent": 0}
+    for ex in examples:
+        reply = ex["messages"][-1]
+        reasoning, answer = reply.get("reasoning_content"), reply["content"]
+        if reasoning is None:
+            reasoning, answer = split_reasoning(answer) if END_THINK in answer else ("", answer)
+        claim = reasoning_claim(reasoning) if reasoning.strip() else None
+        if ex.get("reference") is not None and not verify_math(answer, str(ex["reference"])):
+            counts["wrong_answer"] += 1
+        elif repetition(reasoning + "\n" + answer) > max_repetition:
+            counts["repetition"] += 1
+        elif (claim is not None and last_boxed(answer) is not None
+              and not verify_math(f"\\boxed{{{claim}}}", last_boxed(answer))):
+            counts["inconsistent"] += 1
+        else:
+            kept.append(ex)
+    return kept, {**counts, "kept": len(kept), "total": len(examples)}
+
+
+# ----------------------------------------------------------------------------------------------
+# The examples of a run (its directory keeps them, for --resume)
+# ----------------------------------------------------------------------------------------------
+def write_examples(run_dir: Path, examples: list[dict], counts: dict):
+    """<run_dir>/train.jsonl (the examples, after filtering and fusion) and filter.json (the
+    filter's counts, also printed)."""
+    print(f"[sft] response filter: {counts}")
+    (run_dir / "filter.json").write_text(json.dumps(counts, indent=2))
+    (run_dir / "train.jsonl").write_text("".join(json.dumps(e) + "\n" for e in examples))
+
+
+def read_examples(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "train.jsonl").read_text().splitlines()]
