@@ -349,7 +349,7 @@ def teacher_outputs(teacher, tok, tasks, prompts, flags, cfg: Config, path: Path
                              "delete it or pass --teacher_cache NEW.jsonl")
         return rows
     print(f"[distill] the teacher answers {len(tasks)} training prompts (once) -> {path}")
-    engine = engines.HFEngine(teacher, tok)
+    engine = engines.make_engine(cfg.engine, teacher, tok, max_model_len=max_len(prompts, cfg))
     outs = engine.generate(prompts, engines.SamplingParams(
         temperature=cfg.temperature, max_new_tokens=cfg.max_completion_length, seed=cfg.seed))
     rows = [{"teacher": cfg.teacher, "task_id": tasks[c.prompt_index]["id"],
@@ -387,6 +387,11 @@ def step_indices(n: int, step: int, cfg: Config) -> list[int]:
     return distributed.shard_for_rank(indices, pad=True)
 
 
+def max_len(prompts: list[list[int]], cfg: Config) -> int:
+    """The engine's context: the longest prompt and a whole completion."""
+    return max(map(len, prompts), default=0) + cfg.max_completion_length
+
+
 def student_samples(engine, tasks, prompts, indices: list[int], step: int,
                     cfg: Config) -> list[dict]:
     """The on-policy batch: one completion of the student per prompt, sampled at τ."""
@@ -407,7 +412,8 @@ def evaluate(student, teacher, tok, tasks, prompts, cfg: Config, chunk_size: int
     vocabulary (token mean), and the accuracy where the tasks have answers. Returns the metrics
     and two answers to read (samples.jsonl)."""
     with engines.progress(f"eval {len(prompts)} prompts"):
-        outs = engines.HFEngine(student, tok).generate(prompts, engines.SamplingParams(
+        engine = engines.make_engine(cfg.engine, student, tok, max_model_len=max_len(prompts, cfg))
+        outs = engine.generate(prompts, engines.SamplingParams(
             temperature=0.0, max_new_tokens=cfg.max_completion_length))
     fwd, rev = [], []
     for s in range(0, len(outs), cfg.prompts_per_step):
@@ -434,7 +440,8 @@ def evaluate_before_training(run: runs.RunDir, student, teacher, tok, tasks, pro
     accuracy on the same prompts (eval_teacher_accuracy), the level to distil towards."""
     before, samples = evaluate(student, teacher, tok, tasks, prompts, cfg, cfg.chunk_size)
     run.log_samples(0, samples)
-    outs = engines.HFEngine(teacher, tok).generate(prompts, engines.SamplingParams(
+    engine = engines.make_engine(cfg.engine, teacher, tok, max_model_len=max_len(prompts, cfg))
+    outs = engine.generate(prompts, engines.SamplingParams(
         temperature=0.0, max_new_tokens=cfg.max_completion_length))
     t_acc = [is_correct(tasks[c.prompt_index], c.text) for c in outs]
     if t_acc and t_acc[0] is not None:
@@ -471,7 +478,8 @@ def train(cfg: Config) -> Path:
     offline = (off_policy_data(teacher, tok, train_tasks, train_prompts, train_flags, cfg, run)
                if cfg.lmbda < 1 else [])
 
-    engine = engines.make_engine(cfg.engine, student, tok)
+    engine = engines.make_engine(cfg.engine, student, tok,
+                                 max_model_len=max_len(train_prompts + eval_prompts, cfg))
     optimizer = torch.optim.AdamW(student.parameters(), lr=cfg.learning_rate,
                                   weight_decay=cfg.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
@@ -506,7 +514,7 @@ def train(cfg: Config) -> Path:
 
         # ---- step --------------------------------------------------------------------------------
         if not torch.isfinite(loss):
-            raise FloatingPointError(f"step {step + 1}: the loss is {loss.item()}; nothing of this "
+            raise FloatingPointError(f"step {step}: the loss is {loss.item()}; nothing of this "
                                      "step was saved. Likely cause: a learning rate too high "
                                      "(--learning_rate)")
         optimizer.zero_grad(set_to_none=True)

@@ -19,6 +19,7 @@ import os
 import shutil
 import tempfile
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -172,7 +173,7 @@ def shared_prompt_cache(model, ids, attn) -> dict:
     return {models.cache_key(model): cache}
 
 
-ENGINES: dict[tuple, "VLLMEngine"] = {}   # this process's vLLM engines, by model shape
+ENGINES: dict[tuple, "VLLMEngine"] = {}   # this process's vLLM engines: (shape, slot) -> engine
 
 
 def vllm_unavailable(model) -> str | None:
@@ -223,7 +224,9 @@ def make_engine(kind: str, model, tokenizer, max_model_len: int = 1024, **engine
     One vLLM engine per model shape and process: a second call for a model of the same
     config (the next stage, an evaluation, the pass-rate filter) gets the running engine with
     `model`'s weights synced into it, so the start-up (8-10 s on CPU) is paid once per run; a
-    longer `max_model_len` (prompt + completion tokens) than the running engine's restarts it."""
+    longer `max_model_len` (prompt + completion tokens) than the running engine's restarts it.
+    An engine serves one live model: while the model it was synced from is still alive (a
+    teacher and a same-shape student, say), another model of that shape gets its own engine."""
     if kind == "auto":
         kind = os.environ.get("RR_ENGINE", "auto")
     if kind == "auto":
@@ -246,8 +249,11 @@ def make_engine(kind: str, model, tokenizer, max_model_len: int = 1024, **engine
     engine_kwargs.pop("batch_size", None)                     # HFEngine's; vLLM batches itself
     if not torch.cuda.is_available():   # vLLM on CPU would take bf16: float32 is as fast here
         engine_kwargs.setdefault("dtype", "float32")            # and agrees with the trainer
-    shape = engine_shape(model, engine_kwargs)
-    engine = ENGINES.get(shape)
+    shape, slot = engine_shape(model, engine_kwargs), 0
+    gc.collect()                          # a model nothing holds any more frees its engine
+    while (shape, slot) in ENGINES and ENGINES[shape, slot].serving() not in (None, model):
+        slot += 1                         # that engine serves another live model
+    engine = ENGINES.get((shape, slot))
     if engine is not None and engine.max_model_len >= max_model_len:
         engine.tokenizer, engine.stop_ids = tokenizer, _stop_ids(tokenizer, model)
         engine.sync_weights(model)
@@ -257,7 +263,7 @@ def make_engine(kind: str, model, tokenizer, max_model_len: int = 1024, **engine
     if not torch.cuda.is_available() and "VLLM_CPU_KVCACHE_SPACE" not in USER_ENV:
         os.environ["VLLM_CPU_KVCACHE_SPACE"] = str(kv_cache_gib(model, max_model_len))
     engine = VLLMEngine(model, tokenizer, max_model_len=max_model_len, **engine_kwargs)
-    ENGINES[shape] = engine
+    ENGINES[shape, slot] = engine
     return engine
 
 
@@ -381,6 +387,7 @@ class VLLMEngine:
                        **launcher)
         self.start_seconds = time.perf_counter() - t
         self.max_model_len = max_model_len
+        self.serving = weakref.ref(model)      # the model whose weights it holds
         self._sleep()
 
     # -- sleep mode: release GPU memory between rollouts ---------------------------------------
@@ -410,6 +417,7 @@ class VLLMEngine:
         a collective: every rank calls `sync_weights` together.
         """
         t = time.perf_counter()
+        self.serving = weakref.ref(model)
         self._wake(["weights"])
         weights = [(name, p.full_tensor() if hasattr(p, "full_tensor") else p.detach())
                    for name, p in distributed.unwrap(model).named_parameters()]

@@ -7,6 +7,7 @@ engine takes 8-40 s to start on 2 cores. The unmarked tests need no vLLM.
 import math
 import os
 import time
+import weakref
 
 import pytest
 import torch
@@ -174,10 +175,12 @@ class FakeVLLMEngine:
 
     def __init__(self, model, tokenizer, max_model_len=1024, **kwargs):
         FakeVLLMEngine.starts += 1
-        self.max_model_len, self.kwargs, self.synced, self.llm = max_model_len, kwargs, [], object()
+        self.max_model_len, self.kwargs, self.syncs = max_model_len, kwargs, 0
+        self.serving = weakref.ref(model)
 
     def sync_weights(self, model):
-        self.synced.append(model)
+        self.syncs += 1
+        self.serving = weakref.ref(model)
 
     def close(self):
         for shape in [k for k, v in engines.ENGINES.items() if v is self]:
@@ -216,17 +219,26 @@ def test_rr_engine_sets_what_auto_means(fake_vllm, monkeypatch, tiny, tokenizer)
     assert isinstance(engines.make_engine("vllm", tiny, tokenizer), FakeVLLMEngine)  # explicit wins
 
 
-def test_one_engine_per_model_shape_started_once(fake_vllm, tiny, tokenizer):
-    """The next stage's model (same config) gets the running engine with its weights synced;
-    a longer max_model_len restarts it; a model of another shape gets its own engine."""
-    first = engines.make_engine("vllm", tiny, tokenizer, max_model_len=256)
-    other_weights, _ = models.load_policy("tiny")                     # same config, new weights
-    again = engines.make_engine("auto", other_weights, tokenizer, max_model_len=200)
-    assert again is first and first.synced == [other_weights] and fake_vllm.starts == 1
-    longer = engines.make_engine("vllm", tiny, tokenizer, max_model_len=512)
+def test_one_engine_per_model_shape_started_once(fake_vllm, tokenizer):
+    """The next stage's model (same config; the last one freed) gets the running engine with its
+    weights synced; a longer max_model_len restarts it; a model of another shape, or a second
+    live model of the same shape (teacher and student), gets its own engine."""
+    stage1, _ = models.load_policy("tiny")
+    first = engines.make_engine("vllm", stage1, tokenizer, max_model_len=256)
+    assert engines.make_engine("vllm", stage1, tokenizer, max_model_len=256) is first
+    assert first.syncs == 1 and first.serving() is stage1
+    del stage1                                                         # the stage is over
+    stage2, _ = models.load_policy("tiny")                            # same config, new weights
+    again = engines.make_engine("auto", stage2, tokenizer, max_model_len=200)
+    assert again is first and first.serving() is stage2 and fake_vllm.starts == 1
+    longer = engines.make_engine("vllm", stage2, tokenizer, max_model_len=512)
     assert longer is not first and fake_vllm.starts == 2 and len(engines.ENGINES) == 1
     qwen, _ = models.load_policy("tiny-qwen3")
     assert engines.make_engine("vllm", qwen, tokenizer) is not longer and len(engines.ENGINES) == 2
+    student, _ = models.load_policy("tiny")                           # stage2 is still alive
+    own = engines.make_engine("vllm", student, tokenizer, max_model_len=512)
+    assert own is not longer and own.serving() is student and longer.serving() is stage2
+    assert engines.make_engine("vllm", stage2, tokenizer, max_model_len=512) is longer
 
 
 def test_vllm_missing_says_how_to_install(monkeypatch, tiny, tokenizer):
