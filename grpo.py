@@ -44,7 +44,7 @@ import random
 import re
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
@@ -57,98 +57,119 @@ import runs
 import engines
 import distributed
 import rewards
+from cli import flag
 from engines import SamplingParams
 
 
 @dataclass
 class Config:
     # ---- model, data, rewards ----------------------------------------------------------------
-    model: str = field(default="smollm2", metadata={"help": "policy: 'smollm2' (embedded default), 'tiny', a folder or hub id"})
-    engine: str = field(default="auto", metadata={"help": "rollout engine: auto | hf | vllm (engines.make_engine)"})
-    task: str = field(default="math", metadata={"help": "'math' (synthetic), 'instruction' (synthetic, rule-checked "
-                      "constraints), 'general' (the two mixed), 'humaneval', a .jsonl/.parquet file or a HF dataset id"})
-    num_train_prompts: int = field(default=512, metadata={"help": "training prompts to load"})
-    eval_problems: int = field(default=64, metadata={"help": "test-split prompts for periodic evaluation (0: no eval)"})
-    math_levels: str = field(default="1,2,3", metadata={"help": "synthetic math levels, e.g. '1' for the easiest problems"})
-    math_families: str = field(default="", metadata={"help": "synthetic math families (comma list; empty: all): arithmetic,linear,fractions,percent"})
-    prompt_field: str = field(default="prompt", metadata={"help": "prompt column of a file/HF dataset"})
-    answer_field: str = field(default="answer", metadata={"help": "answer column of a file/HF dataset ('none': prompts only)"})
-    rewards: str = field(default="math", metadata={"help": "weighted rewards from rewards.REWARDS, e.g. 'math:1,format:0.2' or "
-                         "'still3_outcome'; model-based: judge (needs --judge_model), reward_model (--reward_model). "
-                         "A reward applies to the tasks that have the field it reads (math: answer, ...)"})
-    judge_model: str = field(default="", metadata={"help": "judge LM for the 'judge' reward: grades a response against the "
-                             "task's reference answer, R = p(yes) (Qwen3 §4.4); a name as for --model"})
-    reward_model: str = field(default="", metadata={"help": "scalar reward model for 'reward_model' (Bradley-Terry, no reference; "
-                              "Qwen3 §4.4): a folder saved by rewards.train_reward_model, or 'tiny'"})
+    model: str = flag("smollm2", "policy: 'smollm2' (embedded default), 'tiny', folder or hub id")
+    engine: str = flag("auto", "rollout engine: auto | hf | vllm (engines.make_engine)")
+    task: str = flag("math", "'math' (synthetic), 'instruction' (synthetic, rule-checked), "
+        "'general' (the two mixed), 'humaneval', a .jsonl/.parquet file or a HF dataset id")
+    num_train_prompts: int = flag(512, "training prompts to load")
+    eval_problems: int = flag(64, "test-split prompts for periodic evaluation (0: no eval)")
+    math_levels: str = flag("1,2,3", "synthetic math levels, e.g. '1' for the easiest problems")
+    math_families: str = flag("", "synthetic math families (comma list; empty: all): "
+        "arithmetic,linear,fractions,percent")
+    prompt_field: str = flag("prompt", "prompt column of a file/HF dataset")
+    answer_field: str = flag("answer", "answer column of a file/HF dataset ('none': prompts only)")
+    rewards: str = flag("math", "weighted rewards from rewards.REWARDS, e.g. 'math:1,format:0.2' "
+        "or 'still3_outcome'; model-based: judge (--judge_model), reward_model "
+        "(--reward_model). A reward applies to tasks with the field it reads (math: answer...)")
+    judge_model: str = flag("", "judge LM for the 'judge' reward: grades a response against the "
+        "task's reference answer, R = p(yes) (Qwen3 §4.4); a name as for --model")
+    reward_model: str = flag("", "scalar reward model for 'reward_model' (Bradley-Terry, no "
+        "reference; Qwen3 §4.4): a folder saved by rewards.train_reward_model, or 'tiny'")
     # ---- rollouts ----------------------------------------------------------------------------
-    num_generations: int = field(default=8, metadata={"help": "G, completions per prompt (TRL num_generations; Skywork 16)"})
-    prompts_per_step: int = field(default=8, metadata={"help": "prompts per rollout batch; TRL's generation batch = prompts_per_step * num_generations"})
-    max_completion_length: int = field(default=256, metadata={"aliases": ["--max-response-tokens"], "help": "max response tokens (TRL max_completion_length); see --stages"})
-    stages: str = field(default="", metadata={"help": "multi-stage context 'TOKENS:STEPS,...' e.g. '8192:100,16384:100' (Skywork-OR1); overrides --max_completion_length/--max_steps"})
-    max_steps: int = field(default=100, metadata={"help": "training steps (one rollout batch each) when --stages is empty"})
-    temperature: float = field(default=1.0, metadata={"help": "rollout temperature (Skywork-OR1: 1.0); log-probs use the same one"})
-    top_p: float = field(default=1.0, metadata={"help": "rollout nucleus sampling"})
-    thinking_budget: int = field(default=0, metadata={"help": "Qwen3 thinking budget in tokens for rollouts and eval (0: off)"})
+    num_generations: int = flag(8, "G, completions per prompt (TRL num_generations; Skywork 16)")
+    prompts_per_step: int = flag(8, "prompts per rollout batch; TRL's generation batch = "
+        "prompts_per_step * num_generations")
+    max_completion_length: int = flag(256, "max response tokens (as in TRL); see --stages",
+        aliases=["--max-response-tokens"])
+    stages: str = flag("", "multi-stage context 'TOKENS:STEPS,...' e.g. '8192:100,16384:100' "
+        "(Skywork-OR1); overrides --max_completion_length/--max_steps")
+    max_steps: int = flag(100, "training steps (one rollout batch each) when --stages is empty")
+    temperature: float = flag(1.0, "rollout temperature (Skywork-OR1 1.0); log-probs use the same")
+    top_p: float = flag(1.0, "rollout nucleus sampling")
+    thinking_budget: int = flag(0, "Qwen3 thinking budget (tokens) for rollouts and eval (0: off)")
     # ---- advantages and loss -----------------------------------------------------------------
-    scale_rewards: str = field(default="group", metadata={"help": "advantage std: group | batch | none (Dr. GRPO)"})
-    loss_type: str = field(default="dapo", metadata={"help": "aggregation: grpo (sequence mean, then mean) | dapo (token mean over "
-                           "the batch; default) | dr_grpo (token sum / (B * max tokens)). Dr. GRPO is that and "
-                           "--scale_rewards none"})
-    epsilon: float = field(default=0.2, metadata={"help": "clip range ε_low: ratio clipped to [1-ε, 1+ε_high]"})
-    epsilon_high: float | None = field(default=None, metadata={"help": "ε_high (DAPO clip-higher: 0.28); default: = --epsilon"})
-    beta: float = field(default=0.0, metadata={"help": "k3 KL coefficient (Skywork-OR1 0: no reference model is loaded; DeepSeekMath 0.04)"})
-    kl_anneal: str = field(default="none", metadata={"help": "none | cosine: β_t goes from --beta to --beta_min over --kl_anneal_steps (STILL-3)"})
-    beta_min: float = field(default=0.0, metadata={"help": "KL floor of the cosine schedule"})
-    kl_anneal_steps: int = field(default=500, metadata={"help": "T of the cosine KL schedule (STILL-3: 500)"})
-    entropy_coef: float = field(default=0.0, metadata={"help": "fixed entropy bonus c in L - c H (Phi-4-reasoning-plus 0.001); initial c with --adaptive_entropy"})
-    adaptive_entropy: bool = field(default=False, metadata={"help": "Skywork-OR1 adaptive entropy control"})
-    target_entropy: float = field(default=0.2, metadata={"help": "adaptive entropy: target (Skywork-OR1 0.2)"})
-    entropy_coef_delta: float = field(default=1e-4, metadata={"help": "adaptive entropy: step Δ of c"})
-    entropy_coef_min: float = field(default=0.0, metadata={"help": "adaptive entropy: lower bound of c"})
-    entropy_coef_max: float = field(default=0.005, metadata={"help": "adaptive entropy: upper bound of c"})
+    scale_rewards: str = flag("group", "advantage std: group | batch | none (Dr. GRPO)")
+    loss_type: str = flag("dapo", "aggregation: grpo (sequence mean, then mean) | dapo (token "
+        "mean over the batch; default) | dr_grpo (token sum / (B * max tokens)). Dr. GRPO is "
+        "that and --scale_rewards none")
+    epsilon: float = flag(0.2, "clip range ε_low: ratio clipped to [1-ε, 1+ε_high]")
+    epsilon_high: float | None = flag(None, "ε_high (DAPO clip-higher: 0.28); default = --epsilon")
+    beta: float = flag(0.0, "k3 KL coefficient (Skywork-OR1 0: no reference model is loaded; "
+        "DeepSeekMath 0.04)")
+    kl_anneal: str = flag("none", "none | cosine: β_t goes from --beta to --beta_min over "
+        "--kl_anneal_steps (STILL-3)")
+    beta_min: float = flag(0.0, "KL floor of the cosine schedule")
+    kl_anneal_steps: int = flag(500, "T of the cosine KL schedule (STILL-3: 500)")
+    entropy_coef: float = flag(0.0, "fixed entropy bonus c in L - c H (Phi-4-reasoning-plus "
+        "0.001); initial c with --adaptive_entropy")
+    adaptive_entropy: bool = flag(False, "Skywork-OR1 adaptive entropy control")
+    target_entropy: float = flag(0.2, "adaptive entropy: target (Skywork-OR1 0.2)")
+    entropy_coef_delta: float = flag(1e-4, "adaptive entropy: step Δ of c")
+    entropy_coef_min: float = flag(0.0, "adaptive entropy: lower bound of c")
+    entropy_coef_max: float = flag(0.005, "adaptive entropy: upper bound of c")
     # ---- optimisation ------------------------------------------------------------------------
-    learning_rate: float = field(default=1e-6, metadata={"help": "AdamW lr, constant (Skywork-OR1, DAPO: 1e-6)"})
-    weight_decay: float = field(default=0.0, metadata={"help": "AdamW weight decay"})
-    max_grad_norm: float = field(default=1.0, metadata={"help": "gradient clipping (Skywork-OR1: 1.0)"})
-    num_iterations: int = field(default=1, metadata={"help": "passes over each rollout batch (TRL num_iterations; PPO epochs); 1 with a full mini-batch = on-policy"})
-    mini_batch_size: int = field(default=0, metadata={"help": "completions per optimizer step (0: the whole rollout batch, one step per pass)"})
-    micro_batch_size: int = field(default=8, metadata={"help": "completions per forward/backward (memory only; gradients accumulate)"})
-    share_prompt: bool = field(default=True, metadata={"help": "run each distinct prompt through the decoder once per micro-batch and its rollouts on top of its KV cache (same log-probs and gradients up to rounding; G=8, 50-token prompts: ~1/3 fewer decoder tokens)"})
+    learning_rate: float = flag(1e-6, "AdamW lr, constant (Skywork-OR1, DAPO: 1e-6)")
+    weight_decay: float = flag(0.0, "AdamW weight decay")
+    max_grad_norm: float = flag(1.0, "gradient clipping (Skywork-OR1: 1.0)")
+    num_iterations: int = flag(1, "passes over each rollout batch (TRL num_iterations; PPO "
+        "epochs); 1 with a full mini-batch = on-policy")
+    mini_batch_size: int = flag(0, "completions per optimizer step (0: the whole rollout batch, "
+        "one step per pass)")
+    micro_batch_size: int = flag(8, "completions per forward/backward (memory only; gradients "
+        "accumulate)")
+    share_prompt: bool = flag(True, "run each distinct prompt through the decoder once per "
+        "micro-batch and its rollouts on top of its KV cache (same log-probs and gradients up "
+        "to rounding; G=8, 50-token prompts: ~1/3 fewer decoder tokens)")
     # ---- filtering ---------------------------------------------------------------------------
-    filter_zero_variance: bool = field(default=True, metadata={"help": "drop groups without signal (Skywork-OR1 rejection sampling, DAPO dynamic sampling); see --filter_groups_by"})
-    filter_groups_by: str = field(default="reward", metadata={"help": "what a kept group must vary in: reward (not all equal) | acc (0 < #correct < G: DAPO eq. 11; drops the tiny shaped-reward differences of all-right or all-wrong groups, which the group std inflates)", "choices": ["reward", "acc"]})
-    max_steps_without_signal: int = field(default=10, metadata={"help": "stop with an error after this many steps in a row in "
-                                          "which every group was filtered (nothing trained); 0: never"})
-    oversample_rounds: int = field(default=0, metadata={"help": "DAPO dynamic sampling: extra rollout rounds to refill a batch thinned by filtering"})
-    mask_truncated_completions: bool = field(default=False, metadata={"aliases": ["--mask-truncated"], "help": "leave truncated "
-                                             "completions out of the loss (DAPO overlong filtering); otherwise they are scored"})
-    truncated_reward: float = field(default=0.0, metadata={"help": "reward of a truncated completion when not masked (0 = wrong under "
-                                    "the 1/0 math reward: Skywork-OR1). Never applied when a reward scores unfinished "
-                                    "completions itself (phi4, length_aware: -0.5; overlong): their score stands"})
-    score_truncated: bool = field(default=True, metadata={"help": "give truncated completions --truncated_reward; false keeps "
-                                  "their computed reward (TRL's default)"})
-    length_rejection_tokens: int = field(default=0, metadata={"help": "Phi-4-reasoning-plus length-based rejection: wrong completions "
-                                         "longer than this leave their group before its mean and std, and the loss (0: off)"})
-    pass_rate_samples: int = field(default=0, metadata={"help": "offline filter: k samples per prompt with the starting model (Skywork-OR1 16; 0: off)"})
-    pass_rate_min: float = field(default=0.01, metadata={"help": "offline filter: keep prompts with pass rate >= this"})
-    pass_rate_max: float = field(default=0.99, metadata={"help": "offline filter: keep prompts with pass rate <= this"})
-    drop_solved_each_stage: bool = field(default=False, metadata={"help": "at each context stage start, drop the prompts solved in "
-                                         "all rollouts of a group during the previous stage (Skywork-OR1)"})
-    refilter_each_stage: bool = field(default=False, metadata={"help": "at each stage start, re-run the pass-rate filter [min, max] "
-                                      "with the current policy (this project's variant; Skywork drops solved prompts)"})
+    filter_zero_variance: bool = flag(True, "drop groups without signal (Skywork-OR1 rejection "
+        "sampling, DAPO dynamic sampling); see --filter_groups_by")
+    filter_groups_by: str = flag("reward", "what a kept group must vary in: reward (not all "
+        "equal) | acc (0 < #correct < G: DAPO eq. 11; drops the tiny shaped-reward differences "
+        "of all-right or all-wrong groups, which group std inflates)", choices=["reward", "acc"])
+    max_steps_without_signal: int = flag(10, "stop with an error after this many steps in a row "
+        "in which every group was filtered (nothing trained); 0: never")
+    oversample_rounds: int = flag(0, "DAPO dynamic sampling: extra rollout rounds to refill a "
+        "batch thinned by filtering")
+    mask_truncated_completions: bool = flag(False, "leave truncated completions out of the loss "
+        "(DAPO overlong filtering); otherwise they are scored", aliases=["--mask-truncated"])
+    truncated_reward: float = flag(0.0, "reward of a truncated completion when not masked (0 = "
+        "wrong under the 1/0 math reward: Skywork-OR1). Never applied when a reward scores "
+        "unfinished completions itself (phi4, length_aware: -0.5; overlong): their score stands")
+    score_truncated: bool = flag(True, "give truncated completions --truncated_reward; false "
+        "keeps their computed reward (TRL's default)")
+    length_rejection_tokens: int = flag(0, "Phi-4-reasoning-plus: wrong completions longer than "
+        "this leave their group before its mean and std and the loss (0: off)")
+    pass_rate_samples: int = flag(0, "offline filter: k samples per prompt with the starting "
+        "model (Skywork-OR1 16; 0: off)")
+    pass_rate_min: float = flag(0.01, "offline filter: keep prompts with pass rate >= this")
+    pass_rate_max: float = flag(0.99, "offline filter: keep prompts with pass rate <= this")
+    drop_solved_each_stage: bool = flag(False, "at each context stage start, drop the prompts "
+        "solved in all rollouts of a group during the previous stage (Skywork-OR1)")
+    refilter_each_stage: bool = flag(False, "at each stage start, re-run the pass-rate filter "
+        "[min, max] with the current policy (our variant; Skywork drops solved prompts)")
     # ---- evaluation, logging, state ----------------------------------------------------------
-    eval_every: int = field(default=10, metadata={"help": "evaluate on the test split every N steps (and before/after)"})
-    eval_samples: int = field(default=1, metadata={"help": "k for avg@k at evaluation"})
-    eval_temperature: float = field(default=0.0, metadata={"help": "evaluation temperature (0: greedy; Skywork-OR1 0.6 with k > 1)"})
-    log_samples: int = field(default=2, metadata={"help": "rollouts written to samples.jsonl per step"})
-    time_budget_minutes: float = field(default=0.0, metadata={"help": "wall-time budget: no step starts that would end past it (predicted from the last step's time); eval + checkpoint at the step reached; 0: no limit"})
-    save_steps: int = field(default=10, metadata={"help": "checkpoint + state every N steps"})
-    output_dir: str = field(default="runs/grpo", metadata={"help": "run directory"})
-    resume: bool = field(default=False, metadata={"help": "continue from output_dir/state.pt (same data order and step count)"})
-    overwrite: bool = field(default=False, metadata={"help": "replace a run already in output_dir (without it, such a folder is refused)"})
-    parallel: str = field(default="fsdp2", metadata={"help": "under torchrun: fsdp2 (shard the policy) or ddp (replicate it) or none; --prompts_per_step is split over ranks; ignored in a single process", "choices": ["fsdp2", "ddp", "none"]})
-    seed: int = field(default=0, metadata={"help": "seed of data order and sampling"})
-    threads: int = field(default=0, metadata={"help": "torch CPU threads (0: torch's default)"})
+    eval_every: int = flag(10, "evaluate on the test split every N steps (and before/after)")
+    eval_samples: int = flag(1, "k for avg@k at evaluation")
+    eval_temperature: float = flag(0.0, "eval temperature (0: greedy; Skywork-OR1 0.6 with k > 1)")
+    log_samples: int = flag(2, "rollouts written to samples.jsonl per step")
+    time_budget_minutes: float = flag(0.0, "wall-time budget: no step starts that would end past "
+        "it (at the last step's pace); eval + checkpoint at the step reached; 0: no limit")
+    save_steps: int = flag(10, "checkpoint + state every N steps")
+    output_dir: str = flag("runs/grpo", "run directory")
+    resume: bool = flag(False, "continue from output_dir/state.pt (same data order, step count)")
+    overwrite: bool = flag(False, "replace a run already in output_dir (without it, refused)")
+    parallel: str = flag("fsdp2", "under torchrun: fsdp2 (shard the policy) or ddp (replicate it) "
+        "or none; --prompts_per_step is split over ranks; ignored in a single process",
+        choices=["fsdp2", "ddp", "none"])
+    seed: int = flag(0, "seed of data order and sampling")
+    threads: int = flag(0, "torch CPU threads (0: torch's default)")
 
 
 # ==============================================================================================
@@ -432,9 +453,9 @@ def check_config(cfg: Config):
         if val not in ok:
             raise ValueError(f"{name} {val!r} is not one of {', '.join(ok)}")
     names = {n for n, _ in rewards.parse_reward_spec(cfg.rewards)}  # unknown names raise, listing the valid ones
-    for name, flag in rewards.MODEL_REWARDS.items():
-        if name in names and not getattr(cfg, flag.lstrip("-")):
-            raise ValueError(f"--rewards {cfg.rewards!r} uses {name!r}, which needs a model: pass {flag} PATH")
+    for name, needed in rewards.MODEL_REWARDS.items():
+        if name in names and not getattr(cfg, needed.lstrip("-")):
+            raise ValueError(f"--rewards {cfg.rewards!r} uses {name!r}, which needs a model: pass {needed} PATH")
     if cfg.loss_type == "dr_grpo" and cfg.scale_rewards != "none":
         print(f"[grpo] note: --loss_type dr_grpo with --scale_rewards {cfg.scale_rewards} is only Dr. GRPO's "
               "constant normaliser; Dr. GRPO also drops the std scaling: add --scale_rewards none")
