@@ -5,7 +5,7 @@ import importlib
 import pytest
 
 MODULES = ["grpo", "rewards", "mathcheck", "data", "sft", "distill", "evaluate", "pipeline", "models",
-           "engines", "runs", "distributed",
+           "engines", "runs", "distributed", "training", "grpo_setup", "grpo_log",
            "sandbox", "cli"]
 
 
