@@ -2,6 +2,7 @@
 
 Plumbing shared by `sft.py`, `grpo.py`, `distill.py`, `evaluate.py` and `pipeline.py`:
 
+* `flag(default, help)`: one Config field, its default and its --help text.
 * `parse(Config, argv)`: `transformers.HfArgumentParser` without prefix abbreviations
   (`--max_step` is not `--max_steps_scale`), and a misspelled flag gets "did you mean".
 * `main(run, parse)`: runs a script; a user mistake (a bad value, a missing file, a malformed
@@ -12,6 +13,7 @@ Plumbing shared by `sft.py`, `grpo.py`, `distill.py`, `evaluate.py` and `pipelin
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import shlex
@@ -57,6 +59,12 @@ def did_you_mean(flag: str, known: list[str]) -> str:
     close = [k for k in sorted(known, key=score, reverse=True)[:2] if score(k) >= 0.6]
     close = [k for k in close if score(k) >= score(close[0]) - 0.05] if close else close   # near-ties only
     return f"did you mean {' or '.join(close)}?" if close else "see --help for the flags"
+
+
+def flag(default, help: str, **metadata):
+    """A Config field: its default and its --help text, plus HfArgumentParser's `aliases` or
+    `choices` if given (`max_steps: int = flag(100, "training steps")`)."""
+    return dataclasses.field(default=default, metadata={"help": help, **metadata})
 
 
 def parse(config_class, argv: list[str] | None = None):

@@ -41,12 +41,12 @@ from tqdm import trange
 
 import cli
 import data
-import data_order
 import distributed
 import engines
 import models
 import rewards
 import runs
+import training
 
 
 @dataclass
@@ -380,10 +380,10 @@ def off_policy_data(teacher, tok, tasks, prompts, flags, cfg: Config,
 
 def step_indices(n: int, step: int, cfg: Config) -> list[int]:
     """This rank's share of step `step`'s --prompts_per_step indices into n items: positions
-    (step - 1) * P ... step * P - 1 of the seeded stream `data_order.stream_indices`, a pure
+    (step - 1) * P ... step * P - 1 of the seeded stream `training.stream_indices`, a pure
     function of the step (so --resume needs no data cursor)."""
     first = (step - 1) * cfg.prompts_per_step
-    indices = data_order.stream_indices(n, cfg.seed, first, cfg.prompts_per_step)
+    indices = training.stream_indices(n, cfg.seed, first, cfg.prompts_per_step)
     return distributed.shard_for_rank(indices, pad=True)
 
 

@@ -34,17 +34,17 @@ signal (a run that cannot learn says so and stops); measured: held-out 42% -> 59
     python grpo.py --model runs/sft120/checkpoint --math_levels 1 --math_families arithmetic,percent \
         --max_completion_length 96 --learning_rate 5e-6 --epsilon_high 0.28 --max_steps 30 \
         --eval_problems 100
-The loop in `train` reads top to bottom: generate, score, advantages, filter, train, sync,
-log, evaluate, checkpoint.
+The loop in `train` reads top to bottom: rollout, reward, filter, advantage, loss and update,
+sync, log, evaluate, checkpoint. Its bookkeeping lives elsewhere: the flag and task checks and
+the reward's models in `grpo_setup`, the prompt order, context stages and time budget in
+`training`, the metrics rows in `grpo_log`.
 """
 from __future__ import annotations
 
 import math
-import random
-import re
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
@@ -52,103 +52,129 @@ from tqdm import tqdm
 
 import cli
 import data
-import models
-import runs
-import engines
 import distributed
+import engines
+import grpo_log
+import grpo_setup
+import models
 import rewards
+import runs
+import training
+from cli import flag
 from engines import SamplingParams
+from grpo_setup import check_config  # also run by pipeline.py on every stage at start
 
 
 @dataclass
 class Config:
     # ---- model, data, rewards ----------------------------------------------------------------
-    model: str = field(default="smollm2", metadata={"help": "policy: 'smollm2' (embedded default), 'tiny', a folder or hub id"})
-    engine: str = field(default="auto", metadata={"help": "rollout engine: auto | hf | vllm (engines.make_engine)"})
-    task: str = field(default="math", metadata={"help": "'math' (synthetic), 'instruction' (synthetic, rule-checked "
-                      "constraints), 'general' (the two mixed), 'humaneval', a .jsonl/.parquet file or a HF dataset id"})
-    num_train_prompts: int = field(default=512, metadata={"help": "training prompts to load"})
-    eval_problems: int = field(default=64, metadata={"help": "test-split prompts for periodic evaluation (0: no eval)"})
-    math_levels: str = field(default="1,2,3", metadata={"help": "synthetic math levels, e.g. '1' for the easiest problems"})
-    math_families: str = field(default="", metadata={"help": "synthetic math families (comma list; empty: all): arithmetic,linear,fractions,percent"})
-    prompt_field: str = field(default="prompt", metadata={"help": "prompt column of a file/HF dataset"})
-    answer_field: str = field(default="answer", metadata={"help": "answer column of a file/HF dataset ('none': prompts only)"})
-    rewards: str = field(default="math", metadata={"help": "weighted rewards from rewards.REWARDS, e.g. 'math:1,format:0.2' or "
-                         "'still3_outcome'; model-based: judge (needs --judge_model), reward_model (--reward_model). "
-                         "A reward applies to the tasks that have the field it reads (math: answer, ...)"})
-    judge_model: str = field(default="", metadata={"help": "judge LM for the 'judge' reward: grades a response against the "
-                             "task's reference answer, R = p(yes) (Qwen3 §4.4); a name as for --model"})
-    reward_model: str = field(default="", metadata={"help": "scalar reward model for 'reward_model' (Bradley-Terry, no reference; "
-                              "Qwen3 §4.4): a folder saved by rewards.train_reward_model, or 'tiny'"})
+    model: str = flag("smollm2", "policy: 'smollm2' (embedded default), 'tiny', folder or hub id")
+    engine: str = flag("auto", "rollout engine: auto | hf | vllm (engines.make_engine)")
+    task: str = flag("math", "'math' (synthetic), 'instruction' (synthetic, rule-checked), "
+        "'general' (the two mixed), 'humaneval', a .jsonl/.parquet file or a HF dataset id")
+    num_train_prompts: int = flag(512, "training prompts to load")
+    eval_problems: int = flag(64, "test-split prompts for periodic evaluation (0: no eval)")
+    math_levels: str = flag("1,2,3", "synthetic math levels, e.g. '1' for the easiest problems")
+    math_families: str = flag("", "synthetic math families (comma list; empty: all): "
+        "arithmetic,linear,fractions,percent")
+    prompt_field: str = flag("prompt", "prompt column of a file/HF dataset")
+    answer_field: str = flag("answer", "answer column of a file/HF dataset ('none': prompts only)")
+    rewards: str = flag("math", "weighted rewards from rewards.REWARDS, e.g. 'math:1,format:0.2' "
+        "or 'still3_outcome'; model-based: judge (--judge_model), reward_model "
+        "(--reward_model). A reward applies to tasks with the field it reads (math: answer...)")
+    judge_model: str = flag("", "judge LM for the 'judge' reward: grades a response against the "
+        "task's reference answer, R = p(yes) (Qwen3 §4.4); a name as for --model")
+    reward_model: str = flag("", "scalar reward model for 'reward_model' (Bradley-Terry, no "
+        "reference; Qwen3 §4.4): a folder saved by rewards.train_reward_model, or 'tiny'")
     # ---- rollouts ----------------------------------------------------------------------------
-    num_generations: int = field(default=8, metadata={"help": "G, completions per prompt (TRL num_generations; Skywork 16)"})
-    prompts_per_step: int = field(default=8, metadata={"help": "prompts per rollout batch; TRL's generation batch = prompts_per_step * num_generations"})
-    max_completion_length: int = field(default=256, metadata={"aliases": ["--max-response-tokens"], "help": "max response tokens (TRL max_completion_length); see --stages"})
-    stages: str = field(default="", metadata={"help": "multi-stage context 'TOKENS:STEPS,...' e.g. '8192:100,16384:100' (Skywork-OR1); overrides --max_completion_length/--max_steps"})
-    max_steps: int = field(default=100, metadata={"help": "training steps (one rollout batch each) when --stages is empty"})
-    temperature: float = field(default=1.0, metadata={"help": "rollout temperature (Skywork-OR1: 1.0); log-probs use the same one"})
-    top_p: float = field(default=1.0, metadata={"help": "rollout nucleus sampling"})
-    thinking_budget: int = field(default=0, metadata={"help": "Qwen3 thinking budget in tokens for rollouts and eval (0: off)"})
+    num_generations: int = flag(8, "G, completions per prompt (TRL num_generations; Skywork 16)")
+    prompts_per_step: int = flag(8, "prompts per rollout batch; TRL's generation batch = "
+        "prompts_per_step * num_generations")
+    max_completion_length: int = flag(256, "max response tokens (as in TRL); see --stages",
+        aliases=["--max-response-tokens"])
+    stages: str = flag("", "multi-stage context 'TOKENS:STEPS,...' e.g. '8192:100,16384:100' "
+        "(Skywork-OR1); overrides --max_completion_length/--max_steps")
+    max_steps: int = flag(100, "training steps (one rollout batch each) when --stages is empty")
+    temperature: float = flag(1.0, "rollout temperature (Skywork-OR1 1.0); log-probs use the same")
+    top_p: float = flag(1.0, "rollout nucleus sampling")
+    thinking_budget: int = flag(0, "Qwen3 thinking budget (tokens) for rollouts and eval (0: off)")
     # ---- advantages and loss -----------------------------------------------------------------
-    scale_rewards: str = field(default="group", metadata={"help": "advantage std: group | batch | none (Dr. GRPO)"})
-    loss_type: str = field(default="dapo", metadata={"help": "aggregation: grpo (sequence mean, then mean) | dapo (token mean over "
-                           "the batch; default) | dr_grpo (token sum / (B * max tokens)). Dr. GRPO is that and "
-                           "--scale_rewards none"})
-    epsilon: float = field(default=0.2, metadata={"help": "clip range ε_low: ratio clipped to [1-ε, 1+ε_high]"})
-    epsilon_high: float | None = field(default=None, metadata={"help": "ε_high (DAPO clip-higher: 0.28); default: = --epsilon"})
-    beta: float = field(default=0.0, metadata={"help": "k3 KL coefficient (Skywork-OR1 0: no reference model is loaded; DeepSeekMath 0.04)"})
-    kl_anneal: str = field(default="none", metadata={"help": "none | cosine: β_t goes from --beta to --beta_min over --kl_anneal_steps (STILL-3)"})
-    beta_min: float = field(default=0.0, metadata={"help": "KL floor of the cosine schedule"})
-    kl_anneal_steps: int = field(default=500, metadata={"help": "T of the cosine KL schedule (STILL-3: 500)"})
-    entropy_coef: float = field(default=0.0, metadata={"help": "fixed entropy bonus c in L - c H (Phi-4-reasoning-plus 0.001); initial c with --adaptive_entropy"})
-    adaptive_entropy: bool = field(default=False, metadata={"help": "Skywork-OR1 adaptive entropy control"})
-    target_entropy: float = field(default=0.2, metadata={"help": "adaptive entropy: target (Skywork-OR1 0.2)"})
-    entropy_coef_delta: float = field(default=1e-4, metadata={"help": "adaptive entropy: step Δ of c"})
-    entropy_coef_min: float = field(default=0.0, metadata={"help": "adaptive entropy: lower bound of c"})
-    entropy_coef_max: float = field(default=0.005, metadata={"help": "adaptive entropy: upper bound of c"})
+    scale_rewards: str = flag("group", "advantage std: group | batch | none (Dr. GRPO)")
+    loss_type: str = flag("dapo", "aggregation: grpo (sequence mean, then mean) | dapo (token "
+        "mean over the batch; default) | dr_grpo (token sum / (B * max tokens)). Dr. GRPO is "
+        "that and --scale_rewards none")
+    epsilon: float = flag(0.2, "clip range ε_low: ratio clipped to [1-ε, 1+ε_high]")
+    epsilon_high: float | None = flag(None, "ε_high (DAPO clip-higher: 0.28); default = --epsilon")
+    beta: float = flag(0.0, "k3 KL coefficient (Skywork-OR1 0: no reference model is loaded; "
+        "DeepSeekMath 0.04)")
+    kl_anneal: str = flag("none", "none | cosine: β_t goes from --beta to --beta_min over "
+        "--kl_anneal_steps (STILL-3)")
+    beta_min: float = flag(0.0, "KL floor of the cosine schedule")
+    kl_anneal_steps: int = flag(500, "T of the cosine KL schedule (STILL-3: 500)")
+    entropy_coef: float = flag(0.0, "fixed entropy bonus c in L - c H (Phi-4-reasoning-plus "
+        "0.001); initial c with --adaptive_entropy")
+    adaptive_entropy: bool = flag(False, "Skywork-OR1 adaptive entropy control")
+    target_entropy: float = flag(0.2, "adaptive entropy: target (Skywork-OR1 0.2)")
+    entropy_coef_delta: float = flag(1e-4, "adaptive entropy: step Δ of c")
+    entropy_coef_min: float = flag(0.0, "adaptive entropy: lower bound of c")
+    entropy_coef_max: float = flag(0.005, "adaptive entropy: upper bound of c")
     # ---- optimisation ------------------------------------------------------------------------
-    learning_rate: float = field(default=1e-6, metadata={"help": "AdamW lr, constant (Skywork-OR1, DAPO: 1e-6)"})
-    weight_decay: float = field(default=0.0, metadata={"help": "AdamW weight decay"})
-    max_grad_norm: float = field(default=1.0, metadata={"help": "gradient clipping (Skywork-OR1: 1.0)"})
-    num_iterations: int = field(default=1, metadata={"help": "passes over each rollout batch (TRL num_iterations; PPO epochs); 1 with a full mini-batch = on-policy"})
-    mini_batch_size: int = field(default=0, metadata={"help": "completions per optimizer step (0: the whole rollout batch, one step per pass)"})
-    micro_batch_size: int = field(default=8, metadata={"help": "completions per forward/backward (memory only; gradients accumulate)"})
-    share_prompt: bool = field(default=True, metadata={"help": "run each distinct prompt through the decoder once per micro-batch and its rollouts on top of its KV cache (same log-probs and gradients up to rounding; G=8, 50-token prompts: ~1/3 fewer decoder tokens)"})
+    learning_rate: float = flag(1e-6, "AdamW lr, constant (Skywork-OR1, DAPO: 1e-6)")
+    weight_decay: float = flag(0.0, "AdamW weight decay")
+    max_grad_norm: float = flag(1.0, "gradient clipping (Skywork-OR1: 1.0)")
+    num_iterations: int = flag(1, "passes over each rollout batch (TRL num_iterations; PPO "
+        "epochs); 1 with a full mini-batch = on-policy")
+    mini_batch_size: int = flag(0, "completions per optimizer step (0: the whole rollout batch, "
+        "one step per pass)")
+    micro_batch_size: int = flag(8, "completions per forward/backward (memory only; gradients "
+        "accumulate)")
+    share_prompt: bool = flag(True, "run each distinct prompt through the decoder once per "
+        "micro-batch and its rollouts on top of its KV cache (same log-probs and gradients up "
+        "to rounding; G=8, 50-token prompts: ~1/3 fewer decoder tokens)")
     # ---- filtering ---------------------------------------------------------------------------
-    filter_zero_variance: bool = field(default=True, metadata={"help": "drop groups without signal (Skywork-OR1 rejection sampling, DAPO dynamic sampling); see --filter_groups_by"})
-    filter_groups_by: str = field(default="reward", metadata={"help": "what a kept group must vary in: reward (not all equal) | acc (0 < #correct < G: DAPO eq. 11; drops the tiny shaped-reward differences of all-right or all-wrong groups, which the group std inflates)", "choices": ["reward", "acc"]})
-    max_steps_without_signal: int = field(default=10, metadata={"help": "stop with an error after this many steps in a row in "
-                                          "which every group was filtered (nothing trained); 0: never"})
-    oversample_rounds: int = field(default=0, metadata={"help": "DAPO dynamic sampling: extra rollout rounds to refill a batch thinned by filtering"})
-    mask_truncated_completions: bool = field(default=False, metadata={"aliases": ["--mask-truncated"], "help": "leave truncated "
-                                             "completions out of the loss (DAPO overlong filtering); otherwise they are scored"})
-    truncated_reward: float = field(default=0.0, metadata={"help": "reward of a truncated completion when not masked (0 = wrong under "
-                                    "the 1/0 math reward: Skywork-OR1). Never applied when a reward scores unfinished "
-                                    "completions itself (phi4, length_aware: -0.5; overlong): their score stands"})
-    score_truncated: bool = field(default=True, metadata={"help": "give truncated completions --truncated_reward; false keeps "
-                                  "their computed reward (TRL's default)"})
-    length_rejection_tokens: int = field(default=0, metadata={"help": "Phi-4-reasoning-plus length-based rejection: wrong completions "
-                                         "longer than this leave their group before its mean and std, and the loss (0: off)"})
-    pass_rate_samples: int = field(default=0, metadata={"help": "offline filter: k samples per prompt with the starting model (Skywork-OR1 16; 0: off)"})
-    pass_rate_min: float = field(default=0.01, metadata={"help": "offline filter: keep prompts with pass rate >= this"})
-    pass_rate_max: float = field(default=0.99, metadata={"help": "offline filter: keep prompts with pass rate <= this"})
-    drop_solved_each_stage: bool = field(default=False, metadata={"help": "at each context stage start, drop the prompts solved in "
-                                         "all rollouts of a group during the previous stage (Skywork-OR1)"})
-    refilter_each_stage: bool = field(default=False, metadata={"help": "at each stage start, re-run the pass-rate filter [min, max] "
-                                      "with the current policy (this project's variant; Skywork drops solved prompts)"})
+    filter_zero_variance: bool = flag(True, "drop groups without signal (Skywork-OR1 rejection "
+        "sampling, DAPO dynamic sampling); see --filter_groups_by")
+    filter_groups_by: str = flag("reward", "what a kept group must vary in: reward (not all "
+        "equal) | acc (0 < #correct < G: DAPO eq. 11; drops the tiny shaped-reward differences "
+        "of all-right or all-wrong groups, which group std inflates)", choices=["reward", "acc"])
+    max_steps_without_signal: int = flag(10, "stop with an error after this many steps in a row "
+        "in which every group was filtered (nothing trained); 0: never")
+    oversample_rounds: int = flag(0, "DAPO dynamic sampling: extra rollout rounds to refill a "
+        "batch thinned by filtering")
+    mask_truncated_completions: bool = flag(False, "leave truncated completions out of the loss "
+        "(DAPO overlong filtering); otherwise they are scored", aliases=["--mask-truncated"])
+    truncated_reward: float = flag(0.0, "reward of a truncated completion when not masked (0 = "
+        "wrong under the 1/0 math reward: Skywork-OR1). Never applied when a reward scores "
+        "unfinished completions itself (phi4, length_aware: -0.5; overlong): their score stands")
+    score_truncated: bool = flag(True, "give truncated completions --truncated_reward; false "
+        "keeps their computed reward (TRL's default)")
+    length_rejection_tokens: int = flag(0, "Phi-4-reasoning-plus: wrong completions longer than "
+        "this leave their group before its mean and std and the loss (0: off)")
+    pass_rate_samples: int = flag(0, "offline filter: k samples per prompt with the starting "
+        "model (Skywork-OR1 16; 0: off)")
+    pass_rate_min: float = flag(0.01, "offline filter: keep prompts with pass rate >= this")
+    pass_rate_max: float = flag(0.99, "offline filter: keep prompts with pass rate <= this")
+    drop_solved_each_stage: bool = flag(False, "at each context stage start, drop the prompts "
+        "solved in all rollouts of a group during the previous stage (Skywork-OR1)")
+    refilter_each_stage: bool = flag(False, "at each stage start, re-run the pass-rate filter "
+        "[min, max] with the current policy (our variant; Skywork drops solved prompts)")
     # ---- evaluation, logging, state ----------------------------------------------------------
-    eval_every: int = field(default=10, metadata={"help": "evaluate on the test split every N steps (and before/after)"})
-    eval_samples: int = field(default=1, metadata={"help": "k for avg@k at evaluation"})
-    eval_temperature: float = field(default=0.0, metadata={"help": "evaluation temperature (0: greedy; Skywork-OR1 0.6 with k > 1)"})
-    log_samples: int = field(default=2, metadata={"help": "rollouts written to samples.jsonl per step"})
-    time_budget_minutes: float = field(default=0.0, metadata={"help": "wall-time budget: no step starts that would end past it (predicted from the last step's time); eval + checkpoint at the step reached; 0: no limit"})
-    save_steps: int = field(default=10, metadata={"help": "checkpoint + state every N steps"})
-    output_dir: str = field(default="runs/grpo", metadata={"help": "run directory"})
-    resume: bool = field(default=False, metadata={"help": "continue from output_dir/state.pt (same data order and step count)"})
-    overwrite: bool = field(default=False, metadata={"help": "replace a run already in output_dir (without it, such a folder is refused)"})
-    parallel: str = field(default="fsdp2", metadata={"help": "under torchrun: fsdp2 (shard the policy) or ddp (replicate it) or none; --prompts_per_step is split over ranks; ignored in a single process", "choices": ["fsdp2", "ddp", "none"]})
-    seed: int = field(default=0, metadata={"help": "seed of data order and sampling"})
-    threads: int = field(default=0, metadata={"help": "torch CPU threads (0: torch's default)"})
+    eval_every: int = flag(10, "evaluate on the test split every N steps (and before/after)")
+    eval_samples: int = flag(1, "k for avg@k at evaluation")
+    eval_temperature: float = flag(0.0, "eval temperature (0: greedy; Skywork-OR1 0.6 with k > 1)")
+    log_samples: int = flag(2, "rollouts written to samples.jsonl per step")
+    time_budget_minutes: float = flag(0.0, "wall-time budget: no step starts that would end past "
+        "it (at the last step's pace); eval + checkpoint at the step reached; 0: no limit")
+    save_steps: int = flag(10, "checkpoint + state every N steps")
+    output_dir: str = flag("runs/grpo", "run directory")
+    resume: bool = flag(False, "continue from output_dir/state.pt (same data order, step count)")
+    overwrite: bool = flag(False, "replace a run already in output_dir (without it, refused)")
+    parallel: str = flag("fsdp2", "under torchrun: fsdp2 (shard the policy) or ddp (replicate it) "
+        "or none; --prompts_per_step is split over ranks; ignored in a single process",
+        choices=["fsdp2", "ddp", "none"])
+    seed: int = flag(0, "seed of data order and sampling")
+    threads: int = flag(0, "torch CPU threads (0: torch's default)")
+
 
 
 # ==============================================================================================
@@ -368,123 +394,14 @@ def length_rejection(lengths: torch.Tensor, correct: torch.Tensor, max_tokens: i
     return ~((lengths > max_tokens) & ~correct)
 
 
-def parse_stages(stages: str, max_completion_length: int, max_steps: int) -> list[tuple[int, int]]:
-    """'8192:100,16384:100' -> [(8192, 100), (16384, 100)]; empty -> [(max_completion_length, max_steps)]."""
-    if not stages.strip():
-        return [(max_completion_length, max_steps)]
-    try:
-        out = [(int(a), int(b)) for a, b in (s.split(":") for s in stages.split(","))]
-    except ValueError:
-        raise ValueError(f"--stages {stages!r}: write 'TOKENS:STEPS,TOKENS:STEPS', e.g. '8192:100,16384:100'") from None
-    if any(t <= 0 or n <= 0 for t, n in out):
-        raise ValueError(f"--stages {stages!r}: tokens and steps must be positive")
-    return out
-
-
-def stage_at(stages: list[tuple[int, int]], step: int) -> tuple[int, int]:
-    """(stage index, max response tokens) of a 0-based step."""
-    end = 0
-    for i, (tokens, steps) in enumerate(stages):
-        end += steps
-        if step < end:
-            return i, tokens
-    return len(stages) - 1, stages[-1][0]
-
-
-REFLECTION = {"wait": r"\bwait\b", "verify": r"\bverif(?:y|ied|ies)\b", "check": r"\b(?:re)?check",
-              "however": r"\bhowever\b", "alternatively": r"\balternatively\b"}
-
-
-def reflection_counts(texts: list[str]) -> dict[str, float]:
-    """Mean occurrences per completion of the reflection words STILL-3 watches emerge."""
-    return {f"reflect_{w}": sum(len(re.findall(p, t.lower())) for t in texts) / max(len(texts), 1)
-            for w, p in REFLECTION.items()}
-
-
-
-
 # ==============================================================================================
-# Checks: stop at start with a message that names the flag and the fix
-# ==============================================================================================
-
-
-def check_config(cfg: Config):
-    cli.check_sampling(cfg.temperature, cfg.top_p)
-    cli.check_positive(cfg, "num_train_prompts", "prompts_per_step", "max_completion_length", "max_steps",
-                       "num_iterations", "micro_batch_size", "save_steps", "eval_every", "eval_samples",
-                       "learning_rate")
-    if cfg.eval_temperature < 0 or cfg.mini_batch_size < 0 or cfg.eval_problems < 0:
-        raise ValueError("--eval_temperature (0: greedy), --mini_batch_size (0: the whole batch) and "
-                         "--eval_problems (0: no evaluation) cannot be negative")
-    if cfg.prompts_per_step % distributed.world_size() or (distributed.world_size() > 1 and cfg.filter_zero_variance):
-        raise ValueError(f"torchrun with {distributed.world_size()} ranks: --prompts_per_step must be a multiple of "
-                         "it, and pass --filter_zero_variance false (every rank must train on as many groups)")
-    if cfg.num_generations < 2:
-        raise ValueError(f"--num_generations {cfg.num_generations}: GRPO needs a group of at least 2 "
-                         "completions per prompt for its baseline; use --num_generations 8 (Skywork-OR1: 16)")
-    if cfg.epsilon_high is not None and cfg.epsilon_high < cfg.epsilon:
-        raise ValueError(f"--epsilon_high {cfg.epsilon_high} is below --epsilon {cfg.epsilon}: clip-higher "
-                         "needs ε_high >= ε_low (DAPO: --epsilon 0.2 --epsilon_high 0.28)")
-    for name, val, ok in (("--scale_rewards", cfg.scale_rewards, ("group", "batch", "none")),
-                          ("--loss_type", cfg.loss_type, ("grpo", "dapo", "dr_grpo")),
-                          ("--kl_anneal", cfg.kl_anneal, ("none", "cosine")),
-                          ("--filter_groups_by", cfg.filter_groups_by, ("reward", "acc"))):
-        if val not in ok:
-            raise ValueError(f"{name} {val!r} is not one of {', '.join(ok)}")
-    names = {n for n, _ in rewards.parse_reward_spec(cfg.rewards)}  # unknown names raise, listing the valid ones
-    for name, flag in rewards.MODEL_REWARDS.items():
-        if name in names and not getattr(cfg, flag.lstrip("-")):
-            raise ValueError(f"--rewards {cfg.rewards!r} uses {name!r}, which needs a model: pass {flag} PATH")
-    if cfg.loss_type == "dr_grpo" and cfg.scale_rewards != "none":
-        print(f"[grpo] note: --loss_type dr_grpo with --scale_rewards {cfg.scale_rewards} is only Dr. GRPO's "
-              "constant normaliser; Dr. GRPO also drops the std scaling: add --scale_rewards none")
-    batch = cfg.prompts_per_step * cfg.num_generations
-    if cfg.mini_batch_size and batch % cfg.mini_batch_size:
-        raise ValueError(f"--mini_batch_size {cfg.mini_batch_size} does not divide the rollout batch "
-                         f"{batch} (= --prompts_per_step x --num_generations)")
-    parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
-
-
-def check_tasks(cfg: Config, tasks: list[dict], prompts: list[list[int]], model):
-    names = {n for n, _ in rewards.parse_reward_spec(cfg.rewards)}
-    for name in sorted(names):
-        if not any(rewards.applies(name, t) for t in tasks):
-            field_ = rewards.NEEDS[name]
-            raise ValueError(f"--rewards {cfg.rewards!r}: {name!r} reads each task's {field_!r}, but the "
-                             f"{len(tasks)} tasks of --task {cfg.task!r} have none (first: {tasks[0].get('id', 0)}). "
-                             "Map the column with --answer_field NAME, or use rewards that need no answer.")
-    longest = max(t for t, _ in parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps))
-    positions = getattr(model.config, "max_position_embeddings", None)
-    need = max(len(p) for p in prompts) + longest + (64 if cfg.thinking_budget else 0)
-    if positions and need > positions:
-        raise ValueError(f"the longest prompt plus --max_completion_length/--stages needs {need} positions, "
-                         f"but the model has max_position_embeddings={positions}. Shorten the responses, or "
-                         "extend the context first with sft.py --rope_theta_factor 2 --max_length N "
-                         "(Phi-4-reasoning's RoPE base rescaling) and train from that checkpoint.")
-
-
-# ==============================================================================================
-# Rollouts, rewards, evaluation
+# Rollout and reward: one step's samples
 # ==============================================================================================
 def rollout(engine, prompts, n, max_tokens, temperature, top_p, thinking_budget, seed):
     params = SamplingParams(n=n, temperature=temperature, top_p=top_p, max_new_tokens=max_tokens, seed=seed)
     if thinking_budget and thinking_budget < max_tokens:
         return engines.generate_with_thinking_budget(engine, prompts, params, thinking_budget)
     return engine.generate(prompts, params)
-
-
-def make_reward(cfg: Config) -> rewards.combined_reward:
-    """--rewards as one weighted reward; "judge" and "reward_model" load --judge_model and
-    --reward_model (Qwen3 general RL: a judge with the reference answer, a reward model without)."""
-    names = {n for n, _ in rewards.parse_reward_spec(cfg.rewards)}
-    built = {}
-    if "judge" in names:
-        judge, judge_tok = models.load_policy(cfg.judge_model)
-        built["judge"] = rewards.JudgeReward(judge.eval(), judge_tok)
-    if "reward_model" in names:
-        rm, rm_tok = models.load_reward_model(cfg.reward_model)
-        built["reward_model"] = rewards.ScalarRewardModel(rm.eval(), rm_tok)
-    return rewards.combined_reward(rewards.parse_reward_spec(cfg.rewards), models=built)
 
 
 def is_correct(text: str, task: dict) -> bool:
@@ -512,16 +429,88 @@ def score(completions, tasks, reward_fn, max_tokens):
     return torch.tensor(totals), {k: sum(v) / len(v) for k, v in parts.items()}, torch.tensor(correct)
 
 
-def evaluate(engine, tasks, prompts, cfg, max_tokens) -> dict:
-    """avg@k accuracy on the test split (greedy when --eval_temperature 0)."""
-    k = cfg.eval_samples if cfg.eval_temperature > 0 else 1
-    with engines.progress(f"eval {len(tasks)} problems"):
-        outs = rollout(engine, prompts, k, max_tokens, cfg.eval_temperature, 1.0, cfg.thinking_budget, cfg.seed)
-    ok = [is_correct(c.text, tasks[c.prompt_index]) for c in outs]
-    return {"eval_accuracy": sum(ok) / len(ok), "eval_truncated": sum(c.truncated for c in outs) / len(outs),
-            "eval_length": sum(len(c.completion_ids) for c in outs) / len(outs)}
+@dataclass
+class Rollouts:
+    """One rollout round of a step: `len(prompts)` groups of G samples, prompt-major ([N])."""
+    prompts: list[int]          # train-task index of each group
+    completions: list           # engines.Completion, N of them
+    tasks: list[dict]           # the task of each group
+    reward_raw: torch.Tensor    # [N] the reward functions' own output
+    reward: torch.Tensor        # [N] after truncation handling: what the group statistics see
+    parts: dict                 # mean of each reward component, for the log
+    correct: torch.Tensor       # [N] bool
+    truncated: torch.Tensor     # [N] bool
+    keep: torch.Tensor          # [N] bool: in the group statistics and the loss
 
 
+@dataclass
+class StepSamples:
+    """One step's samples: every rollout round (all of them logged) and, of those, the groups
+    with signal: the samples the advantages and the loss see ([N] prompt-major, G per group)."""
+    rounds: list[Rollouts]
+    completions: list           # [N] the kept groups' samples
+    reward: torch.Tensor        # [N] what the group statistics see
+    keep: torch.Tensor          # [N] bool: in the group statistics and the loss
+    groups: int                 # groups sampled over all rounds (this rank)
+    filtered: int               # of which without signal
+    solved: set[int]            # train-task indices solved in every sample of a group
+
+
+def sample_step(engine, tasks, prompts, active, position, step, max_tokens, reward_fn, cfg: Config,
+                times: dict) -> StepSamples:
+    """Rollout -> reward -> filter for one step, in rounds. A round draws --prompts_per_step
+    prompts of `active` from the stream at `position` (whole groups per rank) and samples G
+    completions each; truncated ones are masked or re-scored (`truncation_rewards`), long wrong
+    ones rejected (`length_rejection`); groups without signal (`zero_variance_groups`) leave, and
+    while the batch is short another round refills it (DAPO dynamic sampling, --oversample_rounds)."""
+    G, P = cfg.num_generations, cfg.prompts_per_step // distributed.world_size()   # P: this rank's
+    truncated_reward = None if reward_fn.scores_unfinished or not cfg.score_truncated else cfg.truncated_reward
+    rounds, kept, filtered, solved = [], [], 0, set()
+    for rnd in range(1 + cfg.oversample_rounds):
+        drawn = position + rnd * cfg.prompts_per_step
+        idx = [active[i] for i in training.stream_indices(len(active), cfg.seed, drawn, cfg.prompts_per_step)]
+        idx = distributed.shard_for_rank(idx)
+        with runs.timer(times, "gen_s"):
+            outs = rollout(engine, [prompts[i] for i in idx], G, max_tokens, cfg.temperature,
+                           cfg.top_p, cfg.thinking_budget, seed=cfg.seed * 1_000_003 + step * 97 + rnd)
+        group_tasks = [tasks[i] for i in idx]
+        raw, parts, correct = score(outs, group_tasks, reward_fn, max_tokens)
+        truncated = torch.tensor([c.truncated for c in outs])
+        reward, keep = truncation_rewards(raw, truncated, cfg.mask_truncated_completions, truncated_reward)
+        if cfg.length_rejection_tokens:   # rejected before the group statistics
+            lengths = torch.tensor([len(c.completion_ids) for c in outs])
+            keep = keep & length_rejection(lengths, correct, cfg.length_rejection_tokens)
+        roll = Rollouts(idx, outs, group_tasks, raw, reward, parts, correct, truncated, keep)
+        rounds.append(roll)
+        solved |= {i for g, i in enumerate(idx) if bool(correct[g * G:(g + 1) * G].all())}
+        signal = (correct & ~truncated) if cfg.filter_groups_by == "acc" else reward   # truncated: never correct
+        flat = zero_variance_groups(signal, G, keep) if cfg.filter_zero_variance else torch.zeros(P, dtype=torch.bool)
+        filtered += int(flat.sum())
+        kept += [(roll, g) for g in range(P) if not flat[g]][:P - len(kept)]
+        if len(kept) == P or not cfg.filter_zero_variance:
+            break
+    take = lambda name: [getattr(roll, name)[g * G:(g + 1) * G] for roll, g in kept]
+    reward, keep = (torch.cat(take("reward")), torch.cat(take("keep"))) if kept else (None, None)
+    return StepSamples(rounds, [c for part in take("completions") for c in part], reward, keep,
+                       P * len(rounds), filtered, solved)
+
+
+def training_batch(comps, keep: torch.Tensor, pad_id: int):
+    """Padded (ids, attention, loss mask [N, T-1]) of the kept groups' samples. The mask is 0 on
+    prompt and padding, on tokens the engine inserted (the thinking budget's cue) and on whole
+    samples left out (`keep` False: masked truncations, length rejections)."""
+    ids, attn, cmask = models.pad_batch([c.prompt_ids for c in comps], [c.completion_ids for c in comps], pad_id)
+    loss_mask = cmask[:, 1:].float()
+    for b, c in enumerate(comps):
+        if c.sampled_mask is not None:
+            pos = loss_mask[b].nonzero().squeeze(-1)
+            loss_mask[b, pos] *= torch.tensor(c.sampled_mask, dtype=torch.float)
+    return ids, attn, loss_mask * keep.float().unsqueeze(1)
+
+
+# ==============================================================================================
+# Prompt curation and evaluation
+# ==============================================================================================
 def pass_rate_filter(engine, tasks, prompts, k, lo, hi, max_tokens, temperature, seed):
     """Offline filter (Skywork-OR1 §3.1, Qwen3 §4.2): keep prompts whose pass rate over k samples of
     the current policy lies in [lo, hi] (Skywork-OR1 keeps 1..15 of 16: neither trivial nor hopeless)."""
@@ -531,6 +520,17 @@ def pass_rate_filter(engine, tasks, prompts, k, lo, hi, max_tokens, temperature,
     for c in outs:
         passed[c.prompt_index] += (not c.truncated) and is_correct(c.text, tasks[c.prompt_index])
     return [i for i, p in enumerate(passed) if lo <= p / k <= hi]
+
+
+def filter_prompts(engine, tasks, prompts, cfg: Config, max_tokens: int) -> list[int]:
+    """The training prompts `pass_rate_filter` keeps under --pass_rate_samples/min/max; none is an error."""
+    keep = pass_rate_filter(engine, tasks, prompts, cfg.pass_rate_samples, cfg.pass_rate_min,
+                            cfg.pass_rate_max, max_tokens, cfg.temperature, cfg.seed)
+    if not keep:
+        raise ValueError(f"the pass-rate filter [{cfg.pass_rate_min}, {cfg.pass_rate_max}] kept no prompt of "
+                         f"{len(tasks)}: widen the range, raise --pass_rate_samples or use easier tasks")
+    print(f"[grpo] pass-rate filter kept {len(keep)}/{len(tasks)} prompts")
+    return keep
 
 
 def next_stage_prompts(active: list[int], solved: set[int], cfg: Config, filter_prompts, max_tokens) -> list[int]:
@@ -547,257 +547,19 @@ def next_stage_prompts(active: list[int], solved: set[int], cfg: Config, filter_
     return active
 
 
-def no_signal_warning(step: int, in_a_row: int, n_groups: int, cfg: Config):
-    """A step that trained nothing says so (at once, then every 5 such steps), and after
-    --max_steps_without_signal of them in a row the run stops: it cannot learn as it is."""
-    why = (f"all {n_groups} groups were filtered: every sample of a group got the same "
-           f"{'correctness' if cfg.filter_groups_by == 'acc' else 'reward'}, so there is no advantage to learn from")
-    fix = ("start from an SFT checkpoint (python sft.py, then --model runs/sft/checkpoint), add a shaped "
-           "reward (--rewards math:1,format:0.2 or math_partial), use easier tasks (--math_levels 1) or "
-           "sample more (--num_generations 16, --oversample_rounds 2)")
-    if cfg.max_steps_without_signal and in_a_row >= cfg.max_steps_without_signal:
-        raise ValueError(f"step {step}: {in_a_row} steps in a row trained nothing ({why}). Stopping: the run "
-                         f"cannot learn as it is; {fix} (--max_steps_without_signal sets the patience)")
-    if in_a_row == 1 or in_a_row % 5 == 0:
-        tqdm.write(f"[grpo] step {step}: nothing trained ({in_a_row} in a row): {why}. To fix: {fix}", file=sys.stderr)
-
-
-def training_batch(comps, keep: torch.Tensor, pad_id: int):
-    """Padded (ids, attention, loss mask [N, T-1]) of the kept groups' samples. The mask is 0 on
-    prompt and padding, on tokens the engine inserted (the thinking budget's cue) and on whole
-    samples left out (`keep` False: masked truncations, length rejections)."""
-    ids, attn, cmask = models.pad_batch([c.prompt_ids for c in comps], [c.completion_ids for c in comps], pad_id)
-    loss_mask = cmask[:, 1:].float()
-    for b, c in enumerate(comps):
-        if c.sampled_mask is not None:
-            pos = loss_mask[b].nonzero().squeeze(-1)
-            loss_mask[b, pos] *= torch.tensor(c.sampled_mask, dtype=torch.float)
-    return ids, attn, loss_mask * keep.float().unsqueeze(1)
-
-
-def step_metrics(seen: list[Rollouts], filtered_share: float, train_stats: dict, times: dict) -> dict:
-    """One metrics.jsonl row's rollout statistics over every round of the step. `reward` is the
-    reward the group statistics see (after truncation handling), `reward_raw` the reward
-    functions' own output: they differ where truncated completions were re-scored."""
-    outs = [c for roll in seen for c in roll.completions]
-    lengths = [len(c.completion_ids) for c in outs]
-    out = {"reward": torch.cat([r.reward for r in seen]).mean().item(),
-           "reward_raw": torch.cat([r.reward_raw for r in seen]).mean().item(),
-           "accuracy": torch.cat([r.correct for r in seen]).float().mean().item(),
-           **{f"reward_{k}": sum(r.parts.get(k, 0.0) for r in seen) / len(seen) for k in seen[0].parts},
-           "response_length": sum(lengths) / len(lengths), "response_length_max": max(lengths),
-           "truncated": torch.cat([r.truncated for r in seen]).float().mean().item(),
-           "rejected": 1 - torch.cat([r.keep for r in seen]).float().mean().item(),
-           "groups_filtered": filtered_share, "rollout_rounds": len(seen),
-           **reflection_counts([c.text for c in outs]), **train_stats,
-           "gen_tokens_per_s": sum(lengths) / max(times.get("gen_s", 0), 1e-9), **times}
-    if "train_s" in times:
-        out["train_tokens_per_s"] = train_stats["train_tokens"] / times["train_s"]
-    return out
-
-
-def sample_rows(roll: Rollouts, n: int) -> list[dict]:
-    """A few rollouts of the step for samples.jsonl."""
-    return [{"prompt": roll.tasks[c.prompt_index]["prompt"], "answer": roll.tasks[c.prompt_index].get("answer"),
-             "completion": c.text, "reward": roll.reward[k].item(), "reward_raw": roll.reward_raw[k].item(),
-             "truncated": c.truncated} for k, c in enumerate(roll.completions[:n])]
-
-
-def prompt_order(num: int, seed: int, position: int, count: int) -> list[int]:
-    """Indices `position .. position+count` of an endless stream that reshuffles every epoch with
-    Random(seed, epoch): the same for a resumed run as for an uninterrupted one."""
-    out = []
-    for pos in range(position, position + count):
-        epoch, i = divmod(pos, num)
-        perm = list(range(num))
-        random.Random(f"{seed}-{epoch}").shuffle(perm)
-        out.append(perm[i])
-    return out
-
-
-def load_task_splits(cfg: Config):
-    levels = tuple(int(x) for x in cfg.math_levels.split(","))
-    if cfg.task in ("instruction", "general"):
-        make = data.instruction_tasks if cfg.task == "instruction" else lambda n, split, seed: data.general_tasks(n, split, seed, levels)
-        return (make(cfg.num_train_prompts, "train", cfg.seed),
-                make(cfg.eval_problems, "test", cfg.seed) if cfg.eval_problems else [])
-    if cfg.task == "math":
-        levels = tuple(int(x) for x in cfg.math_levels.split(","))
-        families = [f for f in cfg.math_families.split(",") if f] or None
-        train = data.math_tasks(cfg.num_train_prompts, "train", cfg.seed, families, levels)
-        test = data.math_tasks(cfg.eval_problems, "test", cfg.seed, families, levels) if cfg.eval_problems else []
-        return train, test
-    answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
-    kw = dict(prompt_field=cfg.prompt_field, answer_field=answer_field, seed=cfg.seed)
-    train = data.load_tasks(cfg.task, "train", cfg.num_train_prompts, **kw)
-    try:
-        test = data.load_tasks(cfg.task, "test", cfg.eval_problems, **kw) if cfg.eval_problems else []
-    except Exception:  # a file or dataset without a test split: no periodic evaluation
-        test = []
-    return train, test
-
-
-def parse(args=None) -> Config:
-    return cli.parse(Config, args)
+def evaluate(engine, tasks, prompts, cfg, max_tokens) -> dict:
+    """avg@k accuracy on the test split (greedy when --eval_temperature 0)."""
+    k = cfg.eval_samples if cfg.eval_temperature > 0 else 1
+    with engines.progress(f"eval {len(tasks)} problems"):
+        outs = rollout(engine, prompts, k, max_tokens, cfg.eval_temperature, 1.0, cfg.thinking_budget, cfg.seed)
+    ok = [is_correct(c.text, tasks[c.prompt_index]) for c in outs]
+    return {"eval_accuracy": sum(ok) / len(ok), "eval_truncated": sum(c.truncated for c in outs) / len(outs),
+            "eval_length": sum(len(c.completion_ids) for c in outs) / len(outs)}
 
 
 # ==============================================================================================
-# The loop
+# The update: grpo_loss over the batch, in passes, mini-batches and micro-batches
 # ==============================================================================================
-@dataclass
-class Rollouts:
-    """One rollout round of a step: `len(prompts)` groups of G samples, prompt-major ([N])."""
-    prompts: list[int]          # train-task index of each group
-    completions: list           # engines.Completion, N of them
-    tasks: list[dict]           # the task of each group
-    reward_raw: torch.Tensor    # [N] the reward functions' own output
-    reward: torch.Tensor        # [N] after truncation handling: what the group statistics see
-    parts: dict                 # mean of each reward component, for the log
-    correct: torch.Tensor       # [N] bool
-    truncated: torch.Tensor     # [N] bool
-    keep: torch.Tensor          # [N] bool: in the group statistics and the loss
-
-
-def train(cfg: Config) -> Path:
-    distributed.dist_init()                        # under torchrun: join the process group
-    check_config(cfg)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
-    runs.seed_everything(cfg.seed)
-    run = runs.open_run(cfg.output_dir, asdict(cfg), cfg.resume, cfg.overwrite)
-    state = run.load_state() if cfg.resume else None
-    model, tok = models.load_policy(str(run.checkpoint) if state else cfg.model)
-    model = distributed.wrap_model(model, cfg.parallel)
-    # beta = 0 (Skywork-OR1, Dr. GRPO): no reference model exists at all.
-    ref_model = models.load_policy(cfg.model)[0].eval().requires_grad_(False) if cfg.beta > 0 else None
-    train_tasks, test_tasks = load_task_splits(cfg)
-    train_prompts, test_prompts = data.prompt_ids(tok, train_tasks), data.prompt_ids(tok, test_tasks)
-    check_tasks(cfg, train_tasks, train_prompts, model)
-    reward_fn = make_reward(cfg)
-    keep_raw = reward_fn.scores_unfinished or not cfg.score_truncated   # never overwrite such a score
-    longest = max(len(p) for p in train_prompts + test_prompts) + max(t for t, _ in parse_stages(
-        cfg.stages, cfg.max_completion_length, cfg.max_steps)) + 64
-    engine = engines.make_engine(cfg.engine, model, tok, max_model_len=longest)  # HF ignores the length
-    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
-    controller = EntropyController(cfg.target_entropy, cfg.entropy_coef_delta, cfg.entropy_coef_min,
-                                   cfg.entropy_coef_max, coef=cfg.entropy_coef)
-    stages = parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
-    total_steps = sum(n for _, n in stages)
-    G, P = cfg.num_generations, cfg.prompts_per_step // distributed.world_size()   # P: this rank's prompts
-    step, position, active, solved = 0, 0, list(range(len(train_tasks))), set()
-    if state:
-        step, position, active = state["step"], state["position"], state["active"]
-        solved = set(state.get("solved", []))
-        optimizer.load_state_dict(state["optimizer"])
-        controller = EntropyController(**state["controller"])
-        run.truncate_metrics(step)
-        print(f"[grpo] resumed {run.root} at step {step}/{total_steps}")
-
-    def filter_prompts(max_tokens):
-        keep = pass_rate_filter(engine, train_tasks, train_prompts, cfg.pass_rate_samples, cfg.pass_rate_min,
-                                cfg.pass_rate_max, max_tokens, cfg.temperature, cfg.seed)
-        if not keep:
-            raise ValueError(f"the pass-rate filter [{cfg.pass_rate_min}, {cfg.pass_rate_max}] kept no prompt of "
-                             f"{len(train_tasks)}: widen the range, raise --pass_rate_samples or use easier tasks")
-        print(f"[grpo] pass-rate filter kept {len(keep)}/{len(train_tasks)} prompts")
-        return keep
-
-    if cfg.pass_rate_samples and not state:
-        active = filter_prompts(stages[0][0])
-    if not state and test_tasks:
-        run.log({"step": 0, **evaluate(engine, test_tasks, test_prompts, cfg, stages[0][0])})
-    bar = tqdm(range(step, total_steps), initial=step, total=total_steps, desc="grpo")
-    t_start, no_signal = time.perf_counter(), 0
-    for step in bar:
-        t_step, times = time.perf_counter(), {}
-        stage, max_tokens = stage_at(stages, step)
-        if step > 0 and stage_at(stages, step - 1)[0] != stage:      # a new context stage begins
-            active = next_stage_prompts(active, solved, cfg, filter_prompts, max_tokens)
-            solved = set()
-        beta = cosine_beta(step, cfg.beta, cfg.beta_min, cfg.kl_anneal_steps) if cfg.kl_anneal == "cosine" else cfg.beta
-        entropy_coef = controller.loss_coef if cfg.adaptive_entropy else cfg.entropy_coef
-
-        # ---- rollout, reward, filter (DAPO dynamic sampling: over-sample while groups are short) ----
-        batch, seen, n_groups, n_filtered = [], [], 0, 0
-        for rnd in range(1 + cfg.oversample_rounds):
-            idx = [active[i] for i in prompt_order(len(active), cfg.seed, position, cfg.prompts_per_step)]
-            idx, position = distributed.shard_for_rank(idx), position + cfg.prompts_per_step   # whole groups per rank
-            with runs.timer(times, "gen_s"):
-                outs = rollout(engine, [train_prompts[i] for i in idx], G, max_tokens, cfg.temperature,
-                               cfg.top_p, cfg.thinking_budget, seed=cfg.seed * 1_000_003 + step * 97 + rnd)
-            tasks = [train_tasks[i] for i in idx]
-            raw, parts, correct = score(outs, tasks, reward_fn, max_tokens)
-            truncated = torch.tensor([c.truncated for c in outs])
-            r, keep = truncation_rewards(raw, truncated, cfg.mask_truncated_completions,
-                                         None if keep_raw else cfg.truncated_reward)
-            if cfg.length_rejection_tokens:   # rejected before the group statistics
-                lengths = torch.tensor([len(c.completion_ids) for c in outs])
-                keep = keep & length_rejection(lengths, correct, cfg.length_rejection_tokens)
-            roll = Rollouts(idx, outs, tasks, raw, r, parts, correct, truncated, keep)
-            seen.append(roll)
-            solved |= {i for g, i in enumerate(idx) if bool(correct[g * G:(g + 1) * G].all())}
-            signal = (correct & ~truncated) if cfg.filter_groups_by == "acc" else r   # truncated: never correct
-            flat = zero_variance_groups(signal, G, keep) if cfg.filter_zero_variance else torch.zeros(P, dtype=torch.bool)
-            n_groups, n_filtered = n_groups + P, n_filtered + int(flat.sum())
-            batch += [(roll, g) for g in range(P) if not flat[g]][:P - len(batch)]
-            if len(batch) == P or not cfg.filter_zero_variance:
-                break
-
-        # ---- advantage: the group is the baseline; loss and update ----
-        metrics = {"step": step + 1, "stage": stage, "max_tokens": max_tokens, "beta": beta,
-                   "entropy_coef": entropy_coef, "lr": cfg.learning_rate}
-        train_stats = {}
-        no_signal = 0 if batch else no_signal + 1
-        if no_signal:
-            no_signal_warning(step + 1, no_signal, n_groups, cfg)
-        if batch:
-            group = lambda roll, g: slice(g * G, (g + 1) * G)
-            comps = [c for roll, g in batch for c in roll.completions[group(roll, g)]]
-            keep = torch.cat([roll.keep[group(roll, g)] for roll, g in batch])
-            adv = group_advantages(torch.cat([roll.reward[group(roll, g)] for roll, g in batch]), G,
-                                   cfg.scale_rewards, keep=keep)
-            ids, attn, loss_mask = training_batch(comps, keep, tok.pad_token_id)
-            train_stats = train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv,
-                                         cfg, beta, entropy_coef, max_tokens, step, times)
-            # ---- sync the inference engine ----
-            with runs.timer(times, "sync_s"):
-                engine.sync_weights(model)
-            if cfg.adaptive_entropy:
-                controller.update(train_stats["entropy"])
-
-        # ---- log ----
-        metrics.update(step_metrics(seen, n_filtered / n_groups, train_stats, times))
-        now = time.perf_counter()   # the budget: no step starts that would end past it (at this step's pace)
-        over = now - t_start + (now - t_step) > 60 * cfg.time_budget_minutes
-        # under torchrun every rank stops at the same step: clocks differ, so any rank over stops all
-        last = step + 1 == total_steps or (cfg.time_budget_minutes > 0 and distributed.mean_over_ranks(float(over)) > 0)
-        if ((step + 1) % cfg.eval_every == 0 or last) and test_tasks:
-            t_eval = time.perf_counter()
-            metrics.update(evaluate(engine, test_tasks, test_prompts, cfg, max_tokens))
-            metrics["eval_s"] = time.perf_counter() - t_eval
-        metrics["step_s"] = time.perf_counter() - t_step
-        run.log(distributed.all_reduce_mean(metrics))
-        run.log_samples(step + 1, sample_rows(seen[0], cfg.log_samples))
-        bar.set_postfix(reward=f"{metrics['reward']:.3f}", acc=f"{metrics['accuracy']:.2f}",
-                        len=f"{metrics['response_length']:.0f}", **({"eval": f"{metrics['eval_accuracy']:.2f}"}
-                                                                     if "eval_accuracy" in metrics else {}))
-
-        # ---- checkpoint ----
-        if (step + 1) % cfg.save_steps == 0 or last:
-            run.save(model, tok, {"step": step + 1, "position": position, "active": active,
-                                  "solved": sorted(solved), "optimizer": optimizer.state_dict(),
-                                  "controller": asdict(controller)})
-        if last:
-            break
-    run.plot(["reward", "accuracy", "response_length", "truncated", "entropy", "entropy_coef", "kl",
-              "clip_frac", "groups_filtered", "reflect_wait", "step_s"], overlay={"accuracy": "eval_accuracy"},
-             title=f"grpo: {cfg.model} on {cfg.task}, rewards {cfg.rewards}, {cfg.prompts_per_step} x "
-                   f"{cfg.num_generations} rollouts, lr {cfg.learning_rate:g}, loss {cfg.loss_type}")
-    run.summary(["reward", "accuracy", "eval_accuracy", "entropy"])
-    getattr(engine, "close", lambda: None)()
-    return run.root
-
-
 def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, cfg, beta,
                    entropy_coef, max_tokens, step, times) -> dict:
     """`num_iterations` passes over the rollout batch in mini-batches of `mini_batch_size`, one
@@ -833,7 +595,7 @@ def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, cfg, 
     old_logp = None if on_policy else no_grad_logps(model)
     ref_logp = no_grad_logps(ref_model) if ref_model is not None and beta > 0 else None
     need_entropy = entropy_coef > 0
-    sums = dict(clip=0.0, kl=0.0, ent=0.0, ent_full=0.0, tokens=0.0, loss=0.0, grad_norm=0.0, opt_steps=0)
+    stats = grpo_log.LossStats()
     model.train()
     gen = torch.Generator().manual_seed(cfg.seed * 7919 + step)
     for it in range(cfg.num_iterations):
@@ -854,34 +616,112 @@ def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, cfg, 
                     logp, old, adv[sel], mask, None if ref_logp is None else ref_logp[sel, cols], entropy,
                     beta, entropy_coef, cfg.epsilon, cfg.epsilon_high, cfg.loss_type, max_tokens,
                     num_seqs=distributed.mean_over_ranks(len(mini)), num_tokens=distributed.mean_over_ranks(n_tokens))
-                if not torch.isfinite(loss):
-                    raise FloatingPointError(
-                        f"step {step + 1}: the loss is {loss.item()}; nothing of this step was saved. Likely "
-                        "cause: a learning rate too high for this model (--learning_rate), or log-probs of -inf "
-                        "(a temperature near 0); the last checkpoint in --output_dir is intact")
+                training.check_finite(loss, step + 1)
                 loss.backward()
-                if kl is not None:
-                    sums["kl"] += float((kl.detach() * mask).sum())
-                if need_entropy:
-                    sums["ent_full"] += float((entropy.detach() * mask).sum())
-                if it == 0:  # statistics of the policy that sampled (first pass)
-                    sums["ent"] += float((-logp.detach() * mask).sum())
-                    sums["tokens"] += float(mask.sum())
-                sums["clip"] += float((clipped.float() * mask).sum())
-                sums["loss"] += loss.item()
-            sums["grad_norm"] += float(torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm))
+                stats.add(loss, logp, mask, clipped, kl, entropy if need_entropy else None, first_pass=it == 0)
+            stats.optimizer_step(torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm))
             optimizer.step()
-            sums["opt_steps"] += 1
     times["train_s"] = time.perf_counter() - t0
-    tok = max(sums["tokens"], 1.0)
-    out = {"loss": sums["loss"] / sums["opt_steps"], "grad_norm": sums["grad_norm"] / sums["opt_steps"],
-           "clip_frac": sums["clip"] / (tok * cfg.num_iterations), "entropy": sums["ent"] / tok,
-           "train_tokens": float(attn.sum()) * cfg.num_iterations, "optimizer_steps": sums["opt_steps"]}
-    if ref_logp is not None:
-        out["kl"] = sums["kl"] / (tok * cfg.num_iterations)
-    if need_entropy:
-        out["entropy_full"] = sums["ent_full"] / (tok * cfg.num_iterations)
-    return out
+    return stats.means(cfg.num_iterations, float(attn.sum()))
+
+
+# ==============================================================================================
+# The loop
+# ==============================================================================================
+def train(cfg: Config) -> Path:
+    distributed.dist_init()                        # under torchrun: join the process group
+    check_config(cfg)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    runs.seed_everything(cfg.seed)
+    run = runs.open_run(cfg.output_dir, asdict(cfg), cfg.resume, cfg.overwrite)
+    state = run.load_state() if cfg.resume else None
+    model, tok = models.load_policy(str(run.checkpoint) if state else cfg.model)
+    model = distributed.wrap_model(model, cfg.parallel)
+    # beta = 0 (Skywork-OR1, Dr. GRPO): no reference model exists at all.
+    ref_model = models.load_policy(cfg.model)[0].eval().requires_grad_(False) if cfg.beta > 0 else None
+    train_tasks, test_tasks = grpo_setup.load_task_splits(cfg)
+    train_prompts, test_prompts = data.prompt_ids(tok, train_tasks), data.prompt_ids(tok, test_tasks)
+    grpo_setup.check_tasks(cfg, train_tasks, train_prompts, model)
+    reward_fn = grpo_setup.make_reward(cfg)
+    stages = training.parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
+    longest = max(len(p) for p in train_prompts + test_prompts) + max(t for t, _ in stages) + 64
+    engine = engines.make_engine(cfg.engine, model, tok, max_model_len=longest)  # HF ignores the length
+    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+    controller = EntropyController(cfg.target_entropy, cfg.entropy_coef_delta, cfg.entropy_coef_min,
+                                   cfg.entropy_coef_max, coef=cfg.entropy_coef)
+    total_steps = sum(n for _, n in stages)
+    step, position, active, solved = 0, 0, list(range(len(train_tasks))), set()
+    if state:   # --resume: the same step, prompt stream, prompts, optimizer and entropy controller
+        step, position, active, solved = state["step"], state["position"], state["active"], set(state.get("solved", []))
+        optimizer.load_state_dict(state["optimizer"])
+        controller = EntropyController(**state["controller"])
+        run.truncate_metrics(step)
+        print(f"[grpo] resumed {run.root} at step {step}/{total_steps}")
+    curate = lambda max_tokens: filter_prompts(engine, train_tasks, train_prompts, cfg, max_tokens)
+    if cfg.pass_rate_samples and not state:
+        active = curate(stages[0][0])
+    if not state and test_tasks:
+        run.log({"step": 0, **evaluate(engine, test_tasks, test_prompts, cfg, stages[0][0])})
+    bar = tqdm(range(step, total_steps), initial=step, total=total_steps, desc="grpo")
+    budget, no_signal = training.TimeBudget(cfg.time_budget_minutes), 0
+    for step in bar:
+        t_step, times = time.perf_counter(), {}
+        stage, max_tokens = training.stage_at(stages, step)
+        if step > 0 and training.stage_at(stages, step - 1)[0] != stage:      # a new context stage begins
+            active, solved = next_stage_prompts(active, solved, cfg, curate, max_tokens), set()
+        beta = cosine_beta(step, cfg.beta, cfg.beta_min, cfg.kl_anneal_steps) if cfg.kl_anneal == "cosine" else cfg.beta
+        entropy_coef = controller.loss_coef if cfg.adaptive_entropy else cfg.entropy_coef
+
+        # ---- rollout -> reward -> filter (DAPO dynamic sampling: more rounds while groups are short) ----
+        samples = sample_step(engine, train_tasks, train_prompts, active, position, step, max_tokens,
+                              reward_fn, cfg, times)
+        position, solved = position + cfg.prompts_per_step * len(samples.rounds), solved | samples.solved
+        metrics = {"step": step + 1, "stage": stage, "max_tokens": max_tokens, "beta": beta,
+                   "entropy_coef": entropy_coef, "lr": cfg.learning_rate}
+        train_stats, no_signal = {}, (0 if samples.completions else no_signal + 1)
+        if no_signal:
+            grpo_log.no_signal_warning(step + 1, no_signal, samples.groups, cfg)
+        else:
+            if samples.completions[0].logprobs:   # vLLM's, on the trainer's weights unless the sync broke
+                metrics["logprob_mismatch"] = engines.logprob_mismatch(samples.completions[:8], model, cfg.temperature)
+            # ---- advantage: the group is the baseline ----
+            adv = group_advantages(samples.reward, cfg.num_generations, cfg.scale_rewards, keep=samples.keep)
+            # ---- loss and update ----
+            ids, attn, loss_mask = training_batch(samples.completions, samples.keep, tok.pad_token_id)
+            train_stats = train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv,
+                                         cfg, beta, entropy_coef, max_tokens, step, times)
+            # ---- sync the inference engine ----
+            with runs.timer(times, "sync_s"):
+                engine.sync_weights(model)
+            if cfg.adaptive_entropy:
+                controller.update(train_stats["entropy"])
+
+        # ---- log: the step's row of metrics.jsonl ----
+        metrics.update(grpo_log.step_metrics(samples.rounds, samples.filtered / samples.groups, train_stats, times))
+        last = step + 1 == total_steps or budget.spent(t_step)    # or the next step would end past the budget
+        # ---- evaluate: every --eval_every steps and at the last, in the same row ----
+        if ((step + 1) % cfg.eval_every == 0 or last) and test_tasks:
+            with runs.timer(metrics, "eval_s"):
+                metrics.update(evaluate(engine, test_tasks, test_prompts, cfg, max_tokens))
+        metrics["step_s"] = time.perf_counter() - t_step
+        run.log(distributed.all_reduce_mean(metrics))
+        run.log_samples(step + 1, grpo_log.sample_rows(samples.rounds[0], cfg.log_samples))
+        bar.set_postfix(**grpo_log.progress(metrics))
+
+        # ---- checkpoint ----
+        if (step + 1) % cfg.save_steps == 0 or last:
+            run.save(model, tok, {"step": step + 1, "position": position, "active": active,
+                                  "solved": sorted(solved), "optimizer": optimizer.state_dict(),
+                                  "controller": asdict(controller)})
+        if last:
+            break
+    grpo_log.report(run, cfg)     # the engine stays up for the next stage (engines.make_engine)
+    return run.root
+
+
+def parse(args=None) -> Config:
+    return cli.parse(Config, args)
 
 
 if __name__ == "__main__":

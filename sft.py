@@ -60,12 +60,12 @@ from transformers import AddedToken, AutoTokenizer
 
 import cli
 import data
-import data_order
 import distributed
 import engines
 import models
 import runs
 import sft_data
+import training
 from chat_template import CHAT_TEMPLATE, END_THINK, IM_END, IM_START, THINK
 from rewards import verify_math
 
@@ -388,9 +388,9 @@ def encode_examples(tokenizer, examples: list[dict],
 
 def epoch_batches(encoded: list[tuple[list[int], list[int]]], epoch: int, cfg: Config,
                   pad_id: int) -> list[dict]:
-    """The micro-batches of one epoch: a seeded shuffle (`data_order.epoch_order`), then packing,
+    """The micro-batches of one epoch: a seeded shuffle (`training.epoch_order`), then packing,
     then batching; under torchrun, this rank's share."""
-    order = data_order.epoch_order(len(encoded), cfg.seed, epoch)
+    order = training.epoch_order(len(encoded), cfg.seed, epoch)
     lengths = [len(encoded[i][0]) for i in order]
     rows = pack(lengths, cfg.max_length) if cfg.packing else [[k] for k in range(len(order))]
     rows = [[order[k] for k in row] for row in rows]

@@ -6,11 +6,11 @@ import math
 import pytest
 import torch
 
-import data_order
 import distill
+import engines
 import models
 import runs
-import engines
+import training
 
 # p_T = (1/2, 1/4, 1/4), p_S = (1/8, 1/2, 3/8): the worked example of distill.py's docstrings.
 P_T = torch.tensor([1 / 2, 1 / 4, 1 / 4], dtype=torch.float64).log()
@@ -151,7 +151,7 @@ def test_batches_epochs_think_flags_and_flags():
     seen = [i for step in range(1, 4) for i in distill.step_indices(12, step, cfg)]
     assert sorted(seen) == list(range(12))                           # one epoch, each once
     assert distill.step_indices(12, 5, cfg) == distill.step_indices(12, 5, cfg)
-    assert distill.step_indices(12, 5, cfg) == data_order.stream_indices(12, 0, 16, 4)
+    assert distill.step_indices(12, 5, cfg) == training.stream_indices(12, 0, 16, 4)
     flags = distill.think_flags(1000, 0.3, seed=0)
     assert 0.25 < sum(flags) / 1000 < 0.35 and distill.think_flags(3, -1, 0) == [None] * 3
     cfg = distill.parse(["--student-from-teacher", "--keep-every", "3", "--lmbda", "0.25", "--beta", "0.1",

@@ -5,8 +5,8 @@ import importlib
 import pytest
 
 MODULES = ["grpo", "rewards", "mathcheck", "data", "sft", "distill", "evaluate", "pipeline", "models",
-           "engines", "runs", "distributed",
-           "sandbox", "cli", "sft_data", "chat_template", "data_order"]
+           "engines", "runs", "distributed", "training", "grpo_setup", "grpo_log",
+           "sandbox", "cli", "sft_data", "chat_template"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -5,13 +5,14 @@ import math
 import pytest
 import torch
 
-import grpo
-import models
-import runs
 import engines
+import grpo
+import grpo_log
+import grpo_setup
+import models
 import rewards
-
-
+import runs
+import training
 
 # ----------------------------------------------------------------------------------------------
 # Group advantages: rewards [1,0,0,0 | 1,1,0,0], G = 4
@@ -208,20 +209,20 @@ def test_length_rejection():
 
 
 def test_stages_and_prompt_order():
-    st = grpo.parse_stages("8192:2,16384:3", 256, 100)
+    st = training.parse_stages("8192:2,16384:3", 256, 100)
     assert st == [(8192, 2), (16384, 3)]
-    assert [grpo.stage_at(st, s) for s in range(6)] == [(0, 8192), (0, 8192), (1, 16384), (1, 16384),
-                                                        (1, 16384), (1, 16384)]
-    assert grpo.parse_stages("", 256, 7) == [(256, 7)]
+    assert [training.stage_at(st, s) for s in range(6)] == [(0, 8192), (0, 8192), (1, 16384),
+                                                            (1, 16384), (1, 16384), (1, 16384)]
+    assert training.parse_stages("", 256, 7) == [(256, 7)]
     with pytest.raises(ValueError, match="--stages"):
-        grpo.parse_stages("8192-100", 256, 1)
-    a = grpo.prompt_order(5, 0, 0, 12)
+        training.parse_stages("8192-100", 256, 1)
+    a = training.stream_indices(5, 0, 0, 12)
     assert sorted(a[:5]) == list(range(5)) and sorted(a[5:10]) == list(range(5)) and a[:5] != a[5:10]
-    assert grpo.prompt_order(5, 0, 7, 5) == a[7:12]          # a resumed run continues the same stream
+    assert training.stream_indices(5, 0, 7, 5) == a[7:12]      # a resumed run continues the same stream
 
 
 def test_reflection_counts():
-    c = grpo.reflection_counts(["Wait, let me verify. wait", "However, I checked it"])
+    c = grpo_log.reflection_counts(["Wait, let me verify. wait", "However, I checked it"])
     assert c["reflect_wait"] == 1.0 and c["reflect_verify"] == 0.5
     assert c["reflect_however"] == 0.5 and c["reflect_check"] == 0.5
 
@@ -237,7 +238,7 @@ def test_reflection_counts():
 ])
 def test_checked_flags(args, match):
     with pytest.raises(ValueError, match=match):
-        grpo.check_config(grpo.parse(args))
+        grpo_setup.check_config(grpo.parse(args))
 
 
 def test_dash_flag_names_parse():
@@ -251,12 +252,12 @@ def test_checked_positions_and_answers(tiny):
     tasks = [{"id": "a", "prompt": "hi", "answer": "1"}]
     cfg = grpo.parse(["--max_completion_length", "4000"])             # tiny model: 2048 positions
     with pytest.raises(ValueError, match="rope_theta_factor"):
-        grpo.check_tasks(cfg, tasks, [[1] * 50], tiny)
+        grpo_setup.check_tasks(cfg, tasks, [[1] * 50], tiny)
     cfg = grpo.parse(["--rewards", "math:1,format:0.2", "--max_completion_length", "16"])
     with pytest.raises(ValueError, match="have none .*--answer_field"):
-        grpo.check_tasks(cfg, [{"id": "q1", "prompt": "hi"}], [[1] * 5], tiny)
-    grpo.check_tasks(grpo.parse(["--rewards", "format", "--max_completion_length", "16"]),
-                     [{"id": "q1", "prompt": "hi"}], [[1] * 5], tiny)   # no answer needed: fine
+        grpo_setup.check_tasks(cfg, [{"id": "q1", "prompt": "hi"}], [[1] * 5], tiny)
+    grpo_setup.check_tasks(grpo.parse(["--rewards", "format", "--max_completion_length", "16"]),
+                           [{"id": "q1", "prompt": "hi"}], [[1] * 5], tiny)   # no answer needed: fine
 
 
 # ----------------------------------------------------------------------------------------------
@@ -485,13 +486,13 @@ def test_general_rl_rule_judge_and_reward_model_rewards_by_flag(tmp_path):
         assert part in row, part
     assert 0.0 < row["reward_judge"] < 1.0                    # p(yes) of a random judge
     with pytest.raises(ValueError, match="--judge_model"):
-        grpo.check_config(grpo.parse(["--rewards", "math,judge"]))
+        grpo_setup.check_config(grpo.parse(["--rewards", "math,judge"]))
 
 
 def test_dr_grpo_without_scale_none_says_so(capsys):
-    grpo.check_config(grpo.parse(["--loss_type", "dr_grpo"]))
+    grpo_setup.check_config(grpo.parse(["--loss_type", "dr_grpo"]))
     assert "--scale_rewards none" in capsys.readouterr().out
-    grpo.check_config(grpo.parse(["--loss_type", "dr_grpo", "--scale_rewards", "none"]))
+    grpo_setup.check_config(grpo.parse(["--loss_type", "dr_grpo", "--scale_rewards", "none"]))
     assert capsys.readouterr().out == ""
 
 

@@ -1,0 +1,121 @@
+"""What `grpo.py` does before its loop: check the flags, load the task splits and the reward
+(with its judge or reward model), check the tasks against the rewards and the model's context.
+Every check stops at start with a message that names the flag and the fix.
+
+`cfg` is a `grpo.Config` throughout.
+"""
+from __future__ import annotations
+
+import functools
+
+import cli
+import data
+import distributed
+import models
+import rewards
+import training
+
+
+def check_config(cfg):
+    """Flags that would make the run meaningless or fail later, refused at start."""
+    cli.check_sampling(cfg.temperature, cfg.top_p)
+    cli.check_positive(cfg, "num_train_prompts", "prompts_per_step", "max_completion_length",
+                       "max_steps", "num_iterations", "micro_batch_size", "save_steps",
+                       "eval_every", "eval_samples", "learning_rate")
+    if cfg.eval_temperature < 0 or cfg.mini_batch_size < 0 or cfg.eval_problems < 0:
+        raise ValueError("--eval_temperature (0: greedy), --mini_batch_size (0: the whole batch) "
+                         "and --eval_problems (0: no evaluation) cannot be negative")
+    world = distributed.world_size()
+    if cfg.prompts_per_step % world or (world > 1 and cfg.filter_zero_variance):
+        raise ValueError(f"torchrun with {world} ranks: --prompts_per_step must be a multiple of "
+                         "it, and pass --filter_zero_variance false (every rank must train on as "
+                         "many groups)")
+    if cfg.num_generations < 2:
+        raise ValueError(f"--num_generations {cfg.num_generations}: GRPO needs a group of at least "
+                         "2 completions per prompt for its baseline; use --num_generations 8 "
+                         "(Skywork-OR1: 16)")
+    if cfg.epsilon_high is not None and cfg.epsilon_high < cfg.epsilon:
+        raise ValueError(f"--epsilon_high {cfg.epsilon_high} is below --epsilon {cfg.epsilon}: "
+                         "clip-higher needs ε_high >= ε_low (DAPO: --epsilon 0.2 "
+                         "--epsilon_high 0.28)")
+    for name, val, ok in (("--scale_rewards", cfg.scale_rewards, ("group", "batch", "none")),
+                          ("--loss_type", cfg.loss_type, ("grpo", "dapo", "dr_grpo")),
+                          ("--kl_anneal", cfg.kl_anneal, ("none", "cosine")),
+                          ("--filter_groups_by", cfg.filter_groups_by, ("reward", "acc"))):
+        if val not in ok:
+            raise ValueError(f"{name} {val!r} is not one of {', '.join(ok)}")
+    # unknown reward names raise, listing the valid ones
+    names = {n for n, _ in rewards.parse_reward_spec(cfg.rewards)}
+    for name, flag in rewards.MODEL_REWARDS.items():
+        if name in names and not getattr(cfg, flag.lstrip("-")):
+            raise ValueError(f"--rewards {cfg.rewards!r} uses {name!r}, which needs a model: "
+                             f"pass {flag} PATH")
+    if cfg.loss_type == "dr_grpo" and cfg.scale_rewards != "none":
+        print(f"[grpo] note: --loss_type dr_grpo with --scale_rewards {cfg.scale_rewards} is only "
+              "Dr. GRPO's constant normaliser; Dr. GRPO also drops the std scaling: add "
+              "--scale_rewards none")
+    batch = cfg.prompts_per_step * cfg.num_generations
+    if cfg.mini_batch_size and batch % cfg.mini_batch_size:
+        raise ValueError(f"--mini_batch_size {cfg.mini_batch_size} does not divide the rollout "
+                         f"batch {batch} (= --prompts_per_step x --num_generations)")
+    training.parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
+
+
+def load_task_splits(cfg) -> tuple[list[dict], list[dict]]:
+    """(train tasks, test tasks) of --task; no test split (or --eval_problems 0): no evaluation."""
+    levels = tuple(int(x) for x in cfg.math_levels.split(","))
+    test_n = cfg.eval_problems
+    if cfg.task in ("instruction", "general"):
+        make = (data.instruction_tasks if cfg.task == "instruction"
+                else functools.partial(data.general_tasks, levels=levels))
+        return (make(cfg.num_train_prompts, "train", cfg.seed),
+                make(test_n, "test", cfg.seed) if test_n else [])
+    if cfg.task == "math":
+        families = [f for f in cfg.math_families.split(",") if f] or None
+        train = data.math_tasks(cfg.num_train_prompts, "train", cfg.seed, families, levels)
+        test = data.math_tasks(test_n, "test", cfg.seed, families, levels) if test_n else []
+        return train, test
+    answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
+    kw = dict(prompt_field=cfg.prompt_field, answer_field=answer_field, seed=cfg.seed)
+    train = data.load_tasks(cfg.task, "train", cfg.num_train_prompts, **kw)
+    try:
+        test = data.load_tasks(cfg.task, "test", test_n, **kw) if test_n else []
+    except Exception:  # a file or dataset without a test split: no periodic evaluation
+        test = []
+    return train, test
+
+
+def make_reward(cfg) -> rewards.combined_reward:
+    """--rewards as one weighted reward; "judge" and "reward_model" load --judge_model and
+    --reward_model (Qwen3 general RL: a judge with the reference answer, a reward model without)."""
+    names = {n for n, _ in rewards.parse_reward_spec(cfg.rewards)}
+    built = {}
+    if "judge" in names:
+        judge, judge_tok = models.load_policy(cfg.judge_model)
+        built["judge"] = rewards.JudgeReward(judge.eval(), judge_tok)
+    if "reward_model" in names:
+        rm, rm_tok = models.load_reward_model(cfg.reward_model)
+        built["reward_model"] = rewards.ScalarRewardModel(rm.eval(), rm_tok)
+    return rewards.combined_reward(rewards.parse_reward_spec(cfg.rewards), models=built)
+
+
+def check_tasks(cfg, tasks: list[dict], prompts: list[list[int]], model):
+    """Every reward must apply to some task (math needs an answer), and the longest prompt plus
+    the longest response must fit the model's positions."""
+    names = {n for n, _ in rewards.parse_reward_spec(cfg.rewards)}
+    for name in sorted(names):
+        if not any(rewards.applies(name, t) for t in tasks):
+            raise ValueError(f"--rewards {cfg.rewards!r}: {name!r} reads each task's "
+                             f"{rewards.NEEDS[name]!r}, but the {len(tasks)} tasks of --task "
+                             f"{cfg.task!r} have none (first: {tasks[0].get('id', 0)}). Map the "
+                             "column with --answer_field NAME, or use rewards that need no answer.")
+    stages = training.parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
+    positions = getattr(model.config, "max_position_embeddings", None)
+    cue = 64 if cfg.thinking_budget else 0    # room for the thinking budget's inserted cue
+    need = max(len(p) for p in prompts) + max(t for t, _ in stages) + cue
+    if positions and need > positions:
+        raise ValueError(f"the longest prompt plus --max_completion_length/--stages needs {need} "
+                         f"positions, but the model has max_position_embeddings={positions}. "
+                         "Shorten the responses, or extend the context first with sft.py "
+                         "--rope_theta_factor 2 --max_length N (Phi-4-reasoning's RoPE base "
+                         "rescaling) and train from that checkpoint.")
