@@ -129,7 +129,7 @@ def finished_phi4_run(out, monkeypatch) -> list:
     (checkpoint, number of problems)."""
     calls = []
 
-    def fake_eval(checkpoint, n, max_new_tokens, fit=None):
+    def fake_eval(checkpoint, n, max_new_tokens, fit=None, engine="auto"):
         calls.append((checkpoint, n))
         every = {"02-grpo": 2, "01-sft": 4}.get(Path(checkpoint).parent.name)
         correct = [every is not None and i % every == 0 for i in range(n)]
@@ -208,7 +208,8 @@ def test_merge_evals_weights_by_problems_and_families():
 
 
 @pytest.mark.parametrize("machine", ["fast", "slow"])
-def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(machine, tmp_path, monkeypatch, capsys):
+def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(machine, tmp_path, monkeypatch, capsys,
+                                                               tokenizer):
     """The demo's 19.5-minute budget on a fake clock. Fast machine (base 0.3 s a problem, SFT 4.7
     min, trained model 0.27 s): 512 problems, GRPO keeps its own 9 min. Slow machine (1.0 s,
     9 min, 0.7 s): after the first 256 of the SFT evaluation, 512 no longer fits, so every stage
@@ -219,7 +220,7 @@ def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(machine, tmp_path,
     base_pace, sft_minutes, pace = {"fast": (0.3, 4.7, 0.27), "slow": (1.0, 9.0, 0.7)}[machine]
     clock = [0.0]
     monkeypatch.setattr(pipeline, "time", type("FakeTime", (), {"time": staticmethod(lambda: clock[0])}))
-    monkeypatch.setattr(pipeline.models, "load_policy", lambda ck: (ck, None))
+    monkeypatch.setattr(pipeline.models, "load_policy", lambda ck: (ck, tokenizer))
     monkeypatch.setattr(pipeline.engines, "HFEngine", lambda *a, **k: None)
     evaluated, budgets = [], []
 
