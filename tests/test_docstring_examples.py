@@ -6,7 +6,7 @@ import pytest
 
 MODULES = ["grpo", "rewards", "mathcheck", "data", "sft", "distill", "evaluate", "pipeline", "models",
            "engines", "runs", "distributed",
-           "sandbox", "cli"]
+           "sandbox", "cli", "tools"]
 
 
 @pytest.mark.parametrize("name", MODULES)
