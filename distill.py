@@ -59,6 +59,7 @@ class Config:
     answer_field: str = field(default="answer", metadata={"help": "answer column of a file/HF dataset ('none': prompts only)"})
     num_train_prompts: int = field(default=64, metadata={"help": "training prompts (the teacher answers each once for the off-policy cache)"})
     eval_problems: int = field(default=32, metadata={"help": "held-out prompts for eval KL and accuracy (0 = no evaluation)"})
+    prompt_style: str = field(default="default", metadata={"help": data.PROMPT_STYLE_HELP, "choices": list(data.PROMPT_STYLES)})
     think_ratio: float = field(default=0.5, metadata={"help": "fraction of prompts with '/think' (the rest '/no_think'); -1 = no switch"})
     lmbda: float = field(default=0.5, metadata={"help": "GKD λ: probability that a batch is sampled by the student (on-policy); 0 = off-policy only"})
     divergence: str = field(default="jsd", metadata={"help": "forward_kl (KL(T||S)) | reverse_kl (KL(S||T)) | jsd (generalized JSD with --beta)"})
@@ -360,6 +361,7 @@ def evaluate(student, teacher, tok, tasks, prompts, cfg: Config, chunk_size: int
 # ----------------------------------------------------------------------------------------------
 def train(cfg: Config) -> Path:
     check_config(cfg)
+    data.set_prompt_style(cfg.prompt_style)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     distributed.dist_init()                        # under torchrun: join the process group

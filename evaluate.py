@@ -34,6 +34,7 @@ import cli
 import data
 import models
 import engines
+import tools
 
 
 @dataclass
@@ -44,6 +45,10 @@ class Config:
     eval_problems: int = field(default=50, metadata={"help": "number of problems (0 = all)"})
     seed: int = field(default=0, metadata={"help": "data and sampling seed"})
     math_levels: str = field(default="1,2,3", metadata={"help": "levels of the synthetic math task, comma-separated"})
+    math_families: str = field(default="", metadata={"help": "synthetic math families (comma list; empty: all): arithmetic,linear,fractions,percent"})
+    prompt_style: str = field(default="default", metadata={"help": data.PROMPT_STYLE_HELP, "choices": list(data.PROMPT_STYLES)})
+    tools: bool = field(default=False, metadata={"help": "let the model run ```python blocks in the sandbox while it answers (tools.ToolEngine)"})
+    max_tool_calls: int = field(default=2, metadata={"help": "with --tools: python blocks run per answer"})
     prompt_field: str = field(default="prompt", metadata={"help": "prompt column of a file/HF dataset"})
     answer_field: str = field(default="answer", metadata={"help": "answer column of a file/HF dataset ('none': prompts only)"})
     threads: int = field(default=0, metadata={"help": "torch CPU threads (0: torch's default)"})
@@ -150,7 +155,7 @@ def evaluate_model(model, tokenizer, tasks: list[dict], k: int = 1, temperature:
 def load_eval_tasks(cfg: Config) -> list[dict]:
     if cfg.task == "math":
         levels = tuple(int(x) for x in cfg.math_levels.split(","))
-        return data.math_tasks(cfg.eval_problems or 200, cfg.split, cfg.seed, levels=levels)
+        return data.math_tasks(cfg.eval_problems or 200, cfg.split, cfg.seed, [f for f in cfg.math_families.split(",") if f] or None, levels)
     answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
     tasks = data.load_tasks(cfg.task, split=cfg.split, prompt_field=cfg.prompt_field, answer_field=answer_field)
     return tasks[:cfg.eval_problems] if cfg.eval_problems else tasks
@@ -174,6 +179,9 @@ def evaluate(cfg: Config) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     model, tok = models.load_policy(cfg.model)
     engine = engines.make_engine(cfg.engine, model, tok)
+    if cfg.tools:
+        engine = tools.ToolEngine(engine, max_calls=cfg.max_tool_calls)
+    data.set_prompt_style(cfg.prompt_style)
     tasks = load_eval_tasks(cfg)
     modes = ["on", "off"] if cfg.thinking == "both" else [cfg.thinking]
     budgets = [int(b) for b in cfg.budgets.split(",") if b.strip()]

@@ -57,6 +57,7 @@ import runs
 import engines
 import distributed
 import rewards
+import tools
 from engines import SamplingParams
 
 
@@ -80,6 +81,7 @@ class Config:
                              "task's reference answer, R = p(yes) (Qwen3 §4.4); a name as for --model"})
     reward_model: str = field(default="", metadata={"help": "scalar reward model for 'reward_model' (Bradley-Terry, no reference; "
                               "Qwen3 §4.4): a folder saved by rewards.train_reward_model, or 'tiny'"})
+    prompt_style: str = field(default="default", metadata={"help": data.PROMPT_STYLE_HELP, "choices": list(data.PROMPT_STYLES)})
     # ---- rollouts ----------------------------------------------------------------------------
     num_generations: int = field(default=8, metadata={"help": "G, completions per prompt (TRL num_generations; Skywork 16)"})
     prompts_per_step: int = field(default=8, metadata={"help": "prompts per rollout batch; TRL's generation batch = prompts_per_step * num_generations"})
@@ -89,6 +91,9 @@ class Config:
     temperature: float = field(default=1.0, metadata={"help": "rollout temperature (Skywork-OR1: 1.0); log-probs use the same one"})
     top_p: float = field(default=1.0, metadata={"help": "rollout nucleus sampling"})
     thinking_budget: int = field(default=0, metadata={"help": "Qwen3 thinking budget in tokens for rollouts and eval (0: off)"})
+    tools: bool = field(default=False, metadata={"help": "tool-augmented rollouts and eval (STILL-3): a ```python block the policy writes "
+                        "runs in the sandbox, its output is appended and left out of the loss (tools.ToolEngine)"})
+    max_tool_calls: int = field(default=2, metadata={"help": "with --tools: python blocks run per rollout; later ones stay plain text"})
     # ---- advantages and loss -----------------------------------------------------------------
     scale_rewards: str = field(default="group", metadata={"help": "advantage std: group | batch | none (Dr. GRPO)"})
     loss_type: str = field(default="dapo", metadata={"help": "aggregation: grpo (sequence mean, then mean) | dapo (token mean over "
@@ -443,6 +448,8 @@ def check_config(cfg: Config):
         raise ValueError(f"--mini_batch_size {cfg.mini_batch_size} does not divide the rollout batch "
                          f"{batch} (= --prompts_per_step x --num_generations)")
     parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
+    if cfg.tools and cfg.thinking_budget:
+        raise ValueError("--tools with --thinking_budget: the budget's second pass would train on the tool outputs; use one")
 
 
 def check_tasks(cfg: Config, tasks: list[dict], prompts: list[list[int]], model):
@@ -589,6 +596,7 @@ def step_metrics(seen: list[Rollouts], filtered_share: float, train_stats: dict,
            "truncated": torch.cat([r.truncated for r in seen]).float().mean().item(),
            "rejected": 1 - torch.cat([r.keep for r in seen]).float().mean().item(),
            "groups_filtered": filtered_share, "rollout_rounds": len(seen),
+           "groups_any_correct": torch.cat([r.correct.view(len(r.prompts), -1).any(1) for r in seen]).float().mean().item(),
            **reflection_counts([c.text for c in outs]), **train_stats,
            "gen_tokens_per_s": sum(lengths) / max(times.get("gen_s", 0), 1e-9), **times}
     if "train_s" in times:
@@ -671,6 +679,7 @@ def train(cfg: Config) -> Path:
     # beta = 0 (Skywork-OR1, Dr. GRPO): no reference model exists at all.
     ref_model = models.load_policy(cfg.model)[0].eval().requires_grad_(False) if cfg.beta > 0 else None
     train_tasks, test_tasks = load_task_splits(cfg)
+    data.set_prompt_style(cfg.prompt_style)
     train_prompts, test_prompts = data.prompt_ids(tok, train_tasks), data.prompt_ids(tok, test_tasks)
     check_tasks(cfg, train_tasks, train_prompts, model)
     reward_fn = make_reward(cfg)
@@ -678,6 +687,8 @@ def train(cfg: Config) -> Path:
     longest = max(len(p) for p in train_prompts + test_prompts) + max(t for t, _ in parse_stages(
         cfg.stages, cfg.max_completion_length, cfg.max_steps)) + 64
     engine = engines.make_engine(cfg.engine, model, tok, max_model_len=longest)  # HF ignores the length
+    if cfg.tools:
+        engine = tools.ToolEngine(engine, max_calls=cfg.max_tool_calls)
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     controller = EntropyController(cfg.target_entropy, cfg.entropy_coef_delta, cfg.entropy_coef_min,
                                    cfg.entropy_coef_max, coef=cfg.entropy_coef)
@@ -767,6 +778,8 @@ def train(cfg: Config) -> Path:
 
         # ---- log ----
         metrics.update(step_metrics(seen, n_filtered / n_groups, train_stats, times))
+        if cfg.tools:
+            metrics.update(tools.tool_metrics([c for roll in seen for c in roll.completions], tok))
         now = time.perf_counter()   # the budget: no step starts that would end past it (at this step's pace)
         over = now - t_start + (now - t_step) > 60 * cfg.time_budget_minutes
         # under torchrun every rank stops at the same step: clocks differ, so any rank over stops all
@@ -790,7 +803,7 @@ def train(cfg: Config) -> Path:
         if last:
             break
     run.plot(["reward", "accuracy", "response_length", "truncated", "entropy", "entropy_coef", "kl",
-              "clip_frac", "groups_filtered", "reflect_wait", "step_s"], overlay={"accuracy": "eval_accuracy"},
+              "clip_frac", "groups_filtered", "groups_any_correct", "reward_format", "tool_calls", "reflect_wait", "step_s"], overlay={"accuracy": "eval_accuracy"},
              title=f"grpo: {cfg.model} on {cfg.task}, rewards {cfg.rewards}, {cfg.prompts_per_step} x "
                    f"{cfg.num_generations} rollouts, lr {cfg.learning_rate:g}, loss {cfg.loss_type}")
     run.summary(["reward", "accuracy", "eval_accuracy", "entropy"])

@@ -59,6 +59,7 @@ import models
 import runs
 import engines
 import distributed
+import tools
 from rewards import verify_math
 
 THINK, END_THINK = "<think>", "</think>"
@@ -71,7 +72,9 @@ class Config:
     output_dir: str = field(default="runs/sft", metadata={"help": "run directory (config, metrics, checkpoint/)"})
     dataset: str = field(default="math", metadata={"help": "math (synthetic traces), teacher (rejection-sampled from --teacher), "
                          "fusion (Qwen3 thinking-mode fusion: thinking data rejection-sampled from --teacher, "
-                         "non-thinking data of other kinds of task) or a .jsonl of {messages} or {prompt, reasoning, answer}"})
+                         "non-thinking data of other kinds of task), math_tools (synthetic traces that compute with python: "
+                         "tools.sft_examples) or a .jsonl of {messages} or {prompt, reasoning, answer}"})
+    prompt_style: str = field(default="default", metadata={"help": data.PROMPT_STYLE_HELP, "choices": list(data.PROMPT_STYLES)})
     num_examples: int = field(default=512, metadata={"help": "synthetic/teacher: number of math problems"})
     teacher: str = field(default="", metadata={"help": "--dataset teacher/fusion: model whose verified-correct answers become "
                          "traces (empty: --model itself, e.g. the reasoning-RL checkpoint in Qwen3's fusion stage)"})
@@ -700,6 +703,8 @@ def build_dataset(cfg: Config) -> tuple[list[dict], dict]:
         examples = synthetic_examples(cfg.num_examples, cfg.seed)
     elif cfg.dataset == "teacher":
         examples = teacher_examples(cfg)
+    elif cfg.dataset == "math_tools":
+        examples = tools.sft_examples(cfg.num_examples, cfg.seed)
     elif cfg.dataset == "fusion":
         thinking, plain = fusion_examples(cfg)
         thinking, counts = filter_responses(thinking, cfg.max_repetition)   # only verified-correct traces
@@ -711,7 +716,7 @@ def build_dataset(cfg: Config) -> tuple[list[dict], dict]:
     elif Path(cfg.dataset).suffix in (".jsonl", ".json", ".parquet"):
         examples = jsonl_examples(cfg.dataset)
     else:
-        raise data.DataError(f"--dataset {cfg.dataset!r}: use math, teacher, fusion or a .jsonl file")
+        raise data.DataError(f"--dataset {cfg.dataset!r}: use math, teacher, fusion, math_tools or a .jsonl file")
     examples, counts = filter_responses(examples, cfg.max_repetition)
     return fuse_modes(examples, cfg.no_think_ratio, cfg.seed, multi_turn_ratio=cfg.multi_turn_ratio), counts
 
@@ -729,6 +734,7 @@ def check_config(cfg: Config):
 
 def train(cfg: Config) -> Path:
     check_config(cfg)
+    data.set_prompt_style(cfg.prompt_style)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     distributed.dist_init()                        # under torchrun: join the process group
@@ -759,6 +765,7 @@ def train(cfg: Config) -> Path:
         (out / "train.jsonl").write_text("".join(json.dumps(e) + "\n" for e in examples))
     model = distributed.wrap_model(model.to(device).train(), cfg.parallel)
     encoded = [encode(tok, ex["messages"]) for ex in examples]
+    encoded = [tools.mask_observations(tok, ids, mask) for ids, mask in encoded]   # tool outputs: not trained on
     too_long = [i for i, (ids, _) in enumerate(encoded) if len(ids) > cfg.max_length]
     encoded = [e for e in encoded if len(e[0]) <= cfg.max_length]
     if not encoded:

@@ -235,3 +235,50 @@ def test_prompt_style_reaches_the_sft_data(tokenizer):
         data.set_prompt_style(before)
     assert ex["messages"][0] == {"role": "system", "content": data.LONG_SYSTEM}
 
+
+# ----------------------------------------------------------------------------------------------
+# GRPO with --tools
+# ----------------------------------------------------------------------------------------------
+class AlternatingPolicy(ScriptedEngine):
+    """Every rollout calls python; after the output, even samples answer 42, odd ones 41."""
+
+    def __init__(self, tokenizer):
+        super().__init__(tokenizer, {})
+        self.generated = 0
+
+    def generate(self, prompts, params):
+        out = []
+        for i, p in enumerate(prompts):
+            called = "```output" in self.tokenizer.decode(p)
+            for j in range(params.n):
+                text = ("\\boxed{42}" if (self.generated + j) % 2 == 0 else "\\boxed{41}") if called \
+                    else "```python\nprint(6 * 7)\n```\n"
+                ids = (self.tokenizer(text, add_special_tokens=False)["input_ids"] + self.stop_ids)[:params.max_new_tokens]
+                out.append(engines.Completion(i, list(p), ids, text, False))
+            self.generated += params.n if not called else 1
+        return out
+
+    def sync_weights(self, model):
+        return 0.0
+
+
+def test_grpo_with_tools_logs_calls_and_trains_on_the_policy_tokens_only(tmp_path, monkeypatch, tokenizer):
+    import json
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("".join(json.dumps({"prompt": f"Six times seven, take {k}?", "answer": "42"}) + "\n" for k in range(8)))
+    monkeypatch.setattr(engines, "make_engine", lambda kind, model, tok, **kw: AlternatingPolicy(tok))
+    seen = []
+    real = grpo.training_batch
+    monkeypatch.setattr(grpo, "training_batch", lambda comps, keep, pad: seen.append(comps) or real(comps, keep, pad))
+    out = grpo.train(grpo.parse(["--model", "tiny", "--task", str(path), "--tools", "--max_tool_calls", "1",
+                                 "--num_generations", "4", "--prompts_per_step", "2", "--max_completion_length", "48",
+                                 "--max_steps", "2", "--eval_problems", "0", "--output_dir", str(tmp_path / "run")]))
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["tool_calls"] for r in rows] == [1.0, 1.0] and [r["tool_errors"] for r in rows] == [0.0, 0.0]
+    assert [r["accuracy"] for r in rows] == [0.5, 0.5] and [r["groups_any_correct"] for r in rows] == [1.0, 1.0]
+    assert all(r["train_tokens"] > 0 for r in rows)
+    obs = tokenizer("```output\n42\n```\n", add_special_tokens=False)["input_ids"]
+    for c in seen[0]:
+        assert [t for t, m in zip(c.completion_ids, c.sampled_mask) if m == 0] == obs
+    with pytest.raises(ValueError, match="--tools with --thinking_budget"):
+        grpo.check_config(grpo.parse(["--tools", "--thinking_budget", "16"]))
