@@ -16,7 +16,8 @@ A task is a plain dict. Math tasks: {"id", "prompt", "answer", "solution"?, ...}
   dataset id, with column mapping (`prompt_field`, `answer_field`); GSM8K `#### 72` answers are
   reduced to `72`. A row without the needed field raises `DataError` naming file, row and field.
 * `build_messages` / `render_prompt`: chat messages asking for a `\\boxed{}` final answer,
-  rendered with the tokenizer's chat template.
+  rendered with the tokenizer's chat template, in one of the `PROMPT_STYLES` (`--prompt_style`
+  default | short | long; `set_prompt_style`).
 """
 from __future__ import annotations
 
@@ -30,6 +31,31 @@ from fractions import Fraction
 from pathlib import Path
 
 MATH_INSTRUCTION = "Please reason step by step, and put your final answer within \\boxed{}."
+# STILL-3 (Chen et al. 2025, "An Empirical Study on Eliciting and Improving R1-like Reasoning
+# Models", arXiv:2503.04548) compares a short prompt that asks only for the format with a long
+# one that describes the reasoning process. Both are system turns; the user turn is the problem.
+SHORT_SYSTEM = (  # DeepSeek-R1 Table 1's R1-Zero template, with the answer in \boxed{}, not <answer>
+    "A conversation between User and Assistant. The User asks a question, and the Assistant "
+    "solves it. The Assistant first thinks about the reasoning process in the mind and then "
+    "provides the User with the answer. The reasoning process is enclosed within <think> </think> "
+    "tags and the final answer within \\boxed{}, i.e., <think> reasoning process here </think> "
+    "answer here, with the final answer in \\boxed{}.")
+LONG_SYSTEM = (   # our wording of STILL-3's description of its long prompt
+    "You are a careful problem solver. Before answering, think through the problem inside "
+    "<think> </think>. First analyse the problem: what is given, what is asked, and which "
+    "method fits. Then work through it step by step, and summarise your findings so far after "
+    "each important step. Check every step. When something looks wrong, stop and reflect, "
+    "for example with \"Wait, ...\", and correct it; when an approach stalls, try another one, "
+    "for example with \"Alternatively, ...\". When you are sure, close the thinking with "
+    "</think> and state the final answer within \\boxed{}.")
+# style -> (system turn, instruction after the problem in the user turn)
+PROMPT_STYLES = {"default": (None, MATH_INSTRUCTION), "short": (SHORT_SYSTEM, ""), "long": (LONG_SYSTEM, "")}
+PROMPT_STYLE_HELP = ("how math problems are put to the model: default (the problem and 'Please reason "
+                     "step by step, and put your final answer within \\boxed{}.') | short (R1-Zero-like: "
+                     "asks only for the <think> and \\boxed{} format) | long (STILL-3's detailed prompt: "
+                     "analyse, summarise findings, reflect with 'wait', 'alternatively'). STILL-3 found the "
+                     "small model did better with the short prompt, and the long prompt made the larger "
+                     "model's answers shorter")
 CODE_INSTRUCTION = ("Complete the following Python function. Reply with the whole function in "
                     "one ```python code block.")
 
@@ -346,14 +372,41 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
 # ----------------------------------------------------------------------------------------------
 # Prompts
 # ----------------------------------------------------------------------------------------------
-def build_messages(task: dict, system: str | None = None, think: bool | None = None) -> list[dict]:
-    """Chat messages for a task. `think` True/False appends Qwen3's /think or /no_think switch."""
+CURRENT_STYLE = {"name": "default"}   # what build_messages uses when no style is passed
+
+
+def set_prompt_style(style: str) -> str:
+    """Make `style` the prompt style of every later `build_messages` call that names none (each
+    script calls it once with its --prompt_style); returns the previous one."""
+    if style not in PROMPT_STYLES:
+        raise ValueError(f"--prompt_style {style!r} is not one of {', '.join(PROMPT_STYLES)}")
+    before, CURRENT_STYLE["name"] = CURRENT_STYLE["name"], style
+    return before
+
+
+def build_messages(task: dict, system: str | None = None, think: bool | None = None,
+                   style: str | None = None) -> list[dict]:
+    """Chat messages for a task. `think` True/False appends Qwen3's /think or /no_think switch.
+
+    Math tasks follow the prompt style (`PROMPT_STYLES`; default: the one `set_prompt_style`
+    chose): a system turn of its own unless `system` is given, the problem, and its instruction.
+    Code and instruction-following tasks keep their own instructions in every style.
+    >>> [m["role"] for m in build_messages({"prompt": "1 + 1?", "answer": "2"}, style="short")]
+    ['system', 'user']
+    >>> build_messages({"prompt": "1 + 1?", "answer": "2"}, style="default")[-1]["content"][:33]
+    '1 + 1?\\nPlease reason step by step'
+    """
+    style = CURRENT_STYLE["name"] if style is None else style
+    if style not in PROMPT_STYLES:
+        raise ValueError(f"--prompt_style {style!r} is not one of {', '.join(PROMPT_STYLES)}")
     if "tests" in task and "answer" not in task:
         content = f"{CODE_INSTRUCTION}\n\n```python\n{task['prompt']}```"
     elif "constraints" in task and "answer" not in task:
         content = task["prompt"]
     else:
-        content = f"{task['prompt']}\n{MATH_INSTRUCTION}"
+        style_system, instruction = PROMPT_STYLES[style]
+        system = system or style_system
+        content = f"{task['prompt']}\n{instruction}" if instruction else task["prompt"]
     if think is not None:
         content += " /think" if think else " /no_think"
     messages = [{"role": "system", "content": system}] if system else []
@@ -361,12 +414,12 @@ def build_messages(task: dict, system: str | None = None, think: bool | None = N
 
 
 def render_prompt(tokenizer, task: dict, system: str | None = None, think: bool | None = None,
-                  **template_kwargs) -> str:
+                  style: str | None = None, **template_kwargs) -> str:
     """The prompt text, ending where the assistant's reply begins."""
     if not getattr(tokenizer, "chat_template", None):
         raise DataError(f"tokenizer {tokenizer.name_or_path!r} has no chat template; give the model "
                         "one (sft.py writes a Qwen3-style template) or use an instruct model")
-    return tokenizer.apply_chat_template(build_messages(task, system, think), tokenize=False,
+    return tokenizer.apply_chat_template(build_messages(task, system, think, style), tokenize=False,
                                          add_generation_prompt=True, **template_kwargs)
 
 

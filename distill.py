@@ -109,6 +109,8 @@ class Config:
         "token positions per logits chunk (memory: 2 x chunk x vocab floats)")})
     engine: str = field(default="auto", metadata={"help": (
         "student sampling engine: auto | hf | vllm")})
+    prompt_style: str = field(default="default", metadata={
+        "help": data.PROMPT_STYLE_HELP, "choices": list(data.PROMPT_STYLES)})
     dtype: str = field(default="float32", metadata={"help": "float32 | bfloat16 (both models)"})
     device: str = field(default="auto", metadata={"help": "auto | cpu | cuda"})
     seed: int = field(default=0, metadata={"help": "seed for data, sampling and the λ coin"})
@@ -458,6 +460,7 @@ def train(cfg: Config) -> Path:
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     distributed.dist_init()                        # under torchrun: join the process group
+    data.set_prompt_style(cfg.prompt_style)
     device = cfg.device if cfg.device != "auto" else (
         "cuda" if torch.cuda.is_available() else "cpu")
     run = runs.open_run(cfg.output_dir, cfg, cfg.resume, cfg.overwrite)

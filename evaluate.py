@@ -36,6 +36,7 @@ import data
 import engines
 import models
 import rewards
+import tools
 
 
 @dataclass
@@ -46,6 +47,13 @@ class Config:
     eval_problems: int = field(default=50, metadata={"help": "number of problems (0 = all)"})
     seed: int = field(default=0, metadata={"help": "data and sampling seed"})
     math_levels: str = field(default="1,2,3", metadata={"help": "levels of the synthetic math task, comma-separated"})
+    math_families: str = field(default="", metadata={"help": "synthetic math families (comma list; "
+                               "empty: all): arithmetic,linear,fractions,percent"})
+    prompt_style: str = field(default="default", metadata={"help": data.PROMPT_STYLE_HELP,
+                                                           "choices": list(data.PROMPT_STYLES)})
+    tools: bool = field(default=False, metadata={"help": "let the model run ```python blocks in the "
+                        "sandbox while it answers (tools.ToolEngine)"})
+    max_tool_calls: int = field(default=2, metadata={"help": "with --tools: python blocks run per answer"})
     prompt_field: str = field(default="prompt", metadata={"help": "prompt column of a file/HF dataset"})
     answer_field: str = field(default="answer", metadata={"help": "answer column of a file/HF dataset ('none': prompts only)"})
     threads: int = field(default=0, metadata={"help": "torch CPU threads (0: torch's default)"})
@@ -152,7 +160,8 @@ def evaluate_model(model, tokenizer, tasks: list[dict], k: int = 1, temperature:
 def load_eval_tasks(cfg: Config) -> list[dict]:
     if cfg.task == "math":
         levels = tuple(int(x) for x in cfg.math_levels.split(","))
-        return data.math_tasks(cfg.eval_problems or 200, cfg.split, cfg.seed, levels=levels)
+        families = [f for f in cfg.math_families.split(",") if f] or None
+        return data.math_tasks(cfg.eval_problems or 200, cfg.split, cfg.seed, families, levels)
     answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
     tasks = data.load_tasks(cfg.task, split=cfg.split, prompt_field=cfg.prompt_field, answer_field=answer_field)
     return tasks[:cfg.eval_problems] if cfg.eval_problems else tasks
@@ -175,10 +184,12 @@ def evaluate(cfg: Config) -> Path:
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     model, tok = models.load_policy(cfg.model)
+    data.set_prompt_style(cfg.prompt_style)
     tasks = load_eval_tasks(cfg)
     longest = max(len(p) for p in data.prompt_ids(tok, tasks, think=True))
     engine = engines.make_engine(cfg.engine, model, tok,
                                  max_model_len=longest + cfg.max_completion_length + 64)
+    engine = tools.ToolEngine(engine, max_calls=cfg.max_tool_calls) if cfg.tools else engine
     modes = ["on", "off"] if cfg.thinking == "both" else [cfg.thinking]
     budgets = [int(b) for b in cfg.budgets.split(",") if b.strip()]
     results, samples = [], []

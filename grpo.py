@@ -59,6 +59,7 @@ import grpo_setup
 import models
 import rewards
 import runs
+import tools
 import training
 from cli import flag
 from engines import SamplingParams
@@ -98,6 +99,11 @@ class Config:
     temperature: float = flag(1.0, "rollout temperature (Skywork-OR1 1.0); log-probs use the same")
     top_p: float = flag(1.0, "rollout nucleus sampling")
     thinking_budget: int = flag(0, "Qwen3 thinking budget (tokens) for rollouts and eval (0: off)")
+    prompt_style: str = flag("default", data.PROMPT_STYLE_HELP, choices=list(data.PROMPT_STYLES))
+    tools: bool = flag(False, "tool-augmented rollouts and eval (STILL-3): a ```python block the "
+        "policy writes runs in the sandbox, its output is appended and left out of the loss "
+        "(tools.ToolEngine)")
+    max_tool_calls: int = flag(2, "with --tools: python blocks run per rollout; later ones stay text")
     # ---- advantages and loss -----------------------------------------------------------------
     scale_rewards: str = flag("group", "advantage std: group | batch | none (Dr. GRPO)")
     loss_type: str = flag("dapo", "aggregation: grpo (sequence mean, then mean) | dapo (token "
@@ -641,12 +647,13 @@ def train(cfg: Config) -> Path:
     # beta = 0 (Skywork-OR1, Dr. GRPO): no reference model exists at all.
     ref_model = models.load_policy(cfg.model)[0].eval().requires_grad_(False) if cfg.beta > 0 else None
     train_tasks, test_tasks = grpo_setup.load_task_splits(cfg)
-    train_prompts, test_prompts = data.prompt_ids(tok, train_tasks), data.prompt_ids(tok, test_tasks)
+    train_prompts, test_prompts = (data.prompt_ids(tok, t, style=cfg.prompt_style) for t in (train_tasks, test_tasks))
     grpo_setup.check_tasks(cfg, train_tasks, train_prompts, model)
     reward_fn = grpo_setup.make_reward(cfg)
     stages = training.parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
     longest = max(len(p) for p in train_prompts + test_prompts) + max(t for t, _ in stages) + 64
     engine = engines.make_engine(cfg.engine, model, tok, max_model_len=longest)  # HF ignores the length
+    engine = tools.ToolEngine(engine, max_calls=cfg.max_tool_calls) if cfg.tools else engine
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     controller = EntropyController(cfg.target_entropy, cfg.entropy_coef_delta, cfg.entropy_coef_min,
                                    cfg.entropy_coef_max, coef=cfg.entropy_coef)
@@ -698,7 +705,8 @@ def train(cfg: Config) -> Path:
                 controller.update(train_stats["entropy"])
 
         # ---- log: the step's row of metrics.jsonl ----
-        metrics.update(grpo_log.step_metrics(samples.rounds, samples.filtered / samples.groups, train_stats, times))
+        metrics.update(grpo_log.step_metrics(samples.rounds, samples.filtered / samples.groups, train_stats, times,
+                                             tok if cfg.tools else None))
         last = step + 1 == total_steps or budget.spent(t_step)    # or the next step would end past the budget
         # ---- evaluate: every --eval_every steps and at the last, in the same row ----
         if ((step + 1) % cfg.eval_every == 0 or last) and test_tasks:

@@ -12,6 +12,8 @@ import sys
 import torch
 from tqdm import tqdm
 
+import tools
+
 REFLECTION = {"wait": r"\bwait\b", "verify": r"\bverif(?:y|ied|ies)\b", "check": r"\b(?:re)?check",
               "however": r"\bhowever\b", "alternatively": r"\balternatively\b"}
 
@@ -70,10 +72,12 @@ class LossStats:
         return out
 
 
-def step_metrics(rounds: list, filtered_share: float, train_stats: dict, times: dict) -> dict:
+def step_metrics(rounds: list, filtered_share: float, train_stats: dict, times: dict,
+                 tool_tokenizer=None) -> dict:
     """One metrics.jsonl row's rollout statistics over every round of the step. `reward` is the
     reward the group statistics see (after truncation handling), `reward_raw` the reward
-    functions' own output: they differ where truncated completions were re-scored."""
+    functions' own output: they differ where truncated completions were re-scored. With
+    `tool_tokenizer` (--tools), the tool calls per rollout and the share that failed."""
     outs = [c for roll in rounds for c in roll.completions]
     lengths = [len(c.completion_ids) for c in outs]
     cat = lambda name: torch.cat([getattr(r, name) for r in rounds]).float()
@@ -84,8 +88,12 @@ def step_metrics(rounds: list, filtered_share: float, train_stats: dict, times: 
            "response_length": sum(lengths) / len(lengths), "response_length_max": max(lengths),
            "truncated": cat("truncated").mean().item(), "rejected": 1 - cat("keep").mean().item(),
            "groups_filtered": filtered_share, "rollout_rounds": len(rounds),
+           "groups_any_correct": torch.cat([r.correct.view(len(r.prompts), -1).any(1)
+                                            for r in rounds]).float().mean().item(),
            **reflection_counts([c.text for c in outs]), **train_stats,
            "gen_tokens_per_s": sum(lengths) / max(times.get("gen_s", 0), 1e-9), **times}
+    if tool_tokenizer is not None:
+        out.update(tools.tool_metrics(outs, tool_tokenizer))
     if "train_s" in times:
         out["train_tokens_per_s"] = train_stats["train_tokens"] / times["train_s"]
     return out
@@ -130,7 +138,8 @@ def report(run, cfg):
     """The end of a run: curves.png (rollout accuracy with the held-out evaluations on the same
     axes) and the summary of the last values."""
     run.plot(["reward", "accuracy", "response_length", "truncated", "entropy", "entropy_coef", "kl",
-              "clip_frac", "groups_filtered", "reflect_wait", "step_s"],
+              "clip_frac", "groups_filtered", "groups_any_correct", "reward_format", "tool_calls",
+              "reflect_wait", "step_s"],
              overlay={"accuracy": "eval_accuracy"},
              title=f"grpo: {cfg.model} on {cfg.task}, rewards {cfg.rewards}, "
                    f"{cfg.prompts_per_step} x {cfg.num_generations} rollouts, "

@@ -19,6 +19,9 @@ import training
 def check_config(cfg):
     """Flags that would make the run meaningless or fail later, refused at start."""
     cli.check_sampling(cfg.temperature, cfg.top_p)
+    if cfg.tools and cfg.thinking_budget:
+        raise ValueError("--tools with --thinking_budget: the budget's second pass would train on "
+                         "the tool outputs; use one")
     cli.check_positive(cfg, "num_train_prompts", "prompts_per_step", "max_completion_length",
                        "max_steps", "num_iterations", "micro_batch_size", "save_steps",
                        "eval_every", "eval_samples", "learning_rate")

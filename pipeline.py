@@ -1,4 +1,5 @@
-"""The recipes end to end: Qwen3, Skywork-OR1 (MAGIC) and Phi-4-reasoning as lists of stages.
+"""The recipes end to end: Qwen3, Skywork-OR1 (MAGIC), Phi-4-reasoning and STILL-3's zero RL and
+tool-augmented RL as lists of stages.
 
 A stage is one script (`sft.py`, `grpo.py`, `distill.py`) with config overrides; its input model
 is the previous stage's checkpoint. Every stage writes its own run directory
@@ -10,6 +11,8 @@ that was killed mid-way from its own state.pt.
     python pipeline.py                                   # phi4-reasoning at demo scale, CPU
     python pipeline.py --recipe qwen3 --dry-run          # the stage list with resolved configs
     python pipeline.py --recipe skywork-or1 --scale small --model Qwen/Qwen3-1.7B
+    python pipeline.py --recipe zero-rl                  # GRPO from the starting model (STILL-3, R1-Zero)
+    python pipeline.py --recipe tool-rl --eval_max_completion_length 128   # SFT, then GRPO with python
 
 The papers' values sit next to ours in each stage's `paper` field; docs/recipes.md gives each one's
 source (paper, section, table) beside what the code does at demo and full scale.
@@ -37,11 +40,12 @@ import runs
 import engines
 import distributed
 import rewards
+import tools
 
 
 @dataclass
 class Config:
-    recipe: str = field(default="phi4-reasoning", metadata={"help": "qwen3 | skywork-or1 | phi4-reasoning"})
+    recipe: str = field(default="phi4-reasoning", metadata={"help": "qwen3 | skywork-or1 | phi4-reasoning | zero-rl | tool-rl"})
     scale: str = field(default="demo", metadata={"help": "demo (2-core CPU, minutes) | small (one GPU) | full (a node)"})
     model: str = field(default="smollm2", metadata={"help": "starting model: 'smollm2' (embedded default), 'tiny', a folder or a hub id"})
     output_dir: str = field(default="", metadata={"help": "default: runs/<recipe>-<scale>"})
@@ -68,6 +72,7 @@ class Stage:
     paper: dict = field(default_factory=dict)   # the paper's settings, each one in its source
     input_field: str = "model"           # distill takes the previous checkpoint as its teacher
     reward_model_pairs: int = 0          # > 0: train a Bradley-Terry reward model first (Qwen3 general RL)
+    eval_tools: bool = False             # the held-out evaluation lets the model run python (it learned to)
 
 
 def pick(scale: str, demo, small, full):
@@ -222,7 +227,66 @@ def qwen3(scale: str) -> list[Stage]:
     ]
 
 
-RECIPES = {"phi4-reasoning": phi4_reasoning, "skywork-or1": skywork_or1, "qwen3": qwen3}
+def zero_rl(scale: str) -> list[Stage]:
+    """STILL-3's RL straight from the base model (as DeepSeek-R1-Zero, DeepSeek-R1 §2.2): GRPO with
+    no SFT stage, the R1-Zero-like short prompt (`--prompt_style short`) and a format reward next
+    to the outcome reward. Its log says which signal is missing when it does not learn: the share
+    of groups with any correct sample (`groups_any_correct`) and the format rate (`reward_format`).
+    The embedded model is SmolLM2-135M-Instruct (no base model ships): "zero" means no SFT here."""
+    return [
+        Stage("zero-rl", "grpo", {
+            "prompt_style": "short", "rewards": "math:1,format:0.5",
+            "math_levels": pick(scale, "1", "1,2,3", "1,2,3"),
+            "math_families": pick(scale, "arithmetic,percent", "", ""),
+            "num_generations": pick(scale, 8, 8, 16), "prompts_per_step": pick(scale, 4, 64, 128),
+            "max_completion_length": pick(scale, 96, 4096, 8192),
+            "max_steps": pick(scale, 20, 300, 1000), "time_budget_minutes": pick(scale, 8.0, 0.0, 0.0),
+            "learning_rate": pick(scale, 1e-5, 1e-6, 1e-6), "temperature": 1.0,
+            # demo: no reference model (its cost); small/full: STILL-3's cosine-annealed KL
+            "beta": pick(scale, 0.0, 0.001, 0.001), "kl_anneal": pick(scale, "none", "cosine", "cosine"),
+            "num_iterations": 1, "mini_batch_size": 0,     # on-policy (STILL-3: kept entropy and length growing)
+            # the point of the demo is to measure the signal, also when there is none: no early stop
+            "max_steps_without_signal": pick(scale, 0, 10, 10),
+            "eval_problems": 0,
+        }, paper={"start": "Qwen2.5 base models, no SFT", "prompt_style": "short prompt (R1-Zero-like): better for the small model",
+                  "rewards": "outcome (\\boxed) + format", "num_generations": "8-16", "temperature": 1.0,
+                  "learning_rate": "5e-7 to 2e-6", "prompts_per_step": 128, "beta": "0.001, cosine-annealed (T 500)",
+                  "mini_batch_size": "on-policy"}),
+    ]
+
+
+def tool_rl(scale: str) -> list[Stage]:
+    """STILL-3's tool manipulation: a short SFT stage on worked solutions that compute with python
+    (`tools.sft_examples`; STILL-3: a few high-quality examples activate tool use), then GRPO whose
+    rollouts run the python blocks in the sandbox (`--tools`), the outputs masked out of the loss.
+    Both stages' models are evaluated with tools. The demo's tool traces are ~85 tokens: run it
+    with --eval_max_completion_length 128."""
+    return [
+        Stage("tool-sft", "sft", {
+            "dataset": "math_tools", "think_tokens": "add", "no_think_ratio": 0.0,
+            "num_examples": pick(scale, 256, 5000, 20000), "max_steps": pick(scale, 60, 1000, 3000),
+            "max_length": pick(scale, 512, 8192, 16384),
+            "learning_rate": pick(scale, 2e-4, 1e-5, 1e-5), "embedding_learning_rate": pick(scale, 2e-3, 0.0, 0.0),
+            "global_batch_size": pick(scale, 1, 8, 32), "eval_problems": 0,
+        }, paper={"dataset": "long-CoT solutions with python calls, distilled from DeepSeek-R1 and synthesized, "
+                  "checked for code use and a correct answer", "num_examples": "a few high-quality examples suffice"},
+            eval_tools=True),
+        Stage("tool-grpo", "grpo", {
+            "tools": True, "max_tool_calls": pick(scale, 2, 4, 8), "rewards": "math",
+            "math_levels": pick(scale, "1", "1,2,3", "1,2,3"),
+            "math_families": pick(scale, "fractions,percent", "", ""),
+            "num_generations": pick(scale, 8, 8, 16), "prompts_per_step": pick(scale, 4, 64, 128),
+            "max_completion_length": pick(scale, 128, 4096, 8192),
+            "max_steps": pick(scale, 15, 200, 500), "time_budget_minutes": pick(scale, 6.0, 0.0, 0.0),
+            "learning_rate": pick(scale, 1e-5, 1e-6, 1e-6), "temperature": 1.0, "beta": 0.0,
+            "eval_problems": 0,
+        }, paper={"tools": "python interpreter during reasoning", "note": "STILL-3 reports tool use "
+                  "lifting accuracy; RL with tools is this project's step after its SFT"}, eval_tools=True),
+    ]
+
+
+RECIPES = {"phi4-reasoning": phi4_reasoning, "skywork-or1": skywork_or1, "qwen3": qwen3,
+           "zero-rl": zero_rl, "tool-rl": tool_rl}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -380,20 +444,37 @@ def merge_evals(parts: list[tuple[list[dict], dict]]) -> dict:
     return {"metrics": metrics, "rows": [row for _, r in parts for row in r["rows"]]}
 
 
-def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None, engine: str = "auto") -> dict:
+def eval_settings(stage: Stage, cfg: Config) -> dict:
+    """How a stage's model is evaluated: in the prompt style it trained with (its --prompt_style,
+    also from --set), and with tools where it learned to call them (`Stage.eval_tools`)."""
+    types = {f.name: f.type for f in dataclasses.fields(importlib.import_module(stage.script).Config)}
+    values = {**stage.overrides, **user_overrides(cfg.set, stage, types)}
+    return {"prompt_style": values.get("prompt_style", "default"), "with_tools": stage.eval_tools}
+
+
+def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None, engine: str = "auto",
+               prompt_style: str = "default", with_tools: bool = False) -> dict:
     """Greedy accuracy, thinking rate and mean length on held-out synthetic math (test split),
     with each problem's result ("correct") for the paired comparison between stages, and the
     seconds it took (`eval_s`: the pipeline's budget plans the evaluations still to come).
     With `fit(seconds_per_problem, done) -> n`, the first LEAST_EVAL_PROBLEMS are evaluated,
-    then as many more as `fit` allows (up to n). The batches are the same either way."""
+    then as many more as `fit` allows (up to n). The batches are the same either way.
+    `prompt_style` and `with_tools`: as the stage trained (`eval_settings`)."""
     model, tok = models.load_policy(checkpoint)
     t0 = time.time()
     tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))   # prefix-stable: 256 of 512 = the 256
-    longest = max(map(len, data.prompt_ids(tok, tasks)))
+    longest = max(map(len, data.prompt_ids(tok, tasks, style=prompt_style)))
     engine = engines.make_engine(engine, model, tok, max_model_len=longest + max_new_tokens,
                                  batch_size=min(max(n, 1), 128))   # batch_size: the HF engine's
+    engine = tools.ToolEngine(engine) if with_tools else engine
     first = LEAST_EVAL_PROBLEMS if fit is not None and n > LEAST_EVAL_PROBLEMS else n
-    run = lambda part: (part, evaluate.evaluate_model(model, tok, part, k=1, max_new_tokens=max_new_tokens, engine=engine))
+
+    def run(part):   # in the stage's prompt style; the caller's style is put back
+        before = data.set_prompt_style(prompt_style)
+        try:
+            return part, evaluate.evaluate_model(model, tok, part, k=1, max_new_tokens=max_new_tokens, engine=engine)
+        finally:
+            data.set_prompt_style(before)
     parts = [run(tasks[:first])]
     total = fit((time.time() - t0) / first, first) if first < n else n
     if total > first:
@@ -485,7 +566,8 @@ def run(cfg: Config) -> list[dict]:
 
     if not current("base", n_base):
         print(f"== evaluating the starting model on {n_base} held-out problems ==", flush=True)
-        put({"stage": "base", **eval_stage(cfg.model, n_base, eval_tokens, engine=cfg.engine), "where": cfg.model})
+        put({"stage": "base", **eval_stage(cfg.model, n_base, eval_tokens, engine=cfg.engine,
+                                           **eval_settings(stages[0], cfg)), "where": cfg.model})
 
     for i, stage, stage_dir, model, teacher in stage_plan(stages, cfg, out):
         label = f"{i:02d}-{stage.name}"
@@ -494,7 +576,8 @@ def run(cfg: Config) -> list[dict]:
             if not current(label):   # e.g. --resume --eval_problems 512: a larger held-out set
                 print(f"== evaluating {label} on {n_eval} held-out problems ==", flush=True)
                 done_row = json.loads((stage_dir / "DONE.json").read_text())
-                put({**done_row, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens, engine=cfg.engine)})
+                put({**done_row, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens,
+                                              engine=cfg.engine, **eval_settings(stage, cfg))})
         else:
             module, sc = stage_config(stage, cfg, stage_dir, model, teacher)
             if hasattr(sc, "resume"):
@@ -528,7 +611,8 @@ def run(cfg: Config) -> list[dict]:
                 module.train(sc)
                 use_fit = fit if budget_min and not n_fixed else None
                 n_fixed = True
-                row = {"stage": label, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens, use_fit, cfg.engine),
+                row = {"stage": label, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens, use_fit,
+                                                    cfg.engine, **eval_settings(stage, cfg)),
                        "minutes": (time.time() - t0) / 60,
                        "where": f"{stage_dir}/checkpoint, {stage_dir}/curves.png"}
             except Exception as e:

@@ -101,7 +101,7 @@ from dataclasses import dataclass, fields
 
 from sandbox_isolation import Run, SandboxError, SlotLease, detect, launch
 
-__all__ = ["run_tests", "run_many", "isolation_mode", "Result", "Limits", "SandboxError", "VERDICTS",
+__all__ = ["run_tests", "run_many", "run_program", "Output", "isolation_mode", "Result", "Limits", "SandboxError", "VERDICTS",
            "outputs_match", "values_equal", "normalise_output", "main"]
 
 VERDICTS = ("accepted", "wrong_answer", "runtime_error", "timeout", "memory_limit",
@@ -416,6 +416,47 @@ def run_tests(code: str, tests: list[dict], timeout_s: float = 2.0, memory_mb: i
     if bad is None:
         return Result("accepted", passed, total, "", time.monotonic() - start)
     return Result(bad[0], passed, total, bad[1], time.monotonic() - start)
+
+
+@dataclass
+class Output:
+    """What one program printed (`run_program`): verdict "accepted" (exit status 0), runtime_error,
+    timeout, memory_limit, output_limit or syntax_error; its stdout and stderr (capped as in
+    `Limits`); detail: why it failed, as `run_tests` words it."""
+    verdict: str
+    stdout: str
+    stderr: str
+    detail: str = ""
+
+
+def run_program(code: str, stdin: str = "", timeout_s: float = 2.0, memory_mb: int = 512, **limits) -> Output:
+    """Run `code` once in a fresh sandbox with `stdin`, under the same isolation and limits as a
+    stdin/stdout test, and return what it printed (a tool call's observation: tools.py).
+
+    >>> run_program("print(6 * 7)").stdout
+    '42\\n'
+    >>> run_program("1 / 0").stderr.splitlines()[-1]
+    'ZeroDivisionError: division by zero'
+    """
+    names = {f.name for f in fields(Limits)}
+    unknown = set(limits) - names
+    if unknown:
+        raise TypeError(f"run_program: unknown limit(s) {sorted(unknown)}; known: {sorted(names)}")
+    lim = Limits(timeout_s=timeout_s, memory_mb=memory_mb, **limits)
+    if lim.require_isolation is None:
+        lim.require_isolation = os.environ.get("SANDBOX_REQUIRE_ISOLATION", "") not in ("", "0")
+    if lim.require_isolation and _state()["mode"] == "none":
+        raise SandboxError(f"isolation required but unavailable: {_state()['why']}")
+    try:
+        compile(code, "program.py", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as e:
+        return Output("syntax_error", "", f"{type(e).__name__}: {e}"[:500], f"{type(e).__name__}: {e}"[:500])
+    run = _run_with_retries("stdio", code, stdin.encode(), lim, 1)
+    out, err = run.stdout.decode("utf-8", "replace"), run.stderr.decode("utf-8", "replace")
+    if run.killed or run.oom or run.cpu_s > run.cpu_budget or run.returncode != 0:
+        verdict, detail = _classify_end(run, "program")
+        return Output(verdict, out, err, detail)
+    return Output("accepted", out, err)
 
 
 def run_many(jobs: list[tuple[str, list[dict]]], workers: int | None = None, **limits) -> list[Result]:

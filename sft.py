@@ -65,6 +65,7 @@ import engines
 import models
 import runs
 import sft_data
+import tools
 import training
 from chat_template import CHAT_TEMPLATE, END_THINK, IM_END, IM_START, THINK
 from rewards import verify_math
@@ -79,7 +80,8 @@ class Config:
     dataset: str = field(default="math", metadata={"help": (
         "math (synthetic traces), teacher (rejection-sampled from --teacher), fusion (Qwen3 "
         "thinking-mode fusion: thinking data rejection-sampled from --teacher, non-thinking data "
-        "of other kinds of task) or a .jsonl of {messages} or {prompt, reasoning, answer}")})
+        "of other kinds of task), math_tools (synthetic traces that compute with python: "
+        "tools.sft_examples) or a .jsonl of {messages} or {prompt, reasoning, answer}")})
     num_examples: int = field(default=512, metadata={"help": (
         "synthetic/teacher: number of math problems")})
     teacher: str = field(default="", metadata={"help": (
@@ -139,6 +141,8 @@ class Config:
     engine: str = field(default="auto", metadata={"help": (
         "sampling engine of --dataset teacher/fusion and of the format check: auto | hf | vllm "
         "(engines.make_engine)")})
+    prompt_style: str = field(default="default", metadata={
+        "help": data.PROMPT_STYLE_HELP, "choices": list(data.PROMPT_STYLES)})
     resume: bool = field(default=False, metadata={"help": (
         "continue the run in output_dir from state.pt")})
     overwrite: bool = field(default=False, metadata={"help": (
@@ -376,7 +380,8 @@ def collate(encoded: list[tuple[list[int], list[int]]], rows: list[list[int]], p
 def encode_examples(tokenizer, examples: list[dict],
                     max_length: int) -> list[tuple[list[int], list[int]]]:
     """`encode` every example; those longer than max_length are dropped (and counted)."""
-    encoded = [encode(tokenizer, ex["messages"]) for ex in examples]
+    # tool outputs (```output blocks) are the interpreter's, not the model's: left out of the loss
+    encoded = [tools.mask_observations(tokenizer, *encode(tokenizer, ex["messages"])) for ex in examples]
     fits = [e for e in encoded if len(e[0]) <= max_length]
     if not fits:
         raise data.DataError(f"no example fits in --max_length {max_length}")
@@ -508,6 +513,7 @@ def train(cfg: Config) -> Path:
         torch.set_num_threads(cfg.threads)
     distributed.dist_init()                        # under torchrun: join the process group
     runs.seed_everything(cfg.seed)
+    data.set_prompt_style(cfg.prompt_style)
     if cfg.eval_only:
         return evaluate_only(cfg)
     run = runs.open_run(cfg.output_dir, cfg, cfg.resume, cfg.overwrite)

@@ -28,6 +28,7 @@ import torch
 import data
 import engines
 import models
+import tools
 from chat_template import END_THINK, THINK
 from rewards import verify_math
 
@@ -52,11 +53,13 @@ def load_examples(cfg) -> tuple[list[dict], list[dict] | None, dict]:
         examples = synthetic_examples(cfg.num_examples, cfg.seed)
     elif cfg.dataset == "teacher":
         examples = teacher_examples(cfg)
+    elif cfg.dataset == "math_tools":
+        examples = tools.sft_examples(cfg.num_examples, cfg.seed)
     elif Path(cfg.dataset).suffix in (".jsonl", ".json", ".parquet"):
         examples = jsonl_examples(cfg.dataset)
     else:
-        raise data.DataError(f"--dataset {cfg.dataset!r}: use math, teacher, fusion or a .jsonl "
-                             "file")
+        raise data.DataError(f"--dataset {cfg.dataset!r}: use math, teacher, fusion, math_tools "
+                             "or a .jsonl file")
     examples, counts = filter_responses(examples, cfg.max_repetition)
     return examples, None, counts
 

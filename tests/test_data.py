@@ -108,3 +108,49 @@ def test_prompt_without_chat_template_is_a_named_error(tokenizer):
     tok.chat_template = None
     with pytest.raises(data.DataError, match="no chat template"):
         data.render_prompt(tok, {"prompt": "x", "answer": "1"})
+
+
+def test_prompt_styles(tokenizer):
+    """default is the prompt as it always was; short asks only for the format (R1-Zero-like);
+    long describes the reasoning process and recommends 'wait' and 'alternatively' (STILL-3)."""
+    task = data.math_tasks(1, seed=0)[0]
+    assert data.build_messages(task) == [{"role": "user", "content": f"{task['prompt']}\n{data.MATH_INSTRUCTION}"}]
+    short = data.build_messages(task, style="short")
+    assert short == [{"role": "system", "content": data.SHORT_SYSTEM}, {"role": "user", "content": task["prompt"]}]
+    assert "<think>" in data.SHORT_SYSTEM and "\\boxed{}" in data.SHORT_SYSTEM and "step" not in data.SHORT_SYSTEM
+    long = data.build_messages(task, style="long", think=True)
+    assert long[0]["content"] == data.LONG_SYSTEM and long[1]["content"] == task["prompt"] + " /think"
+    for phrase in ("analyse the problem", "summarise your findings", '"Wait', '"Alternatively'):
+        assert phrase in data.LONG_SYSTEM
+    assert data.build_messages(task, system="S", style="long")[0]["content"] == "S"   # an explicit system wins
+    code = data.humaneval_tasks()[0]
+    assert data.build_messages(code, style="short") == data.build_messages(code)       # code keeps its instruction
+    texts = {s: data.render_prompt(tokenizer, task, style=s) for s in data.PROMPT_STYLES}
+    assert len(set(texts.values())) == 3 and all(t.endswith("<|im_start|>assistant\n") for t in texts.values())
+
+
+def test_set_prompt_style_changes_later_prompts_and_refuses_unknown_names(tokenizer):
+    task = data.math_tasks(1, seed=0)[0]
+    before = data.set_prompt_style("short")
+    try:
+        assert data.prompt_ids(tokenizer, [task]) == data.prompt_ids(tokenizer, [task], style="short")
+        assert data.prompt_ids(tokenizer, [task]) != data.prompt_ids(tokenizer, [task], style="default")
+    finally:
+        assert data.set_prompt_style(before) == "short"
+    with pytest.raises(ValueError, match="--prompt_style 'terse' is not one of default, short, long"):
+        data.set_prompt_style("terse")
+
+
+@pytest.mark.parametrize("script", ["grpo", "sft", "distill", "evaluate"])
+def test_every_script_that_renders_prompts_takes_prompt_style(script):
+    import dataclasses
+    import importlib
+    config = importlib.import_module(script).Config
+    fields = {f.name: f for f in dataclasses.fields(config)}
+    assert fields["prompt_style"].default == "default"
+    assert "small model did better with the short prompt" in fields["prompt_style"].metadata["help"]
+    assert "shorter" in fields["prompt_style"].metadata["help"]
+    import cli
+    assert cli.parse(config, ["--prompt_style", "long"]).prompt_style == "long"
+    with pytest.raises(SystemExit):
+        cli.parse(config, ["--prompt_style", "terse"])

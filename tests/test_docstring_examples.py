@@ -6,7 +6,7 @@ import pytest
 
 MODULES = ["grpo", "rewards", "mathcheck", "data", "sft", "distill", "evaluate", "pipeline", "models",
            "engines", "runs", "distributed", "training", "grpo_setup", "grpo_log",
-           "sandbox", "cli", "sft_data", "chat_template"]
+           "sandbox", "cli", "sft_data", "chat_template", "tools"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -503,3 +503,16 @@ def test_skywork_drops_solved_prompts_at_each_stage():
     assert grpo.next_stage_prompts([0, 1, 2, 3], {1, 3}, cfg, None, 96) == [0, 1, 2, 3]
     cfg = grpo.parse(["--refilter_each_stage", "--pass_rate_samples", "4"])
     assert grpo.next_stage_prompts([0, 1, 2, 3], set(), cfg, lambda max_tokens: [2], 96) == [2]
+
+
+def test_share_of_groups_with_any_correct_sample():
+    """Zero RL's first question: does any sample of a group get it right? Two rounds of 2 groups
+    of 4: one group of the four has a correct sample."""
+    def roll(correct):
+        n = len(correct)
+        c = [engines.Completion(0, [1], [2, 3], "x", False) for _ in range(n)]
+        return grpo.Rollouts([0, 1], c, [{}, {}], torch.zeros(n), torch.zeros(n), {}, torch.tensor(correct),
+                             torch.zeros(n, dtype=torch.bool), torch.ones(n, dtype=torch.bool))
+    seen = [roll([False, True, False, False, False, False, False, False]), roll([False] * 8)]
+    m = grpo.step_metrics(seen, 0.75, {}, {"gen_s": 1.0})
+    assert m["groups_any_correct"] == 0.25 and m["accuracy"] == 1 / 16

@@ -129,7 +129,7 @@ def finished_phi4_run(out, monkeypatch) -> list:
     (checkpoint, number of problems)."""
     calls = []
 
-    def fake_eval(checkpoint, n, max_new_tokens, fit=None, engine="auto"):
+    def fake_eval(checkpoint, n, max_new_tokens, fit=None, **settings):
         calls.append((checkpoint, n))
         every = {"02-grpo": 2, "01-sft": 4}.get(Path(checkpoint).parent.name)
         correct = [every is not None and i % every == 0 for i in range(n)]
@@ -250,3 +250,42 @@ def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(machine, tmp_path,
         assert [r["num_problems"] for r in rows] == [64, 256, 256]
         assert "every stage is evaluated on 256" in capsys.readouterr().out
     assert clock[0] <= 19.5 * 60
+
+
+def test_still3_recipes_zero_rl_and_tool_rl():
+    """zero-rl: one GRPO stage from the starting model, the short prompt, outcome + format reward,
+    no early stop (the signal is what it measures); tool-rl: SFT on tool traces, then GRPO with
+    tools, both evaluated with tools."""
+    (zero,) = pipeline.zero_rl("demo")
+    o = zero.overrides
+    assert zero.script == "grpo" and o["prompt_style"] == "short" and o["max_steps_without_signal"] == 0
+    assert {n for n, _ in __import__("rewards").parse_reward_spec(o["rewards"])} == {"math", "format"}
+    assert pipeline.zero_rl("full")[0].overrides["kl_anneal"] == "cosine"
+    sft_stage, rl = pipeline.tool_rl("demo")
+    assert sft_stage.overrides["dataset"] == "math_tools" and rl.overrides["tools"] and rl.script == "grpo"
+    cfg = pipeline.parse([])
+    assert pipeline.eval_settings(zero, cfg) == {"prompt_style": "short", "with_tools": False}
+    assert pipeline.eval_settings(rl, cfg) == {"prompt_style": "default", "with_tools": True}
+    cfg = pipeline.parse(["--set", "zero-rl.prompt_style=long"])
+    assert pipeline.eval_settings(zero, cfg)["prompt_style"] == "long"
+
+
+def test_stages_are_evaluated_in_their_prompt_style_and_with_their_tools(tmp_path, monkeypatch):
+    """The starting model and the stage both in the stage's style; the caller's style is kept."""
+    import data
+    import evaluate
+    seen = []
+
+    def fake_evaluate_model(model, tok, tasks, engine=None, **kw):
+        seen.append((data.build_messages(tasks[0])[0]["content"], type(engine).__name__))
+        return {"metrics": {"num_problems": len(tasks), "k": 1, "pass@1": 0.0, "accuracy": 0.0,
+                            "thinking_rate": 0.0, "mean_length": 9.0, "truncation_rate": 0.0},
+                "rows": [{"correct": False} for _ in tasks]}
+    monkeypatch.setattr(evaluate, "evaluate_model", fake_evaluate_model)
+    monkeypatch.setattr(pipeline.models, "load_policy", lambda ck: ("model", "tok"))
+    monkeypatch.setattr(pipeline.engines, "HFEngine", lambda *a, **k: type("HF", (), {"tokenizer": None, "stop_ids": []})())
+    pipeline.eval_stage("x", 2, 8, prompt_style="short")
+    pipeline.eval_stage("x", 2, 8, with_tools=True)
+    first = data.math_tasks(1, "test", 1234, levels=(1,))[0]
+    assert seen == [(data.SHORT_SYSTEM, "HF"), (f"{first['prompt']}\n{data.MATH_INSTRUCTION}", "ToolEngine")]
+    assert data.CURRENT_STYLE["name"] == "default"

@@ -1,0 +1,284 @@
+"""tools.py: tool calls during rollouts (observations inserted and masked), hostile calls, the call
+limit, the loss mask, tool-use SFT data; the HF engine and (tier `vllm`) the vLLM engine.
+
+A scripted engine stands in for the policy: it writes a fixed segment for each stage of a rollout
+(segment k once the context holds k output blocks), so what the wrapper inserts is known exactly.
+"""
+import copy
+import time
+
+import pytest
+import torch
+
+import data
+import engines
+import grpo
+import models
+import rewards
+import sandbox
+import sft
+import tools
+
+PROMPT = "What is 6 times 7?"
+FAST = dict(timeout_s=0.5)          # tool-call CPU limit in these tests
+ISOLATED = sandbox.isolation_mode() in ("full", "bwrap")
+
+
+class ScriptedEngine:
+    """`scripts[key]` = the segments of the rollout whose prompt starts with `key`; segment k is
+    written once the context holds k output blocks, then EOS; every token gets log-prob -0.5."""
+    name = "scripted"
+
+    def __init__(self, tokenizer, scripts: dict[str, list[str]]):
+        self.tokenizer, self.scripts = tokenizer, scripts
+        self.stop_ids = [tokenizer.eos_token_id]
+
+    def generate(self, prompts, params):
+        out = []
+        for i, p in enumerate(prompts):
+            context = self.tokenizer.decode(p)
+            segments = next(s for key, s in self.scripts.items() if context.startswith(key))
+            text = segments[min(context.count("```output"), len(segments) - 1)]
+            ids = self.tokenizer(text, add_special_tokens=False)["input_ids"] + self.stop_ids
+            done = ids[:params.max_new_tokens]
+            for _ in range(params.n):
+                out.append(engines.Completion(i, list(p), list(done),
+                                              engines.decode_completion(self.tokenizer, done, self.stop_ids),
+                                              truncated=len(ids) > params.max_new_tokens,
+                                              logprobs=[-0.5] * len(done)))
+        return out
+
+
+def encode(tok, text):
+    return tok(text, add_special_tokens=False)["input_ids"]
+
+
+def rollout(tok, scripts, max_new_tokens=200, **kw):
+    engine = tools.ToolEngine(ScriptedEngine(tok, scripts), **{**FAST, **kw})
+    prompts = [encode(tok, key) for key in scripts]
+    return engine.generate(prompts, engines.SamplingParams(max_new_tokens=max_new_tokens))
+
+
+# ----------------------------------------------------------------------------------------------
+# The rollout loop
+# ----------------------------------------------------------------------------------------------
+def test_tool_output_is_inserted_and_masked(tokenizer):
+    """The hallucinated output after the block is cut; the sandbox's output goes in, sampled_mask
+    is 0 on exactly its tokens, log-probs stay aligned (0.0 there), and the rollout is scored."""
+    call = "Let me compute.\n```python\nprint(6 * 7)\n```\n"
+    scripts = {PROMPT: [call + "```output\n41\n```\nThe answer is \\boxed{41}.", "The answer is \\boxed{42}."]}
+    c = rollout(tokenizer, scripts)[0]
+    obs = "```output\n42\n```\n"
+    assert c.text == call + obs + "The answer is \\boxed{42}."
+    head, obs_ids, tail = encode(tokenizer, call), encode(tokenizer, obs), encode(tokenizer, "The answer is \\boxed{42}.")
+    assert c.completion_ids == head + obs_ids + tail + [tokenizer.eos_token_id]
+    assert c.sampled_mask == [1] * len(head) + [0] * len(obs_ids) + [1] * (len(tail) + 1)
+    assert c.logprobs == [-0.5] * len(head) + [0.0] * len(obs_ids) + [-0.5] * (len(tail) + 1)
+    assert not c.truncated and rewards.math_reward(c.text, {"answer": "42"}) == 1.0
+    assert tools.tool_metrics([c], tokenizer) == {"tool_calls": 1.0, "tool_errors": 0.0}
+
+
+def test_trainer_leaves_observation_tokens_out_of_the_loss(tokenizer):
+    """grpo.training_batch: the loss mask is 0 on the prompt and the observation, 1 on the rest."""
+    scripts = {PROMPT: ["```python\nprint(6 * 7)\n```\n", "So \\boxed{42}."]}
+    c = rollout(tokenizer, scripts)[0]
+    ids, attn, loss_mask = grpo.training_batch([c], torch.tensor([True]), tokenizer.pad_token_id)
+    n_prompt = len(c.prompt_ids)
+    # loss_mask[t] scores input token t + 1: prompt tokens are never scored
+    assert loss_mask[0, :n_prompt - 1].sum() == 0
+    assert loss_mask[0, n_prompt - 1:].tolist() == [float(m) for m in c.sampled_mask]
+    obs_positions = [n_prompt + k for k, m in enumerate(c.sampled_mask) if m == 0]
+    assert tokenizer.decode(ids[0, obs_positions].tolist()) == "```output\n42\n```\n"
+
+
+def test_errors_come_back_as_observations(tokenizer):
+    scripts = {"A": ["```python\nprint(undefined_name)\n```\n", "I fix it.\n```python\nprint(1 / 0)\n```\n", "Done."]}
+    c = rollout(tokenizer, scripts)[0]
+    assert "```output\nNameError: name 'undefined_name' is not defined\n```" in c.text
+    assert "```output\nZeroDivisionError: division by zero\n```" in c.text
+    assert c.text.endswith("Done.") and tools.tool_metrics([c], tokenizer) == {"tool_calls": 2.0, "tool_errors": 1.0}
+
+
+def test_hostile_tool_calls_are_contained_scored_and_the_rollout_goes_on(tokenizer, tmp_path):
+    """A fork bomb, an endless loop, a memory bomb and a read of a host file: each ends as an
+    error observation within its limits, nothing leaks, and each rollout continues to its answer."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET-7731")
+    hostile = {
+        "fork": ("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass", "TimeoutError"),
+        "loop": ("while True:\n    pass", "TimeoutError"),
+        "memory": ("x = bytearray(1 << 34)\nprint(len(x))", "MemoryError"),
+        "read": (f"print(open({str(secret)!r}).read())", "FileNotFoundError"),
+    }
+    scripts = {key: [f"```python\n{code}\n```\n", "Anyway, \\boxed{42}."] for key, (code, _) in hostile.items()}
+    t0 = time.perf_counter()
+    outs = rollout(tokenizer, scripts)
+    assert time.perf_counter() - t0 < 60
+    for c, (key, (_, error)) in zip(outs, hostile.items()):
+        if key == "read" and not ISOLATED:
+            continue    # without bubblewrap the host's files are visible: sandbox.py warns loudly
+        observed = c.text.split("```output\n")[1].split("\n```")[0]
+        assert observed.startswith(error), (key, observed)
+        assert "TOPSECRET" not in c.text
+        assert c.text.endswith("Anyway, \\boxed{42}.") and not c.truncated
+        assert rewards.math_reward(c.text, {"answer": "42"}) == 1.0
+    assert tools.tool_metrics(outs, tokenizer)["tool_errors"] == 1.0
+
+
+def test_the_call_limit_holds(tokenizer):
+    """A policy that calls forever: `max_calls` blocks run, later ones stay plain text."""
+    block = "```python\nprint(1)\n```\n"
+    scripts = {PROMPT: [block, block, block + "Stop."]}
+    c = rollout(tokenizer, scripts, max_calls=2)[0]
+    assert c.text.count("```output\n1\n```") == 2 and c.text.endswith(block + "Stop.")
+    assert tools.tool_metrics([c], tokenizer)["tool_calls"] == 2.0
+    plain = rollout(tokenizer, scripts, max_calls=0)[0]          # 0: the inner engine's rollout
+    assert plain.text == block and plain.sampled_mask == [1] * len(plain.completion_ids)
+    with pytest.raises(ValueError, match="max_tool_calls"):
+        tools.ToolEngine(ScriptedEngine(tokenizer, scripts), max_calls=-1)
+
+
+def test_observations_count_towards_the_token_budget(tokenizer):
+    scripts = {PROMPT: ["```python\nprint('x' * 300)\n```\n", "Then a long answer " * 20]}
+    budget = 60
+    c = rollout(tokenizer, scripts, max_new_tokens=budget)[0]
+    assert len(c.completion_ids) == budget == len(c.sampled_mask) == len(c.logprobs)
+    assert c.truncated and "more characters" not in c.text        # cut by the budget, not the output cap
+
+
+# ----------------------------------------------------------------------------------------------
+# A real engine: a tiny model taught to call a tool and to guess its output wrong
+# ----------------------------------------------------------------------------------------------
+TAUGHT = " ```python\nprint(6 * 7)\n```\n```output\n41\n```\nThe answer is 41.<|im_end|>"
+
+
+@pytest.fixture(scope="module")
+def taught_tiny():
+    model, tok = models.load_policy("tiny")
+    batch = tok([PROMPT + TAUGHT], add_special_tokens=False, return_tensors="pt")
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    model.train()
+    for _ in range(80):
+        model(**batch, labels=batch["input_ids"]).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    return model.eval(), tok
+
+
+def check_taught_rollout(c, tok):
+    assert c.text.startswith(" ```python\nprint(6 * 7)\n```\n```output\n42\n```\n"), c.text   # the sandbox's 42
+    obs = [t for t, m in zip(c.completion_ids, c.sampled_mask) if m == 0]
+    assert tok.decode(obs) == "```output\n42\n```\n"
+    assert len(c.sampled_mask) == len(c.completion_ids)
+
+
+def test_hf_engine_with_tools(taught_tiny):
+    model, tok = taught_tiny
+    engine = tools.ToolEngine(engines.HFEngine(model, tok), **FAST)
+    out = engine.generate([encode(tok, PROMPT)], engines.SamplingParams(temperature=0, max_new_tokens=40))
+    check_taught_rollout(out[0], tok)
+
+
+@pytest.mark.vllm
+def test_vllm_engine_with_tools(taught_tiny):
+    """With vLLM's log-probs: one per token, 0.0 on the observation, and the trainer agrees with
+    the engine on every sampled token (the observation is left out of the comparison)."""
+    model, tok = taught_tiny
+    inner = engines.make_engine("vllm", model, tok, dtype="float32", max_model_len=256, enforce_eager=True)
+    try:
+        engine = tools.ToolEngine(inner, **FAST)
+        out = engine.generate([encode(tok, PROMPT)], engines.SamplingParams(temperature=0, max_new_tokens=40))
+        c = out[0]
+        check_taught_rollout(c, tok)
+        assert len(c.logprobs) == len(c.completion_ids)
+        assert all(lp == 0.0 for lp, m in zip(c.logprobs, c.sampled_mask) if m == 0)
+        assert engines.logprob_mismatch(out, model, temperature=0) < 1e-3
+    finally:
+        inner.close()
+
+
+# ----------------------------------------------------------------------------------------------
+# SFT data with tool calls
+# ----------------------------------------------------------------------------------------------
+def test_tool_solutions_print_what_the_sandbox_prints():
+    """The observation in each SFT example is what running its block in the sandbox returns."""
+    examples = tools.sft_examples(9, seed=3)
+    assert {e["reference"] for e in examples} and len(examples) == 9
+    for ex in examples:
+        reasoning = ex["messages"][-1]["reasoning_content"]
+        call = tools.first_call(reasoning)
+        written = reasoning[call.end():].lstrip("\n").split("So the answer")[0]
+        assert written == tools.observation(sandbox.run_program(call.group(1)))
+        assert rewards.verify_math(ex["messages"][-1]["content"], ex["reference"])
+    with pytest.raises(ValueError, match="linear"):
+        tools.sft_examples(2, families=("linear",))
+
+
+def test_sft_loss_skips_the_output_blocks(tokenizer):
+    ex = tools.sft_examples(1, seed=0)[0]
+    tok = sft.set_chat_template(copy.deepcopy(tokenizer))    # the session's tokenizer stays as it is
+    ids, mask = sft.encode(tok, ex["messages"])
+    ids, masked = tools.mask_observations(tok, ids, mask)
+    dropped = [i for i, m, n in zip(ids, mask, masked) if m == 1 and n == 0]
+    assert tok.decode(dropped).startswith("```output\n") and tok.decode(dropped).endswith("\n```\n")
+    kept = tok.decode([i for i, n in zip(ids, masked) if n == 1])
+    assert "```python" in kept and "print(" in kept and "```output" not in kept
+    plain = sft.synthetic_examples(1, 0)[0]                       # no output block: unchanged
+    assert tools.mask_observations(tok, *sft.encode(tok, plain["messages"]))[1] == sft.encode(tok, plain["messages"])[1]
+
+
+def test_prompt_style_reaches_the_sft_data(tokenizer):
+    before = data.set_prompt_style("long")
+    try:
+        ex = tools.sft_examples(1, seed=0)[0]
+    finally:
+        data.set_prompt_style(before)
+    assert ex["messages"][0] == {"role": "system", "content": data.LONG_SYSTEM}
+
+
+# ----------------------------------------------------------------------------------------------
+# GRPO with --tools
+# ----------------------------------------------------------------------------------------------
+class AlternatingPolicy(ScriptedEngine):
+    """Every rollout calls python; after the output, even samples answer 42, odd ones 41."""
+
+    def __init__(self, tokenizer):
+        super().__init__(tokenizer, {})
+        self.generated = 0
+
+    def generate(self, prompts, params):
+        out = []
+        for i, p in enumerate(prompts):
+            called = "```output" in self.tokenizer.decode(p)
+            for j in range(params.n):
+                text = ("\\boxed{42}" if (self.generated + j) % 2 == 0 else "\\boxed{41}") if called \
+                    else "```python\nprint(6 * 7)\n```\n"
+                ids = (self.tokenizer(text, add_special_tokens=False)["input_ids"] + self.stop_ids)[:params.max_new_tokens]
+                out.append(engines.Completion(i, list(p), ids, text, False))
+            self.generated += params.n if not called else 1
+        return out
+
+    def sync_weights(self, model):
+        return 0.0
+
+
+def test_grpo_with_tools_logs_calls_and_trains_on_the_policy_tokens_only(tmp_path, monkeypatch, tokenizer):
+    import json
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("".join(json.dumps({"prompt": f"Six times seven, take {k}?", "answer": "42"}) + "\n" for k in range(8)))
+    monkeypatch.setattr(engines, "make_engine", lambda kind, model, tok, **kw: AlternatingPolicy(tok))
+    seen = []
+    real = grpo.training_batch
+    monkeypatch.setattr(grpo, "training_batch", lambda comps, keep, pad: seen.append(comps) or real(comps, keep, pad))
+    out = grpo.train(grpo.parse(["--model", "tiny", "--task", str(path), "--tools", "--max_tool_calls", "1",
+                                 "--num_generations", "4", "--prompts_per_step", "2", "--max_completion_length", "48",
+                                 "--max_steps", "2", "--eval_problems", "0", "--output_dir", str(tmp_path / "run")]))
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["tool_calls"] for r in rows] == [1.0, 1.0] and [r["tool_errors"] for r in rows] == [0.0, 0.0]
+    assert [r["accuracy"] for r in rows] == [0.5, 0.5] and [r["groups_any_correct"] for r in rows] == [1.0, 1.0]
+    assert all(r["train_tokens"] > 0 for r in rows)
+    obs = tokenizer("```output\n42\n```\n", add_special_tokens=False)["input_ids"]
+    for c in seen[0]:
+        assert [t for t, m in zip(c.completion_ids, c.sampled_mask) if m == 0] == obs
+    with pytest.raises(ValueError, match="--tools with --thinking_budget"):
+        grpo.check_config(grpo.parse(["--tools", "--thinking_budget", "16"]))

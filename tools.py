@@ -1,0 +1,252 @@
+"""Tool-augmented reasoning: the policy runs Python in the sandbox while it reasons.
+
+STILL-3 (Chen et al. 2025, "An Empirical Study on Eliciting and Improving R1-like Reasoning
+Models", arXiv:2503.04548) lets its reasoning model call a Python interpreter and reports that a
+few high-quality examples of tool use are enough to activate it, and that it then lifts accuracy.
+The call format is ToRA's (Gou et al. 2024, "ToRA: A Tool-Integrated Reasoning Agent for
+Mathematical Problem Solving", §2; also Qwen2.5-Math's tool-integrated reasoning): the model
+writes a fenced block, and what it printed comes back as an output block,
+
+    ```python
+    from fractions import Fraction
+    print(Fraction(3, 4) + Fraction(1, 6))
+    ```
+    ```output
+    11/12
+    ```
+
+* `ToolEngine(engine)` wraps any engine (`engines.HFEngine`, `engines.VLLMEngine`): it generates,
+  finds the first closed ```python block in the new text, cuts the completion there (so it works
+  without stop strings on both engines), runs the block with `sandbox.run_program` (CPU time,
+  memory and process limits, no network, none of the host's files), appends the observation,
+  and continues, at most `max_calls` times per rollout. The observation's tokens are marked 0
+  in `Completion.sampled_mask` (the trainer leaves them out of the loss, `engines.logprob_mismatch`
+  out of its comparison) and get log-prob 0.0 where the inner engine reports log-probs, so
+  `Completion.logprobs` stays one per completion token.
+* `sft_examples`: worked solutions of the synthetic math (arithmetic, fractions, percent) that
+  compute with Python, for a short SFT stage that teaches the call format.
+* `mask_observations`: SFT leaves the output blocks out of its loss as well (ToRA §2.3: the
+  interpreter's outputs are not the model's to predict).
+* `tool_metrics`: calls per rollout and the share of calls that failed, for the training log.
+"""
+from __future__ import annotations
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+
+import data
+import engines
+import sandbox
+
+CALL_RE = re.compile(r"```python\n(.*?)\n```", re.DOTALL)   # the first closed python block
+ERROR_RE = re.compile(r"^```output\n[A-Za-z_.]*(?:Error|Exception|Exit|Interrupt)\b")
+TOOL_FAMILIES = ("arithmetic", "fractions", "percent")      # the families whose tasks carry an `expr`
+
+
+def first_call(text: str) -> re.Match | None:
+    """The first closed ```python block of `text` (its code is group 1), or None.
+
+    >>> first_call("So\\n```python\\nprint(2 ** 10)\\n```\\n```output\\n9\\n```").group(1)
+    'print(2 ** 10)'
+    >>> first_call("```python\\nprint(1)") is None          # not closed yet: no call
+    True
+    """
+    return CALL_RE.search(text)
+
+
+def observation(result: sandbox.Output, max_chars: int = 400) -> str:
+    """The output block for one run: its stdout, else the error's last line (ToRA shows the
+    interpreter's error message, so the model can repair its code). Longer than `max_chars`:
+    the head, and how much was cut.
+
+    >>> observation(sandbox.Output("accepted", "11/12\\n", ""))
+    '```output\\n11/12\\n```\\n'
+    >>> observation(sandbox.Output("runtime_error", "", "Traceback ...\\nNameError: name 'x' is not defined\\n"))
+    "```output\\nNameError: name 'x' is not defined\\n```\\n"
+    """
+    if result.verdict == "accepted":
+        text = result.stdout
+    elif result.verdict == "timeout":
+        text = "TimeoutError: the program ran past its time limit"
+    elif result.verdict == "memory_limit":
+        text = "MemoryError: the program ran past its memory limit"
+    elif result.verdict == "output_limit":
+        text = "OutputLimitError: the program printed more than the output limit"
+    else:   # runtime_error, syntax_error: the exception's own line
+        lines = [ln for ln in result.stderr.strip().splitlines() if ln.strip()]
+        text = lines[-1] if lines else result.detail
+    text = text.strip("\n")
+    if len(text) > max_chars:
+        text = f"{text[:max_chars]}\n... ({len(text) - max_chars} more characters)"
+    return f"```output\n{text}\n```\n"
+
+
+class ToolEngine:
+    """An engine whose rollouts may call Python: the interface of `engines.HFEngine`.
+
+    `max_calls` python blocks run per rollout; after that, blocks are plain text. Observation
+    tokens count towards `SamplingParams.max_new_tokens`, so a completion never exceeds it.
+    Each tool call runs with `timeout_s` CPU seconds and `memory_mb` MiB (`sandbox.Limits`).
+    """
+
+    def __init__(self, engine, max_calls: int = 2, timeout_s: float = 2.0, memory_mb: int = 256,
+                 max_output_chars: int = 400, workers: int = 4):
+        if max_calls < 0:
+            raise ValueError(f"--max_tool_calls {max_calls}: must be 0 (no calls) or more")
+        self.engine, self.max_calls, self.workers = engine, max_calls, workers
+        self.limits = dict(timeout_s=timeout_s, memory_mb=memory_mb)
+        self.max_output_chars = max_output_chars
+        self.tokenizer, self.stop_ids = engine.tokenizer, engine.stop_ids
+        self.name = f"{getattr(engine, 'name', 'engine')}+tools"
+
+    def sync_weights(self, model) -> float:
+        return self.engine.sync_weights(model)
+
+    def close(self):
+        getattr(self.engine, "close", lambda: None)()
+
+    def run_calls(self, codes: list[str]) -> list[str]:
+        """Run the blocks in the sandbox, in parallel; their observations, in order."""
+        def one(code):
+            return observation(sandbox.run_program(code, **self.limits), self.max_output_chars)
+        with ThreadPoolExecutor(max_workers=max(1, min(self.workers, len(codes)))) as pool:
+            return list(pool.map(one, codes))
+
+    def _take(self, c: engines.Completion, seg: engines.Completion, budget: int, calls: int):
+        """Append the policy's tokens of segment `seg` to `c`, at most `budget` of them and only
+        up to the end of its first python block if `calls` allows one; the block's code or None."""
+        ids, logprobs = seg.completion_ids[:budget], seg.logprobs
+        code = None
+        if calls < self.max_calls:
+            text = engines.decode_completion(self.tokenizer, ids, self.stop_ids)
+            if first_call(text):   # the shortest prefix of tokens that closes the block
+                lo, hi = 1, len(ids)
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if first_call(engines.decode_completion(self.tokenizer, ids[:mid], self.stop_ids)):
+                        hi = mid
+                    else:
+                        lo = mid + 1
+                if lo < len(ids) and not self.tokenizer.decode(ids[lo:lo + 1]).strip("\n") and ids[lo] not in self.stop_ids:
+                    lo += 1   # the policy's own line break after the fence stays the policy's
+                ids = ids[:lo]
+                code = first_call(engines.decode_completion(self.tokenizer, ids, self.stop_ids)).group(1)
+        c.completion_ids += ids
+        c.sampled_mask += (seg.sampled_mask or [1] * len(seg.completion_ids))[:len(ids)]
+        if c.logprobs is not None:
+            c.logprobs = c.logprobs + list(logprobs[:len(ids)]) if logprobs is not None else None
+        stopped = bool(ids) and ids[-1] in self.stop_ids
+        c.truncated = code is None and not stopped
+        return code
+
+    def generate(self, prompts, params: engines.SamplingParams) -> list[engines.Completion]:
+        tok = self.tokenizer
+        first = self.engine.generate(prompts, params)
+        out = []
+        for seg in first:   # each rollout starts empty and takes its first segment
+            c = engines.Completion(seg.prompt_index, seg.prompt_ids, [], "", False,
+                                   logprobs=[] if seg.logprobs is not None else None, sampled_mask=[])
+            out.append(c)
+        calls = [0] * len(out)
+        codes = {i: self._take(c, seg, params.max_new_tokens, 0) for i, (c, seg) in enumerate(zip(out, first))}
+        pending = [i for i, code in codes.items() if code is not None]
+        rnd = 0
+        while pending:
+            rnd += 1
+            # ---- run the blocks, append their observations (not sampled: mask 0, log-prob 0) ----
+            for i, obs in zip(pending, self.run_calls([codes[i] for i in pending])):
+                c = out[i]
+                text = engines.decode_completion(tok, c.completion_ids, self.stop_ids)
+                obs_ids = tok(("" if text.endswith("\n") else "\n") + obs, add_special_tokens=False)["input_ids"]
+                obs_ids = obs_ids[:max(params.max_new_tokens - len(c.completion_ids), 0)]
+                c.completion_ids += obs_ids
+                c.sampled_mask += [0] * len(obs_ids)
+                if c.logprobs is not None:
+                    c.logprobs += [0.0] * len(obs_ids)
+                calls[i] += 1
+                c.truncated = len(c.completion_ids) >= params.max_new_tokens   # no room left to answer
+            pending = [i for i in pending if not out[i].truncated]
+            if not pending:
+                break
+            # ---- continue each rollout after its observation ----
+            budgets = [params.max_new_tokens - len(out[i].completion_ids) for i in pending]
+            cont = self.engine.generate(
+                [out[i].prompt_ids + out[i].completion_ids for i in pending],
+                engines.SamplingParams(**{**params.__dict__, "n": 1, "max_new_tokens": max(budgets),
+                                          "seed": None if params.seed is None else params.seed + 1_000_003 * rnd}))
+            # a shorter budget is the same sample cut earlier: sampling is left to right
+            codes = {i: self._take(out[i], seg, b, calls[i]) for i, seg, b in zip(pending, cont, budgets)}
+            pending = [i for i in pending if codes[i] is not None]
+        for c in out:
+            c.text = engines.decode_completion(tok, c.completion_ids, self.stop_ids)
+        return out
+
+
+def tool_metrics(completions: list[engines.Completion], tokenizer) -> dict[str, float]:
+    """{"tool_calls": mean calls per rollout, "tool_errors": share of calls whose observation is an
+    error}. A call is a run of inserted tokens (`sampled_mask` 0), so a completion that writes an
+    output block itself is not counted as one."""
+    runs = []
+    for c in completions:
+        mask, ids, start = c.sampled_mask or [], c.completion_ids, None
+        for k, m in enumerate(mask + [1]):
+            if m == 0 and start is None:
+                start = k
+            elif m != 0 and start is not None:
+                runs.append(tokenizer.decode(ids[start:k]).lstrip("\n"))
+                start = None
+    return {"tool_calls": len(runs) / max(len(completions), 1),
+            "tool_errors": sum(bool(ERROR_RE.match(r)) for r in runs) / max(len(runs), 1)}
+
+
+# ----------------------------------------------------------------------------------------------
+# SFT with tool calls
+# ----------------------------------------------------------------------------------------------
+def printed(answer: str) -> str:
+    """What `print` shows for a synthetic answer: `\\\\frac{a}{b}` -> a/b (a `Fraction`), integers as is.
+
+    >>> printed("-\\\\frac{5}{12}"), printed("42")
+    ('-5/12', '42')
+    """
+    return re.sub(r"\\frac\{(\d+)\}\{(\d+)\}", r"\1/\2", answer)
+
+
+def tool_solution(task: dict) -> str:
+    """A worked solution that computes the task's expression in Python (a synthetic task with an
+    `expr`: arithmetic, fractions, percent), with the observation the sandbox returns for it."""
+    code = f"print({task['expr']})"
+    if "Fraction(" in task["expr"]:
+        code = f"from fractions import Fraction\n{code}"
+    result = observation(sandbox.Output("accepted", printed(task["answer"]) + "\n", ""))
+    return (f"I will compute this exactly in Python.\n```python\n{code}\n```\n{result}"
+            f"So the answer is {task['answer']}.")
+
+
+def sft_examples(n: int, seed: int = 0, families: tuple[str, ...] = TOOL_FAMILIES) -> list[dict]:
+    """SFT examples in sft.py's format: the reasoning calls Python once, the answer is a boxed
+    sentence (as sft.py's synthetic traces). STILL-3: a few such examples activate tool use."""
+    unknown = set(families) - set(TOOL_FAMILIES)
+    if unknown:
+        raise ValueError(f"tool solutions exist for {', '.join(TOOL_FAMILIES)}, not {sorted(unknown)}")
+    tasks = data.math_tasks(n, "train", seed, families=list(families))
+    return [{"messages": data.build_messages(t) + [
+                {"role": "assistant", "reasoning_content": tool_solution(t),
+                 "content": f"The final answer is $\\boxed{{{t['answer']}}}$."}], "reference": t["answer"]}
+            for t in tasks]
+
+
+def mask_observations(tokenizer, ids: list[int], mask: list[int]) -> tuple[list[int], list[int]]:
+    """(ids, mask) with 0 on every token that lies wholly inside an output block (```output ...
+    ```), so SFT does not teach the model to predict the interpreter's answers."""
+    text = tokenizer.decode(ids)
+    if "```output\n" not in text:
+        return ids, mask
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    if enc["input_ids"] == list(ids):
+        spans = enc["offset_mapping"]
+    else:   # decode -> encode is not the identity here: character spans token by token
+        ends = [len(tokenizer.decode(ids[:k + 1])) for k in range(len(ids))]
+        spans = list(zip([0] + ends[:-1], ends))
+    blocks = [(m.start(), m.end()) for m in re.finditer(r"```output\n.*?\n```\n?", text, re.DOTALL)]
+    inside = [any(a <= s and e <= b for a, b in blocks) for s, e in spans]
+    return ids, [0 if hidden else m for m, hidden in zip(mask, inside)]
