@@ -514,5 +514,5 @@ def test_share_of_groups_with_any_correct_sample():
         return grpo.Rollouts([0, 1], c, [{}, {}], torch.zeros(n), torch.zeros(n), {}, torch.tensor(correct),
                              torch.zeros(n, dtype=torch.bool), torch.ones(n, dtype=torch.bool))
     seen = [roll([False, True, False, False, False, False, False, False]), roll([False] * 8)]
-    m = grpo.step_metrics(seen, 0.75, {}, {"gen_s": 1.0})
+    m = grpo_log.step_metrics(seen, 0.75, {}, {"gen_s": 1.0})
     assert m["groups_any_correct"] == 0.25 and m["accuracy"] == 1 / 16

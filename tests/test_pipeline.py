@@ -270,7 +270,7 @@ def test_still3_recipes_zero_rl_and_tool_rl():
     assert pipeline.eval_settings(zero, cfg)["prompt_style"] == "long"
 
 
-def test_stages_are_evaluated_in_their_prompt_style_and_with_their_tools(tmp_path, monkeypatch):
+def test_stages_are_evaluated_in_their_prompt_style_and_with_their_tools(tmp_path, monkeypatch, tokenizer):
     """The starting model and the stage both in the stage's style; the caller's style is kept."""
     import data
     import evaluate
@@ -282,7 +282,7 @@ def test_stages_are_evaluated_in_their_prompt_style_and_with_their_tools(tmp_pat
                             "thinking_rate": 0.0, "mean_length": 9.0, "truncation_rate": 0.0},
                 "rows": [{"correct": False} for _ in tasks]}
     monkeypatch.setattr(evaluate, "evaluate_model", fake_evaluate_model)
-    monkeypatch.setattr(pipeline.models, "load_policy", lambda ck: ("model", "tok"))
+    monkeypatch.setattr(pipeline.models, "load_policy", lambda ck: ("model", tokenizer))
     monkeypatch.setattr(pipeline.engines, "HFEngine", lambda *a, **k: type("HF", (), {"tokenizer": None, "stop_ids": []})())
     pipeline.eval_stage("x", 2, 8, prompt_style="short")
     pipeline.eval_stage("x", 2, 8, with_tools=True)

@@ -17,6 +17,7 @@ import models
 import rewards
 import sandbox
 import sft
+import sft_data
 import tools
 
 PROMPT = "What is 6 times 7?"
@@ -223,7 +224,7 @@ def test_sft_loss_skips_the_output_blocks(tokenizer):
     assert tok.decode(dropped).startswith("```output\n") and tok.decode(dropped).endswith("\n```\n")
     kept = tok.decode([i for i, n in zip(ids, masked) if n == 1])
     assert "```python" in kept and "print(" in kept and "```output" not in kept
-    plain = sft.synthetic_examples(1, 0)[0]                       # no output block: unchanged
+    plain = sft_data.synthetic_examples(1, 0)[0]                       # no output block: unchanged
     assert tools.mask_observations(tok, *sft.encode(tok, plain["messages"]))[1] == sft.encode(tok, plain["messages"])[1]
 
 
