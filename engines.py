@@ -29,7 +29,6 @@ from tqdm import tqdm
 import distributed
 import models
 
-
 STOP_THINKING = ("\n\nConsidering the limited time by the user, I have to give the solution "
                  "based on the thinking directly now.\n</think>\n\n")
 

@@ -1564,7 +1564,7 @@ def _math_worker_loop() -> None:  # pragma: no cover - runs in the worker proces
     import logging
     logging.disable(logging.CRITICAL)
     import sympy
-    from math_verify import grader, parse, verify, LatexExtractionConfig
+    from math_verify import LatexExtractionConfig, grader, parse, verify
 
     def rationalize(e):
         try:

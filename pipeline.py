@@ -34,12 +34,12 @@ import torch
 
 import cli
 import data
+import distributed
+import engines
 import evaluate
 import models
-import runs
-import engines
-import distributed
 import rewards
+import runs
 import tools
 
 

@@ -42,7 +42,14 @@ from typing import Callable, Iterable
 import torch
 import torch.nn.functional as F
 
-from mathcheck import WORKER, find_boxes, answer_region, extract_answer, normalize_answer, verify_math  # noqa: F401
+from mathcheck import (  # noqa: F401
+    WORKER,
+    answer_region,
+    extract_answer,
+    find_boxes,
+    normalize_answer,
+    verify_math,
+)
 
 __all__ = [
     "verify_math", "extract_answer", "normalize_answer", "answer_region",
@@ -368,7 +375,7 @@ def code_rewards(completions: list[str], tasks: list[dict], all_or_nothing: bool
         jobs.append((code, task["tests"]))
         where.append(i)
     if jobs:
-        import sandbox                          # lazy: only code tasks need it
+        import sandbox  # lazy: only code tasks need it
         for i, res in zip(where, sandbox.run_many(jobs, workers=workers, **limits)):
             if all_or_nothing:
                 out[i] = 1.0 if res.verdict == "accepted" else 0.0

@@ -51,8 +51,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import torch  # noqa: E402
 
 import data  # noqa: E402
-import grpo  # noqa: E402
 import engines  # noqa: E402
+import grpo  # noqa: E402
 import models  # noqa: E402
 
 JSONL = "gpu_timing.jsonl"

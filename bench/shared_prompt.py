@@ -23,8 +23,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import data  # noqa: E402
-import grpo  # noqa: E402
 import engines  # noqa: E402
+import grpo  # noqa: E402
 import models  # noqa: E402
 
 

@@ -70,6 +70,7 @@ def main() -> None:
     args = ap.parse_args()
     logging.disable(logging.CRITICAL)
     import math_verify  # noqa: F401  (import time not counted for either side)
+
     import rewards
     rows = [run("math-verify (README usage)", mathverify_readme, CASES),
             run("rewards.verify_math", rewards.verify_math, CASES)]

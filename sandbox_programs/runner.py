@@ -24,12 +24,11 @@ only); R checks them again (`plain`) and either forwards them (call mode: the pa
 or runs the test statements itself, the candidate's functions being proxies into C (assert mode).
 R is non-dumpable (prctl), so C can neither read its memory nor open its descriptors.
 """
+import _ctypes
 import builtins
 import marshal
 import os
 import sys
-
-import _ctypes
 
 PLAIN = (type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
 PR_SET_DUMPABLE = 4

@@ -24,6 +24,7 @@ def test_the_method_files_have_examples():
 
 def test_no_file_cites_sources_readers_cannot_open():
     import re
+
     from conftest import ROOT
     files = [p for p in ROOT.rglob("*") if p.suffix in (".py", ".md", ".sh") and ".git" not in p.parts
              and "runs" not in p.parts]

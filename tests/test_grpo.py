@@ -272,7 +272,7 @@ def test_on_policy_computes_no_old_logprobs(tokenizer, monkeypatch):
                             or real(*a, **k))
     ids, attn, cmask = models.pad_batch([[1, 5, 9]] * 4, [[7, 8], [7], [9, 9, 9], [4, 2]], tokenizer.pad_token_id)
     mask = cmask[:, 1:].float()
-    adv, w = torch.tensor([1., -1., 0.5, -0.5]), torch.ones(4)
+    adv = torch.tensor([1., -1., 0.5, -0.5])
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     cfg = grpo.parse(["--micro_batch_size", "4"])
     out = grpo.train_on_batch(model, opt, None, ids, attn, mask, adv, cfg, 0.0, 0.0, 8, 0, {})
@@ -291,7 +291,7 @@ def test_shared_prompt_training_step_equals_the_unshared_one(tokenizer):
                                         [[7, 8], [7], [9, 9, 9], [4, 2, 11, 12], [30], [31, 32]],
                                         tokenizer.pad_token_id)
     mask = cmask[:, 1:].float()
-    adv, w = torch.tensor([1., -1., 0.5, -0.5, 1.0, -1.0]), torch.ones(6)
+    adv = torch.tensor([1., -1., 0.5, -0.5, 1.0, -1.0])
     after, stats = [], []
     for share in ("true", "false"):
         model, _ = models.load_policy("tiny")

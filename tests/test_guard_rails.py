@@ -9,12 +9,11 @@ import time
 
 import pytest
 import torch
+from conftest import ROOT
 
 import cli
 import models
 import runs
-
-from conftest import ROOT
 
 TINY = ["--model", "tiny", "--engine", "hf", "--num_generations", "4", "--prompts_per_step", "2",
         "--max_completion_length", "8", "--num_train_prompts", "8", "--eval_problems", "0",

@@ -372,8 +372,8 @@ def test_rewards_stay_strict():
 
 
 def test_evaluate_lenient_flag_reaches_the_checker(tokenizer):
-    import evaluate
     import engines
+    import evaluate
     tasks = [{"id": "a", "prompt": "2+5?", "answer": "7"}, {"id": "b", "prompt": "3+5?", "answer": "8"}]
 
     class Scripted:
@@ -393,6 +393,7 @@ def test_evaluate_lenient_flag_reaches_the_checker(tokenizer):
 
 def test_peer_suite_cases_are_read_from_parametrize_tables_and_literal_asserts():
     import sys
+
     from conftest import ROOT
     sys.path.insert(0, str(ROOT / "bench"))
     import mathverify_suite

@@ -7,14 +7,13 @@ import textwrap
 
 import pytest
 import torch
+from conftest import ROOT
 
+import distributed
+import engines
 import models
 import runs
-import engines
-import distributed
 from engines import Completion, SamplingParams
-
-from conftest import ROOT
 
 
 def test_default_model_loads_offline_and_generates(tokenizer):

@@ -11,11 +11,11 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from math_cases import CASES  # noqa: E402
+
 import mathcheck  # noqa: E402
 import rewards  # noqa: E402
-from math_cases import CASES  # noqa: E402
 from rewards import verify_math  # noqa: E402
-
 
 # ------------------------------------------------------------------ verify_math: the case list
 

@@ -14,7 +14,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import sandbox  # noqa: E402
 import sandbox_isolation  # noqa: E402
-from sandbox import run_many, run_tests, values_equal, outputs_match  # noqa: E402
+from sandbox import outputs_match, run_many, run_tests, values_equal  # noqa: E402
 
 FULL = sandbox.isolation_mode() == "full"
 needs_full = pytest.mark.skipif(not FULL, reason="needs root + bubblewrap + cgroup v1 (full isolation)")

@@ -6,11 +6,11 @@ import math
 import pytest
 import torch
 
-import models
-import runs
 import chat_template
 import data
 import engines
+import models
+import runs
 import sft
 import sft_data
 from data import DataError

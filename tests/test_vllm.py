@@ -12,8 +12,8 @@ import weakref
 import pytest
 import torch
 
-import models
 import engines
+import models
 
 PROMPTS = ["Hello there", "What is 2 + 2?"]
 TARGET = " The answer is 42.<|im_end|>"   # what the optimizer steps teach the tiny model
