@@ -368,18 +368,25 @@ def _judge_asserts(code, tests, lim) -> list[tuple[str, str]]:
 # ==================================================================================================
 # The API
 # ==================================================================================================
-def run_tests(code: str, tests: list[dict], timeout_s: float = 2.0, memory_mb: int = 512, **limits) -> Result:
-    """Run `code` against `tests` in the sandbox; see the module docstring. Further limits: `Limits` fields."""
-    start = time.monotonic()
+def checked_limits(caller: str, timeout_s: float, memory_mb: int, limits: dict) -> Limits:
+    """The `Limits` of one call: unknown names refused, and isolation required when
+    SANDBOX_REQUIRE_ISOLATION is set (or `require_isolation=True`) but unavailable here."""
     names = {f.name for f in fields(Limits)}
     unknown = set(limits) - names
     if unknown:
-        raise TypeError(f"run_tests: unknown limit(s) {sorted(unknown)}; known: {sorted(names)}")
+        raise TypeError(f"{caller}: unknown limit(s) {sorted(unknown)}; known: {sorted(names)}")
     lim = Limits(timeout_s=timeout_s, memory_mb=memory_mb, **limits)
     if lim.require_isolation is None:
         lim.require_isolation = os.environ.get("SANDBOX_REQUIRE_ISOLATION", "") not in ("", "0")
     if lim.require_isolation and _state()["mode"] == "none":
         raise SandboxError(f"isolation required but unavailable: {_state()['why']}")
+    return lim
+
+
+def run_tests(code: str, tests: list[dict], timeout_s: float = 2.0, memory_mb: int = 512, **limits) -> Result:
+    """Run `code` against `tests` in the sandbox; see the module docstring. Further limits: `Limits` fields."""
+    start = time.monotonic()
+    lim = checked_limits("run_tests", timeout_s, memory_mb, limits)
     total = len(tests)
     if not isinstance(code, str):
         return Result("syntax_error", 0, total, "code is not a string", time.monotonic() - start)
@@ -438,15 +445,7 @@ def run_program(code: str, stdin: str = "", timeout_s: float = 2.0, memory_mb: i
     >>> run_program("1 / 0").stderr.splitlines()[-1]
     'ZeroDivisionError: division by zero'
     """
-    names = {f.name for f in fields(Limits)}
-    unknown = set(limits) - names
-    if unknown:
-        raise TypeError(f"run_program: unknown limit(s) {sorted(unknown)}; known: {sorted(names)}")
-    lim = Limits(timeout_s=timeout_s, memory_mb=memory_mb, **limits)
-    if lim.require_isolation is None:
-        lim.require_isolation = os.environ.get("SANDBOX_REQUIRE_ISOLATION", "") not in ("", "0")
-    if lim.require_isolation and _state()["mode"] == "none":
-        raise SandboxError(f"isolation required but unavailable: {_state()['why']}")
+    lim = checked_limits("run_program", timeout_s, memory_mb, limits)
     try:
         compile(code, "program.py", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as e:
