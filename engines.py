@@ -369,6 +369,10 @@ class VLLMEngine:
                 self._tmpdir = folder[0]                    # rank 0 deletes it in close()
             distributed.barrier()
             model_path = folder[0]
+        # vLLM 0.32 on CPU fails on a seeded request whose prefill is split over two scheduler
+        # steps ("CPU Generator does not use offset"): prefill every prompt whole
+        cpu_prefill = {} if torch.cuda.is_available() else {
+            "enable_chunked_prefill": False, "max_num_batched_tokens": max(max_model_len, 16384)}
         # under torchrun each rank runs its own engine inside the ranks' process group
         launcher = {"distributed_executor_backend": "external_launcher"} if distributed.world_size() > 1 else {}
         if enable_sleep_mode and not torch.cuda.is_available():
@@ -383,7 +387,7 @@ class VLLMEngine:
                        enforce_eager=enforce_eager, seed=seed,
                        logprobs_mode="processed_logprobs",  # log-probs of the sampling distribution
                        generation_config="vllm",            # no defaults from generation_config.json
-                       **launcher)
+                       **launcher, **cpu_prefill)
         self.start_seconds = time.perf_counter() - t
         self.max_model_len = max_model_len
         self.serving = weakref.ref(model)      # the model whose weights it holds

@@ -64,6 +64,17 @@ def test_vllm_generates_n_samples_with_logprobs(tiny_vllm):
 
 
 @pytest.mark.vllm
+def test_seeded_batch_larger_than_one_prefill_step(tiny_vllm):
+    """GRPO's CPU batch (8 prompts x 8 samples of ~70 tokens) exceeds vLLM's default 4096 tokens
+    per scheduler step; a seeded request whose prefill was split failed on CPU ("CPU Generator
+    does not use offset"). Prompts are prefilled whole: 24 distinct 200-token prompts, seeded."""
+    model, tok, engine = tiny_vllm
+    prompts = [[5 + i] * 200 for i in range(24)]                    # 4800 distinct prompt tokens
+    out = engine.generate(prompts, engines.SamplingParams(n=2, temperature=1.0, max_new_tokens=4, seed=0))
+    assert len(out) == 48 and all(1 <= len(c.completion_ids) <= 4 for c in out)
+
+
+@pytest.mark.vllm
 def test_sync_weights_after_optimizer_step(tiny_vllm):
     """Large-lr steps teach TARGET; before the sync vLLM still samples the old weights
     (greedy tokens differ, log-prob mismatch large); after it, tokens and log-probs match."""
