@@ -3,9 +3,12 @@
 A stage is one script (`sft.py`, `grpo.py`, `distill.py`) with config overrides; its input model
 is the previous stage's checkpoint. Every stage writes its own run directory
 (`<output_dir>/<NN>-<name>/`: config.json, metrics.jsonl, curves.png, checkpoint/), is evaluated
-on held-out problems of the test split when it ends (accuracy, thinking rate, mean length),
-and is marked done (`DONE.json`), so `--resume` skips finished stages and continues a stage
-that was killed mid-way from its own state.pt.
+on held-out problems of the test split when it ends (accuracy, thinking rate, mean length), in
+the templates training draws from and in templates held out of training altogether (the same
+skills in other words), and is marked done (`DONE.json`), so `--resume` skips finished stages
+and continues a stage that was killed mid-way from its own state.pt. At the end: table.json and
+table.md (the table, each stage paired with the one above by the sign test), each stage's
+curves.png redrawn with the evaluations before and after it, and summary.png (accuracy by stage).
 
     python pipeline.py                                   # phi4-reasoning at demo scale, CPU
     python pipeline.py --recipe qwen3 --dry-run          # the stage list with resolved configs
