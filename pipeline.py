@@ -4,9 +4,12 @@ tool-augmented RL as lists of stages.
 A stage is one script (`sft.py`, `grpo.py`, `distill.py`) with config overrides; its input model
 is the previous stage's checkpoint. Every stage writes its own run directory
 (`<output_dir>/<NN>-<name>/`: config.json, metrics.jsonl, curves.png, checkpoint/), is evaluated
-on held-out problems of the test split when it ends (accuracy, thinking rate, mean length),
-and is marked done (`DONE.json`), so `--resume` skips finished stages and continues a stage
-that was killed mid-way from its own state.pt.
+on held-out problems of the test split when it ends (accuracy, thinking rate, mean length), in
+the templates training draws from and in templates held out of training altogether (the same
+skills in other words), and is marked done (`DONE.json`), so `--resume` skips finished stages
+and continues a stage that was killed mid-way from its own state.pt. At the end: table.json and
+table.md (the table, each stage paired with the one above by the sign test), each stage's
+curves.png redrawn with the evaluations before and after it, and summary.png (accuracy by stage).
 
     python pipeline.py                                   # phi4-reasoning at demo scale, CPU
     python pipeline.py --recipe qwen3 --dry-run          # the stage list with resolved configs
@@ -51,6 +54,7 @@ class Config:
     output_dir: str = field(default="", metadata={"help": "default: runs/<recipe>-<scale>"})
     eval_problems: int = field(default=0, metadata={"help": "held-out test problems evaluated after each stage (0: the scale's default, demo 512: it resolves a 3-point change, 128 does not); with --resume, finished stages are evaluated again when this changes"})
     eval_base_problems: int = field(default=0, metadata={"help": "held-out problems for the starting model (0: demo min(eval_problems, 64), since the raw model runs every answer to the token limit; else eval_problems); its row is paired with the next on the problems both saw"})
+    eval_heldout_problems: int = field(default=0, metadata={"help": "problems in templates held out of training (data.math_tasks templates='held_out': the same skills in other words) evaluated after each stage, next to the in-template set (0: a quarter of eval_problems, demo 128; -1: none); where the budget shrinks the evaluation, it shrinks with it; the starting model gets half of eval_base_problems"})
     eval_max_completion_length: int = field(default=0, metadata={"help": "generation budget of those evaluations (0: the scale's default, demo 96)"})
     time_budget_minutes: float = field(default=-1.0, metadata={"help": "wall time of the whole run (-1: the scale's default, demo 19.5; 0: none). Time-budgeted stages (demo GRPO) get what is left after the evaluations still to come; where the machine is too slow for all of --eval_problems in the budget, the evaluation shrinks (never below 256; the table says how many). An explicit --eval_problems is never shrunk"})
     max_steps_scale: float = field(default=1.0, metadata={"help": "multiply every stage's step count (tests use a small value)"})
@@ -453,17 +457,22 @@ def eval_settings(stage: Stage, cfg: Config) -> dict:
 
 
 def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None, engine: str = "auto",
-               prompt_style: str = "default", with_tools: bool = False) -> dict:
+               prompt_style: str = "default", with_tools: bool = False, heldout: int = 0) -> dict:
     """Greedy accuracy, thinking rate and mean length on held-out synthetic math (test split),
     with each problem's result ("correct") for the paired comparison between stages, and the
     seconds it took (`eval_s`: the pipeline's budget plans the evaluations still to come).
     With `fit(seconds_per_problem, done) -> n`, the first LEAST_EVAL_PROBLEMS are evaluated,
     then as many more as `fit` allows (up to n). The batches are the same either way.
-    `prompt_style` and `with_tools`: as the stage trained (`eval_settings`)."""
+    `prompt_style` and `with_tools`: as the stage trained (`eval_settings`).
+    `heldout` > 0: also `heldout` problems in templates no training data holds (the same
+    skills in other words: `data.math_tasks(templates="held_out")`), after the others, as
+    heldout_accuracy, heldout_correct, heldout_problems, heldout_by_family; where `fit` keeps
+    fewer than n problems, as many fewer of these in proportion."""
     model, tok = models.load_policy(checkpoint)
     t0 = time.time()
     tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))   # prefix-stable: 256 of 512 = the 256
-    longest = max(map(len, data.prompt_ids(tok, tasks, style=prompt_style)))
+    held = data.math_tasks(heldout, "test", seed=1234, levels=(1,), templates="held_out") if heldout > 0 else []
+    longest = max(map(len, data.prompt_ids(tok, tasks + held, style=prompt_style)))
     engine = engines.make_engine(engine, model, tok, max_model_len=longest + max_new_tokens,
                                  batch_size=min(max(n, 1), 128))   # batch_size: the HF engine's
     engine = tools.ToolEngine(engine) if with_tools else engine
@@ -479,32 +488,118 @@ def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None, engine: s
     total = fit((time.time() - t0) / first, first) if first < n else n
     if total > first:
         parts.append(run(tasks[first:total]))
+    held = held[:len(held) * total // n]   # a budget that shrinks the one shrinks the other
     r = merge_evals(parts) if len(parts) > 1 else parts[0][1]
-    return {**r["metrics"], "correct": [row["correct"] for row in r["rows"]], "eval_s": time.time() - t0}
+    out = {**r["metrics"], "correct": [row["correct"] for row in r["rows"]]}
+    if held:
+        h = run(held)[1]
+        out.update(heldout_accuracy=h["metrics"]["accuracy"], heldout_problems=len(held),
+                   heldout_correct=[row["correct"] for row in h["rows"]],
+                   heldout_by_family=h["metrics"].get("by_family", {}))
+    return {**out, "eval_s": time.time() - t0}
 
 
 def with_paired(rows: list[dict]) -> list[dict]:
     """Each row gets `vs_previous`: problems it solves that the row above did not (gained), the
     reverse (lost), and the sign test's p (evaluate.sign_test), on the problems both rows saw
     (`data.math_tasks` lists are prefix-stable: the first 128 of 512 are the 128). 128 problems
-    cannot tell a 3-point change from noise; the paired count shows whether a difference is more."""
+    cannot tell a 3-point change from noise; the paired count shows whether a difference is more.
+    The held-out-template problems (`heldout_correct`) are paired the same way (`heldout_vs_previous`)."""
     for prev, row in zip(rows, rows[1:]):
-        n = min(len(prev.get("correct", [])), len(row.get("correct", [])))
-        if n:
-            row["vs_previous"] = {**evaluate.paired(prev["correct"][:n], row["correct"][:n]), "problems": n}
+        for results, out in (("correct", "vs_previous"), ("heldout_correct", "heldout_vs_previous")):
+            n = min(len(prev.get(results, [])), len(row.get(results, [])))
+            if n:
+                row[out] = {**evaluate.paired(prev[results][:n], row[results][:n]), "problems": n}
     return rows
 
 
-def print_table(rows: list[dict]):
-    print("\n| stage | accuracy | vs previous: gained / lost (p) | thinking rate | mean length | minutes | checkpoint and curves |")
-    print("|---|---|---|---|---|---|---|")
+def paired_text(v: dict | None, n: int) -> str:
+    """'+32 / -11 (p 0.002)', with 'on the first 64' where fewer than the row's n were paired."""
+    if not v:
+        return ""
+    return f"+{v['gained']} / -{v['lost']} (p {v['p']:.2g})" + (f" on the first {v['problems']}" if v["problems"] < n else "")
+
+
+def print_table(rows: list[dict]) -> str:
+    """The markdown table of the stages (printed, and returned for table.md): accuracy on the
+    in-template held-out problems and on the held-out templates, each with the paired sign test
+    against the row above."""
+    lines = ["| stage | accuracy | vs previous: gained / lost (p) | held-out templates | vs previous | "
+             "thinking rate | mean length | minutes | checkpoint and curves |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        v = r.get("vs_previous")
-        vs = f"+{v['gained']} / -{v['lost']} (p {v['p']:.2g})" if v else ""
-        if v and v.get("problems", r["num_problems"]) < r["num_problems"]:
-            vs += f" on the first {v['problems']}"
-        print(f"| {r['stage']} | {r['accuracy']:.3f} ({r['num_problems']}) | {vs} | {r['thinking_rate']:.2f} | "
-              f"{r['mean_length']:.0f} | {r.get('minutes', 0):.1f} | {r.get('where', '')} |")
+        vs = paired_text(r.get("vs_previous"), r["num_problems"])
+        held = f"{r['heldout_accuracy']:.3f} ({r['heldout_problems']})" if "heldout_accuracy" in r else ""
+        held_vs = paired_text(r.get("heldout_vs_previous"), r.get("heldout_problems", 0))
+        lines.append(f"| {r['stage']} | {r['accuracy']:.3f} ({r['num_problems']}) | {vs} | {held} | {held_vs} | "
+                     f"{r['thinking_rate']:.2f} | {r['mean_length']:.0f} | {r.get('minutes', 0):.1f} | {r.get('where', '')} |")
+    text = "\n".join(lines)
+    print("\n" + text)
+    return text
+
+
+STAGE_PANELS = {   # a stage figure's panels by script, in order; one whose values never change is left out
+    "grpo": ["reward", "accuracy", "entropy", "response_length", "groups_with_signal", "truncated",
+             "clip_frac", "kl", "entropy_coef", "step_s"],
+    "sft": ["loss", "accuracy", "grad_norm", "lr", "tokens_per_s"],
+    "distill": ["loss", "accuracy", "eval_forward_kl", "eval_reverse_kl", "tokens_per_s", "grad_norm"],
+}
+
+
+def heldout_points(before: dict | None, after: dict, last_step: int) -> dict[str, list]:
+    """The pipeline's evaluations around a stage as `runs.plot_curves` evaluations: its input
+    model's (the row above) at step 0 and its own at its last step, in-template held-out problems
+    and held-out templates, each labelled with its problem counts.
+
+    >>> heldout_points({"accuracy": 0.0, "num_problems": 64}, {"accuracy": 0.2, "num_problems": 512,
+    ...                "heldout_accuracy": 0.1, "heldout_problems": 128}, 90)
+    {'held-out problems (64 -> 512)': [(0, 0.0), (90, 0.2)], 'held-out templates (128)': [(90, 0.1)]}
+    """
+    points = {}
+    for acc, n, label in (("accuracy", "num_problems", "held-out problems"),
+                          ("heldout_accuracy", "heldout_problems", "held-out templates")):
+        if acc not in after:
+            continue
+        seen = [before[n]] if before and acc in before else []
+        counts = " -> ".join(str(c) for c in dict.fromkeys(seen + [after[n]]))
+        points[f"{label} ({counts})"] = ([(0, before[acc])] if seen else []) + [(last_step, after[acc])]
+    return points
+
+
+def write_figures(rows: list[dict], stages: list[Stage], cfg: Config, out: Path) -> list[Path]:
+    """Each stage's figure (its run dir's curves.png, redrawn by `runs.plot_curves` with the
+    panels of STAGE_PANELS): its training curves, smoothed over the raw points, and the pipeline's
+    held-out evaluations before and after it on the accuracy panel; for GRPO with group filtering,
+    the share of groups with signal (1 - groups_filtered: 0 < #correct < G or the rewards differ).
+    Then out/summary.png (`runs.plot_stages`): accuracy by stage, in-template and on held-out
+    templates, with 95% intervals and the paired sign test against the stage before."""
+    by_stage, written = {r["stage"]: r for r in rows}, []
+    before = by_stage.get("base")
+    for i, stage, stage_dir, model, teacher in stage_plan(stages, cfg, out):
+        row, metrics = by_stage.get(f"{i:02d}-{stage.name}"), runs.read_metrics(stage_dir)
+        if row and metrics:
+            _, sc = stage_config(stage, cfg, stage_dir, model, teacher)
+            if getattr(sc, "filter_zero_variance", False):
+                metrics = [{**m, "groups_with_signal": 1 - m["groups_filtered"]} if "groups_filtered" in m else m
+                           for m in metrics]
+            last = max(m.get("step", 0) for m in metrics)
+            title = (f"{row['stage']} ({stage.script}.py, lr {getattr(sc, 'learning_rate', 0):g}, {last} steps): "
+                     "held-out accuracy before (step 0) and after")
+            path = runs.plot_curves(metrics, stage_dir / "curves.png", STAGE_PANELS.get(stage.script), title,
+                                    overlay={"accuracy": "eval_accuracy"},
+                                    evaluations={"accuracy": heldout_points(before, row, last)})
+            written += [path] if path else []
+        before = row or before
+    point = lambda r, acc, n, vs: {"accuracy": r[acc], "n": r[n], "note": paired_text(r.get(vs), r[n])} if acc in r else None
+    series = {"held-out problems, training templates": [point(r, "accuracy", "num_problems", "vs_previous") for r in rows],
+              "held-out templates": [point(r, "heldout_accuracy", "heldout_problems", "heldout_vs_previous") for r in rows]}
+    families = sorted({f for r in rows for f in r.get("by_family", {})})
+    by_group = {label: {f: [r.get(key, {}).get(f) for r in rows] for f in families}
+                for label, key in (("in-template", "by_family"), ("held-out templates", "heldout_by_family"))}
+    written.append(runs.plot_stages([r["stage"] for r in rows], series, out / "summary.png",
+                                    f"{cfg.recipe} ({cfg.scale}): greedy accuracy on held-out problems by stage",
+                                    by_group if families else None))
+    return written
 
 
 def run(cfg: Config) -> list[dict]:
@@ -546,17 +641,20 @@ def run(cfg: Config) -> list[dict]:
     if evaluated and not cfg.eval_problems:   # a resumed run keeps the size its budget chose
         n_eval = evaluated[0]["num_problems"]
     n_fixed = bool(cfg.eval_problems or evaluated)
+    n_held = 0 if cfg.eval_heldout_problems < 0 else cfg.eval_heldout_problems or n_eval // 4
+    n_held_base = min(n_held, n_base // 2)   # the raw model is slow and solves ~nothing: half its set
 
     def left_s() -> float:
         return 60 * budget_min - (time.time() - t_start)
 
-    def s_per_problem() -> float | None:   # the latest evaluation's pace
+    def s_per_problem() -> float | None:   # the latest evaluation's pace (in-template and held-out templates)
         timed = [r for r in rows if r.get("eval_s") and r.get("num_problems")]
-        return timed[-1]["eval_s"] / timed[-1]["num_problems"] if timed else None
+        return timed[-1]["eval_s"] / (timed[-1]["num_problems"] + timed[-1].get("heldout_problems", 0)) if timed else None
 
-    def current(stage: str, n: int | None = None) -> bool:   # evaluated, on as many problems as asked for now
-        n = n_eval if n is None else n
-        return any(r["stage"] == stage and r.get("num_problems") == n and "correct" in r for r in rows)
+    def current(stage: str, n: int | None = None, held: int | None = None) -> bool:   # evaluated as asked for now
+        n, held = n_eval if n is None else n, n_held if held is None else held
+        return any(r["stage"] == stage and r.get("num_problems") == n and "correct" in r
+                   and r.get("heldout_problems", 0) == held for r in rows)
 
     def put(row: dict):                 # replace the stage's row in place, or append it
         nonlocal rows
@@ -564,20 +662,22 @@ def run(cfg: Config) -> list[dict]:
         rows = rows[:at[0]] + [row] + rows[at[0] + 1:] if at else rows + [row]
         runs.atomic_write_text(rows_path, json.dumps(rows, indent=2))
 
-    if not current("base", n_base):
-        print(f"== evaluating the starting model on {n_base} held-out problems ==", flush=True)
-        put({"stage": "base", **eval_stage(cfg.model, n_base, eval_tokens, engine=cfg.engine,
-                                           **eval_settings(stages[0], cfg)), "where": cfg.model})
+    if not current("base", n_base, n_held_base):
+        print(f"== evaluating the starting model on {n_base} held-out problems and {n_held_base} in held-out "
+              "templates ==", flush=True)
+        put({"stage": "base", **eval_stage(cfg.model, n_base, eval_tokens, engine=cfg.engine, heldout=n_held_base,
+                                           **eval_settings(stages[0], cfg)),
+             "where": cfg.model})
 
     for i, stage, stage_dir, model, teacher in stage_plan(stages, cfg, out):
         label = f"{i:02d}-{stage.name}"
         if (stage_dir / "DONE.json").exists() and cfg.resume:
             print(f"== stage {i}/{len(stages)}: {stage.name} finished earlier, skipped ==")
             if not current(label):   # e.g. --resume --eval_problems 512: a larger held-out set
-                print(f"== evaluating {label} on {n_eval} held-out problems ==", flush=True)
+                print(f"== evaluating {label} on {n_eval} held-out problems and {n_held} in held-out templates ==", flush=True)
                 done_row = json.loads((stage_dir / "DONE.json").read_text())
-                put({**done_row, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens,
-                                              engine=cfg.engine, **eval_settings(stage, cfg))})
+                put({**done_row, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens, engine=cfg.engine,
+                                              heldout=n_held, **eval_settings(stage, cfg))})
         else:
             module, sc = stage_config(stage, cfg, stage_dir, model, teacher)
             if hasattr(sc, "resume"):
@@ -587,22 +687,23 @@ def run(cfg: Config) -> list[dict]:
                   f"{', resumed' if getattr(sc, 'resume', False) else ''}) -> {stage_dir} ==", flush=True)
             evals_left, pace = len(stages) - i + 1, s_per_problem()
             if budget_min and pace and getattr(sc, "time_budget_minutes", 0) > 0:
-                cap = (left_s() - evals_left * n_eval * pace - 10) / 60   # 10 s: the checkpoint save
+                cap = (left_s() - evals_left * (n_eval + n_held) * pace - 10) / 60   # 10 s: the checkpoint save
                 if cap < sc.time_budget_minutes:
                     print(f"== {stage.name}: time budget {max(cap, 0.5):.1f} min instead of {sc.time_budget_minutes:g}: "
                           f"what the run's {budget_min:g} min leave after {evals_left} evaluation(s) of "
-                          f"{n_eval} problems at {pace:.2f} s each ==", flush=True)
+                          f"{n_eval} + {n_held} problems at {pace:.2f} s each ==", flush=True)
                     sc.time_budget_minutes = max(cap, 0.5)
             elastic = sum(1 for st in stages[i:] if st.overrides.get("time_budget_minutes", 0) > 0)
 
             def fit(pace: float, done: int) -> int:   # the held-out set's size, once, at the first evaluation
-                nonlocal n_eval
-                n = fit_eval_problems(left_s(), pace, evals_left, 60 * MIN_ELASTIC_MINUTES * elastic + 30, n_eval, done)
+                nonlocal n_eval, n_held
+                reserve = 60 * MIN_ELASTIC_MINUTES * elastic + 30 + evals_left * n_held * pace   # held-out templates (at most this many)
+                n = fit_eval_problems(left_s(), pace, evals_left, reserve, n_eval, done)
                 if n < n_eval:
                     print(f"== {n_eval} held-out problems do not fit the run's {budget_min:g} min on this machine "
-                          f"({pace:.2f} s each, {left_s() / 60:.1f} min left): every stage is evaluated on {n} ==",
-                          flush=True)
-                    n_eval = n
+                          f"({pace:.2f} s each, {left_s() / 60:.1f} min left): every stage is evaluated on {n} "
+                          f"(and {n_held * n // n_eval} in held-out templates) ==", flush=True)
+                    n_eval, n_held = n, n_held * n // n_eval
                 return n
             t0 = time.time()
             try:
@@ -611,8 +712,8 @@ def run(cfg: Config) -> list[dict]:
                 module.train(sc)
                 use_fit = fit if budget_min and not n_fixed else None
                 n_fixed = True
-                row = {"stage": label, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens, use_fit,
-                                                    cfg.engine, **eval_settings(stage, cfg)),
+                row = {"stage": label, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens, use_fit, cfg.engine,
+                                                    heldout=n_held, **eval_settings(stage, cfg)),
                        "minutes": (time.time() - t0) / 60,
                        "where": f"{stage_dir}/checkpoint, {stage_dir}/curves.png"}
             except Exception as e:
@@ -624,7 +725,8 @@ def run(cfg: Config) -> list[dict]:
             put(row)
     rows = with_paired(rows)
     runs.atomic_write_text(rows_path, json.dumps(rows, indent=2))
-    print_table(rows)
+    runs.atomic_write_text(out / "table.md", print_table(rows) + "\n")
+    write_figures(rows, stages, cfg, out)
     print(f"\nwall time {(time.time() - t_start) / 60:.1f} min"
           + (f" (budget {budget_min:g} min, --time_budget_minutes)" if budget_min else ""))
     return rows

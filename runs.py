@@ -1,5 +1,6 @@
 """Runs: atomic HF checkpoints, RNG state, and the run directory (metrics.jsonl, samples.jsonl,
-curves.png, state.pt for `--resume`, summary.json)."""
+curves.png, state.pt for `--resume`, summary.json); the figures (`plot_curves`: a run's curves,
+`plot_stages`: accuracy by stage, with Wilson intervals)."""
 from __future__ import annotations
 
 import contextlib
@@ -148,8 +149,7 @@ class RunDir:
             self.log({"step": step, **row}, "samples.jsonl")
 
     def metrics(self) -> list[dict]:
-        path = self.root / "metrics.jsonl"
-        return [json.loads(l) for l in path.read_text().splitlines() if l.strip()] if path.exists() else []
+        return read_metrics(self.root)
 
     def truncate_metrics(self, step: int):
         """On --resume, drop lines logged after the last saved state (they will be redone)."""
@@ -191,56 +191,162 @@ class RunDir:
         return text
 
     def plot(self, keys: list[str] | None = None, title: str = "", overlay: dict[str, str] | None = None,
-             smooth: float = 0.6) -> Path | None:
-        """curves.png: one panel per metric, raw points with a smoothed line (an exponential moving
-        average, weight `smooth`), integer steps. `overlay` {"accuracy": "eval_accuracy"} draws a
-        second metric's points on the first's panel (held-out evaluations over rollout accuracy).
-        A metric that never changes gets no panel; the title names the run and its settings."""
-        rows = self.metrics()
-        if not rows:
-            return None
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.ticker import MaxNLocator
-        overlay = overlay or {}
-        series = lambda k: [(r.get("step", i), r[k]) for i, r in enumerate(rows)
-                            if isinstance(r.get(k), (int, float)) and math.isfinite(r[k])]
-        keys = keys or [k for k, v in rows[-1].items() if isinstance(v, (int, float)) and k != "step"]
-        keys = [k for k in keys if k not in overlay.values() or k in overlay]
-        varies = lambda k: len({v for _, v in series(k)}) > 1
-        keys = [k for k in keys if varies(k) or (k in overlay and varies(overlay[k]))]
-        if not keys:
-            return None
-        cols = min(3, len(keys))
-        nrows = math.ceil(len(keys) / cols)
-        fig, axes = plt.subplots(nrows, cols, figsize=(4.5 * cols, 3 * nrows), squeeze=False)
-        for ax, k in zip(axes.flat, keys):
-            pts = series(k)
-            if pts:
-                xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-                ax.plot(xs, ys, "o", ms=3, alpha=0.35, color="C0")
-                ema, smoothed = ys[0], []
-                for y in ys:
-                    ema = smooth * ema + (1 - smooth) * y
-                    smoothed.append(ema)
-                ax.plot(xs, smoothed, "-", color="C0", label=k)
-            if k in overlay and series(overlay[k]):
-                ev = series(overlay[k])
-                ax.plot([p[0] for p in ev], [p[1] for p in ev], "s-", color="C3", label=overlay[k])
-                ax.legend(fontsize=7)
-            ax.set_title(k, fontsize=9)
-            ax.set_xlabel("step", fontsize=8)
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        for ax in list(axes.flat)[len(keys):]:
-            ax.axis("off")
-        if title:
-            fig.suptitle(title, fontsize=10)
-        fig.tight_layout()
-        out = self.root / "curves.png"
-        fig.savefig(out, dpi=80)
-        plt.close(fig)
-        return out
+             smooth: float = 0.6, evaluations: dict[str, dict[str, list]] | None = None) -> Path | None:
+        """curves.png from this run's metrics (`plot_curves`)."""
+        return plot_curves(self.metrics(), self.root / "curves.png", keys, title, overlay, smooth, evaluations)
+
+
+# ----------------------------------------------------------------------------------------------
+# Figures
+# ----------------------------------------------------------------------------------------------
+def read_metrics(root: str | Path) -> list[dict]:
+    """The rows of <root>/metrics.jsonl ([] when there is none)."""
+    path = Path(root) / "metrics.jsonl"
+    return [json.loads(l) for l in path.read_text().splitlines() if l.strip()] if path.exists() else []
+
+
+def smoothed(ys: list[float], weight: float = 0.6) -> list[float]:
+    """Exponential moving average, started at the first value: s_t = w * s_(t-1) + (1 - w) * y_t.
+
+    >>> smoothed([0.0, 1.0, 1.0], 0.5)
+    [0.0, 0.5, 0.75]
+    """
+    out, ema = [], ys[0] if ys else 0.0
+    for y in ys:
+        ema = weight * ema + (1 - weight) * y
+        out.append(ema)
+    return out
+
+
+def plot_curves(rows: list[dict], path: str | Path, keys: list[str] | None = None, title: str = "",
+                overlay: dict[str, str] | None = None, smooth: float = 0.6,
+                evaluations: dict[str, dict[str, list]] | None = None) -> Path | None:
+    """One panel per metric: raw points with a smoothed line (`smoothed`, weight `smooth`),
+    integer steps. `overlay` {"accuracy": "eval_accuracy"} draws a second metric's points on the
+    first's panel (held-out evaluations over rollout accuracy). `evaluations` {"accuracy":
+    {"held-out problems (512)": [(0, 0.21), (7, 0.25)]}} draws evaluations made outside the run
+    (pipeline.py's, before and after a stage) on a panel, as labelled markers with their values;
+    a panel is made for them when no metric has that name. A panel whose values never change
+    gets none; the title names the run and its settings. Returns the PNG's path (None: nothing to draw)."""
+    if not rows and not evaluations:
+        return None
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+    overlay, evaluations = overlay or {}, evaluations or {}
+    series = lambda k: [(r.get("step", i), r[k]) for i, r in enumerate(rows)
+                        if isinstance(r.get(k), (int, float)) and math.isfinite(r[k])]
+    keys = keys or ([k for k, v in rows[-1].items() if isinstance(v, (int, float)) and k != "step"] if rows else [])
+    keys = [k for k in keys if k not in overlay.values() or k in overlay]
+    keys += [k for k in evaluations if k not in keys]
+    varies = lambda k: len({v for _, v in series(k)}) > 1
+    evaluated = lambda k: len({y for pts in evaluations.get(k, {}).values() for _, y in pts}) > 1
+    keys = [k for k in keys if varies(k) or (k in overlay and varies(overlay[k])) or evaluated(k)]
+    if not keys:
+        return None
+    cols = min(3, len(keys))
+    nrows = math.ceil(len(keys) / cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(4.5 * cols, 3 * nrows), squeeze=False)
+    for ax, k in zip(axes.flat, keys):
+        pts = series(k)
+        if pts:
+            xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+            ax.plot(xs, ys, "o", ms=3, alpha=0.35, color="C0")
+            ax.plot(xs, smoothed(ys, smooth), "-", color="C0", label=k)
+        if k in overlay and series(overlay[k]):
+            ev = series(overlay[k])
+            ax.plot([p[0] for p in ev], [p[1] for p in ev], "s-", color="C3", label=overlay[k])
+        for j, (label, ev) in enumerate(evaluations.get(k, {}).items()):
+            xs, ys = [p[0] for p in ev], [p[1] for p in ev]
+            ax.plot(xs, ys, "D--", ms=6, color=f"C{j + 1}", label=label)
+            for x, y in zip(xs, ys):
+                ax.annotate(f"{y:.2f}", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7, color=f"C{j + 1}")
+        if (k in overlay and series(overlay[k])) or evaluations.get(k):
+            ax.legend(fontsize=7)
+            ax.margins(x=0.06, y=0.12)   # room for the values written beside the evaluations
+        ax.set_title(k, fontsize=9)
+        ax.set_xlabel("step", fontsize=8)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    for ax in list(axes.flat)[len(keys):]:
+        ax.axis("off")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return path
+
+
+def wilson_interval(accuracy: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval of an accuracy measured on n problems (Wilson 1927,
+    "Probable inference, the law of succession, and statistical inference", JASA 22(158)):
+
+        (p + z²/2n ± z √(p(1 - p)/n + z²/4n²)) / (1 + z²/n)
+
+    It stays inside [0, 1] and is not empty at p = 0, where the normal approximation is.
+
+    >>> [round(v, 3) for v in wilson_interval(0.0, 64)]
+    [0.0, 0.057]
+    >>> [round(v, 3) for v in wilson_interval(0.25, 512)]
+    [0.214, 0.289]
+    """
+    if n <= 0:
+        return (0.0, 1.0)
+    centre = accuracy + z * z / (2 * n)
+    spread = z * math.sqrt(accuracy * (1 - accuracy) / n + z * z / (4 * n * n))
+    return (max(0.0, (centre - spread) / (1 + z * z / n)), min(1.0, (centre + spread) / (1 + z * z / n)))
+
+
+def plot_stages(stages: list[str], series: dict[str, list[dict | None]], path: str | Path, title: str = "",
+                by_group: dict[str, dict[str, list[float | None]]] | None = None) -> Path:
+    """Accuracy by stage (pipeline.py's summary.png). `series` {label: one point per stage,
+    {"accuracy", "n", "note"?} or None}: a line per series, each point with its 95% Wilson interval
+    (`wilson_interval`) and its note beside it (e.g. the paired sign test against the stage
+    before). `by_group` {label: {group: accuracy per stage}} adds a second panel (e.g. per family)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    panels = 2 if by_group else 1
+    fig, axes = plt.subplots(1, panels, figsize=(6.5 * panels, 4.2), squeeze=False)
+    ax = axes[0][0]
+    xs = list(range(len(stages)))
+    for j, (label, points) in enumerate(series.items()):
+        at = [(x, p) for x, p in zip(xs, points) if p]
+        if not at:
+            continue
+        ys = [p["accuracy"] for _, p in at]
+        lo_hi = [wilson_interval(p["accuracy"], p["n"]) for _, p in at]
+        err = [[y - lo for y, (lo, _) in zip(ys, lo_hi)], [hi - y for y, (_, hi) in zip(ys, lo_hi)]]
+        shift = (j - (len(series) - 1) / 2) * 0.06   # side by side, so the bars do not overlap
+        ax.errorbar([x + shift for x, _ in at], ys, yerr=err, fmt="o-", capsize=4, color=f"C{j}", label=label)
+        for (x, p), y in zip(at, ys):
+            note = f"{y:.3f} (n={p['n']})" + (f"\n{p['note']}" if p.get("note") else "")
+            ax.annotate(note, (x + shift, y), textcoords="offset points", xytext=(6, -4 - 12 * j), fontsize=7, color=f"C{j}")
+    ax.set_xticks(xs, stages, fontsize=8)
+    ax.set_ylabel("greedy accuracy (95% interval)", fontsize=8)
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=7, loc="upper left")
+    ax.set_title("held-out accuracy by stage", fontsize=9)
+    if by_group:
+        ax = axes[0][1]
+        for style, (label, groups) in zip(["o-", "s--", "^:"], by_group.items()):
+            for g, (group, ys) in enumerate(groups.items()):
+                at = [(x, y) for x, y in zip(xs, ys) if y is not None]
+                if at:
+                    ax.plot([x for x, _ in at], [y for _, y in at], style, color=f"C{g}", label=f"{group}, {label}")
+        ax.set_xticks(xs, stages, fontsize=8)
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize=6, ncol=2)
+        ax.set_title("by family", fontsize=9)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return path
 
 
 @contextlib.contextmanager

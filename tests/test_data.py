@@ -27,19 +27,113 @@ def test_math_train_and_test_never_share_a_problem():
     assert len(test) > 250 and not train & test
 
 
+def exact(expr: str) -> Fraction:
+    """An integer expression's value in exact arithmetic: `//` read as `/`, so a floor that
+    drops a remainder shows (10% of 76 is 7.6, not 7)."""
+    return eval(re.sub(r"(?<![\w.])(\d+)", r"Fraction(\1)", expr.replace("//", "/")), {"Fraction": Fraction})
+
+
+def computations(text: str) -> list[tuple[str, Fraction, Fraction]]:
+    """Every 'a op b ... = v' in a worked solution: (the left side, its exact value, v)."""
+    found = []
+    for m in re.finditer(r"=\s*(-?\d+(?:/\d+)?)(?![\w/])", text):
+        lhs = re.search(r"[\d()+\-*/ ]*$", text[:m.start()]).group().strip()
+        while lhs and (lhs.count("(") != lhs.count(")") or lhs[0] in "+*/)"):
+            lhs = lhs[1:].strip()
+        if re.search(r"\d\)?\s*[-+*/]\s*\(?-?\d", lhs):
+            found.append((lhs, exact(lhs), Fraction(m[1])))
+    return found
+
+
+def all_templates_tasks() -> list[dict]:
+    return (data.math_tasks(600, "train", seed=0) + data.math_tasks(300, "test", seed=0, templates="all")
+            + data.math_tasks(200, "test", seed=3, levels=(1,), templates="all"))
+
+
 def test_math_answers_are_correct():
-    tasks = data.math_tasks(400, "train", seed=0) + data.math_tasks(100, "test", seed=0)
+    """Each task's `expr` is its answer exactly (also in exact arithmetic: no floor drops a
+    remainder) and an int where the answer is one (tools.py prints it)."""
+    tasks = all_templates_tasks()
     assert {t["family"] for t in tasks} == set(data.MATH_FAMILIES)
     assert {t["level"] for t in tasks} == {1, 2, 3}
     for t in tasks:
         value = eval(t["expr"], {"Fraction": Fraction})
-        if t["family"] == "linear":      # check the root by substitution into the equation
-            lhs, rhs = t["prompt"].removeprefix("Solve for x: ").rstrip(".").split(" = ")
-            x = int(t["answer"])
-            f = lambda s: eval(re.sub(r"(\d)x", r"\1*x", s.replace(" ", "")), {"x": x})
-            assert f(lhs) == f(rhs), t
-        assert parse_answer(t["answer"]) == Fraction(value), t
+        assert parse_answer(t["answer"]) == Fraction(value) == exact(t["expr"]), t
+        assert isinstance(value, int) or "\\frac" in t["answer"] or t["family"] == "fractions", t
         assert t["solution"].endswith(f"So the answer is {t['answer']}.")
+
+
+def test_linear_roots_satisfy_their_equations():
+    for t in all_templates_tasks():
+        if t["template"] in ("linear/solve", "linear/sides-swapped"):
+            eq = t["prompt"].removeprefix("Solve for x: ").removesuffix(" What is x?").rstrip(".")
+            lhs, rhs = eq.split(" = ")
+            f = lambda s: eval(re.sub(r"(\d)x", r"\1*x", s.replace(" ", "")), {"x": int(t["answer"])})
+            assert f(lhs) == f(rhs), t
+
+
+def test_every_template_works_its_answer_out_step_by_step():
+    """Every template, at every level: each 'a op b = v' in the worked solution is true, and the
+    last one's value is the answer (SFT learns from these steps)."""
+    tasks = all_templates_tasks()
+    templates = {t.id for ts in data.MATH_FAMILIES.values() for t in ts}
+    assert {t["template"] for t in tasks} == templates
+    assert {(t["template"], t["level"]) for t in tasks} == {(x, lv) for x in templates for lv in (1, 2, 3)}
+    for t in tasks:
+        steps = computations(t["solution"])
+        assert steps, t
+        for lhs, value, written in steps:
+            assert value == written, (lhs, value, written, t["solution"])
+        assert steps[-1][1] == parse_answer(t["answer"]), t
+
+
+def test_several_templates_per_family_and_some_held_out():
+    for family, templates in data.MATH_FAMILIES.items():
+        seen = [t for t in templates if not t.held_out]
+        held = [t for t in templates if t.held_out]
+        assert len(seen) >= 3 and len(held) >= 2, family
+    kinds = {t.name for ts in data.MATH_FAMILIES.values() for t in ts}
+    assert {"add", "take-away", "groups", "share", "compare", "change", "fill-and-give"} <= kinds
+    assert data.held_out_templates() == [t.id for ts in data.MATH_FAMILIES.values() for t in ts if t.held_out]
+
+
+def test_held_out_templates_never_reach_training():
+    """Train and held-out templates are disjoint; no train list of any seed, family or level holds
+    a held-out template or a held-out-template problem; asking for them in the train split is
+    an error that says why."""
+    held = set(data.held_out_templates())
+    train = [t for seed in (0, 1) for t in data.math_tasks(1500, "train", seed)]
+    train += data.math_tasks(400, "train", 2, families=["arithmetic", "percent"], levels=(1,))
+    assert not held & {t["template"] for t in train} and not any(t["held_out"] for t in train)
+    test_seen = data.math_tasks(300, "test", seed=0)
+    assert not held & {t["template"] for t in test_seen}
+    test_held = [t for seed in (0, 1234) for t in data.math_tasks(200, "test", seed, templates="held_out")]
+    assert {t["template"] for t in test_held} == held and all(t["held_out"] for t in test_held)
+    assert not {t["prompt"] for t in test_held} & {t["prompt"] for t in train}
+    with pytest.raises(ValueError, match="never trained on"):
+        data.math_tasks(4, "train", templates="held_out")
+    with pytest.raises(ValueError, match="templates must be one of seen, held_out, all"):
+        data.math_tasks(4, "test", templates="unseen")
+
+
+def test_held_out_sets_are_deterministic_and_prefix_stable():
+    a = data.math_tasks(128, "test", 1234, levels=(1,), templates="held_out")
+    assert a == data.math_tasks(128, "test", 1234, levels=(1,), templates="held_out")
+    assert [t["prompt"] for t in data.math_tasks(32, "test", 1234, levels=(1,), templates="held_out")] == \
+        [t["prompt"] for t in a][:32]
+    per_family = [sum(t["family"] == f for t in a) for f in data.MATH_FAMILIES]
+    assert min(per_family) >= 24, per_family                            # every family, about a quarter
+    assert a != data.math_tasks(128, "test", 99, levels=(1,), templates="held_out")
+
+
+def test_wordings_vary_within_a_template():
+    """Names, items and sentence order vary: no two of a template's problems read alike once the
+    numbers are masked, for most of them."""
+    tasks = data.math_tasks(600, "train", seed=0)
+    for tid in ("arithmetic/add", "arithmetic/compare", "arithmetic/share", "linear/find", "percent/part-of-group"):
+        shapes = {re.sub(r"\d+", "N", t["prompt"]) for t in tasks if t["template"] == tid}
+        assert len(shapes) >= 10, tid
+    assert any(t["prompt"].startswith("How many") for t in tasks if t["template"] == "arithmetic/add")
 
 
 def test_unknown_family_is_named():

@@ -163,3 +163,30 @@ def test_curves_teach_and_every_run_ends_with_a_summary(tmp_path, capsys):
     text = run.summary(["accuracy", "eval_accuracy"])
     assert "step 8" in text and "accuracy 0.8" in text and "eval_accuracy 0.4" in text
     assert str(run.checkpoint) in capsys.readouterr().out
+
+
+def test_curves_show_evaluations_made_outside_the_run(tmp_path, monkeypatch):
+    """`evaluations` draws the pipeline's held-out evaluations on a panel (one is made for them
+    when no metric has the name); a constant metric, and a panel whose evaluations never
+    change, get none."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    made = []
+    real = plt.subplots
+    monkeypatch.setattr(plt, "subplots", lambda *a, **k: made.append(real(*a, **k)) or made[-1])
+    rows = [{"step": s, "loss": 1.0 / s, "lr": 1e-4} for s in range(1, 6)]
+    path = runs.plot_curves(rows, tmp_path / "curves.png", ["loss", "lr", "accuracy", "flat"],
+                            evaluations={"accuracy": {"held-out problems (64 -> 512)": [(0, 0.0), (5, 0.2)],
+                                                      "held-out templates (128)": [(5, 0.1)]},
+                                         "flat": {"same": [(0, 0.3), (5, 0.3)]}})
+    assert path.exists()
+    fig, axes = made[0]
+    titled = {ax.get_title(): ax for ax in axes.flat if ax.get_title()}
+    assert list(titled) == ["loss", "accuracy"]
+    lines = {l.get_label(): l for l in titled["accuracy"].get_lines()}
+    assert list(lines["held-out problems (64 -> 512)"].get_ydata()) == [0.0, 0.2]
+    assert list(lines["held-out templates (128)"].get_xdata()) == [5]
+    assert [t.get_text() for t in titled["accuracy"].texts] == ["0.00", "0.20", "0.10"]   # the values, written
+    assert runs.plot_curves([{"step": 1, "lr": 1.0}, {"step": 2, "lr": 1.0}], tmp_path / "none.png") is None
+    assert not (tmp_path / "none.png").exists()

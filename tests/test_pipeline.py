@@ -125,16 +125,18 @@ def test_each_recipe_runs_end_to_end_at_demo_scale(recipe, tmp_path, monkeypatch
 
 def finished_phi4_run(out, monkeypatch) -> list:
     """A phi4-reasoning run whose stages are all done, and a fake evaluator: the base model
-    solves nothing, SFT every 4th problem, GRPO every 2nd. Returns the evaluator's calls
-    (checkpoint, number of problems)."""
+    solves nothing, SFT every 4th problem (every 8th in held-out templates), GRPO every 2nd
+    (every 4th). Returns the evaluator's calls (checkpoint, problems, held-out-template problems)."""
     calls = []
 
-    def fake_eval(checkpoint, n, max_new_tokens, fit=None, **settings):
-        calls.append((checkpoint, n))
+    def fake_eval(checkpoint, n, max_new_tokens, fit=None, heldout=0, **settings):
+        calls.append((checkpoint, n, heldout))
         every = {"02-grpo": 2, "01-sft": 4}.get(Path(checkpoint).parent.name)
         correct = [every is not None and i % every == 0 for i in range(n)]
+        held = [every is not None and i % (2 * every) == 0 for i in range(heldout)]
         return {"num_problems": n, "accuracy": sum(correct) / n, "thinking_rate": 1.0,
-                "mean_length": 10.0, "correct": correct}
+                "mean_length": 10.0, "correct": correct, "by_family": {"arithmetic": sum(correct) / n},
+                "heldout_accuracy": sum(held) / max(heldout, 1), "heldout_problems": heldout, "heldout_correct": held}
 
     monkeypatch.setattr(pipeline, "eval_stage", fake_eval)
     for i, s in enumerate(pipeline.RECIPES["phi4-reasoning"]("demo"), 1):
@@ -174,11 +176,77 @@ def test_demo_evaluates_512_problems_and_the_starting_model_on_the_first_64(tmp_
         [t["prompt"] for t in data.math_tasks(512, "test", 1234, levels=(1,))][:128]
     calls = finished_phi4_run(out := tmp_path / "r", monkeypatch)
     rows = pipeline.run(pipeline.parse(["--output_dir", str(out), "--resume"]))
-    assert [n for _, n in calls] == [64, 512, 512]
+    assert [n for _, n, _ in calls] == [64, 512, 512]
     assert rows[1]["vs_previous"] == {"gained": 16, "lost": 0, "p": pytest.approx(2 * 0.5 ** 16), "problems": 64}
     assert rows[2]["vs_previous"]["problems"] == 512 and rows[2]["vs_previous"]["gained"] == 128
     printed = capsys.readouterr().out
     assert "+16 / -0 (p 3.1e-05) on the first 64" in printed and "+128 / -0 (p 5.9e-39) |" in printed
+
+
+def test_the_table_reports_held_out_templates_paired_across_stages(tmp_path, monkeypatch, capsys):
+    """Every stage is also evaluated on problems in templates held out of training (a quarter of
+    the 512: 128; the starting model on half its 64), paired with the stage above by the sign
+    test; the table (printed and table.md) has the columns, and summary.png is written."""
+    calls = finished_phi4_run(out := tmp_path / "r", monkeypatch)
+    rows = pipeline.run(pipeline.parse(["--output_dir", str(out), "--resume"]))
+    assert [h for _, _, h in calls] == [32, 128, 128]
+    # base solves none of 32; SFT every 8th of the first 32 (4); GRPO every 4th of 128 (32) vs SFT's 16
+    assert rows[1]["heldout_vs_previous"] == {"gained": 4, "lost": 0, "p": 0.125, "problems": 32}
+    assert rows[2]["heldout_vs_previous"] == {"gained": 16, "lost": 0, "p": pytest.approx(2 * 0.5 ** 16), "problems": 128}
+    printed = capsys.readouterr().out
+    header = next(l for l in printed.splitlines() if l.startswith("| stage"))
+    assert header.split(" | ")[1:5] == ["accuracy", "vs previous: gained / lost (p)", "held-out templates", "vs previous"]
+    grpo_line = next(l for l in printed.splitlines() if l.startswith("| 02-grpo"))
+    assert "| 0.250 (128) | +16 / -0 (p 3.1e-05) |" in grpo_line
+    assert "| 0.125 (128) | +4 / -0 (p 0.12) on the first 32 |" in next(l for l in printed.splitlines() if l.startswith("| 01-sft"))
+    assert (out / "table.md").read_text().splitlines()[0] == header
+    assert (out / "summary.png").exists()
+    # none for the held-out templates: the columns stay, empty
+    calls.clear()
+    rows = pipeline.run(pipeline.parse(["--output_dir", str(out), "--resume", "--eval_heldout_problems", "-1"]))
+    assert [h for _, _, h in calls] == [0, 0, 0] and "heldout_vs_previous" not in rows[2]
+
+
+def test_stage_figures_and_the_summary_figure(tmp_path, monkeypatch):
+    """Each stage's figure: its curves, the held-out evaluations before (step 0) and after (its
+    last step) on the accuracy panel, the share of GRPO groups with signal; no constant panel.
+    The summary: accuracy by stage, in-template and held-out templates, with intervals."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    finished_phi4_run(out := tmp_path / "r", monkeypatch)
+    with open(out / "01-sft" / "metrics.jsonl", "w") as f:
+        for step in range(1, 11):
+            f.write(json.dumps({"step": step, "loss": 2.0 / step, "lr": 2e-4, "grad_norm": 1.0 + step % 3}) + "\n")
+    with open(out / "02-grpo" / "metrics.jsonl", "w") as f:
+        for step in range(1, 8):
+            f.write(json.dumps({"step": step, "reward": 0.1 * step, "accuracy": 0.05 * step, "entropy": 0.3 - 0.02 * step,
+                                "response_length": 40 + step, "groups_filtered": 0.5 - 0.05 * step, "kl": 0.0,
+                                "entropy_coef": 0.0, "truncated": 0.0, "step_s": 50.0}) + "\n")
+    made = []
+    real = plt.subplots
+    monkeypatch.setattr(plt, "subplots", lambda *a, **k: made.append(real(*a, **k)) or made[-1])
+    pipeline.run(pipeline.parse(["--output_dir", str(out), "--resume"]))
+    assert (out / "01-sft" / "curves.png").exists() and (out / "02-grpo" / "curves.png").exists()
+    panels = lambda axes: {ax.get_title(): ax for ax in axes.flat if ax.get_title()}
+    sft, grpo, summary = (panels(axes) for _, axes in made)
+    assert list(sft) == ["loss", "accuracy", "grad_norm"]                 # lr is constant: no panel
+    assert list(grpo) == ["reward", "accuracy", "entropy", "response_length", "groups_with_signal"]
+    signal = [l for l in grpo["groups_with_signal"].get_lines() if l.get_label() == "groups_with_signal"][0]
+    assert list(signal.get_ydata())[0] == pytest.approx(0.55)            # smoothed from 1 - 0.45
+    lines = {l.get_label(): l for l in grpo["accuracy"].get_lines()}
+    assert list(lines["held-out problems (512)"].get_xdata()) == [0, 7]   # SFT's evaluation, then GRPO's
+    assert list(lines["held-out problems (512)"].get_ydata()) == [0.25, 0.5]
+    assert list(lines["held-out templates (128)"].get_ydata()) == [0.125, 0.25]
+    assert list(lines["accuracy"].get_xdata()) == list(range(1, 8))      # the smoothed rollout accuracy
+    sft_lines = {l.get_label(): l for l in sft["accuracy"].get_lines()}
+    assert list(sft_lines["held-out problems (64 -> 512)"].get_ydata()) == [0.0, 0.25]
+    assert list(sft_lines["held-out templates (32 -> 128)"].get_xdata()) == [0, 10]
+    assert (out / "summary.png").exists()
+    by_stage = summary["held-out accuracy by stage"]
+    assert [t.get_text() for t in by_stage.get_xticklabels()] == ["base", "01-sft", "02-grpo"]
+    assert by_stage.get_legend_handles_labels()[1] == ["held-out problems, training templates", "held-out templates"]
+    assert "by family" in summary
 
 
 def test_fit_eval_problems_hand_computed():
@@ -208,20 +276,21 @@ def test_merge_evals_weights_by_problems_and_families():
 
 
 @pytest.mark.parametrize("machine", ["fast", "slow"])
-def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(machine, tmp_path, monkeypatch, capsys,
-                                                               tokenizer):
-    """The demo's 19.5-minute budget on a fake clock. Fast machine (base 0.3 s a problem, SFT 4.7
-    min, trained model 0.27 s): 512 problems, GRPO keeps its own 9 min. Slow machine (1.0 s,
-    9 min, 0.7 s): after the first 256 of the SFT evaluation, 512 no longer fits, so every stage
-    gets 256, and GRPO gets (1170 - 783.2 - 256 * 0.7 - 10) / 60 = 3.29 min."""
+def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(machine, tmp_path, monkeypatch, capsys):
+    """The demo's 19.5-minute budget on a fake clock; each evaluation also runs a quarter as many
+    problems in held-out templates (the starting model: 32). Fast machine (base 0.3 s a problem,
+    SFT 4 min, trained model 0.27 s): 512 + 128 problems, GRPO keeps its own 9 min. Slow machine
+    (1.0 s, 9 min, 0.7 s): after the first 256 of the SFT evaluation, 512 no longer fits, so every
+    stage gets 256 + 64, and GRPO gets (1170 - 860 - 320 * 0.7 - 10) / 60 = 1.27 min."""
     import evaluate
     import grpo
     import sft
-    base_pace, sft_minutes, pace = {"fast": (0.3, 4.7, 0.27), "slow": (1.0, 9.0, 0.7)}[machine]
+    base_pace, sft_minutes, pace = {"fast": (0.3, 4.0, 0.27), "slow": (1.0, 9.0, 0.7)}[machine]
     clock = [0.0]
     monkeypatch.setattr(pipeline, "time", type("FakeTime", (), {"time": staticmethod(lambda: clock[0])}))
-    monkeypatch.setattr(pipeline.models, "load_policy", lambda ck: (ck, tokenizer))
-    monkeypatch.setattr(pipeline.engines, "HFEngine", lambda *a, **k: None)
+    monkeypatch.setattr(pipeline.models, "load_policy", lambda ck: (ck, None))
+    monkeypatch.setattr(pipeline.engines, "make_engine", lambda *a, **k: None)
+    monkeypatch.setattr(pipeline.data, "prompt_ids", lambda tok, tasks, **kw: [[0] * len(t["prompt"]) for t in tasks])
     evaluated, budgets = [], []
 
     def fake_evaluate_model(model, tok, tasks, **kw):
@@ -243,12 +312,14 @@ def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(machine, tmp_path,
     rows = pipeline.run(pipeline.parse(["--output_dir", str(tmp_path / "r")]))
     sizes = [n for _, n in evaluated]
     if machine == "fast":
-        assert sizes == [64, 256, 256, 512] and budgets == [None, 9.0]
+        assert sizes == [64, 32, 256, 256, 128, 512, 128] and budgets == [None, 9.0]
         assert [r["num_problems"] for r in rows] == [64, 512, 512]
+        assert [r["heldout_problems"] for r in rows] == [32, 128, 128]
     else:
-        assert sizes == [64, 256, 256] and budgets[1] == pytest.approx(197.6 / 60)
+        assert sizes == [64, 32, 256, 64, 256, 64] and budgets[1] == pytest.approx(76 / 60)
         assert [r["num_problems"] for r in rows] == [64, 256, 256]
-        assert "every stage is evaluated on 256" in capsys.readouterr().out
+        assert [r["heldout_problems"] for r in rows] == [32, 64, 64]
+        assert "every stage is evaluated on 256 (and 64 in held-out templates)" in capsys.readouterr().out
     assert clock[0] <= 19.5 * 60
 
 
