@@ -101,7 +101,7 @@ def sft_checkpoint(cfg: Config) -> str:
 # written to samples.jsonl (`log_samples`) so the figures can split lengths by correctness.
 GRPO_DEMO = dict(math_levels="1", math_families="arithmetic,percent", rewards="math", num_generations=8,
                  prompts_per_step=4, max_completion_length=96, learning_rate=1e-5, temperature=1.0,
-                 filter_groups_by="acc", max_steps=12, eval_problems=64, eval_every=4, log_samples=32,
+                 filter_groups_by="acc", max_steps=12, eval_problems=64, eval_every=6, log_samples=32,
                  save_steps=10 ** 6, max_steps_without_signal=0)
 # tiny: a random model learns nothing; groups are kept unfiltered so every series exists
 GRPO_TINY = dict(GRPO_DEMO, num_generations=2, prompts_per_step=2, max_completion_length=12, max_steps=2,
@@ -331,7 +331,7 @@ def thinking_budget(cfg: Config) -> Path:
     import evaluate
     import models
     tiny = cfg.scale == "tiny"
-    n, budgets, answer_tokens, full = (4, [2, 4], 8, 16) if tiny else (128, [4, 8, 16, 24, 32, 48, 64], 40, 128)
+    n, budgets, answer_tokens, full = (4, [2, 4], 8, 16) if tiny else (128, [4, 8, 16, 24, 32, 48, 64, 96], 32, 128)
     path = sft_checkpoint(cfg)
     model, tok = models.load_policy(path)
     tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))
