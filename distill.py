@@ -334,10 +334,8 @@ def render(tok, tasks: list[dict], flags: list[bool | None]) -> list[list[int]]:
 
 
 def is_correct(task: dict, text: str) -> bool | None:
-    """rewards.verify_math when the task has an answer, else None."""
-    if "answer" not in task:
-        return None
-    return bool(rewards.verify_math(text, task["answer"]))
+    """rewards.task_solved when the task has an answer, else None."""
+    return rewards.task_solved(text, task) if "answer" in task else None
 
 
 def teacher_outputs(teacher, tok, tasks, prompts, flags, cfg: Config, path: Path) -> list[dict]:

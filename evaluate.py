@@ -113,14 +113,6 @@ def has_closed_think(text: str) -> bool:
     return bool(m and m.group(1).strip())
 
 
-def score(task: dict, completion: str, lenient: bool = False) -> float:
-    """1.0 if the completion solves the task (math: rewards.verify_math, `lenient` as
-    mathcheck.verify_math takes it; code: all tests pass)."""
-    if "answer" in task:
-        return float(rewards.verify_math(completion, task["answer"], lenient=lenient))
-    return float(rewards.REWARDS["code"](completion, task) >= 1.0)
-
-
 def evaluate_model(model, tokenizer, tasks: list[dict], k: int = 1, temperature: float = 0.6,
                    top_p: float = 0.95, max_new_tokens: int = 256, thinking: str = "default",
                    budget: int | None = None, engine=None, seed: int = 0, lenient: bool = False) -> dict:
@@ -135,7 +127,7 @@ def evaluate_model(model, tokenizer, tasks: list[dict], k: int = 1, temperature:
     with engines.progress(f"eval {len(tasks)} problems"):
         outs = (engines.generate_with_thinking_budget(engine, prompts, params, budget) if budget
                 else engine.generate(prompts, params))
-    correct = np.array([score(tasks[c.prompt_index], c.text, lenient) for c in outs]).reshape(len(tasks), k)
+    correct = np.array([rewards.task_solved(c.text, tasks[c.prompt_index], lenient) for c in outs]).reshape(len(tasks), k)
     metrics = {
         "num_problems": len(tasks), "k": k, "thinking": thinking, "budget": budget,
         "pass@1" if k == 1 else f"avg@{k}": float(correct.mean()),

@@ -410,19 +410,8 @@ def rollout(engine, prompts, n, max_tokens, temperature, top_p, thinking_budget,
     return engine.generate(prompts, params)
 
 
-def is_correct(text: str, task: dict) -> bool:
-    """Task success, for accuracy and filtering: the math answer, all tests, or all constraints."""
-    if task.get("answer"):
-        return rewards.verify_math(text, task["answer"])
-    if task.get("tests"):
-        return rewards.code_reward(text, task, all_or_nothing=True) == 1.0
-    if task.get("constraints"):
-        return rewards.instruction_reward(text, task, all_or_nothing=True) == 1.0
-    return False
-
-
 def score(completions, tasks, reward_fn, max_tokens):
-    """Rewards [N], the mean of each reward component, correctness [N] (`is_correct`)."""
+    """Rewards [N], the mean of each reward component, correctness [N] (`rewards.task_solved`)."""
     totals, parts, correct = [], {}, []
     for c in completions:
         task = tasks[c.prompt_index]
@@ -431,7 +420,7 @@ def score(completions, tasks, reward_fn, max_tokens):
         totals.append(b.pop("total"))
         for k, v in b.items():
             parts.setdefault(k, []).append(v)
-        correct.append(is_correct(c.text, task))
+        correct.append(rewards.task_solved(c.text, task))
     return torch.tensor(totals), {k: sum(v) / len(v) for k, v in parts.items()}, torch.tensor(correct)
 
 
@@ -501,45 +490,29 @@ def sample_step(engine, tasks, prompts, active, position, step, max_tokens, rewa
                        P * len(rounds), filtered, solved)
 
 
-def training_batch(comps, keep: torch.Tensor, pad_id: int):
-    """Padded (ids, attention, loss mask [N, T-1]) of the kept groups' samples. The mask is 0 on
-    prompt and padding, on tokens the engine inserted (the thinking budget's cue) and on whole
-    samples left out (`keep` False: masked truncations, length rejections)."""
-    ids, attn, cmask = models.pad_batch([c.prompt_ids for c in comps], [c.completion_ids for c in comps], pad_id)
-    loss_mask = cmask[:, 1:].float()
-    for b, c in enumerate(comps):
-        if c.sampled_mask is not None:
-            pos = loss_mask[b].nonzero().squeeze(-1)
-            loss_mask[b, pos] *= torch.tensor(c.sampled_mask, dtype=torch.float)
-    return ids, attn, loss_mask * keep.float().unsqueeze(1)
-
-
 # ==============================================================================================
 # Prompt curation and evaluation
 # ==============================================================================================
-def pass_rate_filter(engine, tasks, prompts, k, lo, hi, max_tokens, temperature, seed):
-    """Offline filter (Skywork-OR1 §3.1, Qwen3 §4.2): keep prompts whose pass rate over k samples of
-    the current policy lies in [lo, hi] (Skywork-OR1 keeps 1..15 of 16: neither trivial nor hopeless)."""
+def pass_rate_filter(engine, tasks, prompts, cfg: Config, max_tokens: int) -> list[int]:
+    """Offline filter (Skywork-OR1 §3.1, Qwen3 §4.2): keep prompts whose pass rate over k =
+    --pass_rate_samples samples of the current policy lies in [--pass_rate_min, --pass_rate_max]
+    (Skywork-OR1 keeps 1..15 of 16: neither trivial nor hopeless). None kept is an error."""
+    k, lo, hi = cfg.pass_rate_samples, cfg.pass_rate_min, cfg.pass_rate_max
     with engines.progress(f"pass-rate filter, {k} samples x {len(prompts)} prompts"):
-        outs = engine.generate(prompts, SamplingParams(n=k, temperature=temperature, max_new_tokens=max_tokens, seed=seed))
+        outs = engine.generate(prompts, SamplingParams(n=k, temperature=cfg.temperature,
+                                                       max_new_tokens=max_tokens, seed=cfg.seed))
     passed = [0] * len(tasks)
     for c in outs:
-        passed[c.prompt_index] += (not c.truncated) and is_correct(c.text, tasks[c.prompt_index])
-    return [i for i, p in enumerate(passed) if lo <= p / k <= hi]
-
-
-def filter_prompts(engine, tasks, prompts, cfg: Config, max_tokens: int) -> list[int]:
-    """The training prompts `pass_rate_filter` keeps under --pass_rate_samples/min/max; none is an error."""
-    keep = pass_rate_filter(engine, tasks, prompts, cfg.pass_rate_samples, cfg.pass_rate_min,
-                            cfg.pass_rate_max, max_tokens, cfg.temperature, cfg.seed)
+        passed[c.prompt_index] += (not c.truncated) and rewards.task_solved(c.text, tasks[c.prompt_index])
+    keep = [i for i, p in enumerate(passed) if lo <= p / k <= hi]
     if not keep:
-        raise ValueError(f"the pass-rate filter [{cfg.pass_rate_min}, {cfg.pass_rate_max}] kept no prompt of "
-                         f"{len(tasks)}: widen the range, raise --pass_rate_samples or use easier tasks")
+        raise ValueError(f"the pass-rate filter [{lo}, {hi}] kept no prompt of {len(tasks)}: widen "
+                         "the range, raise --pass_rate_samples or use easier tasks")
     print(f"[grpo] pass-rate filter kept {len(keep)}/{len(tasks)} prompts")
     return keep
 
 
-def next_stage_prompts(active: list[int], solved: set[int], cfg: Config, filter_prompts, max_tokens) -> list[int]:
+def next_stage_prompts(active: list[int], solved: set[int], cfg: Config, refilter, max_tokens) -> list[int]:
     """The prompts of a new context stage. --drop_solved_each_stage: drop those the policy solved
     in every rollout of some group during the stage that ended (Skywork-OR1 §3.1: prompts answered
     correctly in all samples of the previous stage carry no signal). --refilter_each_stage: run the
@@ -549,7 +522,7 @@ def next_stage_prompts(active: list[int], solved: set[int], cfg: Config, filter_
         print(f"[grpo] new stage: dropped {len(active) - len(left)} prompts solved in all rollouts")
         active = left or active
     if cfg.refilter_each_stage and cfg.pass_rate_samples:
-        active = filter_prompts(max_tokens)
+        active = refilter(max_tokens)
     return active
 
 
@@ -558,7 +531,7 @@ def evaluate(engine, tasks, prompts, cfg, max_tokens) -> dict:
     k = cfg.eval_samples if cfg.eval_temperature > 0 else 1
     with engines.progress(f"eval {len(tasks)} problems"):
         outs = rollout(engine, prompts, k, max_tokens, cfg.eval_temperature, 1.0, cfg.thinking_budget, cfg.seed)
-    ok = [is_correct(c.text, tasks[c.prompt_index]) for c in outs]
+    ok = [rewards.task_solved(c.text, tasks[c.prompt_index]) for c in outs]
     return {"eval_accuracy": sum(ok) / len(ok), "eval_truncated": sum(c.truncated for c in outs) / len(outs),
             "eval_length": sum(len(c.completion_ids) for c in outs) / len(outs)}
 
@@ -637,9 +610,7 @@ def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, cfg, 
 def train(cfg: Config) -> Path:
     distributed.dist_init()                        # under torchrun: join the process group
     check_config(cfg)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
-    runs.seed_everything(cfg.seed)
+    runs.seed_everything(cfg.seed, cfg.threads)
     run = runs.open_run(cfg.output_dir, asdict(cfg), cfg.resume, cfg.overwrite)
     state = run.load_state() if cfg.resume else None
     model, tok = models.load_policy(str(run.checkpoint) if state else cfg.model)
@@ -665,7 +636,7 @@ def train(cfg: Config) -> Path:
         controller = EntropyController(**state["controller"])
         run.truncate_metrics(step)
         print(f"[grpo] resumed {run.root} at step {step}/{total_steps}")
-    curate = lambda max_tokens: filter_prompts(engine, train_tasks, train_prompts, cfg, max_tokens)
+    curate = lambda max_tokens: pass_rate_filter(engine, train_tasks, train_prompts, cfg, max_tokens)
     if cfg.pass_rate_samples and not state:
         active = curate(stages[0][0])
     if not state and test_tasks:
@@ -695,7 +666,7 @@ def train(cfg: Config) -> Path:
             # ---- advantage: the group is the baseline ----
             adv = group_advantages(samples.reward, cfg.num_generations, cfg.scale_rewards, keep=samples.keep)
             # ---- loss and update ----
-            ids, attn, loss_mask = training_batch(samples.completions, samples.keep, tok.pad_token_id)
+            ids, attn, loss_mask = models.completion_batch(samples.completions, samples.keep, tok.pad_token_id)
             train_stats = train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv,
                                          cfg, beta, entropy_coef, max_tokens, step, times)
             # ---- sync the inference engine ----

@@ -177,6 +177,20 @@ def pad_batch(prompts: list[list[int]], completions: list[list[int]], pad_id: in
     return input_ids, attention, comp_mask
 
 
+def completion_batch(comps, keep: torch.Tensor, pad_id: int):
+    """Padded (ids, attention, loss mask [N, T-1]) of an engine's completions
+    (`engines.Completion`). The mask is 0 on prompt and padding, on tokens the engine inserted
+    (the thinking budget's cue, a tool's output) and on whole samples left out (`keep` False:
+    masked truncations, length rejections)."""
+    ids, attn, cmask = pad_batch([c.prompt_ids for c in comps], [c.completion_ids for c in comps], pad_id)
+    loss_mask = cmask[:, 1:].float()
+    for b, c in enumerate(comps):
+        if c.sampled_mask is not None:
+            pos = loss_mask[b].nonzero().squeeze(-1)
+            loss_mask[b, pos] *= torch.tensor(c.sampled_mask, dtype=torch.float)
+    return ids, attn, loss_mask * keep.float().unsqueeze(1)
+
+
 def _chunk_logprobs(hidden, weight, targets, temperature: float, with_entropy: bool):
     logits = (hidden @ weight.T).float() / temperature          # [B, c, V], one chunk only
     lse = torch.logsumexp(logits, dim=-1)

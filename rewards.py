@@ -634,6 +634,19 @@ def train_reward_model(model, tokenizer, pairs, epochs: int = 1, lr: float = 1e-
     return history
 
 
+def task_solved(completion: str, task: dict, lenient: bool = False) -> bool:
+    """Whether the completion solves the task: the math answer (`verify_math`, `lenient` as it
+    takes it), all tests, or all constraints. The success that accuracy, pass rates and group
+    filters count, whatever the training reward is."""
+    if task.get("answer"):
+        return bool(verify_math(completion, task["answer"], lenient=lenient))
+    if task.get("tests"):
+        return code_reward(completion, task, all_or_nothing=True) == 1.0
+    if task.get("constraints"):
+        return instruction_reward(completion, task, all_or_nothing=True) == 1.0
+    return False
+
+
 # =====================================================================================
 # Registry and weighted combination
 # =====================================================================================

@@ -81,7 +81,11 @@ def set_rng_state(state: dict):
     torch.set_rng_state(state["torch"])
 
 
-def seed_everything(seed: int):
+def seed_everything(seed: int, threads: int = 0):
+    """Seed python, numpy and torch; threads > 0 also fixes torch's CPU thread count (the order
+    of its float sums, and so the last bits of a run, depend on it)."""
+    if threads:
+        torch.set_num_threads(threads)
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)

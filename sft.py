@@ -509,10 +509,8 @@ def build_dataset(cfg: Config) -> tuple[list[dict], dict]:
 # ----------------------------------------------------------------------------------------------
 def train(cfg: Config) -> Path:
     check_config(cfg)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
     distributed.dist_init()                        # under torchrun: join the process group
-    runs.seed_everything(cfg.seed)
+    runs.seed_everything(cfg.seed, cfg.threads)
     data.set_prompt_style(cfg.prompt_style)
     if cfg.eval_only:
         return evaluate_only(cfg)

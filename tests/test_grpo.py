@@ -385,9 +385,11 @@ def test_pass_rate_filter_keeps_prompts_between_bounds():
                     for p in range(len(prompts)) for k in range(params.n)]
 
     tasks = [{"id": str(i), "prompt": "q", "answer": "7"} for i in range(3)]
-    keep = grpo.pass_rate_filter(FakeEngine(), tasks, [[1]] * 3, 4, 0.01, 0.99, 16, 1.0, 0)
-    assert keep == [1]
-    assert grpo.pass_rate_filter(FakeEngine(), tasks, [[1]] * 3, 4, 0.0, 1.0, 16, 1.0, 0) == [0, 1, 2]
+    cfg = lambda lo, hi: grpo.Config(pass_rate_samples=4, pass_rate_min=lo, pass_rate_max=hi)
+    assert grpo.pass_rate_filter(FakeEngine(), tasks, [[1]] * 3, cfg(0.01, 0.99), 16) == [1]
+    assert grpo.pass_rate_filter(FakeEngine(), tasks, [[1]] * 3, cfg(0.0, 1.0), 16) == [0, 1, 2]
+    with pytest.raises(ValueError, match=r"kept no prompt of 3: widen the range"):
+        grpo.pass_rate_filter(FakeEngine(), tasks, [[1]] * 3, cfg(0.6, 0.9), 16)
 
 
 def test_token_logprobs_start_skips_the_prompt(tiny, tokenizer):

@@ -80,10 +80,10 @@ def test_tool_output_is_inserted_and_masked(tokenizer):
 
 
 def test_trainer_leaves_observation_tokens_out_of_the_loss(tokenizer):
-    """grpo.training_batch: the loss mask is 0 on the prompt and the observation, 1 on the rest."""
+    """models.completion_batch: the loss mask is 0 on the prompt and the observation, 1 on the rest."""
     scripts = {PROMPT: ["```python\nprint(6 * 7)\n```\n", "So \\boxed{42}."]}
     c = rollout(tokenizer, scripts)[0]
-    ids, attn, loss_mask = grpo.training_batch([c], torch.tensor([True]), tokenizer.pad_token_id)
+    ids, attn, loss_mask = models.completion_batch([c], torch.tensor([True]), tokenizer.pad_token_id)
     n_prompt = len(c.prompt_ids)
     # loss_mask[t] scores input token t + 1: prompt tokens are never scored
     assert loss_mask[0, :n_prompt - 1].sum() == 0
@@ -269,8 +269,8 @@ def test_grpo_with_tools_logs_calls_and_trains_on_the_policy_tokens_only(tmp_pat
     path.write_text("".join(json.dumps({"prompt": f"Six times seven, take {k}?", "answer": "42"}) + "\n" for k in range(8)))
     monkeypatch.setattr(engines, "make_engine", lambda kind, model, tok, **kw: AlternatingPolicy(tok))
     seen = []
-    real = grpo.training_batch
-    monkeypatch.setattr(grpo, "training_batch", lambda comps, keep, pad: seen.append(comps) or real(comps, keep, pad))
+    real = models.completion_batch
+    monkeypatch.setattr(grpo.models, "completion_batch", lambda comps, keep, pad: seen.append(comps) or real(comps, keep, pad))
     out = grpo.train(grpo.parse(["--model", "tiny", "--task", str(path), "--tools", "--max_tool_calls", "1",
                                  "--num_generations", "4", "--prompts_per_step", "2", "--max_completion_length", "48",
                                  "--max_steps", "2", "--eval_problems", "0", "--output_dir", str(tmp_path / "run")]))
