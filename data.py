@@ -796,7 +796,9 @@ def gsm8k_answer(text: str) -> str:
     return text.strip().replace(",", "")
 
 
-def _rows_from_file(path: Path) -> list[dict]:
+def rows_from_file(path: Path) -> list[dict]:
+    """The rows of a .jsonl, .json (a list, or {"data": [...]}) or .parquet file; a bad row or
+    file type is a DataError that names the file and the row."""
     if path.suffix == ".jsonl":
         rows = []
         for i, line in enumerate(path.read_text().splitlines()):
@@ -830,7 +832,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         return tasks[:n] if n else tasks
     path = Path(source)
     if path.exists():
-        rows, where = _rows_from_file(path), str(path)
+        rows, where = rows_from_file(path), str(path)
     else:
         import datasets
         rows, where = list(datasets.load_dataset(source, hf_config, split=split)), f"{source}[{split}]"

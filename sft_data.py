@@ -85,7 +85,7 @@ def jsonl_examples(path: str) -> list[dict]:
     """Rows {"messages": [...]} (reasoning in `reasoning_content` or inside `content`) or
     {"prompt", "reasoning", "answer"}; an `answer` without `\\boxed` is the final value and is
     boxed (and checked by the filter); an optional "reference" is the value to check against."""
-    rows = data._rows_from_file(Path(path))
+    rows = data.rows_from_file(Path(path))
     out = []
     for i, row in enumerate(rows):
         if "messages" in row:
