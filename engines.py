@@ -248,6 +248,8 @@ def make_engine(kind: str, model, tokenizer, max_model_len: int = 1024, **engine
     engine_kwargs.pop("batch_size", None)                     # HFEngine's; vLLM batches itself
     if not torch.cuda.is_available():   # vLLM on CPU would take bf16: float32 is as fast here
         engine_kwargs.setdefault("dtype", "float32")            # and agrees with the trainer
+    # lengths rounded up to 512: an evaluation and the GRPO stage after it share one engine
+    max_model_len = -(-max_model_len // 512) * 512
     shape, slot = engine_shape(model, engine_kwargs), 0
     gc.collect()                          # a model nothing holds any more frees its engine
     while (shape, slot) in ENGINES and ENGINES[shape, slot].serving() not in (None, model):
@@ -259,6 +261,8 @@ def make_engine(kind: str, model, tokenizer, max_model_len: int = 1024, **engine
         return engine
     if engine is not None:
         engine.close()
+    for other in [e for e in ENGINES.values() if e.serving() in (None, model)]:
+        other.close()      # its model is gone, or is `model` with another shape (RoPE rescaled)
     if not torch.cuda.is_available() and "VLLM_CPU_KVCACHE_SPACE" not in USER_ENV:
         os.environ["VLLM_CPU_KVCACHE_SPACE"] = str(kv_cache_gib(model, max_model_len))
     engine = VLLMEngine(model, tokenizer, max_model_len=max_model_len, **engine_kwargs)
@@ -371,8 +375,10 @@ class VLLMEngine:
             model_path = folder[0]
         # vLLM 0.32 on CPU fails on a seeded request whose prefill is split over two scheduler
         # steps ("CPU Generator does not use offset"): prefill every prompt whole
+        # and torch.compile: on CPU it costs 60 s at start-up and gains no speed (measured)
         cpu_prefill = {} if torch.cuda.is_available() else {
-            "enable_chunked_prefill": False, "max_num_batched_tokens": max(max_model_len, 16384)}
+            "enable_chunked_prefill": False, "max_num_batched_tokens": max(max_model_len, 16384),
+            "compilation_config": {"mode": 0}}
         # under torchrun each rank runs its own engine inside the ranks' process group
         launcher = {"distributed_executor_backend": "external_launcher"} if distributed.world_size() > 1 else {}
         if enable_sleep_mode and not torch.cuda.is_available():

@@ -476,6 +476,7 @@ def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None, engine: s
     engine = engines.make_engine(engine, model, tok, max_model_len=longest + max_new_tokens,
                                  batch_size=min(max(n, 1), 128))   # batch_size: the HF engine's
     engine = tools.ToolEngine(engine) if with_tools else engine
+    t_pace = time.time()   # the pace per problem leaves out the engine's start-up
     first = LEAST_EVAL_PROBLEMS if fit is not None and n > LEAST_EVAL_PROBLEMS else n
 
     def run(part):   # in the stage's prompt style; the caller's style is put back
@@ -485,7 +486,7 @@ def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None, engine: s
         finally:
             data.set_prompt_style(before)
     parts = [run(tasks[:first])]
-    total = fit((time.time() - t0) / first, first) if first < n else n
+    total = fit((time.time() - t_pace) / first, first) if first < n else n
     if total > first:
         parts.append(run(tasks[first:total]))
     held = held[:len(held) * total // n]   # a budget that shrinks the one shrinks the other
