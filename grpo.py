@@ -31,9 +31,9 @@ Run (embedded SmolLM2-135M, CPU): from an SFT checkpoint, since the raw model's 
 signal (a run that cannot learn says so and stops); measured: held-out 42% -> 59% in 29 steps
     python sft.py --max_steps 120 --think_tokens repurpose --rope_theta_factor 2.0 \
         --eval_problems 0 --output_dir runs/sft120
-    python grpo.py --model runs/sft120/checkpoint --math_levels 1 --math_families arithmetic,percent \
-        --max_completion_length 96 --learning_rate 5e-6 --epsilon_high 0.28 --max_steps 30 \
-        --eval_problems 100
+    python grpo.py --model runs/sft120/checkpoint --math_levels 1 \
+        --math_families arithmetic,percent --max_completion_length 96 --learning_rate 5e-6 \
+        --epsilon_high 0.28 --max_steps 30 --eval_problems 100
 The loop in `train` reads top to bottom: rollout, reward, filter, advantage, loss and update,
 sync, log, evaluate, checkpoint. Its bookkeeping lives elsewhere: the flag and task checks and
 the reward's models in `grpo_setup`, the prompt order, context stages and time budget in
@@ -59,7 +59,6 @@ import grpo_setup
 import models
 import rewards
 import runs
-import tools
 import training
 from cli import flag
 from engines import SamplingParams
@@ -101,9 +100,8 @@ class Config:
     thinking_budget: int = flag(0, "Qwen3 thinking budget (tokens) for rollouts and eval (0: off)")
     prompt_style: str = flag("default", data.PROMPT_STYLE_HELP, choices=list(data.PROMPT_STYLES))
     tools: bool = flag(False, "tool-augmented rollouts and eval (STILL-3): a ```python block the "
-        "policy writes runs in the sandbox, its output is appended and left out of the loss "
-        "(tools.ToolEngine)")
-    max_tool_calls: int = flag(2, "with --tools: python blocks run per rollout; later ones stay text")
+        "policy writes runs in the sandbox, its output is appended and left out of the loss")
+    max_tool_calls: int = flag(2, "--tools: python blocks run per rollout; later ones stay text")
     # ---- advantages and loss -----------------------------------------------------------------
     scale_rewards: str = flag("group", "advantage std: group | batch | none (Dr. GRPO)")
     loss_type: str = flag("dapo", "aggregation: grpo (sequence mean, then mean) | dapo (token "
@@ -130,10 +128,8 @@ class Config:
     max_grad_norm: float = flag(1.0, "gradient clipping (Skywork-OR1: 1.0)")
     num_iterations: int = flag(1, "passes over each rollout batch (TRL num_iterations; PPO "
         "epochs); 1 with a full mini-batch = on-policy")
-    mini_batch_size: int = flag(0, "completions per optimizer step (0: the whole rollout batch, "
-        "one step per pass)")
-    micro_batch_size: int = flag(8, "completions per forward/backward (memory only; gradients "
-        "accumulate)")
+    mini_batch_size: int = flag(0, "completions per optimizer step (0: all, one step per pass)")
+    micro_batch_size: int = flag(8, "completions per forward/backward (gradients accumulate)")
     share_prompt: bool = flag(True, "run each distinct prompt through the decoder once per "
         "micro-batch and its rollouts on top of its KV cache (same log-probs and gradients up "
         "to rounding; G=8, 50-token prompts: ~1/3 fewer decoder tokens)")
@@ -199,7 +195,8 @@ def group_advantages(rewards: torch.Tensor, group_size: int, scale: str = "group
 
     >>> group_advantages(torch.tensor([1., 0., 0., 0.]), 4, "none")
     tensor([ 0.7500, -0.2500, -0.2500, -0.2500])
-    >>> group_advantages(torch.tensor([1., 0., 0., 0.]), 4, "none", keep=torch.tensor([1, 1, 1, 0]).bool())
+    >>> keep = torch.tensor([True, True, True, False])
+    >>> group_advantages(torch.tensor([1., 0., 0., 0.]), 4, "none", keep=keep)
     tensor([ 0.6667, -0.3333, -0.3333,  0.0000])
     """
     keep = torch.ones_like(rewards, dtype=torch.bool) if keep is None else keep.bool()
@@ -226,7 +223,8 @@ def clipped_surrogate(logp: torch.Tensor, old_logp: torch.Tensor, advantages: to
     clip-higher ε_low 0.2, ε_high 0.28. On-policy, old_logp = logp.detach(): ρ = 1, the value is
     -A and the gradient is -A ∇log π (plain policy gradient).
 
-    >>> l, c = clipped_surrogate(torch.log(torch.tensor([[1.5]])), torch.zeros(1, 1), torch.tensor([1.]))
+    >>> ratio = torch.tensor([[1.5]])
+    >>> l, c = clipped_surrogate(torch.log(ratio), torch.zeros(1, 1), torch.tensor([1.]))
     >>> l, c        # ρ = 1.5 > 1.2 with A > 0: clipped to 1.2
     (tensor([[-1.2000]]), tensor([[True]]))
     """
@@ -262,6 +260,12 @@ def cosine_beta(step: int, beta: float, beta_min: float = 0.0, total_steps: int 
     return beta_min + (beta - beta_min) * 0.5 * (1 + math.cos(math.pi * step / total_steps))
 
 
+def kl_coef(step: int, cfg: Config) -> float:
+    """β at `step`: --beta, or with --kl_anneal cosine the STILL-3 schedule `cosine_beta`."""
+    return (cosine_beta(step, cfg.beta, cfg.beta_min, cfg.kl_anneal_steps)
+            if cfg.kl_anneal == "cosine" else cfg.beta)
+
+
 def aggregate_loss(per_token: torch.Tensor, mask: torch.Tensor, loss_type: str = "dapo",
                    max_tokens: int | None = None, num_seqs: float | None = None,
                    num_tokens: float | None = None) -> torch.Tensor:
@@ -287,11 +291,12 @@ def aggregate_loss(per_token: torch.Tensor, mask: torch.Tensor, loss_type: str =
     raise ValueError(f"--loss_type {loss_type!r} is not one of grpo, dapo, dr_grpo")
 
 
-def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor,
-              ref_logp: torch.Tensor | None = None, entropy: torch.Tensor | None = None,
-              beta: float = 0.0, entropy_coef: float = 0.0, epsilon: float = 0.2,
-              epsilon_high: float | None = None, loss_type: str = "dapo", max_tokens: int | None = None,
-              num_seqs: float | None = None, num_tokens: float | None = None):
+def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor,
+              mask: torch.Tensor, ref_logp: torch.Tensor | None = None,
+              entropy: torch.Tensor | None = None, beta: float = 0.0, entropy_coef: float = 0.0,
+              epsilon: float = 0.2, epsilon_high: float | None = None, loss_type: str = "dapo",
+              max_tokens: int | None = None, num_seqs: float | None = None,
+              num_tokens: float | None = None):
     """The GRPO-family loss of one batch, a pure function of tensors ([B, T] per token, [B] A):
 
         l_t = -min(ρ_t A, clip(ρ_t, 1-ε_low, 1+ε_high) A) + β KL_k3(π_θ || π_ref)_t - c H_t
@@ -302,17 +307,19 @@ def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tens
     Returns (loss, clipped [B, T] bool, kl [B, T] or None).
 
     >>> logp = torch.log(torch.tensor([[0.5, 0.5], [0.9, 0.9]]))
-    >>> loss, _, _ = grpo_loss(logp, logp, torch.tensor([1., -1.]), torch.tensor([[1., 1.], [0., 0.]]))
+    >>> mask = torch.tensor([[1., 1.], [0., 0.]])
+    >>> loss, _, _ = grpo_loss(logp, logp, torch.tensor([1., -1.]), mask)
     >>> loss        # on-policy, dapo: -(1 + 1) / 2 tokens; the masked row adds nothing
     tensor(-1.)
     """
-    per_token, clipped = clipped_surrogate(logp, old_logp, advantages, epsilon, epsilon_high)  # [B, T]
+    # [B, T] per token
+    per_token, clipped = clipped_surrogate(logp, old_logp, advantages, epsilon, epsilon_high)
     kl = None
     if ref_logp is not None and beta > 0:
-        kl = k3_kl(logp, ref_logp)                                                           # [B, T]
+        kl = k3_kl(logp, ref_logp)                                                   # [B, T]
         per_token = per_token + beta * kl
     if entropy is not None and entropy_coef > 0:
-        per_token = per_token - entropy_coef * entropy                                       # [B, T]
+        per_token = per_token - entropy_coef * entropy                               # [B, T]
     loss = aggregate_loss(per_token, mask, loss_type, max_tokens, num_seqs, num_tokens)
     return loss, clipped, kl
 
@@ -346,7 +353,8 @@ class EntropyController:
 
     def update(self, entropy: float) -> float:
         below = entropy < self.target
-        self.coef = min(max(self.coef + (self.delta if below else -self.delta), self.coef_min), self.coef_max)
+        c = self.coef + (self.delta if below else -self.delta)
+        self.coef = min(max(c, self.coef_min), self.coef_max)
         self.active = below
         return self.loss_coef
 
@@ -404,7 +412,7 @@ def length_rejection(lengths: torch.Tensor, correct: torch.Tensor, max_tokens: i
 # Rollout and reward: one step's samples
 # ==============================================================================================
 def rollout(engine, prompts, n, max_tokens, temperature, top_p, thinking_budget, seed):
-    params = SamplingParams(n=n, temperature=temperature, top_p=top_p, max_new_tokens=max_tokens, seed=seed)
+    params = SamplingParams(n, temperature, top_p, max_new_tokens=max_tokens, seed=seed)
     if thinking_budget and thinking_budget < max_tokens:
         return engines.generate_with_thinking_budget(engine, prompts, params, thinking_budget)
     return engine.generate(prompts, params)
@@ -415,13 +423,14 @@ def score(completions, tasks, reward_fn, max_tokens):
     totals, parts, correct = [], {}, []
     for c in completions:
         task = tasks[c.prompt_index]
-        info = dict(num_tokens=len(c.completion_ids), finished=not c.truncated, max_tokens=max_tokens)
-        b = reward_fn.breakdown(c.text, task, **info)
+        b = reward_fn.breakdown(c.text, task, num_tokens=len(c.completion_ids),
+                                finished=not c.truncated, max_tokens=max_tokens)
         totals.append(b.pop("total"))
         for k, v in b.items():
             parts.setdefault(k, []).append(v)
         correct.append(rewards.task_solved(c.text, task))
-    return torch.tensor(totals), {k: sum(v) / len(v) for k, v in parts.items()}, torch.tensor(correct)
+    means = {k: sum(v) / len(v) for k, v in parts.items()}
+    return torch.tensor(totals), means, torch.tensor(correct)
 
 
 @dataclass
@@ -456,30 +465,36 @@ def sample_step(engine, tasks, prompts, active, position, step, max_tokens, rewa
     """Rollout -> reward -> filter for one step, in rounds. A round draws --prompts_per_step
     prompts of `active` from the stream at `position` (whole groups per rank) and samples G
     completions each; truncated ones are masked or re-scored (`truncation_rewards`), long wrong
-    ones rejected (`length_rejection`); groups without signal (`zero_variance_groups`) leave, and
-    while the batch is short another round refills it (DAPO dynamic sampling, --oversample_rounds)."""
+    ones rejected (`length_rejection`); groups without signal (`zero_variance_groups`) leave,
+    and while the batch is short another round refills it (DAPO dynamic sampling,
+    --oversample_rounds)."""
     G, P = cfg.num_generations, cfg.prompts_per_step // distributed.world_size()   # P: this rank's
-    truncated_reward = None if reward_fn.scores_unfinished or not cfg.score_truncated else cfg.truncated_reward
+    own_score = reward_fn.scores_unfinished or not cfg.score_truncated
+    truncated_reward = None if own_score else cfg.truncated_reward
     rounds, kept, filtered, solved = [], [], 0, set()
     for rnd in range(1 + cfg.oversample_rounds):
         drawn = position + rnd * cfg.prompts_per_step
-        idx = [active[i] for i in training.stream_indices(len(active), cfg.seed, drawn, cfg.prompts_per_step)]
-        idx = distributed.shard_for_rank(idx)
+        drawn = training.stream_indices(len(active), cfg.seed, drawn, cfg.prompts_per_step)
+        idx = distributed.shard_for_rank([active[i] for i in drawn])
         with runs.timer(times, "gen_s"):
             outs = rollout(engine, [prompts[i] for i in idx], G, max_tokens, cfg.temperature,
-                           cfg.top_p, cfg.thinking_budget, seed=cfg.seed * 1_000_003 + step * 97 + rnd)
+                           cfg.top_p, cfg.thinking_budget,
+                           seed=cfg.seed * 1_000_003 + step * 97 + rnd)
         group_tasks = [tasks[i] for i in idx]
         raw, parts, correct = score(outs, group_tasks, reward_fn, max_tokens)
         truncated = torch.tensor([c.truncated for c in outs])
-        reward, keep = truncation_rewards(raw, truncated, cfg.mask_truncated_completions, truncated_reward)
+        reward, keep = truncation_rewards(raw, truncated, cfg.mask_truncated_completions,
+                                          truncated_reward)
         if cfg.length_rejection_tokens:   # rejected before the group statistics
             lengths = torch.tensor([len(c.completion_ids) for c in outs])
             keep = keep & length_rejection(lengths, correct, cfg.length_rejection_tokens)
         roll = Rollouts(idx, outs, group_tasks, raw, reward, parts, correct, truncated, keep)
         rounds.append(roll)
         solved |= {i for g, i in enumerate(idx) if bool(correct[g * G:(g + 1) * G].all())}
-        signal = (correct & ~truncated) if cfg.filter_groups_by == "acc" else reward   # truncated: never correct
-        flat = zero_variance_groups(signal, G, keep) if cfg.filter_zero_variance else torch.zeros(P, dtype=torch.bool)
+        # a truncated completion is never correct
+        signal = (correct & ~truncated) if cfg.filter_groups_by == "acc" else reward
+        flat = (zero_variance_groups(signal, G, keep) if cfg.filter_zero_variance
+                else torch.zeros(P, dtype=torch.bool))
         filtered += int(flat.sum())
         kept += [(roll, g) for g in range(P) if not flat[g]][:P - len(kept)]
         if len(kept) == P or not cfg.filter_zero_variance:
@@ -503,7 +518,8 @@ def pass_rate_filter(engine, tasks, prompts, cfg: Config, max_tokens: int) -> li
                                                        max_new_tokens=max_tokens, seed=cfg.seed))
     passed = [0] * len(tasks)
     for c in outs:
-        passed[c.prompt_index] += (not c.truncated) and rewards.task_solved(c.text, tasks[c.prompt_index])
+        ok = (not c.truncated) and rewards.task_solved(c.text, tasks[c.prompt_index])
+        passed[c.prompt_index] += ok
     keep = [i for i, p in enumerate(passed) if lo <= p / k <= hi]
     if not keep:
         raise ValueError(f"the pass-rate filter [{lo}, {hi}] kept no prompt of {len(tasks)}: widen "
@@ -512,7 +528,8 @@ def pass_rate_filter(engine, tasks, prompts, cfg: Config, max_tokens: int) -> li
     return keep
 
 
-def next_stage_prompts(active: list[int], solved: set[int], cfg: Config, refilter, max_tokens) -> list[int]:
+def next_stage_prompts(active: list[int], solved: set[int], cfg: Config, refilter,
+                       max_tokens: int) -> list[int]:
     """The prompts of a new context stage. --drop_solved_each_stage: drop those the policy solved
     in every rollout of some group during the stage that ended (Skywork-OR1 §3.1: prompts answered
     correctly in all samples of the previous stage carry no signal). --refilter_each_stage: run the
@@ -530,10 +547,12 @@ def evaluate(engine, tasks, prompts, cfg, max_tokens) -> dict:
     """avg@k accuracy on the test split (greedy when --eval_temperature 0)."""
     k = cfg.eval_samples if cfg.eval_temperature > 0 else 1
     with engines.progress(f"eval {len(tasks)} problems"):
-        outs = rollout(engine, prompts, k, max_tokens, cfg.eval_temperature, 1.0, cfg.thinking_budget, cfg.seed)
+        outs = rollout(engine, prompts, k, max_tokens, cfg.eval_temperature, 1.0,
+                       cfg.thinking_budget, cfg.seed)
     ok = [rewards.task_solved(c.text, tasks[c.prompt_index]) for c in outs]
-    return {"eval_accuracy": sum(ok) / len(ok), "eval_truncated": sum(c.truncated for c in outs) / len(outs),
-            "eval_length": sum(len(c.completion_ids) for c in outs) / len(outs)}
+    n = len(outs)
+    return {"eval_accuracy": sum(ok) / n, "eval_truncated": sum(c.truncated for c in outs) / n,
+            "eval_length": sum(len(c.completion_ids) for c in outs) / n}
 
 
 # ==============================================================================================
@@ -545,34 +564,13 @@ def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, cfg, 
     optimizer step each (`grpo_loss` on every micro-batch). Strictly on-policy (1 pass, one
     mini-batch) recomputes no old log-probs: ρ = exp(logp - logp.detach()) = 1 with the
     policy-gradient gradient. Rows whose mask is all 0 (left out of the loss) add nothing."""
-    N = ids.shape[0]
+    N, micro = ids.shape[0], max(1, cfg.micro_batch_size)
     mb = cfg.mini_batch_size or N
     on_policy = cfg.num_iterations == 1 and mb >= N
-    micro = max(1, cfg.micro_batch_size)
-
-    first = int(loss_mask.sum(0).nonzero().min()) if loss_mask.any() else 0  # prompt ends here
-
-    def rows(sel):  # a micro-batch: columns up to its last token; scored from the first response token
-        width = int(attn[sel].sum(0).nonzero().max()) + 1
-        return ids[sel, :width], attn[sel, :width], loss_mask[sel, first:width - 1], slice(first, width - 1)
-
-    def logps(m, i, a, with_entropy=False):  # scored from column `first`: the prompt's last token
-        if cfg.share_prompt:
-            return models.shared_prompt_logprobs(m, i, a, first + 1, cfg.temperature, with_entropy=with_entropy)
-        return models.token_logprobs(m, i, a, cfg.temperature, with_entropy=with_entropy, start=first)
-
-    def no_grad_logps(m):
-        out = torch.zeros_like(loss_mask)
-        with torch.no_grad():
-            for s in range(0, N, micro):
-                sel = torch.arange(s, min(s + micro, N))
-                i, a, _, cols = rows(sel)
-                out[sel, cols] = logps(m, i, a)[0]
-        return out
-
+    scorer = models.ResponseScorer(ids, attn, loss_mask, cfg.temperature, cfg.share_prompt)
     t0 = time.perf_counter()
-    old_logp = None if on_policy else no_grad_logps(model)
-    ref_logp = no_grad_logps(ref_model) if ref_model is not None and beta > 0 else None
+    old_logp = None if on_policy else scorer.all_rows(model, micro)
+    ref_logp = scorer.all_rows(ref_model, micro) if ref_model is not None and beta > 0 else None
     need_entropy = entropy_coef > 0
     stats = grpo_log.LossStats()
     model.train()
@@ -585,20 +583,24 @@ def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, cfg, 
             optimizer.zero_grad(set_to_none=True)
             for s in range(0, len(mini), micro):
                 sel = mini[s:s + micro]
-                i, a, mask, cols = rows(sel)
-                logp, entropy = logps(model, i, a, need_entropy)
+                i, a, mask, cols = scorer.rows(sel)
+                logp, entropy = scorer.logprobs(model, i, a, need_entropy)
                 old = logp.detach() if old_logp is None else old_logp[sel, cols]
                 # normalisers of the global mini-batch: each rank divides by the mean per rank and
                 # DDP/FSDP2 average gradients, so dapo = Σ_ranks loss / Σ_ranks tokens and grpo,
                 # dr_grpo divide by all ranks' sequences (identity in a single process)
+                ref = None if ref_logp is None else ref_logp[sel, cols]
                 loss, clipped, kl = grpo_loss(
-                    logp, old, adv[sel], mask, None if ref_logp is None else ref_logp[sel, cols], entropy,
-                    beta, entropy_coef, cfg.epsilon, cfg.epsilon_high, cfg.loss_type, max_tokens,
-                    num_seqs=distributed.mean_over_ranks(len(mini)), num_tokens=distributed.mean_over_ranks(n_tokens))
+                    logp, old, adv[sel], mask, ref, entropy, beta, entropy_coef, cfg.epsilon,
+                    cfg.epsilon_high, cfg.loss_type, max_tokens,
+                    num_seqs=distributed.mean_over_ranks(len(mini)),
+                    num_tokens=distributed.mean_over_ranks(n_tokens))
                 training.check_finite(loss, step + 1)
                 loss.backward()
-                stats.add(loss, logp, mask, clipped, kl, entropy if need_entropy else None, first_pass=it == 0)
-            stats.optimizer_step(torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm))
+                stats.add(loss, logp, mask, clipped, kl, entropy if need_entropy else None,
+                          first_pass=it == 0)
+            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+            stats.optimizer_step(grad_norm)
             optimizer.step()
     times["train_s"] = time.perf_counter() - t0
     return stats.means(cfg.num_iterations, float(attn.sum()))
@@ -616,27 +618,24 @@ def train(cfg: Config) -> Path:
     model, tok = models.load_policy(str(run.checkpoint) if state else cfg.model)
     model = distributed.wrap_model(model, cfg.parallel)
     # beta = 0 (Skywork-OR1, Dr. GRPO): no reference model exists at all.
-    ref_model = models.load_policy(cfg.model)[0].eval().requires_grad_(False) if cfg.beta > 0 else None
+    ref_model = models.load_frozen(cfg.model) if cfg.beta > 0 else None
     train_tasks, test_tasks = grpo_setup.load_task_splits(cfg)
-    train_prompts, test_prompts = (data.prompt_ids(tok, t, style=cfg.prompt_style) for t in (train_tasks, test_tasks))
+    train_prompts, test_prompts = (data.prompt_ids(tok, t, style=cfg.prompt_style)
+                                   for t in (train_tasks, test_tasks))
     grpo_setup.check_tasks(cfg, train_tasks, train_prompts, model)
     reward_fn = grpo_setup.make_reward(cfg)
     stages = training.parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
-    longest = max(len(p) for p in train_prompts + test_prompts) + max(t for t, _ in stages) + 64
-    engine = engines.make_engine(cfg.engine, model, tok, max_model_len=longest)  # HF ignores the length
-    engine = tools.ToolEngine(engine, max_calls=cfg.max_tool_calls) if cfg.tools else engine
-    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+    engine = grpo_setup.rollout_engine(cfg, model, tok, train_prompts + test_prompts, stages)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate,
+                                  weight_decay=cfg.weight_decay)
     controller = EntropyController(cfg.target_entropy, cfg.entropy_coef_delta, cfg.entropy_coef_min,
                                    cfg.entropy_coef_max, coef=cfg.entropy_coef)
     total_steps = sum(n for _, n in stages)
     step, position, active, solved = 0, 0, list(range(len(train_tasks))), set()
     if state:   # --resume: the same step, prompt stream, prompts, optimizer and entropy controller
-        step, position, active, solved = state["step"], state["position"], state["active"], set(state.get("solved", []))
-        optimizer.load_state_dict(state["optimizer"])
-        controller = EntropyController(**state["controller"])
-        run.truncate_metrics(step)
-        print(f"[grpo] resumed {run.root} at step {step}/{total_steps}")
-    curate = lambda max_tokens: pass_rate_filter(engine, train_tasks, train_prompts, cfg, max_tokens)
+        step, position, active, solved, ctl = grpo_setup.restore(state, run, optimizer, total_steps)
+        controller = EntropyController(**ctl)
+    curate = lambda tokens: pass_rate_filter(engine, train_tasks, train_prompts, cfg, tokens)
     if cfg.pass_rate_samples and not state:
         active = curate(stages[0][0])
     if not state and test_tasks:
@@ -646,27 +645,31 @@ def train(cfg: Config) -> Path:
     for step in bar:
         t_step, times = time.perf_counter(), {}
         stage, max_tokens = training.stage_at(stages, step)
-        if step > 0 and training.stage_at(stages, step - 1)[0] != stage:      # a new context stage begins
+        if step > 0 and training.stage_at(stages, step - 1)[0] != stage:   # a new context stage
             active, solved = next_stage_prompts(active, solved, cfg, curate, max_tokens), set()
-        beta = cosine_beta(step, cfg.beta, cfg.beta_min, cfg.kl_anneal_steps) if cfg.kl_anneal == "cosine" else cfg.beta
+        beta = kl_coef(step, cfg)
         entropy_coef = controller.loss_coef if cfg.adaptive_entropy else cfg.entropy_coef
 
-        # ---- rollout -> reward -> filter (DAPO dynamic sampling: more rounds while groups are short) ----
-        samples = sample_step(engine, train_tasks, train_prompts, active, position, step, max_tokens,
-                              reward_fn, cfg, times)
-        position, solved = position + cfg.prompts_per_step * len(samples.rounds), solved | samples.solved
+        # ---- rollout -> reward -> filter (DAPO dynamic sampling: rounds while groups short) ----
+        samples = sample_step(engine, train_tasks, train_prompts, active, position, step,
+                              max_tokens, reward_fn, cfg, times)
+        position += cfg.prompts_per_step * len(samples.rounds)
+        solved |= samples.solved
         metrics = {"step": step + 1, "stage": stage, "max_tokens": max_tokens, "beta": beta,
                    "entropy_coef": entropy_coef, "lr": cfg.learning_rate}
         train_stats, no_signal = {}, (0 if samples.completions else no_signal + 1)
         if no_signal:
             grpo_log.no_signal_warning(step + 1, no_signal, samples.groups, cfg)
         else:
-            if samples.completions[0].logprobs:   # vLLM's, on the trainer's weights unless the sync broke
-                metrics["logprob_mismatch"] = engines.logprob_mismatch(samples.completions[:8], model, cfg.temperature)
+            if samples.completions[0].logprobs:   # vLLM's: the trainer's unless the sync broke
+                metrics["logprob_mismatch"] = engines.logprob_mismatch(
+                    samples.completions[:8], model, cfg.temperature)
             # ---- advantage: the group is the baseline ----
-            adv = group_advantages(samples.reward, cfg.num_generations, cfg.scale_rewards, keep=samples.keep)
+            adv = group_advantages(samples.reward, cfg.num_generations, cfg.scale_rewards,
+                                   keep=samples.keep)
             # ---- loss and update ----
-            ids, attn, loss_mask = models.completion_batch(samples.completions, samples.keep, tok.pad_token_id)
+            ids, attn, loss_mask = models.completion_batch(samples.completions, samples.keep,
+                                                           tok.pad_token_id)
             train_stats = train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv,
                                          cfg, beta, entropy_coef, max_tokens, step, times)
             # ---- sync the inference engine ----
@@ -676,9 +679,10 @@ def train(cfg: Config) -> Path:
                 controller.update(train_stats["entropy"])
 
         # ---- log: the step's row of metrics.jsonl ----
-        metrics.update(grpo_log.step_metrics(samples.rounds, samples.filtered / samples.groups, train_stats, times,
-                                             tok if cfg.tools else None))
-        last = step + 1 == total_steps or budget.spent(t_step)    # or the next step would end past the budget
+        metrics.update(grpo_log.step_metrics(samples.rounds, samples.filtered / samples.groups,
+                                             train_stats, times, tok if cfg.tools else None))
+        # the last step, or the next one would end past the time budget
+        last = step + 1 == total_steps or budget.spent(t_step)
         # ---- evaluate: every --eval_every steps and at the last, in the same row ----
         if ((step + 1) % cfg.eval_every == 0 or last) and test_tasks:
             with runs.timer(metrics, "eval_s"):

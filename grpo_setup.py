@@ -1,5 +1,6 @@
 """What `grpo.py` does before its loop: check the flags, load the task splits and the reward
-(with its judge or reward model), check the tasks against the rewards and the model's context.
+(with its judge or reward model), check the tasks against the rewards and the model's context,
+start the rollout engine, restore a run being resumed.
 Every check stops at start with a message that names the flag and the fix.
 
 `cfg` is a `grpo.Config` throughout.
@@ -11,8 +12,10 @@ import functools
 import cli
 import data
 import distributed
+import engines
 import models
 import rewards
+import tools
 import training
 
 
@@ -122,3 +125,23 @@ def check_tasks(cfg, tasks: list[dict], prompts: list[list[int]], model):
                          "Shorten the responses, or extend the context first with sft.py "
                          "--rope_theta_factor 2 --max_length N (Phi-4-reasoning's RoPE base "
                          "rescaling) and train from that checkpoint.")
+
+
+def rollout_engine(cfg, model, tok, prompts: list[list[int]], stages: list[tuple[int, int]]):
+    """The engine of the rollouts and evaluations (`engines.make_engine`; HF ignores the
+    length): the longest prompt and context stage fit, with 64 tokens for a thinking-budget cue.
+    With --tools a python block the policy writes runs in the sandbox (`tools.ToolEngine`)."""
+    longest = max(len(p) for p in prompts) + max(t for t, _ in stages) + 64
+    engine = engines.make_engine(cfg.engine, model, tok, max_model_len=longest)
+    return tools.ToolEngine(engine, max_calls=cfg.max_tool_calls) if cfg.tools else engine
+
+
+def restore(state: dict, run, optimizer, total_steps: int):
+    """--resume from state.pt: the optimizer's state is loaded and metrics rows past the step
+    dropped. -> (step, position in the prompt stream, active prompts, solved prompts, the
+    entropy controller's fields)."""
+    optimizer.load_state_dict(state["optimizer"])
+    run.truncate_metrics(state["step"])
+    print(f"[grpo] resumed {run.root} at step {state['step']}/{total_steps}")
+    solved = set(state.get("solved", []))
+    return state["step"], state["position"], state["active"], solved, state["controller"]

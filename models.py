@@ -191,6 +191,50 @@ def completion_batch(comps, keep: torch.Tensor, pad_id: int):
     return ids, attn, loss_mask * keep.float().unsqueeze(1)
 
 
+class ResponseScorer:
+    """Per-token log-probs of a padded batch's responses, one micro-batch at a time.
+
+    `ids`, `attn` [N, T] and `loss_mask` [N, T-1] as `completion_batch` makes them. Columns
+    before `first` (where the earliest response starts) are skipped and each micro-batch is cut
+    after its own last token, so the LM head runs on neither the prompts nor the padding.
+    `share_prompt`: each distinct prompt runs through the decoder once (`shared_prompt_logprobs`)."""
+
+    def __init__(self, ids, attn, loss_mask, temperature: float = 1.0, share_prompt: bool = True):
+        self.ids, self.attn, self.loss_mask = ids, attn, loss_mask
+        self.temperature, self.share_prompt = temperature, share_prompt
+        self.first = int(loss_mask.sum(0).nonzero().min()) if loss_mask.any() else 0
+
+    def rows(self, sel):
+        """(ids, attention, loss mask, the loss mask's columns `cols`) of the micro-batch `sel`."""
+        width = int(self.attn[sel].sum(0).nonzero().max()) + 1
+        cols = slice(self.first, width - 1)
+        return self.ids[sel, :width], self.attn[sel, :width], self.loss_mask[sel, cols], cols
+
+    def logprobs(self, model, ids, attn, with_entropy: bool = False):
+        """Log-probs (and entropies) of the micro-batch's tokens in columns `cols` of the mask."""
+        if self.share_prompt:
+            return shared_prompt_logprobs(model, ids, attn, self.first + 1, self.temperature,
+                                          with_entropy=with_entropy)
+        return token_logprobs(model, ids, attn, self.temperature, with_entropy=with_entropy,
+                              start=self.first)
+
+    def all_rows(self, model, micro: int):
+        """[N, T-1] log-probs of every response token under `model`, without gradients (the old
+        policy's, the reference's), `micro` rows at a time; 0 on prompt and padding."""
+        out = torch.zeros_like(self.loss_mask)
+        with torch.no_grad():
+            for s in range(0, len(out), micro):
+                sel = torch.arange(s, min(s + micro, len(out)))
+                i, a, _, cols = self.rows(sel)
+                out[sel, cols] = self.logprobs(model, i, a)[0]
+        return out
+
+
+def load_frozen(name: str):
+    """A model that only scores (a reference policy, a teacher): eval mode, no gradients."""
+    return load_policy(name)[0].eval().requires_grad_(False)
+
+
 def _chunk_logprobs(hidden, weight, targets, temperature: float, with_entropy: bool):
     logits = (hidden @ weight.T).float() / temperature          # [B, c, V], one chunk only
     lse = torch.logsumexp(logits, dim=-1)
