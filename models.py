@@ -1,4 +1,5 @@
-"""Models: loading the policy, the reward model and tiny test models; batches and per-token log-probs.
+"""Models: loading the policy, the reward model and tiny test models; batches and per-token
+log-probs.
 
 * `load_policy(name)` -> (model, tokenizer). `name` is
     - None / "smollm2": the embedded default, SmolLM2-135M-Instruct, shipped as a GGUF file in
@@ -182,7 +183,8 @@ def completion_batch(comps, keep: torch.Tensor, pad_id: int):
     (`engines.Completion`). The mask is 0 on prompt and padding, on tokens the engine inserted
     (the thinking budget's cue, a tool's output) and on whole samples left out (`keep` False:
     masked truncations, length rejections)."""
-    ids, attn, cmask = pad_batch([c.prompt_ids for c in comps], [c.completion_ids for c in comps], pad_id)
+    ids, attn, cmask = pad_batch([c.prompt_ids for c in comps], [c.completion_ids for c in comps],
+                                 pad_id)
     loss_mask = cmask[:, 1:].float()
     for b, c in enumerate(comps):
         if c.sampled_mask is not None:
@@ -197,7 +199,8 @@ class ResponseScorer:
     `ids`, `attn` [N, T] and `loss_mask` [N, T-1] as `completion_batch` makes them. Columns
     before `first` (where the earliest response starts) are skipped and each micro-batch is cut
     after its own last token, so the LM head runs on neither the prompts nor the padding.
-    `share_prompt`: each distinct prompt runs through the decoder once (`shared_prompt_logprobs`)."""
+    `share_prompt`: each distinct prompt runs through the decoder once
+    (`shared_prompt_logprobs`)."""
 
     def __init__(self, ids, attn, loss_mask, temperature: float = 1.0, share_prompt: bool = True):
         self.ids, self.attn, self.loss_mask = ids, attn, loss_mask
@@ -266,24 +269,27 @@ def token_logprobs(model, input_ids, attention_mask, temperature: float = 1.0,
     `start` > 0 scores only t = start+1..T-1 -> [B, T-1-start] (column j is target start+1+j):
     the LM head then skips the prompt, whose log-probs an RL trainer never uses.
 
-    log π(x_t | x_<t) = z_t[x_t]/τ - logsumexp(z_t/τ),  H = logsumexp(z/τ) - Σ_v softmax(z/τ)_v z_v/τ
+    log π(x_t | x_<t) = z_t[x_t]/τ - logsumexp(z_t/τ)
+    H = logsumexp(z/τ) - Σ_v softmax(z/τ)_v z_v/τ
     with z the logits and τ the sampling temperature (the policy that sampled is softmax(z/τ)).
 
     Memory: the decoder runs once; the LM head and the log-softmax run over `chunk_size`
     positions at a time (default `auto_chunk_size`: ~40 MiB blocks), so only one [B, chunk, V]
-    float32 block exists. Under autograd each
-    chunk is wrapped in activation checkpointing, so backward recomputes it instead of keeping
-    every chunk's logits alive. Position ids follow the attention mask (left padding).
+    float32 block exists. Under autograd each chunk is wrapped in activation checkpointing, so
+    backward recomputes it instead of keeping every chunk's logits alive. Position ids follow
+    the attention mask (left padding).
     """
     position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
     decoder = model.get_decoder()
     hidden = decoder(input_ids=input_ids, attention_mask=attention_mask,
                      position_ids=position_ids).last_hidden_state[:, start:-1]
-    return _head_logprobs(model, hidden, input_ids[:, start + 1:], temperature, chunk_size, with_entropy)
+    return _head_logprobs(model, hidden, input_ids[:, start + 1:], temperature, chunk_size,
+                          with_entropy)
 
 
-def shared_prompt_logprobs(model, input_ids, attention_mask, prompt_len: int, temperature: float = 1.0,
-                           chunk_size: int | None = None, with_entropy: bool = False):
+def shared_prompt_logprobs(model, input_ids, attention_mask, prompt_len: int,
+                           temperature: float = 1.0, chunk_size: int | None = None,
+                           with_entropy: bool = False):
     """`token_logprobs(..., start=prompt_len - 1)` with each distinct prompt run through the
     decoder once: rows are [left-padded prompt (prompt_len columns) | completion], and the G
     rollouts of a GRPO group share their prompt. -> [B, T - prompt_len]: column j scores
@@ -301,14 +307,15 @@ def shared_prompt_logprobs(model, input_ids, attention_mask, prompt_len: int, te
     u_ids, u_attn = uniq[:, :prompt_len], uniq[:, prompt_len:]
     decoder = model.get_decoder()
     key = cache_key(decoder)
-    out = decoder(input_ids=u_ids, attention_mask=u_attn, position_ids=(u_attn.cumsum(-1) - 1).clamp(min=0),
-                  use_cache=True)
+    out = decoder(input_ids=u_ids, attention_mask=u_attn,
+                  position_ids=(u_attn.cumsum(-1) - 1).clamp(min=0), use_cache=True)
     cache = out[key]
     cache.reorder_cache(inverse)                                # [U, ...] -> [B, ...]
     comp, comp_attn = input_ids[:, prompt_len:], attention_mask[:, prompt_len:]
     positions = prompt_attn.sum(-1, keepdim=True) + comp_attn.cumsum(-1) - 1
-    hidden_c = decoder(input_ids=comp, attention_mask=attention_mask, position_ids=positions.clamp(min=0),
-                       use_cache=True, **{key: cache}).last_hidden_state
+    hidden_c = decoder(input_ids=comp, attention_mask=attention_mask,
+                       position_ids=positions.clamp(min=0), use_cache=True,
+                       **{key: cache}).last_hidden_state
     hidden = torch.cat([out.last_hidden_state[inverse, -1:], hidden_c[:, :-1]], 1)
     return _head_logprobs(model, hidden, comp, temperature, chunk_size, with_entropy)
 

@@ -381,7 +381,8 @@ def encode_examples(tokenizer, examples: list[dict],
                     max_length: int) -> list[tuple[list[int], list[int]]]:
     """`encode` every example; those longer than max_length are dropped (and counted)."""
     # tool outputs (```output blocks) are the interpreter's, not the model's: left out of the loss
-    encoded = [tools.mask_observations(tokenizer, *encode(tokenizer, ex["messages"])) for ex in examples]
+    encoded = [tools.mask_observations(tokenizer, *encode(tokenizer, ex["messages"]))
+               for ex in examples]
     fits = [e for e in encoded if len(e[0]) <= max_length]
     if not fits:
         raise data.DataError(f"no example fits in --max_length {max_length}")
