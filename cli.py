@@ -22,7 +22,8 @@ import sys
 from transformers import HfArgumentParser
 
 # What a user can fix: raised by the scripts' checks (ValueError, data.DataError), a missing file.
-USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError, PermissionError, FloatingPointError)
+USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError, PermissionError,
+               FloatingPointError)
 
 
 class UsageError(SystemExit):
@@ -36,14 +37,16 @@ class UsageError(SystemExit):
 def _flags(parser) -> list[str]:
     """The flags, each once: `--num_generations`, not also its dashed twin `--num-generations`."""
     flags = {o for a in parser._actions for o in a.option_strings if o.startswith("--")}
-    return sorted(f for f in flags if "-" not in f[2:] or "--" + f[2:].replace("-", "_") not in flags)
+    return sorted(f for f in flags
+                  if "-" not in f[2:] or "--" + f[2:].replace("-", "_") not in flags)
 
 
 # Flags renamed so that every script uses one name for one idea (TRL's where TRL has one).
 RENAMED = {"--save_every": "--save_steps", "--num_test_prompts": "--eval_problems",
            "--eval_prompts": "--eval_problems", "--num_eval_prompts": "--eval_problems",
            "--num_problems": "--eval_problems", "--max_new_tokens": "--max_completion_length",
-           "--eval_max_new_tokens": "--eval_max_completion_length", "--batch_size": "--prompts_per_step"}
+           "--eval_max_new_tokens": "--eval_max_completion_length",
+           "--batch_size": "--prompts_per_step"}
 
 
 def did_you_mean(flag: str, known: list[str]) -> str:
@@ -57,7 +60,8 @@ def did_you_mean(flag: str, known: list[str]) -> str:
         return f"renamed: use {RENAMED[name]}"
     score = lambda k: difflib.SequenceMatcher(None, name, k).ratio()
     close = [k for k in sorted(known, key=score, reverse=True)[:2] if score(k) >= 0.6]
-    close = [k for k in close if score(k) >= score(close[0]) - 0.05] if close else close   # near-ties only
+    # near-ties only
+    close = [k for k in close if score(k) >= score(close[0]) - 0.05] if close else close
     return f"did you mean {' or '.join(close)}?" if close else "see --help for the flags"
 
 
@@ -97,8 +101,9 @@ def check_sampling(temperature: float, top_p: float, what: str = "training rollo
     """Sampling that training can learn from: temperature > 0 (log-probs divide the logits by it;
     0 would be greedy and give NaN weights) and top_p in (0, 1]."""
     if not temperature > 0:
-        raise ValueError(f"--temperature {temperature}: {what} need a temperature > 0 (the log-probs "
-                         "divide the logits by it); use 1.0 (Skywork-OR1, STILL-3) or 0.6 (Qwen3)")
+        raise ValueError(f"--temperature {temperature}: {what} need a temperature > 0 "
+                         "(the log-probs divide the logits by it); use 1.0 (Skywork-OR1, STILL-3) "
+                         "or 0.6 (Qwen3)")
     if not 0 < top_p <= 1:
         raise ValueError(f"--top_p {top_p}: must lie in (0, 1]; 1.0 turns nucleus sampling off")
 

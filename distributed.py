@@ -112,7 +112,8 @@ def all_reduce_mean(metrics: dict) -> dict:
     """Mean of each numeric metric over ranks (identity when alone)."""
     if world_size() == 1:
         return metrics
-    keys = sorted(k for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool))
+    keys = sorted(k for k, v in metrics.items()
+                  if isinstance(v, (int, float)) and not isinstance(v, bool))
     t = torch.tensor([float(metrics[k]) for k in keys], dtype=torch.float64)
     torch.distributed.all_reduce(t)
     return {**metrics, **{k: v / world_size() for k, v in zip(keys, t.tolist())}}
@@ -134,8 +135,10 @@ def full_state_dict(model) -> dict:
     model = unwrap(model)
     if world_size() == 1:
         return model.state_dict()
-    state = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
-    first = {}   # a tied LM head gathers as a separate copy of the embedding: keep one, as HF does
+    state = get_model_state_dict(
+        model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+    # a tied LM head gathers as a separate copy of the embedding: keep one, as HF does
+    first = {}
     for name, t in model.state_dict(keep_vars=True).items():
         first.setdefault(id(t), name)
     return {k: v for k, v in state.items() if k in set(first.values())}
