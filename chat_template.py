@@ -1,4 +1,5 @@
-"""The Qwen3 chat template, and the ChatML and think tokens it writes (Qwen3 tech report §4.1, §4.3).
+"""The Qwen3 chat template, and the ChatML and think tokens it writes (Qwen3 tech report §4.1,
+§4.3).
 
 `sft.set_chat_template` installs it; `tests/test_chat_template.py` checks it renders byte for byte
 what the official template renders.
@@ -10,6 +11,8 @@ IM_START, IM_END = "<|im_start|>", "<|im_end|>"
 # https://huggingface.co/Qwen/Qwen3-8B/blob/main/tokenizer_config.json), with Jinja comments
 # added: `{#- ... #}` renders nothing, and every tag after it strips the whitespace in between,
 # so the output is byte-identical to the official template's (tests/test_chat_template.py).
+# Long tags are wrapped: a line break inside a tag is whitespace between tokens and renders
+# nothing, and adjacent Jinja string literals ("a" "b") are one string, as in Python.
 # It does not read `/think` or `/no_think`: they are plain text of a user or system turn, and
 # the model learns to obey them from the thinking-mode fusion data (Qwen3 tech report §4.3).
 CHAT_TEMPLATE = r"""
@@ -20,12 +23,16 @@ CHAT_TEMPLATE = r"""
     {%- if messages[0].role == 'system' %}
         {{- messages[0].content + '\n\n' }}
     {%- endif %}
-    {{- "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>" }}
+    {{- "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+        "You are provided with function signatures within <tools></tools> XML tags:\n<tools>" }}
     {%- for tool in tools %}
         {{- "\n" }}
         {{- tool | tojson }}
     {%- endfor %}
-    {{- "\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n" }}
+    {{- "\n</tools>\n\nFor each function call, return a json object with function name and "
+        "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
+        "{\"name\": <function-name>, \"arguments\": <args-json-object>}\n"
+        "</tool_call><|im_end|>\n" }}
 {%- else %}
     {%- if messages[0].role == 'system' %}
         {{- '<|im_start|>system\n' + messages[0].content + '<|im_end|>\n' }}
@@ -37,7 +44,9 @@ CHAT_TEMPLATE = r"""
 {%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}
 {%- for message in messages[::-1] %}
     {%- set index = (messages|length - 1) - loop.index0 %}
-    {%- if ns.multi_step_tool and message.role == "user" and message.content is string and not(message.content.startswith('<tool_response>') and message.content.endswith('</tool_response>')) %}
+    {%- if ns.multi_step_tool and message.role == "user" and message.content is string
+           and not(message.content.startswith('<tool_response>')
+                   and message.content.endswith('</tool_response>')) %}
         {%- set ns.multi_step_tool = false %}
         {%- set ns.last_query_index = index %}
     {%- endif %}
@@ -61,7 +70,8 @@ CHAT_TEMPLATE = r"""
             {%- set reasoning_content = message.reasoning_content %}
         {%- else %}
             {%- if '</think>' in content %}
-                {%- set reasoning_content = content.split('</think>')[0].rstrip('\n').split('<think>')[-1].lstrip('\n') %}
+                {%- set reasoning_content = content.split('</think>')[0].rstrip('\n')
+                                                   .split('<think>')[-1].lstrip('\n') %}
                 {%- set content = content.split('</think>')[-1].lstrip('\n') %}
             {%- endif %}
         {%- endif %}
@@ -70,7 +80,8 @@ CHAT_TEMPLATE = r"""
              when they have reasoning. Before the last query the reasoning is dropped. ----- #}
         {%- if loop.index0 > ns.last_query_index %}
             {%- if loop.last or (not loop.last and reasoning_content) %}
-                {{- '<|im_start|>' + message.role + '\n<think>\n' + reasoning_content.strip('\n') + '\n</think>\n\n' + content.lstrip('\n') }}
+                {{- '<|im_start|>' + message.role + '\n<think>\n' + reasoning_content.strip('\n')
+                    + '\n</think>\n\n' + content.lstrip('\n') }}
             {%- else %}
                 {{- '<|im_start|>' + message.role + '\n' + content }}
             {%- endif %}
