@@ -24,8 +24,9 @@ and ignores unknown keyword arguments, so a training loop can call all of them t
 | `action` | `still3_action_reward` (capped reflection words) | STILL-3 |
 | `length` | `still3_length_reward` | STILL-3 |
 | `code` | `code_reward` (fraction or all-or-nothing) via `sandbox.run_many` | Skywork-OR1 |
-| `instruction` | `instruction_reward` (word count, keyword, JSON, no commas, language) | Qwen3 general RL |
-| - | `JudgeReward` (P("yes") from a judge LM), `ScalarRewardModel` + `train_reward_model` | Qwen3 §4.4, Bradley-Terry |
+| `instruction` | `instruction_reward` (words, keyword, JSON, no commas, language) | Qwen3 §4.4 |
+| - | `JudgeReward` (P("yes") from a judge LM) | Qwen3 §4.4 |
+| - | `ScalarRewardModel` + `train_reward_model` | Qwen3 §4.4, Bradley-Terry |
 
 `parse_reward_spec("math:1.0,format:0.2")` and `combined_reward(...)` turn flags into one weighted
 reward; unknown names raise a ValueError that lists the valid ones.
@@ -157,7 +158,8 @@ PHI4_L_MAX, PHI4_L_POS, PHI4_L_NEG = 31744, 25600, 3702
 
 def scaled_phi4_lengths(max_tokens: int) -> tuple[int, int, int]:
     """Phi-4's (L_max, L_pos_control, L_neg_control) scaled from 31744 to a run's max length,
-    keeping their ratios: (max_tokens, round(max_tokens * 25600/31744), round(max_tokens * 3702/31744)).
+    keeping their ratios:
+    (max_tokens, round(max_tokens * 25600/31744), round(max_tokens * 3702/31744)).
 
     >>> scaled_phi4_lengths(31744)
     (31744, 25600, 3702)
@@ -246,7 +248,8 @@ def phi4_reward(completion: str, task: dict, w_acc: float = 8 / 13, w_rep: float
     """R = 8/13 R_acc + 1/13 R_rep (Phi-4-reasoning §4). It scores unfinished completions itself
     (R_acc = -0.5 without EOS), so a training loop must not overwrite that score.
 
-    >>> done = phi4_reward("<think>\\nx\\n</think>\\n\\n\\\\boxed{3}", {"answer": "4"}, num_tokens=4000)
+    >>> done = phi4_reward("<think>\\nx\\n</think>\\n\\n\\\\boxed{3}", {"answer": "4"},
+    ...                    num_tokens=4000)
     >>> cut = phi4_reward("x " * 4000, {"answer": "4"}, num_tokens=4000, finished=False)
     >>> round(done, 4), round(cut, 4)   # long wrong: 8/13 * -0.5; cut off: 8/13 * -0.5 + R_rep / 13
     (-0.3077, -0.6919)
@@ -282,9 +285,10 @@ def dapo_overlong_penalty(completion: str, task: dict | None = None, num_tokens:
     if cache_tokens is None:
         cache_tokens = max(1, round(max_tokens * DAPO_CACHE_SHARE))
     if cache_tokens >= max_tokens:
-        raise ValueError(f"DAPO overlong penalty: cache_tokens {cache_tokens} >= max_tokens {max_tokens} "
-                         "would penalise every completion from its first token; use a cache below the "
-                         f"max length (DAPO: 4096 of 20480; default: {DAPO_CACHE_SHARE:.0%} of it)")
+        raise ValueError(f"DAPO overlong penalty: cache_tokens {cache_tokens} >= max_tokens "
+                         f"{max_tokens} would penalise every completion from its first token; "
+                         "use a cache below the max length (DAPO: 4096 of 20480; default: "
+                         f"{DAPO_CACHE_SHARE:.0%} of it)")
     start = max_tokens - cache_tokens
     if L <= start:
         return 0.0
@@ -321,7 +325,8 @@ def still3_action_reward(completion: str, task: dict | None = None, words=REFLEC
 
 def still3_length_reward(completion: str, task: dict | None = None, num_tokens: int | None = None,
                          max_tokens: int = 8192, **_) -> float:
-    """A length reward in STILL-3's sense: min(L, max_tokens) / max_tokens, in [0, 1] (longer = more).
+    """A length reward in STILL-3's sense: min(L, max_tokens) / max_tokens, in [0, 1]
+    (longer = more).
 
     STILL-3 names length rewards but gives no formula: this linear form is this project's choice.
 
@@ -501,7 +506,8 @@ class JudgeReward:
     """
 
     def __init__(self, model, tokenizer, template: str = JUDGE_TEMPLATE, max_length: int = 4096):
-        self.model, self.tokenizer, self.template, self.max_length = model, tokenizer, template, max_length
+        self.model, self.tokenizer = model, tokenizer
+        self.template, self.max_length = template, max_length
         self.yes_ids = self._ids(("yes", " yes", "Yes", " Yes"))
         self.no_ids = self._ids(("no", " no", "No", " No"))
         if not self.yes_ids or not self.no_ids:
@@ -579,8 +585,10 @@ def _rm_forward(model, tokenizer, texts: list[str], max_length: int):
     if getattr(model.config, "pad_token_id", None) is None:
         model.config.pad_token_id = tokenizer.pad_token_id
     device = next(model.parameters()).device
-    enc = tokenizer(texts, return_tensors="pt", padding=True, truncation=True, max_length=max_length)
-    out = model(input_ids=enc["input_ids"].to(device), attention_mask=enc["attention_mask"].to(device))
+    enc = tokenizer(texts, return_tensors="pt", padding=True, truncation=True,
+                    max_length=max_length)
+    out = model(input_ids=enc["input_ids"].to(device),
+                attention_mask=enc["attention_mask"].to(device))
     return out.logits.squeeze(-1)
 
 
@@ -695,7 +703,8 @@ def applies(name: str, task: dict) -> bool:
     return need is None or bool(task.get(need)) or (name == "judge" and bool(task.get("reference")))
 
 
-def parse_reward_spec(spec: str | list, weights: str | list | None = None) -> list[tuple[str, float]]:
+def parse_reward_spec(spec: str | list,
+                      weights: str | list | None = None) -> list[tuple[str, float]]:
     """Flags -> [(name, weight)].
 
     parse_reward_spec("math:1.0,format:0.2")          -> [("math", 1.0), ("format", 0.2)]
@@ -703,7 +712,8 @@ def parse_reward_spec(spec: str | list, weights: str | list | None = None) -> li
     parse_reward_spec("math")                         -> [("math", 1.0)]
     Unknown names raise ValueError listing the valid ones.
     """
-    names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if str(s).strip()]
+    names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec)
+             if str(s).strip()]
     if weights is not None:
         ws = [float(w) for w in (weights.split(",") if isinstance(weights, str) else weights)]
         if len(ws) != len(names):
@@ -749,14 +759,17 @@ class combined_reward:
                 self.parts.append((name, REWARDS[name], float(w)))
             elif name in MODEL_REWARDS:
                 if name not in models:
-                    raise ValueError(f"reward {name!r} needs a model: pass {MODEL_REWARDS[name]} PATH")
+                    raise ValueError(
+                        f"reward {name!r} needs a model: pass {MODEL_REWARDS[name]} PATH")
                 self.parts.append((name, models[name], float(w)))
             else:
-                raise ValueError(f"unknown reward {name!r}; valid names: {', '.join(sorted(REWARDS))}")
+                raise ValueError(
+                    f"unknown reward {name!r}; valid names: {', '.join(sorted(REWARDS))}")
         self.scores_unfinished = any(name in SCORES_UNFINISHED for name, _fn, _w in self.parts)
 
     def breakdown(self, completion: str, task: dict, **info) -> dict[str, float]:
-        out = {name: fn(completion, task, **info) for name, fn, _w in self.parts if applies(name, task)}
+        out = {name: fn(completion, task, **info) for name, fn, _w in self.parts
+               if applies(name, task)}
         out["total"] = sum(w * out[name] for name, _fn, w in self.parts if name in out)
         return out
 
