@@ -40,7 +40,8 @@ import sandbox
 
 CALL_RE = re.compile(r"```python\n(.*?)\n```", re.DOTALL)   # the first closed python block
 ERROR_RE = re.compile(r"^```output\n[A-Za-z_.]*(?:Error|Exception|Exit|Interrupt)\b")
-TOOL_FAMILIES = ("arithmetic", "fractions", "percent")      # the families whose tasks carry an `expr`
+# the families whose tasks carry an `expr`
+TOOL_FAMILIES = ("arithmetic", "fractions", "percent")
 
 
 def first_call(text: str) -> re.Match | None:
@@ -61,7 +62,8 @@ def observation(result: sandbox.Output, max_chars: int = 400) -> str:
 
     >>> observation(sandbox.Output("accepted", "11/12\\n", ""))
     '```output\\n11/12\\n```\\n'
-    >>> observation(sandbox.Output("runtime_error", "", "Traceback ...\\nNameError: name 'x' is not defined\\n"))
+    >>> observation(sandbox.Output("runtime_error", "",
+    ...                            "Traceback ...\\nNameError: name 'x' is not defined\\n"))
     "```output\\nNameError: name 'x' is not defined\\n```\\n"
     """
     if result.verdict == "accepted":
@@ -123,14 +125,17 @@ class ToolEngine:
                 lo, hi = 1, len(ids)
                 while lo < hi:
                     mid = (lo + hi) // 2
-                    if first_call(engines.decode_completion(self.tokenizer, ids[:mid], self.stop_ids)):
+                    if first_call(engines.decode_completion(self.tokenizer, ids[:mid],
+                                                            self.stop_ids)):
                         hi = mid
                     else:
                         lo = mid + 1
-                if lo < len(ids) and not self.tokenizer.decode(ids[lo:lo + 1]).strip("\n") and ids[lo] not in self.stop_ids:
+                if (lo < len(ids) and not self.tokenizer.decode(ids[lo:lo + 1]).strip("\n")
+                        and ids[lo] not in self.stop_ids):
                     lo += 1   # the policy's own line break after the fence stays the policy's
                 ids = ids[:lo]
-                code = first_call(engines.decode_completion(self.tokenizer, ids, self.stop_ids)).group(1)
+                code = first_call(
+                    engines.decode_completion(self.tokenizer, ids, self.stop_ids)).group(1)
         c.completion_ids += ids
         c.sampled_mask += (seg.sampled_mask or [1] * len(seg.completion_ids))[:len(ids)]
         if c.logprobs is not None:
@@ -145,10 +150,12 @@ class ToolEngine:
         out = []
         for seg in first:   # each rollout starts empty and takes its first segment
             c = engines.Completion(seg.prompt_index, seg.prompt_ids, [], "", False,
-                                   logprobs=[] if seg.logprobs is not None else None, sampled_mask=[])
+                                   logprobs=[] if seg.logprobs is not None else None,
+                                   sampled_mask=[])
             out.append(c)
         calls = [0] * len(out)
-        codes = {i: self._take(c, seg, params.max_new_tokens, 0) for i, (c, seg) in enumerate(zip(out, first))}
+        codes = {i: self._take(c, seg, params.max_new_tokens, 0)
+                 for i, (c, seg) in enumerate(zip(out, first))}
         pending = [i for i, code in codes.items() if code is not None]
         rnd = 0
         while pending:
@@ -157,14 +164,16 @@ class ToolEngine:
             for i, obs in zip(pending, self.run_calls([codes[i] for i in pending])):
                 c = out[i]
                 text = engines.decode_completion(tok, c.completion_ids, self.stop_ids)
-                obs_ids = tok(("" if text.endswith("\n") else "\n") + obs, add_special_tokens=False)["input_ids"]
+                obs_ids = tok(("" if text.endswith("\n") else "\n") + obs,
+                              add_special_tokens=False)["input_ids"]
                 obs_ids = obs_ids[:max(params.max_new_tokens - len(c.completion_ids), 0)]
                 c.completion_ids += obs_ids
                 c.sampled_mask += [0] * len(obs_ids)
                 if c.logprobs is not None:
                     c.logprobs += [0.0] * len(obs_ids)
                 calls[i] += 1
-                c.truncated = len(c.completion_ids) >= params.max_new_tokens   # no room left to answer
+                # no room left to answer
+                c.truncated = len(c.completion_ids) >= params.max_new_tokens
             pending = [i for i in pending if not out[i].truncated]
             if not pending:
                 break
@@ -172,10 +181,12 @@ class ToolEngine:
             budgets = [params.max_new_tokens - len(out[i].completion_ids) for i in pending]
             cont = self.engine.generate(
                 [out[i].prompt_ids + out[i].completion_ids for i in pending],
-                engines.SamplingParams(**{**params.__dict__, "n": 1, "max_new_tokens": max(budgets),
-                                          "seed": None if params.seed is None else params.seed + 1_000_003 * rnd}))
+                engines.SamplingParams(**{
+                    **params.__dict__, "n": 1, "max_new_tokens": max(budgets),
+                    "seed": None if params.seed is None else params.seed + 1_000_003 * rnd}))
             # a shorter budget is the same sample cut earlier: sampling is left to right
-            codes = {i: self._take(out[i], seg, b, calls[i]) for i, seg, b in zip(pending, cont, budgets)}
+            codes = {i: self._take(out[i], seg, b, calls[i])
+                     for i, seg, b in zip(pending, cont, budgets)}
             pending = [i for i in pending if codes[i] is not None]
         for c in out:
             c.text = engines.decode_completion(tok, c.completion_ids, self.stop_ids)
@@ -203,7 +214,8 @@ def tool_metrics(completions: list[engines.Completion], tokenizer) -> dict[str, 
 # SFT with tool calls
 # ----------------------------------------------------------------------------------------------
 def printed(answer: str) -> str:
-    """What `print` shows for a synthetic answer: `\\\\frac{a}{b}` -> a/b (a `Fraction`), integers as is.
+    """What `print` shows for a synthetic answer: `\\\\frac{a}{b}` -> a/b (a `Fraction`), integers
+    as is.
 
     >>> printed("-\\\\frac{5}{12}"), printed("42")
     ('-5/12', '42')
@@ -227,11 +239,13 @@ def sft_examples(n: int, seed: int = 0, families: tuple[str, ...] = TOOL_FAMILIE
     sentence (as sft.py's synthetic traces). STILL-3: a few such examples activate tool use."""
     unknown = set(families) - set(TOOL_FAMILIES)
     if unknown:
-        raise ValueError(f"tool solutions exist for {', '.join(TOOL_FAMILIES)}, not {sorted(unknown)}")
+        raise ValueError(
+            f"tool solutions exist for {', '.join(TOOL_FAMILIES)}, not {sorted(unknown)}")
     tasks = data.math_tasks(n, "train", seed, families=list(families))
     return [{"messages": data.build_messages(t) + [
                 {"role": "assistant", "reasoning_content": tool_solution(t),
-                 "content": f"The final answer is $\\boxed{{{t['answer']}}}$."}], "reference": t["answer"]}
+                 "content": f"The final answer is $\\boxed{{{t['answer']}}}$."}],
+             "reference": t["answer"]}
             for t in tasks]
 
 
