@@ -104,10 +104,11 @@ class HFEngine:
         return 0.0
 
     @torch.no_grad()
-    def generate(self, prompts: list[list[int]] | list[str], params: SamplingParams) -> list[Completion]:
+    def generate(self, prompts: list[list[int]] | list[str],
+                 params: SamplingParams) -> list[Completion]:
         tok, model = self.tokenizer, self.model
-        prompt_ids = [tok(p, add_special_tokens=False)["input_ids"] if isinstance(p, str) else list(p)
-                      for p in prompts]
+        prompt_ids = [tok(p, add_special_tokens=False)["input_ids"] if isinstance(p, str)
+                      else list(p) for p in prompts]
         jobs = [(i, ids) for i, ids in enumerate(prompt_ids) for _ in range(params.n)]
         if params.seed is not None:
             torch.manual_seed(params.seed)
@@ -127,7 +128,8 @@ class HFEngine:
                     input_ids[row, width - len(ids):] = torch.tensor(ids)
                     attention[row, width - len(ids):] = 1
                 greedy = params.temperature <= 0
-                shared = shared_prompt_cache(model, input_ids[:, :-1].to(device), attention[:, :-1].to(device))
+                shared = shared_prompt_cache(model, input_ids[:, :-1].to(device),
+                                             attention[:, :-1].to(device))
                 gen = model.generate(
                     **shared,
                     input_ids=input_ids.to(device), attention_mask=attention.to(device),
@@ -137,7 +139,8 @@ class HFEngine:
                     # top_k=0, not None: None means transformers' default top-k of 50
                     top_k=None if greedy else max(params.top_k, 0),
                     eos_token_id=self.stop_ids, pad_token_id=tok.pad_token_id,
-                    synced_gpus=distributed.world_size() > 1)  # FSDP2: ranks step together until all stop
+                    # FSDP2: ranks step together until all stop
+                    synced_gpus=distributed.world_size() > 1)
                 for row, (pi, ids) in enumerate(batch):
                     new = gen[row, width:].tolist()
                     stop_at = next((k for k, t in enumerate(new) if t in self.stop_ids), None)
@@ -162,11 +165,13 @@ def shared_prompt_cache(model, ids, attn) -> dict:
     if ids.shape[1] == 0:
         return {}
     uniq, inverse = torch.unique(torch.cat([ids, attn], 1), dim=0, return_inverse=True)
-    if len(uniq) == len(ids) and distributed.world_size() == 1:   # ranks of FSDP2 must run the same forwards
+    # ranks of FSDP2 must run the same forwards
+    if len(uniq) == len(ids) and distributed.world_size() == 1:
         return {}
     width, decoder = ids.shape[1], model.get_decoder()         # the decoder: no LM head needed
     u_ids, u_attn = uniq[:, :width], uniq[:, width:]
-    cache = decoder(input_ids=u_ids, attention_mask=u_attn, position_ids=(u_attn.cumsum(-1) - 1).clamp(min=0),
+    cache = decoder(input_ids=u_ids, attention_mask=u_attn,
+                    position_ids=(u_attn.cumsum(-1) - 1).clamp(min=0),
                     use_cache=True)[models.cache_key(decoder)]
     cache.reorder_cache(inverse)
     return {models.cache_key(model): cache}
@@ -184,7 +189,8 @@ def vllm_unavailable(model) -> str | None:
     if arch not in ModelRegistry.get_supported_archs():
         return f"vLLM does not support the architecture {arch}"
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-    if not torch.cuda.is_available() and head_dim not in (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512):
+    if not torch.cuda.is_available() and head_dim not in (32, 64, 80, 96, 112, 128, 160, 192,
+                                                          224, 256, 512):
         return f"vLLM's CPU attention has no kernel for head_dim {head_dim}"
     return None
 
@@ -201,7 +207,8 @@ def engine_shape(model, kwargs: dict) -> tuple:
     config = distributed.unwrap(model).config.to_dict()
     for key in ("_name_or_path", "transformers_version", "name_or_path", "torch_dtype", "dtype"):
         config.pop(key, None)
-    return json.dumps(config, sort_keys=True, default=str), json.dumps(kwargs, sort_keys=True, default=str)
+    return (json.dumps(config, sort_keys=True, default=str),
+            json.dumps(kwargs, sort_keys=True, default=str))
 
 
 def kv_cache_gib(model, max_model_len: int, sequences: int = 64) -> int:
@@ -302,7 +309,8 @@ def generate_with_thinking_budget(engine, prompts: list[list[int]], params: Samp
         return first
     cont_prompts = []
     for c in pending:
-        insert = [] if "</think>" in c.text else tok(STOP_THINKING, add_special_tokens=False)["input_ids"]
+        insert = ([] if "</think>" in c.text
+                  else tok(STOP_THINKING, add_special_tokens=False)["input_ids"])
         c.completion_ids += insert
         c.sampled_mask += [0] * len(insert)
         if c.logprobs is not None:                      # inserted tokens: no engine log-prob
@@ -367,8 +375,9 @@ class VLLMEngine:
             if distributed.is_main():
                 distributed.unwrap(model).save_pretrained(folder[0], state_dict=state)
                 config_file = Path(folder[0]) / "config.json"
-                config_file.write_text(json.dumps({**json.loads(config_file.read_text()),
-                                                   "architectures": [architecture(model)]}, indent=2))
+                config_file.write_text(json.dumps(
+                    {**json.loads(config_file.read_text()), "architectures": [architecture(model)]},
+                    indent=2))
                 tokenizer.save_pretrained(folder[0])
                 self._tmpdir = folder[0]                    # rank 0 deletes it in close()
             distributed.barrier()
@@ -380,7 +389,8 @@ class VLLMEngine:
             "enable_chunked_prefill": False, "max_num_batched_tokens": max(max_model_len, 16384),
             "compilation_config": {"mode": 0}}
         # under torchrun each rank runs its own engine inside the ranks' process group
-        launcher = {"distributed_executor_backend": "external_launcher"} if distributed.world_size() > 1 else {}
+        launcher = ({"distributed_executor_backend": "external_launcher"}
+                    if distributed.world_size() > 1 else {})
         if enable_sleep_mode and not torch.cuda.is_available():
             print("[models] enable_sleep_mode needs a GPU; running without it")
             enable_sleep_mode = False
@@ -389,10 +399,10 @@ class VLLMEngine:
         t = time.perf_counter()
         self.llm = LLM(model=str(model_path), tokenizer=str(model_path), dtype=dtype,
                        max_model_len=max_model_len, gpu_memory_utilization=gpu_memory_utilization,
-                       tensor_parallel_size=tensor_parallel_size, enable_sleep_mode=enable_sleep_mode,
-                       enforce_eager=enforce_eager, seed=seed,
+                       tensor_parallel_size=tensor_parallel_size,
+                       enable_sleep_mode=enable_sleep_mode, enforce_eager=enforce_eager, seed=seed,
                        logprobs_mode="processed_logprobs",  # log-probs of the sampling distribution
-                       generation_config="vllm",            # no defaults from generation_config.json
+                       generation_config="vllm",  # no defaults from generation_config.json
                        **launcher, **cpu_prefill)
         self.start_seconds = time.perf_counter() - t
         self.max_model_len = max_model_len
@@ -420,7 +430,9 @@ class VLLMEngine:
         `load_weights` maps them onto its fused layers (qkv_proj, gate_up_proj) and casts to the
         engine's dtype. The worker's `reload_weights` wraps it so that layers whose weights vLLM
         repacked after loading (its CPU kernels do) are restored, loaded and repacked again;
-        a tied LM head, which is not among the reloaded layers, is repacked afterwards. Tied embeddings: `named_parameters()` lists a shared tensor once, under
+        a tied LM head, which is not among the reloaded layers, is repacked afterwards.
+
+        Tied embeddings: `named_parameters()` lists a shared tensor once, under
         `model.embed_tokens.weight`, so `lm_head.weight` is absent and vLLM's lm_head, tied to
         its embedding, follows. FSDP2 shards (DTensor) are gathered one parameter at a time,
         a collective: every rank calls `sync_weights` together.
@@ -440,12 +452,13 @@ class VLLMEngine:
         return time.perf_counter() - t
 
     # -- sampling -------------------------------------------------------------------------------
-    def generate(self, prompts: list[list[int]] | list[str], params: SamplingParams) -> list[Completion]:
+    def generate(self, prompts: list[list[int]] | list[str],
+                 params: SamplingParams) -> list[Completion]:
         from vllm import SamplingParams as VLLMSamplingParams
         from vllm.inputs import TokensPrompt
         tok = self.tokenizer
-        prompt_ids = [tok(p, add_special_tokens=False)["input_ids"] if isinstance(p, str) else list(p)
-                      for p in prompts]
+        prompt_ids = [tok(p, add_special_tokens=False)["input_ids"] if isinstance(p, str)
+                      else list(p) for p in prompts]
         greedy = params.temperature <= 0
         per_prompt = [VLLMSamplingParams(
             n=params.n, temperature=0.0 if greedy else params.temperature,
