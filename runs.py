@@ -38,12 +38,14 @@ def save_checkpoint(model, tokenizer, path: str | Path) -> Path:
     """HF `save_pretrained` into a temporary folder, then swap it in: a kill never leaves a
     half-written checkpoint. The result loads with transformers and vLLM."""
     path = Path(path)
-    state = distributed.full_state_dict(model) if distributed.world_size() > 1 else None   # collective: every rank
+    # collective: every rank
+    state = distributed.full_state_dict(model) if distributed.world_size() > 1 else None
     bad = [n for n, t in (state or distributed.unwrap(model).state_dict()).items()
            if t.is_floating_point() and not torch.isfinite(t).all()]
     if bad:
-        raise FloatingPointError(f"not saving {path}: {len(bad)} tensors hold NaN or inf (first: {bad[0]}); "
-                                 "the run diverged (lower the learning rate) or a setting divided by 0")
+        raise FloatingPointError(f"not saving {path}: {len(bad)} tensors hold NaN or inf "
+                                 f"(first: {bad[0]}); the run diverged (lower the learning rate) "
+                                 "or a setting divided by 0")
     if distributed.is_main():
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}-"))
@@ -92,8 +94,10 @@ def seed_everything(seed: int, threads: int = 0):
 
 
 def state_file(root: str | Path) -> Path:
-    """<root>/state.pt; under torchrun each rank keeps its own state.rank{r}.pt (sharded optimizer)."""
-    return Path(root) / ("state.pt" if distributed.world_size() == 1 else f"state.rank{distributed.rank()}.pt")
+    """<root>/state.pt; under torchrun each rank keeps its own state.rank{r}.pt (sharded
+    optimizer)."""
+    return Path(root) / ("state.pt" if distributed.world_size() == 1
+                         else f"state.rank{distributed.rank()}.pt")
 
 
 def holds_run(root: str | Path) -> bool:
@@ -109,15 +113,17 @@ def open_run(root: str | Path, config, resume: bool, overwrite: bool) -> "RunDir
     root = Path(root)
     if resume and not state_file(root).exists():
         raise ValueError(f"--resume: {root} has no saved state (state.pt) to continue from; drop "
-                         "--resume to start a new run there, or point --output_dir at the run to continue")
+                         "--resume to start a new run there, or point --output_dir at the run to "
+                         "continue")
     if not resume and not overwrite and holds_run(root) and distributed.is_main():
-        raise ValueError(f"{root} already holds a run: pass --resume to continue it, --overwrite to "
-                         "replace it, or --output_dir to start another (nothing was changed)")
+        raise ValueError(f"{root} already holds a run: pass --resume to continue it, --overwrite "
+                         "to replace it, or --output_dir to start another (nothing was changed)")
     return RunDir(root, config, resume=resume)
 
 
 class RunDir:
-    """runs/<name>/: config.json, metrics.jsonl, samples.jsonl, curves.png, checkpoint/, state.pt."""
+    """runs/<name>/: config.json, metrics.jsonl, samples.jsonl, curves.png, checkpoint/,
+    state.pt."""
 
     def __init__(self, root: str | Path, config=None, resume: bool = False):
         self.root = Path(root)
@@ -170,8 +176,10 @@ class RunDir:
         atomic_torch_save({**state, "rng": rng_state()}, self.state_path)
         self.saved_step = state.get("step", self.saved_step)
         if os.environ.get("RANK_WEIGHTS_DEBUG"):  # tests: each rank's own copy, per step
-            local = {k: getattr(v, "_local_tensor", v).detach().clone() for k, v in distributed.unwrap(model).state_dict().items()}
-            torch.save(local, self.root / f"weights.step{state.get('step', 0)}.rank{distributed.rank()}.pt")
+            local = {k: getattr(v, "_local_tensor", v).detach().clone()
+                     for k, v in distributed.unwrap(model).state_dict().items()}
+            torch.save(local, self.root
+                       / f"weights.step{state.get('step', 0)}.rank{distributed.rank()}.pt")
 
     def load_state(self) -> dict | None:
         if not self.state_path.exists():
@@ -187,17 +195,20 @@ class RunDir:
         rows = self.metrics()
         last = {k: next((r[k] for r in reversed(rows) if k in r), None) for k in keys}
         shown = ", ".join(f"{k} {v:.4g}" for k, v in last.items() if isinstance(v, (int, float)))
-        text = (f"\n== done: step {rows[-1].get('step', len(rows)) if rows else 0}: {shown or 'no metrics'}\n"
+        text = (f"\n== done: step {rows[-1].get('step', len(rows)) if rows else 0}: "
+                f"{shown or 'no metrics'}\n"
                 f"   checkpoint {self.checkpoint}\n   metrics    {self.root / 'metrics.jsonl'}\n"
                 f"   curves     {self.root / 'curves.png'}")
         if distributed.is_main():
             print(text, flush=True)
         return text
 
-    def plot(self, keys: list[str] | None = None, title: str = "", overlay: dict[str, str] | None = None,
-             smooth: float = 0.6, evaluations: dict[str, dict[str, list]] | None = None) -> Path | None:
+    def plot(self, keys: list[str] | None = None, title: str = "",
+             overlay: dict[str, str] | None = None, smooth: float = 0.6,
+             evaluations: dict[str, dict[str, list]] | None = None) -> Path | None:
         """curves.png from this run's metrics (`plot_curves`)."""
-        return plot_curves(self.metrics(), self.root / "curves.png", keys, title, overlay, smooth, evaluations)
+        return plot_curves(self.metrics(), self.root / "curves.png", keys, title, overlay, smooth,
+                           evaluations)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -206,7 +217,8 @@ class RunDir:
 def read_metrics(root: str | Path) -> list[dict]:
     """The rows of <root>/metrics.jsonl ([] when there is none)."""
     path = Path(root) / "metrics.jsonl"
-    return [json.loads(l) for l in path.read_text().splitlines() if l.strip()] if path.exists() else []
+    return ([json.loads(l) for l in path.read_text().splitlines() if l.strip()]
+            if path.exists() else [])
 
 
 def smoothed(ys: list[float], weight: float = 0.6) -> list[float]:
@@ -231,7 +243,8 @@ def plot_curves(rows: list[dict], path: str | Path, keys: list[str] | None = Non
     {"held-out problems (512)": [(0, 0.21), (7, 0.25)]}} draws evaluations made outside the run
     (pipeline.py's, before and after a stage) on a panel, as labelled markers with their values;
     a panel is made for them when no metric has that name. A panel whose values never change
-    gets none; the title names the run and its settings. Returns the PNG's path (None: nothing to draw)."""
+    gets none; the title names the run and its settings. Returns the PNG's path (None: nothing to
+    draw)."""
     if not rows and not evaluations:
         return None
     import matplotlib
@@ -241,7 +254,8 @@ def plot_curves(rows: list[dict], path: str | Path, keys: list[str] | None = Non
     overlay, evaluations = overlay or {}, evaluations or {}
     series = lambda k: [(r.get("step", i), r[k]) for i, r in enumerate(rows)
                         if isinstance(r.get(k), (int, float)) and math.isfinite(r[k])]
-    keys = keys or ([k for k, v in rows[-1].items() if isinstance(v, (int, float)) and k != "step"] if rows else [])
+    keys = keys or ([k for k, v in rows[-1].items() if isinstance(v, (int, float)) and k != "step"]
+                    if rows else [])
     keys = [k for k in keys if k not in overlay.values() or k in overlay]
     keys += [k for k in evaluations if k not in keys]
     varies = lambda k: len({v for _, v in series(k)}) > 1
@@ -265,7 +279,8 @@ def plot_curves(rows: list[dict], path: str | Path, keys: list[str] | None = Non
             xs, ys = [p[0] for p in ev], [p[1] for p in ev]
             ax.plot(xs, ys, "D--", ms=6, color=f"C{j + 1}", label=label)
             for x, y in zip(xs, ys):
-                ax.annotate(f"{y:.2f}", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7, color=f"C{j + 1}")
+                ax.annotate(f"{y:.2f}", (x, y), textcoords="offset points", xytext=(4, 4),
+                            fontsize=7, color=f"C{j + 1}")
         if (k in overlay and series(overlay[k])) or evaluations.get(k):
             ax.legend(fontsize=7)
             ax.margins(x=0.06, y=0.12)   # room for the values written beside the evaluations
@@ -300,15 +315,18 @@ def wilson_interval(accuracy: float, n: int, z: float = 1.96) -> tuple[float, fl
         return (0.0, 1.0)
     centre = accuracy + z * z / (2 * n)
     spread = z * math.sqrt(accuracy * (1 - accuracy) / n + z * z / (4 * n * n))
-    return (max(0.0, (centre - spread) / (1 + z * z / n)), min(1.0, (centre + spread) / (1 + z * z / n)))
+    return (max(0.0, (centre - spread) / (1 + z * z / n)),
+            min(1.0, (centre + spread) / (1 + z * z / n)))
 
 
-def plot_stages(stages: list[str], series: dict[str, list[dict | None]], path: str | Path, title: str = "",
+def plot_stages(stages: list[str], series: dict[str, list[dict | None]], path: str | Path,
+                title: str = "",
                 by_group: dict[str, dict[str, list[float | None]]] | None = None) -> Path:
     """Accuracy by stage (pipeline.py's summary.png). `series` {label: one point per stage,
     {"accuracy", "n", "note"?} or None}: a line per series, each point with its 95% Wilson interval
     (`wilson_interval`) and its note beside it (e.g. the paired sign test against the stage
-    before). `by_group` {label: {group: accuracy per stage}} adds a second panel (e.g. per family)."""
+    before). `by_group` {label: {group: accuracy per stage}} adds a second panel (e.g. per
+    family)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -324,10 +342,12 @@ def plot_stages(stages: list[str], series: dict[str, list[dict | None]], path: s
         lo_hi = [wilson_interval(p["accuracy"], p["n"]) for _, p in at]
         err = [[y - lo for y, (lo, _) in zip(ys, lo_hi)], [hi - y for y, (_, hi) in zip(ys, lo_hi)]]
         shift = (j - (len(series) - 1) / 2) * 0.06   # side by side, so the bars do not overlap
-        ax.errorbar([x + shift for x, _ in at], ys, yerr=err, fmt="o-", capsize=4, color=f"C{j}", label=label)
+        ax.errorbar([x + shift for x, _ in at], ys, yerr=err, fmt="o-", capsize=4, color=f"C{j}",
+                    label=label)
         for (x, p), y in zip(at, ys):
             note = f"{y:.3f} (n={p['n']})" + (f"\n{p['note']}" if p.get("note") else "")
-            ax.annotate(note, (x + shift, y), textcoords="offset points", xytext=(6, -4 - 12 * j), fontsize=7, color=f"C{j}")
+            ax.annotate(note, (x + shift, y), textcoords="offset points", xytext=(6, -4 - 12 * j),
+                        fontsize=7, color=f"C{j}")
     ax.set_xticks(xs, stages, fontsize=8)
     ax.set_ylabel("greedy accuracy (95% interval)", fontsize=8)
     ax.set_ylim(bottom=0)
@@ -339,7 +359,8 @@ def plot_stages(stages: list[str], series: dict[str, list[dict | None]], path: s
             for g, (group, ys) in enumerate(groups.items()):
                 at = [(x, y) for x, y in zip(xs, ys) if y is not None]
                 if at:
-                    ax.plot([x for x, _ in at], [y for _, y in at], style, color=f"C{g}", label=f"{group}, {label}")
+                    ax.plot([x for x, _ in at], [y for _, y in at], style, color=f"C{g}",
+                            label=f"{group}, {label}")
         ax.set_xticks(xs, stages, fontsize=8)
         ax.set_ylim(bottom=0)
         ax.legend(fontsize=6, ncol=2)
