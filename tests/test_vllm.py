@@ -242,8 +242,10 @@ def test_one_engine_per_model_shape_started_once(fake_vllm, tokenizer):
     stage2, _ = models.load_policy("tiny")                            # same config, new weights
     again = engines.make_engine("auto", stage2, tokenizer, max_model_len=200)
     assert again is first and first.serving() is stage2 and fake_vllm.starts == 1
-    longer = engines.make_engine("vllm", stage2, tokenizer, max_model_len=512)
+    assert first.max_model_len == 512          # lengths are rounded up to a multiple of 512
+    longer = engines.make_engine("vllm", stage2, tokenizer, max_model_len=600)
     assert longer is not first and fake_vllm.starts == 2 and len(engines.ENGINES) == 1
+    assert longer.max_model_len == 1024
     qwen, _ = models.load_policy("tiny-qwen3")
     assert engines.make_engine("vllm", qwen, tokenizer) is not longer and len(engines.ENGINES) == 2
     student, _ = models.load_policy("tiny")                           # stage2 is still alive
