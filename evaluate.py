@@ -24,7 +24,7 @@ import json
 import math
 import re
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -37,35 +37,37 @@ import engines
 import models
 import rewards
 import tools
+from cli import flag
 
 
 @dataclass
 class Config:
-    model: str = field(default="smollm2", metadata={"help": "checkpoint folder, hub id, 'smollm2' (embedded default) or 'tiny'"})
-    task: str = field(default="math", metadata={"help": "'math', 'humaneval', or a .jsonl/.parquet file"})
-    split: str = field(default="test", metadata={"help": "split of the task to evaluate on"})
-    eval_problems: int = field(default=50, metadata={"help": "number of problems (0 = all)"})
-    seed: int = field(default=0, metadata={"help": "data and sampling seed"})
-    math_levels: str = field(default="1,2,3", metadata={"help": "levels of the synthetic math task, comma-separated"})
-    math_families: str = field(default="", metadata={"help": "synthetic math families (comma list; "
-                               "empty: all): arithmetic,linear,fractions,percent"})
-    prompt_style: str = field(default="default", metadata={"help": data.PROMPT_STYLE_HELP,
-                                                           "choices": list(data.PROMPT_STYLES)})
-    tools: bool = field(default=False, metadata={"help": "let the model run ```python blocks in the "
-                        "sandbox while it answers (tools.ToolEngine)"})
-    max_tool_calls: int = field(default=2, metadata={"help": "with --tools: python blocks run per answer"})
-    prompt_field: str = field(default="prompt", metadata={"help": "prompt column of a file/HF dataset"})
-    answer_field: str = field(default="answer", metadata={"help": "answer column of a file/HF dataset ('none': prompts only)"})
-    threads: int = field(default=0, metadata={"help": "torch CPU threads (0: torch's default)"})
-    k: int = field(default=1, metadata={"help": "samples per problem for avg@k / pass@k (k=1 means greedy)"})
-    temperature: float = field(default=0.6, metadata={"help": "sampling temperature when k > 1 (Qwen3 thinking: 0.6)"})
-    top_p: float = field(default=0.95, metadata={"help": "top-p when k > 1"})
-    max_completion_length: int = field(default=256, metadata={"help": "generation budget per answer"})
-    thinking: str = field(default="default", metadata={"help": "default | on | off | both"})
-    budgets: str = field(default="", metadata={"help": "thinking budgets to sweep, e.g. '32,64,128' (empty: no sweep)"})
-    engine: str = field(default="auto", metadata={"help": "auto | hf | vllm"})
-    lenient: bool = field(default=False, metadata={"help": "math: also accept an unboxed, unanchored final number or expression (models that do not box answers); rewards stay strict"})
-    output_dir: str = field(default="runs/eval", metadata={"help": "where results.json and eval.png go"})
+    model: str = flag("smollm2", "checkpoint folder, hub id, 'smollm2' (embedded default) "
+        "or 'tiny'")
+    task: str = flag("math", "'math', 'humaneval', or a .jsonl/.parquet file")
+    split: str = flag("test", "split of the task to evaluate on")
+    eval_problems: int = flag(50, "number of problems (0 = all)")
+    seed: int = flag(0, "data and sampling seed")
+    math_levels: str = flag("1,2,3", "levels of the synthetic math task, comma-separated")
+    math_families: str = flag("", "synthetic math families (comma list; empty: all): "
+        "arithmetic,linear,fractions,percent")
+    prompt_style: str = flag("default", data.PROMPT_STYLE_HELP, choices=list(data.PROMPT_STYLES))
+    tools: bool = flag(False, "let the model run ```python blocks in the sandbox while it answers "
+        "(tools.ToolEngine)")
+    max_tool_calls: int = flag(2, "with --tools: python blocks run per answer")
+    prompt_field: str = flag("prompt", "prompt column of a file/HF dataset")
+    answer_field: str = flag("answer", "answer column of a file/HF dataset ('none': prompts only)")
+    threads: int = flag(0, "torch CPU threads (0: torch's default)")
+    k: int = flag(1, "samples per problem for avg@k / pass@k (k=1 means greedy)")
+    temperature: float = flag(0.6, "sampling temperature when k > 1 (Qwen3 thinking: 0.6)")
+    top_p: float = flag(0.95, "top-p when k > 1")
+    max_completion_length: int = flag(256, "generation budget per answer")
+    thinking: str = flag("default", "default | on | off | both")
+    budgets: str = flag("", "thinking budgets to sweep, e.g. '32,64,128' (empty: no sweep)")
+    engine: str = flag("auto", "auto | hf | vllm")
+    lenient: bool = flag(False, "math: also accept an unboxed, unanchored final number or "
+        "expression (models that do not box answers); rewards stay strict")
+    output_dir: str = flag("runs/eval", "where results.json and eval.png go")
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

@@ -33,22 +33,27 @@ import math
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import cli
+from cli import flag
 
 
 @dataclass
 class Config:
-    scale: str = field(default="demo", metadata={"help": "demo: the embedded model, each figure <= 15 min on 2 cores | tiny: a random 2-layer model, seconds (tests)", "choices": ["demo", "tiny"]})
-    model: str = field(default="smollm2", metadata={"help": "starting model of the shared SFT: 'smollm2' (embedded default) or a folder ('tiny' with --scale tiny)"})
-    output_dir: str = field(default="docs/figures", metadata={"help": "where NAME.png and NAME.json go"})
-    runs_dir: str = field(default="runs/figures", metadata={"help": "run directories of the figures' runs (and the shared SFT in <runs_dir>/sft)"})
-    minutes: float = field(default=15.0, metadata={"help": "time cap per figure (its runs share it; a run stops early at its share)"})
-    engine: str = field(default="auto", metadata={"help": "rollout engine: auto | hf | vllm"})
-    threads: int = field(default=0, metadata={"help": "torch CPU threads (0: torch's default)"})
-    seed: int = field(default=0, metadata={"help": "the one seed of every run"})
+    scale: str = flag("demo", "demo: the embedded model, each figure <= 15 min on 2 cores | tiny: a "
+        "random 2-layer model, seconds (tests)", choices=["demo", "tiny"])
+    model: str = flag("smollm2", "starting model of the shared SFT: 'smollm2' (embedded default) or "
+        "a folder ('tiny' with --scale tiny)")
+    output_dir: str = flag("docs/figures", "where NAME.png and NAME.json go")
+    runs_dir: str = flag("runs/figures", "run directories of the figures' runs (and the shared SFT "
+        "in <runs_dir>/sft)")
+    minutes: float = flag(15.0, "time cap per figure "
+        "(its runs share it; a run stops early at its share)")
+    engine: str = flag("auto", "rollout engine: auto | hf | vllm")
+    threads: int = flag(0, "torch CPU threads (0: torch's default)")
+    seed: int = flag(0, "the one seed of every run")
 
 
 FIGURES: dict = {}   # name -> function(cfg) -> the figure's JSON record (filled by @figure)

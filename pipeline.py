@@ -44,25 +44,42 @@ import models
 import rewards
 import runs
 import tools
+from cli import flag
 
 
 @dataclass
 class Config:
-    recipe: str = field(default="phi4-reasoning", metadata={"help": "qwen3 | skywork-or1 | phi4-reasoning | zero-rl | tool-rl"})
-    scale: str = field(default="demo", metadata={"help": "demo (2-core CPU, minutes) | small (one GPU) | full (a node)"})
-    model: str = field(default="smollm2", metadata={"help": "starting model: 'smollm2' (embedded default), 'tiny', a folder or a hub id"})
-    output_dir: str = field(default="", metadata={"help": "default: runs/<recipe>-<scale>"})
-    eval_problems: int = field(default=0, metadata={"help": "held-out test problems evaluated after each stage (0: the scale's default, demo 512: it resolves a 3-point change, 128 does not); with --resume, finished stages are evaluated again when this changes"})
-    eval_base_problems: int = field(default=0, metadata={"help": "held-out problems for the starting model (0: demo min(eval_problems, 64), since the raw model runs every answer to the token limit; else eval_problems); its row is paired with the next on the problems both saw"})
-    eval_heldout_problems: int = field(default=0, metadata={"help": "problems in templates held out of training (data.math_tasks templates='held_out': the same skills in other words) evaluated after each stage, next to the in-template set (0: a quarter of eval_problems, demo 128; -1: none); where the budget shrinks the evaluation, it shrinks with it; the starting model gets half of eval_base_problems"})
-    eval_max_completion_length: int = field(default=0, metadata={"help": "generation budget of those evaluations (0: the scale's default, demo 96)"})
-    time_budget_minutes: float = field(default=-1.0, metadata={"help": "wall time of the whole run (-1: the scale's default, demo 19.5; 0: none). Time-budgeted stages (demo GRPO) get what is left after the evaluations still to come; where the machine is too slow for all of --eval_problems in the budget, the evaluation shrinks (never below 256; the table says how many). An explicit --eval_problems is never shrunk"})
-    max_steps_scale: float = field(default=1.0, metadata={"help": "multiply every stage's step count (tests use a small value)"})
-    resume: bool = field(default=False, metadata={"help": "skip finished stages; continue a killed stage from its state.pt"})
-    dry_run: bool = field(default=False, metadata={"help": "print the stages with their resolved configs and stop"})
-    engine: str = field(default="auto", metadata={"help": "rollout engine for every stage: auto | hf | vllm"})
-    threads: int = field(default=0, metadata={"help": "torch CPU threads for every stage (0: torch's default)"})
-    set: str = field(default="", metadata={"help": "extra overrides 'STAGE.FIELD=VALUE,...', e.g. 'grpo.max_steps=40,sft.learning_rate=1e-4'"})
+    recipe: str = flag("phi4-reasoning", "qwen3 | skywork-or1 | phi4-reasoning | zero-rl | tool-rl")
+    scale: str = flag("demo", "demo (2-core CPU, minutes) | small (one GPU) | full (a node)")
+    model: str = flag("smollm2", "starting model: 'smollm2' (embedded default), 'tiny', "
+        "a folder or a hub id")
+    output_dir: str = flag("", "default: runs/<recipe>-<scale>")
+    eval_problems: int = flag(0, "held-out test problems evaluated after each stage (0: the scale's "
+        "default, demo 512: it resolves a 3-point change, 128 does not); with --resume, finished "
+        "stages are evaluated again when this changes")
+    eval_base_problems: int = flag(0, "held-out problems for the starting model (0: demo "
+        "min(eval_problems, 64), since the raw model runs every answer to the token limit; else "
+        "eval_problems); its row is paired with the next on the problems both saw")
+    eval_heldout_problems: int = flag(0, "problems in templates held out of training "
+        "(data.math_tasks templates='held_out': the same skills in other words) evaluated after "
+        "each stage, next to the in-template set (0: a quarter of eval_problems, demo 128; -1: "
+        "none); where the budget shrinks the evaluation, it shrinks with it; the starting model "
+        "gets half of eval_base_problems")
+    eval_max_completion_length: int = flag(0, "generation budget of those evaluations (0: the "
+        "scale's default, demo 96)")
+    time_budget_minutes: float = flag(-1.0, "wall time of the whole run (-1: the scale's default, "
+        "demo 19.5; 0: none). Time-budgeted stages (demo GRPO) get what is left after the "
+        "evaluations still to come; where the machine is too slow for all of --eval_problems in the "
+        "budget, the evaluation shrinks (never below 256; the table says how many). An explicit "
+        "--eval_problems is never shrunk")
+    max_steps_scale: float = flag(1.0, "multiply every stage's step count "
+        "(tests use a small value)")
+    resume: bool = flag(False, "skip finished stages; continue a killed stage from its state.pt")
+    dry_run: bool = flag(False, "print the stages with their resolved configs and stop")
+    engine: str = flag("auto", "rollout engine for every stage: auto | hf | vllm")
+    threads: int = flag(0, "torch CPU threads for every stage (0: torch's default)")
+    set: str = flag("", "extra overrides 'STAGE.FIELD=VALUE,...', e.g. "
+        "'grpo.max_steps=40,sft.learning_rate=1e-4'")
 
 
 BASE_MODEL = "<the recipe's starting model>"   # an override value: pipeline's --model
