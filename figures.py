@@ -42,10 +42,10 @@ from cli import flag
 
 @dataclass
 class Config:
-    scale: str = flag("demo", "demo: the embedded model, each figure <= 15 min on 2 cores | tiny: a "
-        "random 2-layer model, seconds (tests)", choices=["demo", "tiny"])
-    model: str = flag("smollm2", "starting model of the shared SFT: 'smollm2' (embedded default) or "
-        "a folder ('tiny' with --scale tiny)")
+    scale: str = flag("demo", "demo: the embedded model, each figure <= 15 min on 2 cores | "
+        "tiny: a random 2-layer model, seconds (tests)", choices=["demo", "tiny"])
+    model: str = flag("smollm2", "starting model of the shared SFT: 'smollm2' (embedded default) "
+        "or a folder ('tiny' with --scale tiny)")
     output_dir: str = flag("docs/figures", "where NAME.png and NAME.json go")
     runs_dir: str = flag("runs/figures", "run directories of the figures' runs (and the shared SFT "
         "in <runs_dir>/sft)")

@@ -14,8 +14,10 @@ curves.png redrawn with the evaluations before and after it, and summary.png (ac
     python pipeline.py                                   # phi4-reasoning at demo scale, CPU
     python pipeline.py --recipe qwen3 --dry-run          # the stage list with resolved configs
     python pipeline.py --recipe skywork-or1 --scale small --model Qwen/Qwen3-1.7B
-    python pipeline.py --recipe zero-rl                  # GRPO from the starting model (STILL-3, R1-Zero)
-    python pipeline.py --recipe tool-rl --eval_max_completion_length 128   # SFT, then GRPO with python
+    python pipeline.py --recipe zero-rl                  # GRPO from the starting model
+                                                         # (STILL-3, R1-Zero)
+    python pipeline.py --recipe tool-rl --eval_max_completion_length 128
+                                                         # SFT, then GRPO with python
 
 The papers' values sit next to ours in each stage's `paper` field; docs/recipes.md gives each one's
 source (paper, section, table) beside what the code does at demo and full scale.
@@ -54,9 +56,9 @@ class Config:
     model: str = flag("smollm2", "starting model: 'smollm2' (embedded default), 'tiny', "
         "a folder or a hub id")
     output_dir: str = flag("", "default: runs/<recipe>-<scale>")
-    eval_problems: int = flag(0, "held-out test problems evaluated after each stage (0: the scale's "
-        "default, demo 512: it resolves a 3-point change, 128 does not); with --resume, finished "
-        "stages are evaluated again when this changes")
+    eval_problems: int = flag(0, "held-out test problems evaluated after each stage (0: the "
+        "scale's default, demo 512: it resolves a 3-point change, 128 does not); with --resume, "
+        "finished stages are evaluated again when this changes")
     eval_base_problems: int = flag(0, "held-out problems for the starting model (0: demo "
         "min(eval_problems, 64), since the raw model runs every answer to the token limit; else "
         "eval_problems); its row is paired with the next on the problems both saw")
@@ -89,11 +91,14 @@ BASE_MODEL = "<the recipe's starting model>"   # an override value: pipeline's -
 class Stage:
     name: str
     script: str                          # "sft" | "grpo" | "distill"
-    overrides: dict                      # fields of <script>.Config; "global_batch_size" is split over ranks
+    # fields of <script>.Config; "global_batch_size" is split over ranks
+    overrides: dict
     paper: dict = field(default_factory=dict)   # the paper's settings, each one in its source
     input_field: str = "model"           # distill takes the previous checkpoint as its teacher
-    reward_model_pairs: int = 0          # > 0: train a Bradley-Terry reward model first (Qwen3 general RL)
-    eval_tools: bool = False             # the held-out evaluation lets the model run python (it learned to)
+    # > 0: train a Bradley-Terry reward model first (Qwen3 general RL)
+    reward_model_pairs: int = 0
+    # the held-out evaluation lets the model run python (it learned to)
+    eval_tools: bool = False
 
 
 def pick(scale: str, demo, small, full):
@@ -118,8 +123,9 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             "max_steps": pick(scale, 90, 2000, 16000),
             "warmup_steps": pick(scale, 6, 100, 450), "weight_decay": pick(scale, 0.0, 1e-4, 1e-4),
             "eval_problems": 0,
-        }, paper={"think_tokens": "two placeholder tokens repurposed", "rope_theta_factor": "2 (250k -> 500k)",
-                  "max_length": "16K -> 32K", "learning_rate": 1e-5, "warmup_steps": 450, "weight_decay": 1e-4,
+        }, paper={"think_tokens": "two placeholder tokens repurposed",
+                  "rope_theta_factor": "2 (250k -> 500k)", "max_length": "16K -> 32K",
+                  "learning_rate": 1e-5, "warmup_steps": 450, "weight_decay": 1e-4,
                   "global_batch_size": 32}),
         Stage("grpo", "grpo", {
             "rewards": "phi4", "math_levels": pick(scale, "1", "1,2,3", "1,2,3"),
@@ -133,8 +139,9 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             # bonus (β 0, c 0): at 0.001 each, the KL term stayed below 0.01 and the two cost ~25%
             # of a step. Groups are kept by correctness (DAPO eq. 11; this project's choice, not
             # Phi-4's): at 96 tokens the length term is flat, so an all-right or all-wrong group
-            # differs only by the 1/13 repetition term, which the group std would inflate to A = ±1.
-            # The phi4 reward scores truncated completions itself (-0.5 without EOS): kept as is
+            # differs only by the 1/13 repetition term, which the group std would inflate to
+            # A = ±1. The phi4 reward scores truncated completions itself (-0.5 without EOS): kept
+            # as is
             "max_steps": pick(scale, 20, 90, 90), "time_budget_minutes": pick(scale, 9.0, 0.0, 0.0),
             "filter_groups_by": pick(scale, "acc", "reward", "reward"),
             "learning_rate": pick(scale, 1e-5, 5e-8, 5e-8),
@@ -143,8 +150,11 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             "length_rejection_tokens": pick(scale, 0, 6144, 25600),
             "eval_problems": 0,
         }, paper={"num_generations": 8, "beta": 0.001, "entropy_coef": 0.001, "max_steps": 90,
-                  "learning_rate": 5e-8, "rewards": "length-aware cosine (L_max 31744, L_pos 25600, L_neg 3702) 8/13 + repetition 1/13",
-                  "no EOS": -0.5, "length_rejection_tokens": "long, often incorrect outputs rejected"}),
+                  "learning_rate": 5e-8,
+                  "rewards": "length-aware cosine (L_max 31744, L_pos 25600, L_neg 3702) 8/13 "
+                             "+ repetition 1/13",
+                  "no EOS": -0.5,
+                  "length_rejection_tokens": "long, often incorrect outputs rejected"}),
     ]
 
 
@@ -152,11 +162,13 @@ def skywork_or1(scale: str) -> list[Stage]:
     """Skywork-OR1 (MAGIC): pass-rate-filtered data -> multi-stage GRPO with growing context,
     adaptive entropy control, no KL, strictly on-policy, temperature 1.0. Skywork-OR1 starts from
     DeepSeek-R1-Distill models (already SFT'd on long reasoning traces); a short SFT stage stands
-    in for that starting point, so the pass-rate filter finds problems the policy sometimes solves."""
+    in for that starting point, so the pass-rate filter finds problems the policy sometimes
+    solves."""
     return [
         Stage("distilled-start-sft", "sft", {
             "dataset": "math", "think_tokens": "add", "no_think_ratio": 0.0,
-            "num_examples": pick(scale, 512, 20000, 800_000), "max_steps": pick(scale, 90, 2000, 8000),
+            "num_examples": pick(scale, 512, 20000, 800_000),
+            "max_steps": pick(scale, 90, 2000, 8000),
             "max_length": pick(scale, 512, 16384, 32768),
             "learning_rate": pick(scale, 2e-4, 1e-5, 1e-5),
             "embedding_learning_rate": pick(scale, 2e-3, 0.0, 0.0),
@@ -164,9 +176,10 @@ def skywork_or1(scale: str) -> list[Stage]:
         }, paper={"start": "DeepSeek-R1-Distill-Qwen-7B / 32B (SFT on R1 traces)"}),
         Stage("grpo-multistage", "grpo", {
             "rewards": "math", "math_levels": pick(scale, "1", "1,2,3", "1,2,3"),
-            "pass_rate_samples": pick(scale, 4, 16, 16), "pass_rate_min": 0.01, "pass_rate_max": 0.99,
-            "num_train_prompts": pick(scale, 64, 4096, 100_000),
-            "stages": pick(scale, "96:8,160:8", "4096:200,8192:200", "8192:400,16384:400,32768:400"),
+            "pass_rate_samples": pick(scale, 4, 16, 16), "pass_rate_min": 0.01,
+            "pass_rate_max": 0.99, "num_train_prompts": pick(scale, 64, 4096, 100_000),
+            "stages": pick(scale, "96:8,160:8", "4096:200,8192:200",
+                           "8192:400,16384:400,32768:400"),
             "num_generations": pick(scale, 6, 16, 16), "prompts_per_step": pick(scale, 4, 64, 256),
             "adaptive_entropy": True, "target_entropy": 0.2, "entropy_coef_delta": 1e-4,
             "entropy_coef_max": 0.005, "beta": 0.0, "temperature": 1.0, "epsilon": 0.2,
@@ -174,7 +187,8 @@ def skywork_or1(scale: str) -> list[Stage]:
             "drop_solved_each_stage": True,
             "learning_rate": pick(scale, 1e-5, 1e-6, 1e-6), "eval_problems": 0,
         }, paper={"stages": "8K -> 16K -> 32K", "num_generations": 16, "prompts_per_step": 256,
-                  "target_entropy": 0.2, "entropy_coef_delta": 1e-4, "entropy_coef_max": 0.005, "beta": "0 (no KL)",
+                  "target_entropy": 0.2, "entropy_coef_delta": 1e-4, "entropy_coef_max": 0.005,
+                  "beta": "0 (no KL)",
                   "learning_rate": 1e-6, "pass_rate_samples": "16, kept 1..15 of 16",
                   "drop_solved_each_stage": "drops prompts solved in all rollouts",
                   "mini_batch_size": "the whole batch (on-policy)", "temperature": 1.0}),
@@ -183,14 +197,16 @@ def skywork_or1(scale: str) -> list[Stage]:
 
 def qwen3(scale: str) -> list[Stage]:
     """Qwen3 (technical report §4): long-CoT cold start -> reasoning RL -> thinking-mode fusion ->
-    general RL -> strong-to-weak distillation (off-policy, then on-policy) into a smaller student."""
+    general RL -> strong-to-weak distillation (off-policy, then on-policy) into a smaller
+    student."""
     steps = lambda demo, small, full: pick(scale, demo, small, full)
     return [
         Stage("cold-start-sft", "sft", {
             "dataset": "math", "think_tokens": "add", "no_think_ratio": 0.0,
             "num_examples": steps(512, 20000, 500_000), "max_steps": steps(90, 2000, 10000),
             "max_length": steps(512, 16384, 32768),
-            "learning_rate": steps(2e-4, 1e-5, 1e-5), "embedding_learning_rate": steps(2e-3, 0.0, 0.0),
+            "learning_rate": steps(2e-4, 1e-5, 1e-5),
+            "embedding_learning_rate": steps(2e-3, 0.0, 0.0),
             "global_batch_size": steps(1, 8, 32), "eval_problems": 0,
         }, paper={"dataset": "verified long-CoT traces, query + response filtering"}),
         # §4.2: "a large batch size and a high number of rollouts per query, along with off-policy
@@ -206,23 +222,28 @@ def qwen3(scale: str) -> list[Stage]:
             "learning_rate": steps(1e-5, 1e-6, 1e-6), "eval_problems": 0,
         }, paper={"num_train_prompts": "3995 query-verifier pairs", "algorithm": "GRPO",
                   "prompts_per_step": "large batch", "num_generations": "many rollouts per query",
-                  "mini_batch_size": "off-policy updates", "adaptive_entropy": "controlled: rising steadily or stable"}),
+                  "mini_batch_size": "off-policy updates",
+                  "adaptive_entropy": "controlled: rising steadily or stable"}),
         # §4.3: thinking data rejection-sampled from the stage-2 model on stage-1 queries; the
-        # non-thinking data cover other kinds of task; /think and /no_think flags, thinking the default
+        # non-thinking data cover other kinds of task; /think and /no_think flags, thinking the
+        # default
         Stage("thinking-fusion-sft", "sft", {
-            "dataset": "fusion", "think_tokens": "add", "no_think_ratio": 0.4, "multi_turn_ratio": 0.25,
+            "dataset": "fusion", "think_tokens": "add", "no_think_ratio": 0.4,
+            "multi_turn_ratio": 0.25,
             "num_examples": steps(64, 20000, 500_000), "teacher_samples": steps(2, 4, 4),
             "max_steps": steps(30, 1000, 5000), "max_length": steps(512, 16384, 32768),
             "learning_rate": steps(1e-4, 1e-5, 1e-5), "global_batch_size": steps(1, 8, 32),
             "eval_problems": 0,
-        }, paper={"dataset": "thinking data rejection-sampled on stage-1 queries with the stage-2 model; "
-                  "non-thinking data of many task kinds (coding, math, instruction following, ...)",
+        }, paper={"dataset": "thinking data rejection-sampled on stage-1 queries with the stage-2 "
+                             "model; non-thinking data of many task kinds (coding, math, "
+                             "instruction following, ...)",
                   "no_think_ratio": "/think, /no_think; thinking by default",
                   "multi_turn_ratio": "multi-turn dialogues with mixed flags"}),
         # §4.4: rule-based rewards, a model-based reward with a reference answer (a judge), and a
         # reward model without one, on many kinds of task
         Stage("general-rl", "grpo", {
-            "task": "general", "rewards": "math:1,instruction:1,format:0.2,judge:0.5,reward_model:0.5",
+            "task": "general",
+            "rewards": "math:1,instruction:1,format:0.2,judge:0.5,reward_model:0.5",
             "judge_model": BASE_MODEL, "math_levels": steps("1", "1,2,3", "1,2,3"),
             "num_generations": steps(6, 16, 16), "prompts_per_step": steps(4, 64, 128),
             "max_completion_length": steps(160, 8192, 32768), "max_steps": steps(10, 100, 100),
@@ -233,14 +254,16 @@ def qwen3(scale: str) -> list[Stage]:
         Stage("distill-off-policy", "distill", {
             "student_from_teacher": True, "keep_every": 2, "lmbda": 0.0, "divergence": "forward_kl",
             "max_steps": steps(20, 500, 5000), "num_train_prompts": steps(48, 4096, 100_000),
-            "max_completion_length": steps(128, 4096, 32768), "learning_rate": steps(1e-4, 1e-5, 1e-5),
+            "max_completion_length": steps(128, 4096, 32768),
+            "learning_rate": steps(1e-4, 1e-5, 1e-5),
             "eval_problems": steps(16, 128, 512),
         }, paper={"teacher": "Qwen3-235B-A22B / 32B", "mode": "teacher outputs, think and no-think"},
             input_field="teacher"),
         Stage("distill-on-policy", "distill", {
             "lmbda": 1.0, "divergence": "reverse_kl",
             "max_steps": steps(20, 500, 5000), "num_train_prompts": steps(48, 4096, 100_000),
-            "max_completion_length": steps(128, 4096, 32768), "learning_rate": steps(5e-5, 1e-5, 1e-5),
+            "max_completion_length": steps(128, 4096, 32768),
+            "learning_rate": steps(5e-5, 1e-5, 1e-5),
             "eval_problems": steps(16, 128, 512),
         }, paper={"mode": "student samples, KL to the teacher's logits",
                   "cost": "1,800 GPU h vs 17,920 for RL (Qwen3-8B)"},
@@ -249,11 +272,12 @@ def qwen3(scale: str) -> list[Stage]:
 
 
 def zero_rl(scale: str) -> list[Stage]:
-    """STILL-3's RL straight from the base model (as DeepSeek-R1-Zero, DeepSeek-R1 §2.2): GRPO with
-    no SFT stage, the R1-Zero-like short prompt (`--prompt_style short`) and a format reward next
-    to the outcome reward. Its log says which signal is missing when it does not learn: the share
-    of groups with any correct sample (`groups_any_correct`) and the format rate (`reward_format`).
-    The embedded model is SmolLM2-135M-Instruct (no base model ships): "zero" means no SFT here."""
+    """STILL-3's RL straight from the base model (as DeepSeek-R1-Zero, DeepSeek-R1 §2.2): GRPO
+    with no SFT stage, the R1-Zero-like short prompt (`--prompt_style short`) and a format reward
+    next to the outcome reward. Its log says which signal is missing when it does not learn: the
+    share of groups with any correct sample (`groups_any_correct`) and the format rate
+    (`reward_format`). The embedded model is SmolLM2-135M-Instruct (no base model ships): "zero"
+    means no SFT here."""
     return [
         Stage("zero-rl", "grpo", {
             "prompt_style": "short", "rewards": "math:1,format:0.5",
@@ -261,18 +285,23 @@ def zero_rl(scale: str) -> list[Stage]:
             "math_families": pick(scale, "arithmetic,percent", "", ""),
             "num_generations": pick(scale, 8, 8, 16), "prompts_per_step": pick(scale, 4, 64, 128),
             "max_completion_length": pick(scale, 96, 4096, 8192),
-            "max_steps": pick(scale, 20, 300, 1000), "time_budget_minutes": pick(scale, 8.0, 0.0, 0.0),
+            "max_steps": pick(scale, 20, 300, 1000),
+            "time_budget_minutes": pick(scale, 8.0, 0.0, 0.0),
             "learning_rate": pick(scale, 1e-5, 1e-6, 1e-6), "temperature": 1.0,
             # demo: no reference model (its cost); small/full: STILL-3's cosine-annealed KL
-            "beta": pick(scale, 0.0, 0.001, 0.001), "kl_anneal": pick(scale, "none", "cosine", "cosine"),
-            "num_iterations": 1, "mini_batch_size": 0,     # on-policy (STILL-3: kept entropy and length growing)
-            # the point of the demo is to measure the signal, also when there is none: no early stop
+            "beta": pick(scale, 0.0, 0.001, 0.001),
+            "kl_anneal": pick(scale, "none", "cosine", "cosine"),
+            # on-policy (STILL-3: kept entropy and length growing)
+            "num_iterations": 1, "mini_batch_size": 0,
+            # the point of the demo is to measure the signal, also when there is none: no early
+            # stop
             "max_steps_without_signal": pick(scale, 0, 10, 10),
             "eval_problems": 0,
-        }, paper={"start": "Qwen2.5 base models, no SFT", "prompt_style": "short prompt (R1-Zero-like): better for the small model",
-                  "rewards": "outcome (\\boxed) + format", "num_generations": "8-16", "temperature": 1.0,
-                  "learning_rate": "5e-7 to 2e-6", "prompts_per_step": 128, "beta": "0.001, cosine-annealed (T 500)",
-                  "mini_batch_size": "on-policy"}),
+        }, paper={"start": "Qwen2.5 base models, no SFT",
+                  "prompt_style": "short prompt (R1-Zero-like): better for the small model",
+                  "rewards": "outcome (\\boxed) + format", "num_generations": "8-16",
+                  "temperature": 1.0, "learning_rate": "5e-7 to 2e-6", "prompts_per_step": 128,
+                  "beta": "0.001, cosine-annealed (T 500)", "mini_batch_size": "on-policy"}),
     ]
 
 
@@ -285,12 +314,15 @@ def tool_rl(scale: str) -> list[Stage]:
     return [
         Stage("tool-sft", "sft", {
             "dataset": "math_tools", "think_tokens": "add", "no_think_ratio": 0.0,
-            "num_examples": pick(scale, 256, 5000, 20000), "max_steps": pick(scale, 60, 1000, 3000),
+            "num_examples": pick(scale, 256, 5000, 20000),
+            "max_steps": pick(scale, 60, 1000, 3000),
             "max_length": pick(scale, 512, 8192, 16384),
-            "learning_rate": pick(scale, 2e-4, 1e-5, 1e-5), "embedding_learning_rate": pick(scale, 2e-3, 0.0, 0.0),
+            "learning_rate": pick(scale, 2e-4, 1e-5, 1e-5),
+            "embedding_learning_rate": pick(scale, 2e-3, 0.0, 0.0),
             "global_batch_size": pick(scale, 1, 8, 32), "eval_problems": 0,
-        }, paper={"dataset": "long-CoT solutions with python calls, distilled from DeepSeek-R1 and synthesized, "
-                  "checked for code use and a correct answer", "num_examples": "a few high-quality examples suffice"},
+        }, paper={"dataset": "long-CoT solutions with python calls, distilled from DeepSeek-R1 "
+                             "and synthesized, checked for code use and a correct answer",
+                  "num_examples": "a few high-quality examples suffice"},
             eval_tools=True),
         Stage("tool-grpo", "grpo", {
             "tools": True, "max_tool_calls": pick(scale, 2, 4, 8), "rewards": "math",
@@ -298,11 +330,13 @@ def tool_rl(scale: str) -> list[Stage]:
             "math_families": pick(scale, "fractions,percent", "", ""),
             "num_generations": pick(scale, 8, 8, 16), "prompts_per_step": pick(scale, 4, 64, 128),
             "max_completion_length": pick(scale, 128, 4096, 8192),
-            "max_steps": pick(scale, 15, 200, 500), "time_budget_minutes": pick(scale, 6.0, 0.0, 0.0),
+            "max_steps": pick(scale, 15, 200, 500),
+            "time_budget_minutes": pick(scale, 6.0, 0.0, 0.0),
             "learning_rate": pick(scale, 1e-5, 1e-6, 1e-6), "temperature": 1.0, "beta": 0.0,
             "eval_problems": 0,
         }, paper={"tools": "python interpreter during reasoning", "note": "STILL-3 reports tool use "
-                  "lifting accuracy; RL with tools is this project's step after its SFT"}, eval_tools=True),
+                  "lifting accuracy; RL with tools is this project's step after its SFT"},
+            eval_tools=True),
     ]
 
 
