@@ -71,9 +71,9 @@ class Config:
         "scale's default, demo 96)")
     time_budget_minutes: float = flag(-1.0, "wall time of the whole run (-1: the scale's default, "
         "demo 19.5; 0: none). Time-budgeted stages (demo GRPO) get what is left after the "
-        "evaluations still to come; where the machine is too slow for all of --eval_problems in the "
-        "budget, the evaluation shrinks (never below 256; the table says how many). An explicit "
-        "--eval_problems is never shrunk")
+        "evaluations still to come; where the machine is too slow for all of --eval_problems in "
+        "the budget, the evaluation shrinks (never below 256; the table says how many). An "
+        "explicit --eval_problems is never shrunk")
     max_steps_scale: float = flag(1.0, "multiply every stage's step count "
         "(tests use a small value)")
     resume: bool = flag(False, "skip finished stages; continue a killed stage from its state.pt")
@@ -257,7 +257,8 @@ def qwen3(scale: str) -> list[Stage]:
             "max_completion_length": steps(128, 4096, 32768),
             "learning_rate": steps(1e-4, 1e-5, 1e-5),
             "eval_problems": steps(16, 128, 512),
-        }, paper={"teacher": "Qwen3-235B-A22B / 32B", "mode": "teacher outputs, think and no-think"},
+        }, paper={"teacher": "Qwen3-235B-A22B / 32B",
+                  "mode": "teacher outputs, think and no-think"},
             input_field="teacher"),
         Stage("distill-on-policy", "distill", {
             "lmbda": 1.0, "divergence": "reverse_kl",
@@ -334,8 +335,9 @@ def tool_rl(scale: str) -> list[Stage]:
             "time_budget_minutes": pick(scale, 6.0, 0.0, 0.0),
             "learning_rate": pick(scale, 1e-5, 1e-6, 1e-6), "temperature": 1.0, "beta": 0.0,
             "eval_problems": 0,
-        }, paper={"tools": "python interpreter during reasoning", "note": "STILL-3 reports tool use "
-                  "lifting accuracy; RL with tools is this project's step after its SFT"},
+        }, paper={"tools": "python interpreter during reasoning",
+                  "note": "STILL-3 reports tool use lifting accuracy; RL with tools is this "
+                          "project's step after its SFT"},
             eval_tools=True),
     ]
 
@@ -390,7 +392,8 @@ def train_stage_reward_model(base: str, path: Path, n_pairs: int, seed: int = 0)
         return path
     pairs = [{"prompt": t["prompt"], "chosen": t["response"], "rejected": t["rejected"]}
              for t in data.instruction_tasks(n_pairs - n_pairs // 2, "train", seed)]
-    pairs += [{"prompt": t["prompt"], "chosen": f"{t['solution']}\nThe final answer is $\\boxed{{{t['answer']}}}$.",
+    pairs += [{"prompt": t["prompt"],
+               "chosen": f"{t['solution']}\nThe final answer is $\\boxed{{{t['answer']}}}$.",
                "rejected": f"The final answer is $\\boxed{{{t['answer']}1}}$."}
               for t in data.math_tasks(n_pairs // 2, "train", seed + 7)]
     model, tok = models.load_reward_model(base)
@@ -414,7 +417,8 @@ def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, t
                                  {f.name: f.type for f in dataclasses.fields(module.Config)}))
     if "global_batch_size" in values:
         values["per_device_train_batch_size"] = per_device_batch(
-            values.pop("global_batch_size"), distributed.world_size(), values.get("gradient_accumulation_steps", 1))
+            values.pop("global_batch_size"), distributed.world_size(),
+            values.get("gradient_accumulation_steps", 1))
     values[stage.input_field] = input_model
     if stage.input_field == "student" and teacher:      # on-policy distillation keeps its teacher
         values["teacher"] = teacher
@@ -428,7 +432,8 @@ def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, t
         values["engine"] = cfg.engine
     unknown = set(values) - fields
     if unknown:
-        raise ValueError(f"stage {stage.name!r}: {stage.script}.Config has no field(s) {sorted(unknown)}")
+        raise ValueError(f"stage {stage.name!r}: {stage.script}.Config has no field(s) "
+                         f"{sorted(unknown)}")
     return module, module.Config(**values)
 
 
@@ -465,16 +470,19 @@ def validate_stages(stages: list[Stage], cfg: Config, out: Path):
             if hasattr(module, "check_config"):
                 module.check_config(sc)
         except (ValueError, TypeError) as e:
-            raise SystemExit(f"stage {i} '{stage.name}' ({stage.script}.py): {e}\nFix it with --set "
-                             f"{stage.name}.FIELD=VALUE (nothing was run).") from None
+            raise SystemExit(f"stage {i} '{stage.name}' ({stage.script}.py): {e}\nFix it with "
+                             f"--set {stage.name}.FIELD=VALUE (nothing was run).") from None
 
 
-MIN_ELASTIC_MINUTES = 5.0   # what the budget keeps for each time-budgeted stage before shrinking evaluation
-LEAST_EVAL_PROBLEMS = 256   # a budget never shrinks the held-out set below this; it is evaluated first
+# what the budget keeps for each time-budgeted stage before shrinking evaluation
+MIN_ELASTIC_MINUTES = 5.0
+# a budget never shrinks the held-out set below this; it is evaluated first
+LEAST_EVAL_PROBLEMS = 256
 
 
 def fit_eval_problems(left_s: float, s_per_problem: float, evals_left: int, reserve_s: float,
-                      most: int, done: int = 0, least: int = LEAST_EVAL_PROBLEMS, step: int = 64) -> int:
+                      most: int, done: int = 0, least: int = LEAST_EVAL_PROBLEMS,
+                      step: int = 64) -> int:
     """The largest n in most, most-step, ... (never below `least`) whose evaluations still to run
     fit the time left, `done` problems of the current one being evaluated already:
     (evals_left * n - done) * s_per_problem + reserve_s <= left_s."""
@@ -494,15 +502,17 @@ def merge_evals(parts: list[tuple[list[dict], dict]]) -> dict:
     if "by_family" in metrics:
         count = lambda tasks, f: sum(t.get("family") == f for t in tasks)
         families = {f for _, r in parts for f in r["metrics"].get("by_family", {})}
-        metrics["by_family"] = {f: sum(r["metrics"].get("by_family", {}).get(f, 0.0) * count(t, f) for t, r in parts)
-                                / max(sum(count(t, f) for t, _ in parts), 1) for f in sorted(families)}
+        metrics["by_family"] = {
+            f: sum(r["metrics"].get("by_family", {}).get(f, 0.0) * count(t, f) for t, r in parts)
+            / max(sum(count(t, f) for t, _ in parts), 1) for f in sorted(families)}
     return {"metrics": metrics, "rows": [row for _, r in parts for row in r["rows"]]}
 
 
 def eval_settings(stage: Stage, cfg: Config) -> dict:
     """How a stage's model is evaluated: in the prompt style it trained with (its --prompt_style,
     also from --set), and with tools where it learned to call them (`Stage.eval_tools`)."""
-    types = {f.name: f.type for f in dataclasses.fields(importlib.import_module(stage.script).Config)}
+    types = {f.name: f.type
+             for f in dataclasses.fields(importlib.import_module(stage.script).Config)}
     values = {**stage.overrides, **user_overrides(cfg.set, stage, types)}
     return {"prompt_style": values.get("prompt_style", "default"), "with_tools": stage.eval_tools}
 
@@ -521,8 +531,10 @@ def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None, engine: s
     fewer than n problems, as many fewer of these in proportion."""
     model, tok = models.load_policy(checkpoint)
     t0 = time.time()
-    tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))   # prefix-stable: 256 of 512 = the 256
-    held = data.math_tasks(heldout, "test", seed=1234, levels=(1,), templates="held_out") if heldout > 0 else []
+    # prefix-stable: 256 of 512 = the 256
+    tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))
+    held = (data.math_tasks(heldout, "test", seed=1234, levels=(1,), templates="held_out")
+            if heldout > 0 else [])
     longest = max(map(len, data.prompt_ids(tok, tasks + held, style=prompt_style)))
     engine = engines.make_engine(engine, model, tok, max_model_len=longest + max_new_tokens,
                                  batch_size=min(max(n, 1), 128))   # batch_size: the HF engine's
@@ -533,7 +545,8 @@ def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None, engine: s
     def run(part):   # in the stage's prompt style; the caller's style is put back
         before = data.set_prompt_style(prompt_style)
         try:
-            return part, evaluate.evaluate_model(model, tok, part, k=1, max_new_tokens=max_new_tokens, engine=engine)
+            return part, evaluate.evaluate_model(model, tok, part, k=1,
+                                                 max_new_tokens=max_new_tokens, engine=engine)
         finally:
             data.set_prompt_style(before)
     parts = [run(tasks[:first])]
