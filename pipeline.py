@@ -569,9 +569,11 @@ def with_paired(rows: list[dict]) -> list[dict]:
     reverse (lost), and the sign test's p (evaluate.sign_test), on the problems both rows saw
     (`data.math_tasks` lists are prefix-stable: the first 128 of 512 are the 128). 128 problems
     cannot tell a 3-point change from noise; the paired count shows whether a difference is more.
-    The held-out-template problems (`heldout_correct`) are paired the same way (`heldout_vs_previous`)."""
+    The held-out-template problems (`heldout_correct`) are paired the same way
+    (`heldout_vs_previous`)."""
     for prev, row in zip(rows, rows[1:]):
-        for results, out in (("correct", "vs_previous"), ("heldout_correct", "heldout_vs_previous")):
+        for results, out in (("correct", "vs_previous"),
+                             ("heldout_correct", "heldout_vs_previous")):
             n = min(len(prev.get(results, [])), len(row.get(results, [])))
             if n:
                 row[out] = {**evaluate.paired(prev[results][:n], row[results][:n]), "problems": n}
@@ -582,32 +584,37 @@ def paired_text(v: dict | None, n: int) -> str:
     """'+32 / -11 (p 0.002)', with 'on the first 64' where fewer than the row's n were paired."""
     if not v:
         return ""
-    return f"+{v['gained']} / -{v['lost']} (p {v['p']:.2g})" + (f" on the first {v['problems']}" if v["problems"] < n else "")
+    return (f"+{v['gained']} / -{v['lost']} (p {v['p']:.2g})"
+            + (f" on the first {v['problems']}" if v["problems"] < n else ""))
 
 
 def print_table(rows: list[dict]) -> str:
     """The markdown table of the stages (printed, and returned for table.md): accuracy on the
     in-template held-out problems and on the held-out templates, each with the paired sign test
     against the row above."""
-    lines = ["| stage | accuracy | vs previous: gained / lost (p) | held-out templates | vs previous | "
-             "thinking rate | mean length | minutes | checkpoint and curves |",
+    lines = ["| stage | accuracy | vs previous: gained / lost (p) | held-out templates "
+             "| vs previous | thinking rate | mean length | minutes | checkpoint and curves |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         vs = paired_text(r.get("vs_previous"), r["num_problems"])
-        held = f"{r['heldout_accuracy']:.3f} ({r['heldout_problems']})" if "heldout_accuracy" in r else ""
+        held = (f"{r['heldout_accuracy']:.3f} ({r['heldout_problems']})"
+                if "heldout_accuracy" in r else "")
         held_vs = paired_text(r.get("heldout_vs_previous"), r.get("heldout_problems", 0))
-        lines.append(f"| {r['stage']} | {r['accuracy']:.3f} ({r['num_problems']}) | {vs} | {held} | {held_vs} | "
-                     f"{r['thinking_rate']:.2f} | {r['mean_length']:.0f} | {r.get('minutes', 0):.1f} | {r.get('where', '')} |")
+        lines.append(f"| {r['stage']} | {r['accuracy']:.3f} ({r['num_problems']}) | {vs} "
+                     f"| {held} | {held_vs} | {r['thinking_rate']:.2f} | {r['mean_length']:.0f} "
+                     f"| {r.get('minutes', 0):.1f} | {r.get('where', '')} |")
     text = "\n".join(lines)
     print("\n" + text)
     return text
 
 
-STAGE_PANELS = {   # a stage figure's panels by script, in order; one whose values never change is left out
+# a stage figure's panels by script, in order; one whose values never change is left out
+STAGE_PANELS = {
     "grpo": ["reward", "accuracy", "entropy", "response_length", "groups_with_signal", "truncated",
              "clip_frac", "kl", "entropy_coef", "step_s"],
     "sft": ["loss", "accuracy", "grad_norm", "lr", "tokens_per_s"],
-    "distill": ["loss", "accuracy", "eval_forward_kl", "eval_reverse_kl", "tokens_per_s", "grad_norm"],
+    "distill": ["loss", "accuracy", "eval_forward_kl", "eval_reverse_kl", "tokens_per_s",
+                "grad_norm"],
 }
 
 
@@ -618,7 +625,8 @@ def heldout_points(before: dict | None, after: dict, last_step: int) -> dict[str
 
     >>> heldout_points({"accuracy": 0.0, "num_problems": 64}, {"accuracy": 0.2, "num_problems": 512,
     ...                "heldout_accuracy": 0.1, "heldout_problems": 128}, 90)
-    {'held-out problems (64 -> 512)': [(0, 0.0), (90, 0.2)], 'held-out templates (128)': [(90, 0.1)]}
+    {'held-out problems (64 -> 512)': [(0, 0.0), (90, 0.2)],
+     'held-out templates (128)': [(90, 0.1)]}
     """
     points = {}
     for acc, n, label in (("accuracy", "num_problems", "held-out problems"),
@@ -627,15 +635,17 @@ def heldout_points(before: dict | None, after: dict, last_step: int) -> dict[str
             continue
         seen = [before[n]] if before and acc in before else []
         counts = " -> ".join(str(c) for c in dict.fromkeys(seen + [after[n]]))
-        points[f"{label} ({counts})"] = ([(0, before[acc])] if seen else []) + [(last_step, after[acc])]
+        points[f"{label} ({counts})"] = (([(0, before[acc])] if seen else [])
+                                         + [(last_step, after[acc])])
     return points
 
 
 def write_figures(rows: list[dict], stages: list[Stage], cfg: Config, out: Path) -> list[Path]:
     """Each stage's figure (its run dir's curves.png, redrawn by `runs.plot_curves` with the
     panels of STAGE_PANELS): its training curves, smoothed over the raw points, and the pipeline's
-    held-out evaluations before and after it on the accuracy panel; for GRPO with group filtering,
-    the share of groups with signal (1 - groups_filtered: 0 < #correct < G or the rewards differ).
+    held-out evaluations before and after it on the accuracy panel; for GRPO with group
+    filtering, the share of groups with signal (1 - groups_filtered: 0 < #correct < G or the
+    rewards differ).
     Then out/summary.png (`runs.plot_stages`): accuracy by stage, in-template and on held-out
     templates, with 95% intervals and the paired sign test against the stage before."""
     by_stage, written = {r["stage"]: r for r in rows}, []
@@ -645,25 +655,33 @@ def write_figures(rows: list[dict], stages: list[Stage], cfg: Config, out: Path)
         if row and metrics:
             _, sc = stage_config(stage, cfg, stage_dir, model, teacher)
             if getattr(sc, "filter_zero_variance", False):
-                metrics = [{**m, "groups_with_signal": 1 - m["groups_filtered"]} if "groups_filtered" in m else m
-                           for m in metrics]
+                metrics = [{**m, "groups_with_signal": 1 - m["groups_filtered"]}
+                           if "groups_filtered" in m else m for m in metrics]
             last = max(m.get("step", 0) for m in metrics)
-            title = (f"{row['stage']} ({stage.script}.py, lr {getattr(sc, 'learning_rate', 0):g}, {last} steps): "
+            title = (f"{row['stage']} ({stage.script}.py, lr "
+                     f"{getattr(sc, 'learning_rate', 0):g}, {last} steps): "
                      "held-out accuracy before (step 0) and after")
-            path = runs.plot_curves(metrics, stage_dir / "curves.png", STAGE_PANELS.get(stage.script), title,
+            path = runs.plot_curves(metrics, stage_dir / "curves.png",
+                                    STAGE_PANELS.get(stage.script), title,
                                     overlay={"accuracy": "eval_accuracy"},
                                     evaluations={"accuracy": heldout_points(before, row, last)})
             written += [path] if path else []
         before = row or before
-    point = lambda r, acc, n, vs: {"accuracy": r[acc], "n": r[n], "note": paired_text(r.get(vs), r[n])} if acc in r else None
-    series = {"held-out problems, training templates": [point(r, "accuracy", "num_problems", "vs_previous") for r in rows],
-              "held-out templates": [point(r, "heldout_accuracy", "heldout_problems", "heldout_vs_previous") for r in rows]}
+    point = lambda r, acc, n, vs: ({"accuracy": r[acc], "n": r[n],
+                                    "note": paired_text(r.get(vs), r[n])} if acc in r else None)
+    series = {"held-out problems, training templates":
+              [point(r, "accuracy", "num_problems", "vs_previous") for r in rows],
+              "held-out templates":
+              [point(r, "heldout_accuracy", "heldout_problems", "heldout_vs_previous")
+               for r in rows]}
     families = sorted({f for r in rows for f in r.get("by_family", {})})
     by_group = {label: {f: [r.get(key, {}).get(f) for r in rows] for f in families}
-                for label, key in (("in-template", "by_family"), ("held-out templates", "heldout_by_family"))}
-    written.append(runs.plot_stages([r["stage"] for r in rows], series, out / "summary.png",
-                                    f"{cfg.recipe} ({cfg.scale}): greedy accuracy on held-out problems by stage",
-                                    by_group if families else None))
+                for label, key in (("in-template", "by_family"),
+                                   ("held-out templates", "heldout_by_family"))}
+    written.append(runs.plot_stages(
+        [r["stage"] for r in rows], series, out / "summary.png",
+        f"{cfg.recipe} ({cfg.scale}): greedy accuracy on held-out problems by stage",
+        by_group if families else None))
     return written
 
 
@@ -679,7 +697,8 @@ def run(cfg: Config) -> list[dict]:
     n_eval = cfg.eval_problems or pick(cfg.scale, 512, 200, 500)
     n_base = cfg.eval_base_problems or min(n_eval, pick(cfg.scale, 64, n_eval, n_eval))
     eval_tokens = cfg.eval_max_completion_length or pick(cfg.scale, 96, 4096, 32768)
-    budget_min = cfg.time_budget_minutes if cfg.time_budget_minutes >= 0 else pick(cfg.scale, 19.5, 0.0, 0.0)
+    budget_min = (cfg.time_budget_minutes if cfg.time_budget_minutes >= 0
+                  else pick(cfg.scale, 19.5, 0.0, 0.0))
     t_start = time.time()
 
     validate_stages(stages, cfg, out)      # every stage's resolved settings, before anything runs
@@ -690,8 +709,9 @@ def run(cfg: Config) -> list[dict]:
             print(settings_table(stage, sc))
             print("ours : " + json.dumps(dataclasses.asdict(sc)))
             if stage.reward_model_pairs:
-                print(f"first: a Bradley-Terry reward model from {cfg.model} on {stage.reward_model_pairs} "
-                      f"synthetic preference pairs -> {reward_model_dir(stage_dir)}")
+                print(f"first: a Bradley-Terry reward model from {cfg.model} on "
+                      f"{stage.reward_model_pairs} synthetic preference pairs -> "
+                      f"{reward_model_dir(stage_dir)}")
             print("paper: " + json.dumps(stage.paper))
         return []
 
@@ -707,16 +727,21 @@ def run(cfg: Config) -> list[dict]:
         n_eval = evaluated[0]["num_problems"]
     n_fixed = bool(cfg.eval_problems or evaluated)
     n_held = 0 if cfg.eval_heldout_problems < 0 else cfg.eval_heldout_problems or n_eval // 4
-    n_held_base = min(n_held, n_base // 2)   # the raw model is slow and solves ~nothing: half its set
+    # the raw model is slow and solves ~nothing: half its set
+    n_held_base = min(n_held, n_base // 2)
 
     def left_s() -> float:
         return 60 * budget_min - (time.time() - t_start)
 
-    def s_per_problem() -> float | None:   # the latest evaluation's pace (in-template and held-out templates)
+    # the latest evaluation's pace (in-template and held-out templates)
+    def s_per_problem() -> float | None:
         timed = [r for r in rows if r.get("eval_s") and r.get("num_problems")]
-        return timed[-1]["eval_s"] / (timed[-1]["num_problems"] + timed[-1].get("heldout_problems", 0)) if timed else None
+        return (timed[-1]["eval_s"]
+                / (timed[-1]["num_problems"] + timed[-1].get("heldout_problems", 0))
+                if timed else None)
 
-    def current(stage: str, n: int | None = None, held: int | None = None) -> bool:   # evaluated as asked for now
+    # evaluated as asked for now
+    def current(stage: str, n: int | None = None, held: int | None = None) -> bool:
         n, held = n_eval if n is None else n, n_held if held is None else held
         return any(r["stage"] == stage and r.get("num_problems") == n and "correct" in r
                    and r.get("heldout_problems", 0) == held for r in rows)
@@ -728,10 +753,10 @@ def run(cfg: Config) -> list[dict]:
         runs.atomic_write_text(rows_path, json.dumps(rows, indent=2))
 
     if not current("base", n_base, n_held_base):
-        print(f"== evaluating the starting model on {n_base} held-out problems and {n_held_base} in held-out "
-              "templates ==", flush=True)
-        put({"stage": "base", **eval_stage(cfg.model, n_base, eval_tokens, engine=cfg.engine, heldout=n_held_base,
-                                           **eval_settings(stages[0], cfg)),
+        print(f"== evaluating the starting model on {n_base} held-out problems and {n_held_base} "
+              "in held-out templates ==", flush=True)
+        put({"stage": "base", **eval_stage(cfg.model, n_base, eval_tokens, engine=cfg.engine,
+                                           heldout=n_held_base, **eval_settings(stages[0], cfg)),
              "where": cfg.model})
 
     for i, stage, stage_dir, model, teacher in stage_plan(stages, cfg, out):
@@ -739,45 +764,56 @@ def run(cfg: Config) -> list[dict]:
         if (stage_dir / "DONE.json").exists() and cfg.resume:
             print(f"== stage {i}/{len(stages)}: {stage.name} finished earlier, skipped ==")
             if not current(label):   # e.g. --resume --eval_problems 512: a larger held-out set
-                print(f"== evaluating {label} on {n_eval} held-out problems and {n_held} in held-out templates ==", flush=True)
+                print(f"== evaluating {label} on {n_eval} held-out problems and {n_held} in "
+                      "held-out templates ==", flush=True)
                 done_row = json.loads((stage_dir / "DONE.json").read_text())
-                put({**done_row, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens, engine=cfg.engine,
-                                              heldout=n_held, **eval_settings(stage, cfg))})
+                put({**done_row, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens,
+                                              engine=cfg.engine, heldout=n_held,
+                                              **eval_settings(stage, cfg))})
         else:
             module, sc = stage_config(stage, cfg, stage_dir, model, teacher)
             if hasattr(sc, "resume"):
                 sc.resume = cfg.resume and (stage_dir / "state.pt").exists()
-                sc.overwrite = not sc.resume     # a stage that never saved restarts (the run dir is guarded above)
+                # a stage that never saved restarts (the run dir is guarded above)
+                sc.overwrite = not sc.resume
             print(f"\n== stage {i}/{len(stages)}: {stage.name} ({stage.script}.py"
-                  f"{', resumed' if getattr(sc, 'resume', False) else ''}) -> {stage_dir} ==", flush=True)
+                  f"{', resumed' if getattr(sc, 'resume', False) else ''}) -> {stage_dir} ==",
+                  flush=True)
             evals_left, pace = len(stages) - i + 1, s_per_problem()
             if budget_min and pace and getattr(sc, "time_budget_minutes", 0) > 0:
-                cap = (left_s() - evals_left * (n_eval + n_held) * pace - 10) / 60   # 10 s: the checkpoint save
+                # - 10 s: the checkpoint save
+                cap = (left_s() - evals_left * (n_eval + n_held) * pace - 10) / 60
                 if cap < sc.time_budget_minutes:
-                    print(f"== {stage.name}: time budget {max(cap, 0.5):.1f} min instead of {sc.time_budget_minutes:g}: "
-                          f"what the run's {budget_min:g} min leave after {evals_left} evaluation(s) of "
-                          f"{n_eval} + {n_held} problems at {pace:.2f} s each ==", flush=True)
+                    print(f"== {stage.name}: time budget {max(cap, 0.5):.1f} min instead of "
+                          f"{sc.time_budget_minutes:g}: what the run's {budget_min:g} min leave "
+                          f"after {evals_left} evaluation(s) of {n_eval} + {n_held} problems at "
+                          f"{pace:.2f} s each ==", flush=True)
                     sc.time_budget_minutes = max(cap, 0.5)
             elastic = sum(1 for st in stages[i:] if st.overrides.get("time_budget_minutes", 0) > 0)
 
-            def fit(pace: float, done: int) -> int:   # the held-out set's size, once, at the first evaluation
+            # the held-out set's size, once, at the first evaluation
+            def fit(pace: float, done: int) -> int:
                 nonlocal n_eval, n_held
-                reserve = 60 * MIN_ELASTIC_MINUTES * elastic + 30 + evals_left * n_held * pace   # held-out templates (at most this many)
+                # its last term: the held-out templates (at most this many)
+                reserve = 60 * MIN_ELASTIC_MINUTES * elastic + 30 + evals_left * n_held * pace
                 n = fit_eval_problems(left_s(), pace, evals_left, reserve, n_eval, done)
                 if n < n_eval:
-                    print(f"== {n_eval} held-out problems do not fit the run's {budget_min:g} min on this machine "
-                          f"({pace:.2f} s each, {left_s() / 60:.1f} min left): every stage is evaluated on {n} "
-                          f"(and {n_held * n // n_eval} in held-out templates) ==", flush=True)
+                    print(f"== {n_eval} held-out problems do not fit the run's {budget_min:g} min "
+                          f"on this machine ({pace:.2f} s each, {left_s() / 60:.1f} min left): "
+                          f"every stage is evaluated on {n} (and {n_held * n // n_eval} in "
+                          "held-out templates) ==", flush=True)
                     n_eval, n_held = n, n_held * n // n_eval
                 return n
             t0 = time.time()
             try:
                 if stage.reward_model_pairs:
-                    train_stage_reward_model(cfg.model, reward_model_dir(stage_dir), stage.reward_model_pairs)
+                    train_stage_reward_model(cfg.model, reward_model_dir(stage_dir),
+                                             stage.reward_model_pairs)
                 module.train(sc)
                 use_fit = fit if budget_min and not n_fixed else None
                 n_fixed = True
-                row = {"stage": label, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens, use_fit, cfg.engine,
+                row = {"stage": label, **eval_stage(str(stage_dir / "checkpoint"), n_eval,
+                                                    eval_tokens, use_fit, cfg.engine,
                                                     heldout=n_held, **eval_settings(stage, cfg)),
                        "minutes": (time.time() - t0) / 60,
                        "where": f"{stage_dir}/checkpoint, {stage_dir}/curves.png"}
