@@ -70,7 +70,8 @@ def figure(fn):
 def finished(root: Path, settings: dict) -> bool:
     """A run of the same settings finished earlier in `root` (figure_done.json matches)."""
     done = root / "figure_done.json"
-    return done.exists() and json.loads(done.read_text()) == json.loads(json.dumps(settings, default=str))
+    return (done.exists()
+            and json.loads(done.read_text()) == json.loads(json.dumps(settings, default=str)))
 
 
 def mark_finished(root: Path, settings: dict):
@@ -91,7 +92,8 @@ def sft_checkpoint(cfg: Config) -> str:
         sc.max_steps, sc.num_examples, sc.max_length, sc.warmup_steps = 4, 16, 256, 1
     settings = asdict(sc)
     if not finished(root, settings):
-        print(f"== figures: the shared SFT checkpoint ({sc.max_steps} steps) -> {root} ==", flush=True)
+        print(f"== figures: the shared SFT checkpoint ({sc.max_steps} steps) -> {root} ==",
+              flush=True)
         sft.train(sc)
         mark_finished(root, settings)
     return str(root / "checkpoint")
@@ -104,13 +106,15 @@ def sft_checkpoint(cfg: Config) -> str:
 # arithmetic + percent, where the SFT model's groups carry signal; G 8, 96 tokens, lr 1e-5,
 # temperature 1.0, groups kept by correctness, no KL, no entropy bonus. Every rollout of a step is
 # written to samples.jsonl (`log_samples`) so the figures can split lengths by correctness.
-GRPO_DEMO = dict(math_levels="1", math_families="arithmetic,percent", rewards="math", num_generations=8,
-                 prompts_per_step=4, max_completion_length=96, learning_rate=1e-5, temperature=1.0,
-                 filter_groups_by="acc", max_steps=12, eval_problems=64, eval_every=6, log_samples=32,
-                 save_steps=10 ** 6, max_steps_without_signal=0)
+GRPO_DEMO = dict(math_levels="1", math_families="arithmetic,percent", rewards="math",
+                 num_generations=8, prompts_per_step=4, max_completion_length=96,
+                 learning_rate=1e-5, temperature=1.0, filter_groups_by="acc", max_steps=12,
+                 eval_problems=64, eval_every=6, log_samples=32, save_steps=10 ** 6,
+                 max_steps_without_signal=0)
 # tiny: a random model learns nothing; groups are kept unfiltered so every series exists
-GRPO_TINY = dict(GRPO_DEMO, num_generations=2, prompts_per_step=2, max_completion_length=12, max_steps=2,
-                 eval_problems=4, eval_every=1, log_samples=4, filter_zero_variance=False)
+GRPO_TINY = dict(GRPO_DEMO, num_generations=2, prompts_per_step=2, max_completion_length=12,
+                 max_steps=2, eval_problems=4, eval_every=1, log_samples=4,
+                 filter_zero_variance=False)
 
 
 def grpo_run(cfg: Config, fig: str, name: str, knob: dict, minutes: float, model: str | None = None,
@@ -120,8 +124,9 @@ def grpo_run(cfg: Config, fig: str, name: str, knob: dict, minutes: float, model
     import grpo
     base = GRPO_TINY if cfg.scale == "tiny" else GRPO_DEMO
     root = Path(cfg.runs_dir) / fig / slug(name)
-    gc = grpo.Config(**{**base, **base_changes, **knob}, model=model or sft_checkpoint(cfg), engine=cfg.engine,
-                     output_dir=str(root), seed=cfg.seed, threads=cfg.threads, overwrite=True,
+    gc = grpo.Config(**{**base, **base_changes, **knob}, model=model or sft_checkpoint(cfg),
+                     engine=cfg.engine, output_dir=str(root), seed=cfg.seed, threads=cfg.threads,
+                     overwrite=True,
                      time_budget_minutes=0.0 if cfg.scale == "tiny" else round(minutes, 2))
     settings = asdict(gc)
     if not finished(root, settings):
@@ -142,7 +147,8 @@ def metrics(root: Path) -> list[dict]:
 
 def series(rows: list[dict], key: str, x: str = "step") -> list[list[float]]:
     """[[step, value], ...] of the rows that hold a finite `key`."""
-    return [[r[x], r[key]] for r in rows if isinstance(r.get(key), (int, float)) and math.isfinite(r[key])]
+    return [[r[x], r[key]] for r in rows
+            if isinstance(r.get(key), (int, float)) and math.isfinite(r[key])]
 
 
 def lengths_by_correctness(root: Path, tokenizer) -> dict[str, list[list[float]]]:
@@ -154,7 +160,8 @@ def lengths_by_correctness(root: Path, tokenizer) -> dict[str, list[list[float]]
         row = json.loads(line)
         n = len(tokenizer(row["completion"], add_special_tokens=False)["input_ids"])
         right = not row["truncated"] and verify_math(row["completion"], row["answer"])
-        per_step.setdefault(row["step"], {"right": [], "wrong": []})["right" if right else "wrong"].append(n)
+        per_step.setdefault(row["step"], {"right": [], "wrong": []})[
+            "right" if right else "wrong"].append(n)
     out = {"right_length": [], "wrong_length": [], "wrong_share": []}
     for step, d in sorted(per_step.items()):
         for k in ("right", "wrong"):
@@ -223,7 +230,8 @@ def plot(record: dict, panels: list[dict], path: Path, title: str, ncols: int = 
             if not xy:
                 continue
             xs, ys = [a for a, _ in xy], [b for _, b in xy]
-            label = p.get("labels", {}).get((run, key), run if kind != "eval" else f"{run}, held-out")
+            label = p.get("labels", {}).get((run, key),
+                                            run if kind != "eval" else f"{run}, held-out")
             c = colors[run]
             if kind == "train":
                 ax.plot(xs, ys, "o", ms=3, alpha=0.3, color=c)
@@ -250,13 +258,15 @@ def plot(record: dict, panels: list[dict], path: Path, title: str, ncols: int = 
     plt.close(fig)
 
 
-def write(cfg: Config, name: str, record: dict, panels: list[dict], title: str, ncols: int = 3) -> Path:
+def write(cfg: Config, name: str, record: dict, panels: list[dict], title: str,
+          ncols: int = 3) -> Path:
     """docs/figures/NAME.json (the numbers) and NAME.png (drawn from them)."""
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     record = {"figure": name, "scale": cfg.scale, "model": cfg.model, "seed": cfg.seed, **record}
     (out / f"{name}.json").write_text(json.dumps(record, indent=1, default=str))
-    plot(record, panels, out / f"{name}.png", f"{title}\n({cfg.scale} scale: {settings_line(cfg, record)})", ncols)
+    plot(record, panels, out / f"{name}.png",
+         f"{title}\n({cfg.scale} scale: {settings_line(cfg, record)})", ncols)
     return out / f"{name}.png"
 
 
@@ -285,21 +295,27 @@ def entropy(cfg: Config) -> Path:
     does not adapt. Miniature: target, step Δ and ceiling scaled to a dozen steps (the paper's Δ
     1e-4 acts over thousands); the fixed bonus is the adaptive run's ceiling, always on."""
     target = 0.1
-    adaptive = dict(adaptive_entropy=True, target_entropy=target, entropy_coef_delta=0.005, entropy_coef_max=0.02)
+    adaptive = dict(adaptive_entropy=True, target_entropy=target, entropy_coef_delta=0.005,
+                    entropy_coef_max=0.02)
     knobs = {"no entropy control": {}, "fixed bonus c=0.02": {"entropy_coef": 0.02},
              f"adaptive, target {target}": adaptive}
     keys = ["entropy", "entropy_coef", "accuracy", "eval_accuracy", "response_length"]
-    runs = {n: run_record(grpo_run(cfg, "entropy", n, k, share(cfg, len(knobs))), k, keys) for n, k in knobs.items()}
+    runs = {n: run_record(grpo_run(cfg, "entropy", n, k, share(cfg, len(knobs))), k, keys)
+            for n, k in knobs.items()}
     for rec in runs.values():
         rec["summary"] = {k: summary(rec, k) for k in ("entropy", "eval_accuracy")}
     panels = [
-        {"title": "entropy of the rollouts (nats per token, sampled-token estimate)", "hlines": [(target, "target")],
+        {"title": "entropy of the rollouts (nats per token, sampled-token estimate)",
+         "hlines": [(target, "target")],
          "lines": [(n, "entropy", "train") for n in runs]},
         {"title": "accuracy: rollouts (points, line) and held-out greedy (squares)",
-         "lines": [(n, k, kind) for n in runs for k, kind in (("accuracy", "train"), ("eval_accuracy", "eval"))]},
-        {"title": "entropy coefficient c in the loss", "lines": [(n, "entropy_coef", "point") for n in runs]},
+         "lines": [(n, k, kind) for n in runs
+                   for k, kind in (("accuracy", "train"), ("eval_accuracy", "eval"))]},
+        {"title": "entropy coefficient c in the loss",
+         "lines": [(n, "entropy_coef", "point") for n in runs]},
     ]
-    return write(cfg, "entropy", {"claim": CLAIMS["entropy"], "runs": runs, "target_entropy": target},
+    return write(cfg, "entropy",
+                 {"claim": CLAIMS["entropy"], "runs": runs, "target_entropy": target},
                  panels, "Skywork-OR1: entropy with and without adaptive entropy control")
 
 
@@ -308,18 +324,24 @@ def length_reward(cfg: Config) -> Path:
     """Phi-4-reasoning-plus §4: the length-aware reward keeps right answers short (1.0 up to
     L_pos, down to 0.5 at L_max) and lets wrong ones run long (-1.0 for the shortest, -0.5 from
     L_neg on), against the plain binary reward. Lengths scaled to 96 tokens: L_pos 77, L_neg 11."""
-    knobs = {"binary math reward": {"rewards": "math"}, "phi4 length-aware reward": {"rewards": "phi4"}}
+    knobs = {"binary math reward": {"rewards": "math"},
+             "phi4 length-aware reward": {"rewards": "phi4"}}
     keys = ["accuracy", "eval_accuracy", "response_length", "truncated", "reward"]
     tok = tokenizer_of(sft_checkpoint(cfg))
-    runs = {n: run_record(grpo_run(cfg, "length_reward", n, k, share(cfg, len(knobs))), k, keys, tok)
+    runs = {n: run_record(grpo_run(cfg, "length_reward", n, k, share(cfg, len(knobs))), k,
+                          keys, tok)
             for n, k in knobs.items()}
     for rec in runs.values():
-        rec["summary"] = {k: summary(rec, k) for k in ("right_length", "wrong_length", "eval_accuracy")}
+        rec["summary"] = {k: summary(rec, k)
+                          for k in ("right_length", "wrong_length", "eval_accuracy")}
     panels = [
-        {"title": "length of right answers (tokens)", "lines": [(n, "right_length", "train") for n in runs]},
-        {"title": "length of wrong answers (tokens)", "lines": [(n, "wrong_length", "train") for n in runs]},
+        {"title": "length of right answers (tokens)",
+         "lines": [(n, "right_length", "train") for n in runs]},
+        {"title": "length of wrong answers (tokens)",
+         "lines": [(n, "wrong_length", "train") for n in runs]},
         {"title": "accuracy: rollouts (points, line) and held-out greedy (squares)",
-         "lines": [(n, k, kind) for n in runs for k, kind in (("accuracy", "train"), ("eval_accuracy", "eval"))]},
+         "lines": [(n, k, kind) for n in runs
+                   for k, kind in (("accuracy", "train"), ("eval_accuracy", "eval"))]},
     ]
     return write(cfg, "length_reward", {"claim": CLAIMS["length_reward"], "runs": runs}, panels,
                  "Phi-4-reasoning-plus: length-aware reward against the binary reward")
@@ -435,7 +457,8 @@ def length_bias(cfg: Config) -> Path:
         {"title": "length of wrong answers (tokens)", "lines": [(n, "wrong_length", "train") for n in runs]},
         {"title": "length of right answers (tokens)", "lines": [(n, "right_length", "train") for n in runs]},
         {"title": "accuracy: rollouts (points, line) and held-out greedy (squares)",
-         "lines": [(n, k, kind) for n in runs for k, kind in (("accuracy", "train"), ("eval_accuracy", "eval"))]},
+         "lines": [(n, k, kind) for n in runs
+                   for k, kind in (("accuracy", "train"), ("eval_accuracy", "eval"))]},
     ]
     return write(cfg, "length_bias", {"claim": CLAIMS["length_bias"], "runs": runs}, panels,
                  "Dr. GRPO / DAPO: length of wrong answers under three loss aggregations")
