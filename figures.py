@@ -358,35 +358,42 @@ def thinking_budget(cfg: Config) -> Path:
     import evaluate
     import models
     tiny = cfg.scale == "tiny"
-    n, budgets, answer_tokens, full = (4, [2, 4], 8, 16) if tiny else (128, [4, 8, 16, 24, 32, 48, 64, 96], 32, 128)
+    n, budgets, answer_tokens, full = ((4, [2, 4], 8, 16) if tiny
+                                       else (128, [4, 8, 16, 24, 32, 48, 64, 96], 32, 128))
     path = sft_checkpoint(cfg)
     model, tok = models.load_policy(path)
     tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))
     longest = max(map(len, data.prompt_ids(tok, tasks)))
     engine = engines.make_engine(cfg.engine, model, tok, max_model_len=longest + full + 64)
     run = lambda mode, budget, tokens: evaluate.evaluate_model(
-        model, tok, tasks, k=1, max_new_tokens=tokens, thinking=mode, budget=budget, engine=engine, seed=cfg.seed)["metrics"]
+        model, tok, tasks, k=1, max_new_tokens=tokens, thinking=mode, budget=budget, engine=engine,
+        seed=cfg.seed)["metrics"]
     t0 = time.time()
     on = [(b, run("default", b, b + answer_tokens)) for b in budgets]
     unlimited = run("default", None, full)
     off = run("off", None, answer_tokens)
     keys = ("accuracy", "mean_length", "thinking_rate", "truncation_rate")
     pack = lambda pts: {k: [[x, m[k]] for x, m in pts] for k in keys}
-    runs = {"thinking on, budget": {"knob": {"thinking": "on", "budgets": budgets, "answer_tokens": answer_tokens},
+    runs = {"thinking on, budget": {"knob": {"thinking": "on", "budgets": budgets,
+                                             "answer_tokens": answer_tokens},
                                     "series": pack(on)},
             "thinking on, no budget": {"knob": {"thinking": "on", "max_new_tokens": full},
                                        "series": pack([(full, unlimited)])},
-            "thinking off": {"knob": {"thinking": "off", "max_new_tokens": answer_tokens}, "series": pack([(0, off)])}}
+            "thinking off": {"knob": {"thinking": "off", "max_new_tokens": answer_tokens},
+                             "series": pack([(0, off)])}}
     runs["thinking on, budget"]["wall_minutes"] = (time.time() - t0) / 60
     panels = [
         {"title": f"held-out accuracy, greedy ({n} problems)", "xlabel": "thinking budget (tokens)",
-         "lines": [("thinking on, budget", "accuracy", "point"), ("thinking on, no budget", "accuracy", "hline"),
+         "lines": [("thinking on, budget", "accuracy", "point"),
+                   ("thinking on, no budget", "accuracy", "hline"),
                    ("thinking off", "accuracy", "point")]},
         {"title": "mean response length (tokens)", "xlabel": "thinking budget (tokens)",
-         "lines": [("thinking on, budget", "mean_length", "point"), ("thinking on, no budget", "mean_length", "hline"),
+         "lines": [("thinking on, budget", "mean_length", "point"),
+                   ("thinking on, no budget", "mean_length", "hline"),
                    ("thinking off", "mean_length", "point")]},
     ]
-    return write(cfg, "thinking_budget", {"claim": CLAIMS["thinking_budget"], "runs": runs, "problems": n}, panels,
+    return write(cfg, "thinking_budget",
+                 {"claim": CLAIMS["thinking_budget"], "runs": runs, "problems": n}, panels,
                  "Qwen3: accuracy against the thinking budget", ncols=2)
 
 
@@ -400,27 +407,36 @@ def still3_settings(cfg: Config) -> Path:
     base = GRPO_TINY if cfg.scale == "tiny" else GRPO_DEMO
     batch, steps, beta = base["prompts_per_step"] * base["num_generations"], base["max_steps"], 0.05
     knobs = {"on-policy, no KL": {},
-             "off-policy, 4 steps per batch": {"mini_batch_size": batch // 4 if batch % 4 == 0 else batch // 2},
+             "off-policy, 4 steps per batch":
+                 {"mini_batch_size": batch // 4 if batch % 4 == 0 else batch // 2},
              f"KL fixed β={beta}": {"beta": beta},
-             f"KL cosine β={beta}→0": {"beta": beta, "kl_anneal": "cosine", "kl_anneal_steps": steps}}
-    keys = ["reward", "accuracy", "eval_accuracy", "response_length", "entropy", "kl", "beta", "clip_frac"]
-    roots = {n: grpo_run(cfg, "still3_settings", n, k, share(cfg, len(knobs))) for n, k in knobs.items()}
+             f"KL cosine β={beta}→0": {"beta": beta, "kl_anneal": "cosine",
+                                       "kl_anneal_steps": steps}}
+    keys = ["reward", "accuracy", "eval_accuracy", "response_length", "entropy", "kl", "beta",
+            "clip_frac"]
+    roots = {n: grpo_run(cfg, "still3_settings", n, k, share(cfg, len(knobs)))
+             for n, k in knobs.items()}
     runs = {n: run_record(roots[n], knobs[n], keys) for n in knobs}
     for n in (n for n in knobs if "KL" in n):   # the KL of the final policy, for all three arms
         runs[n]["series"]["final_kl"] = [[runs[n]["steps"], final_kl(cfg, roots[n] / "checkpoint")]]
     for rec in runs.values():
-        rec["summary"] = {k: summary(rec, k) for k in ("reward", "response_length", "entropy", "kl")}
+        rec["summary"] = {k: summary(rec, k)
+                          for k in ("reward", "response_length", "entropy", "kl")}
     onoff, kl = list(knobs)[:2], [n for n in knobs if "KL" in n]
     panels = [
         {"title": "on- vs off-policy: reward", "lines": [(n, "reward", "train") for n in onoff]},
-        {"title": "on- vs off-policy: response length (tokens)", "lines": [(n, "response_length", "train") for n in onoff]},
-        {"title": "on- vs off-policy: entropy (nats per token)", "lines": [(n, "entropy", "train") for n in onoff]},
+        {"title": "on- vs off-policy: response length (tokens)",
+         "lines": [(n, "response_length", "train") for n in onoff]},
+        {"title": "on- vs off-policy: entropy (nats per token)",
+         "lines": [(n, "entropy", "train") for n in onoff]},
         {"title": "KL(π || π_SFT): k3 in training (line), final on held-out answers (squares)",
-         "lines": [(n, k, kind) for n in kl for k, kind in (("kl", "train"), ("final_kl", "eval"))]},
+         "lines": [(n, k, kind) for n in kl
+                   for k, kind in (("kl", "train"), ("final_kl", "eval"))]},
         {"title": "KL arms: reward", "lines": [(n, "reward", "train") for n in kl]},
         {"title": "KL coefficient β", "lines": [(n, "beta", "point") for n in kl]},
     ]
-    return write(cfg, "still3_settings", {"claim": CLAIMS["still3_settings"], "runs": runs, "beta": beta}, panels,
+    return write(cfg, "still3_settings",
+                 {"claim": CLAIMS["still3_settings"], "runs": runs, "beta": beta}, panels,
                  "STILL-3: on- vs off-policy updates (top), KL annealed vs fixed vs none (bottom)")
 
 
@@ -436,7 +452,8 @@ def final_kl(cfg: Config, checkpoint: Path) -> float:
     base = GRPO_TINY if cfg.scale == "tiny" else GRPO_DEMO
     tasks = data.math_tasks(n, "test", cfg.seed, base["math_families"].split(","), (1,))
     dc = distill.Config(max_completion_length=base["max_completion_length"], prompts_per_step=8)
-    scores, _ = distill.evaluate(policy.eval(), ref.eval(), tok, tasks, data.prompt_ids(tok, tasks), dc)
+    scores, _ = distill.evaluate(policy.eval(), ref.eval(), tok, tasks,
+                                 data.prompt_ids(tok, tasks), dc)
     return scores["eval_reverse_kl"]
 
 
@@ -449,13 +466,17 @@ def length_bias(cfg: Config) -> Path:
     knobs = {f"loss_type {t}": {"loss_type": t} for t in ("grpo", "dapo", "dr_grpo")}
     keys = ["accuracy", "eval_accuracy", "response_length", "truncated"]
     tok = tokenizer_of(sft_checkpoint(cfg))
-    runs = {n: run_record(grpo_run(cfg, "length_bias", n, k, share(cfg, len(knobs))), k, keys, tok)
+    runs = {n: run_record(grpo_run(cfg, "length_bias", n, k, share(cfg, len(knobs))), k,
+                          keys, tok)
             for n, k in knobs.items()}
     for rec in runs.values():
-        rec["summary"] = {k: summary(rec, k) for k in ("wrong_length", "right_length", "eval_accuracy")}
+        rec["summary"] = {k: summary(rec, k)
+                          for k in ("wrong_length", "right_length", "eval_accuracy")}
     panels = [
-        {"title": "length of wrong answers (tokens)", "lines": [(n, "wrong_length", "train") for n in runs]},
-        {"title": "length of right answers (tokens)", "lines": [(n, "right_length", "train") for n in runs]},
+        {"title": "length of wrong answers (tokens)",
+         "lines": [(n, "wrong_length", "train") for n in runs]},
+        {"title": "length of right answers (tokens)",
+         "lines": [(n, "right_length", "train") for n in runs]},
         {"title": "accuracy: rollouts (points, line) and held-out greedy (squares)",
          "lines": [(n, k, kind) for n in runs
                    for k, kind in (("accuracy", "train"), ("eval_accuracy", "eval"))]},
@@ -479,10 +500,12 @@ def distill_vs_rl(cfg: Config) -> Path:
     root = Path(cfg.runs_dir) / "distill_vs_rl"
     dc = distill.Config(teacher=teacher_path, student_from_teacher=True, keep_every=2, lmbda=0.0,
                         divergence="forward_kl", think_ratio=-1, math_levels="1",
-                        num_train_prompts=8 if tiny else 64, max_completion_length=12 if tiny else 96,
-                        prompts_per_step=2 if tiny else 8, learning_rate=1e-4, max_steps=2 if tiny else 40,
-                        eval_problems=4 if tiny else 32, eval_every=1 if tiny else 10, save_steps=10 ** 6,
-                        engine=cfg.engine, seed=cfg.seed, threads=cfg.threads, output_dir=str(root / "distill"),
+                        num_train_prompts=8 if tiny else 64,
+                        max_completion_length=12 if tiny else 96,
+                        prompts_per_step=2 if tiny else 8, learning_rate=1e-4,
+                        max_steps=2 if tiny else 40, eval_problems=4 if tiny else 32,
+                        eval_every=1 if tiny else 10, save_steps=10 ** 6, engine=cfg.engine,
+                        seed=cfg.seed, threads=cfg.threads, output_dir=str(root / "distill"),
                         teacher_cache=str(root / "teacher_samples.jsonl"), overwrite=True)
     # the student, saved once as a checkpoint for GRPO (distill builds the same one in memory)
     student_dir = root / "student"
@@ -497,9 +520,11 @@ def distill_vs_rl(cfg: Config) -> Path:
         tasks = distill.load_prompts(dc, "train", dc.num_train_prompts)
         flags = distill.think_flags(len(tasks), dc.think_ratio, dc.seed)
         t0 = time.time()
-        distill.teacher_outputs(teacher, tok, tasks, distill.render(tok, tasks, flags), flags, dc, cache)
+        distill.teacher_outputs(teacher, tok, tasks, distill.render(tok, tasks, flags), flags, dc,
+                                cache)
         teacher_s = time.time() - t0
-        print(f"== distill_vs_rl: distillation ({dc.max_steps} steps) -> {root / 'distill'} ==", flush=True)
+        print(f"== distill_vs_rl: distillation ({dc.max_steps} steps) -> {root / 'distill'} ==",
+              flush=True)
         distill.train(dc)
         mark_finished(root / "distill", settings)
         (root / "distill" / "teacher_s.json").write_text(json.dumps(teacher_s))
@@ -512,40 +537,49 @@ def distill_vs_rl(cfg: Config) -> Path:
     rrows = metrics(rl_root)
     # ---- both students on the same held-out problems: accuracy, KL to the teacher ----
     tasks = distill.load_prompts(dc, "test", dc.eval_problems)
-    prompts = distill.render(tok, tasks, distill.think_flags(len(tasks), dc.think_ratio, dc.seed + 1))
-    rl_final, _ = distill.evaluate(models.load_policy(str(rl_root / "checkpoint"))[0].eval(), teacher, tok,
-                                   tasks, prompts, dc)
+    prompts = distill.render(tok, tasks,
+                             distill.think_flags(len(tasks), dc.think_ratio, dc.seed + 1))
+    rl_final, _ = distill.evaluate(models.load_policy(str(rl_root / "checkpoint"))[0].eval(),
+                                   teacher, tok, tasks, prompts, dc)
     start = next(r for r in drows if r["step"] == 0)
     d_t, r_t = training_clock(drows, "time/step_s", teacher_s), training_clock(rrows, "step_s")
-    pick = lambda timed, key: [[t, r[key]] for t, r in timed if isinstance(r.get(key), (int, float))]
+    pick = lambda timed, key: [[t, r[key]] for t, r in timed
+                               if isinstance(r.get(key), (int, float))]
     teacher_acc = start.get("eval_teacher_accuracy")
     runs = {
         "distillation (off-policy, forward KL)": {
-            "knob": {"method": "distill", "lmbda": 0.0, "divergence": "forward_kl", "steps": dc.max_steps},
-            "series": {"eval_accuracy": pick(d_t, "eval_accuracy"), "eval_forward_kl": pick(d_t, "eval_forward_kl"),
+            "knob": {"method": "distill", "lmbda": 0.0, "divergence": "forward_kl",
+                     "steps": dc.max_steps},
+            "series": {"eval_accuracy": pick(d_t, "eval_accuracy"),
+                       "eval_forward_kl": pick(d_t, "eval_forward_kl"),
                        "eval_reverse_kl": pick(d_t, "eval_reverse_kl")},
-            "steps": dc.max_steps, "teacher_answers_minutes": teacher_s / 60, "train_minutes": train_s / 60,
-            "wall_minutes": train_s / 60},
+            "steps": dc.max_steps, "teacher_answers_minutes": teacher_s / 60,
+            "train_minutes": train_s / 60, "wall_minutes": train_s / 60},
         "GRPO (binary math reward)": {
             "knob": {"method": "grpo", "time_budget_minutes": round(train_s / 60, 2)},
             "series": {"eval_accuracy": pick(r_t, "eval_accuracy"),
-                       "eval_forward_kl": [[0.0, start["eval_forward_kl"]], [r_t[-1][0], rl_final["eval_forward_kl"]]],
-                       "eval_reverse_kl": [[0.0, start["eval_reverse_kl"]], [r_t[-1][0], rl_final["eval_reverse_kl"]]],
+                       "eval_forward_kl": [[0.0, start["eval_forward_kl"]],
+                                           [r_t[-1][0], rl_final["eval_forward_kl"]]],
+                       "eval_reverse_kl": [[0.0, start["eval_reverse_kl"]],
+                                           [r_t[-1][0], rl_final["eval_reverse_kl"]]],
                        "groups_filtered": pick(r_t, "groups_filtered")},
-            "steps": max(r["step"] for r in rrows), "train_minutes": r_t[-1][0], "wall_minutes": r_t[-1][0],
-            "final": rl_final},
+            "steps": max(r["step"] for r in rrows), "train_minutes": r_t[-1][0],
+            "wall_minutes": r_t[-1][0], "final": rl_final},
     }
     hl = [(teacher_acc, f"teacher ({teacher_acc:.2f})")] if teacher_acc is not None else []
     panels = [
-        {"title": f"held-out accuracy, greedy ({dc.eval_problems} problems)", "xlabel": "training minutes", "hlines": hl,
+        {"title": f"held-out accuracy, greedy ({dc.eval_problems} problems)",
+         "xlabel": "training minutes", "hlines": hl,
          "lines": [(n, "eval_accuracy", "eval") for n in runs]},
         {"title": "KL(teacher || student) per token, held-out", "xlabel": "training minutes",
          "lines": [(n, "eval_forward_kl", "eval") for n in runs]},
         {"title": "KL(student || teacher) per token, held-out", "xlabel": "training minutes",
          "lines": [(n, "eval_reverse_kl", "eval") for n in runs]},
     ]
-    return write(cfg, "distill_vs_rl", {"claim": CLAIMS["distill_vs_rl"], "runs": runs, "teacher_accuracy": teacher_acc},
-                 panels, "Qwen3: strong-to-weak distillation vs RL for a half-depth student, same training time")
+    return write(cfg, "distill_vs_rl",
+                 {"claim": CLAIMS["distill_vs_rl"], "runs": runs, "teacher_accuracy": teacher_acc},
+                 panels, "Qwen3: strong-to-weak distillation vs RL for a half-depth student, "
+                 "same training time")
 
 
 def training_clock(rows: list[dict], key: str, offset_s: float = 0.0) -> list[tuple[float, dict]]:
@@ -560,17 +594,18 @@ def training_clock(rows: list[dict], key: str, offset_s: float = 0.0) -> list[tu
 
 
 CLAIMS = {
-    "entropy": "Skywork-OR1: without entropy control the policy's entropy collapses (and exploration with it); "
-               "adaptive entropy control keeps it near the target",
-    "length_reward": "Phi-4-reasoning-plus: the length-aware reward keeps right answers concise and lets wrong "
-                     "ones think longer, against a binary reward",
-    "thinking_budget": "Qwen3: accuracy rises smoothly with the thinking budget; thinking off is the cheap end",
-    "still3_settings": "STILL-3: on-policy training keeps response length and entropy growing where off-policy "
-                       "updates do not; the KL penalty is annealed by a cosine",
-    "length_bias": "Dr. GRPO / DAPO: GRPO's per-sequence length normaliser lets wrong answers grow long; "
-                   "token-level and constant normalisers remove the bias",
-    "distill_vs_rl": "Qwen3: for small models, strong-to-weak distillation beats RL at a fraction of the cost "
-                     "(Qwen3-8B: 1,800 GPU h against 17,920)",
+    "entropy": "Skywork-OR1: without entropy control the policy's entropy collapses (and "
+               "exploration with it); adaptive entropy control keeps it near the target",
+    "length_reward": "Phi-4-reasoning-plus: the length-aware reward keeps right answers concise "
+                     "and lets wrong ones think longer, against a binary reward",
+    "thinking_budget": "Qwen3: accuracy rises smoothly with the thinking budget; thinking off is "
+                       "the cheap end",
+    "still3_settings": "STILL-3: on-policy training keeps response length and entropy growing "
+                       "where off-policy updates do not; the KL penalty is annealed by a cosine",
+    "length_bias": "Dr. GRPO / DAPO: GRPO's per-sequence length normaliser lets wrong answers "
+                   "grow long; token-level and constant normalisers remove the bias",
+    "distill_vs_rl": "Qwen3: for small models, strong-to-weak distillation beats RL at a fraction "
+                     "of the cost (Qwen3-8B: 1,800 GPU h against 17,920)",
 }
 
 
