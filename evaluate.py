@@ -24,7 +24,7 @@ import json
 import math
 import re
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -37,35 +37,37 @@ import engines
 import models
 import rewards
 import tools
+from cli import flag
 
 
 @dataclass
 class Config:
-    model: str = field(default="smollm2", metadata={"help": "checkpoint folder, hub id, 'smollm2' (embedded default) or 'tiny'"})
-    task: str = field(default="math", metadata={"help": "'math', 'humaneval', or a .jsonl/.parquet file"})
-    split: str = field(default="test", metadata={"help": "split of the task to evaluate on"})
-    eval_problems: int = field(default=50, metadata={"help": "number of problems (0 = all)"})
-    seed: int = field(default=0, metadata={"help": "data and sampling seed"})
-    math_levels: str = field(default="1,2,3", metadata={"help": "levels of the synthetic math task, comma-separated"})
-    math_families: str = field(default="", metadata={"help": "synthetic math families (comma list; "
-                               "empty: all): arithmetic,linear,fractions,percent"})
-    prompt_style: str = field(default="default", metadata={"help": data.PROMPT_STYLE_HELP,
-                                                           "choices": list(data.PROMPT_STYLES)})
-    tools: bool = field(default=False, metadata={"help": "let the model run ```python blocks in the "
-                        "sandbox while it answers (tools.ToolEngine)"})
-    max_tool_calls: int = field(default=2, metadata={"help": "with --tools: python blocks run per answer"})
-    prompt_field: str = field(default="prompt", metadata={"help": "prompt column of a file/HF dataset"})
-    answer_field: str = field(default="answer", metadata={"help": "answer column of a file/HF dataset ('none': prompts only)"})
-    threads: int = field(default=0, metadata={"help": "torch CPU threads (0: torch's default)"})
-    k: int = field(default=1, metadata={"help": "samples per problem for avg@k / pass@k (k=1 means greedy)"})
-    temperature: float = field(default=0.6, metadata={"help": "sampling temperature when k > 1 (Qwen3 thinking: 0.6)"})
-    top_p: float = field(default=0.95, metadata={"help": "top-p when k > 1"})
-    max_completion_length: int = field(default=256, metadata={"help": "generation budget per answer"})
-    thinking: str = field(default="default", metadata={"help": "default | on | off | both"})
-    budgets: str = field(default="", metadata={"help": "thinking budgets to sweep, e.g. '32,64,128' (empty: no sweep)"})
-    engine: str = field(default="auto", metadata={"help": "auto | hf | vllm"})
-    lenient: bool = field(default=False, metadata={"help": "math: also accept an unboxed, unanchored final number or expression (models that do not box answers); rewards stay strict"})
-    output_dir: str = field(default="runs/eval", metadata={"help": "where results.json and eval.png go"})
+    model: str = flag("smollm2", "checkpoint folder, hub id, 'smollm2' (embedded default) "
+        "or 'tiny'")
+    task: str = flag("math", "'math', 'humaneval', or a .jsonl/.parquet file")
+    split: str = flag("test", "split of the task to evaluate on")
+    eval_problems: int = flag(50, "number of problems (0 = all)")
+    seed: int = flag(0, "data and sampling seed")
+    math_levels: str = flag("1,2,3", "levels of the synthetic math task, comma-separated")
+    math_families: str = flag("", "synthetic math families (comma list; empty: all): "
+        "arithmetic,linear,fractions,percent")
+    prompt_style: str = flag("default", data.PROMPT_STYLE_HELP, choices=list(data.PROMPT_STYLES))
+    tools: bool = flag(False, "let the model run ```python blocks in the sandbox while it answers "
+        "(tools.ToolEngine)")
+    max_tool_calls: int = flag(2, "with --tools: python blocks run per answer")
+    prompt_field: str = flag("prompt", "prompt column of a file/HF dataset")
+    answer_field: str = flag("answer", "answer column of a file/HF dataset ('none': prompts only)")
+    threads: int = flag(0, "torch CPU threads (0: torch's default)")
+    k: int = flag(1, "samples per problem for avg@k / pass@k (k=1 means greedy)")
+    temperature: float = flag(0.6, "sampling temperature when k > 1 (Qwen3 thinking: 0.6)")
+    top_p: float = flag(0.95, "top-p when k > 1")
+    max_completion_length: int = flag(256, "generation budget per answer")
+    thinking: str = flag("default", "default | on | off | both")
+    budgets: str = flag("", "thinking budgets to sweep, e.g. '32,64,128' (empty: no sweep)")
+    engine: str = flag("auto", "auto | hf | vllm")
+    lenient: bool = flag(False, "math: also accept an unboxed, unanchored final number or "
+        "expression (models that do not box answers); rewards stay strict")
+    output_dir: str = flag("runs/eval", "where results.json and eval.png go")
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -101,7 +103,8 @@ def sign_test(gained: int, lost: int) -> float:
 def paired(old: list[bool], new: list[bool]) -> dict:
     """Paired comparison of per-problem correctness (same problems, same order)."""
     if len(old) != len(new):
-        raise ValueError(f"paired comparison needs the same problems: {len(old)} vs {len(new)} results")
+        raise ValueError(f"paired comparison needs the same problems: {len(old)} vs {len(new)} "
+                         "results")
     gained = sum(b and not a for a, b in zip(old, new))
     lost = sum(a and not b for a, b in zip(old, new))
     return {"gained": gained, "lost": lost, "p": sign_test(gained, lost)}
@@ -115,7 +118,8 @@ def has_closed_think(text: str) -> bool:
 
 def evaluate_model(model, tokenizer, tasks: list[dict], k: int = 1, temperature: float = 0.6,
                    top_p: float = 0.95, max_new_tokens: int = 256, thinking: str = "default",
-                   budget: int | None = None, engine=None, seed: int = 0, lenient: bool = False) -> dict:
+                   budget: int | None = None, engine=None, seed: int = 0,
+                   lenient: bool = False) -> dict:
     """Generate k answers per task and score them. Returns metrics and per-problem rows."""
     think = {"default": None, "on": True, "off": False}[thinking]
     extra = {"enable_thinking": False} if thinking == "off" else {}
@@ -127,7 +131,8 @@ def evaluate_model(model, tokenizer, tasks: list[dict], k: int = 1, temperature:
     with engines.progress(f"eval {len(tasks)} problems"):
         outs = (engines.generate_with_thinking_budget(engine, prompts, params, budget) if budget
                 else engine.generate(prompts, params))
-    correct = np.array([rewards.task_solved(c.text, tasks[c.prompt_index], lenient) for c in outs]).reshape(len(tasks), k)
+    correct = np.array([rewards.task_solved(c.text, tasks[c.prompt_index], lenient)
+                        for c in outs]).reshape(len(tasks), k)
     metrics = {
         "num_problems": len(tasks), "k": k, "thinking": thinking, "budget": budget,
         "pass@1" if k == 1 else f"avg@{k}": float(correct.mean()),
@@ -137,13 +142,15 @@ def evaluate_model(model, tokenizer, tasks: list[dict], k: int = 1, temperature:
     }
     if k > 1:
         for kk in sorted({1, k}):
-            metrics[f"pass@{kk}"] = float(np.mean([pass_at_k(k, int(row.sum()), kk) for row in correct]))
+            metrics[f"pass@{kk}"] = float(np.mean([pass_at_k(k, int(row.sum()), kk)
+                                                   for row in correct]))
     metrics["accuracy"] = float(correct.mean())
     families = sorted({t["family"] for t in tasks if "family" in t})
     if len(families) > 1:   # synthetic math: accuracy per problem family shows what RL changed
         per_task = correct.mean(axis=1)
-        metrics["by_family"] = {f: float(np.mean([a for t, a in zip(tasks, per_task) if t.get("family") == f]))
-                                for f in families}
+        metrics["by_family"] = {
+            f: float(np.mean([a for t, a in zip(tasks, per_task) if t.get("family") == f]))
+            for f in families}
     rows = [{"id": tasks[c.prompt_index]["id"], "text": c.text, "correct": bool(x)}
             for c, x in zip(outs, correct.flatten())]
     return {"metrics": metrics, "rows": rows}
@@ -155,7 +162,8 @@ def load_eval_tasks(cfg: Config) -> list[dict]:
         families = [f for f in cfg.math_families.split(",") if f] or None
         return data.math_tasks(cfg.eval_problems or 200, cfg.split, cfg.seed, families, levels)
     answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
-    tasks = data.load_tasks(cfg.task, split=cfg.split, prompt_field=cfg.prompt_field, answer_field=answer_field)
+    tasks = data.load_tasks(cfg.task, split=cfg.split, prompt_field=cfg.prompt_field,
+                            answer_field=answer_field)
     return tasks[:cfg.eval_problems] if cfg.eval_problems else tasks
 
 
@@ -188,17 +196,20 @@ def evaluate(cfg: Config) -> Path:
     for mode in modes:
         for budget in [None] + budgets:
             r = evaluate_model(model, tok, tasks, cfg.k, cfg.temperature, cfg.top_p,
-                               cfg.max_completion_length, mode, budget, engine, cfg.seed, cfg.lenient)
+                               cfg.max_completion_length, mode, budget, engine, cfg.seed,
+                               cfg.lenient)
             results.append(r["metrics"])
             samples += [{"thinking": mode, "budget": budget, **row} for row in r["rows"]]
             print(json.dumps(r["metrics"]))
     print_table(results)
-    (out / "results.json").write_text(json.dumps({"config": asdict(cfg), "results": results}, indent=2))
+    (out / "results.json").write_text(json.dumps({"config": asdict(cfg), "results": results},
+                                                 indent=2))
     (out / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
     if budgets:
         fig, ax = plt.subplots(figsize=(5, 3.5))
         for mode in modes:
-            pts = [(r["budget"], r["accuracy"]) for r in results if r["thinking"] == mode and r["budget"]]
+            pts = [(r["budget"], r["accuracy"]) for r in results
+                   if r["thinking"] == mode and r["budget"]]
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"thinking {mode}")
         ax.set_xlabel("thinking budget (tokens)")
         ax.set_ylabel("accuracy")

@@ -33,22 +33,27 @@ import math
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import cli
+from cli import flag
 
 
 @dataclass
 class Config:
-    scale: str = field(default="demo", metadata={"help": "demo: the embedded model, each figure <= 15 min on 2 cores | tiny: a random 2-layer model, seconds (tests)", "choices": ["demo", "tiny"]})
-    model: str = field(default="smollm2", metadata={"help": "starting model of the shared SFT: 'smollm2' (embedded default) or a folder ('tiny' with --scale tiny)"})
-    output_dir: str = field(default="docs/figures", metadata={"help": "where NAME.png and NAME.json go"})
-    runs_dir: str = field(default="runs/figures", metadata={"help": "run directories of the figures' runs (and the shared SFT in <runs_dir>/sft)"})
-    minutes: float = field(default=15.0, metadata={"help": "time cap per figure (its runs share it; a run stops early at its share)"})
-    engine: str = field(default="auto", metadata={"help": "rollout engine: auto | hf | vllm"})
-    threads: int = field(default=0, metadata={"help": "torch CPU threads (0: torch's default)"})
-    seed: int = field(default=0, metadata={"help": "the one seed of every run"})
+    scale: str = flag("demo", "demo: the embedded model, each figure <= 15 min on 2 cores | "
+        "tiny: a random 2-layer model, seconds (tests)", choices=["demo", "tiny"])
+    model: str = flag("smollm2", "starting model of the shared SFT: 'smollm2' (embedded default) "
+        "or a folder ('tiny' with --scale tiny)")
+    output_dir: str = flag("docs/figures", "where NAME.png and NAME.json go")
+    runs_dir: str = flag("runs/figures", "run directories of the figures' runs (and the shared SFT "
+        "in <runs_dir>/sft)")
+    minutes: float = flag(15.0, "time cap per figure "
+        "(its runs share it; a run stops early at its share)")
+    engine: str = flag("auto", "rollout engine: auto | hf | vllm")
+    threads: int = flag(0, "torch CPU threads (0: torch's default)")
+    seed: int = flag(0, "the one seed of every run")
 
 
 FIGURES: dict = {}   # name -> function(cfg) -> the figure's JSON record (filled by @figure)
@@ -65,7 +70,8 @@ def figure(fn):
 def finished(root: Path, settings: dict) -> bool:
     """A run of the same settings finished earlier in `root` (figure_done.json matches)."""
     done = root / "figure_done.json"
-    return done.exists() and json.loads(done.read_text()) == json.loads(json.dumps(settings, default=str))
+    return (done.exists()
+            and json.loads(done.read_text()) == json.loads(json.dumps(settings, default=str)))
 
 
 def mark_finished(root: Path, settings: dict):
@@ -86,7 +92,8 @@ def sft_checkpoint(cfg: Config) -> str:
         sc.max_steps, sc.num_examples, sc.max_length, sc.warmup_steps = 4, 16, 256, 1
     settings = asdict(sc)
     if not finished(root, settings):
-        print(f"== figures: the shared SFT checkpoint ({sc.max_steps} steps) -> {root} ==", flush=True)
+        print(f"== figures: the shared SFT checkpoint ({sc.max_steps} steps) -> {root} ==",
+              flush=True)
         sft.train(sc)
         mark_finished(root, settings)
     return str(root / "checkpoint")
@@ -99,13 +106,15 @@ def sft_checkpoint(cfg: Config) -> str:
 # arithmetic + percent, where the SFT model's groups carry signal; G 8, 96 tokens, lr 1e-5,
 # temperature 1.0, groups kept by correctness, no KL, no entropy bonus. Every rollout of a step is
 # written to samples.jsonl (`log_samples`) so the figures can split lengths by correctness.
-GRPO_DEMO = dict(math_levels="1", math_families="arithmetic,percent", rewards="math", num_generations=8,
-                 prompts_per_step=4, max_completion_length=96, learning_rate=1e-5, temperature=1.0,
-                 filter_groups_by="acc", max_steps=12, eval_problems=64, eval_every=6, log_samples=32,
-                 save_steps=10 ** 6, max_steps_without_signal=0)
+GRPO_DEMO = dict(math_levels="1", math_families="arithmetic,percent", rewards="math",
+                 num_generations=8, prompts_per_step=4, max_completion_length=96,
+                 learning_rate=1e-5, temperature=1.0, filter_groups_by="acc", max_steps=12,
+                 eval_problems=64, eval_every=6, log_samples=32, save_steps=10 ** 6,
+                 max_steps_without_signal=0)
 # tiny: a random model learns nothing; groups are kept unfiltered so every series exists
-GRPO_TINY = dict(GRPO_DEMO, num_generations=2, prompts_per_step=2, max_completion_length=12, max_steps=2,
-                 eval_problems=4, eval_every=1, log_samples=4, filter_zero_variance=False)
+GRPO_TINY = dict(GRPO_DEMO, num_generations=2, prompts_per_step=2, max_completion_length=12,
+                 max_steps=2, eval_problems=4, eval_every=1, log_samples=4,
+                 filter_zero_variance=False)
 
 
 def grpo_run(cfg: Config, fig: str, name: str, knob: dict, minutes: float, model: str | None = None,
@@ -115,8 +124,9 @@ def grpo_run(cfg: Config, fig: str, name: str, knob: dict, minutes: float, model
     import grpo
     base = GRPO_TINY if cfg.scale == "tiny" else GRPO_DEMO
     root = Path(cfg.runs_dir) / fig / slug(name)
-    gc = grpo.Config(**{**base, **base_changes, **knob}, model=model or sft_checkpoint(cfg), engine=cfg.engine,
-                     output_dir=str(root), seed=cfg.seed, threads=cfg.threads, overwrite=True,
+    gc = grpo.Config(**{**base, **base_changes, **knob}, model=model or sft_checkpoint(cfg),
+                     engine=cfg.engine, output_dir=str(root), seed=cfg.seed, threads=cfg.threads,
+                     overwrite=True,
                      time_budget_minutes=0.0 if cfg.scale == "tiny" else round(minutes, 2))
     settings = asdict(gc)
     if not finished(root, settings):
@@ -137,7 +147,8 @@ def metrics(root: Path) -> list[dict]:
 
 def series(rows: list[dict], key: str, x: str = "step") -> list[list[float]]:
     """[[step, value], ...] of the rows that hold a finite `key`."""
-    return [[r[x], r[key]] for r in rows if isinstance(r.get(key), (int, float)) and math.isfinite(r[key])]
+    return [[r[x], r[key]] for r in rows
+            if isinstance(r.get(key), (int, float)) and math.isfinite(r[key])]
 
 
 def lengths_by_correctness(root: Path, tokenizer) -> dict[str, list[list[float]]]:
@@ -149,7 +160,8 @@ def lengths_by_correctness(root: Path, tokenizer) -> dict[str, list[list[float]]
         row = json.loads(line)
         n = len(tokenizer(row["completion"], add_special_tokens=False)["input_ids"])
         right = not row["truncated"] and verify_math(row["completion"], row["answer"])
-        per_step.setdefault(row["step"], {"right": [], "wrong": []})["right" if right else "wrong"].append(n)
+        per_step.setdefault(row["step"], {"right": [], "wrong": []})[
+            "right" if right else "wrong"].append(n)
     out = {"right_length": [], "wrong_length": [], "wrong_share": []}
     for step, d in sorted(per_step.items()):
         for k in ("right", "wrong"):
@@ -218,7 +230,8 @@ def plot(record: dict, panels: list[dict], path: Path, title: str, ncols: int = 
             if not xy:
                 continue
             xs, ys = [a for a, _ in xy], [b for _, b in xy]
-            label = p.get("labels", {}).get((run, key), run if kind != "eval" else f"{run}, held-out")
+            label = p.get("labels", {}).get((run, key),
+                                            run if kind != "eval" else f"{run}, held-out")
             c = colors[run]
             if kind == "train":
                 ax.plot(xs, ys, "o", ms=3, alpha=0.3, color=c)
@@ -245,13 +258,15 @@ def plot(record: dict, panels: list[dict], path: Path, title: str, ncols: int = 
     plt.close(fig)
 
 
-def write(cfg: Config, name: str, record: dict, panels: list[dict], title: str, ncols: int = 3) -> Path:
+def write(cfg: Config, name: str, record: dict, panels: list[dict], title: str,
+          ncols: int = 3) -> Path:
     """docs/figures/NAME.json (the numbers) and NAME.png (drawn from them)."""
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     record = {"figure": name, "scale": cfg.scale, "model": cfg.model, "seed": cfg.seed, **record}
     (out / f"{name}.json").write_text(json.dumps(record, indent=1, default=str))
-    plot(record, panels, out / f"{name}.png", f"{title}\n({cfg.scale} scale: {settings_line(cfg, record)})", ncols)
+    plot(record, panels, out / f"{name}.png",
+         f"{title}\n({cfg.scale} scale: {settings_line(cfg, record)})", ncols)
     return out / f"{name}.png"
 
 
@@ -280,21 +295,27 @@ def entropy(cfg: Config) -> Path:
     does not adapt. Miniature: target, step Δ and ceiling scaled to a dozen steps (the paper's Δ
     1e-4 acts over thousands); the fixed bonus is the adaptive run's ceiling, always on."""
     target = 0.1
-    adaptive = dict(adaptive_entropy=True, target_entropy=target, entropy_coef_delta=0.005, entropy_coef_max=0.02)
+    adaptive = dict(adaptive_entropy=True, target_entropy=target, entropy_coef_delta=0.005,
+                    entropy_coef_max=0.02)
     knobs = {"no entropy control": {}, "fixed bonus c=0.02": {"entropy_coef": 0.02},
              f"adaptive, target {target}": adaptive}
     keys = ["entropy", "entropy_coef", "accuracy", "eval_accuracy", "response_length"]
-    runs = {n: run_record(grpo_run(cfg, "entropy", n, k, share(cfg, len(knobs))), k, keys) for n, k in knobs.items()}
+    runs = {n: run_record(grpo_run(cfg, "entropy", n, k, share(cfg, len(knobs))), k, keys)
+            for n, k in knobs.items()}
     for rec in runs.values():
         rec["summary"] = {k: summary(rec, k) for k in ("entropy", "eval_accuracy")}
     panels = [
-        {"title": "entropy of the rollouts (nats per token, sampled-token estimate)", "hlines": [(target, "target")],
+        {"title": "entropy of the rollouts (nats per token, sampled-token estimate)",
+         "hlines": [(target, "target")],
          "lines": [(n, "entropy", "train") for n in runs]},
         {"title": "accuracy: rollouts (points, line) and held-out greedy (squares)",
-         "lines": [(n, k, kind) for n in runs for k, kind in (("accuracy", "train"), ("eval_accuracy", "eval"))]},
-        {"title": "entropy coefficient c in the loss", "lines": [(n, "entropy_coef", "point") for n in runs]},
+         "lines": [(n, k, kind) for n in runs
+                   for k, kind in (("accuracy", "train"), ("eval_accuracy", "eval"))]},
+        {"title": "entropy coefficient c in the loss",
+         "lines": [(n, "entropy_coef", "point") for n in runs]},
     ]
-    return write(cfg, "entropy", {"claim": CLAIMS["entropy"], "runs": runs, "target_entropy": target},
+    return write(cfg, "entropy",
+                 {"claim": CLAIMS["entropy"], "runs": runs, "target_entropy": target},
                  panels, "Skywork-OR1: entropy with and without adaptive entropy control")
 
 
@@ -303,18 +324,24 @@ def length_reward(cfg: Config) -> Path:
     """Phi-4-reasoning-plus §4: the length-aware reward keeps right answers short (1.0 up to
     L_pos, down to 0.5 at L_max) and lets wrong ones run long (-1.0 for the shortest, -0.5 from
     L_neg on), against the plain binary reward. Lengths scaled to 96 tokens: L_pos 77, L_neg 11."""
-    knobs = {"binary math reward": {"rewards": "math"}, "phi4 length-aware reward": {"rewards": "phi4"}}
+    knobs = {"binary math reward": {"rewards": "math"},
+             "phi4 length-aware reward": {"rewards": "phi4"}}
     keys = ["accuracy", "eval_accuracy", "response_length", "truncated", "reward"]
     tok = tokenizer_of(sft_checkpoint(cfg))
-    runs = {n: run_record(grpo_run(cfg, "length_reward", n, k, share(cfg, len(knobs))), k, keys, tok)
+    runs = {n: run_record(grpo_run(cfg, "length_reward", n, k, share(cfg, len(knobs))), k,
+                          keys, tok)
             for n, k in knobs.items()}
     for rec in runs.values():
-        rec["summary"] = {k: summary(rec, k) for k in ("right_length", "wrong_length", "eval_accuracy")}
+        rec["summary"] = {k: summary(rec, k)
+                          for k in ("right_length", "wrong_length", "eval_accuracy")}
     panels = [
-        {"title": "length of right answers (tokens)", "lines": [(n, "right_length", "train") for n in runs]},
-        {"title": "length of wrong answers (tokens)", "lines": [(n, "wrong_length", "train") for n in runs]},
+        {"title": "length of right answers (tokens)",
+         "lines": [(n, "right_length", "train") for n in runs]},
+        {"title": "length of wrong answers (tokens)",
+         "lines": [(n, "wrong_length", "train") for n in runs]},
         {"title": "accuracy: rollouts (points, line) and held-out greedy (squares)",
-         "lines": [(n, k, kind) for n in runs for k, kind in (("accuracy", "train"), ("eval_accuracy", "eval"))]},
+         "lines": [(n, k, kind) for n in runs
+                   for k, kind in (("accuracy", "train"), ("eval_accuracy", "eval"))]},
     ]
     return write(cfg, "length_reward", {"claim": CLAIMS["length_reward"], "runs": runs}, panels,
                  "Phi-4-reasoning-plus: length-aware reward against the binary reward")
@@ -331,35 +358,42 @@ def thinking_budget(cfg: Config) -> Path:
     import evaluate
     import models
     tiny = cfg.scale == "tiny"
-    n, budgets, answer_tokens, full = (4, [2, 4], 8, 16) if tiny else (128, [4, 8, 16, 24, 32, 48, 64, 96], 32, 128)
+    n, budgets, answer_tokens, full = ((4, [2, 4], 8, 16) if tiny
+                                       else (128, [4, 8, 16, 24, 32, 48, 64, 96], 32, 128))
     path = sft_checkpoint(cfg)
     model, tok = models.load_policy(path)
     tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))
     longest = max(map(len, data.prompt_ids(tok, tasks)))
     engine = engines.make_engine(cfg.engine, model, tok, max_model_len=longest + full + 64)
     run = lambda mode, budget, tokens: evaluate.evaluate_model(
-        model, tok, tasks, k=1, max_new_tokens=tokens, thinking=mode, budget=budget, engine=engine, seed=cfg.seed)["metrics"]
+        model, tok, tasks, k=1, max_new_tokens=tokens, thinking=mode, budget=budget, engine=engine,
+        seed=cfg.seed)["metrics"]
     t0 = time.time()
     on = [(b, run("default", b, b + answer_tokens)) for b in budgets]
     unlimited = run("default", None, full)
     off = run("off", None, answer_tokens)
     keys = ("accuracy", "mean_length", "thinking_rate", "truncation_rate")
     pack = lambda pts: {k: [[x, m[k]] for x, m in pts] for k in keys}
-    runs = {"thinking on, budget": {"knob": {"thinking": "on", "budgets": budgets, "answer_tokens": answer_tokens},
+    runs = {"thinking on, budget": {"knob": {"thinking": "on", "budgets": budgets,
+                                             "answer_tokens": answer_tokens},
                                     "series": pack(on)},
             "thinking on, no budget": {"knob": {"thinking": "on", "max_new_tokens": full},
                                        "series": pack([(full, unlimited)])},
-            "thinking off": {"knob": {"thinking": "off", "max_new_tokens": answer_tokens}, "series": pack([(0, off)])}}
+            "thinking off": {"knob": {"thinking": "off", "max_new_tokens": answer_tokens},
+                             "series": pack([(0, off)])}}
     runs["thinking on, budget"]["wall_minutes"] = (time.time() - t0) / 60
     panels = [
         {"title": f"held-out accuracy, greedy ({n} problems)", "xlabel": "thinking budget (tokens)",
-         "lines": [("thinking on, budget", "accuracy", "point"), ("thinking on, no budget", "accuracy", "hline"),
+         "lines": [("thinking on, budget", "accuracy", "point"),
+                   ("thinking on, no budget", "accuracy", "hline"),
                    ("thinking off", "accuracy", "point")]},
         {"title": "mean response length (tokens)", "xlabel": "thinking budget (tokens)",
-         "lines": [("thinking on, budget", "mean_length", "point"), ("thinking on, no budget", "mean_length", "hline"),
+         "lines": [("thinking on, budget", "mean_length", "point"),
+                   ("thinking on, no budget", "mean_length", "hline"),
                    ("thinking off", "mean_length", "point")]},
     ]
-    return write(cfg, "thinking_budget", {"claim": CLAIMS["thinking_budget"], "runs": runs, "problems": n}, panels,
+    return write(cfg, "thinking_budget",
+                 {"claim": CLAIMS["thinking_budget"], "runs": runs, "problems": n}, panels,
                  "Qwen3: accuracy against the thinking budget", ncols=2)
 
 
@@ -373,27 +407,36 @@ def still3_settings(cfg: Config) -> Path:
     base = GRPO_TINY if cfg.scale == "tiny" else GRPO_DEMO
     batch, steps, beta = base["prompts_per_step"] * base["num_generations"], base["max_steps"], 0.05
     knobs = {"on-policy, no KL": {},
-             "off-policy, 4 steps per batch": {"mini_batch_size": batch // 4 if batch % 4 == 0 else batch // 2},
+             "off-policy, 4 steps per batch":
+                 {"mini_batch_size": batch // 4 if batch % 4 == 0 else batch // 2},
              f"KL fixed β={beta}": {"beta": beta},
-             f"KL cosine β={beta}→0": {"beta": beta, "kl_anneal": "cosine", "kl_anneal_steps": steps}}
-    keys = ["reward", "accuracy", "eval_accuracy", "response_length", "entropy", "kl", "beta", "clip_frac"]
-    roots = {n: grpo_run(cfg, "still3_settings", n, k, share(cfg, len(knobs))) for n, k in knobs.items()}
+             f"KL cosine β={beta}→0": {"beta": beta, "kl_anneal": "cosine",
+                                       "kl_anneal_steps": steps}}
+    keys = ["reward", "accuracy", "eval_accuracy", "response_length", "entropy", "kl", "beta",
+            "clip_frac"]
+    roots = {n: grpo_run(cfg, "still3_settings", n, k, share(cfg, len(knobs)))
+             for n, k in knobs.items()}
     runs = {n: run_record(roots[n], knobs[n], keys) for n in knobs}
     for n in (n for n in knobs if "KL" in n):   # the KL of the final policy, for all three arms
         runs[n]["series"]["final_kl"] = [[runs[n]["steps"], final_kl(cfg, roots[n] / "checkpoint")]]
     for rec in runs.values():
-        rec["summary"] = {k: summary(rec, k) for k in ("reward", "response_length", "entropy", "kl")}
+        rec["summary"] = {k: summary(rec, k)
+                          for k in ("reward", "response_length", "entropy", "kl")}
     onoff, kl = list(knobs)[:2], [n for n in knobs if "KL" in n]
     panels = [
         {"title": "on- vs off-policy: reward", "lines": [(n, "reward", "train") for n in onoff]},
-        {"title": "on- vs off-policy: response length (tokens)", "lines": [(n, "response_length", "train") for n in onoff]},
-        {"title": "on- vs off-policy: entropy (nats per token)", "lines": [(n, "entropy", "train") for n in onoff]},
+        {"title": "on- vs off-policy: response length (tokens)",
+         "lines": [(n, "response_length", "train") for n in onoff]},
+        {"title": "on- vs off-policy: entropy (nats per token)",
+         "lines": [(n, "entropy", "train") for n in onoff]},
         {"title": "KL(π || π_SFT): k3 in training (line), final on held-out answers (squares)",
-         "lines": [(n, k, kind) for n in kl for k, kind in (("kl", "train"), ("final_kl", "eval"))]},
+         "lines": [(n, k, kind) for n in kl
+                   for k, kind in (("kl", "train"), ("final_kl", "eval"))]},
         {"title": "KL arms: reward", "lines": [(n, "reward", "train") for n in kl]},
         {"title": "KL coefficient β", "lines": [(n, "beta", "point") for n in kl]},
     ]
-    return write(cfg, "still3_settings", {"claim": CLAIMS["still3_settings"], "runs": runs, "beta": beta}, panels,
+    return write(cfg, "still3_settings",
+                 {"claim": CLAIMS["still3_settings"], "runs": runs, "beta": beta}, panels,
                  "STILL-3: on- vs off-policy updates (top), KL annealed vs fixed vs none (bottom)")
 
 
@@ -409,7 +452,8 @@ def final_kl(cfg: Config, checkpoint: Path) -> float:
     base = GRPO_TINY if cfg.scale == "tiny" else GRPO_DEMO
     tasks = data.math_tasks(n, "test", cfg.seed, base["math_families"].split(","), (1,))
     dc = distill.Config(max_completion_length=base["max_completion_length"], prompts_per_step=8)
-    scores, _ = distill.evaluate(policy.eval(), ref.eval(), tok, tasks, data.prompt_ids(tok, tasks), dc)
+    scores, _ = distill.evaluate(policy.eval(), ref.eval(), tok, tasks,
+                                 data.prompt_ids(tok, tasks), dc)
     return scores["eval_reverse_kl"]
 
 
@@ -422,15 +466,20 @@ def length_bias(cfg: Config) -> Path:
     knobs = {f"loss_type {t}": {"loss_type": t} for t in ("grpo", "dapo", "dr_grpo")}
     keys = ["accuracy", "eval_accuracy", "response_length", "truncated"]
     tok = tokenizer_of(sft_checkpoint(cfg))
-    runs = {n: run_record(grpo_run(cfg, "length_bias", n, k, share(cfg, len(knobs))), k, keys, tok)
+    runs = {n: run_record(grpo_run(cfg, "length_bias", n, k, share(cfg, len(knobs))), k,
+                          keys, tok)
             for n, k in knobs.items()}
     for rec in runs.values():
-        rec["summary"] = {k: summary(rec, k) for k in ("wrong_length", "right_length", "eval_accuracy")}
+        rec["summary"] = {k: summary(rec, k)
+                          for k in ("wrong_length", "right_length", "eval_accuracy")}
     panels = [
-        {"title": "length of wrong answers (tokens)", "lines": [(n, "wrong_length", "train") for n in runs]},
-        {"title": "length of right answers (tokens)", "lines": [(n, "right_length", "train") for n in runs]},
+        {"title": "length of wrong answers (tokens)",
+         "lines": [(n, "wrong_length", "train") for n in runs]},
+        {"title": "length of right answers (tokens)",
+         "lines": [(n, "right_length", "train") for n in runs]},
         {"title": "accuracy: rollouts (points, line) and held-out greedy (squares)",
-         "lines": [(n, k, kind) for n in runs for k, kind in (("accuracy", "train"), ("eval_accuracy", "eval"))]},
+         "lines": [(n, k, kind) for n in runs
+                   for k, kind in (("accuracy", "train"), ("eval_accuracy", "eval"))]},
     ]
     return write(cfg, "length_bias", {"claim": CLAIMS["length_bias"], "runs": runs}, panels,
                  "Dr. GRPO / DAPO: length of wrong answers under three loss aggregations")
@@ -451,10 +500,12 @@ def distill_vs_rl(cfg: Config) -> Path:
     root = Path(cfg.runs_dir) / "distill_vs_rl"
     dc = distill.Config(teacher=teacher_path, student_from_teacher=True, keep_every=2, lmbda=0.0,
                         divergence="forward_kl", think_ratio=-1, math_levels="1",
-                        num_train_prompts=8 if tiny else 64, max_completion_length=12 if tiny else 96,
-                        prompts_per_step=2 if tiny else 8, learning_rate=1e-4, max_steps=2 if tiny else 40,
-                        eval_problems=4 if tiny else 32, eval_every=1 if tiny else 10, save_steps=10 ** 6,
-                        engine=cfg.engine, seed=cfg.seed, threads=cfg.threads, output_dir=str(root / "distill"),
+                        num_train_prompts=8 if tiny else 64,
+                        max_completion_length=12 if tiny else 96,
+                        prompts_per_step=2 if tiny else 8, learning_rate=1e-4,
+                        max_steps=2 if tiny else 40, eval_problems=4 if tiny else 32,
+                        eval_every=1 if tiny else 10, save_steps=10 ** 6, engine=cfg.engine,
+                        seed=cfg.seed, threads=cfg.threads, output_dir=str(root / "distill"),
                         teacher_cache=str(root / "teacher_samples.jsonl"), overwrite=True)
     # the student, saved once as a checkpoint for GRPO (distill builds the same one in memory)
     student_dir = root / "student"
@@ -469,9 +520,11 @@ def distill_vs_rl(cfg: Config) -> Path:
         tasks = distill.load_prompts(dc, "train", dc.num_train_prompts)
         flags = distill.think_flags(len(tasks), dc.think_ratio, dc.seed)
         t0 = time.time()
-        distill.teacher_outputs(teacher, tok, tasks, distill.render(tok, tasks, flags), flags, dc, cache)
+        distill.teacher_outputs(teacher, tok, tasks, distill.render(tok, tasks, flags), flags, dc,
+                                cache)
         teacher_s = time.time() - t0
-        print(f"== distill_vs_rl: distillation ({dc.max_steps} steps) -> {root / 'distill'} ==", flush=True)
+        print(f"== distill_vs_rl: distillation ({dc.max_steps} steps) -> {root / 'distill'} ==",
+              flush=True)
         distill.train(dc)
         mark_finished(root / "distill", settings)
         (root / "distill" / "teacher_s.json").write_text(json.dumps(teacher_s))
@@ -484,40 +537,49 @@ def distill_vs_rl(cfg: Config) -> Path:
     rrows = metrics(rl_root)
     # ---- both students on the same held-out problems: accuracy, KL to the teacher ----
     tasks = distill.load_prompts(dc, "test", dc.eval_problems)
-    prompts = distill.render(tok, tasks, distill.think_flags(len(tasks), dc.think_ratio, dc.seed + 1))
-    rl_final, _ = distill.evaluate(models.load_policy(str(rl_root / "checkpoint"))[0].eval(), teacher, tok,
-                                   tasks, prompts, dc)
+    prompts = distill.render(tok, tasks,
+                             distill.think_flags(len(tasks), dc.think_ratio, dc.seed + 1))
+    rl_final, _ = distill.evaluate(models.load_policy(str(rl_root / "checkpoint"))[0].eval(),
+                                   teacher, tok, tasks, prompts, dc)
     start = next(r for r in drows if r["step"] == 0)
     d_t, r_t = training_clock(drows, "time/step_s", teacher_s), training_clock(rrows, "step_s")
-    pick = lambda timed, key: [[t, r[key]] for t, r in timed if isinstance(r.get(key), (int, float))]
+    pick = lambda timed, key: [[t, r[key]] for t, r in timed
+                               if isinstance(r.get(key), (int, float))]
     teacher_acc = start.get("eval_teacher_accuracy")
     runs = {
         "distillation (off-policy, forward KL)": {
-            "knob": {"method": "distill", "lmbda": 0.0, "divergence": "forward_kl", "steps": dc.max_steps},
-            "series": {"eval_accuracy": pick(d_t, "eval_accuracy"), "eval_forward_kl": pick(d_t, "eval_forward_kl"),
+            "knob": {"method": "distill", "lmbda": 0.0, "divergence": "forward_kl",
+                     "steps": dc.max_steps},
+            "series": {"eval_accuracy": pick(d_t, "eval_accuracy"),
+                       "eval_forward_kl": pick(d_t, "eval_forward_kl"),
                        "eval_reverse_kl": pick(d_t, "eval_reverse_kl")},
-            "steps": dc.max_steps, "teacher_answers_minutes": teacher_s / 60, "train_minutes": train_s / 60,
-            "wall_minutes": train_s / 60},
+            "steps": dc.max_steps, "teacher_answers_minutes": teacher_s / 60,
+            "train_minutes": train_s / 60, "wall_minutes": train_s / 60},
         "GRPO (binary math reward)": {
             "knob": {"method": "grpo", "time_budget_minutes": round(train_s / 60, 2)},
             "series": {"eval_accuracy": pick(r_t, "eval_accuracy"),
-                       "eval_forward_kl": [[0.0, start["eval_forward_kl"]], [r_t[-1][0], rl_final["eval_forward_kl"]]],
-                       "eval_reverse_kl": [[0.0, start["eval_reverse_kl"]], [r_t[-1][0], rl_final["eval_reverse_kl"]]],
+                       "eval_forward_kl": [[0.0, start["eval_forward_kl"]],
+                                           [r_t[-1][0], rl_final["eval_forward_kl"]]],
+                       "eval_reverse_kl": [[0.0, start["eval_reverse_kl"]],
+                                           [r_t[-1][0], rl_final["eval_reverse_kl"]]],
                        "groups_filtered": pick(r_t, "groups_filtered")},
-            "steps": max(r["step"] for r in rrows), "train_minutes": r_t[-1][0], "wall_minutes": r_t[-1][0],
-            "final": rl_final},
+            "steps": max(r["step"] for r in rrows), "train_minutes": r_t[-1][0],
+            "wall_minutes": r_t[-1][0], "final": rl_final},
     }
     hl = [(teacher_acc, f"teacher ({teacher_acc:.2f})")] if teacher_acc is not None else []
     panels = [
-        {"title": f"held-out accuracy, greedy ({dc.eval_problems} problems)", "xlabel": "training minutes", "hlines": hl,
+        {"title": f"held-out accuracy, greedy ({dc.eval_problems} problems)",
+         "xlabel": "training minutes", "hlines": hl,
          "lines": [(n, "eval_accuracy", "eval") for n in runs]},
         {"title": "KL(teacher || student) per token, held-out", "xlabel": "training minutes",
          "lines": [(n, "eval_forward_kl", "eval") for n in runs]},
         {"title": "KL(student || teacher) per token, held-out", "xlabel": "training minutes",
          "lines": [(n, "eval_reverse_kl", "eval") for n in runs]},
     ]
-    return write(cfg, "distill_vs_rl", {"claim": CLAIMS["distill_vs_rl"], "runs": runs, "teacher_accuracy": teacher_acc},
-                 panels, "Qwen3: strong-to-weak distillation vs RL for a half-depth student, same training time")
+    return write(cfg, "distill_vs_rl",
+                 {"claim": CLAIMS["distill_vs_rl"], "runs": runs, "teacher_accuracy": teacher_acc},
+                 panels, "Qwen3: strong-to-weak distillation vs RL for a half-depth student, "
+                 "same training time")
 
 
 def training_clock(rows: list[dict], key: str, offset_s: float = 0.0) -> list[tuple[float, dict]]:
@@ -532,17 +594,18 @@ def training_clock(rows: list[dict], key: str, offset_s: float = 0.0) -> list[tu
 
 
 CLAIMS = {
-    "entropy": "Skywork-OR1: without entropy control the policy's entropy collapses (and exploration with it); "
-               "adaptive entropy control keeps it near the target",
-    "length_reward": "Phi-4-reasoning-plus: the length-aware reward keeps right answers concise and lets wrong "
-                     "ones think longer, against a binary reward",
-    "thinking_budget": "Qwen3: accuracy rises smoothly with the thinking budget; thinking off is the cheap end",
-    "still3_settings": "STILL-3: on-policy training keeps response length and entropy growing where off-policy "
-                       "updates do not; the KL penalty is annealed by a cosine",
-    "length_bias": "Dr. GRPO / DAPO: GRPO's per-sequence length normaliser lets wrong answers grow long; "
-                   "token-level and constant normalisers remove the bias",
-    "distill_vs_rl": "Qwen3: for small models, strong-to-weak distillation beats RL at a fraction of the cost "
-                     "(Qwen3-8B: 1,800 GPU h against 17,920)",
+    "entropy": "Skywork-OR1: without entropy control the policy's entropy collapses (and "
+               "exploration with it); adaptive entropy control keeps it near the target",
+    "length_reward": "Phi-4-reasoning-plus: the length-aware reward keeps right answers concise "
+                     "and lets wrong ones think longer, against a binary reward",
+    "thinking_budget": "Qwen3: accuracy rises smoothly with the thinking budget; thinking off is "
+                       "the cheap end",
+    "still3_settings": "STILL-3: on-policy training keeps response length and entropy growing "
+                       "where off-policy updates do not; the KL penalty is annealed by a cosine",
+    "length_bias": "Dr. GRPO / DAPO: GRPO's per-sequence length normaliser lets wrong answers "
+                   "grow long; token-level and constant normalisers remove the bias",
+    "distill_vs_rl": "Qwen3: for small models, strong-to-weak distillation beats RL at a fraction "
+                     "of the cost (Qwen3-8B: 1,800 GPU h against 17,920)",
 }
 
 

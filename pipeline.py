@@ -14,8 +14,10 @@ curves.png redrawn with the evaluations before and after it, and summary.png (ac
     python pipeline.py                                   # phi4-reasoning at demo scale, CPU
     python pipeline.py --recipe qwen3 --dry-run          # the stage list with resolved configs
     python pipeline.py --recipe skywork-or1 --scale small --model Qwen/Qwen3-1.7B
-    python pipeline.py --recipe zero-rl                  # GRPO from the starting model (STILL-3, R1-Zero)
-    python pipeline.py --recipe tool-rl --eval_max_completion_length 128   # SFT, then GRPO with python
+    python pipeline.py --recipe zero-rl                  # GRPO from the starting model
+                                                         # (STILL-3, R1-Zero)
+    python pipeline.py --recipe tool-rl --eval_max_completion_length 128
+                                                         # SFT, then GRPO with python
 
 The papers' values sit next to ours in each stage's `paper` field; docs/recipes.md gives each one's
 source (paper, section, table) beside what the code does at demo and full scale.
@@ -44,25 +46,42 @@ import models
 import rewards
 import runs
 import tools
+from cli import flag
 
 
 @dataclass
 class Config:
-    recipe: str = field(default="phi4-reasoning", metadata={"help": "qwen3 | skywork-or1 | phi4-reasoning | zero-rl | tool-rl"})
-    scale: str = field(default="demo", metadata={"help": "demo (2-core CPU, minutes) | small (one GPU) | full (a node)"})
-    model: str = field(default="smollm2", metadata={"help": "starting model: 'smollm2' (embedded default), 'tiny', a folder or a hub id"})
-    output_dir: str = field(default="", metadata={"help": "default: runs/<recipe>-<scale>"})
-    eval_problems: int = field(default=0, metadata={"help": "held-out test problems evaluated after each stage (0: the scale's default, demo 512: it resolves a 3-point change, 128 does not); with --resume, finished stages are evaluated again when this changes"})
-    eval_base_problems: int = field(default=0, metadata={"help": "held-out problems for the starting model (0: demo min(eval_problems, 64), since the raw model runs every answer to the token limit; else eval_problems); its row is paired with the next on the problems both saw"})
-    eval_heldout_problems: int = field(default=0, metadata={"help": "problems in templates held out of training (data.math_tasks templates='held_out': the same skills in other words) evaluated after each stage, next to the in-template set (0: a quarter of eval_problems, demo 128; -1: none); where the budget shrinks the evaluation, it shrinks with it; the starting model gets half of eval_base_problems"})
-    eval_max_completion_length: int = field(default=0, metadata={"help": "generation budget of those evaluations (0: the scale's default, demo 96)"})
-    time_budget_minutes: float = field(default=-1.0, metadata={"help": "wall time of the whole run (-1: the scale's default, demo 19.5; 0: none). Time-budgeted stages (demo GRPO) get what is left after the evaluations still to come; where the machine is too slow for all of --eval_problems in the budget, the evaluation shrinks (never below 256; the table says how many). An explicit --eval_problems is never shrunk"})
-    max_steps_scale: float = field(default=1.0, metadata={"help": "multiply every stage's step count (tests use a small value)"})
-    resume: bool = field(default=False, metadata={"help": "skip finished stages; continue a killed stage from its state.pt"})
-    dry_run: bool = field(default=False, metadata={"help": "print the stages with their resolved configs and stop"})
-    engine: str = field(default="auto", metadata={"help": "rollout engine for every stage: auto | hf | vllm"})
-    threads: int = field(default=0, metadata={"help": "torch CPU threads for every stage (0: torch's default)"})
-    set: str = field(default="", metadata={"help": "extra overrides 'STAGE.FIELD=VALUE,...', e.g. 'grpo.max_steps=40,sft.learning_rate=1e-4'"})
+    recipe: str = flag("phi4-reasoning", "qwen3 | skywork-or1 | phi4-reasoning | zero-rl | tool-rl")
+    scale: str = flag("demo", "demo (2-core CPU, minutes) | small (one GPU) | full (a node)")
+    model: str = flag("smollm2", "starting model: 'smollm2' (embedded default), 'tiny', "
+        "a folder or a hub id")
+    output_dir: str = flag("", "default: runs/<recipe>-<scale>")
+    eval_problems: int = flag(0, "held-out test problems evaluated after each stage (0: the "
+        "scale's default, demo 512: it resolves a 3-point change, 128 does not); with --resume, "
+        "finished stages are evaluated again when this changes")
+    eval_base_problems: int = flag(0, "held-out problems for the starting model (0: demo "
+        "min(eval_problems, 64), since the raw model runs every answer to the token limit; else "
+        "eval_problems); its row is paired with the next on the problems both saw")
+    eval_heldout_problems: int = flag(0, "problems in templates held out of training "
+        "(data.math_tasks templates='held_out': the same skills in other words) evaluated after "
+        "each stage, next to the in-template set (0: a quarter of eval_problems, demo 128; -1: "
+        "none); where the budget shrinks the evaluation, it shrinks with it; the starting model "
+        "gets half of eval_base_problems")
+    eval_max_completion_length: int = flag(0, "generation budget of those evaluations (0: the "
+        "scale's default, demo 96)")
+    time_budget_minutes: float = flag(-1.0, "wall time of the whole run (-1: the scale's default, "
+        "demo 19.5; 0: none). Time-budgeted stages (demo GRPO) get what is left after the "
+        "evaluations still to come; where the machine is too slow for all of --eval_problems in "
+        "the budget, the evaluation shrinks (never below 256; the table says how many). An "
+        "explicit --eval_problems is never shrunk")
+    max_steps_scale: float = flag(1.0, "multiply every stage's step count "
+        "(tests use a small value)")
+    resume: bool = flag(False, "skip finished stages; continue a killed stage from its state.pt")
+    dry_run: bool = flag(False, "print the stages with their resolved configs and stop")
+    engine: str = flag("auto", "rollout engine for every stage: auto | hf | vllm")
+    threads: int = flag(0, "torch CPU threads for every stage (0: torch's default)")
+    set: str = flag("", "extra overrides 'STAGE.FIELD=VALUE,...', e.g. "
+        "'grpo.max_steps=40,sft.learning_rate=1e-4'")
 
 
 BASE_MODEL = "<the recipe's starting model>"   # an override value: pipeline's --model
@@ -72,11 +91,14 @@ BASE_MODEL = "<the recipe's starting model>"   # an override value: pipeline's -
 class Stage:
     name: str
     script: str                          # "sft" | "grpo" | "distill"
-    overrides: dict                      # fields of <script>.Config; "global_batch_size" is split over ranks
+    # fields of <script>.Config; "global_batch_size" is split over ranks
+    overrides: dict
     paper: dict = field(default_factory=dict)   # the paper's settings, each one in its source
     input_field: str = "model"           # distill takes the previous checkpoint as its teacher
-    reward_model_pairs: int = 0          # > 0: train a Bradley-Terry reward model first (Qwen3 general RL)
-    eval_tools: bool = False             # the held-out evaluation lets the model run python (it learned to)
+    # > 0: train a Bradley-Terry reward model first (Qwen3 general RL)
+    reward_model_pairs: int = 0
+    # the held-out evaluation lets the model run python (it learned to)
+    eval_tools: bool = False
 
 
 def pick(scale: str, demo, small, full):
@@ -101,8 +123,9 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             "max_steps": pick(scale, 90, 2000, 16000),
             "warmup_steps": pick(scale, 6, 100, 450), "weight_decay": pick(scale, 0.0, 1e-4, 1e-4),
             "eval_problems": 0,
-        }, paper={"think_tokens": "two placeholder tokens repurposed", "rope_theta_factor": "2 (250k -> 500k)",
-                  "max_length": "16K -> 32K", "learning_rate": 1e-5, "warmup_steps": 450, "weight_decay": 1e-4,
+        }, paper={"think_tokens": "two placeholder tokens repurposed",
+                  "rope_theta_factor": "2 (250k -> 500k)", "max_length": "16K -> 32K",
+                  "learning_rate": 1e-5, "warmup_steps": 450, "weight_decay": 1e-4,
                   "global_batch_size": 32}),
         Stage("grpo", "grpo", {
             "rewards": "phi4", "math_levels": pick(scale, "1", "1,2,3", "1,2,3"),
@@ -116,8 +139,9 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             # bonus (β 0, c 0): at 0.001 each, the KL term stayed below 0.01 and the two cost ~25%
             # of a step. Groups are kept by correctness (DAPO eq. 11; this project's choice, not
             # Phi-4's): at 96 tokens the length term is flat, so an all-right or all-wrong group
-            # differs only by the 1/13 repetition term, which the group std would inflate to A = ±1.
-            # The phi4 reward scores truncated completions itself (-0.5 without EOS): kept as is
+            # differs only by the 1/13 repetition term, which the group std would inflate to
+            # A = ±1. The phi4 reward scores truncated completions itself (-0.5 without EOS): kept
+            # as is
             "max_steps": pick(scale, 20, 90, 90), "time_budget_minutes": pick(scale, 9.0, 0.0, 0.0),
             "filter_groups_by": pick(scale, "acc", "reward", "reward"),
             "learning_rate": pick(scale, 1e-5, 5e-8, 5e-8),
@@ -126,8 +150,11 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             "length_rejection_tokens": pick(scale, 0, 6144, 25600),
             "eval_problems": 0,
         }, paper={"num_generations": 8, "beta": 0.001, "entropy_coef": 0.001, "max_steps": 90,
-                  "learning_rate": 5e-8, "rewards": "length-aware cosine (L_max 31744, L_pos 25600, L_neg 3702) 8/13 + repetition 1/13",
-                  "no EOS": -0.5, "length_rejection_tokens": "long, often incorrect outputs rejected"}),
+                  "learning_rate": 5e-8,
+                  "rewards": "length-aware cosine (L_max 31744, L_pos 25600, L_neg 3702) 8/13 "
+                             "+ repetition 1/13",
+                  "no EOS": -0.5,
+                  "length_rejection_tokens": "long, often incorrect outputs rejected"}),
     ]
 
 
@@ -135,11 +162,13 @@ def skywork_or1(scale: str) -> list[Stage]:
     """Skywork-OR1 (MAGIC): pass-rate-filtered data -> multi-stage GRPO with growing context,
     adaptive entropy control, no KL, strictly on-policy, temperature 1.0. Skywork-OR1 starts from
     DeepSeek-R1-Distill models (already SFT'd on long reasoning traces); a short SFT stage stands
-    in for that starting point, so the pass-rate filter finds problems the policy sometimes solves."""
+    in for that starting point, so the pass-rate filter finds problems the policy sometimes
+    solves."""
     return [
         Stage("distilled-start-sft", "sft", {
             "dataset": "math", "think_tokens": "add", "no_think_ratio": 0.0,
-            "num_examples": pick(scale, 512, 20000, 800_000), "max_steps": pick(scale, 90, 2000, 8000),
+            "num_examples": pick(scale, 512, 20000, 800_000),
+            "max_steps": pick(scale, 90, 2000, 8000),
             "max_length": pick(scale, 512, 16384, 32768),
             "learning_rate": pick(scale, 2e-4, 1e-5, 1e-5),
             "embedding_learning_rate": pick(scale, 2e-3, 0.0, 0.0),
@@ -147,9 +176,10 @@ def skywork_or1(scale: str) -> list[Stage]:
         }, paper={"start": "DeepSeek-R1-Distill-Qwen-7B / 32B (SFT on R1 traces)"}),
         Stage("grpo-multistage", "grpo", {
             "rewards": "math", "math_levels": pick(scale, "1", "1,2,3", "1,2,3"),
-            "pass_rate_samples": pick(scale, 4, 16, 16), "pass_rate_min": 0.01, "pass_rate_max": 0.99,
-            "num_train_prompts": pick(scale, 64, 4096, 100_000),
-            "stages": pick(scale, "96:8,160:8", "4096:200,8192:200", "8192:400,16384:400,32768:400"),
+            "pass_rate_samples": pick(scale, 4, 16, 16), "pass_rate_min": 0.01,
+            "pass_rate_max": 0.99, "num_train_prompts": pick(scale, 64, 4096, 100_000),
+            "stages": pick(scale, "96:8,160:8", "4096:200,8192:200",
+                           "8192:400,16384:400,32768:400"),
             "num_generations": pick(scale, 6, 16, 16), "prompts_per_step": pick(scale, 4, 64, 256),
             "adaptive_entropy": True, "target_entropy": 0.2, "entropy_coef_delta": 1e-4,
             "entropy_coef_max": 0.005, "beta": 0.0, "temperature": 1.0, "epsilon": 0.2,
@@ -157,7 +187,8 @@ def skywork_or1(scale: str) -> list[Stage]:
             "drop_solved_each_stage": True,
             "learning_rate": pick(scale, 1e-5, 1e-6, 1e-6), "eval_problems": 0,
         }, paper={"stages": "8K -> 16K -> 32K", "num_generations": 16, "prompts_per_step": 256,
-                  "target_entropy": 0.2, "entropy_coef_delta": 1e-4, "entropy_coef_max": 0.005, "beta": "0 (no KL)",
+                  "target_entropy": 0.2, "entropy_coef_delta": 1e-4, "entropy_coef_max": 0.005,
+                  "beta": "0 (no KL)",
                   "learning_rate": 1e-6, "pass_rate_samples": "16, kept 1..15 of 16",
                   "drop_solved_each_stage": "drops prompts solved in all rollouts",
                   "mini_batch_size": "the whole batch (on-policy)", "temperature": 1.0}),
@@ -166,14 +197,16 @@ def skywork_or1(scale: str) -> list[Stage]:
 
 def qwen3(scale: str) -> list[Stage]:
     """Qwen3 (technical report §4): long-CoT cold start -> reasoning RL -> thinking-mode fusion ->
-    general RL -> strong-to-weak distillation (off-policy, then on-policy) into a smaller student."""
+    general RL -> strong-to-weak distillation (off-policy, then on-policy) into a smaller
+    student."""
     steps = lambda demo, small, full: pick(scale, demo, small, full)
     return [
         Stage("cold-start-sft", "sft", {
             "dataset": "math", "think_tokens": "add", "no_think_ratio": 0.0,
             "num_examples": steps(512, 20000, 500_000), "max_steps": steps(90, 2000, 10000),
             "max_length": steps(512, 16384, 32768),
-            "learning_rate": steps(2e-4, 1e-5, 1e-5), "embedding_learning_rate": steps(2e-3, 0.0, 0.0),
+            "learning_rate": steps(2e-4, 1e-5, 1e-5),
+            "embedding_learning_rate": steps(2e-3, 0.0, 0.0),
             "global_batch_size": steps(1, 8, 32), "eval_problems": 0,
         }, paper={"dataset": "verified long-CoT traces, query + response filtering"}),
         # §4.2: "a large batch size and a high number of rollouts per query, along with off-policy
@@ -189,23 +222,28 @@ def qwen3(scale: str) -> list[Stage]:
             "learning_rate": steps(1e-5, 1e-6, 1e-6), "eval_problems": 0,
         }, paper={"num_train_prompts": "3995 query-verifier pairs", "algorithm": "GRPO",
                   "prompts_per_step": "large batch", "num_generations": "many rollouts per query",
-                  "mini_batch_size": "off-policy updates", "adaptive_entropy": "controlled: rising steadily or stable"}),
+                  "mini_batch_size": "off-policy updates",
+                  "adaptive_entropy": "controlled: rising steadily or stable"}),
         # §4.3: thinking data rejection-sampled from the stage-2 model on stage-1 queries; the
-        # non-thinking data cover other kinds of task; /think and /no_think flags, thinking the default
+        # non-thinking data cover other kinds of task; /think and /no_think flags, thinking the
+        # default
         Stage("thinking-fusion-sft", "sft", {
-            "dataset": "fusion", "think_tokens": "add", "no_think_ratio": 0.4, "multi_turn_ratio": 0.25,
+            "dataset": "fusion", "think_tokens": "add", "no_think_ratio": 0.4,
+            "multi_turn_ratio": 0.25,
             "num_examples": steps(64, 20000, 500_000), "teacher_samples": steps(2, 4, 4),
             "max_steps": steps(30, 1000, 5000), "max_length": steps(512, 16384, 32768),
             "learning_rate": steps(1e-4, 1e-5, 1e-5), "global_batch_size": steps(1, 8, 32),
             "eval_problems": 0,
-        }, paper={"dataset": "thinking data rejection-sampled on stage-1 queries with the stage-2 model; "
-                  "non-thinking data of many task kinds (coding, math, instruction following, ...)",
+        }, paper={"dataset": "thinking data rejection-sampled on stage-1 queries with the stage-2 "
+                             "model; non-thinking data of many task kinds (coding, math, "
+                             "instruction following, ...)",
                   "no_think_ratio": "/think, /no_think; thinking by default",
                   "multi_turn_ratio": "multi-turn dialogues with mixed flags"}),
         # §4.4: rule-based rewards, a model-based reward with a reference answer (a judge), and a
         # reward model without one, on many kinds of task
         Stage("general-rl", "grpo", {
-            "task": "general", "rewards": "math:1,instruction:1,format:0.2,judge:0.5,reward_model:0.5",
+            "task": "general",
+            "rewards": "math:1,instruction:1,format:0.2,judge:0.5,reward_model:0.5",
             "judge_model": BASE_MODEL, "math_levels": steps("1", "1,2,3", "1,2,3"),
             "num_generations": steps(6, 16, 16), "prompts_per_step": steps(4, 64, 128),
             "max_completion_length": steps(160, 8192, 32768), "max_steps": steps(10, 100, 100),
@@ -216,14 +254,17 @@ def qwen3(scale: str) -> list[Stage]:
         Stage("distill-off-policy", "distill", {
             "student_from_teacher": True, "keep_every": 2, "lmbda": 0.0, "divergence": "forward_kl",
             "max_steps": steps(20, 500, 5000), "num_train_prompts": steps(48, 4096, 100_000),
-            "max_completion_length": steps(128, 4096, 32768), "learning_rate": steps(1e-4, 1e-5, 1e-5),
+            "max_completion_length": steps(128, 4096, 32768),
+            "learning_rate": steps(1e-4, 1e-5, 1e-5),
             "eval_problems": steps(16, 128, 512),
-        }, paper={"teacher": "Qwen3-235B-A22B / 32B", "mode": "teacher outputs, think and no-think"},
+        }, paper={"teacher": "Qwen3-235B-A22B / 32B",
+                  "mode": "teacher outputs, think and no-think"},
             input_field="teacher"),
         Stage("distill-on-policy", "distill", {
             "lmbda": 1.0, "divergence": "reverse_kl",
             "max_steps": steps(20, 500, 5000), "num_train_prompts": steps(48, 4096, 100_000),
-            "max_completion_length": steps(128, 4096, 32768), "learning_rate": steps(5e-5, 1e-5, 1e-5),
+            "max_completion_length": steps(128, 4096, 32768),
+            "learning_rate": steps(5e-5, 1e-5, 1e-5),
             "eval_problems": steps(16, 128, 512),
         }, paper={"mode": "student samples, KL to the teacher's logits",
                   "cost": "1,800 GPU h vs 17,920 for RL (Qwen3-8B)"},
@@ -232,11 +273,12 @@ def qwen3(scale: str) -> list[Stage]:
 
 
 def zero_rl(scale: str) -> list[Stage]:
-    """STILL-3's RL straight from the base model (as DeepSeek-R1-Zero, DeepSeek-R1 §2.2): GRPO with
-    no SFT stage, the R1-Zero-like short prompt (`--prompt_style short`) and a format reward next
-    to the outcome reward. Its log says which signal is missing when it does not learn: the share
-    of groups with any correct sample (`groups_any_correct`) and the format rate (`reward_format`).
-    The embedded model is SmolLM2-135M-Instruct (no base model ships): "zero" means no SFT here."""
+    """STILL-3's RL straight from the base model (as DeepSeek-R1-Zero, DeepSeek-R1 §2.2): GRPO
+    with no SFT stage, the R1-Zero-like short prompt (`--prompt_style short`) and a format reward
+    next to the outcome reward. Its log says which signal is missing when it does not learn: the
+    share of groups with any correct sample (`groups_any_correct`) and the format rate
+    (`reward_format`). The embedded model is SmolLM2-135M-Instruct (no base model ships): "zero"
+    means no SFT here."""
     return [
         Stage("zero-rl", "grpo", {
             "prompt_style": "short", "rewards": "math:1,format:0.5",
@@ -244,18 +286,23 @@ def zero_rl(scale: str) -> list[Stage]:
             "math_families": pick(scale, "arithmetic,percent", "", ""),
             "num_generations": pick(scale, 8, 8, 16), "prompts_per_step": pick(scale, 4, 64, 128),
             "max_completion_length": pick(scale, 96, 4096, 8192),
-            "max_steps": pick(scale, 20, 300, 1000), "time_budget_minutes": pick(scale, 8.0, 0.0, 0.0),
+            "max_steps": pick(scale, 20, 300, 1000),
+            "time_budget_minutes": pick(scale, 8.0, 0.0, 0.0),
             "learning_rate": pick(scale, 1e-5, 1e-6, 1e-6), "temperature": 1.0,
             # demo: no reference model (its cost); small/full: STILL-3's cosine-annealed KL
-            "beta": pick(scale, 0.0, 0.001, 0.001), "kl_anneal": pick(scale, "none", "cosine", "cosine"),
-            "num_iterations": 1, "mini_batch_size": 0,     # on-policy (STILL-3: kept entropy and length growing)
-            # the point of the demo is to measure the signal, also when there is none: no early stop
+            "beta": pick(scale, 0.0, 0.001, 0.001),
+            "kl_anneal": pick(scale, "none", "cosine", "cosine"),
+            # on-policy (STILL-3: kept entropy and length growing)
+            "num_iterations": 1, "mini_batch_size": 0,
+            # the point of the demo is to measure the signal, also when there is none: no early
+            # stop
             "max_steps_without_signal": pick(scale, 0, 10, 10),
             "eval_problems": 0,
-        }, paper={"start": "Qwen2.5 base models, no SFT", "prompt_style": "short prompt (R1-Zero-like): better for the small model",
-                  "rewards": "outcome (\\boxed) + format", "num_generations": "8-16", "temperature": 1.0,
-                  "learning_rate": "5e-7 to 2e-6", "prompts_per_step": 128, "beta": "0.001, cosine-annealed (T 500)",
-                  "mini_batch_size": "on-policy"}),
+        }, paper={"start": "Qwen2.5 base models, no SFT",
+                  "prompt_style": "short prompt (R1-Zero-like): better for the small model",
+                  "rewards": "outcome (\\boxed) + format", "num_generations": "8-16",
+                  "temperature": 1.0, "learning_rate": "5e-7 to 2e-6", "prompts_per_step": 128,
+                  "beta": "0.001, cosine-annealed (T 500)", "mini_batch_size": "on-policy"}),
     ]
 
 
@@ -268,12 +315,15 @@ def tool_rl(scale: str) -> list[Stage]:
     return [
         Stage("tool-sft", "sft", {
             "dataset": "math_tools", "think_tokens": "add", "no_think_ratio": 0.0,
-            "num_examples": pick(scale, 256, 5000, 20000), "max_steps": pick(scale, 60, 1000, 3000),
+            "num_examples": pick(scale, 256, 5000, 20000),
+            "max_steps": pick(scale, 60, 1000, 3000),
             "max_length": pick(scale, 512, 8192, 16384),
-            "learning_rate": pick(scale, 2e-4, 1e-5, 1e-5), "embedding_learning_rate": pick(scale, 2e-3, 0.0, 0.0),
+            "learning_rate": pick(scale, 2e-4, 1e-5, 1e-5),
+            "embedding_learning_rate": pick(scale, 2e-3, 0.0, 0.0),
             "global_batch_size": pick(scale, 1, 8, 32), "eval_problems": 0,
-        }, paper={"dataset": "long-CoT solutions with python calls, distilled from DeepSeek-R1 and synthesized, "
-                  "checked for code use and a correct answer", "num_examples": "a few high-quality examples suffice"},
+        }, paper={"dataset": "long-CoT solutions with python calls, distilled from DeepSeek-R1 "
+                             "and synthesized, checked for code use and a correct answer",
+                  "num_examples": "a few high-quality examples suffice"},
             eval_tools=True),
         Stage("tool-grpo", "grpo", {
             "tools": True, "max_tool_calls": pick(scale, 2, 4, 8), "rewards": "math",
@@ -281,11 +331,14 @@ def tool_rl(scale: str) -> list[Stage]:
             "math_families": pick(scale, "fractions,percent", "", ""),
             "num_generations": pick(scale, 8, 8, 16), "prompts_per_step": pick(scale, 4, 64, 128),
             "max_completion_length": pick(scale, 128, 4096, 8192),
-            "max_steps": pick(scale, 15, 200, 500), "time_budget_minutes": pick(scale, 6.0, 0.0, 0.0),
+            "max_steps": pick(scale, 15, 200, 500),
+            "time_budget_minutes": pick(scale, 6.0, 0.0, 0.0),
             "learning_rate": pick(scale, 1e-5, 1e-6, 1e-6), "temperature": 1.0, "beta": 0.0,
             "eval_problems": 0,
-        }, paper={"tools": "python interpreter during reasoning", "note": "STILL-3 reports tool use "
-                  "lifting accuracy; RL with tools is this project's step after its SFT"}, eval_tools=True),
+        }, paper={"tools": "python interpreter during reasoning",
+                  "note": "STILL-3 reports tool use lifting accuracy; RL with tools is this "
+                          "project's step after its SFT"},
+            eval_tools=True),
     ]
 
 
@@ -339,7 +392,8 @@ def train_stage_reward_model(base: str, path: Path, n_pairs: int, seed: int = 0)
         return path
     pairs = [{"prompt": t["prompt"], "chosen": t["response"], "rejected": t["rejected"]}
              for t in data.instruction_tasks(n_pairs - n_pairs // 2, "train", seed)]
-    pairs += [{"prompt": t["prompt"], "chosen": f"{t['solution']}\nThe final answer is $\\boxed{{{t['answer']}}}$.",
+    pairs += [{"prompt": t["prompt"],
+               "chosen": f"{t['solution']}\nThe final answer is $\\boxed{{{t['answer']}}}$.",
                "rejected": f"The final answer is $\\boxed{{{t['answer']}1}}$."}
               for t in data.math_tasks(n_pairs // 2, "train", seed + 7)]
     model, tok = models.load_reward_model(base)
@@ -363,7 +417,8 @@ def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, t
                                  {f.name: f.type for f in dataclasses.fields(module.Config)}))
     if "global_batch_size" in values:
         values["per_device_train_batch_size"] = per_device_batch(
-            values.pop("global_batch_size"), distributed.world_size(), values.get("gradient_accumulation_steps", 1))
+            values.pop("global_batch_size"), distributed.world_size(),
+            values.get("gradient_accumulation_steps", 1))
     values[stage.input_field] = input_model
     if stage.input_field == "student" and teacher:      # on-policy distillation keeps its teacher
         values["teacher"] = teacher
@@ -377,7 +432,8 @@ def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, t
         values["engine"] = cfg.engine
     unknown = set(values) - fields
     if unknown:
-        raise ValueError(f"stage {stage.name!r}: {stage.script}.Config has no field(s) {sorted(unknown)}")
+        raise ValueError(f"stage {stage.name!r}: {stage.script}.Config has no field(s) "
+                         f"{sorted(unknown)}")
     return module, module.Config(**values)
 
 
@@ -414,16 +470,19 @@ def validate_stages(stages: list[Stage], cfg: Config, out: Path):
             if hasattr(module, "check_config"):
                 module.check_config(sc)
         except (ValueError, TypeError) as e:
-            raise SystemExit(f"stage {i} '{stage.name}' ({stage.script}.py): {e}\nFix it with --set "
-                             f"{stage.name}.FIELD=VALUE (nothing was run).") from None
+            raise SystemExit(f"stage {i} '{stage.name}' ({stage.script}.py): {e}\nFix it with "
+                             f"--set {stage.name}.FIELD=VALUE (nothing was run).") from None
 
 
-MIN_ELASTIC_MINUTES = 5.0   # what the budget keeps for each time-budgeted stage before shrinking evaluation
-LEAST_EVAL_PROBLEMS = 256   # a budget never shrinks the held-out set below this; it is evaluated first
+# what the budget keeps for each time-budgeted stage before shrinking evaluation
+MIN_ELASTIC_MINUTES = 5.0
+# a budget never shrinks the held-out set below this; it is evaluated first
+LEAST_EVAL_PROBLEMS = 256
 
 
 def fit_eval_problems(left_s: float, s_per_problem: float, evals_left: int, reserve_s: float,
-                      most: int, done: int = 0, least: int = LEAST_EVAL_PROBLEMS, step: int = 64) -> int:
+                      most: int, done: int = 0, least: int = LEAST_EVAL_PROBLEMS,
+                      step: int = 64) -> int:
     """The largest n in most, most-step, ... (never below `least`) whose evaluations still to run
     fit the time left, `done` problems of the current one being evaluated already:
     (evals_left * n - done) * s_per_problem + reserve_s <= left_s."""
@@ -443,15 +502,17 @@ def merge_evals(parts: list[tuple[list[dict], dict]]) -> dict:
     if "by_family" in metrics:
         count = lambda tasks, f: sum(t.get("family") == f for t in tasks)
         families = {f for _, r in parts for f in r["metrics"].get("by_family", {})}
-        metrics["by_family"] = {f: sum(r["metrics"].get("by_family", {}).get(f, 0.0) * count(t, f) for t, r in parts)
-                                / max(sum(count(t, f) for t, _ in parts), 1) for f in sorted(families)}
+        metrics["by_family"] = {
+            f: sum(r["metrics"].get("by_family", {}).get(f, 0.0) * count(t, f) for t, r in parts)
+            / max(sum(count(t, f) for t, _ in parts), 1) for f in sorted(families)}
     return {"metrics": metrics, "rows": [row for _, r in parts for row in r["rows"]]}
 
 
 def eval_settings(stage: Stage, cfg: Config) -> dict:
     """How a stage's model is evaluated: in the prompt style it trained with (its --prompt_style,
     also from --set), and with tools where it learned to call them (`Stage.eval_tools`)."""
-    types = {f.name: f.type for f in dataclasses.fields(importlib.import_module(stage.script).Config)}
+    types = {f.name: f.type
+             for f in dataclasses.fields(importlib.import_module(stage.script).Config)}
     values = {**stage.overrides, **user_overrides(cfg.set, stage, types)}
     return {"prompt_style": values.get("prompt_style", "default"), "with_tools": stage.eval_tools}
 
@@ -470,8 +531,10 @@ def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None, engine: s
     fewer than n problems, as many fewer of these in proportion."""
     model, tok = models.load_policy(checkpoint)
     t0 = time.time()
-    tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))   # prefix-stable: 256 of 512 = the 256
-    held = data.math_tasks(heldout, "test", seed=1234, levels=(1,), templates="held_out") if heldout > 0 else []
+    # prefix-stable: 256 of 512 = the 256
+    tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))
+    held = (data.math_tasks(heldout, "test", seed=1234, levels=(1,), templates="held_out")
+            if heldout > 0 else [])
     longest = max(map(len, data.prompt_ids(tok, tasks + held, style=prompt_style)))
     engine = engines.make_engine(engine, model, tok, max_model_len=longest + max_new_tokens,
                                  batch_size=min(max(n, 1), 128))   # batch_size: the HF engine's
@@ -482,7 +545,8 @@ def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None, engine: s
     def run(part):   # in the stage's prompt style; the caller's style is put back
         before = data.set_prompt_style(prompt_style)
         try:
-            return part, evaluate.evaluate_model(model, tok, part, k=1, max_new_tokens=max_new_tokens, engine=engine)
+            return part, evaluate.evaluate_model(model, tok, part, k=1,
+                                                 max_new_tokens=max_new_tokens, engine=engine)
         finally:
             data.set_prompt_style(before)
     parts = [run(tasks[:first])]
@@ -505,9 +569,11 @@ def with_paired(rows: list[dict]) -> list[dict]:
     reverse (lost), and the sign test's p (evaluate.sign_test), on the problems both rows saw
     (`data.math_tasks` lists are prefix-stable: the first 128 of 512 are the 128). 128 problems
     cannot tell a 3-point change from noise; the paired count shows whether a difference is more.
-    The held-out-template problems (`heldout_correct`) are paired the same way (`heldout_vs_previous`)."""
+    The held-out-template problems (`heldout_correct`) are paired the same way
+    (`heldout_vs_previous`)."""
     for prev, row in zip(rows, rows[1:]):
-        for results, out in (("correct", "vs_previous"), ("heldout_correct", "heldout_vs_previous")):
+        for results, out in (("correct", "vs_previous"),
+                             ("heldout_correct", "heldout_vs_previous")):
             n = min(len(prev.get(results, [])), len(row.get(results, [])))
             if n:
                 row[out] = {**evaluate.paired(prev[results][:n], row[results][:n]), "problems": n}
@@ -518,32 +584,37 @@ def paired_text(v: dict | None, n: int) -> str:
     """'+32 / -11 (p 0.002)', with 'on the first 64' where fewer than the row's n were paired."""
     if not v:
         return ""
-    return f"+{v['gained']} / -{v['lost']} (p {v['p']:.2g})" + (f" on the first {v['problems']}" if v["problems"] < n else "")
+    return (f"+{v['gained']} / -{v['lost']} (p {v['p']:.2g})"
+            + (f" on the first {v['problems']}" if v["problems"] < n else ""))
 
 
 def print_table(rows: list[dict]) -> str:
     """The markdown table of the stages (printed, and returned for table.md): accuracy on the
     in-template held-out problems and on the held-out templates, each with the paired sign test
     against the row above."""
-    lines = ["| stage | accuracy | vs previous: gained / lost (p) | held-out templates | vs previous | "
-             "thinking rate | mean length | minutes | checkpoint and curves |",
+    lines = ["| stage | accuracy | vs previous: gained / lost (p) | held-out templates "
+             "| vs previous | thinking rate | mean length | minutes | checkpoint and curves |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         vs = paired_text(r.get("vs_previous"), r["num_problems"])
-        held = f"{r['heldout_accuracy']:.3f} ({r['heldout_problems']})" if "heldout_accuracy" in r else ""
+        held = (f"{r['heldout_accuracy']:.3f} ({r['heldout_problems']})"
+                if "heldout_accuracy" in r else "")
         held_vs = paired_text(r.get("heldout_vs_previous"), r.get("heldout_problems", 0))
-        lines.append(f"| {r['stage']} | {r['accuracy']:.3f} ({r['num_problems']}) | {vs} | {held} | {held_vs} | "
-                     f"{r['thinking_rate']:.2f} | {r['mean_length']:.0f} | {r.get('minutes', 0):.1f} | {r.get('where', '')} |")
+        lines.append(f"| {r['stage']} | {r['accuracy']:.3f} ({r['num_problems']}) | {vs} "
+                     f"| {held} | {held_vs} | {r['thinking_rate']:.2f} | {r['mean_length']:.0f} "
+                     f"| {r.get('minutes', 0):.1f} | {r.get('where', '')} |")
     text = "\n".join(lines)
     print("\n" + text)
     return text
 
 
-STAGE_PANELS = {   # a stage figure's panels by script, in order; one whose values never change is left out
+# a stage figure's panels by script, in order; one whose values never change is left out
+STAGE_PANELS = {
     "grpo": ["reward", "accuracy", "entropy", "response_length", "groups_with_signal", "truncated",
              "clip_frac", "kl", "entropy_coef", "step_s"],
     "sft": ["loss", "accuracy", "grad_norm", "lr", "tokens_per_s"],
-    "distill": ["loss", "accuracy", "eval_forward_kl", "eval_reverse_kl", "tokens_per_s", "grad_norm"],
+    "distill": ["loss", "accuracy", "eval_forward_kl", "eval_reverse_kl", "tokens_per_s",
+                "grad_norm"],
 }
 
 
@@ -554,7 +625,8 @@ def heldout_points(before: dict | None, after: dict, last_step: int) -> dict[str
 
     >>> heldout_points({"accuracy": 0.0, "num_problems": 64}, {"accuracy": 0.2, "num_problems": 512,
     ...                "heldout_accuracy": 0.1, "heldout_problems": 128}, 90)
-    {'held-out problems (64 -> 512)': [(0, 0.0), (90, 0.2)], 'held-out templates (128)': [(90, 0.1)]}
+    {'held-out problems (64 -> 512)': [(0, 0.0), (90, 0.2)],
+     'held-out templates (128)': [(90, 0.1)]}
     """
     points = {}
     for acc, n, label in (("accuracy", "num_problems", "held-out problems"),
@@ -563,15 +635,17 @@ def heldout_points(before: dict | None, after: dict, last_step: int) -> dict[str
             continue
         seen = [before[n]] if before and acc in before else []
         counts = " -> ".join(str(c) for c in dict.fromkeys(seen + [after[n]]))
-        points[f"{label} ({counts})"] = ([(0, before[acc])] if seen else []) + [(last_step, after[acc])]
+        points[f"{label} ({counts})"] = (([(0, before[acc])] if seen else [])
+                                         + [(last_step, after[acc])])
     return points
 
 
 def write_figures(rows: list[dict], stages: list[Stage], cfg: Config, out: Path) -> list[Path]:
     """Each stage's figure (its run dir's curves.png, redrawn by `runs.plot_curves` with the
     panels of STAGE_PANELS): its training curves, smoothed over the raw points, and the pipeline's
-    held-out evaluations before and after it on the accuracy panel; for GRPO with group filtering,
-    the share of groups with signal (1 - groups_filtered: 0 < #correct < G or the rewards differ).
+    held-out evaluations before and after it on the accuracy panel; for GRPO with group
+    filtering, the share of groups with signal (1 - groups_filtered: 0 < #correct < G or the
+    rewards differ).
     Then out/summary.png (`runs.plot_stages`): accuracy by stage, in-template and on held-out
     templates, with 95% intervals and the paired sign test against the stage before."""
     by_stage, written = {r["stage"]: r for r in rows}, []
@@ -581,25 +655,33 @@ def write_figures(rows: list[dict], stages: list[Stage], cfg: Config, out: Path)
         if row and metrics:
             _, sc = stage_config(stage, cfg, stage_dir, model, teacher)
             if getattr(sc, "filter_zero_variance", False):
-                metrics = [{**m, "groups_with_signal": 1 - m["groups_filtered"]} if "groups_filtered" in m else m
-                           for m in metrics]
+                metrics = [{**m, "groups_with_signal": 1 - m["groups_filtered"]}
+                           if "groups_filtered" in m else m for m in metrics]
             last = max(m.get("step", 0) for m in metrics)
-            title = (f"{row['stage']} ({stage.script}.py, lr {getattr(sc, 'learning_rate', 0):g}, {last} steps): "
+            title = (f"{row['stage']} ({stage.script}.py, lr "
+                     f"{getattr(sc, 'learning_rate', 0):g}, {last} steps): "
                      "held-out accuracy before (step 0) and after")
-            path = runs.plot_curves(metrics, stage_dir / "curves.png", STAGE_PANELS.get(stage.script), title,
+            path = runs.plot_curves(metrics, stage_dir / "curves.png",
+                                    STAGE_PANELS.get(stage.script), title,
                                     overlay={"accuracy": "eval_accuracy"},
                                     evaluations={"accuracy": heldout_points(before, row, last)})
             written += [path] if path else []
         before = row or before
-    point = lambda r, acc, n, vs: {"accuracy": r[acc], "n": r[n], "note": paired_text(r.get(vs), r[n])} if acc in r else None
-    series = {"held-out problems, training templates": [point(r, "accuracy", "num_problems", "vs_previous") for r in rows],
-              "held-out templates": [point(r, "heldout_accuracy", "heldout_problems", "heldout_vs_previous") for r in rows]}
+    point = lambda r, acc, n, vs: ({"accuracy": r[acc], "n": r[n],
+                                    "note": paired_text(r.get(vs), r[n])} if acc in r else None)
+    series = {"held-out problems, training templates":
+              [point(r, "accuracy", "num_problems", "vs_previous") for r in rows],
+              "held-out templates":
+              [point(r, "heldout_accuracy", "heldout_problems", "heldout_vs_previous")
+               for r in rows]}
     families = sorted({f for r in rows for f in r.get("by_family", {})})
     by_group = {label: {f: [r.get(key, {}).get(f) for r in rows] for f in families}
-                for label, key in (("in-template", "by_family"), ("held-out templates", "heldout_by_family"))}
-    written.append(runs.plot_stages([r["stage"] for r in rows], series, out / "summary.png",
-                                    f"{cfg.recipe} ({cfg.scale}): greedy accuracy on held-out problems by stage",
-                                    by_group if families else None))
+                for label, key in (("in-template", "by_family"),
+                                   ("held-out templates", "heldout_by_family"))}
+    written.append(runs.plot_stages(
+        [r["stage"] for r in rows], series, out / "summary.png",
+        f"{cfg.recipe} ({cfg.scale}): greedy accuracy on held-out problems by stage",
+        by_group if families else None))
     return written
 
 
@@ -615,7 +697,8 @@ def run(cfg: Config) -> list[dict]:
     n_eval = cfg.eval_problems or pick(cfg.scale, 512, 200, 500)
     n_base = cfg.eval_base_problems or min(n_eval, pick(cfg.scale, 64, n_eval, n_eval))
     eval_tokens = cfg.eval_max_completion_length or pick(cfg.scale, 96, 4096, 32768)
-    budget_min = cfg.time_budget_minutes if cfg.time_budget_minutes >= 0 else pick(cfg.scale, 19.5, 0.0, 0.0)
+    budget_min = (cfg.time_budget_minutes if cfg.time_budget_minutes >= 0
+                  else pick(cfg.scale, 19.5, 0.0, 0.0))
     t_start = time.time()
 
     validate_stages(stages, cfg, out)      # every stage's resolved settings, before anything runs
@@ -626,8 +709,9 @@ def run(cfg: Config) -> list[dict]:
             print(settings_table(stage, sc))
             print("ours : " + json.dumps(dataclasses.asdict(sc)))
             if stage.reward_model_pairs:
-                print(f"first: a Bradley-Terry reward model from {cfg.model} on {stage.reward_model_pairs} "
-                      f"synthetic preference pairs -> {reward_model_dir(stage_dir)}")
+                print(f"first: a Bradley-Terry reward model from {cfg.model} on "
+                      f"{stage.reward_model_pairs} synthetic preference pairs -> "
+                      f"{reward_model_dir(stage_dir)}")
             print("paper: " + json.dumps(stage.paper))
         return []
 
@@ -643,16 +727,21 @@ def run(cfg: Config) -> list[dict]:
         n_eval = evaluated[0]["num_problems"]
     n_fixed = bool(cfg.eval_problems or evaluated)
     n_held = 0 if cfg.eval_heldout_problems < 0 else cfg.eval_heldout_problems or n_eval // 4
-    n_held_base = min(n_held, n_base // 2)   # the raw model is slow and solves ~nothing: half its set
+    # the raw model is slow and solves ~nothing: half its set
+    n_held_base = min(n_held, n_base // 2)
 
     def left_s() -> float:
         return 60 * budget_min - (time.time() - t_start)
 
-    def s_per_problem() -> float | None:   # the latest evaluation's pace (in-template and held-out templates)
+    # the latest evaluation's pace (in-template and held-out templates)
+    def s_per_problem() -> float | None:
         timed = [r for r in rows if r.get("eval_s") and r.get("num_problems")]
-        return timed[-1]["eval_s"] / (timed[-1]["num_problems"] + timed[-1].get("heldout_problems", 0)) if timed else None
+        return (timed[-1]["eval_s"]
+                / (timed[-1]["num_problems"] + timed[-1].get("heldout_problems", 0))
+                if timed else None)
 
-    def current(stage: str, n: int | None = None, held: int | None = None) -> bool:   # evaluated as asked for now
+    # evaluated as asked for now
+    def current(stage: str, n: int | None = None, held: int | None = None) -> bool:
         n, held = n_eval if n is None else n, n_held if held is None else held
         return any(r["stage"] == stage and r.get("num_problems") == n and "correct" in r
                    and r.get("heldout_problems", 0) == held for r in rows)
@@ -664,10 +753,10 @@ def run(cfg: Config) -> list[dict]:
         runs.atomic_write_text(rows_path, json.dumps(rows, indent=2))
 
     if not current("base", n_base, n_held_base):
-        print(f"== evaluating the starting model on {n_base} held-out problems and {n_held_base} in held-out "
-              "templates ==", flush=True)
-        put({"stage": "base", **eval_stage(cfg.model, n_base, eval_tokens, engine=cfg.engine, heldout=n_held_base,
-                                           **eval_settings(stages[0], cfg)),
+        print(f"== evaluating the starting model on {n_base} held-out problems and {n_held_base} "
+              "in held-out templates ==", flush=True)
+        put({"stage": "base", **eval_stage(cfg.model, n_base, eval_tokens, engine=cfg.engine,
+                                           heldout=n_held_base, **eval_settings(stages[0], cfg)),
              "where": cfg.model})
 
     for i, stage, stage_dir, model, teacher in stage_plan(stages, cfg, out):
@@ -675,45 +764,56 @@ def run(cfg: Config) -> list[dict]:
         if (stage_dir / "DONE.json").exists() and cfg.resume:
             print(f"== stage {i}/{len(stages)}: {stage.name} finished earlier, skipped ==")
             if not current(label):   # e.g. --resume --eval_problems 512: a larger held-out set
-                print(f"== evaluating {label} on {n_eval} held-out problems and {n_held} in held-out templates ==", flush=True)
+                print(f"== evaluating {label} on {n_eval} held-out problems and {n_held} in "
+                      "held-out templates ==", flush=True)
                 done_row = json.loads((stage_dir / "DONE.json").read_text())
-                put({**done_row, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens, engine=cfg.engine,
-                                              heldout=n_held, **eval_settings(stage, cfg))})
+                put({**done_row, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens,
+                                              engine=cfg.engine, heldout=n_held,
+                                              **eval_settings(stage, cfg))})
         else:
             module, sc = stage_config(stage, cfg, stage_dir, model, teacher)
             if hasattr(sc, "resume"):
                 sc.resume = cfg.resume and (stage_dir / "state.pt").exists()
-                sc.overwrite = not sc.resume     # a stage that never saved restarts (the run dir is guarded above)
+                # a stage that never saved restarts (the run dir is guarded above)
+                sc.overwrite = not sc.resume
             print(f"\n== stage {i}/{len(stages)}: {stage.name} ({stage.script}.py"
-                  f"{', resumed' if getattr(sc, 'resume', False) else ''}) -> {stage_dir} ==", flush=True)
+                  f"{', resumed' if getattr(sc, 'resume', False) else ''}) -> {stage_dir} ==",
+                  flush=True)
             evals_left, pace = len(stages) - i + 1, s_per_problem()
             if budget_min and pace and getattr(sc, "time_budget_minutes", 0) > 0:
-                cap = (left_s() - evals_left * (n_eval + n_held) * pace - 10) / 60   # 10 s: the checkpoint save
+                # - 10 s: the checkpoint save
+                cap = (left_s() - evals_left * (n_eval + n_held) * pace - 10) / 60
                 if cap < sc.time_budget_minutes:
-                    print(f"== {stage.name}: time budget {max(cap, 0.5):.1f} min instead of {sc.time_budget_minutes:g}: "
-                          f"what the run's {budget_min:g} min leave after {evals_left} evaluation(s) of "
-                          f"{n_eval} + {n_held} problems at {pace:.2f} s each ==", flush=True)
+                    print(f"== {stage.name}: time budget {max(cap, 0.5):.1f} min instead of "
+                          f"{sc.time_budget_minutes:g}: what the run's {budget_min:g} min leave "
+                          f"after {evals_left} evaluation(s) of {n_eval} + {n_held} problems at "
+                          f"{pace:.2f} s each ==", flush=True)
                     sc.time_budget_minutes = max(cap, 0.5)
             elastic = sum(1 for st in stages[i:] if st.overrides.get("time_budget_minutes", 0) > 0)
 
-            def fit(pace: float, done: int) -> int:   # the held-out set's size, once, at the first evaluation
+            # the held-out set's size, once, at the first evaluation
+            def fit(pace: float, done: int) -> int:
                 nonlocal n_eval, n_held
-                reserve = 60 * MIN_ELASTIC_MINUTES * elastic + 30 + evals_left * n_held * pace   # held-out templates (at most this many)
+                # its last term: the held-out templates (at most this many)
+                reserve = 60 * MIN_ELASTIC_MINUTES * elastic + 30 + evals_left * n_held * pace
                 n = fit_eval_problems(left_s(), pace, evals_left, reserve, n_eval, done)
                 if n < n_eval:
-                    print(f"== {n_eval} held-out problems do not fit the run's {budget_min:g} min on this machine "
-                          f"({pace:.2f} s each, {left_s() / 60:.1f} min left): every stage is evaluated on {n} "
-                          f"(and {n_held * n // n_eval} in held-out templates) ==", flush=True)
+                    print(f"== {n_eval} held-out problems do not fit the run's {budget_min:g} min "
+                          f"on this machine ({pace:.2f} s each, {left_s() / 60:.1f} min left): "
+                          f"every stage is evaluated on {n} (and {n_held * n // n_eval} in "
+                          "held-out templates) ==", flush=True)
                     n_eval, n_held = n, n_held * n // n_eval
                 return n
             t0 = time.time()
             try:
                 if stage.reward_model_pairs:
-                    train_stage_reward_model(cfg.model, reward_model_dir(stage_dir), stage.reward_model_pairs)
+                    train_stage_reward_model(cfg.model, reward_model_dir(stage_dir),
+                                             stage.reward_model_pairs)
                 module.train(sc)
                 use_fit = fit if budget_min and not n_fixed else None
                 n_fixed = True
-                row = {"stage": label, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens, use_fit, cfg.engine,
+                row = {"stage": label, **eval_stage(str(stage_dir / "checkpoint"), n_eval,
+                                                    eval_tokens, use_fit, cfg.engine,
                                                     heldout=n_held, **eval_settings(stage, cfg)),
                        "minutes": (time.time() - t0) / 60,
                        "where": f"{stage_dir}/checkpoint, {stage_dir}/curves.png"}
