@@ -7,6 +7,7 @@ the median generated tokens per second, the ratio, the engine's start-up and a w
 
     python bench/generation.py [--repeats 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,14 +31,18 @@ def main():
     model, tok = models.load_policy()
     prompts = data.prompt_ids(tok, data.math_tasks(PROMPTS, "train", seed=0, levels=(1,)))
     t = time.perf_counter()
-    vllm = engines.make_engine("vllm", model, tok, max_model_len=max(map(len, prompts)) + NEW_TOKENS)
+    vllm = engines.make_engine(
+        "vllm", model, tok, max_model_len=max(map(len, prompts)) + NEW_TOKENS
+    )
     start_s = time.perf_counter() - t
     sync_s = vllm.sync_weights(model)
     hf = engines.HFEngine(model, tok)
     rates = {"hf": [], "vllm": []}
     for r in range(a.repeats):
         for name, engine in (("hf", hf), ("vllm", vllm)):
-            params = engines.SamplingParams(n=SAMPLES, temperature=1.0, max_new_tokens=NEW_TOKENS, seed=r)
+            params = engines.SamplingParams(
+                n=SAMPLES, temperature=1.0, max_new_tokens=NEW_TOKENS, seed=r
+            )
             t = time.perf_counter()
             out = engine.generate(prompts, params)
             seconds = time.perf_counter() - t
@@ -47,8 +52,10 @@ def main():
     hf_rate, vllm_rate = (statistics.median(rates[k]) for k in ("hf", "vllm"))
     print(f"\n| {PROMPTS} x {SAMPLES} x {NEW_TOKENS} tokens | HF generate | vLLM | vLLM / HF |")
     print("|---|---|---|---|")
-    print(f"| generated tokens/s (median of {a.repeats}) | {hf_rate:.0f} | {vllm_rate:.0f} | "
-          f"{vllm_rate / hf_rate:.2f} |")
+    print(
+        f"| generated tokens/s (median of {a.repeats}) | {hf_rate:.0f} | {vllm_rate:.0f} | "
+        f"{vllm_rate / hf_rate:.2f} |"
+    )
     print(f"| engine start-up (s) | - | {start_s:.1f} | |")
     print(f"| weight sync (s) | - | {sync_s:.2f} | |")
     engines.close_engines()

@@ -11,6 +11,7 @@ generation and training tokens/s where the tool reports them, and peak RSS (VmHW
     pip install -r bench/requirements.txt
     python bench/grpo_vs_trl.py --repeats 2 --steps 4 [--vllm]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PROMPTS, GENERATIONS, NEW_TOKENS = 2, 4, 64
-ENGINES = {"ours": "hf", "ours-vllm": "vllm"}   # our rollouts: HF generate, or vLLM
+ENGINES = {"ours": "hf", "ours-vllm": "vllm"}  # our rollouts: HF generate, or vLLM
 
 
 def digit_share(completion: str, *args, **kwargs) -> float:
@@ -32,30 +33,50 @@ def digit_share(completion: str, *args, **kwargs) -> float:
 
 
 def peak_rss_mb() -> float:
-    return int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM")).split()[1]) / 1024
+    return (
+        int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM")).split()[1]) / 1024
+    )
 
 
 def run_ours(steps: int, out: Path, engine: str = "hf") -> dict:
     sys.path.insert(0, str(ROOT))
     import grpo
     import rewards
+
     rewards.REWARDS["digits"] = lambda completion, task, **kw: digit_share(completion)
-    cfg = grpo.Config(rewards="digits", num_generations=GENERATIONS, prompts_per_step=PROMPTS,
-                      max_completion_length=NEW_TOKENS, max_steps=steps, beta=0.0,
-                      num_iterations=1, learning_rate=1e-6, temperature=1.0,
-                      filter_zero_variance=False, engine=engine, eval_problems=0,
-                      eval_every=10**9, save_steps=10**9, output_dir=str(out), overwrite=True, log_samples=0,
-                      math_levels="1")
+    cfg = grpo.Config(
+        rewards="digits",
+        num_generations=GENERATIONS,
+        prompts_per_step=PROMPTS,
+        max_completion_length=NEW_TOKENS,
+        max_steps=steps,
+        beta=0.0,
+        num_iterations=1,
+        learning_rate=1e-6,
+        temperature=1.0,
+        filter_zero_variance=False,
+        engine=engine,
+        eval_problems=0,
+        eval_every=10**9,
+        save_steps=10**9,
+        output_dir=str(out),
+        overwrite=True,
+        log_samples=0,
+        math_levels="1",
+    )
     grpo.train(cfg)
     rows = [json.loads(l) for l in (out / "metrics.jsonl").read_text().splitlines()]
-    return {"step_s": [r["step_s"] for r in rows],
-            "gen_tokens_per_s": [r.get("gen_tokens_per_s") for r in rows],
-            "train_tokens_per_s": [r.get("train_tokens_per_s") for r in rows],
-            "peak_rss_mb": peak_rss_mb()}
+    return {
+        "step_s": [r["step_s"] for r in rows],
+        "gen_tokens_per_s": [r.get("gen_tokens_per_s") for r in rows],
+        "train_tokens_per_s": [r.get("train_tokens_per_s") for r in rows],
+        "peak_rss_mb": peak_rss_mb(),
+    }
 
 
 def run_trl(steps: int, out: Path) -> dict:
     import time
+
     sys.path.insert(0, str(ROOT))
     import datasets
     from transformers import TrainerCallback
@@ -63,17 +84,18 @@ def run_trl(steps: int, out: Path) -> dict:
 
     import data
     import models
+
     model, tok = models.load_policy()
     tasks = data.math_tasks(PROMPTS * steps, "train", seed=0, levels=(1,))
     ds = datasets.Dataset.from_list([{"prompt": data.build_messages(t)} for t in tasks])
     times, gen_times, gen_tokens = [], [], []
     hf_generate = model.generate
 
-    def timed_generate(*args, **kwargs):   # TRL calls the unwrapped model's generate on CPU
+    def timed_generate(*args, **kwargs):  # TRL calls the unwrapped model's generate on CPU
         t = time.perf_counter()
         out = hf_generate(*args, **kwargs)
         gen_times.append(time.perf_counter() - t)
-        new = out[:, kwargs["input_ids"].shape[1]:] if "input_ids" in kwargs else out
+        new = out[:, kwargs["input_ids"].shape[1] :] if "input_ids" in kwargs else out
         gen_tokens.append(int((new != tok.pad_token_id).sum()))
         return out
 
@@ -89,23 +111,53 @@ def run_trl(steps: int, out: Path) -> dict:
     def reward(completions, **kw):
         return [digit_share(c[0]["content"] if isinstance(c, list) else c) for c in completions]
 
-    args = GRPOConfig(output_dir=str(out), per_device_train_batch_size=PROMPTS * GENERATIONS,
-                      num_generations=GENERATIONS, max_completion_length=NEW_TOKENS,
-                      max_steps=steps, beta=0.0, num_iterations=1, learning_rate=1e-6,
-                      temperature=1.0, logging_steps=1, save_strategy="no", report_to=[],
-                      use_cpu=True, bf16=False, gradient_checkpointing=False,
-                      dataloader_num_workers=0, seed=0)
-    trainer = GRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=ds,
-                          processing_class=tok, callbacks=[StepTimer()])
+    args = GRPOConfig(
+        output_dir=str(out),
+        per_device_train_batch_size=PROMPTS * GENERATIONS,
+        num_generations=GENERATIONS,
+        max_completion_length=NEW_TOKENS,
+        max_steps=steps,
+        beta=0.0,
+        num_iterations=1,
+        learning_rate=1e-6,
+        temperature=1.0,
+        logging_steps=1,
+        save_strategy="no",
+        report_to=[],
+        use_cpu=True,
+        bf16=False,
+        gradient_checkpointing=False,
+        dataloader_num_workers=0,
+        seed=0,
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=reward,
+        args=args,
+        train_dataset=ds,
+        processing_class=tok,
+        callbacks=[StepTimer()],
+    )
     trainer.train()
     # one generate call per step here (steps_per_generation = 1); training = step - generation
     n = min(len(times), len(gen_times))
-    lengths = [h["completions/mean_length"] for h in trainer.state.log_history if "completions/mean_length" in h]
+    lengths = [
+        h["completions/mean_length"]
+        for h in trainer.state.log_history
+        if "completions/mean_length" in h
+    ]
     gen_tps = [k / g for k, g in zip(gen_tokens, gen_times)]
-    train_tps = [PROMPTS * GENERATIONS * L / max(t - g, 1e-9)
-                 for L, t, g in zip(lengths, times[:n], gen_times[:n])]
-    return {"step_s": times, "gen_s": gen_times, "gen_tokens_per_s": gen_tps,
-            "train_tokens_per_s": train_tps, "peak_rss_mb": peak_rss_mb()}
+    train_tps = [
+        PROMPTS * GENERATIONS * L / max(t - g, 1e-9)
+        for L, t, g in zip(lengths, times[:n], gen_times[:n])
+    ]
+    return {
+        "step_s": times,
+        "gen_s": gen_times,
+        "gen_tokens_per_s": gen_tps,
+        "train_tokens_per_s": train_tps,
+        "peak_rss_mb": peak_rss_mb(),
+    }
 
 
 def child(which: str, steps: int):
@@ -127,32 +179,56 @@ def main():
     results = {"ours": [], "trl": [], **({"ours-vllm": []} if a.vllm else {})}
     for r in range(a.repeats):
         for which in results:
-            p = subprocess.run([sys.executable, __file__, "--child", which, "--steps", str(a.steps)],
-                               capture_output=True, text=True)
+            p = subprocess.run(
+                [sys.executable, __file__, "--child", which, "--steps", str(a.steps)],
+                capture_output=True,
+                text=True,
+            )
             line = next((l for l in p.stdout.splitlines() if l.startswith("RESULT ")), None)
             if line is None:
                 raise RuntimeError(f"{which} run failed:\n{p.stderr[-3000:]}")
             res = json.loads(line[7:])
             results[which].append(res)
-            print(f"repeat {r} {which}: steps {['%.1f' % s for s in res['step_s']]} s, "
-                  f"peak RSS {res['peak_rss_mb']:.0f} MB", flush=True)
-    med = {w: statistics.median(s for res in rs for s in res["step_s"][1:]) for w, rs in results.items()}
+            print(
+                f"repeat {r} {which}: steps {['%.1f' % s for s in res['step_s']]} s, "
+                f"peak RSS {res['peak_rss_mb']:.0f} MB",
+                flush=True,
+            )
+    med = {
+        w: statistics.median(s for res in rs for s in res["step_s"][1:])
+        for w, rs in results.items()
+    }
     rss = {w: statistics.median(res["peak_rss_mb"] for res in rs) for w, rs in results.items()}
+
     def tps(which, key):
         xs = [x for res in results[which] for x in res[key][1:] if x]
         return statistics.median(xs) if xs else float("nan")
+
     gen = {w: tps(w, "gen_tokens_per_s") for w in results}
     trn = {w: tps(w, "train_tokens_per_s") for w in results}
     cols = [w for w in ("ours", "ours-vllm") if w in results]
     name = {"ours": "ours (grpo.py, HF generate)", "ours-vllm": "ours (grpo.py, vLLM)"}
-    print("\n| | " + " | ".join(name[w] for w in cols) + " | TRL GRPOTrainer | "
-          + " | ".join(f"{name[w].split(', ')[1][:-1]} / TRL" for w in cols) + " |")
+    print(
+        "\n| | "
+        + " | ".join(name[w] for w in cols)
+        + " | TRL GRPOTrainer | "
+        + " | ".join(f"{name[w].split(', ')[1][:-1]} / TRL" for w in cols)
+        + " |"
+    )
     print("|---" * (2 + 2 * len(cols)) + "|")
-    for label, d, fmt in (("median step time (s)", med, ".2f"), ("peak RSS (MB)", rss, ".0f"),
-                          ("generation tokens/s", gen, ".0f"),
-                          ("training tokens/s (completion tokens / non-generation time)", trn, ".0f")):
-        print(f"| {label} | " + " | ".join(f"{d[w]:{fmt}}" for w in cols) + f" | {d['trl']:{fmt}} | "
-              + " | ".join(f"{d[w] / d['trl']:.2f}" for w in cols) + " |")
+    for label, d, fmt in (
+        ("median step time (s)", med, ".2f"),
+        ("peak RSS (MB)", rss, ".0f"),
+        ("generation tokens/s", gen, ".0f"),
+        ("training tokens/s (completion tokens / non-generation time)", trn, ".0f"),
+    ):
+        print(
+            f"| {label} | "
+            + " | ".join(f"{d[w]:{fmt}}" for w in cols)
+            + f" | {d['trl']:{fmt}} | "
+            + " | ".join(f"{d[w] / d['trl']:.2f}" for w in cols)
+            + " |"
+        )
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ are always mmapped and go back to the OS on free, whatever the vocabulary.
 
     python bench/loss_memory.py            # prints a markdown table
 """
+
 from __future__ import annotations
 
 import os
@@ -58,11 +59,15 @@ print((status("VmHWM") - base) / 1024)
 
 def peak_mb(method: str, T: int, V: int) -> float:
     env = dict(os.environ)
-    chunk = "0"                 # 0: models.auto_chunk_size (~40 MiB blocks, always mmapped)
-    if method == "ours@128":    # the old fixed 128-position chunk (25 MiB blocks at 49k vocab)
+    chunk = "0"  # 0: models.auto_chunk_size (~40 MiB blocks, always mmapped)
+    if method == "ours@128":  # the old fixed 128-position chunk (25 MiB blocks at 49k vocab)
         method, chunk = "ours", "128"
-    out = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT)), method, str(T), str(V), chunk],
-                         capture_output=True, text=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD.format(root=str(ROOT)), method, str(T), str(V), chunk],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-2000:])
     return float(out.stdout.split()[-1])
@@ -72,18 +77,27 @@ def main(lengths=(256, 1024, 4096), vocabs=(49152, 151936)):
     methods = ["naive", "ours@128", "ours"]
     try:
         import trl  # noqa: F401
+
         methods.insert(1, "trl")
     except ImportError:
         print("(trl not installed: `pip install -r bench/requirements.txt` adds the TRL column)")
-    print("| vocab | completion tokens | " + " | ".join(f"{m} peak MB" for m in methods)
-          + " | ours / naive |\n|---|---|" + "---|" * (len(methods) + 1))
+    print(
+        "| vocab | completion tokens | "
+        + " | ".join(f"{m} peak MB" for m in methods)
+        + " | ours / naive |\n|---|---|"
+        + "---|" * (len(methods) + 1)
+    )
     rows = []
     for V in vocabs:
         for T in lengths:
             r = {m: peak_mb(m, T, V) for m in methods}
             rows.append((V, T, r))
-            print(f"| {V} | {T} | " + " | ".join(f"{r[m]:.0f}" for m in methods)
-                  + f" | {r['ours'] / r['naive']:.2f} |", flush=True)
+            print(
+                f"| {V} | {T} | "
+                + " | ".join(f"{r[m]:.0f}" for m in methods)
+                + f" | {r['ours'] / r['naive']:.2f} |",
+                flush=True,
+            )
     return rows
 
 

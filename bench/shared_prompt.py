@@ -11,6 +11,7 @@ prompt prefilled once (`engines.shared_prompt_cache`) and with the plain per-row
 
     python bench/shared_prompt.py [--repeats 3] [--groups 4,8]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,9 +33,15 @@ def batch(tok, G: int, prompts: int = 8, seed: int = 0):
     tasks = data.math_tasks(prompts, "train", seed, ["arithmetic", "percent"], (1,))
     p_ids = data.prompt_ids(tok, tasks)
     gen = torch.Generator().manual_seed(seed)
-    comps = [torch.randint(100, 40000, (int(torch.randint(55, 86, (1,), generator=gen)),),
-                           generator=gen).tolist() for _ in range(prompts * G)]
-    ids, attn, cmask = models.pad_batch([p for p in p_ids for _ in range(G)], comps, tok.pad_token_id)
+    comps = [
+        torch.randint(
+            100, 40000, (int(torch.randint(55, 86, (1,), generator=gen)),), generator=gen
+        ).tolist()
+        for _ in range(prompts * G)
+    ]
+    ids, attn, cmask = models.pad_batch(
+        [p for p in p_ids for _ in range(G)], comps, tok.pad_token_id
+    )
     adv = torch.randn(len(comps), generator=gen)
     return ids, attn, cmask[:, 1:].float(), adv, [len(p) for p in p_ids]
 
@@ -45,8 +52,11 @@ def main():
     ap.add_argument("--groups", default="4,8")
     args = ap.parse_args()
     model, tok = models.load_policy()
-    opt = torch.optim.SGD(model.parameters(), lr=0.0)      # times the step; weights stay put
-    print("| G | rollouts | prompt tokens | tokens in batch | unshared s | shared s | shared / unshared |")
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)  # times the step; weights stay put
+    print(
+        "| G | rollouts | prompt tokens | tokens in batch | unshared s | shared s "
+        "| shared / unshared |"
+    )
     print("|---|---|---|---|---|---|---|")
     for G in (int(g) for g in args.groups.split(",")):
         ids, attn, mask, adv, p_lens = batch(tok, G)
@@ -55,12 +65,17 @@ def main():
             for share in ("false", "true"):
                 cfg = grpo.parse(["--micro_batch_size", str(G), "--share_prompt", share])
                 t = time.perf_counter()
-                grpo.train_on_batch(model, opt, None, ids, attn, mask, adv, cfg,
-                                    0.0, 0.0, 96, 0, {})
+                grpo.train_on_batch(
+                    model, opt, None, ids, attn, mask, adv, cfg, 0.0, 0.0, 96, 0, {}
+                )
                 times[share].append(time.perf_counter() - t)
         off, on = statistics.median(times["false"]), statistics.median(times["true"])
-        print(f"| {G} | {len(adv)} | {min(p_lens)}-{max(p_lens)} | {int(attn.sum())} | {off:.1f} | {on:.1f} "
-              f"| {on / off:.2f} |", flush=True)
+        print(
+            f"| {G} | {len(adv)} | {min(p_lens)}-{max(p_lens)} | {int(attn.sum())} "
+            f"| {off:.1f} | {on:.1f} "
+            f"| {on / off:.2f} |",
+            flush=True,
+        )
 
     print()
     print("| G | rollouts | plain prefill s | shared prefill s | shared / plain |")
@@ -75,7 +90,10 @@ def main():
             for mode in ("plain", "shared"):
                 engines.shared_prompt_cache = real if mode == "shared" else (lambda m, i, a: {})
                 t = time.perf_counter()
-                engine.generate(data.prompt_ids(tok, tasks), engines.SamplingParams(**{**params.__dict__, "n": G}))
+                engine.generate(
+                    data.prompt_ids(tok, tasks),
+                    engines.SamplingParams(**{**params.__dict__, "n": G}),
+                )
                 times[mode].append(time.perf_counter() - t)
         engines.shared_prompt_cache = real
         off, on = statistics.median(times["plain"]), statistics.median(times["shared"])

@@ -11,6 +11,7 @@ Reported per verifier: accuracy, false accepts (said True, should be False), fal
 mean / p95 / max time per case (wall clock, first call included: our worker process boots
 in the background during the first call).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,6 +30,7 @@ from math_cases import CASES  # noqa: E402
 
 def mathverify_readme(completion: str, gold: str) -> bool:
     from math_verify import parse, verify
+
     try:
         return bool(verify(parse("\\boxed{" + gold + "}"), parse(completion)))
     except Exception:  # noqa: BLE001
@@ -47,19 +49,29 @@ def run(name: str, fn, cases) -> dict:
             errors.append((cat, completion[-120:], gold, expected))
     times_sorted = sorted(times)
     return {
-        "name": name, "n": len(cases), "accuracy": 1 - (fa + fr) / len(cases), "false_accepts": fa,
-        "false_rejects": fr, "mean_ms": 1000 * statistics.mean(times),
-        "p95_ms": 1000 * times_sorted[int(0.95 * (len(times) - 1))], "max_ms": 1000 * times_sorted[-1],
+        "name": name,
+        "n": len(cases),
+        "accuracy": 1 - (fa + fr) / len(cases),
+        "false_accepts": fa,
+        "false_rejects": fr,
+        "mean_ms": 1000 * statistics.mean(times),
+        "p95_ms": 1000 * times_sorted[int(0.95 * (len(times) - 1))],
+        "max_ms": 1000 * times_sorted[-1],
         "errors": errors,
     }
 
 
 def table(rows: list[dict]) -> str:
-    out = ["| verifier | cases | accuracy | false accepts | false rejects | mean ms | p95 ms | max ms |",
-           "|---|---|---|---|---|---|---|---|"]
+    out = [
+        "| verifier | cases | accuracy | false accepts | false rejects "
+        "| mean ms | p95 ms | max ms |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        out.append(f"| {r['name']} | {r['n']} | {100 * r['accuracy']:.1f}% | {r['false_accepts']} | "
-                   f"{r['false_rejects']} | {r['mean_ms']:.2f} | {r['p95_ms']:.2f} | {r['max_ms']:.0f} |")
+        out.append(
+            f"| {r['name']} | {r['n']} | {100 * r['accuracy']:.1f}% | {r['false_accepts']} | "
+            f"{r['false_rejects']} | {r['mean_ms']:.2f} | {r['p95_ms']:.2f} | {r['max_ms']:.0f} |"
+        )
     return "\n".join(out)
 
 
@@ -72,8 +84,11 @@ def main() -> None:
     import math_verify  # noqa: F401  (import time not counted for either side)
 
     import rewards
-    rows = [run("math-verify (README usage)", mathverify_readme, CASES),
-            run("rewards.verify_math", rewards.verify_math, CASES)]
+
+    rows = [
+        run("math-verify (README usage)", mathverify_readme, CASES),
+        run("rewards.verify_math", rewards.verify_math, CASES),
+    ]
     text = "## verify_math vs math-verify\n\n" + table(rows) + "\n"
     print(text)
     if args.errors:

@@ -9,7 +9,7 @@ taken from any evaluation set.
 T = "<think>\nLet me work this out step by step. 2 + 2 = 4, then ...\n</think>\n\n"
 
 CASES: list[tuple[str, str, str, bool]] = [
-    # ---- think block -----------------------------------------------------------------------
+    # ---- think block -----------------------------------------------------------------------------
     ("think", T + "The answer is $\\boxed{4}$.", "4", True),
     ("think", "<think>so the answer is \\boxed{4}</think>\n\nI am not sure.", "4", False),
     ("think", "<think>I think it is \\boxed{4} but let me keep going and", "4", False),
@@ -21,8 +21,7 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("think", "<think></think>\\boxed{7}", "7", True),
     ("think", "No think tags here, so \\boxed{7}.", "7", True),
     ("think", "<think>long thoughts \\boxed{7}</think>", "7", False),
-
-    # ---- box extraction --------------------------------------------------------------------
+    # ---- box extraction --------------------------------------------------------------------------
     ("box", "So $x = \\boxed{10}$.", "10", True),
     ("box", "We get \\boxed{10} first, and after checking, \\boxed{10}.", "10", True),
     ("box", "\\fbox{42}", "42", True),
@@ -45,8 +44,7 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("box", "\\boxed{B}", "\\text{(B)}", True),
     ("box", "\\boxed{C}", "\\text{(B)}", False),
     ("box", "\\boxed{\\frac{1}{2}", "\\frac{1}{2}", False),
-
-    # ---- anchored statements without a box ----------------------------------------------------
+    # ---- anchored statements without a box -------------------------------------------------------
     ("anchor", T + "The answer is 42.", "42", True),
     ("anchor", T + "The final answer is $\\frac{3}{5}$. I hope it is correct.", "\\frac35", True),
     ("anchor", T + "Answer: 17", "17", True),
@@ -65,8 +63,7 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("anchor", T + "The answer is $5$ cm.", "5", True),
     ("anchor", T + "the answer is: **12**", "12", True),
     ("anchor", T + "The answer is $12$ and the question asked for 13.", "13", False),
-
-    # ---- hedges ---------------------------------------------------------------------------------
+    # ---- hedges ----------------------------------------------------------------------------------
     ("hedge", "The answer is 42 or 43.", "42", False),
     ("hedge", "\\boxed{42 \\text{ or } 43}", "42", False),
     ("hedge", "\\boxed{\\pm 2}", "2", False),
@@ -83,8 +80,7 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("hedge", "\\boxed{\\approx 3.14}", "\\pi", False),
     ("hedge", "\\boxed{3 \\lor 4}", "4", False),
     ("hedge", "\\boxed{5?}", "5", False),
-
-    # ---- GSM8K gold -----------------------------------------------------------------------------
+    # ---- GSM8K gold ------------------------------------------------------------------------------
     ("gsm8k", "\\boxed{1234}", "Janet sells 1,234 eggs.\n#### 1,234", True),
     ("gsm8k", "\\boxed{1,234}", "#### 1234", True),
     ("gsm8k", "\\boxed{1\\,234}", "#### 1,234", True),
@@ -101,8 +97,7 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("gsm8k", "\\boxed{0.5}", "#### .5", True),
     ("gsm8k", "\\boxed{1,000,000}", "#### 1000000", True),
     ("gsm8k", "\\boxed{100000}", "#### 1000000", False),
-
-    # ---- AIME -------------------------------------------------------------------------------------
+    # ---- AIME ------------------------------------------------------------------------------------
     ("aime", "\\boxed{7}", "007", True),
     ("aime", "\\boxed{007}", "7", True),
     ("aime", "\\boxed{070}", "7", False),
@@ -110,8 +105,7 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("aime", "\\boxed{250}", "025", False),
     ("aime", "\\boxed{0}", "000", True),
     ("aime", "\\boxed{199}", "199", True),
-
-    # ---- MATH LaTeX: fractions and radicals -------------------------------------------------------
+    # ---- MATH LaTeX: fractions and radicals ------------------------------------------------------
     ("frac", "\\boxed{\\dfrac{1}{2}}", "\\frac{1}{2}", True),
     ("frac", "\\boxed{\\tfrac13}", "\\frac{1}{3}", True),
     ("frac", "\\boxed{1/3}", "\\frac13", True),
@@ -131,8 +125,7 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("frac", "\\boxed{\\frac{1+\\sqrt{5}}{2}}", "\\dfrac{1 + \\sqrt5}{2}", True),
     ("frac", "\\boxed{\\frac{1-\\sqrt{5}}{2}}", "\\frac{1+\\sqrt{5}}{2}", False),
     ("frac", "\\boxed{\\frac{9}{7}}", "\\frac97", True),
-
-    # ---- exactness -----------------------------------------------------------------------------
+    # ---- exactness -------------------------------------------------------------------------------
     ("exact", "\\boxed{\\frac{1}{2^{98}}}", "\\frac{1}{2^{99}}", False),
     ("exact", "\\boxed{\\frac{1}{2^{99}}}", "\\frac{1}{2^{99}}", True),
     ("exact", "\\boxed{2^{-99}}", "\\frac{1}{2^{99}}", True),
@@ -148,8 +141,7 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("exact", "\\boxed{1 - 10^{-20}}", "1", False),
     ("exact", "\\boxed{10^{20}+1}", "10^{20}", False),
     ("exact", "\\boxed{\\frac{\\pi}{10^{30}}}", "\\frac{\\pi}{10^{31}}", False),
-
-    # ---- thousands, scientific notation, repeating decimals, unicode ---------------------------
+    # ---- thousands, scientific notation, repeating decimals, unicode -----------------------------
     ("number", "\\boxed{1,000}", "1000", True),
     ("number", "\\boxed{1\\,000}", "1000", True),
     ("number", "\\boxed{10,000}", "1000", False),
@@ -175,7 +167,6 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("number", "\\boxed{+7}", "7", True),
     ("number", "\\boxed{7.0}", "7", True),
     ("number", "\\boxed{7.01}", "7", False),
-
     # ---- percentages, degrees, units -------------------------------------------------------------
     ("units", "\\boxed{25\\%}", "25", True),
     ("units", "\\boxed{25}", "25\\%", True),
@@ -194,7 +185,6 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("units", "\\boxed{5 \\text{ meters}}", "5", True),
     ("units", "\\boxed{5\\mbox{ inches}}", "5", True),
     ("units", "\\boxed{4 \\text{ hours}}", "4", True),
-
     # ---- equations and assignments ---------------------------------------------------------------
     ("equation", "\\boxed{3}", "x=3", True),
     ("equation", "\\boxed{x=3}", "3", True),
@@ -207,8 +197,7 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("equation", "\\boxed{x \\in [1, 2]}", "[1,2]", True),
     ("equation", "\\boxed{f(x) = x^2}", "x^2", True),
     ("equation", "\\boxed{k = \\frac{1}{2}}", "\\frac12", True),
-
-    # ---- symbolic expressions -----------------------------------------------------------------------
+    # ---- symbolic expressions --------------------------------------------------------------------
     ("symbolic", "\\boxed{(x+1)^2}", "x^2+2x+1", True),
     ("symbolic", "\\boxed{x^2+2x+2}", "(x+1)^2", False),
     ("symbolic", "\\boxed{2(x+y)}", "2x+2y", True),
@@ -225,22 +214,30 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("symbolic", "\\boxed{3-4i}", "3+4i", False),
     ("symbolic", "\\boxed{a+b}", "b+a", True),
     ("symbolic", "\\boxed{ab}", "a+b", False),
-
-    # ---- intervals ------------------------------------------------------------------------------
+    # ---- intervals -------------------------------------------------------------------------------
     ("interval", "\\boxed{(1, 2]}", "(1,2]", True),
     ("interval", "\\boxed{[1, 2]}", "(1,2]", False),
     ("interval", "\\boxed{(-\\infty, 3)}", "(-\\infty,3)", True),
     ("interval", "\\boxed{(-\\infty, 3]}", "(-\\infty,3)", False),
     ("interval", "\\boxed{(-\\infty, 3) \\cup (5, \\infty)}", "(-\\infty,3)\\cup(5,\\infty)", True),
-    ("interval", "\\boxed{(-\\infty, 3) \\cup [5, \\infty)}", "(-\\infty,3)\\cup(5,\\infty)", False),
+    (
+        "interval",
+        "\\boxed{(-\\infty, 3) \\cup [5, \\infty)}",
+        "(-\\infty,3)\\cup(5,\\infty)",
+        False,
+    ),
     ("interval", "\\boxed{\\left[ \\frac{1}{2}, 3 \\right)}", "[0.5,3)", True),
     ("interval", "\\boxed{[2, \\infty)}", "[2,\\infty)", True),
     ("interval", "\\boxed{[2, ∞)}", "[2,\\infty)", True),
-
-    # ---- tuples, sets, lists ------------------------------------------------------------------------
+    # ---- tuples, sets, lists ---------------------------------------------------------------------
     ("tuple", "\\boxed{(1, 2)}", "(1,2)", True),
     ("tuple", "\\boxed{(2, 1)}", "(1,2)", False),
-    ("tuple", "\\boxed{\\left( 3, \\frac{\\pi}{2} \\right)}", "\\left(3,\\frac{\\pi}{2}\\right)", True),
+    (
+        "tuple",
+        "\\boxed{\\left( 3, \\frac{\\pi}{2} \\right)}",
+        "\\left(3,\\frac{\\pi}{2}\\right)",
+        True,
+    ),
     ("tuple", "\\boxed{(3, \\frac{\\pi}{3})}", "\\left(3,\\frac{\\pi}{2}\\right)", False),
     ("tuple", "\\boxed{(1, 2, 3)}", "(1,2,3)", True),
     ("tuple", "\\boxed{(1, 2)}", "(1,2,3)", False),
@@ -258,20 +255,38 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("list", "\\boxed{\\frac12, 2}", "2, \\frac{1}{2}", True),
     ("list", "\\boxed{\\frac12, 3}", "2, \\frac{1}{2}", False),
     ("list", "The solutions are $x=1$ and $x=3$. Answer: $1$ and $3$", "1, 3", True),
-
-    # ---- matrices and vectors -----------------------------------------------------------------------
-    ("matrix", "\\boxed{\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}}",
-     "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", True),
-    ("matrix", "\\boxed{\\begin{bmatrix} 1 & 2 \\\\ 3 & 4 \\end{bmatrix}}",
-     "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", True),
-    ("matrix", "\\boxed{\\begin{pmatrix} 1 & 2 \\\\ 4 & 3 \\end{pmatrix}}",
-     "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", False),
-    ("matrix", "\\boxed{\\begin{pmatrix} 0.5 \\\\ -1 \\end{pmatrix}}",
-     "\\begin{pmatrix}\\frac12\\\\-1\\end{pmatrix}", True),
-    ("matrix", "\\boxed{\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}}",
-     "\\begin{pmatrix}1\\\\2\\\\3\\end{pmatrix}", False),
-
-    # ---- text answers -------------------------------------------------------------------------------
+    # ---- matrices and vectors --------------------------------------------------------------------
+    (
+        "matrix",
+        "\\boxed{\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}}",
+        "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",
+        True,
+    ),
+    (
+        "matrix",
+        "\\boxed{\\begin{bmatrix} 1 & 2 \\\\ 3 & 4 \\end{bmatrix}}",
+        "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",
+        True,
+    ),
+    (
+        "matrix",
+        "\\boxed{\\begin{pmatrix} 1 & 2 \\\\ 4 & 3 \\end{pmatrix}}",
+        "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",
+        False,
+    ),
+    (
+        "matrix",
+        "\\boxed{\\begin{pmatrix} 0.5 \\\\ -1 \\end{pmatrix}}",
+        "\\begin{pmatrix}\\frac12\\\\-1\\end{pmatrix}",
+        True,
+    ),
+    (
+        "matrix",
+        "\\boxed{\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}}",
+        "\\begin{pmatrix}1\\\\2\\\\3\\end{pmatrix}",
+        False,
+    ),
+    # ---- text answers ----------------------------------------------------------------------------
     ("text", "\\boxed{\\text{Monday}}", "\\text{Monday}", True),
     ("text", "\\boxed{monday}", "\\text{Monday}", True),
     ("text", "\\boxed{\\text{Tuesday}}", "\\text{Monday}", False),
@@ -279,8 +294,7 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("text", "\\boxed{\\text{odd}}", "\\text{even}", False),
     ("text", "\\boxed{(A)}", "A", True),
     ("text", "\\boxed{A}", "B", False),
-
-    # ---- safety: towers, long answers, garbage ------------------------------------------------------
+    # ---- safety: towers, long answers, garbage ---------------------------------------------------
     ("safety", "\\boxed{9^{9^{9^{9}}}}", "1", False),
     ("safety", "\\boxed{9^{9^{9^{9}}}}", "9^{9^{9^{9}}}", True),
     ("safety", "\\boxed{2^{2^{2^{2^{2}}}}}", "2^{65536}", False),
@@ -299,59 +313,64 @@ CASES: list[tuple[str, str, str, bool]] = [
 # ---- realistic layouts (answer region after a think block) ------------------------------------
 T2 = "<think>hmm</think>\n"
 CASES += [
-    ("realistic", T2 + "**Final Answer**\n\\[\n\\boxed{\\dfrac{5}{12}}\n\\]","\\frac{5}{12}",True),
-    ("realistic", T2 + "$\\boxed{5}$ cm","5",True),
-    ("realistic", T2 + "The answer is 5/12.","\\frac{5}{12}",True),
-    ("realistic", T2 + "\\boxed{\\textbf{(A)}}","\\text{A}",True),
-    ("realistic", T2 + "\\boxed{A}","(A)",True),
-    ("realistic", T2 + "\\boxed{\\$1.5}","\\$1.50",True),
-    ("realistic", T2 + "\\boxed{\\sqrt{32}}","4\\sqrt{2}",True),
-    ("realistic", T2 + "The final answer is: $\\boxed{1}$","1",True),
-    ("realistic", T2 + "\\boxed{(-\\infty,2)}","x \\in (-\\infty, 2)",True),
-    ("realistic", T2 + "\\boxed{-0.5}","-\\frac{1}{2}",True),
-    ("realistic", T2 + "\\boxed{5}.","5",True),
-    ("realistic", T2 + "\\boxed{x = 2 \\text{ or } x = -3}","2, -3",True),
-    ("realistic", T2 + "The answer is 3.5 hours.","\\frac72",True),
-    ("realistic", T2 + "Therefore, Janet makes $18 every day.\n\n**Answer: $18**","18",True),
-    ("realistic", T2 + "Answer: \\(\\frac{1}{2}\\)","0.5",True),
-    ("realistic", T2 + "\\boxed{\\$1,234.56}","1234.56",True),
-    ("realistic", T2 + "\\boxed{50\\%}","\\frac12",True),
-    ("realistic", T2 + "\\boxed{10 degrees}","10^{\\circ}",True),
-    ("realistic", T2 + "\\boxed{033}","33",True),
-    ("realistic", T2 + "\\boxed{42} (or possibly 43)","42",False),
-    ("realistic", T2 + "\\boxed{3 \\text{ and } 4}","3",False),
-    ("realistic", T2 + "\\boxed{3 \\text{ and } 4}","3, 4",True),
-    ("realistic", T2 + "The answer is 5, since 2+3=5.","5",True),
-    ("realistic", T2 + "The answer is not 5, it is 6","5",False),
-    ("realistic", T2 + "\\boxed{x = 3, y = 4}","(3,4)",True),
-    ("realistic", T2 + "So the answer is \\(\\boxed{12}\\) square units.","12",True),
-    ("realistic", T2 + "\\boxed{\\frac{3}{2}}","1.5",True),
-    ("realistic", T2 + "\\boxed{1.5}","\\frac{3}{2}",True),
-    ("realistic", T2 + "\\boxed{12.5\\%}","12.5\\%",True),
-    ("realistic", T2 + "\\boxed{\\frac{\\sqrt{3}}{3}}","\\frac{1}{\\sqrt{3}}",True),
-    ("realistic", T2 + "\\boxed{y = -2x + 1}","y=-2x+1",True),
-    ("realistic", T2 + "\\boxed{2\\pi}","2 \\pi",True),
-    ("realistic", T2 + "\\boxed{\\{2, 1\\}}","\\{1,2\\}",True),
-    ("realistic", T2 + "\\boxed{\\text{B}}","B",True),
-    ("realistic", T2 + "\\boxed{B) 5}","B",False),
-    ("realistic", T2 + "Final Answer: The final answer is $6$. I hope it is correct.","6",True),
-    ("realistic", T2 + "\\boxed{6}","6.0",True),
-    ("realistic", T2 + "\\boxed{\\frac{1}{6}}","\\frac{1}{6}\\text{ hours}",True),
-    ("realistic", T2 + "\\boxed{\\infty}","\\infty",True),
-    ("realistic", T2 + "\\boxed{-\\infty}","\\infty",False),
-    ("realistic", T2 + "\\boxed{0}","0",True),
-    ("realistic", T2 + "\\boxed{\\emptyset}","\\emptyset",True),
-    ("realistic", T2 + "\\boxed{a = 2, b = 3}","a=2, b=3",True),
-    ("realistic", T2 + "\\boxed{a = 3, b = 2}","a=2, b=3",False),
-    ("realistic", T2 + "\\boxed{\\dfrac{1}{2}\\pi}","\\frac{\\pi}{2}",True),
-    ("realistic", T2 + "\\boxed{3\\sqrt{2}\\text{ cm}}","3\\sqrt2",True),
-    ("realistic", T2 + "\\boxed{\\sqrt{2}\\,\\text{m}}","\\sqrt2",True),
-    ("realistic", T2 + "\\boxed{1\\ 000\\ 000}","10^6",True),
-    ("realistic", T2 + "\\boxed{2.5 \\times 10^{-3}}","0.0025",True),
-    ("realistic", T2 + "\\boxed{6.02 \\times 10^{23}}","6.02e23",True),
-    ("realistic", T2 + "\\boxed{\\text{(C)}}","C",True),
-    ("realistic", T2 + "\\boxed{\\mathrm{C}}","\\text{(C)}",True),
-    ("realistic", T2 + "\\boxed{x^2-5x+6}","(x-2)(x-3)",True),
-    ("realistic", T2 + "\\boxed{[-1, 1]}","[-1,1]",True),
-    ("realistic", T2 + "\\boxed{\\left\\{ -1, 1 \\right\\}}","\\{-1,1\\}",True),
+    (
+        "realistic",
+        T2 + "**Final Answer**\n\\[\n\\boxed{\\dfrac{5}{12}}\n\\]",
+        "\\frac{5}{12}",
+        True,
+    ),
+    ("realistic", T2 + "$\\boxed{5}$ cm", "5", True),
+    ("realistic", T2 + "The answer is 5/12.", "\\frac{5}{12}", True),
+    ("realistic", T2 + "\\boxed{\\textbf{(A)}}", "\\text{A}", True),
+    ("realistic", T2 + "\\boxed{A}", "(A)", True),
+    ("realistic", T2 + "\\boxed{\\$1.5}", "\\$1.50", True),
+    ("realistic", T2 + "\\boxed{\\sqrt{32}}", "4\\sqrt{2}", True),
+    ("realistic", T2 + "The final answer is: $\\boxed{1}$", "1", True),
+    ("realistic", T2 + "\\boxed{(-\\infty,2)}", "x \\in (-\\infty, 2)", True),
+    ("realistic", T2 + "\\boxed{-0.5}", "-\\frac{1}{2}", True),
+    ("realistic", T2 + "\\boxed{5}.", "5", True),
+    ("realistic", T2 + "\\boxed{x = 2 \\text{ or } x = -3}", "2, -3", True),
+    ("realistic", T2 + "The answer is 3.5 hours.", "\\frac72", True),
+    ("realistic", T2 + "Therefore, Janet makes $18 every day.\n\n**Answer: $18**", "18", True),
+    ("realistic", T2 + "Answer: \\(\\frac{1}{2}\\)", "0.5", True),
+    ("realistic", T2 + "\\boxed{\\$1,234.56}", "1234.56", True),
+    ("realistic", T2 + "\\boxed{50\\%}", "\\frac12", True),
+    ("realistic", T2 + "\\boxed{10 degrees}", "10^{\\circ}", True),
+    ("realistic", T2 + "\\boxed{033}", "33", True),
+    ("realistic", T2 + "\\boxed{42} (or possibly 43)", "42", False),
+    ("realistic", T2 + "\\boxed{3 \\text{ and } 4}", "3", False),
+    ("realistic", T2 + "\\boxed{3 \\text{ and } 4}", "3, 4", True),
+    ("realistic", T2 + "The answer is 5, since 2+3=5.", "5", True),
+    ("realistic", T2 + "The answer is not 5, it is 6", "5", False),
+    ("realistic", T2 + "\\boxed{x = 3, y = 4}", "(3,4)", True),
+    ("realistic", T2 + "So the answer is \\(\\boxed{12}\\) square units.", "12", True),
+    ("realistic", T2 + "\\boxed{\\frac{3}{2}}", "1.5", True),
+    ("realistic", T2 + "\\boxed{1.5}", "\\frac{3}{2}", True),
+    ("realistic", T2 + "\\boxed{12.5\\%}", "12.5\\%", True),
+    ("realistic", T2 + "\\boxed{\\frac{\\sqrt{3}}{3}}", "\\frac{1}{\\sqrt{3}}", True),
+    ("realistic", T2 + "\\boxed{y = -2x + 1}", "y=-2x+1", True),
+    ("realistic", T2 + "\\boxed{2\\pi}", "2 \\pi", True),
+    ("realistic", T2 + "\\boxed{\\{2, 1\\}}", "\\{1,2\\}", True),
+    ("realistic", T2 + "\\boxed{\\text{B}}", "B", True),
+    ("realistic", T2 + "\\boxed{B) 5}", "B", False),
+    ("realistic", T2 + "Final Answer: The final answer is $6$. I hope it is correct.", "6", True),
+    ("realistic", T2 + "\\boxed{6}", "6.0", True),
+    ("realistic", T2 + "\\boxed{\\frac{1}{6}}", "\\frac{1}{6}\\text{ hours}", True),
+    ("realistic", T2 + "\\boxed{\\infty}", "\\infty", True),
+    ("realistic", T2 + "\\boxed{-\\infty}", "\\infty", False),
+    ("realistic", T2 + "\\boxed{0}", "0", True),
+    ("realistic", T2 + "\\boxed{\\emptyset}", "\\emptyset", True),
+    ("realistic", T2 + "\\boxed{a = 2, b = 3}", "a=2, b=3", True),
+    ("realistic", T2 + "\\boxed{a = 3, b = 2}", "a=2, b=3", False),
+    ("realistic", T2 + "\\boxed{\\dfrac{1}{2}\\pi}", "\\frac{\\pi}{2}", True),
+    ("realistic", T2 + "\\boxed{3\\sqrt{2}\\text{ cm}}", "3\\sqrt2", True),
+    ("realistic", T2 + "\\boxed{\\sqrt{2}\\,\\text{m}}", "\\sqrt2", True),
+    ("realistic", T2 + "\\boxed{1\\ 000\\ 000}", "10^6", True),
+    ("realistic", T2 + "\\boxed{2.5 \\times 10^{-3}}", "0.0025", True),
+    ("realistic", T2 + "\\boxed{6.02 \\times 10^{23}}", "6.02e23", True),
+    ("realistic", T2 + "\\boxed{\\text{(C)}}", "C", True),
+    ("realistic", T2 + "\\boxed{\\mathrm{C}}", "\\text{(C)}", True),
+    ("realistic", T2 + "\\boxed{x^2-5x+6}", "(x-2)(x-3)", True),
+    ("realistic", T2 + "\\boxed{[-1, 1]}", "[-1,1]", True),
+    ("realistic", T2 + "\\boxed{\\left\\{ -1, 1 \\right\\}}", "\\{-1,1\\}", True),
 ]

@@ -1,4 +1,5 @@
 """bench/gpu.sh: the CPU smoke mode (tiny model, HF generate + training step) and the SKIP path."""
+
 import json
 import os
 import shutil
@@ -13,12 +14,23 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_gpu_bench_cpu_smoke(tmp_path):
     env = {**os.environ, "OUT": str(tmp_path), "PYTHON": sys.executable}
-    proc = subprocess.run(["bash", "bench/gpu.sh", "--device", "cpu", "--model", "tiny",
-                           "--max-new-tokens", "8"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        ["bash", "bench/gpu.sh", "--device", "cpu", "--model", "tiny", "--max-new-tokens", "8"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "| model | part | engine | seqs | tokens | seconds | tokens/s | peak mem GiB |" in proc.stdout
-    rows = {r["part"]: r for r in map(json.loads, (tmp_path / "gpu_timing.jsonl").read_text().splitlines())}
+    assert (
+        "| model | part | engine | seqs | tokens | seconds | tokens/s | peak mem GiB |"
+        in proc.stdout
+    )
+    rows = {
+        r["part"]: r
+        for r in map(json.loads, (tmp_path / "gpu_timing.jsonl").read_text().splitlines())
+    }
     assert {"setup", "hf_generate", "train_step", "sync_weights", "total"} <= set(rows)
     hf, train = rows["hf_generate"], rows["train_step"]
     assert hf["engine"] == "hf" and hf["sequences"] == 4 and hf["tokens"] > 0
@@ -26,12 +38,18 @@ def test_gpu_bench_cpu_smoke(tmp_path):
     assert train["steps"] >= 1 and train["tokens"] > 0 and train["seconds"] > 0
     assert train["tokens_per_s"] > 0 and train["peak_mem_gib"] > 0 and train["loss_finite"]
     assert train["mem_kind"] == "cpu_peak_rss" and train["bf16_autocast"] is False
-    assert rows["sync_weights"]["engine"] == "hf"          # no vLLM on CPU: nothing to copy
+    assert rows["sync_weights"]["engine"] == "hf"  # no vLLM on CPU: nothing to copy
     assert "vllm_generate" not in rows
 
 
 @pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="this machine has nvidia-smi")
 def test_gpu_bench_skips_without_gpu(tmp_path):
-    proc = subprocess.run(["bash", "bench/gpu.sh"], cwd=ROOT, env={**os.environ, "OUT": str(tmp_path)},
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        ["bash", "bench/gpu.sh"],
+        cwd=ROOT,
+        env={**os.environ, "OUT": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 3 and "SKIP" in proc.stdout

@@ -4,6 +4,7 @@ official Qwen3 chat template renders.
 Both templates are rendered by the tokenizer's own `apply_chat_template` (transformers' Jinja
 environment) on the same conversations and settings, and compared byte for byte.
 """
+
 import copy
 import itertools
 
@@ -114,102 +115,215 @@ def tok(tokenizer):
 
 def render(tok, messages, template=None, tools=None, **kw):
     """`template=None` renders the tokenizer's own template (chat_template.CHAT_TEMPLATE)."""
-    return tok.apply_chat_template(messages, tokenize=False, chat_template=template, tools=tools, **kw)
+    return tok.apply_chat_template(
+        messages, tokenize=False, chat_template=template, tools=tools, **kw
+    )
 
 
-WEATHER_TOOL = {"type": "function", "function": {
-    "name": "get_weather", "description": "Current weather in a city.",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
-CALC_TOOL = {"type": "function", "function": {
-    "name": "calc", "description": "Evaluate an arithmetic expression, e.g. 2×3.",
-    "parameters": {"type": "object", "properties": {"expr": {"type": "string"}}}}}
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather in a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
+CALC_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "calc",
+        "description": "Evaluate an arithmetic expression, e.g. 2×3.",
+        "parameters": {"type": "object", "properties": {"expr": {"type": "string"}}},
+    },
+}
 
 
 def call(name, arguments):
     return {"type": "function", "function": {"name": name, "arguments": arguments}}
 
 
-U = lambda c: {"role": "user", "content": c}                       # noqa: E731
-S = lambda c: {"role": "system", "content": c}                     # noqa: E731
-A = lambda c, **kw: {"role": "assistant", "content": c, **kw}      # noqa: E731
-T = lambda c: {"role": "tool", "content": c}                       # noqa: E731
+U = lambda c: {"role": "user", "content": c}  # noqa: E731
+S = lambda c: {"role": "system", "content": c}  # noqa: E731
+A = lambda c, **kw: {"role": "assistant", "content": c, **kw}  # noqa: E731
+T = lambda c: {"role": "tool", "content": c}  # noqa: E731
 
 # name -> (messages, tools)
 CONVERSATIONS = {
     "single_user": ([U("What is 2+2?")], None),
-    "single_turn_reasoning_content": ([U("What is 2+2?"), A("\\boxed{4}", reasoning_content="2+2=4.")], None),
-    "single_turn_inline_think": ([U("What is 2+2?"), A("<think>\n2+2=4.\n</think>\n\n\\boxed{4}")], None),
+    "single_turn_reasoning_content": (
+        [U("What is 2+2?"), A("\\boxed{4}", reasoning_content="2+2=4.")],
+        None,
+    ),
+    "single_turn_inline_think": (
+        [U("What is 2+2?"), A("<think>\n2+2=4.\n</think>\n\n\\boxed{4}")],
+        None,
+    ),
     "single_turn_no_reasoning": ([U("Hi"), A("Hello")], None),
     "inline_think_without_newlines": ([U("Hi"), A("<think>hm</think>Hello")], None),
     "reasoning_content_none_inline_think": (
-        [U("Hi"), A("<think>\nparsed\n</think>\n\nHello", reasoning_content=None)], None),
+        [U("Hi"), A("<think>\nparsed\n</think>\n\nHello", reasoning_content=None)],
+        None,
+    ),
     "reasoning_content_wins_over_inline": (
-        [U("Hi"), A("<think>\ninline\n</think>\n\nHello", reasoning_content="given")], None),
+        [U("Hi"), A("<think>\ninline\n</think>\n\nHello", reasoning_content="given")],
+        None,
+    ),
     "reasoning_with_surrounding_newlines": (
-        [U("Hi"), A("\n\nHello", reasoning_content="\n\nlots of thought\n\n")], None),
-    "empty_reasoning_last_turn": ([U("2+2? /no_think"), A("\\boxed{4}", reasoning_content="")], None),
+        [U("Hi"), A("\n\nHello", reasoning_content="\n\nlots of thought\n\n")],
+        None,
+    ),
+    "empty_reasoning_last_turn": (
+        [U("2+2? /no_think"), A("\\boxed{4}", reasoning_content="")],
+        None,
+    ),
     "multi_turn_reasoning_content": (
-        [U("Hi"), A("a1", reasoning_content="r1"), U("And 3+3?"), A("6", reasoning_content="r2")], None),
+        [U("Hi"), A("a1", reasoning_content="r1"), U("And 3+3?"), A("6", reasoning_content="r2")],
+        None,
+    ),
     "multi_turn_inline_think": (
-        [U("Hi"), A("<think>\nr1\n</think>\n\na1"), U("And 3+3?"), A("<think>\nr2\n</think>\n\n6")], None),
-    "multi_turn_ends_with_user": (
-        [U("Hi"), A("<think>\nr1\n</think>\n\na1"), U("And 3+3?")], None),
+        [U("Hi"), A("<think>\nr1\n</think>\n\na1"), U("And 3+3?"), A("<think>\nr2\n</think>\n\n6")],
+        None,
+    ),
+    "multi_turn_ends_with_user": ([U("Hi"), A("<think>\nr1\n</think>\n\na1"), U("And 3+3?")], None),
     "no_think_then_think": (
-        [U("2+2? /no_think"), A("4", reasoning_content=""), U("And 3+3? /think"),
-         A("6", reasoning_content="3+3=6.")], None),
+        [
+            U("2+2? /no_think"),
+            A("4", reasoning_content=""),
+            U("And 3+3? /think"),
+            A("6", reasoning_content="3+3=6."),
+        ],
+        None,
+    ),
     "think_then_no_think": (
-        [U("2+2? /think"), A("4", reasoning_content="2+2=4."), U("And 3+3? /no_think"),
-         A("6", reasoning_content="3+3=6.")], None),
+        [
+            U("2+2? /think"),
+            A("4", reasoning_content="2+2=4."),
+            U("And 3+3? /no_think"),
+            A("6", reasoning_content="3+3=6."),
+        ],
+        None,
+    ),
     "think_then_no_think_prompt": (
-        [U("2+2? /think"), A("<think>\n2+2=4.\n</think>\n\n4"), U("And 3+3? /no_think")], None),
+        [U("2+2? /think"), A("<think>\n2+2=4.\n</think>\n\n4"), U("And 3+3? /no_think")],
+        None,
+    ),
     "both_flags_in_one_turn": (
-        [U("/think 2+2? /no_think"), A("4", reasoning_content="2+2=4.")], None),
+        [U("/think 2+2? /no_think"), A("4", reasoning_content="2+2=4.")],
+        None,
+    ),
     "system_with_flag": (
-        [S("Be brief. /no_think"), U("Hi"), A("<think>\nr1\n</think>\n\na1"),
-         U("/no_think And 3+3? /think"), A("6", reasoning_content="r2")], None),
+        [
+            S("Be brief. /no_think"),
+            U("Hi"),
+            A("<think>\nr1\n</think>\n\na1"),
+            U("/no_think And 3+3? /think"),
+            A("6", reasoning_content="r2"),
+        ],
+        None,
+    ),
     "system_with_flag_prompt": ([S("You are helpful. /no_think"), U("What is 2+2?")], None),
     "second_system_message": (
-        [S("first"), U("Hi"), A("a1", reasoning_content="r1"), S("second /think"), U("Again"),
-         A("a2", reasoning_content="r2")], None),
+        [
+            S("first"),
+            U("Hi"),
+            A("a1", reasoning_content="r1"),
+            S("second /think"),
+            U("Again"),
+            A("a2", reasoning_content="r2"),
+        ],
+        None,
+    ),
     "tool_call_and_response": (
-        [U("Weather in Paris?"), A("", reasoning_content="Need the tool.",
-                                    tool_calls=[call("get_weather", {"city": "Paris"})]),
-         T('{"temp_c": 21}'), A("It is 21°C in Paris.", reasoning_content="Got it.")],
-        [WEATHER_TOOL]),
+        [
+            U("Weather in Paris?"),
+            A(
+                "",
+                reasoning_content="Need the tool.",
+                tool_calls=[call("get_weather", {"city": "Paris"})],
+            ),
+            T('{"temp_c": 21}'),
+            A("It is 21°C in Paris.", reasoning_content="Got it."),
+        ],
+        [WEATHER_TOOL],
+    ),
     "tool_call_content_none_empty_reasoning": (
-        [S("Use tools."), U("Weather in Paris and 2×3?"),
-         A(None, reasoning_content="", tool_calls=[call("get_weather", {"city": "Paris"}),
-                                                    call("calc", '{"expr": "2*3"}')]),
-         T("21°C"), T("6"), A("21°C; 6.")],
-        [WEATHER_TOOL, CALC_TOOL]),
+        [
+            S("Use tools."),
+            U("Weather in Paris and 2×3?"),
+            A(
+                None,
+                reasoning_content="",
+                tool_calls=[
+                    call("get_weather", {"city": "Paris"}),
+                    call("calc", '{"expr": "2*3"}'),
+                ],
+            ),
+            T("21°C"),
+            T("6"),
+            A("21°C; 6."),
+        ],
+        [WEATHER_TOOL, CALC_TOOL],
+    ),
     "tool_call_with_text_no_function_wrapper": (
-        [U("Weather?"), A("Checking.", tool_calls=[{"name": "get_weather", "arguments": {"city": "Rome"}}]),
-         T("sunny")],
-        [WEATHER_TOOL]),
+        [
+            U("Weather?"),
+            A("Checking.", tool_calls=[{"name": "get_weather", "arguments": {"city": "Rome"}}]),
+            T("sunny"),
+        ],
+        [WEATHER_TOOL],
+    ),
     "tool_history_then_new_query": (
-        [U("Weather in Paris?"), A("<think>\nuse tool\n</think>\n\n", tool_calls=[call("get_weather", {"city": "Paris"})]),
-         T("21°C"), A("21°C.", reasoning_content="done"), U("Thanks /no_think"), A("You're welcome.", reasoning_content="")],
-        [WEATHER_TOOL]),
+        [
+            U("Weather in Paris?"),
+            A(
+                "<think>\nuse tool\n</think>\n\n",
+                tool_calls=[call("get_weather", {"city": "Paris"})],
+            ),
+            T("21°C"),
+            A("21°C.", reasoning_content="done"),
+            U("Thanks /no_think"),
+            A("You're welcome.", reasoning_content=""),
+        ],
+        [WEATHER_TOOL],
+    ),
     "user_turn_that_is_a_tool_response": (
-        [U("Weather?"), A("", reasoning_content="call it", tool_calls=[call("get_weather", {"city": "Oslo"})]),
-         U("<tool_response>\n-3°C\n</tool_response>"), A("-3°C.", reasoning_content="cold")],
-        [WEATHER_TOOL]),
+        [
+            U("Weather?"),
+            A("", reasoning_content="call it", tool_calls=[call("get_weather", {"city": "Oslo"})]),
+            U("<tool_response>\n-3°C\n</tool_response>"),
+            A("-3°C.", reasoning_content="cold"),
+        ],
+        [WEATHER_TOOL],
+    ),
     "tools_without_system": ([U("Hi")], [WEATHER_TOOL]),
 }
 
 # enable_thinking: True, False, or not passed at all (the template sees it undefined)
-ENABLE_THINKING = {"thinking_true": {"enable_thinking": True}, "thinking_false": {"enable_thinking": False},
-                   "thinking_absent": {}}
-CASES = [pytest.param(name, gen, et, id=f"{name}-{'gen' if gen else 'nogen'}-{et}")
-         for name, gen, et in itertools.product(CONVERSATIONS, (False, True), ENABLE_THINKING)]
+ENABLE_THINKING = {
+    "thinking_true": {"enable_thinking": True},
+    "thinking_false": {"enable_thinking": False},
+    "thinking_absent": {},
+}
+CASES = [
+    pytest.param(name, gen, et, id=f"{name}-{'gen' if gen else 'nogen'}-{et}")
+    for name, gen, et in itertools.product(CONVERSATIONS, (False, True), ENABLE_THINKING)
+]
 
 
 def test_set_chat_template_installs_it(tok):
-    assert tok.chat_template == chat_template.CHAT_TEMPLATE and tok.eos_token == chat_template.IM_END
+    assert (
+        tok.chat_template == chat_template.CHAT_TEMPLATE and tok.eos_token == chat_template.IM_END
+    )
 
 
 @pytest.mark.parametrize("name, add_generation_prompt, thinking", CASES)
-def test_renders_exactly_like_the_official_qwen3_template(tok, name, add_generation_prompt, thinking):
+def test_renders_exactly_like_the_official_qwen3_template(
+    tok, name, add_generation_prompt, thinking
+):
     messages, tools = CONVERSATIONS[name]
     kw = dict(tools=tools, add_generation_prompt=add_generation_prompt, **ENABLE_THINKING[thinking])
     ours = render(tok, copy.deepcopy(messages), **kw)
@@ -220,18 +334,27 @@ def test_renders_exactly_like_the_official_qwen3_template(tok, name, add_generat
 def test_flags_are_plain_text_not_switches(tok):
     """A `/no_think` in the last user turn does not hide the assistant's reasoning: the
     template renders it (the model, not the template, obeys the flag)."""
-    msgs = [U("What is 2+2? /think"), A("<think>\n2+2=4.\n</think>\n\n4"),
-            U("And 3+3? /no_think"), A("\\boxed{6}", reasoning_content="3+3=6.")]
-    expected = ("<|im_start|>user\nWhat is 2+2? /think<|im_end|>\n"
-                "<|im_start|>assistant\n4<|im_end|>\n"                    # history: reasoning stripped
-                "<|im_start|>user\nAnd 3+3? /no_think<|im_end|>\n"
-                "<|im_start|>assistant\n<think>\n3+3=6.\n</think>\n\n\\boxed{6}<|im_end|>\n")
+    msgs = [
+        U("What is 2+2? /think"),
+        A("<think>\n2+2=4.\n</think>\n\n4"),
+        U("And 3+3? /no_think"),
+        A("\\boxed{6}", reasoning_content="3+3=6."),
+    ]
+    expected = (
+        "<|im_start|>user\nWhat is 2+2? /think<|im_end|>\n"
+        "<|im_start|>assistant\n4<|im_end|>\n"  # history: reasoning stripped
+        "<|im_start|>user\nAnd 3+3? /no_think<|im_end|>\n"
+        "<|im_start|>assistant\n<think>\n3+3=6.\n</think>\n\n\\boxed{6}<|im_end|>\n"
+    )
     assert render(tok, msgs, template=OFFICIAL_QWEN3_TEMPLATE) == expected
     assert render(tok, msgs) == expected
     # ... nor does enable_thinking=False change a rendered assistant turn; it only prefills the
     # generation prompt
     assert render(tok, msgs, enable_thinking=False) == expected
     assert render(tok, msgs[:3], add_generation_prompt=True, enable_thinking=False) == (
-        expected[:expected.rindex("<|im_start|>assistant\n")] + "<|im_start|>assistant\n<think>\n\n</think>\n\n")
+        expected[: expected.rindex("<|im_start|>assistant\n")]
+        + "<|im_start|>assistant\n<think>\n\n</think>\n\n"
+    )
     assert render(tok, msgs[:3], add_generation_prompt=True) == (
-        expected[:expected.rindex("<|im_start|>assistant\n")] + "<|im_start|>assistant\n")
+        expected[: expected.rindex("<|im_start|>assistant\n")] + "<|im_start|>assistant\n"
+    )

@@ -1,4 +1,5 @@
 """data.py: synthetic math, HumanEval, local files, prompts."""
+
 import json
 import re
 from fractions import Fraction
@@ -30,14 +31,16 @@ def test_math_train_and_test_never_share_a_problem():
 def exact(expr: str) -> Fraction:
     """An integer expression's value in exact arithmetic: `//` read as `/`, so a floor that
     drops a remainder shows (10% of 76 is 7.6, not 7)."""
-    return eval(re.sub(r"(?<![\w.])(\d+)", r"Fraction(\1)", expr.replace("//", "/")), {"Fraction": Fraction})
+    return eval(
+        re.sub(r"(?<![\w.])(\d+)", r"Fraction(\1)", expr.replace("//", "/")), {"Fraction": Fraction}
+    )
 
 
 def computations(text: str) -> list[tuple[str, Fraction, Fraction]]:
     """Every 'a op b ... = v' in a worked solution: (the left side, its exact value, v)."""
     found = []
     for m in re.finditer(r"=\s*(-?\d+(?:/\d+)?)(?![\w/])", text):
-        lhs = re.search(r"[\d()+\-*/ ]*$", text[:m.start()]).group().strip()
+        lhs = re.search(r"[\d()+\-*/ ]*$", text[: m.start()]).group().strip()
         while lhs and (lhs.count("(") != lhs.count(")") or lhs[0] in "+*/)"):
             lhs = lhs[1:].strip()
         if re.search(r"\d\)?\s*[-+*/]\s*\(?-?\d", lhs):
@@ -46,8 +49,11 @@ def computations(text: str) -> list[tuple[str, Fraction, Fraction]]:
 
 
 def all_templates_tasks() -> list[dict]:
-    return (data.math_tasks(600, "train", seed=0) + data.math_tasks(300, "test", seed=0, templates="all")
-            + data.math_tasks(200, "test", seed=3, levels=(1,), templates="all"))
+    return (
+        data.math_tasks(600, "train", seed=0)
+        + data.math_tasks(300, "test", seed=0, templates="all")
+        + data.math_tasks(200, "test", seed=3, levels=(1,), templates="all")
+    )
 
 
 def test_math_answers_are_correct():
@@ -68,7 +74,9 @@ def test_linear_roots_satisfy_their_equations():
         if t["template"] in ("linear/solve", "linear/sides-swapped"):
             eq = t["prompt"].removeprefix("Solve for x: ").removesuffix(" What is x?").rstrip(".")
             lhs, rhs = eq.split(" = ")
-            f = lambda s: eval(re.sub(r"(\d)x", r"\1*x", s.replace(" ", "")), {"x": int(t["answer"])})
+            f = lambda s: eval(
+                re.sub(r"(\d)x", r"\1*x", s.replace(" ", "")), {"x": int(t["answer"])}
+            )
             assert f(lhs) == f(rhs), t
 
 
@@ -78,7 +86,9 @@ def test_every_template_works_its_answer_out_step_by_step():
     tasks = all_templates_tasks()
     templates = {t.id for ts in data.MATH_FAMILIES.values() for t in ts}
     assert {t["template"] for t in tasks} == templates
-    assert {(t["template"], t["level"]) for t in tasks} == {(x, lv) for x in templates for lv in (1, 2, 3)}
+    assert {(t["template"], t["level"]) for t in tasks} == {
+        (x, lv) for x in templates for lv in (1, 2, 3)
+    }
     for t in tasks:
         steps = computations(t["solution"])
         assert steps, t
@@ -94,7 +104,9 @@ def test_several_templates_per_family_and_some_held_out():
         assert len(seen) >= 3 and len(held) >= 2, family
     kinds = {t.name for ts in data.MATH_FAMILIES.values() for t in ts}
     assert {"add", "take-away", "groups", "share", "compare", "change", "fill-and-give"} <= kinds
-    assert data.held_out_templates() == [t.id for ts in data.MATH_FAMILIES.values() for t in ts if t.held_out]
+    assert data.held_out_templates() == [
+        t.id for ts in data.MATH_FAMILIES.values() for t in ts if t.held_out
+    ]
 
 
 def test_held_out_templates_never_reach_training():
@@ -107,7 +119,9 @@ def test_held_out_templates_never_reach_training():
     assert not held & {t["template"] for t in train} and not any(t["held_out"] for t in train)
     test_seen = data.math_tasks(300, "test", seed=0)
     assert not held & {t["template"] for t in test_seen}
-    test_held = [t for seed in (0, 1234) for t in data.math_tasks(200, "test", seed, templates="held_out")]
+    test_held = [
+        t for seed in (0, 1234) for t in data.math_tasks(200, "test", seed, templates="held_out")
+    ]
     assert {t["template"] for t in test_held} == held and all(t["held_out"] for t in test_held)
     assert not {t["prompt"] for t in test_held} & {t["prompt"] for t in train}
     with pytest.raises(ValueError, match="never trained on"):
@@ -119,10 +133,11 @@ def test_held_out_templates_never_reach_training():
 def test_held_out_sets_are_deterministic_and_prefix_stable():
     a = data.math_tasks(128, "test", 1234, levels=(1,), templates="held_out")
     assert a == data.math_tasks(128, "test", 1234, levels=(1,), templates="held_out")
-    assert [t["prompt"] for t in data.math_tasks(32, "test", 1234, levels=(1,), templates="held_out")] == \
-        [t["prompt"] for t in a][:32]
+    assert [
+        t["prompt"] for t in data.math_tasks(32, "test", 1234, levels=(1,), templates="held_out")
+    ] == [t["prompt"] for t in a][:32]
     per_family = [sum(t["family"] == f for t in a) for f in data.MATH_FAMILIES]
-    assert min(per_family) >= 24, per_family                            # every family, about a quarter
+    assert min(per_family) >= 24, per_family  # every family, about a quarter
     assert a != data.math_tasks(128, "test", 99, levels=(1,), templates="held_out")
 
 
@@ -130,10 +145,18 @@ def test_wordings_vary_within_a_template():
     """Names, items and sentence order vary: no two of a template's problems read alike once the
     numbers are masked, for most of them."""
     tasks = data.math_tasks(600, "train", seed=0)
-    for tid in ("arithmetic/add", "arithmetic/compare", "arithmetic/share", "linear/find", "percent/part-of-group"):
+    for tid in (
+        "arithmetic/add",
+        "arithmetic/compare",
+        "arithmetic/share",
+        "linear/find",
+        "percent/part-of-group",
+    ):
         shapes = {re.sub(r"\d+", "N", t["prompt"]) for t in tasks if t["template"] == tid}
         assert len(shapes) >= 10, tid
-    assert any(t["prompt"].startswith("How many") for t in tasks if t["template"] == "arithmetic/add")
+    assert any(
+        t["prompt"].startswith("How many") for t in tasks if t["template"] == "arithmetic/add"
+    )
 
 
 def test_unknown_family_is_named():
@@ -156,9 +179,15 @@ def test_gsm8k_answers():
 
 def test_local_jsonl_with_column_mapping(tmp_path):
     path = tmp_path / "gsm.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in [
-        {"question": "What is 70+2?", "solution": "70+2=72\n#### 72"},
-        {"question": "What is 1000+234?", "solution": "#### 1,234"}]))
+    path.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"question": "What is 70+2?", "solution": "70+2=72\n#### 72"},
+                {"question": "What is 1000+234?", "solution": "#### 1,234"},
+            ]
+        )
+    )
     tasks = data.load_tasks(str(path), prompt_field="question", answer_field="solution")
     assert [t["answer"] for t in tasks] == ["72", "1234"]
     assert tasks[0]["prompt"] == "What is 70+2?"
@@ -166,6 +195,7 @@ def test_local_jsonl_with_column_mapping(tmp_path):
 
 def test_parquet(tmp_path):
     import datasets
+
     path = tmp_path / "d.parquet"
     datasets.Dataset.from_list([{"prompt": "1+1?", "answer": "2"}]).to_parquet(str(path))
     assert data.load_tasks(str(path))[0]["answer"] == "2"
@@ -198,6 +228,7 @@ def test_prompt_asks_for_boxed_answer(tokenizer):
 
 def test_prompt_without_chat_template_is_a_named_error(tokenizer):
     import copy
+
     tok = copy.deepcopy(tokenizer)
     tok.chat_template = None
     with pytest.raises(data.DataError, match="no chat template"):
@@ -208,30 +239,53 @@ def test_prompt_styles(tokenizer):
     """default is the prompt as it always was; short asks only for the format (R1-Zero-like);
     long describes the reasoning process and recommends 'wait' and 'alternatively' (STILL-3)."""
     task = data.math_tasks(1, seed=0)[0]
-    assert data.build_messages(task) == [{"role": "user", "content": f"{task['prompt']}\n{data.MATH_INSTRUCTION}"}]
+    assert data.build_messages(task) == [
+        {"role": "user", "content": f"{task['prompt']}\n{data.MATH_INSTRUCTION}"}
+    ]
     short = data.build_messages(task, style="short")
-    assert short == [{"role": "system", "content": data.SHORT_SYSTEM}, {"role": "user", "content": task["prompt"]}]
-    assert "<think>" in data.SHORT_SYSTEM and "\\boxed{}" in data.SHORT_SYSTEM and "step" not in data.SHORT_SYSTEM
+    assert short == [
+        {"role": "system", "content": data.SHORT_SYSTEM},
+        {"role": "user", "content": task["prompt"]},
+    ]
+    assert (
+        "<think>" in data.SHORT_SYSTEM
+        and "\\boxed{}" in data.SHORT_SYSTEM
+        and "step" not in data.SHORT_SYSTEM
+    )
     long = data.build_messages(task, style="long", think=True)
-    assert long[0]["content"] == data.LONG_SYSTEM and long[1]["content"] == task["prompt"] + " /think"
+    assert (
+        long[0]["content"] == data.LONG_SYSTEM and long[1]["content"] == task["prompt"] + " /think"
+    )
     for phrase in ("analyse the problem", "summarise your findings", '"Wait', '"Alternatively'):
         assert phrase in data.LONG_SYSTEM
-    assert data.build_messages(task, system="S", style="long")[0]["content"] == "S"   # an explicit system wins
+    assert (
+        data.build_messages(task, system="S", style="long")[0]["content"] == "S"
+    )  # an explicit system wins
     code = data.humaneval_tasks()[0]
-    assert data.build_messages(code, style="short") == data.build_messages(code)       # code keeps its instruction
+    assert data.build_messages(code, style="short") == data.build_messages(
+        code
+    )  # code keeps its instruction
     texts = {s: data.render_prompt(tokenizer, task, style=s) for s in data.PROMPT_STYLES}
-    assert len(set(texts.values())) == 3 and all(t.endswith("<|im_start|>assistant\n") for t in texts.values())
+    assert len(set(texts.values())) == 3 and all(
+        t.endswith("<|im_start|>assistant\n") for t in texts.values()
+    )
 
 
 def test_set_prompt_style_changes_later_prompts_and_refuses_unknown_names(tokenizer):
     task = data.math_tasks(1, seed=0)[0]
     before = data.set_prompt_style("short")
     try:
-        assert data.prompt_ids(tokenizer, [task]) == data.prompt_ids(tokenizer, [task], style="short")
-        assert data.prompt_ids(tokenizer, [task]) != data.prompt_ids(tokenizer, [task], style="default")
+        assert data.prompt_ids(tokenizer, [task]) == data.prompt_ids(
+            tokenizer, [task], style="short"
+        )
+        assert data.prompt_ids(tokenizer, [task]) != data.prompt_ids(
+            tokenizer, [task], style="default"
+        )
     finally:
         assert data.set_prompt_style(before) == "short"
-    with pytest.raises(ValueError, match="--prompt_style 'terse' is not one of default, short, long"):
+    with pytest.raises(
+        ValueError, match="--prompt_style 'terse' is not one of default, short, long"
+    ):
         data.set_prompt_style("terse")
 
 
@@ -239,12 +293,14 @@ def test_set_prompt_style_changes_later_prompts_and_refuses_unknown_names(tokeni
 def test_every_script_that_renders_prompts_takes_prompt_style(script):
     import dataclasses
     import importlib
+
     config = importlib.import_module(script).Config
     fields = {f.name: f for f in dataclasses.fields(config)}
     assert fields["prompt_style"].default == "default"
     assert "small model did better with the short prompt" in fields["prompt_style"].metadata["help"]
     assert "shorter" in fields["prompt_style"].metadata["help"]
     import cli
+
     assert cli.parse(config, ["--prompt_style", "long"]).prompt_style == "long"
     with pytest.raises(SystemExit):
         cli.parse(config, ["--prompt_style", "terse"])

@@ -7,6 +7,7 @@ Two checks per script:
   single-process run on the same data within a small tolerance (the single run sees both ranks'
   data as gradient accumulation steps, or as one batch, so the global token mean is the same).
 """
+
 import json
 import os
 import subprocess
@@ -20,19 +21,37 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(script: str, out: Path, args: list[str], nproc: int = 1, **env) -> Path:
-    launcher = ([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(nproc),
-                 "--master-port", str(29500 + os.getpid() % 1000)] if nproc > 1 else [sys.executable])
+    launcher = (
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc-per-node",
+            str(nproc),
+            "--master-port",
+            str(29500 + os.getpid() % 1000),
+        ]
+        if nproc > 1
+        else [sys.executable]
+    )
     child_env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false", **env}
     for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
         child_env.pop(k, None) if nproc == 1 else None
-    proc = subprocess.run(launcher + [str(ROOT / script), "--output_dir", str(out), *args],
-                          cwd=ROOT, env=child_env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        launcher + [str(ROOT / script), "--output_dir", str(out), *args],
+        cwd=ROOT,
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     return out
 
 
 def checkpoint_weights(out: Path) -> dict:
     from safetensors.torch import load_file
+
     return load_file(out / "checkpoint" / "model.safetensors")
 
 
@@ -52,16 +71,35 @@ def assert_close(a: dict, b: dict, atol: float):
 
 
 # ---- sft ----------------------------------------------------------------------------------------
-SFT = ["--model", "tiny", "--num_examples", "8", "--max_length", "256", "--packing", "false",
-       "--max_steps", "2", "--save_steps", "1", "--eval_problems", "0", "--learning_rate", "1e-3",
-       "--warmup_steps", "0"]
+SFT = [
+    "--model",
+    "tiny",
+    "--num_examples",
+    "8",
+    "--max_length",
+    "256",
+    "--packing",
+    "false",
+    "--max_steps",
+    "2",
+    "--save_steps",
+    "1",
+    "--eval_problems",
+    "0",
+    "--learning_rate",
+    "1e-3",
+    "--warmup_steps",
+    "0",
+]
 
 
 def test_sft_ddp_ranks_identical(tmp_path):
     """DDP: both ranks hold identical weights after each of 2 steps."""
-    out = run("sft.py", tmp_path / "ddp", SFT + ["--parallel", "ddp"], nproc=2, RANK_WEIGHTS_DEBUG="1")
+    out = run(
+        "sft.py", tmp_path / "ddp", SFT + ["--parallel", "ddp"], nproc=2, RANK_WEIGHTS_DEBUG="1"
+    )
     assert_ranks_identical(out, 2)
-    assert len((out / "metrics.jsonl").read_text().splitlines()) == 2   # rank 0 logs, once a step
+    assert len((out / "metrics.jsonl").read_text().splitlines()) == 2  # rank 0 logs, once a step
 
 
 def test_sft_fsdp2_matches_single_process(tmp_path):
@@ -73,23 +111,50 @@ def test_sft_fsdp2_matches_single_process(tmp_path):
 
 
 # ---- distill ------------------------------------------------------------------------------------
-DISTILL = ["--teacher", "tiny", "--student_from_teacher", "true", "--keep_every", "2",
-           "--num_train_prompts", "8", "--eval_problems", "0", "--max_completion_length", "8",
-           "--prompts_per_step", "4", "--engine", "hf", "--max_steps", "2", "--save_steps", "1",
-           "--learning_rate", "1e-3"]
+DISTILL = [
+    "--teacher",
+    "tiny",
+    "--student_from_teacher",
+    "true",
+    "--keep_every",
+    "2",
+    "--num_train_prompts",
+    "8",
+    "--eval_problems",
+    "0",
+    "--max_completion_length",
+    "8",
+    "--prompts_per_step",
+    "4",
+    "--engine",
+    "hf",
+    "--max_steps",
+    "2",
+    "--save_steps",
+    "1",
+    "--learning_rate",
+    "1e-3",
+]
 
 
 def test_distill_ddp_ranks_identical(tmp_path):
     """DDP, on-policy (each rank samples its 2 of the 4 prompts): identical weights each step."""
-    out = run("distill.py", tmp_path / "ddp", DISTILL + ["--lmbda", "1", "--parallel", "ddp"],
-              nproc=2, RANK_WEIGHTS_DEBUG="1")
+    out = run(
+        "distill.py",
+        tmp_path / "ddp",
+        DISTILL + ["--lmbda", "1", "--parallel", "ddp"],
+        nproc=2,
+        RANK_WEIGHTS_DEBUG="1",
+    )
     assert_ranks_identical(out, 2)
 
 
 def test_distill_fsdp2_matches_single_process(tmp_path):
     """FSDP2, off-policy (the same cached teacher answers): 2 ranks x 2 sequences == 1 x 4."""
     single = run("distill.py", tmp_path / "one", DISTILL + ["--lmbda", "0"])
-    sharded = run("distill.py", tmp_path / "fsdp2", DISTILL + ["--lmbda", "0", "--parallel", "fsdp2"], nproc=2)
+    sharded = run(
+        "distill.py", tmp_path / "fsdp2", DISTILL + ["--lmbda", "0", "--parallel", "fsdp2"], nproc=2
+    )
     assert_close(checkpoint_weights(sharded), checkpoint_weights(single), atol=2e-5)
 
 
@@ -97,16 +162,45 @@ def test_distill_fsdp2_matches_single_process(tmp_path):
 # 2 prompts per step = 1 per rank, each rank samples and scores its own group of 4. The entropy
 # bonus gives a gradient even when a random model's rewards are all equal. Sampling differs from
 # a single process (each rank draws its own completions), so grpo is checked rank against rank.
-GRPO = ["--model", "tiny", "--engine", "hf", "--num_generations", "4", "--prompts_per_step", "2",
-        "--max_completion_length", "8", "--num_train_prompts", "8", "--eval_problems", "0",
-        "--math_levels", "1", "--learning_rate", "1e-3", "--score_truncated", "false",
-        "--filter_zero_variance", "false", "--entropy_coef", "0.01", "--max_steps", "2",
-        "--save_steps", "1", "--micro_batch_size", "2"]
+GRPO = [
+    "--model",
+    "tiny",
+    "--engine",
+    "hf",
+    "--num_generations",
+    "4",
+    "--prompts_per_step",
+    "2",
+    "--max_completion_length",
+    "8",
+    "--num_train_prompts",
+    "8",
+    "--eval_problems",
+    "0",
+    "--math_levels",
+    "1",
+    "--learning_rate",
+    "1e-3",
+    "--score_truncated",
+    "false",
+    "--filter_zero_variance",
+    "false",
+    "--entropy_coef",
+    "0.01",
+    "--max_steps",
+    "2",
+    "--save_steps",
+    "1",
+    "--micro_batch_size",
+    "2",
+]
 
 
 def test_grpo_ddp_ranks_identical(tmp_path):
     """DDP: each rank generates its own group; identical weights after each of 2 steps."""
-    out = run("grpo.py", tmp_path / "ddp", GRPO + ["--parallel", "ddp"], nproc=2, RANK_WEIGHTS_DEBUG="1")
+    out = run(
+        "grpo.py", tmp_path / "ddp", GRPO + ["--parallel", "ddp"], nproc=2, RANK_WEIGHTS_DEBUG="1"
+    )
     assert_ranks_identical(out, 2)
 
 
@@ -114,6 +208,7 @@ def test_grpo_fsdp2_trains_and_gathers(tmp_path):
     """FSDP2: 2 steps run (generate on the sharded policy, ranks in step), the gathered
     checkpoint has every weight and differs from the initial model."""
     from models import load_policy
+
     out = run("grpo.py", tmp_path / "fsdp2", GRPO + ["--parallel", "fsdp2"], nproc=2)
     init = {k: v for k, v in load_policy("tiny")[0].state_dict().items() if k != "lm_head.weight"}
     after = checkpoint_weights(out)
@@ -125,9 +220,15 @@ def test_grpo_time_budget_stops_every_rank_at_the_same_step(tmp_path):
     """Under torchrun the budget's stop is agreed over ranks (any rank over stops all): a budget
     spent after the first step ends both ranks there, with one checkpoint and one metrics line."""
     import json
+
     args = list(GRPO)
     args[args.index("--max_steps") + 1] = "5"
-    out = run("grpo.py", tmp_path / "budget", args + ["--parallel", "ddp", "--time_budget_minutes", "1e-6"], nproc=2)
+    out = run(
+        "grpo.py",
+        tmp_path / "budget",
+        args + ["--parallel", "ddp", "--time_budget_minutes", "1e-6"],
+        nproc=2,
+    )
     steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert steps == [1] and (out / "checkpoint" / "model.safetensors").exists()
 
@@ -138,8 +239,14 @@ def test_grpo_fsdp2_each_rank_samples_from_its_own_synced_vllm_engine(tmp_path):
     after every optimizer step, syncs it from its shards: the engine's log-probs agree with the
     trainer's (logprob_mismatch, logged each step) and the gathered checkpoint trained."""
     from models import load_policy
-    out = run("grpo.py", tmp_path / "fsdp2-vllm", GRPO + ["--parallel", "fsdp2", "--engine", "vllm"],
-              nproc=2, VLLM_ENABLE_V1_MULTIPROCESSING="0")
+
+    out = run(
+        "grpo.py",
+        tmp_path / "fsdp2-vllm",
+        GRPO + ["--parallel", "fsdp2", "--engine", "vllm"],
+        nproc=2,
+        VLLM_ENABLE_V1_MULTIPROCESSING="0",
+    )
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     mismatch = [r["logprob_mismatch"] for r in rows if "logprob_mismatch" in r]
     assert len(mismatch) == 2 and max(mismatch) < 1e-3, mismatch

@@ -1,12 +1,32 @@
 """The worked `>>>` examples in the docstrings are tests: a reader can trust every one of them."""
+
 import doctest
 import importlib
 
 import pytest
 
-MODULES = ["grpo", "rewards", "mathcheck", "data", "sft", "distill", "evaluate", "pipeline", "models",
-           "engines", "runs", "distributed", "training", "grpo_setup", "grpo_log",
-           "sandbox", "cli", "sft_data", "chat_template", "tools"]
+MODULES = [
+    "grpo",
+    "rewards",
+    "mathcheck",
+    "data",
+    "sft",
+    "distill",
+    "evaluate",
+    "pipeline",
+    "models",
+    "engines",
+    "runs",
+    "distributed",
+    "training",
+    "grpo_setup",
+    "grpo_log",
+    "sandbox",
+    "cli",
+    "sft_data",
+    "chat_template",
+    "tools",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -17,8 +37,10 @@ def test_docstring_examples_hold(name):
 
 
 def test_the_method_files_have_examples():
-    counts = {name: doctest.testmod(importlib.import_module(name)).attempted
-              for name in ("grpo", "rewards", "pipeline", "data")}
+    counts = {
+        name: doctest.testmod(importlib.import_module(name)).attempted
+        for name in ("grpo", "rewards", "pipeline", "data")
+    }
     assert all(n > 0 for n in counts.values()), counts
 
 
@@ -26,9 +48,19 @@ def test_no_file_cites_sources_readers_cannot_open():
     import re
 
     from conftest import ROOT
-    files = [p for p in ROOT.rglob("*") if p.suffix in (".py", ".md", ".sh") and ".git" not in p.parts
-             and "runs" not in p.parts]
-    bad = [f"{p.relative_to(ROOT)}:{i}" for p in files for i, line in enumerate(p.read_text().splitlines(), 1)
-           if p.name != "test_docstring_examples.py"
-           and (re.search(r"(RECIPES|DESIGN|STYLE)\.md", line) or re.search(r"\b[Ii]ssues? \d+\b", line))]
+
+    files = [
+        p
+        for p in ROOT.rglob("*")
+        if p.suffix in (".py", ".md", ".sh") and ".git" not in p.parts and "runs" not in p.parts
+    ]
+    bad = [
+        f"{p.relative_to(ROOT)}:{i}"
+        for p in files
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if p.name != "test_docstring_examples.py"
+        and (
+            re.search(r"(RECIPES|DESIGN|STYLE)\.md", line) or re.search(r"\b[Ii]ssues? \d+\b", line)
+        )
+    ]
     assert not bad, bad

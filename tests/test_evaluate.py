@@ -1,4 +1,5 @@
 """evaluate.py: the unbiased pass@k estimator and the evaluation loop."""
+
 import math
 
 import pytest
@@ -6,15 +7,18 @@ import pytest
 import evaluate
 
 
-@pytest.mark.parametrize("n,c,k,expected", [
-    (4, 1, 2, 0.5),                    # 1 - C(3,2)/C(4,2) = 1 - 3/6
-    (5, 2, 1, 0.4),                    # pass@1 = c/n
-    (5, 2, 2, 0.7),                    # 1 - C(3,2)/C(5,2) = 1 - 3/10
-    (10, 3, 5, 1 - 21 / 252),          # 1 - C(7,5)/C(10,5)
-    (10, 0, 5, 0.0),
-    (3, 3, 2, 1.0),
-    (8, 6, 3, 1.0),                    # n - c < k: every draw of 3 holds a correct one
-])
+@pytest.mark.parametrize(
+    "n,c,k,expected",
+    [
+        (4, 1, 2, 0.5),  # 1 - C(3,2)/C(4,2) = 1 - 3/6
+        (5, 2, 1, 0.4),  # pass@1 = c/n
+        (5, 2, 2, 0.7),  # 1 - C(3,2)/C(5,2) = 1 - 3/10
+        (10, 3, 5, 1 - 21 / 252),  # 1 - C(7,5)/C(10,5)
+        (10, 0, 5, 0.0),
+        (3, 3, 2, 1.0),
+        (8, 6, 3, 1.0),  # n - c < k: every draw of 3 holds a correct one
+    ],
+)
 def test_pass_at_k_hand_computed(n, c, k, expected):
     assert math.isclose(evaluate.pass_at_k(n, c, k), expected, rel_tol=1e-12)
 
@@ -34,7 +38,9 @@ def test_pass_at_k_rejects_k_above_n():
 
 def test_thinking_detection():
     assert evaluate.has_closed_think("<think>\nstep\n</think>\n\n\\boxed{1}")
-    assert not evaluate.has_closed_think("<think>\n\n</think>\n\n\\boxed{1}")   # empty: no-think mode
+    assert not evaluate.has_closed_think(
+        "<think>\n\n</think>\n\n\\boxed{1}"
+    )  # empty: no-think mode
     assert not evaluate.has_closed_think("<think>never closed")
 
 
@@ -43,8 +49,11 @@ def test_accuracy_by_family_and_pass_at_k_from_scripted_engine(tokenizer):
     ones never. avg@2 = 1/4 overall, by family 0.5 and 0.0, pass@2 = 0.5."""
     import data
     import engines
+
     pool = data.math_tasks(12, "test", 0, families=["arithmetic", "linear"], levels=(1,))
-    tasks = [t for t in pool if t["family"] == "arithmetic"][:2] + [t for t in pool if t["family"] == "linear"][:2]
+    tasks = [t for t in pool if t["family"] == "arithmetic"][:2] + [
+        t for t in pool if t["family"] == "linear"
+    ][:2]
 
     class Scripted:
         def generate(self, prompts, params):
@@ -52,7 +61,11 @@ def test_accuracy_by_family_and_pass_at_k_from_scripted_engine(tokenizer):
             for i, t in enumerate(tasks):
                 for j in range(params.n):
                     ans = t["answer"] if (t["family"] == "arithmetic" and j == 0) else "999999"
-                    outs.append(engines.Completion(i, [], [1, 2, 3], f"<think>\nx\n</think>\n\n\\boxed{{{ans}}}", False))
+                    outs.append(
+                        engines.Completion(
+                            i, [], [1, 2, 3], f"<think>\nx\n</think>\n\n\\boxed{{{ans}}}", False
+                        )
+                    )
             return outs
 
     r = evaluate.evaluate_model(None, tokenizer, tasks, k=2, engine=Scripted())["metrics"]
@@ -62,14 +75,17 @@ def test_accuracy_by_family_and_pass_at_k_from_scripted_engine(tokenizer):
     assert r["thinking_rate"] == 1.0 and r["mean_length"] == 3.0
 
 
-@pytest.mark.parametrize("gained,lost,expected", [
-    (5, 0, 2 / 32),          # 2 * C(5,5) / 2^5
-    (6, 1, 2 * 8 / 128),     # 2 * (C(7,6) + C(7,7)) / 2^7
-    (1, 6, 2 * 8 / 128),     # two-sided: symmetric
-    (2, 0, 0.5),
-    (3, 3, 1.0),
-    (0, 0, 1.0),
-])
+@pytest.mark.parametrize(
+    "gained,lost,expected",
+    [
+        (5, 0, 2 / 32),  # 2 * C(5,5) / 2^5
+        (6, 1, 2 * 8 / 128),  # 2 * (C(7,6) + C(7,7)) / 2^7
+        (1, 6, 2 * 8 / 128),  # two-sided: symmetric
+        (2, 0, 0.5),
+        (3, 3, 1.0),
+        (0, 0, 1.0),
+    ],
+)
 def test_sign_test_hand_computed(gained, lost, expected):
     assert math.isclose(evaluate.sign_test(gained, lost), expected, rel_tol=1e-12)
 

@@ -1,5 +1,6 @@
 """figures.py: the command line (fast) and every figure at tiny scale (slow: ~1 min each on 2
 cores; one tiny SFT checkpoint shared by all of them)."""
+
 import json
 
 import pytest
@@ -26,7 +27,9 @@ def test_unknown_figure_is_a_one_line_error(capsys):
     assert cli.main(figures.run, figures.parse, ["entropie"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
-    assert "unknown figure 'entropie'" in err and all(name in err for name in [*figures.FIGURES, "all"])
+    assert "unknown figure 'entropie'" in err and all(
+        name in err for name in [*figures.FIGURES, "all"]
+    )
 
 
 def test_parse():
@@ -50,7 +53,9 @@ def dirs(tmp_path_factory):
 @pytest.mark.parametrize("name", list(EXPECTED))
 def test_figure_at_tiny_scale(name, dirs):
     out, runs = dirs
-    [png] = figures.run(figures.parse([name, "--scale", "tiny", "--output_dir", str(out), "--runs_dir", str(runs)]))
+    [png] = figures.run(
+        figures.parse([name, "--scale", "tiny", "--output_dir", str(out), "--runs_dir", str(runs)])
+    )
     assert png == out / f"{name}.png" and png.stat().st_size > 10_000
     record = json.loads((out / f"{name}.json").read_text())
     n_runs, keys = EXPECTED[name]

@@ -1,5 +1,6 @@
 """A first run's guard rails, through the real scripts (subprocesses, the tiny model): nothing goes
 wrong silently, every user mistake gets one line naming the problem and the fix, nothing is lost."""
+
 import json
 import os
 import signal
@@ -15,16 +16,39 @@ import cli
 import models
 import runs
 
-TINY = ["--model", "tiny", "--engine", "hf", "--num_generations", "4", "--prompts_per_step", "2",
-        "--max_completion_length", "8", "--num_train_prompts", "8", "--eval_problems", "0",
-        "--math_levels", "1", "--learning_rate", "1e-3"]
+TINY = [
+    "--model",
+    "tiny",
+    "--engine",
+    "hf",
+    "--num_generations",
+    "4",
+    "--prompts_per_step",
+    "2",
+    "--max_completion_length",
+    "8",
+    "--num_train_prompts",
+    "8",
+    "--eval_problems",
+    "0",
+    "--math_levels",
+    "1",
+    "--learning_rate",
+    "1e-3",
+]
 
 
 def run(script, *args, timeout=300):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     env.pop("RR_TRACEBACK", None)
-    return subprocess.run([sys.executable, str(ROOT / script), *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, str(ROOT / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=ROOT,
+    )
 
 
 def assert_clean_error(p, *needles):
@@ -37,16 +61,27 @@ def assert_clean_error(p, *needles):
 def test_misspelled_and_abbreviated_flags_get_did_you_mean():
     p = run("grpo.py", "--num_generation", "4")
     assert_clean_error(p, "--num_generation: did you mean --num_generations?")
-    p = run("pipeline.py", "--max_step", "3", "--dry-run")      # was read as --max_steps_scale 3
+    p = run("pipeline.py", "--max_step", "3", "--dry-run")  # was read as --max_steps_scale 3
     assert_clean_error(p, "unknown flag", "--max_step")
-    assert cli.did_you_mean("--sav_steps", ["--save_steps", "--seed"]) == "did you mean --save_steps?"
-    assert cli.did_you_mean("--save_every", ["--save_steps", "--eval_every"]) == "renamed: use --save_steps"
+    assert (
+        cli.did_you_mean("--sav_steps", ["--save_steps", "--seed"]) == "did you mean --save_steps?"
+    )
+    assert (
+        cli.did_you_mean("--save_every", ["--save_steps", "--eval_every"])
+        == "renamed: use --save_steps"
+    )
 
 
-@pytest.mark.parametrize("flag,value,needle", [
-    ("--temperature", "0", "--temperature 0"), ("--temperature", "-1", "--temperature -1"),
-    ("--top_p", "0", "--top_p 0"), ("--prompts_per_step", "0", "--prompts_per_step 0: must be positive"),
-    ("--max_completion_length", "0", "--max_completion_length 0: must be positive")])
+@pytest.mark.parametrize(
+    "flag,value,needle",
+    [
+        ("--temperature", "0", "--temperature 0"),
+        ("--temperature", "-1", "--temperature -1"),
+        ("--top_p", "0", "--top_p 0"),
+        ("--prompts_per_step", "0", "--prompts_per_step 0: must be positive"),
+        ("--max_completion_length", "0", "--max_completion_length 0: must be positive"),
+    ],
+)
 def test_meaningless_values_are_refused_at_start(tmp_path, flag, value, needle):
     p = run("grpo.py", *TINY, "--output_dir", str(tmp_path / "r"), flag, value)
     assert_clean_error(p, needle)
@@ -55,12 +90,21 @@ def test_meaningless_values_are_refused_at_start(tmp_path, flag, value, needle):
 
 def test_a_second_run_does_not_wipe_the_first_and_resume_needs_a_state(tmp_path):
     out = tmp_path / "r"
-    first = run("grpo.py", *TINY, "--output_dir", str(out), "--max_steps", "1", "--filter_zero_variance", "false")
+    first = run(
+        "grpo.py",
+        *TINY,
+        "--output_dir",
+        str(out),
+        "--max_steps",
+        "1",
+        "--filter_zero_variance",
+        "false",
+    )
     assert first.returncode == 0, first.stderr[-2000:]
     before = (out / "metrics.jsonl").read_text()
     again = run("grpo.py", *TINY, "--output_dir", str(out), "--max_steps", "1")
     assert_clean_error(again, "already holds a run", "--resume", "--overwrite")
-    assert (out / "metrics.jsonl").read_text() == before            # nothing lost
+    assert (out / "metrics.jsonl").read_text() == before  # nothing lost
     empty = tmp_path / "empty"
     p = run("sft.py", "--model", "tiny", "--output_dir", str(empty), "--resume", "--max_steps", "1")
     assert_clean_error(p, f"--resume: {empty} has no saved state")
@@ -68,31 +112,63 @@ def test_a_second_run_does_not_wipe_the_first_and_resume_needs_a_state(tmp_path)
 
 def test_a_run_that_trains_nothing_says_so_and_stops(tmp_path):
     # a random tiny model never answers right: every group is all-wrong and filtered by correctness
-    p = run("grpo.py", *TINY, "--output_dir", str(tmp_path / "r"), "--max_steps", "6",
-            "--filter_groups_by", "acc", "--max_steps_without_signal", "3")
-    assert_clean_error(p, "nothing trained", "start from an SFT checkpoint", "3 steps in a row trained nothing")
+    p = run(
+        "grpo.py",
+        *TINY,
+        "--output_dir",
+        str(tmp_path / "r"),
+        "--max_steps",
+        "6",
+        "--filter_groups_by",
+        "acc",
+        "--max_steps_without_signal",
+        "3",
+    )
+    assert_clean_error(
+        p, "nothing trained", "start from an SFT checkpoint", "3 steps in a row trained nothing"
+    )
     rows = [json.loads(l) for l in (tmp_path / "r" / "metrics.jsonl").read_text().splitlines()]
-    assert [r["groups_filtered"] for r in rows] == [1.0, 1.0]      # the third step stopped the run
+    assert [r["groups_filtered"] for r in rows] == [1.0, 1.0]  # the third step stopped the run
 
 
 def test_a_diverging_run_stops_before_saving_nan_weights(tmp_path, monkeypatch):
     import grpo
     import rewards
+
     # a reward that varies within groups, so that a learning rate of 1e30 has gradients to blow up
-    monkeypatch.setitem(rewards.REWARDS, "upper", lambda c, t, **_: sum(ch.isupper() for ch in c) / max(len(c), 1))
-    cfg = grpo.parse([*TINY, "--output_dir", str(tmp_path / "r"), "--max_steps", "4", "--save_steps", "1",
-                      "--filter_zero_variance", "false", "--learning_rate", "1e30", "--rewards", "upper",
-                      "--score_truncated", "false"])
+    monkeypatch.setitem(
+        rewards.REWARDS, "upper", lambda c, t, **_: sum(ch.isupper() for ch in c) / max(len(c), 1)
+    )
+    cfg = grpo.parse(
+        [
+            *TINY,
+            "--output_dir",
+            str(tmp_path / "r"),
+            "--max_steps",
+            "4",
+            "--save_steps",
+            "1",
+            "--filter_zero_variance",
+            "false",
+            "--learning_rate",
+            "1e30",
+            "--rewards",
+            "upper",
+            "--score_truncated",
+            "false",
+        ]
+    )
     with pytest.raises(FloatingPointError, match="NaN or inf|the loss is nan"):
         grpo.train(cfg)
     ckpt = tmp_path / "r" / "checkpoint"
-    if ckpt.exists():                                             # only finite checkpoints were saved
+    if ckpt.exists():  # only finite checkpoints were saved
         model, _ = models.load_policy(str(ckpt))
         assert all(torch.isfinite(t).all() for t in model.state_dict().values())
 
 
 def test_a_checkpoint_is_never_written_with_non_finite_weights(tmp_path, tiny, tokenizer):
     import copy
+
     bad = copy.deepcopy(tiny)
     with torch.no_grad():
         next(bad.parameters())[0, 0] = float("nan")
@@ -104,9 +180,26 @@ def test_a_checkpoint_is_never_written_with_non_finite_weights(tmp_path, tiny, t
 def test_ctrl_c_says_where_the_last_save_is_and_how_to_resume(tmp_path):
     out = tmp_path / "r"
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.Popen([sys.executable, str(ROOT / "grpo.py"), *TINY, "--output_dir", str(out),
-                             "--max_steps", "500", "--save_steps", "1", "--filter_zero_variance", "false"],
-                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env, cwd=ROOT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "grpo.py"),
+            *TINY,
+            "--output_dir",
+            str(out),
+            "--max_steps",
+            "500",
+            "--save_steps",
+            "1",
+            "--filter_zero_variance",
+            "false",
+        ],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
     deadline = time.time() + 240
     while not (out / "state.pt").exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.5)
@@ -118,7 +211,14 @@ def test_ctrl_c_says_where_the_last_save_is_and_how_to_resume(tmp_path):
 
 
 def test_pipeline_checks_every_stage_at_start(tmp_path):
-    p = run("pipeline.py", "--dry-run", "--set", "grpo.loss_type=foo", "--output_dir", str(tmp_path / "p"))
+    p = run(
+        "pipeline.py",
+        "--dry-run",
+        "--set",
+        "grpo.loss_type=foo",
+        "--output_dir",
+        str(tmp_path / "p"),
+    )
     assert p.returncode != 0 and "Traceback" not in p.stderr
     assert "stage 2 'grpo'" in p.stderr and "--loss_type 'foo'" in p.stderr
     assert not (tmp_path / "p").exists()
@@ -126,39 +226,67 @@ def test_pipeline_checks_every_stage_at_start(tmp_path):
 
 def test_dry_run_table_sets_ours_next_to_the_papers_under_the_flag_names(capsys, tmp_path):
     import pipeline
-    pipeline.run(pipeline.parse(["--recipe", "phi4-reasoning", "--dry-run", "--scale", "full",
-                                 "--output_dir", str(tmp_path / "p")]))
+
+    pipeline.run(
+        pipeline.parse(
+            [
+                "--recipe",
+                "phi4-reasoning",
+                "--dry-run",
+                "--scale",
+                "full",
+                "--output_dir",
+                str(tmp_path / "p"),
+            ]
+        )
+    )
     out = capsys.readouterr().out
     row = next(l for l in out.splitlines() if l.strip().startswith("num_generations"))
-    assert row.split()[1:3] == ["8", "8"]                     # ours, then the paper's, one name
-    row = next(l for l in out.splitlines() if l.strip().startswith("learning_rate") and "5e-08" in l)
+    assert row.split()[1:3] == ["8", "8"]  # ours, then the paper's, one name
+    row = next(
+        l for l in out.splitlines() if l.strip().startswith("learning_rate") and "5e-08" in l
+    )
     assert row.split()[1] == "5e-08"
 
 
 def test_curves_teach_and_every_run_ends_with_a_summary(tmp_path, capsys):
     run = runs.RunDir(tmp_path / "r")
     for step in range(1, 9):
-        run.log({"step": step, "accuracy": 0.1 * step, "constant": 1.0,
-                 **({"eval_accuracy": 0.05 * step} if step % 4 == 0 else {})})
+        run.log(
+            {
+                "step": step,
+                "accuracy": 0.1 * step,
+                "constant": 1.0,
+                **({"eval_accuracy": 0.05 * step} if step % 4 == 0 else {}),
+            }
+        )
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     made = []
     real = plt.subplots
     plt.subplots = lambda *a, **k: made.append(real(*a, **k)) or made[-1]
     try:
-        path = run.plot(["accuracy", "constant"], title="grpo: tiny, lr 1e-3", overlay={"accuracy": "eval_accuracy"})
+        path = run.plot(
+            ["accuracy", "constant"],
+            title="grpo: tiny, lr 1e-3",
+            overlay={"accuracy": "eval_accuracy"},
+        )
     finally:
         plt.subplots = real
     assert path.exists()
     fig, axes = made[0]
     titled = [ax.get_title() for ax in axes.flat if ax.get_title()]
-    assert titled == ["accuracy"]                               # the constant metric has no panel
+    assert titled == ["accuracy"]  # the constant metric has no panel
     lines = axes.flat[0].get_lines()
     labels = [l.get_label() for l in lines]
-    assert "eval_accuracy" in labels                             # held-out points on the same panel
+    assert "eval_accuracy" in labels  # held-out points on the same panel
     raw, smooth = lines[0], lines[1]
-    assert list(raw.get_xdata()) == list(range(1, 9)) and list(smooth.get_ydata()) != list(raw.get_ydata())
+    assert list(raw.get_xdata()) == list(range(1, 9)) and list(smooth.get_ydata()) != list(
+        raw.get_ydata()
+    )
     assert fig._suptitle.get_text() == "grpo: tiny, lr 1e-3"
     text = run.summary(["accuracy", "eval_accuracy"])
     assert "step 8" in text and "accuracy 0.8" in text and "eval_accuracy 0.4" in text
@@ -170,16 +298,26 @@ def test_curves_show_evaluations_made_outside_the_run(tmp_path, monkeypatch):
     when no metric has the name); a constant metric, and a panel whose evaluations never
     change, get none."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     made = []
     real = plt.subplots
     monkeypatch.setattr(plt, "subplots", lambda *a, **k: made.append(real(*a, **k)) or made[-1])
     rows = [{"step": s, "loss": 1.0 / s, "lr": 1e-4} for s in range(1, 6)]
-    path = runs.plot_curves(rows, tmp_path / "curves.png", ["loss", "lr", "accuracy", "flat"],
-                            evaluations={"accuracy": {"held-out problems (64 -> 512)": [(0, 0.0), (5, 0.2)],
-                                                      "held-out templates (128)": [(5, 0.1)]},
-                                         "flat": {"same": [(0, 0.3), (5, 0.3)]}})
+    path = runs.plot_curves(
+        rows,
+        tmp_path / "curves.png",
+        ["loss", "lr", "accuracy", "flat"],
+        evaluations={
+            "accuracy": {
+                "held-out problems (64 -> 512)": [(0, 0.0), (5, 0.2)],
+                "held-out templates (128)": [(5, 0.1)],
+            },
+            "flat": {"same": [(0, 0.3), (5, 0.3)]},
+        },
+    )
     assert path.exists()
     fig, axes = made[0]
     titled = {ax.get_title(): ax for ax in axes.flat if ax.get_title()}
@@ -187,6 +325,13 @@ def test_curves_show_evaluations_made_outside_the_run(tmp_path, monkeypatch):
     lines = {l.get_label(): l for l in titled["accuracy"].get_lines()}
     assert list(lines["held-out problems (64 -> 512)"].get_ydata()) == [0.0, 0.2]
     assert list(lines["held-out templates (128)"].get_xdata()) == [5]
-    assert [t.get_text() for t in titled["accuracy"].texts] == ["0.00", "0.20", "0.10"]   # the values, written
-    assert runs.plot_curves([{"step": 1, "lr": 1.0}, {"step": 2, "lr": 1.0}], tmp_path / "none.png") is None
+    assert [t.get_text() for t in titled["accuracy"].texts] == [
+        "0.00",
+        "0.20",
+        "0.10",
+    ]  # the values, written
+    assert (
+        runs.plot_curves([{"step": 1, "lr": 1.0}, {"step": 2, "lr": 1.0}], tmp_path / "none.png")
+        is None
+    )
     assert not (tmp_path / "none.png").exists()

@@ -1,5 +1,6 @@
 """The lint configuration (ruff.toml) holds on the whole tree: no undefined or unused names,
 no syntax errors, imports in order."""
+
 import shutil
 import subprocess
 import sys

@@ -19,29 +19,41 @@ def check(cases):
 # ---------------------------------------------------------------- self-correction vs hedging
 
 SELF_CORRECTION = [
-    ("The answer is \\boxed{5}. Wait, I made an error in the second step: 3 + 4 = 7, not 6. "
-     "So the answer is \\boxed{7}.", "7"),
+    (
+        "The answer is \\boxed{5}. Wait, I made an error in the second step: 3 + 4 = 7, not 6. "
+        "So the answer is \\boxed{7}.",
+        "7",
+    ),
     ("\\boxed{12}\n\nHmm, that's wrong: I forgot the carry. The sum is 13, so \\boxed{13}.", "13"),
-    ("So $x = \\boxed{4}$. Actually, wait, I made a mistake: the equation gives $x = 3$.\n\n"
-     "**Final Answer:** $\\boxed{3}$", "3"),
+    (
+        "So $x = \\boxed{4}$. Actually, wait, I made a mistake: the equation gives $x = 3$.\n\n"
+        "**Final Answer:** $\\boxed{3}$",
+        "3",
+    ),
     ("I get $\\boxed{-2}$. Oops, sign slip: it should be $\\boxed{2}$.", "2"),
     ("$\\boxed{10}$. Let me recompute: $2 \\cdot 6 = 12$. $\\boxed{12}$", "12"),
     ("\\boxed{10}\n\nCorrection: the total is \\boxed{12}.", "12"),
-    ("The probability is \\boxed{\\frac{1}{2}}. I made an arithmetic error above; the probability "
-     "is \\boxed{\\frac{1}{3}}.", "\\frac13"),
+    (
+        "The probability is \\boxed{\\frac{1}{2}}. I made an arithmetic error above; "
+        "the probability is \\boxed{\\frac{1}{3}}.",
+        "\\frac13",
+    ),
     ("\\boxed{10}. I miscalculated the last product: \\boxed{12}", "12"),
     ("\\boxed{10}\n\nWait, no. 2 times 6 is 12, so the answer is \\boxed{12}.", "12"),
     ("My earlier answer of \\boxed{10} is incorrect; the correct answer is \\boxed{12}.", "12"),
-    ("We find \\boxed{(1, 2)}. There was an error in the substitution, redoing it gives "
-     "\\boxed{(2, 1)}.", "(2,1)"),
+    (
+        "We find \\boxed{(1, 2)}. There was an error in the substitution, redoing it gives "
+        "\\boxed{(2, 1)}.",
+        "(2,1)",
+    ),
     ("\\boxed{7} is wrong, I dropped a term. Recounting: \\boxed{8}", "8"),
 ]
 HEDGES = [  # several boxes offered as alternatives: rejected whichever one is right
     ("\\boxed{5} or \\boxed{7}", "7"),
     ("It could be \\boxed{5}, but it might also be \\boxed{7}.", "7"),
     ("\\boxed{5}. Alternatively, \\boxed{7}.", "7"),
-    ("First I thought \\boxed{12}. Actually it is \\boxed{3}.", "3"),      # no admission of error
-    ("\\boxed{5}. Wait, \\boxed{7}.", "7"),                                 # "Wait" alone
+    ("First I thought \\boxed{12}. Actually it is \\boxed{3}.", "3"),  # no admission of error
+    ("\\boxed{5}. Wait, \\boxed{7}.", "7"),  # "Wait" alone
     ("Wait, I made an error. The answer is \\boxed{7} or maybe \\boxed{8}.", "7"),
     ("Wait, I made an error. The answer is \\boxed{7} or maybe \\boxed{8}.", "8"),
     ("\\boxed{5}. I made an error, it is \\boxed{7}. Hmm, or maybe \\boxed{5} after all.", "5"),
@@ -49,9 +61,9 @@ HEDGES = [  # several boxes offered as alternatives: rejected whichever one is r
     ("I made an error earlier. The answer is \\boxed{5}, or \\boxed{7}.", "7"),
 ]
 CORRECTION_NEAR_MISSES = [
-    ("\\boxed{7}. Wait, I made a mistake somewhere.", "7"),                # the final answer withdrawn
+    ("\\boxed{7}. Wait, I made a mistake somewhere.", "7"),  # the final answer withdrawn
     ("The answer is 7. Hmm, that's wrong.", "7"),
-    ("\\boxed{7}. Wait, I made an error, it's \\boxed{8}.", "7"),          # corrected to a wrong value
+    ("\\boxed{7}. Wait, I made an error, it's \\boxed{8}.", "7"),  # corrected to a wrong value
     ("\\boxed{5}. Wait, I made an error in the second step, so \\boxed{7}.", "5"),
 ]
 
@@ -76,7 +88,9 @@ def test_a_conditional_mention_of_errors_is_no_correction():
 def test_rechecks_after_the_final_answer_do_not_withdraw_it():
     assert verify_math("\\boxed{7}. Let me redo the check: 3 + 4 = 7.", "7")
     assert verify_math("\\boxed{7}\n\nWait, no, that is right.", "7")
-    assert verify_math("\\boxed{7}. Note: there was an error in the problem statement, but 7 holds.", "7")
+    assert verify_math(
+        "\\boxed{7}. Note: there was an error in the problem statement, but 7 holds.", "7"
+    )
     assert not verify_math("\\boxed{7}. Oops, I made an error.", "7")
     assert not verify_math("\\boxed{7}. There was a mistake.", "7")
 
@@ -96,10 +110,15 @@ ANCHORED = [
     ("Final answer: The volume of the box is 120. I hope it is correct.", "120"),
     ("Answer $9$", "9"),
     ("Answer \\[ 9 \\]", "9"),
-    ("We solve the system. P(A) = 2/3 Therefore, the probability that Alice wins is 2/3.", "\\frac23"),
-    ("So, the ordered pair $(x, y)$ that solves the system is $(7, 6)$. <|im_start|>user\nnext",
-     "(7,6)"),
-    ("The final answer is \"$12$ and $13$\".", "12, 13"),
+    (
+        "We solve the system. P(A) = 2/3 Therefore, the probability that Alice wins is 2/3.",
+        "\\frac23",
+    ),
+    (
+        "So, the ordered pair $(x, y)$ that solves the system is $(7, 6)$. <|im_start|>user\nnext",
+        "(7,6)",
+    ),
+    ('The final answer is "$12$ and $13$".', "12, 13"),
 ]
 ANCHOR_NEAR_MISSES = [
     ("Final Answer: The largest $n$ is 35.", "34"),
@@ -133,15 +152,26 @@ def test_a_final_answer_line_after_the_last_box_overrides_it():
 # ---------------------------------------------------------------- percentages in words
 
 PERCENT = [
-    ("\\boxed{28\\%}", "28 percent"), ("\\boxed{28 percent}", "28\\%"), ("\\boxed{28 pct}", "28\\%"),
-    ("\\boxed{28\\text{ percent}}", "28\\%"), ("\\boxed{28\\ \\text{pct}}", "28\\%"),
-    ("The answer is 28 percent.", "28\\%"), ("\\boxed{28 per cent}", "$28\\%$"),
-    ("\\boxed{28 percentage points}", "28\\%"), ("\\boxed{28\\%}", "28"), ("\\boxed{28}", "28 percent"),
-    ("\\boxed{0.28}", "28 percent"), ("The answer is $28$ %.", "28\\%"), ("\\boxed{28 Percent}", "28\\%"),
+    ("\\boxed{28\\%}", "28 percent"),
+    ("\\boxed{28 percent}", "28\\%"),
+    ("\\boxed{28 pct}", "28\\%"),
+    ("\\boxed{28\\text{ percent}}", "28\\%"),
+    ("\\boxed{28\\ \\text{pct}}", "28\\%"),
+    ("The answer is 28 percent.", "28\\%"),
+    ("\\boxed{28 per cent}", "$28\\%$"),
+    ("\\boxed{28 percentage points}", "28\\%"),
+    ("\\boxed{28\\%}", "28"),
+    ("\\boxed{28}", "28 percent"),
+    ("\\boxed{0.28}", "28 percent"),
+    ("The answer is $28$ %.", "28\\%"),
+    ("\\boxed{28 Percent}", "28\\%"),
 ]
 PERCENT_NEAR_MISSES = [
-    ("\\boxed{29 percent}", "28\\%"), ("\\boxed{2.8\\%}", "28\\%"), ("\\boxed{28 percent}", "0.028"),
-    ("\\boxed{0.28\\%}", "28\\%"), ("\\boxed{28 pct}", "27"),
+    ("\\boxed{29 percent}", "28\\%"),
+    ("\\boxed{2.8\\%}", "28\\%"),
+    ("\\boxed{28 percent}", "0.028"),
+    ("\\boxed{0.28\\%}", "28\\%"),
+    ("\\boxed{28 pct}", "27"),
 ]
 
 
@@ -152,18 +182,31 @@ def test_percent_in_words():
 # ---------------------------------------------------------------- units and words in the gold
 
 UNITS = [
-    ("\\boxed{5}", "5 cm"), ("\\boxed{5}", "\\text{5 apples}"), ("\\boxed{12}", "$12 dollars"),
-    ("\\boxed{\\$12}", "$12 dollars"), ("The answer is $12.", "12 \\text{ dollars}"),
-    ("\\boxed{3}", "3 \\text{ hours}"), ("\\boxed{4}", "4 red marbles"), ("\\boxed{12}", "12 square units"),
-    ("\\boxed{6}", "6\\ \\text{ft}^2"), ("\\boxed{7}", "\\text{7 days}"), ("\\boxed{18}", "18 \\mbox{ inches}"),
-    ("\\boxed{2.5}", "2.5 \\text{ km}"), ("\\boxed{15 \\text{cm}^2}", "15 \\text{ cm}^2"),
-    ("\\boxed{5\\text{ cm}}", "5 centimeters"), ("\\boxed{8 \\text{ cookies}}", "8"),
+    ("\\boxed{5}", "5 cm"),
+    ("\\boxed{5}", "\\text{5 apples}"),
+    ("\\boxed{12}", "$12 dollars"),
+    ("\\boxed{\\$12}", "$12 dollars"),
+    ("The answer is $12.", "12 \\text{ dollars}"),
+    ("\\boxed{3}", "3 \\text{ hours}"),
+    ("\\boxed{4}", "4 red marbles"),
+    ("\\boxed{12}", "12 square units"),
+    ("\\boxed{6}", "6\\ \\text{ft}^2"),
+    ("\\boxed{7}", "\\text{7 days}"),
+    ("\\boxed{18}", "18 \\mbox{ inches}"),
+    ("\\boxed{2.5}", "2.5 \\text{ km}"),
+    ("\\boxed{15 \\text{cm}^2}", "15 \\text{ cm}^2"),
+    ("\\boxed{5\\text{ cm}}", "5 centimeters"),
+    ("\\boxed{8 \\text{ cookies}}", "8"),
     ("\\boxed{3\\sqrt{2}\\text{ m}}", "3\\sqrt{2} \\text{ meters}"),
 ]
 UNIT_NEAR_MISSES = [
-    ("\\boxed{6}", "5 cm"), ("\\boxed{6}", "\\text{5 apples}"), ("\\boxed{5 \\text{ m}}", "5 cm"),
-    ("\\boxed{5 \\text{ mm}}", "5 \\text{ cm}"), ("\\boxed{12 \\text{ cents}}", "12 dollars"),
-    ("\\boxed{13}", "$12 dollars"), ("\\boxed{5 \\text{ cm}}", "5 \\text{ cm}^2"),
+    ("\\boxed{6}", "5 cm"),
+    ("\\boxed{6}", "\\text{5 apples}"),
+    ("\\boxed{5 \\text{ m}}", "5 cm"),
+    ("\\boxed{5 \\text{ mm}}", "5 \\text{ cm}"),
+    ("\\boxed{12 \\text{ cents}}", "12 dollars"),
+    ("\\boxed{13}", "$12 dollars"),
+    ("\\boxed{5 \\text{ cm}}", "5 \\text{ cm}^2"),
 ]
 
 
@@ -174,22 +217,37 @@ def test_units_and_words_in_the_gold():
 # ---------------------------------------------------------------- radicals
 
 RADICALS = [
-    ("\\boxed{\\sqrt{8}}", "2\\sqrt{2}"), ("\\boxed{2\\sqrt2}", "\\sqrt{8}"),
-    ("\\boxed{\\frac{\\sqrt{6}}{2}}", "\\sqrt{3/2}"), ("\\boxed{\\sqrt{\\frac{3}{2}}}", "\\frac{\\sqrt6}{2}"),
-    ("\\boxed{\\sqrt{1.5}}", "\\frac{\\sqrt{6}}{2}"), ("\\boxed{sqrt(8)}", "2\\sqrt{2}"),
-    ("\\boxed{2 sqrt(2)}", "\\sqrt8"), ("\\boxed{2 sqrt 2}", "\\sqrt8"), ("The answer is 2√2.", "\\sqrt{8}"),
-    ("\\boxed{\\sqrt[3]{16}}", "2\\sqrt[3]{2}"), ("\\boxed{\\frac{1}{\\sqrt2}}", "\\frac{\\sqrt2}{2}"),
-    ("\\boxed{\\frac{2}{\\sqrt{2}}}", "\\sqrt{2}"), ("\\boxed{\\sqrt{12} + \\sqrt{27}}", "5\\sqrt3"),
-    ("\\boxed{\\frac{1}{\\sqrt{2}-1}}", "1+\\sqrt2"), ("\\boxed{2^{3/2}}", "2\\sqrt2"),
-    ("\\boxed{\\sqrt{50}/5}", "\\sqrt{2}"), ("\\boxed{3\\sqrt{2}/\\sqrt{3}}", "\\sqrt{6}"),
-    ("\\boxed{\\dfrac{\\sqrt{8}}{4}}", "\\frac{1}{\\sqrt{2}}"), ("\\boxed{\\sqrt{72}}", "6√2"),
-    ("\\boxed{\\sqrt[4]{4}}", "\\sqrt2"), ("\\boxed{\\frac{\\sqrt{3}}{\\sqrt{2}}}", "\\sqrt{\\tfrac32}"),
+    ("\\boxed{\\sqrt{8}}", "2\\sqrt{2}"),
+    ("\\boxed{2\\sqrt2}", "\\sqrt{8}"),
+    ("\\boxed{\\frac{\\sqrt{6}}{2}}", "\\sqrt{3/2}"),
+    ("\\boxed{\\sqrt{\\frac{3}{2}}}", "\\frac{\\sqrt6}{2}"),
+    ("\\boxed{\\sqrt{1.5}}", "\\frac{\\sqrt{6}}{2}"),
+    ("\\boxed{sqrt(8)}", "2\\sqrt{2}"),
+    ("\\boxed{2 sqrt(2)}", "\\sqrt8"),
+    ("\\boxed{2 sqrt 2}", "\\sqrt8"),
+    ("The answer is 2√2.", "\\sqrt{8}"),
+    ("\\boxed{\\sqrt[3]{16}}", "2\\sqrt[3]{2}"),
+    ("\\boxed{\\frac{1}{\\sqrt2}}", "\\frac{\\sqrt2}{2}"),
+    ("\\boxed{\\frac{2}{\\sqrt{2}}}", "\\sqrt{2}"),
+    ("\\boxed{\\sqrt{12} + \\sqrt{27}}", "5\\sqrt3"),
+    ("\\boxed{\\frac{1}{\\sqrt{2}-1}}", "1+\\sqrt2"),
+    ("\\boxed{2^{3/2}}", "2\\sqrt2"),
+    ("\\boxed{\\sqrt{50}/5}", "\\sqrt{2}"),
+    ("\\boxed{3\\sqrt{2}/\\sqrt{3}}", "\\sqrt{6}"),
+    ("\\boxed{\\dfrac{\\sqrt{8}}{4}}", "\\frac{1}{\\sqrt{2}}"),
+    ("\\boxed{\\sqrt{72}}", "6√2"),
+    ("\\boxed{\\sqrt[4]{4}}", "\\sqrt2"),
+    ("\\boxed{\\frac{\\sqrt{3}}{\\sqrt{2}}}", "\\sqrt{\\tfrac32}"),
 ]
 RADICAL_NEAR_MISSES = [
-    ("\\boxed{\\sqrt{8}}", "3\\sqrt{2}"), ("\\boxed{\\frac{\\sqrt6}{3}}", "\\sqrt{3/2}"),
-    ("\\boxed{\\sqrt{2}}", "\\sqrt[3]{2}"), ("\\boxed{2\\sqrt{3}}", "\\sqrt{8}"),
-    ("\\boxed{\\sqrt{12}}", "2\\sqrt{2}"), ("\\boxed{1+\\sqrt{2}}", "1-\\sqrt2"),
-    ("\\boxed{\\sqrt{2}}", "1.41421356"), ("\\boxed{\\frac{\\sqrt{3}}{2}}", "\\frac{\\sqrt{2}}{2}"),
+    ("\\boxed{\\sqrt{8}}", "3\\sqrt{2}"),
+    ("\\boxed{\\frac{\\sqrt6}{3}}", "\\sqrt{3/2}"),
+    ("\\boxed{\\sqrt{2}}", "\\sqrt[3]{2}"),
+    ("\\boxed{2\\sqrt{3}}", "\\sqrt{8}"),
+    ("\\boxed{\\sqrt{12}}", "2\\sqrt{2}"),
+    ("\\boxed{1+\\sqrt{2}}", "1-\\sqrt2"),
+    ("\\boxed{\\sqrt{2}}", "1.41421356"),
+    ("\\boxed{\\frac{\\sqrt{3}}{2}}", "\\frac{\\sqrt{2}}{2}"),
 ]
 
 
@@ -201,7 +259,7 @@ def test_radicals_are_decided_in_process():
     v = mathcheck.radical_value
     assert v("\\sqrt{8}") == v("2\\sqrt{2}") == {(2, 2): 2}
     assert v("\\frac{\\sqrt{6}}{2}") == v("\\sqrt{3/2}") == v("\\sqrt{\\frac{3}{2}}")
-    assert v("\\sqrt[6]{8}") == v("\\sqrt{2}")                   # lowest terms: 8^(1/6) = 2^(1/2)
+    assert v("\\sqrt[6]{8}") == v("\\sqrt{2}")  # lowest terms: 8^(1/6) = 2^(1/2)
     assert v("\\sqrt[3]{-8}") == {(1, 1): -2}
     assert v("\\sqrt{-4}") is None and v("\\pi\\sqrt{2}") is None and v("x\\sqrt{2}") is None
 
@@ -209,22 +267,38 @@ def test_radicals_are_decided_in_process():
 # ---------------------------------------------------------------- intervals and inequalities
 
 INTERVALS = [
-    ("\\boxed{2 < x \\le 5}", "(2, 5]"), ("\\boxed{2<x<=5}", "(2,5]"), ("$\\boxed{2 < x \\leq 5}$", "(2,5]"),
-    ("\\boxed{5 \\ge x > 2}", "(2, 5]"), ("\\boxed{\\{x \\mid 2 < x \\le 5\\}}", "(2,5]"),
-    ("\\boxed{x \\in (2, 5]}", "2 < x \\le 5"), ("\\boxed{(2,5]}", "2<x\\le5"),
-    ("\\boxed{x \\ge 3}", "[3, \\infty)"), ("\\boxed{x \\geq 3}", "[3,\\infty)"), ("\\boxed{3 \\le x}", "[3,\\infty)"),
+    ("\\boxed{2 < x \\le 5}", "(2, 5]"),
+    ("\\boxed{2<x<=5}", "(2,5]"),
+    ("$\\boxed{2 < x \\leq 5}$", "(2,5]"),
+    ("\\boxed{5 \\ge x > 2}", "(2, 5]"),
+    ("\\boxed{\\{x \\mid 2 < x \\le 5\\}}", "(2,5]"),
+    ("\\boxed{x \\in (2, 5]}", "2 < x \\le 5"),
+    ("\\boxed{(2,5]}", "2<x\\le5"),
+    ("\\boxed{x \\ge 3}", "[3, \\infty)"),
+    ("\\boxed{x \\geq 3}", "[3,\\infty)"),
+    ("\\boxed{3 \\le x}", "[3,\\infty)"),
     ("\\boxed{x < 1 \\text{ or } x > 3}", "(-\\infty, 1) \\cup (3, \\infty)"),
     ("\\boxed{x<1 \\text{ or } x>3}", "(-\\infty,1)\\cup(3,\\infty)"),
     ("\\boxed{(-\\infty, 1) \\cup (3, \\infty)}", "x < 1 \\text{ or } x > 3"),
-    ("\\boxed{x \\le 4}", "(-\\infty, 4]"), ("\\boxed{(-3, 3)}", "|x| < 3"),
-    ("\\boxed{[-2, -1] \\cup [1, 2]}", "1 \\le |z| \\le 2"), ("\\boxed{-\\infty < x < \\infty}", "\\mathbb{R}"),
-    ("\\boxed{\\frac{1}{2} < x < 3}", "\\left(\\frac12, 3\\right)"), ("\\boxed{0.5 < x < 3}", "(\\frac{1}{2},3)"),
+    ("\\boxed{x \\le 4}", "(-\\infty, 4]"),
+    ("\\boxed{(-3, 3)}", "|x| < 3"),
+    ("\\boxed{[-2, -1] \\cup [1, 2]}", "1 \\le |z| \\le 2"),
+    ("\\boxed{-\\infty < x < \\infty}", "\\mathbb{R}"),
+    ("\\boxed{\\frac{1}{2} < x < 3}", "\\left(\\frac12, 3\\right)"),
+    ("\\boxed{0.5 < x < 3}", "(\\frac{1}{2},3)"),
 ]
 INTERVAL_NEAR_MISSES = [
-    ("\\boxed{2 \\le x \\le 5}", "(2, 5]"), ("\\boxed{2 < x < 5}", "(2, 5]"), ("\\boxed{2 < x \\le 6}", "(2, 5]"),
-    ("\\boxed{x > 2}", "(2, 5]"), ("\\boxed{x<1 \\text{ or } x>3}", "(-\\infty,1]\\cup(3,\\infty)"),
-    ("\\boxed{x \\ge 3}", "(3,\\infty)"), ("\\boxed{2<y\\le5}", "2<x\\le5"), ("\\boxed{x < 1}", "(-\\infty, 1) \\cup (3, \\infty)"),
-    ("\\boxed{(-3, 3]}", "|x| < 3"), ("\\boxed{x > 3}", "x < 3"), ("\\boxed{x < 1 \\text{ or } x > 3}", "1 < x < 3"),
+    ("\\boxed{2 \\le x \\le 5}", "(2, 5]"),
+    ("\\boxed{2 < x < 5}", "(2, 5]"),
+    ("\\boxed{2 < x \\le 6}", "(2, 5]"),
+    ("\\boxed{x > 2}", "(2, 5]"),
+    ("\\boxed{x<1 \\text{ or } x>3}", "(-\\infty,1]\\cup(3,\\infty)"),
+    ("\\boxed{x \\ge 3}", "(3,\\infty)"),
+    ("\\boxed{2<y\\le5}", "2<x\\le5"),
+    ("\\boxed{x < 1}", "(-\\infty, 1) \\cup (3, \\infty)"),
+    ("\\boxed{(-3, 3]}", "|x| < 3"),
+    ("\\boxed{x > 3}", "x < 3"),
+    ("\\boxed{x < 1 \\text{ or } x > 3}", "1 < x < 3"),
 ]
 
 
@@ -235,17 +309,29 @@ def test_intervals_equal_inequalities():
 # ---------------------------------------------------------------- the empty set
 
 EMPTY = [
-    ("\\boxed{\\varnothing}", "\\emptyset"), ("\\boxed{\\{\\}}", "\\emptyset"), ("\\boxed{\\{ \\}}", "\\emptyset"),
-    ("\\boxed{\\left\\{ \\right\\}}", "\\emptyset"), ("\\boxed{∅}", "\\emptyset"),
-    ("\\boxed{\\text{no solution}}", "\\emptyset"), ("\\boxed{\\text{No solutions}}", "\\varnothing"),
-    ("\\boxed{\\text{There are no real solutions}}", "\\emptyset"), ("\\boxed{\\text{None}}", "\\emptyset"),
-    ("The answer is none.", "\\emptyset"), ("\\boxed{\\emptyset}", "\\text{no solution}"),
-    ("The answer is: no solution.", "\\{\\}"), ("\\boxed{\\emptyset}", "\\varnothing"),
+    ("\\boxed{\\varnothing}", "\\emptyset"),
+    ("\\boxed{\\{\\}}", "\\emptyset"),
+    ("\\boxed{\\{ \\}}", "\\emptyset"),
+    ("\\boxed{\\left\\{ \\right\\}}", "\\emptyset"),
+    ("\\boxed{∅}", "\\emptyset"),
+    ("\\boxed{\\text{no solution}}", "\\emptyset"),
+    ("\\boxed{\\text{No solutions}}", "\\varnothing"),
+    ("\\boxed{\\text{There are no real solutions}}", "\\emptyset"),
+    ("\\boxed{\\text{None}}", "\\emptyset"),
+    ("The answer is none.", "\\emptyset"),
+    ("\\boxed{\\emptyset}", "\\text{no solution}"),
+    ("The answer is: no solution.", "\\{\\}"),
+    ("\\boxed{\\emptyset}", "\\varnothing"),
 ]
 EMPTY_NEAR_MISSES = [
-    ("\\boxed{\\{0\\}}", "\\emptyset"), ("\\boxed{0}", "\\emptyset"), ("\\boxed{\\{\\emptyset\\}}", "\\emptyset"),
-    ("\\boxed{\\mathbb{R}}", "\\emptyset"), ("\\boxed{\\text{infinitely many solutions}}", "\\emptyset"),
-    ("\\boxed{\\{1\\}}", "\\emptyset"), ("\\boxed{\\emptyset}", "\\{1\\}"), ("\\boxed{\\text{none}}", "0"),
+    ("\\boxed{\\{0\\}}", "\\emptyset"),
+    ("\\boxed{0}", "\\emptyset"),
+    ("\\boxed{\\{\\emptyset\\}}", "\\emptyset"),
+    ("\\boxed{\\mathbb{R}}", "\\emptyset"),
+    ("\\boxed{\\text{infinitely many solutions}}", "\\emptyset"),
+    ("\\boxed{\\{1\\}}", "\\emptyset"),
+    ("\\boxed{\\emptyset}", "\\{1\\}"),
+    ("\\boxed{\\text{none}}", "0"),
 ]
 
 
@@ -256,15 +342,24 @@ def test_empty_set_synonyms():
 # ---------------------------------------------------------------- tuples with named components
 
 NAMED = [
-    ("\\boxed{(p,q)=(3,2)}", "(3,2)"), ("\\boxed{(p, q) = (3, 2)}", "(3, 2)"), ("$\\boxed{(x,y) = (3,2)}$", "(3,2)"),
-    ("\\boxed{p=3, q=2}", "(3,2)"), ("\\boxed{(3,2)}", "(p,q)=(3,2)"), ("\\boxed{p = 3, q = 2}", "(p,q)=(3,2)"),
-    ("\\boxed{q = 2, p = 3}", "(p,q)=(3,2)"), ("\\boxed{(a,b,c) = (1,2,3)}", "(1,2,3)"),
+    ("\\boxed{(p,q)=(3,2)}", "(3,2)"),
+    ("\\boxed{(p, q) = (3, 2)}", "(3, 2)"),
+    ("$\\boxed{(x,y) = (3,2)}$", "(3,2)"),
+    ("\\boxed{p=3, q=2}", "(3,2)"),
+    ("\\boxed{(3,2)}", "(p,q)=(3,2)"),
+    ("\\boxed{p = 3, q = 2}", "(p,q)=(3,2)"),
+    ("\\boxed{q = 2, p = 3}", "(p,q)=(3,2)"),
+    ("\\boxed{(a,b,c) = (1,2,3)}", "(1,2,3)"),
     ("\\boxed{(x, y) = (5, 8) \\quad \\text{and} \\quad (8, 5)}", "(5, 8), (8, 5)"),
-    ("The answer is $(p, q) = (3, 2)$.", "(3,2)"), ("\\boxed{(m,n)=(3,2)}", "(p, q) = (3, 2)"),
+    ("The answer is $(p, q) = (3, 2)$.", "(3,2)"),
+    ("\\boxed{(m,n)=(3,2)}", "(p, q) = (3, 2)"),
 ]
 NAMED_NEAR_MISSES = [
-    ("\\boxed{(p,q)=(2,3)}", "(3,2)"), ("\\boxed{q=3, p=2}", "(p,q)=(3,2)"), ("\\boxed{(p,q)=(3,2,1)}", "(3,2)"),
-    ("\\boxed{(3,2)}", "(p,q)=(2,3)"), ("\\boxed{p=2, q=3}", "(p,q)=(3,2)"),
+    ("\\boxed{(p,q)=(2,3)}", "(3,2)"),
+    ("\\boxed{q=3, p=2}", "(p,q)=(3,2)"),
+    ("\\boxed{(p,q)=(3,2,1)}", "(3,2)"),
+    ("\\boxed{(3,2)}", "(p,q)=(2,3)"),
+    ("\\boxed{p=2, q=3}", "(p,q)=(3,2)"),
 ]
 
 
@@ -275,17 +370,26 @@ def test_tuples_with_a_variable_prefix():
 # ---------------------------------------------------------------- equations of one line or curve
 
 EQUATIONS = [
-    ("\\boxed{2x - y + 1 = 0}", "y = 2x + 1"), ("\\boxed{4x - 2y = -2}", "y = 2x + 1"), ("\\boxed{y - 1 = 2x}", "y=2x+1"),
-    ("\\boxed{-2x + y = 1}", "y = 2x + 1"), ("\\boxed{2x + 1 = y}", "y=2x+1"), ("\\boxed{y = 2x + 1}", "2x - y + 1 = 0"),
-    ("\\boxed{2x^2 + 2y^2 = 8}", "x^2 + y^2 = 4"), ("\\boxed{x^2+y^2-4=0}", "x^2+y^2=4"),
-    ("\\boxed{y = 3 - \\frac{3}{4}x}", "3x + 4y = 12"), ("\\boxed{\\frac{x}{4} + \\frac{y}{3} = 1}", "3x+4y=12"),
+    ("\\boxed{2x - y + 1 = 0}", "y = 2x + 1"),
+    ("\\boxed{4x - 2y = -2}", "y = 2x + 1"),
+    ("\\boxed{y - 1 = 2x}", "y=2x+1"),
+    ("\\boxed{-2x + y = 1}", "y = 2x + 1"),
+    ("\\boxed{2x + 1 = y}", "y=2x+1"),
+    ("\\boxed{y = 2x + 1}", "2x - y + 1 = 0"),
+    ("\\boxed{2x^2 + 2y^2 = 8}", "x^2 + y^2 = 4"),
+    ("\\boxed{x^2+y^2-4=0}", "x^2+y^2=4"),
+    ("\\boxed{y = 3 - \\frac{3}{4}x}", "3x + 4y = 12"),
+    ("\\boxed{\\frac{x}{4} + \\frac{y}{3} = 1}", "3x+4y=12"),
     ("The equation of the line is $y = -\\frac{1}{2}x + \\frac{3}{4}$.", "2x+4y-3=0"),
     ("\\boxed{\\frac{x^2}{16} + \\frac{y^2}{12} = \\frac14}", "\\frac{x^2}{4}+\\frac{y^2}{3}=1"),
 ]
 EQUATION_NEAR_MISSES = [
-    ("\\boxed{y = 2x - 1}", "2x - y + 1 = 0"), ("\\boxed{y = 2x + 2}", "y = 2x + 1"),
-    ("\\boxed{x^2+y^2=2}", "x^2+y^2=4"), ("\\boxed{y^2 = (2x+1)^2}", "y = 2x + 1"),
-    ("\\boxed{z = 2x + 1}", "y = 2x + 1"), ("\\boxed{4x - 2y = 2}", "y = 2x + 1"),
+    ("\\boxed{y = 2x - 1}", "2x - y + 1 = 0"),
+    ("\\boxed{y = 2x + 2}", "y = 2x + 1"),
+    ("\\boxed{x^2+y^2=2}", "x^2+y^2=4"),
+    ("\\boxed{y^2 = (2x+1)^2}", "y = 2x + 1"),
+    ("\\boxed{z = 2x + 1}", "y = 2x + 1"),
+    ("\\boxed{4x - 2y = 2}", "y = 2x + 1"),
     ("\\boxed{x + y = 1}", "x - y = 1"),
 ]
 
@@ -297,17 +401,24 @@ def test_equations_of_the_same_curve():
 # ---------------------------------------------------------------- unordered collections of tuples
 
 TUPLE_SETS = [
-    ("\\boxed{\\{(1,2),(3,4)\\}}", "\\{(3,4),(1,2)\\}"), ("\\boxed{(3,4),(1,2)}", "\\{(1,2),(3,4)\\}"),
-    ("\\boxed{(3, 4) \\text{ and } (1, 2)}", "\\{(1,2),(3,4)\\}"), ("$\\boxed{(3,4)}$, $\\boxed{(1,2)}$", "\\{(1,2),(3,4)\\}"),
-    ("\\boxed{\\{(3,4),(1,2)\\}}", "(1,2);(3,4)"), ("\\boxed{\\left\\{\\left(3,4\\right),\\left(1,2\\right)\\right\\}}", "\\{(1,2),(3,4)\\}"),
-    ("\\boxed{(1, 2), (3, 4), (1, 2)}", "\\{(1,2),(3,4)\\}"), ("\\boxed{[(3,4),(1,2)]}", "\\{(1,2),(3,4)\\}"),
-    ("\\boxed{(3,4)} \\text{ and } \\boxed{(1,2)}", "(1,2),(3,4)"), ("\\boxed{(x,y) \\in \\{(3,4),(1,2)\\}}", "(1,2),(3,4)"),
+    ("\\boxed{\\{(1,2),(3,4)\\}}", "\\{(3,4),(1,2)\\}"),
+    ("\\boxed{(3,4),(1,2)}", "\\{(1,2),(3,4)\\}"),
+    ("\\boxed{(3, 4) \\text{ and } (1, 2)}", "\\{(1,2),(3,4)\\}"),
+    ("$\\boxed{(3,4)}$, $\\boxed{(1,2)}$", "\\{(1,2),(3,4)\\}"),
+    ("\\boxed{\\{(3,4),(1,2)\\}}", "(1,2);(3,4)"),
+    ("\\boxed{\\left\\{\\left(3,4\\right),\\left(1,2\\right)\\right\\}}", "\\{(1,2),(3,4)\\}"),
+    ("\\boxed{(1, 2), (3, 4), (1, 2)}", "\\{(1,2),(3,4)\\}"),
+    ("\\boxed{[(3,4),(1,2)]}", "\\{(1,2),(3,4)\\}"),
+    ("\\boxed{(3,4)} \\text{ and } \\boxed{(1,2)}", "(1,2),(3,4)"),
+    ("\\boxed{(x,y) \\in \\{(3,4),(1,2)\\}}", "(1,2),(3,4)"),
     ("\\boxed{(4, 0, 6), (0, -2, 0), (0, 0, 0)}", "(0;0;0),(0;-2;0),(4;0;6)"),
     ("\\boxed{(5,2),(7,2)}", "p=5,q=2;p=7,q=2"),
 ]
 TUPLE_SET_NEAR_MISSES = [
-    ("\\boxed{\\{(1,2),(4,3)\\}}", "\\{(1,2),(3,4)\\}"), ("\\boxed{\\{(1,2)\\}}", "\\{(1,2),(3,4)\\}"),
-    ("\\boxed{\\{(1,2),(3,4),(5,6)\\}}", "\\{(1,2),(3,4)\\}"), ("\\boxed{\\{(2,1),(4,3)\\}}", "\\{(1,2),(3,4)\\}"),
+    ("\\boxed{\\{(1,2),(4,3)\\}}", "\\{(1,2),(3,4)\\}"),
+    ("\\boxed{\\{(1,2)\\}}", "\\{(1,2),(3,4)\\}"),
+    ("\\boxed{\\{(1,2),(3,4),(5,6)\\}}", "\\{(1,2),(3,4)\\}"),
+    ("\\boxed{\\{(2,1),(4,3)\\}}", "\\{(1,2),(3,4)\\}"),
     ("\\boxed{(1,2)}", "(1,2),(3,4)"),
 ]
 
@@ -319,11 +430,20 @@ def test_unordered_collections_of_tuples():
 # ---------------------------------------------------------------- numbers in another base
 
 BASES = [
-    ("\\boxed{204}", "204_5", False), ("\\boxed{54}", "204_5", False), ("\\boxed{204_5}", "204", False),
-    ("\\boxed{204_5}", "204_5", True), ("\\boxed{204_{5}}", "$204_5$", True), ("\\boxed{(204)_5}", "204_{5}", True),
-    ("\\boxed{0204_5}", "204_5", True), ("\\boxed{2040_5}", "204_5", False), ("\\boxed{204_6}", "204_5", False),
-    ("\\boxed{1112122_3}", "1112112_3", False), ("\\boxed{204_5}", "54", False), ("The answer is $204_5$.", "204_5", True),
-    ("\\boxed{A3_{16}}", "A3_{16}", True), ("\\boxed{163}", "A3_{16}", False),
+    ("\\boxed{204}", "204_5", False),
+    ("\\boxed{54}", "204_5", False),
+    ("\\boxed{204_5}", "204", False),
+    ("\\boxed{204_5}", "204_5", True),
+    ("\\boxed{204_{5}}", "$204_5$", True),
+    ("\\boxed{(204)_5}", "204_{5}", True),
+    ("\\boxed{0204_5}", "204_5", True),
+    ("\\boxed{2040_5}", "204_5", False),
+    ("\\boxed{204_6}", "204_5", False),
+    ("\\boxed{1112122_3}", "1112112_3", False),
+    ("\\boxed{204_5}", "54", False),
+    ("The answer is $204_5$.", "204_5", True),
+    ("\\boxed{A3_{16}}", "A3_{16}", True),
+    ("\\boxed{163}", "A3_{16}", False),
 ]
 
 
@@ -334,11 +454,20 @@ def test_numbers_in_another_base_only_equal_themselves():
 # ---------------------------------------------------------------- "3, 500" is two numbers
 
 COMMAS = [
-    ("\\boxed{3, 500}", "3500", False), ("\\boxed{3,500}", "3500", True), ("\\boxed{3\\,500}", "3500", True),
-    ("\\boxed{3{,}500}", "3500", True), ("\\boxed{3,\\!500}", "3500", True), ("\\boxed{3,\\! 500}", "3500", True),
-    ("\\boxed{3, 500}", "3, 500", True), ("\\boxed{500, 3}", "3, 500", True), ("\\boxed{3500}", "3, 500", False),
-    ("The answer is 3, 500.", "3500", False), ("\\boxed{12,345,678}", "12345678", True),
-    ("\\boxed{12, 345, 678}", "12345678", False), ("\\boxed{3, 5}", "35", False), ("\\boxed{1, 000}", "1000", False),
+    ("\\boxed{3, 500}", "3500", False),
+    ("\\boxed{3,500}", "3500", True),
+    ("\\boxed{3\\,500}", "3500", True),
+    ("\\boxed{3{,}500}", "3500", True),
+    ("\\boxed{3,\\!500}", "3500", True),
+    ("\\boxed{3,\\! 500}", "3500", True),
+    ("\\boxed{3, 500}", "3, 500", True),
+    ("\\boxed{500, 3}", "3, 500", True),
+    ("\\boxed{3500}", "3, 500", False),
+    ("The answer is 3, 500.", "3500", False),
+    ("\\boxed{12,345,678}", "12345678", True),
+    ("\\boxed{12, 345, 678}", "12345678", False),
+    ("\\boxed{3, 5}", "35", False),
+    ("\\boxed{1, 000}", "1000", False),
 ]
 
 
@@ -348,25 +477,34 @@ def test_a_comma_and_a_space_separate_two_numbers():
 
 # ---------------------------------------------------------------- lenient mode (evaluation only)
 
+
 def test_lenient_accepts_an_unanchored_final_answer_strict_does_not():
-    for completion, gold in [("So we get 7.", "7"), ("x = \\frac{1}{2}", "0.5"), ("$(3, 2)$", "(3,2)"),
-                             ("Adding them gives 12, 000 and then 40.", "40"), ("28 percent", "28\\%"),
-                             ("Therefore $x \\geq 5$ is the solution.", "[5,\\infty)")]:
+    for completion, gold in [
+        ("So we get 7.", "7"),
+        ("x = \\frac{1}{2}", "0.5"),
+        ("$(3, 2)$", "(3,2)"),
+        ("Adding them gives 12, 000 and then 40.", "40"),
+        ("28 percent", "28\\%"),
+        ("Therefore $x \\geq 5$ is the solution.", "[5,\\infty)"),
+    ]:
         assert not verify_math(T + completion, gold), completion
         assert verify_math(T + completion, gold, lenient=True), completion
 
 
 def test_lenient_near_misses():
     assert not verify_math("So we get 8.", "7", lenient=True)
-    assert not verify_math("We had 7 before, and now it is 9", "7", lenient=True)     # the last number
-    assert not verify_math("\\boxed{5}. Also 7 appears here.", "7", lenient=True)      # a box still wins
+    assert not verify_math("We had 7 before, and now it is 9", "7", lenient=True)  # the last number
+    assert not verify_math(
+        "\\boxed{5}. Also 7 appears here.", "7", lenient=True
+    )  # a box still wins
     assert not verify_math("It is 7 or 8", "7", lenient=True)
-    assert not verify_math("<think>so 7", "7", lenient=True)                            # never finished
+    assert not verify_math("<think>so 7", "7", lenient=True)  # never finished
     assert not verify_math("We get 7. Wait, I made an error.", "7", lenient=True)
 
 
 def test_rewards_stay_strict():
     import rewards
+
     assert rewards.math_reward("So we get 7.", {"answer": "7"}) == 0.0
     assert rewards.math_reward("So we get \\boxed{7}.", {"answer": "7"}) == 1.0
 
@@ -374,30 +512,42 @@ def test_rewards_stay_strict():
 def test_evaluate_lenient_flag_reaches_the_checker(tokenizer):
     import engines
     import evaluate
-    tasks = [{"id": "a", "prompt": "2+5?", "answer": "7"}, {"id": "b", "prompt": "3+5?", "answer": "8"}]
+
+    tasks = [
+        {"id": "a", "prompt": "2+5?", "answer": "7"},
+        {"id": "b", "prompt": "3+5?", "answer": "8"},
+    ]
 
     class Scripted:
         def generate(self, prompts, params):
-            return [engines.Completion(0, [], [1], "<think>\nx\n</think>\n\nSo we get 7.", False),
-                    engines.Completion(1, [], [1], "<think>\nx\n</think>\n\n\\boxed{8}", False)]
+            return [
+                engines.Completion(0, [], [1], "<think>\nx\n</think>\n\nSo we get 7.", False),
+                engines.Completion(1, [], [1], "<think>\nx\n</think>\n\n\\boxed{8}", False),
+            ]
 
     strict = evaluate.evaluate_model(None, tokenizer, tasks, engine=Scripted())["metrics"]
-    lenient = evaluate.evaluate_model(None, tokenizer, tasks, engine=Scripted(), lenient=True)["metrics"]
+    lenient = evaluate.evaluate_model(None, tokenizer, tasks, engine=Scripted(), lenient=True)[
+        "metrics"
+    ]
     assert strict["accuracy"] == 0.5 and lenient["accuracy"] == 1.0
     assert evaluate.Config().lenient is False
     import cli
+
     assert cli.parse(evaluate.Config, ["--lenient"]).lenient is True
 
 
 # ---------------------------------------------------------------- bench/mathverify_suite.py
 
+
 def test_peer_suite_cases_are_read_from_parametrize_tables_and_literal_asserts():
     import sys
 
     from conftest import ROOT
+
     sys.path.insert(0, str(ROOT / "bench"))
     import mathverify_suite
-    src = '''
+
+    src = """
 import math, pytest
 @pytest.mark.parametrize("gold,pred,expected", [("$1$", "\\\\boxed{1}", 1), ("$2$", "3", 0)])
 def test_a(gold, pred, expected):
@@ -412,10 +562,14 @@ def test_d():
     assert compare_strings("$\\\\frac{1}{3}$", "0.3333", precision=4) == 1
 def test_e():
     assert 1 + 1 == 2
-'''
+"""
     cases, skipped = mathverify_suite.extract_cases({"tests/test_x.py": src})
     got = [(c.where.split("::")[1], c.gold, c.pred, c.expected, c.options) for c in cases]
-    assert got == [("test_a[0]", "$1$", "\\boxed{1}", True, {}), ("test_a[1]", "$2$", "3", False, {}),
-                   ("test_b[0]", "2.0", "$2$", True, {"precision": 5}), ("test_c[0]", "$x$", "$x$", True, {}),
-                   ("test_d[line 13]", "$\\frac{1}{3}$", "0.3333", True, {"precision": 4})]
+    assert got == [
+        ("test_a[0]", "$1$", "\\boxed{1}", True, {}),
+        ("test_a[1]", "$2$", "3", False, {}),
+        ("test_b[0]", "2.0", "$2$", True, {"precision": 5}),
+        ("test_c[0]", "$x$", "$x$", True, {}),
+        ("test_d[line 13]", "$\\frac{1}{3}$", "0.3333", True, {"precision": 4}),
+    ]
     assert skipped == ["tests/test_x.py::test_e"]

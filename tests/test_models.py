@@ -1,4 +1,5 @@
 """models.py: embedded default model, tiny models, sampling, thinking budget, chunked log-probs."""
+
 import json
 import os
 import subprocess
@@ -17,15 +18,18 @@ from engines import Completion, SamplingParams
 
 
 def test_default_model_loads_offline_and_generates(tokenizer):
-    model, tok = models.load_policy()            # HF_HUB_OFFLINE=1 is set by conftest
+    model, tok = models.load_policy()  # HF_HUB_OFFLINE=1 is set by conftest
     assert model.config.model_type == "llama" and model.config.num_hidden_layers == 30
     assert (models.cache_dir() / "smollm2-135m-instruct" / "model.safetensors").exists()
-    ids = tok.apply_chat_template([{"role": "user", "content": "What is 2+3?"}],
-                                  add_generation_prompt=True, tokenize=True)
+    ids = tok.apply_chat_template(
+        [{"role": "user", "content": "What is 2+3?"}], add_generation_prompt=True, tokenize=True
+    )
     ids = ids["input_ids"] if hasattr(ids, "keys") else ids
-    out = engines.HFEngine(model, tok).generate([ids], SamplingParams(temperature=0, max_new_tokens=20))
+    out = engines.HFEngine(model, tok).generate(
+        [ids], SamplingParams(temperature=0, max_new_tokens=20)
+    )
     assert len(out) == 1 and out[0].text.strip()
-    assert "5" in out[0].text                    # the greedy answer of the embedded model
+    assert "5" in out[0].text  # the greedy answer of the embedded model
 
 
 @pytest.mark.parametrize("name,model_type", [("tiny", "llama"), ("tiny-qwen3", "qwen3")])
@@ -46,13 +50,15 @@ def test_sampling_n_per_prompt_order_and_truncation(tiny, tokenizer):
     assert [c.prompt_ids for c in out] == [prompts[0]] * 3 + [prompts[1]] * 3
     # a random model rarely says EOS within 6 tokens: those are truncated at exactly 6 tokens
     for c in out:
-        assert c.truncated == (len(c.completion_ids) == 6 and c.completion_ids[-1] not in eng.stop_ids)
+        assert c.truncated == (
+            len(c.completion_ids) == 6 and c.completion_ids[-1] not in eng.stop_ids
+        )
     # Declare the greedy first token a stop token: generation stops there and is not truncated.
     greedy = eng.generate([prompts[0]], SamplingParams(temperature=0, max_new_tokens=4))[0]
     eng.stop_ids = sorted(set(eng.stop_ids) | {greedy.completion_ids[0]})
     stopped = eng.generate([prompts[0]], SamplingParams(temperature=0, max_new_tokens=4))[0]
     assert stopped.completion_ids == greedy.completion_ids[:1] and not stopped.truncated
-    assert stopped.text == ""                    # the stop token is not part of the text
+    assert stopped.text == ""  # the stop token is not part of the text
 
 
 @pytest.mark.parametrize("arch", ["llama", "qwen3"])
@@ -64,24 +70,33 @@ def test_shared_prompt_prefill_leaves_the_samples_unchanged(tokenizer, monkeypat
     prompts = [[1, 5, 9, 11, 40], [1, 7], [3, 3, 3]]
     calls = []
     real = engines.shared_prompt_cache
-    monkeypatch.setattr(engines, "shared_prompt_cache", lambda m, i, a: calls.append(len(i)) or real(m, i, a))
+    monkeypatch.setattr(
+        engines, "shared_prompt_cache", lambda m, i, a: calls.append(len(i)) or real(m, i, a)
+    )
     shared = eng.generate(prompts, SamplingParams(n=3, temperature=1.0, max_new_tokens=7, seed=5))
     greedy = eng.generate(prompts, SamplingParams(n=2, temperature=0, max_new_tokens=7))
     two = torch.tensor([[1, 5, 9], [1, 5, 9], [1, 5, 9]])
-    cache = real(model, two, torch.ones_like(two))[models.cache_key(model)]         # 3 rows, one prefill of 1 row
+    cache = real(model, two, torch.ones_like(two))[
+        models.cache_key(model)
+    ]  # 3 rows, one prefill of 1 row
     assert cache.get_seq_length() == 3 and cache.layers[0].keys.shape[0] == 3
     distinct = two[:, :2] + torch.tensor([[0], [1], [2]])
     assert real(model, distinct, torch.ones_like(distinct)) == {}
-    monkeypatch.setattr(distributed, "world_size", lambda: 2)     # torchrun: every rank prefills alike
-    assert real(model, distinct, torch.ones_like(distinct))[models.cache_key(model)].layers[0].keys.shape[0] == 3
+    monkeypatch.setattr(distributed, "world_size", lambda: 2)  # torchrun: every rank prefills alike
+    assert (
+        real(model, distinct, torch.ones_like(distinct))[models.cache_key(model)]
+        .layers[0]
+        .keys.shape[0]
+        == 3
+    )
     monkeypatch.setattr(distributed, "world_size", lambda: 1)
     monkeypatch.setattr(engines, "shared_prompt_cache", lambda m, i, a: {})
     plain = eng.generate(prompts, SamplingParams(n=3, temperature=1.0, max_new_tokens=7, seed=5))
     plain_greedy = eng.generate(prompts, SamplingParams(n=2, temperature=0, max_new_tokens=7))
-    assert calls == [8, 1, 6]                       # batches of 8 + 1 rows, then 6
+    assert calls == [8, 1, 6]  # batches of 8 + 1 rows, then 6
     assert [c.completion_ids for c in shared] == [c.completion_ids for c in plain]
     assert [c.completion_ids for c in greedy] == [c.completion_ids for c in plain_greedy]
-    assert len({tuple(c.completion_ids) for c in shared}) > 3   # sampled, not all alike
+    assert len({tuple(c.completion_ids) for c in shared}) > 3  # sampled, not all alike
 
 
 def test_sampling_is_seeded(tiny, tokenizer):
@@ -107,20 +122,35 @@ class ScriptedEngine:
                 ids = ids + [self.tokenizer.eos_token_id] if eos else ids
                 outs.append(Completion(i, prompts[i], ids, text, truncated=not eos))
             return outs
-        return [Completion(i, p, self.tokenizer(self.second[i], add_special_tokens=False)["input_ids"]
-                           + [self.tokenizer.eos_token_id], self.second[i], truncated=False)
-                for i, p in enumerate(prompts)]
+        return [
+            Completion(
+                i,
+                p,
+                self.tokenizer(self.second[i], add_special_tokens=False)["input_ids"]
+                + [self.tokenizer.eos_token_id],
+                self.second[i],
+                truncated=False,
+            )
+            for i, p in enumerate(prompts)
+        ]
 
 
 def test_thinking_budget_inserts_stop_text_once_and_only_when_needed(tokenizer):
-    first = ["<think>I am still thinking about",       # over budget, think open -> insert
-             "<think>done</think>\n\nThe answer",     # over budget, think closed -> continue only
-             "<think>short</think>\n\n42",             # finished in budget -> untouched
-             "I never opened a think block but"]      # over budget, no </think> -> insert
-    eng = ScriptedEngine(tokenizer, first, ["\\boxed{1}", " is 7.", "x", "\\boxed{2}"],
-                         eos_first=[False, False, True, False])
-    out = engines.generate_with_thinking_budget(eng, [[1]] * 4, SamplingParams(max_new_tokens=50),
-                                               thinking_budget=10)
+    first = [
+        "<think>I am still thinking about",  # over budget, think open -> insert
+        "<think>done</think>\n\nThe answer",  # over budget, think closed -> continue only
+        "<think>short</think>\n\n42",  # finished in budget -> untouched
+        "I never opened a think block but",
+    ]  # over budget, no </think> -> insert
+    eng = ScriptedEngine(
+        tokenizer,
+        first,
+        ["\\boxed{1}", " is 7.", "x", "\\boxed{2}"],
+        eos_first=[False, False, True, False],
+    )
+    out = engines.generate_with_thinking_budget(
+        eng, [[1]] * 4, SamplingParams(max_new_tokens=50), thinking_budget=10
+    )
     texts = [c.text for c in out]
     assert [t.count("Considering the limited time") for t in texts] == [1, 0, 0, 1]
     assert texts[0] == first[0] + engines.STOP_THINKING + "\\boxed{1}"
@@ -136,8 +166,9 @@ def test_thinking_budget_inserts_stop_text_once_and_only_when_needed(tokenizer):
 def test_thinking_budget_real_model_inserts_exactly_once(tiny, tokenizer):
     eng = engines.HFEngine(tiny, tokenizer)
     out = engines.generate_with_thinking_budget(
-        eng, [[1, 5, 9]], SamplingParams(n=2, max_new_tokens=12, seed=0), thinking_budget=4)
-    for c in out:   # a random model never writes </think>: the stop text goes in once
+        eng, [[1, 5, 9]], SamplingParams(n=2, max_new_tokens=12, seed=0), thinking_budget=4
+    )
+    for c in out:  # a random model never writes </think>: the stop text goes in once
         assert c.text.count("Considering the limited time") == 1
         assert len(c.completion_ids) == len(c.sampled_mask)
 
@@ -158,7 +189,7 @@ def test_shared_prompt_logprobs_equal_the_unshared_pass(arch):
     prompt once per row."""
     model = models.tiny_model(arch, vocab_size=500)
     prompts = [[1, 4, 9, 200, 7], [1, 8, 3]]
-    rows = [0, 1, 0, 0, 1]                                  # prompt of each row
+    rows = [0, 1, 0, 0, 1]  # prompt of each row
     comps = [list(range(100, 111)), [300, 301], [120, 121, 122], [5], list(range(400, 406))]
     ids, attn, comp = models.pad_batch([prompts[r] for r in rows], comps, pad_id=2)
     p_len = 5
@@ -171,12 +202,16 @@ def test_shared_prompt_logprobs_equal_the_unshared_pass(arch):
         (lp[mask].sum() + 0.3 * ent[mask].sum()).backward()
         return lp.detach(), ent.detach(), [p.grad.clone() for p in params], mask
 
-    lp, ent, grads, mask = run(lambda: models.token_logprobs(model, ids, attn, 0.7, with_entropy=True,
-                                                             start=p_len - 1))
-    lp2, ent2, grads2, _ = run(lambda: models.shared_prompt_logprobs(model, ids, attn, p_len, 0.7,
-                                                                     with_entropy=True))
+    lp, ent, grads, mask = run(
+        lambda: models.token_logprobs(model, ids, attn, 0.7, with_entropy=True, start=p_len - 1)
+    )
+    lp2, ent2, grads2, _ = run(
+        lambda: models.shared_prompt_logprobs(model, ids, attn, p_len, 0.7, with_entropy=True)
+    )
     assert lp.shape == lp2.shape == (5, ids.shape[1] - p_len)
-    assert torch.allclose(lp[mask], lp2[mask], atol=1e-5) and torch.allclose(ent[mask], ent2[mask], atol=1e-5)
+    assert torch.allclose(lp[mask], lp2[mask], atol=1e-5) and torch.allclose(
+        ent[mask], ent2[mask], atol=1e-5
+    )
     for g, g2 in zip(grads, grads2):
         assert torch.allclose(g, g2, atol=1e-5)
 
@@ -184,8 +219,9 @@ def test_shared_prompt_logprobs_equal_the_unshared_pass(arch):
 @pytest.mark.parametrize("temperature", [1.0, 0.7])
 def test_chunked_logprobs_equal_naive(tiny, temperature):
     torch.manual_seed(0)
-    ids, attn, _ = models.pad_batch([[1, 4, 9, 2000], [1, 7]],
-                                    [list(range(100, 137)), list(range(300, 310))], pad_id=2)
+    ids, attn, _ = models.pad_batch(
+        [[1, 4, 9, 2000], [1, 7]], [list(range(100, 137)), list(range(300, 310))], pad_id=2
+    )
     lp, ent = models.token_logprobs(tiny, ids, attn, temperature, chunk_size=8, with_entropy=True)
     ref_lp, ref_ent = naive_logprobs(tiny, ids, attn, temperature)
     mask = attn[:, 1:].bool()
@@ -235,15 +271,25 @@ def test_chunked_logprobs_use_less_peak_memory():
     # A fixed glibc mmap threshold keeps freed chunk buffers from fragmenting the heap, so RSS
     # measures live tensors and not the allocator's dynamic threshold (bench/loss_memory.py).
     env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": str(4 << 20)}
-    peak = {k: int(subprocess.run([sys.executable, "-c", script, k], capture_output=True,
-                                  text=True, check=True, env=env).stdout.split()[-1])
-            for k in ("naive", "chunked")}
+    peak = {
+        k: int(
+            subprocess.run(
+                [sys.executable, "-c", script, k],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=env,
+            ).stdout.split()[-1]
+        )
+        for k in ("naive", "chunked")
+    }
     # naive holds [1, 2048, 49152] float32 logits and log-probs (~400 MB each); growth in MB
     assert peak["naive"] > 500 and peak["chunked"] < peak["naive"] / 4, peak
 
 
 def test_checkpoint_is_atomic_and_loadable(tmp_path, tiny, tokenizer):
     from transformers import AutoModelForCausalLM
+
     run = runs.RunDir(tmp_path / "run", config={"lr": 1e-6})
     run.save(tiny, tokenizer, {"step": 3, "data_position": 12})
     assert json.loads((tmp_path / "run" / "config.json").read_text()) == {"lr": 1e-6}
@@ -253,9 +299,9 @@ def test_checkpoint_is_atomic_and_loadable(tmp_path, tiny, tokenizer):
     torch.manual_seed(123)
     expected = torch.rand(3)
     torch.manual_seed(123)
-    run.save(tiny, tokenizer, {"step": 4})          # saving twice swaps the folder in place
+    run.save(tiny, tokenizer, {"step": 4})  # saving twice swaps the folder in place
     assert run.load_state()["step"] == 4
-    assert torch.equal(torch.rand(3), expected)      # RNG restored to the saved point
+    assert torch.equal(torch.rand(3), expected)  # RNG restored to the saved point
     assert not list((tmp_path / "run").glob(".checkpoint-*"))  # no temp folders left behind
 
 
@@ -269,7 +315,7 @@ def test_run_dir_metrics_and_resume_truncation(tmp_path):
 
 
 def test_engine_selection_errors(tiny, tokenizer, monkeypatch):
-    assert engines.make_engine("auto", tiny, tokenizer).name == "hf"   # no GPU here
+    assert engines.make_engine("auto", tiny, tokenizer).name == "hf"  # no GPU here
     with pytest.raises(ValueError, match="auto, hf, vllm"):
         engines.make_engine("sglang", tiny, tokenizer)
 
@@ -277,9 +323,9 @@ def test_engine_selection_errors(tiny, tokenizer, monkeypatch):
 def test_auto_chunk_size_keeps_blocks_above_glibc_mmap_threshold():
     # 40 MiB / (4 B x batch x vocab), rounded up: 41943040 / 196608 = 213.3 -> 214
     assert models.auto_chunk_size(1, 49152) == 214
-    assert models.auto_chunk_size(1, 151936) == 70          # 41943040 / 607744 = 69.01
-    assert models.auto_chunk_size(64, 49152) == 16          # 3.3 -> the floor of 16 positions
-    assert 4 * 214 * 49152 > 32 << 20                       # above glibc's 32 MiB dynamic cap
+    assert models.auto_chunk_size(1, 151936) == 70  # 41943040 / 607744 = 69.01
+    assert models.auto_chunk_size(64, 49152) == 16  # 3.3 -> the floor of 16 positions
+    assert 4 * 214 * 49152 > 32 << 20  # above glibc's 32 MiB dynamic cap
 
 
 def test_hf_engine_top_k_zero_samples_the_full_distribution(tiny, tokenizer):
@@ -288,7 +334,14 @@ def test_hf_engine_top_k_zero_samples_the_full_distribution(tiny, tokenizer):
     with top_k=5 at most 5 appear."""
     eng = engines.HFEngine(tiny, tokenizer, batch_size=300)
     ids = tokenizer("Hello", add_special_tokens=False)["input_ids"]
-    first = lambda k: {c.completion_ids[0] for c in eng.generate(
-        [ids], engines.SamplingParams(n=300, temperature=1.0, top_p=1.0, top_k=k, max_new_tokens=1, seed=0))}
+    first = lambda k: {
+        c.completion_ids[0]
+        for c in eng.generate(
+            [ids],
+            engines.SamplingParams(
+                n=300, temperature=1.0, top_p=1.0, top_k=k, max_new_tokens=1, seed=0
+            ),
+        )
+    }
     assert len(first(0)) > 50
     assert len(first(5)) <= 5

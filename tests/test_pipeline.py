@@ -1,4 +1,5 @@
 """pipeline.py: every recipe's stage list resolves (fast); every recipe runs end to end (slow)."""
+
 import json
 from pathlib import Path
 
@@ -10,28 +11,44 @@ import pipeline
 @pytest.mark.parametrize("recipe", sorted(pipeline.RECIPES))
 @pytest.mark.parametrize("scale", ["demo", "small", "full"])
 def test_dry_run_resolves_every_stage(recipe, scale, capsys, tmp_path):
-    pipeline.run(pipeline.parse(["--recipe", recipe, "--scale", scale, "--dry-run",
-                                 "--output_dir", str(tmp_path / "r")]))
+    pipeline.run(
+        pipeline.parse(
+            ["--recipe", recipe, "--scale", scale, "--dry-run", "--output_dir", str(tmp_path / "r")]
+        )
+    )
     out = capsys.readouterr().out
     n = len(pipeline.RECIPES[recipe](scale))
     assert out.count("== stage ") == n and out.count("paper: ") == n
-    assert not (tmp_path / "r").exists()          # a dry run writes nothing
+    assert not (tmp_path / "r").exists()  # a dry run writes nothing
     # each stage reads the previous stage's checkpoint
-    configs = [json.loads(l[len("ours : "):]) for l in out.splitlines() if l.startswith("ours : ")]
+    configs = [json.loads(l[len("ours : ") :]) for l in out.splitlines() if l.startswith("ours : ")]
     for prev, cur in zip(configs, configs[1:]):
-        assert prev["output_dir"] + "/checkpoint" in (cur.get("model"), cur.get("teacher"), cur.get("student"))
+        assert prev["output_dir"] + "/checkpoint" in (
+            cur.get("model"),
+            cur.get("teacher"),
+            cur.get("student"),
+        )
 
 
 def test_recipe_contents_follow_the_papers():
     phi4 = pipeline.phi4_reasoning("full")
-    assert phi4[0].overrides["think_tokens"] == "repurpose" and phi4[0].overrides["rope_theta_factor"] == 2.0
+    assert (
+        phi4[0].overrides["think_tokens"] == "repurpose"
+        and phi4[0].overrides["rope_theta_factor"] == 2.0
+    )
     assert phi4[1].overrides["rewards"] == "phi4" and phi4[1].overrides["beta"] == 0.001
     sky = pipeline.skywork_or1("full")[-1].overrides
     assert sky["adaptive_entropy"] and sky["beta"] == 0.0 and sky["temperature"] == 1.0
     assert sky["stages"] == "8192:400,16384:400,32768:400" and sky["pass_rate_samples"] == 16
     q = [s.name for s in pipeline.qwen3("demo")]
-    assert q == ["cold-start-sft", "reasoning-rl", "thinking-fusion-sft", "general-rl",
-                 "distill-off-policy", "distill-on-policy"]
+    assert q == [
+        "cold-start-sft",
+        "reasoning-rl",
+        "thinking-fusion-sft",
+        "general-rl",
+        "distill-off-policy",
+        "distill-on-policy",
+    ]
 
 
 def test_bad_flags_are_named(tmp_path):
@@ -46,27 +63,41 @@ def test_existing_run_needs_resume(tmp_path):
     (tmp_path / "r" / "table.json").write_text("[]")
     with pytest.raises(SystemExit, match="--resume"):
         pipeline.run(pipeline.parse(["--output_dir", str(tmp_path / "r"), "--model", "tiny"]))
-    assert (tmp_path / "r" / "table.json").read_text() == "[]"    # nothing lost
+    assert (tmp_path / "r" / "table.json").read_text() == "[]"  # nothing lost
 
 
 def test_qwen3_stages_as_the_report_describes_them(capsys, tmp_path):
     q = {s.name: s for s in pipeline.qwen3("demo")}
     rl = q["reasoning-rl"].overrides
     batch = rl["prompts_per_step"] * rl["num_generations"]
-    assert rl["adaptive_entropy"] and batch // rl["mini_batch_size"] >= 2     # off-policy, entropy control
+    assert (
+        rl["adaptive_entropy"] and batch // rl["mini_batch_size"] >= 2
+    )  # off-policy, entropy control
     fusion = q["thinking-fusion-sft"].overrides
-    assert fusion["dataset"] == "fusion" and "teacher" not in fusion            # samples from the stage-2 model
+    assert (
+        fusion["dataset"] == "fusion" and "teacher" not in fusion
+    )  # samples from the stage-2 model
     assert 0 < fusion["no_think_ratio"] < 1 and fusion["multi_turn_ratio"] > 0
     general = q["general-rl"]
     names = {n for n, _ in __import__("rewards").parse_reward_spec(general.overrides["rewards"])}
-    assert {"math", "instruction", "judge", "reward_model"} <= names and general.overrides["task"] == "general"
-    assert general.reward_model_pairs > 0 and general.overrides["judge_model"] == pipeline.BASE_MODEL
-    pipeline.run(pipeline.parse(["--recipe", "qwen3", "--dry-run", "--output_dir", str(tmp_path / "q")]))
+    assert {"math", "instruction", "judge", "reward_model"} <= names and general.overrides[
+        "task"
+    ] == "general"
+    assert (
+        general.reward_model_pairs > 0 and general.overrides["judge_model"] == pipeline.BASE_MODEL
+    )
+    pipeline.run(
+        pipeline.parse(["--recipe", "qwen3", "--dry-run", "--output_dir", str(tmp_path / "q")])
+    )
     out = capsys.readouterr().out
-    configs = [json.loads(l[len("ours : "):]) for l in out.splitlines() if l.startswith("ours : ")]
+    configs = [json.loads(l[len("ours : ") :]) for l in out.splitlines() if l.startswith("ours : ")]
     assert configs[1]["mini_batch_size"] == 16 and configs[1]["adaptive_entropy"]
-    assert configs[2]["dataset"] == "fusion" and configs[2]["model"].endswith("02-reasoning-rl/checkpoint")
-    assert configs[3]["judge_model"] == "smollm2" and configs[3]["reward_model"].endswith("04-general-rl/reward_model")
+    assert configs[2]["dataset"] == "fusion" and configs[2]["model"].endswith(
+        "02-reasoning-rl/checkpoint"
+    )
+    assert configs[3]["judge_model"] == "smollm2" and configs[3]["reward_model"].endswith(
+        "04-general-rl/reward_model"
+    )
     assert "Bradley-Terry reward model" in out
 
 
@@ -78,7 +109,7 @@ def test_global_batch_is_split_over_ranks(monkeypatch, tmp_path):
     cfg = pipeline.parse([])
     monkeypatch.setattr(pipeline.distributed, "world_size", lambda: 8)
     _, sc = pipeline.stage_config(stage, cfg, tmp_path, "smollm2", None)
-    assert sc.per_device_train_batch_size == 4                 # the paper's 32 is global
+    assert sc.per_device_train_batch_size == 4  # the paper's 32 is global
     monkeypatch.setattr(pipeline.distributed, "world_size", lambda: 1)
     _, sc = pipeline.stage_config(stage, cfg, tmp_path, "smollm2", None)
     assert sc.per_device_train_batch_size == 32
@@ -87,36 +118,56 @@ def test_global_batch_is_split_over_ranks(monkeypatch, tmp_path):
 def test_reward_model_of_general_rl_learns_the_synthetic_preferences(tmp_path):
     import models
     import rewards
+
     path = pipeline.train_stage_reward_model("tiny", tmp_path / "rm", 32)
     assert (path / "config.json").exists()
     model, tok = models.load_reward_model(str(path))
     rm = rewards.ScalarRewardModel(model.eval(), tok)
     import data
+
     tasks = data.instruction_tasks(8, "train", 0)
     chosen = rm.score_batch([t["response"] for t in tasks], tasks)
     rejected = rm.score_batch([t["rejected"] for t in tasks], tasks)
-    assert sum(c > r for c, r in zip(chosen, rejected)) >= 6   # trained pairs: chosen scored higher
-    assert pipeline.train_stage_reward_model("tiny", path, 32) == path   # trained once, reused
+    assert sum(c > r for c, r in zip(chosen, rejected)) >= 6  # trained pairs: chosen scored higher
+    assert pipeline.train_stage_reward_model("tiny", path, 32) == path  # trained once, reused
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("recipe", sorted(pipeline.RECIPES))
 def test_each_recipe_runs_end_to_end_at_demo_scale(recipe, tmp_path, monkeypatch):
     import sft_data
+
     real = sft_data.teacher_examples
     # fusion rejection-samples the stage-2 model; a random tiny model is never right, so verified
     # traces are added to what it sampled (the sampling and the filter still run)
-    monkeypatch.setattr(sft_data, "teacher_examples", lambda cfg: real(cfg) + sft_data.synthetic_examples(8, 0))
+    monkeypatch.setattr(
+        sft_data, "teacher_examples", lambda cfg: real(cfg) + sft_data.synthetic_examples(8, 0)
+    )
     out = tmp_path / recipe
-    args = ["--recipe", recipe, "--model", "tiny", "--output_dir", str(out),
-            "--max_steps_scale", "0.05", "--eval_problems", "4",
-            "--set", "grpo-multistage.pass_rate_min=0"]    # a random model solves nothing
+    args = [
+        "--recipe",
+        recipe,
+        "--model",
+        "tiny",
+        "--output_dir",
+        str(out),
+        "--max_steps_scale",
+        "0.05",
+        "--eval_problems",
+        "4",
+        "--set",
+        "grpo-multistage.pass_rate_min=0",
+    ]  # a random model solves nothing
     rows = pipeline.run(pipeline.parse(args))
     stages = pipeline.RECIPES[recipe]("demo")
-    assert [r["stage"] for r in rows] == ["base"] + [f"{i:02d}-{s.name}" for i, s in enumerate(stages, 1)]
+    assert [r["stage"] for r in rows] == ["base"] + [
+        f"{i:02d}-{s.name}" for i, s in enumerate(stages, 1)
+    ]
     for i, s in enumerate(stages, 1):
         d = out / f"{i:02d}-{s.name}"
-        assert (d / "checkpoint" / "config.json").exists() and (d / "metrics.jsonl").read_text().strip()
+        assert (d / "checkpoint" / "config.json").exists() and (
+            d / "metrics.jsonl"
+        ).read_text().strip()
         assert (d / "DONE.json").exists()
     # a restart with --resume re-runs nothing
     again = pipeline.run(pipeline.parse(args + ["--resume"]))
@@ -126,7 +177,8 @@ def test_each_recipe_runs_end_to_end_at_demo_scale(recipe, tmp_path, monkeypatch
 def finished_phi4_run(out, monkeypatch) -> list:
     """A phi4-reasoning run whose stages are all done, and a fake evaluator: the base model
     solves nothing, SFT every 4th problem (every 8th in held-out templates), GRPO every 2nd
-    (every 4th). Returns the evaluator's calls (checkpoint, problems, held-out-template problems)."""
+    (every 4th). Returns the evaluator's calls (checkpoint, problems, held-out-template
+    problems)."""
     calls = []
 
     def fake_eval(checkpoint, n, max_new_tokens, fit=None, heldout=0, **settings):
@@ -134,15 +186,24 @@ def finished_phi4_run(out, monkeypatch) -> list:
         every = {"02-grpo": 2, "01-sft": 4}.get(Path(checkpoint).parent.name)
         correct = [every is not None and i % every == 0 for i in range(n)]
         held = [every is not None and i % (2 * every) == 0 for i in range(heldout)]
-        return {"num_problems": n, "accuracy": sum(correct) / n, "thinking_rate": 1.0,
-                "mean_length": 10.0, "correct": correct, "by_family": {"arithmetic": sum(correct) / n},
-                "heldout_accuracy": sum(held) / max(heldout, 1), "heldout_problems": heldout, "heldout_correct": held}
+        return {
+            "num_problems": n,
+            "accuracy": sum(correct) / n,
+            "thinking_rate": 1.0,
+            "mean_length": 10.0,
+            "correct": correct,
+            "by_family": {"arithmetic": sum(correct) / n},
+            "heldout_accuracy": sum(held) / max(heldout, 1),
+            "heldout_problems": heldout,
+            "heldout_correct": held,
+        }
 
     monkeypatch.setattr(pipeline, "eval_stage", fake_eval)
     for i, s in enumerate(pipeline.RECIPES["phi4-reasoning"]("demo"), 1):
         (out / f"{i:02d}-{s.name}").mkdir(parents=True)
-        (out / f"{i:02d}-{s.name}" / "DONE.json").write_text(json.dumps(
-            {"stage": f"{i:02d}-{s.name}", "minutes": 1.5, "where": "x"}))
+        (out / f"{i:02d}-{s.name}" / "DONE.json").write_text(
+            json.dumps({"stage": f"{i:02d}-{s.name}", "minutes": 1.5, "where": "x"})
+        )
     (out / "table.json").write_text("[]")
     return calls
 
@@ -160,27 +221,38 @@ def test_resume_reevaluates_finished_stages_on_a_larger_heldout_set(tmp_path, mo
     assert rows[2]["vs_previous"] == {"gained": 2, "lost": 0, "p": 0.5, "problems": 8}
     assert "+2 / -0 (p 0.5)" in capsys.readouterr().out
 
-    pipeline.run(pipeline.parse(args + ["8"]))             # same set: nothing evaluated again
+    pipeline.run(pipeline.parse(args + ["8"]))  # same set: nothing evaluated again
     assert len(calls) == 3
-    rows = pipeline.run(pipeline.parse(args + ["16"]))     # a larger set: every row again
+    rows = pipeline.run(pipeline.parse(args + ["16"]))  # a larger set: every row again
     assert len(calls) == 6 and all(r["num_problems"] == 16 for r in rows)
     assert rows[2]["vs_previous"] == {"gained": 4, "lost": 0, "p": 0.125, "problems": 16}
 
 
-def test_demo_evaluates_512_problems_and_the_starting_model_on_the_first_64(tmp_path, monkeypatch, capsys):
+def test_demo_evaluates_512_problems_and_the_starting_model_on_the_first_64(
+    tmp_path, monkeypatch, capsys
+):
     """Demo defaults: every stage on 512 held-out problems (a 3-point change is resolvable),
     the raw starting model, which runs every answer to the token limit, on the first 64; the
     base/SFT pair is compared on those 64 (the problem lists are prefix-stable)."""
     import data
-    assert [t["prompt"] for t in data.math_tasks(128, "test", 1234, levels=(1,))] == \
-        [t["prompt"] for t in data.math_tasks(512, "test", 1234, levels=(1,))][:128]
+
+    assert [t["prompt"] for t in data.math_tasks(128, "test", 1234, levels=(1,))] == [
+        t["prompt"] for t in data.math_tasks(512, "test", 1234, levels=(1,))
+    ][:128]
     calls = finished_phi4_run(out := tmp_path / "r", monkeypatch)
     rows = pipeline.run(pipeline.parse(["--output_dir", str(out), "--resume"]))
     assert [n for _, n, _ in calls] == [64, 512, 512]
-    assert rows[1]["vs_previous"] == {"gained": 16, "lost": 0, "p": pytest.approx(2 * 0.5 ** 16), "problems": 64}
+    assert rows[1]["vs_previous"] == {
+        "gained": 16,
+        "lost": 0,
+        "p": pytest.approx(2 * 0.5**16),
+        "problems": 64,
+    }
     assert rows[2]["vs_previous"]["problems"] == 512 and rows[2]["vs_previous"]["gained"] == 128
     printed = capsys.readouterr().out
-    assert "+16 / -0 (p 3.1e-05) on the first 64" in printed and "+128 / -0 (p 5.9e-39) |" in printed
+    assert (
+        "+16 / -0 (p 3.1e-05) on the first 64" in printed and "+128 / -0 (p 5.9e-39) |" in printed
+    )
 
 
 def test_the_table_reports_held_out_templates_paired_across_stages(tmp_path, monkeypatch, capsys):
@@ -190,20 +262,35 @@ def test_the_table_reports_held_out_templates_paired_across_stages(tmp_path, mon
     calls = finished_phi4_run(out := tmp_path / "r", monkeypatch)
     rows = pipeline.run(pipeline.parse(["--output_dir", str(out), "--resume"]))
     assert [h for _, _, h in calls] == [32, 128, 128]
-    # base solves none of 32; SFT every 8th of the first 32 (4); GRPO every 4th of 128 (32) vs SFT's 16
+    # base solves none of 32; SFT every 8th of the first 32 (4); GRPO every 4th of 128 (32) vs
+    # SFT's 16
     assert rows[1]["heldout_vs_previous"] == {"gained": 4, "lost": 0, "p": 0.125, "problems": 32}
-    assert rows[2]["heldout_vs_previous"] == {"gained": 16, "lost": 0, "p": pytest.approx(2 * 0.5 ** 16), "problems": 128}
+    assert rows[2]["heldout_vs_previous"] == {
+        "gained": 16,
+        "lost": 0,
+        "p": pytest.approx(2 * 0.5**16),
+        "problems": 128,
+    }
     printed = capsys.readouterr().out
     header = next(l for l in printed.splitlines() if l.startswith("| stage"))
-    assert header.split(" | ")[1:5] == ["accuracy", "vs previous: gained / lost (p)", "held-out templates", "vs previous"]
+    assert header.split(" | ")[1:5] == [
+        "accuracy",
+        "vs previous: gained / lost (p)",
+        "held-out templates",
+        "vs previous",
+    ]
     grpo_line = next(l for l in printed.splitlines() if l.startswith("| 02-grpo"))
     assert "| 0.250 (128) | +16 / -0 (p 3.1e-05) |" in grpo_line
-    assert "| 0.125 (128) | +4 / -0 (p 0.12) on the first 32 |" in next(l for l in printed.splitlines() if l.startswith("| 01-sft"))
+    assert "| 0.125 (128) | +4 / -0 (p 0.12) on the first 32 |" in next(
+        l for l in printed.splitlines() if l.startswith("| 01-sft")
+    )
     assert (out / "table.md").read_text().splitlines()[0] == header
     assert (out / "summary.png").exists()
     # none for the held-out templates: the columns stay, empty
     calls.clear()
-    rows = pipeline.run(pipeline.parse(["--output_dir", str(out), "--resume", "--eval_heldout_problems", "-1"]))
+    rows = pipeline.run(
+        pipeline.parse(["--output_dir", str(out), "--resume", "--eval_heldout_problems", "-1"])
+    )
     assert [h for _, _, h in calls] == [0, 0, 0] and "heldout_vs_previous" not in rows[2]
 
 
@@ -212,17 +299,38 @@ def test_stage_figures_and_the_summary_figure(tmp_path, monkeypatch):
     last step) on the accuracy panel, the share of GRPO groups with signal; no constant panel.
     The summary: accuracy by stage, in-template and held-out templates, with intervals."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     finished_phi4_run(out := tmp_path / "r", monkeypatch)
     with open(out / "01-sft" / "metrics.jsonl", "w") as f:
         for step in range(1, 11):
-            f.write(json.dumps({"step": step, "loss": 2.0 / step, "lr": 2e-4, "grad_norm": 1.0 + step % 3}) + "\n")
+            f.write(
+                json.dumps(
+                    {"step": step, "loss": 2.0 / step, "lr": 2e-4, "grad_norm": 1.0 + step % 3}
+                )
+                + "\n"
+            )
     with open(out / "02-grpo" / "metrics.jsonl", "w") as f:
         for step in range(1, 8):
-            f.write(json.dumps({"step": step, "reward": 0.1 * step, "accuracy": 0.05 * step, "entropy": 0.3 - 0.02 * step,
-                                "response_length": 40 + step, "groups_filtered": 0.5 - 0.05 * step, "kl": 0.0,
-                                "entropy_coef": 0.0, "truncated": 0.0, "step_s": 50.0}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "step": step,
+                        "reward": 0.1 * step,
+                        "accuracy": 0.05 * step,
+                        "entropy": 0.3 - 0.02 * step,
+                        "response_length": 40 + step,
+                        "groups_filtered": 0.5 - 0.05 * step,
+                        "kl": 0.0,
+                        "entropy_coef": 0.0,
+                        "truncated": 0.0,
+                        "step_s": 50.0,
+                    }
+                )
+                + "\n"
+            )
     made = []
     real = plt.subplots
     monkeypatch.setattr(plt, "subplots", lambda *a, **k: made.append(real(*a, **k)) or made[-1])
@@ -230,22 +338,30 @@ def test_stage_figures_and_the_summary_figure(tmp_path, monkeypatch):
     assert (out / "01-sft" / "curves.png").exists() and (out / "02-grpo" / "curves.png").exists()
     panels = lambda axes: {ax.get_title(): ax for ax in axes.flat if ax.get_title()}
     sft, grpo, summary = (panels(axes) for _, axes in made)
-    assert list(sft) == ["loss", "accuracy", "grad_norm"]                 # lr is constant: no panel
+    assert list(sft) == ["loss", "accuracy", "grad_norm"]  # lr is constant: no panel
     assert list(grpo) == ["reward", "accuracy", "entropy", "response_length", "groups_with_signal"]
-    signal = [l for l in grpo["groups_with_signal"].get_lines() if l.get_label() == "groups_with_signal"][0]
-    assert list(signal.get_ydata())[0] == pytest.approx(0.55)            # smoothed from 1 - 0.45
+    signal = [
+        l for l in grpo["groups_with_signal"].get_lines() if l.get_label() == "groups_with_signal"
+    ][0]
+    assert list(signal.get_ydata())[0] == pytest.approx(0.55)  # smoothed from 1 - 0.45
     lines = {l.get_label(): l for l in grpo["accuracy"].get_lines()}
-    assert list(lines["held-out problems (512)"].get_xdata()) == [0, 7]   # SFT's evaluation, then GRPO's
+    assert list(lines["held-out problems (512)"].get_xdata()) == [
+        0,
+        7,
+    ]  # SFT's evaluation, then GRPO's
     assert list(lines["held-out problems (512)"].get_ydata()) == [0.25, 0.5]
     assert list(lines["held-out templates (128)"].get_ydata()) == [0.125, 0.25]
-    assert list(lines["accuracy"].get_xdata()) == list(range(1, 8))      # the smoothed rollout accuracy
+    assert list(lines["accuracy"].get_xdata()) == list(range(1, 8))  # the smoothed rollout accuracy
     sft_lines = {l.get_label(): l for l in sft["accuracy"].get_lines()}
     assert list(sft_lines["held-out problems (64 -> 512)"].get_ydata()) == [0.0, 0.25]
     assert list(sft_lines["held-out templates (32 -> 128)"].get_xdata()) == [0, 10]
     assert (out / "summary.png").exists()
     by_stage = summary["held-out accuracy by stage"]
     assert [t.get_text() for t in by_stage.get_xticklabels()] == ["base", "01-sft", "02-grpo"]
-    assert by_stage.get_legend_handles_labels()[1] == ["held-out problems, training templates", "held-out templates"]
+    assert by_stage.get_legend_handles_labels()[1] == [
+        "held-out problems, training templates",
+        "held-out templates",
+    ]
     assert "by family" in summary
 
 
@@ -260,14 +376,38 @@ def test_fit_eval_problems_hand_computed():
 
 
 def test_merge_evals_weights_by_problems_and_families():
-    a = ([{"family": "x"}, {"family": "x"}, {"family": "y"}],
-         {"metrics": {"num_problems": 3, "k": 1, "pass@1": 2 / 3, "accuracy": 2 / 3, "thinking_rate": 1.0,
-                      "mean_length": 30.0, "truncation_rate": 0.0, "by_family": {"x": 1.0, "y": 0.0}},
-          "rows": [{"correct": True}, {"correct": True}, {"correct": False}]})
-    b = ([{"family": "y"}],
-         {"metrics": {"num_problems": 1, "k": 1, "pass@1": 1.0, "accuracy": 1.0, "thinking_rate": 0.0,
-                      "mean_length": 70.0, "truncation_rate": 1.0, "by_family": {"y": 1.0}},
-          "rows": [{"correct": True}]})
+    a = (
+        [{"family": "x"}, {"family": "x"}, {"family": "y"}],
+        {
+            "metrics": {
+                "num_problems": 3,
+                "k": 1,
+                "pass@1": 2 / 3,
+                "accuracy": 2 / 3,
+                "thinking_rate": 1.0,
+                "mean_length": 30.0,
+                "truncation_rate": 0.0,
+                "by_family": {"x": 1.0, "y": 0.0},
+            },
+            "rows": [{"correct": True}, {"correct": True}, {"correct": False}],
+        },
+    )
+    b = (
+        [{"family": "y"}],
+        {
+            "metrics": {
+                "num_problems": 1,
+                "k": 1,
+                "pass@1": 1.0,
+                "accuracy": 1.0,
+                "thinking_rate": 0.0,
+                "mean_length": 70.0,
+                "truncation_rate": 1.0,
+                "by_family": {"y": 1.0},
+            },
+            "rows": [{"correct": True}],
+        },
+    )
     m = pipeline.merge_evals([a, b])
     assert m["metrics"]["num_problems"] == 4 and m["metrics"]["accuracy"] == 0.75
     assert m["metrics"]["mean_length"] == 40.0 and m["metrics"]["thinking_rate"] == 0.75
@@ -276,7 +416,9 @@ def test_merge_evals_weights_by_problems_and_families():
 
 
 @pytest.mark.parametrize("machine", ["fast", "slow"])
-def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(machine, tmp_path, monkeypatch, capsys):
+def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(
+    machine, tmp_path, monkeypatch, capsys
+):
     """The demo's 19.5-minute budget on a fake clock; each evaluation also runs a quarter as many
     problems in held-out templates (the starting model: 32). Fast machine (base 0.3 s a problem,
     SFT 4 min, trained model 0.27 s): 512 + 128 problems, GRPO keeps its own 9 min. Slow machine
@@ -285,27 +427,45 @@ def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(machine, tmp_path,
     import evaluate
     import grpo
     import sft
+
     base_pace, sft_minutes, pace = {"fast": (0.3, 4.0, 0.27), "slow": (1.0, 9.0, 0.7)}[machine]
     clock = [0.0]
-    monkeypatch.setattr(pipeline, "time", type("FakeTime", (), {"time": staticmethod(lambda: clock[0])}))
+    monkeypatch.setattr(
+        pipeline, "time", type("FakeTime", (), {"time": staticmethod(lambda: clock[0])})
+    )
     monkeypatch.setattr(pipeline.models, "load_policy", lambda ck: (ck, None))
     monkeypatch.setattr(pipeline.engines, "make_engine", lambda *a, **k: None)
-    monkeypatch.setattr(pipeline.data, "prompt_ids", lambda tok, tasks, **kw: [[0] * len(t["prompt"]) for t in tasks])
+    monkeypatch.setattr(
+        pipeline.data,
+        "prompt_ids",
+        lambda tok, tasks, **kw: [[0] * len(t["prompt"]) for t in tasks],
+    )
     evaluated, budgets = [], []
 
     def fake_evaluate_model(model, tok, tasks, **kw):
         clock[0] += len(tasks) * (base_pace if model == "smollm2" else pace)
         evaluated.append((model, len(tasks)))
-        return {"metrics": {"num_problems": len(tasks), "k": 1, "pass@1": 0.0, "accuracy": 0.0,
-                            "thinking_rate": 1.0, "mean_length": 9.0, "truncation_rate": 0.0},
-                "rows": [{"correct": False} for _ in tasks]}
+        return {
+            "metrics": {
+                "num_problems": len(tasks),
+                "k": 1,
+                "pass@1": 0.0,
+                "accuracy": 0.0,
+                "thinking_rate": 1.0,
+                "mean_length": 9.0,
+                "truncation_rate": 0.0,
+            },
+            "rows": [{"correct": False} for _ in tasks],
+        }
 
     def fake_train(minutes):
         def train(sc):
             Path(sc.output_dir).mkdir(parents=True)
             budgets.append(getattr(sc, "time_budget_minutes", None))
             clock[0] += 60 * (minutes or sc.time_budget_minutes)
+
         return train
+
     monkeypatch.setattr(evaluate, "evaluate_model", fake_evaluate_model)
     monkeypatch.setattr(sft, "train", fake_train(sft_minutes))
     monkeypatch.setattr(grpo, "train", fake_train(None))
@@ -319,7 +479,10 @@ def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(machine, tmp_path,
         assert sizes == [64, 32, 256, 64, 256, 64] and budgets[1] == pytest.approx(76 / 60)
         assert [r["num_problems"] for r in rows] == [64, 256, 256]
         assert [r["heldout_problems"] for r in rows] == [32, 64, 64]
-        assert "every stage is evaluated on 256 (and 64 in held-out templates)" in capsys.readouterr().out
+        assert (
+            "every stage is evaluated on 256 (and 64 in held-out templates)"
+            in capsys.readouterr().out
+        )
     assert clock[0] <= 19.5 * 60
 
 
@@ -329,11 +492,22 @@ def test_still3_recipes_zero_rl_and_tool_rl():
     tools, both evaluated with tools."""
     (zero,) = pipeline.zero_rl("demo")
     o = zero.overrides
-    assert zero.script == "grpo" and o["prompt_style"] == "short" and o["max_steps_without_signal"] == 0
-    assert {n for n, _ in __import__("rewards").parse_reward_spec(o["rewards"])} == {"math", "format"}
+    assert (
+        zero.script == "grpo"
+        and o["prompt_style"] == "short"
+        and o["max_steps_without_signal"] == 0
+    )
+    assert {n for n, _ in __import__("rewards").parse_reward_spec(o["rewards"])} == {
+        "math",
+        "format",
+    }
     assert pipeline.zero_rl("full")[0].overrides["kl_anneal"] == "cosine"
     sft_stage, rl = pipeline.tool_rl("demo")
-    assert sft_stage.overrides["dataset"] == "math_tools" and rl.overrides["tools"] and rl.script == "grpo"
+    assert (
+        sft_stage.overrides["dataset"] == "math_tools"
+        and rl.overrides["tools"]
+        and rl.script == "grpo"
+    )
     cfg = pipeline.parse([])
     assert pipeline.eval_settings(zero, cfg) == {"prompt_style": "short", "with_tools": False}
     assert pipeline.eval_settings(rl, cfg) == {"prompt_style": "default", "with_tools": True}
@@ -341,22 +515,42 @@ def test_still3_recipes_zero_rl_and_tool_rl():
     assert pipeline.eval_settings(zero, cfg)["prompt_style"] == "long"
 
 
-def test_stages_are_evaluated_in_their_prompt_style_and_with_their_tools(tmp_path, monkeypatch, tokenizer):
+def test_stages_are_evaluated_in_their_prompt_style_and_with_their_tools(
+    tmp_path, monkeypatch, tokenizer
+):
     """The starting model and the stage both in the stage's style; the caller's style is kept."""
     import data
     import evaluate
+
     seen = []
 
     def fake_evaluate_model(model, tok, tasks, engine=None, **kw):
         seen.append((data.build_messages(tasks[0])[0]["content"], type(engine).__name__))
-        return {"metrics": {"num_problems": len(tasks), "k": 1, "pass@1": 0.0, "accuracy": 0.0,
-                            "thinking_rate": 0.0, "mean_length": 9.0, "truncation_rate": 0.0},
-                "rows": [{"correct": False} for _ in tasks]}
+        return {
+            "metrics": {
+                "num_problems": len(tasks),
+                "k": 1,
+                "pass@1": 0.0,
+                "accuracy": 0.0,
+                "thinking_rate": 0.0,
+                "mean_length": 9.0,
+                "truncation_rate": 0.0,
+            },
+            "rows": [{"correct": False} for _ in tasks],
+        }
+
     monkeypatch.setattr(evaluate, "evaluate_model", fake_evaluate_model)
     monkeypatch.setattr(pipeline.models, "load_policy", lambda ck: ("model", tokenizer))
-    monkeypatch.setattr(pipeline.engines, "HFEngine", lambda *a, **k: type("HF", (), {"tokenizer": None, "stop_ids": []})())
+    monkeypatch.setattr(
+        pipeline.engines,
+        "HFEngine",
+        lambda *a, **k: type("HF", (), {"tokenizer": None, "stop_ids": []})(),
+    )
     pipeline.eval_stage("x", 2, 8, prompt_style="short")
     pipeline.eval_stage("x", 2, 8, with_tools=True)
     first = data.math_tasks(1, "test", 1234, levels=(1,))[0]
-    assert seen == [(data.SHORT_SYSTEM, "HF"), (f"{first['prompt']}\n{data.MATH_INSTRUCTION}", "ToolEngine")]
+    assert seen == [
+        (data.SHORT_SYSTEM, "HF"),
+        (f"{first['prompt']}\n{data.MATH_INSTRUCTION}", "ToolEngine"),
+    ]
     assert data.CURRENT_STYLE["name"] == "default"

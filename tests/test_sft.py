@@ -1,5 +1,6 @@
 """sft.py and sft_data.py: chat template, loss mask, think tokens, RoPE rescaling, packing,
 filters, training."""
+
 import json
 import math
 
@@ -19,6 +20,7 @@ from data import DataError
 @pytest.fixture(scope="module")
 def tok(tokenizer):
     import copy
+
     return sft.set_chat_template(copy.deepcopy(tokenizer))
 
 
@@ -28,68 +30,88 @@ def render(tok, messages, **kw):
 
 # ---- the Qwen3-style template: the four cases, exactly --------------------------------------
 def test_template_thinking_mode(tok):
-    msgs = [{"role": "user", "content": "What is 2+2? /think"},
-            {"role": "assistant", "reasoning_content": "2+2=4.", "content": "\\boxed{4}"}]
-    expected = ("<|im_start|>user\nWhat is 2+2? /think<|im_end|>\n"
-                "<|im_start|>assistant\n<think>\n2+2=4.\n</think>\n\n\\boxed{4}<|im_end|>\n")
+    msgs = [
+        {"role": "user", "content": "What is 2+2? /think"},
+        {"role": "assistant", "reasoning_content": "2+2=4.", "content": "\\boxed{4}"},
+    ]
+    expected = (
+        "<|im_start|>user\nWhat is 2+2? /think<|im_end|>\n"
+        "<|im_start|>assistant\n<think>\n2+2=4.\n</think>\n\n\\boxed{4}<|im_end|>\n"
+    )
     assert render(tok, msgs) == expected
     # reasoning inside content (Qwen3 parses it out) renders the same; no flag = thinking
-    inline = [{"role": "user", "content": "What is 2+2? /think"},
-              {"role": "assistant", "content": "<think>\n2+2=4.\n</think>\n\n\\boxed{4}"}]
+    inline = [
+        {"role": "user", "content": "What is 2+2? /think"},
+        {"role": "assistant", "content": "<think>\n2+2=4.\n</think>\n\n\\boxed{4}"},
+    ]
     assert render(tok, inline) == expected
 
 
 def test_template_non_thinking_mode_renders_empty_think_block(tok):
     # a non-thinking sample (fuse_modes) has an empty reasoning: that gives the empty block
-    msgs = [{"role": "user", "content": "What is 2+2? /no_think"},
-            {"role": "assistant", "reasoning_content": "", "content": "\\boxed{4}"}]
-    assert render(tok, msgs) == ("<|im_start|>user\nWhat is 2+2? /no_think<|im_end|>\n"
-                                 "<|im_start|>assistant\n<think>\n\n</think>\n\n\\boxed{4}<|im_end|>\n")
+    msgs = [
+        {"role": "user", "content": "What is 2+2? /no_think"},
+        {"role": "assistant", "reasoning_content": "", "content": "\\boxed{4}"},
+    ]
+    assert render(tok, msgs) == (
+        "<|im_start|>user\nWhat is 2+2? /no_think<|im_end|>\n"
+        "<|im_start|>assistant\n<think>\n\n</think>\n\n\\boxed{4}<|im_end|>\n"
+    )
     # the /no_think flag is plain text to the Qwen3 template: it does not hide a reasoning
     msgs[1]["reasoning_content"] = "2+2=4."
-    assert render(tok, msgs) == ("<|im_start|>user\nWhat is 2+2? /no_think<|im_end|>\n"
-                                 "<|im_start|>assistant\n<think>\n2+2=4.\n</think>\n\n\\boxed{4}<|im_end|>\n")
+    assert render(tok, msgs) == (
+        "<|im_start|>user\nWhat is 2+2? /no_think<|im_end|>\n"
+        "<|im_start|>assistant\n<think>\n2+2=4.\n</think>\n\n\\boxed{4}<|im_end|>\n"
+    )
 
 
 def test_template_enable_thinking_false_generation_prompt(tok):
     msgs = [{"role": "user", "content": "What is 2+2?"}]
     assert render(tok, msgs, add_generation_prompt=True, enable_thinking=False) == (
-        "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n")
+        "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+    )
     assert render(tok, msgs, add_generation_prompt=True) == (  # thinking: the model opens <think>
-        "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n")
+        "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n"
+    )
 
 
 def test_template_multi_turn_drops_old_reasoning_and_flags_are_text(tok):
-    msgs = [{"role": "system", "content": "Be brief. /no_think"},
-            {"role": "user", "content": "Hi"},
-            {"role": "assistant", "content": "<think>\nr1\n</think>\n\na1"},
-            {"role": "user", "content": "/no_think And 3+3? /think"},
-            {"role": "assistant", "reasoning_content": "r2", "content": "6"}]
+    msgs = [
+        {"role": "system", "content": "Be brief. /no_think"},
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "<think>\nr1\n</think>\n\na1"},
+        {"role": "user", "content": "/no_think And 3+3? /think"},
+        {"role": "assistant", "reasoning_content": "r2", "content": "6"},
+    ]
     assert render(tok, msgs) == (
         "<|im_start|>system\nBe brief. /no_think<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
         "<|im_start|>assistant\na1<|im_end|>\n"
         "<|im_start|>user\n/no_think And 3+3? /think<|im_end|>\n"
-        "<|im_start|>assistant\n<think>\nr2\n</think>\n\n6<|im_end|>\n")
-    msgs[3]["content"] = "/think And 3+3? /no_think"         # now the later flag is /no_think,
-    assert render(tok, msgs).endswith(                         # which the model obeys, not the template
+        "<|im_start|>assistant\n<think>\nr2\n</think>\n\n6<|im_end|>\n"
+    )
+    msgs[3]["content"] = "/think And 3+3? /no_think"  # now the later flag is /no_think,
+    assert render(tok, msgs).endswith(  # which the model obeys, not the template
         "<|im_start|>user\n/think And 3+3? /no_think<|im_end|>\n"
-        "<|im_start|>assistant\n<think>\nr2\n</think>\n\n6<|im_end|>\n")
+        "<|im_start|>assistant\n<think>\nr2\n</think>\n\n6<|im_end|>\n"
+    )
 
 
 # ---- loss mask, token by token ----------------------------------------------------------------
 def test_loss_mask_covers_exactly_the_assistant_turn(tok):
-    msgs = [{"role": "system", "content": "Be brief."},
-            {"role": "user", "content": "What is 2+2? /think"},
-            {"role": "assistant", "reasoning_content": "2+2=4.", "content": "So $\\boxed{4}$."}]
+    msgs = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "What is 2+2? /think"},
+        {"role": "assistant", "reasoning_content": "2+2=4.", "content": "So $\\boxed{4}$."},
+    ]
     ids, mask = sft.encode(tok, msgs)
     prompt = tok.apply_chat_template(msgs[:-1], tokenize=False, add_generation_prompt=True)
     prompt_ids = tok(prompt, add_special_tokens=False)["input_ids"]
     reply = "<think>\n2+2=4.\n</think>\n\nSo $\\boxed{4}$.<|im_end|>"
     reply_ids = tok(reply, add_special_tokens=False)["input_ids"]
     assert ids == prompt_ids + reply_ids and len(mask) == len(ids)
-    for t, (i, m) in enumerate(zip(ids, mask)):                # token by token
+    for t, (i, m) in enumerate(zip(ids, mask)):  # token by token
         assert m == (1 if t >= len(prompt_ids) else 0), (t, tok.decode([i]))
-    assert tok.decode(ids[:len(prompt_ids)]).endswith("<|im_start|>assistant\n")
+    assert tok.decode(ids[: len(prompt_ids)]).endswith("<|im_start|>assistant\n")
     assert tok.decode([i for i, m in zip(ids, mask) if m]) == reply
     assert ids[-1] == tok.convert_tokens_to_ids("<|im_end|>") and mask[-1] == 1
 
@@ -98,6 +120,7 @@ def test_loss_mask_covers_exactly_the_assistant_turn(tok):
 @pytest.mark.parametrize("tied", [True, False])
 def test_add_think_tokens_mean_init_and_roundtrip(tokenizer, tied, tmp_path):
     import copy
+
     tok = copy.deepcopy(tokenizer)
     model = models.tiny_model(vocab_size=len(tok))
     if not tied:
@@ -116,25 +139,31 @@ def test_add_think_tokens_mean_init_and_roundtrip(tokenizer, tied, tmp_path):
     model2, tok2 = models.load_policy(str(tmp_path / "ck"))
     assert tok2("<think>\nx\n</think>", add_special_tokens=False)["input_ids"][0] == V
     assert tok2.convert_tokens_to_ids(["<think>", "</think>"]) == [V, V + 1]
-    assert tok2.decode([V, V + 1], skip_special_tokens=True) == "<think></think>"   # kept
+    assert tok2.decode([V, V + 1], skip_special_tokens=True) == "<think></think>"  # kept
     assert torch.equal(model2.get_input_embeddings().weight, emb)
     assert torch.equal(model2.get_output_embeddings().weight, head)
 
 
 def test_repurpose_think_tokens_keeps_vocabulary_and_roundtrips(tokenizer, tmp_path):
     assert [tokenizer.convert_ids_to_tokens(i) for i in sft.find_unused_tokens(tokenizer)] == [
-        "<jupyter_script>", "<empty_output>"]
+        "<jupyter_script>",
+        "<empty_output>",
+    ]
     tok = sft.set_chat_template(sft.repurpose_think_tokens(tokenizer))
-    assert len(tok) == len(tokenizer) and tok.convert_tokens_to_ids(["<think>", "</think>"]) == [15, 16]
+    assert len(tok) == len(tokenizer) and tok.convert_tokens_to_ids(["<think>", "</think>"]) == [
+        15,
+        16,
+    ]
     model = models.tiny_model(vocab_size=len(tok))
     runs.save_checkpoint(model, tok, tmp_path / "ck")
     model2, tok2 = models.load_policy(str(tmp_path / "ck"))
     assert model2.config.vocab_size == len(tokenizer) == len(tok2)
-    assert tok2("<think>\nx\n</think>", add_special_tokens=False)["input_ids"] == \
-        [15] + tok2("\nx\n", add_special_tokens=False)["input_ids"] + [16]
+    assert tok2("<think>\nx\n</think>", add_special_tokens=False)["input_ids"] == [15] + tok2(
+        "\nx\n", add_special_tokens=False
+    )["input_ids"] + [16]
     assert tok2.decode([15, 16]) == "<think></think>"
     assert len(tok2("<jupyter_script>", add_special_tokens=False)["input_ids"]) > 1  # name is gone
-    assert tokenizer.convert_ids_to_tokens(15) == "<jupyter_script>"   # the original is untouched
+    assert tokenizer.convert_ids_to_tokens(15) == "<jupyter_script>"  # the original is untouched
 
 
 def test_repurpose_without_unused_tokens_is_a_clear_error(tokenizer):
@@ -159,13 +188,13 @@ def test_rope_rescaling_changes_frequencies_and_roundtrips(arch, tokenizer, tmp_
     # inv_freq_i = base^(-2i/d): doubling the base scales pair i by 2^(-2i/d)
     assert torch.allclose((new / old).double(), 2.0 ** (-2 * i / d), rtol=1e-5)
     assert torch.allclose(new.double(), (2 * theta) ** (-2 * i / d), rtol=1e-5)
-    assert not torch.allclose(model(x).logits, before)        # positions > 0 rotate differently
+    assert not torch.allclose(model(x).logits, before)  # positions > 0 rotate differently
     runs.save_checkpoint(model, tokenizer, tmp_path / "ck")
     model2, _ = models.load_policy(str(tmp_path / "ck"))
     assert model2.config.rope_parameters["rope_theta"] == 2 * theta
     assert model2.config.max_position_embeddings == 4096
     assert torch.allclose(model2.model.rotary_emb.inv_freq, new)
-    sft.rescale_rope(model2, 1.0, 1024)                         # never shrinks the window
+    sft.rescale_rope(model2, 1.0, 1024)  # never shrinks the window
     assert model2.config.max_position_embeddings == 4096
 
 
@@ -175,15 +204,20 @@ def test_packed_loss_equals_unpacked_loss(tok, attn):
     tiny = models.tiny_model(vocab_size=len(tok))
     tiny.set_attn_implementation(attn)
     assert tiny.config._attn_implementation == attn
-    encoded = [sft.encode(tok, ex["messages"]) for ex in sft.fuse_modes(sft_data.synthetic_examples(4, 0), 0.5, 0)]
+    encoded = [
+        sft.encode(tok, ex["messages"])
+        for ex in sft.fuse_modes(sft_data.synthetic_examples(4, 0), 0.5, 0)
+    ]
     packed = sft.collate(encoded, [[0, 1, 2, 3]], tok.pad_token_id)
-    assert packed["position_ids"][0, len(encoded[0][0])] == 0       # restarts per example
-    unpacked = sft.collate(encoded, [[0], [1], [2], [3]], tok.pad_token_id)   # right-padded
+    assert packed["position_ids"][0, len(encoded[0][0])] == 0  # restarts per example
+    unpacked = sft.collate(encoded, [[0], [1], [2], [3]], tok.pad_token_id)  # right-padded
     with torch.no_grad():
         lp, np_ = sft.sft_loss_sum(tiny, packed)
         lu, nu = sft.sft_loss_sum(tiny, unpacked)
-        separate = sum(sft.sft_loss_sum(tiny, sft.collate(encoded, [[k]], tok.pad_token_id))[0]
-                       for k in range(4))
+        separate = sum(
+            sft.sft_loss_sum(tiny, sft.collate(encoded, [[k]], tok.pad_token_id))[0]
+            for k in range(4)
+        )
         # without the block mask, examples would see each other: the loss changes
         leak = dict(packed, segments=torch.ones_like(packed["segments"]))
         leaked, _ = sft.sft_loss_sum(tiny, leak)
@@ -195,23 +229,31 @@ def test_packed_loss_equals_unpacked_loss(tok, attn):
 def test_pack_and_block_mask():
     assert sft.pack([3, 3, 3, 5, 1], 6) == [[0, 1], [2], [3, 4]]
     m = sft.block_causal_mask(torch.tensor([[1, 1, 2, 2, 0]]))[0, 0]
-    assert m.tolist() == [[True, False, False, False, False], [True, True, False, False, False],
-                          [False, False, True, False, False], [False, False, True, True, False],
-                          [False, False, False, False, True]]
+    assert m.tolist() == [
+        [True, False, False, False, False],
+        [True, True, False, False, False],
+        [False, False, True, False, False],
+        [False, False, True, True, False],
+        [False, False, False, False, True],
+    ]
 
 
 def test_cosine_lr_with_warmup():
     lr = [sft.cosine_lr(s, 1.0, 4, 14, 0.1) for s in range(14)]
     assert lr[:4] == [0.25, 0.5, 0.75, 1.0] and lr[4] == 1.0
     assert math.isclose(lr[9], 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * 0.5)))
-    assert all(a >= b for a, b in zip(lr[4:], lr[5:])) and sft.cosine_lr(14, 1.0, 4, 14, 0.1) == pytest.approx(0.1)
+    assert all(a >= b for a, b in zip(lr[4:], lr[5:])) and sft.cosine_lr(
+        14, 1.0, 4, 14, 0.1
+    ) == pytest.approx(0.1)
 
 
 # ---- data, fusion, filters --------------------------------------------------------------------
 def test_synthetic_traces_and_fusion():
     ex = sft_data.synthetic_examples(200, 0)
     reply = ex[0]["messages"][-1]
-    assert reply["reasoning_content"] == data.math_tasks(1, "train", 0)[0]["solution"]   # the worked solution
+    assert (
+        reply["reasoning_content"] == data.math_tasks(1, "train", 0)[0]["solution"]
+    )  # the worked solution
     assert "\\boxed{" + ex[0]["reference"] + "}" in reply["content"]
     fused = sft.fuse_modes(ex, 0.3, 0)
     no_think = [e for e in fused if not e["think"]]
@@ -224,8 +266,8 @@ def test_synthetic_traces_and_fusion():
         flagged += e["think"] and user.endswith(" /think")
         assert bool(e["messages"][-1]["reasoning_content"]) == e["think"]
     thinking = len(fused) - len(no_think)
-    assert 0.3 < flagged / thinking < 0.7                       # both: flagged and unflagged
-    assert sft.fuse_modes(ex, 0.0, 0) == ex                     # cold start: no flags
+    assert 0.3 < flagged / thinking < 0.7  # both: flagged and unflagged
+    assert sft.fuse_modes(ex, 0.0, 0) == ex  # cold start: no flags
 
 
 def test_fusion_data_other_tasks_and_multi_turn(tokenizer):
@@ -236,29 +278,38 @@ def test_fusion_data_other_tasks_and_multi_turn(tokenizer):
     assert len(fused) == 100 and sum(not e["think"] for e in fused) == 40
     multi = [e for e in fused if sum(m["role"] == "user" for m in e["messages"]) == 2]
     assert 15 < len(multi) < 45
-    for e in multi:                       # the earlier turn is in the other mode
+    for e in multi:  # the earlier turn is in the other mode
         first, last = e["messages"][0]["content"], e["messages"][-2]["content"]
         assert first.endswith("/no_think") != last.endswith("/no_think")
     tok = sft.set_chat_template(models.load_tokenizer())
     e = next(e for e in multi if e["think"])
     ids, mask = sft.encode(tok, e["messages"])
     trained = tok.decode([t for t, m in zip(ids, mask) if m])
-    assert e["messages"][-1]["reasoning_content"].split("\n")[0] in trained   # the last turn's reasoning
+    assert (
+        e["messages"][-1]["reasoning_content"].split("\n")[0] in trained
+    )  # the last turn's reasoning
     context = tok.decode([t for t, m in zip(ids, mask) if not m])
     assert "/no_think" in context and "<think>" not in context.split("<|im_start|>assistant")[1]
 
 
 def test_response_filter_counts_each_rule():
     def ex(reasoning, answer, ref="12"):
-        return {"messages": [{"role": "user", "content": "q"},
-                             {"role": "assistant", "reasoning_content": reasoning, "content": answer}],
-                "reference": ref}
-    examples = [ex("3 * 4 = 12.\nSo the answer is 12.", "The answer is $\\boxed{12}$."),    # kept
-                ex("3 * 4 = 12.", "The answer is $\\boxed{13}$."),                         # wrong
-                ex("loop " * 60, "$\\boxed{12}$"),                                          # repetition
-                ex("3 * 4 = 13.\nSo the answer is 13.", "$\\boxed{12}$"),                  # inconsistent
-                ex("Half of 24 is \\boxed{12}", "$\\boxed{12}$", ref=None),                # kept
-                ex("", "$\\boxed{12}$")]                                                    # no claim: kept
+        return {
+            "messages": [
+                {"role": "user", "content": "q"},
+                {"role": "assistant", "reasoning_content": reasoning, "content": answer},
+            ],
+            "reference": ref,
+        }
+
+    examples = [
+        ex("3 * 4 = 12.\nSo the answer is 12.", "The answer is $\\boxed{12}$."),  # kept
+        ex("3 * 4 = 12.", "The answer is $\\boxed{13}$."),  # wrong
+        ex("loop " * 60, "$\\boxed{12}$"),  # repetition
+        ex("3 * 4 = 13.\nSo the answer is 13.", "$\\boxed{12}$"),  # inconsistent
+        ex("Half of 24 is \\boxed{12}", "$\\boxed{12}$", ref=None),  # kept
+        ex("", "$\\boxed{12}$"),
+    ]  # no claim: kept
     kept, counts = sft_data.filter_responses(examples, max_repetition=0.5)
     assert counts == {"wrong_answer": 1, "repetition": 1, "inconsistent": 1, "kept": 3, "total": 6}
     assert kept == [examples[0], examples[4], examples[5]]
@@ -268,13 +319,22 @@ def test_response_filter_counts_each_rule():
 
 def test_jsonl_rows_and_errors(tmp_path):
     path = tmp_path / "traces.jsonl"
-    rows = [{"prompt": "2+2?", "reasoning": "2+2=4", "answer": "4"},
-            {"messages": [{"role": "user", "content": "1+1?"},
-                          {"role": "assistant", "content": "<think>\n1+1=2\n</think>\n\n$\\boxed{2}$"}]}]
+    rows = [
+        {"prompt": "2+2?", "reasoning": "2+2=4", "answer": "4"},
+        {
+            "messages": [
+                {"role": "user", "content": "1+1?"},
+                {"role": "assistant", "content": "<think>\n1+1=2\n</think>\n\n$\\boxed{2}$"},
+            ]
+        },
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     ex = sft_data.jsonl_examples(str(path))
-    assert ex[0]["messages"][-1] == {"role": "assistant", "reasoning_content": "2+2=4",
-                                     "content": "The final answer is $\\boxed{4}$."}
+    assert ex[0]["messages"][-1] == {
+        "role": "assistant",
+        "reasoning_content": "2+2=4",
+        "content": "The final answer is $\\boxed{4}$.",
+    }
     assert ex[0]["reference"] == "4" and ex[1]["reference"] is None
     path.write_text(json.dumps(rows[0]) + "\n" + json.dumps({"prompt": "x", "answer": "1"}) + "\n")
     with pytest.raises(DataError, match=r"row 1 has no field 'reasoning'"):
@@ -285,18 +345,25 @@ def test_jsonl_rows_and_errors(tmp_path):
 
 
 def test_think_format_parser_and_split():
-    assert sft_data.think_format("<think>\nhm\n</think>\n\nSo $\\boxed{3}$.") == {"closed": True, "empty": False, "boxed": True}
-    assert sft_data.think_format("<think>\n\n</think>\n\n\\boxed{3}") == {"closed": True, "empty": True, "boxed": True}
+    assert sft_data.think_format("<think>\nhm\n</think>\n\nSo $\\boxed{3}$.") == {
+        "closed": True,
+        "empty": False,
+        "boxed": True,
+    }
+    assert sft_data.think_format("<think>\n\n</think>\n\n\\boxed{3}") == {
+        "closed": True,
+        "empty": True,
+        "boxed": True,
+    }
     assert sft_data.think_format("<think>\nhm \\boxed{3}")["closed"] is False
     assert sft_data.split_reasoning("a\nb\nSo \\boxed{1}.") == ("a\nb", "So \\boxed{1}.")
 
 
-
 def test_format_check_samples_through_the_engine_interface(monkeypatch, tok, tiny, tmp_path):
-    tasks = data.math_tasks(4, "test", 0)                       # the check's held-out problems
+    tasks = data.math_tasks(4, "test", 0)  # the check's held-out problems
     kinds, calls = [], []
 
-    class Scripted:                     # both modes in format; right on the first two problems
+    class Scripted:  # both modes in format; right on the first two problems
         def generate(self, prompts, params):
             calls.append(params)
             out = []
@@ -306,44 +373,94 @@ def test_format_check_samples_through_the_engine_interface(monkeypatch, tok, tin
                 text = f"<think>\n{reasoning}\n</think>\n\nSo $\\boxed{{{ans}}}$."
                 out.append(engines.Completion(i, p, [1], text, truncated=False))
             return out
-    monkeypatch.setattr(engines, "make_engine", lambda kind, model, tok, **kw: kinds.append(kind) or Scripted())
+
+    monkeypatch.setattr(
+        engines, "make_engine", lambda kind, model, tok, **kw: kinds.append(kind) or Scripted()
+    )
     cfg = sft.Config(engine="hf", eval_problems=4, eval_max_completion_length=16, seed=0)
     metrics, samples = sft.check_format(cfg, tiny, tok, tmp_path)
     assert kinds == ["hf"] and [(c.temperature, c.max_new_tokens) for c in calls] == [(0, 16)] * 2
-    assert metrics == {"eval/think_format": 1.0, "eval/think_accuracy": 0.5,
-                       "eval/no_think_format": 1.0, "eval/no_think_accuracy": 0.5}
+    assert metrics == {
+        "eval/think_format": 1.0,
+        "eval/think_accuracy": 0.5,
+        "eval/no_think_format": 1.0,
+        "eval/no_think_accuracy": 0.5,
+    }
     assert json.loads((tmp_path / "eval.json").read_text()) == metrics
-    assert [s["mode"] for s in samples] == ["think"] * 4 + ["no_think"] * 4 and all(s["format_ok"] for s in samples)
+    assert [s["mode"] for s in samples] == ["think"] * 4 + ["no_think"] * 4 and all(
+        s["format_ok"] for s in samples
+    )
+
 
 def test_flags_parse_like_trl():
-    cfg = sft.parse(["--learning_rate", "3e-5", "--per-device-train-batch-size", "4",
-                     "--think_tokens", "repurpose", "--packing", "false", "--max_steps", "7"])
-    assert (cfg.learning_rate, cfg.per_device_train_batch_size, cfg.think_tokens, cfg.packing,
-            cfg.max_steps) == (3e-5, 4, "repurpose", False, 7)
+    cfg = sft.parse(
+        [
+            "--learning_rate",
+            "3e-5",
+            "--per-device-train-batch-size",
+            "4",
+            "--think_tokens",
+            "repurpose",
+            "--packing",
+            "false",
+            "--max_steps",
+            "7",
+        ]
+    )
+    assert (
+        cfg.learning_rate,
+        cfg.per_device_train_batch_size,
+        cfg.think_tokens,
+        cfg.packing,
+        cfg.max_steps,
+    ) == (3e-5, 4, "repurpose", False, 7)
     with pytest.raises(SystemExit):
         sft.parse(["--think_tokens", "maybe"])
 
 
 # ---- training: loss falls; resume continues at the same data position -------------------------
 def tiny_cfg(out, **kw):
-    base = dict(model="tiny", output_dir=str(out), num_examples=16, max_length=384, max_steps=8,
-                learning_rate=3e-3, embedding_learning_rate=0, warmup_steps=2, eval_problems=0,
-                save_steps=100, seed=0)
+    base = dict(
+        model="tiny",
+        output_dir=str(out),
+        num_examples=16,
+        max_length=384,
+        max_steps=8,
+        learning_rate=3e-3,
+        embedding_learning_rate=0,
+        warmup_steps=2,
+        eval_problems=0,
+        save_steps=100,
+        seed=0,
+    )
     return sft.Config(**{**base, **kw})
 
 
 def test_tiny_sft_loss_falls(tmp_path):
     # 8 examples (2-3 packed rows), 12 steps = several epochs: the loss drops from ln V ~ 10.8
-    ck = sft.train(tiny_cfg(tmp_path / "run", think_tokens="repurpose", rope_theta_factor=2.0,
-                            num_examples=8, max_steps=12, learning_rate=5e-3))
+    ck = sft.train(
+        tiny_cfg(
+            tmp_path / "run",
+            think_tokens="repurpose",
+            rope_theta_factor=2.0,
+            num_examples=8,
+            max_steps=12,
+            learning_rate=5e-3,
+        )
+    )
     rows = runs.RunDir(tmp_path / "run", resume=True).metrics()
     losses = [r["loss"] for r in rows]
     assert len(losses) == 12 and losses[-1] < losses[0] - 4.0, losses
     assert {"lr", "grad_norm", "tokens_per_s"} <= set(rows[0])
-    assert (tmp_path / "run" / "curves.png").exists() and (tmp_path / "run" / "filter.json").exists()
+    assert (tmp_path / "run" / "curves.png").exists() and (
+        tmp_path / "run" / "filter.json"
+    ).exists()
     model, tok = models.load_policy(str(ck))
     assert model.config.rope_parameters["rope_theta"] == 2 * 10000.0
-    assert tok.convert_tokens_to_ids("<think>") == 15 and tok.chat_template == chat_template.CHAT_TEMPLATE
+    assert (
+        tok.convert_tokens_to_ids("<think>") == 15
+        and tok.chat_template == chat_template.CHAT_TEMPLATE
+    )
 
 
 def test_resume_continues_at_the_same_data_position(tmp_path, monkeypatch):
@@ -358,7 +475,8 @@ def test_resume_continues_at_the_same_data_position(tmp_path, monkeypatch):
 
     def save_then_die(self, *a, **kwargs):
         save(self, *a, **kwargs)
-        raise Killed                                  # killed right after the step-2 checkpoint
+        raise Killed  # killed right after the step-2 checkpoint
+
     monkeypatch.setattr(runs.RunDir, "save", save_then_die)
     cfg = tiny_cfg(tmp_path / "cut", **kw)
     with pytest.raises(Killed):
@@ -378,9 +496,18 @@ def test_resume_continues_at_the_same_data_position(tmp_path, monkeypatch):
 # ---- the embedded model learns the format (the issue's done-when; ~9 min on 2 CPU cores) ------
 @pytest.mark.slow
 def test_default_model_answers_in_think_format_in_both_modes(tmp_path):
-    cfg = sft.Config(output_dir=str(tmp_path / "run"), max_steps=40, max_length=512, learning_rate=2e-4,
-                     embedding_learning_rate=2e-3, warmup_steps=4, num_examples=256, save_steps=1000,
-                     eval_problems=50, eval_max_completion_length=200)
+    cfg = sft.Config(
+        output_dir=str(tmp_path / "run"),
+        max_steps=40,
+        max_length=512,
+        learning_rate=2e-4,
+        embedding_learning_rate=2e-3,
+        warmup_steps=4,
+        num_examples=256,
+        save_steps=1000,
+        eval_problems=50,
+        eval_max_completion_length=200,
+    )
     sft.train(cfg)
     metrics = json.loads((tmp_path / "run" / "eval.json").read_text())
     assert metrics["eval/think_format"] >= 0.9 and metrics["eval/no_think_format"] >= 0.9, metrics
@@ -389,15 +516,19 @@ def test_default_model_answers_in_think_format_in_both_modes(tmp_path):
 def test_teacher_rejection_sampling(monkeypatch, tiny, tokenizer):
     tasks = data.math_tasks(2, "train", 0)
 
-    class FakeEngine:                    # a teacher that is right once and wrong once per problem
+    class FakeEngine:  # a teacher that is right once and wrong once per problem
         def generate(self, prompts, params):
             out = []
             for i, _ in enumerate(prompts):
-                for text in (f"Let me see.\nSo it is {tasks[i]['answer']}.\nThe answer is \\boxed{{{tasks[i]['answer']}}}.",
-                             "I think \\boxed{-999}"):
+                a = tasks[i]["answer"]
+                for text in (
+                    f"Let me see.\nSo it is {a}.\nThe answer is \\boxed{{{a}}}.",
+                    "I think \\boxed{-999}",
+                ):
                     out.append(engines.Completion(i, [1], [2], text, truncated=False))
             out.append(engines.Completion(0, [1], [2], "I was cut off", truncated=True))
             return out
+
     monkeypatch.setattr(models, "load_policy", lambda *a, **k: (tiny, tokenizer))
     monkeypatch.setattr(engines, "make_engine", lambda *a, **k: FakeEngine())
     cfg = sft.Config(dataset="teacher", num_examples=2, teacher_samples=2, no_think_ratio=0)
@@ -410,8 +541,10 @@ def test_teacher_rejection_sampling(monkeypatch, tiny, tokenizer):
 
 def test_param_groups_give_embeddings_their_own_lr(tiny):
     groups = sft.param_groups(tiny, 2e-4, 2e-3)
-    assert [len(g["params"]) for g in groups][1] == 1              # tied: one embedding matrix
-    assert groups[1]["params"][0] is tiny.get_input_embeddings().weight and groups[1]["lr_scale"] == 10
+    assert [len(g["params"]) for g in groups][1] == 1  # tied: one embedding matrix
+    assert (
+        groups[1]["params"][0] is tiny.get_input_embeddings().weight and groups[1]["lr_scale"] == 10
+    )
     assert sum(len(g["params"]) for g in groups) == len(list(tiny.parameters()))
     assert sft.param_groups(tiny, 2e-4, 0)[1]["lr_scale"] == 1.0
 
@@ -428,20 +561,44 @@ def test_fusion_dataset_keeps_only_verified_samples_of_the_stage2_model(monkeypa
                 task = tasks[i]
                 for k in range(params.n):
                     ans = task["answer"] if i % 2 == 0 else "987654"
-                    text = f"<think>\nworking on it\nSo the answer is {ans}.\n</think>\n\nThe final answer is $\\boxed{{{ans}}}$."
+                    text = (
+                        f"<think>\nworking on it\nSo the answer is {ans}.\n</think>\n\n"
+                        f"The final answer is $\\boxed{{{ans}}}$."
+                    )
                     out.append(engines.Completion(i, [1], [2], text, truncated=(i == 0 and k == 1)))
             return out
 
-    cfg = sft.parse(["--model", "tiny", "--dataset", "fusion", "--num_examples", "6", "--teacher_samples", "2",
-                     "--no_think_ratio", "0.5", "--multi_turn_ratio", "0", "--output_dir", str(tmp_path)])
-    tasks = data.math_tasks(6, "train", cfg.seed)           # the cold start's queries (prefix-stable)
+    cfg = sft.parse(
+        [
+            "--model",
+            "tiny",
+            "--dataset",
+            "fusion",
+            "--num_examples",
+            "6",
+            "--teacher_samples",
+            "2",
+            "--no_think_ratio",
+            "0.5",
+            "--multi_turn_ratio",
+            "0",
+            "--output_dir",
+            str(tmp_path),
+        ]
+    )
+    tasks = data.math_tasks(6, "train", cfg.seed)  # the cold start's queries (prefix-stable)
     monkeypatch.setattr(engines, "make_engine", lambda kind, model, tok, **kw: Scripted(tok))
     fused, counts = sft.build_dataset(cfg)
     thinking = [e for e in fused if e["think"]]
-    assert counts["wrong_answer"] == 6 and len(thinking) == 5        # 3 right problems x 2, one truncated
+    assert counts["wrong_answer"] == 6 and len(thinking) == 5  # 3 right problems x 2, one truncated
     assert all(e["reference"] in {t["answer"] for t in tasks[::2]} for e in thinking)
     plain = [e for e in fused if not e["think"]]
     assert len(plain) == counts["non_thinking"] == 6
-    assert all(e["messages"][-2]["content"].endswith("/no_think") and e["messages"][-1]["reasoning_content"] == ""
-               for e in plain)
-    assert any("constraints" not in e and e["reference"] is None for e in plain)   # instruction following
+    assert all(
+        e["messages"][-2]["content"].endswith("/no_think")
+        and e["messages"][-1]["reasoning_content"] == ""
+        for e in plain
+    )
+    assert any(
+        "constraints" not in e and e["reference"] is None for e in plain
+    )  # instruction following

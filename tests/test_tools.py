@@ -4,6 +4,7 @@ limit, the loss mask, tool-use SFT data; the HF engine and (tier `vllm`) the vLL
 A scripted engine stands in for the policy: it writes a fixed segment for each stage of a rollout
 (segment k once the context holds k output blocks), so what the wrapper inserts is known exactly.
 """
+
 import copy
 import time
 
@@ -21,13 +22,14 @@ import sft_data
 import tools
 
 PROMPT = "What is 6 times 7?"
-FAST = dict(timeout_s=0.5)          # tool-call CPU limit in these tests
+FAST = dict(timeout_s=0.5)  # tool-call CPU limit in these tests
 ISOLATED = sandbox.isolation_mode() in ("full", "bwrap")
 
 
 class ScriptedEngine:
     """`scripts[key]` = the segments of the rollout whose prompt starts with `key`; segment k is
     written once the context holds k output blocks, then EOS; every token gets log-prob -0.5."""
+
     name = "scripted"
 
     def __init__(self, tokenizer, scripts: dict[str, list[str]]):
@@ -41,12 +43,18 @@ class ScriptedEngine:
             segments = next(s for key, s in self.scripts.items() if context.startswith(key))
             text = segments[min(context.count("```output"), len(segments) - 1)]
             ids = self.tokenizer(text, add_special_tokens=False)["input_ids"] + self.stop_ids
-            done = ids[:params.max_new_tokens]
+            done = ids[: params.max_new_tokens]
             for _ in range(params.n):
-                out.append(engines.Completion(i, list(p), list(done),
-                                              engines.decode_completion(self.tokenizer, done, self.stop_ids),
-                                              truncated=len(ids) > params.max_new_tokens,
-                                              logprobs=[-0.5] * len(done)))
+                out.append(
+                    engines.Completion(
+                        i,
+                        list(p),
+                        list(done),
+                        engines.decode_completion(self.tokenizer, done, self.stop_ids),
+                        truncated=len(ids) > params.max_new_tokens,
+                        logprobs=[-0.5] * len(done),
+                    )
+                )
         return out
 
 
@@ -67,11 +75,20 @@ def test_tool_output_is_inserted_and_masked(tokenizer):
     """The hallucinated output after the block is cut; the sandbox's output goes in, sampled_mask
     is 0 on exactly its tokens, log-probs stay aligned (0.0 there), and the rollout is scored."""
     call = "Let me compute.\n```python\nprint(6 * 7)\n```\n"
-    scripts = {PROMPT: [call + "```output\n41\n```\nThe answer is \\boxed{41}.", "The answer is \\boxed{42}."]}
+    scripts = {
+        PROMPT: [
+            call + "```output\n41\n```\nThe answer is \\boxed{41}.",
+            "The answer is \\boxed{42}.",
+        ]
+    }
     c = rollout(tokenizer, scripts)[0]
     obs = "```output\n42\n```\n"
     assert c.text == call + obs + "The answer is \\boxed{42}."
-    head, obs_ids, tail = encode(tokenizer, call), encode(tokenizer, obs), encode(tokenizer, "The answer is \\boxed{42}.")
+    head, obs_ids, tail = (
+        encode(tokenizer, call),
+        encode(tokenizer, obs),
+        encode(tokenizer, "The answer is \\boxed{42}."),
+    )
     assert c.completion_ids == head + obs_ids + tail + [tokenizer.eos_token_id]
     assert c.sampled_mask == [1] * len(head) + [0] * len(obs_ids) + [1] * (len(tail) + 1)
     assert c.logprobs == [-0.5] * len(head) + [0.0] * len(obs_ids) + [-0.5] * (len(tail) + 1)
@@ -80,24 +97,35 @@ def test_tool_output_is_inserted_and_masked(tokenizer):
 
 
 def test_trainer_leaves_observation_tokens_out_of_the_loss(tokenizer):
-    """models.completion_batch: the loss mask is 0 on the prompt and the observation, 1 on the rest."""
+    """models.completion_batch: the loss mask is 0 on the prompt and the observation, 1 elsewhere."""
     scripts = {PROMPT: ["```python\nprint(6 * 7)\n```\n", "So \\boxed{42}."]}
     c = rollout(tokenizer, scripts)[0]
-    ids, attn, loss_mask = models.completion_batch([c], torch.tensor([True]), tokenizer.pad_token_id)
+    ids, attn, loss_mask = models.completion_batch(
+        [c], torch.tensor([True]), tokenizer.pad_token_id
+    )
     n_prompt = len(c.prompt_ids)
     # loss_mask[t] scores input token t + 1: prompt tokens are never scored
-    assert loss_mask[0, :n_prompt - 1].sum() == 0
-    assert loss_mask[0, n_prompt - 1:].tolist() == [float(m) for m in c.sampled_mask]
+    assert loss_mask[0, : n_prompt - 1].sum() == 0
+    assert loss_mask[0, n_prompt - 1 :].tolist() == [float(m) for m in c.sampled_mask]
     obs_positions = [n_prompt + k for k, m in enumerate(c.sampled_mask) if m == 0]
     assert tokenizer.decode(ids[0, obs_positions].tolist()) == "```output\n42\n```\n"
 
 
 def test_errors_come_back_as_observations(tokenizer):
-    scripts = {"A": ["```python\nprint(undefined_name)\n```\n", "I fix it.\n```python\nprint(1 / 0)\n```\n", "Done."]}
+    scripts = {
+        "A": [
+            "```python\nprint(undefined_name)\n```\n",
+            "I fix it.\n```python\nprint(1 / 0)\n```\n",
+            "Done.",
+        ]
+    }
     c = rollout(tokenizer, scripts)[0]
     assert "```output\nNameError: name 'undefined_name' is not defined\n```" in c.text
     assert "```output\nZeroDivisionError: division by zero\n```" in c.text
-    assert c.text.endswith("Done.") and tools.tool_metrics([c], tokenizer) == {"tool_calls": 2.0, "tool_errors": 1.0}
+    assert c.text.endswith("Done.") and tools.tool_metrics([c], tokenizer) == {
+        "tool_calls": 2.0,
+        "tool_errors": 1.0,
+    }
 
 
 def test_hostile_tool_calls_are_contained_scored_and_the_rollout_goes_on(tokenizer, tmp_path):
@@ -106,18 +134,25 @@ def test_hostile_tool_calls_are_contained_scored_and_the_rollout_goes_on(tokeniz
     secret = tmp_path / "secret.txt"
     secret.write_text("TOPSECRET-7731")
     hostile = {
-        "fork": ("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass", "TimeoutError"),
+        "fork": (
+            "import os\nwhile True:\n    try:\n        os.fork()\n"
+            "    except OSError:\n        pass",
+            "TimeoutError",
+        ),
         "loop": ("while True:\n    pass", "TimeoutError"),
         "memory": ("x = bytearray(1 << 34)\nprint(len(x))", "MemoryError"),
         "read": (f"print(open({str(secret)!r}).read())", "FileNotFoundError"),
     }
-    scripts = {key: [f"```python\n{code}\n```\n", "Anyway, \\boxed{42}."] for key, (code, _) in hostile.items()}
+    scripts = {
+        key: [f"```python\n{code}\n```\n", "Anyway, \\boxed{42}."]
+        for key, (code, _) in hostile.items()
+    }
     t0 = time.perf_counter()
     outs = rollout(tokenizer, scripts)
     assert time.perf_counter() - t0 < 60
     for c, (key, (_, error)) in zip(outs, hostile.items()):
         if key == "read" and not ISOLATED:
-            continue    # without bubblewrap the host's files are visible: sandbox.py warns loudly
+            continue  # without bubblewrap the host's files are visible: sandbox.py warns loudly
         observed = c.text.split("```output\n")[1].split("\n```")[0]
         assert observed.startswith(error), (key, observed)
         assert "TOPSECRET" not in c.text
@@ -133,7 +168,7 @@ def test_the_call_limit_holds(tokenizer):
     c = rollout(tokenizer, scripts, max_calls=2)[0]
     assert c.text.count("```output\n1\n```") == 2 and c.text.endswith(block + "Stop.")
     assert tools.tool_metrics([c], tokenizer)["tool_calls"] == 2.0
-    plain = rollout(tokenizer, scripts, max_calls=0)[0]          # 0: the inner engine's rollout
+    plain = rollout(tokenizer, scripts, max_calls=0)[0]  # 0: the inner engine's rollout
     assert plain.text == block and plain.sampled_mask == [1] * len(plain.completion_ids)
     with pytest.raises(ValueError, match="max_tool_calls"):
         tools.ToolEngine(ScriptedEngine(tokenizer, scripts), max_calls=-1)
@@ -144,7 +179,7 @@ def test_observations_count_towards_the_token_budget(tokenizer):
     budget = 60
     c = rollout(tokenizer, scripts, max_new_tokens=budget)[0]
     assert len(c.completion_ids) == budget == len(c.sampled_mask) == len(c.logprobs)
-    assert c.truncated and "more characters" not in c.text        # cut by the budget, not the output cap
+    assert c.truncated and "more characters" not in c.text  # cut by the budget, not the output cap
 
 
 # ----------------------------------------------------------------------------------------------
@@ -167,7 +202,9 @@ def taught_tiny():
 
 
 def check_taught_rollout(c, tok):
-    assert c.text.startswith(" ```python\nprint(6 * 7)\n```\n```output\n42\n```\n"), c.text   # the sandbox's 42
+    assert c.text.startswith(" ```python\nprint(6 * 7)\n```\n```output\n42\n```\n"), (
+        c.text
+    )  # the sandbox's 42
     obs = [t for t, m in zip(c.completion_ids, c.sampled_mask) if m == 0]
     assert tok.decode(obs) == "```output\n42\n```\n"
     assert len(c.sampled_mask) == len(c.completion_ids)
@@ -176,7 +213,9 @@ def check_taught_rollout(c, tok):
 def test_hf_engine_with_tools(taught_tiny):
     model, tok = taught_tiny
     engine = tools.ToolEngine(engines.HFEngine(model, tok), **FAST)
-    out = engine.generate([encode(tok, PROMPT)], engines.SamplingParams(temperature=0, max_new_tokens=40))
+    out = engine.generate(
+        [encode(tok, PROMPT)], engines.SamplingParams(temperature=0, max_new_tokens=40)
+    )
     check_taught_rollout(out[0], tok)
 
 
@@ -185,10 +224,14 @@ def test_vllm_engine_with_tools(taught_tiny):
     """With vLLM's log-probs: one per token, 0.0 on the observation, and the trainer agrees with
     the engine on every sampled token (the observation is left out of the comparison)."""
     model, tok = taught_tiny
-    inner = engines.make_engine("vllm", model, tok, dtype="float32", max_model_len=256, enforce_eager=True)
+    inner = engines.make_engine(
+        "vllm", model, tok, dtype="float32", max_model_len=256, enforce_eager=True
+    )
     try:
         engine = tools.ToolEngine(inner, **FAST)
-        out = engine.generate([encode(tok, PROMPT)], engines.SamplingParams(temperature=0, max_new_tokens=40))
+        out = engine.generate(
+            [encode(tok, PROMPT)], engines.SamplingParams(temperature=0, max_new_tokens=40)
+        )
         c = out[0]
         check_taught_rollout(c, tok)
         assert len(c.logprobs) == len(c.completion_ids)
@@ -208,7 +251,7 @@ def test_tool_solutions_print_what_the_sandbox_prints():
     for ex in examples:
         reasoning = ex["messages"][-1]["reasoning_content"]
         call = tools.first_call(reasoning)
-        written = reasoning[call.end():].lstrip("\n").split("So the answer")[0]
+        written = reasoning[call.end() :].lstrip("\n").split("So the answer")[0]
         assert written == tools.observation(sandbox.run_program(call.group(1)))
         assert rewards.verify_math(ex["messages"][-1]["content"], ex["reference"])
     with pytest.raises(ValueError, match="linear"):
@@ -217,15 +260,18 @@ def test_tool_solutions_print_what_the_sandbox_prints():
 
 def test_sft_loss_skips_the_output_blocks(tokenizer):
     ex = tools.sft_examples(1, seed=0)[0]
-    tok = sft.set_chat_template(copy.deepcopy(tokenizer))    # the session's tokenizer stays as it is
+    tok = sft.set_chat_template(copy.deepcopy(tokenizer))  # the session's tokenizer stays as it is
     ids, mask = sft.encode(tok, ex["messages"])
     ids, masked = tools.mask_observations(tok, ids, mask)
     dropped = [i for i, m, n in zip(ids, mask, masked) if m == 1 and n == 0]
     assert tok.decode(dropped).startswith("```output\n") and tok.decode(dropped).endswith("\n```\n")
     kept = tok.decode([i for i, n in zip(ids, masked) if n == 1])
     assert "```python" in kept and "print(" in kept and "```output" not in kept
-    plain = sft_data.synthetic_examples(1, 0)[0]                       # no output block: unchanged
-    assert tools.mask_observations(tok, *sft.encode(tok, plain["messages"]))[1] == sft.encode(tok, plain["messages"])[1]
+    plain = sft_data.synthetic_examples(1, 0)[0]  # no output block: unchanged
+    assert (
+        tools.mask_observations(tok, *sft.encode(tok, plain["messages"]))[1]
+        == sft.encode(tok, plain["messages"])[1]
+    )
 
 
 def test_prompt_style_reaches_the_sft_data(tokenizer):
@@ -252,9 +298,14 @@ class AlternatingPolicy(ScriptedEngine):
         for i, p in enumerate(prompts):
             called = "```output" in self.tokenizer.decode(p)
             for j in range(params.n):
-                text = ("\\boxed{42}" if (self.generated + j) % 2 == 0 else "\\boxed{41}") if called \
+                text = (
+                    ("\\boxed{42}" if (self.generated + j) % 2 == 0 else "\\boxed{41}")
+                    if called
                     else "```python\nprint(6 * 7)\n```\n"
-                ids = (self.tokenizer(text, add_special_tokens=False)["input_ids"] + self.stop_ids)[:params.max_new_tokens]
+                )
+                ids = (self.tokenizer(text, add_special_tokens=False)["input_ids"] + self.stop_ids)[
+                    : params.max_new_tokens
+                ]
                 out.append(engines.Completion(i, list(p), ids, text, False))
             self.generated += params.n if not called else 1
         return out
@@ -263,20 +314,61 @@ class AlternatingPolicy(ScriptedEngine):
         return 0.0
 
 
-def test_grpo_with_tools_logs_calls_and_trains_on_the_policy_tokens_only(tmp_path, monkeypatch, tokenizer):
+def test_grpo_with_tools_logs_calls_and_trains_on_the_policy_tokens_only(
+    tmp_path, monkeypatch, tokenizer
+):
     import json
+
     path = tmp_path / "tasks.jsonl"
-    path.write_text("".join(json.dumps({"prompt": f"Six times seven, take {k}?", "answer": "42"}) + "\n" for k in range(8)))
-    monkeypatch.setattr(engines, "make_engine", lambda kind, model, tok, **kw: AlternatingPolicy(tok))
+    path.write_text(
+        "".join(
+            json.dumps({"prompt": f"Six times seven, take {k}?", "answer": "42"}) + "\n"
+            for k in range(8)
+        )
+    )
+    monkeypatch.setattr(
+        engines, "make_engine", lambda kind, model, tok, **kw: AlternatingPolicy(tok)
+    )
     seen = []
     real = models.completion_batch
-    monkeypatch.setattr(grpo.models, "completion_batch", lambda comps, keep, pad: seen.append(comps) or real(comps, keep, pad))
-    out = grpo.train(grpo.parse(["--model", "tiny", "--task", str(path), "--tools", "--max_tool_calls", "1",
-                                 "--num_generations", "4", "--prompts_per_step", "2", "--max_completion_length", "48",
-                                 "--max_steps", "2", "--eval_problems", "0", "--output_dir", str(tmp_path / "run")]))
+    monkeypatch.setattr(
+        grpo.models,
+        "completion_batch",
+        lambda comps, keep, pad: seen.append(comps) or real(comps, keep, pad),
+    )
+    out = grpo.train(
+        grpo.parse(
+            [
+                "--model",
+                "tiny",
+                "--task",
+                str(path),
+                "--tools",
+                "--max_tool_calls",
+                "1",
+                "--num_generations",
+                "4",
+                "--prompts_per_step",
+                "2",
+                "--max_completion_length",
+                "48",
+                "--max_steps",
+                "2",
+                "--eval_problems",
+                "0",
+                "--output_dir",
+                str(tmp_path / "run"),
+            ]
+        )
+    )
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
-    assert [r["tool_calls"] for r in rows] == [1.0, 1.0] and [r["tool_errors"] for r in rows] == [0.0, 0.0]
-    assert [r["accuracy"] for r in rows] == [0.5, 0.5] and [r["groups_any_correct"] for r in rows] == [1.0, 1.0]
+    assert [r["tool_calls"] for r in rows] == [1.0, 1.0] and [r["tool_errors"] for r in rows] == [
+        0.0,
+        0.0,
+    ]
+    assert [r["accuracy"] for r in rows] == [0.5, 0.5] and [
+        r["groups_any_correct"] for r in rows
+    ] == [1.0, 1.0]
     assert all(r["train_tokens"] > 0 for r in rows)
     obs = tokenizer("```output\n42\n```\n", add_special_tokens=False)["input_ids"]
     for c in seen[0]:

