@@ -10,21 +10,22 @@ An RL policy finds every hole in the checker, so the checker lives outside the c
 
 Test kinds (a fixed API that outside harnesses call):
   {"input": str, "output": str}            stdin/stdout; one sandbox launch per test.
-  {"fn_name": str, "args": list, "expected"} call-based; the expected value never enters the sandbox.
+  {"fn_name": str, "args": list, "expected"} call-based; the expected value never enters the
+                                           sandbox.
   {"assert": str}                          statements run after the code (HumanEval's ``check``).
 
-Where things are: this file is the story -- the limits, run_tests and run_many, and judging (second
-half). The isolation machinery (bubblewrap, slots, cgroups, the zygote, the pump that feeds and reads a
-run) is sandbox_isolation.py; the programs that run inside the sandbox, and beside it, are real Python
-files: sandbox_programs/runner.py (R, below) and sandbox_programs/zygote.py.
+Where things are: this file is the story -- the limits, run_tests and run_many, and judging
+(second half). The isolation machinery (bubblewrap, slots, cgroups, the zygote, the pump that feeds
+and reads a run) is sandbox_isolation.py; the programs that run inside the sandbox, and beside it,
+are real Python files: sandbox_programs/runner.py (R, below) and sandbox_programs/zygote.py.
 
 Which Python runs the candidate's code: the system interpreter, not this process's venv
-  * ``SANDBOX_PYTHON`` (default /usr/bin/python3), started with ``-I -S``. The candidate sees that
-    Python's version and standard library only: none of the training venv's packages. A solution that
-    imports numpy fails unless the system Python has numpy.
+  * ``SANDBOX_PYTHON`` (default /usr/bin/python3), started with ``-I -S``. The candidate sees
+    that Python's version and standard library only: none of the training venv's packages. A
+    solution that imports numpy fails unless the system Python has numpy.
   * Why: the code runs as an unprivileged slot uid inside bwrap, where only the interpreter, its
-    standard library and the shared libraries it links are bound read-only; a venv (typically under a
-    home directory, with its site-packages) is neither bound there nor readable by those uids. Set
+    standard library and the shared libraries it links are bound read-only; a venv (typically under
+    a home directory, with its site-packages) is neither bound there nor readable by those uids. Set
     SANDBOX_PYTHON to another interpreter if needed; it must be readable and executable by any uid.
 
 How a run is isolated ("full" mode: root + bubblewrap + cgroup v1)
@@ -35,8 +36,9 @@ How a run is isolated ("full" mode: root + bubblewrap + cgroup v1)
   * The interpreter is not started per run: a pre-imported zygote per slot (outside every sandbox,
     never given a job) forks a process that joins the slot's cgroups, becomes the slot uid, enters
     the fresh bwrap's namespaces (bwrap waits on --block-fd once set up), drops every capability and
-    forks the runner as the sandbox's pid 2 (see zygote.py). In run_many each worker keeps its slot and
-    starts the next program's bwrap ahead. SANDBOX_ZYGOTE=0 starts an interpreter per run instead.
+    forks the runner as the sandbox's pid 2 (see zygote.py). In run_many each worker keeps its slot
+    and starts the next program's bwrap ahead. SANDBOX_ZYGOTE=0 starts an interpreter per run
+    instead.
   * It runs as an unprivileged uid, one per concurrent slot (61000+i, no passwd entry needed), so
     root-only files stay unreadable and the launcher's environment is not in /proc/1/environ.
   * Limits: CPU time of the whole process tree (cgroup cpuacct, polled) with a wall-clock backstop
@@ -83,7 +85,8 @@ What it does not guarantee (residual risks)
     (<own cgroup>/pysandbox/slot<i>) and slot uids are used in full mode only, which needs root, so
     they are shared only by root's runs, which the root slot locks coordinate.
 
-CLI: ``python sandbox.py FILE.jsonl`` (rows ``{"code": ..., "tests": [...]}``) prints a verdict table.
+CLI: ``python sandbox.py FILE.jsonl`` (rows ``{"code": ..., "tests": [...]}``) prints a verdict
+table.
 """
 from __future__ import annotations
 
@@ -101,8 +104,8 @@ from dataclasses import dataclass, fields
 
 from sandbox_isolation import Run, SandboxError, SlotLease, detect, launch
 
-__all__ = ["run_tests", "run_many", "run_program", "Output", "isolation_mode", "Result", "Limits", "SandboxError", "VERDICTS",
-           "outputs_match", "values_equal", "normalise_output", "main"]
+__all__ = ["run_tests", "run_many", "run_program", "Output", "isolation_mode", "Result", "Limits",
+           "SandboxError", "VERDICTS", "outputs_match", "values_equal", "normalise_output", "main"]
 
 VERDICTS = ("accepted", "wrong_answer", "runtime_error", "timeout", "memory_limit",
             "output_limit", "syntax_error")
@@ -120,17 +123,22 @@ class Result:
 @dataclass
 class Limits:
     timeout_s: float = 2.0  # CPU seconds per test (the whole process tree counts)
-    memory_mb: int = 512  # memory for the program (cgroup, incl. tmpfs files); the runner gets 64 MiB more
-    wall_timeout_s: float | None = None  # wall-clock backstop per launch; default 3 * CPU budget + 2 s
+    # memory for the program (cgroup, incl. tmpfs files); the runner gets 64 MiB more
+    memory_mb: int = 512
+    # wall-clock backstop per launch; default 3 * CPU budget + 2 s
+    wall_timeout_s: float | None = None
     max_output_bytes: int = 1 << 20  # stdout cap -> output_limit
     max_stderr_bytes: int = 64 << 10  # keep the last this-many bytes of stderr
     max_processes: int = 32  # pids.max of the slot's cgroup (threads count)
     max_file_mb: int = 16  # RLIMIT_FSIZE
     max_open_files: int = 64  # RLIMIT_NOFILE
     tmp_mb: int = 64  # size of the tmpfs work directory /tmp
-    float_tol: float | None = None  # relative/absolute tolerance for floats (stdout tokens and values)
-    stop_on_failure: bool = False  # stop a task at its first failing test (remaining count as failed)
-    require_isolation: bool | None = None  # refuse weak modes; default from SANDBOX_REQUIRE_ISOLATION
+    # relative/absolute tolerance for floats (stdout tokens and values)
+    float_tol: float | None = None
+    # stop a task at its first failing test (remaining count as failed)
+    stop_on_failure: bool = False
+    # refuse weak modes; default from SANDBOX_REQUIRE_ISOLATION
+    require_isolation: bool | None = None
     retries: int = 2  # re-runs after a failure of the sandbox itself
 
 
@@ -152,8 +160,9 @@ def _state() -> dict:
 def isolation_mode() -> str:
     """'full' (bwrap + per-slot uid + cgroups), 'bwrap' (no cgroups or no uid switch) or 'none'.
 
-    SandboxError if the sandbox cannot be used here at all: the interpreter (SANDBOX_PYTHON) is missing or
-    does not run, or the slot directory is not this user's own; the message says what and how to fix it."""
+    SandboxError if the sandbox cannot be used here at all: the interpreter (SANDBOX_PYTHON) is
+    missing or does not run, or the slot directory is not this user's own; the message says what and
+    how to fix it."""
     return _state()["mode"]
 
 
@@ -181,7 +190,7 @@ def normalise_output(text: str) -> list[str]:
 
     >>> normalise_output("1 2 \\r\\n3\\n\\n")
     ['1 2', '3']
-    >>> normalise_output("  indented\\n\\n\\nlast\\n")  # leading whitespace and inner blank lines stay
+    >>> normalise_output("  indented\\n\\n\\nlast\\n")  # leading whitespace, inner blank lines stay
     ['  indented', '', '', 'last']
     """
     lines = [ln.rstrip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
@@ -204,8 +213,10 @@ def outputs_match(got: str, expected: str, float_tol: float | None = None) -> bo
 
     >>> outputs_match("0.333334\\n", "0.333333", float_tol=1e-5), outputs_match("nan", "nan", 1e-9)
     (True, False)
-    >>> outputs_match("YES \\r\\n3\\n\\n", "YES\\n3"), outputs_match("3.0", "3"), outputs_match("3.0", "3", 0.0)
-    (True, False, True)
+    >>> outputs_match("YES \\r\\n3\\n\\n", "YES\\n3"), outputs_match("3.0", "3")
+    (True, False)
+    >>> outputs_match("3.0", "3", 0.0)
+    True
     """
     g, e = normalise_output(got), normalise_output(expected)
     if float_tol is None:
@@ -235,14 +246,19 @@ def values_equal(expected, got, float_tol: float | None = None, _depth: int = 0)
     NaN equals nothing; list and tuple are interchangeable (JSON has no tuple), as are set and
     frozenset; dict keys must match and values compare recursively.
 
-    >>> values_equal(1, True), values_equal([1, 2.0], (1, 2)), values_equal(float("nan"), float("nan"))
+    >>> nan = float("nan")
+    >>> values_equal(1, True), values_equal([1, 2.0], (1, 2)), values_equal(nan, nan)
     (False, True, False)
-    >>> values_equal({"a": [1, (2, 3)]}, {"a": ((1.0), [2, 3])}), values_equal({1, 2}, frozenset({2, 1}))
-    (True, True)
+    >>> values_equal({"a": [1, (2, 3)]}, {"a": ((1.0), [2, 3])})
+    True
+    >>> values_equal({1, 2}, frozenset({2, 1}))
+    True
     >>> values_equal(2 ** 53 + 1, float(2 ** 53 + 1))  # past 2**53 an int is compared exactly
     False
-    >>> values_equal(0.1 + 0.2, 0.3), values_equal(0.1 + 0.2, 0.3, float_tol=1e-9), values_equal("1", 1)
-    (False, True, False)
+    >>> values_equal(0.1 + 0.2, 0.3), values_equal(0.1 + 0.2, 0.3, float_tol=1e-9)
+    (False, True)
+    >>> values_equal("1", 1)
+    False
     """
     if _depth > 1000:
         return False
@@ -254,7 +270,8 @@ def values_equal(expected, got, float_tol: float | None = None, _depth: int = 0)
         if te is int and tg is int:
             return expected == got
         return _float_eq(float(expected), float(got), float_tol) if not (
-            te is int and abs(expected) > 2 ** 53 or tg is int and abs(got) > 2 ** 53) else expected == got
+            te is int and abs(expected) > 2 ** 53
+            or tg is int and abs(got) > 2 ** 53) else expected == got
     if te is complex or tg is complex:
         if te not in (*num, complex) or tg not in (*num, complex):
             return False
@@ -299,12 +316,14 @@ def _classify_end(run: Run, what: str, hint: str = "") -> tuple[str, str]:
     if run.oom or _last_exception(run.stderr) == "MemoryError":
         return "memory_limit", f"{what}: memory limit exceeded"
     if run.killed == "timeout" or run.cpu_s > run.cpu_budget or (
-            run.returncode is not None and run.returncode in (128 + signal.SIGXCPU, -signal.SIGXCPU)):
+            run.returncode is not None
+            and run.returncode in (128 + signal.SIGXCPU, -signal.SIGXCPU)):
         return "timeout", f"{what}: time limit exceeded (cpu {run.cpu_s:.2f}s)"
     if run.killed == "channel":
         return "runtime_error", f"{what}: tampering with the result channel"
     tail = run.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
-    return "runtime_error", f"{what}: {hint or f'exit status {run.returncode}'}; " + " | ".join(tail)[-500:]
+    return ("runtime_error",
+            f"{what}: {hint or f'exit status {run.returncode}'}; " + " | ".join(tail)[-500:])
 
 
 def _last_exception(stderr: bytes) -> str:
@@ -325,7 +344,8 @@ def _judge_stdio(code, test, lim) -> tuple[str, str]:
 
 
 def _judge_calls(code, tests, lim) -> list[tuple[str, str]]:
-    job = (code, [(str(t["fn_name"]), marshal.dumps((list(t.get("args", [])), dict(t.get("kwargs", {}))), 2))
+    job = (code, [(str(t["fn_name"]),
+                   marshal.dumps((list(t.get("args", [])), dict(t.get("kwargs", {}))), 2))
                   for t in tests])
     run = _run_with_retries("call", job, None, lim, len(tests))
     by_idx = {m[0]: m[1:] for m in run.frames if type(m) is tuple and m and type(m[0]) is int}
@@ -340,7 +360,8 @@ def _judge_calls(code, tests, lim) -> list[tuple[str, str]]:
             if values_equal(t["expected"], got, lim.float_tol):
                 out.append(("accepted", ""))
             else:
-                out.append(("wrong_answer", f"{name}: expected {t['expected']!r:.200}, got {got!r:.200}"))
+                out.append(("wrong_answer",
+                            f"{name}: expected {t['expected']!r:.200}, got {got!r:.200}"))
         elif r[0] == "bad":
             out.append(("wrong_answer", f"{name}: {r[1]}"))
         else:
@@ -349,7 +370,8 @@ def _judge_calls(code, tests, lim) -> list[tuple[str, str]]:
 
 
 def _judge_asserts(code, tests, lim) -> list[tuple[str, str]]:
-    run = _run_with_retries("assert", (code, [str(t["assert"]) for t in tests]), None, lim, len(tests))
+    run = _run_with_retries("assert", (code, [str(t["assert"]) for t in tests]), None, lim,
+                            len(tests))
     by_idx = {m[0]: m[1:] for m in run.frames if type(m) is tuple and m and type(m[0]) is int}
     out = []
     for i in range(len(tests)):
@@ -383,8 +405,10 @@ def checked_limits(caller: str, timeout_s: float, memory_mb: int, limits: dict) 
     return lim
 
 
-def run_tests(code: str, tests: list[dict], timeout_s: float = 2.0, memory_mb: int = 512, **limits) -> Result:
-    """Run `code` against `tests` in the sandbox; see the module docstring. Further limits: `Limits` fields."""
+def run_tests(code: str, tests: list[dict], timeout_s: float = 2.0, memory_mb: int = 512,
+              **limits) -> Result:
+    """Run `code` against `tests` in the sandbox; see the module docstring. Further limits: `Limits`
+    fields."""
     start = time.monotonic()
     lim = checked_limits("run_tests", timeout_s, memory_mb, limits)
     total = len(tests)
@@ -393,18 +417,21 @@ def run_tests(code: str, tests: list[dict], timeout_s: float = 2.0, memory_mb: i
     try:
         compile(code, "solution.py", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as e:
-        return Result("syntax_error", 0, total, f"{type(e).__name__}: {e}"[:500], time.monotonic() - start)
+        return Result("syntax_error", 0, total, f"{type(e).__name__}: {e}"[:500],
+                      time.monotonic() - start)
     if not tests:
         raise ValueError("run_tests: no tests given")
-    kinds = ["assert" if "assert" in t else "call" if "fn_name" in t else "stdio" if "input" in t else None
-             for t in tests]
+    kinds = ["assert" if "assert" in t else "call" if "fn_name" in t
+             else "stdio" if "input" in t else None for t in tests]
     if None in kinds:
-        raise ValueError(f"run_tests: test {kinds.index(None)} is none of stdin/stdout, call-based or assert")
+        raise ValueError(f"run_tests: test {kinds.index(None)} is none of stdin/stdout, call-based"
+                         " or assert")
     verdicts: list[tuple[str, str] | None] = [None] * total
     groups = {k: [i for i in range(total) if kinds[i] == k] for k in ("call", "assert")}
     for kind, idx in groups.items():
         if idx:
-            res = (_judge_calls if kind == "call" else _judge_asserts)(code, [tests[i] for i in idx], lim)
+            res = (_judge_calls if kind == "call" else _judge_asserts)(
+                code, [tests[i] for i in idx], lim)
             for i, r in zip(idx, res):
                 verdicts[i] = r
     for i in range(total):
@@ -436,7 +463,8 @@ class Output:
     detail: str = ""
 
 
-def run_program(code: str, stdin: str = "", timeout_s: float = 2.0, memory_mb: int = 512, **limits) -> Output:
+def run_program(code: str, stdin: str = "", timeout_s: float = 2.0, memory_mb: int = 512,
+                **limits) -> Output:
     """Run `code` once in a fresh sandbox with `stdin`, under the same isolation and limits as a
     stdin/stdout test, and return what it printed (a tool call's observation: tools.py).
 
@@ -449,7 +477,8 @@ def run_program(code: str, stdin: str = "", timeout_s: float = 2.0, memory_mb: i
     try:
         compile(code, "program.py", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as e:
-        return Output("syntax_error", "", f"{type(e).__name__}: {e}"[:500], f"{type(e).__name__}: {e}"[:500])
+        return Output("syntax_error", "", f"{type(e).__name__}: {e}"[:500],
+                      f"{type(e).__name__}: {e}"[:500])
     run = _run_with_retries("stdio", code, stdin.encode(), lim, 1)
     out, err = run.stdout.decode("utf-8", "replace"), run.stderr.decode("utf-8", "replace")
     if run.killed or run.oom or run.cpu_s > run.cpu_budget or run.returncode != 0:
@@ -458,11 +487,14 @@ def run_program(code: str, stdin: str = "", timeout_s: float = 2.0, memory_mb: i
     return Output("accepted", out, err)
 
 
-def run_many(jobs: list[tuple[str, list[dict]]], workers: int | None = None, **limits) -> list[Result]:
-    """run_tests over (code, tests) pairs in parallel (default: one worker per core); results in order."""
+def run_many(jobs: list[tuple[str, list[dict]]], workers: int | None = None,
+             **limits) -> list[Result]:
+    """run_tests over (code, tests) pairs in parallel (default: one worker per core); results in
+    order."""
     workers = workers or os.cpu_count() or 1
     _state()  # detect once, before the threads start
-    lease = SlotLease()  # each worker thread keeps one slot (and its next sandbox, started ahead) for the batch
+    # each worker thread keeps one slot (and its next sandbox, started ahead) for the batch
+    lease = SlotLease()
 
     def work(job):
         lease.bind()
@@ -476,7 +508,8 @@ def run_many(jobs: list[tuple[str, list[dict]]], workers: int | None = None, **l
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Run {code, tests} rows of a jsonl file in the sandbox.")
+    ap = argparse.ArgumentParser(
+        description="Run {code, tests} rows of a jsonl file in the sandbox.")
     ap.add_argument("file", help="jsonl: one {\"code\": str, \"tests\": [...]} object per line "
                                  "(optional: \"name\"/\"task_id\")")
     ap.add_argument("--workers", type=int, default=None, help="parallel runs (default: cores)")
@@ -499,7 +532,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         results = run_many([(r["code"], r["tests"]) for r in rows], workers=args.workers,
                            timeout_s=args.timeout, memory_mb=args.memory, float_tol=args.float_tol)
-    except SandboxError as e:  # the sandbox cannot run here: the message says what is missing and the fix
+    except SandboxError as e:
+        # the sandbox cannot run here: the message says what is missing and the fix
         print(f"sandbox.py: error: {e}", file=sys.stderr)
         return 2
     elapsed = time.monotonic() - start
@@ -507,7 +541,8 @@ def main(argv: list[str] | None = None) -> int:
     for n, (r, res) in enumerate(zip(rows, results), 1):
         name = str(r.get("name", r.get("task_id", "")))[:24]
         detail = res.detail.replace("\n", " ")[:60]
-        print(f"{n:>4}  {name:<24} {res.verdict:<14} {f'{res.passed}/{res.total}':>9} {res.time_s:>6.2f}s  {detail}")
+        print(f"{n:>4}  {name:<24} {res.verdict:<14} {f'{res.passed}/{res.total}':>9} "
+              f"{res.time_s:>6.2f}s  {detail}")
     counts = {v: sum(r.verdict == v for r in results) for v in VERDICTS}
     print("\n" + ", ".join(f"{v}: {c}" for v, c in counts.items() if c) +
           f"  ({len(rows)} programs in {elapsed:.1f}s, isolation {isolation_mode()})")

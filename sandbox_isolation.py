@@ -1,11 +1,12 @@
-"""How a run is isolated: the machinery behind sandbox.py (bubblewrap, slots, cgroups, zygote, pump).
+"""How a run is isolated: the machinery behind sandbox.py (bubblewrap, slots, cgroups, zygote,
+pump).
 
-sandbox.py tells the story (limits, run_tests, run_many, judging). It calls `detect` once per process
-and `launch` once per program; everything here serves one launch: start a fresh sandbox, bring the
-program in, write its job and stdin while reading its stdout, stderr and R's result channel, enforce
-the limits, kill the sandbox and sweep the slot. The programs that run inside (and, for the zygote,
-beside) the sandbox are real Python files, sandbox_programs/runner.py and sandbox_programs/zygote.py,
-read here as text and handed to the sandbox's interpreter.
+sandbox.py tells the story (limits, run_tests, run_many, judging). It calls `detect` once per
+process and `launch` once per program; everything here serves one launch: start a fresh sandbox,
+bring the program in, write its job and stdin while reading its stdout, stderr and R's result
+channel, enforce the limits, kill the sandbox and sweep the slot. The programs that run inside (and,
+for the zygote, beside) the sandbox are real Python files, sandbox_programs/runner.py and
+sandbox_programs/zygote.py, read here as text and handed to the sandbox's interpreter.
 
 Modes (`detect`): "full" (root + bwrap + cgroup v1 + a uid per slot; programs started through the
 slot's zygote unless SANDBOX_ZYGOTE=0), "bwrap" (not root or no cgroups: bwrap as the caller's uid,
@@ -38,15 +39,18 @@ from pathlib import Path
 
 PROGRAMS = Path(__file__).resolve().with_name("sandbox_programs")
 RUNNER = (PROGRAMS / "runner.py").read_text()  # R, the trusted runner: see its docstring
-ZYGOTE = (PROGRAMS / "zygote.py").read_text()  # the per-slot pre-started interpreter: see its docstring
+# the per-slot pre-started interpreter: see its docstring
+ZYGOTE = (PROGRAMS / "zygote.py").read_text()
 
-# The interpreter that runs the candidate's code: the system Python (SANDBOX_PYTHON overrides it), NOT
-# this process's interpreter or venv. The code sees that Python's version and standard library only,
-# none of the venv's packages. Why: it runs with -I -S as an unprivileged slot uid inside bwrap, where
-# only the interpreter, its stdlib and the shared libraries it links are bound read-only; a venv
-# (often under a home directory) is neither bound there nor meant to be readable by other uids.
+# The interpreter that runs the candidate's code: the system Python (SANDBOX_PYTHON overrides it),
+# NOT this process's interpreter or venv. The code sees that Python's version and standard library
+# only, none of the venv's packages. Why: it runs with -I -S as an unprivileged slot uid inside
+# bwrap, where only the interpreter, its stdlib and the shared libraries it links are bound
+# read-only; a venv (often under a home directory) is neither bound there nor meant to be readable
+# by other uids.
 PYTHON = os.environ.get("SANDBOX_PYTHON", "/usr/bin/python3")
-UID_BASE = int(os.environ.get("SANDBOX_UID_BASE", "61000"))  # slot i runs as uid UID_BASE + i (full mode)
+# slot i runs as uid UID_BASE + i (full mode)
+UID_BASE = int(os.environ.get("SANDBOX_UID_BASE", "61000"))
 MAX_SLOTS = 64
 CG_NAME = "pysandbox"  # full mode: <this process's cgroup>/pysandbox/slot<i>, per controller
 SANDBOX_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"}
@@ -55,12 +59,13 @@ NS_GET_USERNS = 0xB701  # ioctl: the user namespace that owns a namespace
 # Modules the zygote imports once, so that programs find them loaded (HumanEval: typing alone is
 # ~12 ms of start-up per program). Only modules without per-process state (no `random`: a forked
 # copy would repeat its sequence; `random` reseeds itself after fork anyway, but stays out).
-PRELOAD = ("typing", "collections", "math", "re", "functools", "itertools", "heapq", "bisect", "string",
-           "operator", "copy", "hashlib", "marshal", "_ctypes")
+PRELOAD = ("typing", "collections", "math", "re", "functools", "itertools", "heapq", "bisect",
+           "string", "operator", "copy", "hashlib", "marshal", "_ctypes")
 
 
 class SandboxError(RuntimeError):
-    """The sandbox itself failed (not the program under test), or isolation was required and missing."""
+    """The sandbox itself failed (not the program under test), or isolation was required and
+    missing."""
 
 
 @dataclass
@@ -84,13 +89,14 @@ def detect(probe_limits) -> dict:
     """Decide the isolation mode (full / bwrap / none); the zygote is probed with `probe_limits`."""
     s: dict = {"python": os.path.realpath(PYTHON)}
     if not os.path.exists(s["python"]):
-        raise SandboxError(f"sandbox interpreter {PYTHON} not found. Sandboxed code runs under the system "
-                           f"Python, not this process's venv: install it (apt-get install -y python3) or set "
-                           f"SANDBOX_PYTHON to a python3 readable by every user")
+        raise SandboxError(f"sandbox interpreter {PYTHON} not found. Sandboxed code runs under the "
+                           f"system Python, not this process's venv: install it (apt-get install "
+                           f"-y python3) or set SANDBOX_PYTHON to a python3 readable by every user")
     if not os.access(s["python"], os.X_OK):
-        raise SandboxError(f"sandbox interpreter {PYTHON} is not executable; set SANDBOX_PYTHON to a python3 "
-                           f"(default /usr/bin/python3)")
-    os.close(open_slot_dir())  # a slot directory owned by someone else is an error now, not at the first run
+        raise SandboxError(f"sandbox interpreter {PYTHON} is not executable; set SANDBOX_PYTHON to "
+                           f"a python3 (default /usr/bin/python3)")
+    # a slot directory owned by someone else is an error now, not at the first run
+    os.close(open_slot_dir())
     bwrap = shutil.which("bwrap")
     root = os.geteuid() == 0
     cg = {c: _own_cgroup(c) for c in ("memory", "pids", "cpuacct")}
@@ -104,13 +110,15 @@ def detect(probe_limits) -> dict:
         mode, why = "bwrap", ""
         probe = _probe_bwrap(s, UID_BASE if root else None)
         if probe:
-            mode, why = "none", (f"bubblewrap does not work here ({probe.strip()[:300]}); as a non-root user it "
-                                 f"needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
-                                 f"or run as root)")
+            mode, why = "none", (f"bubblewrap does not work here ({probe.strip()[:300]}); as a "
+                                 f"non-root user it needs unprivileged user namespaces (sysctl "
+                                 f"kernel.unprivileged_userns_clone=1, or run as root)")
         elif not root:
-            why = "not root: one uid for all runs and no cgroups (memory by RLIMIT_AS, processes by RLIMIT_NPROC)"
+            why = ("not root: one uid for all runs and no cgroups (memory by RLIMIT_AS, processes"
+                   " by RLIMIT_NPROC)")
         elif not all(cg.values()):
-            why = "cgroup v1 memory/pids/cpuacct not writable: memory by RLIMIT_AS, processes by RLIMIT_NPROC"
+            why = ("cgroup v1 memory/pids/cpuacct not writable: memory by RLIMIT_AS, processes by"
+                   " RLIMIT_NPROC")
         else:
             mode = "full"
     s["mode"], s["why"], s["root"] = mode, why, root
@@ -120,18 +128,19 @@ def detect(probe_limits) -> dict:
         why_not = _probe_zygote(s, probe_limits)
         if why_not:
             s["zygote"] = False
-            print(f"sandbox.py: note: pre-started interpreters unavailable, one interpreter start per run "
-                  f"({why_not.strip()[:300]})", file=sys.stderr)
+            print(f"sandbox.py: note: pre-started interpreters unavailable, one interpreter start "
+                  f"per run ({why_not.strip()[:300]})", file=sys.stderr)
     if mode != "full":
         warnings.warn(f"\n{'!' * 78}\nsandbox.py: WEAK ISOLATION (mode {mode!r}): {why}.\n"
-                      f"Untrusted code is NOT fully contained. Set SANDBOX_REQUIRE_ISOLATION=1 to refuse.\n{'!' * 78}",
-                      RuntimeWarning, stacklevel=3)
+                      f"Untrusted code is NOT fully contained. Set SANDBOX_REQUIRE_ISOLATION=1 to "
+                      f"refuse.\n{'!' * 78}", RuntimeWarning, stacklevel=3)
         print(f"sandbox.py: WARNING: weak isolation mode {mode!r}: {why}", file=sys.stderr)
     return s
 
 
 def _own_cgroup(controller: str) -> str | None:
-    """Path of this process's cgroup v1 directory for `controller`, if that hierarchy is mounted writable."""
+    """Path of this process's cgroup v1 directory for `controller`, if that hierarchy is mounted
+    writable."""
     root = f"/sys/fs/cgroup/{controller}"
     try:
         for line in open("/proc/self/cgroup"):
@@ -145,12 +154,14 @@ def _own_cgroup(controller: str) -> str | None:
 
 
 def _bind_paths(python: str) -> tuple[list[str], list[tuple[str, str]]]:
-    """Directories to bind read-only (interpreter, stdlib, linked libraries) and top-level symlinks."""
+    """Directories to bind read-only (interpreter, stdlib, linked libraries) and top-level
+    symlinks."""
     exe = os.path.realpath(python)
     try:
         out = subprocess.run([exe, "-I", "-S", "-c",
                               "import sys,sysconfig;print(sysconfig.get_path('stdlib'));"
-                              "print(sysconfig.get_path('platstdlib'));print(sys.version_info[:2])"],
+                              "print(sysconfig.get_path('platstdlib'));"
+                              "print(sys.version_info[:2])"],
                              capture_output=True, text=True, timeout=30, env={})
         why = "" if out.returncode == 0 and len(out.stdout.split("\n")) >= 3 else \
             f"exit status {out.returncode}: {out.stderr.strip()[-300:]}"
@@ -158,8 +169,8 @@ def _bind_paths(python: str) -> tuple[list[str], list[tuple[str, str]]]:
         why = str(e)
     if why:
         named = PYTHON if os.path.realpath(PYTHON) == exe else python
-        raise SandboxError(f"sandbox interpreter {named} does not run as python3 ({why}); set SANDBOX_PYTHON "
-                           f"to a working python3 (default /usr/bin/python3)")
+        raise SandboxError(f"sandbox interpreter {named} does not run as python3 ({why}); set "
+                           f"SANDBOX_PYTHON to a working python3 (default /usr/bin/python3)")
     stdlib, platstdlib = out.stdout.split("\n")[:2]
     dirs = {exe, os.path.realpath(stdlib), os.path.realpath(platstdlib)}
     elves = [exe]
@@ -180,8 +191,8 @@ def _bind_paths(python: str) -> tuple[list[str], list[tuple[str, str]]]:
     dirs = sorted(d for d in dirs if d not in ("/", "/usr", "/etc", "/root", "/home", "/tmp"))
     # keep only top-most directories (a bound parent covers its children)
     keep = [d for d in dirs if not any(d != o and d.startswith(o + "/") for o in dirs)]
-    links = [(os.readlink(f"/{n}"), f"/{n}") for n in ("lib", "lib64", "lib32", "libx32", "bin", "sbin")
-             if os.path.islink(f"/{n}")]
+    links = [(os.readlink(f"/{n}"), f"/{n}")
+             for n in ("lib", "lib64", "lib32", "libx32", "bin", "sbin") if os.path.islink(f"/{n}")]
     return keep, links
 
 
@@ -217,7 +228,8 @@ def _bwrap_argv(s: dict, tmp_bytes: int) -> list[str]:
     for target, name in s["links"]:
         a += ["--symlink", target, name]
     a += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
-          "--remount-ro", "/", "--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
+          "--remount-ro", "/", "--chdir", "/tmp", "--clearenv",
+          "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
           "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--"]
     return a
 
@@ -226,10 +238,11 @@ def _bwrap_argv(s: dict, tmp_bytes: int) -> list[str]:
 # Slots: a uid and a cgroup per controller for each concurrent run, held by an flock.
 # --------------------------------------------------------------------------------------------
 def slot_dir() -> str:
-    """The directory of this user's slot lock files: one per effective uid, so that users never share it.
+    """The directory of this user's slot lock files: one per effective uid, so that users never
+    share it.
 
-    Not under $XDG_RUNTIME_DIR: every process of a user must find the same locks, and an environment
-    variable can differ between them (sudo, cron, a login shell).
+    Not under $XDG_RUNTIME_DIR: every process of a user must find the same locks, and an
+    environment variable can differ between them (sudo, cron, a login shell).
 
     >>> slot_dir() == f"/tmp/.pysandbox-slots-{os.geteuid()}"
     True
@@ -238,15 +251,16 @@ def slot_dir() -> str:
 
 
 def open_slot_dir() -> int:
-    """A descriptor of the slot directory, created 0700 if missing; SandboxError if it is not this user's own."""
+    """A descriptor of the slot directory, created 0700 if missing; SandboxError if it is not this
+    user's own."""
     path, uid = slot_dir(), os.geteuid()
     try:
         os.mkdir(path, 0o700)
     except FileExistsError:
         pass
     except OSError as e:
-        raise SandboxError(f"sandbox slot directory {path} cannot be created ({e.strerror}); fix: make /tmp "
-                           f"writable for uid {uid}") from None
+        raise SandboxError(f"sandbox slot directory {path} cannot be created ({e.strerror}); fix: "
+                           f"make /tmp writable for uid {uid}") from None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as e:
@@ -284,8 +298,8 @@ class _Slot:
         try:
             while True:
                 for i in range(MAX_SLOTS):
-                    fd = os.open(f"{i}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600,
-                                 dir_fd=dfd)
+                    fd = os.open(f"{i}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
+                                 0o600, dir_fd=dfd)
                     try:
                         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     except BlockingIOError:
@@ -327,7 +341,8 @@ class _Slot:
         if not self.cg:
             return
         mem = (lim.memory_mb + 64) << 20
-        self._write("memory", "memory.memsw.limit_in_bytes", mem)  # fails if below current limit: retried
+        # fails if below the current limit: retried
+        self._write("memory", "memory.memsw.limit_in_bytes", mem)
         self._write("memory", "memory.limit_in_bytes", mem)
         self._write("memory", "memory.memsw.limit_in_bytes", mem)
         self._write("memory", "memory.max_usage_in_bytes", 0)
@@ -348,7 +363,8 @@ class _Slot:
         return int(v) / 1e9 if v else 0.0
 
     def settle(self, run: Run):
-        """After a run: its CPU time and whether it was OOM-killed (from the cgroups), then sweep the slot."""
+        """After a run: its CPU time and whether it was OOM-killed (from the cgroups), then sweep
+        the slot."""
         if self.cg:
             run.cpu_s = self.cpu_s()
             run.oom = self.oom_kills() > self.oom0
@@ -361,7 +377,8 @@ class _Slot:
             pids = set()
             for c in self.cg:
                 pids.update(int(x) for x in self._read(c, "cgroup.procs").split())
-            if not pids:  # dead tasks not yet reaped by init still count in pids.current: see prepare()
+            # dead tasks not yet reaped by init still count in pids.current: see prepare()
+            if not pids:
                 return
             if time.monotonic() > end:
                 return
@@ -377,7 +394,8 @@ class _Slot:
         os.close(self.fd)
 
     # A slot leased for a whole run_many keeps one bwrap started ahead (see _Bwrap): its set-up
-    # (namespaces, mounts) overlaps the previous program. Nothing runs in it until a program is sent.
+    # (namespaces, mounts) overlaps the previous program. Nothing runs in it until a program is
+    # sent.
     standby = None
 
     def take_sandbox(self, s: dict, tmp_bytes: int) -> "_Bwrap":
@@ -402,8 +420,8 @@ _thread = threading.local()  # inside run_many: the worker thread's SlotLease an
 
 
 class SlotLease:
-    """Slots held for a batch (run_many): each worker thread keeps the slot of its first run, and the
-    next program's sandbox started ahead in it, until `release` (zygote path only)."""
+    """Slots held for a batch (run_many): each worker thread keeps the slot of its first run, and
+    the next program's sandbox started ahead in it, until `release` (zygote path only)."""
 
     def __init__(self):
         self.slots: list[_Slot] = []
@@ -419,15 +437,19 @@ class SlotLease:
 
 
 def _cpu_rlimit(cpu_budget: float) -> int:
-    """RLIMIT_CPU's soft limit (SIGXCPU: classified as timeout); the hard limit, 1 s later, is SIGKILL."""
+    """RLIMIT_CPU's soft limit (SIGXCPU: classified as timeout); the hard limit, 1 s later, is
+    SIGKILL."""
     return math.ceil(cpu_budget) + 1
 
 
-def _join_script(cgroup_procs: list[str], lim, cpu_budget: float, mem_rlimit: bool, nproc: bool) -> str:
-    """Shell run as the slot uid: join the slot's cgroups, set rlimits, exec bwrap (dash: one ulimit each)."""
+def _join_script(cgroup_procs: list[str], lim, cpu_budget: float, mem_rlimit: bool,
+                 nproc: bool) -> str:
+    """Shell run as the slot uid: join the slot's cgroups, set rlimits, exec bwrap (dash: one ulimit
+    each)."""
     steps = [f'echo $$ > "{p}" || exit 99' for p in cgroup_procs]
     cpu = _cpu_rlimit(cpu_budget)
-    ulimits = [("c", 0), ("S -t", cpu), ("H -t", cpu + 1), ("f", lim.max_file_mb * 2048), ("n", lim.max_open_files)]
+    ulimits = [("c", 0), ("S -t", cpu), ("H -t", cpu + 1), ("f", lim.max_file_mb * 2048),
+               ("n", lim.max_open_files)]
     if mem_rlimit:
         ulimits.append(("v", (lim.memory_mb + 512) << 10))
     if nproc:
@@ -437,11 +459,13 @@ def _join_script(cgroup_procs: list[str], lim, cpu_budget: float, mem_rlimit: bo
 
 
 def _rlimits(lim, cpu_budget: float) -> list[tuple[int, int, int]]:
-    """The second line of limits (the cgroups are the first), as _join_script sets them in full mode."""
+    """The second line of limits (the cgroups are the first), as _join_script sets them in full
+    mode."""
     cpu = _cpu_rlimit(cpu_budget)
     fsize = lim.max_file_mb << 20
     return [(resource.RLIMIT_CORE, 0, 0), (resource.RLIMIT_CPU, cpu, cpu + 1),
-            (resource.RLIMIT_FSIZE, fsize, fsize), (resource.RLIMIT_NOFILE, lim.max_open_files, lim.max_open_files)]
+            (resource.RLIMIT_FSIZE, fsize, fsize),
+            (resource.RLIMIT_NOFILE, lim.max_open_files, lim.max_open_files)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -456,7 +480,8 @@ class _Zygote:
     def __init__(self, s: dict):
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.proc = subprocess.Popen(
-            [s["python"], "-I", "-S", "-B", "-c", ZYGOTE, str(theirs.fileno()), RUNNER, ",".join(PRELOAD)],
+            [s["python"], "-I", "-S", "-B", "-c", ZYGOTE, str(theirs.fileno()), RUNNER,
+             ",".join(PRELOAD)],
             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, env=dict(SANDBOX_ENV), cwd="/", start_new_session=True)
         theirs.close()
@@ -517,8 +542,8 @@ class _Bwrap:
         self.block_r, self.block_w = os.pipe()
         self.err_r, err_w = os.pipe()
         self.inner = None
-        argv = _bwrap_argv(s, tmp_bytes)[:-1] + ["--block-fd", str(self.block_r), "--", s["python"], "-I", "-S",
-                                                 "-c", ""]
+        argv = _bwrap_argv(s, tmp_bytes)[:-1] + ["--block-fd", str(self.block_r), "--",
+                                                 s["python"], "-I", "-S", "-c", ""]
         kw = {}
         if s.get("setpriv"):
             argv = [s["setpriv"], f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"] + argv
@@ -536,7 +561,8 @@ class _Bwrap:
             os.close(err_w)
 
     def wait_ready(self, deadline: float) -> int | None:
-        """Host pid of bwrap's sandboxed child once it waits on --block-fd (the sandbox is fully set up)."""
+        """Host pid of bwrap's sandboxed child once it waits on --block-fd (the sandbox is fully set
+        up)."""
         want = f"0 {self.block_r:#x} "
         proc, inner = self.proc, None
         while time.monotonic() < deadline:
@@ -563,9 +589,10 @@ class _Bwrap:
 
 
 def _namespaces(inner: int, opened: list[int]) -> tuple[list[str], list[int]]:
-    """Descriptors of the sandbox's namespaces, in the order K must enter them: the user namespace that
-    owns the mount namespace, the others, then the sandbox's own user namespace if it is a nested one
-    (bwrap --disable-userns nests one so that no further user namespace can be made inside)."""
+    """Descriptors of the sandbox's namespaces, in the order K must enter them: the user namespace
+    that owns the mount namespace, the others, then the sandbox's own user namespace if it is a
+    nested one (bwrap --disable-userns nests one so that no further user namespace can be made
+    inside)."""
     names, fds = [], []
     for n in NAMESPACES:
         fd = os.open(f"/proc/{inner}/ns/{n}", os.O_RDONLY | os.O_CLOEXEC)
@@ -587,8 +614,9 @@ def _namespaces(inner: int, opened: list[int]) -> tuple[list[str], list[int]]:
 # One launch: start the sandbox, feed it, read it, kill it.
 # --------------------------------------------------------------------------------------------
 def launch(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: int) -> Run:
-    """One program in one fresh sandbox (state `s` from `detect`): through the slot's zygote in full mode,
-    else a plain start. `job` is R's job (see runner.py) without the secret, which is made here."""
+    """One program in one fresh sandbox (state `s` from `detect`): through the slot's zygote in full
+    mode, else a plain start. `job` is R's job (see runner.py) without the secret, which is made
+    here."""
     if s.get("zygote"):
         return _launch_zygote(s, mode, job, stdin, lim, n_tests)
     return _launch_plain(s, mode, job, stdin, lim, n_tests)
@@ -613,12 +641,14 @@ def _launch_zygote(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: i
         if lease is not None:
             _thread.slot = slot
             lease.slots.append(slot)
-    ours, theirs, closed = [], [], set()  # parent-side and sandbox-side descriptors; closed by _pump
+    # parent-side and sandbox-side descriptors; closed by _pump
+    ours, theirs, closed = [], [], set()
     bw = None
     try:
         slot.prepare(lim)
         pipes = [os.pipe() for _ in range(6)]  # stdin, stdout, stderr, job, chan, status
-        (in_r, in_w), (out_r, out_w), (err_r, err_w), (job_r, job_w), (chan_r, chan_w), (st_r, st_w) = pipes
+        ((in_r, in_w), (out_r, out_w), (err_r, err_w), (job_r, job_w), (chan_r, chan_w),
+         (st_r, st_w)) = pipes
         if stdin is None:
             os.close(in_w)
             in_w = -1
@@ -633,8 +663,8 @@ def _launch_zygote(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: i
             os.write(err_w, b"sandbox: bwrap did not set up the sandbox\n")
         else:
             nsnames, nsfds = _namespaces(inner, theirs)
-            spec = (slot.uid, [f"{d}/cgroup.procs" for d in slot.cg.values()], _rlimits(lim, cpu_budget),
-                    nsnames, mode)
+            spec = (slot.uid, [f"{d}/cgroup.procs" for d in slot.cg.values()],
+                    _rlimits(lim, cpu_budget), nsnames, mode)
             try:
                 socket.send_fds(_Zygote.get(s, slot.i).sock, [marshal.dumps(spec)],
                                 nsfds + [in_r, out_w, err_w, job_r, chan_w, st_w])
@@ -642,7 +672,8 @@ def _launch_zygote(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: i
                 _Zygote.drop(slot.i)
                 os.write(err_w, f"sandbox: the zygote is gone ({e})\n".encode())
         if lease is not None:
-            slot.prestart(s, lim.tmp_mb << 20)  # the next program's sandbox sets itself up meanwhile
+            # the next program's sandbox sets itself up meanwhile
+            slot.prestart(s, lim.tmp_mb << 20)
         for fd in theirs:
             os.close(fd)
         theirs = []
@@ -667,7 +698,8 @@ def _launch_plain(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: in
     proc, workdir = None, None
     try:
         slot.prepare(lim)
-        (job_r, job_w), (chan_r, chan_w), (out_r, out_w), (err_r, err_w) = [os.pipe() for _ in range(4)]
+        (job_r, job_w), (chan_r, chan_w), (out_r, out_w), (err_r, err_w) = [
+            os.pipe() for _ in range(4)]
         in_r, in_w = os.pipe() if stdin is not None else (subprocess.DEVNULL, -1)
         ours += [job_w, chan_r, out_r, err_r] + ([in_w] if stdin is not None else [])
         theirs += [job_r, chan_w, out_w, err_w] + ([in_r] if stdin is not None else [])
@@ -678,20 +710,23 @@ def _launch_plain(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: in
         argv = ["/bin/sh", "-c", script, "sh"] + bwrap + inner
         kw = dict(user=slot.uid, group=slot.uid, extra_groups=[]) if slot.uid is not None else {}
         env, cwd = {}, "/"
-        if s["mode"] == "none":  # weak mode: at least a private work directory and no inherited environment
+        # weak mode: at least a private work directory and no inherited environment
+        if s["mode"] == "none":
             workdir = tempfile.mkdtemp(prefix="sandbox-")
             if slot.uid is not None:
                 os.chown(workdir, slot.uid, slot.uid)
-            env, cwd = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": workdir, "TMPDIR": workdir}, workdir
+            env, cwd = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": workdir,
+                        "TMPDIR": workdir}, workdir
         start = time.monotonic()
-        proc = subprocess.Popen(argv, stdin=in_r, stdout=out_w, stderr=err_w, pass_fds=(job_r, chan_w),
-                                env=env, cwd=cwd, start_new_session=True, **kw)
+        proc = subprocess.Popen(argv, stdin=in_r, stdout=out_w, stderr=err_w,
+                                pass_fds=(job_r, chan_w), env=env, cwd=cwd,
+                                start_new_session=True, **kw)
         for fd in theirs:
             os.close(fd)
         theirs = []
         writers = {job_w: job_bytes} if stdin is None else {job_w: job_bytes, in_w: stdin}
-        _pump(proc, run, slot, writers, {out_r: "out", err_r: "err", chan_r: "chan"}, secret, lim, cpu_budget,
-              start + wall, closed)
+        _pump(proc, run, slot, writers, {out_r: "out", err_r: "err", chan_r: "chan"}, secret, lim,
+              cpu_budget, start + wall, closed)
     finally:
         if proc is not None:
             _kill(proc)
@@ -704,17 +739,20 @@ def _launch_plain(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: in
     return run
 
 
-def _pump(proc: subprocess.Popen, run: Run, slot: _Slot, writers: dict[int, bytes], readers: dict[int, str],
-          secret: bytes, lim, cpu_budget: float, deadline: float, closed: set):
-    """Write the job and stdin while reading the program's pipes; enforce the caps and the CPU/wall limits.
+def _pump(proc: subprocess.Popen, run: Run, slot: _Slot, writers: dict[int, bytes],
+          readers: dict[int, str], secret: bytes, lim, cpu_budget: float, deadline: float,
+          closed: set):
+    """Write the job and stdin while reading the program's pipes; enforce the caps and the CPU/wall
+    limits.
 
-    writers: descriptor -> bytes for it; each is closed (and added to `closed`) once written, when the
-      program stops reading it (EPIPE), or when the pump ends.
-    readers: descriptor -> "out" (stdout, capped -> killed "output"), "err" (stderr: the tail is kept),
-      "chan" (R's frames, see _frames) or "status" (zygote path: K writes R's wait status; its EOF means K
-      is gone, so the sandbox `proc` is killed, as bwrap would end it, and the other pipes reach EOF).
-      Readers are read to EOF, never closed here.
-    The run ends when every reader is at EOF, R says it is done, a cap is passed or a limit is reached."""
+    writers: descriptor -> bytes for it; each is closed (and added to `closed`) once written, when
+      the program stops reading it (EPIPE), or when the pump ends.
+    readers: descriptor -> "out" (stdout, capped -> killed "output"), "err" (stderr: the tail is
+      kept), "chan" (R's frames, see _frames) or "status" (zygote path: K writes R's wait status;
+      its EOF means K is gone, so the sandbox `proc` is killed, as bwrap would end it, and the
+      other pipes reach EOF). Readers are read to EOF, never closed here.
+    The run ends when every reader is at EOF, R says it is done, a cap is passed or a limit is
+    reached."""
     writers = {fd: memoryview(data) for fd, data in writers.items()}
     readers = dict(readers)
     out, err, chan, status = bytearray(), bytearray(), bytearray(), bytearray()
@@ -765,7 +803,8 @@ def _pump(proc: subprocess.Popen, run: Run, slot: _Slot, writers: dict[int, byte
                 if not data:
                     poller.unregister(fd)
                     del readers[fd]
-                    if kind == "status":  # K is gone: R has ended (or never started); end the sandbox
+                    # K is gone: R has ended (or never started); end the sandbox
+                    if kind == "status":
                         _kill_group(proc)
                     continue
                 if kind == "out":
@@ -790,7 +829,8 @@ def _pump(proc: subprocess.Popen, run: Run, slot: _Slot, writers: dict[int, byte
             os.close(fd)
             closed.add(fd)
     if len(status) >= 4:
-        run.returncode = os.waitstatus_to_exitcode(int.from_bytes(status[:4], "little", signed=True))
+        run.returncode = os.waitstatus_to_exitcode(
+            int.from_bytes(status[:4], "little", signed=True))
     run.stdout = bytes(out[:lim.max_output_bytes])
     run.stderr = bytes(err[-lim.max_stderr_bytes:])
 

@@ -1,4 +1,5 @@
-"""R, the trusted runner. It runs INSIDE the sandbox: one per program, as the sandbox's own process.
+"""R, the trusted runner. It runs INSIDE the sandbox: one per program, as the sandbox's own
+process.
 
 sandbox.py never imports this file. sandbox_isolation.py reads its text and starts it as
 ``python -I -S -B -c <this text> JOB CHAN MODE`` inside a fresh bwrap (plain path), or the zygote
@@ -15,7 +16,8 @@ What it receives
 What it sends back
   * On CHAN: b"hello" first (the sandbox works). In call and assert mode then one frame per test,
     ``secret + marshal((i, kind, ...))`` with kind ok/bad/error/dead (call) or pass/fail/error/dead
-    (assert), and finally ``secret + marshal(("done",))``. The parent drops anything not so prefixed.
+    (assert), and finally ``secret + marshal(("done",))``. The parent drops anything not so
+    prefixed.
   * stdio mode reports only through stdout, stderr and its exit status.
 
 Call and assert mode fork C, the candidate process, *before* R reads the secret or the tests. C runs
@@ -120,8 +122,9 @@ def plain(v, depth=0):
 
 
 def raised(r):
-    """The exception R raises for C's ("error", type name, text) reply: a builtin exception type of that
-    name (so a test's ``except ValueError`` works), never AssertionError, else CandidateError."""
+    """The exception R raises for C's ("error", type name, text) reply: a builtin exception type of
+    that name (so a test's ``except ValueError`` works), never AssertionError, else
+    CandidateError."""
     etype, text = str(r[1])[:100], str(r[2])[:2000]
     base = getattr(builtins, etype, None)
     try:
@@ -134,7 +137,8 @@ def raised(r):
 
 
 def stdio(job, chan):
-    """stdio mode: the program, ready to run as ``__main__`` (the caller runs it, at the top of the stack)."""
+    """stdio mode: the program, ready to run as ``__main__`` (the caller runs it, at the top of the
+    stack)."""
     code = marshal.loads(recv(job))
     os.close(job)
     os.close(chan)
@@ -218,8 +222,8 @@ class Candidate:
         if r[0] == "ok":
             return plain(marshal.loads(r[1]))
         if r[0] == "bad":
-            raise Untransferable("returned a value of type %s (only builtin plain types are accepted)"
-                                 % str(r[1])[:100])
+            raise Untransferable("returned a value of type %s (only builtin plain types are"
+                                 " accepted)" % str(r[1])[:100])
         raise raised(r)
 
     def proxy(self, name):
@@ -236,7 +240,8 @@ class Candidate:
 
 
 def run_calls(c, tests, report):
-    """call mode: each (name, marshalled arguments) is called in C; the plain result goes to the parent."""
+    """call mode: each (name, marshalled arguments) is called in C; the plain result goes to the
+    parent."""
     for i, (name, blob) in enumerate(tests):
         send(c.to_c, marshal.dumps((name, blob)))
         try:
@@ -244,7 +249,8 @@ def run_calls(c, tests, report):
             if r[0] == "ok":
                 out = ("ok", marshal.dumps(plain(marshal.loads(r[1]))))
             elif r[0] == "bad":
-                out = ("bad", "returned a value of type %s (only builtin plain types are accepted)" % str(r[1])[:100])
+                out = ("bad", "returned a value of type %s (only builtin plain types are accepted)"
+                       % str(r[1])[:100])
             else:
                 out = ("error", "%s: %s" % (str(r[1])[:100], str(r[2])[:2000]))
         except Dead as e:
@@ -256,11 +262,13 @@ def run_calls(c, tests, report):
 
 
 def run_asserts(c, loaded, tests, report):
-    """assert mode: the test statements run here, with R's own builtins, on plain values and proxies into C."""
+    """assert mode: the test statements run here, with R's own builtins, on plain values and
+    proxies into C."""
     tg = {"__name__": "__main__", "__builtins__": builtins}
     for k, (kind, x) in loaded[1].items():
         k = str(k)
-        if hasattr(builtins, k):  # a candidate `def abs(x): return 0` must not change the test's abs
+        # a candidate `def abs(x): return 0` must not change the test's abs
+        if hasattr(builtins, k):
             continue
         try:
             if kind == "fn":
@@ -324,7 +332,8 @@ def main():
     except Dead as e:
         loaded = ("dead", str(e))
     if loaded[0] != "loaded":
-        why = ("error", "%s: %s" % (loaded[1], loaded[2])) if loaded[0] == "error" else ("dead", str(loaded[-1]))
+        why = (("error", "%s: %s" % (loaded[1], loaded[2])) if loaded[0] == "error"
+               else ("dead", str(loaded[-1])))
         for i in range(len(tests)):
             report((i,) + why)
     elif mode == "call":
@@ -337,5 +346,6 @@ def main():
 
 if __name__ == "__main__":
     program, namespace = main()  # returns only in stdio mode
-    exec(program, namespace)  # the candidate's program, as __main__, from the top-level frame as before
+    # the candidate's program, as __main__, from the top-level frame as before
+    exec(program, namespace)
     raise SystemExit(0)

@@ -1,25 +1,28 @@
-"""The zygote: a pre-started, pre-imported interpreter for one slot, whose children enter the sandbox.
+"""The zygote: a pre-started, pre-imported interpreter for one slot, whose children enter the
+sandbox.
 
 It runs as root OUTSIDE every sandbox (full isolation mode only), one per slot, and never runs
-untrusted code or sees a job. sandbox.py never imports this file: sandbox_isolation.py reads its text
-and starts it as ``python -I -S -B -c <this text> SOCK RUNNER PRELOAD``. Imported (linters, doctest
-collection), it only defines its functions.
+untrusted code or sees a job. sandbox.py never imports this file: sandbox_isolation.py reads its
+text and starts it as ``python -I -S -B -c <this text> SOCK RUNNER PRELOAD``. Imported (linters,
+doctest collection), it only defines its functions.
 
 What it receives
   * argv: SOCK, the descriptor of its end of a SOCK_SEQPACKET socket pair; RUNNER, the text of
-    runner.py; PRELOAD, a comma-separated list of modules to import once (programs find them loaded).
+    runner.py; PRELOAD, a comma-separated list of modules to import once (programs find them
+    loaded).
   * Per program, one message on SOCK: ``marshal`` of (uid, cgroup.procs paths, rlimits, namespace
-    names, mode), with descriptors: the fresh sandbox's namespace files (bwrap waits on --block-fd in
-    it, set up), then the program's stdin, stdout, stderr, job, chan and status pipes.
+    names, mode), with descriptors: the fresh sandbox's namespace files (bwrap waits on --block-fd
+    in it, set up), then the program's stdin, stdout, stderr, job, chan and status pipes.
 What it sends back
   * b"ready" on SOCK once, when it is ready for programs. It leaves when SOCK reaches EOF.
   * Per program, nothing itself: it forks K, which joins the slot's cgroups, becomes the slot uid,
     enters the sandbox's user/mount/pid/net/ipc/uts/cgroup namespaces, drops every capability
-    (bounding set, capset, no_new_privs), keeps only the program's pipes (as descriptors 0-5), sets the
-    rlimits and forks R -- pid 2 of the sandbox -- which runs RUNNER exactly as
+    (bounding set, capset, no_new_privs), keeps only the program's pipes (as descriptors 0-5), sets
+    the rlimits and forks R -- pid 2 of the sandbox -- which runs RUNNER exactly as
     ``python -I -S -B -c RUNNER 3 4 mode`` would, without paying for the interpreter's start-up and
-    the usual imports. K writes R's wait status (4 bytes, little-endian, signed) to the status pipe and
-    exits; if K fails before R starts, it writes ``sandbox: <error>`` to the program's stderr and exits 70.
+    the usual imports. K writes R's wait status (4 bytes, little-endian, signed) to the status pipe
+    and exits; if K fails before R starts, it writes ``sandbox: <error>`` to the program's stderr
+    and exits 70.
 """
 import builtins
 import ctypes
@@ -43,7 +46,8 @@ def check(libc, r, what):
 
 
 def enter(libc, spec, fds):
-    """K: from root outside to the slot uid inside the fresh sandbox; returns (only in R) the mode."""
+    """K: from root outside to the slot uid inside the fresh sandbox; returns (only in R) the
+    mode."""
     uid, cgroups, rlimits, nsnames, mode = spec
     ns, (stdin, stdout, stderr, job, chan, status) = fds[:len(nsnames)], fds[len(nsnames):]
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -107,7 +111,8 @@ def serve(sock_fd, libc):
                 return enter(libc, spec, fds)  # returns only in R
             except BaseException as e:
                 try:
-                    os.write(fds[len(spec[3]) + 2], ("sandbox: %s: %s\n" % (type(e).__name__, e)).encode())
+                    os.write(fds[len(spec[3]) + 2],
+                             ("sandbox: %s: %s\n" % (type(e).__name__, e)).encode())
                 finally:
                     os._exit(70)
         for fd in fds:
@@ -115,7 +120,8 @@ def serve(sock_fd, libc):
 
 
 def main():
-    """Start up, serve; in R, return the runner's code object (with sys.argv set as R expects it)."""
+    """Start up, serve; in R, return the runner's code object (with sys.argv set as R expects
+    it)."""
     sock_fd = int(sys.argv[1])
     runner = compile(sys.argv[2], "<runner>", "exec")
     for m in sys.argv[3].split(","):
@@ -124,8 +130,8 @@ def main():
         except Exception:
             pass
     libc = ctypes.CDLL(None, use_errno=True)
-    # If K dies before R (the sweep kills both), R is reparented here, not to the host's init, and --
-    # SIGCHLD ignored -- reaped at once, so the sandbox's PID namespace can end.
+    # If K dies before R (the sweep kills both), R is reparented here, not to the host's init, and
+    # -- SIGCHLD ignored -- reaped at once, so the sandbox's PID namespace can end.
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # K processes are reaped by the kernel
     # No PR_SET_PDEATHSIG: it would fire when the *thread* that started the zygote ends. The zygote
