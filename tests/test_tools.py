@@ -97,7 +97,7 @@ def test_tool_output_is_inserted_and_masked(tokenizer):
 
 
 def test_trainer_leaves_observation_tokens_out_of_the_loss(tokenizer):
-    """models.completion_batch: the loss mask is 0 on the prompt and the observation, 1 elsewhere."""
+    """models.completion_batch: loss mask 0 on the prompt and the observation, 1 elsewhere."""
     scripts = {PROMPT: ["```python\nprint(6 * 7)\n```\n", "So \\boxed{42}."]}
     c = rollout(tokenizer, scripts)[0]
     ids, attn, loss_mask = models.completion_batch(
