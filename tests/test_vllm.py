@@ -276,6 +276,25 @@ def test_one_engine_per_model_shape_started_once(fake_vllm, tokenizer):
     assert engines.make_engine("vllm", stage2, tokenizer, max_model_len=512) is longer
 
 
+def test_a_new_engine_closes_those_of_dead_or_reshaped_models(fake_vllm, tokenizer):
+    """Starting an engine frees the engines nothing needs any more: one whose model is gone, and
+    one serving this very model before its shape changed (SFT's RoPE rescaling), so a run holds
+    one KV cache per live model, not one per shape it has been through."""
+    old, _ = models.load_policy("tiny-qwen3")
+    dead = engines.make_engine("vllm", old, tokenizer)
+    del old
+    policy, _ = models.load_policy("tiny")
+    before = engines.make_engine("vllm", policy, tokenizer)
+    assert dead not in engines.ENGINES.values() and list(engines.ENGINES.values()) == [before]
+    policy.config.rope_theta = 2 * getattr(policy.config, "rope_theta", 10000.0)  # reshaped
+    after = engines.make_engine("vllm", policy, tokenizer)
+    assert after is not before and list(engines.ENGINES.values()) == [after]
+    assert fake_vllm.starts == 3
+    other, _ = models.load_policy("tiny")  # a live model of another shape keeps its engine
+    kept = engines.make_engine("vllm", other, tokenizer)
+    assert set(engines.ENGINES.values()) == {after, kept}
+
+
 def test_vllm_missing_says_how_to_install(monkeypatch, tiny, tokenizer):
     monkeypatch.setattr(engines, "vllm_unavailable", lambda model: "vLLM is not installed")
     with pytest.raises(RuntimeError, match="bash setup.sh.*--engine hf"):
