@@ -19,6 +19,7 @@ import os
 import shutil
 import tempfile
 import time
+import warnings
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,11 @@ from tqdm import tqdm
 
 import distributed
 import models
+
+# vLLM prints about 30 INFO and WARNING lines per engine start-up (and a FutureWarning of its
+# own) that would bury the training's progress; VLLM_LOGGING_LEVEL=INFO brings them back.
+os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+warnings.filterwarnings("ignore", category=FutureWarning, module=r"vllm\.")
 
 STOP_THINKING = ("\n\nConsidering the limited time by the user, I have to give the solution "
                  "based on the thinking directly now.\n</think>\n\n")
