@@ -13,6 +13,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # takes 8-40 s. The tests marked `vllm` ask for vLLM by name.
 os.environ.setdefault("RR_ENGINE", "hf")
 
+# grpo.py on the tiny random model in seconds: 2 prompts x 4 samples of 8 tokens per step
+TINY_GRPO = (
+    "--model tiny --engine hf --num_generations 4 --prompts_per_step 2 --max_completion_length 8 "
+    "--num_train_prompts 8 --eval_problems 0 --math_levels 1 --learning_rate 1e-3"
+).split()
+
 
 def pytest_collection_modifyitems(config, items):
     if importlib.util.find_spec("vllm") is None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import TINY_GRPO
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -162,38 +163,10 @@ def test_distill_fsdp2_matches_single_process(tmp_path):
 # 2 prompts per step = 1 per rank, each rank samples and scores its own group of 4. The entropy
 # bonus gives a gradient even when a random model's rewards are all equal. Sampling differs from
 # a single process (each rank draws its own completions), so grpo is checked rank against rank.
-GRPO = [
-    "--model",
-    "tiny",
-    "--engine",
-    "hf",
-    "--num_generations",
-    "4",
-    "--prompts_per_step",
-    "2",
-    "--max_completion_length",
-    "8",
-    "--num_train_prompts",
-    "8",
-    "--eval_problems",
-    "0",
-    "--math_levels",
-    "1",
-    "--learning_rate",
-    "1e-3",
-    "--score_truncated",
-    "false",
-    "--filter_zero_variance",
-    "false",
-    "--entropy_coef",
-    "0.01",
-    "--max_steps",
-    "2",
-    "--save_steps",
-    "1",
-    "--micro_batch_size",
-    "2",
-]
+GRPO = TINY_GRPO + (
+    "--score_truncated false --filter_zero_variance false --entropy_coef 0.01 --max_steps 2 "
+    "--save_steps 1 --micro_batch_size 2"
+).split()
 
 
 def test_grpo_ddp_ranks_identical(tmp_path):

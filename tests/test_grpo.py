@@ -5,6 +5,7 @@ import math
 
 import pytest
 import torch
+from conftest import TINY_GRPO
 
 import engines
 import grpo
@@ -410,31 +411,8 @@ def test_shared_prompt_training_step_equals_the_unshared_one(tokenizer):
 # End to end on a tiny random model
 # ----------------------------------------------------------------------------------------------
 def _tiny_args(out, *extra):
-    return [
-        "--model",
-        "tiny",
-        "--engine",
-        "hf",
-        "--num_generations",
-        "4",
-        "--prompts_per_step",
-        "2",
-        "--max_completion_length",
-        "8",
-        "--num_train_prompts",
-        "8",
-        "--eval_problems",
-        "2",
-        "--math_levels",
-        "1",
-        "--output_dir",
-        str(out),
-        "--learning_rate",
-        "1e-3",
-        "--score_truncated",
-        "false",
-        *extra,
-    ]
+    return [*TINY_GRPO, "--eval_problems", "2", "--output_dir", str(out),
+            "--score_truncated", "false", *extra]  # fmt: skip
 
 
 def _metrics(path):

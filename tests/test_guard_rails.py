@@ -10,32 +10,13 @@ import time
 
 import pytest
 import torch
-from conftest import ROOT
+from conftest import ROOT, TINY_GRPO
 
 import cli
 import models
 import runs
 
-TINY = [
-    "--model",
-    "tiny",
-    "--engine",
-    "hf",
-    "--num_generations",
-    "4",
-    "--prompts_per_step",
-    "2",
-    "--max_completion_length",
-    "8",
-    "--num_train_prompts",
-    "8",
-    "--eval_problems",
-    "0",
-    "--math_levels",
-    "1",
-    "--learning_rate",
-    "1e-3",
-]
+TINY = TINY_GRPO
 
 
 def run(script, *args, timeout=300):
