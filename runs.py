@@ -8,6 +8,7 @@ import json
 import math
 import os
 import random
+import resource
 import shutil
 import tempfile
 import time
@@ -121,6 +122,12 @@ def open_run(root: str | Path, config, resume: bool, overwrite: bool) -> "RunDir
     return RunDir(root, config, resume=resume)
 
 
+def peak_rss_gb() -> float:
+    """This process's peak resident memory in GB (Linux reports ru_maxrss in KiB). The vLLM
+    engine runs in this process, so its weights and KV cache are counted."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
+
+
 class RunDir:
     """runs/<name>/: config.json, metrics.jsonl, samples.jsonl, curves.png, checkpoint/,
     state.pt."""
@@ -198,7 +205,7 @@ class RunDir:
         text = (f"\n== done: step {rows[-1].get('step', len(rows)) if rows else 0}: "
                 f"{shown or 'no metrics'}\n"
                 f"   checkpoint {self.checkpoint}\n   metrics    {self.root / 'metrics.jsonl'}\n"
-                f"   curves     {self.root / 'curves.png'}")
+                f"   curves     {self.root / 'curves.png'}\n   peak RSS   {peak_rss_gb():.1f} GB")
         if distributed.is_main():
             print(text, flush=True)
         return text
