@@ -416,6 +416,22 @@ def test_merge_evals_weights_by_problems_and_families():
     assert [r["correct"] for r in m["rows"]] == [True, True, False, True]
 
 
+def all_wrong(tasks: list[dict], thinking_rate: float) -> dict:
+    """A greedy `evaluate.evaluate_model` result on `tasks` in which every answer is wrong."""
+    return {
+        "metrics": {
+            "num_problems": len(tasks),
+            "k": 1,
+            "pass@1": 0.0,
+            "accuracy": 0.0,
+            "thinking_rate": thinking_rate,
+            "mean_length": 9.0,
+            "truncation_rate": 0.0,
+        },
+        "rows": [{"correct": False} for _ in tasks],
+    }
+
+
 @pytest.mark.parametrize("machine", ["fast", "slow"])
 def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(
     machine, tmp_path, monkeypatch, capsys
@@ -446,18 +462,7 @@ def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(
     def fake_evaluate_model(model, tok, tasks, **kw):
         clock[0] += len(tasks) * (base_pace if model == "smollm2" else pace)
         evaluated.append((model, len(tasks)))
-        return {
-            "metrics": {
-                "num_problems": len(tasks),
-                "k": 1,
-                "pass@1": 0.0,
-                "accuracy": 0.0,
-                "thinking_rate": 1.0,
-                "mean_length": 9.0,
-                "truncation_rate": 0.0,
-            },
-            "rows": [{"correct": False} for _ in tasks],
-        }
+        return all_wrong(tasks, thinking_rate=1.0)
 
     def fake_train(minutes):
         def train(sc):
@@ -527,18 +532,7 @@ def test_stages_are_evaluated_in_their_prompt_style_and_with_their_tools(
 
     def fake_evaluate_model(model, tok, tasks, engine=None, **kw):
         seen.append((data.build_messages(tasks[0])[0]["content"], type(engine).__name__))
-        return {
-            "metrics": {
-                "num_problems": len(tasks),
-                "k": 1,
-                "pass@1": 0.0,
-                "accuracy": 0.0,
-                "thinking_rate": 0.0,
-                "mean_length": 9.0,
-                "truncation_rate": 0.0,
-            },
-            "rows": [{"correct": False} for _ in tasks],
-        }
+        return all_wrong(tasks, thinking_rate=0.0)
 
     monkeypatch.setattr(evaluate, "evaluate_model", fake_evaluate_model)
     monkeypatch.setattr(stage_eval.models, "load_policy", lambda ck: ("model", tokenizer))
