@@ -514,10 +514,7 @@ def train(cfg: Config) -> Path:
         loss = per_token.sum() / distributed.mean_over_ranks(per_token.numel())
 
         # ---- step --------------------------------------------------------------------------------
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"step {step}: the loss is {loss.item()}; nothing of this "
-                                     "step was saved. Likely cause: a learning rate too high "
-                                     "(--learning_rate)")
+        training.check_finite(loss, step)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(student.parameters(), cfg.max_grad_norm)

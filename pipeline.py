@@ -4,12 +4,13 @@ tool-augmented RL as lists of stages.
 A stage is one script (`sft.py`, `grpo.py`, `distill.py`) with config overrides; its input model
 is the previous stage's checkpoint. Every stage writes its own run directory
 (`<output_dir>/<NN>-<name>/`: config.json, metrics.jsonl, curves.png, checkpoint/), is evaluated
-on held-out problems of the test split when it ends (accuracy, thinking rate, mean length), in
-the templates training draws from and in templates held out of training altogether (the same
-skills in other words), and is marked done (`DONE.json`), so `--resume` skips finished stages
-and continues a stage that was killed mid-way from its own state.pt. At the end: table.json and
-table.md (the table, each stage paired with the one above by the sign test), each stage's
-curves.png redrawn with the evaluations before and after it, and summary.png (accuracy by stage).
+on held-out problems of the test split when it ends (`stage_eval.py`: accuracy, thinking rate,
+mean length), in the templates training draws from and in templates held out of training
+altogether (the same skills in other words), and is marked done (`DONE.json`), so `--resume`
+skips finished stages and continues a stage that was killed mid-way from its own state.pt. At the
+end: table.json and table.md (the table, each stage paired with the one above by the sign test),
+each stage's curves.png redrawn with the evaluations before and after it, and summary.png
+(accuracy by stage).
 
     python pipeline.py                                   # phi4-reasoning at demo scale, CPU
     python pipeline.py --recipe qwen3 --dry-run          # the stage list with resolved configs
@@ -40,12 +41,10 @@ import torch
 import cli
 import data
 import distributed
-import engines
-import evaluate
 import models
 import rewards
 import runs
-import tools
+import stage_eval
 from cli import flag
 
 
@@ -349,8 +348,11 @@ RECIPES = {"phi4-reasoning": phi4_reasoning, "skywork-or1": skywork_or1, "qwen3"
 # ----------------------------------------------------------------------------------------------
 # Running
 # ----------------------------------------------------------------------------------------------
-def user_overrides(spec: str, stage: Stage, types: dict) -> dict:
-    """'grpo.max_steps=40,sft.learning_rate=1e-4' -> this stage's {field: typed value}."""
+def user_overrides(spec: str, stage: Stage) -> dict:
+    """'grpo.max_steps=40,sft.learning_rate=1e-4' -> this stage's {field: typed value}, typed as
+    the field of its script's Config."""
+    types = {f.name: f.type
+             for f in dataclasses.fields(importlib.import_module(stage.script).Config)}
     out = {}
     for item in filter(None, (x.strip() for x in spec.split(","))):
         key, sep, value = item.partition("=")
@@ -413,8 +415,7 @@ def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, t
     values = {k: cfg.model if v == BASE_MODEL else v for k, v in stage.overrides.items()}
     if stage.reward_model_pairs:
         values["reward_model"] = str(reward_model_dir(stage_dir))
-    values.update(user_overrides(cfg.set, stage,
-                                 {f.name: f.type for f in dataclasses.fields(module.Config)}))
+    values.update(user_overrides(cfg.set, stage))
     if "global_batch_size" in values:
         values["per_device_train_batch_size"] = per_device_batch(
             values.pop("global_batch_size"), distributed.world_size(),
@@ -474,218 +475,45 @@ def validate_stages(stages: list[Stage], cfg: Config, out: Path):
                              f"--set {stage.name}.FIELD=VALUE (nothing was run).") from None
 
 
-# what the budget keeps for each time-budgeted stage before shrinking evaluation
-MIN_ELASTIC_MINUTES = 5.0
-# a budget never shrinks the held-out set below this; it is evaluated first
-LEAST_EVAL_PROBLEMS = 256
-
-
-def fit_eval_problems(left_s: float, s_per_problem: float, evals_left: int, reserve_s: float,
-                      most: int, done: int = 0, least: int = LEAST_EVAL_PROBLEMS,
-                      step: int = 64) -> int:
-    """The largest n in most, most-step, ... (never below `least`) whose evaluations still to run
-    fit the time left, `done` problems of the current one being evaluated already:
-    (evals_left * n - done) * s_per_problem + reserve_s <= left_s."""
-    n = most
-    while n - step >= least and (evals_left * n - done) * s_per_problem + reserve_s > left_s:
-        n -= step
-    return n
-
-
-def merge_evals(parts: list[tuple[list[dict], dict]]) -> dict:
-    """One evaluation from consecutive pieces [(tasks, evaluate_model result)] of greedy (k=1)
-    results: per-problem means weighted by problem counts, rows concatenated in order."""
-    n = sum(len(t) for t, _ in parts)
-    metrics = {**parts[0][1]["metrics"], "num_problems": n}
-    for key in ("pass@1", "accuracy", "thinking_rate", "mean_length", "truncation_rate"):
-        metrics[key] = sum(r["metrics"][key] * len(t) for t, r in parts) / n
-    if "by_family" in metrics:
-        count = lambda tasks, f: sum(t.get("family") == f for t in tasks)
-        families = {f for _, r in parts for f in r["metrics"].get("by_family", {})}
-        metrics["by_family"] = {
-            f: sum(r["metrics"].get("by_family", {}).get(f, 0.0) * count(t, f) for t, r in parts)
-            / max(sum(count(t, f) for t, _ in parts), 1) for f in sorted(families)}
-    return {"metrics": metrics, "rows": [row for _, r in parts for row in r["rows"]]}
-
-
 def eval_settings(stage: Stage, cfg: Config) -> dict:
     """How a stage's model is evaluated: in the prompt style it trained with (its --prompt_style,
     also from --set), and with tools where it learned to call them (`Stage.eval_tools`)."""
-    types = {f.name: f.type
-             for f in dataclasses.fields(importlib.import_module(stage.script).Config)}
-    values = {**stage.overrides, **user_overrides(cfg.set, stage, types)}
+    values = {**stage.overrides, **user_overrides(cfg.set, stage)}
     return {"prompt_style": values.get("prompt_style", "default"), "with_tools": stage.eval_tools}
 
 
-def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None, engine: str = "auto",
-               prompt_style: str = "default", with_tools: bool = False, heldout: int = 0) -> dict:
-    """Greedy accuracy, thinking rate and mean length on held-out synthetic math (test split),
-    with each problem's result ("correct") for the paired comparison between stages, and the
-    seconds it took (`eval_s`: the pipeline's budget plans the evaluations still to come).
-    With `fit(seconds_per_problem, done) -> n`, the first LEAST_EVAL_PROBLEMS are evaluated,
-    then as many more as `fit` allows (up to n). The batches are the same either way.
-    `prompt_style` and `with_tools`: as the stage trained (`eval_settings`).
-    `heldout` > 0: also `heldout` problems in templates no training data holds (the same
-    skills in other words: `data.math_tasks(templates="held_out")`), after the others, as
-    heldout_accuracy, heldout_correct, heldout_problems, heldout_by_family; where `fit` keeps
-    fewer than n problems, as many fewer of these in proportion."""
-    model, tok = models.load_policy(checkpoint)
-    t0 = time.time()
-    # prefix-stable: 256 of 512 = the 256
-    tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))
-    held = (data.math_tasks(heldout, "test", seed=1234, levels=(1,), templates="held_out")
-            if heldout > 0 else [])
-    longest = max(map(len, data.prompt_ids(tok, tasks + held, style=prompt_style)))
-    engine = engines.make_engine(engine, model, tok, max_model_len=longest + max_new_tokens,
-                                 batch_size=min(max(n, 1), 128))   # batch_size: the HF engine's
-    engine = tools.ToolEngine(engine) if with_tools else engine
-    t_pace = time.time()   # the pace per problem leaves out the engine's start-up
-    first = LEAST_EVAL_PROBLEMS if fit is not None and n > LEAST_EVAL_PROBLEMS else n
-
-    def run(part):   # in the stage's prompt style; the caller's style is put back
-        before = data.set_prompt_style(prompt_style)
-        try:
-            return part, evaluate.evaluate_model(model, tok, part, k=1,
-                                                 max_new_tokens=max_new_tokens, engine=engine)
-        finally:
-            data.set_prompt_style(before)
-    parts = [run(tasks[:first])]
-    total = fit((time.time() - t_pace) / first, first) if first < n else n
-    if total > first:
-        parts.append(run(tasks[first:total]))
-    held = held[:len(held) * total // n]   # a budget that shrinks the one shrinks the other
-    r = merge_evals(parts) if len(parts) > 1 else parts[0][1]
-    out = {**r["metrics"], "correct": [row["correct"] for row in r["rows"]]}
-    if held:
-        h = run(held)[1]
-        out.update(heldout_accuracy=h["metrics"]["accuracy"], heldout_problems=len(held),
-                   heldout_correct=[row["correct"] for row in h["rows"]],
-                   heldout_by_family=h["metrics"].get("by_family", {}))
-    return {**out, "eval_s": time.time() - t0}
-
-
-def with_paired(rows: list[dict]) -> list[dict]:
-    """Each row gets `vs_previous`: problems it solves that the row above did not (gained), the
-    reverse (lost), and the sign test's p (evaluate.sign_test), on the problems both rows saw
-    (`data.math_tasks` lists are prefix-stable: the first 128 of 512 are the 128). 128 problems
-    cannot tell a 3-point change from noise; the paired count shows whether a difference is more.
-    The held-out-template problems (`heldout_correct`) are paired the same way
-    (`heldout_vs_previous`)."""
-    for prev, row in zip(rows, rows[1:]):
-        for results, out in (("correct", "vs_previous"),
-                             ("heldout_correct", "heldout_vs_previous")):
-            n = min(len(prev.get(results, [])), len(row.get(results, [])))
-            if n:
-                row[out] = {**evaluate.paired(prev[results][:n], row[results][:n]), "problems": n}
-    return rows
-
-
-def paired_text(v: dict | None, n: int) -> str:
-    """'+32 / -11 (p 0.002)', with 'on the first 64' where fewer than the row's n were paired."""
-    if not v:
-        return ""
-    return (f"+{v['gained']} / -{v['lost']} (p {v['p']:.2g})"
-            + (f" on the first {v['problems']}" if v["problems"] < n else ""))
-
-
-def print_table(rows: list[dict]) -> str:
-    """The markdown table of the stages (printed, and returned for table.md): accuracy on the
-    in-template held-out problems and on the held-out templates, each with the paired sign test
-    against the row above."""
-    lines = ["| stage | accuracy | vs previous: gained / lost (p) | held-out templates "
-             "| vs previous | thinking rate | mean length | minutes | checkpoint and curves |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        vs = paired_text(r.get("vs_previous"), r["num_problems"])
-        held = (f"{r['heldout_accuracy']:.3f} ({r['heldout_problems']})"
-                if "heldout_accuracy" in r else "")
-        held_vs = paired_text(r.get("heldout_vs_previous"), r.get("heldout_problems", 0))
-        lines.append(f"| {r['stage']} | {r['accuracy']:.3f} ({r['num_problems']}) | {vs} "
-                     f"| {held} | {held_vs} | {r['thinking_rate']:.2f} | {r['mean_length']:.0f} "
-                     f"| {r.get('minutes', 0):.1f} | {r.get('where', '')} |")
-    text = "\n".join(lines)
-    print("\n" + text)
-    return text
-
-
-# a stage figure's panels by script, in order; one whose values never change is left out
-STAGE_PANELS = {
-    "grpo": ["reward", "accuracy", "entropy", "response_length", "groups_with_signal", "truncated",
-             "clip_frac", "kl", "entropy_coef", "step_s"],
-    "sft": ["loss", "accuracy", "grad_norm", "lr", "tokens_per_s"],
-    "distill": ["loss", "accuracy", "eval_forward_kl", "eval_reverse_kl", "tokens_per_s",
-                "grad_norm"],
-}
-
-
-def heldout_points(before: dict | None, after: dict, last_step: int) -> dict[str, list]:
-    """The pipeline's evaluations around a stage as `runs.plot_curves` evaluations: its input
-    model's (the row above) at step 0 and its own at its last step, in-template held-out problems
-    and held-out templates, each labelled with its problem counts.
-
-    >>> heldout_points({"accuracy": 0.0, "num_problems": 64}, {"accuracy": 0.2, "num_problems": 512,
-    ...                "heldout_accuracy": 0.1, "heldout_problems": 128}, 90)
-    {'held-out problems (64 -> 512)': [(0, 0.0), (90, 0.2)],
-     'held-out templates (128)': [(90, 0.1)]}
-    """
-    points = {}
-    for acc, n, label in (("accuracy", "num_problems", "held-out problems"),
-                          ("heldout_accuracy", "heldout_problems", "held-out templates")):
-        if acc not in after:
-            continue
-        seen = [before[n]] if before and acc in before else []
-        counts = " -> ".join(str(c) for c in dict.fromkeys(seen + [after[n]]))
-        points[f"{label} ({counts})"] = (([(0, before[acc])] if seen else [])
-                                         + [(last_step, after[acc])])
-    return points
-
-
-def write_figures(rows: list[dict], stages: list[Stage], cfg: Config, out: Path) -> list[Path]:
-    """Each stage's figure (its run dir's curves.png, redrawn by `runs.plot_curves` with the
-    panels of STAGE_PANELS): its training curves, smoothed over the raw points, and the pipeline's
-    held-out evaluations before and after it on the accuracy panel; for GRPO with group
-    filtering, the share of groups with signal (1 - groups_filtered: 0 < #correct < G or the
-    rewards differ).
-    Then out/summary.png (`runs.plot_stages`): accuracy by stage, in-template and on held-out
-    templates, with 95% intervals and the paired sign test against the stage before."""
-    by_stage, written = {r["stage"]: r for r in rows}, []
-    before = by_stage.get("base")
+def print_stages(stages: list[Stage], cfg: Config, out: Path):
+    """--dry-run: each stage's resolved config, its key settings next to the paper's."""
     for i, stage, stage_dir, model, teacher in stage_plan(stages, cfg, out):
-        row, metrics = by_stage.get(f"{i:02d}-{stage.name}"), runs.read_metrics(stage_dir)
-        if row and metrics:
-            _, sc = stage_config(stage, cfg, stage_dir, model, teacher)
-            if getattr(sc, "filter_zero_variance", False):
-                metrics = [{**m, "groups_with_signal": 1 - m["groups_filtered"]}
-                           if "groups_filtered" in m else m for m in metrics]
-            last = max(m.get("step", 0) for m in metrics)
-            title = (f"{row['stage']} ({stage.script}.py, lr "
-                     f"{getattr(sc, 'learning_rate', 0):g}, {last} steps): "
-                     "held-out accuracy before (step 0) and after")
-            path = runs.plot_curves(metrics, stage_dir / "curves.png",
-                                    STAGE_PANELS.get(stage.script), title,
-                                    overlay={"accuracy": "eval_accuracy"},
-                                    evaluations={"accuracy": heldout_points(before, row, last)})
-            written += [path] if path else []
-        before = row or before
-    point = lambda r, acc, n, vs: ({"accuracy": r[acc], "n": r[n],
-                                    "note": paired_text(r.get(vs), r[n])} if acc in r else None)
-    series = {"held-out problems, training templates":
-              [point(r, "accuracy", "num_problems", "vs_previous") for r in rows],
-              "held-out templates":
-              [point(r, "heldout_accuracy", "heldout_problems", "heldout_vs_previous")
-               for r in rows]}
-    families = sorted({f for r in rows for f in r.get("by_family", {})})
-    by_group = {label: {f: [r.get(key, {}).get(f) for r in rows] for f in families}
-                for label, key in (("in-template", "by_family"),
-                                   ("held-out templates", "heldout_by_family"))}
-    written.append(runs.plot_stages(
-        [r["stage"] for r in rows], series, out / "summary.png",
-        f"{cfg.recipe} ({cfg.scale}): greedy accuracy on held-out problems by stage",
-        by_group if families else None))
-    return written
+        _, sc = stage_config(stage, cfg, stage_dir, model, teacher)
+        print(f"\n== stage {i}/{len(stages)}: {stage.name} ({stage.script}.py) ==")
+        print(settings_table(stage, sc))
+        print("ours : " + json.dumps(dataclasses.asdict(sc)))
+        if stage.reward_model_pairs:
+            print(f"first: a Bradley-Terry reward model from {cfg.model} on "
+                  f"{stage.reward_model_pairs} synthetic preference pairs -> "
+                  f"{reward_model_dir(stage_dir)}")
+        print("paper: " + json.dumps(stage.paper))
+
+
+def evaluations(cfg: Config, out: Path, t_start: float) -> stage_eval.Evaluations:
+    """The run's held-out evaluations and time budget, with the scale's defaults where the flags
+    leave them to it (Config says which)."""
+    n_eval = cfg.eval_problems or pick(cfg.scale, 512, 200, 500)
+    return stage_eval.Evaluations(
+        out / "table.json", n_eval,
+        n_base=cfg.eval_base_problems or min(n_eval, pick(cfg.scale, 64, n_eval, n_eval)),
+        heldout=cfg.eval_heldout_problems,
+        max_new_tokens=cfg.eval_max_completion_length or pick(cfg.scale, 96, 4096, 32768),
+        engine=cfg.engine,
+        budget_min=(cfg.time_budget_minutes if cfg.time_budget_minutes >= 0
+                    else pick(cfg.scale, 19.5, 0.0, 0.0)),
+        t_start=t_start, resume=cfg.resume, fixed=bool(cfg.eval_problems))
 
 
 def run(cfg: Config) -> list[dict]:
+    """The recipe's stages in order: each one configured, trained, evaluated on held-out
+    problems and added to the table; then the table and the figures (`stage_eval`)."""
     if cfg.recipe not in RECIPES:
         raise SystemExit(f"--recipe {cfg.recipe!r} is not one of {', '.join(RECIPES)}")
     if cfg.scale not in ("demo", "small", "full"):
@@ -694,25 +522,11 @@ def run(cfg: Config) -> list[dict]:
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     out = Path(cfg.output_dir or f"runs/{cfg.recipe}-{cfg.scale}")
-    n_eval = cfg.eval_problems or pick(cfg.scale, 512, 200, 500)
-    n_base = cfg.eval_base_problems or min(n_eval, pick(cfg.scale, 64, n_eval, n_eval))
-    eval_tokens = cfg.eval_max_completion_length or pick(cfg.scale, 96, 4096, 32768)
-    budget_min = (cfg.time_budget_minutes if cfg.time_budget_minutes >= 0
-                  else pick(cfg.scale, 19.5, 0.0, 0.0))
     t_start = time.time()
 
     validate_stages(stages, cfg, out)      # every stage's resolved settings, before anything runs
     if cfg.dry_run:
-        for i, stage, stage_dir, model, teacher in stage_plan(stages, cfg, out):
-            _, sc = stage_config(stage, cfg, stage_dir, model, teacher)
-            print(f"\n== stage {i}/{len(stages)}: {stage.name} ({stage.script}.py) ==")
-            print(settings_table(stage, sc))
-            print("ours : " + json.dumps(dataclasses.asdict(sc)))
-            if stage.reward_model_pairs:
-                print(f"first: a Bradley-Terry reward model from {cfg.model} on "
-                      f"{stage.reward_model_pairs} synthetic preference pairs -> "
-                      f"{reward_model_dir(stage_dir)}")
-            print("paper: " + json.dumps(stage.paper))
+        print_stages(stages, cfg, out)
         return []
 
     if out.exists() and any(out.iterdir()) and not cfg.resume:
@@ -720,116 +534,50 @@ def run(cfg: Config) -> list[dict]:
                          "--output_dir to start another (nothing was changed).")
     out.mkdir(parents=True, exist_ok=True)
     runs.atomic_write_text(out / "pipeline.json", json.dumps(dataclasses.asdict(cfg), indent=2))
-    rows_path = out / "table.json"
-    rows = json.loads(rows_path.read_text()) if cfg.resume and rows_path.exists() else []
-    evaluated = [r for r in rows if r["stage"] != "base" and "correct" in r]
-    if evaluated and not cfg.eval_problems:   # a resumed run keeps the size its budget chose
-        n_eval = evaluated[0]["num_problems"]
-    n_fixed = bool(cfg.eval_problems or evaluated)
-    n_held = 0 if cfg.eval_heldout_problems < 0 else cfg.eval_heldout_problems or n_eval // 4
-    # the raw model is slow and solves ~nothing: half its set
-    n_held_base = min(n_held, n_base // 2)
-
-    def left_s() -> float:
-        return 60 * budget_min - (time.time() - t_start)
-
-    # the latest evaluation's pace (in-template and held-out templates)
-    def s_per_problem() -> float | None:
-        timed = [r for r in rows if r.get("eval_s") and r.get("num_problems")]
-        return (timed[-1]["eval_s"]
-                / (timed[-1]["num_problems"] + timed[-1].get("heldout_problems", 0))
-                if timed else None)
-
-    # evaluated as asked for now
-    def current(stage: str, n: int | None = None, held: int | None = None) -> bool:
-        n, held = n_eval if n is None else n, n_held if held is None else held
-        return any(r["stage"] == stage and r.get("num_problems") == n and "correct" in r
-                   and r.get("heldout_problems", 0) == held for r in rows)
-
-    def put(row: dict):                 # replace the stage's row in place, or append it
-        nonlocal rows
-        at = [i for i, r in enumerate(rows) if r["stage"] == row["stage"]]
-        rows = rows[:at[0]] + [row] + rows[at[0] + 1:] if at else rows + [row]
-        runs.atomic_write_text(rows_path, json.dumps(rows, indent=2))
-
-    if not current("base", n_base, n_held_base):
-        print(f"== evaluating the starting model on {n_base} held-out problems and {n_held_base} "
-              "in held-out templates ==", flush=True)
-        put({"stage": "base", **eval_stage(cfg.model, n_base, eval_tokens, engine=cfg.engine,
-                                           heldout=n_held_base, **eval_settings(stages[0], cfg)),
-             "where": cfg.model})
+    evals = evaluations(cfg, out, t_start)
+    evals.evaluate_base(cfg.model, eval_settings(stages[0], cfg))
 
     for i, stage, stage_dir, model, teacher in stage_plan(stages, cfg, out):
         label = f"{i:02d}-{stage.name}"
         if (stage_dir / "DONE.json").exists() and cfg.resume:
             print(f"== stage {i}/{len(stages)}: {stage.name} finished earlier, skipped ==")
-            if not current(label):   # e.g. --resume --eval_problems 512: a larger held-out set
-                print(f"== evaluating {label} on {n_eval} held-out problems and {n_held} in "
-                      "held-out templates ==", flush=True)
-                done_row = json.loads((stage_dir / "DONE.json").read_text())
-                put({**done_row, **eval_stage(str(stage_dir / "checkpoint"), n_eval, eval_tokens,
-                                              engine=cfg.engine, heldout=n_held,
-                                              **eval_settings(stage, cfg))})
-        else:
-            module, sc = stage_config(stage, cfg, stage_dir, model, teacher)
-            if hasattr(sc, "resume"):
-                sc.resume = cfg.resume and (stage_dir / "state.pt").exists()
-                # a stage that never saved restarts (the run dir is guarded above)
-                sc.overwrite = not sc.resume
-            print(f"\n== stage {i}/{len(stages)}: {stage.name} ({stage.script}.py"
-                  f"{', resumed' if getattr(sc, 'resume', False) else ''}) -> {stage_dir} ==",
-                  flush=True)
-            evals_left, pace = len(stages) - i + 1, s_per_problem()
-            if budget_min and pace and getattr(sc, "time_budget_minutes", 0) > 0:
-                # - 10 s: the checkpoint save
-                cap = (left_s() - evals_left * (n_eval + n_held) * pace - 10) / 60
-                if cap < sc.time_budget_minutes:
-                    print(f"== {stage.name}: time budget {max(cap, 0.5):.1f} min instead of "
-                          f"{sc.time_budget_minutes:g}: what the run's {budget_min:g} min leave "
-                          f"after {evals_left} evaluation(s) of {n_eval} + {n_held} problems at "
-                          f"{pace:.2f} s each ==", flush=True)
-                    sc.time_budget_minutes = max(cap, 0.5)
-            elastic = sum(1 for st in stages[i:] if st.overrides.get("time_budget_minutes", 0) > 0)
+            evals.evaluate_finished(label, stage_dir, eval_settings(stage, cfg))
+            continue
+        module, sc = stage_config(stage, cfg, stage_dir, model, teacher)
+        if hasattr(sc, "resume"):
+            sc.resume = cfg.resume and (stage_dir / "state.pt").exists()
+            # a stage that never saved restarts (the run dir is guarded above)
+            sc.overwrite = not sc.resume
+        print(f"\n== stage {i}/{len(stages)}: {stage.name} ({stage.script}.py"
+              f"{', resumed' if getattr(sc, 'resume', False) else ''}) -> {stage_dir} ==",
+              flush=True)
+        evals_left = len(stages) - i + 1           # this stage's evaluation and the ones after it
+        evals.cap_time_budget(stage.name, sc, evals_left)
+        elastic = sum(1 for st in stages[i:] if st.overrides.get("time_budget_minutes", 0) > 0)
+        t0 = time.time()
+        try:
+            if stage.reward_model_pairs:
+                train_stage_reward_model(cfg.model, reward_model_dir(stage_dir),
+                                         stage.reward_model_pairs)
+            module.train(sc)
+            row = {**evals.evaluate_trained(label, stage_dir, eval_settings(stage, cfg),
+                                            evals_left, elastic),
+                   "minutes": (time.time() - t0) / 60,
+                   "where": f"{stage_dir}/checkpoint, {stage_dir}/curves.png"}
+        except Exception as e:
+            traceback.print_exc()
+            raise SystemExit(f"\nstage {i} '{stage.name}' ({stage.script}.py) failed: "
+                             f"{type(e).__name__}: {e}\nEarlier stages' outputs are kept in "
+                             f"{out}; fix the cause and rerun with --resume.") from None
+        runs.atomic_write_text(stage_dir / "DONE.json", json.dumps(row, indent=2))
+        evals.put(row)
 
-            # the held-out set's size, once, at the first evaluation
-            def fit(pace: float, done: int) -> int:
-                nonlocal n_eval, n_held
-                # its last term: the held-out templates (at most this many)
-                reserve = 60 * MIN_ELASTIC_MINUTES * elastic + 30 + evals_left * n_held * pace
-                n = fit_eval_problems(left_s(), pace, evals_left, reserve, n_eval, done)
-                if n < n_eval:
-                    print(f"== {n_eval} held-out problems do not fit the run's {budget_min:g} min "
-                          f"on this machine ({pace:.2f} s each, {left_s() / 60:.1f} min left): "
-                          f"every stage is evaluated on {n} (and {n_held * n // n_eval} in "
-                          "held-out templates) ==", flush=True)
-                    n_eval, n_held = n, n_held * n // n_eval
-                return n
-            t0 = time.time()
-            try:
-                if stage.reward_model_pairs:
-                    train_stage_reward_model(cfg.model, reward_model_dir(stage_dir),
-                                             stage.reward_model_pairs)
-                module.train(sc)
-                use_fit = fit if budget_min and not n_fixed else None
-                n_fixed = True
-                row = {"stage": label, **eval_stage(str(stage_dir / "checkpoint"), n_eval,
-                                                    eval_tokens, use_fit, cfg.engine,
-                                                    heldout=n_held, **eval_settings(stage, cfg)),
-                       "minutes": (time.time() - t0) / 60,
-                       "where": f"{stage_dir}/checkpoint, {stage_dir}/curves.png"}
-            except Exception as e:
-                traceback.print_exc()
-                raise SystemExit(f"\nstage {i} '{stage.name}' ({stage.script}.py) failed: "
-                                 f"{type(e).__name__}: {e}\nEarlier stages' outputs are kept in "
-                                 f"{out}; fix the cause and rerun with --resume.") from None
-            runs.atomic_write_text(stage_dir / "DONE.json", json.dumps(row, indent=2))
-            put(row)
-    rows = with_paired(rows)
-    runs.atomic_write_text(rows_path, json.dumps(rows, indent=2))
-    runs.atomic_write_text(out / "table.md", print_table(rows) + "\n")
-    write_figures(rows, stages, cfg, out)
+    figures = [(f"{i:02d}-{s.name}", s.script, d, stage_config(s, cfg, d, m, t)[1])
+               for i, s, d, m, t in stage_plan(stages, cfg, out)]
+    rows = evals.finish(figures, f"{cfg.recipe} ({cfg.scale})", out)
     print(f"\nwall time {(time.time() - t_start) / 60:.1f} min"
-          + (f" (budget {budget_min:g} min, --time_budget_minutes)" if budget_min else ""))
+          + (f" (budget {evals.budget_min:g} min, --time_budget_minutes)"
+             if evals.budget_min else ""))
     return rows
 
 

@@ -241,6 +241,26 @@ def smoothed(ys: list[float], weight: float = 0.6) -> list[float]:
     return out
 
 
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (PNG files, no display), imported when a run first
+    draws: the scripts that never plot do not load it."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def save_figure(fig, path: str | Path, title: str = "") -> Path:
+    """`fig` under its `title` as a PNG at `path` (80 dpi), closed; returns the path."""
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=80)
+    pyplot().close(fig)
+    return path
+
+
 def plot_curves(rows: list[dict], path: str | Path, keys: list[str] | None = None, title: str = "",
                 overlay: dict[str, str] | None = None, smooth: float = 0.6,
                 evaluations: dict[str, dict[str, list]] | None = None) -> Path | None:
@@ -248,15 +268,13 @@ def plot_curves(rows: list[dict], path: str | Path, keys: list[str] | None = Non
     integer steps. `overlay` {"accuracy": "eval_accuracy"} draws a second metric's points on the
     first's panel (held-out evaluations over rollout accuracy). `evaluations` {"accuracy":
     {"held-out problems (512)": [(0, 0.21), (7, 0.25)]}} draws evaluations made outside the run
-    (pipeline.py's, before and after a stage) on a panel, as labelled markers with their values;
+    (the pipeline's, before and after a stage) on a panel, as labelled markers with their values;
     a panel is made for them when no metric has that name. A panel whose values never change
     gets none; the title names the run and its settings. Returns the PNG's path (None: nothing to
     draw)."""
     if not rows and not evaluations:
         return None
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     from matplotlib.ticker import MaxNLocator
     overlay, evaluations = overlay or {}, evaluations or {}
     series = lambda k: [(r.get("step", i), r[k]) for i, r in enumerate(rows)
@@ -296,13 +314,7 @@ def plot_curves(rows: list[dict], path: str | Path, keys: list[str] | None = Non
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     for ax in list(axes.flat)[len(keys):]:
         ax.axis("off")
-    if title:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, title)
 
 
 def wilson_interval(accuracy: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -334,9 +346,7 @@ def plot_stages(stages: list[str], series: dict[str, list[dict | None]], path: s
     (`wilson_interval`) and its note beside it (e.g. the paired sign test against the stage
     before). `by_group` {label: {group: accuracy per stage}} adds a second panel (e.g. per
     family)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     panels = 2 if by_group else 1
     fig, axes = plt.subplots(1, panels, figsize=(6.5 * panels, 4.2), squeeze=False)
     ax = axes[0][0]
@@ -372,13 +382,7 @@ def plot_stages(stages: list[str], series: dict[str, list[dict | None]], path: s
         ax.set_ylim(bottom=0)
         ax.legend(fontsize=6, ncol=2)
         ax.set_title("by family", fontsize=9)
-    if title:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, title)
 
 
 @contextlib.contextmanager

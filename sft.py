@@ -556,11 +556,7 @@ def train(cfg: Config) -> Path:
             with torch.autocast(device, dtype=torch.bfloat16, enabled=use_bf16):
                 loss, _ = sft_loss_sum(model, b)
             (loss / max(n_tokens, 1)).backward()
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"step {step + 1}: the loss is {loss.item()}; nothing of "
-                                         "this step was saved. Likely cause: a learning rate too "
-                                         "high (--learning_rate); the last checkpoint in "
-                                         "--output_dir is intact")
+            training.check_finite(loss, step + 1)
             loss_sum += loss.item()
 
         # ---- update: cosine learning rate, clipped gradients ----

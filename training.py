@@ -116,4 +116,5 @@ def check_finite(loss, step: int):
         raise FloatingPointError(
             f"step {step}: the loss is {loss.item()}; nothing of this step was saved. Likely "
             "cause: a learning rate too high for this model (--learning_rate), or log-probs of "
-            "-inf (a temperature near 0); the last checkpoint in --output_dir is intact")
+            "-inf (sampling, distillation: a temperature near 0); the last checkpoint in "
+            "--output_dir is intact")

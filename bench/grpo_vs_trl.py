@@ -25,6 +25,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PROMPTS, GENERATIONS, NEW_TOKENS = 2, 4, 64
 ENGINES = {"ours": "hf", "ours-vllm": "vllm"}  # our rollouts: HF generate, or vLLM
+# the settings both trainers are given, under the same names
+SAME = dict(
+    num_generations=GENERATIONS,
+    max_completion_length=NEW_TOKENS,
+    beta=0.0,
+    num_iterations=1,
+    learning_rate=1e-6,
+    temperature=1.0,
+)
 
 
 def digit_share(completion: str, *args, **kwargs) -> float:
@@ -46,14 +55,9 @@ def run_ours(steps: int, out: Path, engine: str = "hf") -> dict:
     rewards.REWARDS["digits"] = lambda completion, task, **kw: digit_share(completion)
     cfg = grpo.Config(
         rewards="digits",
-        num_generations=GENERATIONS,
         prompts_per_step=PROMPTS,
-        max_completion_length=NEW_TOKENS,
         max_steps=steps,
-        beta=0.0,
-        num_iterations=1,
-        learning_rate=1e-6,
-        temperature=1.0,
+        **SAME,
         filter_zero_variance=False,
         engine=engine,
         eval_problems=0,
@@ -114,13 +118,8 @@ def run_trl(steps: int, out: Path) -> dict:
     args = GRPOConfig(
         output_dir=str(out),
         per_device_train_batch_size=PROMPTS * GENERATIONS,
-        num_generations=GENERATIONS,
-        max_completion_length=NEW_TOKENS,
         max_steps=steps,
-        beta=0.0,
-        num_iterations=1,
-        learning_rate=1e-6,
-        temperature=1.0,
+        **SAME,
         logging_steps=1,
         save_strategy="no",
         report_to=[],

@@ -14,6 +14,7 @@ MODULES = [
     "distill",
     "evaluate",
     "pipeline",
+    "stage_eval",
     "models",
     "engines",
     "runs",

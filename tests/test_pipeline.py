@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 import pipeline
+import stage_eval
 
 
 @pytest.mark.parametrize("recipe", sorted(pipeline.RECIPES))
@@ -198,7 +199,7 @@ def finished_phi4_run(out, monkeypatch) -> list:
             "heldout_correct": held,
         }
 
-    monkeypatch.setattr(pipeline, "eval_stage", fake_eval)
+    monkeypatch.setattr(stage_eval, "eval_stage", fake_eval)
     for i, s in enumerate(pipeline.RECIPES["phi4-reasoning"]("demo"), 1):
         (out / f"{i:02d}-{s.name}").mkdir(parents=True)
         (out / f"{i:02d}-{s.name}" / "DONE.json").write_text(
@@ -368,11 +369,11 @@ def test_stage_figures_and_the_summary_figure(tmp_path, monkeypatch):
 def test_fit_eval_problems_hand_computed():
     # 2 evaluations left, 0.7 s a problem, 330 s kept for GRPO, 386.8 s left, 256 of this one done:
     # 512 -> (1024 - 256) * 0.7 + 330 = 867.6 > 386.8; ... 256 is the floor
-    assert pipeline.fit_eval_problems(386.8, 0.7, 2, 330, 512, done=256) == 256
+    assert stage_eval.fit_eval_problems(386.8, 0.7, 2, 330, 512, done=256) == 256
     # 800 s left at 0.27 s: 512 -> 768 * 0.27 + 330 = 537.4 fits
-    assert pipeline.fit_eval_problems(800, 0.27, 2, 330, 512, done=256) == 512
+    assert stage_eval.fit_eval_problems(800, 0.27, 2, 330, 512, done=256) == 512
     # 700 s left at 0.5 s: 512 -> 714 no; 448 -> 650 fits
-    assert pipeline.fit_eval_problems(700, 0.5, 2, 330, 512, done=256) == 448
+    assert stage_eval.fit_eval_problems(700, 0.5, 2, 330, 512, done=256) == 448
 
 
 def test_merge_evals_weights_by_problems_and_families():
@@ -408,11 +409,27 @@ def test_merge_evals_weights_by_problems_and_families():
             "rows": [{"correct": True}],
         },
     )
-    m = pipeline.merge_evals([a, b])
+    m = stage_eval.merge_evals([a, b])
     assert m["metrics"]["num_problems"] == 4 and m["metrics"]["accuracy"] == 0.75
     assert m["metrics"]["mean_length"] == 40.0 and m["metrics"]["thinking_rate"] == 0.75
     assert m["metrics"]["by_family"] == {"x": 1.0, "y": 0.5}
     assert [r["correct"] for r in m["rows"]] == [True, True, False, True]
+
+
+def all_wrong(tasks: list[dict], thinking_rate: float) -> dict:
+    """A greedy `evaluate.evaluate_model` result on `tasks` in which every answer is wrong."""
+    return {
+        "metrics": {
+            "num_problems": len(tasks),
+            "k": 1,
+            "pass@1": 0.0,
+            "accuracy": 0.0,
+            "thinking_rate": thinking_rate,
+            "mean_length": 9.0,
+            "truncation_rate": 0.0,
+        },
+        "rows": [{"correct": False} for _ in tasks],
+    }
 
 
 @pytest.mark.parametrize("machine", ["fast", "slow"])
@@ -430,13 +447,13 @@ def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(
 
     base_pace, sft_minutes, pace = {"fast": (0.3, 4.0, 0.27), "slow": (1.0, 9.0, 0.7)}[machine]
     clock = [0.0]
+    fake_time = type("FakeTime", (), {"time": staticmethod(lambda: clock[0])})
+    monkeypatch.setattr(pipeline, "time", fake_time)
+    monkeypatch.setattr(stage_eval, "time", fake_time)
+    monkeypatch.setattr(stage_eval.models, "load_policy", lambda ck: (ck, None))
+    monkeypatch.setattr(stage_eval.engines, "make_engine", lambda *a, **k: None)
     monkeypatch.setattr(
-        pipeline, "time", type("FakeTime", (), {"time": staticmethod(lambda: clock[0])})
-    )
-    monkeypatch.setattr(pipeline.models, "load_policy", lambda ck: (ck, None))
-    monkeypatch.setattr(pipeline.engines, "make_engine", lambda *a, **k: None)
-    monkeypatch.setattr(
-        pipeline.data,
+        stage_eval.data,
         "prompt_ids",
         lambda tok, tasks, **kw: [[0] * len(t["prompt"]) for t in tasks],
     )
@@ -445,18 +462,7 @@ def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(
     def fake_evaluate_model(model, tok, tasks, **kw):
         clock[0] += len(tasks) * (base_pace if model == "smollm2" else pace)
         evaluated.append((model, len(tasks)))
-        return {
-            "metrics": {
-                "num_problems": len(tasks),
-                "k": 1,
-                "pass@1": 0.0,
-                "accuracy": 0.0,
-                "thinking_rate": 1.0,
-                "mean_length": 9.0,
-                "truncation_rate": 0.0,
-            },
-            "rows": [{"correct": False} for _ in tasks],
-        }
+        return all_wrong(tasks, thinking_rate=1.0)
 
     def fake_train(minutes):
         def train(sc):
@@ -526,28 +532,17 @@ def test_stages_are_evaluated_in_their_prompt_style_and_with_their_tools(
 
     def fake_evaluate_model(model, tok, tasks, engine=None, **kw):
         seen.append((data.build_messages(tasks[0])[0]["content"], type(engine).__name__))
-        return {
-            "metrics": {
-                "num_problems": len(tasks),
-                "k": 1,
-                "pass@1": 0.0,
-                "accuracy": 0.0,
-                "thinking_rate": 0.0,
-                "mean_length": 9.0,
-                "truncation_rate": 0.0,
-            },
-            "rows": [{"correct": False} for _ in tasks],
-        }
+        return all_wrong(tasks, thinking_rate=0.0)
 
     monkeypatch.setattr(evaluate, "evaluate_model", fake_evaluate_model)
-    monkeypatch.setattr(pipeline.models, "load_policy", lambda ck: ("model", tokenizer))
+    monkeypatch.setattr(stage_eval.models, "load_policy", lambda ck: ("model", tokenizer))
     monkeypatch.setattr(
-        pipeline.engines,
+        stage_eval.engines,
         "HFEngine",
         lambda *a, **k: type("HF", (), {"tokenizer": None, "stop_ids": []})(),
     )
-    pipeline.eval_stage("x", 2, 8, prompt_style="short")
-    pipeline.eval_stage("x", 2, 8, with_tools=True)
+    stage_eval.eval_stage("x", 2, 8, prompt_style="short")
+    stage_eval.eval_stage("x", 2, 8, with_tools=True)
     first = data.math_tasks(1, "test", 1234, levels=(1,))[0]
     assert seen == [
         (data.SHORT_SYSTEM, "HF"),

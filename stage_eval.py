@@ -1,0 +1,333 @@
+"""The pipeline's evaluations of its stages and what it writes from them: each stage's checkpoint
+on held-out problems (`eval_stage`: greedy accuracy, thinking rate, mean length, in the training
+templates and in templates held out of training), the set sizes the run's time budget allows
+(`Evaluations`, `fit_eval_problems`), the table (table.json and table.md, each stage paired with
+the one above by the sign test) and the figures (each stage's curves.png, summary.png).
+`pipeline.py` holds the recipes and the loop over their stages; this file, what it measures.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import data
+import engines
+import evaluate
+import models
+import runs
+import tools
+
+# what the budget keeps for each time-budgeted stage before shrinking evaluation
+MIN_ELASTIC_MINUTES = 5.0
+# a budget never shrinks the held-out set below this; it is evaluated first
+LEAST_EVAL_PROBLEMS = 256
+
+
+def fit_eval_problems(left_s: float, s_per_problem: float, evals_left: int, reserve_s: float,
+                      most: int, done: int = 0, least: int = LEAST_EVAL_PROBLEMS,
+                      step: int = 64) -> int:
+    """The largest n in most, most-step, ... (never below `least`) whose evaluations still to run
+    fit the time left, `done` problems of the current one being evaluated already:
+    (evals_left * n - done) * s_per_problem + reserve_s <= left_s."""
+    n = most
+    while n - step >= least and (evals_left * n - done) * s_per_problem + reserve_s > left_s:
+        n -= step
+    return n
+
+
+def merge_evals(parts: list[tuple[list[dict], dict]]) -> dict:
+    """One evaluation from consecutive pieces [(tasks, evaluate_model result)] of greedy (k=1)
+    results: per-problem means weighted by problem counts, rows concatenated in order."""
+    n = sum(len(t) for t, _ in parts)
+    metrics = {**parts[0][1]["metrics"], "num_problems": n}
+    for key in ("pass@1", "accuracy", "thinking_rate", "mean_length", "truncation_rate"):
+        metrics[key] = sum(r["metrics"][key] * len(t) for t, r in parts) / n
+    if "by_family" in metrics:
+        count = lambda tasks, f: sum(t.get("family") == f for t in tasks)
+        families = {f for _, r in parts for f in r["metrics"].get("by_family", {})}
+        metrics["by_family"] = {
+            f: sum(r["metrics"].get("by_family", {}).get(f, 0.0) * count(t, f) for t, r in parts)
+            / max(sum(count(t, f) for t, _ in parts), 1) for f in sorted(families)}
+    return {"metrics": metrics, "rows": [row for _, r in parts for row in r["rows"]]}
+
+
+def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None, engine: str = "auto",
+               prompt_style: str = "default", with_tools: bool = False, heldout: int = 0) -> dict:
+    """Greedy accuracy, thinking rate and mean length on held-out synthetic math (test split),
+    with each problem's result ("correct") for the paired comparison between stages, and the
+    seconds it took (`eval_s`: the pipeline's budget plans the evaluations still to come).
+    With `fit(seconds_per_problem, done) -> n`, the first LEAST_EVAL_PROBLEMS are evaluated,
+    then as many more as `fit` allows (up to n). The batches are the same either way.
+    `prompt_style` and `with_tools`: as the stage trained (`pipeline.eval_settings`).
+    `heldout` > 0: also `heldout` problems in templates no training data holds (the same
+    skills in other words: `data.math_tasks(templates="held_out")`), after the others, as
+    heldout_accuracy, heldout_correct, heldout_problems, heldout_by_family; where `fit` keeps
+    fewer than n problems, as many fewer of these in proportion."""
+    model, tok = models.load_policy(checkpoint)
+    t0 = time.time()
+    # prefix-stable: 256 of 512 = the 256
+    tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))
+    held = (data.math_tasks(heldout, "test", seed=1234, levels=(1,), templates="held_out")
+            if heldout > 0 else [])
+    longest = max(map(len, data.prompt_ids(tok, tasks + held, style=prompt_style)))
+    engine = engines.make_engine(engine, model, tok, max_model_len=longest + max_new_tokens,
+                                 batch_size=min(max(n, 1), 128))   # batch_size: the HF engine's
+    engine = tools.ToolEngine(engine) if with_tools else engine
+    t_pace = time.time()   # the pace per problem leaves out the engine's start-up
+    first = LEAST_EVAL_PROBLEMS if fit is not None and n > LEAST_EVAL_PROBLEMS else n
+
+    def run(part):   # in the stage's prompt style; the caller's style is put back
+        before = data.set_prompt_style(prompt_style)
+        try:
+            return part, evaluate.evaluate_model(model, tok, part, k=1,
+                                                 max_new_tokens=max_new_tokens, engine=engine)
+        finally:
+            data.set_prompt_style(before)
+    parts = [run(tasks[:first])]
+    total = fit((time.time() - t_pace) / first, first) if first < n else n
+    if total > first:
+        parts.append(run(tasks[first:total]))
+    held = held[:len(held) * total // n]   # a budget that shrinks the one shrinks the other
+    r = merge_evals(parts) if len(parts) > 1 else parts[0][1]
+    out = {**r["metrics"], "correct": [row["correct"] for row in r["rows"]]}
+    if held:
+        h = run(held)[1]
+        out.update(heldout_accuracy=h["metrics"]["accuracy"], heldout_problems=len(held),
+                   heldout_correct=[row["correct"] for row in h["rows"]],
+                   heldout_by_family=h["metrics"].get("by_family", {}))
+    return {**out, "eval_s": time.time() - t0}
+
+
+def with_paired(rows: list[dict]) -> list[dict]:
+    """Each row gets `vs_previous`: problems it solves that the row above did not (gained), the
+    reverse (lost), and the sign test's p (evaluate.sign_test), on the problems both rows saw
+    (`data.math_tasks` lists are prefix-stable: the first 128 of 512 are the 128). 128 problems
+    cannot tell a 3-point change from noise; the paired count shows whether a difference is more.
+    The held-out-template problems (`heldout_correct`) are paired the same way
+    (`heldout_vs_previous`)."""
+    for prev, row in zip(rows, rows[1:]):
+        for results, out in (("correct", "vs_previous"),
+                             ("heldout_correct", "heldout_vs_previous")):
+            n = min(len(prev.get(results, [])), len(row.get(results, [])))
+            if n:
+                row[out] = {**evaluate.paired(prev[results][:n], row[results][:n]), "problems": n}
+    return rows
+
+
+def paired_text(v: dict | None, n: int) -> str:
+    """'+32 / -11 (p 0.002)', with 'on the first 64' where fewer than the row's n were paired."""
+    if not v:
+        return ""
+    return (f"+{v['gained']} / -{v['lost']} (p {v['p']:.2g})"
+            + (f" on the first {v['problems']}" if v["problems"] < n else ""))
+
+
+def print_table(rows: list[dict]) -> str:
+    """The markdown table of the stages (printed, and returned for table.md): accuracy on the
+    in-template held-out problems and on the held-out templates, each with the paired sign test
+    against the row above."""
+    lines = ["| stage | accuracy | vs previous: gained / lost (p) | held-out templates "
+             "| vs previous | thinking rate | mean length | minutes | checkpoint and curves |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        vs = paired_text(r.get("vs_previous"), r["num_problems"])
+        held = (f"{r['heldout_accuracy']:.3f} ({r['heldout_problems']})"
+                if "heldout_accuracy" in r else "")
+        held_vs = paired_text(r.get("heldout_vs_previous"), r.get("heldout_problems", 0))
+        lines.append(f"| {r['stage']} | {r['accuracy']:.3f} ({r['num_problems']}) | {vs} "
+                     f"| {held} | {held_vs} | {r['thinking_rate']:.2f} | {r['mean_length']:.0f} "
+                     f"| {r.get('minutes', 0):.1f} | {r.get('where', '')} |")
+    text = "\n".join(lines)
+    print("\n" + text)
+    return text
+
+
+# a stage figure's panels by script, in order; one whose values never change is left out
+STAGE_PANELS = {
+    "grpo": ["reward", "accuracy", "entropy", "response_length", "groups_with_signal", "truncated",
+             "clip_frac", "kl", "entropy_coef", "step_s"],
+    "sft": ["loss", "accuracy", "grad_norm", "lr", "tokens_per_s"],
+    "distill": ["loss", "accuracy", "eval_forward_kl", "eval_reverse_kl", "tokens_per_s",
+                "grad_norm"],
+}
+
+
+def heldout_points(before: dict | None, after: dict, last_step: int) -> dict[str, list]:
+    """The pipeline's evaluations around a stage as `runs.plot_curves` evaluations: its input
+    model's (the row above) at step 0 and its own at its last step, in-template held-out problems
+    and held-out templates, each labelled with its problem counts.
+
+    >>> heldout_points({"accuracy": 0.0, "num_problems": 64}, {"accuracy": 0.2, "num_problems": 512,
+    ...                "heldout_accuracy": 0.1, "heldout_problems": 128}, 90)
+    {'held-out problems (64 -> 512)': [(0, 0.0), (90, 0.2)],
+     'held-out templates (128)': [(90, 0.1)]}
+    """
+    points = {}
+    for acc, n, label in (("accuracy", "num_problems", "held-out problems"),
+                          ("heldout_accuracy", "heldout_problems", "held-out templates")):
+        if acc not in after:
+            continue
+        seen = [before[n]] if before and acc in before else []
+        counts = " -> ".join(str(c) for c in dict.fromkeys(seen + [after[n]]))
+        points[f"{label} ({counts})"] = (([(0, before[acc])] if seen else [])
+                                         + [(last_step, after[acc])])
+    return points
+
+
+def write_figures(rows: list[dict], plan: list[tuple], name: str, out: Path) -> list[Path]:
+    """Each stage's figure (its run dir's curves.png, redrawn by `runs.plot_curves` with the
+    panels of STAGE_PANELS): its training curves, smoothed over the raw points, and the pipeline's
+    held-out evaluations before and after it on the accuracy panel; for GRPO with group
+    filtering, the share of groups with signal (1 - groups_filtered: 0 < #correct < G or the
+    rewards differ). `plan`: (row label, script, run dir, its Config) for each stage in order.
+    Then out/summary.png (`runs.plot_stages`): accuracy by stage, in-template and on held-out
+    templates, with 95% intervals and the paired sign test against the stage before."""
+    by_stage, written = {r["stage"]: r for r in rows}, []
+    before = by_stage.get("base")
+    for stage, script, stage_dir, sc in plan:
+        row, metrics = by_stage.get(stage), runs.read_metrics(stage_dir)
+        if row and metrics:
+            if getattr(sc, "filter_zero_variance", False):
+                metrics = [{**m, "groups_with_signal": 1 - m["groups_filtered"]}
+                           if "groups_filtered" in m else m for m in metrics]
+            last = max(m.get("step", 0) for m in metrics)
+            title = (f"{row['stage']} ({script}.py, lr "
+                     f"{getattr(sc, 'learning_rate', 0):g}, {last} steps): "
+                     "held-out accuracy before (step 0) and after")
+            path = runs.plot_curves(metrics, stage_dir / "curves.png",
+                                    STAGE_PANELS.get(script), title,
+                                    overlay={"accuracy": "eval_accuracy"},
+                                    evaluations={"accuracy": heldout_points(before, row, last)})
+            written += [path] if path else []
+        before = row or before
+    point = lambda r, acc, n, vs: ({"accuracy": r[acc], "n": r[n],
+                                    "note": paired_text(r.get(vs), r[n])} if acc in r else None)
+    series = {"held-out problems, training templates":
+              [point(r, "accuracy", "num_problems", "vs_previous") for r in rows],
+              "held-out templates":
+              [point(r, "heldout_accuracy", "heldout_problems", "heldout_vs_previous")
+               for r in rows]}
+    families = sorted({f for r in rows for f in r.get("by_family", {})})
+    by_group = {label: {f: [r.get(key, {}).get(f) for r in rows] for f in families}
+                for label, key in (("in-template", "by_family"),
+                                   ("held-out templates", "heldout_by_family"))}
+    written.append(runs.plot_stages(
+        [r["stage"] for r in rows], series, out / "summary.png",
+        f"{name}: greedy accuracy on held-out problems by stage",
+        by_group if families else None))
+    return written
+
+
+class Evaluations:
+    """The run's held-out evaluations: the table's rows (table.json, rewritten after each one, so
+    a resumed run knows which stage was evaluated on which sets), the sets' sizes, and the run's
+    time budget (`budget_min`, 0: none). A time-budgeted stage gets what the budget leaves after
+    the evaluations still to come (`cap_time_budget`); where the machine is too slow for all
+    `n_eval` problems, the first evaluation of a trained stage shrinks the sets of every stage
+    (`fit_eval_problems`; never below LEAST_EVAL_PROBLEMS, never where `fixed`: an explicit
+    --eval_problems, or a resumed run's sets)."""
+
+    def __init__(self, path: Path, n_eval: int, n_base: int, heldout: int, max_new_tokens: int,
+                 engine: str, budget_min: float, t_start: float, resume: bool, fixed: bool):
+        self.path, self.max_new_tokens, self.engine = path, max_new_tokens, engine
+        self.budget_min, self.t_start = budget_min, t_start
+        self.rows = json.loads(path.read_text()) if resume and path.exists() else []
+        evaluated = [r for r in self.rows if r["stage"] != "base" and "correct" in r]
+        if evaluated and not fixed:   # a resumed run keeps the size its budget chose
+            n_eval = evaluated[0]["num_problems"]
+        self.fixed = fixed or bool(evaluated)
+        self.n_eval, self.n_base = n_eval, n_base
+        self.n_held = 0 if heldout < 0 else heldout or n_eval // 4
+        # the raw model is slow and solves ~nothing: half its set
+        self.n_held_base = min(self.n_held, n_base // 2)
+
+    def left_s(self) -> float:
+        return 60 * self.budget_min - (time.time() - self.t_start)
+
+    def s_per_problem(self) -> float | None:
+        """The latest evaluation's pace (in-template and held-out templates)."""
+        timed = [r for r in self.rows if r.get("eval_s") and r.get("num_problems")]
+        return (timed[-1]["eval_s"]
+                / (timed[-1]["num_problems"] + timed[-1].get("heldout_problems", 0))
+                if timed else None)
+
+    def current(self, stage: str, n: int | None = None, held: int | None = None) -> bool:
+        """Whether `stage` was evaluated as asked for now."""
+        n, held = self.n_eval if n is None else n, self.n_held if held is None else held
+        return any(r["stage"] == stage and r.get("num_problems") == n and "correct" in r
+                   and r.get("heldout_problems", 0) == held for r in self.rows)
+
+    def put(self, row: dict):
+        """Replace the stage's row in place, or append it; table.json is rewritten."""
+        at = [i for i, r in enumerate(self.rows) if r["stage"] == row["stage"]]
+        self.rows = self.rows[:at[0]] + [row] + self.rows[at[0] + 1:] if at else self.rows + [row]
+        runs.atomic_write_text(self.path, json.dumps(self.rows, indent=2))
+
+    def evaluate_base(self, model: str, settings: dict):
+        """The starting model, in the first stage's `settings` (`pipeline.eval_settings`),
+        unless it was evaluated on these sets already."""
+        if not self.current("base", self.n_base, self.n_held_base):
+            print(f"== evaluating the starting model on {self.n_base} held-out problems and "
+                  f"{self.n_held_base} in held-out templates ==", flush=True)
+            self.put({"stage": "base", **eval_stage(model, self.n_base, self.max_new_tokens,
+                                                    engine=self.engine, heldout=self.n_held_base,
+                                                    **settings),
+                      "where": model})
+
+    def evaluate_finished(self, label: str, stage_dir: Path, settings: dict):
+        """A stage finished earlier, evaluated again where the sets changed (e.g. --resume
+        --eval_problems 512: a larger held-out set)."""
+        if not self.current(label):
+            print(f"== evaluating {label} on {self.n_eval} held-out problems and {self.n_held} in "
+                  "held-out templates ==", flush=True)
+            done_row = json.loads((stage_dir / "DONE.json").read_text())
+            self.put({**done_row, **eval_stage(str(stage_dir / "checkpoint"), self.n_eval,
+                                               self.max_new_tokens, engine=self.engine,
+                                               heldout=self.n_held, **settings)})
+
+    def cap_time_budget(self, name: str, sc, evals_left: int):
+        """A time-budgeted stage (its Config's `time_budget_minutes` > 0) gets at most what the
+        run's budget leaves after the `evals_left` evaluations still to come, at the latest
+        evaluation's pace."""
+        pace = self.s_per_problem()
+        if self.budget_min and pace and getattr(sc, "time_budget_minutes", 0) > 0:
+            # - 10 s: the checkpoint save
+            cap = (self.left_s() - evals_left * (self.n_eval + self.n_held) * pace - 10) / 60
+            if cap < sc.time_budget_minutes:
+                print(f"== {name}: time budget {max(cap, 0.5):.1f} min instead of "
+                      f"{sc.time_budget_minutes:g}: what the run's {self.budget_min:g} min leave "
+                      f"after {evals_left} evaluation(s) of {self.n_eval} + {self.n_held} problems"
+                      f" at {pace:.2f} s each ==", flush=True)
+                sc.time_budget_minutes = max(cap, 0.5)
+
+    def evaluate_trained(self, label: str, stage_dir: Path, settings: dict, evals_left: int,
+                         elastic: int) -> dict:
+        """A stage's checkpoint, just trained. The run's first such evaluation sizes the sets, once,
+        to what the budget leaves, keeping MIN_ELASTIC_MINUTES for each of the `elastic`
+        (time-budgeted) stages still to train."""
+        def fit(pace: float, done: int) -> int:
+            # its last term: the held-out templates (at most this many)
+            reserve = 60 * MIN_ELASTIC_MINUTES * elastic + 30 + evals_left * self.n_held * pace
+            n = fit_eval_problems(self.left_s(), pace, evals_left, reserve, self.n_eval, done)
+            if n < self.n_eval:
+                print(f"== {self.n_eval} held-out problems do not fit the run's "
+                      f"{self.budget_min:g} min on this machine ({pace:.2f} s each, "
+                      f"{self.left_s() / 60:.1f} min left): every stage is evaluated on {n} (and "
+                      f"{self.n_held * n // self.n_eval} in held-out templates) ==", flush=True)
+                self.n_eval, self.n_held = n, self.n_held * n // self.n_eval
+            return n
+        use_fit = fit if self.budget_min and not self.fixed else None
+        self.fixed = True
+        return {"stage": label, **eval_stage(str(stage_dir / "checkpoint"), self.n_eval,
+                                             self.max_new_tokens, use_fit, self.engine,
+                                             heldout=self.n_held, **settings)}
+
+    def finish(self, plan: list[tuple], name: str, out: Path) -> list[dict]:
+        """The rows paired with the rows above (`with_paired`) in table.json, the table printed
+        and in table.md, and the figures (`write_figures`, with its `plan`)."""
+        self.rows = with_paired(self.rows)
+        runs.atomic_write_text(self.path, json.dumps(self.rows, indent=2))
+        runs.atomic_write_text(out / "table.md", print_table(self.rows) + "\n")
+        write_figures(self.rows, plan, name, out)
+        return self.rows
