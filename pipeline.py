@@ -577,7 +577,7 @@ def run(cfg: Config) -> list[dict]:
     rows = evals.finish(figures, f"{cfg.recipe} ({cfg.scale})", out)
     print(f"\nwall time {(time.time() - t_start) / 60:.1f} min"
           + (f" (budget {evals.budget_min:g} min, --time_budget_minutes)"
-             if evals.budget_min else ""))
+             if evals.budget_min else "") + f", peak RSS {runs.peak_rss_gb():.1f} GB")
     return rows
 
 
