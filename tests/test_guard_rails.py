@@ -185,7 +185,12 @@ def test_ctrl_c_says_where_the_last_save_is_and_how_to_resume(tmp_path):
     while not (out / "state.pt").exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
-    err = proc.communicate(timeout=120)[1]
+    try:
+        err = proc.communicate(timeout=120)[1]
+    except subprocess.TimeoutExpired:  # say where the child was when it ignored the signal
+        proc.kill()
+        err = proc.communicate()[1]
+        pytest.fail(f"no exit within 120 s of SIGINT; the child's stderr ends:\n{err[-3000:]}")
     assert proc.returncode == 130, err[-2000:]
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-2000:]
     assert "the last save is step" in err and f"in {out}" in err and "--resume" in err
