@@ -264,27 +264,30 @@ class Evaluations:
         self.rows = self.rows[:at[0]] + [row] + self.rows[at[0] + 1:] if at else self.rows + [row]
         runs.atomic_write_text(self.path, json.dumps(self.rows, indent=2))
 
+    def evaluate(self, label: str, checkpoint: str, n: int, held: int, settings: dict) -> dict:
+        """`checkpoint` on `n` held-out problems and `held` in held-out templates (`eval_stage`,
+        in `settings`: `pipeline.eval_settings`), said first."""
+        what = "the starting model" if label == "base" else label
+        print(f"== evaluating {what} on {n} held-out problems and {held} in held-out templates ==",
+              flush=True)
+        return eval_stage(checkpoint, n, self.max_new_tokens, engine=self.engine, heldout=held,
+                          **settings)
+
     def evaluate_base(self, model: str, settings: dict):
-        """The starting model, in the first stage's `settings` (`pipeline.eval_settings`),
-        unless it was evaluated on these sets already."""
+        """The starting model, in the first stage's `settings`, unless it was evaluated on these
+        sets already."""
         if not self.current("base", self.n_base, self.n_held_base):
-            print(f"== evaluating the starting model on {self.n_base} held-out problems and "
-                  f"{self.n_held_base} in held-out templates ==", flush=True)
-            self.put({"stage": "base", **eval_stage(model, self.n_base, self.max_new_tokens,
-                                                    engine=self.engine, heldout=self.n_held_base,
-                                                    **settings),
+            self.put({"stage": "base", **self.evaluate("base", model, self.n_base,
+                                                       self.n_held_base, settings),
                       "where": model})
 
     def evaluate_finished(self, label: str, stage_dir: Path, settings: dict):
         """A stage finished earlier, evaluated again where the sets changed (e.g. --resume
         --eval_problems 512: a larger held-out set)."""
         if not self.current(label):
-            print(f"== evaluating {label} on {self.n_eval} held-out problems and {self.n_held} in "
-                  "held-out templates ==", flush=True)
             done_row = json.loads((stage_dir / "DONE.json").read_text())
-            self.put({**done_row, **eval_stage(str(stage_dir / "checkpoint"), self.n_eval,
-                                               self.max_new_tokens, engine=self.engine,
-                                               heldout=self.n_held, **settings)})
+            self.put({**done_row, **self.evaluate(label, str(stage_dir / "checkpoint"),
+                                                  self.n_eval, self.n_held, settings)})
 
     def cap_time_budget(self, name: str, sc, evals_left: int):
         """A time-budgeted stage (its Config's `time_budget_minutes` > 0) gets at most what the
