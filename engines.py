@@ -4,7 +4,8 @@
   returns `list[Completion]`, n samples per prompt, prompt-major order.
 * `HFEngine`: batched, left-padded HF `generate`. `VLLMEngine`: vLLM in this process, with
   `sync_weights(model)` after each optimizer step and the engine's own sampled-token log-probs;
-  `logprob_mismatch` compares those with the trainer's.
+  `logprob_mismatch` compares those with the trainer's (GRPO compares them in its training pass
+  instead: `engine_logprobs` lays them out like the batch).
 * `generate_with_thinking_budget`: Qwen3's thinking budget (Qwen3 technical report §4.3).
 """
 from __future__ import annotations
@@ -14,7 +15,6 @@ import contextlib
 import gc
 import importlib.util
 import json
-import math
 import os
 import shutil
 import tempfile
@@ -217,18 +217,27 @@ def engine_shape(model, kwargs: dict) -> tuple:
             json.dumps(kwargs, sort_keys=True, default=str))
 
 
-def kv_cache_gib(model, max_model_len: int, sequences: int = 64) -> int:
-    """KV cache for `sequences` sequences of `max_model_len` tokens in float32 (vLLM on CPU
-    takes its size in GiB from VLLM_CPU_KVCACHE_SPACE): 2 (K, V) x layers x KV heads x head_dim
-    x 4 bytes per token. SmolLM2-135M: 46 KB per token, 64 x 512 tokens -> 2 GiB."""
+def kv_cache_bytes(model, max_model_len: int, sequences: int = 64) -> int:
+    """KV cache for `sequences` sequences of `max_model_len` tokens in float32 (vLLM on CPU;
+    its `kv_cache_memory_bytes`): 2 (K, V) x layers x KV heads x head_dim x 4 bytes per token.
+    SmolLM2-135M: 46 KB per token, so 64 x 512 tokens take 1.4 GiB and GRPO's 8 rollouts of a
+    bench step 0.2 GiB. At most 8 GiB.
+
+    >>> from transformers import LlamaConfig
+    >>> class M: config = LlamaConfig(num_hidden_layers=30, hidden_size=576,
+    ...                               num_attention_heads=9, num_key_value_heads=3)
+    >>> kv_cache_bytes(M, 512, 64) / 2**30, kv_cache_bytes(M, 512, 8) / 2**20
+    (1.40625, 180.0)
+    """
     c = distributed.unwrap(model).config
     head_dim = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
     kv_heads = getattr(c, "num_key_value_heads", None) or c.num_attention_heads
     per_token = 2 * c.num_hidden_layers * kv_heads * head_dim * 4
-    return max(1, min(8, math.ceil(per_token * max_model_len * sequences / 2**30)))
+    return min(8 << 30, per_token * max_model_len * max(1, sequences))
 
 
-def make_engine(kind: str, model, tokenizer, max_model_len: int = 1024, **engine_kwargs):
+def make_engine(kind: str, model, tokenizer, max_model_len: int = 1024, sequences: int = 64,
+                **engine_kwargs):
     """`--engine auto|hf|vllm`. auto: vLLM wherever it imports and supports the model (the
     environment variable RR_ENGINE=hf|vllm changes what auto means), else HF with one line
     saying why.
@@ -237,6 +246,8 @@ def make_engine(kind: str, model, tokenizer, max_model_len: int = 1024, **engine
     config (the next stage, an evaluation, the pass-rate filter) gets the running engine with
     `model`'s weights synced into it, so the start-up (8-10 s on CPU) is paid once per run; a
     longer `max_model_len` (prompt + completion tokens) than the running engine's restarts it.
+    `sequences`: how many sequences of that length the KV cache holds at once on CPU
+    (`kv_cache_bytes`; VLLM_CPU_KVCACHE_SPACE, in GiB, overrides it); more wait their turn.
     An engine serves one live model: while the model it was synced from is still alive (a
     teacher and a same-shape student, say), another model of that shape gets its own engine."""
     if kind == "auto":
@@ -276,8 +287,8 @@ def make_engine(kind: str, model, tokenizer, max_model_len: int = 1024, **engine
         engine.close()
     for other in [e for e in ENGINES.values() if e.serving() in (None, model)]:
         other.close()      # its model is gone, or is `model` with another shape (RoPE rescaled)
-    if not torch.cuda.is_available() and "VLLM_CPU_KVCACHE_SPACE" not in USER_ENV:
-        os.environ["VLLM_CPU_KVCACHE_SPACE"] = str(kv_cache_gib(model, max_model_len))
+    if not torch.cuda.is_available():
+        engine_kwargs["kv_cache_memory_bytes"] = kv_cache_bytes(model, max_model_len, sequences)
     engine = VLLMEngine(model, tokenizer, max_model_len=max_model_len, **engine_kwargs)
     ENGINES[shape, slot] = engine
     return engine
@@ -290,7 +301,6 @@ def close_engines():
 
 
 WARNED: set[str] = set()
-USER_ENV = set(os.environ)   # variables the user set before this module was imported
 atexit.register(close_engines)
 
 
@@ -365,6 +375,7 @@ class VLLMEngine:
                  gpu_memory_utilization: float = 0.3, max_model_len: int = 4096,
                  dtype: str = "auto", enable_sleep_mode: bool = False,
                  tensor_parallel_size: int = 1, enforce_eager: bool = False, seed: int = 0,
+                 kv_cache_memory_bytes: int | None = None,
                  batch_size: int | None = None):  # batch_size: HFEngine's; vLLM batches itself
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         if tensor_parallel_size > 1:  # the sync function is pickled to the worker processes
@@ -407,6 +418,7 @@ class VLLMEngine:
                        max_model_len=max_model_len, gpu_memory_utilization=gpu_memory_utilization,
                        tensor_parallel_size=tensor_parallel_size,
                        enable_sleep_mode=enable_sleep_mode, enforce_eager=enforce_eager, seed=seed,
+                       kv_cache_memory_bytes=kv_cache_memory_bytes,
                        logprobs_mode="processed_logprobs",  # log-probs of the sampling distribution
                        generation_config="vllm",  # no defaults from generation_config.json
                        **launcher, **cpu_prefill)
@@ -517,6 +529,20 @@ def _repack_tied_lm_head(engine_model):
             and getattr(head, "weight", None) is getattr(embed, "weight", False) \
             and getattr(head, "quant_method", None) is not None:
         head.quant_method.process_weights_after_loading(head)
+
+
+def engine_logprobs(completions: list[Completion], width: int) -> torch.Tensor | None:
+    """The engine's sampled-token log-probs laid out as `models.completion_batch`'s loss mask
+    ([N, width - 1]: the log-prob of completion token j at column p_len - 1 + j, p_len the
+    longest prompt), NaN where the engine gave none; None when it gave none at all (HF)."""
+    if not any(c.logprobs for c in completions):
+        return None
+    out = torch.full((len(completions), width - 1), float("nan"))
+    p_len = max(len(c.prompt_ids) for c in completions)
+    for b, c in enumerate(completions):
+        lp = (c.logprobs or [])[:len(c.completion_ids)]
+        out[b, p_len - 1:p_len - 1 + len(lp)] = torch.tensor(lp, dtype=torch.float)
+    return out
 
 
 @torch.no_grad()

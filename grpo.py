@@ -130,6 +130,9 @@ class Config:
         "epochs); 1 with a full mini-batch = on-policy")
     mini_batch_size: int = flag(0, "completions per optimizer step (0: all, one step per pass)")
     micro_batch_size: int = flag(8, "completions per forward/backward (gradients accumulate)")
+    bf16: str = flag("auto", "bfloat16 autocast of the training forward (float32 weights): auto "
+        "(a GPU with bf16, a CPU with AVX512-BF16 or AMX), true, false",
+        choices=["auto", "true", "false"])
     share_prompt: bool = flag(True, "run each distinct prompt through the decoder once per "
         "micro-batch and its rollouts on top of its KV cache (same log-probs and gradients up "
         "to rounding; G=8, 50-token prompts: ~1/3 fewer decoder tokens)")
@@ -558,19 +561,21 @@ def evaluate(engine, tasks, prompts, cfg, max_tokens) -> dict:
 # ==============================================================================================
 # The update: grpo_loss over the batch, in passes, mini-batches and micro-batches
 # ==============================================================================================
-def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, cfg, beta,
-                   entropy_coef, max_tokens, step, times) -> dict:
+def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, engine_logp, cfg,
+                   beta, entropy_coef, max_tokens, step, times) -> dict:
     """`num_iterations` passes over the rollout batch in mini-batches of `mini_batch_size`, one
     optimizer step each (`grpo_loss` on every micro-batch). Strictly on-policy (1 pass, one
     mini-batch) recomputes no old log-probs: ρ = exp(logp - logp.detach()) = 1 with the
-    policy-gradient gradient. Rows whose mask is all 0 (left out of the loss) add nothing."""
+    policy-gradient gradient. Rows whose mask is all 0 (left out of the loss) add nothing.
+    `engine_logp` (vLLM's, or None): compared with the old log-probs, `logprob_mismatch`."""
     N, micro = ids.shape[0], max(1, cfg.micro_batch_size)
     mb = cfg.mini_batch_size or N
     on_policy = cfg.num_iterations == 1 and mb >= N
     scorer = models.ResponseScorer(ids, attn, loss_mask, cfg.temperature, cfg.share_prompt)
     t0 = time.perf_counter()
-    old_logp = None if on_policy else scorer.all_rows(model, micro)
-    ref_logp = scorer.all_rows(ref_model, micro) if ref_model is not None and beta > 0 else None
+    with models.autocast(cfg.bf16):
+        old_logp = None if on_policy else scorer.all_rows(model, micro)
+        ref_logp = scorer.all_rows(ref_model, micro) if ref_model is not None and beta > 0 else None
     need_entropy = entropy_coef > 0
     stats = grpo_log.LossStats()
     model.train()
@@ -584,7 +589,8 @@ def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, cfg, 
             for s in range(0, len(mini), micro):
                 sel = mini[s:s + micro]
                 i, a, mask, cols = scorer.rows(sel)
-                logp, entropy = scorer.logprobs(model, i, a, need_entropy)
+                with models.autocast(cfg.bf16):
+                    logp, entropy = scorer.logprobs(model, i, a, need_entropy)
                 old = logp.detach() if old_logp is None else old_logp[sel, cols]
                 # normalisers of the global mini-batch: each rank divides by the mean per rank and
                 # DDP/FSDP2 average gradients, so dapo = Σ_ranks loss / Σ_ranks tokens and grpo,
@@ -599,6 +605,8 @@ def train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv, cfg, 
                 loss.backward()
                 stats.add(loss, logp, mask, clipped, kl, entropy if need_entropy else None,
                           first_pass=it == 0)
+                if it == 0 and engine_logp is not None:   # the sampler's policy vs the trainer's
+                    stats.add_mismatch(old, engine_logp[sel, cols], mask)
             grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
             stats.optimizer_step(grad_norm)
             optimizer.step()
@@ -661,9 +669,6 @@ def train(cfg: Config) -> Path:
         if no_signal:
             grpo_log.no_signal_warning(step + 1, no_signal, samples.groups, cfg)
         else:
-            if samples.completions[0].logprobs:   # vLLM's: the trainer's unless the sync broke
-                metrics["logprob_mismatch"] = engines.logprob_mismatch(
-                    samples.completions[:8], model, cfg.temperature)
             # ---- advantage: the group is the baseline ----
             adv = group_advantages(samples.reward, cfg.num_generations, cfg.scale_rewards,
                                    keep=samples.keep)
@@ -671,6 +676,7 @@ def train(cfg: Config) -> Path:
             ids, attn, loss_mask = models.completion_batch(samples.completions, samples.keep,
                                                            tok.pad_token_id)
             train_stats = train_on_batch(model, optimizer, ref_model, ids, attn, loss_mask, adv,
+                                         engines.engine_logprobs(samples.completions, ids.shape[1]),
                                          cfg, beta, entropy_coef, max_tokens, step, times)
             # ---- sync the inference engine ----
             with runs.timer(times, "sync_s"):

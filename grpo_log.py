@@ -36,7 +36,7 @@ class LossStats:
 
     def __init__(self):
         self.loss = self.grad_norm = self.clip = self.kl = self.entropy_full = 0.0
-        self.entropy = self.tokens = 0.0
+        self.entropy = self.tokens = self.mismatch = self.mismatch_tokens = 0.0
         self.optimizer_steps = 0
         self.has_kl = self.has_entropy_full = False
 
@@ -54,6 +54,13 @@ class LossStats:
         self.clip += float((clipped.float() * mask).sum())
         self.loss += loss.item()
 
+    def add_mismatch(self, trainer_logp, engine_logp, mask):
+        """|log π_trainer - log π_engine| over the sampled tokens the engine scored (not NaN)."""
+        mask = mask * engine_logp.isfinite()
+        gap = (trainer_logp.detach().float() - engine_logp.nan_to_num()).abs()
+        self.mismatch += float((gap * mask).sum())
+        self.mismatch_tokens += float(mask.sum())
+
     def optimizer_step(self, grad_norm):
         self.grad_norm += float(grad_norm)
         self.optimizer_steps += 1
@@ -65,6 +72,8 @@ class LossStats:
         out = {"loss": self.loss / steps, "grad_norm": self.grad_norm / steps,
                "clip_frac": self.clip / (tok * passes), "entropy": self.entropy / tok,
                "train_tokens": train_tokens * passes, "optimizer_steps": self.optimizer_steps}
+        if self.mismatch_tokens:
+            out["logprob_mismatch"] = self.mismatch / self.mismatch_tokens
         if self.has_kl:
             out["kl"] = self.kl / (tok * passes)
         if self.has_entropy_full:

@@ -129,10 +129,12 @@ def check_tasks(cfg, tasks: list[dict], prompts: list[list[int]], model):
 
 def rollout_engine(cfg, model, tok, prompts: list[list[int]], stages: list[tuple[int, int]]):
     """The engine of the rollouts and evaluations (`engines.make_engine`; HF ignores the
-    length): the longest prompt and context stage fit, with 64 tokens for a thinking-budget cue.
+    length): the longest prompt and context stage fit, with 64 tokens for a thinking-budget cue;
+    its KV cache holds a step's rollouts (and up to 64 evaluation prompts) at once.
     With --tools a python block the policy writes runs in the sandbox (`tools.ToolEngine`)."""
     longest = max(len(p) for p in prompts) + max(t for t, _ in stages) + 64
-    engine = engines.make_engine(cfg.engine, model, tok, max_model_len=longest)
+    at_once = max(cfg.prompts_per_step * cfg.num_generations, min(cfg.eval_problems, 64))
+    engine = engines.make_engine(cfg.engine, model, tok, max_model_len=longest, sequences=at_once)
     return tools.ToolEngine(engine, max_calls=cfg.max_tool_calls) if cfg.tools else engine
 
 

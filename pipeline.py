@@ -134,14 +134,15 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             "math_families": pick(scale, "arithmetic,percent", "", ""),
             "num_generations": pick(scale, 8, 8, 8), "prompts_per_step": pick(scale, 8, 32, 64),
             "max_completion_length": pick(scale, 96, 8192, 31744),
-            # demo: up to 20 steps within the run's time budget; no reference model and no entropy
+            # demo: as many steps as the run's time budget leaves; no reference model and no entropy
             # bonus (β 0, c 0): at 0.001 each, the KL term stayed below 0.01 and the two cost ~25%
             # of a step. Groups are kept by correctness (DAPO eq. 11; this project's choice, not
             # Phi-4's): at 96 tokens the length term is flat, so an all-right or all-wrong group
             # differs only by the 1/13 repetition term, which the group std would inflate to
             # A = ±1. The phi4 reward scores truncated completions itself (-0.5 without EOS): kept
             # as is
-            "max_steps": pick(scale, 20, 90, 90), "time_budget_minutes": pick(scale, 9.0, 0.0, 0.0),
+            "max_steps": pick(scale, 60, 90, 90),
+            "time_budget_minutes": pick(scale, 14.0, 0.0, 0.0),
             "filter_groups_by": pick(scale, "acc", "reward", "reward"),
             "learning_rate": pick(scale, 1e-5, 5e-8, 5e-8),
             "beta": pick(scale, 0.0, 0.001, 0.001), "entropy_coef": pick(scale, 0.0, 0.001, 0.001),

@@ -128,7 +128,7 @@ class Config:
     save_steps: int = field(default=50, metadata={"help": (
         "checkpoint (model + state.pt) every N steps")})
     bf16: str = field(default="auto", metadata={"help": (
-        "bfloat16 autocast: auto (where the GPU has it), true, false"),
+        "bfloat16 autocast: auto (a GPU with bf16, a CPU with AVX512-BF16 or AMX), true, false"),
         "choices": ["auto", "true", "false"]})
     max_repetition: float = field(default=0.5, metadata={"help": (
         "filter: drop responses whose fraction of repeated word 8-grams exceeds this")})
@@ -517,7 +517,6 @@ def train(cfg: Config) -> Path:
         return evaluate_only(cfg)
     run = runs.open_run(cfg.output_dir, cfg, cfg.resume, cfg.overwrite)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    use_bf16 = cfg.bf16 == "true" or (cfg.bf16 == "auto" and models.bf16_supported())
 
     # ---- data: model with think tokens, RoPE, template; examples (a resumed run reloads both) ----
     if cfg.resume:
@@ -553,7 +552,7 @@ def train(cfg: Config) -> Path:
         n_tokens = distributed.mean_over_ranks(sum(int(b["loss_mask"][:, 1:].sum()) for b in micro))
         loss_sum = 0.0
         for b in micro:
-            with torch.autocast(device, dtype=torch.bfloat16, enabled=use_bf16):
+            with models.autocast(cfg.bf16):
                 loss, _ = sft_loss_sum(model, b)
             (loss / max(n_tokens, 1)).backward()
             training.check_finite(loss, step + 1)

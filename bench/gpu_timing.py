@@ -256,6 +256,7 @@ def run(args) -> list[dict]:
             loss_type="dapo",
             beta=0.0,
             learning_rate=1e-6,
+            bf16="true" if use_bf16 else "false",  # autocast inside train_on_batch
         )
         optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate)
         gen = torch.Generator().manual_seed(0)
@@ -274,22 +275,22 @@ def run(args) -> list[dict]:
             )
             loss_mask = cmask[:, 1:].float()
             dev = lambda x: x.to(args.device)  # noqa: E731
-            with torch.autocast("cuda" if gpu else "cpu", dtype=torch.bfloat16, enabled=use_bf16):
-                return grpo.train_on_batch(
-                    model,
-                    optimizer,
-                    None,
-                    dev(ids),
-                    dev(attn),
-                    dev(loss_mask),
-                    dev(adv),
-                    cfg,
-                    0.0,
-                    0.0,
-                    T,
-                    i,
-                    {},
-                )
+            return grpo.train_on_batch(
+                model,
+                optimizer,
+                None,
+                dev(ids),
+                dev(attn),
+                dev(loss_mask),
+                dev(adv),
+                None,  # engine log-probs: no mismatch here
+                cfg,
+                0.0,
+                0.0,
+                T,
+                i,
+                {},
+            )
 
         warmup_s = None
         if len(steps) > 1:  # first step untimed: kernels, allocator, Adam state

@@ -2,8 +2,9 @@
 
 Configuration (both): the embedded default model (SmolLM2-135M-Instruct), 2 prompts x 4
 generations per step, 64 new tokens, temperature 1.0, beta 0, one iteration (on-policy), HF
-`generate` for rollouts, AdamW lr 1e-6, a dense reward (share of digits in the completion) so
-every group carries signal, no zero-variance filtering. Each run is a fresh process; runs
+`generate` for rollouts, AdamW lr 1e-6, float32 (`--bf16`: both under bf16 autocast), a dense
+reward (share of digits in the completion) so every group carries signal, no zero-variance
+filtering. Each run is a fresh process; runs
 alternate (ours, TRL, ours, TRL, ...) so that load on the machine hits both alike. The first
 step of each run is warm-up and is dropped; we report the median step time over the rest,
 generation and training tokens/s where the tool reports them, and peak RSS (VmHWM).
@@ -47,7 +48,7 @@ def peak_rss_mb() -> float:
     )
 
 
-def run_ours(steps: int, out: Path, engine: str = "hf") -> dict:
+def run_ours(steps: int, out: Path, engine: str = "hf", bf16: bool = False) -> dict:
     sys.path.insert(0, str(ROOT))
     import grpo
     import rewards
@@ -58,6 +59,7 @@ def run_ours(steps: int, out: Path, engine: str = "hf") -> dict:
         prompts_per_step=PROMPTS,
         max_steps=steps,
         **SAME,
+        bf16="true" if bf16 else "false",
         filter_zero_variance=False,
         engine=engine,
         eval_problems=0,
@@ -78,7 +80,7 @@ def run_ours(steps: int, out: Path, engine: str = "hf") -> dict:
     }
 
 
-def run_trl(steps: int, out: Path) -> dict:
+def run_trl(steps: int, out: Path, bf16: bool = False) -> dict:
     import time
 
     sys.path.insert(0, str(ROOT))
@@ -124,7 +126,7 @@ def run_trl(steps: int, out: Path) -> dict:
         save_strategy="no",
         report_to=[],
         use_cpu=True,
-        bf16=False,
+        bf16=bf16,
         gradient_checkpointing=False,
         dataloader_num_workers=0,
         seed=0,
@@ -159,10 +161,11 @@ def run_trl(steps: int, out: Path) -> dict:
     }
 
 
-def child(which: str, steps: int):
+def child(which: str, steps: int, bf16: bool):
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "run"
-        res = run_trl(steps, out) if which == "trl" else run_ours(steps, out, ENGINES[which])
+        res = (run_trl(steps, out, bf16) if which == "trl"
+               else run_ours(steps, out, ENGINES[which], bf16))
     print("RESULT " + json.dumps(res))
 
 
@@ -172,14 +175,17 @@ def main():
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--child", choices=["ours", "ours-vllm", "trl"])
     ap.add_argument("--vllm", action="store_true", help="also time ours with --engine vllm")
+    ap.add_argument("--bf16", action="store_true",
+                    help="both trainers under bf16 autocast (default: float32, both)")
     a = ap.parse_args()
     if a.child:
-        return child(a.child, a.steps)
+        return child(a.child, a.steps, a.bf16)
     results = {"ours": [], "trl": [], **({"ours-vllm": []} if a.vllm else {})}
     for r in range(a.repeats):
         for which in results:
             p = subprocess.run(
-                [sys.executable, __file__, "--child", which, "--steps", str(a.steps)],
+                [sys.executable, __file__, "--child", which, "--steps", str(a.steps)]
+                + (["--bf16"] if a.bf16 else []),
                 capture_output=True,
                 text=True,
             )

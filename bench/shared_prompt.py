@@ -63,10 +63,11 @@ def main():
         times = {"false": [], "true": []}
         for _ in range(args.repeats):
             for share in ("false", "true"):
-                cfg = grpo.parse(["--micro_batch_size", str(G), "--share_prompt", share])
+                cfg = grpo.parse(["--micro_batch_size", str(G), "--share_prompt", share,
+                                  "--bf16", "false"])
                 t = time.perf_counter()
                 grpo.train_on_batch(
-                    model, opt, None, ids, attn, mask, adv, cfg, 0.0, 0.0, 96, 0, {}
+                    model, opt, None, ids, attn, mask, adv, None, cfg, 0.0, 0.0, 96, 0, {}
                 )
                 times[share].append(time.perf_counter() - t)
         off, on = statistics.median(times["false"]), statistics.median(times["true"])

@@ -356,14 +356,45 @@ def test_on_policy_computes_no_old_logprobs(tokenizer, monkeypatch):
     adv = torch.tensor([1.0, -1.0, 0.5, -0.5])
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     cfg = grpo.parse(["--micro_batch_size", "4"])
-    out = grpo.train_on_batch(model, opt, None, ids, attn, mask, adv, cfg, 0.0, 0.0, 8, 0, {})
+    out = grpo.train_on_batch(model, opt, None, ids, attn, mask, adv, None, cfg, 0.0, 0.0, 8, 0, {})
     assert calls == [True] and out["clip_frac"] == 0.0 and out["optimizer_steps"] == 1
     calls.clear()
     cfg = grpo.parse(["--micro_batch_size", "2", "--num_iterations", "2", "--mini_batch_size", "2"])
-    out = grpo.train_on_batch(model, opt, None, ids, attn, mask, adv, cfg, 0.0, 0.0, 8, 0, {})
+    out = grpo.train_on_batch(model, opt, None, ids, attn, mask, adv, None, cfg, 0.0, 0.0, 8, 0, {})
     assert (
         calls == [False] * 2 + [True] * 4 and out["optimizer_steps"] == 4
     )  # old log-probs once, 2 micro-batches
+
+
+def test_logprob_mismatch_comes_from_the_training_pass(tokenizer):
+    """The engine's log-probs, laid out like the batch (`engines.engine_logprobs`), are compared
+    with the trainer's in the update's own forward pass: an engine that is off by 0.1 nats on
+    every token it sampled reads 0.1; its inserted tokens (sampled_mask 0) and a completion
+    without log-probs are left out."""
+    model, _ = models.load_policy("tiny")
+    prompts, comps = [[1, 5, 9], [1, 5, 9], [6, 2]], [[7, 8, 3], [7], [9, 9]]
+    ids, attn, cmask = models.pad_batch(prompts, comps, tokenizer.pad_token_id)
+    with torch.no_grad():
+        true, _ = models.token_logprobs(model, ids, attn)
+    p_len = 3
+    completions = [
+        engines.Completion(i, p, c, "", False,
+                           logprobs=[float(true[b, p_len - 1 + j]) + 0.1 for j in range(len(c))])
+        for b, (i, p, c) in enumerate(zip(range(3), prompts, comps))
+    ]
+    completions[0].logprobs[2] += 5.0           # an inserted token: not sampled, not compared
+    completions[0].sampled_mask = [1, 1, 0]
+    completions[2].logprobs = None              # no log-probs from the engine for this one
+    ids, attn, mask = models.completion_batch(completions, torch.ones(3, dtype=torch.bool),
+                                              tokenizer.pad_token_id)
+    engine = engines.engine_logprobs(completions, ids.shape[1])
+    assert engine.shape == mask.shape and int(engine.isfinite().sum()) == 4
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    cfg = grpo.parse(["--micro_batch_size", "2", "--bf16", "false"])
+    out = grpo.train_on_batch(model, opt, None, ids, attn, mask, torch.tensor([1.0, -1.0, 0.5]),
+                              engine, cfg, 0.0, 0.0, 8, 0, {})
+    assert out["logprob_mismatch"] == pytest.approx(0.1, abs=1e-4)
+    assert engines.engine_logprobs([c for c in completions if not c.logprobs], 5) is None
 
 
 def test_shared_prompt_training_step_equals_the_unshared_one(tokenizer):
@@ -386,6 +417,8 @@ def test_shared_prompt_training_step_equals_the_unshared_one(tokenizer):
         )  # Adam would magnify rounding in ~0 gradients
         cfg = grpo.parse(
             [
+                "--bf16",
+                "false",  # float32: the comparison is to rounding
                 "--micro_batch_size",
                 "3",
                 "--num_iterations",
@@ -397,7 +430,9 @@ def test_shared_prompt_training_step_equals_the_unshared_one(tokenizer):
             ]
         )
         stats.append(
-            grpo.train_on_batch(model, opt, ref, ids, attn, mask, adv, cfg, 0.01, 0.01, 8, 0, {})
+            grpo.train_on_batch(
+                model, opt, ref, ids, attn, mask, adv, None, cfg, 0.01, 0.01, 8, 0, {}
+            )
         )
         after.append(torch.cat([p.detach().flatten() for p in model.parameters()]))
     before = torch.cat([p.detach().flatten() for p in models.load_policy("tiny")[0].parameters()])

@@ -310,9 +310,9 @@ def test_kv_cache_is_sized_for_the_job(tiny):
     class Smol:
         config = Config()
 
-    assert engines.kv_cache_gib(Smol(), 512) == 2  # 64 x 512 x 46 080 B = 1.4 GiB
-    assert engines.kv_cache_gib(Smol(), 96) == 1
-    assert engines.kv_cache_gib(Smol(), 100_000) == 8  # capped
+    assert engines.kv_cache_bytes(Smol(), 512) == 64 * 512 * 46_080  # 1.4 GiB
+    assert engines.kv_cache_bytes(Smol(), 160, sequences=8) == 8 * 160 * 46_080  # 5.6 MiB
+    assert engines.kv_cache_bytes(Smol(), 100_000) == 8 << 30  # capped
 
 
 def test_logprob_mismatch_worked_example(tiny, tokenizer):
