@@ -74,6 +74,7 @@ def run_ours(steps: int, out: Path, engine: str = "hf", bf16: bool = False) -> d
     rows = [json.loads(l) for l in (out / "metrics.jsonl").read_text().splitlines()]
     return {
         "step_s": [r["step_s"] for r in rows],
+        **{k: [r.get(k, 0.0) for r in rows] for k in ("gen_s", "train_s", "sync_s")},
         "gen_tokens_per_s": [r.get("gen_tokens_per_s") for r in rows],
         "train_tokens_per_s": [r.get("train_tokens_per_s") for r in rows],
         "peak_rss_mb": peak_rss_mb(),
@@ -194,9 +195,14 @@ def main():
                 raise RuntimeError(f"{which} run failed:\n{p.stderr[-3000:]}")
             res = json.loads(line[7:])
             results[which].append(res)
+            parts = ", ".join(
+                f"{k} {statistics.median(res[k][1:]):.2f}"
+                for k in ("gen_s", "train_s", "sync_s")
+                if k in res and res[k][1:]
+            )
             print(
                 f"repeat {r} {which}: steps {['%.1f' % s for s in res['step_s']]} s, "
-                f"peak RSS {res['peak_rss_mb']:.0f} MB",
+                f"peak RSS {res['peak_rss_mb']:.0f} MB" + (f" (median {parts} s)" if parts else ""),
                 flush=True,
             )
     med = {
