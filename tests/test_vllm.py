@@ -125,9 +125,9 @@ def test_sync_weights_after_optimizer_step(tiny_vllm):
 
 @pytest.fixture(scope="module")
 def smollm2_vllm():
-    """The embedded SmolLM2-135M-Instruct and its vLLM engine (float32 on CPU)."""
+    """The embedded SmolLM2-135M-Instruct and its vLLM engine in float32, as the trainer."""
     model, tok = models.load_policy()
-    engine = engines.make_engine("vllm", model, tok, max_model_len=384)
+    engine = engines.make_engine("vllm", model, tok, max_model_len=384, dtype="float32")
     yield model, tok, engine
     engine.close()
 
@@ -154,7 +154,7 @@ def test_embedded_model_on_vllm_agrees_with_the_trainer(smollm2_vllm):
         for a, b in zip(engine.generate(prompts, greedy), hf)
     ]
     assert sum(agree) >= 5, agree  # float32 on both sides: ties are rare
-    assert engines.make_engine("vllm", model, tok, max_model_len=256) is engine
+    assert engines.make_engine("vllm", model, tok, max_model_len=256, dtype="float32") is engine
 
 
 @pytest.mark.vllm
@@ -231,8 +231,9 @@ def fake_vllm(monkeypatch):
 def test_auto_picks_vllm_wherever_it_can(fake_vllm, tiny, tokenizer):
     engine = engines.make_engine("auto", tiny, tokenizer, gpu_memory_utilization=0.4)
     assert isinstance(engine, FakeVLLMEngine) and engine.kwargs["gpu_memory_utilization"] == 0.4
-    if not torch.cuda.is_available():  # vLLM's CPU default would be bf16
-        assert engine.kwargs["dtype"] == "float32"
+    if not torch.cuda.is_available():  # bf16 only where the CPU has bf16 math
+        assert engine.kwargs["dtype"] == ("bfloat16" if models.bf16_supported() else "float32")
+        assert engine.kwargs["kv_cache_memory_bytes"] > 0
 
 
 def test_auto_falls_back_to_hf_with_one_line_saying_why(
