@@ -4,13 +4,15 @@ Configuration (both): the embedded default model (SmolLM2-135M-Instruct), 2 prom
 generations per step, 64 new tokens, temperature 1.0, beta 0, one iteration (on-policy), HF
 `generate` for rollouts, AdamW lr 1e-6, float32 (`--bf16`: both under bf16 autocast), a dense
 reward (share of digits in the completion) so every group carries signal, no zero-variance
-filtering. Each run is a fresh process; runs
-alternate (ours, TRL, ours, TRL, ...) so that load on the machine hits both alike. The first
-step of each run is warm-up and is dropped; we report the median step time over the rest,
+filtering. `--vllm` also times ours with `--engine vllm` (the engine `engines.make_engine`
+builds: bf16 on a CPU with bf16 math, else float32; its KV cache sized for the step's 8
+rollouts). Each run is a fresh process; runs alternate (ours, TRL, ours, TRL, ...) so that load
+on the machine hits both alike. The first step of each run is warm-up and is dropped; we report
+the median step time over the rest, our step's generation / training / sync seconds,
 generation and training tokens/s where the tool reports them, and peak RSS (VmHWM).
 
     pip install -r bench/requirements.txt
-    python bench/grpo_vs_trl.py --repeats 2 --steps 4 [--vllm]
+    python bench/grpo_vs_trl.py --repeats 2 --steps 4 [--vllm] [--bf16]
 """
 
 from __future__ import annotations
