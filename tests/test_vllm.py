@@ -233,7 +233,11 @@ def test_auto_picks_vllm_wherever_it_can(fake_vllm, tiny, tokenizer):
     assert isinstance(engine, FakeVLLMEngine) and engine.kwargs["gpu_memory_utilization"] == 0.4
     if not torch.cuda.is_available():  # bf16 only where the CPU has bf16 math
         assert engine.kwargs["dtype"] == ("bfloat16" if models.bf16_supported() else "float32")
-        assert engine.kwargs["kv_cache_memory_bytes"] > 0
+        dtype_bytes = 2 if engine.kwargs["dtype"] == "bfloat16" else 4
+        # sized for 64 sequences of the default 1024 tokens in the engine's dtype
+        assert engine.kwargs["kv_cache_memory_bytes"] == engines.kv_cache_bytes(
+            tiny, 1024, 64, dtype_bytes
+        )
 
 
 def test_auto_falls_back_to_hf_with_one_line_saying_why(
