@@ -482,7 +482,7 @@ def train(cfg: Config) -> Path:
     engine = engines.make_engine(cfg.engine, student, tok,
                                  max_model_len=max_len(train_prompts + eval_prompts, cfg))
     optimizer = torch.optim.AdamW(student.parameters(), lr=cfg.learning_rate,
-                                  weight_decay=cfg.weight_decay, fused=True)
+                                  weight_decay=cfg.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min(1.0, (s + 1) / cfg.warmup_steps) if cfg.warmup_steps else 1.0)
     if state:

@@ -634,8 +634,8 @@ def train(cfg: Config) -> Path:
     reward_fn = grpo_setup.make_reward(cfg)
     stages = training.parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
     engine = grpo_setup.rollout_engine(cfg, model, tok, train_prompts + test_prompts, stages)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate,   # fused: one kernel
-                                  weight_decay=cfg.weight_decay, fused=True)  # (CPU: 3.6x)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate,
+                                  weight_decay=cfg.weight_decay)
     controller = EntropyController(cfg.target_entropy, cfg.entropy_coef_delta, cfg.entropy_coef_min,
                                    cfg.entropy_coef_max, coef=cfg.entropy_coef)
     total_steps = sum(n for _, n in stages)
