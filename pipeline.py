@@ -63,8 +63,7 @@ class Config:
         "eval_problems); its row is paired with the next on the problems both saw")
     eval_heldout_problems: int = flag(0, "problems in templates held out of training "
         "(data.math_tasks templates='held_out': the same skills in other words) evaluated after "
-        "each stage, next to the in-template set (0: as many as eval_problems, demo 512: GRPO's "
-        "4-point gain there is +31 / -10 (p 0.002) on 512, +9 / -5 (p 0.4) on the first 128; -1: "
+        "each stage, next to the in-template set (0: a quarter of eval_problems, demo 128; -1: "
         "none); where the budget shrinks the evaluation, it shrinks with it; the starting model "
         "gets half of eval_base_problems")
     eval_max_completion_length: int = flag(0, "generation budget of those evaluations (0: the "
@@ -137,8 +136,6 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             "math_families": pick(scale, "arithmetic,percent", "", ""),
             "num_generations": pick(scale, 8, 8, 8), "prompts_per_step": pick(scale, 8, 32, 64),
             "max_completion_length": pick(scale, 96, 8192, 31744),
-            # demo: 16 rollouts a forward/backward train a step in 11.1 s instead of 13.3 (8)
-            "micro_batch_size": pick(scale, 16, 8, 8),
             # demo: as many steps as the run's time budget leaves; no reference model and no entropy
             # bonus (β 0, c 0): at 0.001 each, the KL term stayed below 0.01 and the two cost ~25%
             # of a step. Groups are kept by correctness (DAPO eq. 11; this project's choice, not

@@ -238,7 +238,7 @@ class Evaluations:
             n_eval = evaluated[0]["num_problems"]
         self.fixed = fixed or bool(evaluated)
         self.n_eval, self.n_base = n_eval, n_base
-        self.n_held = 0 if heldout < 0 else heldout or n_eval
+        self.n_held = 0 if heldout < 0 else heldout or n_eval // 4
         # the raw model is slow and solves ~nothing: half its set
         self.n_held_base = min(self.n_held, n_base // 2)
 
