@@ -180,6 +180,9 @@ def test_ctrl_c_says_where_the_last_save_is_and_how_to_resume(tmp_path):
         text=True,
         env=env,
         cwd=ROOT,
+        # a launcher that ignores SIGINT (a background job of a non-interactive shell) passes the
+        # ignore on, and Python then installs no KeyboardInterrupt handler: Ctrl-C as in a terminal
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.time() + 240
     while not (out / "state.pt").exists() and time.time() < deadline and proc.poll() is None:
