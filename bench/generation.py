@@ -41,7 +41,7 @@ def main():
         max_model_len=max(map(len, prompts)) + NEW_TOKENS,
         **({"dtype": a.dtype} if a.dtype else {}),
     )
-    dtype = a.dtype or ("bfloat16" if models.bf16_supported() else "float32")
+    dtype = str(vllm.llm.llm_engine.model_config.dtype).removeprefix("torch.")  # as it serves
     start_s = time.perf_counter() - t
     sync_s = vllm.sync_weights(model)
     hf = engines.HFEngine(model, tok)
