@@ -302,21 +302,45 @@ def token_logprobs(model, input_ids, attention_mask, temperature: float = 1.0,
                           with_entropy)
 
 
+def pack_completions(lengths: list[int], prompt_of: list[int], width: int) -> list[tuple]:
+    """First-fit decreasing: the completions into rows of at most `width` tokens, a row holding
+    completions of one prompt only -> [(prompt, [(completion, offset in the row), ...]), ...].
+
+    >>> pack_completions([5, 3, 4, 2], [0, 0, 0, 1], width=8)
+    [(0, [(0, 0), (1, 5)]), (0, [(2, 0)]), (1, [(3, 0)])]
+    """
+    rows = []                                       # [prompt, members, tokens used]
+    for c in sorted(range(len(lengths)), key=lambda c: -lengths[c]):
+        row = next((r for r in rows if r[0] == prompt_of[c] and r[2] + lengths[c] <= width), None)
+        if row is None:
+            row = [prompt_of[c], [], 0]
+            rows.append(row)
+        row[1].append((c, row[2]))
+        row[2] += lengths[c]
+    return [(p, members) for p, members, _ in rows]
+
+
 def shared_prompt_logprobs(model, input_ids, attention_mask, prompt_len: int,
                            temperature: float = 1.0, chunk_size: int | None = None,
                            with_entropy: bool = False):
     """`token_logprobs(..., start=prompt_len - 1)` with each distinct prompt run through the
-    decoder once: rows are [left-padded prompt (prompt_len columns) | completion], and the G
-    rollouts of a GRPO group share their prompt. -> [B, T - prompt_len]: column j scores
-    completion token j.
+    decoder once and the completions packed without padding: rows are [left-padded prompt
+    (prompt_len columns) | completion], and the G rollouts of a GRPO group share their prompt.
+    -> [B, T - prompt_len]: column j scores completion token j (0 past a completion's end).
 
     1. the distinct prompts (U of them) run once, keeping their keys and values (the KV cache);
-    2. the cache is gathered to the B rows (`index_select`, differentiable: each prompt's
-       gradient is the sum over the rows that share it);
-    3. the completions run on top of it, at positions (prompt length + 0, 1, ...).
+    2. the completions are packed, first-fit, into rows of at most twice the longest one, each
+       row holding completions of one prompt (`pack_completions`), and the cache is gathered to
+       those rows (`reorder_cache`, differentiable: each prompt's gradient sums over its rows);
+    3. the packed rows run on top of it. A block mask lets each token see its prompt and the
+       earlier tokens of its own completion, never a neighbour in the row; its position is
+       (prompt length + its index in the completion), as if it ran alone.
     Token j's log-prob reads the hidden state before it: the prompt's last one for j = 0, then
-    the completion's. Equal to the unshared pass up to float rounding (tests/test_models.py);
-    with 8 rollouts per prompt it skips 7/8 of the prompt tokens' decoder work."""
+    the completion's. Equal to the unshared pass up to float rounding (tests/test_models.py).
+    With 8 rollouts per prompt it skips 7/8 of the prompt tokens' decoder work, and packing
+    skips the padding after the shorter completions (about a quarter of a GRPO micro-batch's
+    columns at the demo's lengths: bench/shared_prompt.py). The custom mask replaces the
+    model's own, so a sliding attention window (absent in Llama, SmolLM2, Qwen3) is not applied."""
     prompt, prompt_attn = input_ids[:, :prompt_len], attention_mask[:, :prompt_len]
     uniq, inverse = torch.unique(torch.cat([prompt, prompt_attn], 1), dim=0, return_inverse=True)
     u_ids, u_attn = uniq[:, :prompt_len], uniq[:, prompt_len:]
@@ -324,15 +348,38 @@ def shared_prompt_logprobs(model, input_ids, attention_mask, prompt_len: int,
     key = cache_key(decoder)
     out = decoder(input_ids=u_ids, attention_mask=u_attn,
                   position_ids=(u_attn.cumsum(-1) - 1).clamp(min=0), use_cache=True)
+    comp, lengths = input_ids[:, prompt_len:], attention_mask[:, prompt_len:].sum(-1)
+    B, T = comp.shape
+    rows = pack_completions(lengths.tolist(), inverse.tolist(), 2 * int(lengths.max()))
+    width = max(1, max(sum(int(lengths[c]) for c, _ in members) for _, members in rows))
+    ids = torch.zeros(len(rows), width, dtype=comp.dtype)
+    pos = torch.zeros_like(ids)
+    owner = torch.full_like(ids, -1)                      # the completion at each column
+    where = torch.zeros(B, dtype=torch.long)              # a completion's first flat position
+    for r, (p, members) in enumerate(rows):
+        for c, off in members:
+            n = int(lengths[c])
+            ids[r, off:off + n], owner[r, off:off + n] = comp[c, :n], c
+            pos[r, off:off + n] = u_attn[p].sum() + torch.arange(n)
+            where[c] = r * width + off
     cache = out[key]
-    cache.reorder_cache(inverse)                                # [U, ...] -> [B, ...]
-    comp, comp_attn = input_ids[:, prompt_len:], attention_mask[:, prompt_len:]
-    positions = prompt_attn.sum(-1, keepdim=True) + comp_attn.cumsum(-1) - 1
-    hidden_c = decoder(input_ids=comp, attention_mask=attention_mask,
-                       position_ids=positions.clamp(min=0), use_cache=True,
+    cache.reorder_cache(torch.tensor([p for p, _ in rows]))   # [U, ...] -> [rows, ...]
+    own = (owner[:, :, None] == owner[:, None, :]) & torch.ones(width, width).bool().tril()
+    sees_prompt = u_attn[[p for p, _ in rows]].bool()[:, None, :].expand(-1, width, -1)
+    mask = torch.cat([sees_prompt, own], -1)[:, None]       # [rows, 1, width, prompt + width]
+    hidden_c = decoder(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
                        **{key: cache}).last_hidden_state
-    hidden = torch.cat([out.last_hidden_state[inverse, -1:], hidden_c[:, :-1]], 1)
-    return _head_logprobs(model, hidden, comp, temperature, chunk_size, with_entropy)
+    hidden = torch.cat([out.last_hidden_state[:, -1], hidden_c.flatten(0, 1)])
+    j = torch.arange(T)[None, :]
+    valid = j < lengths[:, None]
+    if not valid.any():   # no completion tokens at all: zeros, still on the graph for backward
+        return (hidden_c.sum() * 0).expand(B, T).float(), torch.zeros(B, T)
+    src = torch.where(j == 0, inverse[:, None], len(uniq) + where[:, None] + j - 1)[valid]
+    lp, ent = _head_logprobs(model, hidden[src][None], comp[valid][None], temperature,
+                             chunk_size, with_entropy)
+    logp, entropy = torch.zeros(B, T), torch.zeros(B, T)
+    logp[valid], entropy[valid] = lp[0], ent[0]
+    return logp, entropy
 
 
 def _head_logprobs(model, hidden, targets, temperature, chunk_size, with_entropy):

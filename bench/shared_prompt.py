@@ -1,5 +1,7 @@
 """GRPO training pass with and without `--share_prompt`, and HF rollouts with and without the
-shared prompt prefill, side by side.
+shared prompt prefill, side by side. The training table also times the shared pass as it was
+before completions were packed (`padded_shared_logprobs`: every completion padded to the
+longest in its micro-batch), so the packing's gain is measured in the same run.
 
 `grpo.train_on_batch` on the embedded SmolLM2-135M: 8 level-1 math prompts of the demo's
 families (arithmetic, percent; chat template, 38-59 tokens) x G rollouts of 55-85 random tokens
@@ -46,6 +48,28 @@ def batch(tok, G: int, prompts: int = 8, seed: int = 0):
     return ids, attn, cmask[:, 1:].float(), adv, [len(p) for p in p_ids]
 
 
+def padded_shared_logprobs(model, input_ids, attention_mask, prompt_len, temperature=1.0,
+                           chunk_size=None, with_entropy=False):
+    """`models.shared_prompt_logprobs` before packing (commit 99207ed): the prompt's KV cache
+    gathered to every row, the completions run padded to the longest one."""
+    prompt, prompt_attn = input_ids[:, :prompt_len], attention_mask[:, :prompt_len]
+    uniq, inverse = torch.unique(torch.cat([prompt, prompt_attn], 1), dim=0, return_inverse=True)
+    u_ids, u_attn = uniq[:, :prompt_len], uniq[:, prompt_len:]
+    decoder = model.get_decoder()
+    key = models.cache_key(decoder)
+    out = decoder(input_ids=u_ids, attention_mask=u_attn,
+                  position_ids=(u_attn.cumsum(-1) - 1).clamp(min=0), use_cache=True)
+    cache = out[key]
+    cache.reorder_cache(inverse)
+    comp, comp_attn = input_ids[:, prompt_len:], attention_mask[:, prompt_len:]
+    positions = prompt_attn.sum(-1, keepdim=True) + comp_attn.cumsum(-1) - 1
+    hidden_c = decoder(input_ids=comp, attention_mask=attention_mask,
+                       position_ids=positions.clamp(min=0), use_cache=True,
+                       **{key: cache}).last_hidden_state
+    hidden = torch.cat([out.last_hidden_state[inverse, -1:], hidden_c[:, :-1]], 1)
+    return models._head_logprobs(model, hidden, comp, temperature, chunk_size, with_entropy)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)
@@ -54,27 +78,31 @@ def main():
     model, tok = models.load_policy()
     opt = torch.optim.SGD(model.parameters(), lr=0.0)  # times the step; weights stay put
     print(
-        "| G | rollouts | prompt tokens | tokens in batch | unshared s | shared s "
-        "| shared / unshared |"
+        "| G | rollouts | prompt tokens | tokens in batch | unshared s | shared, padded s "
+        "| shared, packed s | padded / unshared | packed / unshared | packed / padded |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    packed = models.shared_prompt_logprobs
     for G in (int(g) for g in args.groups.split(",")):
         ids, attn, mask, adv, p_lens = batch(tok, G)
-        times = {"false": [], "true": []}
+        times = {"unshared": [], "padded": [], "packed": []}
         for _ in range(args.repeats):
-            for share in ("false", "true"):
-                cfg = grpo.parse(["--micro_batch_size", str(G), "--share_prompt", share,
-                                  "--bf16", "false"])
+            for mode in times:
+                models.shared_prompt_logprobs = (padded_shared_logprobs if mode == "padded"
+                                                 else packed)
+                cfg = grpo.parse(["--micro_batch_size", str(G), "--share_prompt",
+                                  str(mode != "unshared").lower(), "--bf16", "false"])
                 t = time.perf_counter()
                 grpo.train_on_batch(
                     model, opt, None, ids, attn, mask, adv, None, cfg, 0.0, 0.0, 96, 0, {}
                 )
-                times[share].append(time.perf_counter() - t)
-        off, on = statistics.median(times["false"]), statistics.median(times["true"])
+                times[mode].append(time.perf_counter() - t)
+        models.shared_prompt_logprobs = packed
+        off, pad, on = (statistics.median(times[m]) for m in ("unshared", "padded", "packed"))
         print(
             f"| {G} | {len(adv)} | {min(p_lens)}-{max(p_lens)} | {int(attn.sum())} "
-            f"| {off:.1f} | {on:.1f} "
-            f"| {on / off:.2f} |",
+            f"| {off:.1f} | {pad:.1f} | {on:.1f} "
+            f"| {pad / off:.2f} | {on / off:.2f} | {on / pad:.2f} |",
             flush=True,
         )
 

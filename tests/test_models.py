@@ -184,13 +184,16 @@ def naive_logprobs(model, input_ids, attention_mask, temperature):
 
 @pytest.mark.parametrize("arch", ["llama", "qwen3"])
 def test_shared_prompt_logprobs_equal_the_unshared_pass(arch):
-    """Two groups of rollouts (prompts of different lengths: left padding), rows interleaved:
+    """Two groups of rollouts (prompts of different lengths: left padding), rows interleaved,
+    completions of 11, 3 and 1 tokens packed into one row and 2, 6 and 0 into another:
     log-probs, entropies and every parameter's gradient match the full pass, which runs each
-    prompt once per row."""
+    prompt once per row and pads every completion to the longest; past a completion's end the
+    packed pass gives 0."""
     model = models.tiny_model(arch, vocab_size=500)
     prompts = [[1, 4, 9, 200, 7], [1, 8, 3]]
-    rows = [0, 1, 0, 0, 1]  # prompt of each row
-    comps = [list(range(100, 111)), [300, 301], [120, 121, 122], [5], list(range(400, 406))]
+    rows = [0, 1, 0, 0, 1, 1]  # prompt of each row
+    comps = [list(range(100, 111)), [300, 301], [120, 121, 122], [5], list(range(400, 406)), []]
+    assert [len(m) for _, m in models.pack_completions([11, 2, 3, 1, 6, 0], rows, 22)] == [3, 3]
     ids, attn, comp = models.pad_batch([prompts[r] for r in rows], comps, pad_id=2)
     p_len = 5
     params = [p for p in model.parameters()]
@@ -208,7 +211,8 @@ def test_shared_prompt_logprobs_equal_the_unshared_pass(arch):
     lp2, ent2, grads2, _ = run(
         lambda: models.shared_prompt_logprobs(model, ids, attn, p_len, 0.7, with_entropy=True)
     )
-    assert lp.shape == lp2.shape == (5, ids.shape[1] - p_len)
+    assert lp.shape == lp2.shape == (6, ids.shape[1] - p_len)
+    assert not lp2[~mask].any() and not ent2[~mask].any()
     assert torch.allclose(lp[mask], lp2[mask], atol=1e-5) and torch.allclose(
         ent[mask], ent2[mask], atol=1e-5
     )
