@@ -134,8 +134,8 @@ class Config:
         "(a GPU with bf16, a CPU with AVX512-BF16 or AMX), true, false",
         choices=["auto", "true", "false"])
     share_prompt: bool = flag(True, "run each distinct prompt through the decoder once per "
-        "micro-batch and its rollouts on top of its KV cache (same log-probs and gradients up "
-        "to rounding; G=8, 50-token prompts: ~1/3 fewer decoder tokens)")
+        "micro-batch and its rollouts, packed without padding, on top of its KV cache (same "
+        "log-probs and gradients up to rounding; G=8, 50-token prompts: ~1/3 fewer decoder tokens)")
     # ---- filtering ---------------------------------------------------------------------------
     filter_zero_variance: bool = flag(True, "drop groups without signal (Skywork-OR1 rejection "
         "sampling, DAPO dynamic sampling); see --filter_groups_by")
