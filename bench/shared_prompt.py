@@ -10,8 +10,11 @@ families (arithmetic, percent; chat template, 38-59 tokens) x G rollouts of 55-8
 table gives the median seconds and the ratio shared / unshared. The rollout table times
 `HFEngine.generate` (8 prompts x G samples, T 1.0, 96 new tokens, same seed) with each distinct
 prompt prefilled once (`engines.shared_prompt_cache`) and with the plain per-row prefill.
+`--checkpoint DIR`: the model and the training batch's rollouts are that checkpoint's own
+(sampled at T 1.0, 96 new tokens, as the demo's GRPO does), so the completions have their
+real lengths, and the training pass runs as the demo's does (bf16 autocast where it pays).
 
-    python bench/shared_prompt.py [--repeats 3] [--groups 4,8]
+    python bench/shared_prompt.py [--repeats 3] [--groups 4,8] [--checkpoint DIR]
 """
 
 from __future__ import annotations
@@ -31,16 +34,20 @@ import grpo  # noqa: E402
 import models  # noqa: E402
 
 
-def batch(tok, G: int, prompts: int = 8, seed: int = 0):
+def batch(tok, G: int, prompts: int = 8, seed: int = 0, engine=None):
     tasks = data.math_tasks(prompts, "train", seed, ["arithmetic", "percent"], (1,))
     p_ids = data.prompt_ids(tok, tasks)
     gen = torch.Generator().manual_seed(seed)
-    comps = [
-        torch.randint(
-            100, 40000, (int(torch.randint(55, 86, (1,), generator=gen)),), generator=gen
-        ).tolist()
-        for _ in range(prompts * G)
-    ]
+    if engine is not None:   # the checkpoint's own rollouts
+        params = engines.SamplingParams(n=G, temperature=1.0, max_new_tokens=96, seed=seed)
+        comps = [c.completion_ids for c in engine.generate(p_ids, params)]
+    else:
+        comps = [
+            torch.randint(
+                100, 40000, (int(torch.randint(55, 86, (1,), generator=gen)),), generator=gen
+            ).tolist()
+            for _ in range(prompts * G)
+        ]
     ids, attn, cmask = models.pad_batch(
         [p for p in p_ids for _ in range(G)], comps, tok.pad_token_id
     )
@@ -74,8 +81,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--groups", default="4,8")
+    ap.add_argument("--checkpoint", default="", help="rollouts of this checkpoint (default: "
+                    "random tokens on the embedded model)")
     args = ap.parse_args()
-    model, tok = models.load_policy()
+    model, tok = models.load_policy(args.checkpoint or None)
+    sampler = engines.HFEngine(model, tok) if args.checkpoint else None
+    bf16 = "auto" if args.checkpoint else "false"
     opt = torch.optim.SGD(model.parameters(), lr=0.0)  # times the step; weights stay put
     print(
         "| G | rollouts | prompt tokens | tokens in batch | unshared s | shared, padded s "
@@ -84,14 +95,17 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|---|")
     packed = models.shared_prompt_logprobs
     for G in (int(g) for g in args.groups.split(",")):
-        ids, attn, mask, adv, p_lens = batch(tok, G)
+        ids, attn, mask, adv, p_lens = batch(tok, G, engine=sampler)
+        lens = mask.sum(1).view(-1, G)   # a completion's tokens, by group (rows are grouped)
+        print(f"(G {G}: completions of {lens.mean():.1f} tokens on average; the longest of a "
+              f"group, {lens.max(1).values.mean():.1f} on average)")
         times = {"unshared": [], "padded": [], "packed": []}
         for _ in range(args.repeats):
             for mode in times:
                 models.shared_prompt_logprobs = (padded_shared_logprobs if mode == "padded"
                                                  else packed)
                 cfg = grpo.parse(["--micro_batch_size", str(G), "--share_prompt",
-                                  str(mode != "unshared").lower(), "--bf16", "false"])
+                                  str(mode != "unshared").lower(), "--bf16", bf16])
                 t = time.perf_counter()
                 grpo.train_on_batch(
                     model, opt, None, ids, attn, mask, adv, None, cfg, 0.0, 0.0, 96, 0, {}
