@@ -403,10 +403,15 @@ class VLLMEngine:
             model_path = folder[0]
         # vLLM 0.32 on CPU fails on a seeded request whose prefill is split over two scheduler
         # steps ("CPU Generator does not use offset"): prefill every prompt whole
-        # and torch.compile: on CPU it costs 60 s at start-up and gains no speed (measured)
+        # and torch.compile: on CPU it costs 60 s at start-up and gains no speed (measured).
+        # KV blocks of 32 tokens (the CPU attention's smallest; its default is 128): the prefix
+        # cache shares whole blocks only, so with 128 a GRPO group's n samples of a 50-token
+        # prompt each prefill it anew; with 32 they share its first 32 tokens, and all prompts
+        # share the chat template's opening (measured, the demo's SFT model: 8 prompts x 8
+        # rollouts of 96 tokens 8.2 -> 6.6 s, 64 greedy answers 7.6 -> 6.2 s, same tokens)
         cpu_prefill = {} if torch.cuda.is_available() else {
             "enable_chunked_prefill": False, "max_num_batched_tokens": max(max_model_len, 16384),
-            "compilation_config": {"mode": 0}}
+            "compilation_config": {"mode": 0}, "block_size": 32}
         # under torchrun each rank runs its own engine inside the ranks' process group
         launcher = ({"distributed_executor_backend": "external_launcher"}
                     if distributed.world_size() > 1 else {})
