@@ -30,6 +30,10 @@ tmp=$(mktemp)
   echo
   python bench/shared_prompt.py --repeats 2 --groups 8
   echo
+  echo "## vLLM's KV block size on CPU (bench/vllm_block_size.py)"
+  echo
+  python bench/vllm_block_size.py
+  echo
   echo "## GRPO step vs TRL GRPOTrainer (bench/grpo_vs_trl.py)"
   echo
   python bench/grpo_vs_trl.py --repeats 2 --steps 4
