@@ -52,8 +52,8 @@ def child(block_size: int, repeats: int, checkpoint: str):
             times[name].append(time.perf_counter() - t)
             if name == "rollouts":
                 tokens.append(sum(len(c.completion_ids) for c in out))
-    print("RESULT " + json.dumps({"times": times, "tokens": tokens,
-                                  "block": engine.llm.llm_engine.vllm_config.cache_config.block_size}))
+    block = engine.llm.llm_engine.vllm_config.cache_config.block_size   # what vLLM used
+    print("RESULT " + json.dumps({"times": times, "tokens": tokens, "block": block}))
 
 
 def main():
@@ -74,7 +74,8 @@ def main():
         if line is None:
             raise SystemExit(f"block size {bs} failed:\n{p.stderr[-2000:]}")
         rows[bs] = json.loads(line[7:])
-    print("| KV block (tokens) | rollouts 8 x 8 s | prefill 8 x 8 s | greedy 64 s | rollout tokens |")
+    print("| KV block (tokens) | rollouts 8 x 8 s | prefill 8 x 8 s | greedy 64 s "
+          "| rollout tokens |")
     print("|---|---|---|---|---|")
     for bs, r in rows.items():
         med = {k: statistics.median(v[1:] or v) for k, v in r["times"].items()}
