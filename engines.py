@@ -392,13 +392,17 @@ class VLLMEngine:
             if distributed.world_size() > 1:
                 torch.distributed.broadcast_object_list(folder, src=0)
             if distributed.is_main():
-                distributed.unwrap(model).save_pretrained(folder[0], state_dict=state)
-                config_file = Path(folder[0]) / "config.json"
-                config_file.write_text(json.dumps(
-                    {**json.loads(config_file.read_text()), "architectures": [architecture(model)]},
-                    indent=2))
-                tokenizer.save_pretrained(folder[0])
                 self._tmpdir = folder[0]                    # rank 0 deletes it in close()
+                try:
+                    distributed.unwrap(model).save_pretrained(folder[0], state_dict=state)
+                    config_file = Path(folder[0]) / "config.json"
+                    config_file.write_text(json.dumps({**json.loads(config_file.read_text()),
+                                                       "architectures": [architecture(model)]},
+                                                      indent=2))
+                    tokenizer.save_pretrained(folder[0])
+                except BaseException:   # e.g. a full disk: no half-written folder stays behind
+                    self.close()
+                    raise
             distributed.barrier()
             model_path = folder[0]
         # vLLM 0.32 on CPU fails on a seeded request whose prefill is split over two scheduler
@@ -421,14 +425,19 @@ class VLLMEngine:
         self.sleep_mode = enable_sleep_mode
         self._asleep: set[str] = set()        # which of {"weights", "kv_cache"} are released
         t = time.perf_counter()
-        self.llm = LLM(model=str(model_path), tokenizer=str(model_path), dtype=dtype,
-                       max_model_len=max_model_len, gpu_memory_utilization=gpu_memory_utilization,
-                       tensor_parallel_size=tensor_parallel_size,
-                       enable_sleep_mode=enable_sleep_mode, enforce_eager=enforce_eager, seed=seed,
-                       kv_cache_memory_bytes=kv_cache_memory_bytes,
-                       logprobs_mode="processed_logprobs",  # log-probs of the sampling distribution
-                       generation_config="vllm",  # no defaults from generation_config.json
-                       **launcher, **cpu_prefill)
+        try:
+            self.llm = LLM(model=str(model_path), tokenizer=str(model_path), dtype=dtype,
+                           max_model_len=max_model_len,
+                           gpu_memory_utilization=gpu_memory_utilization,
+                           tensor_parallel_size=tensor_parallel_size,
+                           enable_sleep_mode=enable_sleep_mode, enforce_eager=enforce_eager,
+                           seed=seed, kv_cache_memory_bytes=kv_cache_memory_bytes,
+                           logprobs_mode="processed_logprobs",  # the sampling distribution's
+                           generation_config="vllm",  # no defaults from generation_config.json
+                           **launcher, **cpu_prefill)
+        except BaseException:   # a failed start takes its temporary checkpoint with it
+            self.close()
+            raise
         self.start_seconds = time.perf_counter() - t
         self.max_model_len = max_model_len
         self.serving = weakref.ref(model)      # the model whose weights it holds

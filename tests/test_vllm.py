@@ -351,3 +351,37 @@ def test_logprob_mismatch_worked_example(tiny, tokenizer):
     assert engines.logprob_mismatch(shifted, tiny, temperature=0.7) == pytest.approx(0.5, abs=1e-5)
     # no engine log-probs at all (HFEngine completions): nothing to compare
     assert math.isnan(engines.logprob_mismatch([engines.Completion(0, [5], [6], "", False)], tiny))
+
+
+@pytest.mark.vllm
+def test_a_failed_vllm_start_leaves_no_temporary_checkpoint(monkeypatch, tmp_path, tiny, tokenizer):
+    """The engine saves the trainer's weights to a temporary folder for vLLM to load; when vLLM
+    refuses to start (here: a block size its kernel lacks), the error reaches the caller and
+    the folder (0.5 GB for the embedded model) is deleted, not left in /tmp."""
+    vllm = pytest.importorskip("vllm")
+
+    def refuse(*args, **kwargs):
+        assert any(p.name.startswith("rr-vllm-") for p in tmp_path.iterdir())  # it was written
+        raise ValueError("No common block size for 16")
+
+    monkeypatch.setattr(vllm, "LLM", refuse)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    with pytest.raises(ValueError, match="block size"):
+        engines.VLLMEngine(tiny, tokenizer, max_model_len=64)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.vllm
+def test_a_failed_save_leaves_no_half_written_folder(monkeypatch, tmp_path, tiny, tokenizer):
+    """A full disk while the weights are saved for vLLM: the error reaches the caller and the
+    half-written folder is deleted."""
+    pytest.importorskip("vllm")
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(type(tiny), "save_pretrained", full_disk)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    with pytest.raises(OSError, match="No space"):
+        engines.VLLMEngine(tiny, tokenizer, max_model_len=64)
+    assert list(tmp_path.iterdir()) == []
