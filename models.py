@@ -338,7 +338,7 @@ def shared_prompt_logprobs(model, input_ids, attention_mask, prompt_len: int,
     Token j's log-prob reads the hidden state before it: the prompt's last one for j = 0, then
     the completion's. Equal to the unshared pass up to float rounding (tests/test_models.py).
     With 8 rollouts per prompt it skips 7/8 of the prompt tokens' decoder work, and packing
-    skips the padding after the shorter completions (about a quarter of a GRPO micro-batch's
+    skips the padding after the shorter completions (about a sixth of a GRPO micro-batch's
     columns at the demo's lengths: bench/shared_prompt.py). The custom mask replaces the
     model's own, so a sliding attention window (absent in Llama, SmolLM2, Qwen3) is not applied."""
     prompt, prompt_attn = input_ids[:, :prompt_len], attention_mask[:, :prompt_len]
@@ -352,32 +352,35 @@ def shared_prompt_logprobs(model, input_ids, attention_mask, prompt_len: int,
     B, T = comp.shape
     rows = pack_completions(lengths.tolist(), inverse.tolist(), 2 * int(lengths.max()))
     width = max(1, max(sum(int(lengths[c]) for c, _ in members) for _, members in rows))
-    ids = torch.zeros(len(rows), width, dtype=comp.dtype)
+    dev = comp.device
+    ids = torch.zeros(len(rows), width, dtype=comp.dtype, device=dev)
     pos = torch.zeros_like(ids)
     owner = torch.full_like(ids, -1)                      # the completion at each column
-    where = torch.zeros(B, dtype=torch.long)              # a completion's first flat position
+    where = torch.zeros(B, dtype=torch.long, device=dev)  # a completion's first flat position
     for r, (p, members) in enumerate(rows):
         for c, off in members:
             n = int(lengths[c])
             ids[r, off:off + n], owner[r, off:off + n] = comp[c, :n], c
-            pos[r, off:off + n] = u_attn[p].sum() + torch.arange(n)
+            pos[r, off:off + n] = u_attn[p].sum() + torch.arange(n, device=dev)
             where[c] = r * width + off
+    row_prompt = torch.tensor([p for p, _ in rows], device=dev)
     cache = out[key]
-    cache.reorder_cache(torch.tensor([p for p, _ in rows]))   # [U, ...] -> [rows, ...]
-    own = (owner[:, :, None] == owner[:, None, :]) & torch.ones(width, width).bool().tril()
-    sees_prompt = u_attn[[p for p, _ in rows]].bool()[:, None, :].expand(-1, width, -1)
+    cache.reorder_cache(row_prompt)                         # [U, ...] -> [rows, ...]
+    causal = torch.ones(width, width, dtype=torch.bool, device=dev).tril()
+    own = (owner[:, :, None] == owner[:, None, :]) & causal
+    sees_prompt = u_attn[row_prompt].bool()[:, None, :].expand(-1, width, -1)
     mask = torch.cat([sees_prompt, own], -1)[:, None]       # [rows, 1, width, prompt + width]
     hidden_c = decoder(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
                        **{key: cache}).last_hidden_state
     hidden = torch.cat([out.last_hidden_state[:, -1], hidden_c.flatten(0, 1)])
-    j = torch.arange(T)[None, :]
+    j = torch.arange(T, device=dev)[None, :]
     valid = j < lengths[:, None]
     if not valid.any():   # no completion tokens at all: zeros, still on the graph for backward
-        return (hidden_c.sum() * 0).expand(B, T).float(), torch.zeros(B, T)
+        return (hidden_c.sum() * 0).expand(B, T).float(), torch.zeros(B, T, device=dev)
     src = torch.where(j == 0, inverse[:, None], len(uniq) + where[:, None] + j - 1)[valid]
     lp, ent = _head_logprobs(model, hidden[src][None], comp[valid][None], temperature,
                              chunk_size, with_entropy)
-    logp, entropy = torch.zeros(B, T), torch.zeros(B, T)
+    logp, entropy = torch.zeros(B, T, device=dev), torch.zeros(B, T, device=dev)
     logp[valid], entropy[valid] = lp[0], ent[0]
     return logp, entropy
 
