@@ -159,6 +159,10 @@ class Config:
         "model (Skywork-OR1 16; 0: off)")
     pass_rate_min: float = flag(0.01, "offline filter: keep prompts with pass rate >= this")
     pass_rate_max: float = flag(0.99, "offline filter: keep prompts with pass rate <= this")
+    curriculum: str = flag("none", "which prompts a step draws: none (the seeded stream) | "
+        "templates (templates drawn in proportion to how often their groups carried signal so "
+        "far, curriculum.py: no rollouts spent on what the policy cannot yet do or always does)",
+        choices=["none", "templates"])
     drop_solved_each_stage: bool = flag(False, "at each context stage start, drop the prompts "
         "solved in all rollouts of a group during the previous stage (Skywork-OR1)")
     refilter_each_stage: bool = flag(False, "at each stage start, re-run the pass-rate filter "
@@ -461,28 +465,35 @@ class StepSamples:
     groups: int                 # groups sampled over all rounds (this rank)
     filtered: int               # of which without signal
     solved: set[int]            # train-task indices solved in every sample of a group
+    signal: list                # (train-task index, its group carried signal), every group
 
 
 def sample_step(engine, tasks, prompts, active, position, step, max_tokens, reward_fn, cfg: Config,
-                times: dict) -> StepSamples:
+                times: dict, curriculum=None) -> StepSamples:
     """Rollout -> reward -> filter for one step, in rounds. A round draws --prompts_per_step
     prompts of `active` from the stream at `position` (whole groups per rank) and samples G
     completions each; truncated ones are masked or re-scored (`truncation_rewards`), long wrong
     ones rejected (`length_rejection`); groups without signal (`zero_variance_groups`) leave,
     and while the batch is short another round refills it (DAPO dynamic sampling,
-    --oversample_rounds)."""
+    --oversample_rounds). With a `curriculum`, it picks the prompts instead of the stream."""
     G, P = cfg.num_generations, cfg.prompts_per_step // distributed.world_size()   # P: this rank's
     own_score = reward_fn.scores_unfinished or not cfg.score_truncated
     truncated_reward = None if own_score else cfg.truncated_reward
-    rounds, kept, filtered, solved = [], [], 0, set()
+    rounds, kept, filtered, solved, signal_of = [], [], 0, set(), []
     for rnd in range(1 + cfg.oversample_rounds):
-        drawn = position + rnd * cfg.prompts_per_step
-        drawn = training.stream_indices(len(active), cfg.seed, drawn, cfg.prompts_per_step)
-        idx = distributed.shard_for_rank([active[i] for i in drawn])
+        seed = cfg.seed * 1_000_003 + step * 97 + rnd
+        if curriculum:
+            drawn = curriculum.draw(active, cfg.prompts_per_step, seed)
+        else:
+            drawn = training.stream_indices(len(active), cfg.seed,
+                                            position + rnd * cfg.prompts_per_step,
+                                            cfg.prompts_per_step)
+            drawn = [active[i] for i in drawn]
+        idx = distributed.shard_for_rank(drawn)
         with runs.timer(times, "gen_s"):
             outs = rollout(engine, [prompts[i] for i in idx], G, max_tokens, cfg.temperature,
                            cfg.top_p, cfg.thinking_budget,
-                           seed=cfg.seed * 1_000_003 + step * 97 + rnd)
+                           seed=seed)
         group_tasks = [tasks[i] for i in idx]
         raw, parts, correct = score(outs, group_tasks, reward_fn, max_tokens)
         truncated = torch.tensor([c.truncated for c in outs])
@@ -496,8 +507,10 @@ def sample_step(engine, tasks, prompts, active, position, step, max_tokens, rewa
         solved |= {i for g, i in enumerate(idx) if bool(correct[g * G:(g + 1) * G].all())}
         # a truncated completion is never correct
         signal = (correct & ~truncated) if cfg.filter_groups_by == "acc" else reward
-        flat = (zero_variance_groups(signal, G, keep) if cfg.filter_zero_variance
-                else torch.zeros(P, dtype=torch.bool))
+        flat = zero_variance_groups(signal, G, keep)
+        signal_of += [(i, not bool(flat[g])) for g, i in enumerate(idx)]
+        if not cfg.filter_zero_variance:
+            flat = torch.zeros(P, dtype=torch.bool)
         filtered += int(flat.sum())
         kept += [(roll, g) for g in range(P) if not flat[g]][:P - len(kept)]
         if len(kept) == P or not cfg.filter_zero_variance:
@@ -505,7 +518,7 @@ def sample_step(engine, tasks, prompts, active, position, step, max_tokens, rewa
     take = lambda name: [getattr(roll, name)[g * G:(g + 1) * G] for roll, g in kept]
     reward, keep = (torch.cat(take("reward")), torch.cat(take("keep"))) if kept else (None, None)
     return StepSamples(rounds, [c for part in take("completions") for c in part], reward, keep,
-                       P * len(rounds), filtered, solved)
+                       P * len(rounds), filtered, solved, signal_of)
 
 
 # ==============================================================================================
@@ -643,6 +656,7 @@ def train(cfg: Config) -> Path:
     if state:   # --resume: the same step, prompt stream, prompts, optimizer and entropy controller
         step, position, active, solved, ctl = grpo_setup.restore(state, run, optimizer, total_steps)
         controller = EntropyController(**ctl)
+    curriculum = grpo_setup.make_curriculum(cfg, train_tasks, state)
     curate = lambda tokens: pass_rate_filter(engine, train_tasks, train_prompts, cfg, tokens)
     if cfg.pass_rate_samples and not state:
         active = curate(stages[0][0])
@@ -660,8 +674,10 @@ def train(cfg: Config) -> Path:
 
         # ---- rollout -> reward -> filter (DAPO dynamic sampling: rounds while groups short) ----
         samples = sample_step(engine, train_tasks, train_prompts, active, position, step,
-                              max_tokens, reward_fn, cfg, times)
+                              max_tokens, reward_fn, cfg, times, curriculum)
         position += cfg.prompts_per_step * len(samples.rounds)
+        if curriculum:
+            curriculum.update(samples.signal)
         solved |= samples.solved
         metrics = {"step": step + 1, "stage": stage, "max_tokens": max_tokens, "beta": beta,
                    "entropy_coef": entropy_coef, "lr": cfg.learning_rate}
@@ -702,7 +718,8 @@ def train(cfg: Config) -> Path:
         if (step + 1) % cfg.save_steps == 0 or last:
             run.save(model, tok, {"step": step + 1, "position": position, "active": active,
                                   "solved": sorted(solved), "optimizer": optimizer.state_dict(),
-                                  "controller": asdict(controller)})
+                                  "controller": asdict(controller),
+                                  "curriculum": curriculum and curriculum.state()})
         if last:
             break
     grpo_log.report(run, cfg)     # the engine stays up for the next stage (engines.make_engine)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 
 import cli
+import curriculum
 import data
 import distributed
 import engines
@@ -147,3 +148,12 @@ def restore(state: dict, run, optimizer, total_steps: int):
     print(f"[grpo] resumed {run.root} at step {state['step']}/{total_steps}")
     solved = set(state.get("solved", []))
     return state["step"], state["position"], state["active"], solved, state["controller"]
+
+
+def make_curriculum(cfg, tasks: list[dict], state: dict | None):
+    """--curriculum templates: a `curriculum.TemplateCurriculum` over the train tasks, with its
+    counts and cursors from state.pt on --resume; otherwise None (the seeded prompt stream)."""
+    if cfg.curriculum != "templates":
+        return None
+    saved = (state or {}).get("curriculum")
+    return curriculum.TemplateCurriculum(curriculum.template_keys(tasks), cfg.seed, saved)

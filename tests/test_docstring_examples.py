@@ -27,6 +27,7 @@ MODULES = [
     "sft_data",
     "chat_template",
     "tools",
+    "curriculum",
 ]
 
 

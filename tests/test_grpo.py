@@ -454,9 +454,12 @@ def _metrics(path):
     return [json.loads(l) for l in (path / "metrics.jsonl").read_text().splitlines()]
 
 
-def test_resume_after_kill_matches_uninterrupted(tmp_path, monkeypatch):
+@pytest.mark.parametrize("curriculum", ["none", "templates"])
+def test_resume_after_kill_matches_uninterrupted(tmp_path, monkeypatch, curriculum):
     monkeypatch.setitem(rewards.REWARDS, "upper_share", upper_share)
     common = [
+        "--curriculum",
+        curriculum,
         "--rewards",
         "upper_share",
         "--max_steps",
@@ -500,11 +503,14 @@ def test_resume_after_kill_matches_uninterrupted(tmp_path, monkeypatch):
         torch.load(a / "state.pt", weights_only=False),
         torch.load(b / "state.pt", weights_only=False),
     )
-    assert (sa["step"], sa["position"], sa["controller"]) == (
+    assert (sa["step"], sa["position"], sa["controller"], sa["curriculum"]) == (
         sb["step"],
         sb["position"],
         sb["controller"],
+        sb["curriculum"],
     )
+    if curriculum == "templates":  # 3 steps of 2 groups each, counted over the templates
+        assert sum(sa["curriculum"]["groups"].values()) == 6
     wa = models.load_policy(str(a / "checkpoint"))[0].state_dict()
     wb = models.load_policy(str(b / "checkpoint"))[0].state_dict()
     assert all(torch.allclose(wa[k], wb[k], atol=1e-6) for k in wa)
