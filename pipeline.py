@@ -63,9 +63,9 @@ class Config:
         "eval_problems); its row is paired with the next on the problems both saw")
     eval_heldout_problems: int = flag(0, "problems in templates held out of training "
         "(data.math_tasks templates='held_out': the same skills in other words) evaluated after "
-        "each stage, next to the in-template set (0: a quarter of eval_problems, demo 128; -1: "
+        "each stage, next to the in-template set (0: as many as eval_problems, demo 512; -1: "
         "none); where the budget shrinks the evaluation, it shrinks with it; the starting model "
-        "gets half of eval_base_problems")
+        "gets at most eval_base_problems")
     eval_max_completion_length: int = flag(0, "generation budget of those evaluations (0: the "
         "scale's default, demo 96)")
     time_budget_minutes: float = flag(-1.0, "wall time of the whole run (-1: the scale's default, "

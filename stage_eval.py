@@ -57,13 +57,13 @@ def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None, engine: s
     """Greedy accuracy, thinking rate and mean length on held-out synthetic math (test split),
     with each problem's result ("correct") for the paired comparison between stages, and the
     seconds it took (`eval_s`: the pipeline's budget plans the evaluations still to come).
-    With `fit(seconds_per_problem, done) -> n`, the first LEAST_EVAL_PROBLEMS are evaluated,
-    then as many more as `fit` allows (up to n). The batches are the same either way.
+    With `fit(seconds_per_problem, done) -> (n, heldout)`, the first LEAST_EVAL_PROBLEMS are
+    evaluated, then as many more (and as many in held-out templates) as `fit` allows (up to n
+    and `heldout`). The batches are the same either way.
     `prompt_style` and `with_tools`: as the stage trained (`pipeline.eval_settings`).
     `heldout` > 0: also `heldout` problems in templates no training data holds (the same
     skills in other words: `data.math_tasks(templates="held_out")`), after the others, as
-    heldout_accuracy, heldout_correct, heldout_problems, heldout_by_family; where `fit` keeps
-    fewer than n problems, as many fewer of these in proportion."""
+    heldout_accuracy, heldout_correct, heldout_problems, heldout_by_family."""
     model, tok = models.load_policy(checkpoint)
     t0 = time.time()
     # prefix-stable: 256 of 512 = the 256
@@ -85,10 +85,10 @@ def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None, engine: s
         finally:
             data.set_prompt_style(before)
     parts = [run(tasks[:first])]
-    total = fit((time.time() - t_pace) / first, first) if first < n else n
+    total, n_held = fit((time.time() - t_pace) / first, first) if first < n else (n, len(held))
     if total > first:
         parts.append(run(tasks[first:total]))
-    held = held[:len(held) * total // n]   # a budget that shrinks the one shrinks the other
+    held = held[:n_held]   # prefix-stable too
     r = merge_evals(parts) if len(parts) > 1 else parts[0][1]
     out = {**r["metrics"], "correct": [row["correct"] for row in r["rows"]]}
     if held:
@@ -238,9 +238,10 @@ class Evaluations:
             n_eval = evaluated[0]["num_problems"]
         self.fixed = fixed or bool(evaluated)
         self.n_eval, self.n_base = n_eval, n_base
-        self.n_held = 0 if heldout < 0 else heldout or n_eval // 4
-        # the raw model is slow and solves ~nothing: half its set
-        self.n_held_base = min(self.n_held, n_base // 2)
+        # as many as in the training templates: a sign test on 128 cannot resolve GRPO's few
+        # points there (one standard error is 2 points at 5%)
+        self.n_held = 0 if heldout < 0 else heldout or n_eval
+        self.n_held_base = min(self.n_held, n_base)
 
     def left_s(self) -> float:
         return 60 * self.budget_min - (time.time() - self.t_start)
@@ -313,13 +314,18 @@ class Evaluations:
             # its last term: the held-out templates (at most this many)
             reserve = 60 * MIN_ELASTIC_MINUTES * elastic + 30 + evals_left * self.n_held * pace
             n = fit_eval_problems(self.left_s(), pace, evals_left, reserve, self.n_eval, done)
-            if n < self.n_eval:
-                print(f"== {self.n_eval} held-out problems do not fit the run's "
+            # the held-out templates shrink with n, and further (to 64) where even that leaves
+            # the time-budgeted stages less than 30 s each
+            rest = (evals_left * n - done) * pace + 30 * elastic + 10
+            held = fit_eval_problems(self.left_s(), pace, evals_left, rest,
+                                     self.n_held * n // self.n_eval, least=min(64, self.n_held))
+            if (n, held) != (self.n_eval, self.n_held):
+                print(f"== {self.n_eval} + {self.n_held} held-out problems do not fit the run's "
                       f"{self.budget_min:g} min on this machine ({pace:.2f} s each, "
                       f"{self.left_s() / 60:.1f} min left): every stage is evaluated on {n} (and "
-                      f"{self.n_held * n // self.n_eval} in held-out templates) ==", flush=True)
-                self.n_eval, self.n_held = n, self.n_held * n // self.n_eval
-            return n
+                      f"{held} in held-out templates) ==", flush=True)
+                self.n_eval, self.n_held = n, held
+            return n, held
         use_fit = fit if self.budget_min and not self.fixed else None
         self.fixed = True
         return {"stage": label, **eval_stage(str(stage_dir / "checkpoint"), self.n_eval,

@@ -257,20 +257,26 @@ def test_demo_evaluates_512_problems_and_the_starting_model_on_the_first_64(
 
 
 def test_the_table_reports_held_out_templates_paired_across_stages(tmp_path, monkeypatch, capsys):
-    """Every stage is also evaluated on problems in templates held out of training (a quarter of
-    the 512: 128; the starting model on half its 64), paired with the stage above by the sign
-    test; the table (printed and table.md) has the columns, and summary.png is written."""
+    """Every stage is also evaluated on problems in templates held out of training (as many as
+    in the training templates: 512; the starting model on its 64), paired with the stage above
+    by the sign test; the table (printed and table.md) has the columns, and summary.png is
+    written."""
     calls = finished_phi4_run(out := tmp_path / "r", monkeypatch)
     rows = pipeline.run(pipeline.parse(["--output_dir", str(out), "--resume"]))
-    assert [h for _, _, h in calls] == [32, 128, 128]
-    # base solves none of 32; SFT every 8th of the first 32 (4); GRPO every 4th of 128 (32) vs
-    # SFT's 16
-    assert rows[1]["heldout_vs_previous"] == {"gained": 4, "lost": 0, "p": 0.125, "problems": 32}
-    assert rows[2]["heldout_vs_previous"] == {
-        "gained": 16,
+    assert [h for _, _, h in calls] == [64, 512, 512]
+    # base solves none of 64; SFT every 8th of the first 64 (8); GRPO every 4th of 512 (128) vs
+    # SFT's 64
+    assert rows[1]["heldout_vs_previous"] == {
+        "gained": 8,
         "lost": 0,
-        "p": pytest.approx(2 * 0.5**16),
-        "problems": 128,
+        "p": pytest.approx(2 * 0.5**8),
+        "problems": 64,
+    }
+    assert rows[2]["heldout_vs_previous"] == {
+        "gained": 64,
+        "lost": 0,
+        "p": pytest.approx(2 * 0.5**64),
+        "problems": 512,
     }
     printed = capsys.readouterr().out
     header = next(l for l in printed.splitlines() if l.startswith("| stage"))
@@ -281,8 +287,8 @@ def test_the_table_reports_held_out_templates_paired_across_stages(tmp_path, mon
         "vs previous",
     ]
     grpo_line = next(l for l in printed.splitlines() if l.startswith("| 02-grpo"))
-    assert "| 0.250 (128) | +16 / -0 (p 3.1e-05) |" in grpo_line
-    assert "| 0.125 (128) | +4 / -0 (p 0.12) on the first 32 |" in next(
+    assert "| 0.250 (512) | +64 / -0 (p 1.1e-19) |" in grpo_line
+    assert "| 0.125 (512) | +8 / -0 (p 0.0078) on the first 64 |" in next(
         l for l in printed.splitlines() if l.startswith("| 01-sft")
     )
     assert (out / "table.md").read_text().splitlines()[0] == header
@@ -351,11 +357,11 @@ def test_stage_figures_and_the_summary_figure(tmp_path, monkeypatch):
         7,
     ]  # SFT's evaluation, then GRPO's
     assert list(lines["held-out problems (512)"].get_ydata()) == [0.25, 0.5]
-    assert list(lines["held-out templates (128)"].get_ydata()) == [0.125, 0.25]
+    assert list(lines["held-out templates (512)"].get_ydata()) == [0.125, 0.25]
     assert list(lines["accuracy"].get_xdata()) == list(range(1, 8))  # the smoothed rollout accuracy
     sft_lines = {l.get_label(): l for l in sft["accuracy"].get_lines()}
     assert list(sft_lines["held-out problems (64 -> 512)"].get_ydata()) == [0.0, 0.25]
-    assert list(sft_lines["held-out templates (32 -> 128)"].get_xdata()) == [0, 10]
+    assert list(sft_lines["held-out templates (64 -> 512)"].get_xdata()) == [0, 10]
     assert (out / "summary.png").exists()
     by_stage = summary["held-out accuracy by stage"]
     assert [t.get_text() for t in by_stage.get_xticklabels()] == ["base", "01-sft", "02-grpo"]
@@ -436,13 +442,13 @@ def all_wrong(tasks: list[dict], thinking_rate: float) -> dict:
 def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(
     machine, tmp_path, monkeypatch, capsys
 ):
-    """The demo's 19.5-minute budget on a fake clock; each evaluation also runs a quarter as many
-    problems in held-out templates (the starting model: 32). Fast machine (base 0.3 s a problem,
-    SFT 4 min, trained model 0.27 s): 512 + 128 problems, and GRPO gets what is left of the
-    budget after two evaluations of 640: (1170 - 29 - 240 - 2 x 173 - 10) / 60 = 9.09 min of the
-    14 it asks for. Slow machine
-    (1.0 s, 9 min, 0.7 s): after the first 256 of the SFT evaluation, 512 no longer fits, so every
-    stage gets 256 + 64, and GRPO gets (1170 - 860 - 320 * 0.7 - 10) / 60 = 1.27 min."""
+    """The demo's 19.5-minute budget on a fake clock; each evaluation also runs as many problems
+    in held-out templates (the starting model: 64 + 64). Fast machine (base 0.3 s a problem,
+    SFT 4 min, trained model 0.27 s): 512 + 512 problems, and GRPO gets what is left of the
+    budget after two evaluations of 1024: (1170 - 38 - 240 - 2 x 276 - 10) / 60 = 5.48 min of
+    the 14 it asks for. Slow machine (1.0 s, 9 min, 0.7 s): after the first 256 of the SFT
+    evaluation, 512 no longer fits, and 256 in held-out templates would leave GRPO nothing, so
+    every stage gets 256 + 64, and GRPO gets (1170 - 892 - 320 * 0.7 - 10) / 60 = 0.73 min."""
     import evaluate
     import grpo
     import sft
@@ -480,14 +486,15 @@ def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(
     rows = pipeline.run(pipeline.parse(["--output_dir", str(tmp_path / "r")]))
     sizes = [n for _, n in evaluated]
     if machine == "fast":
-        assert sizes == [64, 32, 256, 256, 128, 512, 128]
-        assert budgets == [None, pytest.approx((1170 - 96 * 0.3 - 240 - 2 * 640 * 0.27 - 10) / 60)]
+        assert sizes == [64, 64, 256, 256, 512, 512, 512]
+        grpo_minutes = (1170 - 128 * 0.3 - 240 - 2 * 1024 * 0.27 - 10) / 60
+        assert budgets == [None, pytest.approx(grpo_minutes)]
         assert [r["num_problems"] for r in rows] == [64, 512, 512]
-        assert [r["heldout_problems"] for r in rows] == [32, 128, 128]
+        assert [r["heldout_problems"] for r in rows] == [64, 512, 512]
     else:
-        assert sizes == [64, 32, 256, 64, 256, 64] and budgets[1] == pytest.approx(76 / 60)
+        assert sizes == [64, 64, 256, 64, 256, 64] and budgets[1] == pytest.approx(44 / 60)
         assert [r["num_problems"] for r in rows] == [64, 256, 256]
-        assert [r["heldout_problems"] for r in rows] == [32, 64, 64]
+        assert [r["heldout_problems"] for r in rows] == [64, 64, 64]
         assert (
             "every stage is evaluated on 256 (and 64 in held-out templates)"
             in capsys.readouterr().out
