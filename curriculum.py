@@ -68,15 +68,16 @@ class TemplateCurriculum:
 
     def update(self, groups: list[tuple[int, bool]]):
         """Count each sampled group, (task index, it carried signal), summed over ranks."""
-        counts: dict[str, float] = {}
+        # every template's two counts, so that each rank reduces the same keys
+        counts = {f"{k} {t}": 0.0 for t in set(self.keys) for k in "gm"}
         for i, signal in groups:
-            t = self.keys[i]
-            counts[f"g {t}"] = counts.get(f"g {t}", 0) + 1
-            counts[f"m {t}"] = counts.get(f"m {t}", 0) + int(signal)
-        counts = distributed.all_reduce_mean(counts)   # the same templates on every rank
+            counts[f"g {self.keys[i]}"] += 1
+            counts[f"m {self.keys[i]}"] += int(signal)
+        counts = distributed.all_reduce_mean(counts)
         for k, v in counts.items():
             table = self.groups if k[0] == "g" else self.mixed
-            table[k[2:]] = table.get(k[2:], 0) + round(v * distributed.world_size())
+            if v:
+                table[k[2:]] = table.get(k[2:], 0) + round(v * distributed.world_size())
 
     def state(self) -> dict:
         return {"mixed": self.mixed, "groups": self.groups, "cursor": self.cursor}

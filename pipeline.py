@@ -132,7 +132,8 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             "rewards": "phi4", "math_levels": pick(scale, "1", "1,2,3", "1,2,3"),
             # demo: RL on the families where the 135M SFT model's groups carry signal (arithmetic,
             # percent); on all four, most groups are all-wrong and lr >= 2e-5 lowered held-out
-            # accuracy (README, GRPO section). The table still evaluates all four families.
+            # accuracy, and a curriculum over all four families' templates gained less
+            # (docs/experiments.md). The table still evaluates all four families.
             "math_families": pick(scale, "arithmetic,percent", "", ""),
             "num_generations": pick(scale, 8, 8, 8), "prompts_per_step": pick(scale, 8, 32, 64),
             "max_completion_length": pick(scale, 96, 8192, 31744),

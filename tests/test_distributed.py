@@ -170,11 +170,15 @@ GRPO = TINY_GRPO + (
 
 
 def test_grpo_ddp_ranks_identical(tmp_path):
-    """DDP: each rank generates its own group; identical weights after each of 2 steps."""
-    out = run(
-        "grpo.py", tmp_path / "ddp", GRPO + ["--parallel", "ddp"], nproc=2, RANK_WEIGHTS_DEBUG="1"
-    )
+    """DDP: each rank generates its own group; identical weights after each of 2 steps. With the
+    template curriculum, both ranks draw from the same counts: the groups of both ranks, summed
+    (2 steps x 2 groups)."""
+    args = GRPO + ["--parallel", "ddp", "--curriculum", "templates"]
+    out = run("grpo.py", tmp_path / "ddp", args, nproc=2, RANK_WEIGHTS_DEBUG="1")
     assert_ranks_identical(out, 2)
+    states = [torch.load(out / f"state.rank{r}.pt", weights_only=False) for r in (0, 1)]
+    assert states[0]["curriculum"] == states[1]["curriculum"]
+    assert sum(states[0]["curriculum"]["groups"].values()) == 4
 
 
 def test_grpo_fsdp2_trains_and_gathers(tmp_path):
