@@ -351,6 +351,10 @@ def plot_stages(stages: list[str], series: dict[str, list[dict | None]], path: s
     fig, axes = plt.subplots(1, panels, figsize=(6.5 * panels, 4.2), squeeze=False)
     ax = axes[0][0]
     xs = list(range(len(stages)))
+    # at each stage, the highest point's note sits above it and the others' below theirs, so the
+    # notes of two close values do not overlap
+    top = [max(range(len(col)), key=lambda j: col[j]["accuracy"] if col[j] else -1)
+           for col in zip(*series.values())]
     for j, (label, points) in enumerate(series.items()):
         at = [(x, p) for x, p in zip(xs, points) if p]
         if not at:
@@ -363,7 +367,9 @@ def plot_stages(stages: list[str], series: dict[str, list[dict | None]], path: s
                     label=label)
         for (x, p), y in zip(at, ys):
             note = f"{y:.3f} (n={p['n']})" + (f"\n{p['note']}" if p.get("note") else "")
-            ax.annotate(note, (x + shift, y), textcoords="offset points", xytext=(6, -4 - 12 * j),
+            above = j == top[x]
+            ax.annotate(note, (x + shift, y), textcoords="offset points",
+                        xytext=(6, 4 if above else -6), va="bottom" if above else "top",
                         fontsize=7, color=f"C{j}")
     ax.set_xticks(xs, stages, fontsize=8)
     ax.set_ylabel("greedy accuracy (95% interval)", fontsize=8)
