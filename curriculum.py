@@ -2,7 +2,7 @@
 
 GRPO learns only from a group whose samples differ (0 < correct < G, DAPO eq. 11): a prompt the
 policy always solves, or never does, costs G rollouts and gives a zero advantage to each. On the
-demo after SFT, about 6 groups in 10 are all wrong, and most of those come from a few templates
+demo after SFT, about half the groups are all wrong, and most of those come from a few templates
 the model cannot yet do at all (fraction arithmetic, say), while others (shopping change, shares)
 are mixed most of the time.
 
@@ -69,15 +69,14 @@ class TemplateCurriculum:
     def update(self, groups: list[tuple[int, bool]]):
         """Count each sampled group, (task index, it carried signal), summed over ranks."""
         # every template's two counts, so that each rank reduces the same keys
-        counts = {f"{k} {t}": 0.0 for t in set(self.keys) for k in "gm"}
+        counts = {(table, t): 0.0 for t in set(self.keys) for table in ("groups", "mixed")}
         for i, signal in groups:
-            counts[f"g {self.keys[i]}"] += 1
-            counts[f"m {self.keys[i]}"] += int(signal)
-        counts = distributed.all_reduce_mean(counts)
-        for k, v in counts.items():
-            table = self.groups if k[0] == "g" else self.mixed
+            counts[("groups", self.keys[i])] += 1
+            counts[("mixed", self.keys[i])] += int(signal)
+        for (table, t), v in distributed.all_reduce_mean(counts).items():
             if v:
-                table[k[2:]] = table.get(k[2:], 0) + round(v * distributed.world_size())
+                total = getattr(self, table)
+                total[t] = total.get(t, 0) + round(v * distributed.world_size())
 
     def state(self) -> dict:
         return {"mixed": self.mixed, "groups": self.groups, "cursor": self.cursor}
