@@ -52,6 +52,16 @@ def merge_evals(parts: list[tuple[list[dict], dict]]) -> dict:
     return {"metrics": metrics, "rows": [row for _, r in parts for row in r["rows"]]}
 
 
+def eval_tasks(n: int, heldout: int = 0) -> tuple[list[dict], list[dict]]:
+    """The evaluation's problems: `n` in the training templates and `heldout` in templates held
+    out of training (test split, level 1, one seed; prefix-stable: the first 256 of 512 are the
+    256)."""
+    tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))
+    held = (data.math_tasks(heldout, "test", seed=1234, levels=(1,), templates="held_out")
+            if heldout > 0 else [])
+    return tasks, held
+
+
 def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None, engine: str = "auto",
                prompt_style: str = "default", with_tools: bool = False, heldout: int = 0) -> dict:
     """Greedy accuracy, thinking rate and mean length on held-out synthetic math (test split),
@@ -66,10 +76,7 @@ def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None, engine: s
     heldout_accuracy, heldout_correct, heldout_problems, heldout_by_family."""
     model, tok = models.load_policy(checkpoint)
     t0 = time.time()
-    # prefix-stable: 256 of 512 = the 256
-    tasks = data.math_tasks(n, "test", seed=1234, levels=(1,))
-    held = (data.math_tasks(heldout, "test", seed=1234, levels=(1,), templates="held_out")
-            if heldout > 0 else [])
+    tasks, held = eval_tasks(n, heldout)
     longest = max(map(len, data.prompt_ids(tok, tasks + held, style=prompt_style)))
     engine = engines.make_engine(engine, model, tok, max_model_len=longest + max_new_tokens,
                                  batch_size=min(max(n, 1), 128))   # batch_size: the HF engine's
@@ -141,6 +148,43 @@ def print_table(rows: list[dict]) -> str:
     text = "\n".join(lines)
     print("\n" + text)
     return text
+
+
+def by_template(row: dict) -> dict[str, list[int]]:
+    """A row's problems solved per template, [solved, of]: the training templates' from its
+    `correct`, the held-out templates' from `heldout_correct`. It shows where a stage's gain
+    comes from. In the demo, GRPO's gain is a few templates a run learns outright (money change:
+    3 -> 16 of 17), and which ones varies with the seed (docs/experiments.md).
+
+    >>> by_template({"correct": [True, False, True], "heldout_correct": [False, True]})
+    {'arithmetic/take-away': [1, 1], 'linear/number-puzzle': [0, 1], 'fractions/story-sum': [1, 1],
+     'arithmetic/compare-total': [0, 1], 'linear/sides-swapped': [1, 1]}
+    """
+    tasks, held = eval_tasks(len(row.get("correct", [])), len(row.get("heldout_correct", [])))
+    counts: dict[str, list[int]] = {}
+    for task, ok in zip(tasks + held, row.get("correct", []) + row.get("heldout_correct", [])):
+        c = counts.setdefault(task["template"], [0, 0])
+        c[0], c[1] = c[0] + ok, c[1] + 1
+    return counts
+
+
+def template_changes(before: dict, after: dict, most: int = 6) -> str:
+    """The templates whose solved count moved most from `before` to `after` on the problems both
+    saw, largest first ("arithmetic/change 3 -> 16 of 17"; a template held out of training says
+    so); '' when nothing moved.
+
+    >>> template_changes({"correct": [False, False, True]}, {"correct": [True, False, False]})
+    'arithmetic/take-away 0 -> 1 of 1, fractions/story-sum 1 -> 0 of 1'
+    """
+    n = min(len(before.get("correct", [])), len(after.get("correct", [])))
+    h = min(len(before.get("heldout_correct", [])), len(after.get("heldout_correct", [])))
+    cut = lambda r: {"correct": r.get("correct", [])[:n],
+                     "heldout_correct": r.get("heldout_correct", [])[:h]}
+    b, a = by_template(cut(before)), by_template(cut(after))
+    moved = sorted((t for t in a if a[t][0] != b[t][0]), key=lambda t: -abs(a[t][0] - b[t][0]))
+    held = set(data.held_out_templates())
+    return ", ".join(f"{t}{' (held out)' if t in held else ''} {b[t][0]} -> {a[t][0]} of {a[t][1]}"
+                     for t in moved[:most])
 
 
 # a stage figure's panels by script, in order; one whose values never change is left out
@@ -335,8 +379,15 @@ class Evaluations:
     def finish(self, plan: list[tuple], name: str, out: Path) -> list[dict]:
         """The rows paired with the rows above (`with_paired`) in table.json, the table printed
         and in table.md, and the figures (`write_figures`, with its `plan`)."""
-        self.rows = with_paired(self.rows)
+        self.rows = [{**r, "by_template": by_template(r)} for r in with_paired(self.rows)]
         runs.atomic_write_text(self.path, json.dumps(self.rows, indent=2))
-        runs.atomic_write_text(out / "table.md", print_table(self.rows) + "\n")
+        text = print_table(self.rows)
+        for prev, row in zip(self.rows, self.rows[1:]):
+            moved = template_changes(prev, row)
+            if moved:
+                line = f"{row['stage']} against {prev['stage']}, by template: {moved}"
+                text += "\n\n" + line
+                print(line)
+        runs.atomic_write_text(out / "table.md", text + "\n")
         write_figures(self.rows, plan, name, out)
         return self.rows

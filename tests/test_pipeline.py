@@ -301,6 +301,35 @@ def test_the_table_reports_held_out_templates_paired_across_stages(tmp_path, mon
     assert [h for _, _, h in calls] == [0, 0, 0] and "heldout_vs_previous" not in rows[2]
 
 
+def test_the_table_says_which_templates_a_stage_learned():
+    """by_template counts each template's solved problems from a row's per-problem results (so
+    the counts add up to its accuracy), and template_changes names the templates that moved, the
+    largest move first, on the problems both rows saw."""
+    tasks, held = stage_eval.eval_tasks(512, 64)
+    money = [t["template"] == "arithmetic/change" for t in tasks]
+    sft = {"correct": [i % 8 == 0 for i in range(512)], "heldout_correct": [False] * 64}
+    # GRPO: every money-change problem right, one held-out-template problem more, one lost
+    grpo = {"correct": [ok or m for ok, m in zip(sft["correct"], money)],
+            "heldout_correct": [i == 5 for i in range(64)]}
+    grpo["correct"][0] = False
+    counts = stage_eval.by_template(grpo)
+    assert sum(c[1] for c in counts.values()) == 512 + 64
+    assert sum(c[0] for c in counts.values()) == sum(grpo["correct"]) + 1
+    n_money = sum(money)
+    was = sum(ok for ok, m in zip(sft["correct"], money) if m)
+    assert n_money >= 10 and was < n_money
+    assert counts["arithmetic/change"] == [n_money, n_money]
+    first = tasks[0]["template"]
+    moved = stage_eval.template_changes(sft, grpo).split(", ")
+    assert moved[0] == f"arithmetic/change {was} -> {n_money} of {n_money}"
+    assert f"{held[5]['template']} (held out) 0 -> 1 of" in ", ".join(moved)
+    assert any(m.startswith(f"{first} ") for m in moved)   # the lost one
+    # a base row evaluated on 64 problems: only those 64 are compared
+    short = stage_eval.template_changes({"correct": [False] * 64}, grpo)
+    assert all(int(m.rsplit(" of ", 1)[1]) <= 64 for m in short.split(", "))
+    assert stage_eval.template_changes(sft, sft) == ""
+
+
 def test_stage_figures_and_the_summary_figure(tmp_path, monkeypatch):
     """Each stage's figure: its curves, the held-out evaluations before (step 0) and after (its
     last step) on the accuracy panel, the share of GRPO groups with signal; no constant panel.
