@@ -2,7 +2,8 @@
 on held-out problems (`eval_stage`: greedy accuracy, thinking rate, mean length, in the training
 templates and in templates held out of training), the set sizes the run's time budget allows
 (`Evaluations`, `fit_eval_problems`), the table (table.json and table.md, each stage paired with
-the one above by the sign test) and the figures (each stage's curves.png, summary.png).
+the one above by the sign test, and the templates whose problems it moved) and the figures
+(each stage's curves.png, summary.png).
 `pipeline.py` holds the recipes and the loop over their stages; this file, what it measures.
 """
 from __future__ import annotations
@@ -377,8 +378,9 @@ class Evaluations:
                                              heldout=self.n_held, **settings)}
 
     def finish(self, plan: list[tuple], name: str, out: Path) -> list[dict]:
-        """The rows paired with the rows above (`with_paired`) in table.json, the table printed
-        and in table.md, and the figures (`write_figures`, with its `plan`)."""
+        """The rows paired with the rows above (`with_paired`) and counted by template
+        (`by_template`) in table.json; the table printed and in table.md, each stage's most-moved
+        templates after it (`template_changes`); the figures (`write_figures`, with its `plan`)."""
         self.rows = [{**r, "by_template": by_template(r)} for r in with_paired(self.rows)]
         runs.atomic_write_text(self.path, json.dumps(self.rows, indent=2))
         text = print_table(self.rows)
