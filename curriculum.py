@@ -1,4 +1,6 @@
-"""A curriculum for GRPO's prompts: draw templates in proportion to how often their groups teach.
+"""Which prompts GRPO trains on: the offline pass-rate filter (Skywork-OR1, Qwen3), the prompts
+dropped at a new context stage (Skywork-OR1), and a curriculum that draws templates in
+proportion to how often their groups teach.
 
 GRPO learns only from a group whose samples differ (0 < correct < G, DAPO eq. 11): a prompt the
 policy always solves, or never does, costs G rollouts and gives a zero advantage to each. On the
@@ -17,14 +19,19 @@ the Laplace estimate of the share of template t's groups that carried signal (a 
 seen: 1/2). A template that is all wrong or all right decays towards zero but is never dropped,
 so a skill that becomes learnable comes back. Within a template, prompts come in a seeded order
 and each is used once per pass. This online, per-template form is this project's choice, not a
-paper's. `grpo.py --curriculum templates` turns it on.
+paper's. `grpo.py --curriculum templates` turns it on; `pass_rate_filter` and
+`next_stage_prompts` serve `--pass_rate_samples`, `--drop_solved_each_stage` and
+`--refilter_each_stage`.
 """
 from __future__ import annotations
 
 import random
 
 import distributed
+import engines
+import rewards
 import training
+from engines import SamplingParams
 
 
 class TemplateCurriculum:
@@ -80,6 +87,42 @@ class TemplateCurriculum:
 
     def state(self) -> dict:
         return {"mixed": self.mixed, "groups": self.groups, "cursor": self.cursor}
+
+
+def pass_rate_filter(engine, tasks, prompts, cfg, max_tokens: int) -> list[int]:
+    """Offline filter (Skywork-OR1 §3.1, Qwen3 §4.2): keep prompts whose pass rate over k =
+    --pass_rate_samples samples of the current policy lies in [--pass_rate_min, --pass_rate_max]
+    (Skywork-OR1 keeps 1..15 of 16: neither trivial nor hopeless). None kept is an error."""
+    k, lo, hi = cfg.pass_rate_samples, cfg.pass_rate_min, cfg.pass_rate_max
+    with engines.progress(f"pass-rate filter, {k} samples x {len(prompts)} prompts"):
+        outs = engine.generate(prompts, SamplingParams(n=k, temperature=cfg.temperature,
+                                                       max_new_tokens=max_tokens, seed=cfg.seed))
+    passed = [0] * len(tasks)
+    for c in outs:
+        ok = (not c.truncated) and rewards.task_solved(c.text, tasks[c.prompt_index])
+        passed[c.prompt_index] += ok
+    keep = [i for i, p in enumerate(passed) if lo <= p / k <= hi]
+    if not keep:
+        raise ValueError(f"the pass-rate filter [{lo}, {hi}] kept no prompt of {len(tasks)}: widen "
+                         "the range, raise --pass_rate_samples or use easier tasks")
+    print(f"[grpo] pass-rate filter kept {len(keep)}/{len(tasks)} prompts")
+    return keep
+
+
+def next_stage_prompts(active: list[int], solved: set[int], cfg, refilter,
+                       max_tokens: int) -> list[int]:
+    """The prompts of a new context stage. --drop_solved_each_stage: drop those the policy solved
+    in every rollout of some group during the stage that ended (Skywork-OR1 §3.1: prompts answered
+    correctly in all samples of the previous stage carry no signal). --refilter_each_stage: run the
+    pass-rate filter [min, max] again with the current policy (this project's variant)."""
+    if cfg.drop_solved_each_stage:
+        left = [i for i in active if i not in solved]
+        print(f"[grpo] new stage: dropped {len(active) - len(left)} prompts solved in all rollouts")
+        active = left or active
+    if cfg.refilter_each_stage and cfg.pass_rate_samples:
+        active = refilter(max_tokens)
+    return active
+
 
 
 def template_keys(tasks: list[dict]) -> list[str]:

@@ -37,7 +37,7 @@ signal (a run that cannot learn says so and stops); measured: held-out 42% -> 59
 The loop in `train` reads top to bottom: rollout, reward, filter, advantage, loss and update,
 sync, log, evaluate, checkpoint. Its bookkeeping lives elsewhere: the flag and task checks and
 the reward's models in `grpo_setup`, the prompt order, context stages and time budget in
-`training`, the metrics rows in `grpo_log`.
+`training`, the prompt filters in `curriculum`, the metrics rows in `grpo_log`.
 """
 from __future__ import annotations
 
@@ -61,6 +61,7 @@ import rewards
 import runs
 import training
 from cli import flag
+from curriculum import next_stage_prompts, pass_rate_filter  # prompt curation
 from engines import SamplingParams
 from grpo_setup import check_config  # also run by pipeline.py on every stage at start
 
@@ -522,43 +523,8 @@ def sample_step(engine, tasks, prompts, active, position, step, max_tokens, rewa
 
 
 # ==============================================================================================
-# Prompt curation and evaluation
+# Evaluation
 # ==============================================================================================
-def pass_rate_filter(engine, tasks, prompts, cfg: Config, max_tokens: int) -> list[int]:
-    """Offline filter (Skywork-OR1 §3.1, Qwen3 §4.2): keep prompts whose pass rate over k =
-    --pass_rate_samples samples of the current policy lies in [--pass_rate_min, --pass_rate_max]
-    (Skywork-OR1 keeps 1..15 of 16: neither trivial nor hopeless). None kept is an error."""
-    k, lo, hi = cfg.pass_rate_samples, cfg.pass_rate_min, cfg.pass_rate_max
-    with engines.progress(f"pass-rate filter, {k} samples x {len(prompts)} prompts"):
-        outs = engine.generate(prompts, SamplingParams(n=k, temperature=cfg.temperature,
-                                                       max_new_tokens=max_tokens, seed=cfg.seed))
-    passed = [0] * len(tasks)
-    for c in outs:
-        ok = (not c.truncated) and rewards.task_solved(c.text, tasks[c.prompt_index])
-        passed[c.prompt_index] += ok
-    keep = [i for i, p in enumerate(passed) if lo <= p / k <= hi]
-    if not keep:
-        raise ValueError(f"the pass-rate filter [{lo}, {hi}] kept no prompt of {len(tasks)}: widen "
-                         "the range, raise --pass_rate_samples or use easier tasks")
-    print(f"[grpo] pass-rate filter kept {len(keep)}/{len(tasks)} prompts")
-    return keep
-
-
-def next_stage_prompts(active: list[int], solved: set[int], cfg: Config, refilter,
-                       max_tokens: int) -> list[int]:
-    """The prompts of a new context stage. --drop_solved_each_stage: drop those the policy solved
-    in every rollout of some group during the stage that ended (Skywork-OR1 §3.1: prompts answered
-    correctly in all samples of the previous stage carry no signal). --refilter_each_stage: run the
-    pass-rate filter [min, max] again with the current policy (this project's variant)."""
-    if cfg.drop_solved_each_stage:
-        left = [i for i in active if i not in solved]
-        print(f"[grpo] new stage: dropped {len(active) - len(left)} prompts solved in all rollouts")
-        active = left or active
-    if cfg.refilter_each_stage and cfg.pass_rate_samples:
-        active = refilter(max_tokens)
-    return active
-
-
 def evaluate(engine, tasks, prompts, cfg, max_tokens) -> dict:
     """avg@k accuracy on the test split (greedy when --eval_temperature 0)."""
     k = cfg.eval_samples if cfg.eval_temperature > 0 else 1

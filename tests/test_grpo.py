@@ -7,6 +7,7 @@ import pytest
 import torch
 from conftest import TINY_GRPO
 
+import curriculum
 import engines
 import grpo
 import grpo_log
@@ -565,10 +566,11 @@ def test_pass_rate_filter_keeps_prompts_between_bounds():
 
     tasks = [{"id": str(i), "prompt": "q", "answer": "7"} for i in range(3)]
     cfg = lambda lo, hi: grpo.Config(pass_rate_samples=4, pass_rate_min=lo, pass_rate_max=hi)
-    assert grpo.pass_rate_filter(FakeEngine(), tasks, [[1]] * 3, cfg(0.01, 0.99), 16) == [1]
-    assert grpo.pass_rate_filter(FakeEngine(), tasks, [[1]] * 3, cfg(0.0, 1.0), 16) == [0, 1, 2]
+    assert curriculum.pass_rate_filter(FakeEngine(), tasks, [[1]] * 3, cfg(0.01, 0.99), 16) == [1]
+    keep = curriculum.pass_rate_filter(FakeEngine(), tasks, [[1]] * 3, cfg(0.0, 1.0), 16)
+    assert keep == [0, 1, 2]
     with pytest.raises(ValueError, match=r"kept no prompt of 3: widen the range"):
-        grpo.pass_rate_filter(FakeEngine(), tasks, [[1]] * 3, cfg(0.6, 0.9), 16)
+        curriculum.pass_rate_filter(FakeEngine(), tasks, [[1]] * 3, cfg(0.6, 0.9), 16)
 
 
 def test_token_logprobs_start_skips_the_prompt(tiny, tokenizer):
@@ -737,11 +739,12 @@ def test_dr_grpo_without_scale_none_says_so(capsys):
 
 def test_skywork_drops_solved_prompts_at_each_stage():
     cfg = grpo.parse(["--drop_solved_each_stage"])
-    assert grpo.next_stage_prompts([0, 1, 2, 3], {1, 3}, cfg, None, 96) == [0, 2]
+    assert curriculum.next_stage_prompts([0, 1, 2, 3], {1, 3}, cfg, None, 96) == [0, 2]
     cfg = grpo.parse([])
-    assert grpo.next_stage_prompts([0, 1, 2, 3], {1, 3}, cfg, None, 96) == [0, 1, 2, 3]
+    assert curriculum.next_stage_prompts([0, 1, 2, 3], {1, 3}, cfg, None, 96) == [0, 1, 2, 3]
     cfg = grpo.parse(["--refilter_each_stage", "--pass_rate_samples", "4"])
-    assert grpo.next_stage_prompts([0, 1, 2, 3], set(), cfg, lambda max_tokens: [2], 96) == [2]
+    refilter = lambda max_tokens: [2]
+    assert curriculum.next_stage_prompts([0, 1, 2, 3], set(), cfg, refilter, 96) == [2]
 
 
 def test_share_of_groups_with_any_correct_sample():
