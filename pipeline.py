@@ -120,7 +120,7 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             "embedding_learning_rate": pick(scale, 2e-3, 0.0, 0.0),
             "global_batch_size": pick(scale, 1, 8, 32),
             # demo: 60 steps leave the policy room to explore (14% greedy, 0.12-0.18 nats a token:
-            # GRPO then gains 8 points); 90 reach 23% (0.07-0.13) and GRPO adds 4 (docs)
+            # GRPO then gains 6-9 points); 90 reach 23% (0.07-0.13) and GRPO adds 4 (docs)
             "max_steps": pick(scale, 60, 2000, 16000),
             "warmup_steps": pick(scale, 6, 100, 450), "weight_decay": pick(scale, 0.0, 1e-4, 1e-4),
             "eval_problems": 0,
