@@ -149,10 +149,10 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             "filter_groups_by": pick(scale, "acc", "reward", "reward"),
             "learning_rate": pick(scale, 1e-5, 5e-8, 5e-8),
             "beta": pick(scale, 0.0, 0.001, 0.001), "entropy_coef": pick(scale, 0.0, 0.001, 0.001),
-            # demo: T 0.9 (ours). Over three GRPO seeds from one SFT checkpoint, T 1.0 gained +7.2,
-            # +5.0, +3.5 points in the training templates, T 0.9 +7.6, +8.6, +6.4, T 0.8 +8.4,
-            # +8.9, +7.8; on the held-out templates T 0.9 kept T 1.0's gain (5.5-6.6% against
-            # 5.7-6.8%, SFT 4.1%), T 0.8 lost it in two seeds (docs/experiments.md)
+            # demo: T 0.9 (ours). Over GRPO seeds 0-3 from one SFT checkpoint, T 1.0 gained +7.2,
+            # +5.0, +3.5, +5.4 points in the training templates, T 0.9 +7.6, +8.6, +6.4, +5.0;
+            # T 0.8 (seeds 0-2) +8.4, +8.9, +7.8. On the held-out templates T 0.9 kept T 1.0's
+            # gain (5.5-6.8% against 5.3-6.8%, SFT 4.1%), T 0.8 lost it in two seeds of three
             "temperature": pick(scale, 0.9, 1.0, 1.0),
             "length_rejection_tokens": pick(scale, 0, 6144, 25600),
             "eval_problems": 0,
