@@ -31,7 +31,6 @@ import distributed
 import engines
 import rewards
 import training
-from engines import SamplingParams
 
 
 class TemplateCurriculum:
@@ -95,8 +94,9 @@ def pass_rate_filter(engine, tasks, prompts, cfg, max_tokens: int) -> list[int]:
     (Skywork-OR1 keeps 1..15 of 16: neither trivial nor hopeless). None kept is an error."""
     k, lo, hi = cfg.pass_rate_samples, cfg.pass_rate_min, cfg.pass_rate_max
     with engines.progress(f"pass-rate filter, {k} samples x {len(prompts)} prompts"):
-        outs = engine.generate(prompts, SamplingParams(n=k, temperature=cfg.temperature,
-                                                       max_new_tokens=max_tokens, seed=cfg.seed))
+        params = engines.SamplingParams(n=k, temperature=cfg.temperature,
+                                        max_new_tokens=max_tokens, seed=cfg.seed)
+        outs = engine.generate(prompts, params)
     passed = [0] * len(tasks)
     for c in outs:
         ok = (not c.truncated) and rewards.task_solved(c.text, tasks[c.prompt_index])
@@ -122,7 +122,6 @@ def next_stage_prompts(active: list[int], solved: set[int], cfg, refilter,
     if cfg.refilter_each_stage and cfg.pass_rate_samples:
         active = refilter(max_tokens)
     return active
-
 
 
 def template_keys(tasks: list[dict]) -> list[str]:
