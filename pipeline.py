@@ -560,7 +560,7 @@ def run(cfg: Config) -> list[dict]:
               f"{', resumed' if getattr(sc, 'resume', False) else ''}) -> {stage_dir} ==",
               flush=True)
         evals_left = len(stages) - i + 1           # this stage's evaluation and the ones after it
-        evals.cap_time_budget(stage.name, sc, evals_left)
+        evals.cap_time_budget(label, sc, evals_left)
         elastic = sum(1 for st in stages[i:] if st.overrides.get("time_budget_minutes", 0) > 0)
         t0 = time.time()
         try:

@@ -287,6 +287,7 @@ class Evaluations:
         # points there (one standard error is 2 points at 5%)
         self.n_held = 0 if heldout < 0 else heldout or n_eval
         self.n_held_base = min(self.n_held, n_base)
+        self.cut: dict[str, tuple[float, float]] = {}   # stage -> (minutes given, asked for)
 
     def left_s(self) -> float:
         return 60 * self.budget_min - (time.time() - self.t_start)
@@ -348,6 +349,7 @@ class Evaluations:
                       f"{sc.time_budget_minutes:g}: what the run's {self.budget_min:g} min leave "
                       f"after {evals_left} evaluation(s) of {self.n_eval} + {self.n_held} problems"
                       f" at {pace:.2f} s each ==", flush=True)
+                self.cut[name] = (max(cap, 0.5), sc.time_budget_minutes)
                 sc.time_budget_minutes = max(cap, 0.5)
 
     def evaluate_trained(self, label: str, stage_dir: Path, settings: dict, evals_left: int,
@@ -377,10 +379,26 @@ class Evaluations:
                                              self.max_new_tokens, use_fit, self.engine,
                                              heldout=self.n_held, **settings)}
 
+    def no_change(self, row: dict) -> str:
+        """A line for a trained stage whose change on the held-out problems is within noise (sign
+        test p >= 0.05), saying where the run's budget cut its training short ('' otherwise)."""
+        v = row.get("vs_previous")
+        if not v or v["p"] < 0.05:
+            return ""
+        line = (f"{row['stage']}: no significant change on the held-out problems "
+                f"({paired_text(v, v['problems'])})")
+        if row["stage"] in self.cut:
+            given, asked = self.cut[row["stage"]]
+            line += (f"; the run's {self.budget_min:g}-minute budget left it {given:.1f} of its "
+                     f"{asked:g} minutes on this machine. `--time_budget_minutes 0` gives it "
+                     f"all {asked:g} (the run then takes longer)")
+        return line + "."
+
     def finish(self, plan: list[tuple], name: str, out: Path) -> list[dict]:
         """The rows paired with the rows above (`with_paired`) and counted by template
         (`by_template`) in table.json; the table printed and in table.md, each stage's most-moved
-        templates after it (`template_changes`); the figures (`write_figures`, with its `plan`)."""
+        templates after it (`template_changes`), then the stages that changed nothing
+        significant (`no_change`); the figures (`write_figures`, with its `plan`)."""
         self.rows = [{**r, "by_template": by_template(r)} for r in with_paired(self.rows)]
         runs.atomic_write_text(self.path, json.dumps(self.rows, indent=2))
         text = print_table(self.rows)
@@ -388,6 +406,11 @@ class Evaluations:
             moved = template_changes(prev, row)
             if moved:
                 line = f"{row['stage']} against {prev['stage']}, by template: {moved}"
+                text += "\n\n" + line
+                print(line)
+        for row in self.rows[1:]:
+            line = self.no_change(row)
+            if line:
                 text += "\n\n" + line
                 print(line)
         runs.atomic_write_text(out / "table.md", text + "\n")
