@@ -233,7 +233,7 @@ def token_divergence(student, teacher, input_ids, attention_mask, completion_mas
     Both decoders run once ([B, T, hidden]); the hidden states of the completion positions are
     gathered ([N, hidden]), and the two LM heads plus the divergence run on `chunk_size` rows at a
     time, so the logits exist as two [chunk, V] float32 blocks, never as [B, T, V]. Under autograd
-    each chunk is checkpointed (recomputed in backward), as in `models.token_logprobs`. The
+    each chunk is checkpointed (recomputed in backward), as `models.token_logprobs` does. The
     teacher runs without gradients. Token y_t is predicted at position t-1: the mask shifts.
     """
     position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)

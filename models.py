@@ -338,8 +338,8 @@ def token_logprobs(model, input_ids, attention_mask, temperature: float = 1.0,
 
     Memory: the decoder runs once; the LM head and the log-softmax run over `chunk_size`
     positions at a time (default `auto_chunk_size`: ~40 MiB blocks), so only one [B, chunk, V]
-    float32 block exists. Under autograd each chunk is wrapped in activation checkpointing, so
-    backward recomputes it instead of keeping every chunk's logits alive. Position ids follow
+    float32 block exists; backward recomputes each chunk instead of keeping every chunk's logits
+    alive (`HeadLogprobs`, the head and log-softmax fused). Position ids follow
     the attention mask (left padding).
     """
     position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)

@@ -8,7 +8,7 @@ once the model and inputs exist:
 * trl   : full logits -> `trl.trainer.utils.selective_log_softmax` (TRL's GRPOTrainer path)
 * ours  : `models.token_logprobs`: LM head + log-softmax over a chunk of positions at a time
           (`models.auto_chunk_size`: ~40 MiB blocks), each chunk recomputed in backward
-          (activation checkpointing), so no [T, V] tensor exists
+          (`models.HeadLogprobs`), so no [T, V] tensor exists
 * ours@128: the same with a fixed 128-position chunk (the earlier default)
 
 The model is a 2-layer random Llama (hidden 256) so that the vocabulary-sized tensors dominate,

@@ -26,6 +26,10 @@ tmp=$(mktemp)
   echo
   python bench/sandbox_vs_humaneval.py
   echo
+  echo "## The fused LM head (bench/head_logprobs.py)"
+  echo
+  python bench/head_logprobs.py
+  echo
   echo "## Shared prompt pass in GRPO (bench/shared_prompt.py)"
   echo
   python bench/shared_prompt.py --repeats 2 --groups 8

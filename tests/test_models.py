@@ -231,7 +231,7 @@ def test_chunked_logprobs_equal_naive(tiny, temperature):
     mask = attn[:, 1:].bool()
     assert torch.allclose(lp[mask], ref_lp[mask], atol=1e-5)
     assert torch.allclose(ent[mask], ref_ent[mask], atol=1e-5)
-    # gradients through the checkpointed chunks equal the naive ones too
+    # gradients through the fused head's recomputed chunks equal the naive ones too
     tiny.zero_grad()
     (lp[mask].sum() + ent[mask].sum()).backward()
     g = tiny.model.layers[0].mlp.up_proj.weight.grad.clone()
