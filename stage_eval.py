@@ -23,6 +23,10 @@ import tools
 MIN_ELASTIC_MINUTES = 5.0
 # a budget never shrinks the held-out set below this; it is evaluated first
 LEAST_EVAL_PROBLEMS = 256
+# evaluations still to come are priced at this many times the latest one's pace: a 2-core
+# host's speed drifts within a run (a GRPO checkpoint's 1024 problems once took 203 s after the
+# SFT checkpoint's took 146 s), and the budget must hold anyway
+PACE_MARGIN = 1.25
 
 
 def fit_eval_problems(left_s: float, s_per_problem: float, evals_left: int, reserve_s: float,
@@ -338,17 +342,19 @@ class Evaluations:
 
     def cap_time_budget(self, name: str, sc, evals_left: int):
         """A time-budgeted stage (its Config's `time_budget_minutes` > 0) gets at most what the
-        run's budget leaves after the `evals_left` evaluations still to come, at the latest
-        evaluation's pace."""
+        run's budget leaves after the `evals_left` evaluations still to come, at PACE_MARGIN
+        times the latest evaluation's pace."""
         pace = self.s_per_problem()
         if self.budget_min and pace and getattr(sc, "time_budget_minutes", 0) > 0:
+            pace *= PACE_MARGIN
             # - 10 s: the checkpoint save
             cap = (self.left_s() - evals_left * (self.n_eval + self.n_held) * pace - 10) / 60
             if cap < sc.time_budget_minutes:
                 print(f"== {name}: time budget {max(cap, 0.5):.1f} min instead of "
                       f"{sc.time_budget_minutes:g}: what the run's {self.budget_min:g} min leave "
                       f"after {evals_left} evaluation(s) of {self.n_eval} + {self.n_held} problems"
-                      f" at {pace:.2f} s each ==", flush=True)
+                      f" at {pace:.2f} s each ({PACE_MARGIN:g} x the latest one's pace) ==",
+                      flush=True)
                 self.cut[name] = (max(cap, 0.5), sc.time_budget_minutes)
                 sc.time_budget_minutes = max(cap, 0.5)
 

@@ -474,10 +474,11 @@ def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(
     """The demo's 19.5-minute budget on a fake clock; each evaluation also runs as many problems
     in held-out templates (the starting model: 64 + 64). Fast machine (base 0.3 s a problem,
     SFT 4 min, trained model 0.27 s): 512 + 512 problems, and GRPO gets what is left of the
-    budget after two evaluations of 1024: (1170 - 38 - 240 - 2 x 276 - 10) / 60 = 5.48 min of
-    the 14 it asks for. Slow machine (1.0 s, 9 min, 0.7 s): after the first 256 of the SFT
-    evaluation, 512 no longer fits, and 256 in held-out templates would leave GRPO nothing, so
-    every stage gets 256 + 64, and GRPO gets (1170 - 892 - 320 * 0.7 - 10) / 60 = 0.73 min."""
+    budget after the SFT evaluation and its own, priced at 1.25 x the SFT's pace (PACE_MARGIN):
+    (1170 - 38 - 240 - 276 - 1.25 x 276 - 10) / 60 = 4.33 min of the 14 it asks for. Slow
+    machine (1.0 s, 9 min, 0.7 s): after the first 256 of the SFT evaluation, 512 no longer
+    fits, and 256 in held-out templates would leave GRPO nothing, so every stage gets 256 + 64,
+    and GRPO gets the floor of 0.5 min ((1170 - 892 - 1.25 x 320 x 0.7 - 10) / 60 < 0)."""
     import evaluate
     import grpo
     import sft
@@ -516,12 +517,12 @@ def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(
     sizes = [n for _, n in evaluated]
     if machine == "fast":
         assert sizes == [64, 64, 256, 256, 512, 512, 512]
-        grpo_minutes = (1170 - 128 * 0.3 - 240 - 2 * 1024 * 0.27 - 10) / 60
+        grpo_minutes = (1170 - 128 * 0.3 - 240 - 2.25 * 1024 * 0.27 - 10) / 60
         assert budgets == [None, pytest.approx(grpo_minutes)]
         assert [r["num_problems"] for r in rows] == [64, 512, 512]
         assert [r["heldout_problems"] for r in rows] == [64, 512, 512]
     else:
-        assert sizes == [64, 64, 256, 64, 256, 64] and budgets[1] == pytest.approx(44 / 60)
+        assert sizes == [64, 64, 256, 64, 256, 64] and budgets[1] == pytest.approx(0.5)
         assert [r["num_problems"] for r in rows] == [64, 256, 256]
         assert [r["heldout_problems"] for r in rows] == [64, 64, 64]
     out = capsys.readouterr().out
