@@ -69,7 +69,7 @@ class Config:
     eval_max_completion_length: int = flag(0, "generation budget of those evaluations (0: the "
         "scale's default, demo 96)")
     time_budget_minutes: float = flag(-1.0, "wall time of the whole run (-1: the scale's default, "
-        "demo 19.5; 0: none). Time-budgeted stages (demo GRPO) get what is left after the "
+        "demo 19; 0: none). Time-budgeted stages (demo GRPO) get what is left after the "
         "evaluations still to come; where the machine is too slow for all of --eval_problems in "
         "the budget, the evaluation shrinks (never below 256; the table says how many). An "
         "explicit --eval_problems is never shrunk")
@@ -515,7 +515,7 @@ def evaluations(cfg: Config, out: Path, t_start: float) -> stage_eval.Evaluation
         max_new_tokens=cfg.eval_max_completion_length or pick(cfg.scale, 96, 4096, 32768),
         engine=cfg.engine,
         budget_min=(cfg.time_budget_minutes if cfg.time_budget_minutes >= 0
-                    else pick(cfg.scale, 19.5, 0.0, 0.0)),
+                    else pick(cfg.scale, 19.0, 0.0, 0.0)),
         t_start=t_start, resume=cfg.resume, fixed=bool(cfg.eval_problems))
 
 

@@ -471,19 +471,19 @@ def all_wrong(tasks: list[dict], thinking_rate: float) -> dict:
 def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(
     machine, tmp_path, monkeypatch, capsys
 ):
-    """The demo's 19.5-minute budget on a fake clock; each evaluation also runs as many problems
+    """The demo's 19-minute budget on a fake clock; each evaluation also runs as many problems
     in held-out templates (the starting model: 64 + 64). Fast machine (base 0.3 s a problem,
-    SFT 4 min, trained model 0.27 s): 512 + 512 problems, and GRPO gets what is left of the
+    SFT 3.5 min, trained model 0.27 s): 512 + 512 problems, and GRPO gets what is left of the
     budget after the SFT evaluation and its own, priced at 1.25 x the SFT's pace (PACE_MARGIN):
-    (1170 - 38 - 240 - 276 - 1.25 x 276 - 10) / 60 = 4.33 min of the 14 it asks for. Slow
-    machine (1.0 s, 9 min, 0.7 s): after the first 256 of the SFT evaluation, 512 no longer
+    (1140 - 38 - 210 - 276 - 1.25 x 276 - 10) / 60 = 4.33 min of the 14 it asks for. Slow
+    machine (1.0 s, 8.5 min, 0.7 s): after the first 256 of the SFT evaluation, 512 no longer
     fits, and 256 in held-out templates would leave GRPO nothing, so every stage gets 256 + 64,
-    and GRPO gets the floor of 0.5 min ((1170 - 892 - 1.25 x 320 x 0.7 - 10) / 60 < 0)."""
+    and GRPO gets the floor of 0.5 min ((1140 - 862 - 1.25 x 320 x 0.7 - 10) / 60 < 0)."""
     import evaluate
     import grpo
     import sft
 
-    base_pace, sft_minutes, pace = {"fast": (0.3, 4.0, 0.27), "slow": (1.0, 9.0, 0.7)}[machine]
+    base_pace, sft_minutes, pace = {"fast": (0.3, 3.5, 0.27), "slow": (1.0, 8.5, 0.7)}[machine]
     clock = [0.0]
     fake_time = type("FakeTime", (), {"time": staticmethod(lambda: clock[0])})
     monkeypatch.setattr(pipeline, "time", fake_time)
@@ -517,7 +517,7 @@ def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(
     sizes = [n for _, n in evaluated]
     if machine == "fast":
         assert sizes == [64, 64, 256, 256, 512, 512, 512]
-        grpo_minutes = (1170 - 128 * 0.3 - 240 - 2.25 * 1024 * 0.27 - 10) / 60
+        grpo_minutes = (1140 - 128 * 0.3 - 210 - 2.25 * 1024 * 0.27 - 10) / 60
         assert budgets == [None, pytest.approx(grpo_minutes)]
         assert [r["num_problems"] for r in rows] == [64, 512, 512]
         assert [r["heldout_problems"] for r in rows] == [64, 512, 512]
@@ -528,13 +528,13 @@ def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(
     out = capsys.readouterr().out
     if machine == "slow":
         assert "every stage is evaluated on 256 (and 64 in held-out templates)" in out
-    assert clock[0] <= 19.5 * 60
+    assert clock[0] <= 19 * 60
     # every evaluation here is all wrong: no stage changed anything, and the run says so, with
     # where the budget cut GRPO short (SFT has no time budget to cut)
     given = budgets[1]
     assert (
         "02-grpo: no significant change on the held-out problems (+0 / -0 (p 1)); the run's "
-        f"19.5-minute budget left it {given:.1f} of its 14 minutes on this machine." in out
+        f"19-minute budget left it {given:.1f} of its 14 minutes on this machine." in out
     )
     assert "01-sft: no significant change on the held-out problems (+0 / -0 (p 1))." in out
 
