@@ -264,7 +264,7 @@ class HeadLogprobs(torch.autograd.Function):
         ∂/∂z = g (onehot(x) - p) - e p (z - E_p[z]),    E_p[z] = log Z - H
     then ∂/∂hidden = ∂/∂z @ (W/τ) and ∂/∂W = (∂/∂z)ᵀ hidden / τ. Computed in place on the
     chunk's logits, this saves the chain's zero-filled gather gradient, its log-softmax
-    backward and its extra float32 copies: 0.63-0.85x its time (bench/head_logprobs.py).
+    backward and its extra float32 copies: 0.63-0.96x its time (bench/head_logprobs.py).
     Liger-Kernel's fused linear cross-entropy does the same for the SFT loss."""
 
     @staticmethod

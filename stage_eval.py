@@ -350,13 +350,14 @@ class Evaluations:
             # - 10 s: the checkpoint save
             cap = (self.left_s() - evals_left * (self.n_eval + self.n_held) * pace - 10) / 60
             if cap < sc.time_budget_minutes:
-                print(f"== {name}: time budget {max(cap, 0.5):.1f} min instead of "
+                given = max(cap, 0.5)
+                print(f"== {name}: time budget {given:.1f} min instead of "
                       f"{sc.time_budget_minutes:g}: what the run's {self.budget_min:g} min leave "
                       f"after {evals_left} evaluation(s) of {self.n_eval} + {self.n_held} problems"
                       f" at {pace:.2f} s each ({PACE_MARGIN:g} x the latest one's pace) ==",
                       flush=True)
-                self.cut[name] = (max(cap, 0.5), sc.time_budget_minutes)
-                sc.time_budget_minutes = max(cap, 0.5)
+                self.cut[name] = (given, sc.time_budget_minutes)
+                sc.time_budget_minutes = given
 
     def evaluate_trained(self, label: str, stage_dir: Path, settings: dict, evals_left: int,
                          elastic: int) -> dict:
