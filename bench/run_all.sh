@@ -38,6 +38,10 @@ tmp=$(mktemp)
   echo
   python bench/vllm_block_size.py
   echo
+  echo "## glibc keeps freed memory: a GRPO update beside vLLM (bench/freed_memory.py)"
+  echo
+  python bench/freed_memory.py
+  echo
   echo "## GRPO step vs TRL GRPOTrainer (bench/grpo_vs_trl.py)"
   echo
   python bench/grpo_vs_trl.py --repeats 2 --steps 4

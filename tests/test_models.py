@@ -332,6 +332,27 @@ def test_auto_chunk_size_keeps_blocks_above_glibc_mmap_threshold():
     assert 4 * 214 * 49152 > 32 << 20  # above glibc's 32 MiB dynamic cap
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_keep_freed_memory_reuses_the_pages_of_a_freed_block():
+    # a 64 MiB block freed and allocated again: glibc's default unmaps it and faults its 16,384
+    # pages in anew; once keep_freed_memory has run, the heap hands back pages already mapped
+    child = textwrap.dedent("""
+        import resource, sys, torch
+        sys.path.insert(0, sys.argv[2])
+        import models
+        if sys.argv[1] == "keep":
+            assert models.keep_freed_memory()
+        torch.ones(16 << 20)                           # 64 MiB, touched, then freed
+        f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        torch.ones(16 << 20)
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
+    """)
+    faults = {mode: int(subprocess.run([sys.executable, "-c", child, mode, str(ROOT)],
+                                       capture_output=True, text=True, check=True).stdout)
+              for mode in ("default", "keep")}
+    assert faults["default"] >= 16000 and faults["keep"] < 1000, faults
+
+
 def test_hf_engine_top_k_zero_samples_the_full_distribution(tiny, tokenizer):
     """top_k <= 0 means no truncation (as in vLLM). transformers fills an unset top_k with 50,
     so a near-uniform random model sampled 300 times must show more than 50 distinct tokens;
