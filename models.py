@@ -318,8 +318,9 @@ def keep_freed_memory() -> bool:
     bf16 copies of the weights, gradients) reuse pages already mapped. By default glibc maps
     each block above 32 MiB afresh and unmaps it on free: about a million page faults per GRPO
     update, and with vLLM's engine in the process the kernel takes 3-5 times longer over each,
-    so the update ran 1.8x slower (bench/freed_memory.py: 20.3 against 11.1 s). Called once per process by
-    `cli.main`. Returns False where the C library is not glibc (macOS, musl): nothing changes.
+    so the update ran 1.8x slower (bench/freed_memory.py: 20.3 against 11.1 s). Called once
+    per process by `cli.main`. Returns False where the C library is not glibc (macOS, musl):
+    nothing changes.
     """
     import ctypes
     import platform
