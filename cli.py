@@ -8,7 +8,6 @@ Plumbing shared by `sft.py`, `grpo.py`, `distill.py`, `evaluate.py` and `pipelin
 * `main(run, parse)`: runs a script; a user mistake (a bad value, a missing file, a malformed
   row) prints one line naming the problem and the fix, with no traceback (`RR_TRACEBACK=1`
   shows it); Ctrl-C prints the step reached, the last saved step and the command that resumes.
-  It first has glibc keep freed memory for reuse (`models.keep_freed_memory`).
 * `check_positive`, `check_sampling`: values that would make training meaningless, refused at
   start with the flag's name.
 """
@@ -131,8 +130,6 @@ def interrupted_message(argv: list[str]) -> str:
 def main(run, parse_fn, argv: list[str] | None = None) -> int:
     """`run(parse_fn(argv))` with errors a person can act on. Returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
-    import models  # here, not at the top: cli.py itself needs no torch
-    models.keep_freed_memory()   # glibc reuses freed pages: a GRPO update up to 1.8x faster
     try:
         run(parse_fn(argv))
         return 0

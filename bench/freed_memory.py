@@ -1,4 +1,4 @@
-"""A GRPO update with and without `models.keep_freed_memory`, before and after a vLLM engine
+"""A GRPO update with and without `models.reuse_freed_memory`, before and after a vLLM engine
 joins the process (as it does in `grpo.py` and `pipeline.py`).
 
 Each mode runs in a fresh process: the embedded model, one update (`grpo.train_on_batch`,
@@ -6,7 +6,7 @@ bf16 where the CPU has it) on 4 prompts x 8 completions (bench/shared_prompt.py'
 `REPEATS` times after a warm-up; then `engines.make_engine` starts vLLM on the same model and
 the update is timed again. Printed per update: wall seconds, system (kernel) seconds, minor
 page faults. glibc's default maps every block above 32 MiB afresh and unmaps it on free, so
-each update faults in about a million pages; `keep_freed_memory` serves them from its heap.
+each update faults in about a million pages; inside `reuse_freed_memory` its heap serves them.
 
     python bench/freed_memory.py          # a markdown table, ~4 minutes on 2 cores
 """
@@ -24,18 +24,20 @@ REPEATS = 3
 CHILD = r"""
 import json, os, resource, sys, time
 sys.path.insert(0, {root!r}); sys.path.insert(0, {bench!r})
+import contextlib
 import models
-if sys.argv[1] == "keep":
-    models.keep_freed_memory()
 import engines, grpo
 from shared_prompt import batch
 model, tok = models.load_policy(None)
 opt = __import__("torch").optim.AdamW(model.parameters(), lr=0.0)
 ids, attn, mask, adv, _ = batch(tok, 8, prompts=4)
 cfg = grpo.parse(["--bf16", "auto"])
+scope = models.reuse_freed_memory if sys.argv[1] == "reuse" else contextlib.nullcontext
 def update():
     f0, c0, t0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, os.times(), time.perf_counter()
-    grpo.train_on_batch(model, opt, None, ids, attn, mask, adv, None, cfg, 0.0, 0.0, 96, 0, {{}})
+    with scope():
+        grpo.train_on_batch(model, opt, None, ids, attn, mask, adv, None, cfg,
+                            0.0, 0.0, 96, 0, {{}})
     return (time.perf_counter() - t0, os.times().system - c0.system,
             resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
 update()
@@ -59,10 +61,10 @@ def measure(mode: str) -> tuple[list, list]:
 def main():
     print("| glibc | vLLM engine in the process | update s (median) | system s | page faults |")
     print("|---|---|---|---|---|")
-    for mode in ("default", "keep"):
+    for mode in ("default", "reuse"):
         for engine, runs in zip(("no", "yes"), measure(mode)):
             wall, system, faults = (statistics.median(r[i] for r in runs) for i in range(3))
-            name = "default" if mode == "default" else "`keep_freed_memory`"
+            name = "default" if mode == "default" else "`reuse_freed_memory`"
             print(f"| {name} | {engine} | {wall:.1f} | {system:.1f} | {faults:,.0f} |", flush=True)
 
 
