@@ -506,20 +506,19 @@ def train(cfg: Config) -> Path:
         ids, attn, mask = [x.to(device) for x in models.pad_batch(
             [r["prompt_ids"] for r in batch], [r["completion_ids"] for r in batch],
             tok.pad_token_id)]
-        with models.reuse_freed_memory():   # the step's large tensors reuse freed pages
-            per_token = token_divergence(student, teacher, ids, attn, mask, cfg.divergence,
-                                         cfg.beta, cfg.temperature, cfg.top_k_vocab,
-                                         cfg.top_k_tail, cfg.chunk_size)
-            # token mean over the global batch (--prompts_per_step prompts, split over ranks):
-            # each rank divides by the mean token count per rank; DDP/FSDP2 average the gradients
-            loss = per_token.sum() / distributed.mean_over_ranks(per_token.numel())
+        per_token = token_divergence(student, teacher, ids, attn, mask, cfg.divergence, cfg.beta,
+                                     cfg.temperature, cfg.top_k_vocab, cfg.top_k_tail,
+                                     cfg.chunk_size)
+        # token mean over the global batch (--prompts_per_step prompts, split over ranks): each rank
+        # divides by the mean token count per rank and DDP/FSDP2 average the gradients
+        loss = per_token.sum() / distributed.mean_over_ranks(per_token.numel())
 
-            # ---- step ----------------------------------------------------------------------------
-            training.check_finite(loss, step)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            grad_norm = torch.nn.utils.clip_grad_norm_(student.parameters(), cfg.max_grad_norm)
-            optimizer.step()
+        # ---- step --------------------------------------------------------------------------------
+        training.check_finite(loss, step)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(student.parameters(), cfg.max_grad_norm)
+        optimizer.step()
         scheduler.step()
         engine.sync_weights(student)
 

@@ -15,14 +15,10 @@ log-probs.
 """
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import fcntl
-import functools
 import importlib.util
 import inspect
 import os
-import platform
 import tempfile
 from pathlib import Path
 
@@ -314,44 +310,6 @@ class HeadLogprobs(torch.autograd.Function):
         if grad_w is not None:
             grad_w = (grad_w if temperature == 1.0 else grad_w / temperature).to(weight.dtype)
         return grad_h, grad_w, None, None, None, None
-
-
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_MMAP_MAX = -1, -3, -4   # glibc's mallopt parameters
-
-
-@functools.cache
-def _glibc():
-    """glibc, with its malloc thresholds fixed where its own dynamic rule ends up (blocks above
-    32 MiB mapped apart, the heap's top trimmed above 64 MiB free); None elsewhere."""
-    if platform.libc_ver()[0] != "glibc":
-        return None
-    libc = ctypes.CDLL("libc.so.6")
-    libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)
-    libc.mallopt(M_TRIM_THRESHOLD, 64 << 20)
-    return libc
-
-
-@contextlib.contextmanager
-def reuse_freed_memory():
-    """Inside, glibc serves every allocation from its heap (M_MMAP_MAX 0), so a training step's
-    large tensors (logits chunks, bf16 copies of the weights, gradients) reuse pages that the
-    micro-batch or the step before freed. By default glibc maps each block above 32 MiB afresh
-    and unmaps it on free: about a million page faults per GRPO update, and with vLLM's engine
-    in the process the kernel takes 3-5 times longer over each, so the update ran 1.8x slower
-    (bench/freed_memory.py: 20.3 against 11.1 s). Outside, large blocks are mapped apart as
-    usual and go back to the system when freed: kept everywhere, the heap of a whole pipeline
-    run grew to 20 GB. Without glibc (macOS, musl) nothing changes."""
-    libc = _glibc()
-    if libc is not None:
-        libc.mallopt(M_MMAP_MAX, 0)
-        libc.mallopt(M_TRIM_THRESHOLD, (1 << 31) - 1)
-    try:
-        yield
-    finally:
-        if libc is not None:
-            libc.mallopt(M_MMAP_MAX, 65536)            # glibc's defaults again
-            libc.mallopt(M_TRIM_THRESHOLD, 64 << 20)
-            libc.malloc_trim(0)   # and what the step freed goes back to the system
 
 
 MMAP_SAFE_BYTES = 40 << 20   # > glibc's largest dynamic mmap threshold (32 MiB on 64-bit)

@@ -551,22 +551,20 @@ def train(cfg: Config) -> Path:
         # gradients over ranks, so the update is Σ_ranks loss_sum / Σ_ranks tokens.
         n_tokens = distributed.mean_over_ranks(sum(int(b["loss_mask"][:, 1:].sum()) for b in micro))
         loss_sum = 0.0
-        with models.reuse_freed_memory():   # the step's large tensors reuse freed pages
-            for b in micro:
-                with models.autocast(cfg.bf16):
-                    loss, _ = sft_loss_sum(model, b)
-                (loss / max(n_tokens, 1)).backward()
-                training.check_finite(loss, step + 1)
-                loss_sum += loss.item()
+        for b in micro:
+            with models.autocast(cfg.bf16):
+                loss, _ = sft_loss_sum(model, b)
+            (loss / max(n_tokens, 1)).backward()
+            training.check_finite(loss, step + 1)
+            loss_sum += loss.item()
 
-            # ---- update: cosine learning rate, clipped gradients ----
-            lr = cosine_lr(step, cfg.learning_rate, cfg.warmup_steps, total_steps,
-                           cfg.min_lr_ratio)
-            for g in optimizer.param_groups:
-                g["lr"] = lr * g["lr_scale"]
-            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
+        # ---- update: cosine learning rate, clipped gradients ----
+        lr = cosine_lr(step, cfg.learning_rate, cfg.warmup_steps, total_steps, cfg.min_lr_ratio)
+        for g in optimizer.param_groups:
+            g["lr"] = lr * g["lr_scale"]
+        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
         step += 1
 
         # ---- log ----

@@ -1,12 +1,13 @@
-"""A GRPO update with and without `models.reuse_freed_memory`, before and after a vLLM engine
-joins the process (as it does in `grpo.py` and `pipeline.py`).
+"""Page faults in a GRPO update, with glibc's default malloc and with every allocation served
+from its heap, before and after a vLLM engine joins the process (as in `grpo.py`, `pipeline.py`).
 
 Each mode runs in a fresh process: the embedded model, one update (`grpo.train_on_batch`,
 bf16 where the CPU has it) on 4 prompts x 8 completions (bench/shared_prompt.py's batch), timed
 `REPEATS` times after a warm-up; then `engines.make_engine` starts vLLM on the same model and
 the update is timed again. Printed per update: wall seconds, system (kernel) seconds, minor
 page faults. glibc's default maps every block above 32 MiB afresh and unmaps it on free, so
-each update faults in about a million pages; inside `reuse_freed_memory` its heap serves them.
+each update faults in about a million pages. `heap` mode (glibc's `mallopt`: M_MMAP_MAX 0,
+M_TRIM_THRESHOLD 1 GiB) keeps freed pages for reuse. Not adopted: see BENCHMARKS.md.
 
     python bench/freed_memory.py          # a markdown table, ~4 minutes on 2 cores
 """
@@ -24,20 +25,20 @@ REPEATS = 3
 CHILD = r"""
 import json, os, resource, sys, time
 sys.path.insert(0, {root!r}); sys.path.insert(0, {bench!r})
-import contextlib
-import models
-import engines, grpo
+import ctypes
+if sys.argv[1] == "heap":
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallopt(-4, 0)          # M_MMAP_MAX: no block of its own mapping
+    libc.mallopt(-1, 1 << 30)    # M_TRIM_THRESHOLD: keep up to 1 GiB freed at the heap's top
+import engines, grpo, models
 from shared_prompt import batch
 model, tok = models.load_policy(None)
 opt = __import__("torch").optim.AdamW(model.parameters(), lr=0.0)
 ids, attn, mask, adv, _ = batch(tok, 8, prompts=4)
 cfg = grpo.parse(["--bf16", "auto"])
-scope = models.reuse_freed_memory if sys.argv[1] == "reuse" else contextlib.nullcontext
 def update():
     f0, c0, t0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, os.times(), time.perf_counter()
-    with scope():
-        grpo.train_on_batch(model, opt, None, ids, attn, mask, adv, None, cfg,
-                            0.0, 0.0, 96, 0, {{}})
+    grpo.train_on_batch(model, opt, None, ids, attn, mask, adv, None, cfg, 0.0, 0.0, 96, 0, {{}})
     return (time.perf_counter() - t0, os.times().system - c0.system,
             resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
 update()
@@ -61,10 +62,10 @@ def measure(mode: str) -> tuple[list, list]:
 def main():
     print("| glibc | vLLM engine in the process | update s (median) | system s | page faults |")
     print("|---|---|---|---|---|")
-    for mode in ("default", "reuse"):
+    for mode in ("default", "heap"):
         for engine, runs in zip(("no", "yes"), measure(mode)):
             wall, system, faults = (statistics.median(r[i] for r in runs) for i in range(3))
-            name = "default" if mode == "default" else "`reuse_freed_memory`"
+            name = "default" if mode == "default" else "heap only"
             print(f"| {name} | {engine} | {wall:.1f} | {system:.1f} | {faults:,.0f} |", flush=True)
 
 

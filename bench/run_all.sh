@@ -38,7 +38,7 @@ tmp=$(mktemp)
   echo
   python bench/vllm_block_size.py
   echo
-  echo "## glibc keeps freed memory: a GRPO update beside vLLM (bench/freed_memory.py)"
+  echo "## Page faults in a GRPO update beside vLLM (bench/freed_memory.py)"
   echo
   python bench/freed_memory.py
   echo
