@@ -8,11 +8,14 @@ Plumbing shared by `sft.py`, `grpo.py`, `distill.py`, `evaluate.py` and `pipelin
 * `main(run, parse)`: runs a script; a user mistake (a bad value, a missing file, a malformed
   row) prints one line naming the problem and the fix, with no traceback (`RR_TRACEBACK=1`
   shows it); Ctrl-C prints the step reached, the last saved step and the command that resumes.
+  A command line first runs itself again with tcmalloc preloaded where it is installed
+  (`tcmalloc_env`).
 * `check_positive`, `check_sampling`: values that would make training meaningless, refused at
   start with the flag's name.
 """
 from __future__ import annotations
 
+import ctypes.util
 import dataclasses
 import difflib
 import os
@@ -127,8 +130,29 @@ def interrupted_message(argv: list[str]) -> str:
             f"{run.root}. Resume with: {again}")
 
 
+def tcmalloc_env(argv: list[str], env: dict) -> dict | None:
+    """The environment in which to run this command again with tcmalloc preloaded
+    (Debian's libtcmalloc-minimal4, which setup.sh installs), or None: already preloaded,
+    not installed, `--help`, or RR_TCMALLOC=0.
+
+    Why: glibc's malloc maps every block above 32 MiB afresh and unmaps it on free, so each
+    logits chunk, bf16 weight copy and gradient of a training step is faulted in page by page,
+    about a million page faults per GRPO update; with vLLM's engine in the process each fault
+    costs the kernel 3-5 times as long and the update took 1.65x its time. tcmalloc keeps
+    freed memory in its caches (vLLM's CPU guide asks for it too). In `python pipeline.py`
+    the SFT steps then took 0.64x their time and the GRPO steps 0.68x (BENCHMARKS.md)."""
+    preloaded = env.get("LD_PRELOAD", "")
+    if ("tcmalloc" in preloaded or env.get("RR_TCMALLOC") == "0" or "-h" in argv
+            or "--help" in argv or not sys.platform.startswith("linux")):
+        return None
+    lib = ctypes.util.find_library("tcmalloc_minimal")
+    return None if lib is None else {**env, "LD_PRELOAD": f"{lib} {preloaded}".strip()}
+
+
 def main(run, parse_fn, argv: list[str] | None = None) -> int:
     """`run(parse_fn(argv))` with errors a person can act on. Returns the exit status."""
+    if argv is None and (env := tcmalloc_env(sys.argv[1:], dict(os.environ))):
+        os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)   # never returns
     argv = sys.argv[1:] if argv is None else argv
     try:
         run(parse_fn(argv))

@@ -1,5 +1,6 @@
-"""Page faults in a GRPO update, with glibc's default malloc and with every allocation served
-from its heap, before and after a vLLM engine joins the process (as in `grpo.py`, `pipeline.py`).
+"""Page faults in a GRPO update under three allocators, before and after a vLLM engine joins
+the process (as in `grpo.py`, `pipeline.py`): glibc's default malloc, glibc serving every
+allocation from its heap, and tcmalloc (what the scripts preload: `cli.tcmalloc_env`).
 
 Each mode runs in a fresh process: the embedded model, one update (`grpo.train_on_batch`,
 bf16 where the CPU has it) on 4 prompts x 8 completions (bench/shared_prompt.py's batch), timed
@@ -7,13 +8,16 @@ bf16 where the CPU has it) on 4 prompts x 8 completions (bench/shared_prompt.py'
 the update is timed again. Printed per update: wall seconds, system (kernel) seconds, minor
 page faults. glibc's default maps every block above 32 MiB afresh and unmaps it on free, so
 each update faults in about a million pages. `heap` mode (glibc's `mallopt`: M_MMAP_MAX 0,
-M_TRIM_THRESHOLD 1 GiB) keeps freed pages for reuse. Not adopted: see BENCHMARKS.md.
+M_TRIM_THRESHOLD 1 GiB) keeps freed pages for reuse, and lets a long run's heap grow (see
+BENCHMARKS.md); tcmalloc keeps them in its caches.
 
     python bench/freed_memory.py          # a markdown table, ~4 minutes on 2 cores
 """
 from __future__ import annotations
 
+import ctypes.util
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -52,7 +56,11 @@ print("RESULT", json.dumps([before, after]))
 
 def measure(mode: str) -> tuple[list, list]:
     code = CHILD.format(root=str(ROOT), bench=str(ROOT / "bench"), repeats=REPEATS)
-    out = subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True)
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    if mode == "tcmalloc":
+        env["LD_PRELOAD"] = ctypes.util.find_library("tcmalloc_minimal") or ""
+    out = subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True,
+                         env=env)
     line = next((x for x in out.stdout.splitlines() if x.startswith("RESULT")), None)
     if line is None:
         raise RuntimeError(out.stderr[-2000:])
@@ -60,12 +68,17 @@ def measure(mode: str) -> tuple[list, list]:
 
 
 def main():
-    print("| glibc | vLLM engine in the process | update s (median) | system s | page faults |")
+    print("| malloc | vLLM engine in the process | update s (median) | system s | page faults |")
     print("|---|---|---|---|---|")
-    for mode in ("default", "heap"):
+    modes = ["default", "heap"]
+    if ctypes.util.find_library("tcmalloc_minimal"):
+        modes.append("tcmalloc")
+    else:
+        print("(no tcmalloc here: `apt-get install libtcmalloc-minimal4` adds its rows)")
+    for mode in modes:
         for engine, runs in zip(("no", "yes"), measure(mode)):
             wall, system, faults = (statistics.median(r[i] for r in runs) for i in range(3))
-            name = "default" if mode == "default" else "heap only"
+            name = {"default": "glibc, default", "heap": "glibc, heap only"}.get(mode, mode)
             print(f"| {name} | {engine} | {wall:.1f} | {system:.1f} | {faults:,.0f} |", flush=True)
 
 

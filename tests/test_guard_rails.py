@@ -324,3 +324,30 @@ def test_curves_show_evaluations_made_outside_the_run(tmp_path, monkeypatch):
         is None
     )
     assert not (tmp_path / "none.png").exists()
+
+
+def test_tcmalloc_env_preloads_it_once_where_it_is_installed(monkeypatch):
+    monkeypatch.setattr(cli.ctypes.util, "find_library", lambda name: f"lib{name}.so.4")
+    lib = "libtcmalloc_minimal.so.4"
+    assert cli.tcmalloc_env([], {"PATH": "/bin"}) == {"PATH": "/bin", "LD_PRELOAD": lib}
+    assert cli.tcmalloc_env([], {"LD_PRELOAD": "/x/libgomp.so.1"}) == {
+        "LD_PRELOAD": f"{lib} /x/libgomp.so.1"}                  # put before what is there
+    assert cli.tcmalloc_env([], {"LD_PRELOAD": f"/usr/lib/{lib}"}) is None  # no second exec
+    assert cli.tcmalloc_env([], {"RR_TCMALLOC": "0"}) is None
+    assert cli.tcmalloc_env(["--help"], {}) is None
+    monkeypatch.setattr(cli.ctypes.util, "find_library", lambda name: None)
+    assert cli.tcmalloc_env([], {}) is None                     # not installed: glibc's malloc
+
+
+@pytest.mark.skipif(cli.ctypes.util.find_library("tcmalloc_minimal") is None
+                    or not sys.platform.startswith("linux"), reason="tcmalloc not installed")
+def test_a_command_runs_itself_again_with_tcmalloc_preloaded():
+    code = ("import cli, sys; sys.exit(cli.main(lambda c: print('tcmalloc' in "
+            "open('/proc/self/maps').read(), sys.argv[1:]), lambda a: a))")
+    for setting, loaded in (("1", "True"), ("0", "False")):     # RR_TCMALLOC=0: left out
+        env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+        env["RR_TCMALLOC"] = setting
+        out = subprocess.run([sys.executable, "-c", code, "--flag", "x"], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split() == [loaded, "['--flag',", "'x']"], out.stdout
