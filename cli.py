@@ -140,7 +140,7 @@ def tcmalloc_env(argv: list[str], env: dict) -> dict | None:
     about a million page faults per GRPO update; with vLLM's engine in the process each fault
     costs the kernel 3-5 times as long and the update took 1.65x its time. tcmalloc keeps
     freed memory in its caches (vLLM's CPU guide asks for it too). In `python pipeline.py`
-    the SFT steps then took 0.64x their time and the GRPO steps 0.68x (BENCHMARKS.md)."""
+    the SFT stage then took 0.69x its time and the GRPO steps 0.74x (BENCHMARKS.md)."""
     preloaded = env.get("LD_PRELOAD", "")
     if ("tcmalloc" in preloaded or env.get("RR_TCMALLOC") == "0" or "-h" in argv
             or "--help" in argv or not sys.platform.startswith("linux")):

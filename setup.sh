@@ -8,7 +8,7 @@ need=""
 command -v bwrap >/dev/null || need="$need bubblewrap"
 [ -x /usr/bin/python3 ] || need="$need python3"
 # tcmalloc: the scripts preload it (cli.tcmalloc_env); glibc's malloc faults a training step's
-# large tensors in page by page, 1.5x the GRPO step's time beside vLLM
+# large tensors in page by page: a GRPO step beside vLLM took 1.35x as long
 ldconfig -p 2>/dev/null | grep -q libtcmalloc_minimal.so.4 || need="$need libtcmalloc-minimal4"
 if [ -n "$need" ] && command -v apt-get >/dev/null; then
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq $need >/dev/null
