@@ -151,8 +151,8 @@ def evaluate_model(model, tokenizer, tasks: list[dict], k: int = 1, temperature:
         metrics["by_family"] = {
             f: float(np.mean([a for t, a in zip(tasks, per_task) if t.get("family") == f]))
             for f in families}
-    rows = [{"id": tasks[c.prompt_index]["id"], "text": c.text, "correct": bool(x)}
-            for c, x in zip(outs, correct.flatten())]
+    rows = [{"id": tasks[c.prompt_index]["id"], "text": c.text, "correct": bool(x),
+             "truncated": c.truncated} for c, x in zip(outs, correct.flatten())]
     return {"metrics": metrics, "rows": rows}
 
 

@@ -103,6 +103,9 @@ def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None, engine: s
     held = held[:n_held]   # prefix-stable too
     r = merge_evals(parts) if len(parts) > 1 else parts[0][1]
     out = {**r["metrics"], "correct": [row["correct"] for row in r["rows"]]}
+    cut = [row["text"] for row in r["rows"] if row.get("truncated")]
+    if cut:   # one answer that ran out of tokens, for `Evaluations.truncation_note`
+        out["truncated_example"] = cut[0]
     if held:
         h = run(held)[1]
         out.update(heldout_accuracy=h["metrics"]["accuracy"], heldout_problems=len(held),
@@ -401,6 +404,25 @@ class Evaluations:
                      f"all {asked:g} (the run then takes longer)")
         return line + "."
 
+    def truncation_note(self, prev: dict, row: dict) -> str:
+        """A line for a trained stage whose greedy answers run out of tokens far more often than
+        the stage before's (at least 10% of them, and twice the rate): a policy that drifted where
+        the reward cannot see loops under greedy decoding ('' otherwise).
+        >>> note = Evaluations.truncation_note(None, {"truncation_rate": 0.06},
+        ...     {"stage": "02-grpo", "truncation_rate": 0.16, "truncated_example": "1 / 1000000"})
+        >>> note.split(", e.g.")[0]
+        '02-grpo: 16% of its greedy answers ran out of tokens (the stage before: 6%)'
+        """
+        rate, before = row.get("truncation_rate", 0.0), prev.get("truncation_rate", 0.0)
+        if rate < 0.1 or rate < 2 * before:
+            return ""
+        example = row.get("truncated_example", "")
+        example = f", e.g. ...{example[-60:]!r}" if example else ""
+        return (f"{row['stage']}: {rate:.0%} of its greedy answers ran out of tokens (the stage "
+                f"before: {before:.0%}){example}. "
+                "In RL, tokens the reward cannot see drift until greedy decoding loops on them; "
+                "a KL term to the stage's start (`--set grpo.beta=0.04`) holds them.")
+
     def finish(self, plan: list[tuple], name: str, out: Path) -> list[dict]:
         """The rows paired with the rows above (`with_paired`) and counted by template
         (`by_template`) in table.json; the table printed and in table.md, each stage's most-moved
@@ -415,9 +437,10 @@ class Evaluations:
                 line = f"{row['stage']} against {prev['stage']}, by template: {moved}"
                 text += "\n\n" + line
                 print(line)
-        for row in self.rows[1:]:
-            line = self.no_change(row)
-            if line:
+        for prev, row in zip(self.rows, self.rows[1:]):
+            for line in (self.no_change(row), self.truncation_note(prev, row)):
+                if not line:
+                    continue
                 text += "\n\n" + line
                 print(line)
         runs.atomic_write_text(out / "table.md", text + "\n")

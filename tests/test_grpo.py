@@ -160,6 +160,19 @@ def test_k3_kl_hand_values():
     assert min(grpo.k3_kl(torch.randn(100), torch.randn(100)).tolist()) >= 0
 
 
+def test_kl_pulls_reward_blind_tokens_back_to_the_reference():
+    # Tokens the reward cannot see (A = 0 here) have no policy gradient; once they drift, only
+    # the k3 term moves them: d(β k3)/d log π = β (1 - π_ref / π), over the 2 tokens (dapo).
+    # A token that rose (0.01 -> 0.5) is pushed down, one that fell (0.2 -> 0.05) up; β 0: nothing.
+    ref = torch.log(torch.tensor([[0.01, 0.2]]))
+    for beta, expect in ((0.04, [0.04 * (1 - 0.02) / 2, 0.04 * (1 - 4.0) / 2]), (0.0, [0.0, 0.0])):
+        logp = torch.log(torch.tensor([[0.5, 0.05]])).requires_grad_(True)
+        loss, _, _ = grpo.grpo_loss(logp, logp.detach(), torch.zeros(1), torch.ones(1, 2), ref,
+                                    beta=beta)
+        loss.backward()
+        assert logp.grad[0].tolist() == pytest.approx(expect, abs=1e-6)
+
+
 def test_cosine_beta_schedule():
     assert grpo.cosine_beta(0, 0.001, 0.0, 500) == pytest.approx(0.001)
     assert grpo.cosine_beta(125, 0.001, 0.0, 500) == pytest.approx(
