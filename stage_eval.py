@@ -104,7 +104,7 @@ def eval_stage(checkpoint: str, n: int, max_new_tokens: int, fit=None, engine: s
     r = merge_evals(parts) if len(parts) > 1 else parts[0][1]
     out = {**r["metrics"], "correct": [row["correct"] for row in r["rows"]]}
     cut = [row["text"] for row in r["rows"] if row.get("truncated")]
-    if cut:   # one answer that ran out of tokens, for `Evaluations.truncation_note`
+    if cut:   # one answer that ran out of tokens, for `truncation_note`
         out["truncated_example"] = cut[0]
     if held:
         h = run(held)[1]
@@ -203,6 +203,26 @@ STAGE_PANELS = {
     "distill": ["loss", "accuracy", "eval_forward_kl", "eval_reverse_kl", "tokens_per_s",
                 "grad_norm"],
 }
+
+
+def truncation_note(prev: dict, row: dict) -> str:
+    """A line for a trained stage whose greedy answers run out of tokens far more often than
+    the stage before's (at least 10% of them, and twice the rate): a policy that drifted where
+    the reward cannot see loops under greedy decoding ('' otherwise).
+    >>> note = truncation_note({"truncation_rate": 0.06}, {"stage": "02-grpo",
+    ...                        "truncation_rate": 0.16, "truncated_example": "1 / 1000000"})
+    >>> note.split(", e.g.")[0]
+    '02-grpo: 16% of its greedy answers ran out of tokens (the stage before: 6%)'
+    """
+    rate, before = row.get("truncation_rate", 0.0), prev.get("truncation_rate", 0.0)
+    if rate < 0.1 or rate < 2 * before:
+        return ""
+    example = row.get("truncated_example", "")
+    example = f", e.g. ...{example[-60:]!r}" if example else ""
+    return (f"{row['stage']}: {rate:.0%} of its greedy answers ran out of tokens (the stage "
+            f"before: {before:.0%}){example}. "
+            "In RL, tokens the reward cannot see drift until greedy decoding loops on them; "
+            "a KL term to the stage's start (`--set grpo.beta=0.04`) holds them.")
 
 
 def heldout_points(before: dict | None, after: dict, last_step: int) -> dict[str, list]:
@@ -404,30 +424,11 @@ class Evaluations:
                      f"all {asked:g} (the run then takes longer)")
         return line + "."
 
-    def truncation_note(self, prev: dict, row: dict) -> str:
-        """A line for a trained stage whose greedy answers run out of tokens far more often than
-        the stage before's (at least 10% of them, and twice the rate): a policy that drifted where
-        the reward cannot see loops under greedy decoding ('' otherwise).
-        >>> note = Evaluations.truncation_note(None, {"truncation_rate": 0.06},
-        ...     {"stage": "02-grpo", "truncation_rate": 0.16, "truncated_example": "1 / 1000000"})
-        >>> note.split(", e.g.")[0]
-        '02-grpo: 16% of its greedy answers ran out of tokens (the stage before: 6%)'
-        """
-        rate, before = row.get("truncation_rate", 0.0), prev.get("truncation_rate", 0.0)
-        if rate < 0.1 or rate < 2 * before:
-            return ""
-        example = row.get("truncated_example", "")
-        example = f", e.g. ...{example[-60:]!r}" if example else ""
-        return (f"{row['stage']}: {rate:.0%} of its greedy answers ran out of tokens (the stage "
-                f"before: {before:.0%}){example}. "
-                "In RL, tokens the reward cannot see drift until greedy decoding loops on them; "
-                "a KL term to the stage's start (`--set grpo.beta=0.04`) holds them.")
-
     def finish(self, plan: list[tuple], name: str, out: Path) -> list[dict]:
         """The rows paired with the rows above (`with_paired`) and counted by template
         (`by_template`) in table.json; the table printed and in table.md, each stage's most-moved
         templates after it (`template_changes`), then the stages that changed nothing
-        significant (`no_change`); the figures (`write_figures`, with its `plan`)."""
+        significant (`no_change`) or whose greedy answers loop (`truncation_note`); the figures (`write_figures`, with its `plan`)."""
         self.rows = [{**r, "by_template": by_template(r)} for r in with_paired(self.rows)]
         runs.atomic_write_text(self.path, json.dumps(self.rows, indent=2))
         text = print_table(self.rows)
@@ -438,7 +439,7 @@ class Evaluations:
                 text += "\n\n" + line
                 print(line)
         for prev, row in zip(self.rows, self.rows[1:]):
-            for line in (self.no_change(row), self.truncation_note(prev, row)):
+            for line in (self.no_change(row), truncation_note(prev, row)):
                 if not line:
                     continue
                 text += "\n\n" + line

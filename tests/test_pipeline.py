@@ -334,15 +334,15 @@ def test_the_table_flags_a_stage_whose_greedy_answers_loop():
     """A stage whose greedy answers run out of tokens far more often than the stage before's is
     named, with the tail of one such answer and the KL flag that holds the drift; a small or
     a shared truncation rate is not (the measured case: SFT 5.9%, GRPO without KL 15.6%)."""
-    note = stage_eval.Evaluations.truncation_note
+    note = stage_eval.truncation_note
     loop = "The increase is 75% of 96: 96 * 75 / 10000000000000000000000000000000000000000"
     grpo = {"stage": "02-grpo", "truncation_rate": 0.156, "truncated_example": loop}
-    line = note(None, {"stage": "01-sft", "truncation_rate": 0.059}, grpo)
+    line = note({"stage": "01-sft", "truncation_rate": 0.059}, grpo)
     assert line.startswith("02-grpo: 16% of its greedy answers ran out of tokens")
     assert "(the stage before: 6%)" in line and "0000000000'" in line and "grpo.beta" in line
-    assert note(None, {"truncation_rate": 0.059}, {**grpo, "truncation_rate": 0.039}) == ""
-    assert note(None, {"truncation_rate": 0.08}, {**grpo, "truncation_rate": 0.12}) == ""
-    assert note(None, {"truncation_rate": 0.0}, {**grpo, "truncation_rate": 0.09}) == ""
+    assert note({"truncation_rate": 0.059}, {**grpo, "truncation_rate": 0.039}) == ""
+    assert note({"truncation_rate": 0.08}, {**grpo, "truncation_rate": 0.12}) == ""
+    assert note({"truncation_rate": 0.0}, {**grpo, "truncation_rate": 0.09}) == ""
 
 
 def test_stage_figures_and_the_summary_figure(tmp_path, monkeypatch):
