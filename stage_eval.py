@@ -428,7 +428,8 @@ class Evaluations:
         """The rows paired with the rows above (`with_paired`) and counted by template
         (`by_template`) in table.json; the table printed and in table.md, each stage's most-moved
         templates after it (`template_changes`), then the stages that changed nothing
-        significant (`no_change`) or whose greedy answers loop (`truncation_note`); the figures (`write_figures`, with its `plan`)."""
+        significant (`no_change`) or whose greedy answers loop (`truncation_note`); the figures
+        (`write_figures`, with its `plan`)."""
         self.rows = [{**r, "by_template": by_template(r)} for r in with_paired(self.rows)]
         runs.atomic_write_text(self.path, json.dumps(self.rows, indent=2))
         text = print_table(self.rows)
