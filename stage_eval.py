@@ -222,7 +222,7 @@ def truncation_note(prev: dict, row: dict) -> str:
     return (f"{row['stage']}: {rate:.0%} of its greedy answers ran out of tokens (the stage "
             f"before: {before:.0%}){example}. "
             "In RL, tokens the reward cannot see drift until greedy decoding loops on them; "
-            "a KL term to the stage's start (`--set grpo.beta=0.04`) holds them.")
+            "a stronger KL term to the stage's start (`--set grpo.beta=0.04`) holds them.")
 
 
 def heldout_points(before: dict | None, after: dict, last_step: int) -> dict[str, list]:
