@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import re
 import sys
 import time
 import traceback
@@ -363,11 +364,16 @@ RECIPES = {"phi4-reasoning": phi4_reasoning, "skywork-or1": skywork_or1, "qwen3"
 # ----------------------------------------------------------------------------------------------
 def user_overrides(spec: str, stage: Stage) -> dict:
     """'grpo.max_steps=40,sft.learning_rate=1e-4' -> this stage's {field: typed value}, typed as
-    the field of its script's Config."""
+    the field of its script's Config. A comma starts a new item only before `STAGE.FIELD=`, so a
+    value may hold commas: 'grpo.math_levels=1,2,grpo.beta=0.01'.
+
+    >>> user_overrides("grpo.math_levels=1,2,grpo.beta=0.01", Stage("grpo", "grpo", {}))
+    {'math_levels': '1,2', 'beta': 0.01}
+    """
     types = {f.name: f.type
              for f in dataclasses.fields(importlib.import_module(stage.script).Config)}
     out = {}
-    for item in filter(None, (x.strip() for x in spec.split(","))):
+    for item in filter(None, (x.strip() for x in re.split(r",(?=\s*[\w-]+\.\w+=)", spec))):
         key, sep, value = item.partition("=")
         name, dot, fld = key.partition(".")
         if not (sep and dot):
