@@ -148,15 +148,17 @@ def _gain_loss(rng: random.Random, level: int) -> dict:
     text = [f"{name} has {total} {item}."]
     steps = [f"{name} starts with {total} {item}."]
     expr = str(total)
+    gets, gives = (rng.choice(["gets", "finds", "is given", "wins"]),
+                   rng.choice(["gives away", "loses", "uses", "sells"]))
     for _ in range(level + 1):
         k = rng.randint(2, 10 * level)
         if rng.random() < 0.5 or total - k < 1:
-            text.append(f"{name} gets {k} more.")
+            text.append(f"{name} {gets} {k} more.")
             steps.append(f"After getting {k} more: {total} + {k} = {total + k}.")
             total += k
             expr = f"({expr} + {k})"
         else:
-            text.append(f"{name} gives away {k}.")
+            text.append(f"{name} {gives} {k}.")
             steps.append(f"After giving away {k}: {total} - {k} = {total - k}.")
             total -= k
             expr = f"({expr} - {k})"
@@ -170,9 +172,12 @@ def _gain_loss(rng: random.Random, level: int) -> dict:
             expr = f"({expr} // {d})"
             question = f"How many {item} does each friend get?"
         else:
-            question = f"How many {item} does {name} have now?"
+            question = None
     else:
-        question = f"How many {item} does {name} have now?"
+        question = None
+    question = question or rng.choice([f"How many {item} does {name} have now?",
+                                       f"How many {item} does {name} end up with?",
+                                       f"How many {item} are there at the end?"])
     return {"prompt": " ".join(text + [question]), "answer": str(total), "steps": steps,
             "expr": expr}
 
@@ -191,7 +196,9 @@ def _add(rng: random.Random, level: int) -> dict:
                                                  for i, a in enumerate(amounts[1:], 1)]
     story = f"{name} {does} " + (" and ".join(told) if len(told) == 2
                                  else f"{told[0]}, {told[1]} and {told[2]}")
-    question = f"How many {item} does {name} {do} in all"
+    question = rng.choice([f"How many {item} does {name} {do} in all",
+                           f"How many {item} does {name} {do} altogether",
+                           f"What is the total number of {item} that {name} {does}"])
     prompt = f"{story}. {question}?" if rng.random() < 0.6 else f"{question} if {story}?"
     total, steps = amounts[0], []
     for a in amounts[1:]:
@@ -215,7 +222,8 @@ def _take_away(rng: random.Random, level: int) -> dict:
         steps.append(f"Take away {k}: {total} - {k} = {total - k}.")
         total, expr = total - k, f"{expr} - {k}"
     question = rng.choice([f"How many {item} does {name} have left?",
-                           f"How many {item} does {name} have now?"])
+                           f"How many {item} does {name} have now?",
+                           f"How many {item} remain?", f"How many {item} are left?"])
     prompt = f"{name} had {start} {item}. {name} {' and then '.join(told)}. {question}"
     return {"prompt": prompt, "answer": str(total), "steps": steps, "expr": expr}
 
@@ -234,7 +242,10 @@ def _groups(rng: random.Random, level: int) -> dict:
         story += f" {name} also has {loose} loose {item}."
         steps.append(f"Add the {loose} loose ones: {total} + {loose} = {total + loose}.")
         total, expr = total + loose, f"{expr} + {loose}"
-    return {"prompt": f"{story} How many {item} does {name} have in all?", "answer": str(total),
+    question = rng.choice([f"How many {item} does {name} have in all?",
+                           f"How many {item} are there altogether?",
+                           f"What is the total number of {item}?"])
+    return {"prompt": f"{story} {question}", "answer": str(total),
             "steps": steps, "expr": expr}
 
 
@@ -247,8 +258,11 @@ def _share(rng: random.Random, level: int) -> dict:
     total, rest = d * each + keep, d * each
     them = "the rest" if keep else "them"
     if rng.random() < 0.5:
-        act, question = (f"shares {them} equally among {d} friends",
-                         f"How many {item} does each friend get?")
+        act = rng.choice([f"shares {them} equally among {d} friends",
+                          f"splits {them} evenly between {d} friends",
+                          f"divides {them} equally among {d} friends"])
+        question = rng.choice([f"How many {item} does each friend get?",
+                               f"How many {item} does each friend receive?"])
         last = f"Each friend gets {rest} / {d} = {each}."
     else:
         box, boxes = rng.choice(CONTAINERS)
@@ -268,9 +282,13 @@ def _compare(rng: random.Random, level: int) -> dict:
     item = rng.choice(ITEMS)
     b = rng.randint(2, 15 * level)
     a = b + rng.randint(2, 12 * level)
-    if rng.random() < 0.5:
+    shape = rng.random()
+    if shape < 0.4:
         prompt = (f"{name} has {a} {item} and {other} has {b}. "
                   f"How many more {item} does {name} have than {other}?")
+    elif shape < 0.6:
+        prompt = (f"{name} owns {a} {item}, while {other} owns {b}. "
+                  f"What is the difference between their numbers of {item}?")
     else:
         prompt = (f"{other} has {b} {item}. {name} has {a} {item}. "
                   f"How many fewer {item} does {other} have than {name}?")
@@ -287,8 +305,11 @@ def _change(rng: random.Random, level: int) -> dict:
     cost = k * price
     bill = rng.choice([b for b in (5, 10, 20, 50, 100) if b > cost][:2])
     bought = f"a {good} for {price} dollars" if k == 1 else f"{k} {goods} at {price} dollars each"
-    prompt = (f"{name} buys {bought} and pays with a {bill}-dollar bill. "
-              f"How many dollars of change does {name} get?")
+    pays = rng.choice([f"pays with a {bill}-dollar bill", f"hands over {bill} dollars",
+                       f"gives the cashier a {bill}-dollar bill"])
+    question = rng.choice([f"How many dollars of change does {name} get?",
+                           f"How much change, in dollars, does {name} get back?"])
+    prompt = f"{name} buys {bought} and {pays}. {question}"
     steps = ([f"The {goods} cost {k} * {price} = {cost} dollars."] if k > 1 else []) + \
         [f"The change is {bill} - {cost} = {bill - cost} dollars."]
     expr = f"{bill} - {price}" if k == 1 else f"{bill} - {k} * {price}"
@@ -381,7 +402,9 @@ def _solve(rng: random.Random, level: int) -> dict:
         steps = [f"Move the x terms to the left: {a - d}x {_signed(b)} = {e}.",
                  f"Subtract {b}: {a - d}x = {e} - {_par(b)} = {e - b}.",
                  f"Divide by {a - d}: x = {e - b} / {_par(a - d)} = {x}."]
-    return {"prompt": f"Solve for x: {eq}.", "answer": str(x), "steps": steps,
+    prompt = rng.choice([f"Solve for x: {eq}.", f"Solve the equation {eq} for x.",
+                         f"Find x such that {eq}."])
+    return {"prompt": prompt, "answer": str(x), "steps": steps,
             "expr": _linear_expr(a, b, d, e)}
 
 
@@ -406,8 +429,11 @@ def _number_puzzle(rng: random.Random, level: int) -> dict:
     x, a, b, d, e = _linear_numbers(rng, level)
     shift = lambda v: f"add {v}" if v >= 0 else f"subtract {-v}"
     if not d:
-        prompt = (f"I think of a number, multiply it by {a} and then {shift(b)}. "
-                  f"The result is {e}. What is my number?")
+        prompt = rng.choice([
+            f"I think of a number, multiply it by {a} and then {shift(b)}. "
+            f"The result is {e}. What is my number?",
+            f"A number is multiplied by {a}, and then I {shift(b)}. This gives {e}. "
+            "Which number did I start with?"])
         steps = [f"Undo the last step: {e} - {_par(b)} = {e - b}.",
                  f"Undo the multiplication: {e - b} / {_par(a)} = {x}."]
     else:
@@ -498,7 +524,9 @@ def _compute(rng: random.Random, level: int) -> dict:
         lcd, a, b = _over_common(p, q)
         steps = [f"Common denominator {lcd}: {a}/{lcd} {op} {b}/{lcd} = "
                  f"{a + b if op == '+' else a - b}/{lcd}.", f"Reduce: {r}."]
-    prompt = f"Compute the {word} ${_fmt_frac(p)} {opname} {_fmt_frac(q)}$. {LOWEST_TERMS}"
+    prompt = rng.choice([f"Compute the {word} ${_fmt_frac(p)} {opname} {_fmt_frac(q)}$.",
+                         f"Work out the {word} ${_fmt_frac(p)} {opname} {_fmt_frac(q)}$."])
+    prompt = f"{prompt} {LOWEST_TERMS}"
     return {"prompt": prompt, "answer": _fmt_frac(r), "steps": steps,
             "expr": _fraction_expr(p, op, q)}
 
@@ -511,7 +539,8 @@ def _what_is(rng: random.Random, level: int) -> dict:
     r = {"+": p + q, "-": p - q, "*": p * q}[op]
     shown = f"${_fmt_frac(p)} {({'*': chr(92) + 'times'}).get(op, op)} {_fmt_frac(q)}$"
     prompt = rng.choice([f"What is {shown} in lowest terms?",
-                         f"Evaluate {shown} and reduce the result to lowest terms."])
+                         f"Evaluate {shown} and reduce the result to lowest terms.",
+                         f"Simplify {shown}, writing the result in lowest terms."])
     if op == "*":
         pn, pd, qn, qd = p.numerator, p.denominator, q.numerator, q.denominator
         steps = [f"Multiply across: ({pn} * {qn})/({pd} * {qd}) = {pn * qn}/{pd * qd}, "
@@ -530,7 +559,10 @@ def _of(rng: random.Random, level: int) -> dict:
     """A fraction of a fraction: 'of' is multiplication."""
     p, q = _proper(rng, level), _proper(rng, level)
     r = p * q
-    prompt = f"What is ${_fmt_frac(p)}$ of ${_fmt_frac(q)}$? {LOWEST_TERMS}"
+    prompt = rng.choice([f"What is ${_fmt_frac(p)}$ of ${_fmt_frac(q)}$?",
+                         f"Find ${_fmt_frac(p)}$ of ${_fmt_frac(q)}$.",
+                         f"How much is ${_fmt_frac(p)}$ of ${_fmt_frac(q)}$?"])
+    prompt = f"{prompt} {LOWEST_TERMS}"
     steps = [f"'Of' means multiply: {p.numerator}/{p.denominator} * {q.numerator}/{q.denominator} "
              f"= {p.numerator * q.numerator}/{p.denominator * q.denominator}.",
              f"In lowest terms: {r}."]
@@ -550,7 +582,9 @@ def _story_sum(rng: random.Random, level: int) -> dict:
         (f"{name} pours {fp} litres of water into a jug and then {fq} litres more.",
          "How many litres of water are in the jug?"),
         (f"A recipe needs {fp} cups of flour for the dough and {fq} cups for the topping.",
-         "How many cups of flour does it need in all?")])
+         "How many cups of flour does it need in all?"),
+        (f"{name} drinks {fp} litres of juice in the morning and {fq} litres in the evening.",
+         f"How many litres of juice does {name} drink that day?")])
     lcd, a, b = _over_common(p, q)
     steps = [f"Add the two amounts over {lcd}: {a}/{lcd} + {b}/{lcd} = {a + b}/{lcd}.",
              f"In lowest terms: {p + q}."]
@@ -605,7 +639,9 @@ def _percent_of(rng: random.Random, level: int, most: int) -> tuple[int, int, in
 def _pct_of(rng: random.Random, level: int) -> dict:
     """p% of n."""
     pct, n, v = _percent_of(rng, level, 80 * level)
-    return {"prompt": f"What is {pct}% of {n}?", "answer": str(v),
+    prompt = rng.choice([f"What is {pct}% of {n}?", f"Find {pct}% of {n}.",
+                         f"How much is {pct} percent of {n}?"])
+    return {"prompt": prompt, "answer": str(v),
             "steps": [f"{pct}% of {n} = {n} * {pct} / 100 = {v}."], "expr": f"{n} * {pct} // 100"}
 
 
@@ -618,14 +654,18 @@ def _discount(rng: random.Random, level: int) -> dict:
     steps = [f"The discount is {disc}% of {price}: {price} * {disc} / 100 = {price * disc // 100}.",
              f"The sale price is {price} - {price * disc // 100} = {after}."]
     expr = f"{price} * (100 - {disc}) // 100"
-    prompt = f"A {rng.choice(PRICED)} costs {price} dollars and is on sale for {disc}% off."
+    thing = rng.choice(PRICED)
+    prompt = rng.choice([f"A {thing} costs {price} dollars and is on sale for {disc}% off.",
+                         f"A shop takes {disc}% off a {thing} that costs {price} dollars."])
     if level == 3 and after % 10 == 0:
         steps.append(f"A 10% tax adds {after // 10}: "
                      f"{after} + {after // 10} = {after + after // 10}.")
         after += after // 10
         expr = f"({expr}) * 11 // 10"
         prompt += " A 10% sales tax is then added to the sale price."
-    return {"prompt": prompt + " How many dollars does it cost?", "answer": str(after),
+    question = rng.choice(["How many dollars does it cost?",
+                           "What is the price now, in dollars?"])
+    return {"prompt": f"{prompt} {question}", "answer": str(after),
             "steps": steps, "expr": expr}
 
 
@@ -637,7 +677,8 @@ def _part_of_group(rng: random.Random, level: int) -> dict:
     prompt = rng.choice([
         f"In a class of {n} students, {pct}% walk to school. How many students walk to school?",
         f"A farm has {n} animals, and {pct}% of them are sheep. How many sheep are on the farm?",
-        f"{name} has {n} {item}, and {pct}% of them are red. How many of them are red?"])
+        f"{name} has {n} {item}, and {pct}% of them are red. How many of them are red?",
+        f"Of the {n} trees in a park, {pct}% are oaks. How many oaks are there?"])
     return {"prompt": prompt, "answer": str(v),
             "steps": [f"{pct}% means {pct} out of every 100: {n} * {pct} / 100 = {v}."],
             "expr": f"{n} * {pct} // 100"}
@@ -647,8 +688,10 @@ def _part_of_group(rng: random.Random, level: int) -> dict:
 def _increase(rng: random.Random, level: int) -> dict:
     """A price raised by p%: the new price."""
     pct, price, inc = _percent_of(rng, level, 100 * level)
-    prompt = (f"A {rng.choice(PRICED)} costs {price} dollars. Its price goes up by {pct}%. "
-              "What is the new price in dollars?")
+    rises = rng.choice(["goes up by", "rises by", "is raised by"])
+    question = rng.choice(["What is the new price in dollars?",
+                           "How many dollars does it cost now?"])
+    prompt = f"A {rng.choice(PRICED)} costs {price} dollars. Its price {rises} {pct}%. {question}"
     steps = [f"The increase is {pct}% of {price}: {price} * {pct} / 100 = {inc}.",
              f"The new price is {price} + {inc} = {price + inc}."]
     return {"prompt": prompt, "answer": str(price + inc), "steps": steps,
@@ -663,7 +706,8 @@ def _what_percent(rng: random.Random, level: int) -> dict:
     prompt = rng.choice([
         f"{name} answers {part} of {n} questions correctly. What percent of the questions "
         f"does {name} answer correctly?",
-        f"{part} of the {n} {item} in a box are red. What percent of the {item} are red?"])
+        f"{part} of the {n} {item} in a box are red. What percent of the {item} are red?",
+        f"A team wins {part} of its {n} games. What percentage of its games does it win?"])
     steps = [f"As a percent: {part} / {n} * 100 = {pct}."]
     return {"prompt": prompt, "answer": str(pct), "steps": steps, "expr": f"{part} * 100 // {n}"}
 
