@@ -7,9 +7,11 @@ A task is a plain dict. Math tasks: {"id", "prompt", "answer", "solution"?, ...}
   four families (arithmetic word problems, linear equations, fractions, percent) and three
   levels, deterministic by seed. The split of a problem is a function of its text (a hash), so
   train and test never share a problem, whatever n and seed are. Each family has several
-  templates (`MATH_FAMILIES`: wordings and story shapes, each with its own worked solution);
-  some are held out of training altogether (`held_out_templates()`, `templates="held_out"`),
-  to measure whether a skill carries beyond the wordings it was trained on.
+  templates (`MATH_FAMILIES`: story shapes, each with its own worked solution), and each
+  template puts its problems in several wordings (verbs, question forms, sentence order);
+  some templates are held out of training altogether (`held_out_templates()`,
+  `templates="held_out"`), to measure whether a skill carries beyond the stories it was
+  trained on.
   Each problem has a worked step-by-step `solution` usable as a reasoning trace for SFT.
 * `instruction_tasks(n, split, seed)`: writing prompts with rule-checked constraints (word
   count, a keyword, no commas), each with a response that meets them and one that does not;
@@ -87,11 +89,11 @@ PRICED = ["jacket", "lamp", "bike", "backpack", "pair of shoes", "board game"]
 
 @dataclass(frozen=True)
 class Template:
-    """One way of putting a family's problems into words. `make(rng, level)` returns {"prompt",
-    "answer", "steps" (the worked solution, one computation a line, in this template's own
-    phrasing), "expr" (a Python expression whose value is the answer: an int, or a `Fraction`)}.
-    A `held_out` template is never in the train split: it tests whether a skill carries beyond
-    the wordings it was trained on."""
+    """One story shape of a family's problems, in several wordings. `make(rng, level)` returns
+    {"prompt", "answer", "steps" (the worked solution, one computation a line, in this
+    template's own phrasing), "expr" (a Python expression whose value is the answer: an int, or
+    a `Fraction`)}. A `held_out` template is never in the train split: it tests whether a skill
+    carries beyond the stories it was trained on."""
     family: str
     name: str
     make: Callable[[random.Random, int], dict]
@@ -162,6 +164,7 @@ def _gain_loss(rng: random.Random, level: int) -> dict:
             steps.append(f"After giving away {k}: {total} - {k} = {total - k}.")
             total -= k
             expr = f"({expr} - {k})"
+    question = None
     if level >= 2 and rng.random() < 0.5:
         divisors = [d for d in range(2, 7) if total % d == 0]
         if divisors:
@@ -171,10 +174,6 @@ def _gain_loss(rng: random.Random, level: int) -> dict:
             total //= d
             expr = f"({expr} // {d})"
             question = f"How many {item} does each friend get?"
-        else:
-            question = None
-    else:
-        question = None
     question = question or rng.choice([f"How many {item} does {name} have now?",
                                        f"How many {item} does {name} end up with?",
                                        f"How many {item} are there at the end?"])

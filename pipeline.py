@@ -145,9 +145,10 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             # light KL term to the SFT model (β 0.01, ours). At our 200x learning rate the tokens
             # the reward cannot see drift: without KL, seed 0 learned "/ 1000" for "/ 100", then
             # "/ 1000000..." until 16% of its greedy answers ran out of tokens. Over four paired
-            # seeds, β 0 / 0.01 / 0.04 gained +6.4 / +6.7 / +7.0 points in-template and reached
-            # 6.5% / 5.9% / 4.9% on the held-out templates (SFT 4.1%): β 0.01 stopped the loop
-            # at less held-out cost than 0.04 (docs/experiments.md).
+            # seeds (one wording per template, level 1), β 0 / 0.01 / 0.04 gained +6.4 / +6.7 /
+            # +7.0 points in-template and reached 6.5% / 5.9% / 4.9% on the held-out templates
+            # (SFT 4.1%): β 0.01 stopped the loop at less held-out cost than 0.04
+            # (docs/experiments.md).
             # Groups are kept by correctness (DAPO eq. 11; this project's choice, not
             # Phi-4's): at 96 tokens the length term is flat, so an all-right or all-wrong group
             # differs only by the 1/13 repetition term, which the group std would inflate to

@@ -165,8 +165,8 @@ def by_template(row: dict) -> dict[str, list[int]]:
     3 -> 16 of 17), and which ones varies with the seed (docs/experiments.md).
 
     >>> by_template({"correct": [True, False, True], "heldout_correct": [False, True]})
-    {'arithmetic/take-away': [1, 1], 'linear/number-puzzle': [0, 1], 'fractions/story-sum': [1, 1],
-     'arithmetic/compare-total': [0, 1], 'linear/sides-swapped': [1, 1]}
+    {'arithmetic/take-away': [1, 1], 'linear/solve': [1, 2], 'arithmetic/compare-total': [0, 1],
+     'linear/sides-swapped': [1, 1]}
     """
     tasks, held = eval_tasks(len(row.get("correct", [])), len(row.get("heldout_correct", [])))
     counts: dict[str, list[int]] = {}
@@ -182,7 +182,7 @@ def template_changes(before: dict, after: dict, most: int = 6) -> str:
     so); '' when nothing moved.
 
     >>> template_changes({"correct": [False, False, True]}, {"correct": [True, False, False]})
-    'arithmetic/take-away 0 -> 1 of 1, fractions/story-sum 1 -> 0 of 1'
+    'arithmetic/take-away 0 -> 1 of 1, linear/solve 1 -> 0 of 2'
     """
     n = min(len(before.get("correct", [])), len(after.get("correct", [])))
     h = min(len(before.get("heldout_correct", [])), len(after.get("heldout_correct", [])))
