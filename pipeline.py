@@ -136,8 +136,8 @@ def phi4_reasoning(scale: str) -> list[Stage]:
             # accuracy, and a curriculum over all four families' templates gained less
             # (docs/experiments.md). The table still evaluates all four families, at level 1.
             # Levels 1-2, not 1 alone: level 2 adds the two- and three-step stories (keep some,
-            # then share; boxes plus loose ones), and GRPO gained more on level 1 and on the
-            # held-out templates, which are two-step stories too (docs/experiments.md)
+            # then share; boxes plus loose ones), and GRPO gained more in-template (evaluated at
+            # level 1) and on the held-out templates, two-step stories too (docs/experiments.md)
             "math_families": pick(scale, "arithmetic,percent", "", ""),
             "num_generations": pick(scale, 8, 8, 8), "prompts_per_step": pick(scale, 8, 32, 64),
             "max_completion_length": pick(scale, 96, 8192, 31744),
