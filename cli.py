@@ -74,6 +74,26 @@ def flag(default, help: str, **metadata):
     return dataclasses.field(default=default, metadata={"help": help, **metadata})
 
 
+def _join_negative_values(argv: list[str]) -> list[str]:
+    """'--learning_rate -1e-4' -> '--learning_rate=-1e-4': argparse reads '-1' and '-0.5' as
+    values but '-1e-4' as a flag, and would report a missing value instead of the bad number.
+
+    >>> _join_negative_values(["--beta", "-1e-3", "--seed", "1"])
+    ['--beta=-1e-3', '--seed', '1']
+    """
+    out: list[str] = []
+    for a in argv:
+        try:
+            number = a.startswith("-") and bool(str(float(a)))
+        except ValueError:
+            number = False
+        if number and out and out[-1].startswith("--") and "=" not in out[-1]:
+            out[-1] = f"{out[-1]}={a}"
+        else:
+            out.append(a)
+    return out
+
+
 def parse(config_class, argv: list[str] | None = None):
     """`config_class` from the command line: exact flag names only; unknown flags raise UsageError.
 
@@ -83,7 +103,8 @@ def parse(config_class, argv: list[str] | None = None):
     if len(argv) == 1 and argv[0].endswith((".json", ".yaml", ".yml")):
         read = parser.parse_json_file if argv[0].endswith(".json") else parser.parse_yaml_file
         return read(argv[0])[0]
-    cfg, rest = parser.parse_args_into_dataclasses(argv, return_remaining_strings=True)
+    cfg, rest = parser.parse_args_into_dataclasses(_join_negative_values(argv),
+                                                   return_remaining_strings=True)
     if rest:
         known = _flags(parser)
         lines = [f"  {a}: {did_you_mean(a, known)}" for a in rest if a.startswith("-")]

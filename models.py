@@ -80,9 +80,46 @@ def _embedded_checkpoint() -> Path:
     return target
 
 
+TINY_MODELS = ("tiny", "tiny-llama", "tiny-qwen3")
+
+
+def is_tiny(name) -> bool:
+    """Exactly one of TINY_MODELS: a folder such as 'tiny_runs/checkpoint' is a folder."""
+    return str(name) in TINY_MODELS
+
+
+def checked_path(name: str) -> str:
+    """A model name that is not 'smollm2' or tiny, checked before transformers sees it: a local
+    folder must hold a checkpoint (config.json); a name written as a path (absolute, './', '~',
+    or with two or more '/') must exist; 'owner/name' stays a hub id. Raises FileNotFoundError
+    with the fix, which the scripts print without a traceback.
+
+    >>> checked_path("/no/such/checkpoint")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    FileNotFoundError: model '/no/such/checkpoint': no such folder. Pass a checkpoint folder ...
+    """
+    fix = ("Pass a checkpoint folder (one with config.json, e.g. runs/NAME/01-sft/checkpoint), "
+           "'smollm2' or 'tiny'.")
+    path = Path(name).expanduser()
+    if path.is_file():
+        raise FileNotFoundError(f"model {name!r} is a file, not a folder. {fix}")
+    if path.is_dir():
+        if not (path / "config.json").exists():
+            inner = sorted(str(c.parent) for c in path.glob("*/checkpoint/config.json"))[:3]
+            hint = f" Checkpoints inside it: {', '.join(inner)}." if inner else ""
+            raise FileNotFoundError(f"model {name!r}: the folder holds no config.json, so it "
+                                    f"is not a checkpoint.{hint} {fix}")
+        return str(path)
+    if str(name).startswith(("/", ".", "~")) or str(name).count("/") >= 2:
+        raise FileNotFoundError(f"model {name!r}: no such folder. {fix}")
+    return str(name)
+
+
 def load_tokenizer(name: str | None = None):
-    if name is None or name == DEFAULT_MODEL or str(name).startswith("tiny"):
+    if name is None or name == DEFAULT_MODEL or is_tiny(name):
         name = str(_embedded_checkpoint())
+    else:
+        name = checked_path(name)
     tok = AutoTokenizer.from_pretrained(name)
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
@@ -112,17 +149,23 @@ def load_policy(name: str | None = None, dtype: str = "float32", device: str = "
     name = name or DEFAULT_MODEL
     torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16,
                    "float16": torch.float16}[dtype]
-    if str(name).startswith("tiny"):
+    if is_tiny(name):
         arch = "qwen3" if "qwen3" in name else "llama"
         tok = load_tokenizer(name)
         model = tiny_model(arch, vocab_size=len(tok)).to(torch_dtype)
     else:
-        path = str(_embedded_checkpoint()) if name == DEFAULT_MODEL else name
-        if not Path(path).exists() and os.environ.get("HF_HUB_OFFLINE") == "1":
-            raise FileNotFoundError(f"--model {name!r} is neither a local folder nor reachable "
-                                    "(HF_HUB_OFFLINE=1). Pass a local checkpoint folder.")
-        tok = load_tokenizer(path)
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype)
+        path = str(_embedded_checkpoint()) if name == DEFAULT_MODEL else checked_path(name)
+        try:
+            tok = load_tokenizer(path)
+            model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype)
+        except OSError as e:
+            if Path(path).exists():
+                raise
+            # a hub id that is neither cached nor reachable (this project downloads nothing)
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise FileNotFoundError(f"model {name!r} is not a local folder, and as a hub id "
+                                    f"it could not be loaded ({first}). Pass a local checkpoint "
+                                    "folder, 'smollm2' or 'tiny'.") from None
     if model.generation_config is not None:  # our sampler passes every setting explicitly
         model.generation_config.max_length = None
     return model.to(device), tok
@@ -135,7 +178,7 @@ def load_reward_model(name: str, device: str = "cpu"):
     new (random) scoring head on its decoder, a folder saved by `rewards.train_reward_model`
     loads as it was trained.
     """
-    if str(name).startswith("tiny"):
+    if is_tiny(name):
         tok = load_tokenizer(name)
         config = tiny_model(vocab_size=len(tok)).config
         config.num_labels = 1

@@ -368,6 +368,13 @@ RECIPES = {"phi4-reasoning": phi4_reasoning, "skywork-or1": skywork_or1, "qwen3"
 # ----------------------------------------------------------------------------------------------
 # Running
 # ----------------------------------------------------------------------------------------------
+def _bool(value: str) -> bool:
+    """'true'/'1'/'yes' or 'false'/'0'/'no': a typo is an error, not a silent False."""
+    if value.strip().lower() not in ("1", "true", "yes", "0", "false", "no"):
+        raise ValueError(f"{value!r} is not a boolean: write true or false")
+    return value.strip().lower() in ("1", "true", "yes")
+
+
 def user_overrides(spec: str, stage: Stage) -> dict:
     """'grpo.max_steps=40,sft.learning_rate=1e-4' -> this stage's {field: typed value}, typed as
     the field of its script's Config. A comma starts a new item only before `STAGE.FIELD=`, so a
@@ -389,8 +396,7 @@ def user_overrides(spec: str, stage: Stage) -> dict:
         if fld not in types:
             raise SystemExit(f"--set {item!r}: {stage.script}.Config has no field {fld!r}")
         t = getattr(types[fld], "__name__", str(types[fld])).replace(" | None", "")
-        out[fld] = {"bool": lambda v: v.lower() in ("1", "true", "yes"), "int": int,
-                    "float": float}.get(t, str)(value)
+        out[fld] = {"bool": _bool, "int": int, "float": float}.get(t, str)(value)
     return out
 
 
@@ -488,8 +494,17 @@ def stage_plan(stages: list[Stage], cfg: Config, out: Path):
 
 
 def validate_stages(stages: list[Stage], cfg: Config, out: Path):
-    """Resolve every stage's config and run its script's checks now, so a bad `--set` fails at
-    start (and in --dry-run), not minutes into the run."""
+    """Resolve every stage's config and run its script's checks now, so a bad `--set` or
+    `--model` fails at start (and in --dry-run), not minutes into the run."""
+    if cfg.model != models.DEFAULT_MODEL and not models.is_tiny(cfg.model):
+        models.checked_path(cfg.model)
+    names = [s.name for s in stages]
+    for item in filter(None, re.split(r",(?=\s*[\w-]+\.\w+=)", cfg.set)):
+        stage_name = item.strip().partition("=")[0].partition(".")[0]
+        if "." in item.partition("=")[0] and stage_name not in names:
+            raise SystemExit(f"--set {item.strip()!r}: --recipe {cfg.recipe} has no stage "
+                             f"{stage_name!r}; its stages are {', '.join(names)} "
+                             "(nothing was run).")
     for i, stage, stage_dir, model, teacher in stage_plan(stages, cfg, out):
         try:
             module, sc = stage_config(stage, cfg, stage_dir, model, teacher)

@@ -213,6 +213,51 @@ def test_pipeline_checks_every_stage_at_start(tmp_path):
     assert not (tmp_path / "p").exists()
 
 
+def test_pipeline_refuses_a_set_for_a_stage_it_does_not_have_and_a_bool_typo(tmp_path):
+    import pipeline
+
+    out = str(tmp_path / "p")
+    with pytest.raises(SystemExit, match="has no stage 'gpro'; its stages are sft, grpo"):
+        pipeline.run(pipeline.parse(["--dry-run", "--output_dir", out, "--set", "gpro.beta=0"]))
+    with pytest.raises(SystemExit, match="'ture' is not a boolean"):
+        pipeline.run(
+            pipeline.parse(["--dry-run", "--output_dir", out, "--set", "sft.overwrite=ture"])
+        )
+    assert not (tmp_path / "p").exists()
+
+
+def test_a_bad_model_name_gets_one_line_with_the_fix_before_anything_loads(tmp_path):
+    run_dir = tmp_path / "runs" / "a"
+    (run_dir / "01-sft" / "checkpoint").mkdir(parents=True)
+    (run_dir / "01-sft" / "checkpoint" / "config.json").write_text("{}")
+    with pytest.raises(FileNotFoundError, match="no such folder"):
+        models.checked_path(str(tmp_path / "missing"))
+    with pytest.raises(FileNotFoundError, match=r"holds no config.json.*01-sft/checkpoint"):
+        models.checked_path(str(run_dir))  # a run folder, not its checkpoint: named in the error
+    with pytest.raises(FileNotFoundError, match="is a file, not a folder"):
+        models.checked_path(str(run_dir / "01-sft" / "checkpoint" / "config.json"))
+    assert models.checked_path(str(run_dir / "01-sft" / "checkpoint")).endswith("checkpoint")
+    assert models.checked_path("owner/name") == "owner/name"  # a hub id is left to transformers
+    assert not models.is_tiny("tiny_runs/checkpoint") and models.is_tiny("tiny-qwen3")
+    p = run("grpo.py", "--model", str(tmp_path / "missing"), "--output_dir", str(tmp_path / "g"))
+    assert_clean_error(p, "no such folder", "'smollm2' or 'tiny'")
+    p = run("pipeline.py", "--model", str(run_dir), "--output_dir", str(tmp_path / "p"))
+    assert_clean_error(p, "holds no config.json")
+    assert not (tmp_path / "p").exists()
+
+
+def test_a_negative_number_in_scientific_notation_is_read_as_a_value(tmp_path):
+    import grpo
+
+    assert cli._join_negative_values(["--beta", "-1e-3", "--seed", "-1"]) == [
+        "--beta=-1e-3",
+        "--seed=-1",
+    ]
+    assert grpo.parse(["--beta", "-1e-3"]).beta == -1e-3
+    p = run("grpo.py", *TINY, "--output_dir", str(tmp_path / "r"), "--beta", "-1e-3")
+    assert_clean_error(p, "--beta -0.001: cannot be negative")
+
+
 def test_dry_run_table_sets_ours_next_to_the_papers_under_the_flag_names(capsys, tmp_path):
     import pipeline
 
