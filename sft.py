@@ -67,7 +67,7 @@ import runs
 import sft_data
 import tools
 import training
-from chat_template import CHAT_TEMPLATE, END_THINK, IM_END, IM_START, THINK
+from chat_template import CHAT_TEMPLATE, END_THINK, IM_END, IM_START, THINK, check_messages
 from rewards import verify_math
 
 
@@ -332,7 +332,16 @@ def fuse_modes(examples: list[dict], no_think_ratio: float, seed: int,
 def encode(tokenizer, messages: list[dict]) -> tuple[list[int], list[int]]:
     """(input_ids, loss_mask): the prompt (everything up to `<|im_start|>assistant\\n`, as at
     inference) gets 0; the last assistant turn -- think block, answer and `<|im_end|>` -- gets 1.
-    Earlier assistant turns are context only (their reasoning is not rendered)."""
+    Earlier assistant turns are context only (their reasoning is not rendered).
+
+    The conversation must end in the assistant turn to train: one that ends in a user or tool
+    turn has no reply, and used to fail only as "not a prefix" below."""
+    check_messages(messages)
+    if messages[-1]["role"] != "assistant":
+        raise ValueError(f"an SFT conversation must end in the assistant turn to train on; this "
+                         f"one ends in a {messages[-1]['role']!r} turn (message "
+                         f"{len(messages) - 1}): append the assistant's reply, or drop the "
+                         "trailing turns")
     prompt = tokenizer.apply_chat_template(messages[:-1], tokenize=False,
                                            add_generation_prompt=True)
     full = tokenizer.apply_chat_template(messages, tokenize=False)
