@@ -2,7 +2,10 @@
 §4.3).
 
 `sft.set_chat_template` installs it; `tests/test_chat_template.py` checks it renders byte for byte
-what the official template renders.
+what the official template renders. One deliberate difference: on input the official template
+mis-renders without a word (a message of an unknown role is skipped; a user, system or tool
+content that is not a string renders as ''), ours raises an error naming the message and the fix
+(section 0 of the template; `check_messages` is the same check in Python).
 """
 from collections.abc import Mapping
 
