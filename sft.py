@@ -210,13 +210,19 @@ def repurpose_think_tokens(tokenizer, ids: list[int] | None = None):
     """Rename two existing tokens to `<think>`, `</think>` in tokenizer.json: same ids, same
     vocabulary size, same embedding rows (Phi-4-reasoning). Returns a new tokenizer."""
     vocab = tokenizer.get_vocab()
-    if THINK in vocab and END_THINK in vocab:
+    # only the missing ones: renaming two tokens when one think token already exists made a
+    # second token of that name, and the tokenizer kept the renamed (untrained) one
+    missing = [t for t in (THINK, END_THINK) if t not in vocab]
+    if not missing:
         return tokenizer
-    ids = ids or find_unused_tokens(tokenizer)
+    ids = ids or find_unused_tokens(tokenizer, k=len(missing))
+    if len(ids) != len(missing):
+        raise ValueError(f"--think_tokens repurpose: {len(missing)} token(s) to rename "
+                         f"({missing}), got {len(ids)} ids")
     with tempfile.TemporaryDirectory() as tmp:
         tokenizer.save_pretrained(tmp)
         spec = json.loads((Path(tmp) / "tokenizer.json").read_text())
-        for tid, new in zip(ids, (THINK, END_THINK)):
+        for tid, new in zip(ids, missing):
             entry = next(t for t in spec["added_tokens"] if t["id"] == tid)
             old, entry["content"], entry["special"] = entry["content"], new, False
             model_vocab = spec["model"].get("vocab")

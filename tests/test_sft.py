@@ -166,6 +166,22 @@ def test_repurpose_think_tokens_keeps_vocabulary_and_roundtrips(tokenizer, tmp_p
     assert tokenizer.convert_ids_to_tokens(15) == "<jupyter_script>"  # the original is untouched
 
 
+def test_repurpose_renames_only_the_missing_think_token(tokenizer):
+    """A tokenizer that has <think> already (a trained row) gets only </think> renamed: renaming
+    two tokens used to make a second <think>, and the untrained renamed one won."""
+    import copy
+
+    from transformers import AddedToken
+
+    half = copy.deepcopy(tokenizer)
+    half.add_tokens([AddedToken("<think>", special=False, normalized=False)])
+    think_id = half.convert_tokens_to_ids("<think>")
+    tok = sft.repurpose_think_tokens(half)
+    assert len(tok) == len(half)
+    assert tok.convert_tokens_to_ids(["<think>", "</think>"]) == [think_id, 16]
+    assert tok.convert_ids_to_tokens(15) == "<jupyter_script>"  # not renamed
+
+
 def test_repurpose_without_unused_tokens_is_a_clear_error(tokenizer):
     with pytest.raises(ValueError, match="unused special tokens"):
         sft.find_unused_tokens(tokenizer, k=50)
