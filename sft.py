@@ -407,7 +407,13 @@ def encode(tokenizer, messages: list[dict]) -> tuple[list[int], list[int]]:
                                            add_generation_prompt=True)
     full = tokenizer.apply_chat_template(messages, tokenize=False)
     if not full.startswith(prompt):
-        raise ValueError("the chat template's prompt is not a prefix of the full conversation")
+        # e.g. two assistant turns in a row, the earlier without reasoning: as the prompt's last
+        # turn it gets the empty think block, as history it gets none
+        roles = [m["role"] for m in messages]
+        raise ValueError(f"the chat template renders the conversation without its last turn "
+                         f"(the prompt) differently from the start of the whole (roles {roles}), "
+                         "so the reply cannot be cut out; merge consecutive assistant turns, or "
+                         "give the earlier one its reasoning_content")
     reply = full[len(prompt):]
     reply = reply[:reply.rindex(IM_END) + len(IM_END)]
     p = tokenizer(prompt, add_special_tokens=False)["input_ids"]

@@ -251,7 +251,8 @@ def filter_responses(examples: list[dict], max_repetition: float) -> tuple[list[
     kept, counts = [], {"wrong_answer": 0, "repetition": 0, "inconsistent": 0}
     for ex in examples:
         reply = ex["messages"][-1]
-        reasoning, answer = reply.get("reasoning_content"), reply["content"]
+        # content is None on a turn that only calls tools (the template renders it as '')
+        reasoning, answer = reply.get("reasoning_content"), reply.get("content") or ""
         if reasoning is None:
             reasoning, answer = split_reasoning(answer) if END_THINK in answer else ("", answer)
         claim = reasoning_claim(reasoning) if reasoning.strip() else None

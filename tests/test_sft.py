@@ -401,6 +401,26 @@ def test_encode_and_jsonl_name_bad_conversations(tok, tmp_path):
         sft_data.jsonl_examples(str(path))
 
 
+def test_a_tool_call_turn_trains_and_passes_the_filter(tok):
+    """The last turn may only call a tool (content None): its think block and <tool_call> are
+    the trained reply, and the response filter reads the None content as '' (it used to raise
+    TypeError)."""
+    msgs = [
+        {"role": "user", "content": "2*3?"},
+        {"role": "assistant", "content": None, "reasoning_content": "use it",
+         "tool_calls": [_call("calc", {"expr": "2*3"})]},
+    ]  # fmt: skip
+    ids, mask = sft.encode(tok, msgs)
+    assert tok.decode([t for t, m in zip(ids, mask) if m]) == (
+        '<think>\nuse it\n</think>\n\n<tool_call>\n{"name": "calc", "arguments": '
+        '{"expr": "2*3"}}\n</tool_call><|im_end|>'
+    )
+    kept, counts = sft_data.filter_responses([{"messages": msgs, "reference": None}], 0.5)
+    assert counts["kept"] == 1
+    with pytest.raises(ValueError, match="merge consecutive assistant turns"):
+        sft.encode(tok, [msgs[0], {"role": "assistant", "content": "a"}, msgs[1]])
+
+
 def test_response_filter_counts_each_rule():
     def ex(reasoning, answer, ref="12"):
         return {
