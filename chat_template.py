@@ -2,10 +2,70 @@
 §4.3).
 
 `sft.set_chat_template` installs it; `tests/test_chat_template.py` checks it renders byte for byte
-what the official template renders.
+what the official template renders. One deliberate difference: on input the official template
+mis-renders without a word (a message of an unknown role is skipped; a user, system or tool
+content that is not a string renders as ''), ours raises an error naming the message and the fix
+(section 0 of the template; `check_messages` is the same check in Python).
 """
+from collections.abc import Mapping
+
 THINK, END_THINK = "<think>", "</think>"
 IM_START, IM_END = "<|im_start|>", "<|im_end|>"
+ROLES = ("system", "user", "assistant", "tool")
+
+
+def check_messages(messages) -> None:
+    """Raise ValueError, naming the message and the fix, on a conversation the template would
+    mis-render: the official Qwen3 template skips a message of an unknown role and renders a
+    non-string user/system/tool content as '' without a word (section 0 of CHAT_TEMPLATE raises on
+    the same inputs; this is the Python version, for data loading and `sft.encode`).
+
+    >>> try:
+    ...     check_messages([{"role": "user", "content": "hi"}, {"role": "bot", "content": "?"}])
+    ... except ValueError as e:
+    ...     print(str(e)[:42])
+    message 1 has role 'bot'; the roles are sy
+    """
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, (list, tuple)):
+        raise ValueError(f"messages must be a list of {{'role': ..., 'content': ...}} dicts, not "
+                         f"{type(messages).__name__}; wrap a single message in a list")
+    if not messages:
+        raise ValueError("messages is empty; give at least one message")
+    for i, m in enumerate(messages):
+        where = f"message {i}"
+        if not isinstance(m, Mapping):
+            raise ValueError(f"{where} is {m!r}, not a dict; write it as "
+                             "{'role': 'user', 'content': ...}")
+        role, content = m.get("role"), m.get("content")
+        if "role" not in m:
+            raise ValueError(f"{where} has no role; give it one of {', '.join(ROLES)}")
+        if role not in ROLES:
+            raise ValueError(f"{where} has role {role!r}; the roles are system, user, assistant "
+                             "and tool (lower case): rename it")
+        if role != "assistant":
+            if not isinstance(content, str):
+                got = repr(content) if "content" in m else "no content key"
+                raise ValueError(f"{where} ({role}) has no string content (got {got}); give its "
+                                 "text as a string, joining text parts and json.dumps-ing tool "
+                                 "results")
+            continue
+        if content is not None and not isinstance(content, str):
+            raise ValueError(f"{where} (assistant) has content {content!r}; give it as a string "
+                             "(or null next to tool_calls)")
+        if content is None and not m.get("tool_calls"):
+            raise ValueError(f"{where} (assistant) has no content and no tool_calls; give its "
+                             'reply as a string content ("" for an empty reply)')
+        reasoning = m.get("reasoning_content")
+        if reasoning is not None and not isinstance(reasoning, str):
+            raise ValueError(f"{where} (assistant) has reasoning_content {reasoning!r}; give it "
+                             "as a string (or leave it out)")
+        for k, call in enumerate(m.get("tool_calls") or []):
+            fn = call.get("function") or call if isinstance(call, Mapping) else {}
+            if (not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str)
+                    or not fn.get("name") or not isinstance(fn.get("arguments"), (str, Mapping))):
+                raise ValueError(f"{where} (assistant): tool call {k} needs a name and arguments "
+                                 "(a dict or a JSON string): write it as {'type': 'function', "
+                                 "'function': {'name': ..., 'arguments': {...}}}")
 
 # The official Qwen3 template (the `chat_template` of
 # https://huggingface.co/Qwen/Qwen3-8B/blob/main/tokenizer_config.json), with Jinja comments
@@ -16,6 +76,58 @@ IM_START, IM_END = "<|im_start|>", "<|im_end|>"
 # It does not read `/think` or `/no_think`: they are plain text of a user or system turn, and
 # the model learns to obey them from the thinking-mode fusion data (Qwen3 tech report §4.3).
 CHAT_TEMPLATE = r"""
+{#- ---- 0. Input checks: not in the official template, which renders a message of an unknown
+     role as nothing and a user/system/tool content that is not a string as '' -- a turn lost
+     without a word in training data. Valid conversations render byte for byte as the official
+     template renders them; these only raise (transformers' `raise_exception`). `check_messages`
+     below applies the same rules in Python. ------------------------------------------------ #}
+{%- if messages is string or messages is mapping or messages is not iterable %}
+    {{- raise_exception("Qwen3 chat template: messages must be a list of {'role': ..., "
+        "'content': ...} dicts, not " ~ ("a string" if messages is string else "a dict"
+        if messages is mapping else "this value") ~ "; wrap a single message in a list") }}
+{%- endif %}
+{%- for message in messages %}
+    {%- set where = "Qwen3 chat template: message " ~ loop.index0 %}
+    {%- if message is not mapping %}
+        {{- raise_exception(where ~ " is '" ~ (message | string) ~ "', not a dict; write it as "
+            "{'role': 'user', 'content': ...}") }}
+    {%- elif message.role is not defined %}
+        {{- raise_exception(where ~ " has no role; give it one of system, user, assistant, "
+            "tool") }}
+    {%- elif message.role not in ["system", "user", "assistant", "tool"] %}
+        {{- raise_exception(where ~ " has role '" ~ (message.role | string) ~ "'; the roles are "
+            "system, user, assistant and tool (lower case): rename it") }}
+    {%- elif message.role != "assistant" and message.content is not string %}
+        {{- raise_exception(where ~ " (" ~ message.role ~ ") has no string content (got "
+            ~ ((message.content | string) if message.content is defined else "no content key")
+            ~ "); give "
+            "its text as a string, joining text parts and json.dumps-ing tool results") }}
+    {%- elif message.role == "assistant" and message.content is not string
+             and not (message.content is none or message.content is not defined)  %}
+        {{- raise_exception(where ~ " (assistant) has content " ~ (message.content | string)
+            ~ "; give it as a string (or null next to tool_calls)") }}
+    {%- elif message.role == "assistant" and message.content is not string
+             and not message.tool_calls %}
+        {{- raise_exception(where ~ " (assistant) has no content and no tool_calls; give "
+            "its reply as a string content (\"\" for an empty reply)") }}
+    {%- elif message.role == "assistant" and message.reasoning_content is defined
+             and message.reasoning_content is not none
+             and message.reasoning_content is not string %}
+        {{- raise_exception(where ~ " (assistant) has reasoning_content "
+            ~ (message.reasoning_content | string) ~ "; give it as a string (or leave it out)") }}
+    {%- endif %}
+    {%- if message.role == "assistant" and message.tool_calls %}
+        {%- for tool_call in message.tool_calls %}
+            {%- set fn = tool_call.function if tool_call.function else tool_call %}
+            {%- if fn.name is not string or not fn.name
+                   or (fn.arguments is not string and fn.arguments is not mapping) %}
+                {{- raise_exception(where ~ " (assistant): tool call " ~ loop.index0 ~ " needs a "
+                    "name and arguments (a dict or a JSON string): write it as {'type': "
+                    "'function', 'function': {'name': ..., 'arguments': {...}}}") }}
+            {%- endif %}
+        {%- endfor %}
+    {%- endif %}
+{%- endfor %}
 {#- ---- 1. System turn. With tools, the system turn also lists their signatures (one JSON
      object per line inside <tools></tools>) and says how to call them. -------------------- #}
 {%- if tools %}

@@ -67,7 +67,7 @@ import runs
 import sft_data
 import tools
 import training
-from chat_template import CHAT_TEMPLATE, END_THINK, IM_END, IM_START, THINK
+from chat_template import CHAT_TEMPLATE, END_THINK, IM_END, IM_START, THINK, check_messages
 from rewards import verify_math
 
 
@@ -210,13 +210,19 @@ def repurpose_think_tokens(tokenizer, ids: list[int] | None = None):
     """Rename two existing tokens to `<think>`, `</think>` in tokenizer.json: same ids, same
     vocabulary size, same embedding rows (Phi-4-reasoning). Returns a new tokenizer."""
     vocab = tokenizer.get_vocab()
-    if THINK in vocab and END_THINK in vocab:
+    # only the missing ones: renaming two tokens when one think token already exists made a
+    # second token of that name, and the tokenizer kept the renamed (untrained) one
+    missing = [t for t in (THINK, END_THINK) if t not in vocab]
+    if not missing:
         return tokenizer
-    ids = ids or find_unused_tokens(tokenizer)
+    ids = ids or find_unused_tokens(tokenizer, k=len(missing))
+    if len(ids) != len(missing):
+        raise ValueError(f"--think_tokens repurpose: {len(missing)} token(s) to rename "
+                         f"({missing}), got {len(ids)} ids")
     with tempfile.TemporaryDirectory() as tmp:
         tokenizer.save_pretrained(tmp)
         spec = json.loads((Path(tmp) / "tokenizer.json").read_text())
-        for tid, new in zip(ids, (THINK, END_THINK)):
+        for tid, new in zip(ids, missing):
             entry = next(t for t in spec["added_tokens"] if t["id"] == tid)
             old, entry["content"], entry["special"] = entry["content"], new, False
             model_vocab = spec["model"].get("vocab")
@@ -282,32 +288,80 @@ def set_chat_template(tokenizer):
 # ----------------------------------------------------------------------------------------------
 # Thinking-mode fusion (Qwen3 §4.3)
 # ----------------------------------------------------------------------------------------------
+# A soft switch: `/think` or `/no_think` as a word of its own (not `/thinking`). The latest one in
+# the user and system turns up to the last query is the one the model is taught to obey (§4.3).
+SOFT_SWITCH = re.compile(r"/(no_think|think)(?!\w)")
+
+
+def last_query(messages: list[dict]) -> int:
+    """Index of the last user turn that is a query, not a tool result wrapped in
+    <tool_response></tool_response>: the template's `last_query_index`. Assistant turns after it
+    are the answer (with tool calls, several turns); the ones before it are history."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        c = m.get("content")
+        if m["role"] == "user" and isinstance(c, str) and not (
+                c.startswith("<tool_response>") and c.endswith("</tool_response>")):
+            return i
+    raise data.DataError(f"a fusion example has no user query to put /think or /no_think in "
+                         f"(roles: {[m['role'] for m in messages]}); give it a user turn")
+
+
+def latest_switch(messages: list[dict], upto: int) -> str | None:
+    """'think', 'no_think' or None: the latest soft switch in the user and system turns of
+    messages[:upto + 1]."""
+    found = None
+    for m in messages[:upto + 1]:
+        if m["role"] in ("user", "system") and isinstance(m.get("content"), str):
+            flags = SOFT_SWITCH.findall(m["content"])
+            found = flags[-1] if flags else found
+    return found
+
+
+def without_reasoning(message: dict) -> dict:
+    """An assistant turn with an empty reasoning: `reasoning_content` "" and no inline think
+    block (the template renders the empty block `<think>\n\n</think>\n\n` on a final turn)."""
+    content = message.get("content")
+    if isinstance(content, str) and END_THINK in content:     # the answer without its think block
+        content = sft_data.split_reasoning(content)[1]
+    return {**message, "reasoning_content": "", "content": content}
+
+
 def fuse_modes(examples: list[dict], no_think_ratio: float, seed: int,
                non_thinking: list[dict] | None = None, multi_turn_ratio: float = 0.0) -> list[dict]:
     """Thinking-mode fusion data (Qwen3 §4.3). The flags are plain text the model learns to obey:
-    * non-thinking samples get `/no_think` in the last user turn and an empty reasoning (the
-      template renders an empty think block). They are `non_thinking` when given, else a
-      `no_think_ratio` share of `examples` with their reasoning removed;
-    * thinking samples get `/think` or no flag at all (thinking is the default mode);
-    * a `multi_turn_ratio` share of conversations gets an earlier turn in the other mode in front,
-      so flags mix within a conversation (the template drops that turn's reasoning).
+    * non-thinking samples get `/no_think` in the last user query and an empty reasoning in every
+      assistant turn that answers it (the template renders an empty think block on the last one).
+      They are `non_thinking` when given, else a `no_think_ratio` share of `examples` with their
+      reasoning removed;
+    * thinking samples get `/think` or no flag at all (thinking is the default mode), and always
+      `/think` when an earlier flag of the conversation is `/no_think`: the model follows the
+      latest flag, so a thinking answer under a standing `/no_think` would teach it to ignore one;
+    * a `multi_turn_ratio` share of conversations gets an earlier exchange in the other mode in
+      front (its last query and the answer to it, after the conversation's own system turn), so
+      flags mix within a conversation (the template drops that exchange's reasoning).
     Ratio 0 without `non_thinking` leaves the examples as they are (a cold start: no flags)."""
     if no_think_ratio <= 0 and not non_thinking:
         return examples
     rng = random.Random(f"fusion-{seed}")
 
+    def flag(msgs: list[dict], think: bool, draw: bool = True):
+        """Put the mode's flag in the last query (in place); `draw`: the coin for the optional
+        /think (drawn whether or not it is needed, so the seeded stream does not shift)."""
+        q = last_query(msgs)
+        optional = draw and rng.random() < 0.5
+        latest = latest_switch(msgs, q)
+        if not think and latest != "no_think":
+            msgs[q] = {**msgs[q], "content": msgs[q]["content"] + " /no_think"}
+        elif think and (latest == "no_think" or (optional and latest is None)):
+            msgs[q] = {**msgs[q], "content": msgs[q]["content"] + " /think"}
+        if not think:       # no reasoning anywhere in the answer (every step of a tool loop)
+            msgs[q + 1:] = [without_reasoning(m) if m["role"] == "assistant" else m
+                            for m in msgs[q + 1:]]
+
     def with_flag(ex: dict, think: bool) -> dict:
         msgs = [dict(m) for m in ex["messages"]]
-        last_user = max(i for i, m in enumerate(msgs) if m["role"] == "user")
-        if not think:
-            msgs[last_user]["content"] += " /no_think"
-            content = msgs[-1]["content"]
-            msgs[-1]["reasoning_content"] = ""
-            if END_THINK in content:                   # the answer without its think block
-                content = sft_data.split_reasoning(content)[1]
-            msgs[-1]["content"] = content
-        elif rng.random() < 0.5:
-            msgs[last_user]["content"] += " /think"
+        flag(msgs, think, draw=think)
         return {**ex, "messages": msgs, "think": think}
 
     if non_thinking is None:
@@ -320,7 +374,14 @@ def fuse_modes(examples: list[dict], no_think_ratio: float, seed: int,
             other = [e for e in out if e["think"] != ex["think"]]
             if other:
                 earlier = rng.choice(other)["messages"]
-                out[k] = {**ex, "messages": earlier[-2:] + ex["messages"]}
+                # the earlier conversation's last exchange (a tool loop whole), without its
+                # system turn: the system turn of this conversation stays first
+                exchange = earlier[last_query(earlier):]
+                msgs = ex["messages"]
+                n_sys = next((i for i, m in enumerate(msgs) if m["role"] != "system"), len(msgs))
+                msgs = msgs[:n_sys] + exchange + msgs[n_sys:]
+                flag(msgs, ex["think"], draw=False)     # the earlier flag may now be the latest
+                out[k] = {**ex, "messages": msgs}
     if non_thinking is not None:
         rng.shuffle(out)      # the two kinds interleaved
     return out
@@ -332,12 +393,27 @@ def fuse_modes(examples: list[dict], no_think_ratio: float, seed: int,
 def encode(tokenizer, messages: list[dict]) -> tuple[list[int], list[int]]:
     """(input_ids, loss_mask): the prompt (everything up to `<|im_start|>assistant\\n`, as at
     inference) gets 0; the last assistant turn -- think block, answer and `<|im_end|>` -- gets 1.
-    Earlier assistant turns are context only (their reasoning is not rendered)."""
+    Earlier assistant turns are context only (their reasoning is not rendered).
+
+    The conversation must end in the assistant turn to train: one that ends in a user or tool
+    turn has no reply, and used to fail only as "not a prefix" below."""
+    check_messages(messages)
+    if messages[-1]["role"] != "assistant":
+        raise ValueError(f"an SFT conversation must end in the assistant turn to train on; this "
+                         f"one ends in a {messages[-1]['role']!r} turn (message "
+                         f"{len(messages) - 1}): append the assistant's reply, or drop the "
+                         "trailing turns")
     prompt = tokenizer.apply_chat_template(messages[:-1], tokenize=False,
                                            add_generation_prompt=True)
     full = tokenizer.apply_chat_template(messages, tokenize=False)
     if not full.startswith(prompt):
-        raise ValueError("the chat template's prompt is not a prefix of the full conversation")
+        # e.g. two assistant turns in a row, the earlier without reasoning: as the prompt's last
+        # turn it gets the empty think block, as history it gets none
+        roles = [m["role"] for m in messages]
+        raise ValueError(f"the chat template renders the conversation without its last turn "
+                         f"(the prompt) differently from the start of the whole (roles {roles}), "
+                         "so the reply cannot be cut out; merge consecutive assistant turns, or "
+                         "give the earlier one its reasoning_content")
     reply = full[len(prompt):]
     reply = reply[:reply.rindex(IM_END) + len(IM_END)]
     p = tokenizer(prompt, add_special_tokens=False)["input_ids"]

@@ -29,7 +29,7 @@ import data
 import engines
 import models
 import tools
-from chat_template import END_THINK, THINK
+from chat_template import END_THINK, THINK, check_messages
 from rewards import verify_math
 
 
@@ -90,7 +90,11 @@ def jsonl_examples(path: str) -> list[dict]:
     for i, row in enumerate(rows):
         if "messages" in row:
             msgs = row["messages"]
-            if not msgs or msgs[-1].get("role") != "assistant":
+            try:        # the template's rules (unknown roles, non-string content, ...), by row
+                check_messages(msgs)
+            except ValueError as e:
+                raise data.DataError(f"{path}: row {i}: {e}") from None
+            if msgs[-1]["role"] != "assistant":
                 raise data.DataError(f"{path}: row {i}: the last message must be the "
                                      "assistant's reply")
             out.append({"messages": msgs, "reference": row.get("reference")})
@@ -247,7 +251,8 @@ def filter_responses(examples: list[dict], max_repetition: float) -> tuple[list[
     kept, counts = [], {"wrong_answer": 0, "repetition": 0, "inconsistent": 0}
     for ex in examples:
         reply = ex["messages"][-1]
-        reasoning, answer = reply.get("reasoning_content"), reply["content"]
+        # content is None on a turn that only calls tools (the template renders it as '')
+        reasoning, answer = reply.get("reasoning_content"), reply.get("content") or ""
         if reasoning is None:
             reasoning, answer = split_reasoning(answer) if END_THINK in answer else ("", answer)
         claim = reasoning_claim(reasoning) if reasoning.strip() else None

@@ -7,6 +7,7 @@ environment) on the same conversations and settings, and compared byte for byte.
 
 import copy
 import itertools
+import re
 
 import pytest
 
@@ -358,3 +359,56 @@ def test_flags_are_plain_text_not_switches(tok):
     assert render(tok, msgs[:3], add_generation_prompt=True) == (
         expected[: expected.rindex("<|im_start|>assistant\n")] + "<|im_start|>assistant\n"
     )
+
+
+# ---- bad input: a clear error (the official template would drop the turn or render it empty) --
+BAD_INPUT = {
+    "unknown_role": ([U("q"), {"role": "bot", "content": "x"}, A("a")], "role 'bot'"),
+    "role_case": ([U("q"), {"role": "Assistant", "content": "x"}], "role 'Assistant'"),
+    "no_role": ([U("q"), {"content": "x"}], "message 1 has no role"),
+    "user_no_content": ([{"role": "user"}, A("a")], "message 0 (user) has no string content"),
+    "user_none_content": ([U(None), A("a")], "message 0 (user) has no string content"),
+    "user_list_content": ([U([{"type": "text", "text": "hi"}])], "no string content"),
+    "tool_none_content": (
+        [U("q"), A(None, tool_calls=[call("calc", {})]), T(None)],
+        "message 2 (tool) has no string content",
+    ),
+    "system_no_content": ([{"role": "system"}, U("q")], "message 0 (system)"),
+    "assistant_no_content": ([U("q"), {"role": "assistant"}], "no content and no tool_calls"),
+    "assistant_int_content": ([U("q"), A(5)], "(assistant) has content 5"),
+    "reasoning_not_string": ([U("q"), A("a", reasoning_content=3)], "reasoning_content 3"),
+    "tool_call_without_name": (
+        [U("q"), A("", tool_calls=[{"function": {"arguments": {}}}])],
+        "tool call 0 needs a name",
+    ),
+    "message_not_a_dict": (["hi", "there"], "message 0 is 'hi', not a dict"),
+    "messages_a_string": ("hello", "must be a list"),
+    "messages_a_dict": ({"role": "user", "content": "q"}, "must be a list"),
+}
+
+
+@pytest.mark.parametrize("name", BAD_INPUT)
+def test_bad_input_is_a_clear_error_in_the_template_and_in_python(tok, name):
+    messages, says = BAD_INPUT[name]
+    with pytest.raises(Exception, match=re.escape(says)):
+        render(tok, copy.deepcopy(messages))
+    with pytest.raises(ValueError, match=re.escape(says)):
+        chat_template.check_messages(copy.deepcopy(messages))
+
+
+def test_valid_edge_cases_pass_the_checks(tok):
+    """What the official template renders on purpose stays valid: null content next to tool
+    calls, reasoning_content None, empty and whitespace-only strings, arguments as a string."""
+    for messages, _ in CONVERSATIONS.values():
+        chat_template.check_messages(messages)
+    msgs = [
+        S(""),
+        U("  "),
+        A("", reasoning_content=None),
+        U("\n"),
+        A(None, tool_calls=[call("calc", '{"expr": "1"}')]),
+        T(""),
+        A("done"),
+    ]
+    chat_template.check_messages(msgs)
+    assert render(tok, msgs) == render(tok, msgs, template=OFFICIAL_QWEN3_TEMPLATE)

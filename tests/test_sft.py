@@ -166,6 +166,22 @@ def test_repurpose_think_tokens_keeps_vocabulary_and_roundtrips(tokenizer, tmp_p
     assert tokenizer.convert_ids_to_tokens(15) == "<jupyter_script>"  # the original is untouched
 
 
+def test_repurpose_renames_only_the_missing_think_token(tokenizer):
+    """A tokenizer that has <think> already (a trained row) gets only </think> renamed: renaming
+    two tokens used to make a second <think>, and the untrained renamed one won."""
+    import copy
+
+    from transformers import AddedToken
+
+    half = copy.deepcopy(tokenizer)
+    half.add_tokens([AddedToken("<think>", special=False, normalized=False)])
+    think_id = half.convert_tokens_to_ids("<think>")
+    tok = sft.repurpose_think_tokens(half)
+    assert len(tok) == len(half)
+    assert tok.convert_tokens_to_ids(["<think>", "</think>"]) == [think_id, 16]
+    assert tok.convert_ids_to_tokens(15) == "<jupyter_script>"  # not renamed
+
+
 def test_repurpose_without_unused_tokens_is_a_clear_error(tokenizer):
     with pytest.raises(ValueError, match="unused special tokens"):
         sft.find_unused_tokens(tokenizer, k=50)
@@ -290,6 +306,119 @@ def test_fusion_data_other_tasks_and_multi_turn(tokenizer):
     )  # the last turn's reasoning
     context = tok.decode([t for t, m in zip(ids, mask) if not m])
     assert "/no_think" in context and "<think>" not in context.split("<|im_start|>assistant")[1]
+
+
+def _call(name, arguments):
+    return {"type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def _tool_loop(system="Use the calculator."):
+    """A jsonl-style conversation: system turn, query, two tool steps with reasoning, answer."""
+    return {
+        "messages": [
+            {"role": "system", "content": system},
+            {"role": "user", "content": "What is 2*3+1?"},
+            {"role": "assistant", "content": "", "reasoning_content": "step one",
+             "tool_calls": [_call("calc", {"expr": "2*3"})]},
+            {"role": "tool", "content": "6"},
+            {"role": "assistant", "content": "<think>\nstep two\n</think>\n\n",
+             "tool_calls": [_call("calc", '{"expr": "6+1"}')]},
+            {"role": "tool", "content": "7"},
+            {"role": "assistant", "content": "So $\\boxed{7}$.", "reasoning_content": "done"},
+        ],
+        "reference": "7",
+    }  # fmt: skip
+
+
+def _mode(messages):
+    """The mode the latest soft switch of the user/system turns asks for (thinking by default)."""
+    text = " ".join(m["content"] for m in messages if m["role"] in ("user", "system"))
+    flags = sft.SOFT_SWITCH.findall(text)
+    return not flags or flags[-1] == "think"
+
+
+@pytest.mark.parametrize("style", ["short", "default"])
+def test_fusion_multi_turn_keeps_system_first_and_the_latest_flag_right(monkeypatch, style, tok):
+    """The earlier exchange goes after the system turn (it used to be put in front of it, so the
+    system prompt rendered mid-conversation), and a thinking sample after an earlier /no_think
+    carries /think (the model obeys the latest flag)."""
+    monkeypatch.setitem(data.CURRENT_STYLE, "name", style)
+    thinking = sft_data.synthetic_examples(40, 0)
+    plain = sft_data.non_thinking_examples(40, 0)
+    fused = sft.fuse_modes(thinking, 0.5, 0, non_thinking=plain, multi_turn_ratio=1.0)
+    assert sum(sum(m["role"] == "user" for m in e["messages"]) == 2 for e in fused) > 60
+    for e in fused:
+        roles = [m["role"] for m in e["messages"]]
+        assert "system" not in roles[1:], roles
+        assert roles.count("user") == 2 and roles[-1] == "assistant"
+        assert _mode(e["messages"]) == e["think"], [m["content"] for m in e["messages"]]
+        ids, mask = sft.encode(tok, e["messages"])
+        trained = tok.decode([t for t, m in zip(ids, mask) if m])
+        assert trained.startswith("<think>\n\n</think>\n\n") != e["think"]
+
+
+def test_fusion_of_tool_loops_whole_exchanges_and_no_reasoning_when_not_thinking(tok):
+    """A tool-loop conversation: a non-thinking sample has no reasoning in any step of its
+    answer (not only the last), and an earlier exchange taken from it starts at its query (it
+    used to be its last two messages: a tool result and the answer, with no question)."""
+    loops = [_tool_loop() for _ in range(8)]
+    fused = sft.fuse_modes(loops, 0.5, 3, multi_turn_ratio=1.0)
+    assert {e["think"] for e in fused} == {True, False}
+    for e in fused:
+        msgs = e["messages"]
+        roles = [m["role"] for m in msgs]
+        assert roles[0] == "system" and roles.count("system") == 1
+        assert roles[1] == "user" and roles.count("user") == 2, roles
+        assert _mode(msgs) == e["think"]
+        q = sft.last_query(msgs)
+        full = tok.apply_chat_template(msgs, tokenize=False)
+        answer = full[full.index(msgs[q]["content"]) :]
+        if e["think"]:
+            assert "step one" in answer and "step two" in answer and "<think>\ndone" in answer
+        else:
+            assert "step" not in answer and "done" not in answer
+            assert answer.count("<think>") == 1 and "<think>\n\n</think>\n\nSo" in answer
+            assert all(
+                m.get("reasoning_content") == "" for m in msgs[q + 1 :] if m["role"] == "assistant"
+            )
+    # a flag already in the data is not doubled, and a standing /no_think is overridden
+    ex = _tool_loop("Be brief. /no_think")
+    (t,) = sft.fuse_modes([ex], 0.5, 0, non_thinking=[])
+    assert t["think"] and t["messages"][1]["content"].endswith("+1? /think")
+
+
+def test_encode_and_jsonl_name_bad_conversations(tok, tmp_path):
+    u, a = {"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}
+    for msgs, role in (([u, a, u], "user"), (_tool_loop()["messages"][:4], "tool")):
+        with pytest.raises(ValueError, match=f"must end in the assistant turn.*'{role}'"):
+            sft.encode(tok, msgs)
+    with pytest.raises(ValueError, match="message 1 has role 'bot'"):
+        sft.encode(tok, [u, {"role": "bot", "content": "x"}, a])
+    path = tmp_path / "bad.jsonl"
+    rows = [{"messages": [u, a]}, {"messages": [u, {"role": "model", "content": "a"}]}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(DataError, match="row 1: message 1 has role 'model'"):
+        sft_data.jsonl_examples(str(path))
+
+
+def test_a_tool_call_turn_trains_and_passes_the_filter(tok):
+    """The last turn may only call a tool (content None): its think block and <tool_call> are
+    the trained reply, and the response filter reads the None content as '' (it used to raise
+    TypeError)."""
+    msgs = [
+        {"role": "user", "content": "2*3?"},
+        {"role": "assistant", "content": None, "reasoning_content": "use it",
+         "tool_calls": [_call("calc", {"expr": "2*3"})]},
+    ]  # fmt: skip
+    ids, mask = sft.encode(tok, msgs)
+    assert tok.decode([t for t, m in zip(ids, mask) if m]) == (
+        '<think>\nuse it\n</think>\n\n<tool_call>\n{"name": "calc", "arguments": '
+        '{"expr": "2*3"}}\n</tool_call><|im_end|>'
+    )
+    kept, counts = sft_data.filter_responses([{"messages": msgs, "reference": None}], 0.5)
+    assert counts["kept"] == 1
+    with pytest.raises(ValueError, match="merge consecutive assistant turns"):
+        sft.encode(tok, [msgs[0], {"role": "assistant", "content": "a"}, msgs[1]])
 
 
 def test_response_filter_counts_each_rule():
