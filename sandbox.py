@@ -95,6 +95,7 @@ import json
 import marshal
 import math
 import os
+import reprlib
 import signal
 import sys
 import threading
@@ -299,6 +300,22 @@ def values_equal(expected, got, float_tol: float | None = None, _depth: int = 0)
     return False
 
 
+class _ShortRepr(reprlib.Repr):
+    """repr for details, bounded in depth and width whatever the value (a value from the sandbox may
+    be a DAG whose full repr runs to GiBs), and never raising: an int past the int/str conversion
+    limit (4300 digits) made ``repr`` raise ValueError out of run_tests."""
+
+    def __init__(self):
+        super().__init__()
+        self.maxlevel, self.maxstring, self.maxother = 4, 200, 200
+
+    def repr_int(self, x, level):
+        return f"<int of {x.bit_length()} bits>" if x.bit_length() > 4000 else repr(x)[:200]
+
+
+_short = _ShortRepr().repr
+
+
 def _classify_end(run: Run, what: str, hint: str = "") -> tuple[str, str]:
     """Why a launch ended without a result for `what`: the verdict and the detail.
 
@@ -361,7 +378,7 @@ def _judge_calls(code, tests, lim) -> list[tuple[str, str]]:
                 out.append(("accepted", ""))
             else:
                 out.append(("wrong_answer",
-                            f"{name}: expected {t['expected']!r:.200}, got {got!r:.200}"))
+                            f"{name}: expected {_short(t['expected'])}, got {_short(got)}"))
         elif r[0] == "bad":
             out.append(("wrong_answer", f"{name}: {r[1]}"))
         else:

@@ -232,6 +232,34 @@ def f():
     assert r.verdict == "wrong_answer" and secret not in r.detail.split("got")[-1]
 
 
+def test_returned_values_cannot_crash_or_flood_the_parent():
+    import resource
+
+    # an int past the int/str conversion limit: the detail's repr raised ValueError out of run_tests
+    r = run_tests("def f(x): return [10 ** 5000]", [call("f", [1], 2)])
+    assert r.verdict == "wrong_answer" and "bits" in r.detail, r
+    # C writes its own reply: a marshal blob with back-references, 32 x 32 refs to one 1 MiB string
+    # (a few KiB on the pipe, 1 GiB once walked). R forwarded it with the sharing intact and the
+    # parent's repr of it took GiBs; now R expands it, inside the sandbox's memory limit
+    dag = """
+import os, marshal
+def f(x):
+    s = "x" * (1 << 20)
+    blob = marshal.dumps(("ok", marshal.dumps([[s] * 32] * 32, 4)), 4)
+    for fd in range(3, 20):
+        try:
+            os.write(fd, len(blob).to_bytes(4, "little") + blob)
+        except OSError:
+            pass
+    os._exit(0)
+"""
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    r = run_tests(dag, [call("f", [1], 2)], memory_mb=128)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) >> 10
+    assert r.verdict != "accepted" and len(r.detail) < 10000, r
+    assert grown_mb < 300, grown_mb
+
+
 # ------------------------------------------------------------------------------------- asserts
 def test_assert_verdicts():
     code = "def f(x):\n    return x + 1\n"
