@@ -30,9 +30,10 @@ Which Python runs the candidate's code: the system interpreter, not this process
 
 How a run is isolated ("full" mode: root + bubblewrap + cgroup v1)
   * Each run is a fresh ``bwrap`` with new user, PID, network, IPC, UTS and mount namespaces,
-    ``--die-with-parent``, ``--new-session``, a fresh /proc and /dev, a size-capped tmpfs /tmp as
-    the per-run work directory, and only the interpreter, its standard library and the shared
-    libraries it links bound read-only. The environment is empty (PATH/HOME/LANG only).
+    ``--die-with-parent``, ``--new-session``, a fresh /proc and a read-only /dev, a size-capped
+    tmpfs /tmp as the per-run work directory (and one as /dev/shm, for multiprocessing), and only
+    the interpreter, its standard library and the shared libraries it links bound read-only. The
+    environment is empty (PATH/HOME/LANG only).
   * The interpreter is not started per run: a pre-imported zygote per slot (outside every sandbox,
     never given a job) forks a process that joins the slot's cgroups, becomes the slot uid, enters
     the fresh bwrap's namespaces (bwrap waits on --block-fd once set up), drops every capability and

@@ -227,7 +227,11 @@ def _bwrap_argv(s: dict, tmp_bytes: int) -> list[str]:
         a += ["--ro-bind", d, d]
     for target, name in s["links"]:
         a += ["--symlink", target, name]
-    a += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
+    # bwrap's --dev is a writable tmpfs with no size cap (only the memory cgroup bounded files
+    # written there): /dev is made read-only, and /dev/shm (POSIX semaphores and shared memory:
+    # multiprocessing) becomes a tmpfs capped like /tmp
+    a += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm",
+          "--remount-ro", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
           "--remount-ro", "/", "--chdir", "/tmp", "--clearenv",
           "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
           "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--"]

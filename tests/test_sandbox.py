@@ -522,6 +522,18 @@ def test_files_and_disk_are_bounded():
     assert run_tests(big, io("", "")).verdict in ("runtime_error", "memory_limit")
     fds = "import os\nfs = [open('/tmp/f%d' % i, 'w') for i in range(10000)]"
     assert run_tests(fds, io("", "")).verdict == "runtime_error"
+    # /dev was a second, uncapped tmpfs (bounded by the memory limit only); /dev/shm is capped
+    dev = (
+        "n = 0\nfor d in ('/dev', '/dev/shm'):\n    try:\n        for i in range(8):\n"
+        "            open(f'{d}/f{i}', 'wb').write(b'x' * (15 << 20)); n += 1\n"
+        "    except OSError:\n        pass\nprint(n)"
+    )
+    assert run_tests(dev, io("", "4"), memory_mb=1024, tmp_mb=60).verdict == "accepted"
+    mp = (
+        "import multiprocessing as mp\nif __name__ == '__main__':\n    with mp.Pool(2) as p:\n"
+        "        print(sum(p.map(abs, range(10))))"
+    )
+    assert run_tests(mp, io("", "45")).verdict == "accepted"
 
 
 # ---------------------------------------------------------------------------- concurrency, pool
