@@ -536,6 +536,38 @@ def test_files_and_disk_are_bounded():
     assert run_tests(mp, io("", "45")).verdict == "accepted"
 
 
+@needs_full
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86_64 syscall numbers")
+def test_no_state_left_in_kernel_keyrings_for_the_next_program():
+    # keys belong to the uid, not to the sandbox's namespaces, and outlive the run for seconds: the
+    # next program of the slot (same uid) read what the previous one left there
+    leave = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+k = libc.syscall(248, b"user", b"note", b"LEFT-BY-RUN-1", 13, -4)  # add_key, user keyring
+libc.syscall(250, 5, k, 0x3F3F3F3F)  # keyctl(SETPERM): readable by the uid
+print(k, ctypes.get_errno())
+"""
+    read = """
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(64)
+n = libc.syscall(250, 11, int(input()), buf, 64)  # keyctl(READ) by serial number
+print(buf.raw[:max(n, 0)])
+"""
+    serial, errno = sandbox.run_program(leave).stdout.split()
+    assert (serial, errno) == ("-1", "1")  # EPERM: the seccomp filter
+    assert "LEFT-BY-RUN-1" not in sandbox.run_program(read, serial + "\n").stdout
+    # the i386 ABI (int 0x80 from x86_64 code) is refused too, not a way around the filter
+    int80 = """
+import ctypes, mmap
+m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+m.write(bytes([0xB8, 20, 0, 0, 0, 0xCD, 0x80, 0xC3]))  # mov eax, 20 (getpid); int 0x80; ret
+print(ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(m)))())
+"""
+    assert sandbox.run_program(int80).stdout == "-1\n"
+
+
 # ---------------------------------------------------------------------------- concurrency, pool
 def test_cpu_bound_programs_sharing_cores_are_not_timed_out():
     # each needs ~0.3 s of CPU; 4 at once on 2 cores take longer in wall time but not in CPU time
