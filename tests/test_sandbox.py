@@ -336,6 +336,15 @@ def test_fake_success_is_rejected(name):
     assert r.verdict != "accepted" and r.passed == 0, (name, r)
 
 
+def test_unprintable_values_do_not_end_the_runner():
+    # the str of an int past the int/str conversion limit raises: R died formatting the failure and
+    # every later test was lost (scored "dead"), a correct one included
+    code = "def f(x): return 10 ** 5000\ndef g(): return 1"
+    tests = [{"assert": "assert f(1) == 2, f(1)"}, {"assert": "assert g() == 1"}]
+    r = run_tests(code, tests)
+    assert (r.verdict, r.passed) == ("wrong_answer", 1), r
+
+
 def test_candidate_cannot_shadow_the_tests_builtins():
     code = (
         "def abs(x): return 0\ndef len(x): return 3\ndef isinstance(*a): return True\n"
