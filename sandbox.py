@@ -315,6 +315,9 @@ class _ShortRepr(reprlib.Repr):
     def repr_int(self, x, level):
         return f"<int of {x.bit_length()} bits>" if x.bit_length() > 4000 else repr(x)[:200]
 
+    def repr_bytes(self, x, level):  # the default repr's whole value first (4 x its size)
+        return repr(x[:self.maxstring]) + ("..." if len(x) > self.maxstring else "")
+
 
 _short = _ShortRepr().repr
 
