@@ -30,9 +30,10 @@ Which Python runs the candidate's code: the system interpreter, not this process
 
 How a run is isolated ("full" mode: root + bubblewrap + cgroup v1)
   * Each run is a fresh ``bwrap`` with new user, PID, network, IPC, UTS and mount namespaces,
-    ``--die-with-parent``, ``--new-session``, a fresh /proc and /dev, a size-capped tmpfs /tmp as
-    the per-run work directory, and only the interpreter, its standard library and the shared
-    libraries it links bound read-only. The environment is empty (PATH/HOME/LANG only).
+    ``--die-with-parent``, ``--new-session``, a fresh /proc and a read-only /dev, a size-capped
+    tmpfs /tmp as the per-run work directory (and one as /dev/shm, for multiprocessing), and only
+    the interpreter, its standard library and the shared libraries it links bound read-only. The
+    environment is empty (PATH/HOME/LANG only).
   * The interpreter is not started per run: a pre-imported zygote per slot (outside every sandbox,
     never given a job) forks a process that joins the slot's cgroups, becomes the slot uid, enters
     the fresh bwrap's namespaces (bwrap waits on --block-fd once set up), drops every capability and
@@ -68,8 +69,10 @@ How it is judged
     raised as ``SandboxError``; it is never scored as a wrong answer.
 
 What it does not guarantee (residual risks)
-  * No seccomp filter: the kernel's full syscall surface is reachable; a kernel or bubblewrap bug
-    (user-namespace privilege escalation) defeats it. Keep the kernel patched.
+  * Only a small seccomp filter (kernel keyrings -- per-uid state that outlived a run --, bpf,
+    userfaultfd, perf_event_open, io_uring, foreign ABIs: sandbox_isolation.seccomp_filter): the
+    rest of the kernel's syscall surface is reachable; a kernel or bubblewrap bug (user-namespace
+    privilege escalation) defeats it. Keep the kernel patched.
   * CPU time is polled every 20 ms, so a run may overrun its limit by about that much.
   * Assert tests that need candidate objects other than plain values (instances, generators,
     functions passed as arguments) cannot cross the proxy and fail; keyword/positional semantics
@@ -95,6 +98,7 @@ import json
 import marshal
 import math
 import os
+import reprlib
 import signal
 import sys
 import threading
@@ -299,6 +303,25 @@ def values_equal(expected, got, float_tol: float | None = None, _depth: int = 0)
     return False
 
 
+class _ShortRepr(reprlib.Repr):
+    """repr for details, bounded in depth and width whatever the value (a value from the sandbox may
+    be a DAG whose full repr runs to GiBs), and never raising: an int past the int/str conversion
+    limit (4300 digits) made ``repr`` raise ValueError out of run_tests."""
+
+    def __init__(self):
+        super().__init__()
+        self.maxlevel, self.maxstring, self.maxother = 4, 200, 200
+
+    def repr_int(self, x, level):
+        return f"<int of {x.bit_length()} bits>" if x.bit_length() > 4000 else repr(x)[:200]
+
+    def repr_bytes(self, x, level):  # the default repr's whole value first (4 x its size)
+        return repr(x[:self.maxstring]) + ("..." if len(x) > self.maxstring else "")
+
+
+_short = _ShortRepr().repr
+
+
 def _classify_end(run: Run, what: str, hint: str = "") -> tuple[str, str]:
     """Why a launch ended without a result for `what`: the verdict and the detail.
 
@@ -361,7 +384,7 @@ def _judge_calls(code, tests, lim) -> list[tuple[str, str]]:
                 out.append(("accepted", ""))
             else:
                 out.append(("wrong_answer",
-                            f"{name}: expected {t['expected']!r:.200}, got {got!r:.200}"))
+                            f"{name}: expected {_short(t['expected'])}, got {_short(got)}"))
         elif r[0] == "bad":
             out.append(("wrong_answer", f"{name}: {r[1]}"))
         else:

@@ -63,6 +63,44 @@ PRELOAD = ("typing", "collections", "math", "re", "functools", "itertools", "hea
            "string", "operator", "copy", "hashlib", "marshal", "_ctypes")
 
 
+# A small seccomp filter (EPERM for a few system calls; everything else allowed), installed in every
+# sandboxed process. Not a full syscall policy (see sandbox.py's residual risks); it closes:
+#   * kernel keyrings (add_key, request_key, keyctl): keys belong to the uid, not to a namespace,
+#     and outlive the sandbox until the kernel's key GC runs (seconds) -- a program could leave
+#     data there, user-readable by serial number, for the next program of its slot (same uid);
+#   * interfaces no program here needs that are a large kernel attack surface: bpf, userfaultfd,
+#     perf_event_open, io_uring.
+# Any other architecture (i386 syscalls through int 0x80 on x86_64, x32) is refused outright, since
+# its syscall numbers differ.
+SECCOMP_DENY = {  # AUDIT_ARCH_*: (add_key, request_key, keyctl, perf_event_open, bpf, userfaultfd,
+    #                             io_uring_setup, io_uring_enter, io_uring_register)
+    "x86_64": (0xC000003E, (248, 249, 250, 298, 321, 323, 425, 426, 427)),
+    "aarch64": (0xC00000B7, (217, 218, 219, 241, 280, 282, 425, 426, 427)),
+}
+
+
+def seccomp_filter() -> bytes:
+    """The filter as a classic-BPF program (struct sock_filter[]); b"" on another architecture.
+
+    >>> len(seccomp_filter()) % 8, seccomp_filter()[-8:] == bytes.fromhex("0600000001000500")
+    (0, True)
+    """
+    arch = SECCOMP_DENY.get(os.uname().machine)
+    if arch is None or not os.path.exists("/proc/sys/kernel/seccomp/actions_avail"):
+        return b""  # another architecture, or a kernel without seccomp filters
+    audit_arch, nrs = arch
+    n_checks = len(nrs) + 1
+    prog = [(0x20, 0, 0, 4),  # A = seccomp_data.arch
+            (0x15, 0, n_checks + 2, audit_arch),  # another ABI: deny
+            (0x20, 0, 0, 0),  # A = seccomp_data.nr
+            (0x35, n_checks, 0, 0x40000000)]  # x32 (nr >= 2**30): deny
+    prog += [(0x15, n_checks - 1 - i, 0, nr) for i, nr in enumerate(nrs)]  # a denied nr
+    prog += [(0x06, 0, 0, 0x7FFF0000),  # SECCOMP_RET_ALLOW
+             (0x06, 0, 0, 0x00050000 | 1)]  # SECCOMP_RET_ERRNO | EPERM
+    return b"".join(code.to_bytes(2, "little") + bytes((jt, jf)) + k.to_bytes(4, "little")
+                    for code, jt, jf, k in prog)
+
+
 class SandboxError(RuntimeError):
     """The sandbox itself failed (not the program under test), or isolation was required and
     missing."""
@@ -227,7 +265,11 @@ def _bwrap_argv(s: dict, tmp_bytes: int) -> list[str]:
         a += ["--ro-bind", d, d]
     for target, name in s["links"]:
         a += ["--symlink", target, name]
-    a += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
+    # bwrap's --dev is a writable tmpfs with no size cap (only the memory cgroup bounded files
+    # written there): /dev is made read-only, and /dev/shm (POSIX semaphores and shared memory:
+    # multiprocessing) becomes a tmpfs capped like /tmp
+    a += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm",
+          "--remount-ro", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
           "--remount-ro", "/", "--chdir", "/tmp", "--clearenv",
           "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
           "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--"]
@@ -664,7 +706,7 @@ def _launch_zygote(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: i
         else:
             nsnames, nsfds = _namespaces(inner, theirs)
             spec = (slot.uid, [f"{d}/cgroup.procs" for d in slot.cg.values()],
-                    _rlimits(lim, cpu_budget), nsnames, mode)
+                    _rlimits(lim, cpu_budget), nsnames, mode, seccomp_filter())
             try:
                 socket.send_fds(_Zygote.get(s, slot.i).sock, [marshal.dumps(spec)],
                                 nsfds + [in_r, out_w, err_w, job_r, chan_w, st_w])
@@ -706,7 +748,14 @@ def _launch_plain(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: in
         script = _join_script([f"{d}/cgroup.procs" for d in slot.cg.values()], lim, cpu_budget,
                               mem_rlimit=not slot.cg, nproc=not slot.cg and slot.uid is not None)
         inner = [s["python"], "-I", "-S", "-B", "-c", RUNNER, str(job_r), str(chan_w), mode]
-        bwrap = _bwrap_argv(s, lim.tmp_mb << 20) if s["mode"] != "none" else []
+        bwrap, keep = _bwrap_argv(s, lim.tmp_mb << 20) if s["mode"] != "none" else [], ()
+        bpf = seccomp_filter()
+        if bwrap and bpf:  # bwrap reads the filter from a descriptor and installs it
+            bpf_r, bpf_w = os.pipe()
+            theirs.append(bpf_r)
+            os.write(bpf_w, bpf)
+            os.close(bpf_w)
+            bwrap[-1:], keep = ["--seccomp", str(bpf_r), "--"], (bpf_r,)
         argv = ["/bin/sh", "-c", script, "sh"] + bwrap + inner
         kw = dict(user=slot.uid, group=slot.uid, extra_groups=[]) if slot.uid is not None else {}
         env, cwd = {}, "/"
@@ -719,7 +768,7 @@ def _launch_plain(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: in
                         "TMPDIR": workdir}, workdir
         start = time.monotonic()
         proc = subprocess.Popen(argv, stdin=in_r, stdout=out_w, stderr=err_w,
-                                pass_fds=(job_r, chan_w), env=env, cwd=cwd,
+                                pass_fds=(job_r, chan_w) + keep, env=env, cwd=cwd,
                                 start_new_session=True, **kw)
         for fd in theirs:
             os.close(fd)

@@ -11,18 +11,19 @@ What it receives
     runner.py; PRELOAD, a comma-separated list of modules to import once (programs find them
     loaded).
   * Per program, one message on SOCK: ``marshal`` of (uid, cgroup.procs paths, rlimits, namespace
-    names, mode), with descriptors: the fresh sandbox's namespace files (bwrap waits on --block-fd
-    in it, set up), then the program's stdin, stdout, stderr, job, chan and status pipes.
+    names, mode, seccomp filter), with descriptors: the fresh sandbox's namespace files (bwrap
+    waits on --block-fd in it, set up), then the program's stdin, stdout, stderr, job, chan and
+    status pipes.
 What it sends back
   * b"ready" on SOCK once, when it is ready for programs. It leaves when SOCK reaches EOF.
   * Per program, nothing itself: it forks K, which joins the slot's cgroups, becomes the slot uid,
     enters the sandbox's user/mount/pid/net/ipc/uts/cgroup namespaces, drops every capability
-    (bounding set, capset, no_new_privs), keeps only the program's pipes (as descriptors 0-5), sets
-    the rlimits and forks R -- pid 2 of the sandbox -- which runs RUNNER exactly as
-    ``python -I -S -B -c RUNNER 3 4 mode`` would, without paying for the interpreter's start-up and
-    the usual imports. K writes R's wait status (4 bytes, little-endian, signed) to the status pipe
-    and exits; if K fails before R starts, it writes ``sandbox: <error>`` to the program's stderr
-    and exits 70.
+    (bounding set, capset, no_new_privs), installs the seccomp filter, keeps only the program's
+    pipes (as descriptors 0-5), sets the rlimits and forks R -- pid 2 of the sandbox -- which runs
+    RUNNER exactly as ``python -I -S -B -c RUNNER 3 4 mode`` would, without paying for the
+    interpreter's start-up and the usual imports. K writes R's wait status (4 bytes, little-endian,
+    signed) to the status pipe and exits; if K fails before R starts, it writes ``sandbox:
+    <error>`` to the program's stderr and exits 70.
 """
 import builtins
 import ctypes
@@ -35,6 +36,7 @@ import socket
 import sys
 
 PR_CAPBSET_READ, PR_CAPBSET_DROP, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 23, 24, 36, 38
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 CAP_SYS_ADMIN = 21
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
@@ -48,7 +50,7 @@ def check(libc, r, what):
 def enter(libc, spec, fds):
     """K: from root outside to the slot uid inside the fresh sandbox; returns (only in R) the
     mode."""
-    uid, cgroups, rlimits, nsnames, mode = spec
+    uid, cgroups, rlimits, nsnames, mode, bpf = spec
     ns, (stdin, stdout, stderr, job, chan, status) = fds[:len(nsnames)], fds[len(nsnames):]
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     for path in cgroups:  # still root: join the slot's cgroups (memory, pids, cpuacct)
@@ -71,6 +73,14 @@ def enter(libc, spec, fds):
     check(libc, libc.capget(hdr, data), "capget")
     if any(data) or libc.prctl(PR_CAPBSET_READ, CAP_SYS_ADMIN, 0, 0, 0) != 0:
         raise OSError("capabilities were not dropped")
+    if bpf:  # the seccomp filter (sandbox_isolation.seccomp_filter): for K, R and C
+        prog = ctypes.create_string_buffer(bpf, len(bpf))
+
+        class Fprog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+        fprog = Fprog(len(bpf) // 8, ctypes.addressof(prog))
+        check(libc, libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0),
+              "PR_SET_SECCOMP")
     keep = [os.dup(fd) for fd in (stdin, stdout, stderr, job, chan, status)]
     for i, fd in enumerate(keep):
         os.dup2(fd, i)

@@ -232,6 +232,34 @@ def f():
     assert r.verdict == "wrong_answer" and secret not in r.detail.split("got")[-1]
 
 
+def test_returned_values_cannot_crash_or_flood_the_parent():
+    import resource
+
+    # an int past the int/str conversion limit: the detail's repr raised ValueError out of run_tests
+    r = run_tests("def f(x): return [10 ** 5000]", [call("f", [1], 2)])
+    assert r.verdict == "wrong_answer" and "bits" in r.detail, r
+    # C writes its own reply: a marshal blob with back-references, 32 x 32 refs to one 1 MiB string
+    # (a few KiB on the pipe, 1 GiB once walked). R forwarded it with the sharing intact and the
+    # parent's repr of it took GiBs; now R expands it, inside the sandbox's memory limit
+    dag = """
+import os, marshal
+def f(x):
+    s = "x" * (1 << 20)
+    blob = marshal.dumps(("ok", marshal.dumps([[s] * 32] * 32, 4)), 4)
+    for fd in range(3, 20):
+        try:
+            os.write(fd, len(blob).to_bytes(4, "little") + blob)
+        except OSError:
+            pass
+    os._exit(0)
+"""
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    r = run_tests(dag, [call("f", [1], 2)], memory_mb=128)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) >> 10
+    assert r.verdict != "accepted" and len(r.detail) < 10000, r
+    assert grown_mb < 300, grown_mb
+
+
 # ------------------------------------------------------------------------------------- asserts
 def test_assert_verdicts():
     code = "def f(x):\n    return x + 1\n"
@@ -306,6 +334,15 @@ def test_fake_success_is_rejected(name):
     ]
     r = run_tests(FAKE_SUCCESS[name], tests, **FAST)
     assert r.verdict != "accepted" and r.passed == 0, (name, r)
+
+
+def test_unprintable_values_do_not_end_the_runner():
+    # the str of an int past the int/str conversion limit raises: R died formatting the failure and
+    # every later test was lost (scored "dead"), a correct one included
+    code = "def f(x): return 10 ** 5000\ndef g(): return 1"
+    tests = [{"assert": "assert f(1) == 2, f(1)"}, {"assert": "assert g() == 1"}]
+    r = run_tests(code, tests)
+    assert (r.verdict, r.passed) == ("wrong_answer", 1), r
 
 
 def test_candidate_cannot_shadow_the_tests_builtins():
@@ -494,6 +531,50 @@ def test_files_and_disk_are_bounded():
     assert run_tests(big, io("", "")).verdict in ("runtime_error", "memory_limit")
     fds = "import os\nfs = [open('/tmp/f%d' % i, 'w') for i in range(10000)]"
     assert run_tests(fds, io("", "")).verdict == "runtime_error"
+    # /dev was a second, uncapped tmpfs (bounded by the memory limit only); /dev/shm is capped
+    dev = (
+        "n = 0\nfor d in ('/dev', '/dev/shm'):\n    try:\n        for i in range(8):\n"
+        "            open(f'{d}/f{i}', 'wb').write(b'x' * (15 << 20)); n += 1\n"
+        "    except OSError:\n        pass\nprint(n)"
+    )
+    assert run_tests(dev, io("", "4"), memory_mb=1024, tmp_mb=60).verdict == "accepted"
+    mp = (
+        "import multiprocessing as mp\nif __name__ == '__main__':\n    with mp.Pool(2) as p:\n"
+        "        print(sum(p.map(abs, range(10))))"
+    )
+    assert run_tests(mp, io("", "45")).verdict == "accepted"
+
+
+@needs_full
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86_64 syscall numbers")
+def test_no_state_left_in_kernel_keyrings_for_the_next_program():
+    # keys belong to the uid, not to the sandbox's namespaces, and outlive the run for seconds: the
+    # next program of the slot (same uid) read what the previous one left there
+    leave = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+k = libc.syscall(248, b"user", b"note", b"LEFT-BY-RUN-1", 13, -4)  # add_key, user keyring
+libc.syscall(250, 5, k, 0x3F3F3F3F)  # keyctl(SETPERM): readable by the uid
+print(k, ctypes.get_errno())
+"""
+    read = """
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(64)
+n = libc.syscall(250, 11, int(input()), buf, 64)  # keyctl(READ) by serial number
+print(buf.raw[:max(n, 0)])
+"""
+    serial, errno = sandbox.run_program(leave).stdout.split()
+    assert (serial, errno) == ("-1", "1")  # EPERM: the seccomp filter
+    assert "LEFT-BY-RUN-1" not in sandbox.run_program(read, serial + "\n").stdout
+    # the i386 ABI (int 0x80 from x86_64 code) is refused too, not a way around the filter
+    int80 = """
+import ctypes, mmap
+m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+m.write(bytes([0xB8, 20, 0, 0, 0, 0xCD, 0x80, 0xC3]))  # mov eax, 20 (getpid); int 0x80; ret
+print(ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(m)))())
+"""
+    assert sandbox.run_program(int80).stdout == "-1\n"
 
 
 # ---------------------------------------------------------------------------- concurrency, pool
