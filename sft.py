@@ -288,45 +288,6 @@ def set_chat_template(tokenizer):
 # ----------------------------------------------------------------------------------------------
 # Thinking-mode fusion (Qwen3 §4.3)
 # ----------------------------------------------------------------------------------------------
-# A soft switch: `/think` or `/no_think` as a word of its own (not `/thinking`). The latest one in
-# the user and system turns up to the last query is the one the model is taught to obey (§4.3).
-SOFT_SWITCH = re.compile(r"/(no_think|think)(?!\w)")
-
-
-def last_query(messages: list[dict]) -> int:
-    """Index of the last user turn that is a query, not a tool result wrapped in
-    <tool_response></tool_response>: the template's `last_query_index`. Assistant turns after it
-    are the answer (with tool calls, several turns); the ones before it are history."""
-    for i in range(len(messages) - 1, -1, -1):
-        m = messages[i]
-        c = m.get("content")
-        if m["role"] == "user" and isinstance(c, str) and not (
-                c.startswith("<tool_response>") and c.endswith("</tool_response>")):
-            return i
-    raise data.DataError(f"a fusion example has no user query to put /think or /no_think in "
-                         f"(roles: {[m['role'] for m in messages]}); give it a user turn")
-
-
-def latest_switch(messages: list[dict], upto: int) -> str | None:
-    """'think', 'no_think' or None: the latest soft switch in the user and system turns of
-    messages[:upto + 1]."""
-    found = None
-    for m in messages[:upto + 1]:
-        if m["role"] in ("user", "system") and isinstance(m.get("content"), str):
-            flags = SOFT_SWITCH.findall(m["content"])
-            found = flags[-1] if flags else found
-    return found
-
-
-def without_reasoning(message: dict) -> dict:
-    """An assistant turn with an empty reasoning: `reasoning_content` "" and no inline think
-    block (the template renders the empty block `<think>\n\n</think>\n\n` on a final turn)."""
-    content = message.get("content")
-    if isinstance(content, str) and END_THINK in content:     # the answer without its think block
-        content = sft_data.split_reasoning(content)[1]
-    return {**message, "reasoning_content": "", "content": content}
-
-
 def fuse_modes(examples: list[dict], no_think_ratio: float, seed: int,
                non_thinking: list[dict] | None = None, multi_turn_ratio: float = 0.0) -> list[dict]:
     """Thinking-mode fusion data (Qwen3 §4.3). The flags are plain text the model learns to obey:
@@ -348,15 +309,15 @@ def fuse_modes(examples: list[dict], no_think_ratio: float, seed: int,
     def flag(msgs: list[dict], think: bool, draw: bool = True):
         """Put the mode's flag in the last query (in place); `draw`: the coin for the optional
         /think (drawn whether or not it is needed, so the seeded stream does not shift)."""
-        q = last_query(msgs)
+        q = sft_data.last_query(msgs)
         optional = draw and rng.random() < 0.5
-        latest = latest_switch(msgs, q)
+        latest = sft_data.latest_switch(msgs, q)
         if not think and latest != "no_think":
             msgs[q] = {**msgs[q], "content": msgs[q]["content"] + " /no_think"}
         elif think and (latest == "no_think" or (optional and latest is None)):
             msgs[q] = {**msgs[q], "content": msgs[q]["content"] + " /think"}
         if not think:       # no reasoning anywhere in the answer (every step of a tool loop)
-            msgs[q + 1:] = [without_reasoning(m) if m["role"] == "assistant" else m
+            msgs[q + 1:] = [sft_data.without_reasoning(m) if m["role"] == "assistant" else m
                             for m in msgs[q + 1:]]
 
     def with_flag(ex: dict, think: bool) -> dict:
@@ -376,7 +337,7 @@ def fuse_modes(examples: list[dict], no_think_ratio: float, seed: int,
                 earlier = rng.choice(other)["messages"]
                 # the earlier conversation's last exchange (a tool loop whole), without its
                 # system turn: the system turn of this conversation stays first
-                exchange = earlier[last_query(earlier):]
+                exchange = earlier[sft_data.last_query(earlier):]
                 msgs = ex["messages"]
                 n_sys = next((i for i, m in enumerate(msgs) if m["role"] != "system"), len(msgs))
                 msgs = msgs[:n_sys] + exchange + msgs[n_sys:]

@@ -12,6 +12,9 @@ answer is checked against (None: nothing to check). `load_examples` picks the so
 * `fusion_examples`, `non_thinking_examples`: Qwen3's thinking-mode fusion data (§4.3), which
   `sft.fuse_modes` then flags with /think and /no_think.
 
+`last_query`, `latest_switch` and `without_reasoning` read a conversation's structure for
+`sft.fuse_modes` (where its query is, which soft switch stands, an answer without reasoning).
+
 `filter_responses` is Qwen3's cold-start response filter (§4.1): wrong answers, repetition, and
 think blocks that conclude something other than the final answer are dropped. It reads responses
 with `split_reasoning`, `last_boxed` and `reasoning_claim`; `think_format` is the parser of the
@@ -31,6 +34,47 @@ import models
 import tools
 from chat_template import END_THINK, THINK, check_messages
 from rewards import verify_math
+
+# ----------------------------------------------------------------------------------------------
+# Conversation structure for thinking-mode fusion (`sft.fuse_modes`)
+# ----------------------------------------------------------------------------------------------
+# A soft switch: `/think` or `/no_think` as a word of its own (not `/thinking`). The latest one in
+# the user and system turns up to the last query is the one the model is taught to obey (§4.3).
+SOFT_SWITCH = re.compile(r"/(no_think|think)(?!\w)")
+
+
+def last_query(messages: list[dict]) -> int:
+    """Index of the last user turn that is a query, not a tool result wrapped in
+    <tool_response></tool_response>: the template's `last_query_index`. Assistant turns after it
+    are the answer (with tool calls, several turns); the ones before it are history."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        c = m.get("content")
+        if m["role"] == "user" and isinstance(c, str) and not (
+                c.startswith("<tool_response>") and c.endswith("</tool_response>")):
+            return i
+    raise data.DataError(f"a fusion example has no user query to put /think or /no_think in "
+                         f"(roles: {[m['role'] for m in messages]}); give it a user turn")
+
+
+def latest_switch(messages: list[dict], upto: int) -> str | None:
+    """'think', 'no_think' or None: the latest soft switch in the user and system turns of
+    messages[:upto + 1]."""
+    found = None
+    for m in messages[:upto + 1]:
+        if m["role"] in ("user", "system") and isinstance(m.get("content"), str):
+            flags = SOFT_SWITCH.findall(m["content"])
+            found = flags[-1] if flags else found
+    return found
+
+
+def without_reasoning(message: dict) -> dict:
+    """An assistant turn with an empty reasoning: `reasoning_content` "" and no inline think
+    block (the template renders the empty block `<think>\n\n</think>\n\n` on a final turn)."""
+    content = message.get("content")
+    if isinstance(content, str) and END_THINK in content:     # the answer without its think block
+        content = split_reasoning(content)[1]
+    return {**message, "reasoning_content": "", "content": content}
 
 
 # ----------------------------------------------------------------------------------------------

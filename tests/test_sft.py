@@ -333,7 +333,7 @@ def _tool_loop(system="Use the calculator."):
 def _mode(messages):
     """The mode the latest soft switch of the user/system turns asks for (thinking by default)."""
     text = " ".join(m["content"] for m in messages if m["role"] in ("user", "system"))
-    flags = sft.SOFT_SWITCH.findall(text)
+    flags = sft_data.SOFT_SWITCH.findall(text)
     return not flags or flags[-1] == "think"
 
 
@@ -370,7 +370,7 @@ def test_fusion_of_tool_loops_whole_exchanges_and_no_reasoning_when_not_thinking
         assert roles[0] == "system" and roles.count("system") == 1
         assert roles[1] == "user" and roles.count("user") == 2, roles
         assert _mode(msgs) == e["think"]
-        q = sft.last_query(msgs)
+        q = sft_data.last_query(msgs)
         full = tok.apply_chat_template(msgs, tokenize=False)
         answer = full[full.index(msgs[q]["content"]) :]
         if e["think"]:
