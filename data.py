@@ -904,6 +904,8 @@ def gsm8k_answer(text: str) -> str:
 def rows_from_file(path: Path) -> list[dict]:
     """The rows of a .jsonl, .json (a list, or {"data": [...]}) or .parquet file; a bad row or
     file type is a DataError that names the file and the row."""
+    if path.is_dir() or not path.exists():
+        raise DataError(f"{path}: no such file; pass a .jsonl, .json or .parquet file")
     if path.suffix == ".jsonl":
         rows = []
         for i, line in enumerate(path.read_text().splitlines()):
@@ -912,14 +914,28 @@ def rows_from_file(path: Path) -> list[dict]:
                     rows.append(json.loads(line))
                 except json.JSONDecodeError as e:
                     raise DataError(f"{path}: row {i} is not valid JSON ({e})") from None
-        return rows
-    if path.suffix == ".json":
-        data = json.loads(path.read_text())
-        return data if isinstance(data, list) else data["data"]
-    if path.suffix == ".parquet":
+    elif path.suffix == ".json":
+        try:
+            rows = json.loads(path.read_text())
+        except json.JSONDecodeError as e:
+            raise DataError(f"{path}: not valid JSON ({e}); a .json file holds a list of rows, "
+                            "or {\"data\": [rows]} (one row a line: .jsonl)") from None
+        rows = rows.get("data") if isinstance(rows, dict) else rows
+        if not isinstance(rows, list):
+            raise DataError(f"{path}: a .json file holds a list of rows, or {{\"data\": [rows]}}")
+    elif path.suffix == ".parquet":
         import datasets
-        return list(datasets.Dataset.from_parquet(str(path)))
-    raise DataError(f"{path}: unsupported file type {path.suffix!r}; use .jsonl, .json or .parquet")
+        rows = list(datasets.Dataset.from_parquet(str(path)))
+    else:
+        raise DataError(f"{path}: unsupported file type {path.suffix!r}; use .jsonl, .json or "
+                        ".parquet")
+    if not rows:
+        raise DataError(f"{path}: the file holds no rows")
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise DataError(f"{path}: row {i} is {json.dumps(row, default=str)[:60]}, not an "
+                            f"object of fields (e.g. {{\"prompt\": ..., \"answer\": ...}})")
+    return rows
 
 
 def load_tasks(source: str, split: str = "train", n: int | None = None, seed: int = 0,
@@ -936,8 +952,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         tasks = humaneval_tasks()
         return tasks[:n] if n else tasks
     path = Path(source)
-    if path.exists():
-        rows, where = rows_from_file(path), str(path)
+    if path.exists() or path.suffix in (".jsonl", ".json", ".parquet", ".csv"):
+        rows, where = rows_from_file(path), str(path)   # a missing file: not a hub id either
     else:
         import datasets
         rows, where = (list(datasets.load_dataset(source, hf_config, split=split)),

@@ -103,7 +103,7 @@ def load_examples(cfg) -> tuple[list[dict], list[dict] | None, dict]:
         examples = jsonl_examples(cfg.dataset)
     else:
         raise data.DataError(f"--dataset {cfg.dataset!r}: use math, teacher, fusion, math_tools "
-                             "or a .jsonl file")
+                             "or a .jsonl, .json or .parquet file")
     examples, counts = filter_responses(examples, cfg.max_repetition)
     return examples, None, counts
 

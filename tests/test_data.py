@@ -230,6 +230,28 @@ def test_malformed_rows_name_file_row_and_field(tmp_path):
         data.load_tasks(str(path))
 
 
+@pytest.mark.parametrize(
+    "name,text,needle",
+    [
+        ("empty.jsonl", "\n\n", "holds no rows"),
+        ("empty.json", "[]", "holds no rows"),
+        ("ints.json", "[1, 2]", "row 0 is 1, not an object of fields"),
+        ("nested.jsonl", '["a", "b"]\n', "row 0 is [\"a\", \"b\"], not an object"),
+        ("bad.json", "{'prompt': 1}", "not valid JSON"),
+        ("other.json", '{"rows": []}', 'a list of rows, or {"data": [rows]}'),
+        ("missing.jsonl", None, "no such file"),
+    ],
+)
+def test_a_file_without_usable_rows_is_named_with_the_fix(tmp_path, name, text, needle):
+    # each once raised an IndexError, AttributeError or KeyError deep in a script, or looked a
+    # missing file up on the hub
+    path = tmp_path / name
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(data.DataError, match=re.escape(needle)):
+        data.load_tasks(str(path))
+
+
 def test_prompt_asks_for_boxed_answer(tokenizer):
     task = data.math_tasks(1, seed=0)[0]
     text = data.render_prompt(tokenizer, task)
