@@ -191,8 +191,15 @@ class RunDir:
     def load_state(self) -> dict | None:
         if not self.state_path.exists():
             return None
-        state = torch.load(self.state_path, weights_only=False)
-        set_rng_state(state["rng"])
+        try:
+            state = torch.load(self.state_path, weights_only=False)
+            set_rng_state(state["rng"])
+        except Exception as e:      # truncated, overwritten or not ours: unpickling raises anything
+            raise ValueError(f"--resume: {self.state_path} cannot be read ({type(e).__name__}: "
+                             f"{str(e)[:80]}); it is damaged. Weights and metrics are "
+                             f"untouched: start a new run from the saved weights with --model "
+                             f"{self.checkpoint} --output_dir OTHER, or start this one over "
+                             "with --overwrite") from None
         self.saved_step = self.logged_step = state.get("step", 0)
         return state
 

@@ -91,6 +91,15 @@ def test_a_second_run_does_not_wipe_the_first_and_resume_needs_a_state(tmp_path)
     assert_clean_error(p, f"--resume: {empty} has no saved state")
 
 
+def test_a_damaged_state_file_is_named_with_the_fix_and_nothing_is_touched(tmp_path):
+    run_dir = runs.RunDir(tmp_path / "r", resume=True)
+    run_dir.log({"step": 1, "loss": 0.5})
+    run_dir.state_path.write_bytes(b"\x33not a torch file")  # e.g. a copy cut short
+    with pytest.raises(ValueError, match="state.pt cannot be read.*--model .*checkpoint"):
+        run_dir.load_state()
+    assert run_dir.metrics() == [{"step": 1, "loss": 0.5}]
+
+
 def test_a_run_that_trains_nothing_says_so_and_stops(tmp_path):
     # a random tiny model never answers right: every group is all-wrong and filtered by correctness
     p = run(
