@@ -614,6 +614,15 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(-?)(\d*)\.(\d*)\\(?:overline|bar|dot)\{?(\d+)\}?", _repeating_decimal, s)
     # "3, 500" is two numbers: mark the comma so that the thousands rule below cannot join them
     s = re.sub(r"(?<=\d),\s+(?=\d)", "\x00", s)
+    # digits apart by a space: "2 1/2" is a mixed number, "1 000 000" one grouped number, any
+    # other "3 4" two numbers (collapsing the space below would make them 34, and 2 1/2 = 21/2)
+    s = re.sub(r"([_^])(\d+)\s+(?=\d)", r"\1{\2}", s)         # \log_2 8: a subscript, then 8
+    s = re.sub(r"(?<![\d._^])(\d+)\s+(\d+)/(\d+)(?![\d./])",
+               lambda m: (f"{m.group(1)}\\frac{{{m.group(2)}}}{{{m.group(3)}}}"
+                          if 0 < int(m.group(2)) < int(m.group(3)) else m.group(0)), s)
+    s = re.sub(r"(?<![\d._^])\d{1,3}(?:[ \t]\d{3})+(?!\d)",
+               lambda m: re.sub(r"\s", "", m.group(0)), s)
+    s = re.sub(r"(?<=\d)\s+(?=\d)", "\x00", s)
     # spaces: collapse, keep one only between two letters (e.g. "\pi r", "no solution")
     s = re.sub(r"\s+", " ", s).strip()
     s = re.sub(r"(?<![a-zA-Z]) | (?![a-zA-Z])", "", s)

@@ -475,6 +475,26 @@ def test_a_comma_and_a_space_separate_two_numbers():
     check(COMMAS)
 
 
+# ---------------------------------------------------------------- digits apart by a space
+
+SPACED_DIGITS = [  # "2 1/2" is a mixed number and "1 000" one number; "3 4" is never 34
+    ("\\boxed{2 1/2}", "\\frac52", True),
+    ("\\boxed{2 1/2}", "10.5", False),
+    ("\\boxed{2 1/2}", "21/2", False),
+    ("\\boxed{-1 3/4}", "-1.75", True),
+    ("The answer is 3 1/2 cups.", "3.5", True),
+    ("\\boxed{12 5}", "125", False),
+    ("\\boxed{3 4}", "34", False),
+    ("\\boxed{1 000 000}", "10^6", True),
+    ("\\boxed{12 345}", "12345", True),
+    ("\\boxed{\\log_2 8}", "3", True),
+]
+
+
+def test_digits_apart_by_a_space_are_not_joined():
+    check(SPACED_DIGITS)
+
+
 # ---------------------------------------------------------------- lenient mode (evaluation only)
 
 
