@@ -1131,7 +1131,7 @@ def _intervals(s: str) -> tuple[str | None, bool, list[tuple]] | None:
         s = m.group(2)
         if s.startswith(m.group(1) + "\\in"):
             s = s[len(m.group(1)) + 3:]
-    if s in ("\\mathbb{R}", "\\mathbb R", "R", "allrealnumbers", "all real numbers"):
+    if _is_reals(s):
         return None, False, [("-\\infty", False, "\\infty", False)]
     pieces = [p for p in re.split(r"\\cup|(?<![a-zA-Z])or(?![a-zA-Z])|\\lor|\\vee", s)]
     if any(not p.strip() for p in pieces):
@@ -1149,6 +1149,10 @@ def _intervals(s: str) -> tuple[str | None, bool, list[tuple]] | None:
             var = v
         out.extend(ivs)
     return var, ineq, out
+
+
+def _is_reals(s: str) -> bool:
+    return s in ("\\mathbb{R}", "\\mathbb R", "R", "allrealnumbers", "all real numbers")
 
 
 def _inf_key(x: str) -> str | None:
@@ -1291,12 +1295,16 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
             if gi[1] and pi[1] and gi[0] != pi[0]:
                 return False
             return _same_intervals(gi[2], pi[2], budget)
-    if "\\cup" in g or "\\cup" in p:
+    if _is_reals(g) or _is_reals(p):             # \mathbb{R} = (-\infty, \infty)
+        gi, pi = _intervals(g), _intervals(p)
+        if gi is not None and pi is not None:
+            return _same_intervals(gi[2], pi[2], budget)
+    if "\\cup" in g or "\\cup" in p:           # a union is unordered: (3,4)\cup(1,2)
         gs, ps = _split_top(g, "\\cup"), _split_top(p, "\\cup")
         if len(gs) != len(ps):
             return False
         if len(gs) > 1:
-            return all(_equal(a, b, budget) for a, b in zip(gs, ps))
+            return _match_all(gs, ps, budget)
     gk, ge = _structure(g)
     pk, pe = _structure(p)
     if gk == "scalar" and pk == "scalar":
@@ -1317,6 +1325,11 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
             return False
     if not unordered:
         return all(_equal(a, b, budget) for a, b in zip(ge, pe))
+    return _match_all(ge, pe, budget)
+
+
+def _match_all(ge: list[str], pe: list[str], budget: _Budget) -> bool:
+    """Every element of `ge` equals its own element of `pe` (same length, any order)."""
     left = list(pe)
     for a in ge:
         for j, b in enumerate(left):
@@ -1325,7 +1338,7 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
                 break
         else:
             return False
-    return True
+    return not left
 
 
 _ASSIGN_RE = re.compile(r"(" + _NAME + r")=([^=,]+)")

@@ -286,6 +286,12 @@ INTERVALS = [
     ("\\boxed{-\\infty < x < \\infty}", "\\mathbb{R}"),
     ("\\boxed{\\frac{1}{2} < x < 3}", "\\left(\\frac12, 3\\right)"),
     ("\\boxed{0.5 < x < 3}", "(\\frac{1}{2},3)"),
+    # a union is unordered, and \mathbb{R} is (-\infty, \infty) however the other side reads
+    ("\\boxed{(3, 4) \\cup (1, 2)}", "(1,2)\\cup(3,4)"),
+    ("\\boxed{[3, 4] \\cup (-\\infty, 2)}", "(-\\infty,2)\\cup[3,4]"),
+    ("\\boxed{(-\\infty, \\infty)}", "\\mathbb{R}"),
+    ("\\boxed{\\mathbb{R}}", "(-\\infty,\\infty)"),
+    ("\\boxed{x \\in \\mathbb{R}}", "(-\\infty,\\infty)"),
 ]
 INTERVAL_NEAR_MISSES = [
     ("\\boxed{2 \\le x \\le 5}", "(2, 5]"),
@@ -299,6 +305,10 @@ INTERVAL_NEAR_MISSES = [
     ("\\boxed{(-3, 3]}", "|x| < 3"),
     ("\\boxed{x > 3}", "x < 3"),
     ("\\boxed{x < 1 \\text{ or } x > 3}", "1 < x < 3"),
+    ("\\boxed{(3, 4] \\cup (1, 2)}", "(1,2)\\cup(3,4)"),
+    ("\\boxed{(3, 4) \\cup (1, 2) \\cup (5, 6)}", "(1,2)\\cup(3,4)"),
+    ("\\boxed{(0, \\infty)}", "\\mathbb{R}"),
+    ("\\boxed{\\mathbb{R}}", "(-\\infty,0)\\cup(0,\\infty)"),
 ]
 
 
