@@ -535,6 +535,11 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                lambda m: "\\sqrt{" + m.group(1).strip("(){}") + "}", s)
     s = _strip_math_delims(s)
     s = re.sub(r"\\\$|\\text\{\s*\\\$\s*\}", "", s)                    # currency \$
+    # other currencies, as a symbol anywhere or a code before the number: €5, 5 £, USD 5, Rs. 5
+    # (a code after the number is a unit word, dropped below)
+    s = re.sub(r"[€£¥₹]|\\(?:euro|pounds|yen)(?![a-zA-Z])", "", s)
+    s = re.sub(r"^\s*(?:\\(?:text|mathrm)\{\s*)?(?:USD|US|EUR|GBP|JPY|INR|CAD|AUD|Rs\.?|Rp)"
+               r"(?:\s*\})?\s*(?=[-+]?\.?\d)", "", s)
     s = (s.replace("$", "").replace("\\(", "").replace("\\)", "").replace("\\[", "")
          .replace("\\]", ""))
     s = re.sub(r"\\(?:displaystyle|textstyle|scriptstyle|left|right|big|Big|bigg|Bigg)(?![a-zA-Z])",
@@ -553,7 +558,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?<=\d)(?:\\,|\{,\}|\\ |\\;|~)(?=\d{3}(?!\d))", "", s)
     s = s.replace("{,}", ",")
     s = re.sub(r"(?<!\\)\\[,;:! ]|\\quad|\\qquad|~", " ", s)
-    # degrees and percent
+    # degrees and percent; a temperature scale after the degree sign goes with it (5^\circ C)
+    s = re.sub(r"(?<=[\d}])\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ)\s*"
+               r"(?:\\(?:text|mathrm)\s*\{\s*[CF]\s*\}|[CF](?![a-zA-Z]))", "", s)
     s = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree|\^\{\\text\{o\}\}", "", s)
     pct = False
     m = re.search(r"\s*(?:\\%|%|\\(?:text|mbox|mathrm|textrm)\s*\{\s*(?:\\?%|percent(?:age)?s?|pct|"

@@ -198,6 +198,16 @@ UNITS = [
     ("\\boxed{5\\text{ cm}}", "5 centimeters"),
     ("\\boxed{8 \\text{ cookies}}", "8"),
     ("\\boxed{3\\sqrt{2}\\text{ m}}", "3\\sqrt{2} \\text{ meters}"),
+    # currencies other than the dollar, and a temperature scale after the degree sign
+    ("\\boxed{€5}", "5"),
+    ("\\boxed{£12.50}", "12.5"),
+    ("\\boxed{5 \\text{ €}}", "5"),
+    ("\\boxed{USD 5}", "5"),
+    ("\\boxed{\\text{Rs. }250}", "250"),
+    ("The answer is €40.", "40"),
+    ("\\boxed{20^\\circ\\text{C}}", "20"),
+    ("\\boxed{20°C}", "20^\\circ"),
+    ("\\boxed{-5^{\\circ} F}", "-5"),
 ]
 UNIT_NEAR_MISSES = [
     ("\\boxed{6}", "5 cm"),
@@ -207,6 +217,9 @@ UNIT_NEAR_MISSES = [
     ("\\boxed{12 \\text{ cents}}", "12 dollars"),
     ("\\boxed{13}", "$12 dollars"),
     ("\\boxed{5 \\text{ cm}}", "5 \\text{ cm}^2"),
+    ("\\boxed{€6}", "5"),
+    ("\\boxed{USD 0.5}", "5"),
+    ("\\boxed{21^\\circ\\text{C}}", "20"),
 ]
 
 
