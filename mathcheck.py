@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+import unicodedata
 from fractions import Fraction
 
 __all__ = ["verify_math", "extract_answer", "normalize_answer", "answer_region"]
@@ -456,7 +457,7 @@ _UNICODE = {
     "−": "-", "–": "-", "—": "-", "π": "\\pi ", "∞": "\\infty ", "×": "\\times ", "·": "\\cdot ",
     "⋅": "\\cdot ", "÷": "\\div ", "≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "∪": "\\cup ",
     "∩": "\\cap ", "°": "^\\circ", "½": "\\frac{1}{2}", "⅓": "\\frac{1}{3}", "⅔": "\\frac{2}{3}",
-    "¼": "\\frac{1}{4}", "¾": "\\frac{3}{4}", "²": "^2", "³": "^3", "⁴": "^4", "θ": "\\theta ",
+    "¼": "\\frac{1}{4}", "¾": "\\frac{3}{4}", "θ": "\\theta ",
     "α": "\\alpha ", "β": "\\beta ", "∈": "\\in ", "ℝ": "\\mathbb{R}", "±": "\\pm ", "∓": "\\mp ",
     "⟨": "(", "⟩": ")", "∅": "\\emptyset ", "\u00a0": " ", "\u2009": " ", "\u202f": " ",
 }
@@ -525,8 +526,31 @@ def _strip_unit_words(s: str) -> str:
     return num
 
 
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻", "0123456789+-")
+
+
+def _unicode_forms(s: str) -> str:
+    """Unicode spellings no table lists one by one: fullwidth forms ('－５' -> '-5'), every vulgar
+    fraction ('⅕' -> '\\frac{1}{5}', '2⅜' a mixed number) and superscript runs ('x¹⁰' -> 'x^{10}',
+    before the table reads '²' alone)."""
+    if s.isascii():
+        return s
+    s = re.sub("[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻]+", lambda m: "^{" + m.group(0).translate(_SUPERSCRIPTS) + "}", s)
+    out = []
+    for c in s:
+        if "\uff01" <= c <= "\uff5e":                       # fullwidth ASCII
+            c = chr(ord(c) - 0xFEE0)
+        elif unicodedata.category(c) == "No":
+            m = re.fullmatch(r"(\d+)\u2044(\d+)", unicodedata.normalize("NFKC", c))
+            if m:
+                c = f"\\frac{{{m.group(1)}}}{{{m.group(2)}}}"
+        out.append(c)
+    return "".join(out).replace("\u2044", "/").replace("\u2215", "/")
+
+
 def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = DOUBLED_CMD_RE.sub("", str(s).strip())
+    s = _unicode_forms(s)
     for k, v in _UNICODE.items():
         if k in s:
             s = s.replace(k, v)
