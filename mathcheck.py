@@ -1577,6 +1577,9 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
         return False
     if len(p) > max(MAX_ANSWER_CHARS // 2, 4 * len(g) + 50):         # over-long: no parsing
         return False
+    kind, items = _structure(p)          # "\boxed{5} \boxed{5}": one value said twice, no list
+    if kind == "bare" and len(set(items)) == 1 and _structure(g)[0] == "scalar":
+        p = pred = items[0]
     budget = _Budget(VERIFY_BUDGET_S)
     relation = any(iv is not None and iv[1] for iv in (_intervals(g), _intervals(p)))
     if relation:
