@@ -31,8 +31,9 @@ __all__ = ["verify_math", "extract_answer", "normalize_answer", "answer_region"]
 #      at a chat-template end or new-turn token.
 #   2. extract_answer: the last \boxed{}/\fbox{} (adjacent boxes form one list; boxes before an
 #      explicit self-correction are withdrawn); without a box only an anchored final statement
-#      ("The answer is X", "Final Answer: X", "#### X", "<answer>X</answer>", a last sentence
-#      "the largest n is X"). Hedges ("42 or 43", \pm, competing boxes) -> rejected.
+#      ("The answer is X", "Final Answer: X", a "Final Answer" heading with X on the next line,
+#      "#### X", "<answer>X</answer>", a last sentence "the largest n is X" or "Therefore,
+#      x = X"). Hedges ("42 or 43", \pm, competing boxes) -> rejected.
 #   3. normalize_answer: the same normalisation for gold and prediction (LaTeX spellings,
 #      units and words after a number, degrees, percent, thousands separators, scientific
 #      notation, repeating decimals, unicode, base subscripts, the empty set).
@@ -133,7 +134,10 @@ _ANCHOR_RE = re.compile(
     r"|(?:\bfinal\s+(?:answer|result)|\banswer)(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
     r"(?:\s*\*\*)?\s*(?:is\b\s*:?|:|=)(?:\s*\*\*)?[ \t]*(?P<stmt>[^\n]*)"
     # "Answer $9$", "Answer \[ 9 \]": the word alone at the start of a line, then a formula
-    r"|(?:^|\n)[ \t]*(?:\*\*)?(?:final\s+)?answer(?:\*\*)?[ \t]+(?P<env>" + _MATH_ENV + ")",
+    r"|(?:^|\n)[ \t]*(?:\*\*)?(?:final\s+)?answer(?:\*\*)?[ \t]+(?P<env>" + _MATH_ENV + ")"
+    # a heading "**Final Answer:**" alone on its line: the answer is the next line that has text
+    r"|(?:^|\n)[ \t]*(?:\#+[ \t]*)?(?:\*\*)?(?:final\s+)?answer[ \t]*:?[ \t]*(?:\*\*)?[ \t]*:?"
+    r"[ \t]*\n(?:[ \t]*\n){0,2}[ \t]*(?P<next>[^\n]+)",
     re.IGNORECASE | re.DOTALL)
 
 # An explicit admission that an earlier answer was wrong. Boxes before the last one of these are
@@ -217,6 +221,21 @@ def _subject_is(x: str) -> str | None:
     return None if re.match(r"(?i)(?:not|no|never)\b", stmt) else stmt
 
 
+_CONCLUDED_RE = re.compile(
+    r"(?is)^(?:\*\*)?(?:so|thus|therefore|hence|finally|consequently)\s*,?\s+"
+    r"(?:(?:we|I)\s+(?:get|have|find|obtain)\s+(?:that\s+)?)?(?P<stmt>.+)$")
+
+
+def _concluded_value(x: str) -> str | None:
+    """'Therefore, $x = 5$.' -> 'x = 5': a concluding word, then one variable set to a value
+    (and nothing else: 'So x = 5 and y = 3' or 'Thus 2x = 10' are no final answer)."""
+    m = _CONCLUDED_RE.match(x.strip())
+    stmt = _clean_statement(m.group("stmt")) if m else None
+    if stmt is None or not re.fullmatch(_NAME + r"\s*=\s*[^=<>]+", stmt):
+        return None
+    return None if _HEDGE_RE.search(stmt) else stmt
+
+
 def _clean_statement(x: str, loose: bool = False) -> str | None:
     """The answer inside an anchored statement like 'The answer is $5$ cm.'
 
@@ -283,12 +302,12 @@ def _final_sentence_in(text: str) -> tuple[str | None, int]:
         return None, -1
     last = parts[-1]
     sentence = last.group(0)
-    stmt = _subject_is(sentence)
+    stmt = _subject_is(sentence) or _concluded_value(sentence)
     if stmt is None:                     # "... P(A) = 2/3 Therefore, the probability is 2/3."
         starts = [m.start() for m in re.finditer(
             r"(?<![\w$])(?:So|Thus|Therefore|Hence|Finally|Consequently|The)\b", sentence)]
         for s in reversed(starts):
-            stmt = _subject_is(sentence[s:])
+            stmt = _subject_is(sentence[s:]) or _concluded_value(sentence[s:])
             if stmt is not None:
                 break
     if stmt is None:
@@ -313,6 +332,8 @@ def _last_anchor(text: str) -> tuple[int, str | None, int, bool] | None:
         return last.start(), _clean_statement(last.group("hash")), last.end(), True
     if last.group("env") is not None:
         return last.start("env"), _clean_statement(last.group("env")), last.end(), False
+    if last.group("next") is not None:
+        return last.start(), _clean_statement(last.group("next"), loose=True), last.end(), True
     end = _SENTENCE_RE.match(text, last.start("stmt")).end()    # what follows may retract it
     return last.start(), _clean_statement(last.group("stmt"), loose=final), end, final
 
@@ -409,8 +430,9 @@ def extract_answer(text: str) -> str | None:
     self-correction ("I made an error", "that's wrong") stands between them and the last one
     and nothing after them hedges. Without a box only an anchored final statement counts: "The
     answer is X", "Final Answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X",
-    "#### X", "<answer>X</answer>", or a last sentence "Therefore, the largest $n$ is X". An
-    admission of error after the final answer withdraws it.
+    a heading "**Final Answer**" with X on the next line, "#### X", "<answer>X</answer>", or a
+    last sentence "Therefore, the largest $n$ is X" or "Therefore, $x = X$". An admission of
+    error after the final answer withdraws it.
 
     >>> extract_answer("so \\\\boxed{3}, \\\\boxed{4}")
     '3, 4'
@@ -1471,9 +1493,10 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * the last `\\boxed{}`/`\\fbox{}` counts (adjacent boxes, or boxes joined by a short phrase
       with "and", form one list); without a box only an anchored final statement: "The answer
       is X", "Final answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X",
-      "Answer $X$", "#### X", "<answer>X</answer>", or a last sentence "Therefore, the
-      largest $n$ is X"; a "Final Answer:", "####" or "<answer>" line after the last box is
-      the final answer;
+      "Answer $X$", a "**Final Answer**" heading with X on the next line, "#### X",
+      "<answer>X</answer>", or a last sentence "Therefore, the largest $n$ is X" or
+      "Therefore, $x = X$" (one variable); a "Final Answer:", "####" or "<answer>" line after
+      the last box is the final answer;
     * hedges -> False: "42 or 43", `\\pm` for a single value, `\\approx`, extra candidates,
       several boxes with different values offered as alternatives;
     * a self-correction ("wait, I made an error", "that's wrong", "my earlier answer is

@@ -119,6 +119,15 @@ ANCHORED = [
         "(7,6)",
     ),
     ('The final answer is "$12$ and $13$".', "12, 13"),
+    # a "Final Answer" heading alone on its line, the answer on the next line with text
+    ("**Final Answer**\n5", "5"),
+    ("**Final Answer:**\n\n$\\frac{1}{2}$", "0.5"),
+    ("## Final Answer\nThe largest $n$ is 34.", "34"),
+    ("Answer:\n  12 apples", "12"),
+    # a concluding word, then one variable set to a value, as the last sentence
+    ("Therefore, x = 5.", "5"),
+    ("Thus $x = \\frac{3}{2}$.", "1.5"),
+    ("So we get that \\(y = 2x + 1\\).", "y=2x+1"),
 ]
 ANCHOR_NEAR_MISSES = [
     ("Final Answer: The largest $n$ is 35.", "34"),
@@ -132,6 +141,14 @@ ANCHOR_NEAR_MISSES = [
     ("The largest n could be 34.", "34"),
     ("After simplifying, x = 5.", "5"),
     ("We have 3 apples and 5 pears, total 8.", "8"),
+    ("**Final Answer**\n6", "5"),
+    ("**Final Answer:**\n\n5\n\nWait, I made an error: it is 6.", "5"),
+    ("Therefore, x = 6.", "5"),
+    ("Therefore, x = 5 or x = 6.", "5"),
+    ("So x = 5 and y = 3.", "5"),
+    ("Thus 2x = 10.", "5"),
+    ("Therefore, $x \\approx 5$.", "5"),
+    ("Therefore, x = 5. Now we check the second case.", "5"),
 ]
 
 
