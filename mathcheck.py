@@ -1280,6 +1280,14 @@ def _is_name(s: str) -> bool:
                            for c in re.split(r"[:/]", s))
 
 
+def _choice(s: str) -> tuple[str, str] | None:
+    """'(B)5' -> ('b', '5'), '(B)' -> ('b', ''): a multiple-choice letter in parentheses,
+    optionally followed by the value of that choice (AMC golds: '\\textbf{(B) }5')."""
+    m = re.fullmatch(r"\(([A-E])\)(.*)", s)
+    return (m.group(1).lower(), m.group(2)) if m and not re.match(r"[a-zA-Z^_(]", m.group(2)) \
+        else None
+
+
 def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     if g == p:
         return True
@@ -1306,6 +1314,16 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
         if _is_name(lhs) or (eq is p and numeric_lhs):
             return (_scalar_equal(rhs, other, budget) if eq is g
                     else _scalar_equal(other, rhs, budget))
+    gc, pc = _choice(g), _choice(p)
+    if gc or pc:                                 # "(B) 5": a choice letter and its value
+        if gc and pc:
+            return gc[0] == pc[0] and (not gc[1] or not pc[1]
+                                       or _scalar_equal(gc[1], pc[1], budget))
+        (letter, value), other = (gc, p) if gc else (pc, g)
+        if re.fullmatch(r"\(?[A-Ea-e]\)?", other):          # the letter alone: it decides
+            return _text_key(other) == letter.lower()
+        return bool(value) and (_scalar_equal(value, other, budget) if gc
+                                else _scalar_equal(other, value, budget))
     gt, pt = _is_text(g), _is_text(p)
     if gt or pt:
         return gt and pt and _text_key(g) == _text_key(p)
@@ -1521,6 +1539,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty); endpoints and their openness must agree, and
       two inequalities must be in the same variable;
     * the empty set: \\emptyset = \\varnothing = \\{\\} = "no solution" = "none";
+    * a choice letter with its value ("\\textbf{(B) }5") equals that letter ("B", "(B)") or
+      that value ("5"); letter and value both given must both agree;
     * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1" and "|AB| = 1"
       as gold equal their right side; a box "x = 5+5+1 = 11" counts as its last member;
     * equations of one line or curve agree up to rearrangement and a nonzero factor:

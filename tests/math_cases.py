@@ -307,6 +307,17 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("text", "\\boxed{\\text{odd}}", "\\text{even}", False),
     ("text", "\\boxed{(A)}", "A", True),
     ("text", "\\boxed{A}", "B", False),
+    # a choice letter with the value of that choice (AMC golds: "\textbf{(B) }5")
+    ("text", "\\boxed{B}", "\\textbf{(B) }5", True),
+    ("text", "\\boxed{5}", "\\textbf{(B) }5", True),
+    ("text", "\\boxed{\\textbf{(B)}\\ 5}", "\\textbf{(B) }5", True),
+    ("text", "\\boxed{(B) 5}", "B", True),
+    ("text", "The answer is (B) $\\frac{1}{2}$.", "0.5", True),
+    ("text", "\\boxed{C}", "\\textbf{(B) }5", False),
+    ("text", "\\boxed{6}", "\\textbf{(B) }5", False),
+    ("text", "\\boxed{(C) 5}", "\\textbf{(B) }5", False),
+    ("text", "\\boxed{(B) 6}", "\\textbf{(B) }5", False),
+    ("text", "\\boxed{(B) 5}", "C", False),
     # ---- safety: towers, long answers, garbage ---------------------------------------------------
     ("safety", "\\boxed{9^{9^{9^{9}}}}", "1", False),
     ("safety", "\\boxed{9^{9^{9^{9}}}}", "9^{9^{9^{9}}}", True),
