@@ -690,9 +690,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
             s = ",".join(t[1] for t in named)
     s = re.sub(r"^\+(?=\d)", "", s)
     s = re.sub(r"(?<![\d])\.(\d)", r"0.\1", s)
-    s = s.rstrip(".").strip()
-    if s.startswith("{") and s.endswith("}") and _match_brace(s, 0) == len(s):
-        s = s[1:-1]
+    s = s.rstrip(".,").strip()                   # "5." and "5," end a sentence or a list
+    while s.startswith("{") and s.endswith("}") and _match_brace(s, 0) == len(s):
+        s = s[1:-1].strip()                      # {{5}}: grouping braces carry nothing
     return s + ("%" if pct else "")
 
 

@@ -39,6 +39,11 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("box", "\\boxed{5}\\boxed{5}", "5", True),              # one value said twice: no list
     ("box", "\\boxed{5}\\boxed{5}", "5, 5", True),
     ("box", "\\boxed{5}\\boxed{6}", "5", False),
+    ("box", "\\boxed{{{5}}}", "5", True),                   # grouping braces, however deep
+    ("box", "\\boxed{" + "{" * 200 + "5" + "}" * 200 + "}", "5", True),
+    ("box", "\\boxed{{{6}}}", "5", False),
+    ("box", "\\boxed{5,}", "5", True),
+    ("box", "\\boxed{5,6,}", "5", False),
     ("box", "\\boxed{2} or \\boxed{3}", "3", False),
     ("box", "First I thought \\boxed{12}. Actually it is \\boxed{3}.", "3", False),
     ("box", "\\boxed{1}. Checking: \\boxed{2}. Or maybe \\boxed{3}.", "3", False),
