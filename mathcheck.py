@@ -351,8 +351,13 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
     """
     boxes = find_boxes(text)
     anchor = _last_anchor(text)
+    later = None
     if anchor and boxes and not (anchor[0] >= boxes[-1][1] and anchor[3] and anchor[1]
                                  and re.search(r"[\d$\\]", anchor[1])):
+        if (anchor[0] >= boxes[-1][1] and anchor[1] and re.search(r"[\d$\\]", anchor[1])
+                and not re.search(r"[a-zA-Z]{2,}", re.sub(r"\\[a-zA-Z]+", "",
+                                                          normalize_answer(anchor[1])))):
+            later = anchor[1]          # "\boxed{5} ... Answer: 6": a value after the box competes
         anchor = None                            # the box is the answer; the anchor is commentary
     if boxes and anchor is None:
         group = [boxes[-1]]
@@ -382,7 +387,7 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
         withdrawn = [b for b in earlier if b[0] < fix.start()]
         if withdrawn and not _WITHDRAW_HEDGE_RE.search(text, withdrawn[0][1]):   # nothing hedges
             earlier = [b for b in earlier if b[0] > fix.end()]
-    others = [_strip_math_delims(c) for _, _, c in earlier]
+    others = [_strip_math_delims(c) for _, _, c in earlier] + ([later] if later else [])
     if answer is None and lenient:
         (answer, end), how = _lenient_answer(text), "lenient"
     if answer is None:
@@ -1566,7 +1571,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
        gold with an expression on the left is compared as an equation ("7 = 11a + c" is not
        "11a + c");
     7. boxes that neither join the last one nor hold its value compete with it (a hedge), also
-       when a "Final Answer:" line follows them; a gold's last box group is the gold.
+       when a "Final Answer:" line follows them; so does a value stated as the answer after the
+       last box ("\\boxed{5} ... Answer: 6"); a gold's last box group is the gold.
 
     Never raises: anything unexpected counts as False.
 

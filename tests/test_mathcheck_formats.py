@@ -59,6 +59,10 @@ HEDGES = [  # several boxes offered as alternatives: rejected whichever one is r
     ("\\boxed{5}. I made an error, it is \\boxed{7}. Hmm, or maybe \\boxed{5} after all.", "5"),
     ("\\boxed{5}, or if I'm wrong, \\boxed{7}.", "7"),
     ("I made an error earlier. The answer is \\boxed{5}, or \\boxed{7}.", "7"),
+    # a box, then a different value stated as the answer: two answers, whichever is right
+    ("The answer is \\boxed{5}.\n\n**Answer: 6**", "5"),
+    ("The answer is \\boxed{5}.\n\n**Answer: 6**", "6"),
+    ("\\boxed{5}\n\nThe answer is $6$ apples.", "5"),
 ]
 CORRECTION_NEAR_MISSES = [
     ("\\boxed{7}. Wait, I made a mistake somewhere.", "7"),  # the final answer withdrawn
@@ -70,6 +74,15 @@ CORRECTION_NEAR_MISSES = [
 
 def test_self_correction_counts_the_last_box():
     check([(c, g, True) for c, g in SELF_CORRECTION])
+
+
+def test_a_restated_answer_after_the_box_may_agree_with_it():
+    check([
+        ("\\boxed{5}\n\nAnswer: 5", "5", True),
+        ("\\boxed{12}\n\nThe answer is $12$ dollars.", "12", True),
+        ("\\boxed{\\frac12}. The answer is 0.5 in decimal form.", "1/2", True),
+        ("\\boxed{\\frac12}\n\nAnswer: $0.5$", "1/2", True),
+    ])
 
 
 def test_hedged_boxes_stay_rejected():
