@@ -535,7 +535,11 @@ def normalize_answer(s: str) -> str:
 
 
 _UNIT_BLOCK = {"and", "or", "not", "more", "less", "than", "each", "only", "all", "no", "for", "if",
-               "is", "are", "of", "to", "in", "at", "on", "by", "with"}
+               "is", "are", "of", "to", "in", "at", "on", "by", "with",
+               # words that qualify the number rather than name what it counts ("5 minimum")
+               "likely", "unlikely", "minimum", "maximum", "approx", "approximately", "roughly",
+               "about", "around", "nearly", "almost", "ish", "so", "fewer", "least", "most",
+               "plus", "minus", "over", "under", "estimated", "unless", "except", "when"}
 
 
 def _strip_unit_words(s: str) -> str:

@@ -250,6 +250,12 @@ UNIT_NEAR_MISSES = [
     ("\\boxed{€6}", "5"),
     ("\\boxed{USD 0.5}", "5"),
     ("\\boxed{21^\\circ\\text{C}}", "20"),
+    # a word that qualifies the number is no unit
+    ("\\boxed{5 \\text{ likely}}", "5"),
+    ("\\boxed{5 \\text{ minimum}}", "5"),
+    ("\\boxed{5ish}", "5"),
+    ("The answer is 5 roughly.", "5"),
+    ("\\boxed{5 \\text{ people at most}}", "5"),
 ]
 
 
