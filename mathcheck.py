@@ -489,7 +489,7 @@ _UNICODE = {
     "⟨": "(", "⟩": ")", "∅": "\\emptyset ", "\u00a0": " ", "\u2009": " ", "\u202f": " ",
 }
 _TEXT_CMDS = (r"(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|textnormal|operatorname|"
-              r"rm|bf)")
+              r"textsuperscript|rm|bf)")
 _UNIT_WORDS = (
     "cm|mm|km|m|meters?|metres?|centimeters?|kilometers?|inch(?:es)?|in|ft|feet|foot|yards?|yd|miles?|"
     "mi|kg|g|grams?|kilograms?|mg|lbs?|pounds?|ounces?|oz|s|sec|seconds?|min|minutes?|h|hrs?|hours?|"
@@ -636,6 +636,11 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                flags=re.IGNORECASE) if re.search(r"\d\s*[}]?\s*[a-zA-Z]{2,}", s) or re.search(
         r"\d\s+[a-zA-Z]\s*$", s) else s
     s = _strip_unit_words(s.strip())
+    # ordinals: 5^{th}, 5^{\text{th}} (unwrapped above), 21^{st}
+    s = re.sub(r"(?<=\d)\s*\^\s*\{?\s*(?:st|nd|rd|th)\s*\}?\s*$", "", s)
+    # {n \choose k} -> \binom{n}{k}
+    s = re.sub(r"\{([^{}]+?)\\choose(?![a-zA-Z])([^{}]+)\}", r"\\binom{\1}{\2}", s)
+    s = re.sub(r"^([^{}]+?)\\choose(?![a-zA-Z])([^{}]+)$", r"\\binom{\1}{\2}", s.strip())
     # brace-less \frac13, \frac{1}3, \frac1{3}, \sqrt3
     s = re.sub(r"\\frac\s*([0-9a-zA-Z])\s*([0-9a-zA-Z])", r"\\frac{\1}{\2}", s)
     s = re.sub(r"\\frac\s*(\{[^{}]*\})\s*([0-9a-zA-Z])", r"\\frac\1{\2}", s)

@@ -185,6 +185,10 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("number", "\\boxed{+7}", "7", True),
     ("number", "\\boxed{7.0}", "7", True),
     ("number", "\\boxed{7.01}", "7", False),
+    ("number", "\\boxed{5^{th}}", "5", True),                 # ordinals
+    ("number", "\\boxed{21^{\\text{st}}}", "21", True),
+    ("number", "\\boxed{5\\textsuperscript{th}}", "5", True),
+    ("number", "\\boxed{6^{th}}", "5", False),
     # ---- percentages, degrees, units -------------------------------------------------------------
     ("units", "\\boxed{25\\%}", "25", True),
     ("units", "\\boxed{25}", "25\\%", True),
@@ -225,6 +229,9 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("symbolic", "\\boxed{\\log_2 8}", "3", True),
     ("symbolic", "\\boxed{\\binom{5}{2}}", "10", True),
     ("symbolic", "\\boxed{5!}", "120", True),
+    ("symbolic", "\\boxed{10 \\choose 3}", "120", True),
+    ("symbolic", "\\boxed{{10 \\choose 3}}", "\\binom{10}{3}", True),
+    ("symbolic", "\\boxed{{10 \\choose 4}}", "120", False),
     ("symbolic", "\\boxed{\\frac{\\pi}{4}}", "45^\\circ", False),
     ("symbolic", "\\boxed{\\sqrt{2}+\\sqrt{3}}", "\\sqrt{5+2\\sqrt{6}}", True),
     ("symbolic", "\\boxed{3+4i}", "3+4i", True),
