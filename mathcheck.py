@@ -157,7 +157,9 @@ _CORRECTION_RE = re.compile(
     r"step)\s+(?:is|was)\s+(?:wrong|incorrect|not\s+(?:right|correct))\b"
     r"|\bthere(?:'s|\s+is|\s+was)\s+an?\s+(?:error|mistake)(?:\s*[.,:;!]|\s+in\s+my\b)"
     r"|\bcorrection\s*:|\bscratch\s+that\b|\bI\s+take\s+(?:that|it)\s+back\b"
-    r"|\b(?:wait|actually|hmm)\s*,?\s+no\s*[.!;]",
+    # "Hmm, no, it's 6" (but "Wait, no, that is right" re-affirms)
+    r"|\b(?:wait|actually|hmm)\s*,?\s+no\s*(?:[.!;:]|,(?!\s*(?:that|this|it)(?:'s|\s+is|\s+was)"
+    r"\s+(?:right|correct|fine|ok|okay|true)\b))",
     re.IGNORECASE)
 # Weaker signs of a correction, enough to withdraw boxes before them when a new final box
 # follows (and nothing after them hedges): "my earlier answer of \boxed{10} is incorrect".

@@ -47,6 +47,8 @@ SELF_CORRECTION = [
         "(2,1)",
     ),
     ("\\boxed{7} is wrong, I dropped a term. Recounting: \\boxed{8}", "8"),
+    ("\\boxed{5}. Hmm, no, it is \\boxed{6}.", "6"),
+    ("\\boxed{5}. Wait, no: 2 + 4 = 6, so \\boxed{6}.", "6"),
 ]
 HEDGES = [  # several boxes offered as alternatives: rejected whichever one is right
     ("\\boxed{5} or \\boxed{7}", "7"),
@@ -69,6 +71,8 @@ CORRECTION_NEAR_MISSES = [
     ("The answer is 7. Hmm, that's wrong.", "7"),
     ("\\boxed{7}. Wait, I made an error, it's \\boxed{8}.", "7"),  # corrected to a wrong value
     ("\\boxed{5}. Wait, I made an error in the second step, so \\boxed{7}.", "5"),
+    ("\\boxed{5}. Hmm, no, it is \\boxed{6}.", "5"),
+    ("The answer is 5. Actually, no, it is 6.", "5"),
 ]
 
 
