@@ -707,9 +707,31 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"^\+(?=\d)", "", s)
     s = re.sub(r"(?<![\d])\.(\d)", r"0.\1", s)
     s = s.rstrip(".,").strip()                   # "5." and "5," end a sentence or a list
-    while s.startswith("{") and s.endswith("}") and _match_brace(s, 0) == len(s):
-        s = s[1:-1].strip()                      # {{5}}: grouping braces carry nothing
-    return s + ("%" if pct else "")
+    return _strip_outer_braces(s) + ("%" if pct else "")
+
+
+def _strip_outer_braces(s: str) -> str:
+    """'{{5}}' -> '5': braces around the whole answer only group, at any depth. One pass over
+    the string (calling `_match_brace` once per level would be quadratic in the depth)."""
+    k = 0
+    while 2 * k + 1 < len(s) and s[k] == "{" and s[-1 - k] == "}":
+        k += 1
+    if not k:
+        return s
+    match, stack, i = {}, [], 0
+    while i < len(s):
+        if s[i] == "\\":
+            i += 2
+            continue
+        if s[i] == "{":
+            stack.append(i)
+        elif s[i] == "}" and stack:
+            match[stack.pop()] = i
+        i += 1
+    n = 0
+    while n < k and match.get(n) == len(s) - 1 - n:
+        n += 1
+    return s[n:len(s) - n].strip()
 
 
 
