@@ -519,7 +519,8 @@ def normalize_answer(s: str) -> str:
     `1{,}000`, `1,\\!000`, `1 000`; not "3, 500", which is two numbers), scientific notation
     (`3e8` -> `3\\times10^{8}`), repeating decimals (`0.\\overline{3}` -> `\\frac{1}{3}`), unicode
     (`√2`, `π`, `−`, `½`), base subscripts (`(204)_5` -> `204_{5}`), empty-set symbols
-    (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), `;` as a list separator, leading `x =`,
+    (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`, the rows of
+    an `aligned` environment (a list), `;` as a list separator, leading `x =` (also `x :=`),
     `x \\in`, `(p, q) =`, matrix environments (all -> pmatrix), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
@@ -609,7 +610,20 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\lt(?![a-zA-Z])", "<", s)
     s = re.sub(r"\\gt(?![a-zA-Z])", ">", s)
     s = re.sub(r"\\mid(?![a-zA-Z])", "|", s)
-    s = re.sub(r"\\(?:dfrac|tfrac|cfrac)(?![a-zA-Z])", r"\\frac", s)
+    s = re.sub(r"\\(?:dfrac|tfrac|cfrac|sfrac)(?![a-zA-Z])", r"\\frac", s)
+    # siunitx: \num{1000} -> 1000, \SI{5}{cm} / \qty{5}{cm} -> 5 cm (the unit is dropped below)
+    s = re.sub(r"\\num\s*\{([^{}]*)\}", r"\1", s)
+    s = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}",
+               lambda m: m.group(1) + (f"\\text{{ {m.group(2)}}}"
+                                       if re.fullmatch(r"[a-zA-Z]+", m.group(2)) else ""), s)
+    # an alignment environment around the answer: its rows are a list, "&" only aligns, and
+    # ":=" defines like "="
+    m = re.fullmatch(r"\s*\\begin\{(aligned|align\*?|gathered|split|equation\*?)\}(.*)"
+                     r"\\end\{\1\}\s*", s, re.DOTALL)
+    if m:
+        s = ", ".join(r.strip() for r in re.split(r"\\\\", m.group(2).replace("&", ""))
+                      if r.strip())
+    s = s.replace(":=", "=")
     # thousands separators in LaTeX spacing: 1\,000 1{,}000 1\ 000 1,\!000 (also "1,\! 000")
     s = re.sub(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))", ",", s)
     s = re.sub(r"(?<=\d)(?:\\,|\{,\}|\\ |\\;|~)(?=\d{3}(?!\d))", "", s)
@@ -1507,7 +1521,8 @@ for _canon, _names in {
 def _unit_key(s: str) -> str | None:
     """The known unit after a number ('5 cm', '12\\text{ cm}^2', '3 square feet' -> 'cm',
     'cm^2', 'ft^2'), or None (no unit, or a word we do not know as a unit)."""
-    t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", s)
+    t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"\1 \2", s)   # siunitx
+    t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", t)
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
     m = re.search(r"\d(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
                   r"(?P<u>[a-zA-Z]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)

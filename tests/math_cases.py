@@ -133,6 +133,18 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("frac", "\\boxed{\\frac{1+\\sqrt{5}}{2}}", "\\dfrac{1 + \\sqrt5}{2}", True),
     ("frac", "\\boxed{\\frac{1-\\sqrt{5}}{2}}", "\\frac{1+\\sqrt{5}}{2}", False),
     ("frac", "\\boxed{\\frac{9}{7}}", "\\frac97", True),
+    ("frac", "\\boxed{\\sfrac{1}{2}}", "0.5", True),
+    ("frac", "\\boxed{\\sfrac{1}{3}}", "0.5", False),
+    # siunitx, alignment environments, ":="
+    ("latex", "\\boxed{\\num{12345}}", "12345", True),
+    ("latex", "\\boxed{\\num{12345}}", "1234", False),
+    ("latex", "\\boxed{\\SI{5}{cm}}", "5", True),
+    ("latex", "\\boxed{\\SI{5}{cm}}", "5 m", False),
+    ("latex", "\\boxed{\\qty{2.5}{\\meter\\per\\second}}", "\\frac52", True),
+    ("latex", "\\boxed{\\begin{aligned} x &= 5 \\end{aligned}}", "5", True),
+    ("latex", "\\boxed{\\begin{aligned} x &= 6 \\end{aligned}}", "5", False),
+    ("latex", "\\boxed{\\begin{aligned} x &= 2 \\\\ y &= 3 \\end{aligned}}", "(2, 3)", True),
+    ("latex", "\\boxed{x := 5}", "5", True),
     # ---- exactness -------------------------------------------------------------------------------
     ("exact", "\\boxed{\\frac{1}{2^{98}}}", "\\frac{1}{2^{99}}", False),
     ("exact", "\\boxed{\\frac{1}{2^{99}}}", "\\frac{1}{2^{99}}", True),
