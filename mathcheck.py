@@ -721,6 +721,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"^\+(?=\d)", "", s)
     s = re.sub(r"(?<![\d])\.(\d)", r"0.\1", s)
     s = s.rstrip(".,").strip()                   # "5." and "5," end a sentence or a list
+    s = re.sub(r"(?i)^(?:option|choice|answer)\s*:?\s*(\(?[A-E]\)?)$", r"\1", s)   # "Option B"
     return _strip_outer_braces(s) + ("%" if pct else "")
 
 

@@ -342,6 +342,9 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("text", "\\boxed{(C) 5}", "\\textbf{(B) }5", False),
     ("text", "\\boxed{(B) 6}", "\\textbf{(B) }5", False),
     ("text", "\\boxed{(B) 5}", "C", False),
+    ("text", "\\boxed{\\text{Option B}}", "B", True),
+    ("text", "\\boxed{\\text{Choice (B)}}", "\\text{(B)}", True),
+    ("text", "\\boxed{\\text{Option C}}", "B", False),
     # ---- safety: towers, long answers, garbage ---------------------------------------------------
     ("safety", "\\boxed{9^{9^{9^{9}}}}", "1", False),
     ("safety", "\\boxed{9^{9^{9^{9}}}}", "9^{9^{9^{9}}}", True),
