@@ -77,6 +77,10 @@ _BOX_RE = re.compile(r"\\(?:boxed|fbox)\s*")
 _BOX_GAP_RE = re.compile(
     r"^(?:\s|,|;|\$|&|\\\\|\\[,;:! ]|\\quad|\\qquad|\\\[|\\\]|\\\(|\\\)|\band\b|"
     r"\\text\{\s*(?:and|,)?\s*\}|\\(?:text|mathrm)\{\s*,?\s*and\s*\})*$")
+# words that make a number a bound or an estimate, not the value ("about 5", "at least 5")
+_QUALIFIER_RE = re.compile(r"(?i)\b(?:about|around|roughly|nearly|almost|approx\w*|estimated|"
+                           r"likely|at\s+(?:least|most)|(?:more|less|fewer|greater|smaller)\s+than|"
+                           r"over|under|up\s+to|minimum|maximum|or\s+so)\b")
 _HEDGE_RE = re.compile(r"\\pm|±|\\mp|∓|\bor\b|\\lor\b|\\vee\b|\beither\b|\bmaybe\b|\bperhaps\b|"
                        r"\bprobably\b|\bpossibly\b|\bapproximately\b|\\approx|≈|\?")
 
@@ -132,12 +136,14 @@ _ANCHOR_RE = re.compile(
     r"<answer>(?P<tag>.{0,2000}?)</answer>"
     r"|####[ \t]*(?P<hash>[^\n]*)"
     r"|(?:\bfinal\s+(?:answer|result)|\banswer)(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
-    r"(?:\s*\*\*)?\s*(?:is\b\s*:?|:|=)(?:\s*\*\*)?[ \t]*(?P<stmt>[^\n]*)"
+    r"(?:\s*(?:\*\*|__))?\s*(?:is\b\s*:?|:|=)(?:\s*(?:\*\*|__))?"
+    # the statement; "The answer is:" with nothing after it on its line: the next line
+    r"(?:[ \t]*\n(?:[ \t]*\n)?)?[ \t]*(?P<stmt>" + _MATH_ENV + r"[^\n]*|[^\n]*)"
     # "Answer $9$", "Answer \[ 9 \]": the word alone at the start of a line, then a formula
     r"|(?:^|\n)[ \t]*(?:\*\*)?(?:final\s+)?answer(?:\*\*)?[ \t]+(?P<env>" + _MATH_ENV + ")"
     # a heading "**Final Answer:**" alone on its line: the answer is the next line that has text
-    r"|(?:^|\n)[ \t]*(?:\#+[ \t]*)?(?:\*\*)?(?:final\s+)?answer[ \t]*:?[ \t]*(?:\*\*)?[ \t]*:?"
-    r"[ \t]*\n(?:[ \t]*\n){0,2}[ \t]*(?P<next>[^\n]+)",
+    r"|(?:^|\n)[ \t]*(?:\#+[ \t]*)?(?:\*\*|__)?(?:final\s+)?answer[ \t]*:?[ \t]*(?:\*\*|__)?"
+    r"[ \t]*:?[ \t]*\n(?:[ \t]*\n){0,2}[ \t]*(?P<next>" + _MATH_ENV + r"|[^\n]+)",
     re.IGNORECASE | re.DOTALL)
 
 # An explicit admission that an earlier answer was wrong. Boxes before the last one of these are
@@ -244,7 +250,7 @@ def _clean_statement(x: str, loose: bool = False) -> str | None:
     `loose` (after "Final Answer:"): a statement "The volume of $V$ is 120." gives what follows
     its "is", and one with a single number and no formula ("Jane started 3 hours ago") gives it.
     """
-    x = x.strip().strip("*").strip()
+    x = re.sub(r"\*\*|`", "", x).strip()          # markdown bold and code marks: "is **5** cm"
     x = re.sub(r"(?i)^the\s+final\s+answer\s+is\s*:?\s*", "", x)
     # a quoted answer
     x = re.sub(r'^\\?["\u201c]\s*((?:\$[^$]*\$|[^"\u201d])*?)\s*\\?["\u201d]', r"\1", x)
@@ -277,7 +283,8 @@ def _clean_statement(x: str, loose: bool = False) -> str | None:
         after = _subject_is(x)
         if after is not None:
             return _clean_statement(after)
-        if not re.search(r"\$|\\\(|\\\[", x) and not _HEDGE_RE.search(x):
+        if not re.search(r"\$|\\\(|\\\[", x) and not _HEDGE_RE.search(x) \
+                and not _QUALIFIER_RE.search(x):
             nums = re.findall(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w.])", x)
             if len(nums) == 1 and not re.fullmatch(r"-?\d[\d,]*(?:\.\d+)?", x):
                 return nums[0]

@@ -145,6 +145,10 @@ ANCHORED = [
     ("Therefore, x = 5.", "5"),
     ("Thus $x = \\frac{3}{2}$.", "1.5"),
     ("So we get that \\(y = 2x + 1\\).", "y=2x+1"),
+    ("**Final Answer**\n$$\n5\n$$", "5"),
+    ("The answer is:\n5", "5"),
+    ("So the answer is **5** apples.", "5"),
+    ("Answer: `5`", "5"),
 ]
 ANCHOR_NEAR_MISSES = [
     ("Final Answer: The largest $n$ is 35.", "34"),
@@ -166,6 +170,12 @@ ANCHOR_NEAR_MISSES = [
     ("Thus 2x = 10.", "5"),
     ("Therefore, $x \\approx 5$.", "5"),
     ("Therefore, x = 5. Now we check the second case.", "5"),
+    ("The answer is:\n6", "5"),
+    # a number qualified as a bound or an estimate is not the value
+    ("Final Answer: about 5", "5"),
+    ("Final Answer: at least 5 people", "5"),
+    ("Final Answer: Jane needs at most 5 hours", "5"),
+    ("Final Answer: more than 5", "5"),
 ]
 
 
