@@ -241,6 +241,9 @@ def _concluded_value(x: str) -> str | None:
     stmt = _clean_statement(m.group("stmt")) if m else None
     if stmt is None or not re.fullmatch(_NAME + r"\s*=\s*[^=<>]+", stmt):
         return None
+    words = re.findall(r"[a-zA-Z]{2,}", re.sub(r"\\[a-zA-Z]+", "", stmt.split("=", 1)[1]))
+    if len(words) > 1 or any(w.lower() in _UNIT_BLOCK for w in words):
+        return None                      # "x = 5 is not a solution": a remark, not the answer
     return None if _HEDGE_RE.search(stmt) else stmt
 
 

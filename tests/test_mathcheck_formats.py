@@ -171,6 +171,8 @@ ANCHOR_NEAR_MISSES = [
     ("Therefore, $x \\approx 5$.", "5"),
     ("Therefore, x = 5. Now we check the second case.", "5"),
     ("The answer is:\n6", "5"),
+    ("Therefore, x = 5 is not a solution.", "5"),
+    ("So x = 5 for now.", "5"),
     # a number qualified as a bound or an estimate is not the value
     ("Final Answer: about 5", "5"),
     ("Final Answer: at least 5 people", "5"),
