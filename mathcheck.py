@@ -81,8 +81,9 @@ _BOX_GAP_RE = re.compile(
 _QUALIFIER_RE = re.compile(r"(?i)\b(?:about|around|roughly|nearly|almost|approx\w*|estimated|"
                            r"likely|at\s+(?:least|most)|(?:more|less|fewer|greater|smaller)\s+than|"
                            r"over|under|up\s+to|minimum|maximum|or\s+so)\b")
-_HEDGE_RE = re.compile(r"\\pm|±|\\mp|∓|\bor\b|\\lor\b|\\vee\b|\beither\b|\bmaybe\b|\bperhaps\b|"
-                       r"\bprobably\b|\bpossibly\b|\bapproximately\b|\\approx|≈|\?")
+_HEDGE_RE = re.compile(r"\\pm(?![a-zA-Z])|±|\\mp(?![a-zA-Z])|∓|\bor\b|\\lor\b|\\vee\b|"
+                       r"\beither\b|\bmaybe\b|\bperhaps\b|\bprobably\b|\bpossibly\b|"
+                       r"\bapproximately\b|\\approx|≈|\?")
 
 
 def _match_brace(text: str, i: int) -> int:
@@ -501,7 +502,7 @@ _UNICODE = {
     "⟨": "(", "⟩": ")", "∅": "\\emptyset ", "\u00a0": " ", "\u2009": " ", "\u202f": " ",
 }
 _TEXT_CMDS = (r"(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|textnormal|operatorname|"
-              r"textsuperscript|rm|bf)")
+              r"textsuperscript|boldsymbol|pmb|bm|underline|rm|bf)")
 _UNIT_WORDS = (
     "cm|mm|km|m|meters?|metres?|centimeters?|kilometers?|inch(?:es)?|in|ft|feet|foot|yards?|yd|miles?|"
     "mi|kg|g|grams?|kilograms?|mg|lbs?|pounds?|ounces?|oz|s|sec|seconds?|min|minutes?|h|hrs?|hours?|"
@@ -610,6 +611,14 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                r"(?:\s*\})?\s*(?=[-+]?\.?\d)", "", s)
     s = (s.replace("$", "").replace("\\(", "").replace("\\)", "").replace("\\[", "")
          .replace("\\]", ""))
+    # formatting that carries no value: null delimiters (\left. would leave a decimal point),
+    # sized delimiters, spacing boxes, colour, size and font switches
+    s = re.sub(r"\\(?:left|right)\s*\.|\\(?:big|Big|bigg|Bigg)[lrm](?![a-zA-Z])", "", s)
+    s = re.sub(r"\\(?:[hv]space|[hv]?phantom)\*?\s*\{[^{}]*\}|\\(?:mathstrut|strut)(?![a-zA-Z])"
+               r"|\\color\s*\{[^{}]*\}|\\textcolor\s*\{[^{}]*\}", "", s)
+    s = re.sub(r"\\(?:tiny|scriptsize|footnotesize|small|normalsize|large|Large|LARGE|huge|Huge|"
+               r"it|sf|tt)(?![a-zA-Z])|\\(?:rm|bf)(?![a-zA-Z])(?!\s*\{)", "", s)
+    s = s.replace("\\textdollar", "")
     s = re.sub(r"\\(?:displaystyle|textstyle|scriptstyle|left|right|big|Big|bigg|Bigg)(?![a-zA-Z])",
                "", s)
     s = (s.replace("\\lbrace", "\\{").replace("\\rbrace", "\\}").replace("\\langle", "(")
@@ -1556,8 +1565,9 @@ _UNSURE_RE = re.compile(r"\\approx|≈|\?|"
 def _expand_pm(s: str) -> str:
     """'1\\pm\\sqrt{2}' -> '1+\\sqrt{2}, 1-\\sqrt{2}' (a gold answer that is two values)."""
     s = s.replace("±", "\\pm ")
-    if s.count("\\pm") == 1 and "," not in s:
-        return s.replace("\\pm", "+") + ", " + s.replace("\\pm", "-")
+    pm = r"\\pm(?![a-zA-Z])"                    # not \pmod, \pmb
+    if len(re.findall(pm, s)) == 1 and "," not in s:
+        return re.sub(pm, "+", s) + ", " + re.sub(pm, "-", s)
     return s
 
 

@@ -145,6 +145,22 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("latex", "\\boxed{\\begin{aligned} x &= 6 \\end{aligned}}", "5", False),
     ("latex", "\\boxed{\\begin{aligned} x &= 2 \\\\ y &= 3 \\end{aligned}}", "(2, 3)", True),
     ("latex", "\\boxed{x := 5}", "5", True),
+    # formatting that carries no value
+    ("latex", "\\boxed{\\left.5\\right.}", "5", True),
+    ("latex", "\\boxed{\\left.5\\right.}", "0.5", False),       # \left. is no decimal point
+    ("latex", "\\boxed{\\bigl(1, 2\\bigr)}", "(1,2)", True),
+    ("latex", "\\boxed{\\Bigl[1, 2\\Bigr)}", "[1,2)", True),
+    ("latex", "\\boxed{\\bigl(1, 2\\bigr)}", "[1,2]", False),
+    ("latex", "\\boxed{5\\hspace{1em}}", "5", True),
+    ("latex", "\\boxed{\\phantom{0}5}", "5", True),
+    ("latex", "\\boxed{\\color{red}5}", "5", True),
+    ("latex", "\\boxed{\\textcolor{blue}{6}}", "5", False),
+    ("latex", "\\boxed{\\boldsymbol{5}}", "5", True),
+    ("latex", "\\boxed{\\pmb{5}}", "5", True),                   # \pmb is no \pm hedge
+    ("latex", "\\boxed{\\underline{5}}", "5", True),
+    ("latex", "\\boxed{{\\rm 5}}", "5", True),
+    ("latex", "\\boxed{\\Large 5}", "5", True),
+    ("latex", "\\boxed{\\textdollar 5}", "5", True),
     # ---- exactness -------------------------------------------------------------------------------
     ("exact", "\\boxed{\\frac{1}{2^{98}}}", "\\frac{1}{2^{99}}", False),
     ("exact", "\\boxed{\\frac{1}{2^{99}}}", "\\frac{1}{2^{99}}", True),
