@@ -1454,7 +1454,7 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
         return _scalar_equal(g, p, budget)
     # a collection of tuples is a set whatever its brackets: {(1,2),(3,4)} = (3,4),(1,2)
     tuples = len(ge) > 1 and len(pe) > 1 and all(_is_tuple(x) for x in ge + pe)
-    if tuples:
+    if tuples or gk == pk == "set":              # a set holds each element once: {1,1,2} = {1,2}
         ge, pe = list(dict.fromkeys(ge)), list(dict.fromkeys(pe))
     if len(ge) != len(pe):
         return False

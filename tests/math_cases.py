@@ -299,6 +299,9 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("set", "\\boxed{\\{1, 2\\}}", "\\{1,2,3\\}", False),
     ("set", "\\boxed{1, 2, 3}", "\\{1,2,3\\}", True),
     ("set", "\\boxed{\\{-1, 1\\}}", "\\pm 1", True),
+    ("set", "\\boxed{\\{1, 1, 2\\}}", "\\{1,2\\}", True),      # a set holds each element once
+    ("set", "\\boxed{\\{2, 2\\}}", "\\{1,2\\}", False),
+    ("set", "\\boxed{1, 1, 2}", "1, 2", False),             # a list keeps multiplicity
     ("list", "\\boxed{1, 3, 5}", "1, 3, 5", True),
     ("list", "\\boxed{5, 3, 1}", "1, 3, 5", True),
     ("list", "\\boxed{1, 3}", "1, 3, 5", False),
