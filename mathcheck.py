@@ -523,14 +523,19 @@ def _repeating_decimal(m: re.Match) -> str:
 def normalize_answer(s: str) -> str:
     """Canonical string of an answer; the same function is applied to gold and prediction.
 
-    Handles: math delimiters, `\\left`/`\\right`, spacing commands, `\\dfrac`/`\\tfrac` and the
-    brace-less `\\frac13`, `\\sqrt3`, `\\text{}`-style wrappers, trailing units (`\\text{ cm}`,
-    `5 dollars`, `4 red marbles`), degrees (`^\\circ`, `°`), percent (`\\%`, `28 percent`,
-    `28 pct`, `per cent`: kept as a trailing `%`), thousands separators (`1,000`, `1\\,000`,
-    `1{,}000`, `1,\\!000`, `1 000`; not "3, 500", which is two numbers), scientific notation
-    (`3e8` -> `3\\times10^{8}`), repeating decimals (`0.\\overline{3}` -> `\\frac{1}{3}`), unicode
-    (`√2`, `π`, `−`, `½`), base subscripts (`(204)_5` -> `204_{5}`), empty-set symbols
-    (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`, the rows of
+    Handles: math delimiters, `\\left`/`\\right` (also `\\left.`, `\\bigl(`), spacing commands and
+    formatting without value (`\\hspace`, `\\phantom`, `\\color`, size and font switches),
+    `\\dfrac`/`\\tfrac`/`\\sfrac` and the brace-less `\\frac13`, `\\sqrt3`, `\\text{}`-style
+    wrappers, trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`; not qualifiers such
+    as `5 minimum`), currencies (`\\$`, `€`, `£`, `USD 5`), ordinals (`5^{th}`), degrees
+    (`^\\circ`, `°`, `^\\circ C`), percent (`\\%`, `28 percent`, `28 pct`, `per cent`: kept as a
+    trailing `%`), thousands separators (`1,000`, `1\\,000`, `1{,}000`, `1,\\!000`, `1 000`; not
+    "3, 500", which is two numbers), digits apart by a space (`2 1/2` a mixed number, `3 4`
+    two numbers, never 34), scientific notation (`3e8` -> `3\\times10^{8}`), repeating decimals
+    (`0.\\overline{3}` -> `\\frac{1}{3}`), unicode (`√2`, `π`, `−`, `½`, any vulgar fraction,
+    fullwidth digits, superscript runs `x¹⁰`), grouping braces `{{5}}`, base subscripts
+    (`(204)_5` -> `204_{5}`), empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`),
+    siunitx `\\num{}`/`\\SI{}{}`, the rows of
     an `aligned` environment (a list), `;` as a list separator, leading `x =` (also `x :=`),
     `x \\in`, `(p, q) =`, matrix environments (all -> pmatrix), and spaces.
 
