@@ -535,9 +535,9 @@ def normalize_answer(s: str) -> str:
     (`0.\\overline{3}` -> `\\frac{1}{3}`), unicode (`√2`, `π`, `−`, `½`, any vulgar fraction,
     fullwidth digits, superscript runs `x¹⁰`), grouping braces `{{5}}`, base subscripts
     (`(204)_5` -> `204_{5}`), empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`),
-    siunitx `\\num{}`/`\\SI{}{}`, the rows of
-    an `aligned` environment (a list), `;` as a list separator, leading `x =` (also `x :=`),
-    `x \\in`, `(p, q) =`, matrix environments (all -> pmatrix), and spaces.
+    siunitx `\\num{}`/`\\SI{}{}`, the rows of an `aligned` environment (a list), `;` as a list
+    separator, leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, matrix environments (all ->
+    pmatrix), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
     '\\\\frac{1}{3}'
