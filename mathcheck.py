@@ -656,6 +656,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # degrees and percent; a temperature scale after the degree sign goes with it (5^\circ C)
     s = re.sub(r"(?<=[\d}])\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ)\s*"
                r"(?:\\(?:text|mathrm)\s*\{\s*[CF]\s*\}|[CF](?![a-zA-Z]))", "", s)
+    if re.search(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])", s):   # sin 30^\circ = 1/2
+        s = re.sub(r"(\d+(?:\.\d+)?|\{[^{}]*\}|\([^()]*\))\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ"
+                   r"|\\degree(?![a-zA-Z]))", r"(\1\\cdot\\frac{\\pi}{180})", s)
     s = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree|\^\{\\text\{o\}\}", "", s)
     pct = False
     m = re.search(r"\s*(?:\\%|%|\\(?:text|mbox|mathrm|textrm)\s*\{\s*(?:\\?%|percent(?:age)?s?|pct|"

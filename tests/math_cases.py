@@ -228,6 +228,10 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("units", "\\boxed{30}", "30^{\\circ}", True),
     ("units", "\\boxed{30°}", "30^\\circ", True),
     ("units", "\\boxed{60^\\circ}", "30^\\circ", False),
+    ("units", "\\boxed{\\sin 30^\\circ}", "\\frac12", True),       # degrees inside a trig function
+    ("units", "\\boxed{2\\cos 30°}", "\\sqrt3", True),
+    ("units", "\\boxed{\\sin 30^\\circ}", "\\sin 30", False),      # 30 radians
+    ("units", "\\boxed{\\sin 60^\\circ}", "\\frac12", False),
     ("units", "\\boxed{12\\text{ cm}}", "12", True),
     ("units", "\\boxed{12}", "12\\text{ cm}^2", True),
     ("units", "\\boxed{12\\text{ cm}^2}", "12\\text{ cm}^2", True),
