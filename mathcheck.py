@@ -747,7 +747,10 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
             s = ",".join(t[1] for t in named)
     s = re.sub(r"^\+(?=\d)", "", s)
     s = re.sub(r"(?<![\d])\.(\d)", r"0.\1", s)
-    s = s.rstrip(".,").strip()                   # "5." and "5," end a sentence or a list
+    # "5." and "5," end a sentence or a list; a trailing ellipsis ("5...", "5\ldots") says the
+    # digits or terms go on, so it stays (as "...") and the answer is no plain number
+    s = re.sub(r"(?:\.\.\.|…|\\[lc]?dots(?![a-zA-Z]))$", "...", s)
+    s = s if s.endswith("...") else s.rstrip(".,").strip()
     s = re.sub(r"(?i)^(?:option|choice|answer)\s*:?\s*(\(?[A-E]\)?)$", r"\1", s)   # "Option B"
     return _strip_outer_braces(s) + ("%" if pct else "")
 

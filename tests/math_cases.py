@@ -44,6 +44,9 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("box", "\\boxed{{{6}}}", "5", False),
     ("box", "\\boxed{5,}", "5", True),
     ("box", "\\boxed{5,6,}", "5", False),
+    ("box", "\\boxed{5\\ldots}", "5", False),             # a trailing ellipsis: the digits go on
+    ("box", "\\boxed{5...}", "5", False),
+    ("box", "\\boxed{1, 2, 3, \\ldots}", "1, 2, 3, \\dots", True),
     ("box", "\\boxed{2} or \\boxed{3}", "3", False),
     ("box", "First I thought \\boxed{12}. Actually it is \\boxed{3}.", "3", False),
     ("box", "\\boxed{1}. Checking: \\boxed{2}. Or maybe \\boxed{3}.", "3", False),
