@@ -732,7 +732,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                           if 0 < int(m.group(2)) < int(m.group(3)) else m.group(0)), s)
     s = re.sub(r"(?<![\d._^])\d{1,3}(?:[ \t]\d{3})+(?!\d)|\.\d{3}(?:[ \t]\d{3})*[ \t]\d{1,3}(?!\d)",
                lambda m: re.sub(r"\s", "", m.group(0)), s)        # also 3.141 592 (SI style)
-    s = re.sub(r"(?<=\d)\s+(?=\d)", "\x00", s)
+    s = re.sub(r"(?<=\d)\s+(?=\.?\d)", "\x00", s)                 # also "1 .5"
     # spaces: collapse, keep one only between two letters (e.g. "\pi r", "no solution")
     s = re.sub(r"\s+", " ", s).strip()
     s = re.sub(r"(?<![a-zA-Z]) | (?![a-zA-Z])", "", s)

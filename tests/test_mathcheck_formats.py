@@ -566,6 +566,7 @@ SPACED_DIGITS = [  # "2 1/2" is a mixed number and "1 000" one number; "3 4" is 
     ("\\boxed{3.141 592}", "3.141592", True),              # grouped decimals (SI style)
     ("\\boxed{0.000 001}", "10^{-6}", True),
     ("\\boxed{0.5 3}", "0.53", False),
+    ("\\boxed{1 .5}", "1.5", False),
 ]
 
 
