@@ -268,12 +268,12 @@ def _clean_statement(x: str, loose: bool = False) -> str | None:
                            envs.group(1), re.DOTALL)
         joiners = re.findall(r"(?:\$|\\\)|\\\])\s*(,|\band\b|\bor\b)\s*(?:\$|\\\(|\\\[)",
                              envs.group(1))
-        if any(j == "or" for j in joiners):
-            return None
         vals = ["".join(p).strip() for p in parts]
         rest = envs.group("rest").strip()
         unit = re.match(r"^([a-zA-Z]+(?:\^\d)?)(?=$|[\s.,;])", rest)     # "$5$ cm." keeps "cm"
-        ans = ", ".join(vals)
+        # "$x=2$ or $x=3$" stays an "or": a hedge for one value, the list when the gold has two
+        # (as in a box, "\boxed{x = 2 \text{ or } x = 3}")
+        ans = (" \\text{ or } " if "or" in joiners else ", ").join(vals)
         if (unit and len(vals) == 1
                 and unit.group(1).lower() not in ("or", "and", "i", "a", "is", "as")):
             ans = f"{ans}\\text{{ {unit.group(1)}}}"

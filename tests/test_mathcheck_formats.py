@@ -149,6 +149,7 @@ ANCHORED = [
     ("The answer is:\n5", "5"),
     ("So the answer is **5** apples.", "5"),
     ("Answer: `5`", "5"),
+    ("The solutions are $x=2$ or $x=3$. The answer is $x=2$ or $x=3$.", "2, 3"),  # as in a box
 ]
 ANCHOR_NEAR_MISSES = [
     ("Final Answer: The largest $n$ is 35.", "34"),
@@ -178,6 +179,7 @@ ANCHOR_NEAR_MISSES = [
     ("Final Answer: at least 5 people", "5"),
     ("Final Answer: Jane needs at most 5 hours", "5"),
     ("Final Answer: more than 5", "5"),
+    ("The answer is $x=2$ or $x=3$.", "2"),
 ]
 
 
