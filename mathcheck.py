@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+import unicodedata
 from fractions import Fraction
 
 __all__ = ["verify_math", "extract_answer", "normalize_answer", "answer_region"]
@@ -30,8 +31,9 @@ __all__ = ["verify_math", "extract_answer", "normalize_answer", "answer_region"]
 #      at a chat-template end or new-turn token.
 #   2. extract_answer: the last \boxed{}/\fbox{} (adjacent boxes form one list; boxes before an
 #      explicit self-correction are withdrawn); without a box only an anchored final statement
-#      ("The answer is X", "Final Answer: X", "#### X", "<answer>X</answer>", a last sentence
-#      "the largest n is X"). Hedges ("42 or 43", \pm, competing boxes) -> rejected.
+#      ("The answer is X", "Final Answer: X", a "Final Answer" heading with X on the next line,
+#      "#### X", "<answer>X</answer>", a last sentence "the largest n is X" or "Therefore,
+#      x = X"). Hedges ("42 or 43", \pm, competing boxes) -> rejected.
 #   3. normalize_answer: the same normalisation for gold and prediction (LaTeX spellings,
 #      units and words after a number, degrees, percent, thousands separators, scientific
 #      notation, repeating decimals, unicode, base subscripts, the empty set).
@@ -75,8 +77,13 @@ _BOX_RE = re.compile(r"\\(?:boxed|fbox)\s*")
 _BOX_GAP_RE = re.compile(
     r"^(?:\s|,|;|\$|&|\\\\|\\[,;:! ]|\\quad|\\qquad|\\\[|\\\]|\\\(|\\\)|\band\b|"
     r"\\text\{\s*(?:and|,)?\s*\}|\\(?:text|mathrm)\{\s*,?\s*and\s*\})*$")
-_HEDGE_RE = re.compile(r"\\pm|±|\\mp|∓|\bor\b|\\lor\b|\\vee\b|\beither\b|\bmaybe\b|\bperhaps\b|"
-                       r"\bprobably\b|\bpossibly\b|\bapproximately\b|\\approx|≈|\?")
+# words that make a number a bound or an estimate, not the value ("about 5", "at least 5")
+_QUALIFIER_RE = re.compile(r"(?i)\b(?:about|around|roughly|nearly|almost|approx\w*|estimated|"
+                           r"likely|at\s+(?:least|most)|(?:more|less|fewer|greater|smaller)\s+than|"
+                           r"over|under|up\s+to|minimum|maximum|or\s+so)\b")
+_HEDGE_RE = re.compile(r"\\pm(?![a-zA-Z])|±|\\mp(?![a-zA-Z])|∓|\bor\b|\\lor\b|\\vee\b|"
+                       r"\beither\b|\bmaybe\b|\bperhaps\b|\bprobably\b|\bpossibly\b|"
+                       r"\bapproximately\b|\\approx|≈|\?")
 
 
 def _match_brace(text: str, i: int) -> int:
@@ -130,9 +137,14 @@ _ANCHOR_RE = re.compile(
     r"<answer>(?P<tag>.{0,2000}?)</answer>"
     r"|####[ \t]*(?P<hash>[^\n]*)"
     r"|(?:\bfinal\s+(?:answer|result)|\banswer)(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
-    r"(?:\s*\*\*)?\s*(?:is\b\s*:?|:|=)(?:\s*\*\*)?[ \t]*(?P<stmt>[^\n]*)"
+    r"(?:\s*(?:\*\*|__))?\s*(?:is\b\s*:?|:|=)(?:\s*(?:\*\*|__))?"
+    # the statement; "The answer is:" with nothing after it on its line: the next line
+    r"(?:[ \t]*\n(?:[ \t]*\n)?)?[ \t]*(?P<stmt>" + _MATH_ENV + r"[^\n]*|[^\n]*)"
     # "Answer $9$", "Answer \[ 9 \]": the word alone at the start of a line, then a formula
-    r"|(?:^|\n)[ \t]*(?:\*\*)?(?:final\s+)?answer(?:\*\*)?[ \t]+(?P<env>" + _MATH_ENV + ")",
+    r"|(?:^|\n)[ \t]*(?:\*\*)?(?:final\s+)?answer(?:\*\*)?[ \t]+(?P<env>" + _MATH_ENV + ")"
+    # a heading "**Final Answer:**" alone on its line: the answer is the next line that has text
+    r"|(?:^|\n)[ \t]*(?:\#+[ \t]*)?(?:\*\*|__)?(?:final\s+)?answer[ \t]*:?[ \t]*(?:\*\*|__)?"
+    r"[ \t]*:?[ \t]*\n(?:[ \t]*\n){0,2}[ \t]*(?P<next>" + _MATH_ENV + r"|[^\n]+)",
     re.IGNORECASE | re.DOTALL)
 
 # An explicit admission that an earlier answer was wrong. Boxes before the last one of these are
@@ -152,7 +164,9 @@ _CORRECTION_RE = re.compile(
     r"step)\s+(?:is|was)\s+(?:wrong|incorrect|not\s+(?:right|correct))\b"
     r"|\bthere(?:'s|\s+is|\s+was)\s+an?\s+(?:error|mistake)(?:\s*[.,:;!]|\s+in\s+my\b)"
     r"|\bcorrection\s*:|\bscratch\s+that\b|\bI\s+take\s+(?:that|it)\s+back\b"
-    r"|\b(?:wait|actually|hmm)\s*,?\s+no\s*[.!;]",
+    # "Hmm, no, it's 6" (but "Wait, no, that is right" re-affirms)
+    r"|\b(?:wait|actually|hmm)\s*,?\s+no\s*(?:[.!;:]|,(?!\s*(?:that|this|it)(?:'s|\s+is|\s+was)"
+    r"\s+(?:right|correct|fine|ok|okay|true)\b))",
     re.IGNORECASE)
 # Weaker signs of a correction, enough to withdraw boxes before them when a new final box
 # follows (and nothing after them hedges): "my earlier answer of \boxed{10} is incorrect".
@@ -216,13 +230,31 @@ def _subject_is(x: str) -> str | None:
     return None if re.match(r"(?i)(?:not|no|never)\b", stmt) else stmt
 
 
+_CONCLUDED_RE = re.compile(
+    r"(?is)^(?:\*\*)?(?:so|thus|therefore|hence|finally|consequently)\s*,?\s+"
+    r"(?:(?:we|I)\s+(?:get|have|find|obtain)\s+(?:that\s+)?)?(?P<stmt>.+)$")
+
+
+def _concluded_value(x: str) -> str | None:
+    """'Therefore, $x = 5$.' -> 'x = 5': a concluding word, then one variable set to a value
+    (and nothing else: 'So x = 5 and y = 3' or 'Thus 2x = 10' are no final answer)."""
+    m = _CONCLUDED_RE.match(x.strip())
+    stmt = _clean_statement(m.group("stmt")) if m else None
+    if stmt is None or not re.fullmatch(_NAME + r"\s*=\s*[^=<>]+", stmt):
+        return None
+    words = re.findall(r"[a-zA-Z]{2,}", re.sub(r"\\[a-zA-Z]+", "", stmt.split("=", 1)[1]))
+    if len(words) > 1 or any(w.lower() in _UNIT_BLOCK for w in words):
+        return None                      # "x = 5 is not a solution": a remark, not the answer
+    return None if _HEDGE_RE.search(stmt) else stmt
+
+
 def _clean_statement(x: str, loose: bool = False) -> str | None:
     """The answer inside an anchored statement like 'The answer is $5$ cm.'
 
     `loose` (after "Final Answer:"): a statement "The volume of $V$ is 120." gives what follows
     its "is", and one with a single number and no formula ("Jane started 3 hours ago") gives it.
     """
-    x = x.strip().strip("*").strip()
+    x = re.sub(r"\*\*|`", "", x).strip()          # markdown bold and code marks: "is **5** cm"
     x = re.sub(r"(?i)^the\s+final\s+answer\s+is\s*:?\s*", "", x)
     # a quoted answer
     x = re.sub(r'^\\?["\u201c]\s*((?:\$[^$]*\$|[^"\u201d])*?)\s*\\?["\u201d]', r"\1", x)
@@ -236,12 +268,12 @@ def _clean_statement(x: str, loose: bool = False) -> str | None:
                            envs.group(1), re.DOTALL)
         joiners = re.findall(r"(?:\$|\\\)|\\\])\s*(,|\band\b|\bor\b)\s*(?:\$|\\\(|\\\[)",
                              envs.group(1))
-        if any(j == "or" for j in joiners):
-            return None
         vals = ["".join(p).strip() for p in parts]
         rest = envs.group("rest").strip()
         unit = re.match(r"^([a-zA-Z]+(?:\^\d)?)(?=$|[\s.,;])", rest)     # "$5$ cm." keeps "cm"
-        ans = ", ".join(vals)
+        # "$x=2$ or $x=3$" stays an "or": a hedge for one value, the list when the gold has two
+        # (as in a box, "\boxed{x = 2 \text{ or } x = 3}")
+        ans = (" \\text{ or } " if "or" in joiners else ", ").join(vals)
         if (unit and len(vals) == 1
                 and unit.group(1).lower() not in ("or", "and", "i", "a", "is", "as")):
             ans = f"{ans}\\text{{ {unit.group(1)}}}"
@@ -255,7 +287,8 @@ def _clean_statement(x: str, loose: bool = False) -> str | None:
         after = _subject_is(x)
         if after is not None:
             return _clean_statement(after)
-        if not re.search(r"\$|\\\(|\\\[", x) and not _HEDGE_RE.search(x):
+        if not re.search(r"\$|\\\(|\\\[", x) and not _HEDGE_RE.search(x) \
+                and not _QUALIFIER_RE.search(x):
             nums = re.findall(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w.])", x)
             if len(nums) == 1 and not re.fullmatch(r"-?\d[\d,]*(?:\.\d+)?", x):
                 return nums[0]
@@ -282,12 +315,12 @@ def _final_sentence_in(text: str) -> tuple[str | None, int]:
         return None, -1
     last = parts[-1]
     sentence = last.group(0)
-    stmt = _subject_is(sentence)
+    stmt = _subject_is(sentence) or _concluded_value(sentence)
     if stmt is None:                     # "... P(A) = 2/3 Therefore, the probability is 2/3."
         starts = [m.start() for m in re.finditer(
             r"(?<![\w$])(?:So|Thus|Therefore|Hence|Finally|Consequently|The)\b", sentence)]
         for s in reversed(starts):
-            stmt = _subject_is(sentence[s:])
+            stmt = _subject_is(sentence[s:]) or _concluded_value(sentence[s:])
             if stmt is not None:
                 break
     if stmt is None:
@@ -312,6 +345,8 @@ def _last_anchor(text: str) -> tuple[int, str | None, int, bool] | None:
         return last.start(), _clean_statement(last.group("hash")), last.end(), True
     if last.group("env") is not None:
         return last.start("env"), _clean_statement(last.group("env")), last.end(), False
+    if last.group("next") is not None:
+        return last.start(), _clean_statement(last.group("next"), loose=True), last.end(), True
     end = _SENTENCE_RE.match(text, last.start("stmt")).end()    # what follows may retract it
     return last.start(), _clean_statement(last.group("stmt"), loose=final), end, final
 
@@ -329,8 +364,13 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
     """
     boxes = find_boxes(text)
     anchor = _last_anchor(text)
+    later = None
     if anchor and boxes and not (anchor[0] >= boxes[-1][1] and anchor[3] and anchor[1]
                                  and re.search(r"[\d$\\]", anchor[1])):
+        if (anchor[0] >= boxes[-1][1] and anchor[1] and re.search(r"[\d$\\]", anchor[1])
+                and not re.search(r"[a-zA-Z]{2,}", re.sub(r"\\[a-zA-Z]+", "",
+                                                          normalize_answer(anchor[1])))):
+            later = anchor[1]          # "\boxed{5} ... Answer: 6": a value after the box competes
         anchor = None                            # the box is the answer; the anchor is commentary
     if boxes and anchor is None:
         group = [boxes[-1]]
@@ -360,7 +400,7 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
         withdrawn = [b for b in earlier if b[0] < fix.start()]
         if withdrawn and not _WITHDRAW_HEDGE_RE.search(text, withdrawn[0][1]):   # nothing hedges
             earlier = [b for b in earlier if b[0] > fix.end()]
-    others = [_strip_math_delims(c) for _, _, c in earlier]
+    others = [_strip_math_delims(c) for _, _, c in earlier] + ([later] if later else [])
     if answer is None and lenient:
         (answer, end), how = _lenient_answer(text), "lenient"
     if answer is None:
@@ -408,8 +448,9 @@ def extract_answer(text: str) -> str | None:
     self-correction ("I made an error", "that's wrong") stands between them and the last one
     and nothing after them hedges. Without a box only an anchored final statement counts: "The
     answer is X", "Final Answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X",
-    "#### X", "<answer>X</answer>", or a last sentence "Therefore, the largest $n$ is X". An
-    admission of error after the final answer withdraws it.
+    a heading "**Final Answer**" with X on the next line, "#### X", "<answer>X</answer>", or a
+    last sentence "Therefore, the largest $n$ is X" or "Therefore, $x = X$". An admission of
+    error after the final answer withdraws it.
 
     >>> extract_answer("so \\\\boxed{3}, \\\\boxed{4}")
     '3, 4'
@@ -456,12 +497,12 @@ _UNICODE = {
     "−": "-", "–": "-", "—": "-", "π": "\\pi ", "∞": "\\infty ", "×": "\\times ", "·": "\\cdot ",
     "⋅": "\\cdot ", "÷": "\\div ", "≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "∪": "\\cup ",
     "∩": "\\cap ", "°": "^\\circ", "½": "\\frac{1}{2}", "⅓": "\\frac{1}{3}", "⅔": "\\frac{2}{3}",
-    "¼": "\\frac{1}{4}", "¾": "\\frac{3}{4}", "²": "^2", "³": "^3", "⁴": "^4", "θ": "\\theta ",
+    "¼": "\\frac{1}{4}", "¾": "\\frac{3}{4}", "θ": "\\theta ",
     "α": "\\alpha ", "β": "\\beta ", "∈": "\\in ", "ℝ": "\\mathbb{R}", "±": "\\pm ", "∓": "\\mp ",
     "⟨": "(", "⟩": ")", "∅": "\\emptyset ", "\u00a0": " ", "\u2009": " ", "\u202f": " ",
 }
 _TEXT_CMDS = (r"(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|textnormal|operatorname|"
-              r"rm|bf)")
+              r"textsuperscript|boldsymbol|pmb|bm|underline|rm|bf)")
 _UNIT_WORDS = (
     "cm|mm|km|m|meters?|metres?|centimeters?|kilometers?|inch(?:es)?|in|ft|feet|foot|yards?|yd|miles?|"
     "mi|kg|g|grams?|kilograms?|mg|lbs?|pounds?|ounces?|oz|s|sec|seconds?|min|minutes?|h|hrs?|hours?|"
@@ -482,15 +523,21 @@ def _repeating_decimal(m: re.Match) -> str:
 def normalize_answer(s: str) -> str:
     """Canonical string of an answer; the same function is applied to gold and prediction.
 
-    Handles: math delimiters, `\\left`/`\\right`, spacing commands, `\\dfrac`/`\\tfrac` and the
-    brace-less `\\frac13`, `\\sqrt3`, `\\text{}`-style wrappers, trailing units (`\\text{ cm}`,
-    `5 dollars`, `4 red marbles`), degrees (`^\\circ`, `°`), percent (`\\%`, `28 percent`,
-    `28 pct`, `per cent`: kept as a trailing `%`), thousands separators (`1,000`, `1\\,000`,
-    `1{,}000`, `1,\\!000`, `1 000`; not "3, 500", which is two numbers), scientific notation
-    (`3e8` -> `3\\times10^{8}`), repeating decimals (`0.\\overline{3}` -> `\\frac{1}{3}`), unicode
-    (`√2`, `π`, `−`, `½`), base subscripts (`(204)_5` -> `204_{5}`), empty-set symbols
-    (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), `;` as a list separator, leading `x =`,
-    `x \\in`, `(p, q) =`, matrix environments (all -> pmatrix), and spaces.
+    Handles: math delimiters, `\\left`/`\\right` (also `\\left.`, `\\bigl(`), spacing commands and
+    formatting without value (`\\hspace`, `\\phantom`, `\\color`, size and font switches),
+    `\\dfrac`/`\\tfrac`/`\\sfrac` and the brace-less `\\frac13`, `\\sqrt3`, `\\text{}`-style
+    wrappers, trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`; not qualifiers such
+    as `5 minimum`), currencies (`\\$`, `€`, `£`, `USD 5`), ordinals (`5^{th}`), degrees
+    (`^\\circ`, `°`, `^\\circ C`), percent (`\\%`, `28 percent`, `28 pct`, `per cent`: kept as a
+    trailing `%`), thousands separators (`1,000`, `1\\,000`, `1{,}000`, `1,\\!000`, `1 000`; not
+    "3, 500", which is two numbers), digits apart by a space (`2 1/2` a mixed number, `3 4`
+    two numbers, never 34), scientific notation (`3e8` -> `3\\times10^{8}`), repeating decimals
+    (`0.\\overline{3}` -> `\\frac{1}{3}`), unicode (`√2`, `π`, `−`, `½`, any vulgar fraction,
+    fullwidth digits, superscript runs `x¹⁰`), grouping braces `{{5}}`, base subscripts
+    (`(204)_5` -> `204_{5}`), empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`),
+    siunitx `\\num{}`/`\\SI{}{}`, the rows of an `aligned` environment (a list), `;` as a list
+    separator, leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, matrix environments (all ->
+    pmatrix), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
     '\\\\frac{1}{3}'
@@ -507,7 +554,11 @@ def normalize_answer(s: str) -> str:
 
 
 _UNIT_BLOCK = {"and", "or", "not", "more", "less", "than", "each", "only", "all", "no", "for", "if",
-               "is", "are", "of", "to", "in", "at", "on", "by", "with"}
+               "is", "are", "of", "to", "in", "at", "on", "by", "with",
+               # words that qualify the number rather than name what it counts ("5 minimum")
+               "likely", "unlikely", "minimum", "maximum", "approx", "approximately", "roughly",
+               "about", "around", "nearly", "almost", "ish", "so", "fewer", "least", "most",
+               "plus", "minus", "over", "under", "estimated", "unless", "except", "when"}
 
 
 def _strip_unit_words(s: str) -> str:
@@ -525,8 +576,31 @@ def _strip_unit_words(s: str) -> str:
     return num
 
 
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻", "0123456789+-")
+
+
+def _unicode_forms(s: str) -> str:
+    """Unicode spellings no table lists one by one: fullwidth forms ('－５' -> '-5'), every vulgar
+    fraction ('⅕' -> '\\frac{1}{5}', '2⅜' a mixed number) and superscript runs ('x¹⁰' -> 'x^{10}',
+    before the table reads '²' alone)."""
+    if s.isascii():
+        return s
+    s = re.sub("[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻]+", lambda m: "^{" + m.group(0).translate(_SUPERSCRIPTS) + "}", s)
+    out = []
+    for c in s:
+        if "\uff01" <= c <= "\uff5e":                       # fullwidth ASCII
+            c = chr(ord(c) - 0xFEE0)
+        elif unicodedata.category(c) == "No":
+            m = re.fullmatch(r"(\d+)\u2044(\d+)", unicodedata.normalize("NFKC", c))
+            if m:
+                c = f"\\frac{{{m.group(1)}}}{{{m.group(2)}}}"
+        out.append(c)
+    return "".join(out).replace("\u2044", "/").replace("\u2215", "/")
+
+
 def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = DOUBLED_CMD_RE.sub("", str(s).strip())
+    s = _unicode_forms(s)
     for k, v in _UNICODE.items():
         if k in s:
             s = s.replace(k, v)
@@ -535,8 +609,21 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                lambda m: "\\sqrt{" + m.group(1).strip("(){}") + "}", s)
     s = _strip_math_delims(s)
     s = re.sub(r"\\\$|\\text\{\s*\\\$\s*\}", "", s)                    # currency \$
+    # other currencies, as a symbol anywhere or a code before the number: €5, 5 £, USD 5, Rs. 5
+    # (a code after the number is a unit word, dropped below)
+    s = re.sub(r"[€£¥₹]|\\(?:euro|pounds|yen)(?![a-zA-Z])", "", s)
+    s = re.sub(r"^\s*(?:\\(?:text|mathrm)\{\s*)?(?:USD|US|EUR|GBP|JPY|INR|CAD|AUD|Rs\.?|Rp)"
+               r"(?:\s*\})?\s*(?=[-+]?\.?\d)", "", s)
     s = (s.replace("$", "").replace("\\(", "").replace("\\)", "").replace("\\[", "")
          .replace("\\]", ""))
+    # formatting that carries no value: null delimiters (\left. would leave a decimal point),
+    # sized delimiters, spacing boxes, colour, size and font switches
+    s = re.sub(r"\\(?:left|right)\s*\.|\\(?:big|Big|bigg|Bigg)[lrm](?![a-zA-Z])", "", s)
+    s = re.sub(r"\\(?:[hv]space|[hv]?phantom)\*?\s*\{[^{}]*\}|\\(?:mathstrut|strut)(?![a-zA-Z])"
+               r"|\\color\s*\{[^{}]*\}|\\textcolor\s*\{[^{}]*\}", "", s)
+    s = re.sub(r"\\(?:tiny|scriptsize|footnotesize|small|normalsize|large|Large|LARGE|huge|Huge|"
+               r"it|sf|tt)(?![a-zA-Z])|\\(?:rm|bf)(?![a-zA-Z])(?!\s*\{)", "", s)
+    s = s.replace("\\textdollar", "")
     s = re.sub(r"\\(?:displaystyle|textstyle|scriptstyle|left|right|big|Big|bigg|Bigg)(?![a-zA-Z])",
                "", s)
     s = (s.replace("\\lbrace", "\\{").replace("\\rbrace", "\\}").replace("\\langle", "(")
@@ -547,13 +634,31 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\lt(?![a-zA-Z])", "<", s)
     s = re.sub(r"\\gt(?![a-zA-Z])", ">", s)
     s = re.sub(r"\\mid(?![a-zA-Z])", "|", s)
-    s = re.sub(r"\\(?:dfrac|tfrac|cfrac)(?![a-zA-Z])", r"\\frac", s)
+    s = re.sub(r"\\(?:dfrac|tfrac|cfrac|sfrac)(?![a-zA-Z])", r"\\frac", s)
+    # siunitx: \num{1000} -> 1000, \SI{5}{cm} / \qty{5}{cm} -> 5 cm (the unit is dropped below)
+    s = re.sub(r"\\num\s*\{([^{}]*)\}", r"\1", s)
+    s = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}",
+               lambda m: m.group(1) + (f"\\text{{ {m.group(2)}}}"
+                                       if re.fullmatch(r"[a-zA-Z]+", m.group(2)) else ""), s)
+    # an alignment environment around the answer: its rows are a list, "&" only aligns, and
+    # ":=" defines like "="
+    m = re.fullmatch(r"\s*\\begin\{(aligned|align\*?|gathered|split|equation\*?)\}(.*)"
+                     r"\\end\{\1\}\s*", s, re.DOTALL)
+    if m:
+        s = ", ".join(r.strip() for r in re.split(r"\\\\", m.group(2).replace("&", ""))
+                      if r.strip())
+    s = s.replace(":=", "=")
     # thousands separators in LaTeX spacing: 1\,000 1{,}000 1\ 000 1,\!000 (also "1,\! 000")
     s = re.sub(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))", ",", s)
     s = re.sub(r"(?<=\d)(?:\\,|\{,\}|\\ |\\;|~)(?=\d{3}(?!\d))", "", s)
     s = s.replace("{,}", ",")
     s = re.sub(r"(?<!\\)\\[,;:! ]|\\quad|\\qquad|~", " ", s)
-    # degrees and percent
+    # degrees and percent; a temperature scale after the degree sign goes with it (5^\circ C)
+    s = re.sub(r"(?<=[\d}])\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ)\s*"
+               r"(?:\\(?:text|mathrm)\s*\{\s*[CF]\s*\}|[CF](?![a-zA-Z]))", "", s)
+    if re.search(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])", s):   # sin 30^\circ = 1/2
+        s = re.sub(r"(\d+(?:\.\d+)?|\{[^{}]*\}|\([^()]*\))\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ"
+                   r"|\\degree(?![a-zA-Z]))", r"(\1\\cdot\\frac{\\pi}{180})", s)
     s = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree|\^\{\\text\{o\}\}", "", s)
     pct = False
     m = re.search(r"\s*(?:\\%|%|\\(?:text|mbox|mathrm|textrm)\s*\{\s*(?:\\?%|percent(?:age)?s?|pct|"
@@ -574,6 +679,11 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                flags=re.IGNORECASE) if re.search(r"\d\s*[}]?\s*[a-zA-Z]{2,}", s) or re.search(
         r"\d\s+[a-zA-Z]\s*$", s) else s
     s = _strip_unit_words(s.strip())
+    # ordinals: 5^{th}, 5^{\text{th}} (unwrapped above), 21^{st}
+    s = re.sub(r"(?<=\d)\s*\^\s*\{?\s*(?:st|nd|rd|th)\s*\}?\s*$", "", s)
+    # {n \choose k} -> \binom{n}{k}
+    s = re.sub(r"\{([^{}]+?)\\choose(?![a-zA-Z])([^{}]+)\}", r"\\binom{\1}{\2}", s)
+    s = re.sub(r"^([^{}]+?)\\choose(?![a-zA-Z])([^{}]+)$", r"\\binom{\1}{\2}", s.strip())
     # brace-less \frac13, \frac{1}3, \frac1{3}, \sqrt3
     s = re.sub(r"\\frac\s*([0-9a-zA-Z])\s*([0-9a-zA-Z])", r"\\frac{\1}{\2}", s)
     s = re.sub(r"\\frac\s*(\{[^{}]*\})\s*([0-9a-zA-Z])", r"\\frac\1{\2}", s)
@@ -614,6 +724,15 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(-?)(\d*)\.(\d*)\\(?:overline|bar|dot)\{?(\d+)\}?", _repeating_decimal, s)
     # "3, 500" is two numbers: mark the comma so that the thousands rule below cannot join them
     s = re.sub(r"(?<=\d),\s+(?=\d)", "\x00", s)
+    # digits apart by a space: "2 1/2" is a mixed number, "1 000 000" one grouped number, any
+    # other "3 4" two numbers (collapsing the space below would make them 34, and 2 1/2 = 21/2)
+    s = re.sub(r"([_^])(\d+)\s+(?=\d)", r"\1{\2}", s)         # \log_2 8: a subscript, then 8
+    s = re.sub(r"(?<![\d._^])(\d+)\s+(\d+)/(\d+)(?![\d./])",
+               lambda m: (f"{m.group(1)}\\frac{{{m.group(2)}}}{{{m.group(3)}}}"
+                          if 0 < int(m.group(2)) < int(m.group(3)) else m.group(0)), s)
+    s = re.sub(r"(?<![\d._^])\d{1,3}(?:[ \t]\d{3})+(?!\d)|\.\d{3}(?:[ \t]\d{3})*[ \t]\d{1,3}(?!\d)",
+               lambda m: re.sub(r"\s", "", m.group(0)), s)        # also 3.141 592 (SI style)
+    s = re.sub(r"(?<=\d)\s+(?=\.?\d)", "\x00", s)                 # also "1 .5"
     # spaces: collapse, keep one only between two letters (e.g. "\pi r", "no solution")
     s = re.sub(r"\s+", " ", s).strip()
     s = re.sub(r"(?<![a-zA-Z]) | (?![a-zA-Z])", "", s)
@@ -628,10 +747,36 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
             s = ",".join(t[1] for t in named)
     s = re.sub(r"^\+(?=\d)", "", s)
     s = re.sub(r"(?<![\d])\.(\d)", r"0.\1", s)
-    s = s.rstrip(".").strip()
-    if s.startswith("{") and s.endswith("}") and _match_brace(s, 0) == len(s):
-        s = s[1:-1]
-    return s + ("%" if pct else "")
+    # "5." and "5," end a sentence or a list; a trailing ellipsis ("5...", "5\ldots") says the
+    # digits or terms go on, so it stays (as "...") and the answer is no plain number
+    s = re.sub(r"(?:\.\.\.|…|\\[lc]?dots(?![a-zA-Z]))$", "...", s)
+    s = s if s.endswith("...") else s.rstrip(".,").strip()
+    s = re.sub(r"(?i)^(?:option|choice|answer)\s*:?\s*(\(?[A-E]\)?)$", r"\1", s)   # "Option B"
+    return _strip_outer_braces(s) + ("%" if pct else "")
+
+
+def _strip_outer_braces(s: str) -> str:
+    """'{{5}}' -> '5': braces around the whole answer only group, at any depth. One pass over
+    the string (calling `_match_brace` once per level would be quadratic in the depth)."""
+    k = 0
+    while 2 * k + 1 < len(s) and s[k] == "{" and s[-1 - k] == "}":
+        k += 1
+    if not k:
+        return s
+    match, stack, i = {}, [], 0
+    while i < len(s):
+        if s[i] == "\\":
+            i += 2
+            continue
+        if s[i] == "{":
+            stack.append(i)
+        elif s[i] == "}" and stack:
+            match[stack.pop()] = i
+        i += 1
+    n = 0
+    while n < k and match.get(n) == len(s) - 1 - n:
+        n += 1
+    return s[n:len(s) - n].strip()
 
 
 
@@ -1122,7 +1267,7 @@ def _intervals(s: str) -> tuple[str | None, bool, list[tuple]] | None:
         s = m.group(2)
         if s.startswith(m.group(1) + "\\in"):
             s = s[len(m.group(1)) + 3:]
-    if s in ("\\mathbb{R}", "\\mathbb R", "R", "allrealnumbers", "all real numbers"):
+    if _is_reals(s):
         return None, False, [("-\\infty", False, "\\infty", False)]
     pieces = [p for p in re.split(r"\\cup|(?<![a-zA-Z])or(?![a-zA-Z])|\\lor|\\vee", s)]
     if any(not p.strip() for p in pieces):
@@ -1140,6 +1285,10 @@ def _intervals(s: str) -> tuple[str | None, bool, list[tuple]] | None:
             var = v
         out.extend(ivs)
     return var, ineq, out
+
+
+def _is_reals(s: str) -> bool:
+    return s in ("\\mathbb{R}", "\\mathbb R", "R", "allrealnumbers", "all real numbers")
 
 
 def _inf_key(x: str) -> str | None:
@@ -1214,6 +1363,14 @@ def _is_name(s: str) -> bool:
                            for c in re.split(r"[:/]", s))
 
 
+def _choice(s: str) -> tuple[str, str] | None:
+    """'(B)5' -> ('b', '5'), '(B)' -> ('b', ''): a multiple-choice letter in parentheses,
+    optionally followed by the value of that choice (AMC golds: '\\textbf{(B) }5')."""
+    m = re.fullmatch(r"\(([A-E])\)(.*)", s)
+    return (m.group(1).lower(), m.group(2)) if m and not re.match(r"[a-zA-Z^_(]", m.group(2)) \
+        else None
+
+
 def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     if g == p:
         return True
@@ -1240,6 +1397,16 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
         if _is_name(lhs) or (eq is p and numeric_lhs):
             return (_scalar_equal(rhs, other, budget) if eq is g
                     else _scalar_equal(other, rhs, budget))
+    gc, pc = _choice(g), _choice(p)
+    if gc or pc:                                 # "(B) 5": a choice letter and its value
+        if gc and pc:
+            return gc[0] == pc[0] and (not gc[1] or not pc[1]
+                                       or _scalar_equal(gc[1], pc[1], budget))
+        (letter, value), other = (gc, p) if gc else (pc, g)
+        if re.fullmatch(r"\(?[A-Ea-e]\)?", other):          # the letter alone: it decides
+            return _text_key(other) == letter.lower()
+        return bool(value) and (_scalar_equal(value, other, budget) if gc
+                                else _scalar_equal(other, value, budget))
     gt, pt = _is_text(g), _is_text(p)
     if gt or pt:
         return gt and pt and _text_key(g) == _text_key(p)
@@ -1282,19 +1449,23 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
             if gi[1] and pi[1] and gi[0] != pi[0]:
                 return False
             return _same_intervals(gi[2], pi[2], budget)
-    if "\\cup" in g or "\\cup" in p:
+    if _is_reals(g) or _is_reals(p):             # \mathbb{R} = (-\infty, \infty)
+        gi, pi = _intervals(g), _intervals(p)
+        if gi is not None and pi is not None:
+            return _same_intervals(gi[2], pi[2], budget)
+    if "\\cup" in g or "\\cup" in p:           # a union is unordered: (3,4)\cup(1,2)
         gs, ps = _split_top(g, "\\cup"), _split_top(p, "\\cup")
         if len(gs) != len(ps):
             return False
         if len(gs) > 1:
-            return all(_equal(a, b, budget) for a, b in zip(gs, ps))
+            return _match_all(gs, ps, budget)
     gk, ge = _structure(g)
     pk, pe = _structure(p)
     if gk == "scalar" and pk == "scalar":
         return _scalar_equal(g, p, budget)
     # a collection of tuples is a set whatever its brackets: {(1,2),(3,4)} = (3,4),(1,2)
     tuples = len(ge) > 1 and len(pe) > 1 and all(_is_tuple(x) for x in ge + pe)
-    if tuples:
+    if tuples or gk == pk == "set":              # a set holds each element once: {1,1,2} = {1,2}
         ge, pe = list(dict.fromkeys(ge)), list(dict.fromkeys(pe))
     if len(ge) != len(pe):
         return False
@@ -1308,6 +1479,11 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
             return False
     if not unordered:
         return all(_equal(a, b, budget) for a, b in zip(ge, pe))
+    return _match_all(ge, pe, budget)
+
+
+def _match_all(ge: list[str], pe: list[str], budget: _Budget) -> bool:
+    """Every element of `ge` equals its own element of `pe` (same length, any order)."""
     left = list(pe)
     for a in ge:
         for j, b in enumerate(left):
@@ -1316,7 +1492,7 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
                 break
         else:
             return False
-    return True
+    return not left
 
 
 _ASSIGN_RE = re.compile(r"(" + _NAME + r")=([^=,]+)")
@@ -1376,7 +1552,8 @@ for _canon, _names in {
 def _unit_key(s: str) -> str | None:
     """The known unit after a number ('5 cm', '12\\text{ cm}^2', '3 square feet' -> 'cm',
     'cm^2', 'ft^2'), or None (no unit, or a word we do not know as a unit)."""
-    t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", s)
+    t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"\1 \2", s)   # siunitx
+    t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", t)
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
     m = re.search(r"\d(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
                   r"(?P<u>[a-zA-Z]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
@@ -1399,8 +1576,9 @@ _UNSURE_RE = re.compile(r"\\approx|≈|\?|"
 def _expand_pm(s: str) -> str:
     """'1\\pm\\sqrt{2}' -> '1+\\sqrt{2}, 1-\\sqrt{2}' (a gold answer that is two values)."""
     s = s.replace("±", "\\pm ")
-    if s.count("\\pm") == 1 and "," not in s:
-        return s.replace("\\pm", "+") + ", " + s.replace("\\pm", "-")
+    pm = r"\\pm(?![a-zA-Z])"                    # not \pmod, \pmb
+    if len(re.findall(pm, s)) == 1 and "," not in s:
+        return re.sub(pm, "+", s) + ", " + re.sub(pm, "-", s)
     return s
 
 
@@ -1418,9 +1596,10 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * the last `\\boxed{}`/`\\fbox{}` counts (adjacent boxes, or boxes joined by a short phrase
       with "and", form one list); without a box only an anchored final statement: "The answer
       is X", "Final answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X",
-      "Answer $X$", "#### X", "<answer>X</answer>", or a last sentence "Therefore, the
-      largest $n$ is X"; a "Final Answer:", "####" or "<answer>" line after the last box is
-      the final answer;
+      "Answer $X$", a "**Final Answer**" heading with X on the next line, "#### X",
+      "<answer>X</answer>", or a last sentence "Therefore, the largest $n$ is X" or
+      "Therefore, $x = X$" (one variable); a "Final Answer:", "####" or "<answer>" line after
+      the last box is the final answer;
     * hedges -> False: "42 or 43", `\\pm` for a single value, `\\approx`, extra candidates,
       several boxes with different values offered as alternatives;
     * a self-correction ("wait, I made an error", "that's wrong", "my earlier answer is
@@ -1445,6 +1624,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty); endpoints and their openness must agree, and
       two inequalities must be in the same variable;
     * the empty set: \\emptyset = \\varnothing = \\{\\} = "no solution" = "none";
+    * a choice letter with its value ("\\textbf{(B) }5") equals that letter ("B", "(B)") or
+      that value ("5"); letter and value both given must both agree;
     * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1" and "|AB| = 1"
       as gold equal their right side; a box "x = 5+5+1 = 11" counts as its last member;
     * equations of one line or curve agree up to rearrangement and a nonzero factor:
@@ -1470,7 +1651,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
        gold with an expression on the left is compared as an equation ("7 = 11a + c" is not
        "11a + c");
     7. boxes that neither join the last one nor hold its value compete with it (a hedge), also
-       when a "Final Answer:" line follows them; a gold's last box group is the gold.
+       when a "Final Answer:" line follows them; so does a value stated as the answer after the
+       last box ("\\boxed{5} ... Answer: 6"); a gold's last box group is the gold.
 
     Never raises: anything unexpected counts as False.
 
@@ -1524,6 +1706,9 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
         return False
     if len(p) > max(MAX_ANSWER_CHARS // 2, 4 * len(g) + 50):         # over-long: no parsing
         return False
+    kind, items = _structure(p)          # "\boxed{5} \boxed{5}": one value said twice, no list
+    if kind == "bare" and len(set(items)) == 1 and _structure(g)[0] == "scalar":
+        p = pred = items[0]
     budget = _Budget(VERIFY_BUDGET_S)
     relation = any(iv is not None and iv[1] for iv in (_intervals(g), _intervals(p)))
     if relation:

@@ -47,6 +47,8 @@ SELF_CORRECTION = [
         "(2,1)",
     ),
     ("\\boxed{7} is wrong, I dropped a term. Recounting: \\boxed{8}", "8"),
+    ("\\boxed{5}. Hmm, no, it is \\boxed{6}.", "6"),
+    ("\\boxed{5}. Wait, no: 2 + 4 = 6, so \\boxed{6}.", "6"),
 ]
 HEDGES = [  # several boxes offered as alternatives: rejected whichever one is right
     ("\\boxed{5} or \\boxed{7}", "7"),
@@ -59,17 +61,32 @@ HEDGES = [  # several boxes offered as alternatives: rejected whichever one is r
     ("\\boxed{5}. I made an error, it is \\boxed{7}. Hmm, or maybe \\boxed{5} after all.", "5"),
     ("\\boxed{5}, or if I'm wrong, \\boxed{7}.", "7"),
     ("I made an error earlier. The answer is \\boxed{5}, or \\boxed{7}.", "7"),
+    # a box, then a different value stated as the answer: two answers, whichever is right
+    ("The answer is \\boxed{5}.\n\n**Answer: 6**", "5"),
+    ("The answer is \\boxed{5}.\n\n**Answer: 6**", "6"),
+    ("\\boxed{5}\n\nThe answer is $6$ apples.", "5"),
 ]
 CORRECTION_NEAR_MISSES = [
     ("\\boxed{7}. Wait, I made a mistake somewhere.", "7"),  # the final answer withdrawn
     ("The answer is 7. Hmm, that's wrong.", "7"),
     ("\\boxed{7}. Wait, I made an error, it's \\boxed{8}.", "7"),  # corrected to a wrong value
     ("\\boxed{5}. Wait, I made an error in the second step, so \\boxed{7}.", "5"),
+    ("\\boxed{5}. Hmm, no, it is \\boxed{6}.", "5"),
+    ("The answer is 5. Actually, no, it is 6.", "5"),
 ]
 
 
 def test_self_correction_counts_the_last_box():
     check([(c, g, True) for c, g in SELF_CORRECTION])
+
+
+def test_a_restated_answer_after_the_box_may_agree_with_it():
+    check([
+        ("\\boxed{5}\n\nAnswer: 5", "5", True),
+        ("\\boxed{12}\n\nThe answer is $12$ dollars.", "12", True),
+        ("\\boxed{\\frac12}. The answer is 0.5 in decimal form.", "1/2", True),
+        ("\\boxed{\\frac12}\n\nAnswer: $0.5$", "1/2", True),
+    ])
 
 
 def test_hedged_boxes_stay_rejected():
@@ -119,6 +136,20 @@ ANCHORED = [
         "(7,6)",
     ),
     ('The final answer is "$12$ and $13$".', "12, 13"),
+    # a "Final Answer" heading alone on its line, the answer on the next line with text
+    ("**Final Answer**\n5", "5"),
+    ("**Final Answer:**\n\n$\\frac{1}{2}$", "0.5"),
+    ("## Final Answer\nThe largest $n$ is 34.", "34"),
+    ("Answer:\n  12 apples", "12"),
+    # a concluding word, then one variable set to a value, as the last sentence
+    ("Therefore, x = 5.", "5"),
+    ("Thus $x = \\frac{3}{2}$.", "1.5"),
+    ("So we get that \\(y = 2x + 1\\).", "y=2x+1"),
+    ("**Final Answer**\n$$\n5\n$$", "5"),
+    ("The answer is:\n5", "5"),
+    ("So the answer is **5** apples.", "5"),
+    ("Answer: `5`", "5"),
+    ("The solutions are $x=2$ or $x=3$. The answer is $x=2$ or $x=3$.", "2, 3"),  # as in a box
 ]
 ANCHOR_NEAR_MISSES = [
     ("Final Answer: The largest $n$ is 35.", "34"),
@@ -132,6 +163,23 @@ ANCHOR_NEAR_MISSES = [
     ("The largest n could be 34.", "34"),
     ("After simplifying, x = 5.", "5"),
     ("We have 3 apples and 5 pears, total 8.", "8"),
+    ("**Final Answer**\n6", "5"),
+    ("**Final Answer:**\n\n5\n\nWait, I made an error: it is 6.", "5"),
+    ("Therefore, x = 6.", "5"),
+    ("Therefore, x = 5 or x = 6.", "5"),
+    ("So x = 5 and y = 3.", "5"),
+    ("Thus 2x = 10.", "5"),
+    ("Therefore, $x \\approx 5$.", "5"),
+    ("Therefore, x = 5. Now we check the second case.", "5"),
+    ("The answer is:\n6", "5"),
+    ("Therefore, x = 5 is not a solution.", "5"),
+    ("So x = 5 for now.", "5"),
+    # a number qualified as a bound or an estimate is not the value
+    ("Final Answer: about 5", "5"),
+    ("Final Answer: at least 5 people", "5"),
+    ("Final Answer: Jane needs at most 5 hours", "5"),
+    ("Final Answer: more than 5", "5"),
+    ("The answer is $x=2$ or $x=3$.", "2"),
 ]
 
 
@@ -198,6 +246,16 @@ UNITS = [
     ("\\boxed{5\\text{ cm}}", "5 centimeters"),
     ("\\boxed{8 \\text{ cookies}}", "8"),
     ("\\boxed{3\\sqrt{2}\\text{ m}}", "3\\sqrt{2} \\text{ meters}"),
+    # currencies other than the dollar, and a temperature scale after the degree sign
+    ("\\boxed{€5}", "5"),
+    ("\\boxed{£12.50}", "12.5"),
+    ("\\boxed{5 \\text{ €}}", "5"),
+    ("\\boxed{USD 5}", "5"),
+    ("\\boxed{\\text{Rs. }250}", "250"),
+    ("The answer is €40.", "40"),
+    ("\\boxed{20^\\circ\\text{C}}", "20"),
+    ("\\boxed{20°C}", "20^\\circ"),
+    ("\\boxed{-5^{\\circ} F}", "-5"),
 ]
 UNIT_NEAR_MISSES = [
     ("\\boxed{6}", "5 cm"),
@@ -207,6 +265,15 @@ UNIT_NEAR_MISSES = [
     ("\\boxed{12 \\text{ cents}}", "12 dollars"),
     ("\\boxed{13}", "$12 dollars"),
     ("\\boxed{5 \\text{ cm}}", "5 \\text{ cm}^2"),
+    ("\\boxed{€6}", "5"),
+    ("\\boxed{USD 0.5}", "5"),
+    ("\\boxed{21^\\circ\\text{C}}", "20"),
+    # a word that qualifies the number is no unit
+    ("\\boxed{5 \\text{ likely}}", "5"),
+    ("\\boxed{5 \\text{ minimum}}", "5"),
+    ("\\boxed{5ish}", "5"),
+    ("The answer is 5 roughly.", "5"),
+    ("\\boxed{5 \\text{ people at most}}", "5"),
 ]
 
 
@@ -286,6 +353,12 @@ INTERVALS = [
     ("\\boxed{-\\infty < x < \\infty}", "\\mathbb{R}"),
     ("\\boxed{\\frac{1}{2} < x < 3}", "\\left(\\frac12, 3\\right)"),
     ("\\boxed{0.5 < x < 3}", "(\\frac{1}{2},3)"),
+    # a union is unordered, and \mathbb{R} is (-\infty, \infty) however the other side reads
+    ("\\boxed{(3, 4) \\cup (1, 2)}", "(1,2)\\cup(3,4)"),
+    ("\\boxed{[3, 4] \\cup (-\\infty, 2)}", "(-\\infty,2)\\cup[3,4]"),
+    ("\\boxed{(-\\infty, \\infty)}", "\\mathbb{R}"),
+    ("\\boxed{\\mathbb{R}}", "(-\\infty,\\infty)"),
+    ("\\boxed{x \\in \\mathbb{R}}", "(-\\infty,\\infty)"),
 ]
 INTERVAL_NEAR_MISSES = [
     ("\\boxed{2 \\le x \\le 5}", "(2, 5]"),
@@ -299,6 +372,10 @@ INTERVAL_NEAR_MISSES = [
     ("\\boxed{(-3, 3]}", "|x| < 3"),
     ("\\boxed{x > 3}", "x < 3"),
     ("\\boxed{x < 1 \\text{ or } x > 3}", "1 < x < 3"),
+    ("\\boxed{(3, 4] \\cup (1, 2)}", "(1,2)\\cup(3,4)"),
+    ("\\boxed{(3, 4) \\cup (1, 2) \\cup (5, 6)}", "(1,2)\\cup(3,4)"),
+    ("\\boxed{(0, \\infty)}", "\\mathbb{R}"),
+    ("\\boxed{\\mathbb{R}}", "(-\\infty,0)\\cup(0,\\infty)"),
 ]
 
 
@@ -473,6 +550,30 @@ COMMAS = [
 
 def test_a_comma_and_a_space_separate_two_numbers():
     check(COMMAS)
+
+
+# ---------------------------------------------------------------- digits apart by a space
+
+SPACED_DIGITS = [  # "2 1/2" is a mixed number and "1 000" one number; "3 4" is never 34
+    ("\\boxed{2 1/2}", "\\frac52", True),
+    ("\\boxed{2 1/2}", "10.5", False),
+    ("\\boxed{2 1/2}", "21/2", False),
+    ("\\boxed{-1 3/4}", "-1.75", True),
+    ("The answer is 3 1/2 cups.", "3.5", True),
+    ("\\boxed{12 5}", "125", False),
+    ("\\boxed{3 4}", "34", False),
+    ("\\boxed{1 000 000}", "10^6", True),
+    ("\\boxed{12 345}", "12345", True),
+    ("\\boxed{\\log_2 8}", "3", True),
+    ("\\boxed{3.141 592}", "3.141592", True),              # grouped decimals (SI style)
+    ("\\boxed{0.000 001}", "10^{-6}", True),
+    ("\\boxed{0.5 3}", "0.53", False),
+    ("\\boxed{1 .5}", "1.5", False),
+]
+
+
+def test_digits_apart_by_a_space_are_not_joined():
+    check(SPACED_DIGITS)
 
 
 # ---------------------------------------------------------------- lenient mode (evaluation only)

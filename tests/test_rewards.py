@@ -135,6 +135,15 @@ def test_verify_math_from_threads():
     assert out == [True] * 4
 
 
+def test_deeply_nested_braces_are_fast():
+    deep = "{" * 20_000 + "5" + "}" * 20_000
+    t = time.monotonic()
+    assert verify_math(f"\\boxed{{{deep}}}", "5")
+    assert not verify_math(f"\\boxed{{{deep}}}", "6")
+    assert rewards.normalize_answer(deep) == "5"
+    assert time.monotonic() - t < 2.0
+
+
 def test_huge_completion_is_fast():
     text = "<think>" + "wait " * 200_000 + "</think>" + "blah " * 50_000 + "\\boxed{3}"
     t = time.monotonic()
