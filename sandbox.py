@@ -50,7 +50,9 @@ How a run is isolated ("full" mode: root + bubblewrap + cgroup v1)
     ``output_limit``; the last 64 KiB of stderr are kept).
 
 How it is judged
-  * Syntax errors are found by ``compile`` in the parent; nothing runs (``syntax_error``).
+  * Syntax errors are found by ``compile`` in the parent; nothing runs (``syntax_error``). Code
+    over ``MAX_CODE_BYTES`` (256 KiB, twice a 32K-token completion) is refused the same way
+    before it is compiled: compiling it would cost the parent seconds and hundreds of MB.
   * stdin/stdout: CRLF, trailing whitespace and trailing blank lines are normalised, the rest is
     exact; optional ``float_tol``; NaN never equal; exit status must be 0.
   * Call-based and assert tests use two processes in the sandbox: a trusted runner R and the
@@ -428,6 +430,27 @@ def checked_limits(caller: str, timeout_s: float, memory_mb: int, limits: dict) 
     return lim
 
 
+MAX_CODE_BYTES = 256 << 10
+
+
+def compile_error(code, filename: str) -> str | None:
+    """Why `code` cannot run (not a string, over MAX_CODE_BYTES, a compile error), or None.
+
+    >>> compile_error("x = 1" + " < 1" * 100_000, "solution.py")
+    'code is 400005 bytes, over the 262144-byte limit (MAX_CODE_BYTES)'
+    """
+    if not isinstance(code, str):
+        return "code is not a string"
+    if len(code) > MAX_CODE_BYTES or len(code.encode("utf-8", "surrogatepass")) > MAX_CODE_BYTES:
+        return (f"code is {len(code.encode('utf-8', 'surrogatepass'))} bytes, over the "
+                f"{MAX_CODE_BYTES}-byte limit (MAX_CODE_BYTES)")
+    try:
+        compile(code, filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as e:
+        return f"{type(e).__name__}: {e}"[:500]
+    return None
+
+
 def run_tests(code: str, tests: list[dict], timeout_s: float = 2.0, memory_mb: int = 512,
               **limits) -> Result:
     """Run `code` against `tests` in the sandbox; see the module docstring. Further limits: `Limits`
@@ -435,13 +458,8 @@ def run_tests(code: str, tests: list[dict], timeout_s: float = 2.0, memory_mb: i
     start = time.monotonic()
     lim = checked_limits("run_tests", timeout_s, memory_mb, limits)
     total = len(tests)
-    if not isinstance(code, str):
-        return Result("syntax_error", 0, total, "code is not a string", time.monotonic() - start)
-    try:
-        compile(code, "solution.py", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as e:
-        return Result("syntax_error", 0, total, f"{type(e).__name__}: {e}"[:500],
-                      time.monotonic() - start)
+    if (error := compile_error(code, "solution.py")) is not None:
+        return Result("syntax_error", 0, total, error, time.monotonic() - start)
     if not tests:
         raise ValueError("run_tests: no tests given")
     kinds = ["assert" if "assert" in t else "call" if "fn_name" in t
@@ -497,11 +515,8 @@ def run_program(code: str, stdin: str = "", timeout_s: float = 2.0, memory_mb: i
     'ZeroDivisionError: division by zero'
     """
     lim = checked_limits("run_program", timeout_s, memory_mb, limits)
-    try:
-        compile(code, "program.py", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as e:
-        return Output("syntax_error", "", f"{type(e).__name__}: {e}"[:500],
-                      f"{type(e).__name__}: {e}"[:500])
+    if (error := compile_error(code, "program.py")) is not None:
+        return Output("syntax_error", "", error, error)
     run = _run_with_retries("stdio", code, stdin.encode(), lim, 1)
     out, err = run.stdout.decode("utf-8", "replace"), run.stderr.decode("utf-8", "replace")
     if run.killed or run.oom or run.cpu_s > run.cpu_budget or run.returncode != 0:

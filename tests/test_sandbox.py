@@ -139,6 +139,15 @@ def test_syntax_error_runs_nothing():
     assert time.monotonic() - t < 1
 
 
+def test_code_over_the_size_cap_is_refused_before_the_parent_compiles_it():
+    # 2 MB of chained comparisons cost the parent ~2.6 s and 600 MB of compile before the cap
+    r = run_tests("x = 1" + " < 1" * 500_000, io("", ""))
+    assert r.verdict == "syntax_error" and "MAX_CODE_BYTES" in r.detail
+    assert sandbox.run_program("é" * (sandbox.MAX_CODE_BYTES // 2 + 1)).verdict == "syntax_error"
+    padded = "# " + "x" * (sandbox.MAX_CODE_BYTES - 100) + "\nprint(input())"
+    assert run_tests(padded, io("hi\n", "hi\n")).verdict == "accepted"  # under the cap: runs
+
+
 def test_stdin_stdout_large_both_ways():
     # writes 2 MiB of input while the program echoes it back: no pipe deadlock
     data = "\n".join(str(i) for i in range(300000)) + "\n"
