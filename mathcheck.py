@@ -661,8 +661,11 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                    r"|\\degree(?![a-zA-Z]))", r"(\1\\cdot\\frac{\\pi}{180})", s)
     s = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree|\^\{\\text\{o\}\}", "", s)
     pct = False
-    m = re.search(r"\s*(?:\\%|%|\\(?:text|mbox|mathrm|textrm)\s*\{\s*(?:\\?%|percent(?:age)?s?|pct|"
-                  r"per\s*cent)\s*\}|(?<=[\d}\s])(?:percent(?:age)?s?|pct|per\s*cent)(?:\s+points?)?)\.?\s*$",
+    # (a pattern that starts with \s* or a digit run starts only where that run starts,
+    # "(?<!\s)", "(?<!\d)": tried at every position of a long run it would be quadratic)
+    m = re.search(r"(?<!\s)\s*(?:\\%|%|\\(?:text|mbox|mathrm|textrm)\s*\{\s*"
+                  r"(?:\\?%|percent(?:age)?s?|pct|per\s*cent)\s*\}"
+                  r"|(?<=[\d}\s])(?:percent(?:age)?s?|pct|per\s*cent)(?:\s+points?)?)\.?\s*$",
                   s, re.IGNORECASE)
     if m and re.search(r"\d", s[:m.start()]):
         pct, s = True, s[:m.start()]
@@ -670,7 +673,8 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?<=[\d}).])\s*\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _UNIT_WORDS + r")\.?\s*\}"
                r"(?:\s*\^\s*\{?\d\}?)?\s*$", "", s, flags=re.IGNORECASE)
     # "3 and 4", "3 \\text{ and } 4" -> a list
-    s = re.sub(r"\s*\\text\{\s*(?:,\s*)?and\s*\}\s*|\s+and\s+|,\s*and\s+", ", ", s)
+    s = re.sub(r"(?<!\s)\s*\\text\{\s*(?:,\s*)?and\s*\}\s*|(?<!\s)\s+and\s+|,\s*and\s+",
+               ", ", s)
     s = re.sub(r",\s*,", ",", s)
     # unwrap text-style commands, then drop trailing unit words after a number
     for _ in range(3):
@@ -721,7 +725,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # scientific notation 3e8, 1.5E-3
     s = re.sub(r"(?<![\w\\.])(\d+(?:\.\d+)?)[eE]([+-]?\d+)(?![\w.])", r"\1\\times10^{\2}", s)
     # repeating decimals 0.\overline{3}, 1.2\overline{34}, 0.\bar{6}, 0.\dot{3}
-    s = re.sub(r"(-?)(\d*)\.(\d*)\\(?:overline|bar|dot)\{?(\d+)\}?", _repeating_decimal, s)
+    s = re.sub(r"(-?)(?<!\d)(\d*)\.(\d*)\\(?:overline|bar|dot)\{?(\d+)\}?", _repeating_decimal, s)
     # "3, 500" is two numbers: mark the comma so that the thousands rule below cannot join them
     s = re.sub(r"(?<=\d),\s+(?=\d)", "\x00", s)
     # digits apart by a space: "2 1/2" is a mixed number, "1 000 000" one grouped number, any

@@ -146,6 +146,21 @@ def test_deeply_nested_braces_do_not_hang():
     assert time.monotonic() - t < 10.0
 
 
+def test_long_runs_of_digits_or_spaces_do_not_hang():
+    # a hang guard, not a speed target: a pattern tried at every digit or space of a long run
+    # (repeating decimals, the percent sign, "and" between list items) was quadratic in the run
+    # (about 25 s for these 60 000 digits); each call now takes well under a second
+    digits = "1" * 60_000
+    spaces = "\\," * 30_000
+    t = time.monotonic()
+    assert not verify_math(f"\\boxed{{{digits}}}", "5")
+    assert not verify_math("\\boxed{5}", digits)
+    assert verify_math(f"\\boxed{{{spaces}5}}", "5")
+    assert verify_math("\\boxed{0.\\overline{3}}", "\\frac13")
+    assert verify_math("\\boxed{28 \\%}", "28")
+    assert time.monotonic() - t < 10.0
+
+
 def test_huge_completion_is_fast():
     text = "<think>" + "wait " * 200_000 + "</think>" + "blah " * 50_000 + "\\boxed{3}"
     t = time.monotonic()
