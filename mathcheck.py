@@ -277,6 +277,9 @@ def _clean_statement(x: str, loose: bool = False) -> str | None:
         if (unit and len(vals) == 1
                 and unit.group(1).lower() not in ("or", "and", "i", "a", "is", "as")):
             ans = f"{ans}\\text{{ {unit.group(1)}}}"
+        letter = re.match(r"\(\s*[A-E]\s*\)(?=$|[\s.,;])", rest)
+        if letter and len(vals) == 1:            # "$5$ (B)": the value and its choice letter
+            ans = f"{ans} {letter.group(0)}"
         if re.match(r"(?i)^(?:or|and/or)\b", rest):
             return None
         return ans
@@ -683,6 +686,12 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                flags=re.IGNORECASE) if re.search(r"\d\s*[}]?\s*[a-zA-Z]{2,}", s) or re.search(
         r"\d\s+[a-zA-Z]\s*$", s) else s
     s = _strip_unit_words(s.strip())
+    # a value followed by its choice letter, "5 (B)", is the same answer as "(B) 5" (which
+    # `_choice` reads): put the letter first. The value must hold a digit or a command, so
+    # "f (B)" (a function applied to B) is left alone; `_choice` rejects values it cannot read.
+    m = re.search(r"(?<=[\w}])\s+\(\s*([A-E])\s*\)$", s)
+    if m and re.search(r"\d|\\[a-zA-Z]", s[:m.start()]):
+        s = f"({m.group(1)}) {s[:m.start()]}"
     # ordinals: 5^{th}, 5^{\text{th}} (unwrapped above), 21^{st}
     s = re.sub(r"(?<=\d)\s*\^\s*\{?\s*(?:st|nd|rd|th)\s*\}?\s*$", "", s)
     # {n \choose k} -> \binom{n}{k}
@@ -1628,8 +1637,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty); endpoints and their openness must agree, and
       two inequalities must be in the same variable;
     * the empty set: \\emptyset = \\varnothing = \\{\\} = "no solution" = "none";
-    * a choice letter with its value ("\\textbf{(B) }5") equals that letter ("B", "(B)") or
-      that value ("5"); letter and value both given must both agree;
+    * a choice letter with its value ("\\textbf{(B) }5", also after it: "5 (B)") equals that
+      letter ("B", "(B)") or that value ("5"); letter and value both given must both agree;
     * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1" and "|AB| = 1"
       as gold equal their right side; a box "x = 5+5+1 = 11" counts as its last member;
     * equations of one line or curve agree up to rearrangement and a nonzero factor:

@@ -197,6 +197,40 @@ def test_a_final_answer_line_after_the_last_box_overrides_it():
     assert verify_math("\\boxed{42}\n\nThis answer is correct because 6 times 7 is 42.", "42")
 
 
+# a value with its choice letter after it, "5 (B)", is "(B) 5": it equals the letter or the value
+CHOICE_AFTER_VALUE = [
+    ("Answer: 5 (B)", "5"),
+    ("Answer: 5 (B)", "B"),
+    ("Answer: 5 (B)", "(B)"),
+    ("Answer: 5 (B)", "(B) 5"),
+    ("Answer: (B) 5", "B"),
+    ("Answer: (B) 5", "5"),
+    ("Answer: $5$ (B)", "B"),
+    ("Answer: \\frac{1}{2} (C)", "C"),
+    ("Answer: \\frac{1}{2} (C)", "\\frac12"),
+    ("\\boxed{5 \\text{ (B)}}", "B"),
+    ("\\boxed{6 (B)}", "B"),
+]
+CHOICE_AFTER_VALUE_NEAR_MISSES = [
+    ("Answer: 5 (B)", "C"),
+    ("Answer: 6 (B)", "5"),
+    ("Answer: (B) 5", "6"),
+    ("Answer: (C) 5", "B"),
+    ("Answer: 5 (B)", "(C) 5"),
+    ("Answer: \\frac{1}{2} (C)", "B"),
+    ("\\boxed{6 (B)}", "(C) 6"),
+    ("\\boxed{f (B)}", "B"),                        # a function applied to B, no choice
+]
+
+
+def test_a_value_with_its_choice_letter_after_it():
+    check([(c, g, True) for c, g in CHOICE_AFTER_VALUE])
+
+
+def test_a_value_with_its_choice_letter_near_misses():
+    check([(c, g, False) for c, g in CHOICE_AFTER_VALUE_NEAR_MISSES])
+
+
 # ---------------------------------------------------------------- percentages in words
 
 PERCENT = [
