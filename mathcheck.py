@@ -31,9 +31,10 @@ __all__ = ["verify_math", "extract_answer", "normalize_answer", "answer_region"]
 #      at a chat-template end or new-turn token.
 #   2. extract_answer: the last \boxed{}/\fbox{} (adjacent boxes form one list; boxes before an
 #      explicit self-correction are withdrawn); without a box only an anchored final statement
-#      ("The answer is X", "Final Answer: X", a "Final Answer" heading with X on the next line,
-#      "#### X", "<answer>X</answer>", a last sentence "the largest n is X" or "Therefore,
-#      x = X"). Hedges ("42 or 43", \pm, competing boxes) -> rejected.
+#      ("The answer is X", "Final Answer: X", "Answer - X" / "Answer → X" with markdown
+#      emphasis anywhere around them, a "Final Answer" heading with X on the next line, a
+#      table row "| Answer | X |", "#### X", "<answer>X</answer>", a last sentence "the largest
+#      n is X" or "Therefore, x = X"). Hedges ("42 or 43", \pm, competing boxes) -> rejected.
 #   3. normalize_answer: the same normalisation for gold and prediction (LaTeX spellings,
 #      units and words after a number, degrees, percent, thousands separators, scientific
 #      notation, repeating decimals, unicode, base subscripts, the empty set).
@@ -133,17 +134,38 @@ def find_boxes(text: str) -> list[tuple[int, int, str]]:
 
 _MATH_ENV = (r"(?:\$\$.{1,2000}?\$\$|\$(?:\\\$|[^$\n]){1,1000}\$|\\\([^\n]{1,1000}?\\\)"
              r"|\\\[.{1,2000}?\\\])")         # bounded: a stray "$" or "\(" costs no quadratic scan
+# Markdown emphasis around the anchor word or its separator: "**Answer:**", "__Answer__:",
+# "*Answer*: 5" ("_" is a word character, so the anchor word is delimited by letters and digits
+# only, not by \b; a name in code, "final_answer = ...", is still no anchor).
+_EMPH = r"[*_]{0,3}"
+_ANCHOR_WORD = r"(?<![A-Za-z0-9])(?<![A-Za-z0-9]_)(?:(?P<fin>final\s+(?:answer|result))|answer)"
+# Separators between the anchor word and the answer. "is", ":" and "=" anywhere; an arrow
+# ("->", "=>", "→", "⇒") anywhere, as nobody writes one in prose after "answer"; a dash
+# ("Answer - 5", "Answer — 5") only where the anchor begins its line (after list or quote marks,
+# "the" / "my") or is "final answer": in running text "... the answer - as we saw - is ..." a
+# dash is punctuation. A hyphen or en dash needs a space after it, or "Answer -5" would be read
+# as "Answer: 5" although it may be the number -5 (neither is taken).
+_ARROW = r"(?:=>|->|-->|→|⇒|⟹|⟶|⇨|➔|➜)"
+_DASH = r"(?:(?:-{1,3}|–)(?=\s)|—)"
+_LINE_START = r"(?P<ls>(?:^|\n)[ \t]*(?:[#>]+[ \t]*|[-+*][ \t]+|\d{1,2}[.)][ \t]+)?" + _EMPH + \
+    r"(?:(?:the|my|our)\s+)?)?"
 _ANCHOR_RE = re.compile(
     r"<answer>(?P<tag>.{0,2000}?)</answer>"
     r"|####[ \t]*(?P<hash>[^\n]*)"
-    r"|(?:\bfinal\s+(?:answer|result)|\banswer)(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
-    r"(?:\s*(?:\*\*|__))?\s*(?:is\b\s*:?|:|=)(?:\s*(?:\*\*|__))?"
+    # a markdown table row "| **Answer** | 5 |": the anchor word in the first cell, the answer
+    # in the only other one
+    r"|(?:^|\n)[ \t]*\|[ \t]*" + _EMPH + r"(?:final\s+)?answer[ \t]*:?[ \t]*" + _EMPH +
+    r"[ \t]*:?[ \t]*\|(?P<cell>[^|\n]{1,500})\|?[ \t]*(?=\n|$)"
+    r"|" + _LINE_START + _ANCHOR_WORD + r"(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
+    r"[ \t]*" + _EMPH + r"\s*(?P<sep>is\b\s*:?|:|" + _ARROW + r"|=|(?(ls)" + _DASH +
+    r"|(?(fin)" + _DASH + r"|(?!))))[ \t]*" + _EMPH +
     # the statement; "The answer is:" with nothing after it on its line: the next line
     r"(?:[ \t]*\n(?:[ \t]*\n)?)?[ \t]*(?P<stmt>" + _MATH_ENV + r"[^\n]*|[^\n]*)"
     # "Answer $9$", "Answer \[ 9 \]": the word alone at the start of a line, then a formula
-    r"|(?:^|\n)[ \t]*(?:\*\*)?(?:final\s+)?answer(?:\*\*)?[ \t]+(?P<env>" + _MATH_ENV + ")"
+    r"|(?:^|\n)[ \t]*" + _EMPH + r"(?:final\s+)?answer" + _EMPH + r"[ \t]+(?P<env>" + _MATH_ENV +
+    ")"
     # a heading "**Final Answer:**" alone on its line: the answer is the next line that has text
-    r"|(?:^|\n)[ \t]*(?:\#+[ \t]*)?(?:\*\*|__)?(?:final\s+)?answer[ \t]*:?[ \t]*(?:\*\*|__)?"
+    r"|(?:^|\n)[ \t]*(?:\#+[ \t]*)?" + _EMPH + r"(?:final\s+)?answer[ \t]*:?[ \t]*" + _EMPH +
     r"[ \t]*:?[ \t]*\n(?:[ \t]*\n){0,2}[ \t]*(?P<next>" + _MATH_ENV + r"|[^\n]+)",
     re.IGNORECASE | re.DOTALL)
 
@@ -341,7 +363,7 @@ def _last_anchor(text: str) -> tuple[int, str | None, int, bool] | None:
         pass
     if last is None:
         return None
-    final = last.group("stmt") is not None and re.match(r"(?i)\W*final", last.group(0)) is not None
+    final = last.group("stmt") is not None and last.group("fin") is not None
     if last.group("tag") is not None:
         return last.start(), _clean_statement(last.group("tag")), last.end(), True
     if last.group("hash") is not None:
@@ -350,6 +372,8 @@ def _last_anchor(text: str) -> tuple[int, str | None, int, bool] | None:
         return last.start("env"), _clean_statement(last.group("env")), last.end(), False
     if last.group("next") is not None:
         return last.start(), _clean_statement(last.group("next"), loose=True), last.end(), True
+    if last.group("cell") is not None:
+        return last.start(), _clean_statement(last.group("cell")), last.end(), False
     end = _SENTENCE_RE.match(text, last.start("stmt")).end()    # what follows may retract it
     return last.start(), _clean_statement(last.group("stmt"), loose=final), end, final
 
@@ -451,9 +475,16 @@ def extract_answer(text: str) -> str | None:
     self-correction ("I made an error", "that's wrong") stands between them and the last one
     and nothing after them hedges. Without a box only an anchored final statement counts: "The
     answer is X", "Final Answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X",
-    a heading "**Final Answer**" with X on the next line, "#### X", "<answer>X</answer>", or a
-    last sentence "Therefore, the largest $n$ is X" or "Therefore, $x = X$". An admission of
-    error after the final answer withdraws it.
+    the anchor word with another
+    separator ("Answer = X", "Final answer → X", "=> X"; "Answer - X", "Answer — X" only at the
+    start of a line or after "final answer") and markdown emphasis ("__Answer:__ X", "*Answer*:
+    X"), a heading "**Final Answer**" with X on the next line, a table row "| Answer | X |",
+    "#### X", "<answer>X</answer>", or a last sentence "Therefore, the largest $n$ is X" or
+    "Therefore, $x = X$". "Answer -5" is neither "Answer: 5" nor -5 (no answer). An admission
+    of error after the final answer withdraws it.
+
+    >>> extract_answer("**Answer** — 5")
+    '5'
 
     >>> extract_answer("so \\\\boxed{3}, \\\\boxed{4}")
     '3, 4'
@@ -1609,10 +1640,14 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * the last `\\boxed{}`/`\\fbox{}` counts (adjacent boxes, or boxes joined by a short phrase
       with "and", form one list); without a box only an anchored final statement: "The answer
       is X", "Final answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X",
-      "Answer $X$", a "**Final Answer**" heading with X on the next line, "#### X",
-      "<answer>X</answer>", or a last sentence "Therefore, the largest $n$ is X" or
-      "Therefore, $x = X$" (one variable); a "Final Answer:", "####" or "<answer>" line after
-      the last box is the final answer;
+      "Answer $X$", "Answer = X", "Final answer → X" / "=> X", "Answer - X" / "Answer — X" (a
+      dash only at the start of a line or after "final answer": in a sentence it is
+      punctuation; "Answer -5" is read as neither 5 nor -5), markdown emphasis around the word
+      or the separator ("__Answer:__ X", "*Answer*: X"), a "**Final Answer**" heading with X
+      on the next line, a table row "| Answer | X |", "#### X", "<answer>X</answer>", or a
+      last sentence "Therefore, the largest $n$ is X" or "Therefore, $x = X$" (one variable);
+      a "Final Answer:", "####" or "<answer>" line after the last box is the final answer;
+      "5!" is a factorial, also at the end of a sentence;
     * hedges -> False: "42 or 43", `\\pm` for a single value, `\\approx`, extra candidates,
       several boxes with different values offered as alternatives;
     * a self-correction ("wait, I made an error", "that's wrong", "my earlier answer is

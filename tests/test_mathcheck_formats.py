@@ -197,6 +197,67 @@ def test_a_final_answer_line_after_the_last_box_overrides_it():
     assert verify_math("\\boxed{42}\n\nThis answer is correct because 6 times 7 is 42.", "42")
 
 
+# ---------------------------------------------------------------- anchor spellings
+
+# the anchor word, then a separator (colon, dash, en or em dash, arrow, "=", "=>"), with markdown
+# emphasis around either part; a dash only where the anchor begins its line or is "final answer"
+ANCHOR_SPELLINGS = [
+    ("Answer - 5", "5"),
+    ("Answer — 5", "5"),
+    ("Answer – 5", "5"),
+    ("Answer -- 5", "5"),
+    ("ANSWER: 5", "5"),
+    ("ANSWER — 5", "5"),
+    ("Final answer → 5", "5"),
+    ("Final answer => 5", "5"),
+    ("Final Answer -> 5", "5"),
+    ("Final answer ⇒ $\\frac{1}{2}$", "0.5"),
+    ("Answer → 5 cm", "5"),
+    ("Final answer – 5", "5"),
+    ("So the final answer — 5.", "5"),
+    ("__Answer:__ 5", "5"),
+    ("*Answer*: 5", "5"),
+    ("_Answer_: 5", "5"),
+    ("*Final answer:* 5", "5"),
+    ("**Answer** - 5", "5"),
+    ("__Final Answer__ → 5", "5"),
+    ("- Answer - 5", "5"),
+    ("1. Answer - 5", "5"),
+    ("My answer - 5", "5"),
+    ("> **Answer:** 5", "5"),
+    ("Answer - -5", "-5"),
+    ("\\boxed{5}\nAnswer - 5", "5"),
+]
+ANCHOR_SPELLING_NEAR_MISSES = [
+    ("the answer depends on 5 things", "5"),
+    ("answer - not 5", "5"),
+    ("Answer - 6", "5"),
+    ("Final answer → 6", "5"),
+    ("Answer — maybe 5", "5"),
+    ("Answer → 5 or 6", "5"),
+    ("The answer - about 5", "5"),
+    ("I will answer - 5 ways to do it", "5"),     # a dash inside a sentence is punctuation
+    ("Step 3 - answer - 5", "5"),
+    ("We check the answer - it works. So 5 is it.", "5"),
+    ("Answering - 5", "5"),
+    ("I can answer - 5 is hard", "5"),
+    ("final_answer = 5", "5"),                      # a name in code
+    ("Answer -5", "5"),                             # "-5" or "Answer: 5"? neither is taken
+    ("Answer -5", "-5"),
+    ("Answer--5", "5"),
+    ("\\boxed{5}\nAnswer - 6", "5"),                # a different value after the box competes
+    ("Answer - 5\n\nWait, I made an error.", "5"),
+]
+
+
+def test_anchor_spellings():
+    check([(c, g, True) for c, g in ANCHOR_SPELLINGS])
+
+
+def test_anchor_spelling_near_misses_rejected():
+    check([(c, g, False) for c, g in ANCHOR_SPELLING_NEAR_MISSES])
+
+
 # a value with its choice letter after it, "5 (B)", is "(B) 5": it equals the letter or the value
 CHOICE_AFTER_VALUE = [
     ("Answer: 5 (B)", "5"),
@@ -229,6 +290,30 @@ def test_a_value_with_its_choice_letter_after_it():
 
 def test_a_value_with_its_choice_letter_near_misses():
     check([(c, g, False) for c, g in CHOICE_AFTER_VALUE_NEAR_MISSES])
+
+
+# a markdown table row "| Answer | 5 |": the anchor word in the first cell, the value in the other
+TABLE_ROWS = [
+    ("| step | value |\n|---|---|\n| a | 3 |\n| **Answer** | **5** |", "5"),
+    ("| Quantity | Value |\n|---|---|\n| Final answer | 5 |", "5"),
+    ("| Step | Result |\n|---|---|\n| Answer | $\\frac{1}{2}$ |\n", "0.5"),
+]
+TABLE_ROW_NEAR_MISSES = [
+    ("| Quantity | Value |\n|---|---|\n| Final answer | 6 |", "5"),
+    ("| x | y |\n|---|---|\n| 1 | 5 |", "5"),         # no anchor word
+    ("| n | answer |\n|---|---|\n| 1 | 5 |", "5"),    # the word is a column header
+    ("| Answer | 5 | 6 |", "5"),                      # two values
+    ("| Answer | 5 or 6 |", "5"),
+    ("| Answer | 5 |\n\nWait, I made an error.", "5"),
+]
+
+
+def test_an_answer_row_of_a_markdown_table():
+    check([(c, g, True) for c, g in TABLE_ROWS])
+
+
+def test_markdown_table_near_misses():
+    check([(c, g, False) for c, g in TABLE_ROW_NEAR_MISSES])
 
 
 # ---------------------------------------------------------------- percentages in words
