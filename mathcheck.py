@@ -32,9 +32,10 @@ __all__ = ["verify_math", "extract_answer", "normalize_answer", "answer_region"]
 #   2. extract_answer: the last \boxed{}/\fbox{} (adjacent boxes form one list; boxes before an
 #      explicit self-correction are withdrawn); without a box only an anchored final statement
 #      ("The answer is X", "Final Answer: X", "Answer - X" / "Answer → X" with markdown
-#      emphasis anywhere around them, a "Final Answer" heading with X on the next line, a
-#      table row "| Answer | X |", "#### X", "<answer>X</answer>", a last sentence "the largest
-#      n is X" or "Therefore, x = X"). Hedges ("42 or 43", \pm, competing boxes) -> rejected.
+#      emphasis anywhere around them, "Answer: The value is X", a "Final Answer" heading with
+#      X on the next line, a table row "| Answer | X |", "#### X", "<answer>X</answer>", a last
+#      sentence "the largest n is X" or "Therefore, x = X"). Hedges ("42 or 43", \pm,
+#      competing boxes) -> rejected.
 #   3. normalize_answer: the same normalisation for gold and prediction (LaTeX spellings,
 #      units and words after a number, degrees, percent, thousands separators, scientific
 #      notation, repeating decimals, unicode, base subscripts, the empty set).
@@ -249,6 +250,10 @@ def _subject_is(x: str) -> str | None:
         return None
     stmt = re.sub(r"(?i)^(?:(?:thus|therefore|hence|then|simply|exactly|just|precisely|equal\s+to|"
                   r"given\s+by|found\s+to\s+be)\s*,?\s+)+", "", m.group("stmt"))
+    # "The value is about 5 / at least 5 / 5 at most": a bound or an estimate, not the value
+    # (math removed first: "\\max" or "\\text{under}" in a formula is no qualifier)
+    if _QUALIFIER_RE.search(re.sub(_MATH_ENV, " ", stmt)):
+        return None
     return None if re.match(r"(?i)(?:not|no|never)\b", stmt) else stmt
 
 
@@ -270,11 +275,13 @@ def _concluded_value(x: str) -> str | None:
     return None if _HEDGE_RE.search(stmt) else stmt
 
 
-def _clean_statement(x: str, loose: bool = False) -> str | None:
+def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str | None:
     """The answer inside an anchored statement like 'The answer is $5$ cm.'
 
     `loose` (after "Final Answer:"): a statement "The volume of $V$ is 120." gives what follows
     its "is", and one with a single number and no formula ("Jane started 3 hours ago") gives it.
+    `subject` (after "Answer:"): only the first of these readings, "The value is 5." -> 5 (a
+    lone number in a sentence is too weak an anchor there).
     """
     x = re.sub(r"\*\*|`", "", x).strip()          # markdown bold and code marks: "is **5** cm"
     x = re.sub(r"(?i)^the\s+final\s+answer\s+is\s*:?\s*", "", x)
@@ -308,10 +315,11 @@ def _clean_statement(x: str, loose: bool = False) -> str | None:
     x = re.split(r"(?i)\s+I hope\b", x)[0]
     x = re.split(r"\.(?:\s|$)|;\s|\s\(since|\s+because\b|\s+since\b|\s+which\b|\s+as\b", x)[0]
     x = x.strip().rstrip(".,;:").strip().strip("*").strip()
-    if loose and x:
+    if (loose or subject) and x:
         after = _subject_is(x)
         if after is not None:
             return _clean_statement(after)
+    if loose and x:
         if not re.search(r"\$|\\\(|\\\[", x) and not _HEDGE_RE.search(x) \
                 and not _QUALIFIER_RE.search(x):
             nums = re.findall(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w.])", x)
@@ -365,7 +373,15 @@ def _last_anchor(text: str) -> tuple[int, str | None, int, bool] | None:
         return None
     final = last.group("stmt") is not None and last.group("fin") is not None
     if last.group("tag") is not None:
-        return last.start(), _clean_statement(last.group("tag")), last.end(), True
+        # "<answer>The answer is 5.</answer>": a statement inside the tags is read as one
+        # outside them would be (boxes inside are found as boxes of the whole region) and
+        # withdrawn by an admission of error after it, also inside the tags
+        inner = last.group("tag")
+        if "<answer>" not in inner.lower() and _ANCHOR_RE.search(inner):
+            got = extract(inner)[0]
+        else:
+            got = _clean_statement(inner, subject=True)
+        return last.start(), got, last.end(), True
     if last.group("hash") is not None:
         return last.start(), _clean_statement(last.group("hash")), last.end(), True
     if last.group("env") is not None:
@@ -375,7 +391,10 @@ def _last_anchor(text: str) -> tuple[int, str | None, int, bool] | None:
     if last.group("cell") is not None:
         return last.start(), _clean_statement(last.group("cell")), last.end(), False
     end = _SENTENCE_RE.match(text, last.start("stmt")).end()    # what follows may retract it
-    return last.start(), _clean_statement(last.group("stmt"), loose=final), end, final
+    # "Answer: The value is 5." reads as "The answer is 5" (not after "The answer is ...")
+    subject = not last.group("sep").lower().startswith("is")
+    return (last.start(), _clean_statement(last.group("stmt"), loose=final, subject=subject),
+            end, final)
 
 
 def _extract_full(text: str, lenient: bool = False, retract: bool = True
@@ -474,17 +493,21 @@ def extract_answer(text: str) -> str | None:
     must hold an equivalent value, else the boxes hedge (`verify_math` checks that), unless a
     self-correction ("I made an error", "that's wrong") stands between them and the last one
     and nothing after them hedges. Without a box only an anchored final statement counts: "The
-    answer is X", "Final Answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X",
-    the anchor word with another
+    answer is X", "Final Answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X"
+    (also "Answer: The value is X", not "... is about X"), the anchor word with another
     separator ("Answer = X", "Final answer → X", "=> X"; "Answer - X", "Answer — X" only at the
     start of a line or after "final answer") and markdown emphasis ("__Answer:__ X", "*Answer*:
     X"), a heading "**Final Answer**" with X on the next line, a table row "| Answer | X |",
-    "#### X", "<answer>X</answer>", or a last sentence "Therefore, the largest $n$ is X" or
-    "Therefore, $x = X$". "Answer -5" is neither "Answer: 5" nor -5 (no answer). An admission
-    of error after the final answer withdraws it.
+    "#### X", "<answer>X</answer>" (a statement inside read as outside), or a last sentence
+    "Therefore, the largest $n$ is X" or "Therefore, $x = X$". "Answer -5" is neither
+    "Answer: 5" nor -5 (no answer). An admission of error after the final answer withdraws it.
 
     >>> extract_answer("**Answer** — 5")
     '5'
+    >>> extract_answer("Answer: The value is $7$.")
+    '7'
+    >>> extract_answer("Answer: The value is about 7.")    # a sentence, equal to no number
+    'The value is about 7'
 
     >>> extract_answer("so \\\\boxed{3}, \\\\boxed{4}")
     '3, 4'
@@ -1639,15 +1662,17 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       token (`<|im_end|>`, `<|im_start|>`, `<|endoftext|>` ...); an unclosed `<think>` -> False;
     * the last `\\boxed{}`/`\\fbox{}` counts (adjacent boxes, or boxes joined by a short phrase
       with "and", form one list); without a box only an anchored final statement: "The answer
-      is X", "Final answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X",
+      is X", "Final answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X" (also
+      "Answer: The value is X"; a bound or estimate, "The value is about X", is no answer),
       "Answer $X$", "Answer = X", "Final answer → X" / "=> X", "Answer - X" / "Answer — X" (a
       dash only at the start of a line or after "final answer": in a sentence it is
       punctuation; "Answer -5" is read as neither 5 nor -5), markdown emphasis around the word
       or the separator ("__Answer:__ X", "*Answer*: X"), a "**Final Answer**" heading with X
-      on the next line, a table row "| Answer | X |", "#### X", "<answer>X</answer>", or a
-      last sentence "Therefore, the largest $n$ is X" or "Therefore, $x = X$" (one variable);
-      a "Final Answer:", "####" or "<answer>" line after the last box is the final answer;
-      "5!" is a factorial, also at the end of a sentence;
+      on the next line, a table row "| Answer | X |", "#### X", "<answer>X</answer>" (a
+      statement inside read as outside), or a last sentence "Therefore, the largest $n$ is
+      X" or "Therefore, $x = X$" (one variable); a "Final Answer:", "####" or "<answer>" line
+      after the last box is the final answer; "5!" is a factorial, also at the end of a
+      sentence;
     * hedges -> False: "42 or 43", `\\pm` for a single value, `\\approx`, extra candidates,
       several boxes with different values offered as alternatives;
     * a self-correction ("wait, I made an error", "that's wrong", "my earlier answer is

@@ -226,6 +226,7 @@ ANCHOR_SPELLINGS = [
     ("My answer - 5", "5"),
     ("> **Answer:** 5", "5"),
     ("Answer - -5", "-5"),
+    ("**Answer** — the value is 5.", "5"),
     ("\\boxed{5}\nAnswer - 5", "5"),
 ]
 ANCHOR_SPELLING_NEAR_MISSES = [
@@ -256,6 +257,51 @@ def test_anchor_spellings():
 
 def test_anchor_spelling_near_misses_rejected():
     check([(c, g, False) for c, g in ANCHOR_SPELLING_NEAR_MISSES])
+
+
+# "Answer: The value is 5." reads as "The answer is 5", as after "Final Answer:"; a bound or an
+# estimate ("about", "at least", "more than", "approximately") is no value
+ANSWER_SUBJECT_IS = [
+    ("Answer: The value is 5.", "5"),
+    ("Answer: The value is $5$.", "5"),
+    ("Answer: The largest n is 34.", "34"),
+    ("Answer: The total is 5 apples.", "5"),
+    ("Answer: The value of x is 5, since 2x = 10.", "5"),
+    ("Answer: The minimum is 5.", "5"),
+    ("<answer>The value is 5.</answer>", "5"),
+    ("<answer>\nThe answer is 5.\n</answer>", "5"),
+]
+ANSWER_SUBJECT_IS_NEAR_MISSES = [
+    ("Answer: The value is about 5", "5"),
+    ("Answer: The value is at least 5", "5"),
+    ("Answer: The value is more than 5", "5"),
+    ("Answer: The value is less than 5", "5"),
+    ("Answer: The value is approximately 5", "5"),
+    ("Answer: The value is roughly 5", "5"),
+    ("Answer: The value is around 5", "5"),
+    ("Answer: The value is nearly 5", "5"),
+    ("Answer: The value is under 5", "5"),
+    ("Answer: The value is 5 at most.", "5"),
+    ("Answer: The value is 5 or so.", "5"),
+    ("Answer: The value is \\approx 5", "5"),
+    ("Answer: The value is 5 or 6", "5"),
+    ("Answer: The value is not 5.", "5"),
+    ("Answer: The value is 6.", "5"),
+    ("Answer: Jane started 5 hours ago", "5"),       # a lone number: only after "Final Answer:"
+    ("Final Answer: The value is about 5.", "5"),
+    ("Final Answer: The value is over 5.", "5"),
+    ("<answer>The value is about 5.</answer>", "5"),
+    ("<answer>\nThe answer is 5 or 6.\n</answer>", "5"),
+    ("<answer>The answer is 5. Wait, I made an error.</answer>", "5"),
+]
+
+
+def test_answer_colon_then_a_subject_is_statement():
+    check([(c, g, True) for c, g in ANSWER_SUBJECT_IS])
+
+
+def test_answer_colon_subject_near_misses_rejected():
+    check([(c, g, False) for c, g in ANSWER_SUBJECT_IS_NEAR_MISSES])
 
 
 # a value with its choice letter after it, "5 (B)", is "(B) 5": it equals the letter or the value
