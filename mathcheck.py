@@ -1636,7 +1636,9 @@ def _unit_key(s: str) -> str | None:
 
 
 
-_UNSURE_RE = re.compile(r"\\approx|≈|\?|"
+# a tilde right before the number that opens the answer ("~5", "$~5$") is "about 5"; elsewhere
+# it is LaTeX's unbreakable space ("1~000", "x =~ 5")
+_UNSURE_RE = re.compile(r"\\approx|≈|\?|^\s*\$?\s*~(?=\s*[-+]?\.?\d)|"
                         r"\b(?:maybe|perhaps|probably|possibly|approximately|either)\b")
 
 
@@ -1673,8 +1675,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       X" or "Therefore, $x = X$" (one variable); a "Final Answer:", "####" or "<answer>" line
       after the last box is the final answer; "5!" is a factorial, also at the end of a
       sentence;
-    * hedges -> False: "42 or 43", `\\pm` for a single value, `\\approx`, extra candidates,
-      several boxes with different values offered as alternatives;
+    * hedges -> False: "42 or 43", `\\pm` for a single value, `\\approx`, "~5" (a tilde
+      before the opening number; "1~000" is a space), extra candidates, several boxes with
+      different values offered as alternatives;
     * a self-correction ("wait, I made an error", "that's wrong", "my earlier answer is
       incorrect", "let me redo it") withdraws the boxes before it when nothing after them
       hedges ("or", "maybe", "might" ...): the last box counts. An admission of error after the

@@ -362,6 +362,20 @@ def test_markdown_table_near_misses():
     check([(c, g, False) for c, g in TABLE_ROW_NEAR_MISSES])
 
 
+def test_a_tilde_before_the_number_is_about_not_the_value():
+    # "~5" reads "about 5", a hedge like \\approx; a tilde elsewhere is LaTeX's unbreakable space
+    check([
+        ("The answer is ~5", "5", False),
+        ("Answer: ~5", "5", False),
+        ("Answer: $~5$", "5", False),
+        ("\\boxed{~5}", "5", False),
+        ("The answer is ~ 5 apples", "5", False),
+        ("\\boxed{1~000}", "1000", True),
+        ("\\boxed{x =~ 5}", "5", True),
+        ("\\boxed{x~=~5}", "5", True),
+    ])
+
+
 # ---------------------------------------------------------------- percentages in words
 
 PERCENT = [
