@@ -1677,7 +1677,7 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       sentence;
     * hedges -> False: "42 or 43", `\\pm` for a single value, `\\approx`, "~5" (a tilde
       before the opening number; "1~000" is a space), extra candidates, several boxes with
-      different values offered as alternatives;
+      different values offered as alternatives, a question mark right after the final box;
     * a self-correction ("wait, I made an error", "that's wrong", "my earlier answer is
       incorrect", "let me redo it") withdraws the boxes before it when nothing after them
       hedges ("or", "maybe", "might" ...): the last box counts. An admission of error after the
@@ -1811,9 +1811,11 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     gu, pu = _unit_key(gold), _unit_key(pred)
     if gu and pu and gu != pu:                   # 5 cm vs 5 m
         return False
-    # "\\boxed{42} (or 43)": an alternative right after the final box is a hedge too
+    # "\\boxed{42} (or 43)": an alternative right after the final box is a hedge too, and so is
+    # a question mark right after it ("\\boxed{42}?"), as one inside the box is
     boxes = find_boxes(region)
-    if boxes and re.match(r"[\s$.,;:(\\)\]]*(?:\\text\{\s*)?(?:or|either|maybe|perhaps)\b",
+    if boxes and re.match(r"[\s$.,;:(\\)\]]*(?:\\text\{\s*)?(?:or|either|maybe|perhaps)\b"
+                          r"|(?:\s|\$|\\\)|\\\])*\?",
                           region[boxes[-1][1]:boxes[-1][1] + 40], re.IGNORECASE):
         return False
     # several boxes that disagree with each other are a hedge, even if the last one is right

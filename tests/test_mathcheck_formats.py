@@ -376,6 +376,17 @@ def test_a_tilde_before_the_number_is_about_not_the_value():
     ])
 
 
+def test_a_question_mark_right_after_the_final_box_is_a_hedge():
+    check([
+        ("\\boxed{5}?", "5", False),
+        ("$\\boxed{5}$?", "5", False),
+        ("\\[\\boxed{5}\\]\n?", "5", False),
+        ("Is it \\boxed{5}? Let me check.", "5", False),
+        ("\\boxed{5}. Is that right? Yes.", "5", True),     # a later question is a re-check
+        ("\\boxed{5}!", "5", True),
+    ])
+
+
 # ---------------------------------------------------------------- percentages in words
 
 PERCENT = [
