@@ -593,8 +593,9 @@ def normalize_answer(s: str) -> str:
     fullwidth digits, superscript runs `x¹⁰`), grouping braces `{{5}}`, base subscripts
     (`(204)_5` -> `204_{5}`), empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`),
     siunitx `\\num{}`/`\\SI{}{}`, the rows of an `aligned` environment (a list), `;` as a list
-    separator, leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, matrix environments (all ->
-    pmatrix), and spaces.
+    separator, a whole answer that is a number from 0 to 99 in words (`five`, `Twenty-one`),
+    leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, matrix environments (all -> pmatrix),
+    and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
     '\\\\frac{1}{3}'
@@ -819,7 +820,29 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?:\.\.\.|…|\\[lc]?dots(?![a-zA-Z]))$", "...", s)
     s = s if s.endswith("...") else s.rstrip(".,").strip()
     s = re.sub(r"(?i)^(?:option|choice|answer)\s*:?\s*(\(?[A-E]\)?)$", r"\1", s)   # "Option B"
-    return _strip_outer_braces(s) + ("%" if pct else "")
+    s = _strip_outer_braces(s)
+    return _number_word(s) + ("%" if pct else "")
+
+
+_SMALL_NUMBERS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+                  "fourteen fifteen sixteen seventeen eighteen nineteen").split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def _number_word(s: str) -> str:
+    """'five' -> '5', 'Twenty-one' -> '21': an answer that is one number from 0 to 99 spelled
+    out in English (the whole answer only: 'five apples' or 'one of them' stay words)."""
+    m = re.fullmatch(r"(?i)(?:minus\s+|-)?([a-z]+)(?:[-\s]([a-z]+))?", s)
+    if not m:
+        return s
+    a, b = m.group(1).lower(), (m.group(2) or "").lower()
+    if not b and a in _SMALL_NUMBERS:
+        n = _SMALL_NUMBERS.index(a)
+    elif a in _TENS and (not b or b in _SMALL_NUMBERS[1:10]):
+        n = 20 + 10 * _TENS.index(a) + (_SMALL_NUMBERS.index(b) if b else 0)
+    else:
+        return s
+    return ("-" if m.group(0)[0] in "-mM" and n else "") + str(n)
 
 
 def _strip_outer_braces(s: str) -> str:

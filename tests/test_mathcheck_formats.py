@@ -387,6 +387,27 @@ def test_a_question_mark_right_after_the_final_box_is_a_hedge():
     ])
 
 
+def test_a_number_from_0_to_99_in_words():
+    # the whole answer only: "five apples" or "one of them" stay words
+    check([
+        ("\\boxed{five}", "5", True),
+        ("The answer is five.", "5", True),
+        ("\\boxed{5}", "five", True),
+        ("\\boxed{5}", "\\text{Five}", True),
+        ("\\boxed{\\text{twenty-one}}", "21", True),
+        ("\\boxed{Twenty one}", "21", True),
+        ("\\boxed{minus three}", "-3", True),
+        ("\\boxed{zero}", "0", True),
+        ("\\boxed{six}", "5", False),
+        ("\\boxed{fifty}", "15", False),
+        ("\\boxed{five}", "-5", False),
+        ("\\boxed{fifth}", "5", False),
+        ("\\boxed{one of them}", "1", False),
+        ("\\boxed{twenty-ten}", "30", False),
+        ("\\boxed{five or six}", "5", False),
+    ])
+
+
 # ---------------------------------------------------------------- percentages in words
 
 PERCENT = [
