@@ -150,6 +150,8 @@ _ARROW = r"(?:=>|->|-->|→|⇒|⟹|⟶|⇨|➔|➜)"
 _DASH = r"(?:(?:-{1,3}|–)(?=\s)|—)"
 _LINE_START = r"(?P<ls>(?:^|\n)[ \t]*(?:[#>]+[ \t]*|[-+*][ \t]+|\d{1,2}[.)][ \t]+)?" + _EMPH + \
     r"(?:(?:the|my|our)\s+)?)?"
+# a code fence opening the line after "Answer:" ("```" or "```text"): the answer is inside it
+_FENCE = r"(?:[ \t]*`{3,}[a-zA-Z]{0,10}[ \t]*\n)?"
 _ANCHOR_RE = re.compile(
     r"<answer>(?P<tag>.{0,2000}?)</answer>"
     r"|####[ \t]*(?P<hash>[^\n]*)"
@@ -161,13 +163,13 @@ _ANCHOR_RE = re.compile(
     r"[ \t]*" + _EMPH + r"\s*(?P<sep>is\b\s*:?|:|" + _ARROW + r"|=|(?(ls)" + _DASH +
     r"|(?(fin)" + _DASH + r"|(?!))))[ \t]*" + _EMPH +
     # the statement; "The answer is:" with nothing after it on its line: the next line
-    r"(?:[ \t]*\n(?:[ \t]*\n)?)?[ \t]*(?P<stmt>" + _MATH_ENV + r"[^\n]*|[^\n]*)"
+    r"(?:[ \t]*\n(?:[ \t]*\n)?" + _FENCE + r")?[ \t]*(?P<stmt>" + _MATH_ENV + r"[^\n]*|[^\n]*)"
     # "Answer $9$", "Answer \[ 9 \]": the word alone at the start of a line, then a formula
     r"|(?:^|\n)[ \t]*" + _EMPH + r"(?:final\s+)?answer" + _EMPH + r"[ \t]+(?P<env>" + _MATH_ENV +
     ")"
     # a heading "**Final Answer:**" alone on its line: the answer is the next line that has text
     r"|(?:^|\n)[ \t]*(?:\#+[ \t]*)?" + _EMPH + r"(?:final\s+)?answer[ \t]*:?[ \t]*" + _EMPH +
-    r"[ \t]*:?[ \t]*\n(?:[ \t]*\n){0,2}[ \t]*(?P<next>" + _MATH_ENV + r"|[^\n]+)",
+    r"[ \t]*:?[ \t]*\n(?:[ \t]*\n){0,2}" + _FENCE + r"[ \t]*(?P<next>" + _MATH_ENV + r"|[^\n]+)",
     re.IGNORECASE | re.DOTALL)
 
 # An explicit admission that an earlier answer was wrong. Boxes before the last one of these are

@@ -150,6 +150,10 @@ ANCHORED = [
     ("So the answer is **5** apples.", "5"),
     ("Answer: `5`", "5"),
     ("The solutions are $x=2$ or $x=3$. The answer is $x=2$ or $x=3$.", "2, 3"),  # as in a box
+    # the answer in a code fence on the next line
+    ("Answer:\n```\n5\n```", "5"),
+    ("The answer is:\n```text\n5\n```", "5"),
+    ("**Final Answer**\n\n```\n5\n```", "5"),
 ]
 ANCHOR_NEAR_MISSES = [
     ("Final Answer: The largest $n$ is 35.", "34"),
@@ -180,6 +184,8 @@ ANCHOR_NEAR_MISSES = [
     ("Final Answer: Jane needs at most 5 hours", "5"),
     ("Final Answer: more than 5", "5"),
     ("The answer is $x=2$ or $x=3$.", "2"),
+    ("Answer:\n```\n6\n```", "5"),
+    ("Answer:\n```python\nprint(5)\n```", "5"),
 ]
 
 
