@@ -414,6 +414,54 @@ def test_a_number_from_0_to_99_in_words():
     ])
 
 
+# formats graders use (Minerva, GSM8K, <answer> tags), punctuation around the box, and gold
+# answers spelled in other ways; these held before and must keep holding
+GRADER_FORMATS = [
+    ("**Final Answer**\n\\boxed{5}", "5", True),
+    ("**Final Answer**\n\\[\n\\boxed{5}\n\\]", "5", True),
+    ("**Final Answer**\n\\boxed{6}", "5", False),
+    ("\\boxed{6}\n\n**Final Answer**\n\\boxed{5}", "5", False),
+    ("Final Answer: The final answer is $\\boxed{5}$. I hope it is correct.", "5", True),
+    ("Final Answer: The final answer is $5$. I hope it is correct.", "5", True),
+    ("Final Answer: The final answer is $6$. I hope it is correct.", "5", False),
+    ("#### 5", "5", True),
+    ("####5", "5", True),
+    ("#### 1,234", "1234", True),
+    ("#### $5.00", "5", True),
+    ("#### 6", "5", False),
+    ("<answer> 5 </answer>", "5", True),
+    ("<answer>\n$5$\n</answer>", "5", True),
+    ("<ANSWER>5</ANSWER>", "5", True),
+    ("<answer>5 or 6</answer>", "5", False),
+    ("\\boxed{5.}", "5", True),
+    ("\\boxed{5}.", "5", True),
+    ("$\\boxed{5}$!", "5", True),
+    ("\\boxed{5.0}", "5", True),
+    ("\\boxed{5.5}", "5", False),
+    ("\\boxed{5}", "$5$", True),
+    ("\\boxed{5}", "\\$5.00", True),
+    ("\\boxed{5}", "5/1", True),
+    ("\\boxed{5}", "\\text{5}", True),
+    ("\\boxed{5.01}", "\\$5.00", False),
+    ("\\boxed{50}", "5.0", False),
+    ("\\boxed{tuesday}", "Tuesday", True),
+    ("\\boxed{Wednesday}", "Tuesday", False),
+    ("\\boxed{North-East}", "north-east", True),
+    ("\\boxed{northeast}", "north-east", True),
+    ("\\boxed{north-west}", "north-east", False),
+    ("\\boxed{YES}", "\\text{yes}", True),
+    ("\\boxed{no}", "\\text{yes}", False),
+    ("\\boxed{5 apples}", "5", True),
+    ("\\boxed{5}", "5 apples", True),
+    ("\\boxed{6 apples}", "5", False),
+    ("\\boxed{5 apples and 3 pears}", "5", False),
+]
+
+
+def test_grader_formats():
+    check(GRADER_FORMATS)
+
+
 # ---------------------------------------------------------------- percentages in words
 
 PERCENT = [
