@@ -749,6 +749,13 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     m = re.search(r"(?<=[\w}])\s+\(\s*([A-E])\s*\)$", s)
     if m and re.search(r"\d|\\[a-zA-Z]", s[:m.start()]):
         s = f"({m.group(1)}) {s[:m.start()]}"
+    # the letter before the value in other spellings: "B. 5", "B: 5", "Option (B) 5" (one value
+    # only: "A: 5, B: 6" names two quantities; "B) 5", with an unbalanced parenthesis, is
+    # malformed and stays so, tests/math_cases.py)
+    m = re.fullmatch(r"(?:(?i:option|choice)\s*)?(?:\(\s*([A-E])\s*\)|([A-E])[.:](?=\s))"
+                     r"\s*([^,;=]+)", s)
+    if m and re.search(r"\d|\\[a-zA-Z]", m.group(3)):
+        s = f"({m.group(1) or m.group(2)}) {m.group(3)}"
     # ordinals: 5^{th}, 5^{\text{th}} (unwrapped above), 21^{st}
     s = re.sub(r"(?<=\d)\s*\^\s*\{?\s*(?:st|nd|rd|th)\s*\}?\s*$", "", s)
     # {n \choose k} -> \binom{n}{k}
@@ -1725,8 +1732,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty); endpoints and their openness must agree, and
       two inequalities must be in the same variable;
     * the empty set: \\emptyset = \\varnothing = \\{\\} = "no solution" = "none";
-    * a choice letter with its value ("\\textbf{(B) }5", also after it: "5 (B)") equals that
-      letter ("B", "(B)") or that value ("5"); letter and value both given must both agree;
+    * a choice letter with its value ("\\textbf{(B) }5", "B. 5", "B: 5", "Option (B) 5", also
+      after it: "5 (B)") equals that letter ("B", "(B)") or that value ("5"); letter and
+      value both given must both agree;
     * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1" and "|AB| = 1"
       as gold equal their right side; a box "x = 5+5+1 = 11" counts as its last member;
     * equations of one line or curve agree up to rearrangement and a nonzero factor:

@@ -336,12 +336,36 @@ CHOICE_AFTER_VALUE_NEAR_MISSES = [
 ]
 
 
+# other spellings of the letter before its value: "B. 5", "B: 5", "Option (B) 5"
+CHOICE_SPELLINGS = [
+    ("The answer is B: 5", "B"),
+    ("The answer is B: 5", "5"),
+    ("\\boxed{B. 5}", "B"),
+    ("\\boxed{B. 5}", "(B) 5"),
+    ("Answer: option (B) 5", "B"),
+    ("\\boxed{Option B: \\frac{1}{2}}", "0.5"),
+]
+CHOICE_SPELLING_NEAR_MISSES = [
+    ("The answer is B: 5", "C"),
+    ("The answer is B: 6", "5"),
+    ("Answer: B) 5", "B"),                          # unbalanced: malformed (tests/math_cases.py)
+    ("\\boxed{B. 5}", "(B) 6"),
+    ("\\boxed{B.5}", "B"),                         # B times 0.5, no choice
+    ("\\boxed{A: 5, B: 6}", "A"),                  # two named values
+]
+
+
 def test_a_value_with_its_choice_letter_after_it():
     check([(c, g, True) for c, g in CHOICE_AFTER_VALUE])
 
 
 def test_a_value_with_its_choice_letter_near_misses():
     check([(c, g, False) for c, g in CHOICE_AFTER_VALUE_NEAR_MISSES])
+
+
+def test_other_spellings_of_a_choice_letter_with_its_value():
+    check([(c, g, True) for c, g in CHOICE_SPELLINGS])
+    check([(c, g, False) for c, g in CHOICE_SPELLING_NEAR_MISSES])
 
 
 # a markdown table row "| Answer | 5 |": the anchor word in the first cell, the value in the other
