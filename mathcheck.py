@@ -1753,7 +1753,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
        that an RL policy is not paid for a number it merely mentions (`lenient=True`, which
        `evaluate.py --lenient` uses, also takes the region's last formula or number);
     2. no float tolerance: 0.0833333 != 1/12, 0.33 != 1/3 (1/2^99 must not equal 1/2^98);
-    3. variables are compared strictly: f(x) != f(y);
+    3. variables are compared strictly: f(x) != f(y) (but not their case: math-verify's parser
+       reads X as x, so 2X == 2x);
     4. "," is never a decimal separator: "1000,99" is not 1000.99;
     5. `\\approx` in the answer is a hedge, even after an exact value;
     6. an equation between two different numbers ("1/2 = 10/9") is no answer, and an equation
