@@ -405,3 +405,57 @@ def test_a_command_runs_itself_again_with_tcmalloc_preloaded():
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
         assert out.stdout.split() == [loaded, "['--flag',", "'x']"], out.stdout
+
+
+def test_pipeline_resume_refuses_another_recipe_and_damaged_records_changing_nothing(tmp_path):
+    import dataclasses
+
+    import pipeline
+
+    out = tmp_path / "p"
+    (out / "01-sft" / "checkpoint").mkdir(parents=True)
+    (out / "01-sft" / "DONE.json").write_text("{}")
+    settings = dataclasses.asdict(pipeline.Config(model="tiny", output_dir=str(out)))
+    (out / "pipeline.json").write_text(json.dumps(settings))
+    before = (out / "pipeline.json").read_text()
+    args = ["--model", "tiny", "--output_dir", str(out), "--resume"]
+    # another recipe's stages would have been skipped as "finished" and pipeline.json rewritten
+    p = run("pipeline.py", *args, "--recipe", "zero-rl")
+    assert_clean_error(p, "was run with --recipe 'phi4-reasoning' (now 'zero-rl')")
+    with pytest.raises(ValueError, match="--scale 'demo' \\(now 'small'\\)"):
+        pipeline.run(pipeline.parse([*args, "--scale", "small"]))
+    with pytest.raises(ValueError, match="01-sft is marked finished but holds no checkpoint"):
+        pipeline.run(pipeline.parse(args))
+    (out / "01-sft" / "checkpoint" / "config.json").write_text("{}")
+    (out / "table.json").write_text('[{"stage": "ba')  # a copy cut short
+    with pytest.raises(ValueError, match="table.json .*cannot be read.*delete it"):
+        pipeline.run(pipeline.parse(args))
+    assert (out / "pipeline.json").read_text() == before
+
+
+def test_pipeline_shows_a_stages_damaged_state_in_one_line_and_keeps_the_rest(
+    tmp_path, monkeypatch, capsys
+):
+    import dataclasses
+
+    import pipeline
+    import stage_eval
+
+    monkeypatch.setattr(
+        stage_eval, "eval_stage", lambda *a, **k: {"num_problems": 1, "accuracy": 0.0}
+    )
+    out = tmp_path / "p"
+    (out / "01-sft" / "checkpoint").mkdir(parents=True)
+    (out / "01-sft" / "checkpoint" / "config.json").write_text("{}")
+    (out / "01-sft" / "DONE.json").write_text('{"stage": "01-sft"}')
+    (out / "02-grpo").mkdir()
+    (out / "02-grpo" / "state.pt").write_bytes(b"junk")
+    (out / "02-grpo" / "metrics.jsonl").write_text('{"step": 1}\n')
+    args = ["--model", "tiny", "--output_dir", str(out), "--eval_problems", "1"]
+    cfg = pipeline.parse(args)
+    (out / "pipeline.json").write_text(json.dumps(dataclasses.asdict(cfg)))
+    with pytest.raises(SystemExit, match="(?s)state.pt cannot be read.*delete .*02-grpo/state.pt"):
+        pipeline.run(pipeline.parse([*args, "--resume"]))
+    assert "Traceback" not in capsys.readouterr().err
+    assert (out / "02-grpo" / "metrics.jsonl").read_text() == '{"step": 1}\n'
+    assert (out / "01-sft" / "DONE.json").exists()
