@@ -749,6 +749,26 @@ def worked_solution(steps: list[str], answer: str) -> str:
     return "\n".join(steps) + f"\nSo the answer is {answer}."
 
 
+MATH_LEVELS = (1, 2, 3)
+
+
+def parse_levels(spec: str) -> tuple[int, ...]:
+    """--math_levels '1,2' -> (1, 2); anything but a comma list of MATH_LEVELS is a ValueError
+    naming the flag (a level 7 made arithmetic problems and crashed on percent ones).
+
+    >>> parse_levels("1, 3")
+    (1, 3)
+    """
+    try:
+        levels = tuple(int(x) for x in spec.split(","))
+    except ValueError:
+        levels = ()
+    if not levels or set(levels) - set(MATH_LEVELS):
+        raise ValueError(f"--math_levels {spec!r}: a comma-separated list of levels from "
+                         f"{', '.join(map(str, MATH_LEVELS))}, e.g. '1' or '1,2,3'")
+    return levels
+
+
 def math_tasks(n: int, split: str = "train", seed: int = 0, families: list[str] | None = None,
                levels: tuple[int, ...] = (1, 2, 3), templates: str = "seen") -> list[dict]:
     """`n` distinct problems of `split`, deterministic by `seed`, cycling families and levels;

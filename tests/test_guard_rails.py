@@ -459,3 +459,66 @@ def test_pipeline_shows_a_stages_damaged_state_in_one_line_and_keeps_the_rest(
     assert "Traceback" not in capsys.readouterr().err
     assert (out / "02-grpo" / "metrics.jsonl").read_text() == '{"step": 1}\n'
     assert (out / "01-sft" / "DONE.json").exists()
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--student_from_teacher", "--warmup_steps", "-1"], "--warmup_steps -1: cannot be"),
+        (["--student_from_teacher", "--eval_problems", "-1"], "--eval_problems -1: cannot be"),
+        (["--student_from_teacher", "--top_k_vocab", "-3"], "--top_k_vocab -3: cannot be"),
+        (["--student_from_teacher", "--max_grad_norm", "0"], "--max_grad_norm 0 zeroes"),
+        (["--student_from_teacher", "--chunk_size", "0"], "--chunk_size 0: must be positive"),
+        (["--student_from_teacher", "--temperature", "nan"], "--temperature must be > 0"),
+        (["--student_from_teacher", "--think_ratio", "-0.5"], "or -1 for no switch"),
+        (["--student_from_teacher", "--math_levels", "9"], "--math_levels '9': a comma"),
+        (["--student_from_teacher", "--dtype", "float8"], "--dtype 'float8' is not one of"),
+        (["--student_from_teacher", "--device", "tpu"], "--device 'tpu' is not one of"),
+        ([], "no student: pass --student MODEL"),
+        (["--student", "/no/such/student"], "no such folder"),
+        (["--student_from_teacher", "--task", "x.jsonl", "--answer_field", "none",
+          "--filter_correct", "true"], "--filter_correct keeps the teacher answers"),
+    ],
+)
+def test_distill_refuses_meaningless_values_before_any_model_loads(tmp_path, args, needle):
+    import distill
+
+    cfg = distill.parse(["--teacher", "tiny", "--output_dir", str(tmp_path / "d"), *args])
+    with pytest.raises((ValueError, FileNotFoundError), match=needle):
+        distill.train(cfg)
+    assert not (tmp_path / "d").exists()  # nothing written either
+
+
+def test_a_teacher_cache_of_other_prompts_or_damaged_is_refused_with_the_fix(tmp_path):
+    import distill
+
+    prompts = [[1, 2, 3], [4, 5]]
+    rows = [{"teacher": "tiny", "prompt_ids": p, "completion_ids": [7]} for p in prompts]
+    good = tmp_path / "good.jsonl"
+    good.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert distill.read_teacher_cache(good, "tiny", prompts) == rows
+    # the same teacher and count, other prompts (another seed or task): was used silently
+    with pytest.raises(ValueError, match="answers to other prompts.*--teacher_cache NEW"):
+        distill.read_teacher_cache(good, "tiny", [[1, 2, 3], [4, 6]])
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(good.read_text()[:30])
+    with pytest.raises(ValueError, match="cannot be read.*delete"):
+        distill.read_teacher_cache(cut, "tiny", prompts)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with pytest.raises(ValueError, match="holds no teacher answers"):  # was a ZeroDivisionError
+        distill.read_teacher_cache(empty, "tiny", prompts)
+    with pytest.raises(ValueError, match="cannot be read"):
+        distill.read_teacher_cache(tmp_path, "tiny", prompts)
+
+
+def test_distill_refuses_a_student_with_another_chat_template(tiny, tokenizer):
+    import copy
+
+    import distill
+
+    other = copy.deepcopy(tokenizer)
+    other.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    distill.check_same_vocab(tiny, tiny, tokenizer, tokenizer)
+    with pytest.raises(ValueError, match="chat templates differ.*copy the teacher's tokenizer"):
+        distill.check_same_vocab(tiny, tiny, other, tokenizer)
