@@ -976,8 +976,15 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         rows, where = rows_from_file(path), str(path)   # a missing file: not a hub id either
     else:
         import datasets
-        rows, where = (list(datasets.load_dataset(source, hf_config, split=split)),
-                       f"{source}[{split}]")
+        try:
+            rows = list(datasets.load_dataset(source, hf_config, split=split))
+        except (ConnectionError, OSError, ValueError) as e:
+            # offline, a misspelled name or a split it lacks: was a ConnectionError traceback
+            raise DataError(f"--task {source!r} is not 'math', 'humaneval' or a .jsonl/.json/"
+                            f".parquet/.csv file, and as a HF dataset it could not be loaded "
+                            f"({type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
+                            "). Pass a local file or one of those names.") from None
+        where = f"{source}[{split}]"
     tasks = []
     for i, row in enumerate(rows):
         if prompt_field not in row:

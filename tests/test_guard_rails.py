@@ -522,3 +522,52 @@ def test_distill_refuses_a_student_with_another_chat_template(tiny, tokenizer):
     distill.check_same_vocab(tiny, tiny, tokenizer, tokenizer)
     with pytest.raises(ValueError, match="chat templates differ.*copy the teacher's tokenizer"):
         distill.check_same_vocab(tiny, tiny, other, tokenizer)
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--eval_problems", "-3"], "--eval_problems -3: cannot be negative"),  # was max() error
+        (["--k", "0"], "--k 0: must be positive"),  # was a table of NaNs
+        (["--max_completion_length", "0"], "--max_completion_length 0: must be positive"),
+        (["--thinking", "maybe"], "--thinking 'maybe' is not one of"),  # was a KeyError
+        (["--budgets", "32,x"], "--budgets '32,x': comma-separated positive"),
+        (["--budgets", "-4"], "--budgets '-4'"),
+        (["--k", "2", "--temperature", "0"], "--temperature 0.0: k > 1 samples"),
+        (["--math_levels", "7"], "--math_levels '7'"),  # was silently accepted
+        (["--threads", "-2"], "--threads -2: cannot be negative"),
+        (["--model", "/no/such/ckpt"], "no such folder"),
+    ],
+)
+def test_evaluate_refuses_bad_flags_before_the_model_loads(tmp_path, args, needle):
+    import evaluate
+
+    cfg = cli.parse(evaluate.Config, ["--model", "tiny", "--output_dir", str(tmp_path / "e"),
+                                      *args])
+    with pytest.raises((ValueError, FileNotFoundError), match=needle):
+        evaluate.evaluate(cfg)
+    assert not (tmp_path / "e").exists()
+
+
+def test_an_incomplete_checkpoint_folder_is_named_with_what_is_missing(tmp_path, tiny, tokenizer):
+    import data
+
+    good = runs.save_checkpoint(tiny, tokenizer, tmp_path / "good")
+    for name, breaks, needle in [
+        ("cfg", lambda d: (d / "config.json").write_text('{"model_type": "lla'),
+         "config.json is not valid JSON"),
+        ("weights", lambda d: (d / "model.safetensors").unlink(), "no weights"),
+        ("tok", lambda d: [(d / f).unlink() for f in ("tokenizer.json", "tokenizer_config.json")],
+         "no tokenizer files"),
+    ]:
+        bad = tmp_path / name
+        bad.mkdir()
+        for f in good.iterdir():
+            (bad / f.name).write_bytes(f.read_bytes())
+        breaks(bad)
+        with pytest.raises(ValueError, match=f"is not a complete checkpoint: {needle}.*copy"):
+            models.load_policy(str(bad))
+    with pytest.raises(data.DataError, match="--task 'no-such-task' is not 'math'"):
+        data.load_tasks("no-such-task")  # offline in tests: was a ConnectionError traceback
+    p = run("evaluate.py", "--model", str(tmp_path / "cfg"), "--output_dir", str(tmp_path / "e"))
+    assert_clean_error(p, "config.json is not valid JSON")
