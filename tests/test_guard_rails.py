@@ -571,3 +571,26 @@ def test_an_incomplete_checkpoint_folder_is_named_with_what_is_missing(tmp_path,
         data.load_tasks("no-such-task")  # offline in tests: was a ConnectionError traceback
     p = run("evaluate.py", "--model", str(tmp_path / "cfg"), "--output_dir", str(tmp_path / "e"))
     assert_clean_error(p, "config.json is not valid JSON")
+
+
+def test_a_metrics_line_cut_short_by_a_kill_is_left_out_and_resume_goes_on(tmp_path, capsys):
+    import figures
+
+    run_dir = runs.RunDir(tmp_path / "r", resume=True)
+    run_dir.log({"step": 1, "loss": 0.5})
+    run_dir.log({"step": 2, "loss": 0.4})
+    with open(run_dir.root / "metrics.jsonl", "a") as f:
+        f.write('{"step": 3, "lo')  # killed mid-write
+    assert run_dir.metrics() == [{"step": 1, "loss": 0.5}, {"step": 2, "loss": 0.4}]
+    assert "the last line is cut short" in capsys.readouterr().out
+    assert figures.metrics(run_dir.root) == run_dir.metrics()  # figures drawn from the good rows
+    run_dir.truncate_metrics(2)  # --resume from step 2: was a bare JSON error
+    assert (run_dir.root / "metrics.jsonl").read_text().count("\n") == 2
+    (run_dir.root / "metrics.jsonl").write_text('{"step": 1}\nnot json\n{"step": 2}\n')
+    with pytest.raises(ValueError, match="metrics.jsonl, line 2, cannot be read"):
+        run_dir.metrics()
+    with pytest.raises(FileNotFoundError, match="no metrics.*delete .*figure_done.json"):
+        figures.metrics(tmp_path / "empty")
+    (tmp_path / "done").mkdir()
+    (tmp_path / "done" / "figure_done.json").write_text("{not json")
+    assert not figures.finished(tmp_path / "done", {"a": 1})  # made again, not a JSON error
