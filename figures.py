@@ -633,6 +633,11 @@ def parse(argv: list[str] | None = None) -> tuple[list[str], Config]:
     if name != "all" and name not in FIGURES:
         raise cli.UsageError(f"unknown figure {name!r}: choose one of {names}")
     cfg = cli.parse(Config, rest)
+    # a cap of 0 reached grpo.py as time_budget_minutes 0, which means no cap at all: the
+    # figure ran without end
+    cli.check_positive(cfg, "minutes")
+    if cfg.threads < 0:
+        raise ValueError(f"--threads {cfg.threads}: cannot be negative (0: torch's default)")
     if cfg.scale == "tiny" and cfg.model == "smollm2":
         cfg.model = "tiny"
     return (list(FIGURES) if name == "all" else [name]), cfg

@@ -594,3 +594,11 @@ def test_a_metrics_line_cut_short_by_a_kill_is_left_out_and_resume_goes_on(tmp_p
     (tmp_path / "done").mkdir()
     (tmp_path / "done" / "figure_done.json").write_text("{not json")
     assert not figures.finished(tmp_path / "done", {"a": 1})  # made again, not a JSON error
+
+
+def test_figures_refuse_a_time_cap_that_would_mean_no_cap():
+    import figures
+
+    for flag, value in (("--minutes", "0"), ("--minutes", "-1"), ("--threads", "-2")):
+        with pytest.raises(ValueError, match=f"{flag} {float(value) if 'min' in flag else value}"):
+            figures.parse(["length_bias", flag, value])
