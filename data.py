@@ -749,6 +749,26 @@ def worked_solution(steps: list[str], answer: str) -> str:
     return "\n".join(steps) + f"\nSo the answer is {answer}."
 
 
+MATH_LEVELS = (1, 2, 3)
+
+
+def parse_levels(spec: str) -> tuple[int, ...]:
+    """--math_levels '1,2' -> (1, 2); anything but a comma list of MATH_LEVELS is a ValueError
+    naming the flag (a level 7 made arithmetic problems and crashed on percent ones).
+
+    >>> parse_levels("1, 3")
+    (1, 3)
+    """
+    try:
+        levels = tuple(int(x) for x in spec.split(","))
+    except ValueError:
+        levels = ()
+    if not levels or set(levels) - set(MATH_LEVELS):
+        raise ValueError(f"--math_levels {spec!r}: a comma-separated list of levels from "
+                         f"{', '.join(map(str, MATH_LEVELS))}, e.g. '1' or '1,2,3'")
+    return levels
+
+
 def math_tasks(n: int, split: str = "train", seed: int = 0, families: list[str] | None = None,
                levels: tuple[int, ...] = (1, 2, 3), templates: str = "seen") -> list[dict]:
     """`n` distinct problems of `split`, deterministic by `seed`, cycling families and levels;
@@ -956,8 +976,15 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         rows, where = rows_from_file(path), str(path)   # a missing file: not a hub id either
     else:
         import datasets
-        rows, where = (list(datasets.load_dataset(source, hf_config, split=split)),
-                       f"{source}[{split}]")
+        try:
+            rows = list(datasets.load_dataset(source, hf_config, split=split))
+        except (ConnectionError, OSError, ValueError) as e:
+            # offline, a misspelled name or a split it lacks: was a ConnectionError traceback
+            raise DataError(f"--task {source!r} is not 'math', 'humaneval' or a .jsonl/.json/"
+                            f".parquet/.csv file, and as a HF dataset it could not be loaded "
+                            f"({type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
+                            "). Pass a local file or one of those names.") from None
+        where = f"{source}[{split}]"
     tasks = []
     for i, row in enumerate(rows):
         if prompt_field not in row:

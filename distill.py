@@ -279,7 +279,9 @@ def drop_layers(teacher, keep_every: int):
 
 
 def check_same_vocab(student, teacher, student_tok, teacher_tok):
-    """Logit distillation compares distributions token by token: the vocabularies must match."""
+    """Logit distillation compares distributions token by token: the vocabularies must match.
+    So must the chat templates: prompts are rendered in the teacher's and the student is saved
+    with the teacher's tokenizer, so a student with its own template was silently switched."""
     v_s = student.get_output_embeddings().weight.shape[0]
     v_t = teacher.get_output_embeddings().weight.shape[0]
     if v_s != v_t or student_tok.get_vocab() != teacher_tok.get_vocab():
@@ -287,6 +289,12 @@ def check_same_vocab(student, teacher, student_tok, teacher_tok):
             f"student and teacher vocabularies differ (LM heads {v_s} vs {v_t} rows, tokenizers "
             f"{len(student_tok)} vs {len(teacher_tok)} tokens). Logit distillation needs the same "
             "tokenizer: pick a student of the teacher's family, or use --student_from_teacher.")
+    if student_tok.chat_template != teacher_tok.chat_template:
+        raise ValueError(
+            "student and teacher chat templates differ: the prompts are rendered in the "
+            "teacher's, and the student would be trained and saved with it in place of its own. "
+            "Pick a student with the teacher's template, or copy the teacher's tokenizer files "
+            "into a copy of the student's folder to train it in the teacher's template.")
 
 
 def load_models(cfg: Config, device: str, resume_from: Path | None = None):
@@ -310,8 +318,7 @@ def load_models(cfg: Config, device: str, resume_from: Path | None = None):
 # ----------------------------------------------------------------------------------------------
 def load_prompts(cfg: Config, split: str, n: int) -> list[dict]:
     if cfg.task == "math":
-        levels = tuple(int(x) for x in cfg.math_levels.split(","))
-        return data.math_tasks(n, split, cfg.seed, levels=levels)
+        return data.math_tasks(n, split, cfg.seed, levels=data.parse_levels(cfg.math_levels))
     answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
     return data.load_tasks(cfg.task, split=split, n=n, prompt_field=cfg.prompt_field,
                            answer_field=answer_field)
@@ -338,16 +345,33 @@ def is_correct(task: dict, text: str) -> bool | None:
     return rewards.task_solved(text, task) if "answer" in task else None
 
 
+def read_teacher_cache(path: Path, teacher: str, prompts: list[list[int]]) -> list[dict]:
+    """The cached teacher answers in `path`, checked to be this teacher's answers to these very
+    prompts (token ids: the task, seed, levels, /think mix, prompt style and template all show
+    there). A cache of other prompts was used silently before, training on another task; an empty,
+    cut-short or unreadable one crashed with a bare JSON or division error."""
+    fix = f"delete {path} (the teacher answers again) or pass --teacher_cache NEW.jsonl"
+    try:
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    except (ValueError, UnicodeDecodeError, IsADirectoryError) as e:
+        raise ValueError(f"--teacher_cache {path} cannot be read ({type(e).__name__}: "
+                         f"{str(e)[:60]}); it is damaged or not a cache: {fix}") from None
+    if not rows or not all(isinstance(r, dict) for r in rows):
+        raise ValueError(f"--teacher_cache {path} holds no teacher answers: {fix}")
+    if rows[0].get("teacher") != teacher or len(rows) != len(prompts):
+        raise ValueError(f"{path} holds {len(rows)} outputs of teacher "
+                         f"{rows[0].get('teacher')!r}, not {len(prompts)} of {teacher!r}: {fix}")
+    if [r.get("prompt_ids") for r in rows] != [list(p) for p in prompts]:
+        raise ValueError(f"{path} holds the teacher's answers to other prompts (another --task, "
+                         f"--seed, --math_levels, --think_ratio or --prompt_style): {fix}")
+    return rows
+
+
 def teacher_outputs(teacher, tok, tasks, prompts, flags, cfg: Config, path: Path) -> list[dict]:
     """The off-policy data: one answer of the teacher per prompt, sampled at τ, written once to
     `path` (jsonl) and read back on later runs and on --resume."""
     if path.exists():
-        rows = [json.loads(l) for l in path.read_text().splitlines() if l.strip()]
-        if rows and (rows[0].get("teacher") != cfg.teacher or len(rows) != len(tasks)):
-            raise ValueError(f"{path} holds {len(rows)} outputs of teacher "
-                             f"{rows[0].get('teacher')!r}, not {len(tasks)} of {cfg.teacher!r}: "
-                             "delete it or pass --teacher_cache NEW.jsonl")
-        return rows
+        return read_teacher_cache(path, cfg.teacher, prompts)
     print(f"[distill] the teacher answers {len(tasks)} training prompts (once) -> {path}")
     engine = engines.make_engine(cfg.engine, teacher, tok, max_model_len=max_len(prompts, cfg))
     outs = engine.generate(prompts, engines.SamplingParams(
@@ -563,12 +587,40 @@ def check_config(cfg: Config):
                          "reverse_kl, jsd")
     if cfg.top_k_tail not in ("rest", "renorm"):
         raise ValueError(f"--top_k_tail {cfg.top_k_tail!r} is not one of rest, renorm")
-    if cfg.temperature <= 0:
+    if not cfg.temperature > 0:     # not `<= 0`: NaN passed and failed after the teacher ran
         raise ValueError(f"--temperature must be > 0 (it divides the logits), "
                          f"got {cfg.temperature}")
-    if cfg.think_ratio > 1:
+    if not (0 <= cfg.think_ratio <= 1 or cfg.think_ratio == -1):
         raise ValueError(f"--think_ratio must be in [0, 1] (or -1 for no switch), "
                          f"got {cfg.think_ratio}")
+    # a negative count or warm-up passed silently: -1 eval problems meant none, a negative
+    # warm-up a negative learning rate (gradient ascent)
+    for name in ("eval_problems", "warmup_steps", "top_k_vocab", "weight_decay", "threads",
+                 "max_grad_norm"):
+        if getattr(cfg, name) < 0:
+            raise ValueError(f"--{name} {getattr(cfg, name)}: cannot be negative")
+    if cfg.max_grad_norm == 0:   # clipping to norm 0 zeroes every update: nothing would train
+        raise ValueError("--max_grad_norm 0 zeroes every update; use 1.0 (or a large value to "
+                         "turn clipping off)")
+    cli.check_positive(cfg, "chunk_size")
+    if cfg.task == "math":
+        data.parse_levels(cfg.math_levels)
+    if cfg.dtype not in ("float32", "bfloat16"):
+        raise ValueError(f"--dtype {cfg.dtype!r} is not one of float32, bfloat16")
+    if cfg.device not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"--device {cfg.device!r} is not one of auto, cpu, cuda")
+    if not (cfg.student or cfg.student_from_teacher or cfg.resume):
+        # before the teacher loads (minutes for a large one) and before output_dir is touched
+        raise ValueError("no student: pass --student MODEL or --student_from_teacher "
+                         "--keep_every K")
+    if cfg.filter_correct and cfg.task != "math" and cfg.answer_field.lower() in ("", "none"):
+        raise ValueError("--filter_correct keeps the teacher answers that match the task's "
+                         "answers, and --answer_field none loads none: map the answer column "
+                         "with --answer_field NAME, or drop --filter_correct")
+    for name in ("teacher", "student"):   # a missing folder fails now, not after the teacher
+        model = getattr(cfg, name)
+        if model and model != models.DEFAULT_MODEL and not models.is_tiny(model):
+            models.checked_path(model)
 
 
 def resume(run: runs.RunDir, state: dict, optimizer, scheduler):

@@ -178,7 +178,36 @@ def print_table(results: list[dict]):
                                 for k in keys) + " |")
 
 
+def check_config(cfg: Config):
+    """Flags that would fail after the model loaded, or give a meaningless table, refused at
+    start (k 0 gave a table of NaNs, --eval_problems -3 a bare `max()` error, --thinking maybe
+    a KeyError)."""
+    cli.check_positive(cfg, "k", "max_completion_length")
+    for name in ("eval_problems", "threads", "max_tool_calls"):
+        if getattr(cfg, name) < 0:
+            raise ValueError(f"--{name} {getattr(cfg, name)}: cannot be negative")
+    if cfg.k > 1:   # k identical greedy samples would make pass@k equal pass@1
+        cli.check_sampling(cfg.temperature, cfg.top_p, "k > 1 samples per problem")
+    if cfg.thinking not in ("default", "on", "off", "both"):
+        raise ValueError(f"--thinking {cfg.thinking!r} is not one of default, on, off, both")
+    try:
+        budgets = [int(b) for b in cfg.budgets.split(",") if b.strip()]
+    except ValueError:
+        budgets = [0]
+    if any(b <= 0 for b in budgets):
+        raise ValueError(f"--budgets {cfg.budgets!r}: comma-separated positive token counts, "
+                         "e.g. '32,64,128'")
+    if cfg.task == "math":
+        data.parse_levels(cfg.math_levels)
+    if cfg.model != models.DEFAULT_MODEL and not models.is_tiny(cfg.model):
+        models.checked_path(cfg.model)
+    out = Path(cfg.output_dir)
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"--output_dir {out} is a file; pass a folder for results.json")
+
+
 def evaluate(cfg: Config) -> Path:
+    check_config(cfg)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     out = Path(cfg.output_dir)

@@ -70,8 +70,11 @@ def figure(fn):
 def finished(root: Path, settings: dict) -> bool:
     """A run of the same settings finished earlier in `root` (figure_done.json matches)."""
     done = root / "figure_done.json"
-    return (done.exists()
-            and json.loads(done.read_text()) == json.loads(json.dumps(settings, default=str)))
+    try:
+        marked = json.loads(done.read_text()) if done.exists() else None
+    except ValueError:      # damaged: the run is made again (--overwrite), as if never marked
+        marked = None
+    return marked == json.loads(json.dumps(settings, default=str))
 
 
 def mark_finished(root: Path, settings: dict):
@@ -141,8 +144,13 @@ def slug(name: str) -> str:
 
 
 def metrics(root: Path) -> list[dict]:
+    """A finished run's metrics.jsonl (a last line cut short is left out: `runs.read_jsonl`)."""
+    import runs
     path = Path(root) / "metrics.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no metrics, though {root} is marked finished; delete "
+                                f"{Path(root) / 'figure_done.json'} to run it again")
+    return runs.read_jsonl(path)
 
 
 def series(rows: list[dict], key: str, x: str = "step") -> list[list[float]]:
@@ -156,8 +164,8 @@ def lengths_by_correctness(root: Path, tokenizer) -> dict[str, list[list[float]]
     step, from samples.jsonl (every rollout of the step: `log_samples`). Truncated = wrong."""
     from rewards import verify_math
     per_step: dict[int, dict[str, list[int]]] = {}
-    for line in (Path(root) / "samples.jsonl").read_text().splitlines():
-        row = json.loads(line)
+    import runs
+    for row in runs.read_jsonl(Path(root) / "samples.jsonl"):
         n = len(tokenizer(row["completion"], add_special_tokens=False)["input_ids"])
         right = not row["truncated"] and verify_math(row["completion"], row["answer"])
         per_step.setdefault(row["step"], {"right": [], "wrong": []})[
@@ -625,6 +633,11 @@ def parse(argv: list[str] | None = None) -> tuple[list[str], Config]:
     if name != "all" and name not in FIGURES:
         raise cli.UsageError(f"unknown figure {name!r}: choose one of {names}")
     cfg = cli.parse(Config, rest)
+    # a cap of 0 reached grpo.py as time_budget_minutes 0, which means no cap at all: the
+    # figure ran without end
+    cli.check_positive(cfg, "minutes")
+    if cfg.threads < 0:
+        raise ValueError(f"--threads {cfg.threads}: cannot be negative (0: torch's default)")
     if cfg.scale == "tiny" and cfg.model == "smollm2":
         cfg.model = "tiny"
     return (list(FIGURES) if name == "all" else [name]), cfg

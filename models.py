@@ -18,6 +18,7 @@ from __future__ import annotations
 import fcntl
 import importlib.util
 import inspect
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -115,6 +116,30 @@ def checked_path(name: str) -> str:
     return str(name)
 
 
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
+                "pytorch_model.bin.index.json")
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json")
+
+
+def incomplete_checkpoint(path: str, error: Exception) -> str:
+    """What is wrong with a checkpoint folder transformers cannot load, and the fix."""
+    folder = Path(path)
+    wrong = []
+    try:
+        json.loads((folder / "config.json").read_text())
+    except (OSError, ValueError):
+        wrong.append("config.json is not valid JSON")
+    if not any((folder / f).exists() for f in WEIGHT_FILES):
+        wrong.append("no weights (model.safetensors)")
+    if not any((folder / f).exists() for f in TOKENIZER_FILES):
+        wrong.append("no tokenizer files (tokenizer.json, tokenizer_config.json)")
+    first = (str(error).strip().splitlines() or [type(error).__name__])[0][:120]
+    return (f"model {path!r} is not a complete checkpoint: {'; '.join(wrong) or first}. A "
+            "checkpoint folder holds config.json, the weights and the tokenizer files, as "
+            "save_pretrained writes them: save it again, or copy the missing files from the "
+            "model it was trained from.")
+
+
 def load_tokenizer(name: str | None = None):
     if name is None or name == DEFAULT_MODEL or is_tiny(name):
         name = str(_embedded_checkpoint())
@@ -158,8 +183,12 @@ def load_policy(name: str | None = None, dtype: str = "float32", device: str = "
         try:
             tok = load_tokenizer(path)
             model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype)
-        except OSError as e:
+        except (OSError, ValueError) as e:
             if Path(path).exists():
+                # a folder that is not a whole checkpoint: transformers' error (a traceback for a
+                # corrupted config.json or missing weights) names neither the folder nor the fix
+                raise ValueError(incomplete_checkpoint(path, e)) from None
+            if not isinstance(e, OSError):
                 raise
             # a hub id that is neither cached nor reachable (this project downloads nothing)
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__

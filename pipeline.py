@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import os
 import re
 import sys
 import time
@@ -551,6 +552,44 @@ def evaluations(cfg: Config, out: Path, t_start: float) -> stage_eval.Evaluation
         t_start=t_start, resume=cfg.resume, fixed=bool(cfg.eval_problems))
 
 
+# What makes a stage's DONE.json and checkpoint the ones this command would train: with another
+# value, --resume would skip "finished" stages of another recipe, scale or starting model and
+# report them as this run's. The evaluation, engine, threads and time budget may change.
+SAME_ON_RESUME = ("recipe", "scale", "model", "max_steps_scale", "set")
+
+
+def read_json(path: Path, what: str):
+    """A JSON file this run wrote earlier, or ValueError naming it and the fix."""
+    try:
+        return json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ValueError(f"--resume: {path} ({what}) cannot be read ({e}); it is damaged. Restore "
+                         "it, delete it (the finished stages are kept and evaluated again), or "
+                         "start over with another --output_dir (nothing was changed)") from None
+
+
+def check_resumable(cfg: Config, out: Path):
+    """--resume of `out`: the run was made by the same recipe, scale, starting model, step scale
+    and --set, and its table and stage records read; otherwise one line with the fix, before
+    anything in `out` is written."""
+    if (out / "pipeline.json").exists():
+        before = read_json(out / "pipeline.json", "the run's settings")
+        changed = [f"--{k} {before.get(k)!r} (now {getattr(cfg, k)!r})" for k in SAME_ON_RESUME
+                   if k in before and before[k] != getattr(cfg, k)]
+        if changed:
+            raise ValueError(f"--resume: {out} was run with {', '.join(changed)}; its finished "
+                             "stages would be taken for this run's. Resume with the run's own "
+                             "values, or pass another --output_dir (nothing was changed)")
+    if (out / "table.json").exists():
+        read_json(out / "table.json", "the table of evaluations")
+    for done in sorted(out.glob("*/DONE.json")):
+        read_json(done, "the record of a finished stage")
+        if not (done.parent / "checkpoint" / "config.json").exists():
+            raise ValueError(f"--resume: {done.parent} is marked finished but holds no "
+                             f"checkpoint; delete {done} to train the stage again (nothing was "
+                             "changed)")
+
+
 def run(cfg: Config) -> list[dict]:
     """The recipe's stages in order: each one configured, trained, evaluated on held-out
     problems and added to the table; then the table and the figures (`stage_eval`)."""
@@ -572,6 +611,8 @@ def run(cfg: Config) -> list[dict]:
     if out.exists() and any(out.iterdir()) and not cfg.resume:
         raise SystemExit(f"{out} already holds a run: pass --resume to continue it, or "
                          "--output_dir to start another (nothing was changed).")
+    if cfg.resume:
+        check_resumable(cfg, out)          # before pipeline.json is rewritten: nothing changed
     out.mkdir(parents=True, exist_ok=True)
     runs.atomic_write_text(out / "pipeline.json", json.dumps(dataclasses.asdict(cfg), indent=2))
     evals = evaluations(cfg, out, t_start)
@@ -605,10 +646,17 @@ def run(cfg: Config) -> list[dict]:
                    "minutes": (time.time() - t0) / 60,
                    "where": f"{stage_dir}/checkpoint, {stage_dir}/curves.png"}
         except Exception as e:
-            traceback.print_exc()
+            # a user's mistake (a damaged state.pt, a bad file) is one line, as in the script;
+            # anything else shows where it happened
+            if not isinstance(e, cli.USER_ERRORS) or os.environ.get("RR_TRACEBACK"):
+                traceback.print_exc()
+            # the script's own fix names its flags; here a stage restarts without its state.pt
+            restart = (f"\nTo train the stage again from its start, delete "
+                       f"{stage_dir / 'state.pt'} and rerun with --resume."
+                       if "state.pt" in str(e) else "")
             raise SystemExit(f"\nstage {i} '{stage.name}' ({stage.script}.py) failed: "
                              f"{type(e).__name__}: {e}\nEarlier stages' outputs are kept in "
-                             f"{out}; fix the cause and rerun with --resume.") from None
+                             f"{out}; fix the cause and rerun with --resume.{restart}") from None
         runs.atomic_write_text(stage_dir / "DONE.json", json.dumps(row, indent=2))
         evals.put(row)
 

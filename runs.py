@@ -172,10 +172,10 @@ class RunDir:
         """On --resume, drop lines logged after the last saved state (they will be redone)."""
         for name in ("metrics.jsonl", "samples.jsonl"):
             path = self.root / name
-            if path.exists():
-                rows = [l for l in path.read_text().splitlines()
-                        if l.strip() and json.loads(l).get("step", 0) <= step]
-                path.write_text("".join(r + "\n" for r in rows))
+            if path.exists():   # read_jsonl: a line cut short by the kill is dropped too
+                rows = [r for r in read_jsonl(path) if r.get("step", 0) <= step]
+                atomic_write_text(path, "".join(json.dumps(r, default=float) + "\n"
+                                                for r in rows))
 
     def save(self, model, tokenizer, state: dict):
         """Checkpoint then state; state.pt is written last, so it never points past the model."""
@@ -228,11 +228,31 @@ class RunDir:
 # ----------------------------------------------------------------------------------------------
 # Figures
 # ----------------------------------------------------------------------------------------------
+def read_jsonl(path: str | Path) -> list[dict]:
+    """The rows of a jsonl file a run appends to. A last line that does not parse is a row cut
+    short by a kill mid-write: it is left out, with a note, so the curves, --resume and the
+    figures go on from the good rows (it was a bare JSON error). A bad line before the last is
+    damage: ValueError naming the file and the line."""
+    path = Path(path)
+    lines = [(i, line) for i, line in enumerate(path.read_text().splitlines(), 1)
+             if line.strip()]
+    rows = []
+    for k, (i, line) in enumerate(lines):
+        try:
+            rows.append(json.loads(line))
+        except ValueError as e:
+            if k < len(lines) - 1:
+                raise ValueError(f"{path}, line {i}, cannot be read ({e}); restore the file or "
+                                 "delete that line") from None
+            print(f"[runs] note: {path}: the last line is cut short (a run stopped mid-write); "
+                  f"it is left out", flush=True)
+    return rows
+
+
 def read_metrics(root: str | Path) -> list[dict]:
-    """The rows of <root>/metrics.jsonl ([] when there is none)."""
+    """The rows of <root>/metrics.jsonl ([] when there is none; see `read_jsonl`)."""
     path = Path(root) / "metrics.jsonl"
-    return ([json.loads(l) for l in path.read_text().splitlines() if l.strip()]
-            if path.exists() else [])
+    return read_jsonl(path) if path.exists() else []
 
 
 def smoothed(ys: list[float], weight: float = 0.6) -> list[float]:

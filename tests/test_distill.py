@@ -264,14 +264,18 @@ def test_on_policy_distillation_reduces_held_out_kl(tiny_teacher, tmp_path):
 
 
 def test_off_policy_filter_keeps_only_correct_teacher_answers(tiny_teacher, tmp_path, tokenizer):
-    # A hand-made cache (as the teacher would write it): only rows 3 and 7 are correct.
+    # A hand-made cache (as the teacher would write it, for the run's own prompts): only rows 3
+    # and 7 are correct.
     cache = tmp_path / "cache.jsonl"
+    cfg = _cfg(tiny_teacher, tmp_path / "run", think_ratio=-1)
+    tasks = distill.load_prompts(cfg, "train", cfg.num_train_prompts)
+    prompts = distill.render(tokenizer, tasks, distill.think_flags(len(tasks), -1, cfg.seed))
     rows = [
         {
             "teacher": tiny_teacher,
             "task_id": f"t{i}",
             "think": None,
-            "prompt_ids": [1, 5, 9 + i],
+            "prompt_ids": prompts[i],
             "completion_ids": [4, 8, 2],
             "text": "x",
             "truncated": False,
@@ -295,7 +299,7 @@ def test_off_policy_filter_keeps_only_correct_teacher_answers(tiny_teacher, tmp_
     assert used <= {"t3", "t7"} and all(r["on_policy"] == 0 for r in _rows(run))
     wrong = [dict(r, teacher="another-teacher") for r in rows]
     cache.write_text("".join(json.dumps(r) + "\n" for r in wrong))
-    with pytest.raises(ValueError, match="delete it or pass --teacher_cache"):
+    with pytest.raises(ValueError, match="delete .* or pass --teacher_cache"):
         distill.train(
             _cfg(tiny_teacher, tmp_path / "run2", lmbda=0.0, teacher_cache=str(cache), max_steps=1)
         )

@@ -405,3 +405,200 @@ def test_a_command_runs_itself_again_with_tcmalloc_preloaded():
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
         assert out.stdout.split() == [loaded, "['--flag',", "'x']"], out.stdout
+
+
+def test_pipeline_resume_refuses_another_recipe_and_damaged_records_changing_nothing(tmp_path):
+    import dataclasses
+
+    import pipeline
+
+    out = tmp_path / "p"
+    (out / "01-sft" / "checkpoint").mkdir(parents=True)
+    (out / "01-sft" / "DONE.json").write_text("{}")
+    settings = dataclasses.asdict(pipeline.Config(model="tiny", output_dir=str(out)))
+    (out / "pipeline.json").write_text(json.dumps(settings))
+    before = (out / "pipeline.json").read_text()
+    args = ["--model", "tiny", "--output_dir", str(out), "--resume"]
+    # another recipe's stages would have been skipped as "finished" and pipeline.json rewritten
+    p = run("pipeline.py", *args, "--recipe", "zero-rl")
+    assert_clean_error(p, "was run with --recipe 'phi4-reasoning' (now 'zero-rl')")
+    with pytest.raises(ValueError, match="--scale 'demo' \\(now 'small'\\)"):
+        pipeline.run(pipeline.parse([*args, "--scale", "small"]))
+    with pytest.raises(ValueError, match="01-sft is marked finished but holds no checkpoint"):
+        pipeline.run(pipeline.parse(args))
+    (out / "01-sft" / "checkpoint" / "config.json").write_text("{}")
+    (out / "table.json").write_text('[{"stage": "ba')  # a copy cut short
+    with pytest.raises(ValueError, match="table.json .*cannot be read.*delete it"):
+        pipeline.run(pipeline.parse(args))
+    assert (out / "pipeline.json").read_text() == before
+
+
+def test_pipeline_shows_a_stages_damaged_state_in_one_line_and_keeps_the_rest(
+    tmp_path, monkeypatch, capsys
+):
+    import dataclasses
+
+    import pipeline
+    import stage_eval
+
+    monkeypatch.setattr(
+        stage_eval, "eval_stage", lambda *a, **k: {"num_problems": 1, "accuracy": 0.0}
+    )
+    out = tmp_path / "p"
+    (out / "01-sft" / "checkpoint").mkdir(parents=True)
+    (out / "01-sft" / "checkpoint" / "config.json").write_text("{}")
+    (out / "01-sft" / "DONE.json").write_text('{"stage": "01-sft"}')
+    (out / "02-grpo").mkdir()
+    (out / "02-grpo" / "state.pt").write_bytes(b"junk")
+    (out / "02-grpo" / "metrics.jsonl").write_text('{"step": 1}\n')
+    args = ["--model", "tiny", "--output_dir", str(out), "--eval_problems", "1"]
+    cfg = pipeline.parse(args)
+    (out / "pipeline.json").write_text(json.dumps(dataclasses.asdict(cfg)))
+    with pytest.raises(SystemExit, match="(?s)state.pt cannot be read.*delete .*02-grpo/state.pt"):
+        pipeline.run(pipeline.parse([*args, "--resume"]))
+    assert "Traceback" not in capsys.readouterr().err
+    assert (out / "02-grpo" / "metrics.jsonl").read_text() == '{"step": 1}\n'
+    assert (out / "01-sft" / "DONE.json").exists()
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--student_from_teacher", "--warmup_steps", "-1"], "--warmup_steps -1: cannot be"),
+        (["--student_from_teacher", "--eval_problems", "-1"], "--eval_problems -1: cannot be"),
+        (["--student_from_teacher", "--top_k_vocab", "-3"], "--top_k_vocab -3: cannot be"),
+        (["--student_from_teacher", "--max_grad_norm", "0"], "--max_grad_norm 0 zeroes"),
+        (["--student_from_teacher", "--chunk_size", "0"], "--chunk_size 0: must be positive"),
+        (["--student_from_teacher", "--temperature", "nan"], "--temperature must be > 0"),
+        (["--student_from_teacher", "--think_ratio", "-0.5"], "or -1 for no switch"),
+        (["--student_from_teacher", "--math_levels", "9"], "--math_levels '9': a comma"),
+        (["--student_from_teacher", "--dtype", "float8"], "--dtype 'float8' is not one of"),
+        (["--student_from_teacher", "--device", "tpu"], "--device 'tpu' is not one of"),
+        ([], "no student: pass --student MODEL"),
+        (["--student", "/no/such/student"], "no such folder"),
+        (["--student_from_teacher", "--task", "x.jsonl", "--answer_field", "none",
+          "--filter_correct", "true"], "--filter_correct keeps the teacher answers"),
+    ],
+)
+def test_distill_refuses_meaningless_values_before_any_model_loads(tmp_path, args, needle):
+    import distill
+
+    cfg = distill.parse(["--teacher", "tiny", "--output_dir", str(tmp_path / "d"), *args])
+    with pytest.raises((ValueError, FileNotFoundError), match=needle):
+        distill.train(cfg)
+    assert not (tmp_path / "d").exists()  # nothing written either
+
+
+def test_a_teacher_cache_of_other_prompts_or_damaged_is_refused_with_the_fix(tmp_path):
+    import distill
+
+    prompts = [[1, 2, 3], [4, 5]]
+    rows = [{"teacher": "tiny", "prompt_ids": p, "completion_ids": [7]} for p in prompts]
+    good = tmp_path / "good.jsonl"
+    good.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert distill.read_teacher_cache(good, "tiny", prompts) == rows
+    # the same teacher and count, other prompts (another seed or task): was used silently
+    with pytest.raises(ValueError, match="answers to other prompts.*--teacher_cache NEW"):
+        distill.read_teacher_cache(good, "tiny", [[1, 2, 3], [4, 6]])
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(good.read_text()[:30])
+    with pytest.raises(ValueError, match="cannot be read.*delete"):
+        distill.read_teacher_cache(cut, "tiny", prompts)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with pytest.raises(ValueError, match="holds no teacher answers"):  # was a ZeroDivisionError
+        distill.read_teacher_cache(empty, "tiny", prompts)
+    with pytest.raises(ValueError, match="cannot be read"):
+        distill.read_teacher_cache(tmp_path, "tiny", prompts)
+
+
+def test_distill_refuses_a_student_with_another_chat_template(tiny, tokenizer):
+    import copy
+
+    import distill
+
+    other = copy.deepcopy(tokenizer)
+    other.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    distill.check_same_vocab(tiny, tiny, tokenizer, tokenizer)
+    with pytest.raises(ValueError, match="chat templates differ.*copy the teacher's tokenizer"):
+        distill.check_same_vocab(tiny, tiny, other, tokenizer)
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--eval_problems", "-3"], "--eval_problems -3: cannot be negative"),  # was max() error
+        (["--k", "0"], "--k 0: must be positive"),  # was a table of NaNs
+        (["--max_completion_length", "0"], "--max_completion_length 0: must be positive"),
+        (["--thinking", "maybe"], "--thinking 'maybe' is not one of"),  # was a KeyError
+        (["--budgets", "32,x"], "--budgets '32,x': comma-separated positive"),
+        (["--budgets", "-4"], "--budgets '-4'"),
+        (["--k", "2", "--temperature", "0"], "--temperature 0.0: k > 1 samples"),
+        (["--math_levels", "7"], "--math_levels '7'"),  # was silently accepted
+        (["--threads", "-2"], "--threads -2: cannot be negative"),
+        (["--model", "/no/such/ckpt"], "no such folder"),
+    ],
+)
+def test_evaluate_refuses_bad_flags_before_the_model_loads(tmp_path, args, needle):
+    import evaluate
+
+    cfg = cli.parse(evaluate.Config, ["--model", "tiny", "--output_dir", str(tmp_path / "e"),
+                                      *args])
+    with pytest.raises((ValueError, FileNotFoundError), match=needle):
+        evaluate.evaluate(cfg)
+    assert not (tmp_path / "e").exists()
+
+
+def test_an_incomplete_checkpoint_folder_is_named_with_what_is_missing(tmp_path, tiny, tokenizer):
+    import data
+
+    good = runs.save_checkpoint(tiny, tokenizer, tmp_path / "good")
+    for name, breaks, needle in [
+        ("cfg", lambda d: (d / "config.json").write_text('{"model_type": "lla'),
+         "config.json is not valid JSON"),
+        ("weights", lambda d: (d / "model.safetensors").unlink(), "no weights"),
+        ("tok", lambda d: [(d / f).unlink() for f in ("tokenizer.json", "tokenizer_config.json")],
+         "no tokenizer files"),
+    ]:
+        bad = tmp_path / name
+        bad.mkdir()
+        for f in good.iterdir():
+            (bad / f.name).write_bytes(f.read_bytes())
+        breaks(bad)
+        with pytest.raises(ValueError, match=f"is not a complete checkpoint: {needle}.*copy"):
+            models.load_policy(str(bad))
+    with pytest.raises(data.DataError, match="--task 'no-such-task' is not 'math'"):
+        data.load_tasks("no-such-task")  # offline in tests: was a ConnectionError traceback
+    p = run("evaluate.py", "--model", str(tmp_path / "cfg"), "--output_dir", str(tmp_path / "e"))
+    assert_clean_error(p, "config.json is not valid JSON")
+
+
+def test_a_metrics_line_cut_short_by_a_kill_is_left_out_and_resume_goes_on(tmp_path, capsys):
+    import figures
+
+    run_dir = runs.RunDir(tmp_path / "r", resume=True)
+    run_dir.log({"step": 1, "loss": 0.5})
+    run_dir.log({"step": 2, "loss": 0.4})
+    with open(run_dir.root / "metrics.jsonl", "a") as f:
+        f.write('{"step": 3, "lo')  # killed mid-write
+    assert run_dir.metrics() == [{"step": 1, "loss": 0.5}, {"step": 2, "loss": 0.4}]
+    assert "the last line is cut short" in capsys.readouterr().out
+    assert figures.metrics(run_dir.root) == run_dir.metrics()  # figures drawn from the good rows
+    run_dir.truncate_metrics(2)  # --resume from step 2: was a bare JSON error
+    assert (run_dir.root / "metrics.jsonl").read_text().count("\n") == 2
+    (run_dir.root / "metrics.jsonl").write_text('{"step": 1}\nnot json\n{"step": 2}\n')
+    with pytest.raises(ValueError, match="metrics.jsonl, line 2, cannot be read"):
+        run_dir.metrics()
+    with pytest.raises(FileNotFoundError, match="no metrics.*delete .*figure_done.json"):
+        figures.metrics(tmp_path / "empty")
+    (tmp_path / "done").mkdir()
+    (tmp_path / "done" / "figure_done.json").write_text("{not json")
+    assert not figures.finished(tmp_path / "done", {"a": 1})  # made again, not a JSON error
+
+
+def test_figures_refuse_a_time_cap_that_would_mean_no_cap():
+    import figures
+
+    for flag, value in (("--minutes", "0"), ("--minutes", "-1"), ("--threads", "-2")):
+        with pytest.raises(ValueError, match=f"{flag} {float(value) if 'min' in flag else value}"):
+            figures.parse(["length_bias", flag, value])

@@ -201,7 +201,8 @@ def finished_phi4_run(out, monkeypatch) -> list:
 
     monkeypatch.setattr(stage_eval, "eval_stage", fake_eval)
     for i, s in enumerate(pipeline.RECIPES["phi4-reasoning"]("demo"), 1):
-        (out / f"{i:02d}-{s.name}").mkdir(parents=True)
+        (out / f"{i:02d}-{s.name}" / "checkpoint").mkdir(parents=True)
+        (out / f"{i:02d}-{s.name}" / "checkpoint" / "config.json").write_text("{}")
         (out / f"{i:02d}-{s.name}" / "DONE.json").write_text(
             json.dumps({"stage": f"{i:02d}-{s.name}", "minutes": 1.5, "where": "x"})
         )
