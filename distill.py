@@ -479,6 +479,11 @@ def evaluate_before_training(run: runs.RunDir, student, teacher, tok, tasks, pro
 # ----------------------------------------------------------------------------------------------
 def train(cfg: Config) -> Path:
     check_config(cfg)
+    # a missing model folder fails now, not after the teacher has loaded; not in check_config,
+    # since in a pipeline's dry run the folder is an earlier stage's checkpoint, not written yet
+    for model in (cfg.teacher, cfg.student):
+        if model and model != models.DEFAULT_MODEL and not models.is_tiny(model):
+            models.checked_path(model)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     distributed.dist_init()                        # under torchrun: join the process group
@@ -617,10 +622,6 @@ def check_config(cfg: Config):
         raise ValueError("--filter_correct keeps the teacher answers that match the task's "
                          "answers, and --answer_field none loads none: map the answer column "
                          "with --answer_field NAME, or drop --filter_correct")
-    for name in ("teacher", "student"):   # a missing folder fails now, not after the teacher
-        model = getattr(cfg, name)
-        if model and model != models.DEFAULT_MODEL and not models.is_tiny(model):
-            models.checked_path(model)
 
 
 def resume(run: runs.RunDir, state: dict, optimizer, scheduler):

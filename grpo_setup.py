@@ -71,11 +71,12 @@ def check_config(cfg):
         raise ValueError(f"--mini_batch_size {cfg.mini_batch_size} does not divide the rollout "
                          f"batch {batch} (= --prompts_per_step x --num_generations)")
     training.parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
+    data.parse_levels(cfg.math_levels)
 
 
 def load_task_splits(cfg) -> tuple[list[dict], list[dict]]:
     """(train tasks, test tasks) of --task; no test split (or --eval_problems 0): no evaluation."""
-    levels = tuple(int(x) for x in cfg.math_levels.split(","))
+    levels = data.parse_levels(cfg.math_levels)
     test_n = cfg.eval_problems
     if cfg.task in ("instruction", "general"):
         make = (data.instruction_tasks if cfg.task == "instruction"

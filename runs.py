@@ -137,13 +137,22 @@ class RunDir:
         self.root.mkdir(parents=True, exist_ok=True)
         self.logged_step, self.saved_step = 0, 0        # for the Ctrl-C message (cli.main)
         cli.ACTIVE["run"] = self
+        self._config = None
         if config is not None and distributed.is_main():
             cfg = config if isinstance(config, dict) else config.__dict__
-            (self.root / "config.json").write_text(json.dumps(cfg, indent=2, default=str))
+            self._config = json.dumps(cfg, indent=2, default=str)
+            if not (resume and self.state_path.exists()):
+                self.write_config()
+            # else after load_state: a resume that fails on a damaged state keeps the run's own
         if not resume and distributed.is_main():
             for f in ("metrics.jsonl", "samples.jsonl"):
                 (self.root / f).unlink(missing_ok=True)
         self._t0 = time.time()
+
+    def write_config(self):
+        if self._config is not None:
+            atomic_write_text(self.root / "config.json", self._config)
+            self._config = None
 
     @property
     def checkpoint(self) -> Path:
@@ -179,6 +188,7 @@ class RunDir:
 
     def save(self, model, tokenizer, state: dict):
         """Checkpoint then state; state.pt is written last, so it never points past the model."""
+        self.write_config()
         save_checkpoint(model, tokenizer, self.checkpoint)
         atomic_torch_save({**state, "rng": rng_state()}, self.state_path)
         self.saved_step = state.get("step", self.saved_step)
@@ -201,6 +211,7 @@ class RunDir:
                              f"{self.checkpoint} --output_dir OTHER, or start this one over "
                              "with --overwrite") from None
         self.saved_step = self.logged_step = state.get("step", 0)
+        self.write_config()             # the resumed run's flags, now that its state is good
         return state
 
     def summary(self, keys: list[str]) -> str:

@@ -61,6 +61,7 @@ def test_misspelled_and_abbreviated_flags_get_did_you_mean():
         ("--top_p", "0", "--top_p 0"),
         ("--prompts_per_step", "0", "--prompts_per_step 0: must be positive"),
         ("--max_completion_length", "0", "--max_completion_length 0: must be positive"),
+        ("--math_levels", "9", "--math_levels '9': a comma-separated list of levels"),
     ],
 )
 def test_meaningless_values_are_refused_at_start(tmp_path, flag, value, needle):
