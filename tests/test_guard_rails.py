@@ -93,12 +93,14 @@ def test_a_second_run_does_not_wipe_the_first_and_resume_needs_a_state(tmp_path)
 
 
 def test_a_damaged_state_file_is_named_with_the_fix_and_nothing_is_touched(tmp_path):
-    run_dir = runs.RunDir(tmp_path / "r", resume=True)
+    run_dir = runs.RunDir(tmp_path / "r", config={"max_steps": 10})
     run_dir.log({"step": 1, "loss": 0.5})
     run_dir.state_path.write_bytes(b"\x33not a torch file")  # e.g. a copy cut short
+    again = runs.RunDir(tmp_path / "r", config={"max_steps": 20}, resume=True)
     with pytest.raises(ValueError, match="state.pt cannot be read.*--model .*checkpoint"):
-        run_dir.load_state()
+        again.load_state()
     assert run_dir.metrics() == [{"step": 1, "loss": 0.5}]
+    assert json.loads((tmp_path / "r" / "config.json").read_text()) == {"max_steps": 10}
 
 
 def test_a_run_that_trains_nothing_says_so_and_stops(tmp_path):
