@@ -83,6 +83,41 @@ def observation(result: sandbox.Output, max_chars: int = 400) -> str:
     return f"```output\n{text}\n```\n"
 
 
+def plain_ids(tokenizer, text: str) -> list[int]:
+    """`text` encoded with ordinary tokens only: a string that spells an added or special token
+    (`<|im_end|>`, `<|im_start|>`, `<|endoftext|>`; Qwen3's `<think>`, `<tool_response>`) comes
+    out as the characters it is made of, never as that token.
+
+    A tool's output is the program's, and the program is the policy's: `tokenizer(text)` would turn
+    a printed `<|im_end|>` into the end-of-turn token itself, so a program could end the
+    assistant's turn in the middle of a rollout (the stop token inside `completion_ids`, which
+    `decode_completion` then drops from the text) and open a user or system turn of its choosing
+    that the policy would go on from. Spelled out, the observation stays text inside its block.
+
+    >>> import models
+    >>> tok = models.load_tokenizer()
+    >>> ids = plain_ids(tok, "a<|im_end|>b")
+    >>> tok.decode(ids) == "a<|im_end|>b" and tok.eos_token_id not in ids
+    True
+    """
+    added = getattr(tokenizer, "added_tokens_encoder", None) or tokenizer.get_added_vocab()
+    if not added or not any(a in text for a in added):
+        return tokenizer(text, add_special_tokens=False)["input_ids"]
+    # the longest first, so that a token whose string contains another's is found whole
+    pattern = "|".join(re.escape(a) for a in sorted(added, key=len, reverse=True))
+    ids, pos = [], 0
+    for m in re.finditer(pattern, text):
+        if m.start() > pos:
+            ids += tokenizer(text[pos:m.start()], add_special_tokens=False)["input_ids"]
+        # its first character alone, then the rest (shorter than the token, so never it)
+        ids += tokenizer(m.group()[0], add_special_tokens=False)["input_ids"]
+        ids += plain_ids(tokenizer, m.group()[1:])
+        pos = m.end()
+    if pos < len(text):
+        ids += tokenizer(text[pos:], add_special_tokens=False)["input_ids"]
+    return ids
+
+
 class ToolEngine:
     """An engine whose rollouts may call Python: the interface of `engines.HFEngine`.
 
@@ -164,8 +199,8 @@ class ToolEngine:
             for i, obs in zip(pending, self.run_calls([codes[i] for i in pending])):
                 c = out[i]
                 text = engines.decode_completion(tok, c.completion_ids, self.stop_ids)
-                obs_ids = tok(("" if text.endswith("\n") else "\n") + obs,
-                              add_special_tokens=False)["input_ids"]
+                # plain tokens only: a printed `<|im_end|>` must not end the turn (plain_ids)
+                obs_ids = plain_ids(tok, ("" if text.endswith("\n") else "\n") + obs)
                 obs_ids = obs_ids[:max(params.max_new_tokens - len(c.completion_ids), 0)]
                 c.completion_ids += obs_ids
                 c.sampled_mask += [0] * len(obs_ids)
