@@ -39,6 +39,8 @@ import engines
 import sandbox
 
 CALL_RE = re.compile(r"```python\n(.*?)\n```", re.DOTALL)   # the first closed python block
+# a line that names an exception, as the interpreter's last line of a traceback does
+EXCEPTION_RE = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b")
 ERROR_RE = re.compile(r"^```output\n[A-Za-z_.]*(?:Error|Exception|Exit|Interrupt)\b")
 # the families whose tasks carry an `expr`
 TOOL_FAMILIES = ("arithmetic", "fractions", "percent")
@@ -76,7 +78,19 @@ def observation(result: sandbox.Output, max_chars: int = 400) -> str:
         text = "OutputLimitError: the program printed more than the output limit"
     else:   # runtime_error, syntax_error: the exception's own line
         lines = [ln for ln in result.stderr.strip().splitlines() if ln.strip()]
-        text = lines[-1] if lines else result.detail
+        text = lines[-1] if lines else ""
+        if "Traceback" not in result.stderr and not EXCEPTION_RE.match(text):
+            # No exception line: `sys.exit('bye')` prints only 'bye', `os._exit(7)` or a signal
+            # print nothing, an exception line longer than the sandbox's stderr tail (64 KiB)
+            # lost its head, code over sandbox.MAX_CODE_BYTES is refused in words. Shown bare,
+            # the model (and `tool_metrics`) would take a failed run for output: say it failed.
+            if result.verdict == "syntax_error":
+                head = "SyntaxError"
+            else:
+                status = re.search(r"exit status (-?\d+)", result.detail)
+                head = ("Error: the program failed"
+                        + (f" with exit status {status.group(1)}" if status else ""))
+            text = f"{head}: {text}" if text else head
     text = text.strip("\n")
     if len(text) > max_chars:
         text = f"{text[:max_chars]}\n... ({len(text) - max_chars} more characters)"

@@ -128,6 +128,26 @@ def test_errors_come_back_as_observations(tokenizer):
     }
 
 
+def test_a_failed_run_without_an_exception_line_reads_as_an_error(tokenizer):
+    """`sys.exit('bye')` leaves only 'bye' on stderr, `os._exit(7)` nothing, and an exception line
+    longer than the sandbox's 64 KiB stderr tail loses its name: each observation still says the
+    run failed (not 'bye' as if printed), and tool_metrics counts each as an error."""
+    failing = {
+        "exit-message": ("import sys\nsys.exit('bye')", "bye"),
+        "exit-status": ("import os\nos._exit(7)", "exit status 7"),
+        "long-line": ("raise ValueError('v' * 100000)", "vvvv"),
+    }
+    scripts = {key: [f"```python\n{code}\n```\n", "So 42."] for key, (code, _) in failing.items()}
+    outs = rollout(tokenizer, scripts, max_new_tokens=600)
+    for c, (key, (_, shown)) in zip(outs, failing.items()):
+        observed = c.text.split("```output\n")[1].split("\n```")[0]
+        assert observed.startswith("Error: the program failed") and shown in observed, observed
+        assert len(observed) < 500 and c.text.endswith("So 42.")
+    assert tools.tool_metrics(outs, tokenizer) == {"tool_calls": 1.0, "tool_errors": 1.0}
+    huge = tools.observation(sandbox.run_program("x = 1\n" * 50000))  # refused as too long
+    assert tools.ERROR_RE.match(huge) and huge.startswith("```output\nSyntaxError: code is")
+
+
 def test_hostile_tool_calls_are_contained_scored_and_the_rollout_goes_on(tokenizer, tmp_path):
     """A fork bomb, an endless loop, a memory bomb and a read of a host file: each ends as an
     error observation within its limits, nothing leaks, and each rollout continues to its answer."""
