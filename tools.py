@@ -31,6 +31,7 @@ writes a fenced block, and what it printed comes back as an output block,
 """
 from __future__ import annotations
 
+import bisect
 import re
 from concurrent.futures import ThreadPoolExecutor
 
@@ -38,6 +39,7 @@ import data
 import engines
 import sandbox
 
+OPEN = "```python\n"
 CALL_RE = re.compile(r"```python\n(.*?)\n```", re.DOTALL)   # the first closed python block
 # a line that names an exception, as the interpreter's last line of a traceback does
 EXCEPTION_RE = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b")
@@ -54,7 +56,13 @@ def first_call(text: str) -> re.Match | None:
     >>> first_call("```python\\nprint(1)") is None          # not closed yet: no call
     True
     """
-    return CALL_RE.search(text)
+    start = text.find(OPEN)
+    # No closing fence after the first opener means none after any later one either. The regex
+    # alone would find that out by scanning to the end from every opener: quadratic, 5 s on
+    # 88 KB of repeated openers (a degenerate policy), and `ToolEngine._take` searches ~15 prefixes.
+    if start < 0 or text.find("\n```", start + len(OPEN)) < 0:
+        return None
+    return CALL_RE.search(text, start)   # matches at `start`, in one pass
 
 
 def observation(result: sandbox.Output, max_chars: int = 400) -> str:
@@ -298,6 +306,29 @@ def sft_examples(n: int, seed: int = 0, families: tuple[str, ...] = TOOL_FAMILIE
             for t in tasks]
 
 
+def token_spans(tokenizer, ids: list[int], window: int = 8) -> list[tuple[int, int]]:
+    """The character span of each token in `tokenizer.decode(ids)`, found by decoding.
+
+    A token's length is what it adds to the decode of the `window` tokens before it, not to the
+    whole prefix: decoding every prefix cost O(n^2) -- 30 s for one 16K-token example, minutes for
+    32K -- and the differences are the same (a decoder's joins -- a byte sequence split across
+    tokens, a leading space dropped -- depend on the neighbouring tokens only).
+
+    >>> import models
+    >>> tok = models.load_tokenizer()
+    >>> ids = tok("a π b", add_special_tokens=False)["input_ids"]
+    >>> ["a π b"[s:e] for s, e in token_spans(tok, ids)]
+    ['a', ' π', ' b']
+    """
+    spans, end = [], 0
+    for k in range(len(ids)):
+        ctx = ids[max(0, k - window):k]
+        grow = len(tokenizer.decode(ctx + [ids[k]])) - len(tokenizer.decode(ctx))
+        spans.append((end, end + grow))
+        end += grow
+    return spans
+
+
 def mask_observations(tokenizer, ids: list[int], mask: list[int]) -> tuple[list[int], list[int]]:
     """(ids, mask) with 0 on every token that lies wholly inside an output block (```output ...
     ```), so SFT does not teach the model to predict the interpreter's answers."""
@@ -308,8 +339,17 @@ def mask_observations(tokenizer, ids: list[int], mask: list[int]) -> tuple[list[
     if enc["input_ids"] == list(ids):
         spans = enc["offset_mapping"]
     else:   # decode -> encode is not the identity here: character spans token by token
-        ends = [len(tokenizer.decode(ids[:k + 1])) for k in range(len(ids))]
-        spans = list(zip([0] + ends[:-1], ends))
-    blocks = [(m.start(), m.end()) for m in re.finditer(r"```output\n.*?\n```\n?", text, re.DOTALL)]
-    inside = [any(a <= s and e <= b for a, b in blocks) for s, e in spans]
+        spans = token_spans(tokenizer, ids)
+    # the blocks ```output\n ... \n```\n? in order, found with str.find: a regex scan would go to
+    # the end from every unclosed opener (quadratic), and testing every token against every block
+    # is tokens x blocks; both took seconds on one long example
+    blocks, pos = [], 0
+    while (a := text.find("```output\n", pos)) >= 0 and (b := text.find("\n```", a + 10)) >= 0:
+        pos = b + 4 + text.startswith("\n", b + 4)
+        blocks.append((a, pos))
+    starts = [a for a, _ in blocks]
+    inside = []
+    for s, e in spans:   # the last block that starts at or before the token must hold it whole
+        k = bisect.bisect_right(starts, s) - 1
+        inside.append(k >= 0 and e <= blocks[k][1])
     return ids, [0 if hidden else m for m, hidden in zip(mask, inside)]

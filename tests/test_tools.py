@@ -228,6 +228,19 @@ def test_the_call_limit_holds(tokenizer):
         tools.ToolEngine(ScriptedEngine(tokenizer, scripts), max_calls=-1)
 
 
+def test_a_degenerate_segment_of_repeated_openers_is_searched_in_linear_time(tokenizer):
+    """Hang guard: 8000 '```python' openers with no closing fence until the end (a policy stuck
+    repeating itself). Finding the first call scanned to the end from every opener, for each of
+    the ~15 prefixes that `_take` tries: about a minute here; now well under a second."""
+    segment = "```python\n " * 8000 + "\n```\n"
+    scripts = {PROMPT: [segment, "So \\boxed{42}."]}
+    t0 = time.perf_counter()
+    c = rollout(tokenizer, scripts, max_new_tokens=50_000, max_output_chars=50)[0]
+    assert time.perf_counter() - t0 < 10
+    assert "```output\nIndentationError" in c.text and c.text.endswith("So \\boxed{42}.")
+    assert tools.first_call("```python\n " * 30_000) is None
+
+
 def test_observations_count_towards_the_token_budget(tokenizer):
     scripts = {PROMPT: ["```python\nprint('x' * 300)\n```\n", "Then a long answer " * 20]}
     budget = 60
@@ -326,6 +339,22 @@ def test_sft_loss_skips_the_output_blocks(tokenizer):
         tools.mask_observations(tok, *sft.encode(tok, plain["messages"]))[1]
         == sft.encode(tok, plain["messages"])[1]
     )
+
+
+def test_mask_observations_is_linear_in_the_example(tokenizer):
+    """Hang guard: a long example with many output blocks, then many unclosed openers, its ids not
+    what encoding its text gives. Each prefix was decoded (quadratic), every token was tested
+    against every block, and the block regex scanned to the end from each unclosed opener: ~20 s
+    for this one example of 14K tokens here. The mask itself is unchanged."""
+    text = "```output\n1\n```\n" * 1000 + "```output\n " * 1500
+    ids = [tokenizer.convert_tokens_to_ids("Ġ")] + encode(tokenizer, text)  # not canonical
+    t0 = time.perf_counter()
+    _, mask = tools.mask_observations(tokenizer, ids, [1] * len(ids))
+    assert time.perf_counter() - t0 < 10
+    assert tokenizer.decode([i for i, m in zip(ids, mask) if m]) == " " + "```output\n " * 1500
+    small = [tokenizer.convert_tokens_to_ids("Ġ")] + encode(tokenizer, "a\n```output\nπ🙂\n```\nb")
+    kept = [i for i, m in zip(small, tools.mask_observations(tokenizer, small, [1] * 20)[1]) if m]
+    assert tokenizer.decode(kept) == " a\nb"
 
 
 def test_prompt_style_reaches_the_sft_data(tokenizer):
