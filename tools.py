@@ -31,6 +31,7 @@ writes a fenced block, and what it printed comes back as an output block,
 """
 from __future__ import annotations
 
+import bisect
 import re
 from concurrent.futures import ThreadPoolExecutor
 
@@ -38,7 +39,10 @@ import data
 import engines
 import sandbox
 
+OPEN = "```python\n"
 CALL_RE = re.compile(r"```python\n(.*?)\n```", re.DOTALL)   # the first closed python block
+# a line that names an exception, as the interpreter's last line of a traceback does
+EXCEPTION_RE = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b")
 ERROR_RE = re.compile(r"^```output\n[A-Za-z_.]*(?:Error|Exception|Exit|Interrupt)\b")
 # the families whose tasks carry an `expr`
 TOOL_FAMILIES = ("arithmetic", "fractions", "percent")
@@ -52,7 +56,13 @@ def first_call(text: str) -> re.Match | None:
     >>> first_call("```python\\nprint(1)") is None          # not closed yet: no call
     True
     """
-    return CALL_RE.search(text)
+    start = text.find(OPEN)
+    # No closing fence after the first opener means none after any later one either. The regex
+    # alone would find that out by scanning to the end from every opener: quadratic, 5 s on
+    # 88 KB of repeated openers (a degenerate policy), and `ToolEngine._take` searches ~15 prefixes.
+    if start < 0 or text.find("\n```", start + len(OPEN)) < 0:
+        return None
+    return CALL_RE.search(text, start)   # matches at `start`, in one pass
 
 
 def observation(result: sandbox.Output, max_chars: int = 400) -> str:
@@ -76,11 +86,58 @@ def observation(result: sandbox.Output, max_chars: int = 400) -> str:
         text = "OutputLimitError: the program printed more than the output limit"
     else:   # runtime_error, syntax_error: the exception's own line
         lines = [ln for ln in result.stderr.strip().splitlines() if ln.strip()]
-        text = lines[-1] if lines else result.detail
+        text = lines[-1] if lines else ""
+        if "Traceback" not in result.stderr and not EXCEPTION_RE.match(text):
+            # No exception line: `sys.exit('bye')` prints only 'bye', `os._exit(7)` or a signal
+            # print nothing, an exception line longer than the sandbox's stderr tail (64 KiB)
+            # lost its head, code over sandbox.MAX_CODE_BYTES is refused in words. Shown bare,
+            # the model (and `tool_metrics`) would take a failed run for output: say it failed.
+            if result.verdict == "syntax_error":
+                head = "SyntaxError"
+            else:
+                status = re.search(r"exit status (-?\d+)", result.detail)
+                head = ("Error: the program failed"
+                        + (f" with exit status {status.group(1)}" if status else ""))
+            text = f"{head}: {text}" if text else head
     text = text.strip("\n")
     if len(text) > max_chars:
         text = f"{text[:max_chars]}\n... ({len(text) - max_chars} more characters)"
     return f"```output\n{text}\n```\n"
+
+
+def plain_ids(tokenizer, text: str) -> list[int]:
+    """`text` encoded with ordinary tokens only: a string that spells an added or special token
+    (`<|im_end|>`, `<|im_start|>`, `<|endoftext|>`; Qwen3's `<think>`, `<tool_response>`) comes
+    out as the characters it is made of, never as that token.
+
+    A tool's output is the program's, and the program is the policy's: `tokenizer(text)` would turn
+    a printed `<|im_end|>` into the end-of-turn token itself, so a program could end the
+    assistant's turn in the middle of a rollout (the stop token inside `completion_ids`, which
+    `decode_completion` then drops from the text) and open a user or system turn of its choosing
+    that the policy would go on from. Spelled out, the observation stays text inside its block.
+
+    >>> import models
+    >>> tok = models.load_tokenizer()
+    >>> ids = plain_ids(tok, "a<|im_end|>b")
+    >>> tok.decode(ids) == "a<|im_end|>b" and tok.eos_token_id not in ids
+    True
+    """
+    added = getattr(tokenizer, "added_tokens_encoder", None) or tokenizer.get_added_vocab()
+    if not added or not any(a in text for a in added):
+        return tokenizer(text, add_special_tokens=False)["input_ids"]
+    # the longest first, so that a token whose string contains another's is found whole
+    pattern = "|".join(re.escape(a) for a in sorted(added, key=len, reverse=True))
+    ids, pos = [], 0
+    for m in re.finditer(pattern, text):
+        if m.start() > pos:
+            ids += tokenizer(text[pos:m.start()], add_special_tokens=False)["input_ids"]
+        # its first character alone, then the rest (shorter than the token, so never it)
+        ids += tokenizer(m.group()[0], add_special_tokens=False)["input_ids"]
+        ids += plain_ids(tokenizer, m.group()[1:])
+        pos = m.end()
+    if pos < len(text):
+        ids += tokenizer(text[pos:], add_special_tokens=False)["input_ids"]
+    return ids
 
 
 class ToolEngine:
@@ -164,8 +221,8 @@ class ToolEngine:
             for i, obs in zip(pending, self.run_calls([codes[i] for i in pending])):
                 c = out[i]
                 text = engines.decode_completion(tok, c.completion_ids, self.stop_ids)
-                obs_ids = tok(("" if text.endswith("\n") else "\n") + obs,
-                              add_special_tokens=False)["input_ids"]
+                # plain tokens only: a printed `<|im_end|>` must not end the turn (plain_ids)
+                obs_ids = plain_ids(tok, ("" if text.endswith("\n") else "\n") + obs)
                 obs_ids = obs_ids[:max(params.max_new_tokens - len(c.completion_ids), 0)]
                 c.completion_ids += obs_ids
                 c.sampled_mask += [0] * len(obs_ids)
@@ -249,6 +306,29 @@ def sft_examples(n: int, seed: int = 0, families: tuple[str, ...] = TOOL_FAMILIE
             for t in tasks]
 
 
+def token_spans(tokenizer, ids: list[int], window: int = 8) -> list[tuple[int, int]]:
+    """The character span of each token in `tokenizer.decode(ids)`, found by decoding.
+
+    A token's length is what it adds to the decode of the `window` tokens before it, not to the
+    whole prefix: decoding every prefix cost O(n^2) -- 30 s for one 16K-token example, minutes for
+    32K -- and the differences are the same (a decoder's joins -- a byte sequence split across
+    tokens, a leading space dropped -- depend on the neighbouring tokens only).
+
+    >>> import models
+    >>> tok = models.load_tokenizer()
+    >>> ids = tok("a π b", add_special_tokens=False)["input_ids"]
+    >>> ["a π b"[s:e] for s, e in token_spans(tok, ids)]
+    ['a', ' π', ' b']
+    """
+    spans, end = [], 0
+    for k in range(len(ids)):
+        ctx = ids[max(0, k - window):k]
+        grow = len(tokenizer.decode(ctx + [ids[k]])) - len(tokenizer.decode(ctx))
+        spans.append((end, end + grow))
+        end += grow
+    return spans
+
+
 def mask_observations(tokenizer, ids: list[int], mask: list[int]) -> tuple[list[int], list[int]]:
     """(ids, mask) with 0 on every token that lies wholly inside an output block (```output ...
     ```), so SFT does not teach the model to predict the interpreter's answers."""
@@ -259,8 +339,17 @@ def mask_observations(tokenizer, ids: list[int], mask: list[int]) -> tuple[list[
     if enc["input_ids"] == list(ids):
         spans = enc["offset_mapping"]
     else:   # decode -> encode is not the identity here: character spans token by token
-        ends = [len(tokenizer.decode(ids[:k + 1])) for k in range(len(ids))]
-        spans = list(zip([0] + ends[:-1], ends))
-    blocks = [(m.start(), m.end()) for m in re.finditer(r"```output\n.*?\n```\n?", text, re.DOTALL)]
-    inside = [any(a <= s and e <= b for a, b in blocks) for s, e in spans]
+        spans = token_spans(tokenizer, ids)
+    # the blocks ```output\n ... \n```\n? in order, found with str.find: a regex scan would go to
+    # the end from every unclosed opener (quadratic), and testing every token against every block
+    # is tokens x blocks; both took seconds on one long example
+    blocks, pos = [], 0
+    while (a := text.find("```output\n", pos)) >= 0 and (b := text.find("\n```", a + 10)) >= 0:
+        pos = b + 4 + text.startswith("\n", b + 4)
+        blocks.append((a, pos))
+    starts = [a for a, _ in blocks]
+    inside = []
+    for s, e in spans:   # the last block that starts at or before the token must hold it whole
+        k = bisect.bisect_right(starts, s) - 1
+        inside.append(k >= 0 and e <= blocks[k][1])
     return ids, [0 if hidden else m for m, hidden in zip(mask, inside)]
