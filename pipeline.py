@@ -554,8 +554,10 @@ def evaluations(cfg: Config, out: Path, t_start: float) -> stage_eval.Evaluation
 
 # What makes a stage's DONE.json and checkpoint the ones this command would train: with another
 # value, --resume would skip "finished" stages of another recipe, scale or starting model and
-# report them as this run's. The evaluation, engine, threads and time budget may change.
-SAME_ON_RESUME = ("recipe", "scale", "model", "max_steps_scale", "set")
+# report them as this run's. A finished stage's own --set items and the step scale must match
+# too; the stages still to run may change them (e.g. GRPO settings after a finished SFT stage).
+# The evaluation, engine, threads and time budget may change.
+SAME_ON_RESUME = ("recipe", "scale", "model")
 
 
 def read_json(path: Path, what: str):
@@ -569,13 +571,23 @@ def read_json(path: Path, what: str):
 
 
 def check_resumable(cfg: Config, out: Path):
-    """--resume of `out`: the run was made by the same recipe, scale, starting model, step scale
-    and --set, and its table and stage records read; otherwise one line with the fix, before
-    anything in `out` is written."""
+    """--resume of `out`: the run was made by the same recipe, scale and starting model, its
+    finished stages with the same --set items and step scale, and its table and stage records
+    read; otherwise one line with the fix, before anything in `out` is written."""
     if (out / "pipeline.json").exists():
         before = read_json(out / "pipeline.json", "the run's settings")
         changed = [f"--{k} {before.get(k)!r} (now {getattr(cfg, k)!r})" for k in SAME_ON_RESUME
                    if k in before and before[k] != getattr(cfg, k)]
+        if not changed and cfg.recipe in RECIPES:
+            finished = [s for i, s in enumerate(RECIPES[cfg.recipe](cfg.scale), 1)
+                        if (out / f"{i:02d}-{s.name}" / "DONE.json").exists()]
+            scale = before.get("max_steps_scale", cfg.max_steps_scale)
+            if finished and scale != cfg.max_steps_scale:
+                changed.append(f"--max_steps_scale {scale!r} (now {cfg.max_steps_scale!r})")
+            changed += [f"--set for the finished stage {s.name!r}: {old!r} (now {new!r})"
+                        for s in finished
+                        if (old := user_overrides(before.get("set", ""), s))
+                        != (new := user_overrides(cfg.set, s))]
         if changed:
             raise ValueError(f"--resume: {out} was run with {', '.join(changed)}; its finished "
                              "stages would be taken for this run's. Resume with the run's own "

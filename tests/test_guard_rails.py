@@ -427,9 +427,16 @@ def test_pipeline_resume_refuses_another_recipe_and_damaged_records_changing_not
     assert_clean_error(p, "was run with --recipe 'phi4-reasoning' (now 'zero-rl')")
     with pytest.raises(ValueError, match="--scale 'demo' \\(now 'small'\\)"):
         pipeline.run(pipeline.parse([*args, "--scale", "small"]))
+    # the finished SFT stage's own settings may not change; a later stage's may (GRPO alone
+    # from a finished SFT stage: docs/experiments.md)
+    with pytest.raises(ValueError, match="--set for the finished stage 'sft'"):
+        pipeline.run(pipeline.parse([*args, "--set", "sft.learning_rate=1e-4"]))
+    with pytest.raises(ValueError, match="--max_steps_scale 1.0 \\(now 2.0\\)"):
+        pipeline.run(pipeline.parse([*args, "--max_steps_scale", "2"]))
     with pytest.raises(ValueError, match="01-sft is marked finished but holds no checkpoint"):
         pipeline.run(pipeline.parse(args))
     (out / "01-sft" / "checkpoint" / "config.json").write_text("{}")
+    pipeline.check_resumable(pipeline.parse([*args, "--set", "grpo.beta=0"]), out)  # allowed
     (out / "table.json").write_text('[{"stage": "ba')  # a copy cut short
     with pytest.raises(ValueError, match="table.json .*cannot be read.*delete it"):
         pipeline.run(pipeline.parse(args))
