@@ -68,6 +68,7 @@ class Config:
     lenient: bool = flag(False, "math: also accept an unboxed, unanchored final number or "
         "expression (models that do not box answers); rewards stay strict")
     output_dir: str = flag("runs/eval", "where results.json and eval.png go")
+    overwrite: bool = flag(False, "replace the results.json of an earlier evaluation there")
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -204,6 +205,9 @@ def check_config(cfg: Config):
     out = Path(cfg.output_dir)
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"--output_dir {out} is a file; pass a folder for results.json")
+    if (out / "results.json").exists() and not cfg.overwrite:
+        raise ValueError(f"--output_dir {out} holds an earlier evaluation (results.json); pass "
+                         "another --output_dir, or --overwrite to replace it (nothing was changed)")
 
 
 def evaluate(cfg: Config) -> Path:

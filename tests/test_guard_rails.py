@@ -559,6 +559,20 @@ def test_evaluate_refuses_bad_flags_before_the_model_loads(tmp_path, args, needl
     assert not (tmp_path / "e").exists()
 
 
+def test_evaluate_keeps_an_earlier_evaluation_unless_told_to_replace_it(tmp_path):
+    import evaluate
+
+    out = tmp_path / "e"
+    out.mkdir()
+    (out / "results.json").write_text('{"results": []}')
+    cfg = cli.parse(evaluate.Config, ["--model", "tiny", "--output_dir", str(out)])
+    with pytest.raises(ValueError, match="holds an earlier evaluation.*--overwrite"):
+        evaluate.evaluate(cfg)
+    assert (out / "results.json").read_text() == '{"results": []}'
+    cfg.overwrite = True
+    evaluate.check_config(cfg)  # allowed
+
+
 def test_an_incomplete_checkpoint_folder_is_named_with_what_is_missing(tmp_path, tiny, tokenizer):
     import data
 
