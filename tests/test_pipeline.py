@@ -156,9 +156,9 @@ def test_each_recipe_runs_end_to_end_at_demo_scale(recipe, tmp_path, monkeypatch
         "0.05",
         "--eval_problems",
         "4",
-        "--set",
-        "grpo-multistage.pass_rate_min=0",
-    ]  # a random model solves nothing
+    ]
+    if recipe == "skywork-or1":  # a random model solves nothing: keep every problem
+        args += ["--set", "grpo-multistage.pass_rate_min=0"]
     rows = pipeline.run(pipeline.parse(args))
     stages = pipeline.RECIPES[recipe]("demo")
     assert [r["stage"] for r in rows] == ["base"] + [
