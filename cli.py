@@ -121,6 +121,15 @@ def check_positive(cfg, *names: str):
             raise ValueError(f"--{name} {value}: must be positive")
 
 
+def check_non_negative(cfg, *names: str, note: str = ""):
+    """Every named field must be >= 0 (a negative count, weight or warm-up passes argparse and
+    silently means something else); `note` says what 0 means."""
+    for name in names:
+        value = getattr(cfg, name)
+        if value is not None and value < 0:
+            raise ValueError(f"--{name} {value}: cannot be negative{note}")
+
+
 def check_sampling(temperature: float, top_p: float, what: str = "training rollouts"):
     """Sampling that training can learn from: temperature > 0 (log-probs divide the logits by it;
     0 would be greedy and give NaN weights) and top_p in (0, 1]."""

@@ -481,9 +481,8 @@ def train(cfg: Config) -> Path:
     check_config(cfg)
     # a missing model folder fails now, not after the teacher has loaded; not in check_config,
     # since in a pipeline's dry run the folder is an earlier stage's checkpoint, not written yet
-    for model in (cfg.teacher, cfg.student):
-        if model and model != models.DEFAULT_MODEL and not models.is_tiny(model):
-            models.checked_path(model)
+    for model in filter(None, (cfg.teacher, cfg.student)):
+        models.checked_path(model)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     distributed.dist_init()                        # under torchrun: join the process group
@@ -600,10 +599,8 @@ def check_config(cfg: Config):
                          f"got {cfg.think_ratio}")
     # a negative count or warm-up passed silently: -1 eval problems meant none, a negative
     # warm-up a negative learning rate (gradient ascent)
-    for name in ("eval_problems", "warmup_steps", "top_k_vocab", "weight_decay", "threads",
-                 "max_grad_norm"):
-        if getattr(cfg, name) < 0:
-            raise ValueError(f"--{name} {getattr(cfg, name)}: cannot be negative")
+    cli.check_non_negative(cfg, "eval_problems", "warmup_steps", "top_k_vocab", "weight_decay",
+                           "threads", "max_grad_norm")
     if cfg.max_grad_norm == 0:   # clipping to norm 0 zeroes every update: nothing would train
         raise ValueError("--max_grad_norm 0 zeroes every update; use 1.0 (or a large value to "
                          "turn clipping off)")

@@ -184,9 +184,7 @@ def check_config(cfg: Config):
     start (k 0 gave a table of NaNs, --eval_problems -3 a bare `max()` error, --thinking maybe
     a KeyError)."""
     cli.check_positive(cfg, "k", "max_completion_length")
-    for name in ("eval_problems", "threads", "max_tool_calls"):
-        if getattr(cfg, name) < 0:
-            raise ValueError(f"--{name} {getattr(cfg, name)}: cannot be negative")
+    cli.check_non_negative(cfg, "eval_problems", "threads", "max_tool_calls")
     if cfg.k > 1:   # k identical greedy samples would make pass@k equal pass@1
         cli.check_sampling(cfg.temperature, cfg.top_p, "k > 1 samples per problem")
     if cfg.thinking not in ("default", "on", "off", "both"):
@@ -200,8 +198,7 @@ def check_config(cfg: Config):
                          "e.g. '32,64,128'")
     if cfg.task == "math":
         data.parse_levels(cfg.math_levels)
-    if cfg.model != models.DEFAULT_MODEL and not models.is_tiny(cfg.model):
-        models.checked_path(cfg.model)
+    models.checked_path(cfg.model)
     out = Path(cfg.output_dir)
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"--output_dir {out} is a file; pass a folder for results.json")

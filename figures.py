@@ -636,8 +636,7 @@ def parse(argv: list[str] | None = None) -> tuple[list[str], Config]:
     # a cap of 0 reached grpo.py as time_budget_minutes 0, which means no cap at all: the
     # figure ran without end
     cli.check_positive(cfg, "minutes")
-    if cfg.threads < 0:
-        raise ValueError(f"--threads {cfg.threads}: cannot be negative (0: torch's default)")
+    cli.check_non_negative(cfg, "threads", note=" (0: torch's default)")
     if cfg.scale == "tiny" and cfg.model == "smollm2":
         cfg.model = "tiny"
     return (list(FIGURES) if name == "all" else [name]), cfg

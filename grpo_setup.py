@@ -28,12 +28,10 @@ def check_config(cfg):
                          "the tool outputs; use one")
     cli.check_positive(cfg, "num_train_prompts", "prompts_per_step", "max_completion_length",
                        "max_steps", "num_iterations", "micro_batch_size", "save_steps",
-                       "eval_every", "eval_samples", "learning_rate")
-    cli.check_positive(cfg, "epsilon")
-    for name in ("beta", "beta_min", "entropy_coef", "entropy_coef_min", "weight_decay"):
-        if getattr(cfg, name) < 0:   # a negative KL or entropy weight pushes the other way
-            raise ValueError(f"--{name} {getattr(cfg, name)}: cannot be negative (0 turns the "
-                             "term off)")
+                       "eval_every", "eval_samples", "learning_rate", "epsilon")
+    # a negative KL or entropy weight pushes the other way
+    cli.check_non_negative(cfg, "beta", "beta_min", "entropy_coef", "entropy_coef_min",
+                           "weight_decay", note=" (0 turns the term off)")
     if cfg.eval_temperature < 0 or cfg.mini_batch_size < 0 or cfg.eval_problems < 0:
         raise ValueError("--eval_temperature (0: greedy), --mini_batch_size (0: the whole batch) "
                          "and --eval_problems (0: no evaluation) cannot be negative")

@@ -90,15 +90,17 @@ def is_tiny(name) -> bool:
 
 
 def checked_path(name: str) -> str:
-    """A model name that is not 'smollm2' or tiny, checked before transformers sees it: a local
-    folder must hold a checkpoint (config.json); a name written as a path (absolute, './', '~',
-    or with two or more '/') must exist; 'owner/name' stays a hub id. Raises FileNotFoundError
-    with the fix, which the scripts print without a traceback.
+    """A model name checked before transformers sees it: 'smollm2' and the tiny names pass as
+    they are; a local folder must hold a checkpoint (config.json); a name written as a path
+    (absolute, './', '~', or with two or more '/') must exist; 'owner/name' stays a hub id.
+    Raises FileNotFoundError with the fix, which the scripts print without a traceback.
 
     >>> checked_path("/no/such/checkpoint")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     FileNotFoundError: model '/no/such/checkpoint': no such folder. Pass a checkpoint folder ...
     """
+    if name == DEFAULT_MODEL or is_tiny(name):
+        return name
     fix = ("Pass a checkpoint folder (one with config.json, e.g. runs/NAME/01-sft/checkpoint), "
            "'smollm2' or 'tiny'.")
     path = Path(name).expanduser()
@@ -121,6 +123,11 @@ WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_mo
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json")
 
 
+def first_line(error: Exception) -> str:
+    """An error's first line (transformers' run on for a page), or its type's name."""
+    return (str(error).strip().splitlines() or [type(error).__name__])[0][:120]
+
+
 def incomplete_checkpoint(path: str, error: Exception) -> str:
     """What is wrong with a checkpoint folder transformers cannot load, and the fix."""
     folder = Path(path)
@@ -133,8 +140,8 @@ def incomplete_checkpoint(path: str, error: Exception) -> str:
         wrong.append("no weights (model.safetensors)")
     if not any((folder / f).exists() for f in TOKENIZER_FILES):
         wrong.append("no tokenizer files (tokenizer.json, tokenizer_config.json)")
-    first = (str(error).strip().splitlines() or [type(error).__name__])[0][:120]
-    return (f"model {path!r} is not a complete checkpoint: {'; '.join(wrong) or first}. A "
+    return (f"model {path!r} is not a complete checkpoint: "
+            f"{'; '.join(wrong) or first_line(error)}. A "
             "checkpoint folder holds config.json, the weights and the tokenizer files, as "
             "save_pretrained writes them: save it again, or copy the missing files from the "
             "model it was trained from.")
@@ -191,10 +198,9 @@ def load_policy(name: str | None = None, dtype: str = "float32", device: str = "
             if not isinstance(e, OSError):
                 raise
             # a hub id that is neither cached nor reachable (this project downloads nothing)
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise FileNotFoundError(f"model {name!r} is not a local folder, and as a hub id "
-                                    f"it could not be loaded ({first}). Pass a local checkpoint "
-                                    "folder, 'smollm2' or 'tiny'.") from None
+            raise FileNotFoundError(f"model {name!r} is not a local folder, and as a hub id it "
+                                    f"could not be loaded ({first_line(e)}). Pass a local "
+                                    "checkpoint folder, 'smollm2' or 'tiny'.") from None
     if model.generation_config is not None:  # our sampler passes every setting explicitly
         model.generation_config.max_length = None
     return model.to(device), tok

@@ -376,6 +376,12 @@ def _bool(value: str) -> bool:
     return value.strip().lower() in ("1", "true", "yes")
 
 
+def set_items(spec: str) -> list[str]:
+    """--set 'grpo.math_levels=1,2,grpo.beta=0.01' -> its STAGE.FIELD=VALUE items: a comma starts
+    a new item only before `STAGE.FIELD=`, so a value may hold commas."""
+    return [x.strip() for x in re.split(r",(?=\s*[\w-]+\.\w+=)", spec) if x.strip()]
+
+
 def user_overrides(spec: str, stage: Stage) -> dict:
     """'grpo.max_steps=40,sft.learning_rate=1e-4' -> this stage's {field: typed value}, typed as
     the field of its script's Config. A comma starts a new item only before `STAGE.FIELD=`, so a
@@ -387,7 +393,7 @@ def user_overrides(spec: str, stage: Stage) -> dict:
     types = {f.name: f.type
              for f in dataclasses.fields(importlib.import_module(stage.script).Config)}
     out = {}
-    for item in filter(None, (x.strip() for x in re.split(r",(?=\s*[\w-]+\.\w+=)", spec))):
+    for item in set_items(spec):
         key, sep, value = item.partition("=")
         name, dot, fld = key.partition(".")
         if not (sep and dot):
@@ -497,13 +503,12 @@ def stage_plan(stages: list[Stage], cfg: Config, out: Path):
 def validate_stages(stages: list[Stage], cfg: Config, out: Path):
     """Resolve every stage's config and run its script's checks now, so a bad `--set` or
     `--model` fails at start (and in --dry-run), not minutes into the run."""
-    if cfg.model != models.DEFAULT_MODEL and not models.is_tiny(cfg.model):
-        models.checked_path(cfg.model)
+    models.checked_path(cfg.model)
     names = [s.name for s in stages]
-    for item in filter(None, re.split(r",(?=\s*[\w-]+\.\w+=)", cfg.set)):
-        stage_name = item.strip().partition("=")[0].partition(".")[0]
+    for item in set_items(cfg.set):
+        stage_name = item.partition("=")[0].partition(".")[0]
         if "." in item.partition("=")[0] and stage_name not in names:
-            raise SystemExit(f"--set {item.strip()!r}: --recipe {cfg.recipe} has no stage "
+            raise SystemExit(f"--set {item!r}: --recipe {cfg.recipe} has no stage "
                              f"{stage_name!r}; its stages are {', '.join(names)} "
                              "(nothing was run).")
     for i, stage, stage_dir, model, teacher in stage_plan(stages, cfg, out):
@@ -579,8 +584,9 @@ def check_resumable(cfg: Config, out: Path):
         changed = [f"--{k} {before.get(k)!r} (now {getattr(cfg, k)!r})" for k in SAME_ON_RESUME
                    if k in before and before[k] != getattr(cfg, k)]
         if not changed and cfg.recipe in RECIPES:
-            finished = [s for i, s in enumerate(RECIPES[cfg.recipe](cfg.scale), 1)
-                        if (out / f"{i:02d}-{s.name}" / "DONE.json").exists()]
+            finished = [s for _, s, stage_dir, _, _ in
+                        stage_plan(RECIPES[cfg.recipe](cfg.scale), cfg, out)
+                        if (stage_dir / "DONE.json").exists()]
             scale = before.get("max_steps_scale", cfg.max_steps_scale)
             if finished and scale != cfg.max_steps_scale:
                 changed.append(f"--max_steps_scale {scale!r} (now {cfg.max_steps_scale!r})")
