@@ -67,7 +67,7 @@ import runs
 import sft_data
 import tools
 import training
-from chat_template import CHAT_TEMPLATE, END_THINK, IM_END, IM_START, THINK, check_messages
+from chat_template import CHAT_TEMPLATE, END_THINK, IM_END, IM_START, THINK
 from rewards import verify_math
 
 
@@ -81,7 +81,8 @@ class Config:
         "math (synthetic traces), teacher (rejection-sampled from --teacher), fusion (Qwen3 "
         "thinking-mode fusion: thinking data rejection-sampled from --teacher, non-thinking data "
         "of other kinds of task), math_tools (synthetic traces that compute with python: "
-        "tools.sft_examples) or a .jsonl of {messages} or {prompt, reasoning, answer}")})
+        "tools.sft_examples) or a .jsonl of {messages}, {prompt, completion} or {prompt, "
+        "reasoning, answer}")})
     num_examples: int = field(default=512, metadata={"help": (
         "synthetic/teacher: number of math problems")})
     teacher: str = field(default="", metadata={"help": (
@@ -354,22 +355,17 @@ def fuse_modes(examples: list[dict], no_think_ratio: float, seed: int,
 def encode(tokenizer, messages: list[dict]) -> tuple[list[int], list[int]]:
     """(input_ids, loss_mask): the prompt (everything up to `<|im_start|>assistant\\n`, as at
     inference) gets 0; the last assistant turn -- think block, answer and `<|im_end|>` -- gets 1.
-    Earlier assistant turns are context only (their reasoning is not rendered).
+    Earlier assistant turns are context only (those before the last query without their
+    reasoning; the steps of a tool loop after it with theirs).
 
-    The conversation must end in the assistant turn to train: one that ends in a user or tool
-    turn has no reply, and used to fail only as "not a prefix" below."""
-    check_messages(messages)
-    if messages[-1]["role"] != "assistant":
-        raise ValueError(f"an SFT conversation must end in the assistant turn to train on; this "
-                         f"one ends in a {messages[-1]['role']!r} turn (message "
-                         f"{len(messages) - 1}): append the assistant's reply, or drop the "
-                         "trailing turns")
+    A conversation that cannot be trained on (no reply at its end, no query, a think block the
+    template mangles, ChatML tokens in its text: `sft_data.check_conversation`) is a ValueError
+    naming the message and the fix."""
+    sft_data.check_conversation(messages)
     prompt = tokenizer.apply_chat_template(messages[:-1], tokenize=False,
                                            add_generation_prompt=True)
     full = tokenizer.apply_chat_template(messages, tokenize=False)
-    if not full.startswith(prompt):
-        # e.g. two assistant turns in a row, the earlier without reasoning: as the prompt's last
-        # turn it gets the empty think block, as history it gets none
+    if not full.startswith(prompt):     # check_conversation refuses the case known to do this
         roles = [m["role"] for m in messages]
         raise ValueError(f"the chat template renders the conversation without its last turn "
                          f"(the prompt) differently from the start of the whole (roles {roles}), "
