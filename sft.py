@@ -298,7 +298,9 @@ def fuse_modes(examples: list[dict], no_think_ratio: float, seed: int,
       reasoning removed;
     * thinking samples get `/think` or no flag at all (thinking is the default mode), and always
       `/think` when an earlier flag of the conversation is `/no_think`: the model follows the
-      latest flag, so a thinking answer under a standing `/no_think` would teach it to ignore one;
+      latest flag, so a thinking answer under a standing `/no_think` would teach it to ignore one.
+      An example whose answer has no reasoning is never one: it is a non-thinking sample (an
+      empty think block after `/think` would teach the model to ignore that flag);
     * a `multi_turn_ratio` share of conversations gets an earlier exchange in the other mode in
       front (its last query and the answer to it, after the conversation's own system turn), so
       flags mix within a conversation (the template drops that exchange's reasoning).
@@ -326,10 +328,13 @@ def fuse_modes(examples: list[dict], no_think_ratio: float, seed: int,
         flag(msgs, think, draw=think)
         return {**ex, "messages": msgs, "think": think}
 
+    def reasons(ex: dict) -> bool:
+        return bool(sft_data.reasoning_of(ex["messages"][-1]).strip())
+
     if non_thinking is None:
-        out = [with_flag(ex, rng.random() >= no_think_ratio) for ex in examples]
+        out = [with_flag(ex, (rng.random() >= no_think_ratio) and reasons(ex)) for ex in examples]
     else:
-        out = ([with_flag(ex, True) for ex in examples]
+        out = ([with_flag(ex, reasons(ex)) for ex in examples]
                + [with_flag(ex, False) for ex in non_thinking])
     for k, ex in enumerate(out):
         if rng.random() < multi_turn_ratio:

@@ -388,6 +388,31 @@ def test_fusion_of_tool_loops_whole_exchanges_and_no_reasoning_when_not_thinking
     assert t["think"] and t["messages"][1]["content"].endswith("+1? /think")
 
 
+def test_fusion_makes_an_answer_without_reasoning_a_non_thinking_sample(tok):
+    """A thinking sample is one whose answer reasons: an example without reasoning (plain chat
+    data, a teacher that skipped its think block) used to be drawn as thinking half the time,
+    some with /think, and trained /think -> empty think block."""
+    plain = [
+        {"messages": [_u(f"hi {i}"), reply], "reference": None}
+        for i in range(8)
+        for reply in (_a("hello"), _a("hello", reasoning_content=""), _a("<think>\n\n</think>hi"))
+    ]
+    reasoned = sft_data.synthetic_examples(40, 0)
+    for fused in (
+        sft.fuse_modes(plain + reasoned, 0.5, 0),
+        sft.fuse_modes(plain + reasoned, 0.5, 0, non_thinking=[], multi_turn_ratio=0.5),
+    ):
+        for e in fused:
+            ids, mask = sft.encode(tok, e["messages"])
+            trained = tok.decode([t for t, m in zip(ids, mask) if m])
+            assert _mode(e["messages"]) == e["think"], [m["content"] for m in e["messages"]]
+            assert e["think"] == (not trained.startswith("<think>\n\n</think>")), trained
+        queries = [e["messages"][sft_data.last_query(e["messages"])]["content"] for e in fused]
+        plain_out = [e for e, q in zip(fused, queries) if q.startswith("hi ")]
+        assert len(plain_out) == 24 and not any(e["think"] for e in plain_out)
+        assert any(e["think"] for e in fused)
+
+
 def test_encode_and_jsonl_name_bad_conversations(tok, tmp_path):
     u, a = {"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}
     for msgs, role in (([u, a, u], "user"), (_tool_loop()["messages"][:4], "tool")):
