@@ -39,9 +39,10 @@ from rewards import verify_math
 # ----------------------------------------------------------------------------------------------
 # Conversation structure for thinking-mode fusion (`sft.fuse_modes`)
 # ----------------------------------------------------------------------------------------------
-# A soft switch: `/think` or `/no_think` as a word of its own (not `/thinking`). The latest one in
-# the user and system turns up to the last query is the one the model is taught to obey (§4.3).
-SOFT_SWITCH = re.compile(r"/(no_think|think)(?!\w)")
+# A soft switch: `/think` or `/no_think` as a word of its own, at the start or after whitespace
+# (not `/thinking`, nor the end of a path or URL like `example.org/think`). The latest one in the
+# user and system turns up to the last query is the one the model is taught to obey (§4.3).
+SOFT_SWITCH = re.compile(r"(?<!\S)/(no_think|think)(?!\w)")
 
 
 def is_query(message: dict) -> bool:

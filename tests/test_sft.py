@@ -413,6 +413,19 @@ def test_fusion_makes_an_answer_without_reasoning_a_non_thinking_sample(tok):
         assert any(e["think"] for e in fused)
 
 
+def test_a_path_or_url_ending_in_think_is_not_a_soft_switch():
+    """`/think` at the end of a URL or path is text, not a flag: it used to count as the latest
+    flag, so a thinking sample under a standing /no_think got no /think."""
+    msgs = [_u("Be quick /no_think"), _a("ok", reasoning_content=""),
+            _u("Summarise docs/no_think.md and https://example.org/think"),
+            _a("It says ...", reasoning_content="Let me read it.")]  # fmt: skip
+    assert sft_data.latest_switch(msgs, 2) == "no_think"
+    assert [sft_data.latest_switch([_u(t)], 0) for t in ("/think", "a /no_think.", "x/think")] == [
+        "think", "no_think", None]  # fmt: skip
+    (e,) = sft.fuse_modes([{"messages": msgs, "reference": None}], 0.5, 0, non_thinking=[])
+    assert e["think"] and e["messages"][2]["content"].endswith(" /think")
+
+
 def test_encode_and_jsonl_name_bad_conversations(tok, tmp_path):
     u, a = {"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}
     for msgs, role in (([u, a, u], "user"), (_tool_loop()["messages"][:4], "tool")):
