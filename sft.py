@@ -636,9 +636,10 @@ def check_config(cfg: Config):
     cli.check_positive(cfg, "max_length", "per_device_train_batch_size",
                        "gradient_accumulation_steps", "learning_rate", "save_steps", "num_examples",
                        "teacher_samples", "eval_max_completion_length")
-    for name in ("no_think_ratio", "multi_turn_ratio"):
-        if not 0 <= getattr(cfg, name) < 1 + (name == "multi_turn_ratio"):
-            raise ValueError(f"--{name} {getattr(cfg, name)}: a fraction in [0, 1)")
+    if not 0 <= cfg.no_think_ratio < 1:     # 1: no thinking examples left to fuse with
+        raise ValueError(f"--no_think_ratio {cfg.no_think_ratio}: a fraction in [0, 1)")
+    if not 0 <= cfg.multi_turn_ratio <= 1:
+        raise ValueError(f"--multi_turn_ratio {cfg.multi_turn_ratio}: a fraction in [0, 1]")
     if cfg.rope_theta_factor <= 0:
         raise ValueError(f"--rope_theta_factor {cfg.rope_theta_factor}: must be positive "
                          "(Phi-4: 2.0)")

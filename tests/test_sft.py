@@ -426,6 +426,18 @@ def test_a_path_or_url_ending_in_think_is_not_a_soft_switch():
     assert e["think"] and e["messages"][2]["content"].endswith(" /think")
 
 
+def test_fusion_ratios_are_fractions():
+    """--multi_turn_ratio 1.5 used to pass (the bound was 2, the message said [0, 1))."""
+    for flags, says in (
+        (["--multi_turn_ratio", "1.5"], "--multi_turn_ratio 1.5: a fraction in [0, 1]"),
+        (["--multi_turn_ratio", "-0.1"], "--multi_turn_ratio -0.1: a fraction in [0, 1]"),
+        (["--no_think_ratio", "1"], "--no_think_ratio 1.0: a fraction in [0, 1)"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(says)):
+            sft.check_config(sft.parse(flags))
+    sft.check_config(sft.parse(["--multi_turn_ratio", "1", "--no_think_ratio", "0"]))
+
+
 def test_encode_and_jsonl_name_bad_conversations(tok, tmp_path):
     u, a = {"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}
     for msgs, role in (([u, a, u], "user"), (_tool_loop()["messages"][:4], "tool")):
