@@ -7,11 +7,14 @@ mis-renders without a word (a message of an unknown role is skipped; a user, sys
 content that is not a string renders as ''), ours raises an error naming the message and the fix
 (section 0 of the template; `check_messages` is the same check in Python).
 """
+import reprlib
 from collections.abc import Mapping
 
 THINK, END_THINK = "<think>", "</think>"
 IM_START, IM_END = "<|im_start|>", "<|im_end|>"
 ROLES = ("system", "user", "assistant", "tool")
+_SHORT = reprlib.Repr()         # values quoted in errors: long texts cut, so the error is one line
+_SHORT.maxstring = _SHORT.maxother = 40
 
 
 def check_messages(messages) -> None:
@@ -34,31 +37,31 @@ def check_messages(messages) -> None:
     for i, m in enumerate(messages):
         where = f"message {i}"
         if not isinstance(m, Mapping):
-            raise ValueError(f"{where} is {m!r}, not a dict; write it as "
+            raise ValueError(f"{where} is {_SHORT.repr(m)}, not a dict; write it as "
                              "{'role': 'user', 'content': ...}")
         role, content = m.get("role"), m.get("content")
         if "role" not in m:
             raise ValueError(f"{where} has no role; give it one of {', '.join(ROLES)}")
         if role not in ROLES:
-            raise ValueError(f"{where} has role {role!r}; the roles are system, user, assistant "
-                             "and tool (lower case): rename it")
+            raise ValueError(f"{where} has role {_SHORT.repr(role)}; the roles are system, user, "
+                             "assistant and tool (lower case): rename it")
         if role != "assistant":
             if not isinstance(content, str):
-                got = repr(content) if "content" in m else "no content key"
+                got = _SHORT.repr(content) if "content" in m else "no content key"
                 raise ValueError(f"{where} ({role}) has no string content (got {got}); give its "
                                  "text as a string, joining text parts and json.dumps-ing tool "
                                  "results")
             continue
         if content is not None and not isinstance(content, str):
-            raise ValueError(f"{where} (assistant) has content {content!r}; give it as a string "
-                             "(or null next to tool_calls)")
+            raise ValueError(f"{where} (assistant) has content {_SHORT.repr(content)}; give it as "
+                             "a string (or null next to tool_calls)")
         if content is None and not m.get("tool_calls"):
             raise ValueError(f"{where} (assistant) has no content and no tool_calls; give its "
                              'reply as a string content ("" for an empty reply)')
         reasoning = m.get("reasoning_content")
         if reasoning is not None and not isinstance(reasoning, str):
-            raise ValueError(f"{where} (assistant) has reasoning_content {reasoning!r}; give it "
-                             "as a string (or leave it out)")
+            raise ValueError(f"{where} (assistant) has reasoning_content "
+                             f"{_SHORT.repr(reasoning)}; give it as a string (or leave it out)")
         for k, call in enumerate(m.get("tool_calls") or []):
             fn = call.get("function") or call if isinstance(call, Mapping) else {}
             if (not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str)
@@ -89,22 +92,24 @@ CHAT_TEMPLATE = r"""
 {%- for message in messages %}
     {%- set where = "Qwen3 chat template: message " ~ loop.index0 %}
     {%- if message is not mapping %}
-        {{- raise_exception(where ~ " is '" ~ (message | string) ~ "', not a dict; write it as "
-            "{'role': 'user', 'content': ...}") }}
+        {{- raise_exception(where ~ " is '" ~ (message | string | truncate(40))
+            ~ "', not a dict; write it as {'role': 'user', 'content': ...}") }}
     {%- elif message.role is not defined %}
         {{- raise_exception(where ~ " has no role; give it one of system, user, assistant, "
             "tool") }}
     {%- elif message.role not in ["system", "user", "assistant", "tool"] %}
-        {{- raise_exception(where ~ " has role '" ~ (message.role | string) ~ "'; the roles are "
-            "system, user, assistant and tool (lower case): rename it") }}
+        {{- raise_exception(where ~ " has role '" ~ (message.role | string | truncate(40))
+            ~ "'; the roles are system, user, assistant and tool (lower case): rename it") }}
     {%- elif message.role != "assistant" and message.content is not string %}
         {{- raise_exception(where ~ " (" ~ message.role ~ ") has no string content (got "
-            ~ ((message.content | string) if message.content is defined else "no content key")
+            ~ ((message.content | string | truncate(40)) if message.content is defined
+               else "no content key")
             ~ "); give "
             "its text as a string, joining text parts and json.dumps-ing tool results") }}
     {%- elif message.role == "assistant" and message.content is not string
              and not (message.content is none or message.content is not defined)  %}
-        {{- raise_exception(where ~ " (assistant) has content " ~ (message.content | string)
+        {{- raise_exception(where ~ " (assistant) has content "
+            ~ (message.content | string | truncate(40))
             ~ "; give it as a string (or null next to tool_calls)") }}
     {%- elif message.role == "assistant" and message.content is not string
              and not message.tool_calls %}
@@ -114,7 +119,8 @@ CHAT_TEMPLATE = r"""
              and message.reasoning_content is not none
              and message.reasoning_content is not string %}
         {{- raise_exception(where ~ " (assistant) has reasoning_content "
-            ~ (message.reasoning_content | string) ~ "; give it as a string (or leave it out)") }}
+            ~ (message.reasoning_content | string | truncate(40))
+            ~ "; give it as a string (or leave it out)") }}
     {%- endif %}
     {%- if message.role == "assistant" and message.tool_calls %}
         {%- for tool_call in message.tool_calls %}

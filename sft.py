@@ -67,7 +67,7 @@ import runs
 import sft_data
 import tools
 import training
-from chat_template import CHAT_TEMPLATE, END_THINK, IM_END, IM_START, THINK, check_messages
+from chat_template import CHAT_TEMPLATE, END_THINK, IM_END, IM_START, THINK
 from rewards import verify_math
 
 
@@ -81,7 +81,8 @@ class Config:
         "math (synthetic traces), teacher (rejection-sampled from --teacher), fusion (Qwen3 "
         "thinking-mode fusion: thinking data rejection-sampled from --teacher, non-thinking data "
         "of other kinds of task), math_tools (synthetic traces that compute with python: "
-        "tools.sft_examples) or a .jsonl of {messages} or {prompt, reasoning, answer}")})
+        "tools.sft_examples) or a .jsonl of {messages}, {prompt, completion} or {prompt, "
+        "reasoning, answer}")})
     num_examples: int = field(default=512, metadata={"help": (
         "synthetic/teacher: number of math problems")})
     teacher: str = field(default="", metadata={"help": (
@@ -297,7 +298,9 @@ def fuse_modes(examples: list[dict], no_think_ratio: float, seed: int,
       reasoning removed;
     * thinking samples get `/think` or no flag at all (thinking is the default mode), and always
       `/think` when an earlier flag of the conversation is `/no_think`: the model follows the
-      latest flag, so a thinking answer under a standing `/no_think` would teach it to ignore one;
+      latest flag, so a thinking answer under a standing `/no_think` would teach it to ignore one.
+      An example whose answer has no reasoning is never one: it is a non-thinking sample (an
+      empty think block after `/think` would teach the model to ignore that flag);
     * a `multi_turn_ratio` share of conversations gets an earlier exchange in the other mode in
       front (its last query and the answer to it, after the conversation's own system turn), so
       flags mix within a conversation (the template drops that exchange's reasoning).
@@ -325,10 +328,13 @@ def fuse_modes(examples: list[dict], no_think_ratio: float, seed: int,
         flag(msgs, think, draw=think)
         return {**ex, "messages": msgs, "think": think}
 
+    def reasons(ex: dict) -> bool:
+        return bool(sft_data.reasoning_of(ex["messages"][-1]).strip())
+
     if non_thinking is None:
-        out = [with_flag(ex, rng.random() >= no_think_ratio) for ex in examples]
+        out = [with_flag(ex, (rng.random() >= no_think_ratio) and reasons(ex)) for ex in examples]
     else:
-        out = ([with_flag(ex, True) for ex in examples]
+        out = ([with_flag(ex, reasons(ex)) for ex in examples]
                + [with_flag(ex, False) for ex in non_thinking])
     for k, ex in enumerate(out):
         if rng.random() < multi_turn_ratio:
@@ -354,22 +360,17 @@ def fuse_modes(examples: list[dict], no_think_ratio: float, seed: int,
 def encode(tokenizer, messages: list[dict]) -> tuple[list[int], list[int]]:
     """(input_ids, loss_mask): the prompt (everything up to `<|im_start|>assistant\\n`, as at
     inference) gets 0; the last assistant turn -- think block, answer and `<|im_end|>` -- gets 1.
-    Earlier assistant turns are context only (their reasoning is not rendered).
+    Earlier assistant turns are context only (those before the last query without their
+    reasoning; the steps of a tool loop after it with theirs).
 
-    The conversation must end in the assistant turn to train: one that ends in a user or tool
-    turn has no reply, and used to fail only as "not a prefix" below."""
-    check_messages(messages)
-    if messages[-1]["role"] != "assistant":
-        raise ValueError(f"an SFT conversation must end in the assistant turn to train on; this "
-                         f"one ends in a {messages[-1]['role']!r} turn (message "
-                         f"{len(messages) - 1}): append the assistant's reply, or drop the "
-                         "trailing turns")
+    A conversation that cannot be trained on (no reply at its end, no query, a think block the
+    template mangles, ChatML tokens in its text: `sft_data.check_conversation`) is a ValueError
+    naming the message and the fix."""
+    sft_data.check_conversation(messages)
     prompt = tokenizer.apply_chat_template(messages[:-1], tokenize=False,
                                            add_generation_prompt=True)
     full = tokenizer.apply_chat_template(messages, tokenize=False)
-    if not full.startswith(prompt):
-        # e.g. two assistant turns in a row, the earlier without reasoning: as the prompt's last
-        # turn it gets the empty think block, as history it gets none
+    if not full.startswith(prompt):     # check_conversation refuses the case known to do this
         roles = [m["role"] for m in messages]
         raise ValueError(f"the chat template renders the conversation without its last turn "
                          f"(the prompt) differently from the start of the whole (roles {roles}), "
@@ -635,9 +636,10 @@ def check_config(cfg: Config):
     cli.check_positive(cfg, "max_length", "per_device_train_batch_size",
                        "gradient_accumulation_steps", "learning_rate", "save_steps", "num_examples",
                        "teacher_samples", "eval_max_completion_length")
-    for name in ("no_think_ratio", "multi_turn_ratio"):
-        if not 0 <= getattr(cfg, name) < 1 + (name == "multi_turn_ratio"):
-            raise ValueError(f"--{name} {getattr(cfg, name)}: a fraction in [0, 1)")
+    if not 0 <= cfg.no_think_ratio < 1:     # 1: no thinking examples left to fuse with
+        raise ValueError(f"--no_think_ratio {cfg.no_think_ratio}: a fraction in [0, 1)")
+    if not 0 <= cfg.multi_turn_ratio <= 1:
+        raise ValueError(f"--multi_turn_ratio {cfg.multi_turn_ratio}: a fraction in [0, 1]")
     if cfg.rope_theta_factor <= 0:
         raise ValueError(f"--rope_theta_factor {cfg.rope_theta_factor}: must be positive "
                          "(Phi-4: 2.0)")

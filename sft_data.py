@@ -12,8 +12,9 @@ answer is checked against (None: nothing to check). `load_examples` picks the so
 * `fusion_examples`, `non_thinking_examples`: Qwen3's thinking-mode fusion data (§4.3), which
   `sft.fuse_modes` then flags with /think and /no_think.
 
-`last_query`, `latest_switch` and `without_reasoning` read a conversation's structure for
-`sft.fuse_modes` (where its query is, which soft switch stands, an answer without reasoning).
+`last_query`, `latest_switch`, `reasoning_of` and `without_reasoning` read a conversation's
+structure for `sft.fuse_modes` (where its query is, which soft switch stands, an answer's
+reasoning, an answer without it); `check_conversation` refuses one that cannot be trained on.
 
 `filter_responses` is Qwen3's cold-start response filter (§4.1): wrong answers, repetition, and
 think blocks that conclude something other than the final answer are dropped. It reads responses
@@ -32,26 +33,32 @@ import data
 import engines
 import models
 import tools
-from chat_template import END_THINK, THINK, check_messages
+from chat_template import END_THINK, IM_END, IM_START, THINK, check_messages
 from rewards import verify_math
 
 # ----------------------------------------------------------------------------------------------
 # Conversation structure for thinking-mode fusion (`sft.fuse_modes`)
 # ----------------------------------------------------------------------------------------------
-# A soft switch: `/think` or `/no_think` as a word of its own (not `/thinking`). The latest one in
-# the user and system turns up to the last query is the one the model is taught to obey (§4.3).
-SOFT_SWITCH = re.compile(r"/(no_think|think)(?!\w)")
+# A soft switch: `/think` or `/no_think` as a word of its own, at the start or after whitespace
+# (not `/thinking`, nor the end of a path or URL like `example.org/think`). The latest one in the
+# user and system turns up to the last query is the one the model is taught to obey (§4.3).
+SOFT_SWITCH = re.compile(r"(?<!\S)/(no_think|think)(?!\w)")
+
+
+def is_query(message: dict) -> bool:
+    """A user turn that is a question, not a tool result wrapped in <tool_response></tool_response>
+    (the template's test)."""
+    c = message.get("content")
+    return message.get("role") == "user" and isinstance(c, str) and not (
+        c.startswith("<tool_response>") and c.endswith("</tool_response>"))
 
 
 def last_query(messages: list[dict]) -> int:
-    """Index of the last user turn that is a query, not a tool result wrapped in
-    <tool_response></tool_response>: the template's `last_query_index`. Assistant turns after it
-    are the answer (with tool calls, several turns); the ones before it are history."""
+    """Index of the last user turn that is a query (`is_query`): the template's
+    `last_query_index`. Assistant turns after it are the answer (with tool calls, several turns);
+    the ones before it are history."""
     for i in range(len(messages) - 1, -1, -1):
-        m = messages[i]
-        c = m.get("content")
-        if m["role"] == "user" and isinstance(c, str) and not (
-                c.startswith("<tool_response>") and c.endswith("</tool_response>")):
+        if is_query(messages[i]):
             return i
     raise data.DataError(f"a fusion example has no user query to put /think or /no_think in "
                          f"(roles: {[m['role'] for m in messages]}); give it a user turn")
@@ -68,6 +75,21 @@ def latest_switch(messages: list[dict], upto: int) -> str | None:
     return found
 
 
+def reasoning_of(message: dict) -> str:
+    """The reasoning the template reads from an assistant turn: `reasoning_content`, else what
+    precedes `</think>` in the content ('' without one).
+
+    >>> reasoning_of({"role": "assistant", "content": "<think>\\n2+2=4\\n</think>\\n\\n4"})
+    '2+2=4'
+    """
+    if isinstance(message.get("reasoning_content"), str):
+        return message["reasoning_content"]
+    content = message.get("content") or ""
+    if END_THINK not in content:
+        return ""
+    return content.split(END_THINK)[0].rstrip("\n").split(THINK)[-1].lstrip("\n")
+
+
 def without_reasoning(message: dict) -> dict:
     """An assistant turn with an empty reasoning: `reasoning_content` "" and no inline think
     block (the template renders the empty block `<think>\n\n</think>\n\n` on a final turn)."""
@@ -75,6 +97,96 @@ def without_reasoning(message: dict) -> dict:
     if isinstance(content, str) and END_THINK in content:     # the answer without its think block
         content = split_reasoning(content)[1]
     return {**message, "reasoning_content": "", "content": content}
+
+
+# ----------------------------------------------------------------------------------------------
+# A conversation to train on
+# ----------------------------------------------------------------------------------------------
+THINK_TAG = re.compile(r"</?think>")
+
+
+def check_conversation(messages) -> None:
+    """Raise ValueError, naming the message and the fix, on a conversation that cannot be an SFT
+    example. On top of the template's rules (`check_messages`), these: the template renders such
+    conversations as the official one does (at inference a model's own malformed output must not
+    make it raise), but the reply it yields is not the one to train.
+    * It ends in the assistant turn to train on, after a user query: with no query the template
+      renders the reply without a think block.
+    * The turn before that reply is not an assistant turn without reasoning: as the prompt's last
+      turn it gets an empty think block, as history none, so the reply cannot be cut out.
+    * An assistant turn holds its reasoning once: in `reasoning_content` (then no think tags in
+      the content), or as one `<think>...</think>` (or `...</think>`) at the start of the content.
+      The template keeps what precedes the first `</think>` as the reasoning and what follows the
+      last as the answer: the text between several blocks, or before `<think>`, is dropped; an
+      unclosed `<think>`, or one next to `reasoning_content`, becomes a second block in the answer.
+    * No text holds `<|im_start|>` or `<|im_end|>`: the tokenizer reads them as turn boundaries
+      (a fake turn in the prompt; a reply trained to end, then go on).
+    * Tool-call arguments given as a string are a JSON object: the model learns to write them.
+
+    >>> try:
+    ...     check_conversation([{"role": "user", "content": "q"},
+    ...                         {"role": "assistant", "content": "<think>\\nr ... so 4"}])
+    ... except ValueError as e:
+    ...     print(str(e).split(":")[0])
+    message 1 (assistant) has an unclosed <think>
+    """
+    check_messages(messages)
+    n = len(messages)
+    if messages[-1]["role"] != "assistant":
+        raise ValueError(f"an SFT conversation must end in the assistant turn to train on; this "
+                         f"one ends in a {messages[-1]['role']!r} turn (message {n - 1}): append "
+                         "the assistant's reply, or drop the trailing turns")
+    if not any(is_query(m) for m in messages):
+        raise ValueError(f"an SFT conversation needs a user query before the reply (roles "
+                         f"{[m['role'] for m in messages]}); without one the template renders the "
+                         "reply without its think block: add the user's question")
+    if n > 1 and messages[-2]["role"] == "assistant" and not reasoning_of(messages[-2]):
+        raise ValueError(f"messages {n - 2} and {n - 1} are consecutive assistant turns and the "
+                         "first has no reasoning: the template renders it with an empty think "
+                         "block as the prompt's last turn, without one as history, so the reply "
+                         "cannot be cut out; merge consecutive assistant turns, or give the "
+                         "earlier one its reasoning_content")
+    for i, m in enumerate(messages):
+        where = f"message {i} ({m['role']})"
+        calls = [c.get("function") or c for c in m.get("tool_calls") or []]
+        texts = [m.get("content"), m.get("reasoning_content")] + [
+            v for c in calls for v in (c["name"], c["arguments"])]
+        for token in (IM_START, IM_END):
+            if any(isinstance(t, str) and token in t for t in texts):
+                raise ValueError(f"{where} holds {token}, which the tokenizer reads as a turn "
+                                 "boundary, not text: remove it or write it differently")
+        for k, c in enumerate(calls):
+            if isinstance(c["arguments"], str):
+                try:
+                    args = json.loads(c["arguments"])
+                except ValueError:
+                    args = None
+                if not isinstance(args, dict):
+                    raise ValueError(f"{where}: tool call {k} has arguments "
+                                     f"{c['arguments'][:40]!r}, not a JSON object; give them as "
+                                     "a dict or a JSON object string")
+        if m["role"] == "assistant":
+            check_think_block(m, where)
+
+
+def check_think_block(message: dict, where: str) -> None:
+    """`check_conversation`'s rule for one assistant turn: its reasoning given once."""
+    content, reasoning = message.get("content") or "", message.get("reasoning_content")
+    tags = THINK_TAG.findall(content)
+    if isinstance(reasoning, str) and (tags or THINK_TAG.search(reasoning)):
+        raise ValueError(f"{where} has reasoning_content and think tags (in it or in content): "
+                         "the template would render two think blocks; give the reasoning once, "
+                         "in reasoning_content without tags")
+    if tags == [THINK]:
+        raise ValueError(f"{where} has an unclosed <think>: close it with </think> before the "
+                         "answer (or drop the tag, or the example if it was cut off)")
+    if tags not in ([], [END_THINK], [THINK, END_THINK]):
+        raise ValueError(f"{where} has the think tags {tags} in its content: the template keeps "
+                         "only the text before the first </think> and after the last; give one "
+                         "<think>...</think> block at the start")
+    if tags[:1] == [THINK] and content.split(THINK)[0].strip():
+        raise ValueError(f"{where} has text before <think>, which the template drops: move it "
+                         "after </think>, into the answer")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -126,41 +238,55 @@ def synthetic_examples(n: int, seed: int) -> list[dict]:
 
 
 def jsonl_examples(path: str) -> list[dict]:
-    """Rows {"messages": [...]} (reasoning in `reasoning_content` or inside `content`) or
-    {"prompt", "reasoning", "answer"}; an `answer` without `\\boxed` is the final value and is
-    boxed (and checked by the filter); an optional "reference" is the value to check against."""
+    """Rows {"messages": [...]} (reasoning in `reasoning_content` or inside `content`),
+    {"prompt", "completion"} (TRL's prompt-completion rows: a string is the user turn or the
+    assistant reply, a list its messages) or {"prompt", "reasoning", "answer"}; an `answer`
+    without `\\boxed` is the final value and is boxed (and checked by the filter); an optional
+    "reference" is the value to check against. Every row must pass `check_conversation`."""
     rows = data.rows_from_file(Path(path))
     out = []
     for i, row in enumerate(rows):
-        if "messages" in row:
-            msgs = row["messages"]
-            try:        # the template's rules (unknown roles, non-string content, ...), by row
-                check_messages(msgs)
-            except ValueError as e:
-                raise data.DataError(f"{path}: row {i}: {e}") from None
-            if msgs[-1]["role"] != "assistant":
-                raise data.DataError(f"{path}: row {i}: the last message must be the "
-                                     "assistant's reply")
-            out.append({"messages": msgs, "reference": row.get("reference")})
-            continue
-        missing = [k for k in ("prompt", "reasoning", "answer") if k not in row]
-        if missing:
-            raise data.DataError(f"{path}: row {i} has no field {missing[0]!r} (fields: "
-                                 f"{sorted(row)}). Rows need 'messages', or 'prompt', "
-                                 "'reasoning' and 'answer'.")
-        answer = str(row["answer"])
-        boxed = "\\boxed" in answer
-        out.append({"messages": [{"role": "user", "content": row["prompt"]},
-                                 {"role": "assistant", "reasoning_content": row["reasoning"],
-                                  "content": answer if boxed else boxed_sentence(answer)}],
-                    "reference": row.get("reference", None if boxed else answer)})
+        try:
+            example = row_example(row)
+            check_conversation(example["messages"])
+        except ValueError as e:
+            raise data.DataError(f"{path}: row {i}: {e}") from None
+        out.append(example)
     return out
+
+
+def row_example(row: dict) -> dict:
+    """The example of one row of `jsonl_examples` (ValueError on a row of no known form)."""
+    if "messages" in row:
+        return {"messages": row["messages"], "reference": row.get("reference")}
+    if "prompt" in row and "completion" in row:
+        prompt, completion = row["prompt"], row["completion"]
+        prompt = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
+        completion = ([{"role": "assistant", "content": completion}]
+                      if isinstance(completion, str) else completion)
+        if not isinstance(prompt, list) or not isinstance(completion, list):
+            raise ValueError("'prompt' and 'completion' are each a string or a list of messages")
+        return {"messages": prompt + completion, "reference": row.get("reference")}
+    missing = [k for k in ("prompt", "reasoning", "answer") if k not in row]
+    if missing:
+        raise ValueError(f"no field {missing[0]!r} (fields: {sorted(row)}). Rows need "
+                         "'messages', or 'prompt' and 'completion', or 'prompt', 'reasoning' and "
+                         "'answer'.")
+    if not isinstance(row["answer"], (str, int, float)) or isinstance(row["answer"], bool):
+        raise ValueError(f"'answer' is {row['answer']!r}; give the final answer as a string")
+    answer = str(row["answer"])
+    boxed = "\\boxed" in answer
+    return {"messages": [{"role": "user", "content": row["prompt"]},
+                         {"role": "assistant", "reasoning_content": row["reasoning"],
+                          "content": answer if boxed else boxed_sentence(answer)}],
+            "reference": row.get("reference", None if boxed else answer)}
 
 
 def teacher_examples(cfg) -> list[dict]:
     """Rejection sampling (Qwen3 cold start, Phi-4 curated SFT): `teacher_samples` answers per
     problem at T=0.6, top-p 0.95 (Qwen3's thinking settings). Every sample becomes a candidate;
-    `filter_responses` then drops the wrong ones (and counts them). Unfinished samples are dropped.
+    `filter_responses` then drops the wrong ones (and counts them). Unfinished samples are dropped,
+    and so are those whose think block the template would mangle (`check_conversation`).
     `cfg` is an `sft.Config` (teacher or model, num_examples, teacher_samples, max_length, engine,
     seed)."""
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -177,9 +303,13 @@ def teacher_examples(cfg) -> list[dict]:
             continue
         t = tasks[c.prompt_index]
         reasoning, answer = split_reasoning(c.text)
-        out.append({"messages": data.build_messages(t) + [
-            {"role": "assistant", "reasoning_content": reasoning, "content": answer}],
-            "reference": t["answer"]})
+        messages = data.build_messages(t) + [
+            {"role": "assistant", "reasoning_content": reasoning, "content": answer}]
+        try:
+            check_conversation(messages)
+        except ValueError:      # e.g. two think blocks, or one never closed
+            continue
+        out.append({"messages": messages, "reference": t["answer"]})
     return out
 
 

@@ -412,3 +412,22 @@ def test_valid_edge_cases_pass_the_checks(tok):
     ]
     chat_template.check_messages(msgs)
     assert render(tok, msgs) == render(tok, msgs, template=OFFICIAL_QWEN3_TEMPLATE)
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [U([{"type": "text", "text": "long " * 2000}])],
+        [U("q"), A(["part " * 2000])],
+        [U("q"), A("a", reasoning_content=["thought " * 2000])],
+        [U("q"), {"role": "x" * 5000, "content": "c"}],
+        ["not a dict " * 1000],
+    ],
+)
+def test_errors_quote_a_long_value_cut_short(tok, messages):
+    """An error quotes the offending value shortened (it used to quote all of it: a 10,000
+    character line for a long list of text parts)."""
+    for check in (lambda: render(tok, messages), lambda: chat_template.check_messages(messages)):
+        with pytest.raises(Exception) as e:
+            check()
+        assert len(str(e.value)) < 300, str(e.value)[:300]

@@ -3,6 +3,7 @@ filters, training."""
 
 import json
 import math
+import re
 
 import pytest
 import torch
@@ -387,6 +388,56 @@ def test_fusion_of_tool_loops_whole_exchanges_and_no_reasoning_when_not_thinking
     assert t["think"] and t["messages"][1]["content"].endswith("+1? /think")
 
 
+def test_fusion_makes_an_answer_without_reasoning_a_non_thinking_sample(tok):
+    """A thinking sample is one whose answer reasons: an example without reasoning (plain chat
+    data, a teacher that skipped its think block) used to be drawn as thinking half the time,
+    some with /think, and trained /think -> empty think block."""
+    plain = [
+        {"messages": [_u(f"hi {i}"), reply], "reference": None}
+        for i in range(8)
+        for reply in (_a("hello"), _a("hello", reasoning_content=""), _a("<think>\n\n</think>hi"))
+    ]
+    reasoned = sft_data.synthetic_examples(40, 0)
+    for fused in (
+        sft.fuse_modes(plain + reasoned, 0.5, 0),
+        sft.fuse_modes(plain + reasoned, 0.5, 0, non_thinking=[], multi_turn_ratio=0.5),
+    ):
+        for e in fused:
+            ids, mask = sft.encode(tok, e["messages"])
+            trained = tok.decode([t for t, m in zip(ids, mask) if m])
+            assert _mode(e["messages"]) == e["think"], [m["content"] for m in e["messages"]]
+            assert e["think"] == (not trained.startswith("<think>\n\n</think>")), trained
+        queries = [e["messages"][sft_data.last_query(e["messages"])]["content"] for e in fused]
+        plain_out = [e for e, q in zip(fused, queries) if q.startswith("hi ")]
+        assert len(plain_out) == 24 and not any(e["think"] for e in plain_out)
+        assert any(e["think"] for e in fused)
+
+
+def test_a_path_or_url_ending_in_think_is_not_a_soft_switch():
+    """`/think` at the end of a URL or path is text, not a flag: it used to count as the latest
+    flag, so a thinking sample under a standing /no_think got no /think."""
+    msgs = [_u("Be quick /no_think"), _a("ok", reasoning_content=""),
+            _u("Summarise docs/no_think.md and https://example.org/think"),
+            _a("It says ...", reasoning_content="Let me read it.")]  # fmt: skip
+    assert sft_data.latest_switch(msgs, 2) == "no_think"
+    assert [sft_data.latest_switch([_u(t)], 0) for t in ("/think", "a /no_think.", "x/think")] == [
+        "think", "no_think", None]  # fmt: skip
+    (e,) = sft.fuse_modes([{"messages": msgs, "reference": None}], 0.5, 0, non_thinking=[])
+    assert e["think"] and e["messages"][2]["content"].endswith(" /think")
+
+
+def test_fusion_ratios_are_fractions():
+    """--multi_turn_ratio 1.5 used to pass (the bound was 2, the message said [0, 1))."""
+    for flags, says in (
+        (["--multi_turn_ratio", "1.5"], "--multi_turn_ratio 1.5: a fraction in [0, 1]"),
+        (["--multi_turn_ratio", "-0.1"], "--multi_turn_ratio -0.1: a fraction in [0, 1]"),
+        (["--no_think_ratio", "1"], "--no_think_ratio 1.0: a fraction in [0, 1)"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(says)):
+            sft.check_config(sft.parse(flags))
+    sft.check_config(sft.parse(["--multi_turn_ratio", "1", "--no_think_ratio", "0"]))
+
+
 def test_encode_and_jsonl_name_bad_conversations(tok, tmp_path):
     u, a = {"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}
     for msgs, role in (([u, a, u], "user"), (_tool_loop()["messages"][:4], "tool")):
@@ -466,11 +517,155 @@ def test_jsonl_rows_and_errors(tmp_path):
     }
     assert ex[0]["reference"] == "4" and ex[1]["reference"] is None
     path.write_text(json.dumps(rows[0]) + "\n" + json.dumps({"prompt": "x", "answer": "1"}) + "\n")
-    with pytest.raises(DataError, match=r"row 1 has no field 'reasoning'"):
+    with pytest.raises(DataError, match=r"row 1: no field 'reasoning'"):
         sft_data.jsonl_examples(str(path))
     path.write_text(json.dumps({"messages": [{"role": "user", "content": "x"}]}) + "\n")
-    with pytest.raises(DataError, match="row 0: the last message must be the assistant"):
+    with pytest.raises(DataError, match="row 0: an SFT conversation must end in the assistant"):
         sft_data.jsonl_examples(str(path))
+
+
+def test_jsonl_prompt_completion_rows_and_every_row_checked_at_load(tok, tmp_path):
+    """TRL's prompt-completion rows (strings or message lists) load as conversations; every row
+    form is checked when the file is read, naming the row (a {prompt, reasoning, answer} row with
+    a list or null prompt used to pass and fail later in `encode`, naming no row; a null answer
+    was boxed as 'None')."""
+    path = tmp_path / "pc.jsonl"
+    rows = [
+        {"prompt": "1+1?", "completion": "<think>\n1+1=2\n</think>\n\n$\\boxed{2}$"},
+        {"prompt": [{"role": "system", "content": "s"}, {"role": "user", "content": "2+2?"}],
+         "completion": [{"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+         "reference": "4", "id": 7},
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ex = sft_data.jsonl_examples(str(path))
+    assert ex[0]["messages"] == [
+        {"role": "user", "content": "1+1?"},
+        {"role": "assistant", "content": rows[0]["completion"]},
+    ]
+    assert ex[1]["messages"] == rows[1]["prompt"] + rows[1]["completion"]
+    assert ex[1]["reference"] == "4" and ex[0]["reference"] is None
+    ids, mask = sft.encode(tok, ex[0]["messages"])
+    assert tok.decode([t for t, m in zip(ids, mask) if m]) == (
+        "<think>\n1+1=2\n</think>\n\n$\\boxed{2}$<|im_end|>"
+    )
+    bad = {
+        "row 0: message 0 (user) has no string content": {
+            "prompt": [{"role": "user", "content": "x"}], "reasoning": "r", "answer": "1"},
+        "row 0: message 0 (user) has no string content (got None)": {
+            "prompt": None, "reasoning": "r", "answer": "1"},
+        "row 0: 'answer' is None": {"prompt": "x", "reasoning": "r", "answer": None},
+        "row 0: 'prompt' and 'completion' are each": {"prompt": "x", "completion": None},
+        "row 0: an SFT conversation must end in the assistant turn": {
+            "prompt": "x", "completion": [{"role": "user", "content": "y"}]},
+    }  # fmt: skip
+    for says, row in bad.items():
+        path.write_text(json.dumps(row) + "\n")
+        with pytest.raises(DataError, match=re.escape(says)):
+            sft_data.jsonl_examples(str(path))
+
+
+# conversations the template renders (as the official one does) but that cannot be trained on:
+# what check_conversation says about each
+def _u(c):
+    return {"role": "user", "content": c}
+
+
+def _a(c, **kw):
+    return {"role": "assistant", "content": c, **kw}
+
+
+UNTRAINABLE = {
+    "two_think_blocks": (
+        [_u("q"), _a("<think>\nr1\n</think>\n\nmid<think>\nr2\n</think>\n\nans")],
+        "message 1 (assistant) has the think tags ['<think>', '</think>', '<think>', '</think>']",
+    ),
+    "two_closes": ([_u("q"), _a("r1</think>mid</think>ans")], "has the think tags"),
+    "reopened_after_answer": ([_u("q"), _a("<think>r</think>ans<think>more")], "the think tags"),
+    "unclosed_think": ([_u("q"), _a("<think>\nr1 and then 4")], "has an unclosed <think>"),
+    "text_before_think": ([_u("q"), _a("Hi! <think>\nr\n</think>\n\na")], "text before <think>"),
+    "reasoning_content_and_inline": (
+        [_u("q"), _a("<think>\ni\n</think>\n\na", reasoning_content="r")],
+        "has reasoning_content and think tags",
+    ),
+    "empty_reasoning_content_and_inline": (
+        [_u("q"), _a("<think>\ni\n</think>\n\na", reasoning_content="")],
+        "has reasoning_content and think tags",
+    ),
+    "tag_inside_reasoning_content": (
+        [_u("q"), _a("a", reasoning_content="so </think> here")],
+        "has reasoning_content and think tags",
+    ),
+    "im_end_in_reply": ([_u("q"), _a("first<|im_end|>\nsecond")], "message 1 (assistant) holds"),
+    "im_start_in_user": (
+        [_u("q<|im_start|>assistant\nfake"), _a("a")],
+        "message 0 (user) holds <|im_start|>",
+    ),
+    "im_end_in_tool_result": (
+        [_u("q"), _a(None, reasoning_content="r", tool_calls=[_call("calc", {})]),
+         {"role": "tool", "content": "6<|im_end|>"}, _a("6")],
+        "message 2 (tool) holds <|im_end|>",
+    ),  # fmt: skip
+    "im_end_in_history_reasoning": (
+        [_u("q"), _a("a", reasoning_content="<|im_end|>"), _u("q2"), _a("b")],
+        "message 1 (assistant) holds <|im_end|>",
+    ),
+    "arguments_not_json": (
+        [_u("q"), _a(None, tool_calls=[_call("calc", "{expr: 2*3")])],
+        "tool call 0 has arguments '{expr: 2*3', not a JSON object",
+    ),
+    "arguments_json_list": (
+        [_u("q"), _a(None, tool_calls=[_call("calc", "[1, 2]")])],
+        "not a JSON object",
+    ),
+    "no_query": ([{"role": "system", "content": "s"}, _a("a")], "needs a user query"),
+    "only_the_reply": ([_a("a")], "needs a user query"),
+    "query_is_a_tool_response": (
+        [_u("<tool_response>\n6\n</tool_response>"), _a("a")],
+        "needs a user query",
+    ),
+    "consecutive_assistant_turns": (
+        [_u("q"), _a(None, tool_calls=[_call("calc", {})]), _a("a")],
+        "messages 1 and 2 are consecutive assistant turns",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", UNTRAINABLE)
+def test_untrainable_conversations_are_named_in_encode_and_at_load(tok, tmp_path, name):
+    """Each used to be trained on as the template renders it (text dropped, a second think block,
+    a reply that ends mid-text, arguments the model learns to write wrong), or failed in encode
+    without naming the row; the template itself still renders them, as the official one does."""
+    messages, says = UNTRAINABLE[name]
+    tok.apply_chat_template(messages, tokenize=False)  # renders: only training refuses
+    with pytest.raises(ValueError, match=re.escape(says)):
+        sft.encode(tok, messages)
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps({"messages": [_u("ok"), _a("fine")]}) + "\n"
+                    + json.dumps({"messages": messages}) + "\n")  # fmt: skip
+    with pytest.raises(DataError, match="rows.jsonl: row 1: .*" + re.escape(says)):
+        sft_data.jsonl_examples(str(path))
+
+
+def test_trainable_think_shapes_pass_and_train_exactly_their_reply(tok):
+    """What the template parses cleanly stays valid: the reasoning once, inline (with or without
+    <think>, odd newlines) or in reasoning_content; tags in user text; tool-call arguments as a
+    JSON object string. The trained tokens are the reply's think block, answer and <|im_end|>."""
+    cases = [
+        (_a("<think>\nr\n</think>\n\na"), "<think>\nr\n</think>\n\na"),
+        (_a("r\n</think>\n\na"), "<think>\nr\n</think>\n\na"),
+        (_a("\n<think>r</think>a"), "<think>\nr\n</think>\n\na"),
+        (_a("<think>\n\n\nr\n\n</think>\n\n\na"), "<think>\nr\n</think>\n\na"),
+        (_a("a", reasoning_content="r <b>"), "<think>\nr <b>\n</think>\n\na"),
+        (_a(None, reasoning_content="r", tool_calls=[_call("calc", '{"expr": "1"}')]),
+         '<think>\nr\n</think>\n\n<tool_call>\n{"name": "calc", "arguments": {"expr": "1"}}'
+         "\n</tool_call>"),
+        (_a("\u200f\u05e9 👋\u200b"), "<think>\n\n</think>\n\n\u200f\u05e9 👋\u200b"),
+    ]  # fmt: skip
+    for reply, trained in cases:
+        messages = [_u("what do <think> and </think> mean?"), reply]
+        ids, mask = sft.encode(tok, messages)
+        assert tok.decode([t for t, m in zip(ids, mask) if m]) == trained + "<|im_end|>", reply
+        assert not any(mask[: mask.index(1)]) and all(mask[mask.index(1) :])
 
 
 def test_think_format_parser_and_split():
@@ -655,6 +850,8 @@ def test_teacher_rejection_sampling(monkeypatch, tiny, tokenizer):
                 for text in (
                     f"Let me see.\nSo it is {a}.\nThe answer is \\boxed{{{a}}}.",
                     "I think \\boxed{-999}",
+                    # right, but two think blocks: the template would drop 'x': not a trace
+                    f"<think>\nr</think>x</think>\n\nThe answer is \\boxed{{{a}}}.",
                 ):
                     out.append(engines.Completion(i, [1], [2], text, truncated=False))
             out.append(engines.Completion(0, [1], [2], "I was cut off", truncated=True))
