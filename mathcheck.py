@@ -88,36 +88,37 @@ _HEDGE_RE = re.compile(r"\\pm(?![a-zA-Z])|±|\\mp(?![a-zA-Z])|∓|\bor\b|\\lor\b
                        r"\bapproximately\b|\\approx|≈|\?")
 
 
-def _match_brace(text: str, i: int) -> int:
-    """Index just past the `}` matching the `{` at text[i], or -1 if unbalanced."""
-    depth = 0
-    n = len(text)
+def _brace_ends(text: str) -> dict[int, int]:
+    """{index of a `{`: index just past its matching `}`}, for the whole text in one pass (a scan
+    from each box to its closing brace is quadratic when thousands of boxes never close)."""
+    ends, stack, i, n = {}, [], 0, len(text)
     while i < n:
         c = text[i]
         if c == "\\":
             i += 2
             continue
         if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
+            stack.append(i)
+        elif c == "}" and stack:
+            ends[stack.pop()] = i + 1
         i += 1
-    return -1
+    return ends
 
 
 def find_boxes(text: str) -> list[tuple[int, int, str]]:
     """All top-level `\\boxed{...}` / `\\fbox{...}` / `\\boxed 5` as (start, end, content)."""
     boxes = []
     pos = 0
+    ends = None
     while True:
         m = _BOX_RE.search(text, pos)
         if not m:
             return boxes
         i = m.end()
         if i < len(text) and text[i] == "{":
-            j = _match_brace(text, i)
+            if ends is None:
+                ends = _brace_ends(text)
+            j = ends.get(i, -1)
             if j < 0:                                  # unbalanced: ignore this box
                 pos = m.end()
                 continue
@@ -856,7 +857,7 @@ def _number_word(s: str) -> str:
 
 def _strip_outer_braces(s: str) -> str:
     """'{{5}}' -> '5': braces around the whole answer only group, at any depth. One pass over
-    the string (calling `_match_brace` once per level would be quadratic in the depth)."""
+    the string (a scan to the matching brace once per level would be quadratic in the depth)."""
     k = 0
     while 2 * k + 1 < len(s) and s[k] == "{" and s[-1 - k] == "}":
         k += 1
