@@ -28,7 +28,7 @@ __all__ = ["verify_math", "extract_answer", "normalize_answer", "answer_region"]
 #
 # verify_math(completion, gold) works in four steps, each a small function below:
 #   1. answer_region: the text after the last </think> (an unclosed <think> -> no answer), cut
-#      at a chat-template end or new-turn token.
+#      at a chat-template end or new-turn token; HTML formatting tags (<b>, <p>, <sup>) dropped.
 #   2. extract_answer: the last \boxed{}/\fbox{} (adjacent boxes form one list; boxes before an
 #      explicit self-correction are withdrawn); without a box only an anchored final statement
 #      ("The answer is X", "Final Answer: X", "Answer - X" / "Answer → X" with markdown
@@ -219,6 +219,23 @@ DOUBLED_CMD_RE = re.compile(r"(?<!\\)\\(?=\\(?:boxed|fbox|frac|dfrac|tfrac|sqrt|
                              r"circ|begin|end|alpha|beta|theta|emptyset|varnothing)(?![a-zA-Z]))")
 
 
+# HTML formatting some chat front-ends ask for ("<b>Answer:</b> 5", "<p>The answer is 5.</p>"):
+# inline tags are dropped, block tags end a line, <sup>/<sub> are powers and indices
+_HTML_INLINE_RE = re.compile(r"</?(?:b|strong|i|em|u|s|code|tt|kbd|mark|span|font|big|small)"
+                             r"(?:\s[^<>\n]{0,200})?>", re.IGNORECASE)
+_HTML_BLOCK_RE = re.compile(r"</?(?:p|div|center|li|ul|ol|h[1-6]|blockquote|pre)"
+                            r"(?:\s[^<>\n]{0,200})?>|<(?:br|hr)\s*/?>", re.IGNORECASE)
+
+
+def _html_to_text(text: str) -> str:
+    """'<b>Answer:</b> 5<sup>2</sup>' -> 'Answer: 5^{2}' (text without '<' is returned as is)."""
+    if "<" not in text:
+        return text
+    text = re.sub(r"(?i)<(su[pb])>([^<>\n]{0,100})</\1>", lambda m: (
+        "^{" if m.group(1).lower() == "sup" else "_{") + m.group(2) + "}", text)
+    return _HTML_BLOCK_RE.sub("\n", _HTML_INLINE_RE.sub("", text))
+
+
 def _joins(gap: str) -> bool:
     """True when the text between two boxes makes them one answer (a list), not alternatives."""
     if _BOX_GAP_RE.match(gap):
@@ -317,7 +334,7 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
         return ans
     x = re.split(r"(?i)\s+I hope\b", x)[0]
     x = re.split(r"\.(?:\s|$)|;\s|\s\(since|\s+because\b|\s+since\b|\s+which\b|\s+as\b", x)[0]
-    x = x.strip().rstrip(".,;:").strip().strip("*").strip()
+    x = x.strip().rstrip(".,;:").strip().strip("*_").strip()      # "*5*", "_5_"
     if (loose or subject) and x:
         after = _subject_is(x)
         if after is not None:
@@ -554,7 +571,8 @@ def _gold_answer(answer) -> str:
 # ---------- normalisation -----------------------------------------------------------
 
 _UNICODE = {
-    "−": "-", "–": "-", "—": "-", "π": "\\pi ", "∞": "\\infty ", "×": "\\times ", "·": "\\cdot ",
+    "−": "-", "–": "-", "—": "-", "\u2010": "-", "\u2011": "-", "\u2012": "-", "\ufe63": "-",
+    "π": "\\pi ", "∞": "\\infty ", "×": "\\times ", "·": "\\cdot ",
     "⋅": "\\cdot ", "÷": "\\div ", "≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "∪": "\\cup ",
     "∩": "\\cap ", "°": "^\\circ", "½": "\\frac{1}{2}", "⅓": "\\frac{1}{3}", "⅔": "\\frac{2}{3}",
     "¼": "\\frac{1}{4}", "¾": "\\frac{3}{4}", "θ": "\\theta ",
@@ -592,8 +610,9 @@ def normalize_answer(s: str) -> str:
     trailing `%`), thousands separators (`1,000`, `1\\,000`, `1{,}000`, `1,\\!000`, `1 000`; not
     "3, 500", which is two numbers), digits apart by a space (`2 1/2` a mixed number, `3 4`
     two numbers, never 34), scientific notation (`3e8` -> `3\\times10^{8}`), repeating decimals
-    (`0.\\overline{3}` -> `\\frac{1}{3}`), unicode (`√2`, `π`, `−`, `½`, any vulgar fraction,
-    fullwidth digits, superscript runs `x¹⁰`), grouping braces `{{5}}`, base subscripts
+    (`0.\\overline{3}` -> `\\frac{1}{3}`), unicode (`√2`, `π`, `−` and the other minus signs and
+    hyphens, `½`, any vulgar fraction, fullwidth digits, superscript runs `x¹⁰`; emoji and other
+    symbols are dropped), grouping braces `{{5}}`, base subscripts
     (`(204)_5` -> `204_{5}`), empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`),
     siunitx `\\num{}`/`\\SI{}{}`, the rows of an `aligned` environment (a list), `;` as a list
     separator, a whole answer that is a number from 0 to 99 in words (`five`, `Twenty-one`),
@@ -665,6 +684,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     for k, v in _UNICODE.items():
         if k in s:
             s = s.replace(k, v)
+    if not s.isascii():                  # emoji and other symbols ("5 🎉", "5 ✅", "5️⃣")
+        s = "".join(c for c in s if unicodedata.category(c) not in ("So", "Me")
+                    and c not in "\ufe0f\u200d")
     s = re.sub(r"∛\s*", r"\\sqrt[3]", s)
     s = re.sub(r"√\s*(\d+(?:\.\d+)?|\\?[a-zA-Z]+|\([^()]*\)|\{[^{}]*\})",
                lambda m: "\\sqrt{" + m.group(1).strip("(){}") + "}", s)
@@ -1695,6 +1717,7 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
 
     * only the text after the last `</think>` counts, up to a chat-template end or new-turn
       token (`<|im_end|>`, `<|im_start|>`, `<|endoftext|>` ...); an unclosed `<think>` -> False;
+      HTML formatting tags in it are read as markdown would be (`<b>Answer:</b> 5`);
     * the last `\\boxed{}`/`\\fbox{}` counts (adjacent boxes, or boxes joined by a short phrase
       with "and", form one list); without a box only an anchored final statement: "The answer
       is X", "Final answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X" (also
@@ -1796,7 +1819,7 @@ def _verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     region = answer_region(completion)
     if region is None:
         return False
-    region = DOUBLED_CMD_RE.sub("", SPECIAL_TOKEN_RE.split(region, 1)[0])
+    region = _html_to_text(DOUBLED_CMD_RE.sub("", SPECIAL_TOKEN_RE.split(region, 1)[0]))
     WORKER.prestart()
     pred, others, how = _extract_full(region, lenient=lenient)
     gold = _gold_answer(answer)

@@ -438,6 +438,39 @@ def test_a_number_from_0_to_99_in_words():
     ])
 
 
+# HTML formatting from chat front-ends, emphasis with underscores, emoji, and the other unicode
+# hyphens and minus signs before a number
+MARKUP_AND_SYMBOLS = [
+    ("The answer is <b>5</b>.", "5", True),
+    ("<b>Answer:</b> 5", "5", True),
+    ("<strong>Final Answer:</strong> 5", "5", True),
+    ("<p>The answer is 5.</p>", "5", True),
+    ("Answer: <code>5</code>", "5", True),
+    ("Answer: <span class=\"ans\">5</span>", "5", True),
+    ("Answer: 5<sup>2</sup>", "25", True),
+    ("Answer: x<sub>1</sub> = 5", "5", True),
+    ("The answer is <b>6</b>.", "5", False),
+    ("Answer: 5<sup>2</sup>", "5", False),
+    ("<p>The answer is 6.</p>", "5", False),
+    ("<b>Answer:</b> 5<br>Wait, I made an error.", "5", False),
+    ("The answer is _5_.", "5", True),
+    ("The answer is 5 🎉", "5", True),
+    ("\\boxed{5} ✅", "5", True),
+    ("\\boxed{5️⃣}", "5", True),
+    ("The answer is 6 🎉", "5", False),
+    ("\\boxed{20°}", "20", True),                  # the degree sign is a symbol too: kept
+    ("\\boxed{\u20115}", "-5", True),                # non-breaking hyphen
+    ("\\boxed{\u20105}", "-5", True),
+    ("\\boxed{\u20125}", "-5", True),                # figure dash
+    ("\\boxed{\ufe635}", "-5", True),                # small hyphen-minus
+    ("\\boxed{\u20115}", "5", False),
+]
+
+
+def test_html_emphasis_emoji_and_unicode_minus_signs():
+    check(MARKUP_AND_SYMBOLS)
+
+
 # formats graders use (Minerva, GSM8K, <answer> tags), punctuation around the box, and gold
 # answers spelled in other ways; these held before and must keep holding
 GRADER_FORMATS = [
