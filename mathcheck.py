@@ -161,7 +161,8 @@ _ANCHOR_RE = re.compile(
     r"|(?:^|\n)[ \t]*\|[ \t]*" + _EMPH + r"(?:final\s+)?answer[ \t]*:?[ \t]*" + _EMPH +
     r"[ \t]*:?[ \t]*\|(?P<cell>[^|\n]{1,500})\|?[ \t]*(?=\n|$)"
     r"|" + _LINE_START + _ANCHOR_WORD + r"(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
-    r"[ \t]*" + _EMPH + r"\s*(?P<sep>is\b\s*:?|:|" + _ARROW + r"|=|(?(ls)" + _DASH +
+    r"[ \t]*" + _EMPH + r"\s*(?P<sep>is\b\s*:?|(?:would|should|must|will)\s+be\b\s*:?|:|" +
+    _ARROW + r"|=|(?(ls)" + _DASH +
     r"|(?(fin)" + _DASH + r"|(?!))))[ \t]*" + _EMPH +
     # the statement; "The answer is:" with nothing after it on its line: the next line
     r"(?:[ \t]*\n(?:[ \t]*\n)?" + _FENCE + r")?[ \t]*(?P<stmt>" + _MATH_ENV + r"[^\n]*|[^\n]*)"
@@ -192,7 +193,10 @@ _CORRECTION_RE = re.compile(
     r"|\bcorrection\s*:|\bscratch\s+that\b|\bI\s+take\s+(?:that|it)\s+back\b"
     # "Hmm, no, it's 6" (but "Wait, no, that is right" re-affirms)
     r"|\b(?:wait|actually|hmm)\s*,?\s+no\s*(?:[.!;:]|,(?!\s*(?:that|this|it)(?:'s|\s+is|\s+was)"
-    r"\s+(?:right|correct|fine|ok|okay|true)\b))",
+    r"\s+(?:right|correct|fine|ok|okay|true)\b))"
+    # "... no, actually, it is 6" / "no wait" (but "No, actually, that's right" re-affirms)
+    r"|\bno\s*,?\s+(?:wait|actually)\b(?!\s*,?\s*(?:that|this|it)(?:'s|\s+is|\s+was)"
+    r"\s+(?:right|correct|fine|ok|okay|true)\b)",
     re.IGNORECASE)
 # Weaker signs of a correction, enough to withdraw boxes before them when a new final box
 # follows (and nothing after them hedges): "my earlier answer of \boxed{10} is incorrect".
@@ -309,6 +313,11 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
     x = re.sub(r'^\\?["\u201c]\s*((?:\$[^$]*\$|[^"\u201d])*?)\s*\\?["\u201d]', r"\1", x)
     if not x:
         return None
+    # "not 5, it is 6" / "not 5 but 6": the value after the correction
+    m = re.match(r"(?is)not\s+(?:\$[^$\n]*\$|[^,;$\n]){1,80}?\s*(?:[,;]\s*(?:but\s+)?|\s+but\s+)"
+                 r"(?:(?:it|that)(?:'s|\s+is)\s+|rather\s+|instead\s+)?(?P<y>\S.*)$", x)
+    if m:
+        return _clean_statement(m.group("y"))
     # a math environment at the start: take its content (and adjacent ones joined by "and" / ",")
     envs = re.match(r"(" + _MATH_ENV + r"(?:\s*(?:,|\band\b|\bor\b)\s*" + _MATH_ENV + r")*)"
                     r"\s*(?P<rest>.*)$", x, re.DOTALL)
@@ -362,8 +371,9 @@ def _final_sentence(text: str) -> tuple[str | None, int]:
 def _final_sentence_in(text: str) -> tuple[str | None, int]:
     t = _FILLER_RE.sub("", text).rstrip()
     t = re.sub(r"[\s*]+$", "", t)
-    parts = list(re.finditer(r"(?:" + _MATH_ENV + r"|[^.!?\n$]|\.(?=\d)|\.(?!\s))+[.!?]*", t,
-                             re.DOTALL))
+    # (a dollar sign before a number, "$12.50", is a currency: no formula opens there)
+    parts = list(re.finditer(r"(?:" + _MATH_ENV + r"|[^.!?\n$]|\.(?=\d)|\.(?!\s)|\$(?=\d))+[.!?]*",
+                             t, re.DOTALL))
     if not parts:
         return None, -1
     last = parts[-1]
@@ -384,13 +394,37 @@ def _final_sentence_in(text: str) -> tuple[str | None, int]:
 _SENTENCE_RE = re.compile(r"(?:" + _MATH_ENV + r"|[^.!?\n$]|\.(?=\d))*", re.DOTALL)
 
 
+# a statement that judges the answer instead of giving it: "This answer is correct."
+_ASSESSMENT_RE = re.compile(r"(?i)(?:(?:also|indeed|definitely|clearly)\s+)?(?:correct|right|valid|"
+                            r"verified|confirmed|consistent|reasonable|plausible|sensible|accurate)")
+
+
+def _anchors(text: str) -> list[re.Match]:
+    """Every anchored statement, also one that starts inside the statement of another on its
+    line ('The answer is 5. Final answer: 6': the statement regex runs to the end of the line)."""
+    out = []
+    for m in _ANCHOR_RE.finditer(text):
+        out.append(m)
+        while m.group("stmt") is not None:
+            m = _ANCHOR_RE.search(text, m.start("stmt"), m.end())
+            if m is None:
+                break
+            out.append(m)
+    return out
+
+
 def _last_anchor(text: str) -> tuple[int, str | None, int, bool] | None:
-    """The last anchored statement: (start, answer, end of its sentence, is a 'Final Answer')."""
-    last = None
-    for last in _ANCHOR_RE.finditer(text):
-        pass
-    if last is None:
-        return None
+    """The last anchored statement: (start, answer, end of its sentence, is a 'Final Answer').
+    One that only judges an earlier one ('The answer is 12.\nThis answer is correct.') is
+    passed over."""
+    for m in reversed(_anchors(text)):
+        got = _read_anchor(text, m)
+        if not (got[1] and _ASSESSMENT_RE.fullmatch(got[1])):
+            return got
+    return None
+
+
+def _read_anchor(text: str, last: re.Match) -> tuple[int, str | None, int, bool]:
     final = last.group("stmt") is not None and last.group("fin") is not None
     if last.group("tag") is not None:
         # "<answer>The answer is 5.</answer>": a statement inside the tags is read as one
@@ -411,8 +445,11 @@ def _last_anchor(text: str) -> tuple[int, str | None, int, bool] | None:
     if last.group("cell") is not None:
         return last.start(), _clean_statement(last.group("cell")), last.end(), False
     end = _SENTENCE_RE.match(text, last.start("stmt")).end()    # what follows may retract it
+    sep = last.group("sep").lower()
+    if sep.startswith("would") and re.search(r"(?i)\b(?:if|unless|were|had)\b", last.group("stmt")):
+        return last.start(), None, end, final     # "The answer would be 5 if ...": conditional
     # "Answer: The value is 5." reads as "The answer is 5" (not after "The answer is ...")
-    subject = not last.group("sep").lower().startswith("is")
+    subject = not re.match(r"is|would|should|must|will", sep)
     return (last.start(), _clean_statement(last.group("stmt"), loose=final, subject=subject),
             end, final)
 
@@ -512,15 +549,18 @@ def extract_answer(text: str) -> str | None:
     inside a short phrase: "for part (a) and") or math delimiters form one list. Other boxes
     must hold an equivalent value, else the boxes hedge (`verify_math` checks that), unless a
     self-correction ("I made an error", "that's wrong") stands between them and the last one
-    and nothing after them hedges. Without a box only an anchored final statement counts: "The
-    answer is X", "Final Answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X"
-    (also "Answer: The value is X", not "... is about X"), the anchor word with another
-    separator ("Answer = X", "Final answer → X", "=> X"; "Answer - X", "Answer — X" only at the
-    start of a line or after "final answer") and markdown emphasis ("__Answer:__ X", "*Answer*:
-    X"), a heading "**Final Answer**" with X on the next line, a table row "| Answer | X |",
-    "#### X", "<answer>X</answer>" (a statement inside read as outside), or a last sentence
-    "Therefore, the largest $n$ is X" or "Therefore, $x = X$". "Answer -5" is neither
-    "Answer: 5" nor -5 (no answer). An admission of error after the final answer withdraws it.
+    and nothing after them hedges. Without a box only an anchored final statement counts (the
+    last one, also on the line of another; not one that only judges the answer, "This answer is
+    correct"): "The answer is X" (also "should / must / will be X", "would be X" without "if";
+    "is not Y, it is X" gives X), "Final Answer: X" (also "Final Answer: The largest $n$ is
+    X"), "Answer: X" (also "Answer: The value is X", not "... is about X"), the anchor word with
+    another separator ("Answer = X", "Final answer → X", "=> X"; "Answer - X", "Answer — X"
+    only at the start of a line or after "final answer") and markdown emphasis ("__Answer:__
+    X", "*Answer*: X"), a heading "**Final Answer**" with X on the next line, a table row
+    "| Answer | X |", "#### X", "<answer>X</answer>" (a statement inside read as outside), or a
+    last sentence "Therefore, the largest $n$ is X" or "Therefore, $x = X$". "Answer -5" is
+    neither "Answer: 5" nor -5 (no answer). An admission of error after the final answer
+    withdraws it.
 
     >>> extract_answer("**Answer** — 5")
     '5'
@@ -1719,9 +1759,11 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       token (`<|im_end|>`, `<|im_start|>`, `<|endoftext|>` ...); an unclosed `<think>` -> False;
       HTML formatting tags in it are read as markdown would be (`<b>Answer:</b> 5`);
     * the last `\\boxed{}`/`\\fbox{}` counts (adjacent boxes, or boxes joined by a short phrase
-      with "and", form one list); without a box only an anchored final statement: "The answer
-      is X", "Final answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X" (also
-      "Answer: The value is X"; a bound or estimate, "The value is about X", is no answer),
+      with "and", form one list); without a box only an anchored final statement (the last
+      one that gives a value, not "This answer is correct"): "The answer is X" (or "should /
+      must / will be X"; "is not Y, it is X" gives X), "Final answer: X" (also "Final Answer:
+      The largest $n$ is X"), "Answer: X" (also "Answer: The value is X"; a bound or estimate,
+      "The value is about X", is no answer),
       "Answer $X$", "Answer = X", "Final answer → X" / "=> X", "Answer - X" / "Answer — X" (a
       dash only at the start of a line or after "final answer": in a sentence it is
       punctuation; "Answer -5" is read as neither 5 nor -5), markdown emphasis around the word

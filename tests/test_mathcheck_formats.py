@@ -265,6 +265,43 @@ def test_anchor_spelling_near_misses_rejected():
     check([(c, g, False) for c, g in ANCHOR_SPELLING_NEAR_MISSES])
 
 
+# the last anchored statement counts, also when it follows another on the same line; one that
+# only judges the answer ("This answer is correct.") is passed over; "should / must / will /
+# would be" separate like "is" (not "would be ... if"); "not 5, it is 6" is 6
+LATER_ANCHORS = [
+    ("The answer is 5. Final answer: 6", "6"),
+    ("The answer is 5, so the final answer is 6.", "6"),
+    ("The answer is 12.\nThis answer is correct.", "12"),
+    ("The answer is 12. I verified that the answer is right.", "12"),
+    ("The answer is 12.\nThe answer is Tuesday.", "Tuesday"),
+    ("So the answer would be 42.", "42"),
+    ("The answer should be 42.", "42"),
+    ("The answer must be $42$.", "42"),
+    ("The answer is not 5, it is 6.", "6"),
+    ("The answer is not 5 but 6.", "6"),
+    ("The answer is not $5$; it's $6$.", "6"),
+    ("Therefore the total cost is $12.50", "12.5"),
+    ("Therefore, the total cost is \\$12.50.", "12.50"),
+]
+LATER_ANCHOR_NEAR_MISSES = [
+    ("The answer is 5. Final answer: 6", "5"),
+    ("The answer is 12.\nThe answer is Tuesday.", "12"),
+    ("The answer would be 5 if n were odd.", "5"),
+    ("The answer is not 5, it is 6.", "5"),
+    ("The answer is not 5, since 5 is odd.", "5"),
+    ("The answer is not 5, maybe 6.", "6"),
+    ("The answer is 5... no, actually, it is 6.", "5"),
+    ("The answer is 5. No wait, that is too small.", "5"),
+    ("Therefore the total cost is $12.50", "12.49"),
+]
+
+
+def test_the_last_anchor_on_a_line_counts_and_assessments_are_passed_over():
+    check([(c, g, True) for c, g in LATER_ANCHORS])
+    check([(c, g, False) for c, g in LATER_ANCHOR_NEAR_MISSES])
+    assert verify_math("The answer is 5. No, actually, that is right.", "5")
+
+
 # "Answer: The value is 5." reads as "The answer is 5", as after "Final Answer:"; a bound or an
 # estimate ("about", "at least", "more than", "approximately") is no value
 ANSWER_SUBJECT_IS = [
