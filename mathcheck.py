@@ -82,7 +82,7 @@ _BOX_GAP_RE = re.compile(
 # words that make a number a bound or an estimate, not the value ("about 5", "at least 5")
 _QUALIFIER_RE = re.compile(r"(?i)\b(?:about|around|roughly|nearly|almost|approx\w*|estimated|"
                            r"likely|at\s+(?:least|most)|(?:more|less|fewer|greater|smaller)\s+than|"
-                           r"over|under|up\s+to|minimum|maximum|or\s+so)\b")
+                           r"over|under|up\s+to|minimum|maximum|or\s+so|rounded|truncated)\b")
 _HEDGE_RE = re.compile(r"\\pm(?![a-zA-Z])|±|\\mp(?![a-zA-Z])|∓|\bor\b|\\lor\b|\\vee\b|"
                        r"\beither\b|\bmaybe\b|\bperhaps\b|\bprobably\b|\bpossibly\b|"
                        r"\bapproximately\b|\\approx|≈|\?")
@@ -655,7 +655,8 @@ def normalize_answer(s: str) -> str:
     symbols are dropped), grouping braces `{{5}}`, base subscripts
     (`(204)_5` -> `204_{5}`), empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`),
     siunitx `\\num{}`/`\\SI{}{}`, the rows of an `aligned` environment (a list), `;` as a list
-    separator, a whole answer that is a number from 0 to 99 in words (`five`, `Twenty-one`),
+    separator, a whole answer that is a number in words (`five`, `Twenty-one`, `one hundred and
+    five`),
     leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, matrix environments (all -> pmatrix),
     and spaces.
 
@@ -678,7 +679,8 @@ _UNIT_BLOCK = {"and", "or", "not", "more", "less", "than", "each", "only", "all"
                # words that qualify the number rather than name what it counts ("5 minimum")
                "likely", "unlikely", "minimum", "maximum", "approx", "approximately", "roughly",
                "about", "around", "nearly", "almost", "ish", "so", "fewer", "least", "most",
-               "plus", "minus", "over", "under", "estimated", "unless", "except", "when"}
+               "plus", "minus", "over", "under", "estimated", "unless", "except", "when",
+               "rounded", "truncated"}
 
 
 def _strip_unit_words(s: str) -> str:
@@ -795,7 +797,10 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # units in \text{} after a number, e.g. 5\text{ cm}^2, \$5, 10 dollars
     s = re.sub(r"(?<=[\d}).])\s*\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _UNIT_WORDS + r")\.?\s*\}"
                r"(?:\s*\^\s*\{?\d\}?)?\s*$", "", s, flags=re.IGNORECASE)
-    # "3 and 4", "3 \\text{ and } 4" -> a list
+    # "3 and 4", "3 \\text{ and } 4" -> a list (but "one hundred and five" is one number)
+    if re.search(r"\band\b", s):
+        words = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s).strip()
+        s = _number_word(words) if _number_word(words) != words else s
     s = re.sub(r"(?<!\s)\s*\\text\{\s*(?:,\s*)?and\s*\}\s*|(?<!\s)\s+and\s+|,\s*and\s+",
                ", ", s)
     s = re.sub(r",\s*,", ",", s)
@@ -901,20 +906,62 @@ _SMALL_NUMBERS = ("zero one two three four five six seven eight nine ten eleven 
 _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 
 
+_SCALES = {"thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9}
+
+
+def _below_thousand(words: list[str], i: int) -> tuple[int, int] | None:
+    """'three hundred (and) forty-two' from words[i]: (value, index after it), or None."""
+    value, start = 0, i
+    if i + 1 < len(words) and words[i] in _SMALL_NUMBERS[1:10] and words[i + 1] == "hundred":
+        value, i = 100 * _SMALL_NUMBERS.index(words[i]), i + 2
+        if i < len(words) and words[i] == "and" and i + 1 < len(words):
+            i += 1
+    if i < len(words) and words[i] in _TENS:
+        value += 20 + 10 * _TENS.index(words[i])
+        i += 1
+        if i < len(words) and words[i] in _SMALL_NUMBERS[1:10]:
+            value, i = value + _SMALL_NUMBERS.index(words[i]), i + 1
+    elif i < len(words) and words[i] in _SMALL_NUMBERS[1:]:
+        value, i = value + _SMALL_NUMBERS.index(words[i]), i + 1
+    if i == start or (words[i - 1] == "and"):
+        return None
+    return value, i
+
+
+def _cardinal(words: list[str]) -> int | None:
+    """['two', 'thousand', 'five', 'hundred'] -> 2500: the whole list is one English cardinal
+    ('zero' only alone; no 'twenty-ten' or 'five five')."""
+    if words == ["zero"]:
+        return 0
+    total, i, scale = 0, 0, None
+    while i < len(words):
+        got = _below_thousand(words, i)
+        if got is None:
+            return None
+        value, i = got
+        if i < len(words) and words[i] in _SCALES:
+            if scale is not None and _SCALES[words[i]] >= scale:
+                return None                      # "five thousand two thousand"
+            scale = _SCALES[words[i]]
+            total, i = total + value * scale, i + 1
+        elif i < len(words):
+            return None
+        else:
+            total += value
+    return total if words else None
+
+
 def _number_word(s: str) -> str:
-    """'five' -> '5', 'Twenty-one' -> '21': an answer that is one number from 0 to 99 spelled
-    out in English (the whole answer only: 'five apples' or 'one of them' stay words)."""
-    m = re.fullmatch(r"(?i)(?:minus\s+|-)?([a-z]+)(?:[-\s]([a-z]+))?", s)
+    """'five' -> '5', 'Twenty-one' -> '21', 'two thousand five hundred' -> '2500': an answer
+    that is one number spelled out in English (the whole answer only: 'five apples' or 'one of
+    them' stay words)."""
+    m = re.fullmatch(r"(?i)(minus\s+|-)?([a-z]+(?:[-\s]+[a-z]+){0,11})", s)
     if not m:
         return s
-    a, b = m.group(1).lower(), (m.group(2) or "").lower()
-    if not b and a in _SMALL_NUMBERS:
-        n = _SMALL_NUMBERS.index(a)
-    elif a in _TENS and (not b or b in _SMALL_NUMBERS[1:10]):
-        n = 20 + 10 * _TENS.index(a) + (_SMALL_NUMBERS.index(b) if b else 0)
-    else:
+    n = _cardinal(re.split(r"[-\s]+", m.group(2).lower()))
+    if n is None:
         return s
-    return ("-" if m.group(0)[0] in "-mM" and n else "") + str(n)
+    return ("-" if m.group(1) and n else "") + str(n)
 
 
 def _strip_outer_braces(s: str) -> str:
@@ -1790,6 +1837,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       \\sqrt{8} = 2\\sqrt{2}, \\frac{\\sqrt{6}}{2} = \\sqrt{3/2}); other symbolic checks in a
       killable worker with a hard time limit (math-verify's parser, its float tolerance replaced
       by an exact check), never in this process;
+    * a gloss in parentheses after the value must agree with it: "5 (five)", "120 (= 5!)",
+      "\\frac12 (0.5)" equal 5, 120, 0.5; "5 (in cm)" is a unit; "5 (six)", "3 (rounded)" fail;
     * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}",
       "$12 dollars"), but two different known units disagree (5 cm != 5 m); "28 percent",
       "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28;
@@ -1874,8 +1923,41 @@ def _verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     return False
 
 
+def _split_gloss(pred: str) -> tuple[str, list[str]]:
+    """'5 (five)' -> ('5', ['5']), '120 (= 5!)' -> ('120', ['5!']), '5 (in cm)' -> ('5', []):
+    a value, then in parentheses the same value said another way, which must agree with it (the
+    gloss goes with the other boxes). A gloss that is neither a value, a number in words nor a
+    unit ('3 (rounded)', '5 (or 6)') or a choice letter ('5 (B)') is left in place."""
+    t = pred
+    for _ in range(3):
+        t = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r" \1 ", t)
+    m = re.fullmatch(r"(?s)\s*(?P<v>.*?\S)\s+\((?P<g>[^()]{1,80})\)\s*[.,;]?\s*", t)
+    if not m or not re.search(r"\d|\\[a-zA-Z]", m.group("v")):
+        return pred, []
+    value, gloss = m.group("v"), m.group("g").strip()
+    if re.fullmatch(r"[A-Za-z]", gloss) or _HEDGE_RE.search(gloss) or _QUALIFIER_RE.search(gloss):
+        return pred, []
+    said = re.match(r"(?i)(?:=|i\.\s*e\.?,?|that\s+is,?|equivalently,?|which\s+is)\s*", gloss)
+    if said:
+        rest = gloss[said.end():].strip()
+        return (value, [rest]) if rest else (pred, [])
+    if not re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", gloss)):
+        return value, [gloss]                  # "\frac12 (0.5)", "25% (0.25)"
+    words = re.split(r"[-\s]+", gloss.lower())
+    if words[0] == "in":                         # "(in cm)"
+        words = words[1:]
+    for k in range(len(words), -1, -1):          # "(twelve apples)": a number, then a unit
+        n = _cardinal(words[:k]) if k else None
+        if (k == 0 or n is not None) and (k == len(words)
+                                          or _normalize("1 " + " ".join(words[k:])) == "1"):
+            return value, ([str(n)] if k else [])
+    return pred, []
+
+
 def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     """The comparison half of verify_math: the extracted answer against the gold string."""
+    pred, gloss = _split_gloss(pred)
+    others = others + gloss
     g = normalize_answer(gold)
     p = normalize_answer(pred)
     if not p or not g:

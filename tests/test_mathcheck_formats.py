@@ -508,6 +508,55 @@ def test_html_emphasis_emoji_and_unicode_minus_signs():
     check(MARKUP_AND_SYMBOLS)
 
 
+def test_any_english_cardinal_in_words():
+    check([
+        ("\\boxed{one thousand}", "1000", True),
+        ("\\boxed{\\text{two thousand five hundred}}", "2500", True),
+        ("\\boxed{three hundred and forty-two}", "342", True),
+        ("The answer is one million two hundred thousand.", "1200000", True),
+        ("\\boxed{one hundred}", "1000", False),
+        ("\\boxed{five thousand two thousand}", "7000", False),
+        ("\\boxed{one hundred and}", "100", False),
+        ("\\boxed{nineteen hundred}", "1900", False),   # not a cardinal (a year reading)
+        ("\\boxed{a hundred}", "100", False),
+    ])
+
+
+# a value, then the same value said another way in parentheses: the two must agree
+GLOSSES = [
+    ("\\boxed{5 (five)}", "5"),
+    ("\\boxed{5 \\text{ (five)}}", "5"),
+    ("\\boxed{12 \\text{ (twelve apples)}}", "12"),
+    ("\\boxed{1000 (one thousand)}", "1000"),
+    ("\\boxed{\\frac{1}{2} (0.5)}", "0.5"),
+    ("\\boxed{0.5 (\\frac{1}{2})}", "\\frac12"),
+    ("\\boxed{25\\% (0.25)}", "25\\%"),
+    ("\\boxed{120 (= 5!)}", "120"),
+    ("\\boxed{120 \\text{ (i.e. } 5!)}", "120"),
+    ("\\boxed{5 \\text{ (in cm)}}", "5"),
+    ("\\boxed{5 (\\text{cm})}", "5"),
+    ("Thus the answer is 42 (forty-two).", "42"),
+    ("\\boxed{(x+1) (x-1)}", "x^2-1"),          # a product, no gloss
+]
+GLOSS_NEAR_MISSES = [
+    ("\\boxed{5 (six)}", "5"),
+    ("\\boxed{5 (five)}", "6"),
+    ("\\boxed{\\frac{1}{2} (0.6)}", "\\frac12"),
+    ("\\boxed{120 (=5!)}", "121"),
+    ("\\boxed{5 (five hundred)}", "5"),
+    ("\\boxed{3 (rounded)}", "3"),               # an estimate
+    ("\\boxed{3 (or 4)}", "3"),
+    ("\\boxed{\\pi (\\approx 3.14)}", "\\pi"),
+    ("\\boxed{\\sqrt{2} (about 1.414)}", "\\sqrt2"),
+    ("\\boxed{2 (3)}", "5"),                     # math-verify reads "2(3)" as 2 + 3
+    ("The answer is 7 (six apples).", "7"),
+]
+
+
+def test_a_gloss_in_parentheses_must_agree_with_the_value():
+    check([(c, g, True) for c, g in GLOSSES] + [(c, g, False) for c, g in GLOSS_NEAR_MISSES])
+
+
 # formats graders use (Minerva, GSM8K, <answer> tags), punctuation around the box, and gold
 # answers spelled in other ways; these held before and must keep holding
 GRADER_FORMATS = [
