@@ -807,6 +807,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # unwrap text-style commands, then drop trailing unit words after a number
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
+    s = _integer_functions(s)
     s = re.sub(r"(?<=[\d}])\s*(?:" + _UNIT_WORDS + r")\.?(?:\s*\^\s*\{?\d\}?)?\s*$", "", s,
                flags=re.IGNORECASE) if re.search(r"\d\s*[}]?\s*[a-zA-Z]{2,}", s) or re.search(
         r"\d\s+[a-zA-Z]\s*$", s) else s
@@ -899,6 +900,53 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?i)^(?:option|choice|answer)\s*:?\s*(\(?[A-E]\)?)$", r"\1", s)   # "Option B"
     s = _strip_outer_braces(s)
     return _number_word(s) + ("%" if pct else "")
+
+
+# counting notations with literal integers: {}^{10}C_3, _{10}C_{3}, ^5P_2, 10C3, 5P2 (C(10, 3)
+# and P(5, 2) may be points, so `_counting` reads them only where the gold is a number), and
+# gcd / hcf / lcm of integers: \gcd(12, 18), \operatorname{lcm}(4, 6), LCM[4, 6]
+_NCR_RE = re.compile(r"(?:\{\s*\}|(?<![\w}]))[\^_]\s*\{?\s*(\d{1,4})\s*\}?\s*([CP])"
+                     r"\s*_\s*\{?\s*(\d{1,4})\s*\}?"
+                     r"|(?<![\w\\.])(\d{1,4})([CP])(\d{1,4})(?!\w)")
+_GCD_RE = re.compile(r"(?i)(?<![a-zA-Z])\\?(gcd|hcf|lcm)\s*[(\[]\s*"
+                     r"(\d{1,15}(?:\s*,\s*\d{1,15}){1,9})\s*[)\]]")
+
+
+def _count(kind: str, n: int, k: int) -> int | None:
+    """C(n, k) or P(n, k) for 0 <= k <= n <= 1000, else None."""
+    if not 0 <= k <= n <= 1000:
+        return None
+    return math.comb(n, k) if kind == "C" else math.perm(n, k)
+
+
+def _integer_functions(s: str) -> str:
+    """'{}^{10}C_3' -> '(120)', '\\gcd(12, 18)' -> '(6)': the value of a counting notation or a
+    gcd / lcm of literal integers (in parentheses: '2\\gcd(4, 6)' is 2 times 2)."""
+    def ncr(m: re.Match) -> str:
+        kind, n, k = (m.group(2), m.group(1), m.group(3)) if m.group(1) else m.group(5, 4, 6)
+        v = _count(kind, int(n), int(k))
+        return m.group(0) if v is None else f"({v})"
+
+    def gcd(m: re.Match) -> str:
+        args = [int(x) for x in m.group(2).split(",")]
+        return f"({math.lcm(*args) if m.group(1).lower() == 'lcm' else math.gcd(*args)})"
+
+    if re.search(r"[CP]", s):
+        s = _NCR_RE.sub(ncr, s)
+    return _GCD_RE.sub(gcd, s) if re.search(r"(?i)gcd|hcf|lcm", s) else s
+
+
+def _counting(s: str) -> str | None:
+    """'C(10,3)' -> '120', 'P(5,2)' -> '20' (a normalised answer that is only that), else None."""
+    m = re.fullmatch(r"([CP])\((\d{1,4}),(\d{1,4})\)", s)
+    v = _count(m.group(1), int(m.group(2)), int(m.group(3))) if m else None
+    return None if v is None else str(v)
+
+
+def _point(s: str) -> str | None:
+    """'P(5,2)' -> '(5,2)': a point named by a capital letter, or None."""
+    m = re.fullmatch(r"[A-Z](?:_\{?\w+\}?)?'*(\(.+\))", s)
+    return m.group(1) if m and _is_tuple(m.group(1)) else None
 
 
 _SMALL_NUMBERS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
@@ -1583,6 +1631,8 @@ def _choice(s: str) -> tuple[str, str] | None:
 def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     if g == p:
         return True
+    if _counting(p) and (exact_number(g) is not None or g.startswith("\\binom")):
+        p = _counting(p)                         # "C(10,3)" for 120 (not for a point (10,3))
     g_pct, p_pct = g.endswith("%"), p.endswith("%")
     g, p = g.rstrip("%"), p.rstrip("%")
     if g == p:
@@ -1635,6 +1685,8 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
             return gr == pr
     if _dangerous(g) or _dangerous(p):
         return False
+    if bool(re.search(r"gcd|lcm", g)) != bool(re.search(r"gcd|lcm", p)):
+        return False                             # sympy reads gcd(a, b) of two letters as 1
     if g_pct != p_pct:
         g = f"\\frac{{{g}}}{{100}}" if g_pct else g
         p = f"\\frac{{{p}}}{{100}}" if p_pct else p
@@ -1652,6 +1704,10 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
         return True
     if _is_empty(g) or _is_empty(p):
         return _is_empty(g) and _is_empty(p)
+    if _point(p) and _is_tuple(g):               # "P(5,2)" for the point (5, 2)
+        return _equal(g, _point(p), budget)
+    if _point(g) and _is_tuple(p):
+        return _equal(_point(g), p, budget)
     if re.search(r"\\le|\\ge|<|>|\\ne", g + p):   # an inequality on one side: compare as intervals
         gi, pi = _intervals(g), _intervals(p)
         if gi is not None and pi is not None and (gi[1] or pi[1]):
@@ -1850,6 +1906,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * a choice letter with its value ("\\textbf{(B) }5", "B. 5", "B: 5", "Option (B) 5", also
       after it: "5 (B)") equals that letter ("B", "(B)") or that value ("5"); letter and
       value both given must both agree;
+    * counting notations and gcd / lcm of integers are their value: C(10,3) = {}^{10}C_3 = 10C3
+      = 120, P(5,2) = 20, \\operatorname{lcm}(4,6) = 12 (a gcd or lcm of letters is compared
+      with nothing else); "P(5,2)" is the point (5,2) where the gold is a tuple;
     * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1" and "|AB| = 1"
       as gold equal their right side; a box "x = 5+5+1 = 11" counts as its last member;
     * equations of one line or curve agree up to rearrangement and a nonzero factor:
@@ -1932,8 +1991,9 @@ def _split_gloss(pred: str) -> tuple[str, list[str]]:
     for _ in range(3):
         t = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r" \1 ", t)
     m = re.fullmatch(r"(?s)\s*(?P<v>.*?\S)\s+\((?P<g>[^()]{1,80})\)\s*[.,;]?\s*", t)
-    if not m or not re.search(r"\d|\\[a-zA-Z]", m.group("v")):
-        return pred, []
+    if (not m or not re.search(r"\d|\\[a-zA-Z]", m.group("v")) or "," in m.group("g")
+            or re.search(r"(?:\\[a-zA-Z]+|[-+*/=^_,])$", m.group("v"))):
+        return pred, []                          # "(1, 2) \cup (3, 4)", "2 \cdot (3)": no gloss
     value, gloss = m.group("v"), m.group("g").strip()
     if re.fullmatch(r"[A-Za-z]", gloss) or _HEDGE_RE.search(gloss) or _QUALIFIER_RE.search(gloss):
         return pred, []

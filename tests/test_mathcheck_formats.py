@@ -912,6 +912,44 @@ def test_unordered_collections_of_tuples():
     check([(c, g, True) for c, g in TUPLE_SETS] + [(c, g, False) for c, g in TUPLE_SET_NEAR_MISSES])
 
 
+# ---------------------------------------------------------------- counting, gcd and lcm, points
+
+# C(10, 3), nCr and P(5, 2) spellings equal their value; "C(10, 3)" / "P(5, 2)" is also a point,
+# so a tuple gold reads it as one; gcd / lcm of integers are evaluated (of letters: no answer)
+COUNTING = [
+    ("\\boxed{C(10,3)}", "120", True),
+    ("\\boxed{C(10, 3)}", "\\binom{10}{3}", True),
+    ("\\boxed{{}^{10}C_3}", "120", True),
+    ("\\boxed{^{10}C_{3}}", "120", True),
+    ("\\boxed{{}_{10}C_{3}}", "120", True),
+    ("\\boxed{\\text{10C3}}", "120", True),
+    ("\\boxed{P(5,2)}", "20", True),
+    ("\\boxed{{}^5P_2}", "20", True),
+    ("\\boxed{5P2}", "20", True),
+    ("\\boxed{{}^{10}C_3 + 1}", "121", True),
+    ("\\boxed{P(5,2)}", "(5,2)", True),
+    ("The answer is $P(5,2)$.", "(5, 2)", True),
+    ("\\boxed{(5,2)}", "P(5,2)", True),
+    ("\\boxed{\\operatorname{lcm}(4,6)}", "12", True),
+    ("\\boxed{\\text{LCM}[4, 6]}", "12", True),
+    ("\\boxed{\\operatorname{gcd}(12,18)}", "6", True),
+    ("\\boxed{2\\gcd(4,6)}", "4", True),
+    ("\\boxed{C(10,3)}", "121", False),
+    ("\\boxed{P(5,2)}", "10", False),
+    ("\\boxed{C(3,10)}", "0", False),
+    ("\\boxed{2^{10}C_3}", "120", False),          # 2^10 times C_3
+    ("\\boxed{A(1,2)}", "(2,1)", False),
+    ("\\boxed{20}", "P(5,2)", False),             # a point as the gold
+    ("\\boxed{Q(5,2)}", "P(5,2)", False),
+    ("\\boxed{\\operatorname{lcm}(4,6)}", "24", False),
+    ("\\boxed{\\gcd(a,b)}", "1", False),            # sympy's gcd of two symbols is 1
+]
+
+
+def test_counting_notations_gcd_lcm_and_named_points():
+    check(COUNTING)
+
+
 # ---------------------------------------------------------------- numbers in another base
 
 BASES = [
