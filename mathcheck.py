@@ -644,21 +644,21 @@ def normalize_answer(s: str) -> str:
     Handles: math delimiters, `\\left`/`\\right` (also `\\left.`, `\\bigl(`), spacing commands and
     formatting without value (`\\hspace`, `\\phantom`, `\\color`, size and font switches),
     `\\dfrac`/`\\tfrac`/`\\sfrac` and the brace-less `\\frac13`, `\\sqrt3`, `\\text{}`-style
-    wrappers, trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`; not qualifiers such
-    as `5 minimum`), currencies (`\\$`, `€`, `£`, `USD 5`), ordinals (`5^{th}`), degrees
-    (`^\\circ`, `°`, `^\\circ C`), percent (`\\%`, `28 percent`, `28 pct`, `per cent`: kept as a
-    trailing `%`), thousands separators (`1,000`, `1\\,000`, `1{,}000`, `1,\\!000`, `1 000`; not
-    "3, 500", which is two numbers), digits apart by a space (`2 1/2` a mixed number, `3 4`
-    two numbers, never 34), scientific notation (`3e8` -> `3\\times10^{8}`), repeating decimals
-    (`0.\\overline{3}` -> `\\frac{1}{3}`), unicode (`√2`, `π`, `−` and the other minus signs and
-    hyphens, `½`, any vulgar fraction, fullwidth digits, superscript runs `x¹⁰`; emoji and other
-    symbols are dropped), grouping braces `{{5}}`, base subscripts
-    (`(204)_5` -> `204_{5}`), empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`),
-    siunitx `\\num{}`/`\\SI{}{}`, the rows of an `aligned` environment (a list), `;` as a list
-    separator, a whole answer that is a number in words (`five`, `Twenty-one`, `one hundred and
-    five`),
-    leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, matrix environments (all -> pmatrix),
-    and spaces.
+    wrappers, trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`; not qualifiers such as `5
+    minimum`), currencies (`\\$`, `€`, `£`, `USD 5`), ordinals (`5^{th}`), degrees (`^\\circ`, `°`,
+    `^\\circ C`, `45^o`), percent (`\\%`, `28 percent`, `28 pct`, `per cent`: kept as a trailing
+    `%`), thousands separators (`1,000`, `1\\,000`, `1{,}000`, `1,\\!000`, `1 000`; not "3, 500",
+    which is two numbers), digits apart by a space (`2 1/2` a mixed number, `3 4` two numbers, never
+    34), scientific notation (`3e8` -> `3\\times10^{8}`, `1.2 x 10^3`), repeating decimals
+    (`0.\\overline{3}`, `0.(3)` -> `\\frac{1}{3}`), a number before a parenthesised number as a
+    product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`, `π`, `−` and the other minus signs and hyphens,
+    `½`, any vulgar fraction, fullwidth digits, superscript runs `x¹⁰`; emoji and other symbols are
+    dropped), grouping braces `{{5}}` and parentheses `((5))`, base subscripts (`(204)_5` ->
+    `204_{5}`), empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx
+    `\\num{}`/`\\SI{}{}`, the rows of an `aligned` environment (a list), `;` as a list separator, a
+    whole answer that is a number in words (`five`, `Twenty-one`, `one hundred and five`), leading
+    `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting notations and gcd / lcm of integers
+    (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
     '\\\\frac{1}{3}'
@@ -738,7 +738,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # (a code after the number is a unit word, dropped below)
     s = re.sub(r"[€£¥₹]|\\(?:euro|pounds|yen)(?![a-zA-Z])", "", s)
     s = re.sub(r"^\s*(?:\\(?:text|mathrm)\{\s*)?(?:USD|US|EUR|GBP|JPY|INR|CAD|AUD|Rs\.?|Rp)"
-               r"(?:\s*\})?\s*(?=[-+]?\.?\d)", "", s)
+               r"(?:\s*\})?(?:\s|\\[,;: ])*(?=[-+]?\.?\d)", "", s)
     s = (s.replace("$", "").replace("\\(", "").replace("\\)", "").replace("\\[", "")
          .replace("\\]", ""))
     # formatting that carries no value: null delimiters (\left. would leave a decimal point),
@@ -784,7 +784,8 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     if re.search(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])", s):   # sin 30^\circ = 1/2
         s = re.sub(r"(\d+(?:\.\d+)?|\{[^{}]*\}|\([^()]*\))\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ"
                    r"|\\degree(?![a-zA-Z]))", r"(\1\\cdot\\frac{\\pi}{180})", s)
-    s = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree|\^\{\\text\{o\}\}", "", s)
+    s = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree|\^\{\\text\{o\}\}"
+               r"|(?<=\d)\^\s*(?:o|\{\s*o\s*\})(?![a-zA-Z])", "", s)          # also 45^o
     pct = False
     # (a pattern that starts with \s* or a digit run starts only where that run starts,
     # "(?<!\s)", "(?<!\d)": tried at every position of a long run it would be quadratic)
@@ -864,10 +865,16 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                      r"\s*\)\s*(?:=|\\in(?![a-zA-Z]))\s*(?P<rhs>[^=]+)$", s)
         if m:
             s = m.group("rhs")
-    # scientific notation 3e8, 1.5E-3
+    # scientific notation 3e8, 1.5E-3, and "1.2 x 10^3" (an x between a number and 10^ is a
+    # times sign)
     s = re.sub(r"(?<![\w\\.])(\d+(?:\.\d+)?)[eE]([+-]?\d+)(?![\w.])", r"\1\\times10^{\2}", s)
-    # repeating decimals 0.\overline{3}, 1.2\overline{34}, 0.\bar{6}, 0.\dot{3}
+    s = re.sub(r"(?<![\w\\.])(\d+(?:\.\d+)?)\s*[xX]\s*(?=10\s*\^)", r"\1\\times ", s)
+    # repeating decimals 0.\overline{3}, 1.2\overline{34}, 0.\bar{6}, 0.\dot{3}, 0.(3), 0.1(6)
     s = re.sub(r"(-?)(?<!\d)(\d*)\.(\d*)\\(?:overline|bar|dot)\{?(\d+)\}?", _repeating_decimal, s)
+    s = re.sub(r"(-?)(?<![\d.])(\d*)\.(\d*)\((\d+)\)(?![\w(])", _repeating_decimal, s)
+    # a number right before a parenthesised number is a product: "2(3)" is 6 (math-verify's
+    # parser reads it as the mixed number 2 + 3)
+    s = re.sub(r"(?<![\w\\.^_])(\d+(?:\.\d+)?)\s*(?=\(\s*-?\d+(?:\.\d+)?\s*\))", r"\1\\cdot", s)
     # "3, 500" is two numbers: mark the comma so that the thousands rule below cannot join them
     s = re.sub(r"(?<=\d),\s+(?=\d)", "\x00", s)
     # digits apart by a space: "2 1/2" is a mixed number, "1 000 000" one grouped number, any
@@ -898,7 +905,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?:\.\.\.|…|\\[lc]?dots(?![a-zA-Z]))$", "...", s)
     s = s if s.endswith("...") else s.rstrip(".,").strip()
     s = re.sub(r"(?i)^(?:option|choice|answer)\s*:?\s*(\(?[A-E]\)?)$", r"\1", s)   # "Option B"
-    s = _strip_outer_braces(s)
+    s = _strip_outer_parens(_strip_outer_braces(s))
     return _number_word(s) + ("%" if pct else "")
 
 
@@ -1010,6 +1017,26 @@ def _number_word(s: str) -> str:
     if n is None:
         return s
     return ("-" if m.group(1) and n else "") + str(n)
+
+
+def _strip_outer_parens(s: str) -> str:
+    """'((5))' -> '5', '((1, 2))' -> '(1, 2)': parentheses around the whole answer that only
+    group (a tuple keeps its own pair, a choice letter '(B)' its pair). One pass, as for braces."""
+    if not (s.startswith("(") and s.endswith(")")):
+        return s
+    match, stack = {}, []
+    for i, c in enumerate(s):
+        if c == "(":
+            stack.append(i)
+        elif c == ")" and stack:
+            match[stack.pop()] = i
+    n = 0
+    while 2 * n < len(s) and match.get(n) == len(s) - 1 - n:
+        n += 1
+    inner = s[n:len(s) - n]
+    if n and (len(_split_top(inner)) > 1 or re.fullmatch(r"\s*[a-zA-Z]?\s*", inner)):
+        n -= 1                                   # "(1, 2)", "(B)", "()"
+    return s[n:len(s) - n].strip() if n else s
 
 
 def _strip_outer_braces(s: str) -> str:
@@ -1647,6 +1674,9 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
         eq, other = (g, p) if "=" in g else (p, g)
         members = eq.split("=")
         lhs, rhs = members[0], members[-1]
+        values = [exact_number(x) for x in members]
+        if any(None not in (a, b) and a != b for a, b in zip(values, values[1:])):
+            return False                         # "x = 5 = 6": a chain that is false
         if len(members) > 2 and not _is_name(lhs) and _is_name(members[-2]):
             lhs = members[-2]                    # "1 = z = x = 0": the chain ends in x = 0
         numeric_lhs = lhs and not re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", lhs))
@@ -1910,7 +1940,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       = 120, P(5,2) = 20, \\operatorname{lcm}(4,6) = 12 (a gcd or lcm of letters is compared
       with nothing else); "P(5,2)" is the point (5,2) where the gold is a tuple;
     * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1" and "|AB| = 1"
-      as gold equal their right side; a box "x = 5+5+1 = 11" counts as its last member;
+      as gold equal their right side; a box "x = 5+5+1 = 11" counts as its last member (a
+      false chain, "x = 5 = 6", as nothing);
     * equations of one line or curve agree up to rearrangement and a nonzero factor:
       y = 2x + 1 = "2x - y + 1 = 0" = "4x - 2y = -2";
     * lists and sets are unordered, tuples ordered; a collection of tuples is a set

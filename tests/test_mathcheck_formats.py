@@ -5,6 +5,8 @@ spacing) and the near-misses that must stay rejected next to them. The rules are
 `mathcheck.verify_math`'s docstring; tests/math_cases.py holds the older case list.
 """
 
+import time
+
 import mathcheck
 from mathcheck import verify_math
 
@@ -948,6 +950,46 @@ COUNTING = [
 
 def test_counting_notations_gcd_lcm_and_named_points():
     check(COUNTING)
+
+
+# ---------------------------------------------------------------- more number spellings
+
+NUMBER_SPELLINGS = [
+    ("\\boxed{1.2 x 10^3}", "1200", True),         # an x between a number and 10^ is a times
+    ("\\boxed{1.2 X 10^{-3}}", "0.0012", True),
+    ("\\boxed{0.(3)}", "\\frac13", True),           # a repeating decimal in parentheses
+    ("\\boxed{0.(142857)}", "\\frac17", True),
+    ("\\boxed{0.1(6)}", "\\frac16", True),
+    ("\\boxed{45^o}", "45", True),
+    ("\\boxed{USD\\,5.50}", "5.5", True),
+    ("\\boxed{((((5))))}", "5", True),            # grouping parentheses, however deep
+    ("\\boxed{" + "(" * 20 + "5" + ")" * 20 + "}", "5", True),
+    ("\\boxed{((1, 2))}", "(1,2)", True),
+    ("\\boxed{2(3)}", "6", True),                 # a product
+    ("\\boxed{x = 2 + 3 = 5}", "5", True),
+    ("\\boxed{1.2 x 10^3}", "120", False),
+    ("\\boxed{2x10}", "20", False),
+    ("\\boxed{0.(3)}", "0.3", False),
+    ("\\boxed{x^o}", "x", False),
+    ("\\boxed{((6))}", "5", False),
+    ("\\boxed{((1, 2))}", "(2,1)", False),
+    ("\\boxed{2(3)}", "5", False),                # math-verify's parser reads 2(3) as 2 + 3
+    ("\\boxed{5(2)}", "7", False),
+    ("\\boxed{x = 5 = 6}", "6", False),           # a chain that is false
+    ("\\boxed{x = 5 = 6}", "5", False),
+]
+
+
+def test_more_number_spellings():
+    check(NUMBER_SPELLINGS)
+
+
+def test_deeply_nested_parentheses_are_fast():
+    # 20 grouping parentheses took math-verify's parser past the 2 s worker limit (False)
+    t = time.monotonic()
+    assert verify_math("\\boxed{" + "(" * 20 + "5" + ")" * 20 + "}", "5")
+    assert verify_math("The answer is " + "(" * 3000 + "5" + ")" * 3000, "5")
+    assert time.monotonic() - t < 1.0
 
 
 # ---------------------------------------------------------------- numbers in another base
