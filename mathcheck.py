@@ -1728,12 +1728,34 @@ def _is_tuple(s: str) -> bool:
     return k == "()" and len(el) >= 2
 
 
+_FILLER_WORDS = {"the", "a", "an", "on", "in", "at", "is", "it", "its", "one", "answer", "final"}
+_YES_NO = {"yes", "no", "true", "false"}
+
+
+def _word_answer(g: str, p: str) -> bool:
+    """A word gold said with filler words around it ('on Tuesday', 'the blue one', 'The answer
+    is even' for 'Tuesday', 'blue', 'even'), or a yes / no / true / false gold followed by its
+    reason ('yes, it is possible'; not when the reason hedges or says the other word)."""
+    gw, pw = re.findall(r"[a-z0-9]+", g.lower()), re.findall(r"[a-z0-9]+", p.lower())
+    if not gw or len(pw) > len(gw) + 12:
+        return False
+    for i in range(len(pw) - len(gw) + 1):
+        if pw[i:i + len(gw)] == gw and all(w in _FILLER_WORDS for w in pw[:i] + pw[i + len(gw):]):
+            return True
+    blocked = (_YES_NO - set(gw)) | {"but", "however", "unless", "except", "or", "maybe", "perhaps",
+                                     "probably", "possibly"}
+    return (len(gw) == 1 and gw[0] in _YES_NO and pw[:1] == gw
+            and bool(re.match(r"[a-z]+\s*[,.;:]", p.lower())) and not set(pw[1:]) & blocked)
+
+
 def _equal(g: str, p: str, budget: _Budget) -> bool:
     """Structural comparison of two normalised answers."""
     if g == p:
         return True
     if _is_empty(g) or _is_empty(p):
         return _is_empty(g) and _is_empty(p)
+    if re.fullmatch(r"[A-Za-z][A-Za-z '-]*", g) and _word_answer(g, p):
+        return True                              # "on Tuesday" for "Tuesday"
     if _point(p) and _is_tuple(g):               # "P(5,2)" for the point (5, 2)
         return _equal(g, _point(p), budget)
     if _point(g) and _is_tuple(p):
@@ -1932,6 +1954,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       "x > 2 and x \\le 5", "x < 1 or x > 3" = (-\\infty,1)\\cup(3,\\infty), "|x| < 3" = (-3, 3),
       "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty); endpoints and their openness must agree, and
       two inequalities must be in the same variable;
+    * a word gold may be said with filler words ("on Tuesday", "the blue one" for "Tuesday",
+      "blue"), and yes / no / true / false with a reason that does not hedge ("Yes, it is
+      possible");
     * the empty set: \\emptyset = \\varnothing = \\{\\} = "no solution" = "none";
     * a choice letter with its value ("\\textbf{(B) }5", "B. 5", "B: 5", "Option (B) 5", also
       after it: "5 (B)") equals that letter ("B", "(B)") or that value ("5"); letter and

@@ -559,6 +559,31 @@ def test_a_gloss_in_parentheses_must_agree_with_the_value():
     check([(c, g, True) for c, g in GLOSSES] + [(c, g, False) for c, g in GLOSS_NEAR_MISSES])
 
 
+# a word gold said with filler words around it, or yes / no with its reason
+WORD_ANSWERS = [
+    ("The answer is on Tuesday.", "Tuesday", True),
+    ("\\boxed{\\text{On a Tuesday}}", "Tuesday", True),
+    ("The answer is the blue one.", "blue", True),
+    ("\\boxed{\\text{The answer is even}}", "\\text{even}", True),
+    ("\\boxed{\\text{yes, it is possible}}", "Yes", True),
+    ("\\boxed{\\text{No, it is not possible}}", "no", True),
+    ("The answer is on Wednesday.", "Tuesday", False),
+    ("\\boxed{\\text{not on Tuesday}}", "Tuesday", False),
+    ("The answer is at Alice's house.", "Alice", False),
+    ("Answer: Alice loses.", "Alice", False),
+    ("\\boxed{\\text{in the blue box}}", "blue", False),
+    ("\\boxed{\\text{Yes, but only for even n}}", "yes", False),
+    ("\\boxed{\\text{yes, no}}", "yes", False),
+    ("\\boxed{\\text{no, it is true}}", "no", False),
+    ("\\boxed{\\text{yesterday}}", "yes", False),
+    ("\\boxed{\\text{no solution}}", "no", False),
+]
+
+
+def test_a_word_answer_with_filler_words_or_a_reason():
+    check(WORD_ANSWERS)
+
+
 # formats graders use (Minerva, GSM8K, <answer> tags), punctuation around the box, and gold
 # answers spelled in other ways; these held before and must keep holding
 GRADER_FORMATS = [
