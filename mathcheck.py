@@ -28,7 +28,7 @@ __all__ = ["verify_math", "extract_answer", "normalize_answer", "answer_region"]
 #
 # verify_math(completion, gold) works in four steps, each a small function below:
 #   1. answer_region: the text after the last </think> (an unclosed <think> -> no answer), cut
-#      at a chat-template end or new-turn token.
+#      at a chat-template end or new-turn token; HTML formatting tags (<b>, <p>, <sup>) dropped.
 #   2. extract_answer: the last \boxed{}/\fbox{} (adjacent boxes form one list; boxes before an
 #      explicit self-correction are withdrawn); without a box only an anchored final statement
 #      ("The answer is X", "Final Answer: X", "Answer - X" / "Answer → X" with markdown
@@ -82,42 +82,43 @@ _BOX_GAP_RE = re.compile(
 # words that make a number a bound or an estimate, not the value ("about 5", "at least 5")
 _QUALIFIER_RE = re.compile(r"(?i)\b(?:about|around|roughly|nearly|almost|approx\w*|estimated|"
                            r"likely|at\s+(?:least|most)|(?:more|less|fewer|greater|smaller)\s+than|"
-                           r"over|under|up\s+to|minimum|maximum|or\s+so)\b")
+                           r"over|under|up\s+to|minimum|maximum|or\s+so|rounded|truncated)\b")
 _HEDGE_RE = re.compile(r"\\pm(?![a-zA-Z])|±|\\mp(?![a-zA-Z])|∓|\bor\b|\\lor\b|\\vee\b|"
                        r"\beither\b|\bmaybe\b|\bperhaps\b|\bprobably\b|\bpossibly\b|"
                        r"\bapproximately\b|\\approx|≈|\?")
 
 
-def _match_brace(text: str, i: int) -> int:
-    """Index just past the `}` matching the `{` at text[i], or -1 if unbalanced."""
-    depth = 0
-    n = len(text)
+def _brace_ends(text: str) -> dict[int, int]:
+    """{index of a `{`: index just past its matching `}`}, for the whole text in one pass (a scan
+    from each box to its closing brace is quadratic when thousands of boxes never close)."""
+    ends, stack, i, n = {}, [], 0, len(text)
     while i < n:
         c = text[i]
         if c == "\\":
             i += 2
             continue
         if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
+            stack.append(i)
+        elif c == "}" and stack:
+            ends[stack.pop()] = i + 1
         i += 1
-    return -1
+    return ends
 
 
 def find_boxes(text: str) -> list[tuple[int, int, str]]:
     """All top-level `\\boxed{...}` / `\\fbox{...}` / `\\boxed 5` as (start, end, content)."""
     boxes = []
     pos = 0
+    ends = None
     while True:
         m = _BOX_RE.search(text, pos)
         if not m:
             return boxes
         i = m.end()
         if i < len(text) and text[i] == "{":
-            j = _match_brace(text, i)
+            if ends is None:
+                ends = _brace_ends(text)
+            j = ends.get(i, -1)
             if j < 0:                                  # unbalanced: ignore this box
                 pos = m.end()
                 continue
@@ -160,7 +161,8 @@ _ANCHOR_RE = re.compile(
     r"|(?:^|\n)[ \t]*\|[ \t]*" + _EMPH + r"(?:final\s+)?answer[ \t]*:?[ \t]*" + _EMPH +
     r"[ \t]*:?[ \t]*\|(?P<cell>[^|\n]{1,500})\|?[ \t]*(?=\n|$)"
     r"|" + _LINE_START + _ANCHOR_WORD + r"(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
-    r"[ \t]*" + _EMPH + r"\s*(?P<sep>is\b\s*:?|:|" + _ARROW + r"|=|(?(ls)" + _DASH +
+    r"[ \t]*" + _EMPH + r"\s*(?P<sep>is\b\s*:?|(?:would|should|must|will)\s+be\b\s*:?|:|" +
+    _ARROW + r"|=|(?(ls)" + _DASH +
     r"|(?(fin)" + _DASH + r"|(?!))))[ \t]*" + _EMPH +
     # the statement; "The answer is:" with nothing after it on its line: the next line
     r"(?:[ \t]*\n(?:[ \t]*\n)?" + _FENCE + r")?[ \t]*(?P<stmt>" + _MATH_ENV + r"[^\n]*|[^\n]*)"
@@ -191,7 +193,10 @@ _CORRECTION_RE = re.compile(
     r"|\bcorrection\s*:|\bscratch\s+that\b|\bI\s+take\s+(?:that|it)\s+back\b"
     # "Hmm, no, it's 6" (but "Wait, no, that is right" re-affirms)
     r"|\b(?:wait|actually|hmm)\s*,?\s+no\s*(?:[.!;:]|,(?!\s*(?:that|this|it)(?:'s|\s+is|\s+was)"
-    r"\s+(?:right|correct|fine|ok|okay|true)\b))",
+    r"\s+(?:right|correct|fine|ok|okay|true)\b))"
+    # "... no, actually, it is 6" / "no wait" (but "No, actually, that's right" re-affirms)
+    r"|\bno\s*,?\s+(?:wait|actually)\b(?!\s*,?\s*(?:that|this|it)(?:'s|\s+is|\s+was)"
+    r"\s+(?:right|correct|fine|ok|okay|true)\b)",
     re.IGNORECASE)
 # Weaker signs of a correction, enough to withdraw boxes before them when a new final box
 # follows (and nothing after them hedges): "my earlier answer of \boxed{10} is incorrect".
@@ -216,6 +221,23 @@ _NAME = r"[a-zA-Z](?:_\{?\w+\}?)?"
 DOUBLED_CMD_RE = re.compile(r"(?<!\\)\\(?=\\(?:boxed|fbox|frac|dfrac|tfrac|sqrt|left|right|pi|"
                              r"text|mathrm|cdot|times|infty|le|ge|leq|geq|lt|gt|neq|ne|in|cup|cap|pm|"
                              r"circ|begin|end|alpha|beta|theta|emptyset|varnothing)(?![a-zA-Z]))")
+
+
+# HTML formatting some chat front-ends ask for ("<b>Answer:</b> 5", "<p>The answer is 5.</p>"):
+# inline tags are dropped, block tags end a line, <sup>/<sub> are powers and indices
+_HTML_INLINE_RE = re.compile(r"</?(?:b|strong|i|em|u|s|code|tt|kbd|mark|span|font|big|small)"
+                             r"(?:\s[^<>\n]{0,200})?>", re.IGNORECASE)
+_HTML_BLOCK_RE = re.compile(r"</?(?:p|div|center|li|ul|ol|h[1-6]|blockquote|pre)"
+                            r"(?:\s[^<>\n]{0,200})?>|<(?:br|hr)\s*/?>", re.IGNORECASE)
+
+
+def _html_to_text(text: str) -> str:
+    """'<b>Answer:</b> 5<sup>2</sup>' -> 'Answer: 5^{2}' (text without '<' is returned as is)."""
+    if "<" not in text:
+        return text
+    text = re.sub(r"(?i)<(su[pb])>([^<>\n]{0,100})</\1>", lambda m: (
+        "^{" if m.group(1).lower() == "sup" else "_{") + m.group(2) + "}", text)
+    return _HTML_BLOCK_RE.sub("\n", _HTML_INLINE_RE.sub("", text))
 
 
 def _joins(gap: str) -> bool:
@@ -291,6 +313,11 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
     x = re.sub(r'^\\?["\u201c]\s*((?:\$[^$]*\$|[^"\u201d])*?)\s*\\?["\u201d]', r"\1", x)
     if not x:
         return None
+    # "not 5, it is 6" / "not 5 but 6": the value after the correction
+    m = re.match(r"(?is)not\s+(?:\$[^$\n]*\$|[^,;$\n]){1,80}?\s*(?:[,;]\s*(?:but\s+)?|\s+but\s+)"
+                 r"(?:(?:it|that)(?:'s|\s+is)\s+|rather\s+|instead\s+)?(?P<y>\S.*)$", x)
+    if m:
+        return _clean_statement(m.group("y"))
     # a math environment at the start: take its content (and adjacent ones joined by "and" / ",")
     envs = re.match(r"(" + _MATH_ENV + r"(?:\s*(?:,|\band\b|\bor\b)\s*" + _MATH_ENV + r")*)"
                     r"\s*(?P<rest>.*)$", x, re.DOTALL)
@@ -316,7 +343,7 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
         return ans
     x = re.split(r"(?i)\s+I hope\b", x)[0]
     x = re.split(r"\.(?:\s|$)|;\s|\s\(since|\s+because\b|\s+since\b|\s+which\b|\s+as\b", x)[0]
-    x = x.strip().rstrip(".,;:").strip().strip("*").strip()
+    x = x.strip().rstrip(".,;:").strip().strip("*_").strip()      # "*5*", "_5_"
     if (loose or subject) and x:
         after = _subject_is(x)
         if after is not None:
@@ -344,8 +371,9 @@ def _final_sentence(text: str) -> tuple[str | None, int]:
 def _final_sentence_in(text: str) -> tuple[str | None, int]:
     t = _FILLER_RE.sub("", text).rstrip()
     t = re.sub(r"[\s*]+$", "", t)
-    parts = list(re.finditer(r"(?:" + _MATH_ENV + r"|[^.!?\n$]|\.(?=\d)|\.(?!\s))+[.!?]*", t,
-                             re.DOTALL))
+    # (a dollar sign before a number, "$12.50", is a currency: no formula opens there)
+    parts = list(re.finditer(r"(?:" + _MATH_ENV + r"|[^.!?\n$]|\.(?=\d)|\.(?!\s)|\$(?=\d))+[.!?]*",
+                             t, re.DOTALL))
     if not parts:
         return None, -1
     last = parts[-1]
@@ -366,13 +394,37 @@ def _final_sentence_in(text: str) -> tuple[str | None, int]:
 _SENTENCE_RE = re.compile(r"(?:" + _MATH_ENV + r"|[^.!?\n$]|\.(?=\d))*", re.DOTALL)
 
 
+# a statement that judges the answer instead of giving it: "This answer is correct."
+_ASSESSMENT_RE = re.compile(r"(?i)(?:(?:also|indeed|definitely|clearly)\s+)?(?:correct|right|valid|"
+                            r"verified|confirmed|consistent|reasonable|plausible|sensible|accurate)")
+
+
+def _anchors(text: str) -> list[re.Match]:
+    """Every anchored statement, also one that starts inside the statement of another on its
+    line ('The answer is 5. Final answer: 6': the statement regex runs to the end of the line)."""
+    out = []
+    for m in _ANCHOR_RE.finditer(text):
+        out.append(m)
+        while m.group("stmt") is not None:
+            m = _ANCHOR_RE.search(text, m.start("stmt"), m.end())
+            if m is None:
+                break
+            out.append(m)
+    return out
+
+
 def _last_anchor(text: str) -> tuple[int, str | None, int, bool] | None:
-    """The last anchored statement: (start, answer, end of its sentence, is a 'Final Answer')."""
-    last = None
-    for last in _ANCHOR_RE.finditer(text):
-        pass
-    if last is None:
-        return None
+    """The last anchored statement: (start, answer, end of its sentence, is a 'Final Answer').
+    One that only judges an earlier one ('The answer is 12.\nThis answer is correct.') is
+    passed over."""
+    for m in reversed(_anchors(text)):
+        got = _read_anchor(text, m)
+        if not (got[1] and _ASSESSMENT_RE.fullmatch(got[1])):
+            return got
+    return None
+
+
+def _read_anchor(text: str, last: re.Match) -> tuple[int, str | None, int, bool]:
     final = last.group("stmt") is not None and last.group("fin") is not None
     if last.group("tag") is not None:
         # "<answer>The answer is 5.</answer>": a statement inside the tags is read as one
@@ -393,8 +445,11 @@ def _last_anchor(text: str) -> tuple[int, str | None, int, bool] | None:
     if last.group("cell") is not None:
         return last.start(), _clean_statement(last.group("cell")), last.end(), False
     end = _SENTENCE_RE.match(text, last.start("stmt")).end()    # what follows may retract it
+    sep = last.group("sep").lower()
+    if sep.startswith("would") and re.search(r"(?i)\b(?:if|unless|were|had)\b", last.group("stmt")):
+        return last.start(), None, end, final     # "The answer would be 5 if ...": conditional
     # "Answer: The value is 5." reads as "The answer is 5" (not after "The answer is ...")
-    subject = not last.group("sep").lower().startswith("is")
+    subject = not re.match(r"is|would|should|must|will", sep)
     return (last.start(), _clean_statement(last.group("stmt"), loose=final, subject=subject),
             end, final)
 
@@ -494,15 +549,18 @@ def extract_answer(text: str) -> str | None:
     inside a short phrase: "for part (a) and") or math delimiters form one list. Other boxes
     must hold an equivalent value, else the boxes hedge (`verify_math` checks that), unless a
     self-correction ("I made an error", "that's wrong") stands between them and the last one
-    and nothing after them hedges. Without a box only an anchored final statement counts: "The
-    answer is X", "Final Answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X"
-    (also "Answer: The value is X", not "... is about X"), the anchor word with another
-    separator ("Answer = X", "Final answer → X", "=> X"; "Answer - X", "Answer — X" only at the
-    start of a line or after "final answer") and markdown emphasis ("__Answer:__ X", "*Answer*:
-    X"), a heading "**Final Answer**" with X on the next line, a table row "| Answer | X |",
-    "#### X", "<answer>X</answer>" (a statement inside read as outside), or a last sentence
-    "Therefore, the largest $n$ is X" or "Therefore, $x = X$". "Answer -5" is neither
-    "Answer: 5" nor -5 (no answer). An admission of error after the final answer withdraws it.
+    and nothing after them hedges. Without a box only an anchored final statement counts (the
+    last one, also on the line of another; not one that only judges the answer, "This answer is
+    correct"): "The answer is X" (also "should / must / will be X", "would be X" without "if";
+    "is not Y, it is X" gives X), "Final Answer: X" (also "Final Answer: The largest $n$ is
+    X"), "Answer: X" (also "Answer: The value is X", not "... is about X"), the anchor word with
+    another separator ("Answer = X", "Final answer → X", "=> X"; "Answer - X", "Answer — X"
+    only at the start of a line or after "final answer") and markdown emphasis ("__Answer:__
+    X", "*Answer*: X"), a heading "**Final Answer**" with X on the next line, a table row
+    "| Answer | X |", "#### X", "<answer>X</answer>" (a statement inside read as outside), or a
+    last sentence "Therefore, the largest $n$ is X" or "Therefore, $x = X$". "Answer -5" is
+    neither "Answer: 5" nor -5 (no answer). An admission of error after the final answer
+    withdraws it.
 
     >>> extract_answer("**Answer** — 5")
     '5'
@@ -553,7 +611,8 @@ def _gold_answer(answer) -> str:
 # ---------- normalisation -----------------------------------------------------------
 
 _UNICODE = {
-    "−": "-", "–": "-", "—": "-", "π": "\\pi ", "∞": "\\infty ", "×": "\\times ", "·": "\\cdot ",
+    "−": "-", "–": "-", "—": "-", "\u2010": "-", "\u2011": "-", "\u2012": "-", "\ufe63": "-",
+    "π": "\\pi ", "∞": "\\infty ", "×": "\\times ", "·": "\\cdot ",
     "⋅": "\\cdot ", "÷": "\\div ", "≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "∪": "\\cup ",
     "∩": "\\cap ", "°": "^\\circ", "½": "\\frac{1}{2}", "⅓": "\\frac{1}{3}", "⅔": "\\frac{2}{3}",
     "¼": "\\frac{1}{4}", "¾": "\\frac{3}{4}", "θ": "\\theta ",
@@ -585,19 +644,21 @@ def normalize_answer(s: str) -> str:
     Handles: math delimiters, `\\left`/`\\right` (also `\\left.`, `\\bigl(`), spacing commands and
     formatting without value (`\\hspace`, `\\phantom`, `\\color`, size and font switches),
     `\\dfrac`/`\\tfrac`/`\\sfrac` and the brace-less `\\frac13`, `\\sqrt3`, `\\text{}`-style
-    wrappers, trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`; not qualifiers such
-    as `5 minimum`), currencies (`\\$`, `€`, `£`, `USD 5`), ordinals (`5^{th}`), degrees
-    (`^\\circ`, `°`, `^\\circ C`), percent (`\\%`, `28 percent`, `28 pct`, `per cent`: kept as a
-    trailing `%`), thousands separators (`1,000`, `1\\,000`, `1{,}000`, `1,\\!000`, `1 000`; not
-    "3, 500", which is two numbers), digits apart by a space (`2 1/2` a mixed number, `3 4`
-    two numbers, never 34), scientific notation (`3e8` -> `3\\times10^{8}`), repeating decimals
-    (`0.\\overline{3}` -> `\\frac{1}{3}`), unicode (`√2`, `π`, `−`, `½`, any vulgar fraction,
-    fullwidth digits, superscript runs `x¹⁰`), grouping braces `{{5}}`, base subscripts
-    (`(204)_5` -> `204_{5}`), empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`),
-    siunitx `\\num{}`/`\\SI{}{}`, the rows of an `aligned` environment (a list), `;` as a list
-    separator, a whole answer that is a number from 0 to 99 in words (`five`, `Twenty-one`),
-    leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, matrix environments (all -> pmatrix),
-    and spaces.
+    wrappers, trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`; not qualifiers such as `5
+    minimum`), currencies (`\\$`, `€`, `£`, `USD 5`), ordinals (`5^{th}`), degrees (`^\\circ`, `°`,
+    `^\\circ C`, `45^o`), percent (`\\%`, `28 percent`, `28 pct`, `per cent`: kept as a trailing
+    `%`), thousands separators (`1,000`, `1\\,000`, `1{,}000`, `1,\\!000`, `1 000`; not "3, 500",
+    which is two numbers), digits apart by a space (`2 1/2` a mixed number, `3 4` two numbers, never
+    34), scientific notation (`3e8` -> `3\\times10^{8}`, `1.2 x 10^3`), repeating decimals
+    (`0.\\overline{3}`, `0.(3)` -> `\\frac{1}{3}`), a number before a parenthesised number as a
+    product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`, `π`, `−` and the other minus signs and hyphens,
+    `½`, any vulgar fraction, fullwidth digits, superscript runs `x¹⁰`; emoji and other symbols are
+    dropped), grouping braces `{{5}}` and parentheses `((5))`, base subscripts (`(204)_5` ->
+    `204_{5}`), empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx
+    `\\num{}`/`\\SI{}{}`, the rows of an `aligned` environment (a list), `;` as a list separator, a
+    whole answer that is a number in words (`five`, `Twenty-one`, `one hundred and five`), leading
+    `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting notations and gcd / lcm of integers
+    (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
     '\\\\frac{1}{3}'
@@ -618,7 +679,8 @@ _UNIT_BLOCK = {"and", "or", "not", "more", "less", "than", "each", "only", "all"
                # words that qualify the number rather than name what it counts ("5 minimum")
                "likely", "unlikely", "minimum", "maximum", "approx", "approximately", "roughly",
                "about", "around", "nearly", "almost", "ish", "so", "fewer", "least", "most",
-               "plus", "minus", "over", "under", "estimated", "unless", "except", "when"}
+               "plus", "minus", "over", "under", "estimated", "unless", "except", "when",
+               "rounded", "truncated"}
 
 
 def _strip_unit_words(s: str) -> str:
@@ -664,6 +726,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     for k, v in _UNICODE.items():
         if k in s:
             s = s.replace(k, v)
+    if not s.isascii():                  # emoji and other symbols ("5 🎉", "5 ✅", "5️⃣")
+        s = "".join(c for c in s if unicodedata.category(c) not in ("So", "Me")
+                    and c not in "\ufe0f\u200d")
     s = re.sub(r"∛\s*", r"\\sqrt[3]", s)
     s = re.sub(r"√\s*(\d+(?:\.\d+)?|\\?[a-zA-Z]+|\([^()]*\)|\{[^{}]*\})",
                lambda m: "\\sqrt{" + m.group(1).strip("(){}") + "}", s)
@@ -673,7 +738,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # (a code after the number is a unit word, dropped below)
     s = re.sub(r"[€£¥₹]|\\(?:euro|pounds|yen)(?![a-zA-Z])", "", s)
     s = re.sub(r"^\s*(?:\\(?:text|mathrm)\{\s*)?(?:USD|US|EUR|GBP|JPY|INR|CAD|AUD|Rs\.?|Rp)"
-               r"(?:\s*\})?\s*(?=[-+]?\.?\d)", "", s)
+               r"(?:\s*\})?(?:\s|\\[,;: ])*(?=[-+]?\.?\d)", "", s)
     s = (s.replace("$", "").replace("\\(", "").replace("\\)", "").replace("\\[", "")
          .replace("\\]", ""))
     # formatting that carries no value: null delimiters (\left. would leave a decimal point),
@@ -719,7 +784,8 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     if re.search(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])", s):   # sin 30^\circ = 1/2
         s = re.sub(r"(\d+(?:\.\d+)?|\{[^{}]*\}|\([^()]*\))\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ"
                    r"|\\degree(?![a-zA-Z]))", r"(\1\\cdot\\frac{\\pi}{180})", s)
-    s = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree|\^\{\\text\{o\}\}", "", s)
+    s = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree|\^\{\\text\{o\}\}"
+               r"|(?<=\d)\^\s*(?:o|\{\s*o\s*\})(?![a-zA-Z])", "", s)          # also 45^o
     pct = False
     # (a pattern that starts with \s* or a digit run starts only where that run starts,
     # "(?<!\s)", "(?<!\d)": tried at every position of a long run it would be quadratic)
@@ -732,13 +798,17 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # units in \text{} after a number, e.g. 5\text{ cm}^2, \$5, 10 dollars
     s = re.sub(r"(?<=[\d}).])\s*\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _UNIT_WORDS + r")\.?\s*\}"
                r"(?:\s*\^\s*\{?\d\}?)?\s*$", "", s, flags=re.IGNORECASE)
-    # "3 and 4", "3 \\text{ and } 4" -> a list
+    # "3 and 4", "3 \\text{ and } 4" -> a list (but "one hundred and five" is one number)
+    if re.search(r"\band\b", s):
+        words = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s).strip()
+        s = _number_word(words) if _number_word(words) != words else s
     s = re.sub(r"(?<!\s)\s*\\text\{\s*(?:,\s*)?and\s*\}\s*|(?<!\s)\s+and\s+|,\s*and\s+",
                ", ", s)
     s = re.sub(r",\s*,", ",", s)
     # unwrap text-style commands, then drop trailing unit words after a number
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
+    s = _integer_functions(s)
     s = re.sub(r"(?<=[\d}])\s*(?:" + _UNIT_WORDS + r")\.?(?:\s*\^\s*\{?\d\}?)?\s*$", "", s,
                flags=re.IGNORECASE) if re.search(r"\d\s*[}]?\s*[a-zA-Z]{2,}", s) or re.search(
         r"\d\s+[a-zA-Z]\s*$", s) else s
@@ -795,10 +865,16 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                      r"\s*\)\s*(?:=|\\in(?![a-zA-Z]))\s*(?P<rhs>[^=]+)$", s)
         if m:
             s = m.group("rhs")
-    # scientific notation 3e8, 1.5E-3
+    # scientific notation 3e8, 1.5E-3, and "1.2 x 10^3" (an x between a number and 10^ is a
+    # times sign)
     s = re.sub(r"(?<![\w\\.])(\d+(?:\.\d+)?)[eE]([+-]?\d+)(?![\w.])", r"\1\\times10^{\2}", s)
-    # repeating decimals 0.\overline{3}, 1.2\overline{34}, 0.\bar{6}, 0.\dot{3}
+    s = re.sub(r"(?<![\w\\.])(\d+(?:\.\d+)?)\s*[xX]\s*(?=10\s*\^)", r"\1\\times ", s)
+    # repeating decimals 0.\overline{3}, 1.2\overline{34}, 0.\bar{6}, 0.\dot{3}, 0.(3), 0.1(6)
     s = re.sub(r"(-?)(?<!\d)(\d*)\.(\d*)\\(?:overline|bar|dot)\{?(\d+)\}?", _repeating_decimal, s)
+    s = re.sub(r"(-?)(?<![\d.])(\d*)\.(\d*)\((\d+)\)(?![\w(])", _repeating_decimal, s)
+    # a number right before a parenthesised number is a product: "2(3)" is 6 (math-verify's
+    # parser reads it as the mixed number 2 + 3)
+    s = re.sub(r"(?<![\w\\.^_])(\d+(?:\.\d+)?)\s*(?=\(\s*-?\d+(?:\.\d+)?\s*\))", r"\1\\cdot", s)
     # "3, 500" is two numbers: mark the comma so that the thousands rule below cannot join them
     s = re.sub(r"(?<=\d),\s+(?=\d)", "\x00", s)
     # digits apart by a space: "2 1/2" is a mixed number, "1 000 000" one grouped number, any
@@ -829,8 +905,55 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?:\.\.\.|…|\\[lc]?dots(?![a-zA-Z]))$", "...", s)
     s = s if s.endswith("...") else s.rstrip(".,").strip()
     s = re.sub(r"(?i)^(?:option|choice|answer)\s*:?\s*(\(?[A-E]\)?)$", r"\1", s)   # "Option B"
-    s = _strip_outer_braces(s)
+    s = _strip_outer_parens(_strip_outer_braces(s))
     return _number_word(s) + ("%" if pct else "")
+
+
+# counting notations with literal integers: {}^{10}C_3, _{10}C_{3}, ^5P_2, 10C3, 5P2 (C(10, 3)
+# and P(5, 2) may be points, so `_counting` reads them only where the gold is a number), and
+# gcd / hcf / lcm of integers: \gcd(12, 18), \operatorname{lcm}(4, 6), LCM[4, 6]
+_NCR_RE = re.compile(r"(?:\{\s*\}|(?<![\w}]))[\^_]\s*\{?\s*(\d{1,4})\s*\}?\s*([CP])"
+                     r"\s*_\s*\{?\s*(\d{1,4})\s*\}?"
+                     r"|(?<![\w\\.])(\d{1,4})([CP])(\d{1,4})(?!\w)")
+_GCD_RE = re.compile(r"(?i)(?<![a-zA-Z])\\?(gcd|hcf|lcm)\s*[(\[]\s*"
+                     r"(\d{1,15}(?:\s*,\s*\d{1,15}){1,9})\s*[)\]]")
+
+
+def _count(kind: str, n: int, k: int) -> int | None:
+    """C(n, k) or P(n, k) for 0 <= k <= n <= 1000, else None."""
+    if not 0 <= k <= n <= 1000:
+        return None
+    return math.comb(n, k) if kind == "C" else math.perm(n, k)
+
+
+def _integer_functions(s: str) -> str:
+    """'{}^{10}C_3' -> '(120)', '\\gcd(12, 18)' -> '(6)': the value of a counting notation or a
+    gcd / lcm of literal integers (in parentheses: '2\\gcd(4, 6)' is 2 times 2)."""
+    def ncr(m: re.Match) -> str:
+        kind, n, k = (m.group(2), m.group(1), m.group(3)) if m.group(1) else m.group(5, 4, 6)
+        v = _count(kind, int(n), int(k))
+        return m.group(0) if v is None else f"({v})"
+
+    def gcd(m: re.Match) -> str:
+        args = [int(x) for x in m.group(2).split(",")]
+        return f"({math.lcm(*args) if m.group(1).lower() == 'lcm' else math.gcd(*args)})"
+
+    if re.search(r"[CP]", s):
+        s = _NCR_RE.sub(ncr, s)
+    return _GCD_RE.sub(gcd, s) if re.search(r"(?i)gcd|hcf|lcm", s) else s
+
+
+def _counting(s: str) -> str | None:
+    """'C(10,3)' -> '120', 'P(5,2)' -> '20' (a normalised answer that is only that), else None."""
+    m = re.fullmatch(r"([CP])\((\d{1,4}),(\d{1,4})\)", s)
+    v = _count(m.group(1), int(m.group(2)), int(m.group(3))) if m else None
+    return None if v is None else str(v)
+
+
+def _point(s: str) -> str | None:
+    """'P(5,2)' -> '(5,2)': a point named by a capital letter, or None."""
+    m = re.fullmatch(r"[A-Z](?:_\{?\w+\}?)?'*(\(.+\))", s)
+    return m.group(1) if m and _is_tuple(m.group(1)) else None
 
 
 _SMALL_NUMBERS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
@@ -838,25 +961,87 @@ _SMALL_NUMBERS = ("zero one two three four five six seven eight nine ten eleven 
 _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 
 
+_SCALES = {"thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9}
+
+
+def _below_thousand(words: list[str], i: int) -> tuple[int, int] | None:
+    """'three hundred (and) forty-two' from words[i]: (value, index after it), or None."""
+    value, start = 0, i
+    if i + 1 < len(words) and words[i] in _SMALL_NUMBERS[1:10] and words[i + 1] == "hundred":
+        value, i = 100 * _SMALL_NUMBERS.index(words[i]), i + 2
+        if i < len(words) and words[i] == "and" and i + 1 < len(words):
+            i += 1
+    if i < len(words) and words[i] in _TENS:
+        value += 20 + 10 * _TENS.index(words[i])
+        i += 1
+        if i < len(words) and words[i] in _SMALL_NUMBERS[1:10]:
+            value, i = value + _SMALL_NUMBERS.index(words[i]), i + 1
+    elif i < len(words) and words[i] in _SMALL_NUMBERS[1:]:
+        value, i = value + _SMALL_NUMBERS.index(words[i]), i + 1
+    if i == start or (words[i - 1] == "and"):
+        return None
+    return value, i
+
+
+def _cardinal(words: list[str]) -> int | None:
+    """['two', 'thousand', 'five', 'hundred'] -> 2500: the whole list is one English cardinal
+    ('zero' only alone; no 'twenty-ten' or 'five five')."""
+    if words == ["zero"]:
+        return 0
+    total, i, scale = 0, 0, None
+    while i < len(words):
+        got = _below_thousand(words, i)
+        if got is None:
+            return None
+        value, i = got
+        if i < len(words) and words[i] in _SCALES:
+            if scale is not None and _SCALES[words[i]] >= scale:
+                return None                      # "five thousand two thousand"
+            scale = _SCALES[words[i]]
+            total, i = total + value * scale, i + 1
+        elif i < len(words):
+            return None
+        else:
+            total += value
+    return total if words else None
+
+
 def _number_word(s: str) -> str:
-    """'five' -> '5', 'Twenty-one' -> '21': an answer that is one number from 0 to 99 spelled
-    out in English (the whole answer only: 'five apples' or 'one of them' stay words)."""
-    m = re.fullmatch(r"(?i)(?:minus\s+|-)?([a-z]+)(?:[-\s]([a-z]+))?", s)
+    """'five' -> '5', 'Twenty-one' -> '21', 'two thousand five hundred' -> '2500': an answer
+    that is one number spelled out in English (the whole answer only: 'five apples' or 'one of
+    them' stay words)."""
+    m = re.fullmatch(r"(?i)(minus\s+|-)?([a-z]+(?:[-\s]+[a-z]+){0,11})", s)
     if not m:
         return s
-    a, b = m.group(1).lower(), (m.group(2) or "").lower()
-    if not b and a in _SMALL_NUMBERS:
-        n = _SMALL_NUMBERS.index(a)
-    elif a in _TENS and (not b or b in _SMALL_NUMBERS[1:10]):
-        n = 20 + 10 * _TENS.index(a) + (_SMALL_NUMBERS.index(b) if b else 0)
-    else:
+    n = _cardinal(re.split(r"[-\s]+", m.group(2).lower()))
+    if n is None:
         return s
-    return ("-" if m.group(0)[0] in "-mM" and n else "") + str(n)
+    return ("-" if m.group(1) and n else "") + str(n)
+
+
+def _strip_outer_parens(s: str) -> str:
+    """'((5))' -> '5', '((1, 2))' -> '(1, 2)': parentheses around the whole answer that only
+    group (a tuple keeps its own pair, a choice letter '(B)' its pair). One pass, as for braces."""
+    if not (s.startswith("(") and s.endswith(")")):
+        return s
+    match, stack = {}, []
+    for i, c in enumerate(s):
+        if c == "(":
+            stack.append(i)
+        elif c == ")" and stack:
+            match[stack.pop()] = i
+    n = 0
+    while 2 * n < len(s) and match.get(n) == len(s) - 1 - n:
+        n += 1
+    inner = s[n:len(s) - n]
+    if n and (len(_split_top(inner)) > 1 or re.fullmatch(r"\s*[a-zA-Z]?\s*", inner)):
+        n -= 1                                   # "(1, 2)", "(B)", "()"
+    return s[n:len(s) - n].strip() if n else s
 
 
 def _strip_outer_braces(s: str) -> str:
     """'{{5}}' -> '5': braces around the whole answer only group, at any depth. One pass over
-    the string (calling `_match_brace` once per level would be quadratic in the depth)."""
+    the string (a scan to the matching brace once per level would be quadratic in the depth)."""
     k = 0
     while 2 * k + 1 < len(s) and s[k] == "{" and s[-1 - k] == "}":
         k += 1
@@ -1473,6 +1658,8 @@ def _choice(s: str) -> tuple[str, str] | None:
 def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     if g == p:
         return True
+    if _counting(p) and (exact_number(g) is not None or g.startswith("\\binom")):
+        p = _counting(p)                         # "C(10,3)" for 120 (not for a point (10,3))
     g_pct, p_pct = g.endswith("%"), p.endswith("%")
     g, p = g.rstrip("%"), p.rstrip("%")
     if g == p:
@@ -1487,6 +1674,9 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
         eq, other = (g, p) if "=" in g else (p, g)
         members = eq.split("=")
         lhs, rhs = members[0], members[-1]
+        values = [exact_number(x) for x in members]
+        if any(None not in (a, b) and a != b for a, b in zip(values, values[1:])):
+            return False                         # "x = 5 = 6": a chain that is false
         if len(members) > 2 and not _is_name(lhs) and _is_name(members[-2]):
             lhs = members[-2]                    # "1 = z = x = 0": the chain ends in x = 0
         numeric_lhs = lhs and not re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", lhs))
@@ -1525,6 +1715,8 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
             return gr == pr
     if _dangerous(g) or _dangerous(p):
         return False
+    if bool(re.search(r"gcd|lcm", g)) != bool(re.search(r"gcd|lcm", p)):
+        return False                             # sympy reads gcd(a, b) of two letters as 1
     if g_pct != p_pct:
         g = f"\\frac{{{g}}}{{100}}" if g_pct else g
         p = f"\\frac{{{p}}}{{100}}" if p_pct else p
@@ -1536,12 +1728,38 @@ def _is_tuple(s: str) -> bool:
     return k == "()" and len(el) >= 2
 
 
+_FILLER_WORDS = {"the", "a", "an", "on", "in", "at", "is", "it", "its", "one", "answer", "final"}
+_YES_NO = {"yes", "no", "true", "false"}
+
+
+def _word_answer(g: str, p: str) -> bool:
+    """A word gold said with filler words around it ('on Tuesday', 'the blue one', 'The answer
+    is even' for 'Tuesday', 'blue', 'even'), or a yes / no / true / false gold followed by its
+    reason ('yes, it is possible'; not when the reason hedges or says the other word)."""
+    gw, pw = re.findall(r"[a-z0-9]+", g.lower()), re.findall(r"[a-z0-9]+", p.lower())
+    if not gw or len(pw) > len(gw) + 12:
+        return False
+    for i in range(len(pw) - len(gw) + 1):
+        if pw[i:i + len(gw)] == gw and all(w in _FILLER_WORDS for w in pw[:i] + pw[i + len(gw):]):
+            return True
+    blocked = (_YES_NO - set(gw)) | {"but", "however", "unless", "except", "or", "maybe", "perhaps",
+                                     "probably", "possibly"}
+    return (len(gw) == 1 and gw[0] in _YES_NO and pw[:1] == gw
+            and bool(re.match(r"[a-z]+\s*[,.;:]", p.lower())) and not set(pw[1:]) & blocked)
+
+
 def _equal(g: str, p: str, budget: _Budget) -> bool:
     """Structural comparison of two normalised answers."""
     if g == p:
         return True
     if _is_empty(g) or _is_empty(p):
         return _is_empty(g) and _is_empty(p)
+    if re.fullmatch(r"[A-Za-z][A-Za-z '-]*", g) and _word_answer(g, p):
+        return True                              # "on Tuesday" for "Tuesday"
+    if _point(p) and _is_tuple(g):               # "P(5,2)" for the point (5, 2)
+        return _equal(g, _point(p), budget)
+    if _point(g) and _is_tuple(p):
+        return _equal(_point(g), p, budget)
     if re.search(r"\\le|\\ge|<|>|\\ne", g + p):   # an inequality on one side: compare as intervals
         gi, pi = _intervals(g), _intervals(p)
         if gi is not None and pi is not None and (gi[1] or pi[1]):
@@ -1694,10 +1912,13 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
 
     * only the text after the last `</think>` counts, up to a chat-template end or new-turn
       token (`<|im_end|>`, `<|im_start|>`, `<|endoftext|>` ...); an unclosed `<think>` -> False;
+      HTML formatting tags in it are read as markdown would be (`<b>Answer:</b> 5`);
     * the last `\\boxed{}`/`\\fbox{}` counts (adjacent boxes, or boxes joined by a short phrase
-      with "and", form one list); without a box only an anchored final statement: "The answer
-      is X", "Final answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X" (also
-      "Answer: The value is X"; a bound or estimate, "The value is about X", is no answer),
+      with "and", form one list); without a box only an anchored final statement (the last
+      one that gives a value, not "This answer is correct"): "The answer is X" (or "should /
+      must / will be X"; "is not Y, it is X" gives X), "Final answer: X" (also "Final Answer:
+      The largest $n$ is X"), "Answer: X" (also "Answer: The value is X"; a bound or estimate,
+      "The value is about X", is no answer),
       "Answer $X$", "Answer = X", "Final answer → X" / "=> X", "Answer - X" / "Answer — X" (a
       dash only at the start of a line or after "final answer": in a sentence it is
       punctuation; "Answer -5" is read as neither 5 nor -5), markdown emphasis around the word
@@ -1724,6 +1945,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       \\sqrt{8} = 2\\sqrt{2}, \\frac{\\sqrt{6}}{2} = \\sqrt{3/2}); other symbolic checks in a
       killable worker with a hard time limit (math-verify's parser, its float tolerance replaced
       by an exact check), never in this process;
+    * a gloss in parentheses after the value must agree with it: "5 (five)", "120 (= 5!)",
+      "\\frac12 (0.5)" equal 5, 120, 0.5; "5 (in cm)" is a unit; "5 (six)", "3 (rounded)" fail;
     * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}",
       "$12 dollars"), but two different known units disagree (5 cm != 5 m); "28 percent",
       "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28;
@@ -1731,12 +1954,19 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       "x > 2 and x \\le 5", "x < 1 or x > 3" = (-\\infty,1)\\cup(3,\\infty), "|x| < 3" = (-3, 3),
       "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty); endpoints and their openness must agree, and
       two inequalities must be in the same variable;
+    * a word gold may be said with filler words ("on Tuesday", "the blue one" for "Tuesday",
+      "blue"), and yes / no / true / false with a reason that does not hedge ("Yes, it is
+      possible");
     * the empty set: \\emptyset = \\varnothing = \\{\\} = "no solution" = "none";
     * a choice letter with its value ("\\textbf{(B) }5", "B. 5", "B: 5", "Option (B) 5", also
       after it: "5 (B)") equals that letter ("B", "(B)") or that value ("5"); letter and
       value both given must both agree;
+    * counting notations and gcd / lcm of integers are their value: C(10,3) = {}^{10}C_3 = 10C3
+      = 120, P(5,2) = 20, \\operatorname{lcm}(4,6) = 12 (a gcd or lcm of letters is compared
+      with nothing else); "P(5,2)" is the point (5,2) where the gold is a tuple;
     * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1" and "|AB| = 1"
-      as gold equal their right side; a box "x = 5+5+1 = 11" counts as its last member;
+      as gold equal their right side; a box "x = 5+5+1 = 11" counts as its last member (a
+      false chain, "x = 5 = 6", as nothing);
     * equations of one line or curve agree up to rearrangement and a nonzero factor:
       y = 2x + 1 = "2x - y + 1 = 0" = "4x - 2y = -2";
     * lists and sets are unordered, tuples ordered; a collection of tuples is a set
@@ -1795,7 +2025,7 @@ def _verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     region = answer_region(completion)
     if region is None:
         return False
-    region = DOUBLED_CMD_RE.sub("", SPECIAL_TOKEN_RE.split(region, 1)[0])
+    region = _html_to_text(DOUBLED_CMD_RE.sub("", SPECIAL_TOKEN_RE.split(region, 1)[0]))
     WORKER.prestart()
     pred, others, how = _extract_full(region, lenient=lenient)
     gold = _gold_answer(answer)
@@ -1808,8 +2038,42 @@ def _verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     return False
 
 
+def _split_gloss(pred: str) -> tuple[str, list[str]]:
+    """'5 (five)' -> ('5', ['5']), '120 (= 5!)' -> ('120', ['5!']), '5 (in cm)' -> ('5', []):
+    a value, then in parentheses the same value said another way, which must agree with it (the
+    gloss goes with the other boxes). A gloss that is neither a value, a number in words nor a
+    unit ('3 (rounded)', '5 (or 6)') or a choice letter ('5 (B)') is left in place."""
+    t = pred
+    for _ in range(3):
+        t = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r" \1 ", t)
+    m = re.fullmatch(r"(?s)\s*(?P<v>.*?\S)\s+\((?P<g>[^()]{1,80})\)\s*[.,;]?\s*", t)
+    if (not m or not re.search(r"\d|\\[a-zA-Z]", m.group("v")) or "," in m.group("g")
+            or re.search(r"(?:\\[a-zA-Z]+|[-+*/=^_,])$", m.group("v"))):
+        return pred, []                          # "(1, 2) \cup (3, 4)", "2 \cdot (3)": no gloss
+    value, gloss = m.group("v"), m.group("g").strip()
+    if re.fullmatch(r"[A-Za-z]", gloss) or _HEDGE_RE.search(gloss) or _QUALIFIER_RE.search(gloss):
+        return pred, []
+    said = re.match(r"(?i)(?:=|i\.\s*e\.?,?|that\s+is,?|equivalently,?|which\s+is)\s*", gloss)
+    if said:
+        rest = gloss[said.end():].strip()
+        return (value, [rest]) if rest else (pred, [])
+    if not re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", gloss)):
+        return value, [gloss]                  # "\frac12 (0.5)", "25% (0.25)"
+    words = re.split(r"[-\s]+", gloss.lower())
+    if words[0] == "in":                         # "(in cm)"
+        words = words[1:]
+    for k in range(len(words), -1, -1):          # "(twelve apples)": a number, then a unit
+        n = _cardinal(words[:k]) if k else None
+        if (k == 0 or n is not None) and (k == len(words)
+                                          or _normalize("1 " + " ".join(words[k:])) == "1"):
+            return value, ([str(n)] if k else [])
+    return pred, []
+
+
 def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     """The comparison half of verify_math: the extracted answer against the gold string."""
+    pred, gloss = _split_gloss(pred)
+    others = others + gloss
     g = normalize_answer(gold)
     p = normalize_answer(pred)
     if not p or not g:

@@ -5,6 +5,8 @@ spacing) and the near-misses that must stay rejected next to them. The rules are
 `mathcheck.verify_math`'s docstring; tests/math_cases.py holds the older case list.
 """
 
+import time
+
 import mathcheck
 from mathcheck import verify_math
 
@@ -265,6 +267,43 @@ def test_anchor_spelling_near_misses_rejected():
     check([(c, g, False) for c, g in ANCHOR_SPELLING_NEAR_MISSES])
 
 
+# the last anchored statement counts, also when it follows another on the same line; one that
+# only judges the answer ("This answer is correct.") is passed over; "should / must / will /
+# would be" separate like "is" (not "would be ... if"); "not 5, it is 6" is 6
+LATER_ANCHORS = [
+    ("The answer is 5. Final answer: 6", "6"),
+    ("The answer is 5, so the final answer is 6.", "6"),
+    ("The answer is 12.\nThis answer is correct.", "12"),
+    ("The answer is 12. I verified that the answer is right.", "12"),
+    ("The answer is 12.\nThe answer is Tuesday.", "Tuesday"),
+    ("So the answer would be 42.", "42"),
+    ("The answer should be 42.", "42"),
+    ("The answer must be $42$.", "42"),
+    ("The answer is not 5, it is 6.", "6"),
+    ("The answer is not 5 but 6.", "6"),
+    ("The answer is not $5$; it's $6$.", "6"),
+    ("Therefore the total cost is $12.50", "12.5"),
+    ("Therefore, the total cost is \\$12.50.", "12.50"),
+]
+LATER_ANCHOR_NEAR_MISSES = [
+    ("The answer is 5. Final answer: 6", "5"),
+    ("The answer is 12.\nThe answer is Tuesday.", "12"),
+    ("The answer would be 5 if n were odd.", "5"),
+    ("The answer is not 5, it is 6.", "5"),
+    ("The answer is not 5, since 5 is odd.", "5"),
+    ("The answer is not 5, maybe 6.", "6"),
+    ("The answer is 5... no, actually, it is 6.", "5"),
+    ("The answer is 5. No wait, that is too small.", "5"),
+    ("Therefore the total cost is $12.50", "12.49"),
+]
+
+
+def test_the_last_anchor_on_a_line_counts_and_assessments_are_passed_over():
+    check([(c, g, True) for c, g in LATER_ANCHORS])
+    check([(c, g, False) for c, g in LATER_ANCHOR_NEAR_MISSES])
+    assert verify_math("The answer is 5. No, actually, that is right.", "5")
+
+
 # "Answer: The value is 5." reads as "The answer is 5", as after "Final Answer:"; a bound or an
 # estimate ("about", "at least", "more than", "approximately") is no value
 ANSWER_SUBJECT_IS = [
@@ -436,6 +475,113 @@ def test_a_number_from_0_to_99_in_words():
         ("\\boxed{twenty-ten}", "30", False),
         ("\\boxed{five or six}", "5", False),
     ])
+
+
+# HTML formatting from chat front-ends, emphasis with underscores, emoji, and the other unicode
+# hyphens and minus signs before a number
+MARKUP_AND_SYMBOLS = [
+    ("The answer is <b>5</b>.", "5", True),
+    ("<b>Answer:</b> 5", "5", True),
+    ("<strong>Final Answer:</strong> 5", "5", True),
+    ("<p>The answer is 5.</p>", "5", True),
+    ("Answer: <code>5</code>", "5", True),
+    ("Answer: <span class=\"ans\">5</span>", "5", True),
+    ("Answer: 5<sup>2</sup>", "25", True),
+    ("Answer: x<sub>1</sub> = 5", "5", True),
+    ("The answer is <b>6</b>.", "5", False),
+    ("Answer: 5<sup>2</sup>", "5", False),
+    ("<p>The answer is 6.</p>", "5", False),
+    ("<b>Answer:</b> 5<br>Wait, I made an error.", "5", False),
+    ("The answer is _5_.", "5", True),
+    ("The answer is 5 🎉", "5", True),
+    ("\\boxed{5} ✅", "5", True),
+    ("\\boxed{5️⃣}", "5", True),
+    ("The answer is 6 🎉", "5", False),
+    ("\\boxed{20°}", "20", True),                  # the degree sign is a symbol too: kept
+    ("\\boxed{\u20115}", "-5", True),                # non-breaking hyphen
+    ("\\boxed{\u20105}", "-5", True),
+    ("\\boxed{\u20125}", "-5", True),                # figure dash
+    ("\\boxed{\ufe635}", "-5", True),                # small hyphen-minus
+    ("\\boxed{\u20115}", "5", False),
+]
+
+
+def test_html_emphasis_emoji_and_unicode_minus_signs():
+    check(MARKUP_AND_SYMBOLS)
+
+
+def test_any_english_cardinal_in_words():
+    check([
+        ("\\boxed{one thousand}", "1000", True),
+        ("\\boxed{\\text{two thousand five hundred}}", "2500", True),
+        ("\\boxed{three hundred and forty-two}", "342", True),
+        ("The answer is one million two hundred thousand.", "1200000", True),
+        ("\\boxed{one hundred}", "1000", False),
+        ("\\boxed{five thousand two thousand}", "7000", False),
+        ("\\boxed{one hundred and}", "100", False),
+        ("\\boxed{nineteen hundred}", "1900", False),   # not a cardinal (a year reading)
+        ("\\boxed{a hundred}", "100", False),
+    ])
+
+
+# a value, then the same value said another way in parentheses: the two must agree
+GLOSSES = [
+    ("\\boxed{5 (five)}", "5"),
+    ("\\boxed{5 \\text{ (five)}}", "5"),
+    ("\\boxed{12 \\text{ (twelve apples)}}", "12"),
+    ("\\boxed{1000 (one thousand)}", "1000"),
+    ("\\boxed{\\frac{1}{2} (0.5)}", "0.5"),
+    ("\\boxed{0.5 (\\frac{1}{2})}", "\\frac12"),
+    ("\\boxed{25\\% (0.25)}", "25\\%"),
+    ("\\boxed{120 (= 5!)}", "120"),
+    ("\\boxed{120 \\text{ (i.e. } 5!)}", "120"),
+    ("\\boxed{5 \\text{ (in cm)}}", "5"),
+    ("\\boxed{5 (\\text{cm})}", "5"),
+    ("Thus the answer is 42 (forty-two).", "42"),
+    ("\\boxed{(x+1) (x-1)}", "x^2-1"),          # a product, no gloss
+]
+GLOSS_NEAR_MISSES = [
+    ("\\boxed{5 (six)}", "5"),
+    ("\\boxed{5 (five)}", "6"),
+    ("\\boxed{\\frac{1}{2} (0.6)}", "\\frac12"),
+    ("\\boxed{120 (=5!)}", "121"),
+    ("\\boxed{5 (five hundred)}", "5"),
+    ("\\boxed{3 (rounded)}", "3"),               # an estimate
+    ("\\boxed{3 (or 4)}", "3"),
+    ("\\boxed{\\pi (\\approx 3.14)}", "\\pi"),
+    ("\\boxed{\\sqrt{2} (about 1.414)}", "\\sqrt2"),
+    ("\\boxed{2 (3)}", "5"),                     # math-verify reads "2(3)" as 2 + 3
+    ("The answer is 7 (six apples).", "7"),
+]
+
+
+def test_a_gloss_in_parentheses_must_agree_with_the_value():
+    check([(c, g, True) for c, g in GLOSSES] + [(c, g, False) for c, g in GLOSS_NEAR_MISSES])
+
+
+# a word gold said with filler words around it, or yes / no with its reason
+WORD_ANSWERS = [
+    ("The answer is on Tuesday.", "Tuesday", True),
+    ("\\boxed{\\text{On a Tuesday}}", "Tuesday", True),
+    ("The answer is the blue one.", "blue", True),
+    ("\\boxed{\\text{The answer is even}}", "\\text{even}", True),
+    ("\\boxed{\\text{yes, it is possible}}", "Yes", True),
+    ("\\boxed{\\text{No, it is not possible}}", "no", True),
+    ("The answer is on Wednesday.", "Tuesday", False),
+    ("\\boxed{\\text{not on Tuesday}}", "Tuesday", False),
+    ("The answer is at Alice's house.", "Alice", False),
+    ("Answer: Alice loses.", "Alice", False),
+    ("\\boxed{\\text{in the blue box}}", "blue", False),
+    ("\\boxed{\\text{Yes, but only for even n}}", "yes", False),
+    ("\\boxed{\\text{yes, no}}", "yes", False),
+    ("\\boxed{\\text{no, it is true}}", "no", False),
+    ("\\boxed{\\text{yesterday}}", "yes", False),
+    ("\\boxed{\\text{no solution}}", "no", False),
+]
+
+
+def test_a_word_answer_with_filler_words_or_a_reason():
+    check(WORD_ANSWERS)
 
 
 # formats graders use (Minerva, GSM8K, <answer> tags), punctuation around the box, and gold
@@ -791,6 +937,84 @@ TUPLE_SET_NEAR_MISSES = [
 
 def test_unordered_collections_of_tuples():
     check([(c, g, True) for c, g in TUPLE_SETS] + [(c, g, False) for c, g in TUPLE_SET_NEAR_MISSES])
+
+
+# ---------------------------------------------------------------- counting, gcd and lcm, points
+
+# C(10, 3), nCr and P(5, 2) spellings equal their value; "C(10, 3)" / "P(5, 2)" is also a point,
+# so a tuple gold reads it as one; gcd / lcm of integers are evaluated (of letters: no answer)
+COUNTING = [
+    ("\\boxed{C(10,3)}", "120", True),
+    ("\\boxed{C(10, 3)}", "\\binom{10}{3}", True),
+    ("\\boxed{{}^{10}C_3}", "120", True),
+    ("\\boxed{^{10}C_{3}}", "120", True),
+    ("\\boxed{{}_{10}C_{3}}", "120", True),
+    ("\\boxed{\\text{10C3}}", "120", True),
+    ("\\boxed{P(5,2)}", "20", True),
+    ("\\boxed{{}^5P_2}", "20", True),
+    ("\\boxed{5P2}", "20", True),
+    ("\\boxed{{}^{10}C_3 + 1}", "121", True),
+    ("\\boxed{P(5,2)}", "(5,2)", True),
+    ("The answer is $P(5,2)$.", "(5, 2)", True),
+    ("\\boxed{(5,2)}", "P(5,2)", True),
+    ("\\boxed{\\operatorname{lcm}(4,6)}", "12", True),
+    ("\\boxed{\\text{LCM}[4, 6]}", "12", True),
+    ("\\boxed{\\operatorname{gcd}(12,18)}", "6", True),
+    ("\\boxed{2\\gcd(4,6)}", "4", True),
+    ("\\boxed{C(10,3)}", "121", False),
+    ("\\boxed{P(5,2)}", "10", False),
+    ("\\boxed{C(3,10)}", "0", False),
+    ("\\boxed{2^{10}C_3}", "120", False),          # 2^10 times C_3
+    ("\\boxed{A(1,2)}", "(2,1)", False),
+    ("\\boxed{20}", "P(5,2)", False),             # a point as the gold
+    ("\\boxed{Q(5,2)}", "P(5,2)", False),
+    ("\\boxed{\\operatorname{lcm}(4,6)}", "24", False),
+    ("\\boxed{\\gcd(a,b)}", "1", False),            # sympy's gcd of two symbols is 1
+]
+
+
+def test_counting_notations_gcd_lcm_and_named_points():
+    check(COUNTING)
+
+
+# ---------------------------------------------------------------- more number spellings
+
+NUMBER_SPELLINGS = [
+    ("\\boxed{1.2 x 10^3}", "1200", True),         # an x between a number and 10^ is a times
+    ("\\boxed{1.2 X 10^{-3}}", "0.0012", True),
+    ("\\boxed{0.(3)}", "\\frac13", True),           # a repeating decimal in parentheses
+    ("\\boxed{0.(142857)}", "\\frac17", True),
+    ("\\boxed{0.1(6)}", "\\frac16", True),
+    ("\\boxed{45^o}", "45", True),
+    ("\\boxed{USD\\,5.50}", "5.5", True),
+    ("\\boxed{((((5))))}", "5", True),            # grouping parentheses, however deep
+    ("\\boxed{" + "(" * 20 + "5" + ")" * 20 + "}", "5", True),
+    ("\\boxed{((1, 2))}", "(1,2)", True),
+    ("\\boxed{2(3)}", "6", True),                 # a product
+    ("\\boxed{x = 2 + 3 = 5}", "5", True),
+    ("\\boxed{1.2 x 10^3}", "120", False),
+    ("\\boxed{2x10}", "20", False),
+    ("\\boxed{0.(3)}", "0.3", False),
+    ("\\boxed{x^o}", "x", False),
+    ("\\boxed{((6))}", "5", False),
+    ("\\boxed{((1, 2))}", "(2,1)", False),
+    ("\\boxed{2(3)}", "5", False),                # math-verify's parser reads 2(3) as 2 + 3
+    ("\\boxed{5(2)}", "7", False),
+    ("\\boxed{x = 5 = 6}", "6", False),           # a chain that is false
+    ("\\boxed{x = 5 = 6}", "5", False),
+]
+
+
+def test_more_number_spellings():
+    check(NUMBER_SPELLINGS)
+
+
+def test_deeply_nested_parentheses_are_fast():
+    # 20 grouping parentheses took math-verify's parser past the 2 s worker limit (False)
+    t = time.monotonic()
+    assert verify_math("\\boxed{" + "(" * 20 + "5" + ")" * 20 + "}", "5")
+    assert verify_math("The answer is " + "(" * 3000 + "5" + ")" * 3000, "5")
+    assert time.monotonic() - t < 1.0
 
 
 # ---------------------------------------------------------------- numbers in another base
