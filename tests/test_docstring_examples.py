@@ -25,6 +25,7 @@ MODULES = [
     "sandbox",
     "cli",
     "sft_data",
+    "sft_run",
     "chat_template",
     "tools",
     "curriculum",
