@@ -12,6 +12,7 @@ MODULES = [
     "data",
     "sft",
     "distill",
+    "distill_run",
     "evaluate",
     "pipeline",
     "stage_eval",

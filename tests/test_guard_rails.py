@@ -500,38 +500,38 @@ def test_distill_refuses_meaningless_values_before_any_model_loads(tmp_path, arg
 
 
 def test_a_teacher_cache_of_other_prompts_or_damaged_is_refused_with_the_fix(tmp_path):
-    import distill
+    import distill_run
 
     prompts = [[1, 2, 3], [4, 5]]
     rows = [{"teacher": "tiny", "prompt_ids": p, "completion_ids": [7]} for p in prompts]
     good = tmp_path / "good.jsonl"
     good.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    assert distill.read_teacher_cache(good, "tiny", prompts) == rows
+    assert distill_run.read_teacher_cache(good, "tiny", prompts) == rows
     # the same teacher and count, other prompts (another seed or task): was used silently
     with pytest.raises(ValueError, match="answers to other prompts.*--teacher_cache NEW"):
-        distill.read_teacher_cache(good, "tiny", [[1, 2, 3], [4, 6]])
+        distill_run.read_teacher_cache(good, "tiny", [[1, 2, 3], [4, 6]])
     cut = tmp_path / "cut.jsonl"
     cut.write_text(good.read_text()[:30])
     with pytest.raises(ValueError, match="cannot be read.*delete"):
-        distill.read_teacher_cache(cut, "tiny", prompts)
+        distill_run.read_teacher_cache(cut, "tiny", prompts)
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     with pytest.raises(ValueError, match="holds no teacher answers"):  # was a ZeroDivisionError
-        distill.read_teacher_cache(empty, "tiny", prompts)
+        distill_run.read_teacher_cache(empty, "tiny", prompts)
     with pytest.raises(ValueError, match="cannot be read"):
-        distill.read_teacher_cache(tmp_path, "tiny", prompts)
+        distill_run.read_teacher_cache(tmp_path, "tiny", prompts)
 
 
 def test_distill_refuses_a_student_with_another_chat_template(tiny, tokenizer):
     import copy
 
-    import distill
+    import distill_run
 
     other = copy.deepcopy(tokenizer)
     other.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
-    distill.check_same_vocab(tiny, tiny, tokenizer, tokenizer)
+    distill_run.check_same_vocab(tiny, tiny, tokenizer, tokenizer)
     with pytest.raises(ValueError, match="chat templates differ.*copy the teacher's tokenizer"):
-        distill.check_same_vocab(tiny, tiny, other, tokenizer)
+        distill_run.check_same_vocab(tiny, tiny, other, tokenizer)
 
 
 @pytest.mark.parametrize(
