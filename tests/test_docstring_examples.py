@@ -15,6 +15,7 @@ MODULES = [
     "distill_run",
     "evaluate",
     "pipeline",
+    "pipeline_run",
     "stage_eval",
     "models",
     "engines",

@@ -414,6 +414,7 @@ def test_pipeline_resume_refuses_another_recipe_and_damaged_records_changing_not
     import dataclasses
 
     import pipeline
+    import pipeline_run
 
     out = tmp_path / "p"
     (out / "01-sft" / "checkpoint").mkdir(parents=True)
@@ -436,7 +437,9 @@ def test_pipeline_resume_refuses_another_recipe_and_damaged_records_changing_not
     with pytest.raises(ValueError, match="01-sft is marked finished but holds no checkpoint"):
         pipeline.run(pipeline.parse(args))
     (out / "01-sft" / "checkpoint" / "config.json").write_text("{}")
-    pipeline.check_resumable(pipeline.parse([*args, "--set", "grpo.beta=0"]), out)  # allowed
+    cfg = pipeline.parse([*args, "--set", "grpo.beta=0"])
+    plan = pipeline.stage_plan(pipeline.RECIPES[cfg.recipe](cfg.scale), cfg, out)
+    pipeline_run.check_resumable(cfg, out, plan)  # allowed
     (out / "table.json").write_text('[{"stage": "ba')  # a copy cut short
     with pytest.raises(ValueError, match="table.json .*cannot be read.*delete it"):
         pipeline.run(pipeline.parse(args))
