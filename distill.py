@@ -23,6 +23,9 @@ Order matters (Qwen3 runs off-policy first): a student far from its teacher, suc
 layer-dropped one, samples degenerate text -- on CPU ours emitted nothing but newlines -- where the
 teacher agrees with it, so on-policy steps teach it little. Start with `--lmbda 0`, then raise λ.
 
+The method is in this file; the flag checks, the checks on what it loads (the two models, the
+teacher cache), resume, the metrics rows and the checkpoints are in `distill_run.py`.
+
     python distill.py --student_from_teacher --keep_every 2 --max_steps 30
 """
 from __future__ import annotations
@@ -41,12 +44,14 @@ from tqdm import trange
 
 import cli
 import data
+import distill_run
 import distributed
 import engines
 import models
 import rewards
 import runs
 import training
+from distill_run import check_config  # also run by pipeline.py on every stage at start
 
 
 @dataclass
@@ -278,25 +283,6 @@ def drop_layers(teacher, keep_every: int):
     return student
 
 
-def check_same_vocab(student, teacher, student_tok, teacher_tok):
-    """Logit distillation compares distributions token by token: the vocabularies must match.
-    So must the chat templates: prompts are rendered in the teacher's and the student is saved
-    with the teacher's tokenizer, so a student with its own template was silently switched."""
-    v_s = student.get_output_embeddings().weight.shape[0]
-    v_t = teacher.get_output_embeddings().weight.shape[0]
-    if v_s != v_t or student_tok.get_vocab() != teacher_tok.get_vocab():
-        raise ValueError(
-            f"student and teacher vocabularies differ (LM heads {v_s} vs {v_t} rows, tokenizers "
-            f"{len(student_tok)} vs {len(teacher_tok)} tokens). Logit distillation needs the same "
-            "tokenizer: pick a student of the teacher's family, or use --student_from_teacher.")
-    if student_tok.chat_template != teacher_tok.chat_template:
-        raise ValueError(
-            "student and teacher chat templates differ: the prompts are rendered in the "
-            "teacher's, and the student would be trained and saved with it in place of its own. "
-            "Pick a student with the teacher's template, or copy the teacher's tokenizer files "
-            "into a copy of the student's folder to train it in the teacher's template.")
-
-
 def load_models(cfg: Config, device: str, resume_from: Path | None = None):
     teacher, tok = models.load_policy(cfg.teacher, dtype=cfg.dtype, device=device)
     teacher.eval().requires_grad_(False)
@@ -309,7 +295,7 @@ def load_models(cfg: Config, device: str, resume_from: Path | None = None):
     else:
         raise ValueError("no student: pass --student MODEL or --student_from_teacher "
                          "--keep_every K")
-    check_same_vocab(student, teacher, s_tok, tok)
+    distill_run.check_same_vocab(student, teacher, s_tok, tok)
     return teacher, student.train(), tok
 
 
@@ -345,33 +331,11 @@ def is_correct(task: dict, text: str) -> bool | None:
     return rewards.task_solved(text, task) if "answer" in task else None
 
 
-def read_teacher_cache(path: Path, teacher: str, prompts: list[list[int]]) -> list[dict]:
-    """The cached teacher answers in `path`, checked to be this teacher's answers to these very
-    prompts (token ids: the task, seed, levels, /think mix, prompt style and template all show
-    there). A cache of other prompts was used silently before, training on another task; an empty,
-    cut-short or unreadable one crashed with a bare JSON or division error."""
-    fix = f"delete {path} (the teacher answers again) or pass --teacher_cache NEW.jsonl"
-    try:
-        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    except (ValueError, UnicodeDecodeError, IsADirectoryError) as e:
-        raise ValueError(f"--teacher_cache {path} cannot be read ({type(e).__name__}: "
-                         f"{str(e)[:60]}); it is damaged or not a cache: {fix}") from None
-    if not rows or not all(isinstance(r, dict) for r in rows):
-        raise ValueError(f"--teacher_cache {path} holds no teacher answers: {fix}")
-    if rows[0].get("teacher") != teacher or len(rows) != len(prompts):
-        raise ValueError(f"{path} holds {len(rows)} outputs of teacher "
-                         f"{rows[0].get('teacher')!r}, not {len(prompts)} of {teacher!r}: {fix}")
-    if [r.get("prompt_ids") for r in rows] != [list(p) for p in prompts]:
-        raise ValueError(f"{path} holds the teacher's answers to other prompts (another --task, "
-                         f"--seed, --math_levels, --think_ratio or --prompt_style): {fix}")
-    return rows
-
-
 def teacher_outputs(teacher, tok, tasks, prompts, flags, cfg: Config, path: Path) -> list[dict]:
     """The off-policy data: one answer of the teacher per prompt, sampled at τ, written once to
     `path` (jsonl) and read back on later runs and on --resume."""
     if path.exists():
-        return read_teacher_cache(path, cfg.teacher, prompts)
+        return distill_run.read_teacher_cache(path, cfg.teacher, prompts)
     print(f"[distill] the teacher answers {len(tasks)} training prompts (once) -> {path}")
     engine = engines.make_engine(cfg.engine, teacher, tok, max_model_len=max_len(prompts, cfg))
     outs = engine.generate(prompts, engines.SamplingParams(
@@ -514,7 +478,7 @@ def train(cfg: Config) -> Path:
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min(1.0, (s + 1) / cfg.warmup_steps) if cfg.warmup_steps else 1.0)
     if state:
-        resume(run, state, optimizer, scheduler)
+        distill_run.resume(run, state, optimizer, scheduler)
     elif eval_tasks:
         evaluate_before_training(run, student, teacher, tok, eval_tasks, eval_prompts, cfg)
 
@@ -551,8 +515,8 @@ def train(cfg: Config) -> Path:
         engine.sync_weights(student)
 
         # ---- log ---------------------------------------------------------------------------------
-        metrics = step_metrics(step, loss, on_policy, grad_norm, scheduler, per_token, batch,
-                               t_gen, time.perf_counter() - t0)
+        metrics = distill_run.step_metrics(step, loss, on_policy, grad_norm, scheduler, per_token,
+                                           batch, t_gen, time.perf_counter() - t0)
         if (step % cfg.eval_every == 0 or step == cfg.max_steps) and eval_tasks:
             scores, samples = evaluate(student, teacher, tok, eval_tasks, eval_prompts, cfg,
                                        cfg.chunk_size)
@@ -566,94 +530,11 @@ def train(cfg: Config) -> Path:
 
         # ---- checkpoint --------------------------------------------------------------------------
         if step % cfg.save_steps == 0 or step == cfg.max_steps:
-            save(run, student, tok, optimizer, scheduler, step, cfg)
+            distill_run.save(run, student, tok, optimizer, scheduler, step, cfg)
     if start >= cfg.max_steps:
         print(f"[distill] nothing to do: step {start} >= --max_steps {cfg.max_steps}")
     run.summary(["loss", "eval_forward_kl", "eval_reverse_kl", "eval_accuracy"])
     return run.root
-
-
-# ----------------------------------------------------------------------------------------------
-# Plumbing: config checks, resume, metric rows, checkpoints
-# ----------------------------------------------------------------------------------------------
-def check_config(cfg: Config):
-    """Flag errors a user can act on, before any model is loaded."""
-    cli.check_positive(cfg, "num_train_prompts", "max_completion_length", "prompts_per_step",
-                       "max_steps", "save_steps", "eval_every", "learning_rate", "keep_every")
-    if not 0 <= cfg.lmbda <= 1:
-        raise ValueError(f"--lmbda must be in [0, 1] (probability of an on-policy batch), "
-                         f"got {cfg.lmbda}")
-    if not 0 <= cfg.beta <= 1:
-        raise ValueError(f"--beta must be in [0, 1] (0 = forward KL, 1 = reverse KL), "
-                         f"got {cfg.beta}")
-    if cfg.divergence not in ("forward_kl", "reverse_kl", "jsd"):
-        raise ValueError(f"--divergence {cfg.divergence!r} is not one of forward_kl, "
-                         "reverse_kl, jsd")
-    if cfg.top_k_tail not in ("rest", "renorm"):
-        raise ValueError(f"--top_k_tail {cfg.top_k_tail!r} is not one of rest, renorm")
-    if not cfg.temperature > 0:     # not `<= 0`: NaN passed and failed after the teacher ran
-        raise ValueError(f"--temperature must be > 0 (it divides the logits), "
-                         f"got {cfg.temperature}")
-    if not (0 <= cfg.think_ratio <= 1 or cfg.think_ratio == -1):
-        raise ValueError(f"--think_ratio must be in [0, 1] (or -1 for no switch), "
-                         f"got {cfg.think_ratio}")
-    # a negative count or warm-up passed silently: -1 eval problems meant none, a negative
-    # warm-up a negative learning rate (gradient ascent)
-    cli.check_non_negative(cfg, "eval_problems", "warmup_steps", "top_k_vocab", "weight_decay",
-                           "threads", "max_grad_norm")
-    if cfg.max_grad_norm == 0:   # clipping to norm 0 zeroes every update: nothing would train
-        raise ValueError("--max_grad_norm 0 zeroes every update; use 1.0 (or a large value to "
-                         "turn clipping off)")
-    cli.check_positive(cfg, "chunk_size")
-    if cfg.task == "math":
-        data.parse_levels(cfg.math_levels)
-    if cfg.dtype not in ("float32", "bfloat16"):
-        raise ValueError(f"--dtype {cfg.dtype!r} is not one of float32, bfloat16")
-    if cfg.device not in ("auto", "cpu", "cuda"):
-        raise ValueError(f"--device {cfg.device!r} is not one of auto, cpu, cuda")
-    if not (cfg.student or cfg.student_from_teacher or cfg.resume):
-        # before the teacher loads (minutes for a large one) and before output_dir is touched
-        raise ValueError("no student: pass --student MODEL or --student_from_teacher "
-                         "--keep_every K")
-    if cfg.filter_correct and cfg.task != "math" and cfg.answer_field.lower() in ("", "none"):
-        raise ValueError("--filter_correct keeps the teacher answers that match the task's "
-                         "answers, and --answer_field none loads none: map the answer column "
-                         "with --answer_field NAME, or drop --filter_correct")
-
-
-def resume(run: runs.RunDir, state: dict, optimizer, scheduler):
-    """--resume: the optimizer and scheduler of the last saved state; metrics logged after it are
-    dropped (they are redone)."""
-    optimizer.load_state_dict(state["optimizer"])
-    scheduler.load_state_dict(state["scheduler"])
-    run.truncate_metrics(state["step"])
-    print(f"[distill] resumed at step {state['step']}")
-
-
-def step_metrics(step: int, loss, on_policy: bool, grad_norm, scheduler, per_token, batch,
-                 generate_s: float, step_s: float) -> dict:
-    """One line of metrics.jsonl (before evaluation): the divergence, where the batch came from,
-    the update, throughput and, where tasks have answers, the batch's accuracy (the student's
-    on-policy, the teacher's off-policy)."""
-    metrics = {"step": step, "loss": loss.item(), "on_policy": int(on_policy),
-               "grad_norm": grad_norm.item(), "lr": scheduler.get_last_lr()[0],
-               "completion_tokens": per_token.numel(), "tokens_per_s": per_token.numel() / step_s,
-               "time/generate_s": generate_s, "time/step_s": step_s}
-    correct = [r["correct"] for r in batch if r.get("correct") is not None]
-    if correct:
-        key = "train/accuracy" if on_policy else "train/teacher_accuracy"
-        metrics[key] = sum(correct) / len(correct)
-    return metrics
-
-
-def save(run: runs.RunDir, student, tok, optimizer, scheduler, step: int, cfg: Config):
-    """The checkpoint, state.pt (step, optimizer, scheduler) and curves.png."""
-    run.save(student, tok, {"step": step, "optimizer": optimizer.state_dict(),
-                            "scheduler": scheduler.state_dict()})
-    run.plot(["loss", "eval_forward_kl", "eval_reverse_kl", "eval_accuracy", "tokens_per_s",
-              "grad_norm"],
-             title=f"distill: {cfg.teacher} -> {cfg.student or 'half-depth student'}, "
-                   f"{cfg.divergence}, λ={cfg.lmbda}, lr {cfg.learning_rate:g}")
 
 
 def parse(args: list[str] | None = None) -> Config:

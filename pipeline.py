@@ -24,6 +24,7 @@ The papers' values sit next to ours in each stage's `paper` field; docs/recipes.
 source (paper, section, table) beside what the code does at demo and full scale.
 `demo` fits a 2-core CPU with the embedded 135M model; `small` is sized for one GPU and `full`
 for a node (vLLM rollouts, `torchrun`); only `demo` is run by this project's tests.
+The --set items, the --resume checks and the --dry-run table of settings are in `pipeline_run.py`.
 """
 from __future__ import annotations
 
@@ -31,7 +32,6 @@ import dataclasses
 import importlib
 import json
 import os
-import re
 import sys
 import time
 import traceback
@@ -44,6 +44,7 @@ import cli
 import data
 import distributed
 import models
+import pipeline_run
 import rewards
 import runs
 import stage_eval
@@ -367,46 +368,8 @@ RECIPES = {"phi4-reasoning": phi4_reasoning, "skywork-or1": skywork_or1, "qwen3"
 
 
 # ----------------------------------------------------------------------------------------------
-# Running
+# Running (the --set items, the --resume checks, the --dry-run table: pipeline_run.py)
 # ----------------------------------------------------------------------------------------------
-def _bool(value: str) -> bool:
-    """'true'/'1'/'yes' or 'false'/'0'/'no': a typo is an error, not a silent False."""
-    if value.strip().lower() not in ("1", "true", "yes", "0", "false", "no"):
-        raise ValueError(f"{value!r} is not a boolean: write true or false")
-    return value.strip().lower() in ("1", "true", "yes")
-
-
-def set_items(spec: str) -> list[str]:
-    """--set 'grpo.math_levels=1,2,grpo.beta=0.01' -> its STAGE.FIELD=VALUE items: a comma starts
-    a new item only before `STAGE.FIELD=`, so a value may hold commas."""
-    return [x.strip() for x in re.split(r",(?=\s*[\w-]+\.\w+=)", spec) if x.strip()]
-
-
-def user_overrides(spec: str, stage: Stage) -> dict:
-    """'grpo.max_steps=40,sft.learning_rate=1e-4' -> this stage's {field: typed value}, typed as
-    the field of its script's Config. A comma starts a new item only before `STAGE.FIELD=`, so a
-    value may hold commas: 'grpo.math_levels=1,2,grpo.beta=0.01'.
-
-    >>> user_overrides("grpo.math_levels=1,2,grpo.beta=0.01", Stage("grpo", "grpo", {}))
-    {'math_levels': '1,2', 'beta': 0.01}
-    """
-    types = {f.name: f.type
-             for f in dataclasses.fields(importlib.import_module(stage.script).Config)}
-    out = {}
-    for item in set_items(spec):
-        key, sep, value = item.partition("=")
-        name, dot, fld = key.partition(".")
-        if not (sep and dot):
-            raise SystemExit(f"--set {item!r}: write STAGE.FIELD=VALUE, e.g. grpo.max_steps=40")
-        if name != stage.name:
-            continue
-        if fld not in types:
-            raise SystemExit(f"--set {item!r}: {stage.script}.Config has no field {fld!r}")
-        t = getattr(types[fld], "__name__", str(types[fld])).replace(" | None", "")
-        out[fld] = {"bool": _bool, "int": int, "float": float}.get(t, str)(value)
-    return out
-
-
 def per_device_batch(global_batch: int, world_size: int, accumulation: int = 1) -> int:
     """A paper's global batch as sequences per micro-batch on each rank: B / (ranks x accumulation).
 
@@ -453,7 +416,7 @@ def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, t
     values = {k: cfg.model if v == BASE_MODEL else v for k, v in stage.overrides.items()}
     if stage.reward_model_pairs:
         values["reward_model"] = str(reward_model_dir(stage_dir))
-    values.update(user_overrides(cfg.set, stage))
+    values.update(pipeline_run.user_overrides(cfg.set, stage))
     if "global_batch_size" in values:
         values["per_device_train_batch_size"] = per_device_batch(
             values.pop("global_batch_size"), distributed.world_size(),
@@ -476,19 +439,6 @@ def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, t
     return module, module.Config(**values)
 
 
-def settings_table(stage: Stage, sc) -> str:
-    """A stage's key settings, ours next to the paper's, under the script's flag names (a paper
-    value with no flag of its own is listed with ours as '-')."""
-    ours = dataclasses.asdict(sc)
-    keys = list(dict.fromkeys([*stage.paper, *(k for k in stage.overrides if k in ours)]))
-    width = max(len(k) for k in keys) if keys else 8
-    lines = [f"  {'setting':<{width}}  {'ours':<28}  paper", f"  {'-' * width}  {'-' * 28}  -----"]
-    for k in keys:
-        mine = ours.get(k, stage.overrides.get(k, "-"))
-        lines.append(f"  {k:<{width}}  {str(mine):<28}  {stage.paper.get(k, '')}")
-    return "\n".join(lines)
-
-
 def stage_plan(stages: list[Stage], cfg: Config, out: Path):
     """(index, stage, its run dir, its input model, the teacher) for each stage in order: a
     stage's input is the previous stage's checkpoint; on-policy distillation keeps the teacher."""
@@ -505,7 +455,7 @@ def validate_stages(stages: list[Stage], cfg: Config, out: Path):
     `--model` fails at start (and in --dry-run), not minutes into the run."""
     models.checked_path(cfg.model)
     names = [s.name for s in stages]
-    for item in set_items(cfg.set):
+    for item in pipeline_run.set_items(cfg.set):
         stage_name = item.partition("=")[0].partition(".")[0]
         if "." in item.partition("=")[0] and stage_name not in names:
             raise SystemExit(f"--set {item!r}: --recipe {cfg.recipe} has no stage "
@@ -524,7 +474,7 @@ def validate_stages(stages: list[Stage], cfg: Config, out: Path):
 def eval_settings(stage: Stage, cfg: Config) -> dict:
     """How a stage's model is evaluated: in the prompt style it trained with (its --prompt_style,
     also from --set), and with tools where it learned to call them (`Stage.eval_tools`)."""
-    values = {**stage.overrides, **user_overrides(cfg.set, stage)}
+    values = {**stage.overrides, **pipeline_run.user_overrides(cfg.set, stage)}
     return {"prompt_style": values.get("prompt_style", "default"), "with_tools": stage.eval_tools}
 
 
@@ -533,7 +483,7 @@ def print_stages(stages: list[Stage], cfg: Config, out: Path):
     for i, stage, stage_dir, model, teacher in stage_plan(stages, cfg, out):
         _, sc = stage_config(stage, cfg, stage_dir, model, teacher)
         print(f"\n== stage {i}/{len(stages)}: {stage.name} ({stage.script}.py) ==")
-        print(settings_table(stage, sc))
+        print(pipeline_run.settings_table(stage, sc))
         print("ours : " + json.dumps(dataclasses.asdict(sc)))
         if stage.reward_model_pairs:
             print(f"first: a Bradley-Terry reward model from {cfg.model} on "
@@ -555,57 +505,6 @@ def evaluations(cfg: Config, out: Path, t_start: float) -> stage_eval.Evaluation
         budget_min=(cfg.time_budget_minutes if cfg.time_budget_minutes >= 0
                     else pick(cfg.scale, 19.0, 0.0, 0.0)),
         t_start=t_start, resume=cfg.resume, fixed=bool(cfg.eval_problems))
-
-
-# What makes a stage's DONE.json and checkpoint the ones this command would train: with another
-# value, --resume would skip "finished" stages of another recipe, scale or starting model and
-# report them as this run's. A finished stage's own --set items and the step scale must match
-# too; the stages still to run may change them (e.g. GRPO settings after a finished SFT stage).
-# The evaluation, engine, threads and time budget may change.
-SAME_ON_RESUME = ("recipe", "scale", "model")
-
-
-def read_json(path: Path, what: str):
-    """A JSON file this run wrote earlier, or ValueError naming it and the fix."""
-    try:
-        return json.loads(path.read_text())
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ValueError(f"--resume: {path} ({what}) cannot be read ({e}); it is damaged. Restore "
-                         "it, delete it (the finished stages are kept and evaluated again), or "
-                         "start over with another --output_dir (nothing was changed)") from None
-
-
-def check_resumable(cfg: Config, out: Path):
-    """--resume of `out`: the run was made by the same recipe, scale and starting model, its
-    finished stages with the same --set items and step scale, and its table and stage records
-    read; otherwise one line with the fix, before anything in `out` is written."""
-    if (out / "pipeline.json").exists():
-        before = read_json(out / "pipeline.json", "the run's settings")
-        changed = [f"--{k} {before.get(k)!r} (now {getattr(cfg, k)!r})" for k in SAME_ON_RESUME
-                   if k in before and before[k] != getattr(cfg, k)]
-        if not changed and cfg.recipe in RECIPES:
-            finished = [s for _, s, stage_dir, _, _ in
-                        stage_plan(RECIPES[cfg.recipe](cfg.scale), cfg, out)
-                        if (stage_dir / "DONE.json").exists()]
-            scale = before.get("max_steps_scale", cfg.max_steps_scale)
-            if finished and scale != cfg.max_steps_scale:
-                changed.append(f"--max_steps_scale {scale!r} (now {cfg.max_steps_scale!r})")
-            changed += [f"--set for the finished stage {s.name!r}: {old!r} (now {new!r})"
-                        for s in finished
-                        if (old := user_overrides(before.get("set", ""), s))
-                        != (new := user_overrides(cfg.set, s))]
-        if changed:
-            raise ValueError(f"--resume: {out} was run with {', '.join(changed)}; its finished "
-                             "stages would be taken for this run's. Resume with the run's own "
-                             "values, or pass another --output_dir (nothing was changed)")
-    if (out / "table.json").exists():
-        read_json(out / "table.json", "the table of evaluations")
-    for done in sorted(out.glob("*/DONE.json")):
-        read_json(done, "the record of a finished stage")
-        if not (done.parent / "checkpoint" / "config.json").exists():
-            raise ValueError(f"--resume: {done.parent} is marked finished but holds no "
-                             f"checkpoint; delete {done} to train the stage again (nothing was "
-                             "changed)")
 
 
 def run(cfg: Config) -> list[dict]:
@@ -630,7 +529,8 @@ def run(cfg: Config) -> list[dict]:
         raise SystemExit(f"{out} already holds a run: pass --resume to continue it, or "
                          "--output_dir to start another (nothing was changed).")
     if cfg.resume:
-        check_resumable(cfg, out)          # before pipeline.json is rewritten: nothing changed
+        # before pipeline.json is rewritten: nothing changed
+        pipeline_run.check_resumable(cfg, out, stage_plan(stages, cfg, out))
     out.mkdir(parents=True, exist_ok=True)
     runs.atomic_write_text(out / "pipeline.json", json.dumps(dataclasses.asdict(cfg), indent=2))
     evals = evaluations(cfg, out, t_start)

@@ -38,7 +38,8 @@ block-diagonal causal mask plus position ids restarting at 0 (exactly the unpack
         --embedding_learning_rate 2e-3 --num_examples 256 --eval_problems 50 --output_dir runs/sft
 
 The method is in this file; the data sources and the cold-start filters are in `sft_data.py`, the
-template's text in `chat_template.py`.
+template's text in `chat_template.py`, the flag checks, resume, checkpoints and the think-format
+check in `sft_run.py`.
 """
 from __future__ import annotations
 
@@ -61,14 +62,14 @@ from transformers import AddedToken, AutoTokenizer
 import cli
 import data
 import distributed
-import engines
 import models
 import runs
 import sft_data
+import sft_run
 import tools
 import training
 from chat_template import CHAT_TEMPLATE, END_THINK, IM_END, IM_START, THINK
-from rewards import verify_math
+from sft_run import check_config  # also run by pipeline.py on every stage at start
 
 
 @dataclass
@@ -491,34 +492,6 @@ def cosine_lr(step: int, peak: float, warmup: int, total: int, min_ratio: float)
 
 
 # ----------------------------------------------------------------------------------------------
-# The think-format check (the parser: sft_data.think_format)
-# ----------------------------------------------------------------------------------------------
-@torch.no_grad()
-def evaluate_format(engine, tokenizer, n: int, max_new_tokens: int,
-                    seed: int = 0) -> tuple[dict, list[dict]]:
-    """Greedy answers of `engine` (engines.make_engine) to n held-out problems per mode.
-    think_ok: closed, non-empty think block, boxed answer after it (prompt with /think);
-    no_think_ok: the same with an empty block."""
-    tasks = data.math_tasks(n, "test", seed)
-    params = engines.SamplingParams(temperature=0, max_new_tokens=max_new_tokens)
-    metrics, samples = {}, []
-    for mode, think in (("think", True), ("no_think", False)):
-        with engines.progress(f"format check, thinking {think}"):
-            outs = engine.generate(data.prompt_ids(tokenizer, tasks, think=think), params)
-        ok = correct = 0
-        for c in outs:
-            f = sft_data.think_format(c.text)
-            good = f["closed"] and f["boxed"] and f["empty"] != think
-            ok += good
-            correct += verify_math(c.text, tasks[c.prompt_index]["answer"])
-            samples.append({"mode": mode, "prompt": tasks[c.prompt_index]["prompt"],
-                            "completion": c.text, "format_ok": good})
-        metrics[f"eval/{mode}_format"] = ok / n
-        metrics[f"eval/{mode}_accuracy"] = correct / n
-    return metrics, samples
-
-
-# ----------------------------------------------------------------------------------------------
 # Model and data
 # ----------------------------------------------------------------------------------------------
 def prepare_model(cfg: Config):
@@ -552,7 +525,7 @@ def train(cfg: Config) -> Path:
     runs.seed_everything(cfg.seed, cfg.threads)
     data.set_prompt_style(cfg.prompt_style)
     if cfg.eval_only:
-        return evaluate_only(cfg)
+        return sft_run.evaluate_only(cfg)
     run = runs.open_run(cfg.output_dir, cfg, cfg.resume, cfg.overwrite)
     device = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -573,7 +546,7 @@ def train(cfg: Config) -> Path:
         cfg.num_train_epochs * micro_per_epoch / cfg.gradient_accumulation_steps)
     groups = param_groups(model, cfg.learning_rate, cfg.embedding_learning_rate)
     optimizer = torch.optim.AdamW(groups, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
-    step = resume_run(run, optimizer, cfg.gradient_accumulation_steps) if cfg.resume else 0
+    step = sft_run.resume_run(run, optimizer, cfg.gradient_accumulation_steps) if cfg.resume else 0
 
     bar = tqdm(total=total_steps, initial=step, desc="sft")
     while step < total_steps:
@@ -616,77 +589,16 @@ def train(cfg: Config) -> Path:
 
         # ---- save ----
         if step % cfg.save_steps == 0 or step == total_steps:
-            save(run, model, tok, optimizer, step, cfg)
+            sft_run.save(run, model, tok, optimizer, step, cfg)
     bar.close()
 
     # ---- evaluate: the think format on held-out prompts, in both modes ----
     if cfg.eval_problems > 0:
-        metrics, samples = check_format(cfg, model, tok, run.root)
+        metrics, samples = sft_run.check_format(cfg, model, tok, run.root)
         run.log({"step": step, **metrics})
         run.log_samples(step, samples)
     run.summary(["loss", *[k for k in (run.metrics() or [{}])[-1] if k.endswith("rate")]])
     return run.checkpoint
-
-
-# ----------------------------------------------------------------------------------------------
-# Plumbing: config checks, resume, checkpoints, --eval_only
-# ----------------------------------------------------------------------------------------------
-def check_config(cfg: Config):
-    """Values that would make training meaningless, refused before anything is loaded."""
-    cli.check_positive(cfg, "max_length", "per_device_train_batch_size",
-                       "gradient_accumulation_steps", "learning_rate", "save_steps", "num_examples",
-                       "teacher_samples", "eval_max_completion_length")
-    if not 0 <= cfg.no_think_ratio < 1:     # 1: no thinking examples left to fuse with
-        raise ValueError(f"--no_think_ratio {cfg.no_think_ratio}: a fraction in [0, 1)")
-    if not 0 <= cfg.multi_turn_ratio <= 1:
-        raise ValueError(f"--multi_turn_ratio {cfg.multi_turn_ratio}: a fraction in [0, 1]")
-    if cfg.rope_theta_factor <= 0:
-        raise ValueError(f"--rope_theta_factor {cfg.rope_theta_factor}: must be positive "
-                         "(Phi-4: 2.0)")
-
-
-def resume_run(run: runs.RunDir, optimizer, accumulation: int) -> int:
-    """--resume: the optimizer and step of the last saved state (metrics logged after it are
-    dropped, to be redone). Returns the step."""
-    state = run.load_state()
-    optimizer.load_state_dict(state["optimizer"])
-    step = state["step"]
-    if state["data_position"] != step * accumulation:
-        raise ValueError(f"--resume: the run used gradient_accumulation_steps="
-                         f"{state['data_position'] // step}; resume with the same value")
-    run.truncate_metrics(step)
-    print(f"[sft] resumed at step {step} (micro-batch {state['data_position']})")
-    return step
-
-
-def save(run: runs.RunDir, model, tok, optimizer, step: int, cfg: Config):
-    """The checkpoint, state.pt (step, optimizer, data position) and curves.png."""
-    run.save(model, tok, {"step": step, "optimizer": optimizer.state_dict(),
-                          "data_position": step * cfg.gradient_accumulation_steps})
-    run.plot(["loss", "lr", "grad_norm", "tokens_per_s"],
-             title=f"sft: {cfg.model} on {cfg.dataset}, think tokens {cfg.think_tokens}, "
-                   f"lr {cfg.learning_rate:g}, no_think {cfg.no_think_ratio:g}")
-
-
-def check_format(cfg: Config, model, tok, out: Path) -> tuple[dict, list[dict]]:
-    """`evaluate_format` through the --engine sampler; the metrics are printed and written to
-    out/eval.json."""
-    engine = engines.make_engine(cfg.engine, model, tok)
-    metrics, samples = evaluate_format(engine, tok, cfg.eval_problems,
-                                       cfg.eval_max_completion_length, cfg.seed)
-    print(json.dumps(metrics, indent=2))
-    (out / "eval.json").write_text(json.dumps(metrics, indent=2))
-    return metrics, samples
-
-
-def evaluate_only(cfg: Config) -> Path:
-    """--eval_only: the format check on --model, written to eval.json and eval_samples.jsonl."""
-    model, tok = models.load_policy(cfg.model)
-    out = Path(cfg.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    samples = check_format(cfg, model, tok, out)[1]
-    (out / "eval_samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
-    return out
 
 
 def parse(args: list[str] | None = None) -> Config:

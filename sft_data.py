@@ -19,7 +19,7 @@ reasoning, an answer without it); `check_conversation` refuses one that cannot b
 `filter_responses` is Qwen3's cold-start response filter (§4.1): wrong answers, repetition, and
 think blocks that conclude something other than the final answer are dropped. It reads responses
 with `split_reasoning`, `last_boxed` and `reasoning_claim`; `think_format` is the parser of the
-format check (`sft.evaluate_format`).
+format check (`sft_run.evaluate_format`).
 """
 from __future__ import annotations
 

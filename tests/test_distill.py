@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import distill
+import distill_run
 import engines
 import models
 import runs
@@ -167,9 +168,9 @@ def test_drop_layers_keeps_every_kth_and_still_generates(tmp_path, tokenizer):
 def test_different_vocabularies_are_refused(tokenizer):
     teacher, student = _pair(vocab=97)
     other = models.tiny_model("llama", vocab_size=98, layers=1, hidden=64)
-    distill.check_same_vocab(student, teacher, tokenizer, tokenizer)
+    distill_run.check_same_vocab(student, teacher, tokenizer, tokenizer)
     with pytest.raises(ValueError, match="vocabularies differ.*same\\s+tokenizer"):
-        distill.check_same_vocab(other, teacher, tokenizer, tokenizer)
+        distill_run.check_same_vocab(other, teacher, tokenizer, tokenizer)
 
 
 def test_batches_epochs_think_flags_and_flags():

@@ -414,6 +414,7 @@ def test_pipeline_resume_refuses_another_recipe_and_damaged_records_changing_not
     import dataclasses
 
     import pipeline
+    import pipeline_run
 
     out = tmp_path / "p"
     (out / "01-sft" / "checkpoint").mkdir(parents=True)
@@ -436,7 +437,9 @@ def test_pipeline_resume_refuses_another_recipe_and_damaged_records_changing_not
     with pytest.raises(ValueError, match="01-sft is marked finished but holds no checkpoint"):
         pipeline.run(pipeline.parse(args))
     (out / "01-sft" / "checkpoint" / "config.json").write_text("{}")
-    pipeline.check_resumable(pipeline.parse([*args, "--set", "grpo.beta=0"]), out)  # allowed
+    cfg = pipeline.parse([*args, "--set", "grpo.beta=0"])
+    plan = pipeline.stage_plan(pipeline.RECIPES[cfg.recipe](cfg.scale), cfg, out)
+    pipeline_run.check_resumable(cfg, out, plan)  # allowed
     (out / "table.json").write_text('[{"stage": "ba')  # a copy cut short
     with pytest.raises(ValueError, match="table.json .*cannot be read.*delete it"):
         pipeline.run(pipeline.parse(args))
@@ -500,38 +503,38 @@ def test_distill_refuses_meaningless_values_before_any_model_loads(tmp_path, arg
 
 
 def test_a_teacher_cache_of_other_prompts_or_damaged_is_refused_with_the_fix(tmp_path):
-    import distill
+    import distill_run
 
     prompts = [[1, 2, 3], [4, 5]]
     rows = [{"teacher": "tiny", "prompt_ids": p, "completion_ids": [7]} for p in prompts]
     good = tmp_path / "good.jsonl"
     good.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    assert distill.read_teacher_cache(good, "tiny", prompts) == rows
+    assert distill_run.read_teacher_cache(good, "tiny", prompts) == rows
     # the same teacher and count, other prompts (another seed or task): was used silently
     with pytest.raises(ValueError, match="answers to other prompts.*--teacher_cache NEW"):
-        distill.read_teacher_cache(good, "tiny", [[1, 2, 3], [4, 6]])
+        distill_run.read_teacher_cache(good, "tiny", [[1, 2, 3], [4, 6]])
     cut = tmp_path / "cut.jsonl"
     cut.write_text(good.read_text()[:30])
     with pytest.raises(ValueError, match="cannot be read.*delete"):
-        distill.read_teacher_cache(cut, "tiny", prompts)
+        distill_run.read_teacher_cache(cut, "tiny", prompts)
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     with pytest.raises(ValueError, match="holds no teacher answers"):  # was a ZeroDivisionError
-        distill.read_teacher_cache(empty, "tiny", prompts)
+        distill_run.read_teacher_cache(empty, "tiny", prompts)
     with pytest.raises(ValueError, match="cannot be read"):
-        distill.read_teacher_cache(tmp_path, "tiny", prompts)
+        distill_run.read_teacher_cache(tmp_path, "tiny", prompts)
 
 
 def test_distill_refuses_a_student_with_another_chat_template(tiny, tokenizer):
     import copy
 
-    import distill
+    import distill_run
 
     other = copy.deepcopy(tokenizer)
     other.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
-    distill.check_same_vocab(tiny, tiny, tokenizer, tokenizer)
+    distill_run.check_same_vocab(tiny, tiny, tokenizer, tokenizer)
     with pytest.raises(ValueError, match="chat templates differ.*copy the teacher's tokenizer"):
-        distill.check_same_vocab(tiny, tiny, other, tokenizer)
+        distill_run.check_same_vocab(tiny, tiny, other, tokenizer)
 
 
 @pytest.mark.parametrize(

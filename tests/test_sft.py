@@ -15,6 +15,7 @@ import models
 import runs
 import sft
 import sft_data
+import sft_run
 from data import DataError
 
 
@@ -702,7 +703,7 @@ def test_format_check_samples_through_the_engine_interface(monkeypatch, tok, tin
         engines, "make_engine", lambda kind, model, tok, **kw: kinds.append(kind) or Scripted()
     )
     cfg = sft.Config(engine="hf", eval_problems=4, eval_max_completion_length=16, seed=0)
-    metrics, samples = sft.check_format(cfg, tiny, tok, tmp_path)
+    metrics, samples = sft_run.check_format(cfg, tiny, tok, tmp_path)
     assert kinds == ["hf"] and [(c.temperature, c.max_new_tokens) for c in calls] == [(0, 16)] * 2
     assert metrics == {
         "eval/think_format": 1.0,

@@ -1,0 +1,116 @@
+"""The pipeline's bookkeeping around its stages: the `--set` items typed as the fields of a
+stage's script (`user_overrides`), what `--resume` checks before anything in the run directory is
+written (`check_resumable`), and the `--dry-run` table of a stage's settings beside the paper's
+(`settings_table`).
+
+`cfg` is a `pipeline.Config` and `stage` a `pipeline.Stage` throughout.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import re
+from pathlib import Path
+
+
+def _bool(value: str) -> bool:
+    """'true'/'1'/'yes' or 'false'/'0'/'no': a typo is an error, not a silent False."""
+    if value.strip().lower() not in ("1", "true", "yes", "0", "false", "no"):
+        raise ValueError(f"{value!r} is not a boolean: write true or false")
+    return value.strip().lower() in ("1", "true", "yes")
+
+
+def set_items(spec: str) -> list[str]:
+    """--set 'grpo.math_levels=1,2,grpo.beta=0.01' -> its STAGE.FIELD=VALUE items: a comma starts
+    a new item only before `STAGE.FIELD=`, so a value may hold commas."""
+    return [x.strip() for x in re.split(r",(?=\s*[\w-]+\.\w+=)", spec) if x.strip()]
+
+
+def user_overrides(spec: str, stage) -> dict:
+    """'grpo.max_steps=40,sft.learning_rate=1e-4' -> this stage's {field: typed value}, typed as
+    the field of its script's Config. A comma starts a new item only before `STAGE.FIELD=`, so a
+    value may hold commas: 'grpo.math_levels=1,2,grpo.beta=0.01'.
+
+    >>> from pipeline import Stage
+    >>> user_overrides("grpo.math_levels=1,2,grpo.beta=0.01", Stage("grpo", "grpo", {}))
+    {'math_levels': '1,2', 'beta': 0.01}
+    """
+    types = {f.name: f.type
+             for f in dataclasses.fields(importlib.import_module(stage.script).Config)}
+    out = {}
+    for item in set_items(spec):
+        key, sep, value = item.partition("=")
+        name, dot, fld = key.partition(".")
+        if not (sep and dot):
+            raise SystemExit(f"--set {item!r}: write STAGE.FIELD=VALUE, e.g. grpo.max_steps=40")
+        if name != stage.name:
+            continue
+        if fld not in types:
+            raise SystemExit(f"--set {item!r}: {stage.script}.Config has no field {fld!r}")
+        t = getattr(types[fld], "__name__", str(types[fld])).replace(" | None", "")
+        out[fld] = {"bool": _bool, "int": int, "float": float}.get(t, str)(value)
+    return out
+
+
+# What makes a stage's DONE.json and checkpoint the ones this command would train: with another
+# value, --resume would skip "finished" stages of another recipe, scale or starting model and
+# report them as this run's. A finished stage's own --set items and the step scale must match
+# too; the stages still to run may change them (e.g. GRPO settings after a finished SFT stage).
+# The evaluation, engine, threads and time budget may change.
+SAME_ON_RESUME = ("recipe", "scale", "model")
+
+
+def read_json(path: Path, what: str):
+    """A JSON file this run wrote earlier, or ValueError naming it and the fix."""
+    try:
+        return json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ValueError(f"--resume: {path} ({what}) cannot be read ({e}); it is damaged. Restore "
+                         "it, delete it (the finished stages are kept and evaluated again), or "
+                         "start over with another --output_dir (nothing was changed)") from None
+
+
+def check_resumable(cfg, out: Path, plan):
+    """--resume of `out`: the run was made by the same recipe, scale and starting model, its
+    finished stages with the same --set items and step scale, and its table and stage records
+    read; otherwise one line with the fix, before anything in `out` is written. `plan`: the
+    recipe's `pipeline.stage_plan`."""
+    if (out / "pipeline.json").exists():
+        before = read_json(out / "pipeline.json", "the run's settings")
+        changed = [f"--{k} {before.get(k)!r} (now {getattr(cfg, k)!r})" for k in SAME_ON_RESUME
+                   if k in before and before[k] != getattr(cfg, k)]
+        if not changed:
+            finished = [s for _, s, stage_dir, _, _ in plan if (stage_dir / "DONE.json").exists()]
+            scale = before.get("max_steps_scale", cfg.max_steps_scale)
+            if finished and scale != cfg.max_steps_scale:
+                changed.append(f"--max_steps_scale {scale!r} (now {cfg.max_steps_scale!r})")
+            changed += [f"--set for the finished stage {s.name!r}: {old!r} (now {new!r})"
+                        for s in finished
+                        if (old := user_overrides(before.get("set", ""), s))
+                        != (new := user_overrides(cfg.set, s))]
+        if changed:
+            raise ValueError(f"--resume: {out} was run with {', '.join(changed)}; its finished "
+                             "stages would be taken for this run's. Resume with the run's own "
+                             "values, or pass another --output_dir (nothing was changed)")
+    if (out / "table.json").exists():
+        read_json(out / "table.json", "the table of evaluations")
+    for done in sorted(out.glob("*/DONE.json")):
+        read_json(done, "the record of a finished stage")
+        if not (done.parent / "checkpoint" / "config.json").exists():
+            raise ValueError(f"--resume: {done.parent} is marked finished but holds no "
+                             f"checkpoint; delete {done} to train the stage again (nothing was "
+                             "changed)")
+
+
+def settings_table(stage, sc) -> str:
+    """A stage's key settings, ours next to the paper's, under the script's flag names (a paper
+    value with no flag of its own is listed with ours as '-')."""
+    ours = dataclasses.asdict(sc)
+    keys = list(dict.fromkeys([*stage.paper, *(k for k in stage.overrides if k in ours)]))
+    width = max(len(k) for k in keys) if keys else 8
+    lines = [f"  {'setting':<{width}}  {'ours':<28}  paper", f"  {'-' * width}  {'-' * 28}  -----"]
+    for k in keys:
+        mine = ours.get(k, stage.overrides.get(k, "-"))
+        lines.append(f"  {k:<{width}}  {str(mine):<28}  {stage.paper.get(k, '')}")
+    return "\n".join(lines)
