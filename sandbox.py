@@ -36,8 +36,9 @@ How a run is isolated ("full" mode: root + bubblewrap + cgroup v1)
     environment is empty (PATH/HOME/LANG only).
   * The interpreter is not started per run: a pre-imported zygote per slot (outside every sandbox,
     never given a job) forks a process that joins the slot's cgroups, becomes the slot uid, enters
-    the fresh bwrap's namespaces (bwrap waits on --block-fd once set up), drops every capability and
-    forks the runner as the sandbox's pid 2 (see zygote.py). In run_many each worker keeps its slot
+    the fresh bwrap's namespaces (bwrap waits on --block-fd once set up, as pid 1, out of the
+    program's reach: _Bwrap), drops every capability and forks the runner as the sandbox's pid 2
+    (see zygote.py). In run_many each worker keeps its slot
     and starts the next program's bwrap ahead. SANDBOX_ZYGOTE=0 starts an interpreter per run
     instead.
   * It runs as an unprivileged uid, one per concurrent slot (61000+i, no passwd entry needed), so

@@ -577,14 +577,22 @@ os.register_at_fork(after_in_child=_Zygote._forget_after_fork)
 class _Bwrap:
     """A fresh bwrap sandbox that sets itself up and then waits on --block-fd (never released: the
     program is brought in by the zygote; the sandbox is killed after one program). It runs as the
-    slot's uid, started through setpriv where available so that no parent-sized fork is needed."""
+    slot's uid, started through setpriv where available so that no parent-sized fork is needed.
+
+    Waiting there, bwrap is the sandbox's pid 1: the slot uid, like the program, but outside the
+    slot's cgroups and seccomp filter, and holding a descriptor of the host's /proc. It keeps one
+    capability (CAP_WAKE_ALARM, of no use in a user namespace) that the program lacks, and ptrace(2)
+    denies access to a process whose capabilities are not a subset of the caller's: no ptrace of
+    pid 1, no /proc/1/mem (code run there would escape the limits and the filter), no following its
+    descriptors (the host's /proc listed every host process)."""
 
     def __init__(self, s: dict, uid: int, tmp_bytes: int):
         self.tmp_bytes = tmp_bytes
         self.block_r, self.block_w = os.pipe()
         self.err_r, err_w = os.pipe()
         self.inner = None
-        argv = _bwrap_argv(s, tmp_bytes)[:-1] + ["--block-fd", str(self.block_r), "--",
+        argv = _bwrap_argv(s, tmp_bytes)[:-1] + ["--cap-add", "CAP_WAKE_ALARM",
+                                                 "--block-fd", str(self.block_r), "--",
                                                  s["python"], "-I", "-S", "-c", ""]
         kw = {}
         if s.get("setpriv"):

@@ -731,6 +731,42 @@ for flag in (0x10000000, 0x20000, 0x40000000):  # CLONE_NEWUSER, CLONE_NEWNS, CL
     assert r.verdict == "accepted", r
 
 
+@needs_full
+def test_no_other_process_of_the_sandbox_can_be_read_or_traced():
+    """Pid 1 of a pre-started sandbox (bwrap waiting on --block-fd) runs as the slot uid, like the
+    program, but outside the slot's cgroups and seccomp filter: the program could ptrace it or
+    write its /proc/1/mem (code run there escapes the memory, process and CPU limits and the
+    filter), and follow its descriptor 3, bwrap's handle on the host's /proc, to every host
+    process. Neither pid 1 nor R (assert and call mode) may be reachable from the program."""
+    probe = (
+        "def reach():\n"
+        "    import ctypes, os\n"
+        "    libc, me, got = ctypes.CDLL(None, use_errno=True), os.getpid(), []\n"
+        "    for p in sorted(int(x) for x in os.listdir('/proc') if x.isdigit()):\n"
+        "        for what in ('fd', 'mem', 'root', 'environ'):\n"
+        "            try:\n"
+        "                path = f'/proc/{p}/{what}'\n"
+        "                if what == 'fd':\n"
+        "                    [os.readlink(f'{path}/{n}') for n in os.listdir(path)]\n"
+        "                else:\n"
+        "                    os.listdir(path) if what == 'root' else open(path, 'rb').close()\n"
+        "                got.append((p, what))\n"
+        "            except OSError:\n"
+        "                pass\n"
+        "        if p != me and libc.ptrace(0x4206, p, 0, 0) == 0:  # PTRACE_SEIZE\n"
+        "            got.append((p, 'ptrace'))\n"
+        "    return [(p, w) for p, w in got if p != me]\n"
+    )
+    out = sandbox.run_program(probe + "print(reach())")
+    assert (out.verdict, out.stdout) == ("accepted", "[]\n"), out
+    r = run_tests(probe, [{"assert": "assert reach() == [], reach()"}])
+    assert r.verdict == "accepted", r
+    host = ("import os\ntry:\n    for n in os.listdir('/proc/1/fd'):\n"
+            "        print(n, os.listdir(f'/proc/1/fd/{n}') if n == '3' else '')\n"
+            "except OSError as e:\n    print(e)")
+    assert str(os.getpid()) not in out_of(host)  # this process, seen through the host's /proc
+
+
 # ------------------------------------------------------------------------- on a shared machine
 def test_slot_directory_is_per_user_and_private():
     assert run_tests("print(1)", io("", "1")).verdict == "accepted"
