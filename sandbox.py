@@ -60,7 +60,8 @@ How it is judged
     candidate process C (forked from R *before* R has read the tests or the per-run secret).
     C executes the code; R calls C's functions over a pipe, with arguments marshalled fresh for
     every call (a deep copy) and return values accepted only if they are built from exact
-    builtin types (``marshal`` refuses an int subclass or an object with a lying ``__eq__``).
+    builtin types (``marshal`` refuses an int subclass or an object with a lying ``__eq__``)
+    and take at most 64 MiB once decoded (runner.MAX_VALUE_BYTES).
     Call-based: R forwards the values to the parent, which compares them with strict, type-aware
     equality (bool is not int, NaN != NaN, list~tuple, int~float by value, optional float_tol).
     Assert: the test statements run in R, with R's own untouched builtins, on plain values only;

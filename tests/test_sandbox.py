@@ -267,6 +267,27 @@ def f(x):
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) >> 10
     assert r.verdict != "accepted" and len(r.detail) < 10000, r
     assert grown_mb < 300, grown_mb
+    # C replaces marshal.dumps: its reply is 6 MB of marshalled empty dicts, 200 MB once decoded
+    # (R builds them under the sandbox's limit; the parent then built them again, as much memory
+    # as the sandbox may use, per call result); and a legitimate value as big, equal to the
+    # expected one: neither leaves the sandbox (runner.MAX_VALUE_BYTES)
+    flood = """
+import marshal
+n = 3_000_000
+blob = b"[" + n.to_bytes(4, "little") + b"{0" * n
+real = marshal.dumps
+marshal.dumps = lambda v, *a: blob if v == "flood" else real(v, *a)
+def f(x):
+    return "flood"
+def g(x):
+    return [{} for _ in range(x)]
+"""
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    r = run_tests(flood, [call("f", [1], 2), call("g", [10**6], [{}] * 10**6)], memory_mb=256)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) >> 10
+    assert (r.verdict, r.passed) == ("wrong_answer", 0), r
+    assert "value of more than 67108864 bytes cannot leave the sandbox" in r.detail, r
+    assert grown_mb < 100, grown_mb
 
 
 # ------------------------------------------------------------------------------------- asserts
