@@ -45,8 +45,9 @@ How a run is isolated ("full" mode: root + bubblewrap + cgroup v1)
     root-only files stay unreadable and the launcher's environment is not in /proc/1/environ.
   * Limits: CPU time of the whole process tree (cgroup cpuacct, polled) with a wall-clock backstop
     for sleepers; memory (+swap) and process count by a pre-created cgroup per slot; RLIMIT_CPU,
-    RLIMIT_FSIZE, RLIMIT_NOFILE and RLIMIT_CORE=0 as a second line. When a run ends, its bwrap is
-    killed (which kills the PID namespace) and the slot's cgroup is swept until it is empty.
+    RLIMIT_FSIZE, RLIMIT_NOFILE and RLIMIT_CORE=1 (no core dump, even piped to a helper) as a second
+    line. When a run ends, its bwrap is killed (which kills the PID namespace) and the slot's
+    cgroup is swept until it is empty.
   * Output is read while stdin is written (no pipe deadlock), capped (stdout 1 MiB -> verdict
     ``output_limit``; the last 64 KiB of stderr are kept).
 

@@ -576,6 +576,24 @@ def test_files_and_disk_are_bounded():
 
 
 @needs_full
+@pytest.mark.parametrize("path", ["zygote", "plain"])
+def test_a_crash_dumps_no_core_even_to_a_piped_helper(path, monkeypatch):
+    """RLIMIT_CORE is 1 byte, not 0: where kernel.core_pattern pipes dumps to a helper (apport,
+    systemd-coredump), the kernel ignores a limit of 0 and starts the helper as root, outside the
+    sandbox's limits, for every crash; 1 is the value at which it starts none. The program cannot
+    raise it, on either launch path."""
+    if path == "plain":
+        monkeypatch.setattr(sandbox, "_setup", dict(sandbox._state(), zygote=False))
+    code = (
+        "import resource\nprint(resource.getrlimit(resource.RLIMIT_CORE), flush=True)\n"
+        "try:\n    resource.setrlimit(resource.RLIMIT_CORE, (2, 2))\nexcept ValueError:\n"
+        "    print('kept', flush=True)\nimport os\nos.abort()"
+    )
+    out = sandbox.run_program(code)
+    assert (out.verdict, out.stdout, out.stderr) == ("runtime_error", "(1, 1)\nkept\n", ""), out
+
+
+@needs_full
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86_64 syscall numbers")
 def test_no_state_left_in_kernel_keyrings_for_the_next_program():
     # keys belong to the uid, not to the sandbox's namespaces, and outlive the run for seconds: the
