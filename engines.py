@@ -63,6 +63,7 @@ class Completion:
     truncated: bool                 # True when max_new_tokens ran out before EOS
     logprobs: list[float] | None = None   # sampled-token log-probs from the engine (vLLM)
     sampled_mask: list[int] | None = None  # 0 for tokens the engine inserted (thinking budget)
+    tool_failed: list[bool] | None = None  # tools.ToolEngine: per tool call, whether the run failed
 
 
 def _stop_ids(tokenizer, model=None) -> list[int]:

@@ -668,7 +668,7 @@ def train(cfg: Config) -> Path:
 
         # ---- log: the step's row of metrics.jsonl ----
         metrics.update(grpo_log.step_metrics(samples.rounds, samples.filtered / samples.groups,
-                                             train_stats, times, tok if cfg.tools else None))
+                                             train_stats, times, cfg.tools))
         # the last step, or the next one would end past the time budget
         last = step + 1 == total_steps or budget.spent(t_step)
         # ---- evaluate: every --eval_every steps and at the last, in the same row ----

@@ -82,11 +82,11 @@ class LossStats:
 
 
 def step_metrics(rounds: list, filtered_share: float, train_stats: dict, times: dict,
-                 tool_tokenizer=None) -> dict:
+                 tools_used: bool = False) -> dict:
     """One metrics.jsonl row's rollout statistics over every round of the step. `reward` is the
     reward the group statistics see (after truncation handling), `reward_raw` the reward
     functions' own output: they differ where truncated completions were re-scored. With
-    `tool_tokenizer` (--tools), the tool calls per rollout and the share that failed."""
+    `tools_used` (--tools), the tool calls per rollout and the share that failed."""
     outs = [c for roll in rounds for c in roll.completions]
     lengths = [len(c.completion_ids) for c in outs]
     cat = lambda name: torch.cat([getattr(r, name) for r in rounds]).float()
@@ -101,8 +101,8 @@ def step_metrics(rounds: list, filtered_share: float, train_stats: dict, times: 
                                             for r in rounds]).float().mean().item(),
            **reflection_counts([c.text for c in outs]), **train_stats,
            "gen_tokens_per_s": sum(lengths) / max(times.get("gen_s", 0), 1e-9), **times}
-    if tool_tokenizer is not None:
-        out.update(tools.tool_metrics(outs, tool_tokenizer))
+    if tools_used:
+        out.update(tools.tool_metrics(outs))
     if "train_s" in times:
         out["train_tokens_per_s"] = train_stats["train_tokens"] / times["train_s"]
     return out

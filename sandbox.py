@@ -36,16 +36,18 @@ How a run is isolated ("full" mode: root + bubblewrap + cgroup v1)
     environment is empty (PATH/HOME/LANG only).
   * The interpreter is not started per run: a pre-imported zygote per slot (outside every sandbox,
     never given a job) forks a process that joins the slot's cgroups, becomes the slot uid, enters
-    the fresh bwrap's namespaces (bwrap waits on --block-fd once set up), drops every capability and
-    forks the runner as the sandbox's pid 2 (see zygote.py). In run_many each worker keeps its slot
+    the fresh bwrap's namespaces (bwrap waits on --block-fd once set up, as pid 1, out of the
+    program's reach: _Bwrap), drops every capability and forks the runner as the sandbox's pid 2
+    (see zygote.py). In run_many each worker keeps its slot
     and starts the next program's bwrap ahead. SANDBOX_ZYGOTE=0 starts an interpreter per run
     instead.
   * It runs as an unprivileged uid, one per concurrent slot (61000+i, no passwd entry needed), so
     root-only files stay unreadable and the launcher's environment is not in /proc/1/environ.
   * Limits: CPU time of the whole process tree (cgroup cpuacct, polled) with a wall-clock backstop
     for sleepers; memory (+swap) and process count by a pre-created cgroup per slot; RLIMIT_CPU,
-    RLIMIT_FSIZE, RLIMIT_NOFILE and RLIMIT_CORE=0 as a second line. When a run ends, its bwrap is
-    killed (which kills the PID namespace) and the slot's cgroup is swept until it is empty.
+    RLIMIT_FSIZE, RLIMIT_NOFILE and RLIMIT_CORE=1 (no core dump, even piped to a helper) as a second
+    line. When a run ends, its bwrap is killed (which kills the PID namespace) and the slot's
+    cgroup is swept until it is empty.
   * Output is read while stdin is written (no pipe deadlock), capped (stdout 1 MiB -> verdict
     ``output_limit``; the last 64 KiB of stderr are kept).
 
@@ -59,7 +61,8 @@ How it is judged
     candidate process C (forked from R *before* R has read the tests or the per-run secret).
     C executes the code; R calls C's functions over a pipe, with arguments marshalled fresh for
     every call (a deep copy) and return values accepted only if they are built from exact
-    builtin types (``marshal`` refuses an int subclass or an object with a lying ``__eq__``).
+    builtin types (``marshal`` refuses an int subclass or an object with a lying ``__eq__``)
+    and take at most 64 MiB once decoded (runner.MAX_VALUE_BYTES).
     Call-based: R forwards the values to the parent, which compares them with strict, type-aware
     equality (bool is not int, NaN != NaN, list~tuple, int~float by value, optional float_tol).
     Assert: the test statements run in R, with R's own untouched builtins, on plain values only;

@@ -136,6 +136,7 @@ def detect(probe_limits) -> dict:
     # a slot directory owned by someone else is an error now, not at the first run
     os.close(open_slot_dir())
     bwrap = shutil.which("bwrap")
+    s["prlimit"] = shutil.which("prlimit")
     root = os.geteuid() == 0
     cg = {c: _own_cgroup(c) for c in ("memory", "pids", "cpuacct")}
     mode, why = "none", "bubblewrap not found (apt-get install -y bubblewrap)"
@@ -484,14 +485,25 @@ def _cpu_rlimit(cpu_budget: float) -> int:
     return math.ceil(cpu_budget) + 1
 
 
+# RLIMIT_CORE of exactly 1 byte, not 0: where kernel.core_pattern pipes core dumps to a helper
+# (apport, systemd-coredump), the kernel ignores RLIMIT_CORE and starts the helper, as root and
+# outside the sandbox's limits, for every crash (os.abort(), a segfault through ctypes): it reads
+# the whole dump and writes it to the host's disk. A limit of 1 is the kernel's one exception
+# (fs/coredump.c: "RLIMIT_CORE is set to 1, aborting core"); for a core file it is too small.
+CORE_LIMIT = 1
+
+
 def _join_script(cgroup_procs: list[str], lim, cpu_budget: float, mem_rlimit: bool,
-                 nproc: bool) -> str:
+                 nproc: bool, prlimit: str | None = None) -> str:
     """Shell run as the slot uid: join the slot's cgroups, set rlimits, exec bwrap (dash: one ulimit
-    each)."""
+    each; ulimit counts the core limit in blocks, so `prlimit` sets CORE_LIMIT where it exists)."""
     steps = [f'echo $$ > "{p}" || exit 99' for p in cgroup_procs]
+    if prlimit:
+        steps.append(f"{prlimit} --pid $$ --core={CORE_LIMIT}:{CORE_LIMIT} 2>/dev/null"
+                     " || ulimit -c 0 || exit 98")
     cpu = _cpu_rlimit(cpu_budget)
-    ulimits = [("c", 0), ("S -t", cpu), ("H -t", cpu + 1), ("f", lim.max_file_mb * 2048),
-               ("n", lim.max_open_files)]
+    ulimits = [("S -t", cpu), ("H -t", cpu + 1), ("f", lim.max_file_mb * 2048),
+               ("n", lim.max_open_files)] + ([] if prlimit else [("c", 0)])
     if mem_rlimit:
         ulimits.append(("v", (lim.memory_mb + 512) << 10))
     if nproc:
@@ -505,7 +517,7 @@ def _rlimits(lim, cpu_budget: float) -> list[tuple[int, int, int]]:
     mode."""
     cpu = _cpu_rlimit(cpu_budget)
     fsize = lim.max_file_mb << 20
-    return [(resource.RLIMIT_CORE, 0, 0), (resource.RLIMIT_CPU, cpu, cpu + 1),
+    return [(resource.RLIMIT_CORE, CORE_LIMIT, CORE_LIMIT), (resource.RLIMIT_CPU, cpu, cpu + 1),
             (resource.RLIMIT_FSIZE, fsize, fsize),
             (resource.RLIMIT_NOFILE, lim.max_open_files, lim.max_open_files)]
 
@@ -577,14 +589,22 @@ os.register_at_fork(after_in_child=_Zygote._forget_after_fork)
 class _Bwrap:
     """A fresh bwrap sandbox that sets itself up and then waits on --block-fd (never released: the
     program is brought in by the zygote; the sandbox is killed after one program). It runs as the
-    slot's uid, started through setpriv where available so that no parent-sized fork is needed."""
+    slot's uid, started through setpriv where available so that no parent-sized fork is needed.
+
+    Waiting there, bwrap is the sandbox's pid 1: the slot uid, like the program, but outside the
+    slot's cgroups and seccomp filter, and holding a descriptor of the host's /proc. It keeps one
+    capability (CAP_WAKE_ALARM, of no use in a user namespace) that the program lacks, and ptrace(2)
+    denies access to a process whose capabilities are not a subset of the caller's: no ptrace of
+    pid 1, no /proc/1/mem (code run there would escape the limits and the filter), no following its
+    descriptors (the host's /proc listed every host process)."""
 
     def __init__(self, s: dict, uid: int, tmp_bytes: int):
         self.tmp_bytes = tmp_bytes
         self.block_r, self.block_w = os.pipe()
         self.err_r, err_w = os.pipe()
         self.inner = None
-        argv = _bwrap_argv(s, tmp_bytes)[:-1] + ["--block-fd", str(self.block_r), "--",
+        argv = _bwrap_argv(s, tmp_bytes)[:-1] + ["--cap-add", "CAP_WAKE_ALARM",
+                                                 "--block-fd", str(self.block_r), "--",
                                                  s["python"], "-I", "-S", "-c", ""]
         kw = {}
         if s.get("setpriv"):
@@ -746,7 +766,8 @@ def _launch_plain(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: in
         ours += [job_w, chan_r, out_r, err_r] + ([in_w] if stdin is not None else [])
         theirs += [job_r, chan_w, out_w, err_w] + ([in_r] if stdin is not None else [])
         script = _join_script([f"{d}/cgroup.procs" for d in slot.cg.values()], lim, cpu_budget,
-                              mem_rlimit=not slot.cg, nproc=not slot.cg and slot.uid is not None)
+                              mem_rlimit=not slot.cg, nproc=not slot.cg and slot.uid is not None,
+                              prlimit=s.get("prlimit"))
         inner = [s["python"], "-I", "-S", "-B", "-c", RUNNER, str(job_r), str(chan_w), mode]
         bwrap, keep = _bwrap_argv(s, lim.tmp_mb << 20) if s["mode"] != "none" else [], ()
         bpf = seccomp_filter()

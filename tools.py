@@ -27,7 +27,8 @@ writes a fenced block, and what it printed comes back as an output block,
   compute with Python, for a short SFT stage that teaches the call format.
 * `mask_observations`: SFT leaves the output blocks out of its loss as well (ToRA §2.3: the
   interpreter's outputs are not the model's to predict).
-* `tool_metrics`: calls per rollout and the share of calls that failed, for the training log.
+* `tool_metrics`: calls per rollout and the share of calls that failed (by the sandbox's verdict),
+  for the training log.
 """
 from __future__ import annotations
 
@@ -41,9 +42,8 @@ import sandbox
 
 OPEN = "```python\n"
 CALL_RE = re.compile(r"```python\n(.*?)\n```", re.DOTALL)   # the first closed python block
-# a line that names an exception, as the interpreter's last line of a traceback does
-EXCEPTION_RE = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b")
-ERROR_RE = re.compile(r"^```output\n[A-Za-z_.]*(?:Error|Exception|Exit|Interrupt)\b")
+# the header of a traceback, an exception group's too (its lines then start with "  | ")
+TRACEBACK_RE = re.compile(r"^( *\+ Exception Group )?Traceback \(most recent call last\):$", re.M)
 # the families whose tasks carry an `expr`
 TOOL_FAMILIES = ("arithmetic", "fractions", "percent")
 
@@ -65,16 +65,45 @@ def first_call(text: str) -> re.Match | None:
     return CALL_RE.search(text, start)   # matches at `start`, in one pass
 
 
+def exception_text(stderr: str) -> str | None:
+    """What the interpreter printed after the frames of the last traceback in `stderr` -- the
+    exception's line, the rest of a multi-line message, its notes, whatever was printed after it
+    -- or None if `stderr` holds no traceback header.
+
+    >>> exception_text('Traceback (most recent call last):\\n  File "main.py", line 1, in <module>'
+    ...                '\\nValueError: a\\nb\\n')
+    'ValueError: a\\nb'
+    >>> exception_text("bye\\n") is None
+    True
+    """
+    heads = list(TRACEBACK_RE.finditer(stderr))
+    if not heads:
+        return None
+    prefix = "  | " if heads[-1].group(1) else ""   # an exception group: its own lines only
+    shown = []
+    for line in stderr[heads[-1].end():].split("\n")[1:]:
+        if prefix:
+            if not line.startswith(prefix):
+                break
+            line = line[len(prefix):]
+        if shown or (line and not line.startswith(" ")):   # frames are indented
+            shown.append(line)
+    return "\n".join(shown).strip("\n")
+
+
 def observation(result: sandbox.Output, max_chars: int = 400) -> str:
-    """The output block for one run: its stdout, else the error's last line (ToRA shows the
-    interpreter's error message, so the model can repair its code). Longer than `max_chars`:
-    the head, and how much was cut.
+    """The output block for one run: its stdout, else what the interpreter printed for the error
+    (ToRA shows the interpreter's error message, so the model can repair its code). Longer than
+    `max_chars`: the head, and how much was cut.
 
     >>> observation(sandbox.Output("accepted", "11/12\\n", ""))
     '```output\\n11/12\\n```\\n'
-    >>> observation(sandbox.Output("runtime_error", "",
-    ...                            "Traceback ...\\nNameError: name 'x' is not defined\\n"))
+    >>> observation(sandbox.Output("runtime_error", "", "Traceback (most recent call last):\\n"
+    ...                            '  File "main.py", line 1, in <module>\\n'
+    ...                            "NameError: name 'x' is not defined\\n"))
     "```output\\nNameError: name 'x' is not defined\\n```\\n"
+    >>> observation(sandbox.Output("runtime_error", "", "bye\\n", "program: exit status 1; bye"))
+    '```output\\nError: the program failed with exit status 1: bye\\n```\\n'
     """
     if result.verdict == "accepted":
         text = result.stdout
@@ -84,20 +113,21 @@ def observation(result: sandbox.Output, max_chars: int = 400) -> str:
         text = "MemoryError: the program ran past its memory limit"
     elif result.verdict == "output_limit":
         text = "OutputLimitError: the program printed more than the output limit"
-    else:   # runtime_error, syntax_error: the exception's own line
+    elif (shown := exception_text(result.stderr)):   # a traceback: the exception, as printed
+        text = shown
+    else:
         lines = [ln for ln in result.stderr.strip().splitlines() if ln.strip()]
         text = lines[-1] if lines else ""
-        if "Traceback" not in result.stderr and not EXCEPTION_RE.match(text):
-            # No exception line: `sys.exit('bye')` prints only 'bye', `os._exit(7)` or a signal
-            # print nothing, an exception line longer than the sandbox's stderr tail (64 KiB)
-            # lost its head, code over sandbox.MAX_CODE_BYTES is refused in words. Shown bare,
-            # the model (and `tool_metrics`) would take a failed run for output: say it failed.
-            if result.verdict == "syntax_error":
-                head = "SyntaxError"
-            else:
-                status = re.search(r"exit status (-?\d+)", result.detail)
-                head = ("Error: the program failed"
-                        + (f" with exit status {status.group(1)}" if status else ""))
+        if result.verdict == "syntax_error":   # the parent's compile error (sandbox.compile_error)
+            if not re.match(r"[A-Za-z]+Error: ", text):
+                text = f"SyntaxError: {text}"
+        else:
+            # No traceback: `sys.exit('bye')` prints only 'bye', `os._exit(7)` or a signal print
+            # nothing, a traceback longer than the sandbox's stderr tail (64 KiB) lost its header.
+            # Shown bare, the model would take a failed run for output: say it failed.
+            status = re.search(r"exit status (-?\d+)", result.detail)
+            head = ("Error: the program failed"
+                    + (f" with exit status {status.group(1)}" if status else ""))
             text = f"{head}: {text}" if text else head
     text = text.strip("\n")
     if len(text) > max_chars:
@@ -164,10 +194,12 @@ class ToolEngine:
     def close(self):
         getattr(self.engine, "close", lambda: None)()
 
-    def run_calls(self, codes: list[str]) -> list[str]:
-        """Run the blocks in the sandbox, in parallel; their observations, in order."""
+    def run_calls(self, codes: list[str]) -> list[tuple[str, bool]]:
+        """Run the blocks in the sandbox, in parallel; (observation, whether the run failed) for
+        each, in order. Failed is the sandbox's verdict (exit status, limits), not the text."""
         def one(code):
-            return observation(sandbox.run_program(code, **self.limits), self.max_output_chars)
+            result = sandbox.run_program(code, **self.limits)
+            return observation(result, self.max_output_chars), result.verdict != "accepted"
         with ThreadPoolExecutor(max_workers=max(1, min(self.workers, len(codes)))) as pool:
             return list(pool.map(one, codes))
 
@@ -208,7 +240,7 @@ class ToolEngine:
         for seg in first:   # each rollout starts empty and takes its first segment
             c = engines.Completion(seg.prompt_index, seg.prompt_ids, [], "", False,
                                    logprobs=[] if seg.logprobs is not None else None,
-                                   sampled_mask=[])
+                                   sampled_mask=[], tool_failed=[])
             out.append(c)
         calls = [0] * len(out)
         codes = {i: self._take(c, seg, params.max_new_tokens, 0)
@@ -218,8 +250,9 @@ class ToolEngine:
         while pending:
             rnd += 1
             # ---- run the blocks, append their observations (not sampled: mask 0, log-prob 0) ----
-            for i, obs in zip(pending, self.run_calls([codes[i] for i in pending])):
+            for i, (obs, failed) in zip(pending, self.run_calls([codes[i] for i in pending])):
                 c = out[i]
+                c.tool_failed.append(failed)
                 text = engines.decode_completion(tok, c.completion_ids, self.stop_ids)
                 # plain tokens only: a printed `<|im_end|>` must not end the turn (plain_ids)
                 obs_ids = plain_ids(tok, ("" if text.endswith("\n") else "\n") + obs)
@@ -250,21 +283,19 @@ class ToolEngine:
         return out
 
 
-def tool_metrics(completions: list[engines.Completion], tokenizer) -> dict[str, float]:
-    """{"tool_calls": mean calls per rollout, "tool_errors": share of calls whose observation is an
-    error}. A call is a run of inserted tokens (`sampled_mask` 0), so a completion that writes an
-    output block itself is not counted as one."""
-    runs = []
-    for c in completions:
-        mask, ids, start = c.sampled_mask or [], c.completion_ids, None
-        for k, m in enumerate(mask + [1]):
-            if m == 0 and start is None:
-                start = k
-            elif m != 0 and start is not None:
-                runs.append(tokenizer.decode(ids[start:k]).lstrip("\n"))
-                start = None
-    return {"tool_calls": len(runs) / max(len(completions), 1),
-            "tool_errors": sum(bool(ERROR_RE.match(r)) for r in runs) / max(len(runs), 1)}
+def tool_metrics(completions: list[engines.Completion]) -> dict[str, float]:
+    """{"tool_calls": mean calls per rollout, "tool_errors": share of calls whose run failed}, from
+    what `ToolEngine` recorded (`Completion.tool_failed`: the sandbox's verdict). Not from the
+    observation's text: a failed run may print anything (`raise StopIteration`, a class `Oops`, a
+    multi-line message), and a run that succeeds may print "ValueError: ...".
+
+    >>> c = engines.Completion(0, [], [], "", False, tool_failed=[False, True])
+    >>> tool_metrics([c, engines.Completion(0, [], [], "", False)])
+    {'tool_calls': 1.0, 'tool_errors': 0.5}
+    """
+    failed = [f for c in completions for f in (c.tool_failed or [])]
+    return {"tool_calls": len(failed) / max(len(completions), 1),
+            "tool_errors": sum(failed) / max(len(failed), 1)}
 
 
 # ----------------------------------------------------------------------------------------------

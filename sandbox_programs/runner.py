@@ -33,6 +33,10 @@ import os
 import sys
 
 PLAIN = (type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
+# call mode: the most memory (sys.getsizeof of every object) a returned value may take to leave the
+# sandbox. The parent decodes it: 6 MB of marshalled empty sets are 250 MB of objects, and what R
+# can build under the sandbox's memory limit would otherwise be built again in the parent.
+MAX_VALUE_BYTES = 64 << 20
 PR_SET_DUMPABLE = 4
 
 
@@ -99,25 +103,33 @@ class Untransferable(CandidateError):
     pass
 
 
-def plain(v, depth=0):
-    """`v` itself if it is built from exact builtin plain types only, else TypeError.
+def plain(v, depth=0, budget=None):
+    """`v` itself if it is built from exact builtin plain types only, else TypeError. With
+    `budget`, [bytes so far, cap]: TypeError as well once its objects take more than the cap.
 
     >>> plain([1, (2.0, "x"), {None: b""}])
     [1, (2.0, 'x'), {None: b''}]
     >>> plain([True, type("I", (int,), {})(1)])
     Traceback (most recent call last):
     TypeError: value of type I cannot leave the sandbox
+    >>> plain([set()] * 4, budget=[0, 800])
+    Traceback (most recent call last):
+    TypeError: value of more than 800 bytes cannot leave the sandbox
     """
     t = type(v)
     if t not in PLAIN or depth > 500:
         raise TypeError("value of type %s cannot leave the sandbox" % t.__name__)
+    if budget is not None:
+        budget[0] += sys.getsizeof(v)
+        if budget[0] > budget[1]:
+            raise TypeError("value of more than %d bytes cannot leave the sandbox" % budget[1])
     if t is list or t is tuple or t is set or t is frozenset:
         for x in v:
-            plain(x, depth + 1)
+            plain(x, depth + 1, budget)
     elif t is dict:
         for k, x in v.items():
-            plain(k, depth + 1)
-            plain(x, depth + 1)
+            plain(k, depth + 1, budget)
+            plain(x, depth + 1, budget)
     return v
 
 
@@ -263,8 +275,10 @@ def run_calls(c, tests, report):
                 # version 2 has no back-references: C may send a blob whose shared sub-objects
                 # (``[[s] * 64] * 64``, s of 1 MiB) are KiBs here and GiBs once walked; dumped
                 # without sharing, the expansion happens in R, under the sandbox's limits, and what
-                # the parent decodes is no bigger than what crossed the (capped) channel
-                out = ("ok", marshal.dumps(plain(marshal.loads(r[1])), 2))
+                # the parent decodes is no bigger than what crossed the (capped) channel, nor, once
+                # decoded, than MAX_VALUE_BYTES
+                value = plain(marshal.loads(r[1]), budget=[0, MAX_VALUE_BYTES])
+                out = ("ok", marshal.dumps(value, 2))
             elif r[0] == "bad":
                 out = ("bad", "returned a value of type %s (only builtin plain types are accepted)"
                        % str(r[1])[:100])

@@ -267,6 +267,27 @@ def f(x):
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) >> 10
     assert r.verdict != "accepted" and len(r.detail) < 10000, r
     assert grown_mb < 300, grown_mb
+    # C replaces marshal.dumps: its reply is 6 MB of marshalled empty dicts, 200 MB once decoded
+    # (R builds them under the sandbox's limit; the parent then built them again, as much memory
+    # as the sandbox may use, per call result); and a legitimate value as big, equal to the
+    # expected one: neither leaves the sandbox (runner.MAX_VALUE_BYTES)
+    flood = """
+import marshal
+n = 3_000_000
+blob = b"[" + n.to_bytes(4, "little") + b"{0" * n
+real = marshal.dumps
+marshal.dumps = lambda v, *a: blob if v == "flood" else real(v, *a)
+def f(x):
+    return "flood"
+def g(x):
+    return [{} for _ in range(x)]
+"""
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    r = run_tests(flood, [call("f", [1], 2), call("g", [10**6], [{}] * 10**6)], memory_mb=256)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) >> 10
+    assert (r.verdict, r.passed) == ("wrong_answer", 0), r
+    assert "value of more than 67108864 bytes cannot leave the sandbox" in r.detail, r
+    assert grown_mb < 100, grown_mb
 
 
 # ------------------------------------------------------------------------------------- asserts
@@ -555,6 +576,24 @@ def test_files_and_disk_are_bounded():
 
 
 @needs_full
+@pytest.mark.parametrize("path", ["zygote", "plain"])
+def test_a_crash_dumps_no_core_even_to_a_piped_helper(path, monkeypatch):
+    """RLIMIT_CORE is 1 byte, not 0: where kernel.core_pattern pipes dumps to a helper (apport,
+    systemd-coredump), the kernel ignores a limit of 0 and starts the helper as root, outside the
+    sandbox's limits, for every crash; 1 is the value at which it starts none. The program cannot
+    raise it, on either launch path."""
+    if path == "plain":
+        monkeypatch.setattr(sandbox, "_setup", dict(sandbox._state(), zygote=False))
+    code = (
+        "import resource\nprint(resource.getrlimit(resource.RLIMIT_CORE), flush=True)\n"
+        "try:\n    resource.setrlimit(resource.RLIMIT_CORE, (2, 2))\nexcept ValueError:\n"
+        "    print('kept', flush=True)\nimport os\nos.abort()"
+    )
+    out = sandbox.run_program(code)
+    assert (out.verdict, out.stdout, out.stderr) == ("runtime_error", "(1, 1)\nkept\n", ""), out
+
+
+@needs_full
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86_64 syscall numbers")
 def test_no_state_left_in_kernel_keyrings_for_the_next_program():
     # keys belong to the uid, not to the sandbox's namespaces, and outlive the run for seconds: the
@@ -729,6 +768,42 @@ for flag in (0x10000000, 0x20000, 0x40000000):  # CLONE_NEWUSER, CLONE_NEWNS, CL
     )
     r = run_tests(probe, [{"assert": f"assert f() == ['{zero}', '{zero}', '1'], f()"}])
     assert r.verdict == "accepted", r
+
+
+@needs_full
+def test_no_other_process_of_the_sandbox_can_be_read_or_traced():
+    """Pid 1 of a pre-started sandbox (bwrap waiting on --block-fd) runs as the slot uid, like the
+    program, but outside the slot's cgroups and seccomp filter: the program could ptrace it or
+    write its /proc/1/mem (code run there escapes the memory, process and CPU limits and the
+    filter), and follow its descriptor 3, bwrap's handle on the host's /proc, to every host
+    process. Neither pid 1 nor R (assert and call mode) may be reachable from the program."""
+    probe = (
+        "def reach():\n"
+        "    import ctypes, os\n"
+        "    libc, me, got = ctypes.CDLL(None, use_errno=True), os.getpid(), []\n"
+        "    for p in sorted(int(x) for x in os.listdir('/proc') if x.isdigit()):\n"
+        "        for what in ('fd', 'mem', 'root', 'environ'):\n"
+        "            try:\n"
+        "                path = f'/proc/{p}/{what}'\n"
+        "                if what == 'fd':\n"
+        "                    [os.readlink(f'{path}/{n}') for n in os.listdir(path)]\n"
+        "                else:\n"
+        "                    os.listdir(path) if what == 'root' else open(path, 'rb').close()\n"
+        "                got.append((p, what))\n"
+        "            except OSError:\n"
+        "                pass\n"
+        "        if p != me and libc.ptrace(0x4206, p, 0, 0) == 0:  # PTRACE_SEIZE\n"
+        "            got.append((p, 'ptrace'))\n"
+        "    return [(p, w) for p, w in got if p != me]\n"
+    )
+    out = sandbox.run_program(probe + "print(reach())")
+    assert (out.verdict, out.stdout) == ("accepted", "[]\n"), out
+    r = run_tests(probe, [{"assert": "assert reach() == [], reach()"}])
+    assert r.verdict == "accepted", r
+    host = ("import os\ntry:\n    for n in os.listdir('/proc/1/fd'):\n"
+            "        print(n, os.listdir(f'/proc/1/fd/{n}') if n == '3' else '')\n"
+            "except OSError as e:\n    print(e)")
+    assert str(os.getpid()) not in out_of(host)  # this process, seen through the host's /proc
 
 
 # ------------------------------------------------------------------------- on a shared machine

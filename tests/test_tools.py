@@ -93,7 +93,7 @@ def test_tool_output_is_inserted_and_masked(tokenizer):
     assert c.sampled_mask == [1] * len(head) + [0] * len(obs_ids) + [1] * (len(tail) + 1)
     assert c.logprobs == [-0.5] * len(head) + [0.0] * len(obs_ids) + [-0.5] * (len(tail) + 1)
     assert not c.truncated and rewards.math_reward(c.text, {"answer": "42"}) == 1.0
-    assert tools.tool_metrics([c], tokenizer) == {"tool_calls": 1.0, "tool_errors": 0.0}
+    assert tools.tool_metrics([c]) == {"tool_calls": 1.0, "tool_errors": 0.0}
 
 
 def test_trainer_leaves_observation_tokens_out_of_the_loss(tokenizer):
@@ -122,7 +122,7 @@ def test_errors_come_back_as_observations(tokenizer):
     c = rollout(tokenizer, scripts)[0]
     assert "```output\nNameError: name 'undefined_name' is not defined\n```" in c.text
     assert "```output\nZeroDivisionError: division by zero\n```" in c.text
-    assert c.text.endswith("Done.") and tools.tool_metrics([c], tokenizer) == {
+    assert c.text.endswith("Done.") and tools.tool_metrics([c]) == {
         "tool_calls": 2.0,
         "tool_errors": 1.0,
     }
@@ -143,9 +143,42 @@ def test_a_failed_run_without_an_exception_line_reads_as_an_error(tokenizer):
         observed = c.text.split("```output\n")[1].split("\n```")[0]
         assert observed.startswith("Error: the program failed") and shown in observed, observed
         assert len(observed) < 500 and c.text.endswith("So 42.")
-    assert tools.tool_metrics(outs, tokenizer) == {"tool_calls": 1.0, "tool_errors": 1.0}
+    assert tools.tool_metrics(outs) == {"tool_calls": 1.0, "tool_errors": 1.0}
     huge = tools.observation(sandbox.run_program("x = 1\n" * 50000))  # refused as too long
-    assert tools.ERROR_RE.match(huge) and huge.startswith("```output\nSyntaxError: code is")
+    assert huge.startswith("```output\nSyntaxError: code is")
+
+
+def test_a_run_is_failed_by_its_verdict_whatever_its_exception_is_called(tokenizer):
+    """tool_errors counts a call as failed by the sandbox's verdict, not by the name of what it
+    raised: exceptions named without Error/Exception (a BaseException `Boom`, an Exception `Oops`,
+    StopIteration, GeneratorExit, KeyboardInterrupt, SystemExit(3), a warning class) and messages
+    whose last line names nothing (multi-line, a note, an exception group, stderr printed at exit)
+    are failures; a run that prints "ValueError: ..." and ends well is not. The observation shows
+    the exception as the interpreter printed it, from its first line."""
+    failing = {
+        "base": ("class Boom(BaseException):\n    pass\nraise Boom('b')", "Boom: b"),
+        "named": ("class Oops(Exception):\n    pass\nraise Oops()", "Oops"),
+        "stop": ("raise StopIteration", "StopIteration"),
+        "genexit": ("raise GeneratorExit", "GeneratorExit"),
+        "interrupt": ("raise KeyboardInterrupt", "KeyboardInterrupt"),
+        "exit": ("raise SystemExit(3)", "Error: the program failed with exit status 3"),
+        "warning": ("raise UserWarning('w')", "UserWarning: w"),
+        "lines": ("raise ValueError('first\\nsecond')", "ValueError: first\nsecond"),
+        "note": ("e = KeyError(1)\ne.add_note('a note')\nraise e", "KeyError: 1\na note"),
+        "group": ("raise ExceptionGroup('g', [ValueError(1)])", "ExceptionGroup: g (1 sub-exc"),
+        "atexit": ("import atexit, sys\natexit.register(print, 'fine', file=sys.stderr)\n"
+                   "raise RuntimeError('r')", "RuntimeError: r\nfine"),
+    }
+    scripts = {f"{key}:": [f"```python\n{code}\n```\n", "So 42."]
+               for key, (code, _) in failing.items()}
+    scripts["fine:"] = ["```python\nprint('ValueError: not really')\n```\n", "So 42."]
+    outs = rollout(tokenizer, scripts, max_new_tokens=600)
+    for c, (key, (_, shown)) in zip(outs, failing.items()):
+        observed = c.text.split("```output\n")[1].split("\n```")[0]
+        assert observed.startswith(shown), (key, observed)
+        assert c.tool_failed == [True] and c.text.endswith("So 42."), key
+    assert outs[-1].tool_failed == [False]
+    assert tools.tool_metrics(outs) == {"tool_calls": 1.0, "tool_errors": len(failing) / len(outs)}
 
 
 def test_hostile_tool_calls_are_contained_scored_and_the_rollout_goes_on(tokenizer, tmp_path):
@@ -178,7 +211,7 @@ def test_hostile_tool_calls_are_contained_scored_and_the_rollout_goes_on(tokeniz
         assert "TOPSECRET" not in c.text
         assert c.text.endswith("Anyway, \\boxed{42}.") and not c.truncated
         assert rewards.math_reward(c.text, {"answer": "42"}) == 1.0
-    assert tools.tool_metrics(outs, tokenizer)["tool_errors"] == 1.0
+    assert tools.tool_metrics(outs)["tool_errors"] == 1.0
 
 
 def test_printed_template_tokens_stay_text_and_inject_no_turn(tokenizer):
@@ -221,7 +254,7 @@ def test_the_call_limit_holds(tokenizer):
     scripts = {PROMPT: [block, block, block + "Stop."]}
     c = rollout(tokenizer, scripts, max_calls=2)[0]
     assert c.text.count("```output\n1\n```") == 2 and c.text.endswith(block + "Stop.")
-    assert tools.tool_metrics([c], tokenizer)["tool_calls"] == 2.0
+    assert tools.tool_metrics([c])["tool_calls"] == 2.0
     plain = rollout(tokenizer, scripts, max_calls=0)[0]  # 0: the inner engine's rollout
     assert plain.text == block and plain.sampled_mask == [1] * len(plain.completion_ids)
     with pytest.raises(ValueError, match="max_tool_calls"):
