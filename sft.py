@@ -358,19 +358,21 @@ def fuse_modes(examples: list[dict], no_think_ratio: float, seed: int,
 # ----------------------------------------------------------------------------------------------
 # Tokens, loss mask, packing
 # ----------------------------------------------------------------------------------------------
-def encode(tokenizer, messages: list[dict]) -> tuple[list[int], list[int]]:
+def encode(tokenizer, messages: list[dict], tools: list[dict] | None = None
+           ) -> tuple[list[int], list[int]]:
     """(input_ids, loss_mask): the prompt (everything up to `<|im_start|>assistant\\n`, as at
-    inference) gets 0; the last assistant turn -- think block, answer and `<|im_end|>` -- gets 1.
-    Earlier assistant turns are context only (those before the last query without their
-    reasoning; the steps of a tool loop after it with theirs).
+    inference, with the `tools` signatures in its system turn) gets 0; the last assistant turn --
+    think block, answer and `<|im_end|>` -- gets 1. Earlier assistant turns are context only
+    (those before the last query without their reasoning; the steps of a tool loop after it with
+    theirs).
 
     A conversation that cannot be trained on (no reply at its end, no query, a think block the
     template mangles, ChatML tokens in its text: `sft_data.check_conversation`) is a ValueError
     naming the message and the fix."""
     sft_data.check_conversation(messages)
-    prompt = tokenizer.apply_chat_template(messages[:-1], tokenize=False,
+    prompt = tokenizer.apply_chat_template(messages[:-1], tools=tools, tokenize=False,
                                            add_generation_prompt=True)
-    full = tokenizer.apply_chat_template(messages, tokenize=False)
+    full = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False)
     if not full.startswith(prompt):     # check_conversation refuses the case known to do this
         roles = [m["role"] for m in messages]
         raise ValueError(f"the chat template renders the conversation without its last turn "
@@ -420,7 +422,8 @@ def encode_examples(tokenizer, examples: list[dict],
                     max_length: int) -> list[tuple[list[int], list[int]]]:
     """`encode` every example; those longer than max_length are dropped (and counted)."""
     # tool outputs (```output blocks) are the interpreter's, not the model's: left out of the loss
-    encoded = [tools.mask_observations(tokenizer, *encode(tokenizer, ex["messages"]))
+    encoded = [tools.mask_observations(tokenizer, *encode(tokenizer, ex["messages"],
+                                                          ex.get("tools")))
                for ex in examples]
     fits = [e for e in encoded if len(e[0]) <= max_length]
     if not fits:

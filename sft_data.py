@@ -249,14 +249,40 @@ def jsonl_examples(path: str) -> list[dict]:
         try:
             example = row_example(row)
             check_conversation(example["messages"])
+            check_tools(example.get("tools"))
         except ValueError as e:
             raise data.DataError(f"{path}: row {i}: {e}") from None
         out.append(example)
     return out
 
 
+def check_tools(tools) -> None:
+    """A row's optional "tools" (the functions the model may call) is a list of JSON objects, as
+    `apply_chat_template(tools=...)` takes: the template lists them in the system turn, so the
+    model learns to call them from their signatures (ValueError otherwise).
+
+    >>> check_tools([{"type": "function", "function": {"name": "python"}}])
+    >>> try:
+    ...     check_tools("python")
+    ... except ValueError as e:
+    ...     print(str(e)[:36])
+    'tools' is 'python'; give a list of
+    """
+    if tools is None:
+        return
+    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+        raise ValueError(f"'tools' is {str(tools)[:40]!r}; give a list of function signatures "
+                         '(JSON objects such as {"type": "function", "function": {"name": ...}})')
+
+
 def row_example(row: dict) -> dict:
-    """The example of one row of `jsonl_examples` (ValueError on a row of no known form)."""
+    """The example of one row of `jsonl_examples` (ValueError on a row of no known form), with
+    the row's "tools" if it has them."""
+    example = _row_messages(row)
+    return {**example, "tools": row["tools"]} if row.get("tools") is not None else example
+
+
+def _row_messages(row: dict) -> dict:
     if "messages" in row:
         return {"messages": row["messages"], "reference": row.get("reference")}
     if "prompt" in row and "completion" in row:

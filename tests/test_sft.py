@@ -565,6 +565,30 @@ def test_jsonl_prompt_completion_rows_and_every_row_checked_at_load(tok, tmp_pat
             sft_data.jsonl_examples(str(path))
 
 
+
+def test_jsonl_tools_reach_the_system_turn(tok, tmp_path):
+    """A row's "tools" are rendered into the system turn of the prompt (as apply_chat_template
+    does at inference), outside the loss; they were dropped at load, so the model learned to call
+    functions it was never shown. A "tools" that is not a list of objects is refused, naming the
+    row."""
+    sig = {"type": "function", "function": {"name": "get_weather", "parameters": {}}}
+    row = {"messages": [{"role": "user", "content": "Weather in Oslo?"},
+                        {"role": "assistant", "content": "<think>\nask\n</think>\n\nSunny."}],
+           "tools": [sig]}
+    path = tmp_path / "tools.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    ex = sft_data.jsonl_examples(str(path))
+    assert ex[0]["tools"] == [sig]
+    ids, mask = sft.encode_examples(tok, ex, 4096)[0]
+    prompt = tok.decode([t for t, m in zip(ids, mask) if not m])
+    assert "<tools>\n" + json.dumps(sig) + "\n</tools>" in prompt
+    assert prompt == tok.apply_chat_template(row["messages"][:1], tools=[sig], tokenize=False,
+                                             add_generation_prompt=True)
+    assert tok.decode([t for t, m in zip(ids, mask) if m]).startswith("<think>")
+    path.write_text(json.dumps({**row, "tools": "get_weather"}) + "\n")
+    with pytest.raises(DataError, match="row 0: 'tools' is 'get_weather'; give a list"):
+        sft_data.jsonl_examples(str(path))
+
 # conversations the template renders (as the official one does) but that cannot be trained on:
 # what check_conversation says about each
 def _u(c):
