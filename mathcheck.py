@@ -591,7 +591,7 @@ def _other_boxes(text: str) -> list[str]:
 
 def _gold_answer(answer) -> str:
     """The gold answer string from a dataset field (GSM8K '#### 1,234', a MATH solution with a
-    box or a 'Final Answer:' line, or a bare answer)."""
+    box, a 'Final Answer:' line or 'The answer is X.', or a bare answer)."""
     if isinstance(answer, (list, tuple)):
         return ", ".join(str(a) for a in answer)
     s = DOUBLED_CMD_RE.sub("", str(answer).strip())
@@ -601,7 +601,7 @@ def _gold_answer(answer) -> str:
         got = extract(s, retract=False)[0]
         if got is not None:
             return got
-    if len(s) > 80 and re.search(r"(?i)\banswer\b", s):          # a whole solution as the gold
+    if re.search(r"(?i)\banswer\b", s):   # a solution, or "The answer is 12.", as the gold
         got = extract(s, retract=False)[0]
         if got is not None:
             return got
@@ -1102,17 +1102,24 @@ def exact_number(s: str) -> Fraction | None:
 
 
 def _is_text(s: str) -> bool:
-    """A word answer ('Monday', 'no solution', 'C'): compared as text, never symbolically."""
+    """A word answer ('Monday', 'no solution', 'No', 'C'): compared as text, never
+    symbolically."""
+    if _text_key(s) in ("yes", "no"):
+        return True
     s = re.sub(r"\\(?:begin|end)\{\w+\}|\\[a-zA-Z]+", " ", s)
     words = re.findall(r"\b[a-zA-Z]{3,}\b", s)
     return (bool(words) and not any(w.lower() in _FUNC_WORDS for w in words)
             and not re.search(r"[\^_=]", s))
 
 
+_YES_NO = {"yes": "yes", "true": "yes", "no": "no", "false": "no"}   # word -> what it says
+
+
 def _text_key(s: str) -> str:
     s = s.lower()
     s = re.sub(r"^\(?([a-e])\)?$", r"\1", s)
-    return re.sub(r"[^a-z0-9]", "", s)
+    s = re.sub(r"[^a-z0-9]", "", s)
+    return _YES_NO.get(s, s)                     # a JSON true gold ("True") is "Yes"
 
 
 def _dangerous(s: str) -> bool:
@@ -1729,7 +1736,6 @@ def _is_tuple(s: str) -> bool:
 
 
 _FILLER_WORDS = {"the", "a", "an", "on", "in", "at", "is", "it", "its", "one", "answer", "final"}
-_YES_NO = {"yes", "no", "true", "false"}
 
 
 def _word_answer(g: str, p: str) -> bool:
@@ -1742,9 +1748,10 @@ def _word_answer(g: str, p: str) -> bool:
     for i in range(len(pw) - len(gw) + 1):
         if pw[i:i + len(gw)] == gw and all(w in _FILLER_WORDS for w in pw[:i] + pw[i + len(gw):]):
             return True
-    blocked = (_YES_NO - set(gw)) | {"but", "however", "unless", "except", "or", "maybe", "perhaps",
-                                     "probably", "possibly"}
-    return (len(gw) == 1 and gw[0] in _YES_NO and pw[:1] == gw
+    says = _YES_NO.get(gw[0]) if len(gw) == 1 else None
+    blocked = {w for w, k in _YES_NO.items() if k != says} | {
+        "but", "however", "unless", "except", "or", "maybe", "perhaps", "probably", "possibly"}
+    return (says is not None and bool(pw) and _YES_NO.get(pw[0]) == says
             and bool(re.match(r"[a-z]+\s*[,.;:]", p.lower())) and not set(pw[1:]) & blocked)
 
 
@@ -1938,8 +1945,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       or "Wait" alone are no self-correction.
 
     How answers compare (both sides go through `normalize_answer`; gold formats: GSM8K
-    `#### 1,234`, MATH LaTeX, a full solution with a box or a "Final Answer:" line, AIME '007',
-    lists):
+    `#### 1,234`, MATH LaTeX, a solution with a box or an anchored final statement ("Final
+    Answer: X", also a short "The answer is X."), AIME '007', lists):
 
     * exact: 1/2^99 != 1/2^98, 0.333 != 1/3; radicals exactly in-process (`radical_value`:
       \\sqrt{8} = 2\\sqrt{2}, \\frac{\\sqrt{6}}{2} = \\sqrt{3/2}); other symbolic checks in a
@@ -1956,7 +1963,7 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       two inequalities must be in the same variable;
     * a word gold may be said with filler words ("on Tuesday", "the blue one" for "Tuesday",
       "blue"), and yes / no / true / false with a reason that does not hedge ("Yes, it is
-      possible");
+      possible"); true means yes and false no (a JSON `true` gold reads "True");
     * the empty set: \\emptyset = \\varnothing = \\{\\} = "no solution" = "none";
     * a choice letter with its value ("\\textbf{(B) }5", "B. 5", "B: 5", "Option (B) 5", also
       after it: "5 (B)") equals that letter ("B", "(B)") or that value ("5"); letter and

@@ -632,6 +632,30 @@ def test_grader_formats():
     check(GRADER_FORMATS)
 
 
+# gold answers as datasets store them: a JSON true / false (StrategyQA) read as "True" / "False"
+# means yes / no, and a short gold that is itself an anchored statement is its value
+GOLD_SPELLINGS = [
+    ("\\boxed{Yes}", "True", True),
+    ("\\boxed{no}", "False", True),
+    ("\\boxed{\\text{No, 7 is prime.}}", "false", True),
+    ("The answer is true.", "yes", True),
+    ("\\boxed{Yes}", "False", False),
+    ("\\boxed{false}", "yes", False),
+    ("\\boxed{\\text{No, it is true}}", "False", False),
+    ("\\boxed{N}", "No", False),
+    ("\\boxed{12}", "The answer is 12.", True),
+    ("\\boxed{12}", "Answer: 12", True),
+    ("\\boxed{B}", "Answer: (B)", True),
+    ("\\boxed{13}", "The answer is 12.", False),
+    ("\\boxed{C}", "Answer: (B)", False),
+    ("\\boxed{\\text{no answer}}", "no answer", True),
+]
+
+
+def test_gold_spellings_of_datasets():
+    check(GOLD_SPELLINGS)
+
+
 # ---------------------------------------------------------------- percentages in words
 
 PERCENT = [
