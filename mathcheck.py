@@ -20,7 +20,7 @@ import time
 import unicodedata
 from fractions import Fraction
 
-__all__ = ["verify_math", "extract_answer", "normalize_answer", "answer_region"]
+__all__ = ["verify_math", "extract_answer", "normalize_answer", "answer_region", "gold_answer"]
 
 # =====================================================================================
 # Math answer verification
@@ -589,7 +589,7 @@ def _other_boxes(text: str) -> list[str]:
     return extract(text, retract=False)[1]
 
 
-def _gold_answer(answer) -> str:
+def gold_answer(answer) -> str:
     """The gold answer string from a dataset field (GSM8K '#### 1,234', a MATH solution with a
     box, a 'Final Answer:' line or 'The answer is X.', or a bare answer)."""
     if isinstance(answer, (list, tuple)):
@@ -2035,7 +2035,7 @@ def _verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     region = _html_to_text(DOUBLED_CMD_RE.sub("", SPECIAL_TOKEN_RE.split(region, 1)[0]))
     WORKER.prestart()
     pred, others, how = _extract_full(region, lenient=lenient)
-    gold = _gold_answer(answer)
+    gold = gold_answer(answer)
     if pred is not None and _check(region, pred, others, gold):
         return True
     if lenient and how in ("", "sentence"):      # evaluation: also the last formula or number

@@ -191,6 +191,43 @@ def test_gsm8k_answers():
     assert data.gsm8k_answer(" 72 ") == "72"
 
 
+def test_file_gold_answers_keep_their_commas_and_are_reduced_like_a_gold(tmp_path):
+    # every comma of a file's answer was dropped: "(1, 2)" became "(1 2)", "\\{1,2\\}" the
+    # set {12}, "3, 500" the number 3500, so right answers earned 0 and wrong ones 1
+    from rewards import math_reward
+
+    golds = [("(1, 2)", "(1, 2)"), ("\\{1,2\\}", "\\{1,2\\}"), ("3, 500", "3, 500"),
+             ("1,000", "1000"), ("So $x=(1,2)$, hence \\boxed{(1,2)}.", "(1,2)"),
+             ("#### 1,234", "1234"), ("The answer is 12.", "12"), (72, "72"), (0.5, "0.5"),
+             (True, "True"), ([2, "3"], "2, 3")]
+    path = tmp_path / "golds.jsonl"
+    path.write_text("".join(json.dumps({"prompt": "q", "answer": g}) + "\n" for g, _ in golds))
+    tasks = data.load_tasks(str(path))
+    assert [t["answer"] for t in tasks] == [a for _, a in golds]
+    right = ["\\boxed{(1,2)}", "\\boxed{\\{2, 1\\}}", "\\boxed{3, 500}", "\\boxed{1000}",
+             "\\boxed{(1, 2)}", "\\boxed{1234}", "\\boxed{12}", "\\boxed{72}", "\\boxed{\\frac12}",
+             "\\boxed{Yes}", "\\boxed{3, 2}"]
+    wrong = ["\\boxed{(12)}", "\\boxed{\\{12\\}}", "\\boxed{3500}", "\\boxed{100}",
+             "\\boxed{(12)}", "\\boxed{123}", "\\boxed{13}", "\\boxed{27}", "\\boxed{0.05}",
+             "\\boxed{No}", "\\boxed{23}"]
+    assert [math_reward(c, t) for c, t in zip(right, tasks)] == [1.0] * len(tasks)
+    assert [math_reward(c, t) for c, t in zip(wrong, tasks)] == [0.0] * len(tasks)
+
+
+@pytest.mark.parametrize("answer,needle", [
+    (None, "row 1's 'answer' is null"), ("  ", "row 1's 'answer' is empty"),
+    ([], "is an empty list"), ({"value": 5}, 'is {"value": 5}, a dict'),
+    ([[1, 2], [3, 4]], "a list of lists"), (float("nan"), "not a finite number")])
+def test_a_file_answer_that_is_no_answer_is_named(tmp_path, answer, needle):
+    # null and "" were "has no field 'answer'" of a row that had one; "  " loaded as an empty
+    # gold, an object or a nested list as its Python repr
+    path = tmp_path / "golds.jsonl"
+    path.write_text(json.dumps({"prompt": "a", "answer": "1"}) + "\n"
+                    + json.dumps({"prompt": "b", "answer": answer}) + "\n")
+    with pytest.raises(data.DataError, match=re.escape(needle) + ".*or drop the row"):
+        data.load_tasks(str(path))
+
+
 def test_local_jsonl_with_column_mapping(tmp_path):
     path = tmp_path / "gsm.jsonl"
     path.write_text(
