@@ -1056,6 +1056,36 @@ def rows_from_file(path: Path) -> list[dict]:
     return rows
 
 
+CHAT_ROLES = ("system", "user", "assistant", "tool")
+
+
+def check_prompt(value):
+    """A row's prompt as given, if it is one: text, or a conversation as TRL's conversational
+    datasets hold it ([{"role": "system", ...}, {"role": "user", "content": ...}], ending with the
+    user turn the model answers); a ValueError says what it is instead.
+
+    >>> check_prompt([{"role": "user", "content": "1 + 1?"}, {"role": "assistant", "content": ""}])
+    Traceback (most recent call last):
+    ValueError: has a last turn of role 'assistant'; end it with the user turn to answer
+    """
+    if isinstance(value, str):
+        if not value.strip():
+            raise ValueError("is empty")
+        return value
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"is {json.dumps(value, default=str)[:60]}, not text or a list of chat "
+                         "messages [{\"role\": \"user\", \"content\": ...}]")
+    for j, m in enumerate(value):
+        if not (isinstance(m, dict) and m.get("role") in CHAT_ROLES
+                and isinstance(m.get("content"), str)):
+            raise ValueError(f"message {j} is {json.dumps(m, default=str)[:60]}, not "
+                             f"{{\"role\": one of {', '.join(CHAT_ROLES)}, \"content\": text}}")
+    if value[-1]["role"] != "user":
+        raise ValueError(f"has a last turn of role {value[-1]['role']!r}; end it with the user "
+                         "turn to answer")
+    return value
+
+
 def load_tasks(source: str, split: str = "train", n: int | None = None, seed: int = 0,
                prompt_field: str = "prompt", answer_field: str | None = "answer",
                tests_field: str = "tests", hf_config: str | None = None) -> list[dict]:
@@ -1089,8 +1119,12 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         if prompt_field not in row:
             raise DataError(f"{where}: row {i} has no field {prompt_field!r} (fields: "
                             f"{sorted(row)}). Map the prompt column with --prompt-field NAME.")
+        try:
+            prompt = check_prompt(row[prompt_field])
+        except ValueError as e:
+            raise DataError(f"{where}: row {i}'s {prompt_field!r} {e}") from None
         task = {"id": str(row.get("id", f"{path.stem if path.exists() else source}-{i}")),
-                "prompt": row[prompt_field]}
+                "prompt": prompt}
         if answer_field is not None and tests_field in row:
             task["tests"] = row[tests_field]
         elif answer_field is not None:
@@ -1130,15 +1164,26 @@ def build_messages(task: dict, system: str | None = None, think: bool | None = N
 
     Math tasks follow the prompt style (`PROMPT_STYLES`; default: the one `set_prompt_style`
     chose): a system turn of its own unless `system` is given, the problem, and its instruction.
-    Code and instruction-following tasks keep their own instructions in every style.
+    Code and instruction-following tasks keep their own instructions in every style. A prompt
+    that is a conversation (`check_prompt`) is used as written, as TRL's GRPOTrainer renders a
+    conversational prompt: its messages carry their own instructions (ask for the `\\boxed{}`
+    there), no style is added, and `system`, if given, replaces its system turn.
     >>> [m["role"] for m in build_messages({"prompt": "1 + 1?", "answer": "2"}, style="short")]
     ['system', 'user']
     >>> build_messages({"prompt": "1 + 1?", "answer": "2"}, style="default")[-1]["content"][:33]
     '1 + 1?\\nPlease reason step by step'
+    >>> chat = {"prompt": [{"role": "user", "content": "1 + 1?"}], "answer": "2"}
+    >>> build_messages(chat, think=False)
+    [{'role': 'user', 'content': '1 + 1? /no_think'}]
     """
     style = CURRENT_STYLE["name"] if style is None else style
     if style not in PROMPT_STYLES:
         raise ValueError(f"--prompt_style {style!r} is not one of {', '.join(PROMPT_STYLES)}")
+    if isinstance(task["prompt"], list):
+        messages = [dict(m) for m in task["prompt"] if not (system and m["role"] == "system")]
+        if think is not None:                      # the last turn is the user's (check_prompt)
+            messages[-1]["content"] += " /think" if think else " /no_think"
+        return ([{"role": "system", "content": system}] if system else []) + messages
     if "tests" in task and "answer" not in task:
         content = f"{CODE_INSTRUCTION}\n\n```python\n{task['prompt']}```"
     elif "constraints" in task and "answer" not in task:

@@ -341,6 +341,40 @@ def test_prompt_asks_for_boxed_answer(tokenizer):
     assert "```python" in code and "def has_close_elements" in code
 
 
+def test_a_conversation_prompt_is_rendered_as_written(tmp_path, tokenizer):
+    # TRL's conversational format: was put into the user turn as its Python repr ("[{'role': ...")
+    chat = [{"role": "system", "content": "Answer in \\boxed{}."},
+            {"role": "user", "content": "What is 2+2?"}]
+    path = tmp_path / "chat.jsonl"
+    path.write_text(json.dumps({"prompt": chat, "answer": "4"}) + "\n")
+    task = data.load_tasks(str(path))[0]
+    assert task["prompt"] == chat and task["answer"] == "4"
+    expected = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+    for style in data.PROMPT_STYLES:
+        assert data.render_prompt(tokenizer, task, style=style) == expected
+    assert data.build_messages(task, think=True)[-1]["content"] == "What is 2+2? /think"
+    assert data.build_messages(task, system="S") == [{"role": "system", "content": "S"}, chat[1]]
+    assert task["prompt"] == chat                  # the task's messages are left as they were
+
+
+@pytest.mark.parametrize("prompt,needle", [
+    (None, "row 1's 'prompt' is null, not text or a list of chat messages"),
+    (5, "row 1's 'prompt' is 5, not text"), ("  ", "row 1's 'prompt' is empty"),
+    ([], "is [], not text"),
+    ([{"role": "user", "text": "hi"}], 'message 0 is {"role": "user", "te'),
+    ([{"role": "human", "content": "hi"}], "not {\"role\": one of system, user, assistant"),
+    ([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "4"}],
+     "has a last turn of role 'assistant'; end it with the user turn to answer"),
+])
+def test_a_prompt_that_is_no_prompt_is_named(tmp_path, prompt, needle):
+    # each became the text of the user turn ("None\nPlease reason ...", a repr of the list)
+    path = tmp_path / "prompts.jsonl"
+    path.write_text(json.dumps({"prompt": "a", "answer": "1"}) + "\n"
+                    + json.dumps({"prompt": prompt, "answer": "1"}) + "\n")
+    with pytest.raises(data.DataError, match=re.escape(needle)):
+        data.load_tasks(str(path))
+
+
 def test_prompt_without_chat_template_is_a_named_error(tokenizer):
     import copy
 
