@@ -1086,6 +1086,20 @@ def check_prompt(value):
     return value
 
 
+PROMPT_COLUMNS = ("question", "problem", "prompt", "query", "input", "instruction")
+ANSWER_COLUMNS = ("answer", "solution", "final_answer", "target", "output", "label")
+
+
+def _likely_column(row: dict, field: str, usual: tuple[str, ...]) -> str:
+    """The row's column that `field` most likely meant ('Question' for 'question'), else the
+    first usual name of such a column that it has (MATH: 'problem', 'solution'), else NAME."""
+    by_case = {str(k).lower(): k for k in row}
+    for name in (field, *usual):
+        if name.lower() in by_case:
+            return str(by_case[name.lower()])
+    return "NAME"
+
+
 def load_tasks(source: str, split: str = "train", n: int | None = None, seed: int = 0,
                prompt_field: str = "prompt", answer_field: str | None = "answer",
                tests_field: str = "tests", hf_config: str | None = None) -> list[dict]:
@@ -1118,7 +1132,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     for i, row in enumerate(rows):
         if prompt_field not in row:
             raise DataError(f"{where}: row {i} has no field {prompt_field!r} (fields: "
-                            f"{sorted(row)}). Map the prompt column with --prompt-field NAME.")
+                            f"{sorted(row)}). Map the prompt column with --prompt-field "
+                            f"{_likely_column(row, prompt_field, PROMPT_COLUMNS)}.")
         try:
             prompt = check_prompt(row[prompt_field])
         except ValueError as e:
@@ -1130,8 +1145,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         elif answer_field is not None:
             if answer_field not in row:
                 raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "
-                                f"{sorted(row)}). Map the answer column with --answer-field NAME, "
-                                "or drop the row.")
+                                f"{sorted(row)}). Map the answer column with --answer-field "
+                                f"{_likely_column(row, answer_field, ANSWER_COLUMNS)}, or drop "
+                                "the row.")
             try:
                 task["answer"] = gold_answer(row[answer_field])
             except ValueError as e:

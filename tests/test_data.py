@@ -309,6 +309,22 @@ def test_unreadable_files_are_named_with_the_fix(tmp_path, name, content, needle
         data.load_tasks(str(path))
 
 
+def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path):
+    path = tmp_path / "math.jsonl"
+    path.write_text(json.dumps({"problem": "Solve.", "solution": "So \\boxed{(1, 2)}."}) + "\n")
+    with pytest.raises(data.DataError, match="Map the prompt column with --prompt-field problem"):
+        data.load_tasks(str(path))
+    with pytest.raises(data.DataError, match="Map the answer column with --answer-field solution"):
+        data.load_tasks(str(path), prompt_field="problem")
+    task = data.load_tasks(str(path), prompt_field="problem", answer_field="solution")[0]
+    assert task["answer"] == "(1, 2)" and task["solution"] == "So \\boxed{(1, 2)}."
+    path.write_text(json.dumps({"Question": "1+1?", "Answer": "2"}) + "\n")
+    with pytest.raises(data.DataError, match="--prompt-field Question"):
+        data.load_tasks(str(path), prompt_field="question")
+    with pytest.raises(data.DataError, match="--answer-field Answer"):
+        data.load_tasks(str(path), prompt_field="Question")
+
+
 @pytest.mark.parametrize(
     "name,text,needle",
     [
