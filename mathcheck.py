@@ -683,6 +683,9 @@ _UNIT_BLOCK = {"and", "or", "not", "more", "less", "than", "each", "only", "all"
                "rounded", "truncated"}
 
 
+_MERIDIEM_RE = re.compile(r"(?i)(?<=\d)\s*([ap])\.\s?m\.?(?![a-z])")   # a.m., p.m. after a time
+
+
 def _strip_unit_words(s: str) -> str:
     """'4 red marbles' -> '4', '12 square units' -> '12': words after a plain number."""
     m = re.match(r"^(?P<num>.*?[\d}])\s*"
@@ -809,6 +812,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
     s = _integer_functions(s)
+    s = _MERIDIEM_RE.sub(r" \1m", s)            # "3:00 p.m." is "3:00 pm" (a unit word)
     s = re.sub(r"(?<=[\d}])\s*(?:" + _UNIT_WORDS + r")\.?(?:\s*\^\s*\{?\d\}?)?\s*$", "", s,
                flags=re.IGNORECASE) if re.search(r"\d\s*[}]?\s*[a-zA-Z]{2,}", s) or re.search(
         r"\d\s+[a-zA-Z]\s*$", s) else s
@@ -1868,16 +1872,18 @@ for _canon, _names in {
         "week": "week weeks", "month": "month months", "year": "year years yr yrs",
         "dollar": "dollar dollars", "cent": "cent cents", "l": "l liter liters litre litres",
         "ml": "ml milliliter milliliters", "gal": "gal gallon gallons", "mph": "mph",
-        "km/h": "km/h kph", "deg": "degree degrees"}.items():
+        "km/h": "km/h kph", "deg": "degree degrees", "am": "am", "pm": "pm"}.items():
     for _n in _names.split():
         _UNIT_ALIASES[_n] = _canon
 
 
 def _unit_key(s: str) -> str | None:
     """The known unit after a number ('5 cm', '12\\text{ cm}^2', '3 square feet' -> 'cm',
-    'cm^2', 'ft^2'), or None (no unit, or a word we do not know as a unit)."""
+    'cm^2', 'ft^2'; '3 PM', '3 p.m.' -> 'pm'), or None (no unit, or a word we do not know as a
+    unit)."""
     t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"\1 \2", s)   # siunitx
     t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", t)
+    t = _MERIDIEM_RE.sub(r" \1m", t)
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
     m = re.search(r"\d(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
                   r"(?P<u>[a-zA-Z]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
@@ -1955,8 +1961,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * a gloss in parentheses after the value must agree with it: "5 (five)", "120 (= 5!)",
       "\\frac12 (0.5)" equal 5, 120, 0.5; "5 (in cm)" is a unit; "5 (six)", "3 (rounded)" fail;
     * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}",
-      "$12 dollars"), but two different known units disagree (5 cm != 5 m); "28 percent",
-      "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28;
+      "$12 dollars"), but two different known units disagree (5 cm != 5 m, 3 PM != 3 a.m.);
+      "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28;
     * intervals and inequalities are one thing: (2, 5] = "2 < x \\le 5" = "\\{x | 2<x\\le5\\}" =
       "x > 2 and x \\le 5", "x < 1 or x > 3" = (-\\infty,1)\\cup(3,\\infty), "|x| < 3" = (-3, 3),
       "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty); endpoints and their openness must agree, and

@@ -715,8 +715,17 @@ UNITS = [
     ("\\boxed{20^\\circ\\text{C}}", "20"),
     ("\\boxed{20°C}", "20^\\circ"),
     ("\\boxed{-5^{\\circ} F}", "-5"),
+    # a time of day: AM / PM are its unit, also spelled a.m. / p.m.
+    ("\\boxed{3:00 p.m.}", "3:00 PM"),
+    ("\\boxed{3 PM}", "3 p.m."),
+    ("\\boxed{3:00\\text{ PM}}", "3:00\\text{ p.m.}"),
+    ("The answer is 3:00 p.m.", "3:00"),
 ]
 UNIT_NEAR_MISSES = [
+    ("\\boxed{12:30 AM}", "12:30 PM"),
+    ("\\boxed{3 AM}", "3 PM"),
+    ("\\boxed{3:00 a.m.}", "3:00 PM"),
+    ("\\boxed{3:00\\text{ AM}}", "3:00\\text{ p.m.}"),
     ("\\boxed{6}", "5 cm"),
     ("\\boxed{6}", "\\text{5 apples}"),
     ("\\boxed{5 \\text{ m}}", "5 cm"),
