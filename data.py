@@ -1100,6 +1100,11 @@ def _likely_column(row: dict, field: str, usual: tuple[str, ...]) -> str:
     return "NAME"
 
 
+def is_file_task(source: str) -> bool:
+    """Whether --task names a local file (one split: no test split of its own), not a HF id."""
+    return Path(source).exists() or Path(source).suffix.lower() in FILE_TYPES
+
+
 def load_tasks(source: str, split: str = "train", n: int | None = None, seed: int = 0,
                prompt_field: str = "prompt", answer_field: str | None = "answer",
                tests_field: str = "tests", hf_config: str | None = None) -> list[dict]:
@@ -1115,7 +1120,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         tasks = humaneval_tasks()
         return tasks[:n] if n else tasks
     path = Path(source)
-    if path.exists() or path.suffix.lower() in FILE_TYPES:
+    if is_file_task(source):
         rows, where = rows_from_file(path), str(path)   # a missing file: not a hub id either
     else:
         import datasets
