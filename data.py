@@ -1100,6 +1100,22 @@ def _likely_column(row: dict, field: str, usual: tuple[str, ...]) -> str:
     return "NAME"
 
 
+def multiple_choice(question: str, choices: list, answer) -> dict:
+    """MMLU's form (a question, its `choices` and the index of the right one) as a prompt that
+    lists the options (A) ... and the letter as the answer: the model could not see the options
+    and was graded on the index ('1' for B). An answer that is no index ('B') is kept.
+
+    >>> multiple_choice("2 + 2?", ["3", "4"], 1)
+    {'prompt': '2 + 2?\\n\\n(A) 3\\n(B) 4', 'answer': 'B'}
+    """
+    if not 2 <= len(choices) <= 26:
+        return {}
+    index = isinstance(answer, int) and not isinstance(answer, bool) and 0 <= answer < len(choices)
+    letters = [chr(ord("A") + j) for j in range(len(choices))]
+    options = "\n".join(f"({x}) {c}" for x, c in zip(letters, choices))
+    return {"prompt": f"{question}\n\n{options}", **({"answer": letters[answer]} if index else {})}
+
+
 def is_file_task(source: str) -> bool:
     """Whether --task names a local file (one split: no test split of its own), not a HF id."""
     return Path(source).exists() or Path(source).suffix.lower() in FILE_TYPES
@@ -1112,7 +1128,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
 
     `answer_field=None` loads prompts only (for tasks without answers). Column names are mapped
     with `prompt_field` / `answer_field`; the answer is reduced by `gold_answer` (GSM8K-style
-    '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task).
+    '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task);
+    a row with MMLU's `choices` gets them listed in its prompt, graded on the letter
+    (`multiple_choice`).
     """
     if source == "math":
         return math_tasks(n or 64, split, seed)
@@ -1158,6 +1176,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             except ValueError as e:
                 raise DataError(f"{where}: row {i}'s {answer_field!r} {e}. Give each row its "
                                 "answer as a string or a number, or drop the row") from None
+            if isinstance(row.get("choices"), list) and isinstance(task["prompt"], str):
+                task.update(multiple_choice(task["prompt"], row["choices"], row[answer_field]))
         for k, v in row.items():
             task.setdefault(k, v)
         tasks.append(task)

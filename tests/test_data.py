@@ -309,6 +309,21 @@ def test_unreadable_files_are_named_with_the_fix(tmp_path, name, content, needle
         data.load_tasks(str(path))
 
 
+def test_mmlu_rows_show_their_choices_and_are_graded_on_the_letter(tmp_path):
+    # MMLU's question / choices / answer-index: the prompt lacked the options and the gold was
+    # the index ("1"), so "\\boxed{B}" earned 0 and "\\boxed{1}" 1
+    from rewards import math_reward
+
+    path = tmp_path / "mmlu.jsonl"
+    path.write_text(json.dumps({"question": "2 + 2?", "choices": ["3", "4", "5", "6"],
+                                "answer": 1}) + "\n"
+                    + json.dumps({"question": "Odd?", "choices": ["2", "3"], "answer": "B"}) + "\n")
+    mmlu, letter = data.load_tasks(str(path), prompt_field="question")
+    assert mmlu["prompt"] == "2 + 2?\n\n(A) 3\n(B) 4\n(C) 5\n(D) 6" and mmlu["answer"] == "B"
+    assert math_reward("\\boxed{B}", mmlu) == 1.0 and math_reward("\\boxed{1}", mmlu) == 0.0
+    assert letter["prompt"] == "Odd?\n\n(A) 2\n(B) 3" and letter["answer"] == "B"
+
+
 def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path):
     path = tmp_path / "math.jsonl"
     path.write_text(json.dumps({"problem": "Solve.", "solution": "So \\boxed{(1, 2)}."}) + "\n")
