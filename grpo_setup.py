@@ -89,6 +89,7 @@ def load_task_splits(cfg) -> tuple[list[dict], list[dict]]:
     answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
     kw = dict(prompt_field=cfg.prompt_field, answer_field=answer_field, seed=cfg.seed)
     train = data.load_tasks(cfg.task, "train", cfg.num_train_prompts, **kw)
+    test_n = 0 if data.is_file_task(cfg.task) else test_n   # one split: its rows are trained on
     try:
         test = data.load_tasks(cfg.task, "test", test_n, **kw) if test_n else []
     except Exception:  # a file or dataset without a test split: no periodic evaluation

@@ -20,7 +20,7 @@ import time
 import unicodedata
 from fractions import Fraction
 
-__all__ = ["verify_math", "extract_answer", "normalize_answer", "answer_region"]
+__all__ = ["verify_math", "extract_answer", "normalize_answer", "answer_region", "gold_answer"]
 
 # =====================================================================================
 # Math answer verification
@@ -589,9 +589,9 @@ def _other_boxes(text: str) -> list[str]:
     return extract(text, retract=False)[1]
 
 
-def _gold_answer(answer) -> str:
+def gold_answer(answer) -> str:
     """The gold answer string from a dataset field (GSM8K '#### 1,234', a MATH solution with a
-    box or a 'Final Answer:' line, or a bare answer)."""
+    box, a 'Final Answer:' line or 'The answer is X.', or a bare answer)."""
     if isinstance(answer, (list, tuple)):
         return ", ".join(str(a) for a in answer)
     s = DOUBLED_CMD_RE.sub("", str(answer).strip())
@@ -601,7 +601,7 @@ def _gold_answer(answer) -> str:
         got = extract(s, retract=False)[0]
         if got is not None:
             return got
-    if len(s) > 80 and re.search(r"(?i)\banswer\b", s):          # a whole solution as the gold
+    if re.search(r"(?i)\banswer\b", s):   # a solution, or "The answer is 12.", as the gold
         got = extract(s, retract=False)[0]
         if got is not None:
             return got
@@ -681,6 +681,9 @@ _UNIT_BLOCK = {"and", "or", "not", "more", "less", "than", "each", "only", "all"
                "about", "around", "nearly", "almost", "ish", "so", "fewer", "least", "most",
                "plus", "minus", "over", "under", "estimated", "unless", "except", "when",
                "rounded", "truncated"}
+
+
+_MERIDIEM_RE = re.compile(r"(?i)(?<=\d)\s*([ap])\.\s?m\.?(?![a-z])")   # a.m., p.m. after a time
 
 
 def _strip_unit_words(s: str) -> str:
@@ -809,6 +812,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
     s = _integer_functions(s)
+    s = _MERIDIEM_RE.sub(r" \1m", s)            # "3:00 p.m." is "3:00 pm" (a unit word)
     s = re.sub(r"(?<=[\d}])\s*(?:" + _UNIT_WORDS + r")\.?(?:\s*\^\s*\{?\d\}?)?\s*$", "", s,
                flags=re.IGNORECASE) if re.search(r"\d\s*[}]?\s*[a-zA-Z]{2,}", s) or re.search(
         r"\d\s+[a-zA-Z]\s*$", s) else s
@@ -1102,17 +1106,24 @@ def exact_number(s: str) -> Fraction | None:
 
 
 def _is_text(s: str) -> bool:
-    """A word answer ('Monday', 'no solution', 'C'): compared as text, never symbolically."""
+    """A word answer ('Monday', 'no solution', 'No', 'C'): compared as text, never
+    symbolically."""
+    if _text_key(s) in ("yes", "no"):
+        return True
     s = re.sub(r"\\(?:begin|end)\{\w+\}|\\[a-zA-Z]+", " ", s)
     words = re.findall(r"\b[a-zA-Z]{3,}\b", s)
     return (bool(words) and not any(w.lower() in _FUNC_WORDS for w in words)
             and not re.search(r"[\^_=]", s))
 
 
+_YES_NO = {"yes": "yes", "true": "yes", "no": "no", "false": "no"}   # word -> what it says
+
+
 def _text_key(s: str) -> str:
     s = s.lower()
     s = re.sub(r"^\(?([a-e])\)?$", r"\1", s)
-    return re.sub(r"[^a-z0-9]", "", s)
+    s = re.sub(r"[^a-z0-9]", "", s)
+    return _YES_NO.get(s, s)                     # a JSON true gold ("True") is "Yes"
 
 
 def _dangerous(s: str) -> bool:
@@ -1729,7 +1740,6 @@ def _is_tuple(s: str) -> bool:
 
 
 _FILLER_WORDS = {"the", "a", "an", "on", "in", "at", "is", "it", "its", "one", "answer", "final"}
-_YES_NO = {"yes", "no", "true", "false"}
 
 
 def _word_answer(g: str, p: str) -> bool:
@@ -1742,9 +1752,10 @@ def _word_answer(g: str, p: str) -> bool:
     for i in range(len(pw) - len(gw) + 1):
         if pw[i:i + len(gw)] == gw and all(w in _FILLER_WORDS for w in pw[:i] + pw[i + len(gw):]):
             return True
-    blocked = (_YES_NO - set(gw)) | {"but", "however", "unless", "except", "or", "maybe", "perhaps",
-                                     "probably", "possibly"}
-    return (len(gw) == 1 and gw[0] in _YES_NO and pw[:1] == gw
+    says = _YES_NO.get(gw[0]) if len(gw) == 1 else None
+    blocked = {w for w, k in _YES_NO.items() if k != says} | {
+        "but", "however", "unless", "except", "or", "maybe", "perhaps", "probably", "possibly"}
+    return (says is not None and bool(pw) and _YES_NO.get(pw[0]) == says
             and bool(re.match(r"[a-z]+\s*[,.;:]", p.lower())) and not set(pw[1:]) & blocked)
 
 
@@ -1861,16 +1872,18 @@ for _canon, _names in {
         "week": "week weeks", "month": "month months", "year": "year years yr yrs",
         "dollar": "dollar dollars", "cent": "cent cents", "l": "l liter liters litre litres",
         "ml": "ml milliliter milliliters", "gal": "gal gallon gallons", "mph": "mph",
-        "km/h": "km/h kph", "deg": "degree degrees"}.items():
+        "km/h": "km/h kph", "deg": "degree degrees", "am": "am", "pm": "pm"}.items():
     for _n in _names.split():
         _UNIT_ALIASES[_n] = _canon
 
 
 def _unit_key(s: str) -> str | None:
     """The known unit after a number ('5 cm', '12\\text{ cm}^2', '3 square feet' -> 'cm',
-    'cm^2', 'ft^2'), or None (no unit, or a word we do not know as a unit)."""
+    'cm^2', 'ft^2'; '3 PM', '3 p.m.' -> 'pm'), or None (no unit, or a word we do not know as a
+    unit)."""
     t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"\1 \2", s)   # siunitx
     t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", t)
+    t = _MERIDIEM_RE.sub(r" \1m", t)
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
     m = re.search(r"\d(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
                   r"(?P<u>[a-zA-Z]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
@@ -1938,8 +1951,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       or "Wait" alone are no self-correction.
 
     How answers compare (both sides go through `normalize_answer`; gold formats: GSM8K
-    `#### 1,234`, MATH LaTeX, a full solution with a box or a "Final Answer:" line, AIME '007',
-    lists):
+    `#### 1,234`, MATH LaTeX, a solution with a box or an anchored final statement ("Final
+    Answer: X", also a short "The answer is X."), AIME '007', lists):
 
     * exact: 1/2^99 != 1/2^98, 0.333 != 1/3; radicals exactly in-process (`radical_value`:
       \\sqrt{8} = 2\\sqrt{2}, \\frac{\\sqrt{6}}{2} = \\sqrt{3/2}); other symbolic checks in a
@@ -1948,15 +1961,15 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * a gloss in parentheses after the value must agree with it: "5 (five)", "120 (= 5!)",
       "\\frac12 (0.5)" equal 5, 120, 0.5; "5 (in cm)" is a unit; "5 (six)", "3 (rounded)" fail;
     * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}",
-      "$12 dollars"), but two different known units disagree (5 cm != 5 m); "28 percent",
-      "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28;
+      "$12 dollars"), but two different known units disagree (5 cm != 5 m, 3 PM != 3 a.m.);
+      "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28;
     * intervals and inequalities are one thing: (2, 5] = "2 < x \\le 5" = "\\{x | 2<x\\le5\\}" =
       "x > 2 and x \\le 5", "x < 1 or x > 3" = (-\\infty,1)\\cup(3,\\infty), "|x| < 3" = (-3, 3),
       "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty); endpoints and their openness must agree, and
       two inequalities must be in the same variable;
     * a word gold may be said with filler words ("on Tuesday", "the blue one" for "Tuesday",
       "blue"), and yes / no / true / false with a reason that does not hedge ("Yes, it is
-      possible");
+      possible"); true means yes and false no (a JSON `true` gold reads "True");
     * the empty set: \\emptyset = \\varnothing = \\{\\} = "no solution" = "none";
     * a choice letter with its value ("\\textbf{(B) }5", "B. 5", "B: 5", "Option (B) 5", also
       after it: "5 (B)") equals that letter ("B", "(B)") or that value ("5"); letter and
@@ -2028,7 +2041,7 @@ def _verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     region = _html_to_text(DOUBLED_CMD_RE.sub("", SPECIAL_TOKEN_RE.split(region, 1)[0]))
     WORKER.prestart()
     pred, others, how = _extract_full(region, lenient=lenient)
-    gold = _gold_answer(answer)
+    gold = gold_answer(answer)
     if pred is not None and _check(region, pred, others, gold):
         return True
     if lenient and how in ("", "sentence"):      # evaluation: also the last formula or number

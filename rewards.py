@@ -496,6 +496,20 @@ JUDGE_TEMPLATE = (
     "Is the response correct and consistent with the reference? Answer yes or no.\nAnswer:")
 
 
+def question_text(task: dict) -> str:
+    """The question a judge or reward model reads: `task["question"]`, else its prompt; of a
+    prompt that is a conversation, its last user turn.
+
+    >>> question_text({"prompt": [{"role": "system", "content": "Be brief."},
+    ...                           {"role": "user", "content": "2+2?"}]})
+    '2+2?'
+    """
+    q = task.get("question", task.get("prompt", ""))
+    if isinstance(q, list):
+        q = next((m.get("content", "") for m in reversed(q) if m.get("role") == "user"), "")
+    return q
+
+
 class JudgeReward:
     """Model-based reward with a reference answer (Qwen3 §4.4): a judge LM reads question,
     reference and response; the reward is its probability of "yes" against "no" at the next
@@ -523,7 +537,7 @@ class JudgeReward:
 
     def prompt(self, completion: str, task: dict) -> str:
         response = _answer_text(completion) or completion
-        return self.template.format(question=task.get("question", task.get("prompt", "")),
+        return self.template.format(question=question_text(task),
                                     reference=task.get("reference", task.get("answer", "")),
                                     response=response)
 
@@ -568,7 +582,7 @@ class ScalarRewardModel:
         self.model, self.tokenizer, self.max_length = model, tokenizer, max_length
 
     def score_batch(self, completions: list[str], tasks: list[dict]) -> list[float]:
-        texts = [_rm_texts(t.get("question", t.get("prompt", "")), _answer_text(c) or c)
+        texts = [_rm_texts(question_text(t), _answer_text(c) or c)
                  for c, t in zip(completions, tasks)]
         with torch.no_grad():
             r = _rm_forward(self.model, self.tokenizer, texts, self.max_length)

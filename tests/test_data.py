@@ -191,6 +191,43 @@ def test_gsm8k_answers():
     assert data.gsm8k_answer(" 72 ") == "72"
 
 
+def test_file_gold_answers_keep_their_commas_and_are_reduced_like_a_gold(tmp_path):
+    # every comma of a file's answer was dropped: "(1, 2)" became "(1 2)", "\\{1,2\\}" the
+    # set {12}, "3, 500" the number 3500, so right answers earned 0 and wrong ones 1
+    from rewards import math_reward
+
+    golds = [("(1, 2)", "(1, 2)"), ("\\{1,2\\}", "\\{1,2\\}"), ("3, 500", "3, 500"),
+             ("1,000", "1000"), ("So $x=(1,2)$, hence \\boxed{(1,2)}.", "(1,2)"),
+             ("#### 1,234", "1234"), ("The answer is 12.", "12"), (72, "72"), (0.5, "0.5"),
+             (True, "True"), ([2, "3"], "2, 3")]
+    path = tmp_path / "golds.jsonl"
+    path.write_text("".join(json.dumps({"prompt": "q", "answer": g}) + "\n" for g, _ in golds))
+    tasks = data.load_tasks(str(path))
+    assert [t["answer"] for t in tasks] == [a for _, a in golds]
+    right = ["\\boxed{(1,2)}", "\\boxed{\\{2, 1\\}}", "\\boxed{3, 500}", "\\boxed{1000}",
+             "\\boxed{(1, 2)}", "\\boxed{1234}", "\\boxed{12}", "\\boxed{72}", "\\boxed{\\frac12}",
+             "\\boxed{Yes}", "\\boxed{3, 2}"]
+    wrong = ["\\boxed{(12)}", "\\boxed{\\{12\\}}", "\\boxed{3500}", "\\boxed{100}",
+             "\\boxed{(12)}", "\\boxed{123}", "\\boxed{13}", "\\boxed{27}", "\\boxed{0.05}",
+             "\\boxed{No}", "\\boxed{23}"]
+    assert [math_reward(c, t) for c, t in zip(right, tasks)] == [1.0] * len(tasks)
+    assert [math_reward(c, t) for c, t in zip(wrong, tasks)] == [0.0] * len(tasks)
+
+
+@pytest.mark.parametrize("answer,needle", [
+    (None, "row 1's 'answer' is null"), ("  ", "row 1's 'answer' is empty"),
+    ([], "is an empty list"), ({"value": 5}, 'is {"value": 5}, a dict'),
+    ([[1, 2], [3, 4]], "a list of lists"), (float("nan"), "not a finite number")])
+def test_a_file_answer_that_is_no_answer_is_named(tmp_path, answer, needle):
+    # null and "" were "has no field 'answer'" of a row that had one; "  " loaded as an empty
+    # gold, an object or a nested list as its Python repr
+    path = tmp_path / "golds.jsonl"
+    path.write_text(json.dumps({"prompt": "a", "answer": "1"}) + "\n"
+                    + json.dumps({"prompt": "b", "answer": answer}) + "\n")
+    with pytest.raises(data.DataError, match=re.escape(needle) + ".*or drop the row"):
+        data.load_tasks(str(path))
+
+
 def test_local_jsonl_with_column_mapping(tmp_path):
     path = tmp_path / "gsm.jsonl"
     path.write_text(
@@ -230,6 +267,79 @@ def test_malformed_rows_name_file_row_and_field(tmp_path):
         data.load_tasks(str(path))
 
 
+ROWS = [{"prompt": "q1", "answer": "1,000"}, {"prompt": "q2", "answer": "(1, 2)"}]
+JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
+
+
+@pytest.mark.parametrize("name,content", [
+    ("bom.jsonl", b"\xef\xbb\xbf" + JSONL.encode()),                  # Excel, Notepad
+    ("crlf.jsonl", ("\n" + JSONL.replace("\n", "\r\n\r\n")).encode()),
+    ("bom.json", b"\xef\xbb\xbf" + json.dumps(ROWS).encode()),
+    ("lines.json", JSONL.encode()),                                  # datasets' Dataset.to_json
+    ("columns.json", json.dumps({"prompt": ["q1", "q2"], "answer": ["1,000", "(1, 2)"]}).encode()),
+    ("pandas.json", json.dumps({"prompt": {"0": "q1", "1": "q2"},    # DataFrame.to_json
+                                "answer": {"0": "1,000", "1": "(1, 2)"}}).encode()),
+    ("rows.csv", b'prompt,answer\r\nq1,"1,000"\r\nq2,"(1, 2)"\r\n'),
+    ("rows.tsv", "\ufeffprompt\tanswer\nq1\t1,000\nq2\t(1, 2)\n".encode()),
+    ("UPPER.JSONL", JSONL.encode()),
+])
+def test_file_forms_that_other_tools_write(tmp_path, name, content):
+    # each was a DataError (a BOM: "not valid JSON"; .csv: "unsupported", though the error for
+    # a missing --task listed .csv) or, for a .json of one row a line, "Extra data"
+    path = tmp_path / name
+    path.write_bytes(content)
+    tasks = data.load_tasks(str(path))
+    assert [(t["prompt"], t["answer"]) for t in tasks] == [("q1", "1000"), ("q2", "(1, 2)")]
+
+
+@pytest.mark.parametrize("name,content,needle", [
+    ("latin1.jsonl", '{"prompt": "caf\xe9", "answer": "1"}\n'.encode("latin-1"),
+     "not UTF-8 text (byte 15 is b'\\xe9'); save the file as UTF-8"),
+    ("cells.csv", b"prompt,answer\nq1,1,000\n", "row 0 has more cells than the header line"),
+    ("cells.tsv", b"prompt\tanswer\nq1\n", "row 0 has fewer cells than the header line"),
+    ("broken.parquet", b"PAR1 not really", "not a readable parquet file"),
+    ("ragged.json", b'{"prompt": ["q1", "q2"], "answer": ["1"]}', "columns of equal length"),
+    ("rows.txt", b"q1", "use .jsonl, .json, .csv, .tsv or .parquet"),
+])
+def test_unreadable_files_are_named_with_the_fix(tmp_path, name, content, needle):
+    # latin-1 and a broken parquet file were tracebacks (UnicodeDecodeError, ArrowInvalid)
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(data.DataError, match=re.escape(needle)):
+        data.load_tasks(str(path))
+
+
+def test_mmlu_rows_show_their_choices_and_are_graded_on_the_letter(tmp_path):
+    # MMLU's question / choices / answer-index: the prompt lacked the options and the gold was
+    # the index ("1"), so "\\boxed{B}" earned 0 and "\\boxed{1}" 1
+    from rewards import math_reward
+
+    path = tmp_path / "mmlu.jsonl"
+    path.write_text(json.dumps({"question": "2 + 2?", "choices": ["3", "4", "5", "6"],
+                                "answer": 1}) + "\n"
+                    + json.dumps({"question": "Odd?", "choices": ["2", "3"], "answer": "B"}) + "\n")
+    mmlu, letter = data.load_tasks(str(path), prompt_field="question")
+    assert mmlu["prompt"] == "2 + 2?\n\n(A) 3\n(B) 4\n(C) 5\n(D) 6" and mmlu["answer"] == "B"
+    assert math_reward("\\boxed{B}", mmlu) == 1.0 and math_reward("\\boxed{1}", mmlu) == 0.0
+    assert letter["prompt"] == "Odd?\n\n(A) 2\n(B) 3" and letter["answer"] == "B"
+
+
+def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path):
+    path = tmp_path / "math.jsonl"
+    path.write_text(json.dumps({"problem": "Solve.", "solution": "So \\boxed{(1, 2)}."}) + "\n")
+    with pytest.raises(data.DataError, match="Map the prompt column with --prompt-field problem"):
+        data.load_tasks(str(path))
+    with pytest.raises(data.DataError, match="Map the answer column with --answer-field solution"):
+        data.load_tasks(str(path), prompt_field="problem")
+    task = data.load_tasks(str(path), prompt_field="problem", answer_field="solution")[0]
+    assert task["answer"] == "(1, 2)" and task["solution"] == "So \\boxed{(1, 2)}."
+    path.write_text(json.dumps({"Question": "1+1?", "Answer": "2"}) + "\n")
+    with pytest.raises(data.DataError, match="--prompt-field Question"):
+        data.load_tasks(str(path), prompt_field="question")
+    with pytest.raises(data.DataError, match="--answer-field Answer"):
+        data.load_tasks(str(path), prompt_field="Question")
+
+
 @pytest.mark.parametrize(
     "name,text,needle",
     [
@@ -260,6 +370,40 @@ def test_prompt_asks_for_boxed_answer(tokenizer):
     assert data.build_messages(task, think=False)[-1]["content"].endswith("/no_think")
     code = data.build_messages(data.humaneval_tasks()[0])[-1]["content"]
     assert "```python" in code and "def has_close_elements" in code
+
+
+def test_a_conversation_prompt_is_rendered_as_written(tmp_path, tokenizer):
+    # TRL's conversational format: was put into the user turn as its Python repr ("[{'role': ...")
+    chat = [{"role": "system", "content": "Answer in \\boxed{}."},
+            {"role": "user", "content": "What is 2+2?"}]
+    path = tmp_path / "chat.jsonl"
+    path.write_text(json.dumps({"prompt": chat, "answer": "4"}) + "\n")
+    task = data.load_tasks(str(path))[0]
+    assert task["prompt"] == chat and task["answer"] == "4"
+    expected = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+    for style in data.PROMPT_STYLES:
+        assert data.render_prompt(tokenizer, task, style=style) == expected
+    assert data.build_messages(task, think=True)[-1]["content"] == "What is 2+2? /think"
+    assert data.build_messages(task, system="S") == [{"role": "system", "content": "S"}, chat[1]]
+    assert task["prompt"] == chat                  # the task's messages are left as they were
+
+
+@pytest.mark.parametrize("prompt,needle", [
+    (None, "row 1's 'prompt' is null, not text or a list of chat messages"),
+    (5, "row 1's 'prompt' is 5, not text"), ("  ", "row 1's 'prompt' is empty"),
+    ([], "is [], not text"),
+    ([{"role": "user", "text": "hi"}], 'message 0 is {"role": "user", "te'),
+    ([{"role": "human", "content": "hi"}], "not {\"role\": one of system, user, assistant"),
+    ([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "4"}],
+     "has a last turn of role 'assistant'; end it with the user turn to answer"),
+])
+def test_a_prompt_that_is_no_prompt_is_named(tmp_path, prompt, needle):
+    # each became the text of the user turn ("None\nPlease reason ...", a repr of the list)
+    path = tmp_path / "prompts.jsonl"
+    path.write_text(json.dumps({"prompt": "a", "answer": "1"}) + "\n"
+                    + json.dumps({"prompt": prompt, "answer": "1"}) + "\n")
+    with pytest.raises(data.DataError, match=re.escape(needle)):
+        data.load_tasks(str(path))
 
 
 def test_prompt_without_chat_template_is_a_named_error(tokenizer):

@@ -329,3 +329,14 @@ def test_resume_continues_exactly(tiny_teacher, tmp_path):
     for ra, rb in zip(a, b):
         assert ra["on_policy"] == rb["on_policy"]
         assert rb["loss"] == pytest.approx(ra["loss"], rel=1e-4, abs=1e-6)
+
+
+def test_a_file_task_is_not_evaluated_on_its_own_training_rows(tmp_path):
+    # a file has one split: "test" gave its first --eval_problems rows, the prompts it trained on
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps({"prompt": f"{i}+1?", "answer": i + 1}) + "\n"
+                            for i in range(6)))
+    cfg = distill.Config(task=str(path))
+    assert len(distill.load_prompts(cfg, "train", 6)) == 6
+    assert distill.load_prompts(cfg, "test", 4) == []
+    assert len(distill.load_prompts(distill.Config(task="math"), "test", 4)) == 4

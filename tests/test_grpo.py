@@ -782,3 +782,16 @@ def test_share_of_groups_with_any_correct_sample():
     seen = [roll([False, True, False, False, False, False, False, False]), roll([False] * 8)]
     m = grpo_log.step_metrics(seen, 0.75, {}, {"gen_s": 1.0})
     assert m["groups_any_correct"] == 0.25 and m["accuracy"] == 1 / 16
+
+
+def test_a_file_task_is_not_evaluated_on_its_own_training_rows(tmp_path):
+    # a file has one split: "test" gave its first --eval_problems rows, the prompts it trained on,
+    # reported as held-out accuracy
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps({"prompt": f"{i}+1?", "answer": i + 1}) + "\n"
+                            for i in range(6)))
+    train, test = grpo_setup.load_task_splits(grpo.Config(task=str(path), eval_problems=4))
+    assert len(train) == 6 and test == []
+    train, test = grpo_setup.load_task_splits(grpo.Config(task="math", eval_problems=4,
+                                                          num_train_prompts=6))
+    assert len(train) == 6 and len(test) == 4

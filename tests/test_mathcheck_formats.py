@@ -632,6 +632,30 @@ def test_grader_formats():
     check(GRADER_FORMATS)
 
 
+# gold answers as datasets store them: a JSON true / false (StrategyQA) read as "True" / "False"
+# means yes / no, and a short gold that is itself an anchored statement is its value
+GOLD_SPELLINGS = [
+    ("\\boxed{Yes}", "True", True),
+    ("\\boxed{no}", "False", True),
+    ("\\boxed{\\text{No, 7 is prime.}}", "false", True),
+    ("The answer is true.", "yes", True),
+    ("\\boxed{Yes}", "False", False),
+    ("\\boxed{false}", "yes", False),
+    ("\\boxed{\\text{No, it is true}}", "False", False),
+    ("\\boxed{N}", "No", False),
+    ("\\boxed{12}", "The answer is 12.", True),
+    ("\\boxed{12}", "Answer: 12", True),
+    ("\\boxed{B}", "Answer: (B)", True),
+    ("\\boxed{13}", "The answer is 12.", False),
+    ("\\boxed{C}", "Answer: (B)", False),
+    ("\\boxed{\\text{no answer}}", "no answer", True),
+]
+
+
+def test_gold_spellings_of_datasets():
+    check(GOLD_SPELLINGS)
+
+
 # ---------------------------------------------------------------- percentages in words
 
 PERCENT = [
@@ -691,8 +715,17 @@ UNITS = [
     ("\\boxed{20^\\circ\\text{C}}", "20"),
     ("\\boxed{20°C}", "20^\\circ"),
     ("\\boxed{-5^{\\circ} F}", "-5"),
+    # a time of day: AM / PM are its unit, also spelled a.m. / p.m.
+    ("\\boxed{3:00 p.m.}", "3:00 PM"),
+    ("\\boxed{3 PM}", "3 p.m."),
+    ("\\boxed{3:00\\text{ PM}}", "3:00\\text{ p.m.}"),
+    ("The answer is 3:00 p.m.", "3:00"),
 ]
 UNIT_NEAR_MISSES = [
+    ("\\boxed{12:30 AM}", "12:30 PM"),
+    ("\\boxed{3 AM}", "3 PM"),
+    ("\\boxed{3:00 a.m.}", "3:00 PM"),
+    ("\\boxed{3:00\\text{ AM}}", "3:00\\text{ p.m.}"),
     ("\\boxed{6}", "5 cm"),
     ("\\boxed{6}", "\\text{5 apples}"),
     ("\\boxed{5 \\text{ m}}", "5 cm"),

@@ -577,6 +577,17 @@ def test_judge_reward_matches_manual_softmax():
     assert judge("4", task) > 0.99
 
 
+def test_judge_and_reward_model_read_a_conversation_prompt_as_its_last_user_turn():
+    # a conversation prompt (data.check_prompt) reached the judge as the repr of its list
+    from types import SimpleNamespace
+
+    chat = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"}]
+    judge = SimpleNamespace(template="Q: {question} R: {reference} A: {response}")
+    assert rewards.JudgeReward.prompt(judge, "4", {"prompt": chat, "answer": "4"}) == \
+        "Q: 2+2? R: 4 A: 4"
+    assert rewards.question_text({"question": "q", "prompt": chat}) == "q"
+
+
 def test_bradley_terry_loss_values():
     torch = pytest.importorskip("torch")
     assert rewards.bradley_terry_loss(
