@@ -784,7 +784,7 @@ def test_share_of_groups_with_any_correct_sample():
     assert m["groups_any_correct"] == 0.25 and m["accuracy"] == 1 / 16
 
 
-def test_a_file_task_is_not_evaluated_on_its_own_training_rows(tmp_path):
+def test_a_file_task_is_not_evaluated_on_its_own_training_rows(tmp_path, capsys):
     # a file has one split: "test" gave its first --eval_problems rows, the prompts it trained on,
     # reported as held-out accuracy
     path = tmp_path / "t.jsonl"
@@ -792,6 +792,7 @@ def test_a_file_task_is_not_evaluated_on_its_own_training_rows(tmp_path):
                             for i in range(6)))
     train, test = grpo_setup.load_task_splits(grpo.Config(task=str(path), eval_problems=4))
     assert len(train) == 6 and test == []
+    assert "no periodic evaluation: --task" in capsys.readouterr().out   # said, not silent
     train, test = grpo_setup.load_task_splits(grpo.Config(task="math", eval_problems=4,
                                                           num_train_prompts=6))
     assert len(train) == 6 and len(test) == 4
