@@ -600,7 +600,8 @@ def train(cfg: Config) -> Path:
     distributed.dist_init()                        # under torchrun: join the process group
     check_config(cfg)
     runs.seed_everything(cfg.seed, cfg.threads)
-    run = runs.open_run(cfg.output_dir, asdict(cfg), cfg.resume, cfg.overwrite)
+    # --resume: a constant learning rate, so a longer run (--max_steps) is this one continued
+    run = runs.open_run(cfg.output_dir, asdict(cfg), cfg.resume, cfg.overwrite, ('max_steps',))
     state = run.load_state() if cfg.resume else None
     model, tok = models.load_policy(str(run.checkpoint) if state else cfg.model)
     model = distributed.wrap_model(model, cfg.parallel)

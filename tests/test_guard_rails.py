@@ -90,6 +90,35 @@ def test_a_second_run_does_not_wipe_the_first_and_resume_needs_a_state(tmp_path)
     empty = tmp_path / "empty"
     p = run("sft.py", "--model", "tiny", "--output_dir", str(empty), "--resume", "--max_steps", "1")
     assert_clean_error(p, f"--resume: {empty} has no saved state")
+    # --resume with a setting that shapes the training changed: was continued silently, and
+    # config.json then named settings that did not train the model
+    config = (out / "config.json").read_text()
+    again = run("grpo.py", *TINY, "--output_dir", str(out), "--max_steps", "1", "--resume",
+                "--learning_rate", "1e-4", "--rewards", "format")
+    assert_clean_error(again, "trained with other settings", "--learning_rate 0.001 -> 0.0001",
+                       "--rewards 'math' -> 'format'", "another --output_dir")
+    assert (out / "config.json").read_text() == config
+    assert (out / "metrics.jsonl").read_text() == before
+
+
+def test_sft_resume_refuses_changed_settings_and_lets_the_machine_and_evaluation_change(
+        tmp_path):
+    import sft
+
+    cfg = sft.Config(model="tiny", output_dir=str(tmp_path / "s"), num_examples=4, max_length=256,
+                     max_steps=1, eval_problems=0, think_tokens="none")
+    sft.train(cfg)
+    config = (tmp_path / "s" / "config.json").read_text()
+    for name, value in (("learning_rate", 1e-5), ("dataset", "other.jsonl"), ("max_steps", 2)):
+        changed = sft.Config(**{**cfg.__dict__, "resume": True, name: value})
+        with pytest.raises(ValueError, match=f"other settings: --{name} .* -> {value!r}"):
+            sft.train(changed)    # max_steps too: the cosine schedule spans it
+    assert (tmp_path / "s" / "config.json").read_text() == config
+    # the machine, evaluation and saving may change: the run goes on (here it is already done)
+    sft.train(sft.Config(**{**cfg.__dict__, "resume": True, "threads": 1, "save_steps": 7}))
+    assert json.loads((tmp_path / "s" / "config.json").read_text())["threads"] == 1
+    runs.check_same_settings(tmp_path / "s", {**json.loads(config), "max_steps": 5},
+                             may_change=("max_steps",))     # grpo's and distill's exception
 
 
 def test_a_damaged_state_file_is_named_with_the_fix_and_nothing_is_touched(tmp_path):
