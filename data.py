@@ -968,6 +968,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     """
     if source == "math":
         return math_tasks(n or 64, split, seed)
+    if not source.strip():          # Path('') is the current folder
+        raise DataError("--task '': an empty name (an unset shell variable?); pass 'math', "
+                        "'humaneval' or a .jsonl/.json/.parquet/.csv file")
     if source == "humaneval":
         tasks = humaneval_tasks()
         return tasks[:n] if n else tasks

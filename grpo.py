@@ -70,7 +70,8 @@ from grpo_setup import check_config  # also run by pipeline.py on every stage at
 class Config:
     # ---- model, data, rewards ----------------------------------------------------------------
     model: str = flag("smollm2", "policy: 'smollm2' (embedded default), 'tiny', folder or hub id")
-    engine: str = flag("auto", "rollout engine: auto | hf | vllm (engines.make_engine)")
+    engine: str = flag("auto", "rollout engine (engines.make_engine)",
+        choices=["auto", "hf", "vllm"])
     task: str = flag("math", "'math' (synthetic), 'instruction' (synthetic, rule-checked), "
         "'general' (the two mixed), 'humaneval', a .jsonl/.parquet file or a HF dataset id")
     num_train_prompts: int = flag(512, "training prompts to load")

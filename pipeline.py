@@ -79,7 +79,7 @@ class Config:
         "(tests use a small value)")
     resume: bool = flag(False, "skip finished stages; continue a killed stage from its state.pt")
     dry_run: bool = flag(False, "print the stages with their resolved configs and stop")
-    engine: str = flag("auto", "rollout engine for every stage: auto | hf | vllm")
+    engine: str = flag("auto", "rollout engine for every stage", choices=["auto", "hf", "vllm"])
     threads: int = flag(0, "torch CPU threads for every stage (0: torch's default)")
     set: str = flag("", "extra overrides 'STAGE.FIELD=VALUE,...', e.g. "
         "'grpo.max_steps=40,sft.learning_rate=1e-4'")
@@ -404,6 +404,10 @@ def user_overrides(spec: str, stage: Stage) -> dict:
             raise SystemExit(f"--set {item!r}: {stage.script}.Config has no field {fld!r}")
         t = getattr(types[fld], "__name__", str(types[fld])).replace(" | None", "")
         out[fld] = {"bool": _bool, "int": int, "float": float}.get(t, str)(value)
+        if fld in ("output_dir", "resume", "overwrite", "engine", stage.input_field):  # ignored
+            raise SystemExit(f"--set {item!r}: the pipeline sets {fld} itself (a stage starts "
+                             "from the one before); use its --output_dir, --resume, --engine or "
+                             "--model")
     return out
 
 
@@ -516,6 +520,7 @@ def validate_stages(stages: list[Stage], cfg: Config, out: Path):
             module, sc = stage_config(stage, cfg, stage_dir, model, teacher)
             if hasattr(module, "check_config"):
                 module.check_config(sc)
+            cli.check_numbers(sc)       # a --set value of nan
         except (ValueError, TypeError) as e:
             raise SystemExit(f"stage {i} '{stage.name}' ({stage.script}.py): {e}\nFix it with "
                              f"--set {stage.name}.FIELD=VALUE (nothing was run).") from None
@@ -575,10 +580,28 @@ def read_json(path: Path, what: str):
                          "start over with another --output_dir (nothing was changed)") from None
 
 
+def check_flags(cfg: Config):
+    """The pipeline's own numbers, refused at start where they mean nothing (each stage's flags
+    are checked by `validate_stages`)."""
+    cli.check_non_negative(cfg, "eval_problems", "eval_base_problems",
+                           "eval_max_completion_length", note=" (0: the scale's default)")
+    cli.check_non_negative(cfg, "threads", note=" (0: torch's default)")
+    cli.check_positive(cfg, "max_steps_scale")
+    for name, meaning in (("eval_heldout_problems", "none"),
+                          ("time_budget_minutes", "the scale's default")):
+        if getattr(cfg, name) < 0 and getattr(cfg, name) != -1:
+            raise ValueError(f"--{name} {getattr(cfg, name)}: cannot be negative (-1: {meaning})")
+
+
 def check_resumable(cfg: Config, out: Path):
     """--resume of `out`: the run was made by the same recipe, scale and starting model, its
     finished stages with the same --set items and step scale, and its table and stage records
     read; otherwise one line with the fix, before anything in `out` is written."""
+    if (out.is_dir() and any(out.iterdir()) and not (out / "pipeline.json").exists()
+            and not any(d.is_dir() and re.match(r"\d\d-", d.name) for d in out.iterdir())):
+        raise ValueError(f"--resume: {out} holds no pipeline run (no pipeline.json, no stage "
+                         "folders such as 01-sft): another tool's output? Pass the pipeline's "
+                         "--output_dir, or a new one (nothing was changed)")
     if (out / "pipeline.json").exists():
         before = read_json(out / "pipeline.json", "the run's settings")
         changed = [f"--{k} {before.get(k)!r} (now {getattr(cfg, k)!r})" for k in SAME_ON_RESUME
@@ -615,6 +638,7 @@ def run(cfg: Config) -> list[dict]:
         raise SystemExit(f"--recipe {cfg.recipe!r} is not one of {', '.join(RECIPES)}")
     if cfg.scale not in ("demo", "small", "full"):
         raise SystemExit(f"--scale {cfg.scale!r} is not one of demo, small, full")
+    check_flags(cfg)
     stages = RECIPES[cfg.recipe](cfg.scale)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)

@@ -87,6 +87,10 @@ def set_rng_state(state: dict):
 def seed_everything(seed: int, threads: int = 0):
     """Seed python, numpy and torch; threads > 0 also fixes torch's CPU thread count (the order
     of its float sums, and so the last bits of a run, depend on it)."""
+    if threads < 0:     # torch's own error was a traceback
+        raise ValueError(f"--threads {threads}: cannot be negative (0: torch's default)")
+    if not 0 <= seed < 2 ** 32:
+        raise ValueError(f"--seed {seed}: must lie in [0, 2**32) (numpy's seeds)")
     if threads:
         torch.set_num_threads(threads)
     random.seed(seed)
@@ -154,6 +158,9 @@ def open_run(root: str | Path, config, resume: bool, overwrite: bool,
     never wipes or mixes into the first; --resume without a saved state, or with settings other
     than the run's (`check_same_settings`; `may_change` names the script's own exceptions), is
     an error."""
+    if not str(root).strip():      # Path('') is the current folder: the run went there
+        raise ValueError("--output_dir '': an empty folder name (an unset shell variable?); "
+                         "name the run's folder, e.g. --output_dir runs/NAME")
     root = Path(root)
     if resume and not state_file(root).exists():
         raise ValueError(f"--resume: {root} has no saved state (state.pt) to continue from; drop "

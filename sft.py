@@ -140,7 +140,7 @@ class Config:
         "only run the format check on --model")})
     engine: str = field(default="auto", metadata={"help": (
         "sampling engine of --dataset teacher/fusion and of the format check: auto | hf | vllm "
-        "(engines.make_engine)")})
+        "(engines.make_engine)"), "choices": ["auto", "hf", "vllm"]})
     prompt_style: str = field(default="default", metadata={
         "help": data.PROMPT_STYLE_HELP, "choices": list(data.PROMPT_STYLES)})
     resume: bool = field(default=False, metadata={"help": (
@@ -634,7 +634,13 @@ def check_config(cfg: Config):
     """Values that would make training meaningless, refused before anything is loaded."""
     cli.check_positive(cfg, "max_length", "per_device_train_batch_size",
                        "gradient_accumulation_steps", "learning_rate", "save_steps", "num_examples",
-                       "teacher_samples", "eval_max_completion_length")
+                       "teacher_samples", "eval_max_completion_length", "num_train_epochs")
+    cli.check_non_negative(cfg, "warmup_steps", "embedding_learning_rate", "weight_decay",
+                           "eval_problems")
+    cli.check_fraction(cfg, "min_lr_ratio", "max_repetition")
+    cli.check_grad_norm(cfg.max_grad_norm)
+    if cfg.eval_only:        # a format check of 0 problems divided by 0
+        cli.check_positive(cfg, "eval_problems")
     for name in ("no_think_ratio", "multi_turn_ratio"):
         if not 0 <= getattr(cfg, name) < 1 + (name == "multi_turn_ratio"):
             raise ValueError(f"--{name} {getattr(cfg, name)}: a fraction in [0, 1)")
