@@ -921,6 +921,20 @@ def gsm8k_answer(text: str) -> str:
     return text.strip().replace(",", "")
 
 
+def read_text(path: Path) -> str:
+    """A data file's text: UTF-8, with or without the byte-order mark that Windows tools write
+    (it was 'row 0 is not valid JSON'); other bytes are a DataError naming the line and the fix
+    (it was a bare UnicodeDecodeError, naming no file)."""
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise DataError(f"{path}: line {line} is not UTF-8 text (byte {raw[e.start:e.start + 1]!r}"
+                        f" at offset {e.start}); save the file as UTF-8, e.g. iconv -f latin1 -t "
+                        "utf-8 FILE > NEW") from None
+
+
 def rows_from_file(path: Path) -> list[dict]:
     """The rows of a .jsonl, .json (a list, or {"data": [...]}) or .parquet file; a bad row or
     file type is a DataError that names the file and the row."""
@@ -928,7 +942,7 @@ def rows_from_file(path: Path) -> list[dict]:
         raise DataError(f"{path}: no such file; pass a .jsonl, .json or .parquet file")
     if path.suffix == ".jsonl":
         rows = []
-        for i, line in enumerate(path.read_text().splitlines()):
+        for i, line in enumerate(read_text(path).splitlines()):
             if line.strip():
                 try:
                     rows.append(json.loads(line))
@@ -936,7 +950,7 @@ def rows_from_file(path: Path) -> list[dict]:
                     raise DataError(f"{path}: row {i} is not valid JSON ({e})") from None
     elif path.suffix == ".json":
         try:
-            rows = json.loads(path.read_text())
+            rows = json.loads(read_text(path))
         except json.JSONDecodeError as e:
             raise DataError(f"{path}: not valid JSON ({e}); a .json file holds a list of rows, "
                             "or {\"data\": [rows]} (one row a line: .jsonl)") from None
@@ -993,6 +1007,10 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         if prompt_field not in row:
             raise DataError(f"{where}: row {i} has no field {prompt_field!r} (fields: "
                             f"{sorted(row)}). Map the prompt column with --prompt-field NAME.")
+        if not isinstance(row[prompt_field], str) or not row[prompt_field].strip():
+            raise DataError(f"{where}: row {i}: {prompt_field!r} is "
+                            f"{json.dumps(row[prompt_field], default=str)[:60]}, not a text; the "
+                            "model would be prompted with it as written. Fix or drop the row.")
         task = {"id": str(row.get("id", f"{path.stem if path.exists() else source}-{i}")),
                 "prompt": row[prompt_field]}
         if answer_field is not None and tests_field in row:

@@ -162,6 +162,10 @@ def open_run(root: str | Path, config, resume: bool, overwrite: bool,
         raise ValueError("--output_dir '': an empty folder name (an unset shell variable?); "
                          "name the run's folder, e.g. --output_dir runs/NAME")
     root = Path(root)
+    file = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
+    if file is not None:       # was a FileExistsError traceback
+        raise NotADirectoryError(f"--output_dir {root}: {file} is a file, not a folder; pass "
+                                 "another --output_dir (nothing was changed)")
     if resume and not state_file(root).exists():
         raise ValueError(f"--resume: {root} has no saved state (state.pt) to continue from; drop "
                          "--resume to start a new run there, or point --output_dir at the run to "

@@ -812,3 +812,28 @@ def test_a_response_budget_past_the_models_context_is_named_with_the_fix(tmp_pat
                                          "max_position_embeddings=2048.*--rope_theta_factor"):
         evaluate.evaluate(cfg)  # vLLM: a pydantic error naming neither the flag nor the fix
     assert not (tmp_path / "e" / "results.json").exists()
+
+
+def test_data_files_with_a_bom_are_read_and_other_encodings_or_prompts_are_named(tmp_path):
+    import data
+
+    rows = [{"prompt": "What is 1+1?", "answer": "2"}, {"prompt": "2+2?", "answer": "4"}]
+    text = "".join(json.dumps(r) + "\r\n" for r in rows)  # a Windows tool: BOM and CRLF
+    (tmp_path / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert [t["prompt"] for t in data.load_tasks(str(tmp_path / "bom.jsonl"))] == [
+        "What is 1+1?", "2+2?"]  # was 'row 0 is not valid JSON (Unexpected UTF-8 BOM)'
+    (tmp_path / "latin1.jsonl").write_bytes(text.encode() + '{"prompt": "café"}\n'.encode("latin1"))
+    with pytest.raises(data.DataError, match=r"latin1.jsonl: line 3 is not UTF-8 .*iconv"):
+        data.load_tasks(str(tmp_path / "latin1.jsonl"))  # was a bare UnicodeDecodeError
+    for bad in (None, 5, "", ["a"]):
+        (tmp_path / "p.jsonl").write_text(json.dumps({"prompt": bad, "answer": "1"}) + "\n")
+        with pytest.raises(data.DataError, match="row 0: 'prompt' is .*, not a text"):
+            data.load_tasks(str(tmp_path / "p.jsonl"))  # the model was prompted with 'None'
+
+
+def test_an_output_dir_that_is_a_file_is_named_and_kept(tmp_path):
+    (tmp_path / "notes").write_text("mine")
+    for root in (tmp_path / "notes", tmp_path / "notes" / "run"):
+        with pytest.raises(NotADirectoryError, match=f"{tmp_path / 'notes'} is a file, not a"):
+            runs.open_run(root, {"a": 1}, resume=False, overwrite=True)  # a FileExistsError
+    assert (tmp_path / "notes").read_text() == "mine"
