@@ -178,6 +178,14 @@ def open_run(root: str | Path, config, resume: bool, overwrite: bool,
     return RunDir(root, config, resume=resume)
 
 
+def keep_earlier(path: Path, overwrite: bool):
+    """A result file written earlier is replaced only with --overwrite (a second evaluation into
+    the same folder wiped the first)."""
+    if path.exists() and not overwrite:
+        raise ValueError(f"{path} holds an earlier result; pass another --output_dir, or "
+                         "--overwrite to replace it (nothing was changed)")
+
+
 def peak_rss_gb() -> float:
     """This process's peak resident memory in GB (Linux reports ru_maxrss in KiB). The vLLM
     engine runs in this process, so its weights and KV cache are counted."""

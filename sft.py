@@ -685,6 +685,7 @@ def check_format(cfg: Config, model, tok, out: Path) -> tuple[dict, list[dict]]:
 
 def evaluate_only(cfg: Config) -> Path:
     """--eval_only: the format check on --model, written to eval.json and eval_samples.jsonl."""
+    runs.keep_earlier(Path(cfg.output_dir) / "eval.json", cfg.overwrite)
     model, tok = models.load_policy(cfg.model)
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)

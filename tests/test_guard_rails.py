@@ -837,3 +837,14 @@ def test_an_output_dir_that_is_a_file_is_named_and_kept(tmp_path):
         with pytest.raises(NotADirectoryError, match=f"{tmp_path / 'notes'} is a file, not a"):
             runs.open_run(root, {"a": 1}, resume=False, overwrite=True)  # a FileExistsError
     assert (tmp_path / "notes").read_text() == "mine"
+
+
+def test_sft_eval_only_keeps_an_earlier_format_check(tmp_path, monkeypatch):
+    import sft
+
+    (tmp_path / "eval.json").write_text('{"eval/think_format": 0.96}')  # the run's own check
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("model loaded"))
+    cfg = sft.parse(["--eval_only", "--model", "tiny", "--output_dir", str(tmp_path)])
+    with pytest.raises(ValueError, match="eval.json holds an earlier result.*--overwrite"):
+        sft.train(cfg)  # was overwritten
+    assert (tmp_path / "eval.json").read_text() == '{"eval/think_format": 0.96}'
