@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes.util
 import dataclasses
 import difflib
+import math
 import os
 import shlex
 import sys
@@ -76,17 +77,15 @@ def flag(default, help: str, **metadata):
 
 def _join_negative_values(argv: list[str]) -> list[str]:
     """'--learning_rate -1e-4' -> '--learning_rate=-1e-4': argparse reads '-1' and '-0.5' as
-    values but '-1e-4' as a flag, and would report a missing value instead of the bad number.
+    values but '-1e-4' or '--stages -8:5' as a flag, and would report a missing value instead
+    of the bad one. No flag starts with '-' and a digit or a point.
 
-    >>> _join_negative_values(["--beta", "-1e-3", "--seed", "1"])
-    ['--beta=-1e-3', '--seed', '1']
+    >>> _join_negative_values(["--beta", "-1e-3", "--seed", "1", "--stages", "-8:5"])
+    ['--beta=-1e-3', '--seed', '1', '--stages=-8:5']
     """
     out: list[str] = []
     for a in argv:
-        try:
-            number = a.startswith("-") and bool(str(float(a)))
-        except ValueError:
-            number = False
+        number = a[:1] == "-" and a[1:2] in (*"0123456789", ".")
         if number and out and out[-1].startswith("--") and "=" not in out[-1]:
             out[-1] = f"{out[-1]}={a}"
         else:
@@ -100,9 +99,14 @@ def parse(config_class, argv: list[str] | None = None):
     `python script.py config.json` (or .yaml) reads the fields from a file instead."""
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = HfArgumentParser(config_class, allow_abbrev=False)
+
+    def error(message: str):     # argparse's: the whole usage (50 lines) above the one that counts
+        raise UsageError(f"{message} (--help lists the flags)")
+
+    parser.error = error
     if len(argv) == 1 and argv[0].endswith((".json", ".yaml", ".yml")):
         read = parser.parse_json_file if argv[0].endswith(".json") else parser.parse_yaml_file
-        return read(argv[0])[0]
+        return check_numbers(read(argv[0])[0])
     cfg, rest = parser.parse_args_into_dataclasses(_join_negative_values(argv),
                                                    return_remaining_strings=True)
     if rest:
@@ -110,15 +114,42 @@ def parse(config_class, argv: list[str] | None = None):
         lines = [f"  {a}: {did_you_mean(a, known)}" for a in rest if a.startswith("-")]
         lines = lines or [f"  {a}: a value without a flag" for a in rest]
         raise UsageError("unknown flag(s):\n" + "\n".join(lines))
+    return check_numbers(cfg)
+
+
+def check_numbers(cfg):
+    """No flag means anything by NaN ('--learning_rate nan' passed every `value <= 0` check and
+    trained on NaN), so it is refused for every float field; returns `cfg`."""
+    for f in dataclasses.fields(cfg):
+        value = getattr(cfg, f.name)
+        if isinstance(value, float) and math.isnan(value):
+            raise ValueError(f"--{f.name} nan: not a number; give a number (--help shows the "
+                             "default)")
     return cfg
 
 
 def check_positive(cfg, *names: str):
-    """Every named field must be > 0."""
+    """Every named field must be > 0 and finite (an infinite learning rate or time cap is none)."""
     for name in names:
         value = getattr(cfg, name)
-        if value is not None and value <= 0:
-            raise ValueError(f"--{name} {value}: must be positive")
+        if value is not None and not 0 < value < math.inf:
+            raise ValueError(f"--{name} {value}: must be positive" + ", and finite" * (value > 0))
+
+
+def check_fraction(cfg, *names: str):
+    """Every named field must lie in [0, 1] (a ratio, a share, a probability)."""
+    for name in names:
+        value = getattr(cfg, name)
+        if not 0 <= value <= 1:
+            raise ValueError(f"--{name} {value}: a fraction in [0, 1]")
+
+
+def check_grad_norm(max_grad_norm: float):
+    """Gradient clipping to a norm > 0: clipping to 0 zeroes every update, and to a negative norm
+    flips its sign (gradient ascent); inf turns clipping off."""
+    if not max_grad_norm > 0:
+        raise ValueError(f"--max_grad_norm {max_grad_norm}: must be positive (0 zeroes every "
+                         "update, a negative norm reverses it); use 1.0, or inf for no clipping")
 
 
 def check_non_negative(cfg, *names: str, note: str = ""):

@@ -1022,6 +1022,20 @@ def _csv_rows(path: Path, text: str) -> list:
     return rows
 
 
+def read_text(path: Path) -> str:
+    """A data file's text: UTF-8, with or without the byte-order mark that Windows tools write
+    (it was 'row 0 is not valid JSON'); other bytes are a DataError naming the line and the fix
+    (it was a bare UnicodeDecodeError, naming no file)."""
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise DataError(f"{path}: line {line} is not UTF-8 text (byte {raw[e.start:e.start + 1]!r}"
+                        f" at offset {e.start}); save the file as UTF-8, e.g. iconv -f latin1 -t "
+                        "utf-8 FILE > NEW") from None
+
+
 def rows_from_file(path: Path) -> list[dict]:
     """The rows of a .jsonl, .json (`_json_rows`), .csv / .tsv (a header line) or .parquet file,
     UTF-8 with or without a byte order mark; a bad row or file is a DataError that names the
@@ -1040,11 +1054,7 @@ def rows_from_file(path: Path) -> list[dict]:
             raise DataError(f"{path}: not a readable parquet file ({type(e).__name__}: "
                             f"{str(e).splitlines()[0][:100] if str(e) else ''})") from None
     else:
-        try:
-            text = path.read_bytes().decode("utf-8-sig")   # Excel and Notepad write a BOM
-        except UnicodeDecodeError as e:
-            raise DataError(f"{path}: not UTF-8 text (byte {e.start} is "
-                            f"{e.object[e.start:e.start + 1]!r}); save the file as UTF-8") from None
+        text = read_text(path)
         read = {".jsonl": _jsonl_rows, ".json": _json_rows}.get(suffix, _csv_rows)
         rows = read(path, text)
     if not rows:
@@ -1134,6 +1144,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     """
     if source == "math":
         return math_tasks(n or 64, split, seed)
+    if not source.strip():          # Path('') is the current folder
+        raise DataError("--task '': an empty name (an unset shell variable?); pass 'math', "
+                        "'humaneval' or a .jsonl/.json/.parquet/.csv file")
     if source == "humaneval":
         tasks = humaneval_tasks()
         return tasks[:n] if n else tasks

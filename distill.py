@@ -113,7 +113,7 @@ class Config:
     chunk_size: int = field(default=128, metadata={"help": (
         "token positions per logits chunk (memory: 2 x chunk x vocab floats)")})
     engine: str = field(default="auto", metadata={"help": (
-        "student sampling engine: auto | hf | vllm")})
+        "student sampling engine: auto | hf | vllm"), "choices": ["auto", "hf", "vllm"]})
     prompt_style: str = field(default="default", metadata={
         "help": data.PROMPT_STYLE_HELP, "choices": list(data.PROMPT_STYLES)})
     dtype: str = field(default="float32", metadata={"help": "float32 | bfloat16 (both models)"})
@@ -457,7 +457,7 @@ def train(cfg: Config) -> Path:
     data.set_prompt_style(cfg.prompt_style)
     device = cfg.device if cfg.device != "auto" else (
         "cuda" if torch.cuda.is_available() else "cpu")
-    run = runs.open_run(cfg.output_dir, cfg, cfg.resume, cfg.overwrite)
+    run = runs.open_run(cfg.output_dir, cfg, cfg.resume, cfg.overwrite, ('max_steps',))
     state = run.load_state() if cfg.resume else None
     if state is None:
         runs.seed_everything(cfg.seed)
@@ -472,6 +472,8 @@ def train(cfg: Config) -> Path:
     eval_tasks = load_prompts(cfg, "test", cfg.eval_problems) if cfg.eval_problems else []
     eval_flags = think_flags(len(eval_tasks), cfg.think_ratio, cfg.seed + 1)
     eval_prompts = render(tok, eval_tasks, eval_flags)
+    models.check_context(max_len(train_prompts + eval_prompts, cfg), "--max_completion_length",
+                         teacher, student)
     offline = (off_policy_data(teacher, tok, train_tasks, train_prompts, train_flags, cfg, run)
                if cfg.lmbda < 1 else [])
 

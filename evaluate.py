@@ -64,7 +64,7 @@ class Config:
     max_completion_length: int = flag(256, "generation budget per answer")
     thinking: str = flag("default", "default | on | off | both")
     budgets: str = flag("", "thinking budgets to sweep, e.g. '32,64,128' (empty: no sweep)")
-    engine: str = flag("auto", "auto | hf | vllm")
+    engine: str = flag("auto", "auto | hf | vllm", choices=["auto", "hf", "vllm"])
     lenient: bool = flag(False, "math: also accept an unboxed, unanchored final number or "
         "expression (models that do not box answers); rewards stay strict")
     output_dir: str = flag("runs/eval", "where results.json and eval.png go")
@@ -199,6 +199,9 @@ def check_config(cfg: Config):
     if cfg.task == "math":
         data.parse_levels(cfg.math_levels)
     models.checked_path(cfg.model)
+    if not cfg.output_dir.strip():      # Path('') is the current folder: results.json went there
+        raise ValueError("--output_dir '': an empty folder name (an unset shell variable?); name "
+                         "the folder for results.json, e.g. --output_dir runs/eval")
     out = Path(cfg.output_dir)
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"--output_dir {out} is a file; pass a folder for results.json")
@@ -217,6 +220,7 @@ def evaluate(cfg: Config) -> Path:
     data.set_prompt_style(cfg.prompt_style)
     tasks = load_eval_tasks(cfg)
     longest = max(len(p) for p in data.prompt_ids(tok, tasks, think=True))
+    models.check_context(longest + cfg.max_completion_length, "--max_completion_length", model)
     engine = engines.make_engine(cfg.engine, model, tok,
                                  max_model_len=longest + cfg.max_completion_length + 64)
     engine = tools.ToolEngine(engine, max_calls=cfg.max_tool_calls) if cfg.tools else engine

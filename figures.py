@@ -51,7 +51,7 @@ class Config:
         "in <runs_dir>/sft)")
     minutes: float = flag(15.0, "time cap per figure "
         "(its runs share it; a run stops early at its share)")
-    engine: str = flag("auto", "rollout engine: auto | hf | vllm")
+    engine: str = flag("auto", "rollout engine", choices=["auto", "hf", "vllm"])
     threads: int = flag(0, "torch CPU threads (0: torch's default)")
     seed: int = flag(0, "the one seed of every run")
 
@@ -639,6 +639,12 @@ def parse(argv: list[str] | None = None) -> tuple[list[str], Config]:
     cli.check_non_negative(cfg, "threads", note=" (0: torch's default)")
     if cfg.scale == "tiny" and cfg.model == "smollm2":
         cfg.model = "tiny"
+    import models
+    models.checked_path(cfg.model)      # a missing folder: at start, not after the first run
+    for name in ("output_dir", "runs_dir"):
+        if not getattr(cfg, name).strip():  # Path(''): the figures would go in the current folder
+            raise ValueError(f"--{name} '': an empty folder name; name a folder (--help shows "
+                             "the default)")
     return (list(FIGURES) if name == "all" else [name]), cfg
 
 

@@ -70,7 +70,8 @@ from grpo_setup import check_config  # also run by pipeline.py on every stage at
 class Config:
     # ---- model, data, rewards ----------------------------------------------------------------
     model: str = flag("smollm2", "policy: 'smollm2' (embedded default), 'tiny', folder or hub id")
-    engine: str = flag("auto", "rollout engine: auto | hf | vllm (engines.make_engine)")
+    engine: str = flag("auto", "rollout engine (engines.make_engine)",
+        choices=["auto", "hf", "vllm"])
     task: str = flag("math", "'math' (synthetic), 'instruction' (synthetic, rule-checked), "
         "'general' (the two mixed), 'humaneval', a .jsonl/.parquet file or a HF dataset id")
     num_train_prompts: int = flag(512, "training prompts to load")
@@ -600,7 +601,8 @@ def train(cfg: Config) -> Path:
     distributed.dist_init()                        # under torchrun: join the process group
     check_config(cfg)
     runs.seed_everything(cfg.seed, cfg.threads)
-    run = runs.open_run(cfg.output_dir, asdict(cfg), cfg.resume, cfg.overwrite)
+    # --resume: a constant learning rate, so a longer run (--max_steps) is this one continued
+    run = runs.open_run(cfg.output_dir, asdict(cfg), cfg.resume, cfg.overwrite, ('max_steps',))
     state = run.load_state() if cfg.resume else None
     model, tok = models.load_policy(str(run.checkpoint) if state else cfg.model)
     model = distributed.wrap_model(model, cfg.parallel)

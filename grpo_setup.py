@@ -31,7 +31,22 @@ def check_config(cfg):
                        "eval_every", "eval_samples", "learning_rate", "epsilon")
     # a negative KL or entropy weight pushes the other way
     cli.check_non_negative(cfg, "beta", "beta_min", "entropy_coef", "entropy_coef_min",
-                           "weight_decay", note=" (0 turns the term off)")
+                           "entropy_coef_delta", "weight_decay", note=" (0 turns the term off)")
+    # a negative count or length passed silently: -1 pass-rate samples sampled n=-1, a negative
+    # budget or rejection length meant 'off' or rejected every wrong answer
+    cli.check_non_negative(cfg, "pass_rate_samples", "oversample_rounds", "thinking_budget",
+                           "length_rejection_tokens", "max_steps_without_signal", "log_samples",
+                           "time_budget_minutes", note=" (0: off)")
+    cli.check_grad_norm(cfg.max_grad_norm)
+    for low, high in (("pass_rate_min", "pass_rate_max"), ("entropy_coef_min", "entropy_coef_max")):
+        if getattr(cfg, low) > getattr(cfg, high):
+            raise ValueError(f"--{low} {getattr(cfg, low)} is above --{high} "
+                             f"{getattr(cfg, high)}: the range would be empty; swap them")
+    if not 0 <= cfg.pass_rate_min <= cfg.pass_rate_max <= 1:
+        raise ValueError(f"--pass_rate_min {cfg.pass_rate_min} and --pass_rate_max "
+                         f"{cfg.pass_rate_max}: pass rates lie in [0, 1] (Skywork-OR1: 0.01, 0.99)")
+    if cfg.kl_anneal == "cosine":
+        cli.check_positive(cfg, "kl_anneal_steps")
     if cfg.eval_temperature < 0 or cfg.mini_batch_size < 0 or cfg.eval_problems < 0:
         raise ValueError("--eval_temperature (0: greedy), --mini_batch_size (0: the whole batch) "
                          "and --eval_problems (0: no evaluation) cannot be negative")
@@ -127,15 +142,9 @@ def check_tasks(cfg, tasks: list[dict], prompts: list[list[int]], model):
                              f"{cfg.task!r} have none (first: {tasks[0].get('id', 0)}). Map the "
                              "column with --answer_field NAME, or use rewards that need no answer.")
     stages = training.parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
-    positions = getattr(model.config, "max_position_embeddings", None)
     cue = 64 if cfg.thinking_budget else 0    # room for the thinking budget's inserted cue
     need = max(len(p) for p in prompts) + max(t for t, _ in stages) + cue
-    if positions and need > positions:
-        raise ValueError(f"the longest prompt plus --max_completion_length/--stages needs {need} "
-                         f"positions, but the model has max_position_embeddings={positions}. "
-                         "Shorten the responses, or extend the context first with sft.py "
-                         "--rope_theta_factor 2 --max_length N (Phi-4-reasoning's RoPE base "
-                         "rescaling) and train from that checkpoint.")
+    models.check_context(need, "--max_completion_length/--stages", model)
 
 
 def rollout_engine(cfg, model, tok, prompts: list[list[int]], stages: list[tuple[int, int]]):

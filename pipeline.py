@@ -80,7 +80,7 @@ class Config:
         "(tests use a small value)")
     resume: bool = flag(False, "skip finished stages; continue a killed stage from its state.pt")
     dry_run: bool = flag(False, "print the stages with their resolved configs and stop")
-    engine: str = flag("auto", "rollout engine for every stage: auto | hf | vllm")
+    engine: str = flag("auto", "rollout engine for every stage", choices=["auto", "hf", "vllm"])
     threads: int = flag(0, "torch CPU threads for every stage (0: torch's default)")
     set: str = flag("", "extra overrides 'STAGE.FIELD=VALUE,...', e.g. "
         "'grpo.max_steps=40,sft.learning_rate=1e-4'")
@@ -466,6 +466,7 @@ def validate_stages(stages: list[Stage], cfg: Config, out: Path):
             module, sc = stage_config(stage, cfg, stage_dir, model, teacher)
             if hasattr(module, "check_config"):
                 module.check_config(sc)
+            cli.check_numbers(sc)       # a --set value of nan
         except (ValueError, TypeError) as e:
             raise SystemExit(f"stage {i} '{stage.name}' ({stage.script}.py): {e}\nFix it with "
                              f"--set {stage.name}.FIELD=VALUE (nothing was run).") from None
@@ -507,6 +508,19 @@ def evaluations(cfg: Config, out: Path, t_start: float) -> stage_eval.Evaluation
         t_start=t_start, resume=cfg.resume, fixed=bool(cfg.eval_problems))
 
 
+def check_flags(cfg: Config):
+    """The pipeline's own numbers, refused at start where they mean nothing (each stage's flags
+    are checked by `validate_stages`)."""
+    cli.check_non_negative(cfg, "eval_problems", "eval_base_problems",
+                           "eval_max_completion_length", note=" (0: the scale's default)")
+    cli.check_non_negative(cfg, "threads", note=" (0: torch's default)")
+    cli.check_positive(cfg, "max_steps_scale")
+    for name, meaning in (("eval_heldout_problems", "none"),
+                          ("time_budget_minutes", "the scale's default")):
+        if getattr(cfg, name) < 0 and getattr(cfg, name) != -1:
+            raise ValueError(f"--{name} {getattr(cfg, name)}: cannot be negative (-1: {meaning})")
+
+
 def run(cfg: Config) -> list[dict]:
     """The recipe's stages in order: each one configured, trained, evaluated on held-out
     problems and added to the table; then the table and the figures (`stage_eval`)."""
@@ -514,6 +528,7 @@ def run(cfg: Config) -> list[dict]:
         raise SystemExit(f"--recipe {cfg.recipe!r} is not one of {', '.join(RECIPES)}")
     if cfg.scale not in ("demo", "small", "full"):
         raise SystemExit(f"--scale {cfg.scale!r} is not one of demo, small, full")
+    check_flags(cfg)
     stages = RECIPES[cfg.recipe](cfg.scale)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)

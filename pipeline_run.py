@@ -50,6 +50,10 @@ def user_overrides(spec: str, stage) -> dict:
             raise SystemExit(f"--set {item!r}: {stage.script}.Config has no field {fld!r}")
         t = getattr(types[fld], "__name__", str(types[fld])).replace(" | None", "")
         out[fld] = {"bool": _bool, "int": int, "float": float}.get(t, str)(value)
+        if fld in ("output_dir", "resume", "overwrite", "engine", stage.input_field):  # ignored
+            raise SystemExit(f"--set {item!r}: the pipeline sets {fld} itself (a stage starts "
+                             "from the one before); use its --output_dir, --resume, --engine or "
+                             "--model")
     return out
 
 
@@ -76,6 +80,11 @@ def check_resumable(cfg, out: Path, plan):
     finished stages with the same --set items and step scale, and its table and stage records
     read; otherwise one line with the fix, before anything in `out` is written. `plan`: the
     recipe's `pipeline.stage_plan`."""
+    if (out.is_dir() and any(out.iterdir()) and not (out / "pipeline.json").exists()
+            and not any(d.is_dir() and re.match(r"\d\d-", d.name) for d in out.iterdir())):
+        raise ValueError(f"--resume: {out} holds no pipeline run (no pipeline.json, no stage "
+                         "folders such as 01-sft): another tool's output? Pass the pipeline's "
+                         "--output_dir, or a new one (nothing was changed)")
     if (out / "pipeline.json").exists():
         before = read_json(out / "pipeline.json", "the run's settings")
         changed = [f"--{k} {before.get(k)!r} (now {getattr(cfg, k)!r})" for k in SAME_ON_RESUME

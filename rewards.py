@@ -729,22 +729,40 @@ def parse_reward_spec(spec: str | list,
     names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec)
              if str(s).strip()]
     if weights is not None:
-        ws = [float(w) for w in (weights.split(",") if isinstance(weights, str) else weights)]
+        ws = [_weight(w, spec) for w in (weights.split(",") if isinstance(weights, str)
+                                         else weights)]
         if len(ws) != len(names):
             raise ValueError(f"{len(names)} reward names but {len(ws)} weights: {names} / {ws}")
         pairs = list(zip(names, ws))
     else:
         pairs = []
         for item in names:
-            name, _, w = item.partition(":")
-            pairs.append((name.strip(), float(w) if w else 1.0))
+            name, colon, w = item.partition(":")
+            pairs.append((name.strip(), _weight(w, spec) if colon else 1.0))
     valid = ", ".join(sorted({*REWARDS, *MODEL_REWARDS}))
     for name, _w in pairs:
         if name not in REWARDS and name not in MODEL_REWARDS:
             raise ValueError(f"unknown reward {name!r}; valid names: {valid}")
     if not pairs:
         raise ValueError(f"no rewards given; valid names: {valid}")
+    twice = sorted({n for n, _ in pairs if [m for m, _ in pairs].count(n) > 1})
+    if twice:   # was summed silently
+        raise ValueError(f"--rewards {spec!r} names {', '.join(twice)} twice; name each once, "
+                         "with its weight (math:2)")
     return pairs
+
+
+def _weight(text, spec) -> float:
+    """A reward's weight: a finite number ('math:abc', 'math:' and 'math:nan' were a bare float
+    error, a weight of 0 or NaN)."""
+    try:
+        w = float(text)
+    except (TypeError, ValueError):
+        w = math.nan
+    if not math.isfinite(w):
+        raise ValueError(f"--rewards {spec!r}: the weight {str(text).strip()!r} is not a number; "
+                         "write NAME:WEIGHT, e.g. 'math:1,format:0.2'")
+    return w
 
 
 class combined_reward:

@@ -87,6 +87,10 @@ def set_rng_state(state: dict):
 def seed_everything(seed: int, threads: int = 0):
     """Seed python, numpy and torch; threads > 0 also fixes torch's CPU thread count (the order
     of its float sums, and so the last bits of a run, depend on it)."""
+    if threads < 0:     # torch's own error was a traceback
+        raise ValueError(f"--threads {threads}: cannot be negative (0: torch's default)")
+    if not 0 <= seed < 2 ** 32:
+        raise ValueError(f"--seed {seed}: must lie in [0, 2**32) (numpy's seeds)")
     if threads:
         torch.set_num_threads(threads)
     random.seed(seed)
@@ -107,19 +111,79 @@ def holds_run(root: str | Path) -> bool:
     return any((root / f).exists() for f in ("metrics.jsonl", "checkpoint", "state.pt"))
 
 
-def open_run(root: str | Path, config, resume: bool, overwrite: bool) -> "RunDir":
+# What --resume may change: settings that cannot change what a run trains. Where the run lives
+# and how it starts; the machine, speed and memory (the same updates up to rounding); logging,
+# evaluation, saving and when to give up. Any other setting, changed, would go on training under
+# settings the run's config.json does not record (as pipeline.py refuses for finished stages).
+MAY_CHANGE_ON_RESUME = frozenset({
+    "output_dir", "resume", "overwrite",
+    "threads", "engine", "parallel", "device", "bf16", "chunk_size", "micro_batch_size",
+    "share_prompt",
+    "eval_every", "eval_problems", "eval_samples", "eval_temperature",
+    "eval_max_completion_length", "eval_only", "log_samples", "save_steps",
+    "time_budget_minutes", "max_steps_without_signal"})
+
+
+def check_same_settings(root: Path, config, may_change: tuple[str, ...] = ()):
+    """--resume: every setting that shapes the training, `MAY_CHANGE_ON_RESUME` and a script's
+    own `may_change` aside, equals the one in the run's config.json; otherwise ValueError naming
+    each change (old -> new) and the fix, before anything is written. A setting that config.json
+    lacks (a run made before it existed) is not compared."""
+    path = root / "config.json"
+    try:
+        before = json.loads(path.read_text())
+    except (OSError, ValueError) as e:     # missing or damaged: nothing to compare against
+        print(f"[runs] note: --resume: {path} cannot be read ({type(e).__name__}); the settings "
+              "of the run are not compared", flush=True)
+        return
+    now = json.loads(json.dumps(_fields(config), default=str))   # as config.json holds them
+    changed = [f"--{k} {before[k]!r} -> {v!r}" for k, v in now.items()
+               if k in before and before[k] != v and k not in MAY_CHANGE_ON_RESUME
+               and k not in may_change]
+    if changed:
+        raise ValueError(f"--resume: {state_file(root)} continues a run trained with other "
+                         f"settings: {', '.join(changed)}; resume with the run's own values (its "
+                         "config.json), or train with the new ones into another --output_dir "
+                         "(or drop --resume for --overwrite); nothing was changed")
+
+
+def _fields(config) -> dict:
+    return config if isinstance(config, dict) else config.__dict__
+
+
+def open_run(root: str | Path, config, resume: bool, overwrite: bool,
+             may_change: tuple[str, ...] = ()) -> "RunDir":
     """The run directory of a script's --output_dir, --resume, --overwrite:
     a folder that already holds a run is refused unless one of the two is given, so a second run
-    never wipes or mixes into the first; --resume without a saved state is an error."""
+    never wipes or mixes into the first; --resume without a saved state, or with settings other
+    than the run's (`check_same_settings`; `may_change` names the script's own exceptions), is
+    an error."""
+    if not str(root).strip():      # Path('') is the current folder: the run went there
+        raise ValueError("--output_dir '': an empty folder name (an unset shell variable?); "
+                         "name the run's folder, e.g. --output_dir runs/NAME")
     root = Path(root)
+    file = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
+    if file is not None:       # was a FileExistsError traceback
+        raise NotADirectoryError(f"--output_dir {root}: {file} is a file, not a folder; pass "
+                                 "another --output_dir (nothing was changed)")
     if resume and not state_file(root).exists():
         raise ValueError(f"--resume: {root} has no saved state (state.pt) to continue from; drop "
                          "--resume to start a new run there, or point --output_dir at the run to "
                          "continue")
+    if resume and config is not None:
+        check_same_settings(root, config, may_change)
     if not resume and not overwrite and holds_run(root) and distributed.is_main():
         raise ValueError(f"{root} already holds a run: pass --resume to continue it, --overwrite "
                          "to replace it, or --output_dir to start another (nothing was changed)")
     return RunDir(root, config, resume=resume)
+
+
+def keep_earlier(path: Path, overwrite: bool):
+    """A result file written earlier is replaced only with --overwrite (a second evaluation into
+    the same folder wiped the first)."""
+    if path.exists() and not overwrite:
+        raise ValueError(f"{path} holds an earlier result; pass another --output_dir, or "
+                         "--overwrite to replace it (nothing was changed)")
 
 
 def peak_rss_gb() -> float:
@@ -139,8 +203,7 @@ class RunDir:
         cli.ACTIVE["run"] = self
         self._config = None
         if config is not None and distributed.is_main():
-            cfg = config if isinstance(config, dict) else config.__dict__
-            self._config = json.dumps(cfg, indent=2, default=str)
+            self._config = json.dumps(_fields(config), indent=2, default=str)
             if not (resume and self.state_path.exists()):
                 self.write_config()
             # else after load_state: a resume that fails on a damaged state keeps the run's own

@@ -142,7 +142,7 @@ class Config:
         "only run the format check on --model")})
     engine: str = field(default="auto", metadata={"help": (
         "sampling engine of --dataset teacher/fusion and of the format check: auto | hf | vllm "
-        "(engines.make_engine)")})
+        "(engines.make_engine)"), "choices": ["auto", "hf", "vllm"]})
     prompt_style: str = field(default="default", metadata={
         "help": data.PROMPT_STYLE_HELP, "choices": list(data.PROMPT_STYLES)})
     resume: bool = field(default=False, metadata={"help": (

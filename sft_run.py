@@ -25,7 +25,13 @@ def check_config(cfg):
     """Values that would make training meaningless, refused before anything is loaded."""
     cli.check_positive(cfg, "max_length", "per_device_train_batch_size",
                        "gradient_accumulation_steps", "learning_rate", "save_steps", "num_examples",
-                       "teacher_samples", "eval_max_completion_length")
+                       "teacher_samples", "eval_max_completion_length", "num_train_epochs")
+    cli.check_non_negative(cfg, "warmup_steps", "embedding_learning_rate", "weight_decay",
+                           "eval_problems")
+    cli.check_fraction(cfg, "min_lr_ratio", "max_repetition")
+    cli.check_grad_norm(cfg.max_grad_norm)
+    if cfg.eval_only:        # a format check of 0 problems divided by 0
+        cli.check_positive(cfg, "eval_problems")
     if not 0 <= cfg.no_think_ratio < 1:     # 1: no thinking examples left to fuse with
         raise ValueError(f"--no_think_ratio {cfg.no_think_ratio}: a fraction in [0, 1)")
     if not 0 <= cfg.multi_turn_ratio <= 1:
@@ -96,6 +102,7 @@ def check_format(cfg, model, tok, out: Path) -> tuple[dict, list[dict]]:
 
 def evaluate_only(cfg) -> Path:
     """--eval_only: the format check on --model, written to eval.json and eval_samples.jsonl."""
+    runs.keep_earlier(Path(cfg.output_dir) / "eval.json", cfg.overwrite)
     model, tok = models.load_policy(cfg.model)
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)

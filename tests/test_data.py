@@ -294,7 +294,7 @@ def test_file_forms_that_other_tools_write(tmp_path, name, content):
 
 @pytest.mark.parametrize("name,content,needle", [
     ("latin1.jsonl", '{"prompt": "caf\xe9", "answer": "1"}\n'.encode("latin-1"),
-     "not UTF-8 text (byte 15 is b'\\xe9'); save the file as UTF-8"),
+     "line 1 is not UTF-8 text (byte b'\\xe9' at offset 15); save the file as UTF-8"),
     ("cells.csv", b"prompt,answer\nq1,1,000\n", "row 0 has more cells than the header line"),
     ("cells.tsv", b"prompt\tanswer\nq1\n", "row 0 has fewer cells than the header line"),
     ("broken.parquet", b"PAR1 not really", "not a readable parquet file"),

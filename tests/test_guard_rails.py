@@ -3,6 +3,7 @@ wrong silently, every user mistake gets one line naming the problem and the fix,
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -90,6 +91,35 @@ def test_a_second_run_does_not_wipe_the_first_and_resume_needs_a_state(tmp_path)
     empty = tmp_path / "empty"
     p = run("sft.py", "--model", "tiny", "--output_dir", str(empty), "--resume", "--max_steps", "1")
     assert_clean_error(p, f"--resume: {empty} has no saved state")
+    # --resume with a setting that shapes the training changed: was continued silently, and
+    # config.json then named settings that did not train the model
+    config = (out / "config.json").read_text()
+    again = run("grpo.py", *TINY, "--output_dir", str(out), "--max_steps", "1", "--resume",
+                "--learning_rate", "1e-4", "--rewards", "format")
+    assert_clean_error(again, "trained with other settings", "--learning_rate 0.001 -> 0.0001",
+                       "--rewards 'math' -> 'format'", "another --output_dir")
+    assert (out / "config.json").read_text() == config
+    assert (out / "metrics.jsonl").read_text() == before
+
+
+def test_sft_resume_refuses_changed_settings_and_lets_the_machine_and_evaluation_change(
+        tmp_path):
+    import sft
+
+    cfg = sft.Config(model="tiny", output_dir=str(tmp_path / "s"), num_examples=4, max_length=256,
+                     max_steps=1, eval_problems=0, think_tokens="none")
+    sft.train(cfg)
+    config = (tmp_path / "s" / "config.json").read_text()
+    for name, value in (("learning_rate", 1e-5), ("dataset", "other.jsonl"), ("max_steps", 2)):
+        changed = sft.Config(**{**cfg.__dict__, "resume": True, name: value})
+        with pytest.raises(ValueError, match=f"other settings: --{name} .* -> {value!r}"):
+            sft.train(changed)    # max_steps too: the cosine schedule spans it
+    assert (tmp_path / "s" / "config.json").read_text() == config
+    # the machine, evaluation and saving may change: the run goes on (here it is already done)
+    sft.train(sft.Config(**{**cfg.__dict__, "resume": True, "threads": 1, "save_steps": 7}))
+    assert json.loads((tmp_path / "s" / "config.json").read_text())["threads"] == 1
+    runs.check_same_settings(tmp_path / "s", {**json.loads(config), "max_steps": 5},
+                             may_change=("max_steps",))     # grpo's and distill's exception
 
 
 def test_a_damaged_state_file_is_named_with_the_fix_and_nothing_is_touched(tmp_path):
@@ -482,7 +512,8 @@ def test_pipeline_shows_a_stages_damaged_state_in_one_line_and_keeps_the_rest(
         (["--student_from_teacher", "--top_k_vocab", "-3"], "--top_k_vocab -3: cannot be"),
         (["--student_from_teacher", "--max_grad_norm", "0"], "--max_grad_norm 0 zeroes"),
         (["--student_from_teacher", "--chunk_size", "0"], "--chunk_size 0: must be positive"),
-        (["--student_from_teacher", "--temperature", "nan"], "--temperature must be > 0"),
+        (["--student_from_teacher", "--temperature", "nan"], "--temperature nan: not a number"),
+        (["--student_from_teacher", "--temperature", "0"], "--temperature must be > 0"),
         (["--student_from_teacher", "--think_ratio", "-0.5"], "or -1 for no switch"),
         (["--student_from_teacher", "--math_levels", "9"], "--math_levels '9': a comma"),
         (["--student_from_teacher", "--dtype", "float8"], "--dtype 'float8' is not one of"),
@@ -496,9 +527,9 @@ def test_pipeline_shows_a_stages_damaged_state_in_one_line_and_keeps_the_rest(
 def test_distill_refuses_meaningless_values_before_any_model_loads(tmp_path, args, needle):
     import distill
 
-    cfg = distill.parse(["--teacher", "tiny", "--output_dir", str(tmp_path / "d"), *args])
-    with pytest.raises((ValueError, FileNotFoundError), match=needle):
-        distill.train(cfg)
+    with pytest.raises((ValueError, FileNotFoundError), match=needle):  # NaN: at parse
+        distill.train(distill.parse(["--teacher", "tiny", "--output_dir", str(tmp_path / "d"),
+                                     *args]))
     assert not (tmp_path / "d").exists()  # nothing written either
 
 
@@ -629,3 +660,194 @@ def test_figures_refuse_a_time_cap_that_would_mean_no_cap():
     for flag, value in (("--minutes", "0"), ("--minutes", "-1"), ("--threads", "-2")):
         with pytest.raises(ValueError, match=f"{flag} {float(value) if 'min' in flag else value}"):
             figures.parse(["length_bias", flag, value])
+
+
+def test_a_bad_flag_value_is_one_line_without_the_usage(capsys, tmp_path):
+    import grpo
+
+    safe = ["--model", str(tmp_path / "none"), "--output_dir", str(tmp_path / "g")]  # no training
+    for args, needle in ((["--max_steps", "abc"], "--max_steps/--max-steps: invalid int value"),
+                         (["--engine", "vlm"], "invalid choice: 'vlm'"),   # was after the load
+                         (["--max_steps"], "expected one argument"),
+                         (["--learning_rate", "nan"], "--learning_rate nan: not a number"),
+                         (["--stages", "-8:5"], "--stages '-8:5': tokens and steps must be")):
+        assert cli.main(grpo.train, grpo.parse, [*safe, *args]) == 2
+        err = capsys.readouterr().err
+        assert needle in err and "usage:" not in err, err     # the usage was 50 lines
+        assert err.startswith("error: ") and len(err.strip().splitlines()) <= 2, err
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--learning_rate", "inf"], "--learning_rate inf: must be positive, and finite"),
+        (["--beta", "nan"], "--beta nan: not a number"),   # passed every `<= 0` check
+        (["--max_grad_norm", "-1"], "--max_grad_norm -1.0: must be positive"),  # gradient ascent
+        (["--max_grad_norm", "0"], "0 zeroes every update"),
+        (["--rewards", "math:abc"], "the weight 'abc' is not a number"),  # a bare float error
+        (["--rewards", "math:"], "the weight '' is not a number"),  # was weight 0
+        (["--rewards", "math:nan"], "the weight 'nan' is not a number"),
+        (["--rewards", "math,format,math"], "names math twice"),  # was summed
+        (["--pass_rate_min", "0.9", "--pass_rate_max", "0.1"], "is above --pass_rate_max"),
+        (["--pass_rate_max", "1.5"], "pass rates lie in [0, 1]"),
+        (["--entropy_coef_min", "0.1"], "--entropy_coef_min 0.1 is above --entropy_coef_max"),
+        (["--kl_anneal", "cosine", "--kl_anneal_steps", "0"], "--kl_anneal_steps 0: must be"),
+        (["--pass_rate_samples", "-1"], "--pass_rate_samples -1: cannot be negative"),
+        (["--thinking_budget", "-5"], "--thinking_budget -5: cannot be negative"),
+        (["--time_budget_minutes", "-1"], "--time_budget_minutes -1.0: cannot be negative"),
+        (["--log_samples", "-2"], "--log_samples -2: cannot be negative"),
+    ],
+)
+def test_grpo_refuses_values_that_passed_its_checks(args, needle):
+    import grpo
+    import grpo_setup
+
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        grpo_setup.check_config(grpo.parse(args))
+
+
+def test_seed_threads_and_empty_names_are_refused_before_anything_is_written(tmp_path,
+                                                                              monkeypatch):
+    import data
+    import evaluate
+
+    with pytest.raises(ValueError, match="--threads -1: cannot be negative"):  # a traceback
+        runs.seed_everything(0, threads=-1)
+    with pytest.raises(ValueError, match="--seed -1: must lie in"):  # numpy's error, no flag
+        runs.seed_everything(-1)
+    # `--model $CKPT` with CKPT unset trained the default model; `--output_dir ''` wrote the run
+    # into the current folder (and deleted a metrics.jsonl there)
+    def loaded(*a, **k):
+        raise AssertionError("a model was loaded")
+
+    monkeypatch.setattr(models, "_embedded_checkpoint", loaded)
+    with pytest.raises(FileNotFoundError, match="an empty name"):
+        models.load_policy("")
+    monkeypatch.setattr(models, "load_policy", loaded)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="--output_dir '': an empty folder name"):
+        runs.open_run("", {"a": 1}, resume=False, overwrite=False)
+    cfg = cli.parse(evaluate.Config, ["--model", "tiny", "--output_dir", ""])
+    with pytest.raises(ValueError, match="--output_dir '': an empty folder name"):
+        evaluate.evaluate(cfg)
+    with pytest.raises(data.DataError, match="--task '': an empty name"):  # was '.: no such file'
+        data.load_tasks("")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--max_grad_norm", "0"], "--max_grad_norm 0.0: must be positive"),
+        (["--warmup_steps", "-1"], "--warmup_steps -1: cannot be negative"),
+        (["--embedding_learning_rate", "-1"], "--embedding_learning_rate -1.0: cannot be"),
+        (["--min_lr_ratio", "2"], "--min_lr_ratio 2.0: a fraction in [0, 1]"),
+        (["--max_repetition", "-1"], "--max_repetition -1.0: a fraction"),  # 'no example fits'
+        (["--num_train_epochs", "0"], "--num_train_epochs 0.0: must be positive"),  # no steps
+        (["--eval_only", "--eval_problems", "0"], "--eval_problems 0: must be positive"),  # 1/0
+    ],
+)
+def test_sft_refuses_values_that_passed_its_checks(args, needle):
+    import sft
+
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        sft.check_config(sft.parse(args))
+
+
+def test_pipeline_refuses_its_own_meaningless_numbers_and_sets_it_would_ignore(tmp_path):
+    import pipeline
+
+    out = tmp_path / "p"
+    dry = ["--model", "tiny", "--dry-run", "--output_dir", str(out)]
+    for args, needle in (
+        (["--threads", "-1"], "--threads -1: cannot be negative"),  # a traceback in a real run
+        (["--max_steps_scale", "inf"], "--max_steps_scale inf: must be positive"),  # traceback
+        (["--max_steps_scale", "0"], "--max_steps_scale 0.0: must be positive"),
+        (["--eval_problems", "-5"], "--eval_problems -5: cannot be negative"),
+        (["--eval_heldout_problems", "-2"], "cannot be negative (-1: none)"),
+        (["--time_budget_minutes", "-5"], "(-1: the scale's default)"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(needle)):
+            pipeline.run(pipeline.parse([*dry, *args]))
+    # the pipeline sets these itself: a --set for them was silently overridden
+    for item in ("sft.output_dir=/tmp/x", "sft.model=other", "grpo.resume=true",
+                 "grpo.engine=hf"):
+        with pytest.raises(SystemExit, match="the pipeline sets .* itself"):
+            pipeline.run(pipeline.parse([*dry, "--set", item]))
+    with pytest.raises(SystemExit, match="--beta nan: not a number"):
+        pipeline.run(pipeline.parse([*dry, "--set", "grpo.beta=nan"]))
+    assert not out.exists()
+
+
+def test_pipeline_resume_refuses_a_folder_another_tool_wrote(tmp_path, monkeypatch):
+    import pipeline
+
+    monkeypatch.setattr(pipeline, "evaluations", lambda *a: pytest.fail("the pipeline started"))
+    out = tmp_path / "g"  # a grpo.py run: config.json, metrics.jsonl, state.pt, checkpoint/
+    (out / "checkpoint").mkdir(parents=True)
+    for name in ("config.json", "metrics.jsonl", "state.pt"):
+        (out / name).write_text("{}")
+    before = sorted(p.name for p in out.iterdir())
+    with pytest.raises(ValueError, match="holds no pipeline run .*another tool's output"):
+        pipeline.run(pipeline.parse(["--model", "tiny", "--output_dir", str(out), "--resume"]))
+    assert sorted(p.name for p in out.iterdir()) == before  # no pipeline.json, no 01-sft/
+
+
+def test_figures_check_the_model_and_folders_at_start():
+    import figures
+
+    with pytest.raises(FileNotFoundError, match="an empty name"):
+        figures.parse(["length_bias", "--model", ""])
+    with pytest.raises(FileNotFoundError, match="no such folder"):  # was after the shared SFT
+        figures.parse(["length_bias", "--model", "/no/such/ckpt"])
+    with pytest.raises(ValueError, match="--output_dir '': an empty folder name"):
+        figures.parse(["length_bias", "--output_dir", ""])
+
+
+def test_a_response_budget_past_the_models_context_is_named_with_the_fix(tmp_path, monkeypatch):
+    import engines
+    import evaluate
+
+    monkeypatch.setattr(engines, "make_engine", lambda *a, **k: pytest.fail("engine started"))
+    cfg = cli.parse(evaluate.Config, ["--model", "tiny", "--output_dir", str(tmp_path / "e"),
+                                      "--engine", "hf", "--max_completion_length", "100000"])
+    with pytest.raises(ValueError, match="needs 100.* positions, but the model has "
+                                         "max_position_embeddings=2048.*--rope_theta_factor"):
+        evaluate.evaluate(cfg)  # vLLM: a pydantic error naming neither the flag nor the fix
+    assert not (tmp_path / "e" / "results.json").exists()
+
+
+def test_data_files_with_a_bom_are_read_and_other_encodings_or_prompts_are_named(tmp_path):
+    import data
+
+    rows = [{"prompt": "What is 1+1?", "answer": "2"}, {"prompt": "2+2?", "answer": "4"}]
+    text = "".join(json.dumps(r) + "\r\n" for r in rows)  # a Windows tool: BOM and CRLF
+    (tmp_path / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert [t["prompt"] for t in data.load_tasks(str(tmp_path / "bom.jsonl"))] == [
+        "What is 1+1?", "2+2?"]  # was 'row 0 is not valid JSON (Unexpected UTF-8 BOM)'
+    (tmp_path / "latin1.jsonl").write_bytes(text.encode() + '{"prompt": "café"}\n'.encode("latin1"))
+    with pytest.raises(data.DataError, match=r"latin1.jsonl: line 3 is not UTF-8 .*iconv"):
+        data.load_tasks(str(tmp_path / "latin1.jsonl"))  # was a bare UnicodeDecodeError
+    for bad in (None, 5, "", ["a"]):
+        (tmp_path / "p.jsonl").write_text(json.dumps({"prompt": bad, "answer": "1"}) + "\n")
+        with pytest.raises(data.DataError, match="row 0: 'prompt' is .*, not a text"):
+            data.load_tasks(str(tmp_path / "p.jsonl"))  # the model was prompted with 'None'
+
+
+def test_an_output_dir_that_is_a_file_is_named_and_kept(tmp_path):
+    (tmp_path / "notes").write_text("mine")
+    for root in (tmp_path / "notes", tmp_path / "notes" / "run"):
+        with pytest.raises(NotADirectoryError, match=f"{tmp_path / 'notes'} is a file, not a"):
+            runs.open_run(root, {"a": 1}, resume=False, overwrite=True)  # a FileExistsError
+    assert (tmp_path / "notes").read_text() == "mine"
+
+
+def test_sft_eval_only_keeps_an_earlier_format_check(tmp_path, monkeypatch):
+    import sft
+
+    (tmp_path / "eval.json").write_text('{"eval/think_format": 0.96}')  # the run's own check
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("model loaded"))
+    cfg = sft.parse(["--eval_only", "--model", "tiny", "--output_dir", str(tmp_path)])
+    with pytest.raises(ValueError, match="eval.json holds an earlier result.*--overwrite"):
+        sft.train(cfg)  # was overwritten
+    assert (tmp_path / "eval.json").read_text() == '{"eval/think_format": 0.96}'
