@@ -146,6 +146,10 @@ def evaluate_model(model, tokenizer, tasks: list[dict], k: int = 1, temperature:
             metrics[f"pass@{kk}"] = float(np.mean([pass_at_k(k, int(row.sum()), kk)
                                                    for row in correct]))
     metrics["accuracy"] = float(correct.mean())
+    if not any(map(rewards.gradable, tasks)):
+        # prompts only (--answer_field none): nothing to grade, so no accuracy (it read 0.000)
+        metrics.update({k: None for k in metrics if k == "accuracy" or k.startswith(("pass@",
+                                                                                   "avg@"))})
     families = sorted({t["family"] for t in tasks if "family" in t})
     if len(families) > 1:   # synthetic math: accuracy per problem family shows what RL changed
         per_task = correct.mean(axis=1)
@@ -219,6 +223,10 @@ def evaluate(cfg: Config) -> Path:
     model, tok = models.load_policy(cfg.model)
     data.set_prompt_style(cfg.prompt_style)
     tasks = load_eval_tasks(cfg)
+    if not any(map(rewards.gradable, tasks)):
+        print(f"[evaluate] note: no problem of {cfg.task} has an answer, tests or constraints to "
+              "grade (prompts only), so accuracy is not measured; the answers go to "
+              f"{out / 'samples.jsonl'}")
     longest = max(len(p) for p in data.prompt_ids(tok, tasks, think=True))
     models.check_context(longest + cfg.max_completion_length, "--max_completion_length", model)
     engine = engines.make_engine(cfg.engine, model, tok,

@@ -656,6 +656,12 @@ def train_reward_model(model, tokenizer, pairs, epochs: int = 1, lr: float = 1e-
     return history
 
 
+def gradable(task: dict) -> bool:
+    """Whether `task_solved` has anything to check: an answer, tests or constraints (a
+    prompts-only task, --answer_field none, has none)."""
+    return any(task.get(k) for k in ("answer", "tests", "constraints"))
+
+
 def task_solved(completion: str, task: dict, lenient: bool = False) -> bool:
     """Whether the completion solves the task: the math answer (`verify_math`, `lenient` as it
     takes it), all tests, or all constraints. The success that accuracy, pass rates and group

@@ -75,6 +75,26 @@ def test_accuracy_by_family_and_pass_at_k_from_scripted_engine(tokenizer):
     assert r["thinking_rate"] == 1.0 and r["mean_length"] == 3.0
 
 
+
+def test_prompts_only_tasks_get_no_accuracy(tokenizer):
+    """Tasks with no answer, tests or constraints (--answer_field none) have nothing to grade:
+    accuracy and pass@k are None, not 0.000."""
+    import engines
+
+    tasks = [{"id": "a", "prompt": "Say hi."}, {"id": "b", "prompt": "Name a colour."}]
+
+    class Scripted:
+        def generate(self, prompts, params):
+            return [engines.Completion(i, [], [1], "<think>\nx\n</think>\n\n\\boxed{hi}", False)
+                    for i in range(len(prompts)) for _ in range(params.n)]
+
+    r = evaluate.evaluate_model(None, tokenizer, tasks, k=2, engine=Scripted())["metrics"]
+    assert r["accuracy"] is None and r["avg@2"] is None and r["pass@2"] is None
+    assert r["thinking_rate"] == 1.0
+    tasks[0]["answer"] = "hi"
+    r = evaluate.evaluate_model(None, tokenizer, tasks, k=2, engine=Scripted())["metrics"]
+    assert r["accuracy"] == 0.5
+
 @pytest.mark.parametrize(
     "gained,lost,expected",
     [
