@@ -641,9 +641,9 @@ def parse(argv: list[str] | None = None) -> tuple[list[str], Config]:
         cfg.model = "tiny"
     import models
     models.checked_path(cfg.model)      # a missing folder: at start, not after the first run
-    for name in ("output_dir", "runs_dir"):
-        if not getattr(cfg, name).strip():  # Path(''): the figures would go in the current folder
-            raise ValueError(f"--{name} '': an empty folder name; name a folder (--help shows "
+    for folder in ("output_dir", "runs_dir"):
+        if not getattr(cfg, folder).strip():  # Path(''): the figures would go in the current folder
+            raise ValueError(f"--{folder} '': an empty folder name; name a folder (--help shows "
                              "the default)")
     return (list(FIGURES) if name == "all" else [name]), cfg
 
