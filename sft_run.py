@@ -36,9 +36,7 @@ def check_config(cfg):
         raise ValueError(f"--no_think_ratio {cfg.no_think_ratio}: a fraction in [0, 1)")
     if not 0 <= cfg.multi_turn_ratio <= 1:
         raise ValueError(f"--multi_turn_ratio {cfg.multi_turn_ratio}: a fraction in [0, 1]")
-    if cfg.rope_theta_factor <= 0:
-        raise ValueError(f"--rope_theta_factor {cfg.rope_theta_factor}: must be positive "
-                         "(Phi-4: 2.0)")
+    cli.check_positive(cfg, "rope_theta_factor")    # Phi-4: 2.0; inf gave NaN rotations
 
 
 def resume_run(run: runs.RunDir, optimizer, accumulation: int) -> int:

@@ -745,6 +745,8 @@ def test_seed_threads_and_empty_names_are_refused_before_anything_is_written(tmp
         (["--max_repetition", "-1"], "--max_repetition -1.0: a fraction"),  # 'no example fits'
         (["--num_train_epochs", "0"], "--num_train_epochs 0.0: must be positive"),  # no steps
         (["--eval_only", "--eval_problems", "0"], "--eval_problems 0: must be positive"),  # 1/0
+        (["--rope_theta_factor", "inf"], "--rope_theta_factor inf: must be positive, and finite"),
+        (["--rope_theta_factor", "0"], "--rope_theta_factor 0.0: must be positive"),
     ],
 )
 def test_sft_refuses_values_that_passed_its_checks(args, needle):
