@@ -1120,9 +1120,12 @@ _YES_NO = {"yes": "yes", "true": "yes", "no": "no", "false": "no"}   # word -> w
 
 
 def _text_key(s: str) -> str:
+    """Lower case without punctuation ('North-East' -> 'northeast'); a leading minus sign is
+    kept: '-e' and '-Tuesday' are not 'e' and 'Tuesday'."""
     s = s.lower()
     s = re.sub(r"^\(?([a-e])\)?$", r"\1", s)
-    s = re.sub(r"[^a-z0-9]", "", s)
+    sign = "-" if s.startswith("-") else ""
+    s = sign + re.sub(r"[^a-z0-9]", "", s)
     return _YES_NO.get(s, s)                     # a JSON true gold ("True") is "Yes"
 
 
@@ -1745,9 +1748,14 @@ _FILLER_WORDS = {"the", "a", "an", "on", "in", "at", "is", "it", "its", "one", "
 def _word_answer(g: str, p: str) -> bool:
     """A word gold said with filler words around it ('on Tuesday', 'the blue one', 'The answer
     is even' for 'Tuesday', 'blue', 'even'), or a yes / no / true / false gold followed by its
-    reason ('yes, it is possible'; not when the reason hedges or says the other word)."""
+    reason ('yes, it is possible'; not when the reason hedges or says the other word). The
+    prediction is words and sentence punctuation only: a sign, an operator or a bar makes it a
+    formula ('-x', 'x!', '|x|', "x'" are not the gold 'x')."""
     gw, pw = re.findall(r"[a-z0-9]+", g.lower()), re.findall(r"[a-z0-9]+", p.lower())
     if not gw or len(pw) > len(gw) + 12:
+        return False
+    if re.search(r"[^\w\s,.;:]", re.sub(r"(?<=[A-Za-z])['’-](?=[A-Za-z])|(?<=[A-Za-z]{2})[.!]$",
+                                       "", p.strip())):
         return False
     for i in range(len(pw) - len(gw) + 1):
         if pw[i:i + len(gw)] == gw and all(w in _FILLER_WORDS for w in pw[:i] + pw[i + len(gw):]):

@@ -577,6 +577,15 @@ WORD_ANSWERS = [
     ("\\boxed{\\text{no, it is true}}", "no", False),
     ("\\boxed{\\text{yesterday}}", "yes", False),
     ("\\boxed{\\text{no solution}}", "no", False),
+    ("\\boxed{\\text{on Tuesday!}}", "Tuesday", True),
+    # a sign, an operator or a bar on a letter or a word makes it another answer
+    ("\\boxed{-x}", "x", False),
+    ("\\boxed{-i}", "i", False),
+    ("\\boxed{x!}", "x", False),
+    ("\\boxed{|x|}", "x", False),
+    ("\\boxed{-e}", "e", False),
+    ("\\boxed{-B}", "B", False),
+    ("\\boxed{-\\text{Tuesday}}", "Tuesday", False),
 ]
 
 
