@@ -184,7 +184,8 @@ _CORRECTION_RE = re.compile(
     r"sign|an\s+arithmetic)\s+)*(?:error|mistake|miscalculation|slip)s?\b"
     r"|\b(?:I|we)\s+(?:miscalculated|miscounted|misread|misapplied|messed\s+up|was\s+wrong|were\s+wrong|"
     r"got\s+(?:it|this|that)\s+wrong)\b"
-    r"|\b(?:that|this|it|which)(?:'s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+(?:right|correct)|"
+    r"|\b(?:that|this|it|which)(?:'s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+(?:right|correct|"
+    r"the\s+(?:right|correct)\s+answer)|"
     r"a\s+mistake|an\s+error|mistaken)\b"
     r"|\b(?:that|this|it)\s+(?:can't|cannot|can\s+not|couldn't)\s+be\s+(?:right|correct)\b"
     r"|\b(?:previous|above|earlier|first|initial)\s+(?:answer|result|value|calculation|computation|"
@@ -508,9 +509,38 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
         (answer, end), how = _lenient_answer(text), "lenient"
     if answer is None:
         return None, [], ""
-    if retract and _CORRECTION_RE.search(text, end):
+    if retract and _retracted(text, end, answer):
         return None, [], ""
     return answer, others, how
+
+
+# A later sentence that denies a value: "the answer is not 5", "5 is not the answer", "5 is
+# incorrect". It withdraws the final answer when it names that answer; "the answer is not 6"
+# after \\boxed{5} rules out another value and leaves 5 standing. (The second pattern starts
+# only where a word starts: tried inside a long run of symbols it would be quadratic.)
+_DENIAL_VALUE = r"(?P<x>\$[^$\n]{1,80}\$|\\\([^\n]{1,80}?\\\)|-?\d[\d,]*(?:\.\d+)?|[^\s.,;:!?()]+)"
+_DENIAL_ADV = r"(?:(?:definitely|certainly|clearly|actually|really|surely|also)\s+)?"
+_NOT = r"(?:(?:is|was)\s+" + _DENIAL_ADV + r"not|isn't|wasn't)"
+_DENIAL_RES = (
+    re.compile(r"(?i)\b(?:answer|result|value|solution)\s+(?:" + _NOT + r"|(?:can\s*not|can't|"
+               r"must\s+not|should\s+not)\s+be)\s+(?:equal\s+to\s+)?" + _DENIAL_VALUE),
+    re.compile(r"(?i)(?<![^\s(])" + _DENIAL_VALUE + r"\s+(?:" + _NOT + r"\s+(?:the\s+|a\s+)?"
+               r"(?:correct\s+|right\s+|final\s+)?(?:answer|solution|result)|(?:is|was)\s+"
+               + _DENIAL_ADV + r"(?:wrong|incorrect))\b"))
+
+
+def _retracted(text: str, end: int, answer: str) -> bool:
+    """An admission of error after the final answer (`_CORRECTION_RE`), or a sentence after it
+    that denies its value ('\\boxed{5} ... Note: the answer is not 5.')."""
+    if _CORRECTION_RE.search(text, end):
+        return True
+    key = normalize_answer(answer)
+    value = exact_number(key)
+    for m in (m for r in _DENIAL_RES for m in r.finditer(text, end)):
+        denied = normalize_answer(_strip_math_delims(m.group("x")))
+        if denied == key or (value is not None and exact_number(denied) == value):
+            return True
+    return False
 
 
 def extract(text: str, lenient: bool = False, retract: bool = True) -> tuple[str | None, list[str]]:
@@ -559,8 +589,8 @@ def extract_answer(text: str) -> str | None:
     X", "*Answer*: X"), a heading "**Final Answer**" with X on the next line, a table row
     "| Answer | X |", "#### X", "<answer>X</answer>" (a statement inside read as outside), or a
     last sentence "Therefore, the largest $n$ is X" or "Therefore, $x = X$". "Answer -5" is
-    neither "Answer: 5" nor -5 (no answer). An admission of error after the final answer
-    withdraws it.
+    neither "Answer: 5" nor -5 (no answer). An admission of error after the final answer, or
+    a sentence after it that denies its value ("Note: the answer is not 5"), withdraws it.
 
     >>> extract_answer("**Answer** — 5")
     '5'
@@ -1955,8 +1985,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * a self-correction ("wait, I made an error", "that's wrong", "my earlier answer is
       incorrect", "let me redo it") withdraws the boxes before it when nothing after them
       hedges ("or", "maybe", "might" ...): the last box counts. An admission of error after the
-      final answer withdraws that answer (a re-check, "let me redo it", does not). "Actually"
-      or "Wait" alone are no self-correction.
+      final answer withdraws that answer (a re-check, "let me redo it", does not), and so does
+      a later sentence that denies its value ("the answer is not 5", "5 is incorrect"; not
+      "the answer is not 6"). "Actually" or "Wait" alone are no self-correction.
 
     How answers compare (both sides go through `normalize_answer`; gold formats: GSM8K
     `#### 1,234`, MATH LaTeX, a solution with a box or an anchored final statement ("Final

@@ -114,6 +114,37 @@ def test_rechecks_after_the_final_answer_do_not_withdraw_it():
     assert not verify_math("\\boxed{7}. There was a mistake.", "7")
 
 
+# a sentence after the final answer that denies that very value withdraws it; one that rules out
+# another value ("the answer is not 6") or says something else about it ("5 is not a prime") does
+# not
+DENIALS = [
+    ("\\boxed{5}\n\nNote: the answer is not 5.", "5", False),
+    ("\\boxed{5}. Actually the answer is not $5$.", "5", False),
+    ("\\boxed{5}\n\n(The answer is definitely not 5.)", "5", False),
+    ("\\boxed{5}. The answer isn't 5.", "5", False),
+    ("\\boxed{5}. The answer cannot be 5.", "5", False),
+    ("\\boxed{5}. But 5 is not the answer.", "5", False),
+    ("\\boxed{5}\n\nHowever, 5 is incorrect.", "5", False),
+    ("\\boxed{\\frac{1}{2}}. Hmm, $0.5$ is wrong.", "\\frac12", False),
+    ("The answer is 5.\n\nNote that 5 is not the correct answer.", "5", False),
+    ("\\boxed{5}\n\nThis is not the correct answer.", "5", False),
+    ("\\boxed{5}\n\nThe answer is not 6.", "5", True),
+    ("\\boxed{5}. Note that 5 is not a prime.", "5", True),
+    ("\\boxed{5}. We check that 4 is wrong: 4 + 1 = 5.", "5", True),
+    ("\\boxed{5}\n\nThe value is not 5.5.", "5", True),
+    ("\\boxed{5}. The solution is not unique.", "5", True),
+    ("\\boxed{5}. This is not the right approach in general, but it works.", "5", True),
+]
+
+
+def test_a_later_denial_of_the_final_value_withdraws_it():
+    check(DENIALS)
+    t = time.monotonic()
+    for tail in ["-" * 5000, "x " * 2500, "the answer is not " * 300, "(" * 5000]:
+        assert verify_math("\\boxed{5}\n" + tail, "5") is not None
+    assert time.monotonic() - t < 1.0
+
+
 # ---------------------------------------------------------------- anchors without a box
 
 ANCHORED = [
