@@ -734,6 +734,12 @@ def _strip_unit_words(s: str) -> str:
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻", "0123456789+-")
 
 
+def _french_interval(m: re.Match) -> str:
+    """']2, 5]' -> '(2, 5]': French brackets in the usual notation (an interval in it unchanged)."""
+    space, a, lo, hi, b = m.groups()
+    return space + ("(" if a == "]" else "[") + lo + "," + hi + (")" if b == "[" else "]")
+
+
 def _unicode_forms(s: str) -> str:
     """Unicode spellings no table lists one by one: fullwidth forms ('－５' -> '-5'), every vulgar
     fraction ('⅕' -> '\\frac{1}{5}', '2⅜' a mixed number) and superscript runs ('x¹⁰' -> 'x^{10}',
@@ -786,6 +792,11 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                "", s)
     s = (s.replace("\\lbrace", "\\{").replace("\\rbrace", "\\}").replace("\\langle", "(")
          .replace("\\rangle", ")"))
+    # French interval brackets, a bracket turned away from its endpoint is open: ]2, 5] = (2, 5],
+    # [2, 5[ = [2, 5), ]-\infty, 1[ \cup ]3, 4] (an interval that opens the answer or follows
+    # \cup or \in)
+    s = re.sub(r"(?:^|(?<=\\cup)|(?<=\\in))(\s*)([\[\]])([^\[\],;]+),([^\[\],;]+)([\[\]])"
+               r"(?=\s*(?:$|\\cup))", _french_interval, s)
     s = re.sub(r"\\(?:leqslant|leq)(?![a-zA-Z])|<=", r"\\le ", s)
     s = re.sub(r"\\(?:geqslant|geq)(?![a-zA-Z])|>=", r"\\ge ", s)
     s = re.sub(r"\\neq(?![a-zA-Z])|!=", r"\\ne ", s)
@@ -2002,10 +2013,11 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}",
       "$12 dollars"), but two different known units disagree (5 cm != 5 m, 3 PM != 3 a.m.);
       "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28;
-    * intervals and inequalities are one thing: (2, 5] = "2 < x \\le 5" = "\\{x | 2<x\\le5\\}" =
-      "x > 2 and x \\le 5", "x < 1 or x > 3" = (-\\infty,1)\\cup(3,\\infty), "|x| < 3" = (-3, 3),
-      "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty); endpoints and their openness must agree, and
-      two inequalities must be in the same variable;
+    * intervals and inequalities are one thing: (2, 5] = ]2, 5] (French brackets) = "2 < x \\le
+      5" = "\\{x | 2<x\\le5\\}" = "x > 2 and x \\le 5", "x < 1 or x > 3" =
+      (-\\infty,1)\\cup(3,\\infty), "|x| < 3" = (-3, 3), "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty);
+      endpoints and their openness must agree, and two inequalities must be in the same
+      variable;
     * a word gold may be said with filler words ("on Tuesday", "the blue one" for "Tuesday",
       "blue"), and yes / no / true / false with a reason that does not hedge ("Yes, it is
       possible"); true means yes and false no (a JSON `true` gold reads "True");

@@ -867,6 +867,13 @@ INTERVALS = [
     ("\\boxed{(-\\infty, \\infty)}", "\\mathbb{R}"),
     ("\\boxed{\\mathbb{R}}", "(-\\infty,\\infty)"),
     ("\\boxed{x \\in \\mathbb{R}}", "(-\\infty,\\infty)"),
+    # French brackets: one turned away from its endpoint is open
+    ("\\boxed{]2, 5]}", "(2, 5]"),
+    ("\\boxed{]2, 5[}", "(2, 5)"),
+    ("\\boxed{[2, 5[}", "[2, 5)"),
+    ("\\boxed{x \\in \\left]2, 5\\right]}", "2 < x \\le 5"),
+    ("\\boxed{]-\\infty, 1[ \\cup ]3, +\\infty[}", "x < 1 \\text{ or } x > 3"),
+    ("\\boxed{(2, 5]}", "]2, 5]"),
 ]
 INTERVAL_NEAR_MISSES = [
     ("\\boxed{2 \\le x \\le 5}", "(2, 5]"),
@@ -884,6 +891,9 @@ INTERVAL_NEAR_MISSES = [
     ("\\boxed{(3, 4) \\cup (1, 2) \\cup (5, 6)}", "(1,2)\\cup(3,4)"),
     ("\\boxed{(0, \\infty)}", "\\mathbb{R}"),
     ("\\boxed{\\mathbb{R}}", "(-\\infty,0)\\cup(0,\\infty)"),
+    ("\\boxed{]2, 5]}", "[2, 5]"),
+    ("\\boxed{]2, 5[}", "(2, 5]"),
+    ("\\boxed{[2, 5]}", "[2, 5["),
 ]
 
 
