@@ -688,7 +688,8 @@ def normalize_answer(s: str) -> str:
     `\\num{}`/`\\SI{}{}`, the rows of an `aligned` environment (a list), `;` as a list separator, a
     whole answer that is a number in words (`five`, `Twenty-one`, `one hundred and five`), leading
     `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting notations and gcd / lcm of integers
-    (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix), and spaces.
+    (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix; a vector, one row or
+    one column, -> the tuple of its entries), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
     '\\\\frac{1}{3}'
@@ -886,6 +887,14 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
         "\\end{array}", "\\end{pmatrix}")
     s = re.sub(r"\\(begin|end)\{[bBvV]?matrix\}|\\(begin|end)\{smallmatrix\}",
                lambda m: "\\" + (m.group(1) or m.group(2)) + "{pmatrix}", s)
+    # a vector, one row or one column, is the tuple of its entries: pmatrix 1 \\ 2 = (1, 2) (a
+    # matrix with several rows and columns stays a matrix)
+    m = re.fullmatch(r"([^=]*=)?\s*\\begin\{pmatrix\}((?:(?!\\begin).)*)\\end\{pmatrix\}\s*", s,
+                     re.DOTALL)
+    if m:
+        rows = [r.split("&") for r in re.split(r"\\\\", m.group(2)) if r.strip()]
+        if rows and (len(rows) == 1 or all(len(r) == 1 for r in rows)):
+            s = (m.group(1) or "") + "(" + ",".join(c.strip() for r in rows for c in r) + ")"
     # infinity spellings; the empty set
     s = re.sub(r"\\inf(?![a-zA-Z])|\binfinity\b|\\infinity", r"\\infty", s)
     s = re.sub(r"\\varnothing(?![a-zA-Z])|\\\{\s*\\\}|^\s*\{\s*\}\s*$", r"\\emptyset", s)
@@ -2033,6 +2042,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       false chain, "x = 5 = 6", as nothing);
     * equations of one line or curve agree up to rearrangement and a nonzero factor:
       y = 2x + 1 = "2x - y + 1 = 0" = "4x - 2y = -2";
+    * a vector (a pmatrix / bmatrix of one row or one column, \\langle 1, 2 \\rangle) is the tuple
+      of its entries: pmatrix 1 \\\\ 2 = (1, 2);
     * lists and sets are unordered, tuples ordered; a collection of tuples is a set
       ({(1,2),(3,4)} = (3,4),(1,2), duplicates ignored);
     * a numeral with a base subscript (204_5) equals only the same numeral in the same base:

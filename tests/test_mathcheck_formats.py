@@ -934,6 +934,31 @@ def test_empty_set_synonyms():
     check([(c, g, True) for c, g in EMPTY] + [(c, g, False) for c, g in EMPTY_NEAR_MISSES])
 
 
+# ---------------------------------------------------------------- vectors
+
+# a vector, one row or one column of a matrix environment, is the tuple of its entries (MATH's
+# precalculus golds are pmatrix columns; models also write (1, 2) or \\langle 1, 2 \\rangle); a
+# matrix with several rows and columns is no tuple
+P, E = "\\begin{pmatrix}", "\\end{pmatrix}"
+VECTORS = [
+    ("\\boxed{(1, 2)}", P + "1 \\\\ 2" + E, True),
+    ("\\boxed{" + P + "1 \\\\ 2" + E + "}", "(1,2)", True),
+    ("\\boxed{\\langle 1, 2, 3 \\rangle}", P + "1\\\\2\\\\3" + E, True),
+    ("\\boxed{" + P + "1 & 2" + E + "}", "(1,2)", True),
+    ("\\boxed{(\\frac{1}{2}, -1)}", "\\begin{bmatrix}0.5\\\\-1\\end{bmatrix}", True),
+    ("\\boxed{\\mathbf{v} = " + P + "2\\\\-1" + E + "}", "(2,-1)", True),
+    ("\\boxed{(2, 1)}", P + "1 \\\\ 2" + E, False),
+    ("\\boxed{(1, 2)}", P + "1 \\\\ 2 \\\\ 3" + E, False),
+    ("\\boxed{(1, 2, 3, 4)}", P + "1 & 2 \\\\ 3 & 4" + E, False),
+    ("\\boxed{\\{1, 2\\}}", P + "1 \\\\ 2" + E, False),
+    ("\\boxed{[1, 2]}", P + "1 \\\\ 2" + E, False),
+]
+
+
+def test_a_vector_equals_the_tuple_of_its_entries():
+    check(VECTORS)
+
+
 # ---------------------------------------------------------------- tuples with named components
 
 NAMED = [
