@@ -718,14 +718,15 @@ _MERIDIEM_RE = re.compile(r"(?i)(?<=\d)\s*([ap])\.\s?m\.?(?![a-z])")   # a.m., p
 
 
 def _strip_unit_words(s: str) -> str:
-    """'4 red marbles' -> '4', '12 square units' -> '12': words after a plain number."""
-    m = re.match(r"^(?P<num>.*?[\d}])\s*"
+    """'4 red marbles' -> '4', '12 square units' -> '12', '3\\pi square units' -> '3\\pi': words
+    after a plain number or a multiple of pi."""
+    m = re.match(r"^(?P<num>.*?(?:[\d}]|\\pi))\s*"
                  r"(?P<unit>(?:[a-zA-Z]{2,}|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?(?:\s+"
                  r"(?:[a-zA-Z]{2,}|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?){0,3})\s*$", s)
     if not m:
         return s
     num, words = m.group("num"), re.findall(r"[a-zA-Z]+", m.group("unit"))
-    if re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", num)) or not re.search(r"\d", num):
+    if re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", num)) or not re.search(r"\d|\\pi", num):
         return s
     if any(w.lower() in _UNIT_BLOCK or w.lower() in _FUNC_WORDS for w in words):
         return s
@@ -840,9 +841,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                   s, re.IGNORECASE)
     if m and re.search(r"\d", s[:m.start()]):
         pct, s = True, s[:m.start()]
-    # units in \text{} after a number, e.g. 5\text{ cm}^2, \$5, 10 dollars
-    s = re.sub(r"(?<=[\d}).])\s*\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _UNIT_WORDS + r")\.?\s*\}"
-               r"(?:\s*\^\s*\{?\d\}?)?\s*$", "", s, flags=re.IGNORECASE)
+    # units in \text{} after a number, e.g. 5\text{ cm}^2, \$5, 10 dollars, 16\pi\text{ cm}^2
+    s = re.sub(r"(?:(?<=[\d}).])|(?<=\\pi))\s*\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _UNIT_WORDS +
+               r")\.?\s*\}(?:\s*\^\s*\{?\d\}?)?\s*$", "", s, flags=re.IGNORECASE)
     # "3 and 4", "3 \\text{ and } 4" -> a list (but "one hundred and five" is one number)
     if re.search(r"\band\b", s):
         words = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s).strip()
@@ -1943,7 +1944,7 @@ def _unit_key(s: str) -> str | None:
     t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", t)
     t = _MERIDIEM_RE.sub(r" \1m", t)
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
-    m = re.search(r"\d(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
+    m = re.search(r"(?:\d|\\pi)(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
                   r"(?P<u>[a-zA-Z]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
     if not m or (len(m.group("u")) == 1 and not m.group("sp")):
         return None

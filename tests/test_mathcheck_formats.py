@@ -760,6 +760,12 @@ UNITS = [
     ("\\boxed{3 PM}", "3 p.m."),
     ("\\boxed{3:00\\text{ PM}}", "3:00\\text{ p.m.}"),
     ("The answer is 3:00 p.m.", "3:00"),
+    # a unit after a multiple of pi (areas and volumes of circles, spheres and cones)
+    ("\\boxed{16\\pi \\text{ cm}^2}", "16\\pi"),
+    ("\\boxed{16\\pi}", "16\\pi\\text{ cm}^2"),
+    ("\\boxed{5\\pi\\,\\text{cm}^3}", "5\\pi"),
+    ("\\boxed{25\\pi}", "25\\pi\\text{ square units}"),
+    ("The area is $\\pi$ square units.", "\\pi"),
 ]
 UNIT_NEAR_MISSES = [
     ("\\boxed{12:30 AM}", "12:30 PM"),
@@ -782,6 +788,8 @@ UNIT_NEAR_MISSES = [
     ("\\boxed{5ish}", "5"),
     ("The answer is 5 roughly.", "5"),
     ("\\boxed{5 \\text{ people at most}}", "5"),
+    ("\\boxed{16\\pi \\text{ cm}^2}", "16\\pi \\text{ m}^2"),
+    ("\\boxed{16\\pi \\text{ cm}^2}", "15\\pi"),
 ]
 
 
