@@ -673,7 +673,7 @@ def normalize_answer(s: str) -> str:
 
     Handles: math delimiters, `\\left`/`\\right` (also `\\left.`, `\\bigl(`), spacing commands and
     formatting without value (`\\hspace`, `\\phantom`, `\\color`, size and font switches),
-    `\\dfrac`/`\\tfrac`/`\\sfrac` and the brace-less `\\frac13`, `\\sqrt3`, `\\text{}`-style
+    `\\dfrac`/`\\tfrac`/`\\sfrac` and the brace-less `\\frac\\pi2`, `\\sqrt3`, `\\text{}`-style
     wrappers, trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`; not qualifiers such as `5
     minimum`), currencies (`\\$`, `€`, `£`, `USD 5`), ordinals (`5^{th}`), degrees (`^\\circ`, `°`,
     `^\\circ C`, `45^o`), percent (`\\%`, `28 percent`, `28 pct`, `per cent`: kept as a trailing
@@ -878,10 +878,12 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # {n \choose k} -> \binom{n}{k}
     s = re.sub(r"\{([^{}]+?)\\choose(?![a-zA-Z])([^{}]+)\}", r"\\binom{\1}{\2}", s)
     s = re.sub(r"^([^{}]+?)\\choose(?![a-zA-Z])([^{}]+)$", r"\\binom{\1}{\2}", s.strip())
-    # brace-less \frac13, \frac{1}3, \frac1{3}, \sqrt3
-    s = re.sub(r"\\frac\s*([0-9a-zA-Z])\s*([0-9a-zA-Z])", r"\\frac{\1}{\2}", s)
-    s = re.sub(r"\\frac\s*(\{[^{}]*\})\s*([0-9a-zA-Z])", r"\\frac\1{\2}", s)
-    s = re.sub(r"\\frac\s*([0-9a-zA-Z])\s*\{", r"\\frac{\1}{", s)
+    # brace-less \frac13, \frac{1}3, \frac1{3}, \frac\pi2, \frac1\pi, \sqrt3 (an argument is one
+    # digit, one letter or one symbol command such as \pi)
+    arg = r"(\\(?!sqrt|frac|text|math|left|right|operatorname)[a-zA-Z]+(?![a-zA-Z])|[0-9a-zA-Z])"
+    s = re.sub(r"\\frac\s*" + arg + r"\s*" + arg, r"\\frac{\1}{\2}", s)
+    s = re.sub(r"\\frac\s*(\{[^{}]*\})\s*" + arg, r"\\frac\1{\2}", s)
+    s = re.sub(r"\\frac\s*" + arg + r"\s*\{", r"\\frac{\1}{", s)
     s = re.sub(r"\\sqrt\s*([0-9a-zA-Z])", r"\\sqrt{\1}", s)
     # matrices
     s = re.sub(r"\\begin\{array\}\{[^{}]*\}", r"\\begin{pmatrix}", s).replace(

@@ -1108,6 +1108,14 @@ NUMBER_SPELLINGS = [
     ("\\boxed{((1, 2))}", "(1,2)", True),
     ("\\boxed{2(3)}", "6", True),                 # a product
     ("\\boxed{x = 2 + 3 = 5}", "5", True),
+    # a brace-less \\frac with a symbol command as an argument
+    ("\\boxed{\\frac{1}{2}\\pi}", "\\frac\\pi2", True),
+    ("\\boxed{\\frac{\\pi}{4}}", "\\dfrac\\pi4", True),
+    ("\\boxed{\\frac{\\pi}{2}}", "\\frac\\pi{2}", True),
+    ("\\boxed{\\frac{1}{\\pi}}", "\\frac1\\pi", True),
+    ("\\boxed{\\frac{\\theta}{2}}", "\\tfrac\\theta2", True),
+    ("\\boxed{\\frac{\\pi}{2}}", "\\dfrac\\pi4", False),
+    ("\\boxed{\\frac{2}{\\pi}}", "\\frac\\pi2", False),
     ("\\boxed{1.2 x 10^3}", "120", False),
     ("\\boxed{2x10}", "20", False),
     ("\\boxed{0.(3)}", "0.3", False),
