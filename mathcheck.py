@@ -1940,8 +1940,9 @@ for _canon, _names in {
 
 def _unit_key(s: str) -> str | None:
     """The known unit after a number ('5 cm', '12\\text{ cm}^2', '3 square feet' -> 'cm',
-    'cm^2', 'ft^2'; '3 PM', '3 p.m.' -> 'pm'), or None (no unit, or a word we do not know as a
-    unit)."""
+    'cm^2', 'ft^2'; '3 PM', '3 p.m.' -> 'pm'; a dollar sign before the number, '\\$5', '$5' alone
+    -> 'dollar'), or None (no unit, or a word we do not know as a unit)."""
+    dollar = "dollar" if re.search(r"\\\$|\\textdollar|^[^$]*\$\s*\d[^$]*$", s) else None
     t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"\1 \2", s)   # siunitx
     t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", t)
     t = _MERIDIEM_RE.sub(r" \1m", t)
@@ -1949,10 +1950,10 @@ def _unit_key(s: str) -> str | None:
     m = re.search(r"(?:\d|\\pi)(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
                   r"(?P<u>[a-zA-Z]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
     if not m or (len(m.group("u")) == 1 and not m.group("sp")):
-        return None
+        return dollar
     unit = _UNIT_ALIASES.get(m.group("u").lower())
     if unit is None:
-        return None
+        return dollar
     e = m.group("e") or {"²": "2", "³": "3"}.get(m.group("e2") or "", "")
     if m.group("sq"):
         e = "3" if m.group("sq").startswith("cubic") else "2"

@@ -761,6 +761,8 @@ UNITS = [
     ("\\boxed{3:00\\text{ PM}}", "3:00\\text{ p.m.}"),
     ("The answer is 3:00 p.m.", "3:00"),
     # a unit after a multiple of pi (areas and volumes of circles, spheres and cones)
+    ("\\boxed{\\$5}", "5 \\text{ dollars}"),
+    ("\\boxed{5 \\text{ dollars}}", "\\$5.00"),
     ("\\boxed{16\\pi \\text{ cm}^2}", "16\\pi"),
     ("\\boxed{16\\pi}", "16\\pi\\text{ cm}^2"),
     ("\\boxed{5\\pi\\,\\text{cm}^3}", "5\\pi"),
@@ -790,6 +792,11 @@ UNIT_NEAR_MISSES = [
     ("\\boxed{5 \\text{ people at most}}", "5"),
     ("\\boxed{16\\pi \\text{ cm}^2}", "16\\pi \\text{ m}^2"),
     ("\\boxed{16\\pi \\text{ cm}^2}", "15\\pi"),
+    # a dollar sign before the number is a unit too: $5 is not 5 cents
+    ("\\boxed{\\$5}", "5 \\text{ cents}"),
+    ("\\boxed{5 \\text{ cents}}", "\\$5"),
+    ("The answer is $5.", "5 cents"),
+    ("\\boxed{\\text{\\$}5}", "5\\text{ cents}"),
 ]
 
 
