@@ -2024,7 +2024,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * a gloss in parentheses after the value must agree with it: "5 (five)", "120 (= 5!)",
       "\\frac12 (0.5)" equal 5, 120, 0.5; "5 (in cm)" is a unit; "5 (six)", "3 (rounded)" fail;
     * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}",
-      "$12 dollars"), but two different known units disagree (5 cm != 5 m, 3 PM != 3 a.m.);
+      "$12 dollars"), but two different known units disagree (5 cm != 5 m, 3 PM != 3 a.m.,
+      \\$5 != 5 cents);
       "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28;
     * intervals and inequalities are one thing: (2, 5] = ]2, 5] (French brackets) = "2 < x \\le
       5" = "\\{x | 2<x\\le5\\}" = "x > 2 and x \\le 5", "x < 1 or x > 3" =
