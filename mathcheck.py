@@ -1961,6 +1961,57 @@ def _unit_key(s: str) -> str | None:
 
 
 
+# One quantity written in several units of one dimension, "3 hours and 20 minutes", "5 ft 6 in",
+# "2 dollars and 5 cents": each unit's size in the smallest unit of its dimension.
+_COMPOUND_UNITS = {
+    "s": ("time", 1), "min": ("time", 60), "h": ("time", 3600), "day": ("time", 86400),
+    "week": ("time", 604800), "in": ("length", 1), "ft": ("length", 12), "yd": ("length", 36),
+    "mi": ("length", 63360), "mm": ("metric", 1), "cm": ("metric", 10), "m": ("metric", 1000),
+    "km": ("metric", 10 ** 6), "oz": ("mass", 1), "lb": ("mass", 16), "g": ("grams", 1),
+    "kg": ("grams", 1000), "cent": ("money", 1), "dollar": ("money", 100)}
+_AMOUNT_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\.?")
+
+
+def _compound(s: str) -> tuple[str, Fraction, int, int] | None:
+    """'3 hours and 20 minutes' -> ('time', 12000, 60, 3600): (dimension, total in its smallest
+    unit, size of the answer's smallest and largest unit); None unless the answer is two or more
+    amounts in different known units of one dimension, largest first."""
+    t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", s)
+    t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)|,|\band\b", " ", t).strip().rstrip(".")
+    if len(t) > 200 or not re.fullmatch(r"(?:\s*" + _AMOUNT_RE.pattern + r")+\s*", t):
+        return None
+    parts = []
+    for n, word in _AMOUNT_RE.findall(t):
+        unit = _COMPOUND_UNITS.get(_UNIT_ALIASES.get(word.lower(), ""))
+        if unit is None:
+            return None
+        parts.append((Fraction(n), *unit))
+    sizes = [size for _, _, size in parts]
+    if len(parts) < 2 or len({d for _, d, _ in parts}) > 1 or sizes != sorted(set(sizes))[::-1]:
+        return None
+    return parts[0][1], sum(n * size for n, _, size in parts), sizes[-1], sizes[0]
+
+
+def _compound_equal(gold: str, pred: str) -> bool | None:
+    """None unless one side is a compound quantity (`_compound`); then whether both are one
+    amount. The other side may be a compound, a number with a unit of the same dimension, or a
+    bare number, which is read in the compound's smallest or its largest unit (the two a
+    question asks in: 3 hours and 20 minutes is 200 minutes or 10/3 hours)."""
+    gq, pq = _compound(gold), _compound(pred)
+    if gq is None and pq is None:
+        return None
+    if gq is not None and pq is not None:
+        return gq[:2] == pq[:2]
+    (dim, total, small, large), other = (gq, pred) if gq else (pq, gold)
+    value = exact_number(normalize_answer(other))
+    if value is None:
+        return False
+    unit = _COMPOUND_UNITS.get(_unit_key(other) or "")
+    if unit is not None:
+        return unit[0] == dim and value * unit[1] == total
+    return _unit_key(other) is None and total in (value * small, value * large)
+
+
 # a tilde right before the number that opens the answer ("~5", "$~5$") is "about 5"; elsewhere
 # it is LaTeX's unbreakable space ("1~000", "x =~ 5")
 _UNSURE_RE = re.compile(r"\\approx|≈|\?|^\s*\$?\s*~(?=\s*[-+]?\.?\d)|"
@@ -2027,6 +2078,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       "$12 dollars"), but two different known units disagree (5 cm != 5 m, 3 PM != 3 a.m.,
       \\$5 != 5 cents);
       "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28;
+    * one quantity in several units of one dimension ("3 hours and 20 minutes", "5 ft 6 in",
+      "3 dollars and 20 cents") is one amount, never a list: it equals the same amount in any
+      known unit (200 minutes) and a bare number in its smallest or largest unit (200 or 10/3);
     * intervals and inequalities are one thing: (2, 5] = ]2, 5] (French brackets) = "2 < x \\le
       5" = "\\{x | 2<x\\le5\\}" = "x > 2 and x \\le 5", "x < 1 or x > 3" =
       (-\\infty,1)\\cup(3,\\infty), "|x| < 3" = (-3, 3), "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty);
@@ -2184,10 +2238,12 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     gn, pn = _named_tuple(gc), _named_tuple(pc)
     if gn and pn and sorted(gn[0]) == sorted(pn[0]):     # (p,q)=(3,2) vs q=2, p=3: match by name
         return _relation_equal(gc, pc, budget) if gn[0] != pn[0] else _equal(gn[1], pn[1], budget)
-    if not (g == p or _equal(g, p, budget) or _relation_equal(gc, pc, budget)):
+    compound = _compound_equal(gold, pred)       # "3 hours and 20 minutes": one quantity
+    if compound is False or (compound is None and not (
+            g == p or _equal(g, p, budget) or _relation_equal(gc, pc, budget))):
         return False
     gu, pu = _unit_key(gold), _unit_key(pred)
-    if gu and pu and gu != pu:                   # 5 cm vs 5 m
+    if compound is None and gu and pu and gu != pu:      # 5 cm vs 5 m
         return False
     # "\\boxed{42} (or 43)": an alternative right after the final box is a hedge too, and so is
     # a question mark right after it ("\\boxed{42}?"), as one inside the box is

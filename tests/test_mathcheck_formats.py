@@ -804,6 +804,38 @@ def test_units_and_words_in_the_gold():
     check([(c, g, True) for c, g in UNITS] + [(c, g, False) for c, g in UNIT_NEAR_MISSES])
 
 
+# ---------------------------------------------------------------- one quantity in several units
+
+# "3 hours and 20 minutes" is one amount, never the list 3, 20: it equals another spelling of that
+# amount, and a bare number read in its smallest or its largest unit (200 minutes, 10/3 hours)
+COMPOUND = [
+    ("\\boxed{3 \\text{ hours and } 20 \\text{ minutes}}", "200", True),
+    ("The answer is 3 hours and 20 minutes.", "200", True),
+    ("\\boxed{3\\text{ h } 20\\text{ min}}", "200 \\text{ minutes}", True),
+    ("\\boxed{200 \\text{ minutes}}", "3 \\text{ hours } 20 \\text{ minutes}", True),
+    ("\\boxed{1 \\text{ hour and } 30 \\text{ minutes}}", "1.5", True),
+    ("\\boxed{2 \\text{ minutes } 30 \\text{ seconds}}", "150", True),
+    ("\\boxed{5 \\text{ feet } 6 \\text{ inches}}", "66", True),
+    ("\\boxed{5 \\text{ ft } 6 \\text{ in}}", "5.5 \\text{ feet}", True),
+    ("\\boxed{3 \\text{ dollars and } 20 \\text{ cents}}", "\\$3.20", True),
+    ("\\boxed{2 \\text{ kg } 300 \\text{ g}}", "2300", True),
+    ("\\boxed{3 \\text{ hours and } 20 \\text{ minutes}}", "3, 20", False),
+    ("\\boxed{3 \\text{ hours and } 20 \\text{ minutes}}", "320", False),
+    ("\\boxed{3 \\text{ hours and } 20 \\text{ minutes}}", "201", False),
+    ("\\boxed{3 \\text{ hours and } 20 \\text{ minutes}}", "200 \\text{ seconds}", False),
+    ("\\boxed{3 \\text{ hours and } 20 \\text{ minutes}}", "12000", False),
+    ("\\boxed{3 \\text{ hours or } 20 \\text{ minutes}}", "200", False),
+    ("\\boxed{20 \\text{ minutes and } 3 \\text{ hours}}", "200", False),
+    ("\\boxed{3 \\text{ hours}}", "3 \\text{ hours } 20 \\text{ minutes}", False),
+    ("\\boxed{5 \\text{ feet } 6 \\text{ inches}}", "5.5 \\text{ m}", False),
+    ("\\boxed{3 \\text{ apples and } 20 \\text{ pears}}", "23", False),
+]
+
+
+def test_one_quantity_in_several_units():
+    check(COMPOUND)
+
+
 # ---------------------------------------------------------------- radicals
 
 RADICALS = [
