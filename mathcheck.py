@@ -192,6 +192,10 @@ _CORRECTION_RE = re.compile(
     r"step)\s+(?:is|was)\s+(?:wrong|incorrect|not\s+(?:right|correct))\b"
     r"|\bthere(?:'s|\s+is|\s+was)\s+an?\s+(?:error|mistake)(?:\s*[.,:;!]|\s+in\s+my\b)"
     r"|\bcorrection\s*:|\bscratch\s+that\b|\bI\s+take\s+(?:that|it)\s+back\b"
+    # an admission of doubt ("I'm not 100% sure about this"; not "I'm not sure if ...")
+    r"|\bI(?:'m|\s+am)\s+not\s+(?:(?:100\s*%|completely|entirely|fully|totally|very)\s+)?"
+    r"(?:sure|certain|confident)\b(?!\s+(?:if|whether|how|why|what|which|that\s+the\s+(?:units|"
+    r"format)))"
     # "Hmm, no, it's 6" (but "Wait, no, that is right" re-affirms)
     r"|\b(?:wait|actually|hmm)\s*,?\s+no\s*(?:[.!;:]|,(?!\s*(?:that|this|it)(?:'s|\s+is|\s+was)"
     r"\s+(?:right|correct|fine|ok|okay|true)\b))"
@@ -2056,7 +2060,10 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       sentence;
     * hedges -> False: "42 or 43", `\\pm` for a single value, `\\approx`, "~5" (a tilde
       before the opening number; "1~000" is a space), extra candidates, several boxes with
-      different values offered as alternatives, a question mark right after the final box;
+      different values offered as alternatives, a question mark right after the final box, a
+      word of doubt right before it or after it on its line ("Perhaps \\boxed{5}", "is likely
+      \\boxed{5}", "\\boxed{5} (approx.)"; not "\\boxed{\\sqrt{26}} (approximately 5.10)"), and
+      "I'm not sure" after it;
     * a self-correction ("wait, I made an error", "that's wrong", "my earlier answer is
       incorrect", "let me redo it") withdraws the boxes before it when nothing after them
       hedges ("or", "maybe", "might" ...): the last box counts. An admission of error after the
@@ -2245,12 +2252,24 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     gu, pu = _unit_key(gold), _unit_key(pred)
     if compound is None and gu and pu and gu != pu:      # 5 cm vs 5 m
         return False
-    # "\\boxed{42} (or 43)": an alternative right after the final box is a hedge too, and so is
-    # a question mark right after it ("\\boxed{42}?"), as one inside the box is
+    # "\\boxed{42} (or 43)": an alternative right after the final box is a hedge too, and so are
+    # a question mark or a word of doubt right after it ("\\boxed{42}?", "\\boxed{42} (approx.)",
+    # "\\boxed{42} (I'm not sure)") or right before it ("Perhaps \\boxed{42}", "is likely
+    # \\boxed{42}", "about \\boxed{42}")
     boxes = find_boxes(region)
-    if boxes and re.match(r"[\s$.,;:(\\)\]]*(?:\\text\{\s*)?(?:or|either|maybe|perhaps)\b"
-                          r"|(?:\s|\$|\\\)|\\\])*\?",
-                          region[boxes[-1][1]:boxes[-1][1] + 40], re.IGNORECASE):
+    # (on its line: "\\boxed{\\sqrt{26}} (approximately 5.10)" and a later "Approximately 5.10."
+    # give a decimal value besides the exact one)
+    boxes = find_boxes(region)
+    if boxes and (re.match(r"[\s$.,;:(\\)\]]*(?:\\text\{\s*)?(?:or|either|maybe|perhaps)\b"
+                           r"|[ \t$,;:(\\)\]]*(?:\\text\{\s*)?(?:probably|possibly|"
+                           r"I(?:'m|\s+am)\s+not\s+(?:sure|certain)"
+                           r"|(?:approx\w*|roughly)\b(?!\.?[ \t]*[-$\d\\(=]))"
+                           r"|(?:\s|\$|\\\)|\\\])*\?",
+                           region[boxes[-1][1]:boxes[-1][1] + 40], re.IGNORECASE)
+                  or re.search(r"\b(?:maybe|perhaps|probably|possibly|likely|approx\w*|roughly|"
+                               r"about|around|nearly|almost|at\s+(?:least|most)|I\s+guess)"
+                               r"(?:\s|\$|\\\(|\\\[|=)*$",
+                               region[max(0, boxes[-1][0] - 40):boxes[-1][0]], re.IGNORECASE)):
         return False
     # several boxes that disagree with each other are a hedge, even if the last one is right
     for other in others:

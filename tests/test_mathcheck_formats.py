@@ -487,6 +487,35 @@ def test_a_question_mark_right_after_the_final_box_is_a_hedge():
     ])
 
 
+# a word of doubt right before the final box, or right after it on its line, is a hedge like a
+# question mark; so is a later "I'm not sure"; an approximate decimal after an exact value is not
+DOUBT = [
+    ("Perhaps \\boxed{5}.", "5", False),
+    ("I guess \\boxed{5}.", "5", False),
+    ("The answer is likely \\boxed{5}.", "5", False),
+    ("The answer is probably $\\boxed{5}$.", "5", False),
+    ("The total is about \\(\\boxed{5}\\).", "5", False),
+    ("The answer is at least \\boxed{5}.", "5", False),
+    ("\\boxed{5} (approximately)", "5", False),
+    ("\\boxed{5} (approx.)", "5", False),
+    ("\\boxed{5}, probably.", "5", False),
+    ("\\boxed{5} (I'm not sure)", "5", False),
+    ("\\boxed{5}\n\nI'm not 100% sure about this.", "5", False),
+    ("\\boxed{5}. I am not completely certain.", "5", False),
+    ("The maximum is \\boxed{5}.", "5", True),
+    ("Thinking about it, the answer is \\boxed{5}.", "5", True),
+    ("\\boxed{\\sqrt{26}} (approximately 5.10)", "\\sqrt{26}", True),
+    ("\\boxed{\\sqrt{26}}\n\nApproximately 5.10.", "\\sqrt{26}", True),
+    ("\\boxed{\\sqrt{26}}, roughly 5.1", "\\sqrt{26}", True),
+    ("I'm not sure if there is a shorter way, but \\boxed{5}.", "5", True),
+    ("\\boxed{5}. I'm not sure whether units are wanted: 5 cm.", "5", True),
+]
+
+
+def test_words_of_doubt_around_the_final_box_are_a_hedge():
+    check(DOUBT)
+
+
 def test_a_number_from_0_to_99_in_words():
     # the whole answer only: "five apples" or "one of them" stay words
     check([
