@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 import unicodedata
+from decimal import Decimal
 from fractions import Fraction
 
 __all__ = ["verify_math", "extract_answer", "normalize_answer", "answer_region", "gold_answer"]
@@ -693,7 +694,8 @@ def normalize_answer(s: str) -> str:
     whole answer that is a number in words (`five`, `Twenty-one`, `one hundred and five`), leading
     `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting notations and gcd / lcm of integers
     (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix; a vector, one row or
-    one column, -> the tuple of its entries), and spaces.
+    one column, -> the tuple of its entries), a scale word after digits (`1.5 million` ->
+    `1500000`), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
     '\\\\frac{1}{3}'
@@ -738,6 +740,18 @@ def _strip_unit_words(s: str) -> str:
 
 
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻", "0123456789+-")
+
+
+_SCALE_WORDS = {"hundred": 100, "thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9,
+                "trillion": 10 ** 12}
+
+
+def _scaled(m: re.Match) -> str:
+    """'1.5 million' -> '1500000', '2 hundred thousand' -> '200000' (exact decimals)."""
+    value = Decimal(m.group(1))
+    for word in m.group(2).split():
+        value *= _SCALE_WORDS[word.lower()]
+    return format(value.normalize(), "f")
 
 
 def _french_interval(m: re.Match) -> str:
@@ -858,6 +872,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # unwrap text-style commands, then drop trailing unit words after a number
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
+    # a scale word after a number is a factor, not a unit: 2 million = 2000000, 1.5 thousand = 1500
+    s = re.sub(r"(?<![\d.])(\d+(?:\.\d+)?)((?:\s*(?:" + "|".join(_SCALE_WORDS) + r")\b)+)", _scaled,
+               s, flags=re.IGNORECASE)
     s = _integer_functions(s)
     s = _MERIDIEM_RE.sub(r" \1m", s)            # "3:00 p.m." is "3:00 pm" (a unit word)
     s = re.sub(r"(?<=[\d}])\s*(?:" + _UNIT_WORDS + r")\.?(?:\s*\^\s*\{?\d\}?)?\s*$", "", s,

@@ -570,6 +570,23 @@ def test_html_emphasis_emoji_and_unicode_minus_signs():
     check(MARKUP_AND_SYMBOLS)
 
 
+def test_a_scale_word_after_digits_multiplies():
+    # "2 million" is 2000000, never 2 with a unit word dropped
+    check([
+        ("\\boxed{2 \\text{ million}}", "2000000", True),
+        ("\\boxed{2000000}", "2 million", True),
+        ("The answer is 1.5 million dollars.", "1500000", True),
+        ("\\boxed{\\$1.5 \\text{ Million}}", "\\$1,500,000", True),
+        ("\\boxed{2 hundred thousand}", "200000", True),
+        ("\\boxed{1.2345 hundred}", "123.45", True),
+        ("\\boxed{2 \\text{ million}}", "2", False),
+        ("\\boxed{2}", "2 \\text{ million}", False),
+        ("The answer is 3 thousand.", "3", False),
+        ("\\boxed{1.5 million}", "1.5", False),
+        ("\\boxed{2 million}", "200000", False),
+    ])
+
+
 def test_any_english_cardinal_in_words():
     check([
         ("\\boxed{one thousand}", "1000", True),
