@@ -820,6 +820,8 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\(?:leqslant|leq)(?![a-zA-Z])|<=", r"\\le ", s)
     s = re.sub(r"\\(?:geqslant|geq)(?![a-zA-Z])|>=", r"\\ge ", s)
     s = re.sub(r"\\neq(?![a-zA-Z])|!=", r"\\ne ", s)
+    s = re.sub(r"\^\s*\{\s*((?:\\prime\s*)+)\}|\^\s*\\prime(?![a-zA-Z])",
+               lambda m: "'" * max(1, m.group(0).count("\\prime")), s)     # f^{\prime} = f'
     s = re.sub(r"\\lt(?![a-zA-Z])", "<", s)
     s = re.sub(r"\\gt(?![a-zA-Z])", ">", s)
     s = re.sub(r"\\mid(?![a-zA-Z])", "|", s)
@@ -1774,6 +1776,9 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
         if _is_name(lhs) or (eq is p and numeric_lhs):
             return (_scalar_equal(rhs, other, budget) if eq is g
                     else _scalar_equal(other, rhs, budget))
+    prime = r"(?<=[a-zA-Z)'])'"
+    if len(re.findall(prime, g)) != len(re.findall(prime, p)):
+        return False                             # f'(x) is not f(x) (math-verify drops the prime)
     gc, pc = _choice(g), _choice(p)
     if gc or pc:                                 # "(B) 5": a choice letter and its value
         if gc and pc:

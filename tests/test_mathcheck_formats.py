@@ -1214,6 +1214,23 @@ NUMBER_SPELLINGS = [
 ]
 
 
+def test_a_prime_is_part_of_the_name():
+    # math-verify's parser drops a prime: f'(x) read as f(x), y' as y, A' as A
+    check([
+        ("\\boxed{f'(x)}", "f(x)", False),
+        ("\\boxed{f(x)}", "f'(x)", False),
+        ("\\boxed{y'}", "y", False),
+        ("\\boxed{y''}", "y'", False),
+        ("\\boxed{A'}", "A", False),
+        ("\\boxed{f'(2)}", "f(2)", False),
+        ("\\boxed{f'(x)}", "f'(x)", True),
+        ("\\boxed{f^{\\prime}(x)}", "f'(x)", True),
+        ("\\boxed{f^{\\prime\\prime}(x)}", "f''(x)", True),
+        ("\\boxed{f'(x) = 2x}", "2x", True),
+        ("\\boxed{A'B'}", "A'B'", True),
+    ])
+
+
 def test_more_number_spellings():
     check(NUMBER_SPELLINGS)
 
