@@ -1633,7 +1633,7 @@ def _interval_piece(s: str) -> tuple[str | None, list[tuple]] | None:
 def _intervals(s: str) -> tuple[str | None, bool, list[tuple]] | None:
     """A union of intervals from interval notation or inequalities, as (variable, written as an
     inequality?, pieces); None when `s` is neither. 'x<1 or x>3', '(-\\infty,1)\\cup(3,\\infty)',
-    '\\{x|2<x\\le5\\}' and 'x\\in\\mathbb{R}' all parse."""
+    '\\{x|2<x\\le5\\}', 'x\\in\\mathbb{R}' and '\\mathbb{R}\\setminus\\{3\\}' all parse."""
     if len(s) > 300:
         return None
     m = re.fullmatch(r"\\\{\s*([a-zA-Z])\s*(?:\||:)(.+)\\\}", s)     # {x | 2 < x <= 5}
@@ -1643,6 +1643,14 @@ def _intervals(s: str) -> tuple[str | None, bool, list[tuple]] | None:
             s = s[len(m.group(1)) + 3:]
     if _is_reals(s):
         return None, False, [("-\\infty", False, "\\infty", False)]
+    m = re.fullmatch(r"(?:\\mathbb\{R\}|\\mathbb R|R)(?:\\setminus|\\backslash|-)\\\{(.+)\\\}", s)
+    if m:                                        # \mathbb{R} \setminus \{1, 3\}: the gaps between
+        points = sorted((exact_number(x), x) for x in _split_top(m.group(1))
+                        if exact_number(x) is not None)
+        if len(points) != len(_split_top(m.group(1))):
+            return None
+        ends = ["-\\infty"] + [x for _, x in points] + ["\\infty"]
+        return None, False, [(a, False, b, False) for a, b in zip(ends, ends[1:])]
     pieces = [p for p in re.split(r"\\cup|(?<![a-zA-Z])or(?![a-zA-Z])|\\lor|\\vee", s)]
     if any(not p.strip() for p in pieces):
         return None
@@ -1864,7 +1872,7 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
             if gi[1] and pi[1] and gi[0] != pi[0]:
                 return False
             return _same_intervals(gi[2], pi[2], budget)
-    if _is_reals(g) or _is_reals(p):             # \mathbb{R} = (-\infty, \infty)
+    if _is_reals(g) or _is_reals(p) or "\\mathbb" in g + p:   # \mathbb{R} = (-\infty, \infty)
         gi, pi = _intervals(g), _intervals(p)
         if gi is not None and pi is not None:
             return _same_intervals(gi[2], pi[2], budget)

@@ -967,6 +967,11 @@ INTERVALS = [
     ("\\boxed{x \\in \\left]2, 5\\right]}", "2 < x \\le 5"),
     ("\\boxed{]-\\infty, 1[ \\cup ]3, +\\infty[}", "x < 1 \\text{ or } x > 3"),
     ("\\boxed{(2, 5]}", "]2, 5]"),
+    # the reals without some points
+    ("\\boxed{\\mathbb{R} \\setminus \\{3\\}}", "(-\\infty,3)\\cup(3,\\infty)"),
+    ("\\boxed{x \\neq 3}", "\\mathbb{R}\\setminus\\{3\\}"),
+    ("\\boxed{(-\\infty,3)\\cup(3,\\infty)}", "\\mathbb{R} - \\{3\\}"),
+    ("\\boxed{\\mathbb{R}\\setminus\\{3, 1\\}}", "(-\\infty,1)\\cup(1,3)\\cup(3,\\infty)"),
 ]
 INTERVAL_NEAR_MISSES = [
     ("\\boxed{2 \\le x \\le 5}", "(2, 5]"),
@@ -987,6 +992,10 @@ INTERVAL_NEAR_MISSES = [
     ("\\boxed{]2, 5]}", "[2, 5]"),
     ("\\boxed{]2, 5[}", "(2, 5]"),
     ("\\boxed{[2, 5]}", "[2, 5["),
+    ("\\boxed{\\mathbb{R}\\setminus\\{2\\}}", "\\mathbb{R}\\setminus\\{3\\}"),
+    ("\\boxed{\\mathbb{R}\\setminus\\{3\\}}", "(-\\infty,3]\\cup(3,\\infty)"),
+    ("\\boxed{\\mathbb{R}\\setminus\\{3\\}}", "\\mathbb{R}"),
+    ("\\boxed{\\mathbb{R}\\setminus\\{3\\}}", "x \\ne 1"),
 ]
 
 
