@@ -808,6 +808,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\(?:tiny|scriptsize|footnotesize|small|normalsize|large|Large|LARGE|huge|Huge|"
                r"it|sf|tt)(?![a-zA-Z])|\\(?:rm|bf)(?![a-zA-Z])(?!\s*\{)", "", s)
     s = s.replace("\\textdollar", "")
+    s = re.sub(r"\\(?:blacksquare|square|qed|qedsymbol|Box)(?![a-zA-Z])|[∎□■]", "", s)  # Q.E.D.
     s = re.sub(r"\\(?:displaystyle|textstyle|scriptstyle|left|right|big|Big|bigg|Bigg)(?![a-zA-Z])",
                "", s)
     s = (s.replace("\\lbrace", "\\{").replace("\\rbrace", "\\}").replace("\\langle", "(")
@@ -1090,7 +1091,7 @@ def _number_word(s: str) -> str:
     """'five' -> '5', 'Twenty-one' -> '21', 'two thousand five hundred' -> '2500': an answer
     that is one number spelled out in English (the whole answer only: 'five apples' or 'one of
     them' stay words)."""
-    m = re.fullmatch(r"(?i)(minus\s+|-)?([a-z]+(?:[-\s]+[a-z]+){0,11})", s)
+    m = re.fullmatch(r"(?i)((?:minus|negative)\s+|-)?([a-z]+(?:[-\s]+[a-z]+){0,11})", s)
     if not m:
         return s
     n = _cardinal(re.split(r"[-\s]+", m.group(2).lower()))
@@ -1967,19 +1968,22 @@ for _canon, _names in {
         "week": "week weeks", "month": "month months", "year": "year years yr yrs",
         "dollar": "dollar dollars", "cent": "cent cents", "l": "l liter liters litre litres",
         "ml": "ml milliliter milliliters", "gal": "gal gallon gallons", "mph": "mph",
-        "km/h": "km/h kph", "deg": "degree degrees", "am": "am", "pm": "pm"}.items():
+        "km/h": "km/h kph", "deg": "degree degrees", "rad": "rad rads radian radians", "am": "am",
+        "pm": "pm"}.items():
     for _n in _names.split():
         _UNIT_ALIASES[_n] = _canon
 
 
 def _unit_key(s: str) -> str | None:
     """The known unit after a number ('5 cm', '12\\text{ cm}^2', '3 square feet' -> 'cm',
-    'cm^2', 'ft^2'; '3 PM', '3 p.m.' -> 'pm'; a dollar sign before the number, '\\$5', '$5' alone
-    -> 'dollar'), or None (no unit, or a word we do not know as a unit)."""
+    'cm^2', 'ft^2'; '3 PM', '3 p.m.' -> 'pm'; '30^\\circ' -> 'deg'; a dollar sign before the
+    number, '\\$5', '$5' alone -> 'dollar'), or None (no unit, or a word we do not know as a
+    unit)."""
     dollar = "dollar" if re.search(r"\\\$|\\textdollar|^[^$]*\$\s*\d[^$]*$", s) else None
     t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"\1 \2", s)   # siunitx
     t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", t)
     t = _MERIDIEM_RE.sub(r" \1m", t)
+    t = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])", " degrees", t)
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
     m = re.search(r"(?:\d|\\pi)(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
                   r"(?P<u>[a-zA-Z]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)

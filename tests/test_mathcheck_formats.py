@@ -587,6 +587,22 @@ def test_a_scale_word_after_digits_multiplies():
     ])
 
 
+def test_end_of_proof_marks_negative_in_words_and_degrees_against_radians():
+    check([
+        ("\\boxed{5 \\quad \\blacksquare}", "5", True),      # an end-of-proof mark has no value
+        ("\\boxed{5 \\qed}", "5", True),
+        ("\\boxed{5∎}", "5", True),
+        ("\\boxed{6 \\quad \\blacksquare}", "5", False),
+        ("\\boxed{negative five}", "-5", True),
+        ("\\boxed{Negative twenty-one}", "-21", True),
+        ("\\boxed{negative five}", "5", False),
+        ("\\boxed{12^\\circ}", "12 \\text{ radians}", False),  # two different angle units
+        ("\\boxed{12 \\text{ rad}}", "12^\\circ", False),
+        ("\\boxed{12°}", "12 \\text{ degrees}", True),
+        ("\\boxed{12 \\text{ radians}}", "12", True),
+    ])
+
+
 def test_any_english_cardinal_in_words():
     check([
         ("\\boxed{one thousand}", "1000", True),
