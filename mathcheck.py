@@ -356,7 +356,8 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
             return _clean_statement(after)
     if loose and x:
         if not re.search(r"\$|\\\(|\\\[", x) and not _HEDGE_RE.search(x) \
-                and not _QUALIFIER_RE.search(x):
+                and not _QUALIFIER_RE.search(x) and not re.search(r"(?i)\b(?:not|never)\b|n't\b",
+                                                                  x):      # "not 12", "isn't 12"
             nums = re.findall(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w.])", x)
             if len(nums) == 1 and not re.fullmatch(r"-?\d[\d,]*(?:\.\d+)?", x):
                 return nums[0]
@@ -519,16 +520,17 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
     return answer, others, how
 
 
-# A later sentence that denies a value: "the answer is not 5", "5 is not the answer", "5 is
-# incorrect". It withdraws the final answer when it names that answer; "the answer is not 6"
-# after \\boxed{5} rules out another value and leaves 5 standing. (The second pattern starts
-# only where a word starts: tried inside a long run of symbols it would be quadratic.)
+# A later sentence that denies a value: "the answer is not 5", "Answer: not 5", "5 is not the
+# answer", "5 is incorrect". It withdraws the final answer when it names that answer; "the
+# answer is not 6" after \\boxed{5} rules out another value and leaves 5 standing. (The second
+# pattern starts only where a word starts: inside a long run of symbols it would be quadratic.)
 _DENIAL_VALUE = r"(?P<x>\$[^$\n]{1,80}\$|\\\([^\n]{1,80}?\\\)|-?\d[\d,]*(?:\.\d+)?|[^\s.,;:!?()]+)"
 _DENIAL_ADV = r"(?:(?:definitely|certainly|clearly|actually|really|surely|also)\s+)?"
 _NOT = r"(?:(?:is|was)\s+" + _DENIAL_ADV + r"not|isn't|wasn't)"
 _DENIAL_RES = (
-    re.compile(r"(?i)\b(?:answer|result|value|solution)\s+(?:" + _NOT + r"|(?:can\s*not|can't|"
-               r"must\s+not|should\s+not)\s+be)\s+(?:equal\s+to\s+)?" + _DENIAL_VALUE),
+    re.compile(r"(?i)\b(?:answer|result|value|solution)(?:\s+(?:" + _NOT + r"|(?:can\s*not|can't|"
+               r"must\s+not|should\s+not)\s+be)|[*_]*\s*:\s*[*_]*\s*not)\s+(?:equal\s+to\s+)?"
+               + _DENIAL_VALUE),
     re.compile(r"(?i)(?<![^\s(])" + _DENIAL_VALUE + r"\s+(?:" + _NOT + r"\s+(?:the\s+|a\s+)?"
                r"(?:correct\s+|right\s+|final\s+)?(?:answer|solution|result)|(?:is|was)\s+"
                + _DENIAL_ADV + r"(?:wrong|incorrect))\b"))

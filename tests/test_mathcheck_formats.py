@@ -134,6 +134,13 @@ DENIALS = [
     ("\\boxed{5}\n\nThe value is not 5.5.", "5", True),
     ("\\boxed{5}. The solution is not unique.", "5", True),
     ("\\boxed{5}. This is not the right approach in general, but it works.", "5", True),
+    ("\\boxed{5}\n\n**Answer:** not 5", "5", False),
+    ("\\boxed{5}\n\nAnswer: not 6", "5", True),
+    # a negated statement after "Final Answer:" gives no number
+    ("Final answer: not 5.", "5", False),
+    ("Final Answer: Jane did not get 5 apples", "5", False),
+    ("Final Answer: it isn't 5", "5", False),
+    ("Final Answer: Jane has 5 apples.", "5", True),
 ]
 
 
