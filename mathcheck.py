@@ -246,9 +246,16 @@ def _html_to_text(text: str) -> str:
     return _HTML_BLOCK_RE.sub("\n", _HTML_INLINE_RE.sub("", text))
 
 
+# the label of the next part of a question between two boxes: "(a) \\boxed{5} (b) \\boxed{6}",
+# "\\boxed{5}\n**Part 2:** \\boxed{6}", "\\boxed{5}; b) \\boxed{6}"
+_PART_LABEL_RE = re.compile(
+    r"(?i)^[\s$,;.]*(?:\\[\])]\s*)?[*_]{0,2}(?:part\s*\(?(?:[a-h]|\d{1,2}|[ivx]{1,4})\)?|"
+    r"\(?(?:[a-h]|\d{1,2}|[ivx]{1,4})\))[.:]?[*_]{0,2}[\s$:]*(?:\\[\[(]\s*)?$")
+
+
 def _joins(gap: str) -> bool:
     """True when the text between two boxes makes them one answer (a list), not alternatives."""
-    if _BOX_GAP_RE.match(gap):
+    if _BOX_GAP_RE.match(gap) or _PART_LABEL_RE.match(gap):
         return True
     t = re.sub(r"\\(?:text|mbox|textrm|mathrm)\s*\{([^{}]*)\}", r" \1 ", gap)
     t = re.sub(r"\\quad|\\qquad|\\[,;:! ]|\$|\\\(|\\\)|\\\[|\\\]|[,;]", " ", t)
@@ -583,7 +590,8 @@ def extract_answer(text: str) -> str | None:
 
     Rules: the last `\\boxed{}`/`\\fbox{}` wins (unless a "Final Answer:", "####" or "<answer>"
     statement holding a value follows it); boxes separated only by commas, spaces, "and" (also
-    inside a short phrase: "for part (a) and") or math delimiters form one list. Other boxes
+    inside a short phrase: "for part (a) and"), math delimiters or the label of the next part
+    ("(a) \\boxed{5} (b) \\boxed{6}", "Part 2:") form one list. Other boxes
     must hold an equivalent value, else the boxes hedge (`verify_math` checks that), unless a
     self-correction ("I made an error", "that's wrong") stands between them and the last one
     and nothing after them hedges. Without a box only an anchored final statement counts (the
@@ -2079,9 +2087,10 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * only the text after the last `</think>` counts, up to a chat-template end or new-turn
       token (`<|im_end|>`, `<|im_start|>`, `<|endoftext|>` ...); an unclosed `<think>` -> False;
       HTML formatting tags in it are read as markdown would be (`<b>Answer:</b> 5`);
-    * the last `\\boxed{}`/`\\fbox{}` counts (adjacent boxes, or boxes joined by a short phrase
-      with "and", form one list); without a box only an anchored final statement (the last
-      one that gives a value, not "This answer is correct"): "The answer is X" (or "should /
+    * the last `\\boxed{}`/`\\fbox{}` counts (adjacent boxes, boxes joined by a short phrase
+      with "and", and boxes of labelled parts "(a) ... (b) ..." form one list); without a box
+      only an anchored final statement (the last one that gives a value, not "This answer is
+      correct"): "The answer is X" (or "should /
       must / will be X"; "is not Y, it is X" gives X), "Final answer: X" (also "Final Answer:
       The largest $n$ is X"), "Answer: X" (also "Answer: The value is X"; a bound or estimate,
       "The value is about X", is no answer),

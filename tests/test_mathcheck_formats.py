@@ -78,6 +78,24 @@ CORRECTION_NEAR_MISSES = [
 ]
 
 
+# boxes of the parts of a question, each after its label, are one list answer, not alternatives
+PARTS = [
+    ("(a) \\boxed{5} (b) \\boxed{6}", "5, 6", True),
+    ("(a) $\\boxed{5}$\n\n(b) $\\boxed{6}$", "5, 6", True),
+    ("**Part 1:** \\boxed{5}\n\n**Part 2:** \\boxed{6}", "5, 6", True),
+    ("1) \\boxed{5}; 2) \\boxed{6}", "5, 6", True),
+    ("(i) \\boxed{5} (ii) \\boxed{6}", "5, 6", True),
+    ("(a) \\boxed{5} (b) \\boxed{6}", "6", False),
+    ("(a) \\boxed{5} (b) \\boxed{7}", "5, 6", False),
+    ("\\boxed{5} or (b) \\boxed{6}", "5, 6", False),
+    ("\\boxed{5}. (Hmm) \\boxed{6}", "5, 6", False),
+]
+
+
+def test_boxes_of_labelled_parts_form_one_list():
+    check(PARTS)
+
+
 def test_self_correction_counts_the_last_box():
     check([(c, g, True) for c, g in SELF_CORRECTION])
 
