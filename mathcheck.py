@@ -220,7 +220,8 @@ _WITHDRAW_HEDGE_RE = re.compile(r"\b(?:or|maybe|perhaps|possibly|probably|either
 _GAP_BLOCK_RE = re.compile(r"\b(?:or|not|no|but|wait|actually|maybe|perhaps|either|alternatively|"
                            r"instead|hmm|wrong|mistake|error|check|checking|verify|else|otherwise)\b",
                            re.IGNORECASE)
-_FILLER_RE = re.compile(r"(?is)\s*(?:I hope (?:it|this|that) is correct\.?|Let me know if.*)\s*$")
+_FILLER_RE = re.compile(r"(?is)(?<!\s)\s*(?:I hope (?:it|this|that) is correct\.?|Let me know if.*)"
+                        r"\s*$")
 SPECIAL_TOKEN_RE = re.compile(r"<\|(?:im_start|im_end|endoftext|eot_id|end_of_text|end)\|>"
                                r"|<｜end▁of▁sentence｜>")
 _NAME = r"[a-zA-Z](?:_\{?\w+\}?)?"
@@ -384,7 +385,7 @@ def _final_sentence(text: str) -> tuple[str | None, int]:
 
 def _final_sentence_in(text: str) -> tuple[str | None, int]:
     t = _FILLER_RE.sub("", text).rstrip()
-    t = re.sub(r"[\s*]+$", "", t)
+    t = re.sub(r"(?<![\s*])[\s*]+$", "", t)     # (only where a run starts: no quadratic scan)
     # (a dollar sign before a number, "$12.50", is a currency: no formula opens there)
     parts = list(re.finditer(r"(?:" + _MATH_ENV + r"|[^.!?\n$]|\.(?=\d)|\.(?!\s)|\$(?=\d))+[.!?]*",
                              t, re.DOTALL))
@@ -548,10 +549,13 @@ def _retracted(text: str, end: int, answer: str) -> bool:
     that denies its value ('\\boxed{5} ... Note: the answer is not 5.')."""
     if _CORRECTION_RE.search(text, end):
         return True
+    said = {m.group("x") for r in _DENIAL_RES for m in r.finditer(text, end)}
+    if not said:
+        return False
     key = normalize_answer(answer)
     value = exact_number(key)
-    for m in (m for r in _DENIAL_RES for m in r.finditer(text, end)):
-        denied = normalize_answer(_strip_math_delims(m.group("x")))
+    for x in list(said)[:50]:                    # (each distinct value once, and not thousands)
+        denied = normalize_answer(_strip_math_delims(x))
         if denied == key or (value is not None and exact_number(denied) == value):
             return True
     return False
@@ -826,8 +830,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # French interval brackets, a bracket turned away from its endpoint is open: ]2, 5] = (2, 5],
     # [2, 5[ = [2, 5), ]-\infty, 1[ \cup ]3, 4] (an interval that opens the answer or follows
     # \cup or \in)
-    s = re.sub(r"(?:^|(?<=\\cup)|(?<=\\in))(\s*)([\[\]])([^\[\],;]+),([^\[\],;]+)([\[\]])"
-               r"(?=\s*(?:$|\\cup))", _french_interval, s)
+    if "]" in s or s.rstrip().endswith("["):
+        s = re.sub(r"(?:^|(?<=\\cup)|(?<=\\in))(\s*)([\[\]])([^\[\],;]+),([^\[\],;]+)([\[\]])"
+                   r"(?=\s*(?:$|\\cup))", _french_interval, s)
     s = re.sub(r"\\(?:leqslant|leq)(?![a-zA-Z])|<=", r"\\le ", s)
     s = re.sub(r"\\(?:geqslant|geq)(?![a-zA-Z])|>=", r"\\ge ", s)
     s = re.sub(r"\\neq(?![a-zA-Z])|!=", r"\\ne ", s)
@@ -886,8 +891,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
     # a scale word after a number is a factor, not a unit: 2 million = 2000000, 1.5 thousand = 1500
-    s = re.sub(r"(?<![\d.])(\d+(?:\.\d+)?)((?:\s*(?:" + "|".join(_SCALE_WORDS) + r")\b)+)", _scaled,
-               s, flags=re.IGNORECASE)
+    if any(w in s.lower() for w in _SCALE_WORDS):
+        s = re.sub(r"(?<![\d.])(\d+(?:\.\d+)?)((?:\s*(?:" + "|".join(_SCALE_WORDS) + r")\b)+)",
+                   _scaled, s, flags=re.IGNORECASE)
     s = _integer_functions(s)
     s = _MERIDIEM_RE.sub(r" \1m", s)            # "3:00 p.m." is "3:00 pm" (a unit word)
     s = re.sub(r"(?<=[\d}])\s*(?:" + _UNIT_WORDS + r")\.?(?:\s*\^\s*\{?\d\}?)?\s*$", "", s,
