@@ -839,6 +839,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\^\s*\{\s*((?:\\prime\s*)+)\}|\^\s*\\prime(?![a-zA-Z])",
                lambda m: "'" * max(1, m.group(0).count("\\prime")), s)     # f^{\prime} = f'
     s = re.sub(r"\\lt(?![a-zA-Z])", "<", s)
+    s = re.sub(r"\\lg(?![a-zA-Z])", r"\\log_{10}", s)                     # \lg 100 = 2
     s = re.sub(r"\\gt(?![a-zA-Z])", ">", s)
     s = re.sub(r"\\mid(?![a-zA-Z])", "|", s)
     s = re.sub(r"\\(?:dfrac|tfrac|cfrac|sfrac)(?![a-zA-Z])", r"\\frac", s)
@@ -847,9 +848,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}",
                lambda m: m.group(1) + (f"\\text{{ {m.group(2)}}}"
                                        if re.fullmatch(r"[a-zA-Z]+", m.group(2)) else ""), s)
-    # an alignment environment around the answer: its rows are a list, "&" only aligns, and
-    # ":=" defines like "="
-    m = re.fullmatch(r"\s*\\begin\{(aligned|align\*?|gathered|split|equation\*?)\}(.*)"
+    # an alignment environment (or a system in "cases") around the answer: its rows are a list,
+    # "&" only aligns, and ":=" defines like "="
+    m = re.fullmatch(r"\s*\\begin\{(aligned|align\*?|gathered|split|equation\*?|cases)\}(.*)"
                      r"\\end\{\1\}\s*", s, re.DOTALL)
     if m:
         s = ", ".join(r.strip() for r in re.split(r"\\\\", m.group(2).replace("&", ""))
@@ -868,6 +869,8 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                    r"|\\degree(?![a-zA-Z]))", r"(\1\\cdot\\frac{\\pi}{180})", s)
     s = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree|\^\{\\text\{o\}\}"
                r"|(?<=\d)\^\s*(?:o|\{\s*o\s*\})(?![a-zA-Z])", "", s)          # also 45^o
+    s = re.sub(r"\\(?:text|mbox|mathrm|textrm)\s*\{\s*(-?[\d.,]+\s*\\?%)\s*\}", r"\1",
+               s)                                                           # \text{25\%}
     pct = False
     # (a pattern that starts with \s* or a digit run starts only where that run starts,
     # "(?<!\s)", "(?<!\d)": tried at every position of a long run it would be quadratic)
@@ -1903,6 +1906,10 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
     pk, pe = _structure(p)
     if gk == "scalar" and pk == "scalar":
         return _scalar_equal(g, p, budget)
+    if gk == "set" and len(ge) == 1 and _is_tuple(ge[0]) and _is_tuple(p):
+        return _equal(ge[0], p, budget)          # the solution set {(-2, 3)} is the pair (-2, 3)
+    if pk == "set" and len(pe) == 1 and _is_tuple(pe[0]) and _is_tuple(g):
+        return _equal(g, pe[0], budget)
     # a collection of tuples is a set whatever its brackets: {(1,2),(3,4)} = (3,4),(1,2)
     tuples = len(ge) > 1 and len(pe) > 1 and all(_is_tuple(x) for x in ge + pe)
     if tuples or gk == pk == "set":              # a set holds each element once: {1,1,2} = {1,2}

@@ -1102,6 +1102,33 @@ def test_a_vector_equals_the_tuple_of_its_entries():
     check(VECTORS)
 
 
+# a system's solution written as a "cases" system or as a one-element solution set is that pair
+SYSTEMS = [
+    ("\\boxed{\\begin{cases} x = 1 \\\\ y = 2 \\end{cases}}", "(1,2)", True),
+    ("\\boxed{(-2, 3)}", "\\{(-2,3)\\}", True),
+    ("\\boxed{\\{(-2, 3)\\}}", "(-2,3)", True),
+    ("\\boxed{\\begin{cases} x = 1 \\\\ y = 2 \\end{cases}}", "(2,1)", False),
+    ("\\boxed{\\{(-2, 3)\\}}", "(3,-2)", False),
+    ("\\boxed{(-2, 3)}", "\\{(-2,3),(1,1)\\}", False),
+    ("\\boxed{(-2, 3)}", "\\{-2,3\\}", False),
+]
+
+
+def test_a_system_s_solution_as_cases_or_a_one_element_set():
+    check(SYSTEMS)
+
+
+def test_percent_inside_text_and_lg():
+    check([
+        ("\\boxed{\\text{25\\%}}", "25\\%", True),
+        ("\\boxed{\\text{25\\%}}", "0.25", True),
+        ("\\boxed{\\text{25\\%}}", "0.025", False),
+        ("\\boxed{\\lg 100}", "2", True),                  # lg is log base 10
+        ("\\boxed{\\lg 2 + \\lg 5}", "1", True),
+        ("\\boxed{\\lg 100}", "3", False),
+    ])
+
+
 # ---------------------------------------------------------------- tuples with named components
 
 NAMED = [
