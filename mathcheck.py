@@ -903,6 +903,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                flags=re.IGNORECASE) if re.search(r"\d\s*[}]?\s*[a-zA-Z]{2,}", s) or re.search(
         r"\d\s+[a-zA-Z]\s*$", s) else s
     s = _strip_unit_words(s.strip())
+    s = re.sub(r"(?<=[\d}])\s*[\u4e00-\u9fff]{1,4}$", "", s)    # a unit in Chinese: 12 元, 5 个
     # a value followed by its choice letter, "5 (B)", is the same answer as "(B) 5" (which
     # `_choice` reads): put the letter first. The value must hold a digit or a command, so
     # "f (B)" (a function applied to B) is left alone; `_choice` rejects values it cannot read.
@@ -954,10 +955,11 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     if ";" in s and "," not in "".join(_split_top(s, ";")[:1]) and len(_split_top(s, ";")) > 1 and \
             all("," not in _split_top(x)[0] or len(_split_top(x)) == 1 for x in _split_top(s, ";")):
         s = ", ".join(_split_top(s, ";"))
-    # leading "x =", "f(x) =", "x \in", "(p, q) ="
+    # leading "x =", "f(x) =", "x \in", "\vec{v} =", "\overrightarrow{AB} =", "(p, q) ="
     s = s.strip()
     if strip_lhs:
-        m = re.match(r"^[a-zA-Z](?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?\s*(?:=|\\in(?![a-zA-Z]))\s*"
+        m = re.match(r"^(?:\\(?:vec|overrightarrow|hat|bar|tilde)\s*\{[a-zA-Z]{1,3}\}|[a-zA-Z]"
+                     r"(?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?)\s*(?:=|\\in(?![a-zA-Z]))\s*"
                      r"(?P<rhs>[^=]+)$", s)
         if m and "," not in s[:m.start("rhs")]:
             s = m.group("rhs")

@@ -887,6 +887,16 @@ UNIT_NEAR_MISSES = [
 ]
 
 
+def test_a_unit_in_chinese_after_the_number():
+    check([
+        ("\\boxed{12\\text{元}}", "12", True),
+        ("\\boxed{12 \\text{个}}", "12", True),
+        ("\\boxed{12}", "12元", True),
+        ("\\boxed{13}", "12元", False),
+        ("\\boxed{12\\text{元}}", "13", False),
+    ])
+
+
 def test_units_and_words_in_the_gold():
     check([(c, g, True) for c, g in UNITS] + [(c, g, False) for c, g in UNIT_NEAR_MISSES])
 
@@ -1095,6 +1105,13 @@ VECTORS = [
     ("\\boxed{(1, 2, 3, 4)}", P + "1 & 2 \\\\ 3 & 4" + E, False),
     ("\\boxed{\\{1, 2\\}}", P + "1 \\\\ 2" + E, False),
     ("\\boxed{[1, 2]}", P + "1 \\\\ 2" + E, False),
+]
+
+
+VECTORS += [  # a decorated name on the left, as a plain one: "\\vec{v} =", "\\overrightarrow{AB} ="
+    ("\\boxed{\\vec{v} = (1,2)}", "(1,2)", True),
+    ("\\boxed{\\overrightarrow{AB} = (1,2)}", "(1,2)", True),
+    ("\\boxed{\\vec{v} = (1,2)}", "(2,1)", False),
 ]
 
 
