@@ -1046,9 +1046,14 @@ def _integer_functions(s: str) -> str:
 
 
 def _counting(s: str) -> str | None:
-    """'C(10,3)' -> '120', 'P(5,2)' -> '20' (a normalised answer that is only that), else None."""
+    """'C(10,3)' -> '120', 'P(5,2)' -> '20', and the notation of Chinese and French textbooks
+    'C_{10}^{3}' -> '120', 'A_{5}^{2}' -> '20' (a normalised answer that is only that), else
+    None."""
     m = re.fullmatch(r"([CP])\((\d{1,4}),(\d{1,4})\)", s)
-    v = _count(m.group(1), int(m.group(2)), int(m.group(3))) if m else None
+    if m is None:
+        m = re.fullmatch(r"([CA])_\{?(\d{1,4})\}?\^\{?(\d{1,4})\}?", s)
+    kind = {"A": "P"}.get(m.group(1), m.group(1)) if m else None
+    v = _count(kind, int(m.group(2)), int(m.group(3))) if m else None
     return None if v is None else str(v)
 
 

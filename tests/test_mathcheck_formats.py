@@ -1265,6 +1265,13 @@ COUNTING = [
     ("\\boxed{Q(5,2)}", "P(5,2)", False),
     ("\\boxed{\\operatorname{lcm}(4,6)}", "24", False),
     ("\\boxed{\\gcd(a,b)}", "1", False),            # sympy's gcd of two symbols is 1
+    # Chinese and French textbooks: C_n^k and A_n^k (arrangements), read where the gold is a number
+    ("\\boxed{C_{10}^{3}}", "120", True),
+    ("\\boxed{\\mathrm{C}_{10}^3}", "\\binom{10}{3}", True),
+    ("\\boxed{A_{5}^{2}}", "20", True),
+    ("\\boxed{C_{10}^{3}}", "121", False),
+    ("\\boxed{A_5^2}", "10", False),
+    ("\\boxed{C_3^{10}}", "120", False),
 ]
 
 
