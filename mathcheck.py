@@ -2166,8 +2166,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       after it: "5 (B)") equals that letter ("B", "(B)") or that value ("5"); letter and
       value both given must both agree;
     * counting notations and gcd / lcm of integers are their value: C(10,3) = {}^{10}C_3 = 10C3
-      = 120, P(5,2) = 20, \\operatorname{lcm}(4,6) = 12 (a gcd or lcm of letters is compared
-      with nothing else); "P(5,2)" is the point (5,2) where the gold is a tuple;
+      = C_{10}^3 = 120, P(5,2) = A_5^2 = 20, \\operatorname{lcm}(4,6) = 12 (a gcd or lcm of
+      letters is compared with nothing else); "P(5,2)" is the point (5,2) where the gold is a
+      tuple;
     * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1" and "|AB| = 1"
       as gold equal their right side; a box "x = 5+5+1 = 11" counts as its last member (a
       false chain, "x = 5 = 6", as nothing);
