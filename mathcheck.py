@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 import unicodedata
+from decimal import Decimal
 from fractions import Fraction
 
 __all__ = ["verify_math", "extract_answer", "normalize_answer", "answer_region", "gold_answer"]
@@ -184,13 +185,18 @@ _CORRECTION_RE = re.compile(
     r"sign|an\s+arithmetic)\s+)*(?:error|mistake|miscalculation|slip)s?\b"
     r"|\b(?:I|we)\s+(?:miscalculated|miscounted|misread|misapplied|messed\s+up|was\s+wrong|were\s+wrong|"
     r"got\s+(?:it|this|that)\s+wrong)\b"
-    r"|\b(?:that|this|it|which)(?:'s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+(?:right|correct)|"
+    r"|\b(?:that|this|it|which)(?:'s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+(?:right|correct|"
+    r"the\s+(?:right|correct)\s+answer)|"
     r"a\s+mistake|an\s+error|mistaken)\b"
     r"|\b(?:that|this|it)\s+(?:can't|cannot|can\s+not|couldn't)\s+be\s+(?:right|correct)\b"
     r"|\b(?:previous|above|earlier|first|initial)\s+(?:answer|result|value|calculation|computation|"
     r"step)\s+(?:is|was)\s+(?:wrong|incorrect|not\s+(?:right|correct))\b"
     r"|\bthere(?:'s|\s+is|\s+was)\s+an?\s+(?:error|mistake)(?:\s*[.,:;!]|\s+in\s+my\b)"
     r"|\bcorrection\s*:|\bscratch\s+that\b|\bI\s+take\s+(?:that|it)\s+back\b"
+    # an admission of doubt ("I'm not 100% sure about this"; not "I'm not sure if ...")
+    r"|\bI(?:'m|\s+am)\s+not\s+(?:(?:100\s*%|completely|entirely|fully|totally|very)\s+)?"
+    r"(?:sure|certain|confident)\b(?!\s+(?:if|whether|how|why|what|which|that\s+the\s+(?:units|"
+    r"format)))"
     # "Hmm, no, it's 6" (but "Wait, no, that is right" re-affirms)
     r"|\b(?:wait|actually|hmm)\s*,?\s+no\s*(?:[.!;:]|,(?!\s*(?:that|this|it)(?:'s|\s+is|\s+was)"
     r"\s+(?:right|correct|fine|ok|okay|true)\b))"
@@ -214,7 +220,8 @@ _WITHDRAW_HEDGE_RE = re.compile(r"\b(?:or|maybe|perhaps|possibly|probably|either
 _GAP_BLOCK_RE = re.compile(r"\b(?:or|not|no|but|wait|actually|maybe|perhaps|either|alternatively|"
                            r"instead|hmm|wrong|mistake|error|check|checking|verify|else|otherwise)\b",
                            re.IGNORECASE)
-_FILLER_RE = re.compile(r"(?is)\s*(?:I hope (?:it|this|that) is correct\.?|Let me know if.*)\s*$")
+_FILLER_RE = re.compile(r"(?is)(?<!\s)\s*(?:I hope (?:it|this|that) is correct\.?|Let me know if.*)"
+                        r"\s*$")
 SPECIAL_TOKEN_RE = re.compile(r"<\|(?:im_start|im_end|endoftext|eot_id|end_of_text|end)\|>"
                                r"|<｜end▁of▁sentence｜>")
 _NAME = r"[a-zA-Z](?:_\{?\w+\}?)?"
@@ -240,9 +247,16 @@ def _html_to_text(text: str) -> str:
     return _HTML_BLOCK_RE.sub("\n", _HTML_INLINE_RE.sub("", text))
 
 
+# the label of the next part of a question between two boxes: "(a) \\boxed{5} (b) \\boxed{6}",
+# "\\boxed{5}\n**Part 2:** \\boxed{6}", "\\boxed{5}; b) \\boxed{6}"
+_PART_LABEL_RE = re.compile(
+    r"(?i)^[\s$,;.]*(?:\\[\])]\s*)?[*_]{0,2}(?:part\s*\(?(?:[a-h]|\d{1,2}|[ivx]{1,4})\)?|"
+    r"\(?(?:[a-h]|\d{1,2}|[ivx]{1,4})\))[.:]?[*_]{0,2}[\s$:]*(?:\\[\[(]\s*)?$")
+
+
 def _joins(gap: str) -> bool:
     """True when the text between two boxes makes them one answer (a list), not alternatives."""
-    if _BOX_GAP_RE.match(gap):
+    if _BOX_GAP_RE.match(gap) or _PART_LABEL_RE.match(gap):
         return True
     t = re.sub(r"\\(?:text|mbox|textrm|mathrm)\s*\{([^{}]*)\}", r" \1 ", gap)
     t = re.sub(r"\\quad|\\qquad|\\[,;:! ]|\$|\\\(|\\\)|\\\[|\\\]|[,;]", " ", t)
@@ -350,7 +364,8 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
             return _clean_statement(after)
     if loose and x:
         if not re.search(r"\$|\\\(|\\\[", x) and not _HEDGE_RE.search(x) \
-                and not _QUALIFIER_RE.search(x):
+                and not _QUALIFIER_RE.search(x) and not re.search(r"(?i)\b(?:not|never)\b|n't\b",
+                                                                  x):      # "not 12", "isn't 12"
             nums = re.findall(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w.])", x)
             if len(nums) == 1 and not re.fullmatch(r"-?\d[\d,]*(?:\.\d+)?", x):
                 return nums[0]
@@ -370,7 +385,7 @@ def _final_sentence(text: str) -> tuple[str | None, int]:
 
 def _final_sentence_in(text: str) -> tuple[str | None, int]:
     t = _FILLER_RE.sub("", text).rstrip()
-    t = re.sub(r"[\s*]+$", "", t)
+    t = re.sub(r"(?<![\s*])[\s*]+$", "", t)     # (only where a run starts: no quadratic scan)
     # (a dollar sign before a number, "$12.50", is a currency: no formula opens there)
     parts = list(re.finditer(r"(?:" + _MATH_ENV + r"|[^.!?\n$]|\.(?=\d)|\.(?!\s)|\$(?=\d))+[.!?]*",
                              t, re.DOTALL))
@@ -508,9 +523,42 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
         (answer, end), how = _lenient_answer(text), "lenient"
     if answer is None:
         return None, [], ""
-    if retract and _CORRECTION_RE.search(text, end):
+    if retract and _retracted(text, end, answer):
         return None, [], ""
     return answer, others, how
+
+
+# A later sentence that denies a value: "the answer is not 5", "Answer: not 5", "5 is not the
+# answer", "5 is incorrect". It withdraws the final answer when it names that answer; "the
+# answer is not 6" after \\boxed{5} rules out another value and leaves 5 standing. (The second
+# pattern starts only where a word starts: inside a long run of symbols it would be quadratic.)
+_DENIAL_VALUE = r"(?P<x>\$[^$\n]{1,80}\$|\\\([^\n]{1,80}?\\\)|-?\d[\d,]*(?:\.\d+)?|[^\s.,;:!?()]+)"
+_DENIAL_ADV = r"(?:(?:definitely|certainly|clearly|actually|really|surely|also)\s+)?"
+_NOT = r"(?:(?:is|was)\s+" + _DENIAL_ADV + r"not|isn't|wasn't)"
+_DENIAL_RES = (
+    re.compile(r"(?i)\b(?:answer|result|value|solution)(?:\s+(?:" + _NOT + r"|(?:can\s*not|can't|"
+               r"must\s+not|should\s+not)\s+be)|[*_]*\s*:\s*[*_]*\s*not)\s+(?:equal\s+to\s+)?"
+               + _DENIAL_VALUE),
+    re.compile(r"(?i)(?<![^\s(])" + _DENIAL_VALUE + r"\s+(?:" + _NOT + r"\s+(?:the\s+|a\s+)?"
+               r"(?:correct\s+|right\s+|final\s+)?(?:answer|solution|result)|(?:is|was)\s+"
+               + _DENIAL_ADV + r"(?:wrong|incorrect))\b"))
+
+
+def _retracted(text: str, end: int, answer: str) -> bool:
+    """An admission of error after the final answer (`_CORRECTION_RE`), or a sentence after it
+    that denies its value ('\\boxed{5} ... Note: the answer is not 5.')."""
+    if _CORRECTION_RE.search(text, end):
+        return True
+    said = {m.group("x") for r in _DENIAL_RES for m in r.finditer(text, end)}
+    if not said:
+        return False
+    key = normalize_answer(answer)
+    value = exact_number(key)
+    for x in list(said)[:50]:                    # (each distinct value once, and not thousands)
+        denied = normalize_answer(_strip_math_delims(x))
+        if denied == key or (value is not None and exact_number(denied) == value):
+            return True
+    return False
 
 
 def extract(text: str, lenient: bool = False, retract: bool = True) -> tuple[str | None, list[str]]:
@@ -546,7 +594,8 @@ def extract_answer(text: str) -> str | None:
 
     Rules: the last `\\boxed{}`/`\\fbox{}` wins (unless a "Final Answer:", "####" or "<answer>"
     statement holding a value follows it); boxes separated only by commas, spaces, "and" (also
-    inside a short phrase: "for part (a) and") or math delimiters form one list. Other boxes
+    inside a short phrase: "for part (a) and"), math delimiters or the label of the next part
+    ("(a) \\boxed{5} (b) \\boxed{6}", "Part 2:") form one list. Other boxes
     must hold an equivalent value, else the boxes hedge (`verify_math` checks that), unless a
     self-correction ("I made an error", "that's wrong") stands between them and the last one
     and nothing after them hedges. Without a box only an anchored final statement counts (the
@@ -559,8 +608,8 @@ def extract_answer(text: str) -> str | None:
     X", "*Answer*: X"), a heading "**Final Answer**" with X on the next line, a table row
     "| Answer | X |", "#### X", "<answer>X</answer>" (a statement inside read as outside), or a
     last sentence "Therefore, the largest $n$ is X" or "Therefore, $x = X$". "Answer -5" is
-    neither "Answer: 5" nor -5 (no answer). An admission of error after the final answer
-    withdraws it.
+    neither "Answer: 5" nor -5 (no answer). An admission of error after the final answer, or
+    a sentence after it that denies its value ("Note: the answer is not 5"), withdraws it.
 
     >>> extract_answer("**Answer** — 5")
     '5'
@@ -643,7 +692,7 @@ def normalize_answer(s: str) -> str:
 
     Handles: math delimiters, `\\left`/`\\right` (also `\\left.`, `\\bigl(`), spacing commands and
     formatting without value (`\\hspace`, `\\phantom`, `\\color`, size and font switches),
-    `\\dfrac`/`\\tfrac`/`\\sfrac` and the brace-less `\\frac13`, `\\sqrt3`, `\\text{}`-style
+    `\\dfrac`/`\\tfrac`/`\\sfrac` and the brace-less `\\frac\\pi2`, `\\sqrt3`, `\\text{}`-style
     wrappers, trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`; not qualifiers such as `5
     minimum`), currencies (`\\$`, `€`, `£`, `USD 5`), ordinals (`5^{th}`), degrees (`^\\circ`, `°`,
     `^\\circ C`, `45^o`), percent (`\\%`, `28 percent`, `28 pct`, `per cent`: kept as a trailing
@@ -658,7 +707,9 @@ def normalize_answer(s: str) -> str:
     `\\num{}`/`\\SI{}{}`, the rows of an `aligned` environment (a list), `;` as a list separator, a
     whole answer that is a number in words (`five`, `Twenty-one`, `one hundred and five`), leading
     `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting notations and gcd / lcm of integers
-    (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix), and spaces.
+    (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix; a vector, one row or
+    one column, -> the tuple of its entries), a scale word after digits (`1.5 million` ->
+    `1500000`), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
     '\\\\frac{1}{3}'
@@ -687,14 +738,15 @@ _MERIDIEM_RE = re.compile(r"(?i)(?<=\d)\s*([ap])\.\s?m\.?(?![a-z])")   # a.m., p
 
 
 def _strip_unit_words(s: str) -> str:
-    """'4 red marbles' -> '4', '12 square units' -> '12': words after a plain number."""
-    m = re.match(r"^(?P<num>.*?[\d}])\s*"
+    """'4 red marbles' -> '4', '12 square units' -> '12', '3\\pi square units' -> '3\\pi': words
+    after a plain number or a multiple of pi."""
+    m = re.match(r"^(?P<num>.*?(?:[\d}]|\\pi))\s*"
                  r"(?P<unit>(?:[a-zA-Z]{2,}|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?(?:\s+"
                  r"(?:[a-zA-Z]{2,}|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?){0,3})\s*$", s)
     if not m:
         return s
     num, words = m.group("num"), re.findall(r"[a-zA-Z]+", m.group("unit"))
-    if re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", num)) or not re.search(r"\d", num):
+    if re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", num)) or not re.search(r"\d|\\pi", num):
         return s
     if any(w.lower() in _UNIT_BLOCK or w.lower() in _FUNC_WORDS for w in words):
         return s
@@ -702,6 +754,24 @@ def _strip_unit_words(s: str) -> str:
 
 
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻", "0123456789+-")
+
+
+_SCALE_WORDS = {"hundred": 100, "thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9,
+                "trillion": 10 ** 12}
+
+
+def _scaled(m: re.Match) -> str:
+    """'1.5 million' -> '1500000', '2 hundred thousand' -> '200000' (exact decimals)."""
+    value = Decimal(m.group(1))
+    for word in m.group(2).split():
+        value *= _SCALE_WORDS[word.lower()]
+    return format(value.normalize(), "f")
+
+
+def _french_interval(m: re.Match) -> str:
+    """']2, 5]' -> '(2, 5]': French brackets in the usual notation (an interval in it unchanged)."""
+    space, a, lo, hi, b = m.groups()
+    return space + ("(" if a == "]" else "[") + lo + "," + hi + (")" if b == "[" else "]")
 
 
 def _unicode_forms(s: str) -> str:
@@ -752,14 +822,24 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\(?:tiny|scriptsize|footnotesize|small|normalsize|large|Large|LARGE|huge|Huge|"
                r"it|sf|tt)(?![a-zA-Z])|\\(?:rm|bf)(?![a-zA-Z])(?!\s*\{)", "", s)
     s = s.replace("\\textdollar", "")
+    s = re.sub(r"\\(?:blacksquare|square|qed|qedsymbol|Box)(?![a-zA-Z])|[∎□■]", "", s)  # Q.E.D.
     s = re.sub(r"\\(?:displaystyle|textstyle|scriptstyle|left|right|big|Big|bigg|Bigg)(?![a-zA-Z])",
                "", s)
     s = (s.replace("\\lbrace", "\\{").replace("\\rbrace", "\\}").replace("\\langle", "(")
          .replace("\\rangle", ")"))
+    # French interval brackets, a bracket turned away from its endpoint is open: ]2, 5] = (2, 5],
+    # [2, 5[ = [2, 5), ]-\infty, 1[ \cup ]3, 4] (an interval that opens the answer or follows
+    # \cup or \in)
+    if "]" in s or s.rstrip().endswith("["):
+        s = re.sub(r"(?:^|(?<=\\cup)|(?<=\\in))(\s*)([\[\]])([^\[\],;]+),([^\[\],;]+)([\[\]])"
+                   r"(?=\s*(?:$|\\cup))", _french_interval, s)
     s = re.sub(r"\\(?:leqslant|leq)(?![a-zA-Z])|<=", r"\\le ", s)
     s = re.sub(r"\\(?:geqslant|geq)(?![a-zA-Z])|>=", r"\\ge ", s)
     s = re.sub(r"\\neq(?![a-zA-Z])|!=", r"\\ne ", s)
+    s = re.sub(r"\^\s*\{\s*((?:\\prime\s*)+)\}|\^\s*\\prime(?![a-zA-Z])",
+               lambda m: "'" * max(1, m.group(0).count("\\prime")), s)     # f^{\prime} = f'
     s = re.sub(r"\\lt(?![a-zA-Z])", "<", s)
+    s = re.sub(r"\\lg(?![a-zA-Z])", r"\\log_{10}", s)                     # \lg 100 = 2
     s = re.sub(r"\\gt(?![a-zA-Z])", ">", s)
     s = re.sub(r"\\mid(?![a-zA-Z])", "|", s)
     s = re.sub(r"\\(?:dfrac|tfrac|cfrac|sfrac)(?![a-zA-Z])", r"\\frac", s)
@@ -768,9 +848,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}",
                lambda m: m.group(1) + (f"\\text{{ {m.group(2)}}}"
                                        if re.fullmatch(r"[a-zA-Z]+", m.group(2)) else ""), s)
-    # an alignment environment around the answer: its rows are a list, "&" only aligns, and
-    # ":=" defines like "="
-    m = re.fullmatch(r"\s*\\begin\{(aligned|align\*?|gathered|split|equation\*?)\}(.*)"
+    # an alignment environment (or a system in "cases") around the answer: its rows are a list,
+    # "&" only aligns, and ":=" defines like "="
+    m = re.fullmatch(r"\s*\\begin\{(aligned|align\*?|gathered|split|equation\*?|cases)\}(.*)"
                      r"\\end\{\1\}\s*", s, re.DOTALL)
     if m:
         s = ", ".join(r.strip() for r in re.split(r"\\\\", m.group(2).replace("&", ""))
@@ -789,6 +869,8 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                    r"|\\degree(?![a-zA-Z]))", r"(\1\\cdot\\frac{\\pi}{180})", s)
     s = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree|\^\{\\text\{o\}\}"
                r"|(?<=\d)\^\s*(?:o|\{\s*o\s*\})(?![a-zA-Z])", "", s)          # also 45^o
+    s = re.sub(r"\\(?:text|mbox|mathrm|textrm)\s*\{\s*(-?[\d.,]+\s*\\?%)\s*\}", r"\1",
+               s)                                                           # \text{25\%}
     pct = False
     # (a pattern that starts with \s* or a digit run starts only where that run starts,
     # "(?<!\s)", "(?<!\d)": tried at every position of a long run it would be quadratic)
@@ -798,9 +880,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                   s, re.IGNORECASE)
     if m and re.search(r"\d", s[:m.start()]):
         pct, s = True, s[:m.start()]
-    # units in \text{} after a number, e.g. 5\text{ cm}^2, \$5, 10 dollars
-    s = re.sub(r"(?<=[\d}).])\s*\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _UNIT_WORDS + r")\.?\s*\}"
-               r"(?:\s*\^\s*\{?\d\}?)?\s*$", "", s, flags=re.IGNORECASE)
+    # units in \text{} after a number, e.g. 5\text{ cm}^2, \$5, 10 dollars, 16\pi\text{ cm}^2
+    s = re.sub(r"(?:(?<=[\d}).])|(?<=\\pi))\s*\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _UNIT_WORDS +
+               r")\.?\s*\}(?:\s*\^\s*\{?\d\}?)?\s*$", "", s, flags=re.IGNORECASE)
     # "3 and 4", "3 \\text{ and } 4" -> a list (but "one hundred and five" is one number)
     if re.search(r"\band\b", s):
         words = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s).strip()
@@ -811,12 +893,17 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # unwrap text-style commands, then drop trailing unit words after a number
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
+    # a scale word after a number is a factor, not a unit: 2 million = 2000000, 1.5 thousand = 1500
+    if any(w in s.lower() for w in _SCALE_WORDS):
+        s = re.sub(r"(?<![\d.])(\d+(?:\.\d+)?)((?:\s*(?:" + "|".join(_SCALE_WORDS) + r")\b)+)",
+                   _scaled, s, flags=re.IGNORECASE)
     s = _integer_functions(s)
     s = _MERIDIEM_RE.sub(r" \1m", s)            # "3:00 p.m." is "3:00 pm" (a unit word)
     s = re.sub(r"(?<=[\d}])\s*(?:" + _UNIT_WORDS + r")\.?(?:\s*\^\s*\{?\d\}?)?\s*$", "", s,
                flags=re.IGNORECASE) if re.search(r"\d\s*[}]?\s*[a-zA-Z]{2,}", s) or re.search(
         r"\d\s+[a-zA-Z]\s*$", s) else s
     s = _strip_unit_words(s.strip())
+    s = re.sub(r"(?<=[\d}])\s*[\u4e00-\u9fff]{1,4}$", "", s)    # a unit in Chinese: 12 元, 5 个
     # a value followed by its choice letter, "5 (B)", is the same answer as "(B) 5" (which
     # `_choice` reads): put the letter first. The value must hold a digit or a command, so
     # "f (B)" (a function applied to B) is left alone; `_choice` rejects values it cannot read.
@@ -835,16 +922,26 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # {n \choose k} -> \binom{n}{k}
     s = re.sub(r"\{([^{}]+?)\\choose(?![a-zA-Z])([^{}]+)\}", r"\\binom{\1}{\2}", s)
     s = re.sub(r"^([^{}]+?)\\choose(?![a-zA-Z])([^{}]+)$", r"\\binom{\1}{\2}", s.strip())
-    # brace-less \frac13, \frac{1}3, \frac1{3}, \sqrt3
-    s = re.sub(r"\\frac\s*([0-9a-zA-Z])\s*([0-9a-zA-Z])", r"\\frac{\1}{\2}", s)
-    s = re.sub(r"\\frac\s*(\{[^{}]*\})\s*([0-9a-zA-Z])", r"\\frac\1{\2}", s)
-    s = re.sub(r"\\frac\s*([0-9a-zA-Z])\s*\{", r"\\frac{\1}{", s)
+    # brace-less \frac13, \frac{1}3, \frac1{3}, \frac\pi2, \frac1\pi, \sqrt3 (an argument is one
+    # digit, one letter or one symbol command such as \pi)
+    arg = r"(\\(?!sqrt|frac|text|math|left|right|operatorname)[a-zA-Z]+(?![a-zA-Z])|[0-9a-zA-Z])"
+    s = re.sub(r"\\frac\s*" + arg + r"\s*" + arg, r"\\frac{\1}{\2}", s)
+    s = re.sub(r"\\frac\s*(\{[^{}]*\})\s*" + arg, r"\\frac\1{\2}", s)
+    s = re.sub(r"\\frac\s*" + arg + r"\s*\{", r"\\frac{\1}{", s)
     s = re.sub(r"\\sqrt\s*([0-9a-zA-Z])", r"\\sqrt{\1}", s)
     # matrices
     s = re.sub(r"\\begin\{array\}\{[^{}]*\}", r"\\begin{pmatrix}", s).replace(
         "\\end{array}", "\\end{pmatrix}")
     s = re.sub(r"\\(begin|end)\{[bBvV]?matrix\}|\\(begin|end)\{smallmatrix\}",
                lambda m: "\\" + (m.group(1) or m.group(2)) + "{pmatrix}", s)
+    # a vector, one row or one column, is the tuple of its entries: pmatrix 1 \\ 2 = (1, 2) (a
+    # matrix with several rows and columns stays a matrix)
+    m = re.fullmatch(r"([^=]*=)?\s*\\begin\{pmatrix\}((?:(?!\\begin).)*)\\end\{pmatrix\}\s*", s,
+                     re.DOTALL)
+    if m:
+        rows = [r.split("&") for r in re.split(r"\\\\", m.group(2)) if r.strip()]
+        if rows and (len(rows) == 1 or all(len(r) == 1 for r in rows)):
+            s = (m.group(1) or "") + "(" + ",".join(c.strip() for r in rows for c in r) + ")"
     # infinity spellings; the empty set
     s = re.sub(r"\\inf(?![a-zA-Z])|\binfinity\b|\\infinity", r"\\infty", s)
     s = re.sub(r"\\varnothing(?![a-zA-Z])|\\\{\s*\\\}|^\s*\{\s*\}\s*$", r"\\emptyset", s)
@@ -858,10 +955,11 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     if ";" in s and "," not in "".join(_split_top(s, ";")[:1]) and len(_split_top(s, ";")) > 1 and \
             all("," not in _split_top(x)[0] or len(_split_top(x)) == 1 for x in _split_top(s, ";")):
         s = ", ".join(_split_top(s, ";"))
-    # leading "x =", "f(x) =", "x \in", "(p, q) ="
+    # leading "x =", "f(x) =", "x \in", "\vec{v} =", "\overrightarrow{AB} =", "(p, q) ="
     s = s.strip()
     if strip_lhs:
-        m = re.match(r"^[a-zA-Z](?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?\s*(?:=|\\in(?![a-zA-Z]))\s*"
+        m = re.match(r"^(?:\\(?:vec|overrightarrow|hat|bar|tilde)\s*\{[a-zA-Z]{1,3}\}|[a-zA-Z]"
+                     r"(?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?)\s*(?:=|\\in(?![a-zA-Z]))\s*"
                      r"(?P<rhs>[^=]+)$", s)
         if m and "," not in s[:m.start("rhs")]:
             s = m.group("rhs")
@@ -948,9 +1046,14 @@ def _integer_functions(s: str) -> str:
 
 
 def _counting(s: str) -> str | None:
-    """'C(10,3)' -> '120', 'P(5,2)' -> '20' (a normalised answer that is only that), else None."""
+    """'C(10,3)' -> '120', 'P(5,2)' -> '20', and the notation of Chinese and French textbooks
+    'C_{10}^{3}' -> '120', 'A_{5}^{2}' -> '20' (a normalised answer that is only that), else
+    None."""
     m = re.fullmatch(r"([CP])\((\d{1,4}),(\d{1,4})\)", s)
-    v = _count(m.group(1), int(m.group(2)), int(m.group(3))) if m else None
+    if m is None:
+        m = re.fullmatch(r"([CA])_\{?(\d{1,4})\}?\^\{?(\d{1,4})\}?", s)
+    kind = {"A": "P"}.get(m.group(1), m.group(1)) if m else None
+    v = _count(kind, int(m.group(2)), int(m.group(3))) if m else None
     return None if v is None else str(v)
 
 
@@ -1014,7 +1117,7 @@ def _number_word(s: str) -> str:
     """'five' -> '5', 'Twenty-one' -> '21', 'two thousand five hundred' -> '2500': an answer
     that is one number spelled out in English (the whole answer only: 'five apples' or 'one of
     them' stay words)."""
-    m = re.fullmatch(r"(?i)(minus\s+|-)?([a-z]+(?:[-\s]+[a-z]+){0,11})", s)
+    m = re.fullmatch(r"(?i)((?:minus|negative)\s+|-)?([a-z]+(?:[-\s]+[a-z]+){0,11})", s)
     if not m:
         return s
     n = _cardinal(re.split(r"[-\s]+", m.group(2).lower()))
@@ -1120,9 +1223,12 @@ _YES_NO = {"yes": "yes", "true": "yes", "no": "no", "false": "no"}   # word -> w
 
 
 def _text_key(s: str) -> str:
+    """Lower case without punctuation ('North-East' -> 'northeast'); a leading minus sign is
+    kept: '-e' and '-Tuesday' are not 'e' and 'Tuesday'."""
     s = s.lower()
     s = re.sub(r"^\(?([a-e])\)?$", r"\1", s)
-    s = re.sub(r"[^a-z0-9]", "", s)
+    sign = "-" if s.startswith("-") else ""
+    s = sign + re.sub(r"[^a-z0-9]", "", s)
     return _YES_NO.get(s, s)                     # a JSON true gold ("True") is "Yes"
 
 
@@ -1554,7 +1660,7 @@ def _interval_piece(s: str) -> tuple[str | None, list[tuple]] | None:
 def _intervals(s: str) -> tuple[str | None, bool, list[tuple]] | None:
     """A union of intervals from interval notation or inequalities, as (variable, written as an
     inequality?, pieces); None when `s` is neither. 'x<1 or x>3', '(-\\infty,1)\\cup(3,\\infty)',
-    '\\{x|2<x\\le5\\}' and 'x\\in\\mathbb{R}' all parse."""
+    '\\{x|2<x\\le5\\}', 'x\\in\\mathbb{R}' and '\\mathbb{R}\\setminus\\{3\\}' all parse."""
     if len(s) > 300:
         return None
     m = re.fullmatch(r"\\\{\s*([a-zA-Z])\s*(?:\||:)(.+)\\\}", s)     # {x | 2 < x <= 5}
@@ -1564,6 +1670,14 @@ def _intervals(s: str) -> tuple[str | None, bool, list[tuple]] | None:
             s = s[len(m.group(1)) + 3:]
     if _is_reals(s):
         return None, False, [("-\\infty", False, "\\infty", False)]
+    m = re.fullmatch(r"(?:\\mathbb\{R\}|\\mathbb R|R)(?:\\setminus|\\backslash|-)\\\{(.+)\\\}", s)
+    if m:                                        # \mathbb{R} \setminus \{1, 3\}: the gaps between
+        points = sorted((exact_number(x), x) for x in _split_top(m.group(1))
+                        if exact_number(x) is not None)
+        if len(points) != len(_split_top(m.group(1))):
+            return None
+        ends = ["-\\infty"] + [x for _, x in points] + ["\\infty"]
+        return None, False, [(a, False, b, False) for a, b in zip(ends, ends[1:])]
     pieces = [p for p in re.split(r"\\cup|(?<![a-zA-Z])or(?![a-zA-Z])|\\lor|\\vee", s)]
     if any(not p.strip() for p in pieces):
         return None
@@ -1697,6 +1811,9 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
         if _is_name(lhs) or (eq is p and numeric_lhs):
             return (_scalar_equal(rhs, other, budget) if eq is g
                     else _scalar_equal(other, rhs, budget))
+    prime = r"(?<=[a-zA-Z)'])'"
+    if len(re.findall(prime, g)) != len(re.findall(prime, p)):
+        return False                             # f'(x) is not f(x) (math-verify drops the prime)
     gc, pc = _choice(g), _choice(p)
     if gc or pc:                                 # "(B) 5": a choice letter and its value
         if gc and pc:
@@ -1745,9 +1862,14 @@ _FILLER_WORDS = {"the", "a", "an", "on", "in", "at", "is", "it", "its", "one", "
 def _word_answer(g: str, p: str) -> bool:
     """A word gold said with filler words around it ('on Tuesday', 'the blue one', 'The answer
     is even' for 'Tuesday', 'blue', 'even'), or a yes / no / true / false gold followed by its
-    reason ('yes, it is possible'; not when the reason hedges or says the other word)."""
+    reason ('yes, it is possible'; not when the reason hedges or says the other word). The
+    prediction is words and sentence punctuation only: a sign, an operator or a bar makes it a
+    formula ('-x', 'x!', '|x|', "x'" are not the gold 'x')."""
     gw, pw = re.findall(r"[a-z0-9]+", g.lower()), re.findall(r"[a-z0-9]+", p.lower())
     if not gw or len(pw) > len(gw) + 12:
+        return False
+    if re.search(r"[^\w\s,.;:]", re.sub(r"(?<=[A-Za-z])['’-](?=[A-Za-z])|(?<=[A-Za-z]{2})[.!]$",
+                                       "", p.strip())):
         return False
     for i in range(len(pw) - len(gw) + 1):
         if pw[i:i + len(gw)] == gw and all(w in _FILLER_WORDS for w in pw[:i] + pw[i + len(gw):]):
@@ -1777,7 +1899,7 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
             if gi[1] and pi[1] and gi[0] != pi[0]:
                 return False
             return _same_intervals(gi[2], pi[2], budget)
-    if _is_reals(g) or _is_reals(p):             # \mathbb{R} = (-\infty, \infty)
+    if _is_reals(g) or _is_reals(p) or "\\mathbb" in g + p:   # \mathbb{R} = (-\infty, \infty)
         gi, pi = _intervals(g), _intervals(p)
         if gi is not None and pi is not None:
             return _same_intervals(gi[2], pi[2], budget)
@@ -1791,6 +1913,10 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
     pk, pe = _structure(p)
     if gk == "scalar" and pk == "scalar":
         return _scalar_equal(g, p, budget)
+    if gk == "set" and len(ge) == 1 and _is_tuple(ge[0]) and _is_tuple(p):
+        return _equal(ge[0], p, budget)          # the solution set {(-2, 3)} is the pair (-2, 3)
+    if pk == "set" and len(pe) == 1 and _is_tuple(pe[0]) and _is_tuple(g):
+        return _equal(g, pe[0], budget)
     # a collection of tuples is a set whatever its brackets: {(1,2),(3,4)} = (3,4),(1,2)
     tuples = len(ge) > 1 and len(pe) > 1 and all(_is_tuple(x) for x in ge + pe)
     if tuples or gk == pk == "set":              # a set holds each element once: {1,1,2} = {1,2}
@@ -1872,31 +1998,86 @@ for _canon, _names in {
         "week": "week weeks", "month": "month months", "year": "year years yr yrs",
         "dollar": "dollar dollars", "cent": "cent cents", "l": "l liter liters litre litres",
         "ml": "ml milliliter milliliters", "gal": "gal gallon gallons", "mph": "mph",
-        "km/h": "km/h kph", "deg": "degree degrees", "am": "am", "pm": "pm"}.items():
+        "km/h": "km/h kph", "deg": "degree degrees", "rad": "rad rads radian radians", "am": "am",
+        "pm": "pm"}.items():
     for _n in _names.split():
         _UNIT_ALIASES[_n] = _canon
 
 
 def _unit_key(s: str) -> str | None:
     """The known unit after a number ('5 cm', '12\\text{ cm}^2', '3 square feet' -> 'cm',
-    'cm^2', 'ft^2'; '3 PM', '3 p.m.' -> 'pm'), or None (no unit, or a word we do not know as a
+    'cm^2', 'ft^2'; '3 PM', '3 p.m.' -> 'pm'; '30^\\circ' -> 'deg'; a dollar sign before the
+    number, '\\$5', '$5' alone -> 'dollar'), or None (no unit, or a word we do not know as a
     unit)."""
+    dollar = "dollar" if re.search(r"\\\$|\\textdollar|^[^$]*\$\s*\d[^$]*$", s) else None
     t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"\1 \2", s)   # siunitx
     t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", t)
     t = _MERIDIEM_RE.sub(r" \1m", t)
+    t = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])", " degrees", t)
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
-    m = re.search(r"\d(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
+    m = re.search(r"(?:\d|\\pi)(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
                   r"(?P<u>[a-zA-Z]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
     if not m or (len(m.group("u")) == 1 and not m.group("sp")):
-        return None
+        return dollar
     unit = _UNIT_ALIASES.get(m.group("u").lower())
     if unit is None:
-        return None
+        return dollar
     e = m.group("e") or {"²": "2", "³": "3"}.get(m.group("e2") or "", "")
     if m.group("sq"):
         e = "3" if m.group("sq").startswith("cubic") else "2"
     return unit + ("^" + e if e not in ("", "1") else "")
 
+
+
+# One quantity written in several units of one dimension, "3 hours and 20 minutes", "5 ft 6 in",
+# "2 dollars and 5 cents": each unit's size in the smallest unit of its dimension.
+_COMPOUND_UNITS = {
+    "s": ("time", 1), "min": ("time", 60), "h": ("time", 3600), "day": ("time", 86400),
+    "week": ("time", 604800), "in": ("length", 1), "ft": ("length", 12), "yd": ("length", 36),
+    "mi": ("length", 63360), "mm": ("metric", 1), "cm": ("metric", 10), "m": ("metric", 1000),
+    "km": ("metric", 10 ** 6), "oz": ("mass", 1), "lb": ("mass", 16), "g": ("grams", 1),
+    "kg": ("grams", 1000), "cent": ("money", 1), "dollar": ("money", 100)}
+_AMOUNT_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\.?")
+
+
+def _compound(s: str) -> tuple[str, Fraction, int, int] | None:
+    """'3 hours and 20 minutes' -> ('time', 12000, 60, 3600): (dimension, total in its smallest
+    unit, size of the answer's smallest and largest unit); None unless the answer is two or more
+    amounts in different known units of one dimension, largest first."""
+    t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", s)
+    t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)|,|\band\b", " ", t).strip().rstrip(".")
+    if len(t) > 200 or not re.fullmatch(r"(?:\s*" + _AMOUNT_RE.pattern + r")+\s*", t):
+        return None
+    parts = []
+    for n, word in _AMOUNT_RE.findall(t):
+        unit = _COMPOUND_UNITS.get(_UNIT_ALIASES.get(word.lower(), ""))
+        if unit is None:
+            return None
+        parts.append((Fraction(n), *unit))
+    sizes = [size for _, _, size in parts]
+    if len(parts) < 2 or len({d for _, d, _ in parts}) > 1 or sizes != sorted(set(sizes))[::-1]:
+        return None
+    return parts[0][1], sum(n * size for n, _, size in parts), sizes[-1], sizes[0]
+
+
+def _compound_equal(gold: str, pred: str) -> bool | None:
+    """None unless one side is a compound quantity (`_compound`); then whether both are one
+    amount. The other side may be a compound, a number with a unit of the same dimension, or a
+    bare number, which is read in the compound's smallest or its largest unit (the two a
+    question asks in: 3 hours and 20 minutes is 200 minutes or 10/3 hours)."""
+    gq, pq = _compound(gold), _compound(pred)
+    if gq is None and pq is None:
+        return None
+    if gq is not None and pq is not None:
+        return gq[:2] == pq[:2]
+    (dim, total, small, large), other = (gq, pred) if gq else (pq, gold)
+    value = exact_number(normalize_answer(other))
+    if value is None:
+        return False
+    unit = _COMPOUND_UNITS.get(_unit_key(other) or "")
+    if unit is not None:
+        return unit[0] == dim and value * unit[1] == total
+    return _unit_key(other) is None and total in (value * small, value * large)
 
 
 # a tilde right before the number that opens the answer ("~5", "$~5$") is "about 5"; elsewhere
@@ -1926,9 +2107,10 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * only the text after the last `</think>` counts, up to a chat-template end or new-turn
       token (`<|im_end|>`, `<|im_start|>`, `<|endoftext|>` ...); an unclosed `<think>` -> False;
       HTML formatting tags in it are read as markdown would be (`<b>Answer:</b> 5`);
-    * the last `\\boxed{}`/`\\fbox{}` counts (adjacent boxes, or boxes joined by a short phrase
-      with "and", form one list); without a box only an anchored final statement (the last
-      one that gives a value, not "This answer is correct"): "The answer is X" (or "should /
+    * the last `\\boxed{}`/`\\fbox{}` counts (adjacent boxes, boxes joined by a short phrase
+      with "and", and boxes of labelled parts "(a) ... (b) ..." form one list); without a box
+      only an anchored final statement (the last one that gives a value, not "This answer is
+      correct"): "The answer is X" (or "should /
       must / will be X"; "is not Y, it is X" gives X), "Final answer: X" (also "Final Answer:
       The largest $n$ is X"), "Answer: X" (also "Answer: The value is X"; a bound or estimate,
       "The value is about X", is no answer),
@@ -1943,12 +2125,16 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       sentence;
     * hedges -> False: "42 or 43", `\\pm` for a single value, `\\approx`, "~5" (a tilde
       before the opening number; "1~000" is a space), extra candidates, several boxes with
-      different values offered as alternatives, a question mark right after the final box;
+      different values offered as alternatives, a question mark right after the final box, a
+      word of doubt right before it or after it on its line ("Perhaps \\boxed{5}", "is likely
+      \\boxed{5}", "\\boxed{5} (approx.)"; not "\\boxed{\\sqrt{26}} (approximately 5.10)"), and
+      "I'm not sure" after it;
     * a self-correction ("wait, I made an error", "that's wrong", "my earlier answer is
       incorrect", "let me redo it") withdraws the boxes before it when nothing after them
       hedges ("or", "maybe", "might" ...): the last box counts. An admission of error after the
-      final answer withdraws that answer (a re-check, "let me redo it", does not). "Actually"
-      or "Wait" alone are no self-correction.
+      final answer withdraws that answer (a re-check, "let me redo it", does not), and so does
+      a later sentence that denies its value ("the answer is not 5", "5 is incorrect"; not
+      "the answer is not 6"). "Actually" or "Wait" alone are no self-correction.
 
     How answers compare (both sides go through `normalize_answer`; gold formats: GSM8K
     `#### 1,234`, MATH LaTeX, a solution with a box or an anchored final statement ("Final
@@ -1961,12 +2147,17 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * a gloss in parentheses after the value must agree with it: "5 (five)", "120 (= 5!)",
       "\\frac12 (0.5)" equal 5, 120, 0.5; "5 (in cm)" is a unit; "5 (six)", "3 (rounded)" fail;
     * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}",
-      "$12 dollars"), but two different known units disagree (5 cm != 5 m, 3 PM != 3 a.m.);
+      "$12 dollars"), but two different known units disagree (5 cm != 5 m, 3 PM != 3 a.m.,
+      \\$5 != 5 cents);
       "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28;
-    * intervals and inequalities are one thing: (2, 5] = "2 < x \\le 5" = "\\{x | 2<x\\le5\\}" =
-      "x > 2 and x \\le 5", "x < 1 or x > 3" = (-\\infty,1)\\cup(3,\\infty), "|x| < 3" = (-3, 3),
-      "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty); endpoints and their openness must agree, and
-      two inequalities must be in the same variable;
+    * one quantity in several units of one dimension ("3 hours and 20 minutes", "5 ft 6 in",
+      "3 dollars and 20 cents") is one amount, never a list: it equals the same amount in any
+      known unit (200 minutes) and a bare number in its smallest or largest unit (200 or 10/3);
+    * intervals and inequalities are one thing: (2, 5] = ]2, 5] (French brackets) = "2 < x \\le
+      5" = "\\{x | 2<x\\le5\\}" = "x > 2 and x \\le 5", "x < 1 or x > 3" =
+      (-\\infty,1)\\cup(3,\\infty), "|x| < 3" = (-3, 3), "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty);
+      endpoints and their openness must agree, and two inequalities must be in the same
+      variable;
     * a word gold may be said with filler words ("on Tuesday", "the blue one" for "Tuesday",
       "blue"), and yes / no / true / false with a reason that does not hedge ("Yes, it is
       possible"); true means yes and false no (a JSON `true` gold reads "True");
@@ -1975,13 +2166,16 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       after it: "5 (B)") equals that letter ("B", "(B)") or that value ("5"); letter and
       value both given must both agree;
     * counting notations and gcd / lcm of integers are their value: C(10,3) = {}^{10}C_3 = 10C3
-      = 120, P(5,2) = 20, \\operatorname{lcm}(4,6) = 12 (a gcd or lcm of letters is compared
-      with nothing else); "P(5,2)" is the point (5,2) where the gold is a tuple;
+      = C_{10}^3 = 120, P(5,2) = A_5^2 = 20, \\operatorname{lcm}(4,6) = 12 (a gcd or lcm of
+      letters is compared with nothing else); "P(5,2)" is the point (5,2) where the gold is a
+      tuple;
     * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1" and "|AB| = 1"
       as gold equal their right side; a box "x = 5+5+1 = 11" counts as its last member (a
       false chain, "x = 5 = 6", as nothing);
     * equations of one line or curve agree up to rearrangement and a nonzero factor:
       y = 2x + 1 = "2x - y + 1 = 0" = "4x - 2y = -2";
+    * a vector (a pmatrix / bmatrix of one row or one column, \\langle 1, 2 \\rangle) is the tuple
+      of its entries: pmatrix 1 \\\\ 2 = (1, 2);
     * lists and sets are unordered, tuples ordered; a collection of tuples is a set
       ({(1,2),(3,4)} = (3,4),(1,2), duplicates ignored);
     * a numeral with a base subscript (204_5) equals only the same numeral in the same base:
@@ -2117,17 +2311,31 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     gn, pn = _named_tuple(gc), _named_tuple(pc)
     if gn and pn and sorted(gn[0]) == sorted(pn[0]):     # (p,q)=(3,2) vs q=2, p=3: match by name
         return _relation_equal(gc, pc, budget) if gn[0] != pn[0] else _equal(gn[1], pn[1], budget)
-    if not (g == p or _equal(g, p, budget) or _relation_equal(gc, pc, budget)):
+    compound = _compound_equal(gold, pred)       # "3 hours and 20 minutes": one quantity
+    if compound is False or (compound is None and not (
+            g == p or _equal(g, p, budget) or _relation_equal(gc, pc, budget))):
         return False
     gu, pu = _unit_key(gold), _unit_key(pred)
-    if gu and pu and gu != pu:                   # 5 cm vs 5 m
+    if compound is None and gu and pu and gu != pu:      # 5 cm vs 5 m
         return False
-    # "\\boxed{42} (or 43)": an alternative right after the final box is a hedge too, and so is
-    # a question mark right after it ("\\boxed{42}?"), as one inside the box is
+    # "\\boxed{42} (or 43)": an alternative right after the final box is a hedge too, and so are
+    # a question mark or a word of doubt right after it ("\\boxed{42}?", "\\boxed{42} (approx.)",
+    # "\\boxed{42} (I'm not sure)") or right before it ("Perhaps \\boxed{42}", "is likely
+    # \\boxed{42}", "about \\boxed{42}")
     boxes = find_boxes(region)
-    if boxes and re.match(r"[\s$.,;:(\\)\]]*(?:\\text\{\s*)?(?:or|either|maybe|perhaps)\b"
-                          r"|(?:\s|\$|\\\)|\\\])*\?",
-                          region[boxes[-1][1]:boxes[-1][1] + 40], re.IGNORECASE):
+    # (on its line: "\\boxed{\\sqrt{26}} (approximately 5.10)" and a later "Approximately 5.10."
+    # give a decimal value besides the exact one)
+    boxes = find_boxes(region)
+    if boxes and (re.match(r"[\s$.,;:(\\)\]]*(?:\\text\{\s*)?(?:or|either|maybe|perhaps)\b"
+                           r"|[ \t$,;:(\\)\]]*(?:\\text\{\s*)?(?:probably|possibly|"
+                           r"I(?:'m|\s+am)\s+not\s+(?:sure|certain)"
+                           r"|(?:approx\w*|roughly)\b(?!\.?[ \t]*[-$\d\\(=]))"
+                           r"|(?:\s|\$|\\\)|\\\])*\?",
+                           region[boxes[-1][1]:boxes[-1][1] + 40], re.IGNORECASE)
+                  or re.search(r"\b(?:maybe|perhaps|probably|possibly|likely|approx\w*|roughly|"
+                               r"about|around|nearly|almost|at\s+(?:least|most)|I\s+guess)"
+                               r"(?:\s|\$|\\\(|\\\[|=)*$",
+                               region[max(0, boxes[-1][0] - 40):boxes[-1][0]], re.IGNORECASE)):
         return False
     # several boxes that disagree with each other are a hedge, even if the last one is right
     for other in others:
