@@ -1096,8 +1096,10 @@ def check_prompt(value):
     return value
 
 
-PROMPT_COLUMNS = ("question", "problem", "prompt", "query", "input", "instruction")
-ANSWER_COLUMNS = ("answer", "solution", "final_answer", "target", "output", "label")
+PROMPT_COLUMNS = ("question", "problem", "prompt", "query", "input", "instruction", "text",
+                  "description", "question_content")      # MBPP, CodeContests, LiveCodeBench
+ANSWER_COLUMNS = ("answer", "solution", "final_answer", "target", "output", "label",
+                  "answerKey", "correct")                  # ARC and CommonsenseQA, AQuA-RAT
 
 
 def _likely_column(row: dict, field: str, usual: tuple[str, ...]) -> str:
@@ -1110,20 +1112,71 @@ def _likely_column(row: dict, field: str, usual: tuple[str, ...]) -> str:
     return "NAME"
 
 
-def multiple_choice(question: str, choices: list, answer) -> dict:
-    """MMLU's form (a question, its `choices` and the index of the right one) as a prompt that
-    lists the options (A) ... and the letter as the answer: the model could not see the options
-    and was graded on the index ('1' for B). An answer that is no index ('B') is kept.
+_LETTERED = re.compile(r"\s*\(?([A-Z])\s*[).:]\s*(.*)", re.DOTALL)
+
+
+def row_choices(row: dict) -> tuple[list, list | None] | None:
+    """The options of a multiple-choice row and their labels (None: the labels are the letters
+    A, B, ...), in the forms public datasets ship them; None for a row with no options:
+
+    * MMLU: `choices` ["0", "4", "2", "6"] (`answer` an index).
+    * ARC, CommonsenseQA, OpenBookQA: `choices` {"text": [...], "label": ["A", "B", ...]} (some
+      ARC rows are labelled "1", "2", ...; `answerKey` names the label).
+    * AQuA-RAT: `options` ["A)21", "B)21.5", ...] (`correct` a letter): the letters are cut off.
+
+    >>> row_choices({"choices": {"text": ["ice", "water"], "label": ["1", "2"]}})
+    (['ice', 'water'], ['1', '2'])
+    >>> row_choices({"options": ["A)21", "B)21.5"]})
+    (['21', '21.5'], None)
+    """
+    choices = row.get("choices")
+    if isinstance(choices, list):
+        return choices, None
+    if isinstance(choices, dict) and isinstance(choices.get("text"), list):
+        labels = choices.get("label")
+        ok = isinstance(labels, list) and len(labels) == len(choices["text"])
+        return choices["text"], [str(x) for x in labels] if ok else None
+    options = row.get("options")
+    if isinstance(options, list) and options and all(isinstance(o, str) for o in options):
+        found = [_LETTERED.fullmatch(o) for o in options]
+        if all(found) and [m[1] for m in found] == [chr(65 + j) for j in range(len(options))]:
+            return [m[2].strip() for m in found], None
+    return None
+
+
+def multiple_choice(question: str, choices: list, answer, labels: list | None = None) -> dict:
+    """A multiple-choice question (its `choices`, and the right one as an index, a label or the
+    option's own text) as a prompt that lists the options (A) ... and the letter as the answer:
+    the model could not see the options and was graded on the index ('1' for B). `labels` are the
+    dataset's own names of the options (ARC's '1', '2', ...), A, B, ... if None. An answer that
+    names no option is a ValueError; 1 option or more
+    than 26 are no multiple choice ({}).
 
     >>> multiple_choice("2 + 2?", ["3", "4"], 1)
     {'prompt': '2 + 2?\\n\\n(A) 3\\n(B) 4', 'answer': 'B'}
+    >>> multiple_choice("Liquid?", ["ice", "water"], "2", labels=["1", "2"])["answer"]
+    'B'
     """
     if not 2 <= len(choices) <= 26:
         return {}
-    index = isinstance(answer, int) and not isinstance(answer, bool) and 0 <= answer < len(choices)
     letters = [chr(ord("A") + j) for j in range(len(choices))]
-    options = "\n".join(f"({x}) {c}" for x, c in zip(letters, choices))
-    return {"prompt": f"{question}\n\n{options}", **({"answer": letters[answer]} if index else {})}
+    texts = [str(c) for c in choices]
+    key = str(answer).strip()
+    if labels and key in labels:                  # ARC's answerKey "2" is B, not index 2
+        index = labels.index(key)
+    elif isinstance(answer, int) and not isinstance(answer, bool) and 0 <= answer < len(choices):
+        index = answer
+    elif key in letters:
+        index = letters.index(key)
+    elif key in texts:
+        index = texts.index(key)
+    else:
+        names = f"a label {', '.join(labels)}" if labels else f"a letter A-{letters[-1]}"
+        raise ValueError(f"{json.dumps(answer, default=str)[:40]} is none of the "
+                         f"{len(choices)} options (an index 0-{len(choices) - 1}, {names}, "
+                         "or an option's text)")
+    options = "\n".join(f"({x}) {c}" for x, c in zip(letters, texts))
+    return {"prompt": f"{question}\n\n{options}", "answer": letters[index]}
 
 
 def is_file_task(source: str) -> bool:
@@ -1139,8 +1192,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     `answer_field=None` loads prompts only (for tasks without answers). Column names are mapped
     with `prompt_field` / `answer_field`; the answer is reduced by `gold_answer` (GSM8K-style
     '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task);
-    a row with MMLU's `choices` gets them listed in its prompt, graded on the letter
-    (`multiple_choice`).
+    a multiple-choice row (MMLU's, ARC's, CommonsenseQA's or AQuA-RAT's options: `row_choices`)
+    gets them listed in its prompt, graded on the letter (`multiple_choice`).
     """
     if source == "math":
         return math_tasks(n or 64, split, seed)
@@ -1189,8 +1242,15 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             except ValueError as e:
                 raise DataError(f"{where}: row {i}'s {answer_field!r} {e}. Give each row its "
                                 "answer as a string or a number, or drop the row") from None
-            if isinstance(row.get("choices"), list) and isinstance(task["prompt"], str):
-                task.update(multiple_choice(task["prompt"], row["choices"], row[answer_field]))
+            mc = row_choices(row) if isinstance(task["prompt"], str) else None
+            if mc:
+                try:
+                    task.update(multiple_choice(task["prompt"], mc[0], row[answer_field],
+                                                labels=mc[1]))
+                except ValueError as e:
+                    raise DataError(f"{where}: row {i}'s {answer_field!r} {e}; map the column "
+                                    "that names the right option with --answer-field NAME, or "
+                                    "drop the row") from None
         for k, v in row.items():
             task.setdefault(k, v)
         tasks.append(task)

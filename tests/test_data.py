@@ -324,6 +324,48 @@ def test_mmlu_rows_show_their_choices_and_are_graded_on_the_letter(tmp_path):
     assert letter["prompt"] == "Odd?\n\n(A) 2\n(B) 3" and letter["answer"] == "B"
 
 
+MC_ROWS = [   # each dataset's own schema, as it ships
+    ("arc", {"question": "Which is a liquid?", "answerKey": "B",
+             "choices": {"text": ["ice", "water", "steam"], "label": ["A", "B", "C"]}}),
+    ("arc-numbered", {"question": "Which is a liquid?", "answerKey": "2",
+                      "choices": {"text": ["ice", "water", "steam"], "label": ["1", "2", "3"]}}),
+    ("csqa", {"question": "Which is a liquid?", "question_concept": "liquid", "answerKey": "B",
+              "choices": {"label": ["A", "B", "C"], "text": ["ice", "water", "steam"]}}),
+    ("aqua", {"question": "Which is a liquid?", "options": ["A)ice", "B)water", "C)steam"],
+              "rationale": "Water flows. Answer: B", "correct": "B"}),
+    ("mmlu-text", {"question": "Which is a liquid?", "choices": ["ice", "water", "steam"],
+                   "answer": "water"}),
+]
+
+
+@pytest.mark.parametrize("name,row", MC_ROWS)
+def test_multiple_choice_schemas_show_their_options_and_are_graded_on_the_letter(
+        tmp_path, name, row):
+    # ARC's and CommonsenseQA's {"text", "label"} choices and AQuA's "A)21" options were not
+    # shown: the model was asked to pick a letter it could not see; ARC's answerKey "2" was
+    # graded as "2" though the second option is B
+    from rewards import task_solved
+
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    field = next(k for k in ("answerKey", "correct", "answer") if k in row)
+    task = data.load_tasks(str(path), prompt_field="question", answer_field=field)[0]
+    assert task["prompt"] == "Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam"
+    assert task["answer"] == "B"
+    assert task_solved("\\boxed{B}", task) and not task_solved("\\boxed{2}", task)
+
+
+def test_a_multiple_choice_answer_that_names_no_option_is_named(tmp_path):
+    path = tmp_path / "arc.jsonl"
+    path.write_text(json.dumps({"question": "q", "answerKey": "E", "choices": {
+        "text": ["a", "b"], "label": ["A", "B"]}}) + "\n")
+    with pytest.raises(data.DataError, match=r"row 0's 'answerKey' \"E\" is none of the 2 options"
+                       r" \(an index 0-1, a label A, B, or an option's text\)"):
+        data.load_tasks(str(path), prompt_field="question", answer_field="answerKey")
+    with pytest.raises(data.DataError, match="Map the answer column with --answer-field answerKey"):
+        data.load_tasks(str(path), prompt_field="question")
+
+
 def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path):
     path = tmp_path / "math.jsonl"
     path.write_text(json.dumps({"problem": "Solve.", "solution": "So \\boxed{(1, 2)}."}) + "\n")
