@@ -21,14 +21,16 @@ A task is a plain dict. Math tasks: {"id", "prompt", "answer", "solution"?, ...}
 * `load_tasks(source, ...)`: "math", "humaneval", a local .jsonl/.json/.csv/.parquet file, or a HF
   dataset id, with column mapping (`prompt_field`, `answer_field`); answers are reduced as
   `verify_math` reads a gold (`gold_answer`: GSM8K `#### 72` -> `72`, a MATH solution -> its
-  boxed answer, a list -> one list answer). A row without a usable field raises `DataError`
-  naming file, row and field.
+  boxed answer, a list -> one list answer); the options of multiple-choice datasets are listed in
+  the prompt (`row_choices`), and code datasets' tests are read in their own schemas
+  (`code_tests`). A row without a usable field raises `DataError` naming file, row and field.
 * `build_messages` / `render_prompt`: chat messages asking for a `\\boxed{}` final answer,
   rendered with the tokenizer's chat template, in one of the `PROMPT_STYLES` (`--prompt_style`
   default | short | long; `set_prompt_style`).
 """
 from __future__ import annotations
 
+import ast
 import csv
 import gzip
 import hashlib
@@ -74,6 +76,11 @@ PROMPT_STYLE_HELP = (
     "with the short prompt, and the long prompt made the larger model's answers shorter")
 CODE_INSTRUCTION = ("Complete the following Python function. Reply with the whole function in "
                     "one ```python code block.")
+# code problems stated in words (MBPP, APPS, CodeContests, LiveCodeBench): `code_instruction`
+PROGRAM_INSTRUCTION = ("Solve the problem in Python: read the input from standard input and print "
+                       "the answer. Reply with the whole program in one ```python code block.")
+FUNCTION_INSTRUCTION = ("Solve the problem in Python. Reply with the code in one ```python code "
+                        "block.")
 
 
 class DataError(ValueError):
@@ -1112,6 +1119,148 @@ def _likely_column(row: dict, field: str, usual: tuple[str, ...]) -> str:
     return "NAME"
 
 
+def _json_text(value, column: str):
+    """A column that datasets ship as JSON text (APPS' `input_output`), decoded; a value that is
+    already decoded (a dict, a list) is kept."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{column!r} is not valid JSON ({e})") from None
+
+
+def _pickled_text(value: str):
+    """LiveCodeBench's private tests: base64 of zlib of a pickle of one JSON string. The pickle
+    is read op by op (`pickletools`), never unpickled (unpickling a file runs its code); None if
+    it holds anything but one string."""
+    import base64
+    import pickletools
+    import zlib
+    try:
+        ops = list(pickletools.genops(zlib.decompress(base64.b64decode(value))))
+    except Exception:  # noqa: BLE001 - binascii, zlib and pickletools each raise their own
+        return None
+    texts = [arg for op, arg, _ in ops if isinstance(arg, str) and "UNICODE" in op.name]
+    plain = {"PROTO", "FRAME", "MEMOIZE", "STOP", "SHORT_BINUNICODE", "BINUNICODE",
+             "BINUNICODE8", "UNICODE"}
+    return texts[0] if len(texts) == 1 and all(op.name in plain for op, _, _ in ops) else None
+
+
+def _io_tests(spec, column: str) -> list[dict]:
+    """APPS' and TACO's `input_output` ({"inputs": [...], "outputs": [...], "fn_name"?}) as
+    sandbox tests: stdin/stdout, or calls of fn_name. A call's expected value that APPS wraps in
+    a list of one ([[3], [6]] for 3 and 6: its checker accepts either) is unwrapped."""
+    spec = _json_text(spec, column)
+    if not (isinstance(spec, dict) and isinstance(spec.get("inputs"), list)
+            and isinstance(spec.get("outputs"), list)
+            and len(spec["inputs"]) == len(spec["outputs"]) > 0):
+        raise ValueError(f"{column!r} is not {{\"inputs\": [...], \"outputs\": [...]}} of equal, "
+                         "non-zero length")
+    ins, outs, fn = spec["inputs"], spec["outputs"], spec.get("fn_name")
+    if fn:
+        if all(isinstance(o, list) and len(o) == 1 for o in outs):
+            outs = [o[0] for o in outs]
+        return [{"fn_name": fn, "args": a if isinstance(a, list) else [a], "expected": o}
+                for a, o in zip(ins, outs)]
+    text = lambda v: "\n".join(map(str, v)) if isinstance(v, list) else str(v)
+    return [{"input": text(a), "output": text(o)} for a, o in zip(ins, outs)]
+
+
+def _lcb_tests(cases: list, column: str, func_name: str | None) -> list[dict]:
+    """LiveCodeBench's test cases: "stdin" ones as stdin/stdout tests, "functional" ones (one
+    JSON argument a line) as calls of the function its `metadata` names."""
+    if not (isinstance(cases, list) and all(
+            isinstance(c, dict) and isinstance(c.get("input"), str)
+            and isinstance(c.get("output"), str) for c in cases)):
+        raise ValueError(f"{column!r} is not a list of {{\"input\": text, \"output\": text, "
+                         "\"testtype\": ...}")
+    tests = []
+    for c in cases:
+        if c.get("testtype") == "functional":
+            if not func_name:
+                raise ValueError(f"{column!r} has functional tests, but 'metadata' names no "
+                                 "func_name to call")
+            tests.append({"fn_name": func_name, "expected": json.loads(c["output"]),
+                          "args": [json.loads(x) for x in c["input"].splitlines() if x.strip()]})
+        else:
+            tests.append({"input": c["input"], "output": c["output"]})
+    return tests
+
+
+def code_prompt(prompt, row: dict):
+    """A code row's problem as the model needs it: MBPP's test asserts appended, the only place
+    the function's name is given (as the MBPP paper's prompt does); APPS', TACO's and
+    LiveCodeBench's `starter_code` (the class or function to fill in) appended in a code block."""
+    if not isinstance(prompt, str):
+        return prompt
+    if isinstance(row.get("test_list"), list) and "entry_point" not in row:
+        prompt += "\nYour code should pass these tests:\n" + "\n".join(map(str, row["test_list"]))
+    starter = row.get("starter_code")
+    if isinstance(starter, str) and starter.strip():
+        prompt += f"\n\nUse this starter code:\n```python\n{starter.rstrip()}\n```"
+    return prompt
+
+
+TEST_KINDS = ("assert", "fn_name", "input")     # sandbox.run_tests' three kinds of test
+
+
+def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
+    """A code row's tests in the sandbox's form (`sandbox.run_tests`), read from the schemas that
+    code datasets ship; None for a row with none. A malformed value is a ValueError naming it.
+
+    * `tests_field` ("tests"): sandbox tests already ([{"assert": ...}, {"input", "output"}, ...]).
+    * HumanEval: `test` (a `check(candidate)` function) and `entry_point`.
+    * MBPP: `test_list` (assert statements), after `test_setup_code` or `test_imports`.
+    * APPS, TACO: `input_output`, JSON text {"inputs", "outputs", "fn_name"?} (`_io_tests`).
+    * CodeContests: `public_tests` and `private_tests`, {"input": [...], "output": [...]}.
+    * LiveCodeBench: `public_test_cases` and `private_test_cases` (`_lcb_tests`; the private
+      ones are compressed: `_pickled_text`).
+
+    >>> code_tests({"test_list": ["assert f(1) == 2"], "test_setup_code": "import math"})
+    [{'assert': 'import math\\nassert f(1) == 2'}]
+    >>> code_tests({"input_output": '{"inputs": ["3\\\\n"], "outputs": ["6\\\\n"]}'})
+    [{'input': '3\\n', 'output': '6\\n'}]
+    """
+    if tests_field in row:
+        tests = row[tests_field]
+        if not (isinstance(tests, list) and tests and all(
+                isinstance(t, dict) and any(k in t for k in TEST_KINDS) for t in tests)):
+            raise ValueError(f"{tests_field!r} is {json.dumps(tests, default=str)[:60]}, not a "
+                             "list of tests [{\"assert\": ...}, {\"input\": ..., \"output\": "
+                             "...}, {\"fn_name\": ..., \"args\": [...], \"expected\": ...}]")
+        return tests
+    if isinstance(row.get("test"), str) and isinstance(row.get("entry_point"), str):
+        return [{"assert": f"{row['test']}\ncheck({row['entry_point']})"}]
+    if isinstance(row.get("test_list"), list) and row["test_list"]:
+        setup = row.get("test_setup_code") or "\n".join(row.get("test_imports") or [])
+        return [{"assert": f"{setup}\n{t}" if setup else str(t)} for t in row["test_list"]]
+    if row.get("input_output"):
+        return _io_tests(row["input_output"], "input_output")
+    if isinstance(row.get("public_tests"), dict):
+        pairs = [(i, o) for k in ("public_tests", "private_tests")
+                 if isinstance(row.get(k), dict)
+                 for i, o in zip(row[k].get("input") or [], row[k].get("output") or [])]
+        if not pairs:
+            raise ValueError("'public_tests' and 'private_tests' hold no input and output")
+        return [{"input": i, "output": o} for i, o in pairs]
+    if row.get("public_test_cases"):
+        public = _json_text(row["public_test_cases"], "public_test_cases")
+        private = row.get("private_test_cases") or []
+        if isinstance(private, str) and not private.lstrip().startswith("["):
+            private = _pickled_text(private)
+            if private is None:
+                raise ValueError("'private_test_cases' is not LiveCodeBench's form (base64 of "
+                                 "zlib of a pickled JSON string); drop the column to grade on "
+                                 "the public tests only")
+        private = _json_text(private, "private_test_cases")
+        meta = _json_text(row.get("metadata") or "{}", "metadata")
+        fn = meta.get("func_name") if isinstance(meta, dict) else None
+        return (_lcb_tests(public, "public_test_cases", fn)
+                + _lcb_tests(private, "private_test_cases", fn))
+    return None
+
+
 _LETTERED = re.compile(r"\s*\(?([A-Z])\s*[).:]\s*(.*)", re.DOTALL)
 
 
@@ -1193,7 +1342,10 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     with `prompt_field` / `answer_field`; the answer is reduced by `gold_answer` (GSM8K-style
     '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task);
     a multiple-choice row (MMLU's, ARC's, CommonsenseQA's or AQuA-RAT's options: `row_choices`)
-    gets them listed in its prompt, graded on the letter (`multiple_choice`).
+    gets them listed in its prompt, graded on the letter (`multiple_choice`). A code row's tests
+    (`tests_field`, or the schema of HumanEval, MBPP, APPS, TACO, CodeContests or LiveCodeBench:
+    `code_tests`) make it a code task, graded by running them, with what the problem statement
+    lacks added to its prompt (`code_prompt`).
     """
     if source == "math":
         return math_tasks(n or 64, split, seed)
@@ -1229,9 +1381,14 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             raise DataError(f"{where}: row {i}'s {prompt_field!r} {e}") from None
         task = {"id": str(row.get("id", f"{path.stem if path.exists() else source}-{i}")),
                 "prompt": prompt}
-        if answer_field is not None and tests_field in row:
-            task["tests"] = row[tests_field]
-        elif answer_field is not None:
+        if answer_field is not None and (tests_field in row or answer_field not in row):
+            try:
+                tests = code_tests(row, tests_field)
+            except ValueError as e:
+                raise DataError(f"{where}: row {i}'s {e}. Fix its tests, or drop the row") from None
+            if tests:
+                task.update(tests=tests, prompt=code_prompt(prompt, row))
+        if answer_field is not None and "tests" not in task:
             if answer_field not in row:
                 raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "
                                 f"{sorted(row)}). Map the answer column with --answer-field "
@@ -1272,6 +1429,26 @@ def set_prompt_style(style: str) -> str:
     return before
 
 
+def code_instruction(task: dict) -> str:
+    """A code task's user turn: a prompt that is Python code (HumanEval's function stub) in a code
+    block to complete; a problem in words asks for a program that reads standard input where the
+    tests are stdin/stdout ones (APPS, CodeContests), else for the code (MBPP's functions).
+
+    >>> code_instruction({"prompt": "Print 2n.", "tests": [{"input": "3", "output": "6"}]})[:38]
+    'Print 2n.\\n\\nSolve the problem in Python'
+    """
+    prompt = task["prompt"]
+    try:
+        stub = any(isinstance(node, (ast.FunctionDef, ast.ClassDef))
+                   for node in ast.parse(prompt).body)
+    except (SyntaxError, ValueError):
+        stub = False
+    if stub:
+        return f"{CODE_INSTRUCTION}\n\n```python\n{prompt}```"
+    stdio = any("input" in t and "assert" not in t and "fn_name" not in t for t in task["tests"])
+    return f"{prompt}\n\n{PROGRAM_INSTRUCTION if stdio else FUNCTION_INSTRUCTION}"
+
+
 def build_messages(task: dict, system: str | None = None, think: bool | None = None,
                    style: str | None = None) -> list[dict]:
     """Chat messages for a task. `think` True/False appends Qwen3's /think or /no_think switch.
@@ -1299,7 +1476,7 @@ def build_messages(task: dict, system: str | None = None, think: bool | None = N
             messages[-1]["content"] += " /think" if think else " /no_think"
         return ([{"role": "system", "content": system}] if system else []) + messages
     if "tests" in task and "answer" not in task:
-        content = f"{CODE_INSTRUCTION}\n\n```python\n{task['prompt']}```"
+        content = code_instruction(task)
     elif "constraints" in task and "answer" not in task:
         content = task["prompt"]
     else:

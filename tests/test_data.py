@@ -366,6 +366,104 @@ def test_a_multiple_choice_answer_that_names_no_option_is_named(tmp_path):
         data.load_tasks(str(path), prompt_field="question")
 
 
+def _lcb_private(cases: list) -> str:
+    """LiveCodeBench's private tests as it ships them: base64 of zlib of a pickled JSON string."""
+    import base64
+    import pickle
+    import zlib
+
+    return base64.b64encode(zlib.compress(pickle.dumps(json.dumps(cases)))).decode()
+
+
+DOUBLE = "print(int(input()) * 2)"
+CODE_ROWS = [   # (name, prompt column, row as the dataset ships it, right code, wrong code)
+    ("humaneval", "prompt", {"task_id": "HumanEval/53",
+                             "prompt": "def add(x, y):\n    \"\"\"x + y\"\"\"\n",
+                             "canonical_solution": "    return x + y\n", "entry_point": "add",
+                             "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n"},
+     "def add(x, y):\n    return x + y", "def add(x, y):\n    return x - y"),
+    ("mbpp", "text", {"task_id": 2, "text": "Write a function to add two numbers.",
+                      "code": "def add(a, b):\n    return a + b", "test_setup_code": "",
+                      "test_list": ["assert add(2, 3) == 5", "assert add(0, 1) == 1"],
+                      "challenge_test_list": []},
+     "def add(a, b):\n    return a + b", "def add(a, b):\n    return 5"),
+    ("apps", "question", {"problem_id": 0, "question": "Read n, print 2n.", "starter_code": "",
+                          "solutions": json.dumps([DOUBLE]), "difficulty": "interview",
+                          "input_output": json.dumps({"inputs": ["3\n", "5\n"],
+                                                      "outputs": ["6\n", "10\n"]})},
+     DOUBLE, "print(6)"),
+    ("apps-call", "question", {"problem_id": 1, "question": "Return x + 1.",
+                               "starter_code": "class Solution:\n    def inc(self, x):\n        ",
+                               "input_output": json.dumps({"fn_name": "inc", "inputs": [[1], [5]],
+                                                           "outputs": [[2], [6]]})},
+     "class Solution:\n    def inc(self, x):\n        return x + 1",
+     "class Solution:\n    def inc(self, x):\n        return 2"),
+    ("code_contests", "description", {"name": "1_A", "description": "Read n, print 2n.",
+                                      "public_tests": {"input": ["3\n"], "output": ["6\n"]},
+                                      "private_tests": {"input": ["5\n"], "output": ["10\n"]},
+                                      "generated_tests": {"input": [], "output": []}},
+     DOUBLE, "print(6)"),
+    ("livecodebench", "question_content", {
+        "question_title": "Double", "question_content": "Read n, print 2n.", "starter_code": "",
+        "public_test_cases": json.dumps([{"input": "3\n", "output": "6\n", "testtype": "stdin"}]),
+        "private_test_cases": _lcb_private([{"input": "5\n", "output": "10\n",
+                                             "testtype": "stdin"}]), "metadata": "{}"},
+     DOUBLE, "print(6)"),
+    ("livecodebench-call", "question_content", {
+        "question_content": "Add a and b.", "private_test_cases": "", "metadata": json.dumps(
+            {"func_name": "add"}), "starter_code": "class Solution:\n    def add(self, a, b):\n",
+        "public_test_cases": json.dumps([{"input": "2\n3", "output": "5",
+                                          "testtype": "functional"}])},
+     "class Solution:\n    def add(self, a, b):\n        return a + b",
+     "class Solution:\n    def add(self, a, b):\n        return 6"),
+]
+
+
+def test_code_dataset_schemas_load_their_tests_and_grade_a_right_program(tmp_path):
+    # HumanEval's test/entry_point, MBPP's test_list, APPS' and TACO's input_output JSON,
+    # CodeContests' public/private tests and LiveCodeBench's test cases were each "row 0 has no
+    # field 'answer'": no code dataset loaded from a file unless its tests were rewritten first
+    from rewards import code_rewards
+
+    tasks = []
+    for name, field, row, _, _ in CODE_ROWS:
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(json.dumps(row) + "\n")
+        tasks += data.load_tasks(str(path), prompt_field=field)
+    fence = "<think>\nok\n</think>\n```python\n{}\n```".format
+    right = code_rewards([fence(r[3]) for r in CODE_ROWS], tasks, all_or_nothing=True)
+    wrong = code_rewards([fence(r[4]) for r in CODE_ROWS], tasks, all_or_nothing=True)
+    assert right == [1.0] * len(CODE_ROWS) and wrong == [0.0] * len(CODE_ROWS)
+    by_name = dict(zip([r[0] for r in CODE_ROWS], tasks))
+    assert len(by_name["code_contests"]["tests"]) == len(by_name["livecodebench"]["tests"]) == 2
+    # the model is told what it must write: MBPP's function name is only in its tests
+    user = {n: data.build_messages(t)[-1]["content"] for n, t in by_name.items()}
+    assert user["humaneval"].startswith(data.CODE_INSTRUCTION) and "```python\ndef add" in \
+        user["humaneval"]
+    assert "assert add(2, 3) == 5" in user["mbpp"] and data.FUNCTION_INSTRUCTION in user["mbpp"]
+    assert "class Solution:\n    def inc(self, x):\n```" in user["apps-call"]
+    assert all(data.PROGRAM_INSTRUCTION in user[n] for n in ("apps", "code_contests",
+                                                            "livecodebench"))
+
+
+@pytest.mark.parametrize("row,needle", [
+    ({"input_output": "{not json"}, "row 0's 'input_output' is not valid JSON"),
+    ({"input_output": '{"inputs": ["1"], "outputs": []}'},
+     "'input_output' is not {\"inputs\": [...], \"outputs\": [...]} of equal, non-zero length"),
+    ({"public_test_cases": '[{"input": "1"}]'}, "'public_test_cases' is not a list of"),
+    ({"public_test_cases": "[]", "private_test_cases": "bm90IHpsaWI="},
+     "'private_test_cases' is not LiveCodeBench's form"),
+    ({"public_test_cases": '[{"input": "1", "output": "2", "testtype": "functional"}]'},
+     "'public_test_cases' has functional tests, but 'metadata' names no func_name"),
+    ({"tests": [{"stdin": "1"}]}, "'tests' is [{\"stdin\": \"1\"}], not a list of tests"),
+])
+def test_malformed_code_tests_are_named(tmp_path, row, needle):
+    path = tmp_path / "code.jsonl"
+    path.write_text(json.dumps({"prompt": "Solve.", **row}) + "\n")
+    with pytest.raises(data.DataError, match=re.escape(needle) + ".*or drop the row"):
+        data.load_tasks(str(path))
+
+
 def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path):
     path = tmp_path / "math.jsonl"
     path.write_text(json.dumps({"problem": "Solve.", "solution": "So \\boxed{(1, 2)}."}) + "\n")
