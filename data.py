@@ -1202,6 +1202,34 @@ def code_prompt(prompt, row: dict):
     return prompt
 
 
+def ground_truth(row: dict):
+    """The answer of a row in verl's schema (Skywork-OR1-RL-Data, DAPO-Math, DeepScaleR's verl
+    copy): `reward_model` {"ground_truth": ..., "style": "rule"}, None if the row is in another.
+    Skywork-OR1 writes it as JSON text: a list of acceptable answers (its checker takes any; the
+    first is the gold here), or a code problem's tests (a dict: `code_tests`).
+
+    >>> ground_truth({"reward_model": {"ground_truth": '["12", "12.0"]', "style": "rule"}})
+    '12'
+    >>> ground_truth({"reward_model": {"ground_truth": "[1, 2)", "style": "rule"}})
+    '[1, 2)'
+    """
+    model = row.get("reward_model")
+    if not (isinstance(model, dict) and "ground_truth" in model):
+        return None
+    value = model["ground_truth"]
+    if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
+        try:
+            decoded = json.loads(value)
+        except json.JSONDecodeError:        # an interval '[1, 2)', a set '{1, 2}': the answer
+            return value
+        if isinstance(decoded, dict) or (isinstance(decoded, list) and decoded
+                                         and all(isinstance(x, str) for x in decoded)):
+            value = decoded
+    if isinstance(value, list) and value and all(isinstance(x, str) for x in value):
+        return value[0]
+    return value
+
+
 TEST_KINDS = ("assert", "fn_name", "input")     # sandbox.run_tests' three kinds of test
 
 
@@ -1216,6 +1244,8 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
     * CodeContests: `public_tests` and `private_tests`, {"input": [...], "output": [...]}.
     * LiveCodeBench: `public_test_cases` and `private_test_cases` (`_lcb_tests`; the private
       ones are compressed: `_pickled_text`).
+    * Skywork-OR1 (verl's schema): `reward_model.ground_truth` (`ground_truth`), APPS' form or
+      {"assert_case": [...]}.
 
     >>> code_tests({"test_list": ["assert f(1) == 2"], "test_setup_code": "import math"})
     [{'assert': 'import math\\nassert f(1) == 2'}]
@@ -1244,6 +1274,15 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
         if not pairs:
             raise ValueError("'public_tests' and 'private_tests' hold no input and output")
         return [{"input": i, "output": o} for i, o in pairs]
+    truth = ground_truth(row)
+    if isinstance(truth, dict):
+        if truth.get("assert_case"):
+            return [{"assert": str(a)} for a in truth["assert_case"]]
+        if "inputs" in truth:
+            return _io_tests(truth, "reward_model.ground_truth")
+        raise ValueError(f"'reward_model.ground_truth' holds tests of a form not read here (keys "
+                         f"{sorted(truth)[:5]}); give them as 'tests' [{{\"input\": ..., "
+                         "\"output\": ...}]")
     if row.get("public_test_cases"):
         public = _json_text(row["public_test_cases"], "public_test_cases")
         private = row.get("private_test_cases") or []
@@ -1345,7 +1384,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     gets them listed in its prompt, graded on the letter (`multiple_choice`). A code row's tests
     (`tests_field`, or the schema of HumanEval, MBPP, APPS, TACO, CodeContests or LiveCodeBench:
     `code_tests`) make it a code task, graded by running them, with what the problem statement
-    lacks added to its prompt (`code_prompt`).
+    lacks added to its prompt (`code_prompt`). A row in verl's schema (Skywork-OR1's RL data) is
+    graded on its `reward_model.ground_truth` (`ground_truth`).
     """
     if source == "math":
         return math_tasks(n or 64, split, seed)
@@ -1389,23 +1429,26 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             if tests:
                 task.update(tests=tests, prompt=code_prompt(prompt, row))
         if answer_field is not None and "tests" not in task:
-            if answer_field not in row:
+            answer = row[answer_field] if answer_field in row else ground_truth(row)
+            if isinstance(answer, dict) and "ground_truth" in answer:  # --answer_field reward_model
+                answer = ground_truth({"reward_model": answer})
+            if answer is None and answer_field not in row:
                 raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "
                                 f"{sorted(row)}). Map the answer column with --answer-field "
                                 f"{_likely_column(row, answer_field, ANSWER_COLUMNS)}, or drop "
                                 "the row.")
+            column = answer_field if answer_field in row else "reward_model.ground_truth"
             try:
-                task["answer"] = gold_answer(row[answer_field])
+                task["answer"] = gold_answer(answer)
             except ValueError as e:
-                raise DataError(f"{where}: row {i}'s {answer_field!r} {e}. Give each row its "
+                raise DataError(f"{where}: row {i}'s {column!r} {e}. Give each row its "
                                 "answer as a string or a number, or drop the row") from None
             mc = row_choices(row) if isinstance(task["prompt"], str) else None
             if mc:
                 try:
-                    task.update(multiple_choice(task["prompt"], mc[0], row[answer_field],
-                                                labels=mc[1]))
+                    task.update(multiple_choice(task["prompt"], mc[0], answer, labels=mc[1]))
                 except ValueError as e:
-                    raise DataError(f"{where}: row {i}'s {answer_field!r} {e}; map the column "
+                    raise DataError(f"{where}: row {i}'s {column!r} {e}; map the column "
                                     "that names the right option with --answer-field NAME, or "
                                     "drop the row") from None
         for k, v in row.items():

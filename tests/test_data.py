@@ -464,6 +464,48 @@ def test_malformed_code_tests_are_named(tmp_path, row, needle):
         data.load_tasks(str(path))
 
 
+def verl_row(truth, ability="math") -> dict:
+    """A row in verl's schema, as Skywork-OR1-RL-Data and DAPO-Math ship them."""
+    return {"data_source": "x", "ability": ability, "extra_info": {"index": 0},
+            "prompt": [{"content": "Solve. Put the answer within \\boxed{}.", "role": "user"}],
+            "reward_model": {"ground_truth": truth, "style": "rule"}}
+
+
+@pytest.mark.parametrize("truth,gold,right,wrong", [
+    ('["\\\\frac{1}{2}"]', "\\frac{1}{2}", "\\boxed{0.5}", "\\boxed{2}"),    # Skywork-OR1: JSON
+    ('["12", "12.0"]', "12", "\\boxed{12}", "\\boxed{13}"),                 # acceptable answers
+    ("34", "34", "\\boxed{34}", "\\boxed{3}"),                              # DAPO-Math, verl
+    ("[1, 2)", "[1, 2)", "\\boxed{[1, 2)}", "\\boxed{[1, 2]}"),            # an interval stays
+])
+def test_verl_rows_are_graded_on_their_ground_truth(tmp_path, truth, gold, right, wrong):
+    # verl's reward_model {"ground_truth": ...} was "no field 'answer'", and --answer_field
+    # reward_model "is {...}, a dict": Skywork-OR1's own RL data could not be loaded
+    from rewards import task_solved
+
+    path = tmp_path / "verl.jsonl"
+    path.write_text(json.dumps(verl_row(truth)) + "\n")
+    for kw in ({}, {"answer_field": "reward_model"}):
+        task = data.load_tasks(str(path), **kw)[0]
+        assert task["answer"] == gold and task["prompt"][0]["role"] == "user"
+        assert task_solved(right, task) and not task_solved(wrong, task)
+
+
+def test_skywork_code_rows_are_graded_on_their_tests(tmp_path):
+    from rewards import code_rewards
+
+    io = json.dumps({"inputs": ["3\n"], "outputs": ["6\n"]})
+    path = tmp_path / "skywork.jsonl"
+    path.write_text(json.dumps(verl_row(io, "code")) + "\n"
+                    + json.dumps(verl_row({"assert_case": ["assert f(2) == 4"]}, "code")) + "\n")
+    tasks = data.load_tasks(str(path))
+    assert tasks[0]["tests"] == [{"input": "3\n", "output": "6\n"}] and "answer" not in tasks[0]
+    fence = "<think>\nok\n</think>\n```python\n{}\n```".format
+    assert code_rewards([fence(DOUBLE), fence("def f(x):\n    return 2 * x")], tasks) == [1, 1]
+    path.write_text(json.dumps(verl_row({"import_prefix": "", "test_code": ""}, "code")) + "\n")
+    with pytest.raises(data.DataError, match="'reward_model.ground_truth' holds tests of a form"):
+        data.load_tasks(str(path))
+
+
 def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path):
     path = tmp_path / "math.jsonl"
     path.write_text(json.dumps({"problem": "Solve.", "solution": "So \\boxed{(1, 2)}."}) + "\n")
