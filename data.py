@@ -1367,6 +1367,9 @@ def multiple_choice(question: str, choices: list, answer, labels: list | None = 
     return {"prompt": f"{question}\n\n{options}", "answer": letters[index]}
 
 
+GRADED_FIELDS = ("answer", "tests", "constraints")    # what rewards.task_solved checks
+
+
 def is_file_task(source: str) -> bool:
     """Whether --task names a local file (one split: no test split of its own), not a HF id."""
     return Path(source).exists() or Path(source).suffix.lower() in FILE_TYPES
@@ -1377,7 +1380,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                tests_field: str = "tests", hf_config: str | None = None) -> list[dict]:
     """Tasks from "math", "humaneval", a local file, or a HF dataset id (needs the network).
 
-    `answer_field=None` loads prompts only (for tasks without answers). Column names are mapped
+    `answer_field=None` loads prompts only (for tasks without answers: a row's own answer, tests
+    or constraints column is left out, as nothing is to be graded). Column names are mapped
     with `prompt_field` / `answer_field`; the answer is reduced by `gold_answer` (GSM8K-style
     '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task);
     a multiple-choice row (MMLU's, ARC's, CommonsenseQA's or AQuA-RAT's options: `row_choices`)
@@ -1385,7 +1389,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     (`tests_field`, or the schema of HumanEval, MBPP, APPS, TACO, CodeContests or LiveCodeBench:
     `code_tests`) make it a code task, graded by running them, with what the problem statement
     lacks added to its prompt (`code_prompt`). A row in verl's schema (Skywork-OR1's RL data) is
-    graded on its `reward_model.ground_truth` (`ground_truth`).
+    graded on its `reward_model.ground_truth` (`ground_truth`); one with `constraints` and no
+    answer is an instruction-following task (`instruction_tasks`' form).
     """
     if source == "math":
         return math_tasks(n or 64, split, seed)
@@ -1428,7 +1433,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 raise DataError(f"{where}: row {i}'s {e}. Fix its tests, or drop the row") from None
             if tests:
                 task.update(tests=tests, prompt=code_prompt(prompt, row))
-        if answer_field is not None and "tests" not in task:
+        rules = answer_field not in row and isinstance(row.get("constraints"), list)
+        if answer_field is not None and "tests" not in task and not rules:  # rules: kept below
             answer = row[answer_field] if answer_field in row else ground_truth(row)
             if isinstance(answer, dict) and "ground_truth" in answer:  # --answer_field reward_model
                 answer = ground_truth({"reward_model": answer})
@@ -1451,8 +1457,10 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                     raise DataError(f"{where}: row {i}'s {column!r} {e}; map the column "
                                     "that names the right option with --answer-field NAME, or "
                                     "drop the row") from None
+        graded = GRADED_FIELDS if answer_field is None else ()
         for k, v in row.items():
-            task.setdefault(k, v)
+            if k not in graded:           # prompts only: an answer column would still be graded
+                task.setdefault(k, v)
         tasks.append(task)
     return tasks[:n] if n else tasks
 

@@ -506,6 +506,26 @@ def test_skywork_code_rows_are_graded_on_their_tests(tmp_path):
         data.load_tasks(str(path))
 
 
+def test_prompts_only_leaves_out_what_would_be_graded(tmp_path):
+    # --answer_field none copied a row's raw answer and tests columns into the task, so the
+    # "prompts only" run graded them anyway (GSM8K's "... #### 72" as the gold); constraints rows
+    # needed --answer_field none to load at all
+    from rewards import gradable
+
+    instruction = data.instruction_tasks(1)[0]
+    rows = [{"question": "Natalia sold 48 + 24 clips. How many?", "answer": "48+24=72\n#### 72"},
+            {"question": "Double n.", "tests": [{"input": "3\n", "output": "6\n"}]},
+            {"question": instruction["prompt"], "constraints": instruction["constraints"]}]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    graded = data.load_tasks(str(path), prompt_field="question")
+    assert [gradable(t) for t in graded] == [True, True, True]
+    assert graded[2]["constraints"] == instruction["constraints"] and "answer" not in graded[2]
+    plain = data.load_tasks(str(path), prompt_field="question", answer_field=None)
+    assert [gradable(t) for t in plain] == [False, False, False]
+    assert [t["prompt"] for t in plain] == [r["question"] for r in rows]
+
+
 def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path):
     path = tmp_path / "math.jsonl"
     path.write_text(json.dumps({"problem": "Solve.", "solution": "So \\boxed{(1, 2)}."}) + "\n")
