@@ -1334,11 +1334,11 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
 
 def multiple_choice(question: str, choices: list, answer, labels: list | None = None) -> dict:
     """A multiple-choice question (its `choices`, and the right one as an index, a label or the
-    option's own text) as a prompt that lists the options (A) ... and the letter as the answer:
-    the model could not see the options and was graded on the index ('1' for B). `labels` are the
-    dataset's own names of the options (ARC's '1', '2', ...), A, B, ... if None. An answer that
-    names no option is a ValueError; 1 option or more
-    than 26 are no multiple choice ({}).
+    option's own text; an index as text, as a CSV holds it, where no option reads the same) as a
+    prompt that lists the options (A) ... and the letter as the answer: the model could not see
+    the options and was graded on the index ('1' for B). `labels` are the dataset's own names of
+    the options (ARC's '1', '2', ...), A, B, ... if None. An answer that names no option, or
+    two, is a ValueError; 1 option or more than 26 are no multiple choice ({}).
 
     >>> multiple_choice("2 + 2?", ["3", "4"], 1)
     {'prompt': '2 + 2?\\n\\n(A) 3\\n(B) 4', 'answer': 'B'}
@@ -1356,8 +1356,13 @@ def multiple_choice(question: str, choices: list, answer, labels: list | None = 
         index = answer
     elif key in letters:
         index = letters.index(key)
-    elif key in texts:
-        index = texts.index(key)
+    elif key in texts or key.isdigit() and int(key) < len(choices):   # a CSV's index is text
+        meant = {texts.index(key)} if key in texts else set()
+        meant |= {int(key)} if key.isdigit() and int(key) < len(choices) else set()
+        if len(meant) > 1:
+            raise ValueError(f"{key!r} is ambiguous: an option reads {key!r}, and index {key} is "
+                             f"option ({letters[int(key)]}); give the right option as its letter")
+        index = meant.pop()
     else:
         names = f"a label {', '.join(labels)}" if labels else f"a letter A-{letters[-1]}"
         raise ValueError(f"{json.dumps(answer, default=str)[:40]} is none of the "
@@ -1365,6 +1370,30 @@ def multiple_choice(question: str, choices: list, answer, labels: list | None = 
                          "or an option's text)")
     options = "\n".join(f"({x}) {c}" for x, c in zip(letters, texts))
     return {"prompt": f"{question}\n\n{options}", "answer": letters[index]}
+
+
+LIST_COLUMNS = ("choices", "options", "test_list", "public_tests", "private_tests")
+
+
+def decoded_lists(row: dict) -> dict:
+    """The row with its options and tests columns (`LIST_COLUMNS`) decoded where a CSV holds them
+    as JSON text; one in Python's or numpy's print form (pandas' `to_csv` of a list: "['0' '4']")
+    is a ValueError naming it: read as text, the model saw no options and was graded on an index.
+
+    >>> decoded_lists({"choices": '["3", "4"]', "answer": "1"})["choices"]
+    ['3', '4']
+    """
+    out = dict(row)
+    for col in LIST_COLUMNS:
+        text = row.get(col)
+        if isinstance(text, str) and text.lstrip()[:1] in ("[", "{"):
+            try:
+                out[col] = json.loads(text)
+            except json.JSONDecodeError:
+                raise ValueError(f"{col!r} is {text[:40]!r}..., a list printed as text (a CSV "
+                                 "export?), not JSON; save the dataset as .jsonl or .parquet "
+                                 "(datasets' to_json / to_parquet)") from None
+    return out
 
 
 GRADED_FIELDS = ("answer", "tests", "constraints")    # what rewards.task_solved checks
@@ -1416,6 +1445,10 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         where = f"{source}[{split}]"
     tasks = []
     for i, row in enumerate(rows):
+        try:
+            row = decoded_lists(row)
+        except ValueError as e:
+            raise DataError(f"{where}: row {i}'s {e}") from None
         if prompt_field not in row:
             raise DataError(f"{where}: row {i} has no field {prompt_field!r} (fields: "
                             f"{sorted(row)}). Map the prompt column with --prompt-field "

@@ -526,6 +526,22 @@ def test_prompts_only_leaves_out_what_would_be_graded(tmp_path):
     assert [t["prompt"] for t in plain] == [r["question"] for r in rows]
 
 
+def test_list_columns_of_a_csv_are_read_as_json_or_named(tmp_path):
+    # pandas' to_csv prints a list column as "['3' '4']": the row loaded with no options shown and
+    # the index '1' as its gold
+    path = tmp_path / "mmlu.csv"
+    path.write_text('question,choices,answer\n2 + 2?,"[""3"", ""4""]",1\n')
+    task = data.load_tasks(str(path), prompt_field="question")[0]
+    assert task["prompt"] == "2 + 2?\n\n(A) 3\n(B) 4" and task["answer"] == "B"
+    path.write_text("question,choices,answer\n2 + 2?,['3' '4'],1\n")
+    with pytest.raises(data.DataError, match=r"row 0's 'choices' is \"\['3' '4'\]\".*, a list "
+                                             r"printed as text .*save the dataset as \.jsonl"):
+        data.load_tasks(str(path), prompt_field="question")
+    path.write_text('question,choices,answer\n1 + 0?,"[""1"", ""2""]",1\n')   # option or index?
+    with pytest.raises(data.DataError, match="'1' is ambiguous: an option reads '1', and index 1"):
+        data.load_tasks(str(path), prompt_field="question")
+
+
 def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path):
     path = tmp_path / "math.jsonl"
     path.write_text(json.dumps({"problem": "Solve.", "solution": "So \\boxed{(1, 2)}."}) + "\n")
