@@ -220,9 +220,9 @@ def evaluate(cfg: Config) -> Path:
         torch.set_num_threads(cfg.threads)
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
+    tasks = load_eval_tasks(cfg)         # a bad --task file is named before the model loads
     model, tok = models.load_policy(cfg.model)
     data.set_prompt_style(cfg.prompt_style)
-    tasks = load_eval_tasks(cfg)
     if not any(map(rewards.gradable, tasks)):
         print(f"[evaluate] note: no problem of {cfg.task} has an answer, tests or constraints to "
               "grade (prompts only), so accuracy is not measured; the answers go to "
