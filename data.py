@@ -1154,9 +1154,9 @@ def _io_tests(spec, column: str) -> list[dict]:
     spec = _json_text(spec, column)
     if not (isinstance(spec, dict) and isinstance(spec.get("inputs"), list)
             and isinstance(spec.get("outputs"), list)
-            and len(spec["inputs"]) == len(spec["outputs"]) > 0):
-        raise ValueError(f"{column!r} is not {{\"inputs\": [...], \"outputs\": [...]}} of equal, "
-                         "non-zero length")
+            and len(spec["inputs"]) == len(spec["outputs"])):
+        raise ValueError(f"{column!r} is not {{\"inputs\": [...], \"outputs\": [...]}} of equal "
+                         "length")
     ins, outs, fn = spec["inputs"], spec["outputs"], spec.get("fn_name")
     if fn:
         if all(isinstance(o, list) and len(o) == 1 for o in outs):
@@ -1252,39 +1252,50 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
     >>> code_tests({"input_output": '{"inputs": ["3\\\\n"], "outputs": ["6\\\\n"]}'})
     [{'input': '3\\n', 'output': '6\\n'}]
     """
+    found = _schema_tests(row, tests_field)
+    if found is None:
+        return None
+    column, tests = found
+    if not tests:                      # APPS has problems with an empty input_output
+        raise ValueError(f"{column!r} holds no tests, so nothing can grade the row")
+    return tests
+
+
+def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
+    """(the column the tests were read from, the tests) in `code_tests`' schemas; None if none."""
     if tests_field in row:
         tests = row[tests_field]
-        if not (isinstance(tests, list) and tests and all(
+        if not (isinstance(tests, list) and all(
                 isinstance(t, dict) and any(k in t for k in TEST_KINDS) for t in tests)):
             raise ValueError(f"{tests_field!r} is {json.dumps(tests, default=str)[:60]}, not a "
                              "list of tests [{\"assert\": ...}, {\"input\": ..., \"output\": "
                              "...}, {\"fn_name\": ..., \"args\": [...], \"expected\": ...}]")
-        return tests
+        return tests_field, tests
     if isinstance(row.get("test"), str) and isinstance(row.get("entry_point"), str):
-        return [{"assert": f"{row['test']}\ncheck({row['entry_point']})"}]
-    if isinstance(row.get("test_list"), list) and row["test_list"]:
+        return "test", [{"assert": f"{row['test']}\ncheck({row['entry_point']})"}]
+    if isinstance(row.get("test_list"), list):
         setup = row.get("test_setup_code") or "\n".join(row.get("test_imports") or [])
-        return [{"assert": f"{setup}\n{t}" if setup else str(t)} for t in row["test_list"]]
-    if row.get("input_output"):
-        return _io_tests(row["input_output"], "input_output")
+        return "test_list", [{"assert": f"{setup}\n{t}" if setup else str(t)}
+                             for t in row["test_list"]]
+    if "input_output" in row:
+        spec = row["input_output"]
+        return "input_output", _io_tests(spec, "input_output") if spec else []
     if isinstance(row.get("public_tests"), dict):
-        pairs = [(i, o) for k in ("public_tests", "private_tests")
-                 if isinstance(row.get(k), dict)
-                 for i, o in zip(row[k].get("input") or [], row[k].get("output") or [])]
-        if not pairs:
-            raise ValueError("'public_tests' and 'private_tests' hold no input and output")
-        return [{"input": i, "output": o} for i, o in pairs]
+        return "public_tests", [{"input": i, "output": o} for k in ("public_tests", "private_tests")
+                                if isinstance(row.get(k), dict)
+                                for i, o in zip(row[k].get("input") or [],
+                                                row[k].get("output") or [])]
     truth = ground_truth(row)
     if isinstance(truth, dict):
-        if truth.get("assert_case"):
-            return [{"assert": str(a)} for a in truth["assert_case"]]
+        if "assert_case" in truth:
+            return "reward_model.ground_truth", [{"assert": str(a)} for a in truth["assert_case"]]
         if "inputs" in truth:
-            return _io_tests(truth, "reward_model.ground_truth")
+            return "reward_model.ground_truth", _io_tests(truth, "reward_model.ground_truth")
         raise ValueError(f"'reward_model.ground_truth' holds tests of a form not read here (keys "
                          f"{sorted(truth)[:5]}); give them as 'tests' [{{\"input\": ..., "
                          "\"output\": ...}]")
-    if row.get("public_test_cases"):
-        public = _json_text(row["public_test_cases"], "public_test_cases")
+    if "public_test_cases" in row:
+        public = _json_text(row["public_test_cases"] or "[]", "public_test_cases")
         private = row.get("private_test_cases") or []
         if isinstance(private, str) and not private.lstrip().startswith("["):
             private = _pickled_text(private)
@@ -1295,8 +1306,8 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
         private = _json_text(private, "private_test_cases")
         meta = _json_text(row.get("metadata") or "{}", "metadata")
         fn = meta.get("func_name") if isinstance(meta, dict) else None
-        return (_lcb_tests(public, "public_test_cases", fn)
-                + _lcb_tests(private, "private_test_cases", fn))
+        return "public_test_cases", (_lcb_tests(public, "public_test_cases", fn)
+                                     + _lcb_tests(private, "private_test_cases", fn))
     return None
 
 

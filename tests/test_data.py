@@ -449,7 +449,12 @@ def test_code_dataset_schemas_load_their_tests_and_grade_a_right_program(tmp_pat
 @pytest.mark.parametrize("row,needle", [
     ({"input_output": "{not json"}, "row 0's 'input_output' is not valid JSON"),
     ({"input_output": '{"inputs": ["1"], "outputs": []}'},
-     "'input_output' is not {\"inputs\": [...], \"outputs\": [...]} of equal, non-zero length"),
+     "'input_output' is not {\"inputs\": [...], \"outputs\": [...]} of equal length"),
+    # a row with no tests was "no field 'answer'. Map the answer column with --answer-field"
+    ({"input_output": ""}, "'input_output' holds no tests, so nothing can grade the row"),
+    ({"test_list": []}, "'test_list' holds no tests"),
+    ({"public_tests": {"input": [], "output": []}}, "'public_tests' holds no tests"),
+    ({"public_test_cases": "[]", "private_test_cases": ""}, "'public_test_cases' holds no tests"),
     ({"public_test_cases": '[{"input": "1"}]'}, "'public_test_cases' is not a list of"),
     ({"public_test_cases": "[]", "private_test_cases": "bm90IHpsaWI="},
      "'private_test_cases' is not LiveCodeBench's form"),
