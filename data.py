@@ -1104,7 +1104,8 @@ def check_prompt(value):
 
 
 PROMPT_COLUMNS = ("question", "problem", "prompt", "query", "input", "instruction", "text",
-                  "description", "question_content")      # MBPP, CodeContests, LiveCodeBench
+                  "description", "question_content",      # MBPP, CodeContests, LiveCodeBench
+                  "question_stem", "ctx")                 # OpenBookQA, HellaSwag
 ANSWER_COLUMNS = ("answer", "solution", "final_answer", "target", "output", "label",
                   "answerKey", "correct")                  # ARC and CommonsenseQA, AQuA-RAT
 
@@ -1322,6 +1323,7 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
     * ARC, CommonsenseQA, OpenBookQA: `choices` {"text": [...], "label": ["A", "B", ...]} (some
       ARC rows are labelled "1", "2", ...; `answerKey` names the label).
     * AQuA-RAT: `options` ["A)21", "B)21.5", ...] (`correct` a letter): the letters are cut off.
+    * MMLU-Pro: `options` ["...", ...] (`answer` a letter); HellaSwag: `endings` (`label` "3").
 
     >>> row_choices({"choices": {"text": ["ice", "water"], "label": ["1", "2"]}})
     (['ice', 'water'], ['1', '2'])
@@ -1335,11 +1337,13 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
         labels = choices.get("label")
         ok = isinstance(labels, list) and len(labels) == len(choices["text"])
         return choices["text"], [str(x) for x in labels] if ok else None
-    options = row.get("options")
-    if isinstance(options, list) and options and all(isinstance(o, str) for o in options):
-        found = [_LETTERED.fullmatch(o) for o in options]
-        if all(found) and [m[1] for m in found] == [chr(65 + j) for j in range(len(options))]:
-            return [m[2].strip() for m in found], None
+    for column in ("options", "endings"):
+        options = row.get(column)
+        if isinstance(options, list) and options:
+            found = [_LETTERED.fullmatch(o) if isinstance(o, str) else None for o in options]
+            if all(found) and [m[1] for m in found] == [chr(65 + j) for j in range(len(options))]:
+                return [m[2].strip() for m in found], None
+            return options, None
     return None
 
 
@@ -1383,7 +1387,7 @@ def multiple_choice(question: str, choices: list, answer, labels: list | None = 
     return {"prompt": f"{question}\n\n{options}", "answer": letters[index]}
 
 
-LIST_COLUMNS = ("choices", "options", "test_list", "public_tests", "private_tests")
+LIST_COLUMNS = ("choices", "options", "endings", "test_list", "public_tests", "private_tests")
 
 
 def decoded_lists(row: dict) -> dict:
@@ -1424,7 +1428,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     or constraints column is left out, as nothing is to be graded). Column names are mapped
     with `prompt_field` / `answer_field`; the answer is reduced by `gold_answer` (GSM8K-style
     '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task);
-    a multiple-choice row (MMLU's, ARC's, CommonsenseQA's or AQuA-RAT's options: `row_choices`)
+    a multiple-choice row (the options of MMLU, ARC, AQuA-RAT and others: `row_choices`)
     gets them listed in its prompt, graded on the letter (`multiple_choice`). A code row's tests
     (`tests_field`, or the schema of HumanEval, MBPP, APPS, TACO, CodeContests or LiveCodeBench:
     `code_tests`) make it a code task, graded by running them, with what the problem statement

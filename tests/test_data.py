@@ -335,21 +335,28 @@ MC_ROWS = [   # each dataset's own schema, as it ships
               "rationale": "Water flows. Answer: B", "correct": "B"}),
     ("mmlu-text", {"question": "Which is a liquid?", "choices": ["ice", "water", "steam"],
                    "answer": "water"}),
+    ("mmlu-pro", {"question_id": 70, "question": "Which is a liquid?", "answer": "B",
+                  "options": ["ice", "water", "steam"], "answer_index": 1, "cot_content": ""}),
+    ("hellaswag", {"ind": 4, "ctx": "Which is a liquid?", "endings": ["ice", "water", "steam"],
+                   "label": "1"}),
+    ("openbookqa", {"id": "7-980", "question_stem": "Which is a liquid?", "answerKey": "B",
+                    "choices": {"text": ["ice", "water", "steam"], "label": ["A", "B", "C"]}}),
 ]
 
 
 @pytest.mark.parametrize("name,row", MC_ROWS)
 def test_multiple_choice_schemas_show_their_options_and_are_graded_on_the_letter(
         tmp_path, name, row):
-    # ARC's and CommonsenseQA's {"text", "label"} choices and AQuA's "A)21" options were not
-    # shown: the model was asked to pick a letter it could not see; ARC's answerKey "2" was
-    # graded as "2" though the second option is B
+    # ARC's and CommonsenseQA's {"text", "label"} choices, AQuA's "A)21" and MMLU-Pro's options
+    # and HellaSwag's endings were not shown: the model was asked to pick a letter it could not
+    # see; ARC's answerKey "2" was graded as "2" though the second option is B
     from rewards import task_solved
 
     path = tmp_path / f"{name}.jsonl"
     path.write_text(json.dumps(row) + "\n")
-    field = next(k for k in ("answerKey", "correct", "answer") if k in row)
-    task = data.load_tasks(str(path), prompt_field="question", answer_field=field)[0]
+    field = next(k for k in ("answerKey", "correct", "answer", "label") if k in row)
+    prompt = next(k for k in ("question", "ctx", "question_stem") if k in row)
+    task = data.load_tasks(str(path), prompt_field=prompt, answer_field=field)[0]
     assert task["prompt"] == "Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam"
     assert task["answer"] == "B"
     assert task_solved("\\boxed{B}", task) and not task_solved("\\boxed{2}", task)
