@@ -1347,16 +1347,22 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
     return None
 
 
+# graded on the letter: a boxed option text ("\\boxed{4}" for "(B) 4") would earn nothing
+CHOICE_INSTRUCTION = "Answer with the letter of the right option."
+
+
 def multiple_choice(question: str, choices: list, answer, labels: list | None = None) -> dict:
     """A multiple-choice question (its `choices`, and the right one as an index, a label or the
     option's own text; an index as text, as a CSV holds it, where no option reads the same) as a
-    prompt that lists the options (A) ... and the letter as the answer: the model could not see
-    the options and was graded on the index ('1' for B). `labels` are the dataset's own names of
+    prompt that lists the options (A) ... and asks for a letter (`CHOICE_INSTRUCTION`), and the
+    letter as the answer: the model could not see the options and was graded on the index ('1'
+    for B). `labels` are the dataset's own names of
     the options (ARC's '1', '2', ...), A, B, ... if None. An answer that names no option, or
     two, is a ValueError; 1 option or more than 26 are no multiple choice ({}).
 
-    >>> multiple_choice("2 + 2?", ["3", "4"], 1)
-    {'prompt': '2 + 2?\\n\\n(A) 3\\n(B) 4', 'answer': 'B'}
+    >>> mc = multiple_choice("2 + 2?", ["3", "4"], 1)
+    >>> mc["prompt"].splitlines(), mc["answer"]
+    (['2 + 2?', '', '(A) 3', '(B) 4', '', 'Answer with the letter of the right option.'], 'B')
     >>> multiple_choice("Liquid?", ["ice", "water"], "2", labels=["1", "2"])["answer"]
     'B'
     """
@@ -1384,7 +1390,8 @@ def multiple_choice(question: str, choices: list, answer, labels: list | None = 
                          f"{len(choices)} options (an index 0-{len(choices) - 1}, {names}, "
                          "or an option's text)")
     options = "\n".join(f"({x}) {c}" for x, c in zip(letters, texts))
-    return {"prompt": f"{question}\n\n{options}", "answer": letters[index]}
+    return {"prompt": f"{question}\n\n{options}\n\n{CHOICE_INSTRUCTION}",
+            "answer": letters[index]}
 
 
 LIST_COLUMNS = ("choices", "options", "endings", "test_list", "public_tests", "private_tests")

@@ -319,9 +319,10 @@ def test_mmlu_rows_show_their_choices_and_are_graded_on_the_letter(tmp_path):
                                 "answer": 1}) + "\n"
                     + json.dumps({"question": "Odd?", "choices": ["2", "3"], "answer": "B"}) + "\n")
     mmlu, letter = data.load_tasks(str(path), prompt_field="question")
-    assert mmlu["prompt"] == "2 + 2?\n\n(A) 3\n(B) 4\n(C) 5\n(D) 6" and mmlu["answer"] == "B"
+    assert mmlu["prompt"] == ("2 + 2?\n\n(A) 3\n(B) 4\n(C) 5\n(D) 6\n\n" + data.CHOICE_INSTRUCTION)
+    assert mmlu["answer"] == "B"
     assert math_reward("\\boxed{B}", mmlu) == 1.0 and math_reward("\\boxed{1}", mmlu) == 0.0
-    assert letter["prompt"] == "Odd?\n\n(A) 2\n(B) 3" and letter["answer"] == "B"
+    assert letter["prompt"].startswith("Odd?\n\n(A) 2\n(B) 3\n") and letter["answer"] == "B"
 
 
 MC_ROWS = [   # each dataset's own schema, as it ships
@@ -357,7 +358,8 @@ def test_multiple_choice_schemas_show_their_options_and_are_graded_on_the_letter
     field = next(k for k in ("answerKey", "correct", "answer", "label") if k in row)
     prompt = next(k for k in ("question", "ctx", "question_stem") if k in row)
     task = data.load_tasks(str(path), prompt_field=prompt, answer_field=field)[0]
-    assert task["prompt"] == "Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam"
+    assert task["prompt"] == ("Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam\n\n"
+                              "Answer with the letter of the right option.")
     assert task["answer"] == "B"
     assert task_solved("\\boxed{B}", task) and not task_solved("\\boxed{2}", task)
 
@@ -544,7 +546,7 @@ def test_list_columns_of_a_csv_are_read_as_json_or_named(tmp_path):
     path = tmp_path / "mmlu.csv"
     path.write_text('question,choices,answer\n2 + 2?,"[""3"", ""4""]",1\n')
     task = data.load_tasks(str(path), prompt_field="question")[0]
-    assert task["prompt"] == "2 + 2?\n\n(A) 3\n(B) 4" and task["answer"] == "B"
+    assert task["prompt"].startswith("2 + 2?\n\n(A) 3\n(B) 4\n") and task["answer"] == "B"
     path.write_text("question,choices,answer\n2 + 2?,['3' '4'],1\n")
     with pytest.raises(data.DataError, match=r"row 0's 'choices' is \"\['3' '4'\]\".*, a list "
                                              r"printed as text .*save the dataset as \.jsonl"):
