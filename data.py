@@ -1356,9 +1356,9 @@ def multiple_choice(question: str, choices: list, answer, labels: list | None = 
     option's own text; an index as text, as a CSV holds it, where no option reads the same) as a
     prompt that lists the options (A) ... and asks for a letter (`CHOICE_INSTRUCTION`), and the
     letter as the answer: the model could not see the options and was graded on the index ('1'
-    for B). `labels` are the dataset's own names of
-    the options (ARC's '1', '2', ...), A, B, ... if None. An answer that names no option, or
-    two, is a ValueError; 1 option or more than 26 are no multiple choice ({}).
+    for B). `labels` are the dataset's own names of the options (ARC's '1', '2', ...), A, B, ...
+    if None. An answer that names no option, or two, is a ValueError; 1 option or more than 26
+    are no multiple choice ({}).
 
     >>> mc = multiple_choice("2 + 2?", ["3", "4"], 1)
     >>> mc["prompt"].splitlines(), mc["answer"]
@@ -1412,7 +1412,7 @@ def decoded_lists(row: dict) -> dict:
             try:
                 out[col] = json.loads(text)
             except json.JSONDecodeError:
-                raise ValueError(f"{col!r} is {text[:40]!r}..., a list printed as text (a CSV "
+                raise ValueError(f"{col!r} is {text[:40]!r}, a list printed as text (a CSV "
                                  "export?), not JSON; save the dataset as .jsonl or .parquet "
                                  "(datasets' to_json / to_parquet)") from None
     return out
