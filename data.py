@@ -1418,6 +1418,9 @@ def decoded_lists(row: dict) -> dict:
     return out
 
 
+# a row's own id (HumanEval's task_id, APPS' problem_id, MATH-500's unique_id, ...): samples
+# and results name the dataset's problem, not its row number
+ID_COLUMNS = ("id", "task_id", "problem_id", "question_id", "unique_id", "uuid", "ID")
 GRADED_FIELDS = ("answer", "tests", "constraints")    # what rewards.task_solved checks
 
 
@@ -1479,8 +1482,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             prompt = check_prompt(row[prompt_field])
         except ValueError as e:
             raise DataError(f"{where}: row {i}'s {prompt_field!r} {e}") from None
-        task = {"id": str(row.get("id", f"{path.stem if path.exists() else source}-{i}")),
-                "prompt": prompt}
+        own = next((row[k] for k in ID_COLUMNS if row.get(k) not in (None, "")), None)
+        task = {"id": str(own if own is not None else
+                          f"{path.stem if path.exists() else source}-{i}"), "prompt": prompt}
         if answer_field is not None and (tests_field in row or answer_field not in row):
             try:
                 tests = code_tests(row, tests_field)

@@ -444,6 +444,9 @@ def test_code_dataset_schemas_load_their_tests_and_grade_a_right_program(tmp_pat
     wrong = code_rewards([fence(r[4]) for r in CODE_ROWS], tasks, all_or_nothing=True)
     assert right == [1.0] * len(CODE_ROWS) and wrong == [0.0] * len(CODE_ROWS)
     by_name = dict(zip([r[0] for r in CODE_ROWS], tasks))
+    # the dataset's own ids (were 'humaneval-0', 'apps-0': the row number in the file)
+    assert (by_name["humaneval"]["id"], by_name["mbpp"]["id"], by_name["apps"]["id"]) == (
+        "HumanEval/53", "2", "0")
     assert len(by_name["code_contests"]["tests"]) == len(by_name["livecodebench"]["tests"]) == 2
     # the model is told what it must write: MBPP's function name is only in its tests
     user = {n: data.build_messages(t)[-1]["content"] for n, t in by_name.items()}
