@@ -1143,8 +1143,8 @@ def _pickled_text(value: str):
     except Exception:  # noqa: BLE001 - binascii, zlib and pickletools each raise their own
         return None
     texts = [arg for op, arg, _ in ops if isinstance(arg, str) and "UNICODE" in op.name]
-    plain = {"PROTO", "FRAME", "MEMOIZE", "STOP", "SHORT_BINUNICODE", "BINUNICODE",
-             "BINUNICODE8", "UNICODE"}
+    plain = {"PROTO", "FRAME", "MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT", "STOP",
+             "SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE"}   # any protocol
     return texts[0] if len(texts) == 1 and all(op.name in plain for op, _, _ in ops) else None
 
 

@@ -559,6 +559,34 @@ def test_list_columns_of_a_csv_are_read_as_json_or_named(tmp_path):
         data.load_tasks(str(path), prompt_field="question")
 
 
+class _Opens:
+    """A pickle that, unpickled, creates a file: what a hostile data file could run."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return open, (self.path, "w")
+
+
+def test_livecodebench_private_tests_are_read_without_unpickling(tmp_path):
+    import base64
+    import pickle
+    import zlib
+
+    cases = json.dumps([{"input": "5\n", "output": "10\n", "testtype": "stdin"}])
+    for protocol in (0, 2, pickle.HIGHEST_PROTOCOL):    # pickles of one string, any protocol
+        packed = base64.b64encode(zlib.compress(pickle.dumps(cases, protocol))).decode()
+        assert data._pickled_text(packed) == cases, protocol
+    hostile = base64.b64encode(zlib.compress(pickle.dumps(_Opens(tmp_path / "ran")))).decode()
+    path = tmp_path / "lcb.jsonl"
+    path.write_text(json.dumps({"question_content": "q", "public_test_cases": "[]",
+                                "private_test_cases": hostile}) + "\n")
+    with pytest.raises(data.DataError, match="'private_test_cases' is not LiveCodeBench's form"):
+        data.load_tasks(str(path), prompt_field="question_content")
+    assert not (tmp_path / "ran").exists()
+
+
 def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path):
     path = tmp_path / "math.jsonl"
     path.write_text(json.dumps({"problem": "Solve.", "solution": "So \\boxed{(1, 2)}."}) + "\n")
