@@ -1432,7 +1432,9 @@ def is_file_task(source: str) -> bool:
 def load_tasks(source: str, split: str = "train", n: int | None = None, seed: int = 0,
                prompt_field: str = "prompt", answer_field: str | None = "answer",
                tests_field: str = "tests", hf_config: str | None = None) -> list[dict]:
-    """Tasks from "math", "humaneval", a local file, or a HF dataset id (needs the network).
+    """Tasks from "math", "humaneval", a local file, or a HF dataset id (needs the network;
+    "NAME:CONFIG" names one of its configs, as GSM8K's "main", MMLU's "all" or ARC's
+    "ARC-Challenge": the scripts' --task has no flag of its own for it).
 
     `answer_field=None` loads prompts only (for tasks without answers: a row's own answer, tests
     or constraints column is left out, as nothing is to be graded). Column names are mapped
@@ -1459,14 +1461,16 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         rows, where = rows_from_file(path), str(path)   # a missing file: not a hub id either
     else:
         import datasets
+        name, _, config = source.partition(":")    # 'openai/gsm8k:main': a dataset's config
         try:
-            rows = list(datasets.load_dataset(source, hf_config, split=split))
+            rows = list(datasets.load_dataset(name, hf_config or config or None, split=split))
         except (ConnectionError, OSError, ValueError) as e:
             # offline, a misspelled name or a split it lacks: was a ConnectionError traceback
             raise DataError(f"--task {source!r} is not 'math', 'humaneval' or a .jsonl/.json/"
                             f".csv/.parquet file, and as a HF dataset it could not be loaded "
                             f"({type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
-                            "). Pass a local file or one of those names.") from None
+                            "). Pass a local file or one of those names (a dataset with configs: "
+                            "NAME:CONFIG, e.g. openai/gsm8k:main).") from None
         where = f"{source}[{split}]"
     tasks = []
     for i, row in enumerate(rows):

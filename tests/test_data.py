@@ -587,6 +587,27 @@ def test_livecodebench_private_tests_are_read_without_unpickling(tmp_path):
     assert not (tmp_path / "ran").exists()
 
 
+def test_a_hub_dataset_with_configs_is_named_with_its_config(monkeypatch):
+    # GSM8K, MMLU, ARC and MBPP on the hub each need a config, and --task had no way to give one:
+    # "Config name is missing" for every command line
+    import datasets
+
+    calls = []
+
+    def load_dataset(name, config=None, split=None):
+        calls.append((name, config, split))
+        if config is None:
+            raise ValueError("Config name is missing. Please pick one among ['main', 'socratic']")
+        return [{"question": "1 + 1?", "answer": "#### 2"}]
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    task = data.load_tasks("openai/gsm8k:main", "test", prompt_field="question")[0]
+    assert calls == [("openai/gsm8k", "main", "test")] and task["answer"] == "2"
+    with pytest.raises(data.DataError, match="Config name is missing.*NAME:CONFIG, e.g. "
+                                             "openai/gsm8k:main"):
+        data.load_tasks("openai/gsm8k", "test", prompt_field="question")
+
+
 def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path):
     path = tmp_path / "math.jsonl"
     path.write_text(json.dumps({"problem": "Solve.", "solution": "So \\boxed{(1, 2)}."}) + "\n")
