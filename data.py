@@ -1489,8 +1489,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         own = next((row[k] for k in ID_COLUMNS if row.get(k) not in (None, "")), None)
         task = {"id": str(own if own is not None else
                           f"{path.stem if path.exists() else source}-{i}"), "prompt": prompt}
-        if answer_field is not None and (tests_field in row or answer_field not in row):
-            try:
+        if answer_field is not None:            # a row with tests is a code task, whatever
+            try:                                # --answer_field names (APPS' 'solutions')
                 tests = code_tests(row, tests_field)
             except ValueError as e:
                 raise DataError(f"{where}: row {i}'s {e}. Fix its tests, or drop the row") from None

@@ -439,6 +439,11 @@ def test_code_dataset_schemas_load_their_tests_and_grade_a_right_program(tmp_pat
         path = tmp_path / f"{name}.jsonl"
         path.write_text(json.dumps(row) + "\n")
         tasks += data.load_tasks(str(path), prompt_field=field)
+        # a column of reference code mapped as the answer: still graded on the tests
+        solutions = {"code", "canonical_solution", "solutions"} & set(row)
+        for answer_field in solutions:
+            again = data.load_tasks(str(path), prompt_field=field, answer_field=answer_field)[0]
+            assert again["tests"] == tasks[-1]["tests"] and "answer" not in again, answer_field
     fence = "<think>\nok\n</think>\n```python\n{}\n```".format
     right = code_rewards([fence(r[3]) for r in CODE_ROWS], tasks, all_or_nothing=True)
     wrong = code_rewards([fence(r[4]) for r in CODE_ROWS], tasks, all_or_nothing=True)
