@@ -21,14 +21,16 @@ A task is a plain dict. Math tasks: {"id", "prompt", "answer", "solution"?, ...}
 * `load_tasks(source, ...)`: "math", "humaneval", a local .jsonl/.json/.csv/.parquet file, or a HF
   dataset id, with column mapping (`prompt_field`, `answer_field`); answers are reduced as
   `verify_math` reads a gold (`gold_answer`: GSM8K `#### 72` -> `72`, a MATH solution -> its
-  boxed answer, a list -> one list answer). A row without a usable field raises `DataError`
-  naming file, row and field.
+  boxed answer, a list -> one list answer); the options of multiple-choice datasets are listed in
+  the prompt (`row_choices`), and code datasets' tests are read in their own schemas
+  (`code_tests`). A row without a usable field raises `DataError` naming file, row and field.
 * `build_messages` / `render_prompt`: chat messages asking for a `\\boxed{}` final answer,
   rendered with the tokenizer's chat template, in one of the `PROMPT_STYLES` (`--prompt_style`
   default | short | long; `set_prompt_style`).
 """
 from __future__ import annotations
 
+import ast
 import csv
 import gzip
 import hashlib
@@ -74,6 +76,11 @@ PROMPT_STYLE_HELP = (
     "with the short prompt, and the long prompt made the larger model's answers shorter")
 CODE_INSTRUCTION = ("Complete the following Python function. Reply with the whole function in "
                     "one ```python code block.")
+# code problems stated in words (MBPP, APPS, CodeContests, LiveCodeBench): `code_instruction`
+PROGRAM_INSTRUCTION = ("Solve the problem in Python: read the input from standard input and print "
+                       "the answer. Reply with the whole program in one ```python code block.")
+FUNCTION_INSTRUCTION = ("Solve the problem in Python. Reply with the code in one ```python code "
+                        "block.")
 
 
 class DataError(ValueError):
@@ -1096,8 +1103,11 @@ def check_prompt(value):
     return value
 
 
-PROMPT_COLUMNS = ("question", "problem", "prompt", "query", "input", "instruction")
-ANSWER_COLUMNS = ("answer", "solution", "final_answer", "target", "output", "label")
+PROMPT_COLUMNS = ("question", "problem", "prompt", "query", "input", "instruction", "text",
+                  "description", "question_content",      # MBPP, CodeContests, LiveCodeBench
+                  "question_stem", "ctx")                 # OpenBookQA, HellaSwag
+ANSWER_COLUMNS = ("answer", "solution", "final_answer", "target", "output", "label",
+                  "answerKey", "correct")                  # ARC and CommonsenseQA, AQuA-RAT
 
 
 def _likely_column(row: dict, field: str, usual: tuple[str, ...]) -> str:
@@ -1110,20 +1120,308 @@ def _likely_column(row: dict, field: str, usual: tuple[str, ...]) -> str:
     return "NAME"
 
 
-def multiple_choice(question: str, choices: list, answer) -> dict:
-    """MMLU's form (a question, its `choices` and the index of the right one) as a prompt that
-    lists the options (A) ... and the letter as the answer: the model could not see the options
-    and was graded on the index ('1' for B). An answer that is no index ('B') is kept.
+def _json_text(value, column: str):
+    """A column that datasets ship as JSON text (APPS' `input_output`), decoded; a value that is
+    already decoded (a dict, a list) is kept."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{column!r} is not valid JSON ({e})") from None
 
-    >>> multiple_choice("2 + 2?", ["3", "4"], 1)
-    {'prompt': '2 + 2?\\n\\n(A) 3\\n(B) 4', 'answer': 'B'}
+
+def _pickled_text(value: str):
+    """LiveCodeBench's private tests: base64 of zlib of a pickle of one JSON string. The pickle
+    is read op by op (`pickletools`), never unpickled (unpickling a file runs its code); None if
+    it holds anything but one string."""
+    import base64
+    import pickletools
+    import zlib
+    try:
+        ops = list(pickletools.genops(zlib.decompress(base64.b64decode(value))))
+    except Exception:  # noqa: BLE001 - binascii, zlib and pickletools each raise their own
+        return None
+    texts = [arg for op, arg, _ in ops if isinstance(arg, str) and "UNICODE" in op.name]
+    plain = {"PROTO", "FRAME", "MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT", "STOP",
+             "SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE"}   # any protocol
+    return texts[0] if len(texts) == 1 and all(op.name in plain for op, _, _ in ops) else None
+
+
+def _io_tests(spec, column: str) -> list[dict]:
+    """APPS' and TACO's `input_output` ({"inputs": [...], "outputs": [...], "fn_name"?}) as
+    sandbox tests: stdin/stdout, or calls of fn_name. A call's expected value that APPS wraps in
+    a list of one ([[3], [6]] for 3 and 6: its checker accepts either) is unwrapped."""
+    spec = _json_text(spec, column)
+    if not (isinstance(spec, dict) and isinstance(spec.get("inputs"), list)
+            and isinstance(spec.get("outputs"), list)
+            and len(spec["inputs"]) == len(spec["outputs"])):
+        raise ValueError(f"{column!r} is not {{\"inputs\": [...], \"outputs\": [...]}} of equal "
+                         "length")
+    ins, outs, fn = spec["inputs"], spec["outputs"], spec.get("fn_name")
+    if fn:
+        if all(isinstance(o, list) and len(o) == 1 for o in outs):
+            outs = [o[0] for o in outs]
+        return [{"fn_name": fn, "args": a if isinstance(a, list) else [a], "expected": o}
+                for a, o in zip(ins, outs)]
+    text = lambda v: "\n".join(map(str, v)) if isinstance(v, list) else str(v)
+    return [{"input": text(a), "output": text(o)} for a, o in zip(ins, outs)]
+
+
+def _lcb_tests(cases: list, column: str, func_name: str | None) -> list[dict]:
+    """LiveCodeBench's test cases: "stdin" ones as stdin/stdout tests, "functional" ones (one
+    JSON argument a line) as calls of the function its `metadata` names."""
+    if not (isinstance(cases, list) and all(
+            isinstance(c, dict) and isinstance(c.get("input"), str)
+            and isinstance(c.get("output"), str) for c in cases)):
+        raise ValueError(f"{column!r} is not a list of {{\"input\": text, \"output\": text, "
+                         "\"testtype\": ...}")
+    tests = []
+    for c in cases:
+        if c.get("testtype") == "functional":
+            if not func_name:
+                raise ValueError(f"{column!r} has functional tests, but 'metadata' names no "
+                                 "func_name to call")
+            tests.append({"fn_name": func_name, "expected": json.loads(c["output"]),
+                          "args": [json.loads(x) for x in c["input"].splitlines() if x.strip()]})
+        else:
+            tests.append({"input": c["input"], "output": c["output"]})
+    return tests
+
+
+def code_prompt(prompt, row: dict):
+    """A code row's problem as the model needs it: MBPP's test asserts appended, the only place
+    the function's name is given (as the MBPP paper's prompt does); APPS', TACO's and
+    LiveCodeBench's `starter_code` (the class or function to fill in) appended in a code block."""
+    if not isinstance(prompt, str):
+        return prompt
+    if isinstance(row.get("test_list"), list) and "entry_point" not in row:
+        prompt += "\nYour code should pass these tests:\n" + "\n".join(map(str, row["test_list"]))
+    starter = row.get("starter_code")
+    if isinstance(starter, str) and starter.strip():
+        prompt += f"\n\nUse this starter code:\n```python\n{starter.rstrip()}\n```"
+    return prompt
+
+
+def ground_truth(row: dict):
+    """The answer of a row in verl's schema (Skywork-OR1-RL-Data, DAPO-Math, DeepScaleR's verl
+    copy): `reward_model` {"ground_truth": ..., "style": "rule"}, None if the row is in another.
+    Skywork-OR1 writes it as JSON text: a list of acceptable answers (its checker takes any; the
+    first is the gold here), or a code problem's tests (a dict: `code_tests`).
+
+    >>> ground_truth({"reward_model": {"ground_truth": '["12", "12.0"]', "style": "rule"}})
+    '12'
+    >>> ground_truth({"reward_model": {"ground_truth": "[1, 2)", "style": "rule"}})
+    '[1, 2)'
+    """
+    model = row.get("reward_model")
+    if not (isinstance(model, dict) and "ground_truth" in model):
+        return None
+    value = model["ground_truth"]
+    if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
+        try:
+            decoded = json.loads(value)
+        except json.JSONDecodeError:        # an interval '[1, 2)', a set '{1, 2}': the answer
+            return value
+        if isinstance(decoded, dict) or (isinstance(decoded, list) and decoded
+                                         and all(isinstance(x, str) for x in decoded)):
+            value = decoded
+    if isinstance(value, list) and value and all(isinstance(x, str) for x in value):
+        return value[0]
+    return value
+
+
+TEST_KINDS = ("assert", "fn_name", "input")     # sandbox.run_tests' three kinds of test
+
+
+def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
+    """A code row's tests in the sandbox's form (`sandbox.run_tests`), read from the schemas that
+    code datasets ship; None for a row with none. A malformed value is a ValueError naming it.
+
+    * `tests_field` ("tests"): sandbox tests already ([{"assert": ...}, {"input", "output"}, ...]).
+    * HumanEval: `test` (a `check(candidate)` function) and `entry_point`.
+    * MBPP: `test_list` (assert statements), after `test_setup_code` or `test_imports`.
+    * APPS, TACO: `input_output`, JSON text {"inputs", "outputs", "fn_name"?} (`_io_tests`).
+    * CodeContests: `public_tests` and `private_tests`, {"input": [...], "output": [...]}.
+    * LiveCodeBench: `public_test_cases` and `private_test_cases` (`_lcb_tests`; the private
+      ones are compressed: `_pickled_text`).
+    * Skywork-OR1 (verl's schema): `reward_model.ground_truth` (`ground_truth`), APPS' form or
+      {"assert_case": [...]}.
+
+    >>> code_tests({"test_list": ["assert f(1) == 2"], "test_setup_code": "import math"})
+    [{'assert': 'import math\\nassert f(1) == 2'}]
+    >>> code_tests({"input_output": '{"inputs": ["3\\\\n"], "outputs": ["6\\\\n"]}'})
+    [{'input': '3\\n', 'output': '6\\n'}]
+    """
+    found = _schema_tests(row, tests_field)
+    if found is None:
+        return None
+    column, tests = found
+    if not tests:                      # APPS has problems with an empty input_output
+        raise ValueError(f"{column!r} holds no tests, so nothing can grade the row")
+    return tests
+
+
+def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
+    """(the column the tests were read from, the tests) in `code_tests`' schemas; None if none."""
+    if tests_field in row:
+        tests = row[tests_field]
+        if not (isinstance(tests, list) and all(
+                isinstance(t, dict) and any(k in t for k in TEST_KINDS) for t in tests)):
+            raise ValueError(f"{tests_field!r} is {json.dumps(tests, default=str)[:60]}, not a "
+                             "list of tests [{\"assert\": ...}, {\"input\": ..., \"output\": "
+                             "...}, {\"fn_name\": ..., \"args\": [...], \"expected\": ...}]")
+        return tests_field, tests
+    if isinstance(row.get("test"), str) and isinstance(row.get("entry_point"), str):
+        return "test", [{"assert": f"{row['test']}\ncheck({row['entry_point']})"}]
+    if isinstance(row.get("test_list"), list):
+        setup = row.get("test_setup_code") or "\n".join(row.get("test_imports") or [])
+        return "test_list", [{"assert": f"{setup}\n{t}" if setup else str(t)}
+                             for t in row["test_list"]]
+    if "input_output" in row:
+        spec = row["input_output"]
+        return "input_output", _io_tests(spec, "input_output") if spec else []
+    if isinstance(row.get("public_tests"), dict):
+        return "public_tests", [{"input": i, "output": o} for k in ("public_tests", "private_tests")
+                                if isinstance(row.get(k), dict)
+                                for i, o in zip(row[k].get("input") or [],
+                                                row[k].get("output") or [])]
+    truth = ground_truth(row)
+    if isinstance(truth, dict):
+        if "assert_case" in truth:
+            return "reward_model.ground_truth", [{"assert": str(a)} for a in truth["assert_case"]]
+        if "inputs" in truth:
+            return "reward_model.ground_truth", _io_tests(truth, "reward_model.ground_truth")
+        raise ValueError(f"'reward_model.ground_truth' holds tests of a form not read here (keys "
+                         f"{sorted(truth)[:5]}); give them as 'tests' [{{\"input\": ..., "
+                         "\"output\": ...}]")
+    if "public_test_cases" in row:
+        public = _json_text(row["public_test_cases"] or "[]", "public_test_cases")
+        private = row.get("private_test_cases") or []
+        if isinstance(private, str) and not private.lstrip().startswith("["):
+            private = _pickled_text(private)
+            if private is None:
+                raise ValueError("'private_test_cases' is not LiveCodeBench's form (base64 of "
+                                 "zlib of a pickled JSON string); drop the column to grade on "
+                                 "the public tests only")
+        private = _json_text(private, "private_test_cases")
+        meta = _json_text(row.get("metadata") or "{}", "metadata")
+        fn = meta.get("func_name") if isinstance(meta, dict) else None
+        return "public_test_cases", (_lcb_tests(public, "public_test_cases", fn)
+                                     + _lcb_tests(private, "private_test_cases", fn))
+    return None
+
+
+_LETTERED = re.compile(r"\s*\(?([A-Z])\s*[).:]\s*(.*)", re.DOTALL)
+
+
+def row_choices(row: dict) -> tuple[list, list | None] | None:
+    """The options of a multiple-choice row and their labels (None: the labels are the letters
+    A, B, ...), in the forms public datasets ship them; None for a row with no options:
+
+    * MMLU: `choices` ["0", "4", "2", "6"] (`answer` an index).
+    * ARC, CommonsenseQA, OpenBookQA: `choices` {"text": [...], "label": ["A", "B", ...]} (some
+      ARC rows are labelled "1", "2", ...; `answerKey` names the label).
+    * AQuA-RAT: `options` ["A)21", "B)21.5", ...] (`correct` a letter): the letters are cut off.
+    * MMLU-Pro: `options` ["...", ...] (`answer` a letter); HellaSwag: `endings` (`label` "3").
+
+    >>> row_choices({"choices": {"text": ["ice", "water"], "label": ["1", "2"]}})
+    (['ice', 'water'], ['1', '2'])
+    >>> row_choices({"options": ["A)21", "B)21.5"]})
+    (['21', '21.5'], None)
+    """
+    choices = row.get("choices")
+    if isinstance(choices, list):
+        return choices, None
+    if isinstance(choices, dict) and isinstance(choices.get("text"), list):
+        labels = choices.get("label")
+        ok = isinstance(labels, list) and len(labels) == len(choices["text"])
+        return choices["text"], [str(x) for x in labels] if ok else None
+    for column in ("options", "endings"):
+        options = row.get(column)
+        if isinstance(options, list) and options:
+            found = [_LETTERED.fullmatch(o) if isinstance(o, str) else None for o in options]
+            if all(found) and [m[1] for m in found] == [chr(65 + j) for j in range(len(options))]:
+                return [m[2].strip() for m in found], None
+            return options, None
+    return None
+
+
+# graded on the letter: a boxed option text ("\\boxed{4}" for "(B) 4") would earn nothing
+CHOICE_INSTRUCTION = "Answer with the letter of the right option."
+
+
+def multiple_choice(question: str, choices: list, answer, labels: list | None = None) -> dict:
+    """A multiple-choice question (its `choices`, and the right one as an index, a label or the
+    option's own text; an index as text, as a CSV holds it, where no option reads the same) as a
+    prompt that lists the options (A) ... and asks for a letter (`CHOICE_INSTRUCTION`), and the
+    letter as the answer: the model could not see the options and was graded on the index ('1'
+    for B). `labels` are the dataset's own names of the options (ARC's '1', '2', ...), A, B, ...
+    if None. An answer that names no option, or two, is a ValueError; 1 option or more than 26
+    are no multiple choice ({}).
+
+    >>> mc = multiple_choice("2 + 2?", ["3", "4"], 1)
+    >>> mc["prompt"].splitlines(), mc["answer"]
+    (['2 + 2?', '', '(A) 3', '(B) 4', '', 'Answer with the letter of the right option.'], 'B')
+    >>> multiple_choice("Liquid?", ["ice", "water"], "2", labels=["1", "2"])["answer"]
+    'B'
     """
     if not 2 <= len(choices) <= 26:
         return {}
-    index = isinstance(answer, int) and not isinstance(answer, bool) and 0 <= answer < len(choices)
     letters = [chr(ord("A") + j) for j in range(len(choices))]
-    options = "\n".join(f"({x}) {c}" for x, c in zip(letters, choices))
-    return {"prompt": f"{question}\n\n{options}", **({"answer": letters[answer]} if index else {})}
+    texts = [str(c) for c in choices]
+    key = str(answer).strip()
+    if labels and key in labels:                  # ARC's answerKey "2" is B, not index 2
+        index = labels.index(key)
+    elif isinstance(answer, int) and not isinstance(answer, bool) and 0 <= answer < len(choices):
+        index = answer
+    elif key in letters:
+        index = letters.index(key)
+    elif key in texts or key.isdigit() and int(key) < len(choices):   # a CSV's index is text
+        meant = {texts.index(key)} if key in texts else set()
+        meant |= {int(key)} if key.isdigit() and int(key) < len(choices) else set()
+        if len(meant) > 1:
+            raise ValueError(f"{key!r} is ambiguous: an option reads {key!r}, and index {key} is "
+                             f"option ({letters[int(key)]}); give the right option as its letter")
+        index = meant.pop()
+    else:
+        names = f"a label {', '.join(labels)}" if labels else f"a letter A-{letters[-1]}"
+        raise ValueError(f"{json.dumps(answer, default=str)[:40]} is none of the "
+                         f"{len(choices)} options (an index 0-{len(choices) - 1}, {names}, "
+                         "or an option's text)")
+    options = "\n".join(f"({x}) {c}" for x, c in zip(letters, texts))
+    return {"prompt": f"{question}\n\n{options}\n\n{CHOICE_INSTRUCTION}",
+            "answer": letters[index]}
+
+
+LIST_COLUMNS = ("choices", "options", "endings", "test_list", "public_tests", "private_tests")
+
+
+def decoded_lists(row: dict) -> dict:
+    """The row with its options and tests columns (`LIST_COLUMNS`) decoded where a CSV holds them
+    as JSON text; one in Python's or numpy's print form (pandas' `to_csv` of a list: "['0' '4']")
+    is a ValueError naming it: read as text, the model saw no options and was graded on an index.
+
+    >>> decoded_lists({"choices": '["3", "4"]', "answer": "1"})["choices"]
+    ['3', '4']
+    """
+    out = dict(row)
+    for col in LIST_COLUMNS:
+        text = row.get(col)
+        if isinstance(text, str) and text.lstrip()[:1] in ("[", "{"):
+            try:
+                out[col] = json.loads(text)
+            except json.JSONDecodeError:
+                raise ValueError(f"{col!r} is {text[:40]!r}, a list printed as text (a CSV "
+                                 "export?), not JSON; save the dataset as .jsonl or .parquet "
+                                 "(datasets' to_json / to_parquet)") from None
+    return out
+
+
+# a row's own id (HumanEval's task_id, APPS' problem_id, MATH-500's unique_id, ...): samples
+# and results name the dataset's problem, not its row number
+ID_COLUMNS = ("id", "task_id", "problem_id", "question_id", "unique_id", "uuid", "ID")
+GRADED_FIELDS = ("answer", "tests", "constraints")    # what rewards.task_solved checks
 
 
 def is_file_task(source: str) -> bool:
@@ -1134,13 +1432,21 @@ def is_file_task(source: str) -> bool:
 def load_tasks(source: str, split: str = "train", n: int | None = None, seed: int = 0,
                prompt_field: str = "prompt", answer_field: str | None = "answer",
                tests_field: str = "tests", hf_config: str | None = None) -> list[dict]:
-    """Tasks from "math", "humaneval", a local file, or a HF dataset id (needs the network).
+    """Tasks from "math", "humaneval", a local file, or a HF dataset id (needs the network;
+    "NAME:CONFIG" names one of its configs, as GSM8K's "main", MMLU's "all" or ARC's
+    "ARC-Challenge": the scripts' --task has no flag of its own for it).
 
-    `answer_field=None` loads prompts only (for tasks without answers). Column names are mapped
+    `answer_field=None` loads prompts only (for tasks without answers: a row's own answer, tests
+    or constraints column is left out, as nothing is to be graded). Column names are mapped
     with `prompt_field` / `answer_field`; the answer is reduced by `gold_answer` (GSM8K-style
     '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task);
-    a row with MMLU's `choices` gets them listed in its prompt, graded on the letter
-    (`multiple_choice`).
+    a multiple-choice row (the options of MMLU, ARC, AQuA-RAT and others: `row_choices`)
+    gets them listed in its prompt, graded on the letter (`multiple_choice`). A code row's tests
+    (`tests_field`, or the schema of HumanEval, MBPP, APPS, TACO, CodeContests or LiveCodeBench:
+    `code_tests`) make it a code task, graded by running them, with what the problem statement
+    lacks added to its prompt (`code_prompt`). A row in verl's schema (Skywork-OR1's RL data) is
+    graded on its `reward_model.ground_truth` (`ground_truth`); one with `constraints` and no
+    answer is an instruction-following task (`instruction_tasks`' form).
     """
     if source == "math":
         return math_tasks(n or 64, split, seed)
@@ -1155,17 +1461,23 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         rows, where = rows_from_file(path), str(path)   # a missing file: not a hub id either
     else:
         import datasets
+        name, _, config = source.partition(":")    # 'openai/gsm8k:main': a dataset's config
         try:
-            rows = list(datasets.load_dataset(source, hf_config, split=split))
+            rows = list(datasets.load_dataset(name, hf_config or config or None, split=split))
         except (ConnectionError, OSError, ValueError) as e:
             # offline, a misspelled name or a split it lacks: was a ConnectionError traceback
             raise DataError(f"--task {source!r} is not 'math', 'humaneval' or a .jsonl/.json/"
                             f".csv/.parquet file, and as a HF dataset it could not be loaded "
                             f"({type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
-                            "). Pass a local file or one of those names.") from None
+                            "). Pass a local file or one of those names (a dataset with configs: "
+                            "NAME:CONFIG, e.g. openai/gsm8k:main).") from None
         where = f"{source}[{split}]"
     tasks = []
     for i, row in enumerate(rows):
+        try:
+            row = decoded_lists(row)
+        except ValueError as e:
+            raise DataError(f"{where}: row {i}'s {e}") from None
         if prompt_field not in row:
             raise DataError(f"{where}: row {i} has no field {prompt_field!r} (fields: "
                             f"{sorted(row)}). Map the prompt column with --prompt-field "
@@ -1174,25 +1486,44 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             prompt = check_prompt(row[prompt_field])
         except ValueError as e:
             raise DataError(f"{where}: row {i}'s {prompt_field!r} {e}") from None
-        task = {"id": str(row.get("id", f"{path.stem if path.exists() else source}-{i}")),
-                "prompt": prompt}
-        if answer_field is not None and tests_field in row:
-            task["tests"] = row[tests_field]
-        elif answer_field is not None:
-            if answer_field not in row:
+        own = next((row[k] for k in ID_COLUMNS if row.get(k) not in (None, "")), None)
+        task = {"id": str(own if own is not None else
+                          f"{path.stem if path.exists() else source}-{i}"), "prompt": prompt}
+        if answer_field is not None:            # a row with tests is a code task, whatever
+            try:                                # --answer_field names (APPS' 'solutions')
+                tests = code_tests(row, tests_field)
+            except ValueError as e:
+                raise DataError(f"{where}: row {i}'s {e}. Fix its tests, or drop the row") from None
+            if tests:
+                task.update(tests=tests, prompt=code_prompt(prompt, row))
+        rules = answer_field not in row and isinstance(row.get("constraints"), list)
+        if answer_field is not None and "tests" not in task and not rules:  # rules: kept below
+            answer = row[answer_field] if answer_field in row else ground_truth(row)
+            if isinstance(answer, dict) and "ground_truth" in answer:  # --answer_field reward_model
+                answer = ground_truth({"reward_model": answer})
+            if answer is None and answer_field not in row:
                 raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "
                                 f"{sorted(row)}). Map the answer column with --answer-field "
                                 f"{_likely_column(row, answer_field, ANSWER_COLUMNS)}, or drop "
                                 "the row.")
+            column = answer_field if answer_field in row else "reward_model.ground_truth"
             try:
-                task["answer"] = gold_answer(row[answer_field])
+                task["answer"] = gold_answer(answer)
             except ValueError as e:
-                raise DataError(f"{where}: row {i}'s {answer_field!r} {e}. Give each row its "
+                raise DataError(f"{where}: row {i}'s {column!r} {e}. Give each row its "
                                 "answer as a string or a number, or drop the row") from None
-            if isinstance(row.get("choices"), list) and isinstance(task["prompt"], str):
-                task.update(multiple_choice(task["prompt"], row["choices"], row[answer_field]))
+            mc = row_choices(row) if isinstance(task["prompt"], str) else None
+            if mc:
+                try:
+                    task.update(multiple_choice(task["prompt"], mc[0], answer, labels=mc[1]))
+                except ValueError as e:
+                    raise DataError(f"{where}: row {i}'s {column!r} {e}; map the column "
+                                    "that names the right option with --answer-field NAME, or "
+                                    "drop the row") from None
+        graded = GRADED_FIELDS if answer_field is None else ()
         for k, v in row.items():
-            task.setdefault(k, v)
+            if k not in graded:           # prompts only: an answer column would still be graded
+                task.setdefault(k, v)
         tasks.append(task)
     return tasks[:n] if n else tasks
 
@@ -1210,6 +1541,26 @@ def set_prompt_style(style: str) -> str:
         raise ValueError(f"--prompt_style {style!r} is not one of {', '.join(PROMPT_STYLES)}")
     before, CURRENT_STYLE["name"] = CURRENT_STYLE["name"], style
     return before
+
+
+def code_instruction(task: dict) -> str:
+    """A code task's user turn: a prompt that is Python code (HumanEval's function stub) in a code
+    block to complete; a problem in words asks for a program that reads standard input where the
+    tests are stdin/stdout ones (APPS, CodeContests), else for the code (MBPP's functions).
+
+    >>> code_instruction({"prompt": "Print 2n.", "tests": [{"input": "3", "output": "6"}]})[:38]
+    'Print 2n.\\n\\nSolve the problem in Python'
+    """
+    prompt = task["prompt"]
+    try:
+        stub = any(isinstance(node, (ast.FunctionDef, ast.ClassDef))
+                   for node in ast.parse(prompt).body)
+    except (SyntaxError, ValueError):
+        stub = False
+    if stub:
+        return f"{CODE_INSTRUCTION}\n\n```python\n{prompt}```"
+    stdio = any("input" in t and "assert" not in t and "fn_name" not in t for t in task["tests"])
+    return f"{prompt}\n\n{PROGRAM_INSTRUCTION if stdio else FUNCTION_INSTRUCTION}"
 
 
 def build_messages(task: dict, system: str | None = None, think: bool | None = None,
@@ -1239,7 +1590,7 @@ def build_messages(task: dict, system: str | None = None, think: bool | None = N
             messages[-1]["content"] += " /think" if think else " /no_think"
         return ([{"role": "system", "content": system}] if system else []) + messages
     if "tests" in task and "answer" not in task:
-        content = f"{CODE_INSTRUCTION}\n\n```python\n{task['prompt']}```"
+        content = code_instruction(task)
     elif "constraints" in task and "answer" not in task:
         content = task["prompt"]
     else:

@@ -462,14 +462,15 @@ def train(cfg: Config) -> Path:
     if state is None:
         runs.seed_everything(cfg.seed)
     start = state["step"] if state else 0
+    # a bad --task file is named before the models load
+    train_tasks = load_prompts(cfg, "train", cfg.num_train_prompts)
+    eval_tasks = load_prompts(cfg, "test", cfg.eval_problems) if cfg.eval_problems else []
     teacher, student, tok = load_models(cfg, device, run.checkpoint if state else None)
     student = distributed.wrap_model(student, cfg.parallel)
 
     # ---- data: prompts in both modes; the teacher's answers, sampled once (off-policy) ----
-    train_tasks = load_prompts(cfg, "train", cfg.num_train_prompts)
     train_flags = think_flags(len(train_tasks), cfg.think_ratio, cfg.seed)
     train_prompts = render(tok, train_tasks, train_flags)
-    eval_tasks = load_prompts(cfg, "test", cfg.eval_problems) if cfg.eval_problems else []
     eval_flags = think_flags(len(eval_tasks), cfg.think_ratio, cfg.seed + 1)
     eval_prompts = render(tok, eval_tasks, eval_flags)
     models.check_context(max_len(train_prompts + eval_prompts, cfg), "--max_completion_length",

@@ -44,7 +44,8 @@ from cli import flag
 class Config:
     model: str = flag("smollm2", "checkpoint folder, hub id, 'smollm2' (embedded default) "
         "or 'tiny'")
-    task: str = flag("math", "'math', 'humaneval', or a .jsonl/.parquet file")
+    task: str = flag("math", "'math', 'humaneval', a .jsonl/.json/.csv/.parquet file or a HF "
+                     "dataset id (NAME:CONFIG for one with configs, e.g. openai/gsm8k:main)")
     split: str = flag("test", "split of the task to evaluate on")
     eval_problems: int = flag(50, "number of problems (0 = all)")
     seed: int = flag(0, "data and sampling seed")
@@ -220,9 +221,9 @@ def evaluate(cfg: Config) -> Path:
         torch.set_num_threads(cfg.threads)
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
+    tasks = load_eval_tasks(cfg)         # a bad --task file is named before the model loads
     model, tok = models.load_policy(cfg.model)
     data.set_prompt_style(cfg.prompt_style)
-    tasks = load_eval_tasks(cfg)
     if not any(map(rewards.gradable, tasks)):
         print(f"[evaluate] note: no problem of {cfg.task} has an answer, tests or constraints to "
               "grade (prompts only), so accuracy is not measured; the answers go to "

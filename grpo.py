@@ -73,7 +73,8 @@ class Config:
     engine: str = flag("auto", "rollout engine (engines.make_engine)",
         choices=["auto", "hf", "vllm"])
     task: str = flag("math", "'math' (synthetic), 'instruction' (synthetic, rule-checked), "
-        "'general' (the two mixed), 'humaneval', a .jsonl/.parquet file or a HF dataset id")
+        "'general' (the two mixed), 'humaneval', a .jsonl/.parquet file or a HF dataset id "
+        "(NAME:CONFIG for one with configs, e.g. openai/gsm8k:main)")
     num_train_prompts: int = flag(512, "training prompts to load")
     eval_problems: int = flag(64, "test-split prompts for periodic evaluation (0: no eval)")
     math_levels: str = flag("1,2,3", "synthetic math levels, e.g. '1' for the easiest problems")
@@ -604,11 +605,11 @@ def train(cfg: Config) -> Path:
     # --resume: a constant learning rate, so a longer run (--max_steps) is this one continued
     run = runs.open_run(cfg.output_dir, asdict(cfg), cfg.resume, cfg.overwrite, ('max_steps',))
     state = run.load_state() if cfg.resume else None
+    train_tasks, test_tasks = grpo_setup.load_task_splits(cfg)   # a bad file: before the models
     model, tok = models.load_policy(str(run.checkpoint) if state else cfg.model)
     model = distributed.wrap_model(model, cfg.parallel)
     # beta = 0 (Skywork-OR1, Dr. GRPO): no reference model exists at all.
     ref_model = models.load_frozen(cfg.model) if cfg.beta > 0 else None
-    train_tasks, test_tasks = grpo_setup.load_task_splits(cfg)
     train_prompts, test_prompts = (data.prompt_ids(tok, t, style=cfg.prompt_style)
                                    for t in (train_tasks, test_tasks))
     grpo_setup.check_tasks(cfg, train_tasks, train_prompts, model)

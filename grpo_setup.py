@@ -131,16 +131,24 @@ def make_reward(cfg) -> rewards.combined_reward:
     return rewards.combined_reward(rewards.parse_reward_spec(cfg.rewards), models=built)
 
 
+# what a task holds -> a reward that reads it
+READ_BY = {"answer": "math", "tests": "code", "constraints": "instruction"}
+
+
 def check_tasks(cfg, tasks: list[dict], prompts: list[list[int]], model):
     """Every reward must apply to some task (math needs an answer), and the longest prompt plus
     the longest response must fit the model's positions."""
     names = {n for n, _ in rewards.parse_reward_spec(cfg.rewards)}
     for name in sorted(names):
         if not any(rewards.applies(name, t) for t in tasks):
+            # code tasks under the default 'math': name the reward that reads what they have
+            have = [k for k, reward in READ_BY.items() if any(t.get(k) for t in tasks)]
+            fix = (f"they have {have[0]!r}: grade them with --rewards {READ_BY[have[0]]}" if have
+                   else "map the column with --answer_field NAME, or use rewards that need no "
+                   "answer")
             raise ValueError(f"--rewards {cfg.rewards!r}: {name!r} reads each task's "
                              f"{rewards.NEEDS[name]!r}, but the {len(tasks)} tasks of --task "
-                             f"{cfg.task!r} have none (first: {tasks[0].get('id', 0)}). Map the "
-                             "column with --answer_field NAME, or use rewards that need no answer.")
+                             f"{cfg.task!r} have none (first: {tasks[0].get('id', 0)}); {fix}.")
     stages = training.parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
     cue = 64 if cfg.thinking_budget else 0    # room for the thinking budget's inserted cue
     need = max(len(p) for p in prompts) + max(t for t, _ in stages) + cue

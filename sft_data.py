@@ -211,11 +211,12 @@ def load_examples(cfg) -> tuple[list[dict], list[dict] | None, dict]:
         examples = teacher_examples(cfg)
     elif cfg.dataset == "math_tools":
         examples = tools.sft_examples(cfg.num_examples, cfg.seed)
-    elif Path(cfg.dataset).suffix in (".jsonl", ".json", ".parquet"):
+    elif Path(cfg.dataset).suffix.lower() in data.FILE_TYPES:    # 'TRAIN.JSONL' and .csv too
         examples = jsonl_examples(cfg.dataset)
     else:
         raise data.DataError(f"--dataset {cfg.dataset!r}: use math, teacher, fusion, math_tools "
-                             "or a .jsonl, .json or .parquet file")
+                             f"or a {', '.join(data.FILE_TYPES[:-1])} or "
+                             f"{data.FILE_TYPES[-1]} file")
     examples, counts = filter_responses(examples, cfg.max_repetition)
     return examples, None, counts
 

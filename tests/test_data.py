@@ -319,9 +319,298 @@ def test_mmlu_rows_show_their_choices_and_are_graded_on_the_letter(tmp_path):
                                 "answer": 1}) + "\n"
                     + json.dumps({"question": "Odd?", "choices": ["2", "3"], "answer": "B"}) + "\n")
     mmlu, letter = data.load_tasks(str(path), prompt_field="question")
-    assert mmlu["prompt"] == "2 + 2?\n\n(A) 3\n(B) 4\n(C) 5\n(D) 6" and mmlu["answer"] == "B"
+    assert mmlu["prompt"] == ("2 + 2?\n\n(A) 3\n(B) 4\n(C) 5\n(D) 6\n\n" + data.CHOICE_INSTRUCTION)
+    assert mmlu["answer"] == "B"
     assert math_reward("\\boxed{B}", mmlu) == 1.0 and math_reward("\\boxed{1}", mmlu) == 0.0
-    assert letter["prompt"] == "Odd?\n\n(A) 2\n(B) 3" and letter["answer"] == "B"
+    assert letter["prompt"].startswith("Odd?\n\n(A) 2\n(B) 3\n") and letter["answer"] == "B"
+
+
+MC_ROWS = [   # each dataset's own schema, as it ships
+    ("arc", {"question": "Which is a liquid?", "answerKey": "B",
+             "choices": {"text": ["ice", "water", "steam"], "label": ["A", "B", "C"]}}),
+    ("arc-numbered", {"question": "Which is a liquid?", "answerKey": "2",
+                      "choices": {"text": ["ice", "water", "steam"], "label": ["1", "2", "3"]}}),
+    ("csqa", {"question": "Which is a liquid?", "question_concept": "liquid", "answerKey": "B",
+              "choices": {"label": ["A", "B", "C"], "text": ["ice", "water", "steam"]}}),
+    ("aqua", {"question": "Which is a liquid?", "options": ["A)ice", "B)water", "C)steam"],
+              "rationale": "Water flows. Answer: B", "correct": "B"}),
+    ("mmlu-text", {"question": "Which is a liquid?", "choices": ["ice", "water", "steam"],
+                   "answer": "water"}),
+    ("mmlu-pro", {"question_id": 70, "question": "Which is a liquid?", "answer": "B",
+                  "options": ["ice", "water", "steam"], "answer_index": 1, "cot_content": ""}),
+    ("hellaswag", {"ind": 4, "ctx": "Which is a liquid?", "endings": ["ice", "water", "steam"],
+                   "label": "1"}),
+    ("openbookqa", {"id": "7-980", "question_stem": "Which is a liquid?", "answerKey": "B",
+                    "choices": {"text": ["ice", "water", "steam"], "label": ["A", "B", "C"]}}),
+]
+
+
+@pytest.mark.parametrize("name,row", MC_ROWS)
+def test_multiple_choice_schemas_show_their_options_and_are_graded_on_the_letter(
+        tmp_path, name, row):
+    # ARC's and CommonsenseQA's {"text", "label"} choices, AQuA's "A)21" and MMLU-Pro's options
+    # and HellaSwag's endings were not shown: the model was asked to pick a letter it could not
+    # see; ARC's answerKey "2" was graded as "2" though the second option is B
+    from rewards import task_solved
+
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    field = next(k for k in ("answerKey", "correct", "answer", "label") if k in row)
+    prompt = next(k for k in ("question", "ctx", "question_stem") if k in row)
+    task = data.load_tasks(str(path), prompt_field=prompt, answer_field=field)[0]
+    assert task["prompt"] == ("Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam\n\n"
+                              "Answer with the letter of the right option.")
+    assert task["answer"] == "B"
+    assert task_solved("\\boxed{B}", task) and not task_solved("\\boxed{2}", task)
+
+
+def test_a_multiple_choice_answer_that_names_no_option_is_named(tmp_path):
+    path = tmp_path / "arc.jsonl"
+    path.write_text(json.dumps({"question": "q", "answerKey": "E", "choices": {
+        "text": ["a", "b"], "label": ["A", "B"]}}) + "\n")
+    with pytest.raises(data.DataError, match=r"row 0's 'answerKey' \"E\" is none of the 2 options"
+                       r" \(an index 0-1, a label A, B, or an option's text\)"):
+        data.load_tasks(str(path), prompt_field="question", answer_field="answerKey")
+    with pytest.raises(data.DataError, match="Map the answer column with --answer-field answerKey"):
+        data.load_tasks(str(path), prompt_field="question")
+
+
+def _lcb_private(cases: list) -> str:
+    """LiveCodeBench's private tests as it ships them: base64 of zlib of a pickled JSON string."""
+    import base64
+    import pickle
+    import zlib
+
+    return base64.b64encode(zlib.compress(pickle.dumps(json.dumps(cases)))).decode()
+
+
+DOUBLE = "print(int(input()) * 2)"
+CODE_ROWS = [   # (name, prompt column, row as the dataset ships it, right code, wrong code)
+    ("humaneval", "prompt", {"task_id": "HumanEval/53",
+                             "prompt": "def add(x, y):\n    \"\"\"x + y\"\"\"\n",
+                             "canonical_solution": "    return x + y\n", "entry_point": "add",
+                             "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n"},
+     "def add(x, y):\n    return x + y", "def add(x, y):\n    return x - y"),
+    ("mbpp", "text", {"task_id": 2, "text": "Write a function to add two numbers.",
+                      "code": "def add(a, b):\n    return a + b", "test_setup_code": "",
+                      "test_list": ["assert add(2, 3) == 5", "assert add(0, 1) == 1"],
+                      "challenge_test_list": []},
+     "def add(a, b):\n    return a + b", "def add(a, b):\n    return 5"),
+    ("apps", "question", {"problem_id": 0, "question": "Read n, print 2n.", "starter_code": "",
+                          "solutions": json.dumps([DOUBLE]), "difficulty": "interview",
+                          "input_output": json.dumps({"inputs": ["3\n", "5\n"],
+                                                      "outputs": ["6\n", "10\n"]})},
+     DOUBLE, "print(6)"),
+    ("apps-call", "question", {"problem_id": 1, "question": "Return x + 1.",
+                               "starter_code": "class Solution:\n    def inc(self, x):\n        ",
+                               "input_output": json.dumps({"fn_name": "inc", "inputs": [[1], [5]],
+                                                           "outputs": [[2], [6]]})},
+     "class Solution:\n    def inc(self, x):\n        return x + 1",
+     "class Solution:\n    def inc(self, x):\n        return 2"),
+    ("code_contests", "description", {"name": "1_A", "description": "Read n, print 2n.",
+                                      "public_tests": {"input": ["3\n"], "output": ["6\n"]},
+                                      "private_tests": {"input": ["5\n"], "output": ["10\n"]},
+                                      "generated_tests": {"input": [], "output": []}},
+     DOUBLE, "print(6)"),
+    ("livecodebench", "question_content", {
+        "question_title": "Double", "question_content": "Read n, print 2n.", "starter_code": "",
+        "public_test_cases": json.dumps([{"input": "3\n", "output": "6\n", "testtype": "stdin"}]),
+        "private_test_cases": _lcb_private([{"input": "5\n", "output": "10\n",
+                                             "testtype": "stdin"}]), "metadata": "{}"},
+     DOUBLE, "print(6)"),
+    ("livecodebench-call", "question_content", {
+        "question_content": "Add a and b.", "private_test_cases": "", "metadata": json.dumps(
+            {"func_name": "add"}), "starter_code": "class Solution:\n    def add(self, a, b):\n",
+        "public_test_cases": json.dumps([{"input": "2\n3", "output": "5",
+                                          "testtype": "functional"}])},
+     "class Solution:\n    def add(self, a, b):\n        return a + b",
+     "class Solution:\n    def add(self, a, b):\n        return 6"),
+]
+
+
+def test_code_dataset_schemas_load_their_tests_and_grade_a_right_program(tmp_path):
+    # HumanEval's test/entry_point, MBPP's test_list, APPS' and TACO's input_output JSON,
+    # CodeContests' public/private tests and LiveCodeBench's test cases were each "row 0 has no
+    # field 'answer'": no code dataset loaded from a file unless its tests were rewritten first
+    from rewards import code_rewards
+
+    tasks = []
+    for name, field, row, _, _ in CODE_ROWS:
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(json.dumps(row) + "\n")
+        tasks += data.load_tasks(str(path), prompt_field=field)
+        # a column of reference code mapped as the answer: still graded on the tests
+        solutions = {"code", "canonical_solution", "solutions"} & set(row)
+        for answer_field in solutions:
+            again = data.load_tasks(str(path), prompt_field=field, answer_field=answer_field)[0]
+            assert again["tests"] == tasks[-1]["tests"] and "answer" not in again, answer_field
+    fence = "<think>\nok\n</think>\n```python\n{}\n```".format
+    right = code_rewards([fence(r[3]) for r in CODE_ROWS], tasks, all_or_nothing=True)
+    wrong = code_rewards([fence(r[4]) for r in CODE_ROWS], tasks, all_or_nothing=True)
+    assert right == [1.0] * len(CODE_ROWS) and wrong == [0.0] * len(CODE_ROWS)
+    by_name = dict(zip([r[0] for r in CODE_ROWS], tasks))
+    # the dataset's own ids (were 'humaneval-0', 'apps-0': the row number in the file)
+    assert (by_name["humaneval"]["id"], by_name["mbpp"]["id"], by_name["apps"]["id"]) == (
+        "HumanEval/53", "2", "0")
+    assert len(by_name["code_contests"]["tests"]) == len(by_name["livecodebench"]["tests"]) == 2
+    # the model is told what it must write: MBPP's function name is only in its tests
+    user = {n: data.build_messages(t)[-1]["content"] for n, t in by_name.items()}
+    assert user["humaneval"].startswith(data.CODE_INSTRUCTION) and "```python\ndef add" in \
+        user["humaneval"]
+    assert "assert add(2, 3) == 5" in user["mbpp"] and data.FUNCTION_INSTRUCTION in user["mbpp"]
+    assert "class Solution:\n    def inc(self, x):\n```" in user["apps-call"]
+    assert all(data.PROGRAM_INSTRUCTION in user[n] for n in ("apps", "code_contests",
+                                                            "livecodebench"))
+
+
+@pytest.mark.parametrize("row,needle", [
+    ({"input_output": "{not json"}, "row 0's 'input_output' is not valid JSON"),
+    ({"input_output": '{"inputs": ["1"], "outputs": []}'},
+     "'input_output' is not {\"inputs\": [...], \"outputs\": [...]} of equal length"),
+    # a row with no tests was "no field 'answer'. Map the answer column with --answer-field"
+    ({"input_output": ""}, "'input_output' holds no tests, so nothing can grade the row"),
+    ({"test_list": []}, "'test_list' holds no tests"),
+    ({"public_tests": {"input": [], "output": []}}, "'public_tests' holds no tests"),
+    ({"public_test_cases": "[]", "private_test_cases": ""}, "'public_test_cases' holds no tests"),
+    ({"public_test_cases": '[{"input": "1"}]'}, "'public_test_cases' is not a list of"),
+    ({"public_test_cases": "[]", "private_test_cases": "bm90IHpsaWI="},
+     "'private_test_cases' is not LiveCodeBench's form"),
+    ({"public_test_cases": '[{"input": "1", "output": "2", "testtype": "functional"}]'},
+     "'public_test_cases' has functional tests, but 'metadata' names no func_name"),
+    ({"tests": [{"stdin": "1"}]}, "'tests' is [{\"stdin\": \"1\"}], not a list of tests"),
+])
+def test_malformed_code_tests_are_named(tmp_path, row, needle):
+    path = tmp_path / "code.jsonl"
+    path.write_text(json.dumps({"prompt": "Solve.", **row}) + "\n")
+    with pytest.raises(data.DataError, match=re.escape(needle) + ".*or drop the row"):
+        data.load_tasks(str(path))
+
+
+def verl_row(truth, ability="math") -> dict:
+    """A row in verl's schema, as Skywork-OR1-RL-Data and DAPO-Math ship them."""
+    return {"data_source": "x", "ability": ability, "extra_info": {"index": 0},
+            "prompt": [{"content": "Solve. Put the answer within \\boxed{}.", "role": "user"}],
+            "reward_model": {"ground_truth": truth, "style": "rule"}}
+
+
+@pytest.mark.parametrize("truth,gold,right,wrong", [
+    ('["\\\\frac{1}{2}"]', "\\frac{1}{2}", "\\boxed{0.5}", "\\boxed{2}"),    # Skywork-OR1: JSON
+    ('["12", "12.0"]', "12", "\\boxed{12}", "\\boxed{13}"),                 # acceptable answers
+    ("34", "34", "\\boxed{34}", "\\boxed{3}"),                              # DAPO-Math, verl
+    ("[1, 2)", "[1, 2)", "\\boxed{[1, 2)}", "\\boxed{[1, 2]}"),            # an interval stays
+])
+def test_verl_rows_are_graded_on_their_ground_truth(tmp_path, truth, gold, right, wrong):
+    # verl's reward_model {"ground_truth": ...} was "no field 'answer'", and --answer_field
+    # reward_model "is {...}, a dict": Skywork-OR1's own RL data could not be loaded
+    from rewards import task_solved
+
+    path = tmp_path / "verl.jsonl"
+    path.write_text(json.dumps(verl_row(truth)) + "\n")
+    for kw in ({}, {"answer_field": "reward_model"}):
+        task = data.load_tasks(str(path), **kw)[0]
+        assert task["answer"] == gold and task["prompt"][0]["role"] == "user"
+        assert task_solved(right, task) and not task_solved(wrong, task)
+
+
+def test_skywork_code_rows_are_graded_on_their_tests(tmp_path):
+    from rewards import code_rewards
+
+    io = json.dumps({"inputs": ["3\n"], "outputs": ["6\n"]})
+    path = tmp_path / "skywork.jsonl"
+    path.write_text(json.dumps(verl_row(io, "code")) + "\n"
+                    + json.dumps(verl_row({"assert_case": ["assert f(2) == 4"]}, "code")) + "\n")
+    tasks = data.load_tasks(str(path))
+    assert tasks[0]["tests"] == [{"input": "3\n", "output": "6\n"}] and "answer" not in tasks[0]
+    fence = "<think>\nok\n</think>\n```python\n{}\n```".format
+    assert code_rewards([fence(DOUBLE), fence("def f(x):\n    return 2 * x")], tasks) == [1, 1]
+    path.write_text(json.dumps(verl_row({"import_prefix": "", "test_code": ""}, "code")) + "\n")
+    with pytest.raises(data.DataError, match="'reward_model.ground_truth' holds tests of a form"):
+        data.load_tasks(str(path))
+
+
+def test_prompts_only_leaves_out_what_would_be_graded(tmp_path):
+    # --answer_field none copied a row's raw answer and tests columns into the task, so the
+    # "prompts only" run graded them anyway (GSM8K's "... #### 72" as the gold); constraints rows
+    # needed --answer_field none to load at all
+    from rewards import gradable
+
+    instruction = data.instruction_tasks(1)[0]
+    rows = [{"question": "Natalia sold 48 + 24 clips. How many?", "answer": "48+24=72\n#### 72"},
+            {"question": "Double n.", "tests": [{"input": "3\n", "output": "6\n"}]},
+            {"question": instruction["prompt"], "constraints": instruction["constraints"]}]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    graded = data.load_tasks(str(path), prompt_field="question")
+    assert [gradable(t) for t in graded] == [True, True, True]
+    assert graded[2]["constraints"] == instruction["constraints"] and "answer" not in graded[2]
+    plain = data.load_tasks(str(path), prompt_field="question", answer_field=None)
+    assert [gradable(t) for t in plain] == [False, False, False]
+    assert [t["prompt"] for t in plain] == [r["question"] for r in rows]
+
+
+def test_list_columns_of_a_csv_are_read_as_json_or_named(tmp_path):
+    # pandas' to_csv prints a list column as "['3' '4']": the row loaded with no options shown and
+    # the index '1' as its gold
+    path = tmp_path / "mmlu.csv"
+    path.write_text('question,choices,answer\n2 + 2?,"[""3"", ""4""]",1\n')
+    task = data.load_tasks(str(path), prompt_field="question")[0]
+    assert task["prompt"].startswith("2 + 2?\n\n(A) 3\n(B) 4\n") and task["answer"] == "B"
+    path.write_text("question,choices,answer\n2 + 2?,['3' '4'],1\n")
+    with pytest.raises(data.DataError, match=r"row 0's 'choices' is \"\['3' '4'\]\".*, a list "
+                                             r"printed as text .*save the dataset as \.jsonl"):
+        data.load_tasks(str(path), prompt_field="question")
+    path.write_text('question,choices,answer\n1 + 0?,"[""1"", ""2""]",1\n')   # option or index?
+    with pytest.raises(data.DataError, match="'1' is ambiguous: an option reads '1', and index 1"):
+        data.load_tasks(str(path), prompt_field="question")
+
+
+class _Opens:
+    """A pickle that, unpickled, creates a file: what a hostile data file could run."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return open, (self.path, "w")
+
+
+def test_livecodebench_private_tests_are_read_without_unpickling(tmp_path):
+    import base64
+    import pickle
+    import zlib
+
+    cases = json.dumps([{"input": "5\n", "output": "10\n", "testtype": "stdin"}])
+    for protocol in (0, 2, pickle.HIGHEST_PROTOCOL):    # pickles of one string, any protocol
+        packed = base64.b64encode(zlib.compress(pickle.dumps(cases, protocol))).decode()
+        assert data._pickled_text(packed) == cases, protocol
+    hostile = base64.b64encode(zlib.compress(pickle.dumps(_Opens(tmp_path / "ran")))).decode()
+    path = tmp_path / "lcb.jsonl"
+    path.write_text(json.dumps({"question_content": "q", "public_test_cases": "[]",
+                                "private_test_cases": hostile}) + "\n")
+    with pytest.raises(data.DataError, match="'private_test_cases' is not LiveCodeBench's form"):
+        data.load_tasks(str(path), prompt_field="question_content")
+    assert not (tmp_path / "ran").exists()
+
+
+def test_a_hub_dataset_with_configs_is_named_with_its_config(monkeypatch):
+    # GSM8K, MMLU, ARC and MBPP on the hub each need a config, and --task had no way to give one:
+    # "Config name is missing" for every command line
+    import datasets
+
+    calls = []
+
+    def load_dataset(name, config=None, split=None):
+        calls.append((name, config, split))
+        if config is None:
+            raise ValueError("Config name is missing. Please pick one among ['main', 'socratic']")
+        return [{"question": "1 + 1?", "answer": "#### 2"}]
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    task = data.load_tasks("openai/gsm8k:main", "test", prompt_field="question")[0]
+    assert calls == [("openai/gsm8k", "main", "test")] and task["answer"] == "2"
+    with pytest.raises(data.DataError, match="Config name is missing.*NAME:CONFIG, e.g. "
+                                             "openai/gsm8k:main"):
+        data.load_tasks("openai/gsm8k", "test", prompt_field="question")
 
 
 def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path):

@@ -342,6 +342,11 @@ def test_checked_positions_and_answers(tiny):
     cfg = grpo.parse(["--rewards", "math:1,format:0.2", "--max_completion_length", "16"])
     with pytest.raises(ValueError, match="have none .*--answer_field"):
         grpo_setup.check_tasks(cfg, [{"id": "q1", "prompt": "hi"}], [[1] * 5], tiny)
+    # a code dataset under the default 'math' reward was told to map an answer column
+    code = [{"id": "mbpp-0", "prompt": "Add.", "tests": [{"assert": "assert add(1, 1) == 2"}]}]
+    with pytest.raises(ValueError, match="have none .*they have 'tests': grade them with "
+                                         "--rewards code"):
+        grpo_setup.check_tasks(cfg, code, [[1] * 5], tiny)
     grpo_setup.check_tasks(
         grpo.parse(["--rewards", "format", "--max_completion_length", "16"]),
         [{"id": "q1", "prompt": "hi"}],

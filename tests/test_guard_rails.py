@@ -853,3 +853,23 @@ def test_sft_eval_only_keeps_an_earlier_format_check(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="eval.json holds an earlier result.*--overwrite"):
         sft.train(cfg)  # was overwritten
     assert (tmp_path / "eval.json").read_text() == '{"eval/think_format": 0.96}'
+
+
+@pytest.mark.parametrize("script,model_flags", [
+    ("evaluate", ["--model", "tiny"]), ("grpo", ["--model", "tiny"]),
+    ("distill", ["--teacher", "tiny", "--student", "tiny"])])
+def test_a_bad_task_file_is_named_before_any_model_loads(tmp_path, monkeypatch, script,
+                                                         model_flags):
+    # each script loaded its model(s) first (minutes for a real one), then read --task
+    import importlib
+
+    import data
+
+    module = importlib.import_module(script)
+    path = tmp_path / "gsm8k.jsonl"
+    path.write_text(json.dumps({"question": "1 + 1?", "answer": "#### 2"}) + "\n")
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    args = [*model_flags, "--task", str(path), "--output_dir", str(tmp_path / "out")]
+    cfg = cli.parse(module.Config, args)
+    with pytest.raises(data.DataError, match="Map the prompt column with --prompt-field question"):
+        (module.evaluate if script == "evaluate" else module.train)(cfg)

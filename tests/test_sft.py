@@ -955,3 +955,19 @@ def test_fusion_dataset_keeps_only_verified_samples_of_the_stage2_model(monkeypa
     assert any(
         "constraints" not in e and e["reference"] is None for e in plain
     )  # instruction following
+
+
+@pytest.mark.parametrize("name,text", [
+    ("TRAIN.JSONL", '{"prompt": "1 + 1?", "completion": "2"}\n'),
+    ("train.csv", "prompt,completion\n1 + 1?,2\n"),
+])
+def test_sft_dataset_files_of_every_type_data_reads(tmp_path, name, text):
+    # an upper-case suffix and .csv / .tsv were "--dataset ...: use math, teacher, ..." though
+    # data.rows_from_file (and evaluate --task) read them
+    import sft_data
+
+    path = tmp_path / name
+    path.write_text(text)
+    cfg = sft.Config(dataset=str(path))
+    examples, _, _ = sft_data.load_examples(cfg)
+    assert [m["content"] for m in examples[0]["messages"]] == ["1 + 1?", "2"]
