@@ -6,7 +6,7 @@ answer is checked against (None: nothing to check). `load_examples` picks the so
 
 * `synthetic_examples`: the worked solutions of `data.math_tasks` as reasoning (the demo's
   stand-in for curated reasoning traces);
-* `jsonl_examples`: a file of {messages} or {prompt, reasoning, answer} rows;
+* `jsonl_examples`: a file of {messages}, ShareGPT, Alpaca or {prompt, reasoning, answer} rows;
 * `teacher_examples`: rejection sampling from a teacher (Qwen3 cold start, Phi-4), kept only when
   verified correct;
 * `fusion_examples`, `non_thinking_examples`: Qwen3's thinking-mode fusion data (§4.3), which
@@ -172,6 +172,10 @@ def check_conversation(messages) -> None:
 def check_think_block(message: dict, where: str) -> None:
     """`check_conversation`'s rule for one assistant turn: its reasoning given once."""
     content, reasoning = message.get("content") or "", message.get("reasoning_content")
+    other = [k for k in REASONING_NAMES if message.get(k) is not None]
+    if reasoning is None and other:
+        raise ValueError(f"{where} has {other[0]!r}, which the template does not read (the "
+                         "reasoning would be lost): name it reasoning_content")
     tags = THINK_TAG.findall(content)
     if isinstance(reasoning, str) and (tags or THINK_TAG.search(reasoning)):
         raise ValueError(f"{where} has reasoning_content and think tags (in it or in content): "
@@ -240,7 +244,10 @@ def synthetic_examples(n: int, seed: int) -> list[dict]:
 def jsonl_examples(path: str) -> list[dict]:
     """Rows {"messages": [...]} (reasoning in `reasoning_content` or inside `content`),
     {"prompt", "completion"} (TRL's prompt-completion rows: a string is the user turn or the
-    assistant reply, a list its messages) or {"prompt", "reasoning", "answer"}; an `answer`
+    assistant reply, a list its messages), ShareGPT's {"conversations": [{"from", "value"}]}
+    (with an optional "system"), {"instruction", "input", "output"} (Alpaca; Dolly's "context"
+    and "response"; the input follows the instruction after a blank line) or {"prompt",
+    "reasoning", "answer"}; messages are read by `chat_message` (text parts, ...). An `answer`
     without `\\boxed` is the final value and is boxed (and checked by the filter); an optional
     "reference" is the value to check against. Every row must pass `check_conversation`."""
     rows = data.rows_from_file(Path(path))
@@ -277,14 +284,131 @@ def check_tools(tools) -> None:
 
 def row_example(row: dict) -> dict:
     """The example of one row of `jsonl_examples` (ValueError on a row of no known form), with
-    the row's "tools" if it has them."""
+    the row's "tools" if it has them; its messages as `chat_message` writes them."""
     example = _row_messages(row)
+    messages = example["messages"]
+    if isinstance(messages, list):
+        example["messages"] = [chat_message(m, i) for i, m in enumerate(messages)]
     return {**example, "tools": row["tools"]} if row.get("tools") is not None else example
+
+
+# ShareGPT's "from" (FastChat, Axolotl, LLaMA-Factory; OpenThoughts and Bespoke-Stratos write
+# user/assistant) -> the template's role
+SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
+                  "system": "system", "tool": "tool", "observation": "tool"}
+# an assistant turn's reasoning under another name (vLLM's and OpenRouter's "reasoning",
+# gpt-oss's "thinking"): the Qwen3 template reads only reasoning_content, and drops the others
+REASONING_NAMES = ("reasoning", "thinking")
+
+
+def chat_message(message, i: int):
+    """One message of a row as the template reads it: ShareGPT's {"from", "value"} as
+    {"role", "content"}; a content given as OpenAI's list of text parts as one string, the parts
+    joined by newlines as vLLM's OpenAI server joins them for a template that reads strings
+    (Qwen3's renders a list as ''); an assistant's "reasoning" or "thinking" as
+    reasoning_content. Anything else is left to `check_conversation`; ValueError on an image,
+    audio or other non-text part (this recipe trains text-only models).
+
+    >>> chat_message({"from": "human", "value": [{"type": "text", "text": "Hi"}, "there"]}, 0)
+    {'role': 'user', 'content': 'Hi\\nthere'}
+    """
+    if not isinstance(message, dict):
+        return message
+    m = dict(message)
+    if "role" not in m and "from" in m:
+        who = m.pop("from")
+        if who not in SHAREGPT_ROLES:
+            raise ValueError(f"message {i} is from {_short(who)}; ShareGPT's 'from' is one of "
+                             f"{', '.join(SHAREGPT_ROLES)}: rename it")
+        m["role"] = SHAREGPT_ROLES[who]
+        if "content" not in m and "value" in m:
+            m["content"] = m.pop("value")
+    if isinstance(m.get("content"), list):
+        m["content"] = _joined_text(m["content"], f"message {i} ({m.get('role')})")
+    if m.get("role") == "assistant" and m.get("reasoning_content") is None:
+        given = [k for k in REASONING_NAMES if m.get(k) is not None]
+        if given:
+            m["reasoning_content"] = m.pop(given[0])
+        elif isinstance(m.get("content"), str) and THOUGHT_MARK in m["content"]:
+            m["reasoning_content"], m["content"] = _marked_thought(m["content"], f"message {i}")
+    return m
+
+
+# Sky-T1's trace format, also Bespoke-Stratos' and OpenThoughts-114k's
+THOUGHT_MARK = "<|begin_of_thought|>"
+TRACE_MARKS = ("<|begin_of_thought|>", "<|end_of_thought|>", "<|begin_of_solution|>",
+               "<|end_of_solution|>")
+MARKED_TRACE = re.compile(r"\s*<\|begin_of_thought\|>(.*?)<\|end_of_thought\|>\s*"
+                          r"(?:<\|begin_of_solution\|>(.*?)<\|end_of_solution\|>|(.*?))\s*",
+                          re.S)
+
+
+def _marked_thought(content: str, where: str) -> tuple[str, str]:
+    """(reasoning, answer) of a reply in Sky-T1's format, <|begin_of_thought|> ...
+    <|end_of_thought|> then <|begin_of_solution|> ... <|end_of_solution|>: the thought becomes the
+    think block, the solution the answer (left as is, the whole trace would be trained as the
+    answer after an empty think block, i.e. as a non-thinking reply).
+
+    >>> _marked_thought("<|begin_of_thought|>\\n\\n2+2=4\\n\\n<|end_of_thought|>\\n\\n"
+    ...                 "<|begin_of_solution|>\\n\\n4\\n\\n<|end_of_solution|>", "message 1")
+    ('2+2=4', '4')
+    """
+    m = MARKED_TRACE.fullmatch(content)
+    thought, solution, rest = m.groups("") if m else ("", "", "")
+    answer = solution + rest        # one of the two matched
+    if not m or any(mark in thought + answer for mark in TRACE_MARKS):
+        raise ValueError(f"{where} (assistant) has {THOUGHT_MARK} but not one thought then the "
+                         "solution (<|begin_of_thought|> ... <|end_of_thought|> "
+                         "<|begin_of_solution|> ... <|end_of_solution|>): fix the markers or "
+                         "drop the row")
+    return thought.strip(), answer.strip()
+
+
+def _joined_text(parts: list, where: str):
+    """The text of OpenAI-style content parts, joined by newlines (a list that is not parts is
+    returned as is, for `check_conversation` to name)."""
+    texts = []
+    for k, part in enumerate(parts):
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict) and part.get("type") == "text" and isinstance(
+                part.get("text"), str):
+            texts.append(part["text"])
+        elif isinstance(part, dict) and part.get("type") not in (None, "text"):
+            raise ValueError(f"{where}: part {k} is of type {_short(part['type'])}; this recipe "
+                             "trains text-only models: drop the row, or give the part as text")
+        else:
+            return parts
+    return "\n".join(texts)
+
+
+def _with_system(row: dict, messages):
+    """`messages` after the row's "system" field, if it has one."""
+    if row.get("system") is None or not isinstance(messages, list):
+        return messages
+    if messages and isinstance(messages[0], dict) and "system" in (
+            messages[0].get("role"), messages[0].get("from")):
+        raise ValueError("the row has a 'system' field and a system message: keep one")
+    return [{"role": "system", "content": row["system"]}] + messages
+
+
+def _short(value) -> str:
+    return repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
 
 
 def _row_messages(row: dict) -> dict:
     if "messages" in row:
         return {"messages": row["messages"], "reference": row.get("reference")}
+    if "conversations" in row:      # ShareGPT; OpenThoughts and Bespoke-Stratos add a "system"
+        return {"messages": _with_system(row, row["conversations"]),
+                "reference": row.get("reference")}
+    said = next((k for k in ("output", "response") if k in row), None)
+    if "instruction" in row and said:       # Alpaca (input), Dolly (context, response), Magpie
+        extra = next((row[k] for k in ("input", "context") if row.get(k)), "")
+        query = f"{row['instruction']}\n\n{extra}" if extra else row["instruction"]
+        return {"messages": _with_system(row, [{"role": "user", "content": query},
+                                               {"role": "assistant", "content": row[said]}]),
+                "reference": row.get("reference")}
     if "prompt" in row and "completion" in row:
         prompt, completion = row["prompt"], row["completion"]
         prompt = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
@@ -296,8 +420,8 @@ def _row_messages(row: dict) -> dict:
     missing = [k for k in ("prompt", "reasoning", "answer") if k not in row]
     if missing:
         raise ValueError(f"no field {missing[0]!r} (fields: {sorted(row)}). Rows need "
-                         "'messages', or 'prompt' and 'completion', or 'prompt', 'reasoning' and "
-                         "'answer'.")
+                         "'messages', 'conversations' (ShareGPT), 'prompt' and 'completion', "
+                         "'instruction' and 'output', or 'prompt', 'reasoning' and 'answer'.")
     if not isinstance(row["answer"], (str, int, float)) or isinstance(row["answer"], bool):
         raise ValueError(f"'answer' is {row['answer']!r}; give the final answer as a string")
     answer = str(row["answer"])

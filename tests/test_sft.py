@@ -589,6 +589,142 @@ def test_jsonl_tools_reach_the_system_turn(tok, tmp_path):
     with pytest.raises(DataError, match="row 0: 'tools' is 'get_weather'; give a list"):
         sft_data.jsonl_examples(str(path))
 
+# rows as datasets hold them -> (the conversation they load as, the tokens trained)
+PARTS = [{"type": "text", "text": "What is"}, {"type": "text", "text": "2+2?"}]
+TRACE = ("<|begin_of_thought|>\n\n2+2=4\n\n<|end_of_thought|>\n\n"
+         "<|begin_of_solution|>\n\n\\boxed{4}\n\n<|end_of_solution|>")
+ROW_FORMS = {
+    "sharegpt": (
+        {"conversations": [{"from": "system", "value": "Be brief."},
+                           {"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello"}]},
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"},
+         {"role": "assistant", "content": "Hello"}],
+        "<think>\n\n</think>\n\nHello",
+    ),
+    "magpie_sharegpt_next_to_instruction": (
+        {"instruction": "Hi", "response": "Hello", "conversations": [
+            {"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello"}]},
+        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
+        "<think>\n\n</think>\n\nHello",
+    ),
+    "bespoke_stratos_system_and_thought_markers": (
+        {"system": "Think first.", "conversations": [{"from": "user", "value": "2+2?"},
+                                                     {"from": "assistant", "value": TRACE}]},
+        [{"role": "system", "content": "Think first."}, {"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "\\boxed{4}", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n\\boxed{4}",
+    ),
+    "openai_text_parts": (
+        {"messages": [{"role": "user", "content": PARTS},
+                      {"role": "assistant", "content": [{"type": "text", "text": "4"}]}]},
+        [{"role": "user", "content": "What is\n2+2?"}, {"role": "assistant", "content": "4"}],
+        "<think>\n\n</think>\n\n4",
+    ),
+    "text_parts_in_prompt_completion": (
+        {"prompt": [{"role": "user", "content": PARTS}], "completion": "4"},
+        [{"role": "user", "content": "What is\n2+2?"}, {"role": "assistant", "content": "4"}],
+        "<think>\n\n</think>\n\n4",
+    ),
+    "reasoning_field": (
+        {"messages": [{"role": "user", "content": "2+2?"},
+                      {"role": "assistant", "content": "4", "reasoning": "2+2=4"}]},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
+    "thinking_field": (
+        {"messages": [{"role": "user", "content": "2+2?"},
+                      {"role": "assistant", "content": "4", "thinking": "2+2=4"}]},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
+    "alpaca": (
+        {"instruction": "Add them.", "input": "2 and 2", "output": "4"},
+        [{"role": "user", "content": "Add them.\n\n2 and 2"},
+         {"role": "assistant", "content": "4"}],
+        "<think>\n\n</think>\n\n4",
+    ),
+    "alpaca_empty_input_and_system": (
+        {"system": "s", "instruction": "Say hi.", "input": "", "output": "hi"},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "Say hi."},
+         {"role": "assistant", "content": "hi"}],
+        "<think>\n\n</think>\n\nhi",
+    ),
+    "dolly": (
+        {"instruction": "Sum?", "context": "2, 2", "response": "4"},
+        [{"role": "user", "content": "Sum?\n\n2, 2"}, {"role": "assistant", "content": "4"}],
+        "<think>\n\n</think>\n\n4",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ROW_FORMS)
+def test_rows_of_common_datasets_load_as_conversations(tok, tmp_path, name):
+    """ShareGPT (FastChat, OpenThoughts, Bespoke-Stratos, Magpie), Alpaca / Dolly rows, OpenAI
+    text parts and a reasoning named 'reasoning' or 'thinking' load as the conversation meant,
+    rendered as the official template renders it; they were refused ('no field prompt', 'no
+    string content'), or their reasoning silently dropped (the template reads only
+    reasoning_content), or a Sky-T1 trace trained as an answer after an empty think block."""
+    from test_chat_template import OFFICIAL_QWEN3_TEMPLATE
+
+    row, messages, trained = ROW_FORMS[name]
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    ex = sft_data.jsonl_examples(str(path))[0]
+    assert ex["messages"] == messages
+    ids, mask = sft.encode(tok, ex["messages"])
+    assert tok.decode([t for t, m in zip(ids, mask) if m]) == trained + "<|im_end|>"
+    official = tok.apply_chat_template(messages, tokenize=False,
+                                       chat_template=OFFICIAL_QWEN3_TEMPLATE)
+    assert tok.decode(ids) + "\n" == official
+
+
+BAD_ROWS = {
+    "image_part": (
+        {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]},
+                      {"role": "assistant", "content": "a cat"}]},
+        "row 0: message 0 (user): part 0 is of type 'image_url'; this recipe trains text-only",
+    ),
+    "sharegpt_unknown_from": (
+        {"conversations": [{"from": "human", "value": "q"}, {"from": "bot", "value": "a"}]},
+        "row 0: message 1 is from 'bot'; ShareGPT's 'from' is one of human, user, gpt",
+    ),
+    "system_twice": (
+        {"system": "s", "conversations": [{"from": "system", "value": "t"},
+                                          {"from": "human", "value": "q"},
+                                          {"from": "gpt", "value": "a"}]},
+        "row 0: the row has a 'system' field and a system message: keep one",
+    ),
+    "solution_not_closed": (
+        {"conversations": [{"from": "human", "value": "q"}, {"from": "gpt", "value":
+         "<|begin_of_thought|>t<|end_of_thought|><|begin_of_solution|>cut off"}]},
+        "row 0: message 1 (assistant) has <|begin_of_thought|> but not one thought",
+    ),
+    "neither_form": ({"question": "q", "output": "a"}, "'conversations' (ShareGPT)"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", BAD_ROWS)
+def test_rows_that_cannot_be_text_conversations_are_named(tmp_path, name):
+    row, says = BAD_ROWS[name]
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    with pytest.raises(DataError, match=re.escape(says)):
+        sft_data.jsonl_examples(str(path))
+
+
+def test_encode_refuses_reasoning_the_template_would_drop(tok):
+    """`encode` on its own (no file loading) names a reasoning under another name: the template
+    reads only reasoning_content and trained the reply with an empty think block."""
+    for name in sft_data.REASONING_NAMES:
+        msgs = [{"role": "user", "content": "q"},
+                {"role": "assistant", "content": "a", name: "r"}]
+        with pytest.raises(ValueError, match=f"message 1 .assistant. has '{name}'.*name it "
+                                             "reasoning_content"):
+            sft.encode(tok, msgs)
+
+
 # conversations the template renders (as the official one does) but that cannot be trained on:
 # what check_conversation says about each
 def _u(c):
