@@ -473,6 +473,21 @@ def test_a_tool_call_turn_trains_and_passes_the_filter(tok):
         sft.encode(tok, [msgs[0], {"role": "assistant", "content": "a"}, msgs[1]])
 
 
+def test_examples_past_max_length_are_dropped_whole_and_named(tok, capsys):
+    """An example longer than --max_length is dropped, not cut (a cut reply would train a turn
+    that never ends); the print says how many of how many, and when none fits the error gives
+    the shortest length and the fix (it said only 'no example fits')."""
+    short = {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]}
+    long = {"messages": [{"role": "user", "content": "q " * 300},
+                         {"role": "assistant", "content": "a " * 300}]}
+    n_short = len(sft.encode(tok, short["messages"])[0])
+    kept = sft.encode_examples(tok, [short, long], max_length=n_short + 10)
+    assert kept == [sft.encode(tok, short["messages"])]
+    assert "dropped 1 of 2 examples longer than max_length" in capsys.readouterr().out
+    with pytest.raises(DataError, match=f"the shortest has {n_short} tokens.: raise --max_length"):
+        sft.encode_examples(tok, [short, long], max_length=n_short - 1)
+
+
 def test_response_filter_counts_each_rule():
     def ex(reasoning, answer, ref="12"):
         return {
