@@ -305,9 +305,10 @@ def chat_message(message, i: int):
     """One message of a row as the template reads it: ShareGPT's {"from", "value"} as
     {"role", "content"}; a content given as OpenAI's list of text parts as one string, the parts
     joined by newlines as vLLM's OpenAI server joins them for a template that reads strings
-    (Qwen3's renders a list as ''); an assistant's "reasoning" or "thinking" as
-    reasoning_content. Anything else is left to `check_conversation`; ValueError on an image,
-    audio or other non-text part (this recipe trains text-only models).
+    (Qwen3's renders a list as ''); an assistant's "reasoning" or "thinking" (a field, or
+    Anthropic's thinking part) as reasoning_content. Anything else is left to
+    `check_conversation`; ValueError on an image, audio or other non-text part (this recipe
+    trains text-only models).
 
     >>> chat_message({"from": "human", "value": [{"type": "text", "text": "Hi"}, "there"]}, 0)
     {'role': 'user', 'content': 'Hi\\nthere'}
@@ -323,8 +324,16 @@ def chat_message(message, i: int):
         m["role"] = SHAREGPT_ROLES[who]
         if "content" not in m and "value" in m:
             m["content"] = m.pop("value")
-    if isinstance(m.get("content"), list):
-        m["content"] = _joined_text(m["content"], f"message {i} ({m.get('role')})")
+    texts = (_part_texts(m["content"], f"message {i} ({m.get('role')})")
+             if isinstance(m.get("content"), list) else None)
+    if texts is not None:
+        m["content"] = "\n".join(texts["text"])
+        if texts["thinking"] and (m.get("role") != "assistant"
+                                  or m.get("reasoning_content") is not None):
+            raise ValueError(f"message {i} ({m.get('role')}) has a thinking part; only an "
+                             "assistant turn without reasoning_content may: drop the part")
+        if texts["thinking"]:
+            m["reasoning_content"] = "\n".join(texts["thinking"])
     if m.get("role") == "assistant" and m.get("reasoning_content") is None:
         given = [k for k in REASONING_NAMES if m.get(k) is not None]
         if given:
@@ -364,22 +373,28 @@ def _marked_thought(content: str, where: str) -> tuple[str, str]:
     return thought.strip(), answer.strip()
 
 
-def _joined_text(parts: list, where: str):
-    """The text of OpenAI-style content parts, joined by newlines (a list that is not parts is
-    returned as is, for `check_conversation` to name)."""
-    texts = []
+# the text-bearing content parts (OpenAI's chat and Responses APIs; as vLLM reads them) -> the
+# key of their text; Anthropic's "thinking" part holds an assistant's reasoning
+TEXT_PARTS = {"text": "text", "input_text": "text", "output_text": "text", "refusal": "refusal",
+              "thinking": "thinking"}
+
+
+def _part_texts(parts: list, where: str) -> dict[str, list[str]] | None:
+    """The texts of content parts by kind ("text" or "thinking"; a bare string is text), or None
+    for a list that is not content parts (`check_conversation` names it)."""
+    texts = {"text": [], "thinking": []}
     for k, part in enumerate(parts):
+        kind = part.get("type") if isinstance(part, dict) else None
         if isinstance(part, str):
-            texts.append(part)
-        elif isinstance(part, dict) and part.get("type") == "text" and isinstance(
-                part.get("text"), str):
-            texts.append(part["text"])
-        elif isinstance(part, dict) and part.get("type") not in (None, "text"):
-            raise ValueError(f"{where}: part {k} is of type {_short(part['type'])}; this recipe "
+            texts["text"].append(part)
+        elif kind in TEXT_PARTS and isinstance(part.get(TEXT_PARTS[kind]), str):
+            texts["thinking" if kind == "thinking" else "text"].append(part[TEXT_PARTS[kind]])
+        elif isinstance(kind, str) and kind not in TEXT_PARTS:
+            raise ValueError(f"{where}: part {k} is of type {_short(kind)}; this recipe "
                              "trains text-only models: drop the row, or give the part as text")
         else:
-            return parts
-    return "\n".join(texts)
+            return None
+    return texts
 
 
 def _with_system(row: dict, messages):

@@ -635,6 +635,14 @@ ROW_FORMS = {
         [{"role": "user", "content": "What is\n2+2?"}, {"role": "assistant", "content": "4"}],
         "<think>\n\n</think>\n\n4",
     ),
+    "responses_api_and_anthropic_parts": (
+        {"messages": [{"role": "user", "content": [{"type": "input_text", "text": "2+2?"}]},
+                      {"role": "assistant", "content": [{"type": "thinking", "thinking": "2+2=4"},
+                                                        {"type": "output_text", "text": "4"}]}]},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
     "text_parts_in_prompt_completion": (
         {"prompt": [{"role": "user", "content": PARTS}], "completion": "4"},
         [{"role": "user", "content": "What is\n2+2?"}, {"role": "assistant", "content": "4"}],
@@ -700,6 +708,17 @@ BAD_ROWS = {
         {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]},
                       {"role": "assistant", "content": "a cat"}]},
         "row 0: message 0 (user): part 0 is of type 'image_url'; this recipe trains text-only",
+    ),
+    "audio_part_next_to_text": (
+        {"messages": [{"role": "user", "content": [{"type": "text", "text": "Transcribe:"},
+                                                   {"type": "input_audio", "input_audio": {}}]},
+                      {"role": "assistant", "content": "hello"}]},
+        "row 0: message 0 (user): part 1 is of type 'input_audio'",
+    ),
+    "thinking_part_in_a_user_turn": (
+        {"messages": [{"role": "user", "content": [{"type": "thinking", "thinking": "hm"}]},
+                      {"role": "assistant", "content": "a"}]},
+        "row 0: message 0 (user) has a thinking part",
     ),
     "sharegpt_unknown_from": (
         {"conversations": [{"from": "human", "value": "q"}, {"from": "bot", "value": "a"}]},
