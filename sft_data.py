@@ -111,7 +111,7 @@ def check_conversation(messages) -> None:
     conversations as the official one does (at inference a model's own malformed output must not
     make it raise), but the reply it yields is not the one to train.
     * It ends in the assistant turn to train on, after a user query: with no query the template
-      renders the reply without a think block.
+      renders the reply without a think block. The reply has an answer (or a tool call).
     * The turn before that reply is not an assistant turn without reasoning: as the prompt's last
       turn it gets an empty think block, as history none, so the reply cannot be cut out.
     * An assistant turn holds its reasoning once: in `reasoning_content` (then no think tags in
@@ -136,6 +136,12 @@ def check_conversation(messages) -> None:
         raise ValueError(f"an SFT conversation must end in the assistant turn to train on; this "
                          f"one ends in a {messages[-1]['role']!r} turn (message {n - 1}): append "
                          "the assistant's reply, or drop the trailing turns")
+    reply = messages[-1]
+    answer = (reply.get("content") or "").split(END_THINK)[-1]
+    if not (answer.strip() or reply.get("tool_calls")):
+        raise ValueError(f"message {n - 1} (assistant), the reply to train, has no answer (no "
+                         "text after its reasoning, no tool call): the model would learn to stop "
+                         "there; drop the row")
     if not any(is_query(m) for m in messages):
         raise ValueError(f"an SFT conversation needs a user query before the reply (roles "
                          f"{[m['role'] for m in messages]}); without one the template renders the "

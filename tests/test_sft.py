@@ -812,6 +812,12 @@ UNTRAINABLE = {
         [_u("q"), _a(None, tool_calls=[_call("calc", "[1, 2]")])],
         "not a JSON object",
     ),
+    "empty_reply": ([_u("q"), _a("")], "message 1 (assistant), the reply to train, has no answer"),
+    "whitespace_reply_empty_reasoning": (
+        [_u("q"), _a(" \n", reasoning_content="")], "the reply to train, has no answer"),
+    "empty_think_block_only": ([_u("q"), _a("<think>\n\n</think>\n\n")], "has no answer"),
+    "reasoning_without_answer": ([_u("q"), _a("", reasoning_content="r")], "has no answer"),
+    "inline_reasoning_without_answer": ([_u("q"), _a("<think>\nr\n</think>")], "has no answer"),
     "no_query": ([{"role": "system", "content": "s"}, _a("a")], "needs a user query"),
     "only_the_reply": ([_a("a")], "needs a user query"),
     "query_is_a_tool_response": (
