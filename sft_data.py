@@ -295,7 +295,14 @@ def row_example(row: dict) -> dict:
     messages = example["messages"]
     if isinstance(messages, list):
         example["messages"] = [chat_message(m, i) for i, m in enumerate(messages)]
-    return {**example, "tools": row["tools"]} if row.get("tools") is not None else example
+    tools = row.get("tools")
+    if isinstance(tools, str) and tools.strip().startswith("["):   # LLaMA-Factory's JSON text
+        try:
+            tools = json.loads(tools)
+        except ValueError:
+            raise ValueError(f"'tools' is {tools[:40]!r}..., not valid JSON; give a list of "
+                             "function signatures") from None
+    return {**example, "tools": tools} if tools is not None else example
 
 
 # ShareGPT's "from" (FastChat, Axolotl, LLaMA-Factory; OpenThoughts and Bespoke-Stratos write
@@ -324,12 +331,14 @@ def chat_message(message, i: int):
     m = dict(message)
     if "role" not in m and "from" in m:
         who = m.pop("from")
-        if who not in SHAREGPT_ROLES:
+        if who not in SHAREGPT_ROLES and who != "function_call":
             raise ValueError(f"message {i} is from {_short(who)}; ShareGPT's 'from' is one of "
-                             f"{', '.join(SHAREGPT_ROLES)}: rename it")
-        m["role"] = SHAREGPT_ROLES[who]
+                             f"{', '.join(SHAREGPT_ROLES)} or function_call: rename it")
+        m["role"] = SHAREGPT_ROLES.get(who, "assistant")
         if "content" not in m and "value" in m:
             m["content"] = m.pop("value")
+        if who == "function_call":
+            m["content"], m["tool_calls"] = None, _function_calls(m["content"], i)
     texts = (_part_texts(m["content"], f"message {i} ({m.get('role')})")
              if isinstance(m.get("content"), list) else None)
     if texts is not None:
@@ -347,6 +356,20 @@ def chat_message(message, i: int):
         elif isinstance(m.get("content"), str) and THOUGHT_MARK in m["content"]:
             m["reasoning_content"], m["content"] = _marked_thought(m["content"], f"message {i}")
     return m
+
+
+def _function_calls(value, i: int) -> list[dict]:
+    """The tool calls of a ShareGPT "function_call" turn (LLaMA-Factory: a JSON object
+    {"name", "arguments"}, or a list of them), in OpenAI's form."""
+    try:
+        calls = json.loads(value) if isinstance(value, str) else None
+    except ValueError:
+        calls = None
+    calls = [calls] if isinstance(calls, dict) else calls
+    if not (isinstance(calls, list) and calls and all(isinstance(c, dict) for c in calls)):
+        raise ValueError(f"message {i} (function_call) is {_short(value)}; give a JSON object "
+                         '{"name": ..., "arguments": {...}} (or a list of them)')
+    return [{"type": "function", "function": c} for c in calls]
 
 
 # Sky-T1's trace format, also Bespoke-Stratos' and OpenThoughts-114k's

@@ -616,6 +616,17 @@ ROW_FORMS = {
          {"role": "assistant", "content": "Hello"}],
         "<think>\n\n</think>\n\nHello",
     ),
+    "llama_factory_function_call_and_tools_as_json_text": (
+        {"tools": json.dumps([{"name": "w", "parameters": {}}]), "conversations": [
+            {"from": "human", "value": "Oslo?"},
+            {"from": "function_call", "value": '{"name": "w", "arguments": {"city": "Oslo"}}'},
+            {"from": "observation", "value": "-3"}, {"from": "gpt", "value": "It is -3."}]},
+        [{"role": "user", "content": "Oslo?"},
+         {"role": "assistant", "content": None, "tool_calls": [
+             {"type": "function", "function": {"name": "w", "arguments": {"city": "Oslo"}}}]},
+         {"role": "tool", "content": "-3"}, {"role": "assistant", "content": "It is -3."}],
+        "<think>\n\n</think>\n\nIt is -3.",
+    ),
     "magpie_sharegpt_next_to_instruction": (
         {"instruction": "Hi", "response": "Hello", "conversations": [
             {"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello"}]},
@@ -696,10 +707,13 @@ def test_rows_of_common_datasets_load_as_conversations(tok, tmp_path, name):
     path.write_text(json.dumps(row) + "\n")
     ex = sft_data.jsonl_examples(str(path))[0]
     assert ex["messages"] == messages
-    ids, mask = sft.encode(tok, ex["messages"])
+    ids, mask = sft.encode(tok, ex["messages"], ex.get("tools"))
     assert tok.decode([t for t, m in zip(ids, mask) if m]) == trained + "<|im_end|>"
-    official = tok.apply_chat_template(messages, tokenize=False,
+    official = tok.apply_chat_template(messages, tokenize=False, tools=ex.get("tools"),
                                        chat_template=OFFICIAL_QWEN3_TEMPLATE)
+    if "tools" in row:      # JSON text read as the list it holds, listed in the system turn
+        assert ex["tools"] == json.loads(row["tools"])
+        assert "<tools>\n" + json.dumps(ex["tools"][0]) + "\n</tools>" in tok.decode(ids)
     assert tok.decode(ids) + "\n" == official
 
 
@@ -719,6 +733,16 @@ BAD_ROWS = {
         {"messages": [{"role": "user", "content": [{"type": "thinking", "thinking": "hm"}]},
                       {"role": "assistant", "content": "a"}]},
         "row 0: message 0 (user) has a thinking part",
+    ),
+    "function_call_not_json": (
+        {"conversations": [{"from": "human", "value": "q"},
+                           {"from": "function_call", "value": "w(Oslo)"}]},
+        "row 0: message 1 (function_call) is 'w(Oslo)'; give a JSON object",
+    ),
+    "tools_text_not_json": (
+        {"tools": "[{oops", "conversations": [{"from": "human", "value": "q"},
+                                              {"from": "gpt", "value": "a"}]},
+        "row 0: 'tools' is '[{oops'..., not valid JSON",
     ),
     "sharegpt_unknown_from": (
         {"conversations": [{"from": "human", "value": "q"}, {"from": "bot", "value": "a"}]},
