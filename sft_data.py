@@ -291,18 +291,24 @@ def check_tools(tools) -> None:
 def row_example(row: dict) -> dict:
     """The example of one row of `jsonl_examples` (ValueError on a row of no known form), with
     the row's "tools" if it has them; its messages as `chat_message` writes them."""
+    row = {k: _json_list(v, k) if k in ("messages", "conversations", "tools") else v
+           for k, v in row.items()}
     example = _row_messages(row)
     messages = example["messages"]
     if isinstance(messages, list):
         example["messages"] = [chat_message(m, i) for i, m in enumerate(messages)]
-    tools = row.get("tools")
-    if isinstance(tools, str) and tools.strip().startswith("["):   # LLaMA-Factory's JSON text
-        try:
-            tools = json.loads(tools)
-        except ValueError:
-            raise ValueError(f"'tools' is {tools[:40]!r}..., not valid JSON; give a list of "
-                             "function signatures") from None
-    return {**example, "tools": tools} if tools is not None else example
+    return {**example, "tools": row["tools"]} if row.get("tools") is not None else example
+
+
+def _json_list(value, field: str):
+    """A list stored as JSON text (a column saved as a string; LLaMA-Factory's "tools") as the
+    list."""
+    if not (isinstance(value, str) and value.strip().startswith("[")):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        raise ValueError(f"{field!r} is {value[:40]!r}..., not valid JSON; give a list") from None
 
 
 # ShareGPT's "from" (FastChat, Axolotl, LLaMA-Factory; OpenThoughts and Bespoke-Stratos write

@@ -627,6 +627,12 @@ ROW_FORMS = {
          {"role": "tool", "content": "-3"}, {"role": "assistant", "content": "It is -3."}],
         "<think>\n\n</think>\n\nIt is -3.",
     ),
+    "messages_stored_as_json_text": (
+        {"messages": json.dumps([{"role": "user", "content": "Hi"},
+                                 {"role": "assistant", "content": "Hello"}])},
+        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
+        "<think>\n\n</think>\n\nHello",
+    ),
     "magpie_sharegpt_next_to_instruction": (
         {"instruction": "Hi", "response": "Hello", "conversations": [
             {"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello"}]},
@@ -742,7 +748,7 @@ BAD_ROWS = {
     "tools_text_not_json": (
         {"tools": "[{oops", "conversations": [{"from": "human", "value": "q"},
                                               {"from": "gpt", "value": "a"}]},
-        "row 0: 'tools' is '[{oops'..., not valid JSON",
+        "row 0: 'tools' is '[{oops'..., not valid JSON; give a list",
     ),
     "sharegpt_unknown_from": (
         {"conversations": [{"from": "human", "value": "q"}, {"from": "bot", "value": "a"}]},
