@@ -120,7 +120,8 @@ def check_conversation(messages) -> None:
       last as the answer: the text between several blocks, or before `<think>`, is dropped; an
       unclosed `<think>`, or one next to `reasoning_content`, becomes a second block in the answer.
     * No text holds `<|im_start|>` or `<|im_end|>`: the tokenizer reads them as turn boundaries
-      (a fake turn in the prompt; a reply trained to end, then go on).
+      (a fake turn in the prompt; a reply trained to end, then go on); nor a lone UTF-16
+      surrogate (JSON's "\\ud83d" alone), which the tokenizer cannot read.
     * Tool-call arguments given as a string are a JSON object: the model learns to write them.
 
     >>> try:
@@ -161,6 +162,14 @@ def check_conversation(messages) -> None:
             if any(isinstance(t, str) and token in t for t in texts):
                 raise ValueError(f"{where} holds {token}, which the tokenizer reads as a turn "
                                  "boundary, not text: remove it or write it differently")
+        for text in (t if isinstance(t, str) else json.dumps(t, ensure_ascii=False)
+                     for t in texts):
+            try:
+                text.encode()
+            except UnicodeEncodeError as e:     # the tokenizer raised a bare TypeError
+                raise ValueError(f"{where} holds {text[e.start]!r} at character {e.start}, half of "
+                                 "a UTF-16 surrogate pair (an emoji cut in two?), which is not "
+                                 "text: repair it or drop the row") from None
         for k, c in enumerate(calls):
             if isinstance(c["arguments"], str):
                 try:

@@ -848,6 +848,12 @@ UNTRAINABLE = {
     "empty_think_block_only": ([_u("q"), _a("<think>\n\n</think>\n\n")], "has no answer"),
     "reasoning_without_answer": ([_u("q"), _a("", reasoning_content="r")], "has no answer"),
     "inline_reasoning_without_answer": ([_u("q"), _a("<think>\nr\n</think>")], "has no answer"),
+    "lone_surrogate_in_user_text": (
+        [_u("hi \ud83d"), _a("ok")], "message 0 (user) holds '\\ud83d' at character 3"),
+    "lone_surrogate_in_tool_arguments": (
+        [_u("q"), _a(None, tool_calls=[_call("calc", {"expr": "\udc00"})])],
+        "message 1 (assistant) holds '\\udc00'",
+    ),
     "no_query": ([{"role": "system", "content": "s"}, _a("a")], "needs a user query"),
     "only_the_reply": ([_a("a")], "needs a user query"),
     "query_is_a_tool_response": (
