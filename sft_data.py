@@ -162,14 +162,8 @@ def check_conversation(messages) -> None:
             if any(isinstance(t, str) and token in t for t in texts):
                 raise ValueError(f"{where} holds {token}, which the tokenizer reads as a turn "
                                  "boundary, not text: remove it or write it differently")
-        for text in (t if isinstance(t, str) else json.dumps(t, ensure_ascii=False)
-                     for t in texts):
-            try:
-                text.encode()
-            except UnicodeEncodeError as e:     # the tokenizer raised a bare TypeError
-                raise ValueError(f"{where} holds {text[e.start]!r} at character {e.start}, half of "
-                                 "a UTF-16 surrogate pair (an emoji cut in two?), which is not "
-                                 "text: repair it or drop the row") from None
+        for t in texts:
+            check_text(t, where)
         for k, c in enumerate(calls):
             if isinstance(c["arguments"], str):
                 try:
@@ -182,6 +176,19 @@ def check_conversation(messages) -> None:
                                      "a dict or a JSON object string")
         if m["role"] == "assistant":
             check_think_block(m, where)
+
+
+def check_text(value, where: str) -> None:
+    """ValueError if `value` (a text, or JSON data rendered as text) holds a lone UTF-16
+    surrogate (JSON's "\\ud83d" alone: an emoji cut in two), which the tokenizer cannot read (it
+    raised a bare TypeError)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode()
+    except UnicodeEncodeError as e:
+        raise ValueError(f"{where} holds {text[e.start]!r} at character {e.start}, half of a "
+                         "UTF-16 surrogate pair (an emoji cut in two?), which is not text: "
+                         "repair it or drop the row") from None
 
 
 def check_think_block(message: dict, where: str) -> None:
@@ -295,6 +302,7 @@ def check_tools(tools) -> None:
     if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
         raise ValueError(f"'tools' is {str(tools)[:40]!r}; give a list of function signatures "
                          '(JSON objects such as {"type": "function", "function": {"name": ...}})')
+    check_text(tools, "'tools'")
 
 
 def row_example(row: dict) -> dict:

@@ -740,6 +740,11 @@ BAD_ROWS = {
                       {"role": "assistant", "content": "a"}]},
         "row 0: message 0 (user) has a thinking part",
     ),
+    "lone_surrogate_in_tools": (
+        {"tools": [{"name": "w", "description": "sun \ud83c"}],
+         "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]},
+        "row 0: 'tools' holds '\\ud83c' at character",
+    ),
     "function_call_not_json": (
         {"conversations": [{"from": "human", "value": "q"},
                            {"from": "function_call", "value": "w(Oslo)"}]},
