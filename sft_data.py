@@ -450,8 +450,9 @@ def _part_texts(parts: list, where: str) -> dict[str, list[str]] | None:
 
 
 def _with_system(row: dict, messages):
-    """`messages` after the row's "system" field, if it has one."""
-    if row.get("system") is None or not isinstance(messages, list):
+    """`messages` after the row's "system" field, if it has one ("" is none: LLaMA-Factory's
+    rows hold it, and it would render an empty system turn)."""
+    if row.get("system") in (None, "") or not isinstance(messages, list):
         return messages
     if messages and isinstance(messages[0], dict) and "system" in (
             messages[0].get("role"), messages[0].get("from")):

@@ -691,6 +691,12 @@ ROW_FORMS = {
          {"role": "assistant", "content": "hi"}],
         "<think>\n\n</think>\n\nhi",
     ),
+    "empty_system_field_is_none": (
+        {"system": "", "conversations": [{"from": "human", "value": "Hi"},
+                                         {"from": "gpt", "value": "Hello"}]},
+        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
+        "<think>\n\n</think>\n\nHello",
+    ),
     "dolly": (
         {"instruction": "Sum?", "context": "2, 2", "response": "4"},
         [{"role": "user", "content": "Sum?\n\n2, 2"}, {"role": "assistant", "content": "4"}],
