@@ -112,6 +112,8 @@ def check_conversation(messages) -> None:
     make it raise), but the reply it yields is not the one to train.
     * It ends in the assistant turn to train on, after a user query: with no query the template
       renders the reply without a think block. The reply has an answer (or a tool call).
+    * The reply obeys the latest `/think` or `/no_think` in the user and system turns up to its
+      query (`latest_switch`): reasoning after /think, none after /no_think.
     * The turn before that reply is not an assistant turn without reasoning: as the prompt's last
       turn it gets an empty think block, as history none, so the reply cannot be cut out.
     * An assistant turn holds its reasoning once: in `reasoning_content` (then no think tags in
@@ -147,6 +149,15 @@ def check_conversation(messages) -> None:
         raise ValueError(f"an SFT conversation needs a user query before the reply (roles "
                          f"{[m['role'] for m in messages]}); without one the template renders the "
                          "reply without its think block: add the user's question")
+    q = last_query(messages)
+    switch = latest_switch(messages, q)
+    thinks = any(reasoning_of(m).strip() for m in messages[q + 1:] if m["role"] == "assistant")
+    if switch is not None and thinks != (switch == "think"):
+        raise ValueError(f"the reply {'has' if thinks else 'has no'} reasoning, yet the latest "
+                         f"soft switch before it (up to message {q}) is /{switch}: the model would "
+                         f"learn to ignore /{switch}; "
+                         + ("drop the reasoning or the flag" if thinks else
+                            "give the reply its reasoning, or drop the flag"))
     if n > 1 and messages[-2]["role"] == "assistant" and not reasoning_of(messages[-2]):
         raise ValueError(f"messages {n - 2} and {n - 1} are consecutive assistant turns and the "
                          "first has no reasoning: the template renders it with an empty think "

@@ -865,6 +865,23 @@ UNTRAINABLE = {
         [_u("q"), _a(None, tool_calls=[_call("calc", {"expr": "\udc00"})])],
         "message 1 (assistant) holds '\\udc00'",
     ),
+    "reasoning_under_a_system_no_think": (
+        [{"role": "system", "content": "Be brief. /no_think"}, _u("2+2?"),
+         _a("4", reasoning_content="2+2=4")],
+        "the reply has reasoning, yet the latest soft switch before it (up to message 1) is "
+        "/no_think",
+    ),
+    "empty_think_block_under_think": (
+        [_u("2+2? /think"), _a("<think>\n\n</think>\n\n4")],
+        "the reply has no reasoning, yet the latest soft switch before it (up to message 0) is "
+        "/think",
+    ),
+    "tool_step_reasoning_under_no_think": (
+        [_u("2*3? /no_think"),
+         _a(None, reasoning_content="use calc", tool_calls=[_call("calc", {"expr": "2*3"})]),
+         {"role": "tool", "content": "6"}, _a("6", reasoning_content="")],
+        "is /no_think: the model would learn to ignore /no_think",
+    ),
     "no_query": ([{"role": "system", "content": "s"}, _a("a")], "needs a user query"),
     "only_the_reply": ([_a("a")], "needs a user query"),
     "query_is_a_tool_response": (
