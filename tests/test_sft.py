@@ -729,6 +729,23 @@ def test_rows_of_common_datasets_load_as_conversations(tok, tmp_path, name):
     assert tok.decode(ids) + "\n" == official
 
 
+def test_jsonl_rows_with_unicode_line_separators_in_their_text(tok, tmp_path):
+    """A row written with ensure_ascii=False holds U+2028, U+2029 and U+0085 unescaped in its
+    strings (web text has them); the file was split at them ('row 0 is not valid JSON'). The
+    text reaches the prompt and the trained reply as written."""
+    text = "a\u2028b\u2029c\u0085d"
+    rows = [{"messages": [{"role": "user", "content": text},
+                          {"role": "assistant", "content": "ok " + text}]}] * 2
+    path = tmp_path / "web.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\r\n" for r in rows),
+                    encoding="utf-8")
+    ex = sft_data.jsonl_examples(str(path))
+    assert [e["messages"] for e in ex] == [r["messages"] for r in rows]
+    ids, mask = sft.encode(tok, ex[0]["messages"])
+    assert tok.decode([t for t, m in zip(ids, mask) if m]) == (
+        "<think>\n\n</think>\n\nok " + text + "<|im_end|>")
+
+
 BAD_ROWS = {
     "image_part": (
         {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]},
