@@ -279,7 +279,8 @@ def jsonl_examples(path: str) -> list[dict]:
     {"prompt", "completion"} (TRL's prompt-completion rows: a string is the user turn or the
     assistant reply, a list its messages), ShareGPT's {"conversations": [{"from", "value"}]}
     (with an optional "system"), {"instruction", "input", "output"} (Alpaca; Dolly's "context"
-    and "response"; the input follows the instruction after a blank line) or {"prompt",
+    and "response"; the input follows the instruction after a blank line; LLaMA-Factory's
+    "system" and "history" of [query, reply] pairs) or {"prompt",
     "reasoning", "answer"}; messages are read by `chat_message` (text parts, ...). An `answer`
     without `\\boxed` is the final value and is boxed (and checked by the filter); an optional
     "reference" is the value to check against. Every row must pass `check_conversation`."""
@@ -471,6 +472,20 @@ def _with_system(row: dict, messages):
     return [{"role": "system", "content": row["system"]}] + messages
 
 
+def _history(history) -> list[dict]:
+    """The earlier exchanges of an Alpaca row (LLaMA-Factory's "history": [[query, reply], ...])
+    as user and assistant turns."""
+    if history in (None, []):
+        return []
+    if not (isinstance(history, list) and all(
+            isinstance(h, list) and len(h) == 2 and all(isinstance(t, str) for t in h)
+            for h in history)):
+        raise ValueError(f"'history' is {_short(history)}; give a list of [query, reply] pairs "
+                         "of strings")
+    return [{"role": role, "content": text} for pair in history
+            for role, text in zip(("user", "assistant"), pair)]
+
+
 def _short(value) -> str:
     return repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
 
@@ -485,8 +500,9 @@ def _row_messages(row: dict) -> dict:
     if "instruction" in row and said:       # Alpaca (input), Dolly (context, response), Magpie
         extra = next((row[k] for k in ("input", "context") if row.get(k)), "")
         query = f"{row['instruction']}\n\n{extra}" if extra else row["instruction"]
-        return {"messages": _with_system(row, [{"role": "user", "content": query},
-                                               {"role": "assistant", "content": row[said]}]),
+        return {"messages": _with_system(row, _history(row.get("history")) + [
+                    {"role": "user", "content": query},
+                    {"role": "assistant", "content": row[said]}]),
                 "reference": row.get("reference")}
     if "prompt" in row and "completion" in row:
         prompt, completion = row["prompt"], row["completion"]

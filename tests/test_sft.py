@@ -697,6 +697,12 @@ ROW_FORMS = {
         [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
         "<think>\n\n</think>\n\nHello",
     ),
+    "alpaca_with_history": (
+        {"instruction": "And 3+3?", "output": "6", "history": [["2+2?", "4"]]},
+        [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"},
+         {"role": "user", "content": "And 3+3?"}, {"role": "assistant", "content": "6"}],
+        "<think>\n\n</think>\n\n6",
+    ),
     "dolly": (
         {"instruction": "Sum?", "context": "2, 2", "response": "4"},
         [{"role": "user", "content": "Sum?\n\n2, 2"}, {"role": "assistant", "content": "4"}],
@@ -767,6 +773,10 @@ BAD_ROWS = {
         {"tools": [{"name": "w", "description": "sun \ud83c"}],
          "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]},
         "row 0: 'tools' holds '\\ud83c' at character",
+    ),
+    "alpaca_history_not_pairs": (
+        {"instruction": "q", "output": "a", "history": ["2+2?", "4"]},
+        "row 0: 'history' is ['2+2?', '4']; give a list of [query, reply] pairs",
     ),
     "function_call_not_json": (
         {"conversations": [{"from": "human", "value": "q"},
