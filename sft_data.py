@@ -323,7 +323,7 @@ def row_example(row: dict) -> dict:
     row = {k: _json_list(v, k) if k in ("messages", "conversations", "tools") else v
            for k, v in row.items()}
     example = _row_messages(row)
-    messages = example["messages"]
+    messages = example["messages"] = _with_system(row, example["messages"])
     if isinstance(messages, list):
         example["messages"] = [chat_message(m, i) for i, m in enumerate(messages)]
     return {**example, "tools": row["tools"]} if row.get("tools") is not None else example
@@ -462,13 +462,17 @@ def _part_texts(parts: list, where: str) -> dict[str, list[str]] | None:
 
 
 def _with_system(row: dict, messages):
-    """`messages` after the row's "system" field, if it has one ("" is none: LLaMA-Factory's
-    rows hold it, and it would render an empty system turn)."""
+    """`messages` after the row's "system" field, if it has one, whatever the row's form
+    (OpenThoughts, Bespoke-Stratos, LLaMA-Factory; "" is none: LLaMA-Factory's rows hold it, and
+    it would render an empty system turn)."""
     if row.get("system") in (None, "") or not isinstance(messages, list):
         return messages
-    if messages and isinstance(messages[0], dict) and "system" in (
-            messages[0].get("role"), messages[0].get("from")):
-        raise ValueError("the row has a 'system' field and a system message: keep one")
+    first = messages[0] if messages and isinstance(messages[0], dict) else {}
+    if "system" in (first.get("role"), first.get("from")):
+        if row["system"] in (first.get("content"), first.get("value")):   # the same text twice
+            return messages
+        raise ValueError("the row has a 'system' field and a system message that differ: keep "
+                         "one")
     return [{"role": "system", "content": row["system"]}] + messages
 
 
@@ -493,16 +497,15 @@ def _short(value) -> str:
 def _row_messages(row: dict) -> dict:
     if "messages" in row:
         return {"messages": row["messages"], "reference": row.get("reference")}
-    if "conversations" in row:      # ShareGPT; OpenThoughts and Bespoke-Stratos add a "system"
-        return {"messages": _with_system(row, row["conversations"]),
-                "reference": row.get("reference")}
+    if "conversations" in row:      # ShareGPT
+        return {"messages": row["conversations"], "reference": row.get("reference")}
     said = next((k for k in ("output", "response") if k in row), None)
     if "instruction" in row and said:       # Alpaca (input), Dolly (context, response), Magpie
         extra = next((row[k] for k in ("input", "context") if row.get(k)), "")
         query = f"{row['instruction']}\n\n{extra}" if extra else row["instruction"]
-        return {"messages": _with_system(row, _history(row.get("history")) + [
+        return {"messages": _history(row.get("history")) + [
                     {"role": "user", "content": query},
-                    {"role": "assistant", "content": row[said]}]),
+                    {"role": "assistant", "content": row[said]}],
                 "reference": row.get("reference")}
     if "prompt" in row and "completion" in row:
         prompt, completion = row["prompt"], row["completion"]

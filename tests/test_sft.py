@@ -703,6 +703,27 @@ ROW_FORMS = {
          {"role": "user", "content": "And 3+3?"}, {"role": "assistant", "content": "6"}],
         "<think>\n\n</think>\n\n6",
     ),
+    "system_field_next_to_messages": (
+        {"system": "s", "messages": [{"role": "user", "content": "q"},
+                                     {"role": "assistant", "content": "a"}]},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "system_field_next_to_prompt_completion": (
+        {"system": "s", "prompt": "q", "completion": "a"},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "system_field_repeating_the_system_message": (
+        {"system": "s", "messages": [{"role": "system", "content": "s"},
+                                     {"role": "user", "content": "q"},
+                                     {"role": "assistant", "content": "a"}]},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
     "dolly": (
         {"instruction": "Sum?", "context": "2, 2", "response": "4"},
         [{"role": "user", "content": "Sum?\n\n2, 2"}, {"role": "assistant", "content": "4"}],
@@ -796,7 +817,7 @@ BAD_ROWS = {
         {"system": "s", "conversations": [{"from": "system", "value": "t"},
                                           {"from": "human", "value": "q"},
                                           {"from": "gpt", "value": "a"}]},
-        "row 0: the row has a 'system' field and a system message: keep one",
+        "row 0: the row has a 'system' field and a system message that differ: keep one",
     ),
     "solution_not_closed": (
         {"conversations": [{"from": "human", "value": "q"}, {"from": "gpt", "value":
