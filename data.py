@@ -1008,7 +1008,9 @@ def _json_rows(path: Path, text: str) -> list:
 
 def _jsonl_rows(path: Path, text: str) -> list:
     rows = []
-    for i, line in enumerate(text.splitlines()):
+    # "\n" ends a row, not every line break splitlines() knows: U+2028, U+2029 and U+0085 stand
+    # unescaped inside a row's strings (json.dumps(ensure_ascii=False) writes them so)
+    for i, line in enumerate(text.split("\n")):
         if line.strip():
             try:
                 rows.append(json.loads(line))

@@ -82,8 +82,8 @@ class Config:
         "math (synthetic traces), teacher (rejection-sampled from --teacher), fusion (Qwen3 "
         "thinking-mode fusion: thinking data rejection-sampled from --teacher, non-thinking data "
         "of other kinds of task), math_tools (synthetic traces that compute with python: "
-        "tools.sft_examples) or a .jsonl of {messages}, {prompt, completion} or {prompt, "
-        "reasoning, answer}")})
+        "tools.sft_examples) or a .jsonl of {messages}, {prompt, completion}, ShareGPT "
+        "{conversations}, Alpaca {instruction, input, output} or {prompt, reasoning, answer}")})
     num_examples: int = field(default=512, metadata={"help": (
         "synthetic/teacher: number of math problems")})
     teacher: str = field(default="", metadata={"help": (
@@ -426,11 +426,13 @@ def encode_examples(tokenizer, examples: list[dict],
                                                           ex.get("tools")))
                for ex in examples]
     fits = [e for e in encoded if len(e[0]) <= max_length]
+    lengths = sorted(len(e[0]) for e in encoded)
     if not fits:
-        raise data.DataError(f"no example fits in --max_length {max_length}")
+        raise data.DataError(f"no example fits in --max_length {max_length} (the shortest has "
+                             f"{lengths[0]} tokens): raise --max_length, or shorten the examples")
     if len(fits) < len(encoded):
-        print(f"[sft] dropped {len(encoded) - len(fits)} examples longer than "
-              f"max_length={max_length}")
+        print(f"[sft] dropped {len(encoded) - len(fits)} of {len(encoded)} examples longer than "
+              f"max_length={max_length} (the longest has {lengths[-1]} tokens); none is cut short")
     return fits
 
 

@@ -6,7 +6,7 @@ answer is checked against (None: nothing to check). `load_examples` picks the so
 
 * `synthetic_examples`: the worked solutions of `data.math_tasks` as reasoning (the demo's
   stand-in for curated reasoning traces);
-* `jsonl_examples`: a file of {messages} or {prompt, reasoning, answer} rows;
+* `jsonl_examples`: a file of {messages}, ShareGPT, Alpaca or {prompt, reasoning, answer} rows;
 * `teacher_examples`: rejection sampling from a teacher (Qwen3 cold start, Phi-4), kept only when
   verified correct;
 * `fusion_examples`, `non_thinking_examples`: Qwen3's thinking-mode fusion data (§4.3), which
@@ -111,7 +111,9 @@ def check_conversation(messages) -> None:
     conversations as the official one does (at inference a model's own malformed output must not
     make it raise), but the reply it yields is not the one to train.
     * It ends in the assistant turn to train on, after a user query: with no query the template
-      renders the reply without a think block.
+      renders the reply without a think block. The reply has an answer (or a tool call).
+    * The reply obeys the latest `/think` or `/no_think` in the user and system turns up to its
+      query (`latest_switch`): reasoning after /think, none after /no_think.
     * The turn before that reply is not an assistant turn without reasoning: as the prompt's last
       turn it gets an empty think block, as history none, so the reply cannot be cut out.
     * An assistant turn holds its reasoning once: in `reasoning_content` (then no think tags in
@@ -120,7 +122,8 @@ def check_conversation(messages) -> None:
       last as the answer: the text between several blocks, or before `<think>`, is dropped; an
       unclosed `<think>`, or one next to `reasoning_content`, becomes a second block in the answer.
     * No text holds `<|im_start|>` or `<|im_end|>`: the tokenizer reads them as turn boundaries
-      (a fake turn in the prompt; a reply trained to end, then go on).
+      (a fake turn in the prompt; a reply trained to end, then go on); nor a lone UTF-16
+      surrogate (JSON's "\\ud83d" alone), which the tokenizer cannot read.
     * Tool-call arguments given as a string are a JSON object: the model learns to write them.
 
     >>> try:
@@ -136,10 +139,25 @@ def check_conversation(messages) -> None:
         raise ValueError(f"an SFT conversation must end in the assistant turn to train on; this "
                          f"one ends in a {messages[-1]['role']!r} turn (message {n - 1}): append "
                          "the assistant's reply, or drop the trailing turns")
+    reply = messages[-1]
+    answer = (reply.get("content") or "").split(END_THINK)[-1]
+    if not (answer.strip() or reply.get("tool_calls")):
+        raise ValueError(f"message {n - 1} (assistant), the reply to train, has no answer (no "
+                         "text after its reasoning, no tool call): the model would learn to stop "
+                         "there; drop the row")
     if not any(is_query(m) for m in messages):
         raise ValueError(f"an SFT conversation needs a user query before the reply (roles "
                          f"{[m['role'] for m in messages]}); without one the template renders the "
                          "reply without its think block: add the user's question")
+    q = last_query(messages)
+    switch = latest_switch(messages, q)
+    thinks = any(reasoning_of(m).strip() for m in messages[q + 1:] if m["role"] == "assistant")
+    if switch is not None and thinks != (switch == "think"):
+        raise ValueError(f"the reply {'has' if thinks else 'has no'} reasoning, yet the latest "
+                         f"soft switch before it (up to message {q}) is /{switch}: the model would "
+                         f"learn to ignore /{switch}; "
+                         + ("drop the reasoning or the flag" if thinks else
+                            "give the reply its reasoning, or drop the flag"))
     if n > 1 and messages[-2]["role"] == "assistant" and not reasoning_of(messages[-2]):
         raise ValueError(f"messages {n - 2} and {n - 1} are consecutive assistant turns and the "
                          "first has no reasoning: the template renders it with an empty think "
@@ -155,6 +173,8 @@ def check_conversation(messages) -> None:
             if any(isinstance(t, str) and token in t for t in texts):
                 raise ValueError(f"{where} holds {token}, which the tokenizer reads as a turn "
                                  "boundary, not text: remove it or write it differently")
+        for t in texts:
+            check_text(t, where)
         for k, c in enumerate(calls):
             if isinstance(c["arguments"], str):
                 try:
@@ -169,9 +189,26 @@ def check_conversation(messages) -> None:
             check_think_block(m, where)
 
 
+def check_text(value, where: str) -> None:
+    """ValueError if `value` (a text, or JSON data rendered as text) holds a lone UTF-16
+    surrogate (JSON's "\\ud83d" alone: an emoji cut in two), which the tokenizer cannot read (it
+    raised a bare TypeError)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode()
+    except UnicodeEncodeError as e:
+        raise ValueError(f"{where} holds {text[e.start]!r} at character {e.start}, half of a "
+                         "UTF-16 surrogate pair (an emoji cut in two?), which is not text: "
+                         "repair it or drop the row") from None
+
+
 def check_think_block(message: dict, where: str) -> None:
     """`check_conversation`'s rule for one assistant turn: its reasoning given once."""
     content, reasoning = message.get("content") or "", message.get("reasoning_content")
+    other = [k for k in REASONING_NAMES if message.get(k) is not None]
+    if reasoning is None and other:
+        raise ValueError(f"{where} has {other[0]!r}, which the template does not read (the "
+                         "reasoning would be lost): name it reasoning_content")
     tags = THINK_TAG.findall(content)
     if isinstance(reasoning, str) and (tags or THINK_TAG.search(reasoning)):
         raise ValueError(f"{where} has reasoning_content and think tags (in it or in content): "
@@ -241,7 +278,11 @@ def synthetic_examples(n: int, seed: int) -> list[dict]:
 def jsonl_examples(path: str) -> list[dict]:
     """Rows {"messages": [...]} (reasoning in `reasoning_content` or inside `content`),
     {"prompt", "completion"} (TRL's prompt-completion rows: a string is the user turn or the
-    assistant reply, a list its messages) or {"prompt", "reasoning", "answer"}; an `answer`
+    assistant reply, a list its messages), ShareGPT's {"conversations": [{"from", "value"}]}
+    (with an optional "system"), {"instruction", "input", "output"} (Alpaca; Dolly's "context"
+    and "response"; the input follows the instruction after a blank line; LLaMA-Factory's
+    "system" and "history" of [query, reply] pairs) or {"prompt",
+    "reasoning", "answer"}; messages are read by `chat_message` (text parts, ...). An `answer`
     without `\\boxed` is the final value and is boxed (and checked by the filter); an optional
     "reference" is the value to check against. Every row must pass `check_conversation`."""
     rows = data.rows_from_file(Path(path))
@@ -274,18 +315,199 @@ def check_tools(tools) -> None:
     if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
         raise ValueError(f"'tools' is {str(tools)[:40]!r}; give a list of function signatures "
                          '(JSON objects such as {"type": "function", "function": {"name": ...}})')
+    check_text(tools, "'tools'")
 
 
 def row_example(row: dict) -> dict:
     """The example of one row of `jsonl_examples` (ValueError on a row of no known form), with
-    the row's "tools" if it has them."""
+    the row's "tools" if it has them; its messages as `chat_message` writes them."""
+    row = {k: _json_list(v, k) if k in ("messages", "conversations", "tools") else v
+           for k, v in row.items()}
     example = _row_messages(row)
+    messages = example["messages"] = _with_system(row, example["messages"])
+    if isinstance(messages, list):
+        example["messages"] = [chat_message(m, i) for i, m in enumerate(messages)]
     return {**example, "tools": row["tools"]} if row.get("tools") is not None else example
+
+
+def _json_list(value, field: str):
+    """A list stored as JSON text (a column saved as a string; LLaMA-Factory's "tools") as the
+    list."""
+    if not (isinstance(value, str) and value.strip().startswith("[")):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        raise ValueError(f"{field!r} is {value[:40]!r}..., not valid JSON; give a list") from None
+
+
+# ShareGPT's "from" (FastChat, Axolotl, LLaMA-Factory; OpenThoughts and Bespoke-Stratos write
+# user/assistant) -> the template's role
+SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
+                  "system": "system", "tool": "tool", "observation": "tool"}
+# an assistant turn's reasoning under another name (vLLM's and OpenRouter's "reasoning",
+# gpt-oss's "thinking"): the Qwen3 template reads only reasoning_content, and drops the others
+REASONING_NAMES = ("reasoning", "thinking")
+
+
+def chat_message(message, i: int):
+    """One message of a row as the template reads it: ShareGPT's {"from", "value"} as
+    {"role", "content"}; a content given as OpenAI's list of text parts as one string, the parts
+    joined by newlines as vLLM's OpenAI server joins them for a template that reads strings
+    (Qwen3's renders a list as ''); an assistant's "reasoning" or "thinking" (a field, or
+    Anthropic's thinking part) as reasoning_content. Anything else is left to
+    `check_conversation`; ValueError on an image, audio or other non-text part (this recipe
+    trains text-only models).
+
+    >>> chat_message({"from": "human", "value": [{"type": "text", "text": "Hi"}, "there"]}, 0)
+    {'role': 'user', 'content': 'Hi\\nthere'}
+    """
+    if not isinstance(message, dict):
+        return message
+    m = dict(message)
+    if "role" not in m and "from" in m:
+        who = m.pop("from")
+        if who not in SHAREGPT_ROLES and who != "function_call":
+            raise ValueError(f"message {i} is from {_short(who)}; ShareGPT's 'from' is one of "
+                             f"{', '.join(SHAREGPT_ROLES)} or function_call: rename it")
+        m["role"] = SHAREGPT_ROLES.get(who, "assistant")
+        if "content" not in m and "value" in m:
+            m["content"] = m.pop("value")
+        if who == "function_call":
+            m["content"], m["tool_calls"] = None, _function_calls(m["content"], i)
+    texts = (_part_texts(m["content"], f"message {i} ({m.get('role')})")
+             if isinstance(m.get("content"), list) else None)
+    if texts is not None:
+        m["content"] = "\n".join(texts["text"])
+        if texts["thinking"] and (m.get("role") != "assistant"
+                                  or m.get("reasoning_content") is not None):
+            raise ValueError(f"message {i} ({m.get('role')}) has a thinking part; only an "
+                             "assistant turn without reasoning_content may: drop the part")
+        if texts["thinking"]:
+            m["reasoning_content"] = "\n".join(texts["thinking"])
+    if m.get("role") == "assistant" and m.get("reasoning_content") is None:
+        given = [k for k in REASONING_NAMES if m.get(k) is not None]
+        if given:
+            m["reasoning_content"] = m.pop(given[0])
+        elif isinstance(m.get("content"), str) and THOUGHT_MARK in m["content"]:
+            m["reasoning_content"], m["content"] = _marked_thought(m["content"], f"message {i}")
+    return m
+
+
+def _function_calls(value, i: int) -> list[dict]:
+    """The tool calls of a ShareGPT "function_call" turn (LLaMA-Factory: a JSON object
+    {"name", "arguments"}, or a list of them), in OpenAI's form."""
+    try:
+        calls = json.loads(value) if isinstance(value, str) else None
+    except ValueError:
+        calls = None
+    calls = [calls] if isinstance(calls, dict) else calls
+    if not (isinstance(calls, list) and calls and all(isinstance(c, dict) for c in calls)):
+        raise ValueError(f"message {i} (function_call) is {_short(value)}; give a JSON object "
+                         '{"name": ..., "arguments": {...}} (or a list of them)')
+    return [{"type": "function", "function": c} for c in calls]
+
+
+# Sky-T1's trace format, also Bespoke-Stratos' and OpenThoughts-114k's
+THOUGHT_MARK = "<|begin_of_thought|>"
+TRACE_MARKS = ("<|begin_of_thought|>", "<|end_of_thought|>", "<|begin_of_solution|>",
+               "<|end_of_solution|>")
+MARKED_TRACE = re.compile(r"\s*<\|begin_of_thought\|>(.*?)<\|end_of_thought\|>\s*"
+                          r"(?:<\|begin_of_solution\|>(.*?)<\|end_of_solution\|>|(.*?))\s*",
+                          re.S)
+
+
+def _marked_thought(content: str, where: str) -> tuple[str, str]:
+    """(reasoning, answer) of a reply in Sky-T1's format, <|begin_of_thought|> ...
+    <|end_of_thought|> then <|begin_of_solution|> ... <|end_of_solution|>: the thought becomes the
+    think block, the solution the answer (left as is, the whole trace would be trained as the
+    answer after an empty think block, i.e. as a non-thinking reply).
+
+    >>> _marked_thought("<|begin_of_thought|>\\n\\n2+2=4\\n\\n<|end_of_thought|>\\n\\n"
+    ...                 "<|begin_of_solution|>\\n\\n4\\n\\n<|end_of_solution|>", "message 1")
+    ('2+2=4', '4')
+    """
+    m = MARKED_TRACE.fullmatch(content)
+    thought, solution, rest = m.groups("") if m else ("", "", "")
+    answer = solution + rest        # one of the two matched
+    if not m or any(mark in thought + answer for mark in TRACE_MARKS):
+        raise ValueError(f"{where} (assistant) has {THOUGHT_MARK} but not one thought then the "
+                         "solution (<|begin_of_thought|> ... <|end_of_thought|> "
+                         "<|begin_of_solution|> ... <|end_of_solution|>): fix the markers or "
+                         "drop the row")
+    return thought.strip(), answer.strip()
+
+
+# the text-bearing content parts (OpenAI's chat and Responses APIs; as vLLM reads them) -> the
+# key of their text; Anthropic's "thinking" part holds an assistant's reasoning
+TEXT_PARTS = {"text": "text", "input_text": "text", "output_text": "text", "refusal": "refusal",
+              "thinking": "thinking"}
+
+
+def _part_texts(parts: list, where: str) -> dict[str, list[str]] | None:
+    """The texts of content parts by kind ("text" or "thinking"; a bare string is text), or None
+    for a list that is not content parts (`check_conversation` names it)."""
+    texts = {"text": [], "thinking": []}
+    for k, part in enumerate(parts):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if isinstance(part, str):
+            texts["text"].append(part)
+        elif kind in TEXT_PARTS and isinstance(part.get(TEXT_PARTS[kind]), str):
+            texts["thinking" if kind == "thinking" else "text"].append(part[TEXT_PARTS[kind]])
+        elif isinstance(kind, str) and kind not in TEXT_PARTS:
+            raise ValueError(f"{where}: part {k} is of type {_short(kind)}; this recipe "
+                             "trains text-only models: drop the row, or give the part as text")
+        else:
+            return None
+    return texts
+
+
+def _with_system(row: dict, messages):
+    """`messages` after the row's "system" field, if it has one, whatever the row's form
+    (OpenThoughts, Bespoke-Stratos, LLaMA-Factory; "" is none: LLaMA-Factory's rows hold it, and
+    it would render an empty system turn)."""
+    if row.get("system") in (None, "") or not isinstance(messages, list):
+        return messages
+    first = messages[0] if messages and isinstance(messages[0], dict) else {}
+    if "system" in (first.get("role"), first.get("from")):
+        if row["system"] in (first.get("content"), first.get("value")):   # the same text twice
+            return messages
+        raise ValueError("the row has a 'system' field and a system message that differ: keep "
+                         "one")
+    return [{"role": "system", "content": row["system"]}] + messages
+
+
+def _history(history) -> list[dict]:
+    """The earlier exchanges of an Alpaca row (LLaMA-Factory's "history": [[query, reply], ...])
+    as user and assistant turns."""
+    if history in (None, []):
+        return []
+    if not (isinstance(history, list) and all(
+            isinstance(h, list) and len(h) == 2 and all(isinstance(t, str) for t in h)
+            for h in history)):
+        raise ValueError(f"'history' is {_short(history)}; give a list of [query, reply] pairs "
+                         "of strings")
+    return [{"role": role, "content": text} for pair in history
+            for role, text in zip(("user", "assistant"), pair)]
+
+
+def _short(value) -> str:
+    return repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
 
 
 def _row_messages(row: dict) -> dict:
     if "messages" in row:
         return {"messages": row["messages"], "reference": row.get("reference")}
+    if "conversations" in row:      # ShareGPT
+        return {"messages": row["conversations"], "reference": row.get("reference")}
+    said = next((k for k in ("output", "response") if k in row), None)
+    if "instruction" in row and said:       # Alpaca (input), Dolly (context, response), Magpie
+        extra = next((row[k] for k in ("input", "context") if row.get(k)), "")
+        query = f"{row['instruction']}\n\n{extra}" if extra else row["instruction"]
+        return {"messages": _history(row.get("history")) + [
+                    {"role": "user", "content": query},
+                    {"role": "assistant", "content": row[said]}],
+                "reference": row.get("reference")}
     if "prompt" in row and "completion" in row:
         prompt, completion = row["prompt"], row["completion"]
         prompt = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
@@ -297,8 +519,8 @@ def _row_messages(row: dict) -> dict:
     missing = [k for k in ("prompt", "reasoning", "answer") if k not in row]
     if missing:
         raise ValueError(f"no field {missing[0]!r} (fields: {sorted(row)}). Rows need "
-                         "'messages', or 'prompt' and 'completion', or 'prompt', 'reasoning' and "
-                         "'answer'.")
+                         "'messages', 'conversations' (ShareGPT), 'prompt' and 'completion', "
+                         "'instruction' and 'output', or 'prompt', 'reasoning' and 'answer'.")
     if not isinstance(row["answer"], (str, int, float)) or isinstance(row["answer"], bool):
         raise ValueError(f"'answer' is {row['answer']!r}; give the final answer as a string")
     answer = str(row["answer"])

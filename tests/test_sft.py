@@ -473,6 +473,21 @@ def test_a_tool_call_turn_trains_and_passes_the_filter(tok):
         sft.encode(tok, [msgs[0], {"role": "assistant", "content": "a"}, msgs[1]])
 
 
+def test_examples_past_max_length_are_dropped_whole_and_named(tok, capsys):
+    """An example longer than --max_length is dropped, not cut (a cut reply would train a turn
+    that never ends); the print says how many of how many, and when none fits the error gives
+    the shortest length and the fix (it said only 'no example fits')."""
+    short = {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]}
+    long = {"messages": [{"role": "user", "content": "q " * 300},
+                         {"role": "assistant", "content": "a " * 300}]}
+    n_short = len(sft.encode(tok, short["messages"])[0])
+    kept = sft.encode_examples(tok, [short, long], max_length=n_short + 10)
+    assert kept == [sft.encode(tok, short["messages"])]
+    assert "dropped 1 of 2 examples longer than max_length" in capsys.readouterr().out
+    with pytest.raises(DataError, match=f"the shortest has {n_short} tokens.: raise --max_length"):
+        sft.encode_examples(tok, [short, long], max_length=n_short - 1)
+
+
 def test_response_filter_counts_each_rule():
     def ex(reasoning, answer, ref="12"):
         return {
@@ -589,6 +604,250 @@ def test_jsonl_tools_reach_the_system_turn(tok, tmp_path):
     with pytest.raises(DataError, match="row 0: 'tools' is 'get_weather'; give a list"):
         sft_data.jsonl_examples(str(path))
 
+# rows as datasets hold them -> (the conversation they load as, the tokens trained)
+PARTS = [{"type": "text", "text": "What is"}, {"type": "text", "text": "2+2?"}]
+TRACE = ("<|begin_of_thought|>\n\n2+2=4\n\n<|end_of_thought|>\n\n"
+         "<|begin_of_solution|>\n\n\\boxed{4}\n\n<|end_of_solution|>")
+ROW_FORMS = {
+    "sharegpt": (
+        {"conversations": [{"from": "system", "value": "Be brief."},
+                           {"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello"}]},
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"},
+         {"role": "assistant", "content": "Hello"}],
+        "<think>\n\n</think>\n\nHello",
+    ),
+    "llama_factory_function_call_and_tools_as_json_text": (
+        {"tools": json.dumps([{"name": "w", "parameters": {}}]), "conversations": [
+            {"from": "human", "value": "Oslo?"},
+            {"from": "function_call", "value": '{"name": "w", "arguments": {"city": "Oslo"}}'},
+            {"from": "observation", "value": "-3"}, {"from": "gpt", "value": "It is -3."}]},
+        [{"role": "user", "content": "Oslo?"},
+         {"role": "assistant", "content": None, "tool_calls": [
+             {"type": "function", "function": {"name": "w", "arguments": {"city": "Oslo"}}}]},
+         {"role": "tool", "content": "-3"}, {"role": "assistant", "content": "It is -3."}],
+        "<think>\n\n</think>\n\nIt is -3.",
+    ),
+    "messages_stored_as_json_text": (
+        {"messages": json.dumps([{"role": "user", "content": "Hi"},
+                                 {"role": "assistant", "content": "Hello"}])},
+        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
+        "<think>\n\n</think>\n\nHello",
+    ),
+    "magpie_sharegpt_next_to_instruction": (
+        {"instruction": "Hi", "response": "Hello", "conversations": [
+            {"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello"}]},
+        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
+        "<think>\n\n</think>\n\nHello",
+    ),
+    "bespoke_stratos_system_and_thought_markers": (
+        {"system": "Think first.", "conversations": [{"from": "user", "value": "2+2?"},
+                                                     {"from": "assistant", "value": TRACE}]},
+        [{"role": "system", "content": "Think first."}, {"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "\\boxed{4}", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n\\boxed{4}",
+    ),
+    "openai_text_parts": (
+        {"messages": [{"role": "user", "content": PARTS},
+                      {"role": "assistant", "content": [{"type": "text", "text": "4"}]}]},
+        [{"role": "user", "content": "What is\n2+2?"}, {"role": "assistant", "content": "4"}],
+        "<think>\n\n</think>\n\n4",
+    ),
+    "responses_api_and_anthropic_parts": (
+        {"messages": [{"role": "user", "content": [{"type": "input_text", "text": "2+2?"}]},
+                      {"role": "assistant", "content": [{"type": "thinking", "thinking": "2+2=4"},
+                                                        {"type": "output_text", "text": "4"}]}]},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
+    "text_parts_in_prompt_completion": (
+        {"prompt": [{"role": "user", "content": PARTS}], "completion": "4"},
+        [{"role": "user", "content": "What is\n2+2?"}, {"role": "assistant", "content": "4"}],
+        "<think>\n\n</think>\n\n4",
+    ),
+    "reasoning_field": (
+        {"messages": [{"role": "user", "content": "2+2?"},
+                      {"role": "assistant", "content": "4", "reasoning": "2+2=4"}]},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
+    "thinking_field": (
+        {"messages": [{"role": "user", "content": "2+2?"},
+                      {"role": "assistant", "content": "4", "thinking": "2+2=4"}]},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
+    "alpaca": (
+        {"instruction": "Add them.", "input": "2 and 2", "output": "4"},
+        [{"role": "user", "content": "Add them.\n\n2 and 2"},
+         {"role": "assistant", "content": "4"}],
+        "<think>\n\n</think>\n\n4",
+    ),
+    "alpaca_empty_input_and_system": (
+        {"system": "s", "instruction": "Say hi.", "input": "", "output": "hi"},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "Say hi."},
+         {"role": "assistant", "content": "hi"}],
+        "<think>\n\n</think>\n\nhi",
+    ),
+    "empty_system_field_is_none": (
+        {"system": "", "conversations": [{"from": "human", "value": "Hi"},
+                                         {"from": "gpt", "value": "Hello"}]},
+        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
+        "<think>\n\n</think>\n\nHello",
+    ),
+    "alpaca_with_history": (
+        {"instruction": "And 3+3?", "output": "6", "history": [["2+2?", "4"]]},
+        [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"},
+         {"role": "user", "content": "And 3+3?"}, {"role": "assistant", "content": "6"}],
+        "<think>\n\n</think>\n\n6",
+    ),
+    "system_field_next_to_messages": (
+        {"system": "s", "messages": [{"role": "user", "content": "q"},
+                                     {"role": "assistant", "content": "a"}]},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "system_field_next_to_prompt_completion": (
+        {"system": "s", "prompt": "q", "completion": "a"},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "system_field_repeating_the_system_message": (
+        {"system": "s", "messages": [{"role": "system", "content": "s"},
+                                     {"role": "user", "content": "q"},
+                                     {"role": "assistant", "content": "a"}]},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "dolly": (
+        {"instruction": "Sum?", "context": "2, 2", "response": "4"},
+        [{"role": "user", "content": "Sum?\n\n2, 2"}, {"role": "assistant", "content": "4"}],
+        "<think>\n\n</think>\n\n4",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ROW_FORMS)
+def test_rows_of_common_datasets_load_as_conversations(tok, tmp_path, name):
+    """ShareGPT (FastChat, OpenThoughts, Bespoke-Stratos, Magpie), Alpaca / Dolly rows, OpenAI
+    text parts and a reasoning named 'reasoning' or 'thinking' load as the conversation meant,
+    rendered as the official template renders it; they were refused ('no field prompt', 'no
+    string content'), or their reasoning silently dropped (the template reads only
+    reasoning_content), or a Sky-T1 trace trained as an answer after an empty think block."""
+    from test_chat_template import OFFICIAL_QWEN3_TEMPLATE
+
+    row, messages, trained = ROW_FORMS[name]
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    ex = sft_data.jsonl_examples(str(path))[0]
+    assert ex["messages"] == messages
+    ids, mask = sft.encode(tok, ex["messages"], ex.get("tools"))
+    assert tok.decode([t for t, m in zip(ids, mask) if m]) == trained + "<|im_end|>"
+    official = tok.apply_chat_template(messages, tokenize=False, tools=ex.get("tools"),
+                                       chat_template=OFFICIAL_QWEN3_TEMPLATE)
+    if "tools" in row:      # JSON text read as the list it holds, listed in the system turn
+        assert ex["tools"] == json.loads(row["tools"])
+        assert "<tools>\n" + json.dumps(ex["tools"][0]) + "\n</tools>" in tok.decode(ids)
+    assert tok.decode(ids) + "\n" == official
+
+
+def test_jsonl_rows_with_unicode_line_separators_in_their_text(tok, tmp_path):
+    """A row written with ensure_ascii=False holds U+2028, U+2029 and U+0085 unescaped in its
+    strings (web text has them); the file was split at them ('row 0 is not valid JSON'). The
+    text reaches the prompt and the trained reply as written."""
+    text = "a\u2028b\u2029c\u0085d"
+    rows = [{"messages": [{"role": "user", "content": text},
+                          {"role": "assistant", "content": "ok " + text}]}] * 2
+    path = tmp_path / "web.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\r\n" for r in rows),
+                    encoding="utf-8")
+    ex = sft_data.jsonl_examples(str(path))
+    assert [e["messages"] for e in ex] == [r["messages"] for r in rows]
+    ids, mask = sft.encode(tok, ex[0]["messages"])
+    assert tok.decode([t for t, m in zip(ids, mask) if m]) == (
+        "<think>\n\n</think>\n\nok " + text + "<|im_end|>")
+
+
+BAD_ROWS = {
+    "image_part": (
+        {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]},
+                      {"role": "assistant", "content": "a cat"}]},
+        "row 0: message 0 (user): part 0 is of type 'image_url'; this recipe trains text-only",
+    ),
+    "audio_part_next_to_text": (
+        {"messages": [{"role": "user", "content": [{"type": "text", "text": "Transcribe:"},
+                                                   {"type": "input_audio", "input_audio": {}}]},
+                      {"role": "assistant", "content": "hello"}]},
+        "row 0: message 0 (user): part 1 is of type 'input_audio'",
+    ),
+    "thinking_part_in_a_user_turn": (
+        {"messages": [{"role": "user", "content": [{"type": "thinking", "thinking": "hm"}]},
+                      {"role": "assistant", "content": "a"}]},
+        "row 0: message 0 (user) has a thinking part",
+    ),
+    "lone_surrogate_in_tools": (
+        {"tools": [{"name": "w", "description": "sun \ud83c"}],
+         "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]},
+        "row 0: 'tools' holds '\\ud83c' at character",
+    ),
+    "alpaca_history_not_pairs": (
+        {"instruction": "q", "output": "a", "history": ["2+2?", "4"]},
+        "row 0: 'history' is ['2+2?', '4']; give a list of [query, reply] pairs",
+    ),
+    "function_call_not_json": (
+        {"conversations": [{"from": "human", "value": "q"},
+                           {"from": "function_call", "value": "w(Oslo)"}]},
+        "row 0: message 1 (function_call) is 'w(Oslo)'; give a JSON object",
+    ),
+    "tools_text_not_json": (
+        {"tools": "[{oops", "conversations": [{"from": "human", "value": "q"},
+                                              {"from": "gpt", "value": "a"}]},
+        "row 0: 'tools' is '[{oops'..., not valid JSON; give a list",
+    ),
+    "sharegpt_unknown_from": (
+        {"conversations": [{"from": "human", "value": "q"}, {"from": "bot", "value": "a"}]},
+        "row 0: message 1 is from 'bot'; ShareGPT's 'from' is one of human, user, gpt",
+    ),
+    "system_twice": (
+        {"system": "s", "conversations": [{"from": "system", "value": "t"},
+                                          {"from": "human", "value": "q"},
+                                          {"from": "gpt", "value": "a"}]},
+        "row 0: the row has a 'system' field and a system message that differ: keep one",
+    ),
+    "solution_not_closed": (
+        {"conversations": [{"from": "human", "value": "q"}, {"from": "gpt", "value":
+         "<|begin_of_thought|>t<|end_of_thought|><|begin_of_solution|>cut off"}]},
+        "row 0: message 1 (assistant) has <|begin_of_thought|> but not one thought",
+    ),
+    "neither_form": ({"question": "q", "output": "a"}, "'conversations' (ShareGPT)"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", BAD_ROWS)
+def test_rows_that_cannot_be_text_conversations_are_named(tmp_path, name):
+    row, says = BAD_ROWS[name]
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    with pytest.raises(DataError, match=re.escape(says)):
+        sft_data.jsonl_examples(str(path))
+
+
+def test_encode_refuses_reasoning_the_template_would_drop(tok):
+    """`encode` on its own (no file loading) names a reasoning under another name: the template
+    reads only reasoning_content and trained the reply with an empty think block."""
+    for name in sft_data.REASONING_NAMES:
+        msgs = [{"role": "user", "content": "q"},
+                {"role": "assistant", "content": "a", name: "r"}]
+        with pytest.raises(ValueError, match=f"message 1 .assistant. has '{name}'.*name it "
+                                             "reasoning_content"):
+            sft.encode(tok, msgs)
+
+
 # conversations the template renders (as the official one does) but that cannot be trained on:
 # what check_conversation says about each
 def _u(c):
@@ -641,6 +900,35 @@ UNTRAINABLE = {
     "arguments_json_list": (
         [_u("q"), _a(None, tool_calls=[_call("calc", "[1, 2]")])],
         "not a JSON object",
+    ),
+    "empty_reply": ([_u("q"), _a("")], "message 1 (assistant), the reply to train, has no answer"),
+    "whitespace_reply_empty_reasoning": (
+        [_u("q"), _a(" \n", reasoning_content="")], "the reply to train, has no answer"),
+    "empty_think_block_only": ([_u("q"), _a("<think>\n\n</think>\n\n")], "has no answer"),
+    "reasoning_without_answer": ([_u("q"), _a("", reasoning_content="r")], "has no answer"),
+    "inline_reasoning_without_answer": ([_u("q"), _a("<think>\nr\n</think>")], "has no answer"),
+    "lone_surrogate_in_user_text": (
+        [_u("hi \ud83d"), _a("ok")], "message 0 (user) holds '\\ud83d' at character 3"),
+    "lone_surrogate_in_tool_arguments": (
+        [_u("q"), _a(None, tool_calls=[_call("calc", {"expr": "\udc00"})])],
+        "message 1 (assistant) holds '\\udc00'",
+    ),
+    "reasoning_under_a_system_no_think": (
+        [{"role": "system", "content": "Be brief. /no_think"}, _u("2+2?"),
+         _a("4", reasoning_content="2+2=4")],
+        "the reply has reasoning, yet the latest soft switch before it (up to message 1) is "
+        "/no_think",
+    ),
+    "empty_think_block_under_think": (
+        [_u("2+2? /think"), _a("<think>\n\n</think>\n\n4")],
+        "the reply has no reasoning, yet the latest soft switch before it (up to message 0) is "
+        "/think",
+    ),
+    "tool_step_reasoning_under_no_think": (
+        [_u("2*3? /no_think"),
+         _a(None, reasoning_content="use calc", tool_calls=[_call("calc", {"expr": "2*3"})]),
+         {"role": "tool", "content": "6"}, _a("6", reasoning_content="")],
+        "is /no_think: the model would learn to ignore /no_think",
     ),
     "no_query": ([{"role": "system", "content": "s"}, _a("a")], "needs a user query"),
     "only_the_reply": ([_a("a")], "needs a user query"),
