@@ -366,6 +366,25 @@ def test_fake_success_is_rejected(name):
     assert r.verdict != "accepted" and r.passed == 0, (name, r)
 
 
+@pytest.mark.parametrize(
+    "test",
+    [
+        "assert all(map(lambda x: f(x) == x + 1, [1, 2]))",
+        "assert sum(map(lambda x: f(x) != x + 1, [1, 2])) == 0",
+        "for got, want in zip(map(f, [1, 2]), [2, 3]):\n    assert got == want",
+        "assert not list(filter(lambda x: f(x) != x + 1, [1, 2]))",
+        "for got in iter(lambda: f(1), None):\n    assert got == 2\n    break",
+    ],
+)
+def test_a_raised_stop_iteration_does_not_end_the_tests_iteration(test):
+    # raised inside map/filter/iter(f, sentinel), a StopIteration reads as "exhausted": the checks
+    # never ran and a function that always raises passed
+    good = run_tests("def f(x): return x + 1", [{"assert": test}])
+    assert good.verdict == "accepted", good
+    r = run_tests("def f(x):\n    raise StopIteration", [{"assert": test}])
+    assert (r.verdict, r.passed) == ("runtime_error", 0), r
+
+
 def test_unprintable_values_do_not_end_the_runner():
     # the str of an int past the int/str conversion limit raises: R died formatting the failure and
     # every later test was lost (scored "dead"), a correct one included
