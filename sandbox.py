@@ -291,21 +291,43 @@ def values_equal(expected, got, float_tol: float | None = None, _depth: int = 0)
         return len(expected) == len(got) and all(
             values_equal(a, b, float_tol, _depth + 1) for a, b in zip(expected, got))
     if te in sets and tg in sets:
-        if any(isinstance(x, float) and math.isnan(x) for x in (*expected, *got)):
-            return False
-        return expected == got
+        return {_key(x) for x in expected} == {_key(x) for x in got}
     if te is dict and tg is dict:
         if len(expected) != len(got):
             return False
+        by_key = {_key(k): v for k, v in got.items()}
         for k, v in expected.items():
-            if k not in got:
+            if (kg := _key(k)) not in by_key:
                 return False
-            if not values_equal(v, got[k], float_tol, _depth + 1):
+            if not values_equal(v, by_key[kg], float_tol, _depth + 1):
                 return False
         return True
     if te in (str, bytes, type(None)) and te is tg:
         return expected == got
     return False
+
+
+def _key(v):
+    """A set element or dict key as `values_equal` compares it: hashable, and equal to another's
+    key exactly when the two are equal values (no float_tol). Python's own ``==`` (a set's, a dict
+    lookup's) takes True for 1 and 0 for False, so ``{True, 2}`` passed for ``{1, 2}``; here bool
+    stays apart from int, as everywhere in `values_equal`, and a NaN equals nothing.
+
+    >>> _key(True) == _key(1), _key(1) == _key(1.0), _key((0, "a")) == _key([False, "a"])
+    (False, True, False)
+    """
+    t = type(v)
+    if t is bool:
+        return "bool", v
+    if t is float and math.isnan(v) or t is complex and (math.isnan(v.real) or math.isnan(v.imag)):
+        return "nan", object()  # a fresh object: equal to no other key
+    if t in (int, float, complex):
+        return "number", v
+    if t in (list, tuple):
+        return "sequence", tuple(_key(x) for x in v)
+    if t in (set, frozenset):
+        return "set", frozenset(_key(x) for x in v)
+    return t.__name__, v
 
 
 class _ShortRepr(reprlib.Repr):

@@ -221,6 +221,23 @@ def test_call_based_strict_equality(code):
     assert run_tests(code, [call("f", [], 3)]).verdict != "accepted"
 
 
+@pytest.mark.parametrize(
+    "expected, got",
+    [
+        ({1, 2}, "{True, 2}"),  # Python's set == takes True for 1
+        ({0}, "frozenset({False})"),
+        ({(1, 0)}, "{(True, False)}"),  # inside a tuple in a set too
+        ({1: "a"}, "{True: 'a'}"),  # a dict looks keys up by ==
+        ({(0, 1): 2}, "{(False, 1): 2}"),
+        ({1.5}, "{float('nan')}"),
+    ],
+)
+def test_sets_and_dict_keys_keep_bool_apart_from_int(expected, got):
+    assert not values_equal(expected, eval(got))
+    assert values_equal(expected, expected.copy())  # and equal values still are
+    assert run_tests(f"def f(): return {got}", [call("f", [], expected)]).verdict == "wrong_answer"
+
+
 def test_call_expected_never_enters_sandbox():
     secret = "EXPECTED-VALUE-7f3a9c"
     code = """
