@@ -114,7 +114,8 @@ from dataclasses import dataclass, fields
 from sandbox_isolation import Run, SandboxError, SlotLease, detect, launch
 
 __all__ = ["run_tests", "run_many", "run_program", "Output", "isolation_mode", "Result", "Limits",
-           "SandboxError", "VERDICTS", "outputs_match", "values_equal", "normalise_output", "main"]
+           "SandboxError", "VERDICTS", "check_tests", "outputs_match", "values_equal",
+           "normalise_output", "main"]
 
 VERDICTS = ("accepted", "wrong_answer", "runtime_error", "timeout", "memory_limit",
             "output_limit", "syntax_error")
@@ -448,11 +449,107 @@ def checked_limits(caller: str, timeout_s: float, memory_mb: int, limits: dict) 
     if unknown:
         raise TypeError(f"{caller}: unknown limit(s) {sorted(unknown)}; known: {sorted(names)}")
     lim = Limits(timeout_s=timeout_s, memory_mb=memory_mb, **limits)
+    for f in fields(Limits):
+        v, name = getattr(lim, f.name), f.name
+        if name in ("require_isolation", "stop_on_failure") or v is None and name in (
+                "wall_timeout_s", "float_tol"):
+            continue
+        number = type(v) in (int, float) if name in _REAL_LIMITS else type(v) is int
+        if not number or not (v >= 0 if name in ("float_tol", "retries") else v > 0) or (
+                v == math.inf):
+            what = ("a finite number" if name in _REAL_LIMITS else "a whole number") + (
+                " >= 0" if name in ("float_tol", "retries") else " > 0")
+            raise ValueError(f"{caller}: {name}={v!r} must be {what}"
+                             + (" (or None)" if name in ("wall_timeout_s", "float_tol") else ""))
     if lim.require_isolation is None:
         lim.require_isolation = os.environ.get("SANDBOX_REQUIRE_ISOLATION", "") not in ("", "0")
     if lim.require_isolation and _state()["mode"] == "none":
         raise SandboxError(f"isolation required but unavailable: {_state()['why']}")
     return lim
+
+
+_REAL_LIMITS = ("timeout_s", "wall_timeout_s", "float_tol")
+_KEYS = {"stdio": "'input' and 'output'", "call": "'fn_name', 'args' and 'expected'",
+         "assert": "'assert'"}
+
+
+def check_tests(tests, caller: str = "run_tests") -> list[str]:
+    """The kind of each test ("stdio", "call" or "assert"), or a ValueError that names the first
+    malformed test and what it needs. Checked before anything runs: a test that could only be
+    misread (``"args": "ab"`` called f('a', 'b'), ``"assert": None`` ran the statement ``None``
+    and passed every program, a list as ``"output"`` was compared as its repr) or that would fail
+    after its program ran (a missing ``"expected"`` was a KeyError then) is refused.
+
+    >>> check_tests([{"input": "1", "output": "2"}, {"fn_name": "f", "args": [1], "expected": 2}])
+    ['stdio', 'call']
+    >>> check_tests([{"fn_name": "f", "args": "ab", "expected": 1}])
+    Traceback (most recent call last):
+    ValueError: run_tests: test 0 (call-based): 'args' is a str; give the positional arguments \
+as a list, e.g. "args": [1, 2]
+    """
+    if not isinstance(tests, (list, tuple)):
+        raise ValueError(f"{caller}: tests must be a list of test dicts, not a "
+                         f"{type(tests).__name__}")
+    if not tests:
+        raise ValueError(f"{caller}: no tests given")
+    kinds = []
+    for i, t in enumerate(tests):
+        if not isinstance(t, dict):
+            raise ValueError(f"{caller}: test {i} is a {type(t).__name__}, not a dict with "
+                             f"{_KEYS['stdio']}, {_KEYS['call']}, or {_KEYS['assert']}")
+        kind = ("assert" if "assert" in t else "call" if "fn_name" in t
+                else "stdio" if "input" in t or "output" in t else None)
+        if kind is None:
+            raise ValueError(f"{caller}: test {i} is none of stdin/stdout ({_KEYS['stdio']}),"
+                             f" call-based ({_KEYS['call']}) or assert ({_KEYS['assert']});"
+                             f" it has {sorted(map(str, t))}")
+        problem = _test_problem(kind, t)
+        if problem:
+            label = {"stdio": "stdin/stdout", "call": "call-based", "assert": "assert"}[kind]
+            raise ValueError(f"{caller}: test {i} ({label}): {problem}")
+        kinds.append(kind)
+    return kinds
+
+
+def _test_problem(kind: str, t: dict) -> str:
+    """What is wrong with one test of `kind`, and the fix; "" if nothing."""
+    if kind == "assert":
+        src = t["assert"]
+        if not isinstance(src, str) or not src.strip():
+            return (f"'assert' is {_short(src)}; give the test statements as a string, e.g. "
+                    f"\"assert f(1) == 2\"")
+        try:
+            compile(src, "<test>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as e:
+            return f"the statements do not compile ({type(e).__name__}: {e}); fix the test"
+        return ""
+    if kind == "call":
+        if not isinstance(t["fn_name"], str) or not t["fn_name"].isidentifier():
+            return f"'fn_name' is {_short(t['fn_name'])}; give the function's name, e.g. \"f\""
+        if "expected" not in t:
+            return "no 'expected' value; give the value the call must return"
+        args, kwargs = t.get("args", []), t.get("kwargs", {})
+        if not isinstance(args, (list, tuple)):
+            return (f"'args' is a {type(args).__name__}; give the positional arguments as a "
+                    f"list, e.g. \"args\": [1, 2]")
+        if not isinstance(kwargs, dict) or not all(isinstance(k, str) for k in kwargs):
+            return (f"'kwargs' is {_short(kwargs)}; give the keyword arguments as a dict of "
+                    f"names, e.g. \"kwargs\": {{\"x\": 1}}")
+        for what, v in (("args", args), ("kwargs", kwargs), ("expected", t["expected"])):
+            try:
+                marshal.dumps(v, 2)
+            except ValueError:
+                return (f"{what!r} holds a value that is not plain data ({_short(v)}); use None,"
+                        " bool, numbers, str, bytes, lists, tuples, dicts and sets")
+        return ""
+    for key in ("input", "output"):
+        if key not in t:
+            return f"no {key!r}; give the program's {'stdin' if key == 'input' else 'stdout'}" \
+                   " as a string (\"\" for none)"
+        if not isinstance(t[key], str) and not (key == "input" and isinstance(t[key], bytes)):
+            return (f"{key!r} is a {type(t[key]).__name__}; give it as one string (lines joined"
+                    " with \\n)")
+    return ""
 
 
 MAX_CODE_BYTES = 256 << 10
@@ -482,16 +579,10 @@ def run_tests(code: str, tests: list[dict], timeout_s: float = 2.0, memory_mb: i
     fields."""
     start = time.monotonic()
     lim = checked_limits("run_tests", timeout_s, memory_mb, limits)
+    kinds = check_tests(tests)
     total = len(tests)
     if (error := compile_error(code, "solution.py")) is not None:
         return Result("syntax_error", 0, total, error, time.monotonic() - start)
-    if not tests:
-        raise ValueError("run_tests: no tests given")
-    kinds = ["assert" if "assert" in t else "call" if "fn_name" in t
-             else "stdio" if "input" in t else None for t in tests]
-    if None in kinds:
-        raise ValueError(f"run_tests: test {kinds.index(None)} is none of stdin/stdout, call-based"
-                         " or assert")
     verdicts: list[tuple[str, str] | None] = [None] * total
     groups = {k: [i for i in range(total) if kinds[i] == k] for k in ("call", "assert")}
     for kind, idx in groups.items():
@@ -540,6 +631,8 @@ def run_program(code: str, stdin: str = "", timeout_s: float = 2.0, memory_mb: i
     'ZeroDivisionError: division by zero'
     """
     lim = checked_limits("run_program", timeout_s, memory_mb, limits)
+    if not isinstance(stdin, str):
+        raise ValueError(f"run_program: stdin is a {type(stdin).__name__}; give it as a string")
     if (error := compile_error(code, "program.py")) is not None:
         return Output("syntax_error", "", error, error)
     run = _run_with_retries("stdio", code, stdin.encode(), lim, 1)
@@ -555,6 +648,10 @@ def run_many(jobs: list[tuple[str, list[dict]]], workers: int | None = None,
     """run_tests over (code, tests) pairs in parallel (default: one worker per core); results in
     order."""
     workers = workers or os.cpu_count() or 1
+    rest = {k: v for k, v in limits.items() if k not in ("timeout_s", "memory_mb")}
+    checked_limits("run_many", limits.get("timeout_s", 2.0), limits.get("memory_mb", 512), rest)
+    for j, job in enumerate(jobs):  # a malformed test stops the batch before anything runs
+        check_tests(job[1], f"run_many: job {j}")
     _state()  # detect once, before the threads start
     # each worker thread keeps one slot (and its next sandbox, started ahead) for the batch
     lease = SlotLease()
@@ -589,8 +686,17 @@ def main(argv: list[str] | None = None) -> int:
                 except json.JSONDecodeError as e:
                     ap.error(f"{args.file}:{n}: not valid JSON ({e})")
     for n, r in enumerate(rows, 1):
-        if "code" not in r or "tests" not in r:
+        if not isinstance(r, dict) or "code" not in r or "tests" not in r:
             ap.error(f"{args.file}: row {n} needs 'code' and 'tests' keys")
+        try:
+            check_tests(r["tests"], f"row {n}")
+        except ValueError as e:
+            ap.error(f"{args.file}: {e}")
+    try:
+        checked_limits("sandbox.py", args.timeout, args.memory, {"float_tol": args.float_tol})
+    except ValueError as e:
+        ap.error(str(e).replace("timeout_s=", "--timeout ").replace("memory_mb=", "--memory ")
+                 .replace("float_tol=", "--float-tol "))
     start = time.monotonic()
     try:
         results = run_many([(r["code"], r["tests"]) for r in rows], workers=args.workers,

@@ -5,6 +5,7 @@ with the reason where the machine cannot provide it. Timeouts are kept small so 
 """
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -709,6 +710,85 @@ def test_bad_arguments_are_reported():
         run_tests("print(1)", io("", "1"), timeuot_s=1)
     with pytest.raises(ValueError):
         run_tests("print(1)", [{"nothing": 1}])
+
+
+def _nothing_runs(*a, **k):
+    raise AssertionError("a program ran")
+
+
+@pytest.mark.parametrize(
+    "tests, says",
+    [
+        ({"assert": "assert x == 1"}, "tests must be a list of test dicts, not a dict"),
+        (["assert x == 1"], "test 0 is a str, not a dict"),
+        ([{"assert": None}], "'assert' is None"),  # ran the statement 'None': passed everything
+        ([{"assert": "  "}], "'assert' is '  '"),
+        ([{"assert": "assert x ==="}], "the statements do not compile"),
+        ([{"fn_name": "f", "args": "ab", "expected": 1}], "'args' is a str"),  # called f('a', 'b')
+        ([{"fn_name": "f", "args": 1, "expected": 1}], "'args' is a int"),
+        ([{"fn_name": "f", "kwargs": [["x", 1]], "expected": 1}], "'kwargs' is [['x', 1]]"),
+        ([{"fn_name": "f", "args": [object()], "expected": 1}], "'args' holds a value"),
+        ([{"fn_name": "f", "args": [1]}], "no 'expected' value"),  # KeyError after the run
+        ([{"fn_name": None, "args": [1], "expected": 1}], "'fn_name' is None"),
+        ([{"input": "", "output": ["1", "2"]}], "'output' is a list"),  # compared as its repr
+        ([{"input": None, "output": "1"}], "'input' is a NoneType"),
+        ([{"input": ""}], "no 'output'"),
+        ([{"output": "1"}], "no 'input'"),
+        ([{"stdin": "", "stdout": "1"}], "it has ['stdin', 'stdout']"),
+    ],
+)
+def test_malformed_tests_are_refused_before_anything_runs(tests, says, monkeypatch):
+    monkeypatch.setattr(sandbox, "_launch", _nothing_runs)
+    with pytest.raises(ValueError, match=re.escape(says)):
+        run_tests("x = 1\ndef f(*a, **k): return 1\nprint(1)", tests)
+    with pytest.raises(ValueError, match=re.escape("run_many: job 1: ") + ".*" + re.escape(says)):
+        run_many([("x = 1", io("", "")), ("x = 1", tests)], workers=1)
+
+
+@pytest.mark.parametrize(
+    "limits, says",
+    [
+        (dict(timeout_s=0), "timeout_s=0 must be a finite number > 0"),
+        (dict(timeout_s=float("nan")), "timeout_s=nan"),  # "the sandbox failed to start"
+        (dict(timeout_s="2"), "timeout_s='2'"),
+        (dict(memory_mb=-5), "memory_mb=-5 must be a whole number > 0"),  # ran with 59 MiB
+        (dict(memory_mb=1.5), "memory_mb=1.5"),
+        (dict(float_tol=-1), "float_tol=-1 must be a finite number >= 0 (or None)"),
+        (dict(wall_timeout_s=float("inf")), "wall_timeout_s=inf"),
+        (dict(max_open_files=0), "max_open_files=0"),
+        (dict(retries=-1), "retries=-1 must be a whole number >= 0"),
+    ],
+)
+def test_bad_limits_are_refused_before_anything_runs(limits, says, monkeypatch):
+    monkeypatch.setattr(sandbox, "_launch", _nothing_runs)
+    for call_it in (
+        lambda: run_tests("print(1)", io("", "1"), **limits),
+        lambda: sandbox.run_program("print(1)", **limits),
+        lambda: run_many([("print(1)", io("", "1"))], **limits),
+    ):
+        with pytest.raises(ValueError, match=re.escape(says)):
+            call_it()
+
+
+@pytest.mark.parametrize(
+    "row, flags, says",
+    [
+        ('{"code": "x = 1", "tests": [{"assert": null}]}', [], "row 1: test 0 (assert)"),
+        ('{"code": "x = 1", "tests": [{"input": ""}]}', [], "no 'output'"),
+        ('{"code": "x = 1", "tests": [{"assert": "assert x"}]}', ["--timeout", "-1"],
+         "--timeout -1.0 must be a finite number > 0"),
+        ("5", [], "row 1 needs 'code' and 'tests' keys"),  # a TypeError traceback
+    ],
+)
+def test_cli_refuses_bad_rows_and_flags_in_one_line(row, flags, says, tmp_path):
+    f = tmp_path / "jobs.jsonl"
+    f.write_text(row + "\n")
+    out = subprocess.run(
+        [sys.executable, sandbox.__file__, str(f), *flags], capture_output=True, text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2 and says in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr and out.stdout == "", out
 
 
 def test_cli(tmp_path):
