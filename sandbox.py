@@ -103,6 +103,7 @@ import json
 import marshal
 import math
 import os
+import re
 import reprlib
 import signal
 import sys
@@ -217,16 +218,23 @@ def _float_eq(a: float, b: float, tol: float | None) -> bool:
     return math.isclose(a, b, rel_tol=tol, abs_tol=tol)
 
 
+# what a program prints as a number (Python's float() also takes '1_000', '１２' and other digits)
+_NUMBER_RE = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|inf(?:inity)?|nan)",
+                       re.ASCII | re.IGNORECASE)
+_INTEGER_RE = re.compile(r"[+-]?\d+", re.ASCII)
+
+
 def outputs_match(got: str, expected: str, float_tol: float | None = None) -> bool:
     """stdin/stdout comparison: normalised lines equal as text; with float_tol, numeric tokens are
-    compared as numbers within tol (and a NaN token then never matches).
+    compared as numbers within tol (and a NaN token then never matches), two integers exactly (as
+    `values_equal` compares ints: 1000000008 is not 1000000007 within 1e-6).
 
     >>> outputs_match("0.333334\\n", "0.333333", float_tol=1e-5), outputs_match("nan", "nan", 1e-9)
     (True, False)
     >>> outputs_match("YES \\r\\n3\\n\\n", "YES\\n3"), outputs_match("3.0", "3")
     (True, False)
-    >>> outputs_match("3.0", "3", 0.0)
-    True
+    >>> outputs_match("3.0", "3", 0.0), outputs_match("1000000008", "1000000007", 1e-6)
+    (True, False)
     """
     g, e = normalise_output(got), normalise_output(expected)
     if float_tol is None:
@@ -238,15 +246,21 @@ def outputs_match(got: str, expected: str, float_tol: float | None = None) -> bo
         if len(tg) != len(te):
             return False
         for a, b in zip(tg, te):
-            try:
-                fa, fb = float(a), float(b)
-            except ValueError:
-                if a != b:
+            if _INTEGER_RE.fullmatch(a) and _INTEGER_RE.fullmatch(b):
+                if _integer(a) != _integer(b):
                     return False
-                continue
-            if not _float_eq(fa, fb, float_tol):
+            elif _NUMBER_RE.fullmatch(a) and _NUMBER_RE.fullmatch(b):
+                if not _float_eq(float(a), float(b), float_tol):
+                    return False
+            elif a != b:
                 return False
     return True
+
+
+def _integer(token: str) -> str:
+    """An integer token's value as text (int() refuses more than 4300 digits): '+007' -> '7'."""
+    digits = token.lstrip("+-").lstrip("0") or "0"
+    return "-" + digits if token.startswith("-") and digits != "0" else digits
 
 
 def values_equal(expected, got, float_tol: float | None = None, _depth: int = 0) -> bool:

@@ -171,6 +171,25 @@ def test_float_tolerance_and_nan():
     )
 
 
+@pytest.mark.parametrize(
+    "got, expected, same",
+    [
+        ("1000000008", "1000000007", False),  # integers are exact, as values_equal's ints
+        ("3 1000000008 0.5", "3 1000000007 0.5", False),
+        ("1_000", "1000", False),  # float() reads '1_000' as 1000
+        ("\uff11\uff12", "12", False),  # fullwidth digits: float() reads them as 12
+        ("\u0661\u0662", "12", False),  # Arabic-Indic digits
+        ("1" * 5000, "1" * 5000, True),  # past int()'s 4300-digit limit
+        ("+007 -0", "7 0", True),
+        ("0.3333334 1e3", "0.3333333 1000", True),
+        ("INF -Infinity", "inf -inf", True),
+        ("nan", "nan", False),
+    ],
+)
+def test_numeric_tokens_with_a_tolerance(got, expected, same):
+    assert outputs_match(got, expected, float_tol=1e-6) is same
+
+
 # ---------------------------------------------------------------------------------- call-based
 def call(fn, args, expected):
     return {"fn_name": fn, "args": args, "expected": expected}
