@@ -13,6 +13,8 @@ Test kinds (a fixed API that outside harnesses call):
   {"fn_name": str, "args": list, "expected"} call-based; the expected value never enters the
                                            sandbox.
   {"assert": str}                          statements run after the code (HumanEval's ``check``).
+A malformed test (another key or type, an empty assert) is a ValueError before anything runs
+(`check_tests`).
 
 Where things are: this file is the story -- the limits, run_tests and run_many, and judging
 (second half). The isolation machinery (bubblewrap, slots, cgroups, the zygote, the pump that feeds
@@ -56,7 +58,8 @@ How it is judged
     over ``MAX_CODE_BYTES`` (256 KiB, twice a 32K-token completion) is refused the same way
     before it is compiled: compiling it would cost the parent seconds and hundreds of MB.
   * stdin/stdout: CRLF, trailing whitespace and trailing blank lines are normalised, the rest is
-    exact; optional ``float_tol``; NaN never equal; exit status must be 0.
+    exact; optional ``float_tol`` for numeric tokens (two integers stay exact); NaN never equal;
+    exit status must be 0.
   * Call-based and assert tests use two processes in the sandbox: a trusted runner R and the
     candidate process C (forked from R *before* R has read the tests or the per-run secret).
     C executes the code; R calls C's functions over a pipe, with arguments marshalled fresh for
