@@ -400,7 +400,7 @@ def _last_exception(stderr: bytes) -> str:
 
 
 def _judge_stdio(code, test, lim) -> tuple[str, str]:
-    stdin = test.get("input", "")
+    stdin = _stdin(test)
     stdin = stdin.encode() if isinstance(stdin, str) else bytes(stdin)
     run = _run_with_retries("stdio", code, stdin, lim, 1)
     if run.killed or run.oom or run.cpu_s > run.cpu_budget or run.returncode != 0:
@@ -413,7 +413,7 @@ def _judge_stdio(code, test, lim) -> tuple[str, str]:
 
 def _judge_calls(code, tests, lim) -> list[tuple[str, str]]:
     job = (code, [(str(t["fn_name"]),
-                   marshal.dumps((list(t.get("args", [])), dict(t.get("kwargs", {}))), 2))
+                   marshal.dumps((list(_arguments(t)[0]), dict(_arguments(t)[1])), 2))
                   for t in tests])
     run = _run_with_retries("call", job, None, lim, len(tests))
     by_idx = {m[0]: m[1:] for m in run.frames if type(m) is tuple and m and type(m[0]) is int}
@@ -497,6 +497,10 @@ def check_tests(tests, caller: str = "run_tests") -> list[str]:
     and passed every program, a list as ``"output"`` was compared as its repr) or that would fail
     after its program ran (a missing ``"expected"`` was a KeyError then) is refused.
 
+    A key whose value is None counts as absent (except ``"expected"``): a table (parquet, a HF
+    dataset) gives every test every key of its column, null where the test had none, and a
+    stdin/stdout test's ``"assert": None`` made it an assert test that passed every program.
+
     >>> check_tests([{"input": "1", "output": "2"}, {"fn_name": "f", "args": [1], "expected": 2}])
     ['stdio', 'call']
     >>> check_tests([{"fn_name": "f", "args": "ab", "expected": 1}])
@@ -514,12 +518,14 @@ as a list, e.g. "args": [1, 2]
         if not isinstance(t, dict):
             raise ValueError(f"{caller}: test {i} is a {type(t).__name__}, not a dict with "
                              f"{_KEYS['stdio']}, {_KEYS['call']}, or {_KEYS['assert']}")
-        kind = ("assert" if "assert" in t else "call" if "fn_name" in t
-                else "stdio" if "input" in t or "output" in t else None)
+        kind = ("assert" if t.get("assert") is not None else "call"
+                if t.get("fn_name") is not None else "stdio"
+                if t.get("input") is not None or t.get("output") is not None else None)
         if kind is None:
+            has = sorted(str(k) for k, v in t.items() if v is not None)
             raise ValueError(f"{caller}: test {i} is none of stdin/stdout ({_KEYS['stdio']}),"
                              f" call-based ({_KEYS['call']}) or assert ({_KEYS['assert']});"
-                             f" it has {sorted(map(str, t))}")
+                             f" it has {has or 'no key that is not null'}")
         problem = _test_problem(kind, t)
         if problem:
             label = {"stdio": "stdin/stdout", "call": "call-based", "assert": "assert"}[kind]
@@ -545,7 +551,7 @@ def _test_problem(kind: str, t: dict) -> str:
             return f"'fn_name' is {_short(t['fn_name'])}; give the function's name, e.g. \"f\""
         if "expected" not in t:
             return "no 'expected' value; give the value the call must return"
-        args, kwargs = t.get("args", []), t.get("kwargs", {})
+        args, kwargs = _arguments(t)
         if not isinstance(args, (list, tuple)):
             return (f"'args' is a {type(args).__name__}; give the positional arguments as a "
                     f"list, e.g. \"args\": [1, 2]")
@@ -559,14 +565,24 @@ def _test_problem(kind: str, t: dict) -> str:
                 return (f"{what!r} holds a value that is not plain data ({_short(v)}); use None,"
                         " bool, numbers, str, bytes, lists, tuples, dicts and sets")
         return ""
-    for key in ("input", "output"):
-        if key not in t:
-            return f"no {key!r}; give the program's {'stdin' if key == 'input' else 'stdout'}" \
-                   " as a string (\"\" for none)"
-        if not isinstance(t[key], str) and not (key == "input" and isinstance(t[key], bytes)):
-            return (f"{key!r} is a {type(t[key]).__name__}; give it as one string (lines joined"
+    if t.get("output") is None:
+        return "no 'output'; give the program's stdout as a string (\"\" for none)"
+    for key, v in (("input", _stdin(t)), ("output", t["output"])):
+        if not isinstance(v, str) and not (key == "input" and isinstance(v, bytes)):
+            return (f"{key!r} is a {type(v).__name__}; give it as one string (lines joined"
                     " with \\n)")
     return ""
+
+
+def _stdin(test: dict):
+    """A stdin/stdout test's input: none (absent or null) is empty."""
+    return "" if test.get("input") is None else test["input"]
+
+
+def _arguments(test: dict) -> tuple:
+    """A call-based test's (args, kwargs): none (absent or null) is empty."""
+    args, kwargs = test.get("args"), test.get("kwargs")
+    return [] if args is None else args, {} if kwargs is None else kwargs
 
 
 MAX_CODE_BYTES = 256 << 10

@@ -740,20 +740,21 @@ def _nothing_runs(*a, **k):
     [
         ({"assert": "assert x == 1"}, "tests must be a list of test dicts, not a dict"),
         (["assert x == 1"], "test 0 is a str, not a dict"),
-        ([{"assert": None}], "'assert' is None"),  # ran the statement 'None': passed everything
         ([{"assert": "  "}], "'assert' is '  '"),
+        ([{"assert": 3}], "'assert' is 3"),
         ([{"assert": "assert x ==="}], "the statements do not compile"),
         ([{"fn_name": "f", "args": "ab", "expected": 1}], "'args' is a str"),  # called f('a', 'b')
         ([{"fn_name": "f", "args": 1, "expected": 1}], "'args' is a int"),
         ([{"fn_name": "f", "kwargs": [["x", 1]], "expected": 1}], "'kwargs' is [['x', 1]]"),
         ([{"fn_name": "f", "args": [object()], "expected": 1}], "'args' holds a value"),
         ([{"fn_name": "f", "args": [1]}], "no 'expected' value"),  # KeyError after the run
-        ([{"fn_name": None, "args": [1], "expected": 1}], "'fn_name' is None"),
+        ([{"fn_name": 3, "args": [1], "expected": 1}], "'fn_name' is 3"),
         ([{"input": "", "output": ["1", "2"]}], "'output' is a list"),  # compared as its repr
-        ([{"input": None, "output": "1"}], "'input' is a NoneType"),
+        ([{"input": 5, "output": "1"}], "'input' is a int"),
         ([{"input": ""}], "no 'output'"),
-        ([{"output": "1"}], "no 'input'"),
+        ([{"input": "1", "output": None}], "no 'output'"),
         ([{"stdin": "", "stdout": "1"}], "it has ['stdin', 'stdout']"),
+        ([{"assert": None, "fn_name": None, "input": None}], "it has no key that is not null"),
     ],
 )
 def test_malformed_tests_are_refused_before_anything_runs(tests, says, monkeypatch):
@@ -789,10 +790,35 @@ def test_bad_limits_are_refused_before_anything_runs(limits, says, monkeypatch):
             call_it()
 
 
+def test_null_keys_of_a_table_count_as_absent(tmp_path):
+    # parquet and HF datasets give each test every key of the column, null where it had none: a
+    # stdin/stdout test with "assert": None was an assert test of the statement 'None', which
+    # accepted any program
+    import data
+
+    datasets = pytest.importorskip("datasets")
+    rows = [
+        {"prompt": "a", "tests": [{"input": "1\n", "output": "2"}, {"output": "ok"}]},
+        {"prompt": "b", "tests": [{"assert": "assert f(1) == 2"}]},
+        {"prompt": "c", "tests": [{"fn_name": "f", "args": [1], "expected": 2}]},
+    ]
+    path = tmp_path / "mixed.parquet"
+    datasets.Dataset.from_list(rows).to_parquet(str(path))
+    tasks = data.load_tasks(str(path))
+    assert tasks[0]["tests"][0]["assert"] is None  # as the table gives it
+    assert sandbox.check_tests(tasks[0]["tests"]) == ["stdio", "stdio"]
+    assert run_tests("print('wrong')", tasks[0]["tests"]).passed == 0
+    both = "s = open(0).read()\nprint(int(s) + 1 if s else 'ok')"
+    assert run_tests(both, tasks[0]["tests"]).verdict == "accepted"
+    good = "def f(x): return x + 1"
+    assert [run_tests(good, t["tests"]).verdict for t in tasks[1:]] == ["accepted"] * 2
+    assert run_tests("def f(x): return 0", tasks[2]["tests"]).verdict == "wrong_answer"
+
+
 @pytest.mark.parametrize(
     "row, flags, says",
     [
-        ('{"code": "x = 1", "tests": [{"assert": null}]}', [], "row 1: test 0 (assert)"),
+        ('{"code": "x = 1", "tests": [{"assert": ""}]}', [], "row 1: test 0 (assert)"),
         ('{"code": "x = 1", "tests": [{"input": ""}]}', [], "no 'output'"),
         ('{"code": "x = 1", "tests": [{"assert": "assert x"}]}', ["--timeout", "-1"],
          "--timeout -1.0 must be a finite number > 0"),
