@@ -1176,8 +1176,16 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             raise DataError(f"{where}: row {i}'s {prompt_field!r} {e}") from None
         task = {"id": str(row.get("id", f"{path.stem if path.exists() else source}-{i}")),
                 "prompt": prompt}
-        if answer_field is not None and tests_field in row:
+        # null: a table (parquet, a HF dataset) mixing code and other rows gives every row the
+        # column; the row's answer is read instead
+        if answer_field is not None and row.get(tests_field) is not None:
+            import sandbox  # lazy: only code tasks need it
             task["tests"] = row[tests_field]
+            try:  # here, not at the first reward of a training run, and naming the row
+                if task["tests"] != []:
+                    sandbox.check_tests(task["tests"], f"{where}: row {i}'s {tests_field!r}")
+            except ValueError as e:
+                raise DataError(f"{e}; fix or drop the row") from None
         elif answer_field is not None:
             if answer_field not in row:
                 raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "
