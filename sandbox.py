@@ -680,6 +680,9 @@ def run_many(jobs: list[tuple[str, list[dict]]], workers: int | None = None,
              **limits) -> list[Result]:
     """run_tests over (code, tests) pairs in parallel (default: one worker per core); results in
     order."""
+    if workers is not None and (type(workers) is not int or workers < 0):
+        raise ValueError(f"run_many: workers={workers!r} must be a whole number >= 1 (0 or None: "
+                         f"one per core)")
     workers = workers or os.cpu_count() or 1
     rest = {k: v for k, v in limits.items() if k not in ("timeout_s", "memory_mb")}
     checked_limits("run_many", limits.get("timeout_s", 2.0), limits.get("memory_mb", 512), rest)
@@ -726,10 +729,12 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as e:
             ap.error(f"{args.file}: {e}")
     try:
-        checked_limits("sandbox.py", args.timeout, args.memory, {"float_tol": args.float_tol})
+        checked_limits("flags", args.timeout, args.memory, {"float_tol": args.float_tol})
+        if args.workers is not None and args.workers < 1:
+            raise ValueError(f"--workers {args.workers} must be a whole number >= 1")
     except ValueError as e:
-        ap.error(str(e).replace("timeout_s=", "--timeout ").replace("memory_mb=", "--memory ")
-                 .replace("float_tol=", "--float-tol "))
+        ap.error(str(e).removeprefix("flags: ").replace("timeout_s=", "--timeout ")
+                 .replace("memory_mb=", "--memory ").replace("float_tol=", "--float-tol "))
     start = time.monotonic()
     try:
         results = run_many([(r["code"], r["tests"]) for r in rows], workers=args.workers,

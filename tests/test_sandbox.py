@@ -821,7 +821,9 @@ def test_null_keys_of_a_table_count_as_absent(tmp_path):
         ('{"code": "x = 1", "tests": [{"assert": ""}]}', [], "row 1: test 0 (assert)"),
         ('{"code": "x = 1", "tests": [{"input": ""}]}', [], "no 'output'"),
         ('{"code": "x = 1", "tests": [{"assert": "assert x"}]}', ["--timeout", "-1"],
-         "--timeout -1.0 must be a finite number > 0"),
+         "error: --timeout -1.0 must be a finite number > 0"),
+        ('{"code": "x = 1", "tests": [{"assert": "assert x"}]}', ["--workers", "-2"],
+         "error: --workers -2 must be a whole number >= 1"),  # a ValueError traceback
         ("5", [], "row 1 needs 'code' and 'tests' keys"),  # a TypeError traceback
     ],
 )
