@@ -405,7 +405,8 @@ def _judge_stdio(code, test, lim) -> tuple[str, str]:
     run = _run_with_retries("stdio", code, stdin, lim, 1)
     if run.killed or run.oom or run.cpu_s > run.cpu_budget or run.returncode != 0:
         return _classify_end(run, "stdin/stdout test")
-    got = run.stdout.decode("utf-8", "replace")
+    # bytes that are not UTF-8 stay apart from any text (with "replace" they were U+FFFD)
+    got = run.stdout.decode("utf-8", "surrogateescape")
     if outputs_match(got, str(test["output"]), lim.float_tol):
         return "accepted", ""
     return "wrong_answer", f"expected {str(test['output'])[:200]!r}, got {got[:200]!r}"

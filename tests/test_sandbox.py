@@ -161,6 +161,12 @@ def test_stdin_stdout_large_both_ways():
     assert run_tests("input(); input()", io("1\n", "")).verdict == "runtime_error"
 
 
+def test_bytes_that_are_not_utf8_match_no_text():
+    code = "import sys\nsys.stdout.buffer.write(b'caf\\xe9\\n')"
+    assert run_tests(code, io("", "caf\ufffd")).verdict == "wrong_answer"  # was accepted
+    assert run_tests("print('caf\ufffd')", io("", "caf\ufffd")).verdict == "accepted"
+
+
 def test_float_tolerance_and_nan():
     assert run_tests("print(0.1 + 0.2)", io("", "0.3")).verdict == "wrong_answer"
     assert run_tests("print(0.1 + 0.2)", io("", "0.3"), float_tol=1e-9).verdict == "accepted"
