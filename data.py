@@ -1261,12 +1261,16 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
     column, tests = found
     if not tests:                      # APPS has problems with an empty input_output
         raise ValueError(f"{column!r} holds no tests, so nothing can grade the row")
+    import sandbox  # lazy: only code tasks need it
+    sandbox.check_tests(tests, repr(column))   # here, not at a training run's first reward
     return tests
 
 
 def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
     """(the column the tests were read from, the tests) in `code_tests`' schemas; None if none."""
-    if tests_field in row:
+    # null: a table (parquet, a HF dataset) mixing code and other rows gives every row the
+    # column; such a row has no tests
+    if row.get(tests_field) is not None:
         tests = row[tests_field]
         if not (isinstance(tests, list) and all(
                 isinstance(t, dict) and any(k in t for k in TEST_KINDS) for t in tests)):

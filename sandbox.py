@@ -13,6 +13,8 @@ Test kinds (a fixed API that outside harnesses call):
   {"fn_name": str, "args": list, "expected"} call-based; the expected value never enters the
                                            sandbox.
   {"assert": str}                          statements run after the code (HumanEval's ``check``).
+A malformed test (another key or type, an empty assert) is a ValueError before anything runs
+(`check_tests`).
 
 Where things are: this file is the story -- the limits, run_tests and run_many, and judging
 (second half). The isolation machinery (bubblewrap, slots, cgroups, the zygote, the pump that feeds
@@ -56,7 +58,8 @@ How it is judged
     over ``MAX_CODE_BYTES`` (256 KiB, twice a 32K-token completion) is refused the same way
     before it is compiled: compiling it would cost the parent seconds and hundreds of MB.
   * stdin/stdout: CRLF, trailing whitespace and trailing blank lines are normalised, the rest is
-    exact; optional ``float_tol``; NaN never equal; exit status must be 0.
+    exact; optional ``float_tol`` for numeric tokens (two integers stay exact); NaN never equal;
+    exit status must be 0.
   * Call-based and assert tests use two processes in the sandbox: a trusted runner R and the
     candidate process C (forked from R *before* R has read the tests or the per-run secret).
     C executes the code; R calls C's functions over a pipe, with arguments marshalled fresh for
@@ -103,6 +106,7 @@ import json
 import marshal
 import math
 import os
+import re
 import reprlib
 import signal
 import sys
@@ -114,7 +118,8 @@ from dataclasses import dataclass, fields
 from sandbox_isolation import Run, SandboxError, SlotLease, detect, launch
 
 __all__ = ["run_tests", "run_many", "run_program", "Output", "isolation_mode", "Result", "Limits",
-           "SandboxError", "VERDICTS", "outputs_match", "values_equal", "normalise_output", "main"]
+           "SandboxError", "VERDICTS", "check_tests", "outputs_match", "values_equal",
+           "normalise_output", "main"]
 
 VERDICTS = ("accepted", "wrong_answer", "runtime_error", "timeout", "memory_limit",
             "output_limit", "syntax_error")
@@ -216,16 +221,23 @@ def _float_eq(a: float, b: float, tol: float | None) -> bool:
     return math.isclose(a, b, rel_tol=tol, abs_tol=tol)
 
 
+# what a program prints as a number (Python's float() also takes '1_000', '１２' and other digits)
+_NUMBER_RE = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|inf(?:inity)?|nan)",
+                       re.ASCII | re.IGNORECASE)
+_INTEGER_RE = re.compile(r"[+-]?\d+", re.ASCII)
+
+
 def outputs_match(got: str, expected: str, float_tol: float | None = None) -> bool:
     """stdin/stdout comparison: normalised lines equal as text; with float_tol, numeric tokens are
-    compared as numbers within tol (and a NaN token then never matches).
+    compared as numbers within tol (and a NaN token then never matches), two integers exactly (as
+    `values_equal` compares ints: 1000000008 is not 1000000007 within 1e-6).
 
     >>> outputs_match("0.333334\\n", "0.333333", float_tol=1e-5), outputs_match("nan", "nan", 1e-9)
     (True, False)
     >>> outputs_match("YES \\r\\n3\\n\\n", "YES\\n3"), outputs_match("3.0", "3")
     (True, False)
-    >>> outputs_match("3.0", "3", 0.0)
-    True
+    >>> outputs_match("3.0", "3", 0.0), outputs_match("1000000008", "1000000007", 1e-6)
+    (True, False)
     """
     g, e = normalise_output(got), normalise_output(expected)
     if float_tol is None:
@@ -237,15 +249,21 @@ def outputs_match(got: str, expected: str, float_tol: float | None = None) -> bo
         if len(tg) != len(te):
             return False
         for a, b in zip(tg, te):
-            try:
-                fa, fb = float(a), float(b)
-            except ValueError:
-                if a != b:
+            if _INTEGER_RE.fullmatch(a) and _INTEGER_RE.fullmatch(b):
+                if _integer(a) != _integer(b):
                     return False
-                continue
-            if not _float_eq(fa, fb, float_tol):
+            elif _NUMBER_RE.fullmatch(a) and _NUMBER_RE.fullmatch(b):
+                if not _float_eq(float(a), float(b), float_tol):
+                    return False
+            elif a != b:
                 return False
     return True
+
+
+def _integer(token: str) -> str:
+    """An integer token's value as text (int() refuses more than 4300 digits): '+007' -> '7'."""
+    digits = token.lstrip("+-").lstrip("0") or "0"
+    return "-" + digits if token.startswith("-") and digits != "0" else digits
 
 
 def values_equal(expected, got, float_tol: float | None = None, _depth: int = 0) -> bool:
@@ -291,21 +309,43 @@ def values_equal(expected, got, float_tol: float | None = None, _depth: int = 0)
         return len(expected) == len(got) and all(
             values_equal(a, b, float_tol, _depth + 1) for a, b in zip(expected, got))
     if te in sets and tg in sets:
-        if any(isinstance(x, float) and math.isnan(x) for x in (*expected, *got)):
-            return False
-        return expected == got
+        return {_key(x) for x in expected} == {_key(x) for x in got}
     if te is dict and tg is dict:
         if len(expected) != len(got):
             return False
+        by_key = {_key(k): v for k, v in got.items()}
         for k, v in expected.items():
-            if k not in got:
+            if (kg := _key(k)) not in by_key:
                 return False
-            if not values_equal(v, got[k], float_tol, _depth + 1):
+            if not values_equal(v, by_key[kg], float_tol, _depth + 1):
                 return False
         return True
     if te in (str, bytes, type(None)) and te is tg:
         return expected == got
     return False
+
+
+def _key(v):
+    """A set element or dict key as `values_equal` compares it: hashable, and equal to another's
+    key exactly when the two are equal values (no float_tol). Python's own ``==`` (a set's, a dict
+    lookup's) takes True for 1 and 0 for False, so ``{True, 2}`` passed for ``{1, 2}``; here bool
+    stays apart from int, as everywhere in `values_equal`, and a NaN equals nothing.
+
+    >>> _key(True) == _key(1), _key(1) == _key(1.0), _key((0, "a")) == _key([False, "a"])
+    (False, True, False)
+    """
+    t = type(v)
+    if t is bool:
+        return "bool", v
+    if t is float and math.isnan(v) or t is complex and (math.isnan(v.real) or math.isnan(v.imag)):
+        return "nan", object()  # a fresh object: equal to no other key
+    if t in (int, float, complex):
+        return "number", v
+    if t in (list, tuple):
+        return "sequence", tuple(_key(x) for x in v)
+    if t in (set, frozenset):
+        return "set", frozenset(_key(x) for x in v)
+    return t.__name__, v
 
 
 class _ShortRepr(reprlib.Repr):
@@ -360,12 +400,13 @@ def _last_exception(stderr: bytes) -> str:
 
 
 def _judge_stdio(code, test, lim) -> tuple[str, str]:
-    stdin = test.get("input", "")
+    stdin = _stdin(test)
     stdin = stdin.encode() if isinstance(stdin, str) else bytes(stdin)
     run = _run_with_retries("stdio", code, stdin, lim, 1)
     if run.killed or run.oom or run.cpu_s > run.cpu_budget or run.returncode != 0:
         return _classify_end(run, "stdin/stdout test")
-    got = run.stdout.decode("utf-8", "replace")
+    # bytes that are not UTF-8 stay apart from any text (with "replace" they were U+FFFD)
+    got = run.stdout.decode("utf-8", "surrogateescape")
     if outputs_match(got, str(test["output"]), lim.float_tol):
         return "accepted", ""
     return "wrong_answer", f"expected {str(test['output'])[:200]!r}, got {got[:200]!r}"
@@ -373,7 +414,7 @@ def _judge_stdio(code, test, lim) -> tuple[str, str]:
 
 def _judge_calls(code, tests, lim) -> list[tuple[str, str]]:
     job = (code, [(str(t["fn_name"]),
-                   marshal.dumps((list(t.get("args", [])), dict(t.get("kwargs", {}))), 2))
+                   marshal.dumps((list(_arguments(t)[0]), dict(_arguments(t)[1])), 2))
                   for t in tests])
     run = _run_with_retries("call", job, None, lim, len(tests))
     by_idx = {m[0]: m[1:] for m in run.frames if type(m) is tuple and m and type(m[0]) is int}
@@ -426,11 +467,123 @@ def checked_limits(caller: str, timeout_s: float, memory_mb: int, limits: dict) 
     if unknown:
         raise TypeError(f"{caller}: unknown limit(s) {sorted(unknown)}; known: {sorted(names)}")
     lim = Limits(timeout_s=timeout_s, memory_mb=memory_mb, **limits)
+    for f in fields(Limits):
+        v, name = getattr(lim, f.name), f.name
+        if name in ("require_isolation", "stop_on_failure") or v is None and name in (
+                "wall_timeout_s", "float_tol"):
+            continue
+        number = type(v) in (int, float) if name in _REAL_LIMITS else type(v) is int
+        if not number or not (v >= 0 if name in ("float_tol", "retries") else v > 0) or (
+                v == math.inf):
+            what = ("a finite number" if name in _REAL_LIMITS else "a whole number") + (
+                " >= 0" if name in ("float_tol", "retries") else " > 0")
+            raise ValueError(f"{caller}: {name}={v!r} must be {what}"
+                             + (" (or None)" if name in ("wall_timeout_s", "float_tol") else ""))
     if lim.require_isolation is None:
         lim.require_isolation = os.environ.get("SANDBOX_REQUIRE_ISOLATION", "") not in ("", "0")
     if lim.require_isolation and _state()["mode"] == "none":
         raise SandboxError(f"isolation required but unavailable: {_state()['why']}")
     return lim
+
+
+_REAL_LIMITS = ("timeout_s", "wall_timeout_s", "float_tol")
+_KEYS = {"stdio": "'input' and 'output'", "call": "'fn_name', 'args' and 'expected'",
+         "assert": "'assert'"}
+
+
+def check_tests(tests, caller: str = "run_tests") -> list[str]:
+    """The kind of each test ("stdio", "call" or "assert"), or a ValueError that names the first
+    malformed test and what it needs. Checked before anything runs: a test that could only be
+    misread (``"args": "ab"`` called f('a', 'b'), ``"assert": None`` ran the statement ``None``
+    and passed every program, a list as ``"output"`` was compared as its repr) or that would fail
+    after its program ran (a missing ``"expected"`` was a KeyError then) is refused.
+
+    A key whose value is None counts as absent (except ``"expected"``): a table (parquet, a HF
+    dataset) gives every test every key of its column, null where the test had none, and a
+    stdin/stdout test's ``"assert": None`` made it an assert test that passed every program.
+
+    >>> check_tests([{"input": "1", "output": "2"}, {"fn_name": "f", "args": [1], "expected": 2}])
+    ['stdio', 'call']
+    >>> check_tests([{"fn_name": "f", "args": "ab", "expected": 1}])
+    Traceback (most recent call last):
+    ValueError: run_tests: test 0 (call-based): 'args' is a str; give the positional arguments \
+as a list, e.g. "args": [1, 2]
+    """
+    if not isinstance(tests, (list, tuple)):
+        raise ValueError(f"{caller}: tests must be a list of test dicts, not a "
+                         f"{type(tests).__name__}")
+    if not tests:
+        raise ValueError(f"{caller}: no tests given")
+    kinds = []
+    for i, t in enumerate(tests):
+        if not isinstance(t, dict):
+            raise ValueError(f"{caller}: test {i} is a {type(t).__name__}, not a dict with "
+                             f"{_KEYS['stdio']}, {_KEYS['call']}, or {_KEYS['assert']}")
+        kind = ("assert" if t.get("assert") is not None else "call"
+                if t.get("fn_name") is not None else "stdio"
+                if t.get("input") is not None or t.get("output") is not None else None)
+        if kind is None:
+            has = sorted(str(k) for k, v in t.items() if v is not None)
+            raise ValueError(f"{caller}: test {i} is none of stdin/stdout ({_KEYS['stdio']}),"
+                             f" call-based ({_KEYS['call']}) or assert ({_KEYS['assert']});"
+                             f" it has {has or 'no key that is not null'}")
+        problem = _test_problem(kind, t)
+        if problem:
+            label = {"stdio": "stdin/stdout", "call": "call-based", "assert": "assert"}[kind]
+            raise ValueError(f"{caller}: test {i} ({label}): {problem}")
+        kinds.append(kind)
+    return kinds
+
+
+def _test_problem(kind: str, t: dict) -> str:
+    """What is wrong with one test of `kind`, and the fix; "" if nothing."""
+    if kind == "assert":
+        src = t["assert"]
+        if not isinstance(src, str) or not src.strip():
+            return (f"'assert' is {_short(src)}; give the test statements as a string, e.g. "
+                    f"\"assert f(1) == 2\"")
+        try:
+            compile(src, "<test>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as e:
+            return f"the statements do not compile ({type(e).__name__}: {e}); fix the test"
+        return ""
+    if kind == "call":
+        if not isinstance(t["fn_name"], str) or not t["fn_name"].isidentifier():
+            return f"'fn_name' is {_short(t['fn_name'])}; give the function's name, e.g. \"f\""
+        if "expected" not in t:
+            return "no 'expected' value; give the value the call must return"
+        args, kwargs = _arguments(t)
+        if not isinstance(args, (list, tuple)):
+            return (f"'args' is a {type(args).__name__}; give the positional arguments as a "
+                    f"list, e.g. \"args\": [1, 2]")
+        if not isinstance(kwargs, dict) or not all(isinstance(k, str) for k in kwargs):
+            return (f"'kwargs' is {_short(kwargs)}; give the keyword arguments as a dict of "
+                    f"names, e.g. \"kwargs\": {{\"x\": 1}}")
+        for what, v in (("args", args), ("kwargs", kwargs), ("expected", t["expected"])):
+            try:
+                marshal.dumps(v, 2)
+            except ValueError:
+                return (f"{what!r} holds a value that is not plain data ({_short(v)}); use None,"
+                        " bool, numbers, str, bytes, lists, tuples, dicts and sets")
+        return ""
+    if t.get("output") is None:
+        return "no 'output'; give the program's stdout as a string (\"\" for none)"
+    for key, v in (("input", _stdin(t)), ("output", t["output"])):
+        if not isinstance(v, str) and not (key == "input" and isinstance(v, bytes)):
+            return (f"{key!r} is a {type(v).__name__}; give it as one string (lines joined"
+                    " with \\n)")
+    return ""
+
+
+def _stdin(test: dict):
+    """A stdin/stdout test's input: none (absent or null) is empty."""
+    return "" if test.get("input") is None else test["input"]
+
+
+def _arguments(test: dict) -> tuple:
+    """A call-based test's (args, kwargs): none (absent or null) is empty."""
+    args, kwargs = test.get("args"), test.get("kwargs")
+    return [] if args is None else args, {} if kwargs is None else kwargs
 
 
 MAX_CODE_BYTES = 256 << 10
@@ -460,16 +613,10 @@ def run_tests(code: str, tests: list[dict], timeout_s: float = 2.0, memory_mb: i
     fields."""
     start = time.monotonic()
     lim = checked_limits("run_tests", timeout_s, memory_mb, limits)
+    kinds = check_tests(tests)
     total = len(tests)
     if (error := compile_error(code, "solution.py")) is not None:
         return Result("syntax_error", 0, total, error, time.monotonic() - start)
-    if not tests:
-        raise ValueError("run_tests: no tests given")
-    kinds = ["assert" if "assert" in t else "call" if "fn_name" in t
-             else "stdio" if "input" in t else None for t in tests]
-    if None in kinds:
-        raise ValueError(f"run_tests: test {kinds.index(None)} is none of stdin/stdout, call-based"
-                         " or assert")
     verdicts: list[tuple[str, str] | None] = [None] * total
     groups = {k: [i for i in range(total) if kinds[i] == k] for k in ("call", "assert")}
     for kind, idx in groups.items():
@@ -518,6 +665,8 @@ def run_program(code: str, stdin: str = "", timeout_s: float = 2.0, memory_mb: i
     'ZeroDivisionError: division by zero'
     """
     lim = checked_limits("run_program", timeout_s, memory_mb, limits)
+    if not isinstance(stdin, str):
+        raise ValueError(f"run_program: stdin is a {type(stdin).__name__}; give it as a string")
     if (error := compile_error(code, "program.py")) is not None:
         return Output("syntax_error", "", error, error)
     run = _run_with_retries("stdio", code, stdin.encode(), lim, 1)
@@ -532,7 +681,14 @@ def run_many(jobs: list[tuple[str, list[dict]]], workers: int | None = None,
              **limits) -> list[Result]:
     """run_tests over (code, tests) pairs in parallel (default: one worker per core); results in
     order."""
+    if workers is not None and (type(workers) is not int or workers < 0):
+        raise ValueError(f"run_many: workers={workers!r} must be a whole number >= 1 (0 or None: "
+                         f"one per core)")
     workers = workers or os.cpu_count() or 1
+    rest = {k: v for k, v in limits.items() if k not in ("timeout_s", "memory_mb")}
+    checked_limits("run_many", limits.get("timeout_s", 2.0), limits.get("memory_mb", 512), rest)
+    for j, job in enumerate(jobs):  # a malformed test stops the batch before anything runs
+        check_tests(job[1], f"run_many: job {j}")
     _state()  # detect once, before the threads start
     # each worker thread keeps one slot (and its next sandbox, started ahead) for the batch
     lease = SlotLease()
@@ -567,8 +723,19 @@ def main(argv: list[str] | None = None) -> int:
                 except json.JSONDecodeError as e:
                     ap.error(f"{args.file}:{n}: not valid JSON ({e})")
     for n, r in enumerate(rows, 1):
-        if "code" not in r or "tests" not in r:
+        if not isinstance(r, dict) or "code" not in r or "tests" not in r:
             ap.error(f"{args.file}: row {n} needs 'code' and 'tests' keys")
+        try:
+            check_tests(r["tests"], f"row {n}")
+        except ValueError as e:
+            ap.error(f"{args.file}: {e}")
+    try:
+        checked_limits("flags", args.timeout, args.memory, {"float_tol": args.float_tol})
+        if args.workers is not None and args.workers < 1:
+            raise ValueError(f"--workers {args.workers} must be a whole number >= 1")
+    except ValueError as e:
+        ap.error(str(e).removeprefix("flags: ").replace("timeout_s=", "--timeout ")
+                 .replace("memory_mb=", "--memory ").replace("float_tol=", "--float-tol "))
     start = time.monotonic()
     try:
         results = run_many([(r["code"], r["tests"]) for r in rows], workers=args.workers,

@@ -148,12 +148,21 @@ def text(e):
 
 def raised(r):
     """The exception R raises for C's ("error", type name, text) reply: a builtin exception type of
-    that name (so a test's ``except ValueError`` works), never AssertionError, else
-    CandidateError."""
+    that name (so a test's ``except ValueError`` works), else CandidateError. Never AssertionError,
+    and never StopIteration or StopAsyncIteration: raised from a function that ``map``, ``filter``
+    or ``iter(f, sentinel)`` calls, they end the iteration as if it had been exhausted, so
+    ``assert all(map(lambda x: f(x) == g(x), xs))`` held for an f that always raised.
+
+    >>> isinstance(raised(("error", "ValueError", "x")), ValueError)
+    True
+    >>> raised(("error", "StopIteration", ""))
+    CandidateError('StopIteration: ')
+    """
     etype, text = str(r[1])[:100], str(r[2])[:2000]
     base = getattr(builtins, etype, None)
     try:
-        if not (isinstance(base, type) and issubclass(base, Exception)) or base is AssertionError:
+        if not (isinstance(base, type) and issubclass(base, Exception)) or issubclass(
+                base, (AssertionError, StopIteration, StopAsyncIteration)):
             raise TypeError
         cls = type(etype, (base, CandidateError), {})
     except Exception:

@@ -252,6 +252,20 @@ def test_parquet(tmp_path):
     assert data.load_tasks(str(path))[0]["answer"] == "2"
 
 
+def test_a_parquet_file_mixing_code_and_math_rows_keeps_each_kind(tmp_path):
+    # a table gives every row every column: the math row's null 'tests' made it a code task with
+    # tests None, its answer left unreduced ('70+2=72\n#### 72' for the gold '72')
+    import datasets
+
+    path = tmp_path / "mixed.parquet"
+    rows = [{"prompt": "70+2?", "answer": "70+2=72\n#### 72", "tests": None},
+            {"prompt": "p", "answer": None, "tests": [{"input": "", "output": "1"}]}]
+    datasets.Dataset.from_list(rows).to_parquet(str(path))
+    math_row, code_row = data.load_tasks(str(path))
+    assert math_row["answer"] == "72" and math_row.get("tests") is None
+    assert code_row["tests"] == [{"input": "", "output": "1"}]
+
+
 def test_malformed_rows_name_file_row_and_field(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"prompt": "a", "answer": "1"}\n{"prompt": "b"}\n')
@@ -264,6 +278,20 @@ def test_malformed_rows_name_file_row_and_field(tmp_path):
         data.load_tasks(str(path))
     path.write_text('{"prompt": "a", "answer": "1"}\nnot json\n')
     with pytest.raises(data.DataError, match="row 1 is not valid JSON"):
+        data.load_tasks(str(path))
+
+
+@pytest.mark.parametrize("tests,needle", [
+    ('[{"assert": "assert f(1) == 2"}]', "'tests' is \"[{"),
+    ([{"fn_name": "f", "args": "ab", "expected": 1}], "'tests': test 0 (call-based): 'args' is a "),
+    ([{"input": "1"}], "'tests': test 0 (stdin/stdout): no 'output'")])
+def test_a_file_code_task_with_malformed_tests_is_named_at_load(tmp_path, tests, needle):
+    # was a ValueError from sandbox.run_many at the first reward of a training run, naming a job
+    # of the batch, not the row (or, before run_tests checked them, a wrong reward)
+    path = tmp_path / "code.jsonl"
+    path.write_text(json.dumps({"prompt": "p", "tests": [{"input": "", "output": "1"}]}) + "\n"
+                    + json.dumps({"prompt": "q", "tests": tests}) + "\n")
+    with pytest.raises(data.DataError, match=re.escape(f"row 1's {needle}")):
         data.load_tasks(str(path))
 
 

@@ -367,6 +367,46 @@ def test_extract_code():
     assert rewards.extract_code("no code") is None
 
 
+@pytest.mark.parametrize(
+    "completion, code",
+    [
+        # a block inside a list item is indented as a whole: an IndentationError as it stood
+        ("1. The code:\n   ```python\n   def f():\n       return 1\n   ```\n",
+         "def f():\n    return 1\n"),
+        ("- code:\r\n  ```python\r\n  x = 1\r\n  ```\r\n", "x = 1\n"),
+        # three backticks inside the code do not end the block
+        ('```python\ns = "```"\nprint(s)\n```', 's = "```"\nprint(s)\n'),
+        ("````python\ns = \"\"\"\n```\n\"\"\"\n````", 's = """\n```\n"""\n'),
+        # an inline mention of a fence opens no block (the real block was lost: '')
+        ("Use ```python``` fences:\n```python\nx = 2\n```", "x = 2\n"),
+        ("~~~python\nx = 1\n~~~", "x = 1\n"),
+        ("```py3\nx = 1\n```", "x = 1\n"),
+        ("```Python3 title='sol.py'\nx = 1\n```", "x = 1\n"),
+        ("Here:```python\nx = 1\n```", "x = 1\n"),
+        # a fence that ends the last code line, or starts a line of text, still closes
+        ("```python\nx = 1```", "x = 1\n"),
+        ("```python\nx = 1\n``` and that is all", "x = 1\n"),
+        # the last Python block wins over an untagged one, a later unclosed block is no block
+        ("```python\nx = 1\n```\n```\ny = 2\n```", "x = 1\n"),
+        ("```python\nx = 1\n```\nthen\n```python\nx = 2\n", "x = 1\n"),
+        ("```text\nx = 1\n```", None),
+    ],
+)
+def test_extract_code_reads_markdown_fences(completion, code):
+    assert rewards.extract_code(completion) == code
+    if code is not None:
+        import ast
+
+        ast.parse(code)
+
+
+def test_extract_code_is_linear_on_degenerate_fences():
+    for text in ("```python\n" * 20000, "```python\nx = 1\n```\n" * 10000, "`" * 10**6):
+        start = time.monotonic()
+        rewards.extract_code(text)
+        assert time.monotonic() - start < 2.0
+
+
 def _sandbox_works() -> bool:
     try:
         import sandbox

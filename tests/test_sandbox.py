@@ -5,6 +5,7 @@ with the reason where the machine cannot provide it. Timeouts are kept small so 
 """
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -160,6 +161,12 @@ def test_stdin_stdout_large_both_ways():
     assert run_tests("input(); input()", io("1\n", "")).verdict == "runtime_error"
 
 
+def test_bytes_that_are_not_utf8_match_no_text():
+    code = "import sys\nsys.stdout.buffer.write(b'caf\\xe9\\n')"
+    assert run_tests(code, io("", "caf\ufffd")).verdict == "wrong_answer"  # was accepted
+    assert run_tests("print('caf\ufffd')", io("", "caf\ufffd")).verdict == "accepted"
+
+
 def test_float_tolerance_and_nan():
     assert run_tests("print(0.1 + 0.2)", io("", "0.3")).verdict == "wrong_answer"
     assert run_tests("print(0.1 + 0.2)", io("", "0.3"), float_tol=1e-9).verdict == "accepted"
@@ -168,6 +175,25 @@ def test_float_tolerance_and_nan():
     assert values_equal(0.30000000000000004, 0.3, 1e-9) and not values_equal(
         float("nan"), float("nan"), 1
     )
+
+
+@pytest.mark.parametrize(
+    "got, expected, same",
+    [
+        ("1000000008", "1000000007", False),  # integers are exact, as values_equal's ints
+        ("3 1000000008 0.5", "3 1000000007 0.5", False),
+        ("1_000", "1000", False),  # float() reads '1_000' as 1000
+        ("\uff11\uff12", "12", False),  # fullwidth digits: float() reads them as 12
+        ("\u0661\u0662", "12", False),  # Arabic-Indic digits
+        ("1" * 5000, "1" * 5000, True),  # past int()'s 4300-digit limit
+        ("+007 -0", "7 0", True),
+        ("0.3333334 1e3", "0.3333333 1000", True),
+        ("INF -Infinity", "inf -inf", True),
+        ("nan", "nan", False),
+    ],
+)
+def test_numeric_tokens_with_a_tolerance(got, expected, same):
+    assert outputs_match(got, expected, float_tol=1e-6) is same
 
 
 # ---------------------------------------------------------------------------------- call-based
@@ -219,6 +245,23 @@ def test_call_based_arguments_are_deep_copies():
 )
 def test_call_based_strict_equality(code):
     assert run_tests(code, [call("f", [], 3)]).verdict != "accepted"
+
+
+@pytest.mark.parametrize(
+    "expected, got",
+    [
+        ({1, 2}, "{True, 2}"),  # Python's set == takes True for 1
+        ({0}, "frozenset({False})"),
+        ({(1, 0)}, "{(True, False)}"),  # inside a tuple in a set too
+        ({1: "a"}, "{True: 'a'}"),  # a dict looks keys up by ==
+        ({(0, 1): 2}, "{(False, 1): 2}"),
+        ({1.5}, "{float('nan')}"),
+    ],
+)
+def test_sets_and_dict_keys_keep_bool_apart_from_int(expected, got):
+    assert not values_equal(expected, eval(got))
+    assert values_equal(expected, expected.copy())  # and equal values still are
+    assert run_tests(f"def f(): return {got}", [call("f", [], expected)]).verdict == "wrong_answer"
 
 
 def test_call_expected_never_enters_sandbox():
@@ -364,6 +407,25 @@ def test_fake_success_is_rejected(name):
     ]
     r = run_tests(FAKE_SUCCESS[name], tests, **FAST)
     assert r.verdict != "accepted" and r.passed == 0, (name, r)
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        "assert all(map(lambda x: f(x) == x + 1, [1, 2]))",
+        "assert sum(map(lambda x: f(x) != x + 1, [1, 2])) == 0",
+        "for got, want in zip(map(f, [1, 2]), [2, 3]):\n    assert got == want",
+        "assert not list(filter(lambda x: f(x) != x + 1, [1, 2]))",
+        "for got in iter(lambda: f(1), None):\n    assert got == 2\n    break",
+    ],
+)
+def test_a_raised_stop_iteration_does_not_end_the_tests_iteration(test):
+    # raised inside map/filter/iter(f, sentinel), a StopIteration reads as "exhausted": the checks
+    # never ran and a function that always raises passed
+    good = run_tests("def f(x): return x + 1", [{"assert": test}])
+    assert good.verdict == "accepted", good
+    r = run_tests("def f(x):\n    raise StopIteration", [{"assert": test}])
+    assert (r.verdict, r.passed) == ("runtime_error", 0), r
 
 
 def test_unprintable_values_do_not_end_the_runner():
@@ -673,6 +735,113 @@ def test_bad_arguments_are_reported():
         run_tests("print(1)", io("", "1"), timeuot_s=1)
     with pytest.raises(ValueError):
         run_tests("print(1)", [{"nothing": 1}])
+
+
+def _nothing_runs(*a, **k):
+    raise AssertionError("a program ran")
+
+
+@pytest.mark.parametrize(
+    "tests, says",
+    [
+        ({"assert": "assert x == 1"}, "tests must be a list of test dicts, not a dict"),
+        (["assert x == 1"], "test 0 is a str, not a dict"),
+        ([{"assert": "  "}], "'assert' is '  '"),
+        ([{"assert": 3}], "'assert' is 3"),
+        ([{"assert": "assert x ==="}], "the statements do not compile"),
+        ([{"fn_name": "f", "args": "ab", "expected": 1}], "'args' is a str"),  # called f('a', 'b')
+        ([{"fn_name": "f", "args": 1, "expected": 1}], "'args' is a int"),
+        ([{"fn_name": "f", "kwargs": [["x", 1]], "expected": 1}], "'kwargs' is [['x', 1]]"),
+        ([{"fn_name": "f", "args": [object()], "expected": 1}], "'args' holds a value"),
+        ([{"fn_name": "f", "args": [1]}], "no 'expected' value"),  # KeyError after the run
+        ([{"fn_name": 3, "args": [1], "expected": 1}], "'fn_name' is 3"),
+        ([{"input": "", "output": ["1", "2"]}], "'output' is a list"),  # compared as its repr
+        ([{"input": 5, "output": "1"}], "'input' is a int"),
+        ([{"input": ""}], "no 'output'"),
+        ([{"input": "1", "output": None}], "no 'output'"),
+        ([{"stdin": "", "stdout": "1"}], "it has ['stdin', 'stdout']"),
+        ([{"assert": None, "fn_name": None, "input": None}], "it has no key that is not null"),
+    ],
+)
+def test_malformed_tests_are_refused_before_anything_runs(tests, says, monkeypatch):
+    monkeypatch.setattr(sandbox, "_launch", _nothing_runs)
+    with pytest.raises(ValueError, match=re.escape(says)):
+        run_tests("x = 1\ndef f(*a, **k): return 1\nprint(1)", tests)
+    with pytest.raises(ValueError, match=re.escape("run_many: job 1: ") + ".*" + re.escape(says)):
+        run_many([("x = 1", io("", "")), ("x = 1", tests)], workers=1)
+
+
+@pytest.mark.parametrize(
+    "limits, says",
+    [
+        (dict(timeout_s=0), "timeout_s=0 must be a finite number > 0"),
+        (dict(timeout_s=float("nan")), "timeout_s=nan"),  # "the sandbox failed to start"
+        (dict(timeout_s="2"), "timeout_s='2'"),
+        (dict(memory_mb=-5), "memory_mb=-5 must be a whole number > 0"),  # ran with 59 MiB
+        (dict(memory_mb=1.5), "memory_mb=1.5"),
+        (dict(float_tol=-1), "float_tol=-1 must be a finite number >= 0 (or None)"),
+        (dict(wall_timeout_s=float("inf")), "wall_timeout_s=inf"),
+        (dict(max_open_files=0), "max_open_files=0"),
+        (dict(retries=-1), "retries=-1 must be a whole number >= 0"),
+    ],
+)
+def test_bad_limits_are_refused_before_anything_runs(limits, says, monkeypatch):
+    monkeypatch.setattr(sandbox, "_launch", _nothing_runs)
+    for call_it in (
+        lambda: run_tests("print(1)", io("", "1"), **limits),
+        lambda: sandbox.run_program("print(1)", **limits),
+        lambda: run_many([("print(1)", io("", "1"))], **limits),
+    ):
+        with pytest.raises(ValueError, match=re.escape(says)):
+            call_it()
+
+
+def test_null_keys_of_a_table_count_as_absent(tmp_path):
+    # parquet and HF datasets give each test every key of the column, null where it had none: a
+    # stdin/stdout test with "assert": None was an assert test of the statement 'None', which
+    # accepted any program
+    import data
+
+    datasets = pytest.importorskip("datasets")
+    rows = [
+        {"prompt": "a", "tests": [{"input": "1\n", "output": "2"}, {"output": "ok"}]},
+        {"prompt": "b", "tests": [{"assert": "assert f(1) == 2"}]},
+        {"prompt": "c", "tests": [{"fn_name": "f", "args": [1], "expected": 2}]},
+    ]
+    path = tmp_path / "mixed.parquet"
+    datasets.Dataset.from_list(rows).to_parquet(str(path))
+    tasks = data.load_tasks(str(path))
+    assert tasks[0]["tests"][0]["assert"] is None  # as the table gives it
+    assert sandbox.check_tests(tasks[0]["tests"]) == ["stdio", "stdio"]
+    assert run_tests("print('wrong')", tasks[0]["tests"]).passed == 0
+    both = "s = open(0).read()\nprint(int(s) + 1 if s else 'ok')"
+    assert run_tests(both, tasks[0]["tests"]).verdict == "accepted"
+    good = "def f(x): return x + 1"
+    assert [run_tests(good, t["tests"]).verdict for t in tasks[1:]] == ["accepted"] * 2
+    assert run_tests("def f(x): return 0", tasks[2]["tests"]).verdict == "wrong_answer"
+
+
+@pytest.mark.parametrize(
+    "row, flags, says",
+    [
+        ('{"code": "x = 1", "tests": [{"assert": ""}]}', [], "row 1: test 0 (assert)"),
+        ('{"code": "x = 1", "tests": [{"input": ""}]}', [], "no 'output'"),
+        ('{"code": "x = 1", "tests": [{"assert": "assert x"}]}', ["--timeout", "-1"],
+         "error: --timeout -1.0 must be a finite number > 0"),
+        ('{"code": "x = 1", "tests": [{"assert": "assert x"}]}', ["--workers", "-2"],
+         "error: --workers -2 must be a whole number >= 1"),  # a ValueError traceback
+        ("5", [], "row 1 needs 'code' and 'tests' keys"),  # a TypeError traceback
+    ],
+)
+def test_cli_refuses_bad_rows_and_flags_in_one_line(row, flags, says, tmp_path):
+    f = tmp_path / "jobs.jsonl"
+    f.write_text(row + "\n")
+    out = subprocess.run(
+        [sys.executable, sandbox.__file__, str(f), *flags], capture_output=True, text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2 and says in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr and out.stdout == "", out
 
 
 def test_cli(tmp_path):
