@@ -282,11 +282,12 @@ def jsonl_examples(path: str) -> list[dict]:
     assistant reply, a list its messages), ShareGPT's {"conversations": [{"from", "value"}]}
     (with an optional "system"), {"instruction", "input", "output"} (Alpaca; Dolly's "context"
     and "response"; the input follows the instruction after a blank line; LLaMA-Factory's
-    "system" and "history" of [query, reply] pairs) or {"prompt",
-    "reasoning", "answer"}; messages are read by `chat_message` (text parts, roles under other
-    names, ...). An `answer`
-    without `\\boxed` is the final value and is boxed (and checked by the filter); an optional
-    "reference" is the value to check against. Every row must pass `check_conversation`."""
+    "system" and "history" of [query, reply] pairs) or {"prompt", "reasoning", "answer"};
+    messages are read by `chat_message` (text parts, roles under other names, ...), and a
+    row-level "reasoning_content" (or "reasoning", "thinking") is the reasoning of a reply given
+    as text (`_row_reasoning`). An `answer` without `\\boxed` is the final value and is boxed (and
+    checked by the filter); an optional "reference" is the value to check against. Every row
+    must pass `check_conversation`."""
     rows = data.rows_from_file(Path(path))
     out = []
     for i, row in enumerate(rows):
@@ -458,23 +459,47 @@ def _short(value) -> str:
     return repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
 
 
+# a row's reasoning next to its prompt and completion (TRL-style rows with the trace kept apart)
+ROW_REASONING = ("reasoning_content", "reasoning", "thinking")
+
+
+def _row_reasoning(row: dict, reply_is_text: bool) -> dict:
+    """{"reasoning_content": ...} of a row whose reply is one text (a string completion, an
+    Alpaca output), from its row-level reasoning field if it has one ({} if not); a row whose
+    reply is messages keeps its reasoning in them: a row-level one there is a ValueError (it
+    would be dropped)."""
+    given = [k for k in ROW_REASONING if row.get(k) is not None]
+    if not given:
+        return {}
+    if len(given) > 1 or not isinstance(row[given[0]], str):
+        raise ValueError(f"the row's reasoning is {', '.join(map(repr, given))} = "
+                         f"{_short(row[given[0]])}; give it once, as a string")
+    if not reply_is_text:
+        raise ValueError(f"the row has {given[0]!r} next to a reply given as messages, which "
+                         "the template does not read: move it into the assistant message's "
+                         "reasoning_content")
+    return {"reasoning_content": row[given[0]]}
+
+
 def _row_messages(row: dict) -> dict:
-    if "messages" in row:
-        return {"messages": row["messages"], "reference": row.get("reference")}
-    if "conversations" in row:      # ShareGPT
-        return {"messages": row["conversations"], "reference": row.get("reference")}
+    if "messages" in row or "conversations" in row:     # ShareGPT's conversations
+        _row_reasoning(row, reply_is_text=False)
+        return {"messages": row["messages"] if "messages" in row else row["conversations"],
+                "reference": row.get("reference")}
     said = next((k for k in ("output", "response") if k in row), None)
     if "instruction" in row and said:       # Alpaca (input), Dolly (context, response), Magpie
         extra = next((row[k] for k in ("input", "context") if row.get(k)), "")
         query = f"{row['instruction']}\n\n{extra}" if extra else row["instruction"]
         return {"messages": _history(row.get("history")) + [
                     {"role": "user", "content": query},
-                    {"role": "assistant", "content": row[said]}],
+                    {"role": "assistant", "content": row[said],
+                     **_row_reasoning(row, isinstance(row[said], str))}],
                 "reference": row.get("reference")}
     if "prompt" in row and "completion" in row:
         prompt, completion = row["prompt"], row["completion"]
         prompt = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
-        completion = ([{"role": "assistant", "content": completion}]
+        reasoning = _row_reasoning(row, isinstance(completion, str))
+        completion = ([{"role": "assistant", "content": completion, **reasoning}]
                       if isinstance(completion, str) else completion)
         if not isinstance(prompt, list) or not isinstance(completion, list):
             raise ValueError("'prompt' and 'completion' are each a string or a list of messages")

@@ -761,6 +761,18 @@ ROW_FORMS = {
          {"role": "tool", "content": '[{"temp": -3}]'}, {"role": "assistant", "content": "-3"}],
         "<think>\n\n</think>\n\n-3",
     ),
+    "reasoning_next_to_prompt_and_completion": (
+        {"prompt": "2+2?", "completion": "4", "reasoning_content": "2+2=4"},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
+    "reasoning_next_to_alpaca_output": (
+        {"instruction": "2+2?", "output": "4", "reasoning": "2+2=4"},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
 }  # fmt: skip
 
 
@@ -848,6 +860,21 @@ BAD_ROWS = {
     "unknown_role": (
         {"messages": [{"role": "user", "content": "q"}, {"role": "narrator", "content": "a"}]},
         "row 0: message 1 has role 'narrator'; the roles are system, user, assistant and tool",
+    ),
+    "reasoning_next_to_messages": (
+        {"reasoning": "r", "messages": [{"role": "user", "content": "q"},
+                                        {"role": "assistant", "content": "a"}]},
+        "row 0: the row has 'reasoning' next to a reply given as messages, which the template "
+        "does not read: move it into the assistant message's reasoning_content",
+    ),
+    "reasoning_next_to_a_completion_of_messages": (
+        {"prompt": "q", "completion": [{"role": "assistant", "content": "a"}],
+         "reasoning_content": "r"},
+        "row 0: the row has 'reasoning_content' next to a reply given as messages",
+    ),
+    "reasoning_given_twice": (
+        {"prompt": "q", "completion": "a", "reasoning": "r", "thinking": "r"},
+        "row 0: the row's reasoning is 'reasoning', 'thinking' = 'r'; give it once, as a string",
     ),
     "system_twice": (
         {"system": "s", "conversations": [{"from": "system", "value": "t"},
