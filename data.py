@@ -1385,8 +1385,8 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
     prompt that lists the options (A) ... and asks for a letter (`CHOICE_INSTRUCTION`), and the
     letter as the answer: the model could not see the options and was graded on the index ('1'
     for B). `labels` are the dataset's own names of the options (ARC's '1', '2', ...), A, B, ...
-    if None. An answer that names no option, or two, is a ValueError; 1 option or more than 26
-    are no multiple choice ({}).
+    if None. An answer that names no option, or two, is a ValueError; None gives the prompt alone
+    (prompts only); 1 option or more than 26 are no multiple choice ({}).
 
     >>> mc = multiple_choice("2 + 2?", ["3", "4"], 1)
     >>> mc["prompt"].splitlines(), mc["answer"]
@@ -1398,6 +1398,10 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
         return {}
     letters = [chr(ord("A") + j) for j in range(len(choices))]
     texts = [str(c) for c in choices]
+    options = "\n".join(f"({x}) {c}" for x, c in zip(letters, texts))
+    prompt = with_question(question, lambda q: f"{q}\n\n{options}\n\n{CHOICE_INSTRUCTION}")
+    if answer is None:                            # prompts only: nothing to grade
+        return {"prompt": prompt}
     key = str(answer).strip()
     if labels and key in labels:                  # ARC's answerKey "2" is B, not index 2
         index = labels.index(key)
@@ -1417,9 +1421,7 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
         raise ValueError(f"{json.dumps(answer, default=str)[:40]} is none of the "
                          f"{len(choices)} options (an index 0-{len(choices) - 1}, {names}, "
                          "or an option's text)")
-    options = "\n".join(f"({x}) {c}" for x, c in zip(letters, texts))
-    return {"prompt": with_question(question, lambda q: f"{q}\n\n{options}\n\n"
-                                    f"{CHOICE_INSTRUCTION}"), "answer": letters[index]}
+    return {"prompt": prompt, "answer": letters[index]}
 
 
 def with_question(prompt, edit):
@@ -1503,7 +1505,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     "ARC-Challenge": the scripts' --task has no flag of its own for it).
 
     `answer_field=None` loads prompts only (for tasks without answers: a row's own answer, tests
-    or constraints column is left out, as nothing is to be graded). Column names are mapped
+    or constraints column is left out, as nothing is to be graded; a multiple-choice row's
+    options are listed all the same). Column names are mapped
     with `prompt_field` / `answer_field`; the answer is reduced by `gold_answer` (GSM8K-style
     '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task);
     a multiple-choice row (the options of MMLU, ARC, AQuA-RAT and others: `row_choices`; one
@@ -1571,7 +1574,11 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 task.update(tests=tests, prompt=code_prompt(prompt, row))
         rules = answer_field not in row and isinstance(row.get("constraints"), list)
         options = option_columns(row, task["prompt"])
-        if answer_field is not None and options:     # the schema names the right option
+        if answer_field is None:        # prompts only: the options are listed all the same
+            mc = row_choices(row)
+            question, choices = options[:2] if options else (task["prompt"], mc[0] if mc else [])
+            task.update(multiple_choice(question, choices, None))
+        elif options:                   # the schema names the right option
             try:
                 task.update(multiple_choice(*options))
             except ValueError as e:

@@ -638,6 +638,24 @@ def test_prompts_only_leaves_out_what_would_be_graded(tmp_path):
     assert [t["prompt"] for t in plain] == [r["question"] for r in rows]
 
 
+@pytest.mark.parametrize("name,row,field,prompt,gold",
+                         [OPTION_ROWS[0], OPTION_ROWS[2], OPTION_ROWS[3], (
+                             "mmlu", {"question": "Which is a liquid?",
+                                      "choices": ["ice", "water"], "answer": 1}, "question",
+                             "Which is a liquid?\n\n(A) ice\n(B) water" + ASK, "B")],
+                         ids=["piqa", "siqa", "chat_prompt", "mmlu"])
+def test_prompts_only_multiple_choice_rows_still_show_their_options(
+        tmp_path, name, row, field, prompt, gold):
+    # --answer_field none (distill's teacher, evaluate's prompts) left the options out: the
+    # model was asked a question whose options it could not see
+    from rewards import gradable
+
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    task = data.load_tasks(str(path), prompt_field=field, answer_field=None)[0]
+    assert task["prompt"] == prompt and "answer" not in task and not gradable(task)
+
+
 def test_list_columns_of_a_csv_are_read_as_json_or_named(tmp_path):
     # pandas' to_csv prints a list column as "['3' '4']": the row loaded with no options shown and
     # the index '1' as its gold
