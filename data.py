@@ -1462,13 +1462,15 @@ def option_columns(row: dict, question) -> tuple | None:
     return None
 
 
-LIST_COLUMNS = ("choices", "options", "endings", "test_list", "public_tests", "private_tests")
+LIST_COLUMNS = ("choices", "options", "endings", "test_list", "public_tests", "private_tests",
+                "messages")
 
 
 def decoded_lists(row: dict) -> dict:
-    """The row with its options and tests columns (`LIST_COLUMNS`) decoded where a CSV holds them
-    as JSON text; one in Python's or numpy's print form (pandas' `to_csv` of a list: "['0' '4']")
-    is a ValueError naming it: read as text, the model saw no options and was graded on an index.
+    """The row with its options, tests and messages columns (`LIST_COLUMNS`) decoded where a CSV
+    holds them as JSON text; one in Python's or numpy's print form (pandas' `to_csv` of a list:
+    "['0' '4']") is a ValueError naming it: read as text, the model saw no options and was graded
+    on an index.
 
     >>> decoded_lists({"choices": '["3", "4"]', "answer": "1"})["choices"]
     ['3', '4']

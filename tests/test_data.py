@@ -435,6 +435,10 @@ def test_a_conversation_with_its_reply_and_an_answer_is_a_task(tmp_path, tokeniz
     with pytest.raises(data.DataError, match="row 0's 'messages' is .* a conversation with no "
                        "user turn to answer"):
         data.load_tasks(str(path))
+    csv_path = tmp_path / "openr1.csv"          # a CSV holds the conversation as JSON text
+    csv_path.write_text("messages,answer\n" + '"' + json.dumps([u1, a1]).replace('"', '""')
+                        + '",2\n')
+    assert data.load_tasks(str(csv_path))[0]["prompt"] == "1 + 1?"
 
 
 def test_chat_prompts_in_other_role_names_and_text_parts(tmp_path, tokenizer):
