@@ -1380,13 +1380,13 @@ CHOICE_INSTRUCTION = "Answer with the letter of the right option."
 
 def multiple_choice(question, choices: list, answer, labels: list | None = None) -> dict:
     """A multiple-choice question (text, or a chat prompt whose last user turn asks it; its
-    `choices`, and the right one as an index, a label or the
-    option's own text; an index as text, as a CSV holds it, where no option reads the same) as a
-    prompt that lists the options (A) ... and asks for a letter (`CHOICE_INSTRUCTION`), and the
-    letter as the answer: the model could not see the options and was graded on the index ('1'
-    for B). `labels` are the dataset's own names of the options (ARC's '1', '2', ...), A, B, ...
-    if None. An answer that names no option, or two, is a ValueError; None gives the prompt alone
-    (prompts only); 1 option or more than 26 are no multiple choice ({}).
+    `choices`, and the right one as an index, a label or the option's own text; an index as
+    text, as a CSV holds it, where no option reads the same) as a prompt that lists the options
+    (A) ... and asks for a letter (`CHOICE_INSTRUCTION`), and the letter as the answer: the
+    model could not see the options and was graded on the index ('1' for B). `labels` are the
+    dataset's own names of the options (ARC's '1', '2', ...), A, B, ... if None. An answer that
+    names no option, or two, is a ValueError; None gives the prompt alone (prompts only); 1
+    option or more than 26 are no multiple choice ({}).
 
     >>> mc = multiple_choice("2 + 2?", ["3", "4"], 1)
     >>> mc["prompt"].splitlines(), mc["answer"]
