@@ -6,7 +6,11 @@ what the official template renders. One deliberate difference: on input the offi
 mis-renders without a word (a message of an unknown role is skipped; a user, system or tool
 content that is not a string renders as ''), ours raises an error naming the message and the fix
 (section 0 of the template; `check_messages` is the same check in Python).
+
+`template_message` reads a message as datasets write it (a role under another name or in
+other case, text parts, a tool result as JSON data) as the template reads it.
 """
+import json
 import reprlib
 from collections.abc import Mapping
 
@@ -69,6 +73,87 @@ def check_messages(messages) -> None:
                 raise ValueError(f"{where} (assistant): tool call {k} needs a name and arguments "
                                  "(a dict or a JSON string): write it as {'type': 'function', "
                                  "'function': {'name': ..., 'arguments': {...}}}")
+
+# ----------------------------------------------------------------------------------------------
+# Messages as datasets write them -> as the template reads them
+# ----------------------------------------------------------------------------------------------
+# a role under another name (any case) -> the template's: OpenAI's "developer" (its system
+# messages for o1 and later) and legacy "function" (a function's result), ShareGPT's "human",
+# "gpt" and "observation" (FastChat, LLaMA-Factory), Gemini's "model", Llama 3's "ipython" (a
+# tool's result), and "bot"
+ROLE_NAMES = {"system": "system", "developer": "system", "user": "user", "human": "user",
+              "assistant": "assistant", "gpt": "assistant", "model": "assistant",
+              "bot": "assistant", "tool": "tool", "observation": "tool", "function": "tool",
+              "ipython": "tool"}
+# the text-bearing content parts (OpenAI's chat and Responses APIs; as vLLM reads them) -> the
+# key of their text; Anthropic's "thinking" part holds an assistant's reasoning
+TEXT_PARTS = {"text": "text", "input_text": "text", "output_text": "text", "refusal": "refusal",
+              "thinking": "thinking"}
+
+
+def role_name(role):
+    """The template's name of a role (`ROLE_NAMES`, any case); anything else as given, for
+    `check_messages` to name.
+
+    >>> role_name("developer"), role_name("ASSISTANT"), role_name("narrator")
+    ('system', 'assistant', 'narrator')
+    """
+    return ROLE_NAMES.get(role.lower(), role) if isinstance(role, str) else role
+
+
+def template_message(message, where: str):
+    """One message as the template reads it: its role by `role_name`; a content given as a list
+    of text parts (OpenAI's) as one string, the parts joined by newlines as vLLM's OpenAI server
+    joins them for a template that reads strings (Qwen3's renders a list as ''), and an
+    assistant's thinking part (Anthropic's) as its reasoning_content; a tool's result given as
+    JSON data (a dict, a list that is not parts, a number) as its JSON text, written as the
+    template writes a tool call's dict arguments (`tojson`: json.dumps, non-ASCII kept). Anything
+    else is left for `check_messages` to name; ValueError on an image, audio or other non-text
+    part (this recipe trains text-only models).
+
+    >>> template_message({"role": "User", "content": [{"type": "text", "text": "Hi"}]}, "m 0")
+    {'role': 'user', 'content': 'Hi'}
+    >>> template_message({"role": "tool", "content": {"temp": 21}}, "m 1")["content"]
+    '{"temp": 21}'
+    """
+    if not isinstance(message, Mapping):
+        return message
+    m = dict(message)
+    if "role" in m:
+        m["role"] = role_name(m["role"])
+    where = f"{where} ({m.get('role')})"
+    content = m.get("content")
+    texts = part_texts(content, where) if isinstance(content, list) else None
+    if texts is not None:
+        m["content"] = "\n".join(texts["text"])
+        if texts["thinking"] and (m.get("role") != "assistant"
+                                  or m.get("reasoning_content") is not None):
+            raise ValueError(f"{where} has a thinking part; only an assistant turn without "
+                             "reasoning_content may: drop the part")
+        if texts["thinking"]:
+            m["reasoning_content"] = "\n".join(texts["thinking"])
+    elif m.get("role") == "tool" and isinstance(content, (dict, list, int, float)):
+        m["content"] = json.dumps(content, ensure_ascii=False)
+    return m
+
+
+def part_texts(parts: list, where: str) -> dict[str, list[str]] | None:
+    """The texts of content parts by kind ("text" or "thinking"; a bare string is text), or None
+    for a list that is not content parts (`check_messages` names it)."""
+    texts = {"text": [], "thinking": []}
+    for k, part in enumerate(parts):
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if isinstance(part, str):
+            texts["text"].append(part)
+        elif kind in TEXT_PARTS and isinstance(part.get(TEXT_PARTS[kind]), str):
+            texts["thinking" if kind == "thinking" else "text"].append(part[TEXT_PARTS[kind]])
+        elif isinstance(kind, str) and kind not in TEXT_PARTS:
+            raise ValueError(f"{where}: part {k} is of type {_SHORT.repr(kind)}; this recipe "
+                             "trains text-only models: drop the row, or give the part as text")
+        else:
+            return None
+    return texts
+
 
 # The official Qwen3 template (the `chat_template` of
 # https://huggingface.co/Qwen/Qwen3-8B/blob/main/tokenizer_config.json), with Jinja comments

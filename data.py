@@ -22,8 +22,10 @@ A task is a plain dict. Math tasks: {"id", "prompt", "answer", "solution"?, ...}
   dataset id, with column mapping (`prompt_field`, `answer_field`); answers are reduced as
   `verify_math` reads a gold (`gold_answer`: GSM8K `#### 72` -> `72`, a MATH solution -> its
   boxed answer, a list -> one list answer); the options of multiple-choice datasets are listed in
-  the prompt (`row_choices`), and code datasets' tests are read in their own schemas
-  (`code_tests`). A row without a usable field raises `DataError` naming file, row and field.
+  the prompt (`row_choices`; one column per option: `option_columns`), a row's `messages` is
+  its prompt up to the last user turn (`conversation_prompt`), and code datasets' tests are read
+  in their own schemas (`code_tests`). A row without a usable field raises `DataError` naming
+  file, row and field.
 * `build_messages` / `render_prompt`: chat messages asking for a `\\boxed{}` final answer,
   rendered with the tokenizer's chat template, in one of the `PROMPT_STYLES` (`--prompt_style`
   default | short | long; `set_prompt_style`).
@@ -46,6 +48,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import mathcheck
+from chat_template import role_name, template_message
 
 MATH_INSTRUCTION = "Please reason step by step, and put your final answer within \\boxed{}."
 # STILL-3 (Chen et al. 2025, "An Empirical Study on Eliciting and Improving R1-like Reasoning
@@ -1081,7 +1084,9 @@ CHAT_ROLES = ("system", "user", "assistant", "tool")
 def check_prompt(value):
     """A row's prompt as given, if it is one: text, or a conversation as TRL's conversational
     datasets hold it ([{"role": "system", ...}, {"role": "user", "content": ...}], ending with the
-    user turn the model answers); a ValueError says what it is instead.
+    user turn the model answers), its messages read as the template reads them (roles under other
+    names, OpenAI's text parts: `chat_template.template_message`); a ValueError says what it is
+    instead.
 
     >>> check_prompt([{"role": "user", "content": "1 + 1?"}, {"role": "assistant", "content": ""}])
     Traceback (most recent call last):
@@ -1094,15 +1099,35 @@ def check_prompt(value):
     if not isinstance(value, list) or not value:
         raise ValueError(f"is {json.dumps(value, default=str)[:60]}, not text or a list of chat "
                          "messages [{\"role\": \"user\", \"content\": ...}]")
-    for j, m in enumerate(value):
+    messages = [template_message(m, f"message {j}") for j, m in enumerate(value)]
+    for j, m in enumerate(messages):
         if not (isinstance(m, dict) and m.get("role") in CHAT_ROLES
                 and isinstance(m.get("content"), str)):
-            raise ValueError(f"message {j} is {json.dumps(m, default=str)[:60]}, not "
+            raise ValueError(f"message {j} is {json.dumps(value[j], default=str)[:60]}, not "
                              f"{{\"role\": one of {', '.join(CHAT_ROLES)}, \"content\": text}}")
-    if value[-1]["role"] != "user":
-        raise ValueError(f"has a last turn of role {value[-1]['role']!r}; end it with the user "
-                         "turn to answer")
-    return value
+    if messages[-1]["role"] != "user":
+        raise ValueError(f"has a last turn of role {messages[-1]['role']!r}; end it with the "
+                         "user turn to answer")
+    return messages
+
+
+def conversation_prompt(messages):
+    """The prompt of a solved conversation (a `messages` column, as OpenR1's rows hold one next
+    to their `answer`): its turns up to the last user query, the reply after it dropped; a lone
+    user turn is the question as text, so the prompt style asks for the `\\boxed{}` answer as
+    for a question column (`check_prompt` reads the turns).
+
+    >>> conversation_prompt([{"role": "user", "content": "1 + 1?"},
+    ...                      {"role": "assistant", "content": "2"}])
+    '1 + 1?'
+    """
+    roles = [role_name(m.get("role")) if isinstance(m, dict) else None
+             for m in (messages if isinstance(messages, list) else [])]
+    if "user" not in roles:
+        raise ValueError(f"is {json.dumps(messages, default=str)[:60]}, a conversation with no "
+                         "user turn to answer")
+    prompt = check_prompt(messages[:len(roles) - roles[::-1].index("user")])
+    return prompt[0]["content"] if len(prompt) == 1 else prompt
 
 
 PROMPT_COLUMNS = ("question", "problem", "prompt", "query", "input", "instruction", "text",
@@ -1357,14 +1382,15 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
 CHOICE_INSTRUCTION = "Answer with the letter of the right option."
 
 
-def multiple_choice(question: str, choices: list, answer, labels: list | None = None) -> dict:
-    """A multiple-choice question (its `choices`, and the right one as an index, a label or the
-    option's own text; an index as text, as a CSV holds it, where no option reads the same) as a
-    prompt that lists the options (A) ... and asks for a letter (`CHOICE_INSTRUCTION`), and the
-    letter as the answer: the model could not see the options and was graded on the index ('1'
-    for B). `labels` are the dataset's own names of the options (ARC's '1', '2', ...), A, B, ...
-    if None. An answer that names no option, or two, is a ValueError; 1 option or more than 26
-    are no multiple choice ({}).
+def multiple_choice(question, choices: list, answer, labels: list | None = None) -> dict:
+    """A multiple-choice question (text, or a chat prompt whose last user turn asks it; its
+    `choices`, and the right one as an index, a label or the option's own text; an index as
+    text, as a CSV holds it, where no option reads the same) as a prompt that lists the options
+    (A) ... and asks for a letter (`CHOICE_INSTRUCTION`), and the letter as the answer: the
+    model could not see the options and was graded on the index ('1' for B). `labels` are the
+    dataset's own names of the options (ARC's '1', '2', ...), A, B, ... if None. An answer that
+    names no option, or two, is a ValueError; None gives the prompt alone (prompts only); 1
+    option or more than 26 are no multiple choice ({}).
 
     >>> mc = multiple_choice("2 + 2?", ["3", "4"], 1)
     >>> mc["prompt"].splitlines(), mc["answer"]
@@ -1376,6 +1402,10 @@ def multiple_choice(question: str, choices: list, answer, labels: list | None = 
         return {}
     letters = [chr(ord("A") + j) for j in range(len(choices))]
     texts = [str(c) for c in choices]
+    options = "\n".join(f"({x}) {c}" for x, c in zip(letters, texts))
+    prompt = with_question(question, lambda q: f"{q}\n\n{options}\n\n{CHOICE_INSTRUCTION}")
+    if answer is None:                            # prompts only: nothing to grade
+        return {"prompt": prompt}
     key = str(answer).strip()
     if labels and key in labels:                  # ARC's answerKey "2" is B, not index 2
         index = labels.index(key)
@@ -1395,18 +1425,56 @@ def multiple_choice(question: str, choices: list, answer, labels: list | None = 
         raise ValueError(f"{json.dumps(answer, default=str)[:40]} is none of the "
                          f"{len(choices)} options (an index 0-{len(choices) - 1}, {names}, "
                          "or an option's text)")
-    options = "\n".join(f"({x}) {c}" for x, c in zip(letters, texts))
-    return {"prompt": f"{question}\n\n{options}\n\n{CHOICE_INSTRUCTION}",
-            "answer": letters[index]}
+    return {"prompt": prompt, "answer": letters[index]}
 
 
-LIST_COLUMNS = ("choices", "options", "endings", "test_list", "public_tests", "private_tests")
+def with_question(prompt, edit):
+    """`prompt` with its question edited: the text, or a chat prompt's last (user) turn."""
+    if isinstance(prompt, str):
+        return edit(prompt)
+    return prompt[:-1] + [{**prompt[-1], "content": edit(prompt[-1]["content"])}]
+
+
+# one column per option -> (its columns, the column naming the right one, the labels it uses,
+# a column of context that precedes the question)
+OPTION_COLUMNS = ((("sol1", "sol2"), "label", ("0", "1"), None),                # PIQA
+                  (("option1", "option2"), "answer", ("1", "2"), None),         # WinoGrande
+                  (("answerA", "answerB", "answerC"), "label", ("1", "2", "3"), "context"))  # SIQA
+GPQA_COLUMNS = ("Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2",
+                "Incorrect Answer 3")
+
+
+def option_columns(row: dict, question) -> tuple | None:
+    """The arguments of `multiple_choice` for a row with one column per option, whose schema
+    names the right one (`OPTION_COLUMNS`: PIQA, WinoGrande, SIQA; SIQA's context is put before
+    its question); GPQA's right option comes first in its columns, so they are shuffled, seeded
+    by the row (the same order in every run), its columns' names being the labels. None for a
+    row of another schema.
+
+    >>> option_columns({"sol1": "a", "sol2": "b", "label": 1}, "Goal?")
+    ('Goal?', ['a', 'b'], '1', ['0', '1'])
+    """
+    for columns, right, labels, context in OPTION_COLUMNS:
+        if right in row and all(c in row for c in columns):
+            if context and isinstance(row.get(context), str) and row[context].strip():
+                question = with_question(question, lambda q: f"{row[context]}\n{q}")
+            return question, [row[c] for c in columns], str(row[right]), list(labels)
+    if all(c in row for c in GPQA_COLUMNS):
+        names = list(GPQA_COLUMNS)
+        random.Random(json.dumps([row[c] for c in names], default=str)).shuffle(names)
+        return question, [str(row[c]).strip() for c in names], "Correct Answer", names
+    return None
+
+
+LIST_COLUMNS = ("choices", "options", "endings", "test_list", "public_tests", "private_tests",
+                "messages")
 
 
 def decoded_lists(row: dict) -> dict:
-    """The row with its options and tests columns (`LIST_COLUMNS`) decoded where a CSV holds them
-    as JSON text; one in Python's or numpy's print form (pandas' `to_csv` of a list: "['0' '4']")
-    is a ValueError naming it: read as text, the model saw no options and was graded on an index.
+    """The row with its options, tests and messages columns (`LIST_COLUMNS`) decoded where a CSV
+    holds them as JSON text; one in Python's or numpy's print form (pandas' `to_csv` of a list:
+    "['0' '4']") is a ValueError naming it: read as text, the model saw no options and was graded
+    on an index.
 
     >>> decoded_lists({"choices": '["3", "4"]', "answer": "1"})["choices"]
     ['3', '4']
@@ -1443,11 +1511,15 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     "ARC-Challenge": the scripts' --task has no flag of its own for it).
 
     `answer_field=None` loads prompts only (for tasks without answers: a row's own answer, tests
-    or constraints column is left out, as nothing is to be graded). Column names are mapped
+    or constraints column is left out, as nothing is to be graded; a multiple-choice row's
+    options are listed all the same). Column names are mapped
     with `prompt_field` / `answer_field`; the answer is reduced by `gold_answer` (GSM8K-style
     '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task);
-    a multiple-choice row (the options of MMLU, ARC, AQuA-RAT and others: `row_choices`)
-    gets them listed in its prompt, graded on the letter (`multiple_choice`). A code row's tests
+    a multiple-choice row (the options of MMLU, ARC, AQuA-RAT and others: `row_choices`; one
+    column per option, as PIQA, WinoGrande, SIQA and GPQA: `option_columns`, whose schema names
+    the right one) gets them listed in its prompt, graded on the letter (`multiple_choice`). A
+    row with no prompt column and a `messages` one (OpenR1) is prompted with that conversation up
+    to its last user turn (`conversation_prompt`). A code row's tests
     (`tests_field`, or the schema of HumanEval, MBPP, APPS, TACO, CodeContests or LiveCodeBench:
     `code_tests`) make it a code task, graded by running them, with what the problem statement
     lacks added to its prompt (`code_prompt`). A row in verl's schema (Skywork-OR1's RL data) is
@@ -1484,14 +1556,18 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             row = decoded_lists(row)
         except ValueError as e:
             raise DataError(f"{where}: row {i}'s {e}") from None
-        if prompt_field not in row:
+        field = prompt_field            # OpenR1's rows: no prompt column, a solved conversation
+        if field == "prompt" and field not in row and "messages" in row:
+            field = "messages"
+        if field not in row:
             raise DataError(f"{where}: row {i} has no field {prompt_field!r} (fields: "
                             f"{sorted(row)}). Map the prompt column with --prompt-field "
                             f"{_likely_column(row, prompt_field, PROMPT_COLUMNS)}.")
         try:
-            prompt = check_prompt(row[prompt_field])
+            read = conversation_prompt if field == "messages" else check_prompt
+            prompt = read(row[field])
         except ValueError as e:
-            raise DataError(f"{where}: row {i}'s {prompt_field!r} {e}") from None
+            raise DataError(f"{where}: row {i}'s {field!r} {e}") from None
         own = next((row[k] for k in ID_COLUMNS if row.get(k) not in (None, "")), None)
         task = {"id": str(own if own is not None else
                           f"{path.stem if path.exists() else source}-{i}"), "prompt": prompt}
@@ -1503,7 +1579,18 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             if tests:
                 task.update(tests=tests, prompt=code_prompt(prompt, row))
         rules = answer_field not in row and isinstance(row.get("constraints"), list)
-        if answer_field is not None and "tests" not in task and not rules:  # rules: kept below
+        options = option_columns(row, task["prompt"])
+        if answer_field is None:        # prompts only: the options are listed all the same
+            mc = row_choices(row)
+            question, choices = options[:2] if options else (task["prompt"], mc[0] if mc else [])
+            task.update(multiple_choice(question, choices, None))
+        elif options:                   # the schema names the right option
+            try:
+                task.update(multiple_choice(*options))
+            except ValueError as e:
+                raise DataError(f"{where}: row {i}'s right option {e}; fix it or drop the "
+                                "row") from None
+        elif answer_field is not None and "tests" not in task and not rules:  # rules: below
             answer = row[answer_field] if answer_field in row else ground_truth(row)
             if isinstance(answer, dict) and "ground_truth" in answer:  # --answer_field reward_model
                 answer = ground_truth({"reward_model": answer})
@@ -1518,7 +1605,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             except ValueError as e:
                 raise DataError(f"{where}: row {i}'s {column!r} {e}. Give each row its "
                                 "answer as a string or a number, or drop the row") from None
-            mc = row_choices(row) if isinstance(task["prompt"], str) else None
+            mc = row_choices(row)
             if mc:
                 try:
                     task.update(multiple_choice(task["prompt"], mc[0], answer, labels=mc[1]))

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import torch
 
+import chat_template
 import data
 import engines
 import models
@@ -281,10 +282,12 @@ def jsonl_examples(path: str) -> list[dict]:
     assistant reply, a list its messages), ShareGPT's {"conversations": [{"from", "value"}]}
     (with an optional "system"), {"instruction", "input", "output"} (Alpaca; Dolly's "context"
     and "response"; the input follows the instruction after a blank line; LLaMA-Factory's
-    "system" and "history" of [query, reply] pairs) or {"prompt",
-    "reasoning", "answer"}; messages are read by `chat_message` (text parts, ...). An `answer`
-    without `\\boxed` is the final value and is boxed (and checked by the filter); an optional
-    "reference" is the value to check against. Every row must pass `check_conversation`."""
+    "system" and "history" of [query, reply] pairs) or {"prompt", "reasoning", "answer"};
+    messages are read by `chat_message` (text parts, roles under other names, ...), and a
+    row-level "reasoning_content" (or "reasoning", "thinking") is the reasoning of a reply given
+    as text (`_row_reasoning`). An `answer` without `\\boxed` is the final value and is boxed (and
+    checked by the filter); an optional "reference" is the value to check against. Every row
+    must pass `check_conversation`."""
     rows = data.rows_from_file(Path(path))
     out = []
     for i, row in enumerate(rows):
@@ -341,10 +344,6 @@ def _json_list(value, field: str):
         raise ValueError(f"{field!r} is {value[:40]!r}..., not valid JSON; give a list") from None
 
 
-# ShareGPT's "from" (FastChat, Axolotl, LLaMA-Factory; OpenThoughts and Bespoke-Stratos write
-# user/assistant) -> the template's role
-SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
-                  "system": "system", "tool": "tool", "observation": "tool"}
 # an assistant turn's reasoning under another name (vLLM's and OpenRouter's "reasoning",
 # gpt-oss's "thinking"): the Qwen3 template reads only reasoning_content, and drops the others
 REASONING_NAMES = ("reasoning", "thinking")
@@ -352,12 +351,10 @@ REASONING_NAMES = ("reasoning", "thinking")
 
 def chat_message(message, i: int):
     """One message of a row as the template reads it: ShareGPT's {"from", "value"} as
-    {"role", "content"}; a content given as OpenAI's list of text parts as one string, the parts
-    joined by newlines as vLLM's OpenAI server joins them for a template that reads strings
-    (Qwen3's renders a list as ''); an assistant's "reasoning" or "thinking" (a field, or
-    Anthropic's thinking part) as reasoning_content. Anything else is left to
-    `check_conversation`; ValueError on an image, audio or other non-text part (this recipe
-    trains text-only models).
+    {"role", "content"}, and then `chat_template.template_message` (a role under another name
+    or in other case, OpenAI's text parts, Anthropic's thinking part, a tool result given as
+    JSON data); an assistant's "reasoning" or "thinking" field, or a Sky-T1 marked trace, as
+    reasoning_content. Anything else is left to `check_conversation`.
 
     >>> chat_message({"from": "human", "value": [{"type": "text", "text": "Hi"}, "there"]}, 0)
     {'role': 'user', 'content': 'Hi\\nthere'}
@@ -367,24 +364,15 @@ def chat_message(message, i: int):
     m = dict(message)
     if "role" not in m and "from" in m:
         who = m.pop("from")
-        if who not in SHAREGPT_ROLES and who != "function_call":
+        if chat_template.role_name(who) not in chat_template.ROLES and who != "function_call":
             raise ValueError(f"message {i} is from {_short(who)}; ShareGPT's 'from' is one of "
-                             f"{', '.join(SHAREGPT_ROLES)} or function_call: rename it")
-        m["role"] = SHAREGPT_ROLES.get(who, "assistant")
+                             f"{', '.join(chat_template.ROLE_NAMES)} or function_call: rename it")
+        m["role"] = "assistant" if who == "function_call" else who
         if "content" not in m and "value" in m:
             m["content"] = m.pop("value")
         if who == "function_call":
             m["content"], m["tool_calls"] = None, _function_calls(m["content"], i)
-    texts = (_part_texts(m["content"], f"message {i} ({m.get('role')})")
-             if isinstance(m.get("content"), list) else None)
-    if texts is not None:
-        m["content"] = "\n".join(texts["text"])
-        if texts["thinking"] and (m.get("role") != "assistant"
-                                  or m.get("reasoning_content") is not None):
-            raise ValueError(f"message {i} ({m.get('role')}) has a thinking part; only an "
-                             "assistant turn without reasoning_content may: drop the part")
-        if texts["thinking"]:
-            m["reasoning_content"] = "\n".join(texts["thinking"])
+    m = chat_template.template_message(m, f"message {i}")
     if m.get("role") == "assistant" and m.get("reasoning_content") is None:
         given = [k for k in REASONING_NAMES if m.get(k) is not None]
         if given:
@@ -438,30 +426,6 @@ def _marked_thought(content: str, where: str) -> tuple[str, str]:
     return thought.strip(), answer.strip()
 
 
-# the text-bearing content parts (OpenAI's chat and Responses APIs; as vLLM reads them) -> the
-# key of their text; Anthropic's "thinking" part holds an assistant's reasoning
-TEXT_PARTS = {"text": "text", "input_text": "text", "output_text": "text", "refusal": "refusal",
-              "thinking": "thinking"}
-
-
-def _part_texts(parts: list, where: str) -> dict[str, list[str]] | None:
-    """The texts of content parts by kind ("text" or "thinking"; a bare string is text), or None
-    for a list that is not content parts (`check_conversation` names it)."""
-    texts = {"text": [], "thinking": []}
-    for k, part in enumerate(parts):
-        kind = part.get("type") if isinstance(part, dict) else None
-        if isinstance(part, str):
-            texts["text"].append(part)
-        elif kind in TEXT_PARTS and isinstance(part.get(TEXT_PARTS[kind]), str):
-            texts["thinking" if kind == "thinking" else "text"].append(part[TEXT_PARTS[kind]])
-        elif isinstance(kind, str) and kind not in TEXT_PARTS:
-            raise ValueError(f"{where}: part {k} is of type {_short(kind)}; this recipe "
-                             "trains text-only models: drop the row, or give the part as text")
-        else:
-            return None
-    return texts
-
-
 def _with_system(row: dict, messages):
     """`messages` after the row's "system" field, if it has one, whatever the row's form
     (OpenThoughts, Bespoke-Stratos, LLaMA-Factory; "" is none: LLaMA-Factory's rows hold it, and
@@ -469,7 +433,7 @@ def _with_system(row: dict, messages):
     if row.get("system") in (None, "") or not isinstance(messages, list):
         return messages
     first = messages[0] if messages and isinstance(messages[0], dict) else {}
-    if "system" in (first.get("role"), first.get("from")):
+    if "system" in map(chat_template.role_name, (first.get("role"), first.get("from"))):
         if row["system"] in (first.get("content"), first.get("value")):   # the same text twice
             return messages
         raise ValueError("the row has a 'system' field and a system message that differ: keep "
@@ -495,23 +459,47 @@ def _short(value) -> str:
     return repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
 
 
+# a row's reasoning next to its prompt and completion (TRL-style rows with the trace kept apart)
+ROW_REASONING = ("reasoning_content", "reasoning", "thinking")
+
+
+def _row_reasoning(row: dict, reply_is_text: bool) -> dict:
+    """{"reasoning_content": ...} of a row whose reply is one text (a string completion, an
+    Alpaca output), from its row-level reasoning field if it has one ({} if not); a row whose
+    reply is messages keeps its reasoning in them: a row-level one there is a ValueError (it
+    would be dropped)."""
+    given = [k for k in ROW_REASONING if row.get(k) is not None]
+    if not given:
+        return {}
+    if len(given) > 1 or not isinstance(row[given[0]], str):
+        raise ValueError(f"the row's reasoning is {', '.join(map(repr, given))} = "
+                         f"{_short(row[given[0]])}; give it once, as a string")
+    if not reply_is_text:
+        raise ValueError(f"the row has {given[0]!r} next to a reply given as messages, which "
+                         "the template does not read: move it into the assistant message's "
+                         "reasoning_content")
+    return {"reasoning_content": row[given[0]]}
+
+
 def _row_messages(row: dict) -> dict:
-    if "messages" in row:
-        return {"messages": row["messages"], "reference": row.get("reference")}
-    if "conversations" in row:      # ShareGPT
-        return {"messages": row["conversations"], "reference": row.get("reference")}
+    if "messages" in row or "conversations" in row:     # ShareGPT's conversations
+        _row_reasoning(row, reply_is_text=False)
+        return {"messages": row["messages"] if "messages" in row else row["conversations"],
+                "reference": row.get("reference")}
     said = next((k for k in ("output", "response") if k in row), None)
     if "instruction" in row and said:       # Alpaca (input), Dolly (context, response), Magpie
         extra = next((row[k] for k in ("input", "context") if row.get(k)), "")
         query = f"{row['instruction']}\n\n{extra}" if extra else row["instruction"]
         return {"messages": _history(row.get("history")) + [
                     {"role": "user", "content": query},
-                    {"role": "assistant", "content": row[said]}],
+                    {"role": "assistant", "content": row[said],
+                     **_row_reasoning(row, isinstance(row[said], str))}],
                 "reference": row.get("reference")}
     if "prompt" in row and "completion" in row:
         prompt, completion = row["prompt"], row["completion"]
         prompt = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
-        completion = ([{"role": "assistant", "content": completion}]
+        reasoning = _row_reasoning(row, isinstance(completion, str))
+        completion = ([{"role": "assistant", "content": completion, **reasoning}]
                       if isinstance(completion, str) else completion)
         if not isinstance(prompt, list) or not isinstance(completion, list):
             raise ValueError("'prompt' and 'completion' are each a string or a list of messages")

@@ -392,6 +392,100 @@ def test_multiple_choice_schemas_show_their_options_and_are_graded_on_the_letter
     assert task_solved("\\boxed{B}", task) and not task_solved("\\boxed{2}", task)
 
 
+ASK = "\n\nAnswer with the letter of the right option."
+OPTION_ROWS = [   # (name, row with one column per option, --prompt-field, prompt, gold)
+    ("piqa", {"goal": "Which is a liquid?", "sol1": "ice", "sol2": "water", "label": 1}, "goal",
+     "Which is a liquid?\n\n(A) ice\n(B) water" + ASK, "B"),
+    ("winogrande", {"sentence": "The _ flows.", "option1": "water", "option2": "ice",
+                    "answer": "1"}, "sentence", "The _ flows.\n\n(A) water\n(B) ice" + ASK, "A"),
+    ("siqa", {"context": "Tracy poured a glass.", "question": "Which is a liquid?",
+              "answerA": "ice", "answerB": "water", "answerC": "steam", "label": "2"}, "question",
+     "Tracy poured a glass.\nWhich is a liquid?\n\n(A) ice\n(B) water\n(C) steam" + ASK, "B"),
+    ("chat_prompt", {"prompt": [{"role": "system", "content": "Be brief."},
+                                {"role": "user", "content": "Which is a liquid?"}],
+                     "choices": ["ice", "water"], "answer": 1}, "prompt",
+     [{"role": "system", "content": "Be brief."},
+      {"role": "user", "content": "Which is a liquid?\n\n(A) ice\n(B) water" + ASK}], "B"),
+]
+
+
+@pytest.mark.parametrize("name,row,field,prompt,gold", OPTION_ROWS,
+                         ids=[r[0] for r in OPTION_ROWS])
+def test_one_column_per_option_and_chat_prompts_show_the_options(
+        tmp_path, name, row, field, prompt, gold):
+    # PIQA's label, SIQA's '1'-'3' and WinoGrande's '1'/'2' were graded as written with no
+    # options in the prompt (WinoGrande's '1' is its first option, A; PIQA's and SIQA's label is
+    # not --answer-field answer: 'no field'); a chat prompt's options were not listed either
+    from rewards import task_solved
+
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    task = data.load_tasks(str(path), prompt_field=field)[0]
+    assert task["prompt"] == prompt and task["answer"] == gold
+    assert task_solved(f"\\boxed{{{gold}}}", task) and not task_solved("\\boxed{1}", task)
+
+
+def test_gpqa_options_are_shuffled_once_per_row_and_graded_on_the_letter(tmp_path):
+    # GPQA lists the right answer first ('Correct Answer', 'Incorrect Answer 1'..'3'): in column
+    # order every gold would be A; the order is drawn from the row, the same in every run
+    from rewards import task_solved
+
+    rows = [{"Question": f"Which of these is {k}?", "Correct Answer": f" right {k}\n",
+             **{f"Incorrect Answer {j}": f"wrong {j}" for j in (1, 2, 3)}} for k in range(8)]
+    path = tmp_path / "gpqa.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    tasks = data.load_tasks(str(path), prompt_field="Question")
+    assert tasks == data.load_tasks(str(path), prompt_field="Question")
+    assert len({t["answer"] for t in tasks}) > 1
+    for k, t in enumerate(tasks):
+        assert f"({t['answer']}) right {k}\n" in t["prompt"]
+        assert sorted(re.findall(r"\(\w\) (.*)", t["prompt"])) == [
+            f"right {k}", "wrong 1", "wrong 2", "wrong 3"]
+        assert task_solved(f"\\boxed{{{t['answer']}}}", t)
+
+
+def test_a_conversation_with_its_reply_and_an_answer_is_a_task(tmp_path, tokenizer):
+    # OpenR1's rows: {"messages": [user, assistant], "answer"} had no field 'prompt'; the prompt
+    # is the conversation up to its last user turn (a lone user turn: the question as text)
+    from rewards import task_solved
+
+    u1, a1 = {"role": "user", "content": "1 + 1?"}, {"role": "assistant", "content": "2"}
+    u2 = {"role": "user", "content": "And 2 + 2?"}
+    rows = [{"messages": [u1, a1], "answer": "2"}, {"messages": [u1, a1, u2, a1], "answer": "4"}]
+    path = tmp_path / "openr1.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    one, two = data.load_tasks(str(path))
+    assert one["prompt"] == "1 + 1?" and two["prompt"] == [u1, a1, u2]
+    assert data.build_messages(one, style="default")[-1]["content"].endswith(
+        data.MATH_INSTRUCTION)
+    assert task_solved("\\boxed{2}", one) and task_solved("\\boxed{4}", two)
+    path.write_text(json.dumps({"messages": [a1], "answer": "2"}) + "\n")
+    with pytest.raises(data.DataError, match="row 0's 'messages' is .* a conversation with no "
+                       "user turn to answer"):
+        data.load_tasks(str(path))
+    csv_path = tmp_path / "openr1.csv"          # a CSV holds the conversation as JSON text
+    csv_path.write_text("messages,answer\n" + '"' + json.dumps([u1, a1]).replace('"', '""')
+                        + '",2\n')
+    assert data.load_tasks(str(csv_path))[0]["prompt"] == "1 + 1?"
+
+
+def test_chat_prompts_in_other_role_names_and_text_parts(tmp_path, tokenizer):
+    # OpenAI's developer role, 'User' and text parts were refused ('not {"role": one of ...'); they
+    # read as sft_data reads them, and render as the official template renders the messages
+    from test_chat_template import OFFICIAL_QWEN3_TEMPLATE
+
+    prompt = [{"role": "developer", "content": [{"type": "text", "text": "Box it."}]},
+              {"role": "Human", "content": [{"type": "input_text", "text": "1 +"}, "1?"]}]
+    path = tmp_path / "chat.jsonl"
+    path.write_text(json.dumps({"prompt": prompt, "answer": "2"}) + "\n")
+    task = data.load_tasks(str(path))[0]
+    expected = [{"role": "system", "content": "Box it."}, {"role": "user", "content": "1 +\n1?"}]
+    assert task["prompt"] == expected
+    assert data.render_prompt(tokenizer, task, chat_template=OFFICIAL_QWEN3_TEMPLATE) == (
+        "<|im_start|>system\nBox it.<|im_end|>\n<|im_start|>user\n1 +\n1?<|im_end|>\n"
+        "<|im_start|>assistant\n")
+
+
 def test_a_multiple_choice_answer_that_names_no_option_is_named(tmp_path):
     path = tmp_path / "arc.jsonl"
     path.write_text(json.dumps({"question": "q", "answerKey": "E", "choices": {
@@ -576,6 +670,24 @@ def test_prompts_only_leaves_out_what_would_be_graded(tmp_path):
     assert [t["prompt"] for t in plain] == [r["question"] for r in rows]
 
 
+@pytest.mark.parametrize("name,row,field,prompt,gold",
+                         [OPTION_ROWS[0], OPTION_ROWS[2], OPTION_ROWS[3], (
+                             "mmlu", {"question": "Which is a liquid?",
+                                      "choices": ["ice", "water"], "answer": 1}, "question",
+                             "Which is a liquid?\n\n(A) ice\n(B) water" + ASK, "B")],
+                         ids=["piqa", "siqa", "chat_prompt", "mmlu"])
+def test_prompts_only_multiple_choice_rows_still_show_their_options(
+        tmp_path, name, row, field, prompt, gold):
+    # --answer_field none (distill's teacher, evaluate's prompts) left the options out: the
+    # model was asked a question whose options it could not see
+    from rewards import gradable
+
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    task = data.load_tasks(str(path), prompt_field=field, answer_field=None)[0]
+    assert task["prompt"] == prompt and "answer" not in task and not gradable(task)
+
+
 def test_list_columns_of_a_csv_are_read_as_json_or_named(tmp_path):
     # pandas' to_csv prints a list column as "['3' '4']": the row loaded with no options shown and
     # the index '1' as its gold
@@ -710,7 +822,10 @@ def test_a_conversation_prompt_is_rendered_as_written(tmp_path, tokenizer):
     (5, "row 1's 'prompt' is 5, not text"), ("  ", "row 1's 'prompt' is empty"),
     ([], "is [], not text"),
     ([{"role": "user", "text": "hi"}], 'message 0 is {"role": "user", "te'),
-    ([{"role": "human", "content": "hi"}], "not {\"role\": one of system, user, assistant"),
+    ([{"role": "narrator", "content": "hi"}], "not {\"role\": one of system, user, assistant"),
+    ([{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}],
+     "row 1's 'prompt' message 0 (user): part 0 is of type 'image_url'; this recipe trains "
+     "text-only models"),
     ([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "4"}],
      "has a last turn of role 'assistant'; end it with the user turn to answer"),
 ])

@@ -447,9 +447,9 @@ def test_encode_and_jsonl_name_bad_conversations(tok, tmp_path):
     with pytest.raises(ValueError, match="message 1 has role 'bot'"):
         sft.encode(tok, [u, {"role": "bot", "content": "x"}, a])
     path = tmp_path / "bad.jsonl"
-    rows = [{"messages": [u, a]}, {"messages": [u, {"role": "model", "content": "a"}]}]
+    rows = [{"messages": [u, a]}, {"messages": [u, {"role": "narrator", "content": "a"}]}]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    with pytest.raises(DataError, match="row 1: message 1 has role 'model'"):
+    with pytest.raises(DataError, match="row 1: message 1 has role 'narrator'"):
         sft_data.jsonl_examples(str(path))
 
 
@@ -729,6 +729,50 @@ ROW_FORMS = {
         [{"role": "user", "content": "Sum?\n\n2, 2"}, {"role": "assistant", "content": "4"}],
         "<think>\n\n</think>\n\n4",
     ),
+    "roles_in_other_names_and_case": (     # OpenAI's developer, Gemini's model, any case
+        {"messages": [{"role": "developer", "content": "s"}, {"role": "User", "content": "q"},
+                      {"role": "model", "content": "a"}, {"role": "HUMAN", "content": "q2"},
+                      {"role": "Bot", "content": "a2"}]},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a"}, {"role": "user", "content": "q2"},
+         {"role": "assistant", "content": "a2"}],
+        "<think>\n\n</think>\n\na2",
+    ),
+    "system_field_repeating_a_developer_message": (
+        {"system": "s", "messages": [{"role": "developer", "content": "s"},
+                                     {"role": "user", "content": "q"},
+                                     {"role": "ASSISTANT", "content": "a"}]},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "tool_result_given_as_json_data": (     # rendered as the template writes dict arguments
+        {"messages": [{"role": "user", "content": "Zürich?"},
+                      {"role": "assistant", "content": None,
+                       "tool_calls": [{"type": "function", "function": {
+                           "name": "w", "arguments": {"city": "Zürich"}}}]},
+                      {"role": "tool", "content": {"city": "Zürich", "temp": -3}},
+                      {"role": "function", "content": [{"temp": -3}]},
+                      {"role": "assistant", "content": "-3"}]},
+        [{"role": "user", "content": "Zürich?"},
+         {"role": "assistant", "content": None, "tool_calls": [{"type": "function", "function": {
+             "name": "w", "arguments": {"city": "Zürich"}}}]},
+         {"role": "tool", "content": '{"city": "Zürich", "temp": -3}'},
+         {"role": "tool", "content": '[{"temp": -3}]'}, {"role": "assistant", "content": "-3"}],
+        "<think>\n\n</think>\n\n-3",
+    ),
+    "reasoning_next_to_prompt_and_completion": (
+        {"prompt": "2+2?", "completion": "4", "reasoning_content": "2+2=4"},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
+    "reasoning_next_to_alpaca_output": (
+        {"instruction": "2+2?", "output": "4", "reasoning": "2+2=4"},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
 }  # fmt: skip
 
 
@@ -810,8 +854,27 @@ BAD_ROWS = {
         "row 0: 'tools' is '[{oops'..., not valid JSON; give a list",
     ),
     "sharegpt_unknown_from": (
-        {"conversations": [{"from": "human", "value": "q"}, {"from": "bot", "value": "a"}]},
-        "row 0: message 1 is from 'bot'; ShareGPT's 'from' is one of human, user, gpt",
+        {"conversations": [{"from": "human", "value": "q"}, {"from": "narrator", "value": "a"}]},
+        "row 0: message 1 is from 'narrator'; ShareGPT's 'from' is one of system, developer",
+    ),
+    "unknown_role": (
+        {"messages": [{"role": "user", "content": "q"}, {"role": "narrator", "content": "a"}]},
+        "row 0: message 1 has role 'narrator'; the roles are system, user, assistant and tool",
+    ),
+    "reasoning_next_to_messages": (
+        {"reasoning": "r", "messages": [{"role": "user", "content": "q"},
+                                        {"role": "assistant", "content": "a"}]},
+        "row 0: the row has 'reasoning' next to a reply given as messages, which the template "
+        "does not read: move it into the assistant message's reasoning_content",
+    ),
+    "reasoning_next_to_a_completion_of_messages": (
+        {"prompt": "q", "completion": [{"role": "assistant", "content": "a"}],
+         "reasoning_content": "r"},
+        "row 0: the row has 'reasoning_content' next to a reply given as messages",
+    ),
+    "reasoning_given_twice": (
+        {"prompt": "q", "completion": "a", "reasoning": "r", "thinking": "r"},
+        "row 0: the row's reasoning is 'reasoning', 'thinking' = 'r'; give it once, as a string",
     ),
     "system_twice": (
         {"system": "s", "conversations": [{"from": "system", "value": "t"},
