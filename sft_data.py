@@ -522,8 +522,9 @@ def _row_messages(row: dict) -> dict:
 def teacher_examples(cfg) -> list[dict]:
     """Rejection sampling (Qwen3 cold start, Phi-4 curated SFT): `teacher_samples` answers per
     problem at T=0.6, top-p 0.95 (Qwen3's thinking settings). Every sample becomes a candidate;
-    `filter_responses` then drops the wrong ones (and counts them). Unfinished samples are dropped,
-    and so are those whose think block the template would mangle (`check_conversation`).
+    `filter_responses` then drops the wrong ones (and counts them). It also drops and counts
+    the unfinished samples ("unfinished") and those the template would mangle or that have no
+    answer ("malformed": `check_conversation`), which come marked {"dropped": reason}.
     `cfg` is an `sft.Config` (teacher or model, num_examples, teacher_samples, max_length, engine,
     seed)."""
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -537,6 +538,7 @@ def teacher_examples(cfg) -> list[dict]:
         outs = engine.generate(data.prompt_ids(ttok, tasks), params)
     for c in outs:
         if c.truncated:
+            out.append({"dropped": "unfinished"})
             continue
         t = tasks[c.prompt_index]
         reasoning, answer = split_reasoning(c.text)
@@ -544,7 +546,8 @@ def teacher_examples(cfg) -> list[dict]:
             {"role": "assistant", "reasoning_content": reasoning, "content": answer}]
         try:
             check_conversation(messages)
-        except ValueError:      # e.g. two think blocks, or one never closed
+        except ValueError:      # e.g. two think blocks, one never closed, no answer after it
+            out.append({"dropped": "malformed"})
             continue
         out.append({"messages": messages, "reference": t["answer"]})
     return out
@@ -661,6 +664,9 @@ def filter_responses(examples: list[dict], max_repetition: float) -> tuple[list[
     share > max_repetition), inconsistent (the think block concludes a different value)."""
     kept, counts = [], {"wrong_answer": 0, "repetition": 0, "inconsistent": 0}
     for ex in examples:
+        if "dropped" in ex:       # a sample that never became an example (`teacher_examples`)
+            counts[ex["dropped"]] = counts.get(ex["dropped"], 0) + 1
+            continue
         reply = ex["messages"][-1]
         # content is None on a turn that only calls tools (the template renders it as '')
         reasoning, answer = reply.get("reasoning_content"), reply.get("content") or ""

@@ -1237,7 +1237,9 @@ def test_teacher_rejection_sampling(monkeypatch, tiny, tokenizer):
     monkeypatch.setattr(engines, "make_engine", lambda *a, **k: FakeEngine())
     cfg = sft.Config(dataset="teacher", num_examples=2, teacher_samples=2, no_think_ratio=0)
     examples, counts = sft.build_dataset(cfg)
-    assert counts == {"wrong_answer": 2, "repetition": 0, "inconsistent": 0, "kept": 2, "total": 4}
+    # the truncated sample and the two with two think blocks are counted too, not lost silently
+    assert counts == {"wrong_answer": 2, "repetition": 0, "inconsistent": 0, "unfinished": 1,
+                      "malformed": 2, "kept": 2, "total": 7}
     reply = examples[0]["messages"][-1]
     assert reply["reasoning_content"] == f"Let me see.\nSo it is {tasks[0]['answer']}."
     assert reply["content"] == f"The answer is \\boxed{{{tasks[0]['answer']}}}."
