@@ -461,8 +461,11 @@ def _read_anchor(text: str, last: re.Match) -> tuple[int, str | None, int, bool]
         return last.start(), _clean_statement(last.group("cell")), last.end(), False
     end = _SENTENCE_RE.match(text, last.start("stmt")).end()    # what follows may retract it
     sep = last.group("sep").lower()
-    if sep.startswith("would") and re.search(r"(?i)\b(?:if|unless|were|had)\b", last.group("stmt")):
-        return last.start(), None, end, final     # "The answer would be 5 if ...": conditional
+    # "The answer would be 5 if ...", "If the price were 10, the answer would be 13": conditional
+    begin = max(last.start() - 300, *(text.rfind(c, 0, last.start()) + 1 for c in ".!?\n"))
+    if sep.startswith("would") and re.search(r"(?i)\b(?:if|unless|were|had)\b",
+                                             text[begin:last.start()] + last.group("stmt")):
+        return last.start(), None, end, final
     # "Answer: The value is 5." reads as "The answer is 5" (not after "The answer is ...")
     subject = not re.match(r"is|would|should|must|will", sep)
     return (last.start(), _clean_statement(last.group("stmt"), loose=final, subject=subject),
@@ -525,7 +528,7 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
         return None, [], ""
     if retract and _retracted(text, end, answer):
         return None, [], ""
-    return answer, others, how
+    return answer, others + _competitors(text, end, answer), how
 
 
 # A later sentence that denies a value: "the answer is not 5", "Answer: not 5", "5 is not the
@@ -542,6 +545,42 @@ _DENIAL_RES = (
     re.compile(r"(?i)(?<![^\s(])" + _DENIAL_VALUE + r"\s+(?:" + _NOT + r"\s+(?:the\s+|a\s+)?"
                r"(?:correct\s+|right\s+|final\s+)?(?:answer|solution|result)|(?:is|was)\s+"
                + _DENIAL_ADV + r"(?:wrong|incorrect))\b"))
+
+
+# A sentence after the final answer that offers another value as possible too: "\\boxed{12},
+# though 6 is also possible", "6 also works", "it could also be 14", "But wait, 13.", "or maybe
+# 13". That value competes with the answer (a hedge); one said under a condition ("if the price
+# were 10, the answer would be 13") does not.
+_COMPETING_VALUE = (r"(?P<v>\$[^$\n]{1,80}\$|\\\([^\n]{1,80}?\\\)"
+                    r"|(?<![\d,.])-?\d[\d,]*(?:\.\d+)?(?:/\d+)?)")
+_COMPETING_RE = re.compile(
+    r"(?i)" + _COMPETING_VALUE + r"\s+(?:(?:is|would|might|could|may)\s+)?(?:be\s+)?also\s+"
+    r"(?:be\s+)?"
+    r"(?:possible|valid|works?|correct|right|satisfies|(?:a|an|another)\s+(?:possible\s+|valid\s+)?"
+    r"(?:answer|solution|option))\b"
+    r"|\b(?:could|might|may|can)\s+also\s+be\s+" + _COMPETING_VALUE.replace("?P<v>", "?P<w>") +
+    r"|\bbut\s+wait\b[\s,:;.!-]*(?:(?:it'?s|maybe|perhaps|actually|the\s+answer\s+is)\s+)?"
+    + _COMPETING_VALUE.replace("?P<v>", "?P<x>") + r"(?=\s*(?:[.!?]|$))"
+    r"|\b(?:or\s+(?:maybe|perhaps|possibly)|alternatively,?)\s+"
+    + _COMPETING_VALUE.replace("?P<v>", "?P<y>"))
+
+
+def _competitors(text: str, end: int, answer: str) -> list[str]:
+    """Values that a sentence after the final answer (from `end`) offers as possible too and that
+    are neither the answer nor one of its elements (`_COMPETING_RE`)."""
+    key = normalize_answer(answer)
+    known = {key, *_structure(key)[1]}
+    out = []
+    for m in _COMPETING_RE.finditer(text, end):
+        begin = max(m.start() - 300, *(text.rfind(c, 0, m.start()) + 1 for c in ".!?\n"))
+        if re.search(r"(?i)\b(?:if|unless|were|had|suppose|assuming)\b", text[begin:m.start()]):
+            continue
+        value = _strip_math_delims(next(v for v in m.group("v", "w", "x", "y") if v))
+        if normalize_answer(value) not in known:
+            out.append(value)
+        if len(out) >= 10:
+            break
+    return out
 
 
 def _retracted(text: str, end: int, answer: str) -> bool:
@@ -838,6 +877,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\neq(?![a-zA-Z])|!=", r"\\ne ", s)
     s = re.sub(r"\^\s*\{\s*((?:\\prime\s*)+)\}|\^\s*\\prime(?![a-zA-Z])",
                lambda m: "'" * max(1, m.group(0).count("\\prime")), s)     # f^{\prime} = f'
+    # the transpose: A^\top, A^{\intercal}, A^\mathsf{T}, A^T -> A^{T}
+    s = re.sub(r"\^\s*(?:\{\s*(?:\\top|\\intercal|\\mathsf\s*\{T\}|T)\s*\}|\\top|\\intercal"
+               r"|\\mathsf\s*\{T\}|T)(?![a-zA-Z])", "^{T}", s)
     s = re.sub(r"\\lt(?![a-zA-Z])", "<", s)
     s = re.sub(r"\\lg(?![a-zA-Z])", r"\\log_{10}", s)                     # \lg 100 = 2
     s = re.sub(r"\\gt(?![a-zA-Z])", ">", s)
@@ -850,10 +892,11 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                                        if re.fullmatch(r"[a-zA-Z]+", m.group(2)) else ""), s)
     # an alignment environment (or a system in "cases") around the answer: its rows are a list,
     # "&" only aligns, and ":=" defines like "="
-    m = re.fullmatch(r"\s*\\begin\{(aligned|align\*?|gathered|split|equation\*?|cases)\}(.*)"
-                     r"\\end\{\1\}\s*", s, re.DOTALL)
-    if m:
-        s = ", ".join(r.strip() for r in re.split(r"\\\\", m.group(2).replace("&", ""))
+    # (also an array after "\left\{": "\left\{\begin{array}{l} x=1 \\ y=2 \end{array}\right.")
+    m = re.fullmatch(r"\s*(\\\{)?\s*\\begin\{(aligned|align\*?|gathered|split|equation\*?|cases"
+                     r"|array)\}(?:\{[^{}]*\})?(.*)\\end\{\2\}\s*", s, re.DOTALL)
+    if m and (m.group(1) or m.group(2) != "array"):
+        s = ", ".join(r.strip() for r in re.split(r"\\\\", m.group(3).replace("&", ""))
                       if r.strip())
     s = s.replace(":=", "=")
     # thousands separators in LaTeX spacing: 1\,000 1{,}000 1\ 000 1,\!000 (also "1,\! 000")
@@ -893,6 +936,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # unwrap text-style commands, then drop trailing unit words after a number
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
+    s = _labelled_parts(s)
     # a scale word after a number is a factor, not a unit: 2 million = 2000000, 1.5 thousand = 1500
     if any(w in s.lower() for w in _SCALE_WORDS):
         s = re.sub(r"(?<![\d.])(\d+(?:\.\d+)?)((?:\s*(?:" + "|".join(_SCALE_WORDS) + r")\b)+)",
@@ -1011,6 +1055,26 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     return _number_word(s) + ("%" if pct else "")
 
 
+# the label of a part of a question inside one answer: "(a) 5, (b) 6", "a) 5; b) 6", "Part (i): 5"
+_PART_IN_ANSWER_RE = re.compile(r"(?:^|(?<=[\s,;]))(?:[Pp]art\s*)?\(?([a-h]|i{1,3}|iv|vi{0,3})\)"
+                                r"\s*[.:]?\s*")
+_PART_NAMES = ("abcdefgh", ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii"))
+
+
+def _labelled_parts(s: str) -> str:
+    """'(a) 5, (b) 6' -> '5, 6': the answers of the parts (a), (b), ... or (i), (ii), ... of a
+    question, labelled in order from the start of the answer, are its list."""
+    labels = list(_PART_IN_ANSWER_RE.finditer(s)) if ")" in s else []
+    if len(labels) < 2 or labels[0].start() != 0:
+        return s
+    names = [m.group(1) for m in labels]
+    if not any(names == list(seq[:len(names)]) for seq in _PART_NAMES):
+        return s
+    values = [s[a.end():b.start() if b else len(s)].strip().rstrip(",;").strip()
+              for a, b in zip(labels, labels[1:] + [None])]
+    return ", ".join(values) if all(values) else s
+
+
 # counting notations with literal integers: {}^{10}C_3, _{10}C_{3}, ^5P_2, 10C3, 5P2 (C(10, 3)
 # and P(5, 2) may be points, so `_counting` reads them only where the gold is a number), and
 # gcd / hcf / lcm of integers: \gcd(12, 18), \operatorname{lcm}(4, 6), LCM[4, 6]
@@ -1113,17 +1177,56 @@ def _cardinal(words: list[str]) -> int | None:
     return total if words else None
 
 
+# the denominators of fractions in words: "three quarters", "two fifths" ("half" alone is 1/2)
+_PARTS = {"half": 2, "halve": 2, "third": 3, "quarter": 4, "fourth": 4, "fifth": 5, "sixth": 6,
+          "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10, "twelfth": 12, "hundredth": 100}
+
+
+def _word_value(words: list[str]) -> str | None:
+    """The number the words say, as an answer string: ['twenty', 'one'] -> '21', ['a', 'dozen']
+    -> '12', ['three', 'quarters'] -> '\\frac{3}{4}', ['two', 'and', 'a', 'half'] ->
+    '2\\frac{1}{2}'; None when they say none."""
+    n = _cardinal(words)
+    if n is not None:
+        return str(n)
+
+    def count(head: list[str]) -> int | None:          # "a", "one", "three", "twenty-one"
+        return 1 if head == ["a"] else _cardinal(head) if head else None
+
+    if words[-1] in ("dozen", "dozens"):
+        k = Fraction(1, 2) if words[:-1] == ["half", "a"] else count(words[:-1])
+        return None if k is None else str(k * 12)
+    if "and" in words:                                 # "two and a half"
+        i = words.index("and")
+        whole, rest = _cardinal(words[:i]), _word_value(words[i + 1:]) if words[i + 1:] else None
+        frac = exact_number(rest) if rest else None
+        if whole and frac is not None and 0 < frac < 1:
+            return f"{whole}\\frac{{{frac.numerator}}}{{{frac.denominator}}}"
+    part = _PARTS.get(words[-1][:-1] if words[-1].endswith("s") else words[-1])
+    if part is not None:
+        k = 1 if words == ["half"] else count(words[:-1])
+        return None if not k else f"\\frac{{{k}}}{{{part}}}"
+    return None
+
+
 def _number_word(s: str) -> str:
-    """'five' -> '5', 'Twenty-one' -> '21', 'two thousand five hundred' -> '2500': an answer
-    that is one number spelled out in English (the whole answer only: 'five apples' or 'one of
-    them' stay words)."""
+    """'five' -> '5', 'Twenty-one' -> '21', 'two thousand five hundred' -> '2500', 'twelve
+    apples' -> '12', 'a dozen' -> '12', 'three quarters' -> '\\frac{3}{4}': an answer that is
+    one number spelled out in English, with the words of what it counts after it ('one of them'
+    stays words: 'of' is no such word)."""
     m = re.fullmatch(r"(?i)((?:minus|negative)\s+|-)?([a-z]+(?:[-\s]+[a-z]+){0,11})", s)
     if not m:
         return s
-    n = _cardinal(re.split(r"[-\s]+", m.group(2).lower()))
-    if n is None:
-        return s
-    return ("-" if m.group(1) and n else "") + str(n)
+    words = re.split(r"[-\s]+", m.group(2).lower())
+    for k in range(len(words), 0, -1):
+        rest = words[k:]
+        if rest and (rest[0] in _SMALL_NUMBERS + _TENS + list(_PARTS) or
+                     _strip_unit_words("1 " + " ".join(rest)) != "1"):
+            continue                                   # "five five", "one of them"
+        value = _word_value(words[:k])
+        if value is not None:
+            return ("-" if m.group(1) and value != "0" else "") + value
+    return s
 
 
 def _strip_outer_parens(s: str) -> str:
@@ -1220,6 +1323,9 @@ def _is_text(s: str) -> bool:
 
 
 _YES_NO = {"yes": "yes", "true": "yes", "no": "no", "false": "no"}   # word -> what it says
+# a value that does not exist (a limit, a maximum): "DNE" is "does not exist"; "undefined" and
+# the empty set ("no solution") are other answers
+_DNE = {"doesnotexist": "dne", "doesntexist": "dne", "doesnotexists": "dne", "nonexistent": "dne"}
 
 
 def _text_key(s: str) -> str:
@@ -1229,7 +1335,7 @@ def _text_key(s: str) -> str:
     s = re.sub(r"^\(?([a-e])\)?$", r"\1", s)
     sign = "-" if s.startswith("-") else ""
     s = sign + re.sub(r"[^a-z0-9]", "", s)
-    return _YES_NO.get(s, s)                     # a JSON true gold ("True") is "Yes"
+    return _YES_NO.get(s, _DNE.get(s, s))        # a JSON true gold ("True") is "Yes"
 
 
 def _dangerous(s: str) -> bool:
@@ -1706,6 +1812,7 @@ def _inf_key(x: str) -> str | None:
 
 
 def _same_intervals(g: list[tuple], p: list[tuple], budget: "_Budget") -> bool:
+    g, p = _merge_intervals(g), _merge_intervals(p)
     if len(g) != len(p):
         return False
 
@@ -1814,6 +1921,8 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     prime = r"(?<=[a-zA-Z)'])'"
     if len(re.findall(prime, g)) != len(re.findall(prime, p)):
         return False                             # f'(x) is not f(x) (math-verify drops the prime)
+    if g.count("^{T}") != p.count("^{T}"):
+        return False                             # x^T is not x (math-verify drops the transpose)
     gc, pc = _choice(g), _choice(p)
     if gc or pc:                                 # "(B) 5": a choice letter and its value
         if gc and pc:
@@ -1904,6 +2013,12 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
         if gi is not None and pi is not None:
             return _same_intervals(gi[2], pi[2], budget)
     if "\\cup" in g or "\\cup" in p:           # a union is unordered: (3,4)\cup(1,2)
+        g, p = _merged(g), _merged(p)
+        if g == p:
+            return True
+        gi, pi = _intervals(g), _intervals(p)
+        if gi is not None and pi is not None and "\\{" not in g + p:
+            return _same_intervals(gi[2], pi[2], budget)
         gs, ps = _split_top(g, "\\cup"), _split_top(p, "\\cup")
         if len(gs) != len(ps):
             return False
@@ -1934,6 +2049,38 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
     if not unordered:
         return all(_equal(a, b, budget) for a, b in zip(ge, pe))
     return _match_all(ge, pe, budget)
+
+
+def _merged(s: str) -> str:
+    """'\\{1,2\\}\\cup\\{3\\}' -> '\\{1,2,3\\}': a union of sets listed element by element is
+    one set (anything else is returned as is)."""
+    parts = _split_top(s, "\\cup")
+    if len(parts) < 2 or not all(_structure(x)[0] == "set" or _is_empty(x) for x in parts):
+        return s
+    return "\\{" + ",".join(e for x in parts if not _is_empty(x) for e in _structure(x)[1]) + "\\}"
+
+
+def _merge_intervals(pieces: list[tuple]) -> list[tuple]:
+    """[1,2] u [2,3] -> [1,3], (-inf,1] u (1,inf) -> (-inf,inf): intervals with numeric ends
+    that overlap or touch (one end closed) are one interval. Others are returned as they are."""
+    def key(x: str) -> Fraction | float | None:
+        inf = _inf_key(x)
+        return (float(inf.replace("\\infty", "inf")) if inf else exact_number(x))
+    ends = [(key(lo), key(hi)) for lo, _, hi, _ in pieces]
+    if len(pieces) < 2 or any(a is None or b is None for a, b in ends):
+        return pieces
+    order = sorted(range(len(pieces)), key=lambda i: (ends[i][0], not pieces[i][1]))
+    out = [list(pieces[order[0]]) + list(ends[order[0]])]
+    for i in order[1:]:
+        lo, clo, hi, chi = pieces[i]
+        a, b = ends[i]
+        last = out[-1]
+        if a < last[5] or (a == last[5] and (clo or last[3])):      # overlap or touch
+            if b > last[5] or (b == last[5] and chi):
+                last[2], last[3], last[5] = hi, chi, b
+        else:
+            out.append([lo, clo, hi, chi, a, b])
+    return [tuple(x[:4]) for x in out]
 
 
 def _match_all(ge: list[str], pe: list[str], budget: _Budget) -> bool:
@@ -2035,8 +2182,9 @@ _COMPOUND_UNITS = {
     "s": ("time", 1), "min": ("time", 60), "h": ("time", 3600), "day": ("time", 86400),
     "week": ("time", 604800), "in": ("length", 1), "ft": ("length", 12), "yd": ("length", 36),
     "mi": ("length", 63360), "mm": ("metric", 1), "cm": ("metric", 10), "m": ("metric", 1000),
-    "km": ("metric", 10 ** 6), "oz": ("mass", 1), "lb": ("mass", 16), "g": ("grams", 1),
-    "kg": ("grams", 1000), "cent": ("money", 1), "dollar": ("money", 100)}
+    "km": ("metric", 10 ** 6), "oz": ("mass", 1), "lb": ("mass", 16), "mg": ("grams", 1),
+    "g": ("grams", 1000), "kg": ("grams", 10 ** 6), "ml": ("volume", 1), "l": ("volume", 1000),
+    "cent": ("money", 1), "dollar": ("money", 100)}
 _AMOUNT_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\.?")
 
 
@@ -2078,6 +2226,57 @@ def _compound_equal(gold: str, pred: str) -> bool | None:
     if unit is not None:
         return unit[0] == dim and value * unit[1] == total
     return _unit_key(other) is None and total in (value * small, value * large)
+
+
+def _converted_equal(gold: str, pred: str) -> bool | None:
+    """None unless both sides name different known units ('12 cm', '0.12 m'); then whether they
+    are one amount. Exact conversions only, within one dimension of `_COMPOUND_UNITS` (the
+    metric prefixes of metres, grams and litres; seconds to weeks; inches to miles; cents and
+    dollars), also squared and cubed: 12 cm = 0.12 m, 1.5 kg = 1500 g, 2 h = 120 minutes,
+    1 m^2 = 10000 cm^2; units of different dimensions, or with no exact conversion here (5 cm
+    and 2 in), disagree."""
+    gu, pu = _unit_key(gold), _unit_key(pred)
+    if not gu or not pu or gu == pu:
+        return None
+    (gname, _, ge), (pname, _, pe) = gu.partition("^"), pu.partition("^")
+    gs, ps = _COMPOUND_UNITS.get(gname), _COMPOUND_UNITS.get(pname)
+    if gs is None or ps is None or gs[0] != ps[0] or ge != pe:
+        return False
+    gv, pv = exact_number(normalize_answer(gold)), exact_number(normalize_answer(pred))
+    e = int(ge or 1)
+    return gv is not None and pv is not None and gv * gs[1] ** e == pv * ps[1] ** e
+
+
+def _clock(s: str) -> tuple[int, bool] | None:
+    """A time of day as (minutes after midnight, says which half of the day): '3:00 PM' ->
+    (900, True), 'noon' -> (720, True), 'midnight' -> (0, True), '15:00' -> (900, False); a
+    bare integer is no time."""
+    m = re.fullmatch(r"(?i)\s*(?:\\text\{\s*)?(?:12(?::00)?\s*)?(noon|midday|midnight)\s*\}?\.?\s*",
+                     s)
+    if m:
+        return (0 if m.group(1).lower() == "midnight" else 720), True
+    m = re.fullmatch(r"(\d{1,2})(?::(\d{2}))?", normalize_answer(s))
+    if not m or int(m.group(2) or 0) >= 60:
+        return None
+    h, minute, half = int(m.group(1)), int(m.group(2) or 0), _unit_key(s)
+    if half in ("am", "pm"):
+        return ((h % 12) * 60 + minute + (720 if half == "pm" else 0), True) if 1 <= h <= 12 \
+            else None
+    return (h * 60 + minute, False) if m.group(2) and h <= 23 else None
+
+
+def _clock_equal(gold: str, pred: str) -> bool | None:
+    """None unless one side is a time of day with AM / PM, noon or midnight (`_clock`) and the
+    other a time; then whether they are one time. A bare time after 12:59 is on the 24-hour
+    clock (3 PM = 15:00); one from 1:00 to 12:59 may also be read on the 12-hour clock (3 PM =
+    3:00, 12:00 = noon), as a gold without AM / PM does not say which half it means."""
+    gc, pc = _clock(gold), _clock(pred)
+    if gc is None or pc is None or not (gc[1] or pc[1]):
+        return None
+    if gc[1] and pc[1]:
+        return gc[0] == pc[0]
+    (said, _), (bare, _) = (gc, pc) if gc[1] else (pc, gc)
+    return bare == said or (60 <= bare < 13 * 60 and bare % 720 == said % 720)
 
 
 # a tilde right before the number that opens the answer ("~5", "$~5$") is "about 5"; elsewhere
@@ -2128,7 +2327,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       different values offered as alternatives, a question mark right after the final box, a
       word of doubt right before it or after it on its line ("Perhaps \\boxed{5}", "is likely
       \\boxed{5}", "\\boxed{5} (approx.)"; not "\\boxed{\\sqrt{26}} (approximately 5.10)"), and
-      "I'm not sure" after it;
+      "I'm not sure" after it; a sentence after the final answer that offers another value too
+      ("though 6 is also possible", "it could also be 14", "But wait, 13."; not one said under
+      a condition, "if the price were 10, the answer would be 13");
     * a self-correction ("wait, I made an error", "that's wrong", "my earlier answer is
       incorrect", "let me redo it") withdraws the boxes before it when nothing after them
       hedges ("or", "maybe", "might" ...): the last box counts. An admission of error after the
@@ -2148,7 +2349,11 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       "\\frac12 (0.5)" equal 5, 120, 0.5; "5 (in cm)" is a unit; "5 (six)", "3 (rounded)" fail;
     * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}",
       "$12 dollars"), but two different known units disagree (5 cm != 5 m, 3 PM != 3 a.m.,
-      \\$5 != 5 cents);
+      \\$5 != 5 cents) unless exactly converted within one dimension (`_converted_equal`: the
+      metric prefixes of metres, grams and litres, seconds to weeks, inches to miles, cents
+      to dollars; 12 cm = 0.12 m, 1.5 kg = 1500 g; no metric to imperial);
+    * a time of day on either clock: 3 PM = 15:00, noon = 12:00 PM, midnight = 0:00 (a bare
+      1:00 to 12:59 may also be read on the 12-hour clock: 3:00 PM = 3:00);
       "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28;
     * one quantity in several units of one dimension ("3 hours and 20 minutes", "5 ft 6 in",
       "3 dollars and 20 cents") is one amount, never a list: it equals the same amount in any
@@ -2157,11 +2362,14 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       5" = "\\{x | 2<x\\le5\\}" = "x > 2 and x \\le 5", "x < 1 or x > 3" =
       (-\\infty,1)\\cup(3,\\infty), "|x| < 3" = (-3, 3), "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty);
       endpoints and their openness must agree, and two inequalities must be in the same
-      variable;
+      variable; intervals that overlap or touch are one ([1,2] \\cup [2,3] = [1,3]) and a union
+      of listed sets one set (\\{1,2\\} \\cup \\{3\\} = \\{1,2,3\\});
     * a word gold may be said with filler words ("on Tuesday", "the blue one" for "Tuesday",
       "blue"), and yes / no / true / false with a reason that does not hedge ("Yes, it is
       possible"); true means yes and false no (a JSON `true` gold reads "True");
-    * the empty set: \\emptyset = \\varnothing = \\{\\} = "no solution" = "none";
+    * the empty set: \\emptyset = \\varnothing = \\{\\} = "no solution" = "none"; "DNE" =
+      "does not exist" (a limit or extremum that does not exist) is another answer, and
+      "undefined" a third;
     * a choice letter with its value ("\\textbf{(B) }5", "B. 5", "B: 5", "Option (B) 5", also
       after it: "5 (B)") equals that letter ("B", "(B)") or that value ("5"); letter and
       value both given must both agree;
@@ -2177,7 +2385,11 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * a vector (a pmatrix / bmatrix of one row or one column, \\langle 1, 2 \\rangle) is the tuple
       of its entries: pmatrix 1 \\\\ 2 = (1, 2);
     * lists and sets are unordered, tuples ordered; a collection of tuples is a set
-      ({(1,2),(3,4)} = (3,4),(1,2), duplicates ignored);
+      ({(1,2),(3,4)} = (3,4),(1,2), duplicates ignored); the answers of labelled parts in one
+      box ("(a) 5, (b) 6") and a system in a left brace (\\left\\{\\begin{array} x=1 \\\\ y=2
+      \\end{array}\\right.) are lists; a transpose (x^T, A^\\top) is never dropped;
+    * a number in words may name what it counts and may be a dozen or a fraction: "twelve
+      apples" = 12, "half a dozen" = 6, "three quarters" = 3/4, "two and a half" = 5/2;
     * a numeral with a base subscript (204_5) equals only the same numeral in the same base:
       not 204, and not its decimal value 54 either (the question asked for base 5; accepting 54
       would also reward echoing a "convert 54 to base 5" question);
@@ -2311,12 +2523,15 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     gn, pn = _named_tuple(gc), _named_tuple(pc)
     if gn and pn and sorted(gn[0]) == sorted(pn[0]):     # (p,q)=(3,2) vs q=2, p=3: match by name
         return _relation_equal(gc, pc, budget) if gn[0] != pn[0] else _equal(gn[1], pn[1], budget)
-    compound = _compound_equal(gold, pred)       # "3 hours and 20 minutes": one quantity
-    if compound is False or (compound is None and not (
+    # one quantity: "3 hours and 20 minutes", "12 cm" vs "0.12 m", "3 PM" vs "15:00"
+    amount = _compound_equal(gold, pred)
+    for same in (_clock_equal, _converted_equal):
+        amount = same(gold, pred) if amount is None else amount
+    if amount is False or (amount is None and not (
             g == p or _equal(g, p, budget) or _relation_equal(gc, pc, budget))):
         return False
     gu, pu = _unit_key(gold), _unit_key(pred)
-    if compound is None and gu and pu and gu != pu:      # 5 cm vs 5 m
+    if amount is None and gu and pu and gu != pu:        # 5 cm vs 5 m
         return False
     # "\\boxed{42} (or 43)": an alternative right after the final box is a hedge too, and so are
     # a question mark or a word of doubt right after it ("\\boxed{42}?", "\\boxed{42} (approx.)",
