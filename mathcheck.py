@@ -141,7 +141,15 @@ _MATH_ENV = (r"(?:\$\$.{1,2000}?\$\$|\$(?:\\\$|[^$\n]){1,1000}\$|\\\([^\n]{1,100
 # "*Answer*: 5" ("_" is a word character, so the anchor word is delimited by letters and digits
 # only, not by \b; a name in code, "final_answer = ...", is still no anchor).
 _EMPH = r"[*_]{0,3}"
-_ANCHOR_WORD = r"(?<![A-Za-z0-9])(?<![A-Za-z0-9]_)(?:(?P<fin>final\s+(?:answer|result))|answer)"
+# The word in other languages too: "La respuesta (final) es 5", "La réponse est 5", "Die
+# (endgültige) Antwort ist / lautet 5", "La risposta è 5", "A resposta é 5", "Ответ: 5", "答案是 5",
+# "最终答案：5", "答え：5", "정답: 5" (each with its "is" in `_FOREIGN_IS`)
+_FOREIGN_ANSWER = (r"(?:(?:endgültige|finale?|最终|最終)\s*)?(?:respuesta|r[ée]ponse|antwort|"
+                   r"risposta|resposta|antwoord|odpowied[źz]|cevap|ответ|答案|答え|解答|정답)"
+                   r"(?:\s+finale?)?")
+_FOREIGN_IS = r"(?:(?:es|est|ist|lautet|è|é)\b\s*:?|[是为為]|：)"
+_ANCHOR_WORD = (r"(?<![A-Za-z0-9])(?<![A-Za-z0-9]_)(?:(?P<fin>final\s+(?:answer|result))|answer|"
+                + _FOREIGN_ANSWER + ")")
 # Separators between the anchor word and the answer. "is", ":" and "=" anywhere; an arrow
 # ("->", "=>", "→", "⇒") anywhere, as nobody writes one in prose after "answer"; a dash
 # ("Answer - 5", "Answer — 5") only where the anchor begins its line (after list or quote marks,
@@ -163,6 +171,7 @@ _ANCHOR_RE = re.compile(
     r"[ \t]*:?[ \t]*\|(?P<cell>[^|\n]{1,500})\|?[ \t]*(?=\n|$)"
     r"|" + _LINE_START + _ANCHOR_WORD + r"(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
     r"[ \t]*" + _EMPH + r"\s*(?P<sep>is\b\s*:?|(?:would|should|must|will)\s+be\b\s*:?|:|" +
+    _FOREIGN_IS + "|" +
     _ARROW + r"|=|(?(ls)" + _DASH +
     r"|(?(fin)" + _DASH + r"|(?!))))[ \t]*" + _EMPH +
     # the statement; "The answer is:" with nothing after it on its line: the next line
@@ -222,8 +231,12 @@ _GAP_BLOCK_RE = re.compile(r"\b(?:or|not|no|but|wait|actually|maybe|perhaps|eith
                            re.IGNORECASE)
 _FILLER_RE = re.compile(r"(?is)(?<!\s)\s*(?:I hope (?:it|this|that) is correct\.?|Let me know if.*)"
                         r"\s*$")
+# the end of a turn or the start of a new one: ChatML, Llama 3, Phi, DeepSeek, Gemma
+# (<end_of_turn>), Mistral ([INST]; its "</s>" is also HTML's strikethrough, dropped as such),
+# Command R (<|END_OF_TURN_TOKEN|>)
 SPECIAL_TOKEN_RE = re.compile(r"<\|(?:im_start|im_end|endoftext|eot_id|end_of_text|end)\|>"
-                               r"|<｜end▁of▁sentence｜>")
+                               r"|<｜end▁of▁sentence｜>|<(?:end|start)_of_turn>|\[INST\]"
+                               r"|<\|(?:END|START)_OF_TURN_TOKEN\|>")
 _NAME = r"[a-zA-Z](?:_\{?\w+\}?)?"
 DOUBLED_CMD_RE = re.compile(r"(?<!\\)\\(?=\\(?:boxed|fbox|frac|dfrac|tfrac|sqrt|left|right|pi|"
                              r"text|mathrm|cdot|times|infty|le|ge|leq|geq|lt|gt|neq|ne|in|cup|cap|pm|"
@@ -356,7 +369,8 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
             return None
         return ans
     x = re.split(r"(?i)\s+I hope\b", x)[0]
-    x = re.split(r"\.(?:\s|$)|;\s|\s\(since|\s+because\b|\s+since\b|\s+which\b|\s+as\b", x)[0]
+    x = re.split(r"\.(?:\s|$)|[。；]|;\s|\s\(since|\s+because\b|\s+since\b|\s+which\b|\s+as\b",
+                 x)[0]
     x = x.strip().rstrip(".,;:").strip().strip("*_").strip()      # "*5*", "_5_"
     if (loose or subject) and x:
         after = _subject_is(x)
@@ -522,6 +536,17 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
         if withdrawn and not _WITHDRAW_HEDGE_RE.search(text, withdrawn[0][1]):   # nothing hedges
             earlier = [b for b in earlier if b[0] > fix.end()]
     others = [_strip_math_delims(c) for _, _, c in earlier] + ([later] if later else [])
+    # every "<answer>" tag and "####" line states the final answer: one with another value
+    # competes ("<answer>6</answer> ... \\boxed{5}", "<answer>5</answer><answer>6</answer>")
+    # unless a self-correction stands between it and the final answer
+    formal = [m for m in _anchors(text) if m.start() != start
+              and (m.group("tag") is not None or m.group("hash") is not None)][-20:]
+    fixed = max((x.start() for r in (_CORRECTION_RE, _WITHDRAW_RE)
+                 for x in r.finditer(text, 0, max(start, 0))), default=-1) if formal else -1
+    for m in formal:
+        stated = _read_anchor(text, m)[1] if m.end() > fixed else None
+        if stated and re.search(r"[\d$\\]", stated):
+            others.append(stated)
     if answer is None and lenient:
         (answer, end), how = _lenient_answer(text), "lenient"
     if answer is None:
@@ -937,6 +962,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
     s = _labelled_parts(s)
+    s = re.sub(r"(?i)^the\s+(?=\d)", "", s)                          # "the 3rd", "the 5th term"
     # a scale word after a number is a factor, not a unit: 2 million = 2000000, 1.5 thousand = 1500
     if any(w in s.lower() for w in _SCALE_WORDS):
         s = re.sub(r"(?<![\d.])(\d+(?:\.\d+)?)((?:\s*(?:" + "|".join(_SCALE_WORDS) + r")\b)+)",
@@ -1035,9 +1061,10 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # spaces: collapse, keep one only between two letters (e.g. "\pi r", "no solution")
     s = re.sub(r"\s+", " ", s).strip()
     s = re.sub(r"(?<![a-zA-Z]) | (?![a-zA-Z])", "", s)
-    # plain thousands: the whole answer is 1,234,567(.89) or 1 234 567
-    if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?", s):
-        s = s.replace(",", "")
+    # plain thousands: the whole answer is 1,234,567(.89), 1 234 567, Swiss 1'234'567(.89) or
+    # 1.234.567 (two dots or more: "1.234" is a decimal; and "," is never a decimal point)
+    if re.fullmatch(r"-?\d{1,3}(?:([,'’])\d{3})(?:\1\d{3})*(?:\.\d+)?|-?\d{1,3}(?:\.\d{3}){2,}", s):
+        s = re.sub(r"[,'’]", "", s) if re.search(r"[,'’]", s) else s.replace(".", "")
     s = s.replace("\x00", ",")
     groups = _split_top(s, ";")                  # p=5,q=2;p=7,q=2 -> (5,2),(7,2)
     if len(groups) > 1:
@@ -1918,9 +1945,10 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
         if _is_name(lhs) or (eq is p and numeric_lhs):
             return (_scalar_equal(rhs, other, budget) if eq is g
                     else _scalar_equal(other, rhs, budget))
-    prime = r"(?<=[a-zA-Z)'])'"
+    # f'(x) is not f(x), 2' (minutes of arc, feet) not 2, 1'2 not 12 (math-verify drops a prime)
+    prime = r"(?<=[a-zA-Z0-9)'])'"
     if len(re.findall(prime, g)) != len(re.findall(prime, p)):
-        return False                             # f'(x) is not f(x) (math-verify drops the prime)
+        return False
     if g.count("^{T}") != p.count("^{T}"):
         return False                             # x^T is not x (math-verify drops the transpose)
     gc, pc = _choice(g), _choice(p)
@@ -1936,6 +1964,9 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     gt, pt = _is_text(g), _is_text(p)
     if gt or pt:
         return gt and pt and _text_key(g) == _text_key(p)
+    roman = r"(?=[IVX]{2})X{0,3}(?:IX|IV|V?I{0,3})"     # II, IV, XII: not the product of letters
+    if re.fullmatch(roman, g) and re.fullmatch(roman, p):
+        return g == p
     if re.fullmatch(r"\(?[A-Ea-e]\)?", g) or re.fullmatch(r"\(?[A-Ea-e]\)?", p):   # choice letters
         return _text_key(g) == _text_key(p)
     gv, pv = exact_number(g), exact_number(p)
@@ -2304,7 +2335,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     Which answer counts (`extract_answer`):
 
     * only the text after the last `</think>` counts, up to a chat-template end or new-turn
-      token (`<|im_end|>`, `<|im_start|>`, `<|endoftext|>` ...); an unclosed `<think>` -> False;
+      token (`<|im_end|>`, `<|im_start|>`, `<|endoftext|>`, Gemma's `<end_of_turn>`, Mistral's
+      `[INST]` ...); an unclosed `<think>` -> False;
       HTML formatting tags in it are read as markdown would be (`<b>Answer:</b> 5`);
     * the last `\\boxed{}`/`\\fbox{}` counts (adjacent boxes, boxes joined by a short phrase
       with "and", and boxes of labelled parts "(a) ... (b) ..." form one list); without a box
@@ -2321,10 +2353,12 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       statement inside read as outside), or a last sentence "Therefore, the largest $n$ is
       X" or "Therefore, $x = X$" (one variable); a "Final Answer:", "####" or "<answer>" line
       after the last box is the final answer; "5!" is a factorial, also at the end of a
-      sentence;
+      sentence; the anchor word may be in another language ("La respuesta es X", "Die Antwort
+      ist X", "答案是 X", "Ответ: X");
     * hedges -> False: "42 or 43", `\\pm` for a single value, `\\approx`, "~5" (a tilde
       before the opening number; "1~000" is a space), extra candidates, several boxes with
-      different values offered as alternatives, a question mark right after the final box, a
+      different values offered as alternatives, an "<answer>" tag or "####" line with another
+      value than the final answer, a question mark right after the final box, a
       word of doubt right before it or after it on its line ("Perhaps \\boxed{5}", "is likely
       \\boxed{5}", "\\boxed{5} (approx.)"; not "\\boxed{\\sqrt{26}} (approximately 5.10)"), and
       "I'm not sure" after it; a sentence after the final answer that offers another value too
@@ -2393,7 +2427,10 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * a numeral with a base subscript (204_5) equals only the same numeral in the same base:
       not 204, and not its decimal value 54 either (the question asked for base 5; accepting 54
       would also reward echoing a "convert 54 to base 5" question);
-    * "3, 500" is two numbers; "3,500" and "3,\\!500" are 3500.
+    * "3, 500" is two numbers; "3,500", "3,\\!500", Swiss "3'500" are 3500, and so is
+      "1.234.567" with two dots or more 1234567 ("1.234" is a decimal);
+    * Roman numerals of I, V and X are compared as numerals (IV != VI, and IV != 4: a label in
+      "I, II and IV" is no number); ordinal words are not numbers ("third" != 3).
 
     Deliberate policies where this differs from math-verify's own regression tests (see
     bench/mathverify_suite.py):

@@ -360,6 +360,54 @@ def test_anchor_spelling_near_misses_rejected():
     check([(c, g, False) for c, g in ANCHOR_SPELLING_NEAR_MISSES])
 
 
+# the anchor in other languages: "La respuesta es 5", "Die Antwort ist 5", "答案是 5", "Ответ: 5"
+FOREIGN_ANCHORS = [
+    "La respuesta es 5.", "La respuesta final es $5$.", "Respuesta: 5", "**Respuesta final:** 5",
+    "La réponse est 5.", "Réponse : 5", "La réponse finale est $5$.", "Die Antwort ist 5.",
+    "Antwort: 5", "Die endgültige Antwort lautet 5.", "答案是 5", "答案：5", "最终答案是 $5$。",
+    "所以答案是5。", "Ответ: 5", "A resposta é 5.", "La risposta è 5.", "答え：5", "정답: 5",
+    "Odpowiedź: 5", "Cevap: 5", "Antwoord: 5",
+]
+FOREIGN_ANCHOR_NEAR_MISSES = [
+    "La respuesta es 6.", "Die Antwort ist 6.", "答案是 6", "Ответ: 6", "La respuesta no es 5.",
+    "Die Antwort ist nicht 5.", "La réponse n'est pas 5.", "答案不是5", "La respuesta es 5 o 6.",
+    "Die Antwort ist 5 oder 6.", "答案可能是5", "Antwort: ungefähr 5",
+]
+
+
+def test_an_answer_stated_in_another_language():
+    check([(c, "5", True) for c in FOREIGN_ANCHORS]
+          + [(c, "5", False) for c in FOREIGN_ANCHOR_NEAR_MISSES])
+
+
+def test_end_of_turn_tokens_of_other_chat_templates():
+    check([
+        ("\\boxed{5}<end_of_turn>\n<start_of_turn>user\nIs it 6? \\boxed{6}", "5", True),
+        ("\\boxed{5}</s>[INST] Is it 6? [/INST] The answer is \\boxed{6}", "5", True),
+        ("\\boxed{5}<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|USER_TOKEN|>\\boxed{6}", "5",
+         True),
+        ("\\boxed{6}</s>[INST] Is it 5? [/INST] \\boxed{5}", "5", False),
+        ("\\boxed{6}<end_of_turn>\n<start_of_turn>user\nIs it 5? \\boxed{5}", "5", False),
+        ("<s>\\boxed{4}</s> \\boxed{5}", "5", False),        # HTML strikethrough: a second box
+    ])
+
+
+# "<answer>" tags and "####" lines each state the final answer: one that differs from the final
+# box, or from another tag, competes with it
+def test_answer_tags_and_hash_lines_that_disagree_compete():
+    check([
+        ("<answer>6</answer>\nSo \\boxed{5}", "5", False),
+        ("<answer>6</answer>\nSo \\boxed{5}", "6", False),
+        ("<answer>5</answer><answer>6</answer>", "6", False),
+        ("#### 6\n\\boxed{5}", "5", False),
+        ("<answer>5</answer> \\boxed{5}", "5", True),
+        ("<answer>5</answer><answer>5</answer>", "5", True),
+        ("<answer>x = 5</answer>\n\\boxed{5}", "5", True),
+        ("<answer>6</answer>. Wait, I made an error: \\boxed{5}", "5", True),
+        ("<answer>The final answer is \\boxed{5}</answer>", "5", True),
+    ])
+
+
 # the last anchored statement counts, also when it follows another on the same line; one that
 # only judges the answer ("This answer is correct.") is passed over; "should / must / will /
 # would be" separate like "is" (not "would be ... if"); "not 5, it is 6" is 6
@@ -851,6 +899,38 @@ GOLD_SPELLINGS = [
 
 def test_gold_spellings_of_datasets():
     check(GOLD_SPELLINGS)
+
+
+def test_thousands_separators_of_other_locales():
+    check([
+        ("\\boxed{1.234.567}", "1234567", True),
+        ("\\boxed{1.000.000}", "10^6", True),
+        ("The answer is 1.234.567.", "1234567", True),
+        ("\\boxed{1'234}", "1234", True),
+        ("\\boxed{1’234’567}", "1234567", True),
+        ("\\boxed{1'000.5}", "1000.5", True),
+        ("\\boxed{1.234}", "1234", False),                  # one dot: a decimal point
+        ("\\boxed{1.234.567}", "1.234567", False),
+        ("\\boxed{1.234,5}", "1234.5", False),              # "," is never a decimal point
+        ("\\boxed{12,5}", "12.5", False),
+        ("\\boxed{1'2}", "12", False),
+        ("\\boxed{2'}", "2", False),                        # minutes of arc or feet
+        ("\\boxed{1.23.456}", "123456", False),
+    ])
+
+
+def test_roman_numerals_and_an_ordinal_after_the():
+    check([
+        ("\\boxed{VI}", "IV", False),                       # not the product of V and I
+        ("\\boxed{II}", "III", False),
+        ("\\boxed{IV}", "IV", True),
+        ("\\boxed{\\text{XII}}", "XII", True),
+        ("\\boxed{IV}", "4", False),                        # a label, as in "I, II and IV"
+        ("The answer is the 3rd.", "3", True),
+        ("\\boxed{\\text{the 5th term}}", "5", True),
+        ("\\boxed{\\text{the 3rd}}", "4", False),
+        ("\\boxed{\\text{third}}", "3", False),             # an ordinal word: not its number
+    ])
 
 
 # ---------------------------------------------------------------- percentages in words
