@@ -146,7 +146,7 @@ _EMPH = r"[*_]{0,3}"
 # "最终答案：5", "答え：5", "정답: 5" (each with its "is" in `_FOREIGN_IS`)
 _FOREIGN_ANSWER = (r"(?:(?:endgültige|finale?|最终|最終)\s*)?(?:respuesta|r[ée]ponse|antwort|"
                    r"risposta|resposta|antwoord|odpowied[źz]|cevap|ответ|答案|答え|解答|정답)"
-                   r"(?:\s+finale?)?")
+                   r"(?:\s+(?:finale?|correct[ae]))?")
 _FOREIGN_IS = r"(?:(?:es|est|ist|lautet|è|é)\b\s*:?|[是为為]|：)"
 _ANCHOR_WORD = (r"(?<![A-Za-z0-9])(?<![A-Za-z0-9]_)(?:(?P<fin>final\s+(?:answer|result))|answer|"
                 + _FOREIGN_ANSWER + ")")
@@ -598,8 +598,13 @@ def _competitors(text: str, end: int, answer: str) -> list[str]:
     out = []
     for m in _COMPETING_RE.finditer(text, end):
         begin = max(m.start() - 300, *(text.rfind(c, 0, m.start()) + 1 for c in ".!?\n"))
-        if re.search(r"(?i)\b(?:if|unless|were|had|suppose|assuming)\b", text[begin:m.start()]):
-            continue
+        stop = min([len(text), m.end() + 300] + [i for i in (text.find(c, m.end()) for c in ".!?\n")
+                                                 if i >= 0])
+        if re.search(r"(?i)\b(?:if|unless|were|had|suppose|assuming)\b", text[begin:m.start()]) \
+                or re.search(r"(?i)\b(?:extraneous|reject\w*|discard\w*|exclud\w*|invalid|"
+                             r"not\s+(?:valid|allowed|possible|in\s+the\s+domain))\b",
+                             text[m.end():stop]):
+            continue                     # "... 3 is also a solution, but it is extraneous"
         value = _strip_math_delims(next(v for v in m.group("v", "w", "x", "y") if v))
         if normalize_answer(value) not in known:
             out.append(value)
@@ -974,6 +979,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
         r"\d\s+[a-zA-Z]\s*$", s) else s
     s = _strip_unit_words(s.strip())
     s = re.sub(r"(?<=[\d}])\s*[\u4e00-\u9fff]{1,4}$", "", s)    # a unit in Chinese: 12 元, 5 个
+    # a word in another script after a number: "5 Äpfel", "5 см" (one word, holding a letter that
+    # is not ASCII)
+    s = re.sub(r"(?<=[\d}])\s+(?=[^\W\d_]*[^\x00-\x7f])[^\W\d_]{1,30}\.?$", "", s)
     # a value followed by its choice letter, "5 (B)", is the same answer as "(B) 5" (which
     # `_choice` reads): put the letter first. The value must hold a digit or a command, so
     # "f (B)" (a function applied to B) is left alone; `_choice` rejects values it cannot read.
@@ -1247,7 +1255,7 @@ def _number_word(s: str) -> str:
     words = re.split(r"[-\s]+", m.group(2).lower())
     for k in range(len(words), 0, -1):
         rest = words[k:]
-        if rest and (rest[0] in _SMALL_NUMBERS + _TENS + list(_PARTS) or
+        if rest and (rest[0] in _SMALL_NUMBERS + _TENS or rest[0].rstrip("s") in _PARTS or
                      _strip_unit_words("1 " + " ".join(rest)) != "1"):
             continue                                   # "five five", "one of them"
         value = _word_value(words[:k])
@@ -2190,9 +2198,9 @@ def _unit_key(s: str) -> str | None:
     dollar = "dollar" if re.search(r"\\\$|\\textdollar|^[^$]*\$\s*\d[^$]*$", s) else None
     t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"\1 \2", s)   # siunitx
     t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", t)
-    t = _MERIDIEM_RE.sub(r" \1m", t)
     t = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])", " degrees", t)
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
+    t = _MERIDIEM_RE.sub(r" \1m", t)
     m = re.search(r"(?:\d|\\pi)(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
                   r"(?P<u>[a-zA-Z]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
     if not m or (len(m.group("u")) == 1 and not m.group("sp")):
@@ -2293,7 +2301,8 @@ def _clock(s: str) -> tuple[int, bool] | None:
     if half in ("am", "pm"):
         return ((h % 12) * 60 + minute + (720 if half == "pm" else 0), True) if 1 <= h <= 12 \
             else None
-    return (h * 60 + minute, False) if m.group(2) and h <= 23 else None
+    # (a zero-padded hour, "09:45", is on the 24-hour clock)
+    return (h * 60 + minute, len(m.group(1)) == 2 and h < 10) if m.group(2) and h <= 23 else None
 
 
 def _clock_equal(gold: str, pred: str) -> bool | None:

@@ -147,6 +147,10 @@ COMPETING_IN_PROSE = [
     ("\\boxed{\\{2, 3\\}}. Indeed 3 also works: 9 - 6 = 3.", "\\{2,3\\}", True),
     ("\\boxed{\\frac12}. Note that 0.5 is also correct.", "1/2", True),
     ("\\boxed{12}. If we had 4 boxes, 16 would also be possible.", "12", True),
+    # another value that the same sentence rules out (an extraneous root) does not compete
+    ("\\boxed{12}. Note that x = 3 is also a solution, but it is extraneous.", "12", True),
+    ("\\boxed{2}. The root -3 would also be a solution, but it is rejected as x > 0.", "2", True),
+    ("\\boxed{2}. The root -3 would also be a solution.", "2", False),
 ]
 
 
@@ -366,7 +370,8 @@ FOREIGN_ANCHORS = [
     "La réponse est 5.", "Réponse : 5", "La réponse finale est $5$.", "Die Antwort ist 5.",
     "Antwort: 5", "Die endgültige Antwort lautet 5.", "答案是 5", "答案：5", "最终答案是 $5$。",
     "所以答案是5。", "Ответ: 5", "A resposta é 5.", "La risposta è 5.", "答え：5", "정답: 5",
-    "Odpowiedź: 5", "Cevap: 5", "Antwoord: 5",
+    "Odpowiedź: 5", "Cevap: 5", "Antwoord: 5", "La respuesta correcta es 5.", "答案为5。",
+    "Die Antwort ist 5 Äpfel.", "Ответ: 5 см.",
 ]
 FOREIGN_ANCHOR_NEAR_MISSES = [
     "La respuesta es 6.", "Die Antwort ist 6.", "答案是 6", "Ответ: 6", "La respuesta no es 5.",
@@ -666,6 +671,7 @@ def test_a_number_in_words_with_what_it_counts_a_dozen_and_fractions():
         ("\\boxed{\\text{third}}", "\\frac13", False),          # an ordinal, not a fraction
         ("\\boxed{\\text{five five}}", "5", False),
         ("\\boxed{\\text{a dozen or so}}", "12", False),
+        ("\\boxed{\\text{zero halves}}", "0", False),
     ])
 
 
@@ -1057,6 +1063,9 @@ CLOCK = [
     ("\\boxed{\\text{midnight}}", "12:00 PM", False),
     ("\\boxed{15:00}", "3:00", False),
     ("\\boxed{3 PM}", "16:00", False),
+    ("\\boxed{3:00\\,\\text{p.m.}}", "15:00", True),
+    ("\\boxed{9:45 AM}", "09:45", True),
+    ("\\boxed{9:45 PM}", "09:45", False),                  # a zero-padded hour: 24-hour clock
 ]
 # one amount in two units of one dimension, converted exactly where the gold names a unit
 CONVERTED = [
