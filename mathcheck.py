@@ -141,7 +141,15 @@ _MATH_ENV = (r"(?:\$\$.{1,2000}?\$\$|\$(?:\\\$|[^$\n]){1,1000}\$|\\\([^\n]{1,100
 # "*Answer*: 5" ("_" is a word character, so the anchor word is delimited by letters and digits
 # only, not by \b; a name in code, "final_answer = ...", is still no anchor).
 _EMPH = r"[*_]{0,3}"
-_ANCHOR_WORD = r"(?<![A-Za-z0-9])(?<![A-Za-z0-9]_)(?:(?P<fin>final\s+(?:answer|result))|answer)"
+# The word in other languages too: "La respuesta (final) es 5", "La réponse est 5", "Die
+# (endgültige) Antwort ist / lautet 5", "La risposta è 5", "A resposta é 5", "Ответ: 5", "答案是 5",
+# "最终答案：5", "答え：5", "정답: 5" (each with its "is" in `_FOREIGN_IS`)
+_FOREIGN_ANSWER = (r"(?:(?:endgültige|finale?|最终|最終)\s*)?(?:respuesta|r[ée]ponse|antwort|"
+                   r"risposta|resposta|antwoord|odpowied[źz]|cevap|ответ|答案|答え|解答|정답)"
+                   r"(?:\s+(?:finale?|correct[ae]))?")
+_FOREIGN_IS = r"(?:(?:es|est|ist|lautet|è|é)\b\s*:?|[是为為]|：)"
+_ANCHOR_WORD = (r"(?<![A-Za-z0-9])(?<![A-Za-z0-9]_)(?:(?P<fin>final\s+(?:answer|result))|answer|"
+                + _FOREIGN_ANSWER + ")")
 # Separators between the anchor word and the answer. "is", ":" and "=" anywhere; an arrow
 # ("->", "=>", "→", "⇒") anywhere, as nobody writes one in prose after "answer"; a dash
 # ("Answer - 5", "Answer — 5") only where the anchor begins its line (after list or quote marks,
@@ -163,6 +171,7 @@ _ANCHOR_RE = re.compile(
     r"[ \t]*:?[ \t]*\|(?P<cell>[^|\n]{1,500})\|?[ \t]*(?=\n|$)"
     r"|" + _LINE_START + _ANCHOR_WORD + r"(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
     r"[ \t]*" + _EMPH + r"\s*(?P<sep>is\b\s*:?|(?:would|should|must|will)\s+be\b\s*:?|:|" +
+    _FOREIGN_IS + "|" +
     _ARROW + r"|=|(?(ls)" + _DASH +
     r"|(?(fin)" + _DASH + r"|(?!))))[ \t]*" + _EMPH +
     # the statement; "The answer is:" with nothing after it on its line: the next line
@@ -222,8 +231,12 @@ _GAP_BLOCK_RE = re.compile(r"\b(?:or|not|no|but|wait|actually|maybe|perhaps|eith
                            re.IGNORECASE)
 _FILLER_RE = re.compile(r"(?is)(?<!\s)\s*(?:I hope (?:it|this|that) is correct\.?|Let me know if.*)"
                         r"\s*$")
+# the end of a turn or the start of a new one: ChatML, Llama 3, Phi, DeepSeek, Gemma
+# (<end_of_turn>), Mistral ([INST]; its "</s>" is also HTML's strikethrough, dropped as such),
+# Command R (<|END_OF_TURN_TOKEN|>)
 SPECIAL_TOKEN_RE = re.compile(r"<\|(?:im_start|im_end|endoftext|eot_id|end_of_text|end)\|>"
-                               r"|<｜end▁of▁sentence｜>")
+                               r"|<｜end▁of▁sentence｜>|<(?:end|start)_of_turn>|\[INST\]"
+                               r"|<\|(?:END|START)_OF_TURN_TOKEN\|>")
 _NAME = r"[a-zA-Z](?:_\{?\w+\}?)?"
 DOUBLED_CMD_RE = re.compile(r"(?<!\\)\\(?=\\(?:boxed|fbox|frac|dfrac|tfrac|sqrt|left|right|pi|"
                              r"text|mathrm|cdot|times|infty|le|ge|leq|geq|lt|gt|neq|ne|in|cup|cap|pm|"
@@ -356,7 +369,8 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
             return None
         return ans
     x = re.split(r"(?i)\s+I hope\b", x)[0]
-    x = re.split(r"\.(?:\s|$)|;\s|\s\(since|\s+because\b|\s+since\b|\s+which\b|\s+as\b", x)[0]
+    x = re.split(r"\.(?:\s|$)|[。；]|;\s|\s\(since|\s+because\b|\s+since\b|\s+which\b|\s+as\b",
+                 x)[0]
     x = x.strip().rstrip(".,;:").strip().strip("*_").strip()      # "*5*", "_5_"
     if (loose or subject) and x:
         after = _subject_is(x)
@@ -461,8 +475,11 @@ def _read_anchor(text: str, last: re.Match) -> tuple[int, str | None, int, bool]
         return last.start(), _clean_statement(last.group("cell")), last.end(), False
     end = _SENTENCE_RE.match(text, last.start("stmt")).end()    # what follows may retract it
     sep = last.group("sep").lower()
-    if sep.startswith("would") and re.search(r"(?i)\b(?:if|unless|were|had)\b", last.group("stmt")):
-        return last.start(), None, end, final     # "The answer would be 5 if ...": conditional
+    # "The answer would be 5 if ...", "If the price were 10, the answer would be 13": conditional
+    begin = max(last.start() - 300, *(text.rfind(c, 0, last.start()) + 1 for c in ".!?\n"))
+    if sep.startswith("would") and re.search(r"(?i)\b(?:if|unless|were|had)\b",
+                                             text[begin:last.start()] + last.group("stmt")):
+        return last.start(), None, end, final
     # "Answer: The value is 5." reads as "The answer is 5" (not after "The answer is ...")
     subject = not re.match(r"is|would|should|must|will", sep)
     return (last.start(), _clean_statement(last.group("stmt"), loose=final, subject=subject),
@@ -519,13 +536,24 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
         if withdrawn and not _WITHDRAW_HEDGE_RE.search(text, withdrawn[0][1]):   # nothing hedges
             earlier = [b for b in earlier if b[0] > fix.end()]
     others = [_strip_math_delims(c) for _, _, c in earlier] + ([later] if later else [])
+    # every "<answer>" tag and "####" line states the final answer: one with another value
+    # competes ("<answer>6</answer> ... \\boxed{5}", "<answer>5</answer><answer>6</answer>")
+    # unless a self-correction stands between it and the final answer
+    formal = [m for m in _anchors(text) if m.start() != start
+              and (m.group("tag") is not None or m.group("hash") is not None)][-20:]
+    fixed = max((x.start() for r in (_CORRECTION_RE, _WITHDRAW_RE)
+                 for x in r.finditer(text, 0, max(start, 0))), default=-1) if formal else -1
+    for m in formal:
+        stated = _read_anchor(text, m)[1] if m.end() > fixed else None
+        if stated and re.search(r"[\d$\\]", stated):
+            others.append(stated)
     if answer is None and lenient:
         (answer, end), how = _lenient_answer(text), "lenient"
     if answer is None:
         return None, [], ""
     if retract and _retracted(text, end, answer):
         return None, [], ""
-    return answer, others, how
+    return answer, others + _competitors(text, end, answer), how
 
 
 # A later sentence that denies a value: "the answer is not 5", "Answer: not 5", "5 is not the
@@ -542,6 +570,47 @@ _DENIAL_RES = (
     re.compile(r"(?i)(?<![^\s(])" + _DENIAL_VALUE + r"\s+(?:" + _NOT + r"\s+(?:the\s+|a\s+)?"
                r"(?:correct\s+|right\s+|final\s+)?(?:answer|solution|result)|(?:is|was)\s+"
                + _DENIAL_ADV + r"(?:wrong|incorrect))\b"))
+
+
+# A sentence after the final answer that offers another value as possible too: "\\boxed{12},
+# though 6 is also possible", "6 also works", "it could also be 14", "But wait, 13.", "or maybe
+# 13". That value competes with the answer (a hedge); one said under a condition ("if the price
+# were 10, the answer would be 13") does not.
+_COMPETING_VALUE = (r"(?P<v>\$[^$\n]{1,80}\$|\\\([^\n]{1,80}?\\\)"
+                    r"|(?<![\d,.])-?\d[\d,]*(?:\.\d+)?(?:/\d+)?)")
+_COMPETING_RE = re.compile(
+    r"(?i)" + _COMPETING_VALUE + r"\s+(?:(?:is|would|might|could|may)\s+)?(?:be\s+)?also\s+"
+    r"(?:be\s+)?"
+    r"(?:possible|valid|works?|correct|right|satisfies|(?:a|an|another)\s+(?:possible\s+|valid\s+)?"
+    r"(?:answer|solution|option))\b"
+    r"|\b(?:could|might|may|can)\s+also\s+be\s+" + _COMPETING_VALUE.replace("?P<v>", "?P<w>") +
+    r"|\bbut\s+wait\b[\s,:;.!-]*(?:(?:it'?s|maybe|perhaps|actually|the\s+answer\s+is)\s+)?"
+    + _COMPETING_VALUE.replace("?P<v>", "?P<x>") + r"(?=\s*(?:[.!?]|$))"
+    r"|\b(?:or\s+(?:maybe|perhaps|possibly)|alternatively,?)\s+"
+    + _COMPETING_VALUE.replace("?P<v>", "?P<y>"))
+
+
+def _competitors(text: str, end: int, answer: str) -> list[str]:
+    """Values that a sentence after the final answer (from `end`) offers as possible too and that
+    are neither the answer nor one of its elements (`_COMPETING_RE`)."""
+    key = normalize_answer(answer)
+    known = {key, *_structure(key)[1]}
+    out = []
+    for m in _COMPETING_RE.finditer(text, end):
+        begin = max(m.start() - 300, *(text.rfind(c, 0, m.start()) + 1 for c in ".!?\n"))
+        stop = min([len(text), m.end() + 300] + [i for i in (text.find(c, m.end()) for c in ".!?\n")
+                                                 if i >= 0])
+        if re.search(r"(?i)\b(?:if|unless|were|had|suppose|assuming)\b", text[begin:m.start()]) \
+                or re.search(r"(?i)\b(?:extraneous|reject\w*|discard\w*|exclud\w*|invalid|"
+                             r"not\s+(?:valid|allowed|possible|in\s+the\s+domain))\b",
+                             text[m.end():stop]):
+            continue                     # "... 3 is also a solution, but it is extraneous"
+        value = _strip_math_delims(next(v for v in m.group("v", "w", "x", "y") if v))
+        if normalize_answer(value) not in known:
+            out.append(value)
+        if len(out) >= 10:
+            break
+    return out
 
 
 def _retracted(text: str, end: int, answer: str) -> bool:
@@ -838,6 +907,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\neq(?![a-zA-Z])|!=", r"\\ne ", s)
     s = re.sub(r"\^\s*\{\s*((?:\\prime\s*)+)\}|\^\s*\\prime(?![a-zA-Z])",
                lambda m: "'" * max(1, m.group(0).count("\\prime")), s)     # f^{\prime} = f'
+    # the transpose: A^\top, A^{\intercal}, A^\mathsf{T}, A^T -> A^{T}
+    s = re.sub(r"\^\s*(?:\{\s*(?:\\top|\\intercal|\\mathsf\s*\{T\}|T)\s*\}|\\top|\\intercal"
+               r"|\\mathsf\s*\{T\}|T)(?![a-zA-Z])", "^{T}", s)
     s = re.sub(r"\\lt(?![a-zA-Z])", "<", s)
     s = re.sub(r"\\lg(?![a-zA-Z])", r"\\log_{10}", s)                     # \lg 100 = 2
     s = re.sub(r"\\gt(?![a-zA-Z])", ">", s)
@@ -850,10 +922,11 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                                        if re.fullmatch(r"[a-zA-Z]+", m.group(2)) else ""), s)
     # an alignment environment (or a system in "cases") around the answer: its rows are a list,
     # "&" only aligns, and ":=" defines like "="
-    m = re.fullmatch(r"\s*\\begin\{(aligned|align\*?|gathered|split|equation\*?|cases)\}(.*)"
-                     r"\\end\{\1\}\s*", s, re.DOTALL)
-    if m:
-        s = ", ".join(r.strip() for r in re.split(r"\\\\", m.group(2).replace("&", ""))
+    # (also an array after "\left\{": "\left\{\begin{array}{l} x=1 \\ y=2 \end{array}\right.")
+    m = re.fullmatch(r"\s*(\\\{)?\s*\\begin\{(aligned|align\*?|gathered|split|equation\*?|cases"
+                     r"|array)\}(?:\{[^{}]*\})?(.*)\\end\{\2\}\s*", s, re.DOTALL)
+    if m and (m.group(1) or m.group(2) != "array"):
+        s = ", ".join(r.strip() for r in re.split(r"\\\\", m.group(3).replace("&", ""))
                       if r.strip())
     s = s.replace(":=", "=")
     # thousands separators in LaTeX spacing: 1\,000 1{,}000 1\ 000 1,\!000 (also "1,\! 000")
@@ -893,6 +966,8 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # unwrap text-style commands, then drop trailing unit words after a number
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
+    s = _labelled_parts(s)
+    s = re.sub(r"(?i)^the\s+(?=\d)", "", s)                          # "the 3rd", "the 5th term"
     # a scale word after a number is a factor, not a unit: 2 million = 2000000, 1.5 thousand = 1500
     if any(w in s.lower() for w in _SCALE_WORDS):
         s = re.sub(r"(?<![\d.])(\d+(?:\.\d+)?)((?:\s*(?:" + "|".join(_SCALE_WORDS) + r")\b)+)",
@@ -904,6 +979,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
         r"\d\s+[a-zA-Z]\s*$", s) else s
     s = _strip_unit_words(s.strip())
     s = re.sub(r"(?<=[\d}])\s*[\u4e00-\u9fff]{1,4}$", "", s)    # a unit in Chinese: 12 元, 5 个
+    # a word in another script after a number: "5 Äpfel", "5 см" (one word, holding a letter that
+    # is not ASCII)
+    s = re.sub(r"(?<=[\d}])\s+(?=[^\W\d_]*[^\x00-\x7f])[^\W\d_]{1,30}\.?$", "", s)
     # a value followed by its choice letter, "5 (B)", is the same answer as "(B) 5" (which
     # `_choice` reads): put the letter first. The value must hold a digit or a command, so
     # "f (B)" (a function applied to B) is left alone; `_choice` rejects values it cannot read.
@@ -991,9 +1069,10 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # spaces: collapse, keep one only between two letters (e.g. "\pi r", "no solution")
     s = re.sub(r"\s+", " ", s).strip()
     s = re.sub(r"(?<![a-zA-Z]) | (?![a-zA-Z])", "", s)
-    # plain thousands: the whole answer is 1,234,567(.89) or 1 234 567
-    if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?", s):
-        s = s.replace(",", "")
+    # plain thousands: the whole answer is 1,234,567(.89), 1 234 567, Swiss 1'234'567(.89) or
+    # 1.234.567 (two dots or more: "1.234" is a decimal; and "," is never a decimal point)
+    if re.fullmatch(r"-?\d{1,3}(?:([,'’])\d{3})(?:\1\d{3})*(?:\.\d+)?|-?\d{1,3}(?:\.\d{3}){2,}", s):
+        s = re.sub(r"[,'’]", "", s) if re.search(r"[,'’]", s) else s.replace(".", "")
     s = s.replace("\x00", ",")
     groups = _split_top(s, ";")                  # p=5,q=2;p=7,q=2 -> (5,2),(7,2)
     if len(groups) > 1:
@@ -1009,6 +1088,26 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?i)^(?:option|choice|answer)\s*:?\s*(\(?[A-E]\)?)$", r"\1", s)   # "Option B"
     s = _strip_outer_parens(_strip_outer_braces(s))
     return _number_word(s) + ("%" if pct else "")
+
+
+# the label of a part of a question inside one answer: "(a) 5, (b) 6", "a) 5; b) 6", "Part (i): 5"
+_PART_IN_ANSWER_RE = re.compile(r"(?:^|(?<=[\s,;]))(?:[Pp]art\s*)?\(?([a-h]|i{1,3}|iv|vi{0,3})\)"
+                                r"\s*[.:]?\s*")
+_PART_NAMES = ("abcdefgh", ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii"))
+
+
+def _labelled_parts(s: str) -> str:
+    """'(a) 5, (b) 6' -> '5, 6': the answers of the parts (a), (b), ... or (i), (ii), ... of a
+    question, labelled in order from the start of the answer, are its list."""
+    labels = list(_PART_IN_ANSWER_RE.finditer(s)) if ")" in s else []
+    if len(labels) < 2 or labels[0].start() != 0:
+        return s
+    names = [m.group(1) for m in labels]
+    if not any(names == list(seq[:len(names)]) for seq in _PART_NAMES):
+        return s
+    values = [s[a.end():b.start() if b else len(s)].strip().rstrip(",;").strip()
+              for a, b in zip(labels, labels[1:] + [None])]
+    return ", ".join(values) if all(values) else s
 
 
 # counting notations with literal integers: {}^{10}C_3, _{10}C_{3}, ^5P_2, 10C3, 5P2 (C(10, 3)
@@ -1113,17 +1212,56 @@ def _cardinal(words: list[str]) -> int | None:
     return total if words else None
 
 
+# the denominators of fractions in words: "three quarters", "two fifths" ("half" alone is 1/2)
+_PARTS = {"half": 2, "halve": 2, "third": 3, "quarter": 4, "fourth": 4, "fifth": 5, "sixth": 6,
+          "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10, "twelfth": 12, "hundredth": 100}
+
+
+def _word_value(words: list[str]) -> str | None:
+    """The number the words say, as an answer string: ['twenty', 'one'] -> '21', ['a', 'dozen']
+    -> '12', ['three', 'quarters'] -> '\\frac{3}{4}', ['two', 'and', 'a', 'half'] ->
+    '2\\frac{1}{2}'; None when they say none."""
+    n = _cardinal(words)
+    if n is not None:
+        return str(n)
+
+    def count(head: list[str]) -> int | None:          # "a", "one", "three", "twenty-one"
+        return 1 if head == ["a"] else _cardinal(head) if head else None
+
+    if words[-1] in ("dozen", "dozens"):
+        k = Fraction(1, 2) if words[:-1] == ["half", "a"] else count(words[:-1])
+        return None if k is None else str(k * 12)
+    if "and" in words:                                 # "two and a half"
+        i = words.index("and")
+        whole, rest = _cardinal(words[:i]), _word_value(words[i + 1:]) if words[i + 1:] else None
+        frac = exact_number(rest) if rest else None
+        if whole and frac is not None and 0 < frac < 1:
+            return f"{whole}\\frac{{{frac.numerator}}}{{{frac.denominator}}}"
+    part = _PARTS.get(words[-1][:-1] if words[-1].endswith("s") else words[-1])
+    if part is not None:
+        k = 1 if words == ["half"] else count(words[:-1])
+        return None if not k else f"\\frac{{{k}}}{{{part}}}"
+    return None
+
+
 def _number_word(s: str) -> str:
-    """'five' -> '5', 'Twenty-one' -> '21', 'two thousand five hundred' -> '2500': an answer
-    that is one number spelled out in English (the whole answer only: 'five apples' or 'one of
-    them' stay words)."""
+    """'five' -> '5', 'Twenty-one' -> '21', 'two thousand five hundred' -> '2500', 'twelve
+    apples' -> '12', 'a dozen' -> '12', 'three quarters' -> '\\frac{3}{4}': an answer that is
+    one number spelled out in English, with the words of what it counts after it ('one of them'
+    stays words: 'of' is no such word)."""
     m = re.fullmatch(r"(?i)((?:minus|negative)\s+|-)?([a-z]+(?:[-\s]+[a-z]+){0,11})", s)
     if not m:
         return s
-    n = _cardinal(re.split(r"[-\s]+", m.group(2).lower()))
-    if n is None:
-        return s
-    return ("-" if m.group(1) and n else "") + str(n)
+    words = re.split(r"[-\s]+", m.group(2).lower())
+    for k in range(len(words), 0, -1):
+        rest = words[k:]
+        if rest and (rest[0] in _SMALL_NUMBERS + _TENS or rest[0].rstrip("s") in _PARTS or
+                     _strip_unit_words("1 " + " ".join(rest)) != "1"):
+            continue                                   # "five five", "one of them"
+        value = _word_value(words[:k])
+        if value is not None:
+            return ("-" if m.group(1) and value != "0" else "") + value
+    return s
 
 
 def _strip_outer_parens(s: str) -> str:
@@ -1220,6 +1358,9 @@ def _is_text(s: str) -> bool:
 
 
 _YES_NO = {"yes": "yes", "true": "yes", "no": "no", "false": "no"}   # word -> what it says
+# a value that does not exist (a limit, a maximum): "DNE" is "does not exist"; "undefined" and
+# the empty set ("no solution") are other answers
+_DNE = {"doesnotexist": "dne", "doesntexist": "dne", "doesnotexists": "dne", "nonexistent": "dne"}
 
 
 def _text_key(s: str) -> str:
@@ -1229,7 +1370,7 @@ def _text_key(s: str) -> str:
     s = re.sub(r"^\(?([a-e])\)?$", r"\1", s)
     sign = "-" if s.startswith("-") else ""
     s = sign + re.sub(r"[^a-z0-9]", "", s)
-    return _YES_NO.get(s, s)                     # a JSON true gold ("True") is "Yes"
+    return _YES_NO.get(s, _DNE.get(s, s))        # a JSON true gold ("True") is "Yes"
 
 
 def _dangerous(s: str) -> bool:
@@ -1706,6 +1847,7 @@ def _inf_key(x: str) -> str | None:
 
 
 def _same_intervals(g: list[tuple], p: list[tuple], budget: "_Budget") -> bool:
+    g, p = _merge_intervals(g), _merge_intervals(p)
     if len(g) != len(p):
         return False
 
@@ -1811,9 +1953,12 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
         if _is_name(lhs) or (eq is p and numeric_lhs):
             return (_scalar_equal(rhs, other, budget) if eq is g
                     else _scalar_equal(other, rhs, budget))
-    prime = r"(?<=[a-zA-Z)'])'"
+    # f'(x) is not f(x), 2' (minutes of arc, feet) not 2, 1'2 not 12 (math-verify drops a prime)
+    prime = r"(?<=[a-zA-Z0-9)'])'"
     if len(re.findall(prime, g)) != len(re.findall(prime, p)):
-        return False                             # f'(x) is not f(x) (math-verify drops the prime)
+        return False
+    if g.count("^{T}") != p.count("^{T}"):
+        return False                             # x^T is not x (math-verify drops the transpose)
     gc, pc = _choice(g), _choice(p)
     if gc or pc:                                 # "(B) 5": a choice letter and its value
         if gc and pc:
@@ -1827,6 +1972,9 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     gt, pt = _is_text(g), _is_text(p)
     if gt or pt:
         return gt and pt and _text_key(g) == _text_key(p)
+    roman = r"(?=[IVX]{2})X{0,3}(?:IX|IV|V?I{0,3})"     # II, IV, XII: not the product of letters
+    if re.fullmatch(roman, g) and re.fullmatch(roman, p):
+        return g == p
     if re.fullmatch(r"\(?[A-Ea-e]\)?", g) or re.fullmatch(r"\(?[A-Ea-e]\)?", p):   # choice letters
         return _text_key(g) == _text_key(p)
     gv, pv = exact_number(g), exact_number(p)
@@ -1904,6 +2052,12 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
         if gi is not None and pi is not None:
             return _same_intervals(gi[2], pi[2], budget)
     if "\\cup" in g or "\\cup" in p:           # a union is unordered: (3,4)\cup(1,2)
+        g, p = _merged(g), _merged(p)
+        if g == p:
+            return True
+        gi, pi = _intervals(g), _intervals(p)
+        if gi is not None and pi is not None and "\\{" not in g + p:
+            return _same_intervals(gi[2], pi[2], budget)
         gs, ps = _split_top(g, "\\cup"), _split_top(p, "\\cup")
         if len(gs) != len(ps):
             return False
@@ -1934,6 +2088,38 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
     if not unordered:
         return all(_equal(a, b, budget) for a, b in zip(ge, pe))
     return _match_all(ge, pe, budget)
+
+
+def _merged(s: str) -> str:
+    """'\\{1,2\\}\\cup\\{3\\}' -> '\\{1,2,3\\}': a union of sets listed element by element is
+    one set (anything else is returned as is)."""
+    parts = _split_top(s, "\\cup")
+    if len(parts) < 2 or not all(_structure(x)[0] == "set" or _is_empty(x) for x in parts):
+        return s
+    return "\\{" + ",".join(e for x in parts if not _is_empty(x) for e in _structure(x)[1]) + "\\}"
+
+
+def _merge_intervals(pieces: list[tuple]) -> list[tuple]:
+    """[1,2] u [2,3] -> [1,3], (-inf,1] u (1,inf) -> (-inf,inf): intervals with numeric ends
+    that overlap or touch (one end closed) are one interval. Others are returned as they are."""
+    def key(x: str) -> Fraction | float | None:
+        inf = _inf_key(x)
+        return (float(inf.replace("\\infty", "inf")) if inf else exact_number(x))
+    ends = [(key(lo), key(hi)) for lo, _, hi, _ in pieces]
+    if len(pieces) < 2 or any(a is None or b is None for a, b in ends):
+        return pieces
+    order = sorted(range(len(pieces)), key=lambda i: (ends[i][0], not pieces[i][1]))
+    out = [list(pieces[order[0]]) + list(ends[order[0]])]
+    for i in order[1:]:
+        lo, clo, hi, chi = pieces[i]
+        a, b = ends[i]
+        last = out[-1]
+        if a < last[5] or (a == last[5] and (clo or last[3])):      # overlap or touch
+            if b > last[5] or (b == last[5] and chi):
+                last[2], last[3], last[5] = hi, chi, b
+        else:
+            out.append([lo, clo, hi, chi, a, b])
+    return [tuple(x[:4]) for x in out]
 
 
 def _match_all(ge: list[str], pe: list[str], budget: _Budget) -> bool:
@@ -2012,9 +2198,9 @@ def _unit_key(s: str) -> str | None:
     dollar = "dollar" if re.search(r"\\\$|\\textdollar|^[^$]*\$\s*\d[^$]*$", s) else None
     t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"\1 \2", s)   # siunitx
     t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", t)
-    t = _MERIDIEM_RE.sub(r" \1m", t)
     t = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])", " degrees", t)
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
+    t = _MERIDIEM_RE.sub(r" \1m", t)
     m = re.search(r"(?:\d|\\pi)(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
                   r"(?P<u>[a-zA-Z]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
     if not m or (len(m.group("u")) == 1 and not m.group("sp")):
@@ -2035,8 +2221,9 @@ _COMPOUND_UNITS = {
     "s": ("time", 1), "min": ("time", 60), "h": ("time", 3600), "day": ("time", 86400),
     "week": ("time", 604800), "in": ("length", 1), "ft": ("length", 12), "yd": ("length", 36),
     "mi": ("length", 63360), "mm": ("metric", 1), "cm": ("metric", 10), "m": ("metric", 1000),
-    "km": ("metric", 10 ** 6), "oz": ("mass", 1), "lb": ("mass", 16), "g": ("grams", 1),
-    "kg": ("grams", 1000), "cent": ("money", 1), "dollar": ("money", 100)}
+    "km": ("metric", 10 ** 6), "oz": ("mass", 1), "lb": ("mass", 16), "mg": ("grams", 1),
+    "g": ("grams", 1000), "kg": ("grams", 10 ** 6), "ml": ("volume", 1), "l": ("volume", 1000),
+    "cent": ("money", 1), "dollar": ("money", 100)}
 _AMOUNT_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\.?")
 
 
@@ -2080,6 +2267,58 @@ def _compound_equal(gold: str, pred: str) -> bool | None:
     return _unit_key(other) is None and total in (value * small, value * large)
 
 
+def _converted_equal(gold: str, pred: str) -> bool | None:
+    """None unless both sides name different known units ('12 cm', '0.12 m'); then whether they
+    are one amount. Exact conversions only, within one dimension of `_COMPOUND_UNITS` (the
+    metric prefixes of metres, grams and litres; seconds to weeks; inches to miles; cents and
+    dollars), also squared and cubed: 12 cm = 0.12 m, 1.5 kg = 1500 g, 2 h = 120 minutes,
+    1 m^2 = 10000 cm^2; units of different dimensions, or with no exact conversion here (5 cm
+    and 2 in), disagree."""
+    gu, pu = _unit_key(gold), _unit_key(pred)
+    if not gu or not pu or gu == pu:
+        return None
+    (gname, _, ge), (pname, _, pe) = gu.partition("^"), pu.partition("^")
+    gs, ps = _COMPOUND_UNITS.get(gname), _COMPOUND_UNITS.get(pname)
+    if gs is None or ps is None or gs[0] != ps[0] or ge != pe:
+        return False
+    gv, pv = exact_number(normalize_answer(gold)), exact_number(normalize_answer(pred))
+    e = int(ge or 1)
+    return gv is not None and pv is not None and gv * gs[1] ** e == pv * ps[1] ** e
+
+
+def _clock(s: str) -> tuple[int, bool] | None:
+    """A time of day as (minutes after midnight, says which half of the day): '3:00 PM' ->
+    (900, True), 'noon' -> (720, True), 'midnight' -> (0, True), '15:00' -> (900, False); a
+    bare integer is no time."""
+    m = re.fullmatch(r"(?i)\s*(?:\\text\{\s*)?(?:12(?::00)?\s*)?(noon|midday|midnight)\s*\}?\.?\s*",
+                     s)
+    if m:
+        return (0 if m.group(1).lower() == "midnight" else 720), True
+    m = re.fullmatch(r"(\d{1,2})(?::(\d{2}))?", normalize_answer(s))
+    if not m or int(m.group(2) or 0) >= 60:
+        return None
+    h, minute, half = int(m.group(1)), int(m.group(2) or 0), _unit_key(s)
+    if half in ("am", "pm"):
+        return ((h % 12) * 60 + minute + (720 if half == "pm" else 0), True) if 1 <= h <= 12 \
+            else None
+    # (a zero-padded hour, "09:45", is on the 24-hour clock)
+    return (h * 60 + minute, len(m.group(1)) == 2 and h < 10) if m.group(2) and h <= 23 else None
+
+
+def _clock_equal(gold: str, pred: str) -> bool | None:
+    """None unless one side is a time of day with AM / PM, noon or midnight (`_clock`) and the
+    other a time; then whether they are one time. A bare time after 12:59 is on the 24-hour
+    clock (3 PM = 15:00); one from 1:00 to 12:59 may also be read on the 12-hour clock (3 PM =
+    3:00, 12:00 = noon), as a gold without AM / PM does not say which half it means."""
+    gc, pc = _clock(gold), _clock(pred)
+    if gc is None or pc is None or not (gc[1] or pc[1]):
+        return None
+    if gc[1] and pc[1]:
+        return gc[0] == pc[0]
+    (said, _), (bare, _) = (gc, pc) if gc[1] else (pc, gc)
+    return bare == said or (60 <= bare < 13 * 60 and bare % 720 == said % 720)
+
+
 # a tilde right before the number that opens the answer ("~5", "$~5$") is "about 5"; elsewhere
 # it is LaTeX's unbreakable space ("1~000", "x =~ 5")
 _UNSURE_RE = re.compile(r"\\approx|≈|\?|^\s*\$?\s*~(?=\s*[-+]?\.?\d)|"
@@ -2105,7 +2344,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     Which answer counts (`extract_answer`):
 
     * only the text after the last `</think>` counts, up to a chat-template end or new-turn
-      token (`<|im_end|>`, `<|im_start|>`, `<|endoftext|>` ...); an unclosed `<think>` -> False;
+      token (`<|im_end|>`, `<|im_start|>`, `<|endoftext|>`, Gemma's `<end_of_turn>`, Mistral's
+      `[INST]` ...); an unclosed `<think>` -> False;
       HTML formatting tags in it are read as markdown would be (`<b>Answer:</b> 5`);
     * the last `\\boxed{}`/`\\fbox{}` counts (adjacent boxes, boxes joined by a short phrase
       with "and", and boxes of labelled parts "(a) ... (b) ..." form one list); without a box
@@ -2122,13 +2362,17 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       statement inside read as outside), or a last sentence "Therefore, the largest $n$ is
       X" or "Therefore, $x = X$" (one variable); a "Final Answer:", "####" or "<answer>" line
       after the last box is the final answer; "5!" is a factorial, also at the end of a
-      sentence;
+      sentence; the anchor word may be in another language ("La respuesta es X", "Die Antwort
+      ist X", "答案是 X", "Ответ: X");
     * hedges -> False: "42 or 43", `\\pm` for a single value, `\\approx`, "~5" (a tilde
       before the opening number; "1~000" is a space), extra candidates, several boxes with
-      different values offered as alternatives, a question mark right after the final box, a
+      different values offered as alternatives, an "<answer>" tag or "####" line with another
+      value than the final answer, a question mark right after the final box, a
       word of doubt right before it or after it on its line ("Perhaps \\boxed{5}", "is likely
       \\boxed{5}", "\\boxed{5} (approx.)"; not "\\boxed{\\sqrt{26}} (approximately 5.10)"), and
-      "I'm not sure" after it;
+      "I'm not sure" after it; a sentence after the final answer that offers another value too
+      ("though 6 is also possible", "it could also be 14", "But wait, 13."; not one said under
+      a condition, "if the price were 10, the answer would be 13");
     * a self-correction ("wait, I made an error", "that's wrong", "my earlier answer is
       incorrect", "let me redo it") withdraws the boxes before it when nothing after them
       hedges ("or", "maybe", "might" ...): the last box counts. An admission of error after the
@@ -2148,7 +2392,11 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       "\\frac12 (0.5)" equal 5, 120, 0.5; "5 (in cm)" is a unit; "5 (six)", "3 (rounded)" fail;
     * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}",
       "$12 dollars"), but two different known units disagree (5 cm != 5 m, 3 PM != 3 a.m.,
-      \\$5 != 5 cents);
+      \\$5 != 5 cents) unless exactly converted within one dimension (`_converted_equal`: the
+      metric prefixes of metres, grams and litres, seconds to weeks, inches to miles, cents
+      to dollars; 12 cm = 0.12 m, 1.5 kg = 1500 g; no metric to imperial);
+    * a time of day on either clock: 3 PM = 15:00, noon = 12:00 PM, midnight = 0:00 (a bare
+      1:00 to 12:59 may also be read on the 12-hour clock: 3:00 PM = 3:00);
       "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28;
     * one quantity in several units of one dimension ("3 hours and 20 minutes", "5 ft 6 in",
       "3 dollars and 20 cents") is one amount, never a list: it equals the same amount in any
@@ -2157,11 +2405,14 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       5" = "\\{x | 2<x\\le5\\}" = "x > 2 and x \\le 5", "x < 1 or x > 3" =
       (-\\infty,1)\\cup(3,\\infty), "|x| < 3" = (-3, 3), "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty);
       endpoints and their openness must agree, and two inequalities must be in the same
-      variable;
+      variable; intervals that overlap or touch are one ([1,2] \\cup [2,3] = [1,3]) and a union
+      of listed sets one set (\\{1,2\\} \\cup \\{3\\} = \\{1,2,3\\});
     * a word gold may be said with filler words ("on Tuesday", "the blue one" for "Tuesday",
       "blue"), and yes / no / true / false with a reason that does not hedge ("Yes, it is
       possible"); true means yes and false no (a JSON `true` gold reads "True");
-    * the empty set: \\emptyset = \\varnothing = \\{\\} = "no solution" = "none";
+    * the empty set: \\emptyset = \\varnothing = \\{\\} = "no solution" = "none"; "DNE" =
+      "does not exist" (a limit or extremum that does not exist) is another answer, and
+      "undefined" a third;
     * a choice letter with its value ("\\textbf{(B) }5", "B. 5", "B: 5", "Option (B) 5", also
       after it: "5 (B)") equals that letter ("B", "(B)") or that value ("5"); letter and
       value both given must both agree;
@@ -2177,11 +2428,18 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * a vector (a pmatrix / bmatrix of one row or one column, \\langle 1, 2 \\rangle) is the tuple
       of its entries: pmatrix 1 \\\\ 2 = (1, 2);
     * lists and sets are unordered, tuples ordered; a collection of tuples is a set
-      ({(1,2),(3,4)} = (3,4),(1,2), duplicates ignored);
+      ({(1,2),(3,4)} = (3,4),(1,2), duplicates ignored); the answers of labelled parts in one
+      box ("(a) 5, (b) 6") and a system in a left brace (\\left\\{\\begin{array} x=1 \\\\ y=2
+      \\end{array}\\right.) are lists; a transpose (x^T, A^\\top) is never dropped;
+    * a number in words may name what it counts and may be a dozen or a fraction: "twelve
+      apples" = 12, "half a dozen" = 6, "three quarters" = 3/4, "two and a half" = 5/2;
     * a numeral with a base subscript (204_5) equals only the same numeral in the same base:
       not 204, and not its decimal value 54 either (the question asked for base 5; accepting 54
       would also reward echoing a "convert 54 to base 5" question);
-    * "3, 500" is two numbers; "3,500" and "3,\\!500" are 3500.
+    * "3, 500" is two numbers; "3,500", "3,\\!500", Swiss "3'500" are 3500, and so is
+      "1.234.567" with two dots or more 1234567 ("1.234" is a decimal);
+    * Roman numerals of I, V and X are compared as numerals (IV != VI, and IV != 4: a label in
+      "I, II and IV" is no number); ordinal words are not numbers ("third" != 3).
 
     Deliberate policies where this differs from math-verify's own regression tests (see
     bench/mathverify_suite.py):
@@ -2311,12 +2569,15 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     gn, pn = _named_tuple(gc), _named_tuple(pc)
     if gn and pn and sorted(gn[0]) == sorted(pn[0]):     # (p,q)=(3,2) vs q=2, p=3: match by name
         return _relation_equal(gc, pc, budget) if gn[0] != pn[0] else _equal(gn[1], pn[1], budget)
-    compound = _compound_equal(gold, pred)       # "3 hours and 20 minutes": one quantity
-    if compound is False or (compound is None and not (
+    # one quantity: "3 hours and 20 minutes", "12 cm" vs "0.12 m", "3 PM" vs "15:00"
+    amount = _compound_equal(gold, pred)
+    for same in (_clock_equal, _converted_equal):
+        amount = same(gold, pred) if amount is None else amount
+    if amount is False or (amount is None and not (
             g == p or _equal(g, p, budget) or _relation_equal(gc, pc, budget))):
         return False
     gu, pu = _unit_key(gold), _unit_key(pred)
-    if compound is None and gu and pu and gu != pu:      # 5 cm vs 5 m
+    if amount is None and gu and pu and gu != pu:        # 5 cm vs 5 m
         return False
     # "\\boxed{42} (or 43)": an alternative right after the final box is a hedge too, and so are
     # a question mark or a word of doubt right after it ("\\boxed{42}?", "\\boxed{42} (approx.)",

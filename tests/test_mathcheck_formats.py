@@ -96,6 +96,21 @@ def test_boxes_of_labelled_parts_form_one_list():
     check(PARTS)
 
 
+def test_labelled_parts_inside_one_box_are_its_list():
+    check([
+        ("\\boxed{(a) 5, (b) 6}", "5, 6", True),
+        ("\\boxed{(a)\\ 5,\\ (b)\\ 6}", "5, 6", True),
+        ("\\boxed{\\text{(a) } 5 \\text{ (b) } 6}", "5, 6", True),
+        ("\\boxed{a) 5; b) 6}", "5, 6", True),
+        ("\\boxed{(i) 5, (ii) 6, (iii) 7}", "5, 6, 7", True),
+        ("\\boxed{\\text{Part (a): } 5, \\text{ Part (b): } 6}", "5, 6", True),
+        ("\\boxed{(a) 5, (b) 7}", "5, 6", False),
+        ("\\boxed{(a) 5, (c) 6}", "5, 6", False),          # not the labels in order
+        ("\\boxed{(a) 5, (b)}", "5, 6", False),
+        ("\\boxed{(a) 5, (b) 6}", "5", False),
+    ])
+
+
 def test_self_correction_counts_the_last_box():
     check([(c, g, True) for c, g in SELF_CORRECTION])
 
@@ -115,6 +130,32 @@ def test_hedged_boxes_stay_rejected():
 
 def test_correction_near_misses_rejected():
     check([(c, g, False) for c, g in CORRECTION_NEAR_MISSES])
+
+
+# a value offered as possible too in a sentence after the final answer competes with it; one
+# said under a condition ("if the price were 10, the answer would be 13") does not
+COMPETING_IN_PROSE = [
+    ("\\boxed{12}, though 6 is also possible.", "12", False),
+    ("The answer is \\boxed{12}, although $6$ also works.", "12", False),
+    ("\\boxed{12}. It could also be 14.", "12", False),
+    ("\\boxed{12}. But wait, 13.", "12", False),
+    ("\\boxed{12}... but wait, 13", "13", False),
+    ("The answer is 12. Or maybe 13.", "12", False),
+    ("\\boxed{12}. Alternatively, 15.", "12", False),
+    ("\\boxed{12}. If the price were 10, the answer would be 13.", "12", True),
+    ("\\boxed{12}\n\nNote: if the question meant 5 apples, the answer would be 10.", "12", True),
+    ("\\boxed{\\{2, 3\\}}. Indeed 3 also works: 9 - 6 = 3.", "\\{2,3\\}", True),
+    ("\\boxed{\\frac12}. Note that 0.5 is also correct.", "1/2", True),
+    ("\\boxed{12}. If we had 4 boxes, 16 would also be possible.", "12", True),
+    # another value that the same sentence rules out (an extraneous root) does not compete
+    ("\\boxed{12}. Note that x = 3 is also a solution, but it is extraneous.", "12", True),
+    ("\\boxed{2}. The root -3 would also be a solution, but it is rejected as x > 0.", "2", True),
+    ("\\boxed{2}. The root -3 would also be a solution.", "2", False),
+]
+
+
+def test_a_competing_value_in_prose_after_the_answer_is_a_hedge():
+    check(COMPETING_IN_PROSE)
 
 
 def test_a_conditional_mention_of_errors_is_no_correction():
@@ -321,6 +362,55 @@ def test_anchor_spellings():
 
 def test_anchor_spelling_near_misses_rejected():
     check([(c, g, False) for c, g in ANCHOR_SPELLING_NEAR_MISSES])
+
+
+# the anchor in other languages: "La respuesta es 5", "Die Antwort ist 5", "答案是 5", "Ответ: 5"
+FOREIGN_ANCHORS = [
+    "La respuesta es 5.", "La respuesta final es $5$.", "Respuesta: 5", "**Respuesta final:** 5",
+    "La réponse est 5.", "Réponse : 5", "La réponse finale est $5$.", "Die Antwort ist 5.",
+    "Antwort: 5", "Die endgültige Antwort lautet 5.", "答案是 5", "答案：5", "最终答案是 $5$。",
+    "所以答案是5。", "Ответ: 5", "A resposta é 5.", "La risposta è 5.", "答え：5", "정답: 5",
+    "Odpowiedź: 5", "Cevap: 5", "Antwoord: 5", "La respuesta correcta es 5.", "答案为5。",
+    "Die Antwort ist 5 Äpfel.", "Ответ: 5 см.",
+]
+FOREIGN_ANCHOR_NEAR_MISSES = [
+    "La respuesta es 6.", "Die Antwort ist 6.", "答案是 6", "Ответ: 6", "La respuesta no es 5.",
+    "Die Antwort ist nicht 5.", "La réponse n'est pas 5.", "答案不是5", "La respuesta es 5 o 6.",
+    "Die Antwort ist 5 oder 6.", "答案可能是5", "Antwort: ungefähr 5",
+]
+
+
+def test_an_answer_stated_in_another_language():
+    check([(c, "5", True) for c in FOREIGN_ANCHORS]
+          + [(c, "5", False) for c in FOREIGN_ANCHOR_NEAR_MISSES])
+
+
+def test_end_of_turn_tokens_of_other_chat_templates():
+    check([
+        ("\\boxed{5}<end_of_turn>\n<start_of_turn>user\nIs it 6? \\boxed{6}", "5", True),
+        ("\\boxed{5}</s>[INST] Is it 6? [/INST] The answer is \\boxed{6}", "5", True),
+        ("\\boxed{5}<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|USER_TOKEN|>\\boxed{6}", "5",
+         True),
+        ("\\boxed{6}</s>[INST] Is it 5? [/INST] \\boxed{5}", "5", False),
+        ("\\boxed{6}<end_of_turn>\n<start_of_turn>user\nIs it 5? \\boxed{5}", "5", False),
+        ("<s>\\boxed{4}</s> \\boxed{5}", "5", False),        # HTML strikethrough: a second box
+    ])
+
+
+# "<answer>" tags and "####" lines each state the final answer: one that differs from the final
+# box, or from another tag, competes with it
+def test_answer_tags_and_hash_lines_that_disagree_compete():
+    check([
+        ("<answer>6</answer>\nSo \\boxed{5}", "5", False),
+        ("<answer>6</answer>\nSo \\boxed{5}", "6", False),
+        ("<answer>5</answer><answer>6</answer>", "6", False),
+        ("#### 6\n\\boxed{5}", "5", False),
+        ("<answer>5</answer> \\boxed{5}", "5", True),
+        ("<answer>5</answer><answer>5</answer>", "5", True),
+        ("<answer>x = 5</answer>\n\\boxed{5}", "5", True),
+        ("<answer>6</answer>. Wait, I made an error: \\boxed{5}", "5", True),
+        ("<answer>The final answer is \\boxed{5}</answer>", "5", True),
+    ])
 
 
 # the last anchored statement counts, also when it follows another on the same line; one that
@@ -542,7 +632,8 @@ def test_words_of_doubt_around_the_final_box_are_a_hedge():
 
 
 def test_a_number_from_0_to_99_in_words():
-    # the whole answer only: "five apples" or "one of them" stay words
+    # the whole answer only ("one of them" stays words; words of what it counts may follow it,
+    # test_a_number_in_words_with_what_it_counts_a_dozen_and_fractions)
     check([
         ("\\boxed{five}", "5", True),
         ("The answer is five.", "5", True),
@@ -559,6 +650,39 @@ def test_a_number_from_0_to_99_in_words():
         ("\\boxed{one of them}", "1", False),
         ("\\boxed{twenty-ten}", "30", False),
         ("\\boxed{five or six}", "5", False),
+    ])
+
+
+def test_a_number_in_words_with_what_it_counts_a_dozen_and_fractions():
+    check([
+        ("The answer is twelve apples.", "12", True),
+        ("\\boxed{\\text{twelve apples}}", "12", True),
+        ("The answer is a dozen.", "12", True),
+        ("\\boxed{\\text{two dozen}}", "24", True),
+        ("\\boxed{\\text{half a dozen eggs}}", "6", True),
+        ("\\boxed{\\text{three quarters}}", "\\frac34", True),
+        ("\\boxed{\\text{three-quarters}}", "0.75", True),
+        ("\\boxed{\\text{one half}}", "1/2", True),
+        ("\\boxed{\\text{a third}}", "\\frac{1}{3}", True),
+        ("\\boxed{\\text{two fifths}}", "0.4", True),
+        ("\\boxed{\\text{two and a half}}", "2.5", True),
+        ("\\boxed{\\text{twelve apples}}", "13", False),
+        ("\\boxed{\\text{one half}}", "1/3", False),
+        ("\\boxed{\\text{third}}", "\\frac13", False),          # an ordinal, not a fraction
+        ("\\boxed{\\text{five five}}", "5", False),
+        ("\\boxed{\\text{a dozen or so}}", "12", False),
+        ("\\boxed{\\text{zero halves}}", "0", False),
+    ])
+
+
+def test_a_transpose_is_not_dropped():
+    check([
+        ("\\boxed{x^T}", "x", False),
+        ("\\boxed{A^{T}}", "A", False),
+        ("\\boxed{A}", "A^\\top", False),
+        ("\\boxed{A^{T}}", "A^T", True),
+        ("\\boxed{A^\\top}", "A^T", True),
+        ("\\boxed{A^\\intercal}", "A^{\\top}", True),
     ])
 
 
@@ -783,6 +907,38 @@ def test_gold_spellings_of_datasets():
     check(GOLD_SPELLINGS)
 
 
+def test_thousands_separators_of_other_locales():
+    check([
+        ("\\boxed{1.234.567}", "1234567", True),
+        ("\\boxed{1.000.000}", "10^6", True),
+        ("The answer is 1.234.567.", "1234567", True),
+        ("\\boxed{1'234}", "1234", True),
+        ("\\boxed{1’234’567}", "1234567", True),
+        ("\\boxed{1'000.5}", "1000.5", True),
+        ("\\boxed{1.234}", "1234", False),                  # one dot: a decimal point
+        ("\\boxed{1.234.567}", "1.234567", False),
+        ("\\boxed{1.234,5}", "1234.5", False),              # "," is never a decimal point
+        ("\\boxed{12,5}", "12.5", False),
+        ("\\boxed{1'2}", "12", False),
+        ("\\boxed{2'}", "2", False),                        # minutes of arc or feet
+        ("\\boxed{1.23.456}", "123456", False),
+    ])
+
+
+def test_roman_numerals_and_an_ordinal_after_the():
+    check([
+        ("\\boxed{VI}", "IV", False),                       # not the product of V and I
+        ("\\boxed{II}", "III", False),
+        ("\\boxed{IV}", "IV", True),
+        ("\\boxed{\\text{XII}}", "XII", True),
+        ("\\boxed{IV}", "4", False),                        # a label, as in "I, II and IV"
+        ("The answer is the 3rd.", "3", True),
+        ("\\boxed{\\text{the 5th term}}", "5", True),
+        ("\\boxed{\\text{the 3rd}}", "4", False),
+        ("\\boxed{\\text{third}}", "3", False),             # an ordinal word: not its number
+    ])
+
+
 # ---------------------------------------------------------------- percentages in words
 
 PERCENT = [
@@ -885,6 +1041,60 @@ UNIT_NEAR_MISSES = [
     ("The answer is $5.", "5 cents"),
     ("\\boxed{\\text{\\$}5}", "5\\text{ cents}"),
 ]
+
+
+# a time of day on the 12-hour and the 24-hour clock; a bare time from 1:00 to 12:59 may be
+# either (a gold "3:00" does not say which half of the day it means)
+CLOCK = [
+    ("\\boxed{3:00 \\text{ PM}}", "15:00", True),
+    ("\\boxed{15:00}", "3:00 PM", True),
+    ("\\boxed{3 PM}", "15:00", True),
+    ("\\boxed{3:30 p.m.}", "15:30", True),
+    ("\\boxed{12:30 AM}", "00:30", True),
+    ("\\boxed{12:30 PM}", "12:30", True),
+    ("\\boxed{\\text{noon}}", "12:00 PM", True),
+    ("\\boxed{12:00}", "noon", True),
+    ("\\boxed{\\text{midnight}}", "12:00 AM", True),
+    ("\\boxed{\\text{midnight}}", "0:00", True),
+    ("\\boxed{\\text{12 noon}}", "12:00 p.m.", True),
+    ("\\boxed{3:00 PM}", "3:00 AM", False),
+    ("\\boxed{3:00 AM}", "15:00", False),
+    ("\\boxed{12:00 AM}", "noon", False),
+    ("\\boxed{\\text{midnight}}", "12:00 PM", False),
+    ("\\boxed{15:00}", "3:00", False),
+    ("\\boxed{3 PM}", "16:00", False),
+    ("\\boxed{3:00\\,\\text{p.m.}}", "15:00", True),
+    ("\\boxed{9:45 AM}", "09:45", True),
+    ("\\boxed{9:45 PM}", "09:45", False),                  # a zero-padded hour: 24-hour clock
+]
+# one amount in two units of one dimension, converted exactly where the gold names a unit
+CONVERTED = [
+    ("\\boxed{12 \\text{ cm}}", "0.12 \\text{ m}", True),
+    ("\\boxed{0.12 m}", "12 cm", True),
+    ("\\boxed{1.5 kg}", "1500 g", True),
+    ("\\boxed{1500 g}", "1.5 \\text{ kg}", True),
+    ("\\boxed{2 h}", "120 \\text{ minutes}", True),
+    ("\\boxed{90 \\text{ seconds}}", "1.5 minutes", True),
+    ("\\boxed{1.2 km}", "1200 m", True),
+    ("\\boxed{500 ml}", "0.5 l", True),
+    ("\\boxed{1 \\text{ m}^2}", "10000 \\text{ cm}^2", True),
+    ("\\boxed{\\$2.50}", "250 cents", True),
+    ("\\boxed{12 cm}", "0.12", False),
+    ("\\boxed{12 cm}", "12 m", False),
+    ("\\boxed{1.5 kg}", "1500 m", False),
+    ("\\boxed{1.2 km}", "1201 m", False),
+    ("\\boxed{1 \\text{ m}^2}", "100 \\text{ cm}^2", False),
+    ("\\boxed{1 \\text{ m}}", "100 \\text{ cm}^2", False),
+    ("\\boxed{5 cm}", "2 in", False),                      # no exact conversion here
+]
+
+
+def test_a_time_of_day_on_either_clock():
+    check(CLOCK)
+
+
+def test_units_of_one_dimension_are_converted():
+    check(CONVERTED)
 
 
 def test_a_unit_in_chinese_after_the_number():
@@ -1085,6 +1295,50 @@ EMPTY_NEAR_MISSES = [
 
 def test_empty_set_synonyms():
     check([(c, g, True) for c, g in EMPTY] + [(c, g, False) for c, g in EMPTY_NEAR_MISSES])
+
+
+def test_does_not_exist_is_dne_and_neither_undefined_nor_the_empty_set():
+    check([
+        ("\\boxed{\\text{does not exist}}", "DNE", True),
+        ("\\boxed{\\text{DNE}}", "\\text{does not exist}", True),
+        ("The limit doesn't exist, so the answer is: does not exist.", "\\text{DNE}", True),
+        ("\\boxed{\\text{undefined}}", "DNE", False),
+        ("\\boxed{\\text{no solution}}", "DNE", False),
+        ("\\boxed{\\emptyset}", "DNE", False),
+        ("\\boxed{\\text{DNE}}", "\\emptyset", False),
+        ("\\boxed{0}", "DNE", False),
+    ])
+
+
+def test_unions_of_sets_and_of_intervals_are_merged():
+    check([
+        ("\\boxed{\\{1,2\\}\\cup\\{3\\}}", "\\{1,2,3\\}", True),
+        ("\\boxed{\\{3\\} \\cup \\{1, 2\\}}", "\\{1,2,3\\}", True),
+        ("\\boxed{[1,2]\\cup[2,3]}", "[1,3]", True),
+        ("\\boxed{[1,2)\\cup[2,3]}", "[1,3]", True),
+        ("\\boxed{[1,3]}", "[1,2]\\cup(2,3]", True),
+        ("\\boxed{(-\\infty,1]\\cup[1,\\infty)}", "\\mathbb{R}", True),
+        ("\\boxed{(0,2)\\cup(1,3)\\cup(5,6)}", "(0,3)\\cup(5,6)", True),
+        ("\\boxed{\\{1,2\\}\\cup\\{4\\}}", "\\{1,2,3\\}", False),
+        ("\\boxed{(1,2)\\cup(2,3)}", "(1,3)", False),            # 2 is left out
+        ("\\boxed{(-\\infty,1)\\cup(1,\\infty)}", "\\mathbb{R}", False),
+        ("\\boxed{[1,2]\\cup[3,4]}", "[1,4]", False),
+        ("\\boxed{[1,2]\\cup[2,3]}", "[1,3)", False),
+    ])
+
+
+def test_a_system_in_a_left_brace_array_is_its_solution():
+    A = "\\left\\{\\begin{array}{l} x=%s \\\\ y=%s \\end{array}\\right."
+    check([
+        ("\\boxed{" + A % (1, 2) + "}", "(1, 2)", True),
+        ("\\boxed{" + A % (1, 2) + "}", "x=1, y=2", True),
+        ("$" + A % (1, 2) + "$ is the answer. \\boxed{" + A % (1, 2) + "}", "(1,2)", True),
+        ("\\boxed{\\left\\{\\begin{aligned} x&=1 \\\\ y&=2 \\end{aligned}\\right.}", "(1,2)", True),
+        ("\\boxed{" + A % (2, 1) + "}", "(1, 2)", False),
+        ("\\boxed{" + A % (1, 3) + "}", "x=1, y=2", False),
+        # an array without the brace is a matrix or a vector, as before
+        ("\\boxed{\\begin{array}{c} 1 \\\\ 2 \\end{array}}", "(1, 2)", True),
+    ])
 
 
 # ---------------------------------------------------------------- vectors
