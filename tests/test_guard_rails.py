@@ -696,6 +696,12 @@ def test_a_bad_flag_value_is_one_line_without_the_usage(capsys, tmp_path):
         (["--thinking_budget", "-5"], "--thinking_budget -5: cannot be negative"),
         (["--time_budget_minutes", "-1"], "--time_budget_minutes -1.0: cannot be negative"),
         (["--log_samples", "-2"], "--log_samples -2: cannot be negative"),
+        # flags each valid alone that together were ignored without a word
+        (["--thinking_budget", "256"], "--thinking_budget 256 is not below the longest response"),
+        (["--thinking_budget", "100", "--stages", "64:2,96:2"], "(96 tokens"),
+        (["--kl_anneal", "cosine"], "it needs --beta > 0 (with --beta 0 no reference model"),
+        (["--kl_anneal", "cosine", "--beta", "0.01", "--beta_min", "0.1"], "--beta_min <= --beta"),
+        (["--eval_samples", "4"], "--eval_samples 4 with --eval_temperature 0: greedy"),
     ],
 )
 def test_grpo_refuses_values_that_passed_its_checks(args, needle):
