@@ -154,6 +154,20 @@ def test_a_run_that_trains_nothing_says_so_and_stops(tmp_path):
     assert [r["groups_filtered"] for r in rows] == [1.0, 1.0]  # the third step stopped the run
 
 
+def test_a_run_whose_completions_are_all_cut_short_names_the_length_and_stops(tmp_path):
+    import grpo
+
+    # the random tiny model never ends within 8 tokens: every sample scores 0. Unfiltered, the
+    # groups trained on A = 0 silently; the warning named SFT, not the length
+    cfg = grpo.parse([*TINY, "--output_dir", str(tmp_path / "r"), "--max_steps", "5",
+                      "--filter_zero_variance", "false", "--max_steps_without_signal", "2"])
+    with pytest.raises(ValueError, match="2 steps in a row trained nothing .every completion was "
+                                         "cut at 8 tokens.*raise --max_completion_length"):
+        grpo.train(cfg)
+    rows = runs.read_metrics(tmp_path / "r")
+    assert [r["truncated"] for r in rows] == [1.0]  # the second step stopped the run
+
+
 def test_a_diverging_run_stops_before_saving_nan_weights(tmp_path, monkeypatch):
     import grpo
     import rewards
