@@ -645,6 +645,26 @@ def test_an_incomplete_checkpoint_folder_is_named_with_what_is_missing(tmp_path,
     assert_clean_error(p, "config.json is not valid JSON")
 
 
+def test_a_checkpoint_with_another_models_tokenizer_is_named_before_it_runs(tmp_path,
+                                                                             tokenizer):
+    small = models.tiny_model(vocab_size=1000)  # its tokenizer files: the 49k default's
+    runs.save_checkpoint(small, tokenizer, tmp_path / "ckpt")
+    with pytest.raises(ValueError, match=f"tokenizer has {len(tokenizer)} tokens but its "
+                                         "embedding only 1000 rows.*Copy the tokenizer files"):
+        models.load_policy(str(tmp_path / "ckpt"))  # was an IndexError at the first prompt
+
+
+def test_the_model_cache_folder_unset_empty_or_unwritable(tmp_path, monkeypatch):
+    monkeypatch.setenv("RR_CACHE", "")  # was the current folder: 270 MB written there
+    assert models.cache_dir() == models.Path.home() / ".cache" / "reasoning-recipes"
+    (tmp_path / "file").write_text("mine")
+    monkeypatch.setenv("RR_CACHE", str(tmp_path / "file" / "cache"))
+    with pytest.raises(ValueError, match="model cache .*file/cache cannot be written .Not a "
+                                         "directory.; point RR_CACHE at a writable folder"):
+        models._embedded_checkpoint()  # was '[Errno 20] Not a directory', naming no fix
+    assert (tmp_path / "file").read_text() == "mine"
+
+
 def test_a_metrics_line_cut_short_by_a_kill_is_left_out_and_resume_goes_on(tmp_path, capsys):
     import figures
 
