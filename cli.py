@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes.util
 import dataclasses
 import difflib
+import errno
 import math
 import os
 import shlex
@@ -175,6 +176,24 @@ def check_sampling(temperature: float, top_p: float, what: str = "training rollo
 # The run being trained, for the Ctrl-C message: runs.RunDir registers itself here.
 ACTIVE = {"run": None}
 
+# The disk, not the command: a write that failed for these was a traceback.
+DISK_ERRORS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
+               errno.EROFS: "the file system is read-only"}
+
+
+def disk_message(e: OSError) -> str:
+    """A write the disk refused: which file, why, the fix, and what of the run is kept."""
+    run = ACTIVE["run"]
+    kept = ""
+    if run is not None and run.saved_step:
+        kept = (f"; the last save, step {run.saved_step} in {run.root}, is intact: add --resume "
+                "to continue from it")
+    elif run is not None:
+        kept = f"; {run.root} holds no save yet"
+    return (f"cannot write {e.filename or 'a file'}: {DISK_ERRORS[e.errno]} ({e.strerror}). "
+            "Free some space, or pass an --output_dir on another disk (RR_CACHE: the model "
+            f"cache's folder){kept}")
+
 
 def interrupted_message(argv: list[str]) -> str:
     run = ACTIVE["run"]
@@ -228,4 +247,9 @@ def main(run, parse_fn, argv: list[str] | None = None) -> int:
         if os.environ.get("RR_TRACEBACK"):
             raise
         print(f"error: {e}\n(RR_TRACEBACK=1 shows where it was raised)", file=sys.stderr)
+        return 2
+    except OSError as e:
+        if e.errno not in DISK_ERRORS or os.environ.get("RR_TRACEBACK"):
+            raise
+        print(f"error: {disk_message(e)}", file=sys.stderr)
         return 2

@@ -214,6 +214,50 @@ def test_a_checkpoint_is_never_written_with_non_finite_weights(tmp_path, tiny, t
     assert not (tmp_path / "ckpt").exists()
 
 
+def test_a_full_disk_keeps_the_last_save_whole_and_says_so(tmp_path, tiny, tokenizer,
+                                                            monkeypatch, capsys):
+    import errno
+
+    run_dir = runs.RunDir(tmp_path / "r", config={"a": 1})
+    run_dir.save(tiny, tokenizer, {"step": 1})
+    files = lambda: {p.relative_to(run_dir.root): p.read_bytes()
+                     for p in run_dir.root.rglob("*") if p.is_file()}
+    before = files()
+
+    def safetensors_full(*a, **k):      # how safetensors reports it: a full disk, by number
+        raise RuntimeError("Error while serializing: I/O error: No space left on device "
+                           "(os error 28)")
+
+    def torch_full(obj, f):             # how torch.save reports it: another error on top
+        f.write(b"part of a state")
+        try:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        except OSError:
+            raise RuntimeError("[enforce fail at inline_container.cc:672] unexpected pos")
+
+    for target, name, full in ((type(tiny), "save_pretrained", safetensors_full),
+                               (runs.torch, "save", torch_full)):
+        with monkeypatch.context() as m:
+            m.setattr(target, name, full)
+            with pytest.raises(OSError) as e:
+                run_dir.save(tiny, tokenizer, {"step": 2})
+        assert e.value.errno == errno.ENOSPC
+        # the model and state.pt stay at step 1 together (the model was at step 2 when the state
+        # failed), and no half-written temporary file is left taking space
+        assert files() == before
+    assert runs.state_file(run_dir.root).exists() and run_dir.saved_step == 1
+
+    def disk_full(cfg):
+        raise OSError(errno.ENOSPC, "No space left on device", str(run_dir.state_path))
+
+    capsys.readouterr()
+    assert cli.main(disk_full, lambda argv: None, []) == 2      # was a traceback
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: cannot write {run_dir.state_path}: the disk is full"), err
+    assert "the last save, step 1 in" in err and "--resume" in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_ctrl_c_says_where_the_last_save_is_and_how_to_resume(tmp_path):
     out = tmp_path / "r"
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
