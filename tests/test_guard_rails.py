@@ -323,6 +323,18 @@ def test_pipeline_refuses_a_set_for_a_stage_it_does_not_have_and_a_bool_typo(tmp
         pipeline.run(
             pipeline.parse(["--dry-run", "--output_dir", out, "--set", "sft.overwrite=ture"])
         )
+    for item, needle in (   # were "has no field 'learning_rat'" and "invalid literal for int()"
+            ("grpo.learning_rat=1e-5", "no field 'learning_rat'; did you mean grpo.learning_rate?"),
+            ("grpo.max_steps=abc", "'grpo.max_steps=abc': 'abc' is not a whole number, as "
+                                   "max_steps needs"),
+            ("grpo.epsilon_high=x", "'x' is not a number, as epsilon_high needs (or none)")):
+        with pytest.raises(SystemExit, match=re.escape(needle)):
+            pipeline.run(pipeline.parse(["--dry-run", "--output_dir", out, "--set", item]))
+    import pipeline_run
+
+    stage = pipeline.Stage("grpo", "grpo", {})
+    assert pipeline_run.user_overrides("grpo.max_steps = 3,grpo.epsilon_high=none", stage) == {
+        "max_steps": 3, "epsilon_high": None}   # were "no field 'max_steps '", "not a number"
     assert not (tmp_path / "p").exists()
 
 
