@@ -181,6 +181,10 @@ DISK_ERRORS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota i
                errno.EROFS: "the file system is read-only"}
 
 
+def disk_error(e: BaseException) -> bool:
+    return isinstance(e, OSError) and e.errno in DISK_ERRORS
+
+
 def disk_message(e: OSError) -> str:
     """A write the disk refused: which file, why, the fix, and what of the run is kept."""
     run = ACTIVE["run"]
@@ -249,7 +253,7 @@ def main(run, parse_fn, argv: list[str] | None = None) -> int:
         print(f"error: {e}\n(RR_TRACEBACK=1 shows where it was raised)", file=sys.stderr)
         return 2
     except OSError as e:
-        if e.errno not in DISK_ERRORS or os.environ.get("RR_TRACEBACK"):
+        if not disk_error(e) or os.environ.get("RR_TRACEBACK"):
             raise
         print(f"error: {disk_message(e)}", file=sys.stderr)
         return 2

@@ -574,6 +574,29 @@ def test_pipeline_shows_a_stages_damaged_state_in_one_line_and_keeps_the_rest(
     assert (out / "01-sft" / "DONE.json").exists()
 
 
+def test_pipeline_names_a_full_disk_in_a_stage_without_a_traceback(tmp_path, monkeypatch,
+                                                                    capsys):
+    import errno
+
+    import pipeline
+    import sft
+    import stage_eval
+
+    monkeypatch.setattr(stage_eval, "eval_stage", lambda *a, **k: {"num_problems": 1,
+                                                                    "accuracy": 0.0})
+
+    def disk_full(cfg):
+        raise OSError(errno.ENOSPC, "No space left on device", f"{cfg.output_dir}/state.pt")
+
+    monkeypatch.setattr(sft, "train", disk_full)
+    out = tmp_path / "p"
+    with pytest.raises(SystemExit, match="stage 1 'sft' .*failed: cannot write .*state.pt: the "
+                                         "disk is full .*Free some space"):
+        pipeline.run(pipeline.parse(["--model", "tiny", "--output_dir", str(out),
+                                     "--eval_problems", "1"]))
+    assert "Traceback" not in capsys.readouterr().err       # was printed above the message
+
+
 @pytest.mark.parametrize(
     "args,needle",
     [
