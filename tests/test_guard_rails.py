@@ -686,6 +686,19 @@ def test_evaluate_refuses_bad_flags_before_the_model_loads(tmp_path, args, needl
     assert not (tmp_path / "e").exists()
 
 
+def test_evaluate_says_when_the_data_holds_fewer_problems_than_asked(tmp_path, capsys):
+    import evaluate
+
+    rows = [{"prompt": f"{i}+1?", "answer": str(i + 1)} for i in range(3)]
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for asked, note in ((64, True), (3, False), (0, False)):     # 0: all of them
+        cfg = cli.parse(evaluate.Config, ["--task", str(tmp_path / "t.jsonl"),
+                                          "--eval_problems", str(asked)])
+        assert len(evaluate.load_eval_tasks(cfg)) == 3
+        out = capsys.readouterr().out
+        assert ("--eval_problems 64, but --task" in out and "holds 3 problems" in out) == note, out
+
+
 def test_evaluate_keeps_an_earlier_evaluation_unless_told_to_replace_it(tmp_path):
     import evaluate
 
