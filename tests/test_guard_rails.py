@@ -220,8 +220,8 @@ def test_a_full_disk_keeps_the_last_save_whole_and_says_so(tmp_path, tiny, token
 
     run_dir = runs.RunDir(tmp_path / "r", config={"a": 1})
     run_dir.save(tiny, tokenizer, {"step": 1})
-    files = lambda: {p.relative_to(run_dir.root): p.read_bytes()
-                     for p in run_dir.root.rglob("*") if p.is_file()}
+    files = lambda: {p.relative_to(run_dir.root): p.is_file() and p.read_bytes()
+                     for p in run_dir.root.rglob("*")}
     before = files()
 
     def safetensors_full(*a, **k):      # how safetensors reports it: a full disk, by number
@@ -245,6 +245,14 @@ def test_a_full_disk_keeps_the_last_save_whole_and_says_so(tmp_path, tiny, token
         # the model and state.pt stay at step 1 together (the model was at step 2 when the state
         # failed), and no half-written temporary file is left taking space
         assert files() == before
+    def ctrl_c(*a, **k):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:    # Ctrl-C mid-save: its temporary folder was left
+        m.setattr(type(tiny), "save_pretrained", ctrl_c)
+        with pytest.raises(KeyboardInterrupt):
+            run_dir.save(tiny, tokenizer, {"step": 2})
+    assert files() == before
     assert runs.state_file(run_dir.root).exists() and run_dir.saved_step == 1
 
     def disk_full(cfg):
