@@ -26,9 +26,15 @@ import sys
 
 from transformers import HfArgumentParser
 
+
+class SetupError(RuntimeError):
+    """The machine lacks what a setting needs (a package, a kernel); the message names the
+    fix (install it, or another setting)."""
+
+
 # What a user can fix: raised by the scripts' checks (ValueError, data.DataError), a missing file.
 USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError, PermissionError,
-               FloatingPointError)
+               FloatingPointError, SetupError)
 
 
 class UsageError(SystemExit):

