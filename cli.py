@@ -85,14 +85,14 @@ def flag(default, help: str, **metadata):
 def _join_negative_values(argv: list[str]) -> list[str]:
     """'--learning_rate -1e-4' -> '--learning_rate=-1e-4': argparse reads '-1' and '-0.5' as
     values but '-1e-4' or '--stages -8:5' as a flag, and would report a missing value instead
-    of the bad one. No flag starts with '-' and a digit or a point.
+    of the bad one. No flag starts with '-' and a digit or a point, or is '-inf'.
 
     >>> _join_negative_values(["--beta", "-1e-3", "--seed", "1", "--stages", "-8:5"])
     ['--beta=-1e-3', '--seed', '1', '--stages=-8:5']
     """
     out: list[str] = []
     for a in argv:
-        number = a[:1] == "-" and a[1:2] in (*"0123456789", ".")
+        number = a[:1] == "-" and (a[1:2] in (*"0123456789", ".") or a[1:].lower() == "inf")
         if number and out and out[-1].startswith("--") and "=" not in out[-1]:
             out[-1] = f"{out[-1]}={a}"
         else:
@@ -124,14 +124,23 @@ def parse(config_class, argv: list[str] | None = None):
     return check_numbers(cfg)
 
 
+# The float flags for which infinity means something: no clipping.
+INFINITE_OK = ("max_grad_norm",)
+
+
 def check_numbers(cfg):
     """No flag means anything by NaN ('--learning_rate nan' passed every `value <= 0` check and
-    trained on NaN), so it is refused for every float field; returns `cfg`."""
+    trained on NaN), so it is refused for every float field; nor by infinity, `INFINITE_OK`
+    aside ('--beta inf' or '--weight_decay inf' trained until the first NaN loss, '--target_entropy
+    inf' kept the entropy bonus on for good); returns `cfg`."""
     for f in dataclasses.fields(cfg):
         value = getattr(cfg, f.name)
         if isinstance(value, float) and math.isnan(value):
             raise ValueError(f"--{f.name} nan: not a number; give a number (--help shows the "
                              "default)")
+        if isinstance(value, float) and math.isinf(value) and f.name not in INFINITE_OK:
+            raise ValueError(f"--{f.name} {value}: must be finite; give a number (--help shows "
+                             "the default)")
     return cfg
 
 

@@ -833,7 +833,12 @@ def test_a_bad_flag_value_is_one_line_without_the_usage(capsys, tmp_path):
 @pytest.mark.parametrize(
     "args,needle",
     [
-        (["--learning_rate", "inf"], "--learning_rate inf: must be positive, and finite"),
+        (["--learning_rate", "inf"], "--learning_rate inf: must be finite"),
+        # infinity passed as a value where it means nothing (max_grad_norm's: no clipping)
+        (["--beta", "inf"], "--beta inf: must be finite"),     # trained until the first NaN loss
+        (["--truncated_reward", "-inf"], "--truncated_reward -inf: must be finite"),  # argparse's
+        (["--target_entropy", "1e999"], "--target_entropy inf: must be finite"),
+        (["--time_budget_minutes", "inf"], "--time_budget_minutes inf: must be finite"),
         (["--beta", "nan"], "--beta nan: not a number"),   # passed every `<= 0` check
         (["--max_grad_norm", "-1"], "--max_grad_norm -1.0: must be positive"),  # gradient ascent
         (["--max_grad_norm", "0"], "0 zeroes every update"),
@@ -904,7 +909,8 @@ def test_seed_threads_and_empty_names_are_refused_before_anything_is_written(tmp
         (["--max_repetition", "-1"], "--max_repetition -1.0: a fraction"),  # 'no example fits'
         (["--num_train_epochs", "0"], "--num_train_epochs 0.0: must be positive"),  # no steps
         (["--eval_only", "--eval_problems", "0"], "--eval_problems 0: must be positive"),  # 1/0
-        (["--rope_theta_factor", "inf"], "--rope_theta_factor inf: must be positive, and finite"),
+        (["--rope_theta_factor", "inf"], "--rope_theta_factor inf: must be finite"),
+        (["--weight_decay", "inf"], "--weight_decay inf: must be finite"),
         (["--rope_theta_factor", "0"], "--rope_theta_factor 0.0: must be positive"),
     ],
 )
@@ -922,7 +928,7 @@ def test_pipeline_refuses_its_own_meaningless_numbers_and_sets_it_would_ignore(t
     dry = ["--model", "tiny", "--dry-run", "--output_dir", str(out)]
     for args, needle in (
         (["--threads", "-1"], "--threads -1: cannot be negative"),  # a traceback in a real run
-        (["--max_steps_scale", "inf"], "--max_steps_scale inf: must be positive"),  # traceback
+        (["--max_steps_scale", "inf"], "--max_steps_scale inf: must be finite"),  # traceback
         (["--max_steps_scale", "0"], "--max_steps_scale 0.0: must be positive"),
         (["--eval_problems", "-5"], "--eval_problems -5: cannot be negative"),
         (["--eval_heldout_problems", "-2"], "cannot be negative (-1: none)"),
