@@ -37,6 +37,8 @@ def check_config(cfg):
     cli.check_non_negative(cfg, "pass_rate_samples", "oversample_rounds", "thinking_budget",
                            "length_rejection_tokens", "max_steps_without_signal", "log_samples",
                            "time_budget_minutes", note=" (0: off)")
+    # -1 tool calls ran none; an entropy (>= 0) is never below a negative target: bonus never on
+    cli.check_non_negative(cfg, "max_tool_calls", "target_entropy")
     cli.check_grad_norm(cfg.max_grad_norm)
     for low, high in (("pass_rate_min", "pass_rate_max"), ("entropy_coef_min", "entropy_coef_max")):
         if getattr(cfg, low) > getattr(cfg, high):

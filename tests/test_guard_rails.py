@@ -854,6 +854,8 @@ def test_a_bad_flag_value_is_one_line_without_the_usage(capsys, tmp_path):
         (["--thinking_budget", "-5"], "--thinking_budget -5: cannot be negative"),
         (["--time_budget_minutes", "-1"], "--time_budget_minutes -1.0: cannot be negative"),
         (["--log_samples", "-2"], "--log_samples -2: cannot be negative"),
+        (["--tools", "--max_tool_calls", "-1"], "--max_tool_calls -1: cannot be negative"),
+        (["--adaptive_entropy", "--target_entropy", "-1"], "--target_entropy -1.0: cannot be"),
         # flags each valid alone that together were ignored without a word
         (["--thinking_budget", "256"], "--thinking_budget 256 is not below the longest response"),
         (["--thinking_budget", "100", "--stages", "64:2,96:2"], "(96 tokens"),
