@@ -191,9 +191,13 @@ def check_sampling(temperature: float, top_p: float, what: str = "training rollo
 # The run being trained, for the Ctrl-C message: runs.RunDir registers itself here.
 ACTIVE = {"run": None}
 
-# The disk, not the command: a write that failed for these was a traceback.
-DISK_ERRORS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
-               errno.EROFS: "the file system is read-only"}
+# The disk, not the command: a write that failed for these was a traceback. (why, the fix)
+_ELSEWHERE = "pass an --output_dir (RR_CACHE for the model cache) on "
+DISK_ERRORS = {errno.ENOSPC: ("the disk is full", "free some space, or " + _ELSEWHERE
+                              + "another disk"),
+               errno.EDQUOT: ("the disk quota is used up", "free some space, or " + _ELSEWHERE
+                              + "another disk"),
+               errno.EROFS: ("the file system is read-only", _ELSEWHERE + "a writable disk")}
 
 
 def disk_error(e: BaseException) -> bool:
@@ -209,9 +213,8 @@ def disk_message(e: OSError) -> str:
                 "to continue from it")
     elif run is not None:
         kept = f"; {run.root} holds no save yet"
-    return (f"cannot write {e.filename or 'a file'}: {DISK_ERRORS[e.errno]} ({e.strerror}). "
-            "Free some space, or pass an --output_dir on another disk (RR_CACHE: the model "
-            f"cache's folder){kept}")
+    why, fix = DISK_ERRORS[e.errno]
+    return f"cannot write {e.filename or 'a file'}: {why} ({e.strerror}); {fix}{kept}"
 
 
 def interrupted_message(argv: list[str]) -> str:

@@ -264,6 +264,9 @@ def test_a_full_disk_keeps_the_last_save_whole_and_says_so(tmp_path, tiny, token
     assert err.startswith(f"error: cannot write {run_dir.state_path}: the disk is full"), err
     assert "the last save, step 1 in" in err and "--resume" in err
     assert len(err.strip().splitlines()) == 1
+    read_only = OSError(errno.EROFS, "Read-only file system", "/mnt/cd/run")
+    assert "read-only (Read-only file system); pass an --output_dir (RR_CACHE for the model " \
+        "cache) on a writable disk" in cli.disk_message(read_only)
 
 
 def test_what_the_machine_lacks_is_one_line_with_the_fix(tmp_path, monkeypatch, capsys, tiny,
@@ -618,7 +621,7 @@ def test_pipeline_names_a_full_disk_in_a_stage_without_a_traceback(tmp_path, mon
     monkeypatch.setattr(sft, "train", disk_full)
     out = tmp_path / "p"
     with pytest.raises(SystemExit, match="stage 1 'sft' .*failed: cannot write .*state.pt: the "
-                                         "disk is full .*Free some space"):
+                                         "disk is full .*free some space"):
         pipeline.run(pipeline.parse(["--model", "tiny", "--output_dir", str(out),
                                      "--eval_problems", "1"]))
     assert "Traceback" not in capsys.readouterr().err       # was printed above the message
