@@ -206,6 +206,18 @@ def open_run(root: str | Path, config, resume: bool, overwrite: bool,
     return RunDir(root, config, resume=resume)
 
 
+def make_dir(root: str | Path, flag: str = "--output_dir") -> Path:
+    """`root`, made now, so that a folder that cannot be written (a file in its way, a read-only
+    disk) fails at start and not after the work that would have gone in it."""
+    root = Path(root)
+    file = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
+    if file is not None:
+        raise NotADirectoryError(f"{flag} {root}: {file} is a file, not a folder; pass another "
+                                 f"{flag} (nothing was changed)")
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
 def keep_earlier(path: Path, overwrite: bool):
     """A result file written earlier is replaced only with --overwrite (a second evaluation into
     the same folder wiped the first)."""

@@ -976,6 +976,19 @@ def test_figures_check_the_model_and_folders_at_start():
         figures.parse(["length_bias", "--output_dir", ""])
 
 
+def test_figures_check_their_folders_can_be_written_before_any_run(tmp_path, monkeypatch):
+    import figures
+
+    monkeypatch.setitem(figures.FIGURES, "length_bias", lambda cfg: pytest.fail("a figure ran"))
+    (tmp_path / "notes").write_text("mine")
+    for folder in ("--output_dir", "--runs_dir"):   # the figure's .png failed after its runs
+        args = figures.parse(["length_bias", "--scale", "tiny", "--output_dir", str(tmp_path / "o"),
+                              "--runs_dir", str(tmp_path / "r"), folder, str(tmp_path / "notes")])
+        with pytest.raises(NotADirectoryError, match=f"{folder} .*notes is a file, not a folder"):
+            figures.run(args)
+    assert (tmp_path / "notes").read_text() == "mine"
+
+
 def test_a_response_budget_past_the_models_context_is_named_with_the_fix(tmp_path, monkeypatch):
     import engines
     import evaluate
