@@ -177,6 +177,15 @@ def check_non_negative(cfg, *names: str, note: str = ""):
             raise ValueError(f"--{name} {value}: cannot be negative{note}")
 
 
+def warmup_note(script: str, warmup: int, steps: int):
+    """A warm-up as long as the run or longer: the learning rate only ramps up and never reaches
+    --learning_rate (--max_steps 3 with the default warm-up of 5 trained at 20-60% of it)."""
+    if warmup >= steps > 0:
+        print(f"[{script}] note: --warmup_steps {warmup} is not below the run's {steps} steps: "
+              f"the learning rate only ramps up, to {steps / warmup:.0%} of --learning_rate at "
+              "the last step; lower --warmup_steps for the full rate", flush=True)
+
+
 def check_sampling(temperature: float, top_p: float, what: str = "training rollouts"):
     """Sampling that training can learn from: temperature > 0 (log-probs divide the logits by it;
     0 would be greedy and give NaN weights) and top_p in (0, 1]."""

@@ -122,6 +122,21 @@ def test_sft_resume_refuses_changed_settings_and_lets_the_machine_and_evaluation
                              may_change=("max_steps",))     # grpo's and distill's exception
 
 
+def test_a_warm_up_as_long_as_the_run_says_the_full_rate_is_never_reached(tmp_path, capsys):
+    import distill
+    import sft
+
+    sft.train(sft.Config(model="tiny", output_dir=str(tmp_path / "s"), num_examples=4,
+                         max_length=256, max_steps=2, warmup_steps=5, eval_problems=0,
+                         think_tokens="none"))
+    assert ("[sft] note: --warmup_steps 5 is not below the run's 2 steps: the learning rate only "
+            "ramps up, to 40% of --learning_rate") in capsys.readouterr().out
+    for warmup, note in ((10, True), (9, False), (0, False)):   # checked before a model loads
+        distill.check_config(distill.parse(["--teacher", "tiny", "--student_from_teacher",
+                                            "--max_steps", "10", "--warmup_steps", str(warmup)]))
+        assert ("[distill] note: --warmup_steps" in capsys.readouterr().out) == note
+
+
 def test_a_damaged_state_file_is_named_with_the_fix_and_nothing_is_touched(tmp_path):
     run_dir = runs.RunDir(tmp_path / "r", config={"max_steps": 10})
     run_dir.log({"step": 1, "loss": 0.5})
