@@ -38,8 +38,10 @@ def user_overrides(spec: str, stage) -> dict:
     >>> user_overrides("grpo.math_levels=1,2,grpo.beta=0.01", Stage("grpo", "grpo", {}))
     {'math_levels': '1,2', 'beta': 0.01}
     """
-    types = {f.name: f.type
-             for f in dataclasses.fields(importlib.import_module(stage.script).Config)}
+    fields = dataclasses.fields(importlib.import_module(stage.script).Config)
+    types = {f.name: f.type for f in fields}
+    # HfArgumentParser rewrites a parsed field's `float | None` to `float`: the default tells
+    optional = {f.name for f in fields if f.default is None or str(f.type).endswith("| None")}
     out = {}
     for item in set_items(spec):
         key, sep, value = item.partition("=")
@@ -54,15 +56,15 @@ def user_overrides(spec: str, stage) -> dict:
                     f"python {stage.script}.py --help lists them")
             raise SystemExit(f"--set {item!r}: {stage.script}.Config has no field {fld!r}; "
                              f"{hint}")
-        t = getattr(types[fld], "__name__", str(types[fld]))
-        value, optional, t = value.strip(), t.endswith(" | None"), t.replace(" | None", "")
+        t = getattr(types[fld], "__name__", str(types[fld])).replace(" | None", "")
+        value = value.strip()
         try:            # a bare "invalid literal for int()" named neither the field nor the item
-            out[fld] = (None if optional and value.lower() == "none" else
+            out[fld] = (None if fld in optional and value.lower() == "none" else
                         {"bool": _bool, "int": int, "float": float}.get(t, str)(value))
         except ValueError:
             what = {"bool": "a boolean (true or false)", "int": "a whole number"}.get(t, "a number")
             raise ValueError(f"--set {item!r}: {value!r} is not {what}, as {fld} needs"
-                             + " (or none)" * optional) from None
+                             + " (or none)" * (fld in optional)) from None
         if fld in ("output_dir", "resume", "overwrite", "engine", stage.input_field):  # ignored
             raise SystemExit(f"--set {item!r}: the pipeline sets {fld} itself (a stage starts "
                              "from the one before); use its --output_dir, --resume, --engine or "

@@ -368,6 +368,9 @@ def test_pipeline_refuses_a_set_for_a_stage_it_does_not_have_and_a_bool_typo(tmp
         pipeline.run(
             pipeline.parse(["--dry-run", "--output_dir", out, "--set", "sft.overwrite=ture"])
         )
+    import grpo
+
+    grpo.parse([])      # HfArgumentParser rewrites the field types: `float | None` to float
     for item, needle in (   # were "has no field 'learning_rat'" and "invalid literal for int()"
             ("grpo.learning_rat=1e-5", "no field 'learning_rat'; did you mean grpo.learning_rate?"),
             ("grpo.max_steps=abc", "'grpo.max_steps=abc': 'abc' is not a whole number, as "
