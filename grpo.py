@@ -466,7 +466,8 @@ class StepSamples:
     reward: torch.Tensor        # [N] what the group statistics see
     keep: torch.Tensor          # [N] bool: in the group statistics and the loss
     groups: int                 # groups sampled over all rounds (this rank)
-    filtered: int               # of which without signal
+    filtered: int               # of which without signal and dropped (--filter_zero_variance)
+    flat: int                   # of which without signal, dropped or not: all flat, none trains
     solved: set[int]            # train-task indices solved in every sample of a group
     signal: list                # (train-task index, its group carried signal), every group
 
@@ -482,7 +483,7 @@ def sample_step(engine, tasks, prompts, active, position, step, max_tokens, rewa
     G, P = cfg.num_generations, cfg.prompts_per_step // distributed.world_size()   # P: this rank's
     own_score = reward_fn.scores_unfinished or not cfg.score_truncated
     truncated_reward = None if own_score else cfg.truncated_reward
-    rounds, kept, filtered, solved, signal_of = [], [], 0, set(), []
+    rounds, kept, filtered, flat_groups, solved, signal_of = [], [], 0, 0, set(), []
     for rnd in range(1 + cfg.oversample_rounds):
         seed = cfg.seed * 1_000_003 + step * 97 + rnd
         if curriculum:
@@ -512,6 +513,7 @@ def sample_step(engine, tasks, prompts, active, position, step, max_tokens, rewa
         signal = (correct & ~truncated) if cfg.filter_groups_by == "acc" else reward
         flat = zero_variance_groups(signal, G, keep)
         signal_of += [(i, not bool(flat[g])) for g, i in enumerate(idx)]
+        flat_groups += int(flat.sum())
         if not cfg.filter_zero_variance:
             flat = torch.zeros(P, dtype=torch.bool)
         filtered += int(flat.sum())
@@ -521,7 +523,7 @@ def sample_step(engine, tasks, prompts, active, position, step, max_tokens, rewa
     take = lambda name: [getattr(roll, name)[g * G:(g + 1) * G] for roll, g in kept]
     reward, keep = (torch.cat(take("reward")), torch.cat(take("keep"))) if kept else (None, None)
     return StepSamples(rounds, [c for part in take("completions") for c in part], reward, keep,
-                       P * len(rounds), filtered, solved, signal_of)
+                       P * len(rounds), filtered, flat_groups, solved, signal_of)
 
 
 # ==============================================================================================
@@ -650,10 +652,13 @@ def train(cfg: Config) -> Path:
         solved |= samples.solved
         metrics = {"step": step + 1, "stage": stage, "max_tokens": max_tokens, "beta": beta,
                    "entropy_coef": entropy_coef, "lr": cfg.learning_rate}
-        train_stats, no_signal = {}, (0 if samples.completions else no_signal + 1)
+        # no group carried signal (all filtered, or all kept with A = 0): nothing to learn from
+        train_stats, no_signal = {}, (no_signal + 1 if samples.flat == samples.groups else 0)
         if no_signal:
-            grpo_log.no_signal_warning(step + 1, no_signal, samples.groups, cfg)
-        else:
+            grpo_log.no_signal_warning(step + 1, no_signal, samples.groups, cfg,
+                                       truncated=all(c.truncated for r in samples.rounds
+                                                     for c in r.completions), max_tokens=max_tokens)
+        if samples.completions:
             # ---- advantage: the group is the baseline ----
             adv = group_advantages(samples.reward, cfg.num_generations, cfg.scale_rewards,
                                    keep=samples.keep)

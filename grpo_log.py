@@ -125,15 +125,23 @@ def progress(metrics: dict) -> dict:
     return shown
 
 
-def no_signal_warning(step: int, in_a_row: int, n_groups: int, cfg):
+def no_signal_warning(step: int, in_a_row: int, n_groups: int, cfg, truncated: bool = False,
+                      max_tokens: int = 0):
     """A step that trained nothing says so (at once, then every 5 such steps), and after
-    --max_steps_without_signal of them in a row the run stops: it cannot learn as it is."""
+    --max_steps_without_signal of them in a row the run stops: it cannot learn as it is. With
+    --filter_zero_variance false the groups stay in the batch, but with A = 0 they train nothing
+    either. `truncated`: every completion was cut at `max_tokens`, which then is the fix."""
     varied = "correctness" if cfg.filter_groups_by == "acc" else "reward"
-    why = (f"all {n_groups} groups were filtered: every sample of a group got the same {varied}, "
-           "so there is no advantage to learn from")
+    why = (f"none of the {n_groups} groups carried signal: every sample of a group got the same "
+           f"{varied}, so there is no advantage to learn from")
     fix = ("start from an SFT checkpoint (python sft.py, then --model runs/sft/checkpoint), add a "
            "shaped reward (--rewards math:1,format:0.2 or math_partial), use easier tasks "
            "(--math_levels 1) or sample more (--num_generations 16, --oversample_rounds 2)")
+    if truncated:
+        why = (f"every completion was cut at {max_tokens} tokens before it ended, and cut ones "
+               "all score alike (or are masked out): there is no advantage to learn from")
+        fix = ("raise --max_completion_length (or the --stages lengths) past the length of a "
+               "whole answer, or " + fix)
     if cfg.max_steps_without_signal and in_a_row >= cfg.max_steps_without_signal:
         raise ValueError(f"step {step}: {in_a_row} steps in a row trained nothing ({why}). "
                          f"Stopping: the run cannot learn as it is; {fix} "

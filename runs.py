@@ -8,6 +8,7 @@ import json
 import math
 import os
 import random
+import re
 import resource
 import shutil
 import tempfile
@@ -50,8 +51,9 @@ def save_checkpoint(model, tokenizer, path: str | Path) -> Path:
     if distributed.is_main():
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}-"))
-        distributed.unwrap(model).save_pretrained(tmp, state_dict=state)
-        tokenizer.save_pretrained(tmp)
+        with _removed_on_error(tmp, path):   # a full disk, Ctrl-C: the old checkpoint stays
+            distributed.unwrap(model).save_pretrained(tmp, state_dict=state)
+            tokenizer.save_pretrained(tmp)
         _atomic_dir_swap(tmp, path)
     distributed.barrier()
     return path
@@ -62,15 +64,41 @@ def atomic_write_text(path: str | Path, text: str):
     old file. The temporary name carries the pid, so torchrun ranks never share one."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
+    with _removed_on_error(tmp, path):
+        tmp.write_text(text)
     os.replace(tmp, path)
 
 
-def atomic_torch_save(obj, path: str | Path):
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+@contextlib.contextmanager
+def _removed_on_error(tmp: Path, path: Path):
+    """The temporary file or folder that a failed write (a full disk, Ctrl-C) would leave,
+    taking space, is removed; the error is raised as the OSError it is (`os_error`)."""
+    try:
+        yield
+    except BaseException as e:
+        shutil.rmtree(tmp, ignore_errors=True) if tmp.is_dir() else tmp.unlink(missing_ok=True)
+        err = os_error(e, path)
+        if err is e:
+            raise
+        raise err from e
+
+
+def os_error(e: BaseException, path: Path) -> BaseException:
+    """`e` as the OSError it is, which `cli.main` could then tell from a bug: torch.save raises
+    a RuntimeError ("unexpected pos") while handling a full disk's OSError, and safetensors
+    names the OS error in its own message ("No space left on device (os error 28)").
+
+    >>> os_error(RuntimeError("I/O error: No space left on device (os error 28)"), Path("c"))
+    OSError(28, 'No space left on device')
+    """
+    if isinstance(e, OSError):
+        return e
+    cause = e.__context__
+    while cause is not None and not isinstance(cause, OSError):
+        cause = cause.__context__
+    named = re.search(r"\(os error (\d+)\)", str(e))
+    code = cause.errno if cause is not None else named and int(named[1])
+    return OSError(code, os.strerror(code), str(path)) if code else e
 
 
 def rng_state() -> dict:
@@ -178,6 +206,18 @@ def open_run(root: str | Path, config, resume: bool, overwrite: bool,
     return RunDir(root, config, resume=resume)
 
 
+def make_dir(root: str | Path, flag: str = "--output_dir") -> Path:
+    """`root`, made now, so that a folder that cannot be written (a file in its way, a read-only
+    disk) fails at start and not after the work that would have gone in it."""
+    root = Path(root)
+    file = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
+    if file is not None:
+        raise NotADirectoryError(f"{flag} {root}: {file} is a file, not a folder; pass another "
+                                 f"{flag} (nothing was changed)")
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
 def keep_earlier(path: Path, overwrite: bool):
     """A result file written earlier is replaced only with --overwrite (a second evaluation into
     the same folder wiped the first)."""
@@ -250,10 +290,17 @@ class RunDir:
                                                 for r in rows))
 
     def save(self, model, tokenizer, state: dict):
-        """Checkpoint then state; state.pt is written last, so it never points past the model."""
+        """Checkpoint and state.pt of one step: the state goes to a temporary file, the
+        checkpoint is swapped in, then the state. A full disk or a kill in either write leaves
+        both at the last save (the model was at the new step, state.pt at the old one, and
+        --resume trained that step twice), with no temporary files taking space."""
         self.write_config()
-        save_checkpoint(model, tokenizer, self.checkpoint)
-        atomic_torch_save({**state, "rng": rng_state()}, self.state_path)
+        tmp = self.state_path.with_name(f".{self.state_path.name}.tmp")
+        with _removed_on_error(tmp, self.state_path):
+            with open(tmp, "wb") as f:   # a file: torch.save(obj, name) hid the OSError
+                torch.save({**state, "rng": rng_state()}, f)
+            save_checkpoint(model, tokenizer, self.checkpoint)
+        os.replace(tmp, self.state_path)
         self.saved_step = state.get("step", self.saved_step)
         if os.environ.get("RANK_WEIGHTS_DEBUG"):  # tests: each rank's own copy, per step
             local = {k: getattr(v, "_local_tensor", v).detach().clone()

