@@ -34,17 +34,16 @@ reward; unknown names raise a ValueError that lists the valid ones.
 from __future__ import annotations
 
 import ast
-import functools
 import json
 import math
 import random
 import re
-import textwrap
 from typing import Callable, Iterable
 
 import torch
 import torch.nn.functional as F
 
+import codeblocks
 from mathcheck import (  # noqa: F401
     WORKER,
     answer_region,
@@ -344,78 +343,10 @@ def still3_length_reward(completion: str, task: dict | None = None, num_tokens: 
 
 # ---- code ------------------------------------------------------------------------------
 
-# An opening fence (CommonMark): 3+ backticks or tildes at the start of a line (indented inside a
-# list item), then an info string whose first word is the language; a backtick fence's info string
-# holds no backtick ("Use ```python``` like this" opens nothing). After text on the same line
-# ("Here:```python") only a Python tag opens a block.
-_OPEN_FENCE_RE = re.compile(r"^(?P<pre>.*?)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n]*?)[ \t]*$")
-_PYTHON_TAGS = ("python", "py", "python3", "py3")
-
-
-def code_blocks(text: str) -> list[tuple[str, str]]:
-    """The closed fenced blocks of `text` as (language, code), in order; the language lower-case,
-    "" for an untagged block.
-
-    A block ends at a line that is only a fence of the same kind, at least as long as the opening
-    one -- not at the first three backticks, which may stand inside the code (``s = "```"``); a
-    line that ends in the fence closes it only when no such line follows. The code is dedented: a
-    block inside a list item is indented as a whole, which Python reads as an IndentationError.
-    Only a Python tag opens a block after text on the line (``Here:```python``); a tilde fence
-    opens only at the start of a line.
-
-    >>> code_blocks("1. Code:\\n   ```Python\\n   s = '```'\\n   if s:\\n       print(s)\\n   ```")
-    [('python', "s = '```'\\nif s:\\n    print(s)\\n")]
-    >>> code_blocks("````\\n```python\\nx\\n```\\n````\\nSo:```py3 title\\ny = 1```")
-    [('', '```python\\nx\\n```\\n'), ('py3', 'y = 1\\n')]
-    """
-    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
-    blocks, i = [], 0
-    # fence character -> the shortest fence that no line after here closes: the search for a
-    # closing line is not repeated from every later opener (quadratic on a run of openers)
-    unclosed: dict[str, int] = {}
-    while i < len(lines):
-        m = _OPEN_FENCE_RE.match(lines[i])
-        i += 1
-        if m is None:
-            continue
-        pre, fence, info = m.group("pre"), m.group("fence"), m.group("info")
-        lang = info.split()[0].strip("{}.").lower() if info.split() else ""
-        if (fence[0] == "`" and "`" in info or pre.strip() and (
-                fence[0] == "~" or lang not in _PYTHON_TAGS)):
-            continue
-        close, edge = _closing_fences(fence[0], len(fence))
-        end = None
-        if len(fence) < unclosed.get(fence[0], math.inf):
-            end = next((j for j in range(i, len(lines)) if close.fullmatch(lines[j])), None)
-            if end is None:
-                unclosed[fence[0]] = len(fence)
-        if end is not None:
-            body = lines[i:end]
-        else:  # no closing line: a fence that starts a line of text ("``` and so")
-            # or ends a line of code ("x = 1```")
-            end = next((j for j in range(i, len(lines)) if edge.search(lines[j])), None)
-            if end is None:
-                break  # never closed (a truncated completion): no block
-            last = lines[end]
-            body = lines[i:end] + ([last[:edge.search(last).start()]]
-                                   if last.strip()[0] != fence[0] else [])
-        code = "\n".join(body) + "\n"
-        blocks.append((lang, textwrap.dedent(code) if code[:1] in " \t\n" else code))
-        i = end + 1
-    return blocks
-
-
-@functools.lru_cache(maxsize=64)
-def _closing_fences(char: str, n: int) -> tuple[re.Pattern, re.Pattern]:
-    """For an opening fence of `n` `char`s: a line that closes it, and (`search`) a fence at the
-    start or end of a line of text."""
-    run = f"{re.escape(char)}{{{n},}}"
-    return re.compile(rf"[ \t]*{run}[ \t]*"), re.compile(rf"^[ \t]*{run}|{run}[ \t]*$")
-
-
 def extract_code(completion: str) -> str | None:
     """The last fenced Python block (```python / ```py / ```python3, else an untagged ```) after
-    the think block (`code_blocks`); None when there is none or the think block never closed.
+    the think block (`codeblocks.code_blocks`); None when there is none or the think block never
+    closed.
 
     >>> extract_code("<think>```py\\nx = 1\\n```</think>```py\\nx = 2\\n```\\n```\\nx = 3\\n```")
     'x = 2\\n'
@@ -423,8 +354,8 @@ def extract_code(completion: str) -> str | None:
     region = answer_region(completion)
     if region is None:
         return None
-    blocks = code_blocks(region)
-    tagged = [code for lang, code in blocks if lang in _PYTHON_TAGS]
+    blocks = codeblocks.code_blocks(region)
+    tagged = [code for lang, code in blocks if lang in codeblocks.PYTHON_TAGS]
     untagged = [code for lang, code in blocks if lang == ""]
     if tagged:
         return tagged[-1]

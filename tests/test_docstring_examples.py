@@ -31,6 +31,7 @@ MODULES = [
     "chat_template",
     "tools",
     "curriculum",
+    "codeblocks",
 ]
 
 
