@@ -80,22 +80,27 @@ def _removed_on_error(tmp: Path, path: Path):
         err = os_error(e, path)
         if err is e:
             raise
+        if isinstance(err, KeyboardInterrupt):   # Ctrl-C, whatever torch.save raised after it
+            raise KeyboardInterrupt from None
         raise err from e
 
 
 def os_error(e: BaseException, path: Path) -> BaseException:
     """`e` as the OSError it is, which `cli.main` could then tell from a bug: torch.save raises
     a RuntimeError ("unexpected pos") while handling a full disk's OSError, and safetensors
-    names the OS error in its own message ("No space left on device (os error 28)").
+    names the OS error in its own message ("No space left on device (os error 28)"). Under a
+    Ctrl-C torch.save raises the same RuntimeError: then it is the KeyboardInterrupt.
 
     >>> os_error(RuntimeError("I/O error: No space left on device (os error 28)"), Path("c"))
     OSError(28, 'No space left on device')
     """
-    if isinstance(e, OSError):
+    if isinstance(e, (OSError, KeyboardInterrupt)):
         return e
     cause = e.__context__
-    while cause is not None and not isinstance(cause, OSError):
+    while cause is not None and not isinstance(cause, (OSError, KeyboardInterrupt)):
         cause = cause.__context__
+    if isinstance(cause, KeyboardInterrupt):
+        return cause
     named = re.search(r"\(os error (\d+)\)", str(e))
     code = cause.errno if cause is not None else named and int(named[1])
     return OSError(code, os.strerror(code), str(path)) if code else e

@@ -1074,3 +1074,19 @@ def test_a_bad_task_file_is_named_before_any_model_loads(tmp_path, monkeypatch, 
     cfg = cli.parse(module.Config, args)
     with pytest.raises(data.DataError, match="Map the prompt column with --prompt-field question"):
         (module.evaluate if script == "evaluate" else module.train)(cfg)
+
+
+def test_ctrl_c_inside_torch_save_is_a_keyboard_interrupt(tmp_path):
+    # torch.save's zip writer, interrupted, raises RuntimeError("unexpected pos") while handling
+    # the KeyboardInterrupt: that was a traceback and exit 1 instead of Ctrl-C's message and 130
+    import runs
+
+    tmp = tmp_path / ".state.pt.tmp"
+    tmp.write_bytes(b"half")
+    with pytest.raises(KeyboardInterrupt):
+        with runs._removed_on_error(tmp, tmp_path / "state.pt"):
+            try:
+                raise KeyboardInterrupt
+            finally:
+                raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos")
+    assert not tmp.exists()
