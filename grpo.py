@@ -655,9 +655,7 @@ def train(cfg: Config) -> Path:
         # no group carried signal (all filtered, or all kept with A = 0): nothing to learn from
         train_stats, no_signal = {}, (no_signal + 1 if samples.flat == samples.groups else 0)
         if no_signal:
-            grpo_log.no_signal_warning(step + 1, no_signal, samples.groups, cfg,
-                                       truncated=all(c.truncated for r in samples.rounds
-                                                     for c in r.completions), max_tokens=max_tokens)
+            grpo_log.no_signal_warning(step + 1, no_signal, samples, cfg, max_tokens)
         if samples.completions:
             # ---- advantage: the group is the baseline ----
             adv = group_advantages(samples.reward, cfg.num_generations, cfg.scale_rewards,

@@ -125,12 +125,14 @@ def progress(metrics: dict) -> dict:
     return shown
 
 
-def no_signal_warning(step: int, in_a_row: int, n_groups: int, cfg, truncated: bool = False,
-                      max_tokens: int = 0):
+def no_signal_warning(step: int, in_a_row: int, samples, cfg, max_tokens: int):
     """A step that trained nothing says so (at once, then every 5 such steps), and after
     --max_steps_without_signal of them in a row the run stops: it cannot learn as it is. With
     --filter_zero_variance false the groups stay in the batch, but with A = 0 they train nothing
-    either. `truncated`: every completion was cut at `max_tokens`, which then is the fix."""
+    either. Where every completion of the step's rollouts (`grpo.StepSamples`) was cut at
+    `max_tokens`, that length is the fix."""
+    n_groups = samples.groups
+    truncated = all(c.truncated for r in samples.rounds for c in r.completions)
     varied = "correctness" if cfg.filter_groups_by == "acc" else "reward"
     why = (f"none of the {n_groups} groups carried signal: every sample of a group got the same "
            f"{varied}, so there is no advantage to learn from")
