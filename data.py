@@ -48,7 +48,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import mathcheck
-from chat_template import role_name, template_message
+from chat_template import ROLES, role_name, template_message
 
 MATH_INSTRUCTION = "Please reason step by step, and put your final answer within \\boxed{}."
 # STILL-3 (Chen et al. 2025, "An Empirical Study on Eliciting and Improving R1-like Reasoning
@@ -1078,9 +1078,6 @@ def rows_from_file(path: Path) -> list[dict]:
     return rows
 
 
-CHAT_ROLES = ("system", "user", "assistant", "tool")
-
-
 def check_prompt(value):
     """A row's prompt as given, if it is one: text, or a conversation as TRL's conversational
     datasets hold it ([{"role": "system", ...}, {"role": "user", "content": ...}], ending with the
@@ -1101,10 +1098,10 @@ def check_prompt(value):
                          "messages [{\"role\": \"user\", \"content\": ...}]")
     messages = [template_message(m, f"message {j}") for j, m in enumerate(value)]
     for j, m in enumerate(messages):
-        if not (isinstance(m, dict) and m.get("role") in CHAT_ROLES
+        if not (isinstance(m, dict) and m.get("role") in ROLES
                 and isinstance(m.get("content"), str)):
             raise ValueError(f"message {j} is {json.dumps(value[j], default=str)[:60]}, not "
-                             f"{{\"role\": one of {', '.join(CHAT_ROLES)}, \"content\": text}}")
+                             f"{{\"role\": one of {', '.join(ROLES)}, \"content\": text}}")
     if messages[-1]["role"] != "user":
         raise ValueError(f"has a last turn of role {messages[-1]['role']!r}; end it with the "
                          "user turn to answer")
