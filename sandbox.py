@@ -78,9 +78,10 @@ How it is judged
 
 What it does not guarantee (residual risks)
   * Only a small seccomp filter (kernel keyrings -- per-uid state that outlived a run --, bpf,
-    userfaultfd, perf_event_open, io_uring, foreign ABIs: sandbox_isolation.seccomp_filter): the
-    rest of the kernel's syscall surface is reachable; a kernel or bubblewrap bug (user-namespace
-    privilege escalation) defeats it. Keep the kernel patched.
+    userfaultfd, perf_event_open, io_uring, sync of the host's disks, foreign ABIs:
+    sandbox_isolation.seccomp_filter): the rest of the kernel's syscall surface is reachable; a
+    kernel or bubblewrap bug (user-namespace privilege escalation) defeats it. Keep the kernel
+    patched.
   * CPU time is polled every 20 ms, so a run may overrun its limit by about that much.
   * Assert tests that need candidate objects other than plain values (instances, generators,
     functions passed as arguments) cannot cross the proxy and fail; keyword/positional semantics

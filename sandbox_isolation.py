@@ -69,13 +69,17 @@ PRELOAD = ("typing", "collections", "math", "re", "functools", "itertools", "hea
 #     and outlive the sandbox until the kernel's key GC runs (seconds) -- a program could leave
 #     data there, user-readable by serial number, for the next program of its slot (same uid);
 #   * interfaces no program here needs that are a large kernel attack surface: bpf, userfaultfd,
-#     perf_event_open, io_uring.
+#     perf_event_open, io_uring;
+#   * sync and syncfs: the sandbox's files are on tmpfs, so these reach only the host's disks. One
+#     sync() writes back every dirty page of every filesystem, and a program calls it ~350 times a
+#     second -- a disk-I/O denial of service for the host and every other run. (fsync and
+#     fdatasync act on the caller's own file only, a tmpfs file here, and stay allowed.)
 # Any other architecture (i386 syscalls through int 0x80 on x86_64, x32) is refused outright, since
 # its syscall numbers differ.
 SECCOMP_DENY = {  # AUDIT_ARCH_*: (add_key, request_key, keyctl, perf_event_open, bpf, userfaultfd,
-    #                             io_uring_setup, io_uring_enter, io_uring_register)
-    "x86_64": (0xC000003E, (248, 249, 250, 298, 321, 323, 425, 426, 427)),
-    "aarch64": (0xC00000B7, (217, 218, 219, 241, 280, 282, 425, 426, 427)),
+    #                             io_uring_setup, io_uring_enter, io_uring_register, sync, syncfs)
+    "x86_64": (0xC000003E, (248, 249, 250, 298, 321, 323, 425, 426, 427, 162, 306)),
+    "aarch64": (0xC00000B7, (217, 218, 219, 241, 280, 282, 425, 426, 427, 81, 267)),
 }
 
 

@@ -687,6 +687,29 @@ print(ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(
     assert sandbox.run_program(int80).stdout == "-1\n"
 
 
+@needs_full
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86_64 syscall numbers")
+def test_sync_of_the_hosts_disks_is_refused():
+    # sync() wrote back every filesystem of the host, ~350 times a second from one program (a
+    # disk-I/O denial of service); syncfs() the filesystem of any descriptor. The sandbox's own
+    # files are on tmpfs: neither is needed. (libc's sync() is void, so os.sync() stays silent.)
+    code = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open("/tmp", os.O_RDONLY)
+for nr, args in ((162, ()), (306, (fd,))):  # sync, syncfs
+    ctypes.set_errno(0)
+    print(libc.syscall(nr, *args), ctypes.get_errno())
+os.sync()
+with open("/tmp/f", "w") as f:  # fsync of the program's own (tmpfs) file still works
+    f.write("x")
+    f.flush()
+    os.fsync(f.fileno())
+print("done")
+"""
+    assert sandbox.run_program(code).stdout == "-1 1\n-1 1\ndone\n"
+
+
 # ---------------------------------------------------------------------------- concurrency, pool
 def test_cpu_bound_programs_sharing_cores_are_not_timed_out():
     # each needs ~0.3 s of CPU; 4 at once on 2 cores take longer in wall time but not in CPU time
