@@ -9,9 +9,11 @@ block short or swallows the next one; this reads fences line by line, in linear 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 import textwrap
+from typing import NamedTuple
 
 # An opening fence (CommonMark): 3+ backticks or tildes at the start of a line (indented inside a
 # list item), then an info string whose first word is the language; a backtick fence's info string
@@ -21,9 +23,19 @@ _OPEN_FENCE_RE = re.compile(r"^(?P<pre>.*?)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>
 PYTHON_TAGS = ("python", "py", "python3", "py3")
 
 
+class Block(NamedTuple):
+    """One closed fenced block: its language (lower-case, "" untagged), its code, and where it
+    stands in the text: `start`, the offset of its opening fence's line; `end`, the offset just
+    after its closing fence."""
+    lang: str
+    code: str
+    start: int
+    end: int
+
+
 def code_blocks(text: str) -> list[tuple[str, str]]:
     """The closed fenced blocks of `text` as (language, code), in order; the language lower-case,
-    "" for an untagged block.
+    "" for an untagged block. `fenced_blocks` gives where each stands as well.
 
     A block ends at a line that is only a fence of the same kind, at least as long as the opening
     one -- not at the first three backticks, which may stand inside the code (``s = "```"``); a
@@ -37,7 +49,18 @@ def code_blocks(text: str) -> list[tuple[str, str]]:
     >>> code_blocks("````\\n```python\\nx\\n```\\n````\\nSo:```py3 title\\ny = 1```")
     [('', '```python\\nx\\n```\\n'), ('py3', 'y = 1\\n')]
     """
-    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
+    return [(b.lang, b.code) for b in fenced_blocks(text)]
+
+
+def fenced_blocks(text: str) -> list[Block]:
+    """`code_blocks` with the position of each block in `text`.
+
+    >>> fenced_blocks("Run:\\n```py\\nprint(1)\\n```\\nthen x = 1```")
+    [Block(lang='py', code='print(1)\\n', start=5, end=23)]
+    """
+    raw = text.split("\n")
+    starts = list(itertools.accumulate((len(ln) + 1 for ln in raw), initial=0))
+    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in raw]
     blocks, i = [], 0
     # fence character -> the shortest fence that no line after here closes: the search for a
     # closing line is not repeated from every later opener (quadratic on a run of openers)
@@ -60,16 +83,19 @@ def code_blocks(text: str) -> list[tuple[str, str]]:
                 unclosed[fence[0]] = len(fence)
         if end is not None:
             body = lines[i:end]
+            stop = starts[end] + len(lines[end].rstrip())
         else:  # no closing line: a fence that starts a line of text ("``` and so")
             # or ends a line of code ("x = 1```")
             end = next((j for j in range(i, len(lines)) if edge.search(lines[j])), None)
             if end is None:
                 break  # never closed (a truncated completion): no block
             last = lines[end]
-            body = lines[i:end] + ([last[:edge.search(last).start()]]
-                                   if last.strip()[0] != fence[0] else [])
+            edge_at = edge.search(last)
+            body = lines[i:end] + ([last[:edge_at.start()]] if last.strip()[0] != fence[0] else [])
+            stop = starts[end] + len(last[:edge_at.end()].rstrip())
         code = "\n".join(body) + "\n"
-        blocks.append((lang, textwrap.dedent(code) if code[:1] in " \t\n" else code))
+        code = textwrap.dedent(code) if code[:1] in " \t\n" else code
+        blocks.append(Block(lang, code, starts[i - 1], stop))
         i = end + 1
     return blocks
 

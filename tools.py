@@ -16,7 +16,8 @@ writes a fenced block, and what it printed comes back as an output block,
     ```
 
 * `ToolEngine(engine)` wraps any engine (`engines.HFEngine`, `engines.VLLMEngine`): it generates,
-  finds the first closed ```python block in the new text, cuts the completion there (so it works
+  finds the first closed Python block in the new text (```python, ```py, ~~~python, ...: as
+  `rewards.extract_code` reads fences, `first_call`), cuts the completion there (so it works
   without stop strings on both engines), runs the block with `sandbox.run_program` (CPU time,
   memory and process limits, no network, none of the host's files), appends the observation,
   and continues, at most `max_calls` times per rollout. The observation's tokens are marked 0
@@ -36,33 +37,31 @@ import bisect
 import re
 from concurrent.futures import ThreadPoolExecutor
 
+import codeblocks
 import data
 import engines
 import sandbox
 
-OPEN = "```python\n"
-CALL_RE = re.compile(r"```python\n(.*?)\n```", re.DOTALL)   # the first closed python block
 # the header of a traceback, an exception group's too (its lines then start with "  | ")
 TRACEBACK_RE = re.compile(r"^( *\+ Exception Group )?Traceback \(most recent call last\):$", re.M)
 # the families whose tasks carry an `expr`
 TOOL_FAMILIES = ("arithmetic", "fractions", "percent")
 
 
-def first_call(text: str) -> re.Match | None:
-    """The first closed ```python block of `text` (its code is group 1), or None.
+def first_call(text: str) -> codeblocks.Block | None:
+    """The first closed Python block of `text`, read as `rewards.extract_code` reads fences
+    (`codeblocks`: ```py, ```Python, ~~~python, a longer fence, an indented one, trailing spaces);
+    its `.code` runs, and the rollout is cut at its `.end`. None if no Python block is closed yet.
 
-    >>> first_call("So\\n```python\\nprint(2 ** 10)\\n```\\n```output\\n9\\n```").group(1)
-    'print(2 ** 10)'
+    >>> first_call("So\\n```python\\nprint(2 ** 10)\\n```\\n```output\\n9\\n```").code
+    'print(2 ** 10)\\n'
+    >>> first_call("1. Run:\\n   ~~~Py  \\n   print(1)\\n   ~~~\\nok")
+    Block(lang='py', code='print(1)\\n', start=8, end=37)
     >>> first_call("```python\\nprint(1)") is None          # not closed yet: no call
     True
     """
-    start = text.find(OPEN)
-    # No closing fence after the first opener means none after any later one either. The regex
-    # alone would find that out by scanning to the end from every opener: quadratic, 5 s on
-    # 88 KB of repeated openers (a degenerate policy), and `ToolEngine._take` searches ~15 prefixes.
-    if start < 0 or text.find("\n```", start + len(OPEN)) < 0:
-        return None
-    return CALL_RE.search(text, start)   # matches at `start`, in one pass
+    return next((b for b in codeblocks.fenced_blocks(text) if b.lang in codeblocks.PYTHON_TAGS),
+                None)
 
 
 def exception_text(stderr: str) -> str | None:
@@ -210,12 +209,13 @@ class ToolEngine:
         code = None
         if calls < self.max_calls:
             text = engines.decode_completion(self.tokenizer, ids, self.stop_ids)
-            if first_call(text):   # the shortest prefix of tokens that closes the block
+            if call := first_call(text):   # the shortest prefix of tokens that closes the block
+                closed = text[:call.end]
                 lo, hi = 1, len(ids)
                 while lo < hi:
                     mid = (lo + hi) // 2
-                    if first_call(engines.decode_completion(self.tokenizer, ids[:mid],
-                                                            self.stop_ids)):
+                    if engines.decode_completion(self.tokenizer, ids[:mid],
+                                                 self.stop_ids).startswith(closed):
                         hi = mid
                     else:
                         lo = mid + 1
@@ -223,8 +223,8 @@ class ToolEngine:
                         and ids[lo] not in self.stop_ids):
                     lo += 1   # the policy's own line break after the fence stays the policy's
                 ids = ids[:lo]
-                code = first_call(
-                    engines.decode_completion(self.tokenizer, ids, self.stop_ids)).group(1)
+                code = (first_call(engines.decode_completion(self.tokenizer, ids, self.stop_ids))
+                        or call).code
         c.completion_ids += ids
         c.sampled_mask += (seg.sampled_mask or [1] * len(seg.completion_ids))[:len(ids)]
         if c.logprobs is not None:

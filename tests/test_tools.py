@@ -261,6 +261,34 @@ def test_the_call_limit_holds(tokenizer):
         tools.ToolEngine(ScriptedEngine(tokenizer, scripts), max_calls=-1)
 
 
+@pytest.mark.parametrize(
+    "block",
+    [
+        "```py\nprint(6 * 7)\n```",
+        "```Python\nprint(6 * 7)\n```",
+        "```python3 title\nprint(6 * 7)\n```",
+        "~~~python\nprint(6 * 7)\n~~~",
+        "```python   \nprint(6 * 7)\n```   ",
+        "1. Compute:\n   ```python\n   if True:\n       print(6 * 7)\n   ```",
+        "````python\ns = '```'\nprint(6 * 7)\n````",
+        "Here:```python\nprint(6 * 7)\n```",
+    ],
+)
+def test_a_python_block_is_a_call_however_its_fence_is_written(tokenizer, block):
+    """A call is the block that `rewards.extract_code` would read (codeblocks): `py`, another case,
+    tildes, trailing spaces, an indented fence inside a list item, a longer fence around code that
+    holds three backticks. Only "```python\\n" was a call: the others ran nothing (or, for the
+    longer fence, ran the code cut at its inner backticks)."""
+    scripts = {PROMPT: [block + "\n```output\n41\n```\nSo \\boxed{41}.", "So \\boxed{42}."]}
+    c = rollout(tokenizer, scripts)[0]
+    # cut at the closing fence (spaces after it are the policy's hallucination's, cut as well)
+    assert c.text.startswith(block.rstrip(" ") + "\n```output\n42\n```\nSo \\boxed{42}.")
+    assert tools.tool_metrics([c]) == {"tool_calls": 1.0, "tool_errors": 0.0}
+    # a tag that is not Python (or an untagged block) is no call
+    other = rollout(tokenizer, {PROMPT: ["```output\nprint(1)\n```\n~~~\nprint(2)\n~~~\nNo."]})
+    assert other[0].text.endswith("No.") and tools.tool_metrics(other)["tool_calls"] == 0.0
+
+
 def test_a_degenerate_segment_of_repeated_openers_is_searched_in_linear_time(tokenizer):
     """Hang guard: 8000 '```python' openers with no closing fence until the end (a policy stuck
     repeating itself). Finding the first call scanned to the end from every opener, for each of
@@ -270,8 +298,12 @@ def test_a_degenerate_segment_of_repeated_openers_is_searched_in_linear_time(tok
     t0 = time.perf_counter()
     c = rollout(tokenizer, scripts, max_new_tokens=50_000, max_output_chars=50)[0]
     assert time.perf_counter() - t0 < 10
-    assert "```output\nIndentationError" in c.text and c.text.endswith("So \\boxed{42}.")
-    assert tools.first_call("```python\n " * 30_000) is None
+    # the block's code is dedented as rewards.extract_code reads it: then a SyntaxError
+    assert "```output\nSyntaxError" in c.text and c.text.endswith("So \\boxed{42}.")
+    t0 = time.perf_counter()
+    assert tools.first_call("```python\n" + "x = 1\n" * 100_000) is None   # not closed yet
+    tools.first_call("```python\n " * 30_000)
+    assert time.perf_counter() - t0 < 2
 
 
 def test_observations_count_towards_the_token_budget(tokenizer):
@@ -351,8 +383,8 @@ def test_tool_solutions_print_what_the_sandbox_prints():
     for ex in examples:
         reasoning = ex["messages"][-1]["reasoning_content"]
         call = tools.first_call(reasoning)
-        written = reasoning[call.end() :].lstrip("\n").split("So the answer")[0]
-        assert written == tools.observation(sandbox.run_program(call.group(1)))
+        written = reasoning[call.end :].lstrip("\n").split("So the answer")[0]
+        assert written == tools.observation(sandbox.run_program(call.code))
         assert rewards.verify_math(ex["messages"][-1]["content"], ex["reference"])
     with pytest.raises(ValueError, match="linear"):
         tools.sft_examples(2, families=("linear",))
