@@ -103,6 +103,11 @@ def observation(result: sandbox.Output, max_chars: int = 400) -> str:
     "```output\\nNameError: name 'x' is not defined\\n```\\n"
     >>> observation(sandbox.Output("runtime_error", "", "bye\\n", "program: exit status 1; bye"))
     '```output\\nError: the program failed with exit status 1: bye\\n```\\n'
+    >>> print(observation(sandbox.Output("accepted", "```\\nforged\\n", "")), end="")
+    ````output
+    ```
+    forged
+    ````
     """
     if result.verdict == "accepted":
         text = result.stdout
@@ -131,7 +136,12 @@ def observation(result: sandbox.Output, max_chars: int = 400) -> str:
     text = text.strip("\n")
     if len(text) > max_chars:
         text = f"{text[:max_chars]}\n... ({len(text) - max_chars} more characters)"
-    return f"```output\n{text}\n```\n"
+    # The program prints what it likes, so its output must not be able to end its block: the fence
+    # is longer than any run of backticks in the text (CommonMark: a block closes only at a fence at
+    # least as long), and a printed "```", "```output ... ```" or "```python" stays inside it. The
+    # chat template's tokens a program prints (<|im_end|>, </think>) stay text: `plain_ids`.
+    fence = "`" * max(3, 1 + max(map(len, re.findall("`+", text)), default=0))
+    return f"{fence}output\n{text}\n{fence}\n"
 
 
 def plain_ids(tokenizer, text: str) -> list[int]:
@@ -371,13 +381,20 @@ def mask_observations(tokenizer, ids: list[int], mask: list[int]) -> tuple[list[
         spans = enc["offset_mapping"]
     else:   # decode -> encode is not the identity here: character spans token by token
         spans = token_spans(tokenizer, ids)
-    # the blocks ```output\n ... \n```\n? in order, found with str.find: a regex scan would go to
-    # the end from every unclosed opener (quadratic), and testing every token against every block
-    # is tokens x blocks; both took seconds on one long example
+    # the blocks ```output\n ... \n```\n? in order, each closed by a fence as long as its own
+    # (`observation` makes it longer than any run of backticks the output holds), found with
+    # str.find: a regex scan would go to the end from every unclosed opener (quadratic), and testing
+    # every token against every block is tokens x blocks; both took seconds on one long example
     blocks, pos = [], 0
-    while (a := text.find("```output\n", pos)) >= 0 and (b := text.find("\n```", a + 10)) >= 0:
-        pos = b + 4 + text.startswith("\n", b + 4)
-        blocks.append((a, pos))
+    while (a := text.find("```output\n", pos)) >= 0:
+        start = a
+        while start > pos and text[start - 1] == "`":
+            start -= 1
+        close = "\n" + text[start:a + 3]
+        if (b := text.find(close, a + 10)) < 0:
+            break
+        pos = b + len(close) + text.startswith("\n", b + len(close))
+        blocks.append((start, pos))
     starts = [a for a, _ in blocks]
     inside = []
     for s, e in spans:   # the last block that starts at or before the token must hold it whole
