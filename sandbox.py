@@ -326,6 +326,30 @@ def values_equal(expected, got, float_tol: float | None = None, _depth: int = 0)
     return False
 
 
+# How deeply the containers of a call-based value may nest (a list in a list ... : levels) for the
+# parent to compare it: `values_equal` and `_key` recurse, about three Python frames a level, and
+# Python stops at 1000 frames (RecursionError). A returned set holding a 499-deep tuple (R lets 500
+# levels leave the sandbox) raised RecursionError out of run_tests and ended the whole batch.
+MAX_VALUE_DEPTH = 100
+
+
+def _nesting(value) -> int:
+    """How many levels of containers `value` (a plain value) nests, counted without recursion.
+
+    >>> _nesting(1), _nesting([]), _nesting({"a": [(1,), {2}]}), _nesting([[[[]]]])
+    (0, 1, 3, 4)
+    """
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        v, level = todo.pop()
+        t = type(v)
+        if t in (list, tuple, set, frozenset, dict):
+            deepest = max(deepest, level)
+            todo.extend((x, level + 1) for x in (
+                v if t is not dict else (y for item in v.items() for y in item)))
+    return deepest
+
+
 def _key(v):
     """A set element or dict key as `values_equal` compares it: hashable, and equal to another's
     key exactly when the two are equal values (no float_tol). Python's own ``==`` (a set's, a dict
@@ -427,7 +451,10 @@ def _judge_calls(code, tests, lim) -> list[tuple[str, str]]:
             out.append(_classify_end(run, name, str(r[1]) if r else ""))
         elif r[0] == "ok":
             got = marshal.loads(r[1])
-            if values_equal(t["expected"], got, lim.float_tol):
+            if (depth := _nesting(got)) > MAX_VALUE_DEPTH:
+                out.append(("wrong_answer", f"{name}: returned a value nested {depth} levels deep"
+                                            f" (at most {MAX_VALUE_DEPTH} are compared)"))
+            elif values_equal(t["expected"], got, lim.float_tol):
                 out.append(("accepted", ""))
             else:
                 out.append(("wrong_answer",
@@ -566,6 +593,9 @@ def _test_problem(kind: str, t: dict) -> str:
             except ValueError:
                 return (f"{what!r} holds a value that is not plain data ({_short(v)}); use None,"
                         " bool, numbers, str, bytes, lists, tuples, dicts and sets")
+        if (depth := _nesting(t["expected"])) > MAX_VALUE_DEPTH:
+            return (f"'expected' is nested {depth} levels deep; values are compared to at most "
+                    f"{MAX_VALUE_DEPTH} levels (sandbox.MAX_VALUE_DEPTH)")
         return ""
     if t.get("output") is None:
         return "no 'output'; give the program's stdout as a string (\"\" for none)"

@@ -201,6 +201,12 @@ def call(fn, args, expected):
     return {"fn_name": fn, "args": args, "expected": expected}
 
 
+def nested(levels, value=1):
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
 def test_call_based_verdicts():
     code = "def add(a, b):\n    return a + b\n"
     assert (
@@ -331,6 +337,18 @@ def g(x):
     assert (r.verdict, r.passed) == ("wrong_answer", 0), r
     assert "value of more than 67108864 bytes cannot leave the sandbox" in r.detail, r
     assert grown_mb < 100, grown_mb
+
+
+def test_deeply_nested_returned_values_cannot_crash_the_comparison():
+    # R lets a value of 500 levels leave the sandbox; the parent's comparison recursed into a
+    # returned set's elements (or a dict's keys) and raised RecursionError out of run_tests, which
+    # ended the whole batch (run_many) for every other program in it
+    deep = "def {}(x):\n    t = 1\n    for _ in range(498):\n        t = (t,)\n    return {}\n"
+    code = deep.format("f", "{t}") + deep.format("g", "{t: 1}") + "def h(x): return [[x]]\n"
+    tests = [call("f", [1], {1, 2}), call("g", [1], {1: 1}), call("h", [1], [[1]])]
+    r = run_tests(code, tests)
+    assert (r.verdict, r.passed) == ("wrong_answer", 1), r
+    assert "returned a value nested 499 levels deep (at most 100 are compared)" in r.detail, r
 
 
 # ------------------------------------------------------------------------------------- asserts
@@ -778,6 +796,8 @@ def _nothing_runs(*a, **k):
         ([{"fn_name": "f", "args": [object()], "expected": 1}], "'args' holds a value"),
         ([{"fn_name": "f", "args": [1]}], "no 'expected' value"),  # KeyError after the run
         ([{"fn_name": 3, "args": [1], "expected": 1}], "'fn_name' is 3"),
+        # compared past Python's recursion limit: RecursionError after the run
+        ([call("f", [1], nested(101))], "'expected' is nested 101 levels deep"),
         ([{"input": "", "output": ["1", "2"]}], "'output' is a list"),  # compared as its repr
         ([{"input": 5, "output": "1"}], "'input' is a int"),
         ([{"input": ""}], "no 'output'"),
