@@ -303,7 +303,10 @@ def values_equal(expected, got, float_tol: float | None = None, _depth: int = 0)
     if te is complex or tg is complex:
         if te not in (*num, complex) or tg not in (*num, complex):
             return False
-        e, g = complex(expected), complex(got)
+        try:
+            e, g = complex(expected), complex(got)
+        except OverflowError:  # an int past the float range: no complex (two floats) equals it
+            return False
         return _float_eq(e.real, g.real, float_tol) and _float_eq(e.imag, g.imag, float_tol)
     seq, sets = (list, tuple), (set, frozenset)
     if te in seq and tg in seq:

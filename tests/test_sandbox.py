@@ -339,6 +339,17 @@ def g(x):
     assert grown_mb < 100, grown_mb
 
 
+@pytest.mark.parametrize(
+    "expected, got",
+    [(10**400, 1j), (1j, 10**400), ([10**400], (complex(1, 0),)), ({"a": 10**400}, {"a": 2j}),
+     (10**400, float("inf")), (-(10**400), float("-inf")), (10**400, float("nan"))],
+)
+def test_a_number_of_another_kind_is_unequal_never_an_error(expected, got):
+    # complex(10 ** 400) raised OverflowError out of run_tests (and the whole run_many batch):
+    # a big-int answer (a factorial, a Fibonacci number) and a program that returned a complex
+    assert values_equal(expected, got) is False and values_equal(got, expected) is False
+
+
 def test_deeply_nested_returned_values_cannot_crash_the_comparison():
     # R lets a value of 500 levels leave the sandbox; the parent's comparison recursed into a
     # returned set's elements (or a dict's keys) and raised RecursionError out of run_tests, which
