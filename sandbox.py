@@ -57,9 +57,9 @@ How it is judged
   * Syntax errors are found by ``compile`` in the parent; nothing runs (``syntax_error``). Code
     over ``MAX_CODE_BYTES`` (256 KiB, twice a 32K-token completion) is refused the same way
     before it is compiled: compiling it would cost the parent seconds and hundreds of MB.
-  * stdin/stdout: CRLF, trailing whitespace and trailing blank lines are normalised, the rest is
-    exact; optional ``float_tol`` for numeric tokens (two integers stay exact); NaN never equal;
-    exit status must be 0.
+  * stdin/stdout: CRLF, whitespace around lines and blank lines around the output are normalised
+    (as LiveCodeBench's judge: `normalise_output`), the rest is exact; optional ``float_tol`` for
+    numeric tokens (two integers stay exact); NaN never equal; exit status must be 0.
   * Call-based and assert tests use two processes in the sandbox: a trusted runner R and the
     candidate process C (forked from R *before* R has read the tests or the per-run secret).
     C executes the code; R calls C's functions over a pipe, with arguments marshalled fresh for
@@ -201,17 +201,20 @@ def _run_with_retries(mode, job, stdin, lim, n) -> Run:
 # Part 2. Judging: comparing outputs and values, then a verdict per test
 # ==================================================================================================
 def normalise_output(text: str) -> list[str]:
-    """CRLF -> LF, strip trailing whitespace per line, drop trailing blank lines.
+    """CRLF -> LF, strip the whitespace around each line, drop blank lines before and after the
+    output: as LiveCodeBench's judge reads stdout (``get_stripped_lines`` in its
+    lcb_runner/evaluation/testing_util.py; APPS' and TACO's judges are more lenient still), so that
+    a solution the dataset's own judge accepts is not a wrong answer here.
 
-    >>> normalise_output("1 2 \\r\\n3\\n\\n")
+    >>> normalise_output("\\n 1 2 \\r\\n3\\n\\n")
     ['1 2', '3']
-    >>> normalise_output("  indented\\n\\n\\nlast\\n")  # leading whitespace, inner blank lines stay
-    ['  indented', '', '', 'last']
+    >>> normalise_output("first\\n\\n\\nlast  x\\n")  # blank lines inside, spaces inside stay
+    ['first', '', '', 'last  x']
     """
-    lines = [ln.rstrip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    lines = [ln.strip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
     while lines and not lines[-1]:
         lines.pop()
-    return lines
+    return lines[next((i for i, ln in enumerate(lines) if ln), len(lines)):]
 
 
 def _float_eq(a: float, b: float, tol: float | None) -> bool:

@@ -82,8 +82,32 @@ def test_wrong_answer_and_partial_count():
     assert (r.verdict, r.passed, r.total) == ("wrong_answer", 2, 3)
 
 
-def test_leading_whitespace_is_significant():
-    assert run_tests("print(' 1')", io("", "1")).verdict == "wrong_answer"
+@pytest.mark.parametrize(
+    "got, expected, same",
+    [
+        (" 1\n", "1\n", True),  # spaces around a line: LiveCodeBench's judge strips them
+        ("\n\n1\n2\n", "1\n2", True),  # blank lines before the output
+        ("1 \n2\t\n\n\n", "1\n2\n", True),
+        ("\r\n1\r\n", "1", True),
+        ("1\n\n2\n", "1\n2\n", False),  # a blank line inside the output
+        ("12\n", "1 2\n", False),
+        ("\n", "0\n", False),
+        ("", "\n\n", True),
+    ],
+)
+def test_whitespace_around_lines_and_the_output_is_not_judged(got, expected, same):
+    # a solution that printed a leading blank line or indented its answer was a wrong answer here
+    # and accepted by the dataset's own judge (LiveCodeBench, APPS, TACO)
+    assert outputs_match(got, expected) is same
+    assert outputs_match(got, expected, float_tol=1e-9) is same
+    assert not outputs_match("1  2\n", "1 2\n")  # spaces inside a line (float_tol: tokens)
+
+
+def test_whitespace_policy_holds_end_to_end():
+    code = "n = int(input())\nprint()\nprint(' ', n * n, ' ')"
+    assert run_tests(code, io("3\n", "9\n") + io("4\n", "16")).verdict == "accepted"
+    assert run_tests(code, io("3\n", "\n 9\n\n")).verdict == "accepted"
+    assert run_tests("print(9)\nprint()\nprint(9)", io("", "9\n9")).verdict == "wrong_answer"
 
 
 def test_runtime_error_and_exit_code():
