@@ -67,7 +67,8 @@ How it is judged
     builtin types (``marshal`` refuses an int subclass or an object with a lying ``__eq__``)
     and take at most 64 MiB once decoded (runner.MAX_VALUE_BYTES).
     Call-based: R forwards the values to the parent, which compares them with strict, type-aware
-    equality (bool is not int, NaN != NaN, list~tuple, int~float by value, optional float_tol).
+    equality (bool is not int, NaN != NaN, list~tuple, int~float by value, optional float_tol),
+    nested at most MAX_VALUE_DEPTH (100) levels deep.
     Assert: the test statements run in R, with R's own untouched builtins, on plain values only;
     the candidate's functions are proxies into C. So ``os._exit(0)``, ``sys.exit(0)``, ``atexit``,
     patched builtins, a printed "PASSED" or a lying ``__eq__`` in C cannot make a check pass.
