@@ -722,6 +722,7 @@ def _launch_zygote(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: i
         else:
             ours += [in_w, out_r, err_r, job_w, chan_r, st_r]
         theirs += [in_r, out_w, err_w, job_r, chan_w, st_w]
+        _give_stdio(slot.uid, in_r, out_w, err_w)
         start = time.monotonic()
         bw = slot.take_sandbox(s, lim.tmp_mb << 20)
         inner = bw.wait_ready(start + min(wall, 30.0))
@@ -756,6 +757,16 @@ def _launch_zygote(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: i
     return run
 
 
+def _give_stdio(uid: int | None, *pipes: int):
+    """The program's stdin, stdout and stderr pipes become the slot uid's. Created by root (mode
+    0600), they could be used through the descriptors but not opened by name: a program that wrote
+    to /dev/stdout (``sys.stdout = open("/dev/stdout", "w")``) or read /dev/stdin was a runtime
+    error (PermissionError), whatever its answer. Only these three: job and chan stay root's."""
+    if uid is not None:
+        for fd in pipes:
+            os.fchown(fd, uid, uid)
+
+
 def _launch_plain(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: int) -> Run:
     secret, cpu_budget, wall, job_bytes = _budget(mode, job, lim, n_tests)
     slot = _Slot(s)
@@ -769,6 +780,7 @@ def _launch_plain(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: in
         in_r, in_w = os.pipe() if stdin is not None else (subprocess.DEVNULL, -1)
         ours += [job_w, chan_r, out_r, err_r] + ([in_w] if stdin is not None else [])
         theirs += [job_r, chan_w, out_w, err_w] + ([in_r] if stdin is not None else [])
+        _give_stdio(slot.uid, *theirs[2:])
         script = _join_script([f"{d}/cgroup.procs" for d in slot.cg.values()], lim, cpu_budget,
                               mem_rlimit=not slot.cg, nproc=not slot.cg and slot.uid is not None,
                               prlimit=s.get("prlimit"))

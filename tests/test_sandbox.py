@@ -110,6 +110,18 @@ def test_whitespace_policy_holds_end_to_end():
     assert run_tests("print(9)\nprint()\nprint(9)", io("", "9\n9")).verdict == "wrong_answer"
 
 
+def test_a_program_may_open_its_standard_streams_by_name():
+    # /dev/stdin, /dev/stdout and /dev/stderr are links to the program's pipes, which root created
+    # 0600: opening them was a PermissionError, and a correct program a runtime error
+    code = (
+        "import sys\nsys.stdout = open('/dev/stdout', 'w')\n"
+        "n = int(open('/dev/stdin').read())\nprint(n * n)\nopen('/dev/stderr', 'w').write('e')"
+    )
+    assert run_tests(code, io("3\n", "9\n") + io("4\n", "16\n")).verdict == "accepted"
+    out = sandbox.run_program("print(open('/proc/self/fd/0').read() * 2, end='')", "ab")
+    assert (out.verdict, out.stdout) == ("accepted", "abab"), out
+
+
 def test_runtime_error_and_exit_code():
     assert run_tests("raise ValueError('x')", io("", "")).verdict == "runtime_error"
     # right output, non-zero exit status: still an error
