@@ -610,6 +610,17 @@ def _test_problem(kind: str, t: dict) -> str:
         if not isinstance(v, str) and not (key == "input" and isinstance(v, bytes)):
             return (f"{key!r} is a {type(v).__name__}; give it as one string (lines joined"
                     " with \\n)")
+    return _unsendable(_stdin(t), "'input'")
+
+
+def _unsendable(stdin, what: str) -> str:
+    """Why text `stdin` cannot be a program's stdin (a lone surrogate, which UTF-8 cannot encode:
+    a UnicodeEncodeError once tests had run), or ""."""
+    try:
+        stdin.encode() if isinstance(stdin, str) else None
+    except UnicodeEncodeError as e:
+        return (f"{what} holds {stdin[e.start]!r} at character {e.start}, a lone surrogate that"
+                f" UTF-8 cannot encode; give the text as it should reach the program")
     return ""
 
 
@@ -705,6 +716,8 @@ def run_program(code: str, stdin: str = "", timeout_s: float = 2.0, memory_mb: i
     lim = checked_limits("run_program", timeout_s, memory_mb, limits)
     if not isinstance(stdin, str):
         raise ValueError(f"run_program: stdin is a {type(stdin).__name__}; give it as a string")
+    if problem := _unsendable(stdin, "stdin"):
+        raise ValueError(f"run_program: {problem}")
     if (error := compile_error(code, "program.py")) is not None:
         return Output("syntax_error", "", error, error)
     run = _run_with_retries("stdio", code, stdin.encode(), lim, 1)

@@ -823,6 +823,8 @@ def test_bad_arguments_are_reported():
         run_tests("print(1)", io("", "1"), timeuot_s=1)
     with pytest.raises(ValueError):
         run_tests("print(1)", [{"nothing": 1}])
+    with pytest.raises(ValueError, match=r"stdin holds '.*' at character 2, a lone surrogate"):
+        sandbox.run_program("print(1)", "ab\ud800")
 
 
 def _nothing_runs(*a, **k):
@@ -847,6 +849,8 @@ def _nothing_runs(*a, **k):
         ([call("f", [1], nested(101))], "'expected' is nested 101 levels deep"),
         ([{"input": "", "output": ["1", "2"]}], "'output' is a list"),  # compared as its repr
         ([{"input": 5, "output": "1"}], "'input' is a int"),
+        # UnicodeEncodeError once the earlier tests had run
+        ([io("1", "1")[0], {"input": "x\udcff", "output": "1"}], "'input' holds '\\udcff' at"),
         ([{"input": ""}], "no 'output'"),
         ([{"input": "1", "output": None}], "no 'output'"),
         ([{"stdin": "", "stdout": "1"}], "it has ['stdin', 'stdout']"),
