@@ -65,7 +65,8 @@ How it is judged
     C executes the code; R calls C's functions over a pipe, with arguments marshalled fresh for
     every call (a deep copy) and return values accepted only if they are built from exact
     builtin types (``marshal`` refuses an int subclass or an object with a lying ``__eq__``)
-    and take at most 64 MiB once decoded (runner.MAX_VALUE_BYTES).
+    and take at most 64 MiB once decoded (runner.MAX_VALUE_BYTES), with at most 64 elements of a
+    set (or keys of a dict) sharing a hash (runner.MAX_SAME_HASH: decoding is linear).
     Call-based: R forwards the values to the parent, which compares them with strict, type-aware
     equality (bool is not int, NaN != NaN, list~tuple, int~float by value, optional float_tol),
     nested at most MAX_VALUE_DEPTH (100) levels deep.

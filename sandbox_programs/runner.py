@@ -37,6 +37,8 @@ PLAIN = (type(None), bool, int, float, complex, str, bytes, list, tuple, dict, s
 # sandbox. The parent decodes it: 6 MB of marshalled empty sets are 250 MB of objects, and what R
 # can build under the sandbox's memory limit would otherwise be built again in the parent.
 MAX_VALUE_BYTES = 64 << 20
+# call mode: the most elements of a returned set (or keys of a dict) that may share one hash
+MAX_SAME_HASH = 64
 PR_SET_DUMPABLE = 4
 
 
@@ -130,7 +132,30 @@ def plain(v, depth=0, budget=None):
         for k, x in v.items():
             plain(k, depth + 1, budget)
             plain(x, depth + 1, budget)
+    if budget is not None and (t is set or t is frozenset or t is dict) and len(v) > MAX_SAME_HASH:
+        colliding(v)
     return v
+
+
+def colliding(keys):
+    """TypeError if more than MAX_SAME_HASH of `keys` share a hash. An int's hash is its value
+    modulo 2**61 - 1, the same in every process: ``{k * (2**61 - 1) for k in range(7000)}`` is
+    built in quadratic time, and the parent built it again (decoding it) and twice more
+    (comparing it): seconds of its CPU, outside the sandbox's limits and under the GIL, for each
+    value. Refused here, what the parent builds takes linear time.
+
+    >>> colliding(set(range(100)))
+    >>> colliding({k * ((1 << 61) - 1) for k in range(100)})
+    Traceback (most recent call last):
+    TypeError: a set whose elements' hashes collide cannot leave the sandbox
+    """
+    seen = {}
+    for k in keys:
+        h = hash(k)
+        seen[h] = n = seen.get(h, 0) + 1
+        if n > MAX_SAME_HASH:
+            raise TypeError("a %s whose elements' hashes collide cannot leave the sandbox"
+                            % type(keys).__name__)
 
 
 def text(e):

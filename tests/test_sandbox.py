@@ -386,6 +386,25 @@ def test_a_number_of_another_kind_is_unequal_never_an_error(expected, got):
     assert values_equal(expected, got) is False and values_equal(got, expected) is False
 
 
+def test_values_whose_hashes_collide_do_not_leave_the_sandbox():
+    import resource
+
+    # ints that differ by multiples of 2**61 - 1 share a hash in every process: a set of 6000 of
+    # them is built in quadratic time, by C and R within the sandbox's limits, then by the parent
+    # (decoding and comparing it) outside them: about 1.5 s of the parent's CPU under the GIL per
+    # value, as much as the sandbox's own budget for it
+    code = (
+        "M = (1 << 61) - 1\ndef f(x): return {k * M for k in range(x)}\n"
+        "def g(x): return {k * M: 0 for k in range(x)}\ndef h(x): return set(range(x))"
+    )
+    tests = [call("f", [6000], {1}), call("g", [6000], {1: 0}), call("h", [6000], set(range(6000)))]
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    r = run_tests(code, tests, timeout_s=5)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_utime - before < 0.5
+    assert (r.verdict, r.passed) == ("wrong_answer", 1), r
+    assert "a set whose elements' hashes collide cannot leave the sandbox" in r.detail, r
+
+
 def test_deeply_nested_returned_values_cannot_crash_the_comparison():
     # R lets a value of 500 levels leave the sandbox; the parent's comparison recursed into a
     # returned set's elements (or a dict's keys) and raised RecursionError out of run_tests, which
