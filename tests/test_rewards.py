@@ -448,8 +448,11 @@ def code_backend(request, monkeypatch):
         return "real"
     import types
 
+    import sandbox  # its compile_error needs no isolation
+
     fake = types.ModuleType("sandbox")
     fake.run_many = _fake_run_many
+    fake.compile_error = sandbox.compile_error
     monkeypatch.setitem(sys.modules, "sandbox", fake)
     return "fake"
 
@@ -470,14 +473,23 @@ def test_code_reward(code_backend):
 def test_code_reward_syntax_error_never_runs(monkeypatch):
     import types
 
+    import sandbox
+
     calls = []
     fake = types.ModuleType("sandbox")
     fake.run_many = lambda jobs, **kw: calls.append(jobs) or []
+    fake.compile_error = sandbox.compile_error
     monkeypatch.setitem(sys.modules, "sandbox", fake)
     assert rewards.code_reward("```python\ndef f(:\n```", CODE_TASK) == 0.0
     assert (
         rewards.code_reward("<think>\n```python\ndef add(a,b): return a+b\n```", CODE_TASK) == 0.0
     )
+    # over the sandbox's size cap: refused before the parent parses it (ast.parse of this took
+    # seconds and 500 MB of the trainer's memory, and run_tests then refused it anyway)
+    start = time.monotonic()
+    huge = "```python\nx = [" + "1, " * 500_000 + "]\n```"
+    assert rewards.code_rewards([huge], [CODE_TASK]) == [0.0]
+    assert time.monotonic() - start < 1.5
     assert calls == []
 
 
