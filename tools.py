@@ -19,11 +19,12 @@ writes a fenced block, and what it printed comes back as an output block,
   finds the first closed Python block in the new text (```python, ```py, ~~~python, ...: as
   `rewards.extract_code` reads fences, `first_call`), cuts the completion there (so it works
   without stop strings on both engines), runs the block with `sandbox.run_program` (CPU time,
-  memory and process limits, no network, none of the host's files), appends the observation,
-  and continues, at most `max_calls` times per rollout. The observation's tokens are marked 0
-  in `Completion.sampled_mask` (the trainer leaves them out of the loss, `engines.logprob_mismatch`
-  out of its comparison) and get log-prob 0.0 where the inner engine reports log-probs, so
-  `Completion.logprobs` stays one per completion token.
+  memory and process limits, no network, none of the host's files), appends the observation
+  (which the program cannot close or turn into a chat turn or the end of the thinking:
+  `observation`, `plain_ids`), and continues, at most `max_calls` times per rollout. The
+  observation's tokens are marked 0 in `Completion.sampled_mask` (the trainer leaves them out of
+  the loss, `engines.logprob_mismatch` out of its comparison) and get log-prob 0.0 where the
+  inner engine reports log-probs, so `Completion.logprobs` stays one per completion token.
 * `sft_examples`: worked solutions of the synthetic math (arithmetic, fractions, percent) that
   compute with Python, for a short SFT stage that teaches the call format.
 * `mask_observations`: SFT leaves the output blocks out of its loss as well (ToRA §2.3: the
