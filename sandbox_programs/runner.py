@@ -354,13 +354,16 @@ def run_asserts(c, loaded, tests, report):
             report((i, "dead", str(e)))
             break
         except AssertionError as e:
-            out = ("fail", "AssertionError: " + text(e))
+            out = ("fail", "AssertionError: " + text(e)[:2000])
         except Untransferable as e:
             out = ("fail", str(e))
         except CandidateError as e:
             out = ("error", str(e))
         except BaseException as e:
-            out = ("error", "%s: %s" % (type(e).__name__, text(e)))
+            out = ("error", "%s: %s" % (type(e).__name__, text(e)[:2000]))
+        # the message is cut here, as in call mode: a message of the candidate's value (``assert
+        # f(1) == 2, f(1)``) went whole to the parent, which read up to 64 MiB for its 1000-char
+        # detail, and past that killed the run, losing the results of the later tests
         report((i,) + out)
 
 

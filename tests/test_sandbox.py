@@ -521,6 +521,17 @@ def test_unprintable_values_do_not_end_the_runner():
     assert (r.verdict, r.passed) == ("wrong_answer", 1), r
 
 
+def test_a_huge_failure_message_does_not_cost_the_later_tests():
+    # the message of a failing assert went whole to the parent: 70 MB of the candidate's value
+    # overflowed the result channel (64 MiB), the run was killed as an output_limit and the
+    # passing test after it was lost
+    code = "def f(x): return 'abcdefg'\ndef g(x): return x + 1"
+    tests = [{"assert": "assert f(1) == 2, f(1) * 10_000_000"}, {"assert": "assert g(1) == 2"}]
+    r = run_tests(code, tests, memory_mb=1024)
+    assert (r.verdict, r.passed) == ("wrong_answer", 1), r
+    assert r.detail.startswith("assert test 0: AssertionError: abcdefgabcdefg"), r
+
+
 def test_candidate_cannot_shadow_the_tests_builtins():
     code = (
         "def abs(x): return 0\ndef len(x): return 3\ndef isinstance(*a): return True\n"
