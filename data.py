@@ -981,6 +981,28 @@ def gold_answer(value) -> str:
     return text
 
 
+# prose outside math: a word of letters not part of a \\command, and the end of a sentence
+_PROSE_WORD = re.compile(r"(?<![\\\w])[A-Za-z]{2,}\b")
+_SENTENCE_END = re.compile(r"[.!?:;]\s+\S|\n\s*\S")
+_INLINE_MATH = re.compile(r"\$\$.*?\$\$|\$.*?\$|\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
+
+
+def is_worked_solution(gold: str) -> bool:
+    """Whether a gold answer is a worked solution with no final answer in it (no `\\boxed{}`,
+    '####' or 'answer' that `gold_answer` could reduce it to; NuminaMath's proofs): several
+    sentences of prose, 15 words or more outside the math. `verify_math` compares the final
+    answer with the whole paragraph, so no completion can be graded right against it.
+
+    >>> is_worked_solution("We argue by induction. For $n = 1$ it holds; assume it for $n$. "
+    ...                    "Then the sum grows by one term, so it holds for n + 1 as well.")
+    True
+    >>> is_worked_solution("\\text{all primes } p"), is_worked_solution("x = 3 or x = 4")
+    (False, False)
+    """
+    prose = _INLINE_MATH.sub(" ", gold)
+    return bool(_SENTENCE_END.search(prose.strip())) and len(_PROSE_WORD.findall(prose)) >= 15
+
+
 FILE_TYPES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
 
 
@@ -1511,7 +1533,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     or constraints column is left out, as nothing is to be graded; a multiple-choice row's
     options are listed all the same). Column names are mapped
     with `prompt_field` / `answer_field`; the answer is reduced by `gold_answer` (GSM8K-style
-    '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task);
+    '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task;
+    a row whose answer is a worked solution with no final answer, a proof, is skipped, and the
+    count printed: `is_worked_solution`);
     a multiple-choice row (the options of MMLU, ARC, AQuA-RAT and others: `row_choices`; one
     column per option, as PIQA, WinoGrande, SIQA and GPQA: `option_columns`, whose schema names
     the right one) gets them listed in its prompt, graded on the letter (`multiple_choice`). A
@@ -1547,7 +1571,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                             "). Pass a local file or one of those names (a dataset with configs: "
                             "NAME:CONFIG, e.g. openai/gsm8k:main).") from None
         where = f"{source}[{split}]"
-    tasks = []
+    tasks, unanswered = [], []
     for i, row in enumerate(rows):
         try:
             row = decoded_lists(row)
@@ -1610,11 +1634,22 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                     raise DataError(f"{where}: row {i}'s {column!r} {e}; map the column "
                                     "that names the right option with --answer-field NAME, or "
                                     "drop the row") from None
+            if not mc and is_worked_solution(task["answer"]):
+                unanswered.append(i)        # a proof: nothing to grade a final answer against
+                continue
         graded = GRADED_FIELDS if answer_field is None else ()
         for k, v in row.items():
             if k not in graded:           # prompts only: an answer column would still be graded
                 task.setdefault(k, v)
         tasks.append(task)
+    if unanswered:
+        what = (f"{where}: {len(unanswered)} of {len(rows)} rows (row {unanswered[0]}"
+                f"{', ...' if len(unanswered) > 1 else ''}) have a worked solution with no final "
+                f"answer as their {answer_field!r} (no \\boxed{{}}, '####' or 'answer': a proof?)")
+        if not tasks:
+            raise DataError(f"{what}, and nothing can grade a reply against a paragraph; map the "
+                            "column of final answers with --answer-field NAME")
+        print(f"[data] {what}: skipped, as nothing can grade them")
     return tasks[:n] if n else tasks
 
 

@@ -228,6 +228,27 @@ def test_a_file_answer_that_is_no_answer_is_named(tmp_path, answer, needle):
         data.load_tasks(str(path))
 
 
+PROOF = ("We argue by induction on $n$. For $n = 1$ both sides equal $1$. Assume the claim for "
+         "$n$; adding the next odd number to both sides gives it for $n + 1$, as required.")
+
+
+def test_worked_solutions_with_no_final_answer_are_skipped_or_refused(tmp_path, capsys):
+    # NuminaMath's proofs: the whole paragraph became the gold, which no reply can equal
+    path = tmp_path / "numina.jsonl"
+    rows = [{"problem": "Prove it.", "solution": PROOF},
+            {"problem": "1 + 1?", "solution": "So $1 + 1 = \\boxed{2}$."},
+            {"problem": "Roots?", "solution": "x = 3 or x = 4"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    tasks = data.load_tasks(str(path), prompt_field="problem", answer_field="solution")
+    assert [t["answer"] for t in tasks] == ["2", "x = 3 or x = 4"]
+    assert "1 of 3 rows (row 0) have a worked solution with no final answer" in \
+        capsys.readouterr().out
+    path.write_text(json.dumps(rows[0]) + "\n")
+    with pytest.raises(data.DataError, match="numina.jsonl: 1 of 1 rows .* nothing can grade a "
+                       "reply against a paragraph; map the column of final answers"):
+        data.load_tasks(str(path), prompt_field="problem", answer_field="solution")
+
+
 def test_local_jsonl_with_column_mapping(tmp_path):
     path = tmp_path / "gsm.jsonl"
     path.write_text(
