@@ -1100,6 +1100,19 @@ def rows_from_file(path: Path) -> list[dict]:
     return rows
 
 
+def _json_chat(text: str) -> list | None:
+    """The messages of a conversation written as JSON text, None for any other text."""
+    if not (text.lstrip().startswith("[") and text.rstrip().endswith("]")):
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    chat = (isinstance(value, list) and value
+            and all(isinstance(m, dict) and "role" in m for m in value))
+    return value if chat else None
+
+
 def check_prompt(value):
     """A row's prompt as given, if it is one: text, or a conversation as TRL's conversational
     datasets hold it ([{"role": "system", ...}, {"role": "user", "content": ...}], ending with the
@@ -1110,11 +1123,18 @@ def check_prompt(value):
     >>> check_prompt([{"role": "user", "content": "1 + 1?"}, {"role": "assistant", "content": ""}])
     Traceback (most recent call last):
     ValueError: has a last turn of role 'assistant'; end it with the user turn to answer
+
+    A conversation written as JSON text (a CSV's or parquet's string column: '[{"role": "user",
+    ...}]') is read as its messages; other text that looks like JSON stays text.
+
+    >>> check_prompt('[{"role": "user", "content": "1 + 1?"}]')
+    [{'role': 'user', 'content': '1 + 1?'}]
     """
     if isinstance(value, str):
         if not value.strip():
             raise ValueError("is empty")
-        return value
+        chat = _json_chat(value)
+        return value if chat is None else check_prompt(chat)
     if not isinstance(value, list) or not value:
         raise ValueError(f"is {json.dumps(value, default=str)[:60]}, not text or a list of chat "
                          "messages [{\"role\": \"user\", \"content\": ...}]")

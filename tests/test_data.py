@@ -838,6 +838,22 @@ def test_a_conversation_prompt_is_rendered_as_written(tmp_path, tokenizer):
     assert task["prompt"] == chat                  # the task's messages are left as they were
 
 
+def test_a_conversation_prompt_written_as_json_text_is_read_as_messages(tmp_path):
+    # a CSV (or a parquet string column) holds the chat as JSON text: the model was asked the
+    # JSON itself, '[{"role": "user", ...}]', as its question
+    chat = [{"role": "system", "content": "Box it."}, {"role": "user", "content": "2+2?"}]
+    path = tmp_path / "chat.csv"
+    path.write_text("prompt,answer\n" + '"' + json.dumps(chat).replace('"', '""') + '",4\n'
+                    + '"[1, 2] is an interval; [ok]",1\n' + '"[{""a"": 1}]",1\n')
+    chat_task, interval, other = data.load_tasks(str(path))
+    assert chat_task["prompt"] == chat and chat_task["answer"] == "4"
+    assert interval["prompt"] == "[1, 2] is an interval; [ok]"     # text that is no chat stays
+    assert other["prompt"] == '[{"a": 1}]'
+    path.write_text("prompt,answer\n" + '"' + json.dumps(chat[:1]).replace('"', '""') + '",4\n')
+    with pytest.raises(data.DataError, match="row 0's 'prompt' has a last turn of role 'system'"):
+        data.load_tasks(str(path))
+
+
 @pytest.mark.parametrize("prompt,needle", [
     (None, "row 1's 'prompt' is null, not text or a list of chat messages"),
     (5, "row 1's 'prompt' is 5, not text"), ("  ", "row 1's 'prompt' is empty"),
