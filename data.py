@@ -1386,8 +1386,9 @@ _LETTERED = re.compile(r"\s*\(?([A-Z])\s*[).:]\s*(.*)", re.DOTALL)
 
 
 def row_choices(row: dict) -> tuple[list, list | None] | None:
-    """The options of a multiple-choice row and their labels (None: the labels are the letters
-    A, B, ...), in the forms public datasets ship them; None for a row with no options:
+    """The options of a multiple-choice row and their labels (None: a plain list, whose labels
+    are the letters A, B, ...), in the forms public datasets ship them; None for a row with no
+    options:
 
     * MMLU: `choices` ["0", "4", "2", "6"] (`answer` an index).
     * ARC, CommonsenseQA, OpenBookQA: `choices` {"text": [...], "label": ["A", "B", ...]} (some
@@ -1398,7 +1399,7 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
     >>> row_choices({"choices": {"text": ["ice", "water"], "label": ["1", "2"]}})
     (['ice', 'water'], ['1', '2'])
     >>> row_choices({"options": ["A)21", "B)21.5"]})
-    (['21', '21.5'], None)
+    (['21', '21.5'], ['A', 'B'])
     """
     choices = row.get("choices")
     if isinstance(choices, list):
@@ -1412,7 +1413,7 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
         if isinstance(options, list) and options:
             found = [_LETTERED.fullmatch(o) if isinstance(o, str) else None for o in options]
             if all(found) and [m[1] for m in found] == [chr(65 + j) for j in range(len(options))]:
-                return [m[2].strip() for m in found], None
+                return [m[2].strip() for m in found], [m[1] for m in found]
             return options, None
     return None
 
@@ -1465,6 +1466,21 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
                          f"{len(choices)} options (an index 0-{len(choices) - 1}, {names}, "
                          "or an option's text)")
     return {"prompt": prompt, "answer": letters[index]}
+
+
+def names_option(answer, choices: list) -> bool:
+    """Whether a gold names one of a plain list of options (an index, a letter, an option's
+    text), as a multiple-choice dataset's gold does: a list column `choices` or `options` of a
+    dataset that is no multiple choice (the tools a problem allows, its answer "42") is not
+    listed as options, and its answer is graded as written.
+
+    >>> names_option(1, ["3", "4"]), names_option("B", ["3", "4"]), names_option("42", ["3", "4"])
+    (True, True, False)
+    """
+    try:
+        return bool(multiple_choice("", choices, answer).get("answer"))
+    except ValueError as e:
+        return "is ambiguous" in str(e)        # names one option either way: multiple_choice says
 
 
 def with_question(prompt, edit):
@@ -1623,6 +1639,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         options = option_columns(row, task["prompt"])
         if answer_field is None:        # prompts only: the options are listed all the same
             mc = row_choices(row)
+            if mc and mc[1] is None:    # a plain list: options if the row's answer names one
+                gold = next((row[k] for k in ANSWER_COLUMNS if k in row), None)
+                mc = mc if gold is None or names_option(gold, mc[0]) else None
             question, choices = options[:2] if options else (task["prompt"], mc[0] if mc else [])
             task.update(multiple_choice(question, choices, None))
         elif options:                   # the schema names the right option
@@ -1647,6 +1666,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 raise DataError(f"{where}: row {i}'s {column!r} {e}. Give each row its "
                                 "answer as a string or a number, or drop the row") from None
             mc = row_choices(row)
+            if mc and mc[1] is None and not names_option(answer, mc[0]):
+                mc = None               # a list column of something else: the answer is no option
             if mc:
                 try:
                     task.update(multiple_choice(task["prompt"], mc[0], answer, labels=mc[1]))

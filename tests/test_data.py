@@ -413,6 +413,27 @@ def test_multiple_choice_schemas_show_their_options_and_are_graded_on_the_letter
     assert task_solved("\\boxed{B}", task) and not task_solved("\\boxed{2}", task)
 
 
+@pytest.mark.parametrize("column", ["choices", "options"])
+def test_a_list_column_whose_gold_names_no_option_is_no_multiple_choice(tmp_path, column):
+    # a dataset that is not multiple choice but has a list column of that name (the tools a
+    # problem allows) was refused ("'42' is none of the 2 options"), or with prompts only had
+    # the list put to the model as options to pick a letter from
+    from rewards import task_solved
+
+    path = tmp_path / "tools.jsonl"
+    path.write_text(json.dumps({"question": "6 * 7?", column: ["calculator", "python"],
+                                "answer": "42"}) + "\n")
+    task = data.load_tasks(str(path), prompt_field="question")[0]
+    assert task["prompt"] == "6 * 7?" and task["answer"] == "42"
+    assert task_solved("\\boxed{42}", task) and not task_solved("\\boxed{A}", task)
+    plain = data.load_tasks(str(path), prompt_field="question", answer_field=None)[0]
+    assert plain["prompt"] == "6 * 7?"
+    path.write_text(json.dumps({"question": "6 * 7?", column: ["41", "42"], "answer": 1}) + "\n")
+    assert data.load_tasks(str(path), prompt_field="question")[0]["answer"] == "B"  # still MC
+    assert "(B) 42" in data.load_tasks(str(path), prompt_field="question",
+                                       answer_field=None)[0]["prompt"]
+
+
 ASK = "\n\nAnswer with the letter of the right option."
 OPTION_ROWS = [   # (name, row with one column per option, --prompt-field, prompt, gold)
     ("piqa", {"goal": "Which is a liquid?", "sol1": "ice", "sol2": "water", "label": 1}, "goal",
