@@ -1574,7 +1574,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     count printed: `is_worked_solution`);
     a multiple-choice row (the options of MMLU, ARC, AQuA-RAT and others: `row_choices`; one
     column per option, as PIQA, WinoGrande, SIQA and GPQA: `option_columns`, whose schema names
-    the right one) gets them listed in its prompt, graded on the letter (`multiple_choice`). A
+    the right one) gets them listed in its prompt, graded on the letter (`multiple_choice`), and
+    its `question`, which an LLM judge reads (`rewards.question_text`), lists them too. A
     row with no prompt column and a `messages` one (OpenR1) is prompted with that conversation up
     to its last user turn (`conversation_prompt`). A code row's tests
     (`tests_field`, or the schema of HumanEval, MBPP, APPS, TACO, CodeContests or LiveCodeBench:
@@ -1678,6 +1679,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             if not mc and is_worked_solution(task["answer"]):
                 unanswered.append(i)        # a proof: nothing to grade a final answer against
                 continue
+        asked = task["prompt"] if isinstance(task["prompt"], str) else task["prompt"][-1]["content"]
+        if "answer" in task and asked.endswith(CHOICE_INSTRUCTION):
+            task["question"] = asked    # what a judge reads: the row's own has no options
         graded = GRADED_FIELDS if answer_field is None else ()
         for k, v in row.items():
             if k not in graded:           # prompts only: an answer column would still be graded

@@ -400,7 +400,7 @@ def test_multiple_choice_schemas_show_their_options_and_are_graded_on_the_letter
     # ARC's and CommonsenseQA's {"text", "label"} choices, AQuA's "A)21" and MMLU-Pro's options
     # and HellaSwag's endings were not shown: the model was asked to pick a letter it could not
     # see; ARC's answerKey "2" was graded as "2" though the second option is B
-    from rewards import task_solved
+    from rewards import question_text, task_solved
 
     path = tmp_path / f"{name}.jsonl"
     path.write_text(json.dumps(row) + "\n")
@@ -411,6 +411,8 @@ def test_multiple_choice_schemas_show_their_options_and_are_graded_on_the_letter
                               "Answer with the letter of the right option.")
     assert task["answer"] == "B"
     assert task_solved("\\boxed{B}", task) and not task_solved("\\boxed{2}", task)
+    # the judge read the row's own question, with no options, against the reference "B"
+    assert question_text(task) == task["prompt"]
 
 
 @pytest.mark.parametrize("column", ["choices", "options"])
@@ -458,13 +460,14 @@ def test_one_column_per_option_and_chat_prompts_show_the_options(
     # PIQA's label, SIQA's '1'-'3' and WinoGrande's '1'/'2' were graded as written with no
     # options in the prompt (WinoGrande's '1' is its first option, A; PIQA's and SIQA's label is
     # not --answer-field answer: 'no field'); a chat prompt's options were not listed either
-    from rewards import task_solved
+    from rewards import question_text, task_solved
 
     path = tmp_path / f"{name}.jsonl"
     path.write_text(json.dumps(row) + "\n")
     task = data.load_tasks(str(path), prompt_field=field)[0]
     assert task["prompt"] == prompt and task["answer"] == gold
     assert task_solved(f"\\boxed{{{gold}}}", task) and not task_solved("\\boxed{1}", task)
+    assert "(A) " in question_text(task) and "(B) " in question_text(task)   # what a judge reads
 
 
 def test_gpqa_options_are_shuffled_once_per_row_and_graded_on_the_letter(tmp_path):
