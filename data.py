@@ -1273,13 +1273,33 @@ def ground_truth(row: dict):
     """The answer of a row in verl's schema (Skywork-OR1-RL-Data, DAPO-Math, DeepScaleR's verl
     copy): `reward_model` {"ground_truth": ..., "style": "rule"}, None if the row is in another.
     Skywork-OR1 writes it as JSON text: a list of acceptable answers (its checker takes any; the
-    first is the gold here), or a code problem's tests (a dict: `code_tests`).
+    first is the gold here, and `acceptable_answers` all of them), or a code problem's tests (a
+    dict: `code_tests`).
 
     >>> ground_truth({"reward_model": {"ground_truth": '["12", "12.0"]', "style": "rule"}})
     '12'
     >>> ground_truth({"reward_model": {"ground_truth": "[1, 2)", "style": "rule"}})
     '[1, 2)'
     """
+    answers = acceptable_answers(row)
+    return answers[0] if answers else _ground_truth_value(row)
+
+
+def acceptable_answers(row: dict) -> list[str] | None:
+    """A verl row's list of acceptable answers (`ground_truth`), graded as any of them
+    (`rewards.answer_verified`); None for a row with one answer, or in another schema.
+
+    >>> acceptable_answers({"reward_model": {"ground_truth": '["1/2", "0.5"]'}})
+    ['1/2', '0.5']
+    """
+    value = _ground_truth_value(row)
+    alternatives = isinstance(value, list) and value and all(isinstance(x, str) for x in value)
+    return value if alternatives else None
+
+
+def _ground_truth_value(row: dict):
+    """`reward_model.ground_truth`, JSON text decoded where it is a list of answers or a dict of
+    tests; None for a row in another schema."""
     model = row.get("reward_model")
     if not (isinstance(model, dict) and "ground_truth" in model):
         return None
@@ -1292,8 +1312,6 @@ def ground_truth(row: dict):
         if isinstance(decoded, dict) or (isinstance(decoded, list) and decoded
                                          and all(isinstance(x, str) for x in decoded)):
             value = decoded
-    if isinstance(value, list) and value and all(isinstance(x, str) for x in value):
-        return value[0]
     return value
 
 
@@ -1652,9 +1670,13 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 raise DataError(f"{where}: row {i}'s right option {e}; fix it or drop the "
                                 "row") from None
         elif answer_field is not None and "tests" not in task and not rules:  # rules: below
-            answer = row[answer_field] if answer_field in row else ground_truth(row)
-            if isinstance(answer, dict) and "ground_truth" in answer:  # --answer_field reward_model
-                answer = ground_truth({"reward_model": answer})
+            value = row.get(answer_field)
+            if isinstance(value, dict) and "ground_truth" in value:  # --answer_field reward_model
+                verl = {"reward_model": value}
+            else:                       # verl's schema (`ground_truth`) has no answer column
+                verl = {} if answer_field in row else row
+            answer = ground_truth(verl) if verl else value
+            alternatives = acceptable_answers(verl) or []
             if answer is None and answer_field not in row:
                 raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "
                                 f"{sorted(row)}). Map the answer column with --answer-field "
@@ -1663,6 +1685,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             column = answer_field if answer_field in row else "reward_model.ground_truth"
             try:
                 task["answer"] = gold_answer(answer)
+                if len(alternatives) > 1:       # Skywork's checker takes any of them
+                    task["answers"] = [gold_answer(a) for a in alternatives]
             except ValueError as e:
                 raise DataError(f"{where}: row {i}'s {column!r} {e}. Give each row its "
                                 "answer as a string or a number, or drop the row") from None

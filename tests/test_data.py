@@ -663,13 +663,16 @@ def verl_row(truth, ability="math") -> dict:
 @pytest.mark.parametrize("truth,gold,right,wrong", [
     ('["\\\\frac{1}{2}"]', "\\frac{1}{2}", "\\boxed{0.5}", "\\boxed{2}"),    # Skywork-OR1: JSON
     ('["12", "12.0"]', "12", "\\boxed{12}", "\\boxed{13}"),                 # acceptable answers
+    # any of them is right (only the first was): Skywork's checker takes any
+    ('["\\\\frac{\\\\pi}{3}", "60^\\\\circ"]', "\\frac{\\pi}{3}", "\\boxed{60^\\circ}",
+     "\\boxed{30^\\circ}"),
     ("34", "34", "\\boxed{34}", "\\boxed{3}"),                              # DAPO-Math, verl
     ("[1, 2)", "[1, 2)", "\\boxed{[1, 2)}", "\\boxed{[1, 2]}"),            # an interval stays
 ])
 def test_verl_rows_are_graded_on_their_ground_truth(tmp_path, truth, gold, right, wrong):
     # verl's reward_model {"ground_truth": ...} was "no field 'answer'", and --answer_field
     # reward_model "is {...}, a dict": Skywork-OR1's own RL data could not be loaded
-    from rewards import task_solved
+    from rewards import math_reward, task_solved
 
     path = tmp_path / "verl.jsonl"
     path.write_text(json.dumps(verl_row(truth)) + "\n")
@@ -677,6 +680,7 @@ def test_verl_rows_are_graded_on_their_ground_truth(tmp_path, truth, gold, right
         task = data.load_tasks(str(path), **kw)[0]
         assert task["answer"] == gold and task["prompt"][0]["role"] == "user"
         assert task_solved(right, task) and not task_solved(wrong, task)
+        assert (math_reward(right, task), math_reward(wrong, task)) == (1.0, 0.0)
 
 
 def test_skywork_code_rows_are_graded_on_their_tests(tmp_path):
