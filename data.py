@@ -1329,8 +1329,9 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
     * CodeContests: `public_tests` and `private_tests`, {"input": [...], "output": [...]}.
     * LiveCodeBench: `public_test_cases` and `private_test_cases` (`_lcb_tests`; the private
       ones are compressed: `_pickled_text`).
-    * Skywork-OR1 (verl's schema): `reward_model.ground_truth` (`ground_truth`), APPS' form or
-      {"assert_case": [...]}.
+    * Skywork-OR1 (verl's schema): `reward_model.ground_truth` (`ground_truth`), APPS' form,
+      {"assert_case": [...]} or {"import_prefix", "test_code", "entry_point"}, run as its grader
+      runs them, after a prelude of imports (`_skywork_tests`; the task's `prelude`).
 
     >>> code_tests({"test_list": ["assert f(1) == 2"], "test_setup_code": "import math"})
     [{'assert': 'import math\\nassert f(1) == 2'}]
@@ -1376,13 +1377,7 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
                                                 row[k].get("output") or [])]
     truth = ground_truth(row)
     if isinstance(truth, dict):
-        if "assert_case" in truth:
-            return "reward_model.ground_truth", [{"assert": str(a)} for a in truth["assert_case"]]
-        if "inputs" in truth:
-            return "reward_model.ground_truth", _io_tests(truth, "reward_model.ground_truth")
-        raise ValueError(f"'reward_model.ground_truth' holds tests of a form not read here (keys "
-                         f"{sorted(truth)[:5]}); give them as 'tests' [{{\"input\": ..., "
-                         "\"output\": ...}]")
+        return "reward_model.ground_truth", _skywork_tests(truth)[0]
     if "public_test_cases" in row:
         public = _json_text(row["public_test_cases"] or "[]", "public_test_cases")
         private = row.get("private_test_cases") or []
@@ -1398,6 +1393,37 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
         return "public_test_cases", (_lcb_tests(public, "public_test_cases", fn)
                                      + _lcb_tests(private, "private_test_cases", fn))
     return None
+
+
+# what Skywork-OR1's grader runs before a solution with `assert_case` tests: names that its
+# tests (and the solutions it was trained on) use unimported, as LeetCode's judge provides them
+SKYWORK_PRELUDE = "".join(f"from {m} import *\n" for m in (
+    "typing", "functools", "collections", "itertools", "heapq", "bisect", "string", "operator",
+    "math")) + "import math\nimport datetime\ninf = float('inf')\n\n"
+
+
+def _skywork_tests(truth: dict) -> tuple[list[dict], str]:
+    """Skywork-OR1's code tests (`reward_model.ground_truth`) as its grader runs them, and the
+    prelude that runs before the solution (`rewards.code_rewards`):
+
+    * {"inputs", "outputs", "fn_name"?}: APPS' form (`_io_tests`), no prelude;
+    * {"assert_case": [...]}: each statement after the solution, the solution after
+      `SKYWORK_PRELUDE`;
+    * {"import_prefix", "test_code", "entry_point"}: the solution after `import_prefix`; the
+      test code's first non-empty line (`def check(candidate):`) with each of the others is one
+      test, calling `check(entry_point)`.
+    """
+    column = "reward_model.ground_truth"
+    if "assert_case" in truth and isinstance(truth["assert_case"], list):
+        return [{"assert": str(a)} for a in truth["assert_case"]], SKYWORK_PRELUDE
+    if "inputs" in truth:
+        return _io_tests(truth, column), ""
+    if all(isinstance(truth.get(k), str) for k in ("import_prefix", "test_code", "entry_point")):
+        lines = [x for x in truth["test_code"].split("\n") if x]
+        return ([{"assert": f"{lines[0]}{x}\ncheck({truth['entry_point']})"} for x in lines[1:]],
+                truth["import_prefix"])
+    raise ValueError(f"{column!r} holds tests of a form not read here (keys {sorted(truth)[:5]});"
+                     " give them as 'tests' [{\"input\": ..., \"output\": ...}]")
 
 
 _LETTERED = re.compile(r"\s*\(?([A-Z])\s*[).:]\s*(.*)", re.DOTALL)
@@ -1654,6 +1680,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 raise DataError(f"{where}: row {i}'s {e}. Fix its tests, or drop the row") from None
             if tests:
                 task.update(tests=tests, prompt=code_prompt(prompt, row))
+                truth = ground_truth(row)
+                if isinstance(truth, dict) and _skywork_tests(truth)[1]:
+                    task["prelude"] = _skywork_tests(truth)[1]   # Skywork's: before the code
         rules = answer_field not in row and isinstance(row.get("constraints"), list)
         options = option_columns(row, task["prompt"])
         if answer_field is None:        # prompts only: the options are listed all the same

@@ -383,7 +383,8 @@ def code_rewards(completions: list[str], tasks: list[dict], all_or_nothing: bool
 
     Per completion: no code block -> 0; `ast.parse` fails -> 0 without running (Skywork-OR1's
     sandbox does the same); else passed/total, or 1.0 only if every test passes when
-    `all_or_nothing` (Skywork-OR1 §3 rewards code all-or-nothing).
+    `all_or_nothing` (Skywork-OR1 §3 rewards code all-or-nothing). A task's `prelude` (the
+    imports Skywork-OR1's graders put before a solution: `data.code_tests`) runs before the code.
     """
     out = [0.0] * len(completions)
     jobs, where = [], []
@@ -395,7 +396,7 @@ def code_rewards(completions: list[str], tasks: list[dict], all_or_nothing: bool
             ast.parse(code)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        jobs.append((code, task["tests"]))
+        jobs.append((task.get("prelude", "") + code, task["tests"]))
         where.append(i)
     if jobs:
         import sandbox  # lazy: only code tasks need it

@@ -694,6 +694,19 @@ def test_skywork_code_rows_are_graded_on_their_tests(tmp_path):
     assert tasks[0]["tests"] == [{"input": "3\n", "output": "6\n"}] and "answer" not in tasks[0]
     fence = "<think>\nok\n</think>\n```python\n{}\n```".format
     assert code_rewards([fence(DOUBLE), fence("def f(x):\n    return 2 * x")], tasks) == [1, 1]
+    # its grader runs a solution after a prelude of imports (typing, math, inf, ...): a solution
+    # that used them unimported failed every test here (NameError: List)
+    uses = "def f(xs: List[int]) -> float:\n    return sqrt(max(xs)) if xs else inf"
+    check = "def check(candidate):\n    assert candidate([4]) == 2\n    assert candidate([9]) == 3"
+    path.write_text(json.dumps(verl_row({"assert_case": ["assert f([4]) == 2",
+                                                         "assert f([]) == inf"]}, "code")) + "\n"
+                    + json.dumps(verl_row({"import_prefix": "from typing import List\n"
+                                           "from math import sqrt\ninf = float('inf')\n",
+                                           "test_code": check, "entry_point": "f"}, "code")) + "\n")
+    tasks = data.load_tasks(str(path))
+    assert [len(t["tests"]) for t in tasks] == [2, 2]
+    assert code_rewards([fence(uses)] * 2, tasks) == [1.0, 1.0]
+    assert code_rewards([fence(uses.replace("sqrt(", "2 * ("))] * 2, tasks) == [0.5, 0.0]
     path.write_text(json.dumps(verl_row({"import_prefix": "", "test_code": ""}, "code")) + "\n")
     with pytest.raises(data.DataError, match="'reward_model.ground_truth' holds tests of a form"):
         data.load_tasks(str(path))
