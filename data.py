@@ -1326,7 +1326,12 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
     * HumanEval: `test` (a `check(candidate)` function) and `entry_point`.
     * MBPP: `test_list` (assert statements), after `test_setup_code` or `test_imports`.
     * APPS, TACO: `input_output`, JSON text {"inputs", "outputs", "fn_name"?} (`_io_tests`).
-    * CodeContests: `public_tests` and `private_tests`, {"input": [...], "output": [...]}.
+    * CodeContests: `public_tests`, `private_tests` and `generated_tests`, {"input": [...],
+      "output": [...]}. The generated ones (inputs mutated from the others, outputs agreed on by
+      correct solutions) are hidden tests too, as CodeContests' authors use them (AlphaCode, Li
+      et al. 2022, on false positives): a program that passes the few public and private tests
+      is often still wrong, and RL would reward it. They are many (up to hundreds a problem),
+      which makes a reward slower: drop the column to grade on fewer.
     * LiveCodeBench: `public_test_cases` and `private_test_cases` (`_lcb_tests`; the private
       ones are compressed: `_pickled_text`).
     * Skywork-OR1 (verl's schema): `reward_model.ground_truth` (`ground_truth`), APPS' form,
@@ -1347,6 +1352,9 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
     import sandbox  # lazy: only code tasks need it
     sandbox.check_tests(tests, repr(column))   # here, not at a training run's first reward
     return tests
+
+
+CODE_CONTESTS_TESTS = ("public_tests", "private_tests", "generated_tests")
 
 
 def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
@@ -1371,7 +1379,7 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
         spec = row["input_output"]
         return "input_output", _io_tests(spec, "input_output") if spec else []
     if isinstance(row.get("public_tests"), dict):
-        return "public_tests", [{"input": i, "output": o} for k in ("public_tests", "private_tests")
+        return "public_tests", [{"input": i, "output": o} for k in CODE_CONTESTS_TESTS
                                 if isinstance(row.get(k), dict)
                                 for i, o in zip(row[k].get("input") or [],
                                                 row[k].get("output") or [])]

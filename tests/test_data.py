@@ -630,6 +630,21 @@ def test_code_dataset_schemas_load_their_tests_and_grade_a_right_program(tmp_pat
                                                             "livecodebench"))
 
 
+def test_code_contests_generated_tests_are_hidden_tests(tmp_path):
+    # they were unused: a program that special-cased the public and private tests passed
+    from rewards import code_rewards
+
+    generated = {"input": ["7\n", "0\n"], "output": ["14\n", "0\n"]}
+    row = dict(CODE_ROWS[4][2], generated_tests=generated)
+    path = tmp_path / "code_contests.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    task = data.load_tasks(str(path), prompt_field="description")[0]
+    assert [t["input"] for t in task["tests"]] == ["3\n", "5\n", "7\n", "0\n"]
+    fence = "```python\n{}\n```".format
+    cheat = "n = int(input())\nprint({3: 6, 5: 10}.get(n, n))"
+    assert code_rewards([fence(DOUBLE), fence(cheat)], [task, task]) == [1.0, 0.75]
+
+
 @pytest.mark.parametrize("row,needle", [
     ({"input_output": "{not json"}, "row 0's 'input_output' is not valid JSON"),
     ({"input_output": '{"inputs": ["1"], "outputs": []}'},
