@@ -1006,10 +1006,12 @@ def is_worked_solution(gold: str) -> bool:
 FILE_TYPES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
 
 
-def _json_rows(path: Path, text: str) -> list:
-    """The rows of a .json file: a list of rows, {"data": [rows]}, columns {"prompt": [...],
-    "answer": [...]} (a HF dataset's columns; pandas' `to_json` default {"prompt": {"0": ...}}
-    too), or one row a line (what `datasets.Dataset.to_json` writes, also to a .json file)."""
+def _json_rows(path: Path, text: str, split: str | None = None) -> list:
+    """The rows of a .json file: a list of rows, an object holding them under one key ({"data":
+    [rows]}, "rows", "examples", ..., next to metadata), or under each split's name ({"train":
+    [rows], "test": [rows]}: `split`'s), columns {"prompt": [...], "answer": [...]} (a HF
+    dataset's columns; pandas' `to_json` default {"prompt": {"0": ...}} too), or one row a line
+    (what `datasets.Dataset.to_json` writes, also to a .json file)."""
     try:
         rows = json.loads(text)
     except json.JSONDecodeError as e:
@@ -1017,8 +1019,16 @@ def _json_rows(path: Path, text: str) -> list:
             raise DataError(f"{path}: not valid JSON ({e}); a .json file holds a list of rows, "
                             "or {\"data\": [rows]} (one row a line: .jsonl)") from None
         return _jsonl_rows(path, text)
+    lists = {k: v for k, v in rows.items() if isinstance(v, list)} if isinstance(rows, dict) else {}
+    held = {k: v for k, v in lists.items() if v and all(isinstance(r, dict) for r in v)}
     if isinstance(rows, dict) and "data" in rows:
         rows = rows["data"]
+    elif held and len(held) == len(lists):       # lists of rows, no column of other values
+        if len(held) > 1 and split not in held:
+            raise DataError(f"{path}: holds several lists of rows ({', '.join(map(str, held))}) "
+                            f"and none is the split {split!r}; ask for one of them as the split "
+                            "(evaluate.py --split), or write the one to use to its own file")
+        rows = held[split] if len(held) > 1 else next(iter(held.values()))
     elif isinstance(rows, dict) and rows:
         cols = list(rows.values())
         if all(isinstance(c, dict) for c in cols) and len({tuple(c) for c in cols}) == 1:
@@ -1045,15 +1055,34 @@ def _jsonl_rows(path: Path, text: str) -> list:
 
 
 def _csv_rows(path: Path, text: str) -> list:
-    """The rows of a .csv (.tsv) file with a header line; every value is a string."""
-    rows = list(csv.DictReader(io.StringIO(text), delimiter="\t" if path.suffix.lower() == ".tsv"
-                               else ","))
+    """The rows of a .csv (.tsv) file with a header line; every value is a string. A .csv's
+    separator is the one its header line uses: a comma, else a semicolon (what Excel writes
+    where the comma is the decimal mark), a tab or a bar.
+
+    >>> [dict(r) for r in _csv_rows(Path("de.csv"), "prompt;answer\\n1,5 + 1?;2,5\\n")]
+    [{'prompt': '1,5 + 1?', 'answer': '2,5'}]
+    """
+    header = text.split("\n", 1)[0]
+    sep = "\t" if file_type(path) == ".tsv" else next(
+        (c for c in (",", ";", "\t", "|") if c in header), ",")
+    rows = list(csv.DictReader(io.StringIO(text), delimiter=sep))
     for i, row in enumerate(rows):
         if None in row or None in row.values():
             more = "more" if None in row else "fewer"
             raise DataError(f"{path}: row {i} has {more} cells than the header line; quote a "
-                            "value that holds the separator (\"1,000\")")
+                            f"value that holds the separator {sep!r} (\"1{sep}000\")")
     return rows
+
+
+def file_type(path: Path) -> str:
+    """A data file's type: its suffix, the one before '.gz' for a gzip'd file ('.jsonl' for
+    'rows.jsonl.gz').
+
+    >>> file_type(Path("rows.JSONL.gz")), file_type(Path("rows.csv"))
+    ('.jsonl', '.csv')
+    """
+    suffix = path.suffix.lower()
+    return Path(path.stem).suffix.lower() if suffix == ".gz" else suffix
 
 
 def read_text(path: Path) -> str:
@@ -1061,6 +1090,12 @@ def read_text(path: Path) -> str:
     (it was 'row 0 is not valid JSON'); other bytes are a DataError naming the line and the fix
     (it was a bare UnicodeDecodeError, naming no file)."""
     raw = path.read_bytes()
+    if path.suffix.lower() == ".gz":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as e:        # gzip.BadGzipFile is an OSError
+            raise DataError(f"{path}: not a readable gzip file ({e}); gzip the file again, or "
+                            "pass it uncompressed") from None
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -1070,16 +1105,18 @@ def read_text(path: Path) -> str:
                         "utf-8 FILE > NEW") from None
 
 
-def rows_from_file(path: Path) -> list[dict]:
-    """The rows of a .jsonl, .json (`_json_rows`), .csv / .tsv (a header line) or .parquet file,
-    UTF-8 with or without a byte order mark; a bad row or file is a DataError that names the
-    file and the row."""
-    suffix = path.suffix.lower()
+def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
+    """The rows of a .jsonl, .json (`_json_rows`: `split`'s where it holds several lists of
+    rows), .csv / .tsv (a header line) or .parquet file, UTF-8 with or without a byte order mark,
+    gzip'd or not (.jsonl.gz); a bad row or file is a DataError that names the file and the
+    row."""
+    suffix = file_type(path)
     if path.is_dir() or not path.exists():
         raise DataError(f"{path}: no such file; pass a .jsonl, .json, .csv or .parquet file")
-    if suffix not in FILE_TYPES:
+    if suffix not in FILE_TYPES or suffix == ".parquet" and path.suffix.lower() == ".gz":
         raise DataError(f"{path}: unsupported file type {path.suffix!r}; use "
-                        f"{', '.join(FILE_TYPES[:-1])} or {FILE_TYPES[-1]}")
+                        f"{', '.join(FILE_TYPES[:-1])} or {FILE_TYPES[-1]} (the text ones "
+                        "gzip'd too: .jsonl.gz)")
     if suffix == ".parquet":
         import datasets
         try:
@@ -1089,8 +1126,10 @@ def rows_from_file(path: Path) -> list[dict]:
                             f"{str(e).splitlines()[0][:100] if str(e) else ''})") from None
     else:
         text = read_text(path)
-        read = {".jsonl": _jsonl_rows, ".json": _json_rows}.get(suffix, _csv_rows)
-        rows = read(path, text)
+        if suffix == ".json":
+            rows = _json_rows(path, text, split)
+        else:
+            rows = (_jsonl_rows if suffix == ".jsonl" else _csv_rows)(path, text)
     if not rows:
         raise DataError(f"{path}: the file holds no rows")
     for i, row in enumerate(rows):
@@ -1606,15 +1645,19 @@ GRADED_FIELDS = ("answer", "tests", "constraints")    # what rewards.task_solved
 
 
 def is_file_task(source: str) -> bool:
-    """Whether --task names a local file (one split: no test split of its own), not a HF id."""
-    return Path(source).exists() or Path(source).suffix.lower() in FILE_TYPES
+    """Whether --task names a local file or a folder of one `Dataset` (one split: no test split
+    of its own), not a HF id or a folder of splits."""
+    path = Path(source)
+    return (path.is_file() or (path / "state.json").is_file()
+            or not path.is_dir() and file_type(path) in FILE_TYPES)
 
 
 def load_tasks(source: str, split: str = "train", n: int | None = None, seed: int = 0,
                prompt_field: str = "prompt", answer_field: str | None = "answer",
                tests_field: str = "tests", hf_config: str | None = None) -> list[dict]:
-    """Tasks from "math", "humaneval", a local file, or a HF dataset id (needs the network;
-    "NAME:CONFIG" names one of its configs, as GSM8K's "main", MMLU's "all" or ARC's
+    """Tasks from "math", "humaneval", a local file, a folder (of `datasets`' `save_to_disk`, or
+    of data files named by split as the hub's are: `split`'s rows), or a HF dataset id (needs
+    the network; "NAME:CONFIG" names one of its configs, as GSM8K's "main", MMLU's "all" or ARC's
     "ARC-Challenge": the scripts' --task has no flag of its own for it).
 
     `answer_field=None` loads prompts only (for tasks without answers: a row's own answer, tests
@@ -1646,14 +1689,22 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         return tasks[:n] if n else tasks
     path = Path(source)
     if is_file_task(source):
-        rows, where = rows_from_file(path), str(path)   # a missing file: not a hub id either
+        rows, where = rows_from_file(path, split), str(path)   # a missing file: no hub id
     else:
         import datasets
         name, _, config = source.partition(":")    # 'openai/gsm8k:main': a dataset's config
         try:
-            rows = list(datasets.load_dataset(name, hf_config or config or None, split=split))
+            if (path / "state.json").is_file():       # a folder of Dataset.save_to_disk
+                rows = list(datasets.load_from_disk(str(path)))
+            else:       # a hub id, or a folder of data files (data/train-*.parquet, test.jsonl)
+                rows = list(datasets.load_dataset(name, hf_config or config or None, split=split))
         except (ConnectionError, OSError, ValueError) as e:
             # offline, a misspelled name or a split it lacks: was a ConnectionError traceback
+            why = f"{type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
+            if path.is_dir():
+                raise DataError(f"{path}: a folder that could not be loaded as a dataset ({why})"
+                                "; pass a folder of save_to_disk, one of data files named by "
+                                "split (train.jsonl, data/test-*.parquet), or a file") from None
             raise DataError(f"--task {source!r} is not 'math', 'humaneval' or a .jsonl/.json/"
                             f".csv/.parquet file, and as a HF dataset it could not be loaded "
                             f"({type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"

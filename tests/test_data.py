@@ -1,5 +1,6 @@
 """data.py: synthetic math, HumanEval, local files, prompts."""
 
+import gzip
 import json
 import re
 from fractions import Fraction
@@ -331,6 +332,16 @@ JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
     ("rows.csv", b'prompt,answer\r\nq1,"1,000"\r\nq2,"(1, 2)"\r\n'),
     ("rows.tsv", "\ufeffprompt\tanswer\nq1\t1,000\nq2\t(1, 2)\n".encode()),
     ("UPPER.JSONL", JSONL.encode()),
+    # each of these was a DataError: '.gz' unsupported; a semicolon CSV (Excel where the comma
+    # is the decimal mark) "has more cells"; rows under another key than "data", or under the
+    # split's name: "row 0 has no field 'prompt' (fields: ['rows'])"
+    ("rows.jsonl.gz", gzip.compress(JSONL.encode())),
+    ("rows.json.gz", gzip.compress(json.dumps(ROWS).encode())),
+    ("rows.csv.gz", gzip.compress(b'prompt,answer\nq1,"1,000"\nq2,"(1, 2)"\n')),
+    ("semicolons.csv", b"prompt;answer\nq1;1,000\nq2;(1, 2)\n"),
+    ("rows.json", json.dumps({"version": 2, "rows": ROWS}).encode()),
+    ("examples.json", json.dumps({"examples": ROWS}).encode()),
+    ("splits.json", json.dumps({"train": ROWS, "test": [{"prompt": "t", "answer": "0"}]}).encode()),
 ])
 def test_file_forms_that_other_tools_write(tmp_path, name, content):
     # each was a DataError (a BOM: "not valid JSON"; .csv: "unsupported", though the error for
@@ -349,6 +360,9 @@ def test_file_forms_that_other_tools_write(tmp_path, name, content):
     ("broken.parquet", b"PAR1 not really", "not a readable parquet file"),
     ("ragged.json", b'{"prompt": ["q1", "q2"], "answer": ["1"]}', "columns of equal length"),
     ("rows.txt", b"q1", "use .jsonl, .json, .csv, .tsv or .parquet"),
+    ("broken.jsonl.gz", b"not gzip", "broken.jsonl.gz: not a readable gzip file"),
+    ("splits.json", json.dumps({"dev": ROWS, "eval": ROWS}).encode(),
+     "holds several lists of rows (dev, eval) and none is the split 'train'"),
 ])
 def test_unreadable_files_are_named_with_the_fix(tmp_path, name, content, needle):
     # latin-1 and a broken parquet file were tracebacks (UnicodeDecodeError, ArrowInvalid)
@@ -356,6 +370,30 @@ def test_unreadable_files_are_named_with_the_fix(tmp_path, name, content, needle
     path.write_bytes(content)
     with pytest.raises(data.DataError, match=re.escape(needle)):
         data.load_tasks(str(path))
+
+
+def test_dataset_folders_load_the_split_asked_for(tmp_path):
+    # a folder of datasets' save_to_disk, or of data files named by split as on the hub, was
+    # "no such file; pass a .jsonl, .json, .csv or .parquet file"
+    import datasets
+
+    train = datasets.Dataset.from_list(ROWS)
+    test = datasets.Dataset.from_list([{"prompt": "t", "answer": "0"}])
+    train.save_to_disk(str(tmp_path / "one"))
+    datasets.DatasetDict({"train": train, "test": test}).save_to_disk(str(tmp_path / "both"))
+    (tmp_path / "files" / "data").mkdir(parents=True)
+    train.to_parquet(str(tmp_path / "files" / "data" / "train-00000-of-00001.parquet"))
+    test.to_parquet(str(tmp_path / "files" / "data" / "test-00000-of-00001.parquet"))
+    for name in ("one", "both", "files"):
+        tasks = data.load_tasks(str(tmp_path / name))
+        assert [(t["prompt"], t["answer"]) for t in tasks] == [("q1", "1000"), ("q2", "(1, 2)")]
+        # grpo and distill look for a test split where there are splits, and not in one Dataset
+        assert data.is_file_task(str(tmp_path / name)) == (name == "one")
+    for name in ("both", "files"):
+        assert [t["prompt"] for t in data.load_tasks(str(tmp_path / name), "test")] == ["t"]
+    with pytest.raises(data.DataError, match="both: a folder that could not be loaded as a "
+                       "dataset .*Unknown split \"dev\".*; pass a folder of save_to_disk"):
+        data.load_tasks(str(tmp_path / "both"), "dev")
 
 
 def test_mmlu_rows_show_their_choices_and_are_graded_on_the_letter(tmp_path):
