@@ -1688,7 +1688,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         tasks = humaneval_tasks()
         return tasks[:n] if n else tasks
     path = Path(source)
-    if is_file_task(source):
+    if is_file_task(source) and not path.is_dir():
         rows, where = rows_from_file(path, split), str(path)   # a missing file: no hub id
     else:
         import datasets
