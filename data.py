@@ -1109,7 +1109,7 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
     """The rows of a .jsonl, .json (`_json_rows`: `split`'s where it holds several lists of
     rows), .csv / .tsv (a header line) or .parquet file, UTF-8 with or without a byte order mark,
     gzip'd or not (.jsonl.gz); a bad row or file is a DataError that names the file and the
-    row."""
+    row. Where every row names its split (a `split` column), those of `split`."""
     suffix = file_type(path)
     if path.is_dir() or not path.exists():
         raise DataError(f"{path}: no such file; pass a .jsonl, .json, .csv or .parquet file")
@@ -1136,6 +1136,15 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
         if not isinstance(row, dict):
             raise DataError(f"{path}: row {i} is {json.dumps(row, default=str)[:60]}, not an "
                             f"object of fields (e.g. {{\"prompt\": ..., \"answer\": ...}})")
+    named = {row.get("split") for row in rows}
+    if split is not None and all(isinstance(x, str) and x for x in named):
+        # a dataset's splits in one file, each row's in its 'split' column: train on the train
+        # rows, evaluate on the test rows (all of them were both)
+        rows = [row for row in rows if row["split"] == split]
+        if not rows:
+            raise DataError(f"{path}: no row is of split {split!r} (its 'split' column holds "
+                            f"{', '.join(sorted(named))}); ask for one of them (evaluate.py "
+                            "--split), or drop the column to use every row")
     return rows
 
 

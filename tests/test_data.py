@@ -396,6 +396,20 @@ def test_dataset_folders_load_the_split_asked_for(tmp_path):
         data.load_tasks(str(tmp_path / "both"), "dev")
 
 
+def test_a_file_whose_rows_name_their_split_gives_the_split_asked_for(tmp_path):
+    # both splits were loaded for either: training on the test rows, then scoring on them
+    path = tmp_path / "both.jsonl"
+    path.write_text("".join(json.dumps({**r, "split": s}) + "\n"
+                            for r, s in zip(ROWS, ["train", "test"])))
+    assert [t["prompt"] for t in data.load_tasks(str(path), "train")] == ["q1"]
+    assert [t["prompt"] for t in data.load_tasks(str(path), "test")] == ["q2"]
+    with pytest.raises(data.DataError, match="both.jsonl: no row is of split 'validation' "
+                       r"\(its 'split' column holds test, train\); ask for one of them"):
+        data.load_tasks(str(path), "validation")
+    path.write_text(json.dumps({**ROWS[0], "split": "train"}) + "\n" + json.dumps(ROWS[1]) + "\n")
+    assert len(data.load_tasks(str(path), "test")) == 2      # not every row names one: all rows
+
+
 def test_mmlu_rows_show_their_choices_and_are_graded_on_the_letter(tmp_path):
     # MMLU's question / choices / answer-index: the prompt lacked the options and the gold was
     # the index ("1"), so "\\boxed{B}" earned 0 and "\\boxed{1}" 1
