@@ -896,6 +896,13 @@ def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path)
         data.load_tasks(str(path), prompt_field="question")
     with pytest.raises(data.DataError, match="--answer-field Answer"):
         data.load_tasks(str(path), prompt_field="Question")
+    # a column whose name holds the usual one was not named ("--answer-field NAME")
+    path.write_text(json.dumps({"problem_id": 3, "problem_text": "1+1?",
+                                "expected_answer": "2"}) + "\n")
+    with pytest.raises(data.DataError, match="--prompt-field problem_text"):
+        data.load_tasks(str(path))
+    with pytest.raises(data.DataError, match="--answer-field expected_answer"):
+        data.load_tasks(str(path), prompt_field="problem_text")
 
 
 @pytest.mark.parametrize(
