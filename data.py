@@ -1042,6 +1042,14 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
 
 
 def _jsonl_rows(path: Path, text: str) -> list:
+    """The rows of a .jsonl file, one a line; a file that is one JSON document instead (a list
+    of rows on one line, or pretty-printed over many) is read as a .json file (`_json_rows`)."""
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, list) or isinstance(whole, dict) and "\n" in text.strip():
+        return _json_rows(path, text)
     rows = []
     # "\n" ends a row, not every line break splitlines() knows: U+2028, U+2029 and U+0085 stand
     # unescaped inside a row's strings (json.dumps(ensure_ascii=False) writes them so)
@@ -1050,8 +1058,27 @@ def _jsonl_rows(path: Path, text: str) -> list:
             try:
                 rows.append(json.loads(line))
             except json.JSONDecodeError as e:
-                raise DataError(f"{path}: row {i} is not valid JSON ({e})") from None
+                stream = _json_stream(text)       # objects pretty-printed one after another (jq)
+                if stream is None:
+                    raise DataError(f"{path}: row {i} is not valid JSON ({e})") from None
+                return stream
     return rows
+
+
+def _json_stream(text: str) -> list | None:
+    """The JSON values written one after another in `text` (`jq`'s output), None if it is not
+    such a stream."""
+    decoder, values, at = json.JSONDecoder(), [], 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at == len(text):
+            return values
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:
+            return None
+        values.append(value)
 
 
 def _csv_rows(path: Path, text: str) -> list:
@@ -1065,7 +1092,10 @@ def _csv_rows(path: Path, text: str) -> list:
     header = text.split("\n", 1)[0]
     sep = "\t" if file_type(path) == ".tsv" else next(
         (c for c in (",", ";", "\t", "|") if c in header), ",")
-    rows = list(csv.DictReader(io.StringIO(text), delimiter=sep))
+    reader = csv.DictReader(io.StringIO(text), delimiter=sep)
+    if reader.fieldnames:           # "prompt, answer": the column is 'answer', not ' answer'
+        reader.fieldnames = [name.strip() for name in reader.fieldnames]
+    rows = list(reader)
     for i, row in enumerate(rows):
         if None in row or None in row.values():
             more = "more" if None in row else "fewer"

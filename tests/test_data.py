@@ -342,6 +342,12 @@ JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
     ("rows.json", json.dumps({"version": 2, "rows": ROWS}).encode()),
     ("examples.json", json.dumps({"examples": ROWS}).encode()),
     ("splits.json", json.dumps({"train": ROWS, "test": [{"prompt": "t", "answer": "0"}]}).encode()),
+    # a .jsonl that is one JSON document, or objects pretty-printed one after another (jq), was
+    # "row 0 is not valid JSON"; a header padded with spaces had the column ' answer'
+    ("array.jsonl", json.dumps(ROWS).encode()),
+    ("pretty.jsonl", json.dumps(ROWS, indent=2).encode()),
+    ("jq.jsonl", "\n".join(json.dumps(r, indent=2) for r in ROWS).encode()),
+    ("padded.csv", b'prompt , answer\nq1,"1,000"\nq2,"(1, 2)"\n'),
 ])
 def test_file_forms_that_other_tools_write(tmp_path, name, content):
     # each was a DataError (a BOM: "not valid JSON"; .csv: "unsupported", though the error for
@@ -911,7 +917,7 @@ def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path)
         ("empty.jsonl", "\n\n", "holds no rows"),
         ("empty.json", "[]", "holds no rows"),
         ("ints.json", "[1, 2]", "row 0 is 1, not an object of fields"),
-        ("nested.jsonl", '["a", "b"]\n', "row 0 is [\"a\", \"b\"], not an object"),
+        ("nested.jsonl", '["a", "b"]\n', "row 0 is \"a\", not an object"),
         ("bad.json", "{'prompt': 1}", "not valid JSON"),
         ("other.json", '{"rows": []}', 'a list of rows, or {"data": [rows]}'),
         ("missing.jsonl", None, "no such file"),
