@@ -1534,6 +1534,8 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
       ARC rows are labelled "1", "2", ...; `answerKey` names the label).
     * AQuA-RAT: `options` ["A)21", "B)21.5", ...] (`correct` a letter): the letters are cut off.
     * MMLU-Pro: `options` ["...", ...] (`answer` a letter); HellaSwag: `endings` (`label` "3").
+    * `choices` {"A": "ice", "B": "water"}; one column per letter, A, B, C, D (C-Eval, CMMLU,
+      AGIEval exports), a plain list's kind: options only where the gold names one.
 
     >>> row_choices({"choices": {"text": ["ice", "water"], "label": ["1", "2"]}})
     (['ice', 'water'], ['1', '2'])
@@ -1547,6 +1549,9 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
         labels = choices.get("label")
         ok = isinstance(labels, list) and len(labels) == len(choices["text"])
         return choices["text"], [str(x) for x in labels] if ok else None
+    if isinstance(choices, dict) and len(choices) > 1 and all(
+            isinstance(v, (str, int, float)) for v in choices.values()):
+        return list(choices.values()), [str(k) for k in choices]      # {"A": "ice", ...}
     for column in ("options", "endings"):
         options = row.get(column)
         if isinstance(options, list) and options:
@@ -1554,6 +1559,10 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
             if all(found) and [m[1] for m in found] == [chr(65 + j) for j in range(len(options))]:
                 return [m[2].strip() for m in found], [m[1] for m in found]
             return options, None
+    columns = [c for c in map(chr, range(65, 91)) if c in row][:26]
+    if len(columns) > 1 and columns == [chr(65 + j) for j in range(len(columns))] and all(
+            isinstance(row[c], (str, int, float)) for c in columns):
+        return [row[c] for c in columns], None          # one column per letter: A, B, C, D
     return None
 
 
@@ -1599,12 +1608,33 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
             raise ValueError(f"{key!r} is ambiguous: an option reads {key!r}, and index {key} is "
                              f"option ({letters[int(key)]}); give the right option as its letter")
         index = meant.pop()
+    elif spelled_letter(key, texts) is not None:     # "(B)", "B.", "b", "B. water"
+        index = spelled_letter(key, texts)
     else:
         names = f"a label {', '.join(labels)}" if labels else f"a letter A-{letters[-1]}"
         raise ValueError(f"{json.dumps(answer, default=str)[:40]} is none of the "
                          f"{len(choices)} options (an index 0-{len(choices) - 1}, {names}, "
                          "or an option's text)")
     return {"prompt": prompt, "answer": letters[index]}
+
+
+_SPELLED = re.compile(r"\(?([A-Za-z])(?:\)|[.:])?(?:\s+(.*))?", re.DOTALL)
+
+
+def spelled_letter(key: str, texts: list[str]) -> int | None:
+    """The index of the option a gold names by its letter in another spelling: "(B)", "B)",
+    "B.", "b", or with the option's text after it ("B. water"); None if it names none.
+
+    >>> spelled_letter("(B)", ["ice", "water"]), spelled_letter("b. water", ["ice", "water"])
+    (1, 1)
+    >>> spelled_letter("B. ice", ["ice", "water"]) is None
+    True
+    """
+    m = _SPELLED.fullmatch(key)
+    index = ord(m[1].upper()) - 65 if m else -1
+    if 0 <= index < len(texts) and (m[2] is None or m[2].strip() == texts[index]):
+        return index
+    return None
 
 
 def names_option(answer, choices: list) -> bool:

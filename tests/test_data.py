@@ -449,6 +449,16 @@ MC_ROWS = [   # each dataset's own schema, as it ships
                    "label": "1"}),
     ("openbookqa", {"id": "7-980", "question_stem": "Which is a liquid?", "answerKey": "B",
                     "choices": {"text": ["ice", "water", "steam"], "label": ["A", "B", "C"]}}),
+    # each of these was read as no multiple choice: the options were not shown, and the gold was
+    # "(B)" or "B. water" as written, or "B" for options the model could not see
+    ("letter-in-parens", {"question": "Which is a liquid?", "choices": ["ice", "water", "steam"],
+                          "answer": "(B)"}),
+    ("letter-and-text", {"question": "Which is a liquid?", "options": ["ice", "water", "steam"],
+                         "answer": "B. water"}),
+    ("choices-by-label", {"question": "Which is a liquid?", "answer": "B",
+                          "choices": {"A": "ice", "B": "water", "C": "steam"}}),
+    ("letter-columns", {"question": "Which is a liquid?", "A": "ice", "B": "water", "C": "steam",
+                        "answer": "B"}),                          # C-Eval, CMMLU, AGIEval
 ]
 
 
