@@ -1409,7 +1409,9 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
     """A code row's tests in the sandbox's form (`sandbox.run_tests`), read from the schemas that
     code datasets ship; None for a row with none. A malformed value is a ValueError naming it.
 
-    * `tests_field` ("tests"): sandbox tests already ([{"assert": ...}, {"input", "output"}, ...]).
+    * `tests_field` ("tests"): sandbox tests already ([{"assert": ...}, {"input", "output"}, ...]),
+      also as JSON text (a CSV's; DeepCoder's, whose LiveCodeBench tests carry a "testtype":
+      `_lcb_tests`).
     * HumanEval: `test` (a `check(candidate)` function) and `entry_point`.
     * MBPP: `test_list` (assert statements), after `test_setup_code` or `test_imports`.
     * APPS, TACO: `input_output`, JSON text {"inputs", "outputs", "fn_name"?} (`_io_tests`).
@@ -1450,6 +1452,11 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
     # column; such a row has no tests
     if row.get(tests_field) is not None:
         tests = row[tests_field]
+        if isinstance(tests, str) and tests.lstrip().startswith("["):
+            tests = _json_text(tests, tests_field)     # a CSV's, or DeepCoder's JSON text
+        if isinstance(tests, list) and tests and all(
+                isinstance(t, dict) and "testtype" in t for t in tests):
+            return tests_field, _lcb_tests(tests, tests_field, _func_name(row))
         if not (isinstance(tests, list) and all(
                 isinstance(t, dict) and any(k in t for k in TEST_KINDS) for t in tests)):
             raise ValueError(f"{tests_field!r} is {json.dumps(tests, default=str)[:60]}, not a "
@@ -1483,11 +1490,16 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
                                  "zlib of a pickled JSON string); drop the column to grade on "
                                  "the public tests only")
         private = _json_text(private, "private_test_cases")
-        meta = _json_text(row.get("metadata") or "{}", "metadata")
-        fn = meta.get("func_name") if isinstance(meta, dict) else None
+        fn = _func_name(row)
         return "public_test_cases", (_lcb_tests(public, "public_test_cases", fn)
                                      + _lcb_tests(private, "private_test_cases", fn))
     return None
+
+
+def _func_name(row: dict) -> str | None:
+    """The function LiveCodeBench's functional tests call: its `metadata`'s func_name."""
+    meta = _json_text(row.get("metadata") or "{}", "metadata")
+    return meta.get("func_name") if isinstance(meta, dict) else None
 
 
 # what Skywork-OR1's grader runs before a solution with `assert_case` tests: names that its

@@ -304,7 +304,8 @@ def test_malformed_rows_name_file_row_and_field(tmp_path):
 
 
 @pytest.mark.parametrize("tests,needle", [
-    ('[{"assert": "assert f(1) == 2"}]', "'tests' is \"[{"),
+    ("assert f(1) == 2", "'tests' is \"assert f(1) == 2\", not a list of tests"),
+    ('[{"assert": "assert f(1) == 2"', "'tests' is not valid JSON"),
     ([{"fn_name": "f", "args": "ab", "expected": 1}], "'tests': test 0 (call-based): 'args' is a "),
     ([{"input": "1"}], "'tests': test 0 (stdin/stdout): no 'output'")])
 def test_a_file_code_task_with_malformed_tests_is_named_at_load(tmp_path, tests, needle):
@@ -711,6 +712,28 @@ def test_code_contests_generated_tests_are_hidden_tests(tmp_path):
     fence = "```python\n{}\n```".format
     cheat = "n = int(input())\nprint({3: 6, 5: 10}.get(n, n))"
     assert code_rewards([fence(DOUBLE), fence(cheat)], [task, task]) == [1.0, 0.75]
+
+
+def test_tests_written_as_json_text_are_read(tmp_path):
+    # a CSV's tests column, and DeepCoder's (JSON text, LiveCodeBench's with a testtype), were
+    # "'tests' is \"[{...\", not a list of tests"
+    from rewards import code_rewards
+
+    stdin = [{"input": "3\n", "output": "6\n", "testtype": "stdin"}]
+    call = [{"input": "2\n3", "output": "5", "testtype": "functional"}]
+    path = tmp_path / "deepcoder.jsonl"
+    path.write_text(json.dumps({"problem": "Double n.", "tests": json.dumps(stdin)}) + "\n"
+                    + json.dumps({"problem": "Add.", "tests": json.dumps(call),
+                                  "metadata": {"func_name": "add"}}) + "\n")
+    csv_path = tmp_path / "tests.csv"
+    csv_path.write_text('problem,tests\n"Double n.","[{""input"": ""3"", ""output"": ""6""}]"\n')
+    double, add = data.load_tasks(str(path), prompt_field="problem")
+    assert double["tests"] == [{"input": "3\n", "output": "6\n"}]
+    assert add["tests"] == [{"fn_name": "add", "expected": 5, "args": [2, 3]}]
+    from_csv = data.load_tasks(str(csv_path), prompt_field="problem")[0]
+    fence = "```python\n{}\n```".format
+    assert code_rewards([fence(DOUBLE), fence("def add(a, b):\n    return a + b"), fence(DOUBLE)],
+                        [double, add, from_csv]) == [1.0, 1.0, 1.0]
 
 
 @pytest.mark.parametrize("row,needle", [
