@@ -1728,6 +1728,33 @@ def decoded_lists(row: dict) -> dict:
     return out
 
 
+def with_nested_fields(row: dict, *fields: str | None) -> dict:
+    """The row with each field that names a value inside an object ('answer.value',
+    'extra_info.answer': a dotted path of keys) as a column of its own, where the row has no
+    column of that name.
+
+    >>> with_nested_fields({"q": "1+1?", "answer": {"value": 2}}, "q", "answer.value")
+    {'q': '1+1?', 'answer': {'value': 2}, 'answer.value': 2}
+    """
+    out = row
+    for field in fields:
+        if not field or field in row or "." not in field:
+            continue
+        value = row
+        for key in field.split("."):
+            if isinstance(value, str) and value.lstrip()[:1] == "{":   # an object as JSON text
+                try:
+                    value = json.loads(value)
+                except json.JSONDecodeError:
+                    break
+            if not (isinstance(value, dict) and key in value):
+                break
+            value = value[key]
+        else:
+            out = {**out, field: value}
+    return out
+
+
 # a row's own id (HumanEval's task_id, APPS' problem_id, MATH-500's unique_id, ...): samples
 # and results name the dataset's problem, not its row number
 ID_COLUMNS = ("id", "task_id", "problem_id", "question_id", "unique_id", "uuid", "ID")
@@ -1807,6 +1834,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             row = decoded_lists(row)
         except ValueError as e:
             raise DataError(f"{where}: row {i}'s {e}") from None
+        row = with_nested_fields(row, prompt_field, answer_field)
         field = prompt_field            # OpenR1's rows: no prompt column, a solved conversation
         if field == "prompt" and field not in row and "messages" in row:
             field = "messages"
@@ -1866,8 +1894,10 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 if len(alternatives) > 1:       # Skywork's checker takes any of them
                     task["answers"] = [gold_answer(a) for a in alternatives]
             except ValueError as e:
-                raise DataError(f"{where}: row {i}'s {column!r} {e}. Give each row its "
-                                "answer as a string or a number, or drop the row") from None
+                inside = (f" (or name a field inside it: --answer-field {column}."
+                          f"{next(iter(answer))})" if isinstance(answer, dict) and answer else "")
+                raise DataError(f"{where}: row {i}'s {column!r} {e}. Give each row its answer "
+                                f"as a string or a number{inside}, or drop the row") from None
             mc = row_choices(row)
             if mc and mc[1] is None and not names_option(answer, mc[0]):
                 mc = None               # a list column of something else: the answer is no option

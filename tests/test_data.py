@@ -250,6 +250,21 @@ def test_worked_solutions_with_no_final_answer_are_skipped_or_refused(tmp_path, 
         data.load_tasks(str(path), prompt_field="problem", answer_field="solution")
 
 
+def test_fields_inside_an_object_are_named_by_a_dotted_path(tmp_path):
+    # {"answer": {"value": 5}} could not be loaded at all: "is {...}, a dict", with no way to map
+    # the field inside it (nor a question kept in verl's extra_info)
+    path = tmp_path / "nested.jsonl"
+    path.write_text(json.dumps({"extra_info": {"question": "2 + 3?"}, "answer": {"value": 5}})
+                    + "\n" + json.dumps({"extra_info": '{"question": "1 + 1?"}',
+                                         "answer": {"value": "#### 2"}}) + "\n")
+    with pytest.raises(data.DataError, match=r"'answer' is \{\"value\": 5\}, a dict\. .*or name "
+                       "a field inside it: --answer-field answer.value"):
+        data.load_tasks(str(path), prompt_field="extra_info.question")
+    tasks = data.load_tasks(str(path), prompt_field="extra_info.question",
+                            answer_field="answer.value")
+    assert [(t["prompt"], t["answer"]) for t in tasks] == [("2 + 3?", "5"), ("1 + 1?", "2")]
+
+
 def test_local_jsonl_with_column_mapping(tmp_path):
     path = tmp_path / "gsm.jsonl"
     path.write_text(
