@@ -949,7 +949,9 @@ def gold_answer(value) -> str:
 
     A string is reduced as `verify_math` reads a gold (`mathcheck.gold_answer`): GSM8K's
     '#### 1,234' -> '1234', a MATH solution -> its last `\\boxed{}`, 'The answer is 12.' -> '12'.
-    A number keeps its JSON spelling; true / false read 'True' / 'False' (yes / no to
+    An integer keeps its JSON spelling, a float is written to 15 significant digits (0.1 + 0.2
+    computed in binary is 0.30000000000000004, which no answer of 0.3 equals); true / false
+    read 'True' / 'False' (yes / no to
     `verify_math`). A list is one answer that is a list (all the roots: [2, 3] -> '2, 3'), as
     `verify_math` reads a list gold; it is not a choice of acceptable answers.
 
@@ -970,7 +972,8 @@ def gold_answer(value) -> str:
     if isinstance(value, (int, float)):
         if not math.isfinite(value):
             raise ValueError(f"is {value}, not a finite number")
-        return str(value)
+        # a float to 15 digits, as it was meant: 0.1 + 0.2 is 0.30000000000000004 in binary
+        return f"{value:.15g}" if isinstance(value, float) else str(value)
     if value is None:
         raise ValueError("is null")
     if not isinstance(value, str):
@@ -1216,7 +1219,8 @@ def check_prompt(value):
     if not isinstance(value, list) or not value:
         raise ValueError(f"is {json.dumps(value, default=str)[:60]}, not text or a list of chat "
                          "messages [{\"role\": \"user\", \"content\": ...}]")
-    messages = [template_message(m, f"message {j}") for j, m in enumerate(value)]
+    messages = [template_message(sharegpt_message(m), f"message {j}")
+                for j, m in enumerate(value)]
     for j, m in enumerate(messages):
         if not (isinstance(m, dict) and m.get("role") in ROLES
                 and isinstance(m.get("content"), str)):
@@ -1226,6 +1230,24 @@ def check_prompt(value):
         raise ValueError(f"has a last turn of role {messages[-1]['role']!r}; end it with the "
                          "user turn to answer")
     return messages
+
+
+# columns of a solved conversation, read up to its last user turn (`conversation_prompt`):
+# OpenR1's messages, ShareGPT's conversations
+CONVERSATION_COLUMNS = ("messages", "conversations")
+
+
+def sharegpt_message(m):
+    """A ShareGPT message {"from": "human", "value": ...} as {"role", "content"} (the template
+    reads the role's name: `chat_template.role_name`); any other message as it is.
+
+    >>> sharegpt_message({"from": "human", "value": "1 + 1?"})
+    {'role': 'human', 'content': '1 + 1?'}
+    """
+    if not (isinstance(m, dict) and "from" in m and "value" in m and "role" not in m):
+        return m
+    rest = {k: v for k, v in m.items() if k not in ("from", "value")}
+    return {"role": m["from"], "content": m["value"], **rest}
 
 
 def conversation_prompt(messages):
@@ -1238,6 +1260,7 @@ def conversation_prompt(messages):
     ...                      {"role": "assistant", "content": "2"}])
     '1 + 1?'
     """
+    messages = [sharegpt_message(m) for m in messages] if isinstance(messages, list) else messages
     roles = [role_name(m.get("role")) if isinstance(m, dict) else None
              for m in (messages if isinstance(messages, list) else [])]
     if "user" not in roles:
@@ -1703,7 +1726,7 @@ def option_columns(row: dict, question) -> tuple | None:
 
 
 LIST_COLUMNS = ("choices", "options", "endings", "test_list", "public_tests", "private_tests",
-                "messages")
+                *CONVERSATION_COLUMNS)
 
 
 def decoded_lists(row: dict) -> dict:
@@ -1836,14 +1859,14 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             raise DataError(f"{where}: row {i}'s {e}") from None
         row = with_nested_fields(row, prompt_field, answer_field)
         field = prompt_field            # OpenR1's rows: no prompt column, a solved conversation
-        if field == "prompt" and field not in row and "messages" in row:
-            field = "messages"
+        if field == "prompt" and field not in row:
+            field = next((c for c in CONVERSATION_COLUMNS if c in row), field)
         if field not in row:
             raise DataError(f"{where}: row {i} has no field {prompt_field!r} (fields: "
                             f"{sorted(row)}). Map the prompt column with --prompt-field "
                             f"{_likely_column(row, prompt_field, PROMPT_COLUMNS)}.")
         try:
-            read = conversation_prompt if field == "messages" else check_prompt
+            read = conversation_prompt if field in CONVERSATION_COLUMNS else check_prompt
             prompt = read(row[field])
         except ValueError as e:
             raise DataError(f"{where}: row {i}'s {field!r} {e}") from None

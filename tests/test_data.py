@@ -200,17 +200,19 @@ def test_file_gold_answers_keep_their_commas_and_are_reduced_like_a_gold(tmp_pat
     golds = [("(1, 2)", "(1, 2)"), ("\\{1,2\\}", "\\{1,2\\}"), ("3, 500", "3, 500"),
              ("1,000", "1000"), ("So $x=(1,2)$, hence \\boxed{(1,2)}.", "(1,2)"),
              ("#### 1,234", "1234"), ("The answer is 12.", "12"), (72, "72"), (0.5, "0.5"),
-             (True, "True"), ([2, "3"], "2, 3")]
+             (True, "True"), ([2, "3"], "2, 3"),
+             # a float computed in binary was its 17 digits, which no answer of 0.3 equals
+             (0.1 + 0.2, "0.3"), (1e-7, "1e-07")]
     path = tmp_path / "golds.jsonl"
     path.write_text("".join(json.dumps({"prompt": "q", "answer": g}) + "\n" for g, _ in golds))
     tasks = data.load_tasks(str(path))
     assert [t["answer"] for t in tasks] == [a for _, a in golds]
     right = ["\\boxed{(1,2)}", "\\boxed{\\{2, 1\\}}", "\\boxed{3, 500}", "\\boxed{1000}",
              "\\boxed{(1, 2)}", "\\boxed{1234}", "\\boxed{12}", "\\boxed{72}", "\\boxed{\\frac12}",
-             "\\boxed{Yes}", "\\boxed{3, 2}"]
+             "\\boxed{Yes}", "\\boxed{3, 2}", "\\boxed{0.3}", "\\boxed{10^{-7}}"]
     wrong = ["\\boxed{(12)}", "\\boxed{\\{12\\}}", "\\boxed{3500}", "\\boxed{100}",
              "\\boxed{(12)}", "\\boxed{123}", "\\boxed{13}", "\\boxed{27}", "\\boxed{0.05}",
-             "\\boxed{No}", "\\boxed{23}"]
+             "\\boxed{No}", "\\boxed{23}", "\\boxed{0.31}", "\\boxed{10^{-6}}"]
     assert [math_reward(c, t) for c, t in zip(right, tasks)] == [1.0] * len(tasks)
     assert [math_reward(c, t) for c, t in zip(wrong, tasks)] == [0.0] * len(tasks)
 
@@ -592,6 +594,12 @@ def test_a_conversation_with_its_reply_and_an_answer_is_a_task(tmp_path, tokeniz
     with pytest.raises(data.DataError, match="row 0's 'messages' is .* a conversation with no "
                        "user turn to answer"):
         data.load_tasks(str(path))
+    # ShareGPT's conversations [{"from": "human", "value": ...}] were "no field 'prompt'", and
+    # as --prompt-field conversations "message 0 is {\"from\": ..."
+    sharegpt = [{"from": "human", "value": "1 + 1?"}, {"from": "gpt", "value": "2"}]
+    path.write_text(json.dumps({"conversations": sharegpt, "answer": "2"}) + "\n")
+    for kw in ({}, {"prompt_field": "conversations"}):
+        assert data.load_tasks(str(path), **kw)[0]["prompt"] == "1 + 1?"
     csv_path = tmp_path / "openr1.csv"          # a CSV holds the conversation as JSON text
     csv_path.write_text("messages,answer\n" + '"' + json.dumps([u1, a1]).replace('"', '""')
                         + '",2\n')
