@@ -1841,6 +1841,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         except (ConnectionError, OSError, ValueError) as e:
             # offline, a misspelled name or a split it lacks: was a ConnectionError traceback
             why = f"{type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
+            if "Unknown split" in str(e):          # datasets' words for a split it lacks
+                raise DataError(f"--task {source!r} has no split {split!r} ({why}); ask for one "
+                                "of its splits (evaluate.py --split)") from None
             if path.is_dir():
                 raise DataError(f"{path}: a folder that could not be loaded as a dataset ({why})"
                                 "; pass a folder of save_to_disk, one of data files named by "

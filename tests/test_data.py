@@ -415,9 +415,14 @@ def test_dataset_folders_load_the_split_asked_for(tmp_path):
         assert data.is_file_task(str(tmp_path / name)) == (name == "one")
     for name in ("both", "files"):
         assert [t["prompt"] for t in data.load_tasks(str(tmp_path / name), "test")] == ["t"]
-    with pytest.raises(data.DataError, match="both: a folder that could not be loaded as a "
-                       "dataset .*Unknown split \"dev\".*; pass a folder of save_to_disk"):
-        data.load_tasks(str(tmp_path / "both"), "dev")
+    for name in ("both", "files"):      # was "Pass a local file or one of those names"
+        with pytest.raises(data.DataError, match=f"{name}' has no split 'dev' .*Unknown split.*"
+                           "; ask for one of its splits"):
+            data.load_tasks(str(tmp_path / name), "dev")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(data.DataError, match="empty: a folder that could not be loaded as a "
+                       "dataset .*; pass a folder of save_to_disk"):
+        data.load_tasks(str(tmp_path / "empty"))
 
 
 def test_a_file_whose_rows_name_their_split_gives_the_split_asked_for(tmp_path):
