@@ -1434,7 +1434,8 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
 
     * `tests_field` ("tests"): sandbox tests already ([{"assert": ...}, {"input", "output"}, ...]),
       also as JSON text (a CSV's; DeepCoder's, whose LiveCodeBench tests carry a "testtype":
-      `_lcb_tests`).
+      `_lcb_tests`), or as columns of cases, CodeContests' {"input": [...], "output": [...]}
+      or APPS' {"inputs": [...], "outputs": [...], "fn_name"?}.
     * HumanEval: `test` (a `check(candidate)` function) and `entry_point`.
     * MBPP: `test_list` (assert statements), after `test_setup_code` or `test_imports`.
     * APPS, TACO: `input_output`, JSON text {"inputs", "outputs", "fn_name"?} (`_io_tests`).
@@ -1475,8 +1476,17 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
     # column; such a row has no tests
     if row.get(tests_field) is not None:
         tests = row[tests_field]
-        if isinstance(tests, str) and tests.lstrip().startswith("["):
+        if isinstance(tests, str) and tests.lstrip()[:1] in ("[", "{"):
             tests = _json_text(tests, tests_field)     # a CSV's, or DeepCoder's JSON text
+        if isinstance(tests, dict) and "inputs" in tests:          # APPS' columns of cases
+            return tests_field, _io_tests(tests, tests_field)
+        if isinstance(tests, dict) and isinstance(tests.get("input"), list):   # CodeContests'
+            if not (isinstance(tests.get("output"), list)
+                    and len(tests["output"]) == len(tests["input"])):
+                raise ValueError(f"{tests_field!r} is {{\"input\": [...], \"output\": ...}} "
+                                 "without an output for each input")
+            return tests_field, [{"input": i, "output": o}
+                                 for i, o in zip(tests["input"], tests["output"])]
         if isinstance(tests, list) and tests and all(
                 isinstance(t, dict) and "testtype" in t for t in tests):
             return tests_field, _lcb_tests(tests, tests_field, _func_name(row))

@@ -762,6 +762,18 @@ def test_tests_written_as_json_text_are_read(tmp_path):
     fence = "```python\n{}\n```".format
     assert code_rewards([fence(DOUBLE), fence("def add(a, b):\n    return a + b"), fence(DOUBLE)],
                         [double, add, from_csv]) == [1.0, 1.0, 1.0]
+    # a tests column of cases in columns (CodeContests', APPS' form) was "not a list of tests"
+    cases = [{"input": ["3\n", "5\n"], "output": ["6\n", "10\n"]},
+             {"inputs": ["3\n", "5\n"], "outputs": ["6\n", "10\n"]}]
+    path.write_text("".join(json.dumps({"problem": "Double n.", "tests": c}) + "\n"
+                            for c in cases))
+    for task in data.load_tasks(str(path), prompt_field="problem"):
+        assert task["tests"] == [{"input": "3\n", "output": "6\n"},
+                                 {"input": "5\n", "output": "10\n"}]
+    path.write_text(json.dumps({"problem": "p", "tests": {"input": ["3"], "output": []}}) + "\n")
+    with pytest.raises(data.DataError, match="row 0's 'tests' is .* without an output for each "
+                       "input. Fix its tests, or drop the row"):
+        data.load_tasks(str(path), prompt_field="problem")
 
 
 @pytest.mark.parametrize("row,needle", [
