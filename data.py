@@ -990,6 +990,11 @@ _SENTENCE_END = re.compile(r"[.!?:;]\s+\S|\n\s*\S")
 _INLINE_MATH = re.compile(r"\$\$.*?\$\$|\$.*?\$|\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
 
 
+# what NuminaMath-1.5 writes as the answer of a problem that has none (a proof) or of one whose
+# answer its pipeline did not find: no reply can be graded against it
+NO_ANSWER = ("proof", "notfound", "not found")
+
+
 def is_worked_solution(gold: str) -> bool:
     """Whether a gold answer is a worked solution with no final answer in it (no `\\boxed{}`,
     '####' or 'answer' that `gold_answer` could reduce it to; NuminaMath's proofs): several
@@ -1815,8 +1820,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     options are listed all the same). Column names are mapped
     with `prompt_field` / `answer_field`; the answer is reduced by `gold_answer` (GSM8K-style
     '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task;
-    a row whose answer is a worked solution with no final answer, a proof, is skipped, and the
-    count printed: `is_worked_solution`);
+    a row whose answer is a worked solution with no final answer, a proof (`is_worked_solution`),
+    or NuminaMath's placeholder 'proof' / 'notfound' (`NO_ANSWER`) is skipped, and the count
+    printed);
     a multiple-choice row (the options of MMLU, ARC, AQuA-RAT and others: `row_choices`; one
     column per option, as PIQA, WinoGrande, SIQA and GPQA: `option_columns`, whose schema names
     the right one) gets them listed in its prompt, graded on the letter (`multiple_choice`), and
@@ -1944,7 +1950,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                     raise DataError(f"{where}: row {i}'s {column!r} {e}; map the column "
                                     "that names the right option with --answer-field NAME, or "
                                     "drop the row") from None
-            if not mc and is_worked_solution(task["answer"]):
+            if not mc and (is_worked_solution(task["answer"])
+                           or task["answer"].strip().lower() in NO_ANSWER):
                 unanswered.append(i)        # a proof: nothing to grade a final answer against
                 continue
         asked = task["prompt"] if isinstance(task["prompt"], str) else task["prompt"][-1]["content"]
@@ -1957,10 +1964,11 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         tasks.append(task)
     if unanswered:
         what = (f"{where}: {len(unanswered)} of {len(rows)} rows (row {unanswered[0]}"
-                f"{', ...' if len(unanswered) > 1 else ''}) have a worked solution with no final "
-                f"answer as their {answer_field!r} (no \\boxed{{}}, '####' or 'answer': a proof?)")
+                f"{', ...' if len(unanswered) > 1 else ''}) have no final answer as their "
+                f"{answer_field!r}: a worked solution with no \\boxed{{}}, '####' or 'answer', or "
+                "a placeholder ('proof', 'notfound': NuminaMath's)")
         if not tasks:
-            raise DataError(f"{what}, and nothing can grade a reply against a paragraph; map the "
+            raise DataError(f"{what}, and nothing can grade a reply against them; map the "
                             "column of final answers with --answer-field NAME")
         print(f"[data] {what}: skipped, as nothing can grade them")
     return tasks[:n] if n else tasks

@@ -240,15 +240,17 @@ def test_worked_solutions_with_no_final_answer_are_skipped_or_refused(tmp_path, 
     path = tmp_path / "numina.jsonl"
     rows = [{"problem": "Prove it.", "solution": PROOF},
             {"problem": "1 + 1?", "solution": "So $1 + 1 = \\boxed{2}$."},
-            {"problem": "Roots?", "solution": "x = 3 or x = 4"}]
+            {"problem": "Roots?", "solution": "x = 3 or x = 4"},
+            # NuminaMath-1.5's answer column for a proof, and for an answer it did not find
+            {"problem": "Prove it.", "solution": "proof"}, {"problem": "?", "solution": "notfound"}]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     tasks = data.load_tasks(str(path), prompt_field="problem", answer_field="solution")
     assert [t["answer"] for t in tasks] == ["2", "x = 3 or x = 4"]
-    assert "1 of 3 rows (row 0) have a worked solution with no final answer" in \
-        capsys.readouterr().out
+    assert "3 of 5 rows (row 0, ...) have no final answer as their 'solution': a worked " \
+        "solution" in capsys.readouterr().out
     path.write_text(json.dumps(rows[0]) + "\n")
     with pytest.raises(data.DataError, match="numina.jsonl: 1 of 1 rows .* nothing can grade a "
-                       "reply against a paragraph; map the column of final answers"):
+                       "reply against them; map the column of final answers"):
         data.load_tasks(str(path), prompt_field="problem", answer_field="solution")
 
 
