@@ -1125,8 +1125,9 @@ def file_type(path: Path) -> str:
 
 def read_text(path: Path) -> str:
     """A data file's text: UTF-8, with or without the byte-order mark that Windows tools write
-    (it was 'row 0 is not valid JSON'); other bytes are a DataError naming the line and the fix
-    (it was a bare UnicodeDecodeError, naming no file)."""
+    (it was 'row 0 is not valid JSON'), or UTF-16 with its byte-order mark (Excel's "Unicode
+    text", PowerShell's files: it was 'not UTF-8 ... iconv -f latin1'); other bytes are a
+    DataError naming the line and the fix (it was a bare UnicodeDecodeError, naming no file)."""
     raw = path.read_bytes()
     if path.suffix.lower() == ".gz":
         try:
@@ -1135,6 +1136,8 @@ def read_text(path: Path) -> str:
             raise DataError(f"{path}: not a readable gzip file ({e}); gzip the file again, or "
                             "pass it uncompressed") from None
     try:
+        if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):   # UTF-16 (Excel's "Unicode text", PowerShell)
+            return raw.decode("utf-16")
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         line = raw[:e.start].count(b"\n") + 1

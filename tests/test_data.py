@@ -368,6 +368,9 @@ JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
     ("pretty.jsonl", json.dumps(ROWS, indent=2).encode()),
     ("jq.jsonl", "\n".join(json.dumps(r, indent=2) for r in ROWS).encode()),
     ("padded.csv", b'prompt , answer\nq1,"1,000"\nq2,"(1, 2)"\n'),
+    # UTF-16 with its byte order mark: "line 1 is not UTF-8 text ... iconv -f latin1"
+    ("excel.tsv", "\ufeffprompt\tanswer\nq1\t1,000\nq2\t(1, 2)\n".encode("utf-16-le")),
+    ("powershell.jsonl", "\ufeff".encode("utf-16-be") + JSONL.encode("utf-16-be")),
 ])
 def test_file_forms_that_other_tools_write(tmp_path, name, content):
     # each was a DataError (a BOM: "not valid JSON"; .csv: "unsupported", though the error for
