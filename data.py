@@ -1873,6 +1873,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                             "). Pass a local file or one of those names (a dataset with configs: "
                             "NAME:CONFIG, e.g. openai/gsm8k:main).") from None
         where = f"{source}[{split}]"
+    if answer_field and answer_field.endswith(".ground_truth"):   # 'reward_model.ground_truth'
+        answer_field = answer_field.rsplit(".", 1)[0]    # read as verl's (`ground_truth`)
     tasks, unanswered = [], []
     for i, row in enumerate(rows):
         try:

@@ -827,7 +827,8 @@ def test_verl_rows_are_graded_on_their_ground_truth(tmp_path, truth, gold, right
 
     path = tmp_path / "verl.jsonl"
     path.write_text(json.dumps(verl_row(truth)) + "\n")
-    for kw in ({}, {"answer_field": "reward_model"}):
+    for kw in ({}, {"answer_field": "reward_model"},
+               {"answer_field": "reward_model.ground_truth"}):    # a path inside the row too
         task = data.load_tasks(str(path), **kw)[0]
         assert task["answer"] == gold and task["prompt"][0]["role"] == "user"
         assert task_solved(right, task) and not task_solved(wrong, task)
