@@ -1031,15 +1031,15 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
         return _jsonl_rows(path, text)
     lists = {k: v for k, v in rows.items() if isinstance(v, list)} if isinstance(rows, dict) else {}
     held = {k: v for k, v in lists.items() if v and all(isinstance(r, dict) for r in v)}
-    if isinstance(rows, dict) and "data" in rows:
-        rows = rows["data"]
+    if isinstance(rows, dict) and isinstance(rows.get("data"), (list, dict)):
+        rows = rows["data"]                     # {"data": [rows]}, or {"data": {columns}}
     elif held and len(held) == len(lists):       # lists of rows, no column of other values
         if len(held) > 1 and split not in held:
             raise DataError(f"{path}: holds several lists of rows ({', '.join(map(str, held))}) "
                             f"and none is the split {split!r}; ask for one of them as the split "
                             "(evaluate.py --split), or write the one to use to its own file")
         rows = held[split] if len(held) > 1 else next(iter(held.values()))
-    elif isinstance(rows, dict) and rows:
+    if isinstance(rows, dict) and rows:
         cols = list(rows.values())
         if all(isinstance(c, dict) for c in cols) and len({tuple(c) for c in cols}) == 1:
             cols = [list(c.values()) for c in cols]              # pandas: {"prompt": {"0": ...}}

@@ -361,6 +361,8 @@ JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
     ("semicolons.csv", b"prompt;answer\nq1;1,000\nq2;(1, 2)\n"),
     ("rows.json", json.dumps({"version": 2, "rows": ROWS}).encode()),
     ("examples.json", json.dumps({"examples": ROWS}).encode()),
+    ("data-columns.json", json.dumps({"data": {"prompt": ["q1", "q2"],
+                                               "answer": ["1,000", "(1, 2)"]}}).encode()),
     ("splits.json", json.dumps({"train": ROWS, "test": [{"prompt": "t", "answer": "0"}]}).encode()),
     # a .jsonl that is one JSON document, or objects pretty-printed one after another (jq), was
     # "row 0 is not valid JSON"; a header padded with spaces had the column ' answer'
