@@ -1179,14 +1179,14 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
         if not isinstance(row, dict):
             raise DataError(f"{path}: row {i} is {json.dumps(row, default=str)[:60]}, not an "
                             f"object of fields (e.g. {{\"prompt\": ..., \"answer\": ...}})")
-    named = {row.get("split") for row in rows}
+    named = [row.get("split") for row in rows]
     if split is not None and all(isinstance(x, str) and x for x in named):
         # a dataset's splits in one file, each row's in its 'split' column: train on the train
         # rows, evaluate on the test rows (all of them were both)
         rows = [row for row in rows if row["split"] == split]
         if not rows:
             raise DataError(f"{path}: no row is of split {split!r} (its 'split' column holds "
-                            f"{', '.join(sorted(named))}); ask for one of them (evaluate.py "
+                            f"{', '.join(sorted(set(named)))}); ask for one of them (evaluate.py "
                             "--split), or drop the column to use every row")
     return rows
 

@@ -444,6 +444,8 @@ def test_a_file_whose_rows_name_their_split_gives_the_split_asked_for(tmp_path):
         data.load_tasks(str(path), "validation")
     path.write_text(json.dumps({**ROWS[0], "split": "train"}) + "\n" + json.dumps(ROWS[1]) + "\n")
     assert len(data.load_tasks(str(path), "test")) == 2      # not every row names one: all rows
+    path.write_text(json.dumps({**ROWS[0], "split": ["train"]}) + "\n")   # was a TypeError
+    assert len(data.load_tasks(str(path), "test")) == 1
 
 
 def test_mmlu_rows_show_their_choices_and_are_graded_on_the_letter(tmp_path):
