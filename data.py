@@ -1509,7 +1509,11 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
     if isinstance(row.get("test"), str) and isinstance(row.get("entry_point"), str):
         return "test", [{"assert": f"{row['test']}\ncheck({row['entry_point']})"}]
     if isinstance(row.get("test_list"), list):
-        setup = row.get("test_setup_code") or "\n".join(row.get("test_imports") or [])
+        imports = row.get("test_imports") or []
+        if not (isinstance(imports, list) and all(isinstance(x, str) for x in imports)):
+            raise ValueError(f"'test_imports' is {json.dumps(imports, default=str)[:60]}, not a "
+                             "list of import statements")
+        setup = row.get("test_setup_code") or "\n".join(imports)
         return "test_list", [{"assert": f"{setup}\n{t}" if setup else str(t)}
                              for t in row["test_list"]]
     if "input_output" in row:

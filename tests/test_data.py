@@ -792,6 +792,9 @@ def test_tests_written_as_json_text_are_read(tmp_path):
     # a row with no tests was "no field 'answer'. Map the answer column with --answer-field"
     ({"input_output": ""}, "'input_output' holds no tests, so nothing can grade the row"),
     ({"test_list": []}, "'test_list' holds no tests"),
+    # was a TypeError (sequence item 0: expected str instance, list found)
+    ({"test_list": ["assert f()"], "test_imports": [["import math"]]},
+     "'test_imports' is [[\"import math\"]], not a list of import statements"),
     ({"public_tests": {"input": [], "output": []}}, "'public_tests' holds no tests"),
     ({"public_test_cases": "[]", "private_test_cases": ""}, "'public_test_cases' holds no tests"),
     ({"public_test_cases": '[{"input": "1"}]'}, "'public_test_cases' is not a list of"),
