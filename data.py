@@ -1466,6 +1466,12 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
     >>> code_tests({"input_output": '{"inputs": ["3\\\\n"], "outputs": ["6\\\\n"]}'})
     [{'input': '3\\n', 'output': '6\\n'}]
     """
+    found = _checked_tests(row, tests_field)
+    return found[1] if found else None
+
+
+def _checked_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
+    """`_schema_tests`, checked as the sandbox will run them."""
     found = _schema_tests(row, tests_field)
     if found is None:
         return None
@@ -1474,7 +1480,7 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
         raise ValueError(f"{column!r} holds no tests, so nothing can grade the row")
     import sandbox  # lazy: only code tasks need it
     sandbox.check_tests(tests, repr(column))   # here, not at a training run's first reward
-    return tests
+    return column, tests
 
 
 CODE_CONTESTS_TESTS = ("public_tests", "private_tests", "generated_tests")
@@ -1905,14 +1911,15 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                           f"{path.stem if path.exists() else source}-{i}"), "prompt": prompt}
         if answer_field is not None:            # a row with tests is a code task, whatever
             try:                                # --answer_field names (APPS' 'solutions')
-                tests = code_tests(row, tests_field)
+                column, tests = _checked_tests(row, tests_field) or (None, None)
             except ValueError as e:
                 raise DataError(f"{where}: row {i}'s {e}. Fix its tests, or drop the row") from None
             if tests:
                 task.update(tests=tests, prompt=code_prompt(prompt, row))
-                truth = ground_truth(row)
-                if isinstance(truth, dict) and _skywork_tests(truth)[1]:
-                    task["prelude"] = _skywork_tests(truth)[1]   # Skywork's: before the code
+                skywork = column == "reward_model.ground_truth"
+                prelude = _skywork_tests(ground_truth(row))[1] if skywork else ""
+                if prelude:
+                    task["prelude"] = prelude       # Skywork's imports, before the code
         rules = answer_field not in row and isinstance(row.get("constraints"), list)
         options = option_columns(row, task["prompt"])
         if answer_field is None:        # prompts only: the options are listed all the same

@@ -864,6 +864,17 @@ def test_skywork_code_rows_are_graded_on_their_tests(tmp_path):
                                            "test_code": check, "entry_point": "f"}, "code")) + "\n")
     tasks = data.load_tasks(str(path))
     assert [len(t["tests"]) for t in tasks] == [2, 2]
+    # tests of another schema in the same row: graded on those (a ground truth the prelude is
+    # not read from was a ValueError traceback)
+    path.write_text(json.dumps({**verl_row({"assert_case": "x"}, "code"),
+                                "tests": [{"input": "3\n", "output": "6\n"}]}) + "\n")
+    assert "prelude" not in data.load_tasks(str(path))[0]
+    path.write_text(json.dumps(verl_row({"assert_case": ["assert f([4]) == 2",
+                                                         "assert f([]) == inf"]}, "code")) + "\n"
+                    + json.dumps(verl_row({"import_prefix": "from typing import List\n"
+                                           "from math import sqrt\ninf = float('inf')\n",
+                                           "test_code": check, "entry_point": "f"}, "code")) + "\n")
+    tasks = data.load_tasks(str(path))
     assert code_rewards([fence(uses)] * 2, tasks) == [1.0, 1.0]
     assert code_rewards([fence(uses.replace("sqrt(", "2 * ("))] * 2, tasks) == [0.5, 0.0]
     path.write_text(json.dumps(verl_row({"import_prefix": "", "test_code": ""}, "code")) + "\n")
