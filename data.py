@@ -1457,6 +1457,7 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
       which makes a reward slower: drop the column to grade on fewer.
     * LiveCodeBench: `public_test_cases` and `private_test_cases` (`_lcb_tests`; the private
       ones are compressed: `_pickled_text`).
+    * open-r1's verifiable-coding-problems: `verification_info` (`_verification_tests`).
     * Skywork-OR1 (verl's schema): `reward_model.ground_truth` (`ground_truth`), APPS' form,
       {"assert_case": [...]} or {"import_prefix", "test_code", "entry_point"}, run as its grader
       runs them, after a prelude of imports (`_skywork_tests`; the task's `prelude`).
@@ -1530,6 +1531,8 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
                                 if isinstance(row.get(k), dict)
                                 for i, o in zip(row[k].get("input") or [],
                                                 row[k].get("output") or [])]
+    if "verification_info" in row and row["verification_info"] is not None:
+        return "verification_info", _verification_tests(row["verification_info"])
     truth = ground_truth(row)
     if isinstance(truth, dict):
         return "reward_model.ground_truth", _skywork_tests(truth)[0]
@@ -1547,6 +1550,24 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
         return "public_test_cases", (_lcb_tests(public, "public_test_cases", fn)
                                      + _lcb_tests(private, "private_test_cases", fn))
     return None
+
+
+def _verification_tests(info) -> list[dict]:
+    """open-r1's and PrimeIntellect's verifiable coding problems: `verification_info`
+    {"language": "python", "test_cases": [{"input", "output", "type"?}]}, as open-r1's code
+    reward runs them: each case a program's stdin and stdout."""
+    info = _json_text(info, "verification_info")
+    cases = info.get("test_cases") if isinstance(info, dict) else None
+    if not (isinstance(cases, list) and all(
+            isinstance(c, dict) and isinstance(c.get("input"), str)
+            and isinstance(c.get("output"), str)
+            and c.get("type", "stdin_stdout") == "stdin_stdout" for c in cases)):
+        raise ValueError("'verification_info' is not {\"test_cases\": [{\"input\": text, "
+                         "\"output\": text}]} of stdin/stdout cases")
+    if str(info.get("language", "python")).lower() != "python":
+        raise ValueError(f"'verification_info' is for {info['language']!r}; the sandbox runs "
+                         "Python only")
+    return [{"input": c["input"], "output": c["output"]} for c in cases]
 
 
 def _func_name(row: dict) -> str | None:

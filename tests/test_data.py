@@ -691,6 +691,11 @@ CODE_ROWS = [   # (name, prompt column, row as the dataset ships it, right code,
         "private_test_cases": _lcb_private([{"input": "5\n", "output": "10\n",
                                              "testtype": "stdin"}]), "metadata": "{}"},
      DOUBLE, "print(6)"),
+    ("open-r1", "problem", {"problem": "Read n, print 2n.", "verification_info": json.dumps(
+        {"language": "python", "test_cases": [{"input": "3\n", "output": "6\n",
+                                               "type": "stdin_stdout"},
+                                              {"input": "5\n", "output": "10\n"}]})},
+     DOUBLE, "print(6)"),
     ("livecodebench-call", "question_content", {
         "question_content": "Add a and b.", "private_test_cases": "", "metadata": json.dumps(
             {"func_name": "add"}), "starter_code": "class Solution:\n    def add(self, a, b):\n",
@@ -803,6 +808,10 @@ def test_tests_written_as_json_text_are_read(tmp_path):
     ({"public_test_cases": '[{"input": "1", "output": "2", "testtype": "functional"}]'},
      "'public_test_cases' has functional tests, but 'metadata' names no func_name"),
     ({"tests": [{"stdin": "1"}]}, "'tests' is [{\"stdin\": \"1\"}], not a list of tests"),
+    ({"verification_info": {"language": "cpp", "test_cases": [{"input": "1", "output": "2"}]}},
+     "'verification_info' is for 'cpp'; the sandbox runs Python only"),
+    ({"verification_info": '{"test_cases": [{"input": 1}]}'},
+     "'verification_info' is not {\"test_cases\": [{\"input\": text, \"output\": text}]}"),
 ])
 def test_malformed_code_tests_are_named(tmp_path, row, needle):
     path = tmp_path / "code.jsonl"
