@@ -1553,7 +1553,7 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
 
 
 def _verification_tests(info) -> list[dict]:
-    """open-r1's and PrimeIntellect's verifiable coding problems: `verification_info`
+    """open-r1's verifiable coding problems: `verification_info`
     {"language": "python", "test_cases": [{"input", "output", "type"?}]}, as open-r1's code
     reward runs them: each case a program's stdin and stdout."""
     info = _json_text(info, "verification_info")
