@@ -1858,7 +1858,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task;
     a row whose answer is a worked solution with no final answer, a proof (`is_worked_solution`),
     or NuminaMath's placeholder 'proof' / 'notfound' (`NO_ANSWER`) is skipped, and the count
-    printed);
+    printed; an id that names several rows is made unique: the second '7' is '7#2');
     a multiple-choice row (the options of MMLU, ARC, AQuA-RAT and others: `row_choices`; one
     column per option, as PIQA, WinoGrande, SIQA and GPQA: `option_columns`, whose schema names
     the right one) gets them listed in its prompt, graded on the letter (`multiple_choice`), and
@@ -2001,6 +2001,11 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             if k not in graded:           # prompts only: an answer column would still be graded
                 task.setdefault(k, v)
         tasks.append(task)
+    seen: dict[str, int] = {}
+    for task in tasks:      # a row's id names one problem in samples and results
+        seen[task["id"]] = seen.get(task["id"], 0) + 1
+        if seen[task["id"]] > 1:
+            task["id"] = f"{task['id']}#{seen[task['id']]}"     # the second '7' is '7#2'
     if unanswered:
         what = (f"{where}: {len(unanswered)} of {len(rows)} rows (row {unanswered[0]}"
                 f"{', ...' if len(unanswered) > 1 else ''}) have no final answer as their "

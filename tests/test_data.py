@@ -432,6 +432,13 @@ def test_dataset_folders_load_the_split_asked_for(tmp_path):
         data.load_tasks(str(tmp_path / "empty"))
 
 
+def test_ids_that_name_several_rows_are_made_unique(tmp_path):
+    # two problems with the dataset's id 7 were both '7' in samples and results
+    path = tmp_path / "dup.jsonl"
+    path.write_text("".join(json.dumps({"id": k, **r}) + "\n" for k, r in zip([7, 7, 8], ROWS * 2)))
+    assert [t["id"] for t in data.load_tasks(str(path))] == ["7", "7#2", "8"]
+
+
 def test_a_file_whose_rows_name_their_split_gives_the_split_asked_for(tmp_path):
     # both splits were loaded for either: training on the test rows, then scoring on them
     path = tmp_path / "both.jsonl"
