@@ -1033,6 +1033,9 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
     held = {k: v for k, v in lists.items() if v and all(isinstance(r, dict) for r in v)}
     if isinstance(rows, dict) and isinstance(rows.get("data"), (list, dict)):
         rows = rows["data"]                     # {"data": [rows]}, or {"data": {columns}}
+    elif isinstance(rows, dict) and "features" in rows and isinstance(rows.get("rows"), list):
+        # the hub's dataset viewer API: {"features": [...], "rows": [{"row_idx", "row"}, ...]}
+        rows = [r["row"] if isinstance(r, dict) and "row" in r else r for r in rows["rows"]]
     elif held and len(held) == len(lists):       # lists of rows, no column of other values
         if len(held) > 1 and split not in held:
             raise DataError(f"{path}: holds several lists of rows ({', '.join(map(str, held))}) "

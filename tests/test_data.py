@@ -361,6 +361,9 @@ JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
     ("semicolons.csv", b"prompt;answer\nq1;1,000\nq2;(1, 2)\n"),
     ("rows.json", json.dumps({"version": 2, "rows": ROWS}).encode()),
     ("examples.json", json.dumps({"examples": ROWS}).encode()),
+    ("viewer.json", json.dumps({"features": [{"name": "prompt"}, {"name": "answer"}],
+                                "rows": [{"row_idx": i, "row": r, "truncated_cells": []}
+                                         for i, r in enumerate(ROWS)]}).encode()),
     ("data-columns.json", json.dumps({"data": {"prompt": ["q1", "q2"],
                                                "answer": ["1,000", "(1, 2)"]}}).encode()),
     ("splits.json", json.dumps({"train": ROWS, "test": [{"prompt": "t", "answer": "0"}]}).encode()),
