@@ -953,9 +953,9 @@ def gold_answer(value) -> str:
     '#### 1,234' -> '1234', a MATH solution -> its last `\\boxed{}`, 'The answer is 12.' -> '12'.
     An integer keeps its JSON spelling, a float is written to 15 significant digits (0.1 + 0.2
     computed in binary is 0.30000000000000004, which no answer of 0.3 equals); true / false
-    read 'True' / 'False' (yes / no to
-    `verify_math`). A list is one answer that is a list (all the roots: [2, 3] -> '2, 3'), as
-    `verify_math` reads a list gold; it is not a choice of acceptable answers.
+    read 'True' / 'False' (yes / no to `verify_math`). A list is one answer that is a list
+    (all the roots: [2, 3] -> '2, 3'), as `verify_math` reads a list gold; it is not a choice of
+    acceptable answers.
 
     >>> gold_answer("48 + 24 = 72.\\n#### 1,234"), gold_answer("(1, 2)"), gold_answer([2, "3"])
     ('1234', '(1, 2)', '2, 3')
@@ -1061,8 +1061,13 @@ def _jsonl_rows(path: Path, text: str) -> list:
         whole = json.loads(text)
     except json.JSONDecodeError:
         whole = None
-    if isinstance(whole, list) or isinstance(whole, dict) and "\n" in text.strip():
+    if isinstance(whole, list):
         return _json_rows(path, text)
+    if isinstance(whole, dict) and "\n" in text.strip():     # pretty-printed: rows, or a row
+        try:
+            return _json_rows(path, text)
+        except DataError:
+            return [whole]
     rows = []
     # "\n" ends a row, not every line break splitlines() knows: U+2028, U+2029 and U+0085 stand
     # unescaped inside a row's strings (json.dumps(ensure_ascii=False) writes them so)

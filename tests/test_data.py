@@ -372,6 +372,7 @@ JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
     ("array.jsonl", json.dumps(ROWS).encode()),
     ("pretty.jsonl", json.dumps(ROWS, indent=2).encode()),
     ("jq.jsonl", "\n".join(json.dumps(r, indent=2) for r in ROWS).encode()),
+    ("pretty-data.jsonl", json.dumps({"data": ROWS}, indent=2).encode()),
     ("padded.csv", b'prompt , answer\nq1,"1,000"\nq2,"(1, 2)"\n'),
     # UTF-16 with its byte order mark: "line 1 is not UTF-8 text ... iconv -f latin1"
     ("excel.tsv", "\ufeffprompt\tanswer\nq1\t1,000\nq2\t(1, 2)\n".encode("utf-16-le")),
@@ -433,6 +434,12 @@ def test_dataset_folders_load_the_split_asked_for(tmp_path):
     with pytest.raises(data.DataError, match="empty: a folder that could not be loaded as a "
                        "dataset .*; pass a folder of save_to_disk"):
         data.load_tasks(str(tmp_path / "empty"))
+
+
+def test_a_jsonl_of_one_pretty_printed_row_is_that_row(tmp_path):
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(ROWS[0], indent=2))      # was "row 0 is not valid JSON"
+    assert [(t["prompt"], t["answer"]) for t in data.load_tasks(str(path))] == [("q1", "1000")]
 
 
 def test_ids_that_name_several_rows_are_made_unique(tmp_path):
