@@ -1790,11 +1790,14 @@ LIST_COLUMNS = ("choices", "options", "endings", "test_list", "public_tests", "p
 
 def decoded_lists(row: dict) -> dict:
     """The row with its options, tests and messages columns (`LIST_COLUMNS`) decoded where a CSV
-    holds them as JSON text; one in Python's or numpy's print form (pandas' `to_csv` of a list:
-    "['0' '4']") is a ValueError naming it: read as text, the model saw no options and was graded
-    on an index.
+    holds them as JSON text, or in Python's print form (pandas' `to_csv` of a list: "['3', '4']",
+    read back only where it prints the same again); one in numpy's print form ("['0' '4']",
+    which reads as ['04']) is a ValueError naming it: read as text, the model saw no options and
+    was graded on an index.
 
     >>> decoded_lists({"choices": '["3", "4"]', "answer": "1"})["choices"]
+    ['3', '4']
+    >>> decoded_lists({"choices": "['3', '4']", "answer": "1"})["choices"]
     ['3', '4']
     """
     out = dict(row)
@@ -1803,10 +1806,20 @@ def decoded_lists(row: dict) -> dict:
         if isinstance(text, str) and text.lstrip()[:1] in ("[", "{"):
             try:
                 out[col] = json.loads(text)
+                continue
             except json.JSONDecodeError:
-                raise ValueError(f"{col!r} is {text[:40]!r}, a list printed as text (a CSV "
-                                 "export?), not JSON; save the dataset as .jsonl or .parquet "
-                                 "(datasets' to_json / to_parquet)") from None
+                pass
+            try:
+                value = ast.literal_eval(text)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                value = None
+            if isinstance(value, (list, dict)) and "".join(repr(value).split()) == "".join(
+                    text.split()):
+                out[col] = value
+                continue
+            raise ValueError(f"{col!r} is {text[:40]!r}, a list printed as text (a CSV "
+                             "export?), not JSON; save the dataset as .jsonl or .parquet "
+                             "(datasets' to_json / to_parquet)")
     return out
 
 

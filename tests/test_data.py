@@ -953,7 +953,10 @@ def test_list_columns_of_a_csv_are_read_as_json_or_named(tmp_path):
     path.write_text('question,choices,answer\n2 + 2?,"[""3"", ""4""]",1\n')
     task = data.load_tasks(str(path), prompt_field="question")[0]
     assert task["prompt"].startswith("2 + 2?\n\n(A) 3\n(B) 4\n") and task["answer"] == "B"
-    path.write_text("question,choices,answer\n2 + 2?,['3' '4'],1\n")
+    path.write_text('question,choices,answer\n2 + 2?,"[\'3\', \'4\']",1\n')   # pandas' to_csv
+    task = data.load_tasks(str(path), prompt_field="question")[0]        # was the error below
+    assert task["prompt"].startswith("2 + 2?\n\n(A) 3\n(B) 4\n") and task["answer"] == "B"
+    path.write_text("question,choices,answer\n2 + 2?,['3' '4'],1\n")      # numpy's: ['34']
     with pytest.raises(data.DataError, match=r"row 0's 'choices' is \"\['3' '4'\]\".*, a list "
                                              r"printed as text .*save the dataset as \.jsonl"):
         data.load_tasks(str(path), prompt_field="question")
