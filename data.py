@@ -1298,7 +1298,7 @@ ANSWER_COLUMNS = ("answer", "solution", "final_answer", "target", "output", "lab
 def _likely_column(row: dict, field: str, usual: tuple[str, ...]) -> str:
     """The row's column that `field` most likely meant ('Question' for 'question'), else the
     first usual name of such a column that it has (MATH: 'problem', 'solution'), else one whose
-    name holds one of those ('expected_answer', 'problem_text'; not an id), else NAME.
+    name has one of those as a word ('expected_answer', 'problem_text'; not an id), else NAME.
 
     >>> _likely_column({"problem_id": 3, "expected_answer": "7"}, "answer", ANSWER_COLUMNS)
     'expected_answer'
@@ -1309,7 +1309,8 @@ def _likely_column(row: dict, field: str, usual: tuple[str, ...]) -> str:
             return str(by_case[name.lower()])
     for name in (field, *usual):
         for low, k in by_case.items():
-            if name.lower() in low and not re.search(r"(?:^|_)ids?$", low):
+            parts = re.split(r"[_\W]+", low)       # a word of the name: not 'outputs' for output
+            if name.lower() in parts and parts[-1] not in ("id", "ids"):
                 return str(k)
     return "NAME"
 

@@ -1035,6 +1035,9 @@ def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path)
         data.load_tasks(str(path))
     with pytest.raises(data.DataError, match="--answer-field expected_answer"):
         data.load_tasks(str(path), prompt_field="problem_text")
+    path.write_text(json.dumps({"prompt": "Double n.", "outputs": ["6"]}) + "\n")
+    with pytest.raises(data.DataError, match="--answer-field NAME"):    # not a code's 'outputs'
+        data.load_tasks(str(path))
 
 
 @pytest.mark.parametrize(
