@@ -1014,6 +1014,7 @@ def is_worked_solution(gold: str) -> bool:
 
 
 FILE_TYPES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
+SPLIT_NAMES = ("train", "test", "validation", "valid", "dev", "eval")   # a .json's keys of rows
 
 
 def _json_rows(path: Path, text: str, split: str | None = None) -> list:
@@ -1037,11 +1038,12 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
         # the hub's dataset viewer API: {"features": [...], "rows": [{"row_idx", "row"}, ...]}
         rows = [r["row"] if isinstance(r, dict) and "row" in r else r for r in rows["rows"]]
     elif held and len(held) == len(lists):       # lists of rows, no column of other values
-        if len(held) > 1 and split not in held:
-            raise DataError(f"{path}: holds several lists of rows ({', '.join(map(str, held))}) "
-                            f"and none is the split {split!r}; ask for one of them as the split "
+        named = len(held) > 1 or next(iter(held)) in SPLIT_NAMES     # {"train": [rows]}
+        if named and split is not None and split not in held:
+            raise DataError(f"{path}: holds rows under {', '.join(map(repr, held))}, and none "
+                            f"is the split {split!r}; ask for one of them as the split "
                             "(evaluate.py --split), or write the one to use to its own file")
-        rows = held[split] if len(held) > 1 else next(iter(held.values()))
+        rows = held[split] if split in held else next(iter(held.values()))
     if isinstance(rows, dict) and rows:
         cols = list(rows.values())
         if all(isinstance(c, dict) for c in cols) and len({tuple(c) for c in cols}) == 1:

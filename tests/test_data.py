@@ -397,7 +397,9 @@ def test_file_forms_that_other_tools_write(tmp_path, name, content):
     ("rows.txt", b"q1", "use .jsonl, .json, .csv, .tsv or .parquet"),
     ("broken.jsonl.gz", b"not gzip", "broken.jsonl.gz: not a readable gzip file"),
     ("splits.json", json.dumps({"dev": ROWS, "eval": ROWS}).encode(),
-     "holds several lists of rows (dev, eval) and none is the split 'train'"),
+     "holds rows under 'dev', 'eval', and none is the split 'train'"),
+    ("test-only.json", json.dumps({"test": ROWS}).encode(),      # were trained on
+     "holds rows under 'test', and none is the split 'train'"),
 ])
 def test_unreadable_files_are_named_with_the_fix(tmp_path, name, content, needle):
     # latin-1 and a broken parquet file were tracebacks (UnicodeDecodeError, ArrowInvalid)
