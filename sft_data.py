@@ -249,7 +249,7 @@ def load_examples(cfg) -> tuple[list[dict], list[dict] | None, dict]:
         examples = teacher_examples(cfg)
     elif cfg.dataset == "math_tools":
         examples = tools.sft_examples(cfg.num_examples, cfg.seed)
-    elif Path(cfg.dataset).suffix.lower() in data.FILE_TYPES:    # 'TRAIN.JSONL' and .csv too
+    elif data.file_type(Path(cfg.dataset)) in data.FILE_TYPES:   # 'TRAIN.JSONL', .csv, .jsonl.gz
         examples = jsonl_examples(cfg.dataset)
     else:
         raise data.DataError(f"--dataset {cfg.dataset!r}: use math, teacher, fusion, math_tools "

@@ -1,5 +1,6 @@
 """data.py: synthetic math, HumanEval, local files, prompts."""
 
+import gzip
 import json
 import re
 from fractions import Fraction
@@ -199,17 +200,19 @@ def test_file_gold_answers_keep_their_commas_and_are_reduced_like_a_gold(tmp_pat
     golds = [("(1, 2)", "(1, 2)"), ("\\{1,2\\}", "\\{1,2\\}"), ("3, 500", "3, 500"),
              ("1,000", "1000"), ("So $x=(1,2)$, hence \\boxed{(1,2)}.", "(1,2)"),
              ("#### 1,234", "1234"), ("The answer is 12.", "12"), (72, "72"), (0.5, "0.5"),
-             (True, "True"), ([2, "3"], "2, 3")]
+             (True, "True"), ([2, "3"], "2, 3"),
+             # a float computed in binary was its 17 digits, which no answer of 0.3 equals
+             (0.1 + 0.2, "0.3"), (1e-7, "1e-07")]
     path = tmp_path / "golds.jsonl"
     path.write_text("".join(json.dumps({"prompt": "q", "answer": g}) + "\n" for g, _ in golds))
     tasks = data.load_tasks(str(path))
     assert [t["answer"] for t in tasks] == [a for _, a in golds]
     right = ["\\boxed{(1,2)}", "\\boxed{\\{2, 1\\}}", "\\boxed{3, 500}", "\\boxed{1000}",
              "\\boxed{(1, 2)}", "\\boxed{1234}", "\\boxed{12}", "\\boxed{72}", "\\boxed{\\frac12}",
-             "\\boxed{Yes}", "\\boxed{3, 2}"]
+             "\\boxed{Yes}", "\\boxed{3, 2}", "\\boxed{0.3}", "\\boxed{10^{-7}}"]
     wrong = ["\\boxed{(12)}", "\\boxed{\\{12\\}}", "\\boxed{3500}", "\\boxed{100}",
              "\\boxed{(12)}", "\\boxed{123}", "\\boxed{13}", "\\boxed{27}", "\\boxed{0.05}",
-             "\\boxed{No}", "\\boxed{23}"]
+             "\\boxed{No}", "\\boxed{23}", "\\boxed{0.31}", "\\boxed{10^{-6}}"]
     assert [math_reward(c, t) for c, t in zip(right, tasks)] == [1.0] * len(tasks)
     assert [math_reward(c, t) for c, t in zip(wrong, tasks)] == [0.0] * len(tasks)
 
@@ -226,6 +229,44 @@ def test_a_file_answer_that_is_no_answer_is_named(tmp_path, answer, needle):
                     + json.dumps({"prompt": "b", "answer": answer}) + "\n")
     with pytest.raises(data.DataError, match=re.escape(needle) + ".*or drop the row"):
         data.load_tasks(str(path))
+
+
+PROOF = ("We argue by induction on $n$. For $n = 1$ both sides equal $1$. Assume the claim for "
+         "$n$; adding the next odd number to both sides gives it for $n + 1$, as required.")
+
+
+def test_worked_solutions_with_no_final_answer_are_skipped_or_refused(tmp_path, capsys):
+    # NuminaMath's proofs: the whole paragraph became the gold, which no reply can equal
+    path = tmp_path / "numina.jsonl"
+    rows = [{"problem": "Prove it.", "solution": PROOF},
+            {"problem": "1 + 1?", "solution": "So $1 + 1 = \\boxed{2}$."},
+            {"problem": "Roots?", "solution": "x = 3 or x = 4"},
+            # NuminaMath-1.5's answer column for a proof, and for an answer it did not find
+            {"problem": "Prove it.", "solution": "proof"}, {"problem": "?", "solution": "notfound"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    tasks = data.load_tasks(str(path), prompt_field="problem", answer_field="solution")
+    assert [t["answer"] for t in tasks] == ["2", "x = 3 or x = 4"]
+    assert "3 of 5 rows (row 0, ...) have no final answer as their 'solution': a worked " \
+        "solution" in capsys.readouterr().out
+    path.write_text(json.dumps(rows[0]) + "\n")
+    with pytest.raises(data.DataError, match="numina.jsonl: 1 of 1 rows .* nothing can grade a "
+                       "reply against them; map the column of final answers"):
+        data.load_tasks(str(path), prompt_field="problem", answer_field="solution")
+
+
+def test_fields_inside_an_object_are_named_by_a_dotted_path(tmp_path):
+    # {"answer": {"value": 5}} could not be loaded at all: "is {...}, a dict", with no way to map
+    # the field inside it (nor a question kept in verl's extra_info)
+    path = tmp_path / "nested.jsonl"
+    path.write_text(json.dumps({"extra_info": {"question": "2 + 3?"}, "answer": {"value": 5}})
+                    + "\n" + json.dumps({"extra_info": '{"question": "1 + 1?"}',
+                                         "answer": {"value": "#### 2"}}) + "\n")
+    with pytest.raises(data.DataError, match=r"'answer' is \{\"value\": 5\}, a dict\. .*or name "
+                       "a field inside it: --answer-field answer.value"):
+        data.load_tasks(str(path), prompt_field="extra_info.question")
+    tasks = data.load_tasks(str(path), prompt_field="extra_info.question",
+                            answer_field="answer.value")
+    assert [(t["prompt"], t["answer"]) for t in tasks] == [("2 + 3?", "5"), ("1 + 1?", "2")]
 
 
 def test_local_jsonl_with_column_mapping(tmp_path):
@@ -282,7 +323,8 @@ def test_malformed_rows_name_file_row_and_field(tmp_path):
 
 
 @pytest.mark.parametrize("tests,needle", [
-    ('[{"assert": "assert f(1) == 2"}]', "'tests' is \"[{"),
+    ("assert f(1) == 2", "'tests' is \"assert f(1) == 2\", not a list of tests"),
+    ('[{"assert": "assert f(1) == 2"', "'tests' is not valid JSON"),
     ([{"fn_name": "f", "args": "ab", "expected": 1}], "'tests': test 0 (call-based): 'args' is a "),
     ([{"input": "1"}], "'tests': test 0 (stdin/stdout): no 'output'")])
 def test_a_file_code_task_with_malformed_tests_is_named_at_load(tmp_path, tests, needle):
@@ -310,6 +352,31 @@ JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
     ("rows.csv", b'prompt,answer\r\nq1,"1,000"\r\nq2,"(1, 2)"\r\n'),
     ("rows.tsv", "\ufeffprompt\tanswer\nq1\t1,000\nq2\t(1, 2)\n".encode()),
     ("UPPER.JSONL", JSONL.encode()),
+    # each of these was a DataError: '.gz' unsupported; a semicolon CSV (Excel where the comma
+    # is the decimal mark) "has more cells"; rows under another key than "data", or under the
+    # split's name: "row 0 has no field 'prompt' (fields: ['rows'])"
+    ("rows.jsonl.gz", gzip.compress(JSONL.encode())),
+    ("rows.json.gz", gzip.compress(json.dumps(ROWS).encode())),
+    ("rows.csv.gz", gzip.compress(b'prompt,answer\nq1,"1,000"\nq2,"(1, 2)"\n')),
+    ("semicolons.csv", b"prompt;answer\nq1;1,000\nq2;(1, 2)\n"),
+    ("rows.json", json.dumps({"version": 2, "rows": ROWS}).encode()),
+    ("examples.json", json.dumps({"examples": ROWS}).encode()),
+    ("viewer.json", json.dumps({"features": [{"name": "prompt"}, {"name": "answer"}],
+                                "rows": [{"row_idx": i, "row": r, "truncated_cells": []}
+                                         for i, r in enumerate(ROWS)]}).encode()),
+    ("data-columns.json", json.dumps({"data": {"prompt": ["q1", "q2"],
+                                               "answer": ["1,000", "(1, 2)"]}}).encode()),
+    ("splits.json", json.dumps({"train": ROWS, "test": [{"prompt": "t", "answer": "0"}]}).encode()),
+    # a .jsonl that is one JSON document, or objects pretty-printed one after another (jq), was
+    # "row 0 is not valid JSON"; a header padded with spaces had the column ' answer'
+    ("array.jsonl", json.dumps(ROWS).encode()),
+    ("pretty.jsonl", json.dumps(ROWS, indent=2).encode()),
+    ("jq.jsonl", "\n".join(json.dumps(r, indent=2) for r in ROWS).encode()),
+    ("pretty-data.jsonl", json.dumps({"data": ROWS}, indent=2).encode()),
+    ("padded.csv", b'prompt , answer\nq1,"1,000"\nq2,"(1, 2)"\n'),
+    # UTF-16 with its byte order mark: "line 1 is not UTF-8 text ... iconv -f latin1"
+    ("excel.tsv", "\ufeffprompt\tanswer\nq1\t1,000\nq2\t(1, 2)\n".encode("utf-16-le")),
+    ("powershell.jsonl", "\ufeff".encode("utf-16-be") + JSONL.encode("utf-16-be")),
 ])
 def test_file_forms_that_other_tools_write(tmp_path, name, content):
     # each was a DataError (a BOM: "not valid JSON"; .csv: "unsupported", though the error for
@@ -328,6 +395,11 @@ def test_file_forms_that_other_tools_write(tmp_path, name, content):
     ("broken.parquet", b"PAR1 not really", "not a readable parquet file"),
     ("ragged.json", b'{"prompt": ["q1", "q2"], "answer": ["1"]}', "columns of equal length"),
     ("rows.txt", b"q1", "use .jsonl, .json, .csv, .tsv or .parquet"),
+    ("broken.jsonl.gz", b"not gzip", "broken.jsonl.gz: not a readable gzip file"),
+    ("splits.json", json.dumps({"dev": ROWS, "eval": ROWS}).encode(),
+     "holds rows under 'dev', 'eval', and none is the split 'train'"),
+    ("test-only.json", json.dumps({"test": ROWS}).encode(),      # were trained on
+     "holds rows under 'test', and none is the split 'train'"),
 ])
 def test_unreadable_files_are_named_with_the_fix(tmp_path, name, content, needle):
     # latin-1 and a broken parquet file were tracebacks (UnicodeDecodeError, ArrowInvalid)
@@ -335,6 +407,64 @@ def test_unreadable_files_are_named_with_the_fix(tmp_path, name, content, needle
     path.write_bytes(content)
     with pytest.raises(data.DataError, match=re.escape(needle)):
         data.load_tasks(str(path))
+
+
+def test_dataset_folders_load_the_split_asked_for(tmp_path):
+    # a folder of datasets' save_to_disk, or of data files named by split as on the hub, was
+    # "no such file; pass a .jsonl, .json, .csv or .parquet file"
+    import datasets
+
+    train = datasets.Dataset.from_list(ROWS)
+    test = datasets.Dataset.from_list([{"prompt": "t", "answer": "0"}])
+    train.save_to_disk(str(tmp_path / "one"))
+    datasets.DatasetDict({"train": train, "test": test}).save_to_disk(str(tmp_path / "both"))
+    (tmp_path / "files" / "data").mkdir(parents=True)
+    train.to_parquet(str(tmp_path / "files" / "data" / "train-00000-of-00001.parquet"))
+    test.to_parquet(str(tmp_path / "files" / "data" / "test-00000-of-00001.parquet"))
+    for name in ("one", "both", "files"):
+        tasks = data.load_tasks(str(tmp_path / name))
+        assert [(t["prompt"], t["answer"]) for t in tasks] == [("q1", "1000"), ("q2", "(1, 2)")]
+        # grpo and distill look for a test split where there are splits, and not in one Dataset
+        assert data.is_file_task(str(tmp_path / name)) == (name == "one")
+    for name in ("both", "files"):
+        assert [t["prompt"] for t in data.load_tasks(str(tmp_path / name), "test")] == ["t"]
+    for name in ("both", "files"):      # was "Pass a local file or one of those names"
+        with pytest.raises(data.DataError, match=f"{name}' has no split 'dev' .*Unknown split.*"
+                           "; ask for one of its splits"):
+            data.load_tasks(str(tmp_path / name), "dev")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(data.DataError, match="empty: a folder that could not be loaded as a "
+                       "dataset .*; pass a folder of save_to_disk"):
+        data.load_tasks(str(tmp_path / "empty"))
+
+
+def test_a_jsonl_of_one_pretty_printed_row_is_that_row(tmp_path):
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(ROWS[0], indent=2))      # was "row 0 is not valid JSON"
+    assert [(t["prompt"], t["answer"]) for t in data.load_tasks(str(path))] == [("q1", "1000")]
+
+
+def test_ids_that_name_several_rows_are_made_unique(tmp_path):
+    # two problems with the dataset's id 7 were both '7' in samples and results
+    path = tmp_path / "dup.jsonl"
+    path.write_text("".join(json.dumps({"id": k, **r}) + "\n" for k, r in zip([7, 7, 8], ROWS * 2)))
+    assert [t["id"] for t in data.load_tasks(str(path))] == ["7", "7#2", "8"]
+
+
+def test_a_file_whose_rows_name_their_split_gives_the_split_asked_for(tmp_path):
+    # both splits were loaded for either: training on the test rows, then scoring on them
+    path = tmp_path / "both.jsonl"
+    path.write_text("".join(json.dumps({**r, "split": s}) + "\n"
+                            for r, s in zip(ROWS, ["train", "test"])))
+    assert [t["prompt"] for t in data.load_tasks(str(path), "train")] == ["q1"]
+    assert [t["prompt"] for t in data.load_tasks(str(path), "test")] == ["q2"]
+    with pytest.raises(data.DataError, match="both.jsonl: no row is of split 'validation' "
+                       r"\(its 'split' column holds test, train\); ask for one of them"):
+        data.load_tasks(str(path), "validation")
+    path.write_text(json.dumps({**ROWS[0], "split": "train"}) + "\n" + json.dumps(ROWS[1]) + "\n")
+    assert len(data.load_tasks(str(path), "test")) == 2      # not every row names one: all rows
+    path.write_text(json.dumps({**ROWS[0], "split": ["train"]}) + "\n")   # was a TypeError
+    assert len(data.load_tasks(str(path), "test")) == 1
 
 
 def test_mmlu_rows_show_their_choices_and_are_graded_on_the_letter(tmp_path):
@@ -370,6 +500,16 @@ MC_ROWS = [   # each dataset's own schema, as it ships
                    "label": "1"}),
     ("openbookqa", {"id": "7-980", "question_stem": "Which is a liquid?", "answerKey": "B",
                     "choices": {"text": ["ice", "water", "steam"], "label": ["A", "B", "C"]}}),
+    # each of these was read as no multiple choice: the options were not shown, and the gold was
+    # "(B)" or "B. water" as written, or "B" for options the model could not see
+    ("letter-in-parens", {"question": "Which is a liquid?", "choices": ["ice", "water", "steam"],
+                          "answer": "(B)"}),
+    ("letter-and-text", {"question": "Which is a liquid?", "options": ["ice", "water", "steam"],
+                         "answer": "B. water"}),
+    ("choices-by-label", {"question": "Which is a liquid?", "answer": "B",
+                          "choices": {"A": "ice", "B": "water", "C": "steam"}}),
+    ("letter-columns", {"question": "Which is a liquid?", "A": "ice", "B": "water", "C": "steam",
+                        "answer": "B"}),                          # C-Eval, CMMLU, AGIEval
 ]
 
 
@@ -379,7 +519,7 @@ def test_multiple_choice_schemas_show_their_options_and_are_graded_on_the_letter
     # ARC's and CommonsenseQA's {"text", "label"} choices, AQuA's "A)21" and MMLU-Pro's options
     # and HellaSwag's endings were not shown: the model was asked to pick a letter it could not
     # see; ARC's answerKey "2" was graded as "2" though the second option is B
-    from rewards import task_solved
+    from rewards import question_text, task_solved
 
     path = tmp_path / f"{name}.jsonl"
     path.write_text(json.dumps(row) + "\n")
@@ -390,6 +530,29 @@ def test_multiple_choice_schemas_show_their_options_and_are_graded_on_the_letter
                               "Answer with the letter of the right option.")
     assert task["answer"] == "B"
     assert task_solved("\\boxed{B}", task) and not task_solved("\\boxed{2}", task)
+    # the judge read the row's own question, with no options, against the reference "B"
+    assert question_text(task) == task["prompt"]
+
+
+@pytest.mark.parametrize("column", ["choices", "options"])
+def test_a_list_column_whose_gold_names_no_option_is_no_multiple_choice(tmp_path, column):
+    # a dataset that is not multiple choice but has a list column of that name (the tools a
+    # problem allows) was refused ("'42' is none of the 2 options"), or with prompts only had
+    # the list put to the model as options to pick a letter from
+    from rewards import task_solved
+
+    path = tmp_path / "tools.jsonl"
+    path.write_text(json.dumps({"question": "6 * 7?", column: ["calculator", "python"],
+                                "answer": "42"}) + "\n")
+    task = data.load_tasks(str(path), prompt_field="question")[0]
+    assert task["prompt"] == "6 * 7?" and task["answer"] == "42"
+    assert task_solved("\\boxed{42}", task) and not task_solved("\\boxed{A}", task)
+    plain = data.load_tasks(str(path), prompt_field="question", answer_field=None)[0]
+    assert plain["prompt"] == "6 * 7?"
+    path.write_text(json.dumps({"question": "6 * 7?", column: ["41", "42"], "answer": 1}) + "\n")
+    assert data.load_tasks(str(path), prompt_field="question")[0]["answer"] == "B"  # still MC
+    assert "(B) 42" in data.load_tasks(str(path), prompt_field="question",
+                                       answer_field=None)[0]["prompt"]
 
 
 ASK = "\n\nAnswer with the letter of the right option."
@@ -416,13 +579,14 @@ def test_one_column_per_option_and_chat_prompts_show_the_options(
     # PIQA's label, SIQA's '1'-'3' and WinoGrande's '1'/'2' were graded as written with no
     # options in the prompt (WinoGrande's '1' is its first option, A; PIQA's and SIQA's label is
     # not --answer-field answer: 'no field'); a chat prompt's options were not listed either
-    from rewards import task_solved
+    from rewards import question_text, task_solved
 
     path = tmp_path / f"{name}.jsonl"
     path.write_text(json.dumps(row) + "\n")
     task = data.load_tasks(str(path), prompt_field=field)[0]
     assert task["prompt"] == prompt and task["answer"] == gold
     assert task_solved(f"\\boxed{{{gold}}}", task) and not task_solved("\\boxed{1}", task)
+    assert "(A) " in question_text(task) and "(B) " in question_text(task)   # what a judge reads
 
 
 def test_gpqa_options_are_shuffled_once_per_row_and_graded_on_the_letter(tmp_path):
@@ -463,6 +627,12 @@ def test_a_conversation_with_its_reply_and_an_answer_is_a_task(tmp_path, tokeniz
     with pytest.raises(data.DataError, match="row 0's 'messages' is .* a conversation with no "
                        "user turn to answer"):
         data.load_tasks(str(path))
+    # ShareGPT's conversations [{"from": "human", "value": ...}] were "no field 'prompt'", and
+    # as --prompt-field conversations "message 0 is {\"from\": ..."
+    sharegpt = [{"from": "human", "value": "1 + 1?"}, {"from": "gpt", "value": "2"}]
+    path.write_text(json.dumps({"conversations": sharegpt, "answer": "2"}) + "\n")
+    for kw in ({}, {"prompt_field": "conversations"}):
+        assert data.load_tasks(str(path), **kw)[0]["prompt"] == "1 + 1?"
     csv_path = tmp_path / "openr1.csv"          # a CSV holds the conversation as JSON text
     csv_path.write_text("messages,answer\n" + '"' + json.dumps([u1, a1]).replace('"', '""')
                         + '",2\n')
@@ -540,6 +710,11 @@ CODE_ROWS = [   # (name, prompt column, row as the dataset ships it, right code,
         "private_test_cases": _lcb_private([{"input": "5\n", "output": "10\n",
                                              "testtype": "stdin"}]), "metadata": "{}"},
      DOUBLE, "print(6)"),
+    ("open-r1", "problem", {"problem": "Read n, print 2n.", "verification_info": json.dumps(
+        {"language": "python", "test_cases": [{"input": "3\n", "output": "6\n",
+                                               "type": "stdin_stdout"},
+                                              {"input": "5\n", "output": "10\n"}]})},
+     DOUBLE, "print(6)"),
     ("livecodebench-call", "question_content", {
         "question_content": "Add a and b.", "private_test_cases": "", "metadata": json.dumps(
             {"func_name": "add"}), "starter_code": "class Solution:\n    def add(self, a, b):\n",
@@ -585,6 +760,55 @@ def test_code_dataset_schemas_load_their_tests_and_grade_a_right_program(tmp_pat
                                                             "livecodebench"))
 
 
+def test_code_contests_generated_tests_are_hidden_tests(tmp_path):
+    # they were unused: a program that special-cased the public and private tests passed
+    from rewards import code_rewards
+
+    generated = {"input": ["7\n", "0\n"], "output": ["14\n", "0\n"]}
+    row = dict(CODE_ROWS[4][2], generated_tests=generated)
+    path = tmp_path / "code_contests.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    task = data.load_tasks(str(path), prompt_field="description")[0]
+    assert [t["input"] for t in task["tests"]] == ["3\n", "5\n", "7\n", "0\n"]
+    fence = "```python\n{}\n```".format
+    cheat = "n = int(input())\nprint({3: 6, 5: 10}.get(n, n))"
+    assert code_rewards([fence(DOUBLE), fence(cheat)], [task, task]) == [1.0, 0.75]
+
+
+def test_tests_written_as_json_text_are_read(tmp_path):
+    # a CSV's tests column, and DeepCoder's (JSON text, LiveCodeBench's with a testtype), were
+    # "'tests' is \"[{...\", not a list of tests"
+    from rewards import code_rewards
+
+    stdin = [{"input": "3\n", "output": "6\n", "testtype": "stdin"}]
+    call = [{"input": "2\n3", "output": "5", "testtype": "functional"}]
+    path = tmp_path / "deepcoder.jsonl"
+    path.write_text(json.dumps({"problem": "Double n.", "tests": json.dumps(stdin)}) + "\n"
+                    + json.dumps({"problem": "Add.", "tests": json.dumps(call),
+                                  "metadata": {"func_name": "add"}}) + "\n")
+    csv_path = tmp_path / "tests.csv"
+    csv_path.write_text('problem,tests\n"Double n.","[{""input"": ""3"", ""output"": ""6""}]"\n')
+    double, add = data.load_tasks(str(path), prompt_field="problem")
+    assert double["tests"] == [{"input": "3\n", "output": "6\n"}]
+    assert add["tests"] == [{"fn_name": "add", "expected": 5, "args": [2, 3]}]
+    from_csv = data.load_tasks(str(csv_path), prompt_field="problem")[0]
+    fence = "```python\n{}\n```".format
+    assert code_rewards([fence(DOUBLE), fence("def add(a, b):\n    return a + b"), fence(DOUBLE)],
+                        [double, add, from_csv]) == [1.0, 1.0, 1.0]
+    # a tests column of cases in columns (CodeContests', APPS' form) was "not a list of tests"
+    cases = [{"input": ["3\n", "5\n"], "output": ["6\n", "10\n"]},
+             {"inputs": ["3\n", "5\n"], "outputs": ["6\n", "10\n"]}]
+    path.write_text("".join(json.dumps({"problem": "Double n.", "tests": c}) + "\n"
+                            for c in cases))
+    for task in data.load_tasks(str(path), prompt_field="problem"):
+        assert task["tests"] == [{"input": "3\n", "output": "6\n"},
+                                 {"input": "5\n", "output": "10\n"}]
+    path.write_text(json.dumps({"problem": "p", "tests": {"input": ["3"], "output": []}}) + "\n")
+    with pytest.raises(data.DataError, match="row 0's 'tests' is .* without an output for each "
+                       "input. Fix its tests, or drop the row"):
+        data.load_tasks(str(path), prompt_field="problem")
+
+
 @pytest.mark.parametrize("row,needle", [
     ({"input_output": "{not json"}, "row 0's 'input_output' is not valid JSON"),
     ({"input_output": '{"inputs": ["1"], "outputs": []}'},
@@ -592,6 +816,9 @@ def test_code_dataset_schemas_load_their_tests_and_grade_a_right_program(tmp_pat
     # a row with no tests was "no field 'answer'. Map the answer column with --answer-field"
     ({"input_output": ""}, "'input_output' holds no tests, so nothing can grade the row"),
     ({"test_list": []}, "'test_list' holds no tests"),
+    # was a TypeError (sequence item 0: expected str instance, list found)
+    ({"test_list": ["assert f()"], "test_imports": [["import math"]]},
+     "'test_imports' is [[\"import math\"]], not a list of import statements"),
     ({"public_tests": {"input": [], "output": []}}, "'public_tests' holds no tests"),
     ({"public_test_cases": "[]", "private_test_cases": ""}, "'public_test_cases' holds no tests"),
     ({"public_test_cases": '[{"input": "1"}]'}, "'public_test_cases' is not a list of"),
@@ -600,6 +827,10 @@ def test_code_dataset_schemas_load_their_tests_and_grade_a_right_program(tmp_pat
     ({"public_test_cases": '[{"input": "1", "output": "2", "testtype": "functional"}]'},
      "'public_test_cases' has functional tests, but 'metadata' names no func_name"),
     ({"tests": [{"stdin": "1"}]}, "'tests' is [{\"stdin\": \"1\"}], not a list of tests"),
+    ({"verification_info": {"language": "cpp", "test_cases": [{"input": "1", "output": "2"}]}},
+     "'verification_info' is for 'cpp'; the sandbox runs Python only"),
+    ({"verification_info": '{"test_cases": [{"input": 1}]}'},
+     "'verification_info' is not {\"test_cases\": [{\"input\": text, \"output\": text}]}"),
 ])
 def test_malformed_code_tests_are_named(tmp_path, row, needle):
     path = tmp_path / "code.jsonl"
@@ -618,20 +849,25 @@ def verl_row(truth, ability="math") -> dict:
 @pytest.mark.parametrize("truth,gold,right,wrong", [
     ('["\\\\frac{1}{2}"]', "\\frac{1}{2}", "\\boxed{0.5}", "\\boxed{2}"),    # Skywork-OR1: JSON
     ('["12", "12.0"]', "12", "\\boxed{12}", "\\boxed{13}"),                 # acceptable answers
+    # any of them is right (only the first was): Skywork's checker takes any
+    ('["\\\\frac{\\\\pi}{3}", "60^\\\\circ"]', "\\frac{\\pi}{3}", "\\boxed{60^\\circ}",
+     "\\boxed{30^\\circ}"),
     ("34", "34", "\\boxed{34}", "\\boxed{3}"),                              # DAPO-Math, verl
     ("[1, 2)", "[1, 2)", "\\boxed{[1, 2)}", "\\boxed{[1, 2]}"),            # an interval stays
 ])
 def test_verl_rows_are_graded_on_their_ground_truth(tmp_path, truth, gold, right, wrong):
     # verl's reward_model {"ground_truth": ...} was "no field 'answer'", and --answer_field
     # reward_model "is {...}, a dict": Skywork-OR1's own RL data could not be loaded
-    from rewards import task_solved
+    from rewards import math_reward, task_solved
 
     path = tmp_path / "verl.jsonl"
     path.write_text(json.dumps(verl_row(truth)) + "\n")
-    for kw in ({}, {"answer_field": "reward_model"}):
+    for kw in ({}, {"answer_field": "reward_model"},
+               {"answer_field": "reward_model.ground_truth"}):    # a path inside the row too
         task = data.load_tasks(str(path), **kw)[0]
         assert task["answer"] == gold and task["prompt"][0]["role"] == "user"
         assert task_solved(right, task) and not task_solved(wrong, task)
+        assert (math_reward(right, task), math_reward(wrong, task)) == (1.0, 0.0)
 
 
 def test_skywork_code_rows_are_graded_on_their_tests(tmp_path):
@@ -645,6 +881,30 @@ def test_skywork_code_rows_are_graded_on_their_tests(tmp_path):
     assert tasks[0]["tests"] == [{"input": "3\n", "output": "6\n"}] and "answer" not in tasks[0]
     fence = "<think>\nok\n</think>\n```python\n{}\n```".format
     assert code_rewards([fence(DOUBLE), fence("def f(x):\n    return 2 * x")], tasks) == [1, 1]
+    # its grader runs a solution after a prelude of imports (typing, math, inf, ...): a solution
+    # that used them unimported failed every test here (NameError: List)
+    uses = "def f(xs: List[int]) -> float:\n    return sqrt(max(xs)) if xs else inf"
+    check = "def check(candidate):\n    assert candidate([4]) == 2\n    assert candidate([9]) == 3"
+    path.write_text(json.dumps(verl_row({"assert_case": ["assert f([4]) == 2",
+                                                         "assert f([]) == inf"]}, "code")) + "\n"
+                    + json.dumps(verl_row({"import_prefix": "from typing import List\n"
+                                           "from math import sqrt\ninf = float('inf')\n",
+                                           "test_code": check, "entry_point": "f"}, "code")) + "\n")
+    tasks = data.load_tasks(str(path))
+    assert [len(t["tests"]) for t in tasks] == [2, 2]
+    # tests of another schema in the same row: graded on those (a ground truth the prelude is
+    # not read from was a ValueError traceback)
+    path.write_text(json.dumps({**verl_row({"assert_case": "x"}, "code"),
+                                "tests": [{"input": "3\n", "output": "6\n"}]}) + "\n")
+    assert "prelude" not in data.load_tasks(str(path))[0]
+    path.write_text(json.dumps(verl_row({"assert_case": ["assert f([4]) == 2",
+                                                         "assert f([]) == inf"]}, "code")) + "\n"
+                    + json.dumps(verl_row({"import_prefix": "from typing import List\n"
+                                           "from math import sqrt\ninf = float('inf')\n",
+                                           "test_code": check, "entry_point": "f"}, "code")) + "\n")
+    tasks = data.load_tasks(str(path))
+    assert code_rewards([fence(uses)] * 2, tasks) == [1.0, 1.0]
+    assert code_rewards([fence(uses.replace("sqrt(", "2 * ("))] * 2, tasks) == [0.5, 0.0]
     path.write_text(json.dumps(verl_row({"import_prefix": "", "test_code": ""}, "code")) + "\n")
     with pytest.raises(data.DataError, match="'reward_model.ground_truth' holds tests of a form"):
         data.load_tasks(str(path))
@@ -695,7 +955,10 @@ def test_list_columns_of_a_csv_are_read_as_json_or_named(tmp_path):
     path.write_text('question,choices,answer\n2 + 2?,"[""3"", ""4""]",1\n')
     task = data.load_tasks(str(path), prompt_field="question")[0]
     assert task["prompt"].startswith("2 + 2?\n\n(A) 3\n(B) 4\n") and task["answer"] == "B"
-    path.write_text("question,choices,answer\n2 + 2?,['3' '4'],1\n")
+    path.write_text('question,choices,answer\n2 + 2?,"[\'3\', \'4\']",1\n')   # pandas' to_csv
+    task = data.load_tasks(str(path), prompt_field="question")[0]        # was the error below
+    assert task["prompt"].startswith("2 + 2?\n\n(A) 3\n(B) 4\n") and task["answer"] == "B"
+    path.write_text("question,choices,answer\n2 + 2?,['3' '4'],1\n")      # numpy's: ['34']
     with pytest.raises(data.DataError, match=r"row 0's 'choices' is \"\['3' '4'\]\".*, a list "
                                              r"printed as text .*save the dataset as \.jsonl"):
         data.load_tasks(str(path), prompt_field="question")
@@ -767,6 +1030,16 @@ def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path)
         data.load_tasks(str(path), prompt_field="question")
     with pytest.raises(data.DataError, match="--answer-field Answer"):
         data.load_tasks(str(path), prompt_field="Question")
+    # a column whose name holds the usual one was not named ("--answer-field NAME")
+    path.write_text(json.dumps({"problem_id": 3, "problem_text": "1+1?",
+                                "expected_answer": "2"}) + "\n")
+    with pytest.raises(data.DataError, match="--prompt-field problem_text"):
+        data.load_tasks(str(path))
+    with pytest.raises(data.DataError, match="--answer-field expected_answer"):
+        data.load_tasks(str(path), prompt_field="problem_text")
+    path.write_text(json.dumps({"prompt": "Double n.", "outputs": ["6"]}) + "\n")
+    with pytest.raises(data.DataError, match="--answer-field NAME"):    # not a code's 'outputs'
+        data.load_tasks(str(path))
 
 
 @pytest.mark.parametrize(
@@ -775,7 +1048,7 @@ def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path)
         ("empty.jsonl", "\n\n", "holds no rows"),
         ("empty.json", "[]", "holds no rows"),
         ("ints.json", "[1, 2]", "row 0 is 1, not an object of fields"),
-        ("nested.jsonl", '["a", "b"]\n', "row 0 is [\"a\", \"b\"], not an object"),
+        ("nested.jsonl", '["a", "b"]\n', "row 0 is \"a\", not an object"),
         ("bad.json", "{'prompt': 1}", "not valid JSON"),
         ("other.json", '{"rows": []}', 'a list of rows, or {"data": [rows]}'),
         ("missing.jsonl", None, "no such file"),
@@ -815,6 +1088,22 @@ def test_a_conversation_prompt_is_rendered_as_written(tmp_path, tokenizer):
     assert data.build_messages(task, think=True)[-1]["content"] == "What is 2+2? /think"
     assert data.build_messages(task, system="S") == [{"role": "system", "content": "S"}, chat[1]]
     assert task["prompt"] == chat                  # the task's messages are left as they were
+
+
+def test_a_conversation_prompt_written_as_json_text_is_read_as_messages(tmp_path):
+    # a CSV (or a parquet string column) holds the chat as JSON text: the model was asked the
+    # JSON itself, '[{"role": "user", ...}]', as its question
+    chat = [{"role": "system", "content": "Box it."}, {"role": "user", "content": "2+2?"}]
+    path = tmp_path / "chat.csv"
+    path.write_text("prompt,answer\n" + '"' + json.dumps(chat).replace('"', '""') + '",4\n'
+                    + '"[1, 2] is an interval; [ok]",1\n' + '"[{""a"": 1}]",1\n')
+    chat_task, interval, other = data.load_tasks(str(path))
+    assert chat_task["prompt"] == chat and chat_task["answer"] == "4"
+    assert interval["prompt"] == "[1, 2] is an interval; [ok]"     # text that is no chat stays
+    assert other["prompt"] == '[{"a": 1}]'
+    path.write_text("prompt,answer\n" + '"' + json.dumps(chat[:1]).replace('"', '""') + '",4\n')
+    with pytest.raises(data.DataError, match="row 0's 'prompt' has a last turn of role 'system'"):
+        data.load_tasks(str(path))
 
 
 @pytest.mark.parametrize("prompt,needle", [

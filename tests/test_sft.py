@@ -1324,3 +1324,15 @@ def test_sft_dataset_files_of_every_type_data_reads(tmp_path, name, text):
     cfg = sft.Config(dataset=str(path))
     examples, _, _ = sft_data.load_examples(cfg)
     assert [m["content"] for m in examples[0]["messages"]] == ["1 + 1?", "2"]
+
+
+def test_sft_reads_a_gzipped_dataset_file_as_data_does(tmp_path):
+    # data.rows_from_file reads .jsonl.gz; --dataset refused it ("use math, teacher, ...")
+    import gzip
+
+    import sft_data
+
+    path = tmp_path / "train.jsonl.gz"
+    path.write_bytes(gzip.compress(b'{"prompt": "1 + 1?", "completion": "2"}\n'))
+    examples, _, _ = sft_data.load_examples(sft.Config(dataset=str(path)))
+    assert [m["content"] for m in examples[0]["messages"]] == ["1 + 1?", "2"]
