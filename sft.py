@@ -364,7 +364,7 @@ def encode(tokenizer, messages: list[dict], tools: list[dict] | None = None
     inference, with the `tools` signatures in its system turn) gets 0; the last assistant turn --
     think block, answer and `<|im_end|>` -- gets 1. Earlier assistant turns are context only
     (those before the last query without their reasoning; the steps of a tool loop after it with
-    theirs).
+    theirs): `sft_data.reply_examples` makes each of them the last turn of an example of its own.
 
     A conversation that cannot be trained on (no reply at its end, no query, a think block the
     template mangles, ChatML tokens in its text: `sft_data.check_conversation`) is a ValueError

@@ -2,7 +2,8 @@
 
 An example is {"messages": [..., {"role": "assistant", "reasoning_content", "content"}],
 "reference"}: a conversation whose last turn is the one trained on, and the value its final
-answer is checked against (None: nothing to check). `load_examples` picks the source by --dataset:
+answer is checked against (None: nothing to check); a conversation of several replies is one
+example per reply (`reply_examples`). `load_examples` picks the source by --dataset:
 
 * `synthetic_examples`: the worked solutions of `data.math_tasks` as reasoning (the demo's
   stand-in for curated reasoning traces);
@@ -111,8 +112,9 @@ def check_conversation(messages) -> None:
     example. On top of the template's rules (`check_messages`), these: the template renders such
     conversations as the official one does (at inference a model's own malformed output must not
     make it raise), but the reply it yields is not the one to train.
-    * It ends in the assistant turn to train on, after a user query: with no query the template
-      renders the reply without a think block. The reply has an answer (or a tool call).
+    * It ends in the assistant turn to train on (not marked `"weight": 0`: `trains`), after a
+      user query: with no query the template renders the reply without a think block. The reply
+      has an answer (or a tool call).
     * The reply obeys the latest `/think` or `/no_think` in the user and system turns up to its
       query (`latest_switch`): reasoning after /think, none after /no_think.
     * The turn before that reply is not an assistant turn without reasoning: as the prompt's last
@@ -141,6 +143,10 @@ def check_conversation(messages) -> None:
                          f"one ends in a {messages[-1]['role']!r} turn (message {n - 1}): append "
                          "the assistant's reply, or drop the trailing turns")
     reply = messages[-1]
+    if not trains(reply, f"message {n - 1}"):
+        raise ValueError(f"message {n - 1} (assistant), the reply to train, is marked not to "
+                         f"train ({_short({k: reply[k] for k in TRAIN_MARKS if k in reply})}): "
+                         "end the conversation at a reply to train, or drop the row")
     answer = (reply.get("content") or "").split(END_THINK)[-1]
     if not (answer.strip() or reply.get("tool_calls")):
         raise ValueError(f"message {n - 1} (assistant), the reply to train, has no answer (no "
@@ -167,6 +173,7 @@ def check_conversation(messages) -> None:
                          "earlier one its reasoning_content")
     for i, m in enumerate(messages):
         where = f"message {i} ({m['role']})"
+        trains(m, f"message {i}")
         calls = [c.get("function") or c for c in m.get("tool_calls") or []]
         texts = [m.get("content"), m.get("reasoning_content")] + [
             v for c in calls for v in (c["name"], c["arguments"])]
@@ -188,6 +195,57 @@ def check_conversation(messages) -> None:
                                      "a dict or a JSON object string")
         if m["role"] == "assistant":
             check_think_block(m, where)
+
+
+# a message's training mark (axolotl's `message_field_training`, commonly one of these): 0 or
+# false keeps an assistant turn out of the loss, as context only; 1 or true, the default for
+# assistant turns, trains it
+TRAIN_MARKS = ("weight", "train", "training")
+
+
+def trains(message: dict, where: str) -> bool:
+    """Whether an assistant turn is a reply to train (its `TRAIN_MARKS`, else True); a mark on
+    another turn may only say no (only assistant replies are trained). ValueError on a mark that
+    is not 0/1/true/false, or marks that disagree.
+
+    >>> trains({"role": "assistant", "content": "a", "weight": 0}, "message 1")
+    False
+    """
+    marks = {k: message[k] for k in TRAIN_MARKS if k in message}
+    bad = [k for k, v in marks.items() if v not in (0, 1)]     # True == 1, False == 0.0 == 0
+    if bad or len(set(map(bool, marks.values()))) > 1:
+        raise ValueError(f"{where} has the training mark(s) {_short(marks)}; give one, 0/1 or "
+                         "false/true (0: context only, not trained)")
+    train = bool(next(iter(marks.values()), True))
+    if train and marks and message.get("role") != "assistant":
+        raise ValueError(f"{where} ({message.get('role')}) is marked to train ({_short(marks)}), "
+                         "but only assistant replies are trained: drop the mark")
+    return train and message.get("role") == "assistant"
+
+
+def reply_examples(example: dict) -> list[dict]:
+    """One example per reply of a conversation: for every assistant turn to train (after the first
+    user query, not marked `"weight": 0` / `"train": false`: `trains`), the conversation up to
+    and including it, so `sft.encode` trains it as the last turn. The Qwen3 template drops the
+    reasoning of turns before the last query, so training every reply in one sequence would teach
+    the earlier ones without their think block, a form the model never writes at inference; as
+    the last turn each is trained with its own reasoning, as the model writes it (the cost: the
+    history is encoded once per reply). The steps of a tool loop are replies too (the model
+    learns to write its tool calls). A single-turn conversation is one example, as given; the
+    row's "reference" goes with its last reply. ValueError (`check_conversation`, naming the
+    message) on a conversation, or a reply of it, that cannot be trained on."""
+    messages = example["messages"]
+    check_messages(messages)
+    first = next((i for i, m in enumerate(messages) if is_query(m)), len(messages))
+    ends = [k for k, m in enumerate(messages) if k > first and trains(m, f"message {k}")]
+    if messages[-1]["role"] != "assistant" or not ends:
+        check_conversation(messages)    # no reply to train: names what is missing
+    out = []
+    for k in ends:
+        check_conversation(messages[:k + 1])
+        out.append({**example, "messages": messages[:k + 1],
+                    "reference": example.get("reference") if k == len(messages) - 1 else None})
+    return out
 
 
 def check_text(value, where: str) -> None:
@@ -286,18 +344,18 @@ def jsonl_examples(path: str) -> list[dict]:
     messages are read by `chat_message` (text parts, roles under other names, ...), and a
     row-level "reasoning_content" (or "reasoning", "thinking") is the reasoning of a reply given
     as text (`_row_reasoning`). An `answer` without `\\boxed` is the final value and is boxed (and
-    checked by the filter); an optional "reference" is the value to check against. Every row
+    checked by the filter); an optional "reference" is the value to check against. A
+    conversation of several replies is one example per reply (`reply_examples`), each of which
     must pass `check_conversation`."""
     rows = data.rows_from_file(Path(path))
     out = []
     for i, row in enumerate(rows):
         try:
             example = row_example(row)
-            check_conversation(example["messages"])
             check_tools(example.get("tools"))
+            out += reply_examples(example)
         except ValueError as e:
             raise data.DataError(f"{path}: row {i}: {e}") from None
-        out.append(example)
     return out
 
 

@@ -788,7 +788,7 @@ def test_rows_of_common_datasets_load_as_conversations(tok, tmp_path, name):
     row, messages, trained = ROW_FORMS[name]
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps(row) + "\n")
-    ex = sft_data.jsonl_examples(str(path))[0]
+    ex = sft_data.jsonl_examples(str(path))[-1]     # the last reply (earlier ones: their own)
     assert ex["messages"] == messages
     ids, mask = sft.encode(tok, ex["messages"], ex.get("tools"))
     assert tok.decode([t for t, m in zip(ids, mask) if m]) == trained + "<|im_end|>"
@@ -1019,6 +1019,89 @@ def test_untrainable_conversations_are_named_in_encode_and_at_load(tok, tmp_path
     path.write_text(json.dumps({"messages": [_u("ok"), _a("fine")]}) + "\n"
                     + json.dumps({"messages": messages}) + "\n")  # fmt: skip
     with pytest.raises(DataError, match="rows.jsonl: row 1: .*" + re.escape(says)):
+        sft_data.jsonl_examples(str(path))
+
+
+def _trained(tok, example):
+    """(the tokens trained, decoded; whether the example renders as the official template)."""
+    from test_chat_template import OFFICIAL_QWEN3_TEMPLATE
+
+    ids, mask = sft.encode(tok, example["messages"], example.get("tools"))
+    official = tok.apply_chat_template(example["messages"], tokenize=False,
+                                       tools=example.get("tools"),
+                                       chat_template=OFFICIAL_QWEN3_TEMPLATE)
+    return tok.decode([t for t, m in zip(ids, mask) if m]), tok.decode(ids) + "\n" == official
+
+
+_TC = _call("calc", {"expr": "2*3"})
+# conversations of several replies -> the replies trained, one example each (as its last turn)
+MULTI_REPLY = {
+    "two_exchanges_each_with_its_reasoning": (
+        [_u("2+2?"), _a("4", reasoning_content="r1"), _u("3+3?"), _a("<think>r2</think>6")],
+        ["<think>\nr1\n</think>\n\n4", "<think>\nr2\n</think>\n\n6"],
+    ),
+    "tool_loop_trains_its_call": (
+        [_u("2*3?"), _a(None, reasoning_content="use calc", tool_calls=[_TC]),
+         {"role": "tool", "content": "6"}, _a("6", reasoning_content="done")],
+        ['<think>\nuse calc\n</think>\n\n<tool_call>\n{"name": "calc", "arguments": '
+         '{"expr": "2*3"}}\n</tool_call>', "<think>\ndone\n</think>\n\n6"],
+    ),
+    "greeting_before_the_first_query_is_context": (
+        [{"role": "system", "content": "s"}, _a("Hi, ask me."), _u("q"), _a("a")],
+        ["<think>\n\n</think>\n\na"],
+    ),
+    "weight_0_is_context_only": (
+        [_u("q1"), _a("bad", weight=0), _u("q2"), _a("good", weight=1)],
+        ["<think>\n\n</think>\n\ngood"],
+    ),
+    "train_false_on_the_last_reply": (
+        [_u("q1"), _a("good"), _u("q2"), _a("bad", train=False)],
+        ["<think>\n\n</think>\n\ngood"],
+    ),
+    "training_false_and_no_marks_on_user_turns": (
+        [_u("q1"), _a("bad", training=False), {**_u("q2"), "weight": 0.0}, _a("good")],
+        ["<think>\n\n</think>\n\ngood"],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", MULTI_REPLY)
+def test_every_reply_of_a_conversation_is_trained_with_its_own_reasoning(tok, tmp_path, name):
+    """Only the last assistant turn was trained: earlier replies (and the tool calls of a tool
+    loop) were context, and a turn marked "weight": 0 or "train": false (axolotl) was trained
+    when last. Now each reply to train is the last turn of an example of its own, rendered as the
+    official template renders it, its own reasoning in its think block."""
+    messages, trained = MULTI_REPLY[name]
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps({"messages": messages, "reference": "R"}) + "\n")
+    examples = sft_data.jsonl_examples(str(path))
+    assert [_trained(tok, ex) for ex in examples] == [(t + "<|im_end|>", True) for t in trained]
+    assert [ex["messages"] == messages[:len(ex["messages"])] for ex in examples] == [True] * len(
+        trained)
+    last = [ex["reference"] for ex in examples if len(ex["messages"]) == len(messages)]
+    assert [ex["reference"] for ex in examples] == [None] * (len(examples) - len(last)) + last
+
+
+MARKS_REFUSED = {
+    "every_reply_marked_not_to_train": (
+        [_u("q"), _a("a", weight=0)], "message 1 (assistant), the reply to train, is marked not"),
+    "a_weight_between": ([_u("q"), _a("a", weight=0.5)], "message 1 has the training mark(s)"),
+    "marks_that_disagree": ([_u("q"), _a("a", weight=1, train=False)], "give one, 0/1"),
+    "a_mark_that_is_text": ([_u("q"), _a("a", train="no")], "{'train': 'no'}"),
+    "a_user_turn_marked_to_train": (
+        [{**_u("q"), "train": True}, _a("a")],
+        "message 0 (user) is marked to train ({'train': True}), but only assistant replies"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", MARKS_REFUSED)
+def test_training_marks_that_cannot_be_followed_are_named(tok, tmp_path, name):
+    messages, says = MARKS_REFUSED[name]
+    with pytest.raises(ValueError, match=re.escape(says)):
+        sft.encode(tok, messages)
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps({"messages": messages}) + "\n")
+    with pytest.raises(DataError, match="row 0: .*" + re.escape(says)):
         sft_data.jsonl_examples(str(path))
 
 
