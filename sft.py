@@ -83,7 +83,8 @@ class Config:
         "thinking-mode fusion: thinking data rejection-sampled from --teacher, non-thinking data "
         "of other kinds of task), math_tools (synthetic traces that compute with python: "
         "tools.sft_examples) or a .jsonl of {messages}, {prompt, completion}, ShareGPT "
-        "{conversations}, Alpaca {instruction, input, output} or {prompt, reasoning, answer}")})
+        "{conversations}, Gemini {contents}, Alpaca {instruction, input, output} or {prompt, "
+        "reasoning, answer}")})
     num_examples: int = field(default=512, metadata={"help": (
         "synthetic/teacher: number of math problems")})
     teacher: str = field(default="", metadata={"help": (

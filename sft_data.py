@@ -338,7 +338,8 @@ def jsonl_examples(path: str) -> list[dict]:
     """Rows {"messages": [...]} (reasoning in `reasoning_content` or inside `content`),
     {"prompt", "completion"} (TRL's prompt-completion rows: a string is the user turn or the
     assistant reply, a list its messages), ShareGPT's {"conversations": [{"from", "value"}]}
-    (with an optional "system"), {"instruction", "input", "output"} (Alpaca; Dolly's "context"
+    (with an optional "system"), Gemini's {"contents", "systemInstruction"} (`_gemini_messages`),
+    {"instruction", "input", "output"} (Alpaca; Dolly's "context"
     and "response"; the input follows the instruction after a blank line; LLaMA-Factory's
     "system" and "history" of [query, reply] pairs) or {"prompt", "reasoning", "answer"};
     messages are read by `chat_message` (text parts, roles under other names, ...), and a
@@ -382,7 +383,7 @@ def check_tools(tools) -> None:
 def row_example(row: dict) -> dict:
     """The example of one row of `jsonl_examples` (ValueError on a row of no known form), with
     the row's "tools" if it has them; its messages as `chat_message` writes them."""
-    row = {k: _json_list(v, k) if k in ("messages", "conversations", "tools") else v
+    row = {k: _json_list(v, k) if k in ("messages", "conversations", "contents", "tools") else v
            for k, v in row.items()}
     example = _row_messages(row)
     messages = example["messages"] = _with_system(row, example["messages"])
@@ -539,7 +540,67 @@ def _row_reasoning(row: dict, reply_is_text: bool) -> dict:
     return {"reasoning_content": row[given[0]]}
 
 
+def _gemini_messages(contents, system) -> list:
+    """The messages of a Gemini row (generateContent's, Vertex AI tuning's): "contents" of
+    {"role": "user" | "model", "parts": [...]} after "systemInstruction" ({"parts": [...]} or a
+    string). Text parts are joined as Gemini joins them (`response.text`: no separator), a text
+    part with "thought": true is the reasoning, a functionCall part a tool call (its "args" the
+    arguments), and a content of functionResponse parts is one tool message per response (its
+    "response" as JSON text). ValueError on other parts (an image, a file, code execution): this
+    recipe trains text-only models. snake_case keys (the Python SDK's) are read too.
+
+    >>> _gemini_messages([{"role": "user", "parts": [{"text": "2+2"}, {"text": "?"}]},
+    ...                   {"role": "model", "parts": [{"text": "4"}]}], "Be brief.")[1:]
+    [{'role': 'user', 'content': '2+2?'}, {'role': 'model', 'content': '4'}]
+    """
+    if not isinstance(contents, list):
+        raise ValueError(f"'contents' is {_short(contents)}; give a list of {{'role': ..., "
+                         "'parts': [...]}} (Gemini's)")
+    if isinstance(system, dict):
+        system = _gemini_messages([{"role": "system", **system}], None)[0]["content"]
+    out = [{"role": "system", "content": system}] if system not in (None, "") else []
+    for i, c in enumerate(contents):
+        parts = c.get("parts") if isinstance(c, dict) else None
+        if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
+            raise ValueError(f"'contents' item {i} is {_short(c)}; give {{'role': ..., 'parts': "
+                             "[{'text': ...}, ...]}")
+        m = {k: v for k, v in c.items() if k != "parts"}
+        texts, thoughts, calls, results = [], [], [], []
+        for k, p in enumerate(parts):
+            call = p.get("functionCall", p.get("function_call"))
+            result = p.get("functionResponse", p.get("function_response"))
+            if isinstance(p.get("text"), str):
+                (thoughts if p.get("thought") else texts).append(p["text"])
+            elif isinstance(call, dict):
+                calls.append({"type": "function", "function": {
+                    "name": call.get("name"), "arguments": call.get("args", {})}})
+            elif isinstance(result, dict):
+                results.append(json.dumps(result.get("response"), ensure_ascii=False))
+            else:
+                raise ValueError(f"'contents' item {i}: part {k} is {_short(p)}; this recipe "
+                                 "trains text-only models (text, thought, functionCall and "
+                                 "functionResponse parts): drop the row")
+        if results and (texts or thoughts or calls):
+            raise ValueError(f"'contents' item {i} mixes functionResponse parts with others; "
+                             "give the function results a content of their own")
+        if results:
+            out += [{"role": "tool", "content": r} for r in results]
+            continue
+        m["content"] = "".join(texts) if texts or not calls else None
+        if thoughts and chat_template.role_name(m.get("role")) != "assistant":
+            raise ValueError(f"'contents' item {i} ({m.get('role')}) has a thought part; only a "
+                             "model turn may: drop the part")
+        if thoughts:
+            m["reasoning_content"] = "".join(thoughts)
+        out.append({**m, "tool_calls": calls} if calls else m)
+    return out
+
+
 def _row_messages(row: dict) -> dict:
+    if "contents" in row:       # Gemini's
+        system = row.get("systemInstruction", row.get("system_instruction"))
+        return {"messages": _gemini_messages(row["contents"], system),
+                "reference": row.get("reference")}
     if "messages" in row or "conversations" in row:     # ShareGPT's conversations
         _row_reasoning(row, reply_is_text=False)
         return {"messages": row["messages"] if "messages" in row else row["conversations"],
@@ -565,7 +626,8 @@ def _row_messages(row: dict) -> dict:
     missing = [k for k in ("prompt", "reasoning", "answer") if k not in row]
     if missing:
         raise ValueError(f"no field {missing[0]!r} (fields: {sorted(row)}). Rows need "
-                         "'messages', 'conversations' (ShareGPT), 'prompt' and 'completion', "
+                         "'messages', 'conversations' (ShareGPT), 'contents' (Gemini), "
+                         "'prompt' and 'completion', "
                          "'instruction' and 'output', or 'prompt', 'reasoning' and 'answer'.")
     if not isinstance(row["answer"], (str, int, float)) or isinstance(row["answer"], bool):
         raise ValueError(f"'answer' is {row['answer']!r}; give the final answer as a string")

@@ -767,6 +767,29 @@ ROW_FORMS = {
          {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
         "<think>\n2+2=4\n</think>\n\n4",
     ),
+    "gemini_contents_and_system_instruction": (
+        {"systemInstruction": {"parts": [{"text": "Be "}, {"text": "brief."}]}, "contents": [
+            {"role": "user", "parts": [{"text": "2+2?"}]},
+            {"role": "model", "parts": [{"text": "2+2=4", "thought": True},
+                                        {"text": "4", "thoughtSignature": "c2ln"}]}]},
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
+    "gemini_function_call_and_response_snake_case": (
+        {"system_instruction": "s", "contents": [
+            {"role": "user", "parts": [{"text": "Oslo?"}]},
+            {"role": "model", "parts": [{"function_call": {"name": "w", "args": {"c": "Oslo"}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "w", "response": {"t": -3}}},
+                                       {"functionResponse": {"name": "w", "response": {"t": 1}}}]},
+            {"role": "model", "parts": [{"text": "-3"}]}]},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "Oslo?"},
+         {"role": "assistant", "content": None, "tool_calls": [
+             {"type": "function", "function": {"name": "w", "arguments": {"c": "Oslo"}}}]},
+         {"role": "tool", "content": '{"t": -3}'}, {"role": "tool", "content": '{"t": 1}'},
+         {"role": "assistant", "content": "-3"}],
+        "<think>\n\n</think>\n\n-3",
+    ),
     "reasoning_next_to_alpaca_output": (
         {"instruction": "2+2?", "output": "4", "reasoning": "2+2=4"},
         [{"role": "user", "content": "2+2?"},
@@ -887,6 +910,18 @@ BAD_ROWS = {
          "<|begin_of_thought|>t<|end_of_thought|><|begin_of_solution|>cut off"}]},
         "row 0: message 1 (assistant) has <|begin_of_thought|> but not one thought",
     ),
+    "gemini_image_part": (
+        {"contents": [{"role": "user", "parts": [{"inlineData": {"mimeType": "image/png"}}]},
+                      {"role": "model", "parts": [{"text": "a cat"}]}]},
+        "row 0: 'contents' item 0: part 0 is {'inlineData': {'mimeType': 'image/pn...; this "
+        "recipe trains text-only models",
+    ),
+    "gemini_thought_in_a_user_turn": (
+        {"contents": [{"role": "user", "parts": [{"text": "hm", "thought": True}]},
+                      {"role": "model", "parts": [{"text": "a"}]}]},
+        "row 0: 'contents' item 0 (user) has a thought part; only a model turn may",
+    ),
+    "gemini_contents_not_a_list": ({"contents": "hi"}, "row 0: 'contents' is 'hi'; give a list"),
     "neither_form": ({"question": "q", "output": "a"}, "'conversations' (ShareGPT)"),
 }  # fmt: skip
 
