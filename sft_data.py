@@ -382,14 +382,26 @@ def check_tools(tools) -> None:
 
 def row_example(row: dict) -> dict:
     """The example of one row of `jsonl_examples` (ValueError on a row of no known form), with
-    the row's "tools" if it has them; its messages as `chat_message` writes them."""
+    the row's "tools" if it has them; its messages as `chat_message` writes them. Once a reply's
+    Sky-T1 markers have become its think block, the system turn asking for the markers (Sky-T1's,
+    Bespoke-Stratos', OpenThoughts') is dropped: the model would learn that a prompt asking for
+    them is answered without them."""
     row = {k: _json_list(v, k) if k in ("messages", "conversations", "contents", "tools") else v
            for k, v in row.items()}
     example = _row_messages(row)
     messages = example["messages"] = _with_system(row, example["messages"])
     if isinstance(messages, list):
-        example["messages"] = [chat_message(m, i) for i, m in enumerate(messages)]
+        read = [chat_message(m, i) for i, m in enumerate(messages)]
+        if any(_marked(m) and not _marked(r) for m, r in zip(messages, read)):    # converted
+            read = [r for r in read if not (r.get("role") == "system" and _marked(r))]
+        example["messages"] = read
     return {**example, "tools": row["tools"]} if row.get("tools") is not None else example
+
+
+def _marked(message) -> bool:
+    """Whether a message's text (ShareGPT's "value" or "content") holds Sky-T1's thought mark."""
+    text = message.get("content", message.get("value")) if isinstance(message, dict) else None
+    return isinstance(text, str) and THOUGHT_MARK in text
 
 
 def _json_list(value, field: str):

@@ -646,6 +646,22 @@ ROW_FORMS = {
          {"role": "assistant", "content": "\\boxed{4}", "reasoning_content": "2+2=4"}],
         "<think>\n2+2=4\n</think>\n\n\\boxed{4}",
     ),
+    "sky_t1_system_prompt_asking_for_the_markers_is_dropped": (
+        {"system": "Your role as an assistant involves ... <|begin_of_thought|> {thought} "
+                   "<|end_of_thought|> ... <|begin_of_solution|> {solution} <|end_of_solution|>",
+         "conversations": [{"from": "user", "value": "2+2?"},
+                           {"from": "assistant", "value": TRACE}]},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "\\boxed{4}", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n\\boxed{4}",
+    ),
+    "sky_t1_markers_asked_for_in_a_system_message_kept_as_written": (   # no reply converted
+        {"messages": [{"role": "system", "content": "Use <|begin_of_thought|> marks."},
+                      {"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}]},
+        [{"role": "system", "content": "Use <|begin_of_thought|> marks."},
+         {"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}],
+        "<think>\n\n</think>\n\n4",
+    ),
     "openai_text_parts": (
         {"messages": [{"role": "user", "content": PARTS},
                       {"role": "assistant", "content": [{"type": "text", "text": "4"}]}]},
