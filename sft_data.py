@@ -199,7 +199,7 @@ def check_conversation(messages) -> None:
 
 # a message's training mark (axolotl's `message_field_training`, commonly one of these): 0 or
 # false keeps an assistant turn out of the loss, as context only; 1 or true, the default for
-# assistant turns, trains it
+# assistant turns, trains it; null is no mark (SlimOrca's system and user turns)
 TRAIN_MARKS = ("weight", "train", "training")
 
 
@@ -211,7 +211,7 @@ def trains(message: dict, where: str) -> bool:
     >>> trains({"role": "assistant", "content": "a", "weight": 0}, "message 1")
     False
     """
-    marks = {k: message[k] for k in TRAIN_MARKS if k in message}
+    marks = {k: message[k] for k in TRAIN_MARKS if message.get(k) is not None}   # null: none
     bad = [k for k, v in marks.items() if v not in (0, 1)]     # True == 1, False == 0.0 == 0
     if bad or len(set(map(bool, marks.values()))) > 1:
         raise ValueError(f"{where} has the training mark(s) {_short(marks)}; give one, 0/1 or "

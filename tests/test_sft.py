@@ -1113,6 +1113,15 @@ MULTI_REPLY = {
         [_u("q1"), _a("bad", training=False), {**_u("q2"), "weight": 0.0}, _a("good")],
         ["<think>\n\n</think>\n\ngood"],
     ),
+    "null_is_no_mark": (    # SlimOrca: "weight": null on system and user turns
+        [{"role": "system", "content": "s", "weight": None}, {**_u("q"), "weight": None},
+         _a("a", weight=1)],
+        ["<think>\n\n</think>\n\na"],
+    ),
+    "null_on_a_reply_trains_it": (
+        [_u("q1"), _a("good", train=None)],
+        ["<think>\n\n</think>\n\ngood"],
+    ),
 }  # fmt: skip
 
 
