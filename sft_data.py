@@ -424,8 +424,9 @@ def chat_message(message, i: int):
     """One message of a row as the template reads it: ShareGPT's {"from", "value"} as
     {"role", "content"}, and then `chat_template.template_message` (a role under another name
     or in other case, OpenAI's text parts, Anthropic's thinking part, a tool result given as
-    JSON data); an assistant's "reasoning" or "thinking" field, or a Sky-T1 marked trace, as
-    reasoning_content. Anything else is left to `check_conversation`.
+    JSON data); an assistant's "reasoning" or "thinking" field, a Sky-T1 marked trace, or a
+    <reasoning>, <thought> or <thinking> block its content opens with, as reasoning_content.
+    Anything else is left to `check_conversation`.
 
     >>> chat_message({"from": "human", "value": [{"type": "text", "text": "Hi"}, "there"]}, 0)
     {'role': 'user', 'content': 'Hi\\nthere'}
@@ -450,7 +451,34 @@ def chat_message(message, i: int):
             m["reasoning_content"] = m.pop(given[0])
         elif isinstance(m.get("content"), str) and THOUGHT_MARK in m["content"]:
             m["reasoning_content"], m["content"] = _marked_thought(m["content"], f"message {i}")
+    tag = REASONING_TAG.match(m["content"]) if (
+        m.get("role") == "assistant" and isinstance(m.get("content"), str)) else None
+    if tag and m.get("reasoning_content") is not None:
+        raise ValueError(f"message {i} (assistant) has its reasoning twice: given apart, and as "
+                         f"the <{tag[1]}> block its content opens with; give it once")
+    if tag:
+        m["reasoning_content"], m["content"] = _tagged_reasoning(m["content"], tag[1], i)
     return m
+
+
+# a reply that opens with its reasoning under another tag (Reflection's <thinking>, the
+# <reasoning>...</reasoning> of GRPO format rewards, <thought>): the reasoning of the think block
+REASONING_TAG = re.compile(r"\s*<(reasoning|thought|thinking)>")
+
+
+def _tagged_reasoning(content: str, tag: str, i: int) -> tuple[str, str]:
+    """(reasoning, answer) of a reply that opens with <tag>...</tag> (left as is, the block
+    would be trained as the answer after an empty think block, i.e. as a non-thinking reply).
+
+    >>> _tagged_reasoning("<thinking>\\n2+2=4\\n</thinking>\\n\\n4", "thinking", 1)
+    ('2+2=4', '4')
+    """
+    m = re.fullmatch(rf"\s*<{tag}>(.*?)</{tag}>(.*)", content, re.S)
+    if not m or any(t in m[2] for t in (f"<{tag}>", f"</{tag}>")):
+        raise ValueError(f"message {i} (assistant) opens with <{tag}> but not with one "
+                         f"<{tag}>...</{tag}> block before its answer: close it (or drop the "
+                         "row if it was cut off), or merge the blocks")
+    return m[1].strip(), m[2].strip()
 
 
 def _function_calls(value, i: int) -> list[dict]:

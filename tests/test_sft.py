@@ -662,6 +662,31 @@ ROW_FORMS = {
          {"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}],
         "<think>\n\n</think>\n\n4",
     ),
+    "reasoning_under_other_tags": (     # the block a reply opens with is its reasoning
+        {"messages": [{"role": "user", "content": "2+2?"},
+                      {"role": "assistant", "content": "<reasoning>\n2+2=4\n</reasoning>\n"
+                                                       "<answer>4</answer>"},
+                      {"role": "user", "content": "3+3?"},
+                      {"role": "assistant", "content": "\n<thought>3+3=6</thought>6"},
+                      {"role": "user", "content": "What do <thinking> tags do?"},
+                      {"role": "assistant", "content": "<thinking>a tag</thinking>\n\n"
+                                                       "They hide text."}]},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "<answer>4</answer>", "reasoning_content": "2+2=4"},
+         {"role": "user", "content": "3+3?"},
+         {"role": "assistant", "content": "6", "reasoning_content": "3+3=6"},
+         {"role": "user", "content": "What do <thinking> tags do?"},
+         {"role": "assistant", "content": "They hide text.",
+          "reasoning_content": "a tag"}],
+        "<think>\na tag\n</think>\n\nThey hide text.",
+    ),
+    "a_reasoning_tag_inside_the_answer_is_text": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "Use <thinking>...</thinking> tags."}]},
+        [{"role": "user", "content": "q"},
+         {"role": "assistant", "content": "Use <thinking>...</thinking> tags."}],
+        "<think>\n\n</think>\n\nUse <thinking>...</thinking> tags.",
+    ),
     "openai_text_parts": (
         {"messages": [{"role": "user", "content": PARTS},
                       {"role": "assistant", "content": [{"type": "text", "text": "4"}]}]},
@@ -938,6 +963,22 @@ BAD_ROWS = {
         "row 0: 'contents' item 0 (user) has a thought part; only a model turn may",
     ),
     "gemini_contents_not_a_list": ({"contents": "hi"}, "row 0: 'contents' is 'hi'; give a list"),
+    "reasoning_tag_never_closed": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "<thinking>r ... and so"}]},
+        "row 0: message 1 (assistant) opens with <thinking> but not with one "
+        "<thinking>...</thinking> block before its answer",
+    ),
+    "reasoning_tag_twice": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "<thought>a</thought>b<thought>c"}]},
+        "row 0: message 1 (assistant) opens with <thought> but not with one",
+    ),
+    "reasoning_tag_next_to_a_reasoning_field": (
+        {"prompt": "q", "completion": "<reasoning>r</reasoning>a", "reasoning": "r"},
+        "row 0: message 1 (assistant) has its reasoning twice: given apart, and as the "
+        "<reasoning> block its content opens with; give it once",
+    ),
     "neither_form": ({"question": "q", "output": "a"}, "'conversations' (ShareGPT)"),
 }  # fmt: skip
 
