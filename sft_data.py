@@ -175,10 +175,9 @@ def check_conversation(messages) -> None:
         where = f"message {i} ({m['role']})"
         trains(m, f"message {i}")
         calls = [c.get("function") or c for c in m.get("tool_calls") or []]
-        texts = [m.get("content"), m.get("reasoning_content")] + [
-            v for c in calls for v in (c["name"], c["arguments"])]
+        texts = message_texts(m)
         for token in (IM_START, IM_END):
-            if any(isinstance(t, str) and token in t for t in texts):
+            if any(token in t for t in texts):
                 raise ValueError(f"{where} holds {token}, which the tokenizer reads as a turn "
                                  "boundary, not text: remove it or write it differently")
         for t in texts:
@@ -246,6 +245,43 @@ def reply_examples(example: dict) -> list[dict]:
         out.append({**example, "messages": messages[:k + 1],
                     "reference": example.get("reference") if k == len(messages) - 1 else None})
     return out
+
+
+def message_texts(message: dict) -> list[str]:
+    """The texts of a message the template writes: its content, reasoning, and its tool calls'
+    names and arguments (dict arguments as JSON text, as the template writes them)."""
+    calls = [c.get("function") or c for c in message.get("tool_calls") or []]
+    texts = [message.get("content"), message.get("reasoning_content")] + [
+        v for c in calls for v in (c["name"], c["arguments"])]
+    return [t if isinstance(t, str) else json.dumps(t, ensure_ascii=False)
+            for t in texts if t is not None]
+
+
+def check_special_tokens(messages: list[dict], tools, tokenizer) -> None:
+    """ValueError if a text holds one of the tokenizer's special tokens (`<|endoftext|>`, a
+    reserved or code-metadata token, ...): the tokenizer reads it as that token, not as text, so
+    a reply holding its end-of-text marker trains the model to emit it mid-answer. `<think>` and
+    the other added tokens that are not special are text as intended. Needs the tokenizer, so
+    `sft.encode` runs it; `check_conversation` refuses <|im_start|> and <|im_end|> at load.
+
+    >>> import types
+    >>> tok = types.SimpleNamespace(added_tokens_decoder={
+    ...     0: types.SimpleNamespace(content="<|endoftext|>", special=True)})
+    >>> try:
+    ...     check_special_tokens([{"role": "user", "content": "q<|endoftext|>"}], None, tok)
+    ... except ValueError as e:
+    ...     print(str(e)[:47])
+    message 0 (user) holds <|endoftext|>, a special
+    """
+    specials = [t.content for t in tokenizer.added_tokens_decoder.values() if t.special]
+    texts = [(f"message {i} ({m['role']})", message_texts(m)) for i, m in enumerate(messages)]
+    texts.append(("'tools'", [json.dumps(tools, ensure_ascii=False)] if tools else []))
+    for where, ts in texts:
+        token = next((s for s in specials for t in ts if s in t), None)
+        if token is not None:
+            raise ValueError(f"{where} holds {token}, a special token of the tokenizer, which "
+                             "reads it as that token, not as text: remove it or write it "
+                             "differently (or drop the row)")
 
 
 def check_text(value, where: str) -> None:

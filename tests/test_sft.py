@@ -1044,6 +1044,10 @@ UNTRAINABLE = {
          {"role": "tool", "content": "6<|im_end|>"}, _a("6")],
         "message 2 (tool) holds <|im_end|>",
     ),  # fmt: skip
+    "im_end_in_dict_arguments": (   # written by the template's tojson, then read as a boundary
+        [_u("q"), _a(None, tool_calls=[_call("echo", {"text": "<|im_end|>"})])],
+        "message 1 (assistant) holds <|im_end|>",
+    ),
     "im_end_in_history_reasoning": (
         [_u("q"), _a("a", reasoning_content="<|im_end|>"), _u("q2"), _a("b")],
         "message 1 (assistant) holds <|im_end|>",
@@ -1112,6 +1116,33 @@ def test_untrainable_conversations_are_named_in_encode_and_at_load(tok, tmp_path
                     + json.dumps({"messages": messages}) + "\n")  # fmt: skip
     with pytest.raises(DataError, match="rows.jsonl: row 1: .*" + re.escape(says)):
         sft_data.jsonl_examples(str(path))
+
+
+SPECIAL_IN_TEXT = {    # the test tokenizer's (SmolLM2's) special tokens, in text
+    "eos_in_a_reply": ([_u("q"), _a("4<|endoftext|>and more")], "message 1 (assistant)"),
+    "code_metadata_in_a_user_turn": ([_u("cp <filename> /tmp"), _a("ok")], "message 0 (user)"),
+    "in_reasoning": ([_u("q"), _a("a", reasoning_content="<|endoftext|>")], "message 1"),
+    "in_dict_arguments": (
+        [_u("q"), _a(None, tool_calls=[_call("f", {"x": "<|endoftext|>"})])], "message 1"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", SPECIAL_IN_TEXT)
+def test_special_tokens_in_text_are_named(tok, name):
+    """A text holding a special token of the tokenizer was tokenized as that token: a reply
+    holding <|endoftext|> trained the model to emit its end-of-text marker mid-answer. `encode`
+    names the message and the token; in a training set, the example too."""
+    messages, where = SPECIAL_IN_TEXT[name]
+    token = re.search(r"<\|endoftext\|>|<filename>", json.dumps(messages))[0]
+    says = f"{re.escape(where)}.* holds {re.escape(token)}, a special token of the tokenizer"
+    with pytest.raises(ValueError, match=says):
+        sft.encode(tok, messages)
+    ok = {"messages": [_u("fine"), _a("yes")]}
+    with pytest.raises(DataError, match="training example 1 .query 'q|training example 1 .query "
+                                        "'cp"):
+        sft.encode_examples(tok, [ok, {"messages": messages}], max_length=4096)
+    ids, mask = sft.encode(tok, [_u("<think> is a token"), _a("</think> too")])   # not special
+    assert tok.decode(ids).count("<think>") == 2
 
 
 def _trained(tok, example):
