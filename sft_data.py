@@ -371,9 +371,11 @@ def synthetic_examples(n: int, seed: int) -> list[dict]:
 
 
 def jsonl_examples(path: str) -> list[dict]:
-    """Rows {"messages": [...]} (reasoning in `reasoning_content` or inside `content`),
-    {"prompt", "completion"} (TRL's prompt-completion rows: a string is the user turn or the
-    assistant reply, a list its messages), ShareGPT's {"conversations": [{"from", "value"}]}
+    """Rows {"messages": [...]} (reasoning in `reasoning_content` or inside `content`; LMSYS's
+    "conversation"), {"prompt", "completion"} (TRL's prompt-completion rows: a string is the user
+    turn or the assistant reply, a list its messages; the query and reply under other names:
+    `QUERY_KEYS`, `REPLY_KEYS`, a preference row's "chosen" also as the whole conversation),
+    ShareGPT's {"conversations": [{"from", "value"}]}
     (with an optional "system"), Gemini's {"contents", "systemInstruction"} (`_gemini_messages`),
     {"instruction", "input", "output"} (Alpaca; Dolly's "context"
     and "response"; the input follows the instruction after a blank line; LLaMA-Factory's
@@ -562,18 +564,22 @@ def _marked_thought(content: str, where: str) -> tuple[str, str]:
 
 
 def _with_system(row: dict, messages):
-    """`messages` after the row's "system" field, if it has one, whatever the row's form
-    (OpenThoughts, Bespoke-Stratos, LLaMA-Factory; "" is none: LLaMA-Factory's rows hold it, and
-    it would render an empty system turn)."""
-    if row.get("system") in (None, "") or not isinstance(messages, list):
+    """`messages` after the row's "system" field (Llama-Nemotron's "system_prompt"), if it has
+    one, whatever the row's form (OpenThoughts, Bespoke-Stratos, LLaMA-Factory; "" is none:
+    LLaMA-Factory's rows hold it, and it would render an empty system turn)."""
+    given = [k for k in ("system", "system_prompt") if row.get(k) not in (None, "")]
+    if not given or not isinstance(messages, list):
         return messages
+    system = row[given[0]]
+    if len(given) > 1 and row[given[1]] != system:
+        raise ValueError(f"the row has {given[0]!r} and {given[1]!r} fields that differ: keep one")
     first = messages[0] if messages and isinstance(messages[0], dict) else {}
     if "system" in map(chat_template.role_name, (first.get("role"), first.get("from"))):
-        if row["system"] in (first.get("content"), first.get("value")):   # the same text twice
+        if system in (first.get("content"), first.get("value")):   # the same text twice
             return messages
-        raise ValueError("the row has a 'system' field and a system message that differ: keep "
-                         "one")
-    return [{"role": "system", "content": row["system"]}] + messages
+        raise ValueError(f"the row has a {given[0]!r} field and a system message that differ: "
+                         "keep one")
+    return [{"role": "system", "content": system}] + messages
 
 
 def _history(history) -> list[dict]:
@@ -602,8 +608,10 @@ def _row_reasoning(row: dict, reply_is_text: bool) -> dict:
     """{"reasoning_content": ...} of a row whose reply is one text (a string completion, an
     Alpaca output), from its row-level reasoning field if it has one ({} if not); a row whose
     reply is messages keeps its reasoning in them: a row-level one there is a ValueError (it
-    would be dropped)."""
-    given = [k for k in ROW_REASONING if row.get(k) is not None]
+    would be dropped). "on" or "off" is Llama-Nemotron's reasoning switch, not the reasoning:
+    its reply holds its think block (or none) itself."""
+    given = [k for k in ROW_REASONING if row.get(k) is not None and not (
+        isinstance(row[k], str) and row[k].strip().lower() in ("on", "off"))]
     if not given:
         return {}
     if len(given) > 1 or not isinstance(row[given[0]], str):
@@ -672,15 +680,23 @@ def _gemini_messages(contents, system) -> list:
     return out
 
 
+# a row's query and its reply under the names datasets give them: TRL's prompt and completion,
+# MetaMathQA's query and response, NuminaMath's problem and solution, Llama-Nemotron's input and
+# output, a preference row's chosen reply (the one trained on; "rejected" is not used)
+QUERY_KEYS = ("prompt", "question", "query", "problem", "input")
+REPLY_KEYS = ("completion", "response", "output", "solution", "chosen")
+
+
 def _row_messages(row: dict) -> dict:
     if "contents" in row:       # Gemini's
         system = row.get("systemInstruction", row.get("system_instruction"))
         return {"messages": _gemini_messages(row["contents"], system),
                 "reference": row.get("reference")}
-    if "messages" in row or "conversations" in row:     # ShareGPT's conversations
+    # ShareGPT's conversations; LMSYS-Chat-1M's and WildChat's conversation
+    given = next((k for k in ("messages", "conversations", "conversation") if k in row), None)
+    if given or _whole_conversation(row.get("chosen")):     # a preference row's implicit prompt
         _row_reasoning(row, reply_is_text=False)
-        return {"messages": row["messages"] if "messages" in row else row["conversations"],
-                "reference": row.get("reference")}
+        return {"messages": row[given or "chosen"], "reference": row.get("reference")}
     said = next((k for k in ("output", "response") if k in row), None)
     if "instruction" in row and said:       # Alpaca (input), Dolly (context, response), Magpie
         extra = next((row[k] for k in ("input", "context") if row.get(k)), "")
@@ -690,21 +706,28 @@ def _row_messages(row: dict) -> dict:
                     {"role": "assistant", "content": row[said],
                      **_row_reasoning(row, isinstance(row[said], str))}],
                 "reference": row.get("reference")}
-    if "prompt" in row and "completion" in row:
-        prompt, completion = row["prompt"], row["completion"]
+    asked, said = [k for k in QUERY_KEYS if k in row], [k for k in REPLY_KEYS if k in row]
+    if asked and said:
+        if len(asked) > 1 or len(said) > 1:
+            raise ValueError(f"the row has the fields {asked + said}: which is the query and "
+                             "which the reply is ambiguous; keep one of each (or name them "
+                             "'prompt' and 'completion')")
+        prompt, completion = row[asked[0]], row[said[0]]
         prompt = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
         reasoning = _row_reasoning(row, isinstance(completion, str))
         completion = ([{"role": "assistant", "content": completion, **reasoning}]
                       if isinstance(completion, str) else completion)
         if not isinstance(prompt, list) or not isinstance(completion, list):
-            raise ValueError("'prompt' and 'completion' are each a string or a list of messages")
+            raise ValueError(f"{asked[0]!r} and {said[0]!r} are each a string or a list of "
+                             "messages")
         return {"messages": prompt + completion, "reference": row.get("reference")}
     missing = [k for k in ("prompt", "reasoning", "answer") if k not in row]
     if missing:
         raise ValueError(f"no field {missing[0]!r} (fields: {sorted(row)}). Rows need "
                          "'messages', 'conversations' (ShareGPT), 'contents' (Gemini), "
-                         "'prompt' and 'completion', "
-                         "'instruction' and 'output', or 'prompt', 'reasoning' and 'answer'.")
+                         "'prompt' and 'completion' (or 'question', 'query', 'problem', 'input' "
+                         "and 'response', 'output', 'solution', 'chosen'), 'instruction' and "
+                         "'output', or 'prompt', 'reasoning' and 'answer'.")
     if not isinstance(row["answer"], (str, int, float)) or isinstance(row["answer"], bool):
         raise ValueError(f"'answer' is {row['answer']!r}; give the final answer as a string")
     answer = str(row["answer"])
@@ -713,6 +736,14 @@ def _row_messages(row: dict) -> dict:
                          {"role": "assistant", "reasoning_content": row["reasoning"],
                           "content": answer if boxed else boxed_sentence(answer)}],
             "reference": row.get("reference", None if boxed else answer)}
+
+
+def _whole_conversation(chosen) -> bool:
+    """Whether a preference row's "chosen" is the whole conversation, its prompt included (TRL's
+    implicit prompt, UltraFeedback's), not only the reply."""
+    return isinstance(chosen, list) and any(
+        isinstance(m, dict) and chat_template.role_name(m.get("role", m.get("from"))) == "user"
+        for m in chosen)
 
 
 def teacher_examples(cfg) -> list[dict]:

@@ -831,6 +831,62 @@ ROW_FORMS = {
          {"role": "assistant", "content": "-3"}],
         "<think>\n\n</think>\n\n-3",
     ),
+    "preference_row_trains_its_chosen_reply": (
+        {"prompt": "q", "chosen": "good", "rejected": "bad"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "good"}],
+        "<think>\n\n</think>\n\ngood",
+    ),
+    "preference_row_with_the_prompt_in_chosen": (   # UltraFeedback: prompt repeated in chosen
+        {"prompt": "q", "chosen": [{"role": "user", "content": "q"},
+                                   {"role": "assistant", "content": "good"}],
+         "rejected": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "bad"}]},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "good"}],
+        "<think>\n\n</think>\n\ngood",
+    ),
+    "preference_row_of_messages_explicit_prompt": (
+        {"prompt": [{"role": "user", "content": "q"}],
+         "chosen": [{"role": "assistant", "content": "good"}],
+         "rejected": [{"role": "assistant", "content": "bad"}]},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "good"}],
+        "<think>\n\n</think>\n\ngood",
+    ),
+    "metamath_query_response": (
+        {"query": "q", "response": "a", "type": "GSM_Rephrased"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "numina_problem_solution": (
+        {"problem": "2+2?", "solution": "So \\boxed{4}."},
+        [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "So \\boxed{4}."}],
+        "<think>\n\n</think>\n\nSo \\boxed{4}.",
+    ),
+    "question_response_with_row_reasoning": (
+        {"question": "2+2?", "response": "4", "reasoning": "2+2=4"},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
+    "lmsys_conversation": (
+        {"conversation": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+         "model": "vicuna-13b", "language": "English"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "nemotron_reasoning_on": (      # "on"/"off" is a switch; the output holds its think block
+        {"input": [{"role": "user", "content": "2+2?"}], "output": "<think>\n2+2=4\n</think>\n\n4",
+         "reasoning": "on", "system_prompt": "detailed thinking on"},
+        [{"role": "system", "content": "detailed thinking on"},
+         {"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "<think>\n2+2=4\n</think>\n\n4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
+    "nemotron_reasoning_off": (
+        {"input": [{"role": "user", "content": "2+2?"}], "output": "4", "reasoning": "off",
+         "system_prompt": "detailed thinking off"},
+        [{"role": "system", "content": "detailed thinking off"},
+         {"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}],
+        "<think>\n\n</think>\n\n4",
+    ),
     "reasoning_next_to_alpaca_output": (
         {"instruction": "2+2?", "output": "4", "reasoning": "2+2=4"},
         [{"role": "user", "content": "2+2?"},
@@ -979,7 +1035,15 @@ BAD_ROWS = {
         "row 0: message 1 (assistant) has its reasoning twice: given apart, and as the "
         "<reasoning> block its content opens with; give it once",
     ),
-    "neither_form": ({"question": "q", "output": "a"}, "'conversations' (ShareGPT)"),
+    "query_and_reply_fields_ambiguous": (
+        {"prompt": "q", "question": "q2", "response": "a"},
+        "row 0: the row has the fields ['prompt', 'question', 'response']: which is the query",
+    ),
+    "system_and_system_prompt_differ": (
+        {"system": "s", "system_prompt": "t", "prompt": "q", "completion": "a"},
+        "row 0: the row has 'system' and 'system_prompt' fields that differ: keep one",
+    ),
+    "neither_form": ({"question": "q", "answer": "a"}, "'conversations' (ShareGPT)"),
 }  # fmt: skip
 
 
