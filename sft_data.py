@@ -429,10 +429,11 @@ def row_example(row: dict) -> dict:
     example = _row_messages(row)
     messages = example["messages"] = _with_system(row, example["messages"])
     if isinstance(messages, list):
-        read = [chat_message(m, i) for i, m in enumerate(messages)]
-        if any(_marked(m) and not _marked(r) for m, r in zip(messages, read)):    # converted
-            read = [r for r in read if not (r.get("role") == "system" and _marked(r))]
-        example["messages"] = read
+        read = [(m, chat_message(r, i)) for i, m in enumerate(messages)
+                for r in _tool_results(m, i)]
+        if any(_marked(m) and not _marked(r) for m, r in read):    # a reply's markers converted
+            read = [(m, r) for m, r in read if not (r.get("role") == "system" and _marked(r))]
+        example["messages"] = [r for _, r in read]
     return {**example, "tools": row["tools"]} if row.get("tools") is not None else example
 
 
@@ -463,7 +464,9 @@ def chat_message(message, i: int):
     {"role", "content"}, and then `chat_template.template_message` (a role under another name
     or in other case, OpenAI's text parts, Anthropic's thinking part, a tool result given as
     JSON data); an assistant's "reasoning" or "thinking" field, a Sky-T1 marked trace, or a
-    <reasoning>, <thought> or <thinking> block its content opens with, as reasoning_content.
+    <reasoning>, <thought> or <thinking> block its content opens with, as reasoning_content;
+    its tool calls as tool_use parts (Anthropic's) or a function_call (OpenAI's legacy) as
+    tool_calls (`_tool_calls_of`).
     Anything else is left to `check_conversation`.
 
     >>> chat_message({"from": "human", "value": [{"type": "text", "text": "Hi"}, "there"]}, 0)
@@ -482,6 +485,8 @@ def chat_message(message, i: int):
             m["content"] = m.pop("value")
         if who == "function_call":
             m["content"], m["tool_calls"] = None, _function_calls(m["content"], i)
+    if chat_template.role_name(m.get("role")) == "assistant":
+        m = _tool_calls_of(m, i)
     m = chat_template.template_message(m, f"message {i}")
     if m.get("role") == "assistant" and m.get("reasoning_content") is None:
         given = [k for k in REASONING_NAMES if m.get(k) is not None]
@@ -517,6 +522,41 @@ def _tagged_reasoning(content: str, tag: str, i: int) -> tuple[str, str]:
                          f"<{tag}>...</{tag}> block before its answer: close it (or drop the "
                          "row if it was cut off), or merge the blocks")
     return m[1].strip(), m[2].strip()
+
+
+def _tool_calls_of(m: dict, i: int) -> dict:
+    """An assistant message with its tool calls given as Anthropic's tool_use content parts, or
+    as OpenAI's legacy "function_call", as OpenAI's "tool_calls" (the template reads only
+    those: a tool_use part was refused as not text, a function_call dropped)."""
+    content = m.get("content")
+    if isinstance(content, list):
+        uses = [p for p in content if isinstance(p, dict) and p.get("type") == "tool_use"]
+        if uses:
+            m["tool_calls"] = (m.get("tool_calls") or []) + [
+                {"type": "function", "function": {"name": p.get("name"),
+                                                  "arguments": p.get("input", {})}}
+                for p in uses]
+            m["content"] = [p for p in content if not (
+                isinstance(p, dict) and p.get("type") == "tool_use")] or None
+    if m.get("function_call") is not None:
+        if m.get("tool_calls"):
+            raise ValueError(f"message {i} (assistant) has both function_call and tool_calls; "
+                             "keep tool_calls")
+        m["tool_calls"] = [{"type": "function", "function": m.pop("function_call")}]
+    return m
+
+
+def _tool_results(message, i: int) -> list:
+    """A message whose content is Anthropic's tool_result parts as one tool message per result
+    (the template wraps each in <tool_response>); any other message as it is."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if not (isinstance(content, list) and any(
+            isinstance(p, dict) and p.get("type") == "tool_result" for p in content)):
+        return [message]
+    if not all(isinstance(p, dict) and p.get("type") == "tool_result" for p in content):
+        raise ValueError(f"message {i} mixes tool_result parts with others; give the tool "
+                         "results a message of their own")
+    return [{"role": "tool", "content": p.get("content", "")} for p in content]
 
 
 def _function_calls(value, i: int) -> list[dict]:

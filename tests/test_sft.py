@@ -887,6 +887,37 @@ ROW_FORMS = {
          {"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}],
         "<think>\n\n</think>\n\n4",
     ),
+    "anthropic_tool_use_and_tool_results": (
+        {"messages": [
+            {"role": "user", "content": "Oslo and Rome?"},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "ask both"}, {"type": "text", "text": "Checking."},
+                {"type": "tool_use", "id": "t1", "name": "w", "input": {"c": "Oslo"}},
+                {"type": "tool_use", "id": "t2", "name": "w", "input": {"c": "Rome"}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "-3"},
+                {"type": "tool_result", "tool_use_id": "t2",
+                 "content": [{"type": "text", "text": "20"}]}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "-3 and 20."}]}]},
+        [{"role": "user", "content": "Oslo and Rome?"},
+         {"role": "assistant", "content": "Checking.", "reasoning_content": "ask both",
+          "tool_calls": [_call("w", {"c": "Oslo"}), _call("w", {"c": "Rome"})]},
+         {"role": "tool", "content": "-3"}, {"role": "tool", "content": "20"},
+         {"role": "assistant", "content": "-3 and 20."}],
+        "<think>\n\n</think>\n\n-3 and 20.",
+    ),
+    "openai_legacy_function_call": (
+        {"messages": [{"role": "user", "content": "Oslo?"},
+                      {"role": "assistant", "content": None,
+                       "function_call": {"name": "w", "arguments": '{"c": "Oslo"}'}},
+                      {"role": "function", "name": "w", "content": "-3"},
+                      {"role": "assistant", "content": "-3."}]},
+        [{"role": "user", "content": "Oslo?"},
+         {"role": "assistant", "content": None, "tool_calls": [
+             {"type": "function", "function": {"name": "w", "arguments": '{"c": "Oslo"}'}}]},
+         {"role": "tool", "name": "w", "content": "-3"}, {"role": "assistant", "content": "-3."}],
+        "<think>\n\n</think>\n\n-3.",
+    ),
     "reasoning_next_to_alpaca_output": (
         {"instruction": "2+2?", "output": "4", "reasoning": "2+2=4"},
         [{"role": "user", "content": "2+2?"},
@@ -1042,6 +1073,20 @@ BAD_ROWS = {
     "system_and_system_prompt_differ": (
         {"system": "s", "system_prompt": "t", "prompt": "q", "completion": "a"},
         "row 0: the row has 'system' and 'system_prompt' fields that differ: keep one",
+    ),
+    "tool_results_mixed_with_text": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": [{"type": "tool_use", "name": "w"}]},
+                      {"role": "user", "content": [{"type": "tool_result", "content": "1"},
+                                                   {"type": "text", "text": "and?"}]},
+                      {"role": "assistant", "content": "a"}]},
+        "row 0: message 2 mixes tool_result parts with others; give the tool results a message",
+    ),
+    "function_call_and_tool_calls": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": None, "tool_calls": [_call("w", {})],
+                       "function_call": {"name": "w", "arguments": "{}"}}]},
+        "row 0: message 1 (assistant) has both function_call and tool_calls; keep tool_calls",
     ),
     "neither_form": ({"question": "q", "answer": "a"}, "'conversations' (ShareGPT)"),
 }  # fmt: skip
