@@ -375,6 +375,7 @@ def jsonl_examples(path: str) -> list[dict]:
     "conversation"), {"prompt", "completion"} (TRL's prompt-completion rows: a string is the user
     turn or the assistant reply, a list its messages; the query and reply under other names:
     `QUERY_KEYS`, `REPLY_KEYS`, a preference row's "chosen" also as the whole conversation),
+    a chat rendered as one "text" (`rendered_messages`),
     ShareGPT's {"conversations": [{"from", "value"}]}
     (with an optional "system"), Gemini's {"contents", "systemInstruction"} (`_gemini_messages`),
     {"instruction", "input", "output"} (Alpaca; Dolly's "context"
@@ -747,6 +748,11 @@ def _row_messages(row: dict) -> dict:
                      **_row_reasoning(row, isinstance(row[said], str))}],
                 "reference": row.get("reference")}
     asked, said = [k for k in QUERY_KEYS if k in row], [k for k in REPLY_KEYS if k in row]
+    rendered = next((k for k in ("text", "chosen") if isinstance(row.get(k), str)), None)
+    if rendered and not asked:      # a chat rendered as one text (HH-RLHF's chosen: Human:...)
+        _row_reasoning(row, reply_is_text=False)
+        return {"messages": rendered_messages(row[rendered], rendered),
+                "reference": row.get("reference")}
     if asked and said:
         if len(asked) > 1 or len(said) > 1:
             raise ValueError(f"the row has the fields {asked + said}: which is the query and "
@@ -776,6 +782,53 @@ def _row_messages(row: dict) -> dict:
                          {"role": "assistant", "reasoning_content": row["reasoning"],
                           "content": answer if boxed else boxed_sentence(answer)}],
             "reference": row.get("reference", None if boxed else answer)}
+
+
+# a conversation rendered as one text: one turn of ChatML (Qwen, SmolLM) and of Llama 3
+RENDERED_TURNS = (re.compile(r"<\|im_start\|>(\w+)\n(.*?)<\|im_end\|>\s*", re.S),
+                  re.compile(r"<\|start_header_id\|>(\w+)<\|end_header_id\|>\n\n(.*?)"
+                             r"<\|eot_id\|>\s*", re.S))
+# Mistral's and Llama 2's [INST] query [/INST] reply</s> (Llama 2's system in <<SYS>>)
+INST_TURN = re.compile(r"(?:<s>)?\s*\[INST\](.*?)\[/INST\](.*?)(?:</s>\s*|(?=\[INST\])|$)", re.S)
+LLAMA2_SYSTEM = re.compile(r"\s*<<SYS>>\n?(.*?)\n?<</SYS>>\s*(.*)", re.S)
+
+
+def rendered_messages(text: str, field: str) -> list[dict]:
+    """The messages of a chat rendered as one text: turns of ChatML or Llama 3 (their special
+    tokens), Mistral's or Llama 2's `[INST] query [/INST] reply</s>`, or Anthropic HH-RLHF's
+    "\\n\\nHuman: ...\\n\\nAssistant: ...". The whole text must be such turns: plain text (a
+    pretraining row) has no reply to train, and is a ValueError.
+
+    >>> rendered_messages("<s>[INST] 2+2? [/INST] 4</s>", "text")
+    [{'role': 'user', 'content': '2+2?'}, {'role': 'assistant', 'content': '4'}]
+    """
+    body = text.strip().removeprefix("<|begin_of_text|>")
+    for turn in RENDERED_TURNS:
+        turns, pos = [], 0
+        while (m := turn.match(body, pos)) and m.end() > pos:
+            turns.append({"role": m[1], "content": m[2]})
+            pos = m.end()
+        if turns and pos == len(body):
+            return turns
+    if body.startswith(("[INST]", "<s>")):
+        turns, pos = [], 0
+        while (m := INST_TURN.match(body, pos)) and m.end() > pos:
+            turns += [{"role": "user", "content": m[1].strip()}] + (
+                [{"role": "assistant", "content": m[2].strip()}] if m[2].strip() else [])
+            pos = m.end()
+        system = LLAMA2_SYSTEM.fullmatch(turns[0]["content"]) if turns else None
+        if system:
+            turns[:1] = [{"role": "system", "content": system[1]},
+                         {"role": "user", "content": system[2]}]
+        if turns and pos == len(body):
+            return turns
+    if body.startswith("Human: "):
+        parts = re.split(r"(?:^|\n\n)(Human|Assistant): ", body)[1:]
+        return [{"role": "user" if who == "Human" else "assistant", "content": said.strip()}
+                for who, said in zip(parts[::2], parts[1::2])]
+    raise ValueError(f"{field!r} is {_short(text)}: not a chat rendered as whole turns of "
+                     "ChatML, Llama 3, [INST] or Human:/Assistant:, so it has no reply to train "
+                     "(pretraining text? a prompt only?); give the conversation as messages")
 
 
 def _whole_conversation(chosen) -> bool:

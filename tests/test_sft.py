@@ -918,6 +918,31 @@ ROW_FORMS = {
          {"role": "tool", "name": "w", "content": "-3"}, {"role": "assistant", "content": "-3."}],
         "<think>\n\n</think>\n\n-3.",
     ),
+    "text_rendered_as_chatml": (
+        {"text": "<|im_start|>system\ns<|im_end|>\n<|im_start|>user\nq<|im_end|>\n"
+                 "<|im_start|>assistant\n<think>\nr\n</think>\n\na<|im_end|>\n"},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+         {"role": "assistant", "content": "<think>\nr\n</think>\n\na"}],
+        "<think>\nr\n</think>\n\na",
+    ),
+    "text_rendered_as_llama3": (
+        {"text": "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nq<|eot_id|>"
+                 "<|start_header_id|>assistant<|end_header_id|>\n\na<|eot_id|>"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "text_rendered_as_llama2_inst_with_system": (
+        {"text": "<s>[INST] <<SYS>>\ns\n<</SYS>>\n\nq1 [/INST] a1 </s><s>[INST] q2 [/INST] a2</s>"},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "q1"},
+         {"role": "assistant", "content": "a1"}, {"role": "user", "content": "q2"},
+         {"role": "assistant", "content": "a2"}],
+        "<think>\n\n</think>\n\na2",
+    ),
+    "hh_rlhf_chosen_text": (
+        {"chosen": "\n\nHuman: q\n\nAssistant: good", "rejected": "\n\nHuman: q\n\nAssistant: bad"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "good"}],
+        "<think>\n\n</think>\n\ngood",
+    ),
     "reasoning_next_to_alpaca_output": (
         {"instruction": "2+2?", "output": "4", "reasoning": "2+2=4"},
         [{"role": "user", "content": "2+2?"},
@@ -1087,6 +1112,14 @@ BAD_ROWS = {
                       {"role": "assistant", "content": None, "tool_calls": [_call("w", {})],
                        "function_call": {"name": "w", "arguments": "{}"}}]},
         "row 0: message 1 (assistant) has both function_call and tool_calls; keep tool_calls",
+    ),
+    "text_that_is_not_a_chat": (
+        {"text": "The cat sat on the mat."},
+        "row 0: 'text' is 'The cat sat on the mat.': not a chat rendered as whole turns of ChatML",
+    ),
+    "text_of_a_prompt_only": (
+        {"text": "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n"},
+        "(pretraining text? a prompt only?)",
     ),
     "neither_form": ({"question": "q", "answer": "a"}, "'conversations' (ShareGPT)"),
 }  # fmt: skip
