@@ -435,7 +435,9 @@ def row_example(row: dict) -> dict:
         if any(_marked(m) and not _marked(r) for m, r in read):    # a reply's markers converted
             read = [(m, r) for m, r in read if not (r.get("role") == "system" and _marked(r))]
         example["messages"] = [r for _, r in read]
-    return {**example, "tools": row["tools"]} if row.get("tools") is not None else example
+    tools = _gemini_tools(row["tools"]) if "contents" in row and row.get("tools") else row.get(
+        "tools")
+    return {**example, "tools": tools} if tools is not None else example
 
 
 def _marked(message) -> bool:
@@ -681,8 +683,12 @@ def _gemini_messages(contents, system) -> list:
     if not isinstance(contents, list):
         raise ValueError(f"'contents' is {_short(contents)}; give a list of {{'role': ..., "
                          "'parts': [...]}} (Gemini's)")
-    if isinstance(system, dict):
-        system = _gemini_messages([{"role": "system", **system}], None)[0]["content"]
+    if isinstance(system, dict):        # a content of text parts
+        texts = [p.get("text") for p in system.get("parts") or [] if isinstance(p, dict)]
+        if not texts or not all(isinstance(t, str) for t in texts):
+            raise ValueError(f"'systemInstruction' is {_short(system)}; give {{'parts': "
+                             "[{'text': ...}]} or a string")
+        system = "".join(texts)
     out = [{"role": "system", "content": system}] if system not in (None, "") else []
     for i, c in enumerate(contents):
         parts = c.get("parts") if isinstance(c, dict) else None
@@ -726,6 +732,23 @@ def _gemini_messages(contents, system) -> list:
 # output, a preference row's chosen reply (the one trained on; "rejected" is not used)
 QUERY_KEYS = ("prompt", "question", "query", "problem", "input")
 REPLY_KEYS = ("completion", "response", "output", "solution", "chosen")
+
+
+def _gemini_tools(tools):
+    """Gemini's tools ([{"functionDeclarations": [...]}]) as the template lists functions
+    ({"type": "function", "function": declaration} each); ValueError on a tool that is not
+    functions (Google Search, code execution): the template lists functions only."""
+    if not isinstance(tools, list):
+        return tools        # check_tools names it
+    out = []
+    for t in tools:
+        decls = t.get("functionDeclarations", t.get("function_declarations")) if isinstance(
+            t, dict) else None
+        if not isinstance(decls, list):
+            raise ValueError(f"Gemini tool {_short(t)} has no functionDeclarations; the template "
+                             "lists functions only: drop it")
+        out += [{"type": "function", "function": d} for d in decls]
+    return out
 
 
 def _row_messages(row: dict) -> dict:

@@ -976,6 +976,22 @@ def test_rows_of_common_datasets_load_as_conversations(tok, tmp_path, name):
     assert tok.decode(ids) + "\n" == official
 
 
+def test_gemini_tools_are_listed_as_functions(tok, tmp_path):
+    """A Gemini row's tools ([{"functionDeclarations": [...]}]) were listed in the system turn as
+    one signature holding the list; now each declaration is a function, as in OpenAI's rows."""
+    decls = [{"name": "w", "parameters": {"type": "object"}}, {"name": "t", "parameters": {}}]
+    row = {"tools": [{"functionDeclarations": decls}],
+           "contents": [{"role": "user", "parts": [{"text": "q"}]},
+                        {"role": "model", "parts": [{"text": "a"}]}]}
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    ex = sft_data.jsonl_examples(str(path))[0]
+    assert ex["tools"] == [{"type": "function", "function": d} for d in decls]
+    ids, _ = sft.encode(tok, ex["messages"], ex["tools"])
+    assert "<tools>\n" + "\n".join(json.dumps(t) for t in ex["tools"]) + "\n</tools>" in (
+        tok.decode(ids))
+
+
 def test_jsonl_rows_with_unicode_line_separators_in_their_text(tok, tmp_path):
     """A row written with ensure_ascii=False holds U+2028, U+2029 and U+0085 unescaped in its
     strings (web text has them); the file was split at them ('row 0 is not valid JSON'). The
@@ -1073,6 +1089,17 @@ BAD_ROWS = {
         {"contents": [{"role": "user", "parts": [{"text": "hm", "thought": True}]},
                       {"role": "model", "parts": [{"text": "a"}]}]},
         "row 0: 'contents' item 0 (user) has a thought part; only a model turn may",
+    ),
+    "gemini_system_instruction_not_text": (
+        {"systemInstruction": {"parts": [{"functionResponse": {"response": 1}}]},
+         "contents": [{"role": "user", "parts": [{"text": "q"}]}]},
+        "row 0: 'systemInstruction' is {'parts': [{'functionResponse': {'res...; give {'parts'",
+    ),
+    "gemini_tool_that_is_not_functions": (
+        {"tools": [{"googleSearch": {}}],
+         "contents": [{"role": "user", "parts": [{"text": "q"}]},
+                      {"role": "model", "parts": [{"text": "a"}]}]},
+        "row 0: Gemini tool {'googleSearch': {}} has no functionDeclarations",
     ),
     "gemini_contents_not_a_list": ({"contents": "hi"}, "row 0: 'contents' is 'hi'; give a list"),
     "reasoning_tag_never_closed": (
