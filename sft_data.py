@@ -504,6 +504,24 @@ def chat_message(message, i: int):
                          f"the <{tag[1]}> block its content opens with; give it once")
     if tag:
         m["reasoning_content"], m["content"] = _tagged_reasoning(m["content"], tag[1], i)
+    return _empty_reasoning(m) if m.get("role") == "assistant" else m
+
+
+def _empty_reasoning(m: dict) -> dict:
+    """An assistant turn whose reasoning is only spaces (`<think> </think>`, reasoning_content
+    " ") with the empty reasoning "": the template strips only newlines, so it rendered
+    `<think>\\n \\n</think>`, not the empty block `<think>\\n\\n</think>` that the model writes in
+    non-thinking mode (and that `enable_thinking=False` prefills). Content whose think tags are
+    malformed is left for `check_think_block` to name."""
+    content, reasoning = m.get("content"), m.get("reasoning_content")
+    if isinstance(reasoning, str) and reasoning and not reasoning.strip():
+        return {**m, "reasoning_content": ""}
+    if reasoning is not None or not isinstance(content, str) or END_THINK not in content:
+        return m
+    tags, head = THINK_TAG.findall(content), content.split(END_THINK)[0]
+    if (tags in ([END_THINK], [THINK, END_THINK]) and not head.split(THINK)[0].strip()
+            and reasoning_of(m) and not reasoning_of(m).strip()):
+        return {**m, "reasoning_content": "", "content": content.split(END_THINK)[1]}
     return m
 
 

@@ -687,6 +687,19 @@ ROW_FORMS = {
          {"role": "assistant", "content": "Use <thinking>...</thinking> tags."}],
         "<think>\n\n</think>\n\nUse <thinking>...</thinking> tags.",
     ),
+    "think_block_of_spaces_is_the_empty_block": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "<think> \t </think>\n\na"}]},
+        [{"role": "user", "content": "q"},
+         {"role": "assistant", "content": "\n\na", "reasoning_content": ""}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "reasoning_content_of_spaces_is_empty": (
+        {"prompt": "q", "completion": "a", "reasoning_content": "  \n "},
+        [{"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a", "reasoning_content": ""}],
+        "<think>\n\n</think>\n\na",
+    ),
     "openai_text_parts": (
         {"messages": [{"role": "user", "content": PARTS},
                       {"role": "assistant", "content": [{"type": "text", "text": "4"}]}]},
