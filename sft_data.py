@@ -469,7 +469,7 @@ def chat_message(message, i: int):
     JSON data); an assistant's "reasoning" or "thinking" field, a Sky-T1 marked trace, or a
     <reasoning>, <thought> or <thinking> block its content opens with, as reasoning_content;
     its tool calls as tool_use parts (Anthropic's) or a function_call (OpenAI's legacy) as
-    tool_calls (`_tool_calls_of`).
+    tool_calls (`_tool_calls_of`); OpenAI's "refusal" (its content null) as its content.
     Anything else is left to `check_conversation`.
 
     >>> chat_message({"from": "human", "value": [{"type": "text", "text": "Hi"}, "there"]}, 0)
@@ -490,6 +490,8 @@ def chat_message(message, i: int):
             m["content"], m["tool_calls"] = None, _function_calls(m["content"], i)
     if chat_template.role_name(m.get("role")) == "assistant":
         m = _tool_calls_of(m, i)
+        if m.get("content") is None and isinstance(m.get("refusal"), str):   # OpenAI's
+            m["content"] = m.pop("refusal")
     m = chat_template.template_message(m, f"message {i}")
     if m.get("role") == "assistant" and m.get("reasoning_content") is None:
         given = [k for k in REASONING_NAMES if m.get(k) is not None]
@@ -770,6 +772,9 @@ def _gemini_tools(tools):
 
 
 def _row_messages(row: dict) -> dict:
+    if row.get("label") is False:       # KTO's undesirable completion
+        raise ValueError("the row is marked undesirable ('label': false, a KTO row): SFT "
+                         "imitates its replies; drop such rows")
     if "contents" in row:       # Gemini's
         system = row.get("systemInstruction", row.get("system_instruction"))
         return {"messages": _gemini_messages(row["contents"], system),

@@ -700,6 +700,17 @@ ROW_FORMS = {
          {"role": "assistant", "content": "a", "reasoning_content": ""}],
         "<think>\n\n</think>\n\na",
     ),
+    "openai_refusal": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": None, "refusal": "I can't help."}]},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "I can't help."}],
+        "<think>\n\n</think>\n\nI can't help.",
+    ),
+    "kto_desirable_row": (
+        {"prompt": "q", "completion": "a", "label": True},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
     "openai_text_parts": (
         {"messages": [{"role": "user", "content": PARTS},
                       {"role": "assistant", "content": [{"type": "text", "text": "4"}]}]},
@@ -1160,6 +1171,10 @@ BAD_ROWS = {
     "text_of_a_prompt_only": (
         {"text": "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n"},
         "(pretraining text? a prompt only?)",
+    ),
+    "kto_undesirable_row": (
+        {"prompt": "q", "completion": "bad", "label": False},
+        "row 0: the row is marked undesirable ('label': false, a KTO row): SFT imitates",
     ),
     "neither_form": ({"question": "q", "answer": "a"}, "'conversations' (ShareGPT)"),
 }  # fmt: skip
