@@ -496,6 +496,7 @@ def chat_message(message, i: int):
     if m.get("role") == "assistant" and m.get("reasoning_content") is None:
         given = [k for k in REASONING_NAMES if m.get(k) is not None]
         if given:
+            _reasoning_once(m.get("content"), given[0], f"message {i} (assistant)")
             m["reasoning_content"] = m.pop(given[0])
         elif isinstance(m.get("content"), str) and THOUGHT_MARK in m["content"]:
             m["reasoning_content"], m["content"] = _marked_thought(m["content"], f"message {i}")
@@ -525,6 +526,14 @@ def _empty_reasoning(m: dict) -> dict:
             and reasoning_of(m) and not reasoning_of(m).strip()):
         return {**m, "reasoning_content": "", "content": content.split(END_THINK)[1]}
     return m
+
+
+def _reasoning_once(content, name: str, where: str) -> None:
+    """ValueError if a reply given with its reasoning apart (`name`) also holds think tags: the
+    template would render two think blocks, and which one is meant is not known."""
+    if isinstance(content, str) and THINK_TAG.search(content):
+        raise ValueError(f"{where} has its reasoning twice: in {name!r} and as a think block in "
+                         f"its content; give it once (drop {name!r}, or the <think> block)")
 
 
 # a reply that opens with its reasoning under another tag (Reflection's <thinking>, the
@@ -684,6 +693,8 @@ def _row_reasoning(row: dict, reply_is_text: bool) -> dict:
         raise ValueError(f"the row has {given[0]!r} next to a reply given as messages, which "
                          "the template does not read: move it into the assistant message's "
                          "reasoning_content")
+    reply = next((row[k] for k in REPLY_KEYS if isinstance(row.get(k), str)), None)
+    _reasoning_once(reply, given[0], "the row's reply")
     return {"reasoning_content": row[given[0]]}
 
 

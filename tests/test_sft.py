@@ -1172,6 +1172,16 @@ BAD_ROWS = {
         {"text": "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n"},
         "(pretraining text? a prompt only?)",
     ),
+    "think_block_and_a_reasoning_field": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "<think>r</think>a", "thinking": "r2"}]},
+        "row 0: message 1 (assistant) has its reasoning twice: in 'thinking' and as a think "
+        "block in its content; give it once",
+    ),
+    "think_block_and_a_row_reasoning": (
+        {"question": "q", "response": "<think>r</think>a", "reasoning": "r2"},
+        "row 0: the row's reply has its reasoning twice: in 'reasoning' and as a think block",
+    ),
     "kto_undesirable_row": (
         {"prompt": "q", "completion": "bad", "label": False},
         "row 0: the row is marked undesirable ('label': false, a KTO row): SFT imitates",
