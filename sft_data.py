@@ -537,8 +537,9 @@ def _reasoning_once(content, name: str, where: str) -> None:
 
 
 # a reply that opens with its reasoning under another tag (Reflection's <thinking>, the
-# <reasoning>...</reasoning> of GRPO format rewards, <thought>): the reasoning of the think block
-REASONING_TAG = re.compile(r"\s*<(reasoning|thought|thinking)>")
+# <reasoning>...</reasoning> of GRPO format rewards, OpenO1's and Marco-o1's <Thought>, in any
+# case): the reasoning of the think block
+REASONING_TAG = re.compile(r"\s*<(reasoning|thought|thinking)>", re.I)
 
 
 def _tagged_reasoning(content: str, tag: str, i: int) -> tuple[str, str]:
@@ -548,7 +549,7 @@ def _tagged_reasoning(content: str, tag: str, i: int) -> tuple[str, str]:
     >>> _tagged_reasoning("<thinking>\\n2+2=4\\n</thinking>\\n\\n4", "thinking", 1)
     ('2+2=4', '4')
     """
-    m = re.fullmatch(rf"\s*<{tag}>(.*?)</{tag}>(.*)", content, re.S)
+    m = re.fullmatch(rf"\s*<{tag}>(.*?)</{tag}>(.*)", content, re.S)     # closed in its case
     if not m or any(t in m[2] for t in (f"<{tag}>", f"</{tag}>")):
         raise ValueError(f"message {i} (assistant) opens with <{tag}> but not with one "
                          f"<{tag}>...</{tag}> block before its answer: close it (or drop the "

@@ -680,6 +680,14 @@ ROW_FORMS = {
           "reasoning_content": "a tag"}],
         "<think>\na tag\n</think>\n\nThey hide text.",
     ),
+    "openo1_thought_and_output_tags": (     # <Output> is the answer's own markup: kept
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "<Thought>\nr\n</Thought>\n"
+                                                       "<Output>\na\n</Output>"}]},
+        [{"role": "user", "content": "q"},
+         {"role": "assistant", "content": "<Output>\na\n</Output>", "reasoning_content": "r"}],
+        "<think>\nr\n</think>\n\n<Output>\na\n</Output>",
+    ),
     "a_reasoning_tag_inside_the_answer_is_text": (
         {"messages": [{"role": "user", "content": "q"},
                       {"role": "assistant", "content": "Use <thinking>...</thinking> tags."}]},
@@ -1131,6 +1139,12 @@ BAD_ROWS = {
                       {"role": "assistant", "content": "<thinking>r ... and so"}]},
         "row 0: message 1 (assistant) opens with <thinking> but not with one "
         "<thinking>...</thinking> block before its answer",
+    ),
+    "reasoning_tag_closed_in_another_case": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "<Thought>r</thought>a"}]},
+        "row 0: message 1 (assistant) opens with <Thought> but not with one "
+        "<Thought>...</Thought> block",
     ),
     "reasoning_tag_twice": (
         {"messages": [{"role": "user", "content": "q"},
