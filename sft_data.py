@@ -784,7 +784,7 @@ def _gemini_tools(tools):
 
 
 def _row_messages(row: dict) -> dict:
-    if row.get("label") is False:       # KTO's undesirable completion
+    if row.get("label") is False and "completion" in row:      # KTO's undesirable completion
         raise ValueError("the row is marked undesirable ('label': false, a KTO row): SFT "
                          "imitates its replies; drop such rows")
     if "contents" in row:       # Gemini's

@@ -1200,6 +1200,8 @@ BAD_ROWS = {
         {"prompt": "q", "completion": "bad", "label": False},
         "row 0: the row is marked undesirable ('label': false, a KTO row): SFT imitates",
     ),
+    "classification_row_with_a_boolean_label": (    # not KTO's: no completion
+        {"text": "Great film.", "label": False}, "row 0: 'text' is 'Great film.': not a chat"),
     "neither_form": ({"question": "q", "answer": "a"}, "'conversations' (ShareGPT)"),
 }  # fmt: skip
 
