@@ -374,13 +374,12 @@ def jsonl_examples(path: str) -> list[dict]:
     """Rows {"messages": [...]} (reasoning in `reasoning_content` or inside `content`; LMSYS's
     "conversation"), {"prompt", "completion"} (TRL's prompt-completion rows: a string is the user
     turn or the assistant reply, a list its messages; the query and reply under other names:
-    `QUERY_KEYS`, `REPLY_KEYS`, a preference row's "chosen" also as the whole conversation),
-    a chat rendered as one "text" (`rendered_messages`),
-    ShareGPT's {"conversations": [{"from", "value"}]}
-    (with an optional "system"), Gemini's {"contents", "systemInstruction"} (`_gemini_messages`),
-    {"instruction", "input", "output"} (Alpaca; Dolly's "context"
-    and "response"; the input follows the instruction after a blank line; LLaMA-Factory's
-    "system" and "history" of [query, reply] pairs) or {"prompt", "reasoning", "answer"};
+    `QUERY_KEYS`, `REPLY_KEYS`, a preference row's "chosen" also as the whole conversation), a
+    chat rendered as one "text" (`rendered_messages`), ShareGPT's {"conversations": [{"from",
+    "value"}]} (with an optional "system"), Gemini's {"contents", "systemInstruction"}
+    (`_gemini_messages`), {"instruction", "input", "output"} (Alpaca; Dolly's "context" and
+    "response"; the input follows the instruction after a blank line; LLaMA-Factory's "system"
+    and "history" of [query, reply] pairs) or {"prompt", "reasoning", "answer"};
     messages are read by `chat_message` (text parts, roles under other names, ...), and a
     row-level "reasoning_content" (or "reasoning", "thinking") is the reasoning of a reply given
     as text (`_row_reasoning`). An `answer` without `\\boxed` is the final value and is boxed (and
