@@ -1431,10 +1431,10 @@ def test_every_reply_of_a_conversation_is_trained_with_its_own_reasoning(tok, tm
     path.write_text(json.dumps({"messages": messages, "reference": "R"}) + "\n")
     examples = sft_data.jsonl_examples(str(path))
     assert [_trained(tok, ex) for ex in examples] == [(t + "<|im_end|>", True) for t in trained]
-    assert [ex["messages"] == messages[:len(ex["messages"])] for ex in examples] == [True] * len(
-        trained)
-    last = [ex["reference"] for ex in examples if len(ex["messages"]) == len(messages)]
-    assert [ex["reference"] for ex in examples] == [None] * (len(examples) - len(last)) + last
+    for ex in examples:     # a prefix of the conversation; the row's reference on its end only
+        n = len(ex["messages"])
+        assert ex["messages"] == messages[:n]
+        assert ex["reference"] == ("R" if n == len(messages) else None)
 
 
 MARKS_REFUSED = {
