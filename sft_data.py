@@ -816,6 +816,11 @@ def _row_messages(row: dict) -> dict:
                              "which the reply is ambiguous; keep one of each (or name them "
                              "'prompt' and 'completion')")
         prompt, completion = row[asked[0]], row[said[0]]
+        if isinstance(prompt, str) and isinstance(completion, str) and prompt.lstrip().startswith(
+                RENDERED_STARTS):       # a prompt rendered with its chat template
+            _row_reasoning(row, reply_is_text=False)
+            return {"messages": rendered_messages(prompt + completion, f"{asked[0]} + {said[0]}"),
+                    "reference": row.get("reference")}
         prompt = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
         reasoning = _row_reasoning(row, isinstance(completion, str))
         completion = ([{"role": "assistant", "content": completion, **reasoning}]
@@ -847,6 +852,9 @@ RENDERED_TURNS = (re.compile(r"<\|im_start\|>(\w+)\n(.*?)<\|im_end\|>\s*", re.S)
                              r"<\|eot_id\|>\s*", re.S))
 # Mistral's and Llama 2's [INST] query [/INST] reply</s> (Llama 2's system in <<SYS>>)
 INST_TURN = re.compile(r"(?:<s>)?\s*\[INST\](.*?)\[/INST\](.*?)(?:</s>\s*|(?=\[INST\])|$)", re.S)
+# how a rendered chat (`rendered_messages`) starts: a query starting so is read with its reply
+RENDERED_STARTS = ("<|im_start|>", "<|begin_of_text|>", "<|start_header_id|>", "[INST]", "<s>",
+                   "Human: ")
 LLAMA2_SYSTEM = re.compile(r"\s*<<SYS>>\n?(.*?)\n?<</SYS>>\s*(.*)", re.S)
 
 
@@ -854,7 +862,8 @@ def rendered_messages(text: str, field: str) -> list[dict]:
     """The messages of a chat rendered as one text: turns of ChatML or Llama 3 (their special
     tokens), Mistral's or Llama 2's `[INST] query [/INST] reply</s>`, or Anthropic HH-RLHF's
     "\\n\\nHuman: ...\\n\\nAssistant: ...". The whole text must be such turns: plain text (a
-    pretraining row) has no reply to train, and is a ValueError.
+    pretraining row) has no reply to train, and is a ValueError. A row's query rendered so
+    (`RENDERED_STARTS`) is read with its reply appended (TRL's text prompt-completion rows).
 
     >>> rendered_messages("<s>[INST] 2+2? [/INST] 4</s>", "text")
     [{'role': 'user', 'content': '2+2?'}, {'role': 'assistant', 'content': '4'}]

@@ -970,6 +970,19 @@ ROW_FORMS = {
          {"role": "assistant", "content": "a2"}],
         "<think>\n\n</think>\n\na2",
     ),
+    "prompt_rendered_as_chatml_and_its_completion": (
+        {"prompt": "<|im_start|>system\ns<|im_end|>\n<|im_start|>user\nq<|im_end|>\n"
+                   "<|im_start|>assistant\n",
+         "completion": "<think>\nr\n</think>\n\na<|im_end|>\n"},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+         {"role": "assistant", "content": "<think>\nr\n</think>\n\na"}],
+        "<think>\nr\n</think>\n\na",
+    ),
+    "prompt_rendered_as_hh_and_its_completion": (
+        {"prompt": "\n\nHuman: q\n\nAssistant:", "completion": " a"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
     "hh_rlhf_chosen_text": (
         {"chosen": "\n\nHuman: q\n\nAssistant: good", "rejected": "\n\nHuman: q\n\nAssistant: bad"},
         [{"role": "user", "content": "q"}, {"role": "assistant", "content": "good"}],
@@ -1199,6 +1212,10 @@ BAD_ROWS = {
     "kto_undesirable_row": (
         {"prompt": "q", "completion": "bad", "label": False},
         "row 0: the row is marked undesirable ('label': false, a KTO row): SFT imitates",
+    ),
+    "rendered_prompt_with_a_completion_not_ending_its_turn": (
+        {"prompt": "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n", "completion": "a"},
+        "row 0: 'prompt + completion' is '<|im_start|>user\\nq<|im_end|>\\n<|im_...: not a chat",
     ),
     "classification_row_with_a_boolean_label": (    # not KTO's: no completion
         {"text": "Great film.", "label": False}, "row 0: 'text' is 'Great film.': not a chat"),
