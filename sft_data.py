@@ -816,8 +816,7 @@ def _row_messages(row: dict) -> dict:
                              "which the reply is ambiguous; keep one of each (or name them "
                              "'prompt' and 'completion')")
         prompt, completion = row[asked[0]], row[said[0]]
-        if isinstance(prompt, str) and isinstance(completion, str) and prompt.lstrip().startswith(
-                RENDERED_STARTS):       # a prompt rendered with its chat template
+        if isinstance(completion, str) and _rendered(prompt):     # with its chat template
             _row_reasoning(row, reply_is_text=False)
             return {"messages": rendered_messages(prompt + completion, f"{asked[0]} + {said[0]}"),
                     "reference": row.get("reference")}
@@ -852,9 +851,6 @@ RENDERED_TURNS = (re.compile(r"<\|im_start\|>(\w+)\n(.*?)<\|im_end\|>\s*", re.S)
                              r"<\|eot_id\|>\s*", re.S))
 # Mistral's and Llama 2's [INST] query [/INST] reply</s> (Llama 2's system in <<SYS>>)
 INST_TURN = re.compile(r"(?:<s>)?\s*\[INST\](.*?)\[/INST\](.*?)(?:</s>\s*|(?=\[INST\])|$)", re.S)
-# how a rendered chat (`rendered_messages`) starts: a query starting so is read with its reply
-RENDERED_STARTS = ("<|im_start|>", "<|begin_of_text|>", "<|start_header_id|>", "[INST]", "<s>",
-                   "Human: ")
 LLAMA2_SYSTEM = re.compile(r"\s*<<SYS>>\n?(.*?)\n?<</SYS>>\s*(.*)", re.S)
 
 
@@ -863,7 +859,7 @@ def rendered_messages(text: str, field: str) -> list[dict]:
     tokens), Mistral's or Llama 2's `[INST] query [/INST] reply</s>`, or Anthropic HH-RLHF's
     "\\n\\nHuman: ...\\n\\nAssistant: ...". The whole text must be such turns: plain text (a
     pretraining row) has no reply to train, and is a ValueError. A row's query rendered so
-    (`RENDERED_STARTS`) is read with its reply appended (TRL's text prompt-completion rows).
+    (`_rendered`) is read with its reply appended (TRL's text prompt-completion rows).
 
     >>> rendered_messages("<s>[INST] 2+2? [/INST] 4</s>", "text")
     [{'role': 'user', 'content': '2+2?'}, {'role': 'assistant', 'content': '4'}]
@@ -895,6 +891,17 @@ def rendered_messages(text: str, field: str) -> list[dict]:
     raise ValueError(f"{field!r} is {_short(text)}: not a chat rendered as whole turns of "
                      "ChatML, Llama 3, [INST] or Human:/Assistant:, so it has no reply to train "
                      "(pretraining text? a prompt only?); give the conversation as messages")
+
+
+def _rendered(prompt) -> bool:
+    """Whether a row's query is a chat rendered as text (`rendered_messages`): it starts with
+    ChatML's, Llama 3's or [INST]'s markers, or holds HH-RLHF's Human: and Assistant: turns (a
+    query merely starting with "Human:" or "<s>" is text)."""
+    if not isinstance(prompt, str):
+        return False
+    body = prompt.lstrip().removeprefix("<s>").lstrip()
+    return body.startswith(("<|im_start|>", "<|begin_of_text|>", "<|start_header_id|>",
+                            "[INST]")) or (body.startswith("Human: ") and "\n\nAssistant:" in body)
 
 
 def _whole_conversation(chosen) -> bool:

@@ -983,6 +983,12 @@ ROW_FORMS = {
         [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
         "<think>\n\n</think>\n\na",
     ),
+    "a_prompt_merely_starting_like_a_rendered_chat_is_text": (
+        {"prompt": "Human: <s>old</s> or new?", "completion": "New."},
+        [{"role": "user", "content": "Human: <s>old</s> or new?"},
+         {"role": "assistant", "content": "New."}],
+        "<think>\n\n</think>\n\nNew.",
+    ),
     "hh_rlhf_chosen_text": (
         {"chosen": "\n\nHuman: q\n\nAssistant: good", "rejected": "\n\nHuman: q\n\nAssistant: bad"},
         [{"role": "user", "content": "q"}, {"role": "assistant", "content": "good"}],
