@@ -82,8 +82,10 @@ class Config:
         "math (synthetic traces), teacher (rejection-sampled from --teacher), fusion (Qwen3 "
         "thinking-mode fusion: thinking data rejection-sampled from --teacher, non-thinking data "
         "of other kinds of task), math_tools (synthetic traces that compute with python: "
-        "tools.sft_examples) or a .jsonl of {messages}, {prompt, completion}, ShareGPT "
-        "{conversations}, Alpaca {instruction, input, output} or {prompt, reasoning, answer}")})
+        "tools.sft_examples) or a .jsonl of {messages}, {prompt, completion} (or {query, "
+        "response}, {problem, solution}, {prompt, chosen}, ...), ShareGPT "
+        "{conversations}, Gemini {contents}, Alpaca {instruction, input, output} or {prompt, "
+        "reasoning, answer}")})
     num_examples: int = field(default=512, metadata={"help": (
         "synthetic/teacher: number of math problems")})
     teacher: str = field(default="", metadata={"help": (
@@ -364,12 +366,14 @@ def encode(tokenizer, messages: list[dict], tools: list[dict] | None = None
     inference, with the `tools` signatures in its system turn) gets 0; the last assistant turn --
     think block, answer and `<|im_end|>` -- gets 1. Earlier assistant turns are context only
     (those before the last query without their reasoning; the steps of a tool loop after it with
-    theirs).
+    theirs): `sft_data.reply_examples` makes each of them the last turn of an example of its own.
 
     A conversation that cannot be trained on (no reply at its end, no query, a think block the
-    template mangles, ChatML tokens in its text: `sft_data.check_conversation`) is a ValueError
-    naming the message and the fix."""
+    template mangles, ChatML tokens in its text: `sft_data.check_conversation`; another special
+    token of the tokenizer in its text: `sft_data.check_special_tokens`) is a ValueError naming
+    the message and the fix."""
     sft_data.check_conversation(messages)
+    sft_data.check_special_tokens(messages, tools, tokenizer)
     prompt = tokenizer.apply_chat_template(messages[:-1], tools=tools, tokenize=False,
                                            add_generation_prompt=True)
     full = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False)
@@ -420,11 +424,17 @@ def collate(encoded: list[tuple[list[int], list[int]]], rows: list[list[int]], p
 
 def encode_examples(tokenizer, examples: list[dict],
                     max_length: int) -> list[tuple[list[int], list[int]]]:
-    """`encode` every example; those longer than max_length are dropped (and counted)."""
-    # tool outputs (```output blocks) are the interpreter's, not the model's: left out of the loss
-    encoded = [tools.mask_observations(tokenizer, *encode(tokenizer, ex["messages"],
-                                                          ex.get("tools")))
-               for ex in examples]
+    """`encode` every example; those longer than max_length are dropped (and counted). An example
+    `encode` refuses is a DataError naming it (its number and first query)."""
+    encoded = []
+    for k, ex in enumerate(examples):
+        try:
+            ids, mask = encode(tokenizer, ex["messages"], ex.get("tools"))
+        except ValueError as e:
+            query = next((m["content"] for m in ex["messages"] if sft_data.is_query(m)), "")
+            raise data.DataError(f"training example {k} (query {query[:40]!r}): {e}") from None
+        # tool outputs (```output blocks) are the interpreter's, not the model's: not in the loss
+        encoded.append(tools.mask_observations(tokenizer, ids, mask))
     fits = [e for e in encoded if len(e[0]) <= max_length]
     lengths = sorted(len(e[0]) for e in encoded)
     if not fits:

@@ -2,7 +2,8 @@
 
 An example is {"messages": [..., {"role": "assistant", "reasoning_content", "content"}],
 "reference"}: a conversation whose last turn is the one trained on, and the value its final
-answer is checked against (None: nothing to check). `load_examples` picks the source by --dataset:
+answer is checked against (None: nothing to check); a conversation of several replies is one
+example per reply (`reply_examples`). `load_examples` picks the source by --dataset:
 
 * `synthetic_examples`: the worked solutions of `data.math_tasks` as reasoning (the demo's
   stand-in for curated reasoning traces);
@@ -111,8 +112,9 @@ def check_conversation(messages) -> None:
     example. On top of the template's rules (`check_messages`), these: the template renders such
     conversations as the official one does (at inference a model's own malformed output must not
     make it raise), but the reply it yields is not the one to train.
-    * It ends in the assistant turn to train on, after a user query: with no query the template
-      renders the reply without a think block. The reply has an answer (or a tool call).
+    * It ends in the assistant turn to train on (not marked `"weight": 0`: `trains`), after a
+      user query: with no query the template renders the reply without a think block. The reply
+      has an answer (or a tool call).
     * The reply obeys the latest `/think` or `/no_think` in the user and system turns up to its
       query (`latest_switch`): reasoning after /think, none after /no_think.
     * The turn before that reply is not an assistant turn without reasoning: as the prompt's last
@@ -141,6 +143,10 @@ def check_conversation(messages) -> None:
                          f"one ends in a {messages[-1]['role']!r} turn (message {n - 1}): append "
                          "the assistant's reply, or drop the trailing turns")
     reply = messages[-1]
+    if not trains(reply, f"message {n - 1}"):
+        raise ValueError(f"message {n - 1} (assistant), the reply to train, is marked not to "
+                         f"train ({_short({k: reply[k] for k in TRAIN_MARKS if k in reply})}): "
+                         "end the conversation at a reply to train, or drop the row")
     answer = (reply.get("content") or "").split(END_THINK)[-1]
     if not (answer.strip() or reply.get("tool_calls")):
         raise ValueError(f"message {n - 1} (assistant), the reply to train, has no answer (no "
@@ -167,11 +173,11 @@ def check_conversation(messages) -> None:
                          "earlier one its reasoning_content")
     for i, m in enumerate(messages):
         where = f"message {i} ({m['role']})"
+        trains(m, f"message {i}")
         calls = [c.get("function") or c for c in m.get("tool_calls") or []]
-        texts = [m.get("content"), m.get("reasoning_content")] + [
-            v for c in calls for v in (c["name"], c["arguments"])]
+        texts = message_texts(m)
         for token in (IM_START, IM_END):
-            if any(isinstance(t, str) and token in t for t in texts):
+            if any(token in t for t in texts):
                 raise ValueError(f"{where} holds {token}, which the tokenizer reads as a turn "
                                  "boundary, not text: remove it or write it differently")
         for t in texts:
@@ -188,6 +194,94 @@ def check_conversation(messages) -> None:
                                      "a dict or a JSON object string")
         if m["role"] == "assistant":
             check_think_block(m, where)
+
+
+# a message's training mark (axolotl's `message_field_training`, commonly one of these): 0 or
+# false keeps an assistant turn out of the loss, as context only; 1 or true, the default for
+# assistant turns, trains it; null is no mark (SlimOrca's system and user turns)
+TRAIN_MARKS = ("weight", "train", "training")
+
+
+def trains(message: dict, where: str) -> bool:
+    """Whether an assistant turn is a reply to train (its `TRAIN_MARKS`, else True); a mark on
+    another turn may only say no (only assistant replies are trained). ValueError on a mark that
+    is not 0/1/true/false, or marks that disagree.
+
+    >>> trains({"role": "assistant", "content": "a", "weight": 0}, "message 1")
+    False
+    """
+    marks = {k: message[k] for k in TRAIN_MARKS if message.get(k) is not None}   # null: none
+    bad = [k for k, v in marks.items() if v not in (0, 1)]     # True == 1, False == 0.0 == 0
+    if bad or len(set(map(bool, marks.values()))) > 1:
+        raise ValueError(f"{where} has the training mark(s) {_short(marks)}; give one, 0/1 or "
+                         "false/true (0: context only, not trained)")
+    train = bool(next(iter(marks.values()), True))
+    if train and marks and message.get("role") != "assistant":
+        raise ValueError(f"{where} ({message.get('role')}) is marked to train ({_short(marks)}), "
+                         "but only assistant replies are trained: drop the mark")
+    return train and message.get("role") == "assistant"
+
+
+def reply_examples(example: dict) -> list[dict]:
+    """One example per reply of a conversation: for every assistant turn to train (after the first
+    user query, not marked `"weight": 0` / `"train": false`: `trains`), the conversation up to
+    and including it, so `sft.encode` trains it as the last turn. The Qwen3 template drops the
+    reasoning of turns before the last query, so training every reply in one sequence would teach
+    the earlier ones without their think block, a form the model never writes at inference; as
+    the last turn each is trained with its own reasoning, as the model writes it (the cost: the
+    history is encoded once per reply). The steps of a tool loop are replies too (the model
+    learns to write its tool calls). A single-turn conversation is one example, as given; the
+    row's "reference" goes with its last reply. ValueError (`check_conversation`, naming the
+    message) on a conversation, or a reply of it, that cannot be trained on."""
+    messages = example["messages"]
+    check_messages(messages)
+    first = next((i for i, m in enumerate(messages) if is_query(m)), len(messages))
+    ends = [k for k, m in enumerate(messages) if k > first and trains(m, f"message {k}")]
+    if messages[-1]["role"] != "assistant" or not ends:
+        check_conversation(messages)    # no reply to train: names what is missing
+    out = []
+    for k in ends:
+        check_conversation(messages[:k + 1])
+        out.append({**example, "messages": messages[:k + 1],
+                    "reference": example.get("reference") if k == len(messages) - 1 else None})
+    return out
+
+
+def message_texts(message: dict) -> list[str]:
+    """The texts of a message the template writes: its content, reasoning, and its tool calls'
+    names and arguments (dict arguments as JSON text, as the template writes them)."""
+    calls = [c.get("function") or c for c in message.get("tool_calls") or []]
+    texts = [message.get("content"), message.get("reasoning_content")] + [
+        v for c in calls for v in (c["name"], c["arguments"])]
+    return [t if isinstance(t, str) else json.dumps(t, ensure_ascii=False)
+            for t in texts if t is not None]
+
+
+def check_special_tokens(messages: list[dict], tools, tokenizer) -> None:
+    """ValueError if a text holds one of the tokenizer's special tokens (`<|endoftext|>`, a
+    reserved or code-metadata token, ...): the tokenizer reads it as that token, not as text, so
+    a reply holding its end-of-text marker trains the model to emit it mid-answer. `<think>` and
+    the other added tokens that are not special are text as intended. Needs the tokenizer, so
+    `sft.encode` runs it; `check_conversation` refuses <|im_start|> and <|im_end|> at load.
+
+    >>> import types
+    >>> tok = types.SimpleNamespace(added_tokens_decoder={
+    ...     0: types.SimpleNamespace(content="<|endoftext|>", special=True)})
+    >>> try:
+    ...     check_special_tokens([{"role": "user", "content": "q<|endoftext|>"}], None, tok)
+    ... except ValueError as e:
+    ...     print(str(e)[:47])
+    message 0 (user) holds <|endoftext|>, a special
+    """
+    specials = [t.content for t in tokenizer.added_tokens_decoder.values() if t.special]
+    texts = [(f"message {i} ({m['role']})", message_texts(m)) for i, m in enumerate(messages)]
+    texts.append(("'tools'", [json.dumps(tools, ensure_ascii=False)] if tools else []))
+    for where, ts in texts:
+        token = next((s for s in specials for t in ts if s in t), None)
+        if token is not None:
+            raise ValueError(f"{where} holds {token}, a special token of the tokenizer, which "
+                             "reads it as that token, not as text: remove it or write it "
+                             "differently (or drop the row)")
 
 
 def check_text(value, where: str) -> None:
@@ -277,27 +371,30 @@ def synthetic_examples(n: int, seed: int) -> list[dict]:
 
 
 def jsonl_examples(path: str) -> list[dict]:
-    """Rows {"messages": [...]} (reasoning in `reasoning_content` or inside `content`),
-    {"prompt", "completion"} (TRL's prompt-completion rows: a string is the user turn or the
-    assistant reply, a list its messages), ShareGPT's {"conversations": [{"from", "value"}]}
-    (with an optional "system"), {"instruction", "input", "output"} (Alpaca; Dolly's "context"
-    and "response"; the input follows the instruction after a blank line; LLaMA-Factory's
-    "system" and "history" of [query, reply] pairs) or {"prompt", "reasoning", "answer"};
+    """Rows {"messages": [...]} (reasoning in `reasoning_content` or inside `content`; LMSYS's
+    "conversation"), {"prompt", "completion"} (TRL's prompt-completion rows: a string is the user
+    turn or the assistant reply, a list its messages; the query and reply under other names:
+    `QUERY_KEYS`, `REPLY_KEYS`, a preference row's "chosen" also as the whole conversation), a
+    chat rendered as one "text" (`rendered_messages`), ShareGPT's {"conversations": [{"from",
+    "value"}]} (with an optional "system"), Gemini's {"contents", "systemInstruction"}
+    (`_gemini_messages`), {"instruction", "input", "output"} (Alpaca; Dolly's "context" and
+    "response"; the input follows the instruction after a blank line; LLaMA-Factory's "system"
+    and "history" of [query, reply] pairs) or {"prompt", "reasoning", "answer"};
     messages are read by `chat_message` (text parts, roles under other names, ...), and a
     row-level "reasoning_content" (or "reasoning", "thinking") is the reasoning of a reply given
     as text (`_row_reasoning`). An `answer` without `\\boxed` is the final value and is boxed (and
-    checked by the filter); an optional "reference" is the value to check against. Every row
+    checked by the filter); an optional "reference" is the value to check against. A
+    conversation of several replies is one example per reply (`reply_examples`), each of which
     must pass `check_conversation`."""
     rows = data.rows_from_file(Path(path))
     out = []
     for i, row in enumerate(rows):
         try:
             example = row_example(row)
-            check_conversation(example["messages"])
             check_tools(example.get("tools"))
+            out += reply_examples(example)
         except ValueError as e:
             raise data.DataError(f"{path}: row {i}: {e}") from None
-        out.append(example)
     return out
 
 
@@ -323,14 +420,29 @@ def check_tools(tools) -> None:
 
 def row_example(row: dict) -> dict:
     """The example of one row of `jsonl_examples` (ValueError on a row of no known form), with
-    the row's "tools" if it has them; its messages as `chat_message` writes them."""
-    row = {k: _json_list(v, k) if k in ("messages", "conversations", "tools") else v
+    the row's "tools" if it has them; its messages as `chat_message` writes them. Once a reply's
+    Sky-T1 markers have become its think block, the system turn asking for the markers (Sky-T1's,
+    Bespoke-Stratos', OpenThoughts') is dropped: the model would learn that a prompt asking for
+    them is answered without them."""
+    row = {k: _json_list(v, k) if k in ("messages", "conversations", "contents", "tools") else v
            for k, v in row.items()}
     example = _row_messages(row)
     messages = example["messages"] = _with_system(row, example["messages"])
     if isinstance(messages, list):
-        example["messages"] = [chat_message(m, i) for i, m in enumerate(messages)]
-    return {**example, "tools": row["tools"]} if row.get("tools") is not None else example
+        read = [(m, chat_message(r, i)) for i, m in enumerate(messages)
+                for r in _tool_results(m, i)]
+        if any(_marked(m) and not _marked(r) for m, r in read):    # a reply's markers converted
+            read = [(m, r) for m, r in read if not (r.get("role") == "system" and _marked(r))]
+        example["messages"] = [r for _, r in read]
+    tools = _gemini_tools(row["tools"]) if "contents" in row and row.get("tools") else row.get(
+        "tools")
+    return {**example, "tools": tools} if tools is not None else example
+
+
+def _marked(message) -> bool:
+    """Whether a message's text (ShareGPT's "value" or "content") holds Sky-T1's thought mark."""
+    text = message.get("content", message.get("value")) if isinstance(message, dict) else None
+    return isinstance(text, str) and THOUGHT_MARK in text
 
 
 def _json_list(value, field: str):
@@ -353,8 +465,11 @@ def chat_message(message, i: int):
     """One message of a row as the template reads it: ShareGPT's {"from", "value"} as
     {"role", "content"}, and then `chat_template.template_message` (a role under another name
     or in other case, OpenAI's text parts, Anthropic's thinking part, a tool result given as
-    JSON data); an assistant's "reasoning" or "thinking" field, or a Sky-T1 marked trace, as
-    reasoning_content. Anything else is left to `check_conversation`.
+    JSON data); an assistant's "reasoning" or "thinking" field, a Sky-T1 marked trace, or a
+    <reasoning>, <thought> or <thinking> block its content opens with, as reasoning_content;
+    its tool calls as tool_use parts (Anthropic's) or a function_call (OpenAI's legacy) as
+    tool_calls (`_tool_calls_of`); OpenAI's "refusal" (its content null) as its content.
+    Anything else is left to `check_conversation`.
 
     >>> chat_message({"from": "human", "value": [{"type": "text", "text": "Hi"}, "there"]}, 0)
     {'role': 'user', 'content': 'Hi\\nthere'}
@@ -372,14 +487,108 @@ def chat_message(message, i: int):
             m["content"] = m.pop("value")
         if who == "function_call":
             m["content"], m["tool_calls"] = None, _function_calls(m["content"], i)
+    if chat_template.role_name(m.get("role")) == "assistant":
+        m = _tool_calls_of(m, i)
+        if m.get("content") is None and isinstance(m.get("refusal"), str):   # OpenAI's
+            m["content"] = m.pop("refusal")
     m = chat_template.template_message(m, f"message {i}")
     if m.get("role") == "assistant" and m.get("reasoning_content") is None:
         given = [k for k in REASONING_NAMES if m.get(k) is not None]
         if given:
+            _reasoning_once(m.get("content"), given[0], f"message {i} (assistant)")
             m["reasoning_content"] = m.pop(given[0])
         elif isinstance(m.get("content"), str) and THOUGHT_MARK in m["content"]:
             m["reasoning_content"], m["content"] = _marked_thought(m["content"], f"message {i}")
+    tag = REASONING_TAG.match(m["content"]) if (
+        m.get("role") == "assistant" and isinstance(m.get("content"), str)) else None
+    if tag and m.get("reasoning_content") is not None:
+        raise ValueError(f"message {i} (assistant) has its reasoning twice: given apart, and as "
+                         f"the <{tag[1]}> block its content opens with; give it once")
+    if tag:
+        m["reasoning_content"], m["content"] = _tagged_reasoning(m["content"], tag[1], i)
+    return _empty_reasoning(m) if m.get("role") == "assistant" else m
+
+
+def _empty_reasoning(m: dict) -> dict:
+    """An assistant turn whose reasoning is only spaces (`<think> </think>`, reasoning_content
+    " ") with the empty reasoning "": the template strips only newlines, so it rendered
+    `<think>\\n \\n</think>`, not the empty block `<think>\\n\\n</think>` that the model writes in
+    non-thinking mode (and that `enable_thinking=False` prefills). Content whose think tags are
+    malformed is left for `check_think_block` to name."""
+    content, reasoning = m.get("content"), m.get("reasoning_content")
+    if isinstance(reasoning, str) and reasoning and not reasoning.strip():
+        return {**m, "reasoning_content": ""}
+    if reasoning is not None or not isinstance(content, str) or END_THINK not in content:
+        return m
+    tags, head = THINK_TAG.findall(content), content.split(END_THINK)[0]
+    if (tags in ([END_THINK], [THINK, END_THINK]) and not head.split(THINK)[0].strip()
+            and reasoning_of(m) and not reasoning_of(m).strip()):
+        return {**m, "reasoning_content": "", "content": content.split(END_THINK)[1]}
     return m
+
+
+def _reasoning_once(content, name: str, where: str) -> None:
+    """ValueError if a reply given with its reasoning apart (`name`) also holds think tags: the
+    template would render two think blocks, and which one is meant is not known."""
+    if isinstance(content, str) and THINK_TAG.search(content):
+        raise ValueError(f"{where} has its reasoning twice: in {name!r} and as a think block in "
+                         f"its content; give it once (drop {name!r}, or the <think> block)")
+
+
+# a reply that opens with its reasoning under another tag (Reflection's <thinking>, the
+# <reasoning>...</reasoning> of GRPO format rewards, OpenO1's and Marco-o1's <Thought>, in any
+# case): the reasoning of the think block
+REASONING_TAG = re.compile(r"\s*<(reasoning|thought|thinking)>", re.I)
+
+
+def _tagged_reasoning(content: str, tag: str, i: int) -> tuple[str, str]:
+    """(reasoning, answer) of a reply that opens with <tag>...</tag> (left as is, the block
+    would be trained as the answer after an empty think block, i.e. as a non-thinking reply).
+
+    >>> _tagged_reasoning("<thinking>\\n2+2=4\\n</thinking>\\n\\n4", "thinking", 1)
+    ('2+2=4', '4')
+    """
+    m = re.fullmatch(rf"\s*<{tag}>(.*?)</{tag}>(.*)", content, re.S)     # closed in its case
+    if not m or any(t in m[2] for t in (f"<{tag}>", f"</{tag}>")):
+        raise ValueError(f"message {i} (assistant) opens with <{tag}> but not with one "
+                         f"<{tag}>...</{tag}> block before its answer: close it (or drop the "
+                         "row if it was cut off), or merge the blocks")
+    return m[1].strip(), m[2].strip()
+
+
+def _tool_calls_of(m: dict, i: int) -> dict:
+    """An assistant message with its tool calls given as Anthropic's tool_use content parts, or
+    as OpenAI's legacy "function_call", as OpenAI's "tool_calls" (the template reads only
+    those: a tool_use part was refused as not text, a function_call dropped)."""
+    content = m.get("content")
+    if isinstance(content, list):
+        uses = [p for p in content if isinstance(p, dict) and p.get("type") == "tool_use"]
+        if uses:
+            m["tool_calls"] = (m.get("tool_calls") or []) + [
+                {"type": "function", "function": {"name": p.get("name"),
+                                                  "arguments": p.get("input", {})}}
+                for p in uses]
+            m["content"] = [p for p in content if not (
+                isinstance(p, dict) and p.get("type") == "tool_use")] or None
+    if m.get("function_call") is not None:
+        if m.get("tool_calls"):
+            raise ValueError(f"message {i} (assistant) has both function_call and tool_calls; "
+                             "keep tool_calls")
+        m["tool_calls"] = [{"type": "function", "function": m.pop("function_call")}]
+    return m
+
+
+def _tool_results(message, i: int) -> list:
+    """A message whose content is Anthropic's tool_result parts as one tool message per result
+    (the template wraps each in <tool_response>); any other message as it is."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if not (isinstance(content, list) and any(
+            isinstance(p, dict) and p.get("type") == "tool_result" for p in content)):
+        return [message]
+    if not all(isinstance(p, dict) and p.get("type") == "tool_result" for p in content):
+        raise ValueError(f"message {i} mixes tool_result parts with others; give the tool "
+                         "results a message of their own")
+    return [{"role": "tool", "content": p.get("content", "")} for p in content]
 
 
 def _function_calls(value, i: int) -> list[dict]:
@@ -427,18 +636,22 @@ def _marked_thought(content: str, where: str) -> tuple[str, str]:
 
 
 def _with_system(row: dict, messages):
-    """`messages` after the row's "system" field, if it has one, whatever the row's form
-    (OpenThoughts, Bespoke-Stratos, LLaMA-Factory; "" is none: LLaMA-Factory's rows hold it, and
-    it would render an empty system turn)."""
-    if row.get("system") in (None, "") or not isinstance(messages, list):
+    """`messages` after the row's "system" field (Llama-Nemotron's "system_prompt"), if it has
+    one, whatever the row's form (OpenThoughts, Bespoke-Stratos, LLaMA-Factory; "" is none:
+    LLaMA-Factory's rows hold it, and it would render an empty system turn)."""
+    given = [k for k in ("system", "system_prompt") if row.get(k) not in (None, "")]
+    if not given or not isinstance(messages, list):
         return messages
+    system = row[given[0]]
+    if len(given) > 1 and row[given[1]] != system:
+        raise ValueError(f"the row has {given[0]!r} and {given[1]!r} fields that differ: keep one")
     first = messages[0] if messages and isinstance(messages[0], dict) else {}
     if "system" in map(chat_template.role_name, (first.get("role"), first.get("from"))):
-        if row["system"] in (first.get("content"), first.get("value")):   # the same text twice
+        if system in (first.get("content"), first.get("value")):   # the same text twice
             return messages
-        raise ValueError("the row has a 'system' field and a system message that differ: keep "
-                         "one")
-    return [{"role": "system", "content": row["system"]}] + messages
+        raise ValueError(f"the row has a {given[0]!r} field and a system message that differ: "
+                         "keep one")
+    return [{"role": "system", "content": system}] + messages
 
 
 def _history(history) -> list[dict]:
@@ -467,8 +680,10 @@ def _row_reasoning(row: dict, reply_is_text: bool) -> dict:
     """{"reasoning_content": ...} of a row whose reply is one text (a string completion, an
     Alpaca output), from its row-level reasoning field if it has one ({} if not); a row whose
     reply is messages keeps its reasoning in them: a row-level one there is a ValueError (it
-    would be dropped)."""
-    given = [k for k in ROW_REASONING if row.get(k) is not None]
+    would be dropped). "on" or "off" is Llama-Nemotron's reasoning switch, not the reasoning:
+    its reply holds its think block (or none) itself."""
+    given = [k for k in ROW_REASONING if row.get(k) is not None and not (
+        isinstance(row[k], str) and row[k].strip().lower() in ("on", "off"))]
     if not given:
         return {}
     if len(given) > 1 or not isinstance(row[given[0]], str):
@@ -478,14 +693,108 @@ def _row_reasoning(row: dict, reply_is_text: bool) -> dict:
         raise ValueError(f"the row has {given[0]!r} next to a reply given as messages, which "
                          "the template does not read: move it into the assistant message's "
                          "reasoning_content")
+    reply = next((row[k] for k in REPLY_KEYS if isinstance(row.get(k), str)), None)
+    _reasoning_once(reply, given[0], "the row's reply")
     return {"reasoning_content": row[given[0]]}
 
 
+def _gemini_messages(contents, system) -> list:
+    """The messages of a Gemini row (generateContent's, Vertex AI tuning's): "contents" of
+    {"role": "user" | "model", "parts": [...]} after "systemInstruction" ({"parts": [...]} or a
+    string). Text parts are joined as Gemini joins them (`response.text`: no separator), a text
+    part with "thought": true is the reasoning, a functionCall part a tool call (its "args" the
+    arguments), and a content of functionResponse parts is one tool message per response (its
+    "response" as JSON text). ValueError on other parts (an image, a file, code execution): this
+    recipe trains text-only models. snake_case keys (the Python SDK's) are read too.
+
+    >>> _gemini_messages([{"role": "user", "parts": [{"text": "2+2"}, {"text": "?"}]},
+    ...                   {"role": "model", "parts": [{"text": "4"}]}], "Be brief.")[1:]
+    [{'role': 'user', 'content': '2+2?'}, {'role': 'model', 'content': '4'}]
+    """
+    if not isinstance(contents, list):
+        raise ValueError(f"'contents' is {_short(contents)}; give a list of {{'role': ..., "
+                         "'parts': [...]}} (Gemini's)")
+    if isinstance(system, dict):        # a content of text parts
+        texts = [p.get("text") for p in system.get("parts") or [] if isinstance(p, dict)]
+        if not texts or not all(isinstance(t, str) for t in texts):
+            raise ValueError(f"'systemInstruction' is {_short(system)}; give {{'parts': "
+                             "[{'text': ...}]} or a string")
+        system = "".join(texts)
+    out = [{"role": "system", "content": system}] if system not in (None, "") else []
+    for i, c in enumerate(contents):
+        parts = c.get("parts") if isinstance(c, dict) else None
+        if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
+            raise ValueError(f"'contents' item {i} is {_short(c)}; give {{'role': ..., 'parts': "
+                             "[{'text': ...}, ...]}")
+        m = {k: v for k, v in c.items() if k != "parts"}
+        texts, thoughts, calls, results = [], [], [], []
+        for k, p in enumerate(parts):
+            call = p.get("functionCall", p.get("function_call"))
+            result = p.get("functionResponse", p.get("function_response"))
+            if isinstance(p.get("text"), str):
+                (thoughts if p.get("thought") else texts).append(p["text"])
+            elif isinstance(call, dict):
+                calls.append({"type": "function", "function": {
+                    "name": call.get("name"), "arguments": call.get("args", {})}})
+            elif isinstance(result, dict):
+                results.append(json.dumps(result.get("response"), ensure_ascii=False))
+            else:
+                raise ValueError(f"'contents' item {i}: part {k} is {_short(p)}; this recipe "
+                                 "trains text-only models (text, thought, functionCall and "
+                                 "functionResponse parts): drop the row")
+        if results and (texts or thoughts or calls):
+            raise ValueError(f"'contents' item {i} mixes functionResponse parts with others; "
+                             "give the function results a content of their own")
+        if results:
+            out += [{"role": "tool", "content": r} for r in results]
+            continue
+        m["content"] = "".join(texts) if texts or not calls else None
+        if thoughts and chat_template.role_name(m.get("role")) != "assistant":
+            raise ValueError(f"'contents' item {i} ({m.get('role')}) has a thought part; only a "
+                             "model turn may: drop the part")
+        if thoughts:
+            m["reasoning_content"] = "".join(thoughts)
+        out.append({**m, "tool_calls": calls} if calls else m)
+    return out
+
+
+# a row's query and its reply under the names datasets give them: TRL's prompt and completion,
+# MetaMathQA's query and response, NuminaMath's problem and solution, Llama-Nemotron's input and
+# output, a preference row's chosen reply (the one trained on; "rejected" is not used)
+QUERY_KEYS = ("prompt", "question", "query", "problem", "input")
+REPLY_KEYS = ("completion", "response", "output", "solution", "chosen")
+
+
+def _gemini_tools(tools):
+    """Gemini's tools ([{"functionDeclarations": [...]}]) as the template lists functions
+    ({"type": "function", "function": declaration} each); ValueError on a tool that is not
+    functions (Google Search, code execution): the template lists functions only."""
+    if not isinstance(tools, list):
+        return tools        # check_tools names it
+    out = []
+    for t in tools:
+        decls = t.get("functionDeclarations", t.get("function_declarations")) if isinstance(
+            t, dict) else None
+        if not isinstance(decls, list):
+            raise ValueError(f"Gemini tool {_short(t)} has no functionDeclarations; the template "
+                             "lists functions only: drop it")
+        out += [{"type": "function", "function": d} for d in decls]
+    return out
+
+
 def _row_messages(row: dict) -> dict:
-    if "messages" in row or "conversations" in row:     # ShareGPT's conversations
-        _row_reasoning(row, reply_is_text=False)
-        return {"messages": row["messages"] if "messages" in row else row["conversations"],
+    if row.get("label") is False and "completion" in row:      # KTO's undesirable completion
+        raise ValueError("the row is marked undesirable ('label': false, a KTO row): SFT "
+                         "imitates its replies; drop such rows")
+    if "contents" in row:       # Gemini's
+        system = row.get("systemInstruction", row.get("system_instruction"))
+        return {"messages": _gemini_messages(row["contents"], system),
                 "reference": row.get("reference")}
+    # ShareGPT's conversations; LMSYS-Chat-1M's and WildChat's conversation
+    given = next((k for k in ("messages", "conversations", "conversation") if k in row), None)
+    if given or _whole_conversation(row.get("chosen")):     # a preference row's implicit prompt
+        _row_reasoning(row, reply_is_text=False)
+        return {"messages": row[given or "chosen"], "reference": row.get("reference")}
     said = next((k for k in ("output", "response") if k in row), None)
     if "instruction" in row and said:       # Alpaca (input), Dolly (context, response), Magpie
         extra = next((row[k] for k in ("input", "context") if row.get(k)), "")
@@ -495,20 +804,37 @@ def _row_messages(row: dict) -> dict:
                     {"role": "assistant", "content": row[said],
                      **_row_reasoning(row, isinstance(row[said], str))}],
                 "reference": row.get("reference")}
-    if "prompt" in row and "completion" in row:
-        prompt, completion = row["prompt"], row["completion"]
+    asked, said = [k for k in QUERY_KEYS if k in row], [k for k in REPLY_KEYS if k in row]
+    rendered = next((k for k in ("text", "chosen") if isinstance(row.get(k), str)), None)
+    if rendered and not asked:      # a chat rendered as one text (HH-RLHF's chosen: Human:...)
+        _row_reasoning(row, reply_is_text=False)
+        return {"messages": rendered_messages(row[rendered], rendered),
+                "reference": row.get("reference")}
+    if asked and said:
+        if len(asked) > 1 or len(said) > 1:
+            raise ValueError(f"the row has the fields {asked + said}: which is the query and "
+                             "which the reply is ambiguous; keep one of each (or name them "
+                             "'prompt' and 'completion')")
+        prompt, completion = row[asked[0]], row[said[0]]
+        if isinstance(completion, str) and _rendered(prompt):     # with its chat template
+            _row_reasoning(row, reply_is_text=False)
+            return {"messages": rendered_messages(prompt + completion, f"{asked[0]} + {said[0]}"),
+                    "reference": row.get("reference")}
         prompt = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
         reasoning = _row_reasoning(row, isinstance(completion, str))
         completion = ([{"role": "assistant", "content": completion, **reasoning}]
                       if isinstance(completion, str) else completion)
         if not isinstance(prompt, list) or not isinstance(completion, list):
-            raise ValueError("'prompt' and 'completion' are each a string or a list of messages")
+            raise ValueError(f"{asked[0]!r} and {said[0]!r} are each a string or a list of "
+                             "messages")
         return {"messages": prompt + completion, "reference": row.get("reference")}
     missing = [k for k in ("prompt", "reasoning", "answer") if k not in row]
     if missing:
         raise ValueError(f"no field {missing[0]!r} (fields: {sorted(row)}). Rows need "
-                         "'messages', 'conversations' (ShareGPT), 'prompt' and 'completion', "
-                         "'instruction' and 'output', or 'prompt', 'reasoning' and 'answer'.")
+                         "'messages', 'conversations' (ShareGPT), 'contents' (Gemini), "
+                         "'prompt' and 'completion' (or 'question', 'query', 'problem', 'input' "
+                         "and 'response', 'output', 'solution', 'chosen'), 'instruction' and "
+                         "'output', or 'prompt', 'reasoning' and 'answer'.")
     if not isinstance(row["answer"], (str, int, float)) or isinstance(row["answer"], bool):
         raise ValueError(f"'answer' is {row['answer']!r}; give the final answer as a string")
     answer = str(row["answer"])
@@ -517,6 +843,73 @@ def _row_messages(row: dict) -> dict:
                          {"role": "assistant", "reasoning_content": row["reasoning"],
                           "content": answer if boxed else boxed_sentence(answer)}],
             "reference": row.get("reference", None if boxed else answer)}
+
+
+# a conversation rendered as one text: one turn of ChatML (Qwen, SmolLM) and of Llama 3
+RENDERED_TURNS = (re.compile(r"<\|im_start\|>(\w+)\n(.*?)<\|im_end\|>\s*", re.S),
+                  re.compile(r"<\|start_header_id\|>(\w+)<\|end_header_id\|>\n\n(.*?)"
+                             r"<\|eot_id\|>\s*", re.S))
+# Mistral's and Llama 2's [INST] query [/INST] reply</s> (Llama 2's system in <<SYS>>)
+INST_TURN = re.compile(r"(?:<s>)?\s*\[INST\](.*?)\[/INST\](.*?)(?:</s>\s*|(?=\[INST\])|$)", re.S)
+LLAMA2_SYSTEM = re.compile(r"\s*<<SYS>>\n?(.*?)\n?<</SYS>>\s*(.*)", re.S)
+
+
+def rendered_messages(text: str, field: str) -> list[dict]:
+    """The messages of a chat rendered as one text: turns of ChatML or Llama 3 (their special
+    tokens), Mistral's or Llama 2's `[INST] query [/INST] reply</s>`, or Anthropic HH-RLHF's
+    "\\n\\nHuman: ...\\n\\nAssistant: ...". The whole text must be such turns: plain text (a
+    pretraining row) has no reply to train, and is a ValueError. A row's query rendered so
+    (`_rendered`) is read with its reply appended (TRL's text prompt-completion rows).
+
+    >>> rendered_messages("<s>[INST] 2+2? [/INST] 4</s>", "text")
+    [{'role': 'user', 'content': '2+2?'}, {'role': 'assistant', 'content': '4'}]
+    """
+    body = text.strip().removeprefix("<|begin_of_text|>")
+    for turn in RENDERED_TURNS:
+        turns, pos = [], 0
+        while (m := turn.match(body, pos)) and m.end() > pos:
+            turns.append({"role": m[1], "content": m[2]})
+            pos = m.end()
+        if turns and pos == len(body):
+            return turns
+    if body.startswith(("[INST]", "<s>")):
+        turns, pos = [], 0
+        while (m := INST_TURN.match(body, pos)) and m.end() > pos:
+            turns += [{"role": "user", "content": m[1].strip()}] + (
+                [{"role": "assistant", "content": m[2].strip()}] if m[2].strip() else [])
+            pos = m.end()
+        system = LLAMA2_SYSTEM.fullmatch(turns[0]["content"]) if turns else None
+        if system:
+            turns[:1] = [{"role": "system", "content": system[1]},
+                         {"role": "user", "content": system[2]}]
+        if turns and pos == len(body):
+            return turns
+    if body.startswith("Human: "):
+        parts = re.split(r"(?:^|\n\n)(Human|Assistant): ", body)[1:]
+        return [{"role": "user" if who == "Human" else "assistant", "content": said.strip()}
+                for who, said in zip(parts[::2], parts[1::2])]
+    raise ValueError(f"{field!r} is {_short(text)}: not a chat rendered as whole turns of "
+                     "ChatML, Llama 3, [INST] or Human:/Assistant:, so it has no reply to train "
+                     "(pretraining text? a prompt only?); give the conversation as messages")
+
+
+def _rendered(prompt) -> bool:
+    """Whether a row's query is a chat rendered as text (`rendered_messages`): it starts with
+    ChatML's, Llama 3's or [INST]'s markers, or holds HH-RLHF's Human: and Assistant: turns (a
+    query merely starting with "Human:" or "<s>" is text)."""
+    if not isinstance(prompt, str):
+        return False
+    body = prompt.lstrip().removeprefix("<s>").lstrip()
+    return body.startswith(("<|im_start|>", "<|begin_of_text|>", "<|start_header_id|>",
+                            "[INST]")) or (body.startswith("Human: ") and "\n\nAssistant:" in body)
+
+
+def _whole_conversation(chosen) -> bool:
+    """Whether a preference row's "chosen" is the whole conversation, its prompt included (TRL's
+    implicit prompt, UltraFeedback's), not only the reply."""
+    return isinstance(chosen, list) and any(
+        isinstance(m, dict) and chat_template.role_name(m.get("role", m.get("from"))) == "user"
+        for m in chosen)
 
 
 def teacher_examples(cfg) -> list[dict]:

@@ -646,6 +646,79 @@ ROW_FORMS = {
          {"role": "assistant", "content": "\\boxed{4}", "reasoning_content": "2+2=4"}],
         "<think>\n2+2=4\n</think>\n\n\\boxed{4}",
     ),
+    "sky_t1_system_prompt_asking_for_the_markers_is_dropped": (
+        {"system": "Your role as an assistant involves ... <|begin_of_thought|> {thought} "
+                   "<|end_of_thought|> ... <|begin_of_solution|> {solution} <|end_of_solution|>",
+         "conversations": [{"from": "user", "value": "2+2?"},
+                           {"from": "assistant", "value": TRACE}]},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "\\boxed{4}", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n\\boxed{4}",
+    ),
+    "sky_t1_markers_asked_for_in_a_system_message_kept_as_written": (   # no reply converted
+        {"messages": [{"role": "system", "content": "Use <|begin_of_thought|> marks."},
+                      {"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}]},
+        [{"role": "system", "content": "Use <|begin_of_thought|> marks."},
+         {"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}],
+        "<think>\n\n</think>\n\n4",
+    ),
+    "reasoning_under_other_tags": (     # the block a reply opens with is its reasoning
+        {"messages": [{"role": "user", "content": "2+2?"},
+                      {"role": "assistant", "content": "<reasoning>\n2+2=4\n</reasoning>\n"
+                                                       "<answer>4</answer>"},
+                      {"role": "user", "content": "3+3?"},
+                      {"role": "assistant", "content": "\n<thought>3+3=6</thought>6"},
+                      {"role": "user", "content": "What do <thinking> tags do?"},
+                      {"role": "assistant", "content": "<thinking>a tag</thinking>\n\n"
+                                                       "They hide text."}]},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "<answer>4</answer>", "reasoning_content": "2+2=4"},
+         {"role": "user", "content": "3+3?"},
+         {"role": "assistant", "content": "6", "reasoning_content": "3+3=6"},
+         {"role": "user", "content": "What do <thinking> tags do?"},
+         {"role": "assistant", "content": "They hide text.",
+          "reasoning_content": "a tag"}],
+        "<think>\na tag\n</think>\n\nThey hide text.",
+    ),
+    "openo1_thought_and_output_tags": (     # <Output> is the answer's own markup: kept
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "<Thought>\nr\n</Thought>\n"
+                                                       "<Output>\na\n</Output>"}]},
+        [{"role": "user", "content": "q"},
+         {"role": "assistant", "content": "<Output>\na\n</Output>", "reasoning_content": "r"}],
+        "<think>\nr\n</think>\n\n<Output>\na\n</Output>",
+    ),
+    "a_reasoning_tag_inside_the_answer_is_text": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "Use <thinking>...</thinking> tags."}]},
+        [{"role": "user", "content": "q"},
+         {"role": "assistant", "content": "Use <thinking>...</thinking> tags."}],
+        "<think>\n\n</think>\n\nUse <thinking>...</thinking> tags.",
+    ),
+    "think_block_of_spaces_is_the_empty_block": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "<think> \t </think>\n\na"}]},
+        [{"role": "user", "content": "q"},
+         {"role": "assistant", "content": "\n\na", "reasoning_content": ""}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "reasoning_content_of_spaces_is_empty": (
+        {"prompt": "q", "completion": "a", "reasoning_content": "  \n "},
+        [{"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a", "reasoning_content": ""}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "openai_refusal": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": None, "refusal": "I can't help."}]},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "I can't help."}],
+        "<think>\n\n</think>\n\nI can't help.",
+    ),
+    "kto_desirable_row": (
+        {"prompt": "q", "completion": "a", "label": True},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
     "openai_text_parts": (
         {"messages": [{"role": "user", "content": PARTS},
                       {"role": "assistant", "content": [{"type": "text", "text": "4"}]}]},
@@ -767,6 +840,160 @@ ROW_FORMS = {
          {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
         "<think>\n2+2=4\n</think>\n\n4",
     ),
+    "gemini_contents_and_system_instruction": (
+        {"systemInstruction": {"parts": [{"text": "Be "}, {"text": "brief."}]}, "contents": [
+            {"role": "user", "parts": [{"text": "2+2?"}]},
+            {"role": "model", "parts": [{"text": "2+2=4", "thought": True},
+                                        {"text": "4", "thoughtSignature": "c2ln"}]}]},
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
+    "gemini_function_call_and_response_snake_case": (
+        {"system_instruction": "s", "contents": [
+            {"role": "user", "parts": [{"text": "Oslo?"}]},
+            {"role": "model", "parts": [{"function_call": {"name": "w", "args": {"c": "Oslo"}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "w", "response": {"t": -3}}},
+                                       {"functionResponse": {"name": "w", "response": {"t": 1}}}]},
+            {"role": "model", "parts": [{"text": "-3"}]}]},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "Oslo?"},
+         {"role": "assistant", "content": None, "tool_calls": [
+             {"type": "function", "function": {"name": "w", "arguments": {"c": "Oslo"}}}]},
+         {"role": "tool", "content": '{"t": -3}'}, {"role": "tool", "content": '{"t": 1}'},
+         {"role": "assistant", "content": "-3"}],
+        "<think>\n\n</think>\n\n-3",
+    ),
+    "preference_row_trains_its_chosen_reply": (
+        {"prompt": "q", "chosen": "good", "rejected": "bad"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "good"}],
+        "<think>\n\n</think>\n\ngood",
+    ),
+    "preference_row_with_the_prompt_in_chosen": (   # UltraFeedback: prompt repeated in chosen
+        {"prompt": "q", "chosen": [{"role": "user", "content": "q"},
+                                   {"role": "assistant", "content": "good"}],
+         "rejected": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "bad"}]},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "good"}],
+        "<think>\n\n</think>\n\ngood",
+    ),
+    "preference_row_of_messages_explicit_prompt": (
+        {"prompt": [{"role": "user", "content": "q"}],
+         "chosen": [{"role": "assistant", "content": "good"}],
+         "rejected": [{"role": "assistant", "content": "bad"}]},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "good"}],
+        "<think>\n\n</think>\n\ngood",
+    ),
+    "metamath_query_response": (
+        {"query": "q", "response": "a", "type": "GSM_Rephrased"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "numina_problem_solution": (
+        {"problem": "2+2?", "solution": "So \\boxed{4}."},
+        [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "So \\boxed{4}."}],
+        "<think>\n\n</think>\n\nSo \\boxed{4}.",
+    ),
+    "question_response_with_row_reasoning": (
+        {"question": "2+2?", "response": "4", "reasoning": "2+2=4"},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
+    "lmsys_conversation": (
+        {"conversation": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+         "model": "vicuna-13b", "language": "English"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "nemotron_reasoning_on": (      # "on"/"off" is a switch; the output holds its think block
+        {"input": [{"role": "user", "content": "2+2?"}], "output": "<think>\n2+2=4\n</think>\n\n4",
+         "reasoning": "on", "system_prompt": "detailed thinking on"},
+        [{"role": "system", "content": "detailed thinking on"},
+         {"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "<think>\n2+2=4\n</think>\n\n4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
+    "nemotron_reasoning_off": (
+        {"input": [{"role": "user", "content": "2+2?"}], "output": "4", "reasoning": "off",
+         "system_prompt": "detailed thinking off"},
+        [{"role": "system", "content": "detailed thinking off"},
+         {"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}],
+        "<think>\n\n</think>\n\n4",
+    ),
+    "anthropic_tool_use_and_tool_results": (
+        {"messages": [
+            {"role": "user", "content": "Oslo and Rome?"},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "ask both"}, {"type": "text", "text": "Checking."},
+                {"type": "tool_use", "id": "t1", "name": "w", "input": {"c": "Oslo"}},
+                {"type": "tool_use", "id": "t2", "name": "w", "input": {"c": "Rome"}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "-3"},
+                {"type": "tool_result", "tool_use_id": "t2",
+                 "content": [{"type": "text", "text": "20"}]}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "-3 and 20."}]}]},
+        [{"role": "user", "content": "Oslo and Rome?"},
+         {"role": "assistant", "content": "Checking.", "reasoning_content": "ask both",
+          "tool_calls": [_call("w", {"c": "Oslo"}), _call("w", {"c": "Rome"})]},
+         {"role": "tool", "content": "-3"}, {"role": "tool", "content": "20"},
+         {"role": "assistant", "content": "-3 and 20."}],
+        "<think>\n\n</think>\n\n-3 and 20.",
+    ),
+    "openai_legacy_function_call": (
+        {"messages": [{"role": "user", "content": "Oslo?"},
+                      {"role": "assistant", "content": None,
+                       "function_call": {"name": "w", "arguments": '{"c": "Oslo"}'}},
+                      {"role": "function", "name": "w", "content": "-3"},
+                      {"role": "assistant", "content": "-3."}]},
+        [{"role": "user", "content": "Oslo?"},
+         {"role": "assistant", "content": None, "tool_calls": [
+             {"type": "function", "function": {"name": "w", "arguments": '{"c": "Oslo"}'}}]},
+         {"role": "tool", "name": "w", "content": "-3"}, {"role": "assistant", "content": "-3."}],
+        "<think>\n\n</think>\n\n-3.",
+    ),
+    "text_rendered_as_chatml": (
+        {"text": "<|im_start|>system\ns<|im_end|>\n<|im_start|>user\nq<|im_end|>\n"
+                 "<|im_start|>assistant\n<think>\nr\n</think>\n\na<|im_end|>\n"},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+         {"role": "assistant", "content": "<think>\nr\n</think>\n\na"}],
+        "<think>\nr\n</think>\n\na",
+    ),
+    "text_rendered_as_llama3": (
+        {"text": "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nq<|eot_id|>"
+                 "<|start_header_id|>assistant<|end_header_id|>\n\na<|eot_id|>"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "text_rendered_as_llama2_inst_with_system": (
+        {"text": "<s>[INST] <<SYS>>\ns\n<</SYS>>\n\nq1 [/INST] a1 </s><s>[INST] q2 [/INST] a2</s>"},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "q1"},
+         {"role": "assistant", "content": "a1"}, {"role": "user", "content": "q2"},
+         {"role": "assistant", "content": "a2"}],
+        "<think>\n\n</think>\n\na2",
+    ),
+    "prompt_rendered_as_chatml_and_its_completion": (
+        {"prompt": "<|im_start|>system\ns<|im_end|>\n<|im_start|>user\nq<|im_end|>\n"
+                   "<|im_start|>assistant\n",
+         "completion": "<think>\nr\n</think>\n\na<|im_end|>\n"},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+         {"role": "assistant", "content": "<think>\nr\n</think>\n\na"}],
+        "<think>\nr\n</think>\n\na",
+    ),
+    "prompt_rendered_as_hh_and_its_completion": (
+        {"prompt": "\n\nHuman: q\n\nAssistant:", "completion": " a"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "a_prompt_merely_starting_like_a_rendered_chat_is_text": (
+        {"prompt": "Human: <s>old</s> or new?", "completion": "New."},
+        [{"role": "user", "content": "Human: <s>old</s> or new?"},
+         {"role": "assistant", "content": "New."}],
+        "<think>\n\n</think>\n\nNew.",
+    ),
+    "hh_rlhf_chosen_text": (
+        {"chosen": "\n\nHuman: q\n\nAssistant: good", "rejected": "\n\nHuman: q\n\nAssistant: bad"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "good"}],
+        "<think>\n\n</think>\n\ngood",
+    ),
     "reasoning_next_to_alpaca_output": (
         {"instruction": "2+2?", "output": "4", "reasoning": "2+2=4"},
         [{"role": "user", "content": "2+2?"},
@@ -788,7 +1015,7 @@ def test_rows_of_common_datasets_load_as_conversations(tok, tmp_path, name):
     row, messages, trained = ROW_FORMS[name]
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps(row) + "\n")
-    ex = sft_data.jsonl_examples(str(path))[0]
+    ex = sft_data.jsonl_examples(str(path))[-1]     # the last reply (earlier ones: their own)
     assert ex["messages"] == messages
     ids, mask = sft.encode(tok, ex["messages"], ex.get("tools"))
     assert tok.decode([t for t, m in zip(ids, mask) if m]) == trained + "<|im_end|>"
@@ -798,6 +1025,22 @@ def test_rows_of_common_datasets_load_as_conversations(tok, tmp_path, name):
         assert ex["tools"] == json.loads(row["tools"])
         assert "<tools>\n" + json.dumps(ex["tools"][0]) + "\n</tools>" in tok.decode(ids)
     assert tok.decode(ids) + "\n" == official
+
+
+def test_gemini_tools_are_listed_as_functions(tok, tmp_path):
+    """A Gemini row's tools ([{"functionDeclarations": [...]}]) were listed in the system turn as
+    one signature holding the list; now each declaration is a function, as in OpenAI's rows."""
+    decls = [{"name": "w", "parameters": {"type": "object"}}, {"name": "t", "parameters": {}}]
+    row = {"tools": [{"functionDeclarations": decls}],
+           "contents": [{"role": "user", "parts": [{"text": "q"}]},
+                        {"role": "model", "parts": [{"text": "a"}]}]}
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    ex = sft_data.jsonl_examples(str(path))[0]
+    assert ex["tools"] == [{"type": "function", "function": d} for d in decls]
+    ids, _ = sft.encode(tok, ex["messages"], ex["tools"])
+    assert "<tools>\n" + "\n".join(json.dumps(t) for t in ex["tools"]) + "\n</tools>" in (
+        tok.decode(ids))
 
 
 def test_jsonl_rows_with_unicode_line_separators_in_their_text(tok, tmp_path):
@@ -887,7 +1130,102 @@ BAD_ROWS = {
          "<|begin_of_thought|>t<|end_of_thought|><|begin_of_solution|>cut off"}]},
         "row 0: message 1 (assistant) has <|begin_of_thought|> but not one thought",
     ),
-    "neither_form": ({"question": "q", "output": "a"}, "'conversations' (ShareGPT)"),
+    "gemini_image_part": (
+        {"contents": [{"role": "user", "parts": [{"inlineData": {"mimeType": "image/png"}}]},
+                      {"role": "model", "parts": [{"text": "a cat"}]}]},
+        "row 0: 'contents' item 0: part 0 is {'inlineData': {'mimeType': 'image/pn...; this "
+        "recipe trains text-only models",
+    ),
+    "gemini_thought_in_a_user_turn": (
+        {"contents": [{"role": "user", "parts": [{"text": "hm", "thought": True}]},
+                      {"role": "model", "parts": [{"text": "a"}]}]},
+        "row 0: 'contents' item 0 (user) has a thought part; only a model turn may",
+    ),
+    "gemini_system_instruction_not_text": (
+        {"systemInstruction": {"parts": [{"functionResponse": {"response": 1}}]},
+         "contents": [{"role": "user", "parts": [{"text": "q"}]}]},
+        "row 0: 'systemInstruction' is {'parts': [{'functionResponse': {'res...; give {'parts'",
+    ),
+    "gemini_tool_that_is_not_functions": (
+        {"tools": [{"googleSearch": {}}],
+         "contents": [{"role": "user", "parts": [{"text": "q"}]},
+                      {"role": "model", "parts": [{"text": "a"}]}]},
+        "row 0: Gemini tool {'googleSearch': {}} has no functionDeclarations",
+    ),
+    "gemini_contents_not_a_list": ({"contents": "hi"}, "row 0: 'contents' is 'hi'; give a list"),
+    "reasoning_tag_never_closed": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "<thinking>r ... and so"}]},
+        "row 0: message 1 (assistant) opens with <thinking> but not with one "
+        "<thinking>...</thinking> block before its answer",
+    ),
+    "reasoning_tag_closed_in_another_case": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "<Thought>r</thought>a"}]},
+        "row 0: message 1 (assistant) opens with <Thought> but not with one "
+        "<Thought>...</Thought> block",
+    ),
+    "reasoning_tag_twice": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "<thought>a</thought>b<thought>c"}]},
+        "row 0: message 1 (assistant) opens with <thought> but not with one",
+    ),
+    "reasoning_tag_next_to_a_reasoning_field": (
+        {"prompt": "q", "completion": "<reasoning>r</reasoning>a", "reasoning": "r"},
+        "row 0: message 1 (assistant) has its reasoning twice: given apart, and as the "
+        "<reasoning> block its content opens with; give it once",
+    ),
+    "query_and_reply_fields_ambiguous": (
+        {"prompt": "q", "question": "q2", "response": "a"},
+        "row 0: the row has the fields ['prompt', 'question', 'response']: which is the query",
+    ),
+    "system_and_system_prompt_differ": (
+        {"system": "s", "system_prompt": "t", "prompt": "q", "completion": "a"},
+        "row 0: the row has 'system' and 'system_prompt' fields that differ: keep one",
+    ),
+    "tool_results_mixed_with_text": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": [{"type": "tool_use", "name": "w"}]},
+                      {"role": "user", "content": [{"type": "tool_result", "content": "1"},
+                                                   {"type": "text", "text": "and?"}]},
+                      {"role": "assistant", "content": "a"}]},
+        "row 0: message 2 mixes tool_result parts with others; give the tool results a message",
+    ),
+    "function_call_and_tool_calls": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": None, "tool_calls": [_call("w", {})],
+                       "function_call": {"name": "w", "arguments": "{}"}}]},
+        "row 0: message 1 (assistant) has both function_call and tool_calls; keep tool_calls",
+    ),
+    "text_that_is_not_a_chat": (
+        {"text": "The cat sat on the mat."},
+        "row 0: 'text' is 'The cat sat on the mat.': not a chat rendered as whole turns of ChatML",
+    ),
+    "text_of_a_prompt_only": (
+        {"text": "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n"},
+        "(pretraining text? a prompt only?)",
+    ),
+    "think_block_and_a_reasoning_field": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "<think>r</think>a", "thinking": "r2"}]},
+        "row 0: message 1 (assistant) has its reasoning twice: in 'thinking' and as a think "
+        "block in its content; give it once",
+    ),
+    "think_block_and_a_row_reasoning": (
+        {"question": "q", "response": "<think>r</think>a", "reasoning": "r2"},
+        "row 0: the row's reply has its reasoning twice: in 'reasoning' and as a think block",
+    ),
+    "kto_undesirable_row": (
+        {"prompt": "q", "completion": "bad", "label": False},
+        "row 0: the row is marked undesirable ('label': false, a KTO row): SFT imitates",
+    ),
+    "rendered_prompt_with_a_completion_not_ending_its_turn": (
+        {"prompt": "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n", "completion": "a"},
+        "row 0: 'prompt + completion' is '<|im_start|>user\\nq<|im_end|>\\n<|im_...: not a chat",
+    ),
+    "classification_row_with_a_boolean_label": (    # not KTO's: no completion
+        {"text": "Great film.", "label": False}, "row 0: 'text' is 'Great film.': not a chat"),
+    "neither_form": ({"question": "q", "answer": "a"}, "'conversations' (ShareGPT)"),
 }  # fmt: skip
 
 
@@ -952,6 +1290,10 @@ UNTRAINABLE = {
          {"role": "tool", "content": "6<|im_end|>"}, _a("6")],
         "message 2 (tool) holds <|im_end|>",
     ),  # fmt: skip
+    "im_end_in_dict_arguments": (   # written by the template's tojson, then read as a boundary
+        [_u("q"), _a(None, tool_calls=[_call("echo", {"text": "<|im_end|>"})])],
+        "message 1 (assistant) holds <|im_end|>",
+    ),
     "im_end_in_history_reasoning": (
         [_u("q"), _a("a", reasoning_content="<|im_end|>"), _u("q2"), _a("b")],
         "message 1 (assistant) holds <|im_end|>",
@@ -1019,6 +1361,125 @@ def test_untrainable_conversations_are_named_in_encode_and_at_load(tok, tmp_path
     path.write_text(json.dumps({"messages": [_u("ok"), _a("fine")]}) + "\n"
                     + json.dumps({"messages": messages}) + "\n")  # fmt: skip
     with pytest.raises(DataError, match="rows.jsonl: row 1: .*" + re.escape(says)):
+        sft_data.jsonl_examples(str(path))
+
+
+SPECIAL_IN_TEXT = {    # the test tokenizer's (SmolLM2's) special tokens, in text
+    "eos_in_a_reply": ([_u("q"), _a("4<|endoftext|>and more")], "message 1 (assistant)"),
+    "code_metadata_in_a_user_turn": ([_u("cp <filename> /tmp"), _a("ok")], "message 0 (user)"),
+    "in_reasoning": ([_u("q"), _a("a", reasoning_content="<|endoftext|>")], "message 1"),
+    "in_dict_arguments": (
+        [_u("q"), _a(None, tool_calls=[_call("f", {"x": "<|endoftext|>"})])], "message 1"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", SPECIAL_IN_TEXT)
+def test_special_tokens_in_text_are_named(tok, name):
+    """A text holding a special token of the tokenizer was tokenized as that token: a reply
+    holding <|endoftext|> trained the model to emit its end-of-text marker mid-answer. `encode`
+    names the message and the token; in a training set, the example too."""
+    messages, where = SPECIAL_IN_TEXT[name]
+    token = re.search(r"<\|endoftext\|>|<filename>", json.dumps(messages))[0]
+    says = f"{re.escape(where)}.* holds {re.escape(token)}, a special token of the tokenizer"
+    with pytest.raises(ValueError, match=says):
+        sft.encode(tok, messages)
+    ok = {"messages": [_u("fine"), _a("yes")]}
+    with pytest.raises(DataError, match="training example 1 .query 'q|training example 1 .query "
+                                        "'cp"):
+        sft.encode_examples(tok, [ok, {"messages": messages}], max_length=4096)
+    ids, mask = sft.encode(tok, [_u("<think> is a token"), _a("</think> too")])   # not special
+    assert tok.decode(ids).count("<think>") == 2
+
+
+def _trained(tok, example):
+    """(the tokens trained, decoded; whether the example renders as the official template)."""
+    from test_chat_template import OFFICIAL_QWEN3_TEMPLATE
+
+    ids, mask = sft.encode(tok, example["messages"], example.get("tools"))
+    official = tok.apply_chat_template(example["messages"], tokenize=False,
+                                       tools=example.get("tools"),
+                                       chat_template=OFFICIAL_QWEN3_TEMPLATE)
+    return tok.decode([t for t, m in zip(ids, mask) if m]), tok.decode(ids) + "\n" == official
+
+
+_TC = _call("calc", {"expr": "2*3"})
+# conversations of several replies -> the replies trained, one example each (as its last turn)
+MULTI_REPLY = {
+    "two_exchanges_each_with_its_reasoning": (
+        [_u("2+2?"), _a("4", reasoning_content="r1"), _u("3+3?"), _a("<think>r2</think>6")],
+        ["<think>\nr1\n</think>\n\n4", "<think>\nr2\n</think>\n\n6"],
+    ),
+    "tool_loop_trains_its_call": (
+        [_u("2*3?"), _a(None, reasoning_content="use calc", tool_calls=[_TC]),
+         {"role": "tool", "content": "6"}, _a("6", reasoning_content="done")],
+        ['<think>\nuse calc\n</think>\n\n<tool_call>\n{"name": "calc", "arguments": '
+         '{"expr": "2*3"}}\n</tool_call>', "<think>\ndone\n</think>\n\n6"],
+    ),
+    "greeting_before_the_first_query_is_context": (
+        [{"role": "system", "content": "s"}, _a("Hi, ask me."), _u("q"), _a("a")],
+        ["<think>\n\n</think>\n\na"],
+    ),
+    "weight_0_is_context_only": (
+        [_u("q1"), _a("bad", weight=0), _u("q2"), _a("good", weight=1)],
+        ["<think>\n\n</think>\n\ngood"],
+    ),
+    "train_false_on_the_last_reply": (
+        [_u("q1"), _a("good"), _u("q2"), _a("bad", train=False)],
+        ["<think>\n\n</think>\n\ngood"],
+    ),
+    "training_false_and_no_marks_on_user_turns": (
+        [_u("q1"), _a("bad", training=False), {**_u("q2"), "weight": 0.0}, _a("good")],
+        ["<think>\n\n</think>\n\ngood"],
+    ),
+    "null_is_no_mark": (    # SlimOrca: "weight": null on system and user turns
+        [{"role": "system", "content": "s", "weight": None}, {**_u("q"), "weight": None},
+         _a("a", weight=1)],
+        ["<think>\n\n</think>\n\na"],
+    ),
+    "null_on_a_reply_trains_it": (
+        [_u("q1"), _a("good", train=None)],
+        ["<think>\n\n</think>\n\ngood"],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", MULTI_REPLY)
+def test_every_reply_of_a_conversation_is_trained_with_its_own_reasoning(tok, tmp_path, name):
+    """Only the last assistant turn was trained: earlier replies (and the tool calls of a tool
+    loop) were context, and a turn marked "weight": 0 or "train": false (axolotl) was trained
+    when last. Now each reply to train is the last turn of an example of its own, rendered as the
+    official template renders it, its own reasoning in its think block."""
+    messages, trained = MULTI_REPLY[name]
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps({"messages": messages, "reference": "R"}) + "\n")
+    examples = sft_data.jsonl_examples(str(path))
+    assert [_trained(tok, ex) for ex in examples] == [(t + "<|im_end|>", True) for t in trained]
+    for ex in examples:     # a prefix of the conversation; the row's reference on its end only
+        n = len(ex["messages"])
+        assert ex["messages"] == messages[:n]
+        assert ex["reference"] == ("R" if n == len(messages) else None)
+
+
+MARKS_REFUSED = {
+    "every_reply_marked_not_to_train": (
+        [_u("q"), _a("a", weight=0)], "message 1 (assistant), the reply to train, is marked not"),
+    "a_weight_between": ([_u("q"), _a("a", weight=0.5)], "message 1 has the training mark(s)"),
+    "marks_that_disagree": ([_u("q"), _a("a", weight=1, train=False)], "give one, 0/1"),
+    "a_mark_that_is_text": ([_u("q"), _a("a", train="no")], "{'train': 'no'}"),
+    "a_user_turn_marked_to_train": (
+        [{**_u("q"), "train": True}, _a("a")],
+        "message 0 (user) is marked to train ({'train': True}), but only assistant replies"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", MARKS_REFUSED)
+def test_training_marks_that_cannot_be_followed_are_named(tok, tmp_path, name):
+    messages, says = MARKS_REFUSED[name]
+    with pytest.raises(ValueError, match=re.escape(says)):
+        sft.encode(tok, messages)
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps({"messages": messages}) + "\n")
+    with pytest.raises(DataError, match="row 0: .*" + re.escape(says)):
         sft_data.jsonl_examples(str(path))
 
 
