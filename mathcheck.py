@@ -517,6 +517,11 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
         start, end, how = group[0][0], group[-1][1], "box"
         earlier = boxes[:len(boxes) - len(group)]
         answer = ", ".join(_strip_math_delims(c) for _, _, c in group)
+        if len(group) > 1 and all(_PART_LABEL_RE.match(text[a[1]:b[0]])
+                                  for a, b in zip(group, group[1:])):
+            # the boxes of labelled parts: their order is the labels' ("(a) 5, (b) 6")
+            answer = ", ".join(f"({_PART_NAMES[0][i]}) {_strip_math_delims(c)}"
+                               for i, (_, _, c) in enumerate(group[:8]))
     elif anchor is not None:
         start, answer, end, _ = anchor
         earlier, how = boxes, "anchor"
@@ -618,13 +623,17 @@ def _retracted(text: str, end: int, answer: str) -> bool:
     that denies its value ('\\boxed{5} ... Note: the answer is not 5.')."""
     if _CORRECTION_RE.search(text, end):
         return True
-    said = {m.group("x") for r in _DENIAL_RES for m in r.finditer(text, end)}
+    # the denied value with the unit word after it: "not 5 m" leaves "\\boxed{5 cm}" standing
+    said = {m.group("x") + re.match(r"(?:\s*\\text\s*\{)?\s*[a-zA-Z]*", text[m.end():]).group(0)
+            for r in _DENIAL_RES for m in r.finditer(text, end)}
     if not said:
         return False
-    key = normalize_answer(answer)
+    key, unit = normalize_answer(answer), _unit_key(answer)
     value = exact_number(key)
     for x in list(said)[:50]:                    # (each distinct value once, and not thousands)
         denied = normalize_answer(_strip_math_delims(x))
+        if unit and _unit_key(x) not in (None, unit):
+            continue
         if denied == key or (value is not None and exact_number(denied) == value):
             return True
     return False
@@ -1090,24 +1099,27 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     return _number_word(s) + ("%" if pct else "")
 
 
-# the label of a part of a question inside one answer: "(a) 5, (b) 6", "a) 5; b) 6", "Part (i): 5"
-_PART_IN_ANSWER_RE = re.compile(r"(?:^|(?<=[\s,;]))(?:[Pp]art\s*)?\(?([a-h]|i{1,3}|iv|vi{0,3})\)"
-                                r"\s*[.:]?\s*")
-_PART_NAMES = ("abcdefgh", ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii"))
+# the label of a part of a question inside one answer: "(a) 5, (b) 6", "a) 5; b) 6", "Part (i): 5",
+# "Part 1: 5", "(1) 5"
+_PART_IN_ANSWER_RE = re.compile(
+    r"(?:^|(?<=[\s,;]))(?:(?:[Pp]art\s*)?\(?([a-h]|i{1,3}|iv|vi{0,3})\)|\(([1-8])\)"
+    r"|[Pp]art\s*([a-h1-8]|i{1,3}|iv|vi{0,3})(?=\s*[.:]))\s*[.:]?\s*")
+_PART_NAMES = ("abcdefgh", ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii"), "12345678")
 
 
 def _labelled_parts(s: str) -> str:
-    """'(a) 5, (b) 6' -> '5, 6': the answers of the parts (a), (b), ... or (i), (ii), ... of a
-    question, labelled in order from the start of the answer, are its list."""
-    labels = list(_PART_IN_ANSWER_RE.finditer(s)) if ")" in s else []
+    """'(a) 5, (b) 6' -> '(5, 6)': the answers of the parts (a), (b), ..., (i), (ii), ... or 1, 2,
+    ... of a question, labelled in order from the start of the answer, are a tuple: the labels
+    fix the order ('(a) 6, (b) 5' is not the list 5, 6)."""
+    labels = list(_PART_IN_ANSWER_RE.finditer(s)) if ")" in s or "art" in s else []
     if len(labels) < 2 or labels[0].start() != 0:
         return s
-    names = [m.group(1) for m in labels]
+    names = [m.group(1) or m.group(2) or m.group(3) for m in labels]
     if not any(names == list(seq[:len(names)]) for seq in _PART_NAMES):
         return s
     values = [s[a.end():b.start() if b else len(s)].strip().rstrip(",;").strip()
               for a, b in zip(labels, labels[1:] + [None])]
-    return ", ".join(values) if all(values) else s
+    return "(" + ", ".join(values) + ")" if all(values) else s
 
 
 # counting notations with literal integers: {}^{10}C_3, _{10}C_{3}, ^5P_2, 10C3, 5P2 (C(10, 3)
@@ -1240,7 +1252,32 @@ def _word_value(words: list[str]) -> str | None:
     part = _PARTS.get(words[-1][:-1] if words[-1].endswith("s") else words[-1])
     if part is not None:
         k = 1 if words == ["half"] else count(words[:-1])
+        if k and k > 1 and not words[-1].endswith("s"):
+            return None                                # "twenty-fifth" is a position, not 20/5
         return None if not k else f"\\frac{{{k}}}{{{part}}}"
+    return None
+
+
+_ORDINALS = {"first": "one", "second": "two", "third": "three", "fifth": "five", "eighth": "eight",
+             "ninth": "nine", "twelfth": "twelve"}
+
+
+def _ordinal(s: str) -> int | None:
+    """'the third' -> 3, 'twenty-first' -> 21, 'second place' -> 2: an ordinal in words that
+    names a position, or None. A lone ordinal word ('third', 'second') names none: it may be a
+    fraction's part ('a third') or a unit ('a second'); 'the', a noun after it or a compound
+    ('twenty-first') make it a position."""
+    m = re.fullmatch(r"(?i)(the\s+)?([a-z]+(?:[-\s]+[a-z]+){0,11})", s.strip())
+    if not m:
+        return None
+    words = re.split(r"[-\s]+", m.group(2).lower())
+    for k, w in enumerate(words):
+        card = _ORDINALS.get(w) or (w[:-4] + "y" if w.endswith("ieth") else
+                                    w[:-2] if w.endswith("th") else None)
+        rest = words[k + 1:]
+        if card and (m.group(1) or rest or k) and (
+                not rest or _strip_unit_words("1 " + " ".join(rest)) == "1"):
+            return _cardinal(words[:k] + [card])
     return None
 
 
@@ -1256,8 +1293,8 @@ def _number_word(s: str) -> str:
     for k in range(len(words), 0, -1):
         rest = words[k:]
         if rest and (rest[0] in _SMALL_NUMBERS + _TENS or rest[0].rstrip("s") in _PARTS or
-                     _strip_unit_words("1 " + " ".join(rest)) != "1"):
-            continue                                   # "five five", "one of them"
+                     rest[0] in _ORDINALS or _strip_unit_words("1 " + " ".join(rest)) != "1"):
+            continue                                   # "five five", "one of them", "twenty-first"
         value = _word_value(words[:k])
         if value is not None:
             return ("-" if m.group(1) and value != "0" else "") + value
@@ -1970,6 +2007,8 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
         return bool(value) and (_scalar_equal(value, other, budget) if gc
                                 else _scalar_equal(other, value, budget))
     gt, pt = _is_text(g), _is_text(p)
+    if gt != pt and exact_number(p if gt else g) is not None and _ordinal(g if gt else p):
+        return _ordinal(g if gt else p) == exact_number(p if gt else g)   # "the third" for 3
     if gt or pt:
         return gt and pt and _text_key(g) == _text_key(p)
     roman = r"(?=[IVX]{2})X{0,3}(?:IX|IV|V?I{0,3})"     # II, IV, XII: not the product of letters
@@ -2029,10 +2068,24 @@ def _word_answer(g: str, p: str) -> bool:
             and bool(re.match(r"[a-z]+\s*[,.;:]", p.lower())) and not set(pw[1:]) & blocked)
 
 
+_LETTER = r"(?:\([A-E]\)|[A-E])"
+
+
+def _choice_letters(s: str) -> frozenset | None:
+    """'A,C', 'AC', '(A)(C)' -> {'A', 'C'}: the letters of a question with several right choices
+    (each once), in any order and spelling; None for anything else (one letter is `_choice`'s)."""
+    if not re.fullmatch(_LETTER + r"(?:,?" + _LETTER + "){1,4}", s):
+        return None
+    letters = re.findall("[A-E]", s)
+    return frozenset(letters) if len(set(letters)) == len(letters) else None
+
+
 def _equal(g: str, p: str, budget: _Budget) -> bool:
     """Structural comparison of two normalised answers."""
     if g == p:
         return True
+    if _choice_letters(g) and _choice_letters(p):          # "A, C" for the choices "AC"
+        return _choice_letters(g) == _choice_letters(p)
     if _is_empty(g) or _is_empty(p):
         return _is_empty(g) and _is_empty(p)
     if re.fullmatch(r"[A-Za-z][A-Za-z '-]*", g) and _word_answer(g, p):
@@ -2378,7 +2431,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       hedges ("or", "maybe", "might" ...): the last box counts. An admission of error after the
       final answer withdraws that answer (a re-check, "let me redo it", does not), and so does
       a later sentence that denies its value ("the answer is not 5", "5 is incorrect"; not
-      "the answer is not 6"). "Actually" or "Wait" alone are no self-correction.
+      "the answer is not 6", and not "not 5 m" after \\boxed{5 cm}). "Actually" or "Wait"
+      alone are no self-correction.
 
     How answers compare (both sides go through `normalize_answer`; gold formats: GSM8K
     `#### 1,234`, MATH LaTeX, a solution with a box or an anchored final statement ("Final
@@ -2428,9 +2482,12 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * a vector (a pmatrix / bmatrix of one row or one column, \\langle 1, 2 \\rangle) is the tuple
       of its entries: pmatrix 1 \\\\ 2 = (1, 2);
     * lists and sets are unordered, tuples ordered; a collection of tuples is a set
-      ({(1,2),(3,4)} = (3,4),(1,2), duplicates ignored); the answers of labelled parts in one
-      box ("(a) 5, (b) 6") and a system in a left brace (\\left\\{\\begin{array} x=1 \\\\ y=2
-      \\end{array}\\right.) are lists; a transpose (x^T, A^\\top) is never dropped;
+      ({(1,2),(3,4)} = (3,4),(1,2), duplicates ignored); the answers of labelled parts
+      ("(a) 5, (b) 6", "Part 1: 5, Part 2: 6", in one box or in one box each) are ordered by
+      their labels ("(a) 6, (b) 5" is not the list 5, 6, and a labelled gold is read in order);
+      several choice letters are one set of choices ("A, C" = "AC" = "(A)(C)" != "A"); a
+      system in a left brace (\\left\\{\\begin{array} x=1 \\\\ y=2
+      \\end{array}\\right.) is a list; a transpose (x^T, A^\\top) is never dropped;
     * a number in words may name what it counts and may be a dozen or a fraction: "twelve
       apples" = 12, "half a dozen" = 6, "three quarters" = 3/4, "two and a half" = 5/2;
     * a numeral with a base subscript (204_5) equals only the same numeral in the same base:
@@ -2439,7 +2496,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * "3, 500" is two numbers; "3,500", "3,\\!500", Swiss "3'500" are 3500, and so is
       "1.234.567" with two dots or more 1234567 ("1.234" is a decimal);
     * Roman numerals of I, V and X are compared as numerals (IV != VI, and IV != 4: a label in
-      "I, II and IV" is no number); ordinal words are not numbers ("third" != 3).
+      "I, II and IV" is no number); a lone ordinal word is no number ("third" != 3: it may be
+      a fraction's part, and "second" a unit), but one that names a position is ("the third",
+      "twenty-first", "second place" = 3, 21, 2).
 
     Deliberate policies where this differs from math-verify's own regression tests (see
     bench/mathverify_suite.py):

@@ -89,6 +89,14 @@ PARTS = [
     ("(a) \\boxed{5} (b) \\boxed{7}", "5, 6", False),
     ("\\boxed{5} or (b) \\boxed{6}", "5, 6", False),
     ("\\boxed{5}. (Hmm) \\boxed{6}", "5, 6", False),
+    # the labels fix the order: a list gold is read in the labels' order
+    ("(a) \\boxed{6} (b) \\boxed{5}", "5, 6", False),
+    ("**Part 1:** \\boxed{6}\n\n**Part 2:** \\boxed{5}", "5, 6", False),
+    ("(i) \\boxed{6} (ii) \\boxed{5}", "(5, 6)", False),
+    ("(a) \\boxed{5} (b) \\boxed{6}", "(5, 6)", True),
+    ("(a) \\boxed{5} (b) \\boxed{6}", "(a) 5 (b) 6", True),
+    ("(a) \\boxed{6} (b) \\boxed{5}", "(a) 5 (b) 6", False),
+    ("\\boxed{6}, \\boxed{5}", "5, 6", True),               # no labels: a list, unordered
 ]
 
 
@@ -108,6 +116,16 @@ def test_labelled_parts_inside_one_box_are_its_list():
         ("\\boxed{(a) 5, (c) 6}", "5, 6", False),          # not the labels in order
         ("\\boxed{(a) 5, (b)}", "5, 6", False),
         ("\\boxed{(a) 5, (b) 6}", "5", False),
+        ("\\boxed{(a) 6, (b) 5}", "5, 6", False),          # the labels fix the order
+        ("\\boxed{(i) 6, (ii) 5}", "5, 6", False),
+        ("\\boxed{\\text{Part 1: } 6, \\text{ Part 2: } 5}", "5, 6", False),
+        ("\\boxed{\\text{Part 1: } 5, \\text{ Part 2: } 6}", "5, 6", True),
+        ("\\boxed{(1) 5, (2) 6}", "5, 6", True),
+        ("\\boxed{(1) 6, (2) 5}", "5, 6", False),
+        ("\\boxed{(a) 6, (b) 5}", "(a) 6, (b) 5", True),
+        ("\\boxed{5, 6}", "(a) 5, (b) 6", True),              # a labelled gold is read in order
+        ("\\boxed{6, 5}", "(a) 5, (b) 6", False),
+        ("\\boxed{(a) 5, (b) 6}", "(a) 6, (b) 5", False),
     ])
 
 
@@ -200,6 +218,13 @@ DENIALS = [
     ("Final Answer: Jane did not get 5 apples", "5", False),
     ("Final Answer: it isn't 5", "5", False),
     ("Final Answer: Jane has 5 apples.", "5", True),
+    # a denial of the same number in another unit rules out that unit, not the answer
+    ("\\boxed{5 cm}. The answer is not 5 m.", "5 cm", True),
+    ("\\boxed{5\\text{ cm}}\n\nNote: the answer is not $5$ meters.", "5", True),
+    ("\\boxed{5 cm}. The answer is not $5\\text{ m}$.", "5", True),
+    ("\\boxed{5 cm}. The answer is not 5 centimeters.", "5", False),
+    ("\\boxed{5 cm}. The answer is not 5.", "5", False),
+    ("\\boxed{5}. The answer is not 5 m.", "5", False),
 ]
 
 
@@ -538,6 +563,23 @@ CHOICE_SPELLING_NEAR_MISSES = [
     ("\\boxed{B.5}", "B"),                         # B times 0.5, no choice
     ("\\boxed{A: 5, B: 6}", "A"),                  # two named values
 ]
+# a question with several right choices: the letters in any order and spelling
+MULTI_SELECT = [
+    ("\\boxed{A, C}", "AC", True),
+    ("\\boxed{AC}", "A, C", True),
+    ("\\boxed{A and C}", "AC", True),
+    ("\\boxed{(A)(C)}", "A, C", True),
+    ("\\boxed{\\text{(A), (C)}}", "AC", True),
+    ("The answer is (A) and (C).", "AC", True),
+    ("\\boxed{\\textbf{(C)}, \\textbf{(A)}}", "AC", True),
+    ("\\boxed{D, A, C}", "ACD", True),
+    ("\\boxed{A}", "AC", False),
+    ("\\boxed{A}", "A, C", False),
+    ("\\boxed{ABC}", "A, C", False),
+    ("\\boxed{A, B, C}", "AC", False),
+    ("\\boxed{A, D}", "A, C, D", False),
+    ("\\boxed{(A) 5, (C) 6}", "AC", False),
+]
 
 
 def test_a_value_with_its_choice_letter_after_it():
@@ -551,6 +593,10 @@ def test_a_value_with_its_choice_letter_near_misses():
 def test_other_spellings_of_a_choice_letter_with_its_value():
     check([(c, g, True) for c, g in CHOICE_SPELLINGS])
     check([(c, g, False) for c, g in CHOICE_SPELLING_NEAR_MISSES])
+
+
+def test_several_choice_letters_in_any_order_and_spelling():
+    check(MULTI_SELECT)
 
 
 # a markdown table row "| Answer | 5 |": the anchor word in the first cell, the value in the other
@@ -936,6 +982,21 @@ def test_roman_numerals_and_an_ordinal_after_the():
         ("\\boxed{\\text{the 5th term}}", "5", True),
         ("\\boxed{\\text{the 3rd}}", "4", False),
         ("\\boxed{\\text{third}}", "3", False),             # an ordinal word: not its number
+        # ... unless it names a position: after "the", before a noun, or a compound
+        ("The answer is the third.", "3", True),
+        ("\\boxed{\\text{the third}}", "3", True),
+        ("\\boxed{\\text{twenty-first}}", "21", True),
+        ("\\boxed{\\text{the twenty-first term}}", "21", True),
+        ("\\boxed{\\text{second place}}", "2", True),
+        ("\\boxed{\\text{the one hundred first}}", "101", True),
+        ("\\boxed{\\text{the third}}", "the third", True),
+        ("\\boxed{\\text{the third}}", "4", False),
+        ("\\boxed{\\text{twenty-first}}", "20", False),   # not "twenty" and a unit "first"
+        ("\\boxed{\\text{twenty-fifth}}", "4", False),    # not 20/5
+        ("\\boxed{\\text{twenty-fifth}}", "25", True),
+        ("\\boxed{\\text{twenty fifths}}", "4", True),    # a fraction
+        ("\\boxed{\\text{third of them}}", "3", False),
+        ("\\boxed{\\text{the twentieth}}", "20", True),
     ])
 
 
