@@ -8,6 +8,7 @@ plumbing every reward and evaluation shares; `rewards` re-exports `verify_math`,
 from __future__ import annotations
 
 import atexit
+import html
 import json
 import math
 import os
@@ -251,13 +252,21 @@ _HTML_BLOCK_RE = re.compile(r"</?(?:p|div|center|li|ul|ol|h[1-6]|blockquote|pre)
                             r"(?:\s[^<>\n]{0,200})?>|<(?:br|hr)\s*/?>", re.IGNORECASE)
 
 
+# an HTML character reference with its semicolon: &minus; &frac12; &le; &#8722; &#x2212; (not
+# a LaTeX alignment "&=" or "& b")
+_HTML_ENTITY_RE = re.compile(r"&(?:[a-zA-Z]{2,8}\d{0,2}|#\d{1,7}|#[xX][0-9a-fA-F]{1,6});")
+
+
 def _html_to_text(text: str) -> str:
-    """'<b>Answer:</b> 5<sup>2</sup>' -> 'Answer: 5^{2}' (text without '<' is returned as is)."""
-    if "<" not in text:
-        return text
-    text = re.sub(r"(?i)<(su[pb])>([^<>\n]{0,100})</\1>", lambda m: (
-        "^{" if m.group(1).lower() == "sup" else "_{") + m.group(2) + "}", text)
-    return _HTML_BLOCK_RE.sub("\n", _HTML_INLINE_RE.sub("", text))
+    """'<b>Answer:</b> 5<sup>2</sup>' -> 'Answer: 5^{2}', 'Answer: &minus;5' -> 'Answer: −5'
+    (text without '<' or '&' is returned as is)."""
+    if "<" in text:
+        text = re.sub(r"(?i)<(su[pb])>([^<>\n]{0,100})</\1>", lambda m: (
+            "^{" if m.group(1).lower() == "sup" else "_{") + m.group(2) + "}", text)
+        text = _HTML_BLOCK_RE.sub("\n", _HTML_INLINE_RE.sub("", text))
+    if "&" in text:
+        text = _HTML_ENTITY_RE.sub(lambda m: html.unescape(m.group(0)), text)
+    return text
 
 
 # the label of the next part of a question between two boxes: "(a) \\boxed{5} (b) \\boxed{6}",
@@ -552,6 +561,8 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
         stated = _read_anchor(text, m)[1] if m.end() > fixed else None
         if stated and re.search(r"[\d$\\]", stated):
             others.append(stated)
+    if answer is not None and how != "box" and _BOX_RE.search(answer):
+        answer = None                  # "The answer is \\boxed{5": cut off before the box closed
     if answer is None and lenient:
         (answer, end), how = _lenient_answer(text), "lenient"
     if answer is None:
@@ -745,6 +756,7 @@ _UNICODE = {
     "¼": "\\frac{1}{4}", "¾": "\\frac{3}{4}", "θ": "\\theta ",
     "α": "\\alpha ", "β": "\\beta ", "∈": "\\in ", "ℝ": "\\mathbb{R}", "±": "\\pm ", "∓": "\\mp ",
     "⟨": "(", "⟩": ")", "∅": "\\emptyset ", "\u00a0": " ", "\u2009": " ", "\u202f": " ",
+    "\u066b": ".", "\u066c": ",",           # the Arabic decimal and thousands separators
 }
 _TEXT_CMDS = (r"(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|textnormal|operatorname|"
               r"textsuperscript|boldsymbol|pmb|bm|underline|rm|bf)")
@@ -777,17 +789,19 @@ def normalize_answer(s: str) -> str:
     `%`), thousands separators (`1,000`, `1\\,000`, `1{,}000`, `1,\\!000`, `1 000`; not "3, 500",
     which is two numbers), digits apart by a space (`2 1/2` a mixed number, `3 4` two numbers, never
     34), scientific notation (`3e8` -> `3\\times10^{8}`, `1.2 x 10^3`), repeating decimals
-    (`0.\\overline{3}`, `0.(3)` -> `\\frac{1}{3}`), a number before a parenthesised number as a
-    product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`, `π`, `−` and the other minus signs and hyphens,
-    `½`, any vulgar fraction, fullwidth digits, superscript runs `x¹⁰`; emoji and other symbols are
-    dropped), grouping braces `{{5}}` and parentheses `((5))`, base subscripts (`(204)_5` ->
-    `204_{5}`), empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx
-    `\\num{}`/`\\SI{}{}`, the rows of an `aligned` environment (a list), `;` as a list separator, a
-    whole answer that is a number in words (`five`, `Twenty-one`, `one hundred and five`), leading
-    `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting notations and gcd / lcm of integers
-    (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix; a vector, one row or
-    one column, -> the tuple of its entries), a scale word after digits (`1.5 million` ->
-    `1500000`), and spaces.
+    (`0.\\overline{3}`, `0.(3)` -> `\\frac{1}{3}`; also a block said again before an ellipsis, three
+    digits or more in all: `0.333...`, `0.1666\\ldots`; not `0.33...` or `3.14159...`), code and
+    calculator spellings (`2**10`, `2^-1`, `pi/2`, `ln(e^2)`), a number before a parenthesised
+    number as a product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`, `π`, `−` and the other minus signs
+    and hyphens, `½`, any vulgar fraction, fullwidth and circled digits, the Arabic decimal
+    separator `٫`, superscript runs `x¹⁰`; emoji and other symbols are dropped), grouping braces
+    `{{5}}` and parentheses `((5))`, base subscripts (`(204)_5` -> `204_{5}`; `26_{10}` -> `26`),
+    empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`,
+    the rows of an `aligned` environment (a list), `;` as a list separator, a whole answer that is a
+    number in words (`five`, `Twenty-one`, `one hundred and five`), leading `x =` (also `x :=`), `x
+    \\in`, `(p, q) =`, counting notations and gcd / lcm of integers (`{}^{10}C_3` -> `(120)`),
+    matrix environments (all -> pmatrix; a vector, one row or one column, -> the tuple of its
+    entries), a scale word after digits (`1.5 million` -> `1500000`), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
     '\\\\frac{1}{3}'
@@ -864,9 +878,9 @@ def _unicode_forms(s: str) -> str:
         if "\uff01" <= c <= "\uff5e":                       # fullwidth ASCII
             c = chr(ord(c) - 0xFEE0)
         elif unicodedata.category(c) == "No":
-            m = re.fullmatch(r"(\d+)\u2044(\d+)", unicodedata.normalize("NFKC", c))
-            if m:
-                c = f"\\frac{{{m.group(1)}}}{{{m.group(2)}}}"
+            m = re.fullmatch(r"(\d+)\u2044(\d+)|(\d+)", unicodedata.normalize("NFKC", c))
+            if m:                                           # also circled digits: ⑤ -> 5
+                c = m.group(3) or f"\\frac{{{m.group(1)}}}{{{m.group(2)}}}"
         out.append(c)
     return "".join(out).replace("\u2044", "/").replace("\u2215", "/")
 
@@ -976,6 +990,11 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
     s = _labelled_parts(s)
+    # calculator and code spellings: 2**10, 2^-1, pi/2, ln(e^2), log(8)/log(2)
+    s = re.sub(r"(?<=[\w)}])\s*\*\*\s*(?=[\w({\\-])", "^", s)
+    s = re.sub(r"\^\s*(-\s*\d+(?:\.\d+)?)", r"^{\1}", s)
+    s = re.sub(r"(?<![a-zA-Z\\])(?:(pi)(?![a-zA-Z])|(ln|log|exp|sin|cos|tan)(?=\s*\())", r"\\\1\2",
+               s)
     s = re.sub(r"(?i)^the\s+(?=\d)", "", s)                          # "the 3rd", "the 5th term"
     # a scale word after a number is a factor, not a unit: 2 million = 2000000, 1.5 thousand = 1500
     if any(w in s.lower() for w in _SCALE_WORDS):
@@ -1036,6 +1055,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                r"\1_{\2}", s)
     # numbers in another base: 204_5, 204_{5}, (204)_5, 204_{(5)} -> 204_{5}
     s = re.sub(r"(?<![\w\\])\(?(\d[0-9A-Z]*)\)?_\s*\{?\s*\(?(\d{1,2})\)?\s*\}?", r"\1_{\2}", s)
+    s = re.sub(r"(?<![\w\\])(\d+)_\{10\}", r"\1", s)          # base ten is the number itself
     # ";" between the entries of a tuple or of a list: (0;-2;6), -12;-11;-10
     s = re.sub(r"\(([^(),]*;[^(),]*)\)", lambda m: "(" + m.group(1).replace(";", ",") + ")", s)
     s = re.sub(r"\)\s*;\s*\(", "),(", s)
@@ -1061,6 +1081,12 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # repeating decimals 0.\overline{3}, 1.2\overline{34}, 0.\bar{6}, 0.\dot{3}, 0.(3), 0.1(6)
     s = re.sub(r"(-?)(?<!\d)(\d*)\.(\d*)\\(?:overline|bar|dot)\{?(\d+)\}?", _repeating_decimal, s)
     s = re.sub(r"(-?)(?<![\d.])(\d*)\.(\d*)\((\d+)\)(?![\w(])", _repeating_decimal, s)
+    # a block of digits said again before an ellipsis, three digits or more in all: 0.333...,
+    # 0.1666\ldots, 0.142857142857… ("3.14159..." and "0.33..." stay digits that go on)
+    s = re.sub(r"(-?)(?<![\d.])(\d{0,20})\.(\d{0,20}?)(\d{1,6})(?P<again>\4{1,10})"
+               r"(?=\.\.\.|…|\\[lc]?dots(?![a-zA-Z]))(?:\.\.\.|…|\\[lc]?dots)",
+               lambda m: _repeating_decimal(m) if len(m.group(4) + m.group("again")) >= 3
+               else m.group(0), s)
     # a number right before a parenthesised number is a product: "2(3)" is 6 (math-verify's
     # parser reads it as the mixed number 2 + 3)
     s = re.sub(r"(?<![\w\\.^_])(\d+(?:\.\d+)?)\s*(?=\(\s*-?\d+(?:\.\d+)?\s*\))", r"\1\\cdot", s)
@@ -2134,8 +2160,8 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
         return _scalar_equal(g, p, budget)
     unordered = {gk, pk} <= {"set", "bare"} or tuples
     if not tuples:
-        if len(gk) == 2 and len(pk) == 2 and gk != pk:      # interval/tuple brackets must agree
-            return False
+        if len(gk) == 2 and len(pk) == 2 and gk != pk and len(ge) == 2:
+            return False                         # interval brackets must agree: (1, 2) != [1, 2]
         if {gk, pk} == {"set", "()"} or {gk, pk} == {"set", "[]"}:
             return False
     if not unordered:
@@ -2380,8 +2406,8 @@ _UNSURE_RE = re.compile(r"\\approx|≈|\?|^\s*\$?\s*~(?=\s*[-+]?\.?\d)|"
 
 def _expand_pm(s: str) -> str:
     """'1\\pm\\sqrt{2}' -> '1+\\sqrt{2}, 1-\\sqrt{2}' (a gold answer that is two values)."""
-    s = s.replace("±", "\\pm ")
-    pm = r"\\pm(?![a-zA-Z])"                    # not \pmod, \pmb
+    s = s.replace("±", "\\pm ").replace("∓", "\\mp ")
+    pm = r"\\(?:pm|mp)(?![a-zA-Z])"              # not \pmod, \pmb
     if len(re.findall(pm, s)) == 1 and "," not in s:
         return re.sub(pm, "+", s) + ", " + re.sub(pm, "-", s)
     return s
@@ -2399,7 +2425,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * only the text after the last `</think>` counts, up to a chat-template end or new-turn
       token (`<|im_end|>`, `<|im_start|>`, `<|endoftext|>`, Gemma's `<end_of_turn>`, Mistral's
       `[INST]` ...); an unclosed `<think>` -> False;
-      HTML formatting tags in it are read as markdown would be (`<b>Answer:</b> 5`);
+      HTML formatting tags in it are read as markdown would be (`<b>Answer:</b> 5`), and
+      character references as their characters (`&minus;5`, `&frac12;`, `&#8722;5`); a final
+      statement cut off inside its box ("The answer is \\boxed{5") gives no answer;
     * the last `\\boxed{}`/`\\fbox{}` counts (adjacent boxes, boxes joined by a short phrase
       with "and", and boxes of labelled parts "(a) ... (b) ..." form one list); without a box
       only an anchored final statement (the last one that gives a value, not "This answer is
@@ -2417,7 +2445,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       after the last box is the final answer; "5!" is a factorial, also at the end of a
       sentence; the anchor word may be in another language ("La respuesta es X", "Die Antwort
       ist X", "答案是 X", "Ответ: X");
-    * hedges -> False: "42 or 43", `\\pm` for a single value, `\\approx`, "~5" (a tilde
+    * hedges -> False: "42 or 43", `\\pm` / `\\mp` for a single value (for two values they are
+      the list: 2 \\mp \\sqrt{3} = 2 \\pm \\sqrt{3}), `\\approx`, "~5" (a tilde
       before the opening number; "1~000" is a space), extra candidates, several boxes with
       different values offered as alternatives, an "<answer>" tag or "####" line with another
       value than the final answer, a question mark right after the final box, a
@@ -2481,7 +2510,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       y = 2x + 1 = "2x - y + 1 = 0" = "4x - 2y = -2";
     * a vector (a pmatrix / bmatrix of one row or one column, \\langle 1, 2 \\rangle) is the tuple
       of its entries: pmatrix 1 \\\\ 2 = (1, 2);
-    * lists and sets are unordered, tuples ordered; a collection of tuples is a set
+    * lists and sets are unordered, tuples ordered (in parentheses or, from three entries on,
+      brackets: [1, 2, 3] = (1, 2, 3); [1, 2] is an interval); a collection of tuples is a set
       ({(1,2),(3,4)} = (3,4),(1,2), duplicates ignored); the answers of labelled parts
       ("(a) 5, (b) 6", "Part 1: 5, Part 2: 6", in one box or in one box each) are ordered by
       their labels ("(a) 6, (b) 5" is not the list 5, 6, and a labelled gold is read in order);

@@ -1651,6 +1651,96 @@ def test_more_number_spellings():
     check(NUMBER_SPELLINGS)
 
 
+HTML_ENTITIES = [  # answers copied out of a web page: character references with their ";"
+    ("\\boxed{&minus;5}", "-5", True),
+    ("Answer: &minus;5", "-5", True),
+    ("Answer: &#8722;5", "-5", True),
+    ("Answer: &#x2212;5", "-5", True),
+    ("\\boxed{&frac12;}", "\\frac12", True),
+    ("Answer: 1&frasl;2", "0.5", True),
+    ("Answer: 5&nbsp;cm", "5", True),
+    ("Answer: x &le; 3", "(-\\infty, 3]", True),
+    ("Answer: x &lt; 3", "(-\\infty, 3)", True),
+    ("Answer: 2&pi;", "2\\pi", True),
+    ("Answer: 3 &times; 10<sup>3</sup>", "3000", True),
+    ("Answer: &radic;2", "\\sqrt2", True),
+    ("Answer: &minus;5", "5", False),
+    ("Answer: x &gt; 3", "(-\\infty, 3)", False),
+    ("\\boxed{\\begin{aligned} x &= 5 \\end{aligned}}", "5", True),   # "&=" aligns
+]
+
+
+def test_html_character_references():
+    check(HTML_ENTITIES)
+
+
+CALCULATOR_SPELLINGS = [  # answers written as in code or on a calculator
+    ("\\boxed{2**10}", "1024", True),
+    ("\\boxed{x**2 + 1}", "x^2+1", True),
+    ("\\boxed{2^-1}", "0.5", True),
+    ("\\boxed{pi/2}", "\\frac{\\pi}{2}", True),
+    ("\\boxed{2*pi}", "2\\pi", True),
+    ("\\boxed{ln(e^2)}", "2", True),
+    ("\\boxed{log(8)/log(2)}", "3", True),
+    ("\\boxed{e^(i*pi)}", "-1", True),
+    ("\\boxed{2**11}", "1024", False),
+    ("\\boxed{2^-2}", "0.5", False),
+    ("\\boxed{pi/3}", "\\frac{\\pi}{2}", False),
+    ("\\boxed{**5**}", "5", False),                # bold marks are no power
+    ("\\boxed{\\text{spine}}", "spine", True),      # "pi" inside a word is no pi
+]
+
+
+def test_calculator_and_code_spellings():
+    check(CALCULATOR_SPELLINGS)
+
+
+REPEATING_WITH_ELLIPSIS = [  # a block said again before "...": a repeating decimal
+    ("\\boxed{0.333...}", "\\frac13", True),
+    ("\\boxed{0.3333…}", "\\frac13", True),
+    ("\\boxed{-0.333\\ldots}", "-\\frac13", True),
+    ("\\boxed{0.1666\\ldots}", "\\frac16", True),
+    ("\\boxed{0.1212\\dots}", "\\frac{4}{33}", True),
+    ("\\boxed{0.142857142857\\ldots}", "\\frac17", True),
+    ("\\boxed{0.333...}", "0.\\overline{3}", True),
+    ("\\boxed{0.999...}", "1", True),
+    ("\\boxed{0.33...}", "\\frac13", False),          # two digits: too short to say it repeats
+    ("\\boxed{3.14159...}", "\\pi", False),
+    ("\\boxed{0.125...}", "\\frac18", False),
+    ("\\boxed{0.333...}", "0.333", False),
+    ("\\boxed{0.1666\\ldots}", "0.1666", False),
+]
+
+
+def test_a_repeating_decimal_written_with_an_ellipsis():
+    check(REPEATING_WITH_ELLIPSIS)
+
+
+OTHER_DIGITS_AND_NOTATIONS = [
+    ("\\boxed{٣٫٥}", "3.5", True),                     # the Arabic decimal separator
+    ("\\boxed{١٬٢٣٤}", "1234", True),
+    ("\\boxed{٣٫٥}", "35", False),
+    ("\\boxed{⑤}", "5", True),                          # a circled digit
+    ("\\boxed{⑥}", "5", False),
+    ("\\boxed{26_{10}}", "26", True),                   # base ten is the number itself
+    ("\\boxed{26_{10}}", "27", False),
+    ("\\boxed{26_{8}}", "26", False),
+    ("\\boxed{2 \\mp \\sqrt{3}}", "2+\\sqrt3, 2-\\sqrt3", True),
+    ("\\boxed{2 ∓ \\sqrt{3}}", "2+\\sqrt3, 2-\\sqrt3", True),
+    ("\\boxed{2 \\mp \\sqrt{3}}", "2+\\sqrt3", False),
+    ("\\boxed{[1, 2, 3]}", "(1, 2, 3)", True),          # a vector in brackets: no interval
+    ("\\boxed{[1, 3, 2]}", "(1, 2, 3)", False),
+    ("\\boxed{[1, 2]}", "(1, 2)", False),               # an interval: its brackets count
+    # a response cut off inside the box of its final statement has no answer
+    ("So the answer is \\boxed{5", "5", False),
+    ("The final answer is $\\boxed{\\frac{1}{2}", "\\frac12", False),
+]
+
+
+def test_other_digits_base_ten_minus_plus_vectors_and_cut_off_boxes():
+    check(OTHER_DIGITS_AND_NOTATIONS)
+
+
 def test_deeply_nested_parentheses_are_fast():
     # 20 grouping parentheses took math-verify's parser past the 2 s worker limit (False)
     t = time.monotonic()
