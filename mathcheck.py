@@ -144,9 +144,11 @@ _MATH_ENV = (r"(?:\$\$.{1,2000}?\$\$|\$(?:\\\$|[^$\n]){1,1000}\$|\\\([^\n]{1,100
 _EMPH = r"[*_]{0,3}"
 # The word in other languages too: "La respuesta (final) es 5", "La réponse est 5", "Die
 # (endgültige) Antwort ist / lautet 5", "La risposta è 5", "A resposta é 5", "Ответ: 5", "答案是 5",
-# "最终答案：5", "答え：5", "정답: 5" (each with its "is" in `_FOREIGN_IS`)
+# "最终答案：5", "答え：5", "정답: 5" (each with its "is" in `_FOREIGN_IS`); Indonesian, Vietnamese,
+# Hindi, Arabic and Greek with a colon: "Jawaban: 5", "Đáp án: 5", "उत्तर: 5", "الإجابة: 5"
 _FOREIGN_ANSWER = (r"(?:(?:endgültige|finale?|最终|最終)\s*)?(?:respuesta|r[ée]ponse|antwort|"
-                   r"risposta|resposta|antwoord|odpowied[źz]|cevap|ответ|答案|答え|解答|정답)"
+                   r"risposta|resposta|antwoord|odpowied[źz]|cevap|ответ|答案|答え|解答|정답|"
+                   r"jawaban|câu\s+trả\s+lời|đáp\s+án|उत्तर|الإجابة|الجواب|απάντηση)"
                    r"(?:\s+(?:finale?|correct[ae]))?")
 _FOREIGN_IS = r"(?:(?:es|est|ist|lautet|è|é)\b\s*:?|[是为為]|：)"
 _ANCHOR_WORD = (r"(?<![A-Za-z0-9])(?<![A-Za-z0-9]_)(?:(?P<fin>final\s+(?:answer|result))|answer|"
@@ -782,26 +784,27 @@ def normalize_answer(s: str) -> str:
 
     Handles: math delimiters, `\\left`/`\\right` (also `\\left.`, `\\bigl(`), spacing commands and
     formatting without value (`\\hspace`, `\\phantom`, `\\color`, size and font switches),
-    `\\dfrac`/`\\tfrac`/`\\sfrac` and the brace-less `\\frac\\pi2`, `\\sqrt3`, `\\text{}`-style
-    wrappers, trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`; not qualifiers such as `5
-    minimum`), currencies (`\\$`, `€`, `£`, `USD 5`), ordinals (`5^{th}`), degrees (`^\\circ`, `°`,
-    `^\\circ C`, `45^o`), percent (`\\%`, `28 percent`, `28 pct`, `per cent`: kept as a trailing
-    `%`), thousands separators (`1,000`, `1\\,000`, `1{,}000`, `1,\\!000`, `1 000`; not "3, 500",
-    which is two numbers), digits apart by a space (`2 1/2` a mixed number, `3 4` two numbers, never
-    34), scientific notation (`3e8` -> `3\\times10^{8}`, `1.2 x 10^3`), repeating decimals
-    (`0.\\overline{3}`, `0.(3)` -> `\\frac{1}{3}`; also a block said again before an ellipsis, three
-    digits or more in all: `0.333...`, `0.1666\\ldots`; not `0.33...` or `3.14159...`), code and
-    calculator spellings (`2**10`, `2^-1`, `pi/2`, `ln(e^2)`), a number before a parenthesised
-    number as a product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`, `π`, `−` and the other minus signs
-    and hyphens, `½`, any vulgar fraction, fullwidth and circled digits, the Arabic decimal
-    separator `٫`, superscript runs `x¹⁰`; emoji and other symbols are dropped), grouping braces
-    `{{5}}` and parentheses `((5))`, base subscripts (`(204)_5` -> `204_{5}`; `26_{10}` -> `26`),
-    empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`,
-    the rows of an `aligned` environment (a list), `;` as a list separator, a whole answer that is a
-    number in words (`five`, `Twenty-one`, `one hundred and five`), leading `x =` (also `x :=`), `x
-    \\in`, `(p, q) =`, counting notations and gcd / lcm of integers (`{}^{10}C_3` -> `(120)`),
-    matrix environments (all -> pmatrix; a vector, one row or one column, -> the tuple of its
-    entries), a scale word after digits (`1.5 million` -> `1500000`), and spaces.
+    `\\dfrac`/`\\tfrac`/`\\sfrac`/`\\nicefrac` and the brace-less `\\frac\\pi2`, `\\sqrt3`,
+    `\\text{}`-style wrappers, trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`; not
+    qualifiers such as `5 minimum`), currencies (`\\$`, `€`, `£`, `USD 5`), ordinals (`5^{th}`),
+    degrees (`^\\circ`, `°`, `^\\circ C`, `45^o`), percent (`\\%`, `28 percent`, `28 pct`, `per
+    cent`: kept as a trailing `%`), thousands separators (`1,000`, `1\\,000`, `1{,}000`, `1,\\!000`,
+    `1 000`; not "3, 500", which is two numbers), digits apart by a space (`2 1/2` a mixed number,
+    `3 4` two numbers, never 34), scientific notation (`3e8` -> `3\\times10^{8}`, `1.2 x 10^3`),
+    repeating decimals (`0.\\overline{3}`, `0.(3)` -> `\\frac{1}{3}`; also a block said again before
+    an ellipsis, three digits or more in all: `0.333...`, `0.1666\\ldots`; not `0.33...` or
+    `3.14159...`), code and calculator spellings (`2**10`, `2^-1`, `pi/2`, `ln(e^2)`), a number
+    before a parenthesised number as a product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`, `π`, `−` and
+    the other minus signs and hyphens, `½`, any vulgar fraction, fullwidth and circled digits, the
+    Arabic decimal separator `٫`, superscript runs `x¹⁰`; emoji and other symbols are dropped),
+    grouping braces `{{5}}` and parentheses `((5))`, base subscripts (`(204)_5` -> `204_{5}`;
+    `26_{10}` -> `26`), empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx
+    `\\num{}`/`\\SI{}{}`, the rows of an `aligned` environment (a list), `;` as a list separator, a
+    whole answer that is a number in words (`five`, `Twenty-one`, `one hundred and five`; `minus 5`
+    is -5), leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting notations and gcd / lcm of
+    integers (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix; a vector, one row or
+    one column, -> the tuple of its entries), a scale word after digits (`1.5 million` ->
+    `1500000`), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
     '\\\\frac{1}{3}'
@@ -937,7 +940,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\lg(?![a-zA-Z])", r"\\log_{10}", s)                     # \lg 100 = 2
     s = re.sub(r"\\gt(?![a-zA-Z])", ">", s)
     s = re.sub(r"\\mid(?![a-zA-Z])", "|", s)
-    s = re.sub(r"\\(?:dfrac|tfrac|cfrac|sfrac)(?![a-zA-Z])", r"\\frac", s)
+    s = re.sub(r"\\(?:dfrac|tfrac|cfrac|sfrac|nicefrac)(?![a-zA-Z])", r"\\frac", s)
     # siunitx: \num{1000} -> 1000, \SI{5}{cm} / \qty{5}{cm} -> 5 cm (the unit is dropped below)
     s = re.sub(r"\\num\s*\{([^{}]*)\}", r"\1", s)
     s = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}",
@@ -996,6 +999,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?<![a-zA-Z\\])(?:(pi)(?![a-zA-Z])|(ln|log|exp|sin|cos|tan)(?=\s*\())", r"\\\1\2",
                s)
     s = re.sub(r"(?i)^the\s+(?=\d)", "", s)                          # "the 3rd", "the 5th term"
+    s = re.sub(r"(?i)^(?:minus|negative)\s+(?=\d|\\frac|\\sqrt)", "-", s)       # "minus 5"
     # a scale word after a number is a factor, not a unit: 2 million = 2000000, 1.5 thousand = 1500
     if any(w in s.lower() for w in _SCALE_WORDS):
         s = re.sub(r"(?<![\d.])(\d+(?:\.\d+)?)((?:\s*(?:" + "|".join(_SCALE_WORDS) + r")\b)+)",

@@ -397,11 +397,14 @@ FOREIGN_ANCHORS = [
     "所以答案是5。", "Ответ: 5", "A resposta é 5.", "La risposta è 5.", "答え：5", "정답: 5",
     "Odpowiedź: 5", "Cevap: 5", "Antwoord: 5", "La respuesta correcta es 5.", "答案为5。",
     "Die Antwort ist 5 Äpfel.", "Ответ: 5 см.",
+    "Jawaban: 5", "Đáp án: 5", "Câu trả lời: 5", "उत्तर: 5", "الإجابة: 5", "الجواب: ٥",
+    "Απάντηση: 5",
 ]
 FOREIGN_ANCHOR_NEAR_MISSES = [
     "La respuesta es 6.", "Die Antwort ist 6.", "答案是 6", "Ответ: 6", "La respuesta no es 5.",
     "Die Antwort ist nicht 5.", "La réponse n'est pas 5.", "答案不是5", "La respuesta es 5 o 6.",
     "Die Antwort ist 5 oder 6.", "答案可能是5", "Antwort: ungefähr 5",
+    "Jawaban: 6", "Đáp án: 6", "الإجابة: 6",
 ]
 
 
@@ -1731,6 +1734,12 @@ OTHER_DIGITS_AND_NOTATIONS = [
     ("\\boxed{[1, 2, 3]}", "(1, 2, 3)", True),          # a vector in brackets: no interval
     ("\\boxed{[1, 3, 2]}", "(1, 2, 3)", False),
     ("\\boxed{[1, 2]}", "(1, 2)", False),               # an interval: its brackets count
+    ("\\boxed{-\\nicefrac{1}{2}}", "-0.5", True),
+    ("\\boxed{\\nicefrac{1}{3}}", "0.5", False),
+    ("\\boxed{minus 5}", "-5", True),
+    ("\\boxed{\\text{negative } \\frac{1}{2}}", "-0.5", True),
+    ("\\boxed{minus 5}", "5", False),
+    ("\\boxed{5 minus 2}", "3", False),                 # words between numbers: no answer
     # a response cut off inside the box of its final statement has no answer
     ("So the answer is \\boxed{5", "5", False),
     ("The final answer is $\\boxed{\\frac{1}{2}", "\\frac12", False),
