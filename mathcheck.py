@@ -1147,8 +1147,8 @@ def _labelled_parts(s: str) -> str:
     names = [m.group(1) or m.group(2) or m.group(3) for m in labels]
     if not any(names == list(seq[:len(names)]) for seq in _PART_NAMES):
         return s
-    values = [s[a.end():b.start() if b else len(s)].strip().rstrip(",;").strip()
-              for a, b in zip(labels, labels[1:] + [None])]
+    values = [re.sub(r"(?:\\\\|[\s,;])+$", "", s[a.end():b.start() if b else len(s)]).strip()
+              for a, b in zip(labels, labels[1:] + [None])]        # (a row end "\\" too)
     return "(" + ", ".join(values) + ")" if all(values) else s
 
 

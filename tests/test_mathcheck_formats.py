@@ -121,6 +121,8 @@ def test_labelled_parts_inside_one_box_are_its_list():
         ("\\boxed{\\text{Part 1: } 6, \\text{ Part 2: } 5}", "5, 6", False),
         ("\\boxed{\\text{Part 1: } 5, \\text{ Part 2: } 6}", "5, 6", True),
         ("\\boxed{(1) 5, (2) 6}", "5, 6", True),
+        ("\\boxed{(a)\\ 5\\\\ (b)\\ 6}", "5, 6", True),          # one part a row
+        ("\\boxed{(a)\\ 6\\\\ (b)\\ 5}", "5, 6", False),
         ("\\boxed{(1) 6, (2) 5}", "5, 6", False),
         ("\\boxed{(a) 6, (b) 5}", "(a) 6, (b) 5", True),
         ("\\boxed{5, 6}", "(a) 5, (b) 6", True),              # a labelled gold is read in order
