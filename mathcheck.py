@@ -345,6 +345,8 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
     `subject` (after "Answer:"): only the first of these readings, "The value is 5." -> 5 (a
     lone number in a sentence is too weak an anchor there).
     """
+    if len(_BOX_RE.findall(x)) > len(find_boxes(x)):
+        return None                      # "The answer is \\boxed{5": cut off before the box closed
     x = re.sub(r"\*\*|`", "", x).strip()          # markdown bold and code marks: "is **5** cm"
     x = re.sub(r"(?i)^the\s+final\s+answer\s+is\s*:?\s*", "", x)
     # a quoted answer
@@ -563,8 +565,6 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
         stated = _read_anchor(text, m)[1] if m.end() > fixed else None
         if stated and re.search(r"[\d$\\]", stated):
             others.append(stated)
-    if answer is not None and how != "box" and _BOX_RE.search(answer):
-        answer = None                  # "The answer is \\boxed{5": cut off before the box closed
     if answer is None and lenient:
         (answer, end), how = _lenient_answer(text), "lenient"
     if answer is None:
@@ -1088,7 +1088,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # a block of digits said again before an ellipsis, three digits or more in all: 0.333...,
     # 0.1666\ldots, 0.142857142857… ("3.14159..." and "0.33..." stay digits that go on)
     s = re.sub(r"(-?)(?<![\d.])(\d{0,20})\.(\d{0,20}?)(\d{1,6})(?P<again>\4{1,10})"
-               r"(?=\.\.\.|…|\\[lc]?dots(?![a-zA-Z]))(?:\.\.\.|…|\\[lc]?dots)",
+               r"(?=\s?(?:\.\.\.|…|\\[lc]?dots(?![a-zA-Z])))\s?(?:\.\.\.|…|\\[lc]?dots)",
                lambda m: _repeating_decimal(m) if len(m.group(4) + m.group("again")) >= 3
                else m.group(0), s)
     # a number right before a parenthesised number is a product: "2(3)" is 6 (math-verify's
@@ -2104,7 +2104,8 @@ _LETTER = r"(?:\([A-E]\)|[A-E])"
 def _choice_letters(s: str) -> frozenset | None:
     """'A,C', 'AC', '(A)(C)' -> {'A', 'C'}: the letters of a question with several right choices
     (each once), in any order and spelling; None for anything else (one letter is `_choice`'s)."""
-    if not re.fullmatch(_LETTER + r"(?:,?" + _LETTER + "){1,4}", s):
+    s = s[2:-2] if s.startswith("\\{") and s.endswith("\\}") else s      # \\{A, C\\}
+    if not re.fullmatch(_LETTER + r"(?:[, ]?" + _LETTER + "){1,4}", s):
         return None
     letters = re.findall("[A-E]", s)
     return frozenset(letters) if len(set(letters)) == len(letters) else None
@@ -2164,7 +2165,8 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
         return _scalar_equal(g, p, budget)
     unordered = {gk, pk} <= {"set", "bare"} or tuples
     if not tuples:
-        if len(gk) == 2 and len(pk) == 2 and gk != pk and len(ge) == 2:
+        if len(gk) == 2 and len(pk) == 2 and gk != pk and (
+                len(ge) == 2 or not {gk, pk} <= {"()", "[]"}):
             return False                         # interval brackets must agree: (1, 2) != [1, 2]
         if {gk, pk} == {"set", "()"} or {gk, pk} == {"set", "[]"}:
             return False

@@ -578,6 +578,8 @@ MULTI_SELECT = [
     ("The answer is (A) and (C).", "AC", True),
     ("\\boxed{\\textbf{(C)}, \\textbf{(A)}}", "AC", True),
     ("\\boxed{D, A, C}", "ACD", True),
+    ("\\boxed{\\{A, C\\}}", "AC", True),
+    ("\\boxed{A B D}", "ABD", True),
     ("\\boxed{A}", "AC", False),
     ("\\boxed{A}", "A, C", False),
     ("\\boxed{ABC}", "A, C", False),
@@ -1709,6 +1711,7 @@ REPEATING_WITH_ELLIPSIS = [  # a block said again before "...": a repeating deci
     ("\\boxed{0.142857142857\\ldots}", "\\frac17", True),
     ("\\boxed{0.333...}", "0.\\overline{3}", True),
     ("\\boxed{0.999...}", "1", True),
+    ("\\boxed{0.666 \\ldots}", "\\frac23", True),
     ("\\boxed{0.33...}", "\\frac13", False),          # two digits: too short to say it repeats
     ("\\boxed{3.14159...}", "\\pi", False),
     ("\\boxed{0.125...}", "\\frac18", False),
@@ -1736,6 +1739,7 @@ OTHER_DIGITS_AND_NOTATIONS = [
     ("\\boxed{[1, 2, 3]}", "(1, 2, 3)", True),          # a vector in brackets: no interval
     ("\\boxed{[1, 3, 2]}", "(1, 2, 3)", False),
     ("\\boxed{[1, 2]}", "(1, 2)", False),               # an interval: its brackets count
+    ("\\boxed{[1, 2, 3)}", "(1, 2, 3)", False),          # no vector: mixed brackets
     ("\\boxed{-\\nicefrac{1}{2}}", "-0.5", True),
     ("\\boxed{\\nicefrac{1}{3}}", "0.5", False),
     ("\\boxed{minus 5}", "-5", True),
@@ -1745,6 +1749,8 @@ OTHER_DIGITS_AND_NOTATIONS = [
     # a response cut off inside the box of its final statement has no answer
     ("So the answer is \\boxed{5", "5", False),
     ("The final answer is $\\boxed{\\frac{1}{2}", "\\frac12", False),
+    ("Final Answer: \\boxed{5", "5", False),
+    ("#### \\boxed{5", "5", False),
 ]
 
 
