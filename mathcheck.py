@@ -761,7 +761,7 @@ _UNICODE = {
     "\u066b": ".", "\u066c": ",",           # the Arabic decimal and thousands separators
 }
 _TEXT_CMDS = (r"(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|textnormal|operatorname|"
-              r"textsuperscript|boldsymbol|pmb|bm|underline|rm|bf)")
+              r"textsuperscript|boldsymbol|pmb|bm|underline|rm|bf|emph|ensuremath|textup|textsf)")
 _UNIT_WORDS = (
     "cm|mm|km|m|meters?|metres?|centimeters?|kilometers?|inch(?:es)?|in|ft|feet|foot|yards?|yd|miles?|"
     "mi|kg|g|grams?|kilograms?|mg|lbs?|pounds?|ounces?|oz|s|sec|seconds?|min|minutes?|h|hrs?|hours?|"
@@ -937,6 +937,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\^\s*(?:\{\s*(?:\\top|\\intercal|\\mathsf\s*\{T\}|T)\s*\}|\\top|\\intercal"
                r"|\\mathsf\s*\{T\}|T)(?![a-zA-Z])", "^{T}", s)
     s = re.sub(r"\\lt(?![a-zA-Z])", "<", s)
+    s = re.sub(r"\\Bbb(?![a-zA-Z])", r"\\mathbb", s)                    # plain TeX \Bbb{R}
     s = re.sub(r"\\lg(?![a-zA-Z])", r"\\log_{10}", s)                     # \lg 100 = 2
     s = re.sub(r"\\gt(?![a-zA-Z])", ">", s)
     s = re.sub(r"\\mid(?![a-zA-Z])", "|", s)
@@ -1905,7 +1906,8 @@ def _intervals(s: str) -> tuple[str | None, bool, list[tuple]] | None:
 
 
 def _is_reals(s: str) -> bool:
-    return s in ("\\mathbb{R}", "\\mathbb R", "R", "allrealnumbers", "all real numbers")
+    return s in ("\\mathbb{R}", "\\mathbb R", "R", "allrealnumbers", "all real numbers",
+                 "all reals")
 
 
 def _inf_key(x: str) -> str | None:
@@ -1972,7 +1974,10 @@ def _base_number(s: str) -> tuple[int, int] | None:
 
 def _is_name(s: str) -> bool:
     """A named quantity on the left of '=': x, AB, |AB|, y_{1}, f(x), A:B, V_1:V_2, \\frac{NO}{BO},
-    \\angle ABC. Not an expression (2x+z, a^2+b) and not a number."""
+    \\angle ABC, a probability or expectation of any event (P(A \\cap B), \\Pr[X > 1],
+    \\mathbb{E}[X]). Not an expression (2x+z, a^2+b) and not a number."""
+    if re.fullmatch(r"(?:\\Pr|\\mathbb\{[PE]\}|P|E|Var)\s*(?:\([^=]*\)|\[[^=]*\])", s.strip()):
+        return True
     s = re.sub(r"\\(?:angle|measuredangle|overline|vec|mathbf|mathrm|text|operatorname|"
                r"triangle)\s*", "", s)
     s = re.sub(r"\\frac\{([^{}]+)\}\{([^{}]+)\}", r"\1/\2", s).replace("{", "").replace("}", "")
@@ -2268,7 +2273,7 @@ for _canon, _names in {
         "min": "min mins minute minutes", "h": "h hr hrs hour hours", "day": "day days",
         "week": "week weeks", "month": "month months", "year": "year years yr yrs",
         "dollar": "dollar dollars", "cent": "cent cents", "l": "l liter liters litre litres",
-        "ml": "ml milliliter milliliters", "gal": "gal gallon gallons", "mph": "mph",
+        "ml": "ml milliliter milliliters", "gal": "gal gallon gallons", "mi/h": "mph",
         "km/h": "km/h kph", "deg": "degree degrees", "rad": "rad rads radian radians", "am": "am",
         "pm": "pm"}.items():
     for _n in _names.split():
@@ -2291,6 +2296,9 @@ def _unit_key(s: str) -> str | None:
     if not m or (len(m.group("u")) == 1 and not m.group("sp")):
         return dollar
     unit = _UNIT_ALIASES.get(m.group("u").lower())
+    if unit is None and "/" in m.group("u"):               # m/s, ft/s, miles/hour
+        per = [_UNIT_ALIASES.get(x) for x in m.group("u").lower().split("/")]
+        unit = "/".join(per) if None not in per else None
     if unit is None:
         return dollar
     e = m.group("e") or {"²": "2", "³": "3"}.get(m.group("e2") or "", "")
@@ -2483,7 +2491,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       "$12 dollars"), but two different known units disagree (5 cm != 5 m, 3 PM != 3 a.m.,
       \\$5 != 5 cents) unless exactly converted within one dimension (`_converted_equal`: the
       metric prefixes of metres, grams and litres, seconds to weeks, inches to miles, cents
-      to dollars; 12 cm = 0.12 m, 1.5 kg = 1500 g; no metric to imperial);
+      to dollars; 12 cm = 0.12 m, 1.5 kg = 1500 g; no metric to imperial); a rate names two
+      units (m/s, miles/hour = mph), and 5 m/s != 5 km/h (rates are not converted);
     * a time of day on either clock: 3 PM = 15:00, noon = 12:00 PM, midnight = 0:00 (a bare
       1:00 to 12:59 may also be read on the 12-hour clock: 3:00 PM = 3:00);
       "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28;
@@ -2509,9 +2518,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       = C_{10}^3 = 120, P(5,2) = A_5^2 = 20, \\operatorname{lcm}(4,6) = 12 (a gcd or lcm of
       letters is compared with nothing else); "P(5,2)" is the point (5,2) where the gold is a
       tuple;
-    * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1" and "|AB| = 1"
-      as gold equal their right side; a box "x = 5+5+1 = 11" counts as its last member (a
-      false chain, "x = 5 = 6", as nothing);
+    * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1", "|AB| = 1" and
+      "P(A \\cap B) = 0.5" (a probability or expectation of any event) equal their right side;
+      a box "x = 5+5+1 = 11" counts as its last member (a false chain, "x = 5 = 6", as nothing);
     * equations of one line or curve agree up to rearrangement and a nonzero factor:
       y = 2x + 1 = "2x - y + 1 = 0" = "4x - 2y = -2";
     * a vector (a pmatrix / bmatrix of one row or one column, \\langle 1, 2 \\rangle) is the tuple

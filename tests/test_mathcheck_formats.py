@@ -742,6 +742,9 @@ def test_a_transpose_is_not_dropped():
 # HTML formatting from chat front-ends, emphasis with underscores, emoji, and the other unicode
 # hyphens and minus signs before a number
 MARKUP_AND_SYMBOLS = [
+    ("\\boxed{\\emph{5}}", "5", True),
+    ("\\boxed{\\ensuremath{5}}", "5", True),
+    ("\\boxed{\\emph{6}}", "5", False),
     ("The answer is <b>5</b>.", "5", True),
     ("<b>Answer:</b> 5", "5", True),
     ("<strong>Final Answer:</strong> 5", "5", True),
@@ -1040,6 +1043,9 @@ def test_percent_in_words():
 # ---------------------------------------------------------------- units and words in the gold
 
 UNITS = [
+    ("\\boxed{5 \\text{ meters/second}}", "5 \\text{ m/s}"),
+    ("\\boxed{5 mph}", "5 \\text{ miles/hour}"),
+    ("\\boxed{5 \\text{ m/s}}", "5"),
     ("\\boxed{5}", "5 cm"),
     ("\\boxed{5}", "\\text{5 apples}"),
     ("\\boxed{12}", "$12 dollars"),
@@ -1081,6 +1087,9 @@ UNITS = [
     ("The area is $\\pi$ square units.", "\\pi"),
 ]
 UNIT_NEAR_MISSES = [
+    ("\\boxed{5 \\text{ km/h}}", "5 \\text{ m/s}"),           # a rate: both units count
+    ("\\boxed{5 \\text{ ft/s}}", "5 \\text{ m/s}"),
+    ("\\boxed{5 \\text{ m/min}}", "5 \\text{ m/s}"),
     ("\\boxed{12:30 AM}", "12:30 PM"),
     ("\\boxed{3 AM}", "3 PM"),
     ("\\boxed{3:00 a.m.}", "3:00 PM"),
@@ -1289,6 +1298,8 @@ INTERVALS = [
     ("\\boxed{(-\\infty, \\infty)}", "\\mathbb{R}"),
     ("\\boxed{\\mathbb{R}}", "(-\\infty,\\infty)"),
     ("\\boxed{x \\in \\mathbb{R}}", "(-\\infty,\\infty)"),
+    ("\\boxed{\\Bbb{R}}", "(-\\infty,\\infty)"),                   # plain TeX
+    ("\\boxed{\\text{all reals}}", "\\mathbb{R}"),
     # French brackets: one turned away from its endpoint is open
     ("\\boxed{]2, 5]}", "(2, 5]"),
     ("\\boxed{]2, 5[}", "(2, 5)"),
@@ -1482,6 +1493,11 @@ NAMED = [
     ("\\boxed{(x, y) = (5, 8) \\quad \\text{and} \\quad (8, 5)}", "(5, 8), (8, 5)"),
     ("The answer is $(p, q) = (3, 2)$.", "(3,2)"),
     ("\\boxed{(m,n)=(3,2)}", "(p, q) = (3, 2)"),
+    # a probability or an expectation of any event is a name too
+    ("\\boxed{P(A \\cap B) = 0.5}", "0.5"),
+    ("\\boxed{\\Pr(A) = 0.5}", "\\frac12"),
+    ("\\boxed{\\mathbb{P}(X > 1) = 0.5}", "0.5"),
+    ("\\boxed{\\mathbb{E}[X] = 3.5}", "\\frac72"),
 ]
 NAMED_NEAR_MISSES = [
     ("\\boxed{(p,q)=(2,3)}", "(3,2)"),
@@ -1489,6 +1505,8 @@ NAMED_NEAR_MISSES = [
     ("\\boxed{(p,q)=(3,2,1)}", "(3,2)"),
     ("\\boxed{(3,2)}", "(p,q)=(2,3)"),
     ("\\boxed{p=2, q=3}", "(p,q)=(3,2)"),
+    ("\\boxed{P(A \\cap B) = 0.6}", "0.5"),
+    ("\\boxed{\\mathbb{E}[X] = 3.5}", "3"),
 ]
 
 
