@@ -2495,7 +2495,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       units (m/s, miles/hour = mph), and 5 m/s != 5 km/h (rates are not converted);
     * a time of day on either clock: 3 PM = 15:00, noon = 12:00 PM, midnight = 0:00 (a bare
       1:00 to 12:59 may also be read on the 12-hour clock: 3:00 PM = 3:00);
-      "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28;
+      "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28 = 7/25 (a percent sign on
+      one side allows both readings of it; with none, 0.28 != 28);
     * one quantity in several units of one dimension ("3 hours and 20 minutes", "5 ft 6 in",
       "3 dollars and 20 cents") is one amount, never a list: it equals the same amount in any
       known unit (200 minutes) and a bare number in its smallest or largest unit (200 or 10/3);

@@ -1026,6 +1026,8 @@ PERCENT = [
     ("\\boxed{0.28}", "28 percent"),
     ("The answer is $28$ %.", "28\\%"),
     ("\\boxed{28 Percent}", "28\\%"),
+    ("\\boxed{\\frac{7}{25}}", "28\\%"),
+    ("\\boxed{28\\%}", "\\frac{7}{25}"),
 ]
 PERCENT_NEAR_MISSES = [
     ("\\boxed{29 percent}", "28\\%"),
@@ -1033,6 +1035,8 @@ PERCENT_NEAR_MISSES = [
     ("\\boxed{28 percent}", "0.028"),
     ("\\boxed{0.28\\%}", "28\\%"),
     ("\\boxed{28 pct}", "27"),
+    ("\\boxed{0.28}", "28"),                 # no percent sign on either side: two numbers
+    ("\\boxed{28}", "0.28"),
 ]
 
 
