@@ -35,9 +35,9 @@ __all__ = ["verify_math", "extract_answer", "normalize_answer", "answer_region",
 #      explicit self-correction are withdrawn); without a box only an anchored final statement
 #      ("The answer is X", "Final Answer: X", "Answer - X" / "Answer → X" with markdown
 #      emphasis anywhere around them, "Answer: The value is X", a "Final Answer" heading with
-#      X on the next line, a table row "| Answer | X |", "#### X", "<answer>X</answer>", a last
-#      sentence "the largest n is X" or "Therefore, x = X"). Hedges ("42 or 43", \pm,
-#      competing boxes) -> rejected.
+#      X on the next line, a table row "| Answer | X |", "#### X", "<answer>X</answer>", a JSON
+#      field {"answer": X}, a last sentence "the largest n is X" or "Therefore, x = X").
+#      Hedges ("42 or 43", \pm, competing boxes) -> rejected.
 #   3. normalize_answer: the same normalisation for gold and prediction (LaTeX spellings,
 #      units and words after a number, degrees, percent, thousands separators, scientific
 #      notation, repeating decimals, unicode, base subscripts, the empty set).
@@ -76,7 +76,7 @@ def answer_region(completion: str) -> str | None:
 
 # ---------- extraction --------------------------------------------------------------
 
-_BOX_RE = re.compile(r"\\(?:boxed|fbox)\s*")
+_BOX_RE = re.compile(r"\\(?:boxed|fbox|framebox)\s*")
 # what may stand between two boxes that together form one list answer
 _BOX_GAP_RE = re.compile(
     r"^(?:\s|,|;|\$|&|\\\\|\\[,;:! ]|\\quad|\\qquad|\\\[|\\\]|\\\(|\\\)|\band\b|"
@@ -152,6 +152,7 @@ _FOREIGN_ANSWER = (r"(?:(?:endgültige|finale?|最终|最終)\s*)?(?:respuesta|r
                    r"(?:\s+(?:finale?|correct[ae]))?")
 _FOREIGN_IS = r"(?:(?:es|est|ist|lautet|è|é)\b\s*:?|[是为為]|：)"
 _ANCHOR_WORD = (r"(?<![A-Za-z0-9])(?<![A-Za-z0-9]_)(?:(?P<fin>final\s+(?:answer|result))|answer|"
+                r"ans(?=[ \t]*:)|"
                 + _FOREIGN_ANSWER + ")")
 # Separators between the anchor word and the answer. "is", ":" and "=" anywhere; an arrow
 # ("->", "=>", "→", "⇒") anywhere, as nobody writes one in prose after "answer"; a dash
@@ -166,8 +167,11 @@ _LINE_START = r"(?P<ls>(?:^|\n)[ \t]*(?:[#>]+[ \t]*|[-+*][ \t]+|\d{1,2}[.)][ \t]
 # a code fence opening the line after "Answer:" ("```" or "```text"): the answer is inside it
 _FENCE = r"(?:[ \t]*`{3,}[a-zA-Z]{0,10}[ \t]*\n)?"
 _ANCHOR_RE = re.compile(
-    r"<answer>(?P<tag>.{0,2000}?)</answer>"
+    r"<(?P<tn>(?:final_)?answer)>(?P<tag>.{0,2000}?)</(?P=tn)>"
     r"|####[ \t]*(?P<hash>[^\n]*)"
+    # a JSON answer field: {"answer": 5}, {"final_answer": "\\frac{1}{2}"}
+    r"|[\"'](?:final_)?answer[\"'][ \t]*:[ \t]*(?P<json>\"(?:[^\"\\\n]|\\.){0,500}\""
+    r"|'(?:[^'\\\n]|\\.){0,500}'|[-+.\d][-+.\deE]{0,40})"
     # a markdown table row "| **Answer** | 5 |": the anchor word in the first cell, the answer
     # in the only other one
     r"|(?:^|\n)[ \t]*\|[ \t]*" + _EMPH + r"(?:final\s+)?answer[ \t]*:?[ \t]*" + _EMPH +
@@ -349,6 +353,9 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
         return None                      # "The answer is \\boxed{5": cut off before the box closed
     x = re.sub(r"\*\*|`", "", x).strip()          # markdown bold and code marks: "is **5** cm"
     x = re.sub(r"(?i)^the\s+final\s+answer\s+is\s*:?\s*", "", x)
+    # "\\text{Answer: } 5": the brace that closes the anchor's \\text; "is therefore 5", "is thus 5"
+    x = re.sub(r"(?i)^\}\s*|^(?:therefore|thus|hence|clearly|simply|just|exactly|indeed)\b,?\s*",
+               "", x)
     # a quoted answer
     x = re.sub(r'^\\?["\u201c]\s*((?:\$[^$]*\$|[^"\u201d])*?)\s*\\?["\u201d]', r"\1", x)
     if not x:
@@ -480,6 +487,11 @@ def _read_anchor(text: str, last: re.Match) -> tuple[int, str | None, int, bool]
         return last.start(), got, last.end(), True
     if last.group("hash") is not None:
         return last.start(), _clean_statement(last.group("hash")), last.end(), True
+    if last.group("json") is not None:
+        value = last.group("json")
+        if value[0] in "\"'":
+            value = value[1:-1].replace("\\\\", "\\").replace("\\" + value[0], value[0])
+        return last.start(), _clean_statement(value), last.end(), True
     if last.group("env") is not None:
         return last.start("env"), _clean_statement(last.group("env")), last.end(), False
     if last.group("next") is not None:
@@ -558,7 +570,7 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
     # competes ("<answer>6</answer> ... \\boxed{5}", "<answer>5</answer><answer>6</answer>")
     # unless a self-correction stands between it and the final answer
     formal = [m for m in _anchors(text) if m.start() != start
-              and (m.group("tag") is not None or m.group("hash") is not None)][-20:]
+              and not (m.group("tag") is m.group("hash") is m.group("json") is None)][-20:]
     fixed = max((x.start() for r in (_CORRECTION_RE, _WITHDRAW_RE)
                  for x in r.finditer(text, 0, max(start, 0))), default=-1) if formal else -1
     for m in formal:
@@ -2442,23 +2454,23 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       HTML formatting tags in it are read as markdown would be (`<b>Answer:</b> 5`), and
       character references as their characters (`&minus;5`, `&frac12;`, `&#8722;5`); a final
       statement cut off inside its box ("The answer is \\boxed{5") gives no answer;
-    * the last `\\boxed{}`/`\\fbox{}` counts (adjacent boxes, boxes joined by a short phrase
-      with "and", and boxes of labelled parts "(a) ... (b) ..." form one list); without a box
+    * the last `\\boxed{}`/`\\fbox{}`/`\\framebox{}` counts (adjacent boxes, boxes joined by a short
+      phrase with "and", and boxes of labelled parts "(a) ... (b) ..." form one list); without a box
       only an anchored final statement (the last one that gives a value, not "This answer is
-      correct"): "The answer is X" (or "should /
-      must / will be X"; "is not Y, it is X" gives X), "Final answer: X" (also "Final Answer:
-      The largest $n$ is X"), "Answer: X" (also "Answer: The value is X"; a bound or estimate,
-      "The value is about X", is no answer),
-      "Answer $X$", "Answer = X", "Final answer → X" / "=> X", "Answer - X" / "Answer — X" (a
-      dash only at the start of a line or after "final answer": in a sentence it is
-      punctuation; "Answer -5" is read as neither 5 nor -5), markdown emphasis around the word
-      or the separator ("__Answer:__ X", "*Answer*: X"), a "**Final Answer**" heading with X
-      on the next line, a table row "| Answer | X |", "#### X", "<answer>X</answer>" (a
-      statement inside read as outside), or a last sentence "Therefore, the largest $n$ is
-      X" or "Therefore, $x = X$" (one variable); a "Final Answer:", "####" or "<answer>" line
-      after the last box is the final answer; "5!" is a factorial, also at the end of a
-      sentence; the anchor word may be in another language ("La respuesta es X", "Die Antwort
-      ist X", "答案是 X", "Ответ: X");
+      correct"): "The answer is X" (or "should / must / will be X"; "is not Y, it is X" gives X),
+      "Final answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X" (also "Answer: The
+      value is X"; a bound or estimate, "The value is about X", is no answer), "Answer $X$", "Answer
+      = X", "Final answer → X" / "=> X", "Answer - X" / "Answer — X" (a dash only at the start of a
+      line or after "final answer": in a sentence it is punctuation; "Answer -5" is read as neither
+      5 nor -5), markdown emphasis around the word or the separator ("__Answer:__ X", "*Answer*:
+      X"), a "**Final Answer**" heading with X on the next line, a table row "| Answer | X |", "####
+      X", "<answer>X</answer>" or "<final_answer>X</final_answer>" (a statement inside read as
+      outside), a JSON field {"answer": X} / {"final_answer": "X"} (competing with a box like a
+      tag), "Ans: X", the anchor inside a display's \\text ("$$\\text{Answer: } X$$"), or a last
+      sentence "Therefore, the largest $n$ is X" or "Therefore, $x = X$" (one variable); a "Final
+      Answer:", "####" or "<answer>" line after the last box is the final answer; "5!" is a
+      factorial, also at the end of a sentence; the anchor word may be in another language ("La
+      respuesta es X", "Die Antwort ist X", "答案是 X", "Ответ: X");
     * hedges -> False: "42 or 43", `\\pm` / `\\mp` for a single value (for two values they are
       the list: 2 \\mp \\sqrt{3} = 2 \\pm \\sqrt{3}), `\\approx`, "~5" (a tilde
       before the opening number; "1~000" is a space), extra candidates, several boxes with

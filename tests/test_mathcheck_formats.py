@@ -360,6 +360,18 @@ ANCHOR_SPELLINGS = [
     ("Answer - -5", "-5"),
     ("**Answer** — the value is 5.", "5"),
     ("\\boxed{5}\nAnswer - 5", "5"),
+    ("Ans: 5", "5"),
+    ("$$\\text{Answer: } 5$$", "5"),                  # the anchor inside a display's \\text
+    ("\\[\\textbf{Answer:}\\ 5\\]", "5"),
+    ("The answer is therefore 5.", "5"),
+    ("The answer is thus $\\frac{1}{2}$.", "0.5"),
+    # a JSON answer field, other answer tags, \\framebox
+    ('{"answer": 5}', "5"),
+    ('{"reasoning": "2 + 3", "answer": "5"}', "5"),
+    ('```json\n{"final_answer": "\\\\frac{1}{2}"}\n```', "0.5"),
+    ("{'answer': -5}", "-5"),
+    ("<final_answer>5</final_answer>", "5"),
+    ("\\framebox{5}", "5"),
 ]
 ANCHOR_SPELLING_NEAR_MISSES = [
     ("the answer depends on 5 things", "5"),
@@ -380,6 +392,14 @@ ANCHOR_SPELLING_NEAR_MISSES = [
     ("Answer--5", "5"),
     ("\\boxed{5}\nAnswer - 6", "5"),                # a different value after the box competes
     ("Answer - 5\n\nWait, I made an error.", "5"),
+    ("Ans: 6", "5"),
+    ("The answer is therefore 6.", "5"),
+    ('{"answer": 6}', "5"),
+    ('{"answer": "5 or 6"}', "5"),
+    ('{"answer": 6}\n\n\\boxed{5}', "5"),            # a JSON answer competes like "<answer>"
+    ("<final_answer>6</final_answer>", "5"),
+    ("\\framebox{6}", "5"),
+    ("The fans: 5", "5"),                            # "ans" only as a word
 ]
 
 
