@@ -2471,7 +2471,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       Answer:", "####" or "<answer>" line after the last box is the final answer; "5!" is a
       factorial, also at the end of a sentence; the anchor word may be in another language ("La
       respuesta es X", "Die Antwort ist X", "答案是 X", "Ответ: X");
-    * hedges -> False: "42 or 43", `\\pm` / `\\mp` for a single value (for two values they are
+    * hedges -> False: "42 or 43" (not one value said twice, "\\frac{1}{2} \\text{ or } 0.5"),
+      `\\pm` / `\\mp` for a single value (for two values they are
       the list: 2 \\mp \\sqrt{3} = 2 \\pm \\sqrt{3}), `\\approx`, "~5" (a tilde
       before the opening number; "1~000" is a space), extra candidates, several boxes with
       different values offered as alternatives, an "<answer>" tag or "####" line with another
@@ -2670,10 +2671,16 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     if relation:
         pass                                     # "x < 1 or x > 3": a union, not a hedge
     elif _HEDGE_RE.search(pred) and not _HEDGE_RE.search(gold):
-        # "\pm", "or", ... in the prediction: allowed only when the gold has several values
-        if _structure(g)[0] not in ("bare", "set") or _UNSURE_RE.search(pred):
+        # "\pm", "or", ... in the prediction: allowed only when the gold has several values, or
+        # when "or" only says one value twice ("\frac{1}{2} \text{ or } 0.5")
+        alts = _split_top(normalize_answer(_or_to_list(pred)))
+        if {m.group(0) for m in _HEDGE_RE.finditer(pred)} == {"or"} and len(alts) > 1 and \
+                _structure(g)[0] == "scalar" and all(_equal(alts[0], a, budget) for a in alts[1:]):
+            p = pred = alts[0]
+        elif _structure(g)[0] not in ("bare", "set") or _UNSURE_RE.search(pred):
             return False
-        p = normalize_answer(_or_to_list(_expand_pm(pred)))
+        else:
+            p = normalize_answer(_or_to_list(_expand_pm(pred)))
     elif _HEDGE_RE.search(gold):
         g = normalize_answer(_or_to_list(_expand_pm(gold)))
         p = normalize_answer(_or_to_list(_expand_pm(pred)))

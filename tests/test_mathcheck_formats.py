@@ -144,6 +144,17 @@ def test_a_restated_answer_after_the_box_may_agree_with_it():
     ])
 
 
+def test_or_between_two_spellings_of_one_value_is_no_hedge():
+    check([
+        ("\\boxed{\\frac{1}{2} \\text{ or } 0.5}", "0.5", True),
+        ("\\boxed{x = 2 \\text{ or } x = 2.0}", "2", True),
+        ("\\boxed{\\frac{1}{2} \\text{ or } 0.5}", "0.6", False),
+        ("\\boxed{5 \\text{ or } 6}", "5", False),
+        ("\\boxed{5 \\text{ or maybe } 5.0}", "5", False),         # a word of doubt too
+        ("\\boxed{\\frac{1}{2} \\text{ or } 0.5?}", "0.5", False),
+    ])
+
+
 def test_hedged_boxes_stay_rejected():
     check([(c, g, False) for c, g in HEDGES])
 
