@@ -807,15 +807,16 @@ def normalize_answer(s: str) -> str:
     an ellipsis, three digits or more in all: `0.333...`, `0.1666\\ldots`; not `0.33...` or
     `3.14159...`), code and calculator spellings (`2**10`, `2^-1`, `pi/2`, `ln(e^2)`), a number
     before a parenthesised number as a product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`, `π`, `−` and
-    the other minus signs and hyphens, `½`, any vulgar fraction, fullwidth and circled digits, the
-    Arabic decimal separator `٫`, superscript runs `x¹⁰`; emoji and other symbols are dropped),
-    grouping braces `{{5}}` and parentheses `((5))`, base subscripts (`(204)_5` -> `204_{5}`;
-    `26_{10}` -> `26`), empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx
-    `\\num{}`/`\\SI{}{}`, the rows of an `aligned` environment (a list), `;` as a list separator, a
-    whole answer that is a number in words (`five`, `Twenty-one`, `one hundred and five`; `minus 5`
-    is -5), leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting notations and gcd / lcm of
-    integers (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix; a vector, one row or
-    one column, -> the tuple of its entries), a scale word after digits (`1.5 million` ->
+    the other minus signs and hyphens, `½`, any vulgar fraction, fullwidth and circled digits,
+    mathematical bold and italic letters and digits (`𝐀`, `𝟓`), the Arabic decimal separator `٫`,
+    superscript runs `x¹⁰`; emoji and other symbols are dropped), grouping braces `{{5}}` and
+    parentheses `((5))`, base subscripts (`(204)_5` -> `204_{5}`; `26_{10}` -> `26`), empty-set
+    symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`, the rows
+    of an `aligned` environment (a list), `;` as a list separator, a whole answer that is a number
+    in words (`five`, `Twenty-one`, `one hundred and five`; `minus 5` is -5), a leading `Answer:` or
+    `The answer is`, leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting notations and gcd /
+    lcm of integers (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix; a vector, one
+    row or one column, -> the tuple of its entries), a scale word after digits (`1.5 million` ->
     `1500000`), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
@@ -892,6 +893,8 @@ def _unicode_forms(s: str) -> str:
     for c in s:
         if "\uff01" <= c <= "\uff5e":                       # fullwidth ASCII
             c = chr(ord(c) - 0xFEE0)
+        elif "\U0001d400" <= c <= "\U0001d7ff":             # mathematical bold, italic ...: 𝐀, 𝑥
+            c = unicodedata.normalize("NFKC", c)
         elif unicodedata.category(c) == "No":
             m = re.fullmatch(r"(\d+)\u2044(\d+)|(\d+)", unicodedata.normalize("NFKC", c))
             if m:                                           # also circled digits: ⑤ -> 5
@@ -907,7 +910,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
         if k in s:
             s = s.replace(k, v)
     if not s.isascii():                  # emoji and other symbols ("5 🎉", "5 ✅", "5️⃣")
-        s = "".join(c for c in s if unicodedata.category(c) not in ("So", "Me")
+        s = "".join(c for c in s if unicodedata.category(c) not in ("So", "Me", "Cf")
                     and c not in "\ufe0f\u200d")
     s = re.sub(r"∛\s*", r"\\sqrt[3]", s)
     s = re.sub(r"√\s*(\d+(?:\.\d+)?|\\?[a-zA-Z]+|\([^()]*\)|\{[^{}]*\})",
@@ -1012,6 +1015,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?<![a-zA-Z\\])(?:(pi)(?![a-zA-Z])|(ln|log|exp|sin|cos|tan)(?=\s*\())", r"\\\1\2",
                s)
     s = re.sub(r"(?i)^the\s+(?=\d)", "", s)                          # "the 3rd", "the 5th term"
+    s = re.sub(r"(?i)^(?:the\s+)?(?:final\s+)?answer(?:\s+is\b|\s*[:=])\s*", "", s)  # in a box
     s = re.sub(r"(?i)^(?:minus|negative)\s+(?=\d|\\frac|\\sqrt)", "-", s)       # "minus 5"
     # a scale word after a number is a factor, not a unit: 2 million = 2000000, 1.5 thousand = 1500
     if any(w in s.lower() for w in _SCALE_WORDS):
@@ -2452,7 +2456,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       token (`<|im_end|>`, `<|im_start|>`, `<|endoftext|>`, Gemma's `<end_of_turn>`, Mistral's
       `[INST]` ...); an unclosed `<think>` -> False;
       HTML formatting tags in it are read as markdown would be (`<b>Answer:</b> 5`), and
-      character references as their characters (`&minus;5`, `&frac12;`, `&#8722;5`); a final
+      character references as their characters (`&minus;5`, `&frac12;`, `&#8722;5`); invisible
+      format characters (zero-width space, BOM, right-to-left mark) are dropped; a final
       statement cut off inside its box ("The answer is \\boxed{5") gives no answer;
     * the last `\\boxed{}`/`\\fbox{}`/`\\framebox{}` counts (adjacent boxes, boxes joined by a short
       phrase with "and", and boxes of labelled parts "(a) ... (b) ..." form one list); without a box
@@ -2609,6 +2614,8 @@ def _verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     if region is None:
         return False
     region = _html_to_text(DOUBLED_CMD_RE.sub("", SPECIAL_TOKEN_RE.split(region, 1)[0]))
+    if not region.isascii():             # invisible format characters: zero-width space, BOM, RLM
+        region = "".join(c for c in region if unicodedata.category(c) != "Cf")
     WORKER.prestart()
     pred, others, how = _extract_full(region, lenient=lenient)
     gold = gold_answer(answer)
