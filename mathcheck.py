@@ -649,7 +649,8 @@ def _retracted(text: str, end: int, answer: str) -> bool:
     if _CORRECTION_RE.search(text, end):
         return True
     # the denied value with the unit word after it: "not 5 m" leaves "\\boxed{5 cm}" standing
-    said = {m.group("x") + re.match(r"(?:\s*\\text\s*\{)?\s*[a-zA-Z]*", text[m.end():]).group(0)
+    said = {m.group("x") + re.match(r"(?:\s*\\text\s*\{)?\s*[a-zA-Z]*\}?(?:\^\{?\d\}?|[²³])?",
+                                    text[m.end():]).group(0)
             for r in _DENIAL_RES for m in r.finditer(text, end)}
     if not said:
         return False
@@ -657,7 +658,9 @@ def _retracted(text: str, end: int, answer: str) -> bool:
     value = exact_number(key)
     for x in list(said)[:50]:                    # (each distinct value once, and not thousands)
         denied = normalize_answer(_strip_math_delims(x))
-        if unit and _unit_key(x) not in (None, unit):
+        if unit and _unit_key(x) not in (None, unit):     # "not 5 m^2"; "not 50 mm" denies 5 cm
+            if _converted_equal(answer, x):
+                return True
             continue
         if denied == key or (value is not None and exact_number(denied) == value):
             return True
@@ -2492,8 +2495,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       hedges ("or", "maybe", "might" ...): the last box counts. An admission of error after the
       final answer withdraws that answer (a re-check, "let me redo it", does not), and so does
       a later sentence that denies its value ("the answer is not 5", "5 is incorrect"; not
-      "the answer is not 6", and not "not 5 m" after \\boxed{5 cm}). "Actually" or "Wait"
-      alone are no self-correction.
+      "the answer is not 6", and not "not 5 m" after \\boxed{5 cm}, though "not 50 mm" is a
+      denial). "Actually" or "Wait" alone are no self-correction.
 
     How answers compare (both sides go through `normalize_answer`; gold formats: GSM8K
     `#### 1,234`, MATH LaTeX, a solution with a box or an anchored final statement ("Final

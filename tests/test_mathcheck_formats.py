@@ -238,6 +238,10 @@ DENIALS = [
     ("\\boxed{5 cm}. The answer is not 5 centimeters.", "5", False),
     ("\\boxed{5 cm}. The answer is not 5.", "5", False),
     ("\\boxed{5}. The answer is not 5 m.", "5", False),
+    ("\\boxed{5 cm}. The answer is not 5 cm^2.", "5", True),
+    ("\\boxed{5 cm^2}. The answer is not 5 cm^2.", "5", False),
+    ("\\boxed{5 cm}. So the answer is not 50 mm.", "5", False),      # the same length
+    ("\\boxed{5 cm}. The answer is not 0.05 m.", "5", False),
 ]
 
 
