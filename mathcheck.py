@@ -2480,9 +2480,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       factorial, also at the end of a sentence; the anchor word may be in another language ("La
       respuesta es X", "Die Antwort ist X", "答案是 X", "Ответ: X");
     * hedges -> False: "42 or 43" (not one value said twice, "\\frac{1}{2} \\text{ or } 0.5"),
-      `\\pm` / `\\mp` for a single value (for two values they are
-      the list: 2 \\mp \\sqrt{3} = 2 \\pm \\sqrt{3}), `\\approx`, "~5" (a tilde
-      before the opening number; "1~000" is a space), extra candidates, several boxes with
+      `\\pm` / `\\mp` for a single value (for two values they are the list: 2 \\mp \\sqrt{3} =
+      2 \\pm \\sqrt{3}), `\\approx`, "~5" (a tilde before the opening number; "1~000" is a
+      space), extra candidates, several boxes with
       different values offered as alternatives, an "<answer>" tag or "####" line with another
       value than the final answer, a question mark right after the final box, a
       word of doubt right before it or after it on its line ("Perhaps \\boxed{5}", "is likely
@@ -2553,8 +2553,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       ("(a) 5, (b) 6", "Part 1: 5, Part 2: 6", in one box or in one box each) are ordered by
       their labels ("(a) 6, (b) 5" is not the list 5, 6, and a labelled gold is read in order);
       several choice letters are one set of choices ("A, C" = "AC" = "(A)(C)" != "A"); a
-      system in a left brace (\\left\\{\\begin{array} x=1 \\\\ y=2
-      \\end{array}\\right.) is a list; a transpose (x^T, A^\\top) is never dropped;
+      system in a left brace (\\left\\{\\begin{array} x=1 \\\\ y=2 \\end{array}\\right.) is a
+      list; a transpose (x^T, A^\\top) is never dropped;
     * a number in words may name what it counts and may be a dozen or a fraction: "twelve
       apples" = 12, "half a dozen" = 6, "three quarters" = 3/4, "two and a half" = 5/2;
     * a numeral with a base subscript (204_5) equals only the same numeral in the same base:
@@ -2575,7 +2575,7 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
        `evaluate.py --lenient` uses, also takes the region's last formula or number);
     2. no float tolerance: 0.0833333 != 1/12, 0.33 != 1/3 (1/2^99 must not equal 1/2^98);
     3. variables are compared strictly: f(x) != f(y) (but not their case: math-verify's parser
-       reads X as x, so 2X == 2x);
+       reads X as x, so 2X == 2x); j is a variable, not the imaginary unit (3+4j != 3+4i);
     4. "," is never a decimal separator: "1000,99" is not 1000.99;
     5. `\\approx` in the answer is a hedge, even after an exact value;
     6. an equation between two different numbers ("1/2 = 10/9") is no answer, and an equation

@@ -1810,6 +1810,8 @@ OTHER_DIGITS_AND_NOTATIONS = [
     ("\\boxed{[1, 3, 2]}", "(1, 2, 3)", False),
     ("\\boxed{[1, 2]}", "(1, 2)", False),               # an interval: its brackets count
     ("\\boxed{[1, 2, 3)}", "(1, 2, 3)", False),          # no vector: mixed brackets
+    ("\\boxed{4i + 3}", "3+4i", True),
+    ("\\boxed{3 + 4j}", "3+4i", False),                  # j is a variable here
     ("\\boxed{-\\nicefrac{1}{2}}", "-0.5", True),
     ("\\boxed{\\nicefrac{1}{3}}", "0.5", False),
     ("\\boxed{minus 5}", "-5", True),
