@@ -349,8 +349,9 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
     `subject` (after "Answer:"): only the first of these readings, "The value is 5." -> 5 (a
     lone number in a sentence is too weak an anchor there).
     """
-    if len(_BOX_RE.findall(x)) > len(find_boxes(x)):
-        return None                      # "The answer is \\boxed{5": cut off before the box closed
+    t = re.sub(r"\\[{}]", "", x)
+    if t.count("{") > t.count("}"):      # "The answer is \\boxed{5", "\\frac{1}{2": cut off
+        return None
     x = re.sub(r"\*\*|`", "", x).strip()          # markdown bold and code marks: "is **5** cm"
     x = re.sub(r"(?i)^the\s+final\s+answer\s+is\s*:?\s*", "", x)
     # "\\text{Answer: } 5": the brace that closes the anchor's \\text; "is therefore 5", "is thus 5"
@@ -2461,7 +2462,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       HTML formatting tags in it are read as markdown would be (`<b>Answer:</b> 5`), and
       character references as their characters (`&minus;5`, `&frac12;`, `&#8722;5`); invisible
       format characters (zero-width space, BOM, right-to-left mark) are dropped; a final
-      statement cut off inside its box ("The answer is \\boxed{5") gives no answer;
+      statement cut off inside a brace ("The answer is \\boxed{5", "\\frac{1}{2") gives no
+      answer;
     * the last `\\boxed{}`/`\\fbox{}`/`\\framebox{}` counts (adjacent boxes, boxes joined by a short
       phrase with "and", and boxes of labelled parts "(a) ... (b) ..." form one list); without a box
       only an anchored final statement (the last one that gives a value, not "This answer is

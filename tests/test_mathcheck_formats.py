@@ -1823,6 +1823,9 @@ OTHER_DIGITS_AND_NOTATIONS = [
     ("The final answer is $\\boxed{\\frac{1}{2}", "\\frac12", False),
     ("Final Answer: \\boxed{5", "5", False),
     ("#### \\boxed{5", "5", False),
+    ("The answer is $\\frac{1}{2", "\\frac12", False),      # cut off inside any brace
+    ("Final answer: \\frac{1}{2", "\\frac12", False),
+    ("The answer is \\{1, 2\\}", "\\{1, 2\\}", True),        # an escaped brace is no group
 ]
 
 
