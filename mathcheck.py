@@ -1160,16 +1160,19 @@ _PART_NAMES = ("abcdefgh", ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii"), "
 
 def _labelled_parts(s: str) -> str:
     """'(a) 5, (b) 6' -> '(5, 6)': the answers of the parts (a), (b), ..., (i), (ii), ... or 1, 2,
-    ... of a question, labelled in order from the start of the answer, are a tuple: the labels
-    fix the order ('(a) 6, (b) 5' is not the list 5, 6)."""
+    ... of a question, labelled from the start of the answer, are a tuple in the labels' order
+    ('(a) 6, (b) 5' is not the list 5, 6; '(b) 6, (a) 5' is)."""
     labels = list(_PART_IN_ANSWER_RE.finditer(s)) if ")" in s or "art" in s else []
     if len(labels) < 2 or labels[0].start() != 0:
         return s
     names = [m.group(1) or m.group(2) or m.group(3) for m in labels]
-    if not any(names == list(seq[:len(names)]) for seq in _PART_NAMES):
+    seq = next((list(q[:len(names)]) for q in _PART_NAMES
+                if sorted(names) == sorted(q[:len(names)])), None)
+    if seq is None:
         return s
     values = [re.sub(r"(?:\\\\|[\s,;])+$", "", s[a.end():b.start() if b else len(s)]).strip()
               for a, b in zip(labels, labels[1:] + [None])]        # (a row end "\\" too)
+    values = [values[names.index(n)] for n in seq]                  # "(b) 6, (a) 5": (a) first
     return "(" + ", ".join(values) + ")" if all(values) else s
 
 

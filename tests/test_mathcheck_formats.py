@@ -125,6 +125,10 @@ def test_labelled_parts_inside_one_box_are_its_list():
         ("\\boxed{(a)\\ 6\\\\ (b)\\ 5}", "5, 6", False),
         ("\\boxed{(1) 6, (2) 5}", "5, 6", False),
         ("\\boxed{(a) 6, (b) 5}", "(a) 6, (b) 5", True),
+        ("\\boxed{(b) 6, (a) 5}", "5, 6", True),             # the labels' order, not the text's
+        ("\\boxed{(b) 5, (a) 6}", "(a) 5, (b) 6", False),
+        ("\\boxed{(ii) 6, (i) 5}", "(5, 6)", True),
+        ("\\boxed{(a) 5, (a) 6}", "5, 6", False),
         ("\\boxed{5, 6}", "(a) 5, (b) 6", True),              # a labelled gold is read in order
         ("\\boxed{6, 5}", "(a) 5, (b) 6", False),
         ("\\boxed{(a) 5, (b) 6}", "(a) 6, (b) 5", False),
