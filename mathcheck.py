@@ -774,7 +774,7 @@ _UNICODE = {
     "¼": "\\frac{1}{4}", "¾": "\\frac{3}{4}", "θ": "\\theta ",
     "α": "\\alpha ", "β": "\\beta ", "∈": "\\in ", "ℝ": "\\mathbb{R}", "±": "\\pm ", "∓": "\\mp ",
     "⟨": "(", "⟩": ")", "∅": "\\emptyset ", "\u00a0": " ", "\u2009": " ", "\u202f": " ",
-    "\u066b": ".", "\u066c": ",",           # the Arabic decimal and thousands separators
+    "\u066b": ".", "\u066c": ",", "\u066a": "%",   # the Arabic decimal and thousands separators, %
 }
 _TEXT_CMDS = (r"(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|textnormal|operatorname|"
               r"textsuperscript|boldsymbol|pmb|bm|underline|rm|bf|emph|ensuremath|textup|textsf)")
@@ -812,16 +812,16 @@ def normalize_answer(s: str) -> str:
     `3.14159...`), code and calculator spellings (`2**10`, `2^-1`, `pi/2`, `ln(e^2)`), a number
     before a parenthesised number as a product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`, `π`, `−` and
     the other minus signs and hyphens, `½`, any vulgar fraction, fullwidth and circled digits,
-    mathematical bold and italic letters and digits (`𝐀`, `𝟓`), the Arabic decimal separator `٫`,
-    superscript runs `x¹⁰`; emoji and other symbols are dropped), grouping braces `{{5}}` and
-    parentheses `((5))`, base subscripts (`(204)_5` -> `204_{5}`; `26_{10}` -> `26`), empty-set
-    symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`, the rows
-    of an `aligned` environment (a list), `;` as a list separator, a whole answer that is a number
-    in words (`five`, `Twenty-one`, `one hundred and five`; `minus 5` is -5), a leading `Answer:` or
-    `The answer is`, leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting notations and gcd /
-    lcm of integers (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix; a vector, one
-    row or one column, -> the tuple of its entries), a scale word after digits (`1.5 million` ->
-    `1500000`), and spaces.
+    mathematical bold and italic letters and digits (`𝐀`, `𝟓`), the Arabic decimal separator `٫` and
+    percent sign `٪`, superscript runs `x¹⁰`; emoji and other symbols are dropped), grouping braces
+    `{{5}}` and parentheses `((5))`, base subscripts (`(204)_5` -> `204_{5}`; `26_{10}` -> `26`),
+    empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`,
+    the rows of an `aligned` environment (a list), `;` as a list separator, a whole answer that is a
+    number in words (`five`, `Twenty-one`, `one hundred and five`; `minus 5` is -5), a leading
+    `Answer:` or `The answer is`, leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting
+    notations and gcd / lcm of integers (`{}^{10}C_3` -> `(120)`), matrix environments (all ->
+    pmatrix; a vector, one row or one column, -> the tuple of its entries), a scale word after
+    digits (`1.5 million` -> `1500000`), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
     '\\\\frac{1}{3}'

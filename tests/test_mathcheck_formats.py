@@ -1802,6 +1802,9 @@ OTHER_DIGITS_AND_NOTATIONS = [
     ("\\boxed{٣٫٥}", "3.5", True),                     # the Arabic decimal separator
     ("\\boxed{١٬٢٣٤}", "1234", True),
     ("\\boxed{٣٫٥}", "35", False),
+    ("\\boxed{٥٠٪}", "0.5", True),                       # the Arabic percent sign
+    ("\\boxed{٥٠٪}", "50", True),
+    ("\\boxed{٥٠٪}", "5", False),
     ("\\boxed{⑤}", "5", True),                          # a circled digit
     ("\\boxed{⑥}", "5", False),
     ("\\boxed{26_{10}}", "26", True),                   # base ten is the number itself
