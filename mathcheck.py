@@ -571,7 +571,7 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
     # competes ("<answer>6</answer> ... \\boxed{5}", "<answer>5</answer><answer>6</answer>")
     # unless a self-correction stands between it and the final answer
     formal = [m for m in _anchors(text) if m.start() != start
-              and not (m.group("tag") is m.group("hash") is m.group("json") is None)][-20:]
+              and (m.group("tag") is not None or m.group("hash") is not None)][-20:]
     fixed = max((x.start() for r in (_CORRECTION_RE, _WITHDRAW_RE)
                  for x in r.finditer(text, 0, max(start, 0))), default=-1) if formal else -1
     for m in formal:
@@ -2478,12 +2478,13 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       5 nor -5), markdown emphasis around the word or the separator ("__Answer:__ X", "*Answer*:
       X"), a "**Final Answer**" heading with X on the next line, a table row "| Answer | X |", "####
       X", "<answer>X</answer>" or "<final_answer>X</final_answer>" (a statement inside read as
-      outside), a JSON field {"answer": X} / {"final_answer": "X"} (competing with a box like a
-      tag), "Ans: X", the anchor inside a display's \\text ("$$\\text{Answer: } X$$"), or a last
-      sentence "Therefore, the largest $n$ is X" or "Therefore, $x = X$" (one variable); a "Final
-      Answer:", "####" or "<answer>" line after the last box is the final answer; "5!" is a
-      factorial, also at the end of a sentence; the anchor word may be in another language ("La
-      respuesta es X", "Die Antwort ist X", "答案是 X", "Ответ: X");
+      outside), a JSON field {"answer": X} / {"final_answer": "X"} (before a box it does not compete
+      with it: code may build such a dict), "Ans: X", the anchor inside a display's \\text
+      ("$$\\text{Answer: } X$$"), or a last sentence "Therefore, the largest $n$ is X" or
+      "Therefore, $x = X$" (one variable); a "Final Answer:", "####" or "<answer>" line after the
+      last box is the final answer; "5!" is a factorial, also at the end of a sentence; the anchor
+      word may be in another language ("La respuesta es X", "Die Antwort ist X", "答案是 X", "Ответ:
+      X");
     * hedges -> False: "42 or 43" (not one value said twice, "\\frac{1}{2} \\text{ or } 0.5"),
       `\\pm` / `\\mp` for a single value (for two values they are the list: 2 \\mp \\sqrt{3} =
       2 \\pm \\sqrt{3}), `\\approx`, "~5" (a tilde before the opening number; "1~000" is a

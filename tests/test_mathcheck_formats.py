@@ -391,6 +391,7 @@ ANCHOR_SPELLINGS = [
     ("{'answer': -5}", "-5"),
     ("<final_answer>5</final_answer>", "5"),
     ("\\framebox{5}", "5"),
+    ('```python\nresult = {"answer": 0}\n```\nSo \\boxed{5}', "5"),   # a dict in code: no rival
 ]
 ANCHOR_SPELLING_NEAR_MISSES = [
     ("the answer depends on 5 things", "5"),
@@ -415,7 +416,6 @@ ANCHOR_SPELLING_NEAR_MISSES = [
     ("The answer is therefore 6.", "5"),
     ('{"answer": 6}', "5"),
     ('{"answer": "5 or 6"}', "5"),
-    ('{"answer": 6}\n\n\\boxed{5}', "5"),            # a JSON answer competes like "<answer>"
     ("<final_answer>6</final_answer>", "5"),
     ("\\framebox{6}", "5"),
     ("The fans: 5", "5"),                            # "ans" only as a word
