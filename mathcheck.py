@@ -8,6 +8,7 @@ plumbing every reward and evaluation shares; `rewards` re-exports `verify_math`,
 from __future__ import annotations
 
 import atexit
+import html
 import json
 import math
 import os
@@ -34,9 +35,9 @@ __all__ = ["verify_math", "extract_answer", "normalize_answer", "answer_region",
 #      explicit self-correction are withdrawn); without a box only an anchored final statement
 #      ("The answer is X", "Final Answer: X", "Answer - X" / "Answer → X" with markdown
 #      emphasis anywhere around them, "Answer: The value is X", a "Final Answer" heading with
-#      X on the next line, a table row "| Answer | X |", "#### X", "<answer>X</answer>", a last
-#      sentence "the largest n is X" or "Therefore, x = X"). Hedges ("42 or 43", \pm,
-#      competing boxes) -> rejected.
+#      X on the next line, a table row "| Answer | X |", "#### X", "<answer>X</answer>", a JSON
+#      field {"answer": X}, a last sentence "the largest n is X" or "Therefore, x = X").
+#      Hedges ("42 or 43", \pm, competing boxes) -> rejected.
 #   3. normalize_answer: the same normalisation for gold and prediction (LaTeX spellings,
 #      units and words after a number, degrees, percent, thousands separators, scientific
 #      notation, repeating decimals, unicode, base subscripts, the empty set).
@@ -75,7 +76,7 @@ def answer_region(completion: str) -> str | None:
 
 # ---------- extraction --------------------------------------------------------------
 
-_BOX_RE = re.compile(r"\\(?:boxed|fbox)\s*")
+_BOX_RE = re.compile(r"\\(?:boxed|fbox|framebox)\s*")
 # what may stand between two boxes that together form one list answer
 _BOX_GAP_RE = re.compile(
     r"^(?:\s|,|;|\$|&|\\\\|\\[,;:! ]|\\quad|\\qquad|\\\[|\\\]|\\\(|\\\)|\band\b|"
@@ -143,12 +144,15 @@ _MATH_ENV = (r"(?:\$\$.{1,2000}?\$\$|\$(?:\\\$|[^$\n]){1,1000}\$|\\\([^\n]{1,100
 _EMPH = r"[*_]{0,3}"
 # The word in other languages too: "La respuesta (final) es 5", "La réponse est 5", "Die
 # (endgültige) Antwort ist / lautet 5", "La risposta è 5", "A resposta é 5", "Ответ: 5", "答案是 5",
-# "最终答案：5", "答え：5", "정답: 5" (each with its "is" in `_FOREIGN_IS`)
+# "最终答案：5", "答え：5", "정답: 5" (each with its "is" in `_FOREIGN_IS`); Indonesian, Vietnamese,
+# Hindi, Arabic and Greek with a colon: "Jawaban: 5", "Đáp án: 5", "उत्तर: 5", "الإجابة: 5"
 _FOREIGN_ANSWER = (r"(?:(?:endgültige|finale?|最终|最終)\s*)?(?:respuesta|r[ée]ponse|antwort|"
-                   r"risposta|resposta|antwoord|odpowied[źz]|cevap|ответ|答案|答え|解答|정답)"
+                   r"risposta|resposta|antwoord|odpowied[źz]|cevap|ответ|答案|答え|解答|정답|"
+                   r"jawaban|câu\s+trả\s+lời|đáp\s+án|उत्तर|الإجابة|الجواب|απάντηση)"
                    r"(?:\s+(?:finale?|correct[ae]))?")
 _FOREIGN_IS = r"(?:(?:es|est|ist|lautet|è|é)\b\s*:?|[是为為]|：)"
 _ANCHOR_WORD = (r"(?<![A-Za-z0-9])(?<![A-Za-z0-9]_)(?:(?P<fin>final\s+(?:answer|result))|answer|"
+                r"ans(?=[ \t]*:)|"
                 + _FOREIGN_ANSWER + ")")
 # Separators between the anchor word and the answer. "is", ":" and "=" anywhere; an arrow
 # ("->", "=>", "→", "⇒") anywhere, as nobody writes one in prose after "answer"; a dash
@@ -163,8 +167,11 @@ _LINE_START = r"(?P<ls>(?:^|\n)[ \t]*(?:[#>]+[ \t]*|[-+*][ \t]+|\d{1,2}[.)][ \t]
 # a code fence opening the line after "Answer:" ("```" or "```text"): the answer is inside it
 _FENCE = r"(?:[ \t]*`{3,}[a-zA-Z]{0,10}[ \t]*\n)?"
 _ANCHOR_RE = re.compile(
-    r"<answer>(?P<tag>.{0,2000}?)</answer>"
+    r"<(?P<tn>(?:final_)?answer)>(?P<tag>.{0,2000}?)</(?P=tn)>"
     r"|####[ \t]*(?P<hash>[^\n]*)"
+    # a JSON answer field: {"answer": 5}, {"final_answer": "\\frac{1}{2}"}
+    r"|[\"'](?:final_)?answer[\"'][ \t]*:[ \t]*(?P<json>\"(?:[^\"\\\n]|\\.){0,500}\""
+    r"|'(?:[^'\\\n]|\\.){0,500}'|[-+.\d][-+.\deE]{0,40})"
     # a markdown table row "| **Answer** | 5 |": the anchor word in the first cell, the answer
     # in the only other one
     r"|(?:^|\n)[ \t]*\|[ \t]*" + _EMPH + r"(?:final\s+)?answer[ \t]*:?[ \t]*" + _EMPH +
@@ -251,13 +258,21 @@ _HTML_BLOCK_RE = re.compile(r"</?(?:p|div|center|li|ul|ol|h[1-6]|blockquote|pre)
                             r"(?:\s[^<>\n]{0,200})?>|<(?:br|hr)\s*/?>", re.IGNORECASE)
 
 
+# an HTML character reference with its semicolon: &minus; &frac12; &le; &#8722; &#x2212; (not
+# a LaTeX alignment "&=" or "& b")
+_HTML_ENTITY_RE = re.compile(r"&(?:[a-zA-Z]{2,8}\d{0,2}|#\d{1,7}|#[xX][0-9a-fA-F]{1,6});")
+
+
 def _html_to_text(text: str) -> str:
-    """'<b>Answer:</b> 5<sup>2</sup>' -> 'Answer: 5^{2}' (text without '<' is returned as is)."""
-    if "<" not in text:
-        return text
-    text = re.sub(r"(?i)<(su[pb])>([^<>\n]{0,100})</\1>", lambda m: (
-        "^{" if m.group(1).lower() == "sup" else "_{") + m.group(2) + "}", text)
-    return _HTML_BLOCK_RE.sub("\n", _HTML_INLINE_RE.sub("", text))
+    """'<b>Answer:</b> 5<sup>2</sup>' -> 'Answer: 5^{2}', 'Answer: &minus;5' -> 'Answer: −5'
+    (text without '<' or '&' is returned as is)."""
+    if "<" in text:
+        text = re.sub(r"(?i)<(su[pb])>([^<>\n]{0,100})</\1>", lambda m: (
+            "^{" if m.group(1).lower() == "sup" else "_{") + m.group(2) + "}", text)
+        text = _HTML_BLOCK_RE.sub("\n", _HTML_INLINE_RE.sub("", text))
+    if "&" in text:
+        text = _HTML_ENTITY_RE.sub(lambda m: html.unescape(m.group(0)), text)
+    return text
 
 
 # the label of the next part of a question between two boxes: "(a) \\boxed{5} (b) \\boxed{6}",
@@ -334,8 +349,14 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
     `subject` (after "Answer:"): only the first of these readings, "The value is 5." -> 5 (a
     lone number in a sentence is too weak an anchor there).
     """
+    t = re.sub(r"\\[{}]", "", x)
+    if t.count("{") > t.count("}"):      # "The answer is \\boxed{5", "\\frac{1}{2": cut off
+        return None
     x = re.sub(r"\*\*|`", "", x).strip()          # markdown bold and code marks: "is **5** cm"
     x = re.sub(r"(?i)^the\s+final\s+answer\s+is\s*:?\s*", "", x)
+    # "\\text{Answer: } 5": the brace that closes the anchor's \\text; "is therefore 5", "is thus 5"
+    x = re.sub(r"(?i)^\}\s*|^(?:therefore|thus|hence|clearly|simply|just|exactly|indeed)\b,?\s*",
+               "", x)
     # a quoted answer
     x = re.sub(r'^\\?["\u201c]\s*((?:\$[^$]*\$|[^"\u201d])*?)\s*\\?["\u201d]', r"\1", x)
     if not x:
@@ -467,6 +488,11 @@ def _read_anchor(text: str, last: re.Match) -> tuple[int, str | None, int, bool]
         return last.start(), got, last.end(), True
     if last.group("hash") is not None:
         return last.start(), _clean_statement(last.group("hash")), last.end(), True
+    if last.group("json") is not None:
+        value = last.group("json")
+        if value[0] in "\"'":
+            value = value[1:-1].replace("\\\\", "\\").replace("\\" + value[0], value[0])
+        return last.start(), _clean_statement(value), last.end(), True
     if last.group("env") is not None:
         return last.start("env"), _clean_statement(last.group("env")), last.end(), False
     if last.group("next") is not None:
@@ -517,6 +543,11 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
         start, end, how = group[0][0], group[-1][1], "box"
         earlier = boxes[:len(boxes) - len(group)]
         answer = ", ".join(_strip_math_delims(c) for _, _, c in group)
+        if len(group) > 1 and all(_PART_LABEL_RE.match(text[a[1]:b[0]])
+                                  for a, b in zip(group, group[1:])):
+            # the boxes of labelled parts: their order is the labels' ("(a) 5, (b) 6")
+            answer = ", ".join(f"({_PART_NAMES[0][i]}) {_strip_math_delims(c)}"
+                               for i, (_, _, c) in enumerate(group[:8]))
     elif anchor is not None:
         start, answer, end, _ = anchor
         earlier, how = boxes, "anchor"
@@ -618,13 +649,20 @@ def _retracted(text: str, end: int, answer: str) -> bool:
     that denies its value ('\\boxed{5} ... Note: the answer is not 5.')."""
     if _CORRECTION_RE.search(text, end):
         return True
-    said = {m.group("x") for r in _DENIAL_RES for m in r.finditer(text, end)}
+    # the denied value with the unit word after it: "not 5 m" leaves "\\boxed{5 cm}" standing
+    said = {m.group("x") + re.match(r"(?:\s*\\text\s*\{)?\s*[a-zA-Z]*\}?(?:\^\{?\d\}?|[²³])?",
+                                    text[m.end():]).group(0)
+            for r in _DENIAL_RES for m in r.finditer(text, end)}
     if not said:
         return False
-    key = normalize_answer(answer)
+    key, unit = normalize_answer(answer), _unit_key(answer)
     value = exact_number(key)
     for x in list(said)[:50]:                    # (each distinct value once, and not thousands)
         denied = normalize_answer(_strip_math_delims(x))
+        if unit and _unit_key(x) not in (None, unit):     # "not 5 m^2"; "not 50 mm" denies 5 cm
+            if _converted_equal(answer, x):
+                return True
+            continue
         if denied == key or (value is not None and exact_number(denied) == value):
             return True
     return False
@@ -736,9 +774,10 @@ _UNICODE = {
     "¼": "\\frac{1}{4}", "¾": "\\frac{3}{4}", "θ": "\\theta ",
     "α": "\\alpha ", "β": "\\beta ", "∈": "\\in ", "ℝ": "\\mathbb{R}", "±": "\\pm ", "∓": "\\mp ",
     "⟨": "(", "⟩": ")", "∅": "\\emptyset ", "\u00a0": " ", "\u2009": " ", "\u202f": " ",
+    "\u066b": ".", "\u066c": ",", "\u066a": "%",   # the Arabic decimal and thousands separators, %
 }
 _TEXT_CMDS = (r"(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|textnormal|operatorname|"
-              r"textsuperscript|boldsymbol|pmb|bm|underline|rm|bf)")
+              r"textsuperscript|boldsymbol|pmb|bm|underline|rm|bf|emph|ensuremath|textup|textsf)")
 _UNIT_WORDS = (
     "cm|mm|km|m|meters?|metres?|centimeters?|kilometers?|inch(?:es)?|in|ft|feet|foot|yards?|yd|miles?|"
     "mi|kg|g|grams?|kilograms?|mg|lbs?|pounds?|ounces?|oz|s|sec|seconds?|min|minutes?|h|hrs?|hours?|"
@@ -761,24 +800,28 @@ def normalize_answer(s: str) -> str:
 
     Handles: math delimiters, `\\left`/`\\right` (also `\\left.`, `\\bigl(`), spacing commands and
     formatting without value (`\\hspace`, `\\phantom`, `\\color`, size and font switches),
-    `\\dfrac`/`\\tfrac`/`\\sfrac` and the brace-less `\\frac\\pi2`, `\\sqrt3`, `\\text{}`-style
-    wrappers, trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`; not qualifiers such as `5
-    minimum`), currencies (`\\$`, `€`, `£`, `USD 5`), ordinals (`5^{th}`), degrees (`^\\circ`, `°`,
-    `^\\circ C`, `45^o`), percent (`\\%`, `28 percent`, `28 pct`, `per cent`: kept as a trailing
-    `%`), thousands separators (`1,000`, `1\\,000`, `1{,}000`, `1,\\!000`, `1 000`; not "3, 500",
-    which is two numbers), digits apart by a space (`2 1/2` a mixed number, `3 4` two numbers, never
-    34), scientific notation (`3e8` -> `3\\times10^{8}`, `1.2 x 10^3`), repeating decimals
-    (`0.\\overline{3}`, `0.(3)` -> `\\frac{1}{3}`), a number before a parenthesised number as a
-    product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`, `π`, `−` and the other minus signs and hyphens,
-    `½`, any vulgar fraction, fullwidth digits, superscript runs `x¹⁰`; emoji and other symbols are
-    dropped), grouping braces `{{5}}` and parentheses `((5))`, base subscripts (`(204)_5` ->
-    `204_{5}`), empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx
-    `\\num{}`/`\\SI{}{}`, the rows of an `aligned` environment (a list), `;` as a list separator, a
-    whole answer that is a number in words (`five`, `Twenty-one`, `one hundred and five`), leading
-    `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting notations and gcd / lcm of integers
-    (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix; a vector, one row or
-    one column, -> the tuple of its entries), a scale word after digits (`1.5 million` ->
-    `1500000`), and spaces.
+    `\\dfrac`/`\\tfrac`/`\\sfrac`/`\\nicefrac` and the brace-less `\\frac\\pi2`, `\\sqrt3`,
+    `\\text{}`-style wrappers, trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`; not
+    qualifiers such as `5 minimum`), currencies (`\\$`, `€`, `£`, `USD 5`), ordinals (`5^{th}`),
+    degrees (`^\\circ`, `°`, `^\\circ C`, `45^o`), percent (`\\%`, `28 percent`, `28 pct`, `per
+    cent`: kept as a trailing `%`), thousands separators (`1,000`, `1\\,000`, `1{,}000`, `1,\\!000`,
+    `1 000`; not "3, 500", which is two numbers), digits apart by a space (`2 1/2` a mixed number,
+    `3 4` two numbers, never 34), scientific notation (`3e8` -> `3\\times10^{8}`, `1.2 x 10^3`),
+    repeating decimals (`0.\\overline{3}`, `0.(3)` -> `\\frac{1}{3}`; also a block said again before
+    an ellipsis, three digits or more in all: `0.333...`, `0.1666\\ldots`; not `0.33...` or
+    `3.14159...`), code and calculator spellings (`2**10`, `2^-1`, `pi/2`, `ln(e^2)`), a number
+    before a parenthesised number as a product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`, `π`, `−` and
+    the other minus signs and hyphens, `½`, any vulgar fraction, fullwidth and circled digits,
+    mathematical bold and italic letters and digits (`𝐀`, `𝟓`), the Arabic decimal separator `٫` and
+    percent sign `٪`, superscript runs `x¹⁰`; emoji and other symbols are dropped), grouping braces
+    `{{5}}` and parentheses `((5))`, base subscripts (`(204)_5` -> `204_{5}`; `26_{10}` -> `26`),
+    empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`,
+    the rows of an `aligned` environment (a list), `;` as a list separator, a whole answer that is a
+    number in words (`five`, `Twenty-one`, `one hundred and five`; `minus 5` is -5), a leading
+    `Answer:` or `The answer is`, leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting
+    notations and gcd / lcm of integers (`{}^{10}C_3` -> `(120)`), matrix environments (all ->
+    pmatrix; a vector, one row or one column, -> the tuple of its entries), a scale word after
+    digits (`1.5 million` -> `1500000`), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
     '\\\\frac{1}{3}'
@@ -854,10 +897,12 @@ def _unicode_forms(s: str) -> str:
     for c in s:
         if "\uff01" <= c <= "\uff5e":                       # fullwidth ASCII
             c = chr(ord(c) - 0xFEE0)
+        elif "\U0001d400" <= c <= "\U0001d7ff":             # mathematical bold, italic ...: 𝐀, 𝑥
+            c = unicodedata.normalize("NFKC", c)
         elif unicodedata.category(c) == "No":
-            m = re.fullmatch(r"(\d+)\u2044(\d+)", unicodedata.normalize("NFKC", c))
-            if m:
-                c = f"\\frac{{{m.group(1)}}}{{{m.group(2)}}}"
+            m = re.fullmatch(r"(\d+)\u2044(\d+)|(\d+)", unicodedata.normalize("NFKC", c))
+            if m:                                           # also circled digits: ⑤ -> 5
+                c = m.group(3) or f"\\frac{{{m.group(1)}}}{{{m.group(2)}}}"
         out.append(c)
     return "".join(out).replace("\u2044", "/").replace("\u2215", "/")
 
@@ -869,7 +914,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
         if k in s:
             s = s.replace(k, v)
     if not s.isascii():                  # emoji and other symbols ("5 🎉", "5 ✅", "5️⃣")
-        s = "".join(c for c in s if unicodedata.category(c) not in ("So", "Me")
+        s = "".join(c for c in s if unicodedata.category(c) not in ("So", "Me", "Cf")
                     and c not in "\ufe0f\u200d")
     s = re.sub(r"∛\s*", r"\\sqrt[3]", s)
     s = re.sub(r"√\s*(\d+(?:\.\d+)?|\\?[a-zA-Z]+|\([^()]*\)|\{[^{}]*\})",
@@ -911,10 +956,11 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\^\s*(?:\{\s*(?:\\top|\\intercal|\\mathsf\s*\{T\}|T)\s*\}|\\top|\\intercal"
                r"|\\mathsf\s*\{T\}|T)(?![a-zA-Z])", "^{T}", s)
     s = re.sub(r"\\lt(?![a-zA-Z])", "<", s)
+    s = re.sub(r"\\Bbb(?![a-zA-Z])", r"\\mathbb", s)                    # plain TeX \Bbb{R}
     s = re.sub(r"\\lg(?![a-zA-Z])", r"\\log_{10}", s)                     # \lg 100 = 2
     s = re.sub(r"\\gt(?![a-zA-Z])", ">", s)
     s = re.sub(r"\\mid(?![a-zA-Z])", "|", s)
-    s = re.sub(r"\\(?:dfrac|tfrac|cfrac|sfrac)(?![a-zA-Z])", r"\\frac", s)
+    s = re.sub(r"\\(?:dfrac|tfrac|cfrac|sfrac|nicefrac)(?![a-zA-Z])", r"\\frac", s)
     # siunitx: \num{1000} -> 1000, \SI{5}{cm} / \qty{5}{cm} -> 5 cm (the unit is dropped below)
     s = re.sub(r"\\num\s*\{([^{}]*)\}", r"\1", s)
     s = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}",
@@ -967,7 +1013,14 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
     s = _labelled_parts(s)
+    # calculator and code spellings: 2**10, 2^-1, pi/2, ln(e^2), log(8)/log(2)
+    s = re.sub(r"(?<=[\w)}])\s*\*\*\s*(?=[\w({\\-])", "^", s)
+    s = re.sub(r"\^\s*(-\s*\d+(?:\.\d+)?)", r"^{\1}", s)
+    s = re.sub(r"(?<![a-zA-Z\\])(?:(pi)(?![a-zA-Z])|(ln|log|exp|sin|cos|tan)(?=\s*\())", r"\\\1\2",
+               s)
     s = re.sub(r"(?i)^the\s+(?=\d)", "", s)                          # "the 3rd", "the 5th term"
+    s = re.sub(r"(?i)^(?:the\s+)?(?:final\s+)?answer(?:\s+is\b|\s*[:=])\s*", "", s)  # in a box
+    s = re.sub(r"(?i)^(?:minus|negative)\s+(?=\d|\\frac|\\sqrt)", "-", s)       # "minus 5"
     # a scale word after a number is a factor, not a unit: 2 million = 2000000, 1.5 thousand = 1500
     if any(w in s.lower() for w in _SCALE_WORDS):
         s = re.sub(r"(?<![\d.])(\d+(?:\.\d+)?)((?:\s*(?:" + "|".join(_SCALE_WORDS) + r")\b)+)",
@@ -1027,6 +1080,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                r"\1_{\2}", s)
     # numbers in another base: 204_5, 204_{5}, (204)_5, 204_{(5)} -> 204_{5}
     s = re.sub(r"(?<![\w\\])\(?(\d[0-9A-Z]*)\)?_\s*\{?\s*\(?(\d{1,2})\)?\s*\}?", r"\1_{\2}", s)
+    s = re.sub(r"(?<![\w\\])(\d+)_\{10\}", r"\1", s)          # base ten is the number itself
     # ";" between the entries of a tuple or of a list: (0;-2;6), -12;-11;-10
     s = re.sub(r"\(([^(),]*;[^(),]*)\)", lambda m: "(" + m.group(1).replace(";", ",") + ")", s)
     s = re.sub(r"\)\s*;\s*\(", "),(", s)
@@ -1052,6 +1106,12 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # repeating decimals 0.\overline{3}, 1.2\overline{34}, 0.\bar{6}, 0.\dot{3}, 0.(3), 0.1(6)
     s = re.sub(r"(-?)(?<!\d)(\d*)\.(\d*)\\(?:overline|bar|dot)\{?(\d+)\}?", _repeating_decimal, s)
     s = re.sub(r"(-?)(?<![\d.])(\d*)\.(\d*)\((\d+)\)(?![\w(])", _repeating_decimal, s)
+    # a block of digits said again before an ellipsis, three digits or more in all: 0.333...,
+    # 0.1666\ldots, 0.142857142857… ("3.14159..." and "0.33..." stay digits that go on)
+    s = re.sub(r"(-?)(?<![\d.])(\d{0,20})\.(\d{0,20}?)(\d{1,6})(?P<again>\4{1,10})"
+               r"(?=\s?(?:\.\.\.|…|\\[lc]?dots(?![a-zA-Z])))\s?(?:\.\.\.|…|\\[lc]?dots)",
+               lambda m: _repeating_decimal(m) if len(m.group(4) + m.group("again")) >= 3
+               else m.group(0), s)
     # a number right before a parenthesised number is a product: "2(3)" is 6 (math-verify's
     # parser reads it as the mixed number 2 + 3)
     s = re.sub(r"(?<![\w\\.^_])(\d+(?:\.\d+)?)\s*(?=\(\s*-?\d+(?:\.\d+)?\s*\))", r"\1\\cdot", s)
@@ -1090,24 +1150,30 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     return _number_word(s) + ("%" if pct else "")
 
 
-# the label of a part of a question inside one answer: "(a) 5, (b) 6", "a) 5; b) 6", "Part (i): 5"
-_PART_IN_ANSWER_RE = re.compile(r"(?:^|(?<=[\s,;]))(?:[Pp]art\s*)?\(?([a-h]|i{1,3}|iv|vi{0,3})\)"
-                                r"\s*[.:]?\s*")
-_PART_NAMES = ("abcdefgh", ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii"))
+# the label of a part of a question inside one answer: "(a) 5, (b) 6", "a) 5; b) 6", "Part (i): 5",
+# "Part 1: 5", "(1) 5"
+_PART_IN_ANSWER_RE = re.compile(
+    r"(?:^|(?<=[\s,;]))(?:(?:[Pp]art\s*)?\(?([a-h]|i{1,3}|iv|vi{0,3})\)|\(([1-8])\)"
+    r"|[Pp]art\s*([a-h1-8]|i{1,3}|iv|vi{0,3})(?=\s*[.:]))\s*[.:]?\s*")
+_PART_NAMES = ("abcdefgh", ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii"), "12345678")
 
 
 def _labelled_parts(s: str) -> str:
-    """'(a) 5, (b) 6' -> '5, 6': the answers of the parts (a), (b), ... or (i), (ii), ... of a
-    question, labelled in order from the start of the answer, are its list."""
-    labels = list(_PART_IN_ANSWER_RE.finditer(s)) if ")" in s else []
+    """'(a) 5, (b) 6' -> '(5, 6)': the answers of the parts (a), (b), ..., (i), (ii), ... or 1, 2,
+    ... of a question, labelled from the start of the answer, are a tuple in the labels' order
+    ('(a) 6, (b) 5' is not the list 5, 6; '(b) 6, (a) 5' is)."""
+    labels = list(_PART_IN_ANSWER_RE.finditer(s)) if ")" in s or "art" in s else []
     if len(labels) < 2 or labels[0].start() != 0:
         return s
-    names = [m.group(1) for m in labels]
-    if not any(names == list(seq[:len(names)]) for seq in _PART_NAMES):
+    names = [m.group(1) or m.group(2) or m.group(3) for m in labels]
+    seq = next((list(q[:len(names)]) for q in _PART_NAMES
+                if sorted(names) == sorted(q[:len(names)])), None)
+    if seq is None:
         return s
-    values = [s[a.end():b.start() if b else len(s)].strip().rstrip(",;").strip()
-              for a, b in zip(labels, labels[1:] + [None])]
-    return ", ".join(values) if all(values) else s
+    values = [re.sub(r"(?:\\\\|[\s,;])+$", "", s[a.end():b.start() if b else len(s)]).strip()
+              for a, b in zip(labels, labels[1:] + [None])]        # (a row end "\\" too)
+    values = [values[names.index(n)] for n in seq]                  # "(b) 6, (a) 5": (a) first
+    return "(" + ", ".join(values) + ")" if all(values) else s
 
 
 # counting notations with literal integers: {}^{10}C_3, _{10}C_{3}, ^5P_2, 10C3, 5P2 (C(10, 3)
@@ -1240,7 +1306,32 @@ def _word_value(words: list[str]) -> str | None:
     part = _PARTS.get(words[-1][:-1] if words[-1].endswith("s") else words[-1])
     if part is not None:
         k = 1 if words == ["half"] else count(words[:-1])
+        if k and k > 1 and not words[-1].endswith("s"):
+            return None                                # "twenty-fifth" is a position, not 20/5
         return None if not k else f"\\frac{{{k}}}{{{part}}}"
+    return None
+
+
+_ORDINALS = {"first": "one", "second": "two", "third": "three", "fifth": "five", "eighth": "eight",
+             "ninth": "nine", "twelfth": "twelve"}
+
+
+def _ordinal(s: str) -> int | None:
+    """'the third' -> 3, 'twenty-first' -> 21, 'second place' -> 2: an ordinal in words that
+    names a position, or None. A lone ordinal word ('third', 'second') names none: it may be a
+    fraction's part ('a third') or a unit ('a second'); 'the', a noun after it or a compound
+    ('twenty-first') make it a position."""
+    m = re.fullmatch(r"(?i)(the\s+)?([a-z]+(?:[-\s]+[a-z]+){0,11})", s.strip())
+    if not m:
+        return None
+    words = re.split(r"[-\s]+", m.group(2).lower())
+    for k, w in enumerate(words):
+        card = _ORDINALS.get(w) or (w[:-4] + "y" if w.endswith("ieth") else
+                                    w[:-2] if w.endswith("th") else None)
+        rest = words[k + 1:]
+        if card and (m.group(1) or rest or k) and (
+                not rest or _strip_unit_words("1 " + " ".join(rest)) == "1"):
+            return _cardinal(words[:k] + [card])
     return None
 
 
@@ -1256,8 +1347,8 @@ def _number_word(s: str) -> str:
     for k in range(len(words), 0, -1):
         rest = words[k:]
         if rest and (rest[0] in _SMALL_NUMBERS + _TENS or rest[0].rstrip("s") in _PARTS or
-                     _strip_unit_words("1 " + " ".join(rest)) != "1"):
-            continue                                   # "five five", "one of them"
+                     rest[0] in _ORDINALS or _strip_unit_words("1 " + " ".join(rest)) != "1"):
+            continue                                   # "five five", "one of them", "twenty-first"
         value = _word_value(words[:k])
         if value is not None:
             return ("-" if m.group(1) and value != "0" else "") + value
@@ -1838,7 +1929,8 @@ def _intervals(s: str) -> tuple[str | None, bool, list[tuple]] | None:
 
 
 def _is_reals(s: str) -> bool:
-    return s in ("\\mathbb{R}", "\\mathbb R", "R", "allrealnumbers", "all real numbers")
+    return s in ("\\mathbb{R}", "\\mathbb R", "R", "allrealnumbers", "all real numbers",
+                 "all reals")
 
 
 def _inf_key(x: str) -> str | None:
@@ -1905,7 +1997,10 @@ def _base_number(s: str) -> tuple[int, int] | None:
 
 def _is_name(s: str) -> bool:
     """A named quantity on the left of '=': x, AB, |AB|, y_{1}, f(x), A:B, V_1:V_2, \\frac{NO}{BO},
-    \\angle ABC. Not an expression (2x+z, a^2+b) and not a number."""
+    \\angle ABC, a probability or expectation of any event (P(A \\cap B), \\Pr[X > 1],
+    \\mathbb{E}[X]). Not an expression (2x+z, a^2+b) and not a number."""
+    if re.fullmatch(r"(?:\\Pr|\\mathbb\{[PE]\}|P|E|Var)\s*(?:\([^=]*\)|\[[^=]*\])", s.strip()):
+        return True
     s = re.sub(r"\\(?:angle|measuredangle|overline|vec|mathbf|mathrm|text|operatorname|"
                r"triangle)\s*", "", s)
     s = re.sub(r"\\frac\{([^{}]+)\}\{([^{}]+)\}", r"\1/\2", s).replace("{", "").replace("}", "")
@@ -1970,6 +2065,8 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
         return bool(value) and (_scalar_equal(value, other, budget) if gc
                                 else _scalar_equal(other, value, budget))
     gt, pt = _is_text(g), _is_text(p)
+    if gt != pt and exact_number(p if gt else g) is not None and _ordinal(g if gt else p):
+        return _ordinal(g if gt else p) == exact_number(p if gt else g)   # "the third" for 3
     if gt or pt:
         return gt and pt and _text_key(g) == _text_key(p)
     roman = r"(?=[IVX]{2})X{0,3}(?:IX|IV|V?I{0,3})"     # II, IV, XII: not the product of letters
@@ -2029,10 +2126,25 @@ def _word_answer(g: str, p: str) -> bool:
             and bool(re.match(r"[a-z]+\s*[,.;:]", p.lower())) and not set(pw[1:]) & blocked)
 
 
+_LETTER = r"(?:\([A-E]\)|[A-E])"
+
+
+def _choice_letters(s: str) -> frozenset | None:
+    """'A,C', 'AC', '(A)(C)' -> {'A', 'C'}: the letters of a question with several right choices
+    (each once), in any order and spelling; None for anything else (one letter is `_choice`'s)."""
+    s = s[2:-2] if s.startswith("\\{") and s.endswith("\\}") else s      # \\{A, C\\}
+    if not re.fullmatch(_LETTER + r"(?:[, ]?" + _LETTER + "){1,4}", s):
+        return None
+    letters = re.findall("[A-E]", s)
+    return frozenset(letters) if len(set(letters)) == len(letters) else None
+
+
 def _equal(g: str, p: str, budget: _Budget) -> bool:
     """Structural comparison of two normalised answers."""
     if g == p:
         return True
+    if _choice_letters(g) and _choice_letters(p):          # "A, C" for the choices "AC"
+        return _choice_letters(g) == _choice_letters(p)
     if _is_empty(g) or _is_empty(p):
         return _is_empty(g) and _is_empty(p)
     if re.fullmatch(r"[A-Za-z][A-Za-z '-]*", g) and _word_answer(g, p):
@@ -2081,8 +2193,9 @@ def _equal(g: str, p: str, budget: _Budget) -> bool:
         return _scalar_equal(g, p, budget)
     unordered = {gk, pk} <= {"set", "bare"} or tuples
     if not tuples:
-        if len(gk) == 2 and len(pk) == 2 and gk != pk:      # interval/tuple brackets must agree
-            return False
+        if len(gk) == 2 and len(pk) == 2 and gk != pk and (
+                len(ge) == 2 or not {gk, pk} <= {"()", "[]"}):
+            return False                         # interval brackets must agree: (1, 2) != [1, 2]
         if {gk, pk} == {"set", "()"} or {gk, pk} == {"set", "[]"}:
             return False
     if not unordered:
@@ -2183,7 +2296,7 @@ for _canon, _names in {
         "min": "min mins minute minutes", "h": "h hr hrs hour hours", "day": "day days",
         "week": "week weeks", "month": "month months", "year": "year years yr yrs",
         "dollar": "dollar dollars", "cent": "cent cents", "l": "l liter liters litre litres",
-        "ml": "ml milliliter milliliters", "gal": "gal gallon gallons", "mph": "mph",
+        "ml": "ml milliliter milliliters", "gal": "gal gallon gallons", "mi/h": "mph",
         "km/h": "km/h kph", "deg": "degree degrees", "rad": "rad rads radian radians", "am": "am",
         "pm": "pm"}.items():
     for _n in _names.split():
@@ -2206,6 +2319,9 @@ def _unit_key(s: str) -> str | None:
     if not m or (len(m.group("u")) == 1 and not m.group("sp")):
         return dollar
     unit = _UNIT_ALIASES.get(m.group("u").lower())
+    if unit is None and "/" in m.group("u"):               # m/s, ft/s, miles/hour
+        per = [_UNIT_ALIASES.get(x) for x in m.group("u").lower().split("/")]
+        unit = "/".join(per) if None not in per else None
     if unit is None:
         return dollar
     e = m.group("e") or {"²": "2", "³": "3"}.get(m.group("e2") or "", "")
@@ -2327,8 +2443,8 @@ _UNSURE_RE = re.compile(r"\\approx|≈|\?|^\s*\$?\s*~(?=\s*[-+]?\.?\d)|"
 
 def _expand_pm(s: str) -> str:
     """'1\\pm\\sqrt{2}' -> '1+\\sqrt{2}, 1-\\sqrt{2}' (a gold answer that is two values)."""
-    s = s.replace("±", "\\pm ")
-    pm = r"\\pm(?![a-zA-Z])"                    # not \pmod, \pmb
+    s = s.replace("±", "\\pm ").replace("∓", "\\mp ")
+    pm = r"\\(?:pm|mp)(?![a-zA-Z])"              # not \pmod, \pmb
     if len(re.findall(pm, s)) == 1 and "," not in s:
         return re.sub(pm, "+", s) + ", " + re.sub(pm, "-", s)
     return s
@@ -2346,26 +2462,33 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * only the text after the last `</think>` counts, up to a chat-template end or new-turn
       token (`<|im_end|>`, `<|im_start|>`, `<|endoftext|>`, Gemma's `<end_of_turn>`, Mistral's
       `[INST]` ...); an unclosed `<think>` -> False;
-      HTML formatting tags in it are read as markdown would be (`<b>Answer:</b> 5`);
-    * the last `\\boxed{}`/`\\fbox{}` counts (adjacent boxes, boxes joined by a short phrase
-      with "and", and boxes of labelled parts "(a) ... (b) ..." form one list); without a box
+      HTML formatting tags in it are read as markdown would be (`<b>Answer:</b> 5`), and
+      character references as their characters (`&minus;5`, `&frac12;`, `&#8722;5`); invisible
+      format characters (zero-width space, BOM, right-to-left mark) are dropped; a final
+      statement cut off inside a brace ("The answer is \\boxed{5", "\\frac{1}{2") gives no
+      answer;
+    * the last `\\boxed{}`/`\\fbox{}`/`\\framebox{}` counts (adjacent boxes, boxes joined by a short
+      phrase with "and", and boxes of labelled parts "(a) ... (b) ..." form one list); without a box
       only an anchored final statement (the last one that gives a value, not "This answer is
-      correct"): "The answer is X" (or "should /
-      must / will be X"; "is not Y, it is X" gives X), "Final answer: X" (also "Final Answer:
-      The largest $n$ is X"), "Answer: X" (also "Answer: The value is X"; a bound or estimate,
-      "The value is about X", is no answer),
-      "Answer $X$", "Answer = X", "Final answer → X" / "=> X", "Answer - X" / "Answer — X" (a
-      dash only at the start of a line or after "final answer": in a sentence it is
-      punctuation; "Answer -5" is read as neither 5 nor -5), markdown emphasis around the word
-      or the separator ("__Answer:__ X", "*Answer*: X"), a "**Final Answer**" heading with X
-      on the next line, a table row "| Answer | X |", "#### X", "<answer>X</answer>" (a
-      statement inside read as outside), or a last sentence "Therefore, the largest $n$ is
-      X" or "Therefore, $x = X$" (one variable); a "Final Answer:", "####" or "<answer>" line
-      after the last box is the final answer; "5!" is a factorial, also at the end of a
-      sentence; the anchor word may be in another language ("La respuesta es X", "Die Antwort
-      ist X", "答案是 X", "Ответ: X");
-    * hedges -> False: "42 or 43", `\\pm` for a single value, `\\approx`, "~5" (a tilde
-      before the opening number; "1~000" is a space), extra candidates, several boxes with
+      correct"): "The answer is X" (or "should / must / will be X"; "is not Y, it is X" gives X),
+      "Final answer: X" (also "Final Answer: The largest $n$ is X"), "Answer: X" (also "Answer: The
+      value is X"; a bound or estimate, "The value is about X", is no answer), "Answer $X$", "Answer
+      = X", "Final answer → X" / "=> X", "Answer - X" / "Answer — X" (a dash only at the start of a
+      line or after "final answer": in a sentence it is punctuation; "Answer -5" is read as neither
+      5 nor -5), markdown emphasis around the word or the separator ("__Answer:__ X", "*Answer*:
+      X"), a "**Final Answer**" heading with X on the next line, a table row "| Answer | X |", "####
+      X", "<answer>X</answer>" or "<final_answer>X</final_answer>" (a statement inside read as
+      outside), a JSON field {"answer": X} / {"final_answer": "X"} (before a box it does not compete
+      with it: code may build such a dict), "Ans: X", the anchor inside a display's \\text
+      ("$$\\text{Answer: } X$$"), or a last sentence "Therefore, the largest $n$ is X" or
+      "Therefore, $x = X$" (one variable); a "Final Answer:", "####" or "<answer>" line after the
+      last box is the final answer; "5!" is a factorial, also at the end of a sentence; the anchor
+      word may be in another language ("La respuesta es X", "Die Antwort ist X", "答案是 X", "Ответ:
+      X");
+    * hedges -> False: "42 or 43" (not one value said twice, "\\frac{1}{2} \\text{ or } 0.5"),
+      `\\pm` / `\\mp` for a single value (for two values they are the list: 2 \\mp \\sqrt{3} =
+      2 \\pm \\sqrt{3}), `\\approx`, "~5" (a tilde before the opening number; "1~000" is a
+      space), extra candidates, several boxes with
       different values offered as alternatives, an "<answer>" tag or "####" line with another
       value than the final answer, a question mark right after the final box, a
       word of doubt right before it or after it on its line ("Perhaps \\boxed{5}", "is likely
@@ -2378,7 +2501,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       hedges ("or", "maybe", "might" ...): the last box counts. An admission of error after the
       final answer withdraws that answer (a re-check, "let me redo it", does not), and so does
       a later sentence that denies its value ("the answer is not 5", "5 is incorrect"; not
-      "the answer is not 6"). "Actually" or "Wait" alone are no self-correction.
+      "the answer is not 6", and not "not 5 m" after \\boxed{5 cm}, though "not 50 mm" is a
+      denial). "Actually" or "Wait" alone are no self-correction.
 
     How answers compare (both sides go through `normalize_answer`; gold formats: GSM8K
     `#### 1,234`, MATH LaTeX, a solution with a box or an anchored final statement ("Final
@@ -2394,10 +2518,12 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       "$12 dollars"), but two different known units disagree (5 cm != 5 m, 3 PM != 3 a.m.,
       \\$5 != 5 cents) unless exactly converted within one dimension (`_converted_equal`: the
       metric prefixes of metres, grams and litres, seconds to weeks, inches to miles, cents
-      to dollars; 12 cm = 0.12 m, 1.5 kg = 1500 g; no metric to imperial);
+      to dollars; 12 cm = 0.12 m, 1.5 kg = 1500 g; no metric to imperial); a rate names two
+      units (m/s, miles/hour = mph), and 5 m/s != 5 km/h (rates are not converted);
     * a time of day on either clock: 3 PM = 15:00, noon = 12:00 PM, midnight = 0:00 (a bare
       1:00 to 12:59 may also be read on the 12-hour clock: 3:00 PM = 3:00);
-      "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28;
+      "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28 = 7/25 (a percent sign on
+      one side allows both readings of it; with none, 0.28 != 28);
     * one quantity in several units of one dimension ("3 hours and 20 minutes", "5 ft 6 in",
       "3 dollars and 20 cents") is one amount, never a list: it equals the same amount in any
       known unit (200 minutes) and a bare number in its smallest or largest unit (200 or 10/3);
@@ -2420,17 +2546,21 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       = C_{10}^3 = 120, P(5,2) = A_5^2 = 20, \\operatorname{lcm}(4,6) = 12 (a gcd or lcm of
       letters is compared with nothing else); "P(5,2)" is the point (5,2) where the gold is a
       tuple;
-    * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1" and "|AB| = 1"
-      as gold equal their right side; a box "x = 5+5+1 = 11" counts as its last member (a
-      false chain, "x = 5 = 6", as nothing);
+    * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1", "|AB| = 1" and
+      "P(A \\cap B) = 0.5" (a probability or expectation of any event) equal their right side;
+      a box "x = 5+5+1 = 11" counts as its last member (a false chain, "x = 5 = 6", as nothing);
     * equations of one line or curve agree up to rearrangement and a nonzero factor:
       y = 2x + 1 = "2x - y + 1 = 0" = "4x - 2y = -2";
     * a vector (a pmatrix / bmatrix of one row or one column, \\langle 1, 2 \\rangle) is the tuple
       of its entries: pmatrix 1 \\\\ 2 = (1, 2);
-    * lists and sets are unordered, tuples ordered; a collection of tuples is a set
-      ({(1,2),(3,4)} = (3,4),(1,2), duplicates ignored); the answers of labelled parts in one
-      box ("(a) 5, (b) 6") and a system in a left brace (\\left\\{\\begin{array} x=1 \\\\ y=2
-      \\end{array}\\right.) are lists; a transpose (x^T, A^\\top) is never dropped;
+    * lists and sets are unordered, tuples ordered (in parentheses or, from three entries on,
+      brackets: [1, 2, 3] = (1, 2, 3); [1, 2] is an interval); a collection of tuples is a set
+      ({(1,2),(3,4)} = (3,4),(1,2), duplicates ignored); the answers of labelled parts
+      ("(a) 5, (b) 6", "Part 1: 5, Part 2: 6", in one box or in one box each) are ordered by
+      their labels ("(a) 6, (b) 5" is not the list 5, 6, and a labelled gold is read in order);
+      several choice letters are one set of choices ("A, C" = "AC" = "(A)(C)" != "A"); a
+      system in a left brace (\\left\\{\\begin{array} x=1 \\\\ y=2 \\end{array}\\right.) is a
+      list; a transpose (x^T, A^\\top) is never dropped;
     * a number in words may name what it counts and may be a dozen or a fraction: "twelve
       apples" = 12, "half a dozen" = 6, "three quarters" = 3/4, "two and a half" = 5/2;
     * a numeral with a base subscript (204_5) equals only the same numeral in the same base:
@@ -2439,7 +2569,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * "3, 500" is two numbers; "3,500", "3,\\!500", Swiss "3'500" are 3500, and so is
       "1.234.567" with two dots or more 1234567 ("1.234" is a decimal);
     * Roman numerals of I, V and X are compared as numerals (IV != VI, and IV != 4: a label in
-      "I, II and IV" is no number); ordinal words are not numbers ("third" != 3).
+      "I, II and IV" is no number); a lone ordinal word is no number ("third" != 3: it may be
+      a fraction's part, and "second" a unit), but one that names a position is ("the third",
+      "twenty-first", "second place" = 3, 21, 2).
 
     Deliberate policies where this differs from math-verify's own regression tests (see
     bench/mathverify_suite.py):
@@ -2449,7 +2581,7 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
        `evaluate.py --lenient` uses, also takes the region's last formula or number);
     2. no float tolerance: 0.0833333 != 1/12, 0.33 != 1/3 (1/2^99 must not equal 1/2^98);
     3. variables are compared strictly: f(x) != f(y) (but not their case: math-verify's parser
-       reads X as x, so 2X == 2x);
+       reads X as x, so 2X == 2x); j is a variable, not the imaginary unit (3+4j != 3+4i);
     4. "," is never a decimal separator: "1000,99" is not 1000.99;
     5. `\\approx` in the answer is a hedge, even after an exact value;
     6. an equation between two different numbers ("1/2 = 10/9") is no answer, and an equation
@@ -2491,6 +2623,8 @@ def _verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     if region is None:
         return False
     region = _html_to_text(DOUBLED_CMD_RE.sub("", SPECIAL_TOKEN_RE.split(region, 1)[0]))
+    if not region.isascii():             # invisible format characters: zero-width space, BOM, RLM
+        region = "".join(c for c in region if unicodedata.category(c) != "Cf")
     WORKER.prestart()
     pred, others, how = _extract_full(region, lenient=lenient)
     gold = gold_answer(answer)
@@ -2553,10 +2687,16 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     if relation:
         pass                                     # "x < 1 or x > 3": a union, not a hedge
     elif _HEDGE_RE.search(pred) and not _HEDGE_RE.search(gold):
-        # "\pm", "or", ... in the prediction: allowed only when the gold has several values
-        if _structure(g)[0] not in ("bare", "set") or _UNSURE_RE.search(pred):
+        # "\pm", "or", ... in the prediction: allowed only when the gold has several values, or
+        # when "or" only says one value twice ("\frac{1}{2} \text{ or } 0.5")
+        alts = _split_top(normalize_answer(_or_to_list(pred)))
+        if {m.group(0) for m in _HEDGE_RE.finditer(pred)} == {"or"} and len(alts) > 1 and \
+                _structure(g)[0] == "scalar" and all(_equal(alts[0], a, budget) for a in alts[1:]):
+            p = pred = alts[0]
+        elif _structure(g)[0] not in ("bare", "set") or _UNSURE_RE.search(pred):
             return False
-        p = normalize_answer(_or_to_list(_expand_pm(pred)))
+        else:
+            p = normalize_answer(_or_to_list(_expand_pm(pred)))
     elif _HEDGE_RE.search(gold):
         g = normalize_answer(_or_to_list(_expand_pm(gold)))
         p = normalize_answer(_or_to_list(_expand_pm(pred)))

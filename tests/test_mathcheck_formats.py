@@ -89,6 +89,14 @@ PARTS = [
     ("(a) \\boxed{5} (b) \\boxed{7}", "5, 6", False),
     ("\\boxed{5} or (b) \\boxed{6}", "5, 6", False),
     ("\\boxed{5}. (Hmm) \\boxed{6}", "5, 6", False),
+    # the labels fix the order: a list gold is read in the labels' order
+    ("(a) \\boxed{6} (b) \\boxed{5}", "5, 6", False),
+    ("**Part 1:** \\boxed{6}\n\n**Part 2:** \\boxed{5}", "5, 6", False),
+    ("(i) \\boxed{6} (ii) \\boxed{5}", "(5, 6)", False),
+    ("(a) \\boxed{5} (b) \\boxed{6}", "(5, 6)", True),
+    ("(a) \\boxed{5} (b) \\boxed{6}", "(a) 5 (b) 6", True),
+    ("(a) \\boxed{6} (b) \\boxed{5}", "(a) 5 (b) 6", False),
+    ("\\boxed{6}, \\boxed{5}", "5, 6", True),               # no labels: a list, unordered
 ]
 
 
@@ -108,6 +116,22 @@ def test_labelled_parts_inside_one_box_are_its_list():
         ("\\boxed{(a) 5, (c) 6}", "5, 6", False),          # not the labels in order
         ("\\boxed{(a) 5, (b)}", "5, 6", False),
         ("\\boxed{(a) 5, (b) 6}", "5", False),
+        ("\\boxed{(a) 6, (b) 5}", "5, 6", False),          # the labels fix the order
+        ("\\boxed{(i) 6, (ii) 5}", "5, 6", False),
+        ("\\boxed{\\text{Part 1: } 6, \\text{ Part 2: } 5}", "5, 6", False),
+        ("\\boxed{\\text{Part 1: } 5, \\text{ Part 2: } 6}", "5, 6", True),
+        ("\\boxed{(1) 5, (2) 6}", "5, 6", True),
+        ("\\boxed{(a)\\ 5\\\\ (b)\\ 6}", "5, 6", True),          # one part a row
+        ("\\boxed{(a)\\ 6\\\\ (b)\\ 5}", "5, 6", False),
+        ("\\boxed{(1) 6, (2) 5}", "5, 6", False),
+        ("\\boxed{(a) 6, (b) 5}", "(a) 6, (b) 5", True),
+        ("\\boxed{(b) 6, (a) 5}", "5, 6", True),             # the labels' order, not the text's
+        ("\\boxed{(b) 5, (a) 6}", "(a) 5, (b) 6", False),
+        ("\\boxed{(ii) 6, (i) 5}", "(5, 6)", True),
+        ("\\boxed{(a) 5, (a) 6}", "5, 6", False),
+        ("\\boxed{5, 6}", "(a) 5, (b) 6", True),              # a labelled gold is read in order
+        ("\\boxed{6, 5}", "(a) 5, (b) 6", False),
+        ("\\boxed{(a) 5, (b) 6}", "(a) 6, (b) 5", False),
     ])
 
 
@@ -121,6 +145,17 @@ def test_a_restated_answer_after_the_box_may_agree_with_it():
         ("\\boxed{12}\n\nThe answer is $12$ dollars.", "12", True),
         ("\\boxed{\\frac12}. The answer is 0.5 in decimal form.", "1/2", True),
         ("\\boxed{\\frac12}\n\nAnswer: $0.5$", "1/2", True),
+    ])
+
+
+def test_or_between_two_spellings_of_one_value_is_no_hedge():
+    check([
+        ("\\boxed{\\frac{1}{2} \\text{ or } 0.5}", "0.5", True),
+        ("\\boxed{x = 2 \\text{ or } x = 2.0}", "2", True),
+        ("\\boxed{\\frac{1}{2} \\text{ or } 0.5}", "0.6", False),
+        ("\\boxed{5 \\text{ or } 6}", "5", False),
+        ("\\boxed{5 \\text{ or maybe } 5.0}", "5", False),         # a word of doubt too
+        ("\\boxed{\\frac{1}{2} \\text{ or } 0.5?}", "0.5", False),
     ])
 
 
@@ -200,6 +235,17 @@ DENIALS = [
     ("Final Answer: Jane did not get 5 apples", "5", False),
     ("Final Answer: it isn't 5", "5", False),
     ("Final Answer: Jane has 5 apples.", "5", True),
+    # a denial of the same number in another unit rules out that unit, not the answer
+    ("\\boxed{5 cm}. The answer is not 5 m.", "5 cm", True),
+    ("\\boxed{5\\text{ cm}}\n\nNote: the answer is not $5$ meters.", "5", True),
+    ("\\boxed{5 cm}. The answer is not $5\\text{ m}$.", "5", True),
+    ("\\boxed{5 cm}. The answer is not 5 centimeters.", "5", False),
+    ("\\boxed{5 cm}. The answer is not 5.", "5", False),
+    ("\\boxed{5}. The answer is not 5 m.", "5", False),
+    ("\\boxed{5 cm}. The answer is not 5 cm^2.", "5", True),
+    ("\\boxed{5 cm^2}. The answer is not 5 cm^2.", "5", False),
+    ("\\boxed{5 cm}. So the answer is not 50 mm.", "5", False),      # the same length
+    ("\\boxed{5 cm}. The answer is not 0.05 m.", "5", False),
 ]
 
 
@@ -333,6 +379,19 @@ ANCHOR_SPELLINGS = [
     ("Answer - -5", "-5"),
     ("**Answer** — the value is 5.", "5"),
     ("\\boxed{5}\nAnswer - 5", "5"),
+    ("Ans: 5", "5"),
+    ("$$\\text{Answer: } 5$$", "5"),                  # the anchor inside a display's \\text
+    ("\\[\\textbf{Answer:}\\ 5\\]", "5"),
+    ("The answer is therefore 5.", "5"),
+    ("The answer is thus $\\frac{1}{2}$.", "0.5"),
+    # a JSON answer field, other answer tags, \\framebox
+    ('{"answer": 5}', "5"),
+    ('{"reasoning": "2 + 3", "answer": "5"}', "5"),
+    ('```json\n{"final_answer": "\\\\frac{1}{2}"}\n```', "0.5"),
+    ("{'answer': -5}", "-5"),
+    ("<final_answer>5</final_answer>", "5"),
+    ("\\framebox{5}", "5"),
+    ('```python\nresult = {"answer": 0}\n```\nSo \\boxed{5}', "5"),   # a dict in code: no rival
 ]
 ANCHOR_SPELLING_NEAR_MISSES = [
     ("the answer depends on 5 things", "5"),
@@ -353,6 +412,13 @@ ANCHOR_SPELLING_NEAR_MISSES = [
     ("Answer--5", "5"),
     ("\\boxed{5}\nAnswer - 6", "5"),                # a different value after the box competes
     ("Answer - 5\n\nWait, I made an error.", "5"),
+    ("Ans: 6", "5"),
+    ("The answer is therefore 6.", "5"),
+    ('{"answer": 6}', "5"),
+    ('{"answer": "5 or 6"}', "5"),
+    ("<final_answer>6</final_answer>", "5"),
+    ("\\framebox{6}", "5"),
+    ("The fans: 5", "5"),                            # "ans" only as a word
 ]
 
 
@@ -372,11 +438,14 @@ FOREIGN_ANCHORS = [
     "所以答案是5。", "Ответ: 5", "A resposta é 5.", "La risposta è 5.", "答え：5", "정답: 5",
     "Odpowiedź: 5", "Cevap: 5", "Antwoord: 5", "La respuesta correcta es 5.", "答案为5。",
     "Die Antwort ist 5 Äpfel.", "Ответ: 5 см.",
+    "Jawaban: 5", "Đáp án: 5", "Câu trả lời: 5", "उत्तर: 5", "الإجابة: 5", "الجواب: ٥",
+    "Απάντηση: 5",
 ]
 FOREIGN_ANCHOR_NEAR_MISSES = [
     "La respuesta es 6.", "Die Antwort ist 6.", "答案是 6", "Ответ: 6", "La respuesta no es 5.",
     "Die Antwort ist nicht 5.", "La réponse n'est pas 5.", "答案不是5", "La respuesta es 5 o 6.",
     "Die Antwort ist 5 oder 6.", "答案可能是5", "Antwort: ungefähr 5",
+    "Jawaban: 6", "Đáp án: 6", "الإجابة: 6",
 ]
 
 
@@ -538,6 +607,25 @@ CHOICE_SPELLING_NEAR_MISSES = [
     ("\\boxed{B.5}", "B"),                         # B times 0.5, no choice
     ("\\boxed{A: 5, B: 6}", "A"),                  # two named values
 ]
+# a question with several right choices: the letters in any order and spelling
+MULTI_SELECT = [
+    ("\\boxed{A, C}", "AC", True),
+    ("\\boxed{AC}", "A, C", True),
+    ("\\boxed{A and C}", "AC", True),
+    ("\\boxed{(A)(C)}", "A, C", True),
+    ("\\boxed{\\text{(A), (C)}}", "AC", True),
+    ("The answer is (A) and (C).", "AC", True),
+    ("\\boxed{\\textbf{(C)}, \\textbf{(A)}}", "AC", True),
+    ("\\boxed{D, A, C}", "ACD", True),
+    ("\\boxed{\\{A, C\\}}", "AC", True),
+    ("\\boxed{A B D}", "ABD", True),
+    ("\\boxed{A}", "AC", False),
+    ("\\boxed{A}", "A, C", False),
+    ("\\boxed{ABC}", "A, C", False),
+    ("\\boxed{A, B, C}", "AC", False),
+    ("\\boxed{A, D}", "A, C, D", False),
+    ("\\boxed{(A) 5, (C) 6}", "AC", False),
+]
 
 
 def test_a_value_with_its_choice_letter_after_it():
@@ -551,6 +639,10 @@ def test_a_value_with_its_choice_letter_near_misses():
 def test_other_spellings_of_a_choice_letter_with_its_value():
     check([(c, g, True) for c, g in CHOICE_SPELLINGS])
     check([(c, g, False) for c, g in CHOICE_SPELLING_NEAR_MISSES])
+
+
+def test_several_choice_letters_in_any_order_and_spelling():
+    check(MULTI_SELECT)
 
 
 # a markdown table row "| Answer | 5 |": the anchor word in the first cell, the value in the other
@@ -689,6 +781,22 @@ def test_a_transpose_is_not_dropped():
 # HTML formatting from chat front-ends, emphasis with underscores, emoji, and the other unicode
 # hyphens and minus signs before a number
 MARKUP_AND_SYMBOLS = [
+    ("\\boxed{\\emph{5}}", "5", True),
+    ("\\boxed{\\ensuremath{5}}", "5", True),
+    ("\\boxed{\\emph{6}}", "5", False),
+    # invisible format characters (zero-width space, BOM, right-to-left mark, soft hyphen)
+    ("\\boxed{5\u200b}", "5", True),
+    ("\\boxed{\ufeff5}", "5", True),
+    ("\\boxed{\u200f٥}", "5", True),
+    ("Answer:\u200b 5", "5", True),
+    ("\\boxed{1\xad000}", "1000", True),
+    ("\\boxed{6\u200b}", "5", False),
+    # mathematical alphanumerics, and the anchor written inside the box
+    ("\\boxed{𝐀}", "A", True),
+    ("\\boxed{𝟔}", "5", False),
+    ("\\boxed{\\text{The answer is } 5}", "5", True),
+    ("\\boxed{Answer: 5}", "5", True),
+    ("\\boxed{Answer: 6}", "5", False),
     ("The answer is <b>5</b>.", "5", True),
     ("<b>Answer:</b> 5", "5", True),
     ("<strong>Final Answer:</strong> 5", "5", True),
@@ -936,6 +1044,21 @@ def test_roman_numerals_and_an_ordinal_after_the():
         ("\\boxed{\\text{the 5th term}}", "5", True),
         ("\\boxed{\\text{the 3rd}}", "4", False),
         ("\\boxed{\\text{third}}", "3", False),             # an ordinal word: not its number
+        # ... unless it names a position: after "the", before a noun, or a compound
+        ("The answer is the third.", "3", True),
+        ("\\boxed{\\text{the third}}", "3", True),
+        ("\\boxed{\\text{twenty-first}}", "21", True),
+        ("\\boxed{\\text{the twenty-first term}}", "21", True),
+        ("\\boxed{\\text{second place}}", "2", True),
+        ("\\boxed{\\text{the one hundred first}}", "101", True),
+        ("\\boxed{\\text{the third}}", "the third", True),
+        ("\\boxed{\\text{the third}}", "4", False),
+        ("\\boxed{\\text{twenty-first}}", "20", False),   # not "twenty" and a unit "first"
+        ("\\boxed{\\text{twenty-fifth}}", "4", False),    # not 20/5
+        ("\\boxed{\\text{twenty-fifth}}", "25", True),
+        ("\\boxed{\\text{twenty fifths}}", "4", True),    # a fraction
+        ("\\boxed{\\text{third of them}}", "3", False),
+        ("\\boxed{\\text{the twentieth}}", "20", True),
     ])
 
 
@@ -955,6 +1078,8 @@ PERCENT = [
     ("\\boxed{0.28}", "28 percent"),
     ("The answer is $28$ %.", "28\\%"),
     ("\\boxed{28 Percent}", "28\\%"),
+    ("\\boxed{\\frac{7}{25}}", "28\\%"),
+    ("\\boxed{28\\%}", "\\frac{7}{25}"),
 ]
 PERCENT_NEAR_MISSES = [
     ("\\boxed{29 percent}", "28\\%"),
@@ -962,6 +1087,8 @@ PERCENT_NEAR_MISSES = [
     ("\\boxed{28 percent}", "0.028"),
     ("\\boxed{0.28\\%}", "28\\%"),
     ("\\boxed{28 pct}", "27"),
+    ("\\boxed{0.28}", "28"),                 # no percent sign on either side: two numbers
+    ("\\boxed{28}", "0.28"),
 ]
 
 
@@ -972,6 +1099,9 @@ def test_percent_in_words():
 # ---------------------------------------------------------------- units and words in the gold
 
 UNITS = [
+    ("\\boxed{5 \\text{ meters/second}}", "5 \\text{ m/s}"),
+    ("\\boxed{5 mph}", "5 \\text{ miles/hour}"),
+    ("\\boxed{5 \\text{ m/s}}", "5"),
     ("\\boxed{5}", "5 cm"),
     ("\\boxed{5}", "\\text{5 apples}"),
     ("\\boxed{12}", "$12 dollars"),
@@ -1013,6 +1143,9 @@ UNITS = [
     ("The area is $\\pi$ square units.", "\\pi"),
 ]
 UNIT_NEAR_MISSES = [
+    ("\\boxed{5 \\text{ km/h}}", "5 \\text{ m/s}"),           # a rate: both units count
+    ("\\boxed{5 \\text{ ft/s}}", "5 \\text{ m/s}"),
+    ("\\boxed{5 \\text{ m/min}}", "5 \\text{ m/s}"),
     ("\\boxed{12:30 AM}", "12:30 PM"),
     ("\\boxed{3 AM}", "3 PM"),
     ("\\boxed{3:00 a.m.}", "3:00 PM"),
@@ -1221,6 +1354,8 @@ INTERVALS = [
     ("\\boxed{(-\\infty, \\infty)}", "\\mathbb{R}"),
     ("\\boxed{\\mathbb{R}}", "(-\\infty,\\infty)"),
     ("\\boxed{x \\in \\mathbb{R}}", "(-\\infty,\\infty)"),
+    ("\\boxed{\\Bbb{R}}", "(-\\infty,\\infty)"),                   # plain TeX
+    ("\\boxed{\\text{all reals}}", "\\mathbb{R}"),
     # French brackets: one turned away from its endpoint is open
     ("\\boxed{]2, 5]}", "(2, 5]"),
     ("\\boxed{]2, 5[}", "(2, 5)"),
@@ -1414,6 +1549,11 @@ NAMED = [
     ("\\boxed{(x, y) = (5, 8) \\quad \\text{and} \\quad (8, 5)}", "(5, 8), (8, 5)"),
     ("The answer is $(p, q) = (3, 2)$.", "(3,2)"),
     ("\\boxed{(m,n)=(3,2)}", "(p, q) = (3, 2)"),
+    # a probability or an expectation of any event is a name too
+    ("\\boxed{P(A \\cap B) = 0.5}", "0.5"),
+    ("\\boxed{\\Pr(A) = 0.5}", "\\frac12"),
+    ("\\boxed{\\mathbb{P}(X > 1) = 0.5}", "0.5"),
+    ("\\boxed{\\mathbb{E}[X] = 3.5}", "\\frac72"),
 ]
 NAMED_NEAR_MISSES = [
     ("\\boxed{(p,q)=(2,3)}", "(3,2)"),
@@ -1421,6 +1561,8 @@ NAMED_NEAR_MISSES = [
     ("\\boxed{(p,q)=(3,2,1)}", "(3,2)"),
     ("\\boxed{(3,2)}", "(p,q)=(2,3)"),
     ("\\boxed{p=2, q=3}", "(p,q)=(3,2)"),
+    ("\\boxed{P(A \\cap B) = 0.6}", "0.5"),
+    ("\\boxed{\\mathbb{E}[X] = 3.5}", "3"),
 ]
 
 
@@ -1588,6 +1730,114 @@ def test_a_prime_is_part_of_the_name():
 
 def test_more_number_spellings():
     check(NUMBER_SPELLINGS)
+
+
+HTML_ENTITIES = [  # answers copied out of a web page: character references with their ";"
+    ("\\boxed{&minus;5}", "-5", True),
+    ("Answer: &minus;5", "-5", True),
+    ("Answer: &#8722;5", "-5", True),
+    ("Answer: &#x2212;5", "-5", True),
+    ("\\boxed{&frac12;}", "\\frac12", True),
+    ("Answer: 1&frasl;2", "0.5", True),
+    ("Answer: 5&nbsp;cm", "5", True),
+    ("Answer: x &le; 3", "(-\\infty, 3]", True),
+    ("Answer: x &lt; 3", "(-\\infty, 3)", True),
+    ("Answer: 2&pi;", "2\\pi", True),
+    ("Answer: 3 &times; 10<sup>3</sup>", "3000", True),
+    ("Answer: &radic;2", "\\sqrt2", True),
+    ("Answer: &minus;5", "5", False),
+    ("Answer: x &gt; 3", "(-\\infty, 3)", False),
+    ("\\boxed{\\begin{aligned} x &= 5 \\end{aligned}}", "5", True),   # "&=" aligns
+]
+
+
+def test_html_character_references():
+    check(HTML_ENTITIES)
+
+
+CALCULATOR_SPELLINGS = [  # answers written as in code or on a calculator
+    ("\\boxed{2**10}", "1024", True),
+    ("\\boxed{x**2 + 1}", "x^2+1", True),
+    ("\\boxed{2^-1}", "0.5", True),
+    ("\\boxed{pi/2}", "\\frac{\\pi}{2}", True),
+    ("\\boxed{2*pi}", "2\\pi", True),
+    ("\\boxed{ln(e^2)}", "2", True),
+    ("\\boxed{log(8)/log(2)}", "3", True),
+    ("\\boxed{e^(i*pi)}", "-1", True),
+    ("\\boxed{2**11}", "1024", False),
+    ("\\boxed{2^-2}", "0.5", False),
+    ("\\boxed{pi/3}", "\\frac{\\pi}{2}", False),
+    ("\\boxed{**5**}", "5", False),                # bold marks are no power
+    ("\\boxed{\\text{spine}}", "spine", True),      # "pi" inside a word is no pi
+]
+
+
+def test_calculator_and_code_spellings():
+    check(CALCULATOR_SPELLINGS)
+
+
+REPEATING_WITH_ELLIPSIS = [  # a block said again before "...": a repeating decimal
+    ("\\boxed{0.333...}", "\\frac13", True),
+    ("\\boxed{0.3333…}", "\\frac13", True),
+    ("\\boxed{-0.333\\ldots}", "-\\frac13", True),
+    ("\\boxed{0.1666\\ldots}", "\\frac16", True),
+    ("\\boxed{0.1212\\dots}", "\\frac{4}{33}", True),
+    ("\\boxed{0.142857142857\\ldots}", "\\frac17", True),
+    ("\\boxed{0.333...}", "0.\\overline{3}", True),
+    ("\\boxed{0.999...}", "1", True),
+    ("\\boxed{0.666 \\ldots}", "\\frac23", True),
+    ("\\boxed{0.33...}", "\\frac13", False),          # two digits: too short to say it repeats
+    ("\\boxed{3.14159...}", "\\pi", False),
+    ("\\boxed{0.125...}", "\\frac18", False),
+    ("\\boxed{0.333...}", "0.333", False),
+    ("\\boxed{0.1666\\ldots}", "0.1666", False),
+]
+
+
+def test_a_repeating_decimal_written_with_an_ellipsis():
+    check(REPEATING_WITH_ELLIPSIS)
+
+
+OTHER_DIGITS_AND_NOTATIONS = [
+    ("\\boxed{٣٫٥}", "3.5", True),                     # the Arabic decimal separator
+    ("\\boxed{١٬٢٣٤}", "1234", True),
+    ("\\boxed{٣٫٥}", "35", False),
+    ("\\boxed{٥٠٪}", "0.5", True),                       # the Arabic percent sign
+    ("\\boxed{٥٠٪}", "50", True),
+    ("\\boxed{٥٠٪}", "5", False),
+    ("\\boxed{⑤}", "5", True),                          # a circled digit
+    ("\\boxed{⑥}", "5", False),
+    ("\\boxed{26_{10}}", "26", True),                   # base ten is the number itself
+    ("\\boxed{26_{10}}", "27", False),
+    ("\\boxed{26_{8}}", "26", False),
+    ("\\boxed{2 \\mp \\sqrt{3}}", "2+\\sqrt3, 2-\\sqrt3", True),
+    ("\\boxed{2 ∓ \\sqrt{3}}", "2+\\sqrt3, 2-\\sqrt3", True),
+    ("\\boxed{2 \\mp \\sqrt{3}}", "2+\\sqrt3", False),
+    ("\\boxed{[1, 2, 3]}", "(1, 2, 3)", True),          # a vector in brackets: no interval
+    ("\\boxed{[1, 3, 2]}", "(1, 2, 3)", False),
+    ("\\boxed{[1, 2]}", "(1, 2)", False),               # an interval: its brackets count
+    ("\\boxed{[1, 2, 3)}", "(1, 2, 3)", False),          # no vector: mixed brackets
+    ("\\boxed{4i + 3}", "3+4i", True),
+    ("\\boxed{3 + 4j}", "3+4i", False),                  # j is a variable here
+    ("\\boxed{-\\nicefrac{1}{2}}", "-0.5", True),
+    ("\\boxed{\\nicefrac{1}{3}}", "0.5", False),
+    ("\\boxed{minus 5}", "-5", True),
+    ("\\boxed{\\text{negative } \\frac{1}{2}}", "-0.5", True),
+    ("\\boxed{minus 5}", "5", False),
+    ("\\boxed{5 minus 2}", "3", False),                 # words between numbers: no answer
+    # a response cut off inside the box of its final statement has no answer
+    ("So the answer is \\boxed{5", "5", False),
+    ("The final answer is $\\boxed{\\frac{1}{2}", "\\frac12", False),
+    ("Final Answer: \\boxed{5", "5", False),
+    ("#### \\boxed{5", "5", False),
+    ("The answer is $\\frac{1}{2", "\\frac12", False),      # cut off inside any brace
+    ("Final answer: \\frac{1}{2", "\\frac12", False),
+    ("The answer is \\{1, 2\\}", "\\{1, 2\\}", True),        # an escaped brace is no group
+]
+
+
+def test_other_digits_base_ten_minus_plus_vectors_and_cut_off_boxes():
+    check(OTHER_DIGITS_AND_NOTATIONS)
 
 
 def test_deeply_nested_parentheses_are_fast():
