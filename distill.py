@@ -44,6 +44,7 @@ from tqdm import trange
 
 import cli
 import data
+import dataset_tasks
 import distill_run
 import distributed
 import engines
@@ -305,12 +306,13 @@ def load_models(cfg: Config, device: str, resume_from: Path | None = None):
 def load_prompts(cfg: Config, split: str, n: int) -> list[dict]:
     if cfg.task == "math":
         return data.math_tasks(n, split, cfg.seed, levels=data.parse_levels(cfg.math_levels))
-    if split == "test" and data.is_file_task(cfg.task):   # one split: its rows are trained on
+    # one split: its rows are trained on
+    if split == "test" and dataset_tasks.is_file_task(cfg.task):
         print(f"[distill] no held-out evaluation: --task {cfg.task} is one file of training "
               "prompts (score the checkpoint with `python evaluate.py --task FILE`)")
         return []
     answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
-    return data.load_tasks(cfg.task, split=split, n=n, prompt_field=cfg.prompt_field,
+    return dataset_tasks.load_tasks(cfg.task, split=split, n=n, prompt_field=cfg.prompt_field,
                            answer_field=answer_field)
 
 

@@ -33,6 +33,7 @@ import torch
 
 import cli
 import data
+import dataset_tasks
 import engines
 import models
 import rewards
@@ -168,7 +169,7 @@ def load_eval_tasks(cfg: Config) -> list[dict]:
         families = [f for f in cfg.math_families.split(",") if f] or None
         return data.math_tasks(cfg.eval_problems or 200, cfg.split, cfg.seed, families, levels)
     answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
-    tasks = data.load_tasks(cfg.task, split=cfg.split, prompt_field=cfg.prompt_field,
+    tasks = dataset_tasks.load_tasks(cfg.task, split=cfg.split, prompt_field=cfg.prompt_field,
                             answer_field=answer_field)
     if len(tasks) < cfg.eval_problems:   # the table's accuracy is over fewer problems than asked
         print(f"[evaluate] note: --eval_problems {cfg.eval_problems}, but --task {cfg.task} holds "

@@ -12,6 +12,7 @@ import functools
 import cli
 import curriculum
 import data
+import dataset_tasks
 import distributed
 import engines
 import models
@@ -126,14 +127,14 @@ def load_task_splits(cfg) -> tuple[list[dict], list[dict]]:
         return train, test
     answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
     kw = dict(prompt_field=cfg.prompt_field, answer_field=answer_field, seed=cfg.seed)
-    train = data.load_tasks(cfg.task, "train", cfg.num_train_prompts, **kw)
-    if test_n and data.is_file_task(cfg.task):      # one split: its rows are trained on
+    train = dataset_tasks.load_tasks(cfg.task, "train", cfg.num_train_prompts, **kw)
+    if test_n and dataset_tasks.is_file_task(cfg.task):      # one split: its rows are trained on
         print(f"[grpo] no periodic evaluation: --task {cfg.task} is one file, and its rows are "
               "the training prompts (score the checkpoint on other problems with "
               "`python evaluate.py --task FILE`)")
         test_n = 0
     try:
-        test = data.load_tasks(cfg.task, "test", test_n, **kw) if test_n else []
+        test = dataset_tasks.load_tasks(cfg.task, "test", test_n, **kw) if test_n else []
     except Exception:  # a dataset without a test split: no periodic evaluation
         print(f"[grpo] no periodic evaluation: --task {cfg.task} has no 'test' split")
         test = []

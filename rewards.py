@@ -386,7 +386,7 @@ def code_rewards(completions: list[str], tasks: list[dict], all_or_nothing: bool
     seconds and 500 MB); else passed/total, or 1.0 only if every test passes when
     `all_or_nothing` (Skywork-OR1 §3 rewards code all-or-nothing).
     A task's `prelude` (the imports Skywork-OR1's graders put before a solution:
-    `data.code_tests`) runs before the code.
+    `dataset_tasks.code_tests`) runs before the code.
     """
     import sandbox  # lazy: only code tasks need it
     out = [0.0] * len(completions)

@@ -32,6 +32,7 @@ import torch
 
 import chat_template
 import data
+import dataset_tasks
 import engines
 import models
 import tools
@@ -343,12 +344,13 @@ def load_examples(cfg) -> tuple[list[dict], list[dict] | None, dict]:
         examples = teacher_examples(cfg)
     elif cfg.dataset == "math_tools":
         examples = tools.sft_examples(cfg.num_examples, cfg.seed)
-    elif data.file_type(Path(cfg.dataset)) in data.FILE_TYPES:   # 'TRAIN.JSONL', .csv, .jsonl.gz
+    # 'TRAIN.JSONL', .csv, .jsonl.gz
+    elif dataset_tasks.file_type(Path(cfg.dataset)) in dataset_tasks.FILE_TYPES:
         examples = jsonl_examples(cfg.dataset)
     else:
         raise data.DataError(f"--dataset {cfg.dataset!r}: use math, teacher, fusion, math_tools "
-                             f"or a {', '.join(data.FILE_TYPES[:-1])} or "
-                             f"{data.FILE_TYPES[-1]} file")
+                             f"or a {', '.join(dataset_tasks.FILE_TYPES[:-1])} or "
+                             f"{dataset_tasks.FILE_TYPES[-1]} file")
     examples, counts = filter_responses(examples, cfg.max_repetition)
     return examples, None, counts
 
@@ -386,7 +388,7 @@ def jsonl_examples(path: str) -> list[dict]:
     checked by the filter); an optional "reference" is the value to check against. A
     conversation of several replies is one example per reply (`reply_examples`), each of which
     must pass `check_conversation`."""
-    rows = data.rows_from_file(Path(path))
+    rows = dataset_tasks.rows_from_file(Path(path))
     out = []
     for i, row in enumerate(rows):
         try:

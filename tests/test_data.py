@@ -8,6 +8,7 @@ from fractions import Fraction
 import pytest
 
 import data
+import dataset_tasks
 
 
 def parse_answer(ans: str) -> Fraction:
@@ -188,8 +189,8 @@ def test_humaneval_loads_164_tasks():
 
 
 def test_gsm8k_answers():
-    assert data.gsm8k_answer("She sold 48 + 24 = 72 clips.\n#### 1,234") == "1234"
-    assert data.gsm8k_answer(" 72 ") == "72"
+    assert dataset_tasks.gsm8k_answer("She sold 48 + 24 = 72 clips.\n#### 1,234") == "1234"
+    assert dataset_tasks.gsm8k_answer(" 72 ") == "72"
 
 
 def test_file_gold_answers_keep_their_commas_and_are_reduced_like_a_gold(tmp_path):
@@ -205,7 +206,7 @@ def test_file_gold_answers_keep_their_commas_and_are_reduced_like_a_gold(tmp_pat
              (0.1 + 0.2, "0.3"), (1e-7, "1e-07")]
     path = tmp_path / "golds.jsonl"
     path.write_text("".join(json.dumps({"prompt": "q", "answer": g}) + "\n" for g, _ in golds))
-    tasks = data.load_tasks(str(path))
+    tasks = dataset_tasks.load_tasks(str(path))
     assert [t["answer"] for t in tasks] == [a for _, a in golds]
     right = ["\\boxed{(1,2)}", "\\boxed{\\{2, 1\\}}", "\\boxed{3, 500}", "\\boxed{1000}",
              "\\boxed{(1, 2)}", "\\boxed{1234}", "\\boxed{12}", "\\boxed{72}", "\\boxed{\\frac12}",
@@ -228,7 +229,7 @@ def test_a_file_answer_that_is_no_answer_is_named(tmp_path, answer, needle):
     path.write_text(json.dumps({"prompt": "a", "answer": "1"}) + "\n"
                     + json.dumps({"prompt": "b", "answer": answer}) + "\n")
     with pytest.raises(data.DataError, match=re.escape(needle) + ".*or drop the row"):
-        data.load_tasks(str(path))
+        dataset_tasks.load_tasks(str(path))
 
 
 PROOF = ("We argue by induction on $n$. For $n = 1$ both sides equal $1$. Assume the claim for "
@@ -244,14 +245,14 @@ def test_worked_solutions_with_no_final_answer_are_skipped_or_refused(tmp_path, 
             # NuminaMath-1.5's answer column for a proof, and for an answer it did not find
             {"problem": "Prove it.", "solution": "proof"}, {"problem": "?", "solution": "notfound"}]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    tasks = data.load_tasks(str(path), prompt_field="problem", answer_field="solution")
+    tasks = dataset_tasks.load_tasks(str(path), prompt_field="problem", answer_field="solution")
     assert [t["answer"] for t in tasks] == ["2", "x = 3 or x = 4"]
     assert "3 of 5 rows (row 0, ...) have no final answer as their 'solution': a worked " \
         "solution" in capsys.readouterr().out
     path.write_text(json.dumps(rows[0]) + "\n")
     with pytest.raises(data.DataError, match="numina.jsonl: 1 of 1 rows .* nothing can grade a "
                        "reply against them; map the column of final answers"):
-        data.load_tasks(str(path), prompt_field="problem", answer_field="solution")
+        dataset_tasks.load_tasks(str(path), prompt_field="problem", answer_field="solution")
 
 
 def test_fields_inside_an_object_are_named_by_a_dotted_path(tmp_path):
@@ -263,8 +264,8 @@ def test_fields_inside_an_object_are_named_by_a_dotted_path(tmp_path):
                                          "answer": {"value": "#### 2"}}) + "\n")
     with pytest.raises(data.DataError, match=r"'answer' is \{\"value\": 5\}, a dict\. .*or name "
                        "a field inside it: --answer-field answer.value"):
-        data.load_tasks(str(path), prompt_field="extra_info.question")
-    tasks = data.load_tasks(str(path), prompt_field="extra_info.question",
+        dataset_tasks.load_tasks(str(path), prompt_field="extra_info.question")
+    tasks = dataset_tasks.load_tasks(str(path), prompt_field="extra_info.question",
                             answer_field="answer.value")
     assert [(t["prompt"], t["answer"]) for t in tasks] == [("2 + 3?", "5"), ("1 + 1?", "2")]
 
@@ -280,7 +281,7 @@ def test_local_jsonl_with_column_mapping(tmp_path):
             ]
         )
     )
-    tasks = data.load_tasks(str(path), prompt_field="question", answer_field="solution")
+    tasks = dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field="solution")
     assert [t["answer"] for t in tasks] == ["72", "1234"]
     assert tasks[0]["prompt"] == "What is 70+2?"
 
@@ -290,7 +291,7 @@ def test_parquet(tmp_path):
 
     path = tmp_path / "d.parquet"
     datasets.Dataset.from_list([{"prompt": "1+1?", "answer": "2"}]).to_parquet(str(path))
-    assert data.load_tasks(str(path))[0]["answer"] == "2"
+    assert dataset_tasks.load_tasks(str(path))[0]["answer"] == "2"
 
 
 def test_a_parquet_file_mixing_code_and_math_rows_keeps_each_kind(tmp_path):
@@ -302,7 +303,7 @@ def test_a_parquet_file_mixing_code_and_math_rows_keeps_each_kind(tmp_path):
     rows = [{"prompt": "70+2?", "answer": "70+2=72\n#### 72", "tests": None},
             {"prompt": "p", "answer": None, "tests": [{"input": "", "output": "1"}]}]
     datasets.Dataset.from_list(rows).to_parquet(str(path))
-    math_row, code_row = data.load_tasks(str(path))
+    math_row, code_row = dataset_tasks.load_tasks(str(path))
     assert math_row["answer"] == "72" and math_row.get("tests") is None
     assert code_row["tests"] == [{"input": "", "output": "1"}]
 
@@ -311,15 +312,15 @@ def test_malformed_rows_name_file_row_and_field(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"prompt": "a", "answer": "1"}\n{"prompt": "b"}\n')
     with pytest.raises(data.DataError) as e:
-        data.load_tasks(str(path))
+        dataset_tasks.load_tasks(str(path))
     msg = str(e.value)
     assert "bad.jsonl" in msg and "row 1" in msg and "'answer'" in msg and "--answer-field" in msg
     path.write_text('{"question": "a", "answer": "1"}\n')
     with pytest.raises(data.DataError, match=r"row 0 has no field 'prompt'.*--prompt-field"):
-        data.load_tasks(str(path))
+        dataset_tasks.load_tasks(str(path))
     path.write_text('{"prompt": "a", "answer": "1"}\nnot json\n')
     with pytest.raises(data.DataError, match="row 1 is not valid JSON"):
-        data.load_tasks(str(path))
+        dataset_tasks.load_tasks(str(path))
 
 
 @pytest.mark.parametrize("tests,needle", [
@@ -334,7 +335,7 @@ def test_a_file_code_task_with_malformed_tests_is_named_at_load(tmp_path, tests,
     path.write_text(json.dumps({"prompt": "p", "tests": [{"input": "", "output": "1"}]}) + "\n"
                     + json.dumps({"prompt": "q", "tests": tests}) + "\n")
     with pytest.raises(data.DataError, match=re.escape(f"row 1's {needle}")):
-        data.load_tasks(str(path))
+        dataset_tasks.load_tasks(str(path))
 
 
 ROWS = [{"prompt": "q1", "answer": "1,000"}, {"prompt": "q2", "answer": "(1, 2)"}]
@@ -383,7 +384,7 @@ def test_file_forms_that_other_tools_write(tmp_path, name, content):
     # a missing --task listed .csv) or, for a .json of one row a line, "Extra data"
     path = tmp_path / name
     path.write_bytes(content)
-    tasks = data.load_tasks(str(path))
+    tasks = dataset_tasks.load_tasks(str(path))
     assert [(t["prompt"], t["answer"]) for t in tasks] == [("q1", "1000"), ("q2", "(1, 2)")]
 
 
@@ -406,7 +407,7 @@ def test_unreadable_files_are_named_with_the_fix(tmp_path, name, content, needle
     path = tmp_path / name
     path.write_bytes(content)
     with pytest.raises(data.DataError, match=re.escape(needle)):
-        data.load_tasks(str(path))
+        dataset_tasks.load_tasks(str(path))
 
 
 def test_dataset_folders_load_the_split_asked_for(tmp_path):
@@ -422,33 +423,35 @@ def test_dataset_folders_load_the_split_asked_for(tmp_path):
     train.to_parquet(str(tmp_path / "files" / "data" / "train-00000-of-00001.parquet"))
     test.to_parquet(str(tmp_path / "files" / "data" / "test-00000-of-00001.parquet"))
     for name in ("one", "both", "files"):
-        tasks = data.load_tasks(str(tmp_path / name))
+        tasks = dataset_tasks.load_tasks(str(tmp_path / name))
         assert [(t["prompt"], t["answer"]) for t in tasks] == [("q1", "1000"), ("q2", "(1, 2)")]
         # grpo and distill look for a test split where there are splits, and not in one Dataset
-        assert data.is_file_task(str(tmp_path / name)) == (name == "one")
+        assert dataset_tasks.is_file_task(str(tmp_path / name)) == (name == "one")
     for name in ("both", "files"):
-        assert [t["prompt"] for t in data.load_tasks(str(tmp_path / name), "test")] == ["t"]
+        tasks = dataset_tasks.load_tasks(str(tmp_path / name), "test")
+        assert [t["prompt"] for t in tasks] == ["t"]
     for name in ("both", "files"):      # was "Pass a local file or one of those names"
         with pytest.raises(data.DataError, match=f"{name}' has no split 'dev' .*Unknown split.*"
                            "; ask for one of its splits"):
-            data.load_tasks(str(tmp_path / name), "dev")
+            dataset_tasks.load_tasks(str(tmp_path / name), "dev")
     (tmp_path / "empty").mkdir()
     with pytest.raises(data.DataError, match="empty: a folder that could not be loaded as a "
                        "dataset .*; pass a folder of save_to_disk"):
-        data.load_tasks(str(tmp_path / "empty"))
+        dataset_tasks.load_tasks(str(tmp_path / "empty"))
 
 
 def test_a_jsonl_of_one_pretty_printed_row_is_that_row(tmp_path):
     path = tmp_path / "one.jsonl"
     path.write_text(json.dumps(ROWS[0], indent=2))      # was "row 0 is not valid JSON"
-    assert [(t["prompt"], t["answer"]) for t in data.load_tasks(str(path))] == [("q1", "1000")]
+    tasks = dataset_tasks.load_tasks(str(path))
+    assert [(t["prompt"], t["answer"]) for t in tasks] == [("q1", "1000")]
 
 
 def test_ids_that_name_several_rows_are_made_unique(tmp_path):
     # two problems with the dataset's id 7 were both '7' in samples and results
     path = tmp_path / "dup.jsonl"
     path.write_text("".join(json.dumps({"id": k, **r}) + "\n" for k, r in zip([7, 7, 8], ROWS * 2)))
-    assert [t["id"] for t in data.load_tasks(str(path))] == ["7", "7#2", "8"]
+    assert [t["id"] for t in dataset_tasks.load_tasks(str(path))] == ["7", "7#2", "8"]
 
 
 def test_a_file_whose_rows_name_their_split_gives_the_split_asked_for(tmp_path):
@@ -456,15 +459,16 @@ def test_a_file_whose_rows_name_their_split_gives_the_split_asked_for(tmp_path):
     path = tmp_path / "both.jsonl"
     path.write_text("".join(json.dumps({**r, "split": s}) + "\n"
                             for r, s in zip(ROWS, ["train", "test"])))
-    assert [t["prompt"] for t in data.load_tasks(str(path), "train")] == ["q1"]
-    assert [t["prompt"] for t in data.load_tasks(str(path), "test")] == ["q2"]
+    assert [t["prompt"] for t in dataset_tasks.load_tasks(str(path), "train")] == ["q1"]
+    assert [t["prompt"] for t in dataset_tasks.load_tasks(str(path), "test")] == ["q2"]
     with pytest.raises(data.DataError, match="both.jsonl: no row is of split 'validation' "
                        r"\(its 'split' column holds test, train\); ask for one of them"):
-        data.load_tasks(str(path), "validation")
+        dataset_tasks.load_tasks(str(path), "validation")
     path.write_text(json.dumps({**ROWS[0], "split": "train"}) + "\n" + json.dumps(ROWS[1]) + "\n")
-    assert len(data.load_tasks(str(path), "test")) == 2      # not every row names one: all rows
+    # not every row names one: all rows
+    assert len(dataset_tasks.load_tasks(str(path), "test")) == 2
     path.write_text(json.dumps({**ROWS[0], "split": ["train"]}) + "\n")   # was a TypeError
-    assert len(data.load_tasks(str(path), "test")) == 1
+    assert len(dataset_tasks.load_tasks(str(path), "test")) == 1
 
 
 def test_mmlu_rows_show_their_choices_and_are_graded_on_the_letter(tmp_path):
@@ -476,8 +480,9 @@ def test_mmlu_rows_show_their_choices_and_are_graded_on_the_letter(tmp_path):
     path.write_text(json.dumps({"question": "2 + 2?", "choices": ["3", "4", "5", "6"],
                                 "answer": 1}) + "\n"
                     + json.dumps({"question": "Odd?", "choices": ["2", "3"], "answer": "B"}) + "\n")
-    mmlu, letter = data.load_tasks(str(path), prompt_field="question")
-    assert mmlu["prompt"] == ("2 + 2?\n\n(A) 3\n(B) 4\n(C) 5\n(D) 6\n\n" + data.CHOICE_INSTRUCTION)
+    mmlu, letter = dataset_tasks.load_tasks(str(path), prompt_field="question")
+    assert mmlu["prompt"] == ("2 + 2?\n\n(A) 3\n(B) 4\n(C) 5\n(D) 6\n\n"
+                              + dataset_tasks.CHOICE_INSTRUCTION)
     assert mmlu["answer"] == "B"
     assert math_reward("\\boxed{B}", mmlu) == 1.0 and math_reward("\\boxed{1}", mmlu) == 0.0
     assert letter["prompt"].startswith("Odd?\n\n(A) 2\n(B) 3\n") and letter["answer"] == "B"
@@ -525,7 +530,7 @@ def test_multiple_choice_schemas_show_their_options_and_are_graded_on_the_letter
     path.write_text(json.dumps(row) + "\n")
     field = next(k for k in ("answerKey", "correct", "answer", "label") if k in row)
     prompt = next(k for k in ("question", "ctx", "question_stem") if k in row)
-    task = data.load_tasks(str(path), prompt_field=prompt, answer_field=field)[0]
+    task = dataset_tasks.load_tasks(str(path), prompt_field=prompt, answer_field=field)[0]
     assert task["prompt"] == ("Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam\n\n"
                               "Answer with the letter of the right option.")
     assert task["answer"] == "B"
@@ -544,14 +549,15 @@ def test_a_list_column_whose_gold_names_no_option_is_no_multiple_choice(tmp_path
     path = tmp_path / "tools.jsonl"
     path.write_text(json.dumps({"question": "6 * 7?", column: ["calculator", "python"],
                                 "answer": "42"}) + "\n")
-    task = data.load_tasks(str(path), prompt_field="question")[0]
+    task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
     assert task["prompt"] == "6 * 7?" and task["answer"] == "42"
     assert task_solved("\\boxed{42}", task) and not task_solved("\\boxed{A}", task)
-    plain = data.load_tasks(str(path), prompt_field="question", answer_field=None)[0]
+    plain = dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field=None)[0]
     assert plain["prompt"] == "6 * 7?"
     path.write_text(json.dumps({"question": "6 * 7?", column: ["41", "42"], "answer": 1}) + "\n")
-    assert data.load_tasks(str(path), prompt_field="question")[0]["answer"] == "B"  # still MC
-    assert "(B) 42" in data.load_tasks(str(path), prompt_field="question",
+    # still MC
+    assert dataset_tasks.load_tasks(str(path), prompt_field="question")[0]["answer"] == "B"
+    assert "(B) 42" in dataset_tasks.load_tasks(str(path), prompt_field="question",
                                        answer_field=None)[0]["prompt"]
 
 
@@ -583,7 +589,7 @@ def test_one_column_per_option_and_chat_prompts_show_the_options(
 
     path = tmp_path / f"{name}.jsonl"
     path.write_text(json.dumps(row) + "\n")
-    task = data.load_tasks(str(path), prompt_field=field)[0]
+    task = dataset_tasks.load_tasks(str(path), prompt_field=field)[0]
     assert task["prompt"] == prompt and task["answer"] == gold
     assert task_solved(f"\\boxed{{{gold}}}", task) and not task_solved("\\boxed{1}", task)
     assert "(A) " in question_text(task) and "(B) " in question_text(task)   # what a judge reads
@@ -598,8 +604,8 @@ def test_gpqa_options_are_shuffled_once_per_row_and_graded_on_the_letter(tmp_pat
              **{f"Incorrect Answer {j}": f"wrong {j}" for j in (1, 2, 3)}} for k in range(8)]
     path = tmp_path / "gpqa.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    tasks = data.load_tasks(str(path), prompt_field="Question")
-    assert tasks == data.load_tasks(str(path), prompt_field="Question")
+    tasks = dataset_tasks.load_tasks(str(path), prompt_field="Question")
+    assert tasks == dataset_tasks.load_tasks(str(path), prompt_field="Question")
     assert len({t["answer"] for t in tasks}) > 1
     for k, t in enumerate(tasks):
         assert f"({t['answer']}) right {k}\n" in t["prompt"]
@@ -618,7 +624,7 @@ def test_a_conversation_with_its_reply_and_an_answer_is_a_task(tmp_path, tokeniz
     rows = [{"messages": [u1, a1], "answer": "2"}, {"messages": [u1, a1, u2, a1], "answer": "4"}]
     path = tmp_path / "openr1.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    one, two = data.load_tasks(str(path))
+    one, two = dataset_tasks.load_tasks(str(path))
     assert one["prompt"] == "1 + 1?" and two["prompt"] == [u1, a1, u2]
     assert data.build_messages(one, style="default")[-1]["content"].endswith(
         data.MATH_INSTRUCTION)
@@ -626,17 +632,17 @@ def test_a_conversation_with_its_reply_and_an_answer_is_a_task(tmp_path, tokeniz
     path.write_text(json.dumps({"messages": [a1], "answer": "2"}) + "\n")
     with pytest.raises(data.DataError, match="row 0's 'messages' is .* a conversation with no "
                        "user turn to answer"):
-        data.load_tasks(str(path))
+        dataset_tasks.load_tasks(str(path))
     # ShareGPT's conversations [{"from": "human", "value": ...}] were "no field 'prompt'", and
     # as --prompt-field conversations "message 0 is {\"from\": ..."
     sharegpt = [{"from": "human", "value": "1 + 1?"}, {"from": "gpt", "value": "2"}]
     path.write_text(json.dumps({"conversations": sharegpt, "answer": "2"}) + "\n")
     for kw in ({}, {"prompt_field": "conversations"}):
-        assert data.load_tasks(str(path), **kw)[0]["prompt"] == "1 + 1?"
+        assert dataset_tasks.load_tasks(str(path), **kw)[0]["prompt"] == "1 + 1?"
     csv_path = tmp_path / "openr1.csv"          # a CSV holds the conversation as JSON text
     csv_path.write_text("messages,answer\n" + '"' + json.dumps([u1, a1]).replace('"', '""')
                         + '",2\n')
-    assert data.load_tasks(str(csv_path))[0]["prompt"] == "1 + 1?"
+    assert dataset_tasks.load_tasks(str(csv_path))[0]["prompt"] == "1 + 1?"
 
 
 def test_chat_prompts_in_other_role_names_and_text_parts(tmp_path, tokenizer):
@@ -648,7 +654,7 @@ def test_chat_prompts_in_other_role_names_and_text_parts(tmp_path, tokenizer):
               {"role": "Human", "content": [{"type": "input_text", "text": "1 +"}, "1?"]}]
     path = tmp_path / "chat.jsonl"
     path.write_text(json.dumps({"prompt": prompt, "answer": "2"}) + "\n")
-    task = data.load_tasks(str(path))[0]
+    task = dataset_tasks.load_tasks(str(path))[0]
     expected = [{"role": "system", "content": "Box it."}, {"role": "user", "content": "1 +\n1?"}]
     assert task["prompt"] == expected
     assert data.render_prompt(tokenizer, task, chat_template=OFFICIAL_QWEN3_TEMPLATE) == (
@@ -662,9 +668,9 @@ def test_a_multiple_choice_answer_that_names_no_option_is_named(tmp_path):
         "text": ["a", "b"], "label": ["A", "B"]}}) + "\n")
     with pytest.raises(data.DataError, match=r"row 0's 'answerKey' \"E\" is none of the 2 options"
                        r" \(an index 0-1, a label A, B, or an option's text\)"):
-        data.load_tasks(str(path), prompt_field="question", answer_field="answerKey")
+        dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field="answerKey")
     with pytest.raises(data.DataError, match="Map the answer column with --answer-field answerKey"):
-        data.load_tasks(str(path), prompt_field="question")
+        dataset_tasks.load_tasks(str(path), prompt_field="question")
 
 
 def _lcb_private(cases: list) -> str:
@@ -735,11 +741,12 @@ def test_code_dataset_schemas_load_their_tests_and_grade_a_right_program(tmp_pat
     for name, field, row, _, _ in CODE_ROWS:
         path = tmp_path / f"{name}.jsonl"
         path.write_text(json.dumps(row) + "\n")
-        tasks += data.load_tasks(str(path), prompt_field=field)
+        tasks += dataset_tasks.load_tasks(str(path), prompt_field=field)
         # a column of reference code mapped as the answer: still graded on the tests
         solutions = {"code", "canonical_solution", "solutions"} & set(row)
         for answer_field in solutions:
-            again = data.load_tasks(str(path), prompt_field=field, answer_field=answer_field)[0]
+            again = dataset_tasks.load_tasks(str(path), prompt_field=field,
+                                             answer_field=answer_field)[0]
             assert again["tests"] == tasks[-1]["tests"] and "answer" not in again, answer_field
     fence = "<think>\nok\n</think>\n```python\n{}\n```".format
     right = code_rewards([fence(r[3]) for r in CODE_ROWS], tasks, all_or_nothing=True)
@@ -768,7 +775,7 @@ def test_code_contests_generated_tests_are_hidden_tests(tmp_path):
     row = dict(CODE_ROWS[4][2], generated_tests=generated)
     path = tmp_path / "code_contests.jsonl"
     path.write_text(json.dumps(row) + "\n")
-    task = data.load_tasks(str(path), prompt_field="description")[0]
+    task = dataset_tasks.load_tasks(str(path), prompt_field="description")[0]
     assert [t["input"] for t in task["tests"]] == ["3\n", "5\n", "7\n", "0\n"]
     fence = "```python\n{}\n```".format
     cheat = "n = int(input())\nprint({3: 6, 5: 10}.get(n, n))"
@@ -788,10 +795,10 @@ def test_tests_written_as_json_text_are_read(tmp_path):
                                   "metadata": {"func_name": "add"}}) + "\n")
     csv_path = tmp_path / "tests.csv"
     csv_path.write_text('problem,tests\n"Double n.","[{""input"": ""3"", ""output"": ""6""}]"\n')
-    double, add = data.load_tasks(str(path), prompt_field="problem")
+    double, add = dataset_tasks.load_tasks(str(path), prompt_field="problem")
     assert double["tests"] == [{"input": "3\n", "output": "6\n"}]
     assert add["tests"] == [{"fn_name": "add", "expected": 5, "args": [2, 3]}]
-    from_csv = data.load_tasks(str(csv_path), prompt_field="problem")[0]
+    from_csv = dataset_tasks.load_tasks(str(csv_path), prompt_field="problem")[0]
     fence = "```python\n{}\n```".format
     assert code_rewards([fence(DOUBLE), fence("def add(a, b):\n    return a + b"), fence(DOUBLE)],
                         [double, add, from_csv]) == [1.0, 1.0, 1.0]
@@ -800,13 +807,13 @@ def test_tests_written_as_json_text_are_read(tmp_path):
              {"inputs": ["3\n", "5\n"], "outputs": ["6\n", "10\n"]}]
     path.write_text("".join(json.dumps({"problem": "Double n.", "tests": c}) + "\n"
                             for c in cases))
-    for task in data.load_tasks(str(path), prompt_field="problem"):
+    for task in dataset_tasks.load_tasks(str(path), prompt_field="problem"):
         assert task["tests"] == [{"input": "3\n", "output": "6\n"},
                                  {"input": "5\n", "output": "10\n"}]
     path.write_text(json.dumps({"problem": "p", "tests": {"input": ["3"], "output": []}}) + "\n")
     with pytest.raises(data.DataError, match="row 0's 'tests' is .* without an output for each "
                        "input. Fix its tests, or drop the row"):
-        data.load_tasks(str(path), prompt_field="problem")
+        dataset_tasks.load_tasks(str(path), prompt_field="problem")
 
 
 @pytest.mark.parametrize("row,needle", [
@@ -836,7 +843,7 @@ def test_malformed_code_tests_are_named(tmp_path, row, needle):
     path = tmp_path / "code.jsonl"
     path.write_text(json.dumps({"prompt": "Solve.", **row}) + "\n")
     with pytest.raises(data.DataError, match=re.escape(needle) + ".*or drop the row"):
-        data.load_tasks(str(path))
+        dataset_tasks.load_tasks(str(path))
 
 
 def verl_row(truth, ability="math") -> dict:
@@ -864,7 +871,7 @@ def test_verl_rows_are_graded_on_their_ground_truth(tmp_path, truth, gold, right
     path.write_text(json.dumps(verl_row(truth)) + "\n")
     for kw in ({}, {"answer_field": "reward_model"},
                {"answer_field": "reward_model.ground_truth"}):    # a path inside the row too
-        task = data.load_tasks(str(path), **kw)[0]
+        task = dataset_tasks.load_tasks(str(path), **kw)[0]
         assert task["answer"] == gold and task["prompt"][0]["role"] == "user"
         assert task_solved(right, task) and not task_solved(wrong, task)
         assert (math_reward(right, task), math_reward(wrong, task)) == (1.0, 0.0)
@@ -877,7 +884,7 @@ def test_skywork_code_rows_are_graded_on_their_tests(tmp_path):
     path = tmp_path / "skywork.jsonl"
     path.write_text(json.dumps(verl_row(io, "code")) + "\n"
                     + json.dumps(verl_row({"assert_case": ["assert f(2) == 4"]}, "code")) + "\n")
-    tasks = data.load_tasks(str(path))
+    tasks = dataset_tasks.load_tasks(str(path))
     assert tasks[0]["tests"] == [{"input": "3\n", "output": "6\n"}] and "answer" not in tasks[0]
     fence = "<think>\nok\n</think>\n```python\n{}\n```".format
     assert code_rewards([fence(DOUBLE), fence("def f(x):\n    return 2 * x")], tasks) == [1, 1]
@@ -890,24 +897,24 @@ def test_skywork_code_rows_are_graded_on_their_tests(tmp_path):
                     + json.dumps(verl_row({"import_prefix": "from typing import List\n"
                                            "from math import sqrt\ninf = float('inf')\n",
                                            "test_code": check, "entry_point": "f"}, "code")) + "\n")
-    tasks = data.load_tasks(str(path))
+    tasks = dataset_tasks.load_tasks(str(path))
     assert [len(t["tests"]) for t in tasks] == [2, 2]
     # tests of another schema in the same row: graded on those (a ground truth the prelude is
     # not read from was a ValueError traceback)
     path.write_text(json.dumps({**verl_row({"assert_case": "x"}, "code"),
                                 "tests": [{"input": "3\n", "output": "6\n"}]}) + "\n")
-    assert "prelude" not in data.load_tasks(str(path))[0]
+    assert "prelude" not in dataset_tasks.load_tasks(str(path))[0]
     path.write_text(json.dumps(verl_row({"assert_case": ["assert f([4]) == 2",
                                                          "assert f([]) == inf"]}, "code")) + "\n"
                     + json.dumps(verl_row({"import_prefix": "from typing import List\n"
                                            "from math import sqrt\ninf = float('inf')\n",
                                            "test_code": check, "entry_point": "f"}, "code")) + "\n")
-    tasks = data.load_tasks(str(path))
+    tasks = dataset_tasks.load_tasks(str(path))
     assert code_rewards([fence(uses)] * 2, tasks) == [1.0, 1.0]
     assert code_rewards([fence(uses.replace("sqrt(", "2 * ("))] * 2, tasks) == [0.5, 0.0]
     path.write_text(json.dumps(verl_row({"import_prefix": "", "test_code": ""}, "code")) + "\n")
     with pytest.raises(data.DataError, match="'reward_model.ground_truth' holds tests of a form"):
-        data.load_tasks(str(path))
+        dataset_tasks.load_tasks(str(path))
 
 
 def test_prompts_only_leaves_out_what_would_be_graded(tmp_path):
@@ -922,10 +929,10 @@ def test_prompts_only_leaves_out_what_would_be_graded(tmp_path):
             {"question": instruction["prompt"], "constraints": instruction["constraints"]}]
     path = tmp_path / "mixed.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    graded = data.load_tasks(str(path), prompt_field="question")
+    graded = dataset_tasks.load_tasks(str(path), prompt_field="question")
     assert [gradable(t) for t in graded] == [True, True, True]
     assert graded[2]["constraints"] == instruction["constraints"] and "answer" not in graded[2]
-    plain = data.load_tasks(str(path), prompt_field="question", answer_field=None)
+    plain = dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field=None)
     assert [gradable(t) for t in plain] == [False, False, False]
     assert [t["prompt"] for t in plain] == [r["question"] for r in rows]
 
@@ -944,7 +951,7 @@ def test_prompts_only_multiple_choice_rows_still_show_their_options(
 
     path = tmp_path / f"{name}.jsonl"
     path.write_text(json.dumps(row) + "\n")
-    task = data.load_tasks(str(path), prompt_field=field, answer_field=None)[0]
+    task = dataset_tasks.load_tasks(str(path), prompt_field=field, answer_field=None)[0]
     assert task["prompt"] == prompt and "answer" not in task and not gradable(task)
 
 
@@ -953,18 +960,19 @@ def test_list_columns_of_a_csv_are_read_as_json_or_named(tmp_path):
     # the index '1' as its gold
     path = tmp_path / "mmlu.csv"
     path.write_text('question,choices,answer\n2 + 2?,"[""3"", ""4""]",1\n')
-    task = data.load_tasks(str(path), prompt_field="question")[0]
+    task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
     assert task["prompt"].startswith("2 + 2?\n\n(A) 3\n(B) 4\n") and task["answer"] == "B"
     path.write_text('question,choices,answer\n2 + 2?,"[\'3\', \'4\']",1\n')   # pandas' to_csv
-    task = data.load_tasks(str(path), prompt_field="question")[0]        # was the error below
+    # was the error below
+    task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
     assert task["prompt"].startswith("2 + 2?\n\n(A) 3\n(B) 4\n") and task["answer"] == "B"
     path.write_text("question,choices,answer\n2 + 2?,['3' '4'],1\n")      # numpy's: ['34']
     with pytest.raises(data.DataError, match=r"row 0's 'choices' is \"\['3' '4'\]\".*, a list "
                                              r"printed as text .*save the dataset as \.jsonl"):
-        data.load_tasks(str(path), prompt_field="question")
+        dataset_tasks.load_tasks(str(path), prompt_field="question")
     path.write_text('question,choices,answer\n1 + 0?,"[""1"", ""2""]",1\n')   # option or index?
     with pytest.raises(data.DataError, match="'1' is ambiguous: an option reads '1', and index 1"):
-        data.load_tasks(str(path), prompt_field="question")
+        dataset_tasks.load_tasks(str(path), prompt_field="question")
 
 
 class _Opens:
@@ -985,13 +993,13 @@ def test_livecodebench_private_tests_are_read_without_unpickling(tmp_path):
     cases = json.dumps([{"input": "5\n", "output": "10\n", "testtype": "stdin"}])
     for protocol in (0, 2, pickle.HIGHEST_PROTOCOL):    # pickles of one string, any protocol
         packed = base64.b64encode(zlib.compress(pickle.dumps(cases, protocol))).decode()
-        assert data._pickled_text(packed) == cases, protocol
+        assert dataset_tasks._pickled_text(packed) == cases, protocol
     hostile = base64.b64encode(zlib.compress(pickle.dumps(_Opens(tmp_path / "ran")))).decode()
     path = tmp_path / "lcb.jsonl"
     path.write_text(json.dumps({"question_content": "q", "public_test_cases": "[]",
                                 "private_test_cases": hostile}) + "\n")
     with pytest.raises(data.DataError, match="'private_test_cases' is not LiveCodeBench's form"):
-        data.load_tasks(str(path), prompt_field="question_content")
+        dataset_tasks.load_tasks(str(path), prompt_field="question_content")
     assert not (tmp_path / "ran").exists()
 
 
@@ -1009,37 +1017,37 @@ def test_a_hub_dataset_with_configs_is_named_with_its_config(monkeypatch):
         return [{"question": "1 + 1?", "answer": "#### 2"}]
 
     monkeypatch.setattr(datasets, "load_dataset", load_dataset)
-    task = data.load_tasks("openai/gsm8k:main", "test", prompt_field="question")[0]
+    task = dataset_tasks.load_tasks("openai/gsm8k:main", "test", prompt_field="question")[0]
     assert calls == [("openai/gsm8k", "main", "test")] and task["answer"] == "2"
     with pytest.raises(data.DataError, match="Config name is missing.*NAME:CONFIG, e.g. "
                                              "openai/gsm8k:main"):
-        data.load_tasks("openai/gsm8k", "test", prompt_field="question")
+        dataset_tasks.load_tasks("openai/gsm8k", "test", prompt_field="question")
 
 
 def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path):
     path = tmp_path / "math.jsonl"
     path.write_text(json.dumps({"problem": "Solve.", "solution": "So \\boxed{(1, 2)}."}) + "\n")
     with pytest.raises(data.DataError, match="Map the prompt column with --prompt-field problem"):
-        data.load_tasks(str(path))
+        dataset_tasks.load_tasks(str(path))
     with pytest.raises(data.DataError, match="Map the answer column with --answer-field solution"):
-        data.load_tasks(str(path), prompt_field="problem")
-    task = data.load_tasks(str(path), prompt_field="problem", answer_field="solution")[0]
+        dataset_tasks.load_tasks(str(path), prompt_field="problem")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="problem", answer_field="solution")[0]
     assert task["answer"] == "(1, 2)" and task["solution"] == "So \\boxed{(1, 2)}."
     path.write_text(json.dumps({"Question": "1+1?", "Answer": "2"}) + "\n")
     with pytest.raises(data.DataError, match="--prompt-field Question"):
-        data.load_tasks(str(path), prompt_field="question")
+        dataset_tasks.load_tasks(str(path), prompt_field="question")
     with pytest.raises(data.DataError, match="--answer-field Answer"):
-        data.load_tasks(str(path), prompt_field="Question")
+        dataset_tasks.load_tasks(str(path), prompt_field="Question")
     # a column whose name holds the usual one was not named ("--answer-field NAME")
     path.write_text(json.dumps({"problem_id": 3, "problem_text": "1+1?",
                                 "expected_answer": "2"}) + "\n")
     with pytest.raises(data.DataError, match="--prompt-field problem_text"):
-        data.load_tasks(str(path))
+        dataset_tasks.load_tasks(str(path))
     with pytest.raises(data.DataError, match="--answer-field expected_answer"):
-        data.load_tasks(str(path), prompt_field="problem_text")
+        dataset_tasks.load_tasks(str(path), prompt_field="problem_text")
     path.write_text(json.dumps({"prompt": "Double n.", "outputs": ["6"]}) + "\n")
     with pytest.raises(data.DataError, match="--answer-field NAME"):    # not a code's 'outputs'
-        data.load_tasks(str(path))
+        dataset_tasks.load_tasks(str(path))
 
 
 @pytest.mark.parametrize(
@@ -1061,7 +1069,7 @@ def test_a_file_without_usable_rows_is_named_with_the_fix(tmp_path, name, text, 
     if text is not None:
         path.write_text(text)
     with pytest.raises(data.DataError, match=re.escape(needle)):
-        data.load_tasks(str(path))
+        dataset_tasks.load_tasks(str(path))
 
 
 def test_prompt_asks_for_boxed_answer(tokenizer):
@@ -1080,7 +1088,7 @@ def test_a_conversation_prompt_is_rendered_as_written(tmp_path, tokenizer):
             {"role": "user", "content": "What is 2+2?"}]
     path = tmp_path / "chat.jsonl"
     path.write_text(json.dumps({"prompt": chat, "answer": "4"}) + "\n")
-    task = data.load_tasks(str(path))[0]
+    task = dataset_tasks.load_tasks(str(path))[0]
     assert task["prompt"] == chat and task["answer"] == "4"
     expected = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
     for style in data.PROMPT_STYLES:
@@ -1097,13 +1105,13 @@ def test_a_conversation_prompt_written_as_json_text_is_read_as_messages(tmp_path
     path = tmp_path / "chat.csv"
     path.write_text("prompt,answer\n" + '"' + json.dumps(chat).replace('"', '""') + '",4\n'
                     + '"[1, 2] is an interval; [ok]",1\n' + '"[{""a"": 1}]",1\n')
-    chat_task, interval, other = data.load_tasks(str(path))
+    chat_task, interval, other = dataset_tasks.load_tasks(str(path))
     assert chat_task["prompt"] == chat and chat_task["answer"] == "4"
     assert interval["prompt"] == "[1, 2] is an interval; [ok]"     # text that is no chat stays
     assert other["prompt"] == '[{"a": 1}]'
     path.write_text("prompt,answer\n" + '"' + json.dumps(chat[:1]).replace('"', '""') + '",4\n')
     with pytest.raises(data.DataError, match="row 0's 'prompt' has a last turn of role 'system'"):
-        data.load_tasks(str(path))
+        dataset_tasks.load_tasks(str(path))
 
 
 @pytest.mark.parametrize("prompt,needle", [
@@ -1124,7 +1132,7 @@ def test_a_prompt_that_is_no_prompt_is_named(tmp_path, prompt, needle):
     path.write_text(json.dumps({"prompt": "a", "answer": "1"}) + "\n"
                     + json.dumps({"prompt": prompt, "answer": "1"}) + "\n")
     with pytest.raises(data.DataError, match=re.escape(needle)):
-        data.load_tasks(str(path))
+        dataset_tasks.load_tasks(str(path))
 
 
 def test_prompt_without_chat_template_is_a_named_error(tokenizer):

@@ -10,6 +10,7 @@ MODULES = [
     "rewards",
     "mathcheck",
     "data",
+    "dataset_tasks",
     "sft",
     "distill",
     "distill_run",

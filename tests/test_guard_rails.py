@@ -763,6 +763,7 @@ def test_evaluate_keeps_an_earlier_evaluation_unless_told_to_replace_it(tmp_path
 
 def test_an_incomplete_checkpoint_folder_is_named_with_what_is_missing(tmp_path, tiny, tokenizer):
     import data
+    import dataset_tasks
 
     good = runs.save_checkpoint(tiny, tokenizer, tmp_path / "good")
     for name, breaks, needle in [
@@ -780,7 +781,8 @@ def test_an_incomplete_checkpoint_folder_is_named_with_what_is_missing(tmp_path,
         with pytest.raises(ValueError, match=f"is not a complete checkpoint: {needle}.*copy"):
             models.load_policy(str(bad))
     with pytest.raises(data.DataError, match="--task 'no-such-task' is not 'math'"):
-        data.load_tasks("no-such-task")  # offline in tests: was a ConnectionError traceback
+        # offline in tests: was a ConnectionError traceback
+        dataset_tasks.load_tasks("no-such-task")
     p = run("evaluate.py", "--model", str(tmp_path / "cfg"), "--output_dir", str(tmp_path / "e"))
     assert_clean_error(p, "config.json is not valid JSON")
 
@@ -896,6 +898,7 @@ def test_grpo_refuses_values_that_passed_its_checks(args, needle):
 def test_seed_threads_and_empty_names_are_refused_before_anything_is_written(tmp_path,
                                                                               monkeypatch):
     import data
+    import dataset_tasks
     import evaluate
 
     with pytest.raises(ValueError, match="--threads -1: cannot be negative"):  # a traceback
@@ -918,7 +921,7 @@ def test_seed_threads_and_empty_names_are_refused_before_anything_is_written(tmp
     with pytest.raises(ValueError, match="--output_dir '': an empty folder name"):
         evaluate.evaluate(cfg)
     with pytest.raises(data.DataError, match="--task '': an empty name"):  # was '.: no such file'
-        data.load_tasks("")
+        dataset_tasks.load_tasks("")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -1022,19 +1025,21 @@ def test_a_response_budget_past_the_models_context_is_named_with_the_fix(tmp_pat
 
 def test_data_files_with_a_bom_are_read_and_other_encodings_or_prompts_are_named(tmp_path):
     import data
+    import dataset_tasks
 
     rows = [{"prompt": "What is 1+1?", "answer": "2"}, {"prompt": "2+2?", "answer": "4"}]
     text = "".join(json.dumps(r) + "\r\n" for r in rows)  # a Windows tool: BOM and CRLF
     (tmp_path / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + text.encode())
-    assert [t["prompt"] for t in data.load_tasks(str(tmp_path / "bom.jsonl"))] == [
+    assert [t["prompt"] for t in dataset_tasks.load_tasks(str(tmp_path / "bom.jsonl"))] == [
         "What is 1+1?", "2+2?"]  # was 'row 0 is not valid JSON (Unexpected UTF-8 BOM)'
     (tmp_path / "latin1.jsonl").write_bytes(text.encode() + '{"prompt": "café"}\n'.encode("latin1"))
     with pytest.raises(data.DataError, match=r"latin1.jsonl: line 3 is not UTF-8 .*iconv"):
-        data.load_tasks(str(tmp_path / "latin1.jsonl"))  # was a bare UnicodeDecodeError
+        dataset_tasks.load_tasks(str(tmp_path / "latin1.jsonl"))  # was a bare UnicodeDecodeError
     for bad in (None, 5, "", ["a"]):
         (tmp_path / "p.jsonl").write_text(json.dumps({"prompt": bad, "answer": "1"}) + "\n")
         with pytest.raises(data.DataError, match="row 0's 'prompt' (is|message 0 is)"):
-            data.load_tasks(str(tmp_path / "p.jsonl"))  # the model was prompted with 'None'
+            # the model was prompted with 'None'
+            dataset_tasks.load_tasks(str(tmp_path / "p.jsonl"))
 
 
 def test_an_output_dir_that_is_a_file_is_named_and_kept(tmp_path):

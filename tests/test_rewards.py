@@ -630,7 +630,7 @@ def test_judge_reward_matches_manual_softmax():
 
 
 def test_judge_and_reward_model_read_a_conversation_prompt_as_its_last_user_turn():
-    # a conversation prompt (data.check_prompt) reached the judge as the repr of its list
+    # a conversation prompt (dataset_tasks.check_prompt) reached the judge as the repr of its list
     from types import SimpleNamespace
 
     chat = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"}]

@@ -924,7 +924,7 @@ def test_null_keys_of_a_table_count_as_absent(tmp_path):
     # parquet and HF datasets give each test every key of the column, null where it had none: a
     # stdin/stdout test with "assert": None was an assert test of the statement 'None', which
     # accepted any program
-    import data
+    import dataset_tasks
 
     datasets = pytest.importorskip("datasets")
     rows = [
@@ -934,7 +934,7 @@ def test_null_keys_of_a_table_count_as_absent(tmp_path):
     ]
     path = tmp_path / "mixed.parquet"
     datasets.Dataset.from_list(rows).to_parquet(str(path))
-    tasks = data.load_tasks(str(path))
+    tasks = dataset_tasks.load_tasks(str(path))
     assert tasks[0]["tests"][0]["assert"] is None  # as the table gives it
     assert sandbox.check_tests(tasks[0]["tests"]) == ["stdio", "stdio"]
     assert run_tests("print('wrong')", tasks[0]["tests"]).passed == 0

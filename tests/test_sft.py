@@ -1777,7 +1777,7 @@ def test_fusion_dataset_keeps_only_verified_samples_of_the_stage2_model(monkeypa
 ])
 def test_sft_dataset_files_of_every_type_data_reads(tmp_path, name, text):
     # an upper-case suffix and .csv / .tsv were "--dataset ...: use math, teacher, ..." though
-    # data.rows_from_file (and evaluate --task) read them
+    # dataset_tasks.rows_from_file (and evaluate --task) read them
     import sft_data
 
     path = tmp_path / name
@@ -1788,7 +1788,7 @@ def test_sft_dataset_files_of_every_type_data_reads(tmp_path, name, text):
 
 
 def test_sft_reads_a_gzipped_dataset_file_as_data_does(tmp_path):
-    # data.rows_from_file reads .jsonl.gz; --dataset refused it ("use math, teacher, ...")
+    # dataset_tasks.rows_from_file reads .jsonl.gz; --dataset refused it ("use math, teacher, ...")
     import gzip
 
     import sft_data

@@ -1,0 +1,1142 @@
+"""Tasks from other datasets: a local file or a HF hub dataset, read in its own schema.
+
+`load_tasks(source, ...)` is the one entry point (`--task` of evaluate.py, grpo.py, distill.py):
+"math" and "humaneval" are `data`'s own tasks; anything else is a local
+.jsonl/.json/.csv/.tsv/.parquet file (gzip'd too), a dataset folder, or a HF dataset id, with
+column mapping (`prompt_field`, `answer_field`, a dotted path inside an object too). What it
+reads, and where:
+
+* the gold answer, reduced as `verify_math` reads a gold (`gold_answer`: GSM8K `#### 72` ->
+  `72`, a MATH solution -> its boxed answer, a list -> one list answer); a row with no final
+  answer to grade (a proof: `is_worked_solution`) is skipped and counted;
+* the prompt: a text column, or a row's `messages` (or ShareGPT's `conversations`) up to the
+  last user turn (`conversation_prompt`, checked by `check_prompt`);
+* multiple choice: the options are listed in the prompt and the gold is the letter
+  (`row_choices`; one column per option: `option_columns`);
+* code: the tests of each code dataset's own schema, in the sandbox's format (`code_tests`).
+
+A row without a usable field raises `data.DataError` naming file, row and field.
+"""
+from __future__ import annotations
+
+import ast
+import csv
+import gzip
+import io
+import json
+import math
+import random
+import re
+from pathlib import Path
+
+import mathcheck
+from chat_template import ROLES, role_name, template_message
+from data import DataError, humaneval_tasks, math_tasks
+
+_THOUSANDS_RE = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+
+
+def gsm8k_answer(text: str) -> str:
+    """GSM8K answers end with '#### 1,234': keep what follows '####'. A number loses its
+    thousands separators ('1234'); any other answer keeps its commas ('(1, 2)', '3, 500')."""
+    if "####" in text:
+        text = text.rsplit("####", 1)[1]
+    text = text.strip()
+    return text.replace(",", "") if _THOUSANDS_RE.fullmatch(text) else text
+
+
+def gold_answer(value) -> str:
+    """The gold answer of a row's answer field, as one string; a ValueError says why a value is
+    none.
+
+    A string is reduced as `verify_math` reads a gold (`mathcheck.gold_answer`): GSM8K's
+    '#### 1,234' -> '1234', a MATH solution -> its last `\\boxed{}`, 'The answer is 12.' -> '12'.
+    An integer keeps its JSON spelling, a float is written to 15 significant digits (0.1 + 0.2
+    computed in binary is 0.30000000000000004, which no answer of 0.3 equals); true / false
+    read 'True' / 'False' (yes / no to `verify_math`). A list is one answer that is a list
+    (all the roots: [2, 3] -> '2, 3'), as `verify_math` reads a list gold; it is not a choice of
+    acceptable answers.
+
+    >>> gold_answer("48 + 24 = 72.\\n#### 1,234"), gold_answer("(1, 2)"), gold_answer([2, "3"])
+    ('1234', '(1, 2)', '2, 3')
+    >>> gold_answer("So $x = 3$ or $x = 4$: $\\\\boxed{\\\\{3, 4\\\\}}$.")
+    '\\\\{3, 4\\\\}'
+    """
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise ValueError("is an empty list")
+        if any(isinstance(v, (list, tuple, dict)) for v in value):
+            raise ValueError(f"is {json.dumps(value, default=str)[:60]}, a list of lists or "
+                             "objects (write such an answer as one string: \"(1, 2), (3, 4)\")")
+        return ", ".join(gold_answer(v) for v in value)
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise ValueError(f"is {value}, not a finite number")
+        # a float to 15 digits, as it was meant: 0.1 + 0.2 is 0.30000000000000004 in binary
+        return f"{value:.15g}" if isinstance(value, float) else str(value)
+    if value is None:
+        raise ValueError("is null")
+    if not isinstance(value, str):
+        raise ValueError(f"is {json.dumps(value, default=str)[:60]}, a {type(value).__name__}")
+    text = gsm8k_answer(mathcheck.gold_answer(value)) if value.strip() else ""
+    if not text.strip():
+        raise ValueError("is empty")
+    return text
+
+
+# prose outside math: a word of letters not part of a \\command, and the end of a sentence
+_PROSE_WORD = re.compile(r"(?<![\\\w])[A-Za-z]{2,}\b")
+_SENTENCE_END = re.compile(r"[.!?:;]\s+\S|\n\s*\S")
+_INLINE_MATH = re.compile(r"\$\$.*?\$\$|\$.*?\$|\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
+
+
+# what NuminaMath-1.5 writes as the answer of a problem that has none (a proof) or of one whose
+# answer its pipeline did not find: no reply can be graded against it
+NO_ANSWER = ("proof", "notfound", "not found")
+
+
+def is_worked_solution(gold: str) -> bool:
+    """Whether a gold answer is a worked solution with no final answer in it (no `\\boxed{}`,
+    '####' or 'answer' that `gold_answer` could reduce it to; NuminaMath's proofs): several
+    sentences of prose, 15 words or more outside the math. `verify_math` compares the final
+    answer with the whole paragraph, so no completion can be graded right against it.
+
+    >>> is_worked_solution("We argue by induction. For $n = 1$ it holds; assume it for $n$. "
+    ...                    "Then the sum grows by one term, so it holds for n + 1 as well.")
+    True
+    >>> is_worked_solution("\\text{all primes } p"), is_worked_solution("x = 3 or x = 4")
+    (False, False)
+    """
+    prose = _INLINE_MATH.sub(" ", gold)
+    return bool(_SENTENCE_END.search(prose.strip())) and len(_PROSE_WORD.findall(prose)) >= 15
+
+
+FILE_TYPES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
+SPLIT_NAMES = ("train", "test", "validation", "valid", "dev", "eval")   # a .json's keys of rows
+
+
+def _json_rows(path: Path, text: str, split: str | None = None) -> list:
+    """The rows of a .json file: a list of rows, an object holding them under one key ({"data":
+    [rows]}, "rows", "examples", ..., next to metadata), or under each split's name ({"train":
+    [rows], "test": [rows]}: `split`'s), columns {"prompt": [...], "answer": [...]} (a HF
+    dataset's columns; pandas' `to_json` default {"prompt": {"0": ...}} too), or one row a line
+    (what `datasets.Dataset.to_json` writes, also to a .json file)."""
+    try:
+        rows = json.loads(text)
+    except json.JSONDecodeError as e:
+        if e.msg != "Extra data":
+            raise DataError(f"{path}: not valid JSON ({e}); a .json file holds a list of rows, "
+                            "or {\"data\": [rows]} (one row a line: .jsonl)") from None
+        return _jsonl_rows(path, text)
+    lists = {k: v for k, v in rows.items() if isinstance(v, list)} if isinstance(rows, dict) else {}
+    held = {k: v for k, v in lists.items() if v and all(isinstance(r, dict) for r in v)}
+    if isinstance(rows, dict) and isinstance(rows.get("data"), (list, dict)):
+        rows = rows["data"]                     # {"data": [rows]}, or {"data": {columns}}
+    elif isinstance(rows, dict) and "features" in rows and isinstance(rows.get("rows"), list):
+        # the hub's dataset viewer API: {"features": [...], "rows": [{"row_idx", "row"}, ...]}
+        rows = [r["row"] if isinstance(r, dict) and "row" in r else r for r in rows["rows"]]
+    elif held and len(held) == len(lists):       # lists of rows, no column of other values
+        named = len(held) > 1 or next(iter(held)) in SPLIT_NAMES     # {"train": [rows]}
+        if named and split is not None and split not in held:
+            raise DataError(f"{path}: holds rows under {', '.join(map(repr, held))}, and none "
+                            f"is the split {split!r}; ask for one of them as the split "
+                            "(evaluate.py --split), or write the one to use to its own file")
+        rows = held[split] if split in held else next(iter(held.values()))
+    if isinstance(rows, dict) and rows:
+        cols = list(rows.values())
+        if all(isinstance(c, dict) for c in cols) and len({tuple(c) for c in cols}) == 1:
+            cols = [list(c.values()) for c in cols]              # pandas: {"prompt": {"0": ...}}
+        if all(isinstance(c, list) for c in cols) and len({len(c) for c in cols}) == 1:
+            rows = [dict(zip(rows, values)) for values in zip(*cols)] or None
+    if not isinstance(rows, list):
+        raise DataError(f"{path}: a .json file holds a list of rows, or {{\"data\": [rows]}}, or "
+                        "columns of equal length {\"prompt\": [...], \"answer\": [...]}")
+    return rows
+
+
+def _jsonl_rows(path: Path, text: str) -> list:
+    """The rows of a .jsonl file, one a line; a file that is one JSON document instead (a list
+    of rows on one line, or pretty-printed over many) is read as a .json file (`_json_rows`)."""
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, list):
+        return _json_rows(path, text)
+    if isinstance(whole, dict) and "\n" in text.strip():     # pretty-printed: rows, or a row
+        try:
+            return _json_rows(path, text)
+        except DataError:
+            return [whole]
+    rows = []
+    # "\n" ends a row, not every line break splitlines() knows: U+2028, U+2029 and U+0085 stand
+    # unescaped inside a row's strings (json.dumps(ensure_ascii=False) writes them so)
+    for i, line in enumerate(text.split("\n")):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                stream = _json_stream(text)       # objects pretty-printed one after another (jq)
+                if stream is None:
+                    raise DataError(f"{path}: row {i} is not valid JSON ({e})") from None
+                return stream
+    return rows
+
+
+def _json_stream(text: str) -> list | None:
+    """The JSON values written one after another in `text` (`jq`'s output), None if it is not
+    such a stream."""
+    decoder, values, at = json.JSONDecoder(), [], 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at == len(text):
+            return values
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:
+            return None
+        values.append(value)
+
+
+def _csv_rows(path: Path, text: str) -> list:
+    """The rows of a .csv (.tsv) file with a header line; every value is a string. A .csv's
+    separator is the one its header line uses: a comma, else a semicolon (what Excel writes
+    where the comma is the decimal mark), a tab or a bar.
+
+    >>> [dict(r) for r in _csv_rows(Path("de.csv"), "prompt;answer\\n1,5 + 1?;2,5\\n")]
+    [{'prompt': '1,5 + 1?', 'answer': '2,5'}]
+    """
+    header = text.split("\n", 1)[0]
+    sep = "\t" if file_type(path) == ".tsv" else next(
+        (c for c in (",", ";", "\t", "|") if c in header), ",")
+    reader = csv.DictReader(io.StringIO(text), delimiter=sep)
+    if reader.fieldnames:           # "prompt, answer": the column is 'answer', not ' answer'
+        reader.fieldnames = [name.strip() for name in reader.fieldnames]
+    rows = list(reader)
+    for i, row in enumerate(rows):
+        if None in row or None in row.values():
+            more = "more" if None in row else "fewer"
+            raise DataError(f"{path}: row {i} has {more} cells than the header line; quote a "
+                            f"value that holds the separator {sep!r} (\"1{sep}000\")")
+    return rows
+
+
+def file_type(path: Path) -> str:
+    """A data file's type: its suffix, the one before '.gz' for a gzip'd file ('.jsonl' for
+    'rows.jsonl.gz').
+
+    >>> file_type(Path("rows.JSONL.gz")), file_type(Path("rows.csv"))
+    ('.jsonl', '.csv')
+    """
+    suffix = path.suffix.lower()
+    return Path(path.stem).suffix.lower() if suffix == ".gz" else suffix
+
+
+def read_text(path: Path) -> str:
+    """A data file's text: UTF-8, with or without the byte-order mark that Windows tools write
+    (it was 'row 0 is not valid JSON'), or UTF-16 with its byte-order mark (Excel's "Unicode
+    text", PowerShell's files: it was 'not UTF-8 ... iconv -f latin1'); other bytes are a
+    DataError naming the line and the fix (it was a bare UnicodeDecodeError, naming no file)."""
+    raw = path.read_bytes()
+    if path.suffix.lower() == ".gz":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as e:        # gzip.BadGzipFile is an OSError
+            raise DataError(f"{path}: not a readable gzip file ({e}); gzip the file again, or "
+                            "pass it uncompressed") from None
+    try:
+        if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):   # UTF-16 (Excel's "Unicode text", PowerShell)
+            return raw.decode("utf-16")
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise DataError(f"{path}: line {line} is not UTF-8 text (byte {raw[e.start:e.start + 1]!r}"
+                        f" at offset {e.start}); save the file as UTF-8, e.g. iconv -f latin1 -t "
+                        "utf-8 FILE > NEW") from None
+
+
+def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
+    """The rows of a .jsonl, .json (`_json_rows`: `split`'s where it holds several lists of
+    rows), .csv / .tsv (a header line) or .parquet file, UTF-8 with or without a byte order mark,
+    gzip'd or not (.jsonl.gz); a bad row or file is a DataError that names the file and the
+    row. Where every row names its split (a `split` column), those of `split`."""
+    suffix = file_type(path)
+    if path.is_dir() or not path.exists():
+        raise DataError(f"{path}: no such file; pass a .jsonl, .json, .csv or .parquet file")
+    if suffix not in FILE_TYPES or suffix == ".parquet" and path.suffix.lower() == ".gz":
+        raise DataError(f"{path}: unsupported file type {path.suffix!r}; use "
+                        f"{', '.join(FILE_TYPES[:-1])} or {FILE_TYPES[-1]} (the text ones "
+                        "gzip'd too: .jsonl.gz)")
+    if suffix == ".parquet":
+        import datasets
+        try:
+            rows = list(datasets.Dataset.from_parquet(str(path)))
+        except Exception as e:  # noqa: BLE001 - pyarrow's errors have no common base to name
+            raise DataError(f"{path}: not a readable parquet file ({type(e).__name__}: "
+                            f"{str(e).splitlines()[0][:100] if str(e) else ''})") from None
+    else:
+        text = read_text(path)
+        if suffix == ".json":
+            rows = _json_rows(path, text, split)
+        else:
+            rows = (_jsonl_rows if suffix == ".jsonl" else _csv_rows)(path, text)
+    if not rows:
+        raise DataError(f"{path}: the file holds no rows")
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise DataError(f"{path}: row {i} is {json.dumps(row, default=str)[:60]}, not an "
+                            f"object of fields (e.g. {{\"prompt\": ..., \"answer\": ...}})")
+    named = [row.get("split") for row in rows]
+    if split is not None and all(isinstance(x, str) and x for x in named):
+        # a dataset's splits in one file, each row's in its 'split' column: train on the train
+        # rows, evaluate on the test rows (all of them were both)
+        rows = [row for row in rows if row["split"] == split]
+        if not rows:
+            raise DataError(f"{path}: no row is of split {split!r} (its 'split' column holds "
+                            f"{', '.join(sorted(set(named)))}); ask for one of them (evaluate.py "
+                            "--split), or drop the column to use every row")
+    return rows
+
+
+def _json_chat(text: str) -> list | None:
+    """The messages of a conversation written as JSON text, None for any other text."""
+    if not (text.lstrip().startswith("[") and text.rstrip().endswith("]")):
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    chat = (isinstance(value, list) and value
+            and all(isinstance(m, dict) and "role" in m for m in value))
+    return value if chat else None
+
+
+def check_prompt(value):
+    """A row's prompt as given, if it is one: text, or a conversation as TRL's conversational
+    datasets hold it ([{"role": "system", ...}, {"role": "user", "content": ...}], ending with the
+    user turn the model answers), its messages read as the template reads them (roles under other
+    names, OpenAI's text parts: `chat_template.template_message`); a ValueError says what it is
+    instead.
+
+    >>> check_prompt([{"role": "user", "content": "1 + 1?"}, {"role": "assistant", "content": ""}])
+    Traceback (most recent call last):
+    ValueError: has a last turn of role 'assistant'; end it with the user turn to answer
+
+    A conversation written as JSON text (a CSV's or parquet's string column: '[{"role": "user",
+    ...}]') is read as its messages; other text that looks like JSON stays text.
+
+    >>> check_prompt('[{"role": "user", "content": "1 + 1?"}]')
+    [{'role': 'user', 'content': '1 + 1?'}]
+    """
+    if isinstance(value, str):
+        if not value.strip():
+            raise ValueError("is empty")
+        chat = _json_chat(value)
+        return value if chat is None else check_prompt(chat)
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"is {json.dumps(value, default=str)[:60]}, not text or a list of chat "
+                         "messages [{\"role\": \"user\", \"content\": ...}]")
+    messages = [template_message(sharegpt_message(m), f"message {j}")
+                for j, m in enumerate(value)]
+    for j, m in enumerate(messages):
+        if not (isinstance(m, dict) and m.get("role") in ROLES
+                and isinstance(m.get("content"), str)):
+            raise ValueError(f"message {j} is {json.dumps(value[j], default=str)[:60]}, not "
+                             f"{{\"role\": one of {', '.join(ROLES)}, \"content\": text}}")
+    if messages[-1]["role"] != "user":
+        raise ValueError(f"has a last turn of role {messages[-1]['role']!r}; end it with the "
+                         "user turn to answer")
+    return messages
+
+
+# columns of a solved conversation, read up to its last user turn (`conversation_prompt`):
+# OpenR1's messages, ShareGPT's conversations
+CONVERSATION_COLUMNS = ("messages", "conversations")
+
+
+def sharegpt_message(m):
+    """A ShareGPT message {"from": "human", "value": ...} as {"role", "content"} (the template
+    reads the role's name: `chat_template.role_name`); any other message as it is.
+
+    >>> sharegpt_message({"from": "human", "value": "1 + 1?"})
+    {'role': 'human', 'content': '1 + 1?'}
+    """
+    if not (isinstance(m, dict) and "from" in m and "value" in m and "role" not in m):
+        return m
+    rest = {k: v for k, v in m.items() if k not in ("from", "value")}
+    return {"role": m["from"], "content": m["value"], **rest}
+
+
+def conversation_prompt(messages):
+    """The prompt of a solved conversation (a `messages` column, as OpenR1's rows hold one next
+    to their `answer`): its turns up to the last user query, the reply after it dropped; a lone
+    user turn is the question as text, so the prompt style asks for the `\\boxed{}` answer as
+    for a question column (`check_prompt` reads the turns).
+
+    >>> conversation_prompt([{"role": "user", "content": "1 + 1?"},
+    ...                      {"role": "assistant", "content": "2"}])
+    '1 + 1?'
+    """
+    messages = [sharegpt_message(m) for m in messages] if isinstance(messages, list) else messages
+    roles = [role_name(m.get("role")) if isinstance(m, dict) else None
+             for m in (messages if isinstance(messages, list) else [])]
+    if "user" not in roles:
+        raise ValueError(f"is {json.dumps(messages, default=str)[:60]}, a conversation with no "
+                         "user turn to answer")
+    prompt = check_prompt(messages[:len(roles) - roles[::-1].index("user")])
+    return prompt[0]["content"] if len(prompt) == 1 else prompt
+
+
+PROMPT_COLUMNS = ("question", "problem", "prompt", "query", "input", "instruction", "text",
+                  "description", "question_content",      # MBPP, CodeContests, LiveCodeBench
+                  "question_stem", "ctx")                 # OpenBookQA, HellaSwag
+ANSWER_COLUMNS = ("answer", "solution", "final_answer", "target", "output", "label",
+                  "answerKey", "correct")                  # ARC and CommonsenseQA, AQuA-RAT
+
+
+def _likely_column(row: dict, field: str, usual: tuple[str, ...]) -> str:
+    """The row's column that `field` most likely meant ('Question' for 'question'), else the
+    first usual name of such a column that it has (MATH: 'problem', 'solution'), else one whose
+    name has one of those as a word ('expected_answer', 'problem_text'; not an id), else NAME.
+
+    >>> _likely_column({"problem_id": 3, "expected_answer": "7"}, "answer", ANSWER_COLUMNS)
+    'expected_answer'
+    """
+    by_case = {str(k).lower(): k for k in row}
+    for name in (field, *usual):
+        if name.lower() in by_case:
+            return str(by_case[name.lower()])
+    for name in (field, *usual):
+        for low, k in by_case.items():
+            parts = re.split(r"[_\W]+", low)       # a word of the name: not 'outputs' for output
+            if name.lower() in parts and parts[-1] not in ("id", "ids"):
+                return str(k)
+    return "NAME"
+
+
+def _json_text(value, column: str):
+    """A column that datasets ship as JSON text (APPS' `input_output`), decoded; a value that is
+    already decoded (a dict, a list) is kept."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{column!r} is not valid JSON ({e})") from None
+
+
+def _pickled_text(value: str):
+    """LiveCodeBench's private tests: base64 of zlib of a pickle of one JSON string. The pickle
+    is read op by op (`pickletools`), never unpickled (unpickling a file runs its code); None if
+    it holds anything but one string."""
+    import base64
+    import pickletools
+    import zlib
+    try:
+        ops = list(pickletools.genops(zlib.decompress(base64.b64decode(value))))
+    except Exception:  # noqa: BLE001 - binascii, zlib and pickletools each raise their own
+        return None
+    texts = [arg for op, arg, _ in ops if isinstance(arg, str) and "UNICODE" in op.name]
+    plain = {"PROTO", "FRAME", "MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT", "STOP",
+             "SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE"}   # any protocol
+    return texts[0] if len(texts) == 1 and all(op.name in plain for op, _, _ in ops) else None
+
+
+def _io_tests(spec, column: str) -> list[dict]:
+    """APPS' and TACO's `input_output` ({"inputs": [...], "outputs": [...], "fn_name"?}) as
+    sandbox tests: stdin/stdout, or calls of fn_name. A call's expected value that APPS wraps in
+    a list of one ([[3], [6]] for 3 and 6: its checker accepts either) is unwrapped."""
+    spec = _json_text(spec, column)
+    if not (isinstance(spec, dict) and isinstance(spec.get("inputs"), list)
+            and isinstance(spec.get("outputs"), list)
+            and len(spec["inputs"]) == len(spec["outputs"])):
+        raise ValueError(f"{column!r} is not {{\"inputs\": [...], \"outputs\": [...]}} of equal "
+                         "length")
+    ins, outs, fn = spec["inputs"], spec["outputs"], spec.get("fn_name")
+    if fn:
+        if all(isinstance(o, list) and len(o) == 1 for o in outs):
+            outs = [o[0] for o in outs]
+        return [{"fn_name": fn, "args": a if isinstance(a, list) else [a], "expected": o}
+                for a, o in zip(ins, outs)]
+    text = lambda v: "\n".join(map(str, v)) if isinstance(v, list) else str(v)
+    return [{"input": text(a), "output": text(o)} for a, o in zip(ins, outs)]
+
+
+def _lcb_tests(cases: list, column: str, func_name: str | None) -> list[dict]:
+    """LiveCodeBench's test cases: "stdin" ones as stdin/stdout tests, "functional" ones (one
+    JSON argument a line) as calls of the function its `metadata` names."""
+    if not (isinstance(cases, list) and all(
+            isinstance(c, dict) and isinstance(c.get("input"), str)
+            and isinstance(c.get("output"), str) for c in cases)):
+        raise ValueError(f"{column!r} is not a list of {{\"input\": text, \"output\": text, "
+                         "\"testtype\": ...}")
+    tests = []
+    for c in cases:
+        if c.get("testtype") == "functional":
+            if not func_name:
+                raise ValueError(f"{column!r} has functional tests, but 'metadata' names no "
+                                 "func_name to call")
+            tests.append({"fn_name": func_name, "expected": json.loads(c["output"]),
+                          "args": [json.loads(x) for x in c["input"].splitlines() if x.strip()]})
+        else:
+            tests.append({"input": c["input"], "output": c["output"]})
+    return tests
+
+
+def code_prompt(prompt, row: dict):
+    """A code row's problem as the model needs it: MBPP's test asserts appended, the only place
+    the function's name is given (as the MBPP paper's prompt does); APPS', TACO's and
+    LiveCodeBench's `starter_code` (the class or function to fill in) appended in a code block."""
+    if not isinstance(prompt, str):
+        return prompt
+    if isinstance(row.get("test_list"), list) and "entry_point" not in row:
+        prompt += "\nYour code should pass these tests:\n" + "\n".join(map(str, row["test_list"]))
+    starter = row.get("starter_code")
+    if isinstance(starter, str) and starter.strip():
+        prompt += f"\n\nUse this starter code:\n```python\n{starter.rstrip()}\n```"
+    return prompt
+
+
+def ground_truth(row: dict):
+    """The answer of a row in verl's schema (Skywork-OR1-RL-Data, DAPO-Math, DeepScaleR's verl
+    copy): `reward_model` {"ground_truth": ..., "style": "rule"}, None if the row is in another.
+    Skywork-OR1 writes it as JSON text: a list of acceptable answers (its checker takes any; the
+    first is the gold here, and `acceptable_answers` all of them), or a code problem's tests (a
+    dict: `code_tests`).
+
+    >>> ground_truth({"reward_model": {"ground_truth": '["12", "12.0"]', "style": "rule"}})
+    '12'
+    >>> ground_truth({"reward_model": {"ground_truth": "[1, 2)", "style": "rule"}})
+    '[1, 2)'
+    """
+    answers = acceptable_answers(row)
+    return answers[0] if answers else _ground_truth_value(row)
+
+
+def acceptable_answers(row: dict) -> list[str] | None:
+    """A verl row's list of acceptable answers (`ground_truth`), graded as any of them
+    (`rewards.answer_verified`); None for a row with one answer, or in another schema.
+
+    >>> acceptable_answers({"reward_model": {"ground_truth": '["1/2", "0.5"]'}})
+    ['1/2', '0.5']
+    """
+    value = _ground_truth_value(row)
+    alternatives = isinstance(value, list) and value and all(isinstance(x, str) for x in value)
+    return value if alternatives else None
+
+
+def _ground_truth_value(row: dict):
+    """`reward_model.ground_truth`, JSON text decoded where it is a list of answers or a dict of
+    tests; None for a row in another schema."""
+    model = row.get("reward_model")
+    if not (isinstance(model, dict) and "ground_truth" in model):
+        return None
+    value = model["ground_truth"]
+    if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
+        try:
+            decoded = json.loads(value)
+        except json.JSONDecodeError:        # an interval '[1, 2)', a set '{1, 2}': the answer
+            return value
+        if isinstance(decoded, dict) or (isinstance(decoded, list) and decoded
+                                         and all(isinstance(x, str) for x in decoded)):
+            value = decoded
+    return value
+
+
+TEST_KINDS = ("assert", "fn_name", "input")     # sandbox.run_tests' three kinds of test
+
+
+def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
+    """A code row's tests in the sandbox's form (`sandbox.run_tests`), read from the schemas that
+    code datasets ship; None for a row with none. A malformed value is a ValueError naming it.
+
+    * `tests_field` ("tests"): sandbox tests already ([{"assert": ...}, {"input", "output"}, ...]),
+      also as JSON text (a CSV's; DeepCoder's, whose LiveCodeBench tests carry a "testtype":
+      `_lcb_tests`), or as columns of cases, CodeContests' {"input": [...], "output": [...]}
+      or APPS' {"inputs": [...], "outputs": [...], "fn_name"?}.
+    * HumanEval: `test` (a `check(candidate)` function) and `entry_point`.
+    * MBPP: `test_list` (assert statements), after `test_setup_code` or `test_imports`.
+    * APPS, TACO: `input_output`, JSON text {"inputs", "outputs", "fn_name"?} (`_io_tests`).
+    * CodeContests: `public_tests`, `private_tests` and `generated_tests`, {"input": [...],
+      "output": [...]}. The generated ones (inputs mutated from the others, outputs agreed on by
+      correct solutions) are hidden tests too, as CodeContests' authors use them (AlphaCode, Li
+      et al. 2022, on false positives): a program that passes the few public and private tests
+      is often still wrong, and RL would reward it. They are many (up to hundreds a problem),
+      which makes a reward slower: drop the column to grade on fewer.
+    * LiveCodeBench: `public_test_cases` and `private_test_cases` (`_lcb_tests`; the private
+      ones are compressed: `_pickled_text`).
+    * open-r1's verifiable-coding-problems: `verification_info` (`_verification_tests`).
+    * Skywork-OR1 (verl's schema): `reward_model.ground_truth` (`ground_truth`), APPS' form,
+      {"assert_case": [...]} or {"import_prefix", "test_code", "entry_point"}, run as its grader
+      runs them, after a prelude of imports (`_skywork_tests`; the task's `prelude`).
+
+    >>> code_tests({"test_list": ["assert f(1) == 2"], "test_setup_code": "import math"})
+    [{'assert': 'import math\\nassert f(1) == 2'}]
+    >>> code_tests({"input_output": '{"inputs": ["3\\\\n"], "outputs": ["6\\\\n"]}'})
+    [{'input': '3\\n', 'output': '6\\n'}]
+    """
+    found = _checked_tests(row, tests_field)
+    return found[1] if found else None
+
+
+def _checked_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
+    """`_schema_tests`, checked as the sandbox will run them."""
+    found = _schema_tests(row, tests_field)
+    if found is None:
+        return None
+    column, tests = found
+    if not tests:                      # APPS has problems with an empty input_output
+        raise ValueError(f"{column!r} holds no tests, so nothing can grade the row")
+    import sandbox  # lazy: only code tasks need it
+    sandbox.check_tests(tests, repr(column))   # here, not at a training run's first reward
+    return column, tests
+
+
+CODE_CONTESTS_TESTS = ("public_tests", "private_tests", "generated_tests")
+
+
+def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
+    """(the column the tests were read from, the tests) in `code_tests`' schemas; None if none."""
+    # null: a table (parquet, a HF dataset) mixing code and other rows gives every row the
+    # column; such a row has no tests
+    if row.get(tests_field) is not None:
+        tests = row[tests_field]
+        if isinstance(tests, str) and tests.lstrip()[:1] in ("[", "{"):
+            tests = _json_text(tests, tests_field)     # a CSV's, or DeepCoder's JSON text
+        if isinstance(tests, dict) and "inputs" in tests:          # APPS' columns of cases
+            return tests_field, _io_tests(tests, tests_field)
+        if isinstance(tests, dict) and isinstance(tests.get("input"), list):   # CodeContests'
+            if not (isinstance(tests.get("output"), list)
+                    and len(tests["output"]) == len(tests["input"])):
+                raise ValueError(f"{tests_field!r} is {{\"input\": [...], \"output\": ...}} "
+                                 "without an output for each input")
+            return tests_field, [{"input": i, "output": o}
+                                 for i, o in zip(tests["input"], tests["output"])]
+        if isinstance(tests, list) and tests and all(
+                isinstance(t, dict) and "testtype" in t for t in tests):
+            return tests_field, _lcb_tests(tests, tests_field, _func_name(row))
+        if not (isinstance(tests, list) and all(
+                isinstance(t, dict) and any(k in t for k in TEST_KINDS) for t in tests)):
+            raise ValueError(f"{tests_field!r} is {json.dumps(tests, default=str)[:60]}, not a "
+                             "list of tests [{\"assert\": ...}, {\"input\": ..., \"output\": "
+                             "...}, {\"fn_name\": ..., \"args\": [...], \"expected\": ...}]")
+        return tests_field, tests
+    if isinstance(row.get("test"), str) and isinstance(row.get("entry_point"), str):
+        return "test", [{"assert": f"{row['test']}\ncheck({row['entry_point']})"}]
+    if isinstance(row.get("test_list"), list):
+        imports = row.get("test_imports") or []
+        if not (isinstance(imports, list) and all(isinstance(x, str) for x in imports)):
+            raise ValueError(f"'test_imports' is {json.dumps(imports, default=str)[:60]}, not a "
+                             "list of import statements")
+        setup = row.get("test_setup_code") or "\n".join(imports)
+        return "test_list", [{"assert": f"{setup}\n{t}" if setup else str(t)}
+                             for t in row["test_list"]]
+    if "input_output" in row:
+        spec = row["input_output"]
+        return "input_output", _io_tests(spec, "input_output") if spec else []
+    if isinstance(row.get("public_tests"), dict):
+        return "public_tests", [{"input": i, "output": o} for k in CODE_CONTESTS_TESTS
+                                if isinstance(row.get(k), dict)
+                                for i, o in zip(row[k].get("input") or [],
+                                                row[k].get("output") or [])]
+    if "verification_info" in row and row["verification_info"] is not None:
+        return "verification_info", _verification_tests(row["verification_info"])
+    truth = ground_truth(row)
+    if isinstance(truth, dict):
+        return "reward_model.ground_truth", _skywork_tests(truth)[0]
+    if "public_test_cases" in row:
+        public = _json_text(row["public_test_cases"] or "[]", "public_test_cases")
+        private = row.get("private_test_cases") or []
+        if isinstance(private, str) and not private.lstrip().startswith("["):
+            private = _pickled_text(private)
+            if private is None:
+                raise ValueError("'private_test_cases' is not LiveCodeBench's form (base64 of "
+                                 "zlib of a pickled JSON string); drop the column to grade on "
+                                 "the public tests only")
+        private = _json_text(private, "private_test_cases")
+        fn = _func_name(row)
+        return "public_test_cases", (_lcb_tests(public, "public_test_cases", fn)
+                                     + _lcb_tests(private, "private_test_cases", fn))
+    return None
+
+
+def _verification_tests(info) -> list[dict]:
+    """open-r1's verifiable coding problems: `verification_info`
+    {"language": "python", "test_cases": [{"input", "output", "type"?}]}, as open-r1's code
+    reward runs them: each case a program's stdin and stdout."""
+    info = _json_text(info, "verification_info")
+    cases = info.get("test_cases") if isinstance(info, dict) else None
+    if not (isinstance(cases, list) and all(
+            isinstance(c, dict) and isinstance(c.get("input"), str)
+            and isinstance(c.get("output"), str)
+            and c.get("type", "stdin_stdout") == "stdin_stdout" for c in cases)):
+        raise ValueError("'verification_info' is not {\"test_cases\": [{\"input\": text, "
+                         "\"output\": text}]} of stdin/stdout cases")
+    if str(info.get("language", "python")).lower() != "python":
+        raise ValueError(f"'verification_info' is for {info['language']!r}; the sandbox runs "
+                         "Python only")
+    return [{"input": c["input"], "output": c["output"]} for c in cases]
+
+
+def _func_name(row: dict) -> str | None:
+    """The function LiveCodeBench's functional tests call: its `metadata`'s func_name."""
+    meta = _json_text(row.get("metadata") or "{}", "metadata")
+    return meta.get("func_name") if isinstance(meta, dict) else None
+
+
+# what Skywork-OR1's grader runs before a solution with `assert_case` tests: names that its
+# tests (and the solutions it was trained on) use unimported, as LeetCode's judge provides them
+SKYWORK_PRELUDE = "".join(f"from {m} import *\n" for m in (
+    "typing", "functools", "collections", "itertools", "heapq", "bisect", "string", "operator",
+    "math")) + "import math\nimport datetime\ninf = float('inf')\n\n"
+
+
+def _skywork_tests(truth: dict) -> tuple[list[dict], str]:
+    """Skywork-OR1's code tests (`reward_model.ground_truth`) as its grader runs them, and the
+    prelude that runs before the solution (`rewards.code_rewards`):
+
+    * {"inputs", "outputs", "fn_name"?}: APPS' form (`_io_tests`), no prelude;
+    * {"assert_case": [...]}: each statement after the solution, the solution after
+      `SKYWORK_PRELUDE`;
+    * {"import_prefix", "test_code", "entry_point"}: the solution after `import_prefix`; the
+      test code's first non-empty line (`def check(candidate):`) with each of the others is one
+      test, calling `check(entry_point)`.
+    """
+    column = "reward_model.ground_truth"
+    if "assert_case" in truth and isinstance(truth["assert_case"], list):
+        return [{"assert": str(a)} for a in truth["assert_case"]], SKYWORK_PRELUDE
+    if "inputs" in truth:
+        return _io_tests(truth, column), ""
+    if all(isinstance(truth.get(k), str) for k in ("import_prefix", "test_code", "entry_point")):
+        lines = [x for x in truth["test_code"].split("\n") if x]
+        return ([{"assert": f"{lines[0]}{x}\ncheck({truth['entry_point']})"} for x in lines[1:]],
+                truth["import_prefix"])
+    raise ValueError(f"{column!r} holds tests of a form not read here (keys {sorted(truth)[:5]});"
+                     " give them as 'tests' [{\"input\": ..., \"output\": ...}]")
+
+
+_LETTERED = re.compile(r"\s*\(?([A-Z])\s*[).:]\s*(.*)", re.DOTALL)
+
+
+def row_choices(row: dict) -> tuple[list, list | None] | None:
+    """The options of a multiple-choice row and their labels (None: a plain list, whose labels
+    are the letters A, B, ...), in the forms public datasets ship them; None for a row with no
+    options:
+
+    * MMLU: `choices` ["0", "4", "2", "6"] (`answer` an index).
+    * ARC, CommonsenseQA, OpenBookQA: `choices` {"text": [...], "label": ["A", "B", ...]} (some
+      ARC rows are labelled "1", "2", ...; `answerKey` names the label).
+    * AQuA-RAT: `options` ["A)21", "B)21.5", ...] (`correct` a letter): the letters are cut off.
+    * MMLU-Pro: `options` ["...", ...] (`answer` a letter); HellaSwag: `endings` (`label` "3").
+    * `choices` {"A": "ice", "B": "water"}; one column per letter, A, B, C, D (C-Eval, CMMLU,
+      AGIEval exports), a plain list's kind: options only where the gold names one.
+
+    >>> row_choices({"choices": {"text": ["ice", "water"], "label": ["1", "2"]}})
+    (['ice', 'water'], ['1', '2'])
+    >>> row_choices({"options": ["A)21", "B)21.5"]})
+    (['21', '21.5'], ['A', 'B'])
+    """
+    choices = row.get("choices")
+    if isinstance(choices, list):
+        return choices, None
+    if isinstance(choices, dict) and isinstance(choices.get("text"), list):
+        labels = choices.get("label")
+        ok = isinstance(labels, list) and len(labels) == len(choices["text"])
+        return choices["text"], [str(x) for x in labels] if ok else None
+    if isinstance(choices, dict) and len(choices) > 1 and all(
+            isinstance(v, (str, int, float)) for v in choices.values()):
+        return list(choices.values()), [str(k) for k in choices]      # {"A": "ice", ...}
+    for column in ("options", "endings"):
+        options = row.get(column)
+        if isinstance(options, list) and options:
+            found = [_LETTERED.fullmatch(o) if isinstance(o, str) else None for o in options]
+            if all(found) and [m[1] for m in found] == [chr(65 + j) for j in range(len(options))]:
+                return [m[2].strip() for m in found], [m[1] for m in found]
+            return options, None
+    columns = [c for c in map(chr, range(65, 91)) if c in row][:26]
+    if len(columns) > 1 and columns == [chr(65 + j) for j in range(len(columns))] and all(
+            isinstance(row[c], (str, int, float)) for c in columns):
+        return [row[c] for c in columns], None          # one column per letter: A, B, C, D
+    return None
+
+
+# graded on the letter: a boxed option text ("\\boxed{4}" for "(B) 4") would earn nothing
+CHOICE_INSTRUCTION = "Answer with the letter of the right option."
+
+
+def multiple_choice(question, choices: list, answer, labels: list | None = None) -> dict:
+    """A multiple-choice question (text, or a chat prompt whose last user turn asks it; its
+    `choices`, and the right one as an index, a label or the option's own text; an index as
+    text, as a CSV holds it, where no option reads the same) as a prompt that lists the options
+    (A) ... and asks for a letter (`CHOICE_INSTRUCTION`), and the letter as the answer: the
+    model could not see the options and was graded on the index ('1' for B). `labels` are the
+    dataset's own names of the options (ARC's '1', '2', ...), A, B, ... if None. An answer that
+    names no option, or two, is a ValueError; None gives the prompt alone (prompts only); 1
+    option or more than 26 are no multiple choice ({}).
+
+    >>> mc = multiple_choice("2 + 2?", ["3", "4"], 1)
+    >>> mc["prompt"].splitlines(), mc["answer"]
+    (['2 + 2?', '', '(A) 3', '(B) 4', '', 'Answer with the letter of the right option.'], 'B')
+    >>> multiple_choice("Liquid?", ["ice", "water"], "2", labels=["1", "2"])["answer"]
+    'B'
+    """
+    if not 2 <= len(choices) <= 26:
+        return {}
+    letters = [chr(ord("A") + j) for j in range(len(choices))]
+    texts = [str(c) for c in choices]
+    options = "\n".join(f"({x}) {c}" for x, c in zip(letters, texts))
+    prompt = with_question(question, lambda q: f"{q}\n\n{options}\n\n{CHOICE_INSTRUCTION}")
+    if answer is None:                            # prompts only: nothing to grade
+        return {"prompt": prompt}
+    key = str(answer).strip()
+    if labels and key in labels:                  # ARC's answerKey "2" is B, not index 2
+        index = labels.index(key)
+    elif isinstance(answer, int) and not isinstance(answer, bool) and 0 <= answer < len(choices):
+        index = answer
+    elif key in letters:
+        index = letters.index(key)
+    elif key in texts or key.isdigit() and int(key) < len(choices):   # a CSV's index is text
+        meant = {texts.index(key)} if key in texts else set()
+        meant |= {int(key)} if key.isdigit() and int(key) < len(choices) else set()
+        if len(meant) > 1:
+            raise ValueError(f"{key!r} is ambiguous: an option reads {key!r}, and index {key} is "
+                             f"option ({letters[int(key)]}); give the right option as its letter")
+        index = meant.pop()
+    elif spelled_letter(key, texts) is not None:     # "(B)", "B.", "b", "B. water"
+        index = spelled_letter(key, texts)
+    else:
+        names = f"a label {', '.join(labels)}" if labels else f"a letter A-{letters[-1]}"
+        raise ValueError(f"{json.dumps(answer, default=str)[:40]} is none of the "
+                         f"{len(choices)} options (an index 0-{len(choices) - 1}, {names}, "
+                         "or an option's text)")
+    return {"prompt": prompt, "answer": letters[index]}
+
+
+_SPELLED = re.compile(r"\(?([A-Za-z])(?:\)|[.:])?(?:\s+(.*))?", re.DOTALL)
+
+
+def spelled_letter(key: str, texts: list[str]) -> int | None:
+    """The index of the option a gold names by its letter in another spelling: "(B)", "B)",
+    "B.", "b", or with the option's text after it ("B. water"); None if it names none.
+
+    >>> spelled_letter("(B)", ["ice", "water"]), spelled_letter("b. water", ["ice", "water"])
+    (1, 1)
+    >>> spelled_letter("B. ice", ["ice", "water"]) is None
+    True
+    """
+    m = _SPELLED.fullmatch(key)
+    index = ord(m[1].upper()) - 65 if m else -1
+    if 0 <= index < len(texts) and (m[2] is None or m[2].strip() == texts[index]):
+        return index
+    return None
+
+
+def names_option(answer, choices: list) -> bool:
+    """Whether a gold names one of a plain list of options (an index, a letter, an option's
+    text), as a multiple-choice dataset's gold does: a list column `choices` or `options` of a
+    dataset that is no multiple choice (the tools a problem allows, its answer "42") is not
+    listed as options, and its answer is graded as written.
+
+    >>> names_option(1, ["3", "4"]), names_option("B", ["3", "4"]), names_option("42", ["3", "4"])
+    (True, True, False)
+    """
+    try:
+        return bool(multiple_choice("", choices, answer).get("answer"))
+    except ValueError as e:
+        return "is ambiguous" in str(e)        # names one option either way: multiple_choice says
+
+
+def with_question(prompt, edit):
+    """`prompt` with its question edited: the text, or a chat prompt's last (user) turn."""
+    if isinstance(prompt, str):
+        return edit(prompt)
+    return prompt[:-1] + [{**prompt[-1], "content": edit(prompt[-1]["content"])}]
+
+
+# one column per option -> (its columns, the column naming the right one, the labels it uses,
+# a column of context that precedes the question)
+OPTION_COLUMNS = ((("sol1", "sol2"), "label", ("0", "1"), None),                # PIQA
+                  (("option1", "option2"), "answer", ("1", "2"), None),         # WinoGrande
+                  (("answerA", "answerB", "answerC"), "label", ("1", "2", "3"), "context"))  # SIQA
+GPQA_COLUMNS = ("Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2",
+                "Incorrect Answer 3")
+
+
+def option_columns(row: dict, question) -> tuple | None:
+    """The arguments of `multiple_choice` for a row with one column per option, whose schema
+    names the right one (`OPTION_COLUMNS`: PIQA, WinoGrande, SIQA; SIQA's context is put before
+    its question); GPQA's right option comes first in its columns, so they are shuffled, seeded
+    by the row (the same order in every run), its columns' names being the labels. None for a
+    row of another schema.
+
+    >>> option_columns({"sol1": "a", "sol2": "b", "label": 1}, "Goal?")
+    ('Goal?', ['a', 'b'], '1', ['0', '1'])
+    """
+    for columns, right, labels, context in OPTION_COLUMNS:
+        if right in row and all(c in row for c in columns):
+            if context and isinstance(row.get(context), str) and row[context].strip():
+                question = with_question(question, lambda q: f"{row[context]}\n{q}")
+            return question, [row[c] for c in columns], str(row[right]), list(labels)
+    if all(c in row for c in GPQA_COLUMNS):
+        names = list(GPQA_COLUMNS)
+        random.Random(json.dumps([row[c] for c in names], default=str)).shuffle(names)
+        return question, [str(row[c]).strip() for c in names], "Correct Answer", names
+    return None
+
+
+LIST_COLUMNS = ("choices", "options", "endings", "test_list", "public_tests", "private_tests",
+                *CONVERSATION_COLUMNS)
+
+
+def decoded_lists(row: dict) -> dict:
+    """The row with its options, tests and messages columns (`LIST_COLUMNS`) decoded where a CSV
+    holds them as JSON text, or in Python's print form (pandas' `to_csv` of a list: "['3', '4']",
+    read back only where it prints the same again); one in numpy's print form ("['0' '4']",
+    which reads as ['04']) is a ValueError naming it: read as text, the model saw no options and
+    was graded on an index.
+
+    >>> decoded_lists({"choices": '["3", "4"]', "answer": "1"})["choices"]
+    ['3', '4']
+    >>> decoded_lists({"choices": "['3', '4']", "answer": "1"})["choices"]
+    ['3', '4']
+    """
+    out = dict(row)
+    for col in LIST_COLUMNS:
+        text = row.get(col)
+        if isinstance(text, str) and text.lstrip()[:1] in ("[", "{"):
+            try:
+                out[col] = json.loads(text)
+                continue
+            except json.JSONDecodeError:
+                pass
+            try:
+                value = ast.literal_eval(text)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                value = None
+            if isinstance(value, (list, dict)) and "".join(repr(value).split()) == "".join(
+                    text.split()):
+                out[col] = value
+                continue
+            raise ValueError(f"{col!r} is {text[:40]!r}, a list printed as text (a CSV "
+                             "export?), not JSON; save the dataset as .jsonl or .parquet "
+                             "(datasets' to_json / to_parquet)")
+    return out
+
+
+def with_nested_fields(row: dict, *fields: str | None) -> dict:
+    """The row with each field that names a value inside an object ('answer.value',
+    'extra_info.answer': a dotted path of keys) as a column of its own, where the row has no
+    column of that name.
+
+    >>> with_nested_fields({"q": "1+1?", "answer": {"value": 2}}, "q", "answer.value")
+    {'q': '1+1?', 'answer': {'value': 2}, 'answer.value': 2}
+    """
+    out = row
+    for field in fields:
+        if not field or field in row or "." not in field:
+            continue
+        value = row
+        for key in field.split("."):
+            if isinstance(value, str) and value.lstrip()[:1] == "{":   # an object as JSON text
+                try:
+                    value = json.loads(value)
+                except json.JSONDecodeError:
+                    break
+            if not (isinstance(value, dict) and key in value):
+                break
+            value = value[key]
+        else:
+            out = {**out, field: value}
+    return out
+
+
+# a row's own id (HumanEval's task_id, APPS' problem_id, MATH-500's unique_id, ...): samples
+# and results name the dataset's problem, not its row number
+ID_COLUMNS = ("id", "task_id", "problem_id", "question_id", "unique_id", "uuid", "ID")
+GRADED_FIELDS = ("answer", "tests", "constraints")    # what rewards.task_solved checks
+
+
+def is_file_task(source: str) -> bool:
+    """Whether --task names a local file or a folder of one `Dataset` (one split: no test split
+    of its own), not a HF id or a folder of splits."""
+    path = Path(source)
+    return (path.is_file() or (path / "state.json").is_file()
+            or not path.is_dir() and file_type(path) in FILE_TYPES)
+
+
+def load_tasks(source: str, split: str = "train", n: int | None = None, seed: int = 0,
+               prompt_field: str = "prompt", answer_field: str | None = "answer",
+               tests_field: str = "tests", hf_config: str | None = None) -> list[dict]:
+    """Tasks from "math", "humaneval", a local file, a folder (of `datasets`' `save_to_disk`, or
+    of data files named by split as the hub's are: `split`'s rows), or a HF dataset id (needs
+    the network; "NAME:CONFIG" names one of its configs, as GSM8K's "main", MMLU's "all" or ARC's
+    "ARC-Challenge": the scripts' --task has no flag of its own for it).
+
+    `answer_field=None` loads prompts only (for tasks without answers: a row's own answer, tests
+    or constraints column is left out, as nothing is to be graded; a multiple-choice row's
+    options are listed all the same). Column names are mapped
+    with `prompt_field` / `answer_field`; the answer is reduced by `gold_answer` (GSM8K-style
+    '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task;
+    a row whose answer is a worked solution with no final answer, a proof (`is_worked_solution`),
+    or NuminaMath's placeholder 'proof' / 'notfound' (`NO_ANSWER`) is skipped, and the count
+    printed; an id that names several rows is made unique: the second '7' is '7#2');
+    a multiple-choice row (the options of MMLU, ARC, AQuA-RAT and others: `row_choices`; one
+    column per option, as PIQA, WinoGrande, SIQA and GPQA: `option_columns`, whose schema names
+    the right one) gets them listed in its prompt, graded on the letter (`multiple_choice`), and
+    its `question`, which an LLM judge reads (`rewards.question_text`), lists them too. A
+    row with no prompt column and a `messages` one (OpenR1) is prompted with that conversation up
+    to its last user turn (`conversation_prompt`). A code row's tests
+    (`tests_field`, or the schema of HumanEval, MBPP, APPS, TACO, CodeContests or LiveCodeBench:
+    `code_tests`) make it a code task, graded by running them, with what the problem statement
+    lacks added to its prompt (`code_prompt`). A row in verl's schema (Skywork-OR1's RL data) is
+    graded on its `reward_model.ground_truth` (`ground_truth`); one with `constraints` and no
+    answer is an instruction-following task (`instruction_tasks`' form).
+    """
+    if source == "math":
+        return math_tasks(n or 64, split, seed)
+    if not source.strip():          # Path('') is the current folder
+        raise DataError("--task '': an empty name (an unset shell variable?); pass 'math', "
+                        "'humaneval' or a .jsonl/.json/.parquet/.csv file")
+    if source == "humaneval":
+        tasks = humaneval_tasks()
+        return tasks[:n] if n else tasks
+    path = Path(source)
+    if is_file_task(source) and not path.is_dir():
+        rows, where = rows_from_file(path, split), str(path)   # a missing file: no hub id
+    else:
+        import datasets
+        name, _, config = source.partition(":")    # 'openai/gsm8k:main': a dataset's config
+        try:
+            if (path / "state.json").is_file():       # a folder of Dataset.save_to_disk
+                rows = list(datasets.load_from_disk(str(path)))
+            else:       # a hub id, or a folder of data files (data/train-*.parquet, test.jsonl)
+                rows = list(datasets.load_dataset(name, hf_config or config or None, split=split))
+        except (ConnectionError, OSError, ValueError) as e:
+            # offline, a misspelled name or a split it lacks: was a ConnectionError traceback
+            why = f"{type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
+            if "Unknown split" in str(e):          # datasets' words for a split it lacks
+                raise DataError(f"--task {source!r} has no split {split!r} ({why}); ask for one "
+                                "of its splits (evaluate.py --split)") from None
+            if path.is_dir():
+                raise DataError(f"{path}: a folder that could not be loaded as a dataset ({why})"
+                                "; pass a folder of save_to_disk, one of data files named by "
+                                "split (train.jsonl, data/test-*.parquet), or a file") from None
+            raise DataError(f"--task {source!r} is not 'math', 'humaneval' or a .jsonl/.json/"
+                            f".csv/.parquet file, and as a HF dataset it could not be loaded "
+                            f"({type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
+                            "). Pass a local file or one of those names (a dataset with configs: "
+                            "NAME:CONFIG, e.g. openai/gsm8k:main).") from None
+        where = f"{source}[{split}]"
+    if answer_field and answer_field.endswith(".ground_truth"):   # 'reward_model.ground_truth'
+        answer_field = answer_field.rsplit(".", 1)[0]    # read as verl's (`ground_truth`)
+    tasks, unanswered = [], []
+    for i, row in enumerate(rows):
+        try:
+            row = decoded_lists(row)
+        except ValueError as e:
+            raise DataError(f"{where}: row {i}'s {e}") from None
+        row = with_nested_fields(row, prompt_field, answer_field)
+        field = prompt_field            # OpenR1's rows: no prompt column, a solved conversation
+        if field == "prompt" and field not in row:
+            field = next((c for c in CONVERSATION_COLUMNS if c in row), field)
+        if field not in row:
+            raise DataError(f"{where}: row {i} has no field {prompt_field!r} (fields: "
+                            f"{sorted(row)}). Map the prompt column with --prompt-field "
+                            f"{_likely_column(row, prompt_field, PROMPT_COLUMNS)}.")
+        try:
+            read = conversation_prompt if field in CONVERSATION_COLUMNS else check_prompt
+            prompt = read(row[field])
+        except ValueError as e:
+            raise DataError(f"{where}: row {i}'s {field!r} {e}") from None
+        own = next((row[k] for k in ID_COLUMNS if row.get(k) not in (None, "")), None)
+        task = {"id": str(own if own is not None else
+                          f"{path.stem if path.exists() else source}-{i}"), "prompt": prompt}
+        if answer_field is not None:            # a row with tests is a code task, whatever
+            try:                                # --answer_field names (APPS' 'solutions')
+                column, tests = _checked_tests(row, tests_field) or (None, None)
+            except ValueError as e:
+                raise DataError(f"{where}: row {i}'s {e}. Fix its tests, or drop the row") from None
+            if tests:
+                task.update(tests=tests, prompt=code_prompt(prompt, row))
+                skywork = column == "reward_model.ground_truth"
+                prelude = _skywork_tests(ground_truth(row))[1] if skywork else ""
+                if prelude:
+                    task["prelude"] = prelude       # Skywork's imports, before the code
+        rules = answer_field not in row and isinstance(row.get("constraints"), list)
+        options = option_columns(row, task["prompt"])
+        if answer_field is None:        # prompts only: the options are listed all the same
+            mc = row_choices(row)
+            if mc and mc[1] is None:    # a plain list: options if the row's answer names one
+                gold = next((row[k] for k in ANSWER_COLUMNS if k in row), None)
+                mc = mc if gold is None or names_option(gold, mc[0]) else None
+            question, choices = options[:2] if options else (task["prompt"], mc[0] if mc else [])
+            task.update(multiple_choice(question, choices, None))
+        elif options:                   # the schema names the right option
+            try:
+                task.update(multiple_choice(*options))
+            except ValueError as e:
+                raise DataError(f"{where}: row {i}'s right option {e}; fix it or drop the "
+                                "row") from None
+        elif answer_field is not None and "tests" not in task and not rules:  # rules: below
+            value = row.get(answer_field)
+            if isinstance(value, dict) and "ground_truth" in value:  # --answer_field reward_model
+                verl = {"reward_model": value}
+            else:                       # verl's schema (`ground_truth`) has no answer column
+                verl = {} if answer_field in row else row
+            answer = ground_truth(verl) if verl else value
+            alternatives = acceptable_answers(verl) or []
+            if answer is None and answer_field not in row:
+                raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "
+                                f"{sorted(row)}). Map the answer column with --answer-field "
+                                f"{_likely_column(row, answer_field, ANSWER_COLUMNS)}, or drop "
+                                "the row.")
+            column = answer_field if answer_field in row else "reward_model.ground_truth"
+            try:
+                task["answer"] = gold_answer(answer)
+                if len(alternatives) > 1:       # Skywork's checker takes any of them
+                    task["answers"] = [gold_answer(a) for a in alternatives]
+            except ValueError as e:
+                inside = (f" (or name a field inside it: --answer-field {column}."
+                          f"{next(iter(answer))})" if isinstance(answer, dict) and answer else "")
+                raise DataError(f"{where}: row {i}'s {column!r} {e}. Give each row its answer "
+                                f"as a string or a number{inside}, or drop the row") from None
+            mc = row_choices(row)
+            if mc and mc[1] is None and not names_option(answer, mc[0]):
+                mc = None               # a list column of something else: the answer is no option
+            if mc:
+                try:
+                    task.update(multiple_choice(task["prompt"], mc[0], answer, labels=mc[1]))
+                except ValueError as e:
+                    raise DataError(f"{where}: row {i}'s {column!r} {e}; map the column "
+                                    "that names the right option with --answer-field NAME, or "
+                                    "drop the row") from None
+            if not mc and (is_worked_solution(task["answer"])
+                           or task["answer"].strip().lower() in NO_ANSWER):
+                unanswered.append(i)        # a proof: nothing to grade a final answer against
+                continue
+        asked = task["prompt"] if isinstance(task["prompt"], str) else task["prompt"][-1]["content"]
+        if "answer" in task and asked.endswith(CHOICE_INSTRUCTION):
+            task["question"] = asked    # what a judge reads: the row's own has no options
+        graded = GRADED_FIELDS if answer_field is None else ()
+        for k, v in row.items():
+            if k not in graded:           # prompts only: an answer column would still be graded
+                task.setdefault(k, v)
+        tasks.append(task)
+    seen: dict[str, int] = {}
+    for task in tasks:      # a row's id names one problem in samples and results
+        seen[task["id"]] = seen.get(task["id"], 0) + 1
+        if seen[task["id"]] > 1:
+            task["id"] = f"{task['id']}#{seen[task['id']]}"     # the second '7' is '7#2'
+    if unanswered:
+        what = (f"{where}: {len(unanswered)} of {len(rows)} rows (row {unanswered[0]}"
+                f"{', ...' if len(unanswered) > 1 else ''}) have no final answer as their "
+                f"{answer_field!r}: a worked solution with no \\boxed{{}}, '####' or 'answer', or "
+                "a placeholder ('proof', 'notfound': NuminaMath's)")
+        if not tasks:
+            raise DataError(f"{what}, and nothing can grade a reply against them; map the "
+                            "column of final answers with --answer-field NAME")
+        print(f"[data] {what}: skipped, as nothing can grade them")
+    return tasks[:n] if n else tasks
