@@ -137,23 +137,43 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
     elif isinstance(rows, dict) and "features" in rows and isinstance(rows.get("rows"), list):
         # the hub's dataset viewer API: {"features": [...], "rows": [{"row_idx", "row"}, ...]}
         rows = [r["row"] if isinstance(r, dict) and "row" in r else r for r in rows["rows"]]
-    elif held and len(held) == len(lists):       # lists of rows, no column of other values
+    elif held and len(held) == len(lists) and not _one_row(rows):   # lists of rows only
         named = len(held) > 1 or next(iter(held)) in SPLIT_NAMES     # {"train": [rows]}
         if named and split is not None and split not in held:
             raise DataError(f"{path}: holds rows under {', '.join(map(repr, held))}, and none "
                             f"is the split {split!r}; ask for one of them as the split "
                             "(evaluate.py --split), or write the one to use to its own file")
         rows = held[split] if split in held else next(iter(held.values()))
-    if isinstance(rows, dict) and rows:
+    if isinstance(rows, dict) and rows and not _one_row(rows):
         cols = list(rows.values())
         if all(isinstance(c, dict) for c in cols) and len({tuple(c) for c in cols}) == 1:
             cols = [list(c.values()) for c in cols]              # pandas: {"prompt": {"0": ...}}
         if all(isinstance(c, list) for c in cols) and len({len(c) for c in cols}) == 1:
             rows = [dict(zip(rows, values)) for values in zip(*cols)] or None
+    if isinstance(rows, dict) and _one_row(rows):
+        raise DataError(f"{path}: holds one row ({', '.join(list(rows)[:4])}); put it in a list "
+                        "([{...}]) or write it to a .jsonl file")
     if not isinstance(rows, list):
         raise DataError(f"{path}: a .json file holds a list of rows, or {{\"data\": [rows]}}, or "
                         "columns of equal length {\"prompt\": [...], \"answer\": [...]}")
     return rows
+
+
+def _one_row(value: dict) -> bool:
+    """Whether a JSON object is one row, not rows held under a key or in columns: it has a
+    prompt column of text, or lists that are conversations (turns with a 'role' or 'from': a
+    `messages` column, ShareGPT's, Gemini's `contents`). A row's tests, options or turns were
+    read as the file's rows.
+
+    >>> _one_row({"prompt": "Add.", "tests": [{"assert": "assert f() == 1"}]})
+    True
+    >>> _one_row({"messages": [{"role": "user", "content": "Hi"}]}), _one_row({"data": [{}]})
+    (True, False)
+    """
+    turns = [v for v in value.values() if isinstance(v, list) and v
+             and all(isinstance(m, dict) and ("role" in m or "from" in m) for m in v)]
+    return bool(turns) or any(isinstance(value.get(k), str) for k in PROMPT_COLUMNS
+                              if k != "description")      # a .json's metadata has one
 
 
 def _jsonl_rows(path: Path, text: str) -> list:

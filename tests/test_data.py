@@ -447,6 +447,23 @@ def test_a_jsonl_of_one_pretty_printed_row_is_that_row(tmp_path):
     assert [(t["prompt"], t["answer"]) for t in tasks] == [("q1", "1000")]
 
 
+@pytest.mark.parametrize("row", [
+    {"prompt": "Add.", "tests": [{"assert": "assert add(1, 2) == 3"}]},
+    {"prompt": [{"role": "user", "content": "1 + 1?"}], "answer": "2"},
+    {"messages": [{"role": "user", "content": "1 + 1?"}, {"role": "assistant", "content": "2"}]},
+    {"question": "Pick one.", "choices": [{"label": "A", "text": "1"}], "answer": "A"},
+])
+def test_a_pretty_printed_row_with_a_list_of_objects_is_one_row(tmp_path, row):
+    # its one list of objects (tests, turns, options) was read as the file's rows
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(row, indent=2))
+    assert dataset_tasks.rows_from_file(path) == [row]
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(row, indent=2))
+    with pytest.raises(data.DataError, match=r"holds one row .*; put it in a list"):
+        dataset_tasks.rows_from_file(path)
+
+
 def test_ids_that_name_several_rows_are_made_unique(tmp_path):
     # two problems with the dataset's id 7 were both '7' in samples and results
     path = tmp_path / "dup.jsonl"
