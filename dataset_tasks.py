@@ -1145,11 +1145,15 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             if k not in graded:           # prompts only: an answer column would still be graded
                 task.setdefault(k, v)
         tasks.append(task)
-    seen: dict[str, int] = {}
+    taken, count = {t["id"] for t in tasks}, {}
     for task in tasks:      # a row's id names one problem in samples and results
-        seen[task["id"]] = seen.get(task["id"], 0) + 1
-        if seen[task["id"]] > 1:
-            task["id"] = f"{task['id']}#{seen[task['id']]}"     # the second '7' is '7#2'
+        own = task["id"]
+        count[own] = count.get(own, 0) + 1
+        if count[own] > 1:  # the second '7' is '7#2' ('7#3' where a row's own id is '7#2')
+            while f"{own}#{count[own]}" in taken:
+                count[own] += 1
+            task["id"] = f"{own}#{count[own]}"
+            taken.add(task["id"])
     if unanswered:
         what = (f"{where}: {len(unanswered)} of {len(rows)} rows (row {unanswered[0]}"
                 f"{', ...' if len(unanswered) > 1 else ''}) have no final answer as their "

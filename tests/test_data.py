@@ -469,6 +469,11 @@ def test_ids_that_name_several_rows_are_made_unique(tmp_path):
     path = tmp_path / "dup.jsonl"
     path.write_text("".join(json.dumps({"id": k, **r}) + "\n" for k, r in zip([7, 7, 8], ROWS * 2)))
     assert [t["id"] for t in dataset_tasks.load_tasks(str(path))] == ["7", "7#2", "8"]
+    # an id made unique is no other row's own id: '7#2' was two problems again
+    path.write_text("".join(json.dumps({"id": k, **ROWS[0]}) + "\n"
+                            for k in ["7", "7", "7#2", "7", "7#2"]))
+    ids = [t["id"] for t in dataset_tasks.load_tasks(str(path))]
+    assert ids == ["7", "7#3", "7#2", "7#4", "7#2#2"]
 
 
 def test_a_file_whose_rows_name_their_split_gives_the_split_asked_for(tmp_path):
