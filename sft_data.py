@@ -820,7 +820,10 @@ def _row_messages(row: dict) -> dict:
         prompt, completion = row[asked[0]], row[said[0]]
         if isinstance(completion, str) and _rendered(prompt):     # with its chat template
             _row_reasoning(row, reply_is_text=False)
-            return {"messages": rendered_messages(prompt + completion, f"{asked[0]} + {said[0]}"),
+            # the completion is the whole reply: TRL appends the end of turn where it is left out
+            end = next((e for s, e in TURN_ENDS if s in prompt and e not in completion), "")
+            return {"messages": rendered_messages(prompt + completion + end,
+                                                  f"{asked[0]} + {said[0]}"),
                     "reference": row.get("reference")}
         prompt = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
         reasoning = _row_reasoning(row, isinstance(completion, str))
@@ -851,6 +854,7 @@ def _row_messages(row: dict) -> dict:
 RENDERED_TURNS = (re.compile(r"<\|im_start\|>(\w+)\n(.*?)<\|im_end\|>\s*", re.S),
                   re.compile(r"<\|start_header_id\|>(\w+)<\|end_header_id\|>\n\n(.*?)"
                              r"<\|eot_id\|>\s*", re.S))
+TURN_ENDS = (("<|im_start|>", "<|im_end|>"), ("<|start_header_id|>", "<|eot_id|>"))
 # Mistral's and Llama 2's [INST] query [/INST] reply</s> (Llama 2's system in <<SYS>>)
 INST_TURN = re.compile(r"(?:<s>)?\s*\[INST\](.*?)\[/INST\](.*?)(?:</s>\s*|(?=\[INST\])|$)", re.S)
 LLAMA2_SYSTEM = re.compile(r"\s*<<SYS>>\n?(.*?)\n?<</SYS>>\s*(.*)", re.S)
@@ -861,7 +865,8 @@ def rendered_messages(text: str, field: str) -> list[dict]:
     tokens), Mistral's or Llama 2's `[INST] query [/INST] reply</s>`, or Anthropic HH-RLHF's
     "\\n\\nHuman: ...\\n\\nAssistant: ...". The whole text must be such turns: plain text (a
     pretraining row) has no reply to train, and is a ValueError. A row's query rendered so
-    (`_rendered`) is read with its reply appended (TRL's text prompt-completion rows).
+    (`_rendered`) is read with its reply appended (TRL's text prompt-completion rows), and the
+    end of turn after it where the reply leaves it out (ChatML's, Llama 3's: `TURN_ENDS`).
 
     >>> rendered_messages("<s>[INST] 2+2? [/INST] 4</s>", "text")
     [{'role': 'user', 'content': '2+2?'}, {'role': 'assistant', 'content': '4'}]

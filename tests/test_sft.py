@@ -978,6 +978,18 @@ ROW_FORMS = {
          {"role": "assistant", "content": "<think>\nr\n</think>\n\na"}],
         "<think>\nr\n</think>\n\na",
     ),
+    # TRL's completions leave out the end of turn (its trainer appends it): they were refused
+    "prompt_rendered_as_chatml_and_its_completion_without_the_end_of_turn": (
+        {"prompt": "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n", "completion": "a"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "prompt_rendered_as_llama3_and_its_completion_without_the_end_of_turn": (
+        {"prompt": "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nq<|eot_id|>"
+                   "<|start_header_id|>assistant<|end_header_id|>\n\n", "completion": "a"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
     "prompt_rendered_as_hh_and_its_completion": (
         {"prompt": "\n\nHuman: q\n\nAssistant:", "completion": " a"},
         [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
@@ -1218,10 +1230,6 @@ BAD_ROWS = {
     "kto_undesirable_row": (
         {"prompt": "q", "completion": "bad", "label": False},
         "row 0: the row is marked undesirable ('label': false, a KTO row): SFT imitates",
-    ),
-    "rendered_prompt_with_a_completion_not_ending_its_turn": (
-        {"prompt": "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n", "completion": "a"},
-        "row 0: 'prompt + completion' is '<|im_start|>user\\nq<|im_end|>\\n<|im_...: not a chat",
     ),
     "classification_row_with_a_boolean_label": (    # not KTO's: no completion
         {"text": "Great film.", "label": False}, "row 0: 'text' is 'Great film.': not a chat"),
