@@ -122,7 +122,8 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
     [rows]}, "rows", "examples", ..., next to metadata), or under each split's name ({"train":
     [rows], "test": [rows]}: `split`'s), columns {"prompt": [...], "answer": [...]} (a HF
     dataset's columns; pandas' `to_json` default {"prompt": {"0": ...}} too), or one row a line
-    (what `datasets.Dataset.to_json` writes, also to a .json file)."""
+    (what `datasets.Dataset.to_json` writes, also to a .json file). An object that is one row
+    (`_one_row`) is none of these: a DataError (`_jsonl_rows` reads it as its row)."""
     try:
         rows = json.loads(text)
     except json.JSONDecodeError as e:
