@@ -46,10 +46,10 @@ How a run is isolated ("full" mode: root + bubblewrap + cgroup v1)
   * It runs as an unprivileged uid, one per concurrent slot (61000+i, no passwd entry needed), so
     root-only files stay unreadable and the launcher's environment is not in /proc/1/environ.
   * Limits: CPU time of the whole process tree (cgroup cpuacct, polled) with a wall-clock backstop
-    for sleepers; memory (+swap) and process count by a pre-created cgroup per slot; RLIMIT_CPU,
-    RLIMIT_FSIZE, RLIMIT_NOFILE and RLIMIT_CORE=1 (no core dump, even piped to a helper) as a second
-    line. When a run ends, its bwrap is killed (which kills the PID namespace) and the slot's
-    cgroup is swept until it is empty.
+    for sleepers (per test); memory (+swap) and process count by a pre-created cgroup per slot;
+    RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE and RLIMIT_CORE=1 (no core dump, even piped to a
+    helper) as a second line. When a run ends, its bwrap is killed (which kills the PID
+    namespace) and the slot's cgroup is swept until it is empty.
   * Output is read while stdin is written (no pipe deadlock), capped (stdout 1 MiB -> verdict
     ``output_limit``; the last 64 KiB of stderr are kept).
 
@@ -142,7 +142,8 @@ class Limits:
     timeout_s: float = 2.0  # CPU seconds per test (the whole process tree counts)
     # memory for the program (cgroup, incl. tmpfs files); the runner gets 64 MiB more
     memory_mb: int = 512
-    # wall-clock backstop per launch; default 3 * CPU budget + 2 s
+    # wall-clock backstop per launch; default 3 * CPU budget + 2 s, and 3 * (timeout_s + 0.3) + 2 s
+    # per test (sandbox_isolation._budget)
     wall_timeout_s: float | None = None
     max_output_bytes: int = 1 << 20  # stdout cap -> output_limit
     max_stderr_bytes: int = 64 << 10  # keep the last this-many bytes of stderr

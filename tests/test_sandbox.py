@@ -147,6 +147,19 @@ def test_timeout_infinite_loop_and_sleep():
     assert time.monotonic() - t < 15
 
 
+@pytest.mark.parametrize("kind", ["call", "assert"])
+def test_a_sleeper_holds_its_slot_for_one_tests_wall_time_not_the_launchs(kind):
+    # the wall-clock backstop restarts with each test's result (sandbox_isolation._budget): a
+    # function that sleeps (a deadlock) in the second call is stopped 3 x (0.2 + 0.3) + 2 = 3.5 s
+    # after the first result, not at the launch's 3 x (10 x 0.2 + 0.3) + 2 = 8.9 s
+    code = "import time\ndef f(x):\n    if x:\n        time.sleep(60)\n    return x"
+    tests = [{"fn_name": "f", "args": [i], "expected": i} if kind == "call"
+             else {"assert": f"assert f({i}) == {i}"} for i in range(10)]
+    res = run_tests(code, tests, timeout_s=0.2)
+    assert (res.verdict, res.passed) == ("timeout", 1)
+    assert res.time_s < 6
+
+
 def test_memory_limit():
     r = run_tests("x = bytearray(400 << 20)\nprint(len(x))", io("", ""), memory_mb=128)
     assert r.verdict == "memory_limit", r
