@@ -71,7 +71,9 @@ How it is judged
     equality (bool is not int, NaN != NaN, list~tuple, int~float by value, optional float_tol),
     nested at most MAX_VALUE_DEPTH (100) levels deep.
     Assert: the test statements run in R, with R's own untouched builtins, on plain values only;
-    the candidate's functions are proxies into C. So ``os._exit(0)``, ``sys.exit(0)``, ``atexit``,
+    the candidate's functions are proxies into C, and what a call left in its arguments is
+    copied back into the test's own lists, dicts and sets (runner.update: "sorts in place" and
+    "does not mutate its input" are both testable). So ``os._exit(0)``, ``sys.exit(0)``, ``atexit``,
     patched builtins, a printed "PASSED" or a lying ``__eq__`` in C cannot make a check pass.
     R reports each result over a separate pipe, every frame prefixed by a per-run secret; R is
     non-dumpable (prctl), so C can neither read its memory nor open its file descriptors.
@@ -87,7 +89,8 @@ What it does not guarantee (residual risks)
   * CPU time is polled every 20 ms, so a run may overrun its limit by about that much.
   * Assert tests that need candidate objects other than plain values (instances, generators,
     functions passed as arguments) cannot cross the proxy and fail; keyword/positional semantics
-    otherwise match a normal call, but in-place mutation of an argument is not seen by the test.
+    otherwise match a normal call. An argument reaches C as a copy: two arguments that are one
+    object in the test are two in C.
   * ``marshal.loads`` in R and in the parent reads data that C produced (R validates the types
     before forwarding); a memory-safety bug in ``marshal`` would be a way out of R.
   * Weaker modes: without root, bwrap runs as the caller's uid with no cgroups (rlimits only);

@@ -209,9 +209,10 @@ def stdio(job, chan):
     return compile(code, "main.py", "exec"), main.__dict__
 
 
-def candidate(c_in, from_c):
+def candidate(c_in, from_c, echo):
     """C, the candidate process: loads the code, then answers calls. It never holds the tests, the
-    secret or the channel. It ends with os._exit (EOF from R, or a reply that cannot be sent)."""
+    secret or the channel. It ends with os._exit (EOF from R, or a reply that cannot be sent).
+    With `echo` (assert mode) a reply holds the arguments as the call left them as well."""
     g = {"__name__": "solution", "__builtins__": builtins}
 
     def reply(obj):
@@ -255,6 +256,11 @@ def candidate(c_in, from_c):
                 msg = ("ok", marshal.dumps(value, 2))
             except Exception:
                 msg = ("bad", type(value).__name__)
+            if echo and msg[0] == "ok":
+                try:
+                    msg += (marshal.dumps((args, kwargs), 2),)
+                except Exception:  # the function put an object in an argument: R keeps its own
+                    pass
         except BaseException as e:
             msg = ("error", type(e).__name__, text(e))
         reply(msg)
@@ -279,7 +285,12 @@ class Candidate:
         send(self.to_c, marshal.dumps((name, marshal.dumps((args, kwargs), 2))))
         r = self.reply()
         if r[0] == "ok":
-            return plain(marshal.loads(r[1]))
+            value = plain(marshal.loads(r[1]))
+            if len(r) > 2:
+                after = plain(marshal.loads(r[2]))
+                update(args, after[0])
+                update(kwargs, after[1])
+            return value
         if r[0] == "bad":
             raise Untransferable("returned a value of type %s (only builtin plain types are"
                                  " accepted)" % str(r[1])[:100])
@@ -296,6 +307,46 @@ class Candidate:
             return self.call(name, args, kwargs)
         f.__name__ = f.__qualname__ = name
         return f
+
+
+def update(old, new, depth=0):
+    """Change the test's argument `old` in place to equal `new`, the argument as the call left it
+    in C: lists, dicts and sets at every level, so that a test sees what the candidate's function
+    did to its input (``f(a); assert a == [1, 2, 3]`` for a function that sorts in place,
+    ``assert a == copy`` for one that must not). False where `old` cannot change (another type,
+    an immutable value): then the caller puts `new` in its place.
+
+    >>> a, d = [[3, 1], "x", {1}], {"k": [0]}
+    >>> update((a, d), ([[1, 3, 4], "y"], {"k": [0, 0], "n": 2})), a, d
+    (False, [[1, 3, 4], 'y'], {'k': [0, 0], 'n': 2})
+    """
+    t = type(old)
+    if t is not type(new) or depth > 500:
+        return False
+    if t is tuple:  # a tuple cannot change, the lists in it can
+        for x, y in zip(old, new):
+            update(x, y, depth + 1)
+        return False
+    if t is list and {list, dict, set}.isdisjoint(map(type, new)):
+        old[:] = new  # flat: one assignment (a walk took 0.7 s for a million elements)
+    elif t is list:
+        for i, y in enumerate(new[:len(old)]):
+            if not update(old[i], y, depth + 1):
+                old[i] = y
+        del old[len(new):]
+        old += new[len(old):]
+    elif t is dict:
+        for k in [k for k in old if k not in new]:
+            del old[k]
+        for k, y in new.items():
+            if k not in old or not update(old[k], y, depth + 1):
+                old[k] = y
+    elif t is set:
+        old.clear()
+        old |= new
+    else:
+        return False
+    return True
 
 
 def run_calls(c, tests, report):
@@ -385,7 +436,7 @@ def main():
         os.close(to_c)
         os.close(c_out)
         prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
-        candidate(c_in, from_c)
+        candidate(c_in, from_c, echo=mode == "assert")
         os._exit(0)  # not reached: C ends inside candidate()
     os.close(c_in)
     os.close(from_c)

@@ -447,6 +447,25 @@ def test_assert_verdicts():
     assert run_tests("x = 1", [{"assert": "assert f(1) == 2"}]).verdict == "runtime_error"
 
 
+SORTS = {"sorts_in_place": "def f(a):\n    a.sort()",
+         "sorts_a_copy": "def f(a):\n    return sorted(a)"}
+
+
+@pytest.mark.parametrize("test, passes", [
+    ("a = [3, 1, 2]\nf(a)\nassert a == [1, 2, 3]", {"sorts_in_place"}),  # LeetCode's "in place"
+    ("a = [3, 1, 2]\nf(a)\nassert a == [3, 1, 2]", {"sorts_a_copy"}),  # "does not mutate"
+    ("m = [[2, 1], [3]]\nrow = m[0]\nf(row)\nf(m)\nassert m == [[1, 2], [3]] and m[0] is row",
+     {"sorts_in_place"}),  # nested lists change in place, as the test holds them
+    ("d = {'a': [2, 1]}\nf(a=d['a'])\nassert d == {'a': [1, 2]}", {"sorts_in_place"}),
+])
+def test_assert_tests_see_what_the_call_did_to_the_arguments(test, passes):
+    # the arguments cross into C as copies; what the call left in them comes back into the test's
+    # own objects (runner.update): a "does not mutate its input" test passed every candidate, an
+    # "in place" one failed every candidate
+    for name, code in SORTS.items():
+        assert (run_tests(code, [{"assert": test}]).verdict == "accepted") == (name in passes), name
+
+
 FAKE_SUCCESS = {
     "os_exit_at_import": "import os\nos._exit(0)\ndef f(x): return 0",
     "sys_exit_at_import": "import sys\nsys.exit(0)\ndef f(x): return 0",
