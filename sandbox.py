@@ -87,8 +87,10 @@ What it does not guarantee (residual risks)
     kernel or bubblewrap bug (user-namespace privilege escalation) defeats it. Keep the kernel
     patched.
   * CPU time is polled every 20 ms, so a run may overrun its limit by about that much.
-  * Assert tests that need candidate objects other than plain values (instances, generators,
-    functions passed as arguments) cannot cross the proxy and fail; keyword/positional semantics
+  * Assert tests that need candidate objects other than plain values (an instance a function
+    returns, generators, functions passed as arguments) cannot cross the proxy and fail; an object
+    that the candidate's class makes (``check(Solution().twoSum)``) stays in C, and only its
+    methods can be called (runner.Remote); keyword/positional semantics
     otherwise match a normal call. An argument reaches C as a copy: two arguments that are one
     object in the test are two in C.
   * ``marshal.loads`` in R and in the parent reads data that C produced (R validates the types

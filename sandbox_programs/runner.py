@@ -209,11 +209,13 @@ def stdio(job, chan):
     return compile(code, "main.py", "exec"), main.__dict__
 
 
-def candidate(c_in, from_c, echo):
+def candidate(c_in, from_c, asserts):
     """C, the candidate process: loads the code, then answers calls. It never holds the tests, the
     secret or the channel. It ends with os._exit (EOF from R, or a reply that cannot be sent).
-    With `echo` (assert mode) a reply holds the arguments as the call left them as well."""
+    In assert mode (`asserts`) a reply holds the arguments as the call left them as well, and an
+    object that a class of the candidate's makes stays here: R gets its number (`Remote`)."""
     g = {"__name__": "solution", "__builtins__": builtins}
+    objects = []
 
     def reply(obj):
         try:
@@ -246,7 +248,10 @@ def candidate(c_in, from_c, echo):
         name, blob = marshal.loads(m)
         try:
             args, kwargs = marshal.loads(blob)
-            f = g.get(name)
+            if type(name) is tuple:  # (number, method name): a method of one of `objects`
+                f = getattr(objects[name[0]], name[1])
+            else:
+                f = g.get(name)
             if f is None and "Solution" in g:
                 f = getattr(g["Solution"](), name)
             if f is None:
@@ -255,8 +260,12 @@ def candidate(c_in, from_c, echo):
             try:
                 msg = ("ok", marshal.dumps(value, 2))
             except Exception:
-                msg = ("bad", type(value).__name__)
-            if echo and msg[0] == "ok":
+                if asserts and isinstance(f, type):  # ``Solution()``: an object of the candidate's
+                    objects.append(value)
+                    msg = ("object", len(objects) - 1, type(value).__name__)
+                else:
+                    msg = ("bad", type(value).__name__)
+            if asserts and msg[0] == "ok":
                 try:
                     msg += (marshal.dumps((args, kwargs), 2),)
                 except Exception:  # the function put an object in an argument: R keeps its own
@@ -277,7 +286,8 @@ class Candidate:
         if m is None:
             raise Dead("the candidate process ended (killed, crashed or exited)")
         r = marshal.loads(m)
-        if type(r) is not tuple or not r or r[0] not in ("ok", "bad", "error", "loaded"):
+        if type(r) is not tuple or not r or r[0] not in ("ok", "bad", "error", "loaded",
+                                                         "object"):
             raise Dead("garbled reply from the candidate process")
         return r
 
@@ -291,13 +301,16 @@ class Candidate:
                 update(args, after[0])
                 update(kwargs, after[1])
             return value
+        if r[0] == "object":
+            return Remote(self, r[1] if type(r[1]) is int else -1, str(r[2])[:100])
         if r[0] == "bad":
             raise Untransferable("returned a value of type %s (only builtin plain types are"
                                  " accepted)" % str(r[1])[:100])
         raise raised(r)
 
-    def proxy(self, name):
-        """A function for the tests' namespace that calls C's function `name`."""
+    def proxy(self, name, shown=None):
+        """A function for the tests' namespace that calls C's function `name` (or a method of an
+        object in C: (its number, the method's name))."""
         def f(*args, **kwargs):
             try:
                 plain(args)
@@ -305,8 +318,31 @@ class Candidate:
             except TypeError as e:
                 raise TypeError("argument cannot be sent to the candidate: %s" % e)
             return self.call(name, args, kwargs)
-        f.__name__ = f.__qualname__ = name
+        f.__name__ = f.__qualname__ = shown or name
         return f
+
+
+class Remote:
+    """An object that a class of the candidate's made (``Solution()``, as LeetCode's tests call
+    ``check(Solution().twoSum)``), as the tests hold it: it stays in C and its methods are proxies
+    into C. It is nothing else: no truth value and no equality, so that a class standing in for a
+    function (``f = type("F", (), {})``) cannot pass ``assert f(1)``."""
+
+    def __init__(self, c, number, cls):
+        self._c, self._number, self._cls = c, number, cls
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._c.proxy((self._number, name), "%s.%s" % (self._cls, name))
+
+    def __repr__(self):
+        return "<%s object in the candidate process>" % self._cls
+
+    def _refuse(self, *_):
+        raise Untransferable("an object of class %s stays in the candidate process: only its "
+                             "methods can be called" % self._cls)
+    __bool__ = __eq__ = __ne__ = _refuse
 
 
 def update(old, new, depth=0):
@@ -436,7 +472,7 @@ def main():
         os.close(to_c)
         os.close(c_out)
         prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
-        candidate(c_in, from_c, echo=mode == "assert")
+        candidate(c_in, from_c, asserts=mode == "assert")
         os._exit(0)  # not reached: C ends inside candidate()
     os.close(c_in)
     os.close(from_c)

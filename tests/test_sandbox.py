@@ -466,6 +466,31 @@ def test_assert_tests_see_what_the_call_did_to_the_arguments(test, passes):
         assert (run_tests(code, [{"assert": test}]).verdict == "accepted") == (name in passes), name
 
 
+TWO_SUM = ("class Solution:\n    def twoSum(self, nums, target):\n        seen = {}\n"
+           "        for i, x in enumerate(nums):\n            if target - x in seen:\n"
+           "                return [seen[target - x], i]\n            seen[x] = i\n")
+
+
+CHECK = "def check(candidate):\n    assert candidate(nums=[2, 7, 11], target=9) == [0, 1]\n"
+TWO_SUM_TESTS = [{"assert": CHECK + "check(Solution().twoSum)"},
+                 {"assert": "s = Solution()\nassert s.twoSum([3, 2, 4], 6) == [1, 2]"}]
+
+
+@pytest.mark.parametrize("code, tests, verdict", [
+    (TWO_SUM, TWO_SUM_TESTS, "accepted"),
+    (TWO_SUM.replace("[seen[target - x], i]", "[i, i]"), TWO_SUM_TESTS, "wrong_answer"),
+    # a class standing in for a function: its object has no truth value or equality in the test
+    ("class f:\n    def __init__(self, x): pass\n    def __eq__(self, o): return True\n"
+     "    def __bool__(self): return True\n",
+     [{"assert": "assert f(1)"}, {"assert": "assert f(1) == 2"}], "wrong_answer"),
+])
+def test_assert_tests_call_the_methods_of_a_candidates_object(code, tests, verdict):
+    # LeetCode's tests (Skywork-OR1's, LeetCodeDataset's) call check(Solution().twoSum): the
+    # object was a value that could not leave C, a wrong answer for every candidate
+    r = run_tests(code, tests)
+    assert (r.verdict, r.passed) == (verdict, 2 if verdict == "accepted" else 0), r
+
+
 FAKE_SUCCESS = {
     "os_exit_at_import": "import os\nos._exit(0)\ndef f(x): return 0",
     "sys_exit_at_import": "import sys\nsys.exit(0)\ndef f(x): return 0",
