@@ -57,9 +57,10 @@ How it is judged
   * Syntax errors are found by ``compile`` in the parent; nothing runs (``syntax_error``). Code
     over ``MAX_CODE_BYTES`` (256 KiB, twice a 32K-token completion) is refused the same way
     before it is compiled: compiling it would cost the parent seconds and hundreds of MB.
-  * stdin/stdout: CRLF, whitespace around lines and blank lines around the output are normalised
-    (as LiveCodeBench's judge: `normalise_output`), the rest is exact; optional ``float_tol`` for
-    numeric tokens (two integers stay exact); NaN never equal; exit status must be 0.
+  * stdin/stdout: CRLF, whitespace around lines and blank lines around the output are normalised,
+    and a line of numbers matches the same numbers however written ("1.0" is "1"), as
+    LiveCodeBench's judge (`normalise_output`, `outputs_match`); the rest is exact; optional
+    ``float_tol`` for numeric tokens (two integers stay exact); exit status must be 0.
   * Call-based and assert tests use two processes in the sandbox: a trusted runner R and the
     candidate process C (forked from R *before* R has read the tests or the per-run secret).
     C executes the code; R calls C's functions over a pipe, with arguments marshalled fresh for
@@ -122,6 +123,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
+from decimal import Decimal
 
 from sandbox_isolation import Run, SandboxError, SlotLease, detect, launch
 
@@ -240,22 +242,27 @@ _INTEGER_RE = re.compile(r"[+-]?\d+", re.ASCII)
 
 
 def outputs_match(got: str, expected: str, float_tol: float | None = None) -> bool:
-    """stdin/stdout comparison: normalised lines equal as text; with float_tol, numeric tokens are
-    compared as numbers within tol (and a NaN token then never matches), two integers exactly (as
-    `values_equal` compares ints: 1000000008 is not 1000000007 within 1e-6).
+    """stdin/stdout comparison of the normalised lines. Without float_tol as LiveCodeBench's judge
+    compares them: equal as text, or both made of numbers equal in value (it reads each token as a
+    Decimal: "1.0" is "1", "-0" is "0", "2.50" is "2.5"; "nan" only where the text is equal). With
+    float_tol, each token: numbers within tol (a NaN never matches), two integers exactly (as
+    `values_equal` compares ints: 1000000008 is not 1000000007 within 1e-6), other tokens as
+    text.
 
     >>> outputs_match("0.333334\\n", "0.333333", float_tol=1e-5), outputs_match("nan", "nan", 1e-9)
     (True, False)
-    >>> outputs_match("YES \\r\\n3\\n\\n", "YES\\n3"), outputs_match("3.0", "3")
+    >>> outputs_match("YES \\r\\n3.0\\n\\n", "YES\\n3"), outputs_match("x 3.0", "x 3")
+    (True, False)
+    >>> outputs_match("0.1 0.2", "0.10 0.20"), outputs_match("0.3333334", "0.3333333")
     (True, False)
     >>> outputs_match("3.0", "3", 0.0), outputs_match("1000000008", "1000000007", 1e-6)
     (True, False)
     """
     g, e = normalise_output(got), normalise_output(expected)
-    if float_tol is None:
-        return g == e
     if len(g) != len(e):
         return False
+    if float_tol is None:
+        return all(lg == le or _same_numbers(lg.split(), le.split()) for lg, le in zip(g, e))
     for lg, le in zip(g, e):
         tg, te = lg.split(), le.split()
         if len(tg) != len(te):
@@ -270,6 +277,16 @@ def outputs_match(got: str, expected: str, float_tol: float | None = None) -> bo
             elif a != b:
                 return False
     return True
+
+
+def _same_numbers(got: list[str], expected: list[str]) -> bool:
+    """Whether two lines' tokens are all numbers, pairwise equal in value (exactly: Decimal)."""
+    try:
+        return len(got) == len(expected) and all(
+            _NUMBER_RE.fullmatch(a) and _NUMBER_RE.fullmatch(b) and Decimal(a) == Decimal(b)
+            for a, b in zip(got, expected))
+    except ArithmeticError:  # an exponent past Decimal's range ('1e99999999999999999999')
+        return False
 
 
 def _integer(token: str) -> str:

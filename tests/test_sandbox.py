@@ -100,7 +100,29 @@ def test_whitespace_around_lines_and_the_output_is_not_judged(got, expected, sam
     # and accepted by the dataset's own judge (LiveCodeBench, APPS, TACO)
     assert outputs_match(got, expected) is same
     assert outputs_match(got, expected, float_tol=1e-9) is same
-    assert not outputs_match("1  2\n", "1 2\n")  # spaces inside a line (float_tol: tokens)
+    assert not outputs_match("a  b\n", "a b\n")  # spaces inside a line of text
+    assert outputs_match("1  2\n", "1 2\n")  # a line of numbers: the same numbers (LiveCodeBench)
+
+
+@pytest.mark.parametrize(
+    "got, expected, same",
+    [
+        ("1.0", "1", True),
+        ("-0", "0", True),
+        ("-0.000", "0.000", True),
+        ("0.50 2e1", "0.5 20", True),
+        ("3 1000000008", "3 1000000007", False),
+        ("0.3333333333", "0.3333333334", False),  # exact: a tolerance only with float_tol
+        ("Case 1: 1.0", "Case 1: 1", False),  # LiveCodeBench reads a line as numbers or text
+        ("NaN", "nan", False),
+        ("1e99999999999999999999", "1e99999999999999999999", True),  # equal text
+        ("1e99999999999999999999", "1E99999999999999999999", False),  # past Decimal's range
+    ],
+)
+def test_a_line_of_numbers_matches_the_same_numbers_however_written(got, expected, same):
+    # LiveCodeBench's judge compares a line that differs as text as Decimals: a solution that
+    # printed 1.0 for 1, -0 for 0 or 0.50 for 0.5 was a wrong answer here and accepted there
+    assert outputs_match(got + "\n", expected) is same
 
 
 def test_whitespace_policy_holds_end_to_end():
