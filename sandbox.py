@@ -50,8 +50,8 @@ How a run is isolated ("full" mode: root + bubblewrap + cgroup v1)
     RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE and RLIMIT_CORE=1 (no core dump, even piped to a
     helper) as a second line. When a run ends, its bwrap is killed (which kills the PID
     namespace) and the slot's cgroup is swept until it is empty.
-  * Output is read while stdin is written (no pipe deadlock), capped (stdout 1 MiB -> verdict
-    ``output_limit``; the last 64 KiB of stderr are kept).
+  * Output is read while stdin is written (no pipe deadlock), capped (stdout 1 MiB, or twice the
+    test's expected output -> verdict ``output_limit``; the last 64 KiB of stderr are kept).
 
 How it is judged
   * Syntax errors are found by ``compile`` in the parent; nothing runs (``syntax_error``). Code
@@ -122,7 +122,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from decimal import Decimal
 
 from sandbox_isolation import Run, SandboxError, SlotLease, detect, launch
@@ -152,7 +152,7 @@ class Limits:
     # wall-clock backstop per launch; default 3 * CPU budget + 2 s, and 3 * (timeout_s + 0.3) + 2 s
     # per test (sandbox_isolation._budget)
     wall_timeout_s: float | None = None
-    max_output_bytes: int = 1 << 20  # stdout cap -> output_limit
+    max_output_bytes: int = 1 << 20  # stdout cap -> output_limit (or twice a test's output)
     max_stderr_bytes: int = 64 << 10  # keep the last this-many bytes of stderr
     max_processes: int = 32  # pids.max of the slot's cgroup (threads count)
     max_file_mb: int = 16  # RLIMIT_FSIZE
@@ -458,14 +458,23 @@ def _last_exception(stderr: bytes) -> str:
 def _judge_stdio(code, test, lim) -> tuple[str, str]:
     stdin = _stdin(test)
     stdin = stdin.encode() if isinstance(stdin, str) else bytes(stdin)
+    # Input that does not end its last line gets the line break a judge's input file has: APPS and
+    # TACO give the lines as a list ("\n".join drops the last one), and the competitive idiom
+    # ``input = lambda: sys.stdin.readline()[:-1]`` cut the last digit off the last line.
+    if stdin and not stdin.endswith(b"\n"):
+        stdin += b"\n"
+    # An expected output over the cap could never be printed: the cap grows to twice its size.
+    expected = str(test["output"])
+    lim = replace(lim, max_output_bytes=max(lim.max_output_bytes, 2 * len(expected.encode(
+        "utf-8", "surrogatepass"))))
     run = _run_with_retries("stdio", code, stdin, lim, 1)
     if run.killed or run.oom or run.cpu_s > run.cpu_budget or run.returncode != 0:
         return _classify_end(run, "stdin/stdout test")
     # bytes that are not UTF-8 stay apart from any text (with "replace" they were U+FFFD)
     got = run.stdout.decode("utf-8", "surrogateescape")
-    if outputs_match(got, str(test["output"]), lim.float_tol):
+    if outputs_match(got, expected, lim.float_tol):
         return "accepted", ""
-    return "wrong_answer", f"expected {str(test['output'])[:200]!r}, got {got[:200]!r}"
+    return "wrong_answer", f"expected {expected[:200]!r}, got {got[:200]!r}"
 
 
 def _judge_calls(code, tests, lim) -> list[tuple[str, str]]:
