@@ -89,11 +89,12 @@ What it does not guarantee (residual risks)
     patched.
   * CPU time is polled every 20 ms, so a run may overrun its limit by about that much.
   * Assert tests that need candidate objects other than plain values (an instance a function
-    returns, generators, functions passed as arguments) cannot cross the proxy and fail; an object
-    that the candidate's class makes (``check(Solution().twoSum)``) stays in C, and only its
-    methods can be called (runner.Remote); keyword/positional semantics
-    otherwise match a normal call. An argument reaches C as a copy: two arguments that are one
-    object in the test are two in C.
+    returns, generators, the candidate's functions passed as arguments) cannot cross the proxy and
+    fail; an object that the candidate's class makes (``check(Solution().twoSum)``) stays in C:
+    the test can call its methods and pass it or them back to C, not look at it (runner.Remote).
+    Keyword/positional semantics otherwise match a normal call. An argument reaches C as a copy:
+    two arguments that are one object in the test are two in C. A helper that the task's prelude
+    defines runs in C, where the candidate can redefine it (as in the datasets' own graders).
   * ``marshal.loads`` in R and in the parent reads data that C produced (R validates the types
     before forwarding); a memory-safety bug in ``marshal`` would be a way out of R.
   * Weaker modes: without root, bwrap runs as the caller's uid with no cgroups (rlimits only);

@@ -213,7 +213,8 @@ def candidate(c_in, from_c, asserts):
     """C, the candidate process: loads the code, then answers calls. It never holds the tests, the
     secret or the channel. It ends with os._exit (EOF from R, or a reply that cannot be sent).
     In assert mode (`asserts`) a reply holds the arguments as the call left them as well, and an
-    object that a class of the candidate's makes stays here: R gets its number (`Remote`)."""
+    object that a class of the candidate's made (``Solution()``) stays here: R gets its number in
+    `objects` (`Remote`), and sends it back in place of the object (`incoming`)."""
     g = {"__name__": "solution", "__builtins__": builtins}
     objects = []
 
@@ -245,13 +246,12 @@ def candidate(c_in, from_c, asserts):
         m = recv(c_in)
         if m is None:
             os._exit(0)
-        name, blob = marshal.loads(m)
+        name, blob, remote = marshal.loads(m)
         try:
             args, kwargs = marshal.loads(blob)
-            if type(name) is tuple:  # (number, method name): a method of one of `objects`
-                f = getattr(objects[name[0]], name[1])
-            else:
-                f = g.get(name)
+            if remote:
+                args, kwargs = incoming((args, kwargs), objects)
+            f = g.get(name) if type(name) is str else incoming((REMOTE, name), objects)
             if f is None and "Solution" in g:
                 f = getattr(g["Solution"](), name)
             if f is None:
@@ -260,7 +260,7 @@ def candidate(c_in, from_c, asserts):
             try:
                 msg = ("ok", marshal.dumps(value, 2))
             except Exception:
-                if asserts and isinstance(f, type):  # ``Solution()``: an object of the candidate's
+                if asserts and isinstance(f, type):  # ``Solution()``: its class made it
                     objects.append(value)
                     msg = ("object", len(objects) - 1, type(value).__name__)
                 else:
@@ -292,7 +292,13 @@ class Candidate:
         return r
 
     def call(self, name, args, kwargs):
-        send(self.to_c, marshal.dumps((name, marshal.dumps((args, kwargs), 2))))
+        """Call C's function `name` (or the object a `Remote` names) with the test's arguments."""
+        remote = []
+        try:
+            sent = outgoing((args, kwargs), remote)
+        except TypeError as e:
+            raise TypeError("argument cannot be sent to the candidate: %s" % e)
+        send(self.to_c, marshal.dumps((name, marshal.dumps(sent, 2), bool(remote))))
         r = self.reply()
         if r[0] == "ok":
             value = plain(marshal.loads(r[1]))
@@ -302,47 +308,85 @@ class Candidate:
                 update(kwargs, after[1])
             return value
         if r[0] == "object":
-            return Remote(self, r[1] if type(r[1]) is int else -1, str(r[2])[:100])
+            return Remote(self, r[1] if type(r[1]) is int else -1,
+                          "an object of class %s" % str(r[2])[:100])
         if r[0] == "bad":
             raise Untransferable("returned a value of type %s (only builtin plain types are"
                                  " accepted)" % str(r[1])[:100])
         raise raised(r)
 
-    def proxy(self, name, shown=None):
-        """A function for the tests' namespace that calls C's function `name` (or a method of an
-        object in C: (its number, the method's name))."""
+    def proxy(self, name):
+        """A function for the tests' namespace that calls C's function `name`."""
         def f(*args, **kwargs):
-            try:
-                plain(args)
-                plain(kwargs)
-            except TypeError as e:
-                raise TypeError("argument cannot be sent to the candidate: %s" % e)
             return self.call(name, args, kwargs)
-        f.__name__ = f.__qualname__ = shown or name
+        f.__name__ = f.__qualname__ = name
         return f
 
 
-class Remote:
-    """An object that a class of the candidate's made (``Solution()``, as LeetCode's tests call
-    ``check(Solution().twoSum)``), as the tests hold it: it stays in C and its methods are proxies
-    into C. It is nothing else: no truth value and no equality, so that a class standing in for a
-    function (``f = type("F", (), {})``) cannot pass ``assert f(1)``."""
+# in what R sends, (REMOTE, ref) stands for the object in C that a `Remote` names
+REMOTE = "\0remote"
 
-    def __init__(self, c, number, cls):
-        self._c, self._number, self._cls = c, number, cls
+
+class Remote:
+    """An object that a class of the candidate's made, as the tests hold it (``Solution()``, as
+    LeetCode's tests call ``check(Solution().twoSum)``; ``MinStack()``): named by its number in
+    C's `objects`, or an attribute of one (number, name). The tests can call it, call its methods
+    and pass it to the candidate's functions, all in C. It is nothing else here: no truth value
+    or equality (a class standing in for a function, ``f = type("F", (), {})``, cannot pass
+    ``assert f(1)``, nor ``assert Solution().ok``), and an attribute is a method.
+
+    Only objects that a class made: a function's value that cannot leave C (a ``ListNode`` from
+    a task's ``list_node([1, 2])``) fails the test. Tests that compare such values with a helper
+    (``is_same_list``) compare them in C, where the candidate could redefine the helper."""
+
+    def __init__(self, c, ref, what):
+        self._c, self._ref, self._what = c, ref, what
 
     def __getattr__(self, name):
-        if name.startswith("__"):
+        if name.startswith("__") or type(self._ref) is not int:
             raise AttributeError(name)
-        return self._c.proxy((self._number, name), "%s.%s" % (self._cls, name))
+        return Remote(self._c, (self._ref, name), "attribute %s of %s" % (name, self._what))
+
+    def __call__(self, *args, **kwargs):
+        return self._c.call(self._ref, args, kwargs)
 
     def __repr__(self):
-        return "<%s object in the candidate process>" % self._cls
+        return "<%s in the candidate process>" % self._what
 
     def _refuse(self, *_):
-        raise Untransferable("an object of class %s stays in the candidate process: only its "
-                             "methods can be called" % self._cls)
+        raise Untransferable("%s stays in the candidate process: the test can call it or pass it"
+                             " to the candidate's functions, not look at it" % self._what)
     __bool__ = __eq__ = __ne__ = _refuse
+
+
+def outgoing(v, remote, depth=0):
+    """A test's argument `v` as R sends it to C: plain values as they are, a `Remote` as (REMOTE,
+    its ref), noted in `remote`; TypeError for anything else."""
+    t = type(v)
+    if t is Remote:
+        remote.append(v)
+        return (REMOTE, v._ref)
+    if t not in PLAIN or depth > 500:
+        raise TypeError("value of type %s cannot leave the sandbox" % t.__name__)
+    if (t is list or t is tuple) and not {list, tuple, dict, Remote}.isdisjoint(map(type, v)):
+        return t([outgoing(x, remote, depth + 1) for x in v])
+    if t is dict:
+        return {plain(k): outgoing(x, remote, depth + 1) for k, x in v.items()}
+    return plain(v, depth)  # a value without a Remote in it, as it is
+
+
+def incoming(v, objects):
+    """In C: what R sent, each (REMOTE, ref) replaced by the object it names in `objects` (a
+    number, or (number, attribute name))."""
+    t = type(v)
+    if t is tuple and len(v) == 2 and type(v[0]) is str and v[0] == REMOTE:
+        ref = v[1]
+        return getattr(objects[ref[0]], ref[1]) if type(ref) is tuple else objects[ref]
+    if t is list or t is tuple:
+        return t([incoming(x, objects) for x in v])
+    if t is dict:
+        return {k: incoming(x, objects) for k, x in v.items()}
+    return v
 
 
 def update(old, new, depth=0):
@@ -389,7 +433,7 @@ def run_calls(c, tests, report):
     """call mode: each (name, marshalled arguments) is called in C; the plain result goes to the
     parent."""
     for i, (name, blob) in enumerate(tests):
-        send(c.to_c, marshal.dumps((name, blob)))
+        send(c.to_c, marshal.dumps((name, blob, False)))
         try:
             r = c.reply()
             if r[0] == "ok":

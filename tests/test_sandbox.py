@@ -519,6 +519,14 @@ TWO_SUM_TESTS = [{"assert": CHECK + "check(Solution().twoSum)"},
     ("class f:\n    def __init__(self, x): pass\n    def __eq__(self, o): return True\n"
      "    def __bool__(self): return True\n",
      [{"assert": "assert f(1)"}, {"assert": "assert f(1) == 2"}], "wrong_answer"),
+    # an attribute is a method (in C), not a value the test can look at
+    ("class Solution:\n    ok = False\n",
+     [{"assert": "assert Solution().ok"}, {"assert": "assert Solution().ok != 1"}], "wrong_answer"),
+    # the object, or its method, passed back to the candidate's functions
+    ("class K:\n    def key(self, x):\n        return -x\n"
+     "def srt(xs, key):\n    return sorted(xs, key=key)\ndef neg(k, x):\n    return k.key(x)\n",
+     [{"assert": "assert srt([1, 3, 2], K().key) == [3, 2, 1]"},
+      {"assert": "assert neg(K(), 2) == -2"}], "accepted"),
 ])
 def test_assert_tests_call_the_methods_of_a_candidates_object(code, tests, verdict):
     # LeetCode's tests (Skywork-OR1's, LeetCodeDataset's) call check(Solution().twoSum): the
