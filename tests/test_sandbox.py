@@ -522,6 +522,10 @@ TWO_SUM_TESTS = [{"assert": CHECK + "check(Solution().twoSum)"},
     # an attribute is a method (in C), not a value the test can look at
     ("class Solution:\n    ok = False\n",
      [{"assert": "assert Solution().ok"}, {"assert": "assert Solution().ok != 1"}], "wrong_answer"),
+    # LeetCode's "modify nums in-place" through the object's method
+    ("class Solution:\n    def moveZeroes(self, nums):\n        nums.sort(key=lambda v: v == 0)\n",
+     [{"assert": "def check(candidate):\n    nums = [0, 1, 0, 3]\n    candidate(nums)\n"
+                 "    assert nums == [1, 3, 0, 0]\ncheck(Solution().moveZeroes)"}] * 2, "accepted"),
     # the object, or its method, passed back to the candidate's functions
     ("class K:\n    def key(self, x):\n        return -x\n"
      "def srt(xs, key):\n    return sorted(xs, key=key)\ndef neg(k, x):\n    return k.key(x)\n",
