@@ -60,18 +60,34 @@ def answer_region(completion: str) -> str | None:
     """The part of a completion that may hold the final answer.
 
     Text after the last `</think>`; the whole completion if it has no think tags; None when a
-    `<think>` was opened and never closed (the model never finished thinking).
+    `<think>` was opened and never closed (the model never finished thinking). Without the
+    interpreter's output blocks (```output, ToRA's format: tools.observation): what the policy's
+    program printed is not its answer. A printed \\boxed{6} hedged with the policy's own
+    \\boxed{7}, a printed "#### 6" or "I made an error" after it overrode or withdrew it, and a
+    printed \\boxed{7} was the answer of a policy that never gave one.
 
     >>> answer_region("<think>so 4</think>The answer is 5")
     'The answer is 5'
     >>> answer_region("<think>so 4... ") is None
     True
+    >>> answer_region("Run:\\n```output\\nThe answer is 6\\n```\\nSo it is 7.")
+    'Run:\\n\\nSo it is 7.'
     """
     if "</think>" in completion:
-        return completion.rsplit("</think>", 1)[1]
-    if "<think>" in completion:
+        completion = completion.rsplit("</think>", 1)[1]
+    elif "<think>" in completion:
         return None
-    return completion
+    if "output" not in completion:
+        return completion
+    # here, not at the top: the symbolic worker (`_SymbolicWorker`) loads this file alone, from
+    # any directory, where the project's other modules cannot be imported
+    import codeblocks
+    kept, pos = [], 0
+    for b in codeblocks.fenced_blocks(completion):
+        if b.lang == "output":
+            kept.append(completion[pos:b.start])
+            pos = b.end
+    return "".join(kept) + completion[pos:]
 
 
 # ---------- extraction --------------------------------------------------------------

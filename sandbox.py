@@ -46,20 +46,21 @@ How a run is isolated ("full" mode: root + bubblewrap + cgroup v1)
   * It runs as an unprivileged uid, one per concurrent slot (61000+i, no passwd entry needed), so
     root-only files stay unreadable and the launcher's environment is not in /proc/1/environ.
   * Limits: CPU time of the whole process tree (cgroup cpuacct, polled) with a wall-clock backstop
-    for sleepers; memory (+swap) and process count by a pre-created cgroup per slot; RLIMIT_CPU,
-    RLIMIT_FSIZE, RLIMIT_NOFILE and RLIMIT_CORE=1 (no core dump, even piped to a helper) as a second
-    line. When a run ends, its bwrap is killed (which kills the PID namespace) and the slot's
-    cgroup is swept until it is empty.
-  * Output is read while stdin is written (no pipe deadlock), capped (stdout 1 MiB -> verdict
-    ``output_limit``; the last 64 KiB of stderr are kept).
+    for sleepers (per test); memory (+swap) and process count by a pre-created cgroup per slot;
+    RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE and RLIMIT_CORE=1 (no core dump, even piped to a
+    helper) as a second line. When a run ends, its bwrap is killed (which kills the PID
+    namespace) and the slot's cgroup is swept until it is empty.
+  * Output is read while stdin is written (no pipe deadlock), capped (stdout 1 MiB, or twice the
+    test's expected output -> verdict ``output_limit``; the last 64 KiB of stderr are kept).
 
 How it is judged
   * Syntax errors are found by ``compile`` in the parent; nothing runs (``syntax_error``). Code
     over ``MAX_CODE_BYTES`` (256 KiB, twice a 32K-token completion) is refused the same way
     before it is compiled: compiling it would cost the parent seconds and hundreds of MB.
-  * stdin/stdout: CRLF, whitespace around lines and blank lines around the output are normalised
-    (as LiveCodeBench's judge: `normalise_output`), the rest is exact; optional ``float_tol`` for
-    numeric tokens (two integers stay exact); NaN never equal; exit status must be 0.
+  * stdin/stdout: CRLF, whitespace around lines and blank lines around the output are normalised,
+    and a line of numbers matches the same numbers however written ("1.0" is "1"), as
+    LiveCodeBench's judge (`normalise_output`, `outputs_match`); the rest is exact; optional
+    ``float_tol`` for numeric tokens (two integers stay exact); exit status must be 0.
   * Call-based and assert tests use two processes in the sandbox: a trusted runner R and the
     candidate process C (forked from R *before* R has read the tests or the per-run secret).
     C executes the code; R calls C's functions over a pipe, with arguments marshalled fresh for
@@ -71,7 +72,9 @@ How it is judged
     equality (bool is not int, NaN != NaN, list~tuple, int~float by value, optional float_tol),
     nested at most MAX_VALUE_DEPTH (100) levels deep.
     Assert: the test statements run in R, with R's own untouched builtins, on plain values only;
-    the candidate's functions are proxies into C. So ``os._exit(0)``, ``sys.exit(0)``, ``atexit``,
+    the candidate's functions are proxies into C, and what a call left in its arguments is
+    copied back into the test's own lists, dicts and sets (runner.update: "sorts in place" and
+    "does not mutate its input" are both testable). So ``os._exit(0)``, ``sys.exit(0)``, ``atexit``,
     patched builtins, a printed "PASSED" or a lying ``__eq__`` in C cannot make a check pass.
     R reports each result over a separate pipe, every frame prefixed by a per-run secret; R is
     non-dumpable (prctl), so C can neither read its memory nor open its file descriptors.
@@ -85,9 +88,13 @@ What it does not guarantee (residual risks)
     kernel or bubblewrap bug (user-namespace privilege escalation) defeats it. Keep the kernel
     patched.
   * CPU time is polled every 20 ms, so a run may overrun its limit by about that much.
-  * Assert tests that need candidate objects other than plain values (instances, generators,
-    functions passed as arguments) cannot cross the proxy and fail; keyword/positional semantics
-    otherwise match a normal call, but in-place mutation of an argument is not seen by the test.
+  * Assert tests that need candidate objects other than plain values (an instance a function
+    returns, generators, the candidate's functions passed as arguments) cannot cross the proxy and
+    fail; an object that the candidate's class makes (``check(Solution().twoSum)``) stays in C:
+    the test can call its methods and pass it or them back to C, not look at it (runner.Remote).
+    Keyword/positional semantics otherwise match a normal call. An argument reaches C as a copy:
+    two arguments that are one object in the test are two in C. A helper that the task's prelude
+    defines runs in C, where the candidate can redefine it (as in the datasets' own graders).
   * ``marshal.loads`` in R and in the parent reads data that C produced (R validates the types
     before forwarding); a memory-safety bug in ``marshal`` would be a way out of R.
   * Weaker modes: without root, bwrap runs as the caller's uid with no cgroups (rlimits only);
@@ -116,7 +123,8 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
+from decimal import Decimal
 
 from sandbox_isolation import Run, SandboxError, SlotLease, detect, launch
 
@@ -142,9 +150,10 @@ class Limits:
     timeout_s: float = 2.0  # CPU seconds per test (the whole process tree counts)
     # memory for the program (cgroup, incl. tmpfs files); the runner gets 64 MiB more
     memory_mb: int = 512
-    # wall-clock backstop per launch; default 3 * CPU budget + 2 s
+    # wall-clock backstop per launch; default 3 * CPU budget + 2 s, and 3 * (timeout_s + 0.3) + 2 s
+    # per test (sandbox_isolation._budget)
     wall_timeout_s: float | None = None
-    max_output_bytes: int = 1 << 20  # stdout cap -> output_limit
+    max_output_bytes: int = 1 << 20  # stdout cap -> output_limit (or twice a test's output)
     max_stderr_bytes: int = 64 << 10  # keep the last this-many bytes of stderr
     max_processes: int = 32  # pids.max of the slot's cgroup (threads count)
     max_file_mb: int = 16  # RLIMIT_FSIZE
@@ -234,22 +243,27 @@ _INTEGER_RE = re.compile(r"[+-]?\d+", re.ASCII)
 
 
 def outputs_match(got: str, expected: str, float_tol: float | None = None) -> bool:
-    """stdin/stdout comparison: normalised lines equal as text; with float_tol, numeric tokens are
-    compared as numbers within tol (and a NaN token then never matches), two integers exactly (as
-    `values_equal` compares ints: 1000000008 is not 1000000007 within 1e-6).
+    """stdin/stdout comparison of the normalised lines. Without float_tol as LiveCodeBench's judge
+    compares them: equal as text, or both made of numbers equal in value (it reads each token as a
+    Decimal: "1.0" is "1", "-0" is "0", "2.50" is "2.5"; "nan" only where the text is equal). With
+    float_tol, each token: numbers within tol (a NaN never matches), two integers exactly (as
+    `values_equal` compares ints: 1000000008 is not 1000000007 within 1e-6), other tokens as
+    text.
 
     >>> outputs_match("0.333334\\n", "0.333333", float_tol=1e-5), outputs_match("nan", "nan", 1e-9)
     (True, False)
-    >>> outputs_match("YES \\r\\n3\\n\\n", "YES\\n3"), outputs_match("3.0", "3")
+    >>> outputs_match("YES \\r\\n3.0\\n\\n", "YES\\n3"), outputs_match("x 3.0", "x 3")
+    (True, False)
+    >>> outputs_match("0.1 0.2", "0.10 0.20"), outputs_match("0.3333334", "0.3333333")
     (True, False)
     >>> outputs_match("3.0", "3", 0.0), outputs_match("1000000008", "1000000007", 1e-6)
     (True, False)
     """
     g, e = normalise_output(got), normalise_output(expected)
-    if float_tol is None:
-        return g == e
     if len(g) != len(e):
         return False
+    if float_tol is None:
+        return all(lg == le or _same_numbers(lg.split(), le.split()) for lg, le in zip(g, e))
     for lg, le in zip(g, e):
         tg, te = lg.split(), le.split()
         if len(tg) != len(te):
@@ -264,6 +278,16 @@ def outputs_match(got: str, expected: str, float_tol: float | None = None) -> bo
             elif a != b:
                 return False
     return True
+
+
+def _same_numbers(got: list[str], expected: list[str]) -> bool:
+    """Whether two lines' tokens are all numbers, pairwise equal in value (exactly: Decimal)."""
+    try:
+        return len(got) == len(expected) and all(
+            _NUMBER_RE.fullmatch(a) and _NUMBER_RE.fullmatch(b) and Decimal(a) == Decimal(b)
+            for a, b in zip(got, expected))
+    except ArithmeticError:  # an exponent past Decimal's range ('1e99999999999999999999')
+        return False
 
 
 def _integer(token: str) -> str:
@@ -435,14 +459,23 @@ def _last_exception(stderr: bytes) -> str:
 def _judge_stdio(code, test, lim) -> tuple[str, str]:
     stdin = _stdin(test)
     stdin = stdin.encode() if isinstance(stdin, str) else bytes(stdin)
+    # Input that does not end its last line gets the line break a judge's input file has: APPS and
+    # TACO give the lines as a list ("\n".join drops the last one), and the competitive idiom
+    # ``input = lambda: sys.stdin.readline()[:-1]`` cut the last digit off the last line.
+    if stdin and not stdin.endswith(b"\n"):
+        stdin += b"\n"
+    # An expected output over the cap could never be printed: the cap grows to twice its size.
+    expected = str(test["output"])
+    lim = replace(lim, max_output_bytes=max(lim.max_output_bytes, 2 * len(expected.encode(
+        "utf-8", "surrogatepass"))))
     run = _run_with_retries("stdio", code, stdin, lim, 1)
     if run.killed or run.oom or run.cpu_s > run.cpu_budget or run.returncode != 0:
         return _classify_end(run, "stdin/stdout test")
     # bytes that are not UTF-8 stay apart from any text (with "replace" they were U+FFFD)
     got = run.stdout.decode("utf-8", "surrogateescape")
-    if outputs_match(got, str(test["output"]), lim.float_tol):
+    if outputs_match(got, expected, lim.float_tol):
         return "accepted", ""
-    return "wrong_answer", f"expected {str(test['output'])[:200]!r}, got {got[:200]!r}"
+    return "wrong_answer", f"expected {expected[:200]!r}, got {got[:200]!r}"
 
 
 def _judge_calls(code, tests, lim) -> list[tuple[str, str]]:

@@ -688,11 +688,21 @@ def launch(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: int) -> R
     return _launch_plain(s, mode, job, stdin, lim, n_tests)
 
 
-def _budget(mode: str, job, lim, n_tests: int) -> tuple[bytes, float, float, bytes]:
-    """A fresh secret, the CPU budget (+ start-up), the wall-clock backstop and R's job frame."""
+def _budget(mode: str, job, lim, n_tests: int) -> tuple[bytes, float, tuple, bytes]:
+    """A fresh secret, the CPU budget (+ start-up), the wall-clock backstop (the launch's, and each
+    test's: `_pump`) and R's job frame.
+
+    By default a test may take 3 x its CPU time + 2 s of wall-clock time, the launch 3 x its whole
+    budget + 2 s. Per test, because a program that sleeps (a deadlock, ``queue.get()``, a
+    ``time.sleep``) uses no CPU: with one backstop for the launch, a call-based task of 10 tests
+    held its slot for 63 s when its function slept in the first call, 25 x the time of a program
+    that loops forever (the CPU budget kills that one in 2.3 s)."""
     secret = os.urandom(16)
     cpu_budget = lim.timeout_s * n_tests + 0.3
-    wall = lim.wall_timeout_s if lim.wall_timeout_s is not None else 3 * cpu_budget + 2.0
+    if lim.wall_timeout_s is not None:
+        wall = (lim.wall_timeout_s, lim.wall_timeout_s)
+    else:
+        wall = (3 * cpu_budget + 2.0, 3 * (lim.timeout_s + 0.3) + 2.0)
     job_bytes = marshal.dumps((secret,) + job if mode != "stdio" else job)
     return secret, cpu_budget, wall, len(job_bytes).to_bytes(4, "little") + job_bytes
 
@@ -725,7 +735,7 @@ def _launch_zygote(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: i
         _give_stdio(slot.uid, in_r, out_w, err_w)
         start = time.monotonic()
         bw = slot.take_sandbox(s, lim.tmp_mb << 20)
-        inner = bw.wait_ready(start + min(wall, 30.0))
+        inner = bw.wait_ready(start + min(wall[0], 30.0))
         if inner is None:
             os.write(err_w, b"sandbox: bwrap did not set up the sandbox\n")
         else:
@@ -746,7 +756,7 @@ def _launch_zygote(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: i
         theirs = []
         writers = {job_w: job_bytes} if stdin is None else {job_w: job_bytes, in_w: stdin}
         readers = {out_r: "out", err_r: "err", bw.err_r: "err", chan_r: "chan", st_r: "status"}
-        _pump(bw.proc, run, slot, writers, readers, secret, lim, cpu_budget, start + wall, closed)
+        _pump(bw.proc, run, slot, writers, readers, secret, lim, cpu_budget, start, wall, closed)
     finally:
         _close(theirs + ours, closed)
         if bw is not None:
@@ -812,7 +822,7 @@ def _launch_plain(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: in
         theirs = []
         writers = {job_w: job_bytes} if stdin is None else {job_w: job_bytes, in_w: stdin}
         _pump(proc, run, slot, writers, {out_r: "out", err_r: "err", chan_r: "chan"}, secret, lim,
-              cpu_budget, start + wall, closed)
+              cpu_budget, start, wall, closed)
     finally:
         if proc is not None:
             _kill(proc)
@@ -826,10 +836,11 @@ def _launch_plain(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: in
 
 
 def _pump(proc: subprocess.Popen, run: Run, slot: _Slot, writers: dict[int, bytes],
-          readers: dict[int, str], secret: bytes, lim, cpu_budget: float, deadline: float,
-          closed: set):
+          readers: dict[int, str], secret: bytes, lim, cpu_budget: float, start: float,
+          wall: tuple[float, float], closed: set):
     """Write the job and stdin while reading the program's pipes; enforce the caps and the CPU/wall
-    limits.
+    limits. wall: (the launch's backstop, a test's), in seconds from `start`: each result frame
+    from R gives the next test its own (`_budget`).
 
     writers: descriptor -> bytes for it; each is closed (and added to `closed`) once written, when
       the program stops reading it (EPIPE), or when the pump ends.
@@ -852,6 +863,7 @@ def _pump(proc: subprocess.Popen, run: Run, slot: _Slot, writers: dict[int, byte
         poller.register(fd, select.POLLIN)
     done = False
     next_cpu = 0.0
+    deadline = start + min(wall)
     try:
         while readers and not done:
             now = time.monotonic()
@@ -909,7 +921,10 @@ def _pump(proc: subprocess.Popen, run: Run, slot: _Slot, writers: dict[int, byte
                     if len(chan) > chan_cap:
                         run.killed = "output"
                         done = True
+                    seen = len(run.frames)
                     done = _frames(chan, run, secret) or done
+                    if len(run.frames) > seen:  # a test's result: the next test's wall-clock time
+                        deadline = min(start + wall[0], time.monotonic() + wall[1])
     finally:
         for fd in writers:
             os.close(fd)

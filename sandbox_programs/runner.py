@@ -209,10 +209,14 @@ def stdio(job, chan):
     return compile(code, "main.py", "exec"), main.__dict__
 
 
-def candidate(c_in, from_c):
+def candidate(c_in, from_c, asserts):
     """C, the candidate process: loads the code, then answers calls. It never holds the tests, the
-    secret or the channel. It ends with os._exit (EOF from R, or a reply that cannot be sent)."""
+    secret or the channel. It ends with os._exit (EOF from R, or a reply that cannot be sent).
+    In assert mode (`asserts`) a reply holds the arguments as the call left them as well, and an
+    object that a class of the candidate's made (``Solution()``) stays here: R gets its number in
+    `objects` (`Remote`), and sends it back in place of the object (`incoming`)."""
     g = {"__name__": "solution", "__builtins__": builtins}
+    objects = []
 
     def reply(obj):
         try:
@@ -242,10 +246,12 @@ def candidate(c_in, from_c):
         m = recv(c_in)
         if m is None:
             os._exit(0)
-        name, blob = marshal.loads(m)
+        name, blob, remote = marshal.loads(m)
         try:
             args, kwargs = marshal.loads(blob)
-            f = g.get(name)
+            if remote:
+                args, kwargs = incoming((args, kwargs), objects)
+            f = g.get(name) if type(name) is str else incoming((REMOTE, name), objects)
             if f is None and "Solution" in g:
                 f = getattr(g["Solution"](), name)
             if f is None:
@@ -254,7 +260,16 @@ def candidate(c_in, from_c):
             try:
                 msg = ("ok", marshal.dumps(value, 2))
             except Exception:
-                msg = ("bad", type(value).__name__)
+                if asserts and isinstance(f, type):  # ``Solution()``: its class made it
+                    objects.append(value)
+                    msg = ("object", len(objects) - 1, type(value).__name__)
+                else:
+                    msg = ("bad", type(value).__name__)
+            if asserts and msg[0] == "ok":
+                try:
+                    msg += (marshal.dumps((args, kwargs), 2),)
+                except Exception:  # the function put an object in an argument: R keeps its own
+                    pass
         except BaseException as e:
             msg = ("error", type(e).__name__, text(e))
         reply(msg)
@@ -271,15 +286,30 @@ class Candidate:
         if m is None:
             raise Dead("the candidate process ended (killed, crashed or exited)")
         r = marshal.loads(m)
-        if type(r) is not tuple or not r or r[0] not in ("ok", "bad", "error", "loaded"):
+        if type(r) is not tuple or not r or r[0] not in ("ok", "bad", "error", "loaded",
+                                                         "object"):
             raise Dead("garbled reply from the candidate process")
         return r
 
     def call(self, name, args, kwargs):
-        send(self.to_c, marshal.dumps((name, marshal.dumps((args, kwargs), 2))))
+        """Call C's function `name` (or the object a `Remote` names) with the test's arguments."""
+        remote = []
+        try:
+            sent = outgoing((args, kwargs), remote)
+        except TypeError as e:
+            raise TypeError("argument cannot be sent to the candidate: %s" % e)
+        send(self.to_c, marshal.dumps((name, marshal.dumps(sent, 2), bool(remote))))
         r = self.reply()
         if r[0] == "ok":
-            return plain(marshal.loads(r[1]))
+            value = plain(marshal.loads(r[1]))
+            if len(r) > 2:
+                after = plain(marshal.loads(r[2]))
+                update(args, after[0])
+                update(kwargs, after[1])
+            return value
+        if r[0] == "object":
+            return Remote(self, r[1] if type(r[1]) is int else -1,
+                          "an object of class %s" % str(r[2])[:100])
         if r[0] == "bad":
             raise Untransferable("returned a value of type %s (only builtin plain types are"
                                  " accepted)" % str(r[1])[:100])
@@ -288,21 +318,122 @@ class Candidate:
     def proxy(self, name):
         """A function for the tests' namespace that calls C's function `name`."""
         def f(*args, **kwargs):
-            try:
-                plain(args)
-                plain(kwargs)
-            except TypeError as e:
-                raise TypeError("argument cannot be sent to the candidate: %s" % e)
             return self.call(name, args, kwargs)
         f.__name__ = f.__qualname__ = name
         return f
+
+
+# in what R sends, (REMOTE, ref) stands for the object in C that a `Remote` names
+REMOTE = "\0remote"
+
+
+class Remote:
+    """An object that a class of the candidate's made, as the tests hold it (``Solution()``, as
+    LeetCode's tests call ``check(Solution().twoSum)``; ``MinStack()``): named by its number in
+    C's `objects`, or an attribute of one (number, name). The tests can call it, call its methods
+    and pass it to the candidate's functions, all in C. It is nothing else here: no truth value
+    or equality (a class standing in for a function, ``f = type("F", (), {})``, cannot pass
+    ``assert f(1)``, nor ``assert Solution().ok``), and an attribute is a method.
+
+    Only objects that a class made: a function's value that cannot leave C (a ``ListNode`` from
+    a task's ``list_node([1, 2])``) fails the test. Tests that compare such values with a helper
+    (``is_same_list``) compare them in C, where the candidate could redefine the helper."""
+
+    def __init__(self, c, ref, what):
+        self._c, self._ref, self._what = c, ref, what
+
+    def __getattr__(self, name):
+        if name.startswith("__") or type(self._ref) is not int:
+            raise AttributeError(name)
+        return Remote(self._c, (self._ref, name), "attribute %s of %s" % (name, self._what))
+
+    def __call__(self, *args, **kwargs):
+        return self._c.call(self._ref, args, kwargs)
+
+    def __repr__(self):
+        return "<%s in the candidate process>" % self._what
+
+    def _refuse(self, *_):
+        raise Untransferable("%s stays in the candidate process: the test can call it or pass it"
+                             " to the candidate's functions, not look at it" % self._what)
+    __bool__ = __eq__ = __ne__ = _refuse
+
+
+def outgoing(v, remote, depth=0):
+    """A test's argument `v` as R sends it to C: plain values as they are, a `Remote` as (REMOTE,
+    its ref), noted in `remote`; TypeError for anything else."""
+    t = type(v)
+    if t is Remote:
+        remote.append(v)
+        return (REMOTE, v._ref)
+    if t not in PLAIN or depth > 500:
+        raise TypeError("value of type %s cannot leave the sandbox" % t.__name__)
+    if (t is list or t is tuple) and not {list, tuple, dict, Remote}.isdisjoint(map(type, v)):
+        return t([outgoing(x, remote, depth + 1) for x in v])
+    if t is dict:
+        return {plain(k): outgoing(x, remote, depth + 1) for k, x in v.items()}
+    return plain(v, depth)  # a value without a Remote in it, as it is
+
+
+def incoming(v, objects):
+    """In C: what R sent, each (REMOTE, ref) replaced by the object it names in `objects` (a
+    number, or (number, attribute name))."""
+    t = type(v)
+    if t is tuple and len(v) == 2 and type(v[0]) is str and v[0] == REMOTE:
+        ref = v[1]
+        return getattr(objects[ref[0]], ref[1]) if type(ref) is tuple else objects[ref]
+    if t is list or t is tuple:
+        return t([incoming(x, objects) for x in v])
+    if t is dict:
+        return {k: incoming(x, objects) for k, x in v.items()}
+    return v
+
+
+def update(old, new, depth=0):
+    """Change the test's argument `old` in place to equal `new`, the argument as the call left it
+    in C: lists, dicts and sets at every level, so that a test sees what the candidate's function
+    did to its input (``f(a); assert a == [1, 2, 3]`` for a function that sorts in place,
+    ``assert a == copy`` for one that must not). False where `old` cannot change (another type,
+    an immutable value): then the caller puts `new` in its place.
+
+    >>> a, d = [[3, 1], "x", {1}], {"k": [0]}
+    >>> update((a, d), ([[1, 3, 4], "y"], {"k": [0, 0], "n": 2})), a, d
+    (False, [[1, 3, 4], 'y'], {'k': [0, 0], 'n': 2})
+    """
+    t = type(old)
+    if t is not type(new) or depth > 500:
+        return False
+    if t is tuple:  # a tuple cannot change, the lists in it can
+        for x, y in zip(old, new):
+            update(x, y, depth + 1)
+        return False
+    if t is list and {list, dict, set}.isdisjoint(map(type, new)):
+        old[:] = new  # flat: one assignment (a walk took 0.7 s for a million elements)
+    elif t is list:
+        for i, y in enumerate(new[:len(old)]):
+            if not update(old[i], y, depth + 1):
+                old[i] = y
+        del old[len(new):]
+        old += new[len(old):]
+    elif t is dict:
+        for k in [k for k in old if k not in new]:
+            del old[k]
+        for k, y in new.items():
+            if k not in old or not update(old[k], y, depth + 1):
+                old[k] = y
+    elif t is set:
+        old.clear()
+        old |= new
+    else:
+        return False
+    return True
 
 
 def run_calls(c, tests, report):
     """call mode: each (name, marshalled arguments) is called in C; the plain result goes to the
     parent."""
     for i, (name, blob) in enumerate(tests):
-        send(c.to_c, marshal.dumps((name, blob)))
+        send(c.to_c, marshal.dumps((name, blob, False)))
         try:
             r = c.reply()
             if r[0] == "ok":
@@ -385,7 +516,7 @@ def main():
         os.close(to_c)
         os.close(c_out)
         prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
-        candidate(c_in, from_c)
+        candidate(c_in, from_c, asserts=mode == "assert")
         os._exit(0)  # not reached: C ends inside candidate()
     os.close(c_in)
     os.close(from_c)

@@ -100,7 +100,29 @@ def test_whitespace_around_lines_and_the_output_is_not_judged(got, expected, sam
     # and accepted by the dataset's own judge (LiveCodeBench, APPS, TACO)
     assert outputs_match(got, expected) is same
     assert outputs_match(got, expected, float_tol=1e-9) is same
-    assert not outputs_match("1  2\n", "1 2\n")  # spaces inside a line (float_tol: tokens)
+    assert not outputs_match("a  b\n", "a b\n")  # spaces inside a line of text
+    assert outputs_match("1  2\n", "1 2\n")  # a line of numbers: the same numbers (LiveCodeBench)
+
+
+@pytest.mark.parametrize(
+    "got, expected, same",
+    [
+        ("1.0", "1", True),
+        ("-0", "0", True),
+        ("-0.000", "0.000", True),
+        ("0.50 2e1", "0.5 20", True),
+        ("3 1000000008", "3 1000000007", False),
+        ("0.3333333333", "0.3333333334", False),  # exact: a tolerance only with float_tol
+        ("Case 1: 1.0", "Case 1: 1", False),  # LiveCodeBench reads a line as numbers or text
+        ("NaN", "nan", False),
+        ("1e99999999999999999999", "1e99999999999999999999", True),  # equal text
+        ("1e99999999999999999999", "1E99999999999999999999", False),  # past Decimal's range
+    ],
+)
+def test_a_line_of_numbers_matches_the_same_numbers_however_written(got, expected, same):
+    # LiveCodeBench's judge compares a line that differs as text as Decimals: a solution that
+    # printed 1.0 for 1, -0 for 0 or 0.50 for 0.5 was a wrong answer here and accepted there
+    assert outputs_match(got + "\n", expected) is same
 
 
 def test_whitespace_policy_holds_end_to_end():
@@ -147,6 +169,19 @@ def test_timeout_infinite_loop_and_sleep():
     assert time.monotonic() - t < 15
 
 
+@pytest.mark.parametrize("kind", ["call", "assert"])
+def test_a_sleeper_holds_its_slot_for_one_tests_wall_time_not_the_launchs(kind):
+    # the wall-clock backstop restarts with each test's result (sandbox_isolation._budget): a
+    # function that sleeps (a deadlock) in the second call is stopped 3 x (0.2 + 0.3) + 2 = 3.5 s
+    # after the first result, not at the launch's 3 x (10 x 0.2 + 0.3) + 2 = 8.9 s
+    code = "import time\ndef f(x):\n    if x:\n        time.sleep(60)\n    return x"
+    tests = [{"fn_name": "f", "args": [i], "expected": i} if kind == "call"
+             else {"assert": f"assert f({i}) == {i}"} for i in range(10)]
+    res = run_tests(code, tests, timeout_s=0.2)
+    assert (res.verdict, res.passed) == ("timeout", 1)
+    assert res.time_s < 6
+
+
 def test_memory_limit():
     r = run_tests("x = bytearray(400 << 20)\nprint(len(x))", io("", ""), memory_mb=128)
     assert r.verdict == "memory_limit", r
@@ -157,9 +192,14 @@ def test_memory_limit():
 def test_output_limit_without_deadlock():
     r = run_tests("while True: print('y' * 4096)", io("", ""))
     assert r.verdict == "output_limit"
-    r = run_tests(
-        "import sys\nsys.stdout.write('z' * 5000)", io("", "z" * 5000), max_output_bytes=1000
-    )
+    r = run_tests("import sys\nsys.stdout.write('z' * 5000)", io("", "z"), max_output_bytes=1000)
+    assert r.verdict == "output_limit"
+    # an expected output over the cap: the cap is twice its size (a 2 MB answer was output_limit
+    # whatever the program)
+    big = " ".join(["123456"] * 300_000)
+    assert run_tests("print(' '.join(['123456'] * 300_000))", io("", big)).verdict == "accepted"
+    r = run_tests("import sys\nsys.stdout.write('z' * 5000)", io("", "z" * 2000),
+                  max_output_bytes=1000)
     assert r.verdict == "output_limit"
     # a huge stderr is not an output_limit: only its tail is kept
     r = run_tests(
@@ -195,6 +235,15 @@ def test_stdin_stdout_large_both_ways():
     assert run_tests("print(5)", io("x" * (1 << 20), "5")).verdict == "accepted"
     # reads past the end of stdin: EOFError, not a hang
     assert run_tests("input(); input()", io("1\n", "")).verdict == "runtime_error"
+
+
+@pytest.mark.parametrize("stdin", ["2\n10 20", b"2\n10 20", "2\n10 20\n"])
+def test_input_without_a_final_line_break_gets_one(stdin):
+    # APPS and TACO give the input as a list of lines ("\n".join: no final line break), a judge's
+    # input file ends with one; the common idiom below cut the last digit off the last line
+    code = "import sys\ninput = lambda: sys.stdin.readline()[:-1]\nn = int(input())\n" \
+           "print(sum(map(int, input().split())))"
+    assert run_tests(code, io(stdin, "30")).verdict == "accepted"
 
 
 def test_bytes_that_are_not_utf8_match_no_text():
@@ -432,6 +481,62 @@ def test_assert_verdicts():
     )
     assert r.verdict == "accepted"  # the candidate's builtin exception types cross the proxy
     assert run_tests("x = 1", [{"assert": "assert f(1) == 2"}]).verdict == "runtime_error"
+
+
+SORTS = {"sorts_in_place": "def f(a):\n    a.sort()",
+         "sorts_a_copy": "def f(a):\n    return sorted(a)"}
+
+
+@pytest.mark.parametrize("test, passes", [
+    ("a = [3, 1, 2]\nf(a)\nassert a == [1, 2, 3]", {"sorts_in_place"}),  # LeetCode's "in place"
+    ("a = [3, 1, 2]\nf(a)\nassert a == [3, 1, 2]", {"sorts_a_copy"}),  # "does not mutate"
+    ("m = [[2, 1], [3]]\nrow = m[0]\nf(row)\nf(m)\nassert m == [[1, 2], [3]] and m[0] is row",
+     {"sorts_in_place"}),  # nested lists change in place, as the test holds them
+    ("d = {'a': [2, 1]}\nf(a=d['a'])\nassert d == {'a': [1, 2]}", {"sorts_in_place"}),
+])
+def test_assert_tests_see_what_the_call_did_to_the_arguments(test, passes):
+    # the arguments cross into C as copies; what the call left in them comes back into the test's
+    # own objects (runner.update): a "does not mutate its input" test passed every candidate, an
+    # "in place" one failed every candidate
+    for name, code in SORTS.items():
+        assert (run_tests(code, [{"assert": test}]).verdict == "accepted") == (name in passes), name
+
+
+TWO_SUM = ("class Solution:\n    def twoSum(self, nums, target):\n        seen = {}\n"
+           "        for i, x in enumerate(nums):\n            if target - x in seen:\n"
+           "                return [seen[target - x], i]\n            seen[x] = i\n")
+
+
+CHECK = "def check(candidate):\n    assert candidate(nums=[2, 7, 11], target=9) == [0, 1]\n"
+TWO_SUM_TESTS = [{"assert": CHECK + "check(Solution().twoSum)"},
+                 {"assert": "s = Solution()\nassert s.twoSum([3, 2, 4], 6) == [1, 2]"}]
+
+
+@pytest.mark.parametrize("code, tests, verdict", [
+    (TWO_SUM, TWO_SUM_TESTS, "accepted"),
+    (TWO_SUM.replace("[seen[target - x], i]", "[i, i]"), TWO_SUM_TESTS, "wrong_answer"),
+    # a class standing in for a function: its object has no truth value or equality in the test
+    ("class f:\n    def __init__(self, x): pass\n    def __eq__(self, o): return True\n"
+     "    def __bool__(self): return True\n",
+     [{"assert": "assert f(1)"}, {"assert": "assert f(1) == 2"}], "wrong_answer"),
+    # an attribute is a method (in C), not a value the test can look at
+    ("class Solution:\n    ok = False\n",
+     [{"assert": "assert Solution().ok"}, {"assert": "assert Solution().ok != 1"}], "wrong_answer"),
+    # LeetCode's "modify nums in-place" through the object's method
+    ("class Solution:\n    def moveZeroes(self, nums):\n        nums.sort(key=lambda v: v == 0)\n",
+     [{"assert": "def check(candidate):\n    nums = [0, 1, 0, 3]\n    candidate(nums)\n"
+                 "    assert nums == [1, 3, 0, 0]\ncheck(Solution().moveZeroes)"}] * 2, "accepted"),
+    # the object, or its method, passed back to the candidate's functions
+    ("class K:\n    def key(self, x):\n        return -x\n"
+     "def srt(xs, key):\n    return sorted(xs, key=key)\ndef neg(k, x):\n    return k.key(x)\n",
+     [{"assert": "assert srt([1, 3, 2], K().key) == [3, 2, 1]"},
+      {"assert": "assert neg(K(), 2) == -2"}], "accepted"),
+])
+def test_assert_tests_call_the_methods_of_a_candidates_object(code, tests, verdict):
+    # LeetCode's tests (Skywork-OR1's, LeetCodeDataset's) call check(Solution().twoSum): the
+    # object was a value that could not leave C, a wrong answer for every candidate
+    r = run_tests(code, tests)
+    assert (r.verdict, r.passed) == (verdict, 2 if verdict == "accepted" else 0), r
 
 
 FAKE_SUCCESS = {

@@ -292,6 +292,29 @@ def test_printed_think_and_turn_markers_do_not_steer_the_grader(
     assert "42" not in tokenizer.decode([t for t, m in zip(ids, mask) if m]).replace(then, "")
 
 
+@pytest.mark.parametrize("before, printed, after, reward", [
+    # a printed box: it hedged with the policy's own, or was the answer of a policy that gave none
+    ("", "\\boxed{6}", "So the answer is $\\boxed{7}$.", 1.0),
+    ("", "\\fbox{6}", "So $\\boxed{7}$.", 1.0),
+    ("", "\\boxed{7}", "Done.", 0.0),
+    ("", "The answer is 7", "Done.", 0.0),
+    # printed after the policy's box: another final answer, a withdrawal, a competing value
+    ("$\\boxed{7}$\n", "\\boxed{6}", "Checked.", 1.0),
+    ("$\\boxed{7}$\n", "#### 6", "Checked.", 1.0),
+    ("$\\boxed{7}$\n", "Final Answer: 6", "Checked.", 1.0),
+    ("$\\boxed{7}$\n", "<answer>6</answer>", "Checked.", 1.0),
+    ("$\\boxed{7}$\n", "Wait, I made an error.", "Checked.", 1.0),
+    ("$\\boxed{7}$\n", "6 is also possible", "Checked.", 1.0),
+])
+def test_what_a_program_prints_is_not_the_policys_answer(before, printed, after, reward):
+    """Without think tags (non-thinking mode, or a call after </think>) the observation stands in
+    the answer region: mathcheck.answer_region leaves the output blocks out of it."""
+    obs = tools.observation(sandbox.Output("accepted", printed + "\n", ""))
+    text = f"{before}Let me check.\n```python\nprint(x)\n```\n{obs}{after}"
+    assert rewards.math_reward(text, {"answer": "7"}) == reward, text
+    assert rewards.math_partial_reward(text, {"answer": "7"}) == reward, text
+
+
 def test_plain_ids_spell_out_added_tokens_that_are_not_special(tokenizer):
     """Qwen3's `<think>`, `</think>` and `<tool_response>` are added tokens that are not special:
     a tool's output spells them out as well (and nested or adjacent ones)."""
