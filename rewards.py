@@ -381,9 +381,9 @@ def code_rewards(completions: list[str], tasks: list[dict], all_or_nothing: bool
     """Batched code reward through `sandbox.run_many` (one sandbox pool for the whole batch).
 
     Per completion: no code block -> 0; code that does not compile -> 0 without running
-    (Skywork-OR1's sandbox does the same), as does code over `sandbox.MAX_CODE_BYTES`, refused
-    before it is parsed (`sandbox.compile_error`: parsing 1.5 MB of list literal took the trainer
-    seconds and 500 MB); else passed/total, or 1.0 only if every test passes when
+    (Skywork-OR1's sandbox does the same), as does code over `sandbox_checks.MAX_CODE_BYTES`,
+    refused before it is parsed (`sandbox_checks.compile_error`: parsing 1.5 MB of list literal
+    took the trainer seconds and 500 MB); else passed/total, or 1.0 only if every test passes when
     `all_or_nothing` (Skywork-OR1 §3 rewards code all-or-nothing).
     A task's `prelude` (the imports Skywork-OR1's graders put before a solution:
     `dataset_tasks.code_tests`) runs before the code.

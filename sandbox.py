@@ -17,9 +17,11 @@ A malformed test (another key or type, an empty assert) is a ValueError before a
 (`check_tests`).
 
 Where things are: this file is the story -- the limits, run_tests and run_many, and judging
-(second half). The isolation machinery (bubblewrap, slots, cgroups, the zygote, the pump that feeds
-and reads a run) is sandbox_isolation.py; the programs that run inside the sandbox, and beside it,
-are real Python files: sandbox_programs/runner.py (R, below) and sandbox_programs/zygote.py.
+(second half). What is checked before anything runs (the test tables, the code's size and syntax)
+is sandbox_checks.py. The isolation machinery (bubblewrap, slots, cgroups, the zygote, the pump
+that feeds and reads a run) is sandbox_isolation.py; the programs that run inside the sandbox, and
+beside it, are real Python files: sandbox_programs/runner.py (R, below) and
+sandbox_programs/zygote.py.
 
 Which Python runs the candidate's code: the system interpreter, not this process's venv
   * ``SANDBOX_PYTHON`` (default /usr/bin/python3), started with ``-I -S``. The candidate sees
@@ -117,7 +119,6 @@ import marshal
 import math
 import os
 import re
-import reprlib
 import signal
 import sys
 import threading
@@ -126,6 +127,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields, replace
 from decimal import Decimal
 
+from sandbox_checks import (
+    MAX_VALUE_DEPTH,
+    arguments_of,
+    check_tests,
+    compile_error,
+    nesting,
+    short_repr,
+    stdin_of,
+    unsendable,
+)
 from sandbox_isolation import Run, SandboxError, SlotLease, detect, launch
 
 __all__ = ["run_tests", "run_many", "run_program", "Output", "isolation_mode", "Result", "Limits",
@@ -358,30 +369,6 @@ def values_equal(expected, got, float_tol: float | None = None, _depth: int = 0)
     return False
 
 
-# How deeply the containers of a call-based value may nest (a list in a list ... : levels) for the
-# parent to compare it: `values_equal` and `_key` recurse, about three Python frames a level, and
-# Python stops at 1000 frames (RecursionError). A returned set holding a 499-deep tuple (R lets 500
-# levels leave the sandbox) raised RecursionError out of run_tests and ended the whole batch.
-MAX_VALUE_DEPTH = 100
-
-
-def _nesting(value) -> int:
-    """How many levels of containers `value` (a plain value) nests, counted without recursion.
-
-    >>> _nesting(1), _nesting([]), _nesting({"a": [(1,), {2}]}), _nesting([[[[]]]])
-    (0, 1, 3, 4)
-    """
-    deepest, todo = 0, [(value, 1)]
-    while todo:
-        v, level = todo.pop()
-        t = type(v)
-        if t in (list, tuple, set, frozenset, dict):
-            deepest = max(deepest, level)
-            todo.extend((x, level + 1) for x in (
-                v if t is not dict else (y for item in v.items() for y in item)))
-    return deepest
-
-
 def _key(v):
     """A set element or dict key as `values_equal` compares it: hashable, and equal to another's
     key exactly when the two are equal values (no float_tol). Python's own ``==`` (a set's, a dict
@@ -403,25 +390,6 @@ def _key(v):
     if t in (set, frozenset):
         return "set", frozenset(_key(x) for x in v)
     return t.__name__, v
-
-
-class _ShortRepr(reprlib.Repr):
-    """repr for details, bounded in depth and width whatever the value (a value from the sandbox may
-    be a DAG whose full repr runs to GiBs), and never raising: an int past the int/str conversion
-    limit (4300 digits) made ``repr`` raise ValueError out of run_tests."""
-
-    def __init__(self):
-        super().__init__()
-        self.maxlevel, self.maxstring, self.maxother = 4, 200, 200
-
-    def repr_int(self, x, level):
-        return f"<int of {x.bit_length()} bits>" if x.bit_length() > 4000 else repr(x)[:200]
-
-    def repr_bytes(self, x, level):  # the default repr's whole value first (4 x its size)
-        return repr(x[:self.maxstring]) + ("..." if len(x) > self.maxstring else "")
-
-
-_short = _ShortRepr().repr
 
 
 def _classify_end(run: Run, what: str, hint: str = "") -> tuple[str, str]:
@@ -457,7 +425,7 @@ def _last_exception(stderr: bytes) -> str:
 
 
 def _judge_stdio(code, test, lim) -> tuple[str, str]:
-    stdin = _stdin(test)
+    stdin = stdin_of(test)
     stdin = stdin.encode() if isinstance(stdin, str) else bytes(stdin)
     # Input that does not end its last line gets the line break a judge's input file has: APPS and
     # TACO give the lines as a list ("\n".join drops the last one), and the competitive idiom
@@ -480,7 +448,7 @@ def _judge_stdio(code, test, lim) -> tuple[str, str]:
 
 def _judge_calls(code, tests, lim) -> list[tuple[str, str]]:
     job = (code, [(str(t["fn_name"]),
-                   marshal.dumps((list(_arguments(t)[0]), dict(_arguments(t)[1])), 2))
+                   marshal.dumps((list(arguments_of(t)[0]), dict(arguments_of(t)[1])), 2))
                   for t in tests])
     run = _run_with_retries("call", job, None, lim, len(tests))
     by_idx = {m[0]: m[1:] for m in run.frames if type(m) is tuple and m and type(m[0]) is int}
@@ -492,14 +460,14 @@ def _judge_calls(code, tests, lim) -> list[tuple[str, str]]:
             out.append(_classify_end(run, name, str(r[1]) if r else ""))
         elif r[0] == "ok":
             got = marshal.loads(r[1])
-            if (depth := _nesting(got)) > MAX_VALUE_DEPTH:
+            if (depth := nesting(got)) > MAX_VALUE_DEPTH:
                 out.append(("wrong_answer", f"{name}: returned a value nested {depth} levels deep"
                                             f" (at most {MAX_VALUE_DEPTH} are compared)"))
             elif values_equal(t["expected"], got, lim.float_tol):
                 out.append(("accepted", ""))
             else:
                 out.append(("wrong_answer",
-                            f"{name}: expected {_short(t['expected'])}, got {_short(got)}"))
+                            f"{name}: expected {short_repr(t['expected'])}, got {short_repr(got)}"))
         elif r[0] == "bad":
             out.append(("wrong_answer", f"{name}: {r[1]}"))
         else:
@@ -556,138 +524,6 @@ def checked_limits(caller: str, timeout_s: float, memory_mb: int, limits: dict) 
 
 
 _REAL_LIMITS = ("timeout_s", "wall_timeout_s", "float_tol")
-_KEYS = {"stdio": "'input' and 'output'", "call": "'fn_name', 'args' and 'expected'",
-         "assert": "'assert'"}
-
-
-def check_tests(tests, caller: str = "run_tests") -> list[str]:
-    """The kind of each test ("stdio", "call" or "assert"), or a ValueError that names the first
-    malformed test and what it needs. Checked before anything runs: a test that could only be
-    misread (``"args": "ab"`` called f('a', 'b'), ``"assert": None`` ran the statement ``None``
-    and passed every program, a list as ``"output"`` was compared as its repr) or that would fail
-    after its program ran (a missing ``"expected"`` was a KeyError then) is refused.
-
-    A key whose value is None counts as absent (except ``"expected"``): a table (parquet, a HF
-    dataset) gives every test every key of its column, null where the test had none, and a
-    stdin/stdout test's ``"assert": None`` made it an assert test that passed every program.
-
-    >>> check_tests([{"input": "1", "output": "2"}, {"fn_name": "f", "args": [1], "expected": 2}])
-    ['stdio', 'call']
-    >>> check_tests([{"fn_name": "f", "args": "ab", "expected": 1}])
-    Traceback (most recent call last):
-    ValueError: run_tests: test 0 (call-based): 'args' is a str; give the positional arguments \
-as a list, e.g. "args": [1, 2]
-    """
-    if not isinstance(tests, (list, tuple)):
-        raise ValueError(f"{caller}: tests must be a list of test dicts, not a "
-                         f"{type(tests).__name__}")
-    if not tests:
-        raise ValueError(f"{caller}: no tests given")
-    kinds = []
-    for i, t in enumerate(tests):
-        if not isinstance(t, dict):
-            raise ValueError(f"{caller}: test {i} is a {type(t).__name__}, not a dict with "
-                             f"{_KEYS['stdio']}, {_KEYS['call']}, or {_KEYS['assert']}")
-        kind = ("assert" if t.get("assert") is not None else "call"
-                if t.get("fn_name") is not None else "stdio"
-                if t.get("input") is not None or t.get("output") is not None else None)
-        if kind is None:
-            has = sorted(str(k) for k, v in t.items() if v is not None)
-            raise ValueError(f"{caller}: test {i} is none of stdin/stdout ({_KEYS['stdio']}),"
-                             f" call-based ({_KEYS['call']}) or assert ({_KEYS['assert']});"
-                             f" it has {has or 'no key that is not null'}")
-        problem = _test_problem(kind, t)
-        if problem:
-            label = {"stdio": "stdin/stdout", "call": "call-based", "assert": "assert"}[kind]
-            raise ValueError(f"{caller}: test {i} ({label}): {problem}")
-        kinds.append(kind)
-    return kinds
-
-
-def _test_problem(kind: str, t: dict) -> str:
-    """What is wrong with one test of `kind`, and the fix; "" if nothing."""
-    if kind == "assert":
-        src = t["assert"]
-        if not isinstance(src, str) or not src.strip():
-            return (f"'assert' is {_short(src)}; give the test statements as a string, e.g. "
-                    f"\"assert f(1) == 2\"")
-        try:
-            compile(src, "<test>", "exec", dont_inherit=True)
-        except (SyntaxError, ValueError) as e:
-            return f"the statements do not compile ({type(e).__name__}: {e}); fix the test"
-        return ""
-    if kind == "call":
-        if not isinstance(t["fn_name"], str) or not t["fn_name"].isidentifier():
-            return f"'fn_name' is {_short(t['fn_name'])}; give the function's name, e.g. \"f\""
-        if "expected" not in t:
-            return "no 'expected' value; give the value the call must return"
-        args, kwargs = _arguments(t)
-        if not isinstance(args, (list, tuple)):
-            return (f"'args' is a {type(args).__name__}; give the positional arguments as a "
-                    f"list, e.g. \"args\": [1, 2]")
-        if not isinstance(kwargs, dict) or not all(isinstance(k, str) for k in kwargs):
-            return (f"'kwargs' is {_short(kwargs)}; give the keyword arguments as a dict of "
-                    f"names, e.g. \"kwargs\": {{\"x\": 1}}")
-        for what, v in (("args", args), ("kwargs", kwargs), ("expected", t["expected"])):
-            try:
-                marshal.dumps(v, 2)
-            except ValueError:
-                return (f"{what!r} holds a value that is not plain data ({_short(v)}); use None,"
-                        " bool, numbers, str, bytes, lists, tuples, dicts and sets")
-        if (depth := _nesting(t["expected"])) > MAX_VALUE_DEPTH:
-            return (f"'expected' is nested {depth} levels deep; values are compared to at most "
-                    f"{MAX_VALUE_DEPTH} levels (sandbox.MAX_VALUE_DEPTH)")
-        return ""
-    if t.get("output") is None:
-        return "no 'output'; give the program's stdout as a string (\"\" for none)"
-    for key, v in (("input", _stdin(t)), ("output", t["output"])):
-        if not isinstance(v, str) and not (key == "input" and isinstance(v, bytes)):
-            return (f"{key!r} is a {type(v).__name__}; give it as one string (lines joined"
-                    " with \\n)")
-    return _unsendable(_stdin(t), "'input'")
-
-
-def _unsendable(stdin, what: str) -> str:
-    """Why text `stdin` cannot be a program's stdin (a lone surrogate, which UTF-8 cannot encode:
-    a UnicodeEncodeError once tests had run), or ""."""
-    try:
-        stdin.encode() if isinstance(stdin, str) else None
-    except UnicodeEncodeError as e:
-        return (f"{what} holds {stdin[e.start]!r} at character {e.start}, a lone surrogate that"
-                f" UTF-8 cannot encode; give the text as it should reach the program")
-    return ""
-
-
-def _stdin(test: dict):
-    """A stdin/stdout test's input: none (absent or null) is empty."""
-    return "" if test.get("input") is None else test["input"]
-
-
-def _arguments(test: dict) -> tuple:
-    """A call-based test's (args, kwargs): none (absent or null) is empty."""
-    args, kwargs = test.get("args"), test.get("kwargs")
-    return [] if args is None else args, {} if kwargs is None else kwargs
-
-
-MAX_CODE_BYTES = 256 << 10
-
-
-def compile_error(code, filename: str) -> str | None:
-    """Why `code` cannot run (not a string, over MAX_CODE_BYTES, a compile error), or None.
-
-    >>> compile_error("x = 1" + " < 1" * 100_000, "solution.py")
-    'code is 400005 bytes, over the 262144-byte limit (MAX_CODE_BYTES)'
-    """
-    if not isinstance(code, str):
-        return "code is not a string"
-    if len(code) > MAX_CODE_BYTES or len(code.encode("utf-8", "surrogatepass")) > MAX_CODE_BYTES:
-        return (f"code is {len(code.encode('utf-8', 'surrogatepass'))} bytes, over the "
-                f"{MAX_CODE_BYTES}-byte limit (MAX_CODE_BYTES)")
-    try:
-        compile(code, filename, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as e:
-        return f"{type(e).__name__}: {e}"[:500]
-    return None
 
 
 def run_tests(code: str, tests: list[dict], timeout_s: float = 2.0, memory_mb: int = 512,
@@ -750,7 +586,7 @@ def run_program(code: str, stdin: str = "", timeout_s: float = 2.0, memory_mb: i
     lim = checked_limits("run_program", timeout_s, memory_mb, limits)
     if not isinstance(stdin, str):
         raise ValueError(f"run_program: stdin is a {type(stdin).__name__}; give it as a string")
-    if problem := _unsendable(stdin, "stdin"):
+    if problem := unsendable(stdin, "stdin"):
         raise ValueError(f"run_program: {problem}")
     if (error := compile_error(code, "program.py")) is not None:
         return Output("syntax_error", "", error, error)

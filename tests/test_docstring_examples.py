@@ -26,6 +26,7 @@ MODULES = [
     "grpo_setup",
     "grpo_log",
     "sandbox",
+    "sandbox_checks",
     "cli",
     "sft_data",
     "sft_run",

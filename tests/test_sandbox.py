@@ -15,6 +15,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import sandbox  # noqa: E402
+import sandbox_checks  # noqa: E402
 import sandbox_isolation  # noqa: E402
 from sandbox import outputs_match, run_many, run_tests, values_equal  # noqa: E402
 
@@ -220,8 +221,9 @@ def test_code_over_the_size_cap_is_refused_before_the_parent_compiles_it():
     # 2 MB of chained comparisons cost the parent ~2.6 s and 600 MB of compile before the cap
     r = run_tests("x = 1" + " < 1" * 500_000, io("", ""))
     assert r.verdict == "syntax_error" and "MAX_CODE_BYTES" in r.detail
-    assert sandbox.run_program("é" * (sandbox.MAX_CODE_BYTES // 2 + 1)).verdict == "syntax_error"
-    padded = "# " + "x" * (sandbox.MAX_CODE_BYTES - 100) + "\nprint(input())"
+    over = "é" * (sandbox_checks.MAX_CODE_BYTES // 2 + 1)  # 2 UTF-8 bytes a character
+    assert sandbox.run_program(over).verdict == "syntax_error"
+    padded = "# " + "x" * (sandbox_checks.MAX_CODE_BYTES - 100) + "\nprint(input())"
     assert run_tests(padded, io("hi\n", "hi\n")).verdict == "accepted"  # under the cap: runs
 
 

@@ -1,0 +1,184 @@
+"""What sandbox.py checks before anything runs: the test tables (`check_tests`: each test's kind
+and what a malformed one needs), the code (`compile_error`: size and syntax), and how deep a value
+may nest to be compared (`MAX_VALUE_DEPTH`); with `short_repr`, the bounded repr of every detail.
+"""
+from __future__ import annotations
+
+import marshal
+import reprlib
+
+# How deeply the containers of a call-based value may nest (a list in a list ... : levels) for the
+# parent to compare it: `values_equal` and `_key` recurse, about three Python frames a level, and
+# Python stops at 1000 frames (RecursionError). A returned set holding a 499-deep tuple (R lets 500
+# levels leave the sandbox) raised RecursionError out of run_tests and ended the whole batch.
+MAX_VALUE_DEPTH = 100
+
+
+def nesting(value) -> int:
+    """How many levels of containers `value` (a plain value) nests, counted without recursion.
+
+    >>> nesting(1), nesting([]), nesting({"a": [(1,), {2}]}), nesting([[[[]]]])
+    (0, 1, 3, 4)
+    """
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        v, level = todo.pop()
+        t = type(v)
+        if t in (list, tuple, set, frozenset, dict):
+            deepest = max(deepest, level)
+            todo.extend((x, level + 1) for x in (
+                v if t is not dict else (y for item in v.items() for y in item)))
+    return deepest
+
+
+class _ShortRepr(reprlib.Repr):
+    """repr for details, bounded in depth and width whatever the value (a value from the sandbox may
+    be a DAG whose full repr runs to GiBs), and never raising: an int past the int/str conversion
+    limit (4300 digits) made ``repr`` raise ValueError out of run_tests."""
+
+    def __init__(self):
+        super().__init__()
+        self.maxlevel, self.maxstring, self.maxother = 4, 200, 200
+
+    def repr_int(self, x, level):
+        return f"<int of {x.bit_length()} bits>" if x.bit_length() > 4000 else repr(x)[:200]
+
+    def repr_bytes(self, x, level):  # the default repr's whole value first (4 x its size)
+        return repr(x[:self.maxstring]) + ("..." if len(x) > self.maxstring else "")
+
+
+short_repr = _ShortRepr().repr
+
+
+_KEYS = {"stdio": "'input' and 'output'", "call": "'fn_name', 'args' and 'expected'",
+         "assert": "'assert'"}
+
+
+def check_tests(tests, caller: str = "run_tests") -> list[str]:
+    """The kind of each test ("stdio", "call" or "assert"), or a ValueError that names the first
+    malformed test and what it needs. Checked before anything runs: a test that could only be
+    misread (``"args": "ab"`` called f('a', 'b'), ``"assert": None`` ran the statement ``None``
+    and passed every program, a list as ``"output"`` was compared as its repr) or that would fail
+    after its program ran (a missing ``"expected"`` was a KeyError then) is refused.
+
+    A key whose value is None counts as absent (except ``"expected"``): a table (parquet, a HF
+    dataset) gives every test every key of its column, null where the test had none, and a
+    stdin/stdout test's ``"assert": None`` made it an assert test that passed every program.
+
+    >>> check_tests([{"input": "1", "output": "2"}, {"fn_name": "f", "args": [1], "expected": 2}])
+    ['stdio', 'call']
+    >>> check_tests([{"fn_name": "f", "args": "ab", "expected": 1}])
+    Traceback (most recent call last):
+    ValueError: run_tests: test 0 (call-based): 'args' is a str; give the positional arguments \
+as a list, e.g. "args": [1, 2]
+    """
+    if not isinstance(tests, (list, tuple)):
+        raise ValueError(f"{caller}: tests must be a list of test dicts, not a "
+                         f"{type(tests).__name__}")
+    if not tests:
+        raise ValueError(f"{caller}: no tests given")
+    kinds = []
+    for i, t in enumerate(tests):
+        if not isinstance(t, dict):
+            raise ValueError(f"{caller}: test {i} is a {type(t).__name__}, not a dict with "
+                             f"{_KEYS['stdio']}, {_KEYS['call']}, or {_KEYS['assert']}")
+        kind = ("assert" if t.get("assert") is not None else "call"
+                if t.get("fn_name") is not None else "stdio"
+                if t.get("input") is not None or t.get("output") is not None else None)
+        if kind is None:
+            has = sorted(str(k) for k, v in t.items() if v is not None)
+            raise ValueError(f"{caller}: test {i} is none of stdin/stdout ({_KEYS['stdio']}),"
+                             f" call-based ({_KEYS['call']}) or assert ({_KEYS['assert']});"
+                             f" it has {has or 'no key that is not null'}")
+        problem = _test_problem(kind, t)
+        if problem:
+            label = {"stdio": "stdin/stdout", "call": "call-based", "assert": "assert"}[kind]
+            raise ValueError(f"{caller}: test {i} ({label}): {problem}")
+        kinds.append(kind)
+    return kinds
+
+
+def _test_problem(kind: str, t: dict) -> str:
+    """What is wrong with one test of `kind`, and the fix; "" if nothing."""
+    if kind == "assert":
+        src = t["assert"]
+        if not isinstance(src, str) or not src.strip():
+            return (f"'assert' is {short_repr(src)}; give the test statements as a string, e.g. "
+                    f"\"assert f(1) == 2\"")
+        try:
+            compile(src, "<test>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as e:
+            return f"the statements do not compile ({type(e).__name__}: {e}); fix the test"
+        return ""
+    if kind == "call":
+        if not isinstance(t["fn_name"], str) or not t["fn_name"].isidentifier():
+            return f"'fn_name' is {short_repr(t['fn_name'])}; give the function's name, e.g. \"f\""
+        if "expected" not in t:
+            return "no 'expected' value; give the value the call must return"
+        args, kwargs = arguments_of(t)
+        if not isinstance(args, (list, tuple)):
+            return (f"'args' is a {type(args).__name__}; give the positional arguments as a "
+                    f"list, e.g. \"args\": [1, 2]")
+        if not isinstance(kwargs, dict) or not all(isinstance(k, str) for k in kwargs):
+            return (f"'kwargs' is {short_repr(kwargs)}; give the keyword arguments as a dict of "
+                    f"names, e.g. \"kwargs\": {{\"x\": 1}}")
+        for what, v in (("args", args), ("kwargs", kwargs), ("expected", t["expected"])):
+            try:
+                marshal.dumps(v, 2)
+            except ValueError:
+                return (f"{what!r} holds a value that is not plain data ({short_repr(v)}); use"
+                        " None, bool, numbers, str, bytes, lists, tuples, dicts and sets")
+        if (depth := nesting(t["expected"])) > MAX_VALUE_DEPTH:
+            return (f"'expected' is nested {depth} levels deep; values are compared to at most "
+                    f"{MAX_VALUE_DEPTH} levels (sandbox.MAX_VALUE_DEPTH)")
+        return ""
+    if t.get("output") is None:
+        return "no 'output'; give the program's stdout as a string (\"\" for none)"
+    for key, v in (("input", stdin_of(t)), ("output", t["output"])):
+        if not isinstance(v, str) and not (key == "input" and isinstance(v, bytes)):
+            return (f"{key!r} is a {type(v).__name__}; give it as one string (lines joined"
+                    " with \\n)")
+    return unsendable(stdin_of(t), "'input'")
+
+
+def unsendable(stdin, what: str) -> str:
+    """Why text `stdin` cannot be a program's stdin (a lone surrogate, which UTF-8 cannot encode:
+    a UnicodeEncodeError once tests had run), or ""."""
+    try:
+        stdin.encode() if isinstance(stdin, str) else None
+    except UnicodeEncodeError as e:
+        return (f"{what} holds {stdin[e.start]!r} at character {e.start}, a lone surrogate that"
+                f" UTF-8 cannot encode; give the text as it should reach the program")
+    return ""
+
+
+def stdin_of(test: dict):
+    """A stdin/stdout test's input: none (absent or null) is empty."""
+    return "" if test.get("input") is None else test["input"]
+
+
+def arguments_of(test: dict) -> tuple:
+    """A call-based test's (args, kwargs): none (absent or null) is empty."""
+    args, kwargs = test.get("args"), test.get("kwargs")
+    return [] if args is None else args, {} if kwargs is None else kwargs
+
+
+MAX_CODE_BYTES = 256 << 10
+
+
+def compile_error(code, filename: str) -> str | None:
+    """Why `code` cannot run (not a string, over MAX_CODE_BYTES, a compile error), or None.
+
+    >>> compile_error("x = 1" + " < 1" * 100_000, "solution.py")
+    'code is 400005 bytes, over the 262144-byte limit (MAX_CODE_BYTES)'
+    """
+    if not isinstance(code, str):
+        return "code is not a string"
+    if len(code) > MAX_CODE_BYTES or len(code.encode("utf-8", "surrogatepass")) > MAX_CODE_BYTES:
+        return (f"code is {len(code.encode('utf-8', 'surrogatepass'))} bytes, over the "
+                f"{MAX_CODE_BYTES}-byte limit (MAX_CODE_BYTES)")
+    try:
+        compile(code, filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as e:
+        return f"{type(e).__name__}: {e}"[:500]
+    return None
