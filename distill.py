@@ -458,7 +458,7 @@ def train(cfg: Config) -> Path:
     device = cfg.device if cfg.device != "auto" else (
         "cuda" if torch.cuda.is_available() else "cpu")
     run = runs.open_run(cfg.output_dir, cfg, cfg.resume, cfg.overwrite, ('max_steps',))
-    state = run.load_state() if cfg.resume else None
+    state = run.load_state(cfg.max_steps) if cfg.resume else None
     if state is None:
         runs.seed_everything(cfg.seed)
     start = state["step"] if state else 0

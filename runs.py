@@ -313,7 +313,11 @@ class RunDir:
             torch.save(local, self.root
                        / f"weights.step{state.get('step', 0)}.rank{distributed.rank()}.pt")
 
-    def load_state(self) -> dict | None:
+    def load_state(self, max_steps: int | None = None) -> dict | None:
+        """state.pt of the run being resumed (None: there is none). A run already past
+        `max_steps`, the step it is now to end at, is refused before its config.json records
+        the new value (`--resume --max_steps 1` on a run at step 3 did nothing and wrote
+        max_steps 1 into the record)."""
         if not self.state_path.exists():
             return None
         try:
@@ -325,7 +329,13 @@ class RunDir:
                              f"untouched: start a new run from the saved weights with --model "
                              f"{self.checkpoint} --output_dir OTHER, or start this one over "
                              "with --overwrite") from None
-        self.saved_step = self.logged_step = state.get("step", 0)
+        step = state.get("step", 0)
+        if max_steps is not None and step > max_steps:
+            raise ValueError(f"--resume: {self.root} is already at step {step}, past --max_steps "
+                             f"{max_steps}; a run cannot go back: give --max_steps above {step} "
+                             f"to continue it, or start from its checkpoint ({self.checkpoint}) "
+                             "in another --output_dir (nothing was changed)")
+        self.saved_step = self.logged_step = step
         self.write_config()             # the resumed run's flags, now that its state is good
         return state
 

@@ -1,6 +1,7 @@
 """A first run's guard rails, through the real scripts (subprocesses, the tiny model): nothing goes
 wrong silently, every user mistake gets one line naming the problem and the fix, nothing is lost."""
 
+import dataclasses
 import json
 import os
 import re
@@ -146,6 +147,30 @@ def test_a_damaged_state_file_is_named_with_the_fix_and_nothing_is_touched(tmp_p
         again.load_state()
     assert run_dir.metrics() == [{"step": 1, "loss": 0.5}]
     assert json.loads((tmp_path / "r" / "config.json").read_text()) == {"max_steps": 10}
+
+
+@pytest.mark.parametrize("script", ["grpo", "distill"])
+def test_resume_with_fewer_steps_than_the_run_has_done_is_refused_keeping_its_record(
+        tmp_path, monkeypatch, script):
+    # grpo and distill let --resume raise --max_steps; one below the saved step did nothing
+    # and wrote the smaller --max_steps into config.json, the record of a run that went further
+    import importlib
+
+    module = importlib.import_module(script)
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    flags = ["--model", "tiny"] if script == "grpo" else ["--teacher", "tiny", "--student", "tiny"]
+    out = tmp_path / "r"
+    done = cli.parse(module.Config, [*flags, "--output_dir", str(out), "--max_steps", "3"])
+    out.mkdir()
+    config = json.dumps(dataclasses.asdict(done), default=str)
+    (out / "config.json").write_text(config)
+    torch.save({"step": 3, "rng": runs.rng_state()}, out / "state.pt")
+    cfg = cli.parse(module.Config, [*flags, "--output_dir", str(out), "--resume",
+                                    "--max_steps", "1"])
+    with pytest.raises(ValueError, match="already at step 3, past --max_steps 1; a run cannot "
+                                         "go back: give --max_steps above 3"):
+        module.train(cfg)
+    assert (out / "config.json").read_text() == config
 
 
 def test_a_run_that_trains_nothing_says_so_and_stops(tmp_path):
