@@ -61,6 +61,11 @@ def check_config(cfg):
         raise ValueError(f"--num_generations {cfg.num_generations}: GRPO needs a group of at least "
                          "2 completions per prompt for its baseline; use --num_generations 8 "
                          "(Skywork-OR1: 16)")
+    if cfg.epsilon >= 1:    # ratios are > 0: a lower bound 1 - ε <= 0 never clips
+        raise ValueError(f"--epsilon {cfg.epsilon}: the ratio's lower clip bound 1 - ε would be "
+                         "<= 0, below every ratio, so the update of a negative advantage is never "
+                         "clipped; use ε < 1 (PPO, GRPO: 0.2; raise the upper bound alone with "
+                         "--epsilon_high)")
     if cfg.epsilon_high is not None and cfg.epsilon_high < cfg.epsilon:
         raise ValueError(f"--epsilon_high {cfg.epsilon_high} is below --epsilon {cfg.epsilon}: "
                          "clip-higher needs ε_high >= ε_low (DAPO: --epsilon 0.2 "

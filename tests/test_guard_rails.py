@@ -908,6 +908,10 @@ def test_a_bad_flag_value_is_one_line_without_the_usage(capsys, tmp_path):
         (["--kl_anneal", "cosine"], "it needs --beta > 0 (with --beta 0 no reference model"),
         (["--kl_anneal", "cosine", "--beta", "0.01", "--beta_min", "0.1"], "--beta_min <= --beta"),
         (["--eval_samples", "4"], "--eval_samples 4 with --eval_temperature 0: greedy"),
+        # PPO's clip [1 - ε, 1 + ε_high]: with ε >= 1 the lower bound is no bound
+        (["--epsilon", "1"], "--epsilon 1.0: the ratio's lower clip bound 1 - ε would be <= 0"),
+        (["--epsilon", "1.5", "--epsilon_high", "2"], "--epsilon 1.5: the ratio's lower clip"),
+        (["--epsilon", "0.2", "--epsilon_high", "0.1"], "--epsilon_high 0.1 is below --epsilon"),
     ],
 )
 def test_grpo_refuses_values_that_passed_its_checks(args, needle):
@@ -915,6 +919,14 @@ def test_grpo_refuses_values_that_passed_its_checks(args, needle):
     import grpo_setup
 
     with pytest.raises(ValueError, match=re.escape(needle)):
+        grpo_setup.check_config(grpo.parse(args))
+
+
+def test_grpo_accepts_a_clip_below_one():
+    import grpo
+    import grpo_setup
+
+    for args in (["--epsilon", "0.99", "--epsilon_high", "5"],):
         grpo_setup.check_config(grpo.parse(args))
 
 
