@@ -82,6 +82,18 @@ def check_config(cfg):
         if name in names and not getattr(cfg, flag.lstrip("-")):
             raise ValueError(f"--rewards {cfg.rewards!r} uses {name!r}, which needs a model: "
                              f"pass {flag} PATH")
+    # a truncated completion's reward is --truncated_reward only when it is scored, not masked
+    # (grpo.truncation_rewards), and not under a reward that scores it itself
+    ignored_by = ("--mask_truncated_completions leaves truncated completions out of the loss"
+                  if cfg.mask_truncated_completions else
+                  "--score_truncated false keeps their computed reward"
+                  if not cfg.score_truncated else
+                  f"--rewards {cfg.rewards!r} scores them itself"
+                  if names & rewards.SCORES_UNFINISHED else "")
+    if cfg.truncated_reward != 0.0 and ignored_by:
+        raise ValueError(f"--truncated_reward {cfg.truncated_reward} never applies: {ignored_by}; "
+                         "drop one of the two (DAPO masks truncated completions, Skywork-OR1 "
+                         "scores them 0)")
     if cfg.loss_type == "dr_grpo" and cfg.scale_rewards != "none":
         print(f"[grpo] note: --loss_type dr_grpo with --scale_rewards {cfg.scale_rewards} is only "
               "Dr. GRPO's constant normaliser; Dr. GRPO also drops the std scaling: add "

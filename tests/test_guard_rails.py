@@ -912,6 +912,13 @@ def test_a_bad_flag_value_is_one_line_without_the_usage(capsys, tmp_path):
         (["--epsilon", "1"], "--epsilon 1.0: the ratio's lower clip bound 1 - ε would be <= 0"),
         (["--epsilon", "1.5", "--epsilon_high", "2"], "--epsilon 1.5: the ratio's lower clip"),
         (["--epsilon", "0.2", "--epsilon_high", "0.1"], "--epsilon_high 0.1 is below --epsilon"),
+        # a truncated completion's reward where none is given to it
+        (["--mask_truncated_completions", "--truncated_reward", "-1"],
+         "--truncated_reward -1.0 never applies: --mask_truncated_completions leaves"),
+        (["--score_truncated", "false", "--truncated_reward", "-1"],
+         "--truncated_reward -1.0 never applies: --score_truncated false keeps"),
+        (["--rewards", "phi4", "--truncated_reward", "-1"],
+         "--truncated_reward -1.0 never applies: --rewards 'phi4' scores them itself"),
     ],
 )
 def test_grpo_refuses_values_that_passed_its_checks(args, needle):
@@ -922,11 +929,12 @@ def test_grpo_refuses_values_that_passed_its_checks(args, needle):
         grpo_setup.check_config(grpo.parse(args))
 
 
-def test_grpo_accepts_a_clip_below_one():
+def test_grpo_accepts_each_truncation_setting_alone_and_a_clip_below_one():
     import grpo
     import grpo_setup
 
-    for args in (["--epsilon", "0.99", "--epsilon_high", "5"],):
+    for args in (["--truncated_reward", "-1"], ["--mask_truncated_completions"],
+                 ["--rewards", "phi4"], ["--epsilon", "0.99", "--epsilon_high", "5"]):
         grpo_setup.check_config(grpo.parse(args))
 
 
