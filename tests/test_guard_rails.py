@@ -772,6 +772,23 @@ def test_evaluate_says_when_the_data_holds_fewer_problems_than_asked(tmp_path, c
         assert ("--eval_problems 64, but --task" in out and "holds 3 problems" in out) == note, out
 
 
+def test_grpo_says_when_the_test_split_holds_fewer_problems_than_asked(monkeypatch, capsys):
+    import data
+    import grpo
+    import grpo_setup
+
+    held = {"train": 20, "test": 5}     # a dataset with a small test split (none on file here)
+    monkeypatch.setattr(data, "load_tasks", lambda task, split, n, **kw: [
+        {"prompt": f"{i}+1?", "answer": str(i + 1)} for i in range(min(n, held[split]))])
+    for asked, note in ((64, True), (5, False), (2, False)):
+        cfg = grpo.parse(["--task", "org/name", "--eval_problems", str(asked)])
+        train, test = grpo_setup.load_task_splits(cfg)
+        assert len(test) == min(asked, 5)
+        out = capsys.readouterr().out
+        assert ("--eval_problems 64, but the test split" in out
+                and "holds 5 problems: each evaluation scores those 5" in out) == note, out
+
+
 def test_evaluate_keeps_an_earlier_evaluation_unless_told_to_replace_it(tmp_path):
     import evaluate
 
