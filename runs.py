@@ -161,7 +161,8 @@ def check_same_settings(root: Path, config, may_change: tuple[str, ...] = ()):
     """--resume: every setting that shapes the training, `MAY_CHANGE_ON_RESUME` and a script's
     own `may_change` aside, equals the one in the run's config.json; otherwise ValueError naming
     each change (old -> new) and the fix, before anything is written. A setting that config.json
-    lacks (a run made before it existed) is not compared."""
+    lacks (a run made before it existed) is not compared; one that this script lacks means
+    another script's run (sft.py's, resumed by grpo.py), refused as well."""
     path = root / "config.json"
     try:
         before = json.loads(path.read_text())
@@ -170,6 +171,13 @@ def check_same_settings(root: Path, config, may_change: tuple[str, ...] = ()):
               "of the run are not compared", flush=True)
         return
     now = json.loads(json.dumps(_fields(config), default=str))   # as config.json holds them
+    foreign = sorted(set(before) - set(now))   # grpo.py resumed an sft.py run: its optimizer's
+    if foreign:                                # error, after config.json was overwritten
+        named = ", ".join(f"--{k}" for k in foreign[:4]) + ", ..." * (len(foreign) > 4)
+        raise ValueError(f"--resume: {root} holds a run of another script (or of another "
+                         f"version of this one): its config.json records settings this one does "
+                         f"not have ({named}); resume it with the script that made it, or train "
+                         "into another --output_dir (nothing was changed)")
     changed = [f"--{k} {before[k]!r} -> {v!r}" for k, v in now.items()
                if k in before and before[k] != v and k not in MAY_CHANGE_ON_RESUME
                and k not in may_change]

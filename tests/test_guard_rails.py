@@ -173,6 +173,29 @@ def test_resume_with_fewer_steps_than_the_run_has_done_is_refused_keeping_its_re
     assert (out / "config.json").read_text() == config
 
 
+@pytest.mark.parametrize("made_by,resumed_by", [("sft", "grpo"), ("grpo", "distill"),
+                                                 ("distill", "sft")])
+def test_resume_of_another_scripts_run_is_refused_keeping_it(tmp_path, monkeypatch, made_by,
+                                                             resumed_by):
+    # grpo.py --resume on an sft.py run overwrote its config.json, then failed on the optimizer
+    # ('a different number of parameter groups'); sft.py on a grpo.py run: 'no such file'
+    import importlib
+
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    out = tmp_path / "r"
+    out.mkdir()
+    config = json.dumps(dataclasses.asdict(importlib.import_module(made_by).Config()))
+    (out / "config.json").write_text(config)
+    torch.save({"step": 1, "rng": runs.rng_state()}, out / "state.pt")
+    module = importlib.import_module(resumed_by)
+    flags = ["--teacher", "tiny", "--student", "tiny"] if resumed_by == "distill" else []
+    cfg = cli.parse(module.Config, [*flags, "--output_dir", str(out), "--resume"])
+    with pytest.raises(ValueError, match="holds a run of another script .*records settings this "
+                                         "one does not have"):
+        module.train(cfg)
+    assert (out / "config.json").read_text() == config
+
+
 def test_a_run_that_trains_nothing_says_so_and_stops(tmp_path):
     # a random tiny model never answers right: every group is all-wrong and filtered by correctness
     p = run(
