@@ -36,6 +36,7 @@ import data
 import engines
 import models
 import rewards
+import runs
 import tools
 from cli import flag
 
@@ -210,9 +211,7 @@ def check_config(cfg: Config):
     if not cfg.output_dir.strip():      # Path('') is the current folder: results.json went there
         raise ValueError("--output_dir '': an empty folder name (an unset shell variable?); name "
                          "the folder for results.json, e.g. --output_dir runs/eval")
-    out = Path(cfg.output_dir)
-    if out.exists() and not out.is_dir():
-        raise NotADirectoryError(f"--output_dir {out} is a file; pass a folder for results.json")
+    out = runs.check_folder_path(cfg.output_dir)
     if (out / "results.json").exists() and not cfg.overwrite:
         raise ValueError(f"--output_dir {out} holds an earlier evaluation (results.json); pass "
                          "another --output_dir, or --overwrite to replace it (nothing was changed)")

@@ -532,7 +532,7 @@ def run(cfg: Config) -> list[dict]:
     stages = RECIPES[cfg.recipe](cfg.scale)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    out = Path(cfg.output_dir or f"runs/{cfg.recipe}-{cfg.scale}")
+    out = runs.check_folder_path(cfg.output_dir or f"runs/{cfg.recipe}-{cfg.scale}")
     t_start = time.time()
 
     validate_stages(stages, cfg, out)      # every stage's resolved settings, before anything runs

@@ -202,11 +202,7 @@ def open_run(root: str | Path, config, resume: bool, overwrite: bool,
     if not str(root).strip():      # Path('') is the current folder: the run went there
         raise ValueError("--output_dir '': an empty folder name (an unset shell variable?); "
                          "name the run's folder, e.g. --output_dir runs/NAME")
-    root = Path(root)
-    file = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
-    if file is not None:       # was a FileExistsError traceback
-        raise NotADirectoryError(f"--output_dir {root}: {file} is a file, not a folder; pass "
-                                 "another --output_dir (nothing was changed)")
+    root = check_folder_path(root)
     if resume and not state_file(root).exists():
         raise ValueError(f"--resume: {root} has no saved state (state.pt) to continue from; drop "
                          "--resume to start a new run there, or point --output_dir at the run to "
@@ -219,14 +215,21 @@ def open_run(root: str | Path, config, resume: bool, overwrite: bool,
     return RunDir(root, config, resume=resume)
 
 
-def make_dir(root: str | Path, flag: str = "--output_dir") -> Path:
-    """`root`, made now, so that a folder that cannot be written (a file in its way, a read-only
-    disk) fails at start and not after the work that would have gone in it."""
+def check_folder_path(root: str | Path, flag: str = "--output_dir") -> Path:
+    """`root` as a Path, refused when a file stands where it or a folder above it would go (a
+    FileExistsError traceback, or a bare '[Errno 20] Not a directory')."""
     root = Path(root)
     file = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
     if file is not None:
         raise NotADirectoryError(f"{flag} {root}: {file} is a file, not a folder; pass another "
                                  f"{flag} (nothing was changed)")
+    return root
+
+
+def make_dir(root: str | Path, flag: str = "--output_dir") -> Path:
+    """`root`, made now, so that a folder that cannot be written (a file in its way, a read-only
+    disk) fails at start and not after the work that would have gone in it."""
+    root = check_folder_path(root, flag)
     root.mkdir(parents=True, exist_ok=True)
     return root
 

@@ -1123,10 +1123,20 @@ def test_data_files_with_a_bom_are_read_and_other_encodings_or_prompts_are_named
 
 
 def test_an_output_dir_that_is_a_file_is_named_and_kept(tmp_path):
+    import evaluate
+    import pipeline
+
     (tmp_path / "notes").write_text("mine")
     for root in (tmp_path / "notes", tmp_path / "notes" / "run"):
         with pytest.raises(NotADirectoryError, match=f"{tmp_path / 'notes'} is a file, not a"):
             runs.open_run(root, {"a": 1}, resume=False, overwrite=True)  # a FileExistsError
+        # evaluate.py and pipeline.py: a bare '[Errno 20] Not a directory', no flag, no fix
+        cfg = cli.parse(evaluate.Config, ["--model", "tiny", "--output_dir", str(root)])
+        with pytest.raises(NotADirectoryError, match="--output_dir .*is a file, not a folder"):
+            evaluate.check_config(cfg)
+        cfg = pipeline.parse(["--model", "tiny", "--dry-run", "--output_dir", str(root)])
+        with pytest.raises(NotADirectoryError, match="--output_dir .*is a file, not a folder"):
+            pipeline.run(cfg)
     assert (tmp_path / "notes").read_text() == "mine"
 
 
