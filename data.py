@@ -1053,7 +1053,13 @@ def rows_from_file(path: Path) -> list[dict]:
     UTF-8 with or without a byte order mark; a bad row or file is a DataError that names the
     file and the row."""
     suffix = path.suffix.lower()
-    if path.is_dir() or not path.exists():
+    if path.is_dir():       # was 'no such file': a dataset saved as a folder of shards, say
+        inside = sorted(p for p in (*path.glob("*"), *path.glob("*/*"))
+                        if p.suffix.lower() in FILE_TYPES and p.is_file())
+        raise DataError(f"{path}: a folder, not a file; pass one data file"
+                        + (f" (it holds {len(inside)}, e.g. {inside[0]})" if inside else
+                           " (.jsonl, .json, .csv or .parquet; it holds none)"))
+    if not path.exists():
         raise DataError(f"{path}: no such file; pass a .jsonl, .json, .csv or .parquet file")
     if suffix not in FILE_TYPES:
         raise DataError(f"{path}: unsupported file type {path.suffix!r}; use "
