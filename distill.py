@@ -310,8 +310,12 @@ def load_prompts(cfg: Config, split: str, n: int) -> list[dict]:
               "prompts (score the checkpoint with `python evaluate.py --task FILE`)")
         return []
     answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
-    return data.load_tasks(cfg.task, split=split, n=n, prompt_field=cfg.prompt_field,
-                           answer_field=answer_field)
+    tasks = data.load_tasks(cfg.task, split=split, n=n, prompt_field=cfg.prompt_field,
+                            answer_field=answer_field)
+    flag = "--num_train_prompts" if split == "train" else "--eval_problems"
+    where = f"--task {cfg.task}" + ("" if data.is_file_task(cfg.task) else f" [{split}]")
+    cli.fewer_note("distill", flag, n, len(tasks), where, f"those {len(tasks)} are used")
+    return tasks
 
 
 def think_flags(n: int, ratio: float, seed: int) -> list[bool | None]:

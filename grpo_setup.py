@@ -154,9 +154,11 @@ def load_task_splits(cfg) -> tuple[list[dict], list[dict]]:
     except Exception:  # a dataset without a test split: no periodic evaluation
         print(f"[grpo] no periodic evaluation: --task {cfg.task} has no 'test' split")
         test = []
-    if 0 < len(test) < test_n:      # the accuracy is over fewer problems than asked
-        print(f"[grpo] note: --eval_problems {test_n}, but the test split of --task {cfg.task} "
-              f"holds {len(test)} problems: each evaluation scores those {len(test)}")
+    cli.fewer_note("grpo", "--num_train_prompts", cfg.num_train_prompts, len(train),
+                   f"--task {cfg.task}", f"each step draws from those {len(train)}")
+    cli.fewer_note("grpo", "--eval_problems", test_n, len(test),
+                   f"the test split of --task {cfg.task}",
+                   f"each evaluation scores those {len(test)}")
     return train, test
 
 

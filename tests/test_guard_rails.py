@@ -795,8 +795,11 @@ def test_evaluate_says_when_the_data_holds_fewer_problems_than_asked(tmp_path, c
         assert ("--eval_problems 64, but --task" in out and "holds 3 problems" in out) == note, out
 
 
-def test_grpo_says_when_the_test_split_holds_fewer_problems_than_asked(monkeypatch, capsys):
+def test_grpo_and_distill_say_when_the_data_holds_fewer_problems_than_asked(monkeypatch,
+                                                                           capsys):
+    # --num_train_prompts 100 on a file of 3 rows trained on those 3 without a word
     import data
+    import distill
     import grpo
     import grpo_setup
 
@@ -804,12 +807,19 @@ def test_grpo_says_when_the_test_split_holds_fewer_problems_than_asked(monkeypat
     monkeypatch.setattr(data, "load_tasks", lambda task, split, n, **kw: [
         {"prompt": f"{i}+1?", "answer": str(i + 1)} for i in range(min(n, held[split]))])
     for asked, note in ((64, True), (5, False), (2, False)):
-        cfg = grpo.parse(["--task", "org/name", "--eval_problems", str(asked)])
+        cfg = grpo.parse(["--task", "org/name", "--eval_problems", str(asked),
+                          "--num_train_prompts", str(asked)])
         train, test = grpo_setup.load_task_splits(cfg)
         assert len(test) == min(asked, 5)
         out = capsys.readouterr().out
-        assert ("--eval_problems 64, but the test split" in out
-                and "holds 5 problems: each evaluation scores those 5" in out) == note, out
+        assert ("--eval_problems 64, but the test split of --task org/name holds 5 problems: "
+                "each evaluation scores those 5" in out) == note, out
+        assert ("--num_train_prompts 64, but --task org/name holds 20 problems: each step draws "
+                "from those 20" in out) == note, out
+        cfg = cli.parse(distill.Config, ["--task", "org/name"])
+        assert len(distill.load_prompts(cfg, "test", asked)) == min(asked, 5)
+        assert ("--eval_problems 64, but --task org/name [test] holds 5 problems: those 5 are "
+                "used" in capsys.readouterr().out) == note
 
 
 def test_evaluate_keeps_an_earlier_evaluation_unless_told_to_replace_it(tmp_path):
