@@ -455,8 +455,7 @@ def train(cfg: Config) -> Path:
     # since in a pipeline's dry run the folder is an earlier stage's checkpoint, not written yet
     for model in filter(None, (cfg.teacher, cfg.student)):
         models.checked_path(model)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
+    runs.set_threads(cfg.threads)
     distributed.dist_init()                        # under torchrun: join the process group
     data.set_prompt_style(cfg.prompt_style)
     device = cfg.device if cfg.device != "auto" else (

@@ -29,7 +29,6 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 import cli
 import data
@@ -219,8 +218,7 @@ def check_config(cfg: Config):
 
 def evaluate(cfg: Config) -> Path:
     check_config(cfg)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
+    runs.set_threads(cfg.threads)
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     tasks = load_eval_tasks(cfg)         # a bad --task file is named before the model loads

@@ -38,8 +38,6 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import torch
-
 import cli
 import data
 import distributed
@@ -530,8 +528,7 @@ def run(cfg: Config) -> list[dict]:
         raise SystemExit(f"--scale {cfg.scale!r} is not one of demo, small, full")
     check_flags(cfg)
     stages = RECIPES[cfg.recipe](cfg.scale)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
+    runs.set_threads(cfg.threads)
     out = runs.check_folder_path(cfg.output_dir or f"runs/{cfg.recipe}-{cfg.scale}")
     t_start = time.time()
 

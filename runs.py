@@ -124,11 +124,24 @@ def seed_everything(seed: int, threads: int = 0):
         raise ValueError(f"--threads {threads}: cannot be negative (0: torch's default)")
     if not 0 <= seed < 2 ** 32:
         raise ValueError(f"--seed {seed}: must lie in [0, 2**32) (numpy's seeds)")
-    if threads:
-        torch.set_num_threads(threads)
+    set_threads(threads)
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
+
+
+def set_threads(threads: int):
+    """torch's CPU thread count, `threads` > 0 (0: torch's default). More threads than the cores
+    this process may use take turns on them, and every step is slower: said, not passed over
+    (--threads 1000 on 2 cores ran without a word)."""
+    if not threads:
+        return
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if threads > cores:
+        print(f"[runs] note: --threads {threads} is above the {cores} CPU cores this process may "
+              f"use: the threads take turns and each step is slower; use --threads {cores} "
+              "(or 0, torch's default)", flush=True)
+    torch.set_num_threads(threads)
 
 
 def state_file(root: str | Path) -> Path:

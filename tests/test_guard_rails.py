@@ -1017,6 +1017,18 @@ def test_seed_threads_and_empty_names_are_refused_before_anything_is_written(tmp
     assert list(tmp_path.iterdir()) == []
 
 
+def test_more_threads_than_cores_is_said(capsys):
+    # --threads 1000 on 2 cores ran without a word, each step slower than on 2 threads
+    cores, before = len(os.sched_getaffinity(0)), torch.get_num_threads()
+    try:
+        for threads, note in ((cores + 1, True), (cores, False), (0, False)):
+            runs.set_threads(threads)
+            out = capsys.readouterr().out
+            assert (f"--threads {cores + 1} is above the {cores} CPU cores" in out) == note, out
+    finally:
+        torch.set_num_threads(before)
+
+
 @pytest.mark.parametrize(
     "args,needle",
     [
