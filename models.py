@@ -279,6 +279,15 @@ def bf16_supported() -> bool:
                for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"))
 
 
+def bf16_note(bf16: str, script: str):
+    """`--bf16 true` where `bf16_supported()` says no: said at start, as it is slower than the
+    float32 that auto picks there (on an AVX2 CPU it ran emulated without a word)."""
+    if bf16 == "true" and not bf16_supported():
+        where = "this GPU" if torch.cuda.is_available() else "this CPU (no AVX512-BF16 or AMX)"
+        print(f"[{script}] note: --bf16 true: {where} has no bfloat16 math, so it is emulated, "
+              "slower than float32; --bf16 auto trains in float32 here", flush=True)
+
+
 def autocast(bf16: str):
     """The `--bf16 auto|true|false` context: bfloat16 autocast (float32 master weights) on the
     training device; auto turns it on where `bf16_supported()`."""

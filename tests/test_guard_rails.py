@@ -1029,6 +1029,22 @@ def test_more_threads_than_cores_is_said(capsys):
         torch.set_num_threads(before)
 
 
+@pytest.mark.parametrize("script", ["grpo", "sft"])
+def test_bf16_where_the_machine_has_none_is_said(monkeypatch, capsys, script):
+    # --bf16 true on an AVX2 CPU ran emulated bfloat16, slower than float32, without a word
+    import importlib
+
+    module = importlib.import_module(script)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for supported, bf16, note in ((False, "true", True), (True, "true", False),
+                                  (False, "auto", False)):
+        monkeypatch.setattr(models, "bf16_supported", lambda: supported)
+        module.check_config(module.parse(["--bf16", bf16]))
+        out = capsys.readouterr().out
+        assert ("--bf16 true: this CPU (no AVX512-BF16 or AMX) has no bfloat16 math, so it is "
+                "emulated" in out) == note, out
+
+
 @pytest.mark.parametrize(
     "args,needle",
     [
