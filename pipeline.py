@@ -434,7 +434,7 @@ def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, t
     if unknown:
         raise ValueError(f"stage {stage.name!r}: {stage.script}.Config has no field(s) "
                          f"{sorted(unknown)}")
-    return module, module.Config(**values)
+    return module, cli.expand_home(module.Config(**values))     # --set sft.dataset=~/x
 
 
 def stage_plan(stages: list[Stage], cfg: Config, out: Path):

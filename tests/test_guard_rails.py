@@ -466,6 +466,30 @@ def test_a_negative_number_in_scientific_notation_is_read_as_a_value(tmp_path):
     assert_clean_error(p, "--beta -0.001: cannot be negative")
 
 
+def test_a_home_folder_path_after_an_equals_sign_is_the_home_folder(tmp_path, monkeypatch):
+    # the shell expands '~' in '--output_dir ~/x' but not in '--output_dir=~/x': a folder named
+    # '~' was made in the current one, and '--model=~/ckpt' was 'no such folder'
+    import evaluate
+    import grpo
+    import pipeline
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    cfg = grpo.parse(["--output_dir=~/runs/x", "--model=~/ckpt", "--task=~/t.jsonl"])
+    assert (cfg.output_dir, cfg.model, cfg.task) == tuple(
+        str(tmp_path / "home" / p) for p in ("runs/x", "ckpt", "t.jsonl"))
+    (tmp_path / "e.json").write_text(json.dumps({"output_dir": "~/eval"}))
+    assert cli.parse(evaluate.Config, [str(tmp_path / "e.json")]).output_dir == str(
+        tmp_path / "home" / "eval")
+    assert grpo.parse(["--rewards", "math"]).rewards == "math"
+    # a pipeline stage's --set value, which no shell expands
+    cfg = pipeline.parse(["--model", "tiny", "--set", "grpo.task=~/t.jsonl"])
+    plan = pipeline.stage_plan(pipeline.RECIPES[cfg.recipe](cfg.scale), cfg, tmp_path / "p")
+    _, stage, folder, model, teacher = next(p for p in plan if p[1].name == "grpo")
+    assert pipeline.stage_config(stage, cfg, folder, model, teacher)[1].task == str(
+        tmp_path / "home" / "t.jsonl")
+
+
 def test_dry_run_table_sets_ours_next_to_the_papers_under_the_flag_names(capsys, tmp_path):
     import pipeline
 
