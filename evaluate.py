@@ -245,6 +245,12 @@ def evaluate(cfg: Config) -> Path:
             samples += [{"thinking": mode, "budget": budget, **row} for row in r["rows"]]
             print(json.dumps(r["metrics"]))
     print_table(results)
+    cut = [r for r in results if r["truncation_rate"] == 1.0]
+    if cut:     # an accuracy of 0 that said nothing of the model
+        print(f"[evaluate] note: in {len(cut)} of the {len(results)} rows every answer was cut at "
+              f"--max_completion_length {cfg.max_completion_length} tokens before it ended, so "
+              "their accuracy measures that length, not the model; raise --max_completion_length "
+              "(a thinking answer needs room for its reasoning too)")
     (out / "results.json").write_text(json.dumps({"config": asdict(cfg), "results": results},
                                                  indent=2))
     (out / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))

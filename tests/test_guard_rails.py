@@ -846,6 +846,24 @@ def test_grpo_and_distill_say_when_the_data_holds_fewer_problems_than_asked(monk
                 "used" in capsys.readouterr().out) == note
 
 
+def test_evaluate_says_when_every_answer_was_cut_short(tmp_path, capsys, monkeypatch):
+    # --max_completion_length 2 scored accuracy 0.000 without a word on why
+    import evaluate
+
+    args = ["--model", "tiny", "--engine", "hf", "--eval_problems", "2", "--thinking", "both",
+            "--max_completion_length", "2"]
+    for rates, note in (((1.0, 0.5), True), ((0.5, 0.0), False)):
+        metrics = iter({"thinking": m, "budget": None, "accuracy": 0.0, "thinking_rate": 0.0,
+                        "mean_length": 2.0, "truncation_rate": r} for m, r in zip("ab", rates))
+        monkeypatch.setattr(evaluate, "evaluate_model",
+                            lambda *a, **k: {"metrics": next(metrics), "rows": []})
+        cfg = cli.parse(evaluate.Config, [*args, "--output_dir", str(tmp_path / str(rates))])
+        evaluate.evaluate(cfg)
+        out = capsys.readouterr().out
+        assert ("in 1 of the 2 rows every answer was cut at --max_completion_length 2 tokens"
+                in out) == note, out
+
+
 def test_evaluate_keeps_an_earlier_evaluation_unless_told_to_replace_it(tmp_path):
     import evaluate
 
