@@ -602,7 +602,8 @@ def run(cfg: Config) -> list[dict]:
 
 
 def parse(argv=None) -> Config:
-    return cli.parse(Config, argv)
+    argv = sys.argv[1:] if argv is None else argv
+    return cli.parse(Config, pipeline_run.joined_sets(argv))
 
 
 if __name__ == "__main__":

@@ -434,6 +434,25 @@ def test_pipeline_refuses_a_set_for_a_stage_it_does_not_have_and_a_bool_typo(tmp
     assert not (tmp_path / "p").exists()
 
 
+def test_pipeline_keeps_every_set_and_refuses_a_field_set_twice(tmp_path):
+    # '--set grpo.beta=0.1 --set sft.max_steps=5' ran with argparse's last --set only
+    import pipeline
+    import pipeline_run
+
+    cfg = pipeline.parse(["--set", "grpo.beta=0.1", "--dry-run", "--set=sft.max_steps=5"])
+    assert cfg.set == "grpo.beta=0.1,sft.max_steps=5" and cfg.dry_run
+    grpo_stage = pipeline.Stage("grpo", "grpo", {})
+    assert pipeline_run.user_overrides(cfg.set, grpo_stage) == {"beta": 0.1}
+    assert pipeline_run.user_overrides(cfg.set, pipeline.Stage("sft", "sft", {})) == {
+        "max_steps": 5}
+    for argv in (["--set", "grpo.beta=0.1,grpo.beta=0.2"],            # the last one won
+                 ["--set", "grpo.beta=0.1", "--set", "grpo.beta=0.2"]):
+        cfg = pipeline.parse(["--dry-run", "--output_dir", str(tmp_path / "p"), *argv])
+        with pytest.raises(SystemExit, match="--set: grpo.beta is set twice; give it once"):
+            pipeline.run(cfg)
+    assert not (tmp_path / "p").exists()
+
+
 def test_a_bad_model_name_gets_one_line_with_the_fix_before_anything_loads(tmp_path):
     run_dir = tmp_path / "runs" / "a"
     (run_dir / "01-sft" / "checkpoint").mkdir(parents=True)
