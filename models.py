@@ -118,11 +118,19 @@ def checked_path(name: str) -> str:
         raise FileNotFoundError(f"model {name!r}: an empty name (an unset shell variable?). {fix}")
     path = Path(name).expanduser()
     if path.is_file():
-        raise FileNotFoundError(f"model {name!r} is a file, not a folder. {fix}")
+        what = (" (a GGUF file, llama.cpp's format: pass the transformers folder it was made "
+                "from)" if path.suffix.lower() == ".gguf" else "")
+        raise FileNotFoundError(f"model {name!r} is a file, not a folder{what}. {fix}")
     if path.is_dir():
         if not (path / "config.json").exists():
             inner = sorted(str(c.parent) for c in path.glob("*/checkpoint/config.json"))[:3]
             hint = f" Checkpoints inside it: {', '.join(inner)}." if inner else ""
+            if (path / "adapter_config.json").exists():     # what is it, and what to do
+                hint += (" It holds a LoRA/PEFT adapter, not a whole model: merge it into its "
+                         "base model (peft: merge_and_unload, then save_pretrained) and pass "
+                         "that folder.")
+            elif (path / "tokenizer_config.json").exists():
+                hint += " It holds a tokenizer, but no model."
             raise FileNotFoundError(f"model {name!r}: the folder holds no config.json, so it "
                                     f"is not a checkpoint.{hint} {fix}")
         return str(path)

@@ -921,6 +921,21 @@ def test_an_incomplete_checkpoint_folder_is_named_with_what_is_missing(tmp_path,
     assert_clean_error(p, "config.json is not valid JSON")
 
 
+def test_a_model_path_that_is_no_checkpoint_says_what_it_is(tmp_path):
+    # a LoRA adapter, a GGUF file or a tokenizer alone were 'no config.json' or 'a file' only
+    (tmp_path / "lora").mkdir()
+    (tmp_path / "lora" / "adapter_config.json").write_text('{"peft_type": "LORA"}')
+    (tmp_path / "tok").mkdir()
+    (tmp_path / "tok" / "tokenizer_config.json").write_text("{}")
+    (tmp_path / "m.Q4_K_M.gguf").write_bytes(b"GGUF\x03\x00\x00\x00")
+    for name, needle in (("lora", "holds a LoRA/PEFT adapter, not a whole model: merge it"),
+                         ("tok", "holds a tokenizer, but no model"),
+                         ("m.Q4_K_M.gguf", "(a GGUF file, llama.cpp's format: pass the "
+                                           "transformers folder")):
+        with pytest.raises(FileNotFoundError, match=re.escape(needle)):
+            models.checked_path(str(tmp_path / name))
+
+
 def test_a_checkpoint_with_another_models_tokenizer_is_named_before_it_runs(tmp_path,
                                                                              tokenizer):
     small = models.tiny_model(vocab_size=1000)  # its tokenizer files: the 49k default's
