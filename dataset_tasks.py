@@ -285,7 +285,13 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
     gzip'd or not (.jsonl.gz); a bad row or file is a DataError that names the file and the
     row. Where every row names its split (a `split` column), those of `split`."""
     suffix = file_type(path)
-    if path.is_dir() or not path.exists():
+    if path.is_dir():       # was 'no such file': a dataset saved as a folder of shards, say
+        inside = sorted(p for p in (*path.glob("*"), *path.glob("*/*"))
+                        if file_type(p) in FILE_TYPES and p.is_file())
+        raise DataError(f"{path}: a folder, not a file; pass one data file"
+                        + (f" (it holds {len(inside)}, e.g. {inside[0]})" if inside else
+                           " (.jsonl, .json, .csv or .parquet; it holds none)"))
+    if not path.exists():
         raise DataError(f"{path}: no such file; pass a .jsonl, .json, .csv or .parquet file")
     if suffix not in FILE_TYPES or suffix == ".parquet" and path.suffix.lower() == ".gz":
         raise DataError(f"{path}: unsupported file type {path.suffix!r}; use "

@@ -312,8 +312,12 @@ def load_prompts(cfg: Config, split: str, n: int) -> list[dict]:
               "prompts (score the checkpoint with `python evaluate.py --task FILE`)")
         return []
     answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
-    return dataset_tasks.load_tasks(cfg.task, split=split, n=n, prompt_field=cfg.prompt_field,
-                           answer_field=answer_field)
+    tasks = dataset_tasks.load_tasks(cfg.task, split=split, n=n,
+                                     prompt_field=cfg.prompt_field, answer_field=answer_field)
+    flag = "--num_train_prompts" if split == "train" else "--eval_problems"
+    where = f"--task {cfg.task}" + ("" if dataset_tasks.is_file_task(cfg.task) else f" [{split}]")
+    cli.fewer_note("distill", flag, n, len(tasks), where, f"those {len(tasks)} are used")
+    return tasks
 
 
 def think_flags(n: int, ratio: float, seed: int) -> list[bool | None]:
@@ -453,14 +457,13 @@ def train(cfg: Config) -> Path:
     # since in a pipeline's dry run the folder is an earlier stage's checkpoint, not written yet
     for model in filter(None, (cfg.teacher, cfg.student)):
         models.checked_path(model)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
+    runs.set_threads(cfg.threads)
     distributed.dist_init()                        # under torchrun: join the process group
     data.set_prompt_style(cfg.prompt_style)
     device = cfg.device if cfg.device != "auto" else (
         "cuda" if torch.cuda.is_available() else "cpu")
     run = runs.open_run(cfg.output_dir, cfg, cfg.resume, cfg.overwrite, ('max_steps',))
-    state = run.load_state() if cfg.resume else None
+    state = run.load_state(cfg.max_steps) if cfg.resume else None
     if state is None:
         runs.seed_everything(cfg.seed)
     start = state["step"] if state else 0

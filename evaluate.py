@@ -29,7 +29,6 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 import cli
 import data
@@ -37,6 +36,7 @@ import dataset_tasks
 import engines
 import models
 import rewards
+import runs
 import tools
 from cli import flag
 
@@ -211,9 +211,7 @@ def check_config(cfg: Config):
     if not cfg.output_dir.strip():      # Path('') is the current folder: results.json went there
         raise ValueError("--output_dir '': an empty folder name (an unset shell variable?); name "
                          "the folder for results.json, e.g. --output_dir runs/eval")
-    out = Path(cfg.output_dir)
-    if out.exists() and not out.is_dir():
-        raise NotADirectoryError(f"--output_dir {out} is a file; pass a folder for results.json")
+    out = runs.check_folder_path(cfg.output_dir)
     if (out / "results.json").exists() and not cfg.overwrite:
         raise ValueError(f"--output_dir {out} holds an earlier evaluation (results.json); pass "
                          "another --output_dir, or --overwrite to replace it (nothing was changed)")
@@ -221,8 +219,7 @@ def check_config(cfg: Config):
 
 def evaluate(cfg: Config) -> Path:
     check_config(cfg)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
+    runs.set_threads(cfg.threads)
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     tasks = load_eval_tasks(cfg)         # a bad --task file is named before the model loads
@@ -249,6 +246,12 @@ def evaluate(cfg: Config) -> Path:
             samples += [{"thinking": mode, "budget": budget, **row} for row in r["rows"]]
             print(json.dumps(r["metrics"]))
     print_table(results)
+    cut = [r for r in results if r["truncation_rate"] == 1.0]
+    if cut:     # an accuracy of 0 that said nothing of the model
+        print(f"[evaluate] note: in {len(cut)} of the {len(results)} rows every answer was cut at "
+              f"--max_completion_length {cfg.max_completion_length} tokens before it ended, so "
+              "their accuracy measures that length, not the model; raise --max_completion_length "
+              "(a thinking answer needs room for its reasoning too)")
     (out / "results.json").write_text(json.dumps({"config": asdict(cfg), "results": results},
                                                  indent=2))
     (out / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))

@@ -653,9 +653,7 @@ def run(args: tuple[list[str], Config]) -> list[Path]:
     import runs
     for folder in ("output_dir", "runs_dir"):  # a folder that cannot be written: now, not after
         runs.make_dir(getattr(cfg, folder), f"--{folder}")     # the runs (minutes to hours)
-    if cfg.threads:
-        import torch
-        torch.set_num_threads(cfg.threads)
+    runs.set_threads(cfg.threads)
     out = []
     for name in names:
         t0 = time.time()

@@ -606,7 +606,9 @@ def train(cfg: Config) -> Path:
     runs.seed_everything(cfg.seed, cfg.threads)
     # --resume: a constant learning rate, so a longer run (--max_steps) is this one continued
     run = runs.open_run(cfg.output_dir, asdict(cfg), cfg.resume, cfg.overwrite, ('max_steps',))
-    state = run.load_state() if cfg.resume else None
+    stages = training.parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
+    total_steps = sum(n for _, n in stages)
+    state = run.load_state(total_steps) if cfg.resume else None
     train_tasks, test_tasks = grpo_setup.load_task_splits(cfg)   # a bad file: before the models
     model, tok = models.load_policy(str(run.checkpoint) if state else cfg.model)
     model = distributed.wrap_model(model, cfg.parallel)
@@ -616,13 +618,11 @@ def train(cfg: Config) -> Path:
                                    for t in (train_tasks, test_tasks))
     grpo_setup.check_tasks(cfg, train_tasks, train_prompts, model)
     reward_fn = grpo_setup.make_reward(cfg)
-    stages = training.parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
     engine = grpo_setup.rollout_engine(cfg, model, tok, train_prompts + test_prompts, stages)
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate,
                                   weight_decay=cfg.weight_decay)
     controller = EntropyController(cfg.target_entropy, cfg.entropy_coef_delta, cfg.entropy_coef_min,
                                    cfg.entropy_coef_max, coef=cfg.entropy_coef)
-    total_steps = sum(n for _, n in stages)
     step, position, active, solved = 0, 0, list(range(len(train_tasks))), set()
     if state:   # --resume: the same step, prompt stream, prompts, optimizer and entropy controller
         step, position, active, solved, ctl = grpo_setup.restore(state, run, optimizer, total_steps)

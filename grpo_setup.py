@@ -41,6 +41,7 @@ def check_config(cfg):
     # -1 tool calls ran none; an entropy (>= 0) is never below a negative target: bonus never on
     cli.check_non_negative(cfg, "max_tool_calls", "target_entropy")
     cli.check_grad_norm(cfg.max_grad_norm)
+    models.bf16_note(cfg.bf16, "grpo")
     for low, high in (("pass_rate_min", "pass_rate_max"), ("entropy_coef_min", "entropy_coef_max")):
         if getattr(cfg, low) > getattr(cfg, high):
             raise ValueError(f"--{low} {getattr(cfg, low)} is above --{high} "
@@ -62,6 +63,11 @@ def check_config(cfg):
         raise ValueError(f"--num_generations {cfg.num_generations}: GRPO needs a group of at least "
                          "2 completions per prompt for its baseline; use --num_generations 8 "
                          "(Skywork-OR1: 16)")
+    if cfg.epsilon >= 1:    # ratios are > 0: a lower bound 1 - ε <= 0 never clips
+        raise ValueError(f"--epsilon {cfg.epsilon}: the ratio's lower clip bound 1 - ε would be "
+                         "<= 0, below every ratio, so the update of a negative advantage is never "
+                         "clipped; use ε < 1 (PPO, GRPO: 0.2; raise the upper bound alone with "
+                         "--epsilon_high)")
     if cfg.epsilon_high is not None and cfg.epsilon_high < cfg.epsilon:
         raise ValueError(f"--epsilon_high {cfg.epsilon_high} is below --epsilon {cfg.epsilon}: "
                          "clip-higher needs ε_high >= ε_low (DAPO: --epsilon 0.2 "
@@ -78,6 +84,18 @@ def check_config(cfg):
         if name in names and not getattr(cfg, flag.lstrip("-")):
             raise ValueError(f"--rewards {cfg.rewards!r} uses {name!r}, which needs a model: "
                              f"pass {flag} PATH")
+    # a truncated completion's reward is --truncated_reward only when it is scored, not masked
+    # (grpo.truncation_rewards), and not under a reward that scores it itself
+    ignored_by = ("--mask_truncated_completions leaves truncated completions out of the loss"
+                  if cfg.mask_truncated_completions else
+                  "--score_truncated false keeps their computed reward"
+                  if not cfg.score_truncated else
+                  f"--rewards {cfg.rewards!r} scores them itself"
+                  if names & rewards.SCORES_UNFINISHED else "")
+    if cfg.truncated_reward != 0.0 and ignored_by:
+        raise ValueError(f"--truncated_reward {cfg.truncated_reward} never applies: {ignored_by}; "
+                         "drop one of the two (DAPO masks truncated completions, Skywork-OR1 "
+                         "scores them 0)")
     if cfg.loss_type == "dr_grpo" and cfg.scale_rewards != "none":
         print(f"[grpo] note: --loss_type dr_grpo with --scale_rewards {cfg.scale_rewards} is only "
               "Dr. GRPO's constant normaliser; Dr. GRPO also drops the std scaling: add "
@@ -138,6 +156,11 @@ def load_task_splits(cfg) -> tuple[list[dict], list[dict]]:
     except Exception:  # a dataset without a test split: no periodic evaluation
         print(f"[grpo] no periodic evaluation: --task {cfg.task} has no 'test' split")
         test = []
+    cli.fewer_note("grpo", "--num_train_prompts", cfg.num_train_prompts, len(train),
+                   f"--task {cfg.task}", f"each step draws from those {len(train)}")
+    cli.fewer_note("grpo", "--eval_problems", test_n, len(test),
+                   f"the test split of --task {cfg.task}",
+                   f"each evaluation scores those {len(test)}")
     return train, test
 
 

@@ -118,11 +118,19 @@ def checked_path(name: str) -> str:
         raise FileNotFoundError(f"model {name!r}: an empty name (an unset shell variable?). {fix}")
     path = Path(name).expanduser()
     if path.is_file():
-        raise FileNotFoundError(f"model {name!r} is a file, not a folder. {fix}")
+        what = (" (a GGUF file, llama.cpp's format: pass the transformers folder it was made "
+                "from)" if path.suffix.lower() == ".gguf" else "")
+        raise FileNotFoundError(f"model {name!r} is a file, not a folder{what}. {fix}")
     if path.is_dir():
         if not (path / "config.json").exists():
             inner = sorted(str(c.parent) for c in path.glob("*/checkpoint/config.json"))[:3]
             hint = f" Checkpoints inside it: {', '.join(inner)}." if inner else ""
+            if (path / "adapter_config.json").exists():     # what is it, and what to do
+                hint += (" It holds a LoRA/PEFT adapter, not a whole model: merge it into its "
+                         "base model (peft: merge_and_unload, then save_pretrained) and pass "
+                         "that folder.")
+            elif (path / "tokenizer_config.json").exists():
+                hint += " It holds a tokenizer, but no model."
             raise FileNotFoundError(f"model {name!r}: the folder holds no config.json, so it "
                                     f"is not a checkpoint.{hint} {fix}")
         return str(path)
@@ -277,6 +285,15 @@ def bf16_supported() -> bool:
     cpu = torch.cpu
     return any(getattr(cpu, name, lambda: False)()
                for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"))
+
+
+def bf16_note(bf16: str, script: str):
+    """`--bf16 true` where `bf16_supported()` says no: said at start, as it is slower than the
+    float32 that auto picks there (on an AVX2 CPU it ran emulated without a word)."""
+    if bf16 == "true" and not bf16_supported():
+        where = "this GPU" if torch.cuda.is_available() else "this CPU (no AVX512-BF16 or AMX)"
+        print(f"[{script}] note: --bf16 true: {where} has no bfloat16 math, so it is emulated, "
+              "slower than float32; --bf16 auto trains in float32 here", flush=True)
 
 
 def autocast(bf16: str):

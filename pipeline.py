@@ -38,8 +38,6 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import torch
-
 import cli
 import data
 import distributed
@@ -436,7 +434,7 @@ def stage_config(stage: Stage, cfg: Config, stage_dir: Path, input_model: str, t
     if unknown:
         raise ValueError(f"stage {stage.name!r}: {stage.script}.Config has no field(s) "
                          f"{sorted(unknown)}")
-    return module, module.Config(**values)
+    return module, cli.expand_home(module.Config(**values))     # --set sft.dataset=~/x
 
 
 def stage_plan(stages: list[Stage], cfg: Config, out: Path):
@@ -530,9 +528,8 @@ def run(cfg: Config) -> list[dict]:
         raise SystemExit(f"--scale {cfg.scale!r} is not one of demo, small, full")
     check_flags(cfg)
     stages = RECIPES[cfg.recipe](cfg.scale)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
-    out = Path(cfg.output_dir or f"runs/{cfg.recipe}-{cfg.scale}")
+    runs.set_threads(cfg.threads)
+    out = runs.check_folder_path(cfg.output_dir or f"runs/{cfg.recipe}-{cfg.scale}")
     t_start = time.time()
 
     validate_stages(stages, cfg, out)      # every stage's resolved settings, before anything runs
@@ -605,7 +602,8 @@ def run(cfg: Config) -> list[dict]:
 
 
 def parse(argv=None) -> Config:
-    return cli.parse(Config, argv)
+    argv = sys.argv[1:] if argv is None else argv
+    return cli.parse(Config, pipeline_run.joined_sets(argv))
 
 
 if __name__ == "__main__":

@@ -29,6 +29,27 @@ def set_items(spec: str) -> list[str]:
     return [x.strip() for x in re.split(r",(?=\s*[\w-]+\.\w+=)", spec) if x.strip()]
 
 
+def joined_sets(argv: list[str]) -> list[str]:
+    """Every `--set` of a command line as one: argparse kept only the last, and the stages ran
+    without the others' values.
+
+    >>> joined_sets(["--set", "grpo.beta=0.1", "--dry-run", "--set=sft.max_steps=5"])
+    ['--dry-run', '--set', 'grpo.beta=0.1,sft.max_steps=5']
+    """
+    sets, rest, i = [], [], 0
+    while i < len(argv):
+        if argv[i] == "--set" and i + 1 < len(argv):
+            sets.append(argv[i + 1])
+            i += 2
+            continue
+        if argv[i].startswith("--set="):
+            sets.append(argv[i][len("--set="):])
+        else:
+            rest.append(argv[i])
+        i += 1
+    return [*rest, "--set", ",".join(sets)] if len(sets) > 1 else list(argv)
+
+
 def user_overrides(spec: str, stage) -> dict:
     """'grpo.max_steps=40,sft.learning_rate=1e-4' -> this stage's {field: typed value}, typed as
     the field of its script's Config. A comma starts a new item only before `STAGE.FIELD=`, so a
@@ -50,6 +71,8 @@ def user_overrides(spec: str, stage) -> dict:
             raise SystemExit(f"--set {item!r}: write STAGE.FIELD=VALUE, e.g. grpo.max_steps=40")
         if name != stage.name:
             continue
+        if fld in out:      # the last one won without a word
+            raise SystemExit(f"--set: {name}.{fld} is set twice; give it once")
         if fld not in types:
             close = cli.did_you_mean(f"--{fld}", [f"--{t}" for t in types])
             hint = (close.replace("--", f"{name}.") if close.startswith("did") else

@@ -124,11 +124,24 @@ def seed_everything(seed: int, threads: int = 0):
         raise ValueError(f"--threads {threads}: cannot be negative (0: torch's default)")
     if not 0 <= seed < 2 ** 32:
         raise ValueError(f"--seed {seed}: must lie in [0, 2**32) (numpy's seeds)")
-    if threads:
-        torch.set_num_threads(threads)
+    set_threads(threads)
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
+
+
+def set_threads(threads: int):
+    """torch's CPU thread count, `threads` > 0 (0: torch's default). More threads than the cores
+    this process may use take turns on them, and every step is slower: said, not passed over
+    (--threads 1000 on 2 cores ran without a word)."""
+    if not threads:
+        return
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if threads > cores:
+        print(f"[runs] note: --threads {threads} is above the {cores} CPU cores this process may "
+              f"use: the threads take turns and each step is slower; use --threads {cores} "
+              "(or 0, torch's default)", flush=True)
+    torch.set_num_threads(threads)
 
 
 def state_file(root: str | Path) -> Path:
@@ -161,7 +174,8 @@ def check_same_settings(root: Path, config, may_change: tuple[str, ...] = ()):
     """--resume: every setting that shapes the training, `MAY_CHANGE_ON_RESUME` and a script's
     own `may_change` aside, equals the one in the run's config.json; otherwise ValueError naming
     each change (old -> new) and the fix, before anything is written. A setting that config.json
-    lacks (a run made before it existed) is not compared."""
+    lacks (a run made before it existed) is not compared; one that this script lacks means
+    another script's run (sft.py's, resumed by grpo.py), refused as well."""
     path = root / "config.json"
     try:
         before = json.loads(path.read_text())
@@ -170,6 +184,13 @@ def check_same_settings(root: Path, config, may_change: tuple[str, ...] = ()):
               "of the run are not compared", flush=True)
         return
     now = json.loads(json.dumps(_fields(config), default=str))   # as config.json holds them
+    foreign = sorted(set(before) - set(now))   # grpo.py resumed an sft.py run: its optimizer's
+    if foreign:                                # error, after config.json was overwritten
+        named = ", ".join(f"--{k}" for k in foreign[:4]) + ", ..." * (len(foreign) > 4)
+        raise ValueError(f"--resume: {root} holds a run of another script (or of another "
+                         f"version of this one): its config.json records settings this one does "
+                         f"not have ({named}); resume it with the script that made it, or train "
+                         "into another --output_dir (nothing was changed)")
     changed = [f"--{k} {before[k]!r} -> {v!r}" for k, v in now.items()
                if k in before and before[k] != v and k not in MAY_CHANGE_ON_RESUME
                and k not in may_change]
@@ -194,11 +215,7 @@ def open_run(root: str | Path, config, resume: bool, overwrite: bool,
     if not str(root).strip():      # Path('') is the current folder: the run went there
         raise ValueError("--output_dir '': an empty folder name (an unset shell variable?); "
                          "name the run's folder, e.g. --output_dir runs/NAME")
-    root = Path(root)
-    file = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
-    if file is not None:       # was a FileExistsError traceback
-        raise NotADirectoryError(f"--output_dir {root}: {file} is a file, not a folder; pass "
-                                 "another --output_dir (nothing was changed)")
+    root = check_folder_path(root)
     if resume and not state_file(root).exists():
         raise ValueError(f"--resume: {root} has no saved state (state.pt) to continue from; drop "
                          "--resume to start a new run there, or point --output_dir at the run to "
@@ -211,14 +228,21 @@ def open_run(root: str | Path, config, resume: bool, overwrite: bool,
     return RunDir(root, config, resume=resume)
 
 
-def make_dir(root: str | Path, flag: str = "--output_dir") -> Path:
-    """`root`, made now, so that a folder that cannot be written (a file in its way, a read-only
-    disk) fails at start and not after the work that would have gone in it."""
+def check_folder_path(root: str | Path, flag: str = "--output_dir") -> Path:
+    """`root` as a Path, refused when a file stands where it or a folder above it would go (a
+    FileExistsError traceback, or a bare '[Errno 20] Not a directory')."""
     root = Path(root)
     file = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
     if file is not None:
         raise NotADirectoryError(f"{flag} {root}: {file} is a file, not a folder; pass another "
                                  f"{flag} (nothing was changed)")
+    return root
+
+
+def make_dir(root: str | Path, flag: str = "--output_dir") -> Path:
+    """`root`, made now, so that a folder that cannot be written (a file in its way, a read-only
+    disk) fails at start and not after the work that would have gone in it."""
+    root = check_folder_path(root, flag)
     root.mkdir(parents=True, exist_ok=True)
     return root
 
@@ -313,7 +337,11 @@ class RunDir:
             torch.save(local, self.root
                        / f"weights.step{state.get('step', 0)}.rank{distributed.rank()}.pt")
 
-    def load_state(self) -> dict | None:
+    def load_state(self, max_steps: int | None = None) -> dict | None:
+        """state.pt of the run being resumed (None: there is none). A run already past
+        `max_steps`, the step it is now to end at, is refused before its config.json records
+        the new value (`--resume --max_steps 1` on a run at step 3 did nothing and wrote
+        max_steps 1 into the record)."""
         if not self.state_path.exists():
             return None
         try:
@@ -325,7 +353,13 @@ class RunDir:
                              f"untouched: start a new run from the saved weights with --model "
                              f"{self.checkpoint} --output_dir OTHER, or start this one over "
                              "with --overwrite") from None
-        self.saved_step = self.logged_step = state.get("step", 0)
+        step = state.get("step", 0)
+        if max_steps is not None and step > max_steps:
+            raise ValueError(f"--resume: {self.root} is already at step {step}, past --max_steps "
+                             f"{max_steps}; a run cannot go back: give --max_steps above {step} "
+                             f"to continue it, or start from its checkpoint ({self.checkpoint}) "
+                             "in another --output_dir (nothing was changed)")
+        self.saved_step = self.logged_step = step
         self.write_config()             # the resumed run's flags, now that its state is good
         return state
 

@@ -1094,6 +1094,19 @@ def test_a_file_without_usable_rows_is_named_with_the_fix(tmp_path, name, text, 
         dataset_tasks.load_tasks(str(path))
 
 
+def test_a_folder_given_as_a_data_file_is_named_with_one_inside(tmp_path):
+    # was 'no such file' for a folder that is there (a dataset saved as a folder of shards)
+    (tmp_path / "gsm8k" / "data").mkdir(parents=True)
+    with pytest.raises(data.DataError, match="gsm8k: a folder, not a file; .*it holds none"):
+        dataset_tasks.load_tasks(str(tmp_path / "gsm8k"))
+    (tmp_path / "gsm8k" / "data" / "train.jsonl").write_text('{"prompt": "1+1?", "answer": "2"}')
+    with pytest.raises(data.DataError, match=re.escape("a folder, not a file; pass one data file "
+                                                       "(it holds 1, e.g. ")):
+        dataset_tasks.rows_from_file(tmp_path / "gsm8k")     # sft.py --dataset reads one file
+    tasks = dataset_tasks.load_tasks(str(tmp_path / "gsm8k"))    # --task reads the folder
+    assert [(t["prompt"], t["answer"]) for t in tasks] == [("1+1?", "2")]
+
+
 def test_prompt_asks_for_boxed_answer(tokenizer):
     task = data.math_tasks(1, seed=0)[0]
     text = data.render_prompt(tokenizer, task)

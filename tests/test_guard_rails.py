@@ -1,6 +1,7 @@
 """A first run's guard rails, through the real scripts (subprocesses, the tiny model): nothing goes
 wrong silently, every user mistake gets one line naming the problem and the fix, nothing is lost."""
 
+import dataclasses
 import json
 import os
 import re
@@ -146,6 +147,53 @@ def test_a_damaged_state_file_is_named_with_the_fix_and_nothing_is_touched(tmp_p
         again.load_state()
     assert run_dir.metrics() == [{"step": 1, "loss": 0.5}]
     assert json.loads((tmp_path / "r" / "config.json").read_text()) == {"max_steps": 10}
+
+
+@pytest.mark.parametrize("script", ["grpo", "distill"])
+def test_resume_with_fewer_steps_than_the_run_has_done_is_refused_keeping_its_record(
+        tmp_path, monkeypatch, script):
+    # grpo and distill let --resume raise --max_steps; one below the saved step did nothing
+    # and wrote the smaller --max_steps into config.json, the record of a run that went further
+    import importlib
+
+    module = importlib.import_module(script)
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    flags = ["--model", "tiny"] if script == "grpo" else ["--teacher", "tiny", "--student", "tiny"]
+    out = tmp_path / "r"
+    done = cli.parse(module.Config, [*flags, "--output_dir", str(out), "--max_steps", "3"])
+    out.mkdir()
+    config = json.dumps(dataclasses.asdict(done), default=str)
+    (out / "config.json").write_text(config)
+    torch.save({"step": 3, "rng": runs.rng_state()}, out / "state.pt")
+    cfg = cli.parse(module.Config, [*flags, "--output_dir", str(out), "--resume",
+                                    "--max_steps", "1"])
+    with pytest.raises(ValueError, match="already at step 3, past --max_steps 1; a run cannot "
+                                         "go back: give --max_steps above 3"):
+        module.train(cfg)
+    assert (out / "config.json").read_text() == config
+
+
+@pytest.mark.parametrize("made_by,resumed_by", [("sft", "grpo"), ("grpo", "distill"),
+                                                 ("distill", "sft")])
+def test_resume_of_another_scripts_run_is_refused_keeping_it(tmp_path, monkeypatch, made_by,
+                                                             resumed_by):
+    # grpo.py --resume on an sft.py run overwrote its config.json, then failed on the optimizer
+    # ('a different number of parameter groups'); sft.py on a grpo.py run: 'no such file'
+    import importlib
+
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    out = tmp_path / "r"
+    out.mkdir()
+    config = json.dumps(dataclasses.asdict(importlib.import_module(made_by).Config()))
+    (out / "config.json").write_text(config)
+    torch.save({"step": 1, "rng": runs.rng_state()}, out / "state.pt")
+    module = importlib.import_module(resumed_by)
+    flags = ["--teacher", "tiny", "--student", "tiny"] if resumed_by == "distill" else []
+    cfg = cli.parse(module.Config, [*flags, "--output_dir", str(out), "--resume"])
+    with pytest.raises(ValueError, match="holds a run of another script .*records settings this "
+                                         "one does not have"):
+        module.train(cfg)
+    assert (out / "config.json").read_text() == config
 
 
 def test_a_run_that_trains_nothing_says_so_and_stops(tmp_path):
@@ -386,6 +434,25 @@ def test_pipeline_refuses_a_set_for_a_stage_it_does_not_have_and_a_bool_typo(tmp
     assert not (tmp_path / "p").exists()
 
 
+def test_pipeline_keeps_every_set_and_refuses_a_field_set_twice(tmp_path):
+    # '--set grpo.beta=0.1 --set sft.max_steps=5' ran with argparse's last --set only
+    import pipeline
+    import pipeline_run
+
+    cfg = pipeline.parse(["--set", "grpo.beta=0.1", "--dry-run", "--set=sft.max_steps=5"])
+    assert cfg.set == "grpo.beta=0.1,sft.max_steps=5" and cfg.dry_run
+    grpo_stage = pipeline.Stage("grpo", "grpo", {})
+    assert pipeline_run.user_overrides(cfg.set, grpo_stage) == {"beta": 0.1}
+    assert pipeline_run.user_overrides(cfg.set, pipeline.Stage("sft", "sft", {})) == {
+        "max_steps": 5}
+    for argv in (["--set", "grpo.beta=0.1,grpo.beta=0.2"],            # the last one won
+                 ["--set", "grpo.beta=0.1", "--set", "grpo.beta=0.2"]):
+        cfg = pipeline.parse(["--dry-run", "--output_dir", str(tmp_path / "p"), *argv])
+        with pytest.raises(SystemExit, match="--set: grpo.beta is set twice; give it once"):
+            pipeline.run(cfg)
+    assert not (tmp_path / "p").exists()
+
+
 def test_a_bad_model_name_gets_one_line_with_the_fix_before_anything_loads(tmp_path):
     run_dir = tmp_path / "runs" / "a"
     (run_dir / "01-sft" / "checkpoint").mkdir(parents=True)
@@ -416,6 +483,30 @@ def test_a_negative_number_in_scientific_notation_is_read_as_a_value(tmp_path):
     assert grpo.parse(["--beta", "-1e-3"]).beta == -1e-3
     p = run("grpo.py", *TINY, "--output_dir", str(tmp_path / "r"), "--beta", "-1e-3")
     assert_clean_error(p, "--beta -0.001: cannot be negative")
+
+
+def test_a_home_folder_path_after_an_equals_sign_is_the_home_folder(tmp_path, monkeypatch):
+    # the shell expands '~' in '--output_dir ~/x' but not in '--output_dir=~/x': a folder named
+    # '~' was made in the current one, and '--model=~/ckpt' was 'no such folder'
+    import evaluate
+    import grpo
+    import pipeline
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    cfg = grpo.parse(["--output_dir=~/runs/x", "--model=~/ckpt", "--task=~/t.jsonl"])
+    assert (cfg.output_dir, cfg.model, cfg.task) == tuple(
+        str(tmp_path / "home" / p) for p in ("runs/x", "ckpt", "t.jsonl"))
+    (tmp_path / "e.json").write_text(json.dumps({"output_dir": "~/eval"}))
+    assert cli.parse(evaluate.Config, [str(tmp_path / "e.json")]).output_dir == str(
+        tmp_path / "home" / "eval")
+    assert grpo.parse(["--rewards", "math"]).rewards == "math"
+    # a pipeline stage's --set value, which no shell expands
+    cfg = pipeline.parse(["--model", "tiny", "--set", "grpo.task=~/t.jsonl"])
+    plan = pipeline.stage_plan(pipeline.RECIPES[cfg.recipe](cfg.scale), cfg, tmp_path / "p")
+    _, stage, folder, model, teacher = next(p for p in plan if p[1].name == "grpo")
+    assert pipeline.stage_config(stage, cfg, folder, model, teacher)[1].task == str(
+        tmp_path / "home" / "t.jsonl")
 
 
 def test_dry_run_table_sets_ours_next_to_the_papers_under_the_flag_names(capsys, tmp_path):
@@ -747,6 +838,51 @@ def test_evaluate_says_when_the_data_holds_fewer_problems_than_asked(tmp_path, c
         assert ("--eval_problems 64, but --task" in out and "holds 3 problems" in out) == note, out
 
 
+def test_grpo_and_distill_say_when_the_data_holds_fewer_problems_than_asked(monkeypatch,
+                                                                           capsys):
+    # --num_train_prompts 100 on a file of 3 rows trained on those 3 without a word
+    import data
+    import distill
+    import grpo
+    import grpo_setup
+
+    held = {"train": 20, "test": 5}     # a dataset with a small test split (none on file here)
+    monkeypatch.setattr(data, "load_tasks", lambda task, split, n, **kw: [
+        {"prompt": f"{i}+1?", "answer": str(i + 1)} for i in range(min(n, held[split]))])
+    for asked, note in ((64, True), (5, False), (2, False)):
+        cfg = grpo.parse(["--task", "org/name", "--eval_problems", str(asked),
+                          "--num_train_prompts", str(asked)])
+        train, test = grpo_setup.load_task_splits(cfg)
+        assert len(test) == min(asked, 5)
+        out = capsys.readouterr().out
+        assert ("--eval_problems 64, but the test split of --task org/name holds 5 problems: "
+                "each evaluation scores those 5" in out) == note, out
+        assert ("--num_train_prompts 64, but --task org/name holds 20 problems: each step draws "
+                "from those 20" in out) == note, out
+        cfg = cli.parse(distill.Config, ["--task", "org/name"])
+        assert len(distill.load_prompts(cfg, "test", asked)) == min(asked, 5)
+        assert ("--eval_problems 64, but --task org/name [test] holds 5 problems: those 5 are "
+                "used" in capsys.readouterr().out) == note
+
+
+def test_evaluate_says_when_every_answer_was_cut_short(tmp_path, capsys, monkeypatch):
+    # --max_completion_length 2 scored accuracy 0.000 without a word on why
+    import evaluate
+
+    args = ["--model", "tiny", "--engine", "hf", "--eval_problems", "2", "--thinking", "both",
+            "--max_completion_length", "2"]
+    for rates, note in (((1.0, 0.5), True), ((0.5, 0.0), False)):
+        metrics = iter({"thinking": m, "budget": None, "accuracy": 0.0, "thinking_rate": 0.0,
+                        "mean_length": 2.0, "truncation_rate": r} for m, r in zip("ab", rates))
+        monkeypatch.setattr(evaluate, "evaluate_model",
+                            lambda *a, **k: {"metrics": next(metrics), "rows": []})
+        cfg = cli.parse(evaluate.Config, [*args, "--output_dir", str(tmp_path / str(rates))])
+        evaluate.evaluate(cfg)
+        out = capsys.readouterr().out
+        assert ("in 1 of the 2 rows every answer was cut at --max_completion_length 2 tokens"
+                in out) == note, out
+
+
 def test_evaluate_keeps_an_earlier_evaluation_unless_told_to_replace_it(tmp_path):
     import evaluate
 
@@ -785,6 +921,21 @@ def test_an_incomplete_checkpoint_folder_is_named_with_what_is_missing(tmp_path,
         dataset_tasks.load_tasks("no-such-task")
     p = run("evaluate.py", "--model", str(tmp_path / "cfg"), "--output_dir", str(tmp_path / "e"))
     assert_clean_error(p, "config.json is not valid JSON")
+
+
+def test_a_model_path_that_is_no_checkpoint_says_what_it_is(tmp_path):
+    # a LoRA adapter, a GGUF file or a tokenizer alone were 'no config.json' or 'a file' only
+    (tmp_path / "lora").mkdir()
+    (tmp_path / "lora" / "adapter_config.json").write_text('{"peft_type": "LORA"}')
+    (tmp_path / "tok").mkdir()
+    (tmp_path / "tok" / "tokenizer_config.json").write_text("{}")
+    (tmp_path / "m.Q4_K_M.gguf").write_bytes(b"GGUF\x03\x00\x00\x00")
+    for name, needle in (("lora", "holds a LoRA/PEFT adapter, not a whole model: merge it"),
+                         ("tok", "holds a tokenizer, but no model"),
+                         ("m.Q4_K_M.gguf", "(a GGUF file, llama.cpp's format: pass the "
+                                           "transformers folder")):
+        with pytest.raises(FileNotFoundError, match=re.escape(needle)):
+            models.checked_path(str(tmp_path / name))
 
 
 def test_a_checkpoint_with_another_models_tokenizer_is_named_before_it_runs(tmp_path,
@@ -885,6 +1036,17 @@ def test_a_bad_flag_value_is_one_line_without_the_usage(capsys, tmp_path):
         (["--kl_anneal", "cosine"], "it needs --beta > 0 (with --beta 0 no reference model"),
         (["--kl_anneal", "cosine", "--beta", "0.01", "--beta_min", "0.1"], "--beta_min <= --beta"),
         (["--eval_samples", "4"], "--eval_samples 4 with --eval_temperature 0: greedy"),
+        # PPO's clip [1 - ε, 1 + ε_high]: with ε >= 1 the lower bound is no bound
+        (["--epsilon", "1"], "--epsilon 1.0: the ratio's lower clip bound 1 - ε would be <= 0"),
+        (["--epsilon", "1.5", "--epsilon_high", "2"], "--epsilon 1.5: the ratio's lower clip"),
+        (["--epsilon", "0.2", "--epsilon_high", "0.1"], "--epsilon_high 0.1 is below --epsilon"),
+        # a truncated completion's reward where none is given to it
+        (["--mask_truncated_completions", "--truncated_reward", "-1"],
+         "--truncated_reward -1.0 never applies: --mask_truncated_completions leaves"),
+        (["--score_truncated", "false", "--truncated_reward", "-1"],
+         "--truncated_reward -1.0 never applies: --score_truncated false keeps"),
+        (["--rewards", "phi4", "--truncated_reward", "-1"],
+         "--truncated_reward -1.0 never applies: --rewards 'phi4' scores them itself"),
     ],
 )
 def test_grpo_refuses_values_that_passed_its_checks(args, needle):
@@ -892,6 +1054,15 @@ def test_grpo_refuses_values_that_passed_its_checks(args, needle):
     import grpo_setup
 
     with pytest.raises(ValueError, match=re.escape(needle)):
+        grpo_setup.check_config(grpo.parse(args))
+
+
+def test_grpo_accepts_each_truncation_setting_alone_and_a_clip_below_one():
+    import grpo
+    import grpo_setup
+
+    for args in (["--truncated_reward", "-1"], ["--mask_truncated_completions"],
+                 ["--rewards", "phi4"], ["--epsilon", "0.99", "--epsilon_high", "5"]):
         grpo_setup.check_config(grpo.parse(args))
 
 
@@ -923,6 +1094,34 @@ def test_seed_threads_and_empty_names_are_refused_before_anything_is_written(tmp
     with pytest.raises(data.DataError, match="--task '': an empty name"):  # was '.: no such file'
         dataset_tasks.load_tasks("")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_more_threads_than_cores_is_said(capsys):
+    # --threads 1000 on 2 cores ran without a word, each step slower than on 2 threads
+    cores, before = len(os.sched_getaffinity(0)), torch.get_num_threads()
+    try:
+        for threads, note in ((cores + 1, True), (cores, False), (0, False)):
+            runs.set_threads(threads)
+            out = capsys.readouterr().out
+            assert (f"--threads {cores + 1} is above the {cores} CPU cores" in out) == note, out
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("script", ["grpo", "sft"])
+def test_bf16_where_the_machine_has_none_is_said(monkeypatch, capsys, script):
+    # --bf16 true on an AVX2 CPU ran emulated bfloat16, slower than float32, without a word
+    import importlib
+
+    module = importlib.import_module(script)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for supported, bf16, note in ((False, "true", True), (True, "true", False),
+                                  (False, "auto", False)):
+        monkeypatch.setattr(models, "bf16_supported", lambda: supported)
+        module.check_config(module.parse(["--bf16", bf16]))
+        out = capsys.readouterr().out
+        assert ("--bf16 true: this CPU (no AVX512-BF16 or AMX) has no bfloat16 math, so it is "
+                "emulated" in out) == note, out
 
 
 @pytest.mark.parametrize(
@@ -1043,10 +1242,20 @@ def test_data_files_with_a_bom_are_read_and_other_encodings_or_prompts_are_named
 
 
 def test_an_output_dir_that_is_a_file_is_named_and_kept(tmp_path):
+    import evaluate
+    import pipeline
+
     (tmp_path / "notes").write_text("mine")
     for root in (tmp_path / "notes", tmp_path / "notes" / "run"):
         with pytest.raises(NotADirectoryError, match=f"{tmp_path / 'notes'} is a file, not a"):
             runs.open_run(root, {"a": 1}, resume=False, overwrite=True)  # a FileExistsError
+        # evaluate.py and pipeline.py: a bare '[Errno 20] Not a directory', no flag, no fix
+        cfg = cli.parse(evaluate.Config, ["--model", "tiny", "--output_dir", str(root)])
+        with pytest.raises(NotADirectoryError, match="--output_dir .*is a file, not a folder"):
+            evaluate.check_config(cfg)
+        cfg = pipeline.parse(["--model", "tiny", "--dry-run", "--output_dir", str(root)])
+        with pytest.raises(NotADirectoryError, match="--output_dir .*is a file, not a folder"):
+            pipeline.run(cfg)
     assert (tmp_path / "notes").read_text() == "mine"
 
 
