@@ -1097,8 +1097,10 @@ def test_a_file_without_usable_rows_is_named_with_the_fix(tmp_path, name, text, 
 def test_a_folder_given_as_a_data_file_is_named_with_one_inside(tmp_path):
     # was 'no such file' for a folder that is there (a dataset saved as a folder of shards)
     (tmp_path / "gsm8k" / "data").mkdir(parents=True)
+    with pytest.raises(data.DataError, match="gsm8k: a folder .*pass a folder of save_to_disk"):
+        dataset_tasks.load_tasks(str(tmp_path / "gsm8k"))     # a folder with no data file in it
     with pytest.raises(data.DataError, match="gsm8k: a folder, not a file; .*it holds none"):
-        dataset_tasks.load_tasks(str(tmp_path / "gsm8k"))
+        dataset_tasks.rows_from_file(tmp_path / "gsm8k")
     (tmp_path / "gsm8k" / "data" / "train.jsonl").write_text('{"prompt": "1+1?", "answer": "2"}')
     with pytest.raises(data.DataError, match=re.escape("a folder, not a file; pass one data file "
                                                        "(it holds 1, e.g. ")):
