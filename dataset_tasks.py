@@ -224,15 +224,20 @@ def _csv_rows(path: Path, text: str) -> list:
     return rows
 
 
+# JSON Lines under its other names (ndjson.org's, jsonlines.org's): one JSON row a line
+JSONL_SUFFIXES = (".ndjson", ".jsonlines")
+
+
 def file_type(path: Path) -> str:
     """A data file's type: its suffix, the one before '.gz' for a gzip'd file ('.jsonl' for
-    'rows.jsonl.gz').
+    'rows.jsonl.gz'); JSON Lines under another name is '.jsonl' (`JSONL_SUFFIXES`).
 
-    >>> file_type(Path("rows.JSONL.gz")), file_type(Path("rows.csv"))
-    ('.jsonl', '.csv')
+    >>> file_type(Path("rows.JSONL.gz")), file_type(Path("rows.csv")), file_type(Path("a.ndjson"))
+    ('.jsonl', '.csv', '.jsonl')
     """
     suffix = path.suffix.lower()
-    return Path(path.stem).suffix.lower() if suffix == ".gz" else suffix
+    suffix = Path(path.stem).suffix.lower() if suffix == ".gz" else suffix
+    return ".jsonl" if suffix in JSONL_SUFFIXES else suffix
 
 
 def read_text(path: Path) -> str:

@@ -353,6 +353,8 @@ JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
     ("rows.csv", b'prompt,answer\r\nq1,"1,000"\r\nq2,"(1, 2)"\r\n'),
     ("rows.tsv", "\ufeffprompt\tanswer\nq1\t1,000\nq2\t(1, 2)\n".encode()),
     ("UPPER.JSONL", JSONL.encode()),
+    # JSON Lines under its other names: "unsupported file type '.ndjson'"
+    ("rows.ndjson", JSONL.encode()), ("rows.jsonlines.gz", gzip.compress(JSONL.encode())),
     # each of these was a DataError: '.gz' unsupported; a semicolon CSV (Excel where the comma
     # is the decimal mark) "has more cells"; rows under another key than "data", or under the
     # split's name: "row 0 has no field 'prompt' (fields: ['rows'])"
