@@ -466,8 +466,29 @@ def _io_tests(spec, column: str) -> list[dict]:
             outs = [o[0] for o in outs]
         return [{"fn_name": fn, "args": a if isinstance(a, list) else [a], "expected": o}
                 for a, o in zip(ins, outs)]
-    text = lambda v: "\n".join(map(str, v)) if isinstance(v, list) else str(v)
-    return [{"input": text(a), "output": text(o)} for a, o in zip(ins, outs)]
+    return [{"input": _lines_text(a), "output": _lines_text(o)} for a, o in zip(ins, outs)]
+
+
+def _lines_text(value) -> str:
+    """A stdin/stdout case's input or output as one text: a list is its lines (["1 2", "3 4"],
+    as APPS and many code datasets write a case), joined by newlines.
+
+    >>> _lines_text(["1 2", 3]), _lines_text("1 2\n")
+    ('1 2\n3', '1 2\n')
+    """
+    return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _stdio_lines(test):
+    """A stdin/stdout test whose input or output is a list of lines, as one text each
+    (`_lines_text`); any other test (or a list of other than plain values, which
+    `sandbox.check_tests` names) as it is."""
+    if not isinstance(test, dict) or test.get("assert") is not None or test.get(
+            "fn_name") is not None:
+        return test
+    return {**test, **{k: _lines_text(v) for k, v in test.items() if k in ("input", "output")
+                       and isinstance(v, list) and all(isinstance(x, (str, int, float))
+                                                       for x in v)}}
 
 
 def _lcb_tests(cases: list, column: str, func_name: str | None) -> list[dict]:
@@ -558,10 +579,11 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
     """A code row's tests in the sandbox's form (`sandbox.run_tests`), read from the schemas that
     code datasets ship; None for a row with none. A malformed value is a ValueError naming it.
 
-    * `tests_field` ("tests"): sandbox tests already ([{"assert": ...}, {"input", "output"}, ...]),
-      also as JSON text (a CSV's; DeepCoder's, whose LiveCodeBench tests carry a "testtype":
-      `_lcb_tests`), or as columns of cases, CodeContests' {"input": [...], "output": [...]}
-      or APPS' {"inputs": [...], "outputs": [...], "fn_name"?}.
+    * `tests_field` ("tests"): sandbox tests already ([{"assert": ...}, {"input", "output"}, ...];
+      a list as a case's input or output is its lines: `_stdio_lines`), also as JSON text (a
+      CSV's; DeepCoder's, whose LiveCodeBench tests carry a "testtype": `_lcb_tests`), or as
+      columns of cases, CodeContests' {"input": [...], "output": [...]} or APPS' {"inputs":
+      [...], "outputs": [...], "fn_name"?}.
     * HumanEval: `test` (a `check(candidate)` function) and `entry_point`.
     * MBPP: `test_list` (assert statements), after `test_setup_code` or `test_imports`.
     * APPS, TACO: `input_output`, JSON text {"inputs", "outputs", "fn_name"?} (`_io_tests`).
@@ -628,7 +650,7 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
             raise ValueError(f"{tests_field!r} is {json.dumps(tests, default=str)[:60]}, not a "
                              "list of tests [{\"assert\": ...}, {\"input\": ..., \"output\": "
                              "...}, {\"fn_name\": ..., \"args\": [...], \"expected\": ...}]")
-        return tests_field, tests
+        return tests_field, [_stdio_lines(t) for t in tests]   # a case's lines: one text
     if isinstance(row.get("test"), str) and isinstance(row.get("entry_point"), str):
         return "test", [{"assert": f"{row['test']}\ncheck({row['entry_point']})"}]
     if isinstance(row.get("test_list"), list):

@@ -818,6 +818,23 @@ def test_tests_written_as_json_text_are_read(tmp_path):
         dataset_tasks.load_tasks(str(path), prompt_field="problem")
 
 
+def test_a_stdin_case_given_as_a_list_of_lines_is_one_case(tmp_path):
+    # {"input": ["1 2", "3 4"]} (a case's lines, as most code datasets write them) was "'input' is
+    # a list; give it as one string"
+    from rewards import code_rewards
+
+    path = tmp_path / "lines.jsonl"
+    path.write_text(json.dumps({"prompt": "Print each line's sum.", "tests": [
+        {"input": ["1 2", "3 4"], "output": ["3", 7]}, {"input": "5 5\n", "output": "10\n"}]})
+        + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["tests"] == [{"input": "1 2\n3 4", "output": "3\n7"},
+                             {"input": "5 5\n", "output": "10\n"}]
+    fence = "```python\n{}\n```".format
+    sums = "import sys\nfor line in sys.stdin:\n    print(sum(map(int, line.split())))"
+    assert code_rewards([fence(sums), fence("print(3)\nprint(7)")], [task, task]) == [1.0, 0.5]
+
+
 @pytest.mark.parametrize("row,needle", [
     ({"input_output": "{not json"}, "row 0's 'input_output' is not valid JSON"),
     ({"input_output": '{"inputs": ["1"], "outputs": []}'},
