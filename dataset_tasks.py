@@ -473,8 +473,8 @@ def _lines_text(value) -> str:
     """A stdin/stdout case's input or output as one text: a list is its lines (["1 2", "3 4"],
     as APPS and many code datasets write a case), joined by newlines.
 
-    >>> _lines_text(["1 2", 3]), _lines_text("1 2\n")
-    ('1 2\n3', '1 2\n')
+    >>> _lines_text(["1 2", 3]), _lines_text("1 2\\n")
+    ('1 2\\n3', '1 2\\n')
     """
     return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
 
