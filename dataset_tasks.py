@@ -7,7 +7,8 @@ column mapping (`prompt_field`, `answer_field`, a dotted path inside an object t
 reads, and where:
 
 * the gold answer, reduced as `verify_math` reads a gold (`gold_answer`: GSM8K `#### 72` ->
-  `72`, a MATH solution -> its boxed answer, a list -> one list answer); a row with no final
+  `72`, a MATH solution -> its boxed answer, a list -> one list answer; a column of acceptable
+  answers, BIG-bench's `targets`: any of them, `alternative_answers`); a row with no final
   answer to grade (a proof: `is_worked_solution`) is skipped and counted;
 * the prompt: a text column, or a row's `messages` (or ShareGPT's `conversations`) up to the
   last user turn (`conversation_prompt`, checked by `check_prompt`);
@@ -55,7 +56,7 @@ def gold_answer(value) -> str:
     computed in binary is 0.30000000000000004, which no answer of 0.3 equals); true / false
     read 'True' / 'False' (yes / no to `verify_math`). A list is one answer that is a list
     (all the roots: [2, 3] -> '2, 3'), as `verify_math` reads a list gold; it is not a choice of
-    acceptable answers.
+    acceptable answers (a column named for those is read as such: `alternative_answers`).
 
     >>> gold_answer("48 + 24 = 72.\\n#### 1,234"), gold_answer("(1, 2)"), gold_answer([2, "3"])
     ('1234', '(1, 2)', '2, 3')
@@ -397,9 +398,11 @@ def conversation_prompt(messages):
 
 PROMPT_COLUMNS = ("question", "problem", "prompt", "query", "input", "instruction", "text",
                   "description", "question_content",      # MBPP, CodeContests, LiveCodeBench
-                  "question_stem", "ctx")                 # OpenBookQA, HellaSwag
+                  "question_stem", "ctx",                 # OpenBookQA, HellaSwag
+                  "inputs")                               # BIG-bench
 ANSWER_COLUMNS = ("answer", "solution", "final_answer", "target", "output", "label",
-                  "answerKey", "correct")                  # ARC and CommonsenseQA, AQuA-RAT
+                  "answerKey", "correct",                  # ARC and CommonsenseQA, AQuA-RAT
+                  "targets")                               # BIG-bench
 
 
 def _likely_column(row: dict, field: str, usual: tuple[str, ...]) -> str:
@@ -540,6 +543,28 @@ def ground_truth(row: dict):
     """
     answers = acceptable_answers(row)
     return answers[0] if answers else _ground_truth_value(row)
+
+
+# answer columns that hold several acceptable answers, any of which is right: BIG-bench's
+# `targets` (its task files' `target`), SQuAD's `answers.text`, TriviaQA's `answer.aliases`,
+# DROP's `answers_spans.spans`
+ALTERNATIVE_COLUMNS = ("targets", "target", "answers", "aliases", "normalized_aliases", "spans")
+
+
+def alternative_answers(field: str, value) -> list | None:
+    """The acceptable answers of an answer column named for several (`ALTERNATIVE_COLUMNS`, a
+    word of its dotted path: 'answers.text'), where it holds a list of them; None otherwise (a
+    list in another column is one answer: `gold_answer`).
+
+    >>> alternative_answers("answer.aliases", ["Paris", "City of Light"])
+    ['Paris', 'City of Light']
+    >>> alternative_answers("answer", [2, 3]) is None
+    True
+    """
+    named = set(re.split(r"[._]", field.lower())) & set(ALTERNATIVE_COLUMNS)
+    plain = isinstance(value, list) and value and all(
+        isinstance(x, (str, int, float)) for x in value)
+    return value if named and plain else None
 
 
 def acceptable_answers(row: dict) -> list[str] | None:
@@ -1114,7 +1139,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             else:                       # verl's schema (`ground_truth`) has no answer column
                 verl = {} if answer_field in row else row
             answer = ground_truth(verl) if verl else value
-            alternatives = acceptable_answers(verl) or []
+            alternatives = (acceptable_answers(verl) if verl
+                            else alternative_answers(answer_field, value)) or []
+            answer = alternatives[0] if alternatives else answer
             if answer is None and answer_field not in row:
                 raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "
                                 f"{sorted(row)}). Map the answer column with --answer-field "
@@ -1123,8 +1150,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             column = answer_field if answer_field in row else "reward_model.ground_truth"
             try:
                 task["answer"] = gold_answer(answer)
-                if len(alternatives) > 1:       # Skywork's checker takes any of them
-                    task["answers"] = [gold_answer(a) for a in alternatives]
+                answers = list(dict.fromkeys(gold_answer(a) for a in alternatives))
+                if len(answers) > 1:        # any of them is right (Skywork's checker, BIG-bench)
+                    task["answers"] = answers
             except ValueError as e:
                 inside = (f" (or name a field inside it: --answer-field {column}."
                           f"{next(iter(answer))})" if isinstance(answer, dict) and answer else "")

@@ -896,6 +896,31 @@ def test_verl_rows_are_graded_on_their_ground_truth(tmp_path, truth, gold, right
         assert (math_reward(right, task), math_reward(wrong, task)) == (1.0, 0.0)
 
 
+@pytest.mark.parametrize("row,field", [
+    ({"inputs": "Q: 2 + 2?", "targets": ["4", "four"]}, "targets"),                # BIG-bench
+    ({"input": "Q: 2 + 2?", "target": ["4", "four"]}, "target"),        # its task files' rows
+    ({"question": "Q: 2 + 2?", "answer": {"aliases": ["4", "four"], "value": "4"}},  # TriviaQA
+     "answer.aliases"),
+    ({"question": "Q: 2 + 2?", "answers": {"text": ["4", "four", "4"]}}, "answers.text"),  # SQuAD
+    ({"question": "Q: 2 + 2?", "answers_spans": {"spans": ["4", "four"]}},            # DROP
+     "answers_spans.spans")])
+def test_a_column_of_acceptable_answers_accepts_any_of_them(tmp_path, row, field):
+    # the list was one list answer '4, four', which neither '4' nor 'four' equals
+    from rewards import task_solved
+
+    path = tmp_path / "alternatives.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    prompt = "inputs" if "inputs" in row else "input" if "input" in row else "question"
+    task = dataset_tasks.load_tasks(str(path), prompt_field=prompt, answer_field=field)[0]
+    assert task["answer"] == "4" and task["answers"] == ["4", "four"]
+    assert [task_solved(f"\\boxed{{{c}}}", task) for c in ("4", "four", "5")] == [
+        True, True, False]
+    # and a list under another name stays one answer that is a list (all the roots)
+    path.write_text(json.dumps({"question": "Roots?", "answer": [2, 3]}) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
+    assert task["answer"] == "2, 3" and "answers" not in task
+
+
 def test_skywork_code_rows_are_graded_on_their_tests(tmp_path):
     from rewards import code_rewards
 
