@@ -609,7 +609,8 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
       CSV's; DeepCoder's, whose LiveCodeBench tests carry a "testtype": `_lcb_tests`), or as
       columns of cases, CodeContests' {"input": [...], "output": [...]} or APPS' {"inputs":
       [...], "outputs": [...], "fn_name"?}.
-    * HumanEval: `test` (a `check(candidate)` function) and `entry_point`.
+    * HumanEval: `test` (a `check(candidate)` function) and `entry_point`; BigCodeBench: `test`
+      a `unittest.TestCase` class (`_entry_point_tests`).
     * MBPP: `test_list` (assert statements), after `test_setup_code` or `test_imports`.
     * APPS, TACO: `input_output`, JSON text {"inputs", "outputs", "fn_name"?} (`_io_tests`).
     * CodeContests: `public_tests`, `private_tests` and `generated_tests`, {"input": [...],
@@ -677,7 +678,7 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
                              "...}, {\"fn_name\": ..., \"args\": [...], \"expected\": ...}]")
         return tests_field, [_stdio_lines(t) for t in tests]   # a case's lines: one text
     if isinstance(row.get("test"), str) and isinstance(row.get("entry_point"), str):
-        return "test", [{"assert": f"{row['test']}\ncheck({row['entry_point']})"}]
+        return "test", _entry_point_tests(row["test"], row["entry_point"])
     if isinstance(row.get("test_list"), list):
         imports = row.get("test_imports") or []
         if not (isinstance(imports, list) and all(isinstance(x, str) for x in imports)):
@@ -713,6 +714,35 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
         return "public_test_cases", (_lcb_tests(public, "public_test_cases", fn)
                                      + _lcb_tests(private, "private_test_cases", fn))
     return None
+
+
+def _entry_point_tests(source: str, entry_point: str) -> list[dict]:
+    """The tests of a row with `test` code and an `entry_point`: HumanEval's `check(candidate)`
+    function, called with the entry point; BigCodeBench's `unittest.TestCase` classes, each test
+    method one test (the class, then that method run; it was `check(task_func)`, a NameError
+    that failed every program); else the statements as they are.
+
+    The sandbox runs the tests in another process than the program (`sandbox`'s assert tests):
+    a test that patches the program (`unittest.mock`) cannot reach it, so it is a ValueError.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return [{"assert": source}]            # sandbox.check_tests names what does not compile
+    cases = [(c.name, f.name) for c in tree.body if isinstance(c, ast.ClassDef) and any(
+                 ast.unparse(b).endswith("TestCase") for b in c.bases)
+             for f in c.body if isinstance(f, ast.FunctionDef) and f.name.startswith("test")]
+    if any(isinstance(f, ast.FunctionDef) and f.name == "check" for f in tree.body):
+        return [{"assert": f"{source}\ncheck({entry_point})"}]
+    if not cases:
+        return [{"assert": source}]
+    if re.search(r"\bunittest\.mock\b|\bfrom mock\b|\bimport mock\b", source):
+        raise ValueError("'test' patches the program with unittest.mock, which cannot reach it: "
+                         "the sandbox runs the program in another process than its tests")
+    run = ("\n\nimport unittest as _unittest\n_result = _unittest.TestResult()\n"
+           "{}({!r}).run(_result)\nassert _result.wasSuccessful(), "
+           "(_result.failures + _result.errors)[0][1].strip().splitlines()[-1]").format
+    return [{"assert": source + run(case, method)} for case, method in cases]
 
 
 def _verification_tests(info) -> list[dict]:

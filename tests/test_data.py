@@ -769,6 +769,43 @@ def test_code_dataset_schemas_load_their_tests_and_grade_a_right_program(tmp_pat
                                                             "livecodebench"))
 
 
+BIGCODEBENCH_TEST = """import unittest
+
+class TestCases(unittest.TestCase):
+    def setUp(self):
+        self.n = 2
+
+    def test_double(self):
+        self.assertEqual(task_func(self.n), 4)
+
+    def test_zero(self):
+        self.assertEqual(task_func(0), 0)
+"""
+
+
+def test_bigcodebench_unittest_classes_run_each_test_method(tmp_path):
+    # its `test` (a unittest.TestCase class) was run as HumanEval's: check(task_func), a
+    # NameError that failed every program, right or wrong
+    from rewards import code_rewards
+
+    row = {"task_id": "BigCodeBench/0", "instruct_prompt": "Write task_func(n): return 2 n.",
+           "test": BIGCODEBENCH_TEST, "entry_point": "task_func", "libs": "[]"}
+    path = tmp_path / "bigcodebench.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="instruct_prompt")[0]
+    assert len(task["tests"]) == 2
+    fence = "```python\n{}\n```".format
+    programs = ["def task_func(n):\n    return 2 * n", "def task_func(n):\n    return 4",
+                "def task_func(n):\n    return n + 1"]
+    assert code_rewards([fence(p) for p in programs], [task] * 3) == [1.0, 0.5, 0.0]
+    # a test that patches the program cannot reach it in the sandbox: every program would fail
+    mocked = "from unittest.mock import patch\n" + BIGCODEBENCH_TEST
+    path.write_text(json.dumps({**row, "test": mocked}) + "\n")
+    with pytest.raises(data.DataError, match="row 0's 'test' patches the program with "
+                       "unittest.mock, which cannot reach it: .*or drop the row"):
+        dataset_tasks.load_tasks(str(path), prompt_field="instruct_prompt")
+
+
 def test_code_contests_generated_tests_are_hidden_tests(tmp_path):
     # they were unused: a program that special-cased the public and private tests passed
     from rewards import code_rewards
