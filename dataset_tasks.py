@@ -813,6 +813,7 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
       ARC rows are labelled "1", "2", ...; `answerKey` names the label).
     * AQuA-RAT: `options` ["A)21", "B)21.5", ...] (`correct` a letter): the letters are cut off.
     * MMLU-Pro: `options` ["...", ...] (`answer` a letter); HellaSwag: `endings` (`label` "3").
+    * MathQA: `options` one string 'a ) 5 , b ) 6 , ...' (`lettered_options`).
     * `choices` {"A": "ice", "B": "water"}; one column per letter, A, B, C, D (C-Eval, CMMLU,
       AGIEval exports), a plain list's kind: options only where the gold names one.
 
@@ -833,6 +834,8 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
         return list(choices.values()), [str(k) for k in choices]      # {"A": "ice", ...}
     for column in ("options", "endings"):
         options = row.get(column)
+        if isinstance(options, str) and lettered_options(options):    # MathQA: one string
+            return lettered_options(options)
         if isinstance(options, list) and options:
             found = [_LETTERED.fullmatch(o) if isinstance(o, str) else None for o in options]
             if all(found) and [m[1] for m in found] == [chr(65 + j) for j in range(len(options))]:
@@ -843,6 +846,27 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
             isinstance(row[c], (str, int, float)) for c in columns):
         return [row[c] for c in columns], None          # one column per letter: A, B, C, D
     return None
+
+
+_OPTION_MARK = re.compile(r"(?:^|(?<=[\s,;]))\(?([A-Za-z])\s*\)\s*")
+
+
+def lettered_options(text: str) -> tuple[list, list] | None:
+    """The options of a string that lists them after their letters (MathQA's 'a ) 5 , b ) 6',
+    '(A) 5 (B) 6'), and the letters; None if it does not start with a and run on b, c, ...
+
+    >>> lettered_options("a ) rs . 5 , b ) 6 , c ) none")
+    (['rs . 5', '6', 'none'], ['a', 'b', 'c'])
+    """
+    marks = []
+    for m in _OPTION_MARK.finditer(text):
+        if m[1].lower() == chr(ord("a") + len(marks)):
+            marks.append(m)
+    if len(marks) < 2 or text[:marks[0].start()].strip():
+        return None
+    ends = [m.start() for m in marks[1:]] + [len(text)]
+    return ([text[m.end():end].strip().rstrip(",;").strip() for m, end in zip(marks, ends)],
+            [m[1] for m in marks])
 
 
 # graded on the letter: a boxed option text ("\\boxed{4}" for "(B) 4") would earn nothing

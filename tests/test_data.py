@@ -517,6 +517,11 @@ MC_ROWS = [   # each dataset's own schema, as it ships
                           "choices": {"A": "ice", "B": "water", "C": "steam"}}),
     ("letter-columns", {"question": "Which is a liquid?", "A": "ice", "B": "water", "C": "steam",
                         "answer": "B"}),                          # C-Eval, CMMLU, AGIEval
+    # the options as one string (MathQA's; '(A) ...' too) were not shown, the gold 'b' graded
+    ("mathqa", {"Problem": "Which is a liquid?", "Rationale": "water flows",
+                "options": "a ) ice , b ) water , c ) steam", "correct": "b"}),
+    ("options-string", {"question": "Which is a liquid?", "answer": "B",
+                        "options": "(A) ice (B) water (C) steam"}),
 ]
 
 
@@ -531,7 +536,7 @@ def test_multiple_choice_schemas_show_their_options_and_are_graded_on_the_letter
     path = tmp_path / f"{name}.jsonl"
     path.write_text(json.dumps(row) + "\n")
     field = next(k for k in ("answerKey", "correct", "answer", "label") if k in row)
-    prompt = next(k for k in ("question", "ctx", "question_stem") if k in row)
+    prompt = next(k for k in ("question", "ctx", "question_stem", "Problem") if k in row)
     task = dataset_tasks.load_tasks(str(path), prompt_field=prompt, answer_field=field)[0]
     assert task["prompt"] == ("Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam\n\n"
                               "Answer with the letter of the right option.")
