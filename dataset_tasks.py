@@ -10,8 +10,9 @@ reads, and where:
   `72`, a MATH solution -> its boxed answer, a list -> one list answer; a column of acceptable
   answers, BIG-bench's `targets`: any of them, `alternative_answers`); a row with no final
   answer to grade (a proof: `is_worked_solution`) is skipped and counted;
-* the prompt: a text column, or a row's `messages` (or ShareGPT's `conversations`) up to the
-  last user turn (`conversation_prompt`, checked by `check_prompt`);
+* the prompt: a text column (after the text it is about, SVAMP's Body: `with_context`), or a
+  row's `messages` (or ShareGPT's `conversations`) up to the last user turn
+  (`conversation_prompt`, checked by `check_prompt`);
 * multiple choice: the options are listed in the prompt and the gold is the letter
   (`row_choices`; one column per option: `option_columns`);
 * code: the tests of each code dataset's own schema, in the sandbox's format (`code_tests`).
@@ -356,6 +357,32 @@ def check_prompt(value):
         raise ValueError(f"has a last turn of role {messages[-1]['role']!r}; end it with the "
                          "user turn to answer")
     return messages
+
+
+# a column of the text that a question is about, kept apart from it: SVAMP's and ASDiv's Body,
+# DROP's and BoolQ's passage, SQuAD's, SIQA's and LogiQA's context, RACE's article, CoQA's story
+CONTEXT_COLUMNS = ("body", "passage", "context", "article", "story", "paragraph")
+
+
+def with_context(row: dict, field: str, prompt):
+    """A question read from a text column with the text it is about (`CONTEXT_COLUMNS`, any
+    case) put before it: the model was asked SVAMP's 'How many are left?' without its Body.
+    The prompt as it is where the row has no such text, reads its prompt from it, or the prompt
+    holds it already (a conversation is as written).
+
+    >>> with_context({"Body": "Jack had 8 pens.", "Question": "He gave 3 away. How many are "
+    ...               "left?"}, "Question", "He gave 3 away. How many are left?")
+    'Jack had 8 pens.\nHe gave 3 away. How many are left?'
+    """
+    if not isinstance(prompt, str):
+        return prompt
+    by_case = {str(k).lower(): k for k in row}
+    for name in CONTEXT_COLUMNS:
+        text = row.get(by_case[name]) if name in by_case else None
+        if by_case.get(name) != field and isinstance(text, str) and text.strip() and (
+                text.strip() not in prompt):
+            return f"{text.strip()}\n{prompt}"
+    return prompt
 
 
 # columns of a solved conversation, read up to its last user turn (`conversation_prompt`):
@@ -962,29 +989,25 @@ def with_question(prompt, edit):
     return prompt[:-1] + [{**prompt[-1], "content": edit(prompt[-1]["content"])}]
 
 
-# one column per option -> (its columns, the column naming the right one, the labels it uses,
-# a column of context that precedes the question)
-OPTION_COLUMNS = ((("sol1", "sol2"), "label", ("0", "1"), None),                # PIQA
-                  (("option1", "option2"), "answer", ("1", "2"), None),         # WinoGrande
-                  (("answerA", "answerB", "answerC"), "label", ("1", "2", "3"), "context"))  # SIQA
+# one column per option -> (its columns, the column naming the right one, the labels it uses)
+OPTION_COLUMNS = ((("sol1", "sol2"), "label", ("0", "1")),                      # PIQA
+                  (("option1", "option2"), "answer", ("1", "2")),               # WinoGrande
+                  (("answerA", "answerB", "answerC"), "label", ("1", "2", "3")))    # SIQA
 GPQA_COLUMNS = ("Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2",
                 "Incorrect Answer 3")
 
 
 def option_columns(row: dict, question) -> tuple | None:
     """The arguments of `multiple_choice` for a row with one column per option, whose schema
-    names the right one (`OPTION_COLUMNS`: PIQA, WinoGrande, SIQA; SIQA's context is put before
-    its question); GPQA's right option comes first in its columns, so they are shuffled, seeded
-    by the row (the same order in every run), its columns' names being the labels. None for a
-    row of another schema.
+    names the right one (`OPTION_COLUMNS`: PIQA, WinoGrande, SIQA); GPQA's right option comes
+    first in its columns, so they are shuffled, seeded by the row (the same order in every run),
+    its columns' names being the labels. None for a row of another schema.
 
     >>> option_columns({"sol1": "a", "sol2": "b", "label": 1}, "Goal?")
     ('Goal?', ['a', 'b'], '1', ['0', '1'])
     """
-    for columns, right, labels, context in OPTION_COLUMNS:
+    for columns, right, labels in OPTION_COLUMNS:
         if right in row and all(c in row for c in columns):
-            if context and isinstance(row.get(context), str) and row[context].strip():
-                question = with_question(question, lambda q: f"{row[context]}\n{q}")
             return question, [row[c] for c in columns], str(row[right]), list(labels)
     if all(c in row for c in GPQA_COLUMNS):
         names = list(GPQA_COLUMNS)
@@ -1154,7 +1177,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                             f"{_likely_column(row, prompt_field, PROMPT_COLUMNS)}.")
         try:
             read = conversation_prompt if field in CONVERSATION_COLUMNS else check_prompt
-            prompt = read(row[field])
+            prompt = with_context(row, field, read(row[field]))
         except ValueError as e:
             raise DataError(f"{where}: row {i}'s {field!r} {e}") from None
         own = next((row[k] for k in ID_COLUMNS if row.get(k) not in (None, "")), None)

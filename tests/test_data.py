@@ -602,6 +602,31 @@ def test_one_column_per_option_and_chat_prompts_show_the_options(
     assert "(A) " in question_text(task) and "(B) " in question_text(task)   # what a judge reads
 
 
+@pytest.mark.parametrize("row,field,answer,context", [
+    ({"ID": "chal-1", "Body": "Jack had 8 pens.", "Question": "He gave 3 away. How many are left?",
+      "Answer": 5.0}, "Question", "Answer", "Jack had 8 pens."),                   # SVAMP
+    ({"body": "Jack had 8 pens.", "question": "How many are left?", "answer": "5"},
+     "question", "answer", "Jack had 8 pens."),                                    # ASDiv
+    ({"passage": "The Bears won 24-7.", "question": "Who won?", "answers_spans": {
+        "spans": ["The Bears"]}}, "question", "answers_spans.spans", "The Bears won 24-7."),
+    ({"passage": "Water is wet.", "question": "is water wet", "answer": True}, "question",
+     "answer", "Water is wet."),                                                  # BoolQ
+])
+def test_a_question_is_asked_after_the_text_it_is_about(tmp_path, row, field, answer, context):
+    # the model was asked 'How many are left?' without the Body / passage that says of what
+    path = tmp_path / "context.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    for answer_field in (None, answer):
+        task = dataset_tasks.load_tasks(str(path), prompt_field=field,
+                                        answer_field=answer_field)[0]
+        assert task["prompt"] == f"{context}\n{row[field]}"
+    # a prompt read from that text, or one that holds it already, is as written
+    for prompt in (context, f"{context} {row[field]}"):
+        path.write_text(json.dumps({**row, "q": prompt}) + "\n")
+        assert dataset_tasks.load_tasks(str(path), prompt_field="q", answer_field=None)[0][
+            "prompt"] == prompt
+
+
 def test_gpqa_options_are_shuffled_once_per_row_and_graded_on_the_letter(tmp_path):
     # GPQA lists the right answer first ('Correct Answer', 'Incorrect Answer 1'..'3'): in column
     # order every gold would be A; the order is drawn from the row, the same in every run
