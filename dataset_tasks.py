@@ -372,7 +372,7 @@ def with_context(row: dict, field: str, prompt):
 
     >>> with_context({"Body": "Jack had 8 pens.", "Question": "He gave 3 away. How many are "
     ...               "left?"}, "Question", "He gave 3 away. How many are left?")
-    'Jack had 8 pens.\nHe gave 3 away. How many are left?'
+    'Jack had 8 pens.\\nHe gave 3 away. How many are left?'
     """
     if not isinstance(prompt, str):
         return prompt
