@@ -47,6 +47,10 @@ def gsm8k_answer(text: str) -> str:
     return text.replace(",", "") if _THOUSANDS_RE.fullmatch(text) else text
 
 
+# a number and its unit in parentheses: ASDiv's '9 (apples)' (not '3 (mod 4)': a unit is words)
+_UNIT_IN_PARENS = re.compile(r"([-+]?\d[\d,]*(?:\.\d+)?)\s*\(([A-Za-z][A-Za-z .'/-]*)\)")
+
+
 def gold_answer(value) -> str:
     """The gold answer of a row's answer field, as one string; a ValueError says why a value is
     none.
@@ -55,9 +59,11 @@ def gold_answer(value) -> str:
     '#### 1,234' -> '1234', a MATH solution -> its last `\\boxed{}`, 'The answer is 12.' -> '12'.
     An integer keeps its JSON spelling, a float is written to 15 significant digits (0.1 + 0.2
     computed in binary is 0.30000000000000004, which no answer of 0.3 equals); true / false
-    read 'True' / 'False' (yes / no to `verify_math`). A list is one answer that is a list
-    (all the roots: [2, 3] -> '2, 3'), as `verify_math` reads a list gold; it is not a choice of
-    acceptable answers (a column named for those is read as such: `alternative_answers`).
+    read 'True' / 'False' (yes / no to `verify_math`). A number with its unit in parentheses
+    (ASDiv's '9 (apples)', which no reply equals) is the number and its unit: '9 apples'. A
+    list is one answer that is a list (all the roots: [2, 3] -> '2, 3'), as `verify_math` reads
+    a list gold; it is not a choice of acceptable answers (a column named for those is read as
+    such: `alternative_answers`).
 
     >>> gold_answer("48 + 24 = 72.\\n#### 1,234"), gold_answer("(1, 2)"), gold_answer([2, "3"])
     ('1234', '(1, 2)', '2, 3')
@@ -83,6 +89,8 @@ def gold_answer(value) -> str:
     if not isinstance(value, str):
         raise ValueError(f"is {json.dumps(value, default=str)[:60]}, a {type(value).__name__}")
     text = gsm8k_answer(mathcheck.gold_answer(value)) if value.strip() else ""
+    unit = _UNIT_IN_PARENS.fullmatch(text.strip())
+    text = f"{gsm8k_answer(unit[1])} {unit[2].strip()}" if unit else text  # ASDiv's
     if not text.strip():
         raise ValueError("is empty")
     return text

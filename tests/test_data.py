@@ -203,17 +203,21 @@ def test_file_gold_answers_keep_their_commas_and_are_reduced_like_a_gold(tmp_pat
              ("#### 1,234", "1234"), ("The answer is 12.", "12"), (72, "72"), (0.5, "0.5"),
              (True, "True"), ([2, "3"], "2, 3"),
              # a float computed in binary was its 17 digits, which no answer of 0.3 equals
-             (0.1 + 0.2, "0.3"), (1e-7, "1e-07")]
+             (0.1 + 0.2, "0.3"), (1e-7, "1e-07"),
+             # ASDiv's unit in parentheses: '9 (apples)', which no answer equals
+             ("1,200 (apples)", "1200 apples"), ("3 (mod 4)", "3 (mod 4)")]
     path = tmp_path / "golds.jsonl"
     path.write_text("".join(json.dumps({"prompt": "q", "answer": g}) + "\n" for g, _ in golds))
     tasks = dataset_tasks.load_tasks(str(path))
     assert [t["answer"] for t in tasks] == [a for _, a in golds]
     right = ["\\boxed{(1,2)}", "\\boxed{\\{2, 1\\}}", "\\boxed{3, 500}", "\\boxed{1000}",
              "\\boxed{(1, 2)}", "\\boxed{1234}", "\\boxed{12}", "\\boxed{72}", "\\boxed{\\frac12}",
-             "\\boxed{Yes}", "\\boxed{3, 2}", "\\boxed{0.3}", "\\boxed{10^{-7}}"]
+             "\\boxed{Yes}", "\\boxed{3, 2}", "\\boxed{0.3}", "\\boxed{10^{-7}}", "\\boxed{1200}",
+             "\\boxed{3 (mod 4)}"]
     wrong = ["\\boxed{(12)}", "\\boxed{\\{12\\}}", "\\boxed{3500}", "\\boxed{100}",
              "\\boxed{(12)}", "\\boxed{123}", "\\boxed{13}", "\\boxed{27}", "\\boxed{0.05}",
-             "\\boxed{No}", "\\boxed{23}", "\\boxed{0.31}", "\\boxed{10^{-6}}"]
+             "\\boxed{No}", "\\boxed{23}", "\\boxed{0.31}", "\\boxed{10^{-6}}", "\\boxed{120}",
+             "\\boxed{4}"]
     assert [math_reward(c, t) for c, t in zip(right, tasks)] == [1.0] * len(tasks)
     assert [math_reward(c, t) for c, t in zip(wrong, tasks)] == [0.0] * len(tasks)
 
