@@ -137,8 +137,9 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
         rows = json.loads(text)
     except json.JSONDecodeError as e:
         if e.msg != "Extra data":
-            raise DataError(f"{path}: not valid JSON ({e}); a .json file holds a list of rows, "
-                            "or {\"data\": [rows]} (one row a line: .jsonl)") from None
+            raise DataError(f"{path}: not valid JSON ({_json_problem(text, e)}); a .json file "
+                            "holds a list of rows, or {\"data\": [rows]} (one row a line: "
+                            ".jsonl)") from None
         return _jsonl_rows(path, text)
     lists = {k: v for k, v in rows.items() if isinstance(v, list)} if isinstance(rows, dict) else {}
     held = {k: v for k, v in lists.items() if v and all(isinstance(r, dict) for r in v)}
@@ -190,9 +191,27 @@ def _jsonl_rows(path: Path, text: str) -> list:
             except json.JSONDecodeError as e:
                 stream = _json_stream(text)       # objects pretty-printed one after another (jq)
                 if stream is None:
-                    raise DataError(f"{path}: row {i} is not valid JSON ({e})") from None
+                    raise DataError(f"{path}: line {i + 1} is not valid JSON "
+                                    f"({_json_problem(line, e)}); a .jsonl file holds one JSON "
+                                    "object a line") from None
                 return stream
     return rows
+
+
+def _json_problem(doc: str, e: json.JSONDecodeError) -> str:
+    """What a JSON error is, named with its fix where JSON's parser does not say: a trailing
+    comma, or a comment (JSON has neither; JSON5 and JSONC, which some tools write, have both).
+
+    >>> _json_problem('{"a": 1,}', json.JSONDecodeError("Expecting property name", '{"a": 1,}', 8))
+    "a trailing comma before '}' at column 9: JSON has none, drop it"
+    """
+    rest = doc[e.pos:]
+    at = f"line {e.lineno} column {e.colno}" if e.lineno > 1 else f"column {e.colno}"
+    if doc[:e.pos].rstrip().endswith(",") and rest[:1] in ("]", "}"):
+        return f"a trailing comma before {rest[0]!r} at {at}: JSON has none, drop it"
+    if rest.startswith(("//", "/*", "#")):
+        return f"a comment at {at}: JSON has none, drop it"
+    return str(e)
 
 
 def _json_stream(text: str) -> list | None:

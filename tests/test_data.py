@@ -323,7 +323,7 @@ def test_malformed_rows_name_file_row_and_field(tmp_path):
     with pytest.raises(data.DataError, match=r"row 0 has no field 'prompt'.*--prompt-field"):
         dataset_tasks.load_tasks(str(path))
     path.write_text('{"prompt": "a", "answer": "1"}\nnot json\n')
-    with pytest.raises(data.DataError, match="row 1 is not valid JSON"):
+    with pytest.raises(data.DataError, match="line 2 is not valid JSON"):
         dataset_tasks.load_tasks(str(path))
 
 
@@ -403,6 +403,15 @@ def test_file_forms_that_other_tools_write(tmp_path, name, content):
     ("ragged.json", b'{"prompt": ["q1", "q2"], "answer": ["1"]}', "columns of equal length"),
     ("rows.txt", b"q1", "use .jsonl, .json, .csv, .tsv or .parquet"),
     ("broken.jsonl.gz", b"not gzip", "broken.jsonl.gz: not a readable gzip file"),
+    # JSON5 / JSONC's trailing commas and comments: the parser's "Expecting property name"
+    ("commas.jsonl", b'{"prompt": "q1", "answer": "1"}\n{"prompt": "q2", "answer": "2",}\n',
+     "commas.jsonl: line 2 is not valid JSON (a trailing comma before '}' at column 32: JSON "
+     "has none, drop it); a .jsonl file holds one JSON object a line"),
+    ("comments.jsonl", b'// exported rows\n{"prompt": "q1", "answer": "1"}\n',
+     "line 1 is not valid JSON (a comment at column 1: JSON has none, drop it)"),
+    ("commas.json", b'[\n  {"prompt": "q1", "answer": "1"},\n]\n',
+     "commas.json: not valid JSON (a trailing comma before ']' at line 3 column 1: JSON has "
+     "none, drop it)"),
     ("splits.json", json.dumps({"dev": ROWS, "eval": ROWS}).encode(),
      "holds rows under 'dev', 'eval', and none is the split 'train'"),
     ("test-only.json", json.dumps({"test": ROWS}).encode(),      # were trained on
