@@ -868,8 +868,9 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
     * AQuA-RAT: `options` ["A)21", "B)21.5", ...] (`correct` a letter): the letters are cut off.
     * MMLU-Pro: `options` ["...", ...] (`answer` a letter); HellaSwag: `endings` (`label` "3").
     * MathQA: `options` one string 'a ) 5 , b ) 6 , ...' (`lettered_options`).
-    * `choices` {"A": "ice", "B": "water"}; one column per letter, A, B, C, D (C-Eval, CMMLU,
-      AGIEval exports), a plain list's kind: options only where the gold names one.
+    * `choices` or `options` {"A": "ice", "B": "water"} (MedQA's); one column per letter, A, B,
+      C, D (C-Eval, CMMLU, AGIEval exports), a plain list's kind: options only where the gold
+      names one.
 
     >>> row_choices({"choices": {"text": ["ice", "water"], "label": ["1", "2"]}})
     (['ice', 'water'], ['1', '2'])
@@ -883,9 +884,11 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
         labels = choices.get("label")
         ok = isinstance(labels, list) and len(labels) == len(choices["text"])
         return choices["text"], [str(x) for x in labels] if ok else None
-    if isinstance(choices, dict) and len(choices) > 1 and all(
-            isinstance(v, (str, int, float)) for v in choices.values()):
-        return list(choices.values()), [str(k) for k in choices]      # {"A": "ice", ...}
+    for column in ("choices", "options", "endings"):
+        options = row.get(column)
+        if isinstance(options, dict) and len(options) > 1 and all(
+                isinstance(v, (str, int, float)) for v in options.values()):
+            return list(options.values()), [str(k) for k in options]  # {"A": "ice", ...}
     for column in ("options", "endings"):
         options = row.get(column)
         if isinstance(options, str) and lettered_options(options):    # MathQA: one string
