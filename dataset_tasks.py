@@ -230,10 +230,16 @@ def _json_stream(text: str) -> list | None:
         values.append(value)
 
 
+# a spreadsheet formula in a cell: =SUM(A1:A3), =B2*2, =1+1 (a sheet saved with its formulas)
+_FORMULA = re.compile(r"=\s*(?:[A-Z][A-Z0-9.]*\(.*\)|\$?[A-Z]{1,3}\$?\d+(?:[-+*/^ ].*)?"
+                      r"|[-+(]*\d[\d.]*(?:\s*[-+*/^]\s*[-+(]*\d[\d.]*\)*)+)")
+
+
 def _csv_rows(path: Path, text: str) -> list:
     """The rows of a .csv (.tsv) file with a header line; every value is a string. A .csv's
     separator is the one its header line uses: a comma, else a semicolon (what Excel writes
-    where the comma is the decimal mark), a tab or a bar.
+    where the comma is the decimal mark), a tab or a bar. A spreadsheet formula ('=1+1') is a
+    DataError: its value is not in the file.
 
     >>> [dict(r) for r in _csv_rows(Path("de.csv"), "prompt;answer\\n1,5 + 1?;2,5\\n")]
     [{'prompt': '1,5 + 1?', 'answer': '2,5'}]
@@ -250,6 +256,11 @@ def _csv_rows(path: Path, text: str) -> list:
             more = "more" if None in row else "fewer"
             raise DataError(f"{path}: row {i} has {more} cells than the header line; quote a "
                             f"value that holds the separator {sep!r} (\"1{sep}000\")")
+        formula = next((k for k, v in row.items() if _FORMULA.fullmatch(v.strip())), None)
+        if formula is not None:
+            raise DataError(f"{path}: row {i}'s {formula!r} is {row[formula].strip()!r}, a "
+                            "spreadsheet formula, not its value (which a reply would be graded "
+                            "against); export the sheet with its values, not its formulas")
     return rows
 
 

@@ -403,6 +403,11 @@ def test_file_forms_that_other_tools_write(tmp_path, name, content):
     ("ragged.json", b'{"prompt": ["q1", "q2"], "answer": ["1"]}', "columns of equal length"),
     ("rows.txt", b"q1", "use .jsonl, .json, .csv, .tsv or .parquet"),
     ("broken.jsonl.gz", b"not gzip", "broken.jsonl.gz: not a readable gzip file"),
+    # a sheet saved with its formulas: the gold '=1+1', which no reply (\\boxed{2}) equals
+    ("formulas.csv", b"prompt,answer\nq1,1\nq2,=1+1\n", "formulas.csv: row 1's 'answer' is "
+     "'=1+1', a spreadsheet formula, not its value (which a reply would be graded against); "
+     "export the sheet with its values"),
+    ("formulas.tsv", b"prompt\tanswer\nq1\t=SUM(B2:B3)\n", "'=SUM(B2:B3)', a spreadsheet formula"),
     # JSON5 / JSONC's trailing commas and comments: the parser's "Expecting property name"
     ("commas.jsonl", b'{"prompt": "q1", "answer": "1"}\n{"prompt": "q2", "answer": "2",}\n',
      "commas.jsonl: line 2 is not valid JSON (a trailing comma before '}' at column 32: JSON "
