@@ -1126,7 +1126,9 @@ def with_nested_fields(row: dict, *fields: str | None) -> dict:
 # a row's own id (HumanEval's task_id, APPS' problem_id, MATH-500's unique_id, ...): samples
 # and results name the dataset's problem, not its row number
 ID_COLUMNS = ("id", "task_id", "problem_id", "question_id", "unique_id", "uuid", "ID")
-GRADED_FIELDS = ("answer", "tests", "constraints")    # what rewards.task_solved checks
+# what rewards grade a task by (`rewards.task_solved`, `code_rewards`): the loader's to set, never
+# a row's own column of that name (SQuAD's `answers`, an answer column beside a code row's tests)
+GRADED_FIELDS = ("answer", "answers", "tests", "constraints", "prelude")
 
 
 def is_file_task(source: str) -> bool:
@@ -1149,7 +1151,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     or constraints column is left out, as nothing is to be graded; a multiple-choice row's
     options are listed all the same). Column names are mapped
     with `prompt_field` / `answer_field`; the answer is reduced by `gold_answer` (GSM8K-style
-    '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task;
+    '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task,
+    those graded aside (`GRADED_FIELDS`: a row's 'answers' column is not the task's);
     a row whose answer is a worked solution with no final answer, a proof (`is_worked_solution`),
     or NuminaMath's placeholder 'proof' / 'notfound' (`NO_ANSWER`) is skipped, and the count
     printed; an id that names several rows is made unique: the second '7' is '7#2');
@@ -1293,9 +1296,11 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         asked = task["prompt"] if isinstance(task["prompt"], str) else task["prompt"][-1]["content"]
         if "answer" in task and asked.endswith(CHOICE_INSTRUCTION):
             task["question"] = asked    # what a judge reads: the row's own has no options
-        graded = GRADED_FIELDS if answer_field is None else ()
+        # prompts only, nothing is graded; else what grades the task is what was read above,
+        # and an instruction row's constraints (`instruction_tasks`' form) as they are
+        graded = set(GRADED_FIELDS) - ({"constraints"} if rules and answer_field else set())
         for k, v in row.items():
-            if k not in graded:           # prompts only: an answer column would still be graded
+            if k not in graded:
                 task.setdefault(k, v)
         tasks.append(task)
     seen: dict[str, int] = {}

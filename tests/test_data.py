@@ -1009,6 +1009,29 @@ def test_a_column_of_acceptable_answers_accepts_any_of_them(tmp_path, row, field
     assert task["answer"] == "2, 3" and "answers" not in task
 
 
+def test_a_row_column_named_as_a_graded_field_is_not_graded(tmp_path):
+    # a row's own 'answers' (SQuAD's {"text": [...], "answer_start": [...]}) was copied into the
+    # task and graded as its acceptable answers: the key 'text' was right, 'France' wrong; a code
+    # row's 'answer' column was graded instead of its tests
+    from rewards import task_solved
+
+    path = tmp_path / "squad.jsonl"
+    path.write_text(json.dumps({"context": "Paris is in France.", "question": "Where is Paris?",
+                                "answers": {"text": ["France"], "answer_start": [12]}}) + "\n")
+    squad = dataset_tasks.load_tasks(str(path), prompt_field="question",
+                                     answer_field="answers.text")[0]
+    path.write_text(json.dumps({"question": "2 + 2?", "answer": "4", "answers": ["5"]}) + "\n")
+    other = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
+    assert [task_solved(f"\\boxed{{{c}}}", squad) for c in ("France", "text")] == [True, False]
+    assert [task_solved(f"\\boxed{{{c}}}", other) for c in ("4", "5")] == [True, False]
+    path.write_text(json.dumps({"prompt": "Print 6.", "answer": "print(6)", "prelude": "exit()",
+                                "tests": [{"input": "", "output": "6"}]}) + "\n")
+    code = dataset_tasks.load_tasks(str(path))[0]
+    assert "answer" not in code and "prelude" not in code
+    assert task_solved("```python\nprint(6)\n```", code)
+    assert not task_solved("```python\nprint(7)\n```", code)
+
+
 def test_skywork_code_rows_are_graded_on_their_tests(tmp_path):
     from rewards import code_rewards
 
