@@ -1042,7 +1042,9 @@ def option_columns(row: dict, question) -> tuple | None:
     """The arguments of `multiple_choice` for a row with one column per option, whose schema
     names the right one (`OPTION_COLUMNS`: PIQA, WinoGrande, SIQA); GPQA's right option comes
     first in its columns, so they are shuffled, seeded by the row (the same order in every run),
-    its columns' names being the labels. None for a row of another schema.
+    its columns' names being the labels; so are options scored right or wrong
+    (`scored_options`: TruthfulQA lists the right one first too). None for a row of another
+    schema.
 
     >>> option_columns({"sol1": "a", "sol2": "b", "label": 1}, "Goal?")
     ('Goal?', ['a', 'b'], '1', ['0', '1'])
@@ -1054,7 +1056,37 @@ def option_columns(row: dict, question) -> tuple | None:
         names = list(GPQA_COLUMNS)
         random.Random(json.dumps([row[c] for c in names], default=str)).shuffle(names)
         return question, [str(row[c]).strip() for c in names], "Correct Answer", names
+    scored = scored_options(row)
+    if scored:
+        options, right = scored
+        order = list(range(len(options)))
+        random.Random(json.dumps(options, default=str)).shuffle(order)
+        return question, [str(options[j]) for j in order], order.index(right), None
     return None
+
+
+def scored_options(row: dict) -> tuple[list, int] | None:
+    """Options that each carry a score, the one right option scored highest (1, the others 0):
+    TruthfulQA's `mc1_targets` {"choices", "labels"}, BIG-bench's `multiple_choice_targets` and
+    `multiple_choice_scores`, its task files' `target_scores` {option: score}; (the options, the
+    index of the right one), None where there are none or several are right.
+
+    >>> scored_options({"mc1_targets": {"choices": ["water", "ice"], "labels": [1, 0]}})
+    (['water', 'ice'], 0)
+    """
+    mc1, by_option = row.get("mc1_targets"), row.get("target_scores")
+    if isinstance(mc1, dict):
+        options, scores = mc1.get("choices"), mc1.get("labels")
+    elif isinstance(by_option, dict):
+        options, scores = list(by_option), list(by_option.values())
+    else:
+        options, scores = row.get("multiple_choice_targets"), row.get("multiple_choice_scores")
+    if not (isinstance(options, list) and isinstance(scores, list)
+            and len(options) == len(scores) > 1 and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for x in scores)):
+        return None
+    best = [j for j, x in enumerate(scores) if x == max(scores)]
+    return (options, best[0]) if len(best) == 1 and max(scores) > 0 else None
 
 
 LIST_COLUMNS = ("choices", "options", "endings", "test_list", "public_tests", "private_tests",

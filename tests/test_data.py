@@ -667,6 +667,28 @@ def test_gpqa_options_are_shuffled_once_per_row_and_graded_on_the_letter(tmp_pat
         assert task_solved(f"\\boxed{{{t['answer']}}}", t)
 
 
+@pytest.mark.parametrize("row", [
+    {"question": "Which is a liquid?", "mc1_targets": {"choices": ["water", "ice", "steam"],
+                                                       "labels": [1, 0, 0]}},       # TruthfulQA
+    {"inputs": "Which is a liquid?", "targets": ["water"], "multiple_choice_targets": [
+        "ice", "water", "steam"], "multiple_choice_scores": [0, 1, 0]},            # BIG-bench
+    {"input": "Which is a liquid?", "target_scores": {"ice": 0, "steam": 0, "water": 1}}])
+def test_options_scored_right_or_wrong_are_shown_and_graded_on_the_letter(tmp_path, row):
+    # the options were not shown: TruthfulQA was 'no field answer', BIG-bench graded on its
+    # free-form targets or refused ('target_scores' is a dict)
+    from rewards import task_solved
+
+    path = tmp_path / "scored.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    field = next(k for k in ("question", "inputs", "input") if k in row)
+    task = dataset_tasks.load_tasks(str(path), prompt_field=field)[0]
+    assert task["prompt"].startswith("Which is a liquid?\n\n(A) ")
+    assert f"({task['answer']}) water\n" in task["prompt"]
+    assert sorted(re.findall(r"\(\w\) (.*)", task["prompt"])) == ["ice", "steam", "water"]
+    assert task_solved(f"\\boxed{{{task['answer']}}}", task) and not task_solved(
+        "\\boxed{water}", task)
+
+
 def test_a_conversation_with_its_reply_and_an_answer_is_a_task(tmp_path, tokenizer):
     # OpenR1's rows: {"messages": [user, assistant], "answer"} had no field 'prompt'; the prompt
     # is the conversation up to its last user turn (a lone user turn: the question as text)
