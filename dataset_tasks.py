@@ -675,7 +675,7 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
       columns of cases, CodeContests' {"input": [...], "output": [...]} or APPS' {"inputs":
       [...], "outputs": [...], "fn_name"?}.
     * HumanEval: `test` (a `check(candidate)` function) and `entry_point`; BigCodeBench: `test`
-      a `unittest.TestCase` class (`_entry_point_tests`).
+      a `unittest.TestCase` class; KodCode: `test` pytest functions (`_entry_point_tests`).
     * MBPP: `test_list` (assert statements), after `test_setup_code` or `test_imports`.
     * APPS, TACO: `input_output`, JSON text {"inputs", "outputs", "fn_name"?} (`_io_tests`).
     * CodeContests: `public_tests`, `private_tests` and `generated_tests`, {"input": [...],
@@ -742,8 +742,9 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
                              "list of tests [{\"assert\": ...}, {\"input\": ..., \"output\": "
                              "...}, {\"fn_name\": ..., \"args\": [...], \"expected\": ...}]")
         return tests_field, [_stdio_lines(t) for t in tests]   # a case's lines: one text
-    if isinstance(row.get("test"), str) and isinstance(row.get("entry_point"), str):
-        return "test", _entry_point_tests(row["test"], row["entry_point"])
+    if isinstance(row.get("test"), str) and (isinstance(row.get("entry_point"), str)
+                                             or _test_functions(row["test"])):
+        return "test", _entry_point_tests(row["test"], row.get("entry_point"))
     if isinstance(row.get("test_list"), list):
         imports = row.get("test_imports") or []
         if not (isinstance(imports, list) and all(isinstance(x, str) for x in imports)):
@@ -781,14 +782,28 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
     return None
 
 
-def _entry_point_tests(source: str, entry_point: str) -> list[dict]:
-    """The tests of a row with `test` code and an `entry_point`: HumanEval's `check(candidate)`
-    function, called with the entry point; BigCodeBench's `unittest.TestCase` classes, each test
-    method one test (the class, then that method run; it was `check(task_func)`, a NameError
-    that failed every program); else the statements as they are.
+def _test_functions(source: str) -> list:
+    """The test functions (`def test_...`) of test code, as pytest collects them; [] for code
+    that defines none or does not parse."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name.startswith("test")]
 
-    The sandbox runs the tests in another process than the program (`sandbox`'s assert tests):
-    a test that patches the program (`unittest.mock`) cannot reach it, so it is a ValueError.
+
+def _entry_point_tests(source: str, entry_point: str | None) -> list[dict]:
+    """The tests of a row with `test` code and an `entry_point` (or test functions): HumanEval's
+    `check(candidate)` function, called with the entry point; BigCodeBench's `unittest.TestCase`
+    classes, each test method one test (the class, then that method run; it was
+    `check(task_func)`, a NameError that failed every program); KodCode's pytest functions
+    (`from solution import f`, then `def test_f(): assert ...`), each one test, the program
+    being the solution; else the statements as they are.
+
+    The sandbox runs the tests in another process than the program (`sandbox`'s assert tests),
+    in a Python without pytest: a test that patches the program (`unittest.mock`) cannot reach
+    it, and one that needs pytest (`import pytest`, a fixture) cannot run, so either is a
+    ValueError.
     """
     try:
         tree = ast.parse(source)
@@ -797,13 +812,24 @@ def _entry_point_tests(source: str, entry_point: str) -> list[dict]:
     cases = [(c.name, f.name) for c in tree.body if isinstance(c, ast.ClassDef) and any(
                  ast.unparse(b).endswith("TestCase") for b in c.bases)
              for f in c.body if isinstance(f, ast.FunctionDef) and f.name.startswith("test")]
+    functions = _test_functions(source)
     if any(isinstance(f, ast.FunctionDef) and f.name == "check" for f in tree.body):
         return [{"assert": f"{source}\ncheck({entry_point})"}]
-    if not cases:
+    if not cases and not functions:
         return [{"assert": source}]
     if re.search(r"\bunittest\.mock\b|\bfrom mock\b|\bimport mock\b", source):
         raise ValueError("'test' patches the program with unittest.mock, which cannot reach it: "
                          "the sandbox runs the program in another process than its tests")
+    if not cases:
+        if re.search(r"^\s*(import|from) pytest\b", source, re.M) or any(
+                f.args.args for f in functions):
+            raise ValueError("'test' needs pytest (import pytest, or a fixture as an argument), "
+                             "which the sandbox's Python does not have")
+        lines = source.split("\n")
+        for node in tree.body:              # `from solution import f`: the program defines f
+            if isinstance(node, ast.ImportFrom) and node.module == "solution":
+                lines[node.lineno - 1:node.end_lineno] = [""] * (node.end_lineno - node.lineno + 1)
+        return [{"assert": "\n".join(lines) + f"\n\n{f.name}()"} for f in functions]
     run = ("\n\nimport unittest as _unittest\n_result = _unittest.TestResult()\n"
            "{}({!r}).run(_result)\nassert _result.wasSuccessful(), "
            "(_result.failures + _result.errors)[0][1].strip().splitlines()[-1]").format

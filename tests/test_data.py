@@ -879,6 +879,41 @@ def test_bigcodebench_unittest_classes_run_each_test_method(tmp_path):
         dataset_tasks.load_tasks(str(path), prompt_field="instruct_prompt")
 
 
+KODCODE_TEST = """from solution import (
+    double,
+)
+
+def test_double():
+    assert double(2) == 4
+
+def test_double_zero():
+    assert double(0) == 0
+"""
+
+
+def test_kodcode_pytest_functions_run_each_as_a_test(tmp_path):
+    # its `test` (pytest functions importing the solution) was no test at all: "row 0 has no
+    # field 'answer'"
+    from rewards import code_rewards
+
+    row = {"question": "Write double(n).", "solution": "def double(n): return 2 * n",
+           "test": KODCODE_TEST, "test_info": [{"function_name": "double"}]}
+    path = tmp_path / "kodcode.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
+    assert len(task["tests"]) == 2
+    fence = "```python\n{}\n```".format
+    programs = ["def double(n):\n    return 2 * n", "def double(n):\n    return 4"]
+    assert code_rewards([fence(p) for p in programs], [task] * 2) == [1.0, 0.5]
+    # pytest itself (pytest.raises, a fixture) is not in the sandbox: named, not failed silently
+    for test in ("import pytest\n" + KODCODE_TEST, KODCODE_TEST + "\ndef test_f(tmp_path):\n"
+                 "    pass\n"):
+        path.write_text(json.dumps({**row, "test": test}) + "\n")
+        with pytest.raises(data.DataError, match="row 0's 'test' needs pytest .*which the "
+                           "sandbox's Python does not have. .*or drop the row"):
+            dataset_tasks.load_tasks(str(path), prompt_field="question")
+
+
 def test_code_contests_generated_tests_are_hidden_tests(tmp_path):
     # they were unused: a program that special-cased the public and private tests passed
     from rewards import code_rewards
