@@ -125,6 +125,9 @@ def is_worked_solution(gold: str) -> bool:
 
 FILE_TYPES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
 SPLIT_NAMES = ("train", "test", "validation", "valid", "dev", "eval")   # a .json's keys of rows
+# a .json's key of its rows beside lists of metadata (BIG-bench's examples beside its keywords)
+ROW_KEYS = ("examples", "rows", "questions", "problems", "items", "instances", "records",
+            "samples")
 
 
 def _json_rows(path: Path, text: str, split: str | None = None) -> list:
@@ -143,12 +146,14 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
         return _jsonl_rows(path, text)
     lists = {k: v for k, v in rows.items() if isinstance(v, list)} if isinstance(rows, dict) else {}
     held = {k: v for k, v in lists.items() if v and all(isinstance(r, dict) for r in v)}
+    if len(held) < len(lists):      # other lists too: columns, or metadata beside named rows
+        held = {k: v for k, v in held.items() if k in ROW_KEYS + SPLIT_NAMES}
     if isinstance(rows, dict) and isinstance(rows.get("data"), (list, dict)):
         rows = rows["data"]                     # {"data": [rows]}, or {"data": {columns}}
     elif isinstance(rows, dict) and "features" in rows and isinstance(rows.get("rows"), list):
         # the hub's dataset viewer API: {"features": [...], "rows": [{"row_idx", "row"}, ...]}
         rows = [r["row"] if isinstance(r, dict) and "row" in r else r for r in rows["rows"]]
-    elif held and len(held) == len(lists):       # lists of rows, no column of other values
+    elif held:                      # lists of rows: no column of other values, or named rows
         named = len(held) > 1 or next(iter(held)) in SPLIT_NAMES     # {"train": [rows]}
         if named and split is not None and split not in held:
             raise DataError(f"{path}: holds rows under {', '.join(map(repr, held))}, and none "

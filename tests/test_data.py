@@ -368,6 +368,9 @@ JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
     ("semicolons.csv", b"prompt;answer\nq1;1,000\nq2;(1, 2)\n"),
     ("rows.json", json.dumps({"version": 2, "rows": ROWS}).encode()),
     ("examples.json", json.dumps({"examples": ROWS}).encode()),
+    # BIG-bench's task file: its rows beside lists of metadata ("a .json file holds a list...")
+    ("task.json", json.dumps({"name": "t", "keywords": ["math", "arithmetic"],
+                              "metrics": ["exact_str_match"], "examples": ROWS}).encode()),
     ("viewer.json", json.dumps({"features": [{"name": "prompt"}, {"name": "answer"}],
                                 "rows": [{"row_idx": i, "row": r, "truncated_cells": []}
                                          for i, r in enumerate(ROWS)]}).encode()),
