@@ -1378,6 +1378,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 "a placeholder ('proof', 'notfound': NuminaMath's)")
         if not tasks:
             raise DataError(f"{what}, and nothing can grade a reply against them; map the "
-                            "column of final answers with --answer-field NAME")
-        print(f"[data] {what}: skipped, as nothing can grade them")
+                            "column of final answers with --answer-field NAME, or load them "
+                            "as prompts only, ungraded, with --answer-field none")
+        print(f"[data] {what}: skipped, as nothing can grade them (prompts only, ungraded: "
+              "--answer-field none)")
     return tasks[:n] if n else tasks

@@ -255,8 +255,13 @@ def test_worked_solutions_with_no_final_answer_are_skipped_or_refused(tmp_path, 
         "solution" in capsys.readouterr().out
     path.write_text(json.dumps(rows[0]) + "\n")
     with pytest.raises(data.DataError, match="numina.jsonl: 1 of 1 rows .* nothing can grade a "
-                       "reply against them; map the column of final answers"):
+                       "reply against them; map the column of final answers .*, or load them "
+                       "as prompts only, ungraded, with --answer-field none"):
         dataset_tasks.load_tasks(str(path), prompt_field="problem", answer_field="solution")
+    # which keeps them all, a proof a prompt as any other (a teacher's, distill's)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    plain = dataset_tasks.load_tasks(str(path), prompt_field="problem", answer_field=None)
+    assert [t["prompt"] for t in plain] == [r["problem"] for r in rows]
 
 
 def test_fields_inside_an_object_are_named_by_a_dotted_path(tmp_path):
