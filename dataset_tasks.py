@@ -312,7 +312,8 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
     """The rows of a .jsonl, .json (`_json_rows`: `split`'s where it holds several lists of
     rows), .csv / .tsv (a header line) or .parquet file, UTF-8 with or without a byte order mark,
     gzip'd or not (.jsonl.gz); a bad row or file is a DataError that names the file and the
-    row. Where every row names its split (a `split` column), those of `split`."""
+    row. A row that is a conversation alone (Open-Reasoner-Zero's) is read by
+    `conversation_row`. Where every row names its split (a `split` column), those of `split`."""
     suffix = file_type(path)
     if path.is_dir() or not path.exists():
         raise DataError(f"{path}: no such file; pass a .jsonl, .json, .csv or .parquet file")
@@ -335,6 +336,7 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
             rows = (_jsonl_rows if suffix == ".jsonl" else _csv_rows)(path, text)
     if not rows:
         raise DataError(f"{path}: the file holds no rows")
+    rows = [conversation_row(row) for row in rows]
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
             raise DataError(f"{path}: row {i} is {json.dumps(row, default=str)[:60]}, not an "
@@ -349,6 +351,24 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
                             f"{', '.join(sorted(set(named)))}); ask for one of them (evaluate.py "
                             "--split), or drop the column to use every row")
     return rows
+
+
+def conversation_row(row):
+    """A row written as its conversation alone, as Open-Reasoner-Zero's data is ([{"from":
+    "human", "value": ...}, {"from": "assistant", "ground_truth": {"value": "4"}}]), as
+    {"messages": ..., "answer": ...} (its last turn's ground truth, where it holds one); any
+    other row as it is.
+
+    >>> conversation_row([{"from": "human", "value": "2 + 2?"},
+    ...                   {"from": "assistant", "ground_truth": {"value": "4"}}])["answer"]
+    '4'
+    """
+    if not (isinstance(row, list) and row and all(
+            isinstance(m, dict) and ("from" in m or "role" in m) for m in row)):
+        return row
+    truth = row[-1].get("ground_truth")
+    answer = truth.get("value") if isinstance(truth, dict) else truth
+    return {"messages": row, **({"answer": answer} if answer is not None else {})}
 
 
 def _json_chat(text: str) -> list | None:
@@ -472,7 +492,7 @@ PROMPT_COLUMNS = ("question", "problem", "prompt", "query", "input", "instructio
                   "inputs")                               # BIG-bench
 ANSWER_COLUMNS = ("answer", "solution", "final_answer", "target", "output", "label",
                   "answerKey", "correct",                  # ARC and CommonsenseQA, AQuA-RAT
-                  "targets")                               # BIG-bench
+                  "targets", "ground_truth")     # BIG-bench, open-instruct's RLVR data
 
 
 def _likely_column(row: dict, field: str, usual: tuple[str, ...]) -> str:

@@ -1302,6 +1302,26 @@ def test_prompt_asks_for_boxed_answer(tokenizer):
     assert "```python" in code and "def has_close_elements" in code
 
 
+def test_rows_of_a_conversation_alone_and_rlvr_rows_are_tasks(tmp_path):
+    # Open-Reasoner-Zero's rows are [human turn, assistant turn holding the ground truth]: "row 0
+    # is [...], not an object of fields"; open-instruct's RLVR rows name no column for the fix
+    from rewards import task_solved
+
+    path = tmp_path / "orz.json"
+    path.write_text(json.dumps([[{"from": "human", "value": "2 + 2?"},
+                                 {"from": "assistant", "ground_truth": {"value": "4"}}]]))
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["prompt"] == "2 + 2?" and task["answer"] == "4"
+    assert task_solved("\\boxed{4}", task) and not task_solved("\\boxed{5}", task)
+    path = tmp_path / "rlvr.jsonl"
+    path.write_text(json.dumps({"messages": [{"role": "user", "content": "2 + 2?"}],
+                                "ground_truth": "4", "dataset": "gsm8k"}) + "\n")
+    with pytest.raises(data.DataError, match="Map the answer column with --answer-field "
+                                             "ground_truth"):
+        dataset_tasks.load_tasks(str(path))
+    assert dataset_tasks.load_tasks(str(path), answer_field="ground_truth")[0]["answer"] == "4"
+
+
 def test_a_conversation_prompt_is_rendered_as_written(tmp_path, tokenizer):
     # TRL's conversational format: was put into the user turn as its Python repr ("[{'role': ...")
     chat = [{"role": "system", "content": "Answer in \\boxed{}."},
