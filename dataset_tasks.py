@@ -134,8 +134,10 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
     """The rows of a .json file: a list of rows, an object holding them under one key ({"data":
     [rows]}, "rows", "examples", ..., next to metadata), or under each split's name ({"train":
     [rows], "test": [rows]}: `split`'s), columns {"prompt": [...], "answer": [...]} (a HF
-    dataset's columns; pandas' `to_json` default {"prompt": {"0": ...}} too), or one row a line
-    (what `datasets.Dataset.to_json` writes, also to a .json file)."""
+    dataset's columns; pandas' `to_json` default {"prompt": {"0": ...}} too), rows by their id
+    ({"7": {"prompt": ...}}, pandas' orient="index"; the id their "id"), pandas' orient="split"
+    {"columns": [...], "data": [[...]]}, or one row a line (what `datasets.Dataset.to_json`
+    writes, also to a .json file)."""
     try:
         rows = json.loads(text)
     except json.JSONDecodeError as e:
@@ -148,7 +150,10 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
     held = {k: v for k, v in lists.items() if v and all(isinstance(r, dict) for r in v)}
     if len(held) < len(lists):      # other lists too: columns, or metadata beside named rows
         held = {k: v for k, v in held.items() if k in ROW_KEYS + SPLIT_NAMES}
-    if isinstance(rows, dict) and isinstance(rows.get("data"), (list, dict)):
+    if isinstance(rows, dict) and isinstance(rows.get("columns"), list) and isinstance(
+            rows.get("data"), list) and all(isinstance(r, list) for r in rows["data"]):
+        rows = [dict(zip(rows["columns"], r)) for r in rows["data"]]   # pandas' orient="split"
+    elif isinstance(rows, dict) and isinstance(rows.get("data"), (list, dict)):
         rows = rows["data"]                     # {"data": [rows]}, or {"data": {columns}}
     elif isinstance(rows, dict) and "features" in rows and isinstance(rows.get("rows"), list):
         # the hub's dataset viewer API: {"features": [...], "rows": [{"row_idx", "row"}, ...]}
@@ -162,7 +167,12 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
         rows = held[split] if split in held else next(iter(held.values()))
     if isinstance(rows, dict) and rows:
         cols = list(rows.values())
-        if all(isinstance(c, dict) for c in cols) and len({tuple(c) for c in cols}) == 1:
+        by_index = all(isinstance(c, dict) and all(str(k).isdigit() for k in c) for c in cols)
+        if all(isinstance(c, dict) for c in cols) and not by_index:
+            # rows by their id ({"7": {"prompt": ...}}: pandas' orient="index", a benchmark
+            # keyed by problem id); they were read as columns, each row a column's values
+            rows = [{"id": k, **c} if "id" not in c else c for k, c in rows.items()]
+        elif by_index and len({tuple(c) for c in cols}) == 1:
             cols = [list(c.values()) for c in cols]              # pandas: {"prompt": {"0": ...}}
         if all(isinstance(c, list) for c in cols) and len({len(c) for c in cols}) == 1:
             rows = [dict(zip(rows, values)) for values in zip(*cols)] or None

@@ -359,6 +359,12 @@ JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
     ("columns.json", json.dumps({"prompt": ["q1", "q2"], "answer": ["1,000", "(1, 2)"]}).encode()),
     ("pandas.json", json.dumps({"prompt": {"0": "q1", "1": "q2"},    # DataFrame.to_json
                                 "answer": {"0": "1,000", "1": "(1, 2)"}}).encode()),
+    # rows by their id (pandas' orient="index", a benchmark keyed by problem id) were read as
+    # columns ("no field 'prompt' (fields: ['0', '1'])"); orient="split" as rows of lists
+    ("index.json", json.dumps({"0": ROWS[0], "1": ROWS[1]}).encode()),
+    ("by-id.json", json.dumps({"TheoremQA/1": ROWS[0], "TheoremQA/2": ROWS[1]}).encode()),
+    ("split-orient.json", json.dumps({"columns": ["prompt", "answer"], "index": [0, 1], "data": [
+        ["q1", "1,000"], ["q2", "(1, 2)"]]}).encode()),
     ("rows.csv", b'prompt,answer\r\nq1,"1,000"\r\nq2,"(1, 2)"\r\n'),
     ("rows.tsv", "\ufeffprompt\tanswer\nq1\t1,000\nq2\t(1, 2)\n".encode()),
     ("UPPER.JSONL", JSONL.encode()),
