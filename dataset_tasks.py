@@ -502,7 +502,8 @@ PROMPT_COLUMNS = ("question", "problem", "prompt", "query", "input", "instructio
                   "inputs")                               # BIG-bench
 ANSWER_COLUMNS = ("answer", "solution", "final_answer", "target", "output", "label",
                   "answerKey", "correct",                  # ARC and CommonsenseQA, AQuA-RAT
-                  "targets", "ground_truth")     # BIG-bench, open-instruct's RLVR data
+                  "targets", "answers",          # BIG-bench, WebQuestions and SQuAD
+                  "ground_truth")                # open-instruct's RLVR data
 
 
 def _likely_column(row: dict, field: str, usual: tuple[str, ...]) -> str:
