@@ -254,7 +254,9 @@ def _csv_rows(path: Path, text: str) -> list:
     """The rows of a .csv (.tsv) file with a header line; every value is a string. A .csv's
     separator is the one its header line uses: a comma, else a semicolon (what Excel writes
     where the comma is the decimal mark), a tab or a bar. A spreadsheet formula ('=1+1') is a
-    DataError: its value is not in the file.
+    DataError: its value is not in the file. A value that opens a quote it does not close at its
+    end ('"Hi" she said.') is read as written in a .tsv (a raw one, whose quotes are text) and
+    named in a .csv; it lost its quotes, or ran on to the next rows.
 
     >>> [dict(r) for r in _csv_rows(Path("de.csv"), "prompt;answer\\n1,5 + 1?;2,5\\n")]
     [{'prompt': '1,5 + 1?', 'answer': '2,5'}]
@@ -262,10 +264,19 @@ def _csv_rows(path: Path, text: str) -> list:
     header = text.split("\n", 1)[0]
     sep = "\t" if file_type(path) == ".tsv" else next(
         (c for c in (",", ";", "\t", "|") if c in header), ",")
-    reader = csv.DictReader(io.StringIO(text), delimiter=sep)
-    if reader.fieldnames:           # "prompt, answer": the column is 'answer', not ' answer'
-        reader.fieldnames = [name.strip() for name in reader.fieldnames]
-    rows = list(reader)
+    def read(quoting):
+        reader = csv.DictReader(io.StringIO(text), delimiter=sep, quoting=quoting, strict=True)
+        if reader.fieldnames:       # "prompt, answer": the column is 'answer', not ' answer'
+            reader.fieldnames = [name.strip() for name in reader.fieldnames]
+        try:
+            return list(reader)
+        except csv.Error as e:
+            if sep == "\t":          # a raw .tsv: its quotes are text
+                return read(csv.QUOTE_NONE)
+            raise DataError(f"{path}: line {reader.reader.line_num}: {e} (a quote opened in a "
+                            "value that goes on after it); quote the whole value, its quotes "
+                            "doubled: \"\"\"Hi\"\" she said.\"") from None
+    rows = read(csv.QUOTE_MINIMAL)
     for i, row in enumerate(rows):
         if None in row or None in row.values():
             more = "more" if None in row else "fewer"

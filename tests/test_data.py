@@ -422,6 +422,12 @@ def test_file_forms_that_other_tools_write(tmp_path, name, content):
      "'=1+1', a spreadsheet formula, not its value (which a reply would be graded against); "
      "export the sheet with its values"),
     ("formulas.tsv", b"prompt\tanswer\nq1\t=SUM(B2:B3)\n", "'=SUM(B2:B3)', a spreadsheet formula"),
+    # a quote opened in a value that goes on: it lost its quotes ('Hi she said.') or, left open,
+    # ran on through the next rows
+    ("quotes.csv", b'prompt,answer\n"Hi" she said. How many?,5\n', "quotes.csv: line 2: ',' "
+     "expected after '\"' (a quote opened in a value that goes on after it); quote the whole "
+     "value, its quotes doubled"),
+    ("open-quote.csv", b'prompt,answer\n"Hi she said,5\nq2,6\n', "unexpected end of data"),
     # JSON5 / JSONC's trailing commas and comments: the parser's "Expecting property name"
     ("commas.jsonl", b'{"prompt": "q1", "answer": "1"}\n{"prompt": "q2", "answer": "2",}\n',
      "commas.jsonl: line 2 is not valid JSON (a trailing comma before '}' at column 32: JSON "
@@ -442,6 +448,17 @@ def test_unreadable_files_are_named_with_the_fix(tmp_path, name, content, needle
     path.write_bytes(content)
     with pytest.raises(data.DataError, match=re.escape(needle)):
         dataset_tasks.load_tasks(str(path))
+
+
+def test_a_raw_tsv_keeps_the_quotes_in_its_values(tmp_path):
+    # '"Hi" she said.' was read as 'Hi she said.' (a quoted CSV value's quotes)
+    path = tmp_path / "raw.tsv"
+    path.write_text('prompt\tanswer\n"Hi" she said. How many?\t5\n5" of rain?\t6\n')
+    assert [t["prompt"] for t in dataset_tasks.load_tasks(str(path))] == [
+        '"Hi" she said. How many?', '5" of rain?']
+    path.write_text('prompt\tanswer\n"""Hi"" she said."\t5\n"a\tb"\t6\n')   # quoted: Excel's
+    assert [t["prompt"] for t in dataset_tasks.load_tasks(str(path))] == [
+        '"Hi" she said.', "a\tb"]
 
 
 def test_dataset_folders_load_the_split_asked_for(tmp_path):
