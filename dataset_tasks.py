@@ -829,6 +829,22 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
     return None
 
 
+def entry_point_prelude(row: dict) -> str:
+    """For an entry point that is an expression, not a name (LeetCode's 'Solution().twoSum'), a
+    function `_entry_point` that calls it, to run before the program (`code_rewards`' prelude):
+    the tests call that (`_entry_point_tests`), as an instance of the program's class cannot pass
+    to them (`sandbox`: plain values only; every program failed); "" for any other row.
+
+    >>> print(entry_point_prelude({"entry_point": "Solution().twoSum"}).strip())
+    def _entry_point(*args, **kwargs):
+        return Solution().twoSum(*args, **kwargs)
+    """
+    entry = row.get("entry_point")
+    if not isinstance(entry, str) or entry.isidentifier():
+        return ""
+    return f"def _entry_point(*args, **kwargs):\n    return {entry}(*args, **kwargs)\n\n\n"
+
+
 def _test_functions(source: str) -> list:
     """The test functions (`def test_...`) of test code, as pytest collects them; [] for code
     that defines none or does not parse."""
@@ -861,7 +877,13 @@ def _entry_point_tests(source: str, entry_point: str | None) -> list[dict]:
              for f in c.body if isinstance(f, ast.FunctionDef) and f.name.startswith("test")]
     functions = _test_functions(source)
     if any(isinstance(f, ast.FunctionDef) and f.name == "check" for f in tree.body):
-        return [{"assert": f"{source}\ncheck({entry_point})"}]
+        called = entry_point if str(entry_point).isidentifier() else "_entry_point"
+        try:                                # what `entry_point_prelude` calls
+            ast.parse(str(entry_point), mode="eval")
+        except SyntaxError:
+            raise ValueError(f"'entry_point' is {entry_point!r}, not a function's name or an "
+                             "expression ('Solution().twoSum')") from None
+        return [{"assert": f"{source}\ncheck({called})"}]
     if not cases and not functions:
         return [{"assert": source}]
     if re.search(r"\bunittest\.mock\b|\bfrom mock\b|\bimport mock\b", source):
@@ -1339,10 +1361,11 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 raise DataError(f"{where}: row {i}'s {e}. Fix its tests, or drop the row") from None
             if tests:
                 task.update(tests=tests, prompt=code_prompt(prompt, row))
-                skywork = column == "reward_model.ground_truth"
-                prelude = _skywork_tests(ground_truth(row))[1] if skywork else ""
-                if prelude:
-                    task["prelude"] = prelude       # Skywork's imports, before the code
+                prelude = (_skywork_tests(ground_truth(row))[1]
+                           if column == "reward_model.ground_truth"
+                           else entry_point_prelude(row) if column == "test" else "")
+                if prelude:     # Skywork's imports, LeetCode's entry point: before the code
+                    task["prelude"] = prelude
         rules = answer_field not in row and isinstance(row.get("constraints"), list)
         options = option_columns(row, task["prompt"])
         if answer_field is None:        # prompts only: the options are listed all the same

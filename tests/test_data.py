@@ -922,6 +922,32 @@ def test_double_zero():
 """
 
 
+def test_an_entry_point_that_is_a_method_of_a_class_is_called(tmp_path):
+    # LeetCode's 'Solution().twoSum': check() got an instance of the program's class, which the
+    # sandbox refuses to pass to the tests ("returned a value of type Solution"): every program
+    # failed
+    from rewards import code_rewards
+
+    row = {"problem_description": "Return the indices of the two numbers adding to target.",
+           "starter_code": "class Solution:\n    def twoSum(self, nums, target):\n",
+           "entry_point": "Solution().twoSum",
+           "test": "def check(candidate):\n    assert candidate(nums=[2, 7, 11], target=9) == "
+                   "[0, 1]\n    assert candidate([3, 2, 4], 6) == [1, 2]\n"}
+    path = tmp_path / "leetcode.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="problem_description")[0]
+    fence = "```python\n{}\n```".format
+    right = ("class Solution:\n    def twoSum(self, nums, target):\n        seen = {}\n"
+             "        for i, x in enumerate(nums):\n            if target - x in seen:\n"
+             "                return [seen[target - x], i]\n            seen[x] = i")
+    wrong = "class Solution:\n    def twoSum(self, nums, target):\n        return [0, 1]"
+    assert code_rewards([fence(right), fence(wrong)], [task] * 2) == [1.0, 0.0]
+    path.write_text(json.dumps({**row, "entry_point": "Solution()."}) + "\n")
+    with pytest.raises(data.DataError, match="row 0's 'entry_point' is 'Solution\\(\\)\\.', not a "
+                       "function's name or an expression"):
+        dataset_tasks.load_tasks(str(path), prompt_field="problem_description")
+
+
 def test_kodcode_pytest_functions_run_each_as_a_test(tmp_path):
     # its `test` (pytest functions importing the solution) was no test at all: "row 0 has no
     # field 'answer'"
