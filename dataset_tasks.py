@@ -277,6 +277,15 @@ def _csv_rows(path: Path, text: str) -> list:
                             "value that goes on after it); quote the whole value, its quotes "
                             "doubled: \"\"\"Hi\"\" she said.\"") from None
     rows = read(csv.QUOTE_MINIMAL)
+    names = [n.strip() for n in next(csv.reader(io.StringIO(header), delimiter=sep), [])]
+    twice = next((n for n in names if n and names.count(n) > 1), None)
+    if twice is not None:       # csv keeps the last one's values: the other column was lost
+        raise DataError(f"{path}: the header line names the column {twice!r} twice; "
+                        "rename one (a file with no header line: add one, e.g. prompt,answer)")
+    if not rows and text.strip():
+        raise DataError(f"{path}: the file holds no rows, only the header line (a .csv's first "
+                        "line names its columns: a file with no header line needs one, e.g. "
+                        "prompt,answer)")
     for i, row in enumerate(rows):
         if None in row or None in row.values():
             more = "more" if None in row else "fewer"

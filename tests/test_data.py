@@ -428,6 +428,12 @@ def test_file_forms_that_other_tools_write(tmp_path, name, content):
      "expected after '\"' (a quote opened in a value that goes on after it); quote the whole "
      "value, its quotes doubled"),
     ("open-quote.csv", b'prompt,answer\n"Hi she said,5\nq2,6\n', "unexpected end of data"),
+    # a header naming a column twice lost one of them; a file with no header line lost its first
+    # row to it ("the file holds no rows", or "no field 'prompt' (fields: ['What is 2+2?', ...])")
+    ("twice.csv", b"prompt,answer,answer\nq1,1,2\n", "twice.csv: the header line names the "
+     "column 'answer' twice; rename one"),
+    ("no-header.csv", b"What is 2+2?,3,4,5,6,B\n", "no-header.csv: the file holds no rows, only "
+     "the header line (a .csv's first line names its columns"),
     # JSON5 / JSONC's trailing commas and comments: the parser's "Expecting property name"
     ("commas.jsonl", b'{"prompt": "q1", "answer": "1"}\n{"prompt": "q2", "answer": "2",}\n',
      "commas.jsonl: line 2 is not valid JSON (a trailing comma before '}' at column 32: JSON "
