@@ -51,6 +51,11 @@ def gsm8k_answer(text: str) -> str:
 _UNIT_IN_PARENS = re.compile(r"([-+]?\d[\d,]*(?:\.\d+)?)\s*\(([A-Za-z][A-Za-z .'/-]*)\)")
 
 
+# a spreadsheet formula: =SUM(A1:A3), =B2*2, =1+1 (a sheet saved with its formulas)
+_FORMULA = re.compile(r"=\s*(?:[A-Z][A-Z0-9.]*\(.*\)|\$?[A-Z]{1,3}\$?\d+(?:[-+*/^ ].*)?"
+                      r"|[-+(]*\d[\d.]*(?:\s*[-+*/^]\s*[-+(]*\d[\d.]*\)*)+)")
+
+
 def gold_answer(value) -> str:
     """The gold answer of a row's answer field, as one string; a ValueError says why a value is
     none.
@@ -59,7 +64,8 @@ def gold_answer(value) -> str:
     '#### 1,234' -> '1234', a MATH solution -> its last `\\boxed{}`, 'The answer is 12.' -> '12'.
     An integer keeps its JSON spelling, a float is written to 15 significant digits (0.1 + 0.2
     computed in binary is 0.30000000000000004, which no answer of 0.3 equals); true / false
-    read 'True' / 'False' (yes / no to `verify_math`). A number with its unit in parentheses
+    read 'True' / 'False' (yes / no to `verify_math`); a spreadsheet formula ('=1+1', whose
+    value is not in the file) is a ValueError. A number with its unit in parentheses
     (ASDiv's '9 (apples)', which no reply equals) is the number and its unit: '9 apples'. A
     list is one answer that is a list (all the roots: [2, 3] -> '2, 3'), as `verify_math` reads
     a list gold; it is not a choice of acceptable answers (a column named for those is read as
@@ -86,6 +92,9 @@ def gold_answer(value) -> str:
         return f"{value:.15g}" if isinstance(value, float) else str(value)
     if value is None:
         raise ValueError("is null")
+    if isinstance(value, str) and _FORMULA.fullmatch(value.strip()):
+        raise ValueError(f"is {value.strip()!r}, a spreadsheet formula, not its value (a sheet "
+                         "saved with its formulas: export its values)")
     if not isinstance(value, str):
         raise ValueError(f"is {json.dumps(value, default=str)[:60]}, a {type(value).__name__}")
     text = gsm8k_answer(mathcheck.gold_answer(value)) if value.strip() else ""
@@ -245,18 +254,12 @@ def _json_stream(text: str) -> list | None:
         values.append(value)
 
 
-# a spreadsheet formula in a cell: =SUM(A1:A3), =B2*2, =1+1 (a sheet saved with its formulas)
-_FORMULA = re.compile(r"=\s*(?:[A-Z][A-Z0-9.]*\(.*\)|\$?[A-Z]{1,3}\$?\d+(?:[-+*/^ ].*)?"
-                      r"|[-+(]*\d[\d.]*(?:\s*[-+*/^]\s*[-+(]*\d[\d.]*\)*)+)")
-
-
 def _csv_rows(path: Path, text: str) -> list:
     """The rows of a .csv (.tsv) file with a header line; every value is a string. A .csv's
     separator is the one its header line uses: a comma, else a semicolon (what Excel writes
-    where the comma is the decimal mark), a tab or a bar. A spreadsheet formula ('=1+1') is a
-    DataError: its value is not in the file. A value that opens a quote it does not close at its
-    end ('"Hi" she said.') is read as written in a .tsv (a raw one, whose quotes are text) and
-    named in a .csv; it lost its quotes, or ran on to the next rows.
+    where the comma is the decimal mark), a tab or a bar. A value that opens a quote it does not
+    close at its end ('"Hi" she said.') is read as written in a .tsv (a raw one, whose quotes are
+    text) and named in a .csv; it lost its quotes, or ran on to the next rows.
 
     >>> [dict(r) for r in _csv_rows(Path("de.csv"), "prompt;answer\\n1,5 + 1?;2,5\\n")]
     [{'prompt': '1,5 + 1?', 'answer': '2,5'}]
@@ -291,11 +294,6 @@ def _csv_rows(path: Path, text: str) -> list:
             more = "more" if None in row else "fewer"
             raise DataError(f"{path}: row {i} has {more} cells than the header line; quote a "
                             f"value that holds the separator {sep!r} (\"1{sep}000\")")
-        formula = next((k for k, v in row.items() if _FORMULA.fullmatch(v.strip())), None)
-        if formula is not None:
-            raise DataError(f"{path}: row {i}'s {formula!r} is {row[formula].strip()!r}, a "
-                            "spreadsheet formula, not its value (which a reply would be graded "
-                            "against); export the sheet with its values, not its formulas")
     return rows
 
 

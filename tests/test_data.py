@@ -419,8 +419,8 @@ def test_file_forms_that_other_tools_write(tmp_path, name, content):
     ("broken.jsonl.gz", b"not gzip", "broken.jsonl.gz: not a readable gzip file"),
     # a sheet saved with its formulas: the gold '=1+1', which no reply (\\boxed{2}) equals
     ("formulas.csv", b"prompt,answer\nq1,1\nq2,=1+1\n", "formulas.csv: row 1's 'answer' is "
-     "'=1+1', a spreadsheet formula, not its value (which a reply would be graded against); "
-     "export the sheet with its values"),
+     "'=1+1', a spreadsheet formula, not its value (a sheet saved with its formulas: export its "
+     "values)"),
     ("formulas.tsv", b"prompt\tanswer\nq1\t=SUM(B2:B3)\n", "'=SUM(B2:B3)', a spreadsheet formula"),
     # a quote opened in a value that goes on: it lost its quotes ('Hi she said.') or, left open,
     # ran on through the next rows
