@@ -785,7 +785,7 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
                     and len(tests["output"]) == len(tests["input"])):
                 raise ValueError(f"{tests_field!r} is {{\"input\": [...], \"output\": ...}} "
                                  "without an output for each input")
-            return tests_field, [{"input": i, "output": o}
+            return tests_field, [_stdio_lines({"input": i, "output": o})
                                  for i, o in zip(tests["input"], tests["output"])]
         if isinstance(tests, list) and tests and all(
                 isinstance(t, dict) and "testtype" in t for t in tests):
@@ -811,8 +811,8 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
         spec = row["input_output"]
         return "input_output", _io_tests(spec, "input_output") if spec else []
     if isinstance(row.get("public_tests"), dict):
-        return "public_tests", [{"input": i, "output": o} for k in CODE_CONTESTS_TESTS
-                                if isinstance(row.get(k), dict)
+        return "public_tests", [_stdio_lines({"input": i, "output": o})
+                                for k in CODE_CONTESTS_TESTS if isinstance(row.get(k), dict)
                                 for i, o in zip(row[k].get("input") or [],
                                                 row[k].get("output") or [])]
     if "verification_info" in row and row["verification_info"] is not None:

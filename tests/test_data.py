@@ -1041,6 +1041,12 @@ def test_a_stdin_case_given_as_a_list_of_lines_is_one_case(tmp_path):
     fence = "```python\n{}\n```".format
     sums = "import sys\nfor line in sys.stdin:\n    print(sum(map(int, line.split())))"
     assert code_rewards([fence(sums), fence("print(3)\nprint(7)")], [task, task]) == [1.0, 0.5]
+    # CodeContests' columns of cases, each case's lines a list
+    for column in ("tests", "public_tests"):
+        path.write_text(json.dumps({"prompt": "Print each line's sum.", column: {
+            "input": [["1 2", "3 4"]], "output": [["3", "7"]]}}) + "\n")
+        assert dataset_tasks.load_tasks(str(path))[0]["tests"] == [
+            {"input": "1 2\n3 4", "output": "3\n7"}]
 
 
 @pytest.mark.parametrize("row,needle", [
