@@ -7,10 +7,12 @@ column mapping (`prompt_field`, `answer_field`, a dotted path inside an object t
 reads, and where:
 
 * the gold answer, reduced as `verify_math` reads a gold (`gold_answer`: GSM8K `#### 72` ->
-  `72`, a MATH solution -> its boxed answer, a list -> one list answer); a row with no final
+  `72`, a MATH solution -> its boxed answer, a list -> one list answer; a column of acceptable
+  answers, BIG-bench's `targets`: any of them, `alternative_answers`); a row with no final
   answer to grade (a proof: `is_worked_solution`) is skipped and counted;
-* the prompt: a text column, or a row's `messages` (or ShareGPT's `conversations`) up to the
-  last user turn (`conversation_prompt`, checked by `check_prompt`);
+* the prompt: a text column (after the text it is about, SVAMP's Body: `with_context`), or a
+  row's `messages` (or ShareGPT's `conversations`) up to the last user turn
+  (`conversation_prompt`, checked by `check_prompt`);
 * multiple choice: the options are listed in the prompt and the gold is the letter
   (`row_choices`; one column per option: `option_columns`);
 * code: the tests of each code dataset's own schema, in the sandbox's format (`code_tests`).
@@ -45,6 +47,15 @@ def gsm8k_answer(text: str) -> str:
     return text.replace(",", "") if _THOUSANDS_RE.fullmatch(text) else text
 
 
+# a number and its unit in parentheses: ASDiv's '9 (apples)' (not '3 (mod 4)': a unit is words)
+_UNIT_IN_PARENS = re.compile(r"([-+]?\d[\d,]*(?:\.\d+)?)\s*\(([A-Za-z][A-Za-z .'/-]*)\)")
+
+
+# a spreadsheet formula: =SUM(A1:A3), =B2*2, =1+1 (a sheet saved with its formulas)
+_FORMULA = re.compile(r"=\s*(?:[A-Z][A-Z0-9.]*\(.*\)|\$?[A-Z]{1,3}\$?\d+(?:[-+*/^ ].*)?"
+                      r"|[-+(]*\d[\d.]*(?:\s*[-+*/^]\s*[-+(]*\d[\d.]*\)*)+)")
+
+
 def gold_answer(value) -> str:
     """The gold answer of a row's answer field, as one string; a ValueError says why a value is
     none.
@@ -53,9 +64,12 @@ def gold_answer(value) -> str:
     '#### 1,234' -> '1234', a MATH solution -> its last `\\boxed{}`, 'The answer is 12.' -> '12'.
     An integer keeps its JSON spelling, a float is written to 15 significant digits (0.1 + 0.2
     computed in binary is 0.30000000000000004, which no answer of 0.3 equals); true / false
-    read 'True' / 'False' (yes / no to `verify_math`). A list is one answer that is a list
-    (all the roots: [2, 3] -> '2, 3'), as `verify_math` reads a list gold; it is not a choice of
-    acceptable answers.
+    read 'True' / 'False' (yes / no to `verify_math`); a spreadsheet formula ('=1+1', whose
+    value is not in the file) is a ValueError. A number with its unit in parentheses
+    (ASDiv's '9 (apples)', which no reply equals) is the number and its unit: '9 apples'. A
+    list is one answer that is a list (all the roots: [2, 3] -> '2, 3'), as `verify_math` reads
+    a list gold; it is not a choice of acceptable answers (a column named for those is read as
+    such: `alternative_answers`).
 
     >>> gold_answer("48 + 24 = 72.\\n#### 1,234"), gold_answer("(1, 2)"), gold_answer([2, "3"])
     ('1234', '(1, 2)', '2, 3')
@@ -78,9 +92,14 @@ def gold_answer(value) -> str:
         return f"{value:.15g}" if isinstance(value, float) else str(value)
     if value is None:
         raise ValueError("is null")
+    if isinstance(value, str) and _FORMULA.fullmatch(value.strip()):
+        raise ValueError(f"is {value.strip()!r}, a spreadsheet formula, not its value (a sheet "
+                         "saved with its formulas: export its values)")
     if not isinstance(value, str):
         raise ValueError(f"is {json.dumps(value, default=str)[:60]}, a {type(value).__name__}")
     text = gsm8k_answer(mathcheck.gold_answer(value)) if value.strip() else ""
+    unit = _UNIT_IN_PARENS.fullmatch(text.strip())
+    text = f"{gsm8k_answer(unit[1])} {unit[2].strip()}" if unit else text  # ASDiv's
     if not text.strip():
         raise ValueError("is empty")
     return text
@@ -115,30 +134,41 @@ def is_worked_solution(gold: str) -> bool:
 
 FILE_TYPES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
 SPLIT_NAMES = ("train", "test", "validation", "valid", "dev", "eval")   # a .json's keys of rows
+# a .json's key of its rows beside lists of metadata (BIG-bench's examples beside its keywords)
+ROW_KEYS = ("examples", "rows", "questions", "problems", "items", "instances", "records",
+            "samples")
 
 
 def _json_rows(path: Path, text: str, split: str | None = None) -> list:
     """The rows of a .json file: a list of rows, an object holding them under one key ({"data":
     [rows]}, "rows", "examples", ..., next to metadata), or under each split's name ({"train":
     [rows], "test": [rows]}: `split`'s), columns {"prompt": [...], "answer": [...]} (a HF
-    dataset's columns; pandas' `to_json` default {"prompt": {"0": ...}} too), or one row a line
-    (what `datasets.Dataset.to_json` writes, also to a .json file). An object that is one row
-    (`_one_row`) is none of these: a DataError (`_jsonl_rows` reads it as its row)."""
+    dataset's columns; pandas' `to_json` default {"prompt": {"0": ...}} too), rows by their id
+    ({"7": {"prompt": ...}}, pandas' orient="index"; the id their "id"), pandas' orient="split"
+    {"columns": [...], "data": [[...]]}, or one row a line (what `datasets.Dataset.to_json`
+    writes, also to a .json file). An object that is one row (`_one_row`) is none of these: a
+    DataError (`_jsonl_rows` reads it as its row)."""
     try:
         rows = json.loads(text)
     except json.JSONDecodeError as e:
         if e.msg != "Extra data":
-            raise DataError(f"{path}: not valid JSON ({e}); a .json file holds a list of rows, "
-                            "or {\"data\": [rows]} (one row a line: .jsonl)") from None
+            raise DataError(f"{path}: not valid JSON ({_json_problem(text, e)}); a .json file "
+                            "holds a list of rows, or {\"data\": [rows]} (one row a line: "
+                            ".jsonl)") from None
         return _jsonl_rows(path, text)
     lists = {k: v for k, v in rows.items() if isinstance(v, list)} if isinstance(rows, dict) else {}
     held = {k: v for k, v in lists.items() if v and all(isinstance(r, dict) for r in v)}
-    if isinstance(rows, dict) and isinstance(rows.get("data"), (list, dict)):
+    if len(held) < len(lists):      # other lists too: columns, or metadata beside named rows
+        held = {k: v for k, v in held.items() if k in ROW_KEYS + SPLIT_NAMES}
+    if isinstance(rows, dict) and isinstance(rows.get("columns"), list) and isinstance(
+            rows.get("data"), list) and all(isinstance(r, list) for r in rows["data"]):
+        rows = [dict(zip(rows["columns"], r)) for r in rows["data"]]   # pandas' orient="split"
+    elif isinstance(rows, dict) and isinstance(rows.get("data"), (list, dict)):
         rows = rows["data"]                     # {"data": [rows]}, or {"data": {columns}}
     elif isinstance(rows, dict) and "features" in rows and isinstance(rows.get("rows"), list):
         # the hub's dataset viewer API: {"features": [...], "rows": [{"row_idx", "row"}, ...]}
         rows = [r["row"] if isinstance(r, dict) and "row" in r else r for r in rows["rows"]]
-    elif held and len(held) == len(lists) and not _one_row(rows):   # lists of rows only
+    elif held and not _one_row(rows):    # lists of rows: no column of other values, or named rows
         named = len(held) > 1 or next(iter(held)) in SPLIT_NAMES     # {"train": [rows]}
         if named and split is not None and split not in held:
             raise DataError(f"{path}: holds rows under {', '.join(map(repr, held))}, and none "
@@ -147,7 +177,12 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
         rows = held[split] if split in held else next(iter(held.values()))
     if isinstance(rows, dict) and rows and not _one_row(rows):
         cols = list(rows.values())
-        if all(isinstance(c, dict) for c in cols) and len({tuple(c) for c in cols}) == 1:
+        by_index = all(isinstance(c, dict) and all(str(k).isdigit() for k in c) for c in cols)
+        if all(isinstance(c, dict) for c in cols) and not by_index:
+            # rows by their id ({"7": {"prompt": ...}}: pandas' orient="index", a benchmark
+            # keyed by problem id); they were read as columns, each row a column's values
+            rows = [{"id": k, **c} if "id" not in c else c for k, c in rows.items()]
+        elif by_index and len({tuple(c) for c in cols}) == 1:
             cols = [list(c.values()) for c in cols]              # pandas: {"prompt": {"0": ...}}
         if all(isinstance(c, list) for c in cols) and len({len(c) for c in cols}) == 1:
             rows = [dict(zip(rows, values)) for values in zip(*cols)] or None
@@ -201,9 +236,27 @@ def _jsonl_rows(path: Path, text: str) -> list:
             except json.JSONDecodeError as e:
                 stream = _json_stream(text)       # objects pretty-printed one after another (jq)
                 if stream is None:
-                    raise DataError(f"{path}: row {i} is not valid JSON ({e})") from None
+                    raise DataError(f"{path}: line {i + 1} is not valid JSON "
+                                    f"({_json_problem(line, e)}); a .jsonl file holds one JSON "
+                                    "object a line") from None
                 return stream
     return rows
+
+
+def _json_problem(doc: str, e: json.JSONDecodeError) -> str:
+    """What a JSON error is, named with its fix where JSON's parser does not say: a trailing
+    comma, or a comment (JSON has neither; JSON5 and JSONC, which some tools write, have both).
+
+    >>> _json_problem('{"a": 1,}', json.JSONDecodeError("Expecting property name", '{"a": 1,}', 8))
+    "a trailing comma before '}' at column 9: JSON has none, drop it"
+    """
+    rest = doc[e.pos:]
+    at = f"line {e.lineno} column {e.colno}" if e.lineno > 1 else f"column {e.colno}"
+    if doc[:e.pos].rstrip().endswith(",") and rest[:1] in ("]", "}"):
+        return f"a trailing comma before {rest[0]!r} at {at}: JSON has none, drop it"
+    if rest.startswith(("//", "/*", "#")):
+        return f"a comment at {at}: JSON has none, drop it"
+    return str(e)
 
 
 def _json_stream(text: str) -> list | None:
@@ -225,7 +278,9 @@ def _json_stream(text: str) -> list | None:
 def _csv_rows(path: Path, text: str) -> list:
     """The rows of a .csv (.tsv) file with a header line; every value is a string. A .csv's
     separator is the one its header line uses: a comma, else a semicolon (what Excel writes
-    where the comma is the decimal mark), a tab or a bar.
+    where the comma is the decimal mark), a tab or a bar. A value that opens a quote it does not
+    close at its end ('"Hi" she said.') is read as written in a .tsv (a raw one, whose quotes are
+    text) and named in a .csv; it lost its quotes, or ran on to the next rows.
 
     >>> [dict(r) for r in _csv_rows(Path("de.csv"), "prompt;answer\\n1,5 + 1?;2,5\\n")]
     [{'prompt': '1,5 + 1?', 'answer': '2,5'}]
@@ -233,10 +288,28 @@ def _csv_rows(path: Path, text: str) -> list:
     header = text.split("\n", 1)[0]
     sep = "\t" if file_type(path) == ".tsv" else next(
         (c for c in (",", ";", "\t", "|") if c in header), ",")
-    reader = csv.DictReader(io.StringIO(text), delimiter=sep)
-    if reader.fieldnames:           # "prompt, answer": the column is 'answer', not ' answer'
-        reader.fieldnames = [name.strip() for name in reader.fieldnames]
-    rows = list(reader)
+    def read(quoting):
+        reader = csv.DictReader(io.StringIO(text), delimiter=sep, quoting=quoting, strict=True)
+        if reader.fieldnames:       # "prompt, answer": the column is 'answer', not ' answer'
+            reader.fieldnames = [name.strip() for name in reader.fieldnames]
+        try:
+            return list(reader)
+        except csv.Error as e:
+            if sep == "\t":          # a raw .tsv: its quotes are text
+                return read(csv.QUOTE_NONE)
+            raise DataError(f"{path}: line {reader.reader.line_num}: {e} (a quote opened in a "
+                            "value that goes on after it); quote the whole value, its quotes "
+                            "doubled: \"\"\"Hi\"\" she said.\"") from None
+    rows = read(csv.QUOTE_MINIMAL)
+    names = [n.strip() for n in next(csv.reader(io.StringIO(header), delimiter=sep), [])]
+    twice = next((n for n in names if n and names.count(n) > 1), None)
+    if twice is not None:       # csv keeps the last one's values: the other column was lost
+        raise DataError(f"{path}: the header line names the column {twice!r} twice; "
+                        "rename one (a file with no header line: add one, e.g. prompt,answer)")
+    if not rows and text.strip():
+        raise DataError(f"{path}: the file holds no rows, only the header line (a .csv's first "
+                        "line names its columns: a file with no header line needs one, e.g. "
+                        "prompt,answer)")
     for i, row in enumerate(rows):
         if None in row or None in row.values():
             more = "more" if None in row else "fewer"
@@ -245,15 +318,20 @@ def _csv_rows(path: Path, text: str) -> list:
     return rows
 
 
+# JSON Lines under its other names (ndjson.org's, jsonlines.org's): one JSON row a line
+JSONL_SUFFIXES = (".ndjson", ".jsonlines")
+
+
 def file_type(path: Path) -> str:
     """A data file's type: its suffix, the one before '.gz' for a gzip'd file ('.jsonl' for
-    'rows.jsonl.gz').
+    'rows.jsonl.gz'); JSON Lines under another name is '.jsonl' (`JSONL_SUFFIXES`).
 
-    >>> file_type(Path("rows.JSONL.gz")), file_type(Path("rows.csv"))
-    ('.jsonl', '.csv')
+    >>> file_type(Path("rows.JSONL.gz")), file_type(Path("rows.csv")), file_type(Path("a.ndjson"))
+    ('.jsonl', '.csv', '.jsonl')
     """
     suffix = path.suffix.lower()
-    return Path(path.stem).suffix.lower() if suffix == ".gz" else suffix
+    suffix = Path(path.stem).suffix.lower() if suffix == ".gz" else suffix
+    return ".jsonl" if suffix in JSONL_SUFFIXES else suffix
 
 
 def read_text(path: Path) -> str:
@@ -283,7 +361,8 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
     """The rows of a .jsonl, .json (`_json_rows`: `split`'s where it holds several lists of
     rows), .csv / .tsv (a header line) or .parquet file, UTF-8 with or without a byte order mark,
     gzip'd or not (.jsonl.gz); a bad row or file is a DataError that names the file and the
-    row. Where every row names its split (a `split` column), those of `split`."""
+    row. A row that is a conversation alone (Open-Reasoner-Zero's) is read by
+    `conversation_row`. Where every row names its split (a `split` column), those of `split`."""
     suffix = file_type(path)
     if path.is_dir():       # was 'no such file': a dataset saved as a folder of shards, say
         inside = sorted(p for p in (*path.glob("*"), *path.glob("*/*"))
@@ -312,6 +391,7 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
             rows = (_jsonl_rows if suffix == ".jsonl" else _csv_rows)(path, text)
     if not rows:
         raise DataError(f"{path}: the file holds no rows")
+    rows = [conversation_row(row) for row in rows]
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
             raise DataError(f"{path}: row {i} is {json.dumps(row, default=str)[:60]}, not an "
@@ -326,6 +406,24 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
                             f"{', '.join(sorted(set(named)))}); ask for one of them (evaluate.py "
                             "--split), or drop the column to use every row")
     return rows
+
+
+def conversation_row(row):
+    """A row written as its conversation alone, as Open-Reasoner-Zero's data is ([{"from":
+    "human", "value": ...}, {"from": "assistant", "ground_truth": {"value": "4"}}]), as
+    {"messages": ..., "answer": ...} (its last turn's ground truth, where it holds one); any
+    other row as it is.
+
+    >>> conversation_row([{"from": "human", "value": "2 + 2?"},
+    ...                   {"from": "assistant", "ground_truth": {"value": "4"}}])["answer"]
+    '4'
+    """
+    if not (isinstance(row, list) and row and all(
+            isinstance(m, dict) and ("from" in m or "role" in m) for m in row)):
+        return row
+    truth = row[-1].get("ground_truth")
+    answer = truth.get("value") if isinstance(truth, dict) else truth
+    return {"messages": row, **({"answer": answer} if answer is not None else {})}
 
 
 def _json_chat(text: str) -> list | None:
@@ -379,6 +477,32 @@ def check_prompt(value):
     return messages
 
 
+# a column of the text that a question is about, kept apart from it: SVAMP's and ASDiv's Body,
+# DROP's and BoolQ's passage, SQuAD's, SIQA's and LogiQA's context, RACE's article, CoQA's story
+CONTEXT_COLUMNS = ("body", "passage", "context", "article", "story", "paragraph")
+
+
+def with_context(row: dict, field: str, prompt):
+    """A question read from a text column with the text it is about (`CONTEXT_COLUMNS`, any
+    case) put before it: the model was asked SVAMP's 'How many are left?' without its Body.
+    The prompt as it is where the row has no such text, reads its prompt from it, or the prompt
+    holds it already (a conversation is as written).
+
+    >>> with_context({"Body": "Jack had 8 pens.", "Question": "He gave 3 away. How many are "
+    ...               "left?"}, "Question", "He gave 3 away. How many are left?")
+    'Jack had 8 pens.\\nHe gave 3 away. How many are left?'
+    """
+    if not isinstance(prompt, str):
+        return prompt
+    by_case = {str(k).lower(): k for k in row}
+    for name in CONTEXT_COLUMNS:
+        text = row.get(by_case[name]) if name in by_case else None
+        if by_case.get(name) != field and isinstance(text, str) and text.strip() and (
+                text.strip() not in prompt):
+            return f"{text.strip()}\n{prompt}"
+    return prompt
+
+
 # columns of a solved conversation, read up to its last user turn (`conversation_prompt`):
 # OpenR1's messages, ShareGPT's conversations
 CONVERSATION_COLUMNS = ("messages", "conversations")
@@ -419,9 +543,12 @@ def conversation_prompt(messages):
 
 PROMPT_COLUMNS = ("question", "problem", "prompt", "query", "input", "instruction", "text",
                   "description", "question_content",      # MBPP, CodeContests, LiveCodeBench
-                  "question_stem", "ctx")                 # OpenBookQA, HellaSwag
+                  "question_stem", "ctx",                 # OpenBookQA, HellaSwag
+                  "inputs")                               # BIG-bench
 ANSWER_COLUMNS = ("answer", "solution", "final_answer", "target", "output", "label",
-                  "answerKey", "correct")                  # ARC and CommonsenseQA, AQuA-RAT
+                  "answerKey", "correct",                  # ARC and CommonsenseQA, AQuA-RAT
+                  "targets", "answers",          # BIG-bench, WebQuestions and SQuAD
+                  "ground_truth")                # open-instruct's RLVR data
 
 
 def _likely_column(row: dict, field: str, usual: tuple[str, ...]) -> str:
@@ -488,8 +615,29 @@ def _io_tests(spec, column: str) -> list[dict]:
             outs = [o[0] for o in outs]
         return [{"fn_name": fn, "args": a if isinstance(a, list) else [a], "expected": o}
                 for a, o in zip(ins, outs)]
-    text = lambda v: "\n".join(map(str, v)) if isinstance(v, list) else str(v)
-    return [{"input": text(a), "output": text(o)} for a, o in zip(ins, outs)]
+    return [{"input": _lines_text(a), "output": _lines_text(o)} for a, o in zip(ins, outs)]
+
+
+def _lines_text(value) -> str:
+    """A stdin/stdout case's input or output as one text: a list is its lines (["1 2", "3 4"],
+    as APPS and many code datasets write a case), joined by newlines.
+
+    >>> _lines_text(["1 2", 3]), _lines_text("1 2\\n")
+    ('1 2\\n3', '1 2\\n')
+    """
+    return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _stdio_lines(test):
+    """A stdin/stdout test whose input or output is a list of lines, as one text each
+    (`_lines_text`); any other test (or a list of other than plain values, which
+    `sandbox.check_tests` names) as it is."""
+    if not isinstance(test, dict) or test.get("assert") is not None or test.get(
+            "fn_name") is not None:
+        return test
+    return {**test, **{k: _lines_text(v) for k, v in test.items() if k in ("input", "output")
+                       and isinstance(v, list) and all(isinstance(x, (str, int, float))
+                                                       for x in v)}}
 
 
 def _lcb_tests(cases: list, column: str, func_name: str | None) -> list[dict]:
@@ -543,6 +691,28 @@ def ground_truth(row: dict):
     return answers[0] if answers else _ground_truth_value(row)
 
 
+# answer columns that hold several acceptable answers, any of which is right: BIG-bench's
+# `targets` (its task files' `target`), SQuAD's `answers.text`, TriviaQA's `answer.aliases`,
+# DROP's `answers_spans.spans`
+ALTERNATIVE_COLUMNS = ("targets", "target", "answers", "aliases", "normalized_aliases", "spans")
+
+
+def alternative_answers(field: str, value) -> list | None:
+    """The acceptable answers of an answer column named for several (`ALTERNATIVE_COLUMNS`, a
+    word of its dotted path: 'answers.text'), where it holds a list of them; None otherwise (a
+    list in another column is one answer: `gold_answer`).
+
+    >>> alternative_answers("answer.aliases", ["Paris", "City of Light"])
+    ['Paris', 'City of Light']
+    >>> alternative_answers("answer", [2, 3]) is None
+    True
+    """
+    named = set(re.split(r"[._]", field.lower())) & set(ALTERNATIVE_COLUMNS)
+    plain = isinstance(value, list) and value and all(
+        isinstance(x, (str, int, float)) for x in value)
+    return value if named and plain else None
+
+
 def acceptable_answers(row: dict) -> list[str] | None:
     """A verl row's list of acceptable answers (`ground_truth`), graded as any of them
     (`rewards.answer_verified`); None for a row with one answer, or in another schema.
@@ -580,11 +750,13 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
     """A code row's tests in the sandbox's form (`sandbox.run_tests`), read from the schemas that
     code datasets ship; None for a row with none. A malformed value is a ValueError naming it.
 
-    * `tests_field` ("tests"): sandbox tests already ([{"assert": ...}, {"input", "output"}, ...]),
-      also as JSON text (a CSV's; DeepCoder's, whose LiveCodeBench tests carry a "testtype":
-      `_lcb_tests`), or as columns of cases, CodeContests' {"input": [...], "output": [...]}
-      or APPS' {"inputs": [...], "outputs": [...], "fn_name"?}.
-    * HumanEval: `test` (a `check(candidate)` function) and `entry_point`.
+    * `tests_field` ("tests"): sandbox tests already ([{"assert": ...}, {"input", "output"}, ...];
+      a list as a case's input or output is its lines: `_stdio_lines`), also as JSON text (a
+      CSV's; DeepCoder's, whose LiveCodeBench tests carry a "testtype": `_lcb_tests`), or as
+      columns of cases, CodeContests' {"input": [...], "output": [...]} or APPS' {"inputs":
+      [...], "outputs": [...], "fn_name"?}.
+    * HumanEval: `test` (a `check(candidate)` function) and `entry_point`; BigCodeBench: `test`
+      a `unittest.TestCase` class; KodCode: `test` pytest functions (`_entry_point_tests`).
     * MBPP: `test_list` (assert statements), after `test_setup_code` or `test_imports`.
     * APPS, TACO: `input_output`, JSON text {"inputs", "outputs", "fn_name"?} (`_io_tests`).
     * CodeContests: `public_tests`, `private_tests` and `generated_tests`, {"input": [...],
@@ -640,7 +812,7 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
                     and len(tests["output"]) == len(tests["input"])):
                 raise ValueError(f"{tests_field!r} is {{\"input\": [...], \"output\": ...}} "
                                  "without an output for each input")
-            return tests_field, [{"input": i, "output": o}
+            return tests_field, [_stdio_lines({"input": i, "output": o})
                                  for i, o in zip(tests["input"], tests["output"])]
         if isinstance(tests, list) and tests and all(
                 isinstance(t, dict) and "testtype" in t for t in tests):
@@ -650,9 +822,10 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
             raise ValueError(f"{tests_field!r} is {json.dumps(tests, default=str)[:60]}, not a "
                              "list of tests [{\"assert\": ...}, {\"input\": ..., \"output\": "
                              "...}, {\"fn_name\": ..., \"args\": [...], \"expected\": ...}]")
-        return tests_field, tests
-    if isinstance(row.get("test"), str) and isinstance(row.get("entry_point"), str):
-        return "test", [{"assert": f"{row['test']}\ncheck({row['entry_point']})"}]
+        return tests_field, [_stdio_lines(t) for t in tests]   # a case's lines: one text
+    if isinstance(row.get("test"), str) and (isinstance(row.get("entry_point"), str)
+                                             or _test_functions(row["test"])):
+        return "test", _entry_point_tests(row["test"], row.get("entry_point"))
     if isinstance(row.get("test_list"), list):
         imports = row.get("test_imports") or []
         if not (isinstance(imports, list) and all(isinstance(x, str) for x in imports)):
@@ -665,8 +838,8 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
         spec = row["input_output"]
         return "input_output", _io_tests(spec, "input_output") if spec else []
     if isinstance(row.get("public_tests"), dict):
-        return "public_tests", [{"input": i, "output": o} for k in CODE_CONTESTS_TESTS
-                                if isinstance(row.get(k), dict)
+        return "public_tests", [_stdio_lines({"input": i, "output": o})
+                                for k in CODE_CONTESTS_TESTS if isinstance(row.get(k), dict)
                                 for i, o in zip(row[k].get("input") or [],
                                                 row[k].get("output") or [])]
     if "verification_info" in row and row["verification_info"] is not None:
@@ -688,6 +861,82 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
         return "public_test_cases", (_lcb_tests(public, "public_test_cases", fn)
                                      + _lcb_tests(private, "private_test_cases", fn))
     return None
+
+
+def entry_point_prelude(row: dict) -> str:
+    """For an entry point that is an expression, not a name (LeetCode's 'Solution().twoSum'), a
+    function `_entry_point` that calls it, to run before the program (`code_rewards`' prelude):
+    the tests call that (`_entry_point_tests`), as an instance of the program's class cannot pass
+    to them (`sandbox`: plain values only; every program failed); "" for any other row.
+
+    >>> print(entry_point_prelude({"entry_point": "Solution().twoSum"}).strip())
+    def _entry_point(*args, **kwargs):
+        return Solution().twoSum(*args, **kwargs)
+    """
+    entry = row.get("entry_point")
+    if not isinstance(entry, str) or entry.isidentifier():
+        return ""
+    return f"def _entry_point(*args, **kwargs):\n    return {entry}(*args, **kwargs)\n\n\n"
+
+
+def _test_functions(source: str) -> list:
+    """The test functions (`def test_...`) of test code, as pytest collects them; [] for code
+    that defines none or does not parse."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name.startswith("test")]
+
+
+def _entry_point_tests(source: str, entry_point: str | None) -> list[dict]:
+    """The tests of a row with `test` code and an `entry_point` (or test functions): HumanEval's
+    `check(candidate)` function, called with the entry point; BigCodeBench's `unittest.TestCase`
+    classes, each test method one test (the class, then that method run; it was
+    `check(task_func)`, a NameError that failed every program); KodCode's pytest functions
+    (`from solution import f`, then `def test_f(): assert ...`), each one test, the program
+    being the solution; else the statements as they are.
+
+    The sandbox runs the tests in another process than the program (`sandbox`'s assert tests),
+    in a Python without pytest: a test that patches the program (`unittest.mock`) cannot reach
+    it, and one that needs pytest (`import pytest`, a fixture) cannot run, so either is a
+    ValueError.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return [{"assert": source}]            # sandbox.check_tests names what does not compile
+    cases = [(c.name, f.name) for c in tree.body if isinstance(c, ast.ClassDef) and any(
+                 ast.unparse(b).endswith("TestCase") for b in c.bases)
+             for f in c.body if isinstance(f, ast.FunctionDef) and f.name.startswith("test")]
+    functions = _test_functions(source)
+    if any(isinstance(f, ast.FunctionDef) and f.name == "check" for f in tree.body):
+        called = entry_point if str(entry_point).isidentifier() else "_entry_point"
+        try:                                # what `entry_point_prelude` calls
+            ast.parse(str(entry_point), mode="eval")
+        except SyntaxError:
+            raise ValueError(f"'entry_point' is {entry_point!r}, not a function's name or an "
+                             "expression ('Solution().twoSum')") from None
+        return [{"assert": f"{source}\ncheck({called})"}]
+    if not cases and not functions:
+        return [{"assert": source}]
+    if re.search(r"\bunittest\.mock\b|\bfrom mock\b|\bimport mock\b", source):
+        raise ValueError("'test' patches the program with unittest.mock, which cannot reach it: "
+                         "the sandbox runs the program in another process than its tests")
+    if not cases:
+        if re.search(r"^\s*(import|from) pytest\b", source, re.M) or any(
+                f.args.args for f in functions):
+            raise ValueError("'test' needs pytest (import pytest, or a fixture as an argument), "
+                             "which the sandbox's Python does not have")
+        lines = source.split("\n")
+        for node in tree.body:              # `from solution import f`: the program defines f
+            if isinstance(node, ast.ImportFrom) and node.module == "solution":
+                lines[node.lineno - 1:node.end_lineno] = [""] * (node.end_lineno - node.lineno + 1)
+        return [{"assert": "\n".join(lines) + f"\n\n{f.name}()"} for f in functions]
+    run = ("\n\nimport unittest as _unittest\n_result = _unittest.TestResult()\n"
+           "{}({!r}).run(_result)\nassert _result.wasSuccessful(), "
+           "(_result.failures + _result.errors)[0][1].strip().splitlines()[-1]").format
+    return [{"assert": source + run(case, method)} for case, method in cases]
 
 
 def _verification_tests(info) -> list[dict]:
@@ -758,8 +1007,10 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
       ARC rows are labelled "1", "2", ...; `answerKey` names the label).
     * AQuA-RAT: `options` ["A)21", "B)21.5", ...] (`correct` a letter): the letters are cut off.
     * MMLU-Pro: `options` ["...", ...] (`answer` a letter); HellaSwag: `endings` (`label` "3").
-    * `choices` {"A": "ice", "B": "water"}; one column per letter, A, B, C, D (C-Eval, CMMLU,
-      AGIEval exports), a plain list's kind: options only where the gold names one.
+    * MathQA: `options` one string 'a ) 5 , b ) 6 , ...' (`lettered_options`).
+    * `choices` or `options` {"A": "ice", "B": "water"} (MedQA's); one column per letter, A, B,
+      C, D (C-Eval, CMMLU, AGIEval exports), a plain list's kind: options only where the gold
+      names one.
 
     >>> row_choices({"choices": {"text": ["ice", "water"], "label": ["1", "2"]}})
     (['ice', 'water'], ['1', '2'])
@@ -773,11 +1024,15 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
         labels = choices.get("label")
         ok = isinstance(labels, list) and len(labels) == len(choices["text"])
         return choices["text"], [str(x) for x in labels] if ok else None
-    if isinstance(choices, dict) and len(choices) > 1 and all(
-            isinstance(v, (str, int, float)) for v in choices.values()):
-        return list(choices.values()), [str(k) for k in choices]      # {"A": "ice", ...}
+    for column in ("choices", "options", "endings"):
+        options = row.get(column)
+        if isinstance(options, dict) and len(options) > 1 and all(
+                isinstance(v, (str, int, float)) for v in options.values()):
+            return list(options.values()), [str(k) for k in options]  # {"A": "ice", ...}
     for column in ("options", "endings"):
         options = row.get(column)
+        if isinstance(options, str) and lettered_options(options):    # MathQA: one string
+            return lettered_options(options)
         if isinstance(options, list) and options:
             found = [_LETTERED.fullmatch(o) if isinstance(o, str) else None for o in options]
             if all(found) and [m[1] for m in found] == [chr(65 + j) for j in range(len(options))]:
@@ -788,6 +1043,27 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
             isinstance(row[c], (str, int, float)) for c in columns):
         return [row[c] for c in columns], None          # one column per letter: A, B, C, D
     return None
+
+
+_OPTION_MARK = re.compile(r"(?:^|(?<=[\s,;]))\(?([A-Za-z])\s*\)\s*")
+
+
+def lettered_options(text: str) -> tuple[list, list] | None:
+    """The options of a string that lists them after their letters (MathQA's 'a ) 5 , b ) 6',
+    '(A) 5 (B) 6'), and the letters; None if it does not start with a and run on b, c, ...
+
+    >>> lettered_options("a ) rs . 5 , b ) 6 , c ) none")
+    (['rs . 5', '6', 'none'], ['a', 'b', 'c'])
+    """
+    marks = []
+    for m in _OPTION_MARK.finditer(text):
+        if m[1].lower() == chr(ord("a") + len(marks)):
+            marks.append(m)
+    if len(marks) < 2 or text[:marks[0].start()].strip():
+        return None
+    ends = [m.start() for m in marks[1:]] + [len(text)]
+    return ([text[m.end():end].strip().rstrip(",;").strip() for m, end in zip(marks, ends)],
+            [m[1] for m in marks])
 
 
 # graded on the letter: a boxed option text ("\\boxed{4}" for "(B) 4") would earn nothing
@@ -883,35 +1159,63 @@ def with_question(prompt, edit):
     return prompt[:-1] + [{**prompt[-1], "content": edit(prompt[-1]["content"])}]
 
 
-# one column per option -> (its columns, the column naming the right one, the labels it uses,
-# a column of context that precedes the question)
-OPTION_COLUMNS = ((("sol1", "sol2"), "label", ("0", "1"), None),                # PIQA
-                  (("option1", "option2"), "answer", ("1", "2"), None),         # WinoGrande
-                  (("answerA", "answerB", "answerC"), "label", ("1", "2", "3"), "context"))  # SIQA
+# one column per option -> (its columns, the column naming the right one, the labels it uses)
+OPTION_COLUMNS = ((("sol1", "sol2"), "label", ("0", "1")),                      # PIQA
+                  (("option1", "option2"), "answer", ("1", "2")),               # WinoGrande
+                  (("answerA", "answerB", "answerC"), "label", ("1", "2", "3")))    # SIQA
 GPQA_COLUMNS = ("Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2",
                 "Incorrect Answer 3")
 
 
 def option_columns(row: dict, question) -> tuple | None:
     """The arguments of `multiple_choice` for a row with one column per option, whose schema
-    names the right one (`OPTION_COLUMNS`: PIQA, WinoGrande, SIQA; SIQA's context is put before
-    its question); GPQA's right option comes first in its columns, so they are shuffled, seeded
-    by the row (the same order in every run), its columns' names being the labels. None for a
-    row of another schema.
+    names the right one (`OPTION_COLUMNS`: PIQA, WinoGrande, SIQA); GPQA's right option comes
+    first in its columns, so they are shuffled, seeded by the row (the same order in every run),
+    its columns' names being the labels; so are options scored right or wrong
+    (`scored_options`: TruthfulQA lists the right one first too). None for a row of another
+    schema.
 
     >>> option_columns({"sol1": "a", "sol2": "b", "label": 1}, "Goal?")
     ('Goal?', ['a', 'b'], '1', ['0', '1'])
     """
-    for columns, right, labels, context in OPTION_COLUMNS:
+    for columns, right, labels in OPTION_COLUMNS:
         if right in row and all(c in row for c in columns):
-            if context and isinstance(row.get(context), str) and row[context].strip():
-                question = with_question(question, lambda q: f"{row[context]}\n{q}")
             return question, [row[c] for c in columns], str(row[right]), list(labels)
     if all(c in row for c in GPQA_COLUMNS):
         names = list(GPQA_COLUMNS)
         random.Random(json.dumps([row[c] for c in names], default=str)).shuffle(names)
         return question, [str(row[c]).strip() for c in names], "Correct Answer", names
+    scored = scored_options(row)
+    if scored:
+        options, right = scored
+        order = list(range(len(options)))
+        random.Random(json.dumps(options, default=str)).shuffle(order)
+        return question, [str(options[j]) for j in order], order.index(right), None
     return None
+
+
+def scored_options(row: dict) -> tuple[list, int] | None:
+    """Options that each carry a score, the one right option scored highest (1, the others 0):
+    TruthfulQA's `mc1_targets` {"choices", "labels"}, BIG-bench's `multiple_choice_targets` and
+    `multiple_choice_scores`, its task files' `target_scores` {option: score}; (the options, the
+    index of the right one), None where there are none or several are right.
+
+    >>> scored_options({"mc1_targets": {"choices": ["water", "ice"], "labels": [1, 0]}})
+    (['water', 'ice'], 0)
+    """
+    mc1, by_option = row.get("mc1_targets"), row.get("target_scores")
+    if isinstance(mc1, dict):
+        options, scores = mc1.get("choices"), mc1.get("labels")
+    elif isinstance(by_option, dict):
+        options, scores = list(by_option), list(by_option.values())
+    else:
+        options, scores = row.get("multiple_choice_targets"), row.get("multiple_choice_scores")
+    if not (isinstance(options, list) and isinstance(scores, list)
+            and len(options) == len(scores) > 1 and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for x in scores)):
+        return None
+    best = [j for j, x in enumerate(scores) if x == max(scores)]
+    return (options, best[0]) if len(best) == 1 and max(scores) > 0 else None
 
 
 LIST_COLUMNS = ("choices", "options", "endings", "test_list", "public_tests", "private_tests",
@@ -983,7 +1287,9 @@ def with_nested_fields(row: dict, *fields: str | None) -> dict:
 # a row's own id (HumanEval's task_id, APPS' problem_id, MATH-500's unique_id, ...): samples
 # and results name the dataset's problem, not its row number
 ID_COLUMNS = ("id", "task_id", "problem_id", "question_id", "unique_id", "uuid", "ID")
-GRADED_FIELDS = ("answer", "tests", "constraints")    # what rewards.task_solved checks
+# what rewards grade a task by (`rewards.task_solved`, `code_rewards`): the loader's to set, never
+# a row's own column of that name (SQuAD's `answers`, an answer column beside a code row's tests)
+GRADED_FIELDS = ("answer", "answers", "tests", "constraints", "prelude")
 
 
 def is_file_task(source: str) -> bool:
@@ -1006,7 +1312,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     or constraints column is left out, as nothing is to be graded; a multiple-choice row's
     options are listed all the same). Column names are mapped
     with `prompt_field` / `answer_field`; the answer is reduced by `gold_answer` (GSM8K-style
-    '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task;
+    '#### 72' -> '72', a MATH solution -> its boxed answer; the row's own fields stay in the task,
+    those graded aside (`GRADED_FIELDS`: a row's 'answers' column is not the task's);
     a row whose answer is a worked solution with no final answer, a proof (`is_worked_solution`),
     or NuminaMath's placeholder 'proof' / 'notfound' (`NO_ANSWER`) is skipped, and the count
     printed; an id that names several rows is made unique: the second '7' is '7#2');
@@ -1075,7 +1382,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                             f"{_likely_column(row, prompt_field, PROMPT_COLUMNS)}.")
         try:
             read = conversation_prompt if field in CONVERSATION_COLUMNS else check_prompt
-            prompt = read(row[field])
+            prompt = with_context(row, field, read(row[field]))
         except ValueError as e:
             raise DataError(f"{where}: row {i}'s {field!r} {e}") from None
         own = next((row[k] for k in ID_COLUMNS if row.get(k) not in (None, "")), None)
@@ -1088,10 +1395,11 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 raise DataError(f"{where}: row {i}'s {e}. Fix its tests, or drop the row") from None
             if tests:
                 task.update(tests=tests, prompt=code_prompt(prompt, row))
-                skywork = column == "reward_model.ground_truth"
-                prelude = _skywork_tests(ground_truth(row))[1] if skywork else ""
-                if prelude:
-                    task["prelude"] = prelude       # Skywork's imports, before the code
+                prelude = (_skywork_tests(ground_truth(row))[1]
+                           if column == "reward_model.ground_truth"
+                           else entry_point_prelude(row) if column == "test" else "")
+                if prelude:     # Skywork's imports, LeetCode's entry point: before the code
+                    task["prelude"] = prelude
         rules = answer_field not in row and isinstance(row.get("constraints"), list)
         options = option_columns(row, task["prompt"])
         if answer_field is None:        # prompts only: the options are listed all the same
@@ -1114,7 +1422,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             else:                       # verl's schema (`ground_truth`) has no answer column
                 verl = {} if answer_field in row else row
             answer = ground_truth(verl) if verl else value
-            alternatives = acceptable_answers(verl) or []
+            alternatives = (acceptable_answers(verl) if verl
+                            else alternative_answers(answer_field, value)) or []
+            answer = alternatives[0] if alternatives else answer
             if answer is None and answer_field not in row:
                 raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "
                                 f"{sorted(row)}). Map the answer column with --answer-field "
@@ -1123,8 +1433,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             column = answer_field if answer_field in row else "reward_model.ground_truth"
             try:
                 task["answer"] = gold_answer(answer)
-                if len(alternatives) > 1:       # Skywork's checker takes any of them
-                    task["answers"] = [gold_answer(a) for a in alternatives]
+                answers = list(dict.fromkeys(gold_answer(a) for a in alternatives))
+                if len(answers) > 1:        # any of them is right (Skywork's checker, BIG-bench)
+                    task["answers"] = answers
             except ValueError as e:
                 inside = (f" (or name a field inside it: --answer-field {column}."
                           f"{next(iter(answer))})" if isinstance(answer, dict) and answer else "")
@@ -1147,9 +1458,11 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         asked = task["prompt"] if isinstance(task["prompt"], str) else task["prompt"][-1]["content"]
         if "answer" in task and asked.endswith(CHOICE_INSTRUCTION):
             task["question"] = asked    # what a judge reads: the row's own has no options
-        graded = GRADED_FIELDS if answer_field is None else ()
+        # prompts only, nothing is graded; else what grades the task is what was read above,
+        # and an instruction row's constraints (`instruction_tasks`' form) as they are
+        graded = set(GRADED_FIELDS) - ({"constraints"} if rules and answer_field else set())
         for k, v in row.items():
-            if k not in graded:           # prompts only: an answer column would still be graded
+            if k not in graded:
                 task.setdefault(k, v)
         tasks.append(task)
     taken, count = {t["id"] for t in tasks}, {}
@@ -1168,6 +1481,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 "a placeholder ('proof', 'notfound': NuminaMath's)")
         if not tasks:
             raise DataError(f"{what}, and nothing can grade a reply against them; map the "
-                            "column of final answers with --answer-field NAME")
-        print(f"[data] {what}: skipped, as nothing can grade them")
+                            "column of final answers with --answer-field NAME, or load them "
+                            "as prompts only, ungraded, with --answer-field none")
+        print(f"[data] {what}: skipped, as nothing can grade them (prompts only, ungraded: "
+              "--answer-field none)")
     return tasks[:n] if n else tasks

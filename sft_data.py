@@ -1058,10 +1058,24 @@ def repetition(text: str, n: int = 8) -> float:
     return 1 - len(set(grams)) / len(grams) if grams else 0.0
 
 
+def references(reference) -> list[str]:
+    """The values a reply's final answer is checked against (`filter_responses`): a reference
+    that lists several acceptable answers (a list of them, or Skywork-OR1's ground truth as JSON
+    text '["12", "12.0"]': its checker takes any, `dataset_tasks.acceptable_answers`) is each of
+    them; any other is one value.
+
+    >>> references('["1/2", "0.5"]'), references(12)
+    (['1/2', '0.5'], ['12'])
+    """
+    many = dataset_tasks.acceptable_answers({"reward_model": {"ground_truth": reference}})
+    return many or [str(reference)]
+
+
 def filter_responses(examples: list[dict], max_repetition: float) -> tuple[list[dict], dict]:
     """Qwen3 cold-start response filtering; returns (kept, counts per rule, first rule wins):
-    wrong_answer (final answer != reference, when there is one), repetition (repeated 8-gram
-    share > max_repetition), inconsistent (the think block concludes a different value)."""
+    wrong_answer (final answer != reference, or != each of its `references`, when there is
+    one), repetition (repeated 8-gram share > max_repetition), inconsistent (the think block
+    concludes a different value)."""
     kept, counts = [], {"wrong_answer": 0, "repetition": 0, "inconsistent": 0}
     for ex in examples:
         if "dropped" in ex:       # a sample that never became an example (`teacher_examples`)
@@ -1073,7 +1087,8 @@ def filter_responses(examples: list[dict], max_repetition: float) -> tuple[list[
         if reasoning is None:
             reasoning, answer = split_reasoning(answer) if END_THINK in answer else ("", answer)
         claim = reasoning_claim(reasoning) if reasoning.strip() else None
-        if ex.get("reference") is not None and not verify_math(answer, str(ex["reference"])):
+        if ex.get("reference") is not None and not any(
+                verify_math(answer, r) for r in references(ex["reference"])):
             counts["wrong_answer"] += 1
         elif repetition(reasoning + "\n" + answer) > max_repetition:
             counts["repetition"] += 1

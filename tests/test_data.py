@@ -203,17 +203,21 @@ def test_file_gold_answers_keep_their_commas_and_are_reduced_like_a_gold(tmp_pat
              ("#### 1,234", "1234"), ("The answer is 12.", "12"), (72, "72"), (0.5, "0.5"),
              (True, "True"), ([2, "3"], "2, 3"),
              # a float computed in binary was its 17 digits, which no answer of 0.3 equals
-             (0.1 + 0.2, "0.3"), (1e-7, "1e-07")]
+             (0.1 + 0.2, "0.3"), (1e-7, "1e-07"),
+             # ASDiv's unit in parentheses: '9 (apples)', which no answer equals
+             ("1,200 (apples)", "1200 apples"), ("3 (mod 4)", "3 (mod 4)")]
     path = tmp_path / "golds.jsonl"
     path.write_text("".join(json.dumps({"prompt": "q", "answer": g}) + "\n" for g, _ in golds))
     tasks = dataset_tasks.load_tasks(str(path))
     assert [t["answer"] for t in tasks] == [a for _, a in golds]
     right = ["\\boxed{(1,2)}", "\\boxed{\\{2, 1\\}}", "\\boxed{3, 500}", "\\boxed{1000}",
              "\\boxed{(1, 2)}", "\\boxed{1234}", "\\boxed{12}", "\\boxed{72}", "\\boxed{\\frac12}",
-             "\\boxed{Yes}", "\\boxed{3, 2}", "\\boxed{0.3}", "\\boxed{10^{-7}}"]
+             "\\boxed{Yes}", "\\boxed{3, 2}", "\\boxed{0.3}", "\\boxed{10^{-7}}", "\\boxed{1200}",
+             "\\boxed{3 (mod 4)}"]
     wrong = ["\\boxed{(12)}", "\\boxed{\\{12\\}}", "\\boxed{3500}", "\\boxed{100}",
              "\\boxed{(12)}", "\\boxed{123}", "\\boxed{13}", "\\boxed{27}", "\\boxed{0.05}",
-             "\\boxed{No}", "\\boxed{23}", "\\boxed{0.31}", "\\boxed{10^{-6}}"]
+             "\\boxed{No}", "\\boxed{23}", "\\boxed{0.31}", "\\boxed{10^{-6}}", "\\boxed{120}",
+             "\\boxed{4}"]
     assert [math_reward(c, t) for c, t in zip(right, tasks)] == [1.0] * len(tasks)
     assert [math_reward(c, t) for c, t in zip(wrong, tasks)] == [0.0] * len(tasks)
 
@@ -251,8 +255,13 @@ def test_worked_solutions_with_no_final_answer_are_skipped_or_refused(tmp_path, 
         "solution" in capsys.readouterr().out
     path.write_text(json.dumps(rows[0]) + "\n")
     with pytest.raises(data.DataError, match="numina.jsonl: 1 of 1 rows .* nothing can grade a "
-                       "reply against them; map the column of final answers"):
+                       "reply against them; map the column of final answers .*, or load them "
+                       "as prompts only, ungraded, with --answer-field none"):
         dataset_tasks.load_tasks(str(path), prompt_field="problem", answer_field="solution")
+    # which keeps them all, a proof a prompt as any other (a teacher's, distill's)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    plain = dataset_tasks.load_tasks(str(path), prompt_field="problem", answer_field=None)
+    assert [t["prompt"] for t in plain] == [r["problem"] for r in rows]
 
 
 def test_fields_inside_an_object_are_named_by_a_dotted_path(tmp_path):
@@ -319,7 +328,7 @@ def test_malformed_rows_name_file_row_and_field(tmp_path):
     with pytest.raises(data.DataError, match=r"row 0 has no field 'prompt'.*--prompt-field"):
         dataset_tasks.load_tasks(str(path))
     path.write_text('{"prompt": "a", "answer": "1"}\nnot json\n')
-    with pytest.raises(data.DataError, match="row 1 is not valid JSON"):
+    with pytest.raises(data.DataError, match="line 2 is not valid JSON"):
         dataset_tasks.load_tasks(str(path))
 
 
@@ -350,9 +359,17 @@ JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
     ("columns.json", json.dumps({"prompt": ["q1", "q2"], "answer": ["1,000", "(1, 2)"]}).encode()),
     ("pandas.json", json.dumps({"prompt": {"0": "q1", "1": "q2"},    # DataFrame.to_json
                                 "answer": {"0": "1,000", "1": "(1, 2)"}}).encode()),
+    # rows by their id (pandas' orient="index", a benchmark keyed by problem id) were read as
+    # columns ("no field 'prompt' (fields: ['0', '1'])"); orient="split" as rows of lists
+    ("index.json", json.dumps({"0": ROWS[0], "1": ROWS[1]}).encode()),
+    ("by-id.json", json.dumps({"TheoremQA/1": ROWS[0], "TheoremQA/2": ROWS[1]}).encode()),
+    ("split-orient.json", json.dumps({"columns": ["prompt", "answer"], "index": [0, 1], "data": [
+        ["q1", "1,000"], ["q2", "(1, 2)"]]}).encode()),
     ("rows.csv", b'prompt,answer\r\nq1,"1,000"\r\nq2,"(1, 2)"\r\n'),
     ("rows.tsv", "\ufeffprompt\tanswer\nq1\t1,000\nq2\t(1, 2)\n".encode()),
     ("UPPER.JSONL", JSONL.encode()),
+    # JSON Lines under its other names: "unsupported file type '.ndjson'"
+    ("rows.ndjson", JSONL.encode()), ("rows.jsonlines.gz", gzip.compress(JSONL.encode())),
     # each of these was a DataError: '.gz' unsupported; a semicolon CSV (Excel where the comma
     # is the decimal mark) "has more cells"; rows under another key than "data", or under the
     # split's name: "row 0 has no field 'prompt' (fields: ['rows'])"
@@ -362,6 +379,9 @@ JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
     ("semicolons.csv", b"prompt;answer\nq1;1,000\nq2;(1, 2)\n"),
     ("rows.json", json.dumps({"version": 2, "rows": ROWS}).encode()),
     ("examples.json", json.dumps({"examples": ROWS}).encode()),
+    # BIG-bench's task file: its rows beside lists of metadata ("a .json file holds a list...")
+    ("task.json", json.dumps({"name": "t", "keywords": ["math", "arithmetic"],
+                              "metrics": ["exact_str_match"], "examples": ROWS}).encode()),
     ("viewer.json", json.dumps({"features": [{"name": "prompt"}, {"name": "answer"}],
                                 "rows": [{"row_idx": i, "row": r, "truncated_cells": []}
                                          for i, r in enumerate(ROWS)]}).encode()),
@@ -397,6 +417,32 @@ def test_file_forms_that_other_tools_write(tmp_path, name, content):
     ("ragged.json", b'{"prompt": ["q1", "q2"], "answer": ["1"]}', "columns of equal length"),
     ("rows.txt", b"q1", "use .jsonl, .json, .csv, .tsv or .parquet"),
     ("broken.jsonl.gz", b"not gzip", "broken.jsonl.gz: not a readable gzip file"),
+    # a sheet saved with its formulas: the gold '=1+1', which no reply (\\boxed{2}) equals
+    ("formulas.csv", b"prompt,answer\nq1,1\nq2,=1+1\n", "formulas.csv: row 1's 'answer' is "
+     "'=1+1', a spreadsheet formula, not its value (a sheet saved with its formulas: export its "
+     "values)"),
+    ("formulas.tsv", b"prompt\tanswer\nq1\t=SUM(B2:B3)\n", "'=SUM(B2:B3)', a spreadsheet formula"),
+    # a quote opened in a value that goes on: it lost its quotes ('Hi she said.') or, left open,
+    # ran on through the next rows
+    ("quotes.csv", b'prompt,answer\n"Hi" she said. How many?,5\n', "quotes.csv: line 2: ',' "
+     "expected after '\"' (a quote opened in a value that goes on after it); quote the whole "
+     "value, its quotes doubled"),
+    ("open-quote.csv", b'prompt,answer\n"Hi she said,5\nq2,6\n', "unexpected end of data"),
+    # a header naming a column twice lost one of them; a file with no header line lost its first
+    # row to it ("the file holds no rows", or "no field 'prompt' (fields: ['What is 2+2?', ...])")
+    ("twice.csv", b"prompt,answer,answer\nq1,1,2\n", "twice.csv: the header line names the "
+     "column 'answer' twice; rename one"),
+    ("no-header.csv", b"What is 2+2?,3,4,5,6,B\n", "no-header.csv: the file holds no rows, only "
+     "the header line (a .csv's first line names its columns"),
+    # JSON5 / JSONC's trailing commas and comments: the parser's "Expecting property name"
+    ("commas.jsonl", b'{"prompt": "q1", "answer": "1"}\n{"prompt": "q2", "answer": "2",}\n',
+     "commas.jsonl: line 2 is not valid JSON (a trailing comma before '}' at column 32: JSON "
+     "has none, drop it); a .jsonl file holds one JSON object a line"),
+    ("comments.jsonl", b'// exported rows\n{"prompt": "q1", "answer": "1"}\n',
+     "line 1 is not valid JSON (a comment at column 1: JSON has none, drop it)"),
+    ("commas.json", b'[\n  {"prompt": "q1", "answer": "1"},\n]\n',
+     "commas.json: not valid JSON (a trailing comma before ']' at line 3 column 1: JSON has "
+     "none, drop it)"),
     ("splits.json", json.dumps({"dev": ROWS, "eval": ROWS}).encode(),
      "holds rows under 'dev', 'eval', and none is the split 'train'"),
     ("test-only.json", json.dumps({"test": ROWS}).encode(),      # were trained on
@@ -408,6 +454,17 @@ def test_unreadable_files_are_named_with_the_fix(tmp_path, name, content, needle
     path.write_bytes(content)
     with pytest.raises(data.DataError, match=re.escape(needle)):
         dataset_tasks.load_tasks(str(path))
+
+
+def test_a_raw_tsv_keeps_the_quotes_in_its_values(tmp_path):
+    # '"Hi" she said.' was read as 'Hi she said.' (a quoted CSV value's quotes)
+    path = tmp_path / "raw.tsv"
+    path.write_text('prompt\tanswer\n"Hi" she said. How many?\t5\n5" of rain?\t6\n')
+    assert [t["prompt"] for t in dataset_tasks.load_tasks(str(path))] == [
+        '"Hi" she said. How many?', '5" of rain?']
+    path.write_text('prompt\tanswer\n"""Hi"" she said."\t5\n"a\tb"\t6\n')   # quoted: Excel's
+    assert [t["prompt"] for t in dataset_tasks.load_tasks(str(path))] == [
+        '"Hi" she said.', "a\tb"]
 
 
 def test_dataset_folders_load_the_split_asked_for(tmp_path):
@@ -537,6 +594,14 @@ MC_ROWS = [   # each dataset's own schema, as it ships
                           "choices": {"A": "ice", "B": "water", "C": "steam"}}),
     ("letter-columns", {"question": "Which is a liquid?", "A": "ice", "B": "water", "C": "steam",
                         "answer": "B"}),                          # C-Eval, CMMLU, AGIEval
+    # the options as one string (MathQA's; '(A) ...' too) were not shown, the gold 'b' graded
+    ("mathqa", {"Problem": "Which is a liquid?", "Rationale": "water flows",
+                "options": "a ) ice , b ) water , c ) steam", "correct": "b"}),
+    ("options-string", {"question": "Which is a liquid?", "answer": "B",
+                        "options": "(A) ice (B) water (C) steam"}),
+    # MedQA's options by label were not shown: graded on a letter the model could not see
+    ("medqa", {"question": "Which is a liquid?", "answer": "water", "answer_idx": "B",
+               "options": {"A": "ice", "B": "water", "C": "steam"}}),
 ]
 
 
@@ -551,7 +616,7 @@ def test_multiple_choice_schemas_show_their_options_and_are_graded_on_the_letter
     path = tmp_path / f"{name}.jsonl"
     path.write_text(json.dumps(row) + "\n")
     field = next(k for k in ("answerKey", "correct", "answer", "label") if k in row)
-    prompt = next(k for k in ("question", "ctx", "question_stem") if k in row)
+    prompt = next(k for k in ("question", "ctx", "question_stem", "Problem") if k in row)
     task = dataset_tasks.load_tasks(str(path), prompt_field=prompt, answer_field=field)[0]
     assert task["prompt"] == ("Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam\n\n"
                               "Answer with the letter of the right option.")
@@ -617,6 +682,31 @@ def test_one_column_per_option_and_chat_prompts_show_the_options(
     assert "(A) " in question_text(task) and "(B) " in question_text(task)   # what a judge reads
 
 
+@pytest.mark.parametrize("row,field,answer,context", [
+    ({"ID": "chal-1", "Body": "Jack had 8 pens.", "Question": "He gave 3 away. How many are left?",
+      "Answer": 5.0}, "Question", "Answer", "Jack had 8 pens."),                   # SVAMP
+    ({"body": "Jack had 8 pens.", "question": "How many are left?", "answer": "5"},
+     "question", "answer", "Jack had 8 pens."),                                    # ASDiv
+    ({"passage": "The Bears won 24-7.", "question": "Who won?", "answers_spans": {
+        "spans": ["The Bears"]}}, "question", "answers_spans.spans", "The Bears won 24-7."),
+    ({"passage": "Water is wet.", "question": "is water wet", "answer": True}, "question",
+     "answer", "Water is wet."),                                                  # BoolQ
+])
+def test_a_question_is_asked_after_the_text_it_is_about(tmp_path, row, field, answer, context):
+    # the model was asked 'How many are left?' without the Body / passage that says of what
+    path = tmp_path / "context.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    for answer_field in (None, answer):
+        task = dataset_tasks.load_tasks(str(path), prompt_field=field,
+                                        answer_field=answer_field)[0]
+        assert task["prompt"] == f"{context}\n{row[field]}"
+    # a prompt read from that text, or one that holds it already, is as written
+    for prompt in (context, f"{context} {row[field]}"):
+        path.write_text(json.dumps({**row, "q": prompt}) + "\n")
+        assert dataset_tasks.load_tasks(str(path), prompt_field="q", answer_field=None)[0][
+            "prompt"] == prompt
+
+
 def test_gpqa_options_are_shuffled_once_per_row_and_graded_on_the_letter(tmp_path):
     # GPQA lists the right answer first ('Correct Answer', 'Incorrect Answer 1'..'3'): in column
     # order every gold would be A; the order is drawn from the row, the same in every run
@@ -634,6 +724,28 @@ def test_gpqa_options_are_shuffled_once_per_row_and_graded_on_the_letter(tmp_pat
         assert sorted(re.findall(r"\(\w\) (.*)", t["prompt"])) == [
             f"right {k}", "wrong 1", "wrong 2", "wrong 3"]
         assert task_solved(f"\\boxed{{{t['answer']}}}", t)
+
+
+@pytest.mark.parametrize("row", [
+    {"question": "Which is a liquid?", "mc1_targets": {"choices": ["water", "ice", "steam"],
+                                                       "labels": [1, 0, 0]}},       # TruthfulQA
+    {"inputs": "Which is a liquid?", "targets": ["water"], "multiple_choice_targets": [
+        "ice", "water", "steam"], "multiple_choice_scores": [0, 1, 0]},            # BIG-bench
+    {"input": "Which is a liquid?", "target_scores": {"ice": 0, "steam": 0, "water": 1}}])
+def test_options_scored_right_or_wrong_are_shown_and_graded_on_the_letter(tmp_path, row):
+    # the options were not shown: TruthfulQA was 'no field answer', BIG-bench graded on its
+    # free-form targets or refused ('target_scores' is a dict)
+    from rewards import task_solved
+
+    path = tmp_path / "scored.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    field = next(k for k in ("question", "inputs", "input") if k in row)
+    task = dataset_tasks.load_tasks(str(path), prompt_field=field)[0]
+    assert task["prompt"].startswith("Which is a liquid?\n\n(A) ")
+    assert f"({task['answer']}) water\n" in task["prompt"]
+    assert sorted(re.findall(r"\(\w\) (.*)", task["prompt"])) == ["ice", "steam", "water"]
+    assert task_solved(f"\\boxed{{{task['answer']}}}", task) and not task_solved(
+        "\\boxed{water}", task)
 
 
 def test_a_conversation_with_its_reply_and_an_answer_is_a_task(tmp_path, tokenizer):
@@ -789,6 +901,104 @@ def test_code_dataset_schemas_load_their_tests_and_grade_a_right_program(tmp_pat
                                                             "livecodebench"))
 
 
+BIGCODEBENCH_TEST = """import unittest
+
+class TestCases(unittest.TestCase):
+    def setUp(self):
+        self.n = 2
+
+    def test_double(self):
+        self.assertEqual(task_func(self.n), 4)
+
+    def test_zero(self):
+        self.assertEqual(task_func(0), 0)
+"""
+
+
+def test_bigcodebench_unittest_classes_run_each_test_method(tmp_path):
+    # its `test` (a unittest.TestCase class) was run as HumanEval's: check(task_func), a
+    # NameError that failed every program, right or wrong
+    from rewards import code_rewards
+
+    row = {"task_id": "BigCodeBench/0", "instruct_prompt": "Write task_func(n): return 2 n.",
+           "test": BIGCODEBENCH_TEST, "entry_point": "task_func", "libs": "[]"}
+    path = tmp_path / "bigcodebench.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="instruct_prompt")[0]
+    assert len(task["tests"]) == 2
+    fence = "```python\n{}\n```".format
+    programs = ["def task_func(n):\n    return 2 * n", "def task_func(n):\n    return 4",
+                "def task_func(n):\n    return n + 1"]
+    assert code_rewards([fence(p) for p in programs], [task] * 3) == [1.0, 0.5, 0.0]
+    # a test that patches the program cannot reach it in the sandbox: every program would fail
+    mocked = "from unittest.mock import patch\n" + BIGCODEBENCH_TEST
+    path.write_text(json.dumps({**row, "test": mocked}) + "\n")
+    with pytest.raises(data.DataError, match="row 0's 'test' patches the program with "
+                       "unittest.mock, which cannot reach it: .*or drop the row"):
+        dataset_tasks.load_tasks(str(path), prompt_field="instruct_prompt")
+
+
+KODCODE_TEST = """from solution import (
+    double,
+)
+
+def test_double():
+    assert double(2) == 4
+
+def test_double_zero():
+    assert double(0) == 0
+"""
+
+
+def test_an_entry_point_that_is_a_method_of_a_class_is_called(tmp_path):
+    # LeetCode's 'Solution().twoSum': check() got an instance of the program's class, which the
+    # sandbox refuses to pass to the tests ("returned a value of type Solution"): every program
+    # failed
+    from rewards import code_rewards
+
+    row = {"problem_description": "Return the indices of the two numbers adding to target.",
+           "starter_code": "class Solution:\n    def twoSum(self, nums, target):\n",
+           "entry_point": "Solution().twoSum",
+           "test": "def check(candidate):\n    assert candidate(nums=[2, 7, 11], target=9) == "
+                   "[0, 1]\n    assert candidate([3, 2, 4], 6) == [1, 2]\n"}
+    path = tmp_path / "leetcode.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="problem_description")[0]
+    fence = "```python\n{}\n```".format
+    right = ("class Solution:\n    def twoSum(self, nums, target):\n        seen = {}\n"
+             "        for i, x in enumerate(nums):\n            if target - x in seen:\n"
+             "                return [seen[target - x], i]\n            seen[x] = i")
+    wrong = "class Solution:\n    def twoSum(self, nums, target):\n        return [0, 1]"
+    assert code_rewards([fence(right), fence(wrong)], [task] * 2) == [1.0, 0.0]
+    path.write_text(json.dumps({**row, "entry_point": "Solution()."}) + "\n")
+    with pytest.raises(data.DataError, match="row 0's 'entry_point' is 'Solution\\(\\)\\.', not a "
+                       "function's name or an expression"):
+        dataset_tasks.load_tasks(str(path), prompt_field="problem_description")
+
+
+def test_kodcode_pytest_functions_run_each_as_a_test(tmp_path):
+    # its `test` (pytest functions importing the solution) was no test at all: "row 0 has no
+    # field 'answer'"
+    from rewards import code_rewards
+
+    row = {"question": "Write double(n).", "solution": "def double(n): return 2 * n",
+           "test": KODCODE_TEST, "test_info": [{"function_name": "double"}]}
+    path = tmp_path / "kodcode.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
+    assert len(task["tests"]) == 2
+    fence = "```python\n{}\n```".format
+    programs = ["def double(n):\n    return 2 * n", "def double(n):\n    return 4"]
+    assert code_rewards([fence(p) for p in programs], [task] * 2) == [1.0, 0.5]
+    # pytest itself (pytest.raises, a fixture) is not in the sandbox: named, not failed silently
+    for test in ("import pytest\n" + KODCODE_TEST, KODCODE_TEST + "\ndef test_f(tmp_path):\n"
+                 "    pass\n"):
+        path.write_text(json.dumps({**row, "test": test}) + "\n")
+        with pytest.raises(data.DataError, match="row 0's 'test' needs pytest .*which the "
+                           "sandbox's Python does not have. .*or drop the row"):
+            dataset_tasks.load_tasks(str(path), prompt_field="question")
+
+
 def test_code_contests_generated_tests_are_hidden_tests(tmp_path):
     # they were unused: a program that special-cased the public and private tests passed
     from rewards import code_rewards
@@ -836,6 +1046,29 @@ def test_tests_written_as_json_text_are_read(tmp_path):
     with pytest.raises(data.DataError, match="row 0's 'tests' is .* without an output for each "
                        "input. Fix its tests, or drop the row"):
         dataset_tasks.load_tasks(str(path), prompt_field="problem")
+
+
+def test_a_stdin_case_given_as_a_list_of_lines_is_one_case(tmp_path):
+    # {"input": ["1 2", "3 4"]} (a case's lines, as most code datasets write them) was "'input' is
+    # a list; give it as one string"
+    from rewards import code_rewards
+
+    path = tmp_path / "lines.jsonl"
+    path.write_text(json.dumps({"prompt": "Print each line's sum.", "tests": [
+        {"input": ["1 2", "3 4"], "output": ["3", 7]}, {"input": "5 5\n", "output": "10\n"}]})
+        + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["tests"] == [{"input": "1 2\n3 4", "output": "3\n7"},
+                             {"input": "5 5\n", "output": "10\n"}]
+    fence = "```python\n{}\n```".format
+    sums = "import sys\nfor line in sys.stdin:\n    print(sum(map(int, line.split())))"
+    assert code_rewards([fence(sums), fence("print(3)\nprint(7)")], [task, task]) == [1.0, 0.5]
+    # CodeContests' columns of cases, each case's lines a list
+    for column in ("tests", "public_tests"):
+        path.write_text(json.dumps({"prompt": "Print each line's sum.", column: {
+            "input": [["1 2", "3 4"]], "output": [["3", "7"]]}}) + "\n")
+        assert dataset_tasks.load_tasks(str(path))[0]["tests"] == [
+            {"input": "1 2\n3 4", "output": "3\n7"}]
 
 
 @pytest.mark.parametrize("row,needle", [
@@ -897,6 +1130,54 @@ def test_verl_rows_are_graded_on_their_ground_truth(tmp_path, truth, gold, right
         assert task["answer"] == gold and task["prompt"][0]["role"] == "user"
         assert task_solved(right, task) and not task_solved(wrong, task)
         assert (math_reward(right, task), math_reward(wrong, task)) == (1.0, 0.0)
+
+
+@pytest.mark.parametrize("row,field", [
+    ({"inputs": "Q: 2 + 2?", "targets": ["4", "four"]}, "targets"),                # BIG-bench
+    ({"input": "Q: 2 + 2?", "target": ["4", "four"]}, "target"),        # its task files' rows
+    ({"question": "Q: 2 + 2?", "answer": {"aliases": ["4", "four"], "value": "4"}},  # TriviaQA
+     "answer.aliases"),
+    ({"question": "Q: 2 + 2?", "answers": {"text": ["4", "four", "4"]}}, "answers.text"),  # SQuAD
+    ({"question": "Q: 2 + 2?", "answers_spans": {"spans": ["4", "four"]}},            # DROP
+     "answers_spans.spans")])
+def test_a_column_of_acceptable_answers_accepts_any_of_them(tmp_path, row, field):
+    # the list was one list answer '4, four', which neither '4' nor 'four' equals
+    from rewards import task_solved
+
+    path = tmp_path / "alternatives.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    prompt = "inputs" if "inputs" in row else "input" if "input" in row else "question"
+    task = dataset_tasks.load_tasks(str(path), prompt_field=prompt, answer_field=field)[0]
+    assert task["answer"] == "4" and task["answers"] == ["4", "four"]
+    assert [task_solved(f"\\boxed{{{c}}}", task) for c in ("4", "four", "5")] == [
+        True, True, False]
+    # and a list under another name stays one answer that is a list (all the roots)
+    path.write_text(json.dumps({"question": "Roots?", "answer": [2, 3]}) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
+    assert task["answer"] == "2, 3" and "answers" not in task
+
+
+def test_a_row_column_named_as_a_graded_field_is_not_graded(tmp_path):
+    # a row's own 'answers' (SQuAD's {"text": [...], "answer_start": [...]}) was copied into the
+    # task and graded as its acceptable answers: the key 'text' was right, 'France' wrong; a code
+    # row's 'answer' column was graded instead of its tests
+    from rewards import task_solved
+
+    path = tmp_path / "squad.jsonl"
+    path.write_text(json.dumps({"context": "Paris is in France.", "question": "Where is Paris?",
+                                "answers": {"text": ["France"], "answer_start": [12]}}) + "\n")
+    squad = dataset_tasks.load_tasks(str(path), prompt_field="question",
+                                     answer_field="answers.text")[0]
+    path.write_text(json.dumps({"question": "2 + 2?", "answer": "4", "answers": ["5"]}) + "\n")
+    other = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
+    assert [task_solved(f"\\boxed{{{c}}}", squad) for c in ("France", "text")] == [True, False]
+    assert [task_solved(f"\\boxed{{{c}}}", other) for c in ("4", "5")] == [True, False]
+    path.write_text(json.dumps({"prompt": "Print 6.", "answer": "print(6)", "prelude": "exit()",
+                                "tests": [{"input": "", "output": "6"}]}) + "\n")
+    code = dataset_tasks.load_tasks(str(path))[0]
+    assert "answer" not in code and "prelude" not in code
+    assert task_solved("```python\nprint(6)\n```", code)
+    assert not task_solved("```python\nprint(7)\n```", code)
 
 
 def test_skywork_code_rows_are_graded_on_their_tests(tmp_path):
@@ -1070,6 +1351,11 @@ def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path)
     path.write_text(json.dumps({"prompt": "Double n.", "outputs": ["6"]}) + "\n")
     with pytest.raises(data.DataError, match="--answer-field NAME"):    # not a code's 'outputs'
         dataset_tasks.load_tasks(str(path))
+    # a column of acceptable answers (WebQuestions', BIG-bench's) was not named either
+    for column in ("answers", "targets"):
+        path.write_text(json.dumps({"prompt": "Capital?", column: ["Paris", "paris"]}) + "\n")
+        with pytest.raises(data.DataError, match=f"--answer-field {column}"):
+            dataset_tasks.load_tasks(str(path))
 
 
 @pytest.mark.parametrize(
@@ -1117,6 +1403,26 @@ def test_prompt_asks_for_boxed_answer(tokenizer):
     assert data.build_messages(task, think=False)[-1]["content"].endswith("/no_think")
     code = data.build_messages(data.humaneval_tasks()[0])[-1]["content"]
     assert "```python" in code and "def has_close_elements" in code
+
+
+def test_rows_of_a_conversation_alone_and_rlvr_rows_are_tasks(tmp_path):
+    # Open-Reasoner-Zero's rows are [human turn, assistant turn holding the ground truth]: "row 0
+    # is [...], not an object of fields"; open-instruct's RLVR rows name no column for the fix
+    from rewards import task_solved
+
+    path = tmp_path / "orz.json"
+    path.write_text(json.dumps([[{"from": "human", "value": "2 + 2?"},
+                                 {"from": "assistant", "ground_truth": {"value": "4"}}]]))
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["prompt"] == "2 + 2?" and task["answer"] == "4"
+    assert task_solved("\\boxed{4}", task) and not task_solved("\\boxed{5}", task)
+    path = tmp_path / "rlvr.jsonl"
+    path.write_text(json.dumps({"messages": [{"role": "user", "content": "2 + 2?"}],
+                                "ground_truth": "4", "dataset": "gsm8k"}) + "\n")
+    with pytest.raises(data.DataError, match="Map the answer column with --answer-field "
+                                             "ground_truth"):
+        dataset_tasks.load_tasks(str(path))
+    assert dataset_tasks.load_tasks(str(path), answer_field="ground_truth")[0]["answer"] == "4"
 
 
 def test_a_conversation_prompt_is_rendered_as_written(tmp_path, tokenizer):

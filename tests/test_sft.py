@@ -509,6 +509,11 @@ def test_response_filter_counts_each_rule():
     kept, counts = sft_data.filter_responses(examples, max_repetition=0.5)
     assert counts == {"wrong_answer": 1, "repetition": 1, "inconsistent": 1, "kept": 3, "total": 6}
     assert kept == [examples[0], examples[4], examples[5]]
+    # a reference of several acceptable answers (Skywork-OR1's ground truth, JSON text or a list)
+    # accepts any of them: its list was one value '["13", "12"]' that no answer equals
+    for ref in ('["13", "12"]', ["13", "12"]):
+        assert sft_data.filter_responses([ex("", "$\\boxed{12}$", ref)], 0.5)[1]["kept"] == 1
+        assert sft_data.filter_responses([ex("", "$\\boxed{14}$", ref)], 0.5)[1]["kept"] == 0
     assert sft_data.reasoning_claim("x = 3/4, so the sum is \\frac{7}{4}") == "\\frac{7}{4}"
     assert sft_data.reasoning_claim("So the answer is \\frac{3}{4}.") == "\\frac{3}{4}"
 
