@@ -381,7 +381,8 @@ def jsonl_examples(path: str) -> list[dict]:
     "value"}]} (with an optional "system"), Gemini's {"contents", "systemInstruction"}
     (`_gemini_messages`), {"instruction", "input", "output"} (Alpaca; Dolly's "context" and
     "response"; the input follows the instruction after a blank line; LLaMA-Factory's "system"
-    and "history" of [query, reply] pairs) or {"prompt", "reasoning", "answer"};
+    and "history" of [query, reply] pairs), {"prompt", "reasoning", "answer"} or {"question",
+    "answer"} (GSM8K's, orca-math's: `_answer_example`);
     messages are read by `chat_message` (text parts, roles under other names, ...), and a
     row-level "reasoning_content" (or "reasoning", "thinking") is the reasoning of a reply given
     as text (`_row_reasoning`). An `answer` without `\\boxed` is the final value and is boxed (and
@@ -830,21 +831,55 @@ def _row_messages(row: dict) -> dict:
             raise ValueError(f"{asked[0]!r} and {said[0]!r} are each a string or a list of "
                              "messages")
         return {"messages": prompt + completion, "reference": row.get("reference")}
+    if "answer" in row and len(asked) == 1:     # the query under any of its names
+        return _answer_example(row, asked[0])
     missing = [k for k in ("prompt", "reasoning", "answer") if k not in row]
-    if missing:
-        raise ValueError(f"no field {missing[0]!r} (fields: {sorted(row)}). Rows need "
-                         "'messages', 'conversations' (ShareGPT), 'contents' (Gemini), "
-                         "'prompt' and 'completion' (or 'question', 'query', 'problem', 'input' "
-                         "and 'response', 'output', 'solution', 'chosen'), 'instruction' and "
-                         "'output', or 'prompt', 'reasoning' and 'answer'.")
-    if not isinstance(row["answer"], (str, int, float)) or isinstance(row["answer"], bool):
-        raise ValueError(f"'answer' is {row['answer']!r}; give the final answer as a string")
-    answer = str(row["answer"])
-    boxed = "\\boxed" in answer
-    return {"messages": [{"role": "user", "content": row["prompt"]},
-                         {"role": "assistant", "reasoning_content": row["reasoning"],
-                          "content": answer if boxed else boxed_sentence(answer)}],
-            "reference": row.get("reference", None if boxed else answer)}
+    raise ValueError(f"no field {missing[0]!r} (fields: {sorted(row)}). Rows need "
+                     "'messages', 'conversations' (ShareGPT), 'contents' (Gemini), "
+                     "'prompt' and 'completion' (or 'question', 'query', 'problem', 'input' "
+                     "and 'response', 'output', 'solution', 'chosen'), 'instruction' and "
+                     "'output', or 'prompt', 'reasoning' and 'answer'.")
+
+
+# GSM8K's calculator annotations (48/2 = <<48/2=24>>24): its tool calls, not text to write
+CALCULATOR = re.compile(r"<<[^<>\n]*=[^<>\n]*>>")
+# a reply rather than a value: a sentence ends and another begins, or a second line
+SENTENCE_BREAK = re.compile(r"[.!?:;]\s+\S|\n\s*\S")
+
+
+def _answer_example(row: dict, asked: str) -> dict:
+    """The example of a row {query, "answer"} (the query under any of `QUERY_KEYS`). With a
+    "reasoning" (or "reasoning_content", "thinking") the answer is the final value, boxed
+    (`boxed_sentence`) unless it holds `\\boxed`. Without one the answer must be the reply
+    itself: GSM8K's worked solution ending in '#### 72' (its calculator annotations
+    <<48/2=24>> dropped, the '####' line written as `boxed_sentence`; 72 is the reference), or
+    any answer of several sentences or lines (orca-math's) as written. A one-line answer without
+    reasoning is only a final value: no reply to train, a ValueError."""
+    answer = row["answer"]
+    if not isinstance(answer, (str, int, float)) or isinstance(answer, bool):
+        raise ValueError(f"'answer' is {_short(answer)}; give the final answer as a string")
+    answer, reasoning = str(answer), _row_reasoning(row, reply_is_text=True)
+    query = {"role": "user", "content": row[asked]}
+    if reasoning:
+        boxed = "\\boxed" in answer
+        return {"messages": [query, {"role": "assistant", **reasoning,
+                                     "content": answer if boxed else boxed_sentence(answer)}],
+                "reference": row.get("reference", None if boxed else answer)}
+    if "####" in answer:        # GSM8K
+        value = dataset_tasks.gsm8k_answer(answer)
+        body = CALCULATOR.sub("", answer.rsplit("####", 1)[0]).strip()
+        if not value:
+            raise ValueError(f"'answer' ends in '####' with no value after it ({_short(answer)}):"
+                             " give the final value after '####', or drop the row")
+        return {"messages": [query, {"role": "assistant", "content": (
+                    body + "\n" + boxed_sentence(value)).strip()}],
+                "reference": row.get("reference", value)}
+    if SENTENCE_BREAK.search(answer.strip()):
+        return {"messages": [query, {"role": "assistant", "content": answer}],
+                "reference": row.get("reference")}
+    raise ValueError(f"'answer' is {_short(answer)}, one line and no reasoning: a final value, "
+                     "not a reply to train; give the worked solution, or the reasoning next to "
+                     "it as 'reasoning' (a reply of one line: name the field 'response')")
 
 
 # a conversation rendered as one text: one turn of ChatML (Qwen, SmolLM) and of Llama 3

@@ -882,6 +882,28 @@ ROW_FORMS = {
         [{"role": "user", "content": "q"}, {"role": "assistant", "content": "good"}],
         "<think>\n\n</think>\n\ngood",
     ),
+    "gsm8k_question_answer": (      # the value after '####' boxed, the reference
+        {"question": "48 clips, then half as many. How many?",
+         "answer": "Then 48/2 = <<48/2=24>>24.\nIn all 48+24 = <<48+24=72>>72.\n#### 1,072"},
+        [{"role": "user", "content": "48 clips, then half as many. How many?"},
+         {"role": "assistant", "content": "Then 48/2 = 24.\nIn all 48+24 = 72.\n"
+                                          "The final answer is $\\boxed{1072}$."}],
+        "<think>\n\n</think>\n\nThen 48/2 = 24.\nIn all 48+24 = 72.\n"
+        "The final answer is $\\boxed{1072}$.",
+    ),
+    "orca_math_question_answer": (      # a reply of several sentences, as written
+        {"question": "2+2?", "answer": "We add 2 and 2. That makes 4."},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "We add 2 and 2. That makes 4."}],
+        "<think>\n\n</think>\n\nWe add 2 and 2. That makes 4.",
+    ),
+    "problem_thinking_answer": (        # {prompt, reasoning, answer} under other names
+        {"problem": "2+2?", "thinking": "2+2=4", "answer": "4"},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "reasoning_content": "2+2=4",
+          "content": "The final answer is $\\boxed{4}$."}],
+        "<think>\n2+2=4\n</think>\n\nThe final answer is $\\boxed{4}$.",
+    ),
     "metamath_query_response": (
         {"query": "q", "response": "a", "type": "GSM_Rephrased"},
         [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
@@ -1025,6 +1047,16 @@ def test_rows_of_common_datasets_load_as_conversations(tok, tmp_path, name):
         assert ex["tools"] == json.loads(row["tools"])
         assert "<tools>\n" + json.dumps(ex["tools"][0]) + "\n</tools>" in tok.decode(ids)
     assert tok.decode(ids) + "\n" == official
+
+
+def test_question_answer_rows_check_the_final_value(tmp_path):
+    """A GSM8K row's reference is the value after '####'; a row of a reply in sentences has none
+    (nothing to check), one with reasoning its answer."""
+    rows = [ROW_FORMS[k][0] for k in ("gsm8k_question_answer", "orca_math_question_answer",
+                                      "problem_thinking_answer")]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert [e["reference"] for e in sft_data.jsonl_examples(str(path))] == ["1072", None, "4"]
 
 
 def test_gemini_tools_are_listed_as_functions(tok, tmp_path):
@@ -1225,7 +1257,15 @@ BAD_ROWS = {
     ),
     "classification_row_with_a_boolean_label": (    # not KTO's: no completion
         {"text": "Great film.", "label": False}, "row 0: 'text' is 'Great film.': not a chat"),
-    "neither_form": ({"question": "q", "answer": "a"}, "'conversations' (ShareGPT)"),
+    "neither_form": ({"question": "q", "label": "a"}, "'conversations' (ShareGPT)"),
+    "question_and_a_final_value_only": (    # no reply to train (it was 'no field prompt')
+        {"question": "2+2?", "answer": "4"},
+        "row 0: 'answer' is '4', one line and no reasoning: a final value, not a reply to train"),
+    "question_and_a_one_line_answer": (
+        {"problem": "Capital of France?", "answer": "The capital is Paris."},
+        "(a reply of one line: name the field 'response')"),
+    "gsm8k_answer_without_its_value": (
+        {"question": "q", "answer": "2+2 = <<2+2=4>>4.\n####"}, "ends in '####' with no value"),
 }  # fmt: skip
 
 
