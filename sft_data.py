@@ -127,7 +127,8 @@ def check_conversation(messages) -> None:
       unclosed `<think>`, or one next to `reasoning_content`, becomes a second block in the answer.
     * No text holds `<|im_start|>` or `<|im_end|>`: the tokenizer reads them as turn boundaries
       (a fake turn in the prompt; a reply trained to end, then go on); nor a lone UTF-16
-      surrogate (JSON's "\\ud83d" alone), which the tokenizer cannot read.
+      surrogate (JSON's "\\ud83d" alone), which the tokenizer cannot read. A reply holds no
+      other chat format's turn structure (`check_turn_markers`: `</s>` at its end, ...).
     * Tool-call arguments given as a string are a JSON object: the model learns to write them.
 
     >>> try:
@@ -195,6 +196,8 @@ def check_conversation(messages) -> None:
                                      "a dict or a JSON object string")
         if m["role"] == "assistant":
             check_think_block(m, where)
+            for t in filter(None, (m.get("content"), m.get("reasoning_content"))):
+                check_turn_markers(t, where)
 
 
 # a message's training mark (axolotl's `message_field_training`, commonly one of these): 0 or
@@ -296,6 +299,41 @@ def check_text(value, where: str) -> None:
         raise ValueError(f"{where} holds {text[e.start]!r} at character {e.start}, half of a "
                          "UTF-16 surrogate pair (an emoji cut in two?), which is not text: "
                          "repair it or drop the row") from None
+
+
+# other chat formats' turn structure: an end of turn (Llama 3, Gemma, Phi-3, Llama 2 / Mistral,
+# GPT-2's end of text), and a turn's header (Llama 3, Gemma, Phi-3, [INST])
+TURN_ENDS = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<end_of_turn>", "<|end|>", "</s>",
+             "<|endoftext|>")
+TURN_HEADER = re.compile(r"<\|start_header_id\|>\w*<\|end_header_id\|>|<start_of_turn>\w*\n"
+                         r"|\[INST\].*?\[/INST\]|<\|(?:user|assistant|system)\|>\n", re.S)
+
+
+def check_turn_markers(text: str, where: str) -> None:
+    """ValueError if a reply's text holds another chat format's turn structure: it ends with an
+    end-of-turn marker (`TURN_ENDS`; `</s>` unless it closes an HTML `<s>`), or holds a turn's
+    header (`TURN_HEADER`). It is a chat rendered in that format copied into one reply, and the
+    model would learn to write the markers and the next turn; a reply that mentions a marker
+    in its text (`Llama 3 ends a turn with <|eot_id|>.`) is text.
+
+    >>> try:
+    ...     check_turn_markers("4<|eot_id|>", "message 1 (assistant)")
+    ... except ValueError as e:
+    ...     print(str(e)[:60])
+    message 1 (assistant) ends with <|eot_id|>, another chat for
+    """
+    end = next((e for e in TURN_ENDS if text.rstrip().endswith(e)), None)
+    if end == "</s>" and "<s>" in text:     # HTML's strikethrough
+        end = None
+    if end:
+        raise ValueError(f"{where} ends with {end}, another chat format's end of turn: the model "
+                         "would learn to write it before <|im_end|> (a rendered chat copied into "
+                         "one reply?); remove it, or give each turn as a message")
+    header = TURN_HEADER.search(text)
+    if header:
+        raise ValueError(f"{where} holds {_short(header[0])}, another chat format's turn "
+                         "header: a rendered chat copied into one reply, whose next turns the "
+                         "model would learn to write; give each turn as a message")
 
 
 def check_think_block(message: dict, where: str) -> None:

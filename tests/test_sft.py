@@ -1381,6 +1381,18 @@ UNTRAINABLE = {
         [_u("<tool_response>\n6\n</tool_response>"), _a("a")],
         "needs a user query",
     ),
+    "llama3_end_of_turn_ending_a_reply": ([_u("q"), _a("4<|eot_id|>\n")], "ends with <|eot_id|>"),
+    "llama2_eos_ending_a_completion": ([_u("q"), _a("4 </s>")], "ends with </s>, another chat"),
+    "gemma_end_of_turn_ending_the_reasoning": (
+        [_u("q"), _a("4", reasoning_content="2+2<end_of_turn>")], "ends with <end_of_turn>"),
+    "gemma_turns_copied_into_a_reply": (
+        [_u("q"), _a("4<end_of_turn>\n<start_of_turn>user\nand 3+3?")],
+        "holds '<start_of_turn>user\\n', another chat format's turn header"),
+    "inst_turn_copied_into_a_reply": ([_u("q"), _a("4</s><s>[INST] 3+3? [/INST] 6")], "'[INST]"),
+    "phi3_turns_copied_into_a_reply": ([_u("q"), _a("4<|end|>\n<|user|>\n3+3?")], "'<|user|>"),
+    "llama3_header_in_a_reply": (
+        [_u("q"), _a("4<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n3+3?")],
+        "holds '<|start_header_id|>user<|end_header_"),
     "consecutive_assistant_turns": (
         [_u("q"), _a(None, tool_calls=[_call("calc", {})]), _a("a")],
         "messages 1 and 2 are consecutive assistant turns",
@@ -1537,6 +1549,9 @@ def test_trainable_think_shapes_pass_and_train_exactly_their_reply(tok):
          '<think>\nr\n</think>\n\n<tool_call>\n{"name": "calc", "arguments": {"expr": "1"}}'
          "\n</tool_call>"),
         (_a("\u200f\u05e9 👋\u200b"), "<think>\n\n</think>\n\n\u200f\u05e9 👋\u200b"),
+        (_a("Llama 3 ends turns with <|eot_id|>; </s> is Llama 2's."),   # markers named, as text
+         "<think>\n\n</think>\n\nLlama 3 ends turns with <|eot_id|>; </s> is Llama 2's."),
+        (_a("Strike it: <s>old</s>"), "<think>\n\n</think>\n\nStrike it: <s>old</s>"),
     ]  # fmt: skip
     for reply, trained in cases:
         messages = [_u("what do <think> and </think> mean?"), reply]
