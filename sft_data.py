@@ -184,6 +184,9 @@ def check_conversation(messages) -> None:
                                  "boundary, not text: remove it or write it differently")
         for t in texts:
             check_text(t, where)
+        if is_query(m) and not m["content"].strip():
+            raise ValueError(f"{where} is an empty query: the model would learn to answer a "
+                             "question never asked; give its text, or drop the row")
         for k, c in enumerate(calls):
             if isinstance(c["arguments"], str):
                 try:
@@ -412,21 +415,21 @@ def synthetic_examples(n: int, seed: int) -> list[dict]:
 
 def jsonl_examples(path: str) -> list[dict]:
     """Rows {"messages": [...]} (reasoning in `reasoning_content` or inside `content`; LMSYS's
-    "conversation"), {"prompt", "completion"} (TRL's prompt-completion rows: a string is the user
-    turn or the assistant reply, a list its messages; the query and reply under other names:
-    `QUERY_KEYS`, `REPLY_KEYS`, a preference row's "chosen" also as the whole conversation), a
-    chat rendered as one "text" (`rendered_messages`), ShareGPT's {"conversations": [{"from",
-    "value"}]} (with an optional "system"), Gemini's {"contents", "systemInstruction"}
-    (`_gemini_messages`), {"instruction", "input", "output"} (Alpaca; Dolly's "context" and
-    "response"; the input follows the instruction after a blank line; LLaMA-Factory's "system"
-    and "history" of [query, reply] pairs), {"prompt", "reasoning", "answer"} or {"question",
-    "answer"} (GSM8K's, orca-math's: `_answer_example`);
-    messages are read by `chat_message` (text parts, roles under other names, ...), and a
-    row-level "reasoning_content" (or "reasoning", "thinking") is the reasoning of a reply given
-    as text (`_row_reasoning`). An `answer` without `\\boxed` is the final value and is boxed (and
-    checked by the filter); an optional "reference" is the value to check against. A
-    conversation of several replies is one example per reply (`reply_examples`), each of which
-    must pass `check_conversation`."""
+    "conversation", "dialog", ...: `CONVERSATION_KEYS`), {"prompt", "completion"} (TRL's
+    prompt-completion rows: a string is the user turn or the assistant reply, a list its messages;
+    the query and reply under other names: `QUERY_KEYS`, `REPLY_KEYS`, a preference row's "chosen"
+    also as the whole conversation), a chat rendered as one "text" (`rendered_messages`), ShareGPT's
+    {"conversations": [{"from", "value"}]} (with an optional "system"), Gemini's {"contents",
+    "systemInstruction"} (`_gemini_messages`), {"instruction", "input", "output"} (Alpaca; Dolly's
+    "context" and "response"; the input follows the instruction after a blank line; LLaMA-Factory's
+    "system" and "history" of [query, reply] pairs), {"prompt", "reasoning", "answer"} or
+    {"question", "answer"} (GSM8K's, orca-math's: `_answer_example`); messages are read by
+    `chat_message` (text parts, roles under other names, ...), and a row-level "reasoning_content"
+    (or "reasoning", "thinking") is the reasoning of a reply given as text (`_row_reasoning`).
+    Next to reasoning, an `answer` without `\\boxed` is the final value and is boxed (and checked
+    by the filter); an optional "reference" is the value to check against. A conversation of
+    several replies is one example per reply (`reply_examples`), each of which must pass
+    `check_conversation`."""
     rows = dataset_tasks.rows_from_file(Path(path))
     out = []
     for i, row in enumerate(rows):
@@ -467,6 +470,12 @@ def row_example(row: dict) -> dict:
     them is answered without them."""
     row = {k: _json_list(v, k) if k in ("messages", "conversations", "contents", "tools") else v
            for k, v in row.items()}
+    named = [k for k in row if isinstance(k, str) and k.lower() in CONVERSATION_KEYS
+             and k not in CONVERSATION_KEYS[:3]]
+    if named and not any(k in row for k in CONVERSATION_KEYS[:3]):   # "dialog", "Messages", ...
+        value = _json_list(row[named[0]], named[0])
+        if isinstance(value, list):
+            row = {**{k: v for k, v in row.items() if k != named[0]}, "messages": value}
     example = _row_messages(row)
     messages = example["messages"] = _with_system(row, example["messages"])
     if isinstance(messages, list):
@@ -764,6 +773,9 @@ def _gemini_messages(contents, system) -> list:
     out = [{"role": "system", "content": system}] if system not in (None, "") else []
     for i, c in enumerate(contents):
         parts = c.get("parts") if isinstance(c, dict) else None
+        if isinstance(c, dict) and not parts and parts != {}:      # none, null or []
+            raise ValueError(f"'contents' item {i} ({c.get('role')}) has no parts, an empty turn: "
+                             "give its text as parts [{'text': ...}], or drop the row")
         if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
             raise ValueError(f"'contents' item {i} is {_short(c)}; give {{'role': ..., 'parts': "
                              "[{'text': ...}, ...]}")
@@ -823,6 +835,11 @@ def _gemini_tools(tools):
     return out
 
 
+# a row's conversation: "messages" (OpenAI's), ShareGPT's "conversations", LMSYS-Chat-1M's and
+# WildChat's "conversation"; in other case, or as "dialog", "dialogue" or "chat" (a list)
+CONVERSATION_KEYS = ("messages", "conversations", "conversation", "dialog", "dialogue", "chat")
+
+
 def _row_messages(row: dict) -> dict:
     if row.get("label") is False and "completion" in row:      # KTO's undesirable completion
         raise ValueError("the row is marked undesirable ('label': false, a KTO row): SFT "
@@ -832,7 +849,7 @@ def _row_messages(row: dict) -> dict:
         return {"messages": _gemini_messages(row["contents"], system),
                 "reference": row.get("reference")}
     # ShareGPT's conversations; LMSYS-Chat-1M's and WildChat's conversation
-    given = next((k for k in ("messages", "conversations", "conversation") if k in row), None)
+    given = next((k for k in CONVERSATION_KEYS[:3] if k in row), None)
     if given or _whole_conversation(row.get("chosen")):     # a preference row's implicit prompt
         _row_reasoning(row, reply_is_text=False)
         return {"messages": row[given or "chosen"], "reference": row.get("reference")}

@@ -633,6 +633,22 @@ ROW_FORMS = {
         [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
         "<think>\n\n</think>\n\nHello",
     ),
+    "dialog_key": (
+        {"dialog": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]},
+        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
+        "<think>\n\n</think>\n\nHello",
+    ),
+    "chat_key_as_json_text": (
+        {"chat": json.dumps([{"role": "user", "content": "Hi"},
+                             {"role": "assistant", "content": "Hello"}]), "id": 7},
+        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
+        "<think>\n\n</think>\n\nHello",
+    ),
+    "messages_key_in_other_case_with_sharegpt_turns": (
+        {"Messages": [{"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello"}]},
+        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
+        "<think>\n\n</think>\n\nHello",
+    ),
     "magpie_sharegpt_next_to_instruction": (
         {"instruction": "Hi", "response": "Hello", "conversations": [
             {"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello"}]},
@@ -1184,6 +1200,12 @@ BAD_ROWS = {
                       {"role": "model", "parts": [{"text": "a"}]}]},
         "row 0: Gemini tool {'googleSearch': {}} has no functionDeclarations",
     ),
+    "gemini_user_turn_without_parts": (
+        {"contents": [{"role": "user"}, {"role": "model", "parts": [{"text": "a"}]}]},
+        "row 0: 'contents' item 0 (user) has no parts, an empty turn"),
+    "gemini_user_turn_of_empty_parts": (
+        {"contents": [{"role": "user", "parts": []}, {"role": "model", "parts": [{"text": "a"}]}]},
+        "row 0: 'contents' item 0 (user) has no parts, an empty turn"),
     "gemini_contents_not_a_list": ({"contents": "hi"}, "row 0: 'contents' is 'hi'; give a list"),
     "reasoning_tag_never_closed": (
         {"messages": [{"role": "user", "content": "q"},
@@ -1393,6 +1415,9 @@ UNTRAINABLE = {
     "llama3_header_in_a_reply": (
         [_u("q"), _a("4<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n3+3?")],
         "holds '<|start_header_id|>user<|end_header_"),
+    "empty_query": ([_u(""), _a("a")], "message 0 (user) is an empty query"),
+    "query_of_spaces_in_history": (
+        [_u("q"), _a("a"), _u(" \n"), _a("b")], "message 2 (user) is an empty query"),
     "consecutive_assistant_turns": (
         [_u("q"), _a(None, tool_calls=[_call("calc", {})]), _a("a")],
         "messages 1 and 2 are consecutive assistant turns",
