@@ -533,7 +533,7 @@ def test_jsonl_rows_and_errors(tmp_path):
     }
     assert ex[0]["reference"] == "4" and ex[1]["reference"] is None
     path.write_text(json.dumps(rows[0]) + "\n" + json.dumps({"prompt": "x", "answer": "1"}) + "\n")
-    with pytest.raises(DataError, match=r"row 1: no field 'reasoning'"):
+    with pytest.raises(DataError, match=r"row 1: 'answer' is '1', one line and no reasoning"):
         sft_data.jsonl_examples(str(path))
     path.write_text(json.dumps({"messages": [{"role": "user", "content": "x"}]}) + "\n")
     with pytest.raises(DataError, match="row 0: an SFT conversation must end in the assistant"):
