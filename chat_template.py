@@ -147,6 +147,10 @@ def part_texts(parts: list, where: str) -> dict[str, list[str]] | None:
             texts["text"].append(part)
         elif kind in TEXT_PARTS and isinstance(part.get(TEXT_PARTS[kind]), str):
             texts["thinking" if kind == "thinking" else "text"].append(part[TEXT_PARTS[kind]])
+        elif kind == "redacted_thinking":
+            raise ValueError(f"{where}: part {k} is redacted_thinking, reasoning encrypted by its "
+                             "provider: it cannot be read, so the reply cannot be trained with "
+                             "its reasoning; drop the row")
         elif isinstance(kind, str) and kind not in TEXT_PARTS:
             raise ValueError(f"{where}: part {k} is of type {_SHORT.repr(kind)}; this recipe "
                              "trains text-only models: drop the row, or give the part as text")

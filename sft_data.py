@@ -479,6 +479,7 @@ def row_example(row: dict) -> dict:
     example = _row_messages(row)
     messages = example["messages"] = _with_system(row, example["messages"])
     if isinstance(messages, list):
+        messages = _response_items(messages)
         read = [(m, chat_message(r, i)) for i, m in enumerate(messages)
                 for r in _tool_results(m, i)]
         if any(_marked(m) and not _marked(r) for m, r in read):    # a reply's markers converted
@@ -487,6 +488,69 @@ def row_example(row: dict) -> dict:
     tools = _gemini_tools(row["tools"]) if "contents" in row and row.get("tools") else row.get(
         "tools")
     return {**example, "tools": tools} if tools is not None else example
+
+
+# the items of OpenAI's Responses API that are no message: an assistant's reasoning, its
+# function call, a function's output
+RESPONSE_ITEMS = ("reasoning", "function_call", "function_call_output")
+
+
+def _response_items(items: list) -> list:
+    """A conversation as the Responses API writes it (its input and output items) as messages:
+    a "reasoning" item is the reasoning of the assistant turn that follows (its reasoning_text
+    content, else its summary texts, joined by blank lines), a "function_call" item a tool call
+    of that turn, a "function_call_output" item a tool message; a list of no such items as it
+    is. ValueError on reasoning that is only encrypted (`encrypted_content`, nothing readable)
+    or followed by no assistant turn.
+
+    >>> _response_items([{"role": "user", "content": "2+2?"},
+    ...     {"type": "reasoning", "summary": [{"type": "summary_text", "text": "2+2=4"}]},
+    ...     {"type": "message", "role": "assistant", "content": "4"}])[1:]
+    [{'role': 'assistant', 'content': '4', 'reasoning_content': '2+2=4'}]
+    """
+    if not any(isinstance(m, dict) and m.get("type") in RESPONSE_ITEMS for m in items):
+        return items
+    out, reasoning = [], None
+    for i, m in enumerate(items):
+        kind = m.get("type") if isinstance(m, dict) else None
+        if kind == "reasoning":
+            parts = [p for p in m.get("content") or [] if isinstance(p, dict)]
+            texts = ([p["text"] for p in parts if isinstance(p.get("text"), str)] or
+                     [p.get("text") for p in m.get("summary") or []
+                      if isinstance(p, dict) and isinstance(p.get("text"), str)])
+            if not texts:
+                raise ValueError(f"item {i} is a reasoning item with no text (only encrypted, "
+                                 "or empty): the reply cannot be trained with its reasoning; "
+                                 "drop the row")
+            if reasoning is not None:
+                raise ValueError(f"item {i} is a second reasoning item before one assistant "
+                                 "turn: merge them")
+            reasoning = "\n\n".join(texts)
+            continue
+        if kind == "function_call_output":
+            out.append({"role": "tool", "content": m.get("output")})
+        elif kind == "function_call":
+            call = {"type": "function",
+                    "function": {"name": m.get("name"), "arguments": m.get("arguments")}}
+            last = out[-1] if out and reasoning is None else None
+            if isinstance(last, dict) and chat_template.role_name(last.get("role")) == "assistant":
+                last["tool_calls"] = list(last.get("tool_calls") or []) + [call]   # same turn
+                continue
+            out.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        else:       # a message ("type": "message" dropped: the template does not read it)
+            out.append({k: v for k, v in m.items() if (k, v) != ("type", "message")}
+                       if isinstance(m, dict) else m)
+        if reasoning is not None:
+            if not (isinstance(m, dict) and m.get("type") != "function_call_output"
+                    and chat_template.role_name(out[-1].get("role")) == "assistant"):
+                raise ValueError(f"item {i} follows a reasoning item but is no assistant turn; "
+                                 "a reasoning item goes before the assistant's message or call")
+            out[-1]["reasoning_content"] = reasoning
+            reasoning = None
+    if reasoning is not None:
+        raise ValueError("the last item is a reasoning item with no assistant turn after it: "
+                         "give the reply, or drop the row")
+    return out
 
 
 def _marked(message) -> bool:

@@ -976,6 +976,25 @@ ROW_FORMS = {
          {"role": "assistant", "content": "-3 and 20."}],
         "<think>\n\n</think>\n\n-3 and 20.",
     ),
+    "responses_api_items": (    # reasoning, function_call and its output: no role of their own
+        {"input": [{"type": "message", "role": "user",
+                    "content": [{"type": "input_text", "text": "Oslo?"}]}],
+         "output": [{"type": "reasoning", "summary": [{"type": "summary_text", "text": "sum"}],
+                     "content": [{"type": "reasoning_text", "text": "call w"}]},
+                    {"type": "function_call", "call_id": "c1", "name": "w",
+                     "arguments": '{"c": "Oslo"}'},
+                    {"type": "function_call_output", "call_id": "c1", "output": "-3"},
+                    {"type": "reasoning", "summary": [{"type": "summary_text", "text": "got"},
+                                                      {"type": "summary_text", "text": "it"}]},
+                    {"type": "message", "role": "assistant",
+                     "content": [{"type": "output_text", "text": "It is -3."}]}]},
+        [{"role": "user", "content": "Oslo?"},
+         {"role": "assistant", "content": None, "reasoning_content": "call w", "tool_calls": [
+             {"type": "function", "function": {"name": "w", "arguments": '{"c": "Oslo"}'}}]},
+         {"role": "tool", "content": "-3"},
+         {"role": "assistant", "content": "It is -3.", "reasoning_content": "got\n\nit"}],
+        "<think>\ngot\n\nit\n</think>\n\nIt is -3.",
+    ),
     "openai_legacy_function_call": (
         {"messages": [{"role": "user", "content": "Oslo?"},
                       {"role": "assistant", "content": None,
@@ -1206,6 +1225,19 @@ BAD_ROWS = {
     "gemini_user_turn_of_empty_parts": (
         {"contents": [{"role": "user", "parts": []}, {"role": "model", "parts": [{"text": "a"}]}]},
         "row 0: 'contents' item 0 (user) has no parts, an empty turn"),
+    "redacted_thinking_part": (
+        {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": [
+            {"type": "redacted_thinking", "data": "EmwK"}, {"type": "text", "text": "a"}]}]},
+        "row 0: message 1 (assistant): part 0 is redacted_thinking, reasoning encrypted by its"),
+    "responses_reasoning_only_encrypted": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"type": "reasoning", "summary": [], "encrypted_content": "gAAA"},
+                      {"role": "assistant", "content": "a"}]},
+        "row 0: item 1 is a reasoning item with no text (only encrypted, or empty)"),
+    "responses_reasoning_item_last": (
+        {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"},
+                      {"type": "reasoning", "summary": [{"type": "summary_text", "text": "r"}]}]},
+        "row 0: the last item is a reasoning item with no assistant turn after it"),
     "gemini_contents_not_a_list": ({"contents": "hi"}, "row 0: 'contents' is 'hi'; give a list"),
     "reasoning_tag_never_closed": (
         {"messages": [{"role": "user", "content": "q"},
