@@ -477,9 +477,11 @@ def row_example(row: dict) -> dict:
         if isinstance(value, list):
             row = {**{k: v for k, v in row.items() if k != named[0]}, "messages": value}
     example = _row_messages(row)
-    messages = example["messages"] = _with_system(row, example["messages"])
+    messages = example["messages"]
+    if isinstance(messages, list):      # turns without roles, Responses API items: as messages
+        messages = _response_items(_turns(messages))
+    messages = example["messages"] = _with_system(row, messages)
     if isinstance(messages, list):
-        messages = _response_items(messages)
         read = [(m, chat_message(r, i)) for i, m in enumerate(messages)
                 for r in _tool_results(m, i)]
         if any(_marked(m) and not _marked(r) for m, r in read):    # a reply's markers converted
@@ -488,6 +490,23 @@ def row_example(row: dict) -> dict:
     tools = _gemini_tools(row["tools"]) if "contents" in row and row.get("tools") else row.get(
         "tools")
     return {**example, "tools": tools} if tools is not None else example
+
+
+def _turns(items: list) -> list:
+    """A conversation given as turns without roles as messages: UltraChat's list of texts
+    (the user's first, then the assistant's, in turn), Capybara's and Pure-Dove's list of
+    {"input", "output"} exchanges; any other list as it is.
+
+    >>> _turns([{"input": "2+2?", "output": "4"}])
+    [{'role': 'user', 'content': '2+2?'}, {'role': 'assistant', 'content': '4'}]
+    """
+    if items and all(isinstance(t, str) for t in items):
+        return [{"role": ("user", "assistant")[k % 2], "content": t} for k, t in enumerate(items)]
+    if items and all(isinstance(t, dict) and {"input", "output"} <= set(t)
+                     and not {"role", "from"} & set(t) for t in items):
+        return [{"role": role, "content": t[key]} for t in items
+                for role, key in (("user", "input"), ("assistant", "output"))]
+    return items
 
 
 # the items of OpenAI's Responses API that are no message: an assistant's reasoning, its
@@ -900,8 +919,10 @@ def _gemini_tools(tools):
 
 
 # a row's conversation: "messages" (OpenAI's), ShareGPT's "conversations", LMSYS-Chat-1M's and
-# WildChat's "conversation"; in other case, or as "dialog", "dialogue" or "chat" (a list)
-CONVERSATION_KEYS = ("messages", "conversations", "conversation", "dialog", "dialogue", "chat")
+# WildChat's "conversation"; in other case, or as "dialog", "dialogue", "chat" or UltraChat's
+# "data" (a list)
+CONVERSATION_KEYS = ("messages", "conversations", "conversation", "dialog", "dialogue", "chat",
+                     "data")
 
 
 def _row_messages(row: dict) -> dict:

@@ -649,6 +649,20 @@ ROW_FORMS = {
         [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
         "<think>\n\n</think>\n\nHello",
     ),
+    "ultrachat_data_of_texts_and_a_system_field": (     # the user's, then the assistant's
+        {"id": "0", "system": "s", "data": ["Hi", "Hello", "How are you?", "Fine."]},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "Hi"},
+         {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "How are you?"},
+         {"role": "assistant", "content": "Fine."}],
+        "<think>\n\n</think>\n\nFine.",
+    ),
+    "capybara_input_output_exchanges": (
+        {"source": "Know-Logic", "conversation": [{"input": "Hi", "output": "Hello"},
+                                                  {"input": "And?", "output": "Fine."}]},
+        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"},
+         {"role": "user", "content": "And?"}, {"role": "assistant", "content": "Fine."}],
+        "<think>\n\n</think>\n\nFine.",
+    ),
     "magpie_sharegpt_next_to_instruction": (
         {"instruction": "Hi", "response": "Hello", "conversations": [
             {"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello"}]},
