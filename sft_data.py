@@ -201,6 +201,48 @@ def check_conversation(messages) -> None:
             check_think_block(m, where)
             for t in filter(None, (m.get("content"), m.get("reasoning_content"))):
                 check_turn_markers(t, where)
+    check_tool_results(messages)
+
+
+def check_tool_results(messages: list[dict]) -> None:
+    """ValueError on tool results that answer no call: the template renders each run of tool
+    messages as the results of the calls before it, in order (it reads no ids), so the model
+    would learn to answer from results it never asked for, or read one call's result as
+    another's. A run follows an assistant turn with tool calls, and where calls and results
+    carry ids (`id`, `tool_call_id`) they match, in order.
+
+    >>> try:
+    ...     check_tool_results([{"role": "user", "content": "q"}, {"role": "tool", "content": "6"}])
+    ... except ValueError as e:
+    ...     print(str(e)[:51])
+    message 1 (tool) is a tool result with no tool call
+    """
+    i = 0
+    while i < len(messages):
+        if messages[i]["role"] != "tool":
+            i += 1
+            continue
+        j = next((k for k in range(i, len(messages)) if messages[k]["role"] != "tool"),
+                 len(messages))
+        prev = messages[i - 1] if i else {}
+        calls = (prev.get("tool_calls") or []) if prev.get("role") == "assistant" else []
+        if not calls:
+            raise ValueError(f"message {i} (tool) is a tool result with no tool call before it "
+                             "(the turn before is no assistant turn with tool_calls): give the "
+                             "call, or drop the result")
+        ids = [c.get("id") for c in calls if isinstance(c, dict)]
+        got = [m.get("tool_call_id") for m in messages[i:j]]
+        if all(ids) and len(ids) == len(calls) and all(got):
+            unknown = [g for g in got if g not in ids]
+            if unknown:
+                raise ValueError(f"a tool result of messages {i} to {j - 1} has tool_call_id "
+                                 f"{unknown[0]!r}, which no call of message {i - 1} has (ids "
+                                 f"{ids}): match each result to its call")
+            if got != [c for c in ids if c in got]:
+                raise ValueError(f"the tool results of messages {i} to {j - 1} ({got}) are in "
+                                 f"another order than the calls of message {i - 1} ({ids}); the "
+                                 "template matches them by order: give them in the calls' order")
+        i = j
 
 
 # a message's training mark (axolotl's `message_field_training`, commonly one of these): 0 or
@@ -304,10 +346,10 @@ def check_text(value, where: str) -> None:
                          "repair it or drop the row") from None
 
 
-# other chat formats' turn structure: an end of turn (Llama 3, Gemma, Phi-3, Llama 2 / Mistral,
-# GPT-2's end of text), and a turn's header (Llama 3, Gemma, Phi-3, [INST])
-TURN_ENDS = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<end_of_turn>", "<|end|>", "</s>",
-             "<|endoftext|>")
+# other chat formats' turn structure: an end of turn (Llama 3, Gemma, Phi-3, Llama 2 / Mistral;
+# <|endoftext|>, a special token of Qwen's tokenizer, is `check_special_tokens`'), and a turn's
+# header (Llama 3, Gemma, Phi-3, [INST])
+TURN_ENDS = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<end_of_turn>", "<|end|>", "</s>")
 TURN_HEADER = re.compile(r"<\|start_header_id\|>\w*<\|end_header_id\|>|<start_of_turn>\w*\n"
                          r"|\[INST\].*?\[/INST\]|<\|(?:user|assistant|system)\|>\n", re.S)
 
@@ -519,7 +561,8 @@ def _response_items(items: list) -> list:
     a "reasoning" item is the reasoning of the assistant turn that follows (its reasoning_text
     content, else its summary texts, joined by blank lines), a "function_call" item a tool call
     of that turn, a "function_call_output" item a tool message; a list of no such items as it
-    is. ValueError on reasoning that is only encrypted (`encrypted_content`, nothing readable)
+    is; a call_id is the call's id and its result's tool_call_id (`check_tool_results`). ValueError
+    on reasoning that is only encrypted (`encrypted_content`, nothing readable)
     or followed by no assistant turn.
 
     >>> _response_items([{"role": "user", "content": "2+2?"},
@@ -546,10 +589,12 @@ def _response_items(items: list) -> list:
                                  "turn: merge them")
             reasoning = "\n\n".join(texts)
             continue
+        ids = {"id": m["call_id"]} if isinstance(m, dict) and m.get("call_id") else {}
         if kind == "function_call_output":
-            out.append({"role": "tool", "content": m.get("output")})
+            out.append({"role": "tool", "content": m.get("output"),
+                        **{"tool_call_id": v for v in ids.values()}})
         elif kind == "function_call":
-            call = {"type": "function",
+            call = {"type": "function", **ids,
                     "function": {"name": m.get("name"), "arguments": m.get("arguments")}}
             last = out[-1] if out and reasoning is None else None
             if isinstance(last, dict) and chat_template.role_name(last.get("role")) == "assistant":

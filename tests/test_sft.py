@@ -1004,8 +1004,9 @@ ROW_FORMS = {
                      "content": [{"type": "output_text", "text": "It is -3."}]}]},
         [{"role": "user", "content": "Oslo?"},
          {"role": "assistant", "content": None, "reasoning_content": "call w", "tool_calls": [
-             {"type": "function", "function": {"name": "w", "arguments": '{"c": "Oslo"}'}}]},
-         {"role": "tool", "content": "-3"},
+             {"type": "function", "id": "c1",
+              "function": {"name": "w", "arguments": '{"c": "Oslo"}'}}]},
+         {"role": "tool", "content": "-3", "tool_call_id": "c1"},
          {"role": "assistant", "content": "It is -3.", "reasoning_content": "got\n\nit"}],
         "<think>\ngot\n\nit\n</think>\n\nIt is -3.",
     ),
@@ -1367,6 +1368,7 @@ def _a(c, **kw):
     return {"role": "assistant", "content": c, **kw}
 
 
+_TC = _call("calc", {"expr": "2*3"})
 UNTRAINABLE = {
     "two_think_blocks": (
         [_u("q"), _a("<think>\nr1\n</think>\n\nmid<think>\nr2\n</think>\n\nans")],
@@ -1464,6 +1466,18 @@ UNTRAINABLE = {
     "empty_query": ([_u(""), _a("a")], "message 0 (user) is an empty query"),
     "query_of_spaces_in_history": (
         [_u("q"), _a("a"), _u(" \n"), _a("b")], "message 2 (user) is an empty query"),
+    "tool_result_without_a_call": (
+        [_u("q"), {"role": "tool", "content": "6"}, _a("6")], "message 1 (tool) is a tool result "
+        "with no tool call before it"),
+    "tool_call_id_of_no_call": (
+        [_u("q"), _a(None, tool_calls=[{**_TC, "id": "c1"}]),
+         {"role": "tool", "content": "6", "tool_call_id": "c2"}, _a("6")],
+        "has tool_call_id 'c2', which no call of message 1 has (ids ['c1'])"),
+    "tool_results_out_of_call_order": (
+        [_u("q"), _a(None, tool_calls=[{**_TC, "id": "c1"}, {**_TC, "id": "c2"}]),
+         {"role": "tool", "content": "6", "tool_call_id": "c2"},
+         {"role": "tool", "content": "6", "tool_call_id": "c1"}, _a("6")],
+        "are in another order than the calls of message 1 (['c1', 'c2'])"),
     "consecutive_assistant_turns": (
         [_u("q"), _a(None, tool_calls=[_call("calc", {})]), _a("a")],
         "messages 1 and 2 are consecutive assistant turns",
@@ -1525,7 +1539,6 @@ def _trained(tok, example):
     return tok.decode([t for t, m in zip(ids, mask) if m]), tok.decode(ids) + "\n" == official
 
 
-_TC = _call("calc", {"expr": "2*3"})
 # conversations of several replies -> the replies trained, one example each (as its last turn)
 MULTI_REPLY = {
     "two_exchanges_each_with_its_reasoning": (
