@@ -130,6 +130,8 @@ def check_conversation(messages) -> None:
       surrogate (JSON's "\\ud83d" alone), which the tokenizer cannot read. A reply holds no
       other chat format's turn structure (`check_turn_markers`: `</s>` at its end, ...).
     * Tool-call arguments given as a string are a JSON object: the model learns to write them.
+    * No turn is a prefill (`PREFIX_MARKS`), nor a tool result that answers no call
+      (`check_tool_results`).
 
     >>> try:
     ...     check_conversation([{"role": "user", "content": "q"},
@@ -197,6 +199,11 @@ def check_conversation(messages) -> None:
                     raise ValueError(f"{where}: tool call {k} has arguments "
                                      f"{c['arguments'][:40]!r}, not a JSON object; give them as "
                                      "a dict or a JSON object string")
+        prefix = [k for k in PREFIX_MARKS if m.get(k)]
+        if prefix:
+            raise ValueError(f"{where} is marked {prefix[0]!r}, a start for the model to continue "
+                             "(a prefill), not a whole reply: trained as one it would teach the "
+                             "model to stop there; give the whole reply, or drop the row")
         if m["role"] == "assistant":
             check_think_block(m, where)
             for t in filter(None, (m.get("content"), m.get("reasoning_content"))):
@@ -243,6 +250,11 @@ def check_tool_results(messages: list[dict]) -> None:
                                  f"another order than the calls of message {i - 1} ({ids}); the "
                                  "template matches them by order: give them in the calls' order")
         i = j
+
+
+# a final assistant turn marked as the start of a reply for the model to continue (Mistral's and
+# DeepSeek's "prefix", Moonshot's "partial", transformers' continue_final_message)
+PREFIX_MARKS = ("prefix", "partial", "continue_final_message")
 
 
 # a message's training mark (axolotl's `message_field_training`, commonly one of these): 0 or

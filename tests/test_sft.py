@@ -1478,6 +1478,10 @@ UNTRAINABLE = {
          {"role": "tool", "content": "6", "tool_call_id": "c2"},
          {"role": "tool", "content": "6", "tool_call_id": "c1"}, _a("6")],
         "are in another order than the calls of message 1 (['c1', 'c2'])"),
+    "prefill_to_continue": ([_u("q"), _a("The answer is", prefix=True)],
+                            "message 1 (assistant) is marked 'prefix', a start for the model"),
+    "partial_reply_in_history": (
+        [_u("q"), _a("Let me", partial=True), _u("go on"), _a("a")], "marked 'partial'"),
     "consecutive_assistant_turns": (
         [_u("q"), _a(None, tool_calls=[_call("calc", {})]), _a("a")],
         "messages 1 and 2 are consecutive assistant turns",
