@@ -186,6 +186,11 @@ def check_conversation(messages) -> None:
                                  "boundary, not text: remove it or write it differently")
         for t in texts:
             check_text(t, where)
+        placeholder = MEDIA_PLACEHOLDER.search(m["content"]) if m["role"] == "user" else None
+        if placeholder:
+            raise ValueError(f"{where} holds {placeholder[1]}, a placeholder for media this "
+                             "recipe cannot train on (text-only models): the model would learn "
+                             "to answer about media it never sees; drop the row")
         if is_query(m) and not m["content"].strip():
             raise ValueError(f"{where} is an empty query: the model would learn to answer a "
                              "question never asked; give its text, or drop the row")
@@ -255,6 +260,10 @@ def check_tool_results(messages: list[dict]) -> None:
 # a final assistant turn marked as the start of a reply for the model to continue (Mistral's and
 # DeepSeek's "prefix", Moonshot's "partial", transformers' continue_final_message)
 PREFIX_MARKS = ("prefix", "partial", "continue_final_message")
+
+
+# where a multimodal row's media go in its text (LLaVA's, LLaMA-Factory's): a line of its own
+MEDIA_PLACEHOLDER = re.compile(r"^[ \t]*(<(?:image|video|audio)>)[ \t]*$", re.M)
 
 
 # a message's training mark (axolotl's `message_field_training`, commonly one of these): 0 or
@@ -982,7 +991,20 @@ CONVERSATION_KEYS = ("messages", "conversations", "conversation", "dialog", "dia
                      "data")
 
 
+# a row's media beside its text (LLaVA's "image", LLaMA-Factory's "images", "videos", "audios")
+MEDIA_KEYS = ("image", "images", "video", "videos", "audio", "audios")
+
+
 def _row_messages(row: dict) -> dict:
+    if "message_tree_id" in row or {"parent_id", "message_id"} <= set(row):
+        raise ValueError("the row is one message of an OpenAssistant tree (message_tree_id, "
+                         "parent_id), not a conversation: rebuild each conversation from the "
+                         "root to a reply by the parent_id links, one row of messages each")
+    media = [k for k in MEDIA_KEYS if row.get(k) not in (None, "", [], {})]
+    if media:
+        raise ValueError(f"the row has {media[0]!r} ({_short(row[media[0]])}) beside its text: "
+                         "this recipe trains text-only models, which would learn to answer about "
+                         "media they never see; drop the row")
     if row.get("label") is False and "completion" in row:      # KTO's undesirable completion
         raise ValueError("the row is marked undesirable ('label': false, a KTO row): SFT "
                          "imitates its replies; drop such rows")

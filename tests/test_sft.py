@@ -633,6 +633,13 @@ ROW_FORMS = {
         [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
         "<think>\n\n</think>\n\nHello",
     ),
+    "media_tag_named_in_a_question_is_text": (
+        {"messages": [{"role": "user", "content": "What does <image> do in SVG?"},
+                      {"role": "assistant", "content": "It embeds a picture."}], "images": []},
+        [{"role": "user", "content": "What does <image> do in SVG?"},
+         {"role": "assistant", "content": "It embeds a picture."}],
+        "<think>\n\n</think>\n\nIt embeds a picture.",
+    ),
     "dialog_key": (
         {"dialog": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]},
         [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
@@ -1253,6 +1260,17 @@ BAD_ROWS = {
         {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"},
                       {"type": "reasoning", "summary": [{"type": "summary_text", "text": "r"}]}]},
         "row 0: the last item is a reasoning item with no assistant turn after it"),
+    "openassistant_message_row": (
+        {"message_tree_id": "t", "message_id": "m", "parent_id": None, "role": "prompter",
+         "text": "Hi"}, "row 0: the row is one message of an OpenAssistant tree"),
+    "llava_image_beside_the_conversation": (
+        {"image": "coco/1.jpg", "conversations": [{"from": "human", "value": "<image>\nWhat?"},
+                                                  {"from": "gpt", "value": "A cat."}]},
+        "row 0: the row has 'image' ('coco/1.jpg') beside its text: this recipe trains text-only"),
+    "images_beside_messages": (
+        {"images": ["a.jpg"], "messages": [{"role": "user", "content": "<image>Who?"},
+                                           {"role": "assistant", "content": "A cat."}]},
+        "row 0: the row has 'images' (['a.jpg']) beside its text"),
     "gemini_contents_not_a_list": ({"contents": "hi"}, "row 0: 'contents' is 'hi'; give a list"),
     "reasoning_tag_never_closed": (
         {"messages": [{"role": "user", "content": "q"},
@@ -1482,6 +1500,9 @@ UNTRAINABLE = {
                             "message 1 (assistant) is marked 'prefix', a start for the model"),
     "partial_reply_in_history": (
         [_u("q"), _a("Let me", partial=True), _u("go on"), _a("a")], "marked 'partial'"),
+    "media_placeholder_on_a_line": (
+        [_u("What is this?\n<image>"), _a("A cat.")],
+        "message 0 (user) holds <image>, a placeholder for media"),
     "consecutive_assistant_turns": (
         [_u("q"), _a(None, tool_calls=[_call("calc", {})]), _a("a")],
         "messages 1 and 2 are consecutive assistant turns",
