@@ -213,6 +213,7 @@ def check_conversation(messages) -> None:
             check_think_block(m, where)
             for t in filter(None, (m.get("content"), m.get("reasoning_content"))):
                 check_turn_markers(t, where)
+            check_text_tool_calls((m.get("content") or "").split(END_THINK)[-1], where)
     check_tool_results(messages)
 
 
@@ -400,6 +401,35 @@ def check_turn_markers(text: str, where: str) -> None:
         raise ValueError(f"{where} holds {_short(header[0])}, another chat format's turn "
                          "header: a rendered chat copied into one reply, whose next turns the "
                          "model would learn to write; give each turn as a message")
+
+
+# a tool call written in the text, as the template writes one (Hermes' format): its JSON object
+TEXT_TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?)\s*(?:</tool_call>|$)", re.S)
+
+
+def check_text_tool_calls(answer: str, where: str) -> None:
+    """ValueError if an answer writes a tool call as text (`<tool_call>{...}</tool_call>`, how
+    the template renders structured tool_calls and Hermes-format data hold them) whose JSON is
+    not {"name": ..., "arguments": {...}}: the model would learn to write calls that the
+    parser (vLLM's hermes) cannot read. Tags named in prose (no JSON object after them) are
+    text.
+
+    >>> try:
+    ...     check_text_tool_calls('<tool_call>{"name": calc}</tool_call>', "message 1")
+    ... except ValueError as e:
+    ...     print(str(e)[:48])
+    message 1 writes a tool call as text whose JSON
+    """
+    for body in TEXT_TOOL_CALL.findall(answer):
+        try:
+            call = json.loads(body)
+        except ValueError:
+            call = None
+        if not (isinstance(call, dict) and isinstance(call.get("name"), str) and call["name"]
+                and isinstance(call.get("arguments"), dict)):
+            raise ValueError(f"{where} writes a tool call as text whose JSON is {_short(body)}, "
+                             'not {"name": ..., "arguments": {...}}: the model would learn to '
+                             "write calls no parser reads; fix it, or give it as tool_calls")
 
 
 def check_think_block(message: dict, where: str) -> None:

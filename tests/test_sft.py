@@ -1503,6 +1503,12 @@ UNTRAINABLE = {
     "media_placeholder_on_a_line": (
         [_u("What is this?\n<image>"), _a("A cat.")],
         "message 0 (user) holds <image>, a placeholder for media"),
+    "tool_call_written_as_text_not_json": (
+        [_u("q"), _a('<tool_call>\n{"name": calc}\n</tool_call>')],
+        "message 1 (assistant) writes a tool call as text whose JSON is '{\"name\": calc}'"),
+    "tool_call_written_as_text_without_arguments": (
+        [_u("q"), _a('Checking.\n<tool_call>\n{"name": "calc"}\n</tool_call>')],
+        "writes a tool call as text"),
     "consecutive_assistant_turns": (
         [_u("q"), _a(None, tool_calls=[_call("calc", {})]), _a("a")],
         "messages 1 and 2 are consecutive assistant turns",
@@ -1661,6 +1667,11 @@ def test_trainable_think_shapes_pass_and_train_exactly_their_reply(tok):
         (_a("Llama 3 ends turns with <|eot_id|>; </s> is Llama 2's."),   # markers named, as text
          "<think>\n\n</think>\n\nLlama 3 ends turns with <|eot_id|>; </s> is Llama 2's."),
         (_a("Strike it: <s>old</s>"), "<think>\n\n</think>\n\nStrike it: <s>old</s>"),
+        (_a('<tool_call>\n{"name": "calc", "arguments": {"e": "1"}}\n</tool_call>'),   # Hermes'
+         '<think>\n\n</think>\n\n<tool_call>\n{"name": "calc", "arguments": {"e": "1"}}\n'
+         "</tool_call>"),
+        (_a("Wrap calls in <tool_call></tool_call>."),
+         "<think>\n\n</think>\n\nWrap calls in <tool_call></tool_call>."),
     ]  # fmt: skip
     for reply, trained in cases:
         messages = [_u("what do <think> and </think> mean?"), reply]
