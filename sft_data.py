@@ -1041,12 +1041,12 @@ def _row_messages(row: dict) -> dict:
     if "contents" in row:       # Gemini's
         system = row.get("systemInstruction", row.get("system_instruction"))
         return {"messages": _gemini_messages(row["contents"], system),
-                "reference": row.get("reference")}
+                "reference": _row_reference(row)}
     # ShareGPT's conversations; LMSYS-Chat-1M's and WildChat's conversation
     given = next((k for k in CONVERSATION_KEYS[:3] if k in row), None)
     if given or _whole_conversation(row.get("chosen")):     # a preference row's implicit prompt
         _row_reasoning(row, reply_is_text=False)
-        return {"messages": row[given or "chosen"], "reference": row.get("reference")}
+        return {"messages": row[given or "chosen"], "reference": _row_reference(row)}
     said = next((k for k in ("output", "response") if k in row), None)
     if "instruction" in row and said:       # Alpaca (input), Dolly (context, response), Magpie
         extra = next((row[k] for k in ("input", "context") if row.get(k)), "")
@@ -1055,13 +1055,13 @@ def _row_messages(row: dict) -> dict:
                     {"role": "user", "content": query},
                     {"role": "assistant", "content": row[said],
                      **_row_reasoning(row, isinstance(row[said], str))}],
-                "reference": row.get("reference")}
+                "reference": _row_reference(row)}
     asked, said = [k for k in QUERY_KEYS if k in row], [k for k in REPLY_KEYS if k in row]
     rendered = next((k for k in ("text", "chosen") if isinstance(row.get(k), str)), None)
     if rendered and not asked:      # a chat rendered as one text (HH-RLHF's chosen: Human:...)
         _row_reasoning(row, reply_is_text=False)
         return {"messages": rendered_messages(row[rendered], rendered),
-                "reference": row.get("reference")}
+                "reference": _row_reference(row)}
     if asked and said:
         if len(asked) > 1 or len(said) > 1:
             raise ValueError(f"the row has the fields {asked + said}: which is the query and "
@@ -1071,7 +1071,7 @@ def _row_messages(row: dict) -> dict:
         if isinstance(completion, str) and _rendered(prompt):     # with its chat template
             _row_reasoning(row, reply_is_text=False)
             return {"messages": rendered_messages(prompt + completion, f"{asked[0]} + {said[0]}"),
-                    "reference": row.get("reference")}
+                    "reference": _row_reference(row)}
         prompt = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
         reasoning = _row_reasoning(row, isinstance(completion, str))
         completion = ([{"role": "assistant", "content": completion, **reasoning}]
@@ -1079,7 +1079,7 @@ def _row_messages(row: dict) -> dict:
         if not isinstance(prompt, list) or not isinstance(completion, list):
             raise ValueError(f"{asked[0]!r} and {said[0]!r} are each a string or a list of "
                              "messages")
-        return {"messages": prompt + completion, "reference": row.get("reference")}
+        return {"messages": prompt + completion, "reference": _row_reference(row)}
     if "answer" in row and len(asked) == 1:     # the query under any of its names
         return _answer_example(row, asked[0])
     missing = [k for k in ("prompt", "reasoning", "answer") if k not in row]
@@ -1088,6 +1088,27 @@ def _row_messages(row: dict) -> dict:
                      "'prompt' and 'completion' (or 'question', 'query', 'problem', 'input' "
                      "and 'response', 'output', 'solution', 'chosen'), 'instruction' and "
                      "'output', or 'prompt', 'reasoning' and 'answer'.")
+
+
+def _row_reference(row: dict):
+    """The value a row's reply is checked against: its "reference", else its "answer" beside the
+    reply (OpenR1's and NuminaMath's final value, read as `dataset_tasks.gold_answer` reads a
+    gold: GSM8K's '#### 72' -> '72'); None where there is none (no answer, NuminaMath's 'proof',
+    a worked solution with no final value in it).
+
+    >>> _row_reference({"answer": "#### 1,234"}), _row_reference({"answer": "proof"})
+    ('1234', None)
+    """
+    answer = row.get("answer")
+    if row.get("reference") is not None or answer is None:
+        return row.get("reference")
+    if isinstance(answer, str) and (answer.strip().lower() in dataset_tasks.NO_ANSWER
+                                    or dataset_tasks.is_worked_solution(answer)):
+        return None
+    try:
+        return dataset_tasks.gold_answer(answer)
+    except ValueError:      # an empty answer, an object: nothing to check against
+        return None
 
 
 # GSM8K's calculator annotations (48/2 = <<48/2=24>>24): its tool calls, not text to write

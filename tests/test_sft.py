@@ -1116,6 +1116,22 @@ def test_question_answer_rows_check_the_final_value(tmp_path):
     assert [e["reference"] for e in sft_data.jsonl_examples(str(path))] == ["1072", None, "4"]
 
 
+def test_a_rows_answer_beside_its_reply_is_the_reference(tmp_path):
+    """OpenR1's {messages, answer} and NuminaMath's {problem, solution, answer}: the answer was
+    ignored (reference None), so a reply concluding a wrong value was trained unchecked; now it
+    is the reference, and the response filter drops the wrong reply. 'proof' is no answer."""
+    wrong = {"messages": [_u("2+2?"), _a("<think>\n2+2=5\n</think>\n\n\\boxed{5}")],
+             "answer": "4", "problem": "2+2?"}
+    rows = [wrong, {"problem": "3+3?", "solution": "So \\boxed{6}.", "answer": 6},
+            {"problem": "Show it.", "solution": "Indeed. QED", "answer": "proof"}]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    examples = sft_data.jsonl_examples(str(path))
+    assert [e["reference"] for e in examples] == ["4", "6", None]
+    kept, counts = sft_data.filter_responses(examples, max_repetition=0.5)
+    assert counts["wrong_answer"] == 1 and kept == examples[1:]
+
+
 def test_gemini_tools_are_listed_as_functions(tok, tmp_path):
     """A Gemini row's tools ([{"functionDeclarations": [...]}]) were listed in the system turn as
     one signature holding the list; now each declaration is a function, as in OpenAI's rows."""
