@@ -80,8 +80,9 @@ def check_messages(messages) -> None:
 # a role under another name (any case) -> the template's: OpenAI's "developer" (its system
 # messages for o1 and later) and legacy "function" (a function's result), ShareGPT's "human",
 # "gpt" and "observation" (FastChat, LLaMA-Factory), Gemini's "model", Llama 3's "ipython" (a
-# tool's result), and "bot"
+# tool's result), OpenAssistant's "prompter", and "bot"
 ROLE_NAMES = {"system": "system", "developer": "system", "user": "user", "human": "user",
+              "prompter": "user",
               "assistant": "assistant", "gpt": "assistant", "model": "assistant",
               "bot": "assistant", "tool": "tool", "observation": "tool", "function": "tool",
               "ipython": "tool"}

@@ -690,14 +690,19 @@ def _json_list(value, field: str):
 REASONING_NAMES = ("reasoning", "thinking")
 
 
+# a message's role and text under other keys: ShareGPT's "from" and "value"; "speaker",
+# "author" and "text" (dialogue corpora, OpenAssistant's exports)
+ROLE_KEYS, TEXT_KEYS = ("from", "speaker", "author"), ("value", "text")
+
+
 def chat_message(message, i: int):
-    """One message of a row as the template reads it: ShareGPT's {"from", "value"} as
-    {"role", "content"}, and then `chat_template.template_message` (a role under another name
-    or in other case, OpenAI's text parts, Anthropic's thinking part, a tool result given as
-    JSON data); an assistant's "reasoning" or "thinking" field, a Sky-T1 marked trace, or a
-    <reasoning>, <thought> or <thinking> block its content opens with, as reasoning_content;
-    its tool calls as tool_use parts (Anthropic's) or a function_call (OpenAI's legacy) as
-    tool_calls (`_tool_calls_of`); OpenAI's "refusal" (its content null) as its content.
+    """One message of a row as the template reads it: ShareGPT's {"from", "value"} (and the other
+    `ROLE_KEYS` and `TEXT_KEYS`) as {"role", "content"}, and then `chat_template.template_message`
+    (a role under another name or in other case, OpenAI's text parts, Anthropic's thinking part, a
+    tool result given as JSON data); an assistant's "reasoning" or "thinking" field, a Sky-T1 marked
+    trace, or a <reasoning>, <thought> or <thinking> block its content opens with, as
+    reasoning_content; its tool calls as tool_use parts (Anthropic's) or a function_call (OpenAI's
+    legacy) as tool_calls (`_tool_calls_of`); OpenAI's "refusal" (its content null) as its content.
     Anything else is left to `check_conversation`.
 
     >>> chat_message({"from": "human", "value": [{"type": "text", "text": "Hi"}, "there"]}, 0)
@@ -706,16 +711,17 @@ def chat_message(message, i: int):
     if not isinstance(message, dict):
         return message
     m = dict(message)
-    if "role" not in m and "from" in m:
-        who = m.pop("from")
+    key, text = (next((k for k in keys if k in m), None) for keys in (ROLE_KEYS, TEXT_KEYS))
+    who = m.pop(key) if "role" not in m and key else None
+    if key and "role" not in m:
         if chat_template.role_name(who) not in chat_template.ROLES and who != "function_call":
-            raise ValueError(f"message {i} is from {_short(who)}; ShareGPT's 'from' is one of "
+            raise ValueError(f"message {i} is from {_short(who)}; {key!r} is one of "
                              f"{', '.join(chat_template.ROLE_NAMES)} or function_call: rename it")
-        m["role"] = "assistant" if who == "function_call" else who
-        if "content" not in m and "value" in m:
-            m["content"] = m.pop("value")
-        if who == "function_call":
-            m["content"], m["tool_calls"] = None, _function_calls(m["content"], i)
+        m = {"role": "assistant" if who == "function_call" else who, **m}
+    if "content" not in m and text:
+        m["content"] = m.pop(text)
+    if who == "function_call":
+        m["content"], m["tool_calls"] = None, _function_calls(m["content"], i)
     if chat_template.role_name(m.get("role")) == "assistant":
         m = _tool_calls_of(m, i)
         if m.get("content") is None and isinstance(m.get("refusal"), str):   # OpenAI's
@@ -875,8 +881,8 @@ def _with_system(row: dict, messages):
     if len(given) > 1 and row[given[1]] != system:
         raise ValueError(f"the row has {given[0]!r} and {given[1]!r} fields that differ: keep one")
     first = messages[0] if messages and isinstance(messages[0], dict) else {}
-    if "system" in map(chat_template.role_name, (first.get("role"), first.get("from"))):
-        if system in (first.get("content"), first.get("value")):   # the same text twice
+    if "system" in map(chat_template.role_name, map(first.get, ("role",) + ROLE_KEYS)):
+        if system in map(first.get, ("content",) + TEXT_KEYS):     # the same text twice
             return messages
         raise ValueError(f"the row has a {given[0]!r} field and a system message that differ: "
                          "keep one")

@@ -640,6 +640,17 @@ ROW_FORMS = {
          {"role": "assistant", "content": "It embeds a picture."}],
         "<think>\n\n</think>\n\nIt embeds a picture.",
     ),
+    "role_and_text_under_other_keys": (     # speaker/author/role with text/value/content
+        {"system": "s", "dialog": [{"speaker": "system", "text": "s"},
+                                   {"author": "prompter", "content": "Hi"},
+                                   {"role": "assistant", "value": "Hello"},
+                                   {"from": "human", "text": "And?"},
+                                   {"speaker": "assistant", "text": "Fine."}]},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "Hi"},
+         {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "And?"},
+         {"role": "assistant", "content": "Fine."}],
+        "<think>\n\n</think>\n\nFine.",
+    ),
     "dialog_key": (
         {"dialog": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]},
         [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
@@ -1203,8 +1214,11 @@ BAD_ROWS = {
     ),
     "sharegpt_unknown_from": (
         {"conversations": [{"from": "human", "value": "q"}, {"from": "narrator", "value": "a"}]},
-        "row 0: message 1 is from 'narrator'; ShareGPT's 'from' is one of system, developer",
+        "row 0: message 1 is from 'narrator'; 'from' is one of system, developer, user",
     ),
+    "speaker_of_no_role": (
+        {"dialog": [{"speaker": "user", "text": "q"}, {"speaker": "narrator", "text": "a"}]},
+        "row 0: message 1 is from 'narrator'; 'speaker' is one of system, developer, user"),
     "unknown_role": (
         {"messages": [{"role": "user", "content": "q"}, {"role": "narrator", "content": "a"}]},
         "row 0: message 1 has role 'narrator'; the roles are system, user, assistant and tool",
