@@ -528,17 +528,19 @@ def jsonl_examples(path: str) -> list[dict]:
     for i, row in enumerate(rows):
         try:
             example = row_example(row)
-            check_tools(example.get("tools"))
+            check_tools(example.get("tools"), example["messages"])
             out += reply_examples(example)
         except ValueError as e:
             raise data.DataError(f"{path}: row {i}: {e}") from None
     return out
 
 
-def check_tools(tools) -> None:
+def check_tools(tools, messages=None) -> None:
     """A row's optional "tools" (the functions the model may call) is a list of JSON objects, as
     `apply_chat_template(tools=...)` takes: the template lists them in the system turn, so the
-    model learns to call them from their signatures (ValueError otherwise).
+    model learns to call them from their signatures (ValueError otherwise). Where they are given
+    (and named), each tool call of `messages` calls one of them: a call of a function not listed
+    teaches the model to call functions it was never offered.
 
     >>> check_tools([{"type": "function", "function": {"name": "python"}}])
     >>> try:
@@ -553,6 +555,17 @@ def check_tools(tools) -> None:
         raise ValueError(f"'tools' is {str(tools)[:40]!r}; give a list of function signatures "
                          '(JSON objects such as {"type": "function", "function": {"name": ...}})')
     check_text(tools, "'tools'")
+    names = [(t.get("function") if isinstance(t.get("function"), dict) else t).get("name")
+             for t in tools]
+    if not names or not all(isinstance(n, str) for n in names):
+        return
+    for i, m in enumerate(messages or []):
+        for c in m.get("tool_calls") or [] if isinstance(m, dict) else []:
+            name = (c.get("function") or c).get("name") if isinstance(c, dict) else None
+            if isinstance(name, str) and name not in names:
+                raise ValueError(f"message {i} ({m.get('role')}) calls {name!r}, which 'tools' "
+                                 f"does not list ({_short(names)}): list its signature in "
+                                 "'tools', or drop the row")
 
 
 def row_example(row: dict) -> dict:
@@ -582,6 +595,12 @@ def row_example(row: dict) -> dict:
         example["messages"] = [r for _, r in read]
     tools = _gemini_tools(row["tools"]) if "contents" in row and row.get("tools") else row.get(
         "tools")
+    if row.get("functions") is not None:        # OpenAI's legacy functions, as tools
+        if tools is not None:
+            raise ValueError("the row has 'tools' and 'functions' (OpenAI's legacy name): keep one")
+        functions = _json_list(row["functions"], "functions")
+        tools = ([{"type": "function", "function": f} for f in functions]
+                 if isinstance(functions, list) else functions)    # else check_tools names it
     return {**example, "tools": tools} if tools is not None else example
 
 

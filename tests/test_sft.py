@@ -1159,6 +1159,24 @@ def test_gemini_tools_are_listed_as_functions(tok, tmp_path):
         tok.decode(ids))
 
 
+def test_openai_legacy_functions_are_listed_as_tools(tok, tmp_path):
+    """A row's "functions" (OpenAI's legacy name of tools) was dropped: the model learned to call
+    a function whose signature it was never shown. Now each is a tool in the system turn."""
+    fn = {"name": "w", "parameters": {"type": "object"}}
+    row = {"functions": [fn], "messages": [
+        _u("Oslo?"), _a(None, function_call={"name": "w", "arguments": "{}"}),
+        {"role": "function", "name": "w", "content": "-3"}, _a("-3")]}
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    ex = sft_data.jsonl_examples(str(path))[-1]
+    assert ex["tools"] == [{"type": "function", "function": fn}]
+    ids, _ = sft.encode(tok, ex["messages"], ex["tools"])
+    assert "<tools>\n" + json.dumps(ex["tools"][0]) + "\n</tools>" in tok.decode(ids)
+    other = [{"type": "function", "function": {"name": "v"}}]
+    with pytest.raises(ValueError, match="message 1 .assistant. calls 'w', which 'tools' does not"):
+        sft.encode(tok, ex["messages"], other)
+
+
 def test_jsonl_rows_with_unicode_line_separators_in_their_text(tok, tmp_path):
     """A row written with ensure_ascii=False holds U+2028, U+2029 and U+0085 unescaped in its
     strings (web text has them); the file was split at them ('row 0 is not valid JSON'). The
@@ -1219,6 +1237,15 @@ BAD_ROWS = {
     "speaker_of_no_role": (
         {"dialog": [{"speaker": "user", "text": "q"}, {"speaker": "narrator", "text": "a"}]},
         "row 0: message 1 is from 'narrator'; 'speaker' is one of system, developer, user"),
+    "tool_call_of_a_function_not_listed": (
+        {"tools": [{"type": "function", "function": {"name": "w"}}],
+         "messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": None, "tool_calls": [_call("x", {})]}]},
+        "row 0: message 1 (assistant) calls 'x', which 'tools' does not list (['w'])"),
+    "tools_and_functions": (
+        {"tools": [{"name": "w"}], "functions": [{"name": "w"}],
+         "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]},
+        "row 0: the row has 'tools' and 'functions' (OpenAI's legacy name): keep one"),
     "unknown_role": (
         {"messages": [{"role": "user", "content": "q"}, {"role": "narrator", "content": "a"}]},
         "row 0: message 1 has role 'narrator'; the roles are system, user, assistant and tool",
