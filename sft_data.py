@@ -1143,21 +1143,22 @@ SENTENCE_BREAK = re.compile(r"[.!?:;]\s+\S|\n\s*\S")
 
 
 def _answer_example(row: dict, asked: str) -> dict:
-    """The example of a row {query, "answer"} (the query under any of `QUERY_KEYS`). With a
-    "reasoning" (or "reasoning_content", "thinking") the answer is the final value, boxed
-    (`boxed_sentence`) unless it holds `\\boxed`. Without one the answer must be the reply
-    itself: GSM8K's worked solution ending in '#### 72' (its calculator annotations
-    <<48/2=24>> dropped, the '####' line written as `boxed_sentence`; 72 is the reference), or
-    any answer of several sentences or lines (orca-math's) as written. A one-line answer without
+    """The example of a row {query, "answer"} (the query under any of `QUERY_KEYS`; a list is the
+    prompt's messages). With a "reasoning" (or "reasoning_content", "thinking") the answer is the
+    final value, boxed (`boxed_sentence`) unless it holds `\\boxed`. Without one the answer must be
+    the reply itself: GSM8K's worked solution ending in '#### 72' (its calculator annotations
+    <<48/2=24>> dropped, the '####' line written as `boxed_sentence`; 72 is the reference), or any
+    answer of several sentences or lines (orca-math's) as written. A one-line answer without
     reasoning is only a final value: no reply to train, a ValueError."""
     answer = row["answer"]
     if not isinstance(answer, (str, int, float)) or isinstance(answer, bool):
         raise ValueError(f"'answer' is {_short(answer)}; give the final answer as a string")
     answer, reasoning = str(answer), _row_reasoning(row, reply_is_text=True)
-    query = {"role": "user", "content": row[asked]}
+    prompt = row[asked] if isinstance(row[asked], list) else [   # a chat prompt, or its query
+        {"role": "user", "content": row[asked]}]
     if reasoning:
         boxed = "\\boxed" in answer
-        return {"messages": [query, {"role": "assistant", **reasoning,
+        return {"messages": prompt + [{"role": "assistant", **reasoning,
                                      "content": answer if boxed else boxed_sentence(answer)}],
                 "reference": row.get("reference", None if boxed else answer)}
     if "####" in answer:        # GSM8K
@@ -1166,11 +1167,11 @@ def _answer_example(row: dict, asked: str) -> dict:
         if not value:
             raise ValueError(f"'answer' ends in '####' with no value after it ({_short(answer)}):"
                              " give the final value after '####', or drop the row")
-        return {"messages": [query, {"role": "assistant", "content": (
+        return {"messages": prompt + [{"role": "assistant", "content": (
                     body + "\n" + boxed_sentence(value)).strip()}],
                 "reference": row.get("reference", value)}
     if SENTENCE_BREAK.search(answer.strip()):
-        return {"messages": [query, {"role": "assistant", "content": answer}],
+        return {"messages": prompt + [{"role": "assistant", "content": answer}],
                 "reference": row.get("reference")}
     raise ValueError(f"'answer' is {_short(answer)}, one line and no reasoning: a final value, "
                      "not a reply to train; give the worked solution, or the reasoning next to "

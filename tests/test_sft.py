@@ -952,6 +952,14 @@ ROW_FORMS = {
           "content": "The final answer is $\\boxed{4}$."}],
         "<think>\n2+2=4\n</think>\n\nThe final answer is $\\boxed{4}$.",
     ),
+    "chat_prompt_reasoning_answer": (       # the prompt as messages (verl's, OpenR1's)
+        {"prompt": [{"role": "system", "content": "s"}, {"role": "user", "content": "2+2?"}],
+         "reasoning": "2+2=4", "answer": "4"},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "2+2?"},
+         {"role": "assistant", "reasoning_content": "2+2=4",
+          "content": "The final answer is $\\boxed{4}$."}],
+        "<think>\n2+2=4\n</think>\n\nThe final answer is $\\boxed{4}$.",
+    ),
     "metamath_query_response": (
         {"query": "q", "response": "a", "type": "GSM_Rephrased"},
         [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
