@@ -371,17 +371,18 @@ def check_text(value, where: str) -> None:
 # other chat formats' turn structure: an end of turn (Llama 3, Gemma, Phi-3, Llama 2 / Mistral;
 # <|endoftext|>, a special token of Qwen's tokenizer, is `check_special_tokens`'), and a turn's
 # header (Llama 3, Gemma, Phi-3, [INST])
-TURN_ENDS = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<end_of_turn>", "<|end|>", "</s>")
+OTHER_TURN_ENDS = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<end_of_turn>", "<|end|>",
+                   "</s>")
 TURN_HEADER = re.compile(r"<\|start_header_id\|>\w*<\|end_header_id\|>|<start_of_turn>\w*\n"
                          r"|\[INST\].*?\[/INST\]|<\|(?:user|assistant|system)\|>\n", re.S)
 
 
 def check_turn_markers(text: str, where: str) -> None:
     """ValueError if a reply's text holds another chat format's turn structure: it ends with an
-    end-of-turn marker (`TURN_ENDS`; `</s>` unless it closes an HTML `<s>`), or holds a turn's
-    header (`TURN_HEADER`). It is a chat rendered in that format copied into one reply, and the
-    model would learn to write the markers and the next turn; a reply that mentions a marker
-    in its text (`Llama 3 ends a turn with <|eot_id|>.`) is text.
+    end-of-turn marker (`OTHER_TURN_ENDS`; `</s>` unless it closes an HTML `<s>`), or holds a
+    turn's header (`TURN_HEADER`). It is a chat rendered in that format copied into one reply,
+    and the model would learn to write the markers and the next turn; a reply that mentions a
+    marker in its text (`Llama 3 ends a turn with <|eot_id|>.`) is text.
 
     >>> try:
     ...     check_turn_markers("4<|eot_id|>", "message 1 (assistant)")
@@ -389,7 +390,7 @@ def check_turn_markers(text: str, where: str) -> None:
     ...     print(str(e)[:60])
     message 1 (assistant) ends with <|eot_id|>, another chat for
     """
-    end = next((e for e in TURN_ENDS if text.rstrip().endswith(e)), None)
+    end = next((e for e in OTHER_TURN_ENDS if text.rstrip().endswith(e)), None)
     if end == "</s>" and "<s>" in text:     # HTML's strikethrough
         end = None
     if end:
