@@ -370,11 +370,12 @@ def check_text(value, where: str) -> None:
 
 # other chat formats' turn structure: an end of turn (Llama 3, Gemma, Phi-3, Llama 2 / Mistral;
 # <|endoftext|>, a special token of Qwen's tokenizer, is `check_special_tokens`'), and a turn's
-# header (Llama 3, Gemma, Phi-3, [INST])
+# header (Llama 3, Gemma, Phi-3, [INST]; a tool's result, which the template writes in a user turn)
 OTHER_TURN_ENDS = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<end_of_turn>", "<|end|>",
                    "</s>")
 TURN_HEADER = re.compile(r"<\|start_header_id\|>\w*<\|end_header_id\|>|<start_of_turn>\w*\n"
-                         r"|\[INST\].*?\[/INST\]|<\|(?:user|assistant|system)\|>\n", re.S)
+                         r"|\[INST\].*?\[/INST\]|<\|(?:user|assistant|system)\|>\n"
+                         r"|<tool_response>\n", re.S)
 
 
 def check_turn_markers(text: str, where: str) -> None:
@@ -399,9 +400,10 @@ def check_turn_markers(text: str, where: str) -> None:
                          "one reply?); remove it, or give each turn as a message")
     header = TURN_HEADER.search(text)
     if header:
-        raise ValueError(f"{where} holds {_short(header[0])}, another chat format's turn "
-                         "header: a rendered chat copied into one reply, whose next turns the "
-                         "model would learn to write; give each turn as a message")
+        raise ValueError(f"{where} holds {_short(header[0])}, which opens another turn (another "
+                         "chat format's header, or a tool's result): a conversation copied into "
+                         "one reply, whose next turns (or tool results) the model would learn to "
+                         "write; give each turn as a message")
 
 
 # a tool call written in the text, as the template writes one (Hermes' format): its JSON object

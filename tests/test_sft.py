@@ -1540,9 +1540,13 @@ UNTRAINABLE = {
         [_u("q"), _a("4", reasoning_content="2+2<end_of_turn>")], "ends with <end_of_turn>"),
     "gemma_turns_copied_into_a_reply": (
         [_u("q"), _a("4<end_of_turn>\n<start_of_turn>user\nand 3+3?")],
-        "holds '<start_of_turn>user\\n', another chat format's turn header"),
+        "holds '<start_of_turn>user\\n', which opens another turn"),
     "inst_turn_copied_into_a_reply": ([_u("q"), _a("4</s><s>[INST] 3+3? [/INST] 6")], "'[INST]"),
     "phi3_turns_copied_into_a_reply": ([_u("q"), _a("4<|end|>\n<|user|>\n3+3?")], "'<|user|>"),
+    "tool_loop_flattened_into_a_reply": (   # the model would learn to write tool results
+        [_u("2*3?"), _a('<tool_call>\n{"name": "calc", "arguments": {"e": "2*3"}}\n</tool_call>'
+                        "\n<tool_response>\n6\n</tool_response>\nSo 6.")],
+        "holds '<tool_response>\\n', which opens another turn"),
     "llama3_header_in_a_reply": (
         [_u("q"), _a("4<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n3+3?")],
         "holds '<|start_header_id|>user<|end_header_"),
