@@ -191,9 +191,10 @@ def check_conversation(messages) -> None:
             raise ValueError(f"{where} holds {placeholder[1]}, a placeholder for media this "
                              "recipe cannot train on (text-only models): the model would learn "
                              "to answer about media it never sees; drop the row")
-        if is_query(m) and not m["content"].strip():
-            raise ValueError(f"{where} is an empty query: the model would learn to answer a "
-                             "question never asked; give its text, or drop the row")
+        if is_query(m) and not SOFT_SWITCH.sub("", m["content"]).strip():   # "" or "/think"
+            raise ValueError(f"{where} is an empty query ({_short(m['content'])}): the model "
+                             "would learn to answer a question never asked; give its text, or "
+                             "drop the row")
         for k, c in enumerate(calls):
             if isinstance(c["arguments"], str):
                 try:

@@ -1551,6 +1551,8 @@ UNTRAINABLE = {
         [_u("q"), _a("4<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n3+3?")],
         "holds '<|start_header_id|>user<|end_header_"),
     "empty_query": ([_u(""), _a("a")], "message 0 (user) is an empty query"),
+    "query_of_a_soft_switch_only": ([_u(" /no_think"), _a("a")], "message 0 (user) is an empty "
+                                    "query (' /no_think')"),
     "query_of_spaces_in_history": (
         [_u("q"), _a("a"), _u(" \n"), _a("b")], "message 2 (user) is an empty query"),
     "tool_result_without_a_call": (
