@@ -823,8 +823,8 @@ def _tool_calls_of(m: dict, i: int) -> dict:
         uses = [p for p in content if isinstance(p, dict) and p.get("type") == "tool_use"]
         if uses:
             m["tool_calls"] = (m.get("tool_calls") or []) + [
-                {"type": "function", "function": {"name": p.get("name"),
-                                                  "arguments": p.get("input", {})}}
+                {"type": "function", **({"id": p["id"]} if p.get("id") else {}),
+                 "function": {"name": p.get("name"), "arguments": p.get("input", {})}}
                 for p in uses]
             m["content"] = [p for p in content if not (
                 isinstance(p, dict) and p.get("type") == "tool_use")] or None
@@ -846,7 +846,9 @@ def _tool_results(message, i: int) -> list:
     if not all(isinstance(p, dict) and p.get("type") == "tool_result" for p in content):
         raise ValueError(f"message {i} mixes tool_result parts with others; give the tool "
                          "results a message of their own")
-    return [{"role": "tool", "content": p.get("content", "")} for p in content]
+    return [{"role": "tool", "content": p.get("content", ""),     # ids: `check_tool_results`
+             **({"tool_call_id": p["tool_use_id"]} if p.get("tool_use_id") else {})}
+            for p in content]
 
 
 def _function_calls(value, i: int) -> list[dict]:

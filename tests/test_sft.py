@@ -1011,8 +1011,10 @@ ROW_FORMS = {
             {"role": "assistant", "content": [{"type": "text", "text": "-3 and 20."}]}]},
         [{"role": "user", "content": "Oslo and Rome?"},
          {"role": "assistant", "content": "Checking.", "reasoning_content": "ask both",
-          "tool_calls": [_call("w", {"c": "Oslo"}), _call("w", {"c": "Rome"})]},
-         {"role": "tool", "content": "-3"}, {"role": "tool", "content": "20"},
+          "tool_calls": [{**_call("w", {"c": "Oslo"}), "id": "t1"},
+                         {**_call("w", {"c": "Rome"}), "id": "t2"}]},
+         {"role": "tool", "content": "-3", "tool_call_id": "t1"},
+         {"role": "tool", "content": "20", "tool_call_id": "t2"},
          {"role": "assistant", "content": "-3 and 20."}],
         "<think>\n\n</think>\n\n-3 and 20.",
     ),
@@ -1367,6 +1369,16 @@ BAD_ROWS = {
         {"system": "s", "system_prompt": "t", "prompt": "q", "completion": "a"},
         "row 0: the row has 'system' and 'system_prompt' fields that differ: keep one",
     ),
+    "anthropic_tool_results_out_of_call_order": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": [
+                          {"type": "tool_use", "id": "t1", "name": "w", "input": {}},
+                          {"type": "tool_use", "id": "t2", "name": "w", "input": {"c": 1}}]},
+                      {"role": "user", "content": [
+                          {"type": "tool_result", "tool_use_id": "t2", "content": "2"},
+                          {"type": "tool_result", "tool_use_id": "t1", "content": "1"}]},
+                      {"role": "assistant", "content": "a"}]},
+        "row 0: the tool results of messages 2 to 3 (['t2', 't1']) are in another order"),
     "tool_results_mixed_with_text": (
         {"messages": [{"role": "user", "content": "q"},
                       {"role": "assistant", "content": [{"type": "tool_use", "name": "w"}]},
