@@ -565,8 +565,6 @@ def test_jsonl_prompt_completion_rows_and_every_row_checked_at_load(tok, tmp_pat
         "<think>\n1+1=2\n</think>\n\n$\\boxed{2}$<|im_end|>"
     )
     bad = {
-        "row 0: message 0 (user) has no string content": {
-            "prompt": [{"role": "user", "content": "x"}], "reasoning": "r", "answer": "1"},
         "row 0: message 0 (user) has no string content (got None)": {
             "prompt": None, "reasoning": "r", "answer": "1"},
         "row 0: 'answer' is None": {"prompt": "x", "reasoning": "r", "answer": None},
