@@ -80,8 +80,9 @@ def check_messages(messages) -> None:
 # a role under another name (any case) -> the template's: OpenAI's "developer" (its system
 # messages for o1 and later) and legacy "function" (a function's result), ShareGPT's "human",
 # "gpt" and "observation" (FastChat, LLaMA-Factory), Gemini's "model", Llama 3's "ipython" (a
-# tool's result), and "bot"
+# tool's result), OpenAssistant's "prompter", and "bot"
 ROLE_NAMES = {"system": "system", "developer": "system", "user": "user", "human": "user",
+              "prompter": "user",
               "assistant": "assistant", "gpt": "assistant", "model": "assistant",
               "bot": "assistant", "tool": "tool", "observation": "tool", "function": "tool",
               "ipython": "tool"}
@@ -147,6 +148,10 @@ def part_texts(parts: list, where: str) -> dict[str, list[str]] | None:
             texts["text"].append(part)
         elif kind in TEXT_PARTS and isinstance(part.get(TEXT_PARTS[kind]), str):
             texts["thinking" if kind == "thinking" else "text"].append(part[TEXT_PARTS[kind]])
+        elif kind == "redacted_thinking":
+            raise ValueError(f"{where}: part {k} is redacted_thinking, reasoning encrypted by its "
+                             "provider: it cannot be read, so the reply cannot be trained with "
+                             "its reasoning; drop the row")
         elif isinstance(kind, str) and kind not in TEXT_PARTS:
             raise ValueError(f"{where}: part {k} is of type {_SHORT.repr(kind)}; this recipe "
                              "trains text-only models: drop the row, or give the part as text")

@@ -370,9 +370,11 @@ def encode(tokenizer, messages: list[dict], tools: list[dict] | None = None
 
     A conversation that cannot be trained on (no reply at its end, no query, a think block the
     template mangles, ChatML tokens in its text: `sft_data.check_conversation`; another special
-    token of the tokenizer in its text: `sft_data.check_special_tokens`) is a ValueError naming
-    the message and the fix."""
+    token of the tokenizer in its text: `sft_data.check_special_tokens`; a call of a function
+    `tools` does not list: `sft_data.check_tools`) is a ValueError naming the message and the
+    fix."""
     sft_data.check_conversation(messages)
+    sft_data.check_tools(tools, messages)
     sft_data.check_special_tokens(messages, tools, tokenizer)
     prompt = tokenizer.apply_chat_template(messages[:-1], tools=tools, tokenize=False,
                                            add_generation_prompt=True)

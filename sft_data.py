@@ -127,8 +127,11 @@ def check_conversation(messages) -> None:
       unclosed `<think>`, or one next to `reasoning_content`, becomes a second block in the answer.
     * No text holds `<|im_start|>` or `<|im_end|>`: the tokenizer reads them as turn boundaries
       (a fake turn in the prompt; a reply trained to end, then go on); nor a lone UTF-16
-      surrogate (JSON's "\\ud83d" alone), which the tokenizer cannot read.
+      surrogate (JSON's "\\ud83d" alone), which the tokenizer cannot read. A reply holds no
+      other chat format's turn structure (`check_turn_markers`: `</s>` at its end, ...).
     * Tool-call arguments given as a string are a JSON object: the model learns to write them.
+    * No turn is a prefill (`PREFIX_MARKS`), nor a tool result that answers no call
+      (`check_tool_results`).
 
     >>> try:
     ...     check_conversation([{"role": "user", "content": "q"},
@@ -183,6 +186,15 @@ def check_conversation(messages) -> None:
                                  "boundary, not text: remove it or write it differently")
         for t in texts:
             check_text(t, where)
+        placeholder = MEDIA_PLACEHOLDER.search(m["content"]) if m["role"] == "user" else None
+        if placeholder:
+            raise ValueError(f"{where} holds {placeholder[1]}, a placeholder for media this "
+                             "recipe cannot train on (text-only models): the model would learn "
+                             "to answer about media it never sees; drop the row")
+        if is_query(m) and not SOFT_SWITCH.sub("", m["content"]).strip():   # "" or "/think"
+            raise ValueError(f"{where} is an empty query ({_short(m['content'])}): the model "
+                             "would learn to answer a question never asked; give its text, or "
+                             "drop the row")
         for k, c in enumerate(calls):
             if isinstance(c["arguments"], str):
                 try:
@@ -193,8 +205,67 @@ def check_conversation(messages) -> None:
                     raise ValueError(f"{where}: tool call {k} has arguments "
                                      f"{c['arguments'][:40]!r}, not a JSON object; give them as "
                                      "a dict or a JSON object string")
+        prefix = [k for k in PREFIX_MARKS if m.get(k)]
+        if prefix:
+            raise ValueError(f"{where} is marked {prefix[0]!r}, a start for the model to continue "
+                             "(a prefill), not a whole reply: trained as one it would teach the "
+                             "model to stop there; give the whole reply, or drop the row")
         if m["role"] == "assistant":
             check_think_block(m, where)
+            for t in filter(None, (m.get("content"), m.get("reasoning_content"))):
+                check_turn_markers(t, where)
+            check_text_tool_calls((m.get("content") or "").split(END_THINK)[-1], where)
+    check_tool_results(messages)
+
+
+def check_tool_results(messages: list[dict]) -> None:
+    """ValueError on tool results that answer no call: the template renders each run of tool
+    messages as the results of the calls before it, in order (it reads no ids), so the model
+    would learn to answer from results it never asked for, or read one call's result as
+    another's. A run follows an assistant turn with tool calls, and where calls and results
+    carry ids (`id`, `tool_call_id`) they match, in order.
+
+    >>> try:
+    ...     check_tool_results([{"role": "user", "content": "q"}, {"role": "tool", "content": "6"}])
+    ... except ValueError as e:
+    ...     print(str(e)[:51])
+    message 1 (tool) is a tool result with no tool call
+    """
+    i = 0
+    while i < len(messages):
+        if messages[i]["role"] != "tool":
+            i += 1
+            continue
+        j = next((k for k in range(i, len(messages)) if messages[k]["role"] != "tool"),
+                 len(messages))
+        prev = messages[i - 1] if i else {}
+        calls = (prev.get("tool_calls") or []) if prev.get("role") == "assistant" else []
+        if not calls:
+            raise ValueError(f"message {i} (tool) is a tool result with no tool call before it "
+                             "(the turn before is no assistant turn with tool_calls): give the "
+                             "call, or drop the result")
+        ids = [c.get("id") for c in calls if isinstance(c, dict)]
+        got = [m.get("tool_call_id") for m in messages[i:j]]
+        if all(ids) and len(ids) == len(calls) and all(got):
+            unknown = [g for g in got if g not in ids]
+            if unknown:
+                raise ValueError(f"a tool result of messages {i} to {j - 1} has tool_call_id "
+                                 f"{unknown[0]!r}, which no call of message {i - 1} has (ids "
+                                 f"{ids}): match each result to its call")
+            if got != [c for c in ids if c in got]:
+                raise ValueError(f"the tool results of messages {i} to {j - 1} ({got}) are in "
+                                 f"another order than the calls of message {i - 1} ({ids}); the "
+                                 "template matches them by order: give them in the calls' order")
+        i = j
+
+
+# a final assistant turn marked as the start of a reply for the model to continue (Mistral's and
+# DeepSeek's "prefix", Moonshot's "partial", transformers' continue_final_message)
+PREFIX_MARKS = ("prefix", "partial", "continue_final_message")
+
+
+# where a multimodal row's media go in its text (LLaVA's, LLaMA-Factory's): a line of its own
+MEDIA_PLACEHOLDER = re.compile(r"^[ \t]*(<(?:image|video|audio)>)[ \t]*$", re.M)
 
 
 # a message's training mark (axolotl's `message_field_training`, commonly one of these): 0 or
@@ -298,6 +369,73 @@ def check_text(value, where: str) -> None:
                          "repair it or drop the row") from None
 
 
+# other chat formats' turn structure: an end of turn (Llama 3, Gemma, Phi-3, Llama 2 / Mistral;
+# <|endoftext|>, a special token of Qwen's tokenizer, is `check_special_tokens`'), and a turn's
+# header (Llama 3, Gemma, Phi-3, [INST]; a tool's result, which the template writes in a user turn)
+OTHER_TURN_ENDS = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<end_of_turn>", "<|end|>",
+                   "</s>")
+TURN_HEADER = re.compile(r"<\|start_header_id\|>\w*<\|end_header_id\|>|<start_of_turn>\w*\n"
+                         r"|\[INST\].*?\[/INST\]|<\|(?:user|assistant|system)\|>\n"
+                         r"|<tool_response>\n", re.S)
+
+
+def check_turn_markers(text: str, where: str) -> None:
+    """ValueError if a reply's text holds another chat format's turn structure: it ends with an
+    end-of-turn marker (`OTHER_TURN_ENDS`; `</s>` unless it closes an HTML `<s>`), or holds a
+    turn's header (`TURN_HEADER`). It is a chat rendered in that format copied into one reply,
+    and the model would learn to write the markers and the next turn; a reply that mentions a
+    marker in its text (`Llama 3 ends a turn with <|eot_id|>.`) is text.
+
+    >>> try:
+    ...     check_turn_markers("4<|eot_id|>", "message 1 (assistant)")
+    ... except ValueError as e:
+    ...     print(str(e)[:60])
+    message 1 (assistant) ends with <|eot_id|>, another chat for
+    """
+    end = next((e for e in OTHER_TURN_ENDS if text.rstrip().endswith(e)), None)
+    if end == "</s>" and "<s>" in text:     # HTML's strikethrough
+        end = None
+    if end:
+        raise ValueError(f"{where} ends with {end}, another chat format's end of turn: the model "
+                         "would learn to write it before <|im_end|> (a rendered chat copied into "
+                         "one reply?); remove it, or give each turn as a message")
+    header = TURN_HEADER.search(text)
+    if header:
+        raise ValueError(f"{where} holds {_short(header[0])}, which opens another turn (another "
+                         "chat format's header, or a tool's result): a conversation copied into "
+                         "one reply, whose next turns (or tool results) the model would learn to "
+                         "write; give each turn as a message")
+
+
+# a tool call written in the text, as the template writes one (Hermes' format): its JSON object
+TEXT_TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?)\s*(?:</tool_call>|$)", re.S)
+
+
+def check_text_tool_calls(answer: str, where: str) -> None:
+    """ValueError if an answer writes a tool call as text (`<tool_call>{...}</tool_call>`, how
+    the template renders structured tool_calls and Hermes-format data hold them) whose JSON is
+    not {"name": ..., "arguments": {...}}: the model would learn to write calls that the
+    parser (vLLM's hermes) cannot read. Tags named in prose (no JSON object after them) are
+    text.
+
+    >>> try:
+    ...     check_text_tool_calls('<tool_call>{"name": calc}</tool_call>', "message 1")
+    ... except ValueError as e:
+    ...     print(str(e)[:48])
+    message 1 writes a tool call as text whose JSON
+    """
+    for body in TEXT_TOOL_CALL.findall(answer):
+        try:
+            call = json.loads(body)
+        except ValueError:
+            call = None
+        if not (isinstance(call, dict) and isinstance(call.get("name"), str) and call["name"]
+                and isinstance(call.get("arguments"), dict)):
+            raise ValueError(f"{where} writes a tool call as text whose JSON is {_short(body)}, "
+                             'not {"name": ..., "arguments": {...}}: the model would learn to '
+                             "write calls no parser reads; fix it, or give it as tool_calls")
+
+
 def check_think_block(message: dict, where: str) -> None:
     """`check_conversation`'s rule for one assistant turn: its reasoning given once."""
     content, reasoning = message.get("content") or "", message.get("reasoning_content")
@@ -374,36 +512,39 @@ def synthetic_examples(n: int, seed: int) -> list[dict]:
 
 def jsonl_examples(path: str) -> list[dict]:
     """Rows {"messages": [...]} (reasoning in `reasoning_content` or inside `content`; LMSYS's
-    "conversation"), {"prompt", "completion"} (TRL's prompt-completion rows: a string is the user
-    turn or the assistant reply, a list its messages; the query and reply under other names:
-    `QUERY_KEYS`, `REPLY_KEYS`, a preference row's "chosen" also as the whole conversation), a
-    chat rendered as one "text" (`rendered_messages`), ShareGPT's {"conversations": [{"from",
-    "value"}]} (with an optional "system"), Gemini's {"contents", "systemInstruction"}
-    (`_gemini_messages`), {"instruction", "input", "output"} (Alpaca; Dolly's "context" and
-    "response"; the input follows the instruction after a blank line; LLaMA-Factory's "system"
-    and "history" of [query, reply] pairs) or {"prompt", "reasoning", "answer"};
-    messages are read by `chat_message` (text parts, roles under other names, ...), and a
-    row-level "reasoning_content" (or "reasoning", "thinking") is the reasoning of a reply given
-    as text (`_row_reasoning`). An `answer` without `\\boxed` is the final value and is boxed (and
-    checked by the filter); an optional "reference" is the value to check against. A
-    conversation of several replies is one example per reply (`reply_examples`), each of which
-    must pass `check_conversation`."""
+    "conversation", "dialog", ...: `CONVERSATION_KEYS`), {"prompt", "completion"} (TRL's
+    prompt-completion rows: a string is the user turn or the assistant reply, a list its messages;
+    the query and reply under other names: `QUERY_KEYS`, `REPLY_KEYS`, a preference row's "chosen"
+    also as the whole conversation), a chat rendered as one "text" (`rendered_messages`), ShareGPT's
+    {"conversations": [{"from", "value"}]} (with an optional "system"), Gemini's {"contents",
+    "systemInstruction"} (`_gemini_messages`), {"instruction", "input", "output"} (Alpaca; Dolly's
+    "context" and "response"; the input follows the instruction after a blank line; LLaMA-Factory's
+    "system" and "history" of [query, reply] pairs), {"prompt", "reasoning", "answer"} or
+    {"question", "answer"} (GSM8K's, orca-math's: `_answer_example`); messages are read by
+    `chat_message` (text parts, roles under other names, ...), and a row-level "reasoning_content"
+    (or "reasoning", "thinking") is the reasoning of a reply given as text (`_row_reasoning`).
+    Next to reasoning, an `answer` without `\\boxed` is the final value and is boxed (and checked
+    by the filter); an optional "reference" is the value to check against. A conversation of
+    several replies is one example per reply (`reply_examples`), each of which must pass
+    `check_conversation`."""
     rows = dataset_tasks.rows_from_file(Path(path))
     out = []
     for i, row in enumerate(rows):
         try:
             example = row_example(row)
-            check_tools(example.get("tools"))
+            check_tools(example.get("tools"), example["messages"])
             out += reply_examples(example)
         except ValueError as e:
             raise data.DataError(f"{path}: row {i}: {e}") from None
     return out
 
 
-def check_tools(tools) -> None:
+def check_tools(tools, messages=None) -> None:
     """A row's optional "tools" (the functions the model may call) is a list of JSON objects, as
     `apply_chat_template(tools=...)` takes: the template lists them in the system turn, so the
-    model learns to call them from their signatures (ValueError otherwise).
+    model learns to call them from their signatures (ValueError otherwise). Where they are given
+    (and named), each tool call of `messages` calls one of them: a call of a function not listed
+    teaches the model to call functions it was never offered.
 
     >>> check_tools([{"type": "function", "function": {"name": "python"}}])
     >>> try:
@@ -418,6 +559,17 @@ def check_tools(tools) -> None:
         raise ValueError(f"'tools' is {str(tools)[:40]!r}; give a list of function signatures "
                          '(JSON objects such as {"type": "function", "function": {"name": ...}})')
     check_text(tools, "'tools'")
+    names = [(t.get("function") if isinstance(t.get("function"), dict) else t).get("name")
+             for t in tools]
+    if not names or not all(isinstance(n, str) for n in names):
+        return
+    for i, m in enumerate(messages or []):
+        for c in m.get("tool_calls") or [] if isinstance(m, dict) else []:
+            name = (c.get("function") or c).get("name") if isinstance(c, dict) else None
+            if isinstance(name, str) and name not in names:
+                raise ValueError(f"message {i} ({m.get('role')}) calls {name!r}, which 'tools' "
+                                 f"does not list ({_short(names)}): list its signature in "
+                                 "'tools', or drop the row")
 
 
 def row_example(row: dict) -> dict:
@@ -428,8 +580,17 @@ def row_example(row: dict) -> dict:
     them is answered without them."""
     row = {k: _json_list(v, k) if k in ("messages", "conversations", "contents", "tools") else v
            for k, v in row.items()}
+    named = [k for k in row if isinstance(k, str) and k.lower() in CONVERSATION_KEYS
+             and k not in CONVERSATION_KEYS[:3]]
+    if named and not any(k in row for k in CONVERSATION_KEYS[:3]):   # "dialog", "Messages", ...
+        value = _json_list(row[named[0]], named[0])
+        if isinstance(value, list):
+            row = {**{k: v for k, v in row.items() if k != named[0]}, "messages": value}
     example = _row_messages(row)
-    messages = example["messages"] = _with_system(row, example["messages"])
+    messages = example["messages"]
+    if isinstance(messages, list):      # turns without roles, Responses API items: as messages
+        messages = _response_items(_turns(messages))
+    messages = example["messages"] = _with_system(row, messages)
     if isinstance(messages, list):
         read = [(m, chat_message(r, i)) for i, m in enumerate(messages)
                 for r in _tool_results(m, i)]
@@ -438,7 +599,96 @@ def row_example(row: dict) -> dict:
         example["messages"] = [r for _, r in read]
     tools = _gemini_tools(row["tools"]) if "contents" in row and row.get("tools") else row.get(
         "tools")
+    if row.get("functions") is not None:        # OpenAI's legacy functions, as tools
+        if tools is not None:
+            raise ValueError("the row has 'tools' and 'functions' (OpenAI's legacy name): keep one")
+        functions = _json_list(row["functions"], "functions")
+        tools = ([{"type": "function", "function": f} for f in functions]
+                 if isinstance(functions, list) else functions)    # else check_tools names it
     return {**example, "tools": tools} if tools is not None else example
+
+
+def _turns(items: list) -> list:
+    """A conversation given as turns without roles as messages: UltraChat's list of texts
+    (the user's first, then the assistant's, in turn), Capybara's and Pure-Dove's list of
+    {"input", "output"} exchanges; any other list as it is.
+
+    >>> _turns([{"input": "2+2?", "output": "4"}])
+    [{'role': 'user', 'content': '2+2?'}, {'role': 'assistant', 'content': '4'}]
+    """
+    if items and all(isinstance(t, str) for t in items):
+        return [{"role": ("user", "assistant")[k % 2], "content": t} for k, t in enumerate(items)]
+    if items and all(isinstance(t, dict) and {"input", "output"} <= set(t)
+                     and not {"role", "from"} & set(t) for t in items):
+        return [{"role": role, "content": t[key]} for t in items
+                for role, key in (("user", "input"), ("assistant", "output"))]
+    return items
+
+
+# the items of OpenAI's Responses API that are no message: an assistant's reasoning, its
+# function call, a function's output
+RESPONSE_ITEMS = ("reasoning", "function_call", "function_call_output")
+
+
+def _response_items(items: list) -> list:
+    """A conversation as the Responses API writes it (its input and output items) as messages:
+    a "reasoning" item is the reasoning of the assistant turn that follows (its reasoning_text
+    content, else its summary texts, joined by blank lines), a "function_call" item a tool call
+    of that turn, a "function_call_output" item a tool message; a list of no such items as it
+    is; a call_id is the call's id and its result's tool_call_id (`check_tool_results`). ValueError
+    on reasoning that is only encrypted (`encrypted_content`, nothing readable)
+    or followed by no assistant turn.
+
+    >>> _response_items([{"role": "user", "content": "2+2?"},
+    ...     {"type": "reasoning", "summary": [{"type": "summary_text", "text": "2+2=4"}]},
+    ...     {"type": "message", "role": "assistant", "content": "4"}])[1:]
+    [{'role': 'assistant', 'content': '4', 'reasoning_content': '2+2=4'}]
+    """
+    if not any(isinstance(m, dict) and m.get("type") in RESPONSE_ITEMS for m in items):
+        return items
+    out, reasoning = [], None
+    for i, m in enumerate(items):
+        kind = m.get("type") if isinstance(m, dict) else None
+        if kind == "reasoning":
+            parts = [p for p in m.get("content") or [] if isinstance(p, dict)]
+            texts = ([p["text"] for p in parts if isinstance(p.get("text"), str)] or
+                     [p.get("text") for p in m.get("summary") or []
+                      if isinstance(p, dict) and isinstance(p.get("text"), str)])
+            if not texts:
+                raise ValueError(f"item {i} is a reasoning item with no text (only encrypted, "
+                                 "or empty): the reply cannot be trained with its reasoning; "
+                                 "drop the row")
+            if reasoning is not None:
+                raise ValueError(f"item {i} is a second reasoning item before one assistant "
+                                 "turn: merge them")
+            reasoning = "\n\n".join(texts)
+            continue
+        ids = {"id": m["call_id"]} if isinstance(m, dict) and m.get("call_id") else {}
+        if kind == "function_call_output":
+            out.append({"role": "tool", "content": m.get("output"),
+                        **{"tool_call_id": v for v in ids.values()}})
+        elif kind == "function_call":
+            call = {"type": "function", **ids,
+                    "function": {"name": m.get("name"), "arguments": m.get("arguments")}}
+            last = out[-1] if out and reasoning is None else None
+            if isinstance(last, dict) and chat_template.role_name(last.get("role")) == "assistant":
+                last["tool_calls"] = list(last.get("tool_calls") or []) + [call]   # same turn
+                continue
+            out.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        else:       # a message ("type": "message" dropped: the template does not read it)
+            out.append({k: v for k, v in m.items() if (k, v) != ("type", "message")}
+                       if isinstance(m, dict) else m)
+        if reasoning is not None:
+            if not (isinstance(m, dict) and m.get("type") != "function_call_output"
+                    and chat_template.role_name(out[-1].get("role")) == "assistant"):
+                raise ValueError(f"item {i} follows a reasoning item but is no assistant turn; "
+                                 "a reasoning item goes before the assistant's message or call")
+            out[-1]["reasoning_content"] = reasoning
+            reasoning = None
+    if reasoning is not None:
+        raise ValueError("the last item is a reasoning item with no assistant turn after it: "
+                         "give the reply, or drop the row")
+    return out
 
 
 def _marked(message) -> bool:
@@ -463,14 +713,19 @@ def _json_list(value, field: str):
 REASONING_NAMES = ("reasoning", "thinking")
 
 
+# a message's role and text under other keys: ShareGPT's "from" and "value"; "speaker",
+# "author" and "text" (dialogue corpora, OpenAssistant's exports)
+ROLE_KEYS, TEXT_KEYS = ("from", "speaker", "author"), ("value", "text")
+
+
 def chat_message(message, i: int):
-    """One message of a row as the template reads it: ShareGPT's {"from", "value"} as
-    {"role", "content"}, and then `chat_template.template_message` (a role under another name
-    or in other case, OpenAI's text parts, Anthropic's thinking part, a tool result given as
-    JSON data); an assistant's "reasoning" or "thinking" field, a Sky-T1 marked trace, or a
-    <reasoning>, <thought> or <thinking> block its content opens with, as reasoning_content;
-    its tool calls as tool_use parts (Anthropic's) or a function_call (OpenAI's legacy) as
-    tool_calls (`_tool_calls_of`); OpenAI's "refusal" (its content null) as its content.
+    """One message of a row as the template reads it: ShareGPT's {"from", "value"} (and the other
+    `ROLE_KEYS` and `TEXT_KEYS`) as {"role", "content"}, and then `chat_template.template_message`
+    (a role under another name or in other case, OpenAI's text parts, Anthropic's thinking part, a
+    tool result given as JSON data); an assistant's "reasoning" or "thinking" field, a Sky-T1 marked
+    trace, or a <reasoning>, <thought> or <thinking> block its content opens with, as
+    reasoning_content; its tool calls as tool_use parts (Anthropic's) or a function_call (OpenAI's
+    legacy) as tool_calls (`_tool_calls_of`); OpenAI's "refusal" (its content null) as its content.
     Anything else is left to `check_conversation`.
 
     >>> chat_message({"from": "human", "value": [{"type": "text", "text": "Hi"}, "there"]}, 0)
@@ -479,16 +734,17 @@ def chat_message(message, i: int):
     if not isinstance(message, dict):
         return message
     m = dict(message)
-    if "role" not in m and "from" in m:
-        who = m.pop("from")
+    key, text = (next((k for k in keys if k in m), None) for keys in (ROLE_KEYS, TEXT_KEYS))
+    who = m.pop(key) if "role" not in m and key else None
+    if key and "role" not in m:
         if chat_template.role_name(who) not in chat_template.ROLES and who != "function_call":
-            raise ValueError(f"message {i} is from {_short(who)}; ShareGPT's 'from' is one of "
+            raise ValueError(f"message {i} is from {_short(who)}; {key!r} is one of "
                              f"{', '.join(chat_template.ROLE_NAMES)} or function_call: rename it")
-        m["role"] = "assistant" if who == "function_call" else who
-        if "content" not in m and "value" in m:
-            m["content"] = m.pop("value")
-        if who == "function_call":
-            m["content"], m["tool_calls"] = None, _function_calls(m["content"], i)
+        m = {"role": "assistant" if who == "function_call" else who, **m}
+    if "content" not in m and text:
+        m["content"] = m.pop(text)
+    if who == "function_call":
+        m["content"], m["tool_calls"] = None, _function_calls(m["content"], i)
     if chat_template.role_name(m.get("role")) == "assistant":
         m = _tool_calls_of(m, i)
         if m.get("content") is None and isinstance(m.get("refusal"), str):   # OpenAI's
@@ -567,8 +823,8 @@ def _tool_calls_of(m: dict, i: int) -> dict:
         uses = [p for p in content if isinstance(p, dict) and p.get("type") == "tool_use"]
         if uses:
             m["tool_calls"] = (m.get("tool_calls") or []) + [
-                {"type": "function", "function": {"name": p.get("name"),
-                                                  "arguments": p.get("input", {})}}
+                {"type": "function", **({"id": p["id"]} if p.get("id") else {}),
+                 "function": {"name": p.get("name"), "arguments": p.get("input", {})}}
                 for p in uses]
             m["content"] = [p for p in content if not (
                 isinstance(p, dict) and p.get("type") == "tool_use")] or None
@@ -590,7 +846,9 @@ def _tool_results(message, i: int) -> list:
     if not all(isinstance(p, dict) and p.get("type") == "tool_result" for p in content):
         raise ValueError(f"message {i} mixes tool_result parts with others; give the tool "
                          "results a message of their own")
-    return [{"role": "tool", "content": p.get("content", "")} for p in content]
+    return [{"role": "tool", "content": p.get("content", ""),     # ids: `check_tool_results`
+             **({"tool_call_id": p["tool_use_id"]} if p.get("tool_use_id") else {})}
+            for p in content]
 
 
 def _function_calls(value, i: int) -> list[dict]:
@@ -648,8 +906,8 @@ def _with_system(row: dict, messages):
     if len(given) > 1 and row[given[1]] != system:
         raise ValueError(f"the row has {given[0]!r} and {given[1]!r} fields that differ: keep one")
     first = messages[0] if messages and isinstance(messages[0], dict) else {}
-    if "system" in map(chat_template.role_name, (first.get("role"), first.get("from"))):
-        if system in (first.get("content"), first.get("value")):   # the same text twice
+    if "system" in map(chat_template.role_name, map(first.get, ("role",) + ROLE_KEYS)):
+        if system in map(first.get, ("content",) + TEXT_KEYS):     # the same text twice
             return messages
         raise ValueError(f"the row has a {given[0]!r} field and a system message that differ: "
                          "keep one")
@@ -725,6 +983,9 @@ def _gemini_messages(contents, system) -> list:
     out = [{"role": "system", "content": system}] if system not in (None, "") else []
     for i, c in enumerate(contents):
         parts = c.get("parts") if isinstance(c, dict) else None
+        if isinstance(c, dict) and not parts and parts != {}:      # none, null or []
+            raise ValueError(f"'contents' item {i} ({c.get('role')}) has no parts, an empty turn: "
+                             "give its text as parts [{'text': ...}], or drop the row")
         if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
             raise ValueError(f"'contents' item {i} is {_short(c)}; give {{'role': ..., 'parts': "
                              "[{'text': ...}, ...]}")
@@ -784,19 +1045,39 @@ def _gemini_tools(tools):
     return out
 
 
+# a row's conversation: "messages" (OpenAI's), ShareGPT's "conversations", LMSYS-Chat-1M's and
+# WildChat's "conversation"; in other case, or as "dialog", "dialogue", "chat" or UltraChat's
+# "data" (a list)
+CONVERSATION_KEYS = ("messages", "conversations", "conversation", "dialog", "dialogue", "chat",
+                     "data")
+
+
+# a row's media beside its text (LLaVA's "image", LLaMA-Factory's "images", "videos", "audios")
+MEDIA_KEYS = ("image", "images", "video", "videos", "audio", "audios")
+
+
 def _row_messages(row: dict) -> dict:
+    if "message_tree_id" in row or {"parent_id", "message_id"} <= set(row):
+        raise ValueError("the row is one message of an OpenAssistant tree (message_tree_id, "
+                         "parent_id), not a conversation: rebuild each conversation from the "
+                         "root to a reply by the parent_id links, one row of messages each")
+    media = [k for k in MEDIA_KEYS if row.get(k) not in (None, "", [], {})]
+    if media:
+        raise ValueError(f"the row has {media[0]!r} ({_short(row[media[0]])}) beside its text: "
+                         "this recipe trains text-only models, which would learn to answer about "
+                         "media they never see; drop the row")
     if row.get("label") is False and "completion" in row:      # KTO's undesirable completion
         raise ValueError("the row is marked undesirable ('label': false, a KTO row): SFT "
                          "imitates its replies; drop such rows")
     if "contents" in row:       # Gemini's
         system = row.get("systemInstruction", row.get("system_instruction"))
         return {"messages": _gemini_messages(row["contents"], system),
-                "reference": row.get("reference")}
+                "reference": _row_reference(row)}
     # ShareGPT's conversations; LMSYS-Chat-1M's and WildChat's conversation
-    given = next((k for k in ("messages", "conversations", "conversation") if k in row), None)
+    given = next((k for k in CONVERSATION_KEYS[:3] if k in row), None)
     if given or _whole_conversation(row.get("chosen")):     # a preference row's implicit prompt
         _row_reasoning(row, reply_is_text=False)
-        return {"messages": row[given or "chosen"], "reference": row.get("reference")}
+        return {"messages": row[given or "chosen"], "reference": _row_reference(row)}
     said = next((k for k in ("output", "response") if k in row), None)
     if "instruction" in row and said:       # Alpaca (input), Dolly (context, response), Magpie
         extra = next((row[k] for k in ("input", "context") if row.get(k)), "")
@@ -805,13 +1086,13 @@ def _row_messages(row: dict) -> dict:
                     {"role": "user", "content": query},
                     {"role": "assistant", "content": row[said],
                      **_row_reasoning(row, isinstance(row[said], str))}],
-                "reference": row.get("reference")}
+                "reference": _row_reference(row)}
     asked, said = [k for k in QUERY_KEYS if k in row], [k for k in REPLY_KEYS if k in row]
     rendered = next((k for k in ("text", "chosen") if isinstance(row.get(k), str)), None)
     if rendered and not asked:      # a chat rendered as one text (HH-RLHF's chosen: Human:...)
         _row_reasoning(row, reply_is_text=False)
         return {"messages": rendered_messages(row[rendered], rendered),
-                "reference": row.get("reference")}
+                "reference": _row_reference(row)}
     if asked and said:
         if len(asked) > 1 or len(said) > 1:
             raise ValueError(f"the row has the fields {asked + said}: which is the query and "
@@ -824,7 +1105,7 @@ def _row_messages(row: dict) -> dict:
             end = next((e for s, e in TURN_ENDS if s in prompt and e not in completion), "")
             return {"messages": rendered_messages(prompt + completion + end,
                                                   f"{asked[0]} + {said[0]}"),
-                    "reference": row.get("reference")}
+                    "reference": _row_reference(row)}
         prompt = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
         reasoning = _row_reasoning(row, isinstance(completion, str))
         completion = ([{"role": "assistant", "content": completion, **reasoning}]
@@ -832,22 +1113,78 @@ def _row_messages(row: dict) -> dict:
         if not isinstance(prompt, list) or not isinstance(completion, list):
             raise ValueError(f"{asked[0]!r} and {said[0]!r} are each a string or a list of "
                              "messages")
-        return {"messages": prompt + completion, "reference": row.get("reference")}
+        return {"messages": prompt + completion, "reference": _row_reference(row)}
+    if "answer" in row and len(asked) == 1:     # the query under any of its names
+        return _answer_example(row, asked[0])
     missing = [k for k in ("prompt", "reasoning", "answer") if k not in row]
-    if missing:
-        raise ValueError(f"no field {missing[0]!r} (fields: {sorted(row)}). Rows need "
-                         "'messages', 'conversations' (ShareGPT), 'contents' (Gemini), "
-                         "'prompt' and 'completion' (or 'question', 'query', 'problem', 'input' "
-                         "and 'response', 'output', 'solution', 'chosen'), 'instruction' and "
-                         "'output', or 'prompt', 'reasoning' and 'answer'.")
-    if not isinstance(row["answer"], (str, int, float)) or isinstance(row["answer"], bool):
-        raise ValueError(f"'answer' is {row['answer']!r}; give the final answer as a string")
-    answer = str(row["answer"])
-    boxed = "\\boxed" in answer
-    return {"messages": [{"role": "user", "content": row["prompt"]},
-                         {"role": "assistant", "reasoning_content": row["reasoning"],
-                          "content": answer if boxed else boxed_sentence(answer)}],
-            "reference": row.get("reference", None if boxed else answer)}
+    raise ValueError(f"no field {missing[0]!r} (fields: {sorted(row)}). Rows need "
+                     "'messages', 'conversations' (ShareGPT), 'contents' (Gemini), "
+                     "'prompt' and 'completion' (or 'question', 'query', 'problem', 'input' "
+                     "and 'response', 'output', 'solution', 'chosen'), 'instruction' and "
+                     "'output', or 'prompt', 'reasoning' and 'answer'.")
+
+
+def _row_reference(row: dict):
+    """The value a row's reply is checked against: its "reference", else its "answer" beside the
+    reply (OpenR1's and NuminaMath's final value, read as `dataset_tasks.gold_answer` reads a
+    gold: GSM8K's '#### 72' -> '72'); None where there is none (no answer, NuminaMath's 'proof',
+    a worked solution with no final value in it).
+
+    >>> _row_reference({"answer": "#### 1,234"}), _row_reference({"answer": "proof"})
+    ('1234', None)
+    """
+    answer = row.get("answer")
+    if row.get("reference") is not None or answer is None:
+        return row.get("reference")
+    if isinstance(answer, str) and (answer.strip().lower() in dataset_tasks.NO_ANSWER
+                                    or dataset_tasks.is_worked_solution(answer)):
+        return None
+    try:
+        return dataset_tasks.gold_answer(answer)
+    except ValueError:      # an empty answer, an object: nothing to check against
+        return None
+
+
+# GSM8K's calculator annotations (48/2 = <<48/2=24>>24): its tool calls, not text to write
+CALCULATOR = re.compile(r"<<[^<>\n]*=[^<>\n]*>>")
+# a reply rather than a value: a sentence ends and another begins, or a second line
+SENTENCE_BREAK = re.compile(r"[.!?:;]\s+\S|\n\s*\S")
+
+
+def _answer_example(row: dict, asked: str) -> dict:
+    """The example of a row {query, "answer"} (the query under any of `QUERY_KEYS`; a list is the
+    prompt's messages). With a "reasoning" (or "reasoning_content", "thinking") the answer is the
+    final value, boxed (`boxed_sentence`) unless it holds `\\boxed`. Without one the answer must be
+    the reply itself: GSM8K's worked solution ending in '#### 72' (its calculator annotations
+    <<48/2=24>> dropped, the '####' line written as `boxed_sentence`; 72 is the reference), or any
+    answer of several sentences or lines (orca-math's) as written. A one-line answer without
+    reasoning is only a final value: no reply to train, a ValueError."""
+    answer = row["answer"]
+    if not isinstance(answer, (str, int, float)) or isinstance(answer, bool):
+        raise ValueError(f"'answer' is {_short(answer)}; give the final answer as a string")
+    answer, reasoning = str(answer), _row_reasoning(row, reply_is_text=True)
+    prompt = row[asked] if isinstance(row[asked], list) else [   # a chat prompt, or its query
+        {"role": "user", "content": row[asked]}]
+    if reasoning:
+        boxed = "\\boxed" in answer
+        return {"messages": prompt + [{"role": "assistant", **reasoning,
+                                     "content": answer if boxed else boxed_sentence(answer)}],
+                "reference": row.get("reference", None if boxed else answer)}
+    if "####" in answer:        # GSM8K
+        value = dataset_tasks.gsm8k_answer(answer)
+        body = CALCULATOR.sub("", answer.rsplit("####", 1)[0]).strip()
+        if not value:
+            raise ValueError(f"'answer' ends in '####' with no value after it ({_short(answer)}):"
+                             " give the final value after '####', or drop the row")
+        return {"messages": prompt + [{"role": "assistant", "content": (
+                    body + "\n" + boxed_sentence(value)).strip()}],
+                "reference": row.get("reference", value)}
+    if SENTENCE_BREAK.search(answer.strip()):
+        return {"messages": prompt + [{"role": "assistant", "content": answer}],
+                "reference": row.get("reference")}
+    raise ValueError(f"'answer' is {_short(answer)}, one line and no reasoning: a final value, "
+                     "not a reply to train; give the worked solution, or the reasoning next to "
+                     "it as 'reasoning' (a reply of one line: name the field 'response')")
 
 
 # a conversation rendered as one text: one turn of ChatML (Qwen, SmolLM) and of Llama 3

@@ -538,7 +538,7 @@ def test_jsonl_rows_and_errors(tmp_path):
     }
     assert ex[0]["reference"] == "4" and ex[1]["reference"] is None
     path.write_text(json.dumps(rows[0]) + "\n" + json.dumps({"prompt": "x", "answer": "1"}) + "\n")
-    with pytest.raises(DataError, match=r"row 1: no field 'reasoning'"):
+    with pytest.raises(DataError, match=r"row 1: 'answer' is '1', one line and no reasoning"):
         sft_data.jsonl_examples(str(path))
     path.write_text(json.dumps({"messages": [{"role": "user", "content": "x"}]}) + "\n")
     with pytest.raises(DataError, match="row 0: an SFT conversation must end in the assistant"):
@@ -570,8 +570,6 @@ def test_jsonl_prompt_completion_rows_and_every_row_checked_at_load(tok, tmp_pat
         "<think>\n1+1=2\n</think>\n\n$\\boxed{2}$<|im_end|>"
     )
     bad = {
-        "row 0: message 0 (user) has no string content": {
-            "prompt": [{"role": "user", "content": "x"}], "reasoning": "r", "answer": "1"},
         "row 0: message 0 (user) has no string content (got None)": {
             "prompt": None, "reasoning": "r", "answer": "1"},
         "row 0: 'answer' is None": {"prompt": "x", "reasoning": "r", "answer": None},
@@ -637,6 +635,54 @@ ROW_FORMS = {
                                  {"role": "assistant", "content": "Hello"}])},
         [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
         "<think>\n\n</think>\n\nHello",
+    ),
+    "media_tag_named_in_a_question_is_text": (
+        {"messages": [{"role": "user", "content": "What does <image> do in SVG?"},
+                      {"role": "assistant", "content": "It embeds a picture."}], "images": []},
+        [{"role": "user", "content": "What does <image> do in SVG?"},
+         {"role": "assistant", "content": "It embeds a picture."}],
+        "<think>\n\n</think>\n\nIt embeds a picture.",
+    ),
+    "role_and_text_under_other_keys": (     # speaker/author/role with text/value/content
+        {"system": "s", "dialog": [{"speaker": "system", "text": "s"},
+                                   {"author": "prompter", "content": "Hi"},
+                                   {"role": "assistant", "value": "Hello"},
+                                   {"from": "human", "text": "And?"},
+                                   {"speaker": "assistant", "text": "Fine."}]},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "Hi"},
+         {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "And?"},
+         {"role": "assistant", "content": "Fine."}],
+        "<think>\n\n</think>\n\nFine.",
+    ),
+    "dialog_key": (
+        {"dialog": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]},
+        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
+        "<think>\n\n</think>\n\nHello",
+    ),
+    "chat_key_as_json_text": (
+        {"chat": json.dumps([{"role": "user", "content": "Hi"},
+                             {"role": "assistant", "content": "Hello"}]), "id": 7},
+        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
+        "<think>\n\n</think>\n\nHello",
+    ),
+    "messages_key_in_other_case_with_sharegpt_turns": (
+        {"Messages": [{"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello"}]},
+        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
+        "<think>\n\n</think>\n\nHello",
+    ),
+    "ultrachat_data_of_texts_and_a_system_field": (     # the user's, then the assistant's
+        {"id": "0", "system": "s", "data": ["Hi", "Hello", "How are you?", "Fine."]},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "Hi"},
+         {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "How are you?"},
+         {"role": "assistant", "content": "Fine."}],
+        "<think>\n\n</think>\n\nFine.",
+    ),
+    "capybara_input_output_exchanges": (
+        {"source": "Know-Logic", "conversation": [{"input": "Hi", "output": "Hello"},
+                                                  {"input": "And?", "output": "Fine."}]},
+        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"},
+         {"role": "user", "content": "And?"}, {"role": "assistant", "content": "Fine."}],
+        "<think>\n\n</think>\n\nFine.",
     ),
     "magpie_sharegpt_next_to_instruction": (
         {"instruction": "Hi", "response": "Hello", "conversations": [
@@ -887,6 +933,36 @@ ROW_FORMS = {
         [{"role": "user", "content": "q"}, {"role": "assistant", "content": "good"}],
         "<think>\n\n</think>\n\ngood",
     ),
+    "gsm8k_question_answer": (      # the value after '####' boxed, the reference
+        {"question": "48 clips, then half as many. How many?",
+         "answer": "Then 48/2 = <<48/2=24>>24.\nIn all 48+24 = <<48+24=72>>72.\n#### 1,072"},
+        [{"role": "user", "content": "48 clips, then half as many. How many?"},
+         {"role": "assistant", "content": "Then 48/2 = 24.\nIn all 48+24 = 72.\n"
+                                          "The final answer is $\\boxed{1072}$."}],
+        "<think>\n\n</think>\n\nThen 48/2 = 24.\nIn all 48+24 = 72.\n"
+        "The final answer is $\\boxed{1072}$.",
+    ),
+    "orca_math_question_answer": (      # a reply of several sentences, as written
+        {"question": "2+2?", "answer": "We add 2 and 2. That makes 4."},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "We add 2 and 2. That makes 4."}],
+        "<think>\n\n</think>\n\nWe add 2 and 2. That makes 4.",
+    ),
+    "problem_thinking_answer": (        # {prompt, reasoning, answer} under other names
+        {"problem": "2+2?", "thinking": "2+2=4", "answer": "4"},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "reasoning_content": "2+2=4",
+          "content": "The final answer is $\\boxed{4}$."}],
+        "<think>\n2+2=4\n</think>\n\nThe final answer is $\\boxed{4}$.",
+    ),
+    "chat_prompt_reasoning_answer": (       # the prompt as messages (verl's, OpenR1's)
+        {"prompt": [{"role": "system", "content": "s"}, {"role": "user", "content": "2+2?"}],
+         "reasoning": "2+2=4", "answer": "4"},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "2+2?"},
+         {"role": "assistant", "reasoning_content": "2+2=4",
+          "content": "The final answer is $\\boxed{4}$."}],
+        "<think>\n2+2=4\n</think>\n\nThe final answer is $\\boxed{4}$.",
+    ),
     "metamath_query_response": (
         {"query": "q", "response": "a", "type": "GSM_Rephrased"},
         [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
@@ -938,10 +1014,32 @@ ROW_FORMS = {
             {"role": "assistant", "content": [{"type": "text", "text": "-3 and 20."}]}]},
         [{"role": "user", "content": "Oslo and Rome?"},
          {"role": "assistant", "content": "Checking.", "reasoning_content": "ask both",
-          "tool_calls": [_call("w", {"c": "Oslo"}), _call("w", {"c": "Rome"})]},
-         {"role": "tool", "content": "-3"}, {"role": "tool", "content": "20"},
+          "tool_calls": [{**_call("w", {"c": "Oslo"}), "id": "t1"},
+                         {**_call("w", {"c": "Rome"}), "id": "t2"}]},
+         {"role": "tool", "content": "-3", "tool_call_id": "t1"},
+         {"role": "tool", "content": "20", "tool_call_id": "t2"},
          {"role": "assistant", "content": "-3 and 20."}],
         "<think>\n\n</think>\n\n-3 and 20.",
+    ),
+    "responses_api_items": (    # reasoning, function_call and its output: no role of their own
+        {"input": [{"type": "message", "role": "user",
+                    "content": [{"type": "input_text", "text": "Oslo?"}]}],
+         "output": [{"type": "reasoning", "summary": [{"type": "summary_text", "text": "sum"}],
+                     "content": [{"type": "reasoning_text", "text": "call w"}]},
+                    {"type": "function_call", "call_id": "c1", "name": "w",
+                     "arguments": '{"c": "Oslo"}'},
+                    {"type": "function_call_output", "call_id": "c1", "output": "-3"},
+                    {"type": "reasoning", "summary": [{"type": "summary_text", "text": "got"},
+                                                      {"type": "summary_text", "text": "it"}]},
+                    {"type": "message", "role": "assistant",
+                     "content": [{"type": "output_text", "text": "It is -3."}]}]},
+        [{"role": "user", "content": "Oslo?"},
+         {"role": "assistant", "content": None, "reasoning_content": "call w", "tool_calls": [
+             {"type": "function", "id": "c1",
+              "function": {"name": "w", "arguments": '{"c": "Oslo"}'}}]},
+         {"role": "tool", "content": "-3", "tool_call_id": "c1"},
+         {"role": "assistant", "content": "It is -3.", "reasoning_content": "got\n\nit"}],
+        "<think>\ngot\n\nit\n</think>\n\nIt is -3.",
     ),
     "openai_legacy_function_call": (
         {"messages": [{"role": "user", "content": "Oslo?"},
@@ -1044,6 +1142,32 @@ def test_rows_of_common_datasets_load_as_conversations(tok, tmp_path, name):
     assert tok.decode(ids) + "\n" == official
 
 
+def test_question_answer_rows_check_the_final_value(tmp_path):
+    """A GSM8K row's reference is the value after '####'; a row of a reply in sentences has none
+    (nothing to check), one with reasoning its answer."""
+    rows = [ROW_FORMS[k][0] for k in ("gsm8k_question_answer", "orca_math_question_answer",
+                                      "problem_thinking_answer")]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert [e["reference"] for e in sft_data.jsonl_examples(str(path))] == ["1072", None, "4"]
+
+
+def test_a_rows_answer_beside_its_reply_is_the_reference(tmp_path):
+    """OpenR1's {messages, answer} and NuminaMath's {problem, solution, answer}: the answer was
+    ignored (reference None), so a reply concluding a wrong value was trained unchecked; now it
+    is the reference, and the response filter drops the wrong reply. 'proof' is no answer."""
+    wrong = {"messages": [_u("2+2?"), _a("<think>\n2+2=5\n</think>\n\n\\boxed{5}")],
+             "answer": "4", "problem": "2+2?"}
+    rows = [wrong, {"problem": "3+3?", "solution": "So \\boxed{6}.", "answer": 6},
+            {"problem": "Show it.", "solution": "Indeed. QED", "answer": "proof"}]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    examples = sft_data.jsonl_examples(str(path))
+    assert [e["reference"] for e in examples] == ["4", "6", None]
+    kept, counts = sft_data.filter_responses(examples, max_repetition=0.5)
+    assert counts["wrong_answer"] == 1 and kept == examples[1:]
+
+
 def test_gemini_tools_are_listed_as_functions(tok, tmp_path):
     """A Gemini row's tools ([{"functionDeclarations": [...]}]) were listed in the system turn as
     one signature holding the list; now each declaration is a function, as in OpenAI's rows."""
@@ -1058,6 +1182,24 @@ def test_gemini_tools_are_listed_as_functions(tok, tmp_path):
     ids, _ = sft.encode(tok, ex["messages"], ex["tools"])
     assert "<tools>\n" + "\n".join(json.dumps(t) for t in ex["tools"]) + "\n</tools>" in (
         tok.decode(ids))
+
+
+def test_openai_legacy_functions_are_listed_as_tools(tok, tmp_path):
+    """A row's "functions" (OpenAI's legacy name of tools) was dropped: the model learned to call
+    a function whose signature it was never shown. Now each is a tool in the system turn."""
+    fn = {"name": "w", "parameters": {"type": "object"}}
+    row = {"functions": [fn], "messages": [
+        _u("Oslo?"), _a(None, function_call={"name": "w", "arguments": "{}"}),
+        {"role": "function", "name": "w", "content": "-3"}, _a("-3")]}
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    ex = sft_data.jsonl_examples(str(path))[-1]
+    assert ex["tools"] == [{"type": "function", "function": fn}]
+    ids, _ = sft.encode(tok, ex["messages"], ex["tools"])
+    assert "<tools>\n" + json.dumps(ex["tools"][0]) + "\n</tools>" in tok.decode(ids)
+    other = [{"type": "function", "function": {"name": "v"}}]
+    with pytest.raises(ValueError, match="message 1 .assistant. calls 'w', which 'tools' does not"):
+        sft.encode(tok, ex["messages"], other)
 
 
 def test_jsonl_rows_with_unicode_line_separators_in_their_text(tok, tmp_path):
@@ -1115,8 +1257,20 @@ BAD_ROWS = {
     ),
     "sharegpt_unknown_from": (
         {"conversations": [{"from": "human", "value": "q"}, {"from": "narrator", "value": "a"}]},
-        "row 0: message 1 is from 'narrator'; ShareGPT's 'from' is one of system, developer",
+        "row 0: message 1 is from 'narrator'; 'from' is one of system, developer, user",
     ),
+    "speaker_of_no_role": (
+        {"dialog": [{"speaker": "user", "text": "q"}, {"speaker": "narrator", "text": "a"}]},
+        "row 0: message 1 is from 'narrator'; 'speaker' is one of system, developer, user"),
+    "tool_call_of_a_function_not_listed": (
+        {"tools": [{"type": "function", "function": {"name": "w"}}],
+         "messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": None, "tool_calls": [_call("x", {})]}]},
+        "row 0: message 1 (assistant) calls 'x', which 'tools' does not list (['w'])"),
+    "tools_and_functions": (
+        {"tools": [{"name": "w"}], "functions": [{"name": "w"}],
+         "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]},
+        "row 0: the row has 'tools' and 'functions' (OpenAI's legacy name): keep one"),
     "unknown_role": (
         {"messages": [{"role": "user", "content": "q"}, {"role": "narrator", "content": "a"}]},
         "row 0: message 1 has role 'narrator'; the roles are system, user, assistant and tool",
@@ -1169,6 +1323,36 @@ BAD_ROWS = {
                       {"role": "model", "parts": [{"text": "a"}]}]},
         "row 0: Gemini tool {'googleSearch': {}} has no functionDeclarations",
     ),
+    "gemini_user_turn_without_parts": (
+        {"contents": [{"role": "user"}, {"role": "model", "parts": [{"text": "a"}]}]},
+        "row 0: 'contents' item 0 (user) has no parts, an empty turn"),
+    "gemini_user_turn_of_empty_parts": (
+        {"contents": [{"role": "user", "parts": []}, {"role": "model", "parts": [{"text": "a"}]}]},
+        "row 0: 'contents' item 0 (user) has no parts, an empty turn"),
+    "redacted_thinking_part": (
+        {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": [
+            {"type": "redacted_thinking", "data": "EmwK"}, {"type": "text", "text": "a"}]}]},
+        "row 0: message 1 (assistant): part 0 is redacted_thinking, reasoning encrypted by its"),
+    "responses_reasoning_only_encrypted": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"type": "reasoning", "summary": [], "encrypted_content": "gAAA"},
+                      {"role": "assistant", "content": "a"}]},
+        "row 0: item 1 is a reasoning item with no text (only encrypted, or empty)"),
+    "responses_reasoning_item_last": (
+        {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"},
+                      {"type": "reasoning", "summary": [{"type": "summary_text", "text": "r"}]}]},
+        "row 0: the last item is a reasoning item with no assistant turn after it"),
+    "openassistant_message_row": (
+        {"message_tree_id": "t", "message_id": "m", "parent_id": None, "role": "prompter",
+         "text": "Hi"}, "row 0: the row is one message of an OpenAssistant tree"),
+    "llava_image_beside_the_conversation": (
+        {"image": "coco/1.jpg", "conversations": [{"from": "human", "value": "<image>\nWhat?"},
+                                                  {"from": "gpt", "value": "A cat."}]},
+        "row 0: the row has 'image' ('coco/1.jpg') beside its text: this recipe trains text-only"),
+    "images_beside_messages": (
+        {"images": ["a.jpg"], "messages": [{"role": "user", "content": "<image>Who?"},
+                                           {"role": "assistant", "content": "A cat."}]},
+        "row 0: the row has 'images' (['a.jpg']) beside its text"),
     "gemini_contents_not_a_list": ({"contents": "hi"}, "row 0: 'contents' is 'hi'; give a list"),
     "reasoning_tag_never_closed": (
         {"messages": [{"role": "user", "content": "q"},
@@ -1200,6 +1384,16 @@ BAD_ROWS = {
         {"system": "s", "system_prompt": "t", "prompt": "q", "completion": "a"},
         "row 0: the row has 'system' and 'system_prompt' fields that differ: keep one",
     ),
+    "anthropic_tool_results_out_of_call_order": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": [
+                          {"type": "tool_use", "id": "t1", "name": "w", "input": {}},
+                          {"type": "tool_use", "id": "t2", "name": "w", "input": {"c": 1}}]},
+                      {"role": "user", "content": [
+                          {"type": "tool_result", "tool_use_id": "t2", "content": "2"},
+                          {"type": "tool_result", "tool_use_id": "t1", "content": "1"}]},
+                      {"role": "assistant", "content": "a"}]},
+        "row 0: the tool results of messages 2 to 3 (['t2', 't1']) are in another order"),
     "tool_results_mixed_with_text": (
         {"messages": [{"role": "user", "content": "q"},
                       {"role": "assistant", "content": [{"type": "tool_use", "name": "w"}]},
@@ -1238,7 +1432,15 @@ BAD_ROWS = {
     ),
     "classification_row_with_a_boolean_label": (    # not KTO's: no completion
         {"text": "Great film.", "label": False}, "row 0: 'text' is 'Great film.': not a chat"),
-    "neither_form": ({"question": "q", "answer": "a"}, "'conversations' (ShareGPT)"),
+    "neither_form": ({"question": "q", "label": "a"}, "'conversations' (ShareGPT)"),
+    "question_and_a_final_value_only": (    # no reply to train (it was 'no field prompt')
+        {"question": "2+2?", "answer": "4"},
+        "row 0: 'answer' is '4', one line and no reasoning: a final value, not a reply to train"),
+    "question_and_a_one_line_answer": (
+        {"problem": "Capital of France?", "answer": "The capital is Paris."},
+        "(a reply of one line: name the field 'response')"),
+    "gsm8k_answer_without_its_value": (
+        {"question": "q", "answer": "2+2 = <<2+2=4>>4.\n####"}, "ends in '####' with no value"),
 }  # fmt: skip
 
 
@@ -1272,6 +1474,7 @@ def _a(c, **kw):
     return {"role": "assistant", "content": c, **kw}
 
 
+_TC = _call("calc", {"expr": "2*3"})
 UNTRAINABLE = {
     "two_think_blocks": (
         [_u("q"), _a("<think>\nr1\n</think>\n\nmid<think>\nr2\n</think>\n\nans")],
@@ -1354,6 +1557,52 @@ UNTRAINABLE = {
         [_u("<tool_response>\n6\n</tool_response>"), _a("a")],
         "needs a user query",
     ),
+    "llama3_end_of_turn_ending_a_reply": ([_u("q"), _a("4<|eot_id|>\n")], "ends with <|eot_id|>"),
+    "llama2_eos_ending_a_completion": ([_u("q"), _a("4 </s>")], "ends with </s>, another chat"),
+    "gemma_end_of_turn_ending_the_reasoning": (
+        [_u("q"), _a("4", reasoning_content="2+2<end_of_turn>")], "ends with <end_of_turn>"),
+    "gemma_turns_copied_into_a_reply": (
+        [_u("q"), _a("4<end_of_turn>\n<start_of_turn>user\nand 3+3?")],
+        "holds '<start_of_turn>user\\n', which opens another turn"),
+    "inst_turn_copied_into_a_reply": ([_u("q"), _a("4</s><s>[INST] 3+3? [/INST] 6")], "'[INST]"),
+    "phi3_turns_copied_into_a_reply": ([_u("q"), _a("4<|end|>\n<|user|>\n3+3?")], "'<|user|>"),
+    "tool_loop_flattened_into_a_reply": (   # the model would learn to write tool results
+        [_u("2*3?"), _a('<tool_call>\n{"name": "calc", "arguments": {"e": "2*3"}}\n</tool_call>'
+                        "\n<tool_response>\n6\n</tool_response>\nSo 6.")],
+        "holds '<tool_response>\\n', which opens another turn"),
+    "llama3_header_in_a_reply": (
+        [_u("q"), _a("4<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n3+3?")],
+        "holds '<|start_header_id|>user<|end_header_"),
+    "empty_query": ([_u(""), _a("a")], "message 0 (user) is an empty query"),
+    "query_of_a_soft_switch_only": ([_u(" /no_think"), _a("a")], "message 0 (user) is an empty "
+                                    "query (' /no_think')"),
+    "query_of_spaces_in_history": (
+        [_u("q"), _a("a"), _u(" \n"), _a("b")], "message 2 (user) is an empty query"),
+    "tool_result_without_a_call": (
+        [_u("q"), {"role": "tool", "content": "6"}, _a("6")], "message 1 (tool) is a tool result "
+        "with no tool call before it"),
+    "tool_call_id_of_no_call": (
+        [_u("q"), _a(None, tool_calls=[{**_TC, "id": "c1"}]),
+         {"role": "tool", "content": "6", "tool_call_id": "c2"}, _a("6")],
+        "has tool_call_id 'c2', which no call of message 1 has (ids ['c1'])"),
+    "tool_results_out_of_call_order": (
+        [_u("q"), _a(None, tool_calls=[{**_TC, "id": "c1"}, {**_TC, "id": "c2"}]),
+         {"role": "tool", "content": "6", "tool_call_id": "c2"},
+         {"role": "tool", "content": "6", "tool_call_id": "c1"}, _a("6")],
+        "are in another order than the calls of message 1 (['c1', 'c2'])"),
+    "prefill_to_continue": ([_u("q"), _a("The answer is", prefix=True)],
+                            "message 1 (assistant) is marked 'prefix', a start for the model"),
+    "partial_reply_in_history": (
+        [_u("q"), _a("Let me", partial=True), _u("go on"), _a("a")], "marked 'partial'"),
+    "media_placeholder_on_a_line": (
+        [_u("What is this?\n<image>"), _a("A cat.")],
+        "message 0 (user) holds <image>, a placeholder for media"),
+    "tool_call_written_as_text_not_json": (
+        [_u("q"), _a('<tool_call>\n{"name": calc}\n</tool_call>')],
+        "message 1 (assistant) writes a tool call as text whose JSON is '{\"name\": calc}'"),
+    "tool_call_written_as_text_without_arguments": (
+        [_u("q"), _a('Checking.\n<tool_call>\n{"name": "calc"}\n</tool_call>')],
+        "writes a tool call as text"),
     "consecutive_assistant_turns": (
         [_u("q"), _a(None, tool_calls=[_call("calc", {})]), _a("a")],
         "messages 1 and 2 are consecutive assistant turns",
@@ -1415,7 +1664,6 @@ def _trained(tok, example):
     return tok.decode([t for t, m in zip(ids, mask) if m]), tok.decode(ids) + "\n" == official
 
 
-_TC = _call("calc", {"expr": "2*3"})
 # conversations of several replies -> the replies trained, one example each (as its last turn)
 MULTI_REPLY = {
     "two_exchanges_each_with_its_reasoning": (
@@ -1510,6 +1758,14 @@ def test_trainable_think_shapes_pass_and_train_exactly_their_reply(tok):
          '<think>\nr\n</think>\n\n<tool_call>\n{"name": "calc", "arguments": {"expr": "1"}}'
          "\n</tool_call>"),
         (_a("\u200f\u05e9 👋\u200b"), "<think>\n\n</think>\n\n\u200f\u05e9 👋\u200b"),
+        (_a("Llama 3 ends turns with <|eot_id|>; </s> is Llama 2's."),   # markers named, as text
+         "<think>\n\n</think>\n\nLlama 3 ends turns with <|eot_id|>; </s> is Llama 2's."),
+        (_a("Strike it: <s>old</s>"), "<think>\n\n</think>\n\nStrike it: <s>old</s>"),
+        (_a('<tool_call>\n{"name": "calc", "arguments": {"e": "1"}}\n</tool_call>'),   # Hermes'
+         '<think>\n\n</think>\n\n<tool_call>\n{"name": "calc", "arguments": {"e": "1"}}\n'
+         "</tool_call>"),
+        (_a("Wrap calls in <tool_call></tool_call>."),
+         "<think>\n\n</think>\n\nWrap calls in <tool_call></tool_call>."),
     ]  # fmt: skip
     for reply, trained in cases:
         messages = [_u("what do <think> and </think> mean?"), reply]
