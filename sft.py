@@ -60,6 +60,7 @@ from tqdm import tqdm
 from transformers import AddedToken, AutoTokenizer
 
 import cli
+import conversations
 import data
 import distributed
 import models
@@ -315,15 +316,15 @@ def fuse_modes(examples: list[dict], no_think_ratio: float, seed: int,
     def flag(msgs: list[dict], think: bool, draw: bool = True):
         """Put the mode's flag in the last query (in place); `draw`: the coin for the optional
         /think (drawn whether or not it is needed, so the seeded stream does not shift)."""
-        q = sft_data.last_query(msgs)
+        q = conversations.last_query(msgs)
         optional = draw and rng.random() < 0.5
-        latest = sft_data.latest_switch(msgs, q)
+        latest = conversations.latest_switch(msgs, q)
         if not think and latest != "no_think":
             msgs[q] = {**msgs[q], "content": msgs[q]["content"] + " /no_think"}
         elif think and (latest == "no_think" or (optional and latest is None)):
             msgs[q] = {**msgs[q], "content": msgs[q]["content"] + " /think"}
         if not think:       # no reasoning anywhere in the answer (every step of a tool loop)
-            msgs[q + 1:] = [sft_data.without_reasoning(m) if m["role"] == "assistant" else m
+            msgs[q + 1:] = [conversations.without_reasoning(m) if m["role"] == "assistant" else m
                             for m in msgs[q + 1:]]
 
     def with_flag(ex: dict, think: bool) -> dict:
@@ -332,7 +333,7 @@ def fuse_modes(examples: list[dict], no_think_ratio: float, seed: int,
         return {**ex, "messages": msgs, "think": think}
 
     def reasons(ex: dict) -> bool:
-        return bool(sft_data.reasoning_of(ex["messages"][-1]).strip())
+        return bool(conversations.reasoning_of(ex["messages"][-1]).strip())
 
     if non_thinking is None:
         out = [with_flag(ex, (rng.random() >= no_think_ratio) and reasons(ex)) for ex in examples]
@@ -346,7 +347,7 @@ def fuse_modes(examples: list[dict], no_think_ratio: float, seed: int,
                 earlier = rng.choice(other)["messages"]
                 # the earlier conversation's last exchange (a tool loop whole), without its
                 # system turn: the system turn of this conversation stays first
-                exchange = earlier[sft_data.last_query(earlier):]
+                exchange = earlier[conversations.last_query(earlier):]
                 msgs = ex["messages"]
                 n_sys = next((i for i, m in enumerate(msgs) if m["role"] != "system"), len(msgs))
                 msgs = msgs[:n_sys] + exchange + msgs[n_sys:]
@@ -366,16 +367,17 @@ def encode(tokenizer, messages: list[dict], tools: list[dict] | None = None
     inference, with the `tools` signatures in its system turn) gets 0; the last assistant turn --
     think block, answer and `<|im_end|>` -- gets 1. Earlier assistant turns are context only
     (those before the last query without their reasoning; the steps of a tool loop after it with
-    theirs): `sft_data.reply_examples` makes each of them the last turn of an example of its own.
+    theirs): `conversations.reply_examples` makes each of them the last turn of an example of its
+    own.
 
     A conversation that cannot be trained on (no reply at its end, no query, a think block the
-    template mangles, ChatML tokens in its text: `sft_data.check_conversation`; another special
-    token of the tokenizer in its text: `sft_data.check_special_tokens`; a call of a function
-    `tools` does not list: `sft_data.check_tools`) is a ValueError naming the message and the
+    template mangles, ChatML tokens in its text: `conversations.check_conversation`; another special
+    token of the tokenizer in its text: `conversations.check_special_tokens`; a call of a function
+    `tools` does not list: `conversations.check_tools`) is a ValueError naming the message and the
     fix."""
-    sft_data.check_conversation(messages)
-    sft_data.check_tools(tools, messages)
-    sft_data.check_special_tokens(messages, tools, tokenizer)
+    conversations.check_conversation(messages)
+    conversations.check_tools(tools, messages)
+    conversations.check_special_tokens(messages, tools, tokenizer)
     prompt = tokenizer.apply_chat_template(messages[:-1], tools=tools, tokenize=False,
                                            add_generation_prompt=True)
     full = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False)
@@ -433,7 +435,7 @@ def encode_examples(tokenizer, examples: list[dict],
         try:
             ids, mask = encode(tokenizer, ex["messages"], ex.get("tools"))
         except ValueError as e:
-            query = next((m["content"] for m in ex["messages"] if sft_data.is_query(m)), "")
+            query = next((m["content"] for m in ex["messages"] if conversations.is_query(m)), "")
             raise data.DataError(f"training example {k} (query {query[:40]!r}): {e}") from None
         # tool outputs (```output blocks) are the interpreter's, not the model's: not in the loss
         encoded.append(tools.mask_observations(tokenizer, ids, mask))

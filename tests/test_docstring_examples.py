@@ -29,6 +29,7 @@ MODULES = [
     "sandbox_checks",
     "cli",
     "sft_data",
+    "conversations",
     "sft_run",
     "chat_template",
     "tools",

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import chat_template
+import conversations
 import data
 import engines
 import models
@@ -335,7 +336,7 @@ def _tool_loop(system="Use the calculator."):
 def _mode(messages):
     """The mode the latest soft switch of the user/system turns asks for (thinking by default)."""
     text = " ".join(m["content"] for m in messages if m["role"] in ("user", "system"))
-    flags = sft_data.SOFT_SWITCH.findall(text)
+    flags = conversations.SOFT_SWITCH.findall(text)
     return not flags or flags[-1] == "think"
 
 
@@ -372,7 +373,7 @@ def test_fusion_of_tool_loops_whole_exchanges_and_no_reasoning_when_not_thinking
         assert roles[0] == "system" and roles.count("system") == 1
         assert roles[1] == "user" and roles.count("user") == 2, roles
         assert _mode(msgs) == e["think"]
-        q = sft_data.last_query(msgs)
+        q = conversations.last_query(msgs)
         full = tok.apply_chat_template(msgs, tokenize=False)
         answer = full[full.index(msgs[q]["content"]) :]
         if e["think"]:
@@ -408,7 +409,7 @@ def test_fusion_makes_an_answer_without_reasoning_a_non_thinking_sample(tok):
             trained = tok.decode([t for t, m in zip(ids, mask) if m])
             assert _mode(e["messages"]) == e["think"], [m["content"] for m in e["messages"]]
             assert e["think"] == (not trained.startswith("<think>\n\n</think>")), trained
-        queries = [e["messages"][sft_data.last_query(e["messages"])]["content"] for e in fused]
+        queries = [e["messages"][conversations.last_query(e["messages"])]["content"] for e in fused]
         plain_out = [e for e, q in zip(fused, queries) if q.startswith("hi ")]
         assert len(plain_out) == 24 and not any(e["think"] for e in plain_out)
         assert any(e["think"] for e in fused)
@@ -420,9 +421,10 @@ def test_a_path_or_url_ending_in_think_is_not_a_soft_switch():
     msgs = [_u("Be quick /no_think"), _a("ok", reasoning_content=""),
             _u("Summarise docs/no_think.md and https://example.org/think"),
             _a("It says ...", reasoning_content="Let me read it.")]  # fmt: skip
-    assert sft_data.latest_switch(msgs, 2) == "no_think"
-    assert [sft_data.latest_switch([_u(t)], 0) for t in ("/think", "a /no_think.", "x/think")] == [
-        "think", "no_think", None]  # fmt: skip
+    assert conversations.latest_switch(msgs, 2) == "no_think"
+    texts = ("/think", "a /no_think.", "x/think")
+    switches = [conversations.latest_switch([_u(t)], 0) for t in texts]
+    assert switches == ["think", "no_think", None]
     (e,) = sft.fuse_modes([{"messages": msgs, "reference": None}], 0.5, 0, non_thinking=[])
     assert e["think"] and e["messages"][2]["content"].endswith(" /think")
 
@@ -1456,7 +1458,7 @@ def test_rows_that_cannot_be_text_conversations_are_named(tmp_path, name):
 def test_encode_refuses_reasoning_the_template_would_drop(tok):
     """`encode` on its own (no file loading) names a reasoning under another name: the template
     reads only reasoning_content and trained the reply with an empty think block."""
-    for name in sft_data.REASONING_NAMES:
+    for name in conversations.REASONING_NAMES:
         msgs = [{"role": "user", "content": "q"},
                 {"role": "assistant", "content": "a", name: "r"}]
         with pytest.raises(ValueError, match=f"message 1 .assistant. has '{name}'.*name it "
@@ -1786,7 +1788,7 @@ def test_think_format_parser_and_split():
         "boxed": True,
     }
     assert sft_data.think_format("<think>\nhm \\boxed{3}")["closed"] is False
-    assert sft_data.split_reasoning("a\nb\nSo \\boxed{1}.") == ("a\nb", "So \\boxed{1}.")
+    assert conversations.split_reasoning("a\nb\nSo \\boxed{1}.") == ("a\nb", "So \\boxed{1}.")
 
 
 def test_format_check_samples_through_the_engine_interface(monkeypatch, tok, tiny, tmp_path):

@@ -1,0 +1,1209 @@
+"""Conversations to train on: a row of another dataset's schema read into Qwen3 messages, and
+the checks that it can be trained on.
+
+`row_example` reads one row: {messages} (OpenAI's, with text parts, tool calls and roles under
+other names: `chat_message`), {"prompt", "completion"} (TRL's), the query and reply under other
+names (`QUERY_KEYS`, `REPLY_KEYS`; a preference row's "chosen"), a chat rendered as one text
+(`rendered_messages`), ShareGPT, Gemini (`_gemini_messages`), Alpaca / Dolly / Magpie,
+{"question", "answer"} (GSM8K's: `_answer_example`), the Responses API's items, Sky-T1's marked
+traces; a reply's reasoning under other names or tags becomes its `reasoning_content`.
+`reply_examples` makes one example per reply to train (`trains`: a turn marked weight 0 is
+context only), and `check_conversation` refuses, in one line naming the message, one that
+cannot be trained on: no reply, a reply that disobeys the latest /think or /no_think, markers of
+another chat format, tool results that answer no call, and the rest its docstring lists.
+
+`last_query`, `latest_switch`, `reasoning_of` and `without_reasoning` read a conversation's
+structure for `sft.fuse_modes` (where its query is, which soft switch stands, an answer's
+reasoning, an answer without it).
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import chat_template
+import data
+import dataset_tasks
+from chat_template import END_THINK, IM_END, IM_START, THINK, check_messages
+
+# ----------------------------------------------------------------------------------------------
+# Conversation structure for thinking-mode fusion (`sft.fuse_modes`)
+# ----------------------------------------------------------------------------------------------
+# A soft switch: `/think` or `/no_think` as a word of its own, at the start or after whitespace
+# (not `/thinking`, nor the end of a path or URL like `example.org/think`). The latest one in the
+# user and system turns up to the last query is the one the model is taught to obey (§4.3).
+SOFT_SWITCH = re.compile(r"(?<!\S)/(no_think|think)(?!\w)")
+
+
+def is_query(message: dict) -> bool:
+    """A user turn that is a question, not a tool result wrapped in <tool_response></tool_response>
+    (the template's test)."""
+    c = message.get("content")
+    return message.get("role") == "user" and isinstance(c, str) and not (
+        c.startswith("<tool_response>") and c.endswith("</tool_response>"))
+
+
+def last_query(messages: list[dict]) -> int:
+    """Index of the last user turn that is a query (`is_query`): the template's
+    `last_query_index`. Assistant turns after it are the answer (with tool calls, several turns);
+    the ones before it are history."""
+    for i in range(len(messages) - 1, -1, -1):
+        if is_query(messages[i]):
+            return i
+    raise data.DataError(f"a fusion example has no user query to put /think or /no_think in "
+                         f"(roles: {[m['role'] for m in messages]}); give it a user turn")
+
+
+def latest_switch(messages: list[dict], upto: int) -> str | None:
+    """'think', 'no_think' or None: the latest soft switch in the user and system turns of
+    messages[:upto + 1]."""
+    found = None
+    for m in messages[:upto + 1]:
+        if m["role"] in ("user", "system") and isinstance(m.get("content"), str):
+            flags = SOFT_SWITCH.findall(m["content"])
+            found = flags[-1] if flags else found
+    return found
+
+
+def reasoning_of(message: dict) -> str:
+    """The reasoning the template reads from an assistant turn: `reasoning_content`, else what
+    precedes `</think>` in the content ('' without one).
+
+    >>> reasoning_of({"role": "assistant", "content": "<think>\\n2+2=4\\n</think>\\n\\n4"})
+    '2+2=4'
+    """
+    if isinstance(message.get("reasoning_content"), str):
+        return message["reasoning_content"]
+    content = message.get("content") or ""
+    if END_THINK not in content:
+        return ""
+    return content.split(END_THINK)[0].rstrip("\n").split(THINK)[-1].lstrip("\n")
+
+
+def without_reasoning(message: dict) -> dict:
+    """An assistant turn with an empty reasoning: `reasoning_content` "" and no inline think
+    block (the template renders the empty block `<think>\n\n</think>\n\n` on a final turn)."""
+    content = message.get("content")
+    if isinstance(content, str) and END_THINK in content:     # the answer without its think block
+        content = split_reasoning(content)[1]
+    return {**message, "reasoning_content": "", "content": content}
+
+
+# ----------------------------------------------------------------------------------------------
+# A conversation to train on
+# ----------------------------------------------------------------------------------------------
+THINK_TAG = re.compile(r"</?think>")
+
+
+def check_conversation(messages) -> None:
+    """Raise ValueError, naming the message and the fix, on a conversation that cannot be an SFT
+    example. On top of the template's rules (`check_messages`), these: the template renders such
+    conversations as the official one does (at inference a model's own malformed output must not
+    make it raise), but the reply it yields is not the one to train.
+    * It ends in the assistant turn to train on (not marked `"weight": 0`: `trains`), after a
+      user query: with no query the template renders the reply without a think block. The reply
+      has an answer (or a tool call).
+    * The reply obeys the latest `/think` or `/no_think` in the user and system turns up to its
+      query (`latest_switch`): reasoning after /think, none after /no_think.
+    * The turn before that reply is not an assistant turn without reasoning: as the prompt's last
+      turn it gets an empty think block, as history none, so the reply cannot be cut out.
+    * An assistant turn holds its reasoning once: in `reasoning_content` (then no think tags in
+      the content), or as one `<think>...</think>` (or `...</think>`) at the start of the content.
+      The template keeps what precedes the first `</think>` as the reasoning and what follows the
+      last as the answer: the text between several blocks, or before `<think>`, is dropped; an
+      unclosed `<think>`, or one next to `reasoning_content`, becomes a second block in the answer.
+    * No text holds `<|im_start|>` or `<|im_end|>`: the tokenizer reads them as turn boundaries
+      (a fake turn in the prompt; a reply trained to end, then go on); nor a lone UTF-16
+      surrogate (JSON's "\\ud83d" alone), which the tokenizer cannot read. A reply holds no
+      other chat format's turn structure (`check_turn_markers`: `</s>` at its end, ...).
+    * Tool-call arguments given as a string are a JSON object: the model learns to write them.
+    * No turn is a prefill (`PREFIX_MARKS`), nor a tool result that answers no call
+      (`check_tool_results`).
+
+    >>> try:
+    ...     check_conversation([{"role": "user", "content": "q"},
+    ...                         {"role": "assistant", "content": "<think>\\nr ... so 4"}])
+    ... except ValueError as e:
+    ...     print(str(e).split(":")[0])
+    message 1 (assistant) has an unclosed <think>
+    """
+    check_messages(messages)
+    n = len(messages)
+    if messages[-1]["role"] != "assistant":
+        raise ValueError(f"an SFT conversation must end in the assistant turn to train on; this "
+                         f"one ends in a {messages[-1]['role']!r} turn (message {n - 1}): append "
+                         "the assistant's reply, or drop the trailing turns")
+    reply = messages[-1]
+    if not trains(reply, f"message {n - 1}"):
+        raise ValueError(f"message {n - 1} (assistant), the reply to train, is marked not to "
+                         f"train ({_short({k: reply[k] for k in TRAIN_MARKS if k in reply})}): "
+                         "end the conversation at a reply to train, or drop the row")
+    answer = (reply.get("content") or "").split(END_THINK)[-1]
+    if not (answer.strip() or reply.get("tool_calls")):
+        raise ValueError(f"message {n - 1} (assistant), the reply to train, has no answer (no "
+                         "text after its reasoning, no tool call): the model would learn to stop "
+                         "there; drop the row")
+    if not any(is_query(m) for m in messages):
+        raise ValueError(f"an SFT conversation needs a user query before the reply (roles "
+                         f"{[m['role'] for m in messages]}); without one the template renders the "
+                         "reply without its think block: add the user's question")
+    q = last_query(messages)
+    switch = latest_switch(messages, q)
+    thinks = any(reasoning_of(m).strip() for m in messages[q + 1:] if m["role"] == "assistant")
+    if switch is not None and thinks != (switch == "think"):
+        raise ValueError(f"the reply {'has' if thinks else 'has no'} reasoning, yet the latest "
+                         f"soft switch before it (up to message {q}) is /{switch}: the model would "
+                         f"learn to ignore /{switch}; "
+                         + ("drop the reasoning or the flag" if thinks else
+                            "give the reply its reasoning, or drop the flag"))
+    if n > 1 and messages[-2]["role"] == "assistant" and not reasoning_of(messages[-2]):
+        raise ValueError(f"messages {n - 2} and {n - 1} are consecutive assistant turns and the "
+                         "first has no reasoning: the template renders it with an empty think "
+                         "block as the prompt's last turn, without one as history, so the reply "
+                         "cannot be cut out; merge consecutive assistant turns, or give the "
+                         "earlier one its reasoning_content")
+    for i, m in enumerate(messages):
+        where = f"message {i} ({m['role']})"
+        trains(m, f"message {i}")
+        calls = [c.get("function") or c for c in m.get("tool_calls") or []]
+        texts = message_texts(m)
+        for token in (IM_START, IM_END):
+            if any(token in t for t in texts):
+                raise ValueError(f"{where} holds {token}, which the tokenizer reads as a turn "
+                                 "boundary, not text: remove it or write it differently")
+        for t in texts:
+            check_text(t, where)
+        placeholder = MEDIA_PLACEHOLDER.search(m["content"]) if m["role"] == "user" else None
+        if placeholder:
+            raise ValueError(f"{where} holds {placeholder[1]}, a placeholder for media this "
+                             "recipe cannot train on (text-only models): the model would learn "
+                             "to answer about media it never sees; drop the row")
+        if is_query(m) and not SOFT_SWITCH.sub("", m["content"]).strip():   # "" or "/think"
+            raise ValueError(f"{where} is an empty query ({_short(m['content'])}): the model "
+                             "would learn to answer a question never asked; give its text, or "
+                             "drop the row")
+        for k, c in enumerate(calls):
+            if isinstance(c["arguments"], str):
+                try:
+                    args = json.loads(c["arguments"])
+                except ValueError:
+                    args = None
+                if not isinstance(args, dict):
+                    raise ValueError(f"{where}: tool call {k} has arguments "
+                                     f"{c['arguments'][:40]!r}, not a JSON object; give them as "
+                                     "a dict or a JSON object string")
+        prefix = [k for k in PREFIX_MARKS if m.get(k)]
+        if prefix:
+            raise ValueError(f"{where} is marked {prefix[0]!r}, a start for the model to continue "
+                             "(a prefill), not a whole reply: trained as one it would teach the "
+                             "model to stop there; give the whole reply, or drop the row")
+        if m["role"] == "assistant":
+            check_think_block(m, where)
+            for t in filter(None, (m.get("content"), m.get("reasoning_content"))):
+                check_turn_markers(t, where)
+            check_text_tool_calls((m.get("content") or "").split(END_THINK)[-1], where)
+    check_tool_results(messages)
+
+
+def check_tool_results(messages: list[dict]) -> None:
+    """ValueError on tool results that answer no call: the template renders each run of tool
+    messages as the results of the calls before it, in order (it reads no ids), so the model
+    would learn to answer from results it never asked for, or read one call's result as
+    another's. A run follows an assistant turn with tool calls, and where calls and results
+    carry ids (`id`, `tool_call_id`) they match, in order.
+
+    >>> try:
+    ...     check_tool_results([{"role": "user", "content": "q"}, {"role": "tool", "content": "6"}])
+    ... except ValueError as e:
+    ...     print(str(e)[:51])
+    message 1 (tool) is a tool result with no tool call
+    """
+    i = 0
+    while i < len(messages):
+        if messages[i]["role"] != "tool":
+            i += 1
+            continue
+        j = next((k for k in range(i, len(messages)) if messages[k]["role"] != "tool"),
+                 len(messages))
+        prev = messages[i - 1] if i else {}
+        calls = (prev.get("tool_calls") or []) if prev.get("role") == "assistant" else []
+        if not calls:
+            raise ValueError(f"message {i} (tool) is a tool result with no tool call before it "
+                             "(the turn before is no assistant turn with tool_calls): give the "
+                             "call, or drop the result")
+        ids = [c.get("id") for c in calls if isinstance(c, dict)]
+        got = [m.get("tool_call_id") for m in messages[i:j]]
+        if all(ids) and len(ids) == len(calls) and all(got):
+            unknown = [g for g in got if g not in ids]
+            if unknown:
+                raise ValueError(f"a tool result of messages {i} to {j - 1} has tool_call_id "
+                                 f"{unknown[0]!r}, which no call of message {i - 1} has (ids "
+                                 f"{ids}): match each result to its call")
+            if got != [c for c in ids if c in got]:
+                raise ValueError(f"the tool results of messages {i} to {j - 1} ({got}) are in "
+                                 f"another order than the calls of message {i - 1} ({ids}); the "
+                                 "template matches them by order: give them in the calls' order")
+        i = j
+
+
+# a final assistant turn marked as the start of a reply for the model to continue (Mistral's and
+# DeepSeek's "prefix", Moonshot's "partial", transformers' continue_final_message)
+PREFIX_MARKS = ("prefix", "partial", "continue_final_message")
+
+
+# where a multimodal row's media go in its text (LLaVA's, LLaMA-Factory's): a line of its own
+MEDIA_PLACEHOLDER = re.compile(r"^[ \t]*(<(?:image|video|audio)>)[ \t]*$", re.M)
+
+
+# a message's training mark (axolotl's `message_field_training`, commonly one of these): 0 or
+# false keeps an assistant turn out of the loss, as context only; 1 or true, the default for
+# assistant turns, trains it; null is no mark (SlimOrca's system and user turns)
+TRAIN_MARKS = ("weight", "train", "training")
+
+
+def trains(message: dict, where: str) -> bool:
+    """Whether an assistant turn is a reply to train (its `TRAIN_MARKS`, else True); a mark on
+    another turn may only say no (only assistant replies are trained). ValueError on a mark that
+    is not 0/1/true/false, or marks that disagree.
+
+    >>> trains({"role": "assistant", "content": "a", "weight": 0}, "message 1")
+    False
+    """
+    marks = {k: message[k] for k in TRAIN_MARKS if message.get(k) is not None}   # null: none
+    bad = [k for k, v in marks.items() if v not in (0, 1)]     # True == 1, False == 0.0 == 0
+    if bad or len(set(map(bool, marks.values()))) > 1:
+        raise ValueError(f"{where} has the training mark(s) {_short(marks)}; give one, 0/1 or "
+                         "false/true (0: context only, not trained)")
+    train = bool(next(iter(marks.values()), True))
+    if train and marks and message.get("role") != "assistant":
+        raise ValueError(f"{where} ({message.get('role')}) is marked to train ({_short(marks)}), "
+                         "but only assistant replies are trained: drop the mark")
+    return train and message.get("role") == "assistant"
+
+
+def reply_examples(example: dict) -> list[dict]:
+    """One example per reply of a conversation: for every assistant turn to train (after the first
+    user query, not marked `"weight": 0` / `"train": false`: `trains`), the conversation up to
+    and including it, so `sft.encode` trains it as the last turn. The Qwen3 template drops the
+    reasoning of turns before the last query, so training every reply in one sequence would teach
+    the earlier ones without their think block, a form the model never writes at inference; as
+    the last turn each is trained with its own reasoning, as the model writes it (the cost: the
+    history is encoded once per reply). The steps of a tool loop are replies too (the model
+    learns to write its tool calls). A single-turn conversation is one example, as given; the
+    row's "reference" goes with its last reply. ValueError (`check_conversation`, naming the
+    message) on a conversation, or a reply of it, that cannot be trained on."""
+    messages = example["messages"]
+    check_messages(messages)
+    first = next((i for i, m in enumerate(messages) if is_query(m)), len(messages))
+    ends = [k for k, m in enumerate(messages) if k > first and trains(m, f"message {k}")]
+    if messages[-1]["role"] != "assistant" or not ends:
+        check_conversation(messages)    # no reply to train: names what is missing
+    out = []
+    for k in ends:
+        check_conversation(messages[:k + 1])
+        out.append({**example, "messages": messages[:k + 1],
+                    "reference": example.get("reference") if k == len(messages) - 1 else None})
+    return out
+
+
+def message_texts(message: dict) -> list[str]:
+    """The texts of a message the template writes: its content, reasoning, and its tool calls'
+    names and arguments (dict arguments as JSON text, as the template writes them)."""
+    calls = [c.get("function") or c for c in message.get("tool_calls") or []]
+    texts = [message.get("content"), message.get("reasoning_content")] + [
+        v for c in calls for v in (c["name"], c["arguments"])]
+    return [t if isinstance(t, str) else json.dumps(t, ensure_ascii=False)
+            for t in texts if t is not None]
+
+
+def check_special_tokens(messages: list[dict], tools, tokenizer) -> None:
+    """ValueError if a text holds one of the tokenizer's special tokens (`<|endoftext|>`, a
+    reserved or code-metadata token, ...): the tokenizer reads it as that token, not as text, so
+    a reply holding its end-of-text marker trains the model to emit it mid-answer. `<think>` and
+    the other added tokens that are not special are text as intended. Needs the tokenizer, so
+    `sft.encode` runs it; `check_conversation` refuses <|im_start|> and <|im_end|> at load.
+
+    >>> import types
+    >>> tok = types.SimpleNamespace(added_tokens_decoder={
+    ...     0: types.SimpleNamespace(content="<|endoftext|>", special=True)})
+    >>> try:
+    ...     check_special_tokens([{"role": "user", "content": "q<|endoftext|>"}], None, tok)
+    ... except ValueError as e:
+    ...     print(str(e)[:47])
+    message 0 (user) holds <|endoftext|>, a special
+    """
+    specials = [t.content for t in tokenizer.added_tokens_decoder.values() if t.special]
+    texts = [(f"message {i} ({m['role']})", message_texts(m)) for i, m in enumerate(messages)]
+    texts.append(("'tools'", [json.dumps(tools, ensure_ascii=False)] if tools else []))
+    for where, ts in texts:
+        token = next((s for s in specials for t in ts if s in t), None)
+        if token is not None:
+            raise ValueError(f"{where} holds {token}, a special token of the tokenizer, which "
+                             "reads it as that token, not as text: remove it or write it "
+                             "differently (or drop the row)")
+
+
+def check_text(value, where: str) -> None:
+    """ValueError if `value` (a text, or JSON data rendered as text) holds a lone UTF-16
+    surrogate (JSON's "\\ud83d" alone: an emoji cut in two), which the tokenizer cannot read (it
+    raised a bare TypeError)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode()
+    except UnicodeEncodeError as e:
+        raise ValueError(f"{where} holds {text[e.start]!r} at character {e.start}, half of a "
+                         "UTF-16 surrogate pair (an emoji cut in two?), which is not text: "
+                         "repair it or drop the row") from None
+
+
+# other chat formats' turn structure: an end of turn (Llama 3, Gemma, Phi-3, Llama 2 / Mistral;
+# <|endoftext|>, a special token of Qwen's tokenizer, is `check_special_tokens`'), and a turn's
+# header (Llama 3, Gemma, Phi-3, [INST]; a tool's result, which the template writes in a user turn)
+OTHER_TURN_ENDS = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<end_of_turn>", "<|end|>",
+                   "</s>")
+
+
+TURN_HEADER = re.compile(r"<\|start_header_id\|>\w*<\|end_header_id\|>|<start_of_turn>\w*\n"
+                         r"|\[INST\].*?\[/INST\]|<\|(?:user|assistant|system)\|>\n"
+                         r"|<tool_response>\n", re.S)
+
+
+def check_turn_markers(text: str, where: str) -> None:
+    """ValueError if a reply's text holds another chat format's turn structure: it ends with an
+    end-of-turn marker (`OTHER_TURN_ENDS`; `</s>` unless it closes an HTML `<s>`), or holds a
+    turn's header (`TURN_HEADER`). It is a chat rendered in that format copied into one reply,
+    and the model would learn to write the markers and the next turn; a reply that mentions a
+    marker in its text (`Llama 3 ends a turn with <|eot_id|>.`) is text.
+
+    >>> try:
+    ...     check_turn_markers("4<|eot_id|>", "message 1 (assistant)")
+    ... except ValueError as e:
+    ...     print(str(e)[:60])
+    message 1 (assistant) ends with <|eot_id|>, another chat for
+    """
+    end = next((e for e in OTHER_TURN_ENDS if text.rstrip().endswith(e)), None)
+    if end == "</s>" and "<s>" in text:     # HTML's strikethrough
+        end = None
+    if end:
+        raise ValueError(f"{where} ends with {end}, another chat format's end of turn: the model "
+                         "would learn to write it before <|im_end|> (a rendered chat copied into "
+                         "one reply?); remove it, or give each turn as a message")
+    header = TURN_HEADER.search(text)
+    if header:
+        raise ValueError(f"{where} holds {_short(header[0])}, which opens another turn (another "
+                         "chat format's header, or a tool's result): a conversation copied into "
+                         "one reply, whose next turns (or tool results) the model would learn to "
+                         "write; give each turn as a message")
+
+
+# a tool call written in the text, as the template writes one (Hermes' format): its JSON object
+TEXT_TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?)\s*(?:</tool_call>|$)", re.S)
+
+
+def check_text_tool_calls(answer: str, where: str) -> None:
+    """ValueError if an answer writes a tool call as text (`<tool_call>{...}</tool_call>`, how
+    the template renders structured tool_calls and Hermes-format data hold them) whose JSON is
+    not {"name": ..., "arguments": {...}}: the model would learn to write calls that the
+    parser (vLLM's hermes) cannot read. Tags named in prose (no JSON object after them) are
+    text.
+
+    >>> try:
+    ...     check_text_tool_calls('<tool_call>{"name": calc}</tool_call>', "message 1")
+    ... except ValueError as e:
+    ...     print(str(e)[:48])
+    message 1 writes a tool call as text whose JSON
+    """
+    for body in TEXT_TOOL_CALL.findall(answer):
+        try:
+            call = json.loads(body)
+        except ValueError:
+            call = None
+        if not (isinstance(call, dict) and isinstance(call.get("name"), str) and call["name"]
+                and isinstance(call.get("arguments"), dict)):
+            raise ValueError(f"{where} writes a tool call as text whose JSON is {_short(body)}, "
+                             'not {"name": ..., "arguments": {...}}: the model would learn to '
+                             "write calls no parser reads; fix it, or give it as tool_calls")
+
+
+def check_think_block(message: dict, where: str) -> None:
+    """`check_conversation`'s rule for one assistant turn: its reasoning given once."""
+    content, reasoning = message.get("content") or "", message.get("reasoning_content")
+    other = [k for k in REASONING_NAMES if message.get(k) is not None]
+    if reasoning is None and other:
+        raise ValueError(f"{where} has {other[0]!r}, which the template does not read (the "
+                         "reasoning would be lost): name it reasoning_content")
+    tags = THINK_TAG.findall(content)
+    if isinstance(reasoning, str) and (tags or THINK_TAG.search(reasoning)):
+        raise ValueError(f"{where} has reasoning_content and think tags (in it or in content): "
+                         "the template would render two think blocks; give the reasoning once, "
+                         "in reasoning_content without tags")
+    if tags == [THINK]:
+        raise ValueError(f"{where} has an unclosed <think>: close it with </think> before the "
+                         "answer (or drop the tag, or the example if it was cut off)")
+    if tags not in ([], [END_THINK], [THINK, END_THINK]):
+        raise ValueError(f"{where} has the think tags {tags} in its content: the template keeps "
+                         "only the text before the first </think> and after the last; give one "
+                         "<think>...</think> block at the start")
+    if tags[:1] == [THINK] and content.split(THINK)[0].strip():
+        raise ValueError(f"{where} has text before <think>, which the template drops: move it "
+                         "after </think>, into the answer")
+
+
+def boxed_sentence(answer: str) -> str:
+    """The final sentence of a trace.
+
+    >>> print(boxed_sentence("3/4"))
+    The final answer is $\\boxed{3/4}$.
+    """
+    return f"The final answer is $\\boxed{{{answer}}}$."
+
+
+def check_tools(tools, messages=None) -> None:
+    """A row's optional "tools" (the functions the model may call) is a list of JSON objects, as
+    `apply_chat_template(tools=...)` takes: the template lists them in the system turn, so the
+    model learns to call them from their signatures (ValueError otherwise). Where they are given
+    (and named), each tool call of `messages` calls one of them: a call of a function not listed
+    teaches the model to call functions it was never offered.
+
+    >>> check_tools([{"type": "function", "function": {"name": "python"}}])
+    >>> try:
+    ...     check_tools("python")
+    ... except ValueError as e:
+    ...     print(str(e)[:36])
+    'tools' is 'python'; give a list of
+    """
+    if tools is None:
+        return
+    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+        raise ValueError(f"'tools' is {str(tools)[:40]!r}; give a list of function signatures "
+                         '(JSON objects such as {"type": "function", "function": {"name": ...}})')
+    check_text(tools, "'tools'")
+    names = [(t.get("function") if isinstance(t.get("function"), dict) else t).get("name")
+             for t in tools]
+    if not names or not all(isinstance(n, str) for n in names):
+        return
+    for i, m in enumerate(messages or []):
+        for c in m.get("tool_calls") or [] if isinstance(m, dict) else []:
+            name = (c.get("function") or c).get("name") if isinstance(c, dict) else None
+            if isinstance(name, str) and name not in names:
+                raise ValueError(f"message {i} ({m.get('role')}) calls {name!r}, which 'tools' "
+                                 f"does not list ({_short(names)}): list its signature in "
+                                 "'tools', or drop the row")
+
+
+def row_example(row: dict) -> dict:
+    """The example of one row of `sft_data.jsonl_examples` (ValueError on a row of no known form),
+    with the row's "tools" if it has them; its messages as `chat_message` writes them. Once a
+    reply's Sky-T1 markers have become its think block, the system turn asking for the markers
+    (Sky-T1's, Bespoke-Stratos', OpenThoughts') is dropped: the model would learn that a prompt
+    asking for them is answered without them."""
+    row = {k: _json_list(v, k) if k in ("messages", "conversations", "contents", "tools") else v
+           for k, v in row.items()}
+    named = [k for k in row if isinstance(k, str) and k.lower() in CONVERSATION_KEYS
+             and k not in CONVERSATION_KEYS[:3]]
+    if named and not any(k in row for k in CONVERSATION_KEYS[:3]):   # "dialog", "Messages", ...
+        value = _json_list(row[named[0]], named[0])
+        if isinstance(value, list):
+            row = {**{k: v for k, v in row.items() if k != named[0]}, "messages": value}
+    example = _row_messages(row)
+    messages = example["messages"]
+    if isinstance(messages, list):      # turns without roles, Responses API items: as messages
+        messages = _response_items(_turns(messages))
+    messages = example["messages"] = _with_system(row, messages)
+    if isinstance(messages, list):
+        read = [(m, chat_message(r, i)) for i, m in enumerate(messages)
+                for r in _tool_results(m, i)]
+        if any(_marked(m) and not _marked(r) for m, r in read):    # a reply's markers converted
+            read = [(m, r) for m, r in read if not (r.get("role") == "system" and _marked(r))]
+        example["messages"] = [r for _, r in read]
+    tools = _gemini_tools(row["tools"]) if "contents" in row and row.get("tools") else row.get(
+        "tools")
+    if row.get("functions") is not None:        # OpenAI's legacy functions, as tools
+        if tools is not None:
+            raise ValueError("the row has 'tools' and 'functions' (OpenAI's legacy name): keep one")
+        functions = _json_list(row["functions"], "functions")
+        tools = ([{"type": "function", "function": f} for f in functions]
+                 if isinstance(functions, list) else functions)    # else check_tools names it
+    return {**example, "tools": tools} if tools is not None else example
+
+
+def _turns(items: list) -> list:
+    """A conversation given as turns without roles as messages: UltraChat's list of texts
+    (the user's first, then the assistant's, in turn), Capybara's and Pure-Dove's list of
+    {"input", "output"} exchanges; any other list as it is.
+
+    >>> _turns([{"input": "2+2?", "output": "4"}])
+    [{'role': 'user', 'content': '2+2?'}, {'role': 'assistant', 'content': '4'}]
+    """
+    if items and all(isinstance(t, str) for t in items):
+        return [{"role": ("user", "assistant")[k % 2], "content": t} for k, t in enumerate(items)]
+    if items and all(isinstance(t, dict) and {"input", "output"} <= set(t)
+                     and not {"role", "from"} & set(t) for t in items):
+        return [{"role": role, "content": t[key]} for t in items
+                for role, key in (("user", "input"), ("assistant", "output"))]
+    return items
+
+
+# the items of OpenAI's Responses API that are no message: an assistant's reasoning, its
+# function call, a function's output
+RESPONSE_ITEMS = ("reasoning", "function_call", "function_call_output")
+
+
+def _response_items(items: list) -> list:
+    """A conversation as the Responses API writes it (its input and output items) as messages:
+    a "reasoning" item is the reasoning of the assistant turn that follows (its reasoning_text
+    content, else its summary texts, joined by blank lines), a "function_call" item a tool call
+    of that turn, a "function_call_output" item a tool message; a list of no such items as it
+    is; a call_id is the call's id and its result's tool_call_id (`check_tool_results`). ValueError
+    on reasoning that is only encrypted (`encrypted_content`, nothing readable)
+    or followed by no assistant turn.
+
+    >>> _response_items([{"role": "user", "content": "2+2?"},
+    ...     {"type": "reasoning", "summary": [{"type": "summary_text", "text": "2+2=4"}]},
+    ...     {"type": "message", "role": "assistant", "content": "4"}])[1:]
+    [{'role': 'assistant', 'content': '4', 'reasoning_content': '2+2=4'}]
+    """
+    if not any(isinstance(m, dict) and m.get("type") in RESPONSE_ITEMS for m in items):
+        return items
+    out, reasoning = [], None
+    for i, m in enumerate(items):
+        kind = m.get("type") if isinstance(m, dict) else None
+        if kind == "reasoning":
+            parts = [p for p in m.get("content") or [] if isinstance(p, dict)]
+            texts = ([p["text"] for p in parts if isinstance(p.get("text"), str)] or
+                     [p.get("text") for p in m.get("summary") or []
+                      if isinstance(p, dict) and isinstance(p.get("text"), str)])
+            if not texts:
+                raise ValueError(f"item {i} is a reasoning item with no text (only encrypted, "
+                                 "or empty): the reply cannot be trained with its reasoning; "
+                                 "drop the row")
+            if reasoning is not None:
+                raise ValueError(f"item {i} is a second reasoning item before one assistant "
+                                 "turn: merge them")
+            reasoning = "\n\n".join(texts)
+            continue
+        ids = {"id": m["call_id"]} if isinstance(m, dict) and m.get("call_id") else {}
+        if kind == "function_call_output":
+            out.append({"role": "tool", "content": m.get("output"),
+                        **{"tool_call_id": v for v in ids.values()}})
+        elif kind == "function_call":
+            call = {"type": "function", **ids,
+                    "function": {"name": m.get("name"), "arguments": m.get("arguments")}}
+            last = out[-1] if out and reasoning is None else None
+            if isinstance(last, dict) and chat_template.role_name(last.get("role")) == "assistant":
+                last["tool_calls"] = list(last.get("tool_calls") or []) + [call]   # same turn
+                continue
+            out.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        else:       # a message ("type": "message" dropped: the template does not read it)
+            out.append({k: v for k, v in m.items() if (k, v) != ("type", "message")}
+                       if isinstance(m, dict) else m)
+        if reasoning is not None:
+            if not (isinstance(m, dict) and m.get("type") != "function_call_output"
+                    and chat_template.role_name(out[-1].get("role")) == "assistant"):
+                raise ValueError(f"item {i} follows a reasoning item but is no assistant turn; "
+                                 "a reasoning item goes before the assistant's message or call")
+            out[-1]["reasoning_content"] = reasoning
+            reasoning = None
+    if reasoning is not None:
+        raise ValueError("the last item is a reasoning item with no assistant turn after it: "
+                         "give the reply, or drop the row")
+    return out
+
+
+def _marked(message) -> bool:
+    """Whether a message's text (ShareGPT's "value" or "content") holds Sky-T1's thought mark."""
+    text = message.get("content", message.get("value")) if isinstance(message, dict) else None
+    return isinstance(text, str) and THOUGHT_MARK in text
+
+
+def _json_list(value, field: str):
+    """A list stored as JSON text (a column saved as a string; LLaMA-Factory's "tools") as the
+    list."""
+    if not (isinstance(value, str) and value.strip().startswith("[")):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        raise ValueError(f"{field!r} is {value[:40]!r}..., not valid JSON; give a list") from None
+
+
+# an assistant turn's reasoning under another name (vLLM's and OpenRouter's "reasoning",
+# gpt-oss's "thinking"): the Qwen3 template reads only reasoning_content, and drops the others
+REASONING_NAMES = ("reasoning", "thinking")
+
+
+# a message's role and text under other keys: ShareGPT's "from" and "value"; "speaker",
+# "author" and "text" (dialogue corpora, OpenAssistant's exports)
+ROLE_KEYS, TEXT_KEYS = ("from", "speaker", "author"), ("value", "text")
+
+
+def chat_message(message, i: int):
+    """One message of a row as the template reads it: ShareGPT's {"from", "value"} (and the other
+    `ROLE_KEYS` and `TEXT_KEYS`) as {"role", "content"}, and then `chat_template.template_message`
+    (a role under another name or in other case, OpenAI's text parts, Anthropic's thinking part, a
+    tool result given as JSON data); an assistant's "reasoning" or "thinking" field, a Sky-T1 marked
+    trace, or a <reasoning>, <thought> or <thinking> block its content opens with, as
+    reasoning_content; its tool calls as tool_use parts (Anthropic's) or a function_call (OpenAI's
+    legacy) as tool_calls (`_tool_calls_of`); OpenAI's "refusal" (its content null) as its content.
+    Anything else is left to `check_conversation`.
+
+    >>> chat_message({"from": "human", "value": [{"type": "text", "text": "Hi"}, "there"]}, 0)
+    {'role': 'user', 'content': 'Hi\\nthere'}
+    """
+    if not isinstance(message, dict):
+        return message
+    m = dict(message)
+    key, text = (next((k for k in keys if k in m), None) for keys in (ROLE_KEYS, TEXT_KEYS))
+    who = m.pop(key) if "role" not in m and key else None
+    if key and "role" not in m:
+        if chat_template.role_name(who) not in chat_template.ROLES and who != "function_call":
+            raise ValueError(f"message {i} is from {_short(who)}; {key!r} is one of "
+                             f"{', '.join(chat_template.ROLE_NAMES)} or function_call: rename it")
+        m = {"role": "assistant" if who == "function_call" else who, **m}
+    if "content" not in m and text:
+        m["content"] = m.pop(text)
+    if who == "function_call":
+        m["content"], m["tool_calls"] = None, _function_calls(m["content"], i)
+    if chat_template.role_name(m.get("role")) == "assistant":
+        m = _tool_calls_of(m, i)
+        if m.get("content") is None and isinstance(m.get("refusal"), str):   # OpenAI's
+            m["content"] = m.pop("refusal")
+    m = chat_template.template_message(m, f"message {i}")
+    if m.get("role") == "assistant" and m.get("reasoning_content") is None:
+        given = [k for k in REASONING_NAMES if m.get(k) is not None]
+        if given:
+            _reasoning_once(m.get("content"), given[0], f"message {i} (assistant)")
+            m["reasoning_content"] = m.pop(given[0])
+        elif isinstance(m.get("content"), str) and THOUGHT_MARK in m["content"]:
+            m["reasoning_content"], m["content"] = _marked_thought(m["content"], f"message {i}")
+    tag = REASONING_TAG.match(m["content"]) if (
+        m.get("role") == "assistant" and isinstance(m.get("content"), str)) else None
+    if tag and m.get("reasoning_content") is not None:
+        raise ValueError(f"message {i} (assistant) has its reasoning twice: given apart, and as "
+                         f"the <{tag[1]}> block its content opens with; give it once")
+    if tag:
+        m["reasoning_content"], m["content"] = _tagged_reasoning(m["content"], tag[1], i)
+    return _empty_reasoning(m) if m.get("role") == "assistant" else m
+
+
+def _empty_reasoning(m: dict) -> dict:
+    """An assistant turn whose reasoning is only spaces (`<think> </think>`, reasoning_content
+    " ") with the empty reasoning "": the template strips only newlines, so it rendered
+    `<think>\\n \\n</think>`, not the empty block `<think>\\n\\n</think>` that the model writes in
+    non-thinking mode (and that `enable_thinking=False` prefills). Content whose think tags are
+    malformed is left for `check_think_block` to name."""
+    content, reasoning = m.get("content"), m.get("reasoning_content")
+    if isinstance(reasoning, str) and reasoning and not reasoning.strip():
+        return {**m, "reasoning_content": ""}
+    if reasoning is not None or not isinstance(content, str) or END_THINK not in content:
+        return m
+    tags, head = THINK_TAG.findall(content), content.split(END_THINK)[0]
+    if (tags in ([END_THINK], [THINK, END_THINK]) and not head.split(THINK)[0].strip()
+            and reasoning_of(m) and not reasoning_of(m).strip()):
+        return {**m, "reasoning_content": "", "content": content.split(END_THINK)[1]}
+    return m
+
+
+def _reasoning_once(content, name: str, where: str) -> None:
+    """ValueError if a reply given with its reasoning apart (`name`) also holds think tags: the
+    template would render two think blocks, and which one is meant is not known."""
+    if isinstance(content, str) and THINK_TAG.search(content):
+        raise ValueError(f"{where} has its reasoning twice: in {name!r} and as a think block in "
+                         f"its content; give it once (drop {name!r}, or the <think> block)")
+
+
+# a reply that opens with its reasoning under another tag (Reflection's <thinking>, the
+# <reasoning>...</reasoning> of GRPO format rewards, OpenO1's and Marco-o1's <Thought>, in any
+# case): the reasoning of the think block
+REASONING_TAG = re.compile(r"\s*<(reasoning|thought|thinking)>", re.I)
+
+
+def _tagged_reasoning(content: str, tag: str, i: int) -> tuple[str, str]:
+    """(reasoning, answer) of a reply that opens with <tag>...</tag> (left as is, the block
+    would be trained as the answer after an empty think block, i.e. as a non-thinking reply).
+
+    >>> _tagged_reasoning("<thinking>\\n2+2=4\\n</thinking>\\n\\n4", "thinking", 1)
+    ('2+2=4', '4')
+    """
+    m = re.fullmatch(rf"\s*<{tag}>(.*?)</{tag}>(.*)", content, re.S)     # closed in its case
+    if not m or any(t in m[2] for t in (f"<{tag}>", f"</{tag}>")):
+        raise ValueError(f"message {i} (assistant) opens with <{tag}> but not with one "
+                         f"<{tag}>...</{tag}> block before its answer: close it (or drop the "
+                         "row if it was cut off), or merge the blocks")
+    return m[1].strip(), m[2].strip()
+
+
+def _tool_calls_of(m: dict, i: int) -> dict:
+    """An assistant message with its tool calls given as Anthropic's tool_use content parts, or
+    as OpenAI's legacy "function_call", as OpenAI's "tool_calls" (the template reads only
+    those: a tool_use part was refused as not text, a function_call dropped)."""
+    content = m.get("content")
+    if isinstance(content, list):
+        uses = [p for p in content if isinstance(p, dict) and p.get("type") == "tool_use"]
+        if uses:
+            m["tool_calls"] = (m.get("tool_calls") or []) + [
+                {"type": "function", **({"id": p["id"]} if p.get("id") else {}),
+                 "function": {"name": p.get("name"), "arguments": p.get("input", {})}}
+                for p in uses]
+            m["content"] = [p for p in content if not (
+                isinstance(p, dict) and p.get("type") == "tool_use")] or None
+    if m.get("function_call") is not None:
+        if m.get("tool_calls"):
+            raise ValueError(f"message {i} (assistant) has both function_call and tool_calls; "
+                             "keep tool_calls")
+        m["tool_calls"] = [{"type": "function", "function": m.pop("function_call")}]
+    return m
+
+
+def _tool_results(message, i: int) -> list:
+    """A message whose content is Anthropic's tool_result parts as one tool message per result
+    (the template wraps each in <tool_response>); any other message as it is."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if not (isinstance(content, list) and any(
+            isinstance(p, dict) and p.get("type") == "tool_result" for p in content)):
+        return [message]
+    if not all(isinstance(p, dict) and p.get("type") == "tool_result" for p in content):
+        raise ValueError(f"message {i} mixes tool_result parts with others; give the tool "
+                         "results a message of their own")
+    return [{"role": "tool", "content": p.get("content", ""),     # ids: `check_tool_results`
+             **({"tool_call_id": p["tool_use_id"]} if p.get("tool_use_id") else {})}
+            for p in content]
+
+
+def _function_calls(value, i: int) -> list[dict]:
+    """The tool calls of a ShareGPT "function_call" turn (LLaMA-Factory: a JSON object
+    {"name", "arguments"}, or a list of them), in OpenAI's form."""
+    try:
+        calls = json.loads(value) if isinstance(value, str) else None
+    except ValueError:
+        calls = None
+    calls = [calls] if isinstance(calls, dict) else calls
+    if not (isinstance(calls, list) and calls and all(isinstance(c, dict) for c in calls)):
+        raise ValueError(f"message {i} (function_call) is {_short(value)}; give a JSON object "
+                         '{"name": ..., "arguments": {...}} (or a list of them)')
+    return [{"type": "function", "function": c} for c in calls]
+
+
+# Sky-T1's trace format, also Bespoke-Stratos' and OpenThoughts-114k's
+THOUGHT_MARK = "<|begin_of_thought|>"
+
+
+TRACE_MARKS = ("<|begin_of_thought|>", "<|end_of_thought|>", "<|begin_of_solution|>",
+               "<|end_of_solution|>")
+
+
+MARKED_TRACE = re.compile(r"\s*<\|begin_of_thought\|>(.*?)<\|end_of_thought\|>\s*"
+                          r"(?:<\|begin_of_solution\|>(.*?)<\|end_of_solution\|>|(.*?))\s*",
+                          re.S)
+
+
+def _marked_thought(content: str, where: str) -> tuple[str, str]:
+    """(reasoning, answer) of a reply in Sky-T1's format, <|begin_of_thought|> ...
+    <|end_of_thought|> then <|begin_of_solution|> ... <|end_of_solution|>: the thought becomes the
+    think block, the solution the answer (left as is, the whole trace would be trained as the
+    answer after an empty think block, i.e. as a non-thinking reply).
+
+    >>> _marked_thought("<|begin_of_thought|>\\n\\n2+2=4\\n\\n<|end_of_thought|>\\n\\n"
+    ...                 "<|begin_of_solution|>\\n\\n4\\n\\n<|end_of_solution|>", "message 1")
+    ('2+2=4', '4')
+    """
+    m = MARKED_TRACE.fullmatch(content)
+    thought, solution, rest = m.groups("") if m else ("", "", "")
+    answer = solution + rest        # one of the two matched
+    if not m or any(mark in thought + answer for mark in TRACE_MARKS):
+        raise ValueError(f"{where} (assistant) has {THOUGHT_MARK} but not one thought then the "
+                         "solution (<|begin_of_thought|> ... <|end_of_thought|> "
+                         "<|begin_of_solution|> ... <|end_of_solution|>): fix the markers or "
+                         "drop the row")
+    return thought.strip(), answer.strip()
+
+
+def _with_system(row: dict, messages):
+    """`messages` after the row's "system" field (Llama-Nemotron's "system_prompt"), if it has
+    one, whatever the row's form (OpenThoughts, Bespoke-Stratos, LLaMA-Factory; "" is none:
+    LLaMA-Factory's rows hold it, and it would render an empty system turn)."""
+    given = [k for k in ("system", "system_prompt") if row.get(k) not in (None, "")]
+    if not given or not isinstance(messages, list):
+        return messages
+    system = row[given[0]]
+    if len(given) > 1 and row[given[1]] != system:
+        raise ValueError(f"the row has {given[0]!r} and {given[1]!r} fields that differ: keep one")
+    first = messages[0] if messages and isinstance(messages[0], dict) else {}
+    if "system" in map(chat_template.role_name, map(first.get, ("role",) + ROLE_KEYS)):
+        if system in map(first.get, ("content",) + TEXT_KEYS):     # the same text twice
+            return messages
+        raise ValueError(f"the row has a {given[0]!r} field and a system message that differ: "
+                         "keep one")
+    return [{"role": "system", "content": system}] + messages
+
+
+def _history(history) -> list[dict]:
+    """The earlier exchanges of an Alpaca row (LLaMA-Factory's "history": [[query, reply], ...])
+    as user and assistant turns."""
+    if history in (None, []):
+        return []
+    if not (isinstance(history, list) and all(
+            isinstance(h, list) and len(h) == 2 and all(isinstance(t, str) for t in h)
+            for h in history)):
+        raise ValueError(f"'history' is {_short(history)}; give a list of [query, reply] pairs "
+                         "of strings")
+    return [{"role": role, "content": text} for pair in history
+            for role, text in zip(("user", "assistant"), pair)]
+
+
+def _short(value) -> str:
+    return repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+
+
+# a row's reasoning next to its prompt and completion (TRL-style rows with the trace kept apart)
+ROW_REASONING = ("reasoning_content", "reasoning", "thinking")
+
+
+def _row_reasoning(row: dict, reply_is_text: bool) -> dict:
+    """{"reasoning_content": ...} of a row whose reply is one text (a string completion, an
+    Alpaca output), from its row-level reasoning field if it has one ({} if not); a row whose
+    reply is messages keeps its reasoning in them: a row-level one there is a ValueError (it
+    would be dropped). "on" or "off" is Llama-Nemotron's reasoning switch, not the reasoning:
+    its reply holds its think block (or none) itself."""
+    given = [k for k in ROW_REASONING if row.get(k) is not None and not (
+        isinstance(row[k], str) and row[k].strip().lower() in ("on", "off"))]
+    if not given:
+        return {}
+    if len(given) > 1 or not isinstance(row[given[0]], str):
+        raise ValueError(f"the row's reasoning is {', '.join(map(repr, given))} = "
+                         f"{_short(row[given[0]])}; give it once, as a string")
+    if not reply_is_text:
+        raise ValueError(f"the row has {given[0]!r} next to a reply given as messages, which "
+                         "the template does not read: move it into the assistant message's "
+                         "reasoning_content")
+    reply = next((row[k] for k in REPLY_KEYS if isinstance(row.get(k), str)), None)
+    _reasoning_once(reply, given[0], "the row's reply")
+    return {"reasoning_content": row[given[0]]}
+
+
+def _gemini_messages(contents, system) -> list:
+    """The messages of a Gemini row (generateContent's, Vertex AI tuning's): "contents" of
+    {"role": "user" | "model", "parts": [...]} after "systemInstruction" ({"parts": [...]} or a
+    string). Text parts are joined as Gemini joins them (`response.text`: no separator), a text
+    part with "thought": true is the reasoning, a functionCall part a tool call (its "args" the
+    arguments), and a content of functionResponse parts is one tool message per response (its
+    "response" as JSON text). ValueError on other parts (an image, a file, code execution): this
+    recipe trains text-only models. snake_case keys (the Python SDK's) are read too.
+
+    >>> _gemini_messages([{"role": "user", "parts": [{"text": "2+2"}, {"text": "?"}]},
+    ...                   {"role": "model", "parts": [{"text": "4"}]}], "Be brief.")[1:]
+    [{'role': 'user', 'content': '2+2?'}, {'role': 'model', 'content': '4'}]
+    """
+    if not isinstance(contents, list):
+        raise ValueError(f"'contents' is {_short(contents)}; give a list of {{'role': ..., "
+                         "'parts': [...]}} (Gemini's)")
+    if isinstance(system, dict):        # a content of text parts
+        texts = [p.get("text") for p in system.get("parts") or [] if isinstance(p, dict)]
+        if not texts or not all(isinstance(t, str) for t in texts):
+            raise ValueError(f"'systemInstruction' is {_short(system)}; give {{'parts': "
+                             "[{'text': ...}]} or a string")
+        system = "".join(texts)
+    out = [{"role": "system", "content": system}] if system not in (None, "") else []
+    for i, c in enumerate(contents):
+        parts = c.get("parts") if isinstance(c, dict) else None
+        if isinstance(c, dict) and not parts and parts != {}:      # none, null or []
+            raise ValueError(f"'contents' item {i} ({c.get('role')}) has no parts, an empty turn: "
+                             "give its text as parts [{'text': ...}], or drop the row")
+        if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
+            raise ValueError(f"'contents' item {i} is {_short(c)}; give {{'role': ..., 'parts': "
+                             "[{'text': ...}, ...]}")
+        m = {k: v for k, v in c.items() if k != "parts"}
+        texts, thoughts, calls, results = [], [], [], []
+        for k, p in enumerate(parts):
+            call = p.get("functionCall", p.get("function_call"))
+            result = p.get("functionResponse", p.get("function_response"))
+            if isinstance(p.get("text"), str):
+                (thoughts if p.get("thought") else texts).append(p["text"])
+            elif isinstance(call, dict):
+                calls.append({"type": "function", "function": {
+                    "name": call.get("name"), "arguments": call.get("args", {})}})
+            elif isinstance(result, dict):
+                results.append(json.dumps(result.get("response"), ensure_ascii=False))
+            else:
+                raise ValueError(f"'contents' item {i}: part {k} is {_short(p)}; this recipe "
+                                 "trains text-only models (text, thought, functionCall and "
+                                 "functionResponse parts): drop the row")
+        if results and (texts or thoughts or calls):
+            raise ValueError(f"'contents' item {i} mixes functionResponse parts with others; "
+                             "give the function results a content of their own")
+        if results:
+            out += [{"role": "tool", "content": r} for r in results]
+            continue
+        m["content"] = "".join(texts) if texts or not calls else None
+        if thoughts and chat_template.role_name(m.get("role")) != "assistant":
+            raise ValueError(f"'contents' item {i} ({m.get('role')}) has a thought part; only a "
+                             "model turn may: drop the part")
+        if thoughts:
+            m["reasoning_content"] = "".join(thoughts)
+        out.append({**m, "tool_calls": calls} if calls else m)
+    return out
+
+
+# a row's query and its reply under the names datasets give them: TRL's prompt and completion,
+# MetaMathQA's query and response, NuminaMath's problem and solution, Llama-Nemotron's input and
+# output, a preference row's chosen reply (the one trained on; "rejected" is not used)
+QUERY_KEYS = ("prompt", "question", "query", "problem", "input")
+
+
+REPLY_KEYS = ("completion", "response", "output", "solution", "chosen")
+
+
+def _gemini_tools(tools):
+    """Gemini's tools ([{"functionDeclarations": [...]}]) as the template lists functions
+    ({"type": "function", "function": declaration} each); ValueError on a tool that is not
+    functions (Google Search, code execution): the template lists functions only."""
+    if not isinstance(tools, list):
+        return tools        # check_tools names it
+    out = []
+    for t in tools:
+        decls = t.get("functionDeclarations", t.get("function_declarations")) if isinstance(
+            t, dict) else None
+        if not isinstance(decls, list):
+            raise ValueError(f"Gemini tool {_short(t)} has no functionDeclarations; the template "
+                             "lists functions only: drop it")
+        out += [{"type": "function", "function": d} for d in decls]
+    return out
+
+
+# a row's conversation: "messages" (OpenAI's), ShareGPT's "conversations", LMSYS-Chat-1M's and
+# WildChat's "conversation"; in other case, or as "dialog", "dialogue", "chat" or UltraChat's
+# "data" (a list)
+CONVERSATION_KEYS = ("messages", "conversations", "conversation", "dialog", "dialogue", "chat",
+                     "data")
+
+
+# a row's media beside its text (LLaVA's "image", LLaMA-Factory's "images", "videos", "audios")
+MEDIA_KEYS = ("image", "images", "video", "videos", "audio", "audios")
+
+
+def _row_messages(row: dict) -> dict:
+    if "message_tree_id" in row or {"parent_id", "message_id"} <= set(row):
+        raise ValueError("the row is one message of an OpenAssistant tree (message_tree_id, "
+                         "parent_id), not a conversation: rebuild each conversation from the "
+                         "root to a reply by the parent_id links, one row of messages each")
+    media = [k for k in MEDIA_KEYS if row.get(k) not in (None, "", [], {})]
+    if media:
+        raise ValueError(f"the row has {media[0]!r} ({_short(row[media[0]])}) beside its text: "
+                         "this recipe trains text-only models, which would learn to answer about "
+                         "media they never see; drop the row")
+    if row.get("label") is False and "completion" in row:      # KTO's undesirable completion
+        raise ValueError("the row is marked undesirable ('label': false, a KTO row): SFT "
+                         "imitates its replies; drop such rows")
+    if "contents" in row:       # Gemini's
+        system = row.get("systemInstruction", row.get("system_instruction"))
+        return {"messages": _gemini_messages(row["contents"], system),
+                "reference": _row_reference(row)}
+    # ShareGPT's conversations; LMSYS-Chat-1M's and WildChat's conversation
+    given = next((k for k in CONVERSATION_KEYS[:3] if k in row), None)
+    if given or _whole_conversation(row.get("chosen")):     # a preference row's implicit prompt
+        _row_reasoning(row, reply_is_text=False)
+        return {"messages": row[given or "chosen"], "reference": _row_reference(row)}
+    said = next((k for k in ("output", "response") if k in row), None)
+    if "instruction" in row and said:       # Alpaca (input), Dolly (context, response), Magpie
+        extra = next((row[k] for k in ("input", "context") if row.get(k)), "")
+        query = f"{row['instruction']}\n\n{extra}" if extra else row["instruction"]
+        return {"messages": _history(row.get("history")) + [
+                    {"role": "user", "content": query},
+                    {"role": "assistant", "content": row[said],
+                     **_row_reasoning(row, isinstance(row[said], str))}],
+                "reference": _row_reference(row)}
+    asked, said = [k for k in QUERY_KEYS if k in row], [k for k in REPLY_KEYS if k in row]
+    rendered = next((k for k in ("text", "chosen") if isinstance(row.get(k), str)), None)
+    if rendered and not asked:      # a chat rendered as one text (HH-RLHF's chosen: Human:...)
+        _row_reasoning(row, reply_is_text=False)
+        return {"messages": rendered_messages(row[rendered], rendered),
+                "reference": _row_reference(row)}
+    if asked and said:
+        if len(asked) > 1 or len(said) > 1:
+            raise ValueError(f"the row has the fields {asked + said}: which is the query and "
+                             "which the reply is ambiguous; keep one of each (or name them "
+                             "'prompt' and 'completion')")
+        prompt, completion = row[asked[0]], row[said[0]]
+        if isinstance(completion, str) and _rendered(prompt):     # with its chat template
+            _row_reasoning(row, reply_is_text=False)
+            # the completion is the whole reply: TRL appends the end of turn where it is left out
+            end = next((e for s, e in TURN_ENDS if s in prompt and e not in completion), "")
+            return {"messages": rendered_messages(prompt + completion + end,
+                                                  f"{asked[0]} + {said[0]}"),
+                    "reference": _row_reference(row)}
+        prompt = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
+        reasoning = _row_reasoning(row, isinstance(completion, str))
+        completion = ([{"role": "assistant", "content": completion, **reasoning}]
+                      if isinstance(completion, str) else completion)
+        if not isinstance(prompt, list) or not isinstance(completion, list):
+            raise ValueError(f"{asked[0]!r} and {said[0]!r} are each a string or a list of "
+                             "messages")
+        return {"messages": prompt + completion, "reference": _row_reference(row)}
+    if "answer" in row and len(asked) == 1:     # the query under any of its names
+        return _answer_example(row, asked[0])
+    missing = [k for k in ("prompt", "reasoning", "answer") if k not in row]
+    raise ValueError(f"no field {missing[0]!r} (fields: {sorted(row)}). Rows need "
+                     "'messages', 'conversations' (ShareGPT), 'contents' (Gemini), "
+                     "'prompt' and 'completion' (or 'question', 'query', 'problem', 'input' "
+                     "and 'response', 'output', 'solution', 'chosen'), 'instruction' and "
+                     "'output', or 'prompt', 'reasoning' and 'answer'.")
+
+
+def _row_reference(row: dict):
+    """The value a row's reply is checked against: its "reference", else its "answer" beside the
+    reply (OpenR1's and NuminaMath's final value, read as `dataset_tasks.gold_answer` reads a
+    gold: GSM8K's '#### 72' -> '72'); None where there is none (no answer, NuminaMath's 'proof',
+    a worked solution with no final value in it).
+
+    >>> _row_reference({"answer": "#### 1,234"}), _row_reference({"answer": "proof"})
+    ('1234', None)
+    """
+    answer = row.get("answer")
+    if row.get("reference") is not None or answer is None:
+        return row.get("reference")
+    if isinstance(answer, str) and (answer.strip().lower() in dataset_tasks.NO_ANSWER
+                                    or dataset_tasks.is_worked_solution(answer)):
+        return None
+    try:
+        return dataset_tasks.gold_answer(answer)
+    except ValueError:      # an empty answer, an object: nothing to check against
+        return None
+
+
+# GSM8K's calculator annotations (48/2 = <<48/2=24>>24): its tool calls, not text to write
+CALCULATOR = re.compile(r"<<[^<>\n]*=[^<>\n]*>>")
+
+
+# a reply rather than a value: a sentence ends and another begins, or a second line
+SENTENCE_BREAK = re.compile(r"[.!?:;]\s+\S|\n\s*\S")
+
+
+def _answer_example(row: dict, asked: str) -> dict:
+    """The example of a row {query, "answer"} (the query under any of `QUERY_KEYS`; a list is the
+    prompt's messages). With a "reasoning" (or "reasoning_content", "thinking") the answer is the
+    final value, boxed (`boxed_sentence`) unless it holds `\\boxed`. Without one the answer must be
+    the reply itself: GSM8K's worked solution ending in '#### 72' (its calculator annotations
+    <<48/2=24>> dropped, the '####' line written as `boxed_sentence`; 72 is the reference), or any
+    answer of several sentences or lines (orca-math's) as written. A one-line answer without
+    reasoning is only a final value: no reply to train, a ValueError."""
+    answer = row["answer"]
+    if not isinstance(answer, (str, int, float)) or isinstance(answer, bool):
+        raise ValueError(f"'answer' is {_short(answer)}; give the final answer as a string")
+    answer, reasoning = str(answer), _row_reasoning(row, reply_is_text=True)
+    prompt = row[asked] if isinstance(row[asked], list) else [   # a chat prompt, or its query
+        {"role": "user", "content": row[asked]}]
+    if reasoning:
+        boxed = "\\boxed" in answer
+        return {"messages": prompt + [{"role": "assistant", **reasoning,
+                                     "content": answer if boxed else boxed_sentence(answer)}],
+                "reference": row.get("reference", None if boxed else answer)}
+    if "####" in answer:        # GSM8K
+        value = dataset_tasks.gsm8k_answer(answer)
+        body = CALCULATOR.sub("", answer.rsplit("####", 1)[0]).strip()
+        if not value:
+            raise ValueError(f"'answer' ends in '####' with no value after it ({_short(answer)}):"
+                             " give the final value after '####', or drop the row")
+        return {"messages": prompt + [{"role": "assistant", "content": (
+                    body + "\n" + boxed_sentence(value)).strip()}],
+                "reference": row.get("reference", value)}
+    if SENTENCE_BREAK.search(answer.strip()):
+        return {"messages": prompt + [{"role": "assistant", "content": answer}],
+                "reference": row.get("reference")}
+    raise ValueError(f"'answer' is {_short(answer)}, one line and no reasoning: a final value, "
+                     "not a reply to train; give the worked solution, or the reasoning next to "
+                     "it as 'reasoning' (a reply of one line: name the field 'response')")
+
+
+# a conversation rendered as one text: one turn of ChatML (Qwen, SmolLM) and of Llama 3
+RENDERED_TURNS = (re.compile(r"<\|im_start\|>(\w+)\n(.*?)<\|im_end\|>\s*", re.S),
+                  re.compile(r"<\|start_header_id\|>(\w+)<\|end_header_id\|>\n\n(.*?)"
+                             r"<\|eot_id\|>\s*", re.S))
+
+
+TURN_ENDS = (("<|im_start|>", "<|im_end|>"), ("<|start_header_id|>", "<|eot_id|>"))
+
+
+# Mistral's and Llama 2's [INST] query [/INST] reply</s> (Llama 2's system in <<SYS>>)
+INST_TURN = re.compile(r"(?:<s>)?\s*\[INST\](.*?)\[/INST\](.*?)(?:</s>\s*|(?=\[INST\])|$)", re.S)
+
+
+LLAMA2_SYSTEM = re.compile(r"\s*<<SYS>>\n?(.*?)\n?<</SYS>>\s*(.*)", re.S)
+
+
+def rendered_messages(text: str, field: str) -> list[dict]:
+    """The messages of a chat rendered as one text: turns of ChatML or Llama 3 (their special
+    tokens), Mistral's or Llama 2's `[INST] query [/INST] reply</s>`, or Anthropic HH-RLHF's
+    "\\n\\nHuman: ...\\n\\nAssistant: ...". The whole text must be such turns: plain text (a
+    pretraining row) has no reply to train, and is a ValueError. A row's query rendered so
+    (`_rendered`) is read with its reply appended (TRL's text prompt-completion rows), and the
+    end of turn after it where the reply leaves it out (ChatML's, Llama 3's: `TURN_ENDS`).
+
+    >>> rendered_messages("<s>[INST] 2+2? [/INST] 4</s>", "text")
+    [{'role': 'user', 'content': '2+2?'}, {'role': 'assistant', 'content': '4'}]
+    """
+    body = text.strip().removeprefix("<|begin_of_text|>")
+    for turn in RENDERED_TURNS:
+        turns, pos = [], 0
+        while (m := turn.match(body, pos)) and m.end() > pos:
+            turns.append({"role": m[1], "content": m[2]})
+            pos = m.end()
+        if turns and pos == len(body):
+            return turns
+    if body.startswith(("[INST]", "<s>")):
+        turns, pos = [], 0
+        while (m := INST_TURN.match(body, pos)) and m.end() > pos:
+            turns += [{"role": "user", "content": m[1].strip()}] + (
+                [{"role": "assistant", "content": m[2].strip()}] if m[2].strip() else [])
+            pos = m.end()
+        system = LLAMA2_SYSTEM.fullmatch(turns[0]["content"]) if turns else None
+        if system:
+            turns[:1] = [{"role": "system", "content": system[1]},
+                         {"role": "user", "content": system[2]}]
+        if turns and pos == len(body):
+            return turns
+    if body.startswith("Human: "):
+        parts = re.split(r"(?:^|\n\n)(Human|Assistant): ", body)[1:]
+        return [{"role": "user" if who == "Human" else "assistant", "content": said.strip()}
+                for who, said in zip(parts[::2], parts[1::2])]
+    raise ValueError(f"{field!r} is {_short(text)}: not a chat rendered as whole turns of "
+                     "ChatML, Llama 3, [INST] or Human:/Assistant:, so it has no reply to train "
+                     "(pretraining text? a prompt only?); give the conversation as messages")
+
+
+def _rendered(prompt) -> bool:
+    """Whether a row's query is a chat rendered as text (`rendered_messages`): it starts with
+    ChatML's, Llama 3's or [INST]'s markers, or holds HH-RLHF's Human: and Assistant: turns (a
+    query merely starting with "Human:" or "<s>" is text)."""
+    if not isinstance(prompt, str):
+        return False
+    body = prompt.lstrip().removeprefix("<s>").lstrip()
+    return body.startswith(("<|im_start|>", "<|begin_of_text|>", "<|start_header_id|>",
+                            "[INST]")) or (body.startswith("Human: ") and "\n\nAssistant:" in body)
+
+
+def _whole_conversation(chosen) -> bool:
+    """Whether a preference row's "chosen" is the whole conversation, its prompt included (TRL's
+    implicit prompt, UltraFeedback's), not only the reply."""
+    return isinstance(chosen, list) and any(
+        isinstance(m, dict) and chat_template.role_name(m.get("role", m.get("from"))) == "user"
+        for m in chosen)
+
+
+# ----------------------------------------------------------------------------------------------
+# Reading a response: reasoning, answer, think format
+# ----------------------------------------------------------------------------------------------
+def split_reasoning(text: str) -> tuple[str, str]:
+    """(reasoning, answer) of a completion: around `</think>`; without a think block, the last
+    line holding `\\boxed` is the answer and everything before it the reasoning.
+
+    >>> split_reasoning("<think>\\n2+2=4\\n</think>\\n\\nSo 4.")
+    ('2+2=4', 'So 4.')
+    >>> split_reasoning("2+2=4\\nSo \\\\boxed{4}.")[0]
+    '2+2=4'
+    """
+    if END_THINK in text:
+        head, tail = text.rsplit(END_THINK, 1)
+        return head.split(THINK)[-1].strip("\n"), tail.strip()
+    lines = text.strip().split("\n")
+    k = max((j for j, l in enumerate(lines) if "\\boxed" in l), default=len(lines) - 1)
+    return "\n".join(lines[:k]).strip(), "\n".join(lines[k:]).strip()
