@@ -1195,11 +1195,12 @@ def test_skywork_code_rows_are_graded_on_their_tests(tmp_path):
     # that used them unimported failed every test here (NameError: List)
     uses = "def f(xs: List[int]) -> float:\n    return sqrt(max(xs)) if xs else inf"
     check = "def check(candidate):\n    assert candidate([4]) == 2\n    assert candidate([9]) == 3"
-    path.write_text(json.dumps(verl_row({"assert_case": ["assert f([4]) == 2",
-                                                         "assert f([]) == inf"]}, "code")) + "\n"
-                    + json.dumps(verl_row({"import_prefix": "from typing import List\n"
-                                           "from math import sqrt\ninf = float('inf')\n",
-                                           "test_code": check, "entry_point": "f"}, "code")) + "\n")
+    skywork = (json.dumps(verl_row({"assert_case": ["assert f([4]) == 2",
+                                                    "assert f([]) == inf"]}, "code")) + "\n"
+               + json.dumps(verl_row({"import_prefix": "from typing import List\n"
+                                      "from math import sqrt\ninf = float('inf')\n",
+                                      "test_code": check, "entry_point": "f"}, "code")) + "\n")
+    path.write_text(skywork)
     tasks = dataset_tasks.load_tasks(str(path))
     assert [len(t["tests"]) for t in tasks] == [2, 2]
     # tests of another schema in the same row: graded on those (a ground truth the prelude is
@@ -1207,11 +1208,7 @@ def test_skywork_code_rows_are_graded_on_their_tests(tmp_path):
     path.write_text(json.dumps({**verl_row({"assert_case": "x"}, "code"),
                                 "tests": [{"input": "3\n", "output": "6\n"}]}) + "\n")
     assert "prelude" not in dataset_tasks.load_tasks(str(path))[0]
-    path.write_text(json.dumps(verl_row({"assert_case": ["assert f([4]) == 2",
-                                                         "assert f([]) == inf"]}, "code")) + "\n"
-                    + json.dumps(verl_row({"import_prefix": "from typing import List\n"
-                                           "from math import sqrt\ninf = float('inf')\n",
-                                           "test_code": check, "entry_point": "f"}, "code")) + "\n")
+    path.write_text(skywork)
     tasks = dataset_tasks.load_tasks(str(path))
     assert code_rewards([fence(uses)] * 2, tasks) == [1.0, 1.0]
     assert code_rewards([fence(uses.replace("sqrt(", "2 * ("))] * 2, tasks) == [0.5, 0.0]
