@@ -801,7 +801,8 @@ def normalize_answer(s: str) -> str:
     Handles: math delimiters, `\\left`/`\\right` (also `\\left.`, `\\bigl(`), spacing commands and
     formatting without value (`\\hspace`, `\\phantom`, `\\color`, size and font switches),
     `\\dfrac`/`\\tfrac`/`\\sfrac`/`\\nicefrac` and the brace-less `\\frac\\pi2`, `\\sqrt3`,
-    `\\text{}`-style wrappers, trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`; not
+    `\\text{}`-style wrappers, infinity in words and code (`Infinity`, `-inf`, `oo`, `infinitely
+    many`), trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`; not
     qualifiers such as `5 minimum`), currencies (`\\$`, `€`, `£`, `USD 5`), ordinals (`5^{th}`),
     degrees (`^\\circ`, `°`, `^\\circ C`, `45^o`), percent (`\\%`, `28 percent`, `28 pct`, `per
     cent`: kept as a trailing `%`), thousands separators (`1,000`, `1\\,000`, `1{,}000`, `1,\\!000`,
@@ -1016,8 +1017,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # calculator and code spellings: 2**10, 2^-1, pi/2, ln(e^2), log(8)/log(2)
     s = re.sub(r"(?<=[\w)}])\s*\*\*\s*(?=[\w({\\-])", "^", s)
     s = re.sub(r"\^\s*(-\s*\d+(?:\.\d+)?)", r"^{\1}", s)
-    s = re.sub(r"(?<![a-zA-Z\\])(?:(pi)(?![a-zA-Z])|(ln|log|exp|sin|cos|tan)(?=\s*\())", r"\\\1\2",
-               s)
+    s = re.sub(r"\b(?:math|np|numpy|sympy|sp)\.(?=[a-z])", "", s)     # math.pi, np.sqrt(2)
+    s = re.sub(r"(?<![a-zA-Z\\])(?:(?i:(pi))(?![a-zA-Z])|(ln|log|exp|sin|cos|tan)(?=\s*\())",
+               lambda m: "\\" + (m.group(1).lower() if m.group(1) else m.group(2)), s)
     s = re.sub(r"(?i)^the\s+(?=\d)", "", s)                          # "the 3rd", "the 5th term"
     s = re.sub(r"(?i)^(?:the\s+)?(?:final\s+)?answer(?:\s+is\b|\s*[:=])\s*", "", s)  # in a box
     s = re.sub(r"(?i)^(?:minus|negative)\s+(?=\d|\\frac|\\sqrt)", "-", s)       # "minus 5"
@@ -1074,7 +1076,13 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
         if rows and (len(rows) == 1 or all(len(r) == 1 for r in rows)):
             s = (m.group(1) or "") + "(" + ",".join(c.strip() for r in rows for c in r) + ")"
     # infinity spellings; the empty set
-    s = re.sub(r"\\inf(?![a-zA-Z])|\binfinity\b|\\infinity", r"\\infty", s)
+    # (also in words and code: "Infinity", "negative infinity" = -\infty, inf, sympy's oo; a whole
+    # answer "infinitely many (solutions)" or "infinite" is a count without end, \infty)
+    s = re.sub(r"(?i)\b(?:negative|minus)\s+infinity\b", r"-\\infty", s)
+    s = re.sub(r"(?i)\\inf(?![a-zA-Z])|(?:\bpositive\s+|\bplus\s+)?\binfinity\b|\\infinity"
+               r"|(?<![\w\\])inf(?![\w(])|^([-+]?)oo$", r"\1\\infty", s)
+    s = re.sub(r"(?i)^(?:there\s+(?:are|is)\s+)?(?:infinitely\s+many|an?\s+infinite\s+number"
+               r"(?:\s+of)?|infinite(?:ly)?)(?:\s+[a-z]+)?$", r"\\infty", s)
     s = re.sub(r"\\varnothing(?![a-zA-Z])|\\\{\s*\\\}|^\s*\{\s*\}\s*$", r"\\emptyset", s)
     s = re.sub(r"(?<![\w\\])(\d[0-9A-Z]*)\s*\(?\s*(?:in\s+)?base[\s-]*(\d{1,2})\s*\)?$",
                r"\1_{\2}", s)
@@ -1928,9 +1936,13 @@ def _intervals(s: str) -> tuple[str | None, bool, list[tuple]] | None:
     return var, ineq, out
 
 
+# every real number, in words: "all real numbers", "All reals", "all real x", "any real value of x"
+_REALS_RE = re.compile(r"\\mathbb\{R\}|\\mathbb R|R|(?i:(?:all|any|every)\s?(?:the\s)?reals?"
+                       r"(?:\s?(?:numbers?|values?))?(?:\s(?:of\s)?[a-z])?)")
+
+
 def _is_reals(s: str) -> bool:
-    return s in ("\\mathbb{R}", "\\mathbb R", "R", "allrealnumbers", "all real numbers",
-                 "all reals")
+    return bool(_REALS_RE.fullmatch(s))
 
 
 def _inf_key(x: str) -> str | None:
@@ -2538,7 +2550,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       possible"); true means yes and false no (a JSON `true` gold reads "True");
     * the empty set: \\emptyset = \\varnothing = \\{\\} = "no solution" = "none"; "DNE" =
       "does not exist" (a limit or extremum that does not exist) is another answer, and
-      "undefined" a third;
+      "undefined" a third; \\infty = "infinity" = inf = oo = "infinitely many (solutions)" (a
+      count without end), and \\mathbb{R} = "all real numbers" = "all real x";
     * a choice letter with its value ("\\textbf{(B) }5", "B. 5", "B: 5", "Option (B) 5", also
       after it: "5 (B)") equals that letter ("B", "(B)") or that value ("5"); letter and
       value both given must both agree;

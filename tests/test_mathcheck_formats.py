@@ -1395,6 +1395,35 @@ INTERVAL_NEAR_MISSES = [
 ]
 
 
+INFINITY_AND_REALS_IN_WORDS = [  # \\infty and \\mathbb{R} said in words or in code
+    ("\\boxed{\\text{Infinity}}", "\\infty", True),
+    ("\\boxed{inf}", "\\infty", True),
+    ("\\boxed{-inf}", "-\\infty", True),
+    ("\\boxed{oo}", "\\infty", True),                   # sympy
+    ("\\boxed{\\text{negative infinity}}", "-\\infty", True),
+    ("\\boxed{(-inf, 3)}", "(-\\infty, 3)", True),
+    ("\\boxed{\\text{infinitely many}}", "\\infty", True),
+    ("\\boxed{\\text{infinitely many solutions}}", "\\infty", True),
+    ("\\boxed{\\text{infinite}}", "\\infty", True),
+    ("\\boxed{\\infty}", "\\text{infinitely many}", True),
+    ("\\boxed{\\text{All real numbers}}", "\\mathbb{R}", True),
+    ("\\boxed{\\text{all real } x}", "\\mathbb{R}", True),
+    ("\\boxed{\\text{any real value of } x}", "(-\\infty, \\infty)", True),
+    ("\\boxed{\\mathbb{R}}", "\\text{all real numbers}", True),
+    ("\\boxed{\\text{negative infinity}}", "\\infty", False),
+    ("\\boxed{-inf}", "\\infty", False),
+    ("\\boxed{\\text{infinitely many}}", "-\\infty", False),
+    ("\\boxed{\\text{infinitely many}}", "0", False),
+    ("\\boxed{\\text{all real } x}", "(0, \\infty)", False),
+    ("\\boxed{\\text{all positive reals}}", "\\mathbb{R}", False),
+    ("\\boxed{\\text{info}}", "\\infty", False),
+]
+
+
+def test_infinity_and_the_reals_in_words():
+    check(INFINITY_AND_REALS_IN_WORDS)
+
+
 def test_intervals_equal_inequalities():
     check([(c, g, True) for c, g in INTERVALS] + [(c, g, False) for c, g in INTERVAL_NEAR_MISSES])
 
@@ -1769,6 +1798,12 @@ CALCULATOR_SPELLINGS = [  # answers written as in code or on a calculator
     ("\\boxed{pi/3}", "\\frac{\\pi}{2}", False),
     ("\\boxed{**5**}", "5", False),                # bold marks are no power
     ("\\boxed{\\text{spine}}", "spine", True),      # "pi" inside a word is no pi
+    ("\\boxed{Pi}", "\\pi", True),                     # Mathematica, and pi in capitals
+    ("\\boxed{PI/2}", "\\frac{\\pi}{2}", True),
+    ("\\boxed{math.pi}", "\\pi", True),                # Python's names
+    ("\\boxed{2*np.pi}", "2\\pi", True),
+    ("\\boxed{math.pi/3}", "\\frac{\\pi}{2}", False),
+    ("\\boxed{\\text{Spine}}", "spine", True),
 ]
 
 
