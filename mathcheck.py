@@ -152,7 +152,7 @@ _FOREIGN_ANSWER = (r"(?:(?:endgültige|finale?|最终|最終)\s*)?(?:respuesta|r
                    r"(?:\s+(?:finale?|correct[ae]))?")
 _FOREIGN_IS = r"(?:(?:es|est|ist|lautet|è|é)\b\s*:?|[是为為]|：)"
 _ANCHOR_WORD = (r"(?<![A-Za-z0-9])(?<![A-Za-z0-9]_)(?:(?P<fin>final\s+(?:answer|result))|answer|"
-                r"ans(?=[ \t]*:)|"
+                r"ans(?=[ \t]*:)|ans\.|"
                 + _FOREIGN_ANSWER + ")")
 # Separators between the anchor word and the answer. "is", ":" and "=" anywhere; an arrow
 # ("->", "=>", "→", "⇒") anywhere, as nobody writes one in prose after "answer"; a dash
@@ -179,7 +179,7 @@ _ANCHOR_RE = re.compile(
     r"|" + _LINE_START + _ANCHOR_WORD + r"(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
     r"[ \t]*" + _EMPH + r"\s*(?P<sep>is\b\s*:?|(?:would|should|must|will)\s+be\b\s*:?|:|" +
     _FOREIGN_IS + "|" +
-    _ARROW + r"|=|(?(ls)" + _DASH +
+    _ARROW + r"|=|(?<=ans\.)|(?(ls)" + _DASH +
     r"|(?(fin)" + _DASH + r"|(?!))))[ \t]*" + _EMPH +
     # the statement; "The answer is:" with nothing after it on its line: the next line
     r"(?:[ \t]*\n(?:[ \t]*\n)?" + _FENCE + r")?[ \t]*(?P<stmt>" + _MATH_ENV + r"[^\n]*|[^\n]*)"
@@ -265,13 +265,28 @@ _HTML_ENTITY_RE = re.compile(r"&(?:[a-zA-Z]{2,8}\d{0,2}|#\d{1,7}|#[xX][0-9a-fA-F
 
 def _html_to_text(text: str) -> str:
     """'<b>Answer:</b> 5<sup>2</sup>' -> 'Answer: 5^{2}', 'Answer: &minus;5' -> 'Answer: −5'
-    (text without '<' or '&' is returned as is)."""
+    (text without '<' or '&' is returned as is); struck-out text ('<del>6</del>') is withdrawn
+    ('<s>', a tokenizer's begin-of-text mark too, is not read as strike-through)."""
     if "<" in text:
+        text = re.sub(r"(?is)<(del|strike)>.{0,200}?</\1>", "", text)
         text = re.sub(r"(?i)<(su[pb])>([^<>\n]{0,100})</\1>", lambda m: (
             "^{" if m.group(1).lower() == "sup" else "_{") + m.group(2) + "}", text)
         text = _HTML_BLOCK_RE.sub("\n", _HTML_INLINE_RE.sub("", text))
     if "&" in text:
         text = _HTML_ENTITY_RE.sub(lambda m: html.unescape(m.group(0)), text)
+    return text
+
+
+def _markdown_to_text(text: str) -> str:
+    """Markdown marks that would stand in the answer's place: blockquote marks ('> 5' -> '5'),
+    the underline of a setext heading ('Final Answer\n===\n5'; also a rule '---'), and
+    struck-out text ('~~6~~ 5' -> ' 5': what a writer strikes out is withdrawn)."""
+    if ">" in text:
+        text = re.sub(r"(?m)^[ \t]*(?:>[ \t]*)+", "", text)
+    if "==" in text or "--" in text:
+        text = re.sub(r"(?m)^[ \t]*(?:={3,}|-{3,})[ \t]*$", "", text)
+    if "~~" in text:
+        text = re.sub(r"~~(?:(?!~~)[^\n]){1,200}~~", "", text)
     return text
 
 
@@ -2635,7 +2650,8 @@ def _verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     region = answer_region(completion)
     if region is None:
         return False
-    region = _html_to_text(DOUBLED_CMD_RE.sub("", SPECIAL_TOKEN_RE.split(region, 1)[0]))
+    region = _markdown_to_text(_html_to_text(DOUBLED_CMD_RE.sub(
+        "", SPECIAL_TOKEN_RE.split(region, 1)[0])))
     if not region.isascii():             # invisible format characters: zero-width space, BOM, RLM
         region = "".join(c for c in region if unicodedata.category(c) != "Cf")
     WORKER.prestart()

@@ -392,6 +392,19 @@ ANCHOR_SPELLINGS = [
     ("<final_answer>5</final_answer>", "5"),
     ("\\framebox{5}", "5"),
     ('```python\nresult = {"answer": 0}\n```\nSo \\boxed{5}', "5"),   # a dict in code: no rival
+    ("Ans. 5", "5"),
+    ("ans. $\\frac{1}{2}$", "0.5"),
+    ("Ans.: 5", "5"),
+    # markdown marks in the answer's place: a blockquote, a setext heading's underline, a value
+    # struck out before the right one
+    ("Answer:\n\n> 5", "5"),
+    ("**Final Answer:**\n> > $5$", "5"),
+    ("Final Answer\n===\n5", "5"),
+    ("Answer\n------\n\n$5$", "5"),
+    ("Answer: ~~6~~ 5", "5"),
+    ("Answer: ~~6~~ **5**", "5"),
+    ("~~\\boxed{6}~~ \\boxed{5}", "5"),
+    ("Answer: <del>6</del> 5", "5"),
 ]
 ANCHOR_SPELLING_NEAR_MISSES = [
     ("the answer depends on 5 things", "5"),
@@ -419,6 +432,13 @@ ANCHOR_SPELLING_NEAR_MISSES = [
     ("<final_answer>6</final_answer>", "5"),
     ("\\framebox{6}", "5"),
     ("The fans: 5", "5"),                            # "ans" only as a word
+    ("Ans. 6", "5"),
+    ("Trans. 5", "5"),
+    ("Answer:\n\n> 6", "5"),
+    ("Final Answer\n===\n6", "5"),
+    ("Answer: ~~5~~ 6", "5"),                        # the struck-out value is withdrawn
+    ("~~\\boxed{5}~~ \\boxed{6}", "5"),
+    ("Answer: <del>5</del> 6", "5"),
 ]
 
 
