@@ -407,6 +407,13 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
     x = re.split(r"(?i)\s+I hope\b", x)[0]
     x = re.split(r"\.(?:\s|$)|[。；]|;\s|\s\(since|\s+because\b|\s+since\b|\s+which\b|\s+as\b",
                  x)[0]
+    # "5, and the reason is ...": a clause after a comma that names no number, formula or doubt
+    # is no part of the value ("5, and it might be 6" stays two candidates)
+    m = re.match(r"(?is)([^,]*[\d}][^,]*),\s*(?:and|but|so|where|with|for|hence|thus|then)\b(.*)$",
+                 x)
+    if m and not re.search(r"[\d$\\]", m.group(2)) and not _HEDGE_RE.search(m.group(2)) and \
+            not re.search(r"(?i)\b(?:might|may|could|also|another|other)\b", m.group(2)):
+        x = m.group(1)
     x = x.strip().rstrip(".,;:").strip().strip("*_").strip()      # "*5*", "_5_"
     if (loose or subject) and x:
         after = _subject_is(x)

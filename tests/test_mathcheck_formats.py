@@ -299,8 +299,21 @@ ANCHORED = [
     ("Answer:\n```\n5\n```", "5"),
     ("The answer is:\n```text\n5\n```", "5"),
     ("**Final Answer**\n\n```\n5\n```", "5"),
+    # a clause after a comma that names no other number is no part of the value
+    ("The answer is 5, and the reason is simple.", "5"),
+    ("The answer is 5, and the", "5"),                    # cut off
+    ("The answer is 12 cm, so the rope is long enough.", "12"),
+    ("Final answer: 3/4, which is less than one.", "0.75"),
+    ("The answer is 5, but we still have to check it.", "5"),
 ]
 ANCHOR_NEAR_MISSES = [
+    ("The answer is 5, and it might be 6.", "5"),         # a second candidate: a hedge
+    ("The answer is 5, and it might be 6.", "6"),
+    ("The answer is 5, but 6 also works.", "5"),
+    ("The answer is 5, and 7 is the other root.", "5"),
+    ("The answer is 5, and the reason is that 2+3=5.", "5"),   # numbers in the clause
+    ("The answer is 5, but maybe not.", "5"),
+    ("The answer is 6, and the reason is simple.", "5"),
     ("Final Answer: The largest $n$ is 35.", "34"),
     ("The largest n is 34. But wait, n = 35 also works.", "34"),
     ("The largest n is 34. But wait, n = 35 also works.", "35"),
