@@ -1036,10 +1036,12 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
     s = _labelled_parts(s)
-    # calculator and code spellings: 2**10, 2^-1, pi/2, ln(e^2), log(8)/log(2)
+    # calculator and code spellings: 2**10, 2^-1, pi/2, ln(e^2), log(8)/log(2), abs(-3), pow(2, 10)
     s = re.sub(r"(?<=[\w)}])\s*\*\*\s*(?=[\w({\\-])", "^", s)
     s = re.sub(r"\^\s*(-\s*\d+(?:\.\d+)?)", r"^{\1}", s)
     s = re.sub(r"\b(?:math|np|numpy|sympy|sp)\.(?=[a-z])", "", s)     # math.pi, np.sqrt(2)
+    s = re.sub(r"(?<![\w\\])(?:abs|Abs|fabs)\s*\(([^()]*)\)", r"|\1|", s)          # abs(-3)
+    s = re.sub(r"(?<![\w\\])(?:pow|Power)\s*\(([^(),]+),([^(),]+)\)", r"(\1)^{\2}", s)  # pow(2, 10)
     s = re.sub(r"(?<![a-zA-Z\\])(?:(?i:(pi))(?![a-zA-Z])|(ln|log|exp|sin|cos|tan)(?=\s*\())",
                lambda m: "\\" + (m.group(1).lower() if m.group(1) else m.group(2)), s)
     s = re.sub(r"(?i)^the\s+(?=\d)", "", s)                          # "the 3rd", "the 5th term"
@@ -1119,6 +1121,10 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
         s = ", ".join(_split_top(s, ";"))
     # leading "x =", "f(x) =", "x \in", "\vec{v} =", "\overrightarrow{AB} =", "(p, q) ="
     s = s.strip()
+    # "5 = x" is "x = 5": a value (no letters but commands) on the left of a lone name
+    m = re.fullmatch(r"([^=,<>|]+?)\s*=\s*(" + _NAME + r")", s)
+    if m and not re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", m.group(1))):
+        s = f"{m.group(2)}={m.group(1)}"
     if strip_lhs:
         m = re.match(r"^(?:\\(?:vec|overrightarrow|hat|bar|tilde)\s*\{[a-zA-Z]{1,3}\}|[a-zA-Z]"
                      r"(?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?)\s*(?:=|\\in(?![a-zA-Z]))\s*"

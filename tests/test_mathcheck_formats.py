@@ -1616,8 +1616,16 @@ NAMED = [
     ("\\boxed{\\Pr(A) = 0.5}", "\\frac12"),
     ("\\boxed{\\mathbb{P}(X > 1) = 0.5}", "0.5"),
     ("\\boxed{\\mathbb{E}[X] = 3.5}", "\\frac72"),
+    # the value on the left of its name
+    ("\\boxed{5 = x}", "5"),
+    ("Answer: $\\frac{1}{2} = p$", "0.5"),
+    ("\\boxed{5 = x}", "x = 5"),
+    ("\\boxed{x = 5}", "5 = x"),
 ]
 NAMED_NEAR_MISSES = [
+    ("\\boxed{6 = x}", "5"),
+    ("\\boxed{5 = y}", "x = 5"),
+    ("\\boxed{5 = 2x}", "5"),                       # an equation, not a value
     ("\\boxed{(p,q)=(2,3)}", "(3,2)"),
     ("\\boxed{q=3, p=2}", "(p,q)=(3,2)"),
     ("\\boxed{(p,q)=(3,2,1)}", "(3,2)"),
@@ -1837,6 +1845,12 @@ CALCULATOR_SPELLINGS = [  # answers written as in code or on a calculator
     ("\\boxed{2*np.pi}", "2\\pi", True),
     ("\\boxed{math.pi/3}", "\\frac{\\pi}{2}", False),
     ("\\boxed{\\text{Spine}}", "spine", True),
+    ("\\boxed{abs(-3)}", "3", True),
+    ("\\boxed{pow(2, 10)}", "1024", True),
+    ("\\boxed{abs(x - 1)}", "|x-1|", True),
+    ("\\boxed{abs(-3)}", "-3", False),
+    ("\\boxed{pow(2, 11)}", "1024", False),
+    ("\\boxed{\\text{cabs}(3)}", "3", False),             # abs only as a word
 ]
 
 
