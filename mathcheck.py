@@ -1879,11 +1879,12 @@ def _interval_piece(s: str) -> tuple[str | None, list[tuple]] | None:
         a, b = _interval_piece(both[0]), _interval_piece(both[1])
         if not (a and b and a[0] and a[0] == b[0] and len(a[1]) == len(b[1]) == 1):
             return None
-        (lo1, c1, hi1, d1), (lo2, c2, hi2, d2) = a[1][0], b[1][0]
-        if _inf_key(lo1) and _inf_key(hi2):
-            return a[0], [(lo2, c2, hi1, d1)]
-        if _inf_key(hi1) and _inf_key(lo2):
-            return a[0], [(lo1, c1, hi2, d2)]
+        for (lo, c, hi, d), (lo_, c_, hi_, d_) in ((a[1][0], b[1][0]), (b[1][0], a[1][0])):
+            if _inf_key(lo) and _inf_key(hi_):
+                x, y = exact_number(hi), exact_number(lo_)
+                if x is not None and y is not None and x < y:     # "x < -1, x > 1": rays that
+                    return a[0], [a[1][0], b[1][0]]                # never meet are the union
+                return a[0], [(lo_, c_, hi, d)]
         return None
     parts = [x.strip() for x in _REL_RE.split(s)]
     ops = _REL_RE.findall(s)
@@ -1946,6 +1947,11 @@ def _intervals(s: str) -> tuple[str | None, bool, list[tuple]] | None:
             return None
         ends = ["-\\infty"] + [x for _, x in points] + ["\\infty"]
         return None, False, [(a, False, b, False) for a, b in zip(ends, ends[1:])]
+    m = re.fullmatch(r"(?:\\mathbb\{R\}|\\mathbb R|R)(?:\\setminus|\\backslash|-)(.+)", s)
+    got = _interval_piece(m.group(1)) if m else None
+    if got and got[0] is None and not (_inf_key(got[1][0][0]) or _inf_key(got[1][0][2])):
+        lo, c_lo, hi, c_hi = got[1][0]           # \mathbb{R} \setminus [-1, 1]: the two rays
+        return None, False, [("-\\infty", False, lo, not c_lo), (hi, not c_hi, "\\infty", False)]
     pieces = [p for p in re.split(r"\\cup|(?<![a-zA-Z])or(?![a-zA-Z])|\\lor|\\vee", s)]
     if any(not p.strip() for p in pieces):
         return None
@@ -2569,7 +2575,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       known unit (200 minutes) and a bare number in its smallest or largest unit (200 or 10/3);
     * intervals and inequalities are one thing: (2, 5] = ]2, 5] (French brackets) = "2 < x \\le
       5" = "\\{x | 2<x\\le5\\}" = "x > 2 and x \\le 5", "x < 1 or x > 3" =
-      (-\\infty,1)\\cup(3,\\infty), "|x| < 3" = (-3, 3), "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty);
+      (-\\infty,1)\\cup(3,\\infty), "|x| < 3" = (-3, 3), "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty),
+      \\mathbb{R} \\setminus [-1, 1] = "x < -1, x > 1" (two rays apart by a comma that never meet
+      are their union; "x > 1, x < 3" is both) = (-\\infty,-1)\\cup(1,\\infty);
       endpoints and their openness must agree, and two inequalities must be in the same
       variable; intervals that overlap or touch are one ([1,2] \\cup [2,3] = [1,3]) and a union
       of listed sets one set (\\{1,2\\} \\cup \\{3\\} = \\{1,2,3\\});

@@ -1401,6 +1401,12 @@ INTERVALS = [
     ("\\boxed{x \\neq 3}", "\\mathbb{R}\\setminus\\{3\\}"),
     ("\\boxed{(-\\infty,3)\\cup(3,\\infty)}", "\\mathbb{R} - \\{3\\}"),
     ("\\boxed{\\mathbb{R}\\setminus\\{3, 1\\}}", "(-\\infty,1)\\cup(1,3)\\cup(3,\\infty)"),
+    # ... or without an interval; two rays apart by a comma that never meet are their union
+    ("\\boxed{\\mathbb{R}\\setminus[-1,1]}", "(-\\infty, -1) \\cup (1, \\infty)"),
+    ("\\boxed{\\mathbb{R} \\backslash (-1, 1]}", "(-\\infty, -1] \\cup (1, \\infty)"),
+    ("\\boxed{(-\\infty,2)\\cup[5,\\infty)}", "\\mathbb{R}\\setminus[2,5)"),
+    ("\\boxed{x<-1, x>1}", "(-\\infty, -1) \\cup (1, \\infty)"),
+    ("\\boxed{x \\ge 3, x \\le 1}", "x \\le 1 \\text{ or } x \\ge 3"),
 ]
 INTERVAL_NEAR_MISSES = [
     ("\\boxed{2 \\le x \\le 5}", "(2, 5]"),
@@ -1425,6 +1431,12 @@ INTERVAL_NEAR_MISSES = [
     ("\\boxed{\\mathbb{R}\\setminus\\{3\\}}", "(-\\infty,3]\\cup(3,\\infty)"),
     ("\\boxed{\\mathbb{R}\\setminus\\{3\\}}", "\\mathbb{R}"),
     ("\\boxed{\\mathbb{R}\\setminus\\{3\\}}", "x \\ne 1"),
+    ("\\boxed{\\mathbb{R}\\setminus(-1,1)}", "(-\\infty, -1) \\cup (1, \\infty)"),
+    ("\\boxed{\\mathbb{R}\\setminus[-1,1]}", "(-\\infty, -1] \\cup [1, \\infty)"),
+    ("\\boxed{\\mathbb{R}\\setminus[-1,1]}", "[-1, 1]"),
+    ("\\boxed{x<-1, x>1}", "(-1, 1)"),
+    ("\\boxed{x > 1, x < 3}", "(-\\infty, 1) \\cup (3, \\infty)"),   # rays that meet: both hold
+    ("\\boxed{x<-1, y>1}", "(-\\infty, -1) \\cup (1, \\infty)"),
 ]
 
 
