@@ -942,7 +942,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"∛\s*", r"\\sqrt[3]", s)
     s = re.sub(r"√\s*(\d+(?:\.\d+)?|\\?[a-zA-Z]+|\([^()]*\)|\{[^{}]*\})",
                lambda m: "\\sqrt{" + m.group(1).strip("(){}") + "}", s)
-    s = _strip_math_delims(s)
+    s = _unit_fraction(_strip_math_delims(s))                           # 5 \\frac{m}{s}
     s = re.sub(r"\\\$|\\text\{\s*\\\$\s*\}", "", s)                    # currency \$
     # other currencies, as a symbol anywhere or a code before the number: €5, 5 £, USD 5, Rs. 5
     # (a code after the number is a unit word, dropped below)
@@ -2349,12 +2349,33 @@ for _canon, _names in {
         _UNIT_ALIASES[_n] = _canon
 
 
+_UNIT_ARG = (r"\{\s*(?:\\(?:text|mathrm|textrm|rm)\s*\{\s*([a-zA-Z]{1,12})\s*\}|([a-zA-Z]{1,12}))"
+             r"\s*\}")
+_UNIT_FRAC_RE = re.compile(r"(?<=[\d}])(?:\s|\\[,;: ])*\\[dt]?frac\s*" + _UNIT_ARG + r"\s*" +
+                           _UNIT_ARG + r"\s*$")
+
+
+def _unit_fraction(s: str) -> str:
+    """'5 \\frac{m}{s}' -> '5 m/s', '5\\frac{\\text{km}}{\\text{h}}' -> '5 km/h': a rate written as
+    a fraction of two known units after a number, the second one of time ('5 \\frac{a}{b}' and
+    '5 \\frac{m}{n}' are left alone)."""
+    m = _UNIT_FRAC_RE.search(s) if "frac" in s else None
+    if not m:
+        return s
+    top, per = m.group(1) or m.group(2), m.group(3) or m.group(4)
+    if _UNIT_ALIASES.get(top.lower()) is None or _UNIT_ALIASES.get(per.lower()) not in (
+            "s", "min", "h", "day", "week", "month", "year"):
+        return s
+    return s[:m.start()] + f" {top}/{per}"
+
+
 def _unit_key(s: str) -> str | None:
     """The known unit after a number ('5 cm', '12\\text{ cm}^2', '3 square feet' -> 'cm',
     'cm^2', 'ft^2'; '3 PM', '3 p.m.' -> 'pm'; '30^\\circ' -> 'deg'; a dollar sign before the
     number, '\\$5', '$5' alone -> 'dollar'), or None (no unit, or a word we do not know as a
     unit)."""
     dollar = "dollar" if re.search(r"\\\$|\\textdollar|^[^$]*\$\s*\d[^$]*$", s) else None
+    s = _unit_fraction(s)
     t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"\1 \2", s)   # siunitx
     t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", t)
     t = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])", " degrees", t)

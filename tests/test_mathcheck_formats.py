@@ -1133,6 +1133,9 @@ def test_percent_in_words():
 
 UNITS = [
     ("\\boxed{5 \\text{ meters/second}}", "5 \\text{ m/s}"),
+    ("\\boxed{5 \\frac{m}{s}}", "5"),                       # a rate as a fraction of units
+    ("\\boxed{5\\,\\frac{\\text{km}}{\\text{h}}}", "5 \\text{ km/h}"),
+    ("\\boxed{5 \\dfrac{\\mathrm{m}}{\\mathrm{s}}}", "5 \\text{ m/s}"),
     ("\\boxed{5 mph}", "5 \\text{ miles/hour}"),
     ("\\boxed{5 \\text{ m/s}}", "5"),
     ("\\boxed{5}", "5 cm"),
@@ -1176,6 +1179,10 @@ UNITS = [
     ("The area is $\\pi$ square units.", "\\pi"),
 ]
 UNIT_NEAR_MISSES = [
+    ("\\boxed{5 \\frac{km}{h}}", "5 \\text{ m/s}"),
+    ("\\boxed{6 \\frac{m}{s}}", "5"),
+    ("\\boxed{5 \\frac{m}{n}}", "5"),                       # letters, not units
+    ("\\boxed{5 \\frac{a}{b}}", "5"),
     ("\\boxed{5 \\text{ km/h}}", "5 \\text{ m/s}"),           # a rate: both units count
     ("\\boxed{5 \\text{ ft/s}}", "5 \\text{ m/s}"),
     ("\\boxed{5 \\text{ m/min}}", "5 \\text{ m/s}"),
