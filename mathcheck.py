@@ -824,11 +824,12 @@ def normalize_answer(s: str) -> str:
     formatting without value (`\\hspace`, `\\phantom`, `\\color`, size and font switches),
     `\\dfrac`/`\\tfrac`/`\\sfrac`/`\\nicefrac` and the brace-less `\\frac\\pi2`, `\\sqrt3`,
     `\\text{}`-style wrappers, infinity in words and code (`Infinity`, `-inf`, `oo`, `infinitely
-    many`), trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`; not
-    qualifiers such as `5 minimum`), currencies (`\\$`, `€`, `£`, `USD 5`), ordinals (`5^{th}`),
-    degrees (`^\\circ`, `°`, `^\\circ C`, `45^o`), percent (`\\%`, `28 percent`, `28 pct`, `per
-    cent`: kept as a trailing `%`), thousands separators (`1,000`, `1\\,000`, `1{,}000`, `1,\\!000`,
-    `1 000`; not "3, 500", which is two numbers), digits apart by a space (`2 1/2` a mixed number,
+    many`), trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`; not qualifiers such as
+    `5 minimum`), currencies (`\\$`, `€`, `£`, `USD 5`), ordinals (`5^{th}`), degrees (`^\\circ`,
+    `°`, `^\\circ C`, `45^o`; with minutes `30^\\circ 15'` -> `30.25`), percent (`\\%`, `28
+    percent`, `28 pct`, `per cent`: kept as a trailing `%`), thousands separators (`1,000`,
+    `1\\,000`, `1{,}000`, `1,\\!000`, `1 000`; not "3, 500", which is two numbers), digits apart
+    by a space (`2 1/2` a mixed number,
     `3 4` two numbers, never 34), scientific notation (`3e8` -> `3\\times10^{8}`, `1.2 x 10^3`),
     repeating decimals (`0.\\overline{3}`, `0.(3)` -> `\\frac{1}{3}`; also a block said again before
     an ellipsis, three digits or more in all: `0.333...`, `0.1666\\ldots`; not `0.33...` or
@@ -901,6 +902,21 @@ def _scaled(m: re.Match) -> str:
     for word in m.group(2).split():
         value *= _SCALE_WORDS[word.lower()]
     return format(value.normalize(), "f")
+
+
+def _degrees_minutes(m: re.Match) -> str:
+    """'30^\\circ 15\'' -> '30.25^\\circ', '10^\\circ 20\'' -> '\\frac{31}{3}^\\circ' (exact)."""
+    v = Fraction(m.group(1)) + Fraction(m.group(2)) / 60 + Fraction(m.group(3) or 0) / 3600
+    n, d = v.numerator, v.denominator
+    while d % 2 == 0:
+        d //= 2
+    while d % 5 == 0:
+        d //= 5
+    if d == 1:                                   # a terminating decimal
+        text = format(Decimal(v.numerator) / Decimal(v.denominator), "f")
+    else:
+        text = f"\\frac{{{n}}}{{{v.denominator}}}"
+    return text + "^\\circ"
 
 
 def _french_interval(m: re.Match) -> str:
@@ -1003,6 +1019,10 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?<=\d)(?:\\,|\{,\}|\\ |\\;|~)(?=\d{3}(?!\d))", "", s)
     s = s.replace("{,}", ",")
     s = re.sub(r"(?<!\\)\\[,;:! ]|\\quad|\\qquad|~", " ", s)
+    # degrees, minutes and seconds are one angle: 30^\circ 15' = 30.25^\circ
+    if "'" in s or "′" in s:
+        s = re.sub(r"(?<![\d.])(\d+)\s*\^\s*(?:\{\s*\\circ\s*\}|\\circ)\s*(\d+(?:\.\d+)?)\s*"
+                   r"(?:'|′)(?!')(?:\s*(\d+(?:\.\d+)?)\s*(?:''|\"|″))?", _degrees_minutes, s)
     # degrees and percent; a temperature scale after the degree sign goes with it (5^\circ C)
     s = re.sub(r"(?<=[\d}])\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ)\s*"
                r"(?:\\(?:text|mathrm)\s*\{\s*[CF]\s*\}|[CF](?![a-zA-Z]))", "", s)

@@ -1164,6 +1164,11 @@ UNITS = [
     ("\\boxed{20^\\circ\\text{C}}", "20"),
     ("\\boxed{20°C}", "20^\\circ"),
     ("\\boxed{-5^{\\circ} F}", "-5"),
+    # degrees and minutes (and seconds) are one angle
+    ("\\boxed{30.25^\\circ}", "30^\\circ 15'"),
+    ("\\boxed{30°15′}", "30.25^\\circ"),
+    ("\\boxed{30^{\\circ}15'36''}", "30.26"),
+    ("\\boxed{\\frac{31}{3}^\\circ}", "10^\\circ 20'"),
     # a time of day: AM / PM are its unit, also spelled a.m. / p.m.
     ("\\boxed{3:00 p.m.}", "3:00 PM"),
     ("\\boxed{3 PM}", "3 p.m."),
@@ -1179,6 +1184,9 @@ UNITS = [
     ("The area is $\\pi$ square units.", "\\pi"),
 ]
 UNIT_NEAR_MISSES = [
+    ("\\boxed{30.15^\\circ}", "30^\\circ 15'"),
+    ("\\boxed{30^\\circ 16'}", "30.25^\\circ"),
+    ("\\boxed{30, 15}", "30^\\circ 15'"),
     ("\\boxed{5 \\frac{km}{h}}", "5 \\text{ m/s}"),
     ("\\boxed{6 \\frac{m}{s}}", "5"),
     ("\\boxed{5 \\frac{m}{n}}", "5"),                       # letters, not units
