@@ -844,8 +844,8 @@ def normalize_answer(s: str) -> str:
     number in words (`five`, `Twenty-one`, `one hundred and five`; `minus 5` is -5), a leading
     `Answer:` or `The answer is`, leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting
     notations and gcd / lcm of integers (`{}^{10}C_3` -> `(120)`), matrix environments (all ->
-    pmatrix; a vector, one row or one column, -> the tuple of its entries), a scale word after
-    digits (`1.5 million` -> `1500000`), and spaces.
+    pmatrix, and so do nested lists `[[1, 2], [3, 4]]`; a vector, one row or one column, -> the
+    tuple of its entries), a scale word after digits (`1.5 million` -> `1500000`), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
     '\\\\frac{1}{3}'
@@ -1106,7 +1106,13 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\frac\s*(\{[^{}]*\})\s*" + arg, r"\\frac\1{\2}", s)
     s = re.sub(r"\\frac\s*" + arg + r"\s*\{", r"\\frac{\1}{", s)
     s = re.sub(r"\\sqrt\s*([0-9a-zA-Z])", r"\\sqrt{\1}", s)
-    # matrices
+    # matrices; one written as nested lists, [[1, 2], [3, 4]] (code, JSON), as a pmatrix
+    m = re.fullmatch(r"\[\s*(\[[^\[\]]*\](?:\s*,\s*\[[^\[\]]*\])*)\s*\]", s.strip())
+    if m:
+        rows = [r.split(",") for r in re.findall(r"\[([^\[\]]*)\]", m.group(1))]
+        if len({len(r) for r in rows}) == 1:
+            s = ("\\begin{pmatrix}" + "\\\\".join("&".join(c.strip() for c in r) for r in rows)
+                 + "\\end{pmatrix}")
     s = re.sub(r"\\begin\{array\}\{[^{}]*\}", r"\\begin{pmatrix}", s).replace(
         "\\end{array}", "\\end{pmatrix}")
     s = re.sub(r"\\(begin|end)\{[bBvV]?matrix\}|\\(begin|end)\{smallmatrix\}",

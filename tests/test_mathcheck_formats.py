@@ -1591,6 +1591,14 @@ VECTORS += [  # a decorated name on the left, as a plain one: "\\vec{v} =", "\\o
     ("\\boxed{\\overrightarrow{AB} = (1,2)}", "(1,2)", True),
     ("\\boxed{\\vec{v} = (1,2)}", "(2,1)", False),
 ]
+VECTORS += [  # a matrix written as nested lists (code, JSON): its rows
+    ("\\boxed{[[1, 2], [3, 4]]}", P + "1 & 2 \\\\ 3 & 4" + E, True),
+    ("\\boxed{" + P + "1 & 2 \\\\ 3 & 4" + E + "}", "[[1,2],[3,4]]", True),
+    ("\\boxed{[[1], [2]]}", "(1, 2)", True),                       # a column: a vector
+    ("\\boxed{[[1, 2], [3, 5]]}", P + "1 & 2 \\\\ 3 & 4" + E, False),
+    ("\\boxed{[[1, 3], [2, 4]]}", P + "1 & 2 \\\\ 3 & 4" + E, False),   # the transpose
+    ("\\boxed{[[1, 2], [3]]}", P + "1 & 2 \\\\ 3 & 0" + E, False),
+]
 
 
 def test_a_vector_equals_the_tuple_of_its_entries():
