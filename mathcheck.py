@@ -401,10 +401,16 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
         letter = re.match(r"\(\s*[A-E]\s*\)(?=$|[\s.,;])", rest)
         if letter and len(vals) == 1:            # "$5$ (B)": the value and its choice letter
             ans = f"{ans} {letter.group(0)}"
+        # "$5$ (five)", "$x = 5$ (that is, six)": a gloss that says a value must agree with it
+        gloss = re.match(r"\(([^()\n]{1,80})\)(?=$|[\s.,;])", rest)
+        if gloss and len(vals) == 1 and not letter and (re.search(r"\d|=", gloss.group(1)) or any(
+                _cardinal([w]) is not None for w in re.findall(r"[a-z]+", gloss.group(1).lower()))):
+            ans = f"{ans} {gloss.group(0)}"
         if re.match(r"(?i)^(?:or|and/or)\b", rest):
             return None
         return ans
     x = re.split(r"(?i)\s+I hope\b", x)[0]
+    x = re.sub(r"(?<=\d)\s?(?:\.{3}|…)\s*$", r"\\ldots", x)    # "5...": the digits go on
     x = re.split(r"\.(?:\s|$)|[。；]|;\s|\s\(since|\s+because\b|\s+since\b|\s+which\b|\s+as\b",
                  x)[0]
     # "5, and the reason is ...": a clause after a comma that names no number, formula or doubt
@@ -422,7 +428,8 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
     if loose and x:
         if not re.search(r"\$|\\\(|\\\[", x) and not _HEDGE_RE.search(x) \
                 and not _QUALIFIER_RE.search(x) and not re.search(r"(?i)\b(?:not|never)\b|n't\b",
-                                                                  x):      # "not 12", "isn't 12"
+                                                                  x) \
+                and "\\ldots" not in x:   # "not 12", "isn't 12", "5..."
             nums = re.findall(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w.])", x)
             if len(nums) == 1 and not re.fullmatch(r"-?\d[\d,]*(?:\.\d+)?", x):
                 return nums[0]
@@ -975,6 +982,10 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\(?:tiny|scriptsize|footnotesize|small|normalsize|large|Large|LARGE|huge|Huge|"
                r"it|sf|tt)(?![a-zA-Z])|\\(?:rm|bf)(?![a-zA-Z])(?!\s*\{)", "", s)
     s = s.replace("\\textdollar", "")
+    # a brace's annotation (\underbrace{5}_{\text{ans}}) and an empty index (5_{}, {5}^{})
+    s = re.sub(r"\\(?:underbrace|overbrace)\s*\{((?:[^{}]|\{[^{}]*\})*)\}"
+               r"(?:\s*[_^]\s*\{(?:[^{}]|\{[^{}]*\})*\})?", r"{\1}", s)
+    s = re.sub(r"(?<=[\w}])\s*[_^]\s*\{\s*\}", "", s)
     s = re.sub(r"\\(?:blacksquare|square|qed|qedsymbol|Box)(?![a-zA-Z])|[∎□■]", "", s)  # Q.E.D.
     s = re.sub(r"\\(?:displaystyle|textstyle|scriptstyle|left|right|big|Big|bigg|Bigg)(?![a-zA-Z])",
                "", s)
@@ -1018,6 +1029,8 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))", ",", s)
     s = re.sub(r"(?<=\d)(?:\\,|\{,\}|\\ |\\;|~)(?=\d{3}(?!\d))", "", s)
     s = s.replace("{,}", ",")
+    s = re.sub(r"(?<![\w.])\d{1,3}(?:_\d{3})+(?![\w.])", lambda m: m.group(0).replace("_", ""),
+               s)                                                   # Python's 1_000_000
     s = re.sub(r"(?<!\\)\\[,;:! ]|\\quad|\\qquad|~", " ", s)
     # degrees, minutes and seconds are one angle: 30^\circ 15' = 30.25^\circ
     if "'" in s or "′" in s:
@@ -1057,6 +1070,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
     s = _labelled_parts(s)
     # calculator and code spellings: 2**10, 2^-1, pi/2, ln(e^2), log(8)/log(2), abs(-3), pow(2, 10)
+    s = s.replace("\\*", "*")             # an escaped star (markdown), LaTeX's times sign
     s = re.sub(r"(?<=[\w)}])\s*\*\*\s*(?=[\w({\\-])", "^", s)
     s = re.sub(r"\^\s*(-\s*\d+(?:\.\d+)?)", r"^{\1}", s)
     s = re.sub(r"\b(?:math|np|numpy|sympy|sp)\.(?=[a-z])", "", s)     # math.pi, np.sqrt(2)
@@ -2605,8 +2619,11 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       \\sqrt{8} = 2\\sqrt{2}, \\frac{\\sqrt{6}}{2} = \\sqrt{3/2}); other symbolic checks in a
       killable worker with a hard time limit (math-verify's parser, its float tolerance replaced
       by an exact check), never in this process;
-    * a gloss in parentheses after the value must agree with it: "5 (five)", "120 (= 5!)",
-      "\\frac12 (0.5)" equal 5, 120, 0.5; "5 (in cm)" is a unit; "5 (six)", "3 (rounded)" fail;
+    * a gloss in parentheses after the value (in its box, right after the box or after an
+      anchored formula: "\\boxed{5} (five)", "Answer: $x = 5$ (that is, five)") must agree with
+      it: "5 (five)", "120 (= 5!)", "\\frac12 (0.5)" equal 5, 120, 0.5; "5 (in cm)" is a unit;
+      "5 (six)", "3 (rounded)" fail; a trailing ellipsis ("Final answer: 5...") says the digits
+      go on: no plain number;
     * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}",
       "$12 dollars"), but two different known units disagree (5 cm != 5 m, 3 PM != 3 a.m.,
       \\$5 != 5 cents) unless exactly converted within one dimension (`_converted_equal`: the
@@ -2743,13 +2760,15 @@ def _split_gloss(pred: str) -> tuple[str, list[str]]:
     for _ in range(3):
         t = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r" \1 ", t)
     m = re.fullmatch(r"(?s)\s*(?P<v>.*?\S)\s+\((?P<g>[^()]{1,80})\)\s*[.,;]?\s*", t)
-    if (not m or not re.search(r"\d|\\[a-zA-Z]", m.group("v")) or "," in m.group("g")
+    said_re = r"(?i)(?:=|i\.\s*e\.?,?|that\s+is,?|equivalently,?|which\s+is)\s*"
+    if (not m or not re.search(r"\d|\\[a-zA-Z]", m.group("v"))
+            or "," in re.sub(said_re, "", m.group("g").strip(), count=1)
             or re.search(r"(?:\\[a-zA-Z]+|[-+*/=^_,])$", m.group("v"))):
         return pred, []                          # "(1, 2) \cup (3, 4)", "2 \cdot (3)": no gloss
     value, gloss = m.group("v"), m.group("g").strip()
     if re.fullmatch(r"[A-Za-z]", gloss) or _HEDGE_RE.search(gloss) or _QUALIFIER_RE.search(gloss):
         return pred, []
-    said = re.match(r"(?i)(?:=|i\.\s*e\.?,?|that\s+is,?|equivalently,?|which\s+is)\s*", gloss)
+    said = re.match(said_re, gloss)
     if said:
         rest = gloss[said.end():].strip()
         return (value, [rest]) if rest else (pred, [])
@@ -2768,6 +2787,11 @@ def _split_gloss(pred: str) -> tuple[str, list[str]]:
 
 def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     """The comparison half of verify_math: the extracted answer against the gold string."""
+    boxes = find_boxes(region)
+    if boxes and boxes[-1][2] == pred:           # "\\boxed{5} (five)": a gloss after the box
+        after = re.match(r"(?:[ \t$]|\\\)|\\\])*(\([^()\n]{1,80}\))", region[boxes[-1][1]:])
+        if after and _split_gloss(f"{pred} {after.group(1)}")[1]:
+            pred = f"{pred} {after.group(1)}"
     pred, gloss = _split_gloss(pred)
     others = others + gloss
     g = normalize_answer(gold)
@@ -2820,10 +2844,8 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     # a question mark or a word of doubt right after it ("\\boxed{42}?", "\\boxed{42} (approx.)",
     # "\\boxed{42} (I'm not sure)") or right before it ("Perhaps \\boxed{42}", "is likely
     # \\boxed{42}", "about \\boxed{42}")
-    boxes = find_boxes(region)
     # (on its line: "\\boxed{\\sqrt{26}} (approximately 5.10)" and a later "Approximately 5.10."
     # give a decimal value besides the exact one)
-    boxes = find_boxes(region)
     if boxes and (re.match(r"[\s$.,;:(\\)\]]*(?:\\text\{\s*)?(?:or|either|maybe|perhaps)\b"
                            r"|[ \t$,;:(\\)\]]*(?:\\text\{\s*)?(?:probably|possibly|"
                            r"I(?:'m|\s+am)\s+not\s+(?:sure|certain)"

@@ -815,6 +815,15 @@ def test_a_transpose_is_not_dropped():
 # hyphens and minus signs before a number
 MARKUP_AND_SYMBOLS = [
     ("\\boxed{\\emph{5}}", "5", True),
+    ("\\boxed{\\underbrace{5}_{\\text{ans}}}", "5", True),     # a brace's annotation
+    ("\\boxed{\\overbrace{6}^{\\text{ans}}}", "5", False),
+    ("\\boxed{5_{}}", "5", True),                               # an empty index
+    ("\\boxed{{5}^{}}", "5", True),
+    ("\\boxed{1_000}", "1000", True),                           # Python's digit grouping
+    ("\\boxed{1_000_000}", "10^6", True),
+    ("\\boxed{1_000}", "100", False),
+    ("\\boxed{2\\*\\*3}", "8", True),                           # escaped stars
+    ("\\boxed{2\\*3}", "6", True),
     ("\\boxed{\\ensuremath{5}}", "5", True),
     ("\\boxed{\\emph{6}}", "5", False),
     # invisible format characters (zero-width space, BOM, right-to-left mark, soft hyphen)
@@ -910,6 +919,12 @@ def test_any_english_cardinal_in_words():
 # a value, then the same value said another way in parentheses: the two must agree
 GLOSSES = [
     ("\\boxed{5 (five)}", "5"),
+    ("Answer: $5$ (five)", "5"),                     # after an anchored formula too
+    ("Answer: $x = 5$ (that is, five)", "5"),
+    ("\\boxed{5} (i.e., five)", "5"),
+    ("\\boxed{5} (five)", "5"),
+    ("\\boxed{5} (see step 3)", "5"),
+    ("Answer: $5$ (see above)", "5"),                 # no value in it: no gloss
     ("\\boxed{5 \\text{ (five)}}", "5"),
     ("\\boxed{12 \\text{ (twelve apples)}}", "12"),
     ("\\boxed{1000 (one thousand)}", "1000"),
@@ -925,6 +940,16 @@ GLOSSES = [
 ]
 GLOSS_NEAR_MISSES = [
     ("\\boxed{5 (six)}", "5"),
+    ("Answer: $5$ (six)", "5"),
+    ("Answer: $x = 5$ (that is, six)", "5"),
+    ("Answer: $5$ (= 6)", "5"),
+    ("\\boxed{5} (i.e., six)", "5"),
+    ("\\boxed{5} (six)", "5"),
+    ("$\\boxed{5}$ (= 6)", "5"),
+    # a trailing ellipsis after an anchor: the digits go on
+    ("Final answer: 5…", "5"),
+    ("Final answer: 5...", "5"),
+    ("The answer is 5...", "5"),
     ("\\boxed{5 (five)}", "6"),
     ("\\boxed{\\frac{1}{2} (0.6)}", "\\frac12"),
     ("\\boxed{120 (=5!)}", "121"),
