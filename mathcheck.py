@@ -2794,6 +2794,7 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
             pred = f"{pred} {after.group(1)}"
     pred, gloss = _split_gloss(pred)
     others = others + gloss
+    gold = _split_gloss(gold)[0]                 # a gold with a gloss, "7 \\text{ (seven)}"
     g = normalize_answer(gold)
     p = normalize_answer(pred)
     if not p or not g:

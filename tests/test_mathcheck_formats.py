@@ -1053,6 +1053,11 @@ def test_grader_formats():
 # means yes / no, and a short gold that is itself an anchored statement is its value
 GOLD_SPELLINGS = [
     ("\\boxed{Yes}", "True", True),
+    ("\\boxed{7}", "7\\text{ (seven)}", True),              # a gloss in the gold
+    ("\\boxed{7}", "7 (= 3 + 4)", True),
+    ("\\boxed{8}", "7\\text{ (seven)}", False),
+    ("\\boxed{5 \\frac{m}{s}}", "5", True),
+    ("\\boxed{\\infty}", "\\text{infinitely many}", True),
     ("\\boxed{no}", "False", True),
     ("\\boxed{\\text{No, 7 is prime.}}", "false", True),
     ("The answer is true.", "yes", True),
