@@ -166,6 +166,8 @@ _LINE_START = r"(?P<ls>(?:^|\n)[ \t]*(?:[#>]+[ \t]*|[-+*][ \t]+|\d{1,2}[.)][ \t]
     r"(?:(?:the|my|our)\s+)?)?"
 # a code fence opening the line after "Answer:" ("```" or "```text"): the answer is inside it
 _FENCE = r"(?:[ \t]*`{3,}[a-zA-Z]{0,10}[ \t]*\n)?"
+# a list item's mark before the answer on the line after "Answer:" ("- 5", "* 5", "• 5")
+_BULLET = r"(?:[ \t]*[-*•][ \t]+)?"
 _ANCHOR_RE = re.compile(
     r"<(?P<tn>(?:final_)?answer)>(?P<tag>.{0,2000}?)</(?P=tn)>"
     r"|####[ \t]*(?P<hash>[^\n]*)"
@@ -182,13 +184,15 @@ _ANCHOR_RE = re.compile(
     _ARROW + r"|=|(?<=ans\.)|(?(ls)" + _DASH +
     r"|(?(fin)" + _DASH + r"|(?!))))[ \t]*" + _EMPH +
     # the statement; "The answer is:" with nothing after it on its line: the next line
-    r"(?:[ \t]*\n(?:[ \t]*\n)?" + _FENCE + r")?[ \t]*(?P<stmt>" + _MATH_ENV + r"[^\n]*|[^\n]*)"
+    r"(?:[ \t]*\n(?:[ \t]*\n)?" + _FENCE + _BULLET + r")?[ \t]*(?P<stmt>" + _MATH_ENV +
+    r"[^\n]*|[^\n]*)"
     # "Answer $9$", "Answer \[ 9 \]": the word alone at the start of a line, then a formula
     r"|(?:^|\n)[ \t]*" + _EMPH + r"(?:final\s+)?answer" + _EMPH + r"[ \t]+(?P<env>" + _MATH_ENV +
     ")"
     # a heading "**Final Answer:**" alone on its line: the answer is the next line that has text
     r"|(?:^|\n)[ \t]*(?:\#+[ \t]*)?" + _EMPH + r"(?:final\s+)?answer[ \t]*:?[ \t]*" + _EMPH +
-    r"[ \t]*:?[ \t]*\n(?:[ \t]*\n){0,2}" + _FENCE + r"[ \t]*(?P<next>" + _MATH_ENV + r"|[^\n]+)",
+    r"[ \t]*:?[ \t]*\n(?:[ \t]*\n){0,2}" + _FENCE + _BULLET + r"[ \t]*(?P<next>" + _MATH_ENV +
+    r"|[^\n]+)",
     re.IGNORECASE | re.DOTALL)
 
 # An explicit admission that an earlier answer was wrong. Boxes before the last one of these are
@@ -338,6 +342,23 @@ def _subject_is(x: str) -> str | None:
     return None if re.match(r"(?i)(?:not|no|never)\b", stmt) else stmt
 
 
+# the value first: "$x = 5$ is the answer.", "So 12 is our final answer."
+_VALUE_IS_ANSWER_RE = re.compile(
+    r"(?is)^(?:\*\*)?(?:(?:so|thus|therefore|hence|finally)\s*,?\s+)?(?P<stmt>\S.{0,200}?)\s+is\s+"
+    r"(?:the|our|my)\s+(?:final\s+|correct\s+)?answer\s*(?:\*\*)?[.!]?\s*$")
+
+
+def _value_is_answer(x: str) -> str | None:
+    """'$x = 5$ is the answer.' -> '$x = 5$': a value (a formula, or at most three words) said
+    to be the answer ('5 is not the answer' and '5 or 6 is the answer' are none)."""
+    m = _VALUE_IS_ANSWER_RE.match(x.strip())
+    stmt = m.group("stmt") if m else ""
+    words = re.sub(_MATH_ENV, " ", stmt).split()
+    if not m or len(words) > 3 or _HEDGE_RE.search(stmt) or re.search(r"(?i)\b(?:not|no)\b", stmt):
+        return None
+    return stmt
+
+
 _CONCLUDED_RE = re.compile(
     r"(?is)^(?:\*\*)?(?:so|thus|therefore|hence|finally|consequently)\s*,?\s+"
     r"(?:(?:we|I)\s+(?:get|have|find|obtain)\s+(?:that\s+)?)?(?P<stmt>.+)$")
@@ -457,7 +478,7 @@ def _final_sentence_in(text: str) -> tuple[str | None, int]:
         return None, -1
     last = parts[-1]
     sentence = last.group(0)
-    stmt = _subject_is(sentence) or _concluded_value(sentence)
+    stmt = _subject_is(sentence) or _concluded_value(sentence) or _value_is_answer(sentence)
     if stmt is None:                     # "... P(A) = 2/3 Therefore, the probability is 2/3."
         starts = [m.start() for m in re.finditer(
             r"(?<![\w$])(?:So|Thus|Therefore|Hence|Finally|Consequently|The)\b", sentence)]
@@ -2569,7 +2590,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * only the text after the last `</think>` counts, up to a chat-template end or new-turn
       token (`<|im_end|>`, `<|im_start|>`, `<|endoftext|>`, Gemma's `<end_of_turn>`, Mistral's
       `[INST]` ...); an unclosed `<think>` -> False;
-      HTML formatting tags in it are read as markdown would be (`<b>Answer:</b> 5`), and
+      HTML formatting tags in it are read as markdown would be (`<b>Answer:</b> 5`), markdown
+      blockquote marks and setext underlines as plain text, struck-out text (~~6~~) as
+      withdrawn, and
       character references as their characters (`&minus;5`, `&frac12;`, `&#8722;5`); invisible
       format characters (zero-width space, BOM, right-to-left mark) are dropped; a final
       statement cut off inside a brace ("The answer is \\boxed{5", "\\frac{1}{2") gives no
@@ -2586,9 +2609,11 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       X"), a "**Final Answer**" heading with X on the next line, a table row "| Answer | X |", "####
       X", "<answer>X</answer>" or "<final_answer>X</final_answer>" (a statement inside read as
       outside), a JSON field {"answer": X} / {"final_answer": "X"} (before a box it does not compete
-      with it: code may build such a dict), "Ans: X", the anchor inside a display's \\text
-      ("$$\\text{Answer: } X$$"), or a last sentence "Therefore, the largest $n$ is X" or
-      "Therefore, $x = X$" (one variable); a "Final Answer:", "####" or "<answer>" line after the
+      with it: code may build such a dict), "Ans: X" / "Ans. X", the anchor inside a display's
+      \\text ("$$\\text{Answer: } X$$"), or a last sentence "Therefore, the largest $n$ is X" or
+      "Therefore, $x = X$" (one variable) or "X is the (final) answer"; a list item's mark
+      before X on the line after "Answer:" ("- X") is no minus; a "Final Answer:", "####" or
+      "<answer>" line after the
       last box is the final answer; "5!" is a factorial, also at the end of a sentence; the anchor
       word may be in another language ("La respuesta es X", "Die Antwort ist X", "答案是 X", "Ответ:
       X");
@@ -2789,7 +2814,8 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     """The comparison half of verify_math: the extracted answer against the gold string."""
     boxes = find_boxes(region)
     if boxes and boxes[-1][2] == pred:           # "\\boxed{5} (five)": a gloss after the box
-        after = re.match(r"(?:[ \t$]|\\\)|\\\])*(\([^()\n]{1,80}\))", region[boxes[-1][1]:])
+        after = re.match(r"(?:[ \t$]|\\[)\],;: ]|\\q?quad)*(?:\\text\s*\{\s*)?(\([^()\n]{1,80}\))",
+                         region[boxes[-1][1]:])
         if after and _split_gloss(f"{pred} {after.group(1)}")[1]:
             pred = f"{pred} {after.group(1)}"
     pred, gloss = _split_gloss(pred)

@@ -305,6 +305,14 @@ ANCHORED = [
     ("The answer is 12 cm, so the rope is long enough.", "12"),
     ("Final answer: 3/4, which is less than one.", "0.75"),
     ("The answer is 5, but we still have to check it.", "5"),
+    # the value first, as the last sentence
+    ("5 is the answer.", "5"),
+    ("$x = 5$ is the answer.", "5"),
+    ("So 12 is our final answer.", "12"),
+    ("Thus, $\\frac{1}{2}$ is the correct answer.", "0.5"),
+    # a list item's mark before the answer on the next line
+    ("Answer:\n- 5", "5"),
+    ("**Final Answer**\n\n* $5$", "5"),
 ]
 ANCHOR_NEAR_MISSES = [
     ("The answer is 5, and it might be 6.", "5"),         # a second candidate: a hedge
@@ -314,6 +322,11 @@ ANCHOR_NEAR_MISSES = [
     ("The answer is 5, and the reason is that 2+3=5.", "5"),   # numbers in the clause
     ("The answer is 5, but maybe not.", "5"),
     ("The answer is 6, and the reason is simple.", "5"),
+    ("5 is not the answer.", "5"),
+    ("5 or 6 is the answer.", "5"),
+    ("6 is the answer.", "5"),
+    ("We would need many more steps before 5 is the answer.", "5"),
+    ("Answer:\n- 6", "5"),
     ("Final Answer: The largest $n$ is 35.", "34"),
     ("The largest n is 34. But wait, n = 35 also works.", "34"),
     ("The largest n is 34. But wait, n = 35 also works.", "35"),
@@ -945,6 +958,8 @@ GLOSS_NEAR_MISSES = [
     ("Answer: $5$ (= 6)", "5"),
     ("\\boxed{5} (i.e., six)", "5"),
     ("\\boxed{5} (six)", "5"),
+    ("\\boxed{5} \\; \\text{(six)}", "5"),
+    ("\\boxed{5} \\quad (six)", "5"),
     ("$\\boxed{5}$ (= 6)", "5"),
     # a trailing ellipsis after an anchor: the digits go on
     ("Final answer: 5…", "5"),
