@@ -833,6 +833,7 @@ _UNIT_WORDS = (
     "mi|kg|g|grams?|kilograms?|mg|lbs?|pounds?|ounces?|oz|s|sec|seconds?|min|minutes?|h|hrs?|hours?|"
     "days?|weeks?|months?|years?|dollars?|cents?|units?|sq|square|cubic|degrees?|mph|km/h|l|liters?|"
     "litres?|ml|gallons?|people|students|apples|marbles|books|items|ways|times|points|percent")
+_SI_UNITS = "[JNWVK]|kJ|kW|MW|kN|Pa|kPa|Hz|kHz|MHz|mol|eV|ohms?"
 _FUNC_WORDS = {"sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "sqrt", "frac",
                "pi", "infty", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "max", "min",
                "gcd", "lcm", "det", "mod", "pmod", "binom", "cdot", "times", "circ", "le", "ge"}
@@ -852,28 +853,28 @@ def normalize_answer(s: str) -> str:
     formatting without value (`\\hspace`, `\\phantom`, `\\color`, size and font switches),
     `\\dfrac`/`\\tfrac`/`\\sfrac`/`\\nicefrac` and the brace-less `\\frac\\pi2`, `\\sqrt3`,
     `\\text{}`-style wrappers, infinity in words and code (`Infinity`, `-inf`, `oo`, `infinitely
-    many`), trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`; not qualifiers such as
-    `5 minimum`), currencies (`\\$`, `€`, `£`, `USD 5`), ordinals (`5^{th}`), degrees (`^\\circ`,
-    `°`, `^\\circ C`, `45^o`; with minutes `30^\\circ 15'` -> `30.25`), percent (`\\%`, `28
-    percent`, `28 pct`, `per cent`: kept as a trailing `%`), thousands separators (`1,000`,
-    `1\\,000`, `1{,}000`, `1,\\!000`, `1 000`; not "3, 500", which is two numbers), digits apart
-    by a space (`2 1/2` a mixed number,
-    `3 4` two numbers, never 34), scientific notation (`3e8` -> `3\\times10^{8}`, `1.2 x 10^3`),
-    repeating decimals (`0.\\overline{3}`, `0.(3)` -> `\\frac{1}{3}`; also a block said again before
-    an ellipsis, three digits or more in all: `0.333...`, `0.1666\\ldots`; not `0.33...` or
-    `3.14159...`), code and calculator spellings (`2**10`, `2^-1`, `pi/2`, `ln(e^2)`), a number
-    before a parenthesised number as a product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`, `π`, `−` and
-    the other minus signs and hyphens, `½`, any vulgar fraction, fullwidth and circled digits,
-    mathematical bold and italic letters and digits (`𝐀`, `𝟓`), the Arabic decimal separator `٫` and
-    percent sign `٪`, superscript runs `x¹⁰`; emoji and other symbols are dropped), grouping braces
-    `{{5}}` and parentheses `((5))`, base subscripts (`(204)_5` -> `204_{5}`; `26_{10}` -> `26`),
-    empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`,
-    the rows of an `aligned` environment (a list), `;` as a list separator, a whole answer that is a
-    number in words (`five`, `Twenty-one`, `one hundred and five`; `minus 5` is -5), a leading
-    `Answer:` or `The answer is`, leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting
-    notations and gcd / lcm of integers (`{}^{10}C_3` -> `(120)`), matrix environments (all ->
-    pmatrix, and so do nested lists `[[1, 2], [3, 4]]`; a vector, one row or one column, -> the
-    tuple of its entries), a scale word after digits (`1.5 million` -> `1500000`), and spaces.
+    many`), trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`, SI symbols in `\\text{}`:
+    `5\\text{ J}`; not qualifiers such as `5 minimum`), currencies (`\\$`, `€`, `£`, `USD 5`),
+    ordinals (`5^{th}`), degrees (`^\\circ`, `°`, `^\\circ C`, `45^o`; with minutes `30^\\circ 15'`
+    -> `30.25`), percent (`\\%`, `28 percent`, `28 pct`, `per cent`: kept as a trailing `%`),
+    thousands separators (`1,000`, `1\\,000`, `1{,}000`, `1,\\!000`, `1 000`; not "3, 500", which is
+    two numbers), digits apart by a space (`2 1/2` a mixed number, `3 4` two numbers, never 34),
+    scientific notation (`3e8` -> `3\\times10^{8}`, `1.2 x 10^3`), repeating decimals
+    (`0.\\overline{3}`, `0.(3)` -> `\\frac{1}{3}`; also a block said again before an ellipsis, three
+    digits or more in all: `0.333...`, `0.1666\\ldots`; not `0.33...` or `3.14159...`), code and
+    calculator spellings (`2**10`, `2^-1`, `pi/2`, `ln(e^2)`), a number before a parenthesised
+    number as a product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`, `π`, `−` and the other minus signs
+    and hyphens, `½`, any vulgar fraction, fullwidth and circled digits, mathematical bold and
+    italic letters and digits (`𝐀`, `𝟓`), the Arabic decimal separator `٫` and percent sign `٪`,
+    superscript runs `x¹⁰`; emoji and other symbols are dropped), grouping braces `{{5}}` and
+    parentheses `((5))`, base subscripts (`(204)_5` -> `204_{5}`; `26_{10}` -> `26`), empty-set
+    symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`, the rows
+    of an `aligned` environment (a list), `;` as a list separator, a whole answer that is a number
+    in words (`five`, `Twenty-one`, `one hundred and five`; `minus 5` is -5), a leading `Answer:` or
+    `The answer is`, leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting notations and gcd /
+    lcm of integers (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix, and so do nested
+    lists `[[1, 2], [3, 4]]`; a vector, one row or one column, -> the tuple of its entries), a scale
+    word after digits (`1.5 million` -> `1500000`), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
     '\\\\frac{1}{3}'
@@ -1079,6 +1080,10 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # units in \text{} after a number, e.g. 5\text{ cm}^2, \$5, 10 dollars, 16\pi\text{ cm}^2
     s = re.sub(r"(?:(?<=[\d}).])|(?<=\\pi))\s*\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _UNIT_WORDS +
                r")\.?\s*\}(?:\s*\^\s*\{?\d\}?)?\s*$", "", s, flags=re.IGNORECASE)
+    # SI symbols, in their own case and only in \text{} or \mathrm{} (a bare "5 N" may be 5N):
+    # 5\text{ J}, 5\,\mathrm{kPa}, 5\,\Omega
+    s = re.sub(r"(?<=[\d}])\s*(?:\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _SI_UNITS + r")\s*\}|\\Omega)"
+               r"(?:\s*\^\s*\{?\d\}?)?\s*$", "", s)
     # "3 and 4", "3 \\text{ and } 4" -> a list (but "one hundred and five" is one number)
     if re.search(r"\band\b", s):
         words = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s).strip()
@@ -1110,7 +1115,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = _MERIDIEM_RE.sub(r" \1m", s)            # "3:00 p.m." is "3:00 pm" (a unit word)
     s = re.sub(r"(?<=[\d}])\s*(?:" + _UNIT_WORDS + r")\.?(?:\s*\^\s*\{?\d\}?)?\s*$", "", s,
                flags=re.IGNORECASE) if re.search(r"\d\s*[}]?\s*[a-zA-Z]{2,}", s) or re.search(
-        r"\d\s+[a-zA-Z]\s*$", s) else s
+        r"\d\s+[a-zA-Z]\s*(?:\^\s*\{?\d\}?)?$", s) else s           # also "5 m^{2}" (5 m²)
     s = _strip_unit_words(s.strip())
     s = re.sub(r"(?<=[\d}])\s*[\u4e00-\u9fff]{1,4}$", "", s)    # a unit in Chinese: 12 元, 5 个
     # a word in another script after a number: "5 Äpfel", "5 см" (one word, holding a letter that
@@ -2404,7 +2409,9 @@ for _canon, _names in {
         "week": "week weeks", "month": "month months", "year": "year years yr yrs",
         "dollar": "dollar dollars", "cent": "cent cents", "l": "l liter liters litre litres",
         "ml": "ml milliliter milliliters", "gal": "gal gallon gallons", "mi/h": "mph",
-        "km/h": "km/h kph", "deg": "degree degrees", "rad": "rad rads radian radians", "am": "am",
+        "km/h": "km/h kph", "deg": "degree degrees", "J": "j joule joules", "N": "n newton newtons",
+        "W": "w watt watts", "V": "v volt volts", "Pa": "pa pascal pascals", "Hz": "hz hertz",
+        "mol": "mol mole moles", "ohm": "ohm ohms", "rad": "rad rads radian radians", "am": "am",
         "pm": "pm"}.items():
     for _n in _names.split():
         _UNIT_ALIASES[_n] = _canon

@@ -1177,6 +1177,12 @@ def test_percent_in_words():
 # ---------------------------------------------------------------- units and words in the gold
 
 UNITS = [
+    ("\\boxed{5 \\text{ J}}", "5"),                           # SI symbols in \\text or \\mathrm
+    ("\\boxed{5\\,\\mathrm{kPa}}", "5"),
+    ("\\boxed{5\\,\\Omega}", "5"),
+    ("\\boxed{5 \\text{ N}}", "5 \\text{ newtons}"),
+    ("\\boxed{5 m²}", "5"),                                  # a one-letter unit with a power
+    ("\\boxed{5 \\text{ m}^2}", "5 m^{2}"),
     ("\\boxed{5 \\text{ meters/second}}", "5 \\text{ m/s}"),
     ("\\boxed{5 \\frac{m}{s}}", "5"),                       # a rate as a fraction of units
     ("\\boxed{5\\,\\frac{\\text{km}}{\\text{h}}}", "5 \\text{ km/h}"),
@@ -1229,6 +1235,12 @@ UNITS = [
     ("The area is $\\pi$ square units.", "\\pi"),
 ]
 UNIT_NEAR_MISSES = [
+    ("\\boxed{6 \\text{ J}}", "5"),
+    ("\\boxed{5 \\text{ N}}", "5 \\text{ J}"),                # two different units
+    ("\\boxed{5 \\text{ W}}", "5 \\text{ V}"),
+    ("\\boxed{5 \\text{ A}}", "5"),                           # a choice letter, not amperes
+    ("\\boxed{5 N}", "5"),                                    # bare: perhaps the product 5N
+    ("\\boxed{5 \\text{ cm}^2}", "5 m^{2}"),
     ("\\boxed{30.15^\\circ}", "30^\\circ 15'"),
     ("\\boxed{30^\\circ 16'}", "30.25^\\circ"),
     ("\\boxed{30, 15}", "30^\\circ 15'"),
