@@ -873,7 +873,8 @@ def normalize_answer(s: str) -> str:
     in words (`five`, `Twenty-one`, `one hundred and five`; `minus 5` is -5), a leading `Answer:` or
     `The answer is`, leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting notations and gcd /
     lcm of integers (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix, and so do nested
-    lists `[[1, 2], [3, 4]]`; a vector, one row or one column, -> the tuple of its entries), a scale
+    lists `[[1, 2], [3, 4]]`; a vector, one row or one column, or a sum of unit vectors `i + 2j +
+    3k`, -> the tuple of its entries), the base in words (`101_{\\text{two}}`), a scale
     word after digits (`1.5 million` -> `1500000`), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
@@ -946,6 +947,30 @@ def _degrees_minutes(m: re.Match) -> str:
     else:
         text = f"\\frac{{{n}}}{{{v.denominator}}}"
     return text + "^\\circ"
+
+
+_UNIT_VECTOR_RE = re.compile(r"\s*([-+]?)\s*([^-+ijk]*?)\s*(?:\\cdot\s*)?(?:\\(?:hat|vec)\s*\{?\s*"
+                             r"([ijk])\s*\}?|(?<![a-zA-Z\\])([ijk])(?![a-zA-Z]))")
+
+
+def _unit_vectors(s: str) -> str:
+    """'i+2j+3k' -> '(1,2,3)', '3\\hat{i} - 4\\hat{j}' -> '(3,-4)': a sum of multiples of two or
+    three unit vectors, each at most once, as the tuple of its components (three when k is
+    there); anything else ('2i', '3+4i') is returned as is."""
+    comps, pos = {}, 0
+    while pos < len(s):
+        m = _UNIT_VECTOR_RE.match(s, pos)       # anchored: each term right after the last one
+        axis = m and (m.group(3) or m.group(4))
+        if not m or axis in comps or (pos and not m.group(1)):
+            return s
+        coef = m.group(2).strip()
+        if coef and exact_number(coef) is None and not re.fullmatch(r"\\frac\{\d+\}\{\d+\}", coef):
+            return s
+        comps[axis], pos = (m.group(1) if m.group(1) == "-" else "") + (coef or "1"), m.end()
+    if len(comps) < 2:                           # "2i" alone is imaginary
+        return s
+    axes = "ijk" if "k" in comps else "ij"
+    return "(" + ",".join(comps.get(a, "0") for a in axes) + ")"
 
 
 def _french_interval(m: re.Match) -> str:
@@ -1165,6 +1190,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
         rows = [r.split("&") for r in re.split(r"\\\\", m.group(2)) if r.strip()]
         if rows and (len(rows) == 1 or all(len(r) == 1 for r in rows)):
             s = (m.group(1) or "") + "(" + ",".join(c.strip() for r in rows for c in r) + ")"
+    # a vector in unit vectors: \\mathbf{i} + 2\\mathbf{j} - 3\\hat{k} -> (1,2,-3)
+    if re.search(r"[ijk]\}?\s*$", s):
+        s = _unit_vectors(s)
     # infinity spellings; the empty set
     # (also in words and code: "Infinity", "negative infinity" = -\infty, inf, sympy's oo; a whole
     # answer "infinitely many (solutions)" or "infinite" is a count without end, \infty)
@@ -1176,6 +1204,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\varnothing(?![a-zA-Z])|\\\{\s*\\\}|^\s*\{\s*\}\s*$", r"\\emptyset", s)
     s = re.sub(r"(?<![\w\\])(\d[0-9A-Z]*)\s*\(?\s*(?:in\s+)?base[\s-]*(\d{1,2})\s*\)?$",
                r"\1_{\2}", s)
+    # the base in words: 101_{\\text{two}} (unwrapped above) -> 101_{2}
+    s = re.sub(r"(?<=[\dA-Z)])_\s*\{\s*([a-z]{3,9})\s*\}", lambda m: (
+        f"_{{{_cardinal([m.group(1)])}}}" if _cardinal([m.group(1)]) else m.group(0)), s)
     # numbers in another base: 204_5, 204_{5}, (204)_5, 204_{(5)} -> 204_{5}
     s = re.sub(r"(?<![\w\\])\(?(\d[0-9A-Z]*)\)?_\s*\{?\s*\(?(\d{1,2})\)?\s*\}?", r"\1_{\2}", s)
     s = re.sub(r"(?<![\w\\])(\d+)_\{10\}", r"\1", s)          # base ten is the number itself

@@ -1648,6 +1648,14 @@ VECTORS += [  # a decorated name on the left, as a plain one: "\\vec{v} =", "\\o
     ("\\boxed{\\overrightarrow{AB} = (1,2)}", "(1,2)", True),
     ("\\boxed{\\vec{v} = (1,2)}", "(2,1)", False),
 ]
+VECTORS += [  # a sum of multiples of the unit vectors: the tuple of its components
+    ("\\boxed{\\mathbf{i} + 2\\mathbf{j} + 3\\mathbf{k}}", "(1,2,3)", True),
+    ("\\boxed{3\\hat{i} - 4\\hat{j}}", "\\langle 3, -4 \\rangle", True),
+    ("\\boxed{-\\frac{1}{2}\\mathbf{i} + \\mathbf{k}}", P + "-0.5 \\\\ 0 \\\\ 1" + E, True),
+    ("\\boxed{\\mathbf{i} + 2\\mathbf{j} + 3\\mathbf{k}}", "(3,2,1)", False),
+    ("\\boxed{3\\hat{i} + 4\\hat{j}}", "(3, -4)", False),
+    ("\\boxed{\\sqrt{-4}}", "2i", True),                          # one term: the imaginary unit
+]
 VECTORS += [  # a matrix written as nested lists (code, JSON): its rows
     ("\\boxed{[[1, 2], [3, 4]]}", P + "1 & 2 \\\\ 3 & 4" + E, True),
     ("\\boxed{" + P + "1 & 2 \\\\ 3 & 4" + E + "}", "[[1,2],[3,4]]", True),
@@ -2049,6 +2057,9 @@ BASES = [
     ("The answer is $204_5$.", "204_5", True),
     ("\\boxed{A3_{16}}", "A3_{16}", True),
     ("\\boxed{163}", "A3_{16}", False),
+    ("\\boxed{101_{\\text{two}}}", "101_2", True),               # the base in words
+    ("\\boxed{101_{\\text{three}}}", "101_2", False),
+    ("\\boxed{101_{\\text{two}}}", "5", False),
 ]
 
 
