@@ -797,7 +797,8 @@ def _other_boxes(text: str) -> list[str]:
 
 def gold_answer(answer) -> str:
     """The gold answer string from a dataset field (GSM8K '#### 1,234', a MATH solution with a
-    box, a 'Final Answer:' line or 'The answer is X.', or a bare answer)."""
+    box, a 'Final Answer:' line or 'The answer is X.', or a bare answer, also in markdown bold or
+    code: '**5**', '`5`')."""
     if isinstance(answer, (list, tuple)):
         return ", ".join(str(a) for a in answer)
     s = DOUBLED_CMD_RE.sub("", str(answer).strip())
@@ -811,6 +812,10 @@ def gold_answer(answer) -> str:
         got = extract(s, retract=False)[0]
         if got is not None:
             return got
+    # a bare answer in markdown bold or code ("**5**", "`5`"), or ending in a LaTeX line break
+    s = re.sub(r"(?s)^(\*\*|__|`)(.+)\1$", r"\2", s)
+    while s.endswith("\\\\"):
+        s = s[:-2].rstrip()
     return _strip_math_delims(s)
 
 

@@ -1069,6 +1069,10 @@ def test_grader_formats():
 GOLD_SPELLINGS = [
     ("\\boxed{Yes}", "True", True),
     ("\\boxed{7}", "7\\text{ (seven)}", True),              # a gloss in the gold
+    ("\\boxed{5}", "**5**", True),                          # markdown bold or code around it
+    ("\\boxed{5}", "`5`", True),
+    ("\\boxed{5}", "5 \\\\", True),                           # a trailing LaTeX line break
+    ("\\boxed{5}", "**6**", False),
     ("\\boxed{7}", "7 (= 3 + 4)", True),
     ("\\boxed{8}", "7\\text{ (seven)}", False),
     ("\\boxed{5 \\frac{m}{s}}", "5", True),
