@@ -284,13 +284,14 @@ def _html_to_text(text: str) -> str:
 def _markdown_to_text(text: str) -> str:
     """Markdown marks that would stand in the answer's place: blockquote marks ('> 5' -> '5'),
     the underline of a setext heading ('Final Answer\n===\n5'; also a rule '---'), and
-    struck-out text ('~~6~~ 5' -> ' 5': what a writer strikes out is withdrawn)."""
+    struck-out text ('~~6~~ 5' -> ' 5': what a writer strikes out is withdrawn; not LaTeX's
+    spaces between two words, 'x~~=~~5')."""
     if ">" in text:
         text = re.sub(r"(?m)^[ \t]*(?:>[ \t]*)+", "", text)
     if "==" in text or "--" in text:
         text = re.sub(r"(?m)^[ \t]*(?:={3,}|-{3,})[ \t]*$", "", text)
     if "~~" in text:
-        text = re.sub(r"~~(?:(?!~~)[^\n]){1,200}~~", "", text)
+        text = re.sub(r"(?<![\w}\\~])~~(?:(?!~~)[^\n]){1,200}~~(?![\w{~])", "", text)
     return text
 
 

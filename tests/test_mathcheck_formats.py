@@ -431,6 +431,8 @@ ANCHOR_SPELLINGS = [
     ("Answer: ~~6~~ **5**", "5"),
     ("~~\\boxed{6}~~ \\boxed{5}", "5"),
     ("Answer: <del>6</del> 5", "5"),
+    ("\\boxed{x~~=~~5}", "5"),                         # LaTeX's spaces, no strike-through
+    ("Answer: $5~~\\text{cm}~~$", "5"),
 ]
 ANCHOR_SPELLING_NEAR_MISSES = [
     ("the answer depends on 5 things", "5"),
