@@ -343,16 +343,22 @@ def _subject_is(x: str) -> str | None:
     return None if re.match(r"(?i)(?:not|no|never)\b", stmt) else stmt
 
 
-# the value first: "$x = 5$ is the answer.", "So 12 is our final answer."
+# the value first: "$x = 5$ is the answer.", "So 12 is our final answer.", "Option B is correct."
 _VALUE_IS_ANSWER_RE = re.compile(
-    r"(?is)^(?:\*\*)?(?:(?:so|thus|therefore|hence|finally)\s*,?\s+)?(?P<stmt>\S.{0,200}?)\s+is\s+"
-    r"(?:the|our|my)\s+(?:final\s+|correct\s+)?answer\s*(?:\*\*)?[.!]?\s*$")
+    r"(?is)^(?:\*\*)?(?:(?:so|thus|therefore|hence|finally)\s*,?\s+)?"
+    r"(?:(?:option|choice)\s+(?P<letter>\(?[A-E]\)?)\s+is\s+(?:the\s+)?correct"
+    r"(?:\s+(?:answer|option|choice))?"
+    r"|(?P<stmt>\S.{0,200}?)\s+is\s+(?:the|our|my)\s+(?:final\s+|correct\s+)?answer)"
+    r"\s*(?:\*\*)?[.!]?\s*$")
 
 
 def _value_is_answer(x: str) -> str | None:
     """'$x = 5$ is the answer.' -> '$x = 5$': a value (a formula, or at most three words) said
-    to be the answer ('5 is not the answer' and '5 or 6 is the answer' are none)."""
+    to be the answer, or a choice said to be correct ('5 is not the answer' and '5 or 6 is the
+    answer' are none)."""
     m = _VALUE_IS_ANSWER_RE.match(x.strip())
+    if m and m.group("letter"):
+        return m.group("letter")
     stmt = m.group("stmt") if m else ""
     words = re.sub(_MATH_ENV, " ", stmt).split()
     if not m or len(words) > 3 or _HEDGE_RE.search(stmt) or re.search(r"(?i)\b(?:not|no)\b", stmt):
@@ -441,6 +447,10 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
                  x)
     if m and not re.search(r"[\d$\\]", m.group(2)) and not _HEDGE_RE.search(m.group(2)) and \
             not re.search(r"(?i)\b(?:might|may|could|also|another|other)\b", m.group(2)):
+        x = m.group(1)
+    # "5, not 6": the value, then another one denied
+    m = re.fullmatch(r"(?is)([^,]*[\d}][^,]*),\s*not\s+[^\s,;]{1,40}", x.rstrip(". "))
+    if m and not _HEDGE_RE.search(m.group(1)):
         x = m.group(1)
     x = x.strip().rstrip(".,;:").strip().strip("*_").strip()      # "*5*", "_5_"
     if (loose or subject) and x:
@@ -2655,7 +2665,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       outside), a JSON field {"answer": X} / {"final_answer": "X"} (before a box it does not compete
       with it: code may build such a dict), "Ans: X" / "Ans. X", the anchor inside a display's
       \\text ("$$\\text{Answer: } X$$"), or a last sentence "Therefore, the largest $n$ is X" or
-      "Therefore, $x = X$" (one variable) or "X is the (final) answer"; a list item's mark
+      "Therefore, $x = X$" (one variable), "X is the (final) answer" or "Option B is correct"
+      ("The answer is X, not Y" gives X); a list item's mark
       before X on the line after "Answer:" ("- X") is no minus; a "Final Answer:", "####" or
       "<answer>" line after the
       last box is the final answer; "5!" is a factorial, also at the end of a sentence; the anchor

@@ -310,6 +310,9 @@ ANCHORED = [
     ("$x = 5$ is the answer.", "5"),
     ("So 12 is our final answer.", "12"),
     ("Thus, $\\frac{1}{2}$ is the correct answer.", "0.5"),
+    ("Option B is correct.", "B"),
+    ("Option (B) is the correct answer.", "(B)"),
+    ("The answer is 5, not 6.", "5"),                     # another value denied
     # a list item's mark before the answer on the next line
     ("Answer:\n- 5", "5"),
     ("**Final Answer**\n\n* $5$", "5"),
@@ -327,6 +330,10 @@ ANCHOR_NEAR_MISSES = [
     ("6 is the answer.", "5"),
     ("We would need many more steps before 5 is the answer.", "5"),
     ("Answer:\n- 6", "5"),
+    ("Option C is correct.", "B"),
+    ("Option B is not correct.", "B"),
+    ("The answer is 5, not 6.", "6"),
+    ("The answer is 5, not 6 or 7.", "5"),
     ("Final Answer: The largest $n$ is 35.", "34"),
     ("The largest n is 34. But wait, n = 35 also works.", "34"),
     ("The largest n is 34. But wait, n = 35 also works.", "35"),
