@@ -443,14 +443,14 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
                  x)[0]
     # "5, and the reason is ...": a clause after a comma that names no number, formula or doubt
     # is no part of the value ("5, and it might be 6" stays two candidates)
-    m = re.match(r"(?is)([^,]*[\d}][^,]*),\s*(?:and|but|so|where|with|for|hence|thus|then)\b(.*)$",
-                 x)
-    if m and not re.search(r"[\d$\\]", m.group(2)) and not _HEDGE_RE.search(m.group(2)) and \
+    m = re.match(r"(?is)([^,]*),\s*(?:and|but|so|where|with|for|hence|thus|then)\b(.*)$", x)
+    if m and re.search(r"[\d}]", m.group(1)) and not re.search(r"[\d$\\]", m.group(2)) and \
+            not _HEDGE_RE.search(m.group(2)) and \
             not re.search(r"(?i)\b(?:might|may|could|also|another|other)\b", m.group(2)):
         x = m.group(1)
     # "5, not 6": the value, then another one denied
-    m = re.fullmatch(r"(?is)([^,]*[\d}][^,]*),\s*not\s+[^\s,;]{1,40}", x.rstrip(". "))
-    if m and not _HEDGE_RE.search(m.group(1)):
+    m = re.fullmatch(r"(?is)([^,]*),\s*not\s+[^\s,;]{1,40}", x.rstrip(". "))
+    if m and re.search(r"[\d}]", m.group(1)) and not _HEDGE_RE.search(m.group(1)):
         x = m.group(1)
     x = x.strip().rstrip(".,;:").strip().strip("*_").strip()      # "*5*", "_5_"
     if (loose or subject) and x:
@@ -965,24 +965,19 @@ def _degrees_minutes(m: re.Match) -> str:
     return text + "^\\circ"
 
 
-_UNIT_VECTOR_RE = re.compile(r"\s*([-+]?)\s*([^-+ijk]*?)\s*(?:\\cdot\s*)?(?:\\(?:hat|vec)\s*\{?\s*"
-                             r"([ijk])\s*\}?|(?<![a-zA-Z\\])([ijk])(?![a-zA-Z]))")
-
-
 def _unit_vectors(s: str) -> str:
     """'i+2j+3k' -> '(1,2,3)', '3\\hat{i} - 4\\hat{j}' -> '(3,-4)': a sum of multiples of two or
     three unit vectors, each at most once, as the tuple of its components (three when k is
     there); anything else ('2i', '3+4i') is returned as is."""
-    comps, pos = {}, 0
-    while pos < len(s):
-        m = _UNIT_VECTOR_RE.match(s, pos)       # anchored: each term right after the last one
-        axis = m and (m.group(3) or m.group(4))
-        if not m or axis in comps or (pos and not m.group(1)):
+    t = re.sub(r"\s+", "", re.sub(r"\\(?:hat|vec)\s*\{?\s*([ijk])\s*\}?", r"\1", s))
+    comps = {}
+    for term in filter(None, re.split(r"(?=[-+])", t)):
+        m = re.fullmatch(r"([-+]?)(.*?)(?:\\cdot)?([ijk])", term)
+        coef = m.group(2) if m else ""
+        if not m or m.group(3) in comps or (comps and not m.group(1)) or (coef and exact_number(
+                coef) is None and not re.fullmatch(r"\\frac\{\d+\}\{\d+\}", coef)):
             return s
-        coef = m.group(2).strip()
-        if coef and exact_number(coef) is None and not re.fullmatch(r"\\frac\{\d+\}\{\d+\}", coef):
-            return s
-        comps[axis], pos = (m.group(1) if m.group(1) == "-" else "") + (coef or "1"), m.end()
+        comps[m.group(3)] = (m.group(1) if m.group(1) == "-" else "") + (coef or "1")
     if len(comps) < 2:                           # "2i" alone is imaginary
         return s
     axes = "ijk" if "k" in comps else "ij"
@@ -1155,7 +1150,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = _integer_functions(s)
     s = _MERIDIEM_RE.sub(r" \1m", s)            # "3:00 p.m." is "3:00 pm" (a unit word)
     s = re.sub(r"(?<=[\d}])\s*(?:" + _UNIT_WORDS + r")\.?(?:\s*\^\s*\{?\d\}?)?\s*$", "", s,
-               flags=re.IGNORECASE) if re.search(r"\d\s*[}]?\s*[a-zA-Z]{2,}", s) or re.search(
+               flags=re.IGNORECASE) if re.search(r"\d\s*(?:\}\s*)?[a-zA-Z]{2,}", s) or re.search(
         r"\d\s+[a-zA-Z]\s*(?:\^\s*\{?\d\}?)?$", s) else s           # also "5 m^{2}" (5 m²)
     s = _strip_unit_words(s.strip())
     s = re.sub(r"(?<=[\d}])\s*[\u4e00-\u9fff]{1,4}$", "", s)    # a unit in Chinese: 12 元, 5 个
@@ -1218,7 +1213,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?i)^(?:there\s+(?:are|is)\s+)?(?:infinitely\s+many|an?\s+infinite\s+number"
                r"(?:\s+of)?|infinite(?:ly)?)(?:\s+[a-z]+)?$", r"\\infty", s)
     s = re.sub(r"\\varnothing(?![a-zA-Z])|\\\{\s*\\\}|^\s*\{\s*\}\s*$", r"\\emptyset", s)
-    s = re.sub(r"(?<![\w\\])(\d[0-9A-Z]*)\s*\(?\s*(?:in\s+)?base[\s-]*(\d{1,2})\s*\)?$",
+    s = re.sub(r"(?<![\w\\])(\d[0-9A-Z]*)\s*(?:\(\s*)?(?:in\s+)?base[\s-]*(\d{1,2})\s*\)?$",
                r"\1_{\2}", s)
     # the base in words: 101_{\\text{two}} (unwrapped above) -> 101_{2}
     s = re.sub(r"(?<=[\dA-Z)])_\s*\{\s*([a-z]{3,9})\s*\}", lambda m: (
@@ -1235,9 +1230,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # leading "x =", "f(x) =", "x \in", "\vec{v} =", "\overrightarrow{AB} =", "(p, q) ="
     s = s.strip()
     # "5 = x" is "x = 5": a value (no letters but commands) on the left of a lone name
-    m = re.fullmatch(r"([^=,<>|]+?)\s*=\s*(" + _NAME + r")", s)
+    m = re.fullmatch(r"([^=,<>|]+)=\s*(" + _NAME + r")", s)
     if m and not re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", m.group(1))):
-        s = f"{m.group(2)}={m.group(1)}"
+        s = f"{m.group(2)}={m.group(1).strip()}"
     if strip_lhs:
         m = re.match(r"^(?:\\(?:vec|overrightarrow|hat|bar|tilde)\s*\{[a-zA-Z]{1,3}\}|[a-zA-Z]"
                      r"(?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?)\s*(?:=|\\in(?![a-zA-Z]))\s*"
