@@ -176,10 +176,12 @@ _ANCHOR_RE = re.compile(
     r"|'(?:[^'\\\n]|\\.){0,500}'|[-+.\d][-+.\deE]{0,40})"
     # a markdown table row "| **Answer** | 5 |": the anchor word in the first cell, the answer
     # in the only other one
-    r"|(?:^|\n)[ \t]*\|[ \t]*" + _EMPH + r"(?:final\s+)?answer[ \t]*:?[ \t]*" + _EMPH +
-    r"[ \t]*:?[ \t]*\|(?P<cell>[^|\n]{1,500})\|?[ \t]*(?=\n|$)"
+    # (blanks, colons and emphasis after the word in one class: several adjacent "[ \t]*" would
+    # try every split of a long blank run, O(n^4))
+    r"|(?:^|\n)[ \t]*\|[ \t]*" + _EMPH + r"(?:final\s+)?answer[ \t:*_]*"
+    r"\|(?P<cell>[^|\n]{1,500})\|?[ \t]*(?=\n|$)"
     r"|" + _LINE_START + _ANCHOR_WORD + r"(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
-    r"[ \t]*" + _EMPH + r"\s*(?P<sep>is\b\s*:?|(?:would|should|must|will)\s+be\b\s*:?|:|" +
+    r"(?:[ \t]*[*_]{1,3})?\s*(?P<sep>is\b\s*:?|(?:would|should|must|will)\s+be\b\s*:?|:|" +
     _FOREIGN_IS + "|" +
     _ARROW + r"|=|(?<=ans\.)|(?(ls)" + _DASH +
     r"|(?(fin)" + _DASH + r"|(?!))))[ \t]*" + _EMPH +
@@ -190,8 +192,8 @@ _ANCHOR_RE = re.compile(
     r"|(?:^|\n)[ \t]*" + _EMPH + r"(?:final\s+)?answer" + _EMPH + r"[ \t]+(?P<env>" + _MATH_ENV +
     ")"
     # a heading "**Final Answer:**" alone on its line: the answer is the next line that has text
-    r"|(?:^|\n)[ \t]*(?:\#+[ \t]*)?" + _EMPH + r"(?:final\s+)?answer[ \t]*:?[ \t]*" + _EMPH +
-    r"[ \t]*:?[ \t]*\n(?:[ \t]*\n){0,2}" + _FENCE + _BULLET + r"[ \t]*(?P<next>" + _MATH_ENV +
+    r"|(?:^|\n)[ \t]*(?:\#+[ \t]*)?" + _EMPH + r"(?:final\s+)?answer[ \t:*_]*\n(?:[ \t]*\n){0,2}" +
+    _FENCE + _BULLET + r"[ \t]*(?P<next>" + _MATH_ENV +
     r"|[^\n]+)",
     re.IGNORECASE | re.DOTALL)
 
