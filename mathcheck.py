@@ -168,7 +168,7 @@ _FOREIGN_ANSWER = (r"(?:(?:endgültige|finale?|最终|最終)\s*)?(?:respuesta|r
                    r"(?:\s+(?:finale?|correct[ae]))?")
 _FOREIGN_IS = r"(?:(?:es|est|ist|lautet|è|é)\b\s*:?|[是为為]|：)"
 _ANCHOR_WORD = (r"(?<![A-Za-z0-9])(?<![A-Za-z0-9]_)(?:(?P<fin>final\s+(?:answer|result))|answer|"
-                r"ans(?=[ \t]*:)|"
+                r"ans(?=[ \t]*:)|ans\.|"
                 + _FOREIGN_ANSWER + ")")
 # Separators between the anchor word and the answer. "is", ":" and "=" anywhere; an arrow
 # ("->", "=>", "→", "⇒") anywhere, as nobody writes one in prose after "answer"; a dash
@@ -182,6 +182,8 @@ _LINE_START = r"(?P<ls>(?:^|\n)[ \t]*(?:[#>]+[ \t]*|[-+*][ \t]+|\d{1,2}[.)][ \t]
     r"(?:(?:the|my|our)\s+)?)?"
 # a code fence opening the line after "Answer:" ("```" or "```text"): the answer is inside it
 _FENCE = r"(?:[ \t]*`{3,}[a-zA-Z]{0,10}[ \t]*\n)?"
+# a list item's mark before the answer on the line after "Answer:" ("- 5", "* 5", "• 5")
+_BULLET = r"(?:[ \t]*[-*•][ \t]+)?"
 _ANCHOR_RE = re.compile(
     r"<(?P<tn>(?:final_)?answer)>(?P<tag>.{0,2000}?)</(?P=tn)>"
     r"|####[ \t]*(?P<hash>[^\n]*)"
@@ -190,21 +192,25 @@ _ANCHOR_RE = re.compile(
     r"|'(?:[^'\\\n]|\\.){0,500}'|[-+.\d][-+.\deE]{0,40})"
     # a markdown table row "| **Answer** | 5 |": the anchor word in the first cell, the answer
     # in the only other one
-    r"|(?:^|\n)[ \t]*\|[ \t]*" + _EMPH + r"(?:final\s+)?answer[ \t]*:?[ \t]*" + _EMPH +
-    r"[ \t]*:?[ \t]*\|(?P<cell>[^|\n]{1,500})\|?[ \t]*(?=\n|$)"
+    # (blanks, colons and emphasis after the word in one class: several adjacent "[ \t]*" would
+    # try every split of a long blank run, O(n^4))
+    r"|(?:^|\n)[ \t]*\|[ \t]*" + _EMPH + r"(?:final\s+)?answer[ \t:*_]*"
+    r"\|(?P<cell>[^|\n]{1,500})\|?[ \t]*(?=\n|$)"
     r"|" + _LINE_START + _ANCHOR_WORD + r"(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
-    r"[ \t]*" + _EMPH + r"\s*(?P<sep>is\b\s*:?|(?:would|should|must|will)\s+be\b\s*:?|:|" +
+    r"(?:[ \t]*[*_]{1,3})?\s*(?P<sep>is\b\s*:?|(?:would|should|must|will)\s+be\b\s*:?|:|" +
     _FOREIGN_IS + "|" +
-    _ARROW + r"|=|(?(ls)" + _DASH +
+    _ARROW + r"|=|(?<=ans\.)|(?(ls)" + _DASH +
     r"|(?(fin)" + _DASH + r"|(?!))))[ \t]*" + _EMPH +
     # the statement; "The answer is:" with nothing after it on its line: the next line
-    r"(?:[ \t]*\n(?:[ \t]*\n)?" + _FENCE + r")?[ \t]*(?P<stmt>" + _MATH_ENV + r"[^\n]*|[^\n]*)"
+    r"(?:[ \t]*\n(?:[ \t]*\n)?" + _FENCE + _BULLET + r")?[ \t]*(?P<stmt>" + _MATH_ENV +
+    r"[^\n]*|[^\n]*)"
     # "Answer $9$", "Answer \[ 9 \]": the word alone at the start of a line, then a formula
     r"|(?:^|\n)[ \t]*" + _EMPH + r"(?:final\s+)?answer" + _EMPH + r"[ \t]+(?P<env>" + _MATH_ENV +
     ")"
     # a heading "**Final Answer:**" alone on its line: the answer is the next line that has text
-    r"|(?:^|\n)[ \t]*(?:\#+[ \t]*)?" + _EMPH + r"(?:final\s+)?answer[ \t]*:?[ \t]*" + _EMPH +
-    r"[ \t]*:?[ \t]*\n(?:[ \t]*\n){0,2}" + _FENCE + r"[ \t]*(?P<next>" + _MATH_ENV + r"|[^\n]+)",
+    r"|(?:^|\n)[ \t]*(?:\#+[ \t]*)?" + _EMPH + r"(?:final\s+)?answer[ \t:*_]*\n(?:[ \t]*\n){0,2}" +
+    _FENCE + _BULLET + r"[ \t]*(?P<next>" + _MATH_ENV +
+    r"|[^\n]+)",
     re.IGNORECASE | re.DOTALL)
 
 # An explicit admission that an earlier answer was wrong. Boxes before the last one of these are
@@ -281,13 +287,29 @@ _HTML_ENTITY_RE = re.compile(r"&(?:[a-zA-Z]{2,8}\d{0,2}|#\d{1,7}|#[xX][0-9a-fA-F
 
 def _html_to_text(text: str) -> str:
     """'<b>Answer:</b> 5<sup>2</sup>' -> 'Answer: 5^{2}', 'Answer: &minus;5' -> 'Answer: −5'
-    (text without '<' or '&' is returned as is)."""
+    (text without '<' or '&' is returned as is); struck-out text ('<del>6</del>') is withdrawn
+    ('<s>', a tokenizer's begin-of-text mark too, is not read as strike-through)."""
     if "<" in text:
+        text = re.sub(r"(?is)<(del|strike)>.{0,200}?</\1>", "", text)
         text = re.sub(r"(?i)<(su[pb])>([^<>\n]{0,100})</\1>", lambda m: (
             "^{" if m.group(1).lower() == "sup" else "_{") + m.group(2) + "}", text)
         text = _HTML_BLOCK_RE.sub("\n", _HTML_INLINE_RE.sub("", text))
     if "&" in text:
         text = _HTML_ENTITY_RE.sub(lambda m: html.unescape(m.group(0)), text)
+    return text
+
+
+def _markdown_to_text(text: str) -> str:
+    """Markdown marks that would stand in the answer's place: blockquote marks ('> 5' -> '5'),
+    the underline of a setext heading ('Final Answer\n===\n5'; also a rule '---'), and
+    struck-out text ('~~6~~ 5' -> ' 5': what a writer strikes out is withdrawn; not LaTeX's
+    spaces between two words, 'x~~=~~5')."""
+    if ">" in text:
+        text = re.sub(r"(?m)^[ \t]*(?:>[ \t]*)+", "", text)
+    if "==" in text or "--" in text:
+        text = re.sub(r"(?m)^[ \t]*(?:={3,}|-{3,})[ \t]*$", "", text)
+    if "~~" in text:
+        text = re.sub(r"(?<![\w}\\~])~~(?:(?!~~)[^\n]){1,200}~~(?![\w{~])", "", text)
     return text
 
 
@@ -337,6 +359,29 @@ def _subject_is(x: str) -> str | None:
     if _QUALIFIER_RE.search(re.sub(_MATH_ENV, " ", stmt)):
         return None
     return None if re.match(r"(?i)(?:not|no|never)\b", stmt) else stmt
+
+
+# the value first: "$x = 5$ is the answer.", "So 12 is our final answer.", "Option B is correct."
+_VALUE_IS_ANSWER_RE = re.compile(
+    r"(?is)^(?:\*\*)?(?:(?:so|thus|therefore|hence|finally)\s*,?\s+)?"
+    r"(?:(?:option|choice)\s+(?P<letter>\(?[A-E]\)?)\s+is\s+(?:the\s+)?correct"
+    r"(?:\s+(?:answer|option|choice))?"
+    r"|(?P<stmt>\S.{0,200}?)\s+is\s+(?:the|our|my)\s+(?:final\s+|correct\s+)?answer)"
+    r"\s*(?:\*\*)?[.!]?\s*$")
+
+
+def _value_is_answer(x: str) -> str | None:
+    """'$x = 5$ is the answer.' -> '$x = 5$': a value (a formula, or at most three words) said
+    to be the answer, or a choice said to be correct ('5 is not the answer' and '5 or 6 is the
+    answer' are none)."""
+    m = _VALUE_IS_ANSWER_RE.match(x.strip())
+    if m and m.group("letter"):
+        return m.group("letter")
+    stmt = m.group("stmt") if m else ""
+    words = re.sub(_MATH_ENV, " ", stmt).split()
+    if not m or len(words) > 3 or _HEDGE_RE.search(stmt) or re.search(r"(?i)\b(?:not|no)\b", stmt):
+        return None
+    return stmt
 
 
 _CONCLUDED_RE = re.compile(
@@ -402,12 +447,29 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
         letter = re.match(r"\(\s*[A-E]\s*\)(?=$|[\s.,;])", rest)
         if letter and len(vals) == 1:            # "$5$ (B)": the value and its choice letter
             ans = f"{ans} {letter.group(0)}"
+        # "$5$ (five)", "$x = 5$ (that is, six)": a gloss that says a value must agree with it
+        gloss = re.match(r"\(([^()\n]{1,80})\)(?=$|[\s.,;])", rest)
+        if gloss and len(vals) == 1 and not letter and (re.search(r"\d|=", gloss.group(1)) or any(
+                _cardinal([w]) is not None for w in re.findall(r"[a-z]+", gloss.group(1).lower()))):
+            ans = f"{ans} {gloss.group(0)}"
         if re.match(r"(?i)^(?:or|and/or)\b", rest):
             return None
         return ans
     x = re.split(r"(?i)\s+I hope\b", x)[0]
+    x = re.sub(r"(?<=\d)\s?(?:\.{3}|…)\s*$", r"\\ldots", x)    # "5...": the digits go on
     x = re.split(r"\.(?:\s|$)|[。；]|;\s|\s\(since|\s+because\b|\s+since\b|\s+which\b|\s+as\b",
                  x)[0]
+    # "5, and the reason is ...": a clause after a comma that names no number, formula or doubt
+    # is no part of the value ("5, and it might be 6" stays two candidates)
+    m = re.match(r"(?is)([^,]*),\s*(?:and|but|so|where|with|for|hence|thus|then)\b(.*)$", x)
+    if m and re.search(r"[\d}]", m.group(1)) and not re.search(r"[\d$\\]", m.group(2)) and \
+            not _HEDGE_RE.search(m.group(2)) and \
+            not re.search(r"(?i)\b(?:might|may|could|also|another|other)\b", m.group(2)):
+        x = m.group(1)
+    # "5, not 6": the value, then another one denied
+    m = re.fullmatch(r"(?is)([^,]*),\s*not\s+[^\s,;]{1,40}", x.rstrip(". "))
+    if m and re.search(r"[\d}]", m.group(1)) and not _HEDGE_RE.search(m.group(1)):
+        x = m.group(1)
     x = x.strip().rstrip(".,;:").strip().strip("*_").strip()      # "*5*", "_5_"
     if (loose or subject) and x:
         after = _subject_is(x)
@@ -416,7 +478,8 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
     if loose and x:
         if not re.search(r"\$|\\\(|\\\[", x) and not _HEDGE_RE.search(x) \
                 and not _QUALIFIER_RE.search(x) and not re.search(r"(?i)\b(?:not|never)\b|n't\b",
-                                                                  x):      # "not 12", "isn't 12"
+                                                                  x) \
+                and "\\ldots" not in x:   # "not 12", "isn't 12", "5..."
             nums = re.findall(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w.])", x)
             if len(nums) == 1 and not re.fullmatch(r"-?\d[\d,]*(?:\.\d+)?", x):
                 return nums[0]
@@ -444,7 +507,7 @@ def _final_sentence_in(text: str) -> tuple[str | None, int]:
         return None, -1
     last = parts[-1]
     sentence = last.group(0)
-    stmt = _subject_is(sentence) or _concluded_value(sentence)
+    stmt = _subject_is(sentence) or _concluded_value(sentence) or _value_is_answer(sentence)
     if stmt is None:                     # "... P(A) = 2/3 Therefore, the probability is 2/3."
         starts = [m.start() for m in re.finditer(
             r"(?<![\w$])(?:So|Thus|Therefore|Hence|Finally|Consequently|The)\b", sentence)]
@@ -763,7 +826,8 @@ def _other_boxes(text: str) -> list[str]:
 
 def gold_answer(answer) -> str:
     """The gold answer string from a dataset field (GSM8K '#### 1,234', a MATH solution with a
-    box, a 'Final Answer:' line or 'The answer is X.', or a bare answer)."""
+    box, a 'Final Answer:' line or 'The answer is X.', or a bare answer, also in markdown bold or
+    code: '**5**', '`5`')."""
     if isinstance(answer, (list, tuple)):
         return ", ".join(str(a) for a in answer)
     s = DOUBLED_CMD_RE.sub("", str(answer).strip())
@@ -777,6 +841,10 @@ def gold_answer(answer) -> str:
         got = extract(s, retract=False)[0]
         if got is not None:
             return got
+    # a bare answer in markdown bold or code ("**5**", "`5`"), or ending in a LaTeX line break
+    s = re.sub(r"(?s)^(\*\*|__|`)(.+)\1$", r"\2", s)
+    while s.endswith("\\\\"):
+        s = s[:-2].rstrip()
     return _strip_math_delims(s)
 
 
@@ -799,6 +867,7 @@ _UNIT_WORDS = (
     "mi|kg|g|grams?|kilograms?|mg|lbs?|pounds?|ounces?|oz|s|sec|seconds?|min|minutes?|h|hrs?|hours?|"
     "days?|weeks?|months?|years?|dollars?|cents?|units?|sq|square|cubic|degrees?|mph|km/h|l|liters?|"
     "litres?|ml|gallons?|people|students|apples|marbles|books|items|ways|times|points|percent")
+_SI_UNITS = "[JNWVK]|kJ|kW|MW|kN|Pa|kPa|Hz|kHz|MHz|mol|eV|ohms?"
 _FUNC_WORDS = {"sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "sqrt", "frac",
                "pi", "infty", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "max", "min",
                "gcd", "lcm", "det", "mod", "pmod", "binom", "cdot", "times", "circ", "le", "ge"}
@@ -817,27 +886,30 @@ def normalize_answer(s: str) -> str:
     Handles: math delimiters, `\\left`/`\\right` (also `\\left.`, `\\bigl(`), spacing commands and
     formatting without value (`\\hspace`, `\\phantom`, `\\color`, size and font switches),
     `\\dfrac`/`\\tfrac`/`\\sfrac`/`\\nicefrac` and the brace-less `\\frac\\pi2`, `\\sqrt3`,
-    `\\text{}`-style wrappers, trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`; not
-    qualifiers such as `5 minimum`), currencies (`\\$`, `€`, `£`, `USD 5`), ordinals (`5^{th}`),
-    degrees (`^\\circ`, `°`, `^\\circ C`, `45^o`), percent (`\\%`, `28 percent`, `28 pct`, `per
-    cent`: kept as a trailing `%`), thousands separators (`1,000`, `1\\,000`, `1{,}000`, `1,\\!000`,
-    `1 000`; not "3, 500", which is two numbers), digits apart by a space (`2 1/2` a mixed number,
-    `3 4` two numbers, never 34), scientific notation (`3e8` -> `3\\times10^{8}`, `1.2 x 10^3`),
-    repeating decimals (`0.\\overline{3}`, `0.(3)` -> `\\frac{1}{3}`; also a block said again before
-    an ellipsis, three digits or more in all: `0.333...`, `0.1666\\ldots`; not `0.33...` or
-    `3.14159...`), code and calculator spellings (`2**10`, `2^-1`, `pi/2`, `ln(e^2)`), a number
-    before a parenthesised number as a product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`, `π`, `−` and
-    the other minus signs and hyphens, `½`, any vulgar fraction, fullwidth and circled digits,
-    mathematical bold and italic letters and digits (`𝐀`, `𝟓`), the Arabic decimal separator `٫` and
-    percent sign `٪`, superscript runs `x¹⁰`; emoji and other symbols are dropped), grouping braces
-    `{{5}}` and parentheses `((5))`, base subscripts (`(204)_5` -> `204_{5}`; `26_{10}` -> `26`),
-    empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`,
-    the rows of an `aligned` environment (a list), `;` as a list separator, a whole answer that is a
-    number in words (`five`, `Twenty-one`, `one hundred and five`; `minus 5` is -5), a leading
-    `Answer:` or `The answer is`, leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting
-    notations and gcd / lcm of integers (`{}^{10}C_3` -> `(120)`), matrix environments (all ->
-    pmatrix; a vector, one row or one column, -> the tuple of its entries), a scale word after
-    digits (`1.5 million` -> `1500000`), and spaces.
+    `\\text{}`-style wrappers, infinity in words and code (`Infinity`, `-inf`, `oo`, `infinitely
+    many`), trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`, SI symbols in `\\text{}`:
+    `5\\text{ J}`; not qualifiers such as `5 minimum`), currencies (`\\$`, `€`, `£`, `USD 5`),
+    ordinals (`5^{th}`), degrees (`^\\circ`, `°`, `^\\circ C`, `45^o`; with minutes `30^\\circ 15'`
+    -> `30.25`), percent (`\\%`, `28 percent`, `28 pct`, `per cent`: kept as a trailing `%`),
+    thousands separators (`1,000`, `1\\,000`, `1{,}000`, `1,\\!000`, `1 000`; not "3, 500", which is
+    two numbers), digits apart by a space (`2 1/2` a mixed number, `3 4` two numbers, never 34),
+    scientific notation (`3e8` -> `3\\times10^{8}`, `1.2 x 10^3`), repeating decimals
+    (`0.\\overline{3}`, `0.(3)` -> `\\frac{1}{3}`; also a block said again before an ellipsis, three
+    digits or more in all: `0.333...`, `0.1666\\ldots`; not `0.33...` or `3.14159...`), code and
+    calculator spellings (`2**10`, `2^-1`, `pi/2`, `ln(e^2)`), a number before a parenthesised
+    number as a product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`, `π`, `−` and the other minus signs
+    and hyphens, `½`, any vulgar fraction, fullwidth and circled digits, mathematical bold and
+    italic letters and digits (`𝐀`, `𝟓`), the Arabic decimal separator `٫` and percent sign `٪`,
+    superscript runs `x¹⁰`; emoji and other symbols are dropped), grouping braces `{{5}}` and
+    parentheses `((5))`, base subscripts (`(204)_5` -> `204_{5}`; `26_{10}` -> `26`), empty-set
+    symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`, the rows
+    of an `aligned` environment (a list), `;` as a list separator, a whole answer that is a number
+    in words (`five`, `Twenty-one`, `one hundred and five`; `minus 5` is -5), a leading `Answer:` or
+    `The answer is`, leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting notations and gcd /
+    lcm of integers (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix, and so do nested
+    lists `[[1, 2], [3, 4]]`; a vector, one row or one column, or a sum of unit vectors `i + 2j +
+    3k`, -> the tuple of its entries), the base in words (`101_{\\text{two}}`), a scale
+    word after digits (`1.5 million` -> `1500000`), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
     '\\\\frac{1}{3}'
@@ -896,6 +968,40 @@ def _scaled(m: re.Match) -> str:
     return format(value.normalize(), "f")
 
 
+def _degrees_minutes(m: re.Match) -> str:
+    """'30^\\circ 15\'' -> '30.25^\\circ', '10^\\circ 20\'' -> '\\frac{31}{3}^\\circ' (exact)."""
+    v = Fraction(m.group(1)) + Fraction(m.group(2)) / 60 + Fraction(m.group(3) or 0) / 3600
+    n, d = v.numerator, v.denominator
+    while d % 2 == 0:
+        d //= 2
+    while d % 5 == 0:
+        d //= 5
+    if d == 1:                                   # a terminating decimal
+        text = format(Decimal(v.numerator) / Decimal(v.denominator), "f")
+    else:
+        text = f"\\frac{{{n}}}{{{v.denominator}}}"
+    return text + "^\\circ"
+
+
+def _unit_vectors(s: str) -> str:
+    """'i+2j+3k' -> '(1,2,3)', '3\\hat{i} - 4\\hat{j}' -> '(3,-4)': a sum of multiples of two or
+    three unit vectors, each at most once, as the tuple of its components (three when k is
+    there); anything else ('2i', '3+4i') is returned as is."""
+    t = re.sub(r"\s+", "", re.sub(r"\\(?:hat|vec)\s*\{?\s*([ijk])\s*\}?", r"\1", s))
+    comps = {}
+    for term in filter(None, re.split(r"(?=[-+])", t)):
+        m = re.fullmatch(r"([-+]?)(.*?)(?:\\cdot)?([ijk])", term)
+        coef = m.group(2) if m else ""
+        if not m or m.group(3) in comps or (comps and not m.group(1)) or (coef and exact_number(
+                coef) is None and not re.fullmatch(r"\\frac\{\d+\}\{\d+\}", coef)):
+            return s
+        comps[m.group(3)] = (m.group(1) if m.group(1) == "-" else "") + (coef or "1")
+    if len(comps) < 2:                           # "2i" alone is imaginary
+        return s
+    axes = "ijk" if "k" in comps else "ij"
+    return "(" + ",".join(comps.get(a, "0") for a in axes) + ")"
+
+
 def _french_interval(m: re.Match) -> str:
     """']2, 5]' -> '(2, 5]': French brackets in the usual notation (an interval in it unchanged)."""
     space, a, lo, hi, b = m.groups()
@@ -935,7 +1041,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"∛\s*", r"\\sqrt[3]", s)
     s = re.sub(r"√\s*(\d+(?:\.\d+)?|\\?[a-zA-Z]+|\([^()]*\)|\{[^{}]*\})",
                lambda m: "\\sqrt{" + m.group(1).strip("(){}") + "}", s)
-    s = _strip_math_delims(s)
+    s = _unit_fraction(_strip_math_delims(s))                           # 5 \\frac{m}{s}
     s = re.sub(r"\\\$|\\text\{\s*\\\$\s*\}", "", s)                    # currency \$
     # other currencies, as a symbol anywhere or a code before the number: €5, 5 £, USD 5, Rs. 5
     # (a code after the number is a unit word, dropped below)
@@ -952,6 +1058,10 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\(?:tiny|scriptsize|footnotesize|small|normalsize|large|Large|LARGE|huge|Huge|"
                r"it|sf|tt)(?![a-zA-Z])|\\(?:rm|bf)(?![a-zA-Z])(?!\s*\{)", "", s)
     s = s.replace("\\textdollar", "")
+    # a brace's annotation (\underbrace{5}_{\text{ans}}) and an empty index (5_{}, {5}^{})
+    s = re.sub(r"\\(?:underbrace|overbrace)\s*\{((?:[^{}]|\{[^{}]*\})*)\}"
+               r"(?:\s*[_^]\s*\{(?:[^{}]|\{[^{}]*\})*\})?", r"{\1}", s)
+    s = re.sub(r"(?<=[\w}])\s*[_^]\s*\{\s*\}", "", s)
     s = re.sub(r"\\(?:blacksquare|square|qed|qedsymbol|Box)(?![a-zA-Z])|[∎□■]", "", s)  # Q.E.D.
     s = re.sub(r"\\(?:displaystyle|textstyle|scriptstyle|left|right|big|Big|bigg|Bigg)(?![a-zA-Z])",
                "", s)
@@ -995,7 +1105,13 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))", ",", s)
     s = re.sub(r"(?<=\d)(?:\\,|\{,\}|\\ |\\;|~)(?=\d{3}(?!\d))", "", s)
     s = s.replace("{,}", ",")
+    s = re.sub(r"(?<![\w.])\d{1,3}(?:_\d{3})+(?![\w.])", lambda m: m.group(0).replace("_", ""),
+               s)                                                   # Python's 1_000_000
     s = re.sub(r"(?<!\\)\\[,;:! ]|\\quad|\\qquad|~", " ", s)
+    # degrees, minutes and seconds are one angle: 30^\circ 15' = 30.25^\circ
+    if "'" in s or "′" in s:
+        s = re.sub(r"(?<![\d.])(\d+)\s*\^\s*(?:\{\s*\\circ\s*\}|\\circ)\s*(\d+(?:\.\d+)?)\s*"
+                   r"(?:'|′)(?!')(?:\s*(\d+(?:\.\d+)?)\s*(?:''|\"|″))?", _degrees_minutes, s)
     # degrees and percent; a temperature scale after the degree sign goes with it (5^\circ C)
     s = re.sub(r"(?<=[\d}])\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ)\s*"
                r"(?:\\(?:text|mathrm)\s*\{\s*[CF]\s*\}|[CF](?![a-zA-Z]))", "", s)
@@ -1018,6 +1134,10 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # units in \text{} after a number, e.g. 5\text{ cm}^2, \$5, 10 dollars, 16\pi\text{ cm}^2
     s = re.sub(r"(?:(?<=[\d}).])|(?<=\\pi))\s*\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _UNIT_WORDS +
                r")\.?\s*\}(?:\s*\^\s*\{?\d\}?)?\s*$", "", s, flags=re.IGNORECASE)
+    # SI symbols, in their own case and only in \text{} or \mathrm{} (a bare "5 N" may be 5N):
+    # 5\text{ J}, 5\,\mathrm{kPa}, 5\,\Omega
+    s = re.sub(r"(?<=[\d}])\s*(?:\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _SI_UNITS + r")\s*\}|\\Omega)"
+               r"(?:\s*\^\s*\{?\d\}?)?\s*$", "", s)
     # "3 and 4", "3 \\text{ and } 4" -> a list (but "one hundred and five" is one number)
     if re.search(r"\band\b", s):
         words = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s).strip()
@@ -1029,11 +1149,15 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
     s = _labelled_parts(s)
-    # calculator and code spellings: 2**10, 2^-1, pi/2, ln(e^2), log(8)/log(2)
+    # calculator and code spellings: 2**10, 2^-1, pi/2, ln(e^2), log(8)/log(2), abs(-3), pow(2, 10)
+    s = s.replace("\\*", "*")             # an escaped star (markdown), LaTeX's times sign
     s = re.sub(r"(?<=[\w)}])\s*\*\*\s*(?=[\w({\\-])", "^", s)
     s = re.sub(r"\^\s*(-\s*\d+(?:\.\d+)?)", r"^{\1}", s)
-    s = re.sub(r"(?<![a-zA-Z\\])(?:(pi)(?![a-zA-Z])|(ln|log|exp|sin|cos|tan)(?=\s*\())", r"\\\1\2",
-               s)
+    s = re.sub(r"\b(?:math|np|numpy|sympy|sp)\.(?=[a-z])", "", s)     # math.pi, np.sqrt(2)
+    s = re.sub(r"(?<![\w\\])(?:abs|Abs|fabs)\s*\(([^()]*)\)", r"|\1|", s)          # abs(-3)
+    s = re.sub(r"(?<![\w\\])(?:pow|Power)\s*\(([^(),]+),([^(),]+)\)", r"(\1)^{\2}", s)  # pow(2, 10)
+    s = re.sub(r"(?<![a-zA-Z\\])(?:(?i:(pi))(?![a-zA-Z])|(ln|log|exp|sin|cos|tan)(?=\s*\())",
+               lambda m: "\\" + (m.group(1).lower() if m.group(1) else m.group(2)), s)
     s = re.sub(r"(?i)^the\s+(?=\d)", "", s)                          # "the 3rd", "the 5th term"
     s = re.sub(r"(?i)^(?:the\s+)?(?:final\s+)?answer(?:\s+is\b|\s*[:=])\s*", "", s)  # in a box
     s = re.sub(r"(?i)^(?:minus|negative)\s+(?=\d|\\frac|\\sqrt)", "-", s)       # "minus 5"
@@ -1044,8 +1168,8 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = _integer_functions(s)
     s = _MERIDIEM_RE.sub(r" \1m", s)            # "3:00 p.m." is "3:00 pm" (a unit word)
     s = re.sub(r"(?<=[\d}])\s*(?:" + _UNIT_WORDS + r")\.?(?:\s*\^\s*\{?\d\}?)?\s*$", "", s,
-               flags=re.IGNORECASE) if re.search(r"\d\s*[}]?\s*[a-zA-Z]{2,}", s) or re.search(
-        r"\d\s+[a-zA-Z]\s*$", s) else s
+               flags=re.IGNORECASE) if re.search(r"\d\s*(?:\}\s*)?[a-zA-Z]{2,}", s) or re.search(
+        r"\d\s+[a-zA-Z]\s*(?:\^\s*\{?\d\}?)?$", s) else s           # also "5 m^{2}" (5 m²)
     s = _strip_unit_words(s.strip())
     s = re.sub(r"(?<=[\d}])\s*[\u4e00-\u9fff]{1,4}$", "", s)    # a unit in Chinese: 12 元, 5 个
     # a word in another script after a number: "5 Äpfel", "5 см" (one word, holding a letter that
@@ -1076,7 +1200,13 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\frac\s*(\{[^{}]*\})\s*" + arg, r"\\frac\1{\2}", s)
     s = re.sub(r"\\frac\s*" + arg + r"\s*\{", r"\\frac{\1}{", s)
     s = re.sub(r"\\sqrt\s*([0-9a-zA-Z])", r"\\sqrt{\1}", s)
-    # matrices
+    # matrices; one written as nested lists, [[1, 2], [3, 4]] (code, JSON), as a pmatrix
+    m = re.fullmatch(r"\[\s*(\[[^\[\]]*\](?:\s*,\s*\[[^\[\]]*\])*)\s*\]", s.strip())
+    if m:
+        rows = [r.split(",") for r in re.findall(r"\[([^\[\]]*)\]", m.group(1))]
+        if len({len(r) for r in rows}) == 1:
+            s = ("\\begin{pmatrix}" + "\\\\".join("&".join(c.strip() for c in r) for r in rows)
+                 + "\\end{pmatrix}")
     s = re.sub(r"\\begin\{array\}\{[^{}]*\}", r"\\begin{pmatrix}", s).replace(
         "\\end{array}", "\\end{pmatrix}")
     s = re.sub(r"\\(begin|end)\{[bBvV]?matrix\}|\\(begin|end)\{smallmatrix\}",
@@ -1089,11 +1219,23 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
         rows = [r.split("&") for r in re.split(r"\\\\", m.group(2)) if r.strip()]
         if rows and (len(rows) == 1 or all(len(r) == 1 for r in rows)):
             s = (m.group(1) or "") + "(" + ",".join(c.strip() for r in rows for c in r) + ")"
+    # a vector in unit vectors: \\mathbf{i} + 2\\mathbf{j} - 3\\hat{k} -> (1,2,-3)
+    if re.search(r"[ijk]\}?\s*$", s):
+        s = _unit_vectors(s)
     # infinity spellings; the empty set
-    s = re.sub(r"\\inf(?![a-zA-Z])|\binfinity\b|\\infinity", r"\\infty", s)
+    # (also in words and code: "Infinity", "negative infinity" = -\infty, inf, sympy's oo; a whole
+    # answer "infinitely many (solutions)" or "infinite" is a count without end, \infty)
+    s = re.sub(r"(?i)\b(?:negative|minus)\s+infinity\b", r"-\\infty", s)
+    s = re.sub(r"(?i)\\inf(?![a-zA-Z])|(?:\bpositive\s+|\bplus\s+)?\binfinity\b|\\infinity"
+               r"|(?<![\w\\])inf(?![\w(])|^([-+]?)oo$", r"\1\\infty", s)
+    s = re.sub(r"(?i)^(?:there\s+(?:are|is)\s+)?(?:infinitely\s+many|an?\s+infinite\s+number"
+               r"(?:\s+of)?|infinite(?:ly)?)(?:\s+[a-z]+)?$", r"\\infty", s)
     s = re.sub(r"\\varnothing(?![a-zA-Z])|\\\{\s*\\\}|^\s*\{\s*\}\s*$", r"\\emptyset", s)
-    s = re.sub(r"(?<![\w\\])(\d[0-9A-Z]*)\s*\(?\s*(?:in\s+)?base[\s-]*(\d{1,2})\s*\)?$",
+    s = re.sub(r"(?<![\w\\])(\d[0-9A-Z]*)\s*(?:\(\s*)?(?:in\s+)?base[\s-]*(\d{1,2})\s*\)?$",
                r"\1_{\2}", s)
+    # the base in words: 101_{\\text{two}} (unwrapped above) -> 101_{2}
+    s = re.sub(r"(?<=[\dA-Z)])_\s*\{\s*([a-z]{3,9})\s*\}", lambda m: (
+        f"_{{{_cardinal([m.group(1)])}}}" if _cardinal([m.group(1)]) else m.group(0)), s)
     # numbers in another base: 204_5, 204_{5}, (204)_5, 204_{(5)} -> 204_{5}
     s = re.sub(r"(?<![\w\\])\(?(\d[0-9A-Z]*)\)?_\s*\{?\s*\(?(\d{1,2})\)?\s*\}?", r"\1_{\2}", s)
     s = re.sub(r"(?<![\w\\])(\d+)_\{10\}", r"\1", s)          # base ten is the number itself
@@ -1105,6 +1247,10 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
         s = ", ".join(_split_top(s, ";"))
     # leading "x =", "f(x) =", "x \in", "\vec{v} =", "\overrightarrow{AB} =", "(p, q) ="
     s = s.strip()
+    # "5 = x" is "x = 5": a value (no letters but commands) on the left of a lone name
+    m = re.fullmatch(r"([^=,<>|]+)=\s*(" + _NAME + r")", s)
+    if m and not re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", m.group(1))):
+        s = f"{m.group(2)}={m.group(1).strip()}"
     if strip_lhs:
         m = re.match(r"^(?:\\(?:vec|overrightarrow|hat|bar|tilde)\s*\{[a-zA-Z]{1,3}\}|[a-zA-Z]"
                      r"(?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?)\s*(?:=|\\in(?![a-zA-Z]))\s*"
@@ -1859,11 +2005,12 @@ def _interval_piece(s: str) -> tuple[str | None, list[tuple]] | None:
         a, b = _interval_piece(both[0]), _interval_piece(both[1])
         if not (a and b and a[0] and a[0] == b[0] and len(a[1]) == len(b[1]) == 1):
             return None
-        (lo1, c1, hi1, d1), (lo2, c2, hi2, d2) = a[1][0], b[1][0]
-        if _inf_key(lo1) and _inf_key(hi2):
-            return a[0], [(lo2, c2, hi1, d1)]
-        if _inf_key(hi1) and _inf_key(lo2):
-            return a[0], [(lo1, c1, hi2, d2)]
+        for (lo, c, hi, d), (lo_, c_, hi_, d_) in ((a[1][0], b[1][0]), (b[1][0], a[1][0])):
+            if _inf_key(lo) and _inf_key(hi_):
+                x, y = exact_number(hi), exact_number(lo_)
+                if x is not None and y is not None and x < y:     # "x < -1, x > 1": rays that
+                    return a[0], [a[1][0], b[1][0]]                # never meet are the union
+                return a[0], [(lo_, c_, hi, d)]
         return None
     parts = [x.strip() for x in _REL_RE.split(s)]
     ops = _REL_RE.findall(s)
@@ -1926,6 +2073,11 @@ def _intervals(s: str) -> tuple[str | None, bool, list[tuple]] | None:
             return None
         ends = ["-\\infty"] + [x for _, x in points] + ["\\infty"]
         return None, False, [(a, False, b, False) for a, b in zip(ends, ends[1:])]
+    m = re.fullmatch(r"(?:\\mathbb\{R\}|\\mathbb R|R)(?:\\setminus|\\backslash|-)(.+)", s)
+    got = _interval_piece(m.group(1)) if m else None
+    if got and got[0] is None and not (_inf_key(got[1][0][0]) or _inf_key(got[1][0][2])):
+        lo, c_lo, hi, c_hi = got[1][0]           # \mathbb{R} \setminus [-1, 1]: the two rays
+        return None, False, [("-\\infty", False, lo, not c_lo), (hi, not c_hi, "\\infty", False)]
     pieces = [p for p in re.split(r"\\cup|(?<![a-zA-Z])or(?![a-zA-Z])|\\lor|\\vee", s)]
     if any(not p.strip() for p in pieces):
         return None
@@ -1944,9 +2096,13 @@ def _intervals(s: str) -> tuple[str | None, bool, list[tuple]] | None:
     return var, ineq, out
 
 
+# every real number, in words: "all real numbers", "All reals", "all real x", "any real value of x"
+_REALS_RE = re.compile(r"\\mathbb\{R\}|\\mathbb R|R|(?i:(?:all|any|every)\s?(?:the\s)?reals?"
+                       r"(?:\s?(?:numbers?|values?))?(?:\s(?:of\s)?[a-z])?)")
+
+
 def _is_reals(s: str) -> bool:
-    return s in ("\\mathbb{R}", "\\mathbb R", "R", "allrealnumbers", "all real numbers",
-                 "all reals")
+    return bool(_REALS_RE.fullmatch(s))
 
 
 def _inf_key(x: str) -> str | None:
@@ -2313,10 +2469,32 @@ for _canon, _names in {
         "week": "week weeks", "month": "month months", "year": "year years yr yrs",
         "dollar": "dollar dollars", "cent": "cent cents", "l": "l liter liters litre litres",
         "ml": "ml milliliter milliliters", "gal": "gal gallon gallons", "mi/h": "mph",
-        "km/h": "km/h kph", "deg": "degree degrees", "rad": "rad rads radian radians", "am": "am",
+        "km/h": "km/h kph", "deg": "degree degrees", "J": "j joule joules", "N": "n newton newtons",
+        "W": "w watt watts", "V": "v volt volts", "Pa": "pa pascal pascals", "Hz": "hz hertz",
+        "mol": "mol mole moles", "ohm": "ohm ohms", "rad": "rad rads radian radians", "am": "am",
         "pm": "pm"}.items():
     for _n in _names.split():
         _UNIT_ALIASES[_n] = _canon
+
+
+_UNIT_ARG = (r"\{\s*(?:\\(?:text|mathrm|textrm|rm)\s*\{\s*([a-zA-Z]{1,12})\s*\}|([a-zA-Z]{1,12}))"
+             r"\s*\}")
+_UNIT_FRAC_RE = re.compile(r"(?<=[\d}])(?:\s|\\[,;: ])*\\[dt]?frac\s*" + _UNIT_ARG + r"\s*" +
+                           _UNIT_ARG + r"\s*$")
+
+
+def _unit_fraction(s: str) -> str:
+    """'5 \\frac{m}{s}' -> '5 m/s', '5\\frac{\\text{km}}{\\text{h}}' -> '5 km/h': a rate written as
+    a fraction of two known units after a number, the second one of time ('5 \\frac{a}{b}' and
+    '5 \\frac{m}{n}' are left alone)."""
+    m = _UNIT_FRAC_RE.search(s) if "frac" in s else None
+    if not m:
+        return s
+    top, per = m.group(1) or m.group(2), m.group(3) or m.group(4)
+    if _UNIT_ALIASES.get(top.lower()) is None or _UNIT_ALIASES.get(per.lower()) not in (
+            "s", "min", "h", "day", "week", "month", "year"):
+        return s
+    return s[:m.start()] + f" {top}/{per}"
 
 
 def _unit_key(s: str) -> str | None:
@@ -2325,6 +2503,7 @@ def _unit_key(s: str) -> str | None:
     number, '\\$5', '$5' alone -> 'dollar'), or None (no unit, or a word we do not know as a
     unit)."""
     dollar = "dollar" if re.search(r"\\\$|\\textdollar|^[^$]*\$\s*\d[^$]*$", s) else None
+    s = _unit_fraction(s)
     t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"\1 \2", s)   # siunitx
     t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", t)
     t = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])", " degrees", t)
@@ -2478,7 +2657,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * only the text after the last `</think>` counts, up to a chat-template end or new-turn
       token (`<|im_end|>`, `<|im_start|>`, `<|endoftext|>`, Gemma's `<end_of_turn>`, Mistral's
       `[INST]` ...); an unclosed `<think>` -> False;
-      HTML formatting tags in it are read as markdown would be (`<b>Answer:</b> 5`), and
+      HTML formatting tags in it are read as markdown would be (`<b>Answer:</b> 5`), markdown
+      blockquote marks and setext underlines as plain text, struck-out text (~~6~~) as
+      withdrawn, and
       character references as their characters (`&minus;5`, `&frac12;`, `&#8722;5`); invisible
       format characters (zero-width space, BOM, right-to-left mark) are dropped; a final
       statement cut off inside a brace ("The answer is \\boxed{5", "\\frac{1}{2") gives no
@@ -2495,9 +2676,12 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       X"), a "**Final Answer**" heading with X on the next line, a table row "| Answer | X |", "####
       X", "<answer>X</answer>" or "<final_answer>X</final_answer>" (a statement inside read as
       outside), a JSON field {"answer": X} / {"final_answer": "X"} (before a box it does not compete
-      with it: code may build such a dict), "Ans: X", the anchor inside a display's \\text
-      ("$$\\text{Answer: } X$$"), or a last sentence "Therefore, the largest $n$ is X" or
-      "Therefore, $x = X$" (one variable); a "Final Answer:", "####" or "<answer>" line after the
+      with it: code may build such a dict), "Ans: X" / "Ans. X", the anchor inside a display's
+      \\text ("$$\\text{Answer: } X$$"), or a last sentence "Therefore, the largest $n$ is X" or
+      "Therefore, $x = X$" (one variable), "X is the (final) answer" or "Option B is correct"
+      ("The answer is X, not Y" gives X); a list item's mark
+      before X on the line after "Answer:" ("- X") is no minus; a "Final Answer:", "####" or
+      "<answer>" line after the
       last box is the final answer; "5!" is a factorial, also at the end of a sentence; the anchor
       word may be in another language ("La respuesta es X", "Die Antwort ist X", "答案是 X", "Ответ:
       X");
@@ -2528,8 +2712,11 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       \\sqrt{8} = 2\\sqrt{2}, \\frac{\\sqrt{6}}{2} = \\sqrt{3/2}); other symbolic checks in a
       killable worker with a hard time limit (math-verify's parser, its float tolerance replaced
       by an exact check), never in this process;
-    * a gloss in parentheses after the value must agree with it: "5 (five)", "120 (= 5!)",
-      "\\frac12 (0.5)" equal 5, 120, 0.5; "5 (in cm)" is a unit; "5 (six)", "3 (rounded)" fail;
+    * a gloss in parentheses after the value (in its box, right after the box or after an
+      anchored formula: "\\boxed{5} (five)", "Answer: $x = 5$ (that is, five)") must agree with
+      it: "5 (five)", "120 (= 5!)", "\\frac12 (0.5)" equal 5, 120, 0.5; "5 (in cm)" is a unit;
+      "5 (six)", "3 (rounded)" fail; a trailing ellipsis ("Final answer: 5...") says the digits
+      go on: no plain number;
     * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}",
       "$12 dollars"), but two different known units disagree (5 cm != 5 m, 3 PM != 3 a.m.,
       \\$5 != 5 cents) unless exactly converted within one dimension (`_converted_equal`: the
@@ -2545,7 +2732,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       known unit (200 minutes) and a bare number in its smallest or largest unit (200 or 10/3);
     * intervals and inequalities are one thing: (2, 5] = ]2, 5] (French brackets) = "2 < x \\le
       5" = "\\{x | 2<x\\le5\\}" = "x > 2 and x \\le 5", "x < 1 or x > 3" =
-      (-\\infty,1)\\cup(3,\\infty), "|x| < 3" = (-3, 3), "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty);
+      (-\\infty,1)\\cup(3,\\infty), "|x| < 3" = (-3, 3), "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty),
+      \\mathbb{R} \\setminus [-1, 1] = "x < -1, x > 1" (two rays apart by a comma that never meet
+      are their union; "x > 1, x < 3" is both) = (-\\infty,-1)\\cup(1,\\infty);
       endpoints and their openness must agree, and two inequalities must be in the same
       variable; intervals that overlap or touch are one ([1,2] \\cup [2,3] = [1,3]) and a union
       of listed sets one set (\\{1,2\\} \\cup \\{3\\} = \\{1,2,3\\});
@@ -2554,7 +2743,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       possible"); true means yes and false no (a JSON `true` gold reads "True");
     * the empty set: \\emptyset = \\varnothing = \\{\\} = "no solution" = "none"; "DNE" =
       "does not exist" (a limit or extremum that does not exist) is another answer, and
-      "undefined" a third;
+      "undefined" a third; \\infty = "infinity" = inf = oo = "infinitely many (solutions)" (a
+      count without end), and \\mathbb{R} = "all real numbers" = "all real x";
     * a choice letter with its value ("\\textbf{(B) }5", "B. 5", "B: 5", "Option (B) 5", also
       after it: "5 (B)") equals that letter ("B", "(B)") or that value ("5"); letter and
       value both given must both agree;
@@ -2638,7 +2828,8 @@ def _verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     region = answer_region(completion)
     if region is None:
         return False
-    region = _html_to_text(DOUBLED_CMD_RE.sub("", SPECIAL_TOKEN_RE.split(region, 1)[0]))
+    region = _markdown_to_text(_html_to_text(DOUBLED_CMD_RE.sub(
+        "", SPECIAL_TOKEN_RE.split(region, 1)[0])))
     if not region.isascii():             # invisible format characters: zero-width space, BOM, RLM
         region = "".join(c for c in region if unicodedata.category(c) != "Cf")
     WORKER.prestart()
@@ -2662,13 +2853,15 @@ def _split_gloss(pred: str) -> tuple[str, list[str]]:
     for _ in range(3):
         t = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r" \1 ", t)
     m = re.fullmatch(r"(?s)\s*(?P<v>.*?\S)\s+\((?P<g>[^()]{1,80})\)\s*[.,;]?\s*", t)
-    if (not m or not re.search(r"\d|\\[a-zA-Z]", m.group("v")) or "," in m.group("g")
+    said_re = r"(?i)(?:=|i\.\s*e\.?,?|that\s+is,?|equivalently,?|which\s+is)\s*"
+    if (not m or not re.search(r"\d|\\[a-zA-Z]", m.group("v"))
+            or "," in re.sub(said_re, "", m.group("g").strip(), count=1)
             or re.search(r"(?:\\[a-zA-Z]+|[-+*/=^_,])$", m.group("v"))):
         return pred, []                          # "(1, 2) \cup (3, 4)", "2 \cdot (3)": no gloss
     value, gloss = m.group("v"), m.group("g").strip()
     if re.fullmatch(r"[A-Za-z]", gloss) or _HEDGE_RE.search(gloss) or _QUALIFIER_RE.search(gloss):
         return pred, []
-    said = re.match(r"(?i)(?:=|i\.\s*e\.?,?|that\s+is,?|equivalently,?|which\s+is)\s*", gloss)
+    said = re.match(said_re, gloss)
     if said:
         rest = gloss[said.end():].strip()
         return (value, [rest]) if rest else (pred, [])
@@ -2687,8 +2880,15 @@ def _split_gloss(pred: str) -> tuple[str, list[str]]:
 
 def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     """The comparison half of verify_math: the extracted answer against the gold string."""
+    boxes = find_boxes(region)
+    if boxes and boxes[-1][2] == pred:           # "\\boxed{5} (five)": a gloss after the box
+        after = re.match(r"(?:[ \t$]|\\[)\],;: ]|\\q?quad)*(?:\\text\s*\{\s*)?(\([^()\n]{1,80}\))",
+                         region[boxes[-1][1]:])
+        if after and _split_gloss(f"{pred} {after.group(1)}")[1]:
+            pred = f"{pred} {after.group(1)}"
     pred, gloss = _split_gloss(pred)
     others = others + gloss
+    gold = _split_gloss(gold)[0]                 # a gold with a gloss, "7 \\text{ (seven)}"
     g = normalize_answer(gold)
     p = normalize_answer(pred)
     if not p or not g:
@@ -2739,10 +2939,8 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     # a question mark or a word of doubt right after it ("\\boxed{42}?", "\\boxed{42} (approx.)",
     # "\\boxed{42} (I'm not sure)") or right before it ("Perhaps \\boxed{42}", "is likely
     # \\boxed{42}", "about \\boxed{42}")
-    boxes = find_boxes(region)
     # (on its line: "\\boxed{\\sqrt{26}} (approximately 5.10)" and a later "Approximately 5.10."
     # give a decimal value besides the exact one)
-    boxes = find_boxes(region)
     if boxes and (re.match(r"[\s$.,;:(\\)\]]*(?:\\text\{\s*)?(?:or|either|maybe|perhaps)\b"
                            r"|[ \t$,;:(\\)\]]*(?:\\text\{\s*)?(?:probably|possibly|"
                            r"I(?:'m|\s+am)\s+not\s+(?:sure|certain)"

@@ -299,8 +299,41 @@ ANCHORED = [
     ("Answer:\n```\n5\n```", "5"),
     ("The answer is:\n```text\n5\n```", "5"),
     ("**Final Answer**\n\n```\n5\n```", "5"),
+    # a clause after a comma that names no other number is no part of the value
+    ("The answer is 5, and the reason is simple.", "5"),
+    ("The answer is 5, and the", "5"),                    # cut off
+    ("The answer is 12 cm, so the rope is long enough.", "12"),
+    ("Final answer: 3/4, which is less than one.", "0.75"),
+    ("The answer is 5, but we still have to check it.", "5"),
+    # the value first, as the last sentence
+    ("5 is the answer.", "5"),
+    ("$x = 5$ is the answer.", "5"),
+    ("So 12 is our final answer.", "12"),
+    ("Thus, $\\frac{1}{2}$ is the correct answer.", "0.5"),
+    ("Option B is correct.", "B"),
+    ("Option (B) is the correct answer.", "(B)"),
+    ("The answer is 5, not 6.", "5"),                     # another value denied
+    # a list item's mark before the answer on the next line
+    ("Answer:\n- 5", "5"),
+    ("**Final Answer**\n\n* $5$", "5"),
 ]
 ANCHOR_NEAR_MISSES = [
+    ("The answer is 5, and it might be 6.", "5"),         # a second candidate: a hedge
+    ("The answer is 5, and it might be 6.", "6"),
+    ("The answer is 5, but 6 also works.", "5"),
+    ("The answer is 5, and 7 is the other root.", "5"),
+    ("The answer is 5, and the reason is that 2+3=5.", "5"),   # numbers in the clause
+    ("The answer is 5, but maybe not.", "5"),
+    ("The answer is 6, and the reason is simple.", "5"),
+    ("5 is not the answer.", "5"),
+    ("5 or 6 is the answer.", "5"),
+    ("6 is the answer.", "5"),
+    ("We would need many more steps before 5 is the answer.", "5"),
+    ("Answer:\n- 6", "5"),
+    ("Option C is correct.", "B"),
+    ("Option B is not correct.", "B"),
+    ("The answer is 5, not 6.", "6"),
+    ("The answer is 5, not 6 or 7.", "5"),
     ("Final Answer: The largest $n$ is 35.", "34"),
     ("The largest n is 34. But wait, n = 35 also works.", "34"),
     ("The largest n is 34. But wait, n = 35 also works.", "35"),
@@ -392,6 +425,21 @@ ANCHOR_SPELLINGS = [
     ("<final_answer>5</final_answer>", "5"),
     ("\\framebox{5}", "5"),
     ('```python\nresult = {"answer": 0}\n```\nSo \\boxed{5}', "5"),   # a dict in code: no rival
+    ("Ans. 5", "5"),
+    ("ans. $\\frac{1}{2}$", "0.5"),
+    ("Ans.: 5", "5"),
+    # markdown marks in the answer's place: a blockquote, a setext heading's underline, a value
+    # struck out before the right one
+    ("Answer:\n\n> 5", "5"),
+    ("**Final Answer:**\n> > $5$", "5"),
+    ("Final Answer\n===\n5", "5"),
+    ("Answer\n------\n\n$5$", "5"),
+    ("Answer: ~~6~~ 5", "5"),
+    ("Answer: ~~6~~ **5**", "5"),
+    ("~~\\boxed{6}~~ \\boxed{5}", "5"),
+    ("Answer: <del>6</del> 5", "5"),
+    ("\\boxed{x~~=~~5}", "5"),                         # LaTeX's spaces, no strike-through
+    ("Answer: $5~~\\text{cm}~~$", "5"),
 ]
 ANCHOR_SPELLING_NEAR_MISSES = [
     ("the answer depends on 5 things", "5"),
@@ -419,6 +467,13 @@ ANCHOR_SPELLING_NEAR_MISSES = [
     ("<final_answer>6</final_answer>", "5"),
     ("\\framebox{6}", "5"),
     ("The fans: 5", "5"),                            # "ans" only as a word
+    ("Ans. 6", "5"),
+    ("Trans. 5", "5"),
+    ("Answer:\n\n> 6", "5"),
+    ("Final Answer\n===\n6", "5"),
+    ("Answer: ~~5~~ 6", "5"),                        # the struck-out value is withdrawn
+    ("~~\\boxed{5}~~ \\boxed{6}", "5"),
+    ("Answer: <del>5</del> 6", "5"),
 ]
 
 
@@ -782,6 +837,15 @@ def test_a_transpose_is_not_dropped():
 # hyphens and minus signs before a number
 MARKUP_AND_SYMBOLS = [
     ("\\boxed{\\emph{5}}", "5", True),
+    ("\\boxed{\\underbrace{5}_{\\text{ans}}}", "5", True),     # a brace's annotation
+    ("\\boxed{\\overbrace{6}^{\\text{ans}}}", "5", False),
+    ("\\boxed{5_{}}", "5", True),                               # an empty index
+    ("\\boxed{{5}^{}}", "5", True),
+    ("\\boxed{1_000}", "1000", True),                           # Python's digit grouping
+    ("\\boxed{1_000_000}", "10^6", True),
+    ("\\boxed{1_000}", "100", False),
+    ("\\boxed{2\\*\\*3}", "8", True),                           # escaped stars
+    ("\\boxed{2\\*3}", "6", True),
     ("\\boxed{\\ensuremath{5}}", "5", True),
     ("\\boxed{\\emph{6}}", "5", False),
     # invisible format characters (zero-width space, BOM, right-to-left mark, soft hyphen)
@@ -877,6 +941,12 @@ def test_any_english_cardinal_in_words():
 # a value, then the same value said another way in parentheses: the two must agree
 GLOSSES = [
     ("\\boxed{5 (five)}", "5"),
+    ("Answer: $5$ (five)", "5"),                     # after an anchored formula too
+    ("Answer: $x = 5$ (that is, five)", "5"),
+    ("\\boxed{5} (i.e., five)", "5"),
+    ("\\boxed{5} (five)", "5"),
+    ("\\boxed{5} (see step 3)", "5"),
+    ("Answer: $5$ (see above)", "5"),                 # no value in it: no gloss
     ("\\boxed{5 \\text{ (five)}}", "5"),
     ("\\boxed{12 \\text{ (twelve apples)}}", "12"),
     ("\\boxed{1000 (one thousand)}", "1000"),
@@ -892,6 +962,18 @@ GLOSSES = [
 ]
 GLOSS_NEAR_MISSES = [
     ("\\boxed{5 (six)}", "5"),
+    ("Answer: $5$ (six)", "5"),
+    ("Answer: $x = 5$ (that is, six)", "5"),
+    ("Answer: $5$ (= 6)", "5"),
+    ("\\boxed{5} (i.e., six)", "5"),
+    ("\\boxed{5} (six)", "5"),
+    ("\\boxed{5} \\; \\text{(six)}", "5"),
+    ("\\boxed{5} \\quad (six)", "5"),
+    ("$\\boxed{5}$ (= 6)", "5"),
+    # a trailing ellipsis after an anchor: the digits go on
+    ("Final answer: 5…", "5"),
+    ("Final answer: 5...", "5"),
+    ("The answer is 5...", "5"),
     ("\\boxed{5 (five)}", "6"),
     ("\\boxed{\\frac{1}{2} (0.6)}", "\\frac12"),
     ("\\boxed{120 (=5!)}", "121"),
@@ -995,6 +1077,15 @@ def test_grader_formats():
 # means yes / no, and a short gold that is itself an anchored statement is its value
 GOLD_SPELLINGS = [
     ("\\boxed{Yes}", "True", True),
+    ("\\boxed{7}", "7\\text{ (seven)}", True),              # a gloss in the gold
+    ("\\boxed{5}", "**5**", True),                          # markdown bold or code around it
+    ("\\boxed{5}", "`5`", True),
+    ("\\boxed{5}", "5 \\\\", True),                           # a trailing LaTeX line break
+    ("\\boxed{5}", "**6**", False),
+    ("\\boxed{7}", "7 (= 3 + 4)", True),
+    ("\\boxed{8}", "7\\text{ (seven)}", False),
+    ("\\boxed{5 \\frac{m}{s}}", "5", True),
+    ("\\boxed{\\infty}", "\\text{infinitely many}", True),
     ("\\boxed{no}", "False", True),
     ("\\boxed{\\text{No, 7 is prime.}}", "false", True),
     ("The answer is true.", "yes", True),
@@ -1099,7 +1190,16 @@ def test_percent_in_words():
 # ---------------------------------------------------------------- units and words in the gold
 
 UNITS = [
+    ("\\boxed{5 \\text{ J}}", "5"),                           # SI symbols in \\text or \\mathrm
+    ("\\boxed{5\\,\\mathrm{kPa}}", "5"),
+    ("\\boxed{5\\,\\Omega}", "5"),
+    ("\\boxed{5 \\text{ N}}", "5 \\text{ newtons}"),
+    ("\\boxed{5 m²}", "5"),                                  # a one-letter unit with a power
+    ("\\boxed{5 \\text{ m}^2}", "5 m^{2}"),
     ("\\boxed{5 \\text{ meters/second}}", "5 \\text{ m/s}"),
+    ("\\boxed{5 \\frac{m}{s}}", "5"),                       # a rate as a fraction of units
+    ("\\boxed{5\\,\\frac{\\text{km}}{\\text{h}}}", "5 \\text{ km/h}"),
+    ("\\boxed{5 \\dfrac{\\mathrm{m}}{\\mathrm{s}}}", "5 \\text{ m/s}"),
     ("\\boxed{5 mph}", "5 \\text{ miles/hour}"),
     ("\\boxed{5 \\text{ m/s}}", "5"),
     ("\\boxed{5}", "5 cm"),
@@ -1128,6 +1228,11 @@ UNITS = [
     ("\\boxed{20^\\circ\\text{C}}", "20"),
     ("\\boxed{20°C}", "20^\\circ"),
     ("\\boxed{-5^{\\circ} F}", "-5"),
+    # degrees and minutes (and seconds) are one angle
+    ("\\boxed{30.25^\\circ}", "30^\\circ 15'"),
+    ("\\boxed{30°15′}", "30.25^\\circ"),
+    ("\\boxed{30^{\\circ}15'36''}", "30.26"),
+    ("\\boxed{\\frac{31}{3}^\\circ}", "10^\\circ 20'"),
     # a time of day: AM / PM are its unit, also spelled a.m. / p.m.
     ("\\boxed{3:00 p.m.}", "3:00 PM"),
     ("\\boxed{3 PM}", "3 p.m."),
@@ -1143,6 +1248,19 @@ UNITS = [
     ("The area is $\\pi$ square units.", "\\pi"),
 ]
 UNIT_NEAR_MISSES = [
+    ("\\boxed{6 \\text{ J}}", "5"),
+    ("\\boxed{5 \\text{ N}}", "5 \\text{ J}"),                # two different units
+    ("\\boxed{5 \\text{ W}}", "5 \\text{ V}"),
+    ("\\boxed{5 \\text{ A}}", "5"),                           # a choice letter, not amperes
+    ("\\boxed{5 N}", "5"),                                    # bare: perhaps the product 5N
+    ("\\boxed{5 \\text{ cm}^2}", "5 m^{2}"),
+    ("\\boxed{30.15^\\circ}", "30^\\circ 15'"),
+    ("\\boxed{30^\\circ 16'}", "30.25^\\circ"),
+    ("\\boxed{30, 15}", "30^\\circ 15'"),
+    ("\\boxed{5 \\frac{km}{h}}", "5 \\text{ m/s}"),
+    ("\\boxed{6 \\frac{m}{s}}", "5"),
+    ("\\boxed{5 \\frac{m}{n}}", "5"),                       # letters, not units
+    ("\\boxed{5 \\frac{a}{b}}", "5"),
     ("\\boxed{5 \\text{ km/h}}", "5 \\text{ m/s}"),           # a rate: both units count
     ("\\boxed{5 \\text{ ft/s}}", "5 \\text{ m/s}"),
     ("\\boxed{5 \\text{ m/min}}", "5 \\text{ m/s}"),
@@ -1368,6 +1486,12 @@ INTERVALS = [
     ("\\boxed{x \\neq 3}", "\\mathbb{R}\\setminus\\{3\\}"),
     ("\\boxed{(-\\infty,3)\\cup(3,\\infty)}", "\\mathbb{R} - \\{3\\}"),
     ("\\boxed{\\mathbb{R}\\setminus\\{3, 1\\}}", "(-\\infty,1)\\cup(1,3)\\cup(3,\\infty)"),
+    # ... or without an interval; two rays apart by a comma that never meet are their union
+    ("\\boxed{\\mathbb{R}\\setminus[-1,1]}", "(-\\infty, -1) \\cup (1, \\infty)"),
+    ("\\boxed{\\mathbb{R} \\backslash (-1, 1]}", "(-\\infty, -1] \\cup (1, \\infty)"),
+    ("\\boxed{(-\\infty,2)\\cup[5,\\infty)}", "\\mathbb{R}\\setminus[2,5)"),
+    ("\\boxed{x<-1, x>1}", "(-\\infty, -1) \\cup (1, \\infty)"),
+    ("\\boxed{x \\ge 3, x \\le 1}", "x \\le 1 \\text{ or } x \\ge 3"),
 ]
 INTERVAL_NEAR_MISSES = [
     ("\\boxed{2 \\le x \\le 5}", "(2, 5]"),
@@ -1392,7 +1516,42 @@ INTERVAL_NEAR_MISSES = [
     ("\\boxed{\\mathbb{R}\\setminus\\{3\\}}", "(-\\infty,3]\\cup(3,\\infty)"),
     ("\\boxed{\\mathbb{R}\\setminus\\{3\\}}", "\\mathbb{R}"),
     ("\\boxed{\\mathbb{R}\\setminus\\{3\\}}", "x \\ne 1"),
+    ("\\boxed{\\mathbb{R}\\setminus(-1,1)}", "(-\\infty, -1) \\cup (1, \\infty)"),
+    ("\\boxed{\\mathbb{R}\\setminus[-1,1]}", "(-\\infty, -1] \\cup [1, \\infty)"),
+    ("\\boxed{\\mathbb{R}\\setminus[-1,1]}", "[-1, 1]"),
+    ("\\boxed{x<-1, x>1}", "(-1, 1)"),
+    ("\\boxed{x > 1, x < 3}", "(-\\infty, 1) \\cup (3, \\infty)"),   # rays that meet: both hold
+    ("\\boxed{x<-1, y>1}", "(-\\infty, -1) \\cup (1, \\infty)"),
 ]
+
+
+INFINITY_AND_REALS_IN_WORDS = [  # \\infty and \\mathbb{R} said in words or in code
+    ("\\boxed{\\text{Infinity}}", "\\infty", True),
+    ("\\boxed{inf}", "\\infty", True),
+    ("\\boxed{-inf}", "-\\infty", True),
+    ("\\boxed{oo}", "\\infty", True),                   # sympy
+    ("\\boxed{\\text{negative infinity}}", "-\\infty", True),
+    ("\\boxed{(-inf, 3)}", "(-\\infty, 3)", True),
+    ("\\boxed{\\text{infinitely many}}", "\\infty", True),
+    ("\\boxed{\\text{infinitely many solutions}}", "\\infty", True),
+    ("\\boxed{\\text{infinite}}", "\\infty", True),
+    ("\\boxed{\\infty}", "\\text{infinitely many}", True),
+    ("\\boxed{\\text{All real numbers}}", "\\mathbb{R}", True),
+    ("\\boxed{\\text{all real } x}", "\\mathbb{R}", True),
+    ("\\boxed{\\text{any real value of } x}", "(-\\infty, \\infty)", True),
+    ("\\boxed{\\mathbb{R}}", "\\text{all real numbers}", True),
+    ("\\boxed{\\text{negative infinity}}", "\\infty", False),
+    ("\\boxed{-inf}", "\\infty", False),
+    ("\\boxed{\\text{infinitely many}}", "-\\infty", False),
+    ("\\boxed{\\text{infinitely many}}", "0", False),
+    ("\\boxed{\\text{all real } x}", "(0, \\infty)", False),
+    ("\\boxed{\\text{all positive reals}}", "\\mathbb{R}", False),
+    ("\\boxed{\\text{info}}", "\\infty", False),
+]
+
+
+def test_infinity_and_the_reals_in_words():
+    check(INFINITY_AND_REALS_IN_WORDS)
 
 
 def test_intervals_equal_inequalities():
@@ -1502,6 +1661,22 @@ VECTORS += [  # a decorated name on the left, as a plain one: "\\vec{v} =", "\\o
     ("\\boxed{\\overrightarrow{AB} = (1,2)}", "(1,2)", True),
     ("\\boxed{\\vec{v} = (1,2)}", "(2,1)", False),
 ]
+VECTORS += [  # a sum of multiples of the unit vectors: the tuple of its components
+    ("\\boxed{\\mathbf{i} + 2\\mathbf{j} + 3\\mathbf{k}}", "(1,2,3)", True),
+    ("\\boxed{3\\hat{i} - 4\\hat{j}}", "\\langle 3, -4 \\rangle", True),
+    ("\\boxed{-\\frac{1}{2}\\mathbf{i} + \\mathbf{k}}", P + "-0.5 \\\\ 0 \\\\ 1" + E, True),
+    ("\\boxed{\\mathbf{i} + 2\\mathbf{j} + 3\\mathbf{k}}", "(3,2,1)", False),
+    ("\\boxed{3\\hat{i} + 4\\hat{j}}", "(3, -4)", False),
+    ("\\boxed{\\sqrt{-4}}", "2i", True),                          # one term: the imaginary unit
+]
+VECTORS += [  # a matrix written as nested lists (code, JSON): its rows
+    ("\\boxed{[[1, 2], [3, 4]]}", P + "1 & 2 \\\\ 3 & 4" + E, True),
+    ("\\boxed{" + P + "1 & 2 \\\\ 3 & 4" + E + "}", "[[1,2],[3,4]]", True),
+    ("\\boxed{[[1], [2]]}", "(1, 2)", True),                       # a column: a vector
+    ("\\boxed{[[1, 2], [3, 5]]}", P + "1 & 2 \\\\ 3 & 4" + E, False),
+    ("\\boxed{[[1, 3], [2, 4]]}", P + "1 & 2 \\\\ 3 & 4" + E, False),   # the transpose
+    ("\\boxed{[[1, 2], [3]]}", P + "1 & 2 \\\\ 3 & 0" + E, False),
+]
 
 
 def test_a_vector_equals_the_tuple_of_its_entries():
@@ -1554,8 +1729,16 @@ NAMED = [
     ("\\boxed{\\Pr(A) = 0.5}", "\\frac12"),
     ("\\boxed{\\mathbb{P}(X > 1) = 0.5}", "0.5"),
     ("\\boxed{\\mathbb{E}[X] = 3.5}", "\\frac72"),
+    # the value on the left of its name
+    ("\\boxed{5 = x}", "5"),
+    ("Answer: $\\frac{1}{2} = p$", "0.5"),
+    ("\\boxed{5 = x}", "x = 5"),
+    ("\\boxed{x = 5}", "5 = x"),
 ]
 NAMED_NEAR_MISSES = [
+    ("\\boxed{6 = x}", "5"),
+    ("\\boxed{5 = y}", "x = 5"),
+    ("\\boxed{5 = 2x}", "5"),                       # an equation, not a value
     ("\\boxed{(p,q)=(2,3)}", "(3,2)"),
     ("\\boxed{q=3, p=2}", "(p,q)=(3,2)"),
     ("\\boxed{(p,q)=(3,2,1)}", "(3,2)"),
@@ -1769,6 +1952,18 @@ CALCULATOR_SPELLINGS = [  # answers written as in code or on a calculator
     ("\\boxed{pi/3}", "\\frac{\\pi}{2}", False),
     ("\\boxed{**5**}", "5", False),                # bold marks are no power
     ("\\boxed{\\text{spine}}", "spine", True),      # "pi" inside a word is no pi
+    ("\\boxed{Pi}", "\\pi", True),                     # Mathematica, and pi in capitals
+    ("\\boxed{PI/2}", "\\frac{\\pi}{2}", True),
+    ("\\boxed{math.pi}", "\\pi", True),                # Python's names
+    ("\\boxed{2*np.pi}", "2\\pi", True),
+    ("\\boxed{math.pi/3}", "\\frac{\\pi}{2}", False),
+    ("\\boxed{\\text{Spine}}", "spine", True),
+    ("\\boxed{abs(-3)}", "3", True),
+    ("\\boxed{pow(2, 10)}", "1024", True),
+    ("\\boxed{abs(x - 1)}", "|x-1|", True),
+    ("\\boxed{abs(-3)}", "-3", False),
+    ("\\boxed{pow(2, 11)}", "1024", False),
+    ("\\boxed{\\text{cabs}(3)}", "3", False),             # abs only as a word
 ]
 
 
@@ -1858,6 +2053,27 @@ def test_long_runs_of_blanks_inside_the_region_are_fast():
     assert time.monotonic() - t < 1.0
 
 
+def test_a_blank_run_after_the_anchor_word_is_fast():
+    # the heading and table-row anchors had four adjacent "[ \\t]*" around an optional ":" and
+    # emphasis: every split of the run was tried, 13 s for "Answer" + 500 spaces + "x"
+    t = time.monotonic()
+    for head in ["Answer", "Final answer", "| Answer", "**Answer**", "Ans."]:
+        for tail in ["x", "x\n", "| x"]:
+            mathcheck.extract_answer(head + " " * 3000 + tail)
+    assert time.monotonic() - t < 1.5
+
+
+def test_long_blank_runs_inside_an_answer_are_fast():
+    # "\\s*\\(?\\s*" (a base in words), "\\s*[}]?\\s*" (a unit word) and a lazy value before
+    # "\\s*=" (5 = x) tried every split of a blank run: 0.8 s for 5000 tabs in one box
+    mathcheck.normalize_answer("1")
+    t = time.monotonic()
+    for blank in ["\t" * 5000, " " * 5000]:
+        for tail in ["x", "= x", "(base 5", "} x", "k"]:
+            mathcheck.normalize_answer("1" + blank + tail)
+    assert time.monotonic() - t < 1.5                   # was 13 s
+
+
 # ---------------------------------------------------------------- numbers in another base
 
 BASES = [
@@ -1875,6 +2091,9 @@ BASES = [
     ("The answer is $204_5$.", "204_5", True),
     ("\\boxed{A3_{16}}", "A3_{16}", True),
     ("\\boxed{163}", "A3_{16}", False),
+    ("\\boxed{101_{\\text{two}}}", "101_2", True),               # the base in words
+    ("\\boxed{101_{\\text{three}}}", "101_2", False),
+    ("\\boxed{101_{\\text{two}}}", "5", False),
 ]
 
 
