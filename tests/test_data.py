@@ -1,4 +1,4 @@
-"""data.py: synthetic math, HumanEval, local files, prompts."""
+"""data.py and dataset_tasks.py: synthetic math, HumanEval, other datasets, prompts."""
 
 import gzip
 import json

@@ -841,13 +841,13 @@ def test_evaluate_says_when_the_data_holds_fewer_problems_than_asked(tmp_path, c
 def test_grpo_and_distill_say_when_the_data_holds_fewer_problems_than_asked(monkeypatch,
                                                                            capsys):
     # --num_train_prompts 100 on a file of 3 rows trained on those 3 without a word
-    import data
+    import dataset_tasks
     import distill
     import grpo
     import grpo_setup
 
     held = {"train": 20, "test": 5}     # a dataset with a small test split (none on file here)
-    monkeypatch.setattr(data, "load_tasks", lambda task, split, n, **kw: [
+    monkeypatch.setattr(dataset_tasks, "load_tasks", lambda task, split, n, **kw: [
         {"prompt": f"{i}+1?", "answer": str(i + 1)} for i in range(min(n, held[split]))])
     for asked, note in ((64, True), (5, False), (2, False)):
         cfg = grpo.parse(["--task", "org/name", "--eval_problems", str(asked),
