@@ -94,9 +94,12 @@ What it does not guarantee (residual risks)
     returns, generators, the candidate's functions passed as arguments) cannot cross the proxy and
     fail; an object that the candidate's class makes (``check(Solution().twoSum)``) stays in C:
     the test can call its methods and pass it or them back to C, not look at it (runner.Remote).
-    Keyword/positional semantics otherwise match a normal call. An argument reaches C as a copy:
-    two arguments that are one object in the test are two in C. A helper that the task's prelude
-    defines runs in C, where the candidate can redefine it (as in the datasets' own graders).
+    Objects of a class that the test defines (LeetCode's ``ListNode``/``TreeNode``) cross both
+    ways as data (runner.flatten), rebuilt as the receiver's class of that name, so the test's
+    own helpers (``is_same_list``) judge them in R; a test that does not define the class cannot
+    look at such a value. Keyword/positional semantics otherwise match a normal call. An argument
+    reaches C as a copy: two arguments that are one object in the test are two in C. A helper
+    that only the task's prelude defines runs in C, where the candidate can redefine it.
   * ``marshal.loads`` in R and in the parent reads data that C produced (R validates the types
     before forwarding); a memory-safety bug in ``marshal`` would be a way out of R.
   * Weaker modes: without root, bwrap runs as the caller's uid with no cgroups (rlimits only);

@@ -246,37 +246,69 @@ def candidate(c_in, from_c, asserts):
         m = recv(c_in)
         if m is None:
             os._exit(0)
-        name, blob, remote = marshal.loads(m)
+        m = marshal.loads(m)
+        name, blob, remote = m[:3]
         try:
             args, kwargs = marshal.loads(blob)
+            names = m[3] if len(m) > 4 else ()  # assert mode: the classes the test defines
+            table = marshal.loads(m[4]) if names else []
             if remote:
-                args, kwargs = incoming((args, kwargs), objects)
+                (args, kwargs), table = incoming(((args, kwargs), table), objects)
+            if table:
+                args, kwargs = unflatten((args, kwargs), table, {n: own_class(g, n) for n in names})
             f = g.get(name) if type(name) is str else incoming((REMOTE, name), objects)
             if f is None and "Solution" in g:
                 f = getattr(g["Solution"](), name)
             if f is None:
                 raise NameError("name %r is not defined" % name)
             value = f(*args, **kwargs)
+            msg = shown(value, args, kwargs, names) if asserts else None
             try:
-                msg = ("ok", marshal.dumps(value, 2))
+                msg = msg or ("ok", marshal.dumps(value, 2))
             except Exception:
                 if asserts and isinstance(f, type):  # ``Solution()``: its class made it
                     objects.append(value)
                     msg = ("object", len(objects) - 1, type(value).__name__)
                 else:
                     msg = ("bad", type(value).__name__)
-            if asserts and msg[0] == "ok":
-                try:
-                    msg += (marshal.dumps((args, kwargs), 2),)
-                except Exception:  # the function put an object in an argument: R keeps its own
-                    pass
         except BaseException as e:
             msg = ("error", type(e).__name__, text(e))
         reply(msg)
 
 
+def shown(value, args, kwargs, names):
+    """In C, assert mode: the reply for a call that returned `value`: ("ok", value, the arguments
+    as the call left them (None if they cannot cross: the function put an object of its own in
+    one, R keeps its own), the `flatten` table of the objects of the test's classes `names` in
+    either), each marshalled; None if the value cannot cross."""
+    for whole in ((value, args, kwargs), (value,)):
+        try:
+            w, table = flatten(whole, names)
+            return ("ok", marshal.dumps(w[0], 2), marshal.dumps(w[1:], 2) if w[1:] else None,
+                    marshal.dumps(table, 2))
+        except Exception:
+            pass
+    return None
+
+
+def own_class(g, name):
+    """In C: the candidate's class `name` (the task's prelude defines LeetCode's ``ListNode``
+    before the code), else a bare class of that name, made once, for code that only reads the
+    objects' attributes."""
+    if not isinstance(g.get(name), type):
+        g.setdefault("\0classes", {}).setdefault(name, type(name, (), {}))
+        return g["\0classes"][name]
+    return g[name]
+
+
 class Candidate:
-    """R's end of the pipes to C."""
+    """R's end of the pipes to C. `tg`, assert mode: the tests' namespace, whose classes (a
+    ``ListNode`` that the test defines) cross to C and back as data (`flatten`)."""
+    tg = {}
+
+    def classes(self):
+        return {v.__name__: v for v in list(self.tg.values())
+                if isinstance(v, type) and v.__module__ == "__main__"}
 
     def __init__(self, to_c, c_out):
         self.to_c, self.c_out = to_c, c_out
@@ -293,17 +325,22 @@ class Candidate:
 
     def call(self, name, args, kwargs):
         """Call C's function `name` (or the object a `Remote` names) with the test's arguments."""
-        remote = []
+        remote, classes = [], self.classes()
         try:
-            sent = outgoing((args, kwargs), remote)
+            sent, table = flatten((args, kwargs), classes)
+            sent, table = outgoing((sent, table), remote)
         except TypeError as e:
             raise TypeError("argument cannot be sent to the candidate: %s" % e)
-        send(self.to_c, marshal.dumps((name, marshal.dumps(sent, 2), bool(remote))))
+        send(self.to_c, marshal.dumps((name, marshal.dumps(sent, 2), bool(remote),
+                                       sorted(classes), marshal.dumps(table, 2))))
         r = self.reply()
         if r[0] == "ok":
             value = plain(marshal.loads(r[1]))
-            if len(r) > 2:
-                after = plain(marshal.loads(r[2]))
+            after = plain(marshal.loads(r[2])) if len(r) > 2 and r[2] is not None else None
+            table = plain(marshal.loads(r[3])) if len(r) > 3 else []
+            if table:
+                value, after = unflatten((value, after), table, classes)
+            if after is not None:
                 update(args, after[0])
                 update(kwargs, after[1])
             return value
@@ -335,9 +372,10 @@ class Remote:
     or equality (a class standing in for a function, ``f = type("F", (), {})``, cannot pass
     ``assert f(1)``, nor ``assert Solution().ok``), and an attribute is a method.
 
-    Only objects that a class made: a function's value that cannot leave C (a ``ListNode`` from
-    a task's ``list_node([1, 2])``) fails the test. Tests that compare such values with a helper
-    (``is_same_list``) compare them in C, where the candidate could redefine the helper."""
+    Only objects that a class made: another value that cannot leave C fails the test. Objects of
+    a class that the test itself defines (LeetCode's ``ListNode`` and ``TreeNode``, with the
+    prelude's ``list_node`` and ``is_same_list``) are not Remotes: they cross as data
+    (`flatten`), and the helpers that judge them run here."""
 
     def __init__(self, c, ref, what):
         self._c, self._ref, self._what = c, ref, what
@@ -389,6 +427,93 @@ def incoming(v, objects):
     return v
 
 
+# in what crosses between R and C in assert mode, (OBJECT, i) stands for the i-th object of the
+# `flatten` table that travels with it
+OBJECT = "\0object"
+ATOMS = {type(None), bool, int, float, complex, str, bytes}
+
+
+def flatten(v, names):
+    """(`v`, table): each instance of a class named in `names` (the classes the test defines:
+    LeetCode's ``ListNode``, ``TreeNode``) replaced by (OBJECT, i) and table[i] = (its class's
+    name, its attributes, replaced alike), so that objects cross between R and C as plain data,
+    however long a chain of them, shared or cyclic; `unflatten` rebuilds them on the other side
+    with that side's class of the name.
+
+    >>> class ListNode: pass
+    >>> a, b = ListNode(), ListNode()
+    >>> a.val, a.next, b.val, b.next = 1, b, 2, None
+    >>> value, table = flatten([a, a], {"ListNode"})
+    >>> value
+    [('\\x00object', 0), ('\\x00object', 0)]
+    >>> table
+    [('ListNode', {'val': 1, 'next': ('\\x00object', 1)}), ('ListNode', {'val': 2, 'next': None})]
+    """
+    table, index, objects = [], {}, []
+    if not names:
+        return v, table
+
+    def walk(x, depth=0):
+        t = type(x)
+        if depth > 500 or t in ATOMS:
+            return x
+        if t is list or t is tuple or t is set or t is frozenset:
+            return x if set(map(type, x)) <= ATOMS else t([walk(y, depth + 1) for y in x])
+        if t is dict:
+            return {walk(k, depth + 1): walk(y, depth + 1) for k, y in x.items()}
+        if t.__name__ in names and type(getattr(x, "__dict__", None)) is dict:
+            if id(x) not in index:
+                index[id(x)] = len(objects)
+                objects.append(x)
+            return (OBJECT, index[id(x)])
+        return x
+    v = walk(v)
+    while len(table) < len(objects):  # an object's attributes may name objects not seen yet
+        x = objects[len(table)]
+        table.append((type(x).__name__, walk(dict(x.__dict__))))
+    return v, table
+
+
+def unflatten(v, table, classes):
+    """`flatten` undone: each (OBJECT, i) in `v` becomes the object of table[i], made as an
+    instance of classes[its class's name] (without calling ``__init__``) with its attributes;
+    TypeError for a table that is not `flatten`'s or names a class not in `classes`.
+
+    >>> class ListNode: pass
+    >>> head = unflatten(("\\0object", 0), [("ListNode", {"val": 1, "next": ("\\0object", 0)})],
+    ...                  {"ListNode": ListNode})
+    >>> head.val, head.next is head
+    (1, True)
+    """
+    objects = []
+    for entry in table:
+        cls = classes.get(entry[0]) if type(entry) is tuple and len(entry) == 2 and type(
+            entry[0]) is str and type(entry[1]) is dict else None
+        if not isinstance(cls, type):
+            raise TypeError("an object of class %s cannot cross to the other process" % (
+                str(entry[0])[:100] if type(entry) is tuple and entry else "?"))
+        objects.append(cls.__new__(cls))
+
+    def walk(x, depth=0):
+        t = type(x)
+        if depth > 500 or t in ATOMS:
+            return x
+        if t is tuple and len(x) == 2 and type(x[0]) is str and x[0] == OBJECT:
+            if type(x[1]) is not int or not 0 <= x[1] < len(objects):
+                raise TypeError("a reference to no object")
+            return objects[x[1]]
+        if t is list or t is tuple or t is set or t is frozenset:
+            return x if set(map(type, x)) <= ATOMS else t([walk(y, depth + 1) for y in x])
+        if t is dict:
+            return {walk(k, depth + 1): walk(y, depth + 1) for k, y in x.items()}
+        return x
+    for obj, (_, attributes) in zip(objects, table):
+        for k, x in attributes.items():
+            if type(k) is str and not k.startswith("__"):
+                obj.__dict__[k] = walk(x)
+    return walk(v)
+
+
 def update(old, new, depth=0):
     """Change the test's argument `old` in place to equal `new`, the argument as the call left it
     in C: lists, dicts and sets at every level, so that a test sees what the candidate's function
@@ -424,6 +549,9 @@ def update(old, new, depth=0):
     elif t is set:
         old.clear()
         old |= new
+    elif t not in PLAIN and type(getattr(old, "__dict__", None)) is dict:  # a test's ListNode
+        old.__dict__.clear()
+        old.__dict__.update(new.__dict__)
     else:
         return False
     return True
@@ -460,7 +588,7 @@ def run_calls(c, tests, report):
 def run_asserts(c, loaded, tests, report):
     """assert mode: the test statements run here, with R's own builtins, on plain values and
     proxies into C."""
-    tg = {"__name__": "__main__", "__builtins__": builtins}
+    tg = c.tg = {"__name__": "__main__", "__builtins__": builtins}
     for k, (kind, x) in loaded[1].items():
         k = str(k)
         # a candidate `def abs(x): return 0` must not change the test's abs; nor may a crafted

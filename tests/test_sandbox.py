@@ -541,6 +541,61 @@ def test_assert_tests_call_the_methods_of_a_candidates_object(code, tests, verdi
     assert (r.verdict, r.passed) == (verdict, 2 if verdict == "accepted" else 0), r
 
 
+# LeetCode's helpers, as Skywork-OR1's import_prefix and LeetCodeDataset's prompt define them
+LISTS = ("class ListNode:\n    def __init__(self, val=0, next=None):\n"
+         "        self.val, self.next = val, next\n"
+         "def list_node(values):\n    head = None\n    for v in reversed(values):\n"
+         "        head = ListNode(v, head)\n    return head\n"
+         "def is_same_list(p, q):\n    while p and q and p.val == q.val:\n"
+         "        p, q = p.next, q.next\n    return p is None and q is None\n")
+REVERSE = LISTS + ("class Solution:\n    def reverseList(self, head):\n        prev = None\n"
+                   "        while head:\n"
+                   "            head.next, prev, head = prev, head, head.next\n"
+                   "        return prev\n")
+REVERSE_TEST = LISTS + ("def check(candidate):\n    assert is_same_list(candidate(head=list_node("
+                        "[1, 2, 3])), list_node([3, 2, 1]))\n    assert candidate(None) is None\n"
+                        "    assert is_same_list(candidate(list_node(list(range(3000)))), "
+                        "list_node(list(range(2999, -1, -1))))\ncheck(Solution().reverseList)")
+DELETE = LISTS + ("class Solution:\n    def deleteNode(self, node):\n"
+                  "        node.val = node.next.val\n")
+DELETE_TEST = LISTS + ("head = list_node([4, 5, 1, 9])\nnode = head.next\n"
+                       "Solution().deleteNode(node)\n"
+                       "assert is_same_list(head, list_node([4, 1, 9]))")
+CYCLE = LISTS + ("class Solution:\n    def hasCycle(self, head):\n        seen = set()\n"
+                 "        while head and id(head) not in seen:\n"
+                 "            seen.add(id(head))\n            head = head.next\n"
+                 "        return head is not None\n")
+CYCLE_TEST = LISTS + ("head = list_node([3, 2, 0, -4])\nhead.next.next.next.next = head.next\n"
+                      "assert Solution().hasCycle(head)\n"
+                      "assert not Solution().hasCycle(list_node([1]))")
+
+
+@pytest.mark.parametrize("code, test, verdict", [
+    (REVERSE, REVERSE_TEST, "accepted"),
+    (REVERSE.replace("return prev", "return prev.next"), REVERSE_TEST, "wrong_answer"),
+    # the helper that judges runs in R: redefined in C, it changes nothing
+    (LISTS + "class Solution:\n    def reverseList(self, head):\n        return head\n"
+     "def is_same_list(p, q):\n    return True\n", REVERSE_TEST, "wrong_answer"),
+    # in place: the node the test holds changes (runner.update)
+    (DELETE.replace("= node.next.val", ", node.next = node.next.val, node.next.next"),
+     DELETE_TEST, "accepted"),
+    (DELETE, DELETE_TEST, "wrong_answer"),
+    (CYCLE, CYCLE_TEST, "accepted"),
+    (CYCLE.replace("is not None", "is None"), CYCLE_TEST, "wrong_answer"),
+    # code without the class gets a bare one of that name: its attributes are there
+    ("def total(head):\n    return head.val + (total(head.next) if head.next else 0)\n",
+     LISTS + "assert total(list_node([1, 2, 3])) == 6", "accepted"),
+], ids=["reverse", "reverse_wrong", "redefined_judge", "in_place", "in_place_wrong", "cycle",
+        "cycle_wrong", "bare_class"])
+def test_linked_lists_and_trees_of_the_tests_classes_cross_as_data(code, test, verdict):
+    # LeetCode's tests build ListNode/TreeNode values with the helpers of the task's prelude: a
+    # helper's value was no class's object (runner.Remote) and could not leave C, so every
+    # candidate failed; the objects of a class the test defines now cross both ways as data
+    # (runner.flatten), rebuilt as the receiver's class of that name
+    r = run_tests(code, [{"assert": test}])
+    assert r.verdict == verdict, r
+
+
 FAKE_SUCCESS = {
     "os_exit_at_import": "import os\nos._exit(0)\ndef f(x): return 0",
     "sys_exit_at_import": "import sys\nsys.exit(0)\ndef f(x): return 0",
