@@ -979,7 +979,9 @@ def _skywork_tests(truth: dict) -> tuple[list[dict], str]:
       `SKYWORK_PRELUDE`;
     * {"import_prefix", "test_code", "entry_point"}: the solution after `import_prefix`; the
       test code's first non-empty line (`def check(candidate):`) with each of the others is one
-      test, calling `check(entry_point)`.
+      test, calling `check(entry_point)`, after `import_prefix` as well: LeetCode's prefix defines
+      the `ListNode`/`TreeNode` classes and the `list_node`/`is_same_list` helpers that its tests
+      use, which then build and judge the values in the tests' own process (`sandbox`).
     """
     column = "reward_model.ground_truth"
     if "assert_case" in truth and isinstance(truth["assert_case"], list):
@@ -988,8 +990,9 @@ def _skywork_tests(truth: dict) -> tuple[list[dict], str]:
         return _io_tests(truth, column), ""
     if all(isinstance(truth.get(k), str) for k in ("import_prefix", "test_code", "entry_point")):
         lines = [x for x in truth["test_code"].split("\n") if x]
-        return ([{"assert": f"{lines[0]}{x}\ncheck({truth['entry_point']})"} for x in lines[1:]],
-                truth["import_prefix"])
+        prefix = truth["import_prefix"] + "\n" if truth["import_prefix"].strip() else ""
+        return ([{"assert": f"{prefix}{lines[0]}{x}\ncheck({truth['entry_point']})"}
+                 for x in lines[1:]], truth["import_prefix"])
     raise ValueError(f"{column!r} holds tests of a form not read here (keys {sorted(truth)[:5]});"
                      " give them as 'tests' [{\"input\": ..., \"output\": ...}]")
 

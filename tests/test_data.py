@@ -1217,6 +1217,32 @@ def test_skywork_code_rows_are_graded_on_their_tests(tmp_path):
         dataset_tasks.load_tasks(str(path))
 
 
+def test_skywork_linked_list_tests_grade_the_solution(tmp_path):
+    # LeetCode's import_prefix defines ListNode and the list_node/is_same_list helpers that its
+    # test code calls: the tests ran without them (the values could not reach the tests either),
+    # and every solution got 0
+    from rewards import code_rewards
+    prefix = ("from typing import *\nclass ListNode:\n    def __init__(self, val=0, next=None):\n"
+              "        self.val, self.next = val, next\ndef list_node(values):\n    head = None\n"
+              "    for v in reversed(values):\n        head = ListNode(v, head)\n    return head\n"
+              "def is_same_list(p, q):\n    while p and q and p.val == q.val:\n"
+              "        p, q = p.next, q.next\n    return p is None and q is None\n")
+    check = ("def check(candidate):\n"
+             "    assert is_same_list(candidate(head=list_node([1, 2])), list_node([2, 1]))\n"
+             "    assert is_same_list(candidate(head=list_node([3])), list_node([3]))\n")
+    path = tmp_path / "skywork.jsonl"
+    path.write_text(json.dumps(verl_row({"import_prefix": prefix, "test_code": check,
+                                         "entry_point": "Solution().reverseList"}, "code")))
+    tasks = dataset_tasks.load_tasks(str(path))
+    solution = ("<think>\nok\n</think>\n```python\nclass Solution:\n"
+                "    def reverseList(self, head: Optional[ListNode]) -> Optional[ListNode]:\n"
+                "        prev = None\n        while head:\n"
+                "            head.next, prev, head = prev, head, head.next\n"
+                "        return prev\n```")
+    assert code_rewards([solution, solution.replace("prev = None", "return head")],
+                        tasks * 2) == [1.0, 0.5]
+
+
 def test_prompts_only_leaves_out_what_would_be_graded(tmp_path):
     # --answer_field none copied a row's raw answer and tests columns into the task, so the
     # "prompts only" run graded them anyway (GSM8K's "... #### 72" as the gold); constraints rows
