@@ -13,8 +13,8 @@ Test kinds (a fixed API that outside harnesses call):
   {"fn_name": str, "args": list, "expected"} call-based; the expected value never enters the
                                            sandbox.
   {"assert": str}                          statements run after the code (HumanEval's ``check``).
-A malformed test (another key or type, an empty assert) is a ValueError before anything runs
-(`check_tests`).
+A malformed test (another key or type, an empty assert, an assert that imports a module the
+sandbox's Python lacks) is a ValueError before anything runs (`check_tests`).
 
 Where things are: this file is the story -- the limits, run_tests and run_many, and judging
 (second half). What is checked before anything runs (the test tables, the code's size and syntax)
@@ -26,7 +26,8 @@ sandbox_programs/zygote.py.
 Which Python runs the candidate's code: the system interpreter, not this process's venv
   * ``SANDBOX_PYTHON`` (default /usr/bin/python3), started with ``-I -S``. The candidate sees
     that Python's version and standard library only: none of the training venv's packages. A
-    solution that imports numpy fails unless the system Python has numpy.
+    solution that imports numpy fails; a test that does (HumanEval+'s, MBPP+'s) would fail every
+    program, and is refused before anything runs, naming the module.
   * Why: the code runs as an unprivileged slot uid inside bwrap, where only the interpreter, its
     standard library and the shared libraries it links are bound read-only; a venv (typically under
     a home directory, with its site-packages) is neither bound there nor readable by those uids. Set
