@@ -674,6 +674,36 @@ def test_a_raised_stop_iteration_does_not_end_the_tests_iteration(test):
     assert (r.verdict, r.passed) == ("runtime_error", 0), r
 
 
+PICKLES = ("import pickle\nclass P:\n    def __init__(self, x):\n        self.x = x\n"
+           "def f(x):\n    return pickle.loads(pickle.dumps(P(x))).x * 2\n")
+
+
+@pytest.mark.parametrize("code, tests, limits", [
+    # pickle finds the code's classes and functions (multiprocessing.Pool.map pickles them): the
+    # code ran in a namespace no module held, a PicklingError whatever the answer
+    (PICKLES, [call("f", [3], 6), {"assert": "assert f(5) == 10"}], {}),
+    ("import multiprocessing\ndef g(x):\n    return 2 * x\ndef f(x):\n"
+     "    with multiprocessing.Pool(1) as pool:\n        return pool.map(g, [x])[0]\n",
+     [call("f", [3], 6)], {}),
+    # a global that no test reads stays in C: a big table was copied to R and walked there (its
+    # memory, seconds of the run's CPU time); one that a test reads still comes
+    ("table = 'x' * (60 << 20)\nN = 3\ndef f(x):\n    return 2 * x\n",
+     [{"assert": "assert f(N) == 6"}], {"memory_mb": 128}),
+], ids=["pickle", "multiprocessing", "big_global"])
+def test_correct_code_that_pickles_itself_or_holds_big_globals_passes(code, tests, limits):
+    r = run_tests(code, tests, **limits)
+    assert r.verdict == "accepted", r
+
+
+def test_a_garbled_reply_from_the_candidate_is_a_clear_error():
+    # C wrote into its own reply pipe: R ended with a traceback of its own (bad marshal data)
+    code = ("import os\nfor fd in range(3, 64):\n    try:\n"
+            "        os.write(fd, b'\\1\\0\\0\\0!')\n    except OSError:\n        pass\n"
+            "def f(x):\n    return 2 * x\n")
+    r = run_tests(code, [{"assert": "assert f(3) == 6"}, {"assert": "assert f(5) == 10"}])
+    assert (r.verdict, r.passed) == ("runtime_error", 0) and "garbled reply" in r.detail, r
+
+
 def test_unprintable_values_do_not_end_the_runner():
     # the str of an int past the int/str conversion limit raises: R died formatting the failure and
     # every later test was lost (scored "dead"), a correct one included
