@@ -47,7 +47,7 @@ import sandbox
 # the header of a traceback, an exception group's too (its lines then start with "  | ")
 TRACEBACK_RE = re.compile(r"^( *\+ Exception Group )?Traceback \(most recent call last\):$", re.M)
 # a frame's line in a traceback
-FRAME_RE = re.compile(r'  File "(?P<file>[^"\n]*)", line (?P<line>\d+), in [^\n]*')
+FRAME_RE = re.compile(r'  File "(?P<file>[^"\n]*)", line (?P<line>\d{1,9}), in [^\n]*')
 # what the graders read as structure in a completion's text: the think tags and the turn markers
 # (`mathcheck.SPECIAL_TOKEN_RE`); a tool's output holds them only as broken text (`observation`)
 MARKER_RE = re.compile(rf"</?think>|{mathcheck.SPECIAL_TOKEN_RE.pattern}")
