@@ -470,7 +470,7 @@ def flatten(v, names):
             return x if set(map(type, x)) <= ATOMS else t([walk(y, depth + 1) for y in x])
         if t is dict:
             return {walk(k, depth + 1): walk(y, depth + 1) for k, y in x.items()}
-        if t.__name__ in names and type(getattr(x, "__dict__", None)) is dict:
+        if t.__name__ in names and not isinstance(x, type):
             if id(x) not in index:
                 index[id(x)] = len(objects)
                 objects.append(x)
@@ -479,8 +479,25 @@ def flatten(v, names):
     v = walk(v)
     while len(table) < len(objects):  # an object's attributes may name objects not seen yet
         x = objects[len(table)]
-        table.append((type(x).__name__, walk(dict(x.__dict__))))
+        table.append((type(x).__name__, walk(attributes(x))))
     return v, table
+
+
+def attributes(x):
+    """An object's attributes: its ``__dict__``, and those of its ``__slots__``.
+
+    >>> class P:
+    ...     __slots__ = ("x", "y")
+    >>> p = P(); p.x = 1; attributes(p)
+    {'x': 1}
+    """
+    found = dict(x.__dict__) if type(getattr(x, "__dict__", None)) is dict else {}
+    for cls in type(x).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in [slots] if type(slots) is str else slots:
+            if name not in ("__dict__", "__weakref__") and hasattr(x, name):
+                found[name] = getattr(x, name)
+    return found
 
 
 def unflatten(v, table, classes):
@@ -519,7 +536,7 @@ def unflatten(v, table, classes):
     for obj, (_, attributes) in zip(objects, table):
         for k, x in attributes.items():
             if type(k) is str and not k.startswith("__"):
-                obj.__dict__[k] = walk(x)
+                object.__setattr__(obj, k, walk(x))  # a slot too; not the class's __setattr__
     return walk(v)
 
 
@@ -558,9 +575,9 @@ def update(old, new, depth=0):
     elif t is set:
         old.clear()
         old |= new
-    elif t not in PLAIN and type(getattr(old, "__dict__", None)) is dict:  # a test's ListNode
-        old.__dict__.clear()
-        old.__dict__.update(new.__dict__)
+    elif t not in PLAIN and t is not Remote:  # a test's ListNode: its attributes
+        for k, x in attributes(new).items():
+            object.__setattr__(old, k, x)
     else:
         return False
     return True

@@ -585,8 +585,11 @@ CYCLE_TEST = LISTS + ("head = list_node([3, 2, 0, -4])\nhead.next.next.next.next
     # code without the class gets a bare one of that name: its attributes are there
     ("def total(head):\n    return head.val + (total(head.next) if head.next else 0)\n",
      LISTS + "assert total(list_node([1, 2, 3])) == 6", "accepted"),
+    # the candidate's own ListNode with __slots__ (no __dict__) crosses both ways too
+    (REVERSE.replace("class ListNode:\n", "class ListNode:\n    __slots__ = ('val', 'next')\n"),
+     REVERSE_TEST, "accepted"),
 ], ids=["reverse", "reverse_wrong", "redefined_judge", "in_place", "in_place_wrong", "cycle",
-        "cycle_wrong", "bare_class"])
+        "cycle_wrong", "bare_class", "slots"])
 def test_linked_lists_and_trees_of_the_tests_classes_cross_as_data(code, test, verdict):
     # LeetCode's tests build ListNode/TreeNode values with the helpers of the task's prelude: a
     # helper's value was no class's object (runner.Remote) and could not leave C, so every
