@@ -184,7 +184,7 @@ def observation(result: sandbox.Output, max_chars: int = 400, code: str | None =
         err = "MemoryError: the program ran past its memory limit"
     elif result.verdict == "output_limit":
         err = "OutputLimitError: the program printed more than the output limit"
-    elif result.verdict != "accepted" and (shown := traceback_text(err, code)) is not None:
+    elif (shown := traceback_text(err, code)) is not None:   # a thread's, in a run that ends well
         err = shown
     elif result.verdict != "accepted":
         lines = [ln for ln in err.strip().splitlines() if ln.strip()]

@@ -156,6 +156,8 @@ def test_a_failed_run_without_an_exception_line_reads_as_an_error(tokenizer):
     # stderr of a run that ends well: warnings, logging, a print to stderr (a notebook shows them)
     ("import sys\nprint(5)\nprint('careful', file=sys.stderr)", "5\ncareful"),
     ("import warnings\nwarnings.warn('w')", "main.py:2: UserWarning: w"),
+    ("import threading\ndef g():\n    1 / 0\nt = threading.Thread(target=g)\nt.start()\nt.join()",
+     '  File "main.py", line 3, in g\n    1 / 0\nZeroDivisionError: division by zero'),
     # what a failed run printed before it failed, and its traceback: the program's frames with
     # their source lines, none of the sandbox's runner
     ("print(1)\ndef f(x):\n    return x[3]\nf([])",
