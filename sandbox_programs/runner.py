@@ -470,7 +470,8 @@ def flatten(v, names):
             return x if set(map(type, x)) <= ATOMS else t([walk(y, depth + 1) for y in x])
         if t is dict:
             return {walk(k, depth + 1): walk(y, depth + 1) for k, y in x.items()}
-        if t.__name__ in names and not isinstance(x, type):
+        # not a class, nor an int, list or dict of a subclass: its value is more than its attributes
+        if t.__name__ in names and not isinstance(x, (type,) + PLAIN):
             if id(x) not in index:
                 index[id(x)] = len(objects)
                 objects.append(x)

@@ -588,8 +588,11 @@ CYCLE_TEST = LISTS + ("head = list_node([3, 2, 0, -4])\nhead.next.next.next.next
     # the candidate's own ListNode with __slots__ (no __dict__) crosses both ways too
     (REVERSE.replace("class ListNode:\n", "class ListNode:\n    __slots__ = ('val', 'next')\n"),
      REVERSE_TEST, "accepted"),
+    # a dict of a subclass the test defines is more than its attributes: refused, not sent empty
+    ("def f(n):\n    return sorted(n)\n",
+     "class Node(dict):\n    pass\nassert f(Node(a=1)) == ['a']", "runtime_error"),
 ], ids=["reverse", "reverse_wrong", "redefined_judge", "in_place", "in_place_wrong", "cycle",
-        "cycle_wrong", "bare_class", "slots"])
+        "cycle_wrong", "bare_class", "slots", "dict_subclass"])
 def test_linked_lists_and_trees_of_the_tests_classes_cross_as_data(code, test, verdict):
     # LeetCode's tests build ListNode/TreeNode values with the helpers of the task's prelude: a
     # helper's value was no class's object (runner.Remote) and could not leave C, so every
