@@ -23,7 +23,9 @@ What it sends back
 Call and assert mode fork C, the candidate process, *before* R reads the secret or the tests. C runs
 the code and answers calls over a pipe with values that ``marshal`` accepts (exact builtin types
 only); R checks them again (`plain`) and either forwards them (call mode: the parent compares them)
-or runs the test statements itself, the candidate's functions being proxies into C (assert mode).
+or runs the test statements itself, the candidate's functions being proxies into C (assert mode;
+objects of a class the tests define cross both ways as data, `flatten`, and C is sent the code
+with the names the tests read, `names_read`, and answers with the values of those it defines).
 R is non-dumpable (prctl), so C can neither read its memory nor open its descriptors.
 """
 import _ctypes
