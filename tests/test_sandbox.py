@@ -283,6 +283,18 @@ def test_numeric_tokens_with_a_tolerance(got, expected, same):
     assert outputs_match(got, expected, float_tol=1e-6) is same
 
 
+@pytest.mark.parametrize("got", [head + "1" * 20000 + "x" for head in ("", "1.", "1e", ".")]
+                         + ["1 " * 10000 + "x"], ids=["digits", "dot", "exponent", "fraction",
+                                                      "tokens"])
+@pytest.mark.parametrize("float_tol", [None, 1e-6])
+def test_a_long_token_that_is_almost_a_number_is_read_in_linear_time(got, float_tol):
+    # the number pattern split a run of digits every way before it failed: a printed 20000 digits
+    # and an 'x' held the parent 18 s (40000: 77 s), under the GIL, outside every sandbox limit
+    start = time.monotonic()
+    assert not outputs_match(got, "1", float_tol) and not outputs_match(got, got[:-1], float_tol)
+    assert time.monotonic() - start < 1.0
+
+
 # ---------------------------------------------------------------------------------- call-based
 def call(fn, args, expected):
     return {"fn_name": fn, "args": args, "expected": expected}
