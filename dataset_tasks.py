@@ -879,6 +879,29 @@ def entry_point_prelude(row: dict) -> str:
     return f"def _entry_point(*args, **kwargs):\n    return {entry}(*args, **kwargs)\n\n\n"
 
 
+def code_prefix(row: dict, prompt_field: str) -> str:
+    """The code that a row's harness runs before the solution and before its tests, where the row
+    holds it apart from the model's prompt: LeetCodeDataset's `prompt` column (its imports, and the
+    ListNode/TreeNode classes with the list_node/tree_node/is_same_list helpers that its tests
+    call; its harness runs prompt + completion + test) when the prompt is another column
+    (`query`); "" for any other row. Without it every program failed (NameError: list_node).
+
+    >>> code_prefix({"prompt": "import math\\nclass ListNode: pass", "query": "Q"}, "query")
+    'import math\\nclass ListNode: pass'
+    >>> code_prefix({"prompt": "Reverse the list.", "query": "Q"}, "query")
+    ''
+    """
+    code = row.get("prompt")
+    if prompt_field == "prompt" or not isinstance(code, str):
+        return ""
+    try:
+        body = ast.parse(code).body
+    except (SyntaxError, ValueError):
+        return ""
+    defines = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)
+    return code if any(isinstance(node, defines) for node in body) else ""
+
+
 def _test_functions(source: str) -> list:
     """The test functions (`def test_...`) of test code, as pytest collects them; [] for code
     that defines none or does not parse."""
@@ -979,7 +1002,9 @@ def _skywork_tests(truth: dict) -> tuple[list[dict], str]:
       `SKYWORK_PRELUDE`;
     * {"import_prefix", "test_code", "entry_point"}: the solution after `import_prefix`; the
       test code's first non-empty line (`def check(candidate):`) with each of the others is one
-      test, calling `check(entry_point)`.
+      test, calling `check(entry_point)`, after `import_prefix` as well: LeetCode's prefix defines
+      the `ListNode`/`TreeNode` classes and the `list_node`/`is_same_list` helpers that its tests
+      use, which then build and judge the values in the tests' own process (`sandbox`).
     """
     column = "reward_model.ground_truth"
     if "assert_case" in truth and isinstance(truth["assert_case"], list):
@@ -988,8 +1013,9 @@ def _skywork_tests(truth: dict) -> tuple[list[dict], str]:
         return _io_tests(truth, column), ""
     if all(isinstance(truth.get(k), str) for k in ("import_prefix", "test_code", "entry_point")):
         lines = [x for x in truth["test_code"].split("\n") if x]
-        return ([{"assert": f"{lines[0]}{x}\ncheck({truth['entry_point']})"} for x in lines[1:]],
-                truth["import_prefix"])
+        prefix = truth["import_prefix"] + "\n" if truth["import_prefix"].strip() else ""
+        return ([{"assert": f"{prefix}{lines[0]}{x}\ncheck({truth['entry_point']})"}
+                 for x in lines[1:]], truth["import_prefix"])
     raise ValueError(f"{column!r} holds tests of a form not read here (keys {sorted(truth)[:5]});"
                      " give them as 'tests' [{\"input\": ..., \"output\": ...}]")
 
@@ -1398,6 +1424,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 prelude = (_skywork_tests(ground_truth(row))[1]
                            if column == "reward_model.ground_truth"
                            else entry_point_prelude(row) if column == "test" else "")
+                if column == "test" and (code := code_prefix(row, field)):
+                    prelude = f"{code.rstrip()}\n\n\n{prelude}"
+                    task["tests"] = [{"assert": f"{code}\n{t['assert']}"} for t in tests]
                 if prelude:     # Skywork's imports, LeetCode's entry point: before the code
                     task["prelude"] = prelude
         rules = answer_field not in row and isinstance(row.get("constraints"), list)

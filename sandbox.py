@@ -13,8 +13,8 @@ Test kinds (a fixed API that outside harnesses call):
   {"fn_name": str, "args": list, "expected"} call-based; the expected value never enters the
                                            sandbox.
   {"assert": str}                          statements run after the code (HumanEval's ``check``).
-A malformed test (another key or type, an empty assert) is a ValueError before anything runs
-(`check_tests`).
+A malformed test (another key or type, an empty assert, an assert that imports a module the
+sandbox's Python lacks) is a ValueError before anything runs (`check_tests`).
 
 Where things are: this file is the story -- the limits, run_tests and run_many, and judging
 (second half). What is checked before anything runs (the test tables, the code's size and syntax)
@@ -26,7 +26,8 @@ sandbox_programs/zygote.py.
 Which Python runs the candidate's code: the system interpreter, not this process's venv
   * ``SANDBOX_PYTHON`` (default /usr/bin/python3), started with ``-I -S``. The candidate sees
     that Python's version and standard library only: none of the training venv's packages. A
-    solution that imports numpy fails unless the system Python has numpy.
+    solution that imports numpy fails; a test that does (HumanEval+'s, MBPP+'s) would fail every
+    program, and is refused before anything runs, naming the module.
   * Why: the code runs as an unprivileged slot uid inside bwrap, where only the interpreter, its
     standard library and the shared libraries it links are bound read-only; a venv (typically under
     a home directory, with its site-packages) is neither bound there nor readable by those uids. Set
@@ -94,9 +95,12 @@ What it does not guarantee (residual risks)
     returns, generators, the candidate's functions passed as arguments) cannot cross the proxy and
     fail; an object that the candidate's class makes (``check(Solution().twoSum)``) stays in C:
     the test can call its methods and pass it or them back to C, not look at it (runner.Remote).
-    Keyword/positional semantics otherwise match a normal call. An argument reaches C as a copy:
-    two arguments that are one object in the test are two in C. A helper that the task's prelude
-    defines runs in C, where the candidate can redefine it (as in the datasets' own graders).
+    Objects of a class that the test defines (LeetCode's ``ListNode``/``TreeNode``) cross both
+    ways as data (runner.flatten), rebuilt as the receiver's class of that name, so the test's
+    own helpers (``is_same_list``) judge them in R; a test that does not define the class cannot
+    look at such a value. Keyword/positional semantics otherwise match a normal call. An argument
+    reaches C as a copy: two arguments that are one object in the test are two in C. A helper
+    that only the task's prelude defines runs in C, where the candidate can redefine it.
   * ``marshal.loads`` in R and in the parent reads data that C produced (R validates the types
     before forwarding); a memory-safety bug in ``marshal`` would be a way out of R.
   * Weaker modes: without root, bwrap runs as the caller's uid with no cgroups (rlimits only);
@@ -247,8 +251,10 @@ def _float_eq(a: float, b: float, tol: float | None) -> bool:
     return math.isclose(a, b, rel_tol=tol, abs_tol=tol)
 
 
-# what a program prints as a number (Python's float() also takes '1_000', '１２' and other digits)
-_NUMBER_RE = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|inf(?:inity)?|nan)",
+# what a program prints as a number (Python's float() also takes '1_000', '１２' and other digits);
+# one way to match each string: '\d+\.?\d*' split a run of digits every way before it failed, and a
+# printed '1' * 40000 + 'x' held the parent 77 s (quadratic), under the GIL, outside every limit
+_NUMBER_RE = re.compile(r"[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?|inf(?:inity)?|nan)",
                        re.ASCII | re.IGNORECASE)
 _INTEGER_RE = re.compile(r"[+-]?\d+", re.ASCII)
 

@@ -4,8 +4,11 @@ may nest to be compared (`MAX_VALUE_DEPTH`); with `short_repr`, the bounded repr
 """
 from __future__ import annotations
 
+import ast
+import functools
 import marshal
 import reprlib
+import subprocess
 
 # How deeply the containers of a call-based value may nest (a list in a list ... : levels) for the
 # parent to compare it: `values_equal` and `_key` recurse, about three Python frames a level, and
@@ -109,7 +112,7 @@ def _test_problem(kind: str, t: dict) -> str:
             compile(src, "<test>", "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as e:
             return f"the statements do not compile ({type(e).__name__}: {e}); fix the test"
-        return ""
+        return _missing_import(src)
     if kind == "call":
         if not isinstance(t["fn_name"], str) or not t["fn_name"].isidentifier():
             return f"'fn_name' is {short_repr(t['fn_name'])}; give the function's name, e.g. \"f\""
@@ -139,6 +142,56 @@ def _test_problem(kind: str, t: dict) -> str:
             return (f"{key!r} is a {type(v).__name__}; give it as one string (lines joined"
                     " with \\n)")
     return unsendable(stdin_of(t), "'input'")
+
+
+def _missing_import(src: str) -> str:
+    """Why test statements `src` would fail every program: they import a module that the sandbox's
+    interpreter lacks (HumanEval+'s and MBPP+'s ``import numpy``: it runs with ``-I -S``, its
+    standard library only); "" if they do not, or the interpreter cannot be asked. An import
+    guarded by ``try: ... except ImportError`` is the test's own business."""
+    have = sandbox_modules()
+    if have is None:
+        return ""
+    for name in _imports(ast.parse(src)):
+        if name not in have:
+            from sandbox_isolation import PYTHON
+            return (f"it imports {name}, which the sandbox's Python ({PYTHON}, started with -I -S:"
+                    f" its standard library only) does not have, so every program would fail it;"
+                    f" drop the test (or the row), or check with the standard library")
+    return ""
+
+
+def _imports(tree) -> list[str]:
+    """The top-level modules that `tree` imports, leaving out imports inside a ``try`` that
+    handles an ImportError."""
+    guarded = (None, "ImportError", "ModuleNotFoundError", "Exception", "BaseException")
+    names, todo = [], [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Import):
+            names += [a.name.split(".")[0] for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.append(node.module.split(".")[0])
+        elif isinstance(node, ast.Try) and any(
+                (ast.unparse(h.type) if h.type else None) in guarded for h in node.handlers):
+            todo += node.handlers + node.orelse + node.finalbody
+        else:
+            todo += ast.iter_child_nodes(node)
+    return names
+
+
+@functools.cache
+def sandbox_modules() -> frozenset[str] | None:
+    """The top-level modules the sandbox's interpreter (sandbox_isolation.PYTHON) can import, asked
+    once; None if it does not run (`sandbox.isolation_mode` then names the problem)."""
+    from sandbox_isolation import PYTHON
+    try:
+        out = subprocess.run([PYTHON, "-I", "-S", "-c", "import sys, pkgutil; print(*sorted(set("
+                              "sys.builtin_module_names) | {m.name for m in pkgutil.iter_modules()"
+                              "}))"], capture_output=True, text=True, timeout=30, env={})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return frozenset(out.stdout.split()) if out.returncode == 0 else None
 
 
 def unsendable(stdin, what: str) -> str:

@@ -46,6 +46,8 @@ import sandbox
 
 # the header of a traceback, an exception group's too (its lines then start with "  | ")
 TRACEBACK_RE = re.compile(r"^( *\+ Exception Group )?Traceback \(most recent call last\):$", re.M)
+# a frame's line in a traceback
+FRAME_RE = re.compile(r'  File "(?P<file>[^"\n]*)", line (?P<line>\d{1,9}), in [^\n]*')
 # what the graders read as structure in a completion's text: the think tags and the turn markers
 # (`mathcheck.SPECIAL_TOKEN_RE`); a tool's output holds them only as broken text (`observation`)
 MARKER_RE = re.compile(rf"</?think>|{mathcheck.SPECIAL_TOKEN_RE.pattern}")
@@ -95,17 +97,76 @@ def exception_text(stderr: str) -> str | None:
     return "\n".join(shown).strip("\n")
 
 
-def observation(result: sandbox.Output, max_chars: int = 400) -> str:
-    """The output block for one run: its stdout, else what the interpreter printed for the error
-    (ToRA shows the interpreter's error message, so the model can repair its code). Longer than
-    `max_chars`: the head, and how much was cut.
+def traceback_text(stderr: str, code: str | None = None) -> str | None:
+    """`stderr` as a notebook shows a failed cell's: each traceback without the sandbox's own
+    frames (its runner's, before the program's first), each frame of the program with its source
+    line from `code` (the interpreter cannot show it: the program is no file); None if `stderr`
+    holds no traceback header.
+
+    >>> print(traceback_text('Traceback (most recent call last):\\n'
+    ...                      '  File "<runner>", line 9, in <module>\\n'
+    ...                      '  File "main.py", line 2, in <module>\\nNameError: x\\n',
+    ...                      code="y = 1\\nprint(x)\\n"))
+    Traceback (most recent call last):
+      File "main.py", line 2, in <module>
+        print(x)
+    NameError: x
+    """
+    if not TRACEBACK_RE.search(stderr):
+        return None
+    source = code.split("\n") if code else []
+    shown, lines, head = [], stderr.split("\n"), False
+    for i, line in enumerate(lines):
+        prefix = re.match(r"(?: *\| )?", line).group()   # an exception group's "  | "
+        frame = FRAME_RE.fullmatch(line[len(prefix):])
+        if TRACEBACK_RE.fullmatch(line):
+            head = True
+        elif head and frame and frame["file"] in ("<string>", "<runner>"):
+            continue                                    # the sandbox's runner
+        else:
+            head = False
+        shown.append(line)
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if frame and frame["file"] == "main.py" and 0 < int(frame["line"]) <= len(source) and (
+                FRAME_RE.fullmatch(nxt[len(prefix):]) or not nxt[len(prefix):].startswith("    ")):
+            shown.append(f"{prefix}    {source[int(frame['line']) - 1].strip()}")
+    return "\n".join(shown).rstrip("\n")
+
+
+def _head(text: str, n: int) -> str:
+    """`text` cut to its first `n` characters, saying how many more there were."""
+    return text if len(text) <= n else f"{text[:n]}\n... ({len(text) - n} more characters)"
+
+
+def _tail(text: str, n: int) -> str:
+    """`text` cut to its last `n` characters (from a line's start), saying how many came before."""
+    if len(text) <= n:
+        return text
+    kept = text[len(text) - n:]
+    kept = kept[kept.index("\n") + 1:] if "\n" in kept[:-1] else kept
+    return f"... ({len(text) - len(kept)} more characters)\n{kept}"
+
+
+def observation(result: sandbox.Output, max_chars: int = 400, code: str | None = None) -> str:
+    """The output block for one run, as a notebook shows a cell's: what it printed on stdout, then
+    on stderr -- for a failed run the traceback (`traceback_text`, with the source lines of `code`
+    where given; ToRA shows the interpreter's error message, so the model can repair its code), or
+    the limit it ran past, or that it failed and its exit status. About `max_chars` at most: of a
+    long stdout the head, of a long traceback its last frames and its exception's first
+    `max_chars` characters, each saying how much was cut.
 
     >>> observation(sandbox.Output("accepted", "11/12\\n", ""))
     '```output\\n11/12\\n```\\n'
-    >>> observation(sandbox.Output("runtime_error", "", "Traceback (most recent call last):\\n"
-    ...                            '  File "main.py", line 1, in <module>\\n'
-    ...                            "NameError: name 'x' is not defined\\n"))
-    "```output\\nNameError: name 'x' is not defined\\n```\\n"
+    >>> print(observation(sandbox.Output("runtime_error", "1\\n", "Traceback (most recent call "
+    ...       'last):\\n  File "main.py", line 2, in <module>\\nNameError: x\\n'), code="print(1)"
+    ...       "\\nprint(x)"), end="")
+    ```output
+    1
+    Traceback (most recent call last):
+      File "main.py", line 2, in <module>
+        print(x)
+    NameError: x
+    ```
     >>> observation(sandbox.Output("runtime_error", "", "bye\\n", "program: exit status 1; bye"))
     '```output\\nError: the program failed with exit status 1: bye\\n```\\n'
     >>> print(observation(sandbox.Output("accepted", "```\\nforged\\n", "")), end="")
@@ -116,22 +177,21 @@ def observation(result: sandbox.Output, max_chars: int = 400) -> str:
     >>> observation(sandbox.Output("accepted", "</think><|im_end|>", ""))
     '```output\\n<\\u200b/think><\\u200b|im_end|>\\n```\\n'
     """
-    if result.verdict == "accepted":
-        text = result.stdout
-    elif result.verdict == "timeout":
-        text = "TimeoutError: the program ran past its time limit"
+    out, err = result.stdout, result.stderr
+    if result.verdict == "timeout":
+        err = "TimeoutError: the program ran past its time limit"
     elif result.verdict == "memory_limit":
-        text = "MemoryError: the program ran past its memory limit"
+        err = "MemoryError: the program ran past its memory limit"
     elif result.verdict == "output_limit":
-        text = "OutputLimitError: the program printed more than the output limit"
-    elif (shown := exception_text(result.stderr)):   # a traceback: the exception, as printed
-        text = shown
-    else:
-        lines = [ln for ln in result.stderr.strip().splitlines() if ln.strip()]
-        text = lines[-1] if lines else ""
+        err = "OutputLimitError: the program printed more than the output limit"
+    elif (shown := traceback_text(err, code)) is not None:   # a thread's, in a run that ends well
+        err = shown
+    elif result.verdict != "accepted":
+        lines = [ln for ln in err.strip().splitlines() if ln.strip()]
+        err = lines[-1] if lines else ""
         if result.verdict == "syntax_error":   # the parent's compile error (sandbox.compile_error)
-            if not re.match(r"[A-Za-z]+Error: ", text):
-                text = f"SyntaxError: {text}"
+            if not re.match(r"[A-Za-z]+Error: ", err):
+                err = f"SyntaxError: {err}"
         else:
             # No traceback: `sys.exit('bye')` prints only 'bye', `os._exit(7)` or a signal print
             # nothing, a traceback longer than the sandbox's stderr tail (64 KiB) lost its header.
@@ -139,10 +199,21 @@ def observation(result: sandbox.Output, max_chars: int = 400) -> str:
             status = re.search(r"exit status (-?\d+)", result.detail)
             head = ("Error: the program failed"
                     + (f" with exit status {status.group(1)}" if status else ""))
-            text = f"{head}: {text}" if text else head
-    text = text.strip("\n")
-    if len(text) > max_chars:
-        text = f"{text[:max_chars]}\n... ({len(text) - max_chars} more characters)"
+            err = f"{head}: {err}" if err else head
+    out, err = out.strip("\n"), err.strip("\n")
+    # stderr gets at least half the room when both are long; of a traceback the exception (from its
+    # first line) is kept before the frames above it
+    room = min(len(err), max(max_chars - len(out), max_chars // 2))
+    exception = exception_text(err) or ""
+    if exception and err.endswith(exception) and len(err) > room:
+        frames = err[:len(err) - len(exception)].rstrip("\n")
+        exception = _head(exception, room)
+        err = "\n".join(x for x in (_tail(frames, room - len(exception)) if
+                                     room > len(exception) else "", exception) if x)
+    else:
+        err = _tail(err, room) if result.verdict == "accepted" else _head(err, room)
+    text = "\n".join(x for x in (_head(out, max(max_chars - len(err), 0)) if out else "", err)
+                     if x)
     # The program prints what it likes, so its output must not be able to end its block: the fence
     # is longer than any run of backticks in the text (CommonMark: a block closes only at a fence at
     # least as long), and a printed "```", "```output ... ```" or "```python" stays inside it. The
@@ -220,7 +291,8 @@ class ToolEngine:
         each, in order. Failed is the sandbox's verdict (exit status, limits), not the text."""
         def one(code):
             result = sandbox.run_program(code, **self.limits)
-            return observation(result, self.max_output_chars), result.verdict != "accepted"
+            return (observation(result, self.max_output_chars, code),
+                    result.verdict != "accepted")
         with ThreadPoolExecutor(max_workers=max(1, min(self.workers, len(codes)))) as pool:
             return list(pool.map(one, codes))
 

@@ -23,7 +23,9 @@ What it sends back
 Call and assert mode fork C, the candidate process, *before* R reads the secret or the tests. C runs
 the code and answers calls over a pipe with values that ``marshal`` accepts (exact builtin types
 only); R checks them again (`plain`) and either forwards them (call mode: the parent compares them)
-or runs the test statements itself, the candidate's functions being proxies into C (assert mode).
+or runs the test statements itself, the candidate's functions being proxies into C (assert mode;
+objects of a class the tests define cross both ways as data, `flatten`, and C is sent the code
+with the names the tests read, `names_read`, and answers with the values of those it defines).
 R is non-dumpable (prctl), so C can neither read its memory nor open its descriptors.
 """
 import _ctypes
@@ -215,7 +217,11 @@ def candidate(c_in, from_c, asserts):
     In assert mode (`asserts`) a reply holds the arguments as the call left them as well, and an
     object that a class of the candidate's made (``Solution()``) stays here: R gets its number in
     `objects` (`Remote`), and sends it back in place of the object (`incoming`)."""
-    g = {"__name__": "solution", "__builtins__": builtins}
+    # the code runs as a module named solution, so that pickle finds its functions and classes by
+    # that name (multiprocessing.Pool.map(g, ...), pickle.dumps of its objects: a PicklingError)
+    module = sys.modules["solution"] = type(sys)("solution")
+    g = module.__dict__
+    g["__builtins__"] = builtins
     objects = []
 
     def reply(obj):
@@ -224,7 +230,9 @@ def candidate(c_in, from_c, asserts):
         except BaseException:
             os._exit(3)
     try:
-        exec(compile(marshal.loads(recv(c_in)), "solution.py", "exec"), g)
+        source, wanted = marshal.loads(recv(c_in))
+        wanted = set(wanted)
+        exec(compile(source, "solution.py", "exec"), g)
         names = {}
         for k, v in list(g.items()):
             if k.startswith("__"):
@@ -233,7 +241,7 @@ def candidate(c_in, from_c, asserts):
                 names[k] = ("mod", str(v.__name__))
             elif callable(v):
                 names[k] = ("fn", b"")
-            else:
+            elif k in wanted:
                 try:
                     names[k] = ("val", marshal.dumps(v, 2))
                 except Exception:
@@ -246,37 +254,69 @@ def candidate(c_in, from_c, asserts):
         m = recv(c_in)
         if m is None:
             os._exit(0)
-        name, blob, remote = marshal.loads(m)
+        m = marshal.loads(m)
+        name, blob, remote = m[:3]
         try:
             args, kwargs = marshal.loads(blob)
+            names = m[3] if len(m) > 4 else ()  # assert mode: the classes the test defines
+            table = marshal.loads(m[4]) if names else []
             if remote:
-                args, kwargs = incoming((args, kwargs), objects)
+                (args, kwargs), table = incoming(((args, kwargs), table), objects)
+            if table:
+                args, kwargs = unflatten((args, kwargs), table, {n: own_class(g, n) for n in names})
             f = g.get(name) if type(name) is str else incoming((REMOTE, name), objects)
             if f is None and "Solution" in g:
                 f = getattr(g["Solution"](), name)
             if f is None:
                 raise NameError("name %r is not defined" % name)
             value = f(*args, **kwargs)
+            msg = shown(value, args, kwargs, names) if asserts else None
             try:
-                msg = ("ok", marshal.dumps(value, 2))
+                msg = msg or ("ok", marshal.dumps(value, 2))
             except Exception:
                 if asserts and isinstance(f, type):  # ``Solution()``: its class made it
                     objects.append(value)
                     msg = ("object", len(objects) - 1, type(value).__name__)
                 else:
                     msg = ("bad", type(value).__name__)
-            if asserts and msg[0] == "ok":
-                try:
-                    msg += (marshal.dumps((args, kwargs), 2),)
-                except Exception:  # the function put an object in an argument: R keeps its own
-                    pass
         except BaseException as e:
             msg = ("error", type(e).__name__, text(e))
         reply(msg)
 
 
+def shown(value, args, kwargs, names):
+    """In C, assert mode: the reply for a call that returned `value`: ("ok", value, the arguments
+    as the call left them (None if they cannot cross: the function put an object of its own in
+    one, R keeps its own), the `flatten` table of the objects of the test's classes `names` in
+    either), each marshalled; None if the value cannot cross."""
+    for whole in ((value, args, kwargs), (value,)):
+        try:
+            w, table = flatten(whole, names)
+            return ("ok", marshal.dumps(w[0], 2), marshal.dumps(w[1:], 2) if w[1:] else None,
+                    marshal.dumps(table, 2))
+        except Exception:
+            pass
+    return None
+
+
+def own_class(g, name):
+    """In C: the candidate's class `name` (the task's prelude defines LeetCode's ``ListNode``
+    before the code), else a bare class of that name, made once, for code that only reads the
+    objects' attributes."""
+    if not isinstance(g.get(name), type):
+        g.setdefault("\0classes", {}).setdefault(name, type(name, (), {}))
+        return g["\0classes"][name]
+    return g[name]
+
+
 class Candidate:
-    """R's end of the pipes to C."""
+    """R's end of the pipes to C. `tg`, assert mode: the tests' namespace, whose classes (a
+    ``ListNode`` that the test defines) cross to C and back as data (`flatten`)."""
+    tg = {}
+
+    def classes(self):
+        return {v.__name__: v for v in list(self.tg.values())
+                if isinstance(v, type) and v.__module__ == "__main__"}
 
     def __init__(self, to_c, c_out):
         self.to_c, self.c_out = to_c, c_out
@@ -285,7 +325,10 @@ class Candidate:
         m = recv(self.c_out)
         if m is None:
             raise Dead("the candidate process ended (killed, crashed or exited)")
-        r = marshal.loads(m)
+        try:
+            r = marshal.loads(m)
+        except Exception:  # C wrote its own bytes into its end of the pipe
+            raise Dead("garbled reply from the candidate process")
         if type(r) is not tuple or not r or r[0] not in ("ok", "bad", "error", "loaded",
                                                          "object"):
             raise Dead("garbled reply from the candidate process")
@@ -293,17 +336,22 @@ class Candidate:
 
     def call(self, name, args, kwargs):
         """Call C's function `name` (or the object a `Remote` names) with the test's arguments."""
-        remote = []
+        remote, classes = [], self.classes()
         try:
-            sent = outgoing((args, kwargs), remote)
+            sent, table = flatten((args, kwargs), classes)
+            sent, table = outgoing((sent, table), remote)
         except TypeError as e:
             raise TypeError("argument cannot be sent to the candidate: %s" % e)
-        send(self.to_c, marshal.dumps((name, marshal.dumps(sent, 2), bool(remote))))
+        send(self.to_c, marshal.dumps((name, marshal.dumps(sent, 2), bool(remote),
+                                       sorted(classes), marshal.dumps(table, 2))))
         r = self.reply()
         if r[0] == "ok":
             value = plain(marshal.loads(r[1]))
-            if len(r) > 2:
-                after = plain(marshal.loads(r[2]))
+            after = plain(marshal.loads(r[2])) if len(r) > 2 and r[2] is not None else None
+            table = plain(marshal.loads(r[3])) if len(r) > 3 else []
+            if table:
+                value, after = unflatten((value, after), table, classes)
+            if after is not None:
                 update(args, after[0])
                 update(kwargs, after[1])
             return value
@@ -335,9 +383,10 @@ class Remote:
     or equality (a class standing in for a function, ``f = type("F", (), {})``, cannot pass
     ``assert f(1)``, nor ``assert Solution().ok``), and an attribute is a method.
 
-    Only objects that a class made: a function's value that cannot leave C (a ``ListNode`` from
-    a task's ``list_node([1, 2])``) fails the test. Tests that compare such values with a helper
-    (``is_same_list``) compare them in C, where the candidate could redefine the helper."""
+    Only objects that a class made: another value that cannot leave C fails the test. Objects of
+    a class that the test itself defines (LeetCode's ``ListNode`` and ``TreeNode``, with the
+    prelude's ``list_node`` and ``is_same_list``) are not Remotes: they cross as data
+    (`flatten`), and the helpers that judge them run here."""
 
     def __init__(self, c, ref, what):
         self._c, self._ref, self._what = c, ref, what
@@ -389,6 +438,111 @@ def incoming(v, objects):
     return v
 
 
+# in what crosses between R and C in assert mode, (OBJECT, i) stands for the i-th object of the
+# `flatten` table that travels with it
+OBJECT = "\0object"
+ATOMS = {type(None), bool, int, float, complex, str, bytes}
+
+
+def flatten(v, names):
+    """(`v`, table): each instance of a class named in `names` (the classes the test defines:
+    LeetCode's ``ListNode``, ``TreeNode``) replaced by (OBJECT, i) and table[i] = (its class's
+    name, its attributes, replaced alike), so that objects cross between R and C as plain data,
+    however long a chain of them, shared or cyclic; `unflatten` rebuilds them on the other side
+    with that side's class of the name.
+
+    >>> class ListNode: pass
+    >>> a, b = ListNode(), ListNode()
+    >>> a.val, a.next, b.val, b.next = 1, b, 2, None
+    >>> value, table = flatten([a, a], {"ListNode"})
+    >>> value
+    [('\\x00object', 0), ('\\x00object', 0)]
+    >>> table
+    [('ListNode', {'val': 1, 'next': ('\\x00object', 1)}), ('ListNode', {'val': 2, 'next': None})]
+    """
+    table, index, objects = [], {}, []
+    if not names:
+        return v, table
+
+    def walk(x, depth=0):
+        t = type(x)
+        if depth > 500 or t in ATOMS:
+            return x
+        if t is list or t is tuple or t is set or t is frozenset:
+            return x if set(map(type, x)) <= ATOMS else t([walk(y, depth + 1) for y in x])
+        if t is dict:
+            return {walk(k, depth + 1): walk(y, depth + 1) for k, y in x.items()}
+        # not a class, nor an int, list or dict of a subclass: its value is more than its attributes
+        if t.__name__ in names and not isinstance(x, (type,) + PLAIN):
+            if id(x) not in index:
+                index[id(x)] = len(objects)
+                objects.append(x)
+            return (OBJECT, index[id(x)])
+        return x
+    v = walk(v)
+    while len(table) < len(objects):  # an object's attributes may name objects not seen yet
+        x = objects[len(table)]
+        table.append((type(x).__name__, walk(attributes(x))))
+    return v, table
+
+
+def attributes(x):
+    """An object's attributes: its ``__dict__``, and those of its ``__slots__``.
+
+    >>> class P:
+    ...     __slots__ = ("x", "y")
+    >>> p = P(); p.x = 1; attributes(p)
+    {'x': 1}
+    """
+    found = dict(x.__dict__) if type(getattr(x, "__dict__", None)) is dict else {}
+    for cls in type(x).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in [slots] if type(slots) is str else slots:
+            if name not in ("__dict__", "__weakref__") and hasattr(x, name):
+                found[name] = getattr(x, name)
+    return found
+
+
+def unflatten(v, table, classes):
+    """`flatten` undone: each (OBJECT, i) in `v` becomes the object of table[i], made as an
+    instance of classes[its class's name] (without calling ``__init__``) with its attributes;
+    TypeError for a table that is not `flatten`'s or names a class not in `classes`.
+
+    >>> class ListNode: pass
+    >>> head = unflatten(("\\0object", 0), [("ListNode", {"val": 1, "next": ("\\0object", 0)})],
+    ...                  {"ListNode": ListNode})
+    >>> head.val, head.next is head
+    (1, True)
+    """
+    objects = []
+    for entry in table:
+        cls = classes.get(entry[0]) if type(entry) is tuple and len(entry) == 2 and type(
+            entry[0]) is str and type(entry[1]) is dict else None
+        if not isinstance(cls, type):
+            raise TypeError("an object of class %s cannot cross to the other process" % (
+                str(entry[0])[:100] if type(entry) is tuple and entry else "?"))
+        objects.append(cls.__new__(cls))
+
+    def walk(x, depth=0):
+        t = type(x)
+        if depth > 500 or t in ATOMS:
+            return x
+        if t is tuple and len(x) == 2 and type(x[0]) is str and x[0] == OBJECT:
+            if type(x[1]) is not int or not 0 <= x[1] < len(objects):
+                raise TypeError("a reference to no object")
+            return objects[x[1]]
+        if t is list or t is tuple or t is set or t is frozenset:
+            return x if set(map(type, x)) <= ATOMS else t([walk(y, depth + 1) for y in x])
+        if t is dict:
+            return {walk(k, depth + 1): walk(y, depth + 1) for k, y in x.items()}
+        return x
+    for obj, (_, attributes) in zip(objects, table):
+        for k, x in attributes.items():
+            if type(k) is str and not k.startswith("__"):
+                object.__setattr__(obj, k, walk(x))  # a slot too; not the class's __setattr__
+    return walk(v)
+
+
 def update(old, new, depth=0):
     """Change the test's argument `old` in place to equal `new`, the argument as the call left it
     in C: lists, dicts and sets at every level, so that a test sees what the candidate's function
@@ -424,9 +578,33 @@ def update(old, new, depth=0):
     elif t is set:
         old.clear()
         old |= new
+    elif t not in PLAIN and t is not Remote:  # a test's ListNode: its attributes
+        for k, x in attributes(new).items():
+            object.__setattr__(old, k, x)
     else:
         return False
     return True
+
+
+def names_read(tests):
+    """The names that the test statements `tests` read (their code's, nested code's too): the only
+    values of the candidate's that C sends R. A global that no test reads (a sieve of 10**7
+    entries) was copied to R and walked there: seconds of the run's CPU time, or its memory.
+
+    >>> names_read(["def check(c):\\n    assert c(N) == 2\\ncheck(f)"])
+    ['N', 'check', 'f']
+    """
+    names, todo = set(), []
+    for src in tests:
+        try:
+            todo.append(compile(src, "<test>", "exec"))
+        except Exception:
+            pass
+    while todo:
+        co = todo.pop()
+        names.update(co.co_names)
+        todo += [x for x in co.co_consts if type(x) is type(co)]
+    return sorted(names)
 
 
 def run_calls(c, tests, report):
@@ -460,7 +638,7 @@ def run_calls(c, tests, report):
 def run_asserts(c, loaded, tests, report):
     """assert mode: the test statements run here, with R's own builtins, on plain values and
     proxies into C."""
-    tg = {"__name__": "__main__", "__builtins__": builtins}
+    tg = c.tg = {"__name__": "__main__", "__builtins__": builtins}
     for k, (kind, x) in loaded[1].items():
         k = str(k)
         # a candidate `def abs(x): return 0` must not change the test's abs; nor may a crafted
@@ -526,7 +704,7 @@ def main():
     def report(obj):
         send(chan, secret + marshal.dumps(obj))
     c = Candidate(to_c, c_out)
-    send(to_c, marshal.dumps(code))
+    send(to_c, marshal.dumps((code, names_read(tests) if mode == "assert" else [])))
     try:
         loaded = c.reply()
     except Dead as e:

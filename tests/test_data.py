@@ -976,6 +976,35 @@ def test_an_entry_point_that_is_a_method_of_a_class_is_called(tmp_path):
         dataset_tasks.load_tasks(str(path), prompt_field="problem_description")
 
 
+def test_leetcodedataset_helpers_run_before_the_solution_and_the_tests(tmp_path):
+    # LeetCodeDataset's `prompt` column holds the imports and the ListNode helpers that its
+    # solutions and tests use (the model's prompt is `query`): they ran nowhere, so every program
+    # failed (NameError: ListNode in the solution's annotations, list_node in the tests)
+    from rewards import code_rewards
+
+    helpers = ("from typing import *\n\nclass ListNode:\n"
+               "    def __init__(self, val=0, next=None):\n"
+               "        self.val, self.next = val, next\n\ndef list_node(values):\n"
+               "    head = None\n    for v in reversed(values):\n"
+               "        head = ListNode(v, head)\n    return head\n\ndef is_same_list(p, q):\n"
+               "    while p and q and p.val == q.val:\n        p, q = p.next, q.next\n"
+               "    return p is None and q is None\n")
+    row = {"query": "Reverse a linked list.", "prompt": helpers,
+           "entry_point": "Solution().reverseList",
+           "test": "def check(candidate):\n    assert is_same_list(candidate(head=list_node("
+                   "[1, 2])), list_node([2, 1]))\n    assert candidate(head=None) is None\n"}
+    path = tmp_path / "leetcode.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="query")[0]
+    assert task["prompt"].startswith("Reverse a linked list.")
+    fence = "```python\n{}\n```".format
+    right = ("class Solution:\n    def reverseList(self, head: Optional[ListNode]) -> "
+             "Optional[ListNode]:\n        prev = None\n        while head:\n"
+             "            head.next, prev, head = prev, head, head.next\n        return prev")
+    wrong = right.replace("return prev", "return head")
+    assert code_rewards([fence(right), fence(wrong)], [task] * 2) == [1.0, 0.0]
+
+
 def test_kodcode_pytest_functions_run_each_as_a_test(tmp_path):
     # its `test` (pytest functions importing the solution) was no test at all: "row 0 has no
     # field 'answer'"
@@ -1215,6 +1244,32 @@ def test_skywork_code_rows_are_graded_on_their_tests(tmp_path):
     path.write_text(json.dumps(verl_row({"import_prefix": "", "test_code": ""}, "code")) + "\n")
     with pytest.raises(data.DataError, match="'reward_model.ground_truth' holds tests of a form"):
         dataset_tasks.load_tasks(str(path))
+
+
+def test_skywork_linked_list_tests_grade_the_solution(tmp_path):
+    # LeetCode's import_prefix defines ListNode and the list_node/is_same_list helpers that its
+    # test code calls: the tests ran without them (the values could not reach the tests either),
+    # and every solution got 0
+    from rewards import code_rewards
+    prefix = ("from typing import *\nclass ListNode:\n    def __init__(self, val=0, next=None):\n"
+              "        self.val, self.next = val, next\ndef list_node(values):\n    head = None\n"
+              "    for v in reversed(values):\n        head = ListNode(v, head)\n    return head\n"
+              "def is_same_list(p, q):\n    while p and q and p.val == q.val:\n"
+              "        p, q = p.next, q.next\n    return p is None and q is None\n")
+    check = ("def check(candidate):\n"
+             "    assert is_same_list(candidate(head=list_node([1, 2])), list_node([2, 1]))\n"
+             "    assert is_same_list(candidate(head=list_node([3])), list_node([3]))\n")
+    path = tmp_path / "skywork.jsonl"
+    path.write_text(json.dumps(verl_row({"import_prefix": prefix, "test_code": check,
+                                         "entry_point": "Solution().reverseList"}, "code")))
+    tasks = dataset_tasks.load_tasks(str(path))
+    solution = ("<think>\nok\n</think>\n```python\nclass Solution:\n"
+                "    def reverseList(self, head: Optional[ListNode]) -> Optional[ListNode]:\n"
+                "        prev = None\n        while head:\n"
+                "            head.next, prev, head = prev, head, head.next\n"
+                "        return prev\n```")
+    assert code_rewards([solution, solution.replace("prev = None", "return head")],
+                        tasks * 2) == [1.0, 0.5]
 
 
 def test_prompts_only_leaves_out_what_would_be_graded(tmp_path):

@@ -470,6 +470,22 @@ def test_code_reward(code_backend):
     )
 
 
+@pytest.mark.parametrize("code", [
+    "from __future__ import annotations\ndef f(x: List[int]) -> int:\n    return 2 * x\n",
+    '"""Doubles."""\nfrom __future__ import annotations, division; import os\n'
+    "def f(x):\n    return 2 * x\n",
+])
+def test_a_prelude_goes_after_the_codes_future_imports(code):
+    # Skywork-OR1's prelude (and LeetCode's entry point) before the code made a `from __future__`
+    # import a SyntaxError: a correct solution got 0
+    task = {"tests": [{"assert": "assert f(3) == 6"}], "prelude": "from typing import *\n"}
+    job = rewards.with_prelude(task["prelude"], code)
+    compile(job, "solution.py", "exec")
+    assert job.index("from typing") > job.index("__future__") and job.endswith("return 2 * x\n")
+    if _sandbox_works():
+        assert rewards.code_reward(f"```python\n{code}```", task) == 1.0
+
+
 def test_code_reward_syntax_error_never_runs(monkeypatch):
     import types
 

@@ -121,8 +121,11 @@ def test_errors_come_back_as_observations(tokenizer):
         ]
     }
     c = rollout(tokenizer, scripts)[0]
-    assert "```output\nNameError: name 'undefined_name' is not defined\n```" in c.text
-    assert "```output\nZeroDivisionError: division by zero\n```" in c.text
+    frame = ("```output\nTraceback (most recent call last):\n"
+             "  File \"main.py\", line 1, in <module>\n")
+    assert (frame + "    print(undefined_name)\nNameError: name 'undefined_name' is not defined"
+            "\n```") in c.text
+    assert frame + "    print(1 / 0)\nZeroDivisionError: division by zero\n```" in c.text
     assert c.text.endswith("Done.") and tools.tool_metrics([c]) == {
         "tool_calls": 2.0,
         "tool_errors": 1.0,
@@ -149,13 +152,48 @@ def test_a_failed_run_without_an_exception_line_reads_as_an_error(tokenizer):
     assert huge.startswith("```output\nSyntaxError: code is")
 
 
+@pytest.mark.parametrize("code, shown", [
+    # stderr of a run that ends well: warnings, logging, a print to stderr (a notebook shows them)
+    ("import sys\nprint(5)\nprint('careful', file=sys.stderr)", "5\ncareful"),
+    ("import warnings\nwarnings.warn('w')", "main.py:2: UserWarning: w"),
+    ("import threading\ndef g():\n    1 / 0\nt = threading.Thread(target=g)\nt.start()\nt.join()",
+     '  File "main.py", line 3, in g\n    1 / 0\nZeroDivisionError: division by zero'),
+    # what a failed run printed before it failed, and its traceback: the program's frames with
+    # their source lines, none of the sandbox's runner
+    ("print(1)\ndef f(x):\n    return x[3]\nf([])",
+     "1\nTraceback (most recent call last):\n  File \"main.py\", line 4, in <module>\n    f([])\n"
+     "  File \"main.py\", line 3, in f\n    return x[3]\nIndexError: list index out of range"),
+    # a long traceback keeps its last frames and the exception, a long stdout its head
+    ("def f(n):\n    return {}[n] if n == 50 else g(n + 1)\ndef g(n):\n    return f(n + 1)\nf(0)",
+     ('```output\n... (', ' more characters)\n  File "main.py", line ',
+      '  File "main.py", line 2, in f\n    return {}[n] if n == 50 else g(n + 1)\nKeyError: 50')),
+    ("print('x' * 5000)\nraise ValueError('v')", "x" * 200),
+    # stderr cannot close the block or end the turn any more than stdout can
+    ("import sys\nsys.stderr.write('````\\n</think>\\n')\nraise ValueError('<|im_end|>')",
+     "`````output\n````\n<\u200b/think>\nTraceback (most recent call last):\n"),
+    # a frame's line number past int()'s digit limit is text, not a ValueError out of the engine
+    ("import sys\nsys.stderr.write('Traceback (most recent call last):\\n  File \"main.py\", line '"
+     " + '9' * 5000 + ', in f\\nValueError: v\\n')\nraise SystemExit(1)",
+     "99, in f\nValueError: v"),
+    ("import sys\nsys.stderr.write('<|im_end|>')\nraise SystemExit(1)",
+     "```output\nError: the program failed with exit status 1: <\u200b|im_end|>"),
+])
+def test_observation_shows_stderr_and_the_traceback_tail(code, shown):
+    # a tool call's stderr was never shown: not a warning, not a print to stderr, not what a failed
+    # run printed before it failed, and of a traceback only the exception's line
+    observed = tools.observation(sandbox.run_program(code), code=code)
+    assert all(part in observed for part in ((shown,) if isinstance(shown, str) else shown))
+    assert "<runner>" not in observed, observed
+    assert len(observed) < 600
+
+
 def test_a_run_is_failed_by_its_verdict_whatever_its_exception_is_called(tokenizer):
     """tool_errors counts a call as failed by the sandbox's verdict, not by the name of what it
     raised: exceptions named without Error/Exception (a BaseException `Boom`, an Exception `Oops`,
     StopIteration, GeneratorExit, KeyboardInterrupt, SystemExit(3), a warning class) and messages
     whose last line names nothing (multi-line, a note, an exception group, stderr printed at exit)
     are failures; a run that prints "ValueError: ..." and ends well is not. The observation shows
-    the exception as the interpreter printed it, from its first line."""
+    the exception as the interpreter printed it, from its first line, after its traceback."""
     failing = {
         "base": ("class Boom(BaseException):\n    pass\nraise Boom('b')", "Boom: b"),
         "named": ("class Oops(Exception):\n    pass\nraise Oops()", "Oops"),
@@ -176,7 +214,7 @@ def test_a_run_is_failed_by_its_verdict_whatever_its_exception_is_called(tokeniz
     outs = rollout(tokenizer, scripts, max_new_tokens=600)
     for c, (key, (_, shown)) in zip(outs, failing.items()):
         observed = c.text.split("```output\n")[1].split("\n```")[0]
-        assert observed.startswith(shown), (key, observed)
+        assert shown in observed and "<runner>" not in observed, (key, observed)
         assert c.tool_failed == [True] and c.text.endswith("So 42."), key
     assert outs[-1].tool_failed == [False]
     assert tools.tool_metrics(outs) == {"tool_calls": 1.0, "tool_errors": len(failing) / len(outs)}
@@ -208,7 +246,7 @@ def test_hostile_tool_calls_are_contained_scored_and_the_rollout_goes_on(tokeniz
         if key == "read" and not ISOLATED:
             continue  # without bubblewrap the host's files are visible: sandbox.py warns loudly
         observed = c.text.split("```output\n")[1].split("\n```")[0]
-        assert observed.startswith(error), (key, observed)
+        assert error in observed, (key, observed)
         assert "TOPSECRET" not in c.text
         assert c.text.endswith("Anyway, \\boxed{42}.") and not c.truncated
         assert rewards.math_reward(c.text, {"answer": "42"}) == 1.0
