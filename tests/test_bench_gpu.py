@@ -53,3 +53,29 @@ def test_gpu_bench_skips_without_gpu(tmp_path):
         timeout=60,
     )
     assert proc.returncode == 3 and "SKIP" in proc.stdout
+
+
+def test_bench_programs_name_only_functions_that_exist():
+    """Every `module.name` a bench program (bench/*.py, and the Python a bench/*.sh writes out)
+    takes from a project module exists there: a function moved to another module (models.py ->
+    engines.py) breaks a GPU check only on the GPU, so it is caught here."""
+    import ast
+    import importlib
+    import re
+
+    own = {p.stem for p in ROOT.glob("*.py")}
+    sources = {str(p.relative_to(ROOT)): p.read_text() for p in ROOT.glob("bench/*.py")}
+    for sh in ROOT.glob("bench/*.sh"):
+        for i, body in enumerate(re.findall(r"<<'PY'\n(.*?)\nPY\n", sh.read_text(), re.S)):
+            sources[f"{sh.relative_to(ROOT)} (program {i + 1})"] = body
+    missing = []
+    for where, text in sources.items():
+        tree = ast.parse(text)
+        imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.Import)
+                    for a in n.names if a.name in own}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in imported
+                    and not hasattr(importlib.import_module(node.value.id), node.attr)):
+                missing.append(f"{where}:{node.lineno}: {node.value.id}.{node.attr}")
+    assert len(sources) > 10 and not missing, missing
