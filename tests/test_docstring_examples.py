@@ -73,3 +73,28 @@ def test_no_file_cites_sources_readers_cannot_open():
         )
     ]
     assert not bad, bad
+
+
+def test_docs_name_only_functions_that_exist():
+    """Every `module.name` the README and docs/*.md show lives in that module (a function moved
+    to another file leaves no stale pointer); `sft.max_steps` is the flag, a field of sft.Config."""
+    import dataclasses
+    import re
+
+    from conftest import ROOT
+
+    own = {p.stem for p in ROOT.glob("*.py")}
+    docs = [ROOT / "README.md", ROOT / "BENCHMARKS.md", *sorted((ROOT / "docs").glob("*.md"))]
+    missing = []
+    for doc in docs:
+        for i, line in enumerate(doc.read_text().splitlines(), 1):
+            for code in re.findall(r"`([^`]+)`", line):
+                for mod, name in re.findall(r"(?<![\w.-])([a-z_0-9]+)\.([A-Za-z_]\w*)", code):
+                    if mod not in own or name in ("py", "md"):
+                        continue
+                    module = importlib.import_module(mod)
+                    config = getattr(module, "Config", None)
+                    flags = {f.name for f in dataclasses.fields(config)} if config else set()
+                    if not hasattr(module, name) and name not in flags:
+                        missing.append(f"{doc.relative_to(ROOT)}:{i}: {mod}.{name}")
+    assert not missing, missing
