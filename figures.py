@@ -15,7 +15,7 @@ when its settings match (delete its folder under `runs/figures/` to redo it).
 Figures (docs/figures.md: the paper's claim, the settings, what the miniature shows):
   entropy          Skywork-OR1 §4 (MAGIC): entropy collapses without control; adaptive entropy
                    control holds it near the target
-  length_reward    Phi-4-reasoning-plus §5: the length-aware reward lengthens right answers and
+  length_reward    Phi-4-reasoning-plus §4: the length-aware reward lengthens right answers and
                    shortens wrong ones against the plain binary reward
   thinking_budget  Qwen3 §4.3 (Fig. thinking budget): accuracy rises with the thinking budget;
                    thinking off is the zero-budget point

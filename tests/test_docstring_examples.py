@@ -75,6 +75,39 @@ def test_no_file_cites_sources_readers_cannot_open():
     assert not bad, bad
 
 
+def test_section_citations_are_those_docs_recipes_md_cites():
+    """'Paper §N' in a docstring or doc is a section that docs/recipes.md cites for that paper
+    (or a subsection of one): the readers' copy of the formulas and the code point to the same
+    place. A paper recipes.md cites by name only is cited by name (or equation) elsewhere too."""
+    import re
+
+    from conftest import ROOT
+
+    papers = (r"DeepSeekMath|DeepSeek-R1|DAPO|Dr\. GRPO|Skywork-OR1|MAGIC|Phi-4-reasoning|Qwen3"
+              r"|ToRA|GKD")
+    cite = re.compile(rf"({papers})(?:-plus)?(?: [a-z]+ report| [a-z]+ start)? \(?§ ?"
+                      r"(\d+(?:\.\d+)*)")
+    one = {"MAGIC": "Skywork-OR1"}
+    recipes = (ROOT / "docs/recipes.md").read_text()
+    cited = {(one.get(p, p), s) for p, s in cite.findall(recipes)}
+    paper = None   # a bare '§N' belongs to the paper its bullet or its table's heading names
+    for line in recipes.splitlines():
+        if line.startswith(("## ", "- **")):
+            paper = next(iter(re.findall(papers, line)), None)
+        elif not line.startswith(("|", "  ")):
+            continue
+        if paper:
+            cited |= {(paper, s) for s in re.findall(r"§(\d+(?:\.\d+)*)", cite.sub("", line))}
+    files = [p for p in ROOT.rglob("*") if p.suffix in (".py", ".md") and ".git" not in p.parts
+             and "runs" not in p.parts and "tests" not in p.parts]
+    bad = [f"{p.relative_to(ROOT)}:{i}: {m.group(0)}"
+           for p in files for i, line in enumerate(p.read_text().splitlines(), 1)
+           for m in cite.finditer(line)
+           if not any(q == one.get(m.group(1), m.group(1))
+                      and (m.group(2) + ".").startswith(s + ".") for q, s in cited)]
+    assert len(cited) > 15 and not bad, bad
+
+
 def test_docs_name_only_functions_that_exist():
     """Every `module.name` the README and docs/*.md show lives in that module (a function moved
     to another file leaves no stale pointer); `sft.max_steps` is the flag, a field of sft.Config."""
