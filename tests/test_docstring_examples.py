@@ -27,6 +27,7 @@ MODULES = [
     "grpo_log",
     "sandbox",
     "sandbox_checks",
+    "sandbox_isolation",
     "cli",
     "sft_data",
     "conversations",
@@ -43,6 +44,14 @@ def test_docstring_examples_hold(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples in {name}.py failed"
+
+
+def test_every_module_with_examples_is_listed():
+    """A top-level module whose docstrings show `>>>` examples is in MODULES, so they run."""
+    from conftest import ROOT
+
+    with_examples = {p.stem for p in ROOT.glob("*.py") if ">>> " in p.read_text()}
+    assert with_examples - set(MODULES) == set(), "add them to MODULES"
 
 
 def test_the_method_files_have_examples():
