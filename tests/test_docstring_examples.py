@@ -140,3 +140,31 @@ def test_docs_name_only_functions_that_exist():
                     if not hasattr(module, name) and name not in flags:
                         missing.append(f"{doc.relative_to(ROOT)}:{i}: {mod}.{name}")
     assert not missing, missing
+
+
+def test_flags_the_docs_name_exist():
+    """Every `--flag` the README, docs/*.md, BENCHMARKS.md or a docstring names is a flag of a
+    script (a Config field), of a bench script, or one the code passes to another program
+    (bwrap, pip, torchrun); cli.RENAMED's old names are named to be refused."""
+    import dataclasses
+    import re
+
+    from conftest import ROOT
+
+    import cli
+
+    known = {f.name for s in ("sft", "grpo", "distill", "evaluate", "pipeline")
+             for f in dataclasses.fields(importlib.import_module(s).Config)}
+    code = [*ROOT.glob("*.py"), *ROOT.glob("bench/*.py"), *ROOT.glob("bench/*.sh"),
+            *ROOT.glob("sandbox_programs/*.py"), *ROOT.glob("tests/*.py"), ROOT / "setup.sh"]
+    literal = r"""(?<=["'\s])--([a-z][\w-]*)(?=["'\s=])"""   # add_argument("--x"), argv lists
+    known |= {f for p in code for f in re.findall(literal, p.read_text())}
+    known |= {k[2:] for k in cli.RENAMED}
+    known = {f.replace("-", "_") for f in known}
+    texts = [ROOT / "README.md", ROOT / "BENCHMARKS.md", *ROOT.glob("docs/*.md"),
+             *ROOT.glob("*.py"), *ROOT.glob("bench/*.py"), *ROOT.glob("bench/*.sh")]
+    bad = [f"{p.relative_to(ROOT)}:{i}: --{f}" for p in texts
+           for i, line in enumerate(p.read_text().splitlines(), 1)
+           for f in re.findall(r"(?<![\w-])--([a-z][\w-]*)", line)
+           if f.replace("-", "_") not in known]
+    assert not bad, bad
