@@ -168,3 +168,18 @@ def test_flags_the_docs_name_exist():
            for f in re.findall(r"(?<![\w-])--([a-z][\w-]*)", line)
            if f.replace("-", "_") not in known]
     assert not bad, bad
+
+
+def test_the_run_docs_link_the_table_of_is_the_run_described_there():
+    """The paragraph of docs/experiments.md that links docs/pipeline_phi4_table.json gives that
+    table's accuracies (each stage after the base, in-template and held-out templates): the
+    table is that run's, not another's."""
+    import json
+
+    from conftest import ROOT
+
+    rows = json.loads((ROOT / "docs/pipeline_phi4_table.json").read_text())
+    paragraphs = (ROOT / "docs/experiments.md").read_text().split("\n\n")
+    linking = [p for p in paragraphs if "(pipeline_phi4_table.json)" in p]
+    wanted = [f"{100 * r[k]:.1f}%" for r in rows[1:] for k in ("accuracy", "heldout_accuracy")]
+    assert len(linking) == 1 and all(w in linking[0] for w in wanted), (wanted, linking)
