@@ -183,3 +183,19 @@ def test_the_run_docs_link_the_table_of_is_the_run_described_there():
     linking = [p for p in paragraphs if "(pipeline_phi4_table.json)" in p]
     wanted = [f"{100 * r[k]:.1f}%" for r in rows[1:] for k in ("accuracy", "heldout_accuracy")]
     assert len(linking) == 1 and all(w in linking[0] for w in wanted), (wanted, linking)
+
+
+def test_readme_lists_every_module_once():
+    """The README's "Files, in reading order" names each top-level .py module exactly once."""
+    import re
+    from collections import Counter
+
+    from conftest import ROOT
+
+    text = (ROOT / "README.md").read_text()
+    files = text[text.index("## Files, in reading order"):]
+    files = files[:files.index("\n## ", 1)]
+    named = Counter(re.findall(r"`(\w+)\.py`", files))
+    modules = {p.stem for p in ROOT.glob("*.py")}
+    assert {m: named[m] for m in modules if named[m] != 1} == {}
+    assert set(named) <= modules, set(named) - modules
