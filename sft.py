@@ -33,7 +33,7 @@ equals one big batch). Packed examples share a row but never attend to each othe
 block-diagonal causal mask plus position ids restarting at 0 (exactly the unpacked loss).
 
     # embedded SmolLM2-135M on 2 CPU cores, ~9 min: think format in both modes on 100% of
-    # 2 x 50 held-out prompts (README, "sft.py")
+    # 2 x 50 held-out prompts (docs/experiments.md, "sft.py")
     python sft.py --max_steps 40 --max_length 512 --learning_rate 2e-4 \
         --embedding_learning_rate 2e-3 --num_examples 256 --eval_problems 50 --output_dir runs/sft
 

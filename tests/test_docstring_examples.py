@@ -199,3 +199,23 @@ def test_readme_lists_every_module_once():
     modules = {p.stem for p in ROOT.glob("*.py")}
     assert {m: named[m] for m in modules if named[m] != 1} == {}
     assert set(named) <= modules, set(named) - modules
+
+
+def test_pointers_to_a_doc_section_name_one_of_its_headings():
+    """A pointer such as (docs/experiments.md, "sft.py") in a docstring or comment names a
+    heading of that doc (sft.py's measurement moved from the README to docs/experiments.md)."""
+    import re
+
+    from conftest import ROOT
+
+    pointer = re.compile(r"\((README|BENCHMARKS|docs/\w+)(?:\.md)?, \"([^\"]+)\"\)")
+    found, bad = 0, []
+    for p in [*ROOT.glob("*.py"), *ROOT.glob("bench/*.py"), *ROOT.glob("tests/*.py")]:
+        for i, line in enumerate(p.read_text().splitlines(), 1):
+            for doc, section in pointer.findall(line):
+                found += 1
+                headings = [h for h in (ROOT / f"{doc}.md").read_text().splitlines()
+                            if h.startswith("#")]
+                if not any(section in h for h in headings):
+                    bad.append(f"{p.relative_to(ROOT)}:{i}: {doc}, {section!r}")
+    assert found and not bad, bad
