@@ -219,3 +219,27 @@ def test_pointers_to_a_doc_section_name_one_of_its_headings():
                 if not any(section in h for h in headings):
                     bad.append(f"{p.relative_to(ROOT)}:{i}: {doc}, {section!r}")
     assert found and not bad, bad
+
+
+def test_the_run_directory_files_runs_py_names_are_written():
+    """Each file runs.py's docstrings say a run directory holds is a name the code writes (a
+    string in the code, not only in a docstring)."""
+    import ast
+    import re
+
+    from conftest import ROOT
+
+    tree = ast.parse((ROOT / "runs.py").read_text())
+    rundir = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "RunDir")
+    named = set(re.findall(r"\b\w+\.(?:jsonl?|png|pt)\b",
+                           ast.get_docstring(tree) + ast.get_docstring(rundir)))
+    strings = set()
+    for p in ROOT.glob("*.py"):
+        module = ast.parse(p.read_text())
+        docstrings = {id(n.body[0].value) for n in ast.walk(module)
+                      if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef))
+                      and ast.get_docstring(n) is not None}
+        strings |= {n.value for n in ast.walk(module) if isinstance(n, ast.Constant)
+                    and isinstance(n.value, str) and id(n) not in docstrings}
+    written = {name for name in named if any(name in s for s in strings)}
+    assert len(named) >= 5 and named == written, named - written
