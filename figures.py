@@ -2,7 +2,7 @@
 
     python figures.py NAME            # one figure -> docs/figures/NAME.png and NAME.json
     python figures.py all             # every figure, in the order below
-    python figures.py NAME --scale tiny --output_dir /tmp/f   # a random 2-layer model, seconds
+    python figures.py NAME --scale tiny --output_dir /tmp/f   # a random 2-layer model, ~1 min
 
 Each figure runs the project's own scripts in-process (`sft.train`, `grpo.train`,
 `distill.train`, `evaluate.evaluate_model`) with one seed and one budget, the runs differing only
@@ -43,7 +43,7 @@ from cli import flag
 @dataclass
 class Config:
     scale: str = flag("demo", "demo: the embedded model, each figure <= 15 min on 2 cores | "
-        "tiny: a random 2-layer model, seconds (tests)", choices=["demo", "tiny"])
+        "tiny: a random 2-layer model, about a minute a figure (tests)", choices=["demo", "tiny"])
     model: str = flag("smollm2", "starting model of the shared SFT: 'smollm2' (embedded default) "
         "or a folder ('tiny' with --scale tiny)")
     output_dir: str = flag("docs/figures", "where NAME.png and NAME.json go")
