@@ -66,7 +66,8 @@ class Config:
     keep_every: int = field(default=2, metadata={"help": (
         "with --student_from_teacher: keep layers 0, k, 2k, ... (30 layers, k=2 -> 15)")})
     task: str = field(default="math", metadata={"help": (
-        "'math' (synthetic, with answers) or a .jsonl/.parquet file of prompts")})
+        "'math' (synthetic, with answers), a .jsonl/.json/.csv/.tsv/.parquet file of prompts or a "
+        "HF dataset id (NAME:CONFIG for one with configs)")})
     math_levels: str = field(default="1,2,3", metadata={"help": (
         "levels of the synthetic math task, comma-separated")})
     prompt_field: str = field(default="prompt", metadata={"help": (
@@ -152,7 +153,7 @@ def forward_kl(student_logp, teacher_logp):
 
 
 def reverse_kl(student_logp, teacher_logp):
-    """Reverse KL(p_S || p_T) = Σ_v p_S(v) log(p_S(v) / p_T(v)): mode-seeking (GKD §3; MiniLLM).
+    """Reverse KL(p_S || p_T) = Σ_v p_S(v) log(p_S(v) / p_T(v)): mode-seeking (GKD; MiniLLM).
     Same example: 1/8 log(1/4) + 1/2 log 2 + 3/8 log(3/2) = (3/8) log 3 - (1/8) log 2 ≈ 0.3253."""
     return _kl(student_logp, teacher_logp)
 
@@ -164,7 +165,7 @@ def generalized_jsd(student_logp, teacher_logp, beta: float):
 
     Endpoints, as TRL's GKDTrainer (`generalized_jsd_loss`) defines them: β = 0 returns the
     forward KL(P || Q), β = 1 the reverse KL(Q || P). The formula itself tends to 0 at both ends,
-    but its scaled limits are those KLs (Huszár 2015, cited by GKD §3):
+    but its scaled limits are those KLs (Huszár 2015, cited by GKD):
     JSD_β / β -> KL(P || Q) as β -> 0 and JSD_β / (1 - β) -> KL(Q || P) as β -> 1, since the
     other term is O(β²) (resp. O((1-β)²)). So small β behaves like (a scaled) forward KL, β near
     1 like reverse KL. Same example, β = 1/2: M = (5/16, 3/8, 5/16),

@@ -370,7 +370,8 @@ class VLLMEngine:
     * The engine runs in this process (`VLLM_ENABLE_V1_MULTIPROCESSING=0`, set here unless set
       already), so a sync hands tensors over without copying them between processes. With
       `tensor_parallel_size > 1` vLLM starts worker processes and each receives pickled tensors
-      (slow; untested here). Under torchrun every rank builds its own engine: pass `model_path`.
+      (slow; untested here; no flag sets it). Under torchrun every rank builds its own engine
+      from the gathered weights (rank 0 saves them, every rank loads them: a collective).
     """
 
     name = "vllm"
@@ -422,7 +423,7 @@ class VLLMEngine:
         launcher = ({"distributed_executor_backend": "external_launcher"}
                     if distributed.world_size() > 1 else {})
         if enable_sleep_mode and not torch.cuda.is_available():
-            print("[models] enable_sleep_mode needs a GPU; running without it")
+            print("[engine] enable_sleep_mode needs a GPU; running without it")
             enable_sleep_mode = False
         self.sleep_mode = enable_sleep_mode
         self._asleep: set[str] = set()        # which of {"weights", "kv_cache"} are released

@@ -2,7 +2,7 @@
 
     python figures.py NAME            # one figure -> docs/figures/NAME.png and NAME.json
     python figures.py all             # every figure, in the order below
-    python figures.py NAME --scale tiny --output_dir /tmp/f   # a random 2-layer model, seconds
+    python figures.py NAME --scale tiny --output_dir /tmp/f   # a random 2-layer model, ~1 min
 
 Each figure runs the project's own scripts in-process (`sft.train`, `grpo.train`,
 `distill.train`, `evaluate.evaluate_model`) with one seed and one budget, the runs differing only
@@ -15,7 +15,7 @@ when its settings match (delete its folder under `runs/figures/` to redo it).
 Figures (docs/figures.md: the paper's claim, the settings, what the miniature shows):
   entropy          Skywork-OR1 §4 (MAGIC): entropy collapses without control; adaptive entropy
                    control holds it near the target
-  length_reward    Phi-4-reasoning-plus §5: the length-aware reward lengthens right answers and
+  length_reward    Phi-4-reasoning-plus §4: the length-aware reward lengthens right answers and
                    shortens wrong ones against the plain binary reward
   thinking_budget  Qwen3 §4.3 (Fig. thinking budget): accuracy rises with the thinking budget;
                    thinking off is the zero-budget point
@@ -43,7 +43,7 @@ from cli import flag
 @dataclass
 class Config:
     scale: str = flag("demo", "demo: the embedded model, each figure <= 15 min on 2 cores | "
-        "tiny: a random 2-layer model, seconds (tests)", choices=["demo", "tiny"])
+        "tiny: a random 2-layer model, about a minute a figure (tests)", choices=["demo", "tiny"])
     model: str = flag("smollm2", "starting model of the shared SFT: 'smollm2' (embedded default) "
         "or a folder ('tiny' with --scale tiny)")
     output_dir: str = flag("docs/figures", "where NAME.png and NAME.json go")
@@ -105,10 +105,12 @@ def sft_checkpoint(cfg: Config) -> str:
 # ==============================================================================================
 # Settings: one GRPO base for every RL figure; each run changes only its figure's knob
 # ==============================================================================================
-# The phi4-reasoning demo GRPO stage (pipeline.py) with the binary math reward: level-1
-# arithmetic + percent, where the SFT model's groups carry signal; G 8, 96 tokens, lr 1e-5,
-# temperature 1.0, groups kept by correctness, no KL, no entropy bonus. Every rollout of a step is
-# written to samples.jsonl (`log_samples`) so the figures can split lengths by correctness.
+# The phi4-reasoning demo GRPO stage (pipeline.py) as it was when the figures were measured
+# (today's trains levels 1-2 at temperature 0.9 with β 0.01), with the binary math reward:
+# level-1 arithmetic + percent, where the SFT model's groups carry signal; G 8, 96 tokens,
+# lr 1e-5, temperature 1.0, groups kept by correctness, no KL, no entropy bonus. Every rollout
+# of a step is written to samples.jsonl (`log_samples`) so the figures can split lengths by
+# correctness.
 GRPO_DEMO = dict(math_levels="1", math_families="arithmetic,percent", rewards="math",
                  num_generations=8, prompts_per_step=4, max_completion_length=96,
                  learning_rate=1e-5, temperature=1.0, filter_groups_by="acc", max_steps=12,

@@ -1,6 +1,6 @@
 """GRPO and its family: DAPO, Dr. GRPO, Skywork-OR1 (MAGIC), Phi-4-reasoning-plus, STILL-3 knobs.
 
-Group Relative Policy Optimization (DeepSeekMath §4; DeepSeek-R1 §2.2.1) samples G completions
+Group Relative Policy Optimization (DeepSeekMath §4.1; DeepSeek-R1 §2.2.1) samples G completions
 o_1..o_G per prompt q, scores them with rule-based rewards r_i, and uses the group as its own
 baseline instead of a value network:
 
@@ -73,8 +73,8 @@ class Config:
     engine: str = flag("auto", "rollout engine (engines.make_engine)",
         choices=["auto", "hf", "vllm"])
     task: str = flag("math", "'math' (synthetic), 'instruction' (synthetic, rule-checked), "
-        "'general' (the two mixed), 'humaneval', a .jsonl/.parquet file or a HF dataset id "
-        "(NAME:CONFIG for one with configs, e.g. openai/gsm8k:main)")
+        "'general' (the two mixed), 'humaneval', a .jsonl/.json/.csv/.tsv/.parquet file or a HF "
+        "dataset id (NAME:CONFIG for one with configs, e.g. openai/gsm8k:main)")
     num_train_prompts: int = flag(512, "training prompts to load")
     eval_problems: int = flag(64, "test-split prompts for periodic evaluation (0: no eval)")
     math_levels: str = flag("1,2,3", "synthetic math levels, e.g. '1' for the easiest problems")
@@ -409,7 +409,7 @@ def truncation_rewards(rewards: torch.Tensor, truncated: torch.Tensor, mask_trun
 
 def length_rejection(lengths: torch.Tensor, correct: torch.Tensor, max_tokens: int) -> torch.Tensor:
     """Phi-4-reasoning-plus length-based rejection sampling ("regulates overly verbose, often
-    incorrect outputs", Phi-4-reasoning §5): [N] bool, True for the samples kept. A wrong
+    incorrect outputs", Phi-4-reasoning §4): [N] bool, True for the samples kept. A wrong
     completion longer than `max_tokens` is rejected: it leaves the group before the group
     statistics (`group_advantages(keep=...)`) and the loss.
     >>> length_rejection(torch.tensor([10, 900, 900]), torch.tensor([False, False, True]), 500)

@@ -775,7 +775,7 @@ def parse_reward_spec(spec: str | list,
     """Flags -> [(name, weight)].
 
     parse_reward_spec("math:1.0,format:0.2")          -> [("math", 1.0), ("format", 0.2)]
-    parse_reward_spec("math,format", "1,0.2")         -> same (for --rewards / --reward-weights)
+    parse_reward_spec("math,format", "1,0.2")         -> same (names and weights apart, as TRL)
     parse_reward_spec("math")                         -> [("math", 1.0)]
     Unknown names raise ValueError listing the valid ones.
     """

@@ -1,6 +1,7 @@
-"""Runs: atomic HF checkpoints, RNG state, and the run directory (metrics.jsonl, samples.jsonl,
-curves.png, state.pt for `--resume`, summary.json); the figures (`plot_curves`: a run's curves,
-`plot_stages`: accuracy by stage, with Wilson intervals)."""
+"""Runs: atomic HF checkpoints, RNG state, and the run directory (config.json, metrics.jsonl,
+samples.jsonl, curves.png, state.pt for `--resume`; `RunDir.summary`, the lines printed at the
+end); the figures (`plot_curves`: a run's curves, `plot_stages`: accuracy by stage, with Wilson
+intervals)."""
 from __future__ import annotations
 
 import contextlib

@@ -33,7 +33,7 @@ equals one big batch). Packed examples share a row but never attend to each othe
 block-diagonal causal mask plus position ids restarting at 0 (exactly the unpacked loss).
 
     # embedded SmolLM2-135M on 2 CPU cores, ~9 min: think format in both modes on 100% of
-    # 2 x 50 held-out prompts (README, "sft.py")
+    # 2 x 50 held-out prompts (docs/experiments.md, "sft.py")
     python sft.py --max_steps 40 --max_length 512 --learning_rate 2e-4 \
         --embedding_learning_rate 2e-3 --num_examples 256 --eval_problems 50 --output_dir runs/sft
 
@@ -83,10 +83,10 @@ class Config:
         "math (synthetic traces), teacher (rejection-sampled from --teacher), fusion (Qwen3 "
         "thinking-mode fusion: thinking data rejection-sampled from --teacher, non-thinking data "
         "of other kinds of task), math_tools (synthetic traces that compute with python: "
-        "tools.sft_examples) or a .jsonl of {messages}, {prompt, completion} (or {query, "
-        "response}, {problem, solution}, {prompt, chosen}, ...), ShareGPT "
-        "{conversations}, Gemini {contents}, Alpaca {instruction, input, output} or {prompt, "
-        "reasoning, answer}")})
+        "tools.sft_examples) or a .jsonl/.json/.csv/.tsv/.parquet file of {messages}, "
+        "{prompt, completion} (or {query, response}, {problem, solution}, {prompt, chosen}, "
+        "...), ShareGPT {conversations}, Gemini {contents}, Alpaca {instruction, input, output} "
+        "or {prompt, reasoning, answer}")})
     num_examples: int = field(default=512, metadata={"help": (
         "synthetic/teacher: number of math problems")})
     teacher: str = field(default="", metadata={"help": (

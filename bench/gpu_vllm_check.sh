@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU check of models.VLLMEngine: sleep mode, weight sync, log-prob mismatch, sync cost.
+# GPU check of engines.VLLMEngine: sleep mode, weight sync, log-prob mismatch, sync cost.
 #
 #   bash bench/gpu_vllm_check.sh            # on a machine with an NVIDIA GPU; results in $OUT
 #
@@ -38,6 +38,7 @@ cat > "$OUT/_check.py" <<'PY'
 import json, os, sys, time
 sys.path.insert(0, os.getcwd())
 import torch
+import engines
 import models
 
 OUT = os.environ["OUT"]
@@ -71,17 +72,17 @@ def check():
     model = models.tiny_model("llama", vocab_size=len(tok)).cuda()
     model.config.eos_token_id = tok.eos_token_id
     t = time.perf_counter()
-    engine = models.VLLMEngine(model, tok, gpu_memory_utilization=0.2, max_model_len=512,
+    engine = engines.VLLMEngine(model, tok, gpu_memory_utilization=0.2, max_model_len=512,
                                dtype="bfloat16", enable_sleep_mode=True, enforce_eager=True)
     report(what="engine_start_tiny_s", value=round(time.perf_counter() - t, 1))
     prompts = ["hello there", "what is 2 + 2 ?"]
-    greedy = models.SamplingParams(temperature=0, max_new_tokens=12)
-    sampled = models.SamplingParams(n=4, temperature=0.8, max_new_tokens=12, seed=1)
+    greedy = engines.SamplingParams(temperature=0, max_new_tokens=12)
+    sampled = engines.SamplingParams(n=4, temperature=0.8, max_new_tokens=12, seed=1)
     out = engine.generate(prompts, sampled)
     asleep = gpu_used_gib()
     engine._wake(["weights", "kv_cache"]); awake = gpu_used_gib(); engine._sleep()
     report(what="gpu_used_gib_asleep_vs_awake", asleep=asleep, awake=awake)
-    report(what="mismatch_at_start_bf16", value=models.logprob_mismatch(out, model, 0.8))
+    report(what="mismatch_at_start_bf16", value=engines.logprob_mismatch(out, model, 0.8))
     # a few large-lr steps that teach "the answer is 42" + EOS
     batch = tok([p + " the answer is 42 <|im_end|>" for p in prompts], return_tensors="pt",
                 padding=True, add_special_tokens=False).to("cuda")
@@ -90,12 +91,12 @@ def check():
     for _ in range(8):
         model(**batch, labels=labels).loss.backward(); opt.step(); opt.zero_grad()
     model.eval()
-    hf = models.HFEngine(model, tok).generate(prompts, greedy)
+    hf = engines.HFEngine(model, tok).generate(prompts, greedy)
     stale_g = engine.generate(prompts, greedy)
-    stale = models.logprob_mismatch(engine.generate(prompts, sampled), model, 0.8)
+    stale = engines.logprob_mismatch(engine.generate(prompts, sampled), model, 0.8)
     sync_s = engine.sync_weights(model)
     synced_g = engine.generate(prompts, greedy)
-    synced = models.logprob_mismatch(engine.generate(prompts, sampled), model, 0.8)
+    synced = engines.logprob_mismatch(engine.generate(prompts, sampled), model, 0.8)
     report(what="sync_tiny", sync_s=round(sync_s, 4), mismatch_before=round(stale, 4),
            mismatch_after=round(synced, 5),
            greedy_equal_before=[a.completion_ids == b.completion_ids for a, b in zip(stale_g, hf)],
@@ -123,10 +124,10 @@ def timing():
     config.eos_token_id = tok.eos_token_id
     model = AutoModelForCausalLM.from_config(config).to("cuda", torch.bfloat16)
     t = time.perf_counter()
-    engine = models.VLLMEngine(model, tok, gpu_memory_utilization=0.3, max_model_len=1024,
+    engine = engines.VLLMEngine(model, tok, gpu_memory_utilization=0.3, max_model_len=1024,
                                dtype="bfloat16", enable_sleep_mode=True)
     start = time.perf_counter() - t
-    params = models.SamplingParams(n=8, temperature=1.0, max_new_tokens=256, seed=0)
+    params = engines.SamplingParams(n=8, temperature=1.0, max_new_tokens=256, seed=0)
     t = time.perf_counter()
     out = engine.generate(["hello there"] * 32, params)
     gen_s = time.perf_counter() - t

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Runs every side-by-side benchmark on this machine and writes BENCHMARKS.md.
+# Runs every side-by-side benchmark on this machine and writes their tables to
+# $OUT/BENCHMARKS.md (default runs/benchmarks/), to set beside BENCHMARKS.md: that file also
+# holds notes, hand-run sections and the GPU timing, so it is edited by hand, never replaced.
 #   pip install -r bench/requirements.txt && bash bench/run_all.sh
 # Takes ~20 minutes on 2 cores. Run it on an otherwise idle machine: the ratios are measured
 # in one run, side by side, but absolute numbers move with the load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=BENCHMARKS.md
+OUT="${OUT:-runs/benchmarks}"; mkdir -p "$OUT"
+out="$OUT/BENCHMARKS.md"
 tmp=$(mktemp)
 {
   echo "# Benchmarks"
@@ -46,9 +49,5 @@ tmp=$(mktemp)
   echo
   python bench/grpo_vs_trl.py --repeats 2 --steps 4
 } | tee "$tmp"
-# the GPU section is written by hand from a bench/gpu.sh run on a GPU machine: keep it
-if [ -f "$out" ] && grep -q '^## GPU timing' "$out"; then
-  { echo; sed -n '/^## GPU timing/,$p' "$out"; } >> "$tmp"
-fi
 mv "$tmp" "$out"
-echo "wrote $out"
+echo "wrote $out (BENCHMARKS.md is left as it is)"

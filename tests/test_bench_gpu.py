@@ -53,3 +53,52 @@ def test_gpu_bench_skips_without_gpu(tmp_path):
         timeout=60,
     )
     assert proc.returncode == 3 and "SKIP" in proc.stdout
+
+
+def test_bench_programs_name_only_functions_that_exist():
+    """Every `module.name` a bench program (bench/*.py, and the Python a bench/*.sh writes out)
+    takes from a project module exists there: a function moved to another module (models.py ->
+    engines.py) breaks a GPU check only on the GPU, so it is caught here."""
+    import ast
+    import importlib
+    import re
+
+    own = {p.stem for p in ROOT.glob("*.py")}
+    sources = {str(p.relative_to(ROOT)): p.read_text() for p in ROOT.glob("bench/*.py")}
+    for sh in ROOT.glob("bench/*.sh"):
+        for i, body in enumerate(re.findall(r"<<'PY'\n(.*?)\nPY\n", sh.read_text(), re.S)):
+            sources[f"{sh.relative_to(ROOT)} (program {i + 1})"] = body
+    missing = []
+    for where, text in sources.items():
+        tree = ast.parse(text)
+        imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.Import)
+                    for a in n.names if a.name in own}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in imported
+                    and not hasattr(importlib.import_module(node.value.id), node.attr)):
+                missing.append(f"{where}:{node.lineno}: {node.value.id}.{node.attr}")
+    assert len(sources) > 10 and not missing, missing
+
+
+def test_run_all_leaves_benchmarks_md_as_it_is(tmp_path):
+    """bench/run_all.sh writes its tables to $OUT, never over BENCHMARKS.md (which holds notes,
+    hand-run sections and the GPU timing). Run on a copy, with a stub `python` that prints a
+    line per benchmark in place of 20 minutes of them."""
+    repo = tmp_path / "repo"
+    (repo / "bench").mkdir(parents=True)
+    shutil.copy(ROOT / "bench" / "run_all.sh", repo / "bench" / "run_all.sh")
+    kept = (ROOT / "BENCHMARKS.md").read_text()
+    (repo / "BENCHMARKS.md").write_text(kept)
+    stub = tmp_path / "stub"
+    stub.mkdir()
+    (stub / "python").write_text('#!/bin/sh\necho "stub table for $*"\n')
+    (stub / "python").chmod(0o755)
+    env = {**os.environ, "PATH": f"{stub}:{os.environ['PATH']}"}
+    env.pop("OUT", None)
+    proc = subprocess.run(["bash", "bench/run_all.sh"], cwd=repo, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (repo / "BENCHMARKS.md").read_text() == kept
+    written = (repo / "runs" / "benchmarks" / "BENCHMARKS.md").read_text()
+    assert "stub table for bench/grpo_vs_trl.py" in written and "## GPU timing" not in written

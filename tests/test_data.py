@@ -1608,3 +1608,18 @@ def test_every_script_that_renders_prompts_takes_prompt_style(script):
     assert cli.parse(config, ["--prompt_style", "long"]).prompt_style == "long"
     with pytest.raises(SystemExit):
         cli.parse(config, ["--prompt_style", "terse"])
+
+
+@pytest.mark.parametrize("script, field", [("grpo", "task"), ("distill", "task"),
+                                           ("evaluate", "task"), ("sft", "dataset")])
+def test_the_data_flags_help_names_every_file_type_read(script, field):
+    """--task (grpo, distill, evaluate) and sft's --dataset read every dataset_tasks.FILE_TYPES
+    file (and --task a HF dataset id): their --help says so, and names no other."""
+    import dataclasses
+    import importlib
+
+    config = importlib.import_module(script).Config
+    text = next(f for f in dataclasses.fields(config) if f.name == field).metadata["help"]
+    named = set(re.findall(r"\.(?:jsonl|json|csv|tsv|parquet)\b", text))
+    assert named == set(dataset_tasks.FILE_TYPES), (script, text)
+    assert field == "dataset" or "HF dataset id" in text, text

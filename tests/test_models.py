@@ -1,4 +1,5 @@
-"""models.py: embedded default model, tiny models, sampling, thinking budget, chunked log-probs."""
+"""models.py and engines.py: embedded default model, tiny models, chunked log-probs; sampling and
+the thinking budget (engines.py)."""
 
 import json
 import os
