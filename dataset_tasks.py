@@ -7,9 +7,10 @@ column mapping (`prompt_field`, `answer_field`, a dotted path inside an object t
 reads, and where:
 
 * the gold answer, reduced as `verify_math` reads a gold (`gold_answer`: GSM8K `#### 72` ->
-  `72`, a MATH solution -> its boxed answer, a list -> one list answer; a column of acceptable
-  answers, BIG-bench's `targets`: any of them, `alternative_answers`); a row with no final
-  answer to grade (a proof: `is_worked_solution`) is skipped and counted;
+  `72`, a MATH solution -> its boxed answer, a list of math -> one list answer; a column of
+  acceptable answers, BIG-bench's `targets`, or a list of texts, NQ-open's: any of them,
+  `alternative_answers`); a row with no final answer to grade (a proof: `is_worked_solution`)
+  is skipped and counted;
 * the prompt: a text column (after the text it is about, SVAMP's Body: `with_context`), or a
   row's `messages` (or ShareGPT's `conversations`) up to the last user turn
   (`conversation_prompt`, checked by `check_prompt`);
@@ -68,8 +69,8 @@ def gold_answer(value) -> str:
     value is not in the file) is a ValueError. A number with its unit in parentheses
     (ASDiv's '9 (apples)', which no reply equals) is the number and its unit: '9 apples'. A
     list is one answer that is a list (all the roots: [2, 3] -> '2, 3'), as `verify_math` reads
-    a list gold; it is not a choice of acceptable answers (a column named for those is read as
-    such: `alternative_answers`).
+    a list gold; it is not a choice of acceptable answers (a column named for those, or a list
+    of texts, is read as such: `alternative_answers`).
 
     >>> gold_answer("48 + 24 = 72.\\n#### 1,234"), gold_answer("(1, 2)"), gold_answer([2, "3"])
     ('1234', '(1, 2)', '2, 3')
@@ -698,19 +699,41 @@ ALTERNATIVE_COLUMNS = ("targets", "target", "answers", "aliases", "normalized_al
 
 
 def alternative_answers(field: str, value) -> list | None:
-    """The acceptable answers of an answer column named for several (`ALTERNATIVE_COLUMNS`, a
-    word of its dotted path: 'answers.text'), where it holds a list of them; None otherwise (a
-    list in another column is one answer: `gold_answer`).
+    """The acceptable answers of an answer column, where it holds a list of them: a column
+    named for several (`ALTERNATIVE_COLUMNS`, a word of its dotted path: 'answers.text'), or a
+    list of texts under another name, one of them words (NQ-open's `answer` ["Paris", "paris,
+    france"], the annotators' spellings: `is_text_answer`). A list of numbers or math under
+    another name is one answer that is a list (all the roots: `gold_answer`): None.
 
     >>> alternative_answers("answer.aliases", ["Paris", "City of Light"])
     ['Paris', 'City of Light']
-    >>> alternative_answers("answer", [2, 3]) is None
-    True
+    >>> alternative_answers("answer", ["December 1972", "1972"])
+    ['December 1972', '1972']
+    >>> alternative_answers("answer", [2, 3]), alternative_answers("answer", ["\\sqrt{2}", "-2"])
+    (None, None)
     """
     named = set(re.split(r"[._]", field.lower())) & set(ALTERNATIVE_COLUMNS)
     plain = isinstance(value, list) and value and all(
         isinstance(x, (str, int, float)) for x in value)
-    return value if named and plain else None
+    texts = plain and all(isinstance(x, str) for x in value) and any(map(is_text_answer, value))
+    return value if plain and (named or texts) else None
+
+
+# words that math answers are written with ('2 sqrt(3)', 'pi/2', 'log 5', '-oo')
+MATH_WORDS = {"sqrt", "pi", "sin", "cos", "tan", "cot", "sec", "csc", "arcsin", "arccos", "arctan",
+              "log", "ln", "exp", "frac", "inf", "infty", "infinity", "oo", "mod", "gcd", "lcm",
+              "max", "min"}
+
+
+def is_text_answer(answer: str) -> bool:
+    """Whether an answer is words, not math: a word of two letters or more outside `$...$`
+    that is no command or function of math (`\\sqrt`, 'sqrt', 'pi', 'sin').
+
+    >>> is_text_answer("Jerry Siegel"), is_text_answer("x = 2"), is_text_answer("2 sqrt(3)")
+    (True, False, False)
+    """
+    words = _PROSE_WORD.findall(_INLINE_MATH.sub(" ", answer))
+    return any(w.lower() not in MATH_WORDS for w in words)
 
 
 def acceptable_answers(row: dict) -> list[str] | None:

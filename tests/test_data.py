@@ -1139,7 +1139,8 @@ def test_verl_rows_are_graded_on_their_ground_truth(tmp_path, truth, gold, right
      "answer.aliases"),
     ({"question": "Q: 2 + 2?", "answers": {"text": ["4", "four", "4"]}}, "answers.text"),  # SQuAD
     ({"question": "Q: 2 + 2?", "answers_spans": {"spans": ["4", "four"]}},            # DROP
-     "answers_spans.spans")])
+     "answers_spans.spans"),
+    ({"question": "Q: 2 + 2?", "answer": ["4", "four"]}, "answer")])   # NQ-open: texts, words
 def test_a_column_of_acceptable_answers_accepts_any_of_them(tmp_path, row, field):
     # the list was one list answer '4, four', which neither '4' nor 'four' equals
     from rewards import task_solved
@@ -1151,10 +1152,13 @@ def test_a_column_of_acceptable_answers_accepts_any_of_them(tmp_path, row, field
     assert task["answer"] == "4" and task["answers"] == ["4", "four"]
     assert [task_solved(f"\\boxed{{{c}}}", task) for c in ("4", "four", "5")] == [
         True, True, False]
-    # and a list under another name stays one answer that is a list (all the roots)
-    path.write_text(json.dumps({"question": "Roots?", "answer": [2, 3]}) + "\n")
-    task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
-    assert task["answer"] == "2, 3" and "answers" not in task
+    # and a list of numbers or math under another name stays one answer that is a list (all
+    # the roots)
+    for roots, gold in (([2, 3], "2, 3"), (["\\sqrt{2}", "-\\sqrt{2}"], "\\sqrt{2}, -\\sqrt{2}"),
+                        (["2 sqrt(3)", "x = 2"], "2 sqrt(3), x = 2")):
+        path.write_text(json.dumps({"question": "Roots?", "answer": roots}) + "\n")
+        task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
+        assert task["answer"] == gold and "answers" not in task
 
 
 def test_a_row_column_named_as_a_graded_field_is_not_graded(tmp_path):
