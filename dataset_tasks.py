@@ -1133,6 +1133,10 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
         index = meant.pop()
     elif spelled_letter(key, texts) is not None:     # "(B)", "B.", "b", "B. water"
         index = spelled_letter(key, texts)
+    elif key == "-1":       # the hub's mark of a missing label (PIQA's and MedMCQA's test split)
+        raise ValueError("is -1, no option: a split whose answers are withheld; use one with "
+                         "answers (evaluate.py --split), or load prompts only (--answer-field "
+                         "none)")
     else:
         names = f"a label {', '.join(labels)}" if labels else f"a letter A-{letters[-1]}"
         raise ValueError(f"{json.dumps(answer, default=str)[:40]} is none of the "
@@ -1182,17 +1186,20 @@ def with_question(prompt, edit):
     return prompt[:-1] + [{**prompt[-1], "content": edit(prompt[-1]["content"])}]
 
 
-# one column per option -> (its columns, the column naming the right one, the labels it uses)
+# one column per option -> (its columns, the column naming the right one, the labels it uses;
+# None: a number counted from 0 or from 1, as the file's values tell: `index_base`)
 OPTION_COLUMNS = ((("sol1", "sol2"), "label", ("0", "1")),                      # PIQA
                   (("option1", "option2"), "answer", ("1", "2")),               # WinoGrande
-                  (("answerA", "answerB", "answerC"), "label", ("1", "2", "3")))    # SIQA
+                  (("answerA", "answerB", "answerC"), "label", ("1", "2", "3")),    # SIQA
+                  (("opa", "opb", "opc", "opd"), "cop", None))                  # MedMCQA
 GPQA_COLUMNS = ("Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2",
                 "Incorrect Answer 3")
 
 
-def option_columns(row: dict, question) -> tuple | None:
+def option_columns(row: dict, question, base: int = 0) -> tuple | None:
     """The arguments of `multiple_choice` for a row with one column per option, whose schema
-    names the right one (`OPTION_COLUMNS`: PIQA, WinoGrande, SIQA); GPQA's right option comes
+    names the right one (`OPTION_COLUMNS`: PIQA, WinoGrande, SIQA; MedMCQA's by its number,
+    counted from `base`: `index_base`, or by its letter a-d); GPQA's right option comes
     first in its columns, so they are shuffled, seeded by the row (the same order in every run),
     its columns' names being the labels; so are options scored right or wrong
     (`scored_options`: TruthfulQA lists the right one first too). None for a row of another
@@ -1203,6 +1210,7 @@ def option_columns(row: dict, question) -> tuple | None:
     """
     for columns, right, labels in OPTION_COLUMNS:
         if right in row and all(c in row for c in columns):
+            labels = labels or [str(j + base) for j in range(len(columns))]
             return question, [row[c] for c in columns], str(row[right]), list(labels)
     if all(c in row for c in GPQA_COLUMNS):
         names = list(GPQA_COLUMNS)
@@ -1215,6 +1223,33 @@ def option_columns(row: dict, question) -> tuple | None:
         random.Random(json.dumps(options, default=str)).shuffle(order)
         return question, [str(options[j]) for j in order], order.index(right), None
     return None
+
+
+def index_base(rows: list, where: str) -> int:
+    """Whether the rows' right options, named by their number in a column of `OPTION_COLUMNS`
+    whose labels are not fixed (MedMCQA's `cop`: the hub's copy counts from 0, the original
+    JSON files from 1), count from 0 or from 1, as the file's values tell: a 0 is 0-based, the
+    option count (4) 1-based. A file whose values say both, or neither (1-3 only), is a
+    DataError: the rows would be graded on the option before or after the right one.
+
+    >>> index_base([{"opa": 1, "opb": 2, "opc": 3, "opd": 4, "cop": c} for c in (4, 2)], "f")
+    1
+    """
+    first = rows[0] if rows and isinstance(rows[0], dict) else {}
+    for columns, right, labels in OPTION_COLUMNS:
+        if labels is None and right in first and all(c in first for c in columns):
+            n, last = len(columns), chr(ord("a") + len(columns) - 1)
+            seen = {str(r.get(right)).strip() for r in rows if isinstance(r, dict)}
+            zero, top = "0" in seen, str(n) in seen
+            if zero != top:
+                return 0 if zero else 1
+            if zero or seen & {str(j) for j in range(1, n)}:    # letters, -1 (withheld): no
+                why = (f"holds both 0 and {n}: some rows count from 0, some from 1" if zero else
+                       f"holds 1-{n - 1} only, so whether it counts from 0 (as the hub's "
+                       "MedMCQA does) or from 1 (its original JSON files) cannot be told")
+                raise DataError(f"{where}: {right!r}, the right option's number, {why}; write "
+                                f"it as the option's letter (a-{last}) in every row")
+    return 0
 
 
 def scored_options(row: dict) -> tuple[list, int] | None:
@@ -1341,9 +1376,10 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     or NuminaMath's placeholder 'proof' / 'notfound' (`NO_ANSWER`) is skipped, and the count
     printed; an id that names several rows is made unique: the second '7' is '7#2');
     a multiple-choice row (the options of MMLU, ARC, AQuA-RAT and others: `row_choices`; one
-    column per option, as PIQA, WinoGrande, SIQA and GPQA: `option_columns`, whose schema names
-    the right one) gets them listed in its prompt, graded on the letter (`multiple_choice`), and
-    its `question`, which an LLM judge reads (`rewards.question_text`), lists them too. A
+    column per option, as PIQA, WinoGrande, SIQA, MedMCQA and GPQA: `option_columns`, whose
+    schema names the right one) gets them listed in its prompt, graded on the letter
+    (`multiple_choice`), and its `question`, which an LLM judge reads (`rewards.question_text`),
+    lists them too. A
     row with no prompt column and a `messages` one (OpenR1) is prompted with that conversation up
     to its last user turn (`conversation_prompt`). A code row's tests
     (`tests_field`, or the schema of HumanEval, MBPP, APPS, TACO, CodeContests or LiveCodeBench:
@@ -1389,6 +1425,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         where = f"{source}[{split}]"
     if answer_field and answer_field.endswith(".ground_truth"):   # 'reward_model.ground_truth'
         answer_field = answer_field.rsplit(".", 1)[0]    # read as verl's (`ground_truth`)
+    base = index_base(rows, where) if answer_field is not None else 0   # MedMCQA's cop: 0, 1?
     tasks, unanswered = [], []
     for i, row in enumerate(rows):
         try:
@@ -1424,7 +1461,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 if prelude:     # Skywork's imports, LeetCode's entry point: before the code
                     task["prelude"] = prelude
         rules = answer_field not in row and isinstance(row.get("constraints"), list)
-        options = option_columns(row, task["prompt"])
+        options = option_columns(row, task["prompt"], base)
         if answer_field is None:        # prompts only: the options are listed all the same
             mc = row_choices(row)
             if mc and mc[1] is None:    # a plain list: options if the row's answer names one

@@ -682,6 +682,41 @@ def test_one_column_per_option_and_chat_prompts_show_the_options(
     assert "(A) " in question_text(task) and "(B) " in question_text(task)   # what a judge reads
 
 
+@pytest.mark.parametrize("cops,golds", [
+    ([0, 2, 3], "ACD"), (["0", "2"], "AC"),        # the hub's copy counts from 0 (a CSV's text)
+    ([4, 2, 1], "DBA"),                             # the original JSON files from 1
+    (["b", "D"], "BD")])                            # the option's letter
+def test_medmcqa_options_are_shown_and_its_numbered_right_option_read_as_the_file_counts(
+        tmp_path, cops, golds):
+    # MedMCQA's opa-opd were not shown ('no field answer'), and --answer-field cop graded the
+    # number as written: the model never saw the options
+    from rewards import task_solved
+
+    path = tmp_path / "medmcqa.jsonl"
+    path.write_text("".join(json.dumps({"question": "Which?", "opa": "ice", "opb": "water",
+                                        "opc": "steam", "opd": "snow", "cop": c}) + "\n"
+                            for c in cops))
+    tasks = dataset_tasks.load_tasks(str(path), prompt_field="question")
+    assert [t["answer"] for t in tasks] == list(golds)
+    assert tasks[0]["prompt"].startswith("Which?\n\n(A) ice\n(B) water\n(C) steam\n(D) snow")
+    assert task_solved(f"\\boxed{{{golds[0]}}}", tasks[0]) and not task_solved("\\boxed{1}",
+                                                                                  tasks[0])
+
+
+@pytest.mark.parametrize("cops,needle", [
+    ([1, 2], "holds 1-3 only, so whether it counts from 0"),     # either: A-B or B-C
+    ([0, 4], "holds both 0 and 4"),
+    ([-1], "row 0's right option is -1, no option: a split whose answers are withheld")])
+def test_a_numbered_right_option_that_cannot_be_read_is_named(tmp_path, cops, needle):
+    path = tmp_path / "medmcqa.jsonl"
+    path.write_text("".join(json.dumps({"question": "Which?", "opa": "a", "opb": "b", "opc": "c",
+                                        "opd": "d", "cop": c}) + "\n" for c in cops))
+    with pytest.raises(data.DataError, match=re.escape(needle)):
+        dataset_tasks.load_tasks(str(path), prompt_field="question")
+    plain = dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field=None)
+    assert "(D) d" in plain[0]["prompt"] and "answer" not in plain[0]
+
+
 @pytest.mark.parametrize("row,field,answer,context", [
     ({"ID": "chal-1", "Body": "Jack had 8 pens.", "Question": "He gave 3 away. How many are left?",
       "Answer": 5.0}, "Question", "Answer", "Jack had 8 pens."),                   # SVAMP
