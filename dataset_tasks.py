@@ -174,7 +174,8 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
         if named and split is not None and split not in held:
             raise DataError(f"{path}: holds rows under {', '.join(map(repr, held))}, and none "
                             f"is the split {split!r}; ask for one of them as the split "
-                            "(evaluate.py --split), or write the one to use to its own file")
+                            "(evaluate.py --split; training reads 'train'), or write the one to "
+                            "use to its own file")
         rows = held[split] if split in held else next(iter(held.values()))
     if isinstance(rows, dict) and rows and not _one_row(rows):
         cols = list(rows.values())
@@ -405,7 +406,8 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
         if not rows:
             raise DataError(f"{path}: no row is of split {split!r} (its 'split' column holds "
                             f"{', '.join(sorted(set(named)))}); ask for one of them (evaluate.py "
-                            "--split), or drop the column to use every row")
+                            "--split; training reads 'train'), or drop the column to use every "
+                            "row")
     return rows
 
 
