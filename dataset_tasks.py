@@ -664,12 +664,47 @@ def _lcb_tests(cases: list, column: str, func_name: str | None) -> list[dict]:
     return tests
 
 
+# the parts of a problem statement that open-r1's codeforces rows keep beside its `description`
+STATEMENT_PARTS = (("input_format", "Input"), ("output_format", "Output"),
+                   ("interaction_format", "Interaction"), ("examples", "Examples"),
+                   ("note", "Note"))
+
+
+def codeforces_statement(row: dict, prompt: str) -> str:
+    """What an open-r1 codeforces row's statement adds to its `description`: each part of
+    `STATEMENT_PARTS` under its heading (the examples as input and output blocks) that the
+    prompt lacks, and the time and memory limits.
+
+    >>> codeforces_statement({"input_format": "One integer n.", "time_limit": 2.0}, "Double n.")
+    '\\n\\n## Input\\n\\nOne integer n.\\n\\nTime limit: 2 s.'
+    """
+    text = ""
+    for column, heading in STATEMENT_PARTS:
+        part = row.get(column)
+        if column == "examples" and isinstance(part, list):
+            part = "\n\n".join(f"Input:\n```\n{str(e.get('input', '')).rstrip()}\n```\n"
+                                f"Output:\n```\n{str(e.get('output', '')).rstrip()}\n```"
+                                for e in part if isinstance(e, dict))
+        if isinstance(part, str) and part.strip() and part.strip() not in prompt:
+            text += f"\n\n## {heading}\n\n{part.strip()}"
+    limits = [f"{name} limit: {row[k]:g} {unit}" for k, name, unit in (
+        ("time_limit", "Time", "s"), ("memory_limit", "Memory", "MB")) if isinstance(
+            row.get(k), (int, float)) and not isinstance(row.get(k), bool)]
+    return text + (f"\n\n{'; '.join(limits)}." if limits else "")
+
+
 def code_prompt(prompt, row: dict):
     """A code row's problem as the model needs it: MBPP's test asserts appended, the only place
     the function's name is given (as the MBPP paper's prompt does); APPS', TACO's and
-    LiveCodeBench's `starter_code` (the class or function to fill in) appended in a code block."""
+    LiveCodeBench's `starter_code` (the class or function to fill in) appended in a code block;
+    the statement's parts that open-r1's codeforces rows keep beside the `description` (the
+    input and output formats, the examples, the note: `STATEMENT_PARTS`) and its limits appended
+    under their headings, where the prompt lacks them (the model was asked to solve the story
+    alone, not told what to read or print)."""
     if not isinstance(prompt, str):
         return prompt
+    if isinstance(row.get("input_format"), str):      # a statement kept in parts: codeforces'
+        prompt += codeforces_statement(row, prompt)
     if isinstance(row.get("test_list"), list) and "entry_point" not in row:
         prompt += "\nYour code should pass these tests:\n" + "\n".join(map(str, row["test_list"]))
     starter = row.get("starter_code")
@@ -792,7 +827,8 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
       which makes a reward slower: drop the column to grade on fewer.
     * LiveCodeBench: `public_test_cases` and `private_test_cases` (`_lcb_tests`; the private
       ones are compressed: `_pickled_text`).
-    * open-r1's verifiable-coding-problems: `verification_info` (`_verification_tests`).
+    * open-r1's verifiable-coding-problems: `verification_info` (`_verification_tests`); its
+      codeforces: `official_tests` (`_codeforces_tests`; the statement: `code_prompt`).
     * Skywork-OR1 (verl's schema): `reward_model.ground_truth` (`ground_truth`), APPS' form,
       {"assert_case": [...]} or {"import_prefix", "test_code", "entry_point"}, run as its grader
       runs them, after a prelude of imports (`_skywork_tests`; the task's `prelude`).
@@ -862,6 +898,8 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
     if "input_output" in row:
         spec = row["input_output"]
         return "input_output", _io_tests(spec, "input_output") if spec else []
+    if isinstance(row.get("official_tests"), list):
+        return "official_tests", _codeforces_tests(row)
     if isinstance(row.get("public_tests"), dict):
         return "public_tests", [_stdio_lines({"input": i, "output": o})
                                 for k in CODE_CONTESTS_TESTS if isinstance(row.get(k), dict)
@@ -886,6 +924,23 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
         return "public_test_cases", (_lcb_tests(public, "public_test_cases", fn)
                                      + _lcb_tests(private, "private_test_cases", fn))
     return None
+
+
+def _codeforces_tests(row: dict) -> list[dict]:
+    """open-r1's codeforces rows: `official_tests` [{"input", "output"}], each a program's stdin
+    and stdout. A problem the sandbox cannot judge by comparing stdout is a ValueError naming
+    it: one with a `generated_checker` (several right outputs: a right program was graded
+    wrong), an `interaction_format` (the judge talks with the program), or an `input_mode` other
+    than "stdio" (the program reads input.txt)."""
+    why = ("a generated_checker: a problem with several right outputs, which comparing stdout "
+           "grades wrong" if row.get("generated_checker") else
+           "an interaction_format: an interactive problem, judged by talking with the program"
+           if row.get("interaction_format") else
+           f"input_mode {row['input_mode']!r}: the program reads and writes files, not stdin"
+           if row.get("input_mode") not in (None, "stdio") else None)
+    if why:
+        raise ValueError(f"'official_tests' cannot judge it: the row has {why}; drop such rows")
+    return [_stdio_lines(t) for t in row["official_tests"]]
 
 
 def entry_point_prelude(row: dict) -> str:

@@ -890,6 +890,14 @@ CODE_ROWS = [   # (name, prompt column, row as the dataset ships it, right code,
                                                "type": "stdin_stdout"},
                                               {"input": "5\n", "output": "10\n"}]})},
      DOUBLE, "print(6)"),
+    ("codeforces", "description", {      # open-r1's: the statement in parts, official_tests
+        "id": "1A", "description": "Read n.", "input_format": "One integer n (1 <= n <= 9).",
+        "output_format": "Print 2n.", "interaction_format": None, "note": None,
+        "examples": [{"input": "3\n", "output": "6\n"}], "time_limit": 1.0,
+        "memory_limit": 256.0, "official_tests": [{"input": "3\n", "output": "6\n"},
+                                                   {"input": "5\n", "output": "10\n"}],
+        "official_tests_complete": True, "input_mode": "stdio", "generated_checker": None},
+     DOUBLE, "print(6)"),
     ("livecodebench-call", "question_content", {
         "question_content": "Add a and b.", "private_test_cases": "", "metadata": json.dumps(
             {"func_name": "add"}), "starter_code": "class Solution:\n    def add(self, a, b):\n",
@@ -933,7 +941,12 @@ def test_code_dataset_schemas_load_their_tests_and_grade_a_right_program(tmp_pat
     assert "assert add(2, 3) == 5" in user["mbpp"] and data.FUNCTION_INSTRUCTION in user["mbpp"]
     assert "class Solution:\n    def inc(self, x):\n```" in user["apps-call"]
     assert all(data.PROGRAM_INSTRUCTION in user[n] for n in ("apps", "code_contests",
-                                                            "livecodebench"))
+                                                            "livecodebench", "codeforces"))
+    # codeforces' statement was its story alone ('Read n.'): not what to read or to print
+    assert by_name["codeforces"]["prompt"] == (
+        "Read n.\n\n## Input\n\nOne integer n (1 <= n <= 9).\n\n## Output\n\nPrint 2n."
+        "\n\n## Examples\n\nInput:\n```\n3\n```\nOutput:\n```\n6\n```\n\n"
+        "Time limit: 1 s; Memory limit: 256 MB.")
 
 
 BIGCODEBENCH_TEST = """import unittest
@@ -1126,6 +1139,15 @@ def test_a_stdin_case_given_as_a_list_of_lines_is_one_case(tmp_path):
     ({"tests": [{"stdin": "1"}]}, "'tests' is [{\"stdin\": \"1\"}], not a list of tests"),
     ({"verification_info": {"language": "cpp", "test_cases": [{"input": "1", "output": "2"}]}},
      "'verification_info' is for 'cpp'; the sandbox runs Python only"),
+    # codeforces problems that comparing stdout cannot judge: a right program graded wrong
+    ({"official_tests": [{"input": "1", "output": "2"}], "generated_checker": "def check(): ..."},
+     "'official_tests' cannot judge it: the row has a generated_checker: a problem with several "
+     "right outputs"),
+    ({"official_tests": [{"input": "1", "output": "2"}], "interaction_format": "Ask ? x."},
+     "an interaction_format: an interactive problem"),
+    ({"official_tests": [{"input": "1", "output": "2"}], "input_mode": "file"},
+     "input_mode 'file': the program reads and writes files"),
+    ({"official_tests": []}, "'official_tests' holds no tests"),
     ({"verification_info": '{"test_cases": [{"input": 1}]}'},
      "'verification_info' is not {\"test_cases\": [{\"input\": text, \"output\": text}]}"),
 ])
