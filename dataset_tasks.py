@@ -2,9 +2,9 @@
 
 `load_tasks(source, ...)` is the one entry point (`--task` of evaluate.py, grpo.py, distill.py):
 "math" and "humaneval" are `data`'s own tasks; anything else is a local
-.jsonl/.json/.csv/.tsv/.parquet file (gzip'd too), a dataset folder, or a HF dataset id, with
-column mapping (`prompt_field`, `answer_field`, a dotted path inside an object too). What it
-reads, and where:
+.jsonl/.json/.csv/.tsv/.parquet/.arrow file (the text ones gzip'd too), a dataset folder, or a
+HF dataset id, with column mapping (`prompt_field`, `answer_field`, a dotted path inside an
+object too). What it reads, and where:
 
 * the gold answer, reduced as `verify_math` reads a gold (`gold_answer`: GSM8K `#### 72` ->
   `72`, a MATH solution -> its boxed answer, a list of math -> one list answer; a column of
@@ -133,7 +133,8 @@ def is_worked_solution(gold: str) -> bool:
     return bool(_SENTENCE_END.search(prose.strip())) and len(_PROSE_WORD.findall(prose)) >= 15
 
 
-FILE_TYPES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
+FILE_TYPES = (".jsonl", ".json", ".csv", ".tsv", ".parquet", ".arrow", ".feather")
+BINARY_TYPES = (".parquet", ".arrow", ".feather")       # columnar: never gzip'd as a whole
 SPLIT_NAMES = ("train", "test", "validation", "valid", "dev", "eval")   # a .json's keys of rows
 # a .json's key of its rows beside lists of metadata (BIG-bench's examples beside its keywords)
 ROW_KEYS = ("examples", "rows", "questions", "problems", "items", "instances", "records",
@@ -361,9 +362,10 @@ def read_text(path: Path) -> str:
 
 def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
     """The rows of a .jsonl, .json (`_json_rows`: `split`'s where it holds several lists of
-    rows), .csv / .tsv (a header line) or .parquet file, UTF-8 with or without a byte order mark,
-    gzip'd or not (.jsonl.gz); a bad row or file is a DataError that names the file and the
-    row. A row that is a conversation alone (Open-Reasoner-Zero's) is read by
+    rows), .csv / .tsv (a header line), .parquet or Arrow file (.arrow: a shard of `datasets`'
+    save_to_disk or cache, .feather: pandas' to_feather), the text ones UTF-8 with or without a
+    byte order mark, gzip'd or not (.jsonl.gz); a bad row or file is a DataError that names the
+    file and the row. A row that is a conversation alone (Open-Reasoner-Zero's) is read by
     `conversation_row`. Where every row names its split (a `split` column), those of `split`."""
     suffix = file_type(path)
     if path.is_dir():       # was 'no such file': a dataset saved as a folder of shards, say
@@ -371,10 +373,10 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
                         if file_type(p) in FILE_TYPES and p.is_file())
         raise DataError(f"{path}: a folder, not a file; pass one data file"
                         + (f" (it holds {len(inside)}, e.g. {inside[0]})" if inside else
-                           " (.jsonl, .json, .csv or .parquet; it holds none)"))
+                           f" ({', '.join(FILE_TYPES)}; it holds none)"))
     if not path.exists():
         raise DataError(f"{path}: no such file; pass a .jsonl, .json, .csv or .parquet file")
-    if suffix not in FILE_TYPES or suffix == ".parquet" and path.suffix.lower() == ".gz":
+    if suffix not in FILE_TYPES or suffix in BINARY_TYPES and path.suffix.lower() == ".gz":
         raise DataError(f"{path}: unsupported file type {path.suffix!r}; use "
                         f"{', '.join(FILE_TYPES[:-1])} or {FILE_TYPES[-1]} (the text ones "
                         "gzip'd too: .jsonl.gz)")
@@ -385,6 +387,8 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
         except Exception as e:  # noqa: BLE001 - pyarrow's errors have no common base to name
             raise DataError(f"{path}: not a readable parquet file ({type(e).__name__}: "
                             f"{str(e).splitlines()[0][:100] if str(e) else ''})") from None
+    elif suffix in BINARY_TYPES:
+        rows = _arrow_rows(path)
     else:
         text = read_text(path)
         if suffix == ".json":
@@ -409,6 +413,23 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
                             "--split; training reads 'train'), or drop the column to use every "
                             "row")
     return rows
+
+
+def _arrow_rows(path: Path) -> list:
+    """The rows of an Arrow file: its random-access form (.feather, pyarrow's and pandas'
+    writers) or its stream form (what `datasets` writes: a save_to_disk shard, a cache file)."""
+    import pyarrow as pa
+    try:
+        try:
+            table = pa.ipc.open_file(path).read_all()
+        except pa.ArrowInvalid:
+            table = pa.ipc.open_stream(path).read_all()
+    except (pa.ArrowInvalid, OSError) as e:
+        raise DataError(f"{path}: not a readable Arrow file ({type(e).__name__}: "
+                        f"{str(e).splitlines()[0][:100] if str(e) else ''}); write the rows "
+                        "with pyarrow's ipc writer or pandas' to_feather, or as .parquet or "
+                        ".jsonl") from None
+    return table.to_pylist()
 
 
 def conversation_row(row):

@@ -415,7 +415,8 @@ def test_file_forms_that_other_tools_write(tmp_path, name, content):
     ("cells.tsv", b"prompt\tanswer\nq1\n", "row 0 has fewer cells than the header line"),
     ("broken.parquet", b"PAR1 not really", "not a readable parquet file"),
     ("ragged.json", b'{"prompt": ["q1", "q2"], "answer": ["1"]}', "columns of equal length"),
-    ("rows.txt", b"q1", "use .jsonl, .json, .csv, .tsv or .parquet"),
+    ("rows.txt", b"q1", "use .jsonl, .json, .csv, .tsv, .parquet, .arrow or .feather"),
+    ("broken.arrow", b"ARROW1 not really", "broken.arrow: not a readable Arrow file"),
     ("broken.jsonl.gz", b"not gzip", "broken.jsonl.gz: not a readable gzip file"),
     # a sheet saved with its formulas: the gold '=1+1', which no reply (\\boxed{2}) equals
     ("formulas.csv", b"prompt,answer\nq1,1\nq2,=1+1\n", "formulas.csv: row 1's 'answer' is "
@@ -454,6 +455,20 @@ def test_unreadable_files_are_named_with_the_fix(tmp_path, name, content, needle
     path.write_bytes(content)
     with pytest.raises(data.DataError, match=re.escape(needle)):
         dataset_tasks.load_tasks(str(path))
+
+
+def test_arrow_files_are_read(tmp_path):
+    # Arrow's files were 'unsupported file type': pandas' to_feather (the random-access form)
+    # and a shard of datasets' save_to_disk (the stream form)
+    import datasets
+    import pyarrow.feather
+
+    table = datasets.Dataset.from_list(ROWS)
+    table.save_to_disk(str(tmp_path / "saved"))
+    pyarrow.feather.write_feather(table.data.table, str(tmp_path / "rows.feather"))
+    for path in (tmp_path / "rows.feather", *(tmp_path / "saved").glob("*.arrow")):
+        tasks = dataset_tasks.load_tasks(str(path))
+        assert [(t["prompt"], t["answer"]) for t in tasks] == [("q1", "1000"), ("q2", "(1, 2)")]
 
 
 def test_a_raw_tsv_keeps_the_quotes_in_its_values(tmp_path):
