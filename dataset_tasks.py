@@ -1270,16 +1270,19 @@ OPTION_COLUMNS = ((("sol1", "sol2"), "label", ("0", "1")),                      
                   (("option1", "option2"), "answer", ("1", "2")),               # WinoGrande
                   (("answerA", "answerB", "answerC"), "label", ("1", "2", "3")),    # SIQA
                   (("opa", "opb", "opc", "opd"), "cop", None))                  # MedMCQA
-GPQA_COLUMNS = ("Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2",
-                "Incorrect Answer 3")
+# the right option's column, then the wrong ones': GPQA's, SciQ's
+RIGHT_FIRST_COLUMNS = (("Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2",
+                        "Incorrect Answer 3"),
+                       ("correct_answer", "distractor1", "distractor2", "distractor3"))
 
 
 def option_columns(row: dict, question, base: int = 0) -> tuple | None:
     """The arguments of `multiple_choice` for a row with one column per option, whose schema
     names the right one (`OPTION_COLUMNS`: PIQA, WinoGrande, SIQA; MedMCQA's by its number,
-    counted from `base`: `index_base`, or by its letter a-d); GPQA's right option comes
-    first in its columns, so they are shuffled, seeded by the row (the same order in every run),
-    its columns' names being the labels; so are options scored right or wrong
+    counted from `base`: `index_base`, or by its letter a-d); GPQA's and SciQ's right option
+    comes first in its columns (`RIGHT_FIRST_COLUMNS`), so they are shuffled, seeded by the row
+    (the same order in every run), its columns' names being the labels; so are options scored
+    right or wrong
     (`scored_options`: TruthfulQA lists the right one first too). None for a row of another
     schema.
 
@@ -1290,10 +1293,11 @@ def option_columns(row: dict, question, base: int = 0) -> tuple | None:
         if right in row and all(c in row for c in columns):
             labels = labels or [str(j + base) for j in range(len(columns))]
             return question, [row[c] for c in columns], str(row[right]), list(labels)
-    if all(c in row for c in GPQA_COLUMNS):
-        names = list(GPQA_COLUMNS)
-        random.Random(json.dumps([row[c] for c in names], default=str)).shuffle(names)
-        return question, [str(row[c]).strip() for c in names], "Correct Answer", names
+    for columns in RIGHT_FIRST_COLUMNS:
+        if all(c in row for c in columns):
+            names = list(columns)
+            random.Random(json.dumps([row[c] for c in names], default=str)).shuffle(names)
+            return question, [str(row[c]).strip() for c in names], columns[0], names
     scored = scored_options(row)
     if scored:
         options, right = scored

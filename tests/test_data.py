@@ -757,13 +757,17 @@ def test_a_question_is_asked_after_the_text_it_is_about(tmp_path, row, field, an
             "prompt"] == prompt
 
 
-def test_gpqa_options_are_shuffled_once_per_row_and_graded_on_the_letter(tmp_path):
+@pytest.mark.parametrize("right,wrong", [("Correct Answer", "Incorrect Answer {}"),   # GPQA
+                                         ("correct_answer", "distractor{}")])         # SciQ
+def test_right_first_options_are_shuffled_once_per_row_and_graded_on_the_letter(
+        tmp_path, right, wrong):
     # GPQA lists the right answer first ('Correct Answer', 'Incorrect Answer 1'..'3'): in column
-    # order every gold would be A; the order is drawn from the row, the same in every run
+    # order every gold would be A; the order is drawn from the row, the same in every run.
+    # SciQ's distractors were not shown: its correct_answer was graded as free text
     from rewards import task_solved
 
-    rows = [{"Question": f"Which of these is {k}?", "Correct Answer": f" right {k}\n",
-             **{f"Incorrect Answer {j}": f"wrong {j}" for j in (1, 2, 3)}} for k in range(8)]
+    rows = [{"Question": f"Which of these is {k}?", right: f" right {k}\n",
+             **{wrong.format(j): f"wrong {j}" for j in (1, 2, 3)}} for k in range(8)]
     path = tmp_path / "gpqa.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     tasks = dataset_tasks.load_tasks(str(path), prompt_field="Question")
