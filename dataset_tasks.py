@@ -761,7 +761,8 @@ def alternative_answers(field: str, value) -> list | None:
     named for several (`ALTERNATIVE_COLUMNS`, a word of its dotted path: 'answers.text'), or a
     list of texts under another name, one of them words (NQ-open's `answer` ["Paris", "paris,
     france"], the annotators' spellings: `is_text_answer`). A list of numbers or math under
-    another name is one answer that is a list (all the roots: `gold_answer`): None.
+    another name is one answer that is a list (all the roots: `gold_answer`): None. A list of
+    texts written as JSON text (PopQA's `possible_answers`, a CSV's) is read as that list.
 
     >>> alternative_answers("answer.aliases", ["Paris", "City of Light"])
     ['Paris', 'City of Light']
@@ -771,6 +772,13 @@ def alternative_answers(field: str, value) -> list | None:
     (None, None)
     """
     named = set(re.split(r"[._]", field.lower())) & set(ALTERNATIVE_COLUMNS)
+    if isinstance(value, str) and value.lstrip()[:1] == "[":
+        try:
+            decoded = json.loads(value)
+        except json.JSONDecodeError:        # an interval '[1, 2)': one answer
+            decoded = None
+        if isinstance(decoded, list) and all(isinstance(x, str) for x in decoded):
+            value = decoded
     plain = isinstance(value, list) and value and all(
         isinstance(x, (str, int, float)) for x in value)
     texts = plain and all(isinstance(x, str) for x in value) and any(map(is_text_answer, value))

@@ -1216,7 +1216,10 @@ def test_verl_rows_are_graded_on_their_ground_truth(tmp_path, truth, gold, right
     ({"question": "Q: 2 + 2?", "answers": {"text": ["4", "four", "4"]}}, "answers.text"),  # SQuAD
     ({"question": "Q: 2 + 2?", "answers_spans": {"spans": ["4", "four"]}},            # DROP
      "answers_spans.spans"),
-    ({"question": "Q: 2 + 2?", "answer": ["4", "four"]}, "answer")])   # NQ-open: texts, words
+    ({"question": "Q: 2 + 2?", "answer": ["4", "four"]}, "answer"),    # NQ-open: texts, words
+    # as JSON text (PopQA's, a CSV's): the gold was the text '["4", "four"]'
+    ({"question": "Q: 2 + 2?", "possible_answers": '["4", "four"]'}, "possible_answers"),
+    ({"question": "Q: 2 + 2?", "answer": '["4", "four"]'}, "answer")])
 def test_a_column_of_acceptable_answers_accepts_any_of_them(tmp_path, row, field):
     # the list was one list answer '4, four', which neither '4' nor 'four' equals
     from rewards import task_solved
