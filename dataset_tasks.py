@@ -1589,6 +1589,10 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             except ValueError as e:
                 inside = (f" (or name a field inside it: --answer-field {column}."
                           f"{next(iter(answer))})" if isinstance(answer, dict) and answer else "")
+                other = _likely_column({k: v for k, v in row.items() if v not in (None, "")
+                                        and k != column}, answer_field, ANSWER_COLUMNS)
+                if answer in (None, "") and other != "NAME":   # MGSM's test rows: answer_number
+                    inside = f" (or map the column that holds it: --answer-field {other})"
                 raise DataError(f"{where}: row {i}'s {column!r} {e}. Give each row its answer "
                                 f"as a string or a number{inside}, or drop the row") from None
             mc = row_choices(row)

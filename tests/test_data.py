@@ -1436,6 +1436,12 @@ def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path)
         path.write_text(json.dumps({"prompt": "Capital?", column: ["Paris", "paris"]}) + "\n")
         with pytest.raises(data.DataError, match=f"--answer-field {column}"):
             dataset_tasks.load_tasks(str(path))
+    # a null answer beside the column that holds it (MGSM's test rows: answer_number) named none
+    path.write_text(json.dumps({"question": "1+1?", "answer": None, "answer_number": 2,
+                                "equation_solution": None}) + "\n")
+    with pytest.raises(data.DataError, match=r"row 0's 'answer' is null\. .* \(or map the "
+                       r"column that holds it: --answer-field answer_number\)"):
+        dataset_tasks.load_tasks(str(path), prompt_field="question")
 
 
 @pytest.mark.parametrize(
