@@ -595,6 +595,26 @@ def _likely_column(row: dict, field: str, usual: tuple[str, ...]) -> str:
     return "NAME"
 
 
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
+
+
+def _header_hint(where: str, row: dict) -> str:
+    """For a missing column's error: where a .csv's or .tsv's column names read as values (a
+    number, a sentence: the file has no header line, as MMLU's own CSV files have none), the
+    fix, a header line; "" otherwise.
+
+    >>> _header_hint("test.csv", {"What is 2 + 2?": "Name 3 + 1.", "4": "4"})[:39]
+    ' Its first line reads as a row of values'
+    """
+    if file_type(Path(where)) not in (".csv", ".tsv"):
+        return ""
+    names = [str(k).strip() for k in row]
+    if not any(_NUMBER.fullmatch(n) or len(n.split()) >= 4 for n in names):
+        return ""
+    return (" Its first line reads as a row of values, not column names: add a header line "
+            "naming the columns (e.g. question,A,B,C,D,answer)")
+
+
 def _json_text(value, column: str):
     """A column that datasets ship as JSON text (APPS' `input_output`), decoded; a value that is
     already decoded (a dict, a list) is kept."""
@@ -1529,7 +1549,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         if field not in row:
             raise DataError(f"{where}: row {i} has no field {prompt_field!r} (fields: "
                             f"{sorted(row)}). Map the prompt column with --prompt-field "
-                            f"{_likely_column(row, prompt_field, PROMPT_COLUMNS)}.")
+                            f"{_likely_column(row, prompt_field, PROMPT_COLUMNS)}."
+                            + _header_hint(where, row))
         try:
             read = conversation_prompt if field in CONVERSATION_COLUMNS else check_prompt
             prompt = with_context(row, field, read(row[field]))
@@ -1579,7 +1600,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "
                                 f"{sorted(row)}). Map the answer column with --answer-field "
                                 f"{_likely_column(row, answer_field, ANSWER_COLUMNS)}, or drop "
-                                "the row.")
+                                "the row." + _header_hint(where, row))
             column = answer_field if answer_field in row else "reward_model.ground_truth"
             try:
                 task["answer"] = gold_answer(answer)

@@ -1436,6 +1436,19 @@ def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path)
         path.write_text(json.dumps({"prompt": "Capital?", column: ["Paris", "paris"]}) + "\n")
         with pytest.raises(data.DataError, match=f"--answer-field {column}"):
             dataset_tasks.load_tasks(str(path))
+    # a .csv or .tsv with no header line (MMLU's own files): its first row was read as the
+    # column names, and the fix offered was --prompt-field NAME
+    for name, text in (("mmlu.csv", '"What is 2 + 2, roughly?",3,4,5,6,B\n"1 + 1?",1,2,3,4,B\n'),
+                       ("raw.tsv", "What is 2 + 2?\t4\nWhat is 3 + 3?\t6\n")):
+        (tmp_path / name).write_text(text)
+        with pytest.raises(data.DataError, match=r"--prompt-field NAME\. Its first line reads as "
+                           "a row of values, not column names: add a header line"):
+            dataset_tasks.load_tasks(str(tmp_path / name))
+    (tmp_path / "mmlu.csv").write_text("question,A,B,C,D,answer\n" + "1 + 1?,1,2,3,4,B\n")
+    assert dataset_tasks.load_tasks(str(tmp_path / "mmlu.csv"), "test", prompt_field="question")[
+        0]["answer"] == "B"
+    with pytest.raises(data.DataError, match=r"--prompt-field question\.$"):    # names: no hint
+        dataset_tasks.load_tasks(str(tmp_path / "mmlu.csv"))
     # a null answer beside the column that holds it (MGSM's test rows: answer_number) named none
     path.write_text(json.dumps({"question": "1+1?", "answer": None, "answer_number": 2,
                                 "equation_solution": None}) + "\n")
