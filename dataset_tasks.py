@@ -603,7 +603,7 @@ def _header_hint(where: str, row: dict) -> str:
     number, a sentence: the file has no header line, as MMLU's own CSV files have none), the
     fix, a header line; "" otherwise.
 
-    >>> _header_hint("test.csv", {"What is 2 + 2?": "Name 3 + 1.", "4": "4"})[:39]
+    >>> _header_hint("test.csv", {"What is 2 + 2?": "Name 3 + 1.", "4": "4"})[:40]
     ' Its first line reads as a row of values'
     """
     if file_type(Path(where)) not in (".csv", ".tsv"):
