@@ -30,6 +30,7 @@ import json
 import math
 import random
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import mathcheck
@@ -64,7 +65,8 @@ def gold_answer(value) -> str:
     A string is reduced as `verify_math` reads a gold (`mathcheck.gold_answer`): GSM8K's
     '#### 1,234' -> '1234', a MATH solution -> its last `\\boxed{}`, 'The answer is 12.' -> '12'.
     An integer keeps its JSON spelling, a float is written to 15 significant digits (0.1 + 0.2
-    computed in binary is 0.30000000000000004, which no answer of 0.3 equals); true / false
+    computed in binary is 0.30000000000000004, which no answer of 0.3 equals), a decimal
+    (a parquet's decimal column) as its digits ('1.50', not '1.5E+0'); true / false
     read 'True' / 'False' (yes / no to `verify_math`); a spreadsheet formula ('=1+1', whose
     value is not in the file) is a ValueError. A number with its unit in parentheses
     (ASDiv's '9 (apples)', which no reply equals) is the number and its unit: '9 apples'. A
@@ -91,6 +93,10 @@ def gold_answer(value) -> str:
             raise ValueError(f"is {value}, not a finite number")
         # a float to 15 digits, as it was meant: 0.1 + 0.2 is 0.30000000000000004 in binary
         return f"{value:.15g}" if isinstance(value, float) else str(value)
+    if isinstance(value, Decimal):      # a parquet's decimal column (a database export): exact
+        if not value.is_finite():
+            raise ValueError(f"is {value}, not a finite number")
+        return format(value, "f")
     if value is None:
         raise ValueError("is null")
     if isinstance(value, str) and _FORMULA.fullmatch(value.strip()):

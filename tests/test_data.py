@@ -222,6 +222,22 @@ def test_file_gold_answers_keep_their_commas_and_are_reduced_like_a_gold(tmp_pat
     assert [math_reward(c, t) for c, t in zip(wrong, tasks)] == [0.0] * len(tasks)
 
 
+def test_a_parquet_decimal_answer_is_its_digits(tmp_path):
+    # a decimal column (a database export) was refused: 'is "1.50", a Decimal'
+    import decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    golds = [decimal.Decimal("1.50"), decimal.Decimal("1E+2"), decimal.Decimal("-0.25")]
+    pq.write_table(pa.table({"prompt": ["a", "b", "c"], "answer": pa.array(
+        golds, pa.decimal128(6, 2))}), str(tmp_path / "decimal.parquet"))
+    tasks = dataset_tasks.load_tasks(str(tmp_path / "decimal.parquet"))
+    assert [t["answer"] for t in tasks] == ["1.50", "100.00", "-0.25"]
+    with pytest.raises(ValueError, match="is NaN, not a finite number"):
+        dataset_tasks.gold_answer(decimal.Decimal("NaN"))
+
+
 @pytest.mark.parametrize("answer,needle", [
     (None, "row 1's 'answer' is null"), ("  ", "row 1's 'answer' is empty"),
     ([], "is an empty list"), ({"value": 5}, 'is {"value": 5}, a dict'),
