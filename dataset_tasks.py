@@ -1542,6 +1542,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     if answer_field and answer_field.endswith(".ground_truth"):   # 'reward_model.ground_truth'
         answer_field = answer_field.rsplit(".", 1)[0]    # read as verl's (`ground_truth`)
     base = index_base(rows, where) if answer_field is not None else 0   # MedMCQA's cop: 0, 1?
+    stem = path.stem if path.exists() else source       # a row with no id of its own: stem-i
     tasks, unanswered = [], []
     for i, row in enumerate(rows):
         try:
@@ -1563,8 +1564,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         except ValueError as e:
             raise DataError(f"{where}: row {i}'s {field!r} {e}") from None
         own = next((row[k] for k in ID_COLUMNS if row.get(k) not in (None, "")), None)
-        task = {"id": str(own if own is not None else
-                          f"{path.stem if path.exists() else source}-{i}"), "prompt": prompt}
+        task = {"id": str(own if own is not None else f"{stem}-{i}"), "prompt": prompt}
         if answer_field is not None:            # a row with tests is a code task, whatever
             try:                                # --answer_field names (APPS' 'solutions')
                 column, tests = _checked_tests(row, tests_field) or (None, None)
