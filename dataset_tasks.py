@@ -1210,10 +1210,11 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
     `choices`, and the right one as an index, a label or the option's own text; an index as
     text, as a CSV holds it, where no option reads the same) as a prompt that lists the options
     (A) ... and asks for a letter (`CHOICE_INSTRUCTION`), and the letter as the answer: the
-    model could not see the options and was graded on the index ('1' for B). `labels` are the
-    dataset's own names of the options (ARC's '1', '2', ...), A, B, ... if None. An answer that
-    names no option, or two, is a ValueError; None gives the prompt alone (prompts only); 1
-    option or more than 26 are no multiple choice ({}).
+    model could not see the options and was graded on the index ('1' for B; a list of one,
+    ["B"], is the option it names). `labels` are the dataset's own names of the options (ARC's
+    '1', '2', ...), A, B, ... if None. An answer that names no option, or two, is a ValueError;
+    None gives the prompt alone (prompts only); 1 option or more than 26 are no multiple choice
+    ({}).
 
     >>> mc = multiple_choice("2 + 2?", ["3", "4"], 1)
     >>> mc["prompt"].splitlines(), mc["answer"]
@@ -1223,6 +1224,8 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
     """
     if not 2 <= len(choices) <= 26:
         return {}
+    if isinstance(answer, list) and len(answer) == 1:     # ["B"]: the one option it names
+        answer = answer[0]
     letters = [chr(ord("A") + j) for j in range(len(choices))]
     texts = [str(c) for c in choices]
     options = "\n".join(f"({x}) {c}" for x, c in zip(letters, texts))

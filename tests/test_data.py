@@ -633,6 +633,9 @@ MC_ROWS = [   # each dataset's own schema, as it ships
     # MedQA's options by label were not shown: graded on a letter the model could not see
     ("medqa", {"question": "Which is a liquid?", "answer": "water", "answer_idx": "B",
                "options": {"A": "ice", "B": "water", "C": "steam"}}),
+    # a gold that is a list of one: the options were not shown, "B" graded as free text
+    ("list-of-one", {"question": "Which is a liquid?", "choices": ["ice", "water", "steam"],
+                     "answer": ["B"]}),
 ]
 
 
