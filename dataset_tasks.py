@@ -289,26 +289,31 @@ def _csv_rows(path: Path, text: str) -> list:
     separator is the one its header line uses: a comma, else a semicolon (what Excel writes
     where the comma is the decimal mark), a tab or a bar. A value that opens a quote it does not
     close at its end ('"Hi" she said.') is read as written in a .tsv (a raw one, whose quotes are
-    text) and named in a .csv; it lost its quotes, or ran on to the next rows.
+    text) and named in a .csv; it lost its quotes, or ran on to the next rows. Lines may end in
+    LF, CRLF or CR alone (Excel for the old Mac); a CR inside a value not quoted is named.
 
     >>> [dict(r) for r in _csv_rows(Path("de.csv"), "prompt;answer\\n1,5 + 1?;2,5\\n")]
     [{'prompt': '1,5 + 1?', 'answer': '2,5'}]
     """
+    if "\r" in text and "\n" not in text:     # lines ended by CR alone (Excel for the old Mac)
+        text = text.replace("\r", "\n")
     header = text.split("\n", 1)[0]
     sep = "\t" if file_type(path) == ".tsv" else next(
         (c for c in (",", ";", "\t", "|") if c in header), ",")
     def read(quoting):
         reader = csv.DictReader(io.StringIO(text), delimiter=sep, quoting=quoting, strict=True)
-        if reader.fieldnames:       # "prompt, answer": the column is 'answer', not ' answer'
-            reader.fieldnames = [name.strip() for name in reader.fieldnames]
         try:
+            if reader.fieldnames:       # "prompt, answer": the column is 'answer', not ' answer'
+                reader.fieldnames = [name.strip() for name in reader.fieldnames]
             return list(reader)
         except csv.Error as e:
-            if sep == "\t":          # a raw .tsv: its quotes are text
+            if sep == "\t" and quoting != csv.QUOTE_NONE:   # a raw .tsv: its quotes are text
                 return read(csv.QUOTE_NONE)
-            raise DataError(f"{path}: line {reader.reader.line_num}: {e} (a quote opened in a "
-                            "value that goes on after it); quote the whole value, its quotes "
-                            "doubled: \"\"\"Hi\"\" she said.\"") from None
+            why = ("a line break, CR, inside a value that is not quoted); quote the value, or "
+                   "end every line with LF or CRLF" if "new-line" in str(e) else
+                   "a quote opened in a value that goes on after it); quote the whole value, "
+                   "its quotes doubled: \"\"\"Hi\"\" she said.\"")
+            raise DataError(f"{path}: line {reader.reader.line_num}: {e} ({why}") from None
     rows = read(csv.QUOTE_MINIMAL)
     names = [n.strip() for n in next(csv.reader(io.StringIO(header), delimiter=sep), [])]
     twice = next((n for n in names if n and names.count(n) > 1), None)

@@ -411,6 +411,9 @@ JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
     ("jq.jsonl", "\n".join(json.dumps(r, indent=2) for r in ROWS).encode()),
     ("pretty-data.jsonl", json.dumps({"data": ROWS}, indent=2).encode()),
     ("padded.csv", b'prompt , answer\nq1,"1,000"\nq2,"(1, 2)"\n'),
+    # lines ended by CR alone (Excel for the old Mac): csv's Error, a traceback
+    ("mac.csv", b'prompt,answer\rq1,"1,000"\rq2,"(1, 2)"\r'),
+    ("mac.tsv", b"prompt\tanswer\rq1\t1,000\rq2\t(1, 2)\r"),
     # UTF-16 with its byte order mark: "line 1 is not UTF-8 text ... iconv -f latin1"
     ("excel.tsv", "\ufeffprompt\tanswer\nq1\t1,000\nq2\t(1, 2)\n".encode("utf-16-le")),
     ("powershell.jsonl", "\ufeff".encode("utf-16-be") + JSONL.encode("utf-16-be")),
@@ -445,6 +448,12 @@ def test_file_forms_that_other_tools_write(tmp_path, name, content):
      "expected after '\"' (a quote opened in a value that goes on after it); quote the whole "
      "value, its quotes doubled"),
     ("open-quote.csv", b'prompt,answer\n"Hi she said,5\nq2,6\n', "unexpected end of data"),
+    # a CR inside a value that is not quoted: a .tsv recursed until RecursionError, a .csv
+    # blamed an open quote
+    ("cr.tsv", b"prompt\tanswer\nq1\rmore\t1\n", "cr.tsv: line 2: new-line character seen in "
+     "unquoted field"),
+    ("cr.csv", b"prompt,answer\nq1\rmore,1\n", "(a line break, CR, inside a value that is not "
+     "quoted); quote the value, or end every line with LF or CRLF"),
     # a header naming a column twice lost one of them; a file with no header line lost its first
     # row to it ("the file holds no rows", or "no field 'prompt' (fields: ['What is 2+2?', ...])")
     ("twice.csv", b"prompt,answer,answer\nq1,1,2\n", "twice.csv: the header line names the "
