@@ -417,7 +417,7 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
     if split is not None and all(isinstance(x, str) and x for x in named):
         # a dataset's splits in one file, each row's in its 'split' column: train on the train
         # rows, evaluate on the test rows (all of them were both)
-        rows = [row for row in rows if row["split"] == split]
+        rows = [row for row in rows if row["split"].lower() == split.lower()]   # 'TRAIN' too
         if not rows:
             raise DataError(f"{path}: no row is of split {split!r} (its 'split' column holds "
                             f"{', '.join(sorted(set(named)))}); ask for one of them (evaluate.py "

@@ -583,6 +583,9 @@ def test_a_file_whose_rows_name_their_split_gives_the_split_asked_for(tmp_path):
     with pytest.raises(data.DataError, match="both.jsonl: no row is of split 'validation' "
                        r"\(its 'split' column holds test, train\); ask for one of them"):
         dataset_tasks.load_tasks(str(path), "validation")
+    path.write_text("".join(json.dumps({**r, "split": s}) + "\n"      # in capitals: refused
+                            for r, s in zip(ROWS, ["TRAIN", "Test"])))
+    assert [t["prompt"] for t in dataset_tasks.load_tasks(str(path), "test")] == ["q2"]
     path.write_text(json.dumps({**ROWS[0], "split": "train"}) + "\n" + json.dumps(ROWS[1]) + "\n")
     # not every row names one: all rows
     assert len(dataset_tasks.load_tasks(str(path), "test")) == 2
