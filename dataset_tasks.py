@@ -749,6 +749,8 @@ def code_prompt(prompt, row: dict):
     """A code row's problem as the model needs it: MBPP's test asserts appended, the only place
     the function's name is given (as the MBPP paper's prompt does); APPS', TACO's and
     LiveCodeBench's `starter_code` (the class or function to fill in) appended in a code block;
+    KodCode's function declaration (`test_info`), where the question does not name the function
+    its tests import;
     the statement's parts that open-r1's codeforces rows keep beside the `description` (the
     input and output formats, the examples, the note: `STATEMENT_PARTS`) and its limits appended
     under their headings, where the prompt lacks them (the model was asked to solve the story
@@ -762,6 +764,13 @@ def code_prompt(prompt, row: dict):
     starter = row.get("starter_code")
     if isinstance(starter, str) and starter.strip():
         prompt += f"\n\nUse this starter code:\n```python\n{starter.rstrip()}\n```"
+    for info in row.get("test_info") or []:     # KodCode's: the function its tests import
+        name = info.get("function_name") if isinstance(info, dict) else None
+        if isinstance(name, str) and name and not re.search(rf"\b{re.escape(name)}\b", prompt):
+            declared = info.get("function_declaration")
+            prompt += (f"\n\nNote that the function declaration is {declared.strip()}"
+                       if isinstance(declared, str) and declared.strip() else
+                       f"\n\nNote that the function is named {name}")
     return prompt
 
 

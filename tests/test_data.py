@@ -1088,6 +1088,13 @@ def test_kodcode_pytest_functions_run_each_as_a_test(tmp_path):
     fence = "```python\n{}\n```".format
     programs = ["def double(n):\n    return 2 * n", "def double(n):\n    return 4"]
     assert code_rewards([fence(p) for p in programs], [task] * 2) == [1.0, 0.5]
+    # a question that does not name the function its tests import: the model could not know it
+    assert task["prompt"] == "Write double(n)."
+    path.write_text(json.dumps({**row, "question": "Write a function that doubles n.",
+                                "test_info": [{"function_name": "double", "function_declaration":
+                                               "def double(n):"}]}) + "\n")
+    assert dataset_tasks.load_tasks(str(path), prompt_field="question")[0]["prompt"] == (
+        "Write a function that doubles n.\n\nNote that the function declaration is def double(n):")
     # pytest itself (pytest.raises, a fixture) is not in the sandbox: named, not failed silently
     for test in ("import pytest\n" + KODCODE_TEST, KODCODE_TEST + "\ndef test_f(tmp_path):\n"
                  "    pass\n"):
