@@ -709,8 +709,12 @@ def _lcb_tests(cases: list, column: str, func_name: str | None) -> list[dict]:
             if not func_name:
                 raise ValueError(f"{column!r} has functional tests, but 'metadata' names no "
                                  "func_name to call")
-            tests.append({"fn_name": func_name, "expected": json.loads(c["output"]),
-                          "args": [json.loads(x) for x in c["input"].splitlines() if x.strip()]})
+            try:
+                tests.append({"fn_name": func_name, "expected": json.loads(c["output"]), "args": [
+                    json.loads(x) for x in c["input"].splitlines() if x.strip()]})
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{column!r} has a functional test whose input or output is "
+                                 f"not JSON, one value a line ({e}: {e.doc[:40]!r})") from None
         else:
             tests.append({"input": c["input"], "output": c["output"]})
     return tests

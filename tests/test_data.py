@@ -1193,6 +1193,11 @@ def test_a_stdin_case_given_as_a_list_of_lines_is_one_case(tmp_path):
      "'private_test_cases' is not LiveCodeBench's form"),
     ({"public_test_cases": '[{"input": "1", "output": "2", "testtype": "functional"}]'},
      "'public_test_cases' has functional tests, but 'metadata' names no func_name"),
+    # was "row 0's Expecting value: line 1 column 1 (char 0)", naming no column
+    ({"public_test_cases": '[{"input": "abc", "output": "2", "testtype": "functional"}]',
+      "metadata": '{"func_name": "f"}'}, "'public_test_cases' has a functional test whose "
+     "input or output is not JSON, one value a line (Expecting value: line 1 column 1 (char 0): "
+     "'abc')"),
     ({"tests": [{"stdin": "1"}]}, "'tests' is [{\"stdin\": \"1\"}], not a list of tests"),
     ({"verification_info": {"language": "cpp", "test_cases": [{"input": "1", "output": "2"}]}},
      "'verification_info' is for 'cpp'; the sandbox runs Python only"),
