@@ -768,7 +768,8 @@ def code_prompt(prompt, row: dict):
     starter = row.get("starter_code")
     if isinstance(starter, str) and starter.strip():
         prompt += f"\n\nUse this starter code:\n```python\n{starter.rstrip()}\n```"
-    for info in row.get("test_info") or []:     # KodCode's: the function its tests import
+    infos = row.get("test_info")                # KodCode's: the function its tests import
+    for info in infos if isinstance(infos, list) else []:
         name = info.get("function_name") if isinstance(info, dict) else None
         if isinstance(name, str) and name and not re.search(rf"\b{re.escape(name)}\b", prompt):
             declared = info.get("function_declaration")

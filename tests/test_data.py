@@ -1095,6 +1095,9 @@ def test_kodcode_pytest_functions_run_each_as_a_test(tmp_path):
                                                "def double(n):"}]}) + "\n")
     assert dataset_tasks.load_tasks(str(path), prompt_field="question")[0]["prompt"] == (
         "Write a function that doubles n.\n\nNote that the function declaration is def double(n):")
+    path.write_text(json.dumps({**row, "test_info": 2}) + "\n")      # no list: nothing to add
+    assert dataset_tasks.load_tasks(str(path), prompt_field="question")[0]["prompt"] == (
+        "Write double(n).")
     # pytest itself (pytest.raises, a fixture) is not in the sandbox: named, not failed silently
     for test in ("import pytest\n" + KODCODE_TEST, KODCODE_TEST + "\ndef test_f(tmp_path):\n"
                  "    pass\n"):
