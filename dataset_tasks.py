@@ -975,10 +975,15 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
     if isinstance(row.get("official_tests"), list):
         return "official_tests", _codeforces_tests(row)
     if isinstance(row.get("public_tests"), dict):
-        return "public_tests", [_stdio_lines({"input": i, "output": o})
-                                for k in CODE_CONTESTS_TESTS if isinstance(row.get(k), dict)
-                                for i, o in zip(row[k].get("input") or [],
-                                                row[k].get("output") or [])]
+        tests = []
+        for k in (k for k in CODE_CONTESTS_TESTS if isinstance(row.get(k), dict)):
+            ins, outs = row[k].get("input") or [], row[k].get("output") or []
+            if not (isinstance(ins, list) and isinstance(outs, list) and len(ins) == len(outs)):
+                raise ValueError(f"{k!r} is {json.dumps(row[k], default=str)[:60]}, not "
+                                 "{\"input\": [...], \"output\": [...]} with an output for each "
+                                 "input")
+            tests += [_stdio_lines({"input": i, "output": o}) for i, o in zip(ins, outs)]
+        return "public_tests", tests
     if "verification_info" in row and row["verification_info"] is not None:
         return "verification_info", _verification_tests(row["verification_info"])
     truth = ground_truth(row)

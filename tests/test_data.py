@@ -1190,6 +1190,11 @@ def test_a_stdin_case_given_as_a_list_of_lines_is_one_case(tmp_path):
     ({"test_list": ["assert f()"], "test_imports": [["import math"]]},
      "'test_imports' is [[\"import math\"]], not a list of import statements"),
     ({"public_tests": {"input": [], "output": []}}, "'public_tests' holds no tests"),
+    # a TypeError ('int' object is not iterable); an output short of the inputs dropped a case
+    ({"public_tests": '{"input": ["1"], "output": 2}'}, "'public_tests' is {\"input\": [\"1\"], "
+     "\"output\": 2}, not {\"input\": [...], \"output\": [...]} with an output for each input"),
+    ({"public_tests": {"input": ["1"], "output": ["1"]}, "private_tests": {
+        "input": ["1", "2"], "output": ["1"]}}, "'private_tests' is {\"input\": [\"1\", \"2\"]"),
     ({"public_test_cases": "[]", "private_test_cases": ""}, "'public_test_cases' holds no tests"),
     ({"public_test_cases": '[{"input": "1"}]'}, "'public_test_cases' is not a list of"),
     ({"public_test_cases": "[]", "private_test_cases": "bm90IHpsaWI="},
