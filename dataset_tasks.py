@@ -290,13 +290,17 @@ def _csv_rows(path: Path, text: str) -> list:
     where the comma is the decimal mark), a tab or a bar. A value that opens a quote it does not
     close at its end ('"Hi" she said.') is read as written in a .tsv (a raw one, whose quotes are
     text) and named in a .csv; it lost its quotes, or ran on to the next rows. Lines may end in
-    LF, CRLF or CR alone (Excel for the old Mac); a CR inside a value not quoted is named.
+    LF, CRLF or CR alone (Excel for the old Mac); a CR inside a value not quoted is named. A
+    value may be of any length (csv's own limit is 128 KiB).
 
     >>> [dict(r) for r in _csv_rows(Path("de.csv"), "prompt;answer\\n1,5 + 1?;2,5\\n")]
     [{'prompt': '1,5 + 1?', 'answer': '2,5'}]
     """
     if "\r" in text and "\n" not in text:     # lines ended by CR alone (Excel for the old Mac)
         text = text.replace("\r", "\n")
+    # csv refuses a value over 128 KiB ('field larger than field limit'): a long reasoning
+    # trace, or a code problem's tests as JSON text, is one
+    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
     header = text.split("\n", 1)[0]
     sep = "\t" if file_type(path) == ".tsv" else next(
         (c for c in (",", ";", "\t", "|") if c in header), ",")

@@ -411,6 +411,8 @@ JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
     ("jq.jsonl", "\n".join(json.dumps(r, indent=2) for r in ROWS).encode()),
     ("pretty-data.jsonl", json.dumps({"data": ROWS}, indent=2).encode()),
     ("padded.csv", b'prompt , answer\nq1,"1,000"\nq2,"(1, 2)"\n'),
+    # a value over 128 KiB: 'field larger than field limit', blamed on an open quote
+    ("long.csv", f'prompt,answer,note\nq1,"1,000",{"x" * 200_000}\nq2,"(1, 2)",y\n'.encode()),
     # lines ended by CR alone (Excel for the old Mac): csv's Error, a traceback
     ("mac.csv", b'prompt,answer\rq1,"1,000"\rq2,"(1, 2)"\r'),
     ("mac.tsv", b"prompt\tanswer\rq1\t1,000\rq2\t(1, 2)\r"),
