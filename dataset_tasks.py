@@ -395,14 +395,7 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
         raise DataError(f"{path}: unsupported file type {path.suffix!r}; use "
                         f"{', '.join(FILE_TYPES[:-1])} or {FILE_TYPES[-1]} (the text ones "
                         "gzip'd too: .jsonl.gz)")
-    if suffix == ".parquet":
-        import datasets
-        try:
-            rows = list(datasets.Dataset.from_parquet(str(path)))
-        except Exception as e:  # noqa: BLE001 - pyarrow's errors have no common base to name
-            raise DataError(f"{path}: not a readable parquet file ({type(e).__name__}: "
-                            f"{str(e).splitlines()[0][:100] if str(e) else ''})") from None
-    elif suffix in BINARY_TYPES:
+    if suffix in BINARY_TYPES:
         rows = _arrow_rows(path)
     else:
         text = read_text(path)
@@ -431,19 +424,26 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
 
 
 def _arrow_rows(path: Path) -> list:
-    """The rows of an Arrow file: its random-access form (.feather, pyarrow's and pandas'
-    writers) or its stream form (what `datasets` writes: a save_to_disk shard, a cache file)."""
+    """The rows of a .parquet file, or of an Arrow file: its random-access form (.feather,
+    pyarrow's and pandas' writers) or its stream form (what `datasets` writes: a save_to_disk
+    shard, a cache file). Read by pyarrow, a table's nested columns as dicts and lists
+    (`datasets`, which read parquet here before, took 1.5 s to import and read 10,000 rows that
+    pyarrow reads in 0.05 s, and wrote a copy of the file to its cache)."""
     import pyarrow as pa
+    import pyarrow.parquet as pq
+    kind = "parquet" if file_type(path) == ".parquet" else "Arrow"
     try:
-        try:
-            table = pa.ipc.open_file(path).read_all()
-        except pa.ArrowInvalid:
-            table = pa.ipc.open_stream(path).read_all()
-    except (pa.ArrowInvalid, OSError) as e:
-        raise DataError(f"{path}: not a readable Arrow file ({type(e).__name__}: "
+        if kind == "parquet":
+            table = pq.read_table(path)
+        else:
+            try:
+                table = pa.ipc.open_file(path).read_all()
+            except pa.ArrowInvalid:
+                table = pa.ipc.open_stream(path).read_all()
+    except (pa.ArrowException, OSError) as e:
+        raise DataError(f"{path}: not a readable {kind} file ({type(e).__name__}: "
                         f"{str(e).splitlines()[0][:100] if str(e) else ''}); write the rows "
-                        "with pyarrow's ipc writer or pandas' to_feather, or as .parquet or "
-                        ".jsonl") from None
+                        "again with pyarrow, pandas or datasets, or as .jsonl") from None
     return table.to_pylist()
 
 

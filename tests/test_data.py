@@ -4,6 +4,7 @@ import gzip
 import json
 import re
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -312,11 +313,22 @@ def test_local_jsonl_with_column_mapping(tmp_path):
 
 
 def test_parquet(tmp_path):
+    import subprocess
+    import sys
+
     import datasets
 
     path = tmp_path / "d.parquet"
-    datasets.Dataset.from_list([{"prompt": "1+1?", "answer": "2"}]).to_parquet(str(path))
-    assert dataset_tasks.load_tasks(str(path))[0]["answer"] == "2"
+    datasets.Dataset.from_list([{"prompt": "1+1?", "answer": "2", "meta": {"tags": ["a"]}}]
+                               ).to_parquet(str(path))
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["answer"] == "2" and task["meta"] == {"tags": ["a"]}
+    # read by pyarrow: datasets took 1 s to import and wrote a copy of the file to its cache
+    code = ("import sys, dataset_tasks; dataset_tasks.load_tasks(sys.argv[1]); "
+            "print('datasets' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True,
+                         cwd=Path(dataset_tasks.__file__).parent, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_a_parquet_file_mixing_code_and_math_rows_keeps_each_kind(tmp_path):
