@@ -1489,9 +1489,10 @@ def with_nested_fields(row: dict, *fields: str | None) -> dict:
     return out
 
 
-# a row's own id (HumanEval's task_id, APPS' problem_id, MATH-500's unique_id, ...): samples
-# and results name the dataset's problem, not its row number
-ID_COLUMNS = ("id", "task_id", "problem_id", "question_id", "unique_id", "uuid", "ID")
+# a row's own id (HumanEval's task_id, APPS' problem_id, MATH-500's unique_id, GPQA's Record
+# ID, ...): samples and results name the dataset's problem, not its row number
+ID_COLUMNS = ("id", "task_id", "problem_id", "question_id", "unique_id", "uuid", "ID",
+              "Record ID")
 # what rewards grade a task by (`rewards.task_solved`, `code_rewards`): the loader's to set, never
 # a row's own column of that name (SQuAD's `answers`, an answer column beside a code row's tests)
 GRADED_FIELDS = ("answer", "answers", "tests", "constraints", "prelude")

@@ -811,12 +811,13 @@ def test_right_first_options_are_shuffled_once_per_row_and_graded_on_the_letter(
     # SciQ's distractors were not shown: its correct_answer was graded as free text
     from rewards import task_solved
 
-    rows = [{"Question": f"Which of these is {k}?", right: f" right {k}\n",
+    rows = [{"Question": f"Which of these is {k}?", right: f" right {k}\n", "Record ID": f"r{k}",
              **{wrong.format(j): f"wrong {j}" for j in (1, 2, 3)}} for k in range(8)]
     path = tmp_path / "gpqa.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     tasks = dataset_tasks.load_tasks(str(path), prompt_field="Question")
     assert tasks == dataset_tasks.load_tasks(str(path), prompt_field="Question")
+    assert [t["id"] for t in tasks] == [f"r{k}" for k in range(8)]     # GPQA's own (was gpqa-0)
     assert len({t["answer"] for t in tasks}) > 1
     for k, t in enumerate(tasks):
         assert f"({t['answer']}) right {k}\n" in t["prompt"]
