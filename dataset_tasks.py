@@ -1276,10 +1276,10 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
         index = meant.pop()
     elif spelled_letter(key, texts) is not None:     # "(B)", "B.", "b", "B. water"
         index = spelled_letter(key, texts)
-    elif key == "-1":       # the hub's mark of a missing label (PIQA's and MedMCQA's test split)
-        raise ValueError("is -1, no option: a split whose answers are withheld; use one with "
-                         "answers (evaluate.py --split), or load prompts only (--answer-field "
-                         "none)")
+    elif key in ("-1", ""):     # the hub's marks of a missing label (PIQA's, WinoGrande's test)
+        raise ValueError(f"is {key or 'empty'}, no option: a split whose answers are withheld; "
+                         "use one with answers (evaluate.py --split), or load prompts only "
+                         "(--answer-field none)")
     else:
         names = f"a label {', '.join(labels)}" if labels else f"a letter A-{letters[-1]}"
         raise ValueError(f"{json.dumps(answer, default=str)[:40]} is none of the "

@@ -766,7 +766,8 @@ def test_medmcqa_options_are_shown_and_its_numbered_right_option_read_as_the_fil
 @pytest.mark.parametrize("cops,needle", [
     ([1, 2], "holds 1-3 only, so whether it counts from 0"),     # either: A-B or B-C
     ([0, 4], "holds both 0 and 4"),
-    ([-1], "row 0's right option is -1, no option: a split whose answers are withheld")])
+    ([-1], "row 0's right option is -1, no option: a split whose answers are withheld"),
+    ([""], "row 0's right option is empty, no option: a split whose answers are withheld")])
 def test_a_numbered_right_option_that_cannot_be_read_is_named(tmp_path, cops, needle):
     path = tmp_path / "medmcqa.jsonl"
     path.write_text("".join(json.dumps({"question": "Which?", "opa": "a", "opb": "b", "opc": "c",
