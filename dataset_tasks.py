@@ -749,7 +749,8 @@ def codeforces_statement(row: dict, prompt: str) -> str:
             text += f"\n\n## {heading}\n\n{part.strip()}"
     limits = [f"{name} limit: {row[k]:g} {unit}" for k, name, unit in (
         ("time_limit", "Time", "s"), ("memory_limit", "Memory", "MB")) if isinstance(
-            row.get(k), (int, float)) and not isinstance(row.get(k), bool)]
+            row.get(k), (int, float)) and not isinstance(row.get(k), bool)
+        and f"{name.lower()} limit" not in prompt.lower()]     # open-r1's prompts state them
     return text + (f"\n\n{'; '.join(limits)}." if limits else "")
 
 

@@ -1013,6 +1013,10 @@ def test_code_dataset_schemas_load_their_tests_and_grade_a_right_program(tmp_pat
         "Read n.\n\n## Input\n\nOne integer n (1 <= n <= 9).\n\n## Output\n\nPrint 2n."
         "\n\n## Examples\n\nInput:\n```\n3\n```\nOutput:\n```\n6\n```\n\n"
         "Time limit: 1 s; Memory limit: 256 MB.")
+    # a prompt that states the statement's parts already (open-r1's verifiable-prompts) as is
+    stated = {**next(r[2] for r in CODE_ROWS if r[0] == "codeforces"),
+              "prompt": by_name["codeforces"]["prompt"]}
+    assert dataset_tasks.code_prompt(stated["prompt"], stated) == stated["prompt"]
 
 
 BIGCODEBENCH_TEST = """import unittest
