@@ -1183,7 +1183,7 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
     """
     choices = row.get("choices")
     if isinstance(choices, list):
-        return choices, None
+        return _option_objects(choices) or (choices, None)
     if isinstance(choices, dict) and isinstance(choices.get("text"), list):
         labels = choices.get("label")
         ok = isinstance(labels, list) and len(labels) == len(choices["text"])
@@ -1197,6 +1197,8 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
         options = row.get(column)
         if isinstance(options, str) and lettered_options(options):    # MathQA: one string
             return lettered_options(options)
+        if isinstance(options, list) and _option_objects(options):
+            return _option_objects(options)
         if isinstance(options, list) and options:
             found = [_LETTERED.fullmatch(o) if isinstance(o, str) else None for o in options]
             if all(found) and [m[1] for m in found] == [chr(65 + j) for j in range(len(options))]:
@@ -1207,6 +1209,29 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
             isinstance(row[c], (str, int, float)) for c in columns):
         return [row[c] for c in columns], None          # one column per letter: A, B, C, D
     return None
+
+
+# the keys of an option written as an object: its text, and its label
+OPTION_TEXT_KEYS = ("text", "value", "content", "option")
+OPTION_LABEL_KEYS = ("label", "key", "letter")
+
+
+def _option_objects(options: list) -> tuple[list, list | None] | None:
+    """Options written as objects, [{"label": "A", "text": "ice"}, ...] (`OPTION_TEXT_KEYS`,
+    `OPTION_LABEL_KEYS`): (their texts, their labels, None if some have none); None for options
+    of another form.
+
+    >>> _option_objects([{"label": "A", "text": "ice"}, {"label": "B", "text": "water"}])
+    (['ice', 'water'], ['A', 'B'])
+    """
+    if not (options and all(isinstance(o, dict) for o in options)):
+        return None
+    text = next((k for k in OPTION_TEXT_KEYS if all(k in o for o in options)), None)
+    if text is None:
+        return None
+    label = next((k for k in OPTION_LABEL_KEYS if all(o.get(k) is not None for o in options)),
+                 None)
+    return [o[text] for o in options], [str(o[label]) for o in options] if label else None
 
 
 _OPTION_MARK = re.compile(r"(?:^|(?<=[\s,;]))\(?([A-Za-z])\s*\)\s*")
@@ -1259,7 +1284,10 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
     texts = [str(c) for c in choices]
     options = "\n".join(f"({x}) {c}" for x, c in zip(letters, texts))
     prompt = with_question(question, lambda q: f"{q}\n\n{options}\n\n{CHOICE_INSTRUCTION}")
+    shaped = next((j for j, c in enumerate(choices) if isinstance(c, (dict, list))), None)
     if answer is None:                            # prompts only: nothing to grade
+        if shaped is not None:
+            raise ValueError(_not_text(choices, shaped))
         return {"prompt": prompt}
     key = str(answer).strip()
     if labels and key in labels:                  # ARC's answerKey "2" is B, not index 2
@@ -1286,7 +1314,16 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
         raise ValueError(f"{json.dumps(answer, default=str)[:40]} is none of the "
                          f"{len(choices)} options (an index 0-{len(choices) - 1}, {names}, "
                          "or an option's text)")
+    if shaped is not None:      # it names an option, which the model would see as a repr
+        raise ValueError(_not_text(choices, shaped))
     return {"prompt": prompt, "answer": letters[index]}
+
+
+def _not_text(choices: list, j: int) -> str:
+    """What `multiple_choice` says of an option that is an object or a list, not text."""
+    return (f"option ({chr(65 + j)}) is {json.dumps(choices[j], default=str)[:50]}, not text "
+            f"(an object's text under none of {', '.join(OPTION_TEXT_KEYS)}); give each option "
+            "as text")
 
 
 _SPELLED = re.compile(r"\(?([A-Za-z])(?:\)|[.:])?(?:\s+(.*))?", re.DOTALL)
@@ -1319,8 +1356,8 @@ def names_option(answer, choices: list) -> bool:
     """
     try:
         return bool(multiple_choice("", choices, answer).get("answer"))
-    except ValueError as e:
-        return "is ambiguous" in str(e)        # names one option either way: multiple_choice says
+    except ValueError as e:     # names one option either way, or one that is not text
+        return "is ambiguous" in str(e) or ", not text" in str(e)
 
 
 def with_question(prompt, edit):
@@ -1618,7 +1655,10 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 gold = next((row[k] for k in ANSWER_COLUMNS if k in row), None)
                 mc = mc if gold is None or names_option(gold, mc[0]) else None
             question, choices = options[:2] if options else (task["prompt"], mc[0] if mc else [])
-            task.update(multiple_choice(question, choices, None))
+            try:
+                task.update(multiple_choice(question, choices, None))
+            except ValueError as e:
+                raise DataError(f"{where}: row {i}'s {e}") from None
         elif options:                   # the schema names the right option
             try:
                 task.update(multiple_choice(*options))
@@ -1662,6 +1702,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 try:
                     task.update(multiple_choice(task["prompt"], mc[0], answer, labels=mc[1]))
                 except ValueError as e:
+                    if ", not text" in str(e):      # the options' fault, not the gold's
+                        raise DataError(f"{where}: row {i}'s {e}, or drop the row") from None
                     raise DataError(f"{where}: row {i}'s {column!r} {e}; map the column "
                                     "that names the right option with --answer-field NAME, or "
                                     "drop the row") from None

@@ -659,6 +659,12 @@ MC_ROWS = [   # each dataset's own schema, as it ships
     # MedQA's options by label were not shown: graded on a letter the model could not see
     ("medqa", {"question": "Which is a liquid?", "answer": "water", "answer_idx": "B",
                "options": {"A": "ice", "B": "water", "C": "steam"}}),
+    # options as objects: shown as their Python repr, "(A) {'label': 'A', 'text': 'ice'}"
+    ("option-objects", {"question": "Which is a liquid?", "answerKey": "B", "choices": [
+        {"label": "A", "text": "ice"}, {"label": "B", "text": "water"},
+        {"label": "C", "text": "steam"}]}),
+    ("option-values", {"question": "Which is a liquid?", "answer": 1, "options": [
+        {"value": "ice"}, {"value": "water"}, {"value": "steam"}]}),
     # a gold that is a list of one: the options were not shown, "B" graded as free text
     ("list-of-one", {"question": "Which is a liquid?", "choices": ["ice", "water", "steam"],
                      "answer": ["B"]}),
@@ -895,6 +901,21 @@ def test_chat_prompts_in_other_role_names_and_text_parts(tmp_path, tokenizer):
     assert data.render_prompt(tokenizer, task, chat_template=OFFICIAL_QWEN3_TEMPLATE) == (
         "<|im_start|>system\nBox it.<|im_end|>\n<|im_start|>user\n1 +\n1?<|im_end|>\n"
         "<|im_start|>assistant\n")
+
+
+def test_options_that_are_not_text_are_named(tmp_path):
+    # an option that is a list, or an object with no text, was shown as its Python repr
+    path = tmp_path / "objects.jsonl"
+    path.write_text(json.dumps({"question": "q", "choices": [["a"], ["b"]], "answer": 1}) + "\n")
+    for answer_field in ("answer", None):
+        with pytest.raises(data.DataError, match=re.escape(
+                "row 0's option (A) is [\"a\"], not text (an object's text under none of text, "
+                "value, content, option); give each option as text")):
+            dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field=answer_field)
+    # a list of objects whose gold names no option is no multiple choice (as a list of text)
+    path.write_text(json.dumps({"question": "6 * 7?", "answer": "42", "options": [
+        {"name": "calculator"}, {"name": "python"}]}) + "\n")
+    assert dataset_tasks.load_tasks(str(path), prompt_field="question")[0]["prompt"] == "6 * 7?"
 
 
 def test_a_multiple_choice_answer_that_names_no_option_is_named(tmp_path):
