@@ -1503,10 +1503,13 @@ def decoded_lists(row: dict) -> dict:
 def with_nested_fields(row: dict, *fields: str | None) -> dict:
     """The row with each field that names a value inside an object ('answer.value',
     'extra_info.answer': a dotted path of keys) as a column of its own, where the row has no
-    column of that name.
+    column of that name; through a list of objects, the list of their values ('answers.text' of
+    [{"text": "Paris", "answer_start": 0}, ...], SQuAD's own JSON files).
 
     >>> with_nested_fields({"q": "1+1?", "answer": {"value": 2}}, "q", "answer.value")
     {'q': '1+1?', 'answer': {'value': 2}, 'answer.value': 2}
+    >>> with_nested_fields({"answers": [{"text": "a"}, {"text": "b"}]}, "answers.text")
+    {'answers': [{'text': 'a'}, {'text': 'b'}], 'answers.text': ['a', 'b']}
     """
     out = row
     for field in fields:
@@ -1519,6 +1522,10 @@ def with_nested_fields(row: dict, *fields: str | None) -> dict:
                     value = json.loads(value)
                 except json.JSONDecodeError:
                     break
+            if isinstance(value, list) and value and all(
+                    isinstance(v, dict) and key in v for v in value):
+                value = [v[key] for v in value]             # each object's: SQuAD's answers
+                continue
             if not (isinstance(value, dict) and key in value):
                 break
             value = value[key]
@@ -1687,8 +1694,10 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 if len(answers) > 1:        # any of them is right (Skywork's checker, BIG-bench)
                     task["answers"] = answers
             except ValueError as e:
-                inside = (f" (or name a field inside it: --answer-field {column}."
-                          f"{next(iter(answer))})" if isinstance(answer, dict) and answer else "")
+                keys = (list(answer) if isinstance(answer, dict) else list(answer[0]) if
+                        isinstance(answer, list) and answer and isinstance(answer[0], dict) else [])
+                inside = (f" (or name a field inside it: --answer-field {column}.{keys[0]})"
+                          if keys else "")
                 other = _likely_column({k: v for k, v in row.items() if v not in (None, "")
                                         and k != column}, answer_field, ANSWER_COLUMNS)
                 if answer in (None, "") and other != "NAME":   # MGSM's test rows: answer_number

@@ -242,7 +242,10 @@ def test_a_parquet_decimal_answer_is_its_digits(tmp_path):
 @pytest.mark.parametrize("answer,needle", [
     (None, "row 1's 'answer' is null"), ("  ", "row 1's 'answer' is empty"),
     ([], "is an empty list"), ({"value": 5}, 'is {"value": 5}, a dict'),
-    ([[1, 2], [3, 4]], "a list of lists"), (float("nan"), "not a finite number")])
+    ([[1, 2], [3, 4]], "a list of lists"), (float("nan"), "not a finite number"),
+    ([{"text": "5"}], "a list of lists or objects (write such an answer as one string: \"(1, 2), "
+     "(3, 4)\"). Give each row its answer as a string or a number (or name a field inside it: "
+     "--answer-field answer.text)")])
 def test_a_file_answer_that_is_no_answer_is_named(tmp_path, answer, needle):
     # null and "" were "has no field 'answer'" of a row that had one; "  " loaded as an empty
     # gold, an object or a nested list as its Python repr
@@ -1306,6 +1309,9 @@ def test_verl_rows_are_graded_on_their_ground_truth(tmp_path, truth, gold, right
     ({"question": "Q: 2 + 2?", "answer": {"aliases": ["4", "four"], "value": "4"}},  # TriviaQA
      "answer.aliases"),
     ({"question": "Q: 2 + 2?", "answers": {"text": ["4", "four", "4"]}}, "answers.text"),  # SQuAD
+    # SQuAD's own JSON: a list of objects ('no field answers.text', then '--answer-field answers')
+    ({"question": "Q: 2 + 2?", "answers": [{"text": "4", "answer_start": 0},
+                                           {"text": "four", "answer_start": 9}]}, "answers.text"),
     ({"question": "Q: 2 + 2?", "answers_spans": {"spans": ["4", "four"]}},            # DROP
      "answers_spans.spans"),
     ({"question": "Q: 2 + 2?", "answer": ["4", "four"]}, "answer"),    # NQ-open: texts, words
