@@ -1266,7 +1266,8 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
     (A) ... and asks for a letter (`CHOICE_INSTRUCTION`), and the letter as the answer: the
     model could not see the options and was graded on the index ('1' for B; a list of one,
     ["B"], is the option it names). `labels` are the dataset's own names of the options (ARC's
-    '1', '2', ...), A, B, ... if None. An answer that names no option, or two, is a ValueError;
+    '1', '2', ...), A, B, ... if None. An answer that names no option, or two (a list of several
+    right options, AGIEval's ["A", "C"], too), is a ValueError;
     None gives the prompt alone (prompts only); 1 option or more than 26 are no multiple choice
     ({}).
 
@@ -1280,6 +1281,11 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
         return {}
     if isinstance(answer, list) and len(answer) == 1:     # ["B"]: the one option it names
         answer = answer[0]
+    if isinstance(answer, list) and answer:         # several: each must name one (else raises)
+        named = [multiple_choice(question, choices, a, labels)["answer"] for a in answer]
+        raise ValueError(f"names {len(named)} options ({', '.join(named)}): a question with "
+                         "several right options, which the one letter asked for cannot answer; "
+                         "drop such rows")
     letters = [chr(ord("A") + j) for j in range(len(choices))]
     texts = [str(c) for c in choices]
     options = "\n".join(f"({x}) {c}" for x, c in zip(letters, texts))
@@ -1357,7 +1363,7 @@ def names_option(answer, choices: list) -> bool:
     try:
         return bool(multiple_choice("", choices, answer).get("answer"))
     except ValueError as e:     # names one option either way, or one that is not text
-        return "is ambiguous" in str(e) or ", not text" in str(e)
+        return any(x in str(e) for x in ("is ambiguous", ", not text", "several right options"))
 
 
 def with_question(prompt, edit):
@@ -1705,14 +1711,18 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 raise DataError(f"{where}: row {i}'s {column!r} {e}. Give each row its answer "
                                 f"as a string or a number{inside}, or drop the row") from None
             mc = row_choices(row)
-            if mc and mc[1] is None and not names_option(answer, mc[0]):
+            named = value if isinstance(value, list) and not verl else answer   # ["A", "C"]
+            if mc and mc[1] is None and not names_option(named, mc[0]):
                 mc = None               # a list column of something else: the answer is no option
             if mc:
+                task.pop("answers", None)       # graded on the letter, not on option texts
                 try:
-                    task.update(multiple_choice(task["prompt"], mc[0], answer, labels=mc[1]))
+                    task.update(multiple_choice(task["prompt"], mc[0], named, labels=mc[1]))
                 except ValueError as e:
                     if ", not text" in str(e):      # the options' fault, not the gold's
                         raise DataError(f"{where}: row {i}'s {e}, or drop the row") from None
+                    if "several right options" in str(e):
+                        raise DataError(f"{where}: row {i}'s {column!r} {e}") from None
                     raise DataError(f"{where}: row {i}'s {column!r} {e}; map the column "
                                     "that names the right option with --answer-field NAME, or "
                                     "drop the row") from None

@@ -930,6 +930,15 @@ def test_a_multiple_choice_answer_that_names_no_option_is_named(tmp_path):
         dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field="answerKey")
     with pytest.raises(data.DataError, match="Map the answer column with --answer-field answerKey"):
         dataset_tasks.load_tasks(str(path), prompt_field="question")
+    # several right options (AGIEval's ["A", "C"]): the options were not shown and 'A, C' was
+    # graded as free text; as texts, read as acceptable answers, no letter could earn anything
+    for golds in (["A", "C"], ["ice", "steam"]):
+        path.write_text(json.dumps({"question": "q", "options": ["ice", "water", "steam"],
+                                    "answer": golds}) + "\n")
+        with pytest.raises(data.DataError, match=re.escape(
+                "row 0's 'answer' names 2 options (A, C): a question with several right options, "
+                "which the one letter asked for cannot answer; drop such rows")):
+            dataset_tasks.load_tasks(str(path), prompt_field="question")
 
 
 def _lcb_private(cases: list) -> str:
