@@ -1708,6 +1708,11 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                                         and k != column}, answer_field, ANSWER_COLUMNS)
                 if answer in (None, "") and other != "NAME":   # MGSM's test rows: answer_number
                     inside = f" (or map the column that holds it: --answer-field {other})"
+                if answer in (None, "") and row_choices(row):   # CommonsenseQA's test split
+                    raise DataError(f"{where}: row {i}'s {column!r} {e}: no right option, as in "
+                                    "a split whose answers are withheld; use one with answers "
+                                    "(evaluate.py --split), or load prompts only (--answer-field "
+                                    "none)") from None
                 raise DataError(f"{where}: row {i}'s {column!r} {e}. Give each row its answer "
                                 f"as a string or a number{inside}, or drop the row") from None
             mc = row_choices(row)

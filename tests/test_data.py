@@ -930,6 +930,12 @@ def test_a_multiple_choice_answer_that_names_no_option_is_named(tmp_path):
         dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field="answerKey")
     with pytest.raises(data.DataError, match="Map the answer column with --answer-field answerKey"):
         dataset_tasks.load_tasks(str(path), prompt_field="question")
+    # a test split's withheld gold (CommonsenseQA's answerKey ""): 'give each row its answer'
+    path.write_text(json.dumps({"question": "q", "answerKey": "", "choices": {
+        "text": ["a", "b"], "label": ["A", "B"]}}) + "\n")
+    with pytest.raises(data.DataError, match="row 0's 'answerKey' is empty: no right option, as "
+                       "in a split whose answers are withheld"):
+        dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field="answerKey")
     # several right options (AGIEval's ["A", "C"]): the options were not shown and 'A, C' was
     # graded as free text; as texts, read as acceptable answers, no letter could earn anything
     for golds in (["A", "C"], ["ice", "steam"]):
