@@ -1268,9 +1268,8 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
     model could not see the options and was graded on the index ('1' for B; a list of one,
     ["B"], is the option it names). `labels` are the dataset's own names of the options (ARC's
     '1', '2', ...), A, B, ... if None. An answer that names no option, or two (a list of several
-    right options, AGIEval's ["A", "C"], too), is a ValueError;
-    None gives the prompt alone (prompts only); 1 option or more than 26 are no multiple choice
-    ({}).
+    right options, AGIEval's ["A", "C"], too), is a ValueError; None gives the prompt alone
+    (prompts only); 1 option or more than 26 are no multiple choice ({}).
 
     >>> mc = multiple_choice("2 + 2?", ["3", "4"], 1)
     >>> mc["prompt"].splitlines(), mc["answer"]
@@ -1392,9 +1391,8 @@ def option_columns(row: dict, question, base: int = 0) -> tuple | None:
     counted from `base`: `index_base`, or by its letter a-d); GPQA's and SciQ's right option
     comes first in its columns (`RIGHT_FIRST_COLUMNS`), so they are shuffled, seeded by the row
     (the same order in every run), its columns' names being the labels; so are options scored
-    right or wrong
-    (`scored_options`: TruthfulQA lists the right one first too). None for a row of another
-    schema.
+    right or wrong (`scored_options`: TruthfulQA lists the right one first too). None for a row
+    of another schema.
 
     >>> option_columns({"sol1": "a", "sol2": "b", "label": 1}, "Goal?")
     ('Goal?', ['a', 'b'], '1', ['0', '1'])
@@ -1579,9 +1577,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     column per option, as PIQA, WinoGrande, SIQA, MedMCQA and GPQA: `option_columns`, whose
     schema names the right one) gets them listed in its prompt, graded on the letter
     (`multiple_choice`), and its `question`, which an LLM judge reads (`rewards.question_text`),
-    lists them too. A
-    row with no prompt column and a `messages` one (OpenR1) is prompted with that conversation up
-    to its last user turn (`conversation_prompt`). A code row's tests
+    lists them too. A row with no prompt column and a `messages` one (OpenR1) is prompted with
+    that conversation up to its last user turn (`conversation_prompt`). A code row's tests
     (`tests_field`, or the schema of HumanEval, MBPP, APPS, TACO, CodeContests or LiveCodeBench:
     `code_tests`) make it a code task, graded by running them, with what the problem statement
     lacks added to its prompt (`code_prompt`). A row in verl's schema (Skywork-OR1's RL data) is
