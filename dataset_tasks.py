@@ -1170,7 +1170,8 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
     * MMLU: `choices` ["0", "4", "2", "6"] (`answer` an index).
     * ARC, CommonsenseQA, OpenBookQA: `choices` {"text": [...], "label": ["A", "B", ...]} (some
       ARC rows are labelled "1", "2", ...; `answerKey` names the label).
-    * AQuA-RAT: `options` ["A)21", "B)21.5", ...] (`correct` a letter): the letters are cut off.
+    * AQuA-RAT: `options` ["A)21", "B)21.5", ...] (`correct` a letter): the letters are cut off
+      (`_unlettered`; under `choices` too: lighteval's "(A)ice").
     * MMLU-Pro: `options` ["...", ...] (`answer` a letter); HellaSwag: `endings` (`label` "3").
     * MathQA: `options` one string 'a ) 5 , b ) 6 , ...' (`lettered_options`).
     * `choices` or `options` {"A": "ice", "B": "water"} (MedQA's); one column per letter, A, B,
@@ -1184,7 +1185,7 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
     """
     choices = row.get("choices")
     if isinstance(choices, list):
-        return _option_objects(choices) or (choices, None)
+        return _option_objects(choices) or _unlettered(choices) or (choices, None)
     if isinstance(choices, dict) and isinstance(choices.get("text"), list):
         labels = choices.get("label")
         ok = isinstance(labels, list) and len(labels) == len(choices["text"])
@@ -1201,14 +1202,25 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
         if isinstance(options, list) and _option_objects(options):
             return _option_objects(options)
         if isinstance(options, list) and options:
-            found = [_LETTERED.fullmatch(o) if isinstance(o, str) else None for o in options]
-            if all(found) and [m[1] for m in found] == [chr(65 + j) for j in range(len(options))]:
-                return [m[2].strip() for m in found], [m[1] for m in found]
-            return options, None
+            return _unlettered(options) or (options, None)
     columns = [c for c in map(chr, range(65, 91)) if c in row][:26]
     if len(columns) > 1 and columns == [chr(65 + j) for j in range(len(columns))] and all(
             isinstance(row[c], (str, int, float)) for c in columns):
         return [row[c] for c in columns], None          # one column per letter: A, B, C, D
+    return None
+
+
+def _unlettered(options: list) -> tuple[list, list] | None:
+    """Options written after their letters, A, B, C, ... in order (AQuA's "A)21", lighteval's
+    "(A)ice", "A. ice"): (their texts, the letters); None for options of another form.
+
+    >>> _unlettered(["(A)ice", "B. water"]), _unlettered(["A", "C"])
+    ((['ice', 'water'], ['A', 'B']), None)
+    """
+    found = [_LETTERED.fullmatch(o) if isinstance(o, str) else None for o in options]
+    if options and all(found) and [m[1] for m in found] == [chr(65 + j)
+                                                            for j in range(len(options))]:
+        return [m[2].strip() for m in found], [m[1] for m in found]
     return None
 
 

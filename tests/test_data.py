@@ -662,6 +662,9 @@ MC_ROWS = [   # each dataset's own schema, as it ships
     # MedQA's options by label were not shown: graded on a letter the model could not see
     ("medqa", {"question": "Which is a liquid?", "answer": "water", "answer_idx": "B",
                "options": {"A": "ice", "B": "water", "C": "steam"}}),
+    # lettered options under 'choices' (lighteval's "(A)ice"): shown as "(A) (A)ice"
+    ("choices-lettered", {"question": "Which is a liquid?", "answer": 1,
+                          "choices": ["(A)ice", "B. water", "C) steam"]}),
     # options as objects: shown as their Python repr, "(A) {'label': 'A', 'text': 'ice'}"
     ("option-objects", {"question": "Which is a liquid?", "answerKey": "B", "choices": [
         {"label": "A", "text": "ice"}, {"label": "B", "text": "water"},
