@@ -525,14 +525,21 @@ def with_context(row: dict, field: str, prompt):
     """A question read from a text column with the text it is about (`CONTEXT_COLUMNS`, any
     case) put before it: the model was asked SVAMP's 'How many are left?' without its Body.
     The prompt as it is where the row has no such text, reads its prompt from it, or the prompt
-    holds it already (a conversation is as written).
+    holds it already (a conversation is as written). An Alpaca row's `instruction` is followed
+    by its `input`, the text it is to act on, as Alpaca's template puts them.
 
     >>> with_context({"Body": "Jack had 8 pens.", "Question": "He gave 3 away. How many are "
     ...               "left?"}, "Question", "He gave 3 away. How many are left?")
     'Jack had 8 pens.\\nHe gave 3 away. How many are left?'
+    >>> with_context({"instruction": "Add them.", "input": "2 and 3"}, "instruction", "Add them.")
+    'Add them.\\n\\n2 and 3'
     """
     if not isinstance(prompt, str):
         return prompt
+    given = row.get("input")
+    if field == "instruction" and isinstance(given, str) and given.strip() and (
+            given.strip() not in prompt):       # Alpaca's: 'Summarize this.' and the text
+        return f"{prompt}\n\n{given.strip()}"
     by_case = {str(k).lower(): k for k in row}
     for name in CONTEXT_COLUMNS:
         text = row.get(by_case[name]) if name in by_case else None
@@ -580,7 +587,7 @@ def conversation_prompt(messages):
     return prompt[0]["content"] if len(prompt) == 1 else prompt
 
 
-PROMPT_COLUMNS = ("question", "problem", "prompt", "query", "input", "instruction", "text",
+PROMPT_COLUMNS = ("question", "problem", "prompt", "query", "instruction", "input", "text",
                   "description", "question_content",      # MBPP, CodeContests, LiveCodeBench
                   "question_stem", "ctx",                 # OpenBookQA, HellaSwag
                   "inputs")                               # BIG-bench

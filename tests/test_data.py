@@ -815,6 +815,23 @@ def test_a_question_is_asked_after_the_text_it_is_about(tmp_path, row, field, an
             "prompt"] == prompt
 
 
+def test_an_alpaca_instruction_is_followed_by_its_input(tmp_path):
+    # 'Summarize this.' was asked without the text (Alpaca's input), and a row with no prompt
+    # column was told to map --prompt-field input, the text to act on, not the instruction
+    path = tmp_path / "alpaca.jsonl"
+    path.write_text(json.dumps({"instruction": "Add the numbers.", "input": "2 and 3",
+                                "output": "5"}) + "\n")
+    for answer_field in (None, "output"):
+        task = dataset_tasks.load_tasks(str(path), prompt_field="instruction",
+                                        answer_field=answer_field)[0]
+        assert task["prompt"] == "Add the numbers.\n\n2 and 3"
+    with pytest.raises(data.DataError, match="--prompt-field instruction"):
+        dataset_tasks.load_tasks(str(path))
+    path.write_text(json.dumps({"instruction": "Add 2 and 3.", "input": "", "output": "5"}) + "\n")
+    assert dataset_tasks.load_tasks(str(path), prompt_field="instruction", answer_field="output"
+                                    )[0]["prompt"] == "Add 2 and 3."
+
+
 @pytest.mark.parametrize("right,wrong", [("Correct Answer", "Incorrect Answer {}"),   # GPQA
                                          ("correct_answer", "distractor{}")])         # SciQ
 def test_right_first_options_are_shuffled_once_per_row_and_graded_on_the_letter(
