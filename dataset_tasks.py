@@ -177,7 +177,8 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
         # the hub's dataset viewer API: {"features": [...], "rows": [{"row_idx", "row"}, ...]}
         rows = [r["row"] if isinstance(r, dict) and "row" in r else r for r in rows["rows"]]
     elif held and not _one_row(rows):    # lists of rows: no column of other values, or named rows
-        named = len(held) > 1 or next(iter(held)) in SPLIT_NAMES     # {"train": [rows]}
+        named = len(held) > 1 or next(iter(held)).lower() in SPLIT_NAMES   # {"train": [rows]}
+        split = next((k for k in held if split and k.lower() == split.lower()), split)  # "Train"
         if named and split is not None and split not in held:
             raise DataError(f"{path}: holds rows under {', '.join(map(repr, held))}, and none "
                             f"is the split {split!r}; ask for one of them as the split "
