@@ -1285,11 +1285,12 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
     `choices`, and the right one as an index, a label or the option's own text; an index as
     text, as a CSV holds it, where no option reads the same) as a prompt that lists the options
     (A) ... and asks for a letter (`CHOICE_INSTRUCTION`), and the letter as the answer: the
-    model could not see the options and was graded on the index ('1' for B; a list of one,
-    ["B"], is the option it names). `labels` are the dataset's own names of the options (ARC's
-    '1', '2', ...), A, B, ... if None. An answer that names no option, or two (a list of several
-    right options, AGIEval's ["A", "C"], too), is a ValueError; None gives the prompt alone
-    (prompts only); 1 option or more than 26 are no multiple choice ({}).
+    model could not see the options and was graded on the index ('1' for B; 1.0 too, pandas'
+    index column with a NaN in it; a list of one, ["B"], is the option it names). `labels` are
+    the dataset's own names of the options (ARC's '1', '2', ...), A, B, ... if None. An answer
+    that names no option, or two (a list of several right options, AGIEval's ["A", "C"], too),
+    is a ValueError; None gives the prompt alone (prompts only); 1 option or more than 26 are no
+    multiple choice ({}).
 
     >>> mc = multiple_choice("2 + 2?", ["3", "4"], 1)
     >>> mc["prompt"].splitlines(), mc["answer"]
@@ -1316,6 +1317,9 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
             raise ValueError(_not_text(choices, shaped))
         return {"prompt": prompt}
     key = str(answer).strip()
+    if key not in texts and re.fullmatch(r"\d+\.0+", key):   # 1.0: pandas' index column with a
+        key = key.split(".")[0]                             # NaN in it is a float column
+        answer = int(key)
     if labels and key in labels:                  # ARC's answerKey "2" is B, not index 2
         index = labels.index(key)
     elif isinstance(answer, int) and not isinstance(answer, bool) and 0 <= answer < len(choices):
@@ -1449,7 +1453,8 @@ def index_base(rows: list, where: str) -> int:
     for columns, right, labels in OPTION_COLUMNS:
         if labels is None and right in first and all(c in first for c in columns):
             n, last = len(columns), chr(ord("a") + len(columns) - 1)
-            seen = {str(r.get(right)).strip() for r in rows if isinstance(r, dict)}
+            seen = {re.sub(r"^(\d+)\.0+$", r"\1", str(r.get(right)).strip())   # 1.0: 1
+                    for r in rows if isinstance(r, dict)}
             zero, top = "0" in seen, str(n) in seen
             if zero != top:
                 return 0 if zero else 1

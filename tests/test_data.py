@@ -664,6 +664,12 @@ MC_ROWS = [   # each dataset's own schema, as it ships
     # MedQA's options by label were not shown: graded on a letter the model could not see
     ("medqa", {"question": "Which is a liquid?", "answer": "water", "answer_idx": "B",
                "options": {"A": "ice", "B": "water", "C": "steam"}}),
+    # an index written as a float (pandas' int column with a NaN in it): 1.0 named no option,
+    # so the options were not shown and '1' was graded as free text
+    ("index-float", {"question": "Which is a liquid?", "choices": ["ice", "water", "steam"],
+                     "answer": 1.0}),
+    ("index-float-text", {"question": "Which is a liquid?", "choices": ["ice", "water", "steam"],
+                          "answer": "1.0"}),
     # lettered options under 'choices' (lighteval's "(A)ice"): shown as "(A) (A)ice"
     ("choices-lettered", {"question": "Which is a liquid?", "answer": 1,
                           "choices": ["(A)ice", "B. water", "C) steam"]}),
@@ -759,6 +765,7 @@ def test_one_column_per_option_and_chat_prompts_show_the_options(
 @pytest.mark.parametrize("cops,golds", [
     ([0, 2, 3], "ACD"), (["0", "2"], "AC"),        # the hub's copy counts from 0 (a CSV's text)
     ([4, 2, 1], "DBA"),                             # the original JSON files from 1
+    ([4.0, 2.0], "DB"),                             # pandas' float column (a NaN in it)
     (["b", "D"], "BD")])                            # the option's letter
 def test_medmcqa_options_are_shown_and_its_numbered_right_option_read_as_the_file_counts(
         tmp_path, cops, golds):
