@@ -2,14 +2,15 @@
 
 `load_tasks(source, ...)` is the one entry point (`--task` of evaluate.py, grpo.py, distill.py):
 "math" and "humaneval" are `data`'s own tasks; anything else is a local
-.jsonl/.json/.csv/.tsv/.parquet file (gzip'd too), a dataset folder, or a HF dataset id, with
-column mapping (`prompt_field`, `answer_field`, a dotted path inside an object too). What it
-reads, and where:
+.jsonl/.json/.csv/.tsv/.parquet/.arrow file (the text ones gzip'd too), a dataset folder, or a
+HF dataset id, with column mapping (`prompt_field`, `answer_field`, a dotted path inside an
+object too). What it reads, and where:
 
 * the gold answer, reduced as `verify_math` reads a gold (`gold_answer`: GSM8K `#### 72` ->
-  `72`, a MATH solution -> its boxed answer, a list -> one list answer; a column of acceptable
-  answers, BIG-bench's `targets`: any of them, `alternative_answers`); a row with no final
-  answer to grade (a proof: `is_worked_solution`) is skipped and counted;
+  `72`, a MATH solution -> its boxed answer, a list of math -> one list answer; a column of
+  acceptable answers, BIG-bench's `targets`, or a list of texts, NQ-open's: any of them,
+  `alternative_answers`); a row with no final answer to grade (a proof: `is_worked_solution`)
+  is skipped and counted;
 * the prompt: a text column (after the text it is about, SVAMP's Body: `with_context`), or a
   row's `messages` (or ShareGPT's `conversations`) up to the last user turn
   (`conversation_prompt`, checked by `check_prompt`);
@@ -29,6 +30,7 @@ import json
 import math
 import random
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import mathcheck
@@ -63,13 +65,14 @@ def gold_answer(value) -> str:
     A string is reduced as `verify_math` reads a gold (`mathcheck.gold_answer`): GSM8K's
     '#### 1,234' -> '1234', a MATH solution -> its last `\\boxed{}`, 'The answer is 12.' -> '12'.
     An integer keeps its JSON spelling, a float is written to 15 significant digits (0.1 + 0.2
-    computed in binary is 0.30000000000000004, which no answer of 0.3 equals); true / false
+    computed in binary is 0.30000000000000004, which no answer of 0.3 equals), a decimal
+    (a parquet's decimal column) as its digits ('1.50', not '1.5E+0'); true / false
     read 'True' / 'False' (yes / no to `verify_math`); a spreadsheet formula ('=1+1', whose
     value is not in the file) is a ValueError. A number with its unit in parentheses
     (ASDiv's '9 (apples)', which no reply equals) is the number and its unit: '9 apples'. A
     list is one answer that is a list (all the roots: [2, 3] -> '2, 3'), as `verify_math` reads
-    a list gold; it is not a choice of acceptable answers (a column named for those is read as
-    such: `alternative_answers`).
+    a list gold; it is not a choice of acceptable answers (a column named for those, or a list
+    of texts, is read as such: `alternative_answers`).
 
     >>> gold_answer("48 + 24 = 72.\\n#### 1,234"), gold_answer("(1, 2)"), gold_answer([2, "3"])
     ('1234', '(1, 2)', '2, 3')
@@ -90,6 +93,10 @@ def gold_answer(value) -> str:
             raise ValueError(f"is {value}, not a finite number")
         # a float to 15 digits, as it was meant: 0.1 + 0.2 is 0.30000000000000004 in binary
         return f"{value:.15g}" if isinstance(value, float) else str(value)
+    if isinstance(value, Decimal):      # a parquet's decimal column (a database export): exact
+        if not value.is_finite():
+            raise ValueError(f"is {value}, not a finite number")
+        return format(value, "f")
     if value is None:
         raise ValueError("is null")
     if isinstance(value, str) and _FORMULA.fullmatch(value.strip()):
@@ -132,7 +139,8 @@ def is_worked_solution(gold: str) -> bool:
     return bool(_SENTENCE_END.search(prose.strip())) and len(_PROSE_WORD.findall(prose)) >= 15
 
 
-FILE_TYPES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
+FILE_TYPES = (".jsonl", ".json", ".csv", ".tsv", ".parquet", ".arrow", ".feather")
+BINARY_TYPES = (".parquet", ".arrow", ".feather")       # columnar: never gzip'd as a whole
 SPLIT_NAMES = ("train", "test", "validation", "valid", "dev", "eval")   # a .json's keys of rows
 # a .json's key of its rows beside lists of metadata (BIG-bench's examples beside its keywords)
 ROW_KEYS = ("examples", "rows", "questions", "problems", "items", "instances", "records",
@@ -169,11 +177,13 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
         # the hub's dataset viewer API: {"features": [...], "rows": [{"row_idx", "row"}, ...]}
         rows = [r["row"] if isinstance(r, dict) and "row" in r else r for r in rows["rows"]]
     elif held and not _one_row(rows):    # lists of rows: no column of other values, or named rows
-        named = len(held) > 1 or next(iter(held)) in SPLIT_NAMES     # {"train": [rows]}
+        named = len(held) > 1 or next(iter(held)).lower() in SPLIT_NAMES   # {"train": [rows]}
+        split = next((k for k in held if split and k.lower() == split.lower()), split)  # "Train"
         if named and split is not None and split not in held:
             raise DataError(f"{path}: holds rows under {', '.join(map(repr, held))}, and none "
                             f"is the split {split!r}; ask for one of them as the split "
-                            "(evaluate.py --split), or write the one to use to its own file")
+                            "(evaluate.py --split; training reads 'train'), or write the one to "
+                            "use to its own file")
         rows = held[split] if split in held else next(iter(held.values()))
     if isinstance(rows, dict) and rows and not _one_row(rows):
         cols = list(rows.values())
@@ -280,26 +290,35 @@ def _csv_rows(path: Path, text: str) -> list:
     separator is the one its header line uses: a comma, else a semicolon (what Excel writes
     where the comma is the decimal mark), a tab or a bar. A value that opens a quote it does not
     close at its end ('"Hi" she said.') is read as written in a .tsv (a raw one, whose quotes are
-    text) and named in a .csv; it lost its quotes, or ran on to the next rows.
+    text) and named in a .csv; it lost its quotes, or ran on to the next rows. Lines may end in
+    LF, CRLF or CR alone (Excel for the old Mac); a CR inside a value not quoted is named. A
+    value may be of any length (csv's own limit is 128 KiB).
 
     >>> [dict(r) for r in _csv_rows(Path("de.csv"), "prompt;answer\\n1,5 + 1?;2,5\\n")]
     [{'prompt': '1,5 + 1?', 'answer': '2,5'}]
     """
+    if "\r" in text and "\n" not in text:     # lines ended by CR alone (Excel for the old Mac)
+        text = text.replace("\r", "\n")
+    # csv refuses a value over 128 KiB ('field larger than field limit'): a long reasoning
+    # trace, or a code problem's tests as JSON text, is one
+    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
     header = text.split("\n", 1)[0]
     sep = "\t" if file_type(path) == ".tsv" else next(
         (c for c in (",", ";", "\t", "|") if c in header), ",")
     def read(quoting):
         reader = csv.DictReader(io.StringIO(text), delimiter=sep, quoting=quoting, strict=True)
-        if reader.fieldnames:       # "prompt, answer": the column is 'answer', not ' answer'
-            reader.fieldnames = [name.strip() for name in reader.fieldnames]
         try:
+            if reader.fieldnames:       # "prompt, answer": the column is 'answer', not ' answer'
+                reader.fieldnames = [name.strip() for name in reader.fieldnames]
             return list(reader)
         except csv.Error as e:
-            if sep == "\t":          # a raw .tsv: its quotes are text
+            if sep == "\t" and quoting != csv.QUOTE_NONE:   # a raw .tsv: its quotes are text
                 return read(csv.QUOTE_NONE)
-            raise DataError(f"{path}: line {reader.reader.line_num}: {e} (a quote opened in a "
-                            "value that goes on after it); quote the whole value, its quotes "
-                            "doubled: \"\"\"Hi\"\" she said.\"") from None
+            why = ("a line break, CR, inside a value that is not quoted); quote the value, or "
+                   "end every line with LF or CRLF" if "new-line" in str(e) else
+                   "a quote opened in a value that goes on after it); quote the whole value, "
+                   "its quotes doubled: \"\"\"Hi\"\" she said.\"")
+            raise DataError(f"{path}: line {reader.reader.line_num}: {e} ({why}") from None
     rows = read(csv.QUOTE_MINIMAL)
     names = [n.strip() for n in next(csv.reader(io.StringIO(header), delimiter=sep), [])]
     twice = next((n for n in names if n and names.count(n) > 1), None)
@@ -359,9 +378,10 @@ def read_text(path: Path) -> str:
 
 def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
     """The rows of a .jsonl, .json (`_json_rows`: `split`'s where it holds several lists of
-    rows), .csv / .tsv (a header line) or .parquet file, UTF-8 with or without a byte order mark,
-    gzip'd or not (.jsonl.gz); a bad row or file is a DataError that names the file and the
-    row. A row that is a conversation alone (Open-Reasoner-Zero's) is read by
+    rows), .csv / .tsv (a header line), .parquet or Arrow file (.arrow: a shard of `datasets`'
+    save_to_disk or cache, .feather: pandas' to_feather), the text ones UTF-8 with or without a
+    byte order mark, gzip'd or not (.jsonl.gz); a bad row or file is a DataError that names the
+    file and the row. A row that is a conversation alone (Open-Reasoner-Zero's) is read by
     `conversation_row`. Where every row names its split (a `split` column), those of `split`."""
     suffix = file_type(path)
     if path.is_dir():       # was 'no such file': a dataset saved as a folder of shards, say
@@ -369,20 +389,15 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
                         if file_type(p) in FILE_TYPES and p.is_file())
         raise DataError(f"{path}: a folder, not a file; pass one data file"
                         + (f" (it holds {len(inside)}, e.g. {inside[0]})" if inside else
-                           " (.jsonl, .json, .csv or .parquet; it holds none)"))
+                           f" ({', '.join(FILE_TYPES)}; it holds none)"))
     if not path.exists():
         raise DataError(f"{path}: no such file; pass a .jsonl, .json, .csv or .parquet file")
-    if suffix not in FILE_TYPES or suffix == ".parquet" and path.suffix.lower() == ".gz":
+    if suffix not in FILE_TYPES or suffix in BINARY_TYPES and path.suffix.lower() == ".gz":
         raise DataError(f"{path}: unsupported file type {path.suffix!r}; use "
                         f"{', '.join(FILE_TYPES[:-1])} or {FILE_TYPES[-1]} (the text ones "
                         "gzip'd too: .jsonl.gz)")
-    if suffix == ".parquet":
-        import datasets
-        try:
-            rows = list(datasets.Dataset.from_parquet(str(path)))
-        except Exception as e:  # noqa: BLE001 - pyarrow's errors have no common base to name
-            raise DataError(f"{path}: not a readable parquet file ({type(e).__name__}: "
-                            f"{str(e).splitlines()[0][:100] if str(e) else ''})") from None
+    if suffix in BINARY_TYPES:
+        rows = _arrow_rows(path)
     else:
         text = read_text(path)
         if suffix == ".json":
@@ -400,12 +415,37 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
     if split is not None and all(isinstance(x, str) and x for x in named):
         # a dataset's splits in one file, each row's in its 'split' column: train on the train
         # rows, evaluate on the test rows (all of them were both)
-        rows = [row for row in rows if row["split"] == split]
+        rows = [row for row in rows if row["split"].lower() == split.lower()]   # 'TRAIN' too
         if not rows:
             raise DataError(f"{path}: no row is of split {split!r} (its 'split' column holds "
                             f"{', '.join(sorted(set(named)))}); ask for one of them (evaluate.py "
-                            "--split), or drop the column to use every row")
+                            "--split; training reads 'train'), or drop the column to use every "
+                            "row")
     return rows
+
+
+def _arrow_rows(path: Path) -> list:
+    """The rows of a .parquet file, or of an Arrow file: its random-access form (.feather,
+    pyarrow's and pandas' writers) or its stream form (what `datasets` writes: a save_to_disk
+    shard, a cache file). Read by pyarrow, a table's nested columns as dicts and lists
+    (`datasets`, which read parquet here before, took about 1 s to import and 0.4 s to read
+    10,000 rows that pyarrow reads in 0.05 s, and wrote a copy of the file to its cache)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    kind = "parquet" if file_type(path) == ".parquet" else "Arrow"
+    try:
+        if kind == "parquet":
+            table = pq.read_table(path)
+        else:
+            try:
+                table = pa.ipc.open_file(path).read_all()
+            except pa.ArrowInvalid:
+                table = pa.ipc.open_stream(path).read_all()
+    except (pa.ArrowException, OSError) as e:
+        raise DataError(f"{path}: not a readable {kind} file ({type(e).__name__}: "
+                        f"{str(e).splitlines()[0][:100] if str(e) else ''}); write the rows "
+                        "again with pyarrow, pandas or datasets, or as .jsonl") from None
+    return table.to_pylist()
 
 
 def conversation_row(row):
@@ -486,14 +526,21 @@ def with_context(row: dict, field: str, prompt):
     """A question read from a text column with the text it is about (`CONTEXT_COLUMNS`, any
     case) put before it: the model was asked SVAMP's 'How many are left?' without its Body.
     The prompt as it is where the row has no such text, reads its prompt from it, or the prompt
-    holds it already (a conversation is as written).
+    holds it already (a conversation is as written). An Alpaca row's `instruction` is followed
+    by its `input`, the text it is to act on, as Alpaca's template puts them.
 
     >>> with_context({"Body": "Jack had 8 pens.", "Question": "He gave 3 away. How many are "
     ...               "left?"}, "Question", "He gave 3 away. How many are left?")
     'Jack had 8 pens.\\nHe gave 3 away. How many are left?'
+    >>> with_context({"instruction": "Add them.", "input": "2 and 3"}, "instruction", "Add them.")
+    'Add them.\\n\\n2 and 3'
     """
     if not isinstance(prompt, str):
         return prompt
+    given = row.get("input")
+    if field == "instruction" and isinstance(given, str) and given.strip() and (
+            given.strip() not in prompt):       # Alpaca's: 'Summarize this.' and the text
+        return f"{prompt}\n\n{given.strip()}"
     by_case = {str(k).lower(): k for k in row}
     for name in CONTEXT_COLUMNS:
         text = row.get(by_case[name]) if name in by_case else None
@@ -541,7 +588,7 @@ def conversation_prompt(messages):
     return prompt[0]["content"] if len(prompt) == 1 else prompt
 
 
-PROMPT_COLUMNS = ("question", "problem", "prompt", "query", "input", "instruction", "text",
+PROMPT_COLUMNS = ("question", "problem", "prompt", "query", "instruction", "input", "text",
                   "description", "question_content",      # MBPP, CodeContests, LiveCodeBench
                   "question_stem", "ctx",                 # OpenBookQA, HellaSwag
                   "inputs")                               # BIG-bench
@@ -569,6 +616,26 @@ def _likely_column(row: dict, field: str, usual: tuple[str, ...]) -> str:
             if name.lower() in parts and parts[-1] not in ("id", "ids"):
                 return str(k)
     return "NAME"
+
+
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
+
+
+def _header_hint(where: str, row: dict) -> str:
+    """For a missing column's error: where a .csv's or .tsv's column names read as values (a
+    number, a sentence: the file has no header line, as MMLU's own CSV files have none), the
+    fix, a header line; "" otherwise.
+
+    >>> _header_hint("test.csv", {"What is 2 + 2?": "Name 3 + 1.", "4": "4"})[:40]
+    ' Its first line reads as a row of values'
+    """
+    if file_type(Path(where)) not in (".csv", ".tsv"):
+        return ""
+    names = [str(k).strip() for k in row]
+    if not any(_NUMBER.fullmatch(n) or len(n.split()) >= 4 for n in names):
+        return ""
+    return (" Its first line reads as a row of values, not column names: add a header line "
+            "naming the columns (e.g. question,A,B,C,D,answer)")
 
 
 def _json_text(value, column: str):
@@ -654,24 +721,73 @@ def _lcb_tests(cases: list, column: str, func_name: str | None) -> list[dict]:
             if not func_name:
                 raise ValueError(f"{column!r} has functional tests, but 'metadata' names no "
                                  "func_name to call")
-            tests.append({"fn_name": func_name, "expected": json.loads(c["output"]),
-                          "args": [json.loads(x) for x in c["input"].splitlines() if x.strip()]})
+            try:
+                tests.append({"fn_name": func_name, "expected": json.loads(c["output"]), "args": [
+                    json.loads(x) for x in c["input"].splitlines() if x.strip()]})
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{column!r} has a functional test whose input or output is "
+                                 f"not JSON, one value a line ({e}: {e.doc[:40]!r})") from None
         else:
             tests.append({"input": c["input"], "output": c["output"]})
     return tests
 
 
+# the parts of a problem statement that open-r1's codeforces rows keep beside its `description`
+STATEMENT_PARTS = (("input_format", "Input"), ("output_format", "Output"),
+                   ("interaction_format", "Interaction"), ("examples", "Examples"),
+                   ("note", "Note"))
+
+
+def codeforces_statement(row: dict, prompt: str) -> str:
+    """What an open-r1 codeforces row's statement adds to its `description`: each part of
+    `STATEMENT_PARTS` under its heading (the examples as input and output blocks) that the
+    prompt lacks, and the time and memory limits.
+
+    >>> codeforces_statement({"input_format": "One integer n.", "time_limit": 2.0}, "Double n.")
+    '\\n\\n## Input\\n\\nOne integer n.\\n\\nTime limit: 2 s.'
+    """
+    text = ""
+    for column, heading in STATEMENT_PARTS:
+        part = row.get(column)
+        if column == "examples" and isinstance(part, list):
+            part = "\n\n".join(f"Input:\n```\n{str(e.get('input', '')).rstrip()}\n```\n"
+                                f"Output:\n```\n{str(e.get('output', '')).rstrip()}\n```"
+                                for e in part if isinstance(e, dict))
+        if isinstance(part, str) and part.strip() and part.strip() not in prompt:
+            text += f"\n\n## {heading}\n\n{part.strip()}"
+    limits = [f"{name} limit: {row[k]:g} {unit}" for k, name, unit in (
+        ("time_limit", "Time", "s"), ("memory_limit", "Memory", "MB")) if isinstance(
+            row.get(k), (int, float)) and not isinstance(row.get(k), bool)
+        and f"{name.lower()} limit" not in prompt.lower()]     # open-r1's prompts state them
+    return text + (f"\n\n{'; '.join(limits)}." if limits else "")
+
+
 def code_prompt(prompt, row: dict):
     """A code row's problem as the model needs it: MBPP's test asserts appended, the only place
     the function's name is given (as the MBPP paper's prompt does); APPS', TACO's and
-    LiveCodeBench's `starter_code` (the class or function to fill in) appended in a code block."""
+    LiveCodeBench's `starter_code` (the class or function to fill in) appended in a code block;
+    KodCode's function declaration (`test_info`), where the question does not name the function
+    its tests import; the statement's parts that open-r1's codeforces rows keep beside the
+    `description` (the input and output formats, the examples, the note, the limits:
+    `codeforces_statement`), where the prompt lacks them (the model was asked to solve the story
+    alone, not told what to read or print)."""
     if not isinstance(prompt, str):
         return prompt
+    if isinstance(row.get("input_format"), str):      # a statement kept in parts: codeforces'
+        prompt += codeforces_statement(row, prompt)
     if isinstance(row.get("test_list"), list) and "entry_point" not in row:
         prompt += "\nYour code should pass these tests:\n" + "\n".join(map(str, row["test_list"]))
     starter = row.get("starter_code")
     if isinstance(starter, str) and starter.strip():
         prompt += f"\n\nUse this starter code:\n```python\n{starter.rstrip()}\n```"
+    infos = row.get("test_info")                # KodCode's: the function its tests import
+    for info in infos if isinstance(infos, list) else []:
+        name = info.get("function_name") if isinstance(info, dict) else None
+        if isinstance(name, str) and name and not re.search(rf"\b{re.escape(name)}\b", prompt):
+            declared = info.get("function_declaration")
+            prompt += (f"\n\nNote that the function declaration is {declared.strip()}"
+                       if isinstance(declared, str) and declared.strip() else
+                       f"\n\nNote that the function is named {name}")
     return prompt
 
 
@@ -698,19 +814,49 @@ ALTERNATIVE_COLUMNS = ("targets", "target", "answers", "aliases", "normalized_al
 
 
 def alternative_answers(field: str, value) -> list | None:
-    """The acceptable answers of an answer column named for several (`ALTERNATIVE_COLUMNS`, a
-    word of its dotted path: 'answers.text'), where it holds a list of them; None otherwise (a
-    list in another column is one answer: `gold_answer`).
+    """The acceptable answers of an answer column, where it holds a list of them: a column
+    named for several (`ALTERNATIVE_COLUMNS`, a word of its dotted path: 'answers.text'), or a
+    list of texts under another name, one of them words (NQ-open's `answer` ["Paris", "paris,
+    france"], the annotators' spellings: `is_text_answer`). A list of numbers or math under
+    another name is one answer that is a list (all the roots: `gold_answer`): None. A list of
+    texts written as JSON text (PopQA's `possible_answers`, a CSV's) is read as that list.
 
     >>> alternative_answers("answer.aliases", ["Paris", "City of Light"])
     ['Paris', 'City of Light']
-    >>> alternative_answers("answer", [2, 3]) is None
-    True
+    >>> alternative_answers("answer", ["December 1972", "1972"])
+    ['December 1972', '1972']
+    >>> alternative_answers("answer", [2, 3]), alternative_answers("answer", ["\\sqrt{2}", "-2"])
+    (None, None)
     """
     named = set(re.split(r"[._]", field.lower())) & set(ALTERNATIVE_COLUMNS)
+    if isinstance(value, str) and value.lstrip()[:1] == "[":
+        try:
+            decoded = json.loads(value)
+        except json.JSONDecodeError:        # an interval '[1, 2)': one answer
+            decoded = None
+        if isinstance(decoded, list) and all(isinstance(x, str) for x in decoded):
+            value = decoded
     plain = isinstance(value, list) and value and all(
         isinstance(x, (str, int, float)) for x in value)
-    return value if named and plain else None
+    texts = plain and all(isinstance(x, str) for x in value) and any(map(is_text_answer, value))
+    return value if plain and (named or texts) else None
+
+
+# words that math answers are written with ('2 sqrt(3)', 'pi/2', 'log 5', '-oo')
+MATH_WORDS = {"sqrt", "pi", "sin", "cos", "tan", "cot", "sec", "csc", "arcsin", "arccos", "arctan",
+              "log", "ln", "exp", "frac", "inf", "infty", "infinity", "oo", "mod", "gcd", "lcm",
+              "max", "min"}
+
+
+def is_text_answer(answer: str) -> bool:
+    """Whether an answer is words, not math: a word of two letters or more outside `$...$`
+    that is no command or function of math (`\\sqrt`, 'sqrt', 'pi', 'sin').
+
+    >>> is_text_answer("Jerry Siegel"), is_text_answer("x = 2"), is_text_answer("2 sqrt(3)")
+    (True, False, False)
+    """
+    words = _PROSE_WORD.findall(_INLINE_MATH.sub(" ", answer))
+    return any(w.lower() not in MATH_WORDS for w in words)
 
 
 def acceptable_answers(row: dict) -> list[str] | None:
@@ -767,7 +913,8 @@ def code_tests(row: dict, tests_field: str = "tests") -> list[dict] | None:
       which makes a reward slower: drop the column to grade on fewer.
     * LiveCodeBench: `public_test_cases` and `private_test_cases` (`_lcb_tests`; the private
       ones are compressed: `_pickled_text`).
-    * open-r1's verifiable-coding-problems: `verification_info` (`_verification_tests`).
+    * open-r1's verifiable-coding-problems: `verification_info` (`_verification_tests`); its
+      codeforces: `official_tests` (`_codeforces_tests`; the statement: `code_prompt`).
     * Skywork-OR1 (verl's schema): `reward_model.ground_truth` (`ground_truth`), APPS' form,
       {"assert_case": [...]} or {"import_prefix", "test_code", "entry_point"}, run as its grader
       runs them, after a prelude of imports (`_skywork_tests`; the task's `prelude`).
@@ -837,11 +984,20 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
     if "input_output" in row:
         spec = row["input_output"]
         return "input_output", _io_tests(spec, "input_output") if spec else []
+    if isinstance(row.get("official_tests"), list):
+        return "official_tests", _codeforces_tests(row)
     if isinstance(row.get("public_tests"), dict):
-        return "public_tests", [_stdio_lines({"input": i, "output": o})
-                                for k in CODE_CONTESTS_TESTS if isinstance(row.get(k), dict)
-                                for i, o in zip(row[k].get("input") or [],
-                                                row[k].get("output") or [])]
+        tests = []
+        for k in CODE_CONTESTS_TESTS:
+            if not isinstance(row.get(k), dict):
+                continue
+            ins, outs = row[k].get("input") or [], row[k].get("output") or []
+            if not (isinstance(ins, list) and isinstance(outs, list) and len(ins) == len(outs)):
+                raise ValueError(f"{k!r} is {json.dumps(row[k], default=str)[:60]}, not "
+                                 "{\"input\": [...], \"output\": [...]} with an output for each "
+                                 "input")
+            tests += [_stdio_lines({"input": i, "output": o}) for i, o in zip(ins, outs)]
+        return "public_tests", tests
     if "verification_info" in row and row["verification_info"] is not None:
         return "verification_info", _verification_tests(row["verification_info"])
     truth = ground_truth(row)
@@ -861,6 +1017,23 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
         return "public_test_cases", (_lcb_tests(public, "public_test_cases", fn)
                                      + _lcb_tests(private, "private_test_cases", fn))
     return None
+
+
+def _codeforces_tests(row: dict) -> list[dict]:
+    """open-r1's codeforces rows: `official_tests` [{"input", "output"}], each a program's stdin
+    and stdout. A problem the sandbox cannot judge by comparing stdout is a ValueError naming
+    it: one with a `generated_checker` (several right outputs: a right program was graded
+    wrong), an `interaction_format` (the judge talks with the program), or an `input_mode` other
+    than "stdio" (the program reads input.txt)."""
+    why = ("a generated_checker: a problem with several right outputs, which comparing stdout "
+           "grades wrong" if row.get("generated_checker") else
+           "an interaction_format: an interactive problem, judged by talking with the program"
+           if row.get("interaction_format") else
+           f"input_mode {row['input_mode']!r}: the program reads and writes files, not stdin"
+           if row.get("input_mode") not in (None, "stdio") else None)
+    if why:
+        raise ValueError(f"'official_tests' cannot judge it: the row has {why}; drop such rows")
+    return [_stdio_lines(t) for t in row["official_tests"]]
 
 
 def entry_point_prelude(row: dict) -> str:
@@ -1031,7 +1204,8 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
     * MMLU: `choices` ["0", "4", "2", "6"] (`answer` an index).
     * ARC, CommonsenseQA, OpenBookQA: `choices` {"text": [...], "label": ["A", "B", ...]} (some
       ARC rows are labelled "1", "2", ...; `answerKey` names the label).
-    * AQuA-RAT: `options` ["A)21", "B)21.5", ...] (`correct` a letter): the letters are cut off.
+    * AQuA-RAT: `options` ["A)21", "B)21.5", ...] (`correct` a letter): the letters are cut off
+      (`_unlettered`; under `choices` too: lighteval's "(A)ice").
     * MMLU-Pro: `options` ["...", ...] (`answer` a letter); HellaSwag: `endings` (`label` "3").
     * MathQA: `options` one string 'a ) 5 , b ) 6 , ...' (`lettered_options`).
     * `choices` or `options` {"A": "ice", "B": "water"} (MedQA's); one column per letter, A, B,
@@ -1045,7 +1219,7 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
     """
     choices = row.get("choices")
     if isinstance(choices, list):
-        return choices, None
+        return _option_objects(choices) or _unlettered(choices) or (choices, None)
     if isinstance(choices, dict) and isinstance(choices.get("text"), list):
         labels = choices.get("label")
         ok = isinstance(labels, list) and len(labels) == len(choices["text"])
@@ -1059,16 +1233,52 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
         options = row.get(column)
         if isinstance(options, str) and lettered_options(options):    # MathQA: one string
             return lettered_options(options)
+        if isinstance(options, list) and _option_objects(options):
+            return _option_objects(options)
         if isinstance(options, list) and options:
-            found = [_LETTERED.fullmatch(o) if isinstance(o, str) else None for o in options]
-            if all(found) and [m[1] for m in found] == [chr(65 + j) for j in range(len(options))]:
-                return [m[2].strip() for m in found], [m[1] for m in found]
-            return options, None
+            return _unlettered(options) or (options, None)
     columns = [c for c in map(chr, range(65, 91)) if c in row][:26]
     if len(columns) > 1 and columns == [chr(65 + j) for j in range(len(columns))] and all(
             isinstance(row[c], (str, int, float)) for c in columns):
         return [row[c] for c in columns], None          # one column per letter: A, B, C, D
     return None
+
+
+def _unlettered(options: list) -> tuple[list, list] | None:
+    """Options written after their letters, A, B, C, ... in order (AQuA's "A)21", lighteval's
+    "(A)ice", "A. ice"): (their texts, the letters); None for options of another form.
+
+    >>> _unlettered(["(A)ice", "B. water"]), _unlettered(["A", "C"])
+    ((['ice', 'water'], ['A', 'B']), None)
+    """
+    found = [_LETTERED.fullmatch(o) if isinstance(o, str) else None for o in options]
+    if options and all(found) and [m[1] for m in found] == [chr(65 + j)
+                                                            for j in range(len(options))]:
+        return [m[2].strip() for m in found], [m[1] for m in found]
+    return None
+
+
+# the keys of an option written as an object: its text, and its label
+OPTION_TEXT_KEYS = ("text", "value", "content", "option")
+OPTION_LABEL_KEYS = ("label", "key", "letter")
+
+
+def _option_objects(options: list) -> tuple[list, list | None] | None:
+    """Options written as objects, [{"label": "A", "text": "ice"}, ...] (`OPTION_TEXT_KEYS`,
+    `OPTION_LABEL_KEYS`): (their texts, their labels, None if some have none); None for options
+    of another form.
+
+    >>> _option_objects([{"label": "A", "text": "ice"}, {"label": "B", "text": "water"}])
+    (['ice', 'water'], ['A', 'B'])
+    """
+    if not (options and all(isinstance(o, dict) for o in options)):
+        return None
+    text = next((k for k in OPTION_TEXT_KEYS if all(k in o for o in options)), None)
+    if text is None:
+        return None
+    label = next((k for k in OPTION_LABEL_KEYS if all(o.get(k) is not None for o in options)),
+                 None)
+    return [o[text] for o in options], [str(o[label]) for o in options] if label else None
 
 
 _OPTION_MARK = re.compile(r"(?:^|(?<=[\s,;]))\(?([A-Za-z])\s*\)\s*")
@@ -1101,10 +1311,12 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
     `choices`, and the right one as an index, a label or the option's own text; an index as
     text, as a CSV holds it, where no option reads the same) as a prompt that lists the options
     (A) ... and asks for a letter (`CHOICE_INSTRUCTION`), and the letter as the answer: the
-    model could not see the options and was graded on the index ('1' for B). `labels` are the
-    dataset's own names of the options (ARC's '1', '2', ...), A, B, ... if None. An answer that
-    names no option, or two, is a ValueError; None gives the prompt alone (prompts only); 1
-    option or more than 26 are no multiple choice ({}).
+    model could not see the options and was graded on the index ('1' for B; 1.0 too, pandas'
+    index column with a NaN in it; a list of one, ["B"], is the option it names). `labels` are
+    the dataset's own names of the options (ARC's '1', '2', ...), A, B, ... if None. An answer
+    that names no option, or two (a list of several right options, AGIEval's ["A", "C"], too),
+    is a ValueError; None gives the prompt alone (prompts only); 1 option or more than 26 are no
+    multiple choice ({}).
 
     >>> mc = multiple_choice("2 + 2?", ["3", "4"], 1)
     >>> mc["prompt"].splitlines(), mc["answer"]
@@ -1114,13 +1326,26 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
     """
     if not 2 <= len(choices) <= 26:
         return {}
+    if isinstance(answer, list) and len(answer) == 1:     # ["B"]: the one option it names
+        answer = answer[0]
+    if isinstance(answer, list) and answer:         # several: each must name one (else raises)
+        named = [multiple_choice(question, choices, a, labels)["answer"] for a in answer]
+        raise ValueError(f"names {len(named)} options ({', '.join(named)}): a question with "
+                         "several right options, which the one letter asked for cannot answer; "
+                         "drop such rows")
     letters = [chr(ord("A") + j) for j in range(len(choices))]
     texts = [str(c) for c in choices]
     options = "\n".join(f"({x}) {c}" for x, c in zip(letters, texts))
     prompt = with_question(question, lambda q: f"{q}\n\n{options}\n\n{CHOICE_INSTRUCTION}")
+    shaped = next((j for j, c in enumerate(choices) if isinstance(c, (dict, list))), None)
     if answer is None:                            # prompts only: nothing to grade
+        if shaped is not None:
+            raise ValueError(_not_text(choices, shaped))
         return {"prompt": prompt}
     key = str(answer).strip()
+    if key not in texts and re.fullmatch(r"\d+\.0+", key):   # 1.0: pandas' index column with a
+        key = key.split(".")[0]                             # NaN in it is a float column
+        answer = int(key)
     if labels and key in labels:                  # ARC's answerKey "2" is B, not index 2
         index = labels.index(key)
     elif isinstance(answer, int) and not isinstance(answer, bool) and 0 <= answer < len(choices):
@@ -1136,12 +1361,25 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
         index = meant.pop()
     elif spelled_letter(key, texts) is not None:     # "(B)", "B.", "b", "B. water"
         index = spelled_letter(key, texts)
+    elif key in ("-1", ""):     # the hub's marks of a missing label (PIQA's, WinoGrande's test)
+        raise ValueError(f"is {key or 'empty'}, no option: a split whose answers are withheld; "
+                         "use one with answers (evaluate.py --split), or load prompts only "
+                         "(--answer-field none)")
     else:
         names = f"a label {', '.join(labels)}" if labels else f"a letter A-{letters[-1]}"
         raise ValueError(f"{json.dumps(answer, default=str)[:40]} is none of the "
                          f"{len(choices)} options (an index 0-{len(choices) - 1}, {names}, "
                          "or an option's text)")
+    if shaped is not None:      # it names an option, which the model would see as a repr
+        raise ValueError(_not_text(choices, shaped))
     return {"prompt": prompt, "answer": letters[index]}
+
+
+def _not_text(choices: list, j: int) -> str:
+    """What `multiple_choice` says of an option that is an object or a list, not text."""
+    return (f"option ({chr(65 + j)}) is {json.dumps(choices[j], default=str)[:50]}, not text "
+            f"(an object's text under none of {', '.join(OPTION_TEXT_KEYS)}); give each option "
+            "as text")
 
 
 _SPELLED = re.compile(r"\(?([A-Za-z])(?:\)|[.:])?(?:\s+(.*))?", re.DOTALL)
@@ -1174,8 +1412,8 @@ def names_option(answer, choices: list) -> bool:
     """
     try:
         return bool(multiple_choice("", choices, answer).get("answer"))
-    except ValueError as e:
-        return "is ambiguous" in str(e)        # names one option either way: multiple_choice says
+    except ValueError as e:     # names one option either way, or one that is not text
+        return any(x in str(e) for x in ("is ambiguous", ", not text", "several right options"))
 
 
 def with_question(prompt, edit):
@@ -1185,32 +1423,39 @@ def with_question(prompt, edit):
     return prompt[:-1] + [{**prompt[-1], "content": edit(prompt[-1]["content"])}]
 
 
-# one column per option -> (its columns, the column naming the right one, the labels it uses)
+# one column per option -> (its columns, the column naming the right one, the labels it uses;
+# None: a number counted from 0 or from 1, as the file's values tell: `index_base`)
 OPTION_COLUMNS = ((("sol1", "sol2"), "label", ("0", "1")),                      # PIQA
                   (("option1", "option2"), "answer", ("1", "2")),               # WinoGrande
-                  (("answerA", "answerB", "answerC"), "label", ("1", "2", "3")))    # SIQA
-GPQA_COLUMNS = ("Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2",
-                "Incorrect Answer 3")
+                  (("answerA", "answerB", "answerC"), "label", ("1", "2", "3")),    # SIQA
+                  (("opa", "opb", "opc", "opd"), "cop", None))                  # MedMCQA
+# the right option's column, then the wrong ones': GPQA's, SciQ's
+RIGHT_FIRST_COLUMNS = (("Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2",
+                        "Incorrect Answer 3"),
+                       ("correct_answer", "distractor1", "distractor2", "distractor3"))
 
 
-def option_columns(row: dict, question) -> tuple | None:
+def option_columns(row: dict, question, base: int = 0) -> tuple | None:
     """The arguments of `multiple_choice` for a row with one column per option, whose schema
-    names the right one (`OPTION_COLUMNS`: PIQA, WinoGrande, SIQA); GPQA's right option comes
-    first in its columns, so they are shuffled, seeded by the row (the same order in every run),
-    its columns' names being the labels; so are options scored right or wrong
-    (`scored_options`: TruthfulQA lists the right one first too). None for a row of another
-    schema.
+    names the right one (`OPTION_COLUMNS`: PIQA, WinoGrande, SIQA; MedMCQA's by its number,
+    counted from `base`: `index_base`, or by its letter a-d); GPQA's and SciQ's right option
+    comes first in its columns (`RIGHT_FIRST_COLUMNS`), so they are shuffled, seeded by the row
+    (the same order in every run), its columns' names being the labels; so are options scored
+    right or wrong (`scored_options`: TruthfulQA lists the right one first too). None for a row
+    of another schema.
 
     >>> option_columns({"sol1": "a", "sol2": "b", "label": 1}, "Goal?")
     ('Goal?', ['a', 'b'], '1', ['0', '1'])
     """
     for columns, right, labels in OPTION_COLUMNS:
         if right in row and all(c in row for c in columns):
+            labels = labels or [str(j + base) for j in range(len(columns))]
             return question, [row[c] for c in columns], str(row[right]), list(labels)
-    if all(c in row for c in GPQA_COLUMNS):
-        names = list(GPQA_COLUMNS)
-        random.Random(json.dumps([row[c] for c in names], default=str)).shuffle(names)
-        return question, [str(row[c]).strip() for c in names], "Correct Answer", names
+    for columns in RIGHT_FIRST_COLUMNS:
+        if all(c in row for c in columns):
+            names = list(columns)
+            random.Random(json.dumps([row[c] for c in names], default=str)).shuffle(names)
+            return question, [str(row[c]).strip() for c in names], columns[0], names
     scored = scored_options(row)
     if scored:
         options, right = scored
@@ -1218,6 +1463,34 @@ def option_columns(row: dict, question) -> tuple | None:
         random.Random(json.dumps(options, default=str)).shuffle(order)
         return question, [str(options[j]) for j in order], order.index(right), None
     return None
+
+
+def index_base(rows: list, where: str) -> int:
+    """Whether the rows' right options, named by their number in a column of `OPTION_COLUMNS`
+    whose labels are not fixed (MedMCQA's `cop`: the hub's copy counts from 0, the original
+    JSON files from 1), count from 0 or from 1, as the file's values tell: a 0 is 0-based, the
+    option count (4) 1-based. A file whose values say both, or neither (1-3 only), is a
+    DataError: the rows would be graded on the option before or after the right one.
+
+    >>> index_base([{"opa": 1, "opb": 2, "opc": 3, "opd": 4, "cop": c} for c in (4, 2)], "f")
+    1
+    """
+    first = rows[0] if rows and isinstance(rows[0], dict) else {}
+    for columns, right, labels in OPTION_COLUMNS:
+        if labels is None and right in first and all(c in first for c in columns):
+            n, last = len(columns), chr(ord("a") + len(columns) - 1)
+            seen = {re.sub(r"^(\d+)\.0+$", r"\1", str(r.get(right)).strip())   # 1.0: 1
+                    for r in rows if isinstance(r, dict)}
+            zero, top = "0" in seen, str(n) in seen
+            if zero != top:
+                return 0 if zero else 1
+            if zero or seen & {str(j) for j in range(1, n)}:    # letters, -1 (withheld): no
+                why = (f"holds both 0 and {n}: some rows count from 0, some from 1" if zero else
+                       f"holds 1-{n - 1} only, so whether it counts from 0 (as the hub's "
+                       "MedMCQA does) or from 1 (its original JSON files) cannot be told")
+                raise DataError(f"{where}: {right!r}, the right option's number, {why}; write "
+                                f"it as the option's letter (a-{last}) in every row")
+    return 0
 
 
 def scored_options(row: dict) -> tuple[list, int] | None:
@@ -1286,10 +1559,13 @@ def decoded_lists(row: dict) -> dict:
 def with_nested_fields(row: dict, *fields: str | None) -> dict:
     """The row with each field that names a value inside an object ('answer.value',
     'extra_info.answer': a dotted path of keys) as a column of its own, where the row has no
-    column of that name.
+    column of that name; through a list of objects, the list of their values ('answers.text' of
+    [{"text": "Paris", "answer_start": 0}, ...], SQuAD's own JSON files).
 
     >>> with_nested_fields({"q": "1+1?", "answer": {"value": 2}}, "q", "answer.value")
     {'q': '1+1?', 'answer': {'value': 2}, 'answer.value': 2}
+    >>> with_nested_fields({"answers": [{"text": "a"}, {"text": "b"}]}, "answers.text")
+    {'answers': [{'text': 'a'}, {'text': 'b'}], 'answers.text': ['a', 'b']}
     """
     out = row
     for field in fields:
@@ -1302,6 +1578,10 @@ def with_nested_fields(row: dict, *fields: str | None) -> dict:
                     value = json.loads(value)
                 except json.JSONDecodeError:
                     break
+            if isinstance(value, list) and value and all(
+                    isinstance(v, dict) and key in v for v in value):
+                value = [v[key] for v in value]             # each object's: SQuAD's answers
+                continue
             if not (isinstance(value, dict) and key in value):
                 break
             value = value[key]
@@ -1310,9 +1590,10 @@ def with_nested_fields(row: dict, *fields: str | None) -> dict:
     return out
 
 
-# a row's own id (HumanEval's task_id, APPS' problem_id, MATH-500's unique_id, ...): samples
-# and results name the dataset's problem, not its row number
-ID_COLUMNS = ("id", "task_id", "problem_id", "question_id", "unique_id", "uuid", "ID")
+# a row's own id (HumanEval's task_id, APPS' problem_id, MATH-500's unique_id, GPQA's Record
+# ID, ...): samples and results name the dataset's problem, not its row number
+ID_COLUMNS = ("id", "task_id", "problem_id", "question_id", "unique_id", "uuid", "ID",
+              "Record ID")
 # what rewards grade a task by (`rewards.task_solved`, `code_rewards`): the loader's to set, never
 # a row's own column of that name (SQuAD's `answers`, an answer column beside a code row's tests)
 GRADED_FIELDS = ("answer", "answers", "tests", "constraints", "prelude")
@@ -1344,11 +1625,11 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     or NuminaMath's placeholder 'proof' / 'notfound' (`NO_ANSWER`) is skipped, and the count
     printed; an id that names several rows is made unique: the second '7' is '7#2');
     a multiple-choice row (the options of MMLU, ARC, AQuA-RAT and others: `row_choices`; one
-    column per option, as PIQA, WinoGrande, SIQA and GPQA: `option_columns`, whose schema names
-    the right one) gets them listed in its prompt, graded on the letter (`multiple_choice`), and
-    its `question`, which an LLM judge reads (`rewards.question_text`), lists them too. A
-    row with no prompt column and a `messages` one (OpenR1) is prompted with that conversation up
-    to its last user turn (`conversation_prompt`). A code row's tests
+    column per option, as PIQA, WinoGrande, SIQA, MedMCQA and GPQA: `option_columns`, whose
+    schema names the right one) gets them listed in its prompt, graded on the letter
+    (`multiple_choice`), and its `question`, which an LLM judge reads (`rewards.question_text`),
+    lists them too. A row with no prompt column and a `messages` one (OpenR1) is prompted with
+    that conversation up to its last user turn (`conversation_prompt`). A code row's tests
     (`tests_field`, or the schema of HumanEval, MBPP, APPS, TACO, CodeContests or LiveCodeBench:
     `code_tests`) make it a code task, graded by running them, with what the problem statement
     lacks added to its prompt (`code_prompt`). A row in verl's schema (Skywork-OR1's RL data) is
@@ -1392,6 +1673,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         where = f"{source}[{split}]"
     if answer_field and answer_field.endswith(".ground_truth"):   # 'reward_model.ground_truth'
         answer_field = answer_field.rsplit(".", 1)[0]    # read as verl's (`ground_truth`)
+    base = index_base(rows, where) if answer_field is not None else 0   # MedMCQA's cop: 0, 1?
+    stem = path.stem if path.exists() else source       # a row with no id of its own: stem-i
     tasks, unanswered = [], []
     for i, row in enumerate(rows):
         try:
@@ -1405,15 +1688,15 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         if field not in row:
             raise DataError(f"{where}: row {i} has no field {prompt_field!r} (fields: "
                             f"{sorted(row)}). Map the prompt column with --prompt-field "
-                            f"{_likely_column(row, prompt_field, PROMPT_COLUMNS)}.")
+                            f"{_likely_column(row, prompt_field, PROMPT_COLUMNS)}."
+                            + _header_hint(where, row))
         try:
             read = conversation_prompt if field in CONVERSATION_COLUMNS else check_prompt
             prompt = with_context(row, field, read(row[field]))
         except ValueError as e:
             raise DataError(f"{where}: row {i}'s {field!r} {e}") from None
         own = next((row[k] for k in ID_COLUMNS if row.get(k) not in (None, "")), None)
-        task = {"id": str(own if own is not None else
-                          f"{path.stem if path.exists() else source}-{i}"), "prompt": prompt}
+        task = {"id": str(own if own is not None else f"{stem}-{i}"), "prompt": prompt}
         if answer_field is not None:            # a row with tests is a code task, whatever
             try:                                # --answer_field names (APPS' 'solutions')
                 column, tests = _checked_tests(row, tests_field) or (None, None)
@@ -1430,14 +1713,17 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 if prelude:     # Skywork's imports, LeetCode's entry point: before the code
                     task["prelude"] = prelude
         rules = answer_field not in row and isinstance(row.get("constraints"), list)
-        options = option_columns(row, task["prompt"])
+        options = option_columns(row, task["prompt"], base)
         if answer_field is None:        # prompts only: the options are listed all the same
             mc = row_choices(row)
             if mc and mc[1] is None:    # a plain list: options if the row's answer names one
                 gold = next((row[k] for k in ANSWER_COLUMNS if k in row), None)
                 mc = mc if gold is None or names_option(gold, mc[0]) else None
             question, choices = options[:2] if options else (task["prompt"], mc[0] if mc else [])
-            task.update(multiple_choice(question, choices, None))
+            try:
+                task.update(multiple_choice(question, choices, None))
+            except ValueError as e:
+                raise DataError(f"{where}: row {i}'s {e}") from None
         elif options:                   # the schema names the right option
             try:
                 task.update(multiple_choice(*options))
@@ -1458,7 +1744,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "
                                 f"{sorted(row)}). Map the answer column with --answer-field "
                                 f"{_likely_column(row, answer_field, ANSWER_COLUMNS)}, or drop "
-                                "the row.")
+                                "the row." + _header_hint(where, row))
             column = answer_field if answer_field in row else "reward_model.ground_truth"
             try:
                 task["answer"] = gold_answer(answer)
@@ -1466,17 +1752,34 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 if len(answers) > 1:        # any of them is right (Skywork's checker, BIG-bench)
                     task["answers"] = answers
             except ValueError as e:
-                inside = (f" (or name a field inside it: --answer-field {column}."
-                          f"{next(iter(answer))})" if isinstance(answer, dict) and answer else "")
+                keys = (list(answer) if isinstance(answer, dict) else list(answer[0]) if
+                        isinstance(answer, list) and answer and isinstance(answer[0], dict) else [])
+                inside = (f" (or name a field inside it: --answer-field {column}.{keys[0]})"
+                          if keys else "")
+                other = _likely_column({k: v for k, v in row.items() if v not in (None, "")
+                                        and k != column}, answer_field, ANSWER_COLUMNS)
+                if answer in (None, "") and other != "NAME":   # MGSM's test rows: answer_number
+                    inside = f" (or map the column that holds it: --answer-field {other})"
+                if answer in (None, "") and row_choices(row):   # CommonsenseQA's test split
+                    raise DataError(f"{where}: row {i}'s {column!r} {e}: no right option, as in "
+                                    "a split whose answers are withheld; use one with answers "
+                                    "(evaluate.py --split), or load prompts only (--answer-field "
+                                    "none)") from None
                 raise DataError(f"{where}: row {i}'s {column!r} {e}. Give each row its answer "
                                 f"as a string or a number{inside}, or drop the row") from None
             mc = row_choices(row)
-            if mc and mc[1] is None and not names_option(answer, mc[0]):
+            named = value if isinstance(value, list) and not verl else answer   # ["A", "C"]
+            if mc and mc[1] is None and not names_option(named, mc[0]):
                 mc = None               # a list column of something else: the answer is no option
             if mc:
+                task.pop("answers", None)       # graded on the letter, not on option texts
                 try:
-                    task.update(multiple_choice(task["prompt"], mc[0], answer, labels=mc[1]))
+                    task.update(multiple_choice(task["prompt"], mc[0], named, labels=mc[1]))
                 except ValueError as e:
+                    if ", not text" in str(e):      # the options' fault, not the gold's
+                        raise DataError(f"{where}: row {i}'s {e}, or drop the row") from None
+                    if "several right options" in str(e):
+                        raise DataError(f"{where}: row {i}'s {column!r} {e}") from None
                     raise DataError(f"{where}: row {i}'s {column!r} {e}; map the column "
                                     "that names the right option with --answer-field NAME, or "
                                     "drop the row") from None

@@ -86,8 +86,10 @@ def jsonl_examples(path: str) -> list[dict]:
     rendered chat, ...), and made one example per reply to train (`conversations.reply_examples`),
     each of which must pass `conversations.check_conversation`. Next to reasoning, an `answer`
     without `\\boxed` is the final value and is boxed (and checked by the filter); an optional
-    "reference" is the value to check against. A bad row: a DataError naming file and row."""
-    rows = dataset_tasks.rows_from_file(Path(path))
+    "reference" is the value to check against. A bad row: a DataError naming file and row. A
+    file of several splits (a `split` column, or {"train": [rows], "test": [rows]}) gives its
+    train rows: its test rows are not trained on."""
+    rows = dataset_tasks.rows_from_file(Path(path), split="train")
     out = []
     for i, row in enumerate(rows):
         try:

@@ -4,6 +4,7 @@ import gzip
 import json
 import re
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -222,10 +223,29 @@ def test_file_gold_answers_keep_their_commas_and_are_reduced_like_a_gold(tmp_pat
     assert [math_reward(c, t) for c, t in zip(wrong, tasks)] == [0.0] * len(tasks)
 
 
+def test_a_parquet_decimal_answer_is_its_digits(tmp_path):
+    # a decimal column (a database export) was refused: 'is "1.50", a Decimal'
+    import decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    golds = [decimal.Decimal("1.50"), decimal.Decimal("1E+2"), decimal.Decimal("-0.25")]
+    pq.write_table(pa.table({"prompt": ["a", "b", "c"], "answer": pa.array(
+        golds, pa.decimal128(6, 2))}), str(tmp_path / "decimal.parquet"))
+    tasks = dataset_tasks.load_tasks(str(tmp_path / "decimal.parquet"))
+    assert [t["answer"] for t in tasks] == ["1.50", "100.00", "-0.25"]
+    with pytest.raises(ValueError, match="is NaN, not a finite number"):
+        dataset_tasks.gold_answer(decimal.Decimal("NaN"))
+
+
 @pytest.mark.parametrize("answer,needle", [
     (None, "row 1's 'answer' is null"), ("  ", "row 1's 'answer' is empty"),
     ([], "is an empty list"), ({"value": 5}, 'is {"value": 5}, a dict'),
-    ([[1, 2], [3, 4]], "a list of lists"), (float("nan"), "not a finite number")])
+    ([[1, 2], [3, 4]], "a list of lists"), (float("nan"), "not a finite number"),
+    ([{"text": "5"}], "a list of lists or objects (write such an answer as one string: \"(1, 2), "
+     "(3, 4)\"). Give each row its answer as a string or a number (or name a field inside it: "
+     "--answer-field answer.text)")])
 def test_a_file_answer_that_is_no_answer_is_named(tmp_path, answer, needle):
     # null and "" were "has no field 'answer'" of a row that had one; "  " loaded as an empty
     # gold, an object or a nested list as its Python repr
@@ -296,11 +316,22 @@ def test_local_jsonl_with_column_mapping(tmp_path):
 
 
 def test_parquet(tmp_path):
+    import subprocess
+    import sys
+
     import datasets
 
     path = tmp_path / "d.parquet"
-    datasets.Dataset.from_list([{"prompt": "1+1?", "answer": "2"}]).to_parquet(str(path))
-    assert dataset_tasks.load_tasks(str(path))[0]["answer"] == "2"
+    datasets.Dataset.from_list([{"prompt": "1+1?", "answer": "2", "meta": {"tags": ["a"]}}]
+                               ).to_parquet(str(path))
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["answer"] == "2" and task["meta"] == {"tags": ["a"]}
+    # read by pyarrow: datasets took 1 s to import and wrote a copy of the file to its cache
+    code = ("import sys, dataset_tasks; dataset_tasks.load_tasks(sys.argv[1]); "
+            "print('datasets' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True,
+                         cwd=Path(dataset_tasks.__file__).parent, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_a_parquet_file_mixing_code_and_math_rows_keeps_each_kind(tmp_path):
@@ -388,6 +419,8 @@ JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
     ("data-columns.json", json.dumps({"data": {"prompt": ["q1", "q2"],
                                                "answer": ["1,000", "(1, 2)"]}}).encode()),
     ("splits.json", json.dumps({"train": ROWS, "test": [{"prompt": "t", "answer": "0"}]}).encode()),
+    # a split's key in capitals: 'holds rows under Train, Test, and none is the split train'
+    ("Splits.json", json.dumps({"Test": [{"prompt": "t", "answer": "0"}], "Train": ROWS}).encode()),
     # a .jsonl that is one JSON document, or objects pretty-printed one after another (jq), was
     # "row 0 is not valid JSON"; a header padded with spaces had the column ' answer'
     ("array.jsonl", json.dumps(ROWS).encode()),
@@ -395,6 +428,11 @@ JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
     ("jq.jsonl", "\n".join(json.dumps(r, indent=2) for r in ROWS).encode()),
     ("pretty-data.jsonl", json.dumps({"data": ROWS}, indent=2).encode()),
     ("padded.csv", b'prompt , answer\nq1,"1,000"\nq2,"(1, 2)"\n'),
+    # a value over 128 KiB: 'field larger than field limit', blamed on an open quote
+    ("long.csv", f'prompt,answer,note\nq1,"1,000",{"x" * 200_000}\nq2,"(1, 2)",y\n'.encode()),
+    # lines ended by CR alone (Excel for the old Mac): csv's Error, a traceback
+    ("mac.csv", b'prompt,answer\rq1,"1,000"\rq2,"(1, 2)"\r'),
+    ("mac.tsv", b"prompt\tanswer\rq1\t1,000\rq2\t(1, 2)\r"),
     # UTF-16 with its byte order mark: "line 1 is not UTF-8 text ... iconv -f latin1"
     ("excel.tsv", "\ufeffprompt\tanswer\nq1\t1,000\nq2\t(1, 2)\n".encode("utf-16-le")),
     ("powershell.jsonl", "\ufeff".encode("utf-16-be") + JSONL.encode("utf-16-be")),
@@ -415,7 +453,8 @@ def test_file_forms_that_other_tools_write(tmp_path, name, content):
     ("cells.tsv", b"prompt\tanswer\nq1\n", "row 0 has fewer cells than the header line"),
     ("broken.parquet", b"PAR1 not really", "not a readable parquet file"),
     ("ragged.json", b'{"prompt": ["q1", "q2"], "answer": ["1"]}', "columns of equal length"),
-    ("rows.txt", b"q1", "use .jsonl, .json, .csv, .tsv or .parquet"),
+    ("rows.txt", b"q1", "use .jsonl, .json, .csv, .tsv, .parquet, .arrow or .feather"),
+    ("broken.arrow", b"ARROW1 not really", "broken.arrow: not a readable Arrow file"),
     ("broken.jsonl.gz", b"not gzip", "broken.jsonl.gz: not a readable gzip file"),
     # a sheet saved with its formulas: the gold '=1+1', which no reply (\\boxed{2}) equals
     ("formulas.csv", b"prompt,answer\nq1,1\nq2,=1+1\n", "formulas.csv: row 1's 'answer' is "
@@ -428,6 +467,12 @@ def test_file_forms_that_other_tools_write(tmp_path, name, content):
      "expected after '\"' (a quote opened in a value that goes on after it); quote the whole "
      "value, its quotes doubled"),
     ("open-quote.csv", b'prompt,answer\n"Hi she said,5\nq2,6\n', "unexpected end of data"),
+    # a CR inside a value that is not quoted: a .tsv recursed until RecursionError, a .csv
+    # blamed an open quote
+    ("cr.tsv", b"prompt\tanswer\nq1\rmore\t1\n", "cr.tsv: line 2: new-line character seen in "
+     "unquoted field"),
+    ("cr.csv", b"prompt,answer\nq1\rmore,1\n", "(a line break, CR, inside a value that is not "
+     "quoted); quote the value, or end every line with LF or CRLF"),
     # a header naming a column twice lost one of them; a file with no header line lost its first
     # row to it ("the file holds no rows", or "no field 'prompt' (fields: ['What is 2+2?', ...])")
     ("twice.csv", b"prompt,answer,answer\nq1,1,2\n", "twice.csv: the header line names the "
@@ -454,6 +499,20 @@ def test_unreadable_files_are_named_with_the_fix(tmp_path, name, content, needle
     path.write_bytes(content)
     with pytest.raises(data.DataError, match=re.escape(needle)):
         dataset_tasks.load_tasks(str(path))
+
+
+def test_arrow_files_are_read(tmp_path):
+    # Arrow's files were 'unsupported file type': pandas' to_feather (the random-access form)
+    # and a shard of datasets' save_to_disk (the stream form)
+    import datasets
+    import pyarrow.feather
+
+    table = datasets.Dataset.from_list(ROWS)
+    table.save_to_disk(str(tmp_path / "saved"))
+    pyarrow.feather.write_feather(table.data.table, str(tmp_path / "rows.feather"))
+    for path in (tmp_path / "rows.feather", *(tmp_path / "saved").glob("*.arrow")):
+        tasks = dataset_tasks.load_tasks(str(path))
+        assert [(t["prompt"], t["answer"]) for t in tasks] == [("q1", "1000"), ("q2", "(1, 2)")]
 
 
 def test_a_raw_tsv_keeps_the_quotes_in_its_values(tmp_path):
@@ -543,6 +602,9 @@ def test_a_file_whose_rows_name_their_split_gives_the_split_asked_for(tmp_path):
     with pytest.raises(data.DataError, match="both.jsonl: no row is of split 'validation' "
                        r"\(its 'split' column holds test, train\); ask for one of them"):
         dataset_tasks.load_tasks(str(path), "validation")
+    path.write_text("".join(json.dumps({**r, "split": s}) + "\n"      # in capitals: refused
+                            for r, s in zip(ROWS, ["TRAIN", "Test"])))
+    assert [t["prompt"] for t in dataset_tasks.load_tasks(str(path), "test")] == ["q2"]
     path.write_text(json.dumps({**ROWS[0], "split": "train"}) + "\n" + json.dumps(ROWS[1]) + "\n")
     # not every row names one: all rows
     assert len(dataset_tasks.load_tasks(str(path), "test")) == 2
@@ -602,6 +664,24 @@ MC_ROWS = [   # each dataset's own schema, as it ships
     # MedQA's options by label were not shown: graded on a letter the model could not see
     ("medqa", {"question": "Which is a liquid?", "answer": "water", "answer_idx": "B",
                "options": {"A": "ice", "B": "water", "C": "steam"}}),
+    # an index written as a float (pandas' int column with a NaN in it): 1.0 named no option,
+    # so the options were not shown and '1' was graded as free text
+    ("index-float", {"question": "Which is a liquid?", "choices": ["ice", "water", "steam"],
+                     "answer": 1.0}),
+    ("index-float-text", {"question": "Which is a liquid?", "choices": ["ice", "water", "steam"],
+                          "answer": "1.0"}),
+    # lettered options under 'choices' (lighteval's "(A)ice"): shown as "(A) (A)ice"
+    ("choices-lettered", {"question": "Which is a liquid?", "answer": 1,
+                          "choices": ["(A)ice", "B. water", "C) steam"]}),
+    # options as objects: shown as their Python repr, "(A) {'label': 'A', 'text': 'ice'}"
+    ("option-objects", {"question": "Which is a liquid?", "answerKey": "B", "choices": [
+        {"label": "A", "text": "ice"}, {"label": "B", "text": "water"},
+        {"label": "C", "text": "steam"}]}),
+    ("option-values", {"question": "Which is a liquid?", "answer": 1, "options": [
+        {"value": "ice"}, {"value": "water"}, {"value": "steam"}]}),
+    # a gold that is a list of one: the options were not shown, "B" graded as free text
+    ("list-of-one", {"question": "Which is a liquid?", "choices": ["ice", "water", "steam"],
+                     "answer": ["B"]}),
 ]
 
 
@@ -682,6 +762,43 @@ def test_one_column_per_option_and_chat_prompts_show_the_options(
     assert "(A) " in question_text(task) and "(B) " in question_text(task)   # what a judge reads
 
 
+@pytest.mark.parametrize("cops,golds", [
+    ([0, 2, 3], "ACD"), (["0", "2"], "AC"),        # the hub's copy counts from 0 (a CSV's text)
+    ([4, 2, 1], "DBA"),                             # the original JSON files from 1
+    ([4.0, 2.0], "DB"),                             # pandas' float column (a NaN in it)
+    (["b", "D"], "BD")])                            # the option's letter
+def test_medmcqa_options_are_shown_and_its_numbered_right_option_read_as_the_file_counts(
+        tmp_path, cops, golds):
+    # MedMCQA's opa-opd were not shown ('no field answer'), and --answer-field cop graded the
+    # number as written: the model never saw the options
+    from rewards import task_solved
+
+    path = tmp_path / "medmcqa.jsonl"
+    path.write_text("".join(json.dumps({"question": "Which?", "opa": "ice", "opb": "water",
+                                        "opc": "steam", "opd": "snow", "cop": c}) + "\n"
+                            for c in cops))
+    tasks = dataset_tasks.load_tasks(str(path), prompt_field="question")
+    assert [t["answer"] for t in tasks] == list(golds)
+    assert tasks[0]["prompt"].startswith("Which?\n\n(A) ice\n(B) water\n(C) steam\n(D) snow")
+    assert task_solved(f"\\boxed{{{golds[0]}}}", tasks[0]) and not task_solved("\\boxed{1}",
+                                                                                  tasks[0])
+
+
+@pytest.mark.parametrize("cops,needle", [
+    ([1, 2], "holds 1-3 only, so whether it counts from 0"),     # either: A-B or B-C
+    ([0, 4], "holds both 0 and 4"),
+    ([-1], "row 0's right option is -1, no option: a split whose answers are withheld"),
+    ([""], "row 0's right option is empty, no option: a split whose answers are withheld")])
+def test_a_numbered_right_option_that_cannot_be_read_is_named(tmp_path, cops, needle):
+    path = tmp_path / "medmcqa.jsonl"
+    path.write_text("".join(json.dumps({"question": "Which?", "opa": "a", "opb": "b", "opc": "c",
+                                        "opd": "d", "cop": c}) + "\n" for c in cops))
+    with pytest.raises(data.DataError, match=re.escape(needle)):
+        dataset_tasks.load_tasks(str(path), prompt_field="question")
+    plain = dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field=None)
+    assert "(D) d" in plain[0]["prompt"] and "answer" not in plain[0]
+
+
 @pytest.mark.parametrize("row,field,answer,context", [
     ({"ID": "chal-1", "Body": "Jack had 8 pens.", "Question": "He gave 3 away. How many are left?",
       "Answer": 5.0}, "Question", "Answer", "Jack had 8 pens."),                   # SVAMP
@@ -707,17 +824,39 @@ def test_a_question_is_asked_after_the_text_it_is_about(tmp_path, row, field, an
             "prompt"] == prompt
 
 
-def test_gpqa_options_are_shuffled_once_per_row_and_graded_on_the_letter(tmp_path):
+def test_an_alpaca_instruction_is_followed_by_its_input(tmp_path):
+    # 'Summarize this.' was asked without the text (Alpaca's input), and a row with no prompt
+    # column was told to map --prompt-field input, the text to act on, not the instruction
+    path = tmp_path / "alpaca.jsonl"
+    path.write_text(json.dumps({"instruction": "Add the numbers.", "input": "2 and 3",
+                                "output": "5"}) + "\n")
+    for answer_field in (None, "output"):
+        task = dataset_tasks.load_tasks(str(path), prompt_field="instruction",
+                                        answer_field=answer_field)[0]
+        assert task["prompt"] == "Add the numbers.\n\n2 and 3"
+    with pytest.raises(data.DataError, match="--prompt-field instruction"):
+        dataset_tasks.load_tasks(str(path))
+    path.write_text(json.dumps({"instruction": "Add 2 and 3.", "input": "", "output": "5"}) + "\n")
+    assert dataset_tasks.load_tasks(str(path), prompt_field="instruction", answer_field="output"
+                                    )[0]["prompt"] == "Add 2 and 3."
+
+
+@pytest.mark.parametrize("right,wrong", [("Correct Answer", "Incorrect Answer {}"),   # GPQA
+                                         ("correct_answer", "distractor{}")])         # SciQ
+def test_right_first_options_are_shuffled_once_per_row_and_graded_on_the_letter(
+        tmp_path, right, wrong):
     # GPQA lists the right answer first ('Correct Answer', 'Incorrect Answer 1'..'3'): in column
-    # order every gold would be A; the order is drawn from the row, the same in every run
+    # order every gold would be A; the order is drawn from the row, the same in every run.
+    # SciQ's distractors were not shown: its correct_answer was graded as free text
     from rewards import task_solved
 
-    rows = [{"Question": f"Which of these is {k}?", "Correct Answer": f" right {k}\n",
-             **{f"Incorrect Answer {j}": f"wrong {j}" for j in (1, 2, 3)}} for k in range(8)]
+    rows = [{"Question": f"Which of these is {k}?", right: f" right {k}\n", "Record ID": f"r{k}",
+             **{wrong.format(j): f"wrong {j}" for j in (1, 2, 3)}} for k in range(8)]
     path = tmp_path / "gpqa.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     tasks = dataset_tasks.load_tasks(str(path), prompt_field="Question")
     assert tasks == dataset_tasks.load_tasks(str(path), prompt_field="Question")
+    assert [t["id"] for t in tasks] == [f"r{k}" for k in range(8)]     # GPQA's own (was gpqa-0)
     assert len({t["answer"] for t in tasks}) > 1
     for k, t in enumerate(tasks):
         assert f"({t['answer']}) right {k}\n" in t["prompt"]
@@ -796,6 +935,21 @@ def test_chat_prompts_in_other_role_names_and_text_parts(tmp_path, tokenizer):
         "<|im_start|>assistant\n")
 
 
+def test_options_that_are_not_text_are_named(tmp_path):
+    # an option that is a list, or an object with no text, was shown as its Python repr
+    path = tmp_path / "objects.jsonl"
+    path.write_text(json.dumps({"question": "q", "choices": [["a"], ["b"]], "answer": 1}) + "\n")
+    for answer_field in ("answer", None):
+        with pytest.raises(data.DataError, match=re.escape(
+                "row 0's option (A) is [\"a\"], not text (an object's text under none of text, "
+                "value, content, option); give each option as text")):
+            dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field=answer_field)
+    # a list of objects whose gold names no option is no multiple choice (as a list of text)
+    path.write_text(json.dumps({"question": "6 * 7?", "answer": "42", "options": [
+        {"name": "calculator"}, {"name": "python"}]}) + "\n")
+    assert dataset_tasks.load_tasks(str(path), prompt_field="question")[0]["prompt"] == "6 * 7?"
+
+
 def test_a_multiple_choice_answer_that_names_no_option_is_named(tmp_path):
     path = tmp_path / "arc.jsonl"
     path.write_text(json.dumps({"question": "q", "answerKey": "E", "choices": {
@@ -805,6 +959,21 @@ def test_a_multiple_choice_answer_that_names_no_option_is_named(tmp_path):
         dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field="answerKey")
     with pytest.raises(data.DataError, match="Map the answer column with --answer-field answerKey"):
         dataset_tasks.load_tasks(str(path), prompt_field="question")
+    # a test split's withheld gold (CommonsenseQA's answerKey ""): 'give each row its answer'
+    path.write_text(json.dumps({"question": "q", "answerKey": "", "choices": {
+        "text": ["a", "b"], "label": ["A", "B"]}}) + "\n")
+    with pytest.raises(data.DataError, match="row 0's 'answerKey' is empty: no right option, as "
+                       "in a split whose answers are withheld"):
+        dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field="answerKey")
+    # several right options (AGIEval's ["A", "C"]): the options were not shown and 'A, C' was
+    # graded as free text; as texts, read as acceptable answers, no letter could earn anything
+    for golds in (["A", "C"], ["ice", "steam"]):
+        path.write_text(json.dumps({"question": "q", "options": ["ice", "water", "steam"],
+                                    "answer": golds}) + "\n")
+        with pytest.raises(data.DataError, match=re.escape(
+                "row 0's 'answer' names 2 options (A, C): a question with several right options, "
+                "which the one letter asked for cannot answer; drop such rows")):
+            dataset_tasks.load_tasks(str(path), prompt_field="question")
 
 
 def _lcb_private(cases: list) -> str:
@@ -855,6 +1024,14 @@ CODE_ROWS = [   # (name, prompt column, row as the dataset ships it, right code,
                                                "type": "stdin_stdout"},
                                               {"input": "5\n", "output": "10\n"}]})},
      DOUBLE, "print(6)"),
+    ("codeforces", "description", {      # open-r1's: the statement in parts, official_tests
+        "id": "1A", "description": "Read n.", "input_format": "One integer n (1 <= n <= 9).",
+        "output_format": "Print 2n.", "interaction_format": None, "note": None,
+        "examples": [{"input": "3\n", "output": "6\n"}], "time_limit": 1.0,
+        "memory_limit": 256.0, "official_tests": [{"input": "3\n", "output": "6\n"},
+                                                   {"input": "5\n", "output": "10\n"}],
+        "official_tests_complete": True, "input_mode": "stdio", "generated_checker": None},
+     DOUBLE, "print(6)"),
     ("livecodebench-call", "question_content", {
         "question_content": "Add a and b.", "private_test_cases": "", "metadata": json.dumps(
             {"func_name": "add"}), "starter_code": "class Solution:\n    def add(self, a, b):\n",
@@ -898,7 +1075,16 @@ def test_code_dataset_schemas_load_their_tests_and_grade_a_right_program(tmp_pat
     assert "assert add(2, 3) == 5" in user["mbpp"] and data.FUNCTION_INSTRUCTION in user["mbpp"]
     assert "class Solution:\n    def inc(self, x):\n```" in user["apps-call"]
     assert all(data.PROGRAM_INSTRUCTION in user[n] for n in ("apps", "code_contests",
-                                                            "livecodebench"))
+                                                            "livecodebench", "codeforces"))
+    # codeforces' statement was its story alone ('Read n.'): not what to read or to print
+    assert by_name["codeforces"]["prompt"] == (
+        "Read n.\n\n## Input\n\nOne integer n (1 <= n <= 9).\n\n## Output\n\nPrint 2n."
+        "\n\n## Examples\n\nInput:\n```\n3\n```\nOutput:\n```\n6\n```\n\n"
+        "Time limit: 1 s; Memory limit: 256 MB.")
+    # a prompt that states the statement's parts already (open-r1's verifiable-prompts) as is
+    stated = {**next(r[2] for r in CODE_ROWS if r[0] == "codeforces"),
+              "prompt": by_name["codeforces"]["prompt"]}
+    assert dataset_tasks.code_prompt(stated["prompt"], stated) == stated["prompt"]
 
 
 BIGCODEBENCH_TEST = """import unittest
@@ -1019,6 +1205,16 @@ def test_kodcode_pytest_functions_run_each_as_a_test(tmp_path):
     fence = "```python\n{}\n```".format
     programs = ["def double(n):\n    return 2 * n", "def double(n):\n    return 4"]
     assert code_rewards([fence(p) for p in programs], [task] * 2) == [1.0, 0.5]
+    # a question that does not name the function its tests import: the model could not know it
+    assert task["prompt"] == "Write double(n)."
+    path.write_text(json.dumps({**row, "question": "Write a function that doubles n.",
+                                "test_info": [{"function_name": "double", "function_declaration":
+                                               "def double(n):"}]}) + "\n")
+    assert dataset_tasks.load_tasks(str(path), prompt_field="question")[0]["prompt"] == (
+        "Write a function that doubles n.\n\nNote that the function declaration is def double(n):")
+    path.write_text(json.dumps({**row, "test_info": 2}) + "\n")      # no list: nothing to add
+    assert dataset_tasks.load_tasks(str(path), prompt_field="question")[0]["prompt"] == (
+        "Write double(n).")
     # pytest itself (pytest.raises, a fixture) is not in the sandbox: named, not failed silently
     for test in ("import pytest\n" + KODCODE_TEST, KODCODE_TEST + "\ndef test_f(tmp_path):\n"
                  "    pass\n"):
@@ -1111,15 +1307,34 @@ def test_a_stdin_case_given_as_a_list_of_lines_is_one_case(tmp_path):
     ({"test_list": ["assert f()"], "test_imports": [["import math"]]},
      "'test_imports' is [[\"import math\"]], not a list of import statements"),
     ({"public_tests": {"input": [], "output": []}}, "'public_tests' holds no tests"),
+    # a TypeError ('int' object is not iterable); an output short of the inputs dropped a case
+    ({"public_tests": '{"input": ["1"], "output": 2}'}, "'public_tests' is {\"input\": [\"1\"], "
+     "\"output\": 2}, not {\"input\": [...], \"output\": [...]} with an output for each input"),
+    ({"public_tests": {"input": ["1"], "output": ["1"]}, "private_tests": {
+        "input": ["1", "2"], "output": ["1"]}}, "'private_tests' is {\"input\": [\"1\", \"2\"]"),
     ({"public_test_cases": "[]", "private_test_cases": ""}, "'public_test_cases' holds no tests"),
     ({"public_test_cases": '[{"input": "1"}]'}, "'public_test_cases' is not a list of"),
     ({"public_test_cases": "[]", "private_test_cases": "bm90IHpsaWI="},
      "'private_test_cases' is not LiveCodeBench's form"),
     ({"public_test_cases": '[{"input": "1", "output": "2", "testtype": "functional"}]'},
      "'public_test_cases' has functional tests, but 'metadata' names no func_name"),
+    # was "row 0's Expecting value: line 1 column 1 (char 0)", naming no column
+    ({"public_test_cases": '[{"input": "abc", "output": "2", "testtype": "functional"}]',
+      "metadata": '{"func_name": "f"}'}, "'public_test_cases' has a functional test whose "
+     "input or output is not JSON, one value a line (Expecting value: line 1 column 1 (char 0): "
+     "'abc')"),
     ({"tests": [{"stdin": "1"}]}, "'tests' is [{\"stdin\": \"1\"}], not a list of tests"),
     ({"verification_info": {"language": "cpp", "test_cases": [{"input": "1", "output": "2"}]}},
      "'verification_info' is for 'cpp'; the sandbox runs Python only"),
+    # codeforces problems that comparing stdout cannot judge: a right program graded wrong
+    ({"official_tests": [{"input": "1", "output": "2"}], "generated_checker": "def check(): ..."},
+     "'official_tests' cannot judge it: the row has a generated_checker: a problem with several "
+     "right outputs"),
+    ({"official_tests": [{"input": "1", "output": "2"}], "interaction_format": "Ask ? x."},
+     "an interaction_format: an interactive problem"),
+    ({"official_tests": [{"input": "1", "output": "2"}], "input_mode": "file"},
+     "input_mode 'file': the program reads and writes files"),
+    ({"official_tests": []}, "'official_tests' holds no tests"),
     ({"verification_info": '{"test_cases": [{"input": 1}]}'},
      "'verification_info' is not {\"test_cases\": [{\"input\": text, \"output\": text}]}"),
 ])
@@ -1167,8 +1382,15 @@ def test_verl_rows_are_graded_on_their_ground_truth(tmp_path, truth, gold, right
     ({"question": "Q: 2 + 2?", "answer": {"aliases": ["4", "four"], "value": "4"}},  # TriviaQA
      "answer.aliases"),
     ({"question": "Q: 2 + 2?", "answers": {"text": ["4", "four", "4"]}}, "answers.text"),  # SQuAD
+    # SQuAD's own JSON: a list of objects ('no field answers.text', then '--answer-field answers')
+    ({"question": "Q: 2 + 2?", "answers": [{"text": "4", "answer_start": 0},
+                                           {"text": "four", "answer_start": 9}]}, "answers.text"),
     ({"question": "Q: 2 + 2?", "answers_spans": {"spans": ["4", "four"]}},            # DROP
-     "answers_spans.spans")])
+     "answers_spans.spans"),
+    ({"question": "Q: 2 + 2?", "answer": ["4", "four"]}, "answer"),    # NQ-open: texts, words
+    # as JSON text (PopQA's, a CSV's): the gold was the text '["4", "four"]'
+    ({"question": "Q: 2 + 2?", "possible_answers": '["4", "four"]'}, "possible_answers"),
+    ({"question": "Q: 2 + 2?", "answer": '["4", "four"]'}, "answer")])
 def test_a_column_of_acceptable_answers_accepts_any_of_them(tmp_path, row, field):
     # the list was one list answer '4, four', which neither '4' nor 'four' equals
     from rewards import task_solved
@@ -1180,10 +1402,13 @@ def test_a_column_of_acceptable_answers_accepts_any_of_them(tmp_path, row, field
     assert task["answer"] == "4" and task["answers"] == ["4", "four"]
     assert [task_solved(f"\\boxed{{{c}}}", task) for c in ("4", "four", "5")] == [
         True, True, False]
-    # and a list under another name stays one answer that is a list (all the roots)
-    path.write_text(json.dumps({"question": "Roots?", "answer": [2, 3]}) + "\n")
-    task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
-    assert task["answer"] == "2, 3" and "answers" not in task
+    # and a list of numbers or math under another name stays one answer that is a list (all
+    # the roots)
+    for roots, gold in (([2, 3], "2, 3"), (["\\sqrt{2}", "-\\sqrt{2}"], "\\sqrt{2}, -\\sqrt{2}"),
+                        (["2 sqrt(3)", "x = 2"], "2 sqrt(3), x = 2")):
+        path.write_text(json.dumps({"question": "Roots?", "answer": roots}) + "\n")
+        task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
+        assert task["answer"] == gold and "answers" not in task
 
 
 def test_a_row_column_named_as_a_graded_field_is_not_graded(tmp_path):
@@ -1408,6 +1633,25 @@ def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path)
         path.write_text(json.dumps({"prompt": "Capital?", column: ["Paris", "paris"]}) + "\n")
         with pytest.raises(data.DataError, match=f"--answer-field {column}"):
             dataset_tasks.load_tasks(str(path))
+    # a .csv or .tsv with no header line (MMLU's own files): its first row was read as the
+    # column names, and the fix offered was --prompt-field NAME
+    for name, text in (("mmlu.csv", '"What is 2 + 2, roughly?",3,4,5,6,B\n"1 + 1?",1,2,3,4,B\n'),
+                       ("raw.tsv", "What is 2 + 2?\t4\nWhat is 3 + 3?\t6\n")):
+        (tmp_path / name).write_text(text)
+        with pytest.raises(data.DataError, match=r"--prompt-field NAME\. Its first line reads as "
+                           "a row of values, not column names: add a header line"):
+            dataset_tasks.load_tasks(str(tmp_path / name))
+    (tmp_path / "mmlu.csv").write_text("question,A,B,C,D,answer\n" + "1 + 1?,1,2,3,4,B\n")
+    assert dataset_tasks.load_tasks(str(tmp_path / "mmlu.csv"), "test", prompt_field="question")[
+        0]["answer"] == "B"
+    with pytest.raises(data.DataError, match=r"--prompt-field question\.$"):    # names: no hint
+        dataset_tasks.load_tasks(str(tmp_path / "mmlu.csv"))
+    # a null answer beside the column that holds it (MGSM's test rows: answer_number) named none
+    path.write_text(json.dumps({"question": "1+1?", "answer": None, "answer_number": 2,
+                                "equation_solution": None}) + "\n")
+    with pytest.raises(data.DataError, match=r"row 0's 'answer' is null\. .* \(or map the "
+                       r"column that holds it: --answer-field answer_number\)"):
+        dataset_tasks.load_tasks(str(path), prompt_field="question")
 
 
 @pytest.mark.parametrize(

@@ -2058,6 +2058,24 @@ def test_sft_dataset_files_of_every_type_data_reads(tmp_path, name, text):
     assert [m["content"] for m in examples[0]["messages"]] == ["1 + 1?", "2"]
 
 
+@pytest.mark.parametrize("name,text", [
+    ("both.jsonl", '{"prompt": "1 + 1?", "completion": "2", "split": "train"}\n'
+                   '{"prompt": "2 + 2?", "completion": "4", "split": "test"}\n'),
+    ("both.json", '{"test": [{"prompt": "2 + 2?", "completion": "4"}], '
+                  '"train": [{"prompt": "1 + 1?", "completion": "2"}]}'),
+])
+def test_sft_trains_on_the_train_rows_of_a_file_of_several_splits(tmp_path, name, text):
+    # every row was trained on, the test rows too (a .json's first list, whichever split it is),
+    # though --task reads the split asked for
+    path = tmp_path / name
+    path.write_text(text)
+    examples = sft_data.jsonl_examples(str(path))
+    assert [[m["content"] for m in e["messages"]] for e in examples] == [["1 + 1?", "2"]]
+    path.write_text(text.replace('"train"', '"dev"'))
+    with pytest.raises(data.DataError, match="training reads 'train'"):
+        sft_data.jsonl_examples(str(path))
+
+
 def test_sft_reads_a_gzipped_dataset_file_as_data_does(tmp_path):
     # dataset_tasks.rows_from_file reads .jsonl.gz; --dataset refused it ("use math, teacher, ...")
     import gzip
