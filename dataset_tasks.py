@@ -2,9 +2,9 @@
 
 `load_tasks(source, ...)` is the one entry point (`--task` of evaluate.py, grpo.py, distill.py):
 "math" and "humaneval" are `data`'s own tasks; anything else is a local
-.jsonl/.json/.csv/.tsv/.parquet/.arrow file (the text ones gzip'd too), a dataset folder, or a
-HF dataset id, with column mapping (`prompt_field`, `answer_field`, a dotted path inside an
-object too). What it reads, and where:
+.jsonl/.json/.csv/.tsv/.parquet/.arrow/.feather file (the text ones gzip'd too), a dataset
+folder, or a HF dataset id, with column mapping (`prompt_field`, `answer_field`, a dotted path
+inside an object too). What it reads, and where:
 
 * the gold answer, reduced as `verify_math` reads a gold (`gold_answer`: GSM8K `#### 72` ->
   `72`, a MATH solution -> its boxed answer, a list of math -> one list answer; a column of

@@ -66,8 +66,8 @@ class Config:
     keep_every: int = field(default=2, metadata={"help": (
         "with --student_from_teacher: keep layers 0, k, 2k, ... (30 layers, k=2 -> 15)")})
     task: str = field(default="math", metadata={"help": (
-        "'math' (synthetic, with answers), a .jsonl/.json/.csv/.tsv/.parquet file of prompts or a "
-        "HF dataset id (NAME:CONFIG for one with configs)")})
+        "'math' (synthetic, with answers), a .jsonl/.json/.csv/.tsv/.parquet/.arrow/.feather "
+        "file of prompts or a HF dataset id (NAME:CONFIG for one with configs)")})
     math_levels: str = field(default="1,2,3", metadata={"help": (
         "levels of the synthetic math task, comma-separated")})
     prompt_field: str = field(default="prompt", metadata={"help": (

@@ -45,8 +45,9 @@ from cli import flag
 class Config:
     model: str = flag("smollm2", "checkpoint folder, hub id, 'smollm2' (embedded default) "
         "or 'tiny'")
-    task: str = flag("math", "'math', 'humaneval', a .jsonl/.json/.csv/.tsv/.parquet file or a "
-                     "HF dataset id (NAME:CONFIG for one with configs, e.g. openai/gsm8k:main)")
+    task: str = flag("math", "'math', 'humaneval', a "
+                     ".jsonl/.json/.csv/.tsv/.parquet/.arrow/.feather file or a HF dataset id "
+                     "(NAME:CONFIG for one with configs, e.g. openai/gsm8k:main)")
     split: str = flag("test", "split of the task to evaluate on")
     eval_problems: int = flag(50, "number of problems (0 = all)")
     seed: int = flag(0, "data and sampling seed")

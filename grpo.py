@@ -73,8 +73,9 @@ class Config:
     engine: str = flag("auto", "rollout engine (engines.make_engine)",
         choices=["auto", "hf", "vllm"])
     task: str = flag("math", "'math' (synthetic), 'instruction' (synthetic, rule-checked), "
-        "'general' (the two mixed), 'humaneval', a .jsonl/.json/.csv/.tsv/.parquet file or a HF "
-        "dataset id (NAME:CONFIG for one with configs, e.g. openai/gsm8k:main)")
+        "'general' (the two mixed), 'humaneval', a "
+        ".jsonl/.json/.csv/.tsv/.parquet/.arrow/.feather file or a HF dataset id (NAME:CONFIG "
+        "for one with configs, e.g. openai/gsm8k:main)")
     num_train_prompts: int = flag(512, "training prompts to load")
     eval_problems: int = flag(64, "test-split prompts for periodic evaluation (0: no eval)")
     math_levels: str = flag("1,2,3", "synthetic math levels, e.g. '1' for the easiest problems")

@@ -83,10 +83,10 @@ class Config:
         "math (synthetic traces), teacher (rejection-sampled from --teacher), fusion (Qwen3 "
         "thinking-mode fusion: thinking data rejection-sampled from --teacher, non-thinking data "
         "of other kinds of task), math_tools (synthetic traces that compute with python: "
-        "tools.sft_examples) or a .jsonl/.json/.csv/.tsv/.parquet file of {messages}, "
-        "{prompt, completion} (or {query, response}, {problem, solution}, {prompt, chosen}, "
-        "...), ShareGPT {conversations}, Gemini {contents}, Alpaca {instruction, input, output} "
-        "or {prompt, reasoning, answer}")})
+        "tools.sft_examples) or a .jsonl/.json/.csv/.tsv/.parquet/.arrow/.feather file of "
+        "{messages}, {prompt, completion} (or {query, response}, {problem, solution}, "
+        "{prompt, chosen}, ...), ShareGPT {conversations}, Gemini {contents}, Alpaca "
+        "{instruction, input, output} or {prompt, reasoning, answer}")})
     num_examples: int = field(default=512, metadata={"help": (
         "synthetic/teacher: number of math problems")})
     teacher: str = field(default="", metadata={"help": (

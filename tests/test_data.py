@@ -1864,6 +1864,6 @@ def test_the_data_flags_help_names_every_file_type_read(script, field):
 
     config = importlib.import_module(script).Config
     text = next(f for f in dataclasses.fields(config) if f.name == field).metadata["help"]
-    named = set(re.findall(r"\.(?:jsonl|json|csv|tsv|parquet)\b", text))
+    named = set(re.findall(r"\.(?:jsonl|json|csv|tsv|parquet|arrow|feather)\b", text))
     assert named == set(dataset_tasks.FILE_TYPES), (script, text)
     assert field == "dataset" or "HF dataset id" in text, text
