@@ -2509,11 +2509,14 @@ def _unit_key(s: str) -> str | None:
     t = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])", " degrees", t)
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
     t = _MERIDIEM_RE.sub(r" \1m", t)
+    t = re.sub(r"\\mu(?![a-zA-Z])\s*|μ", "µ", t)             # the micro prefix: 5 \mu m
     m = re.search(r"(?:\d|\\pi)(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
-                  r"(?P<u>[a-zA-Z]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
+                  r"(?P<u>[a-zA-Zµ]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
     if not m or (len(m.group("u")) == 1 and not m.group("sp")):
         return dollar
     unit = _UNIT_ALIASES.get(m.group("u").lower())
+    if unit is None and _unit_size(m.group("u")):        # an SI symbol with a prefix: kJ, mA
+        unit = m.group("u")
     if unit is None and "/" in m.group("u"):               # m/s, ft/s, miles/hour
         per = [_UNIT_ALIASES.get(x) for x in m.group("u").lower().split("/")]
         unit = "/".join(per) if None not in per else None
@@ -2535,6 +2538,32 @@ _COMPOUND_UNITS = {
     "km": ("metric", 10 ** 6), "oz": ("mass", 1), "lb": ("mass", 16), "mg": ("grams", 1),
     "g": ("grams", 1000), "kg": ("grams", 10 ** 6), "ml": ("volume", 1), "l": ("volume", 1000),
     "cent": ("money", 1), "dollar": ("money", 100)}
+# Every SI unit symbol with any prefix, one rule: the prefix's power of ten times the base unit
+# (5 kJ = 5000 J, 2 kW = 2000 W, 3 mA = 0.003 A, 250 mV = 0.25 V, 3 ms = 0.003 s, 5 µm =
+# 0.005 mm, 5 kWh = 5000 Wh). Units of one quantity with different names (J and eV, J and Wh)
+# are not converted: they disagree like 5 cm and 2 in.
+_SI_BASES = {"m": ("metric", 1000), "g": ("grams", 1000), "l": ("volume", 1000),
+             "L": ("volume", 1000), "s": ("time", 1), "J": ("J", 1), "N": ("N", 1), "W": ("W", 1),
+             "V": ("V", 1), "A": ("A", 1), "K": ("K", 1), "Pa": ("Pa", 1), "Hz": ("Hz", 1),
+             "mol": ("mol", 1), "eV": ("eV", 1), "Wh": ("Wh", 1)}
+_SI_PREFIXES = {"T": 10 ** 12, "G": 10 ** 9, "M": 10 ** 6, "k": 10 ** 3, "h": 100, "d": Fraction(
+    1, 10), "c": Fraction(1, 100), "m": Fraction(1, 10 ** 3), "µ": Fraction(1, 10 ** 6),
+    "n": Fraction(1, 10 ** 9), "p": Fraction(1, 10 ** 12)}
+_SI_UNIT_RE = re.compile("([TGMkhdcmµnp]?)(" + "|".join(sorted(_SI_BASES, key=len)[::-1]) + ")")
+
+
+def _unit_size(unit: str) -> tuple[str, Fraction | int] | None:
+    """A known unit's (dimension, size in the smallest unit of `_COMPOUND_UNITS`): 'cm' ->
+    ('metric', 10), 'kJ' -> ('J', 1000), 'mA' -> ('A', 1/1000); None for other words."""
+    if unit in _COMPOUND_UNITS:
+        return _COMPOUND_UNITS[unit]
+    m = _SI_UNIT_RE.fullmatch(unit.replace("μ", "µ"))
+    if not m:
+        return None
+    dim, size = _SI_BASES[m.group(2)]
+    return dim, size * _SI_PREFIXES.get(m.group(1), 1)
+
+
 _AMOUNT_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\.?")
 
 
@@ -2548,7 +2577,7 @@ def _compound(s: str) -> tuple[str, Fraction, int, int] | None:
         return None
     parts = []
     for n, word in _AMOUNT_RE.findall(t):
-        unit = _COMPOUND_UNITS.get(_UNIT_ALIASES.get(word.lower(), ""))
+        unit = _unit_size(_UNIT_ALIASES.get(word.lower(), word))
         if unit is None:
             return None
         parts.append((Fraction(n), *unit))
@@ -2572,27 +2601,38 @@ def _compound_equal(gold: str, pred: str) -> bool | None:
     value = exact_number(normalize_answer(other))
     if value is None:
         return False
-    unit = _COMPOUND_UNITS.get(_unit_key(other) or "")
+    unit = _unit_size(_unit_key(other) or "")
     if unit is not None:
         return unit[0] == dim and value * unit[1] == total
     return _unit_key(other) is None and total in (value * small, value * large)
 
 
+def _amount(s: str) -> Fraction | None:
+    """The number before a known unit: '0.003 A' -> 3/1000 (a one-letter symbol stays on the
+    number in `normalize_answer`, as '5 N' may be the product 5N), '5 \\mu\\text{m}' -> 5."""
+    v = exact_number(normalize_answer(s))
+    if v is None:
+        v = exact_number(normalize_answer(re.sub(
+            r"(?:\\mu\s*|[µμ])?(?:\\(?:text|mathrm)\s*\{\s*)?(?:\\mu\s*|[µμ])?[a-zA-Z]{1,3}$",
+            "", s.rstrip().rstrip("}"))))
+    return v
+
+
 def _converted_equal(gold: str, pred: str) -> bool | None:
     """None unless both sides name different known units ('12 cm', '0.12 m'); then whether they
-    are one amount. Exact conversions only, within one dimension of `_COMPOUND_UNITS` (the
-    metric prefixes of metres, grams and litres; seconds to weeks; inches to miles; cents and
-    dollars), also squared and cubed: 12 cm = 0.12 m, 1.5 kg = 1500 g, 2 h = 120 minutes,
+    are one amount. Exact conversions only, within one dimension of `_unit_size` (any SI
+    prefix on any SI symbol; seconds to weeks; inches to miles; cents and dollars), also
+    squared and cubed: 12 cm = 0.12 m, 1.5 kg = 1500 g, 2 kW = 2000 W, 2 h = 120 minutes,
     1 m^2 = 10000 cm^2; units of different dimensions, or with no exact conversion here (5 cm
     and 2 in), disagree."""
     gu, pu = _unit_key(gold), _unit_key(pred)
     if not gu or not pu or gu == pu:
         return None
     (gname, _, ge), (pname, _, pe) = gu.partition("^"), pu.partition("^")
-    gs, ps = _COMPOUND_UNITS.get(gname), _COMPOUND_UNITS.get(pname)
+    gs, ps = _unit_size(gname), _unit_size(pname)
     if gs is None or ps is None or gs[0] != ps[0] or ge != pe:
         return False
-    gv, pv = exact_number(normalize_answer(gold)), exact_number(normalize_answer(pred))
+    gv, pv = _amount(gold), _amount(pred)
     e = int(ge or 1)
     return gv is not None and pv is not None and gv * gs[1] ** e == pv * ps[1] ** e
 
@@ -2719,9 +2759,10 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       go on: no plain number;
     * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}",
       "$12 dollars"), but two different known units disagree (5 cm != 5 m, 3 PM != 3 a.m.,
-      \\$5 != 5 cents) unless exactly converted within one dimension (`_converted_equal`: the
-      metric prefixes of metres, grams and litres, seconds to weeks, inches to miles, cents
-      to dollars; 12 cm = 0.12 m, 1.5 kg = 1500 g; no metric to imperial); a rate names two
+      \\$5 != 5 cents) unless exactly converted within one dimension (`_converted_equal`: any
+      SI prefix on any SI symbol, one rule: 12 cm = 0.12 m, 1.5 kg = 1500 g, 5 kJ = 5000 J,
+      3 mA = 0.003 A; seconds to weeks, inches to miles, cents to dollars; no metric to
+      imperial, and no two names of one quantity, J and eV); a rate names two
       units (m/s, miles/hour = mph), and 5 m/s != 5 km/h (rates are not converted);
     * a time of day on either clock: 3 PM = 15:00, noon = 12:00 PM, midnight = 0:00 (a bare
       1:00 to 12:59 may also be read on the 12-hour clock: 3:00 PM = 3:00);

@@ -1337,6 +1337,22 @@ CONVERTED = [
     ("\\boxed{1 \\text{ m}^2}", "100 \\text{ cm}^2", False),
     ("\\boxed{1 \\text{ m}}", "100 \\text{ cm}^2", False),
     ("\\boxed{5 cm}", "2 in", False),                      # no exact conversion here
+    # any SI prefix on any SI symbol, one rule (the bare symbol stays on its number: "5 N")
+    ("\\boxed{5000 \\text{ J}}", "5 \\text{ kJ}", True),
+    ("\\boxed{5 kJ}", "5000 J", True),
+    ("\\boxed{2 \\text{ kW}}", "2000 \\text{ W}", True),
+    ("\\boxed{3 mA}", "0.003 A", True),
+    ("\\boxed{250 \\text{ mV}}", "0.25 \\text{ V}", True),
+    ("\\boxed{2 \\text{ MW}}", "2000 \\text{ kW}", True),
+    ("\\boxed{1.5 \\text{ kPa}}", "1500 \\text{ Pa}", True),
+    ("\\boxed{2 \\text{ GHz}}", "2000 \\text{ MHz}", True),
+    ("\\boxed{3 \\text{ ms}}", "0.003 \\text{ s}", True),
+    ("\\boxed{5 \\mu\\text{m}}", "0.005 \\text{ mm}", True),
+    ("\\boxed{5 \\text{ kWh}}", "5000 \\text{ Wh}", True),
+    ("\\boxed{5 \\text{ kJ}}", "500 \\text{ J}", False),
+    ("\\boxed{3 \\text{ mA}}", "3 \\text{ A}", False),
+    ("\\boxed{5 \\text{ kJ}}", "5000 \\text{ W}", False),    # two dimensions
+    ("\\boxed{5 \\text{ kWh}}", "18000000 \\text{ J}", False),  # two names of one quantity
 ]
 
 
