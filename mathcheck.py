@@ -2810,6 +2810,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       list; a transpose (x^T, A^\\top) is never dropped;
     * a number in words may name what it counts and may be a dozen or a fraction: "twelve
       apples" = 12, "half a dozen" = 6, "three quarters" = 3/4, "two and a half" = 5/2;
+      digits "2 and 1/2" (a whole number, "and", a proper fraction) are the mixed number 5/2
+      where the other side is one value and the list 2, 1/2 where it is a list ("2, 1/2" is
+      always a list);
     * a numeral with a base subscript (204_5) equals only the same numeral in the same base:
       not 204, and not its decimal value 54 either (the question asked for base 5; accepting 54
       would also reward echoing a "convert 54 to base 5" question);
@@ -2919,6 +2922,21 @@ def _split_gloss(pred: str) -> tuple[str, list[str]]:
     return pred, []
 
 
+_MIXED_AND_RE = re.compile(r"\s*(\d+)\s+and\s+(?:\\[dt]?frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}"
+                           r"|(\d+)\s*/\s*(\d+))\s*")
+
+
+def _mixed_and(s: str) -> str | None:
+    """'2 and 1/2', '2 \\text{ and } \\frac{1}{2}' -> '\\frac{5}{2}': a whole number and a proper
+    fraction joined by "and", read as a mixed number (None for anything else)."""
+    t = re.sub(r"\\(?:text|mbox|mathrm)\s*\{\s*and\s*\}", " and ", s) if "and" in s else ""
+    m = _MIXED_AND_RE.fullmatch(t.replace("$", ""))
+    if not m:
+        return None
+    whole, num, den = int(m.group(1)), int(m.group(2) or m.group(4)), int(m.group(3) or m.group(5))
+    return f"\\frac{{{whole * den + num}}}{{{den}}}" if 0 < num < den else None
+
+
 def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     """The comparison half of verify_math: the extracted answer against the gold string."""
     boxes = find_boxes(region)
@@ -2936,6 +2954,11 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
         return False
     if len(p) > max(MAX_ANSWER_CHARS // 2, 4 * len(g) + 50):         # over-long: no parsing
         return False
+    # "2 and 1/2" is a mixed number against one value (5/2, 2.5) and a list against a list
+    if _mixed_and(pred) and _structure(g)[0] == "scalar":
+        p = _mixed_and(pred)
+    elif _mixed_and(gold) and _structure(p)[0] == "scalar":
+        g = _mixed_and(gold)
     kind, items = _structure(p)          # "\boxed{5} \boxed{5}": one value said twice, no list
     if kind == "bare" and len(set(items)) == 1 and _structure(g)[0] == "scalar":
         p = pred = items[0]

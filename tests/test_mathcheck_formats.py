@@ -2158,6 +2158,17 @@ SPACED_DIGITS = [  # "2 1/2" is a mixed number and "1 000" one number; "3 4" is 
     ("\\boxed{0.000 001}", "10^{-6}", True),
     ("\\boxed{0.5 3}", "0.53", False),
     ("\\boxed{1 .5}", "1.5", False),
+    # "2 and 1/2": a mixed number against one value, a list against a list
+    ("\\boxed{2 and 1/2}", "\\frac52", True),
+    ("\\boxed{2\\text{ and }\\frac{1}{2}}", "2.5", True),
+    ("The answer is 3 and 1/4.", "13/4", True),
+    ("\\boxed{5/2}", "2 and 1/2", True),
+    ("\\boxed{2 and 1/2}", "2, \\frac12", True),
+    ("\\boxed{2 and 1/2}", "\\{2, \\frac12\\}", True),
+    ("\\boxed{2, 1/2}", "2 and 1/2", True),
+    ("\\boxed{2, 1/2}", "2.5", False),                     # a comma: two numbers
+    ("\\boxed{2 and 3/2}", "3.5", False),                  # not a proper fraction
+    ("\\boxed{2 and 1/2}", "2", False),
 ]
 
 
