@@ -2804,7 +2804,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       brackets: [1, 2, 3] = (1, 2, 3); [1, 2] is an interval); a collection of tuples is a set
       ({(1,2),(3,4)} = (3,4),(1,2), duplicates ignored); the answers of labelled parts
       ("(a) 5, (b) 6", "Part 1: 5, Part 2: 6", in one box or in one box each) are ordered by
-      their labels ("(a) 6, (b) 5" is not the list 5, 6, and a labelled gold is read in order);
+      their labels ("(a) 6, (b) 5" is not the list 5, 6, and a labelled gold is read in order),
+      except against a set gold, which has no order ("(a) 6, (b) 5" = \\{5, 6\\});
       several choice letters are one set of choices ("A, C" = "AC" = "(A)(C)" != "A"); a
       system in a left brace (\\left\\{\\begin{array} x=1 \\\\ y=2 \\end{array}\\right.) is a
       list; a transpose (x^T, A^\\top) is never dropped;
@@ -2959,6 +2960,10 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
         p = _mixed_and(pred)
     elif _mixed_and(gold) and _structure(p)[0] == "scalar":
         g = _mixed_and(gold)
+    # the answers of labelled parts, "(a) 5, (b) 6", against a set gold: the set of their values
+    if _structure(g)[0] == "set" and _structure(p)[0] == "()" and _PART_IN_ANSWER_RE.match(
+            re.sub(r"^(?:\\text\s*\{\s*)?", "", _strip_math_delims(pred))):
+        p = "\\{" + p[1:-1] + "\\}"
     kind, items = _structure(p)          # "\boxed{5} \boxed{5}": one value said twice, no list
     if kind == "bare" and len(set(items)) == 1 and _structure(g)[0] == "scalar":
         p = pred = items[0]

@@ -132,6 +132,14 @@ def test_labelled_parts_inside_one_box_are_its_list():
         ("\\boxed{5, 6}", "(a) 5, (b) 6", True),              # a labelled gold is read in order
         ("\\boxed{6, 5}", "(a) 5, (b) 6", False),
         ("\\boxed{(a) 5, (b) 6}", "(a) 6, (b) 5", False),
+        # against a set gold the parts' values are that set, in any order
+        ("\\boxed{(a) 5, (b) 6}", "\\{5, 6\\}", True),
+        ("\\boxed{(a) 6, (b) 5}", "\\{5, 6\\}", True),
+        ("(a) \\boxed{5} (b) \\boxed{6}", "\\{6, 5\\}", True),
+        ("\\boxed{\\text{(a) } 5, \\text{(b) } 6}", "\\{5, 6\\}", True),
+        ("\\boxed{(a) 5, (b) 7}", "\\{5, 6\\}", False),
+        ("\\boxed{(a) 5, (b) 6}", "\\{5, 6, 7\\}", False),
+        ("\\boxed{(5, 6)}", "\\{5, 6\\}", False),             # a pair is no set
     ])
 
 
