@@ -1086,6 +1086,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\lg(?![a-zA-Z])", r"\\log_{10}", s)                     # \lg 100 = 2
     s = re.sub(r"\\gt(?![a-zA-Z])", ">", s)
     s = re.sub(r"\\mid(?![a-zA-Z])", "|", s)
+    s = re.sub(r"\\(?:colon|ratio)(?![a-zA-Z])", ":", s)              # 1 \colon 2 = 1:2
     s = re.sub(r"\\(?:dfrac|tfrac|cfrac|sfrac|nicefrac)(?![a-zA-Z])", r"\\frac", s)
     # siunitx: \num{1000} -> 1000, \SI{5}{cm} / \qty{5}{cm} -> 5 cm (the unit is dropped below)
     s = re.sub(r"\\num\s*\{([^{}]*)\}", r"\1", s)
@@ -2189,9 +2190,21 @@ def _choice(s: str) -> tuple[str, str] | None:
         else None
 
 
+def _ratio(s: str) -> list[Fraction] | None:
+    """'2:4:6' -> [2, 4, 6]: a ratio of three or more positive numbers (None for anything else,
+    and for a time of day with seconds, '1:02:03')."""
+    terms = s.split(":") if s.count(":") >= 2 else []
+    values = [exact_number(t) for t in terms if not re.fullmatch(r"0\d", t)]
+    return values if terms and len(values) == len(terms) and all(
+        v is not None and v > 0 for v in values) else None
+
+
 def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     if g == p:
         return True
+    gr, pr = _ratio(g), _ratio(p)
+    if gr and pr:                                # 2:4:6 = 1:2:3 (1:2 = 2:4 = 1/2 is a quotient)
+        return len(gr) == len(pr) and all(a * pr[0] == b * gr[0] for a, b in zip(gr, pr))
     if _counting(p) and (exact_number(g) is not None or g.startswith("\\binom")):
         p = _counting(p)                         # "C(10,3)" for 120 (not for a point (10,3))
     g_pct, p_pct = g.endswith("%"), p.endswith("%")
@@ -2768,6 +2781,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       1:00 to 12:59 may also be read on the 12-hour clock: 3:00 PM = 3:00);
       "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28 = 7/25 (a percent sign on
       one side allows both readings of it; with none, 0.28 != 28);
+    * a ratio of two numbers is their quotient (1:2 = 1 \\colon 2 = 2:4 = 1/2 = 0.5; 2:1 != 1:2),
+      a ratio of three or more positive numbers is its proportions (2:4:6 = 1:2:3, not 3:2:1);
     * one quantity in several units of one dimension ("3 hours and 20 minutes", "5 ft 6 in",
       "3 dollars and 20 cents") is one amount, never a list: it equals the same amount in any
       known unit (200 minutes) and a bare number in its smallest or largest unit (200 or 10/3);

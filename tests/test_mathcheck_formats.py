@@ -1191,6 +1191,27 @@ PERCENT_NEAR_MISSES = [
 ]
 
 
+# a ratio of two numbers is its quotient; one of three or more is its proportions
+RATIOS = [
+    ("\\boxed{1:2}", "\\frac12", True),
+    ("\\boxed{0.5}", "1:2", True),
+    ("\\boxed{2:4}", "1:2", True),
+    ("\\boxed{1 \\colon 2}", "1:2", True),
+    ("\\boxed{2:4:6}", "1:2:3", True),
+    ("\\boxed{1:2:3}", "0.5:1:1.5", True),
+    ("\\boxed{2 \\colon 4 \\colon 6}", "1:2:3", True),
+    ("\\boxed{1:2}", "2:1", False),
+    ("\\boxed{1:2:3}", "3:2:1", False),
+    ("\\boxed{1:2:3}", "1:2:4", False),
+    ("\\boxed{1:2:3}", "1:2", False),
+    ("\\boxed{2:04:06}", "1:02:03", False),               # times of day, not ratios
+]
+
+
+def test_ratios():
+    check(RATIOS)
+
+
 def test_percent_in_words():
     check([(c, g, True) for c, g in PERCENT] + [(c, g, False) for c, g in PERCENT_NEAR_MISSES])
 
