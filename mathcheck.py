@@ -2776,7 +2776,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       SI prefix on any SI symbol, one rule: 12 cm = 0.12 m, 1.5 kg = 1500 g, 5 kJ = 5000 J,
       3 mA = 0.003 A; seconds to weeks, inches to miles, cents to dollars; no metric to
       imperial, and no two names of one quantity, J and eV); a rate names two
-      units (m/s, miles/hour = mph), and 5 m/s != 5 km/h (rates are not converted);
+      units (m/s, miles/hour = mph), and 5 m/s != 5 km/h (rates are not converted); degrees
+      and radians are never converted (45^\\circ != \\frac{\\pi}{4} either way: the gold's unit
+      is the one the question asked for), and a bare 45 equals 45^\\circ;
     * a time of day on either clock: 3 PM = 15:00, noon = 12:00 PM, midnight = 0:00 (a bare
       1:00 to 12:59 may also be read on the 12-hour clock: 3:00 PM = 3:00);
       "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28 = 7/25 (a percent sign on

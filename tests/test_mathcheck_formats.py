@@ -929,6 +929,12 @@ def test_end_of_proof_marks_negative_in_words_and_degrees_against_radians():
         ("\\boxed{12 \\text{ rad}}", "12^\\circ", False),
         ("\\boxed{12°}", "12 \\text{ degrees}", True),
         ("\\boxed{12 \\text{ radians}}", "12", True),
+        # degrees and radians are never converted: the gold's unit is the one the question asked
+        ("\\boxed{45^\\circ}", "\\frac{\\pi}{4}", False),
+        ("\\boxed{180°}", "\\pi", False),
+        ("\\boxed{\\frac{\\pi}{4} \\text{ rad}}", "45 degrees", False),
+        ("\\boxed{45}", "45^\\circ", True),
+        ("\\boxed{\\frac{\\pi}{4}}", "\\frac{\\pi}{4} \\text{ rad}", True),
     ])
 
 
