@@ -2257,8 +2257,12 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     roman = r"(?=[IVX]{2})X{0,3}(?:IX|IV|V?I{0,3})"     # II, IV, XII: not the product of letters
     if re.fullmatch(roman, g) and re.fullmatch(roman, p):
         return g == p
-    if re.fullmatch(r"\(?[A-Ea-e]\)?", g) or re.fullmatch(r"\(?[A-Ea-e]\)?", p):   # choice letters
-        return _text_key(g) == _text_key(p)
+    gl, pl = (re.fullmatch(r"\(?[A-Ea-e]\)?", x) for x in (g, p))
+    if gl or pl:                                 # choice letters
+        if _text_key(g) == _text_key(p) or (gl and pl):
+            return _text_key(g) == _text_key(p)
+        # a lone small "e" is also Euler's number: e^1, \exp(1) (not 2.718)
+        return "e" in (g, p) and not (_dangerous(g) or _dangerous(p)) and WORKER.equal(g, p, budget)
     gv, pv = exact_number(g), exact_number(p)
     if gv is not None and pv is not None:
         if gv == pv:
@@ -2805,7 +2809,10 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       count without end), and \\mathbb{R} = "all real numbers" = "all real x";
     * a choice letter with its value ("\\textbf{(B) }5", "B. 5", "B: 5", "Option (B) 5", also
       after it: "5 (B)") equals that letter ("B", "(B)") or that value ("5"); letter and
-      value both given must both agree;
+      value both given must both agree; one letter A to E is a choice letter in either case
+      ("e" = "E" = "(E)"), and a small "e" is also Euler's number (e^1, \\exp(1) equal it, 2.718
+      does not): verify_math does not see whether the question shows options, so a gold "e"
+      takes either reading;
     * counting notations and gcd / lcm of integers are their value: C(10,3) = {}^{10}C_3 = 10C3
       = C_{10}^3 = 120, P(5,2) = A_5^2 = 20, \\operatorname{lcm}(4,6) = 12 (a gcd or lcm of
       letters is compared with nothing else); "P(5,2)" is the point (5,2) where the gold is a

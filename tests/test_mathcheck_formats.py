@@ -661,6 +661,12 @@ CHOICE_SPELLINGS = [
     ("\\boxed{B. 5}", "(B) 5"),
     ("Answer: option (B) 5", "B"),
     ("\\boxed{Option B: \\frac{1}{2}}", "0.5"),
+    # a gold "e" is the letter (any case) and Euler's number
+    ("\\boxed{(E)}", "e"),
+    ("\\boxed{e}", "E"),
+    ("\\boxed{e^1}", "e"),
+    ("\\boxed{\\exp(1)}", "e"),
+    ("\\boxed{e}", "\\exp(1)"),
 ]
 CHOICE_SPELLING_NEAR_MISSES = [
     ("The answer is B: 5", "C"),
@@ -669,6 +675,10 @@ CHOICE_SPELLING_NEAR_MISSES = [
     ("\\boxed{B. 5}", "(B) 6"),
     ("\\boxed{B.5}", "B"),                         # B times 0.5, no choice
     ("\\boxed{A: 5, B: 6}", "A"),                  # two named values
+    ("\\boxed{2.718}", "e"),
+    ("\\boxed{D}", "e"),
+    ("\\boxed{-e}", "e"),
+    ("\\boxed{e^1}", "E"),                         # a capital E is only a letter
 ]
 # a question with several right choices: the letters in any order and spelling
 MULTI_SELECT = [
