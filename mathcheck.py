@@ -909,7 +909,7 @@ def normalize_answer(s: str) -> str:
     lcm of integers (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix, and so do nested
     lists `[[1, 2], [3, 4]]`; a vector, one row or one column, or a sum of unit vectors `i + 2j +
     3k`, -> the tuple of its entries), the base in words (`101_{\\text{two}}`), a scale
-    word after digits (`1.5 million` -> `1500000`), and spaces.
+    word after digits (`1.5 million` -> `1500000`, `2 dozen` -> `24`), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
     '\\\\frac{1}{3}'
@@ -957,11 +957,12 @@ _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻", "0123456789+-
 
 
 _SCALE_WORDS = {"hundred": 100, "thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9,
-                "trillion": 10 ** 12}
+                "trillion": 10 ** 12, "dozen": 12}
 
 
 def _scaled(m: re.Match) -> str:
-    """'1.5 million' -> '1500000', '2 hundred thousand' -> '200000' (exact decimals)."""
+    """'1.5 million' -> '1500000', '2 hundred thousand' -> '200000', '2 dozen' -> '24' (exact
+    decimals)."""
     value = Decimal(m.group(1))
     for word in m.group(2).split():
         value *= _SCALE_WORDS[word.lower()]
@@ -1434,6 +1435,8 @@ def _cardinal(words: list[str]) -> int | None:
                 return None                      # "five thousand two thousand"
             scale = _SCALES[words[i]]
             total, i = total + value * scale, i + 1
+            if words[i:i + 1] == ["and"] and i + 1 < len(words):
+                i += 1                           # "one thousand and one"
         elif i < len(words):
             return None
         else:
@@ -1510,8 +1513,9 @@ def _number_word(s: str) -> str:
     for k in range(len(words), 0, -1):
         rest = words[k:]
         if rest and (rest[0] in _SMALL_NUMBERS + _TENS or rest[0].rstrip("s") in _PARTS or
-                     rest[0] in _ORDINALS or _strip_unit_words("1 " + " ".join(rest)) != "1"):
-            continue                                   # "five five", "one of them", "twenty-first"
+                     rest[0] in _ORDINALS or rest[0] in _SCALE_WORDS or
+                     _strip_unit_words("1 " + " ".join(rest)) != "1"):
+            continue           # "five five", "one of them", "twenty-first", "nineteen hundred"
         value = _word_value(words[:k])
         if value is not None:
             return ("-" if m.group(1) and value != "0" else "") + value
@@ -2834,7 +2838,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       system in a left brace (\\left\\{\\begin{array} x=1 \\\\ y=2 \\end{array}\\right.) is a
       list; a transpose (x^T, A^\\top) is never dropped;
     * a number in words may name what it counts and may be a dozen or a fraction: "twelve
-      apples" = 12, "half a dozen" = 6, "three quarters" = 3/4, "two and a half" = 5/2;
+      apples" = 12, "half a dozen" = 6, "three quarters" = 3/4, "two and a half" = 5/2, "one
+      thousand and one" = 1001; a scale word is never a unit ("2 dozen" = 24, not 2);
       digits "2 and 1/2" (a whole number, "and", a proper fraction) are the mixed number 5/2
       where the other side is one value and the list 2, 1/2 where it is a list ("2, 1/2" is
       always a list);

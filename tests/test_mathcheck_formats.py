@@ -923,6 +923,12 @@ def test_a_scale_word_after_digits_multiplies():
         ("The answer is 3 thousand.", "3", False),
         ("\\boxed{1.5 million}", "1.5", False),
         ("\\boxed{2 million}", "200000", False),
+        ("\\boxed{2 dozen}", "24", True),                # a dozen is a scale word too
+        ("\\boxed{3 dozen eggs}", "36", True),
+        ("\\boxed{1.5 dozen}", "18", True),
+        ("\\boxed{24}", "2 dozen", True),
+        ("\\boxed{2 dozen}", "2", False),
+        ("\\boxed{3 dozen eggs}", "3", False),
     ])
 
 
@@ -958,6 +964,10 @@ def test_any_english_cardinal_in_words():
         ("\\boxed{five thousand two thousand}", "7000", False),
         ("\\boxed{one hundred and}", "100", False),
         ("\\boxed{nineteen hundred}", "1900", False),   # not a cardinal (a year reading)
+        ("\\boxed{nineteen hundred}", "19", False),     # nor 19 with a unit word
+        ("\\boxed{one thousand and one}", "1001", True),  # "and" after a scale word
+        ("\\boxed{two million and fifty}", "2000050", True),
+        ("\\boxed{one thousand and one}", "1000, 1", False),
         ("\\boxed{a hundred}", "100", False),
     ])
 
