@@ -1295,7 +1295,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?<![a-zA-Z]) | (?![a-zA-Z])", "", s)
     # plain thousands: the whole answer is 1,234,567(.89), 1 234 567, Swiss 1'234'567(.89) or
     # 1.234.567 (two dots or more: "1.234" is a decimal; and "," is never a decimal point)
-    if re.fullmatch(r"-?\d{1,3}(?:([,'’])\d{3})(?:\1\d{3})*(?:\.\d+)?|-?\d{1,3}(?:\.\d{3}){2,}", s):
+    # (also the Indian grouping of lakhs and crores, 1,00,000 and 1,23,45,678: pairs, then three)
+    if re.fullmatch(r"-?\d{1,3}(?:([,'’])\d{3})(?:\1\d{3})*(?:\.\d+)?|-?\d{1,3}(?:\.\d{3}){2,}"
+                    r"|-?\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d+)?", s):
         s = re.sub(r"[,'’]", "", s) if re.search(r"[,'’]", s) else s.replace(".", "")
     s = s.replace("\x00", ",")
     groups = _split_top(s, ";")                  # p=5,q=2;p=7,q=2 -> (5,2),(7,2)
@@ -2847,7 +2849,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       not 204, and not its decimal value 54 either (the question asked for base 5; accepting 54
       would also reward echoing a "convert 54 to base 5" question);
     * "3, 500" is two numbers; "3,500", "3,\\!500", Swiss "3'500" are 3500, and so is
-      "1.234.567" with two dots or more 1234567 ("1.234" is a decimal);
+      "1.234.567" with two dots or more 1234567 ("1.234" is a decimal); the Indian grouping
+      "1,00,000" (pairs, then three digits) is 100000;
     * Roman numerals of I, V and X are compared as numerals (IV != VI, and IV != 4: a label in
       "I, II and IV" is no number); a lone ordinal word is no number ("third" != 3: it may be
       a fraction's part, and "second" a unit), but one that names a position is ("the third",

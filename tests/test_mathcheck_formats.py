@@ -1155,6 +1155,12 @@ def test_thousands_separators_of_other_locales():
         ("\\boxed{1'2}", "12", False),
         ("\\boxed{2'}", "2", False),                        # minutes of arc or feet
         ("\\boxed{1.23.456}", "123456", False),
+        ("\\boxed{1,00,000}", "100000", True),             # Indian: lakhs and crores
+        ("\\boxed{12,34,567}", "1234567", True),
+        ("\\boxed{\\text{Rs. }1,23,45,678.50}", "12345678.5", True),
+        ("\\boxed{100000}", "1,00,000", True),
+        ("\\boxed{1,00,00}", "10000", False),              # not the Indian grouping
+        ("\\boxed{1,000,00}", "100000", False),
     ])
 
 
