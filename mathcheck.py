@@ -859,6 +859,7 @@ _UNICODE = {
     "α": "\\alpha ", "β": "\\beta ", "∈": "\\in ", "ℝ": "\\mathbb{R}", "±": "\\pm ", "∓": "\\mp ",
     "⟨": "(", "⟩": ")", "∅": "\\emptyset ", "\u00a0": " ", "\u2009": " ", "\u202f": " ",
     "\u066b": ".", "\u066c": ",", "\u066a": "%",   # the Arabic decimal and thousands separators, %
+    "¢": " cents",
 }
 _TEXT_CMDS = (r"(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|textnormal|operatorname|"
               r"textsuperscript|boldsymbol|pmb|bm|underline|rm|bf|emph|ensuremath|textup|textsf)")
@@ -1058,7 +1059,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                r"|\\color\s*\{[^{}]*\}|\\textcolor\s*\{[^{}]*\}", "", s)
     s = re.sub(r"\\(?:tiny|scriptsize|footnotesize|small|normalsize|large|Large|LARGE|huge|Huge|"
                r"it|sf|tt)(?![a-zA-Z])|\\(?:rm|bf)(?![a-zA-Z])(?!\s*\{)", "", s)
-    s = s.replace("\\textdollar", "")
+    s = re.sub(r"\\textcent(?![a-zA-Z])", " cents", s.replace("\\textdollar", ""))
     # a brace's annotation (\underbrace{5}_{\text{ans}}) and an empty index (5_{}, {5}^{})
     s = re.sub(r"\\(?:underbrace|overbrace)\s*\{((?:[^{}]|\{[^{}]*\})*)\}"
                r"(?:\s*[_^]\s*\{(?:[^{}]|\{[^{}]*\})*\})?", r"{\1}", s)
@@ -2533,6 +2534,7 @@ def _unit_key(s: str) -> str | None:
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
     t = _MERIDIEM_RE.sub(r" \1m", t)
     t = re.sub(r"\\mu(?![a-zA-Z])\s*|μ", "µ", t)             # the micro prefix: 5 \mu m
+    t = re.sub(r"¢|\\textcent(?![a-zA-Z])", " cents", t)       # the cent sign: 5¢
     m = re.search(r"(?:\d|\\pi)(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
                   r"(?P<u>[a-zA-Zµ]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
     if not m or (len(m.group("u")) == 1 and not m.group("sp")):
@@ -2782,7 +2784,7 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       go on: no plain number;
     * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}",
       "$12 dollars"), but two different known units disagree (5 cm != 5 m, 3 PM != 3 a.m.,
-      \\$5 != 5 cents) unless exactly converted within one dimension (`_converted_equal`: any
+      \\$5 != 5 cents = 5¢) unless exactly converted within one dimension (`_converted_equal`: any
       SI prefix on any SI symbol, one rule: 12 cm = 0.12 m, 1.5 kg = 1500 g, 5 kJ = 5000 J,
       3 mA = 0.003 A; seconds to weeks, inches to miles, cents to dollars; no metric to
       imperial, and no two names of one quantity, J and eV); a rate names two

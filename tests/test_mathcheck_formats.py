@@ -1307,6 +1307,7 @@ UNITS = [
     ("\\boxed{5\\pi\\,\\text{cm}^3}", "5\\pi"),
     ("\\boxed{25\\pi}", "25\\pi\\text{ square units}"),
     ("The area is $\\pi$ square units.", "\\pi"),
+    ("\\boxed{5¢}", "5"),
 ]
 UNIT_NEAR_MISSES = [
     ("\\boxed{6 \\text{ J}}", "5"),
@@ -1352,6 +1353,8 @@ UNIT_NEAR_MISSES = [
     ("\\boxed{5 \\text{ cents}}", "\\$5"),
     ("The answer is $5.", "5 cents"),
     ("\\boxed{\\text{\\$}5}", "5\\text{ cents}"),
+    ("\\boxed{5¢}", "\\$5"),                               # the cent sign is cents
+    ("\\boxed{5\\textcent}", "0.05"),
 ]
 
 
@@ -1391,6 +1394,11 @@ CONVERTED = [
     ("\\boxed{500 ml}", "0.5 l", True),
     ("\\boxed{1 \\text{ m}^2}", "10000 \\text{ cm}^2", True),
     ("\\boxed{\\$2.50}", "250 cents", True),
+    ("\\boxed{5¢}", "\\$0.05", True),
+    ("\\boxed{50 ¢}", "0.50 \\text{ dollars}", True),
+    ("\\boxed{\\$0.05}", "5¢", True),
+    ("\\boxed{5\\text{¢}}", "5 cents", True),
+    ("\\boxed{5\\textcent}", "5 cents", True),
     ("\\boxed{12 cm}", "0.12", False),
     ("\\boxed{12 cm}", "12 m", False),
     ("\\boxed{1.5 kg}", "1500 m", False),
