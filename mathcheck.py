@@ -854,7 +854,8 @@ _UNICODE = {
     "−": "-", "–": "-", "—": "-", "\u2010": "-", "\u2011": "-", "\u2012": "-", "\ufe63": "-",
     "π": "\\pi ", "∞": "\\infty ", "×": "\\times ", "·": "\\cdot ",
     "⋅": "\\cdot ", "÷": "\\div ", "≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "∪": "\\cup ",
-    "∩": "\\cap ", "°": "^\\circ", "½": "\\frac{1}{2}", "⅓": "\\frac{1}{3}", "⅔": "\\frac{2}{3}",
+    "∩": "\\cap ", "⩽": "\\le ", "⩾": "\\ge ", "≦": "\\le ", "≧": "\\ge ",
+    "°": "^\\circ", "½": "\\frac{1}{2}", "⅓": "\\frac{1}{3}", "⅔": "\\frac{2}{3}",
     "¼": "\\frac{1}{4}", "¾": "\\frac{3}{4}", "θ": "\\theta ",
     "α": "\\alpha ", "β": "\\beta ", "∈": "\\in ", "ℝ": "\\mathbb{R}", "±": "\\pm ", "∓": "\\mp ",
     "⟨": "(", "⟩": ")", "∅": "\\emptyset ", "\u00a0": " ", "\u2009": " ", "\u202f": " ",
@@ -862,7 +863,8 @@ _UNICODE = {
     "¢": " cents",
 }
 _TEXT_CMDS = (r"(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|textnormal|operatorname|"
-              r"textsuperscript|boldsymbol|pmb|bm|underline|rm|bf|emph|ensuremath|textup|textsf)")
+              r"textsuperscript|boldsymbol|pmb|bm|underline|rm|bf|emph|ensuremath|textup|textsf|"
+              r"texttt|textsl|mathsf|mathtt|mathnormal)")
 _UNIT_WORDS = (
     "cm|mm|km|m|meters?|metres?|centimeters?|kilometers?|inch(?:es)?|in|ft|feet|foot|yards?|yd|miles?|"
     "mi|kg|g|grams?|kilograms?|mg|lbs?|pounds?|ounces?|oz|s|sec|seconds?|min|minutes?|h|hrs?|hours?|"
@@ -884,8 +886,9 @@ def _repeating_decimal(m: re.Match) -> str:
 def normalize_answer(s: str) -> str:
     """Canonical string of an answer; the same function is applied to gold and prediction.
 
-    Handles: math delimiters, `\\left`/`\\right` (also `\\left.`, `\\bigl(`), spacing commands and
-    formatting without value (`\\hspace`, `\\phantom`, `\\color`, size and font switches),
+    Handles: math delimiters, `\\left`/`\\right` (also `\\left.`, `\\bigl(`), spacing commands
+    (`\\,`, `\\quad`, `\\enspace`, `\\thinspace`, a trailing `\\ `) and formatting without value
+    (`\\hspace`, `\\phantom`, `\\color`, size and font switches, `\\texttt`, `\\mathsf`),
     `\\dfrac`/`\\tfrac`/`\\sfrac`/`\\nicefrac` and the brace-less `\\frac\\pi2`, `\\sqrt3`,
     `\\text{}`-style wrappers, infinity in words and code (`Infinity`, `-inf`, `oo`, `infinitely
     many`), trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`, SI symbols in `\\text{}`:
@@ -901,9 +904,10 @@ def normalize_answer(s: str) -> str:
     number as a product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`, `π`, `−` and the other minus signs
     and hyphens, `½`, any vulgar fraction, fullwidth and circled digits, mathematical bold and
     italic letters and digits (`𝐀`, `𝟓`), the Arabic decimal separator `٫` and percent sign `٪`,
-    superscript runs `x¹⁰`; emoji and other symbols are dropped), grouping braces `{{5}}` and
-    parentheses `((5))`, base subscripts (`(204)_5` -> `204_{5}`; `26_{10}` -> `26`), empty-set
-    symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`, the rows
+    superscript and subscript runs `x¹⁰`, `x₁₂`, the slanted `⩾`; emoji and other symbols are
+    dropped), grouping braces `{{5}}` and parentheses `((5))`, base subscripts (`(204)_5` ->
+    `204_{5}`; `26_{10}` -> `26`), empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` ->
+    `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`, the rows
     of an `aligned` environment (a list), `;` as a list separator, a whole answer that is a number
     in words (`five`, `Twenty-one`, `one hundred and five`; `minus 5` is -5), a leading `Answer:` or
     `The answer is`, leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting notations and gcd /
@@ -955,6 +959,7 @@ def _strip_unit_words(s: str) -> str:
 
 
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻", "0123456789+-")
+_SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉₊₋", "0123456789+-")
 
 
 _SCALE_WORDS = {"hundred": 100, "thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9,
@@ -1012,11 +1017,12 @@ def _french_interval(m: re.Match) -> str:
 
 def _unicode_forms(s: str) -> str:
     """Unicode spellings no table lists one by one: fullwidth forms ('－５' -> '-5'), every vulgar
-    fraction ('⅕' -> '\\frac{1}{5}', '2⅜' a mixed number) and superscript runs ('x¹⁰' -> 'x^{10}',
-    before the table reads '²' alone)."""
+    fraction ('⅕' -> '\\frac{1}{5}', '2⅜' a mixed number), superscript runs ('x¹⁰' -> 'x^{10}',
+    before the table reads '²' alone) and subscript runs ('x₁₂' -> 'x_{12}')."""
     if s.isascii():
         return s
     s = re.sub("[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻]+", lambda m: "^{" + m.group(0).translate(_SUPERSCRIPTS) + "}", s)
+    s = re.sub("(_?)([₀₁₂₃₄₅₆₇₈₉₊₋]+)", lambda m: "_{" + m.group(2).translate(_SUBSCRIPTS) + "}", s)
     out = []
     for c in s:
         if "\uff01" <= c <= "\uff5e":                       # fullwidth ASCII
@@ -1032,7 +1038,7 @@ def _unicode_forms(s: str) -> str:
 
 
 def _normalize(s: str, strip_lhs: bool = True) -> str:
-    s = DOUBLED_CMD_RE.sub("", str(s).strip())
+    s = re.sub(r"(?<!\\)\\$", "", DOUBLED_CMD_RE.sub("", str(s).strip()))   # "5\ ": a space
     s = _unicode_forms(s)
     for k, v in _UNICODE.items():
         if k in s:
@@ -1058,7 +1064,8 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\(?:[hv]space|[hv]?phantom)\*?\s*\{[^{}]*\}|\\(?:mathstrut|strut)(?![a-zA-Z])"
                r"|\\color\s*\{[^{}]*\}|\\textcolor\s*\{[^{}]*\}", "", s)
     s = re.sub(r"\\(?:tiny|scriptsize|footnotesize|small|normalsize|large|Large|LARGE|huge|Huge|"
-               r"it|sf|tt)(?![a-zA-Z])|\\(?:rm|bf)(?![a-zA-Z])(?!\s*\{)", "", s)
+               r"it|sf|tt|boldmath|unboldmath|normalfont|bfseries|itshape|ttfamily)(?![a-zA-Z])"
+               r"|\\(?:rm|bf)(?![a-zA-Z])(?!\s*\{)", "", s)
     s = re.sub(r"\\textcent(?![a-zA-Z])", " cents", s.replace("\\textdollar", ""))
     # a brace's annotation (\underbrace{5}_{\text{ans}}) and an empty index (5_{}, {5}^{})
     s = re.sub(r"\\(?:underbrace|overbrace)\s*\{((?:[^{}]|\{[^{}]*\})*)\}"
@@ -1110,7 +1117,8 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = s.replace("{,}", ",")
     s = re.sub(r"(?<![\w.])\d{1,3}(?:_\d{3})+(?![\w.])", lambda m: m.group(0).replace("_", ""),
                s)                                                   # Python's 1_000_000
-    s = re.sub(r"(?<!\\)\\[,;:! ]|\\quad|\\qquad|~", " ", s)
+    s = re.sub(r"(?<!\\)\\[,;:!> ]|\\quad|\\qquad|~|\\(?:en|thin|med|thick|negthin|negmed|negthick"
+               r"|nobreak)space(?![a-zA-Z]) ?", " ", s)
     # degrees, minutes and seconds are one angle: 30^\circ 15' = 30.25^\circ
     if "'" in s or "′" in s:
         s = re.sub(r"(?<![\d.])(\d+)\s*\^\s*(?:\{\s*\\circ\s*\}|\\circ)\s*(\d+(?:\.\d+)?)\s*"

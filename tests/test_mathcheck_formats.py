@@ -902,6 +902,22 @@ MARKUP_AND_SYMBOLS = [
     ("\\boxed{\u20125}", "-5", True),                # figure dash
     ("\\boxed{\ufe635}", "-5", True),                # small hyphen-minus
     ("\\boxed{\u20115}", "5", False),
+    # named spaces and font switches carry no value; other inequality signs; subscript digits
+    ("\\boxed{5\\enspace}", "5", True),
+    ("\\boxed{1\\thinspace 000}", "1000", True),
+    ("\\boxed{\\medspace 5 \\>}", "5", True),
+    ("\\boxed{5\\ }", "5", True),
+    ("\\boxed{\\texttt{5}}", "5", True),
+    ("\\boxed{\\mathsf{5}}", "5", True),
+    ("\\boxed{\\boldmath 5}", "5", True),
+    ("\\boxed{x ⩾ 3}", "[3, \\infty)", True),
+    ("\\boxed{x ≦ 3}", "(-\\infty, 3]", True),
+    ("\\boxed{x₁ + x₂}", "x_1 + x_2", True),
+    ("\\boxed{a_₁₂}", "a_{12}", True),
+    ("\\boxed{6\\enspace}", "5", False),
+    ("\\boxed{x ⩾ 3}", "(3, \\infty)", False),
+    ("\\boxed{x₁}", "x1", False),                         # an index, not the product x1
+    ("\\boxed{x₁₂}", "x_1", False),
 ]
 
 
