@@ -339,9 +339,12 @@ def _strip_math_delims(s: str) -> str:
     return s
 
 
+# the "therefore" sign, a symbol or LaTeX (also in a formula of its own: "$\\therefore$ x = 5")
+_THEREFORE = r"(?:∴|\$?\\therefore(?![a-zA-Z])\s*\$?)\s*"
 _SUBJECT_IS_RE = re.compile(
     r"(?is)^(?:\*\*)?(?:(?:so|thus|therefore|hence|finally|consequently|in\s+conclusion|in\s+summary|"
-    r"overall)\s*,?\s+)?(?:(?:we|I)\s+(?:conclude|find|get|see|know|have|obtain)\s+that\s+)?"
+    r"overall)\s*,?\s+|" + _THEREFORE + r")?"
+    r"(?:(?:we|I)\s+(?:conclude|find|get|see|know|have|obtain)\s+that\s+)?"
     r"the\s+(?P<what>[^.;!?]{1,160}?)\s+(?:is|are|equals|was|will\s+be|must\s+be|=)"
     r"\s*:?\s+(?P<stmt>.+)$")
 
@@ -385,7 +388,8 @@ def _value_is_answer(x: str) -> str | None:
 
 
 _CONCLUDED_RE = re.compile(
-    r"(?is)^(?:\*\*)?(?:so|thus|therefore|hence|finally|consequently)\s*,?\s+"
+    r"(?is)^(?:\*\*)?(?:(?:so|thus|therefore|hence|finally|consequently)\s*,?\s+|" + _THEREFORE +
+    ")"
     r"(?:(?:we|I)\s+(?:get|have|find|obtain)\s+(?:that\s+)?)?(?P<stmt>.+)$")
 
 
@@ -2751,8 +2755,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       outside), a JSON field {"answer": X} / {"final_answer": "X"} (before a box it does not compete
       with it: code may build such a dict), "Ans: X" / "Ans. X", the anchor inside a display's
       \\text ("$$\\text{Answer: } X$$"), or a last sentence "Therefore, the largest $n$ is X" or
-      "Therefore, $x = X$" (one variable), "X is the (final) answer" or "Option B is correct"
-      ("The answer is X, not Y" gives X); a list item's mark
+      "Therefore, $x = X$" (one variable; also "∴ x = X"), "X is the (final) answer" or
+      "Option B is correct" ("The answer is X, not Y" gives X); a list item's mark
       before X on the line after "Answer:" ("- X") is no minus; a "Final Answer:", "####" or
       "<answer>" line after the
       last box is the final answer; "5!" is a factorial, also at the end of a sentence; the anchor

@@ -324,8 +324,16 @@ ANCHORED = [
     # a list item's mark before the answer on the next line
     ("Answer:\n- 5", "5"),
     ("**Final Answer**\n\n* $5$", "5"),
+    # the "therefore" sign as the concluding word
+    ("∴ $x = 5$", "5"),
+    ("∴ the total is 5 apples.", "5"),
+    ("$\\therefore x = 5$", "5"),
+    ("$\\therefore$ the largest $n$ is $34$.", "34"),
 ]
 ANCHOR_NEAR_MISSES = [
+    ("∴ $x = 6$", "5"),
+    ("∴ $2x = 10$", "5"),
+    ("∴ the total is at least 5.", "5"),
     ("The answer is 5, and it might be 6.", "5"),         # a second candidate: a hedge
     ("The answer is 5, and it might be 6.", "6"),
     ("The answer is 5, but 6 also works.", "5"),
