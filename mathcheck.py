@@ -2078,7 +2078,9 @@ def _intervals(s: str) -> tuple[str | None, bool, list[tuple]] | None:
     '\\{x|2<x\\le5\\}', 'x\\in\\mathbb{R}' and '\\mathbb{R}\\setminus\\{3\\}' all parse."""
     if len(s) > 300:
         return None
-    m = re.fullmatch(r"\\\{\s*([a-zA-Z])\s*(?:\||:)(.+)\\\}", s)     # {x | 2 < x <= 5}
+    # {x | 2 < x <= 5}, {x \in \mathbb{R} : x > 2} (a set of reals; of integers it is no interval)
+    m = re.fullmatch(r"\\\{\s*([a-zA-Z])\s*(?:\\in\s*(?:\\mathbb\{R\}|\\mathbb R|R)\s*)?"
+                     r"(?:\||:)(.+)\\\}", s)
     if m:
         s = m.group(2)
         if s.startswith(m.group(1) + "\\in"):
@@ -2813,7 +2815,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       "3 dollars and 20 cents") is one amount, never a list: it equals the same amount in any
       known unit (200 minutes) and a bare number in its smallest or largest unit (200 or 10/3);
     * intervals and inequalities are one thing: (2, 5] = ]2, 5] (French brackets) = "2 < x \\le
-      5" = "\\{x | 2<x\\le5\\}" = "x > 2 and x \\le 5", "x < 1 or x > 3" =
+      5" = "\\{x | 2<x\\le5\\}" = "\\{x \\in \\mathbb{R} : 2<x\\le5\\}" (not \\mathbb{Z}) = "x > 2
+      and x \\le 5", "x < 1 or x > 3" =
       (-\\infty,1)\\cup(3,\\infty), "|x| < 3" = (-3, 3), "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty),
       \\mathbb{R} \\setminus [-1, 1] = "x < -1, x > 1" (two rays apart by a comma that never meet
       are their union; "x > 1, x < 3" is both) = (-\\infty,-1)\\cup(1,\\infty);

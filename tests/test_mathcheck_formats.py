@@ -1601,8 +1601,15 @@ INTERVALS = [
     ("\\boxed{(-\\infty,2)\\cup[5,\\infty)}", "\\mathbb{R}\\setminus[2,5)"),
     ("\\boxed{x<-1, x>1}", "(-\\infty, -1) \\cup (1, \\infty)"),
     ("\\boxed{x \\ge 3, x \\le 1}", "x \\le 1 \\text{ or } x \\ge 3"),
+    # set-builder notation that names the reals
+    ("\\boxed{\\{x \\in \\mathbb{R} : x > 2\\}}", "(2, \\infty)"),
+    ("\\boxed{\\{x\\in\\mathbb{R}\\mid -1<x<1\\}}", "(-1,1)"),
+    ("\\boxed{(2,\\infty)}", "\\{x \\in \\mathbb{R} \\mid x > 2\\}"),
+    ("\\boxed{\\{x \\in ℝ : x ≥ 2\\}}", "[2,\\infty)"),
 ]
 INTERVAL_NEAR_MISSES = [
+    ("\\boxed{\\{x \\in \\mathbb{R} : x > 2\\}}", "[2, \\infty)"),
+    ("\\boxed{\\{x \\in \\mathbb{Z} : x > 2\\}}", "(2, \\infty)"),   # integers: no interval
     ("\\boxed{2 \\le x \\le 5}", "(2, 5]"),
     ("\\boxed{2 < x < 5}", "(2, 5]"),
     ("\\boxed{2 < x \\le 6}", "(2, 5]"),
