@@ -1164,6 +1164,12 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
     s = _labelled_parts(s)
+    # the polar form r cis(t) = r e^{i t}, its angle in radians (with pi or a name: "cis 60" may
+    # be degrees, whose sign was dropped above)
+    if "cis" in s:
+        s = re.sub(r"(?<![a-zA-Z])cis\s*(\((?=[^()]*[a-zA-Z])[^()]*\)"
+                   r"|\\frac\s*\{[^{}]*\\pi[^{}]*\}\s*\{[^{}]*\}|\\[a-zA-Z]+(?![a-zA-Z]))",
+                   r"e^{i\1}", s)
     # calculator and code spellings: 2**10, 2^-1, pi/2, ln(e^2), log(8)/log(2), abs(-3), pow(2, 10)
     s = s.replace("\\*", "*")             # an escaped star (markdown), LaTeX's times sign
     s = re.sub(r"(?<=[\w)}])\s*\*\*\s*(?=[\w({\\-])", "^", s)
@@ -2847,6 +2853,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       y = 2x + 1 = "2x - y + 1 = 0" = "4x - 2y = -2";
     * a vector (a pmatrix / bmatrix of one row or one column, \\langle 1, 2 \\rangle) is the tuple
       of its entries: pmatrix 1 \\\\ 2 = (1, 2);
+    * a complex number in polar form, r cis t (t in radians, with pi or a name), is r e^{i t}:
+      2 \\operatorname{cis} \\frac{\\pi}{3} = 1 + \\sqrt{3} i (a bare "cis 60" may be degrees: no);
     * lists and sets are unordered, tuples ordered (in parentheses or, from three entries on,
       brackets: [1, 2, 3] = (1, 2, 3); [1, 2] is an interval); a collection of tuples is a set
       ({(1,2),(3,4)} = (3,4),(1,2), duplicates ignored); the answers of labelled parts
@@ -2950,8 +2958,10 @@ def _split_gloss(pred: str) -> tuple[str, list[str]]:
     said_re = r"(?i)(?:=|i\.\s*e\.?,?|that\s+is,?|equivalently,?|which\s+is)\s*"
     if (not m or not re.search(r"\d|\\[a-zA-Z]", m.group("v"))
             or "," in re.sub(said_re, "", m.group("g").strip(), count=1)
-            or re.search(r"(?:\\[a-zA-Z]+|[-+*/=^_,])$", m.group("v"))):
-        return pred, []                          # "(1, 2) \cup (3, 4)", "2 \cdot (3)": no gloss
+            or re.search(r"(?:\\[a-zA-Z]+|[-+*/=^_,])$", m.group("v"))
+            or re.search(r"(?<![a-zA-Z])[a-z]+$", m.group("v")) and re.search(
+                r"[a-z]+$", m.group("v")).group(0) in _FUNC_WORDS | {"cis"}):
+        return pred, []          # "(1, 2) \cup (3, 4)", "2 \cdot (3)", "2 cis (\pi/3)": no gloss
     value, gloss = m.group("v"), m.group("g").strip()
     if re.fullmatch(r"[A-Za-z]", gloss) or _HEDGE_RE.search(gloss) or _QUALIFIER_RE.search(gloss):
         return pred, []

@@ -2147,6 +2147,24 @@ OTHER_DIGITS_AND_NOTATIONS = [
 ]
 
 
+# a complex number in polar form: r cis(t) = r e^{i t} (t in radians); a function's argument in
+# parentheses is no gloss
+POLAR = [
+    ("\\boxed{5e^{i\\pi/3}}", "5\\text{cis}(\\pi/3)", True),
+    ("\\boxed{2\\operatorname{cis}\\frac{\\pi}{3}}", "1+\\sqrt3 i", True),
+    ("\\boxed{\\sqrt{2}\\,\\mathrm{cis}(\\pi/4)}", "1+i", True),
+    ("\\boxed{2 \\text{ cis } (\\pi/3)}", "1+\\sqrt{3}i", True),
+    ("\\boxed{2 \\text{sin} (\\pi/6)}", "1", True),
+    ("\\boxed{2\\operatorname{cis}\\frac{\\pi}{3}}", "1-\\sqrt3 i", False),
+    ("\\boxed{2\\operatorname{cis}(\\pi/3)}", "2\\operatorname{cis}(\\pi/6)", False),
+    ("\\boxed{2\\operatorname{cis}(60)}", "1+\\sqrt{3}i", False),     # 60 radians
+]
+
+
+def test_complex_numbers_in_polar_form():
+    check(POLAR)
+
+
 def test_other_digits_base_ten_minus_plus_vectors_and_cut_off_boxes():
     check(OTHER_DIGITS_AND_NOTATIONS)
 
