@@ -2542,10 +2542,10 @@ def _unit_fraction(s: str) -> str:
 
 
 def _unit_key(s: str) -> str | None:
-    """The known unit after a number ('5 cm', '12\\text{ cm}^2', '3 square feet' -> 'cm',
-    'cm^2', 'ft^2'; '3 PM', '3 p.m.' -> 'pm'; '30^\\circ' -> 'deg'; a dollar sign before the
-    number, '\\$5', '$5' alone -> 'dollar'), or None (no unit, or a word we do not know as a
-    unit)."""
+    """The known unit after a number, a power or a fraction ('5 cm', '12\\text{ cm}^2', '3 square
+    feet', '10^{-9} m' -> 'cm', 'cm^2', 'ft^2', 'm'; '3 PM', '3 p.m.' -> 'pm'; '30^\\circ' ->
+    'deg'; a dollar sign before the number, '\\$5', '$5' alone -> 'dollar'), or None (no unit,
+    or a word we do not know as a unit)."""
     dollar = "dollar" if re.search(r"\\\$|\\textdollar|^[^$]*\$\s*\d[^$]*$", s) else None
     s = _unit_fraction(s)
     t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"\1 \2", s)   # siunitx
@@ -2555,7 +2555,7 @@ def _unit_key(s: str) -> str | None:
     t = _MERIDIEM_RE.sub(r" \1m", t)
     t = re.sub(r"\\mu(?![a-zA-Z])\s*|μ", "µ", t)             # the micro prefix: 5 \mu m
     t = re.sub(r"¢|\\textcent(?![a-zA-Z])", " cents", t)       # the cent sign: 5¢
-    m = re.search(r"(?:\d|\\pi)(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
+    m = re.search(r"(?:\d|\\pi|\})(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
                   r"(?P<u>[a-zA-Zµ]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
     if not m or (len(m.group("u")) == 1 and not m.group("sp")):
         return dollar

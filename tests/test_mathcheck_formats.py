@@ -1446,6 +1446,9 @@ CONVERTED = [
     ("\\boxed{3 \\text{ mA}}", "3 \\text{ A}", False),
     ("\\boxed{5 \\text{ kJ}}", "5000 \\text{ W}", False),    # two dimensions
     ("\\boxed{5 \\text{ kWh}}", "18000000 \\text{ J}", False),  # two names of one quantity
+    ("\\boxed{1\\text{ nm}}", "10^{-9} \\text{ m}", True),      # a unit after a power or fraction
+    ("\\boxed{5 \\text{ mm}}", "\\frac{1}{2} \\text{ cm}", True),
+    ("\\boxed{4 \\text{ mm}}", "\\frac{1}{2} \\text{ cm}", False),
 ]
 
 
