@@ -943,6 +943,7 @@ _UNIT_BLOCK = {"and", "or", "not", "more", "less", "than", "each", "only", "all"
                "rounded", "truncated"}
 
 
+_OCLOCK_RE = re.compile(r"(?i)(?<![\d:])(\d{1,2})\s*o['’]\s?clock\b")
 _MERIDIEM_RE = re.compile(r"(?i)(?<=\d)\s*([ap])\.\s?m\.?(?![a-z])")   # a.m., p.m. after a time
 
 
@@ -1187,6 +1188,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
         s = re.sub(r"(?<![\d.])(\d+(?:\.\d+)?)((?:\s*(?:" + "|".join(_SCALE_WORDS) + r")\b)+)",
                    _scaled, s, flags=re.IGNORECASE)
     s = _integer_functions(s)
+    s = _OCLOCK_RE.sub(r"\1:00", s)             # "3 o'clock" is 3:00
     s = _MERIDIEM_RE.sub(r" \1m", s)            # "3:00 p.m." is "3:00 pm" (a unit word)
     s = re.sub(r"(?<=[\d}])\s*(?:" + _UNIT_WORDS + r")\.?(?:\s*\^\s*\{?\d\}?)?\s*$", "", s,
                flags=re.IGNORECASE) if re.search(r"\d\s*(?:\}\s*)?[a-zA-Z]{2,}", s) or re.search(
@@ -2684,8 +2686,9 @@ def _converted_equal(gold: str, pred: str) -> bool | None:
 
 def _clock(s: str) -> tuple[int, bool] | None:
     """A time of day as (minutes after midnight, says which half of the day): '3:00 PM' ->
-    (900, True), 'noon' -> (720, True), 'midnight' -> (0, True), '15:00' -> (900, False); a
-    bare integer is no time."""
+    (900, True), 'noon' -> (720, True), 'midnight' -> (0, True), '15:00' -> (900, False),
+    "3 o'clock" -> (180, False); a bare integer is no time."""
+    s = _OCLOCK_RE.sub(r"\1:00", s)
     m = re.fullmatch(r"(?i)\s*(?:\\text\{\s*)?(?:12(?::00)?\s*)?(noon|midday|midnight)\s*\}?\.?\s*",
                      s)
     if m:
@@ -2811,8 +2814,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       units (m/s, miles/hour = mph), and 5 m/s != 5 km/h (rates are not converted); degrees
       and radians are never converted (45^\\circ != \\frac{\\pi}{4} either way: the gold's unit
       is the one the question asked for), and a bare 45 equals 45^\\circ;
-    * a time of day on either clock: 3 PM = 15:00, noon = 12:00 PM, midnight = 0:00 (a bare
-      1:00 to 12:59 may also be read on the 12-hour clock: 3:00 PM = 3:00);
+    * a time of day on either clock: 3 PM = 15:00, noon = 12:00 PM, midnight = 0:00, 3 o'clock
+      = 3:00 (a bare 1:00 to 12:59 may also be read on the 12-hour clock: 3:00 PM = 3:00);
       "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28 = 7/25 (a percent sign on
       one side allows both readings of it; with none, 0.28 != 28);
     * a ratio of two numbers is their quotient (1:2 = 1 \\colon 2 = 2:4 = 1/2 = 0.5; 2:1 != 1:2),

@@ -1405,6 +1405,12 @@ CLOCK = [
     ("\\boxed{3:00\\,\\text{p.m.}}", "15:00", True),
     ("\\boxed{9:45 AM}", "09:45", True),
     ("\\boxed{9:45 PM}", "09:45", False),                  # a zero-padded hour: 24-hour clock
+    ("\\boxed{3 o'clock}", "3:00", True),                  # o'clock is a full hour
+    ("The answer is 3 o’clock.", "3:00 PM", True),
+    ("\\boxed{3 o'clock p.m.}", "15:00", True),
+    ("\\boxed{4 o'clock}", "3:00", False),
+    ("\\boxed{3 o'clock p.m.}", "3:00 AM", False),
+    ("\\boxed{3 o'clock}", "15:00", False),               # a bare hour is not after 12:59
 ]
 # one amount in two units of one dimension, converted exactly where the gold names a unit
 CONVERTED = [
