@@ -340,7 +340,7 @@ def _strip_math_delims(s: str) -> str:
 
 
 # the "therefore" sign, a symbol or LaTeX (also in a formula of its own: "$\\therefore$ x = 5")
-_THEREFORE = r"(?:∴|\$?\\therefore(?![a-zA-Z])\s*\$?)\s*"
+_THEREFORE = r"(?:∴|\$?\\therefore(?![a-zA-Z]))[\s$]*"
 _SUBJECT_IS_RE = re.compile(
     r"(?is)^(?:\*\*)?(?:(?:so|thus|therefore|hence|finally|consequently|in\s+conclusion|in\s+summary|"
     r"overall)\s*,?\s+|" + _THEREFORE + r")?"
@@ -1043,7 +1043,9 @@ def _unicode_forms(s: str) -> str:
 
 
 def _normalize(s: str, strip_lhs: bool = True) -> str:
-    s = re.sub(r"(?<!\\)\\$", "", DOUBLED_CMD_RE.sub("", str(s).strip()))   # "5\ ": a space
+    s = DOUBLED_CMD_RE.sub("", str(s).strip())
+    while s.endswith("\\"):                # "5\ " (a space) or a row break "\\" at the end
+        s = s[:-1].rstrip()
     s = _unicode_forms(s)
     for k, v in _UNICODE.items():
         if k in s:

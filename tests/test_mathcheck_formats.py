@@ -915,6 +915,7 @@ MARKUP_AND_SYMBOLS = [
     ("\\boxed{1\\thinspace 000}", "1000", True),
     ("\\boxed{\\medspace 5 \\>}", "5", True),
     ("\\boxed{5\\ }", "5", True),
+    ("\\boxed{5\\ \\ \\ }", "5", True),
     ("\\boxed{\\texttt{5}}", "5", True),
     ("\\boxed{\\mathsf{5}}", "5", True),
     ("\\boxed{\\boldmath 5}", "5", True),
