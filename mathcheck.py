@@ -2880,7 +2880,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       would also reward echoing a "convert 54 to base 5" question);
     * "3, 500" is two numbers; "3,500", "3,\\!500", Swiss "3'500" are 3500, and so is
       "1.234.567" with two dots or more 1234567 ("1.234" is a decimal); the Indian grouping
-      "1,00,000" (pairs, then three digits) is 100000;
+      "1,00,000" (pairs, then three digits) is 100000; "(5)" is 5 in grouping parentheses,
+      never the accountant's -5, and "−5" (any minus sign or dash) is -5;
     * Roman numerals of I, V and X are compared as numerals (IV != VI, and IV != 4: a label in
       "I, II and IV" is no number); a lone ordinal word is no number ("third" != 3: it may be
       a fraction's part, and "second" a unit), but one that names a position is ("the third",
@@ -2892,7 +2893,10 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     1. a final answer needs a box or an anchor; a bare value in running text earns nothing, so
        that an RL policy is not paid for a number it merely mentions (`lenient=True`, which
        `evaluate.py --lenient` uses, also takes the region's last formula or number);
-    2. no float tolerance: 0.0833333 != 1/12, 0.33 != 1/3 (1/2^99 must not equal 1/2^98);
+    2. no float tolerance: 0.0833333 != 1/12, 0.33 != 1/3 (1/2^99 must not equal 1/2^98); a
+       rounded value is not the exact one (3.14 != \\pi, 3.14 != 3.14159), and "about 0.33" or
+       "≈ 3.14" is a hedge even where the gold is that decimal (a decimal gold asks for its
+       digits: 3.14 = 3.140);
     3. variables are compared strictly: f(x) != f(y) (but not their case: math-verify's parser
        reads X as x, so 2X == 2x); j is a variable, not the imaginary unit (3+4j != 3+4i);
     4. "," is never a decimal separator: "1000,99" is not 1000.99;

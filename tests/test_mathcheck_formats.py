@@ -761,6 +761,13 @@ def test_a_tilde_before_the_number_is_about_not_the_value():
         ("\\boxed{1~000}", "1000", True),
         ("\\boxed{x =~ 5}", "5", True),
         ("\\boxed{x~=~5}", "5", True),
+        # no tolerance: a rounded value is not the exact one, and an estimate is a hedge
+        ("\\boxed{3.14}", "\\pi", False),
+        ("\\boxed{3.14}", "3.14159", False),
+        ("\\boxed{3.140}", "3.14", True),
+        ("\\boxed{\\approx 3.14}", "3.14", False),
+        ("The answer is about 0.33.", "0.33", False),
+        ("\\boxed{0.33}", "\\frac13", False),
     ])
 
 
@@ -1186,6 +1193,9 @@ def test_thousands_separators_of_other_locales():
         ("\\boxed{100000}", "1,00,000", True),
         ("\\boxed{1,00,00}", "10000", False),              # not the Indian grouping
         ("\\boxed{1,000,00}", "100000", False),
+        ("\\boxed{(5)}", "5", True),                       # grouping, not accounting's -5
+        ("\\boxed{(5)}", "-5", False),
+        ("\\boxed{−5}", "-5", True),
     ])
 
 
