@@ -1486,7 +1486,7 @@ def _word_value(words: list[str]) -> str | None:
         return 1 if head == ["a"] else _cardinal(head) if head else None
 
     if words[-1] in ("dozen", "dozens"):
-        k = Fraction(1, 2) if words[:-1] == ["half", "a"] else count(words[:-1])
+        k = Fraction(1, 2) if words[:-1] in (["half", "a"], ["a", "half"]) else count(words[:-1])
         return None if k is None else str(k * 12)
     if "and" in words:                                 # "two and a half"
         i = words.index("and")
@@ -2872,7 +2872,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * a number in words may name what it counts and may be a dozen or a fraction: "twelve
       apples" = 12, "half a dozen" = 6, "three quarters" = 3/4, "two and a half" = 5/2, "one
       thousand and one" = 1001; a scale word is never a unit ("2 dozen" = 24, not 2);
-      digits "2 and 1/2" (a whole number, "and", a proper fraction) are the mixed number 5/2
+      digits "2 and 1/2", "1 and a half" (a whole number, "and", a proper fraction in digits or
+      words, not a decimal: "2 and 0.5" is two numbers) are the mixed number 5/2
       where the other side is one value and the list 2, 1/2 where it is a list ("2, 1/2" is
       always a list);
     * a numeral with a base subscript (204_5) equals only the same numeral in the same base:
@@ -2991,19 +2992,20 @@ def _split_gloss(pred: str) -> tuple[str, list[str]]:
     return pred, []
 
 
-_MIXED_AND_RE = re.compile(r"\s*(\d+)\s+and\s+(?:\\[dt]?frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}"
-                           r"|(\d+)\s*/\s*(\d+))\s*")
-
-
 def _mixed_and(s: str) -> str | None:
-    """'2 and 1/2', '2 \\text{ and } \\frac{1}{2}' -> '\\frac{5}{2}': a whole number and a proper
-    fraction joined by "and", read as a mixed number (None for anything else)."""
-    t = re.sub(r"\\(?:text|mbox|mathrm)\s*\{\s*and\s*\}", " and ", s) if "and" in s else ""
-    m = _MIXED_AND_RE.fullmatch(t.replace("$", ""))
-    if not m:
+    """'2 and 1/2', '2 \\text{ and } \\frac{1}{2}', '1 and a half', '3 and 1/4 hours' ->
+    '\\frac{5}{2}', '\\frac{3}{2}', '\\frac{13}{4}': a whole number and a proper fraction (in
+    digits or words, not a decimal) joined by "and", read as a mixed number (None for anything
+    else)."""
+    t = re.sub(r"\\(?:text|mbox|mathrm)\s*\{([^{}]*)\}", r" \1 ", s) if "and" in s else ""
+    m = re.fullmatch(r"\s*(\d+)\s+and\s+(\S.{0,60}?)\s*", t.replace("$", ""))
+    if not m or re.fullmatch(r"[\d.\s]+", m.group(2)):
+        return None                              # "2 and 0.5" is two numbers
+    frac = exact_number(normalize_answer(m.group(2)))
+    if frac is None or not 0 < frac < 1:
         return None
-    whole, num, den = int(m.group(1)), int(m.group(2) or m.group(4)), int(m.group(3) or m.group(5))
-    return f"\\frac{{{whole * den + num}}}{{{den}}}" if 0 < num < den else None
+    v = int(m.group(1)) + frac
+    return f"\\frac{{{v.numerator}}}{{{v.denominator}}}"
 
 
 def _check(region: str, pred: str, others: list[str], gold: str) -> bool:

@@ -958,6 +958,7 @@ def test_a_scale_word_after_digits_multiplies():
         ("\\boxed{2 dozen}", "24", True),                # a dozen is a scale word too
         ("\\boxed{3 dozen eggs}", "36", True),
         ("\\boxed{1.5 dozen}", "18", True),
+        ("\\boxed{a half dozen}", "6", True),
         ("\\boxed{24}", "2 dozen", True),
         ("\\boxed{2 dozen}", "2", False),
         ("\\boxed{3 dozen eggs}", "3", False),
@@ -2307,6 +2308,11 @@ SPACED_DIGITS = [  # "2 1/2" is a mixed number and "1 000" one number; "3 4" is 
     ("\\boxed{2, 1/2}", "2.5", False),                     # a comma: two numbers
     ("\\boxed{2 and 3/2}", "3.5", False),                  # not a proper fraction
     ("\\boxed{2 and 1/2}", "2", False),
+    ("\\boxed{1 and a half}", "1.5", True),                 # the fraction in words
+    ("\\boxed{3 and 1/4 hours}", "3.25", True),             # a unit after it
+    ("\\boxed{\\text{2 and 1/2}}", "2.5", True),
+    ("\\boxed{2 and 0.5}", "2.5", False),                  # a decimal: two numbers
+    ("\\boxed{1 and a half}", "2", False),
 ]
 
 
