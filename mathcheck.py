@@ -2097,6 +2097,10 @@ def _intervals(s: str) -> tuple[str | None, bool, list[tuple]] | None:
             s = s[len(m.group(1)) + 3:]
     if _is_reals(s):
         return None, False, [("-\\infty", False, "\\infty", False)]
+    m = re.fullmatch(r"(.+),\s*([a-zA-Z])\s*\\in\s*(?:\\mathbb\{R\}|\\mathbb R|R)", s)
+    if m:                                        # "x \ge 3, x \in \mathbb{R}": the domain said
+        got = _intervals(m.group(1))
+        return got if got and got[0] == m.group(2) else None
     m = re.fullmatch(r"(?:\\mathbb\{R\}|\\mathbb R|R)(?:\\setminus|\\backslash|-)\\\{(.+)\\\}", s)
     if m:                                        # \mathbb{R} \setminus \{1, 3\}: the gaps between
         points = sorted((exact_number(x), x) for x in _split_top(m.group(1))
@@ -2827,7 +2831,7 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       known unit (200 minutes) and a bare number in its smallest or largest unit (200 or 10/3);
     * intervals and inequalities are one thing: (2, 5] = ]2, 5] (French brackets) = "2 < x \\le
       5" = "\\{x | 2<x\\le5\\}" = "\\{x \\in \\mathbb{R} : 2<x\\le5\\}" (not \\mathbb{Z}) = "x > 2
-      and x \\le 5", "x < 1 or x > 3" =
+      and x \\le 5" = "2 < x \\le 5, x \\in \\mathbb{R}", "x < 1 or x > 3" =
       (-\\infty,1)\\cup(3,\\infty), "|x| < 3" = (-3, 3), "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty),
       \\mathbb{R} \\setminus [-1, 1] = "x < -1, x > 1" (two rays apart by a comma that never meet
       are their union; "x > 1, x < 3" is both) = (-\\infty,-1)\\cup(1,\\infty);

@@ -1627,8 +1627,12 @@ INTERVALS = [
     ("\\boxed{\\{x\\in\\mathbb{R}\\mid -1<x<1\\}}", "(-1,1)"),
     ("\\boxed{(2,\\infty)}", "\\{x \\in \\mathbb{R} \\mid x > 2\\}"),
     ("\\boxed{\\{x \\in ℝ : x ≥ 2\\}}", "[2,\\infty)"),
+    ("\\boxed{x \\geq 3, x \\in \\mathbb{R}}", "[3,\\infty)"),   # the domain said after it
+    ("\\boxed{x < 1 \\text{ or } x > 3, x \\in ℝ}", "(-\\infty,1)\\cup(3,\\infty)"),
 ]
 INTERVAL_NEAR_MISSES = [
+    ("\\boxed{x \\geq 3, y \\in \\mathbb{R}}", "[3,\\infty)"),       # another variable
+    ("\\boxed{x > 3, x \\in \\mathbb{R}}", "[3,\\infty)"),
     ("\\boxed{\\{x \\in \\mathbb{R} : x > 2\\}}", "[2, \\infty)"),
     ("\\boxed{\\{x \\in \\mathbb{Z} : x > 2\\}}", "(2, \\infty)"),   # integers: no interval
     ("\\boxed{2 \\le x \\le 5}", "(2, 5]"),
