@@ -2567,9 +2567,10 @@ def _unit_key(s: str) -> str | None:
                   r"(?P<u>[a-zA-Zµ]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
     if not m or (len(m.group("u")) == 1 and not m.group("sp")):
         return dollar
-    unit = _UNIT_ALIASES.get(m.group("u").lower())
-    if unit is None and _unit_size(m.group("u")):        # an SI symbol with a prefix: kJ, mA
-        unit = m.group("u")
+    # a name as written ("pm"), an SI symbol in its own case (kJ, mA, Mg, pA: M is mega and m
+    # milli), then a name in any case ("PM", "Km")
+    u = m.group("u")
+    unit = _UNIT_ALIASES.get(u) or (u if _unit_size(u) else None) or _UNIT_ALIASES.get(u.lower())
     if unit is None and "/" in m.group("u"):               # m/s, ft/s, miles/hour
         per = [_UNIT_ALIASES.get(x) for x in m.group("u").lower().split("/")]
         unit = "/".join(per) if None not in per else None

@@ -1464,6 +1464,10 @@ CONVERTED = [
     ("\\boxed{3 \\text{ mA}}", "3 \\text{ A}", False),
     ("\\boxed{5 \\text{ kJ}}", "5000 \\text{ W}", False),    # two dimensions
     ("\\boxed{5 \\text{ kWh}}", "18000000 \\text{ J}", False),  # two names of one quantity
+    ("\\boxed{1 \\text{ Mg}}", "1000 \\text{ kg}", True),       # M is mega, m milli
+    ("\\boxed{5 \\text{ mL}}", "5 \\text{ ml}", True),
+    ("\\boxed{5 \\text{ pA}}", "5 \\text{ Pa}", False),
+    ("\\boxed{1 \\text{ Mg}}", "1000 \\text{ g}", False),
     ("\\boxed{1\\text{ nm}}", "10^{-9} \\text{ m}", True),      # a unit after a power or fraction
     ("\\boxed{5 \\text{ mm}}", "\\frac{1}{2} \\text{ cm}", True),
     ("\\boxed{4 \\text{ mm}}", "\\frac{1}{2} \\text{ cm}", False),
