@@ -2600,9 +2600,9 @@ _SI_BASES = {"m": ("metric", 1000), "g": ("grams", 1000), "l": ("volume", 1000),
              "L": ("volume", 1000), "s": ("time", 1), "J": ("J", 1), "N": ("N", 1), "W": ("W", 1),
              "V": ("V", 1), "A": ("A", 1), "K": ("K", 1), "Pa": ("Pa", 1), "Hz": ("Hz", 1),
              "mol": ("mol", 1), "eV": ("eV", 1), "Wh": ("Wh", 1)}
-_SI_PREFIXES = {"T": 10 ** 12, "G": 10 ** 9, "M": 10 ** 6, "k": 10 ** 3, "h": 100, "d": Fraction(
-    1, 10), "c": Fraction(1, 100), "m": Fraction(1, 10 ** 3), "µ": Fraction(1, 10 ** 6),
-    "n": Fraction(1, 10 ** 9), "p": Fraction(1, 10 ** 12)}
+_SI_PREFIXES = {"T": 10 ** 12, "G": 10 ** 9, "M": 10 ** 6, "k": 10 ** 3, "h": 100,
+                "d": Fraction(1, 10), "c": Fraction(1, 100), "m": Fraction(1, 10 ** 3),
+                "µ": Fraction(1, 10 ** 6), "n": Fraction(1, 10 ** 9), "p": Fraction(1, 10 ** 12)}
 _SI_UNIT_RE = re.compile("([TGMkhdcmµnp]?)(" + "|".join(sorted(_SI_BASES, key=len)[::-1]) + ")")
 
 
@@ -2970,12 +2970,12 @@ def _split_gloss(pred: str) -> tuple[str, list[str]]:
     for _ in range(3):
         t = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r" \1 ", t)
     m = re.fullmatch(r"(?s)\s*(?P<v>.*?\S)\s+\((?P<g>[^()]{1,80})\)\s*[.,;]?\s*", t)
+    func = re.search(r"(?<![a-zA-Z])[a-z]+$", m.group("v")) if m else None   # "cis (\pi/3)"
     said_re = r"(?i)(?:=|i\.\s*e\.?,?|that\s+is,?|equivalently,?|which\s+is)\s*"
     if (not m or not re.search(r"\d|\\[a-zA-Z]", m.group("v"))
             or "," in re.sub(said_re, "", m.group("g").strip(), count=1)
             or re.search(r"(?:\\[a-zA-Z]+|[-+*/=^_,])$", m.group("v"))
-            or re.search(r"(?<![a-zA-Z])[a-z]+$", m.group("v")) and re.search(
-                r"[a-z]+$", m.group("v")).group(0) in _FUNC_WORDS | {"cis"}):
+            or (func and func.group(0) in _FUNC_WORDS | {"cis"})):
         return pred, []          # "(1, 2) \cup (3, 4)", "2 \cdot (3)", "2 cis (\pi/3)": no gloss
     value, gloss = m.group("v"), m.group("g").strip()
     if re.fullmatch(r"[A-Za-z]", gloss) or _HEDGE_RE.search(gloss) or _QUALIFIER_RE.search(gloss):
@@ -3031,10 +3031,11 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     if len(p) > max(MAX_ANSWER_CHARS // 2, 4 * len(g) + 50):         # over-long: no parsing
         return False
     # "2 and 1/2" is a mixed number against one value (5/2, 2.5) and a list against a list
-    if _mixed_and(pred) and _structure(g)[0] == "scalar":
-        p = _mixed_and(pred)
-    elif _mixed_and(gold) and _structure(p)[0] == "scalar":
-        g = _mixed_and(gold)
+    mixed_p, mixed_g = _mixed_and(pred), _mixed_and(gold)
+    if mixed_p and _structure(g)[0] == "scalar":
+        p = mixed_p
+    elif mixed_g and _structure(p)[0] == "scalar":
+        g = mixed_g
     # the answers of labelled parts, "(a) 5, (b) 6", against a set gold: the set of their values
     if _structure(g)[0] == "set" and _structure(p)[0] == "()" and _PART_IN_ANSWER_RE.match(
             re.sub(r"^(?:\\text\s*\{\s*)?", "", _strip_math_delims(pred))):
