@@ -2999,13 +2999,13 @@ def _split_gloss(pred: str) -> tuple[str, list[str]]:
 
 def _mixed_and(s: str) -> str | None:
     """'2 and 1/2', '2 \\text{ and } \\frac{1}{2}', '1 and a half', '3 and 1/4 hours' ->
-    '\\frac{5}{2}', '\\frac{3}{2}', '\\frac{13}{4}': a whole number and a proper fraction (in
-    digits or words, not a decimal) joined by "and", read as a mixed number (None for anything
-    else)."""
+    '\\frac{5}{2}', '\\frac{3}{2}', '\\frac{13}{4}': a whole number from 1 and a proper fraction
+    (in digits or words, not a decimal) joined by "and", read as a mixed number (None for
+    anything else)."""
     t = re.sub(r"\\(?:text|mbox|mathrm)\s*\{([^{}]*)\}", r" \1 ", s) if "and" in s else ""
-    m = re.fullmatch(r"\s*(\d+)\s+and\s+(\S.{0,60}?)\s*", t.replace("$", ""))
+    m = re.fullmatch(r"\s*([1-9]\d*)\s+and\s+(\S.{0,60}?)\s*", t.replace("$", ""))
     if not m or re.fullmatch(r"[\d.\s]+", m.group(2)):
-        return None                              # "2 and 0.5" is two numbers
+        return None                              # "2 and 0.5", "0 and 1/2" are two numbers
     frac = exact_number(normalize_answer(m.group(2)))
     if frac is None or not 0 < frac < 1:
         return None

@@ -2320,6 +2320,7 @@ SPACED_DIGITS = [  # "2 1/2" is a mixed number and "1 000" one number; "3 4" is 
     ("\\boxed{3 and 1/4 hours}", "3.25", True),             # a unit after it
     ("\\boxed{\\text{2 and 1/2}}", "2.5", True),
     ("\\boxed{2 and 0.5}", "2.5", False),                  # a decimal: two numbers
+    ("\\boxed{0 and 1/2}", "\\frac12", False),               # no whole part: two numbers
     ("\\boxed{1 and a half}", "2", False),
 ]
 
