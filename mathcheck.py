@@ -1184,6 +1184,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                lambda m: "\\" + (m.group(1).lower() if m.group(1) else m.group(2)), s)
     s = re.sub(r"(?i)^the\s+(?=\d)", "", s)                          # "the 3rd", "the 5th term"
     s = re.sub(r"(?i)^(?:the\s+)?(?:final\s+)?answer(?:\s+is\b|\s*[:=])\s*", "", s)  # in a box
+    s = re.sub(r"^(?:∴|\\therefore(?![a-zA-Z]))\s*", "", s)        # "\boxed{\therefore x = 5}"
     s = re.sub(r"(?i)^(?:minus|negative)\s+(?=\d|\\frac|\\sqrt)", "-", s)       # "minus 5"
     # a scale word after a number is a factor, not a unit: 2 million = 2000000, 1.5 thousand = 1500
     if any(w in s.lower() for w in _SCALE_WORDS):

@@ -329,6 +329,8 @@ ANCHORED = [
     ("∴ the total is 5 apples.", "5"),
     ("$\\therefore x = 5$", "5"),
     ("$\\therefore$ the largest $n$ is $34$.", "34"),
+    ("\\boxed{\\therefore x = 5}", "5"),                   # the sign inside the box
+    ("\\boxed{∴ 5}", "5"),
 ]
 ANCHOR_NEAR_MISSES = [
     ("∴ $x = 6$", "5"),
