@@ -2525,7 +2525,8 @@ for _canon, _names in {
         "km/h": "km/h kph", "deg": "degree degrees", "J": "j joule joules", "N": "n newton newtons",
         "W": "w watt watts", "V": "v volt volts", "Pa": "pa pascal pascals", "Hz": "hz hertz",
         "mol": "mol mole moles", "ohm": "ohm ohms", "rad": "rad rads radian radians", "am": "am",
-        "pm": "pm"}.items():
+        "pm": "pm", "A": "amp amps ampere amperes", "K": "kelvin kelvins",
+        "eV": "electronvolt electronvolts"}.items():
     for _n in _names.split():
         _UNIT_ALIASES[_n] = _canon
 
@@ -2557,7 +2558,8 @@ def _unit_key(s: str) -> str | None:
     or a word we do not know as a unit)."""
     dollar = "dollar" if re.search(r"\\\$|\\textdollar|^[^$]*\$\s*\d[^$]*$", s) else None
     s = _unit_fraction(s)
-    t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"\1 \2", s)   # siunitx
+    t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}",   # siunitx: \SI{5}{\kilo\joule}
+               lambda m: m.group(1) + " " + m.group(2).replace("\\", ""), s)
     t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", t)
     t = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])", " degrees", t)
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
@@ -2571,7 +2573,8 @@ def _unit_key(s: str) -> str | None:
     # a name as written ("pm"), an SI symbol in its own case (kJ, mA, Mg, pA: M is mega and m
     # milli), then a name in any case ("PM", "Km")
     u = m.group("u")
-    unit = _UNIT_ALIASES.get(u) or (u if _unit_size(u) else None) or _UNIT_ALIASES.get(u.lower())
+    unit = (_UNIT_ALIASES.get(u) or (u if _unit_size(u) else None) or _UNIT_ALIASES.get(u.lower())
+            or _prefixed_name(u))
     if unit is None and "/" in m.group("u"):               # m/s, ft/s, miles/hour
         per = [_UNIT_ALIASES.get(x) for x in m.group("u").lower().split("/")]
         unit = "/".join(per) if None not in per else None
@@ -2605,6 +2608,18 @@ _SI_PREFIXES = {"T": 10 ** 12, "G": 10 ** 9, "M": 10 ** 6, "k": 10 ** 3, "h": 10
                 "d": Fraction(1, 10), "c": Fraction(1, 100), "m": Fraction(1, 10 ** 3),
                 "µ": Fraction(1, 10 ** 6), "n": Fraction(1, 10 ** 9), "p": Fraction(1, 10 ** 12)}
 _SI_UNIT_RE = re.compile("([TGMkhdcmµnp]?)(" + "|".join(sorted(_SI_BASES, key=len)[::-1]) + ")")
+
+
+_SI_PREFIX_NAMES = {"tera": "T", "giga": "G", "mega": "M", "kilo": "k", "hecto": "h", "deci": "d",
+                    "centi": "c", "milli": "m", "micro": "µ", "nano": "n", "pico": "p"}
+
+
+def _prefixed_name(word: str) -> str | None:
+    """'kilojoules' -> 'kJ', 'milliamps' -> 'mA', 'kilowatt' -> 'kW': an SI prefix's name before
+    the name of an SI unit, as its symbol (None for other words)."""
+    m = re.fullmatch("(" + "|".join(_SI_PREFIX_NAMES) + ")(.+)", word.lower())
+    base = _UNIT_ALIASES.get(m.group(2)) if m else None
+    return _SI_PREFIX_NAMES[m.group(1)] + base if base in _SI_BASES else None
 
 
 def _unit_size(unit: str) -> tuple[str, Fraction | int] | None:
@@ -2674,15 +2689,19 @@ def _amount(s: str) -> Fraction | None:
 
 
 def _converted_equal(gold: str, pred: str) -> bool | None:
-    """None unless both sides name different known units ('12 cm', '0.12 m'); then whether they
-    are one amount. Exact conversions only, within one dimension of `_unit_size` (any SI
+    """None unless both sides name known units ('12 cm', '0.12 m'); then whether they are one
+    amount. Exact conversions only, within one dimension of `_unit_size` (any SI
     prefix on any SI symbol; seconds to weeks; inches to miles; cents and dollars), also
     squared and cubed: 12 cm = 0.12 m, 1.5 kg = 1500 g, 2 kW = 2000 W, 2 h = 120 minutes,
     1 m^2 = 10000 cm^2; units of different dimensions, or with no exact conversion here (5 cm
-    and 2 in), disagree."""
+    and 2 in), disagree. One unit said twice in two spellings ('5 joules', '5 J') is the same
+    amount when the numbers agree."""
     gu, pu = _unit_key(gold), _unit_key(pred)
-    if not gu or not pu or gu == pu:
+    if not gu or not pu:
         return None
+    if gu == pu:                                 # a one-letter symbol stays on its number: 5J
+        gv, pv = _amount(gold), _amount(pred)
+        return True if gv is not None and gv == pv else None
     (gname, _, ge), (pname, _, pe) = gu.partition("^"), pu.partition("^")
     gs, ps = _unit_size(gname), _unit_size(pname)
     if gs is None or ps is None or gs[0] != ps[0] or ge != pe:
@@ -2813,15 +2832,16 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       it: "5 (five)", "120 (= 5!)", "\\frac12 (0.5)" equal 5, 120, 0.5; "5 (in cm)" is a unit;
       "5 (six)", "3 (rounded)" fail; a trailing ellipsis ("Final answer: 5...") says the digits
       go on: no plain number;
-    * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}",
-      "$12 dollars"), but two different known units disagree (5 cm != 5 m, 3 PM != 3 a.m.,
-      \\$5 != 5 cents = 5¢) unless exactly converted within one dimension (`_converted_equal`: any
-      SI prefix on any SI symbol, one rule: 12 cm = 0.12 m, 1.5 kg = 1500 g, 5 kJ = 5000 J,
-      3 mA = 0.003 A; seconds to weeks, inches to miles, cents to dollars; no metric to
-      imperial, and no two names of one quantity, J and eV); a rate names two
-      units (m/s, miles/hour = mph), and 5 m/s != 5 km/h (rates are not converted); degrees
-      and radians are never converted (45^\\circ != \\frac{\\pi}{4} either way: the gold's unit
-      is the one the question asked for), and a bare 45 equals 45^\\circ;
+    * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}", "$12
+      dollars"; a unit's symbol and name agree: 5 J = 5 joules), but two different known units
+      disagree (5 cm != 5 m, 3 PM != 3 a.m., \\$5 != 5 cents = 5¢) unless exactly converted within
+      one dimension (`_converted_equal`: any SI prefix on any SI symbol, one rule: 12 cm = 0.12 m,
+      1.5 kg = 1500 g, 5 kJ = 5000 J, 3 mA = 0.003 A, also named ("5 kilojoules", siunitx's
+      \\kilo\\joule); seconds to weeks, inches to miles, cents to dollars; no metric to imperial,
+      and none between units of one quantity, J and eV); a rate names two units (m/s, miles/hour =
+      mph), and 5 m/s != 5 km/h (rates are not converted); degrees and radians are never converted
+      (45^\\circ != \\frac{\\pi}{4} either way: the gold's unit is the one the question asked for),
+      and a bare 45 equals 45^\\circ;
     * a time of day on either clock: 3 PM = 15:00, noon = 12:00 PM, midnight = 0:00, 3 o'clock
       = 3:00 (a bare 1:00 to 12:59 may also be read on the 12-hour clock: 3:00 PM = 3:00);
       "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28 = 7/25 (a percent sign on

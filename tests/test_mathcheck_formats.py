@@ -1466,6 +1466,16 @@ CONVERTED = [
     ("\\boxed{3 \\text{ mA}}", "3 \\text{ A}", False),
     ("\\boxed{5 \\text{ kJ}}", "5000 \\text{ W}", False),    # two dimensions
     ("\\boxed{5 \\text{ kWh}}", "18000000 \\text{ J}", False),  # two names of one quantity
+    ("\\boxed{5 kilojoules}", "5000 J", True),                 # the prefix and unit named
+    ("\\boxed{3 \\text{ milliamps}}", "0.003 A", True),
+    ("\\boxed{\\SI{5}{\\kilo\\joule}}", "5000 \\text{ J}", True),    # siunitx's unit macros
+    ("\\boxed{\\qty{5}{\\centi\\metre}}", "0.05 m", True),
+    ("\\boxed{5 joules}", "5 J", True),                        # one unit in two spellings
+    ("\\boxed{5 N}", "5 \\text{ newtons}", True),
+    ("\\boxed{5 \\text{ amps}}", "5 A", True),
+    ("\\boxed{5 kilojoules}", "500 J", False),
+    ("\\boxed{6 joules}", "5 J", False),
+    ("\\boxed{5 kilovolts}", "5000 watts", False),
     ("\\boxed{1 \\text{ Mg}}", "1000 \\text{ kg}", True),       # M is mega, m milli
     ("\\boxed{5 \\text{ mL}}", "5 \\text{ ml}", True),
     ("\\boxed{5 \\text{ pA}}", "5 \\text{ Pa}", False),
