@@ -2617,7 +2617,7 @@ _SI_PREFIX_NAMES = {"tera": "T", "giga": "G", "mega": "M", "kilo": "k", "hecto":
 def _prefixed_name(word: str) -> str | None:
     """'kilojoules' -> 'kJ', 'milliamps' -> 'mA', 'kilowatt' -> 'kW': an SI prefix's name before
     the name of an SI unit, as its symbol (None for other words)."""
-    m = re.fullmatch("(" + "|".join(_SI_PREFIX_NAMES) + ")(.+)", word.lower())
+    m = re.fullmatch("(" + "|".join(_SI_PREFIX_NAMES) + ")(.{3,})", word.lower())   # not "kilos"
     base = _UNIT_ALIASES.get(m.group(2)) if m else None
     return _SI_PREFIX_NAMES[m.group(1)] + base if base in _SI_BASES else None
 

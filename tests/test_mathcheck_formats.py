@@ -1474,6 +1474,7 @@ CONVERTED = [
     ("\\boxed{5 N}", "5 \\text{ newtons}", True),
     ("\\boxed{5 \\text{ amps}}", "5 A", True),
     ("\\boxed{5 kilojoules}", "500 J", False),
+    ("\\boxed{5 kilos}", "5 kg", True),                      # not kilo-seconds: a word as a whole
     ("\\boxed{6 joules}", "5 J", False),
     ("\\boxed{5 kilovolts}", "5000 watts", False),
     ("\\boxed{1 \\text{ Mg}}", "1000 \\text{ kg}", True),       # M is mega, m milli
