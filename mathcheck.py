@@ -339,9 +339,12 @@ def _strip_math_delims(s: str) -> str:
     return s
 
 
+# the "therefore" sign, a symbol or LaTeX (also in a formula of its own: "$\\therefore$ x = 5")
+_THEREFORE = r"(?:∴|\$?\\therefore(?![a-zA-Z]))[\s$]*"
 _SUBJECT_IS_RE = re.compile(
     r"(?is)^(?:\*\*)?(?:(?:so|thus|therefore|hence|finally|consequently|in\s+conclusion|in\s+summary|"
-    r"overall)\s*,?\s+)?(?:(?:we|I)\s+(?:conclude|find|get|see|know|have|obtain)\s+that\s+)?"
+    r"overall)\s*,?\s+|" + _THEREFORE + r")?"
+    r"(?:(?:we|I)\s+(?:conclude|find|get|see|know|have|obtain)\s+that\s+)?"
     r"the\s+(?P<what>[^.;!?]{1,160}?)\s+(?:is|are|equals|was|will\s+be|must\s+be|=)"
     r"\s*:?\s+(?P<stmt>.+)$")
 
@@ -385,7 +388,8 @@ def _value_is_answer(x: str) -> str | None:
 
 
 _CONCLUDED_RE = re.compile(
-    r"(?is)^(?:\*\*)?(?:so|thus|therefore|hence|finally|consequently)\s*,?\s+"
+    r"(?is)^(?:\*\*)?(?:(?:so|thus|therefore|hence|finally|consequently)\s*,?\s+|" + _THEREFORE +
+    ")"
     r"(?:(?:we|I)\s+(?:get|have|find|obtain)\s+(?:that\s+)?)?(?P<stmt>.+)$")
 
 
@@ -854,14 +858,17 @@ _UNICODE = {
     "−": "-", "–": "-", "—": "-", "\u2010": "-", "\u2011": "-", "\u2012": "-", "\ufe63": "-",
     "π": "\\pi ", "∞": "\\infty ", "×": "\\times ", "·": "\\cdot ",
     "⋅": "\\cdot ", "÷": "\\div ", "≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "∪": "\\cup ",
-    "∩": "\\cap ", "°": "^\\circ", "½": "\\frac{1}{2}", "⅓": "\\frac{1}{3}", "⅔": "\\frac{2}{3}",
+    "∩": "\\cap ", "⩽": "\\le ", "⩾": "\\ge ", "≦": "\\le ", "≧": "\\ge ",
+    "°": "^\\circ", "½": "\\frac{1}{2}", "⅓": "\\frac{1}{3}", "⅔": "\\frac{2}{3}",
     "¼": "\\frac{1}{4}", "¾": "\\frac{3}{4}", "θ": "\\theta ",
     "α": "\\alpha ", "β": "\\beta ", "∈": "\\in ", "ℝ": "\\mathbb{R}", "±": "\\pm ", "∓": "\\mp ",
     "⟨": "(", "⟩": ")", "∅": "\\emptyset ", "\u00a0": " ", "\u2009": " ", "\u202f": " ",
     "\u066b": ".", "\u066c": ",", "\u066a": "%",   # the Arabic decimal and thousands separators, %
+    "¢": " cents",
 }
 _TEXT_CMDS = (r"(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|textnormal|operatorname|"
-              r"textsuperscript|boldsymbol|pmb|bm|underline|rm|bf|emph|ensuremath|textup|textsf)")
+              r"textsuperscript|boldsymbol|pmb|bm|underline|rm|bf|emph|ensuremath|textup|textsf|"
+              r"texttt|textsl|mathsf|mathtt|mathnormal)")
 _UNIT_WORDS = (
     "cm|mm|km|m|meters?|metres?|centimeters?|kilometers?|inch(?:es)?|in|ft|feet|foot|yards?|yd|miles?|"
     "mi|kg|g|grams?|kilograms?|mg|lbs?|pounds?|ounces?|oz|s|sec|seconds?|min|minutes?|h|hrs?|hours?|"
@@ -883,8 +890,9 @@ def _repeating_decimal(m: re.Match) -> str:
 def normalize_answer(s: str) -> str:
     """Canonical string of an answer; the same function is applied to gold and prediction.
 
-    Handles: math delimiters, `\\left`/`\\right` (also `\\left.`, `\\bigl(`), spacing commands and
-    formatting without value (`\\hspace`, `\\phantom`, `\\color`, size and font switches),
+    Handles: math delimiters, `\\left`/`\\right` (also `\\left.`, `\\bigl(`), spacing commands
+    (`\\,`, `\\quad`, `\\enspace`, `\\thinspace`, a trailing `\\ `) and formatting without value
+    (`\\hspace`, `\\phantom`, `\\color`, size and font switches, `\\texttt`, `\\mathsf`),
     `\\dfrac`/`\\tfrac`/`\\sfrac`/`\\nicefrac` and the brace-less `\\frac\\pi2`, `\\sqrt3`,
     `\\text{}`-style wrappers, infinity in words and code (`Infinity`, `-inf`, `oo`, `infinitely
     many`), trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`, SI symbols in `\\text{}`:
@@ -900,16 +908,17 @@ def normalize_answer(s: str) -> str:
     number as a product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`, `π`, `−` and the other minus signs
     and hyphens, `½`, any vulgar fraction, fullwidth and circled digits, mathematical bold and
     italic letters and digits (`𝐀`, `𝟓`), the Arabic decimal separator `٫` and percent sign `٪`,
-    superscript runs `x¹⁰`; emoji and other symbols are dropped), grouping braces `{{5}}` and
-    parentheses `((5))`, base subscripts (`(204)_5` -> `204_{5}`; `26_{10}` -> `26`), empty-set
-    symbols (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`, the rows
+    superscript and subscript runs `x¹⁰`, `x₁₂`, the slanted `⩾`; emoji and other symbols are
+    dropped), grouping braces `{{5}}` and parentheses `((5))`, base subscripts (`(204)_5` ->
+    `204_{5}`; `26_{10}` -> `26`), empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` ->
+    `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`, the rows
     of an `aligned` environment (a list), `;` as a list separator, a whole answer that is a number
     in words (`five`, `Twenty-one`, `one hundred and five`; `minus 5` is -5), a leading `Answer:` or
     `The answer is`, leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting notations and gcd /
     lcm of integers (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix, and so do nested
     lists `[[1, 2], [3, 4]]`; a vector, one row or one column, or a sum of unit vectors `i + 2j +
     3k`, -> the tuple of its entries), the base in words (`101_{\\text{two}}`), a scale
-    word after digits (`1.5 million` -> `1500000`), and spaces.
+    word after digits (`1.5 million` -> `1500000`, `2 dozen` -> `24`), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
     '\\\\frac{1}{3}'
@@ -934,6 +943,7 @@ _UNIT_BLOCK = {"and", "or", "not", "more", "less", "than", "each", "only", "all"
                "rounded", "truncated"}
 
 
+_OCLOCK_RE = re.compile(r"(?i)(?<![\d:])(\d{1,2})\s*o['’]\s?clock\b")
 _MERIDIEM_RE = re.compile(r"(?i)(?<=\d)\s*([ap])\.\s?m\.?(?![a-z])")   # a.m., p.m. after a time
 
 
@@ -954,14 +964,16 @@ def _strip_unit_words(s: str) -> str:
 
 
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻", "0123456789+-")
+_SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉₊₋", "0123456789+-")
 
 
 _SCALE_WORDS = {"hundred": 100, "thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9,
-                "trillion": 10 ** 12}
+                "trillion": 10 ** 12, "dozen": 12}
 
 
 def _scaled(m: re.Match) -> str:
-    """'1.5 million' -> '1500000', '2 hundred thousand' -> '200000' (exact decimals)."""
+    """'1.5 million' -> '1500000', '2 hundred thousand' -> '200000', '2 dozen' -> '24' (exact
+    decimals)."""
     value = Decimal(m.group(1))
     for word in m.group(2).split():
         value *= _SCALE_WORDS[word.lower()]
@@ -1010,11 +1022,12 @@ def _french_interval(m: re.Match) -> str:
 
 def _unicode_forms(s: str) -> str:
     """Unicode spellings no table lists one by one: fullwidth forms ('－５' -> '-5'), every vulgar
-    fraction ('⅕' -> '\\frac{1}{5}', '2⅜' a mixed number) and superscript runs ('x¹⁰' -> 'x^{10}',
-    before the table reads '²' alone)."""
+    fraction ('⅕' -> '\\frac{1}{5}', '2⅜' a mixed number), superscript runs ('x¹⁰' -> 'x^{10}',
+    before the table reads '²' alone) and subscript runs ('x₁₂' -> 'x_{12}')."""
     if s.isascii():
         return s
     s = re.sub("[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻]+", lambda m: "^{" + m.group(0).translate(_SUPERSCRIPTS) + "}", s)
+    s = re.sub("(_?)([₀₁₂₃₄₅₆₇₈₉₊₋]+)", lambda m: "_{" + m.group(2).translate(_SUBSCRIPTS) + "}", s)
     out = []
     for c in s:
         if "\uff01" <= c <= "\uff5e":                       # fullwidth ASCII
@@ -1031,6 +1044,8 @@ def _unicode_forms(s: str) -> str:
 
 def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = DOUBLED_CMD_RE.sub("", str(s).strip())
+    while s.endswith("\\"):                # "5\ " (a space) or a row break "\\" at the end
+        s = s[:-1].rstrip()
     s = _unicode_forms(s)
     for k, v in _UNICODE.items():
         if k in s:
@@ -1056,8 +1071,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\(?:[hv]space|[hv]?phantom)\*?\s*\{[^{}]*\}|\\(?:mathstrut|strut)(?![a-zA-Z])"
                r"|\\color\s*\{[^{}]*\}|\\textcolor\s*\{[^{}]*\}", "", s)
     s = re.sub(r"\\(?:tiny|scriptsize|footnotesize|small|normalsize|large|Large|LARGE|huge|Huge|"
-               r"it|sf|tt)(?![a-zA-Z])|\\(?:rm|bf)(?![a-zA-Z])(?!\s*\{)", "", s)
-    s = s.replace("\\textdollar", "")
+               r"it|sf|tt|boldmath|unboldmath|normalfont|bfseries|itshape|ttfamily)(?![a-zA-Z])"
+               r"|\\(?:rm|bf)(?![a-zA-Z])(?!\s*\{)", "", s)
+    s = re.sub(r"\\textcent(?![a-zA-Z])", " cents", s.replace("\\textdollar", ""))
     # a brace's annotation (\underbrace{5}_{\text{ans}}) and an empty index (5_{}, {5}^{})
     s = re.sub(r"\\(?:underbrace|overbrace)\s*\{((?:[^{}]|\{[^{}]*\})*)\}"
                r"(?:\s*[_^]\s*\{(?:[^{}]|\{[^{}]*\})*\})?", r"{\1}", s)
@@ -1086,6 +1102,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\\lg(?![a-zA-Z])", r"\\log_{10}", s)                     # \lg 100 = 2
     s = re.sub(r"\\gt(?![a-zA-Z])", ">", s)
     s = re.sub(r"\\mid(?![a-zA-Z])", "|", s)
+    s = re.sub(r"\\(?:colon|ratio)(?![a-zA-Z])", ":", s)              # 1 \colon 2 = 1:2
     s = re.sub(r"\\(?:dfrac|tfrac|cfrac|sfrac|nicefrac)(?![a-zA-Z])", r"\\frac", s)
     # siunitx: \num{1000} -> 1000, \SI{5}{cm} / \qty{5}{cm} -> 5 cm (the unit is dropped below)
     s = re.sub(r"\\num\s*\{([^{}]*)\}", r"\1", s)
@@ -1107,7 +1124,8 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = s.replace("{,}", ",")
     s = re.sub(r"(?<![\w.])\d{1,3}(?:_\d{3})+(?![\w.])", lambda m: m.group(0).replace("_", ""),
                s)                                                   # Python's 1_000_000
-    s = re.sub(r"(?<!\\)\\[,;:! ]|\\quad|\\qquad|~", " ", s)
+    s = re.sub(r"(?<!\\)\\[,;:!> ]|\\quad|\\qquad|~|\\(?:en|thin|med|thick|negthin|negmed|negthick"
+               r"|nobreak)space(?![a-zA-Z]) ?", " ", s)
     # degrees, minutes and seconds are one angle: 30^\circ 15' = 30.25^\circ
     if "'" in s or "′" in s:
         s = re.sub(r"(?<![\d.])(\d+)\s*\^\s*(?:\{\s*\\circ\s*\}|\\circ)\s*(\d+(?:\.\d+)?)\s*"
@@ -1149,6 +1167,12 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
     s = _labelled_parts(s)
+    # the polar form r cis(t) = r e^{i t}, its angle in radians (with pi or a name: "cis 60" may
+    # be degrees, whose sign was dropped above)
+    if "cis" in s:
+        s = re.sub(r"(?<![a-zA-Z])cis\s*(\((?=[^()]*[a-zA-Z])[^()]*\)"
+                   r"|\\frac\s*\{[^{}]*\\pi[^{}]*\}\s*\{[^{}]*\}|\\[a-zA-Z]+(?![a-zA-Z]))",
+                   r"e^{i\1}", s)
     # calculator and code spellings: 2**10, 2^-1, pi/2, ln(e^2), log(8)/log(2), abs(-3), pow(2, 10)
     s = s.replace("\\*", "*")             # an escaped star (markdown), LaTeX's times sign
     s = re.sub(r"(?<=[\w)}])\s*\*\*\s*(?=[\w({\\-])", "^", s)
@@ -1160,12 +1184,14 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                lambda m: "\\" + (m.group(1).lower() if m.group(1) else m.group(2)), s)
     s = re.sub(r"(?i)^the\s+(?=\d)", "", s)                          # "the 3rd", "the 5th term"
     s = re.sub(r"(?i)^(?:the\s+)?(?:final\s+)?answer(?:\s+is\b|\s*[:=])\s*", "", s)  # in a box
+    s = re.sub(r"^(?:∴|\\therefore(?![a-zA-Z]))\s*", "", s)        # "\boxed{\therefore x = 5}"
     s = re.sub(r"(?i)^(?:minus|negative)\s+(?=\d|\\frac|\\sqrt)", "-", s)       # "minus 5"
     # a scale word after a number is a factor, not a unit: 2 million = 2000000, 1.5 thousand = 1500
     if any(w in s.lower() for w in _SCALE_WORDS):
         s = re.sub(r"(?<![\d.])(\d+(?:\.\d+)?)((?:\s*(?:" + "|".join(_SCALE_WORDS) + r")\b)+)",
                    _scaled, s, flags=re.IGNORECASE)
     s = _integer_functions(s)
+    s = _OCLOCK_RE.sub(r"\1:00", s)             # "3 o'clock" is 3:00
     s = _MERIDIEM_RE.sub(r" \1m", s)            # "3:00 p.m." is "3:00 pm" (a unit word)
     s = re.sub(r"(?<=[\d}])\s*(?:" + _UNIT_WORDS + r")\.?(?:\s*\^\s*\{?\d\}?)?\s*$", "", s,
                flags=re.IGNORECASE) if re.search(r"\d\s*(?:\}\s*)?[a-zA-Z]{2,}", s) or re.search(
@@ -1293,7 +1319,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?<![a-zA-Z]) | (?![a-zA-Z])", "", s)
     # plain thousands: the whole answer is 1,234,567(.89), 1 234 567, Swiss 1'234'567(.89) or
     # 1.234.567 (two dots or more: "1.234" is a decimal; and "," is never a decimal point)
-    if re.fullmatch(r"-?\d{1,3}(?:([,'’])\d{3})(?:\1\d{3})*(?:\.\d+)?|-?\d{1,3}(?:\.\d{3}){2,}", s):
+    # (also the Indian grouping of lakhs and crores, 1,00,000 and 1,23,45,678: pairs, then three)
+    if re.fullmatch(r"-?\d{1,3}(?:([,'’])\d{3})(?:\1\d{3})*(?:\.\d+)?|-?\d{1,3}(?:\.\d{3}){2,}"
+                    r"|-?\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d+)?", s):
         s = re.sub(r"[,'’]", "", s) if re.search(r"[,'’]", s) else s.replace(".", "")
     s = s.replace("\x00", ",")
     groups = _split_top(s, ";")                  # p=5,q=2;p=7,q=2 -> (5,2),(7,2)
@@ -1433,6 +1461,8 @@ def _cardinal(words: list[str]) -> int | None:
                 return None                      # "five thousand two thousand"
             scale = _SCALES[words[i]]
             total, i = total + value * scale, i + 1
+            if words[i:i + 1] == ["and"] and i + 1 < len(words):
+                i += 1                           # "one thousand and one"
         elif i < len(words):
             return None
         else:
@@ -1457,7 +1487,7 @@ def _word_value(words: list[str]) -> str | None:
         return 1 if head == ["a"] else _cardinal(head) if head else None
 
     if words[-1] in ("dozen", "dozens"):
-        k = Fraction(1, 2) if words[:-1] == ["half", "a"] else count(words[:-1])
+        k = Fraction(1, 2) if words[:-1] in (["half", "a"], ["a", "half"]) else count(words[:-1])
         return None if k is None else str(k * 12)
     if "and" in words:                                 # "two and a half"
         i = words.index("and")
@@ -1509,8 +1539,9 @@ def _number_word(s: str) -> str:
     for k in range(len(words), 0, -1):
         rest = words[k:]
         if rest and (rest[0] in _SMALL_NUMBERS + _TENS or rest[0].rstrip("s") in _PARTS or
-                     rest[0] in _ORDINALS or _strip_unit_words("1 " + " ".join(rest)) != "1"):
-            continue                                   # "five five", "one of them", "twenty-first"
+                     rest[0] in _ORDINALS or rest[0] in _SCALE_WORDS or
+                     _strip_unit_words("1 " + " ".join(rest)) != "1"):
+            continue           # "five five", "one of them", "twenty-first", "nineteen hundred"
         value = _word_value(words[:k])
         if value is not None:
             return ("-" if m.group(1) and value != "0" else "") + value
@@ -2058,13 +2089,19 @@ def _intervals(s: str) -> tuple[str | None, bool, list[tuple]] | None:
     '\\{x|2<x\\le5\\}', 'x\\in\\mathbb{R}' and '\\mathbb{R}\\setminus\\{3\\}' all parse."""
     if len(s) > 300:
         return None
-    m = re.fullmatch(r"\\\{\s*([a-zA-Z])\s*(?:\||:)(.+)\\\}", s)     # {x | 2 < x <= 5}
+    # {x | 2 < x <= 5}, {x \in \mathbb{R} : x > 2} (a set of reals; of integers it is no interval)
+    m = re.fullmatch(r"\\\{\s*([a-zA-Z])\s*(?:\\in\s*(?:\\mathbb\{R\}|\\mathbb R|R)\s*)?"
+                     r"(?:\||:)(.+)\\\}", s)
     if m:
         s = m.group(2)
         if s.startswith(m.group(1) + "\\in"):
             s = s[len(m.group(1)) + 3:]
     if _is_reals(s):
         return None, False, [("-\\infty", False, "\\infty", False)]
+    m = re.fullmatch(r"(.+),\s*([a-zA-Z])\s*\\in\s*(?:\\mathbb\{R\}|\\mathbb R|R)", s)
+    if m:                                        # "x \ge 3, x \in \mathbb{R}": the domain said
+        got = _intervals(m.group(1))
+        return got if got and got[0] == m.group(2) else None
     m = re.fullmatch(r"(?:\\mathbb\{R\}|\\mathbb R|R)(?:\\setminus|\\backslash|-)\\\{(.+)\\\}", s)
     if m:                                        # \mathbb{R} \setminus \{1, 3\}: the gaps between
         points = sorted((exact_number(x), x) for x in _split_top(m.group(1))
@@ -2189,9 +2226,21 @@ def _choice(s: str) -> tuple[str, str] | None:
         else None
 
 
+def _ratio(s: str) -> list[Fraction] | None:
+    """'2:4:6' -> [2, 4, 6]: a ratio of three or more positive numbers (None for anything else,
+    and for a time of day with seconds, '1:02:03')."""
+    terms = s.split(":") if s.count(":") >= 2 else []
+    values = [exact_number(t) for t in terms if not re.fullmatch(r"0\d", t)]
+    return values if terms and len(values) == len(terms) and all(
+        v is not None and v > 0 for v in values) else None
+
+
 def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     if g == p:
         return True
+    gr, pr = _ratio(g), _ratio(p)
+    if gr and pr:                                # 2:4:6 = 1:2:3 (1:2 = 2:4 = 1/2 is a quotient)
+        return len(gr) == len(pr) and all(a * pr[0] == b * gr[0] for a, b in zip(gr, pr))
     if _counting(p) and (exact_number(g) is not None or g.startswith("\\binom")):
         p = _counting(p)                         # "C(10,3)" for 120 (not for a point (10,3))
     g_pct, p_pct = g.endswith("%"), p.endswith("%")
@@ -2244,8 +2293,12 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     roman = r"(?=[IVX]{2})X{0,3}(?:IX|IV|V?I{0,3})"     # II, IV, XII: not the product of letters
     if re.fullmatch(roman, g) and re.fullmatch(roman, p):
         return g == p
-    if re.fullmatch(r"\(?[A-Ea-e]\)?", g) or re.fullmatch(r"\(?[A-Ea-e]\)?", p):   # choice letters
-        return _text_key(g) == _text_key(p)
+    gl, pl = (re.fullmatch(r"\(?[A-Ea-e]\)?", x) for x in (g, p))
+    if gl or pl:                                 # choice letters
+        if _text_key(g) == _text_key(p) or (gl and pl):
+            return _text_key(g) == _text_key(p)
+        # a lone small "e" is also Euler's number: e^1, \exp(1) (not 2.718)
+        return "e" in (g, p) and not (_dangerous(g) or _dangerous(p)) and WORKER.equal(g, p, budget)
     gv, pv = exact_number(g), exact_number(p)
     if gv is not None and pv is not None:
         if gv == pv:
@@ -2472,7 +2525,8 @@ for _canon, _names in {
         "km/h": "km/h kph", "deg": "degree degrees", "J": "j joule joules", "N": "n newton newtons",
         "W": "w watt watts", "V": "v volt volts", "Pa": "pa pascal pascals", "Hz": "hz hertz",
         "mol": "mol mole moles", "ohm": "ohm ohms", "rad": "rad rads radian radians", "am": "am",
-        "pm": "pm"}.items():
+        "pm": "pm", "A": "amp amps ampere amperes", "K": "kelvin kelvins",
+        "eV": "electronvolt electronvolts"}.items():
     for _n in _names.split():
         _UNIT_ALIASES[_n] = _canon
 
@@ -2498,22 +2552,29 @@ def _unit_fraction(s: str) -> str:
 
 
 def _unit_key(s: str) -> str | None:
-    """The known unit after a number ('5 cm', '12\\text{ cm}^2', '3 square feet' -> 'cm',
-    'cm^2', 'ft^2'; '3 PM', '3 p.m.' -> 'pm'; '30^\\circ' -> 'deg'; a dollar sign before the
-    number, '\\$5', '$5' alone -> 'dollar'), or None (no unit, or a word we do not know as a
-    unit)."""
+    """The known unit after a number, a power or a fraction ('5 cm', '12\\text{ cm}^2', '3 square
+    feet', '10^{-9} m' -> 'cm', 'cm^2', 'ft^2', 'm'; '3 PM', '3 p.m.' -> 'pm'; '30^\\circ' ->
+    'deg'; a dollar sign before the number, '\\$5', '$5' alone -> 'dollar'), or None (no unit,
+    or a word we do not know as a unit)."""
     dollar = "dollar" if re.search(r"\\\$|\\textdollar|^[^$]*\$\s*\d[^$]*$", s) else None
     s = _unit_fraction(s)
-    t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"\1 \2", s)   # siunitx
+    t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}",   # siunitx: \SI{5}{\kilo\joule}
+               lambda m: m.group(1) + " " + m.group(2).replace("\\", ""), s)
     t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", t)
     t = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])", " degrees", t)
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
     t = _MERIDIEM_RE.sub(r" \1m", t)
-    m = re.search(r"(?:\d|\\pi)(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
-                  r"(?P<u>[a-zA-Z]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
+    t = re.sub(r"\\mu(?![a-zA-Z])\s*|μ", "µ", t)             # the micro prefix: 5 \mu m
+    t = re.sub(r"¢|\\textcent(?![a-zA-Z])", " cents", t)       # the cent sign: 5¢
+    m = re.search(r"(?:\d|\\pi|\})(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
+                  r"(?P<u>[a-zA-Zµ]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
     if not m or (len(m.group("u")) == 1 and not m.group("sp")):
         return dollar
-    unit = _UNIT_ALIASES.get(m.group("u").lower())
+    # a name as written ("pm"), an SI symbol in its own case (kJ, mA, Mg, pA: M is mega and m
+    # milli), then a name in any case ("PM", "Km")
+    u = m.group("u")
+    unit = (_UNIT_ALIASES.get(u) or (u if _unit_size(u) else None) or _UNIT_ALIASES.get(u.lower())
+            or _prefixed_name(u))
     if unit is None and "/" in m.group("u"):               # m/s, ft/s, miles/hour
         per = [_UNIT_ALIASES.get(x) for x in m.group("u").lower().split("/")]
         unit = "/".join(per) if None not in per else None
@@ -2535,6 +2596,44 @@ _COMPOUND_UNITS = {
     "km": ("metric", 10 ** 6), "oz": ("mass", 1), "lb": ("mass", 16), "mg": ("grams", 1),
     "g": ("grams", 1000), "kg": ("grams", 10 ** 6), "ml": ("volume", 1), "l": ("volume", 1000),
     "cent": ("money", 1), "dollar": ("money", 100)}
+# Every SI unit symbol with any prefix, one rule: the prefix's power of ten times the base unit
+# (5 kJ = 5000 J, 2 kW = 2000 W, 3 mA = 0.003 A, 250 mV = 0.25 V, 3 ms = 0.003 s, 5 µm =
+# 0.005 mm, 5 kWh = 5000 Wh). Units of one quantity with different names (J and eV, J and Wh)
+# are not converted: they disagree like 5 cm and 2 in.
+_SI_BASES = {"m": ("metric", 1000), "g": ("grams", 1000), "l": ("volume", 1000),
+             "L": ("volume", 1000), "s": ("time", 1), "J": ("J", 1), "N": ("N", 1), "W": ("W", 1),
+             "V": ("V", 1), "A": ("A", 1), "K": ("K", 1), "Pa": ("Pa", 1), "Hz": ("Hz", 1),
+             "mol": ("mol", 1), "eV": ("eV", 1), "Wh": ("Wh", 1)}
+_SI_PREFIXES = {"T": 10 ** 12, "G": 10 ** 9, "M": 10 ** 6, "k": 10 ** 3, "h": 100,
+                "d": Fraction(1, 10), "c": Fraction(1, 100), "m": Fraction(1, 10 ** 3),
+                "µ": Fraction(1, 10 ** 6), "n": Fraction(1, 10 ** 9), "p": Fraction(1, 10 ** 12)}
+_SI_UNIT_RE = re.compile("([TGMkhdcmµnp]?)(" + "|".join(sorted(_SI_BASES, key=len)[::-1]) + ")")
+
+
+_SI_PREFIX_NAMES = {"tera": "T", "giga": "G", "mega": "M", "kilo": "k", "hecto": "h", "deci": "d",
+                    "centi": "c", "milli": "m", "micro": "µ", "nano": "n", "pico": "p"}
+
+
+def _prefixed_name(word: str) -> str | None:
+    """'kilojoules' -> 'kJ', 'milliamps' -> 'mA', 'kilowatt' -> 'kW': an SI prefix's name before
+    the name of an SI unit, as its symbol (None for other words)."""
+    m = re.fullmatch("(" + "|".join(_SI_PREFIX_NAMES) + ")(.{3,})", word.lower())   # not "kilos"
+    base = _UNIT_ALIASES.get(m.group(2)) if m else None
+    return _SI_PREFIX_NAMES[m.group(1)] + base if base in _SI_BASES else None
+
+
+def _unit_size(unit: str) -> tuple[str, Fraction | int] | None:
+    """A known unit's (dimension, size in the smallest unit of `_COMPOUND_UNITS`): 'cm' ->
+    ('metric', 10), 'kJ' -> ('J', 1000), 'mA' -> ('A', 1/1000); None for other words."""
+    if unit in _COMPOUND_UNITS:
+        return _COMPOUND_UNITS[unit]
+    m = _SI_UNIT_RE.fullmatch(unit.replace("μ", "µ"))
+    if not m:
+        return None
+    dim, size = _SI_BASES[m.group(2)]
+    return dim, size * _SI_PREFIXES.get(m.group(1), 1)
+
+
 _AMOUNT_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\.?")
 
 
@@ -2548,7 +2647,7 @@ def _compound(s: str) -> tuple[str, Fraction, int, int] | None:
         return None
     parts = []
     for n, word in _AMOUNT_RE.findall(t):
-        unit = _COMPOUND_UNITS.get(_UNIT_ALIASES.get(word.lower(), ""))
+        unit = _unit_size(_UNIT_ALIASES.get(word.lower(), word))
         if unit is None:
             return None
         parts.append((Fraction(n), *unit))
@@ -2572,35 +2671,51 @@ def _compound_equal(gold: str, pred: str) -> bool | None:
     value = exact_number(normalize_answer(other))
     if value is None:
         return False
-    unit = _COMPOUND_UNITS.get(_unit_key(other) or "")
+    unit = _unit_size(_unit_key(other) or "")
     if unit is not None:
         return unit[0] == dim and value * unit[1] == total
     return _unit_key(other) is None and total in (value * small, value * large)
 
 
+def _amount(s: str) -> Fraction | None:
+    """The number before a known unit: '0.003 A' -> 3/1000 (a one-letter symbol stays on the
+    number in `normalize_answer`, as '5 N' may be the product 5N), '5 \\mu\\text{m}' -> 5."""
+    v = exact_number(normalize_answer(s))
+    if v is None:
+        v = exact_number(normalize_answer(re.sub(
+            r"(?:\\mu\s*|[µμ])?(?:\\(?:text|mathrm)\s*\{\s*)?(?:\\mu\s*|[µμ])?[a-zA-Z]{1,3}$",
+            "", s.rstrip().rstrip("}"))))
+    return v
+
+
 def _converted_equal(gold: str, pred: str) -> bool | None:
-    """None unless both sides name different known units ('12 cm', '0.12 m'); then whether they
-    are one amount. Exact conversions only, within one dimension of `_COMPOUND_UNITS` (the
-    metric prefixes of metres, grams and litres; seconds to weeks; inches to miles; cents and
-    dollars), also squared and cubed: 12 cm = 0.12 m, 1.5 kg = 1500 g, 2 h = 120 minutes,
+    """None unless both sides name known units ('12 cm', '0.12 m'); then whether they are one
+    amount. Exact conversions only, within one dimension of `_unit_size` (any SI
+    prefix on any SI symbol; seconds to weeks; inches to miles; cents and dollars), also
+    squared and cubed: 12 cm = 0.12 m, 1.5 kg = 1500 g, 2 kW = 2000 W, 2 h = 120 minutes,
     1 m^2 = 10000 cm^2; units of different dimensions, or with no exact conversion here (5 cm
-    and 2 in), disagree."""
+    and 2 in), disagree. One unit said twice in two spellings ('5 joules', '5 J') is the same
+    amount when the numbers agree."""
     gu, pu = _unit_key(gold), _unit_key(pred)
-    if not gu or not pu or gu == pu:
+    if not gu or not pu:
         return None
+    if gu == pu:                                 # a one-letter symbol stays on its number: 5J
+        gv, pv = _amount(gold), _amount(pred)
+        return True if gv is not None and gv == pv else None
     (gname, _, ge), (pname, _, pe) = gu.partition("^"), pu.partition("^")
-    gs, ps = _COMPOUND_UNITS.get(gname), _COMPOUND_UNITS.get(pname)
+    gs, ps = _unit_size(gname), _unit_size(pname)
     if gs is None or ps is None or gs[0] != ps[0] or ge != pe:
         return False
-    gv, pv = exact_number(normalize_answer(gold)), exact_number(normalize_answer(pred))
+    gv, pv = _amount(gold), _amount(pred)
     e = int(ge or 1)
     return gv is not None and pv is not None and gv * gs[1] ** e == pv * ps[1] ** e
 
 
 def _clock(s: str) -> tuple[int, bool] | None:
     """A time of day as (minutes after midnight, says which half of the day): '3:00 PM' ->
-    (900, True), 'noon' -> (720, True), 'midnight' -> (0, True), '15:00' -> (900, False); a
-    bare integer is no time."""
+    (900, True), 'noon' -> (720, True), 'midnight' -> (0, True), '15:00' -> (900, False),
+    "3 o'clock" -> (180, False); a bare integer is no time."""
+    s = _OCLOCK_RE.sub(r"\1:00", s)
     m = re.fullmatch(r"(?i)\s*(?:\\text\{\s*)?(?:12(?::00)?\s*)?(noon|midday|midnight)\s*\}?\.?\s*",
                      s)
     if m:
@@ -2678,8 +2793,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       outside), a JSON field {"answer": X} / {"final_answer": "X"} (before a box it does not compete
       with it: code may build such a dict), "Ans: X" / "Ans. X", the anchor inside a display's
       \\text ("$$\\text{Answer: } X$$"), or a last sentence "Therefore, the largest $n$ is X" or
-      "Therefore, $x = X$" (one variable), "X is the (final) answer" or "Option B is correct"
-      ("The answer is X, not Y" gives X); a list item's mark
+      "Therefore, $x = X$" (one variable; also "∴ x = X"), "X is the (final) answer" or
+      "Option B is correct" ("The answer is X, not Y" gives X); a list item's mark
       before X on the line after "Answer:" ("- X") is no minus; a "Final Answer:", "####" or
       "<answer>" line after the
       last box is the final answer; "5!" is a factorial, also at the end of a sentence; the anchor
@@ -2717,21 +2832,28 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       it: "5 (five)", "120 (= 5!)", "\\frac12 (0.5)" equal 5, 120, 0.5; "5 (in cm)" is a unit;
       "5 (six)", "3 (rounded)" fail; a trailing ellipsis ("Final answer: 5...") says the digits
       go on: no plain number;
-    * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}",
-      "$12 dollars"), but two different known units disagree (5 cm != 5 m, 3 PM != 3 a.m.,
-      \\$5 != 5 cents) unless exactly converted within one dimension (`_converted_equal`: the
-      metric prefixes of metres, grams and litres, seconds to weeks, inches to miles, cents
-      to dollars; 12 cm = 0.12 m, 1.5 kg = 1500 g; no metric to imperial); a rate names two
-      units (m/s, miles/hour = mph), and 5 m/s != 5 km/h (rates are not converted);
-    * a time of day on either clock: 3 PM = 15:00, noon = 12:00 PM, midnight = 0:00 (a bare
-      1:00 to 12:59 may also be read on the 12-hour clock: 3:00 PM = 3:00);
+    * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}", "$12
+      dollars"; a unit's symbol and name agree: 5 J = 5 joules), but two different known units
+      disagree (5 cm != 5 m, 3 PM != 3 a.m., \\$5 != 5 cents = 5¢) unless exactly converted within
+      one dimension (`_converted_equal`: any SI prefix on any SI symbol, one rule: 12 cm = 0.12 m,
+      1.5 kg = 1500 g, 5 kJ = 5000 J, 3 mA = 0.003 A, also named ("5 kilojoules", siunitx's
+      \\kilo\\joule); seconds to weeks, inches to miles, cents to dollars; no metric to imperial,
+      and none between units of one quantity, J and eV); a rate names two units (m/s, miles/hour =
+      mph), and 5 m/s != 5 km/h (rates are not converted); degrees and radians are never converted
+      (45^\\circ != \\frac{\\pi}{4} either way: the gold's unit is the one the question asked for),
+      and a bare 45 equals 45^\\circ;
+    * a time of day on either clock: 3 PM = 15:00, noon = 12:00 PM, midnight = 0:00, 3 o'clock
+      = 3:00 (a bare 1:00 to 12:59 may also be read on the 12-hour clock: 3:00 PM = 3:00);
       "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28 = 7/25 (a percent sign on
       one side allows both readings of it; with none, 0.28 != 28);
+    * a ratio of two numbers is their quotient (1:2 = 1 \\colon 2 = 2:4 = 1/2 = 0.5; 2:1 != 1:2),
+      a ratio of three or more positive numbers is its proportions (2:4:6 = 1:2:3, not 3:2:1);
     * one quantity in several units of one dimension ("3 hours and 20 minutes", "5 ft 6 in",
       "3 dollars and 20 cents") is one amount, never a list: it equals the same amount in any
       known unit (200 minutes) and a bare number in its smallest or largest unit (200 or 10/3);
     * intervals and inequalities are one thing: (2, 5] = ]2, 5] (French brackets) = "2 < x \\le
-      5" = "\\{x | 2<x\\le5\\}" = "x > 2 and x \\le 5", "x < 1 or x > 3" =
+      5" = "\\{x | 2<x\\le5\\}" = "\\{x \\in \\mathbb{R} : 2<x\\le5\\}" (not \\mathbb{Z}) = "x > 2
+      and x \\le 5" = "2 < x \\le 5, x \\in \\mathbb{R}", "x < 1 or x > 3" =
       (-\\infty,1)\\cup(3,\\infty), "|x| < 3" = (-3, 3), "x \\ne 3" = (-\\infty,3)\\cup(3,\\infty),
       \\mathbb{R} \\setminus [-1, 1] = "x < -1, x > 1" (two rays apart by a comma that never meet
       are their union; "x > 1, x < 3" is both) = (-\\infty,-1)\\cup(1,\\infty);
@@ -2747,7 +2869,10 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       count without end), and \\mathbb{R} = "all real numbers" = "all real x";
     * a choice letter with its value ("\\textbf{(B) }5", "B. 5", "B: 5", "Option (B) 5", also
       after it: "5 (B)") equals that letter ("B", "(B)") or that value ("5"); letter and
-      value both given must both agree;
+      value both given must both agree; one letter A to E is a choice letter in either case
+      ("e" = "E" = "(E)"), and a small "e" is also Euler's number (e^1, \\exp(1) equal it, 2.718
+      does not): verify_math does not see whether the question shows options, so a gold "e"
+      takes either reading;
     * counting notations and gcd / lcm of integers are their value: C(10,3) = {}^{10}C_3 = 10C3
       = C_{10}^3 = 120, P(5,2) = A_5^2 = 20, \\operatorname{lcm}(4,6) = 12 (a gcd or lcm of
       letters is compared with nothing else); "P(5,2)" is the point (5,2) where the gold is a
@@ -2759,21 +2884,31 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       y = 2x + 1 = "2x - y + 1 = 0" = "4x - 2y = -2";
     * a vector (a pmatrix / bmatrix of one row or one column, \\langle 1, 2 \\rangle) is the tuple
       of its entries: pmatrix 1 \\\\ 2 = (1, 2);
+    * a complex number in polar form, r cis t (t in radians, with pi or a name), is r e^{i t}:
+      2 \\operatorname{cis} \\frac{\\pi}{3} = 1 + \\sqrt{3} i (a bare "cis 60" may be degrees: no);
     * lists and sets are unordered, tuples ordered (in parentheses or, from three entries on,
       brackets: [1, 2, 3] = (1, 2, 3); [1, 2] is an interval); a collection of tuples is a set
       ({(1,2),(3,4)} = (3,4),(1,2), duplicates ignored); the answers of labelled parts
       ("(a) 5, (b) 6", "Part 1: 5, Part 2: 6", in one box or in one box each) are ordered by
-      their labels ("(a) 6, (b) 5" is not the list 5, 6, and a labelled gold is read in order);
+      their labels ("(a) 6, (b) 5" is not the list 5, 6, and a labelled gold is read in order),
+      except against a set gold, which has no order ("(a) 6, (b) 5" = \\{5, 6\\});
       several choice letters are one set of choices ("A, C" = "AC" = "(A)(C)" != "A"); a
       system in a left brace (\\left\\{\\begin{array} x=1 \\\\ y=2 \\end{array}\\right.) is a
       list; a transpose (x^T, A^\\top) is never dropped;
     * a number in words may name what it counts and may be a dozen or a fraction: "twelve
-      apples" = 12, "half a dozen" = 6, "three quarters" = 3/4, "two and a half" = 5/2;
+      apples" = 12, "half a dozen" = 6, "three quarters" = 3/4, "two and a half" = 5/2, "one
+      thousand and one" = 1001; a scale word is never a unit ("2 dozen" = 24, not 2);
+      digits "2 and 1/2", "1 and a half" (a whole number, "and", a proper fraction in digits or
+      words, not a decimal: "2 and 0.5" is two numbers) are the mixed number 5/2
+      where the other side is one value and the list 2, 1/2 where it is a list ("2, 1/2" is
+      always a list);
     * a numeral with a base subscript (204_5) equals only the same numeral in the same base:
       not 204, and not its decimal value 54 either (the question asked for base 5; accepting 54
       would also reward echoing a "convert 54 to base 5" question);
     * "3, 500" is two numbers; "3,500", "3,\\!500", Swiss "3'500" are 3500, and so is
-      "1.234.567" with two dots or more 1234567 ("1.234" is a decimal);
+      "1.234.567" with two dots or more 1234567 ("1.234" is a decimal); the Indian grouping
+      "1,00,000" (pairs, then three digits) is 100000; "(5)" is 5 in grouping parentheses,
+      never the accountant's -5, and "−5" (any minus sign or dash) is -5;
     * Roman numerals of I, V and X are compared as numerals (IV != VI, and IV != 4: a label in
       "I, II and IV" is no number); a lone ordinal word is no number ("third" != 3: it may be
       a fraction's part, and "second" a unit), but one that names a position is ("the third",
@@ -2785,7 +2920,10 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     1. a final answer needs a box or an anchor; a bare value in running text earns nothing, so
        that an RL policy is not paid for a number it merely mentions (`lenient=True`, which
        `evaluate.py --lenient` uses, also takes the region's last formula or number);
-    2. no float tolerance: 0.0833333 != 1/12, 0.33 != 1/3 (1/2^99 must not equal 1/2^98);
+    2. no float tolerance: 0.0833333 != 1/12, 0.33 != 1/3 (1/2^99 must not equal 1/2^98); a
+       rounded value is not the exact one (3.14 != \\pi, 3.14 != 3.14159), and "about 0.33" or
+       "≈ 3.14" is a hedge even where the gold is that decimal (a decimal gold asks for its
+       digits: 3.14 = 3.140);
     3. variables are compared strictly: f(x) != f(y) (but not their case: math-verify's parser
        reads X as x, so 2X == 2x); j is a variable, not the imaginary unit (3+4j != 3+4i);
     4. "," is never a decimal separator: "1000,99" is not 1000.99;
@@ -2853,11 +2991,13 @@ def _split_gloss(pred: str) -> tuple[str, list[str]]:
     for _ in range(3):
         t = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r" \1 ", t)
     m = re.fullmatch(r"(?s)\s*(?P<v>.*?\S)\s+\((?P<g>[^()]{1,80})\)\s*[.,;]?\s*", t)
+    func = re.search(r"(?<![a-zA-Z])[a-z]+$", m.group("v")) if m else None   # "cis (\pi/3)"
     said_re = r"(?i)(?:=|i\.\s*e\.?,?|that\s+is,?|equivalently,?|which\s+is)\s*"
     if (not m or not re.search(r"\d|\\[a-zA-Z]", m.group("v"))
             or "," in re.sub(said_re, "", m.group("g").strip(), count=1)
-            or re.search(r"(?:\\[a-zA-Z]+|[-+*/=^_,])$", m.group("v"))):
-        return pred, []                          # "(1, 2) \cup (3, 4)", "2 \cdot (3)": no gloss
+            or re.search(r"(?:\\[a-zA-Z]+|[-+*/=^_,])$", m.group("v"))
+            or (func and func.group(0) in _FUNC_WORDS | {"cis"})):
+        return pred, []          # "(1, 2) \cup (3, 4)", "2 \cdot (3)", "2 cis (\pi/3)": no gloss
     value, gloss = m.group("v"), m.group("g").strip()
     if re.fullmatch(r"[A-Za-z]", gloss) or _HEDGE_RE.search(gloss) or _QUALIFIER_RE.search(gloss):
         return pred, []
@@ -2878,6 +3018,22 @@ def _split_gloss(pred: str) -> tuple[str, list[str]]:
     return pred, []
 
 
+def _mixed_and(s: str) -> str | None:
+    """'2 and 1/2', '2 \\text{ and } \\frac{1}{2}', '1 and a half', '3 and 1/4 hours' ->
+    '\\frac{5}{2}', '\\frac{3}{2}', '\\frac{13}{4}': a whole number from 1 and a proper fraction
+    (in digits or words, not a decimal) joined by "and", read as a mixed number (None for
+    anything else)."""
+    t = re.sub(r"\\(?:text|mbox|mathrm)\s*\{([^{}]*)\}", r" \1 ", s) if "and" in s else ""
+    m = re.fullmatch(r"\s*([1-9]\d*)\s+and\s+(\S.{0,60}?)\s*", t.replace("$", ""))
+    if not m or re.fullmatch(r"[\d.\s]+", m.group(2)):
+        return None                              # "2 and 0.5", "0 and 1/2" are two numbers
+    frac = exact_number(normalize_answer(m.group(2)))
+    if frac is None or not 0 < frac < 1:
+        return None
+    v = int(m.group(1)) + frac
+    return f"\\frac{{{v.numerator}}}{{{v.denominator}}}"
+
+
 def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     """The comparison half of verify_math: the extracted answer against the gold string."""
     boxes = find_boxes(region)
@@ -2895,6 +3051,16 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
         return False
     if len(p) > max(MAX_ANSWER_CHARS // 2, 4 * len(g) + 50):         # over-long: no parsing
         return False
+    # "2 and 1/2" is a mixed number against one value (5/2, 2.5) and a list against a list
+    mixed_p, mixed_g = _mixed_and(pred), _mixed_and(gold)
+    if mixed_p and _structure(g)[0] == "scalar":
+        p = mixed_p
+    elif mixed_g and _structure(p)[0] == "scalar":
+        g = mixed_g
+    # the answers of labelled parts, "(a) 5, (b) 6", against a set gold: the set of their values
+    if _structure(g)[0] == "set" and _structure(p)[0] == "()" and _PART_IN_ANSWER_RE.match(
+            re.sub(r"^(?:\\text\s*\{\s*)?", "", _strip_math_delims(pred))):
+        p = "\\{" + p[1:-1] + "\\}"
     kind, items = _structure(p)          # "\boxed{5} \boxed{5}": one value said twice, no list
     if kind == "bare" and len(set(items)) == 1 and _structure(g)[0] == "scalar":
         p = pred = items[0]

@@ -132,6 +132,14 @@ def test_labelled_parts_inside_one_box_are_its_list():
         ("\\boxed{5, 6}", "(a) 5, (b) 6", True),              # a labelled gold is read in order
         ("\\boxed{6, 5}", "(a) 5, (b) 6", False),
         ("\\boxed{(a) 5, (b) 6}", "(a) 6, (b) 5", False),
+        # against a set gold the parts' values are that set, in any order
+        ("\\boxed{(a) 5, (b) 6}", "\\{5, 6\\}", True),
+        ("\\boxed{(a) 6, (b) 5}", "\\{5, 6\\}", True),
+        ("(a) \\boxed{5} (b) \\boxed{6}", "\\{6, 5\\}", True),
+        ("\\boxed{\\text{(a) } 5, \\text{(b) } 6}", "\\{5, 6\\}", True),
+        ("\\boxed{(a) 5, (b) 7}", "\\{5, 6\\}", False),
+        ("\\boxed{(a) 5, (b) 6}", "\\{5, 6, 7\\}", False),
+        ("\\boxed{(5, 6)}", "\\{5, 6\\}", False),             # a pair is no set
     ])
 
 
@@ -316,8 +324,18 @@ ANCHORED = [
     # a list item's mark before the answer on the next line
     ("Answer:\n- 5", "5"),
     ("**Final Answer**\n\n* $5$", "5"),
+    # the "therefore" sign as the concluding word
+    ("∴ $x = 5$", "5"),
+    ("∴ the total is 5 apples.", "5"),
+    ("$\\therefore x = 5$", "5"),
+    ("$\\therefore$ the largest $n$ is $34$.", "34"),
+    ("\\boxed{\\therefore x = 5}", "5"),                   # the sign inside the box
+    ("\\boxed{∴ 5}", "5"),
 ]
 ANCHOR_NEAR_MISSES = [
+    ("∴ $x = 6$", "5"),
+    ("∴ $2x = 10$", "5"),
+    ("∴ the total is at least 5.", "5"),
     ("The answer is 5, and it might be 6.", "5"),         # a second candidate: a hedge
     ("The answer is 5, and it might be 6.", "6"),
     ("The answer is 5, but 6 also works.", "5"),
@@ -653,6 +671,12 @@ CHOICE_SPELLINGS = [
     ("\\boxed{B. 5}", "(B) 5"),
     ("Answer: option (B) 5", "B"),
     ("\\boxed{Option B: \\frac{1}{2}}", "0.5"),
+    # a gold "e" is the letter (any case) and Euler's number
+    ("\\boxed{(E)}", "e"),
+    ("\\boxed{e}", "E"),
+    ("\\boxed{e^1}", "e"),
+    ("\\boxed{\\exp(1)}", "e"),
+    ("\\boxed{e}", "\\exp(1)"),
 ]
 CHOICE_SPELLING_NEAR_MISSES = [
     ("The answer is B: 5", "C"),
@@ -661,6 +685,10 @@ CHOICE_SPELLING_NEAR_MISSES = [
     ("\\boxed{B. 5}", "(B) 6"),
     ("\\boxed{B.5}", "B"),                         # B times 0.5, no choice
     ("\\boxed{A: 5, B: 6}", "A"),                  # two named values
+    ("\\boxed{2.718}", "e"),
+    ("\\boxed{D}", "e"),
+    ("\\boxed{-e}", "e"),
+    ("\\boxed{e^1}", "E"),                         # a capital E is only a letter
 ]
 # a question with several right choices: the letters in any order and spelling
 MULTI_SELECT = [
@@ -735,6 +763,13 @@ def test_a_tilde_before_the_number_is_about_not_the_value():
         ("\\boxed{1~000}", "1000", True),
         ("\\boxed{x =~ 5}", "5", True),
         ("\\boxed{x~=~5}", "5", True),
+        # no tolerance: a rounded value is not the exact one, and an estimate is a hedge
+        ("\\boxed{3.14}", "\\pi", False),
+        ("\\boxed{3.14}", "3.14159", False),
+        ("\\boxed{3.140}", "3.14", True),
+        ("\\boxed{\\approx 3.14}", "3.14", False),
+        ("The answer is about 0.33.", "0.33", False),
+        ("\\boxed{0.33}", "\\frac13", False),
     ])
 
 
@@ -884,6 +919,23 @@ MARKUP_AND_SYMBOLS = [
     ("\\boxed{\u20125}", "-5", True),                # figure dash
     ("\\boxed{\ufe635}", "-5", True),                # small hyphen-minus
     ("\\boxed{\u20115}", "5", False),
+    # named spaces and font switches carry no value; other inequality signs; subscript digits
+    ("\\boxed{5\\enspace}", "5", True),
+    ("\\boxed{1\\thinspace 000}", "1000", True),
+    ("\\boxed{\\medspace 5 \\>}", "5", True),
+    ("\\boxed{5\\ }", "5", True),
+    ("\\boxed{5\\ \\ \\ }", "5", True),
+    ("\\boxed{\\texttt{5}}", "5", True),
+    ("\\boxed{\\mathsf{5}}", "5", True),
+    ("\\boxed{\\boldmath 5}", "5", True),
+    ("\\boxed{x ⩾ 3}", "[3, \\infty)", True),
+    ("\\boxed{x ≦ 3}", "(-\\infty, 3]", True),
+    ("\\boxed{x₁ + x₂}", "x_1 + x_2", True),
+    ("\\boxed{a_₁₂}", "a_{12}", True),
+    ("\\boxed{6\\enspace}", "5", False),
+    ("\\boxed{x ⩾ 3}", "(3, \\infty)", False),
+    ("\\boxed{x₁}", "x1", False),                         # an index, not the product x1
+    ("\\boxed{x₁₂}", "x_1", False),
 ]
 
 
@@ -905,6 +957,13 @@ def test_a_scale_word_after_digits_multiplies():
         ("The answer is 3 thousand.", "3", False),
         ("\\boxed{1.5 million}", "1.5", False),
         ("\\boxed{2 million}", "200000", False),
+        ("\\boxed{2 dozen}", "24", True),                # a dozen is a scale word too
+        ("\\boxed{3 dozen eggs}", "36", True),
+        ("\\boxed{1.5 dozen}", "18", True),
+        ("\\boxed{a half dozen}", "6", True),
+        ("\\boxed{24}", "2 dozen", True),
+        ("\\boxed{2 dozen}", "2", False),
+        ("\\boxed{3 dozen eggs}", "3", False),
     ])
 
 
@@ -921,6 +980,12 @@ def test_end_of_proof_marks_negative_in_words_and_degrees_against_radians():
         ("\\boxed{12 \\text{ rad}}", "12^\\circ", False),
         ("\\boxed{12°}", "12 \\text{ degrees}", True),
         ("\\boxed{12 \\text{ radians}}", "12", True),
+        # degrees and radians are never converted: the gold's unit is the one the question asked
+        ("\\boxed{45^\\circ}", "\\frac{\\pi}{4}", False),
+        ("\\boxed{180°}", "\\pi", False),
+        ("\\boxed{\\frac{\\pi}{4} \\text{ rad}}", "45 degrees", False),
+        ("\\boxed{45}", "45^\\circ", True),
+        ("\\boxed{\\frac{\\pi}{4}}", "\\frac{\\pi}{4} \\text{ rad}", True),
     ])
 
 
@@ -934,6 +999,10 @@ def test_any_english_cardinal_in_words():
         ("\\boxed{five thousand two thousand}", "7000", False),
         ("\\boxed{one hundred and}", "100", False),
         ("\\boxed{nineteen hundred}", "1900", False),   # not a cardinal (a year reading)
+        ("\\boxed{nineteen hundred}", "19", False),     # nor 19 with a unit word
+        ("\\boxed{one thousand and one}", "1001", True),  # "and" after a scale word
+        ("\\boxed{two million and fifty}", "2000050", True),
+        ("\\boxed{one thousand and one}", "1000, 1", False),
         ("\\boxed{a hundred}", "100", False),
     ])
 
@@ -1121,6 +1190,15 @@ def test_thousands_separators_of_other_locales():
         ("\\boxed{1'2}", "12", False),
         ("\\boxed{2'}", "2", False),                        # minutes of arc or feet
         ("\\boxed{1.23.456}", "123456", False),
+        ("\\boxed{1,00,000}", "100000", True),             # Indian: lakhs and crores
+        ("\\boxed{12,34,567}", "1234567", True),
+        ("\\boxed{\\text{Rs. }1,23,45,678.50}", "12345678.5", True),
+        ("\\boxed{100000}", "1,00,000", True),
+        ("\\boxed{1,00,00}", "10000", False),              # not the Indian grouping
+        ("\\boxed{1,000,00}", "100000", False),
+        ("\\boxed{(5)}", "5", True),                       # grouping, not accounting's -5
+        ("\\boxed{(5)}", "-5", False),
+        ("\\boxed{−5}", "-5", True),
     ])
 
 
@@ -1181,6 +1259,27 @@ PERCENT_NEAR_MISSES = [
     ("\\boxed{0.28}", "28"),                 # no percent sign on either side: two numbers
     ("\\boxed{28}", "0.28"),
 ]
+
+
+# a ratio of two numbers is its quotient; one of three or more is its proportions
+RATIOS = [
+    ("\\boxed{1:2}", "\\frac12", True),
+    ("\\boxed{0.5}", "1:2", True),
+    ("\\boxed{2:4}", "1:2", True),
+    ("\\boxed{1 \\colon 2}", "1:2", True),
+    ("\\boxed{2:4:6}", "1:2:3", True),
+    ("\\boxed{1:2:3}", "0.5:1:1.5", True),
+    ("\\boxed{2 \\colon 4 \\colon 6}", "1:2:3", True),
+    ("\\boxed{1:2}", "2:1", False),
+    ("\\boxed{1:2:3}", "3:2:1", False),
+    ("\\boxed{1:2:3}", "1:2:4", False),
+    ("\\boxed{1:2:3}", "1:2", False),
+    ("\\boxed{2:04:06}", "1:02:03", False),               # times of day, not ratios
+]
+
+
+def test_ratios():
+    check(RATIOS)
 
 
 def test_percent_in_words():
@@ -1246,6 +1345,7 @@ UNITS = [
     ("\\boxed{5\\pi\\,\\text{cm}^3}", "5\\pi"),
     ("\\boxed{25\\pi}", "25\\pi\\text{ square units}"),
     ("The area is $\\pi$ square units.", "\\pi"),
+    ("\\boxed{5¢}", "5"),
 ]
 UNIT_NEAR_MISSES = [
     ("\\boxed{6 \\text{ J}}", "5"),
@@ -1291,6 +1391,8 @@ UNIT_NEAR_MISSES = [
     ("\\boxed{5 \\text{ cents}}", "\\$5"),
     ("The answer is $5.", "5 cents"),
     ("\\boxed{\\text{\\$}5}", "5\\text{ cents}"),
+    ("\\boxed{5¢}", "\\$5"),                               # the cent sign is cents
+    ("\\boxed{5\\textcent}", "0.05"),
 ]
 
 
@@ -1317,6 +1419,12 @@ CLOCK = [
     ("\\boxed{3:00\\,\\text{p.m.}}", "15:00", True),
     ("\\boxed{9:45 AM}", "09:45", True),
     ("\\boxed{9:45 PM}", "09:45", False),                  # a zero-padded hour: 24-hour clock
+    ("\\boxed{3 o'clock}", "3:00", True),                  # o'clock is a full hour
+    ("The answer is 3 o’clock.", "3:00 PM", True),
+    ("\\boxed{3 o'clock p.m.}", "15:00", True),
+    ("\\boxed{4 o'clock}", "3:00", False),
+    ("\\boxed{3 o'clock p.m.}", "3:00 AM", False),
+    ("\\boxed{3 o'clock}", "15:00", False),               # a bare hour is not after 12:59
 ]
 # one amount in two units of one dimension, converted exactly where the gold names a unit
 CONVERTED = [
@@ -1330,6 +1438,11 @@ CONVERTED = [
     ("\\boxed{500 ml}", "0.5 l", True),
     ("\\boxed{1 \\text{ m}^2}", "10000 \\text{ cm}^2", True),
     ("\\boxed{\\$2.50}", "250 cents", True),
+    ("\\boxed{5¢}", "\\$0.05", True),
+    ("\\boxed{50 ¢}", "0.50 \\text{ dollars}", True),
+    ("\\boxed{\\$0.05}", "5¢", True),
+    ("\\boxed{5\\text{¢}}", "5 cents", True),
+    ("\\boxed{5\\textcent}", "5 cents", True),
     ("\\boxed{12 cm}", "0.12", False),
     ("\\boxed{12 cm}", "12 m", False),
     ("\\boxed{1.5 kg}", "1500 m", False),
@@ -1337,6 +1450,40 @@ CONVERTED = [
     ("\\boxed{1 \\text{ m}^2}", "100 \\text{ cm}^2", False),
     ("\\boxed{1 \\text{ m}}", "100 \\text{ cm}^2", False),
     ("\\boxed{5 cm}", "2 in", False),                      # no exact conversion here
+    # any SI prefix on any SI symbol, one rule (the bare symbol stays on its number: "5 N")
+    ("\\boxed{5000 \\text{ J}}", "5 \\text{ kJ}", True),
+    ("\\boxed{5 kJ}", "5000 J", True),
+    ("\\boxed{2 \\text{ kW}}", "2000 \\text{ W}", True),
+    ("\\boxed{3 mA}", "0.003 A", True),
+    ("\\boxed{250 \\text{ mV}}", "0.25 \\text{ V}", True),
+    ("\\boxed{2 \\text{ MW}}", "2000 \\text{ kW}", True),
+    ("\\boxed{1.5 \\text{ kPa}}", "1500 \\text{ Pa}", True),
+    ("\\boxed{2 \\text{ GHz}}", "2000 \\text{ MHz}", True),
+    ("\\boxed{3 \\text{ ms}}", "0.003 \\text{ s}", True),
+    ("\\boxed{5 \\mu\\text{m}}", "0.005 \\text{ mm}", True),
+    ("\\boxed{5 \\text{ kWh}}", "5000 \\text{ Wh}", True),
+    ("\\boxed{5 \\text{ kJ}}", "500 \\text{ J}", False),
+    ("\\boxed{3 \\text{ mA}}", "3 \\text{ A}", False),
+    ("\\boxed{5 \\text{ kJ}}", "5000 \\text{ W}", False),    # two dimensions
+    ("\\boxed{5 \\text{ kWh}}", "18000000 \\text{ J}", False),  # two names of one quantity
+    ("\\boxed{5 kilojoules}", "5000 J", True),                 # the prefix and unit named
+    ("\\boxed{3 \\text{ milliamps}}", "0.003 A", True),
+    ("\\boxed{\\SI{5}{\\kilo\\joule}}", "5000 \\text{ J}", True),    # siunitx's unit macros
+    ("\\boxed{\\qty{5}{\\centi\\metre}}", "0.05 m", True),
+    ("\\boxed{5 joules}", "5 J", True),                        # one unit in two spellings
+    ("\\boxed{5 N}", "5 \\text{ newtons}", True),
+    ("\\boxed{5 \\text{ amps}}", "5 A", True),
+    ("\\boxed{5 kilojoules}", "500 J", False),
+    ("\\boxed{5 kilos}", "5 kg", True),                      # not kilo-seconds: a word as a whole
+    ("\\boxed{6 joules}", "5 J", False),
+    ("\\boxed{5 kilovolts}", "5000 watts", False),
+    ("\\boxed{1 \\text{ Mg}}", "1000 \\text{ kg}", True),       # M is mega, m milli
+    ("\\boxed{5 \\text{ mL}}", "5 \\text{ ml}", True),
+    ("\\boxed{5 \\text{ pA}}", "5 \\text{ Pa}", False),
+    ("\\boxed{1 \\text{ Mg}}", "1000 \\text{ g}", False),
+    ("\\boxed{1\\text{ nm}}", "10^{-9} \\text{ m}", True),      # a unit after a power or fraction
+    ("\\boxed{5 \\text{ mm}}", "\\frac{1}{2} \\text{ cm}", True),
+    ("\\boxed{4 \\text{ mm}}", "\\frac{1}{2} \\text{ cm}", False),
 ]
 
 
@@ -1492,8 +1639,19 @@ INTERVALS = [
     ("\\boxed{(-\\infty,2)\\cup[5,\\infty)}", "\\mathbb{R}\\setminus[2,5)"),
     ("\\boxed{x<-1, x>1}", "(-\\infty, -1) \\cup (1, \\infty)"),
     ("\\boxed{x \\ge 3, x \\le 1}", "x \\le 1 \\text{ or } x \\ge 3"),
+    # set-builder notation that names the reals
+    ("\\boxed{\\{x \\in \\mathbb{R} : x > 2\\}}", "(2, \\infty)"),
+    ("\\boxed{\\{x\\in\\mathbb{R}\\mid -1<x<1\\}}", "(-1,1)"),
+    ("\\boxed{(2,\\infty)}", "\\{x \\in \\mathbb{R} \\mid x > 2\\}"),
+    ("\\boxed{\\{x \\in ℝ : x ≥ 2\\}}", "[2,\\infty)"),
+    ("\\boxed{x \\geq 3, x \\in \\mathbb{R}}", "[3,\\infty)"),   # the domain said after it
+    ("\\boxed{x < 1 \\text{ or } x > 3, x \\in ℝ}", "(-\\infty,1)\\cup(3,\\infty)"),
 ]
 INTERVAL_NEAR_MISSES = [
+    ("\\boxed{x \\geq 3, y \\in \\mathbb{R}}", "[3,\\infty)"),       # another variable
+    ("\\boxed{x > 3, x \\in \\mathbb{R}}", "[3,\\infty)"),
+    ("\\boxed{\\{x \\in \\mathbb{R} : x > 2\\}}", "[2, \\infty)"),
+    ("\\boxed{\\{x \\in \\mathbb{Z} : x > 2\\}}", "(2, \\infty)"),   # integers: no interval
     ("\\boxed{2 \\le x \\le 5}", "(2, 5]"),
     ("\\boxed{2 < x < 5}", "(2, 5]"),
     ("\\boxed{2 < x \\le 6}", "(2, 5]"),
@@ -2031,6 +2189,24 @@ OTHER_DIGITS_AND_NOTATIONS = [
 ]
 
 
+# a complex number in polar form: r cis(t) = r e^{i t} (t in radians); a function's argument in
+# parentheses is no gloss
+POLAR = [
+    ("\\boxed{5e^{i\\pi/3}}", "5\\text{cis}(\\pi/3)", True),
+    ("\\boxed{2\\operatorname{cis}\\frac{\\pi}{3}}", "1+\\sqrt3 i", True),
+    ("\\boxed{\\sqrt{2}\\,\\mathrm{cis}(\\pi/4)}", "1+i", True),
+    ("\\boxed{2 \\text{ cis } (\\pi/3)}", "1+\\sqrt{3}i", True),
+    ("\\boxed{2 \\text{sin} (\\pi/6)}", "1", True),
+    ("\\boxed{2\\operatorname{cis}\\frac{\\pi}{3}}", "1-\\sqrt3 i", False),
+    ("\\boxed{2\\operatorname{cis}(\\pi/3)}", "2\\operatorname{cis}(\\pi/6)", False),
+    ("\\boxed{2\\operatorname{cis}(60)}", "1+\\sqrt{3}i", False),     # 60 radians
+]
+
+
+def test_complex_numbers_in_polar_form():
+    check(POLAR)
+
+
 def test_other_digits_base_ten_minus_plus_vectors_and_cut_off_boxes():
     check(OTHER_DIGITS_AND_NOTATIONS)
 
@@ -2142,6 +2318,23 @@ SPACED_DIGITS = [  # "2 1/2" is a mixed number and "1 000" one number; "3 4" is 
     ("\\boxed{0.000 001}", "10^{-6}", True),
     ("\\boxed{0.5 3}", "0.53", False),
     ("\\boxed{1 .5}", "1.5", False),
+    # "2 and 1/2": a mixed number against one value, a list against a list
+    ("\\boxed{2 and 1/2}", "\\frac52", True),
+    ("\\boxed{2\\text{ and }\\frac{1}{2}}", "2.5", True),
+    ("The answer is 3 and 1/4.", "13/4", True),
+    ("\\boxed{5/2}", "2 and 1/2", True),
+    ("\\boxed{2 and 1/2}", "2, \\frac12", True),
+    ("\\boxed{2 and 1/2}", "\\{2, \\frac12\\}", True),
+    ("\\boxed{2, 1/2}", "2 and 1/2", True),
+    ("\\boxed{2, 1/2}", "2.5", False),                     # a comma: two numbers
+    ("\\boxed{2 and 3/2}", "3.5", False),                  # not a proper fraction
+    ("\\boxed{2 and 1/2}", "2", False),
+    ("\\boxed{1 and a half}", "1.5", True),                 # the fraction in words
+    ("\\boxed{3 and 1/4 hours}", "3.25", True),             # a unit after it
+    ("\\boxed{\\text{2 and 1/2}}", "2.5", True),
+    ("\\boxed{2 and 0.5}", "2.5", False),                  # a decimal: two numbers
+    ("\\boxed{0 and 1/2}", "\\frac12", False),               # no whole part: two numbers
+    ("\\boxed{1 and a half}", "2", False),
 ]
 
 
