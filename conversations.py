@@ -57,12 +57,22 @@ def last_query(messages: list[dict]) -> int:
 def latest_switch(messages: list[dict], upto: int) -> str | None:
     """'think', 'no_think' or None: the latest soft switch in the user and system turns of
     messages[:upto + 1]."""
-    found = None
-    for m in messages[:upto + 1]:
+    return soft_switches(messages[:upto + 1])[-1]
+
+
+def soft_switches(messages: list[dict]) -> list[str | None]:
+    """`latest_switch` up to each message, in one pass.
+
+    >>> soft_switches([{"role": "user", "content": "q /no_think"},
+    ...                {"role": "assistant", "content": "a"}, {"role": "user", "content": "q"}])
+    ['no_think', 'no_think', 'no_think']
+    """
+    found, out = None, []
+    for m in messages:
         if m["role"] in ("user", "system") and isinstance(m.get("content"), str):
-            flags = SOFT_SWITCH.findall(m["content"])
-            found = flags[-1] if flags else found
-    return found
+            found = (SOFT_SWITCH.findall(m["content"]) or [found])[-1]
+        out.append(found)
+    return out
 
 
 def reasoning_of(message: dict) -> str:
@@ -128,6 +138,14 @@ def check_conversation(messages) -> None:
     message 1 (assistant) has an unclosed <think>
     """
     check_messages(messages)
+    check_reply(messages)
+    check_turns(messages)
+
+
+def check_reply(messages: list[dict], switches: list | None = None) -> None:
+    """`check_conversation`'s rules for the reply at the end of a conversation (the rules on its
+    last turn, and on the soft switch and the turn before it). `switches`: the `soft_switches`
+    of these messages, or of a conversation they begin (computed if not given)."""
     n = len(messages)
     if messages[-1]["role"] != "assistant":
         raise ValueError(f"an SFT conversation must end in the assistant turn to train on; this "
@@ -148,7 +166,7 @@ def check_conversation(messages) -> None:
                          f"{[m['role'] for m in messages]}); without one the template renders the "
                          "reply without its think block: add the user's question")
     q = last_query(messages)
-    switch = latest_switch(messages, q)
+    switch = (switches or soft_switches(messages))[q]
     thinks = any(reasoning_of(m).strip() for m in messages[q + 1:] if m["role"] == "assistant")
     if switch is not None and thinks != (switch == "think"):
         raise ValueError(f"the reply {'has' if thinks else 'has no'} reasoning, yet the latest "
@@ -162,6 +180,10 @@ def check_conversation(messages) -> None:
                          "block as the prompt's last turn, without one as history, so the reply "
                          "cannot be cut out; merge consecutive assistant turns, or give the "
                          "earlier one its reasoning_content")
+
+
+def check_turns(messages: list[dict]) -> None:
+    """`check_conversation`'s rules for each turn of a conversation, and its tool results."""
     for i, m in enumerate(messages):
         where = f"message {i} ({m['role']})"
         trains(m, f"message {i}")
@@ -288,7 +310,8 @@ def reply_examples(example: dict) -> list[dict]:
     reasoning of turns before the last query, so training every reply in one sequence would teach
     the earlier ones without their think block, a form the model never writes at inference; as
     the last turn each is trained with its own reasoning, as the model writes it (the cost: the
-    history is encoded once per reply). The steps of a tool loop are replies too (the model
+    history is encoded once per reply; its turns are checked once, each reply's rules per reply:
+    `check_turns`, `check_reply`). The steps of a tool loop are replies too (the model
     learns to write its tool calls). A single-turn conversation is one example, as given; the
     row's "reference" goes with its last reply. ValueError (`check_conversation`, naming the
     message) on a conversation, or a reply of it, that cannot be trained on."""
@@ -298,9 +321,10 @@ def reply_examples(example: dict) -> list[dict]:
     ends = [k for k, m in enumerate(messages) if k > first and trains(m, f"message {k}")]
     if messages[-1]["role"] != "assistant" or not ends:
         check_conversation(messages)    # no reply to train: names what is missing
-    out = []
+    check_turns(messages[:ends[-1] + 1])    # once: each example is a prefix of these turns
+    switches, out = soft_switches(messages), []
     for k in ends:
-        check_conversation(messages[:k + 1])
+        check_reply(messages[:k + 1], switches)
         out.append({**example, "messages": messages[:k + 1],
                     "reference": example.get("reference") if k == len(messages) - 1 else None})
     return out

@@ -1723,6 +1723,34 @@ def test_every_reply_of_a_conversation_is_trained_with_its_own_reasoning(tok, tm
         assert ex["reference"] == ("R" if n == len(messages) else None)
 
 
+def test_a_long_conversation_is_checked_in_linear_time(monkeypatch):
+    """Each reply's example is a prefix of the conversation, and every prefix was checked whole
+    (each turn's texts, each soft switch read again): quadratic in its replies, 1 s for 200
+    exchanges. Each turn's text is now read once, the soft switches in one pass."""
+    reads = {"texts": 0, "switches": 0}
+
+    class Counting:     # SOFT_SWITCH, counting the texts it reads for the latest switch
+        def __getattr__(self, name):
+            return getattr(switch, name)
+
+        def findall(self, text):
+            reads["switches"] += 1
+            return switch.findall(text)
+
+    switch, texts = conversations.SOFT_SWITCH, conversations.message_texts
+    monkeypatch.setattr(conversations, "SOFT_SWITCH", Counting())
+    monkeypatch.setattr(conversations, "message_texts",
+                        lambda m: reads.__setitem__("texts", reads["texts"] + 1) or texts(m))
+    n = 50
+    messages = [m for k in range(n) for m in (_u(f"{k}+{k}? /think"), _a(f"{2 * k}",
+                                                                        reasoning_content="r"))]
+    examples = conversations.reply_examples({"messages": messages})
+    assert [len(ex["messages"]) for ex in examples] == list(range(2, 2 * n + 1, 2))
+    assert reads == {"texts": 2 * n, "switches": n}
+    with pytest.raises(ValueError, match="message 99 .* has an unclosed <think>"):
+        conversations.reply_examples({"messages": messages[:-1] + [_a("<think>r")]})
+
+
 MARKS_REFUSED = {
     "every_reply_marked_not_to_train": (
         [_u("q"), _a("a", weight=0)], "message 1 (assistant), the reply to train, is marked not"),
