@@ -125,8 +125,10 @@ def check_conversation(messages) -> None:
     * No text holds `<|im_start|>` or `<|im_end|>`: the tokenizer reads them as turn boundaries
       (a fake turn in the prompt; a reply trained to end, then go on); nor a lone UTF-16
       surrogate (JSON's "\\ud83d" alone), which the tokenizer cannot read. A reply holds no
-      other chat format's turn structure (`check_turn_markers`: `</s>` at its end, ...).
-    * Tool-call arguments given as a string are a JSON object: the model learns to write them.
+      other chat format's turn structure (`check_turn_markers`: `</s>` at its end, `[/INST]` at
+      its start, ...).
+    * Tool-call arguments given as a string are a JSON object: the model learns to write them. A
+      reply's calls are written once, as the template writes them (`check_text_tool_calls`).
     * No turn is a prefill (`PREFIX_MARKS`), nor a tool result that answers no call
       (`check_tool_results`).
 
@@ -223,7 +225,8 @@ def check_turns(messages: list[dict]) -> None:
             check_think_block(m, where)
             for t in filter(None, (m.get("content"), m.get("reasoning_content"))):
                 check_turn_markers(t, where)
-            check_text_tool_calls((m.get("content") or "").split(END_THINK)[-1], where)
+            check_text_tool_calls((m.get("content") or "").split(END_THINK)[-1], where,
+                                  m.get("tool_calls"))
     check_tool_results(messages)
 
 
@@ -384,7 +387,7 @@ def check_text(value, where: str) -> None:
 # <|endoftext|>, a special token of Qwen's tokenizer, is `check_special_tokens`'), and a turn's
 # header (Llama 3, Gemma, Phi-3, [INST]; a tool's result, which the template writes in a user turn)
 OTHER_TURN_ENDS = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<end_of_turn>", "<|end|>",
-                   "</s>")
+                   "</s>", "[/INST]")
 
 
 TURN_HEADER = re.compile(r"<\|start_header_id\|>\w*<\|end_header_id\|>|<start_of_turn>\w*\n"
@@ -393,11 +396,12 @@ TURN_HEADER = re.compile(r"<\|start_header_id\|>\w*<\|end_header_id\|>|<start_of
 
 
 def check_turn_markers(text: str, where: str) -> None:
-    """ValueError if a reply's text holds another chat format's turn structure: it ends with an
-    end-of-turn marker (`OTHER_TURN_ENDS`; `</s>` unless it closes an HTML `<s>`), or holds a
-    turn's header (`TURN_HEADER`). It is a chat rendered in that format copied into one reply,
-    and the model would learn to write the markers and the next turn; a reply that mentions a
-    marker in its text (`Llama 3 ends a turn with <|eot_id|>.`) is text.
+    """ValueError if a reply's text holds another chat format's turn structure: it starts or
+    ends with an end-of-turn marker (`OTHER_TURN_ENDS`, [INST]'s `[/INST]` too; `</s>` unless it
+    closes an HTML `<s>`), or holds a turn's header (`TURN_HEADER`). It is a chat rendered in
+    that format copied into one reply (or the rest of a rendered query), and the model would learn
+    to write the markers and the next turn; a reply that mentions a marker in its text (`Llama 3
+    ends a turn with <|eot_id|>.`) is text.
 
     >>> try:
     ...     check_turn_markers("4<|eot_id|>", "message 1 (assistant)")
@@ -405,13 +409,15 @@ def check_turn_markers(text: str, where: str) -> None:
     ...     print(str(e)[:60])
     message 1 (assistant) ends with <|eot_id|>, another chat for
     """
-    end = next((e for e in OTHER_TURN_ENDS if text.rstrip().endswith(e)), None)
+    side, end = next(((side, e) for e in OTHER_TURN_ENDS for side, edge in (
+        ("ends", text.rstrip().endswith), ("starts", text.lstrip().startswith)) if edge(e)),
+        (None, None))
     if end == "</s>" and "<s>" in text:     # HTML's strikethrough
         end = None
     if end:
-        raise ValueError(f"{where} ends with {end}, another chat format's end of turn: the model "
-                         "would learn to write it before <|im_end|> (a rendered chat copied into "
-                         "one reply?); remove it, or give each turn as a message")
+        raise ValueError(f"{where} {side} with {end}, another chat format's end of turn: the "
+                         "model would learn to write it in its reply (a rendered chat copied "
+                         "into one reply?); remove it, or give each turn as a message")
     header = TURN_HEADER.search(text)
     if header:
         raise ValueError(f"{where} holds {_short(header[0])}, which opens another turn (another "
@@ -424,12 +430,19 @@ def check_turn_markers(text: str, where: str) -> None:
 TEXT_TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?)\s*(?:</tool_call>|$)", re.S)
 
 
-def check_text_tool_calls(answer: str, where: str) -> None:
+# a tool call in another model's format, opening a line: Mistral's [TOOL_CALLS], Glaive's
+# <functioncall>, Llama 3.1's <|python_tag|>, DeepSeek-V3's and R1's, Kimi K2's
+OTHER_TOOL_CALLS = re.compile(r"^[ \t]*(\[TOOL_CALLS\]|<functioncall>|<\|python_tag\|>"
+                              r"|<｜tool▁calls▁begin｜>|<\|tool_calls_section_begin\|>)", re.M)
+
+
+def check_text_tool_calls(answer: str, where: str, structured=None) -> None:
     """ValueError if an answer writes a tool call as text (`<tool_call>{...}</tool_call>`, how
     the template renders structured tool_calls and Hermes-format data hold them) whose JSON is
-    not {"name": ..., "arguments": {...}}: the model would learn to write calls that the
-    parser (vLLM's hermes) cannot read. Tags named in prose (no JSON object after them) are
-    text.
+    not {"name": ..., "arguments": {...}}, or next to `structured` tool calls (the template
+    renders both: the calls made twice), or in another model's format (`OTHER_TOOL_CALLS`): the
+    model would learn to write calls that the parser (vLLM's hermes) cannot read. Tags named in
+    prose (no JSON object after them, a marker not opening a line) are text.
 
     >>> try:
     ...     check_text_tool_calls('<tool_call>{"name": calc}</tool_call>', "message 1")
@@ -437,6 +450,15 @@ def check_text_tool_calls(answer: str, where: str) -> None:
     ...     print(str(e)[:48])
     message 1 writes a tool call as text whose JSON
     """
+    other = OTHER_TOOL_CALLS.search(answer)
+    if other:
+        raise ValueError(f"{where} writes a tool call in another model's format ({other[1]} ...):"
+                         " the model would learn calls the template's parser (<tool_call>) does "
+                         "not read; give them as tool_calls")
+    if structured and TEXT_TOOL_CALL.search(answer):
+        raise ValueError(f"{where} writes a tool call as text in its content and has tool_calls: "
+                         "the template renders both, so the model would learn to make its calls "
+                         "twice; give each call once, as tool_calls")
     for body in TEXT_TOOL_CALL.findall(answer):
         try:
             call = json.loads(body)

@@ -1609,6 +1609,29 @@ UNTRAINABLE = {
         [_u("q"), _a(None, tool_calls=[_call("calc", {})]), _a("a")],
         "messages 1 and 2 are consecutive assistant turns",
     ),
+    "a_reply_starting_with_the_end_of_an_inst_query": (    # a rendered query's rest
+        [_u("q"), _a(" [/INST] 4")], "message 1 (assistant) starts with [/INST], another chat"),
+    "a_reply_ending_with_inst_close": ([_u("q"), _a("4 [/INST]")], "ends with [/INST]"),
+    "a_reply_starting_with_an_end_of_turn": ([_u("q"), _a("<|eot_id|>4")], "starts with <|eot"),
+    "mistral_tool_calls_as_text": (
+        [_u("2*3?"), _a('[TOOL_CALLS] [{"name": "calc", "arguments": {"expr": "2*3"}}]')],
+        "message 1 (assistant) writes a tool call in another model's format ([TOOL_CALLS] ...)"),
+    "glaive_functioncall_as_text": (
+        [_u("2*3?"), _a('Let me see.\n<functioncall> {"name": "calc", "arguments": \'{}\'}')],
+        "in another model's format (<functioncall> ...)"),
+    "llama_python_tag": (
+        [_u("2*3?"), _a('<|python_tag|>{"name": "calc", "parameters": {}}')],
+        "in another model's format (<|python_tag|> ...)"),
+    "deepseek_tool_calls_as_text": (
+        [_u("2*3?"), _a("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>calc")],
+        "in another model's format (<｜tool▁calls▁begin｜> ...)"),
+    "kimi_tool_calls_as_text": (
+        [_u("2*3?"), _a("<|tool_calls_section_begin|><|tool_call_begin|>functions.calc:0")],
+        "in another model's format (<|tool_calls_section_begin|> ...)"),
+    "hermes_text_next_to_the_same_tool_calls": (    # rendered twice: two calls
+        [_u("2*3?"), _a('<think>r</think>\n<tool_call>\n{"name": "calc", "arguments": '
+                        '{"expr": "2*3"}}\n</tool_call>', tool_calls=[_TC])],
+        "message 1 (assistant) writes a tool call as text in its content and has tool_calls"),
 }
 
 
@@ -1796,6 +1819,10 @@ def test_trainable_think_shapes_pass_and_train_exactly_their_reply(tok):
          "</tool_call>"),
         (_a("Wrap calls in <tool_call></tool_call>."),
          "<think>\n\n</think>\n\nWrap calls in <tool_call></tool_call>."),
+        (_a("A query ends in [/INST]; [TOOL_CALLS] opens calls."),   # markers named, as text
+         "<think>\n\n</think>\n\nA query ends in [/INST]; [TOOL_CALLS] opens calls."),
+        (_a("Mistral writes `[TOOL_CALLS]`; a query ends in [/INST]."),
+         "<think>\n\n</think>\n\nMistral writes `[TOOL_CALLS]`; a query ends in [/INST]."),
     ]  # fmt: skip
     for reply, trained in cases:
         messages = [_u("what do <think> and </think> mean?"), reply]
