@@ -130,7 +130,8 @@ def check_conversation(messages) -> None:
     * Tool-call arguments given as a string are a JSON object: the model learns to write them. A
       reply's calls are written once, as the template writes them (`check_text_tool_calls`).
     * No turn is a prefill (`PREFIX_MARKS`), nor a tool result that answers no call
-      (`check_tool_results`).
+      (`check_tool_results`). Turns of one role are not told apart only by their "name"
+      (`check_speakers`: the template does not render it; one name on them all is dropped).
 
     >>> try:
     ...     check_conversation([{"role": "user", "content": "q"},
@@ -185,7 +186,9 @@ def check_reply(messages: list[dict], switches: list | None = None) -> None:
 
 
 def check_turns(messages: list[dict]) -> None:
-    """`check_conversation`'s rules for each turn of a conversation, and its tool results."""
+    """`check_conversation`'s rules for each turn of a conversation, its speakers and its tool
+    results."""
+    check_speakers(messages)
     for i, m in enumerate(messages):
         where = f"message {i} ({m['role']})"
         trains(m, f"message {i}")
@@ -228,6 +231,31 @@ def check_turns(messages: list[dict]) -> None:
             check_text_tool_calls((m.get("content") or "").split(END_THINK)[-1], where,
                                   m.get("tool_calls"))
     check_tool_results(messages)
+
+
+def check_speakers(messages: list[dict]) -> None:
+    """ValueError on turns of one role told apart only by their "name" (OpenAI's: the people of
+    a group chat, few-shot examples as system turns named example_user and example_assistant):
+    the template, as the official one, does not render names (nor at inference), so the model
+    would read several speakers as one. One name on every turn of a role is dropped, harmlessly;
+    a tool result's name is its function's, which its call gives.
+
+    >>> try:
+    ...     check_speakers([{"role": "user", "content": "hi", "name": "al"},
+    ...                     {"role": "user", "content": "yo", "name": "bo"}])
+    ... except ValueError as e:
+    ...     print(str(e)[:60])
+    messages 0 and 1 (user) are from different speakers ('al' an
+    """
+    for role in ("system", "user", "assistant"):
+        named = [(i, m.get("name") or None) for i, m in enumerate(messages) if m["role"] == role]
+        other = next(((i, n) for i, n in named if n != named[0][1]), None)
+        if other:
+            raise ValueError(f"messages {named[0][0]} and {other[0]} ({role}) are from different "
+                             f"speakers ({named[0][1]!r} and {other[1]!r}), told apart only by "
+                             "'name', which the template does not render: the model would read "
+                             "them as one speaker; write who speaks into the text ('Ann: ...'), or "
+                             "drop the names if one speaker is meant")
 
 
 def check_tool_results(messages: list[dict]) -> None:

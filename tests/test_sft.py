@@ -1628,6 +1628,21 @@ UNTRAINABLE = {
     "kimi_tool_calls_as_text": (
         [_u("2*3?"), _a("<|tool_calls_section_begin|><|tool_call_begin|>functions.calc:0")],
         "in another model's format (<|tool_calls_section_begin|> ...)"),
+    "users_told_apart_only_by_name": (     # a group chat: the template drops "name"
+        [{**_u("Lunch at 1?"), "name": "ann"}, {**_u("No, 2."), "name": "bo"}, _a("2 it is.")],
+        "messages 0 and 1 (user) are from different speakers ('ann' and 'bo'), told apart only"),
+    "a_named_user_and_an_unnamed_one": (
+        [_u("q"), _a("a"), {**_u("and me?"), "name": "bo"}, _a("b")],
+        "messages 0 and 2 (user) are from different speakers (None and 'bo')"),
+    "few_shot_examples_as_named_system_turns": (   # OpenAI's cookbook's few-shot prompting
+        [{"role": "system", "content": "Translate."},
+         {"role": "system", "content": "hola", "name": "example_user"},
+         {"role": "system", "content": "hello", "name": "example_assistant"}, _u("adios"),
+         _a("bye")],
+        "messages 0 and 1 (system) are from different speakers (None and 'example_user')"),
+    "assistants_told_apart_only_by_name": (
+        [_u("q"), {**_a("A says 1"), "name": "a"}, _u("and B?"), {**_a("B says 2"), "name": "b"}],
+        "messages 1 and 3 (assistant) are from different speakers"),
     "hermes_text_next_to_the_same_tool_calls": (    # rendered twice: two calls
         [_u("2*3?"), _a('<think>r</think>\n<tool_call>\n{"name": "calc", "arguments": '
                         '{"expr": "2*3"}}\n</tool_call>', tool_calls=[_TC])],
@@ -1721,6 +1736,15 @@ MULTI_REPLY = {
         [{"role": "system", "content": "s", "weight": None}, {**_u("q"), "weight": None},
          _a("a", weight=1)],
         ["<think>\n\n</think>\n\na"],
+    ),
+    "one_name_on_every_user_turn_and_tool_results_named_by_function": (
+        [{**_u("2*3?"), "name": "ann"}, _a(None, tool_calls=[_TC, _call("now", {})]),
+         {"role": "tool", "content": "6", "name": "calc"},
+         {"role": "tool", "content": "12:00", "name": "now"}, _a("6 at 12:00"),
+         {**_u("thanks"), "name": "ann"}, _a("You are welcome.")],
+        ['<think>\n\n</think>\n\n<tool_call>\n{"name": "calc", "arguments": {"expr": "2*3"}}'
+         '\n</tool_call>\n<tool_call>\n{"name": "now", "arguments": {}}\n</tool_call>',
+         "<think>\n\n</think>\n\n6 at 12:00", "<think>\n\n</think>\n\nYou are welcome."],
     ),
     "null_on_a_reply_trains_it": (
         [_u("q1"), _a("good", train=None)],
