@@ -4,13 +4,14 @@ the checks that it can be trained on.
 `row_example` reads one row: {messages} (OpenAI's, with text parts, tool calls and roles under
 other names: `chat_message`), {"prompt", "completion"} (TRL's), the query and reply under other
 names (`QUERY_KEYS`, `REPLY_KEYS`; a preference row's "chosen"), a chat rendered as one text
-(`rendered_messages`), ShareGPT, Gemini (`_gemini_messages`), Alpaca / Dolly / Magpie,
-{"question", "answer"} (GSM8K's: `_answer_example`), the Responses API's items, Sky-T1's marked
-traces; a reply's reasoning under other names or tags becomes its `reasoning_content`.
-`reply_examples` makes one example per reply to train (`trains`: a turn marked weight 0 is
-context only), and `check_conversation` refuses, in one line naming the message, one that
-cannot be trained on: no reply, a reply that disobeys the latest /think or /no_think, markers of
-another chat format, tool results that answer no call, and the rest its docstring lists.
+(`rendered_messages`), ShareGPT, Gemini (`_gemini_messages`), Glaive's function calling
+(`_glaive_row`), Alpaca / Dolly / Magpie, {"question", "answer"} (GSM8K's: `_answer_example`),
+the Responses API's items, Sky-T1's marked traces; a reply's reasoning under other names or tags
+becomes its `reasoning_content`. `reply_examples` makes one example per reply to train
+(`trains`: a turn marked weight 0 is context only), and `check_conversation` refuses, in one
+line naming the message, one that cannot be trained on: no reply, a reply that disobeys the
+latest /think or /no_think, markers of another chat format, tool results that answer no call,
+and the rest its docstring lists.
 
 `last_query`, `latest_switch`, `reasoning_of` and `without_reasoning` read a conversation's
 structure for `sft.fuse_modes` (where its query is, which soft switch stands, an answer's
@@ -571,6 +572,8 @@ def row_example(row: dict) -> dict:
     reply's Sky-T1 markers have become its think block, the system turn asking for the markers
     (Sky-T1's, Bespoke-Stratos', OpenThoughts') is dropped: the model would learn that a prompt
     asking for them is answered without them."""
+    if isinstance(row.get("chat"), str) and row["chat"].lstrip().startswith("USER: "):
+        row = _glaive_row(row)
     row = {k: _json_list(v, k) if k in ("messages", "conversations", "contents", "tools") else v
            for k, v in row.items()}
     named = [k for k in row if isinstance(k, str) and k.lower() in CONVERSATION_KEYS
@@ -599,6 +602,70 @@ def row_example(row: dict) -> dict:
         tools = ([{"type": "function", "function": f} for f in functions]
                  if isinstance(functions, list) else functions)    # else check_tools names it
     return {**example, "tools": tools} if tools is not None else example
+
+
+# Glaive function calling's turns, in its "chat" text; each reply ends in <|endoftext|>
+GLAIVE_TURN = re.compile(r"(?:^|\n\n)(USER|ASSISTANT|FUNCTION RESPONSE): ")
+
+
+GLAIVE_ROLES = {"USER": "user", "ASSISTANT": "assistant", "FUNCTION RESPONSE": "tool"}
+
+
+# a Glaive tool call: {"name": ..., "arguments": '<JSON text>'} (the arguments single-quoted)
+GLAIVE_CALL = re.compile(r"""\s*\{\s*"name":\s*"([^"]+)",\s*"arguments":\s*'(.*)'\s*\}\s*""",
+                         re.S)
+
+
+def _glaive_row(row: dict) -> dict:
+    """A row of Glaive's function-calling data as {"messages", "tools"}: its "chat" text of
+    "USER: ...", "ASSISTANT: ... <|endoftext|>" and "FUNCTION RESPONSE: ..." turns as messages
+    (an assistant's `<functioncall> {"name": ..., "arguments": '{...}'}` as its tool call, a
+    function response as a tool result; the <|endoftext|> that ends a reply is the template's
+    <|im_end|>), its "system" text ("SYSTEM: ... Use them if required -" then the functions as
+    JSON objects) as the system turn and the tools.
+
+    >>> _glaive_row({"system": "SYSTEM: Be brief.", "chat": "USER: Hi\\n\\n\\nASSISTANT: Hello "
+    ...              "<|endoftext|>\\n\\n\\n"})["messages"][1:]
+    [{'role': 'user', 'content': 'Hi'}, {'role': 'assistant', 'content': 'Hello'}]
+    """
+    system, tools = _glaive_system(row.get("system"))
+    parts = GLAIVE_TURN.split(row["chat"].strip())
+    messages = [{"role": "system", "content": system}] if system else []
+    for who, text in zip(parts[1::2], parts[2::2]):
+        text = text.strip().removesuffix("<|endoftext|>").strip()
+        said, _, call = text.partition("<functioncall>")
+        if who != "ASSISTANT" or not call:
+            messages.append({"role": GLAIVE_ROLES[who], "content": text})
+            continue
+        m = GLAIVE_CALL.fullmatch(call)
+        if not m:
+            raise ValueError(f"'chat' turn {len(messages)} calls {_short(call.strip())}, not "
+                             """{"name": ..., "arguments": '{...}'} (Glaive's): fix it, or drop """
+                             "the row")
+        messages.append({"role": "assistant", "content": said.strip() or None, "tool_calls": [
+            {"type": "function", "function": {"name": m[1], "arguments": m[2]}}]})
+    rest = {k: v for k, v in row.items() if k not in ("system", "chat")}
+    return {**rest, "messages": messages, **({"tools": tools} if tools else {})}
+
+
+def _glaive_system(text) -> tuple[str | None, list]:
+    """(the system text, the functions listed after it as tools) of a Glaive row's "system"."""
+    if not isinstance(text, str):
+        return text, []
+    text = text.strip().removeprefix("SYSTEM:").strip()
+    start = re.search(r"^\{", text, re.M)
+    if not start:
+        return text, []
+    tools, pos = [], start.start()
+    while pos < len(text):
+        try:
+            function, pos = json.JSONDecoder().raw_decode(text, pos)
+        except ValueError:
+            raise ValueError(f"'system' lists functions that are not JSON objects (at "
+                             f"{_short(text[pos:])}): fix them, or drop the row") from None
+        tools.append({"type": "function", "function": function})
+        pos = re.compile(r"\s*").match(text, pos).end()
+    return text[:start.start()].rstrip(" -\n"), tools
 
 
 def _turns(items: list) -> list:

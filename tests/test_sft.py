@@ -1770,6 +1770,56 @@ def test_every_reply_of_a_conversation_is_trained_with_its_own_reasoning(tok, tm
         assert ex["reference"] == ("R" if n == len(messages) else None)
 
 
+GLAIVE_FUNCTIONS = [
+    {"name": "get_rate", "description": "Exchange rate", "parameters": {
+        "type": "object", "properties": {"base": {"type": "string"}}, "required": ["base"]}},
+    {"name": "now", "description": "The time", "parameters": {}}]
+GLAIVE = {      # glaive-function-calling-v2's rows
+    "no_functions": (
+        {"system": "SYSTEM: You are a helpful assistant, with no access to external functions.\n",
+         "chat": "USER: Hi, who are you?\n\n\nASSISTANT: An assistant. <|endoftext|>\n\n\n"},
+        [{"role": "system", "content": "You are a helpful assistant, with no access to external "
+                                       "functions."},
+         _u("Hi, who are you?"), _a("An assistant.")],
+        None, ["An assistant."]),
+    "a_call_its_response_and_the_answer": (
+        {"system": "SYSTEM: You are a helpful assistant with access to the following functions. "
+                   "Use them if required -\n" + "\n\n".join(
+                       json.dumps(f, indent=4) for f in GLAIVE_FUNCTIONS) + "\n",
+         "chat": "USER: Rate of USD?\n\n\nASSISTANT: <functioncall> {\"name\": \"get_rate\", "
+                 "\"arguments\": '{\"base\": \"USD\"}'} <|endoftext|>\n\n\nFUNCTION RESPONSE: "
+                 "{\"rate\": 0.85}\n\n\nASSISTANT: It is 0.85. <|endoftext|>\n\n\n"},
+        [{"role": "system", "content": "You are a helpful assistant with access to the following "
+                                       "functions. Use them if required"},
+         _u("Rate of USD?"), _a(None, tool_calls=[_call("get_rate", '{"base": "USD"}')]),
+         {"role": "tool", "content": '{"rate": 0.85}'}, _a("It is 0.85.")],
+        [{"type": "function", "function": f} for f in GLAIVE_FUNCTIONS],
+        ['<tool_call>\n{"name": "get_rate", "arguments": {"base": "USD"}}\n</tool_call>',
+         "It is 0.85."]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", GLAIVE)
+def test_glaive_function_calling_rows(tok, tmp_path, name):
+    """Glaive's rows ({"system": "SYSTEM: ...", "chat": "USER: ...\\n\\n\\nASSISTANT: ..."}) were
+    refused ('no field prompt'); now their turns are messages, a <functioncall> a tool call, a
+    FUNCTION RESPONSE a tool result, the functions in the system text the tools, each reply
+    trained without Glaive's <|endoftext|>, as the official template renders it."""
+    row, messages, tools, replies = GLAIVE[name]
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    examples = sft_data.jsonl_examples(str(path))
+    assert examples[-1]["messages"] == messages and examples[-1].get("tools") == tools
+    assert [_trained(tok, ex) for ex in examples] == [
+        ("<think>\n\n</think>\n\n" + r + "<|im_end|>", True) for r in replies]
+    bad = row["chat"].replace("<functioncall> {", "<functioncall> get_rate(").replace("'}", "')")
+    path.write_text(json.dumps({**row, "chat": bad}) + "\n")
+    if bad != row["chat"]:
+        with pytest.raises(DataError, match=r"row 0: 'chat' turn 2 calls 'get_rate\(.*not "
+                                            r"\{\"name\": ..., \"arguments\": '\{...\}'\} "):
+            sft_data.jsonl_examples(str(path))
+
+
 def test_a_long_conversation_is_checked_in_linear_time(monkeypatch):
     """Each reply's example is a prefix of the conversation, and every prefix was checked whole
     (each turn's texts, each soft switch read again): quadratic in its replies, 1 s for 200
