@@ -263,8 +263,10 @@ def check_tool_results(messages: list[dict]) -> None:
     """ValueError on tool results that answer no call: the template renders each run of tool
     messages as the results of the calls before it, in order (it reads no ids), so the model
     would learn to answer from results it never asked for, or read one call's result as
-    another's. A run follows an assistant turn with tool calls, and where calls and results
-    carry ids (`id`, `tool_call_id`) they match, in order.
+    another's. A run follows an assistant turn with tool calls, one result per call (an
+    assistant turn's calls, unless the conversation ends there, are answered so, or by the
+    template's own user turn of <tool_response> blocks), and where calls and results carry ids
+    (`id`, `tool_call_id`) they match, in order.
 
     >>> try:
     ...     check_tool_results([{"role": "user", "content": "q"}, {"role": "tool", "content": "6"}])
@@ -272,6 +274,18 @@ def check_tool_results(messages: list[dict]) -> None:
     ...     print(str(e)[:51])
     message 1 (tool) is a tool result with no tool call
     """
+    for i, m in enumerate(messages[:-1]):
+        calls, after = m.get("tool_calls") or [], messages[i + 1]
+        if m["role"] != "assistant" or not calls or (after["role"] == "user"
+                                                      and not is_query(after)):
+            continue
+        j = next((k for k in range(i + 1, len(messages)) if messages[k]["role"] != "tool"),
+                 len(messages))
+        if j - i - 1 != len(calls):
+            raise ValueError(f"message {i} (assistant) makes {len(calls)} tool call(s) and "
+                             f"{j - i - 1} tool result(s) follow: the template pairs results "
+                             "with calls in order, so the model would answer from a result it "
+                             "never got (or read one as another's); give one result per call")
     i = 0
     while i < len(messages):
         if messages[i]["role"] != "tool":
@@ -353,12 +367,12 @@ def reply_examples(example: dict) -> list[dict]:
     ends = [k for k, m in enumerate(messages) if k > first and trains(m, f"message {k}")]
     if messages[-1]["role"] != "assistant" or not ends:
         check_conversation(messages)    # no reply to train: names what is missing
-    check_turns(messages[:ends[-1] + 1])    # once: each example is a prefix of these turns
     switches, out = soft_switches(messages), []
     for k in ends:
         check_reply(messages[:k + 1], switches)
         out.append({**example, "messages": messages[:k + 1],
                     "reference": example.get("reference") if k == len(messages) - 1 else None})
+    check_turns(messages[:ends[-1] + 1])    # once: each example is a prefix of these turns
     return out
 
 

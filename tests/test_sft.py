@@ -876,13 +876,13 @@ ROW_FORMS = {
         {"messages": [{"role": "user", "content": "Zürich?"},
                       {"role": "assistant", "content": None,
                        "tool_calls": [{"type": "function", "function": {
-                           "name": "w", "arguments": {"city": "Zürich"}}}]},
+                           "name": "w", "arguments": {"city": "Zürich"}}}, _call("t", {})]},
                       {"role": "tool", "content": {"city": "Zürich", "temp": -3}},
                       {"role": "function", "content": [{"temp": -3}]},
                       {"role": "assistant", "content": "-3"}]},
         [{"role": "user", "content": "Zürich?"},
          {"role": "assistant", "content": None, "tool_calls": [{"type": "function", "function": {
-             "name": "w", "arguments": {"city": "Zürich"}}}]},
+             "name": "w", "arguments": {"city": "Zürich"}}}, _call("t", {})]},
          {"role": "tool", "content": '{"city": "Zürich", "temp": -3}'},
          {"role": "tool", "content": '[{"temp": -3}]'}, {"role": "assistant", "content": "-3"}],
         "<think>\n\n</think>\n\n-3",
@@ -905,13 +905,15 @@ ROW_FORMS = {
     "gemini_function_call_and_response_snake_case": (
         {"system_instruction": "s", "contents": [
             {"role": "user", "parts": [{"text": "Oslo?"}]},
-            {"role": "model", "parts": [{"function_call": {"name": "w", "args": {"c": "Oslo"}}}]},
+            {"role": "model", "parts": [{"function_call": {"name": "w", "args": {"c": "Oslo"}}},
+                                        {"function_call": {"name": "w", "args": {"c": "Rome"}}}]},
             {"role": "user", "parts": [{"functionResponse": {"name": "w", "response": {"t": -3}}},
                                        {"functionResponse": {"name": "w", "response": {"t": 1}}}]},
             {"role": "model", "parts": [{"text": "-3"}]}]},
         [{"role": "system", "content": "s"}, {"role": "user", "content": "Oslo?"},
          {"role": "assistant", "content": None, "tool_calls": [
-             {"type": "function", "function": {"name": "w", "arguments": {"c": "Oslo"}}}]},
+             {"type": "function", "function": {"name": "w", "arguments": {"c": "Oslo"}}},
+             {"type": "function", "function": {"name": "w", "arguments": {"c": "Rome"}}}]},
          {"role": "tool", "content": '{"t": -3}'}, {"role": "tool", "content": '{"t": 1}'},
          {"role": "assistant", "content": "-3"}],
         "<think>\n\n</think>\n\n-3",
@@ -1628,6 +1630,21 @@ UNTRAINABLE = {
     "kimi_tool_calls_as_text": (
         [_u("2*3?"), _a("<|tool_calls_section_begin|><|tool_call_begin|>functions.calc:0")],
         "in another model's format (<|tool_calls_section_begin|> ...)"),
+    "two_results_for_one_call": (
+        [_u("2*3?"), _a(None, tool_calls=[_TC]), {"role": "tool", "content": "6"},
+         {"role": "tool", "content": "7"}, _a("6")],
+        "message 1 (assistant) makes 1 tool call(s) and 2 tool result(s) follow"),
+    "one_result_for_two_calls": (
+        [_u("2*3, 2*4?"), _a(None, tool_calls=[_TC, _call("calc", {"expr": "2*4"})]),
+         {"role": "tool", "content": "6"}, _a("6 and 8")],
+        "message 1 (assistant) makes 2 tool call(s) and 1 tool result(s) follow"),
+    "one_result_for_two_calls_with_ids": (
+        [_u("2*3, 2*4?"), _a(None, tool_calls=[{**_TC, "id": "a"}, {**_TC, "id": "b"}]),
+         {"role": "tool", "content": "6", "tool_call_id": "a"}, _a("6 and 8")],
+        "makes 2 tool call(s) and 1 tool result(s) follow"),
+    "calls_no_result_answers": (
+        [_u("2*3?"), _a(None, tool_calls=[_TC]), _u("well?"), _a("6")],
+        "makes 1 tool call(s) and 0 tool result(s) follow"),
     "users_told_apart_only_by_name": (     # a group chat: the template drops "name"
         [{**_u("Lunch at 1?"), "name": "ann"}, {**_u("No, 2."), "name": "bo"}, _a("2 it is.")],
         "messages 0 and 1 (user) are from different speakers ('ann' and 'bo'), told apart only"),
@@ -1746,6 +1763,12 @@ MULTI_REPLY = {
          '\n</tool_call>\n<tool_call>\n{"name": "now", "arguments": {}}\n</tool_call>',
          "<think>\n\n</think>\n\n6 at 12:00", "<think>\n\n</think>\n\nYou are welcome."],
     ),
+    "results_given_as_the_templates_own_user_turn": (
+        [_u("2*3?"), _a(None, tool_calls=[_TC]), _u("<tool_response>\n6\n</tool_response>"),
+         _a("6")],
+        ['<think>\n\n</think>\n\n<tool_call>\n{"name": "calc", "arguments": {"expr": "2*3"}}'
+         "\n</tool_call>", "<think>\n\n</think>\n\n6"],
+    ),
     "null_on_a_reply_trains_it": (
         [_u("q1"), _a("good", train=None)],
         ["<think>\n\n</think>\n\ngood"],
@@ -1844,8 +1867,9 @@ def test_a_long_conversation_is_checked_in_linear_time(monkeypatch):
     examples = conversations.reply_examples({"messages": messages})
     assert [len(ex["messages"]) for ex in examples] == list(range(2, 2 * n + 1, 2))
     assert reads == {"texts": 2 * n, "switches": n}
-    with pytest.raises(ValueError, match="message 99 .* has an unclosed <think>"):
-        conversations.reply_examples({"messages": messages[:-1] + [_a("<think>r")]})
+    with pytest.raises(ValueError, match="message 99 .assistant. ends with <.eot_id.>"):
+        conversations.reply_examples({"messages": messages[:-1] + [_a("4<|eot_id|>",
+                                                                      reasoning_content="r")]})
 
 
 MARKS_REFUSED = {
