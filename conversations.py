@@ -820,6 +820,8 @@ def chat_message(message, i: int):
     if who == "function_call":
         m["content"], m["tool_calls"] = None, _function_calls(m["content"], i)
     if chat_template.role_name(m.get("role")) == "assistant":
+        if isinstance(m.get("tool_calls"), str):        # a column saved as JSON text
+            m["tool_calls"] = _json_list(m["tool_calls"], f"message {i}'s tool_calls")
         m = _tool_calls_of(m, i)
         if m.get("content") is None and isinstance(m.get("refusal"), str):   # OpenAI's
             m["content"] = m.pop("refusal")

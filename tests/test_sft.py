@@ -632,6 +632,24 @@ ROW_FORMS = {
          {"role": "tool", "content": "-3"}, {"role": "assistant", "content": "It is -3."}],
         "<think>\n\n</think>\n\nIt is -3.",
     ),
+    "tool_calls_stored_as_json_text": (    # a column of a parquet or CSV file, say
+        {"messages": [{"role": "user", "content": "Oslo?"},
+                      {"role": "assistant", "content": "", "tool_calls": json.dumps(
+                          [{"type": "function", "function": {"name": "w", "arguments": "{}"}}])},
+                      {"role": "tool", "content": "-3"}, {"role": "assistant", "content": "-3."}]},
+        [{"role": "user", "content": "Oslo?"},
+         {"role": "assistant", "content": "", "tool_calls": [
+             {"type": "function", "function": {"name": "w", "arguments": "{}"}}]},
+         {"role": "tool", "content": "-3"}, {"role": "assistant", "content": "-3."}],
+        "<think>\n\n</think>\n\n-3.",
+    ),
+    "cohere_fine_tuning_roles": (
+        {"messages": [{"role": "System", "content": "Be brief."},
+                      {"role": "User", "content": "Hi"}, {"role": "Chatbot", "content": "Hello"}]},
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"},
+         {"role": "assistant", "content": "Hello"}],
+        "<think>\n\n</think>\n\nHello",
+    ),
     "messages_stored_as_json_text": (
         {"messages": json.dumps([{"role": "user", "content": "Hi"},
                                  {"role": "assistant", "content": "Hello"}])},
