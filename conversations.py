@@ -265,8 +265,8 @@ def check_tool_results(messages: list[dict]) -> None:
     would learn to answer from results it never asked for, or read one call's result as
     another's. A run follows an assistant turn with tool calls, one result per call (an
     assistant turn's calls, unless the conversation ends there, are answered so, or by the
-    template's own user turn of <tool_response> blocks), and where calls and results carry ids
-    (`id`, `tool_call_id`) they match, in order.
+    template's own user turn of <tool_response> blocks, which also follows calls), and where
+    calls and results carry ids (`id`, `tool_call_id`) they match, in order.
 
     >>> try:
     ...     check_tool_results([{"role": "user", "content": "q"}, {"role": "tool", "content": "6"}])
@@ -286,6 +286,13 @@ def check_tool_results(messages: list[dict]) -> None:
                              f"{j - i - 1} tool result(s) follow: the template pairs results "
                              "with calls in order, so the model would answer from a result it "
                              "never got (or read one as another's); give one result per call")
+    for i, m in enumerate(messages):
+        prev = messages[i - 1] if i else {}
+        if m["role"] == "user" and not is_query(m) and not (
+                prev.get("role") == "assistant" and prev.get("tool_calls")):
+            raise ValueError(f"message {i} (user) is wrapped in <tool_response></tool_response>, "
+                             "which the template reads as a tool result, with no tool call "
+                             "before it: give the call, or unwrap the text if it is a query")
     i = 0
     while i < len(messages):
         if messages[i]["role"] != "tool":

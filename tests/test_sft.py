@@ -1663,6 +1663,9 @@ UNTRAINABLE = {
     "calls_no_result_answers": (
         [_u("2*3?"), _a(None, tool_calls=[_TC]), _u("well?"), _a("6")],
         "makes 1 tool call(s) and 0 tool result(s) follow"),
+    "a_tool_response_user_turn_after_no_call": (
+        [_u("q"), _a("a"), _u("<tool_response>\n6\n</tool_response>"), _a("6")],
+        "message 2 (user) is wrapped in <tool_response></tool_response>, which the template"),
     "users_told_apart_only_by_name": (     # a group chat: the template drops "name"
         [{**_u("Lunch at 1?"), "name": "ann"}, {**_u("No, 2."), "name": "bo"}, _a("2 it is.")],
         "messages 0 and 1 (user) are from different speakers ('ann' and 'bo'), told apart only"),
