@@ -689,6 +689,39 @@ def _glaive_system(text) -> tuple[str | None, list]:
     return text[:start.start()].rstrip(" -\n"), tools
 
 
+def without_arrow_nulls(example: dict) -> dict:
+    """An example read from a parquet file with its tool calls' arguments and its tools as they
+    were written: Arrow stores a column of objects as one struct type holding every key any row
+    has, so a call's arguments (and a tool's signature) read back with the other rows' keys as
+    nulls ({"city": "Oslo", "expr": None}), which the template would render and the model learn
+    to write. Null values in them are dropped, at any depth (arguments stored as JSON text, the
+    usual way, are read as written).
+
+    >>> without_arrow_nulls({"messages": [{"role": "assistant", "content": None, "tool_calls": [
+    ...     {"function": {"name": "w", "arguments": {"city": "Oslo", "expr": None}}}]}]}
+    ...     )["messages"][0]["tool_calls"][0]["function"]["arguments"]
+    {'city': 'Oslo'}
+    """
+    def written(value):
+        if isinstance(value, dict):
+            return {k: written(v) for k, v in value.items() if v is not None}
+        return [written(v) for v in value] if isinstance(value, list) else value
+
+    def message(m):
+        if not (isinstance(m, dict) and isinstance(m.get("tool_calls"), list)):
+            return m
+        calls = [{**c, "function": {**c["function"], "arguments": written(
+                     c["function"].get("arguments"))}}
+                 if isinstance(c, dict) and isinstance(c.get("function"), dict) else c
+                 for c in m["tool_calls"]]
+        return {**m, "tool_calls": calls}
+
+    messages = example["messages"]
+    out = {**example, "messages": [message(m) for m in messages]
+           if isinstance(messages, list) else messages}
+    return {**out, "tools": written(example["tools"])} if "tools" in example else out
+
+
 def _turns(items: list) -> list:
     """A conversation given as turns without roles as messages: UltraChat's list of texts
     (the user's first, then the assistant's, in turn), Capybara's and Pure-Dove's list of

@@ -2242,3 +2242,32 @@ def test_sft_reads_a_gzipped_dataset_file_as_data_does(tmp_path):
     path.write_bytes(gzip.compress(b'{"prompt": "1 + 1?", "completion": "2"}\n'))
     examples, _, _ = sft_data.load_examples(sft.Config(dataset=str(path)))
     assert [m["content"] for m in examples[0]["messages"]] == ["1 + 1?", "2"]
+
+
+def test_a_parquet_file_of_tool_calls_reads_each_call_as_written(tok, tmp_path):
+    """Arrow stores a column of objects as one struct of every row's keys: a call's dict
+    arguments and a tool's signature read back with the other rows' keys as nulls, rendered and
+    trained ('{"city": "Oslo", "expr": null}'). They read back as written, rendered as the
+    official template renders the rows as written."""
+    import datasets
+    from test_chat_template import OFFICIAL_QWEN3_TEMPLATE
+
+    def row(q, name, args, params):
+        return {"tools": [{"type": "function", "function": {"name": name, "parameters": {
+                    "type": "object", "properties": params}}}],
+                "messages": [_u(q), _a(None, tool_calls=[_call(name, args)]),
+                             {"role": "tool", "content": "1"}, _a("1")]}
+
+    rows = [row("Oslo?", "w", {"city": "Oslo"}, {"city": {"type": "string"}}),
+            row("2*3?", "calc", {"expr": "2*3", "exact": True}, {"expr": {"type": "string"}})]
+    path = tmp_path / "rows.parquet"
+    datasets.Dataset.from_list(rows).to_parquet(str(path))
+    examples = sft_data.jsonl_examples(str(path))
+    assert len(examples) == 4
+    for ex, r in zip(examples[::2], rows):
+        assert ex["tools"] == r["tools"]
+        assert ex["messages"][1]["tool_calls"] == r["messages"][1]["tool_calls"]
+        ids, mask = sft.encode(tok, ex["messages"], ex["tools"])
+        assert tok.decode(ids) + "\n" == tok.apply_chat_template(
+            r["messages"][:2], tools=r["tools"], tokenize=False,
+            chat_template=OFFICIAL_QWEN3_TEMPLATE)
