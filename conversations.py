@@ -128,7 +128,8 @@ def check_conversation(messages) -> None:
       surrogate (JSON's "\\ud83d" alone), which the tokenizer cannot read. A reply holds no
       other chat format's turn structure (`check_turn_markers`: `</s>` at its end, `[/INST]` at
       its start, ...).
-    * Tool-call arguments given as a string are a JSON object: the model learns to write them. A
+    * Tool-call arguments given as a string are a JSON object, and a call's name needs no JSON
+      escape (the template writes both as they are): the model learns to write them. A
       reply's calls are written once, as the template writes them (`check_text_tool_calls`).
     * No turn is a prefill (`PREFIX_MARKS`), nor a tool result that answers no call
       (`check_tool_results`). Turns of one role are not told apart only by their "name"
@@ -211,6 +212,11 @@ def check_turns(messages: list[dict]) -> None:
                              "would learn to answer a question never asked; give its text, or "
                              "drop the row")
         for k, c in enumerate(calls):
+            if json.dumps(c["name"], ensure_ascii=False)[1:-1] != c["name"]:
+                raise ValueError(f"{where}: tool call {k} is named {_short(c['name'])}, which "
+                                 "the template writes into its JSON as it is (a quote, backslash "
+                                 "or control character unescaped): the model would learn calls "
+                                 "no parser reads; rename the function")
             if isinstance(c["arguments"], str):
                 try:
                     args = json.loads(c["arguments"])

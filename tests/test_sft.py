@@ -1666,6 +1666,12 @@ UNTRAINABLE = {
     "a_tool_response_user_turn_after_no_call": (
         [_u("q"), _a("a"), _u("<tool_response>\n6\n</tool_response>"), _a("6")],
         "message 2 (user) is wrapped in <tool_response></tool_response>, which the template"),
+    "a_tool_name_with_a_quote": (     # written unescaped: {"name": "say"hi", ...}
+        [_u("q"), _a(None, tool_calls=[_call('say"hi', {})])],
+        "message 1 (assistant): tool call 0 is named 'say\"hi', which the template writes"),
+    "a_tool_name_with_a_backslash_or_a_newline": (
+        [_u("q"), _a(None, tool_calls=[_call("f", {}), _call("a\\b\n", {})])],
+        "tool call 1 is named 'a\\\\b\\n', which the template writes into its JSON as it is"),
     "users_told_apart_only_by_name": (     # a group chat: the template drops "name"
         [{**_u("Lunch at 1?"), "name": "ann"}, {**_u("No, 2."), "name": "bo"}, _a("2 it is.")],
         "messages 0 and 1 (user) are from different speakers ('ann' and 'bo'), told apart only"),
