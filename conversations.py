@@ -1317,13 +1317,21 @@ def _answer_example(row: dict, asked: str) -> dict:
                      "it as 'reasoning' (a reply of one line: name the field 'response')")
 
 
-# a conversation rendered as one text: one turn of ChatML (Qwen, SmolLM) and of Llama 3
-RENDERED_TURNS = (re.compile(r"<\|im_start\|>(\w+)\n(.*?)<\|im_end\|>\s*", re.S),
+# a conversation rendered as one text: one turn of ChatML (Qwen, SmolLM; Phi-4's with
+# <|im_sep|>), of Llama 3, of Gemma, and of Phi-3 (Phi-4-mini's without the line break)
+RENDERED_TURNS = (re.compile(r"<\|im_start\|>(\w+)(?:\n|<\|im_sep\|>)(.*?)<\|im_end\|>\s*", re.S),
                   re.compile(r"<\|start_header_id\|>(\w+)<\|end_header_id\|>\n\n(.*?)"
-                             r"<\|eot_id\|>\s*", re.S))
+                             r"<\|eot_id\|>\s*", re.S),
+                  re.compile(r"<start_of_turn>(\w+)\n(.*?)<end_of_turn>\s*", re.S),
+                  re.compile(r"<\|(system|user|assistant)\|>\n?(.*?)<\|end\|>\s*", re.S))
 
 
-TURN_ENDS = (("<|im_start|>", "<|im_end|>"), ("<|start_header_id|>", "<|eot_id|>"))
+TURN_ENDS = (("<|im_start|>", "<|im_end|>"), ("<|start_header_id|>", "<|eot_id|>"),
+             ("<start_of_turn>", "<end_of_turn>"), ("<|user|>", "<|end|>"))
+
+
+# the start of a text a tokenizer adds (Llama 3's, Gemma's, Llama 2's and Phi-3's)
+TEXT_STARTS = ("<|begin_of_text|>", "<bos>", "<s>")
 
 
 # Mistral's and Llama 2's [INST] query [/INST] reply</s> (Llama 2's system in <<SYS>>)
@@ -1334,8 +1342,9 @@ LLAMA2_SYSTEM = re.compile(r"\s*<<SYS>>\n?(.*?)\n?<</SYS>>\s*(.*)", re.S)
 
 
 def rendered_messages(text: str, field: str) -> list[dict]:
-    """The messages of a chat rendered as one text: turns of ChatML or Llama 3 (their special
-    tokens), Mistral's or Llama 2's `[INST] query [/INST] reply</s>`, or Anthropic HH-RLHF's
+    """The messages of a chat rendered as one text: turns of ChatML, Llama 3, Gemma or Phi-3
+    (their special tokens: `RENDERED_TURNS`), Mistral's or Llama 2's `[INST] query [/INST]
+    reply</s>`, or Anthropic HH-RLHF's
     "\\n\\nHuman: ...\\n\\nAssistant: ...". The whole text must be such turns: plain text (a
     pretraining row) has no reply to train, and is a ValueError. A row's query rendered so
     (`_rendered`) is read with its reply appended (TRL's text prompt-completion rows), and the
@@ -1344,7 +1353,7 @@ def rendered_messages(text: str, field: str) -> list[dict]:
     >>> rendered_messages("<s>[INST] 2+2? [/INST] 4</s>", "text")
     [{'role': 'user', 'content': '2+2?'}, {'role': 'assistant', 'content': '4'}]
     """
-    body = text.strip().removeprefix("<|begin_of_text|>")
+    body = _without_text_start(text.strip()).lstrip()
     for turn in RENDERED_TURNS:
         turns, pos = [], 0
         while (m := turn.match(body, pos)) and m.end() > pos:
@@ -1352,7 +1361,7 @@ def rendered_messages(text: str, field: str) -> list[dict]:
             pos = m.end()
         if turns and pos == len(body):
             return turns
-    if body.startswith(("[INST]", "<s>")):
+    if body.startswith("[INST]"):
         turns, pos = [], 0
         while (m := INST_TURN.match(body, pos)) and m.end() > pos:
             turns += [{"role": "user", "content": m[1].strip()}] + (
@@ -1369,19 +1378,25 @@ def rendered_messages(text: str, field: str) -> list[dict]:
         return [{"role": "user" if who == "Human" else "assistant", "content": said.strip()}
                 for who, said in zip(parts[::2], parts[1::2])]
     raise ValueError(f"{field!r} is {_short(text)}: not a chat rendered as whole turns of "
-                     "ChatML, Llama 3, [INST] or Human:/Assistant:, so it has no reply to train "
+                     "ChatML, Llama 3, Gemma, Phi-3, [INST] or Human:/Assistant:, so it has no "
+                     "reply to train "
                      "(pretraining text? a prompt only?); give the conversation as messages")
 
 
 def _rendered(prompt) -> bool:
     """Whether a row's query is a chat rendered as text (`rendered_messages`): it starts with
-    ChatML's, Llama 3's or [INST]'s markers, or holds HH-RLHF's Human: and Assistant: turns (a
-    query merely starting with "Human:" or "<s>" is text)."""
+    the markers of one of its formats, or holds HH-RLHF's Human: and Assistant: turns (a query
+    merely starting with "Human:" or "<s>" is text)."""
     if not isinstance(prompt, str):
         return False
-    body = prompt.lstrip().removeprefix("<s>").lstrip()
-    return body.startswith(("<|im_start|>", "<|begin_of_text|>", "<|start_header_id|>",
-                            "[INST]")) or (body.startswith("Human: ") and "\n\nAssistant:" in body)
+    body = _without_text_start(prompt.lstrip()).lstrip()
+    return body.startswith(("<|im_start|>", "<|start_header_id|>", "<start_of_turn>",
+                            "<|system|>", "<|user|>", "[INST]")) or (
+        body.startswith("Human: ") and "\n\nAssistant:" in body)
+
+
+def _without_text_start(text: str) -> str:
+    return next((text.removeprefix(s) for s in TEXT_STARTS if text.startswith(s)), text)
 
 
 def _whole_conversation(chosen) -> bool:

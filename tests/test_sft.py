@@ -1126,6 +1126,41 @@ ROW_FORMS = {
          {"role": "assistant", "content": "New."}],
         "<think>\n\n</think>\n\nNew.",
     ),
+    "gemma_rendered_text": (
+        {"text": "<bos><start_of_turn>user\nq<end_of_turn>\n"
+                 "<start_of_turn>model\na<end_of_turn>\n"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "gemma_rendered_prompt_and_its_completion": (    # TRL's: the prompt was read as user text
+        {"prompt": "<bos><start_of_turn>user\nq<end_of_turn>\n<start_of_turn>model\n",
+         "completion": "a"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "phi3_rendered_prompt_and_its_completion": (
+        {"prompt": "<s><|system|>\ns<|end|>\n<|user|>\nq<|end|>\n<|assistant|>\n",
+         "completion": "a<|end|>\n"},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "phi4_mini_rendered_text": (
+        {"text": "<|user|>q<|end|><|assistant|>a<|end|>"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "phi4_reasoning_rendered_text": (    # ChatML with <|im_sep|>
+        {"text": "<|im_start|>user<|im_sep|>q<|im_end|><|im_start|>assistant<|im_sep|>"
+                 "<think>r</think>a<|im_end|>"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "<think>r</think>a"}],
+        "<think>\nr\n</think>\n\na",
+    ),
+    "llama2_rendered_text_with_a_space_after_s": (
+        {"text": "<s> [INST] q [/INST] a </s>"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
     "hh_rlhf_chosen_text": (
         {"chosen": "\n\nHuman: q\n\nAssistant: good", "rejected": "\n\nHuman: q\n\nAssistant: bad"},
         [{"role": "user", "content": "q"}, {"role": "assistant", "content": "good"}],
