@@ -886,7 +886,56 @@ def chat_message(message, i: int):
                          f"the <{tag[1]}> block its content opens with; give it once")
     if tag:
         m["reasoning_content"], m["content"] = _tagged_reasoning(m["content"], tag[1], i)
-    return _empty_reasoning(m) if m.get("role") == "assistant" else m
+    if m.get("role") == "tool" and isinstance(m.get("content"), str):   # wrapped once, by the
+        m["content"] = _unwrapped(m["content"])                         # template
+    return _text_calls(_empty_reasoning(m)) if m.get("role") == "assistant" else m
+
+
+# tool calls written as text at the end of an answer, as the template writes them
+TRAILING_TOOL_CALLS = re.compile(r"(?:\s*<tool_call>\s*\{.*?\}\s*</tool_call>)+\s*$", re.S)
+
+
+def _text_calls(m: dict) -> dict:
+    """An assistant turn whose answer ends in tool calls written as the template writes them
+    (Hermes' format: NousResearch's hermes-function-calling rows) with them as its tool_calls,
+    so the results after them answer calls (`check_tool_results` read none); rendered as the
+    text was, newlines aside. Calls that are not {"name": ..., "arguments": {...}} are left for
+    `check_text_tool_calls` to name.
+
+    >>> m = _text_calls({"role": "assistant", "content": "On it.\\n<tool_call>\\n"
+    ...                  '{"name": "w", "arguments": {}}\\n</tool_call>'})
+    >>> m["content"], m["tool_calls"][0]["function"]
+    ('On it.', {'name': 'w', 'arguments': {}})
+    """
+    content = m.get("content")
+    if m.get("tool_calls") or not isinstance(content, str):
+        return m
+    head, end, answer = content.rpartition(END_THINK)
+    found = TRAILING_TOOL_CALLS.search(answer)
+    if not found:
+        return m
+    calls = []
+    for body in TEXT_TOOL_CALL.findall(found[0]):
+        try:
+            call = json.loads(body)
+        except ValueError:
+            return m
+        if not (isinstance(call, dict) and set(call) == {"name", "arguments"}
+                and isinstance(call["name"], str) and isinstance(call["arguments"], dict)):
+            return m
+        calls.append({"type": "function", "function": call})
+    said = answer[:found.start()].rstrip()
+    return {**m, "content": head + end + said if head + end + said else None,
+            "tool_calls": calls}
+
+
+def _unwrapped(result: str) -> str:
+    """A tool result without the <tool_response></tool_response> around it (Hermes' rows give
+    it so), which the template writes itself: twice, the model would see results wrapped as no
+    tool ever returns them."""
+    if result.startswith("<tool_response>") and result.endswith("</tool_response>"):
+        return result.removeprefix("<tool_response>").removesuffix("</tool_response>").strip("\n")
+    return result
 
 
 def _empty_reasoning(m: dict) -> dict:

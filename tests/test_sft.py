@@ -643,6 +643,33 @@ ROW_FORMS = {
          {"role": "tool", "content": "-3"}, {"role": "assistant", "content": "-3."}],
         "<think>\n\n</think>\n\n-3.",
     ),
+    "hermes_function_calling_calls_as_text_and_wrapped_results": (   # NousResearch's rows
+        {"conversations": [
+            {"from": "system", "value": "You call functions: <tools>[{\"name\": \"w\"}]</tools>"},
+            {"from": "human", "value": "Oslo?"},
+            {"from": "gpt", "value": '<think>r</think>\n\nChecking.\n<tool_call>\n{"name": "w", '
+                                     '"arguments": {"c": "Oslo"}}\n</tool_call>'},
+            {"from": "tool", "value": '<tool_response>\n{"name": "w", "content": -3}\n'
+                                      "</tool_response>"},
+            {"from": "gpt", "value": "It is -3."}]},
+        [{"role": "system", "content": 'You call functions: <tools>[{"name": "w"}]</tools>'},
+         {"role": "user", "content": "Oslo?"},
+         {"role": "assistant", "content": "<think>r</think>\n\nChecking.",
+          "tool_calls": [_call("w", {"c": "Oslo"})]},
+         {"role": "tool", "content": '{"name": "w", "content": -3}'},
+         {"role": "assistant", "content": "It is -3."}],
+        "<think>\n\n</think>\n\nIt is -3.",
+    ),
+    "a_tool_result_wrapped_as_the_template_wraps_it": (    # was wrapped twice
+        {"messages": [{"role": "user", "content": "Oslo?"},
+                      {"role": "assistant", "content": None, "tool_calls": [_call("w", {})]},
+                      {"role": "tool", "content": "<tool_response>\n-3\n</tool_response>"},
+                      {"role": "assistant", "content": "-3."}]},
+        [{"role": "user", "content": "Oslo?"},
+         {"role": "assistant", "content": None, "tool_calls": [_call("w", {})]},
+         {"role": "tool", "content": "-3"}, {"role": "assistant", "content": "-3."}],
+        "<think>\n\n</think>\n\n-3.",
+    ),
     "cohere_fine_tuning_roles": (
         {"messages": [{"role": "System", "content": "Be brief."},
                       {"role": "User", "content": "Hi"}, {"role": "Chatbot", "content": "Hello"}]},
