@@ -932,9 +932,18 @@ def _text_calls(m: dict) -> dict:
 def _unwrapped(result: str) -> str:
     """A tool result without the <tool_response></tool_response> around it (Hermes' rows give
     it so), which the template writes itself: twice, the model would see results wrapped as no
-    tool ever returns them."""
-    if result.startswith("<tool_response>") and result.endswith("</tool_response>"):
-        return result.removeprefix("<tool_response>").removesuffix("</tool_response>").strip("\n")
+    tool ever returns them. Two blocks in one result are left as they are.
+
+    >>> _unwrapped("<tool_response>\\n-3\\n</tool_response>")
+    '-3'
+    >>> two = "<tool_response>1</tool_response><tool_response>2</tool_response>"
+    >>> _unwrapped(two) == two
+    True
+    """
+    opened, closed = "<tool_response>", "</tool_response>"
+    inner = result[len(opened):-len(closed)]
+    if result.startswith(opened) and result.endswith(closed) and "tool_response>" not in inner:
+        return inner.strip("\n")
     return result
 
 
