@@ -131,7 +131,8 @@ def check_conversation(messages) -> None:
     * Tool-call arguments given as a string are a JSON object, and a call's name needs no JSON
       escape (the template writes both as they are): the model learns to write them. A
       reply's calls are written once, as the template writes them (`check_text_tool_calls`).
-    * No turn is a prefill (`PREFIX_MARKS`), nor a tool result that answers no call
+    * No turn is a prefill (`PREFIX_MARKS`), nor a reply cut off by its generator
+      (`check_finished`: finish_reason "length", ...), nor a tool result that answers no call
       (`check_tool_results`). Turns of one role are not told apart only by their "name"
       (`check_speakers`: the template does not render it; one name on them all is dropped).
 
@@ -231,6 +232,7 @@ def check_turns(messages: list[dict]) -> None:
             raise ValueError(f"{where} is marked {prefix[0]!r}, a start for the model to continue "
                              "(a prefill), not a whole reply: trained as one it would teach the "
                              "model to stop there; give the whole reply, or drop the row")
+        check_finished(m, where)
         if m["role"] == "assistant":
             check_think_block(m, where)
             for t in filter(None, (m.get("content"), m.get("reasoning_content"))):
@@ -325,6 +327,33 @@ def check_tool_results(messages: list[dict]) -> None:
                                  f"another order than the calls of message {i - 1} ({ids}); the "
                                  "template matches them by order: give them in the calls' order")
         i = j
+
+
+# why a generator stopped, when it ran out of tokens: OpenAI's and vLLM's finish_reason,
+# Anthropic's stop_reason, Gemini's finishReason (any case)
+CUT_OFF = {"finish_reason": "length", "stop_reason": "max_tokens", "finishReason": "max_tokens"}
+
+
+def check_finished(record: dict, where: str) -> None:
+    """ValueError if a reply (or a row, for its reply) is marked cut off by its generator
+    (`CUT_OFF`: it ran out of tokens): its end is lost, and trained as a whole reply it would
+    teach the model to stop mid-answer, as `sft_data.teacher_examples` drops its own unfinished
+    samples.
+
+    >>> try:
+    ...     check_finished({"role": "assistant", "content": "So x =", "finish_reason": "length"},
+    ...                    "message 1 (assistant)")
+    ... except ValueError as e:
+    ...     print(str(e)[:58])
+    message 1 (assistant) is marked cut off by its generator (
+    """
+    cut = next((k for k, v in CUT_OFF.items() if isinstance(record.get(k), str)
+                and record[k].lower() == v), None)
+    if cut:
+        raise ValueError(f"{where} is marked cut off by its generator ({cut} "
+                         f"{record[cut]!r}): the reply's end is lost, and trained as whole it "
+                         "would teach the model to stop mid-answer; drop the row, or regenerate "
+                         "the reply")
 
 
 # a final assistant turn marked as the start of a reply for the model to continue (Mistral's and
@@ -599,6 +628,7 @@ def row_example(row: dict) -> dict:
     reply's Sky-T1 markers have become its think block, the system turn asking for the markers
     (Sky-T1's, Bespoke-Stratos', OpenThoughts') is dropped: the model would learn that a prompt
     asking for them is answered without them."""
+    check_finished(row, "the row")
     if isinstance(row.get("chat"), str) and row["chat"].lstrip().startswith("USER: "):
         row = _glaive_row(row)
     row = {k: _json_list(v, k) if k in ("messages", "conversations", "contents", "tools") else v

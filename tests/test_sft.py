@@ -1523,6 +1523,14 @@ BAD_ROWS = {
     "question_and_a_one_line_answer": (
         {"problem": "Capital of France?", "answer": "The capital is Paris."},
         "(a reply of one line: name the field 'response')"),
+    "a_row_whose_reply_was_cut_off": (
+        {"prompt": "q", "completion": "So x =", "finish_reason": "length"},
+        "row 0: the row is marked cut off by its generator (finish_reason 'length')"),
+    "a_gemini_reply_cut_off": (
+        {"contents": [{"role": "user", "parts": [{"text": "q"}]},
+                      {"role": "model", "parts": [{"text": "So x ="}],
+                       "finishReason": "MAX_TOKENS"}]},
+        "message 1 (assistant) is marked cut off by its generator (finishReason 'MAX_TOKENS')"),
     "gsm8k_answer_without_its_value": (
         {"question": "q", "answer": "2+2 = <<2+2=4>>4.\n####"}, "ends in '####' with no value"),
 }  # fmt: skip
@@ -1734,6 +1742,12 @@ UNTRAINABLE = {
     "a_tool_name_with_a_backslash_or_a_newline": (
         [_u("q"), _a(None, tool_calls=[_call("f", {}), _call("a\\b\n", {})])],
         "tool call 1 is named 'a\\\\b\\n', which the template writes into its JSON as it is"),
+    "a_reply_cut_off_by_its_generator": (   # OpenAI's and vLLM's finish_reason
+        [_u("q"), _a("So x =", finish_reason="length")],
+        "message 1 (assistant) is marked cut off by its generator (finish_reason 'length')"),
+    "an_earlier_reply_cut_off": (    # Anthropic's stop_reason
+        [_u("q"), _a("So x =", stop_reason="max_tokens"), _u("go on"), _a("x = 2")],
+        "message 1 (assistant) is marked cut off by its generator (stop_reason 'max_tokens')"),
     "users_told_apart_only_by_name": (     # a group chat: the template drops "name"
         [{**_u("Lunch at 1?"), "name": "ann"}, {**_u("No, 2."), "name": "bo"}, _a("2 it is.")],
         "messages 0 and 1 (user) are from different speakers ('ann' and 'bo'), told apart only"),
