@@ -476,7 +476,8 @@ OTHER_TURN_ENDS = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<end_of_turn>
 
 
 TURN_HEADER = re.compile(r"<\|start_header_id\|>\w*<\|end_header_id\|>|<start_of_turn>\w*\n"
-                         r"|\[INST\].*?\[/INST\]|<\|(?:user|assistant|system)\|>\n"
+                         r"|\[INST\](?:(?!\[INST\]).)*?\[/INST\]"     # up to the next [INST]:
+                         r"|<\|(?:user|assistant|system)\|>\n"           # linear
                          r"|<tool_response>\n", re.S)
 
 
@@ -921,10 +922,6 @@ def chat_message(message, i: int):
     return _text_calls(_empty_reasoning(m)) if m.get("role") == "assistant" else m
 
 
-# tool calls written as text at the end of an answer, as the template writes them
-TRAILING_TOOL_CALLS = re.compile(r"(?:\s*<tool_call>\s*\{.*?\}\s*</tool_call>)+\s*$", re.S)
-
-
 def _text_calls(m: dict) -> dict:
     """An assistant turn whose answer ends in tool calls written as the template writes them
     (Hermes' format: NousResearch's hermes-function-calling rows) with them as its tool_calls,
@@ -940,23 +937,25 @@ def _text_calls(m: dict) -> dict:
     content = m.get("content")
     if m.get("tool_calls") or not isinstance(content, str):
         return m
-    head, end, answer = content.rpartition(END_THINK)
-    found = TRAILING_TOOL_CALLS.search(answer)
-    if not found:
-        return m
-    calls = []
-    for body in TEXT_TOOL_CALL.findall(found[0]):
+    head, think, answer = content.rpartition(END_THINK)
+    calls, end = [], len(answer.rstrip())       # the calls, read from the last one back
+    while answer.endswith("</tool_call>", 0, end) and (
+            start := answer.rfind("<tool_call>", 0, end)) >= 0:
         try:
-            call = json.loads(body)
+            call = json.loads(answer[start + len("<tool_call>"):end - len("</tool_call>")])
         except ValueError:
             return m
         if not (isinstance(call, dict) and set(call) == {"name", "arguments"}
                 and isinstance(call["name"], str) and isinstance(call["arguments"], dict)):
             return m
         calls.append({"type": "function", "function": call})
-    said = answer[:found.start()].rstrip()
-    return {**m, "content": head + end + said if head + end + said else None,
-            "tool_calls": calls}
+        end = start
+        while end and answer[end - 1].isspace():
+            end -= 1
+    if not calls:
+        return m
+    said = head + think + answer[:end]
+    return {**m, "content": said or None, "tool_calls": calls[::-1]}
 
 
 def _unwrapped(result: str) -> str:

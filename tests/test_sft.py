@@ -1975,6 +1975,19 @@ def test_a_long_conversation_is_checked_in_linear_time(monkeypatch):
                                                                       reasoning_content="r")]})
 
 
+def test_a_reply_of_many_openers_is_read_in_linear_time():
+    """A reply of 10,000 '[INST] ' and none closed (12 s: TURN_HEADER's '[INST].*?[/INST]' went
+    to the end from each), and one of 5,000 '<tool_call>\\n{' before no closing tag (9 s: the
+    regex of trailing calls tried every split), are read in a blink."""
+    import time
+
+    t0 = time.perf_counter()
+    conversations.check_conversation([_u("q"), _a("[INST] " * 10_000)])
+    reply = conversations.chat_message(_a("x" + "\n<tool_call>\n{" * 5_000), 1)
+    assert time.perf_counter() - t0 < 2
+    assert "tool_calls" not in reply
+
+
 MARKS_REFUSED = {
     "every_reply_marked_not_to_train": (
         [_u("q"), _a("a", weight=0)], "message 1 (assistant), the reply to train, is marked not"),
