@@ -311,9 +311,13 @@ def check_tool_results(messages: list[dict]) -> None:
         prev = messages[i - 1] if i else {}
         calls = (prev.get("tool_calls") or []) if prev.get("role") == "assistant" else []
         if not calls:
+            as_text = prev.get("role") == "assistant" and "<tool_call>" in (
+                prev.get("content") or "")
             raise ValueError(f"message {i} (tool) is a tool result with no tool call before it "
-                             "(the turn before is no assistant turn with tool_calls): give the "
-                             "call, or drop the result")
+                             + (f"(message {i - 1} writes its call as text, read as a call only "
+                                "at the end of its answer: give it as tool_calls)" if as_text
+                                else "(the turn before is no assistant turn with tool_calls): "
+                                "give the call, or drop the result"))
         ids = [c.get("id") for c in calls if isinstance(c, dict)]
         got = [m.get("tool_call_id") for m in messages[i:j]]
         if all(ids) and len(ids) == len(calls) and all(got):

@@ -1748,6 +1748,11 @@ UNTRAINABLE = {
     "an_earlier_reply_cut_off": (    # Anthropic's stop_reason
         [_u("q"), _a("So x =", stop_reason="max_tokens"), _u("go on"), _a("x = 2")],
         "message 1 (assistant) is marked cut off by its generator (stop_reason 'max_tokens')"),
+    "a_call_written_as_text_before_more_text": (    # read as a call only at the end
+        [_u("2*3?"), _a('<tool_call>\n{"name": "calc", "arguments": {}}\n</tool_call>\nThen.'),
+         {"role": "tool", "content": "6"}, _a("6")],
+        "message 2 (tool) is a tool result with no tool call before it (message 1 writes its "
+        "call as text, read as a call only at the end of its answer: give it as tool_calls)"),
     "users_told_apart_only_by_name": (     # a group chat: the template drops "name"
         [{**_u("Lunch at 1?"), "name": "ann"}, {**_u("No, 2."), "name": "bo"}, _a("2 it is.")],
         "messages 0 and 1 (user) are from different speakers ('ann' and 'bo'), told apart only"),
