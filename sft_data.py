@@ -84,18 +84,15 @@ def jsonl_examples(path: str) -> list[dict]:
     """The rows of a data file, each read by `conversations.row_example` (the schemas it reads:
     OpenAI messages, TRL prompt-completion, ShareGPT, Alpaca, Gemini, GSM8K's question-answer, a
     rendered chat, ...), and made one example per reply to train (`conversations.reply_examples`),
-    each of which must pass `conversations.check_conversation` (from a parquet file, with the
-    nulls Arrow adds to tool calls and tools dropped: `conversations.without_arrow_nulls`). Next
-    to reasoning, an `answer` without `\\boxed` is the final value and is boxed (and checked by
-    the filter); an optional "reference" is the value to check against. A bad row: a DataError
-    naming file and row."""
+    each of which must pass `conversations.check_conversation`. Next to reasoning, an `answer`
+    without `\\boxed` is the final value and is boxed (and checked by the filter); an optional
+    "reference" is the value to check against. A bad row: a DataError naming file and row."""
     rows = dataset_tasks.rows_from_file(Path(path))
-    parquet = dataset_tasks.file_type(Path(path)) == ".parquet"
     out = []
     for i, row in enumerate(rows):
         try:
             example = conversations.row_example(row)
-            if parquet:     # a column of objects holds every row's keys
+            if dataset_tasks.file_type(Path(path)) == ".parquet":   # Arrow's columns of objects
                 example = conversations.without_arrow_nulls(example)
             conversations.check_tools(example.get("tools"), example["messages"])
             out += conversations.reply_examples(example)
