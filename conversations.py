@@ -526,13 +526,29 @@ OTHER_TOOL_CALLS = re.compile(r"^[ \t]*(\[TOOL_CALLS\]|<functioncall>|<\|python_
                               r"|<｜tool▁calls▁begin｜>|<\|tool_calls_section_begin\|>)", re.M)
 
 
+def outside_code(text: str) -> str:
+    """`text` without its markdown code blocks: what lies between a run of three backticks or
+    more and the next such run (an unclosed one: to the end, kept).
+
+    >>> outside_code("a\\n```\\n[TOOL_CALLS]\\n```\\nb")
+    'a\\n\\nb'
+    """
+    fences = [m.span() for m in re.finditer(r"`{3,}", text)]
+    kept, pos = [], 0
+    for (start, _), (_, end) in zip(fences[::2], fences[1::2]):
+        kept.append(text[pos:start])
+        pos = end
+    return "".join(kept) + text[pos:]
+
+
 def check_text_tool_calls(answer: str, where: str, structured=None) -> None:
     """ValueError if an answer writes a tool call as text (`<tool_call>{...}</tool_call>`, how
     the template renders structured tool_calls and Hermes-format data hold them) whose JSON is
     not {"name": ..., "arguments": {...}}, or next to `structured` tool calls (the template
     renders both: the calls made twice), or in another model's format (`OTHER_TOOL_CALLS`): the
     model would learn to write calls that the parser (vLLM's hermes) cannot read. Tags named in
-    prose (no JSON object after them, a marker not opening a line) are text.
+    prose (no JSON object after them, a marker not opening a line, or in a code block) are
+    text.
 
     >>> try:
     ...     check_text_tool_calls('<tool_call>{"name": calc}</tool_call>', "message 1")
@@ -540,7 +556,7 @@ def check_text_tool_calls(answer: str, where: str, structured=None) -> None:
     ...     print(str(e)[:48])
     message 1 writes a tool call as text whose JSON
     """
-    other = OTHER_TOOL_CALLS.search(answer)
+    other = OTHER_TOOL_CALLS.search(outside_code(answer))     # shown in code: text
     if other:
         raise ValueError(f"{where} writes a tool call in another model's format ({other[1]} ...):"
                          " the model would learn calls the template's parser (<tool_call>) does "

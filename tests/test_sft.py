@@ -1988,6 +1988,7 @@ def test_a_reply_of_many_openers_is_read_in_linear_time():
 
     t0 = time.perf_counter()
     conversations.check_conversation([_u("q"), _a("[INST] " * 10_000)])
+    conversations.check_conversation([_u("q"), _a("`" * 20_000)])     # code fences, all of it
     reply = conversations.chat_message(_a("x" + "\n<tool_call>\n{" * 5_000), 1)
     assert time.perf_counter() - t0 < 2
     assert "tool_calls" not in reply
@@ -2042,6 +2043,9 @@ def test_trainable_think_shapes_pass_and_train_exactly_their_reply(tok):
          "<think>\n\n</think>\n\nA query ends in [/INST]; [TOOL_CALLS] opens calls."),
         (_a("Mistral writes `[TOOL_CALLS]`; a query ends in [/INST]."),
          "<think>\n\n</think>\n\nMistral writes `[TOOL_CALLS]`; a query ends in [/INST]."),
+        (_a('Mistral calls so:\n```\n[TOOL_CALLS] [{"name": "f"}]\n```\nin code, as text.'),
+         '<think>\n\n</think>\n\nMistral calls so:\n```\n[TOOL_CALLS] [{"name": "f"}]\n```\n'
+         "in code, as text."),
     ]  # fmt: skip
     for reply, trained in cases:
         messages = [_u("what do <think> and </think> mean?"), reply]
