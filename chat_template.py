@@ -66,7 +66,11 @@ def check_messages(messages) -> None:
         if reasoning is not None and not isinstance(reasoning, str):
             raise ValueError(f"{where} (assistant) has reasoning_content "
                              f"{_SHORT.repr(reasoning)}; give it as a string (or leave it out)")
-        for k, call in enumerate(m.get("tool_calls") or []):
+        calls = m.get("tool_calls")
+        if calls and (isinstance(calls, (str, bytes, Mapping)) or not isinstance(calls, list)):
+            raise ValueError(f"{where} (assistant) has tool_calls {_SHORT.repr(calls)}, not a "
+                             "list; give a list of calls (JSON text read as its list)")
+        for k, call in enumerate(calls or []):
             fn = call.get("function") or call if isinstance(call, Mapping) else {}
             if (not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str)
                     or not fn.get("name") or not isinstance(fn.get("arguments"), (str, Mapping))):
@@ -80,12 +84,12 @@ def check_messages(messages) -> None:
 # a role under another name (any case) -> the template's: OpenAI's "developer" (its system
 # messages for o1 and later) and legacy "function" (a function's result), ShareGPT's "human",
 # "gpt" and "observation" (FastChat, LLaMA-Factory), Gemini's "model", Llama 3's "ipython" (a
-# tool's result), OpenAssistant's "prompter", and "bot"
+# tool's result), OpenAssistant's "prompter", Cohere's "chatbot" (its fine-tuning data), and "bot"
 ROLE_NAMES = {"system": "system", "developer": "system", "user": "user", "human": "user",
               "prompter": "user",
               "assistant": "assistant", "gpt": "assistant", "model": "assistant",
-              "bot": "assistant", "tool": "tool", "observation": "tool", "function": "tool",
-              "ipython": "tool"}
+              "bot": "assistant", "chatbot": "assistant", "tool": "tool", "observation": "tool",
+              "function": "tool", "ipython": "tool"}
 # the text-bearing content parts (OpenAI's chat and Responses APIs; as vLLM reads them) -> the
 # key of their text; Anthropic's "thinking" part holds an assistant's reasoning
 TEXT_PARTS = {"text": "text", "input_text": "text", "output_text": "text", "refusal": "refusal",
@@ -211,6 +215,12 @@ CHAT_TEMPLATE = r"""
         {{- raise_exception(where ~ " (assistant) has reasoning_content "
             ~ (message.reasoning_content | string | truncate(40))
             ~ "; give it as a string (or leave it out)") }}
+    {%- elif message.role == "assistant" and message.tool_calls
+             and (message.tool_calls is string or message.tool_calls is mapping
+                  or message.tool_calls is not iterable) %}
+        {{- raise_exception(where ~ " (assistant) has tool_calls "
+            ~ (message.tool_calls | string | truncate(40))
+            ~ ", not a list; give a list of calls (JSON text read as its list)") }}
     {%- endif %}
     {%- if message.role == "assistant" and message.tool_calls %}
         {%- for tool_call in message.tool_calls %}

@@ -4,13 +4,14 @@ the checks that it can be trained on.
 `row_example` reads one row: {messages} (OpenAI's, with text parts, tool calls and roles under
 other names: `chat_message`), {"prompt", "completion"} (TRL's), the query and reply under other
 names (`QUERY_KEYS`, `REPLY_KEYS`; a preference row's "chosen"), a chat rendered as one text
-(`rendered_messages`), ShareGPT, Gemini (`_gemini_messages`), Alpaca / Dolly / Magpie,
-{"question", "answer"} (GSM8K's: `_answer_example`), the Responses API's items, Sky-T1's marked
-traces; a reply's reasoning under other names or tags becomes its `reasoning_content`.
-`reply_examples` makes one example per reply to train (`trains`: a turn marked weight 0 is
-context only), and `check_conversation` refuses, in one line naming the message, one that
-cannot be trained on: no reply, a reply that disobeys the latest /think or /no_think, markers of
-another chat format, tool results that answer no call, and the rest its docstring lists.
+(`rendered_messages`), ShareGPT, Gemini (`_gemini_messages`), Glaive's function calling
+(`_glaive_row`), Alpaca / Dolly / Magpie, {"question", "answer"} (GSM8K's: `_answer_example`),
+the Responses API's items, Sky-T1's marked traces; a reply's reasoning under other names or tags
+becomes its `reasoning_content`. `reply_examples` makes one example per reply to train
+(`trains`: a turn marked weight 0 is context only), and `check_conversation` refuses, in one
+line naming the message, one that cannot be trained on: no reply, a reply that disobeys the
+latest /think or /no_think, markers of another chat format, tool results that answer no call,
+and the rest its docstring lists.
 
 `last_query`, `latest_switch`, `reasoning_of` and `without_reasoning` read a conversation's
 structure for `sft.fuse_modes` (where its query is, which soft switch stands, an answer's
@@ -57,12 +58,22 @@ def last_query(messages: list[dict]) -> int:
 def latest_switch(messages: list[dict], upto: int) -> str | None:
     """'think', 'no_think' or None: the latest soft switch in the user and system turns of
     messages[:upto + 1]."""
-    found = None
-    for m in messages[:upto + 1]:
+    return soft_switches(messages[:upto + 1])[-1]
+
+
+def soft_switches(messages: list[dict]) -> list[str | None]:
+    """`latest_switch` up to each message, in one pass.
+
+    >>> soft_switches([{"role": "user", "content": "q /no_think"},
+    ...                {"role": "assistant", "content": "a"}, {"role": "user", "content": "q"}])
+    ['no_think', 'no_think', 'no_think']
+    """
+    found, out = None, []
+    for m in messages:
         if m["role"] in ("user", "system") and isinstance(m.get("content"), str):
-            flags = SOFT_SWITCH.findall(m["content"])
-            found = flags[-1] if flags else found
-    return found
+            found = (SOFT_SWITCH.findall(m["content"]) or [found])[-1]
+        out.append(found)
+    return out
 
 
 def reasoning_of(message: dict) -> str:
@@ -115,10 +126,15 @@ def check_conversation(messages) -> None:
     * No text holds `<|im_start|>` or `<|im_end|>`: the tokenizer reads them as turn boundaries
       (a fake turn in the prompt; a reply trained to end, then go on); nor a lone UTF-16
       surrogate (JSON's "\\ud83d" alone), which the tokenizer cannot read. A reply holds no
-      other chat format's turn structure (`check_turn_markers`: `</s>` at its end, ...).
-    * Tool-call arguments given as a string are a JSON object: the model learns to write them.
-    * No turn is a prefill (`PREFIX_MARKS`), nor a tool result that answers no call
-      (`check_tool_results`).
+      other chat format's turn structure (`check_turn_markers`: `</s>` at its end, `[/INST]` at
+      its start, ...).
+    * Tool-call arguments given as a string are a JSON object, and a call's name needs no JSON
+      escape (the template writes both as they are): the model learns to write them. A
+      reply's calls are written once, as the template writes them (`check_text_tool_calls`).
+    * No turn is a prefill (`PREFIX_MARKS`), nor a reply cut off by its generator
+      (`check_finished`: finish_reason "length", ...), nor a tool result that answers no call
+      (`check_tool_results`). Turns of one role are not told apart only by their "name"
+      (`check_speakers`: the template does not render it; one name on them all is dropped).
 
     >>> try:
     ...     check_conversation([{"role": "user", "content": "q"},
@@ -128,6 +144,14 @@ def check_conversation(messages) -> None:
     message 1 (assistant) has an unclosed <think>
     """
     check_messages(messages)
+    check_reply(messages)
+    check_turns(messages)
+
+
+def check_reply(messages: list[dict], switches: list | None = None) -> None:
+    """`check_conversation`'s rules for the reply at the end of a conversation (the rules on its
+    last turn, and on the soft switch and the turn before it). `switches`: the `soft_switches`
+    of these messages, or of a conversation they begin (computed if not given)."""
     n = len(messages)
     if messages[-1]["role"] != "assistant":
         raise ValueError(f"an SFT conversation must end in the assistant turn to train on; this "
@@ -148,7 +172,7 @@ def check_conversation(messages) -> None:
                          f"{[m['role'] for m in messages]}); without one the template renders the "
                          "reply without its think block: add the user's question")
     q = last_query(messages)
-    switch = latest_switch(messages, q)
+    switch = (switches or soft_switches(messages))[q]
     thinks = any(reasoning_of(m).strip() for m in messages[q + 1:] if m["role"] == "assistant")
     if switch is not None and thinks != (switch == "think"):
         raise ValueError(f"the reply {'has' if thinks else 'has no'} reasoning, yet the latest "
@@ -162,6 +186,12 @@ def check_conversation(messages) -> None:
                          "block as the prompt's last turn, without one as history, so the reply "
                          "cannot be cut out; merge consecutive assistant turns, or give the "
                          "earlier one its reasoning_content")
+
+
+def check_turns(messages: list[dict]) -> None:
+    """`check_conversation`'s rules for each turn of a conversation, its speakers and its tool
+    results."""
+    check_speakers(messages)
     for i, m in enumerate(messages):
         where = f"message {i} ({m['role']})"
         trains(m, f"message {i}")
@@ -183,6 +213,11 @@ def check_conversation(messages) -> None:
                              "would learn to answer a question never asked; give its text, or "
                              "drop the row")
         for k, c in enumerate(calls):
+            if json.dumps(c["name"], ensure_ascii=False)[1:-1] != c["name"]:
+                raise ValueError(f"{where}: tool call {k} is named {_short(c['name'])}, which "
+                                 "the template writes into its JSON as it is (a quote, backslash "
+                                 "or control character unescaped): the model would learn calls "
+                                 "no parser reads; rename the function")
             if isinstance(c["arguments"], str):
                 try:
                     args = json.loads(c["arguments"])
@@ -197,20 +232,49 @@ def check_conversation(messages) -> None:
             raise ValueError(f"{where} is marked {prefix[0]!r}, a start for the model to continue "
                              "(a prefill), not a whole reply: trained as one it would teach the "
                              "model to stop there; give the whole reply, or drop the row")
+        check_finished(m, where)
         if m["role"] == "assistant":
             check_think_block(m, where)
             for t in filter(None, (m.get("content"), m.get("reasoning_content"))):
                 check_turn_markers(t, where)
-            check_text_tool_calls((m.get("content") or "").split(END_THINK)[-1], where)
+            check_text_tool_calls((m.get("content") or "").split(END_THINK)[-1], where,
+                                  m.get("tool_calls"))
     check_tool_results(messages)
+
+
+def check_speakers(messages: list[dict]) -> None:
+    """ValueError on turns of one role told apart only by their "name" (OpenAI's: the people of
+    a group chat, few-shot examples as system turns named example_user and example_assistant):
+    the template, as the official one, does not render names (nor at inference), so the model
+    would read several speakers as one. One name on every turn of a role is dropped, harmlessly;
+    a tool result's name is its function's, which its call gives.
+
+    >>> try:
+    ...     check_speakers([{"role": "user", "content": "hi", "name": "al"},
+    ...                     {"role": "user", "content": "yo", "name": "bo"}])
+    ... except ValueError as e:
+    ...     print(str(e)[:60])
+    messages 0 and 1 (user) are from different speakers ('al' an
+    """
+    for role in ("system", "user", "assistant"):
+        named = [(i, m.get("name") or None) for i, m in enumerate(messages) if m["role"] == role]
+        other = next(((i, n) for i, n in named if n != named[0][1]), None)
+        if other:
+            raise ValueError(f"messages {named[0][0]} and {other[0]} ({role}) are from different "
+                             f"speakers ({named[0][1]!r} and {other[1]!r}), told apart only by "
+                             "'name', which the template does not render: the model would read "
+                             "them as one speaker; write who speaks into the text ('Ann: ...'), or "
+                             "drop the names if one speaker is meant")
 
 
 def check_tool_results(messages: list[dict]) -> None:
     """ValueError on tool results that answer no call: the template renders each run of tool
     messages as the results of the calls before it, in order (it reads no ids), so the model
     would learn to answer from results it never asked for, or read one call's result as
-    another's. A run follows an assistant turn with tool calls, and where calls and results
-    carry ids (`id`, `tool_call_id`) they match, in order.
+    another's. A run follows an assistant turn with tool calls, one result per call (an
+    assistant turn's calls, unless the conversation ends there, are answered so, or by the
+    template's own user turn of <tool_response> blocks, which also follows calls), and where
+    calls and results carry ids (`id`, `tool_call_id`) they match, in order.
 
     >>> try:
     ...     check_tool_results([{"role": "user", "content": "q"}, {"role": "tool", "content": "6"}])
@@ -218,6 +282,25 @@ def check_tool_results(messages: list[dict]) -> None:
     ...     print(str(e)[:51])
     message 1 (tool) is a tool result with no tool call
     """
+    for i, m in enumerate(messages[:-1]):
+        calls, after = m.get("tool_calls") or [], messages[i + 1]
+        if m["role"] != "assistant" or not calls or (after["role"] == "user"
+                                                      and not is_query(after)):
+            continue
+        j = next((k for k in range(i + 1, len(messages)) if messages[k]["role"] != "tool"),
+                 len(messages))
+        if j - i - 1 != len(calls):
+            raise ValueError(f"message {i} (assistant) makes {len(calls)} tool call(s) and "
+                             f"{j - i - 1} tool result(s) follow: the template pairs results "
+                             "with calls in order, so the model would answer from a result it "
+                             "never got (or read one as another's); give one result per call")
+    for i, m in enumerate(messages):
+        prev = messages[i - 1] if i else {}
+        if m["role"] == "user" and not is_query(m) and not (
+                prev.get("role") == "assistant" and prev.get("tool_calls")):
+            raise ValueError(f"message {i} (user) is wrapped in <tool_response></tool_response>, "
+                             "which the template reads as a tool result, with no tool call "
+                             "before it: give the call, or unwrap the text if it is a query")
     i = 0
     while i < len(messages):
         if messages[i]["role"] != "tool":
@@ -228,9 +311,13 @@ def check_tool_results(messages: list[dict]) -> None:
         prev = messages[i - 1] if i else {}
         calls = (prev.get("tool_calls") or []) if prev.get("role") == "assistant" else []
         if not calls:
+            as_text = prev.get("role") == "assistant" and "<tool_call>" in (
+                prev.get("content") or "")
             raise ValueError(f"message {i} (tool) is a tool result with no tool call before it "
-                             "(the turn before is no assistant turn with tool_calls): give the "
-                             "call, or drop the result")
+                             + (f"(message {i - 1} writes its call as text, read as a call only "
+                                "at the end of its answer: give it as tool_calls)" if as_text
+                                else "(the turn before is no assistant turn with tool_calls): "
+                                "give the call, or drop the result"))
         ids = [c.get("id") for c in calls if isinstance(c, dict)]
         got = [m.get("tool_call_id") for m in messages[i:j]]
         if all(ids) and len(ids) == len(calls) and all(got):
@@ -244,6 +331,33 @@ def check_tool_results(messages: list[dict]) -> None:
                                  f"another order than the calls of message {i - 1} ({ids}); the "
                                  "template matches them by order: give them in the calls' order")
         i = j
+
+
+# why a generator stopped, when it ran out of tokens: OpenAI's and vLLM's finish_reason,
+# Anthropic's stop_reason, Gemini's finishReason (any case)
+CUT_OFF = {"finish_reason": "length", "stop_reason": "max_tokens", "finishReason": "max_tokens"}
+
+
+def check_finished(record: dict, where: str) -> None:
+    """ValueError if a reply (or a row, for its reply) is marked cut off by its generator
+    (`CUT_OFF`: it ran out of tokens): its end is lost, and trained as a whole reply it would
+    teach the model to stop mid-answer, as `sft_data.teacher_examples` drops its own unfinished
+    samples.
+
+    >>> try:
+    ...     check_finished({"role": "assistant", "content": "So x =", "finish_reason": "length"},
+    ...                    "message 1 (assistant)")
+    ... except ValueError as e:
+    ...     print(str(e)[:58])
+    message 1 (assistant) is marked cut off by its generator (
+    """
+    cut = next((k for k, v in CUT_OFF.items() if isinstance(record.get(k), str)
+                and record[k].lower() == v), None)
+    if cut:
+        raise ValueError(f"{where} is marked cut off by its generator ({cut} "
+                         f"{record[cut]!r}): the reply's end is lost, and trained as whole it "
+                         "would teach the model to stop mid-answer; drop the row, or regenerate "
+                         "the reply")
 
 
 # a final assistant turn marked as the start of a reply for the model to continue (Mistral's and
@@ -288,7 +402,8 @@ def reply_examples(example: dict) -> list[dict]:
     reasoning of turns before the last query, so training every reply in one sequence would teach
     the earlier ones without their think block, a form the model never writes at inference; as
     the last turn each is trained with its own reasoning, as the model writes it (the cost: the
-    history is encoded once per reply). The steps of a tool loop are replies too (the model
+    history is encoded once per reply; its turns are checked once, each reply's rules per reply:
+    `check_turns`, `check_reply`). The steps of a tool loop are replies too (the model
     learns to write its tool calls). A single-turn conversation is one example, as given; the
     row's "reference" goes with its last reply. ValueError (`check_conversation`, naming the
     message) on a conversation, or a reply of it, that cannot be trained on."""
@@ -298,11 +413,12 @@ def reply_examples(example: dict) -> list[dict]:
     ends = [k for k, m in enumerate(messages) if k > first and trains(m, f"message {k}")]
     if messages[-1]["role"] != "assistant" or not ends:
         check_conversation(messages)    # no reply to train: names what is missing
-    out = []
+    switches, out = soft_switches(messages), []
     for k in ends:
-        check_conversation(messages[:k + 1])
+        check_reply(messages[:k + 1], switches)
         out.append({**example, "messages": messages[:k + 1],
                     "reference": example.get("reference") if k == len(messages) - 1 else None})
+    check_turns(messages[:ends[-1] + 1])    # once: each example is a prefix of these turns
     return out
 
 
@@ -360,20 +476,22 @@ def check_text(value, where: str) -> None:
 # <|endoftext|>, a special token of Qwen's tokenizer, is `check_special_tokens`'), and a turn's
 # header (Llama 3, Gemma, Phi-3, [INST]; a tool's result, which the template writes in a user turn)
 OTHER_TURN_ENDS = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<end_of_turn>", "<|end|>",
-                   "</s>")
+                   "</s>", "[/INST]")
 
 
 TURN_HEADER = re.compile(r"<\|start_header_id\|>\w*<\|end_header_id\|>|<start_of_turn>\w*\n"
-                         r"|\[INST\].*?\[/INST\]|<\|(?:user|assistant|system)\|>\n"
+                         r"|\[INST\](?:(?!\[INST\]).)*?\[/INST\]"     # up to the next [INST]:
+                         r"|<\|(?:user|assistant|system)\|>\n"           # linear
                          r"|<tool_response>\n", re.S)
 
 
 def check_turn_markers(text: str, where: str) -> None:
-    """ValueError if a reply's text holds another chat format's turn structure: it ends with an
-    end-of-turn marker (`OTHER_TURN_ENDS`; `</s>` unless it closes an HTML `<s>`), or holds a
-    turn's header (`TURN_HEADER`). It is a chat rendered in that format copied into one reply,
-    and the model would learn to write the markers and the next turn; a reply that mentions a
-    marker in its text (`Llama 3 ends a turn with <|eot_id|>.`) is text.
+    """ValueError if a reply's text holds another chat format's turn structure: it starts or
+    ends with an end-of-turn marker (`OTHER_TURN_ENDS`, [INST]'s `[/INST]` too; `</s>` unless it
+    closes an HTML `<s>`), or holds a turn's header (`TURN_HEADER`). It is a chat rendered in
+    that format copied into one reply (or the rest of a rendered query), and the model would learn
+    to write the markers and the next turn; a reply that mentions a marker in its text (`Llama 3
+    ends a turn with <|eot_id|>.`) is text.
 
     >>> try:
     ...     check_turn_markers("4<|eot_id|>", "message 1 (assistant)")
@@ -381,13 +499,15 @@ def check_turn_markers(text: str, where: str) -> None:
     ...     print(str(e)[:60])
     message 1 (assistant) ends with <|eot_id|>, another chat for
     """
-    end = next((e for e in OTHER_TURN_ENDS if text.rstrip().endswith(e)), None)
+    side, end = next(((side, e) for e in OTHER_TURN_ENDS for side, edge in (
+        ("ends", text.rstrip().endswith), ("starts", text.lstrip().startswith)) if edge(e)),
+        (None, None))
     if end == "</s>" and "<s>" in text:     # HTML's strikethrough
         end = None
     if end:
-        raise ValueError(f"{where} ends with {end}, another chat format's end of turn: the model "
-                         "would learn to write it before <|im_end|> (a rendered chat copied into "
-                         "one reply?); remove it, or give each turn as a message")
+        raise ValueError(f"{where} {side} with {end}, another chat format's end of turn: the "
+                         "model would learn to write it in its reply (a rendered chat copied "
+                         "into one reply?); remove it, or give each turn as a message")
     header = TURN_HEADER.search(text)
     if header:
         raise ValueError(f"{where} holds {_short(header[0])}, which opens another turn (another "
@@ -400,11 +520,34 @@ def check_turn_markers(text: str, where: str) -> None:
 TEXT_TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?)\s*(?:</tool_call>|$)", re.S)
 
 
-def check_text_tool_calls(answer: str, where: str) -> None:
+# a tool call in another model's format, opening a line: Mistral's [TOOL_CALLS], Glaive's
+# <functioncall>, Llama 3.1's <|python_tag|>, DeepSeek-V3's and R1's, Kimi K2's
+OTHER_TOOL_CALLS = re.compile(r"^[ \t]*(\[TOOL_CALLS\]|<functioncall>|<\|python_tag\|>"
+                              r"|<｜tool▁calls▁begin｜>|<\|tool_calls_section_begin\|>)", re.M)
+
+
+def outside_code(text: str) -> str:
+    """`text` without its markdown code blocks: what lies between a run of three backticks or
+    more and the next such run (an unclosed one: to the end, kept).
+
+    >>> outside_code("a\\n```\\n[TOOL_CALLS]\\n```\\nb")
+    'a\\n\\nb'
+    """
+    fences = [m.span() for m in re.finditer(r"`{3,}", text)]
+    kept, pos = [], 0
+    for (start, _), (_, end) in zip(fences[::2], fences[1::2]):
+        kept.append(text[pos:start])
+        pos = end
+    return "".join(kept) + text[pos:]
+
+
+def check_text_tool_calls(answer: str, where: str, structured=None) -> None:
     """ValueError if an answer writes a tool call as text (`<tool_call>{...}</tool_call>`, how
     the template renders structured tool_calls and Hermes-format data hold them) whose JSON is
-    not {"name": ..., "arguments": {...}}: the model would learn to write calls that the
-    parser (vLLM's hermes) cannot read. Tags named in prose (no JSON object after them) are
+    not {"name": ..., "arguments": {...}}, or next to `structured` tool calls (the template
+    renders both: the calls made twice), or in another model's format (`OTHER_TOOL_CALLS`): the
+    model would learn to write calls that the parser (vLLM's hermes) cannot read. Tags named in
+    prose (no JSON object after them, a marker not opening a line, or in a code block) are
     text.
 
     >>> try:
@@ -413,6 +556,15 @@ def check_text_tool_calls(answer: str, where: str) -> None:
     ...     print(str(e)[:48])
     message 1 writes a tool call as text whose JSON
     """
+    other = OTHER_TOOL_CALLS.search(outside_code(answer))     # shown in code: text
+    if other:
+        raise ValueError(f"{where} writes a tool call in another model's format ({other[1]} ...):"
+                         " the model would learn calls the template's parser (<tool_call>) does "
+                         "not read; give them as tool_calls")
+    if structured and TEXT_TOOL_CALL.search(answer):
+        raise ValueError(f"{where} writes a tool call as text in its content and has tool_calls: "
+                         "the template renders both, so the model would learn to make its calls "
+                         "twice; give each call once, as tool_calls")
     for body in TEXT_TOOL_CALL.findall(answer):
         try:
             call = json.loads(body)
@@ -497,6 +649,9 @@ def row_example(row: dict) -> dict:
     reply's Sky-T1 markers have become its think block, the system turn asking for the markers
     (Sky-T1's, Bespoke-Stratos', OpenThoughts') is dropped: the model would learn that a prompt
     asking for them is answered without them."""
+    check_finished(row, "the row")
+    if isinstance(row.get("chat"), str) and row["chat"].lstrip().startswith("USER: "):
+        row = _glaive_row(row)
     row = {k: _json_list(v, k) if k in ("messages", "conversations", "contents", "tools") else v
            for k, v in row.items()}
     named = [k for k in row if isinstance(k, str) and k.lower() in CONVERSATION_KEYS
@@ -525,6 +680,103 @@ def row_example(row: dict) -> dict:
         tools = ([{"type": "function", "function": f} for f in functions]
                  if isinstance(functions, list) else functions)    # else check_tools names it
     return {**example, "tools": tools} if tools is not None else example
+
+
+# Glaive function calling's turns, in its "chat" text; each reply ends in <|endoftext|>
+GLAIVE_TURN = re.compile(r"(?:^|\n\n)(USER|ASSISTANT|FUNCTION RESPONSE): ")
+
+
+GLAIVE_ROLES = {"USER": "user", "ASSISTANT": "assistant", "FUNCTION RESPONSE": "tool"}
+
+
+# a Glaive tool call: {"name": ..., "arguments": '<JSON text>'} (the arguments single-quoted)
+GLAIVE_CALL = re.compile(r"""\s*\{\s*"name":\s*"([^"]+)",\s*"arguments":\s*'(.*)'\s*\}\s*""",
+                         re.S)
+
+
+def _glaive_row(row: dict) -> dict:
+    """A row of Glaive's function-calling data as {"messages", "tools"}: its "chat" text of
+    "USER: ...", "ASSISTANT: ... <|endoftext|>" and "FUNCTION RESPONSE: ..." turns as messages
+    (an assistant's `<functioncall> {"name": ..., "arguments": '{...}'}` as its tool call, a
+    function response as a tool result; the <|endoftext|> that ends a reply is the template's
+    <|im_end|>), its "system" text ("SYSTEM: ... Use them if required -" then the functions as
+    JSON objects) as the system turn and the tools.
+
+    >>> _glaive_row({"system": "SYSTEM: Be brief.", "chat": "USER: Hi\\n\\n\\nASSISTANT: Hello "
+    ...              "<|endoftext|>\\n\\n\\n"})["messages"][1:]
+    [{'role': 'user', 'content': 'Hi'}, {'role': 'assistant', 'content': 'Hello'}]
+    """
+    system, tools = _glaive_system(row.get("system"))
+    parts = GLAIVE_TURN.split(row["chat"].strip())
+    messages = [{"role": "system", "content": system}] if system else []
+    for who, text in zip(parts[1::2], parts[2::2]):
+        text = text.strip().removesuffix("<|endoftext|>").strip()
+        said, _, call = text.partition("<functioncall>")
+        if who != "ASSISTANT" or not call:
+            messages.append({"role": GLAIVE_ROLES[who], "content": text})
+            continue
+        m = GLAIVE_CALL.fullmatch(call)
+        if not m:
+            raise ValueError(f"'chat' turn {len(messages)} calls {_short(call.strip())}, not "
+                             """{"name": ..., "arguments": '{...}'} (Glaive's): fix it, or drop """
+                             "the row")
+        messages.append({"role": "assistant", "content": said.strip() or None, "tool_calls": [
+            {"type": "function", "function": {"name": m[1], "arguments": m[2]}}]})
+    rest = {k: v for k, v in row.items() if k not in ("system", "chat")}
+    return {**rest, "messages": messages, **({"tools": tools} if tools else {})}
+
+
+def _glaive_system(text) -> tuple[str | None, list]:
+    """(the system text, the functions listed after it as tools) of a Glaive row's "system"."""
+    if not isinstance(text, str):
+        return text, []
+    text = text.strip().removeprefix("SYSTEM:").strip()
+    start = re.search(r"^\{", text, re.M)
+    if not start:
+        return text, []
+    tools, pos = [], start.start()
+    while pos < len(text):
+        try:
+            function, pos = json.JSONDecoder().raw_decode(text, pos)
+        except ValueError:
+            raise ValueError(f"'system' lists functions that are not JSON objects (at "
+                             f"{_short(text[pos:])}): fix them, or drop the row") from None
+        tools.append({"type": "function", "function": function})
+        pos = re.compile(r"\s*").match(text, pos).end()
+    return text[:start.start()].rstrip(" -\n"), tools
+
+
+def without_arrow_nulls(example: dict) -> dict:
+    """An example read from a parquet file with its tool calls' arguments and its tools as they
+    were written: Arrow stores a column of objects as one struct type holding every key any row
+    has, so a call's arguments (and a tool's signature) read back with the other rows' keys as
+    nulls ({"city": "Oslo", "expr": None}), which the template would render and the model learn
+    to write. Null values in them are dropped, at any depth (arguments stored as JSON text, the
+    usual way, are read as written).
+
+    >>> without_arrow_nulls({"messages": [{"role": "assistant", "content": None, "tool_calls": [
+    ...     {"function": {"name": "w", "arguments": {"city": "Oslo", "expr": None}}}]}]}
+    ...     )["messages"][0]["tool_calls"][0]["function"]["arguments"]
+    {'city': 'Oslo'}
+    """
+    def written(value):
+        if isinstance(value, dict):
+            return {k: written(v) for k, v in value.items() if v is not None}
+        return [written(v) for v in value] if isinstance(value, list) else value
+
+    def message(m):
+        if not (isinstance(m, dict) and isinstance(m.get("tool_calls"), list)):
+            return m
+        calls = [{**c, "function": {**c["function"], "arguments": written(
+                     c["function"].get("arguments"))}}
+                 if isinstance(c, dict) and isinstance(c.get("function"), dict) else c
+                 for c in m["tool_calls"]]
+        return {**m, "tool_calls": calls}
+
+    messages = example["messages"]
+    out = {**example, "messages": [message(m) for m in messages]
+           if isinstance(messages, list) else messages}
+    return {**out, "tools": written(example["tools"])} if "tools" in example else out
 
 
 def _turns(items: list) -> list:
@@ -665,6 +917,8 @@ def chat_message(message, i: int):
     if who == "function_call":
         m["content"], m["tool_calls"] = None, _function_calls(m["content"], i)
     if chat_template.role_name(m.get("role")) == "assistant":
+        if isinstance(m.get("tool_calls"), str):        # a column saved as JSON text
+            m["tool_calls"] = _json_list(m["tool_calls"], f"message {i}'s tool_calls")
         m = _tool_calls_of(m, i)
         if m.get("content") is None and isinstance(m.get("refusal"), str):   # OpenAI's
             m["content"] = m.pop("refusal")
@@ -683,7 +937,63 @@ def chat_message(message, i: int):
                          f"the <{tag[1]}> block its content opens with; give it once")
     if tag:
         m["reasoning_content"], m["content"] = _tagged_reasoning(m["content"], tag[1], i)
-    return _empty_reasoning(m) if m.get("role") == "assistant" else m
+    if m.get("role") == "tool" and isinstance(m.get("content"), str):   # wrapped once, by the
+        m["content"] = _unwrapped(m["content"])                         # template
+    return _text_calls(_empty_reasoning(m)) if m.get("role") == "assistant" else m
+
+
+def _text_calls(m: dict) -> dict:
+    """An assistant turn whose answer ends in tool calls written as the template writes them
+    (Hermes' format: NousResearch's hermes-function-calling rows) with them as its tool_calls,
+    so the results after them answer calls (`check_tool_results` read none); rendered as the
+    text was, newlines aside. Calls that are not {"name": ..., "arguments": {...}} are left for
+    `check_text_tool_calls` to name.
+
+    >>> m = _text_calls({"role": "assistant", "content": "On it.\\n<tool_call>\\n"
+    ...                  '{"name": "w", "arguments": {}}\\n</tool_call>'})
+    >>> m["content"], m["tool_calls"][0]["function"]
+    ('On it.', {'name': 'w', 'arguments': {}})
+    """
+    content = m.get("content")
+    if m.get("tool_calls") or not isinstance(content, str):
+        return m
+    head, think, answer = content.rpartition(END_THINK)
+    calls, end = [], len(answer.rstrip())       # the calls, read from the last one back
+    while answer.endswith("</tool_call>", 0, end) and (
+            start := answer.rfind("<tool_call>", 0, end)) >= 0:
+        try:
+            call = json.loads(answer[start + len("<tool_call>"):end - len("</tool_call>")])
+        except ValueError:
+            return m
+        if not (isinstance(call, dict) and set(call) == {"name", "arguments"}
+                and isinstance(call["name"], str) and isinstance(call["arguments"], dict)):
+            return m
+        calls.append({"type": "function", "function": call})
+        end = start
+        while end and answer[end - 1].isspace():
+            end -= 1
+    if not calls:
+        return m
+    said = head + think + answer[:end]
+    return {**m, "content": said or None, "tool_calls": calls[::-1]}
+
+
+def _unwrapped(result: str) -> str:
+    """A tool result without the <tool_response></tool_response> around it (Hermes' rows give
+    it so), which the template writes itself: twice, the model would see results wrapped as no
+    tool ever returns them. Two blocks in one result are left as they are.
+
+    >>> _unwrapped("<tool_response>\\n-3\\n</tool_response>")
+    '-3'
+    >>> two = "<tool_response>1</tool_response><tool_response>2</tool_response>"
+    >>> _unwrapped(two) == two
+    True
+    """
+    opened, closed = "<tool_response>", "</tool_response>"
+    inner = result[len(opened):-len(closed)]
+    if result.startswith(opened) and result.endswith(closed) and "tool_response>" not in inner:
+        return inner.strip("\n")
+    return result
 
 
 def _empty_reasoning(m: dict) -> dict:
@@ -1114,13 +1424,21 @@ def _answer_example(row: dict, asked: str) -> dict:
                      "it as 'reasoning' (a reply of one line: name the field 'response')")
 
 
-# a conversation rendered as one text: one turn of ChatML (Qwen, SmolLM) and of Llama 3
-RENDERED_TURNS = (re.compile(r"<\|im_start\|>(\w+)\n(.*?)<\|im_end\|>\s*", re.S),
+# a conversation rendered as one text: one turn of ChatML (Qwen, SmolLM; Phi-4's with
+# <|im_sep|>), of Llama 3, of Gemma, and of Phi-3 (Phi-4-mini's without the line break)
+RENDERED_TURNS = (re.compile(r"<\|im_start\|>(\w+)(?:\n|<\|im_sep\|>)(.*?)<\|im_end\|>\s*", re.S),
                   re.compile(r"<\|start_header_id\|>(\w+)<\|end_header_id\|>\n\n(.*?)"
-                             r"<\|eot_id\|>\s*", re.S))
+                             r"<\|eot_id\|>\s*", re.S),
+                  re.compile(r"<start_of_turn>(\w+)\n(.*?)<end_of_turn>\s*", re.S),
+                  re.compile(r"<\|(system|user|assistant)\|>\n?(.*?)<\|end\|>\s*", re.S))
 
 
-TURN_ENDS = (("<|im_start|>", "<|im_end|>"), ("<|start_header_id|>", "<|eot_id|>"))
+TURN_ENDS = (("<|im_start|>", "<|im_end|>"), ("<|start_header_id|>", "<|eot_id|>"),
+             ("<start_of_turn>", "<end_of_turn>"), ("<|user|>", "<|end|>"))
+
+
+# the start of a text a tokenizer adds (Llama 3's, Gemma's, Llama 2's and Phi-3's)
+TEXT_STARTS = ("<|begin_of_text|>", "<bos>", "<s>")
 
 
 # Mistral's and Llama 2's [INST] query [/INST] reply</s> (Llama 2's system in <<SYS>>)
@@ -1131,8 +1449,9 @@ LLAMA2_SYSTEM = re.compile(r"\s*<<SYS>>\n?(.*?)\n?<</SYS>>\s*(.*)", re.S)
 
 
 def rendered_messages(text: str, field: str) -> list[dict]:
-    """The messages of a chat rendered as one text: turns of ChatML or Llama 3 (their special
-    tokens), Mistral's or Llama 2's `[INST] query [/INST] reply</s>`, or Anthropic HH-RLHF's
+    """The messages of a chat rendered as one text: turns of ChatML, Llama 3, Gemma or Phi-3
+    (their special tokens: `RENDERED_TURNS`), Mistral's or Llama 2's `[INST] query [/INST]
+    reply</s>`, or Anthropic HH-RLHF's
     "\\n\\nHuman: ...\\n\\nAssistant: ...". The whole text must be such turns: plain text (a
     pretraining row) has no reply to train, and is a ValueError. A row's query rendered so
     (`_rendered`) is read with its reply appended (TRL's text prompt-completion rows), and the
@@ -1141,7 +1460,7 @@ def rendered_messages(text: str, field: str) -> list[dict]:
     >>> rendered_messages("<s>[INST] 2+2? [/INST] 4</s>", "text")
     [{'role': 'user', 'content': '2+2?'}, {'role': 'assistant', 'content': '4'}]
     """
-    body = text.strip().removeprefix("<|begin_of_text|>")
+    body = _without_text_start(text.strip()).lstrip()
     for turn in RENDERED_TURNS:
         turns, pos = [], 0
         while (m := turn.match(body, pos)) and m.end() > pos:
@@ -1149,7 +1468,7 @@ def rendered_messages(text: str, field: str) -> list[dict]:
             pos = m.end()
         if turns and pos == len(body):
             return turns
-    if body.startswith(("[INST]", "<s>")):
+    if body.startswith("[INST]"):
         turns, pos = [], 0
         while (m := INST_TURN.match(body, pos)) and m.end() > pos:
             turns += [{"role": "user", "content": m[1].strip()}] + (
@@ -1166,19 +1485,25 @@ def rendered_messages(text: str, field: str) -> list[dict]:
         return [{"role": "user" if who == "Human" else "assistant", "content": said.strip()}
                 for who, said in zip(parts[::2], parts[1::2])]
     raise ValueError(f"{field!r} is {_short(text)}: not a chat rendered as whole turns of "
-                     "ChatML, Llama 3, [INST] or Human:/Assistant:, so it has no reply to train "
+                     "ChatML, Llama 3, Gemma, Phi-3, [INST] or Human:/Assistant:, so it has no "
+                     "reply to train "
                      "(pretraining text? a prompt only?); give the conversation as messages")
 
 
 def _rendered(prompt) -> bool:
     """Whether a row's query is a chat rendered as text (`rendered_messages`): it starts with
-    ChatML's, Llama 3's or [INST]'s markers, or holds HH-RLHF's Human: and Assistant: turns (a
-    query merely starting with "Human:" or "<s>" is text)."""
+    the markers of one of its formats, or holds HH-RLHF's Human: and Assistant: turns (a query
+    merely starting with "Human:" or "<s>" is text)."""
     if not isinstance(prompt, str):
         return False
-    body = prompt.lstrip().removeprefix("<s>").lstrip()
-    return body.startswith(("<|im_start|>", "<|begin_of_text|>", "<|start_header_id|>",
-                            "[INST]")) or (body.startswith("Human: ") and "\n\nAssistant:" in body)
+    body = _without_text_start(prompt.lstrip()).lstrip()
+    return body.startswith(("<|im_start|>", "<|start_header_id|>", "<start_of_turn>",
+                            "<|system|>", "<|user|>", "[INST]")) or (
+        body.startswith("Human: ") and "\n\nAssistant:" in body)
+
+
+def _without_text_start(text: str) -> str:
+    return next((text.removeprefix(s) for s in TEXT_STARTS if text.startswith(s)), text)
 
 
 def _whole_conversation(chosen) -> bool:

@@ -94,6 +94,8 @@ def jsonl_examples(path: str) -> list[dict]:
     for i, row in enumerate(rows):
         try:
             example = conversations.row_example(row)
+            if dataset_tasks.file_type(Path(path)) == ".parquet":   # Arrow's columns of objects
+                example = conversations.without_arrow_nulls(example)
             conversations.check_tools(example.get("tools"), example["messages"])
             out += conversations.reply_examples(example)
         except ValueError as e:

@@ -381,6 +381,12 @@ BAD_INPUT = {
         [U("q"), A("", tool_calls=[{"function": {"arguments": {}}}])],
         "tool call 0 needs a name",
     ),
+    "tool_calls_as_json_text": (
+        [U("q"), A(None, tool_calls='[{"function": {"name": "f", "arguments": {}}}]')],
+        "not a list; give a list of calls (JSON text read as its list)"),
+    "one_tool_call_not_in_a_list": (
+        [U("q"), A(None, tool_calls={"function": {"name": "f", "arguments": {}}})],
+        "not a list; give a list of calls"),
     "message_not_a_dict": (["hi", "there"], "message 0 is 'hi', not a dict"),
     "messages_a_string": ("hello", "must be a list"),
     "messages_a_dict": ({"role": "user", "content": "q"}, "must be a list"),

@@ -632,6 +632,51 @@ ROW_FORMS = {
          {"role": "tool", "content": "-3"}, {"role": "assistant", "content": "It is -3."}],
         "<think>\n\n</think>\n\nIt is -3.",
     ),
+    "tool_calls_stored_as_json_text": (    # a column of a parquet or CSV file, say
+        {"messages": [{"role": "user", "content": "Oslo?"},
+                      {"role": "assistant", "content": "", "tool_calls": json.dumps(
+                          [{"type": "function", "function": {"name": "w", "arguments": "{}"}}])},
+                      {"role": "tool", "content": "-3"}, {"role": "assistant", "content": "-3."}]},
+        [{"role": "user", "content": "Oslo?"},
+         {"role": "assistant", "content": "", "tool_calls": [
+             {"type": "function", "function": {"name": "w", "arguments": "{}"}}]},
+         {"role": "tool", "content": "-3"}, {"role": "assistant", "content": "-3."}],
+        "<think>\n\n</think>\n\n-3.",
+    ),
+    "hermes_function_calling_calls_as_text_and_wrapped_results": (   # NousResearch's rows
+        {"conversations": [
+            {"from": "system", "value": "You call functions: <tools>[{\"name\": \"w\"}]</tools>"},
+            {"from": "human", "value": "Oslo?"},
+            {"from": "gpt", "value": '<think>r</think>\n\nChecking.\n<tool_call>\n{"name": "w", '
+                                     '"arguments": {"c": "Oslo"}}\n</tool_call>'},
+            {"from": "tool", "value": '<tool_response>\n{"name": "w", "content": -3}\n'
+                                      "</tool_response>"},
+            {"from": "gpt", "value": "It is -3."}]},
+        [{"role": "system", "content": 'You call functions: <tools>[{"name": "w"}]</tools>'},
+         {"role": "user", "content": "Oslo?"},
+         {"role": "assistant", "content": "<think>r</think>\n\nChecking.",
+          "tool_calls": [_call("w", {"c": "Oslo"})]},
+         {"role": "tool", "content": '{"name": "w", "content": -3}'},
+         {"role": "assistant", "content": "It is -3."}],
+        "<think>\n\n</think>\n\nIt is -3.",
+    ),
+    "a_tool_result_wrapped_as_the_template_wraps_it": (    # was wrapped twice
+        {"messages": [{"role": "user", "content": "Oslo?"},
+                      {"role": "assistant", "content": None, "tool_calls": [_call("w", {})]},
+                      {"role": "tool", "content": "<tool_response>\n-3\n</tool_response>"},
+                      {"role": "assistant", "content": "-3."}]},
+        [{"role": "user", "content": "Oslo?"},
+         {"role": "assistant", "content": None, "tool_calls": [_call("w", {})]},
+         {"role": "tool", "content": "-3"}, {"role": "assistant", "content": "-3."}],
+        "<think>\n\n</think>\n\n-3.",
+    ),
+    "cohere_fine_tuning_roles": (
+        {"messages": [{"role": "System", "content": "Be brief."},
+                      {"role": "User", "content": "Hi"}, {"role": "Chatbot", "content": "Hello"}]},
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"},
+         {"role": "assistant", "content": "Hello"}],
+        "<think>\n\n</think>\n\nHello",
+    ),
     "messages_stored_as_json_text": (
         {"messages": json.dumps([{"role": "user", "content": "Hi"},
                                  {"role": "assistant", "content": "Hello"}])},
@@ -876,13 +921,13 @@ ROW_FORMS = {
         {"messages": [{"role": "user", "content": "Zürich?"},
                       {"role": "assistant", "content": None,
                        "tool_calls": [{"type": "function", "function": {
-                           "name": "w", "arguments": {"city": "Zürich"}}}]},
+                           "name": "w", "arguments": {"city": "Zürich"}}}, _call("t", {})]},
                       {"role": "tool", "content": {"city": "Zürich", "temp": -3}},
                       {"role": "function", "content": [{"temp": -3}]},
                       {"role": "assistant", "content": "-3"}]},
         [{"role": "user", "content": "Zürich?"},
          {"role": "assistant", "content": None, "tool_calls": [{"type": "function", "function": {
-             "name": "w", "arguments": {"city": "Zürich"}}}]},
+             "name": "w", "arguments": {"city": "Zürich"}}}, _call("t", {})]},
          {"role": "tool", "content": '{"city": "Zürich", "temp": -3}'},
          {"role": "tool", "content": '[{"temp": -3}]'}, {"role": "assistant", "content": "-3"}],
         "<think>\n\n</think>\n\n-3",
@@ -905,13 +950,15 @@ ROW_FORMS = {
     "gemini_function_call_and_response_snake_case": (
         {"system_instruction": "s", "contents": [
             {"role": "user", "parts": [{"text": "Oslo?"}]},
-            {"role": "model", "parts": [{"function_call": {"name": "w", "args": {"c": "Oslo"}}}]},
+            {"role": "model", "parts": [{"function_call": {"name": "w", "args": {"c": "Oslo"}}},
+                                        {"function_call": {"name": "w", "args": {"c": "Rome"}}}]},
             {"role": "user", "parts": [{"functionResponse": {"name": "w", "response": {"t": -3}}},
                                        {"functionResponse": {"name": "w", "response": {"t": 1}}}]},
             {"role": "model", "parts": [{"text": "-3"}]}]},
         [{"role": "system", "content": "s"}, {"role": "user", "content": "Oslo?"},
          {"role": "assistant", "content": None, "tool_calls": [
-             {"type": "function", "function": {"name": "w", "arguments": {"c": "Oslo"}}}]},
+             {"type": "function", "function": {"name": "w", "arguments": {"c": "Oslo"}}},
+             {"type": "function", "function": {"name": "w", "arguments": {"c": "Rome"}}}]},
          {"role": "tool", "content": '{"t": -3}'}, {"role": "tool", "content": '{"t": 1}'},
          {"role": "assistant", "content": "-3"}],
         "<think>\n\n</think>\n\n-3",
@@ -1105,6 +1152,41 @@ ROW_FORMS = {
         [{"role": "user", "content": "Human: <s>old</s> or new?"},
          {"role": "assistant", "content": "New."}],
         "<think>\n\n</think>\n\nNew.",
+    ),
+    "gemma_rendered_text": (
+        {"text": "<bos><start_of_turn>user\nq<end_of_turn>\n"
+                 "<start_of_turn>model\na<end_of_turn>\n"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "gemma_rendered_prompt_and_its_completion": (    # TRL's: the prompt was read as user text
+        {"prompt": "<bos><start_of_turn>user\nq<end_of_turn>\n<start_of_turn>model\n",
+         "completion": "a"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "phi3_rendered_prompt_and_its_completion": (
+        {"prompt": "<s><|system|>\ns<|end|>\n<|user|>\nq<|end|>\n<|assistant|>\n",
+         "completion": "a<|end|>\n"},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "phi4_mini_rendered_text": (
+        {"text": "<|user|>q<|end|><|assistant|>a<|end|>"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "phi4_reasoning_rendered_text": (    # ChatML with <|im_sep|>
+        {"text": "<|im_start|>user<|im_sep|>q<|im_end|><|im_start|>assistant<|im_sep|>"
+                 "<think>r</think>a<|im_end|>"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "<think>r</think>a"}],
+        "<think>\nr\n</think>\n\na",
+    ),
+    "llama2_rendered_text_with_a_space_after_s": (
+        {"text": "<s> [INST] q [/INST] a </s>"},
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
     ),
     "hh_rlhf_chosen_text": (
         {"chosen": "\n\nHuman: q\n\nAssistant: good", "rejected": "\n\nHuman: q\n\nAssistant: bad"},
@@ -1441,6 +1523,14 @@ BAD_ROWS = {
     "question_and_a_one_line_answer": (
         {"problem": "Capital of France?", "answer": "The capital is Paris."},
         "(a reply of one line: name the field 'response')"),
+    "a_row_whose_reply_was_cut_off": (
+        {"prompt": "q", "completion": "So x =", "finish_reason": "length"},
+        "row 0: the row is marked cut off by its generator (finish_reason 'length')"),
+    "a_gemini_reply_cut_off": (
+        {"contents": [{"role": "user", "parts": [{"text": "q"}]},
+                      {"role": "model", "parts": [{"text": "So x ="}],
+                       "finishReason": "MAX_TOKENS"}]},
+        "message 1 (assistant) is marked cut off by its generator (finishReason 'MAX_TOKENS')"),
     "gsm8k_answer_without_its_value": (
         {"question": "q", "answer": "2+2 = <<2+2=4>>4.\n####"}, "ends in '####' with no value"),
 }  # fmt: skip
@@ -1609,6 +1699,79 @@ UNTRAINABLE = {
         [_u("q"), _a(None, tool_calls=[_call("calc", {})]), _a("a")],
         "messages 1 and 2 are consecutive assistant turns",
     ),
+    "a_reply_starting_with_the_end_of_an_inst_query": (    # a rendered query's rest
+        [_u("q"), _a(" [/INST] 4")], "message 1 (assistant) starts with [/INST], another chat"),
+    "a_reply_ending_with_inst_close": ([_u("q"), _a("4 [/INST]")], "ends with [/INST]"),
+    "a_reply_starting_with_an_end_of_turn": ([_u("q"), _a("<|eot_id|>4")], "starts with <|eot"),
+    "mistral_tool_calls_as_text": (
+        [_u("2*3?"), _a('[TOOL_CALLS] [{"name": "calc", "arguments": {"expr": "2*3"}}]')],
+        "message 1 (assistant) writes a tool call in another model's format ([TOOL_CALLS] ...)"),
+    "glaive_functioncall_as_text": (
+        [_u("2*3?"), _a('Let me see.\n<functioncall> {"name": "calc", "arguments": \'{}\'}')],
+        "in another model's format (<functioncall> ...)"),
+    "llama_python_tag": (
+        [_u("2*3?"), _a('<|python_tag|>{"name": "calc", "parameters": {}}')],
+        "in another model's format (<|python_tag|> ...)"),
+    "deepseek_tool_calls_as_text": (
+        [_u("2*3?"), _a("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>calc")],
+        "in another model's format (<｜tool▁calls▁begin｜> ...)"),
+    "kimi_tool_calls_as_text": (
+        [_u("2*3?"), _a("<|tool_calls_section_begin|><|tool_call_begin|>functions.calc:0")],
+        "in another model's format (<|tool_calls_section_begin|> ...)"),
+    "two_results_for_one_call": (
+        [_u("2*3?"), _a(None, tool_calls=[_TC]), {"role": "tool", "content": "6"},
+         {"role": "tool", "content": "7"}, _a("6")],
+        "message 1 (assistant) makes 1 tool call(s) and 2 tool result(s) follow"),
+    "one_result_for_two_calls": (
+        [_u("2*3, 2*4?"), _a(None, tool_calls=[_TC, _call("calc", {"expr": "2*4"})]),
+         {"role": "tool", "content": "6"}, _a("6 and 8")],
+        "message 1 (assistant) makes 2 tool call(s) and 1 tool result(s) follow"),
+    "one_result_for_two_calls_with_ids": (
+        [_u("2*3, 2*4?"), _a(None, tool_calls=[{**_TC, "id": "a"}, {**_TC, "id": "b"}]),
+         {"role": "tool", "content": "6", "tool_call_id": "a"}, _a("6 and 8")],
+        "makes 2 tool call(s) and 1 tool result(s) follow"),
+    "calls_no_result_answers": (
+        [_u("2*3?"), _a(None, tool_calls=[_TC]), _u("well?"), _a("6")],
+        "makes 1 tool call(s) and 0 tool result(s) follow"),
+    "a_tool_response_user_turn_after_no_call": (
+        [_u("q"), _a("a"), _u("<tool_response>\n6\n</tool_response>"), _a("6")],
+        "message 2 (user) is wrapped in <tool_response></tool_response>, which the template"),
+    "a_tool_name_with_a_quote": (     # written unescaped: {"name": "say"hi", ...}
+        [_u("q"), _a(None, tool_calls=[_call('say"hi', {})])],
+        "message 1 (assistant): tool call 0 is named 'say\"hi', which the template writes"),
+    "a_tool_name_with_a_backslash_or_a_newline": (
+        [_u("q"), _a(None, tool_calls=[_call("f", {}), _call("a\\b\n", {})])],
+        "tool call 1 is named 'a\\\\b\\n', which the template writes into its JSON as it is"),
+    "a_reply_cut_off_by_its_generator": (   # OpenAI's and vLLM's finish_reason
+        [_u("q"), _a("So x =", finish_reason="length")],
+        "message 1 (assistant) is marked cut off by its generator (finish_reason 'length')"),
+    "an_earlier_reply_cut_off": (    # Anthropic's stop_reason
+        [_u("q"), _a("So x =", stop_reason="max_tokens"), _u("go on"), _a("x = 2")],
+        "message 1 (assistant) is marked cut off by its generator (stop_reason 'max_tokens')"),
+    "a_call_written_as_text_before_more_text": (    # read as a call only at the end
+        [_u("2*3?"), _a('<tool_call>\n{"name": "calc", "arguments": {}}\n</tool_call>\nThen.'),
+         {"role": "tool", "content": "6"}, _a("6")],
+        "message 2 (tool) is a tool result with no tool call before it (message 1 writes its "
+        "call as text, read as a call only at the end of its answer: give it as tool_calls)"),
+    "users_told_apart_only_by_name": (     # a group chat: the template drops "name"
+        [{**_u("Lunch at 1?"), "name": "ann"}, {**_u("No, 2."), "name": "bo"}, _a("2 it is.")],
+        "messages 0 and 1 (user) are from different speakers ('ann' and 'bo'), told apart only"),
+    "a_named_user_and_an_unnamed_one": (
+        [_u("q"), _a("a"), {**_u("and me?"), "name": "bo"}, _a("b")],
+        "messages 0 and 2 (user) are from different speakers (None and 'bo')"),
+    "few_shot_examples_as_named_system_turns": (   # OpenAI's cookbook's few-shot prompting
+        [{"role": "system", "content": "Translate."},
+         {"role": "system", "content": "hola", "name": "example_user"},
+         {"role": "system", "content": "hello", "name": "example_assistant"}, _u("adios"),
+         _a("bye")],
+        "messages 0 and 1 (system) are from different speakers (None and 'example_user')"),
+    "assistants_told_apart_only_by_name": (
+        [_u("q"), {**_a("A says 1"), "name": "a"}, _u("and B?"), {**_a("B says 2"), "name": "b"}],
+        "messages 1 and 3 (assistant) are from different speakers"),
+    "hermes_text_next_to_the_same_tool_calls": (    # rendered twice: two calls
+        [_u("2*3?"), _a('<think>r</think>\n<tool_call>\n{"name": "calc", "arguments": '
+                        '{"expr": "2*3"}}\n</tool_call>', tool_calls=[_TC])],
+        "message 1 (assistant) writes a tool call as text in its content and has tool_calls"),
 }
 
 
@@ -1699,6 +1862,21 @@ MULTI_REPLY = {
          _a("a", weight=1)],
         ["<think>\n\n</think>\n\na"],
     ),
+    "one_name_on_every_user_turn_and_tool_results_named_by_function": (
+        [{**_u("2*3?"), "name": "ann"}, _a(None, tool_calls=[_TC, _call("now", {})]),
+         {"role": "tool", "content": "6", "name": "calc"},
+         {"role": "tool", "content": "12:00", "name": "now"}, _a("6 at 12:00"),
+         {**_u("thanks"), "name": "ann"}, _a("You are welcome.")],
+        ['<think>\n\n</think>\n\n<tool_call>\n{"name": "calc", "arguments": {"expr": "2*3"}}'
+         '\n</tool_call>\n<tool_call>\n{"name": "now", "arguments": {}}\n</tool_call>',
+         "<think>\n\n</think>\n\n6 at 12:00", "<think>\n\n</think>\n\nYou are welcome."],
+    ),
+    "results_given_as_the_templates_own_user_turn": (
+        [_u("2*3?"), _a(None, tool_calls=[_TC]), _u("<tool_response>\n6\n</tool_response>"),
+         _a("6")],
+        ['<think>\n\n</think>\n\n<tool_call>\n{"name": "calc", "arguments": {"expr": "2*3"}}'
+         "\n</tool_call>", "<think>\n\n</think>\n\n6"],
+    ),
     "null_on_a_reply_trains_it": (
         [_u("q1"), _a("good", train=None)],
         ["<think>\n\n</think>\n\ngood"],
@@ -1721,6 +1899,99 @@ def test_every_reply_of_a_conversation_is_trained_with_its_own_reasoning(tok, tm
         n = len(ex["messages"])
         assert ex["messages"] == messages[:n]
         assert ex["reference"] == ("R" if n == len(messages) else None)
+
+
+GLAIVE_FUNCTIONS = [
+    {"name": "get_rate", "description": "Exchange rate", "parameters": {
+        "type": "object", "properties": {"base": {"type": "string"}}, "required": ["base"]}},
+    {"name": "now", "description": "The time", "parameters": {}}]
+GLAIVE = {      # glaive-function-calling-v2's rows
+    "no_functions": (
+        {"system": "SYSTEM: You are a helpful assistant, with no access to external functions.\n",
+         "chat": "USER: Hi, who are you?\n\n\nASSISTANT: An assistant. <|endoftext|>\n\n\n"},
+        [{"role": "system", "content": "You are a helpful assistant, with no access to external "
+                                       "functions."},
+         _u("Hi, who are you?"), _a("An assistant.")],
+        None, ["An assistant."]),
+    "a_call_its_response_and_the_answer": (
+        {"system": "SYSTEM: You are a helpful assistant with access to the following functions. "
+                   "Use them if required -\n" + "\n\n".join(
+                       json.dumps(f, indent=4) for f in GLAIVE_FUNCTIONS) + "\n",
+         "chat": "USER: Rate of USD?\n\n\nASSISTANT: <functioncall> {\"name\": \"get_rate\", "
+                 "\"arguments\": '{\"base\": \"USD\"}'} <|endoftext|>\n\n\nFUNCTION RESPONSE: "
+                 "{\"rate\": 0.85}\n\n\nASSISTANT: It is 0.85. <|endoftext|>\n\n\n"},
+        [{"role": "system", "content": "You are a helpful assistant with access to the following "
+                                       "functions. Use them if required"},
+         _u("Rate of USD?"), _a(None, tool_calls=[_call("get_rate", '{"base": "USD"}')]),
+         {"role": "tool", "content": '{"rate": 0.85}'}, _a("It is 0.85.")],
+        [{"type": "function", "function": f} for f in GLAIVE_FUNCTIONS],
+        ['<tool_call>\n{"name": "get_rate", "arguments": {"base": "USD"}}\n</tool_call>',
+         "It is 0.85."]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", GLAIVE)
+def test_glaive_function_calling_rows(tok, tmp_path, name):
+    """Glaive's rows ({"system": "SYSTEM: ...", "chat": "USER: ...\\n\\n\\nASSISTANT: ..."}) were
+    refused ('no field prompt'); now their turns are messages, a <functioncall> a tool call, a
+    FUNCTION RESPONSE a tool result, the functions in the system text the tools, each reply
+    trained without Glaive's <|endoftext|>, as the official template renders it."""
+    row, messages, tools, replies = GLAIVE[name]
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    examples = sft_data.jsonl_examples(str(path))
+    assert examples[-1]["messages"] == messages and examples[-1].get("tools") == tools
+    assert [_trained(tok, ex) for ex in examples] == [
+        ("<think>\n\n</think>\n\n" + r + "<|im_end|>", True) for r in replies]
+    bad = row["chat"].replace("<functioncall> {", "<functioncall> get_rate(").replace("'}", "')")
+    path.write_text(json.dumps({**row, "chat": bad}) + "\n")
+    if bad != row["chat"]:
+        with pytest.raises(DataError, match=r"row 0: 'chat' turn 2 calls 'get_rate\(.*not "
+                                            r"\{\"name\": ..., \"arguments\": '\{...\}'\} "):
+            sft_data.jsonl_examples(str(path))
+
+
+def test_a_long_conversation_is_checked_in_linear_time(monkeypatch):
+    """Each reply's example is a prefix of the conversation, and every prefix was checked whole
+    (each turn's texts, each soft switch read again): quadratic in its replies, 1 s for 200
+    exchanges. Each turn's text is now read once, the soft switches in one pass."""
+    reads = {"texts": 0, "switches": 0}
+
+    class Counting:     # SOFT_SWITCH, counting the texts it reads for the latest switch
+        def __getattr__(self, name):
+            return getattr(switch, name)
+
+        def findall(self, text):
+            reads["switches"] += 1
+            return switch.findall(text)
+
+    switch, texts = conversations.SOFT_SWITCH, conversations.message_texts
+    monkeypatch.setattr(conversations, "SOFT_SWITCH", Counting())
+    monkeypatch.setattr(conversations, "message_texts",
+                        lambda m: reads.__setitem__("texts", reads["texts"] + 1) or texts(m))
+    n = 50
+    messages = [m for k in range(n) for m in (_u(f"{k}+{k}? /think"), _a(f"{2 * k}",
+                                                                        reasoning_content="r"))]
+    examples = conversations.reply_examples({"messages": messages})
+    assert [len(ex["messages"]) for ex in examples] == list(range(2, 2 * n + 1, 2))
+    assert reads == {"texts": 2 * n, "switches": n}
+    with pytest.raises(ValueError, match="message 99 .assistant. ends with <.eot_id.>"):
+        conversations.reply_examples({"messages": messages[:-1] + [_a("4<|eot_id|>",
+                                                                      reasoning_content="r")]})
+
+
+def test_a_reply_of_many_openers_is_read_in_linear_time():
+    """A reply of 10,000 '[INST] ' and none closed (12 s: TURN_HEADER's '[INST].*?[/INST]' went
+    to the end from each), and one of 5,000 '<tool_call>\\n{' before no closing tag (9 s: the
+    regex of trailing calls tried every split), are read in a blink."""
+    import time
+
+    t0 = time.perf_counter()
+    conversations.check_conversation([_u("q"), _a("[INST] " * 10_000)])
+    conversations.check_conversation([_u("q"), _a("`" * 20_000)])     # code fences, all of it
+    reply = conversations.chat_message(_a("x" + "\n<tool_call>\n{" * 5_000), 1)
+    assert time.perf_counter() - t0 < 2
+    assert "tool_calls" not in reply
 
 
 MARKS_REFUSED = {
@@ -1768,6 +2039,13 @@ def test_trainable_think_shapes_pass_and_train_exactly_their_reply(tok):
          "</tool_call>"),
         (_a("Wrap calls in <tool_call></tool_call>."),
          "<think>\n\n</think>\n\nWrap calls in <tool_call></tool_call>."),
+        (_a("A query ends in [/INST]; [TOOL_CALLS] opens calls."),   # markers named, as text
+         "<think>\n\n</think>\n\nA query ends in [/INST]; [TOOL_CALLS] opens calls."),
+        (_a("Mistral writes `[TOOL_CALLS]`; a query ends in [/INST]."),
+         "<think>\n\n</think>\n\nMistral writes `[TOOL_CALLS]`; a query ends in [/INST]."),
+        (_a('Mistral calls so:\n```\n[TOOL_CALLS] [{"name": "f"}]\n```\nin code, as text.'),
+         '<think>\n\n</think>\n\nMistral calls so:\n```\n[TOOL_CALLS] [{"name": "f"}]\n```\n'
+         "in code, as text."),
     ]  # fmt: skip
     for reply, trained in cases:
         messages = [_u("what do <think> and </think> mean?"), reply]
@@ -2086,3 +2364,32 @@ def test_sft_reads_a_gzipped_dataset_file_as_data_does(tmp_path):
     path.write_bytes(gzip.compress(b'{"prompt": "1 + 1?", "completion": "2"}\n'))
     examples, _, _ = sft_data.load_examples(sft.Config(dataset=str(path)))
     assert [m["content"] for m in examples[0]["messages"]] == ["1 + 1?", "2"]
+
+
+def test_a_parquet_file_of_tool_calls_reads_each_call_as_written(tok, tmp_path):
+    """Arrow stores a column of objects as one struct of every row's keys: a call's dict
+    arguments and a tool's signature read back with the other rows' keys as nulls, rendered and
+    trained ('{"city": "Oslo", "expr": null}'). They read back as written, rendered as the
+    official template renders the rows as written."""
+    import datasets
+    from test_chat_template import OFFICIAL_QWEN3_TEMPLATE
+
+    def row(q, name, args, params):
+        return {"tools": [{"type": "function", "function": {"name": name, "parameters": {
+                    "type": "object", "properties": params}}}],
+                "messages": [_u(q), _a(None, tool_calls=[_call(name, args)]),
+                             {"role": "tool", "content": "1"}, _a("1")]}
+
+    rows = [row("Oslo?", "w", {"city": "Oslo"}, {"city": {"type": "string"}}),
+            row("2*3?", "calc", {"expr": "2*3", "exact": True}, {"expr": {"type": "string"}})]
+    path = tmp_path / "rows.parquet"
+    datasets.Dataset.from_list(rows).to_parquet(str(path))
+    examples = sft_data.jsonl_examples(str(path))
+    assert len(examples) == 4
+    for ex, r in zip(examples[::2], rows):
+        assert ex["tools"] == r["tools"]
+        assert ex["messages"][1]["tool_calls"] == r["messages"][1]["tool_calls"]
+        ids, mask = sft.encode(tok, ex["messages"], ex["tools"])
+        assert tok.decode(ids) + "\n" == tok.apply_chat_template(
+            r["messages"][:2], tools=r["tools"], tokenize=False,
+            chat_template=OFFICIAL_QWEN3_TEMPLATE)
