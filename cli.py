@@ -45,6 +45,9 @@ class UsageError(SystemExit):
         super().__init__(2)
         self.message = message
 
+    def __str__(self) -> str:
+        return self.message
+
 
 def _flags(parser) -> list[str]:
     """The flags, each once: `--num_generations`, not also its dashed twin `--num-generations`."""
@@ -115,14 +118,40 @@ def parse(config_class, argv: list[str] | None = None):
     if len(argv) == 1 and argv[0].endswith((".json", ".yaml", ".yml")):
         read = parser.parse_json_file if argv[0].endswith(".json") else parser.parse_yaml_file
         return check_numbers(expand_home(read(argv[0])[0]))
-    cfg, rest = parser.parse_args_into_dataclasses(_join_negative_values(argv),
-                                                   return_remaining_strings=True)
+    argv = _join_negative_values(argv)
+    refuse_repeats(parser, argv)
+    cfg, rest = parser.parse_args_into_dataclasses(argv, return_remaining_strings=True)
     if rest:
         known = _flags(parser)
         lines = [f"  {a}: {did_you_mean(a, known)}" for a in rest if a.startswith("-")]
         lines = lines or [f"  {a}: a value without a flag" for a in rest]
         raise UsageError("unknown flag(s):\n" + "\n".join(lines))
     return check_numbers(expand_home(cfg))
+
+
+def refuse_repeats(parser, argv: list[str]):
+    """A flag given twice is refused, naming it: argparse keeps the last value without a word
+    (`--max_steps 3 ... --max_steps=50` trained 50 steps). Its spellings count as one: a dashed
+    twin, `--flag=value`, a bool's `--no_flag` (pipeline.py joins its `--set`s before this).
+
+    >>> import grpo
+    >>> refuse_repeats(HfArgumentParser(grpo.Config), ["--max_steps=3", "--seed", "1",
+    ...                                               "--max-steps", "5"])
+    Traceback (most recent call last):
+    cli.UsageError: --max_steps is given 2 times (--max_steps=3, --max-steps 5); give it once
+    """
+    seen: dict[str, list[str]] = {}
+    for i, a in enumerate(argv):
+        action = parser._option_string_actions.get(a.split("=", 1)[0]) if a[:2] == "--" else None
+        if action is None or action.dest == "help":
+            continue
+        value = argv[i + 1] if "=" not in a and i + 1 < len(argv) else "--"
+        seen.setdefault(action.dest, []).append(a if value[:2] == "--" or action.nargs == 0
+                                                else f"{a} {value}")
+    twice = [f"--{dest} is given {len(given)} times ({', '.join(given)}); give it once"
+             for dest, given in seen.items() if len(given) > 1]
+    if twice:
+        raise UsageError("; ".join(twice))
 
 
 def expand_home(cfg):
@@ -170,6 +199,15 @@ def check_fraction(cfg, *names: str):
         value = getattr(cfg, name)
         if not 0 <= value <= 1:
             raise ValueError(f"--{name} {value}: a fraction in [0, 1]")
+
+
+def check_seed(seed: int):
+    """A seed every generator takes: numpy's lie in [0, 2**32) (python's and torch's take any
+    integer; evaluate.py ran with --seed -1 where the training scripts refused it, and distill.py
+    refused it only after writing the run's config.json)."""
+    if not 0 <= seed < 2 ** 32:
+        raise ValueError(f"--seed {seed}: must lie in [0, 2**32) (numpy's seeds); use 0 or "
+                         "another whole number below 4294967296")
 
 
 def check_grad_norm(max_grad_norm: float):

@@ -41,6 +41,7 @@ def check_config(cfg):
     # -1 tool calls ran none; an entropy (>= 0) is never below a negative target: bonus never on
     cli.check_non_negative(cfg, "max_tool_calls", "target_entropy")
     cli.check_grad_norm(cfg.max_grad_norm)
+    cli.check_seed(cfg.seed)
     models.bf16_note(cfg.bf16, "grpo")
     for low, high in (("pass_rate_min", "pass_rate_max"), ("entropy_coef_min", "entropy_coef_max")):
         if getattr(cfg, low) > getattr(cfg, high):

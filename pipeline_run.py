@@ -68,17 +68,17 @@ def user_overrides(spec: str, stage) -> dict:
         key, sep, value = item.partition("=")
         name, dot, fld = (k.strip() for k in key.partition("."))
         if not (sep and dot):
-            raise SystemExit(f"--set {item!r}: write STAGE.FIELD=VALUE, e.g. grpo.max_steps=40")
+            raise cli.UsageError(f"--set {item!r}: write STAGE.FIELD=VALUE, e.g. grpo.max_steps=40")
         if name != stage.name:
             continue
         if fld in out:      # the last one won without a word
-            raise SystemExit(f"--set: {name}.{fld} is set twice; give it once")
+            raise cli.UsageError(f"--set: {name}.{fld} is set twice; give it once")
         if fld not in types:
             close = cli.did_you_mean(f"--{fld}", [f"--{t}" for t in types])
             hint = (close.replace("--", f"{name}.") if close.startswith("did") else
                     f"python {stage.script}.py --help lists them")
-            raise SystemExit(f"--set {item!r}: {stage.script}.Config has no field {fld!r}; "
-                             f"{hint}")
+            raise cli.UsageError(f"--set {item!r}: {stage.script}.Config has no field {fld!r}; "
+                                 f"{hint}")
         t = getattr(types[fld], "__name__", str(types[fld])).replace(" | None", "")
         value = value.strip()
         try:            # a bare "invalid literal for int()" named neither the field nor the item
@@ -89,9 +89,9 @@ def user_overrides(spec: str, stage) -> dict:
             raise ValueError(f"--set {item!r}: {value!r} is not {what}, as {fld} needs"
                              + " (or none)" * (fld in optional)) from None
         if fld in ("output_dir", "resume", "overwrite", "engine", stage.input_field):  # ignored
-            raise SystemExit(f"--set {item!r}: the pipeline sets {fld} itself (a stage starts "
-                             "from the one before); use its --output_dir, --resume, --engine or "
-                             "--model")
+            raise cli.UsageError(f"--set {item!r}: the pipeline sets {fld} itself (a stage "
+                                 "starts from the one before); use its --output_dir, --resume, "
+                                 "--engine or --model")
     return out
 
 

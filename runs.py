@@ -122,8 +122,7 @@ def seed_everything(seed: int, threads: int = 0):
     of its float sums, and so the last bits of a run, depend on it)."""
     if threads < 0:     # torch's own error was a traceback
         raise ValueError(f"--threads {threads}: cannot be negative (0: torch's default)")
-    if not 0 <= seed < 2 ** 32:
-        raise ValueError(f"--seed {seed}: must lie in [0, 2**32) (numpy's seeds)")
+    cli.check_seed(seed)
     set_threads(threads)
     random.seed(seed)
     np.random.seed(seed)

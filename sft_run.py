@@ -30,6 +30,7 @@ def check_config(cfg):
                            "eval_problems")
     cli.check_fraction(cfg, "min_lr_ratio", "max_repetition")
     cli.check_grad_norm(cfg.max_grad_norm)
+    cli.check_seed(cfg.seed)
     models.bf16_note(cfg.bf16, "sft")
     if cfg.eval_only:        # a format check of 0 problems divided by 0
         cli.check_positive(cfg, "eval_problems")

@@ -12,7 +12,7 @@ import time
 
 import pytest
 import torch
-from conftest import ROOT, TINY_GRPO
+from conftest import ROOT, TINY_GRPO, with_flags
 
 import cli
 import models
@@ -25,7 +25,7 @@ def run(script, *args, timeout=300):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     env.pop("RR_TRACEBACK", None)
     return subprocess.run(
-        [sys.executable, str(ROOT / script), *args],
+        [sys.executable, str(ROOT / script), *with_flags(*args)],   # TINY's flags, some changed
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -240,7 +240,7 @@ def test_a_diverging_run_stops_before_saving_nan_weights(tmp_path, monkeypatch):
         rewards.REWARDS, "upper", lambda c, t, **_: sum(ch.isupper() for ch in c) / max(len(c), 1)
     )
     cfg = grpo.parse(
-        [
+        with_flags(
             *TINY,
             "--output_dir",
             str(tmp_path / "r"),
@@ -256,7 +256,7 @@ def test_a_diverging_run_stops_before_saving_nan_weights(tmp_path, monkeypatch):
             "upper",
             "--score_truncated",
             "false",
-        ]
+        )
     )
     with pytest.raises(FloatingPointError, match="NaN or inf|the loss is nan"):
         grpo.train(cfg)
@@ -818,8 +818,8 @@ def test_distill_refuses_a_student_with_another_chat_template(tiny, tokenizer):
 def test_evaluate_refuses_bad_flags_before_the_model_loads(tmp_path, args, needle):
     import evaluate
 
-    cfg = cli.parse(evaluate.Config, ["--model", "tiny", "--output_dir", str(tmp_path / "e"),
-                                      *args])
+    cfg = cli.parse(evaluate.Config, with_flags("--model", "tiny", "--output_dir",
+                                                str(tmp_path / "e"), *args))
     with pytest.raises((ValueError, FileNotFoundError), match=needle):
         evaluate.evaluate(cfg)
     assert not (tmp_path / "e").exists()
@@ -1202,8 +1202,9 @@ def test_figures_check_their_folders_can_be_written_before_any_run(tmp_path, mon
     monkeypatch.setitem(figures.FIGURES, "length_bias", lambda cfg: pytest.fail("a figure ran"))
     (tmp_path / "notes").write_text("mine")
     for folder in ("--output_dir", "--runs_dir"):   # the figure's .png failed after its runs
-        args = figures.parse(["length_bias", "--scale", "tiny", "--output_dir", str(tmp_path / "o"),
-                              "--runs_dir", str(tmp_path / "r"), folder, str(tmp_path / "notes")])
+        args = figures.parse(with_flags("length_bias", "--scale", "tiny", "--output_dir",
+                                        str(tmp_path / "o"), "--runs_dir", str(tmp_path / "r"),
+                                        folder, str(tmp_path / "notes")))
         with pytest.raises(NotADirectoryError, match=f"{folder} .*notes is a file, not a folder"):
             figures.run(args)
     assert (tmp_path / "notes").read_text() == "mine"
@@ -1304,3 +1305,71 @@ def test_ctrl_c_inside_torch_save_is_a_keyboard_interrupt(tmp_path):
             finally:
                 raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos")
     assert not tmp.exists()
+
+
+@pytest.mark.parametrize("script,flags", [
+    ("grpo", ["--model", "tiny"]), ("sft", ["--model", "tiny"]),
+    ("distill", ["--teacher", "tiny", "--student_from_teacher"]),
+    ("evaluate", ["--model", "tiny"]), ("pipeline", ["--model", "tiny"])])
+def test_a_flag_given_twice_is_refused_naming_it(capsys, tmp_path, monkeypatch, script, flags):
+    # argparse kept the last value without a word: '--max_steps 3 ... --max_steps 50' trained 50
+    import importlib
+
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    module = importlib.import_module(script)
+    entry = getattr(module, {"evaluate": "evaluate", "pipeline": "run"}.get(script, "train"))
+    parse = getattr(module, "parse", lambda argv: cli.parse(module.Config, argv))
+    out = ["--output_dir", str(tmp_path / "r")]
+    for args, needle in ((["--seed=3", "--seed", "5"], "--seed is given 2 times (--seed=3, "
+                                                       "--seed 5); give it once"),
+                         (["--threads", "1", *out], "--threads is given 2 times"),
+                         (["--output-dir", "x"], "--output_dir is given 2 times (--output_dir ")):
+        args = [*flags, "--threads", "1", *out, *args]
+        if script == "pipeline" and "--seed" in args:     # it has no --seed
+            args = [a.replace("seed", "eval_problems") for a in args]
+            needle = needle.replace("seed", "eval_problems")
+        assert cli.main(entry, parse, args) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and needle in err, err
+    assert not (tmp_path / "r").exists()
+    assert parse([*flags, "--threads", "1", *out]).threads == 1     # once is fine
+
+
+def test_pipeline_refuses_a_bad_recipe_or_scale_as_a_usage_error(capsys, tmp_path):
+    # '--recipe unknown' printed the message bare and exited 1, unlike every other bad flag
+    import pipeline
+
+    out = ["--output_dir", str(tmp_path / "p"), "--dry-run"]
+    for args, needle in ((["--recipe", "unknown"], "--recipe 'unknown' is not one of "
+                                                   "phi4-reasoning, skywork-or1, qwen3"),
+                         (["--scale", "huge"], "--scale 'huge' is not one of demo, small, full"),
+                         (["--set", "gpro.beta=0"], "has no stage 'gpro'"),
+                         (["--set", "grpo.beta"], "write STAGE.FIELD=VALUE"),
+                         (["--set", "grpo.loss_type=foo"], "stage 2 'grpo' (grpo.py)")):
+        assert cli.main(pipeline.run, pipeline.parse, [*out, *args]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and needle in err, err
+    assert not (tmp_path / "p").exists()
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2 ** 32)])
+def test_every_script_refuses_a_seed_numpy_cannot_take_before_writing(tmp_path, monkeypatch,
+                                                                       seed):
+    # evaluate.py ran with --seed -1 where the others refused it; distill.py refused it after
+    # writing the run's config.json, and a second try then said "already holds a run"
+    import importlib
+
+    import figures
+
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    for script, flags in (("grpo", ["--model", "tiny"]), ("sft", ["--model", "tiny"]),
+                          ("distill", ["--teacher", "tiny", "--student_from_teacher"]),
+                          ("evaluate", ["--model", "tiny"])):
+        module = importlib.import_module(script)
+        cfg = cli.parse(module.Config, [*flags, "--output_dir", str(tmp_path / script),
+                                        "--seed", seed])
+        with pytest.raises(ValueError, match=re.escape(f"--seed {seed}: must lie in [0, 2**32)")):
+            (module.evaluate if script == "evaluate" else module.train)(cfg)
+    with pytest.raises(ValueError, match=re.escape(f"--seed {seed}: must lie in")):
+        figures.parse(["entropy", "--seed", seed])
+    assert list(tmp_path.iterdir()) == []
