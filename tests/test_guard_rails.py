@@ -908,6 +908,15 @@ def test_an_incomplete_checkpoint_folder_is_named_with_what_is_missing(tmp_path,
         ("weights", lambda d: (d / "model.safetensors").unlink(), "no weights"),
         ("tok", lambda d: [(d / f).unlink() for f in ("tokenizer.json", "tokenizer_config.json")],
          "no tokenizer files"),
+        # these three were tracebacks: a copy cut short, a value edited by hand to the wrong
+        # type, a size edited (or the weights of another model size)
+        ("cut", lambda d: (d / "model.safetensors").write_bytes(
+            (d / "model.safetensors").read_bytes()[:5000]),
+         r"its weights cannot be read \(Error while deserializing header.*cut short"),
+        ("type", lambda d: edit_config(d, hidden_size="128"),
+         "config.json holds a bad value .*hidden_size.*expected int, got str"),
+        ("size", lambda d: edit_config(d, vocab_size=1000),
+         "the weights' shapes are not the ones its config.json gives"),
     ]:
         bad = tmp_path / name
         bad.mkdir()
@@ -921,6 +930,31 @@ def test_an_incomplete_checkpoint_folder_is_named_with_what_is_missing(tmp_path,
         dataset_tasks.load_tasks("no-such-task")
     p = run("evaluate.py", "--model", str(tmp_path / "cfg"), "--output_dir", str(tmp_path / "e"))
     assert_clean_error(p, "config.json is not valid JSON")
+
+
+def edit_config(folder, **values):
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, **values}))
+
+
+def test_a_model_that_is_no_causal_lm_is_named_before_it_loads(tmp_path, tiny, tokenizer):
+    # T5 and ViT were 'not a complete checkpoint ... copy the missing files'; BERT loaded (as
+    # BertLMHeadModel, attending both ways) and failed at sampling with KeyError 'past_key_values'
+    good = runs.save_checkpoint(tiny, tokenizer, tmp_path / "good")
+    for kind, needle in (("t5", "an encoder-decoder (seq2seq) model (model_type t5)"),
+                         ("bart", "an encoder-decoder (seq2seq) model (model_type bart)"),
+                         ("vit", "a model without a language-model head (model_type vit)"),
+                         ("bert", "an encoder (model_type bert): its attention reads the whole"),
+                         ("roberta", "an encoder (model_type roberta)")):
+        folder = tmp_path / kind
+        folder.mkdir()
+        for f in good.iterdir():
+            (folder / f.name).write_bytes(f.read_bytes())
+        edit_config(folder, model_type=kind, is_encoder_decoder=kind in ("t5", "bart"))
+        with pytest.raises(ValueError, match=re.escape(needle) + ".*decoder-only causal"):
+            models.load_policy(str(folder))
+    edit_config(tmp_path / "bert", is_decoder=True)     # BERT made a decoder: causal, loads
+    assert models.load_policy(str(tmp_path / "bert"))[0].config.is_decoder
 
 
 def test_a_model_path_that_is_no_checkpoint_says_what_it_is(tmp_path):
