@@ -215,6 +215,10 @@ def open_run(root: str | Path, config, resume: bool, overwrite: bool,
         raise ValueError("--output_dir '': an empty folder name (an unset shell variable?); "
                          "name the run's folder, e.g. --output_dir runs/NAME")
     root = check_folder_path(root)
+    if is_checkpoint(root):    # the run's config.json went over the model's: the model was lost
+        raise ValueError(f"--output_dir {root} holds a model checkpoint (config.json and its "
+                         "weights), which a run there would overwrite with its own config.json; "
+                         "pass another --output_dir, e.g. runs/NAME (nothing was changed)")
     if resume and not state_file(root).exists():
         raise ValueError(f"--resume: {root} has no saved state (state.pt) to continue from; drop "
                          "--resume to start a new run there, or point --output_dir at the run to "
@@ -225,6 +229,13 @@ def open_run(root: str | Path, config, resume: bool, overwrite: bool,
         raise ValueError(f"{root} already holds a run: pass --resume to continue it, --overwrite "
                          "to replace it, or --output_dir to start another (nothing was changed)")
     return RunDir(root, config, resume=resume)
+
+
+def is_checkpoint(root: Path) -> bool:
+    """A folder holding a model as save_pretrained writes it: config.json and weights (a run's
+    own checkpoint is the folder `checkpoint/` inside it)."""
+    weights = ("*.safetensors", "*.safetensors.index.json", "pytorch_model*.bin")
+    return (root / "config.json").is_file() and any(any(root.glob(w)) for w in weights)
 
 
 def check_folder_path(root: str | Path, flag: str = "--output_dir") -> Path:

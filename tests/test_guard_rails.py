@@ -1294,6 +1294,30 @@ def test_an_output_dir_that_is_a_file_is_named_and_kept(tmp_path):
     assert (tmp_path / "notes").read_text() == "mine"
 
 
+@pytest.mark.parametrize("script", ["grpo", "sft", "distill"])
+def test_an_output_dir_that_holds_a_model_is_refused_keeping_it(tmp_path, monkeypatch, script):
+    # --output_dir the --model folder: the run's config.json went over the model's, and the
+    # model then failed to load ('not a complete checkpoint'), lost
+    import importlib
+
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    model = tmp_path / "model"
+    model.mkdir()
+    files = {"config.json": '{"model_type": "llama"}', "model.safetensors": "weights",
+             "tokenizer.json": "{}"}
+    for name, text in files.items():
+        (model / name).write_text(text)
+    module = importlib.import_module(script)
+    flags = ["--teacher", "tiny", "--student", str(model)] if script == "distill" else [
+        "--model", str(model)]
+    for extra in ([], ["--overwrite"]):
+        cfg = cli.parse(module.Config, [*flags, "--output_dir", str(model), *extra])
+        with pytest.raises(ValueError, match="holds a model checkpoint .*pass another "
+                                             "--output_dir"):
+            module.train(cfg)
+    assert {p.name: p.read_text() for p in model.iterdir()} == files
+
+
 def test_sft_eval_only_keeps_an_earlier_format_check(tmp_path, monkeypatch):
     import sft
 
