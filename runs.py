@@ -50,6 +50,10 @@ def save_checkpoint(model, tokenizer, path: str | Path) -> Path:
                                  "or a setting divided by 0")
     if distributed.is_main():
         path.parent.mkdir(parents=True, exist_ok=True)
+        # a save killed outright (SIGKILL, the OOM killer) left its temporary folder, a whole
+        # model's size, each time; only this process writes here
+        for stale in path.parent.glob(f".{path.name}-*"):
+            shutil.rmtree(stale, ignore_errors=True)
         tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}-"))
         with _removed_on_error(tmp, path):   # a full disk, Ctrl-C: the old checkpoint stays
             distributed.unwrap(model).save_pretrained(tmp, state_dict=state)

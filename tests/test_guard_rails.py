@@ -332,6 +332,19 @@ def test_a_full_disk_keeps_the_last_save_whole_and_says_so(tmp_path, tiny, token
         "cache) on a writable disk" in cli.disk_message(read_only)
 
 
+def test_a_save_killed_outright_leaves_no_folder_behind_after_the_next(tmp_path, tiny,
+                                                                        tokenizer):
+    # SIGKILL (the OOM killer, a scheduler) mid-save: its temporary folder, a whole model's
+    # size, stayed in the run folder for good, one more per kill
+    run_dir = runs.RunDir(tmp_path / "r", config={"a": 1})
+    killed = run_dir.root / ".checkpoint-k1ll3d"
+    killed.mkdir()
+    (killed / "model.safetensors").write_bytes(b"half a model")
+    run_dir.save(tiny, tokenizer, {"step": 1})
+    assert sorted(p.name for p in run_dir.root.iterdir()) == ["checkpoint", "config.json",
+                                                               "state.pt"]
+
+
 def test_what_the_machine_lacks_is_one_line_with_the_fix(tmp_path, monkeypatch, capsys, tiny,
                                                          tokenizer):
     import engines
