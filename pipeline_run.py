@@ -103,10 +103,14 @@ def user_overrides(spec: str, stage) -> dict:
 SAME_ON_RESUME = ("recipe", "scale", "model")
 
 
-def read_json(path: Path, what: str):
-    """A JSON file this run wrote earlier, or ValueError naming it and the fix."""
+def read_json(path: Path, what: str, kind: type = dict):
+    """A JSON file this run wrote earlier, holding a `kind` (an object, a list), or ValueError
+    naming it and the fix ('null' or '[]' in a hand-edited record was a TypeError later)."""
     try:
-        return json.loads(path.read_text())
+        value = json.loads(path.read_text())
+        if not isinstance(value, kind):
+            raise ValueError(f"it holds a {type(value).__name__}, not a {kind.__name__}")
+        return value
     except (ValueError, UnicodeDecodeError) as e:
         raise ValueError(f"--resume: {path} ({what}) cannot be read ({e}); it is damaged. Restore "
                          "it, delete it (the finished stages are kept and evaluated again), or "
@@ -141,7 +145,7 @@ def check_resumable(cfg, out: Path, plan):
                              "stages would be taken for this run's. Resume with the run's own "
                              "values, or pass another --output_dir (nothing was changed)")
     if (out / "table.json").exists():
-        read_json(out / "table.json", "the table of evaluations")
+        read_json(out / "table.json", "the table of evaluations", list)
     for done in sorted(out.glob("*/DONE.json")):
         read_json(done, "the record of a finished stage")
         if not (done.parent / "checkpoint" / "config.json").exists():

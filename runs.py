@@ -182,9 +182,11 @@ def check_same_settings(root: Path, config, may_change: tuple[str, ...] = ()):
     path = root / "config.json"
     try:
         before = json.loads(path.read_text())
+        if not isinstance(before, dict):    # 'null', a list: a TypeError traceback
+            raise ValueError(f"JSON {type(before).__name__}, not an object")
     except (OSError, ValueError) as e:     # missing or damaged: nothing to compare against
-        print(f"[runs] note: --resume: {path} cannot be read ({type(e).__name__}); the settings "
-              "of the run are not compared", flush=True)
+        print(f"[runs] note: --resume: {path} cannot be read ({type(e).__name__}: "
+              f"{str(e)[:60]}); the settings of the run are not compared", flush=True)
         return
     now = json.loads(json.dumps(_fields(config), default=str))   # as config.json holds them
     foreign = sorted(set(before) - set(now))   # grpo.py resumed an sft.py run: its optimizer's

@@ -116,6 +116,10 @@ def test_sft_resume_refuses_changed_settings_and_lets_the_machine_and_evaluation
         with pytest.raises(ValueError, match=f"other settings: --{name} .* -> {value!r}"):
             sft.train(changed)    # max_steps too: the cosine schedule spans it
     assert (tmp_path / "s" / "config.json").read_text() == config
+    for text in ("null", "[1, 2]", "7"):    # JSON but no settings: 'null' was a TypeError
+        (tmp_path / "s" / "config.json").write_text(text)
+        runs.check_same_settings(tmp_path / "s", json.loads(config))    # a note, as for damage
+    (tmp_path / "s" / "config.json").write_text(config)
     # the machine, evaluation and saving may change: the run goes on (here it is already done)
     sft.train(sft.Config(**{**cfg.__dict__, "resume": True, "threads": 1, "save_steps": 7}))
     assert json.loads((tmp_path / "s" / "config.json").read_text())["threads"] == 1
@@ -695,6 +699,17 @@ def test_pipeline_resume_refuses_another_recipe_and_damaged_records_changing_not
     (out / "table.json").write_text('[{"stage": "ba')  # a copy cut short
     with pytest.raises(ValueError, match="table.json .*cannot be read.*delete it"):
         pipeline.run(pipeline.parse(args))
+    # JSON of the wrong shape, edited by hand: were TypeError and AttributeError tracebacks
+    (out / "table.json").write_text("[]")
+    for name, text, holds in (("table.json", "{}", "a dict, not a list"),
+                              ("01-sft/DONE.json", "[]", "a list, not a dict"),
+                              ("pipeline.json", "null", "a NoneType, not a dict")):
+        kept = (out / name).read_text()
+        (out / name).write_text(text)
+        with pytest.raises(ValueError, match=f"{name} .*cannot be read .it holds {holds}.*"
+                                             "delete it"):
+            pipeline.run(pipeline.parse(args))
+        (out / name).write_text(kept)
     assert (out / "pipeline.json").read_text() == before
 
 
