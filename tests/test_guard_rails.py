@@ -221,6 +221,19 @@ def test_a_run_that_trains_nothing_says_so_and_stops(tmp_path):
     assert [r["groups_filtered"] for r in rows] == [1.0, 1.0]  # the third step stopped the run
 
 
+def test_a_run_stopped_by_its_time_budget_says_so(tmp_path, capsys):
+    # --time_budget_minutes ended a 3-step run after its first step with only "done: step 1"
+    import grpo
+
+    cfg = grpo.parse(with_flags(*TINY, "--output_dir", str(tmp_path / "r"), "--max_steps", "3",
+                                "--time_budget_minutes", "1e-6", "--filter_zero_variance",
+                                "false"))
+    grpo.train(cfg)
+    assert ("[grpo] note: stopped at step 1 of 3: another step would end past "
+            "--time_budget_minutes 1e-06; it is saved: --resume") in capsys.readouterr().out
+    assert [r["step"] for r in runs.read_metrics(tmp_path / "r")] == [1]
+
+
 def test_a_run_whose_completions_are_all_cut_short_names_the_length_and_stops(tmp_path):
     import grpo
 
