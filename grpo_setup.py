@@ -197,6 +197,17 @@ def check_tasks(cfg, tasks: list[dict], prompts: list[list[int]], model):
             raise ValueError(f"--rewards {cfg.rewards!r}: {name!r} reads each task's "
                              f"{rewards.NEEDS[name]!r}, but the {len(tasks)} tasks of --task "
                              f"{cfg.task!r} have none (first: {tasks[0].get('id', 0)}); {fix}.")
+    # a task no reward reads (a code row under the default 'math') scores 0 in every rollout:
+    # its groups teach nothing, and half a mixed file went by without a word
+    ungraded = [t for t in tasks if not any(rewards.applies(n, t) for n in names)]
+    if ungraded:
+        have = [k for k in READ_BY if any(t.get(k) for t in ungraded)]
+        fix = (f"they have {have[0]!r}: add {READ_BY[have[0]]} to --rewards, e.g. --rewards "
+               f"{cfg.rewards},{READ_BY[have[0]]}" if have else "drop them from the file")
+        print(f"[grpo] note: {len(ungraded)} of the {len(tasks)} tasks of --task {cfg.task!r} "
+              f"have nothing --rewards {cfg.rewards!r} reads (first: "
+              f"{ungraded[0].get('id', '?')}), so they are never graded and their rollouts "
+              f"teach nothing; {fix}", flush=True)
     stages = training.parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
     cue = 64 if cfg.thinking_budget else 0    # room for the thinking budget's inserted cue
     need = max(len(p) for p in prompts) + max(t for t, _ in stages) + cue

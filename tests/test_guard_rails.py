@@ -1390,6 +1390,27 @@ def test_a_bad_task_file_is_named_before_any_model_loads(tmp_path, monkeypatch, 
         (module.evaluate if script == "evaluate" else module.train)(cfg)
 
 
+def test_grpo_names_the_tasks_its_rewards_cannot_grade(tiny, capsys):
+    # a --task file mixing math and code rows under the default --rewards math: the code rows
+    # scored 0 in every rollout, without a word
+    import grpo
+    import grpo_setup
+
+    tasks = [{"id": "m1", "prompt": "2+3?", "answer": "5"},
+             {"id": "c1", "prompt": "f(x)=x+1", "tests": [{"assert": "assert f(1) == 2"}]},
+             {"id": "p1", "prompt": "Say hi."}]
+    for rewards, note in (("math", "2 of the 3 tasks of --task 'mixed.jsonl' have nothing "
+                                   "--rewards 'math' reads (first: c1), so they are never graded"),
+                          ("math,code", "1 of the 3 tasks"), ("math,code,format", None)):
+        cfg = grpo.parse(["--task", "mixed.jsonl", "--rewards", rewards])
+        grpo_setup.check_tasks(cfg, tasks, [[1, 2, 3]] * 3, tiny)
+        out = capsys.readouterr().out
+        assert (note in out) if note else "never graded" not in out, out
+    grpo_setup.check_tasks(grpo.parse(["--task", "x"]), tasks[:2], [[1]] * 2, tiny)
+    assert "they have 'tests': add code to --rewards, e.g. --rewards math,code" in (
+        capsys.readouterr().out)
+
+
 def test_ctrl_c_inside_torch_save_is_a_keyboard_interrupt(tmp_path):
     # torch.save's zip writer, interrupted, raises RuntimeError("unexpected pos") while handling
     # the KeyboardInterrupt: that was a traceback and exit 1 instead of Ctrl-C's message and 130
