@@ -20,6 +20,7 @@ import ctypes.util
 import dataclasses
 import difflib
 import errno
+import json
 import math
 import os
 import shlex
@@ -107,7 +108,8 @@ def _join_negative_values(argv: list[str]) -> list[str]:
 def parse(config_class, argv: list[str] | None = None):
     """`config_class` from the command line: exact flag names only; unknown flags raise UsageError.
 
-    `python script.py config.json` (or .yaml) reads the fields from a file instead."""
+    `python script.py config.json` (or .yaml) reads the flags from a file instead, checked as
+    the command line's are (`file_argv`)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = HfArgumentParser(config_class, allow_abbrev=False)
 
@@ -116,8 +118,7 @@ def parse(config_class, argv: list[str] | None = None):
 
     parser.error = error
     if len(argv) == 1 and argv[0].endswith((".json", ".yaml", ".yml")):
-        read = parser.parse_json_file if argv[0].endswith(".json") else parser.parse_yaml_file
-        return check_numbers(expand_home(read(argv[0])[0]))
+        argv = file_argv(argv[0], config_class)
     argv = _join_negative_values(argv)
     refuse_repeats(parser, argv)
     cfg, rest = parser.parse_args_into_dataclasses(argv, return_remaining_strings=True)
@@ -152,6 +153,39 @@ def refuse_repeats(parser, argv: list[str]):
              for dest, given in seen.items() if len(given) > 1]
     if twice:
         raise UsageError("; ".join(twice))
+
+
+def file_argv(path: str, config_class) -> list[str]:
+    """A config file's {flag: value} pairs as the command line they stand for, so that a file's
+    values are checked as the flags' are: HfArgumentParser's own reading kept a value's JSON type
+    ("max_steps": "abc" was taken, "learning_rate": "1e-5" stayed a string and failed later) and
+    a file holding a list was an AttributeError. A null leaves a field at its default of None.
+
+    >>> import grpo, tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    ...     _ = f.write('{"max_steps": 40, "resume": true, "epsilon_high": null}')
+    >>> file_argv(f.name, grpo.Config)
+    ['--max_steps=40', '--resume=true']
+    >>> os.unlink(f.name)
+    """
+    import yaml
+    try:
+        text = open(path).read()
+        values = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+    except (OSError, ValueError, yaml.YAMLError) as e:
+        raise UsageError(f"{path} cannot be read: {str(e).splitlines()[0]}") from None
+    if not isinstance(values, dict):
+        raise UsageError(f"{path} holds a {type(values).__name__}: a config file holds flag: "
+                         'value pairs, e.g. {"max_steps": 40}')
+    defaults = {f.name: f.default for f in dataclasses.fields(config_class)}
+    argv = []
+    for name, value in values.items():
+        if value is None and defaults.get(name, 0) is None:
+            continue
+        if not isinstance(value, (str, int, float, bool)):
+            raise UsageError(f"{path}: {name}: {value!r} is not a number, a string or true/false")
+        argv.append(f"--{name}={str(value).lower() if isinstance(value, bool) else value}")
+    return argv
 
 
 def expand_home(cfg):

@@ -1390,6 +1390,29 @@ def test_a_bad_task_file_is_named_before_any_model_loads(tmp_path, monkeypatch, 
         (module.evaluate if script == "evaluate" else module.train)(cfg)
 
 
+def test_a_config_file_is_checked_as_the_flags_are(tmp_path, capsys):
+    # `python grpo.py run.json` kept each value's JSON type: "max_steps": "abc" was taken, a
+    # learning rate in quotes stayed a string (a TypeError later), a list was an AttributeError
+    import grpo
+
+    good = tmp_path / "good.yaml"
+    good.write_text("learning_rate: '1e-5'\nresume: true\nepsilon_high: null\nmax_steps: 7\n")
+    cfg = grpo.parse([str(good)])
+    assert (cfg.learning_rate, cfg.resume, cfg.epsilon_high, cfg.max_steps) == (1e-5, True, None, 7)
+    for text, needle in (('{"max_steps": "abc"}', "--max_steps/--max-steps: invalid int value: "
+                                                  "'abc'"),
+                         ('{"max_step": 3}', "--max_step=3: did you mean --max_steps?"),
+                         ('{"learning_rate": "nan"}', "--learning_rate nan: not a number"),
+                         ("[1, 2]", "holds a list: a config file holds flag: value pairs"),
+                         ('{"rewards": ["math"]}', "rewards: ['math'] is not a number, a string"),
+                         ('{"max_steps": null}', "max_steps: None is not a number"),
+                         ('{"max_steps": 4', "run.json cannot be read: Expecting ',' delimiter")):
+        (tmp_path / "run.json").write_text(text)
+        assert cli.main(grpo.train, grpo.parse, [str(tmp_path / "run.json")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and needle in err and "Traceback" not in err, err
+
+
 def test_grpo_names_the_tasks_its_rewards_cannot_grade(tiny, capsys):
     # a --task file mixing math and code rows under the default --rewards math: the code rows
     # scored 0 in every rollout, without a word
