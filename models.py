@@ -20,7 +20,7 @@ import importlib.util
 import inspect
 import json
 import os
-import tempfile
+import shutil
 from pathlib import Path
 
 import torch
@@ -91,7 +91,12 @@ def _embedded_checkpoint() -> Path:
             plain = AutoModelForCausalLM.from_config(config)
         plain.load_state_dict(gguf_model.state_dict(), assign=True)
         plain.tie_weights()
-        tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".smollm2-"))
+        # under the lock: a conversion killed outright left its folder; not tempfile.mkdtemp,
+        # whose private folder (0700) the cached model kept, unreadable to other users
+        for stale in target.parent.glob(".smollm2-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        tmp = target.parent / f".smollm2-{os.getpid()}"
+        tmp.mkdir()
         plain.save_pretrained(tmp)
         tok.save_pretrained(tmp)
         os.replace(tmp, target)

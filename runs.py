@@ -11,7 +11,6 @@ import random
 import re
 import resource
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
@@ -54,7 +53,10 @@ def save_checkpoint(model, tokenizer, path: str | Path) -> Path:
         # model's size, each time; only this process writes here
         for stale in path.parent.glob(f".{path.name}-*"):
             shutil.rmtree(stale, ignore_errors=True)
-        tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}-"))
+        # made as any folder is, so the checkpoint others read is as readable as its run folder
+        # (tempfile.mkdtemp's is private, 0700, and the checkpoint kept that)
+        tmp = path.parent / f".{path.name}-{os.getpid()}"
+        tmp.mkdir()
         with _removed_on_error(tmp, path):   # a full disk, Ctrl-C: the old checkpoint stays
             distributed.unwrap(model).save_pretrained(tmp, state_dict=state)
             tokenizer.save_pretrained(tmp)

@@ -360,6 +360,9 @@ def test_a_save_killed_outright_leaves_no_folder_behind_after_the_next(tmp_path,
     run_dir.save(tiny, tokenizer, {"step": 1})
     assert sorted(p.name for p in run_dir.root.iterdir()) == ["checkpoint", "config.json",
                                                                "state.pt"]
+    # and the checkpoint is as readable as the run's folder: tempfile.mkdtemp's was 0700, so
+    # another user (a server, a teammate) could not load it
+    assert run_dir.checkpoint.stat().st_mode & 0o777 == run_dir.root.stat().st_mode & 0o777
 
 
 def test_what_the_machine_lacks_is_one_line_with_the_fix(tmp_path, monkeypatch, capsys, tiny,
