@@ -853,6 +853,11 @@ def test_distill_refuses_a_student_with_another_chat_template(tiny, tokenizer):
         (["--thinking", "maybe"], "--thinking 'maybe' is not one of"),  # was a KeyError
         (["--budgets", "32,x"], "--budgets '32,x': comma-separated positive"),
         (["--budgets", "-4"], "--budgets '-4'"),
+        # a stop-thinking cue went into the answers; a budget past the length generated past it
+        (["--budgets", "32", "--thinking", "off"], "--budgets '32' with --thinking off: a budget "
+                                                   "caps the thinking, and there is none"),
+        (["--budgets", "32,512", "--max_completion_length", "512"], "a thinking budget of 512 "
+                                                                    "is not below"),
         (["--k", "2", "--temperature", "0"], "--temperature 0.0: k > 1 samples"),
         (["--math_levels", "7"], "--math_levels '7'"),  # was silently accepted
         (["--threads", "-2"], "--threads -2: cannot be negative"),
@@ -867,6 +872,25 @@ def test_evaluate_refuses_bad_flags_before_the_model_loads(tmp_path, args, needl
     with pytest.raises((ValueError, FileNotFoundError), match=needle):
         evaluate.evaluate(cfg)
     assert not (tmp_path / "e").exists()
+
+
+def test_evaluate_sweeps_budgets_only_where_there_is_thinking(tmp_path, monkeypatch):
+    # --thinking both --budgets: the thinking-off answers were cut at each budget too, and a
+    # stop-thinking cue inserted in them
+    import evaluate
+
+    calls = []
+
+    def evaluate_model(model, tok, tasks, k, temperature, top_p, length, mode, budget, *a):
+        calls.append((mode, budget))
+        return {"metrics": {"thinking": mode, "budget": budget, "accuracy": 0.5,
+                            "truncation_rate": 0.0}, "rows": []}
+
+    monkeypatch.setattr(evaluate, "evaluate_model", evaluate_model)
+    evaluate.evaluate(cli.parse(evaluate.Config, [
+        "--model", "tiny", "--output_dir", str(tmp_path / "e"), "--eval_problems", "2",
+        "--thinking", "both", "--budgets", "16,32", "--max_completion_length", "64"]))
+    assert calls == [("on", None), ("on", 16), ("on", 32), ("off", None)]
 
 
 def test_evaluate_says_when_the_data_holds_fewer_problems_than_asked(tmp_path, capsys):
