@@ -106,7 +106,7 @@ def read_teacher_cache(path: Path, teacher: str, prompts: list[list[int]]) -> li
 def resume(run: runs.RunDir, state: dict, optimizer, scheduler):
     """--resume: the optimizer and scheduler of the last saved state; metrics logged after it are
     dropped (they are redone)."""
-    optimizer.load_state_dict(state["optimizer"])
+    run.load_optimizer(optimizer, state["optimizer"])
     scheduler.load_state_dict(state["scheduler"])
     run.truncate_metrics(state["step"])
     print(f"[distill] resumed at step {state['step']}")

@@ -229,7 +229,7 @@ def restore(state: dict, run, optimizer, total_steps: int):
     """--resume from state.pt: the optimizer's state is loaded and metrics rows past the step
     dropped. -> (step, position in the prompt stream, active prompts, solved prompts, the
     entropy controller's fields)."""
-    optimizer.load_state_dict(state["optimizer"])
+    run.load_optimizer(optimizer, state["optimizer"])
     run.truncate_metrics(state["step"])
     print(f"[grpo] resumed {run.root} at step {state['step']}/{total_steps}")
     solved = set(state.get("solved", []))

@@ -381,6 +381,25 @@ class RunDir:
         self.write_config()             # the resumed run's flags, now that its state is good
         return state
 
+    def load_optimizer(self, optimizer, saved: dict):
+        """--resume: the optimizer's saved state into `optimizer`, refused with the fix when it
+        does not fit this model's parameters (a state.pt of another run or model size): torch
+        checks the number of parameters only, and a shape that differs failed at the first step
+        with a bare RuntimeError."""
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        try:
+            optimizer.load_state_dict(saved)
+            wrong = next((tuple(v.shape) for p in params
+                          for v in optimizer.state.get(p, {}).values()
+                          if torch.is_tensor(v) and v.dim() and v.shape != p.shape), None)
+            if wrong is not None:
+                raise ValueError(f"a moment of shape {wrong} does not fit its parameter")
+        except ValueError as e:
+            raise ValueError(f"--resume: {self.state_path} holds the optimizer of another model "
+                             f"({e}); it belongs to another run or model size. Resume with "
+                             f"that run's own state.pt, or start this one over with "
+                             "--overwrite (nothing was changed)") from None
+
     def summary(self, keys: list[str]) -> str:
         """The end of a run: its last value of each metric, and where checkpoint, metrics and
         curves are. Printed, and returned."""

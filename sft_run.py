@@ -45,7 +45,7 @@ def resume_run(run: runs.RunDir, optimizer, accumulation: int) -> int:
     """--resume: the optimizer and step of the last saved state (metrics logged after it are
     dropped, to be redone). Returns the step."""
     state = run.load_state()
-    optimizer.load_state_dict(state["optimizer"])
+    run.load_optimizer(optimizer, state["optimizer"])
     step = state["step"]
     if state["data_position"] != step * accumulation:
         raise ValueError(f"--resume: the run used gradient_accumulation_steps="

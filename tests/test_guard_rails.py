@@ -153,6 +153,25 @@ def test_a_damaged_state_file_is_named_with_the_fix_and_nothing_is_touched(tmp_p
     assert json.loads((tmp_path / "r" / "config.json").read_text()) == {"max_steps": 10}
 
 
+def test_a_state_of_another_model_size_is_refused_on_resume(tmp_path):
+    # a state.pt copied from a run of a wider model loaded (torch counts the parameters only)
+    # and failed at the first step with a bare RuntimeError; one with fewer layers: torch's
+    # ValueError, naming neither the file nor the fix
+    def optimizer_of(**size):
+        model = models.tiny_model(vocab_size=64, **size)
+        optimizer = torch.optim.AdamW(model.parameters())
+        model(torch.tensor([[1, 2, 3]])).logits.sum().backward()
+        optimizer.step()
+        return optimizer
+
+    run_dir = runs.RunDir(tmp_path / "r", config={"a": 1})
+    for size in ({"hidden": 192}, {"layers": 1}):
+        with pytest.raises(ValueError, match="state.pt holds the optimizer of another model .*"
+                                             "Resume with that run's own state.pt"):
+            run_dir.load_optimizer(optimizer_of(), optimizer_of(**size).state_dict())
+    run_dir.load_optimizer(optimizer_of(), optimizer_of().state_dict())    # its own: loads
+
+
 @pytest.mark.parametrize("script", ["grpo", "distill"])
 def test_resume_with_fewer_steps_than_the_run_has_done_is_refused_keeping_its_record(
         tmp_path, monkeypatch, script):
