@@ -20,6 +20,7 @@ import ctypes.util
 import dataclasses
 import difflib
 import errno
+import json
 import math
 import os
 import shlex
@@ -44,6 +45,9 @@ class UsageError(SystemExit):
     def __init__(self, message: str):
         super().__init__(2)
         self.message = message
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def _flags(parser) -> list[str]:
@@ -104,7 +108,8 @@ def _join_negative_values(argv: list[str]) -> list[str]:
 def parse(config_class, argv: list[str] | None = None):
     """`config_class` from the command line: exact flag names only; unknown flags raise UsageError.
 
-    `python script.py config.json` (or .yaml) reads the fields from a file instead."""
+    `python script.py config.json` (or .yaml) reads the flags from a file instead, checked as
+    the command line's are (`file_argv`)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = HfArgumentParser(config_class, allow_abbrev=False)
 
@@ -113,16 +118,74 @@ def parse(config_class, argv: list[str] | None = None):
 
     parser.error = error
     if len(argv) == 1 and argv[0].endswith((".json", ".yaml", ".yml")):
-        read = parser.parse_json_file if argv[0].endswith(".json") else parser.parse_yaml_file
-        return check_numbers(expand_home(read(argv[0])[0]))
-    cfg, rest = parser.parse_args_into_dataclasses(_join_negative_values(argv),
-                                                   return_remaining_strings=True)
+        argv = file_argv(argv[0], config_class)
+    argv = _join_negative_values(argv)
+    refuse_repeats(parser, argv)
+    cfg, rest = parser.parse_args_into_dataclasses(argv, return_remaining_strings=True)
     if rest:
         known = _flags(parser)
         lines = [f"  {a}: {did_you_mean(a, known)}" for a in rest if a.startswith("-")]
         lines = lines or [f"  {a}: a value without a flag" for a in rest]
         raise UsageError("unknown flag(s):\n" + "\n".join(lines))
     return check_numbers(expand_home(cfg))
+
+
+def refuse_repeats(parser, argv: list[str]):
+    """A flag given twice is refused, naming it: argparse keeps the last value without a word
+    (`--max_steps 3 ... --max_steps=50` trained 50 steps). Its spellings count as one: a dashed
+    twin, `--flag=value`, a bool's `--no_flag` (pipeline.py joins its `--set`s before this).
+
+    >>> import grpo
+    >>> refuse_repeats(HfArgumentParser(grpo.Config), ["--max_steps=3", "--seed", "1",
+    ...                                               "--max-steps", "5"])
+    Traceback (most recent call last):
+    cli.UsageError: --max_steps is given 2 times (--max_steps=3, --max-steps 5); give it once
+    """
+    seen: dict[str, list[str]] = {}
+    for i, a in enumerate(argv):
+        action = parser._option_string_actions.get(a.split("=", 1)[0]) if a[:2] == "--" else None
+        if action is None or action.dest == "help":
+            continue
+        value = argv[i + 1] if "=" not in a and i + 1 < len(argv) else "--"
+        seen.setdefault(action.dest, []).append(a if value[:2] == "--" or action.nargs == 0
+                                                else f"{a} {value}")
+    twice = [f"--{dest} is given {len(given)} times ({', '.join(given)}); give it once"
+             for dest, given in seen.items() if len(given) > 1]
+    if twice:
+        raise UsageError("; ".join(twice))
+
+
+def file_argv(path: str, config_class) -> list[str]:
+    """A config file's {flag: value} pairs as the command line they stand for, so that a file's
+    values are checked as the flags' are: HfArgumentParser's own reading kept a value's JSON type
+    ("max_steps": "abc" was taken, "learning_rate": "1e-5" stayed a string and failed later) and
+    a file holding a list was an AttributeError. A null leaves a field at its default of None.
+
+    >>> import grpo, tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    ...     _ = f.write('{"max_steps": 40, "resume": true, "epsilon_high": null}')
+    >>> file_argv(f.name, grpo.Config)
+    ['--max_steps=40', '--resume=true']
+    >>> os.unlink(f.name)
+    """
+    import yaml
+    try:
+        text = open(path).read()
+        values = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+    except (OSError, ValueError, yaml.YAMLError) as e:
+        raise UsageError(f"{path} cannot be read: {str(e).splitlines()[0]}") from None
+    if not isinstance(values, dict):
+        raise UsageError(f"{path} holds a {type(values).__name__}: a config file holds flag: "
+                         'value pairs, e.g. {"max_steps": 40}')
+    defaults = {f.name: f.default for f in dataclasses.fields(config_class)}
+    argv = []
+    for name, value in values.items():
+        if value is None and defaults.get(name, 0) is None:
+            continue
+        if not isinstance(value, (str, int, float, bool)):
+            raise UsageError(f"{path}: {name}: {value!r} is not a number, a string or true/false")
+        argv.append(f"--{name}={str(value).lower() if isinstance(value, bool) else value}")
+    return argv
 
 
 def expand_home(cfg):
@@ -170,6 +233,15 @@ def check_fraction(cfg, *names: str):
         value = getattr(cfg, name)
         if not 0 <= value <= 1:
             raise ValueError(f"--{name} {value}: a fraction in [0, 1]")
+
+
+def check_seed(seed: int):
+    """A seed every generator takes: numpy's lie in [0, 2**32) (python's and torch's take any
+    integer; evaluate.py ran with --seed -1 where the training scripts refused it, and distill.py
+    refused it only after writing the run's config.json)."""
+    if not 0 <= seed < 2 ** 32:
+        raise ValueError(f"--seed {seed}: must lie in [0, 2**32) (numpy's seeds); use 0 or "
+                         "another whole number below 4294967296")
 
 
 def check_grad_norm(max_grad_norm: float):

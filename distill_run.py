@@ -19,6 +19,7 @@ def check_config(cfg):
     """Flag errors a user can act on, before any model is loaded."""
     cli.check_positive(cfg, "num_train_prompts", "max_completion_length", "prompts_per_step",
                        "max_steps", "save_steps", "eval_every", "learning_rate", "keep_every")
+    cli.check_seed(cfg.seed)     # seeded after open_run: its config.json was written first
     if not 0 <= cfg.lmbda <= 1:
         raise ValueError(f"--lmbda must be in [0, 1] (probability of an on-policy batch), "
                          f"got {cfg.lmbda}")
@@ -105,7 +106,7 @@ def read_teacher_cache(path: Path, teacher: str, prompts: list[list[int]]) -> li
 def resume(run: runs.RunDir, state: dict, optimizer, scheduler):
     """--resume: the optimizer and scheduler of the last saved state; metrics logged after it are
     dropped (they are redone)."""
-    optimizer.load_state_dict(state["optimizer"])
+    run.load_optimizer(optimizer, state["optimizer"])
     scheduler.load_state_dict(state["scheduler"])
     run.truncate_metrics(state["step"])
     print(f"[distill] resumed at step {state['step']}")

@@ -195,6 +195,7 @@ def check_config(cfg: Config):
     a KeyError)."""
     cli.check_positive(cfg, "k", "max_completion_length")
     cli.check_non_negative(cfg, "eval_problems", "threads", "max_tool_calls")
+    cli.check_seed(cfg.seed)
     if cfg.k > 1:   # k identical greedy samples would make pass@k equal pass@1
         cli.check_sampling(cfg.temperature, cfg.top_p, "k > 1 samples per problem")
     if cfg.thinking not in ("default", "on", "off", "both"):
@@ -206,6 +207,14 @@ def check_config(cfg: Config):
     if any(b <= 0 for b in budgets):
         raise ValueError(f"--budgets {cfg.budgets!r}: comma-separated positive token counts, "
                          "e.g. '32,64,128'")
+    if budgets and cfg.thinking == "off":   # the cue to stop thinking went into the answers
+        raise ValueError(f"--budgets {cfg.budgets!r} with --thinking off: a budget caps the "
+                         "thinking, and there is none; use --thinking on (or both: thinking off "
+                         "is then the curve's cheap end)")
+    if budgets and max(budgets) >= cfg.max_completion_length:   # generated past the length
+        raise ValueError(f"--budgets {cfg.budgets!r}: a thinking budget of {max(budgets)} is not "
+                         f"below --max_completion_length {cfg.max_completion_length}, so it caps "
+                         "nothing; use smaller budgets, or raise --max_completion_length")
     if cfg.task == "math":
         data.parse_levels(cfg.math_levels)
     models.checked_path(cfg.model)
@@ -239,7 +248,7 @@ def evaluate(cfg: Config) -> Path:
     budgets = [int(b) for b in cfg.budgets.split(",") if b.strip()]
     results, samples = [], []
     for mode in modes:
-        for budget in [None] + budgets:
+        for budget in [None] + budgets * (mode != "off"):   # nothing to cap with thinking off
             r = evaluate_model(model, tok, tasks, cfg.k, cfg.temperature, cfg.top_p,
                                cfg.max_completion_length, mode, budget, engine, cfg.seed,
                                cfg.lenient)
@@ -258,7 +267,7 @@ def evaluate(cfg: Config) -> Path:
     (out / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
     if budgets:
         fig, ax = plt.subplots(figsize=(5, 3.5))
-        for mode in modes:
+        for mode in [m for m in modes if m != "off"]:
             pts = [(r["budget"], r["accuracy"]) for r in results
                    if r["thinking"] == mode and r["budget"]]
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"thinking {mode}")

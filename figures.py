@@ -639,6 +639,7 @@ def parse(argv: list[str] | None = None) -> tuple[list[str], Config]:
     # figure ran without end
     cli.check_positive(cfg, "minutes")
     cli.check_non_negative(cfg, "threads", note=" (0: torch's default)")
+    cli.check_seed(cfg.seed)
     if cfg.scale == "tiny" and cfg.model == "smollm2":
         cfg.model = "tiny"
     import models

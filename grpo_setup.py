@@ -41,6 +41,7 @@ def check_config(cfg):
     # -1 tool calls ran none; an entropy (>= 0) is never below a negative target: bonus never on
     cli.check_non_negative(cfg, "max_tool_calls", "target_entropy")
     cli.check_grad_norm(cfg.max_grad_norm)
+    cli.check_seed(cfg.seed)
     models.bf16_note(cfg.bf16, "grpo")
     for low, high in (("pass_rate_min", "pass_rate_max"), ("entropy_coef_min", "entropy_coef_max")):
         if getattr(cfg, low) > getattr(cfg, high):
@@ -196,6 +197,17 @@ def check_tasks(cfg, tasks: list[dict], prompts: list[list[int]], model):
             raise ValueError(f"--rewards {cfg.rewards!r}: {name!r} reads each task's "
                              f"{rewards.NEEDS[name]!r}, but the {len(tasks)} tasks of --task "
                              f"{cfg.task!r} have none (first: {tasks[0].get('id', 0)}); {fix}.")
+    # a task no reward reads (a code row under the default 'math') scores 0 in every rollout:
+    # its groups teach nothing, and half a mixed file went by without a word
+    ungraded = [t for t in tasks if not any(rewards.applies(n, t) for n in names)]
+    if ungraded:
+        have = [k for k in READ_BY if any(t.get(k) for t in ungraded)]
+        fix = (f"they have {have[0]!r}: add {READ_BY[have[0]]} to --rewards, e.g. --rewards "
+               f"{cfg.rewards},{READ_BY[have[0]]}" if have else "drop them from the file")
+        print(f"[grpo] note: {len(ungraded)} of the {len(tasks)} tasks of --task {cfg.task!r} "
+              f"have nothing --rewards {cfg.rewards!r} reads (first: "
+              f"{ungraded[0].get('id', '?')}), so they are never graded and their rollouts "
+              f"teach nothing; {fix}", flush=True)
     stages = training.parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
     cue = 64 if cfg.thinking_budget else 0    # room for the thinking budget's inserted cue
     need = max(len(p) for p in prompts) + max(t for t, _ in stages) + cue
@@ -217,7 +229,7 @@ def restore(state: dict, run, optimizer, total_steps: int):
     """--resume from state.pt: the optimizer's state is loaded and metrics rows past the step
     dropped. -> (step, position in the prompt stream, active prompts, solved prompts, the
     entropy controller's fields)."""
-    optimizer.load_state_dict(state["optimizer"])
+    run.load_optimizer(optimizer, state["optimizer"])
     run.truncate_metrics(state["step"])
     print(f"[grpo] resumed {run.root} at step {state['step']}/{total_steps}")
     solved = set(state.get("solved", []))

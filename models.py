@@ -20,10 +20,12 @@ import importlib.util
 import inspect
 import json
 import os
-import tempfile
+import shutil
 from pathlib import Path
 
 import torch
+from huggingface_hub.errors import StrictDataclassError
+from safetensors import SafetensorError
 from transformers import (
     AutoConfig,
     AutoModelForCausalLM,
@@ -31,6 +33,10 @@ from transformers import (
     AutoTokenizer,
     LlamaConfig,
     Qwen3Config,
+)
+from transformers.models.auto.modeling_auto import (
+    MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+    MODEL_FOR_MASKED_LM_MAPPING_NAMES,
 )
 
 import cli
@@ -85,7 +91,12 @@ def _embedded_checkpoint() -> Path:
             plain = AutoModelForCausalLM.from_config(config)
         plain.load_state_dict(gguf_model.state_dict(), assign=True)
         plain.tie_weights()
-        tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".smollm2-"))
+        # under the lock: a conversion killed outright left its folder; not tempfile.mkdtemp,
+        # whose private folder (0700) the cached model kept, unreadable to other users
+        for stale in target.parent.glob(".smollm2-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        tmp = target.parent / f".smollm2-{os.getpid()}"
+        tmp.mkdir()
         plain.save_pretrained(tmp)
         tok.save_pretrained(tmp)
         os.replace(tmp, target)
@@ -163,6 +174,11 @@ def first_line(error: Exception) -> str:
     return (str(error).strip().splitlines() or [type(error).__name__])[0][:120]
 
 
+def mismatched(error: Exception) -> bool:
+    """transformers' error for weights whose shapes are not the ones config.json gives."""
+    return isinstance(error, RuntimeError) and "ignore_mismatched_sizes" in str(error)
+
+
 def incomplete_checkpoint(path: str, error: Exception) -> str:
     """What is wrong with a checkpoint folder transformers cannot load, and the fix."""
     folder = Path(path)
@@ -173,6 +189,14 @@ def incomplete_checkpoint(path: str, error: Exception) -> str:
         wrong.append("config.json is not valid JSON")
     if not any((folder / f).exists() for f in WEIGHT_FILES):
         wrong.append("no weights (model.safetensors)")
+    elif isinstance(error, SafetensorError):    # a copy or a save cut short: was a traceback
+        wrong.append(f"its weights cannot be read ({first_line(error)}): the file is cut short "
+                     "or damaged")
+    if isinstance(error, StrictDataclassError):     # a value of the wrong type (hand-edited)
+        wrong.append(f"config.json holds a bad value ({' '.join(str(error).split())})")
+    if mismatched(error):   # config.json edited, or the weights of another model size
+        wrong.append("the weights' shapes are not the ones its config.json gives (config.json "
+                     "edited, or weights of another model size)")
     if not any((folder / f).exists() for f in TOKENIZER_FILES):
         wrong.append("no tokenizer files (tokenizer.json, tokenizer_config.json)")
     return (f"model {path!r} is not a complete checkpoint: "
@@ -224,8 +248,12 @@ def load_policy(name: str | None = None, dtype: str = "float32", device: str = "
         path = str(_embedded_checkpoint()) if name == DEFAULT_MODEL else checked_path(name)
         try:
             tok = load_tokenizer(path)
-            model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype)
-        except (OSError, ValueError) as e:
+            not_causal = not_a_causal_lm(AutoConfig.from_pretrained(path))
+            model = None if not_causal else AutoModelForCausalLM.from_pretrained(
+                path, dtype=torch_dtype)
+        except (OSError, ValueError, RuntimeError, SafetensorError, StrictDataclassError) as e:
+            if isinstance(e, RuntimeError) and not mismatched(e):
+                raise
             if Path(path).exists():
                 # a folder that is not a whole checkpoint: transformers' error (a traceback for a
                 # corrupted config.json or missing weights) names neither the folder nor the fix
@@ -236,10 +264,35 @@ def load_policy(name: str | None = None, dtype: str = "float32", device: str = "
             raise FileNotFoundError(f"model {name!r} is not a local folder, and as a hub id it "
                                     f"could not be loaded ({first_line(e)}). Pass a local "
                                     "checkpoint folder, 'smollm2' or 'tiny'.") from None
+        if not_causal:      # T5, ViT: "not a complete checkpoint"; BERT: a KeyError at sampling
+            raise ValueError(f"model {name!r} is {not_causal}: these scripts train and sample "
+                             "decoder-only causal language models (AutoModelForCausalLM: Qwen3, "
+                             "Llama, SmolLM2, ...); pass one of those")
     check_vocab(name, model, tok)
     if model.generation_config is not None:  # our sampler passes every setting explicitly
         model.generation_config.max_length = None
     return model.to(device), tok
+
+
+def not_a_causal_lm(config) -> str:
+    """What a model is when it is no decoder-only causal LM ('' when it is one): an
+    encoder-decoder (T5, BART), a model without a language-model head (ViT), or an encoder
+    (BERT, RoBERTa: the families that also have a masked-LM head; AutoModelForCausalLM loads
+    them, but their attention sees the whole text, unless their config says `is_decoder`).
+
+    >>> from transformers import BertConfig, LlamaConfig, T5Config
+    >>> [not_a_causal_lm(c()) for c in (T5Config, BertConfig, LlamaConfig)]  # doctest: +ELLIPSIS
+    ['an encoder-decoder (seq2seq) model (model_type t5)', 'an encoder (model_type bert)...', '']
+    """
+    kind = config.model_type
+    if config.is_encoder_decoder:
+        return f"an encoder-decoder (seq2seq) model (model_type {kind})"
+    if kind not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        return f"a model without a language-model head (model_type {kind})"
+    if kind in MODEL_FOR_MASKED_LM_MAPPING_NAMES and not config.is_decoder:
+        return (f"an encoder (model_type {kind}): its attention reads the whole text at once, "
+                "so it cannot generate")
+    return ""
 
 
 def check_vocab(name: str, model, tok):

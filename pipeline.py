@@ -456,9 +456,9 @@ def validate_stages(stages: list[Stage], cfg: Config, out: Path):
     for item in pipeline_run.set_items(cfg.set):
         stage_name = item.partition("=")[0].partition(".")[0]
         if "." in item.partition("=")[0] and stage_name not in names:
-            raise SystemExit(f"--set {item!r}: --recipe {cfg.recipe} has no stage "
-                             f"{stage_name!r}; its stages are {', '.join(names)} "
-                             "(nothing was run).")
+            raise cli.UsageError(f"--set {item!r}: --recipe {cfg.recipe} has no stage "
+                                 f"{stage_name!r}; its stages are {', '.join(names)} "
+                                 "(nothing was run).")
     for i, stage, stage_dir, model, teacher in stage_plan(stages, cfg, out):
         try:
             module, sc = stage_config(stage, cfg, stage_dir, model, teacher)
@@ -466,8 +466,8 @@ def validate_stages(stages: list[Stage], cfg: Config, out: Path):
                 module.check_config(sc)
             cli.check_numbers(sc)       # a --set value of nan
         except (ValueError, TypeError) as e:
-            raise SystemExit(f"stage {i} '{stage.name}' ({stage.script}.py): {e}\nFix it with "
-                             f"--set {stage.name}.FIELD=VALUE (nothing was run).") from None
+            raise cli.UsageError(f"stage {i} '{stage.name}' ({stage.script}.py): {e}\nFix it with "
+                                 f"--set {stage.name}.FIELD=VALUE (nothing was run).") from None
 
 
 def eval_settings(stage: Stage, cfg: Config) -> dict:
@@ -523,9 +523,9 @@ def run(cfg: Config) -> list[dict]:
     """The recipe's stages in order: each one configured, trained, evaluated on held-out
     problems and added to the table; then the table and the figures (`stage_eval`)."""
     if cfg.recipe not in RECIPES:
-        raise SystemExit(f"--recipe {cfg.recipe!r} is not one of {', '.join(RECIPES)}")
+        raise cli.UsageError(f"--recipe {cfg.recipe!r} is not one of {', '.join(RECIPES)}")
     if cfg.scale not in ("demo", "small", "full"):
-        raise SystemExit(f"--scale {cfg.scale!r} is not one of demo, small, full")
+        raise cli.UsageError(f"--scale {cfg.scale!r} is not one of demo, small, full")
     check_flags(cfg)
     stages = RECIPES[cfg.recipe](cfg.scale)
     runs.set_threads(cfg.threads)
@@ -538,8 +538,8 @@ def run(cfg: Config) -> list[dict]:
         return []
 
     if out.exists() and any(out.iterdir()) and not cfg.resume:
-        raise SystemExit(f"{out} already holds a run: pass --resume to continue it, or "
-                         "--output_dir to start another (nothing was changed).")
+        raise cli.UsageError(f"{out} already holds a run: pass --resume to continue it, or "
+                             "--output_dir to start another (nothing was changed).")
     if cfg.resume:
         # before pipeline.json is rewritten: nothing changed
         pipeline_run.check_resumable(cfg, out, stage_plan(stages, cfg, out))

@@ -68,17 +68,17 @@ def user_overrides(spec: str, stage) -> dict:
         key, sep, value = item.partition("=")
         name, dot, fld = (k.strip() for k in key.partition("."))
         if not (sep and dot):
-            raise SystemExit(f"--set {item!r}: write STAGE.FIELD=VALUE, e.g. grpo.max_steps=40")
+            raise cli.UsageError(f"--set {item!r}: write STAGE.FIELD=VALUE, e.g. grpo.max_steps=40")
         if name != stage.name:
             continue
         if fld in out:      # the last one won without a word
-            raise SystemExit(f"--set: {name}.{fld} is set twice; give it once")
+            raise cli.UsageError(f"--set: {name}.{fld} is set twice; give it once")
         if fld not in types:
             close = cli.did_you_mean(f"--{fld}", [f"--{t}" for t in types])
             hint = (close.replace("--", f"{name}.") if close.startswith("did") else
                     f"python {stage.script}.py --help lists them")
-            raise SystemExit(f"--set {item!r}: {stage.script}.Config has no field {fld!r}; "
-                             f"{hint}")
+            raise cli.UsageError(f"--set {item!r}: {stage.script}.Config has no field {fld!r}; "
+                                 f"{hint}")
         t = getattr(types[fld], "__name__", str(types[fld])).replace(" | None", "")
         value = value.strip()
         try:            # a bare "invalid literal for int()" named neither the field nor the item
@@ -89,9 +89,9 @@ def user_overrides(spec: str, stage) -> dict:
             raise ValueError(f"--set {item!r}: {value!r} is not {what}, as {fld} needs"
                              + " (or none)" * (fld in optional)) from None
         if fld in ("output_dir", "resume", "overwrite", "engine", stage.input_field):  # ignored
-            raise SystemExit(f"--set {item!r}: the pipeline sets {fld} itself (a stage starts "
-                             "from the one before); use its --output_dir, --resume, --engine or "
-                             "--model")
+            raise cli.UsageError(f"--set {item!r}: the pipeline sets {fld} itself (a stage "
+                                 "starts from the one before); use its --output_dir, --resume, "
+                                 "--engine or --model")
     return out
 
 
@@ -103,10 +103,14 @@ def user_overrides(spec: str, stage) -> dict:
 SAME_ON_RESUME = ("recipe", "scale", "model")
 
 
-def read_json(path: Path, what: str):
-    """A JSON file this run wrote earlier, or ValueError naming it and the fix."""
+def read_json(path: Path, what: str, kind: type = dict):
+    """A JSON file this run wrote earlier, holding a `kind` (an object, a list), or ValueError
+    naming it and the fix ('null' or '[]' in a hand-edited record was a TypeError later)."""
     try:
-        return json.loads(path.read_text())
+        value = json.loads(path.read_text())
+        if not isinstance(value, kind):
+            raise ValueError(f"it holds a {type(value).__name__}, not a {kind.__name__}")
+        return value
     except (ValueError, UnicodeDecodeError) as e:
         raise ValueError(f"--resume: {path} ({what}) cannot be read ({e}); it is damaged. Restore "
                          "it, delete it (the finished stages are kept and evaluated again), or "
@@ -141,7 +145,7 @@ def check_resumable(cfg, out: Path, plan):
                              "stages would be taken for this run's. Resume with the run's own "
                              "values, or pass another --output_dir (nothing was changed)")
     if (out / "table.json").exists():
-        read_json(out / "table.json", "the table of evaluations")
+        read_json(out / "table.json", "the table of evaluations", list)
     for done in sorted(out.glob("*/DONE.json")):
         read_json(done, "the record of a finished stage")
         if not (done.parent / "checkpoint" / "config.json").exists():

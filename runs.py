@@ -12,7 +12,6 @@ import random
 import re
 import resource
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
@@ -51,7 +50,14 @@ def save_checkpoint(model, tokenizer, path: str | Path) -> Path:
                                  "or a setting divided by 0")
     if distributed.is_main():
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}-"))
+        # a save killed outright (SIGKILL, the OOM killer) left its temporary folder, a whole
+        # model's size, each time; only this process writes here
+        for stale in path.parent.glob(f".{path.name}-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        # made as any folder is, so the checkpoint others read is as readable as its run folder
+        # (tempfile.mkdtemp's is private, 0700, and the checkpoint kept that)
+        tmp = path.parent / f".{path.name}-{os.getpid()}"
+        tmp.mkdir()
         with _removed_on_error(tmp, path):   # a full disk, Ctrl-C: the old checkpoint stays
             distributed.unwrap(model).save_pretrained(tmp, state_dict=state)
             tokenizer.save_pretrained(tmp)
@@ -123,8 +129,7 @@ def seed_everything(seed: int, threads: int = 0):
     of its float sums, and so the last bits of a run, depend on it)."""
     if threads < 0:     # torch's own error was a traceback
         raise ValueError(f"--threads {threads}: cannot be negative (0: torch's default)")
-    if not 0 <= seed < 2 ** 32:
-        raise ValueError(f"--seed {seed}: must lie in [0, 2**32) (numpy's seeds)")
+    cli.check_seed(seed)
     set_threads(threads)
     random.seed(seed)
     np.random.seed(seed)
@@ -180,9 +185,11 @@ def check_same_settings(root: Path, config, may_change: tuple[str, ...] = ()):
     path = root / "config.json"
     try:
         before = json.loads(path.read_text())
+        if not isinstance(before, dict):    # 'null', a list: a TypeError traceback
+            raise ValueError(f"JSON {type(before).__name__}, not an object")
     except (OSError, ValueError) as e:     # missing or damaged: nothing to compare against
-        print(f"[runs] note: --resume: {path} cannot be read ({type(e).__name__}); the settings "
-              "of the run are not compared", flush=True)
+        print(f"[runs] note: --resume: {path} cannot be read ({type(e).__name__}: "
+              f"{str(e)[:60]}); the settings of the run are not compared", flush=True)
         return
     now = json.loads(json.dumps(_fields(config), default=str))   # as config.json holds them
     foreign = sorted(set(before) - set(now))   # grpo.py resumed an sft.py run: its optimizer's
@@ -217,6 +224,10 @@ def open_run(root: str | Path, config, resume: bool, overwrite: bool,
         raise ValueError("--output_dir '': an empty folder name (an unset shell variable?); "
                          "name the run's folder, e.g. --output_dir runs/NAME")
     root = check_folder_path(root)
+    if is_checkpoint(root):    # the run's config.json went over the model's: the model was lost
+        raise ValueError(f"--output_dir {root} holds a model checkpoint (config.json and its "
+                         "weights), which a run there would overwrite with its own config.json; "
+                         "pass another --output_dir, e.g. runs/NAME (nothing was changed)")
     if resume and not state_file(root).exists():
         raise ValueError(f"--resume: {root} has no saved state (state.pt) to continue from; drop "
                          "--resume to start a new run there, or point --output_dir at the run to "
@@ -227,6 +238,13 @@ def open_run(root: str | Path, config, resume: bool, overwrite: bool,
         raise ValueError(f"{root} already holds a run: pass --resume to continue it, --overwrite "
                          "to replace it, or --output_dir to start another (nothing was changed)")
     return RunDir(root, config, resume=resume)
+
+
+def is_checkpoint(root: Path) -> bool:
+    """A folder holding a model as save_pretrained writes it: config.json and weights (a run's
+    own checkpoint is the folder `checkpoint/` inside it)."""
+    weights = ("*.safetensors", "*.safetensors.index.json", "pytorch_model*.bin")
+    return (root / "config.json").is_file() and any(any(root.glob(w)) for w in weights)
 
 
 def check_folder_path(root: str | Path, flag: str = "--output_dir") -> Path:
@@ -363,6 +381,25 @@ class RunDir:
         self.saved_step = self.logged_step = step
         self.write_config()             # the resumed run's flags, now that its state is good
         return state
+
+    def load_optimizer(self, optimizer, saved: dict):
+        """--resume: the optimizer's saved state into `optimizer`, refused with the fix when it
+        does not fit this model's parameters (a state.pt of another run or model size): torch
+        checks the number of parameters only, and a shape that differs failed at the first step
+        with a bare RuntimeError."""
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        try:
+            optimizer.load_state_dict(saved)
+            wrong = next((tuple(v.shape) for p in params
+                          for v in optimizer.state.get(p, {}).values()
+                          if torch.is_tensor(v) and v.dim() and v.shape != p.shape), None)
+            if wrong is not None:
+                raise ValueError(f"a moment of shape {wrong} does not fit its parameter")
+        except ValueError as e:
+            raise ValueError(f"--resume: {self.state_path} holds the optimizer of another model "
+                             f"({e}); it belongs to another run or model size. Resume with "
+                             f"that run's own state.pt, or start this one over with "
+                             "--overwrite (nothing was changed)") from None
 
     def summary(self, keys: list[str]) -> str:
         """The end of a run: its last value of each metric, and where checkpoint, metrics and

@@ -30,6 +30,7 @@ def check_config(cfg):
                            "eval_problems")
     cli.check_fraction(cfg, "min_lr_ratio", "max_repetition")
     cli.check_grad_norm(cfg.max_grad_norm)
+    cli.check_seed(cfg.seed)
     models.bf16_note(cfg.bf16, "sft")
     if cfg.eval_only:        # a format check of 0 problems divided by 0
         cli.check_positive(cfg, "eval_problems")
@@ -44,7 +45,7 @@ def resume_run(run: runs.RunDir, optimizer, accumulation: int) -> int:
     """--resume: the optimizer and step of the last saved state (metrics logged after it are
     dropped, to be redone). Returns the step."""
     state = run.load_state()
-    optimizer.load_state_dict(state["optimizer"])
+    run.load_optimizer(optimizer, state["optimizer"])
     step = state["step"]
     if state["data_position"] != step * accumulation:
         raise ValueError(f"--resume: the run used gradient_accumulation_steps="

@@ -20,6 +20,20 @@ TINY_GRPO = (
 ).split()
 
 
+def with_flags(*args: str) -> list[str]:
+    """`args` with each flag once, a later one in place of an earlier one: `with_flags(*TINY_GRPO,
+    "--learning_rate", "1e-4")` (the scripts refuse a flag given twice)."""
+    groups: dict[str, list[str]] = {}
+    for i, a in enumerate(args):
+        if a.startswith("--") or not groups:
+            key = a.split("=", 1)[0] if a.startswith("--") else str(i)
+            groups.pop(key, None)
+            groups[key] = [a]
+        else:
+            groups[next(reversed(groups))].append(a)
+    return [a for group in groups.values() for a in group]
+
+
 def pytest_collection_modifyitems(config, items):
     if importlib.util.find_spec("vllm") is None:
         skip = pytest.mark.skip(

@@ -5,7 +5,7 @@ import math
 
 import pytest
 import torch
-from conftest import TINY_GRPO
+from conftest import TINY_GRPO, with_flags
 
 import curriculum
 import engines
@@ -465,8 +465,8 @@ def test_shared_prompt_training_step_equals_the_unshared_one(tokenizer):
 # End to end on a tiny random model
 # ----------------------------------------------------------------------------------------------
 def _tiny_args(out, *extra):
-    return [*TINY_GRPO, "--eval_problems", "2", "--output_dir", str(out),
-            "--score_truncated", "false", *extra]  # fmt: skip
+    return with_flags(*TINY_GRPO, "--eval_problems", "2", "--output_dir", str(out),
+                      "--score_truncated", "false", *extra)  # fmt: skip
 
 
 def _metrics(path):

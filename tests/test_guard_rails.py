@@ -12,7 +12,7 @@ import time
 
 import pytest
 import torch
-from conftest import ROOT, TINY_GRPO
+from conftest import ROOT, TINY_GRPO, with_flags
 
 import cli
 import models
@@ -25,7 +25,7 @@ def run(script, *args, timeout=300):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     env.pop("RR_TRACEBACK", None)
     return subprocess.run(
-        [sys.executable, str(ROOT / script), *args],
+        [sys.executable, str(ROOT / script), *with_flags(*args)],   # TINY's flags, some changed
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -116,6 +116,10 @@ def test_sft_resume_refuses_changed_settings_and_lets_the_machine_and_evaluation
         with pytest.raises(ValueError, match=f"other settings: --{name} .* -> {value!r}"):
             sft.train(changed)    # max_steps too: the cosine schedule spans it
     assert (tmp_path / "s" / "config.json").read_text() == config
+    for text in ("null", "[1, 2]", "7"):    # JSON but no settings: 'null' was a TypeError
+        (tmp_path / "s" / "config.json").write_text(text)
+        runs.check_same_settings(tmp_path / "s", json.loads(config))    # a note, as for damage
+    (tmp_path / "s" / "config.json").write_text(config)
     # the machine, evaluation and saving may change: the run goes on (here it is already done)
     sft.train(sft.Config(**{**cfg.__dict__, "resume": True, "threads": 1, "save_steps": 7}))
     assert json.loads((tmp_path / "s" / "config.json").read_text())["threads"] == 1
@@ -147,6 +151,25 @@ def test_a_damaged_state_file_is_named_with_the_fix_and_nothing_is_touched(tmp_p
         again.load_state()
     assert run_dir.metrics() == [{"step": 1, "loss": 0.5}]
     assert json.loads((tmp_path / "r" / "config.json").read_text()) == {"max_steps": 10}
+
+
+def test_a_state_of_another_model_size_is_refused_on_resume(tmp_path):
+    # a state.pt copied from a run of a wider model loaded (torch counts the parameters only)
+    # and failed at the first step with a bare RuntimeError; one with fewer layers: torch's
+    # ValueError, naming neither the file nor the fix
+    def optimizer_of(**size):
+        model = models.tiny_model(vocab_size=64, **size)
+        optimizer = torch.optim.AdamW(model.parameters())
+        model(torch.tensor([[1, 2, 3]])).logits.sum().backward()
+        optimizer.step()
+        return optimizer
+
+    run_dir = runs.RunDir(tmp_path / "r", config={"a": 1})
+    for size in ({"hidden": 192}, {"layers": 1}):
+        with pytest.raises(ValueError, match="state.pt holds the optimizer of another model .*"
+                                             "Resume with that run's own state.pt"):
+            run_dir.load_optimizer(optimizer_of(), optimizer_of(**size).state_dict())
+    run_dir.load_optimizer(optimizer_of(), optimizer_of().state_dict())    # its own: loads
 
 
 @pytest.mark.parametrize("script", ["grpo", "distill"])
@@ -217,6 +240,19 @@ def test_a_run_that_trains_nothing_says_so_and_stops(tmp_path):
     assert [r["groups_filtered"] for r in rows] == [1.0, 1.0]  # the third step stopped the run
 
 
+def test_a_run_stopped_by_its_time_budget_says_so(tmp_path, capsys):
+    # --time_budget_minutes ended a 3-step run after its first step with only "done: step 1"
+    import grpo
+
+    cfg = grpo.parse(with_flags(*TINY, "--output_dir", str(tmp_path / "r"), "--max_steps", "3",
+                                "--time_budget_minutes", "1e-6", "--filter_zero_variance",
+                                "false"))
+    grpo.train(cfg)
+    assert ("[grpo] note: stopped at step 1 of 3: another step would end past "
+            "--time_budget_minutes 1e-06; it is saved: --resume") in capsys.readouterr().out
+    assert [r["step"] for r in runs.read_metrics(tmp_path / "r")] == [1]
+
+
 def test_a_run_whose_completions_are_all_cut_short_names_the_length_and_stops(tmp_path):
     import grpo
 
@@ -240,7 +276,7 @@ def test_a_diverging_run_stops_before_saving_nan_weights(tmp_path, monkeypatch):
         rewards.REWARDS, "upper", lambda c, t, **_: sum(ch.isupper() for ch in c) / max(len(c), 1)
     )
     cfg = grpo.parse(
-        [
+        with_flags(
             *TINY,
             "--output_dir",
             str(tmp_path / "r"),
@@ -256,7 +292,7 @@ def test_a_diverging_run_stops_before_saving_nan_weights(tmp_path, monkeypatch):
             "upper",
             "--score_truncated",
             "false",
-        ]
+        )
     )
     with pytest.raises(FloatingPointError, match="NaN or inf|the loss is nan"):
         grpo.train(cfg)
@@ -330,6 +366,22 @@ def test_a_full_disk_keeps_the_last_save_whole_and_says_so(tmp_path, tiny, token
     read_only = OSError(errno.EROFS, "Read-only file system", "/mnt/cd/run")
     assert "read-only (Read-only file system); pass an --output_dir (RR_CACHE for the model " \
         "cache) on a writable disk" in cli.disk_message(read_only)
+
+
+def test_a_save_killed_outright_leaves_no_folder_behind_after_the_next(tmp_path, tiny,
+                                                                        tokenizer):
+    # SIGKILL (the OOM killer, a scheduler) mid-save: its temporary folder, a whole model's
+    # size, stayed in the run folder for good, one more per kill
+    run_dir = runs.RunDir(tmp_path / "r", config={"a": 1})
+    killed = run_dir.root / ".checkpoint-k1ll3d"
+    killed.mkdir()
+    (killed / "model.safetensors").write_bytes(b"half a model")
+    run_dir.save(tiny, tokenizer, {"step": 1})
+    assert sorted(p.name for p in run_dir.root.iterdir()) == ["checkpoint", "config.json",
+                                                               "state.pt"]
+    # and the checkpoint is as readable as the run's folder: tempfile.mkdtemp's was 0700, so
+    # another user (a server, a teammate) could not load it
+    assert run_dir.checkpoint.stat().st_mode & 0o777 == run_dir.root.stat().st_mode & 0o777
 
 
 def test_what_the_machine_lacks_is_one_line_with_the_fix(tmp_path, monkeypatch, capsys, tiny,
@@ -682,6 +734,17 @@ def test_pipeline_resume_refuses_another_recipe_and_damaged_records_changing_not
     (out / "table.json").write_text('[{"stage": "ba')  # a copy cut short
     with pytest.raises(ValueError, match="table.json .*cannot be read.*delete it"):
         pipeline.run(pipeline.parse(args))
+    # JSON of the wrong shape, edited by hand: were TypeError and AttributeError tracebacks
+    (out / "table.json").write_text("[]")
+    for name, text, holds in (("table.json", "{}", "a dict, not a list"),
+                              ("01-sft/DONE.json", "[]", "a list, not a dict"),
+                              ("pipeline.json", "null", "a NoneType, not a dict")):
+        kept = (out / name).read_text()
+        (out / name).write_text(text)
+        with pytest.raises(ValueError, match=f"{name} .*cannot be read .it holds {holds}.*"
+                                             "delete it"):
+            pipeline.run(pipeline.parse(args))
+        (out / name).write_text(kept)
     assert (out / "pipeline.json").read_text() == before
 
 
@@ -809,6 +872,11 @@ def test_distill_refuses_a_student_with_another_chat_template(tiny, tokenizer):
         (["--thinking", "maybe"], "--thinking 'maybe' is not one of"),  # was a KeyError
         (["--budgets", "32,x"], "--budgets '32,x': comma-separated positive"),
         (["--budgets", "-4"], "--budgets '-4'"),
+        # a stop-thinking cue went into the answers; a budget past the length generated past it
+        (["--budgets", "32", "--thinking", "off"], "--budgets '32' with --thinking off: a budget "
+                                                   "caps the thinking, and there is none"),
+        (["--budgets", "32,512", "--max_completion_length", "512"], "a thinking budget of 512 "
+                                                                    "is not below"),
         (["--k", "2", "--temperature", "0"], "--temperature 0.0: k > 1 samples"),
         (["--math_levels", "7"], "--math_levels '7'"),  # was silently accepted
         (["--threads", "-2"], "--threads -2: cannot be negative"),
@@ -818,11 +886,30 @@ def test_distill_refuses_a_student_with_another_chat_template(tiny, tokenizer):
 def test_evaluate_refuses_bad_flags_before_the_model_loads(tmp_path, args, needle):
     import evaluate
 
-    cfg = cli.parse(evaluate.Config, ["--model", "tiny", "--output_dir", str(tmp_path / "e"),
-                                      *args])
+    cfg = cli.parse(evaluate.Config, with_flags("--model", "tiny", "--output_dir",
+                                                str(tmp_path / "e"), *args))
     with pytest.raises((ValueError, FileNotFoundError), match=needle):
         evaluate.evaluate(cfg)
     assert not (tmp_path / "e").exists()
+
+
+def test_evaluate_sweeps_budgets_only_where_there_is_thinking(tmp_path, monkeypatch):
+    # --thinking both --budgets: the thinking-off answers were cut at each budget too, and a
+    # stop-thinking cue inserted in them
+    import evaluate
+
+    calls = []
+
+    def evaluate_model(model, tok, tasks, k, temperature, top_p, length, mode, budget, *a):
+        calls.append((mode, budget))
+        return {"metrics": {"thinking": mode, "budget": budget, "accuracy": 0.5,
+                            "truncation_rate": 0.0}, "rows": []}
+
+    monkeypatch.setattr(evaluate, "evaluate_model", evaluate_model)
+    evaluate.evaluate(cli.parse(evaluate.Config, [
+        "--model", "tiny", "--output_dir", str(tmp_path / "e"), "--eval_problems", "2",
+        "--thinking", "both", "--budgets", "16,32", "--max_completion_length", "64"]))
+    assert calls == [("on", None), ("on", 16), ("on", 32), ("off", None)]
 
 
 def test_evaluate_says_when_the_data_holds_fewer_problems_than_asked(tmp_path, capsys):
@@ -908,6 +995,15 @@ def test_an_incomplete_checkpoint_folder_is_named_with_what_is_missing(tmp_path,
         ("weights", lambda d: (d / "model.safetensors").unlink(), "no weights"),
         ("tok", lambda d: [(d / f).unlink() for f in ("tokenizer.json", "tokenizer_config.json")],
          "no tokenizer files"),
+        # these three were tracebacks: a copy cut short, a value edited by hand to the wrong
+        # type, a size edited (or the weights of another model size)
+        ("cut", lambda d: (d / "model.safetensors").write_bytes(
+            (d / "model.safetensors").read_bytes()[:5000]),
+         r"its weights cannot be read \(Error while deserializing header.*cut short"),
+        ("type", lambda d: edit_config(d, hidden_size="128"),
+         "config.json holds a bad value .*hidden_size.*expected int, got str"),
+        ("size", lambda d: edit_config(d, vocab_size=1000),
+         "the weights' shapes are not the ones its config.json gives"),
     ]:
         bad = tmp_path / name
         bad.mkdir()
@@ -921,6 +1017,31 @@ def test_an_incomplete_checkpoint_folder_is_named_with_what_is_missing(tmp_path,
         dataset_tasks.load_tasks("no-such-task")
     p = run("evaluate.py", "--model", str(tmp_path / "cfg"), "--output_dir", str(tmp_path / "e"))
     assert_clean_error(p, "config.json is not valid JSON")
+
+
+def edit_config(folder, **values):
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, **values}))
+
+
+def test_a_model_that_is_no_causal_lm_is_named_before_it_loads(tmp_path, tiny, tokenizer):
+    # T5 and ViT were 'not a complete checkpoint ... copy the missing files'; BERT loaded (as
+    # BertLMHeadModel, attending both ways) and failed at sampling with KeyError 'past_key_values'
+    good = runs.save_checkpoint(tiny, tokenizer, tmp_path / "good")
+    for kind, needle in (("t5", "an encoder-decoder (seq2seq) model (model_type t5)"),
+                         ("bart", "an encoder-decoder (seq2seq) model (model_type bart)"),
+                         ("vit", "a model without a language-model head (model_type vit)"),
+                         ("bert", "an encoder (model_type bert): its attention reads the whole"),
+                         ("roberta", "an encoder (model_type roberta)")):
+        folder = tmp_path / kind
+        folder.mkdir()
+        for f in good.iterdir():
+            (folder / f.name).write_bytes(f.read_bytes())
+        edit_config(folder, model_type=kind, is_encoder_decoder=kind in ("t5", "bart"))
+        with pytest.raises(ValueError, match=re.escape(needle) + ".*decoder-only causal"):
+            models.load_policy(str(folder))
+    edit_config(tmp_path / "bert", is_decoder=True)     # BERT made a decoder: causal, loads
+    assert models.load_policy(str(tmp_path / "bert"))[0].config.is_decoder
 
 
 def test_a_model_path_that_is_no_checkpoint_says_what_it_is(tmp_path):
@@ -1202,8 +1323,9 @@ def test_figures_check_their_folders_can_be_written_before_any_run(tmp_path, mon
     monkeypatch.setitem(figures.FIGURES, "length_bias", lambda cfg: pytest.fail("a figure ran"))
     (tmp_path / "notes").write_text("mine")
     for folder in ("--output_dir", "--runs_dir"):   # the figure's .png failed after its runs
-        args = figures.parse(["length_bias", "--scale", "tiny", "--output_dir", str(tmp_path / "o"),
-                              "--runs_dir", str(tmp_path / "r"), folder, str(tmp_path / "notes")])
+        args = figures.parse(with_flags("length_bias", "--scale", "tiny", "--output_dir",
+                                        str(tmp_path / "o"), "--runs_dir", str(tmp_path / "r"),
+                                        folder, str(tmp_path / "notes")))
         with pytest.raises(NotADirectoryError, match=f"{folder} .*notes is a file, not a folder"):
             figures.run(args)
     assert (tmp_path / "notes").read_text() == "mine"
@@ -1259,6 +1381,30 @@ def test_an_output_dir_that_is_a_file_is_named_and_kept(tmp_path):
     assert (tmp_path / "notes").read_text() == "mine"
 
 
+@pytest.mark.parametrize("script", ["grpo", "sft", "distill"])
+def test_an_output_dir_that_holds_a_model_is_refused_keeping_it(tmp_path, monkeypatch, script):
+    # --output_dir the --model folder: the run's config.json went over the model's, and the
+    # model then failed to load ('not a complete checkpoint'), lost
+    import importlib
+
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    model = tmp_path / "model"
+    model.mkdir()
+    files = {"config.json": '{"model_type": "llama"}', "model.safetensors": "weights",
+             "tokenizer.json": "{}"}
+    for name, text in files.items():
+        (model / name).write_text(text)
+    module = importlib.import_module(script)
+    flags = ["--teacher", "tiny", "--student", str(model)] if script == "distill" else [
+        "--model", str(model)]
+    for extra in ([], ["--overwrite"]):
+        cfg = cli.parse(module.Config, [*flags, "--output_dir", str(model), *extra])
+        with pytest.raises(ValueError, match="holds a model checkpoint .*pass another "
+                                             "--output_dir"):
+            module.train(cfg)
+    assert {p.name: p.read_text() for p in model.iterdir()} == files
+
+
 def test_sft_eval_only_keeps_an_earlier_format_check(tmp_path, monkeypatch):
     import sft
 
@@ -1290,6 +1436,50 @@ def test_a_bad_task_file_is_named_before_any_model_loads(tmp_path, monkeypatch, 
         (module.evaluate if script == "evaluate" else module.train)(cfg)
 
 
+def test_a_config_file_is_checked_as_the_flags_are(tmp_path, capsys):
+    # `python grpo.py run.json` kept each value's JSON type: "max_steps": "abc" was taken, a
+    # learning rate in quotes stayed a string (a TypeError later), a list was an AttributeError
+    import grpo
+
+    good = tmp_path / "good.yaml"
+    good.write_text("learning_rate: '1e-5'\nresume: true\nepsilon_high: null\nmax_steps: 7\n")
+    cfg = grpo.parse([str(good)])
+    assert (cfg.learning_rate, cfg.resume, cfg.epsilon_high, cfg.max_steps) == (1e-5, True, None, 7)
+    for text, needle in (('{"max_steps": "abc"}', "--max_steps/--max-steps: invalid int value: "
+                                                  "'abc'"),
+                         ('{"max_step": 3}', "--max_step=3: did you mean --max_steps?"),
+                         ('{"learning_rate": "nan"}', "--learning_rate nan: not a number"),
+                         ("[1, 2]", "holds a list: a config file holds flag: value pairs"),
+                         ('{"rewards": ["math"]}', "rewards: ['math'] is not a number, a string"),
+                         ('{"max_steps": null}', "max_steps: None is not a number"),
+                         ('{"max_steps": 4', "run.json cannot be read: Expecting ',' delimiter")):
+        (tmp_path / "run.json").write_text(text)
+        assert cli.main(grpo.train, grpo.parse, [str(tmp_path / "run.json")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and needle in err and "Traceback" not in err, err
+
+
+def test_grpo_names_the_tasks_its_rewards_cannot_grade(tiny, capsys):
+    # a --task file mixing math and code rows under the default --rewards math: the code rows
+    # scored 0 in every rollout, without a word
+    import grpo
+    import grpo_setup
+
+    tasks = [{"id": "m1", "prompt": "2+3?", "answer": "5"},
+             {"id": "c1", "prompt": "f(x)=x+1", "tests": [{"assert": "assert f(1) == 2"}]},
+             {"id": "p1", "prompt": "Say hi."}]
+    for rewards, note in (("math", "2 of the 3 tasks of --task 'mixed.jsonl' have nothing "
+                                   "--rewards 'math' reads (first: c1), so they are never graded"),
+                          ("math,code", "1 of the 3 tasks"), ("math,code,format", None)):
+        cfg = grpo.parse(["--task", "mixed.jsonl", "--rewards", rewards])
+        grpo_setup.check_tasks(cfg, tasks, [[1, 2, 3]] * 3, tiny)
+        out = capsys.readouterr().out
+        assert (note in out) if note else "never graded" not in out, out
+    grpo_setup.check_tasks(grpo.parse(["--task", "x"]), tasks[:2], [[1]] * 2, tiny)
+    assert "they have 'tests': add code to --rewards, e.g. --rewards math,code" in (
+        capsys.readouterr().out)
+
+
 def test_ctrl_c_inside_torch_save_is_a_keyboard_interrupt(tmp_path):
     # torch.save's zip writer, interrupted, raises RuntimeError("unexpected pos") while handling
     # the KeyboardInterrupt: that was a traceback and exit 1 instead of Ctrl-C's message and 130
@@ -1304,3 +1494,71 @@ def test_ctrl_c_inside_torch_save_is_a_keyboard_interrupt(tmp_path):
             finally:
                 raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos")
     assert not tmp.exists()
+
+
+@pytest.mark.parametrize("script,flags", [
+    ("grpo", ["--model", "tiny"]), ("sft", ["--model", "tiny"]),
+    ("distill", ["--teacher", "tiny", "--student_from_teacher"]),
+    ("evaluate", ["--model", "tiny"]), ("pipeline", ["--model", "tiny"])])
+def test_a_flag_given_twice_is_refused_naming_it(capsys, tmp_path, monkeypatch, script, flags):
+    # argparse kept the last value without a word: '--max_steps 3 ... --max_steps 50' trained 50
+    import importlib
+
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    module = importlib.import_module(script)
+    entry = getattr(module, {"evaluate": "evaluate", "pipeline": "run"}.get(script, "train"))
+    parse = getattr(module, "parse", lambda argv: cli.parse(module.Config, argv))
+    out = ["--output_dir", str(tmp_path / "r")]
+    for args, needle in ((["--seed=3", "--seed", "5"], "--seed is given 2 times (--seed=3, "
+                                                       "--seed 5); give it once"),
+                         (["--threads", "1", *out], "--threads is given 2 times"),
+                         (["--output-dir", "x"], "--output_dir is given 2 times (--output_dir ")):
+        args = [*flags, "--threads", "1", *out, *args]
+        if script == "pipeline" and "--seed" in args:     # it has no --seed
+            args = [a.replace("seed", "eval_problems") for a in args]
+            needle = needle.replace("seed", "eval_problems")
+        assert cli.main(entry, parse, args) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and needle in err, err
+    assert not (tmp_path / "r").exists()
+    assert parse([*flags, "--threads", "1", *out]).threads == 1     # once is fine
+
+
+def test_pipeline_refuses_a_bad_recipe_or_scale_as_a_usage_error(capsys, tmp_path):
+    # '--recipe unknown' printed the message bare and exited 1, unlike every other bad flag
+    import pipeline
+
+    out = ["--output_dir", str(tmp_path / "p"), "--dry-run"]
+    for args, needle in ((["--recipe", "unknown"], "--recipe 'unknown' is not one of "
+                                                   "phi4-reasoning, skywork-or1, qwen3"),
+                         (["--scale", "huge"], "--scale 'huge' is not one of demo, small, full"),
+                         (["--set", "gpro.beta=0"], "has no stage 'gpro'"),
+                         (["--set", "grpo.beta"], "write STAGE.FIELD=VALUE"),
+                         (["--set", "grpo.loss_type=foo"], "stage 2 'grpo' (grpo.py)")):
+        assert cli.main(pipeline.run, pipeline.parse, [*out, *args]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and needle in err, err
+    assert not (tmp_path / "p").exists()
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2 ** 32)])
+def test_every_script_refuses_a_seed_numpy_cannot_take_before_writing(tmp_path, monkeypatch,
+                                                                       seed):
+    # evaluate.py ran with --seed -1 where the others refused it; distill.py refused it after
+    # writing the run's config.json, and a second try then said "already holds a run"
+    import importlib
+
+    import figures
+
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    for script, flags in (("grpo", ["--model", "tiny"]), ("sft", ["--model", "tiny"]),
+                          ("distill", ["--teacher", "tiny", "--student_from_teacher"]),
+                          ("evaluate", ["--model", "tiny"])):
+        module = importlib.import_module(script)
+        cfg = cli.parse(module.Config, [*flags, "--output_dir", str(tmp_path / script),
+                                        "--seed", seed])
+        with pytest.raises(ValueError, match=re.escape(f"--seed {seed}: must lie in [0, 2**32)")):
+            (module.evaluate if script == "evaluate" else module.train)(cfg)
+    with pytest.raises(ValueError, match=re.escape(f"--seed {seed}: must lie in")):
+        figures.parse(["entropy", "--seed", seed])
+    assert list(tmp_path.iterdir()) == []
