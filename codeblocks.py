@@ -8,6 +8,7 @@ block short or swallows the next one; this reads fences line by line, in linear 
 """
 from __future__ import annotations
 
+import ast
 import functools
 import itertools
 import math
@@ -106,3 +107,32 @@ def _closing_fences(char: str, n: int) -> tuple[re.Pattern, re.Pattern]:
     start or end of a line of text."""
     run = f"{re.escape(char)}{{{n},}}"
     return re.compile(rf"[ \t]*{run}[ \t]*"), re.compile(rf"^[ \t]*{run}|{run}[ \t]*$")
+
+
+def with_prelude(prelude: str, code: str) -> str:
+    """`code` after `prelude`, but its ``from __future__`` imports (and a docstring before them)
+    first, where Python requires them: after the prelude, ``from __future__ import annotations``
+    was a SyntaxError, and a correct solution got 0. `code` must compile.
+
+    >>> print(with_prelude("import math\\n", "from __future__ import annotations\\nx = 1\\n"))
+    from __future__ import annotations
+    import math
+    x = 1
+    <BLANKLINE>
+    """
+    if not prelude or "__future__" not in code:
+        return prelude + code
+    body = ast.parse(code).body
+    docstring = bool(body) and isinstance(body[0], ast.Expr) and isinstance(
+        getattr(body[0].value, "value", None), str)
+    futures = []
+    for node in body[docstring:]:
+        if not (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+            break
+        futures.append(node)
+    if not futures:
+        return prelude + code
+    lines = code.splitlines(keepends=True)
+    head = "".join(lines[:futures[-1].end_lineno])
+    return (head + ("" if head.endswith("\n") else "\n") + prelude
+            + "".join(lines[futures[-1].end_lineno:]))

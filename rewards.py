@@ -33,7 +33,6 @@ reward; unknown names raise a ValueError that lists the valid ones.
 """
 from __future__ import annotations
 
-import ast
 import json
 import math
 import random
@@ -377,35 +376,6 @@ def extract_code(completion: str) -> str | None:
     return untagged[-1] if untagged else None
 
 
-def with_prelude(prelude: str, code: str) -> str:
-    """`code` after `prelude`, but its ``from __future__`` imports (and a docstring before them)
-    first, where Python requires them: after the prelude, ``from __future__ import annotations``
-    was a SyntaxError, and a correct solution got 0. `code` must compile.
-
-    >>> print(with_prelude("import math\\n", "from __future__ import annotations\\nx = 1\\n"))
-    from __future__ import annotations
-    import math
-    x = 1
-    <BLANKLINE>
-    """
-    if not prelude or "__future__" not in code:
-        return prelude + code
-    body = ast.parse(code).body
-    docstring = bool(body) and isinstance(body[0], ast.Expr) and isinstance(
-        getattr(body[0].value, "value", None), str)
-    futures = []
-    for node in body[docstring:]:
-        if not (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
-            break
-        futures.append(node)
-    if not futures:
-        return prelude + code
-    lines = code.splitlines(keepends=True)
-    head = "".join(lines[:futures[-1].end_lineno])
-    return (head + ("" if head.endswith("\n") else "\n") + prelude
-            + "".join(lines[futures[-1].end_lineno:]))
-
-
 def code_rewards(completions: list[str], tasks: list[dict], all_or_nothing: bool = False,
                  workers: int | None = None, **limits) -> list[float]:
     """Batched code reward through `sandbox.run_many` (one sandbox pool for the whole batch).
@@ -416,7 +386,7 @@ def code_rewards(completions: list[str], tasks: list[dict], all_or_nothing: bool
     took the trainer seconds and 500 MB); else passed/total, or 1.0 only if every test passes when
     `all_or_nothing` (Skywork-OR1 §3 rewards code all-or-nothing).
     A task's `prelude` (the imports Skywork-OR1's graders put before a solution:
-    `dataset_tasks.code_tests`) runs before the code (`with_prelude`).
+    `dataset_tasks.code_tests`) runs before the code (`codeblocks.with_prelude`).
     """
     import sandbox  # lazy: only code tasks need it
     out = [0.0] * len(completions)
@@ -425,7 +395,7 @@ def code_rewards(completions: list[str], tasks: list[dict], all_or_nothing: bool
         code = extract_code(c)
         if not code or not task.get("tests") or sandbox.compile_error(code, "solution.py"):
             continue
-        jobs.append((with_prelude(task.get("prelude", ""), code), task["tests"]))
+        jobs.append((codeblocks.with_prelude(task.get("prelude", ""), code), task["tests"]))
         where.append(i)
     if jobs:
         for i, res in zip(where, sandbox.run_many(jobs, workers=workers, **limits)):

@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from math_cases import CASES  # noqa: E402
 
+import codeblocks  # noqa: E402
 import mathcheck  # noqa: E402
 import rewards  # noqa: E402
 from rewards import verify_math  # noqa: E402
@@ -479,7 +480,7 @@ def test_a_prelude_goes_after_the_codes_future_imports(code):
     # Skywork-OR1's prelude (and LeetCode's entry point) before the code made a `from __future__`
     # import a SyntaxError: a correct solution got 0
     task = {"tests": [{"assert": "assert f(3) == 6"}], "prelude": "from typing import *\n"}
-    job = rewards.with_prelude(task["prelude"], code)
+    job = codeblocks.with_prelude(task["prelude"], code)
     compile(job, "solution.py", "exec")
     assert job.index("from typing") > job.index("__future__") and job.endswith("return 2 * x\n")
     if _sandbox_works():
