@@ -133,7 +133,8 @@ def parse(config_class, argv: list[str] | None = None):
 def refuse_repeats(parser, argv: list[str]):
     """A flag given twice is refused, naming it: argparse keeps the last value without a word
     (`--max_steps 3 ... --max_steps=50` trained 50 steps). Its spellings count as one: a dashed
-    twin, `--flag=value`, a bool's `--no_flag` (pipeline.py joins its `--set`s before this).
+    twin, `--flag=value`, a bool's negative form (no_ before its name). pipeline.py joins its
+    `--set`s before this.
 
     >>> import grpo
     >>> refuse_repeats(HfArgumentParser(grpo.Config), ["--max_steps=3", "--seed", "1",
