@@ -694,10 +694,7 @@ def train(cfg: Config) -> Path:
                                   "controller": asdict(controller),
                                   "curriculum": curriculum and curriculum.state()})
         if last:
-            if step + 1 < total_steps and distributed.is_main():   # ended early, said so
-                print(f"[grpo] note: stopped at step {step + 1} of {total_steps}: another step "
-                      f"would end past --time_budget_minutes {cfg.time_budget_minutes:g}; it is "
-                      "saved: --resume with a larger budget goes on", flush=True)
+            budget.note_stop(step + 1, total_steps)
             break
     grpo_log.report(run, cfg)     # the engine stays up for the next stage (engines.make_engine)
     return run.root

@@ -103,6 +103,13 @@ class TimeBudget:
         over = now - self.start + (now - step_start) > 60 * self.minutes
         return self.minutes > 0 and distributed.mean_over_ranks(float(over)) > 0
 
+    def note_stop(self, step: int, total: int, script: str = "grpo"):
+        """Says so where the budget, not the step count, ended the run at `step` (saved)."""
+        if step < total and distributed.is_main():
+            print(f"[{script}] note: stopped at step {step} of {total}: another step would end "
+                  f"past --time_budget_minutes {self.minutes:g}; it is saved: --resume with a "
+                  "larger budget goes on", flush=True)
+
 
 def check_finite(loss, step: int):
     """A NaN or infinite loss stops the run at once, with the likely causes: nothing of this
