@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import TINY_GRPO
+from conftest import TINY_GRPO, with_flags
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -227,7 +227,7 @@ def test_grpo_fsdp2_each_rank_samples_from_its_own_synced_vllm_engine(tmp_path):
     out = run(
         "grpo.py",
         tmp_path / "fsdp2-vllm",
-        GRPO + ["--parallel", "fsdp2", "--engine", "vllm"],
+        with_flags(*GRPO, "--parallel", "fsdp2", "--engine", "vllm"),
         nproc=2,
         VLLM_ENABLE_V1_MULTIPROCESSING="0",
     )
