@@ -146,8 +146,8 @@ def _kl(logp, logq):
 
 
 def forward_kl(student_logp, teacher_logp):
-    """Forward KL(p_T || p_S) = Σ_v p_T(v) log(p_T(v) / p_S(v)): mode-covering; the supervised
-    KD loss (Hinton et al. 2015; GKD eq. 1). E.g. p_T = (1/2, 1/4, 1/4), p_S = (1/8, 1/2, 3/8):
+    """Forward KL(p_T || p_S) = Σ_v p_T(v) log(p_T(v) / p_S(v)): mode-covering; the loss of
+    supervised KD (Hinton et al. 2015; GKD). E.g. p_T = (1/2, 1/4, 1/4), p_S = (1/8, 1/2, 3/8):
     1/2 log 4 + 1/4 log(1/2) + 1/4 log(2/3) = log 2 - (1/4) log 3 ≈ 0.4185."""
     return _kl(teacher_logp, student_logp)
 
@@ -159,7 +159,7 @@ def reverse_kl(student_logp, teacher_logp):
 
 
 def generalized_jsd(student_logp, teacher_logp, beta: float):
-    """Generalized JSD (GKD eq. 4, with P = teacher, Q = student):
+    """Generalized JSD (GKD's JSD(β), with P = teacher, Q = student):
 
         JSD_β(P || Q) = β KL(P || M) + (1 - β) KL(Q || M),    M = β P + (1 - β) Q.
 
