@@ -37,6 +37,11 @@ import mathcheck
 from chat_template import ROLES, role_name, template_message
 from data import DataError, humaneval_tasks, math_tasks
 
+
+class MissingSplit(DataError):
+    """A file that names its rows' splits (a `split` column, a .json's lists under split names)
+    holds none of the split asked for: a file of training rows alone, to `held_out_tasks`."""
+
 _THOUSANDS_RE = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 
 
@@ -180,7 +185,7 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
         named = len(held) > 1 or next(iter(held)).lower() in SPLIT_NAMES   # {"train": [rows]}
         split = next((k for k in held if split and k.lower() == split.lower()), split)  # "Train"
         if named and split is not None and split not in held:
-            raise DataError(f"{path}: holds rows under {', '.join(map(repr, held))}, and none "
+            raise MissingSplit(f"{path}: holds rows under {', '.join(map(repr, held))}, and none "
                             f"is the split {split!r}; ask for one of them as the split "
                             "(evaluate.py --split; training reads 'train'), or write the one to "
                             "use to its own file")
@@ -417,7 +422,7 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
         # rows, evaluate on the test rows (all of them were both)
         rows = [row for row in rows if row["split"].lower() == split.lower()]   # 'TRAIN' too
         if not rows:
-            raise DataError(f"{path}: no row is of split {split!r} (its 'split' column holds "
+            raise MissingSplit(f"{path}: no row is of split {split!r} (its 'split' column holds "
                             f"{', '.join(sorted(set(named)))}); ask for one of them (evaluate.py "
                             "--split; training reads 'train'), or drop the column to use every "
                             "row")
@@ -1817,4 +1822,50 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                             "as prompts only, ungraded, with --answer-field none")
         print(f"[data] {what}: skipped, as nothing can grade them (prompts only, ungraded: "
               "--answer-field none)")
-    return tasks[:n] if n else tasks
+    return seeded_sample(tasks, n, seed)
+
+
+def seeded_sample(tasks: list, n: int | None, seed: int) -> list:
+    """`n` of the tasks drawn at random, the same for the same seed, kept in the file's order;
+    all of them where `n` is None, 0 or covers them. A file's first rows were taken: a file
+    sorted by subject (MMLU's) or by difficulty gave a subset of its first subjects.
+
+    >>> rows = list(range(10))
+    >>> seeded_sample(rows, 3, 0) == seeded_sample(rows, 3, 0) != rows[:3]
+    True
+    >>> len(seeded_sample(rows, 0, 0)), len(seeded_sample(rows, 12, 0))
+    (10, 10)
+    """
+    if not n or n >= len(tasks):
+        return tasks
+    return [tasks[j] for j in sorted(random.Random(seed).sample(range(len(tasks)), n))]
+
+
+def held_out_tasks(source: str, n_train: int, n_test: int, seed: int = 0,
+                   **kw) -> tuple[list[dict], list[dict], str]:
+    """(training tasks, held-out tasks, why there are none) of one file (`is_file_task`): the
+    seeded sample of its training rows that `load_tasks` gives, and `n_test` tasks of its own
+    test split (its rows' `split` column, a .json's "test" rows), else of the rows that sample
+    left out, never one trained on. A file whose rows are all trained on has none, and says why:
+    it was evaluated on its training rows, reported as held-out accuracy.
+
+    `kw` are `load_tasks`' column mappings."""
+    every = load_tasks(source, "train", None, seed, **kw)
+    train = seeded_sample(every, n_train, seed)
+    if not n_test:
+        return train, [], ""
+    try:
+        own = load_tasks(source, "test", None, seed, **kw)
+    except MissingSplit:                # rows of named splits, none of them 'test'
+        own = None
+    if own and [(t["id"], str(t["prompt"])) for t in own] != [
+            (t["id"], str(t["prompt"])) for t in every]:
+        return train, seeded_sample(own, n_test, seed), ""
+    taken = {t["id"] for t in train}
+    rest = [t for t in every if t["id"] not in taken]
+    if not rest:
+        return train, [], (f"--task {source} has no test split (a 'split' column), and all its "
+                            f"{len(every)} rows are training prompts; give its rows a 'split' "
+                            f"column (train / test), or lower --num_train_prompts below "
+                            f"{len(every)} to hold the rest out")
+    return train, seeded_sample(rest, n_test, seed), ""

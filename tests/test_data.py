@@ -612,6 +612,20 @@ def test_a_file_whose_rows_name_their_split_gives_the_split_asked_for(tmp_path):
     assert len(dataset_tasks.load_tasks(str(path), "test")) == 1
 
 
+def test_a_count_of_a_file_is_a_seeded_sample_not_its_first_rows(tmp_path):
+    # MMLU's file is sorted by subject: its first rows were one subject's
+    path = tmp_path / "sorted.jsonl"
+    path.write_text("".join(json.dumps({"prompt": f"{s} {i}?", "answer": i, "subject": s}) + "\n"
+                            for s in ("algebra", "biology", "chemistry") for i in range(20)))
+    picked = dataset_tasks.load_tasks(str(path), n=15, seed=1)
+    assert len(picked) == 15 and len({t["subject"] for t in picked}) == 3
+    assert picked == dataset_tasks.load_tasks(str(path), n=15, seed=1)      # reproducible
+    assert picked != dataset_tasks.load_tasks(str(path), n=15, seed=2)
+    assert len(dataset_tasks.load_tasks(str(path), n=60, seed=1)) == 60     # the whole file
+    ids = [t["id"] for t in picked]
+    assert ids == sorted(ids, key=lambda x: int(x.rsplit("-", 1)[1]))      # the file's order
+
+
 def test_mmlu_rows_show_their_choices_and_are_graded_on_the_letter(tmp_path):
     # MMLU's question / choices / answer-index: the prompt lacked the options and the gold was
     # the index ("1"), so "\\boxed{B}" earned 0 and "\\boxed{1}" 1
