@@ -797,7 +797,20 @@ def test_a_file_task_is_not_evaluated_on_its_own_training_rows(tmp_path, capsys)
                             for i in range(6)))
     train, test = grpo_setup.load_task_splits(grpo.Config(task=str(path), eval_problems=4))
     assert len(train) == 6 and test == []
-    assert "no periodic evaluation: --task" in capsys.readouterr().out   # said, not silent
+    out = capsys.readouterr().out                   # said once, with the fix
+    assert out.count("no periodic evaluation: --task") == 1 and "'split' column" in out
+    # rows that training leaves out are held out (it was off for any single file), seeded
+    cfg = grpo.Config(task=str(path), eval_problems=4, num_train_prompts=4, seed=3)
+    train, test = grpo_setup.load_task_splits(cfg)
+    assert len(train) == 4 and len(test) == 2
+    assert not {t["id"] for t in train} & {t["id"] for t in test}
+    assert grpo_setup.load_task_splits(cfg) == (train, test)
+    # a file whose rows name their split: evaluated on its test rows, trained on the others
+    path.write_text("".join(json.dumps({"prompt": f"{i}+1?", "answer": i + 1,
+                                        "split": "test" if i < 2 else "train"}) + "\n"
+                            for i in range(6)))
+    train, test = grpo_setup.load_task_splits(grpo.Config(task=str(path), eval_problems=4))
+    assert [t["prompt"] for t in test] == ["0+1?", "1+1?"] and len(train) == 4
     train, test = grpo_setup.load_task_splits(grpo.Config(task="math", eval_problems=4,
                                                           num_train_prompts=6))
     assert len(train) == 6 and len(test) == 4
