@@ -555,6 +555,26 @@ def with_context(row: dict, field: str, prompt):
     return prompt
 
 
+# what COPA's `question` asks about its `premise`, in words (SuperGLUE's own prompt)
+PREMISE_QUESTIONS = {"cause": "What was the cause of this?",
+                     "effect": "What happened as a result?"}
+
+
+def premise_question(row: dict) -> str | None:
+    """A COPA row's question: its `premise`, then what its `question` ("cause" or "effect")
+    asks about it; None for a row of another schema. The model was asked 'cause' alone, or
+    refused a missing prompt column.
+
+    >>> premise_question({"premise": "The man broke his toe.", "question": "cause"})
+    'The man broke his toe. What was the cause of this?'
+    """
+    premise, asked = row.get("premise"), row.get("question")
+    if not (isinstance(premise, str) and premise.strip() and isinstance(asked, str)
+            and asked.strip().lower() in PREMISE_QUESTIONS):
+        return None
+    return f"{premise.strip()} {PREMISE_QUESTIONS[asked.strip().lower()]}"
+
+
 # columns of a solved conversation, read up to its last user turn (`conversation_prompt`):
 # OpenR1's messages, ShareGPT's conversations
 CONVERSATION_COLUMNS = ("messages", "conversations")
@@ -1201,7 +1221,7 @@ def _skywork_tests(truth: dict) -> tuple[list[dict], str]:
 _LETTERED = re.compile(r"\s*\(?([A-Z])\s*[).:]\s*(.*)", re.DOTALL)
 
 
-def row_choices(row: dict) -> tuple[list, list | None] | None:
+def row_choices(row: dict, gold: str | None = None) -> tuple[list, list | None] | None:
     """The options of a multiple-choice row and their labels (None: a plain list, whose labels
     are the letters A, B, ...), in the forms public datasets ship them; None for a row with no
     options:
@@ -1213,6 +1233,8 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
       (`_unlettered`; under `choices` too: lighteval's "(A)ice").
     * MMLU-Pro: `options` ["...", ...] (`answer` a letter); HellaSwag: `endings` (`label` "3").
     * MathQA: `options` one string 'a ) 5 , b ) 6 , ...' (`lettered_options`).
+    * ReClor: `answers` [...] (`label` an index), where the gold is read from another column
+      (`gold`; SQuAD's and WebQuestions' `answers` are the gold, its acceptable spellings).
     * `choices` or `options` {"A": "ice", "B": "water"} (MedQA's); one column per letter, A, B,
       C, D (C-Eval, CMMLU, AGIEval exports), a plain list's kind: options only where the gold
       names one.
@@ -1234,7 +1256,8 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
         if isinstance(options, dict) and len(options) > 1 and all(
                 isinstance(v, (str, int, float)) for v in options.values()):
             return list(options.values()), [str(k) for k in options]  # {"A": "ice", ...}
-    for column in ("options", "endings"):
+    others = gold is not None and gold.split(".")[0] != "answers"    # ReClor's: options
+    for column in ("options", "endings", "answers") if others else ("options", "endings"):
         options = row.get(column)
         if isinstance(options, str) and lettered_options(options):    # MathQA: one string
             return lettered_options(options)
@@ -1431,6 +1454,7 @@ def with_question(prompt, edit):
 # one column per option -> (its columns, the column naming the right one, the labels it uses;
 # None: a number counted from 0 or from 1, as the file's values tell: `index_base`)
 OPTION_COLUMNS = ((("sol1", "sol2"), "label", ("0", "1")),                      # PIQA
+                  (("choice1", "choice2"), "label", ("0", "1")),                # COPA
                   (("option1", "option2"), "answer", ("1", "2")),               # WinoGrande
                   (("answerA", "answerB", "answerC"), "label", ("1", "2", "3")),    # SIQA
                   (("opa", "opb", "opc", "opd"), "cop", None))                  # MedMCQA
@@ -1598,7 +1622,7 @@ def with_nested_fields(row: dict, *fields: str | None) -> dict:
 # a row's own id (HumanEval's task_id, APPS' problem_id, MATH-500's unique_id, GPQA's Record
 # ID, ...): samples and results name the dataset's problem, not its row number
 ID_COLUMNS = ("id", "task_id", "problem_id", "question_id", "unique_id", "uuid", "ID",
-              "Record ID")
+              "Record ID", "id_string")                     # ReClor's
 # what rewards grade a task by (`rewards.task_solved`, `code_rewards`): the loader's to set, never
 # a row's own column of that name (SQuAD's `answers`, an answer column beside a code row's tests)
 GRADED_FIELDS = ("answer", "answers", "tests", "constraints", "prelude")
@@ -1690,14 +1714,15 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         field = prompt_field            # OpenR1's rows: no prompt column, a solved conversation
         if field == "prompt" and field not in row:
             field = next((c for c in CONVERSATION_COLUMNS if c in row), field)
-        if field not in row:
+        copa = premise_question(row) if field in ("prompt", "question", "premise") else None
+        if field not in row and copa is None:
             raise DataError(f"{where}: row {i} has no field {prompt_field!r} (fields: "
                             f"{sorted(row)}). Map the prompt column with --prompt-field "
                             f"{_likely_column(row, prompt_field, PROMPT_COLUMNS)}."
                             + _header_hint(where, row))
         try:
             read = conversation_prompt if field in CONVERSATION_COLUMNS else check_prompt
-            prompt = with_context(row, field, read(row[field]))
+            prompt = copa or with_context(row, field, read(row[field]))   # COPA's: built
         except ValueError as e:
             raise DataError(f"{where}: row {i}'s {field!r} {e}") from None
         own = next((row[k] for k in ID_COLUMNS if row.get(k) not in (None, "")), None)
@@ -1720,9 +1745,10 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         rules = answer_field not in row and isinstance(row.get("constraints"), list)
         options = option_columns(row, task["prompt"], base)
         if answer_field is None:        # prompts only: the options are listed all the same
-            mc = row_choices(row)
+            named = next((k for k in ANSWER_COLUMNS if k in row), None)
+            mc = row_choices(row, named)
             if mc and mc[1] is None:    # a plain list: options if the row's answer names one
-                gold = next((row[k] for k in ANSWER_COLUMNS if k in row), None)
+                gold = row[named] if named else None
                 mc = mc if gold is None or names_option(gold, mc[0]) else None
             question, choices = options[:2] if options else (task["prompt"], mc[0] if mc else [])
             try:
@@ -1765,14 +1791,14 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                                         and k != column}, answer_field, ANSWER_COLUMNS)
                 if answer in (None, "") and other != "NAME":   # MGSM's test rows: answer_number
                     inside = f" (or map the column that holds it: --answer-field {other})"
-                if answer in (None, "") and row_choices(row):   # CommonsenseQA's test split
+                if answer in (None, "") and row_choices(row, column):   # CommonsenseQA's test
                     raise DataError(f"{where}: row {i}'s {column!r} {e}: no right option, as in "
                                     "a split whose answers are withheld; use one with answers "
                                     "(evaluate.py --split), or load prompts only (--answer-field "
                                     "none)") from None
                 raise DataError(f"{where}: row {i}'s {column!r} {e}. Give each row its answer "
                                 f"as a string or a number{inside}, or drop the row") from None
-            mc = row_choices(row)
+            mc = row_choices(row, answer_field)
             named = value if isinstance(value, list) and not verl else answer   # ["A", "C"]
             if mc and mc[1] is None and not names_option(named, mc[0]):
                 mc = None               # a list column of something else: the answer is no option

@@ -696,6 +696,9 @@ MC_ROWS = [   # each dataset's own schema, as it ships
     # a gold that is a list of one: the options were not shown, "B" graded as free text
     ("list-of-one", {"question": "Which is a liquid?", "choices": ["ice", "water", "steam"],
                      "answer": ["B"]}),
+    # ReClor's options are its `answers` (label an index): not shown, '1' graded as free text
+    ("reclor", {"question": "Which is a liquid?", "answers": ["ice", "water", "steam"],
+                "label": 1, "id_string": "train_7"}),
 ]
 
 
@@ -751,6 +754,14 @@ OPTION_ROWS = [   # (name, row with one column per option, --prompt-field, promp
     ("siqa", {"context": "Tracy poured a glass.", "question": "Which is a liquid?",
               "answerA": "ice", "answerB": "water", "answerC": "steam", "label": "2"}, "question",
      "Tracy poured a glass.\nWhich is a liquid?\n\n(A) ice\n(B) water\n(C) steam" + ASK, "B"),
+    # COPA's question is "cause" or "effect" of its premise: the prompt was 'cause' alone
+    ("copa", {"premise": "The ice was gone.", "question": "cause", "choice1": "It froze.",
+              "choice2": "It melted.", "label": 1, "idx": 0}, "prompt",
+     "The ice was gone. What was the cause of this?\n\n(A) It froze.\n(B) It melted." + ASK, "B"),
+    ("copa-effect", {"premise": "The ice was warmed.", "question": "effect", "choice1":
+                     "It melted.", "choice2": "It froze.", "label": 0}, "question",
+     "The ice was warmed. What happened as a result?\n\n(A) It melted.\n(B) It froze." + ASK,
+     "A"),
     ("chat_prompt", {"prompt": [{"role": "system", "content": "Be brief."},
                                 {"role": "user", "content": "Which is a liquid?"}],
                      "choices": ["ice", "water"], "answer": 1}, "prompt",
