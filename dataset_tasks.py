@@ -9,8 +9,8 @@ inside an object too). What it reads, and where:
 * the gold answer, reduced as `verify_math` reads a gold (`gold_answer`: GSM8K `#### 72` ->
   `72`, a MATH solution -> its boxed answer, a list of math -> one list answer; a column of
   acceptable answers, BIG-bench's `targets`, or a list of texts, NQ-open's: any of them,
-  `alternative_answers`); a row with no final answer to grade (a proof: `is_worked_solution`)
-  is skipped and counted;
+  unless the question asks for them all, 'Name the three ...': `alternative_answers`); a row
+  with no final answer to grade (a proof: `is_worked_solution`) is skipped and counted;
 * the prompt: a text column (after the text it is about, SVAMP's Body: `with_context`), or a
   row's `messages` (or ShareGPT's `conversations`) up to the last user turn
   (`conversation_prompt`, checked by `check_prompt`);
@@ -838,13 +838,16 @@ def ground_truth(row: dict):
 ALTERNATIVE_COLUMNS = ("targets", "target", "answers", "aliases", "normalized_aliases", "spans")
 
 
-def alternative_answers(field: str, value) -> list | None:
+def alternative_answers(field: str, value, question: str = "") -> list | None:
     """The acceptable answers of an answer column, where it holds a list of them: a column
     named for several (`ALTERNATIVE_COLUMNS`, a word of its dotted path: 'answers.text'), or a
     list of texts under another name, one of them words (NQ-open's `answer` ["Paris", "paris,
-    france"], the annotators' spellings: `is_text_answer`). A list of numbers or math under
-    another name is one answer that is a list (all the roots: `gold_answer`): None. A list of
-    texts written as JSON text (PopQA's `possible_answers`, a CSV's) is read as that list.
+    france"], the annotators' spellings: `is_text_answer`), unless the question asks for
+    several things at once (`asks_for_several`: 'Name the three primary colours', whose
+    ["red", "green", "blue"] is one answer, all three, not a choice of one). A list of numbers
+    or math under another name is one answer that is a list (all the roots: `gold_answer`):
+    None. A list of texts written as JSON text (PopQA's `possible_answers`, a CSV's) is read as
+    that list.
 
     >>> alternative_answers("answer.aliases", ["Paris", "City of Light"])
     ['Paris', 'City of Light']
@@ -864,7 +867,36 @@ def alternative_answers(field: str, value) -> list | None:
     plain = isinstance(value, list) and value and all(
         isinstance(x, (str, int, float)) for x in value)
     texts = plain and all(isinstance(x, str) for x in value) and any(map(is_text_answer, value))
-    return value if plain and (named or texts) else None
+    several = plain and not named and asks_for_several(question, len(value))
+    return value if plain and (named or texts) and not several else None
+
+
+_COUNTS = {w: j for j, w in enumerate("zero one two three four five six seven eight nine ten "
+                                      "eleven twelve".split())} | {"both": 2}
+# a count of things: a number (in digits or words) before a word ('three primary', '2 cities')
+_COUNTED = re.compile(r"\b([A-Za-z]+|\d+)(?=\s+([A-Za-z]+))")
+_NOT_COUNTED = {"times", "plus", "minus", "more", "less", "of", "and", "or", "hundred",
+                "thousand", "million", "billion", "percent", "divided", "over", "to", "x"}
+# asking for all of several things: 'List the ...', 'Name all ...', 'What are all the ...'
+_ASKS_ALL = re.compile(r"(?:^|[.!?:]\s+)list\b|\b(?:name|give|list|what are) (?:all|each|every|"
+                       r"both)\b", re.IGNORECASE)
+
+
+def asks_for_several(question: str, count: int) -> bool:
+    """Whether a question asks for `count` things together, so that a list of that many texts
+    is one answer in parts, not a choice of spellings of one: it names how many ('the three
+    primary colours', 'two cities', 'both'), or asks to list them all ('List ...', 'Name all
+    ...'). A field name says as much (`ALTERNATIVE_COLUMNS`: 'answers', 'aliases' are choices).
+
+    >>> asks_for_several("Name the three primary colours of light.", 3)
+    True
+    >>> asks_for_several("Where is the Eiffel Tower?", 2), asks_for_several("List the moons.", 2)
+    (False, True)
+    """
+    named = {_COUNTS.get(w.lower(), int(w) if w.isdigit() else -1) for w, noun in
+             _COUNTED.findall(question) if noun.lower() not in _NOT_COUNTED}   # not '2 + 2'
+    return count > 1 and (count in named or bool(_ASKS_ALL.search(question)))
+
 
 
 # words that math answers are written with ('2 sqrt(3)', 'pi/2', 'log 5', '-oo')
@@ -1768,8 +1800,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             else:                       # verl's schema (`ground_truth`) has no answer column
                 verl = {} if answer_field in row else row
             answer = ground_truth(verl) if verl else value
-            alternatives = (acceptable_answers(verl) if verl
-                            else alternative_answers(answer_field, value)) or []
+            alternatives = (acceptable_answers(verl) if verl else alternative_answers(
+                answer_field, value, task["prompt"] if isinstance(task["prompt"], str)
+                else task["prompt"][-1]["content"])) or []
             answer = alternatives[0] if alternatives else answer
             if answer is None and answer_field not in row:
                 raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "

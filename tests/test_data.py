@@ -1436,6 +1436,25 @@ def test_a_column_of_acceptable_answers_accepts_any_of_them(tmp_path, row, field
         assert task["answer"] == gold and "answers" not in task
 
 
+@pytest.mark.parametrize("question", [
+    "Name the three primary colours of light.", "Which 3 colours make white light?",
+    "List the primary colours of light.", "Name all primary colours of light."])
+def test_a_list_of_words_asked_for_together_is_one_answer(tmp_path, question):
+    # it was read as acceptable answers: 'red' alone was graded right
+    from rewards import task_solved
+
+    path = tmp_path / "parts.jsonl"
+    path.write_text(json.dumps({"question": question, "answer": ["red", "green", "blue"]}) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
+    assert task["answer"] == "red, green, blue" and "answers" not in task
+    assert task_solved("\\boxed{red, green, blue}", task)
+    assert not task_solved("\\boxed{red}", task)
+    # a column named for choices is one, whatever the question asks (TriviaQA's aliases)
+    path.write_text(json.dumps({"question": question, "aliases": ["red", "green", "blue"]}) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field="aliases")[0]
+    assert task_solved("\\boxed{red}", task)
+
+
 def test_a_row_column_named_as_a_graded_field_is_not_graded(tmp_path):
     # a row's own 'answers' (SQuAD's {"text": [...], "answer_start": [...]}) was copied into the
     # task and graded as its acceptable answers: the key 'text' was right, 'France' wrong; a code
