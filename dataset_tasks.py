@@ -10,7 +10,9 @@ inside an object too). What it reads, and where:
   `72`, a MATH solution -> its boxed answer, a list of math -> one list answer; a column of
   acceptable answers, BIG-bench's `targets`, or a list of texts, NQ-open's: any of them,
   unless the question asks for them all, 'Name the three ...': `alternative_answers`); a row
-  with no final answer to grade (a proof: `is_worked_solution`) is skipped and counted;
+  with no final answer to grade (a proof: `is_worked_solution`) is skipped and counted; a
+  numeric answer's stated tolerance (OlympiadBench's `error`) is its `tolerance`
+  (`answer_tolerance`);
 * the prompt: a text column (after the text it is about, SVAMP's Body: `with_context`), or a
   row's `messages` (or ShareGPT's `conversations`) up to the last user turn
   (`conversation_prompt`, checked by `check_prompt`);
@@ -1651,13 +1653,45 @@ def with_nested_fields(row: dict, *fields: str | None) -> dict:
     return out
 
 
+# a numeric answer's stated tolerance: OlympiadBench's `error` ("1e-1"), graded as its judge
+# grades it, |answer - gold| <= error (`rewards.answer_verified`)
+TOLERANCE_COLUMNS = ("error", "tolerance")
+
+
+def answer_tolerance(row: dict, gold: str) -> float | None:
+    """The absolute tolerance a row states for its gold (`TOLERANCE_COLUMNS`), where the gold
+    is one number and the tolerance one positive number; None where the row states none. A
+    tolerance that cannot be honoured (one per part of a multi-part answer, "1e-2,1e-2", or a
+    gold that is no number) is a ValueError saying so: `load_tasks` grades such a row exactly
+    and says so once.
+
+    >>> answer_tolerance({"error": "1e2"}, "6.4 \\\\times 10^{3}"), answer_tolerance({}, "5")
+    (100.0, None)
+    """
+    column = next((c for c in TOLERANCE_COLUMNS if row.get(c) not in (None, "")), None)
+    if column is None:
+        return None
+    value = row[column]
+    try:
+        tolerance = float(value)
+    except (TypeError, ValueError):
+        tolerance = math.nan
+    if not (math.isfinite(tolerance) and tolerance > 0) or isinstance(value, bool):
+        raise ValueError(f"{column!r} is {json.dumps(value, default=str)[:40]}, not one "
+                         "positive number, so the answer's tolerance cannot be honoured")
+    if mathcheck.exact_number(mathcheck.normalize_answer(gold)) is None:
+        raise ValueError(f"{column!r} states a tolerance of {tolerance:g}, but the answer "
+                         f"{gold[:40]!r} is not one number, so it cannot be honoured")
+    return tolerance
+
+
 # a row's own id (HumanEval's task_id, APPS' problem_id, MATH-500's unique_id, GPQA's Record
 # ID, ...): samples and results name the dataset's problem, not its row number
 ID_COLUMNS = ("id", "task_id", "problem_id", "question_id", "unique_id", "uuid", "ID",
               "Record ID", "id_string")                     # ReClor's
 # what rewards grade a task by (`rewards.task_solved`, `code_rewards`): the loader's to set, never
 # a row's own column of that name (SQuAD's `answers`, an answer column beside a code row's tests)
-GRADED_FIELDS = ("answer", "answers", "tests", "constraints", "prelude")
+GRADED_FIELDS = ("answer", "answers", "tests", "constraints", "prelude", "tolerance")
 
 
 def is_file_task(source: str) -> bool:
@@ -1736,7 +1770,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         answer_field = answer_field.rsplit(".", 1)[0]    # read as verl's (`ground_truth`)
     base = index_base(rows, where) if answer_field is not None else 0   # MedMCQA's cop: 0, 1?
     stem = path.stem if path.exists() else source       # a row with no id of its own: stem-i
-    tasks, unanswered = [], []
+    tasks, unanswered, exact = [], [], []
     for i, row in enumerate(rows):
         try:
             row = decoded_lists(row)
@@ -1851,6 +1885,13 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                            or task["answer"].strip().lower() in NO_ANSWER):
                 unanswered.append(i)        # a proof: nothing to grade a final answer against
                 continue
+            try:                            # OlympiadBench's error: an answer within it is right
+                tolerance = None if mc else answer_tolerance(row, task["answer"])
+            except ValueError as e:
+                exact.append((i, str(e)))   # graded exactly, and said
+                tolerance = None
+            if tolerance is not None:
+                task["tolerance"] = tolerance
         asked = task["prompt"] if isinstance(task["prompt"], str) else task["prompt"][-1]["content"]
         if "answer" in task and asked.endswith(CHOICE_INSTRUCTION):
             task["question"] = asked    # what a judge reads: the row's own has no options
@@ -1870,6 +1911,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 count[own] += 1
             task["id"] = f"{own}#{count[own]}"
             taken.add(task["id"])
+    if exact:       # a tolerance not honoured: said once, not passed over
+        print(f"[data] {where}: {len(exact)} of {len(rows)} rows (row {exact[0][0]}"
+              f"{', ...' if len(exact) > 1 else ''}) are graded exactly: {exact[0][1]}")
     if unanswered:
         what = (f"{where}: {len(unanswered)} of {len(rows)} rows (row {unanswered[0]}"
                 f"{', ...' if len(unanswered) > 1 else ''}) have no final answer as their "

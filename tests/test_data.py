@@ -1455,6 +1455,31 @@ def test_a_list_of_words_asked_for_together_is_one_answer(tmp_path, question):
     assert task_solved("\\boxed{red}", task)
 
 
+def test_olympiadbench_error_is_the_tolerance_a_numeric_answer_is_graded_within(
+        tmp_path, capsys):
+    # its `error` was ignored: 6450 for 6.4e3 within 1e2 was graded wrong
+    from rewards import math_reward, task_solved
+
+    row = {"id": 1606, "question": "Find the height, in m.", "is_multiple_answer": False,
+           "final_answer": ["$6.4 \\times 10^{3}$"], "unit": "m", "error": "1e2"}
+    parts = {**row, "id": 7, "final_answer": ["$3$", "$4$"], "error": "1e-2,1e-2"}
+    path = tmp_path / "olympiadbench.jsonl"
+    path.write_text(json.dumps(row) + "\n" + json.dumps(parts) + "\n"
+                    + json.dumps({**row, "id": 8, "error": None}) + "\n")
+    task, multi, plain = dataset_tasks.load_tasks(str(path), prompt_field="question",
+                                                  answer_field="final_answer")
+    assert task["tolerance"] == 100.0
+    for reply, right in (("\\boxed{6450}", True), ("\\boxed{6.35 \\times 10^3}", True),
+                         ("The answer is 6500 m.", True), ("\\boxed{6501}", False),
+                         ("\\boxed{6450} or \\boxed{9000}", False)):     # a hedge: none
+        assert task_solved(reply, task) is right and math_reward(reply, task) == float(right)
+    assert not task_solved("\\boxed{6450}", plain)                # no tolerance: exact
+    # one tolerance per part is not honoured: graded exactly, and said once
+    assert "tolerance" not in multi and task_solved("\\boxed{3, 4}", multi)
+    out = capsys.readouterr().out
+    assert out.count("graded exactly") == 1 and "1e-2,1e-2" in out
+
+
 def test_a_row_column_named_as_a_graded_field_is_not_graded(tmp_path):
     # a row's own 'answers' (SQuAD's {"text": [...], "answer_start": [...]}) was copied into the
     # task and graded as its acceptable answers: the key 'text' was right, 'France' wrong; a code
