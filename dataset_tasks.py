@@ -203,12 +203,48 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
             cols = [list(c.values()) for c in cols]              # pandas: {"prompt": {"0": ...}}
         if all(isinstance(c, list) for c in cols) and len({len(c) for c in cols}) == 1:
             rows = [dict(zip(rows, values)) for values in zip(*cols)] or None
+    if isinstance(rows, list) and rows and all(
+            isinstance(r, dict) and isinstance(r.get("paragraphs"), list) for r in rows):
+        rows = _squad_rows(path, rows)          # SQuAD's own files: articles of paragraphs
     if isinstance(rows, dict) and _one_row(rows):
         raise DataError(f"{path}: holds one row ({', '.join(list(rows)[:4])}); put it in a list "
                         "([{...}]) or write it to a .jsonl file")
     if not isinstance(rows, list):
         raise DataError(f"{path}: a .json file holds a list of rows, or {{\"data\": [rows]}}, or "
                         "columns of equal length {\"prompt\": [...], \"answer\": [...]}")
+    return rows
+
+
+def _squad_rows(path: Path, articles: list) -> list:
+    """The questions of SQuAD's own JSON files ({"version", "data": [{"title", "paragraphs":
+    [{"context", "qas": [{"id", "question", "answers": [{"text", ...}]}]}]}]}, as SQuAD 1.1
+    and 2.0 ship them, and datasets built on them), one row each with its paragraph as its
+    `context` and its article's `title`: they were read as one row an article, with no
+    question. SQuAD 2.0's unanswerable questions (`is_impossible`: no answer to grade) are
+    skipped, and counted.
+
+    >>> row = _squad_rows(Path("dev.json"), [{"title": "Paris", "paragraphs": [{"context":
+    ...     "Paris is in France.", "qas": [{"id": "q1", "question": "Where?"}]}]}])[0]
+    >>> row["context"], row["question"]
+    ('Paris is in France.', 'Where?')
+    """
+    rows, impossible = [], 0
+    for article in articles:
+        for paragraph in article["paragraphs"]:
+            qas = paragraph.get("qas") if isinstance(paragraph, dict) else None
+            if not (isinstance(qas, list) and isinstance(paragraph.get("context"), str)):
+                raise DataError(f"{path}: a paragraph of {article.get('title', 'an article')!r} "
+                                "is not {\"context\": text, \"qas\": [questions]}, as SQuAD's "
+                                "files hold them; fix it, or write one row a question (.jsonl)")
+            for qa in qas:
+                if isinstance(qa, dict) and qa.get("is_impossible") is True:
+                    impossible += 1
+                    continue
+                rows.append({"title": article.get("title"), "context": paragraph["context"],
+                             **(qa if isinstance(qa, dict) else {"question": qa})})
+    if impossible:
+        print(f"[data] {path}: {impossible} unanswerable questions (SQuAD 2.0's is_impossible)"
+              " skipped: no answer grades a reply to them")
     return rows
 
 

@@ -1480,6 +1480,28 @@ def test_olympiadbench_error_is_the_tolerance_a_numeric_answer_is_graded_within(
     assert out.count("graded exactly") == 1 and "1e-2,1e-2" in out
 
 
+def test_squad_own_json_files_are_read_one_row_a_question(tmp_path, capsys):
+    # {"version", "data": [{"title", "paragraphs": [{"context", "qas"}]}]}: it was one row an
+    # article, 'no field question'
+    path = tmp_path / "dev-v2.0.json"
+    path.write_text(json.dumps({"version": "v2.0", "data": [{"title": "Paris", "paragraphs": [
+        {"context": "Paris is the capital of France.", "qas": [
+            {"id": "q1", "question": "Capital of France?", "is_impossible": False,
+             "answers": [{"text": "Paris", "answer_start": 0}]},
+            {"id": "q2", "question": "Capital of Mars?", "is_impossible": True, "answers": [],
+             "plausible_answers": [{"text": "Paris", "answer_start": 0}]}]},
+        {"context": "It lies on the Seine.", "qas": [
+            {"id": "q3", "question": "Which river?", "answers": [{"text": "the Seine",
+                                                                 "answer_start": 7}]}]}]}]}))
+    tasks = dataset_tasks.load_tasks(str(path), prompt_field="question",
+                                     answer_field="answers.text")
+    assert [(t["id"], t["prompt"], t["answer"]) for t in tasks] == [
+        ("q1", "Paris is the capital of France.\nCapital of France?", "Paris"),
+        ("q3", "It lies on the Seine.\nWhich river?", "the Seine")]
+    assert tasks[0]["title"] == "Paris"
+    assert "1 unanswerable questions (SQuAD 2.0's is_impossible)" in capsys.readouterr().out
+
+
 def test_a_row_column_named_as_a_graded_field_is_not_graded(tmp_path):
     # a row's own 'answers' (SQuAD's {"text": [...], "answer_start": [...]}) was copied into the
     # task and graded as its acceptable answers: the key 'text' was right, 'France' wrong; a code
