@@ -419,6 +419,13 @@ def read_text(path: Path) -> str:
                         "utf-8 FILE > NEW") from None
 
 
+# files that hold a data file but are none: how to get it out
+COMPRESSED = {".zst": "zstd -d FILE", ".zstd": "zstd -d FILE", ".bz2": "bunzip2 FILE",
+              ".xz": "unxz FILE", ".lz4": "lz4 -d FILE", ".zip": "unzip FILE",
+              ".7z": "7z x FILE", ".tar": "tar xf FILE", ".tgz": "tar xzf FILE"}
+SPREADSHEETS = (".xlsx", ".xlsm", ".xls", ".ods", ".numbers")
+
+
 def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
     """The rows of a .jsonl, .json (`_json_rows`: `split`'s where it holds several lists of
     rows), .csv / .tsv (a header line), .parquet or Arrow file (.arrow: a shard of `datasets`'
@@ -435,6 +442,14 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
                            f" ({', '.join(FILE_TYPES)}; it holds none)"))
     if not path.exists():
         raise DataError(f"{path}: no such file; pass a .jsonl, .json, .csv or .parquet file")
+    if path.suffix.lower() in COMPRESSED:     # was 'unsupported file type': what to do with it
+        raise DataError(f"{path}: a {path.suffix} archive or compressed file, which is not read "
+                        f"as it is (gzip is); decompress it ({COMPRESSED[path.suffix.lower()]}) "
+                        "and pass the .jsonl, .json, .csv or .parquet file inside")
+    if path.suffix.lower() in SPREADSHEETS:
+        raise DataError(f"{path}: a spreadsheet ({path.suffix}), which is not read; save its "
+                        "sheet as .csv (CSV UTF-8, the header line naming the columns) and pass "
+                        "that")
     if suffix not in FILE_TYPES or suffix in BINARY_TYPES and path.suffix.lower() == ".gz":
         raise DataError(f"{path}: unsupported file type {path.suffix!r}; use "
                         f"{', '.join(FILE_TYPES[:-1])} or {FILE_TYPES[-1]} (the text ones "

@@ -454,6 +454,12 @@ def test_file_forms_that_other_tools_write(tmp_path, name, content):
     ("broken.parquet", b"PAR1 not really", "not a readable parquet file"),
     ("ragged.json", b'{"prompt": ["q1", "q2"], "answer": ["1"]}', "columns of equal length"),
     ("rows.txt", b"q1", "use .jsonl, .json, .csv, .tsv, .parquet, .arrow or .feather"),
+    # a compressed file or a spreadsheet was 'unsupported file type', with no way out named
+    ("rows.jsonl.zst", b"\x28\xb5\x2f\xfd", "rows.jsonl.zst: a .zst archive or compressed "
+     "file, which is not read as it is (gzip is); decompress it (zstd -d FILE)"),
+    ("rows.zip", b"PK\x03\x04", "rows.zip: a .zip archive or compressed file"),
+    ("rows.xlsx", b"PK\x03\x04", "rows.xlsx: a spreadsheet (.xlsx), which is not read; save its "
+     "sheet as .csv"),
     ("broken.arrow", b"ARROW1 not really", "broken.arrow: not a readable Arrow file"),
     ("broken.jsonl.gz", b"not gzip", "broken.jsonl.gz: not a readable gzip file"),
     # a sheet saved with its formulas: the gold '=1+1', which no reply (\\boxed{2}) equals
