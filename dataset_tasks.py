@@ -576,8 +576,43 @@ def check_prompt(value):
 
 
 # a column of the text that a question is about, kept apart from it: SVAMP's and ASDiv's Body,
-# DROP's and BoolQ's passage, SQuAD's, SIQA's and LogiQA's context, RACE's article, CoQA's story
-CONTEXT_COLUMNS = ("body", "passage", "context", "article", "story", "paragraph")
+# DROP's and BoolQ's passage, SQuAD's, SIQA's and LogiQA's context, RACE's article, CoQA's story,
+# MuSiQue's paragraphs (titled paragraphs: `context_text`)
+CONTEXT_COLUMNS = ("body", "passage", "context", "article", "story", "paragraph", "paragraphs")
+
+
+def context_text(value) -> str | None:
+    """A question's context as text: text as it is; paragraphs, a list of texts (PubMedQA's
+    {"contexts": [...]} too), one after another; titled paragraphs, as multi-hop datasets keep
+    them, each under its title: HotpotQA's {"title": [...], "sentences": [[...], ...]} (its
+    original files' and 2WikiMultihopQA's [[title, [sentences]], ...]), MuSiQue's [{"title",
+    "paragraph_text"}, ...]. None for a value of another form. The model was asked the question
+    without them (only text was read).
+
+    >>> print(context_text({"title": ["Ada"], "sentences": [["Ada was born", " in 1815."]]}))
+    Ada: Ada was born in 1815.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("contexts"), list):   # PubMedQA's
+        value = value["contexts"]
+    if isinstance(value, list) and value and all(isinstance(p, str) for p in value):
+        return "\n\n".join(p.strip() for p in value)
+    if isinstance(value, dict) and isinstance(value.get("title"), list) and isinstance(
+            value.get("sentences"), list):
+        value = list(zip(value["title"], value["sentences"]))
+    if isinstance(value, list) and value and all(isinstance(p, dict) for p in value):
+        key = next((k for k in ("paragraph_text", "text", "content") if all(
+            isinstance(p.get(k), str) for p in value)), None)
+        value = [(p.get("title", ""), p[key]) for p in value] if key else None
+    if not (isinstance(value, list) and value and all(
+            isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], str)
+            for p in value)):
+        return None
+    body = [(title, " ".join(str(x).strip() for x in text) if isinstance(text, list)
+             else str(text)) for title, text in value]
+    return "\n\n".join(f"{title}: {text.strip()}" if title else text.strip()
+                        for title, text in body)
 
 
 def with_context(row: dict, field: str, prompt):
@@ -601,7 +636,7 @@ def with_context(row: dict, field: str, prompt):
         return f"{prompt}\n\n{given.strip()}"
     by_case = {str(k).lower(): k for k in row}
     for name in CONTEXT_COLUMNS:
-        text = row.get(by_case[name]) if name in by_case else None
+        text = context_text(row.get(by_case[name])) if name in by_case else None
         if by_case.get(name) != field and isinstance(text, str) and text.strip() and (
                 text.strip() not in prompt):
             return f"{text.strip()}\n{prompt}"

@@ -839,6 +839,20 @@ def test_a_numbered_right_option_that_cannot_be_read_is_named(tmp_path, cops, ne
         "spans": ["The Bears"]}}, "question", "answers_spans.spans", "The Bears won 24-7."),
     ({"passage": "Water is wet.", "question": "is water wet", "answer": True}, "question",
      "answer", "Water is wet."),                                                  # BoolQ
+    # titled paragraphs, or a list of them, were not text: the question was asked without them
+    ({"question": "Who is older?", "answer": "Ada", "context": {                  # HotpotQA
+        "title": ["Ada", "Bob"], "sentences": [["Ada was born", " in 1815."], ["Bob in 1900."]]}},
+     "question", "answer", "Ada: Ada was born in 1815.\n\nBob: Bob in 1900."),
+    ({"question": "Who is older?", "answer": "Ada", "context": [                  # 2Wiki
+        ["Ada", ["Ada was born in 1815."]], ["Bob", ["Bob in 1900."]]]},
+     "question", "answer", "Ada: Ada was born in 1815.\n\nBob: Bob in 1900."),
+    ({"question": "Who is older?", "answer": "Ada", "paragraphs": [               # MuSiQue
+        {"idx": 0, "title": "Ada", "paragraph_text": "Ada was born in 1815."},
+        {"idx": 1, "title": "Bob", "paragraph_text": "Bob in 1900."}]},
+     "question", "answer", "Ada: Ada was born in 1815.\n\nBob: Bob in 1900."),
+    ({"question": "Does it help?", "final_decision": "yes", "context": {         # PubMedQA
+        "contexts": ["It was tried.", "It helped."], "labels": ["A", "B"]}},
+     "question", "final_decision", "It was tried.\n\nIt helped."),
 ])
 def test_a_question_is_asked_after_the_text_it_is_about(tmp_path, row, field, answer, context):
     # the model was asked 'How many are left?' without the Body / passage that says of what
