@@ -157,12 +157,12 @@ ROW_KEYS = ("examples", "rows", "questions", "problems", "items", "instances", "
 def _json_rows(path: Path, text: str, split: str | None = None) -> list:
     """The rows of a .json file: a list of rows, an object holding them under one key ({"data":
     [rows]}, "rows", "examples", ..., next to metadata), or under each split's name ({"train":
-    [rows], "test": [rows]}: `split`'s), columns {"prompt": [...], "answer": [...]} (a HF
-    dataset's columns; pandas' `to_json` default {"prompt": {"0": ...}} too), rows by their id
-    ({"7": {"prompt": ...}}, pandas' orient="index"; the id their "id"), pandas' orient="split"
-    {"columns": [...], "data": [[...]]}, or one row a line (what `datasets.Dataset.to_json`
-    writes, also to a .json file). An object that is one row (`_one_row`) is none of these: a
-    DataError (`_jsonl_rows` reads it as its row)."""
+    [rows], "test": [rows]}, also under "data": `split`'s), columns {"prompt": [...], "answer":
+    [...]} (a HF dataset's columns; pandas' `to_json` default {"prompt": {"0": ...}} too), rows
+    by their id ({"7": {"prompt": ...}}, pandas' orient="index"; the id their "id"), pandas'
+    orient="split" {"columns": [...], "data": [[...]]}, SQuAD's articles (`_squad_rows`), or one
+    row a line (what `datasets.Dataset.to_json` writes, also to a .json file). An object that
+    is one row (`_one_row`) is none of these: a DataError (`_jsonl_rows` reads it as its row)."""
     try:
         rows = json.loads(text)
     except json.JSONDecodeError as e:
@@ -171,6 +171,10 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
                             "holds a list of rows, or {\"data\": [rows]} (one row a line: "
                             ".jsonl)") from None
         return _jsonl_rows(path, text)
+    inner = rows.get("data") if isinstance(rows, dict) else None
+    if isinstance(inner, dict) and inner and all(
+            str(k).lower() in SPLIT_NAMES and isinstance(v, list) for k, v in inner.items()):
+        rows = inner                            # {"data": {"train": [rows], "test": [rows]}}
     lists = {k: v for k, v in rows.items() if isinstance(v, list)} if isinstance(rows, dict) else {}
     held = {k: v for k, v in lists.items() if v and all(isinstance(r, dict) for r in v)}
     if len(held) < len(lists):      # other lists too: columns, or metadata beside named rows
@@ -705,7 +709,7 @@ PROMPT_COLUMNS = ("question", "problem", "prompt", "query", "instruction", "inpu
                   "description", "question_content",      # MBPP, CodeContests, LiveCodeBench
                   "question_stem", "ctx",                 # OpenBookQA, HellaSwag
                   "inputs")                               # BIG-bench
-ANSWER_COLUMNS = ("answer", "solution", "final_answer", "target", "output", "label",
+ANSWER_COLUMNS = ("answer", "solution", "final_answer", "target", "output", "label", "gold",
                   "answerKey", "correct",                  # ARC and CommonsenseQA, AQuA-RAT
                   "targets", "answers",          # BIG-bench, WebQuestions and SQuAD
                   "ground_truth")                # open-instruct's RLVR data

@@ -419,6 +419,9 @@ JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
     ("data-columns.json", json.dumps({"data": {"prompt": ["q1", "q2"],
                                                "answer": ["1,000", "(1, 2)"]}}).encode()),
     ("splits.json", json.dumps({"train": ROWS, "test": [{"prompt": "t", "answer": "0"}]}).encode()),
+    # the splits under "data": 'a .json file holds a list of rows, or {"data": [rows]}'
+    ("data-splits.json", json.dumps({"version": 1, "data": {
+        "train": ROWS, "test": [{"prompt": "t", "answer": "0"}]}}).encode()),
     # a split's key in capitals: 'holds rows under Train, Test, and none is the split train'
     ("Splits.json", json.dumps({"Test": [{"prompt": "t", "answer": "0"}], "Train": ROWS}).encode()),
     # a .jsonl that is one JSON document, or objects pretty-printed one after another (jq), was
