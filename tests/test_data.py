@@ -1743,7 +1743,7 @@ def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path)
     with pytest.raises(data.DataError, match="--answer-field NAME"):    # not a code's 'outputs'
         dataset_tasks.load_tasks(str(path))
     # a column of acceptable answers (WebQuestions', BIG-bench's) was not named either
-    for column in ("answers", "targets"):
+    for column in ("answers", "targets", "gold"):       # 'gold': '--answer-field NAME'
         path.write_text(json.dumps({"prompt": "Capital?", column: ["Paris", "paris"]}) + "\n")
         with pytest.raises(data.DataError, match=f"--answer-field {column}"):
             dataset_tasks.load_tasks(str(path))
