@@ -2038,19 +2038,23 @@ def held_out_tasks(source: str, n_train: int, n_test: int, seed: int = 0,
                    **kw) -> tuple[list[dict], list[dict], str]:
     """(training tasks, held-out tasks, why there are none) of one file (`is_file_task`): the
     seeded sample of its training rows that `load_tasks` gives, and `n_test` tasks of its own
-    test split (its rows' `split` column, a .json's "test" rows), else of the rows that sample
-    left out, never one trained on. A file whose rows are all trained on has none, and says why:
-    it was evaluated on its training rows, reported as held-out accuracy.
+    test split (its rows' `split` column, a .json's "test" rows; else its "validation", "dev",
+    ... rows: `SPLIT_NAMES`), else of the rows that sample left out, never one trained on. A
+    file whose rows are all trained on has none, and says why: it was evaluated on its training
+    rows, reported as held-out accuracy.
 
     `kw` are `load_tasks`' column mappings."""
     every = load_tasks(source, "train", None, seed, **kw)
     train = seeded_sample(every, n_train, seed)
     if not n_test:
         return train, [], ""
-    try:
-        own = load_tasks(source, "test", None, seed, **kw)
-    except MissingSplit:                # rows of named splits, none of them 'test'
-        own = None
+    own = None
+    for name in SPLIT_NAMES[1:]:        # its test split, else its validation split
+        try:
+            own = load_tasks(source, name, None, seed, **kw)
+            break
+        except MissingSplit:            # rows of named splits, none of them this one
+            continue
     if own and [(t["id"], str(t["prompt"])) for t in own] != [
             (t["id"], str(t["prompt"])) for t in every]:
         return train, seeded_sample(own, n_test, seed), ""

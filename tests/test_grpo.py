@@ -811,6 +811,12 @@ def test_a_file_task_is_not_evaluated_on_its_own_training_rows(tmp_path, capsys)
                             for i in range(6)))
     train, test = grpo_setup.load_task_splits(grpo.Config(task=str(path), eval_problems=4))
     assert [t["prompt"] for t in test] == ["0+1?", "1+1?"] and len(train) == 4
+    # no test split, a validation one: evaluated on that (it was held out of training too)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"train": [{"prompt": "1+1?", "answer": 2}],
+                                "validation": [{"prompt": "2+2?", "answer": 4}]}))
+    train, test = grpo_setup.load_task_splits(grpo.Config(task=str(path), eval_problems=4))
+    assert [t["prompt"] for t in train] == ["1+1?"] and [t["prompt"] for t in test] == ["2+2?"]
     train, test = grpo_setup.load_task_splits(grpo.Config(task="math", eval_problems=4,
                                                           num_train_prompts=6))
     assert len(train) == 6 and len(test) == 4
