@@ -2049,7 +2049,9 @@ def held_out_tasks(source: str, n_train: int, n_test: int, seed: int = 0,
     if not n_test:
         return train, [], ""
     own = None
-    for name in SPLIT_NAMES[1:]:        # its test split, else its validation split
+    named = file_type(Path(source)) == ".json" or all(     # else it has no other split to read
+        isinstance(t.get("split"), str) and t["split"] for t in every)
+    for name in SPLIT_NAMES[1:] if named else ():   # its test split, else its validation split
         try:
             own = load_tasks(source, name, None, seed, **kw)
             break
