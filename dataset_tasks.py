@@ -1709,6 +1709,24 @@ def decoded_lists(row: dict) -> dict:
     return out
 
 
+def stem_question(row: dict) -> dict:
+    """A row whose `question` is an object of its stem and its options, as AI2's own files write
+    ARC, OpenBookQA and CommonsenseQA ({"question": {"stem": ..., "choices": [{"text", "label"},
+    ...]}, "answerKey": ...}), with the stem as its `question` and the options as its
+    `choices` (`row_choices`); any other row as it is. Its question was not text,
+    or asked as 'question.stem' without the options it names a letter of.
+
+    >>> stem_question({"question": {"stem": "Liquid?", "choices": [{"text": "ice", "label": "A"}]},
+    ...                "answerKey": "A"})["question"]
+    'Liquid?'
+    """
+    asked = row.get("question")
+    if not (isinstance(asked, dict) and isinstance(asked.get("stem"), str)):
+        return row
+    inner = {k: v for k, v in asked.items() if k != "stem" and k not in row}  # question_concept
+    return {**inner, **row, "question": asked["stem"]}
+
+
 def with_nested_fields(row: dict, *fields: str | None) -> dict:
     """The row with each field that names a value inside an object ('answer.value',
     'extra_info.answer': a dotted path of keys) as a column of its own, where the row has no
@@ -1866,7 +1884,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             row = decoded_lists(row)
         except ValueError as e:
             raise DataError(f"{where}: row {i}'s {e}") from None
-        row = with_nested_fields(row, prompt_field, answer_field)
+        row = stem_question(with_nested_fields(row, prompt_field, answer_field))
         field = prompt_field            # OpenR1's rows: no prompt column, a solved conversation
         if field == "prompt" and field not in row:
             field = next((c for c in CONVERSATION_COLUMNS if c in row), field)

@@ -705,6 +705,12 @@ MC_ROWS = [   # each dataset's own schema, as it ships
     # a gold that is a list of one: the options were not shown, "B" graded as free text
     ("list-of-one", {"question": "Which is a liquid?", "choices": ["ice", "water", "steam"],
                      "answer": ["B"]}),
+    # AI2's own files (ARC, OpenBookQA, CommonsenseQA): the question an object of its stem and
+    # options, 'not text'; as --prompt-field question.stem, the options were not shown
+    ("arc-original", {"id": "Mercury_7", "answerKey": "B", "question": {
+        "stem": "Which is a liquid?", "choices": [{"text": "ice", "label": "A"},
+                                                  {"text": "water", "label": "B"},
+                                                  {"text": "steam", "label": "C"}]}}),
     # ReClor's options are its `answers` (label an index): not shown, '1' graded as free text
     ("reclor", {"question": "Which is a liquid?", "answers": ["ice", "water", "steam"],
                 "label": 1, "id_string": "train_7"}),
@@ -723,9 +729,10 @@ def test_multiple_choice_schemas_show_their_options_and_are_graded_on_the_letter
     path.write_text(json.dumps(row) + "\n")
     field = next(k for k in ("answerKey", "correct", "answer", "label") if k in row)
     prompt = next(k for k in ("question", "ctx", "question_stem", "Problem") if k in row)
-    task = dataset_tasks.load_tasks(str(path), prompt_field=prompt, answer_field=field)[0]
-    assert task["prompt"] == ("Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam\n\n"
-                              "Answer with the letter of the right option.")
+    for asked in (prompt, f"{prompt}.stem") if isinstance(row[prompt], dict) else (prompt,):
+        task = dataset_tasks.load_tasks(str(path), prompt_field=asked, answer_field=field)[0]
+        assert task["prompt"] == ("Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam\n\n"
+                                  "Answer with the letter of the right option.")
     assert task["answer"] == "B"
     assert task_solved("\\boxed{B}", task) and not task_solved("\\boxed{2}", task)
     # the judge read the row's own question, with no options, against the reference "B"
