@@ -1818,6 +1818,10 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     the network; "NAME:CONFIG" names one of its configs, as GSM8K's "main", MMLU's "all" or ARC's
     "ARC-Challenge": the scripts' --task has no flag of its own for it).
 
+    `n` tasks are a sample seeded by `seed` (`seeded_sample`: not the first rows of a file
+    sorted by subject), all of them where there are no more; `held_out_tasks` gives a file's
+    training and held-out tasks.
+
     `answer_field=None` loads prompts only (for tasks without answers: a row's own answer, tests
     or constraints column is left out, as nothing is to be graded; a multiple-choice row's
     options are listed all the same). Column names are mapped
