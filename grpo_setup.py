@@ -161,8 +161,8 @@ def load_task_splits(cfg) -> tuple[list[dict], list[dict]]:
             test = []
     cli.fewer_note("grpo", "--num_train_prompts", cfg.num_train_prompts, len(train),
                    f"--task {cfg.task}", f"each step draws from those {len(train)}")
-    cli.fewer_note("grpo", "--eval_problems", test_n, len(test),
-                   f"the test split of --task {cfg.task}",
+    held = "the held-out rows" if dataset_tasks.is_file_task(cfg.task) else "the test split"
+    cli.fewer_note("grpo", "--eval_problems", test_n, len(test), f"{held} of --task {cfg.task}",
                    f"each evaluation scores those {len(test)}")
     return train, test
 

@@ -805,6 +805,7 @@ def test_a_file_task_is_not_evaluated_on_its_own_training_rows(tmp_path, capsys)
     assert len(train) == 4 and len(test) == 2
     assert not {t["id"] for t in train} & {t["id"] for t in test}
     assert grpo_setup.load_task_splits(cfg) == (train, test)
+    assert "--eval_problems 4, but the held-out rows of --task" in capsys.readouterr().out
     # a file whose rows name their split: evaluated on its test rows, trained on the others
     path.write_text("".join(json.dumps({"prompt": f"{i}+1?", "answer": i + 1,
                                         "split": "test" if i < 2 else "train"}) + "\n"
