@@ -1436,22 +1436,30 @@ def _option_objects(options: list) -> tuple[list, list | None] | None:
 _OPTION_MARK = re.compile(r"(?:^|(?<=[\s,;]))\(?([A-Za-z])\s*\)\s*")
 
 
+# a letter that starts a line of its own, 'A. 5' or 'B: 6' ('A.' within a line: 'U.S.')
+_LINE_OPTION_MARK = re.compile(r"^[ \t]*\(?([A-Za-z])[ \t]*[.:)][ \t]*", re.MULTILINE)
+
+
 def lettered_options(text: str) -> tuple[list, list] | None:
     """The options of a string that lists them after their letters (MathQA's 'a ) 5 , b ) 6',
-    '(A) 5 (B) 6'), and the letters; None if it does not start with a and run on b, c, ...
+    '(A) 5 (B) 6'; one a line, 'A. 5\\nB. 6' or 'A: 5\\nB: 6', as spreadsheet exports write
+    them), and the letters; None if it does not start with a and run on b, c, ...
 
     >>> lettered_options("a ) rs . 5 , b ) 6 , c ) none")
     (['rs . 5', '6', 'none'], ['a', 'b', 'c'])
+    >>> lettered_options("A. 5 m\\nB. 6 m")
+    (['5 m', '6 m'], ['A', 'B'])
     """
-    marks = []
-    for m in _OPTION_MARK.finditer(text):
-        if m[1].lower() == chr(ord("a") + len(marks)):
-            marks.append(m)
-    if len(marks) < 2 or text[:marks[0].start()].strip():
-        return None
-    ends = [m.start() for m in marks[1:]] + [len(text)]
-    return ([text[m.end():end].strip().rstrip(",;").strip() for m, end in zip(marks, ends)],
-            [m[1] for m in marks])
+    for mark in (_OPTION_MARK, _LINE_OPTION_MARK):
+        marks = []
+        for m in mark.finditer(text):
+            if m[1].lower() == chr(ord("a") + len(marks)):
+                marks.append(m)
+        if len(marks) >= 2 and not text[:marks[0].start()].strip():
+            ends = [m.start() for m in marks[1:]] + [len(text)]
+            return ([text[m.end():end].strip().rstrip(",;").strip()
+                     for m, end in zip(marks, ends)], [m[1] for m in marks])
+    return None
 
 
 # graded on the letter: a boxed option text ("\\boxed{4}" for "(B) 4") would earn nothing

@@ -684,6 +684,11 @@ MC_ROWS = [   # each dataset's own schema, as it ships
                 "options": "a ) ice , b ) water , c ) steam", "correct": "b"}),
     ("options-string", {"question": "Which is a liquid?", "answer": "B",
                         "options": "(A) ice (B) water (C) steam"}),
+    # one a line after 'A.' or 'A:' (a spreadsheet export's): not shown, 'B' graded as text
+    ("options-lines", {"question": "Which is a liquid?", "answer": "B",
+                       "options": "A. ice\nB. water\nC. steam"}),
+    ("options-colons", {"question": "Which is a liquid?", "answer": "B",
+                        "options": "A: ice\r\nB: water\r\nC: steam"}),
     # MedQA's options by label were not shown: graded on a letter the model could not see
     ("medqa", {"question": "Which is a liquid?", "answer": "water", "answer_idx": "B",
                "options": {"A": "ice", "B": "water", "C": "steam"}}),
