@@ -1342,7 +1342,7 @@ def _skywork_tests(truth: dict) -> tuple[list[dict], str]:
                      " give them as 'tests' [{\"input\": ..., \"output\": ...}]")
 
 
-_LETTERED = re.compile(r"\s*\(?([A-Z])\s*[).:]\s*(.*)", re.DOTALL)
+_LETTERED = re.compile(r"\s*\(?([A-Za-z])\s*[).:]\s*(.*)", re.DOTALL)
 
 
 def row_choices(row: dict, gold: str | None = None) -> tuple[list, list | None] | None:
@@ -1398,14 +1398,18 @@ def row_choices(row: dict, gold: str | None = None) -> tuple[list, list | None] 
 
 def _unlettered(options: list) -> tuple[list, list] | None:
     """Options written after their letters, A, B, C, ... in order (AQuA's "A)21", lighteval's
-    "(A)ice", "A. ice"): (their texts, the letters); None for options of another form.
+    "(A)ice", "A. ice"; or a, b, c, ..., MathQA's "a ) 5" in a list): (their texts, the
+    letters); None for options of another form.
 
     >>> _unlettered(["(A)ice", "B. water"]), _unlettered(["A", "C"])
     ((['ice', 'water'], ['A', 'B']), None)
+    >>> _unlettered(["a ) 5", "b ) 6"]), _unlettered(["a.m.", "p.m."])
+    ((['5', '6'], ['a', 'b']), None)
     """
     found = [_LETTERED.fullmatch(o) if isinstance(o, str) else None for o in options]
-    if options and all(found) and [m[1] for m in found] == [chr(65 + j)
-                                                            for j in range(len(options))]:
+    letters = "".join(m[1] for m in found) if options and all(found) else ""
+    in_order = "".join(chr(65 + j) for j in range(len(options)))
+    if letters and letters in (in_order, in_order.lower()):
         return [m[2].strip() for m in found], [m[1] for m in found]
     return None
 

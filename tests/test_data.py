@@ -698,6 +698,9 @@ MC_ROWS = [   # each dataset's own schema, as it ships
                      "answer": 1.0}),
     ("index-float-text", {"question": "Which is a liquid?", "choices": ["ice", "water", "steam"],
                           "answer": "1.0"}),
+    # lettered in lower case (MathQA's options as a list): shown as "(A) a ) ice"
+    ("options-lower-lettered", {"question": "Which is a liquid?", "correct": "b",
+                                "options": ["a ) ice", "b ) water", "c ) steam"]}),
     # lettered options under 'choices' (lighteval's "(A)ice"): shown as "(A) (A)ice"
     ("choices-lettered", {"question": "Which is a liquid?", "answer": 1,
                           "choices": ["(A)ice", "B. water", "C) steam"]}),
