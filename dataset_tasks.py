@@ -2073,9 +2073,9 @@ def held_out_tasks(source: str, n_train: int, n_test: int, seed: int = 0,
     """(training tasks, held-out tasks, why there are none) of one file (`is_file_task`): the
     seeded sample of its training rows that `load_tasks` gives, and `n_test` tasks of its own
     test split (its rows' `split` column, a .json's "test" rows; else its "validation", "dev",
-    ... rows: `SPLIT_NAMES`), else of the rows that sample left out, never one trained on. A
-    file whose rows are all trained on has none, and says why: it was evaluated on its training
-    rows, reported as held-out accuracy.
+    ... rows: `SPLIT_NAMES`), else of the rows that sample left out, never one trained on (nor
+    a copy of its prompt). A file whose rows are all trained on has none, and says why: it was
+    evaluated on its training rows, reported as held-out accuracy.
 
     `kw` are `load_tasks`' column mappings."""
     every = load_tasks(source, "train", None, seed, **kw)
@@ -2094,11 +2094,13 @@ def held_out_tasks(source: str, n_train: int, n_test: int, seed: int = 0,
     if own and [(t["id"], str(t["prompt"])) for t in own] != [
             (t["id"], str(t["prompt"])) for t in every]:
         return train, seeded_sample(own, n_test, seed), ""
-    taken = {t["id"] for t in train}
-    rest = [t for t in every if t["id"] not in taken]
+    taken = {t["id"] for t in train} | {json.dumps(t["prompt"]) for t in train}
+    # not a copy of a trained prompt either (DAPO-Math-17k's file holds each about 100 times)
+    rest = [t for t in every if t["id"] not in taken and json.dumps(t["prompt"]) not in taken]
     if not rest:
+        copies = " or copies of them" if len(train) < len(every) else ""
         return train, [], (f"--task {source} has no test split (a 'split' column), and all its "
-                            f"{len(every)} rows are training prompts; give its rows a 'split' "
-                            f"column (train / test), or lower --num_train_prompts below "
+                            f"{len(every)} rows are training prompts{copies}; give its rows a "
+                            "'split' column (train / test), or lower --num_train_prompts below "
                             f"{len(every)} to hold the rest out")
     return train, seeded_sample(rest, n_test, seed), ""
