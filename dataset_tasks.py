@@ -1842,7 +1842,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     those graded aside (`GRADED_FIELDS`: a row's 'answers' column is not the task's);
     a row whose answer is a worked solution with no final answer, a proof (`is_worked_solution`),
     or NuminaMath's placeholder 'proof' / 'notfound' (`NO_ANSWER`) is skipped, and the count
-    printed; an id that names several rows is made unique: the second '7' is '7#2');
+    printed; a copy of an earlier row is read once, `once_each`; an id that names several rows
+    is made unique: the second '7' is '7#2');
     a multiple-choice row (the options of MMLU, ARC, AQuA-RAT and others: `row_choices`; one
     column per option, as PIQA, WinoGrande, SIQA, MedMCQA and GPQA: `option_columns`, whose
     schema names the right one) gets them listed in its prompt, graded on the letter
@@ -1894,7 +1895,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         answer_field = answer_field.rsplit(".", 1)[0]    # read as verl's (`ground_truth`)
     base = index_base(rows, where) if answer_field is not None else 0   # MedMCQA's cop: 0, 1?
     stem = path.stem if path.exists() else source       # a row with no id of its own: stem-i
-    tasks, unanswered, exact = [], [], []
+    tasks, unanswered, exact, owns = [], [], [], []
     for i, row in enumerate(rows):
         try:
             row = decoded_lists(row)
@@ -2026,6 +2027,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             if k not in graded:
                 task.setdefault(k, v)
         tasks.append(task)
+        owns.append(own)
+    if answer_field is not None:        # graded: a copy of a row is the same task
+        tasks = once_each(tasks, owns, where, len(rows))
     taken, count = {t["id"] for t in tasks}, {}
     for task in tasks:      # a row's id names one problem in samples and results
         own = task["id"]
@@ -2050,6 +2054,31 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         print(f"[data] {what}: skipped, as nothing can grade them (prompts only, ungraded: "
               "--answer-field none)")
     return seeded_sample(tasks, n, seed)
+
+
+def once_each(tasks: list[dict], owns: list, where: str, rows: int) -> list[dict]:
+    """The tasks, a row that repeats an earlier one (its own id, `owns`, none or the same; its
+    prompt and what grades it: its answer, tests, constraints) read once, and the count said:
+    verl's dapo-math-17k.parquet holds each of its 17k prompts 100 times, its aime-2024.parquet
+    each problem 32 times (for avg@32), so a sample of training prompts held copies, held-out
+    rows copied trained ones, and each problem was scored as 32. Rows with ids of their own
+    that differ are two problems.
+
+    >>> len(once_each([{"prompt": "1+1?", "answer": "2"}] * 3, [None] * 3, "f", 3))
+    [data] f: 2 of 3 rows repeat an earlier row's prompt and answer: each is read once
+    1
+    """
+    seen, once = set(), []
+    for t, own in zip(tasks, owns):
+        key = json.dumps([own] + [t.get(k) for k in ("prompt", "answer", "answers", "tests",
+                                                     "constraints", "tolerance")], default=str)
+        if key not in seen:
+            seen.add(key)
+            once.append(t)
+    if len(once) < len(tasks):
+        print(f"[data] {where}: {len(tasks) - len(once)} of {rows} rows repeat an earlier row's "
+              "prompt and answer: each is read once")
+    return once
 
 
 def seeded_sample(tasks: list, n: int | None, seed: int) -> list:

@@ -595,10 +595,32 @@ def test_ids_that_name_several_rows_are_made_unique(tmp_path):
     path.write_text("".join(json.dumps({"id": k, **r}) + "\n" for k, r in zip([7, 7, 8], ROWS * 2)))
     assert [t["id"] for t in dataset_tasks.load_tasks(str(path))] == ["7", "7#2", "8"]
     # an id made unique is no other row's own id: '7#2' was two problems again
-    path.write_text("".join(json.dumps({"id": k, **ROWS[0]}) + "\n"
-                            for k in ["7", "7", "7#2", "7", "7#2"]))
+    path.write_text("".join(json.dumps({"id": k, "prompt": f"q{j}", "answer": "1"}) + "\n"
+                            for j, k in enumerate(["7", "7", "7#2", "7", "7#2"])))
     ids = [t["id"] for t in dataset_tasks.load_tasks(str(path))]
     assert ids == ["7", "7#3", "7#2", "7#4", "7#2#2"]
+
+
+def test_a_file_that_repeats_its_rows_reads_each_once(tmp_path, capsys):
+    # verl's dapo-math-17k.parquet holds each prompt 100 times, its aime-2024.parquet each
+    # problem 32 times: a sample of 4 training prompts held copies, and AIME scored 30 as 960
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "aime-2024.parquet"
+    row = {"data_source": "aime", "prompt": [{"role": "user", "content": "Find m + n."}],
+           "reward_model": {"style": "rule", "ground_truth": "204"}, "extra_info": {"index": 0}}
+    pq.write_table(pa.Table.from_pylist([row] * 32 + [{**row, "reward_model": {
+        "style": "rule", "ground_truth": "33"}}] * 32), path)
+    tasks = dataset_tasks.load_tasks(str(path))
+    assert [t["answer"] for t in tasks] == ["204", "33"]      # the same prompt, another answer
+    assert "62 of 64 rows repeat an earlier row's prompt and answer" in capsys.readouterr().out
+    assert len(dataset_tasks.load_tasks(str(path), n=2, seed=1)) == 2
+    # rows with ids of their own that differ are two problems; prompts only: all rows
+    path = tmp_path / "ids.jsonl"
+    path.write_text("".join(json.dumps({"id": k, **ROWS[0]}) + "\n" for k in (1, 2, 2)))
+    assert [t["id"] for t in dataset_tasks.load_tasks(str(path))] == ["1", "2"]
+    assert len(dataset_tasks.load_tasks(str(path), answer_field=None)) == 3
 
 
 def test_a_file_whose_rows_name_their_split_gives_the_split_asked_for(tmp_path):
