@@ -2060,9 +2060,9 @@ def once_each(tasks: list[dict], owns: list, where: str, rows: int) -> list[dict
     """The tasks, a row that repeats an earlier one (its own id, `owns`, none or the same; its
     prompt and what grades it: its answer, tests, constraints) read once, and the count said:
     verl's dapo-math-17k.parquet holds each of its 17k prompts 100 times, its aime-2024.parquet
-    each problem 32 times (for avg@32), so a sample of training prompts held copies, held-out
-    rows copied trained ones, and each problem was scored as 32. Rows with ids of their own
-    that differ are two problems.
+    each problem 32 times, so a sample of training prompts held copies, held-out rows copied
+    trained ones, and each problem was scored as 32. Rows with ids of their own that differ are
+    two problems.
 
     >>> len(once_each([{"prompt": "1+1?", "answer": "2"}] * 3, [None] * 3, "f", 3))
     [data] f: 2 of 3 rows repeat an earlier row's prompt and answer: each is read once
