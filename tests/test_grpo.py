@@ -806,13 +806,14 @@ def test_a_file_task_is_not_evaluated_on_its_own_training_rows(tmp_path, capsys)
     assert not {t["id"] for t in train} & {t["id"] for t in test}
     assert grpo_setup.load_task_splits(cfg) == (train, test)
     assert "--eval_problems 4, but the held-out rows of --task" in capsys.readouterr().out
-    # a file that repeats its prompts: no held-out row is a copy of a trained one
-    path.write_text("".join(json.dumps({"prompt": f"{i % 3}+1?", "answer": i % 3 + 1}) + "\n"
-                            for i in range(30)))
+    # a file that repeats its prompts (under ids of their own, so not read once each): no
+    # held-out row is a copy of a trained one
+    path.write_text("".join(json.dumps({"id": i, "prompt": f"{i % 6}+1?", "answer": i % 6 + 1})
+                            + "\n" for i in range(30)))
     for seed in range(5):
-        cfg = grpo.Config(task=str(path), eval_problems=4, num_train_prompts=4, seed=seed)
+        cfg = grpo.Config(task=str(path), eval_problems=4, num_train_prompts=3, seed=seed)
         train, test = grpo_setup.load_task_splits(cfg)
-        assert not {t["prompt"] for t in train} & {t["prompt"] for t in test}
+        assert test and not {t["prompt"] for t in train} & {t["prompt"] for t in test}
     # a file whose rows name their split: evaluated on its test rows, trained on the others
     path.write_text("".join(json.dumps({"prompt": f"{i}+1?", "answer": i + 1,
                                         "split": "test" if i < 2 else "train"}) + "\n"
