@@ -1357,8 +1357,8 @@ def row_choices(row: dict, gold: str | None = None) -> tuple[list, list | None] 
       (`_unlettered`; under `choices` too: lighteval's "(A)ice").
     * MMLU-Pro: `options` ["...", ...] (`answer` a letter); HellaSwag: `endings` (`label` "3").
     * MathQA: `options` one string 'a ) 5 , b ) 6 , ...' (`lettered_options`).
-    * ReClor: `answers` [...] (`label` an index), where the gold is read from another column
-      (`gold`; SQuAD's and WebQuestions' `answers` are the gold, its acceptable spellings).
+    * ReClor: `answers` [...], where the gold is an index in another column (`gold`, its
+      `label`); else `answers` are the gold's acceptable spellings (SQuAD's, WebQuestions').
     * `choices` or `options` {"A": "ice", "B": "water"} (MedQA's); one column per letter, A, B,
       C, D (C-Eval, CMMLU, AGIEval exports), a plain list's kind: options only where the gold
       names one.
@@ -1380,8 +1380,10 @@ def row_choices(row: dict, gold: str | None = None) -> tuple[list, list | None] 
         if isinstance(options, dict) and len(options) > 1 and all(
                 isinstance(v, (str, int, float)) for v in options.values()):
             return list(options.values()), [str(k) for k in options]  # {"A": "ice", ...}
-    others = gold is not None and gold.split(".")[0] != "answers"    # ReClor's: options
-    for column in ("options", "endings", "answers") if others else ("options", "endings"):
+    index = row.get(gold) if gold else None         # ReClor's label: its answers are options
+    indexed = (isinstance(index, int) and not isinstance(index, bool)
+               or isinstance(index, str) and index.strip().isdigit())
+    for column in ("options", "endings", "answers") if indexed else ("options", "endings"):
         options = row.get(column)
         if isinstance(options, str) and lettered_options(options):    # MathQA: one string
             return lettered_options(options)

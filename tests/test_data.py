@@ -1496,6 +1496,18 @@ def test_a_column_of_acceptable_answers_accepts_any_of_them(tmp_path, row, field
         assert task["answer"] == gold and "answers" not in task
 
 
+def test_answers_beside_an_answer_are_its_spellings_not_options(tmp_path):
+    # ReClor's answers are options (its label an index); beside an answer text, its spellings
+    from rewards import task_solved
+
+    path = tmp_path / "qa.jsonl"
+    path.write_text(json.dumps({"question": "Capital of France?", "answer": "Paris",
+                                "answers": ["Paris", "paris"]}) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
+    assert task["prompt"] == "Capital of France?" and task["answer"] == "Paris"
+    assert task_solved("\\boxed{Paris}", task) and not task_solved("\\boxed{A}", task)
+
+
 @pytest.mark.parametrize("question", [
     "Name the three primary colours of light.", "Which 3 colours make white light?",
     "List the primary colours of light.", "Name all primary colours of light."])
