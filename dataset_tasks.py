@@ -1357,8 +1357,9 @@ def row_choices(row: dict, gold: str | None = None) -> tuple[list, list | None] 
       (`_unlettered`; under `choices` too: lighteval's "(A)ice").
     * MMLU-Pro: `options` ["...", ...] (`answer` a letter); HellaSwag: `endings` (`label` "3").
     * MathQA: `options` one string 'a ) 5 , b ) 6 , ...' (`lettered_options`).
-    * ReClor: `answers` [...], where the gold is an index in another column (`gold`, its
-      `label`); else `answers` are the gold's acceptable spellings (SQuAD's, WebQuestions').
+    * ReClor: `answers` [...], where the gold is an index in a column named for one (`gold`:
+      its `label`; 'answer_index'); else `answers` are the gold's acceptable spellings
+      (SQuAD's, WebQuestions', or beside a numeric `answer`).
     * `choices` or `options` {"A": "ice", "B": "water"} (MedQA's); one column per letter, A, B,
       C, D (C-Eval, CMMLU, AGIEval exports), a plain list's kind: options only where the gold
       names one.
@@ -1381,8 +1382,9 @@ def row_choices(row: dict, gold: str | None = None) -> tuple[list, list | None] 
                 isinstance(v, (str, int, float)) for v in options.values()):
             return list(options.values()), [str(k) for k in options]  # {"A": "ice", ...}
     index = row.get(gold) if gold else None         # ReClor's label: its answers are options
-    indexed = (isinstance(index, int) and not isinstance(index, bool)
-               or isinstance(index, str) and index.strip().isdigit())
+    indexed = bool(gold and {"label", "index", "idx"} & set(re.split(r"[._\W]+", gold.lower()))
+                   ) and (isinstance(index, int) and not isinstance(index, bool)
+                          or isinstance(index, str) and index.strip().isdigit())
     for column in ("options", "endings", "answers") if indexed else ("options", "endings"):
         options = row.get(column)
         if isinstance(options, str) and lettered_options(options):    # MathQA: one string

@@ -1506,6 +1506,10 @@ def test_answers_beside_an_answer_are_its_spellings_not_options(tmp_path):
     task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
     assert task["prompt"] == "Capital of France?" and task["answer"] == "Paris"
     assert task_solved("\\boxed{Paris}", task) and not task_solved("\\boxed{A}", task)
+    path.write_text(json.dumps({"question": "2 + 2?", "answer": 4, "answers": ["4", "four"]})
+                    + "\n")                                   # a number: no index either
+    task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
+    assert task["prompt"] == "2 + 2?" and task_solved("\\boxed{4}", task)
 
 
 @pytest.mark.parametrize("question", [
