@@ -9,8 +9,10 @@ inside an object too). What it reads, and where:
 * the gold answer, reduced as `verify_math` reads a gold (`gold_answer`: GSM8K `#### 72` ->
   `72`, a MATH solution -> its boxed answer, a list of math -> one list answer; a column of
   acceptable answers, BIG-bench's `targets`, or a list of texts, NQ-open's: any of them,
-  `alternative_answers`); a row with no final answer to grade (a proof: `is_worked_solution`)
-  is skipped and counted;
+  unless the question asks for them all, 'Name the three ...': `alternative_answers`); a row
+  with no final answer to grade (a proof: `is_worked_solution`) is skipped and counted; a
+  numeric answer's stated tolerance (OlympiadBench's `error`) is its `tolerance`
+  (`answer_tolerance`);
 * the prompt: a text column (after the text it is about, SVAMP's Body: `with_context`), or a
   row's `messages` (or ShareGPT's `conversations`) up to the last user turn
   (`conversation_prompt`, checked by `check_prompt`);
@@ -36,6 +38,11 @@ from pathlib import Path
 import mathcheck
 from chat_template import ROLES, role_name, template_message
 from data import DataError, humaneval_tasks, math_tasks
+
+
+class MissingSplit(DataError):
+    """A file that names its rows' splits (a `split` column, a .json's lists under split names)
+    holds none of the split asked for: a file of training rows alone, to `held_out_tasks`."""
 
 _THOUSANDS_RE = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 
@@ -150,12 +157,12 @@ ROW_KEYS = ("examples", "rows", "questions", "problems", "items", "instances", "
 def _json_rows(path: Path, text: str, split: str | None = None) -> list:
     """The rows of a .json file: a list of rows, an object holding them under one key ({"data":
     [rows]}, "rows", "examples", ..., next to metadata), or under each split's name ({"train":
-    [rows], "test": [rows]}: `split`'s), columns {"prompt": [...], "answer": [...]} (a HF
-    dataset's columns; pandas' `to_json` default {"prompt": {"0": ...}} too), rows by their id
-    ({"7": {"prompt": ...}}, pandas' orient="index"; the id their "id"), pandas' orient="split"
-    {"columns": [...], "data": [[...]]}, or one row a line (what `datasets.Dataset.to_json`
-    writes, also to a .json file). An object that is one row (`_one_row`) is none of these: a
-    DataError (`_jsonl_rows` reads it as its row)."""
+    [rows], "test": [rows]}, also under "data": `split`'s), columns {"prompt": [...], "answer":
+    [...]} (a HF dataset's columns; pandas' `to_json` default {"prompt": {"0": ...}} too), rows
+    by their id ({"7": {"prompt": ...}}, pandas' orient="index"; the id their "id"), pandas'
+    orient="split" {"columns": [...], "data": [[...]]}, SQuAD's articles (`_squad_rows`), or one
+    row a line (what `datasets.Dataset.to_json` writes, also to a .json file). An object that
+    is one row (`_one_row`) is none of these: a DataError (`_jsonl_rows` reads it as its row)."""
     try:
         rows = json.loads(text)
     except json.JSONDecodeError as e:
@@ -164,6 +171,10 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
                             "holds a list of rows, or {\"data\": [rows]} (one row a line: "
                             ".jsonl)") from None
         return _jsonl_rows(path, text)
+    inner = rows.get("data") if isinstance(rows, dict) else None
+    if isinstance(inner, dict) and inner and all(
+            str(k).lower() in SPLIT_NAMES and isinstance(v, list) for k, v in inner.items()):
+        rows = inner                            # {"data": {"train": [rows], "test": [rows]}}
     lists = {k: v for k, v in rows.items() if isinstance(v, list)} if isinstance(rows, dict) else {}
     held = {k: v for k, v in lists.items() if v and all(isinstance(r, dict) for r in v)}
     if len(held) < len(lists):      # other lists too: columns, or metadata beside named rows
@@ -180,7 +191,7 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
         named = len(held) > 1 or next(iter(held)).lower() in SPLIT_NAMES   # {"train": [rows]}
         split = next((k for k in held if split and k.lower() == split.lower()), split)  # "Train"
         if named and split is not None and split not in held:
-            raise DataError(f"{path}: holds rows under {', '.join(map(repr, held))}, and none "
+            raise MissingSplit(f"{path}: holds rows under {', '.join(map(repr, held))}, and none "
                             f"is the split {split!r}; ask for one of them as the split "
                             "(evaluate.py --split; training reads 'train'), or write the one to "
                             "use to its own file")
@@ -196,12 +207,48 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
             cols = [list(c.values()) for c in cols]              # pandas: {"prompt": {"0": ...}}
         if all(isinstance(c, list) for c in cols) and len({len(c) for c in cols}) == 1:
             rows = [dict(zip(rows, values)) for values in zip(*cols)] or None
+    if isinstance(rows, list) and rows and all(
+            isinstance(r, dict) and isinstance(r.get("paragraphs"), list) for r in rows):
+        rows = _squad_rows(path, rows)          # SQuAD's own files: articles of paragraphs
     if isinstance(rows, dict) and _one_row(rows):
         raise DataError(f"{path}: holds one row ({', '.join(list(rows)[:4])}); put it in a list "
                         "([{...}]) or write it to a .jsonl file")
     if not isinstance(rows, list):
         raise DataError(f"{path}: a .json file holds a list of rows, or {{\"data\": [rows]}}, or "
                         "columns of equal length {\"prompt\": [...], \"answer\": [...]}")
+    return rows
+
+
+def _squad_rows(path: Path, articles: list) -> list:
+    """The questions of SQuAD's own JSON files ({"version", "data": [{"title", "paragraphs":
+    [{"context", "qas": [{"id", "question", "answers": [{"text", ...}]}]}]}]}, as SQuAD 1.1
+    and 2.0 ship them, and datasets built on them), one row each with its paragraph as its
+    `context` and its article's `title`: they were read as one row an article, with no
+    question. SQuAD 2.0's unanswerable questions (`is_impossible`: no answer to grade) are
+    skipped, and counted.
+
+    >>> row = _squad_rows(Path("dev.json"), [{"title": "Paris", "paragraphs": [{"context":
+    ...     "Paris is in France.", "qas": [{"id": "q1", "question": "Where?"}]}]}])[0]
+    >>> row["context"], row["question"]
+    ('Paris is in France.', 'Where?')
+    """
+    rows, impossible = [], 0
+    for article in articles:
+        for paragraph in article["paragraphs"]:
+            qas = paragraph.get("qas") if isinstance(paragraph, dict) else None
+            if not (isinstance(qas, list) and isinstance(paragraph.get("context"), str)):
+                raise DataError(f"{path}: a paragraph of {article.get('title', 'an article')!r} "
+                                "is not {\"context\": text, \"qas\": [questions]}, as SQuAD's "
+                                "files hold them; fix it, or write one row a question (.jsonl)")
+            for qa in qas:
+                if isinstance(qa, dict) and qa.get("is_impossible") is True:
+                    impossible += 1
+                    continue
+                rows.append({"title": article.get("title"), "context": paragraph["context"],
+                             **(qa if isinstance(qa, dict) else {"question": qa})})
+    if impossible:
+        print(f"[data] {path}: {impossible} unanswerable questions (SQuAD 2.0's is_impossible)"
+              " skipped: no answer grades a reply to them")
     return rows
 
 
@@ -376,6 +423,13 @@ def read_text(path: Path) -> str:
                         "utf-8 FILE > NEW") from None
 
 
+# files that hold a data file but are none: how to get it out
+COMPRESSED = {".zst": "zstd -d FILE", ".zstd": "zstd -d FILE", ".bz2": "bunzip2 FILE",
+              ".xz": "unxz FILE", ".lz4": "lz4 -d FILE", ".zip": "unzip FILE",
+              ".7z": "7z x FILE", ".tar": "tar xf FILE", ".tgz": "tar xzf FILE"}
+SPREADSHEETS = (".xlsx", ".xlsm", ".xls", ".ods", ".numbers")
+
+
 def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
     """The rows of a .jsonl, .json (`_json_rows`: `split`'s where it holds several lists of
     rows), .csv / .tsv (a header line), .parquet or Arrow file (.arrow: a shard of `datasets`'
@@ -392,6 +446,14 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
                            f" ({', '.join(FILE_TYPES)}; it holds none)"))
     if not path.exists():
         raise DataError(f"{path}: no such file; pass a .jsonl, .json, .csv or .parquet file")
+    if path.suffix.lower() in COMPRESSED:     # was 'unsupported file type': what to do with it
+        raise DataError(f"{path}: a {path.suffix} archive or compressed file, which is not read "
+                        f"as it is (gzip is); decompress it ({COMPRESSED[path.suffix.lower()]}) "
+                        "and pass the .jsonl, .json, .csv or .parquet file inside")
+    if path.suffix.lower() in SPREADSHEETS:
+        raise DataError(f"{path}: a spreadsheet ({path.suffix}), which is not read; save its "
+                        "sheet as .csv (CSV UTF-8, the header line naming the columns) and pass "
+                        "that")
     if suffix not in FILE_TYPES or suffix in BINARY_TYPES and path.suffix.lower() == ".gz":
         raise DataError(f"{path}: unsupported file type {path.suffix!r}; use "
                         f"{', '.join(FILE_TYPES[:-1])} or {FILE_TYPES[-1]} (the text ones "
@@ -417,7 +479,7 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
         # rows, evaluate on the test rows (all of them were both)
         rows = [row for row in rows if row["split"].lower() == split.lower()]   # 'TRAIN' too
         if not rows:
-            raise DataError(f"{path}: no row is of split {split!r} (its 'split' column holds "
+            raise MissingSplit(f"{path}: no row is of split {split!r} (its 'split' column holds "
                             f"{', '.join(sorted(set(named)))}); ask for one of them (evaluate.py "
                             "--split; training reads 'train'), or drop the column to use every "
                             "row")
@@ -518,8 +580,43 @@ def check_prompt(value):
 
 
 # a column of the text that a question is about, kept apart from it: SVAMP's and ASDiv's Body,
-# DROP's and BoolQ's passage, SQuAD's, SIQA's and LogiQA's context, RACE's article, CoQA's story
-CONTEXT_COLUMNS = ("body", "passage", "context", "article", "story", "paragraph")
+# DROP's and BoolQ's passage, SQuAD's, SIQA's and LogiQA's context, RACE's article, CoQA's story,
+# MuSiQue's paragraphs (titled paragraphs: `context_text`)
+CONTEXT_COLUMNS = ("body", "passage", "context", "article", "story", "paragraph", "paragraphs")
+
+
+def context_text(value) -> str | None:
+    """A question's context as text: text as it is; paragraphs, a list of texts (PubMedQA's
+    {"contexts": [...]} too), one after another; titled paragraphs, as multi-hop datasets keep
+    them, each under its title: HotpotQA's {"title": [...], "sentences": [[...], ...]} (its
+    original files' and 2WikiMultihopQA's [[title, [sentences]], ...]), MuSiQue's [{"title",
+    "paragraph_text"}, ...]. None for a value of another form. The model was asked the question
+    without them (only text was read).
+
+    >>> print(context_text({"title": ["Ada"], "sentences": [["Ada was born", " in 1815."]]}))
+    Ada: Ada was born in 1815.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("contexts"), list):   # PubMedQA's
+        value = value["contexts"]
+    if isinstance(value, list) and value and all(isinstance(p, str) for p in value):
+        return "\n\n".join(p.strip() for p in value)
+    if isinstance(value, dict) and isinstance(value.get("title"), list) and isinstance(
+            value.get("sentences"), list):
+        value = list(zip(value["title"], value["sentences"]))
+    if isinstance(value, list) and value and all(isinstance(p, dict) for p in value):
+        key = next((k for k in ("paragraph_text", "text", "content") if all(
+            isinstance(p.get(k), str) for p in value)), None)
+        value = [(p.get("title", ""), p[key]) for p in value] if key else None
+    if not (isinstance(value, list) and value and all(
+            isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], str)
+            for p in value)):
+        return None
+    body = [(title, " ".join(str(x).strip() for x in text) if isinstance(text, list)
+             else str(text)) for title, text in value]
+    return "\n\n".join(f"{title}: {text.strip()}" if title else text.strip()
+                        for title, text in body)
 
 
 def with_context(row: dict, field: str, prompt):
@@ -543,11 +640,31 @@ def with_context(row: dict, field: str, prompt):
         return f"{prompt}\n\n{given.strip()}"
     by_case = {str(k).lower(): k for k in row}
     for name in CONTEXT_COLUMNS:
-        text = row.get(by_case[name]) if name in by_case else None
+        text = context_text(row.get(by_case[name])) if name in by_case else None
         if by_case.get(name) != field and isinstance(text, str) and text.strip() and (
                 text.strip() not in prompt):
             return f"{text.strip()}\n{prompt}"
     return prompt
+
+
+# what COPA's `question` asks about its `premise`, in words (SuperGLUE's own prompt)
+PREMISE_QUESTIONS = {"cause": "What was the cause of this?",
+                     "effect": "What happened as a result?"}
+
+
+def premise_question(row: dict) -> str | None:
+    """A COPA row's question: its `premise`, then what its `question` ("cause" or "effect")
+    asks about it; None for a row of another schema. The model was asked 'cause' alone, or
+    refused a missing prompt column.
+
+    >>> premise_question({"premise": "The man broke his toe.", "question": "cause"})
+    'The man broke his toe. What was the cause of this?'
+    """
+    premise, asked = row.get("premise"), row.get("question")
+    if not (isinstance(premise, str) and premise.strip() and isinstance(asked, str)
+            and asked.strip().lower() in PREMISE_QUESTIONS):
+        return None
+    return f"{premise.strip()} {PREMISE_QUESTIONS[asked.strip().lower()]}"
 
 
 # columns of a solved conversation, read up to its last user turn (`conversation_prompt`):
@@ -592,7 +709,7 @@ PROMPT_COLUMNS = ("question", "problem", "prompt", "query", "instruction", "inpu
                   "description", "question_content",      # MBPP, CodeContests, LiveCodeBench
                   "question_stem", "ctx",                 # OpenBookQA, HellaSwag
                   "inputs")                               # BIG-bench
-ANSWER_COLUMNS = ("answer", "solution", "final_answer", "target", "output", "label",
+ANSWER_COLUMNS = ("answer", "solution", "final_answer", "target", "output", "label", "gold",
                   "answerKey", "correct",                  # ARC and CommonsenseQA, AQuA-RAT
                   "targets", "answers",          # BIG-bench, WebQuestions and SQuAD
                   "ground_truth")                # open-instruct's RLVR data
@@ -813,13 +930,16 @@ def ground_truth(row: dict):
 ALTERNATIVE_COLUMNS = ("targets", "target", "answers", "aliases", "normalized_aliases", "spans")
 
 
-def alternative_answers(field: str, value) -> list | None:
+def alternative_answers(field: str, value, question: str = "") -> list | None:
     """The acceptable answers of an answer column, where it holds a list of them: a column
     named for several (`ALTERNATIVE_COLUMNS`, a word of its dotted path: 'answers.text'), or a
     list of texts under another name, one of them words (NQ-open's `answer` ["Paris", "paris,
-    france"], the annotators' spellings: `is_text_answer`). A list of numbers or math under
-    another name is one answer that is a list (all the roots: `gold_answer`): None. A list of
-    texts written as JSON text (PopQA's `possible_answers`, a CSV's) is read as that list.
+    france"], the annotators' spellings: `is_text_answer`), unless the question asks for
+    several things at once (`asks_for_several`: 'Name the three primary colours', whose
+    ["red", "green", "blue"] is one answer, all three, not a choice of one). A list of numbers
+    or math under another name is one answer that is a list (all the roots: `gold_answer`):
+    None. A list of texts written as JSON text (PopQA's `possible_answers`, a CSV's) is read as
+    that list.
 
     >>> alternative_answers("answer.aliases", ["Paris", "City of Light"])
     ['Paris', 'City of Light']
@@ -839,7 +959,36 @@ def alternative_answers(field: str, value) -> list | None:
     plain = isinstance(value, list) and value and all(
         isinstance(x, (str, int, float)) for x in value)
     texts = plain and all(isinstance(x, str) for x in value) and any(map(is_text_answer, value))
-    return value if plain and (named or texts) else None
+    several = plain and not named and asks_for_several(question, len(value))
+    return value if plain and (named or texts) and not several else None
+
+
+_COUNTS = {w: j for j, w in enumerate("zero one two three four five six seven eight nine ten "
+                                      "eleven twelve".split())} | {"both": 2}
+# a count of things: a number (in digits or words) before a word ('three primary', '2 cities')
+_COUNTED = re.compile(r"\b([A-Za-z]+|\d+)(?=\s+([A-Za-z]+))")
+_NOT_COUNTED = {"times", "plus", "minus", "more", "less", "of", "and", "or", "hundred",
+                "thousand", "million", "billion", "percent", "divided", "over", "to", "x"}
+# asking for all of several things: 'List the ...', 'Name all ...', 'What are all the ...'
+_ASKS_ALL = re.compile(r"(?:^|[.!?:]\s+)list\b|\b(?:name|give|list|what are) (?:all|each|every|"
+                       r"both)\b", re.IGNORECASE)
+
+
+def asks_for_several(question: str, count: int) -> bool:
+    """Whether a question asks for `count` things together, so that a list of that many texts
+    is one answer in parts, not a choice of spellings of one: it names how many ('the three
+    primary colours', 'two cities', 'both'), or asks to list them all ('List ...', 'Name all
+    ...'). A field name says as much (`ALTERNATIVE_COLUMNS`: 'answers', 'aliases' are choices).
+
+    >>> asks_for_several("Name the three primary colours of light.", 3)
+    True
+    >>> asks_for_several("Where is the Eiffel Tower?", 2), asks_for_several("List the moons.", 2)
+    (False, True)
+    """
+    named = {_COUNTS.get(w.lower(), int(w) if w.isdigit() else -1) for w, noun in
+             _COUNTED.findall(question) if noun.lower() not in _NOT_COUNTED}   # not '2 + 2'
+    return count > 1 and (count in named or bool(_ASKS_ALL.search(question)))
+
 
 
 # words that math answers are written with ('2 sqrt(3)', 'pi/2', 'log 5', '-oo')
@@ -1193,10 +1342,10 @@ def _skywork_tests(truth: dict) -> tuple[list[dict], str]:
                      " give them as 'tests' [{\"input\": ..., \"output\": ...}]")
 
 
-_LETTERED = re.compile(r"\s*\(?([A-Z])\s*[).:]\s*(.*)", re.DOTALL)
+_LETTERED = re.compile(r"\s*\(?([A-Za-z])\s*[).:]\s*(.*)", re.DOTALL)
 
 
-def row_choices(row: dict) -> tuple[list, list | None] | None:
+def row_choices(row: dict, gold: str | None = None) -> tuple[list, list | None] | None:
     """The options of a multiple-choice row and their labels (None: a plain list, whose labels
     are the letters A, B, ...), in the forms public datasets ship them; None for a row with no
     options:
@@ -1208,6 +1357,9 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
       (`_unlettered`; under `choices` too: lighteval's "(A)ice").
     * MMLU-Pro: `options` ["...", ...] (`answer` a letter); HellaSwag: `endings` (`label` "3").
     * MathQA: `options` one string 'a ) 5 , b ) 6 , ...' (`lettered_options`).
+    * ReClor: `answers` [...], where the gold is an index in a column named for one (`gold`:
+      its `label`; 'answer_index'); else `answers` are the gold's acceptable spellings
+      (SQuAD's, WebQuestions', or beside a numeric `answer`).
     * `choices` or `options` {"A": "ice", "B": "water"} (MedQA's); one column per letter, A, B,
       C, D (C-Eval, CMMLU, AGIEval exports), a plain list's kind: options only where the gold
       names one.
@@ -1229,7 +1381,11 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
         if isinstance(options, dict) and len(options) > 1 and all(
                 isinstance(v, (str, int, float)) for v in options.values()):
             return list(options.values()), [str(k) for k in options]  # {"A": "ice", ...}
-    for column in ("options", "endings"):
+    index = row.get(gold) if gold else None         # ReClor's label: its answers are options
+    indexed = bool(gold and {"label", "index", "idx"} & set(re.split(r"[._\W]+", gold.lower()))
+                   ) and (isinstance(index, int) and not isinstance(index, bool)
+                          or isinstance(index, str) and index.strip().isdigit())
+    for column in ("options", "endings", "answers") if indexed else ("options", "endings"):
         options = row.get(column)
         if isinstance(options, str) and lettered_options(options):    # MathQA: one string
             return lettered_options(options)
@@ -1246,14 +1402,18 @@ def row_choices(row: dict) -> tuple[list, list | None] | None:
 
 def _unlettered(options: list) -> tuple[list, list] | None:
     """Options written after their letters, A, B, C, ... in order (AQuA's "A)21", lighteval's
-    "(A)ice", "A. ice"): (their texts, the letters); None for options of another form.
+    "(A)ice", "A. ice"; or a, b, c, ..., MathQA's "a ) 5" in a list): (their texts, the
+    letters); None for options of another form.
 
     >>> _unlettered(["(A)ice", "B. water"]), _unlettered(["A", "C"])
     ((['ice', 'water'], ['A', 'B']), None)
+    >>> _unlettered(["a ) 5", "b ) 6"]), _unlettered(["a.m.", "p.m."])
+    ((['5', '6'], ['a', 'b']), None)
     """
     found = [_LETTERED.fullmatch(o) if isinstance(o, str) else None for o in options]
-    if options and all(found) and [m[1] for m in found] == [chr(65 + j)
-                                                            for j in range(len(options))]:
+    letters = "".join(m[1] for m in found) if options and all(found) else ""
+    in_order = "".join(chr(65 + j) for j in range(len(options)))
+    if letters and letters in (in_order, in_order.lower()):
         return [m[2].strip() for m in found], [m[1] for m in found]
     return None
 
@@ -1284,22 +1444,30 @@ def _option_objects(options: list) -> tuple[list, list | None] | None:
 _OPTION_MARK = re.compile(r"(?:^|(?<=[\s,;]))\(?([A-Za-z])\s*\)\s*")
 
 
+# a letter that starts a line of its own, 'A. 5' or 'B: 6' ('A.' within a line: 'U.S.')
+_LINE_OPTION_MARK = re.compile(r"^[ \t]*\(?([A-Za-z])[ \t]*[.:)][ \t]*", re.MULTILINE)
+
+
 def lettered_options(text: str) -> tuple[list, list] | None:
     """The options of a string that lists them after their letters (MathQA's 'a ) 5 , b ) 6',
-    '(A) 5 (B) 6'), and the letters; None if it does not start with a and run on b, c, ...
+    '(A) 5 (B) 6'; one a line, 'A. 5\\nB. 6' or 'A: 5\\nB: 6', as spreadsheet exports write
+    them), and the letters; None if it does not start with a and run on b, c, ...
 
     >>> lettered_options("a ) rs . 5 , b ) 6 , c ) none")
     (['rs . 5', '6', 'none'], ['a', 'b', 'c'])
+    >>> lettered_options("A. 5 m\\nB. 6 m")
+    (['5 m', '6 m'], ['A', 'B'])
     """
-    marks = []
-    for m in _OPTION_MARK.finditer(text):
-        if m[1].lower() == chr(ord("a") + len(marks)):
-            marks.append(m)
-    if len(marks) < 2 or text[:marks[0].start()].strip():
-        return None
-    ends = [m.start() for m in marks[1:]] + [len(text)]
-    return ([text[m.end():end].strip().rstrip(",;").strip() for m, end in zip(marks, ends)],
-            [m[1] for m in marks])
+    for mark in (_OPTION_MARK, _LINE_OPTION_MARK):
+        marks = []
+        for m in mark.finditer(text):
+            if m[1].lower() == chr(ord("a") + len(marks)):
+                marks.append(m)
+        if len(marks) >= 2 and not text[:marks[0].start()].strip():
+            ends = [m.start() for m in marks[1:]] + [len(text)]
+            return ([text[m.end():end].strip().rstrip(",;").strip()
+                     for m, end in zip(marks, ends)], [m[1] for m in marks])
+    return None
 
 
 # graded on the letter: a boxed option text ("\\boxed{4}" for "(B) 4") would earn nothing
@@ -1426,6 +1594,7 @@ def with_question(prompt, edit):
 # one column per option -> (its columns, the column naming the right one, the labels it uses;
 # None: a number counted from 0 or from 1, as the file's values tell: `index_base`)
 OPTION_COLUMNS = ((("sol1", "sol2"), "label", ("0", "1")),                      # PIQA
+                  (("choice1", "choice2"), "label", ("0", "1")),                # COPA
                   (("option1", "option2"), "answer", ("1", "2")),               # WinoGrande
                   (("answerA", "answerB", "answerC"), "label", ("1", "2", "3")),    # SIQA
                   (("opa", "opb", "opc", "opd"), "cop", None))                  # MedMCQA
@@ -1556,6 +1725,24 @@ def decoded_lists(row: dict) -> dict:
     return out
 
 
+def stem_question(row: dict) -> dict:
+    """A row whose `question` is an object of its stem and its options, as AI2's own files write
+    ARC, OpenBookQA and CommonsenseQA ({"question": {"stem": ..., "choices": [{"text", "label"},
+    ...]}, "answerKey": ...}), with the stem as its `question` and the options as its
+    `choices` (`row_choices`); any other row as it is. Its question was not text,
+    or asked as 'question.stem' without the options it names a letter of.
+
+    >>> stem_question({"question": {"stem": "Liquid?", "choices": [{"text": "ice", "label": "A"}]},
+    ...                "answerKey": "A"})["question"]
+    'Liquid?'
+    """
+    asked = row.get("question")
+    if not (isinstance(asked, dict) and isinstance(asked.get("stem"), str)):
+        return row
+    inner = {k: v for k, v in asked.items() if k != "stem" and k not in row}  # question_concept
+    return {**inner, **row, "question": asked["stem"]}
+
+
 def with_nested_fields(row: dict, *fields: str | None) -> dict:
     """The row with each field that names a value inside an object ('answer.value',
     'extra_info.answer': a dotted path of keys) as a column of its own, where the row has no
@@ -1590,13 +1777,45 @@ def with_nested_fields(row: dict, *fields: str | None) -> dict:
     return out
 
 
+# a numeric answer's stated tolerance: OlympiadBench's `error` ("1e-1"), graded as its judge
+# grades it, |answer - gold| <= error (`rewards.answer_verified`)
+TOLERANCE_COLUMNS = ("error", "tolerance")
+
+
+def answer_tolerance(row: dict, gold: str) -> float | None:
+    """The absolute tolerance a row states for its gold (`TOLERANCE_COLUMNS`), where the gold
+    is one number and the tolerance one positive number; None where the row states none. A
+    tolerance that cannot be honoured (one per part of a multi-part answer, "1e-2,1e-2", or a
+    gold that is no number) is a ValueError saying so: `load_tasks` grades such a row exactly
+    and says so once.
+
+    >>> answer_tolerance({"error": "1e2"}, "6.4 \\\\times 10^{3}"), answer_tolerance({}, "5")
+    (100.0, None)
+    """
+    column = next((c for c in TOLERANCE_COLUMNS if row.get(c) not in (None, "")), None)
+    if column is None:
+        return None
+    value = row[column]
+    try:
+        tolerance = float(value)
+    except (TypeError, ValueError):
+        tolerance = math.nan
+    if not (math.isfinite(tolerance) and tolerance > 0) or isinstance(value, bool):
+        raise ValueError(f"{column!r} is {json.dumps(value, default=str)[:40]}, not one "
+                         "positive number, so the answer's tolerance cannot be honoured")
+    if mathcheck.exact_number(mathcheck.normalize_answer(gold)) is None:
+        raise ValueError(f"{column!r} states a tolerance of {tolerance:g}, but the answer "
+                         f"{gold[:40]!r} is not one number, so it cannot be honoured")
+    return tolerance
+
+
 # a row's own id (HumanEval's task_id, APPS' problem_id, MATH-500's unique_id, GPQA's Record
 # ID, ...): samples and results name the dataset's problem, not its row number
 ID_COLUMNS = ("id", "task_id", "problem_id", "question_id", "unique_id", "uuid", "ID",
-              "Record ID")
+              "Record ID", "id_string")                     # ReClor's
 # what rewards grade a task by (`rewards.task_solved`, `code_rewards`): the loader's to set, never
 # a row's own column of that name (SQuAD's `answers`, an answer column beside a code row's tests)
-GRADED_FIELDS = ("answer", "answers", "tests", "constraints", "prelude")
+GRADED_FIELDS = ("answer", "answers", "tests", "constraints", "prelude", "tolerance")
 
 
 def is_file_task(source: str) -> bool:
@@ -1615,6 +1834,10 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     the network; "NAME:CONFIG" names one of its configs, as GSM8K's "main", MMLU's "all" or ARC's
     "ARC-Challenge": the scripts' --task has no flag of its own for it).
 
+    `n` tasks are a sample seeded by `seed` (`seeded_sample`: not the first rows of a file
+    sorted by subject), all of them where there are no more; `held_out_tasks` gives a file's
+    training and held-out tasks.
+
     `answer_field=None` loads prompts only (for tasks without answers: a row's own answer, tests
     or constraints column is left out, as nothing is to be graded; a multiple-choice row's
     options are listed all the same). Column names are mapped
@@ -1623,7 +1846,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     those graded aside (`GRADED_FIELDS`: a row's 'answers' column is not the task's);
     a row whose answer is a worked solution with no final answer, a proof (`is_worked_solution`),
     or NuminaMath's placeholder 'proof' / 'notfound' (`NO_ANSWER`) is skipped, and the count
-    printed; an id that names several rows is made unique: the second '7' is '7#2');
+    printed; a copy of an earlier row is read once, `once_each`; an id that names several rows
+    is made unique: the second '7' is '7#2');
     a multiple-choice row (the options of MMLU, ARC, AQuA-RAT and others: `row_choices`; one
     column per option, as PIQA, WinoGrande, SIQA, MedMCQA and GPQA: `option_columns`, whose
     schema names the right one) gets them listed in its prompt, graded on the letter
@@ -1675,24 +1899,25 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         answer_field = answer_field.rsplit(".", 1)[0]    # read as verl's (`ground_truth`)
     base = index_base(rows, where) if answer_field is not None else 0   # MedMCQA's cop: 0, 1?
     stem = path.stem if path.exists() else source       # a row with no id of its own: stem-i
-    tasks, unanswered = [], []
+    tasks, unanswered, exact, owns = [], [], [], []
     for i, row in enumerate(rows):
         try:
             row = decoded_lists(row)
         except ValueError as e:
             raise DataError(f"{where}: row {i}'s {e}") from None
-        row = with_nested_fields(row, prompt_field, answer_field)
+        row = stem_question(with_nested_fields(row, prompt_field, answer_field))
         field = prompt_field            # OpenR1's rows: no prompt column, a solved conversation
         if field == "prompt" and field not in row:
             field = next((c for c in CONVERSATION_COLUMNS if c in row), field)
-        if field not in row:
+        copa = premise_question(row) if field in ("prompt", "question", "premise") else None
+        if field not in row and copa is None:
             raise DataError(f"{where}: row {i} has no field {prompt_field!r} (fields: "
                             f"{sorted(row)}). Map the prompt column with --prompt-field "
                             f"{_likely_column(row, prompt_field, PROMPT_COLUMNS)}."
                             + _header_hint(where, row))
         try:
             read = conversation_prompt if field in CONVERSATION_COLUMNS else check_prompt
-            prompt = with_context(row, field, read(row[field]))
+            prompt = copa or with_context(row, field, read(row[field]))   # COPA's: built
         except ValueError as e:
             raise DataError(f"{where}: row {i}'s {field!r} {e}") from None
         own = next((row[k] for k in ID_COLUMNS if row.get(k) not in (None, "")), None)
@@ -1715,9 +1940,10 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         rules = answer_field not in row and isinstance(row.get("constraints"), list)
         options = option_columns(row, task["prompt"], base)
         if answer_field is None:        # prompts only: the options are listed all the same
-            mc = row_choices(row)
+            named = next((k for k in ANSWER_COLUMNS if k in row), None)
+            mc = row_choices(row, named)
             if mc and mc[1] is None:    # a plain list: options if the row's answer names one
-                gold = next((row[k] for k in ANSWER_COLUMNS if k in row), None)
+                gold = row[named] if named else None
                 mc = mc if gold is None or names_option(gold, mc[0]) else None
             question, choices = options[:2] if options else (task["prompt"], mc[0] if mc else [])
             try:
@@ -1737,8 +1963,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             else:                       # verl's schema (`ground_truth`) has no answer column
                 verl = {} if answer_field in row else row
             answer = ground_truth(verl) if verl else value
-            alternatives = (acceptable_answers(verl) if verl
-                            else alternative_answers(answer_field, value)) or []
+            alternatives = (acceptable_answers(verl) if verl else alternative_answers(
+                answer_field, value, task["prompt"] if isinstance(task["prompt"], str)
+                else task["prompt"][-1]["content"])) or []
             answer = alternatives[0] if alternatives else answer
             if answer is None and answer_field not in row:
                 raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "
@@ -1760,14 +1987,14 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                                         and k != column}, answer_field, ANSWER_COLUMNS)
                 if answer in (None, "") and other != "NAME":   # MGSM's test rows: answer_number
                     inside = f" (or map the column that holds it: --answer-field {other})"
-                if answer in (None, "") and row_choices(row):   # CommonsenseQA's test split
+                if answer in (None, "") and row_choices(row, column):   # CommonsenseQA's test
                     raise DataError(f"{where}: row {i}'s {column!r} {e}: no right option, as in "
                                     "a split whose answers are withheld; use one with answers "
                                     "(evaluate.py --split), or load prompts only (--answer-field "
                                     "none)") from None
                 raise DataError(f"{where}: row {i}'s {column!r} {e}. Give each row its answer "
                                 f"as a string or a number{inside}, or drop the row") from None
-            mc = row_choices(row)
+            mc = row_choices(row, answer_field)
             named = value if isinstance(value, list) and not verl else answer   # ["A", "C"]
             if mc and mc[1] is None and not names_option(named, mc[0]):
                 mc = None               # a list column of something else: the answer is no option
@@ -1787,6 +2014,13 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                            or task["answer"].strip().lower() in NO_ANSWER):
                 unanswered.append(i)        # a proof: nothing to grade a final answer against
                 continue
+            try:                            # OlympiadBench's error: an answer within it is right
+                tolerance = None if mc else answer_tolerance(row, task["answer"])
+            except ValueError as e:
+                exact.append((i, str(e)))   # graded exactly, and said
+                tolerance = None
+            if tolerance is not None:
+                task["tolerance"] = tolerance
         asked = task["prompt"] if isinstance(task["prompt"], str) else task["prompt"][-1]["content"]
         if "answer" in task and asked.endswith(CHOICE_INSTRUCTION):
             task["question"] = asked    # what a judge reads: the row's own has no options
@@ -1797,6 +2031,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             if k not in graded:
                 task.setdefault(k, v)
         tasks.append(task)
+        owns.append(own)
+    if answer_field is not None:        # graded: a copy of a row is the same task
+        tasks = once_each(tasks, owns, where, len(rows))
     taken, count = {t["id"] for t in tasks}, {}
     for task in tasks:      # a row's id names one problem in samples and results
         own = task["id"]
@@ -1806,6 +2043,9 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 count[own] += 1
             task["id"] = f"{own}#{count[own]}"
             taken.add(task["id"])
+    if exact:       # a tolerance not honoured: said once, not passed over
+        print(f"[data] {where}: {len(exact)} of {len(rows)} rows (row {exact[0][0]}"
+              f"{', ...' if len(exact) > 1 else ''}) are graded exactly: {exact[0][1]}")
     if unanswered:
         what = (f"{where}: {len(unanswered)} of {len(rows)} rows (row {unanswered[0]}"
                 f"{', ...' if len(unanswered) > 1 else ''}) have no final answer as their "
@@ -1817,4 +2057,83 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                             "as prompts only, ungraded, with --answer-field none")
         print(f"[data] {what}: skipped, as nothing can grade them (prompts only, ungraded: "
               "--answer-field none)")
-    return tasks[:n] if n else tasks
+    return seeded_sample(tasks, n, seed)
+
+
+def once_each(tasks: list[dict], owns: list, where: str, rows: int) -> list[dict]:
+    """The tasks, a row that repeats an earlier one (its own id, `owns`, none or the same; its
+    prompt and what grades it: its answer, tests, constraints) read once, and the count said:
+    verl's dapo-math-17k.parquet holds each of its 17k prompts 100 times, its aime-2024.parquet
+    each problem 32 times, so a sample of training prompts held copies, held-out rows copied
+    trained ones, and each problem was scored as 32. Rows with ids of their own that differ are
+    two problems.
+
+    >>> len(once_each([{"prompt": "1+1?", "answer": "2"}] * 3, [None] * 3, "f", 3))
+    [data] f: 2 of 3 rows repeat an earlier row's prompt and answer: each is read once
+    1
+    """
+    seen, once = set(), []
+    for t, own in zip(tasks, owns):
+        key = json.dumps([own] + [t.get(k) for k in ("prompt", "answer", "answers", "tests",
+                                                     "constraints", "tolerance")], default=str)
+        if key not in seen:
+            seen.add(key)
+            once.append(t)
+    if len(once) < len(tasks):
+        print(f"[data] {where}: {len(tasks) - len(once)} of {rows} rows repeat an earlier row's "
+              "prompt and answer: each is read once")
+    return once
+
+
+def seeded_sample(tasks: list, n: int | None, seed: int) -> list:
+    """`n` of the tasks drawn at random, the same for the same seed, kept in the file's order;
+    all of them where `n` is None, 0 or covers them. A file's first rows were taken: a file
+    sorted by subject (MMLU's) or by difficulty gave a subset of its first subjects.
+
+    >>> rows = list(range(10))
+    >>> seeded_sample(rows, 3, 0) == seeded_sample(rows, 3, 0) != rows[:3]
+    True
+    >>> len(seeded_sample(rows, 0, 0)), len(seeded_sample(rows, 12, 0))
+    (10, 10)
+    """
+    if not n or n >= len(tasks):
+        return tasks
+    return [tasks[j] for j in sorted(random.Random(seed).sample(range(len(tasks)), n))]
+
+
+def held_out_tasks(source: str, n_train: int, n_test: int, seed: int = 0,
+                   **kw) -> tuple[list[dict], list[dict], str]:
+    """(training tasks, held-out tasks, why there are none) of one file (`is_file_task`): the
+    seeded sample of its training rows that `load_tasks` gives, and `n_test` tasks of its own
+    test split (its rows' `split` column, a .json's "test" rows; else its "validation", "dev",
+    ... rows: `SPLIT_NAMES`), else of the rows that sample left out, never one trained on (nor
+    a copy of its prompt). A file whose rows are all trained on has none, and says why: it was
+    evaluated on its training rows, reported as held-out accuracy.
+
+    `kw` are `load_tasks`' column mappings."""
+    every = load_tasks(source, "train", None, seed, **kw)
+    train = seeded_sample(every, n_train, seed)
+    if not n_test:
+        return train, [], ""
+    own = None
+    named = file_type(Path(source)) == ".json" or all(     # else it has no other split to read
+        isinstance(t.get("split"), str) and t["split"] for t in every)
+    for name in SPLIT_NAMES[1:] if named else ():   # its test split, else its validation split
+        try:
+            own = load_tasks(source, name, None, seed, **kw)
+            break
+        except MissingSplit:            # rows of named splits, none of them this one
+            continue
+    if own and [(t["id"], str(t["prompt"])) for t in own] != [
+            (t["id"], str(t["prompt"])) for t in every]:
+        return train, seeded_sample(own, n_test, seed), ""
+    taken = {t["id"] for t in train} | {json.dumps(t["prompt"]) for t in train}
+    # not a copy of a trained prompt either (DAPO-Math-17k's file holds each about 100 times)
+    rest = [t for t in every if t["id"] not in taken and json.dumps(t["prompt"]) not in taken]
+    if not rest:
+        copies = " or copies of them" if len(train) < len(every) else ""
+        return train, [], (f"--task {source} has no test split (a 'split' column), and all its "
+                            f"{len(every)} rows are training prompts{copies}; give its rows a "
+                            "'split' column (train / test), or lower --num_train_prompts below "
+                            f"{len(every)} to hold the rest out")
+    return train, seeded_sample(rest, n_test, seed), ""

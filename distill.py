@@ -75,9 +75,11 @@ class Config:
     answer_field: str = field(default="answer", metadata={"help": (
         "answer column of a file/HF dataset ('none': prompts only)")})
     num_train_prompts: int = field(default=64, metadata={"help": (
-        "training prompts (the teacher answers each once for the off-policy cache)")})
+        "training prompts (the teacher answers each once for the off-policy cache); from a file "
+        "or dataset, a sample seeded by --seed, not its first rows")})
     eval_problems: int = field(default=32, metadata={"help": (
-        "held-out prompts for eval KL and accuracy (0 = no evaluation)")})
+        "held-out prompts for eval KL and accuracy, a seeded sample (a single file: its test "
+        "rows by a 'split' column, else rows left out of training; 0 = no evaluation)")})
     think_ratio: float = field(default=0.5, metadata={"help": (
         "fraction of prompts with '/think' (the rest '/no_think'); -1 = no switch")})
     lmbda: float = field(default=0.5, metadata={"help": (
@@ -307,14 +309,16 @@ def load_models(cfg: Config, device: str, resume_from: Path | None = None):
 def load_prompts(cfg: Config, split: str, n: int) -> list[dict]:
     if cfg.task == "math":
         return data.math_tasks(n, split, cfg.seed, levels=data.parse_levels(cfg.math_levels))
-    # one split: its rows are trained on
-    if split == "test" and dataset_tasks.is_file_task(cfg.task):
-        print(f"[distill] no held-out evaluation: --task {cfg.task} is one file of training "
-              "prompts (score the checkpoint with `python evaluate.py --task FILE`)")
-        return []
     answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
-    tasks = dataset_tasks.load_tasks(cfg.task, split=split, n=n,
-                                     prompt_field=cfg.prompt_field, answer_field=answer_field)
+    kw = dict(prompt_field=cfg.prompt_field, answer_field=answer_field, seed=cfg.seed)
+    if split == "test" and dataset_tasks.is_file_task(cfg.task):   # its test rows, else rows
+        _, tasks, why = dataset_tasks.held_out_tasks(               # left out of training
+            cfg.task, cfg.num_train_prompts, n, **kw)
+        if why:
+            print(f"[distill] no held-out evaluation: {why}")
+            return []
+    else:
+        tasks = dataset_tasks.load_tasks(cfg.task, split=split, n=n, **kw)
     flag = "--num_train_prompts" if split == "train" else "--eval_problems"
     where = f"--task {cfg.task}" + ("" if dataset_tasks.is_file_task(cfg.task) else f" [{split}]")
     cli.fewer_note("distill", flag, n, len(tasks), where, f"those {len(tasks)} are used")

@@ -49,7 +49,8 @@ class Config:
                      ".jsonl/.json/.csv/.tsv/.parquet/.arrow/.feather file or a HF dataset id "
                      "(NAME:CONFIG for one with configs, e.g. openai/gsm8k:main)")
     split: str = flag("test", "split of the task to evaluate on")
-    eval_problems: int = flag(50, "number of problems (0 = all)")
+    eval_problems: int = flag(50, "number of problems (0 = all): from a file or dataset, a sample "
+        "seeded by --seed, not its first rows")
     seed: int = flag(0, "data and sampling seed")
     math_levels: str = flag("1,2,3", "levels of the synthetic math task, comma-separated")
     math_families: str = flag("", "synthetic math families (comma list; empty: all): "
@@ -175,7 +176,9 @@ def load_eval_tasks(cfg: Config) -> list[dict]:
     if len(tasks) < cfg.eval_problems:   # the table's accuracy is over fewer problems than asked
         print(f"[evaluate] note: --eval_problems {cfg.eval_problems}, but --task {cfg.task} holds "
               f"{len(tasks)} problems: all {len(tasks)} are scored (num_problems in the results)")
-    return tasks[:cfg.eval_problems] if cfg.eval_problems else tasks
+    if cfg.task == "humaneval":
+        return tasks[:cfg.eval_problems] if cfg.eval_problems else tasks
+    return dataset_tasks.seeded_sample(tasks, cfg.eval_problems, cfg.seed)   # MMLU: by subject
 
 
 def print_table(results: list[dict]):

@@ -76,8 +76,11 @@ class Config:
         "'general' (the two mixed), 'humaneval', a "
         ".jsonl/.json/.csv/.tsv/.parquet/.arrow/.feather file or a HF dataset id (NAME:CONFIG "
         "for one with configs, e.g. openai/gsm8k:main)")
-    num_train_prompts: int = flag(512, "training prompts to load")
-    eval_problems: int = flag(64, "test-split prompts for periodic evaluation (0: no eval)")
+    num_train_prompts: int = flag(512, "training prompts to load (from a file or dataset: a "
+        "sample seeded by --seed, not its first rows; all of them where it holds fewer)")
+    eval_problems: int = flag(64, "test-split prompts for periodic evaluation, a seeded sample "
+        "(a single file: its test rows by a 'split' column, else rows left out of training; "
+        "0: no eval)")
     math_levels: str = flag("1,2,3", "synthetic math levels, e.g. '1' for the easiest problems")
     math_families: str = flag("", "synthetic math families (comma list; empty: all): "
         "arithmetic,linear,fractions,percent")

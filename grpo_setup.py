@@ -146,21 +146,23 @@ def load_task_splits(cfg) -> tuple[list[dict], list[dict]]:
         return train, test
     answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
     kw = dict(prompt_field=cfg.prompt_field, answer_field=answer_field, seed=cfg.seed)
-    train = dataset_tasks.load_tasks(cfg.task, "train", cfg.num_train_prompts, **kw)
-    if test_n and dataset_tasks.is_file_task(cfg.task):      # one split: its rows are trained on
-        print(f"[grpo] no periodic evaluation: --task {cfg.task} is one file, and its rows are "
-              "the training prompts (score the checkpoint on other problems with "
-              "`python evaluate.py --task FILE`)")
-        test_n = 0
-    try:
-        test = dataset_tasks.load_tasks(cfg.task, "test", test_n, **kw) if test_n else []
-    except Exception:  # a dataset without a test split: no periodic evaluation
-        print(f"[grpo] no periodic evaluation: --task {cfg.task} has no 'test' split")
-        test = []
+    if dataset_tasks.is_file_task(cfg.task):    # its test rows, else rows left out of training
+        train, test, why = dataset_tasks.held_out_tasks(cfg.task, cfg.num_train_prompts, test_n,
+                                                        **kw)
+        if why:
+            print(f"[grpo] no periodic evaluation: {why}")
+            test_n = 0
+    else:
+        train = dataset_tasks.load_tasks(cfg.task, "train", cfg.num_train_prompts, **kw)
+        try:
+            test = dataset_tasks.load_tasks(cfg.task, "test", test_n, **kw) if test_n else []
+        except Exception:  # a dataset without a test split: no periodic evaluation
+            print(f"[grpo] no periodic evaluation: --task {cfg.task} has no 'test' split")
+            test = []
     cli.fewer_note("grpo", "--num_train_prompts", cfg.num_train_prompts, len(train),
                    f"--task {cfg.task}", f"each step draws from those {len(train)}")
-    cli.fewer_note("grpo", "--eval_problems", test_n, len(test),
-                   f"the test split of --task {cfg.task}",
+    held = "the held-out rows" if dataset_tasks.is_file_task(cfg.task) else "the test split"
+    cli.fewer_note("grpo", "--eval_problems", test_n, len(test), f"{held} of --task {cfg.task}",
                    f"each evaluation scores those {len(test)}")
     return train, test
 

@@ -61,8 +61,10 @@ def load_examples(cfg) -> tuple[list[dict], list[dict] | None, dict]:
         examples = teacher_examples(cfg)
     elif cfg.dataset == "math_tools":
         examples = tools.sft_examples(cfg.num_examples, cfg.seed)
-    # 'TRAIN.JSONL', .csv, .jsonl.gz
-    elif dataset_tasks.file_type(Path(cfg.dataset)) in dataset_tasks.FILE_TYPES:
+    # 'TRAIN.JSONL', .csv, .jsonl.gz; any other path there is named as `rows_from_file` names it
+    # (a folder, a .zst or .xlsx file: what to pass instead)
+    elif (dataset_tasks.file_type(Path(cfg.dataset)) in dataset_tasks.FILE_TYPES
+          or Path(cfg.dataset).exists()):
         examples = jsonl_examples(cfg.dataset)
     else:
         raise data.DataError(f"--dataset {cfg.dataset!r}: use math, teacher, fusion, math_tools "

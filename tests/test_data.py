@@ -419,6 +419,9 @@ JSONL = "".join(json.dumps(r) + "\n" for r in ROWS)
     ("data-columns.json", json.dumps({"data": {"prompt": ["q1", "q2"],
                                                "answer": ["1,000", "(1, 2)"]}}).encode()),
     ("splits.json", json.dumps({"train": ROWS, "test": [{"prompt": "t", "answer": "0"}]}).encode()),
+    # the splits under "data": 'a .json file holds a list of rows, or {"data": [rows]}'
+    ("data-splits.json", json.dumps({"version": 1, "data": {
+        "train": ROWS, "test": [{"prompt": "t", "answer": "0"}]}}).encode()),
     # a split's key in capitals: 'holds rows under Train, Test, and none is the split train'
     ("Splits.json", json.dumps({"Test": [{"prompt": "t", "answer": "0"}], "Train": ROWS}).encode()),
     # a .jsonl that is one JSON document, or objects pretty-printed one after another (jq), was
@@ -454,6 +457,12 @@ def test_file_forms_that_other_tools_write(tmp_path, name, content):
     ("broken.parquet", b"PAR1 not really", "not a readable parquet file"),
     ("ragged.json", b'{"prompt": ["q1", "q2"], "answer": ["1"]}', "columns of equal length"),
     ("rows.txt", b"q1", "use .jsonl, .json, .csv, .tsv, .parquet, .arrow or .feather"),
+    # a compressed file or a spreadsheet was 'unsupported file type', with no way out named
+    ("rows.jsonl.zst", b"\x28\xb5\x2f\xfd", "rows.jsonl.zst: a .zst archive or compressed "
+     "file, which is not read as it is (gzip is); decompress it (zstd -d FILE)"),
+    ("rows.zip", b"PK\x03\x04", "rows.zip: a .zip archive or compressed file"),
+    ("rows.xlsx", b"PK\x03\x04", "rows.xlsx: a spreadsheet (.xlsx), which is not read; save its "
+     "sheet as .csv"),
     ("broken.arrow", b"ARROW1 not really", "broken.arrow: not a readable Arrow file"),
     ("broken.jsonl.gz", b"not gzip", "broken.jsonl.gz: not a readable gzip file"),
     # a sheet saved with its formulas: the gold '=1+1', which no reply (\\boxed{2}) equals
@@ -586,10 +595,32 @@ def test_ids_that_name_several_rows_are_made_unique(tmp_path):
     path.write_text("".join(json.dumps({"id": k, **r}) + "\n" for k, r in zip([7, 7, 8], ROWS * 2)))
     assert [t["id"] for t in dataset_tasks.load_tasks(str(path))] == ["7", "7#2", "8"]
     # an id made unique is no other row's own id: '7#2' was two problems again
-    path.write_text("".join(json.dumps({"id": k, **ROWS[0]}) + "\n"
-                            for k in ["7", "7", "7#2", "7", "7#2"]))
+    path.write_text("".join(json.dumps({"id": k, "prompt": f"q{j}", "answer": "1"}) + "\n"
+                            for j, k in enumerate(["7", "7", "7#2", "7", "7#2"])))
     ids = [t["id"] for t in dataset_tasks.load_tasks(str(path))]
     assert ids == ["7", "7#3", "7#2", "7#4", "7#2#2"]
+
+
+def test_a_file_that_repeats_its_rows_reads_each_once(tmp_path, capsys):
+    # verl's dapo-math-17k.parquet holds each prompt 100 times, its aime-2024.parquet each
+    # problem 32 times: a sample of 4 training prompts held copies, and AIME scored 30 as 960
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "aime-2024.parquet"
+    row = {"data_source": "aime", "prompt": [{"role": "user", "content": "Find m + n."}],
+           "reward_model": {"style": "rule", "ground_truth": "204"}, "extra_info": {"index": 0}}
+    pq.write_table(pa.Table.from_pylist([row] * 32 + [{**row, "reward_model": {
+        "style": "rule", "ground_truth": "33"}}] * 32), path)
+    tasks = dataset_tasks.load_tasks(str(path))
+    assert [t["answer"] for t in tasks] == ["204", "33"]      # the same prompt, another answer
+    assert "62 of 64 rows repeat an earlier row's prompt and answer" in capsys.readouterr().out
+    assert len(dataset_tasks.load_tasks(str(path), n=2, seed=1)) == 2
+    # rows with ids of their own that differ are two problems; prompts only: all rows
+    path = tmp_path / "ids.jsonl"
+    path.write_text("".join(json.dumps({"id": k, **ROWS[0]}) + "\n" for k in (1, 2, 2)))
+    assert [t["id"] for t in dataset_tasks.load_tasks(str(path))] == ["1", "2"]
+    assert len(dataset_tasks.load_tasks(str(path), answer_field=None)) == 3
 
 
 def test_a_file_whose_rows_name_their_split_gives_the_split_asked_for(tmp_path):
@@ -610,6 +641,20 @@ def test_a_file_whose_rows_name_their_split_gives_the_split_asked_for(tmp_path):
     assert len(dataset_tasks.load_tasks(str(path), "test")) == 2
     path.write_text(json.dumps({**ROWS[0], "split": ["train"]}) + "\n")   # was a TypeError
     assert len(dataset_tasks.load_tasks(str(path), "test")) == 1
+
+
+def test_a_count_of_a_file_is_a_seeded_sample_not_its_first_rows(tmp_path):
+    # MMLU's file is sorted by subject: its first rows were one subject's
+    path = tmp_path / "sorted.jsonl"
+    path.write_text("".join(json.dumps({"prompt": f"{s} {i}?", "answer": i, "subject": s}) + "\n"
+                            for s in ("algebra", "biology", "chemistry") for i in range(20)))
+    picked = dataset_tasks.load_tasks(str(path), n=15, seed=1)
+    assert len(picked) == 15 and len({t["subject"] for t in picked}) == 3
+    assert picked == dataset_tasks.load_tasks(str(path), n=15, seed=1)      # reproducible
+    assert picked != dataset_tasks.load_tasks(str(path), n=15, seed=2)
+    assert len(dataset_tasks.load_tasks(str(path), n=60, seed=1)) == 60     # the whole file
+    ids = [t["id"] for t in picked]
+    assert ids == sorted(ids, key=lambda x: int(x.rsplit("-", 1)[1]))      # the file's order
 
 
 def test_mmlu_rows_show_their_choices_and_are_graded_on_the_letter(tmp_path):
@@ -661,6 +706,11 @@ MC_ROWS = [   # each dataset's own schema, as it ships
                 "options": "a ) ice , b ) water , c ) steam", "correct": "b"}),
     ("options-string", {"question": "Which is a liquid?", "answer": "B",
                         "options": "(A) ice (B) water (C) steam"}),
+    # one a line after 'A.' or 'A:' (a spreadsheet export's): not shown, 'B' graded as text
+    ("options-lines", {"question": "Which is a liquid?", "answer": "B",
+                       "options": "A. ice\nB. water\nC. steam"}),
+    ("options-colons", {"question": "Which is a liquid?", "answer": "B",
+                        "options": "A: ice\r\nB: water\r\nC: steam"}),
     # MedQA's options by label were not shown: graded on a letter the model could not see
     ("medqa", {"question": "Which is a liquid?", "answer": "water", "answer_idx": "B",
                "options": {"A": "ice", "B": "water", "C": "steam"}}),
@@ -670,6 +720,9 @@ MC_ROWS = [   # each dataset's own schema, as it ships
                      "answer": 1.0}),
     ("index-float-text", {"question": "Which is a liquid?", "choices": ["ice", "water", "steam"],
                           "answer": "1.0"}),
+    # lettered in lower case (MathQA's options as a list): shown as "(A) a ) ice"
+    ("options-lower-lettered", {"question": "Which is a liquid?", "correct": "b",
+                                "options": ["a ) ice", "b ) water", "c ) steam"]}),
     # lettered options under 'choices' (lighteval's "(A)ice"): shown as "(A) (A)ice"
     ("choices-lettered", {"question": "Which is a liquid?", "answer": 1,
                           "choices": ["(A)ice", "B. water", "C) steam"]}),
@@ -682,6 +735,15 @@ MC_ROWS = [   # each dataset's own schema, as it ships
     # a gold that is a list of one: the options were not shown, "B" graded as free text
     ("list-of-one", {"question": "Which is a liquid?", "choices": ["ice", "water", "steam"],
                      "answer": ["B"]}),
+    # AI2's own files (ARC, OpenBookQA, CommonsenseQA): the question an object of its stem and
+    # options, 'not text'; as --prompt-field question.stem, the options were not shown
+    ("arc-original", {"id": "Mercury_7", "answerKey": "B", "question": {
+        "stem": "Which is a liquid?", "choices": [{"text": "ice", "label": "A"},
+                                                  {"text": "water", "label": "B"},
+                                                  {"text": "steam", "label": "C"}]}}),
+    # ReClor's options are its `answers` (label an index): not shown, '1' graded as free text
+    ("reclor", {"question": "Which is a liquid?", "answers": ["ice", "water", "steam"],
+                "label": 1, "id_string": "train_7"}),
 ]
 
 
@@ -697,9 +759,10 @@ def test_multiple_choice_schemas_show_their_options_and_are_graded_on_the_letter
     path.write_text(json.dumps(row) + "\n")
     field = next(k for k in ("answerKey", "correct", "answer", "label") if k in row)
     prompt = next(k for k in ("question", "ctx", "question_stem", "Problem") if k in row)
-    task = dataset_tasks.load_tasks(str(path), prompt_field=prompt, answer_field=field)[0]
-    assert task["prompt"] == ("Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam\n\n"
-                              "Answer with the letter of the right option.")
+    for asked in (prompt, f"{prompt}.stem") if isinstance(row[prompt], dict) else (prompt,):
+        task = dataset_tasks.load_tasks(str(path), prompt_field=asked, answer_field=field)[0]
+        assert task["prompt"] == ("Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam\n\n"
+                                  "Answer with the letter of the right option.")
     assert task["answer"] == "B"
     assert task_solved("\\boxed{B}", task) and not task_solved("\\boxed{2}", task)
     # the judge read the row's own question, with no options, against the reference "B"
@@ -737,6 +800,14 @@ OPTION_ROWS = [   # (name, row with one column per option, --prompt-field, promp
     ("siqa", {"context": "Tracy poured a glass.", "question": "Which is a liquid?",
               "answerA": "ice", "answerB": "water", "answerC": "steam", "label": "2"}, "question",
      "Tracy poured a glass.\nWhich is a liquid?\n\n(A) ice\n(B) water\n(C) steam" + ASK, "B"),
+    # COPA's question is "cause" or "effect" of its premise: the prompt was 'cause' alone
+    ("copa", {"premise": "The ice was gone.", "question": "cause", "choice1": "It froze.",
+              "choice2": "It melted.", "label": 1, "idx": 0}, "prompt",
+     "The ice was gone. What was the cause of this?\n\n(A) It froze.\n(B) It melted." + ASK, "B"),
+    ("copa-effect", {"premise": "The ice was warmed.", "question": "effect", "choice1":
+                     "It melted.", "choice2": "It froze.", "label": 0}, "question",
+     "The ice was warmed. What happened as a result?\n\n(A) It melted.\n(B) It froze." + ASK,
+     "A"),
     ("chat_prompt", {"prompt": [{"role": "system", "content": "Be brief."},
                                 {"role": "user", "content": "Which is a liquid?"}],
                      "choices": ["ice", "water"], "answer": 1}, "prompt",
@@ -808,6 +879,20 @@ def test_a_numbered_right_option_that_cannot_be_read_is_named(tmp_path, cops, ne
         "spans": ["The Bears"]}}, "question", "answers_spans.spans", "The Bears won 24-7."),
     ({"passage": "Water is wet.", "question": "is water wet", "answer": True}, "question",
      "answer", "Water is wet."),                                                  # BoolQ
+    # titled paragraphs, or a list of them, were not text: the question was asked without them
+    ({"question": "Who is older?", "answer": "Ada", "context": {                  # HotpotQA
+        "title": ["Ada", "Bob"], "sentences": [["Ada was born", " in 1815."], ["Bob in 1900."]]}},
+     "question", "answer", "Ada: Ada was born in 1815.\n\nBob: Bob in 1900."),
+    ({"question": "Who is older?", "answer": "Ada", "context": [                  # 2Wiki
+        ["Ada", ["Ada was born in 1815."]], ["Bob", ["Bob in 1900."]]]},
+     "question", "answer", "Ada: Ada was born in 1815.\n\nBob: Bob in 1900."),
+    ({"question": "Who is older?", "answer": "Ada", "paragraphs": [               # MuSiQue
+        {"idx": 0, "title": "Ada", "paragraph_text": "Ada was born in 1815."},
+        {"idx": 1, "title": "Bob", "paragraph_text": "Bob in 1900."}]},
+     "question", "answer", "Ada: Ada was born in 1815.\n\nBob: Bob in 1900."),
+    ({"question": "Does it help?", "final_decision": "yes", "context": {         # PubMedQA
+        "contexts": ["It was tried.", "It helped."], "labels": ["A", "B"]}},
+     "question", "final_decision", "It was tried.\n\nIt helped."),
 ])
 def test_a_question_is_asked_after_the_text_it_is_about(tmp_path, row, field, answer, context):
     # the model was asked 'How many are left?' without the Body / passage that says of what
@@ -1411,6 +1496,88 @@ def test_a_column_of_acceptable_answers_accepts_any_of_them(tmp_path, row, field
         assert task["answer"] == gold and "answers" not in task
 
 
+def test_answers_beside_an_answer_are_its_spellings_not_options(tmp_path):
+    # ReClor's answers are options (its label an index); beside an answer text, its spellings
+    from rewards import task_solved
+
+    path = tmp_path / "qa.jsonl"
+    path.write_text(json.dumps({"question": "Capital of France?", "answer": "Paris",
+                                "answers": ["Paris", "paris"]}) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
+    assert task["prompt"] == "Capital of France?" and task["answer"] == "Paris"
+    assert task_solved("\\boxed{Paris}", task) and not task_solved("\\boxed{A}", task)
+    path.write_text(json.dumps({"question": "2 + 2?", "answer": 4, "answers": ["4", "four"]})
+                    + "\n")                                   # a number: no index either
+    task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
+    assert task["prompt"] == "2 + 2?" and task_solved("\\boxed{4}", task)
+
+
+@pytest.mark.parametrize("question", [
+    "Name the three primary colours of light.", "Which 3 colours make white light?",
+    "List the primary colours of light.", "Name all primary colours of light."])
+def test_a_list_of_words_asked_for_together_is_one_answer(tmp_path, question):
+    # it was read as acceptable answers: 'red' alone was graded right
+    from rewards import task_solved
+
+    path = tmp_path / "parts.jsonl"
+    path.write_text(json.dumps({"question": question, "answer": ["red", "green", "blue"]}) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
+    assert task["answer"] == "red, green, blue" and "answers" not in task
+    assert task_solved("\\boxed{red, green, blue}", task)
+    assert not task_solved("\\boxed{red}", task)
+    # a column named for choices is one, whatever the question asks (TriviaQA's aliases)
+    path.write_text(json.dumps({"question": question, "aliases": ["red", "green", "blue"]}) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field="aliases")[0]
+    assert task_solved("\\boxed{red}", task)
+
+
+def test_olympiadbench_error_is_the_tolerance_a_numeric_answer_is_graded_within(
+        tmp_path, capsys):
+    # its `error` was ignored: 6450 for 6.4e3 within 1e2 was graded wrong
+    from rewards import math_reward, task_solved
+
+    row = {"id": 1606, "question": "Find the height, in m.", "is_multiple_answer": False,
+           "final_answer": ["$6.4 \\times 10^{3}$"], "unit": "m", "error": "1e2"}
+    parts = {**row, "id": 7, "final_answer": ["$3$", "$4$"], "error": "1e-2,1e-2"}
+    path = tmp_path / "olympiadbench.jsonl"
+    path.write_text(json.dumps(row) + "\n" + json.dumps(parts) + "\n"
+                    + json.dumps({**row, "id": 8, "error": None}) + "\n")
+    task, multi, plain = dataset_tasks.load_tasks(str(path), prompt_field="question",
+                                                  answer_field="final_answer")
+    assert task["tolerance"] == 100.0
+    for reply, right in (("\\boxed{6450}", True), ("\\boxed{6.35 \\times 10^3}", True),
+                         ("The answer is 6500 m.", True), ("\\boxed{6501}", False),
+                         ("\\boxed{6450} or \\boxed{9000}", False)):     # a hedge: none
+        assert task_solved(reply, task) is right and math_reward(reply, task) == float(right)
+    assert not task_solved("\\boxed{6450}", plain)                # no tolerance: exact
+    # one tolerance per part is not honoured: graded exactly, and said once
+    assert "tolerance" not in multi and task_solved("\\boxed{3, 4}", multi)
+    out = capsys.readouterr().out
+    assert out.count("graded exactly") == 1 and "1e-2,1e-2" in out
+
+
+def test_squad_own_json_files_are_read_one_row_a_question(tmp_path, capsys):
+    # {"version", "data": [{"title", "paragraphs": [{"context", "qas"}]}]}: it was one row an
+    # article, 'no field question'
+    path = tmp_path / "dev-v2.0.json"
+    path.write_text(json.dumps({"version": "v2.0", "data": [{"title": "Paris", "paragraphs": [
+        {"context": "Paris is the capital of France.", "qas": [
+            {"id": "q1", "question": "Capital of France?", "is_impossible": False,
+             "answers": [{"text": "Paris", "answer_start": 0}]},
+            {"id": "q2", "question": "Capital of Mars?", "is_impossible": True, "answers": [],
+             "plausible_answers": [{"text": "Paris", "answer_start": 0}]}]},
+        {"context": "It lies on the Seine.", "qas": [
+            {"id": "q3", "question": "Which river?", "answers": [{"text": "the Seine",
+                                                                 "answer_start": 7}]}]}]}]}))
+    tasks = dataset_tasks.load_tasks(str(path), prompt_field="question",
+                                     answer_field="answers.text")
+    assert [(t["id"], t["prompt"], t["answer"]) for t in tasks] == [
+        ("q1", "Paris is the capital of France.\nCapital of France?", "Paris"),
+        ("q3", "It lies on the Seine.\nWhich river?", "the Seine")]
+    assert tasks[0]["title"] == "Paris"
+    assert "1 unanswerable questions (SQuAD 2.0's is_impossible)" in capsys.readouterr().out
+
+
 def test_a_row_column_named_as_a_graded_field_is_not_graded(tmp_path):
     # a row's own 'answers' (SQuAD's {"text": [...], "answer_start": [...]}) was copied into the
     # task and graded as its acceptable answers: the key 'text' was right, 'France' wrong; a code
@@ -1629,7 +1796,7 @@ def test_a_missing_column_error_names_the_column_that_was_likely_meant(tmp_path)
     with pytest.raises(data.DataError, match="--answer-field NAME"):    # not a code's 'outputs'
         dataset_tasks.load_tasks(str(path))
     # a column of acceptable answers (WebQuestions', BIG-bench's) was not named either
-    for column in ("answers", "targets"):
+    for column in ("answers", "targets", "gold"):       # 'gold': '--answer-field NAME'
         path.write_text(json.dumps({"prompt": "Capital?", column: ["Paris", "paris"]}) + "\n")
         with pytest.raises(data.DataError, match=f"--answer-field {column}"):
             dataset_tasks.load_tasks(str(path))

@@ -339,4 +339,9 @@ def test_a_file_task_is_not_evaluated_on_its_own_training_rows(tmp_path):
     cfg = distill.Config(task=str(path))
     assert len(distill.load_prompts(cfg, "train", 6)) == 6
     assert distill.load_prompts(cfg, "test", 4) == []
+    # the rows that training leaves out are held out: none trained on
+    cfg = distill.Config(task=str(path), num_train_prompts=4)
+    train, test = distill.load_prompts(cfg, "train", 4), distill.load_prompts(cfg, "test", 4)
+    assert len(train) == 4 and len(test) == 2
+    assert not {t["id"] for t in train} & {t["id"] for t in test}
     assert len(distill.load_prompts(distill.Config(task="math"), "test", 4)) == 4

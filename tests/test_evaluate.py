@@ -1,5 +1,6 @@
 """evaluate.py: the unbiased pass@k estimator and the evaluation loop."""
 
+import json
 import math
 
 import pytest
@@ -116,3 +117,14 @@ def test_paired_counts_discordant_problems():
     assert evaluate.paired(old, new) == {"gained": 2, "lost": 1, "p": 1.0}
     with pytest.raises(ValueError, match="same problems"):
         evaluate.paired(old, new[:3])
+
+
+def test_eval_problems_of_a_file_are_a_seeded_sample_not_its_first_rows(tmp_path):
+    # MMLU's file is sorted by subject: --eval_problems 15 scored its first subject alone
+    path = tmp_path / "sorted.jsonl"
+    path.write_text("".join(json.dumps({"prompt": f"{s} {i}?", "answer": i, "subject": s}) + "\n"
+                            for s in ("algebra", "biology", "chemistry") for i in range(20)))
+    cfg = evaluate.Config(task=str(path), eval_problems=15, seed=1)
+    picked = evaluate.load_eval_tasks(cfg)
+    assert len(picked) == 15 and len({t["subject"] for t in picked}) == 3
+    assert picked == evaluate.load_eval_tasks(cfg)

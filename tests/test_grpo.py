@@ -797,7 +797,35 @@ def test_a_file_task_is_not_evaluated_on_its_own_training_rows(tmp_path, capsys)
                             for i in range(6)))
     train, test = grpo_setup.load_task_splits(grpo.Config(task=str(path), eval_problems=4))
     assert len(train) == 6 and test == []
-    assert "no periodic evaluation: --task" in capsys.readouterr().out   # said, not silent
+    out = capsys.readouterr().out                   # said once, with the fix
+    assert out.count("no periodic evaluation: --task") == 1 and "'split' column" in out
+    # rows that training leaves out are held out (it was off for any single file), seeded
+    cfg = grpo.Config(task=str(path), eval_problems=4, num_train_prompts=4, seed=3)
+    train, test = grpo_setup.load_task_splits(cfg)
+    assert len(train) == 4 and len(test) == 2
+    assert not {t["id"] for t in train} & {t["id"] for t in test}
+    assert grpo_setup.load_task_splits(cfg) == (train, test)
+    assert "--eval_problems 4, but the held-out rows of --task" in capsys.readouterr().out
+    # a file that repeats its prompts (under ids of their own, so not read once each): no
+    # held-out row is a copy of a trained one
+    path.write_text("".join(json.dumps({"id": i, "prompt": f"{i % 6}+1?", "answer": i % 6 + 1})
+                            + "\n" for i in range(30)))
+    for seed in range(5):
+        cfg = grpo.Config(task=str(path), eval_problems=4, num_train_prompts=3, seed=seed)
+        train, test = grpo_setup.load_task_splits(cfg)
+        assert test and not {t["prompt"] for t in train} & {t["prompt"] for t in test}
+    # a file whose rows name their split: evaluated on its test rows, trained on the others
+    path.write_text("".join(json.dumps({"prompt": f"{i}+1?", "answer": i + 1,
+                                        "split": "test" if i < 2 else "train"}) + "\n"
+                            for i in range(6)))
+    train, test = grpo_setup.load_task_splits(grpo.Config(task=str(path), eval_problems=4))
+    assert [t["prompt"] for t in test] == ["0+1?", "1+1?"] and len(train) == 4
+    # no test split, a validation one: evaluated on that (it was held out of training too)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"train": [{"prompt": "1+1?", "answer": 2}],
+                                "validation": [{"prompt": "2+2?", "answer": 4}]}))
+    train, test = grpo_setup.load_task_splits(grpo.Config(task=str(path), eval_problems=4))
+    assert [t["prompt"] for t in train] == ["1+1?"] and [t["prompt"] for t in test] == ["2+2?"]
     train, test = grpo_setup.load_task_splits(grpo.Config(task="math", eval_problems=4,
                                                           num_train_prompts=6))
     assert len(train) == 6 and len(test) == 4

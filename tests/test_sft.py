@@ -2354,6 +2354,26 @@ def test_sft_trains_on_the_train_rows_of_a_file_of_several_splits(tmp_path, name
         sft_data.jsonl_examples(str(path))
 
 
+@pytest.mark.parametrize("name,says", [
+    ("train.jsonl.zst", "train.jsonl.zst: a .zst archive or compressed file, which is not read "
+     "as it is (gzip is); decompress it (zstd -d FILE)"),
+    ("train.xlsx", "train.xlsx: a spreadsheet (.xlsx), which is not read; save its sheet as "
+     ".csv"),
+    ("shards", "shards: a folder, not a file; pass one data file (it holds 1, e.g. ")])
+def test_an_sft_dataset_path_of_another_kind_is_named_with_its_fix(tmp_path, name, says):
+    # each was "--dataset ...: use math, teacher, fusion, math_tools or a .jsonl ... file"
+    import sft_data
+
+    path = tmp_path / name
+    if name == "shards":
+        path.mkdir()
+        (path / "train-00000-of-00001.jsonl").write_text('{"prompt": "1?", "completion": "1"}\n')
+    else:
+        path.write_bytes(b"PK\x03\x04")
+    with pytest.raises(data.DataError, match=re.escape(says)):
+        sft_data.load_examples(sft.Config(dataset=str(path)))
+
+
 def test_sft_reads_a_gzipped_dataset_file_as_data_does(tmp_path):
     # dataset_tasks.rows_from_file reads .jsonl.gz; --dataset refused it ("use math, teacher, ...")
     import gzip
