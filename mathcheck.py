@@ -2960,6 +2960,27 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
         return False
 
 
+def within_tolerance(completion: str, task: dict, lenient: bool = False) -> bool:
+    """Whether the completion's final answer is a number within the task's `tolerance` of its
+    gold, |answer - gold| <= tolerance, as OlympiadBench's judge grades a row with an `error`
+    (read by `dataset_tasks.answer_tolerance`); the answer is the one `verify_math` reads (a
+    hedge or a withdrawn answer is none), compared exactly.
+
+    >>> within_tolerance("\\\\boxed{6.45 \\\\times 10^{3}}", {"answer": "6400", "tolerance": 100.0})
+    True
+    >>> within_tolerance("\\\\boxed{6600}", {"answer": "6400", "tolerance": 100.0})
+    False
+    """
+    region = answer_region(completion)
+    pred = extract_answer(region) if region is not None else None
+    number = (lambda s: exact_number(normalize_answer(s)) if s else None)
+    p, g = number(pred), number(task["answer"])
+    if p is None or g is None:
+        return False
+    return abs(p - g) <= Fraction(str(task["tolerance"])) and verify_math(
+        completion, pred, lenient=lenient)       # its own answer: not hedged, not withdrawn
+
+
 def _verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     if not isinstance(completion, str) or answer is None:
         return False

@@ -46,11 +46,11 @@ import codeblocks
 from mathcheck import (  # noqa: F401
     WORKER,
     answer_region,
-    exact_number,
     extract_answer,
     find_boxes,
     normalize_answer,
     verify_math,
+    within_tolerance,
 )
 
 __all__ = [
@@ -96,29 +96,6 @@ def answer_verified(completion: str, task: dict, lenient: bool = False) -> bool:
     if any(verify_math(completion, gold, lenient=lenient) for gold in golds):
         return True
     return bool(task.get("tolerance")) and within_tolerance(completion, task, lenient)
-
-
-def within_tolerance(completion: str, task: dict, lenient: bool = False) -> bool:
-    """Whether the completion's final answer is a number within the task's `tolerance` of its
-    gold, |answer - gold| <= tolerance, as OlympiadBench's judge grades a row with an `error`
-    (read by `dataset_tasks.answer_tolerance`); the answer is the one `verify_math` reads (a
-    hedge or a withdrawn answer is none), compared exactly.
-
-    >>> within_tolerance("\\\\boxed{6.45 \\\\times 10^{3}}", {"answer": "6400", "tolerance": 100.0})
-    True
-    >>> within_tolerance("\\\\boxed{6600}", {"answer": "6400", "tolerance": 100.0})
-    False
-    """
-    from fractions import Fraction
-
-    region = answer_region(completion)
-    pred = extract_answer(region) if region is not None else None
-    number = (lambda s: exact_number(normalize_answer(s)) if s else None)
-    p, g = number(pred), number(task["answer"])
-    if p is None or g is None:
-        return False
-    return abs(p - g) <= Fraction(str(task["tolerance"])) and verify_math(
-        completion, pred, lenient=lenient)       # its own answer: not hedged, not withdrawn
 
 
 def math_reward(completion: str, task: dict, **_) -> float:
