@@ -24,10 +24,14 @@ beside it, are real Python files: sandbox_programs/runner.py (R, below) and
 sandbox_programs/zygote.py.
 
 Which Python runs the candidate's code: the system interpreter, not this process's venv
-  * ``SANDBOX_PYTHON`` (default /usr/bin/python3), started with ``-I -S``. The candidate sees
+  * ``SANDBOX_PYTHON`` (default /usr/bin/python3), started with ``-s -S``. The candidate sees
     that Python's version and standard library only: none of the training venv's packages. A
     solution that imports numpy fails; a test that does (HumanEval+'s, MBPP+'s) would fail every
-    program, and is refused before anything runs, naming the module.
+    program, and is refused before anything runs, naming the module. ``python3`` and ``python`` on
+    its PATH are that interpreter (a program may start Python again, as on a judge).
+  * The hash seed is 0 (PYTHONHASHSEED): a str's hash, so the order of a set of strings, is the
+    same in every run and slot. The policy is reproducible verdicts: a program right only by a
+    lucky order passes always or never, never at random (sandbox_isolation.SANDBOX_ENV).
   * Why: the code runs as an unprivileged slot uid inside bwrap, where only the interpreter, its
     standard library and the shared libraries it links are bound read-only; a venv (typically under
     a home directory, with its site-packages) is neither bound there nor readable by those uids. Set
@@ -38,7 +42,7 @@ How a run is isolated ("full" mode: root + bubblewrap + cgroup v1)
     ``--die-with-parent``, ``--new-session``, a fresh /proc and a read-only /dev, a size-capped
     tmpfs /tmp as the per-run work directory (and one as /dev/shm, for multiprocessing), and only
     the interpreter, its standard library and the shared libraries it links bound read-only. The
-    environment is empty (PATH/HOME/LANG only).
+    environment is empty (PATH/HOME/LANG and PYTHONHASHSEED=0 only).
   * The interpreter is not started per run: a pre-imported zygote per slot (outside every sandbox,
     never given a job) forks a process that joins the slot's cgroups, becomes the slot uid, enters
     the fresh bwrap's namespaces (bwrap waits on --block-fd once set up, as pid 1, out of the

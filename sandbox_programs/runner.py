@@ -2,7 +2,7 @@
 process.
 
 sandbox.py never imports this file. sandbox_isolation.py reads its text and starts it as
-``python -I -S -B -c <this text> JOB CHAN MODE`` inside a fresh bwrap (plain path), or the zygote
+``python -s -S -B -c <this text> JOB CHAN MODE`` inside a fresh bwrap (plain path), or the zygote
 (zygote.py) execs the same text with the same argv as pid 2 of a fresh sandbox. Imported (linters,
 doctest collection), it only defines its functions. Stdlib C modules only, for a fast start.
 
@@ -678,6 +678,9 @@ def run_asserts(c, loaded, tests, report):
 
 def main():
     """Returns (code, globals) in stdio mode; call and assert mode end the process here."""
+    # started with -s, not -I (it reads PYTHONHASHSEED): -c put the current directory, the
+    # candidate's /tmp, on sys.path, where R imports the modules the candidate's code names
+    sys.path[:] = [p for p in sys.path if p]
     job, chan, mode = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     builtins.exit = builtins.quit = exit_
     send(chan, b"hello")

@@ -678,6 +678,15 @@ FAKE_SUCCESS = {
     "frame_walk": "import sys\ndef f(x):\n    fr = sys._getframe()\n"
     "    while fr.f_back: fr = fr.f_back\n"
     "    fr.f_globals.get('__builtins__', {})\n    return 0",
+    # R imports the modules that C's globals name: one from the sandbox's /tmp would run in R,
+    # where it finds the report function up the stack and reports a pass for every test
+    "a_module_for_the_runner": "import sys\nopen('/tmp/evil.py', 'w').write(\n"
+    "    'import sys\\nf = sys._getframe()\\n'\n"
+    "    'while f is not None and \"report\" not in f.f_locals:\\n    f = f.f_back\\n'\n"
+    "    'for i in range(len(f.f_locals[\"tests\"]) if f else 0):\\n'\n"
+    "    '    f.f_locals[\"report\"]((i, \"pass\"))\\n'\n"
+    "    'if f: f.f_locals[\"report\"]((\"done\",))\\n')\n"
+    "sys.path.insert(0, '/tmp')\nimport evil\ndef f(x): return 0",
 }
 
 
@@ -833,6 +842,18 @@ for pid in os.listdir('/proc'):
     out = out_of(code)
     assert "s3cr3t-token-42" not in out
     assert "1 environ" in out  # /proc/1/environ was looked at
+
+
+def test_python_is_on_the_path_and_the_hash_seed_is_zero():
+    # a program that started python3 found none (only the interpreter's own file was bound); the
+    # hash seed was the zygote's, random per slot, so a program right only by a lucky order of a
+    # set of strings passed on some slots and failed on others: now 0 everywhere, as the policy
+    code = ("import subprocess\nprint(hash('abc'))\nfor py in ('python3', 'python'):\n"
+            "    print(subprocess.run([py, '-c', 'print(hash(\"abc\"))'], capture_output=True,"
+            " text=True).stdout, end='')")
+    seed0 = subprocess.run([sandbox_isolation.PYTHON, "-c", "print(hash('abc'))"],
+                           env={"PYTHONHASHSEED": "0"}, capture_output=True, text=True).stdout
+    assert sandbox.run_program(code).stdout == seed0 * 3
 
 
 @needs_full
