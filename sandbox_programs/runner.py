@@ -591,6 +591,12 @@ def names_read(tests):
     values of the candidate's that C sends R. A global that no test reads (a sieve of 10**7
     entries) was copied to R and walked there: seconds of the run's CPU time, or its memory.
 
+    C learns these names (identifiers only: no constant, no expected value). That earns no mark:
+    C's functions, classes and modules reach the tests whatever their names, so C could define
+    any name without knowing it is read; builtins and dunders are never taken from C, and a name
+    that a test statement binds is rebound when it runs. What C can learn is which helpers the
+    tests call (``isclose``, ``sorted``), which the task's statement usually says anyway.
+
     >>> names_read(["def check(c):\\n    assert c(N) == 2\\ncheck(f)"])
     ['N', 'check', 'f']
     """
