@@ -53,7 +53,10 @@ How a run is isolated ("full" mode: root + bubblewrap + cgroup v1)
   * It runs as an unprivileged uid, one per concurrent slot (61000+i, no passwd entry needed), so
     root-only files stay unreadable and the launcher's environment is not in /proc/1/environ.
   * Limits: CPU time of the whole process tree (cgroup cpuacct, polled) with a wall-clock backstop
-    for sleepers (per test); memory (+swap) and process count by a pre-created cgroup per slot;
+    for sleepers, both per test (the tests of one launch -- call, assert -- cannot spend each
+    other's time; a test that runs out of it ends the launch, and the tests after it count as
+    timeouts, as stdin/stdout tests stop); memory (+swap) and process count by a pre-created
+    cgroup per slot;
     RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE and RLIMIT_CORE=1 (no core dump, even piped to a
     helper) as a second line. When a run ends, its bwrap is killed (which kills the PID
     namespace) and the slot's cgroup is swept until it is empty.

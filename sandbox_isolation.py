@@ -855,7 +855,9 @@ def _pump(proc: subprocess.Popen, run: Run, slot: _Slot, writers: dict[int, byte
           wall: tuple[float, float], closed: set):
     """Write the job and stdin while reading the program's pipes; enforce the caps and the CPU/wall
     limits. wall: (the launch's backstop, a test's), in seconds from `start`: each result frame
-    from R gives the next test its own (`_budget`).
+    from R gives the next test its own (`_budget`). CPU time likewise: the launch's `cpu_budget`,
+    and each test's own, lim.timeout_s + 0.3 s from the previous result (the first: from the
+    start, its code's loading included, as a judge that runs the program per test counts it).
 
     writers: descriptor -> bytes for it; each is closed (and added to `closed`) once written, when
       the program stops reading it (EPIPE), or when the pump ends.
@@ -877,7 +879,8 @@ def _pump(proc: subprocess.Popen, run: Run, slot: _Slot, writers: dict[int, byte
     for fd in readers:
         poller.register(fd, select.POLLIN)
     done = False
-    next_cpu = 0.0
+    next_cpu = cpu_mark = 0.0  # cpu_mark: the CPU time when the test under way began
+    test_cpu = lim.timeout_s + 0.3
     deadline = start + min(wall)
     try:
         while readers and not done:
@@ -887,7 +890,10 @@ def _pump(proc: subprocess.Popen, run: Run, slot: _Slot, writers: dict[int, byte
                 break
             if slot.cg and now >= next_cpu:
                 next_cpu = now + 0.02
-                if slot.cpu_s() > cpu_budget:
+                # one budget for all the tests let one test take the others' time: 0.5 s per
+                # test, a call of 1.3 s passed among four tests, a timeout when run alone
+                cpu = slot.cpu_s()
+                if cpu > cpu_budget or cpu - cpu_mark > test_cpu:
                     run.killed = "timeout"
                     break
             for fd, ev in poller.poll(min(20.0, (deadline - now) * 1000 + 1)):
@@ -938,8 +944,9 @@ def _pump(proc: subprocess.Popen, run: Run, slot: _Slot, writers: dict[int, byte
                         done = True
                     seen = len(run.frames)
                     done = _frames(chan, run, secret) or done
-                    if len(run.frames) > seen:  # a test's result: the next test's wall-clock time
+                    if len(run.frames) > seen:  # a test's result: the next test's time
                         deadline = min(start + wall[0], time.monotonic() + wall[1])
+                        cpu_mark = slot.cpu_s() if slot.cg else 0.0
     finally:
         for fd in writers:
             os.close(fd)

@@ -201,6 +201,20 @@ def test_a_sleeper_holds_its_slot_for_one_tests_wall_time_not_the_launchs(kind):
     assert res.time_s < 6
 
 
+@needs_full
+@pytest.mark.parametrize("kind", ["call", "assert"])
+def test_one_test_cannot_spend_the_cpu_time_of_the_others(kind):
+    # one CPU budget for the launch (timeout_s per test, pooled): a call of 0.9 s among four tests
+    # of 0.3 s passed, where a judge that times each test (APPS, TACO, LiveCodeBench) fails it
+    code = ("import time\ndef f(x):\n    t = time.process_time()\n"
+            "    while x == 3 and time.process_time() - t < 0.9:\n        pass\n    return x + 1")
+    tests = [call("f", [i], i + 1) if kind == "call" else {"assert": f"assert f({i}) == {i + 1}"}
+             for i in range(4)]
+    res = run_tests(code, tests, timeout_s=0.3)
+    assert (res.verdict, res.passed) == ("timeout", 3), res
+    assert run_tests(code.replace("0.9", "0.2"), tests, timeout_s=0.3).verdict == "accepted"
+
+
 def test_memory_limit():
     r = run_tests("x = bytearray(400 << 20)\nprint(len(x))", io("", ""), memory_mb=128)
     assert r.verdict == "memory_limit", r
