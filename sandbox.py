@@ -56,9 +56,8 @@ How a run is isolated ("full" mode: root + bubblewrap + cgroup v1)
     for sleepers, both per test (the tests of one launch -- call, assert -- cannot spend each
     other's time; a test that runs out of it ends the launch, and the tests after it count as
     timeouts, as stdin/stdout tests stop); memory (+swap) and process count by a pre-created
-    cgroup per slot;
-    RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE and RLIMIT_CORE=1 (no core dump, even piped to a
-    helper) as a second line. When a run ends, its bwrap is killed (which kills the PID
+    cgroup per slot; RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE and RLIMIT_CORE=1 (no core dump, even
+    piped to a helper) as a second line. When a run ends, its bwrap is killed (which kills the PID
     namespace) and the slot's cgroup is swept until it is empty.
   * Output is read while stdin is written (no pipe deadlock), capped (stdout 1 MiB, or twice the
     test's expected output -> verdict ``output_limit``; the last 64 KiB of stderr are kept).
