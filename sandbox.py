@@ -687,13 +687,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--float-tol", type=float, default=None, help="tolerance for floats")
     args = ap.parse_args(argv)
     rows = []
-    with open(args.file) as f:
-        for n, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    ap.error(f"{args.file}:{n}: not valid JSON ({e})")
+    try:
+        with open(args.file, encoding="utf-8") as f:
+            lines = f.readlines()
+    except (OSError, UnicodeDecodeError) as e:  # missing, a folder, unreadable, not UTF-8 text
+        ap.error(f"cannot read {args.file} ({e.strerror if isinstance(e, OSError) else e}); give"
+                 f" a jsonl file of {{\"code\": ..., \"tests\": [...]}} rows, in UTF-8")
+    for n, line in enumerate(lines, 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                ap.error(f"{args.file}:{n}: not valid JSON ({e})")
     for n, r in enumerate(rows, 1):
         if not isinstance(r, dict) or "code" not in r or "tests" not in r:
             ap.error(f"{args.file}: row {n} needs 'code' and 'tests' keys")

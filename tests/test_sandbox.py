@@ -1243,6 +1243,21 @@ def test_cli_refuses_bad_rows_and_flags_in_one_line(row, flags, says, tmp_path):
     assert "Traceback" not in out.stderr and out.stdout == "", out
 
 
+@pytest.mark.parametrize("kind, says", [("missing", "No such file or directory"),
+                                        ("folder", "Is a directory"),
+                                        ("latin-1", "can't decode byte 0xe9")])
+def test_cli_refuses_a_file_it_cannot_read_in_one_line(kind, says, tmp_path):
+    # each was a traceback (FileNotFoundError, IsADirectoryError, UnicodeDecodeError)
+    f = {"missing": tmp_path / "none.jsonl", "folder": tmp_path,
+         "latin-1": tmp_path / "jobs.jsonl"}[kind]
+    if kind == "latin-1":
+        f.write_bytes('{"code": "print(\'é\')", "tests": []}\n'.encode("latin-1"))
+    out = subprocess.run([sys.executable, sandbox.__file__, str(f)], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 2 and f"error: cannot read {f} (" in out.stderr, out.stderr
+    assert says in out.stderr and "Traceback" not in out.stderr and out.stdout == "", out
+
+
 def test_cli(tmp_path):
     f = tmp_path / "jobs.jsonl"
     f.write_text(
