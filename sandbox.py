@@ -74,7 +74,9 @@ How it is judged
     candidate process C (forked from R *before* R has read the tests or the per-run secret).
     C executes the code; R calls C's functions over a pipe, with arguments marshalled fresh for
     every call (a deep copy) and return values accepted only if they are built from exact
-    builtin types (``marshal`` refuses an int subclass or an object with a lying ``__eq__``)
+    builtin types (``marshal`` refuses an object with a lying ``__eq__``; a value of a subclass of
+    one -- a Counter, a namedtuple, an IntEnum -- crosses as the plain value its base type holds,
+    read in C with the base type's own methods: runner.as_plain)
     and take at most 64 MiB once decoded (runner.MAX_VALUE_BYTES), with at most 64 elements of a
     set (or keys of a dict) sharing a hash (runner.MAX_SAME_HASH: decoding is linear).
     Call-based: R forwards the values to the parent, which compares them with strict, type-aware

@@ -369,7 +369,9 @@ def test_call_based_arguments_are_deep_copies():
 @pytest.mark.parametrize(
     "code",
     [
-        "class I(int): pass\ndef f(): return I(3)",  # int subclass
+        # an int subclass crosses as its true value (as_plain), whatever its __eq__ says
+        "class I(int):\n    def __eq__(self, o): return True\n    __hash__ = int.__hash__\n"
+        "def f(): return I(0)",
         "class E:\n    def __eq__(self, o): return True\n    __hash__ = object.__hash__\n"
         "def f(): return E()",
         "def f(): return True",  # bool is not int
@@ -382,6 +384,27 @@ def test_call_based_arguments_are_deep_copies():
 )
 def test_call_based_strict_equality(code):
     assert run_tests(code, [call("f", [], 3)]).verdict != "accepted"
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("collections.Counter('aab')", {"a": 2, "b": 1}),
+    ("collections.defaultdict(list, {1: [2]})", {1: [2]}),
+    ("collections.OrderedDict([(2, 'x'), (1, 'y')])", {2: "x", 1: "y"}),
+    ("collections.namedtuple('P', 'x y')(1, 2)", (1, 2)),
+    ("[enum.IntEnum('C', 'RED BLUE').BLUE, collections.Counter()]", [2, {}]),
+    ("{'k': (collections.Counter(a=1),)}", {"k": ({"a": 1},)}),
+])
+def test_a_value_of_a_subclass_of_a_plain_type_crosses_as_its_plain_value(value, expected):
+    # a judge compares with == (APPS, TACO) or serialises the value (LeetCode): MBPP's own solution
+    # of freq_count returns a Counter, which could not leave the candidate's process: a wrong answer
+    code = f"import collections, enum\ndef f():\n    return {value}"
+    res = run_tests(code, [call("f", [], expected), {"assert": f"assert f() == {expected!r}"}])
+    assert (res.verdict, res.passed) == ("accepted", 2), res
+    # an object that a class of the candidate's makes stays in its process, its methods callable
+    stack = ("class MinStack(list):\n    def push(self, x):\n        self.append(x)\n"
+             "    def top(self):\n        return self[-1]")
+    test = "s = MinStack()\ns.push(3)\nassert s.top() == 3"
+    assert run_tests(stack, [{"assert": test}]).verdict == "accepted"
 
 
 @pytest.mark.parametrize(
