@@ -112,7 +112,9 @@ def _closing_fences(char: str, n: int) -> tuple[re.Pattern, re.Pattern]:
 def with_prelude(prelude: str, code: str) -> str:
     """`code` after `prelude`, but its ``from __future__`` imports (and a docstring before them)
     first, where Python requires them: after the prelude, ``from __future__ import annotations``
-    was a SyntaxError, and a correct solution got 0. `code` must compile.
+    was a SyntaxError, and a correct solution got 0. A prelude gets the line break that ends its
+    last line if it has none (a task file's ``"prelude": "import math"`` ran into the code's first
+    line: every solution a SyntaxError). `code` must compile.
 
     >>> print(with_prelude("import math\\n", "from __future__ import annotations\\nx = 1\\n"))
     from __future__ import annotations
@@ -120,6 +122,8 @@ def with_prelude(prelude: str, code: str) -> str:
     x = 1
     <BLANKLINE>
     """
+    if prelude and not prelude.endswith(("\n", "\r")):
+        prelude += "\n"
     if not prelude or "__future__" not in code:
         return prelude + code
     body = ast.parse(code).body

@@ -24,10 +24,14 @@ beside it, are real Python files: sandbox_programs/runner.py (R, below) and
 sandbox_programs/zygote.py.
 
 Which Python runs the candidate's code: the system interpreter, not this process's venv
-  * ``SANDBOX_PYTHON`` (default /usr/bin/python3), started with ``-I -S``. The candidate sees
+  * ``SANDBOX_PYTHON`` (default /usr/bin/python3), started with ``-s -S``. The candidate sees
     that Python's version and standard library only: none of the training venv's packages. A
     solution that imports numpy fails; a test that does (HumanEval+'s, MBPP+'s) would fail every
-    program, and is refused before anything runs, naming the module.
+    program, and is refused before anything runs, naming the module. ``python3`` and ``python`` on
+    its PATH are that interpreter (a program may start Python again, as on a judge).
+  * The hash seed is 0 (PYTHONHASHSEED): a str's hash, so the order of a set of strings, is the
+    same in every run and slot. The policy is reproducible verdicts: a program right only by a
+    lucky order passes always or never, never at random (sandbox_isolation.SANDBOX_ENV).
   * Why: the code runs as an unprivileged slot uid inside bwrap, where only the interpreter, its
     standard library and the shared libraries it links are bound read-only; a venv (typically under
     a home directory, with its site-packages) is neither bound there nor readable by those uids. Set
@@ -38,7 +42,7 @@ How a run is isolated ("full" mode: root + bubblewrap + cgroup v1)
     ``--die-with-parent``, ``--new-session``, a fresh /proc and a read-only /dev, a size-capped
     tmpfs /tmp as the per-run work directory (and one as /dev/shm, for multiprocessing), and only
     the interpreter, its standard library and the shared libraries it links bound read-only. The
-    environment is empty (PATH/HOME/LANG only).
+    environment is empty (PATH/HOME/LANG and PYTHONHASHSEED=0 only).
   * The interpreter is not started per run: a pre-imported zygote per slot (outside every sandbox,
     never given a job) forks a process that joins the slot's cgroups, becomes the slot uid, enters
     the fresh bwrap's namespaces (bwrap waits on --block-fd once set up, as pid 1, out of the
@@ -49,9 +53,11 @@ How a run is isolated ("full" mode: root + bubblewrap + cgroup v1)
   * It runs as an unprivileged uid, one per concurrent slot (61000+i, no passwd entry needed), so
     root-only files stay unreadable and the launcher's environment is not in /proc/1/environ.
   * Limits: CPU time of the whole process tree (cgroup cpuacct, polled) with a wall-clock backstop
-    for sleepers (per test); memory (+swap) and process count by a pre-created cgroup per slot;
-    RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE and RLIMIT_CORE=1 (no core dump, even piped to a
-    helper) as a second line. When a run ends, its bwrap is killed (which kills the PID
+    for sleepers, both per test (the tests of one launch -- call, assert -- cannot spend each
+    other's time; a test that runs out of it ends the launch, and the tests after it count as
+    timeouts, as stdin/stdout tests stop); memory (+swap) and process count by a pre-created
+    cgroup per slot; RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE and RLIMIT_CORE=1 (no core dump, even
+    piped to a helper) as a second line. When a run ends, its bwrap is killed (which kills the PID
     namespace) and the slot's cgroup is swept until it is empty.
   * Output is read while stdin is written (no pipe deadlock), capped (stdout 1 MiB, or twice the
     test's expected output -> verdict ``output_limit``; the last 64 KiB of stderr are kept).
@@ -68,7 +74,9 @@ How it is judged
     candidate process C (forked from R *before* R has read the tests or the per-run secret).
     C executes the code; R calls C's functions over a pipe, with arguments marshalled fresh for
     every call (a deep copy) and return values accepted only if they are built from exact
-    builtin types (``marshal`` refuses an int subclass or an object with a lying ``__eq__``)
+    builtin types (``marshal`` refuses an object with a lying ``__eq__``; a value of a subclass of
+    one -- a Counter, a namedtuple, an IntEnum -- crosses as the plain value its base type holds,
+    read in C with the base type's own methods: runner.as_plain)
     and take at most 64 MiB once decoded (runner.MAX_VALUE_BYTES), with at most 64 elements of a
     set (or keys of a dict) sharing a hash (runner.MAX_SAME_HASH: decoding is linear).
     Call-based: R forwards the values to the parent, which compares them with strict, type-aware
@@ -118,9 +126,12 @@ table.
 from __future__ import annotations
 
 import argparse
+import functools
+import itertools
 import json
 import marshal
 import math
+import operator
 import os
 import re
 import signal
@@ -257,6 +268,7 @@ def _float_eq(a: float, b: float, tol: float | None) -> bool:
 _NUMBER_RE = re.compile(r"[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?|inf(?:inity)?|nan)",
                        re.ASCII | re.IGNORECASE)
 _INTEGER_RE = re.compile(r"[+-]?\d+", re.ASCII)
+_BIG = float(2 ** 53)  # from here on, floats do not tell integers apart
 
 
 def outputs_match(got: str, expected: str, float_tol: float | None = None) -> bool:
@@ -279,32 +291,67 @@ def outputs_match(got: str, expected: str, float_tol: float | None = None) -> bo
     g, e = normalise_output(got), normalise_output(expected)
     if len(g) != len(e):
         return False
-    if float_tol is None:
-        return all(lg == le or _same_numbers(lg.split(), le.split()) for lg, le in zip(g, e))
-    for lg, le in zip(g, e):
-        tg, te = lg.split(), le.split()
-        if len(tg) != len(te):
-            return False
-        for a, b in zip(tg, te):
-            if _INTEGER_RE.fullmatch(a) and _INTEGER_RE.fullmatch(b):
-                if _integer(a) != _integer(b):
-                    return False
-            elif _NUMBER_RE.fullmatch(a) and _NUMBER_RE.fullmatch(b):
-                if not _float_eq(float(a), float(b), float_tol):
-                    return False
-            elif a != b:
-                return False
-    return True
-
-
-def _same_numbers(got: list[str], expected: list[str]) -> bool:
-    """Whether two lines' tokens are all numbers, pairwise equal in value (exactly: Decimal)."""
-    try:
-        return len(got) == len(expected) and all(
-            _NUMBER_RE.fullmatch(a) and _NUMBER_RE.fullmatch(b) and Decimal(a) == Decimal(b)
-            for a, b in zip(got, expected))
-    except ArithmeticError:  # an exponent past Decimal's range ('1e99999999999999999999')
+    # the lines that differ as text (with float_tol, a NaN's line too: a NaN equals nothing); one
+    # list of tokens for all of them (a list per line made the garbage collector run, 2 x slower)
+    nan = float_tol is not None and "nan" in expected.lower()
+    got_lines = [lg for lg, le in zip(g, e) if lg != le or nan and "nan" in lg.lower()]
+    expected_lines = [le for lg, le in zip(g, e) if lg != le or nan and "nan" in lg.lower()]
+    if not got_lines:
+        return True
+    if list(map(len, map(str.split, got_lines))) != list(map(len, map(str.split, expected_lines))):
         return False
+    got_tokens, expected_tokens = " ".join(got_lines).split(), " ".join(expected_lines).split()
+    if float_tol is None:
+        return _same_numbers(got_tokens, expected_tokens)
+    return _close_tokens(got_tokens, expected_tokens, float_tol)
+
+
+# The tokens of all the lines that differ are compared at once, converted by map() in C: line by
+# line and token by token in Python, a ~1 MB expected output of numbers cost 1.5-2.5 s of the
+# parent's CPU per test, under the GIL, where the program printed them in another form ('5.0' for
+# '5') or with float_tol. Python's Decimal() and float() read what _NUMBER_RE matches, and more
+# only where a token holds an underscore or a character past ASCII ('1_000', '１２'; NaN payloads:
+# 'nan5', which equals nothing either way).
+def _same_numbers(got: list[str], expected: list[str]) -> bool:
+    """Whether the tokens are all numbers, pairwise equal in value (exactly: Decimal)."""
+    text = "".join(got) + "".join(expected)
+    if not text.isascii() or "_" in text:
+        return False
+    try:
+        return list(map(Decimal, got)) == list(map(Decimal, expected))
+    except ArithmeticError:  # not a number, or an exponent past Decimal's range ('1e999999999999')
+        return False
+
+
+def _close_tokens(got: list[str], expected: list[str], float_tol: float) -> bool:
+    """With float_tol: numbers within it, two integers exactly, other tokens as text."""
+    text = "".join(got) + "".join(expected)
+    if text.isascii() and "_" not in text:
+        try:
+            fg, fe = list(map(float, got)), list(map(float, expected))
+        except ValueError:  # a token of text: token by token, below
+            pass
+        else:
+            close = functools.partial(math.isclose, rel_tol=float_tol, abs_tol=float_tol)
+            if not all(map(close, fg, fe)):
+                return False
+            # two integers exactly: those whose floats differ, or are past 2**53, are looked at
+            pairs = zip(got, expected)
+            look = itertools.chain(
+                itertools.compress(pairs, map(operator.ne, fg, fe)),
+                itertools.compress(zip(got, expected), map(_BIG.__le__, map(abs, fg))))
+            return all(a == b or not (_INTEGER_RE.fullmatch(a) and _INTEGER_RE.fullmatch(b))
+                       or _integer(a) == _integer(b) for a, b in look)
+    for a, b in zip(got, expected):
+        if _INTEGER_RE.fullmatch(a) and _INTEGER_RE.fullmatch(b):
+            if _integer(a) != _integer(b):
+                return False
+        elif _NUMBER_RE.fullmatch(a) and _NUMBER_RE.fullmatch(b):
+            if not _float_eq(float(a), float(b), float_tol):
+                return False
+        elif a != b:
+            return False
+    return True
 
 
 def _integer(token: str) -> str:
@@ -642,13 +689,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--float-tol", type=float, default=None, help="tolerance for floats")
     args = ap.parse_args(argv)
     rows = []
-    with open(args.file) as f:
-        for n, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    ap.error(f"{args.file}:{n}: not valid JSON ({e})")
+    try:
+        with open(args.file, encoding="utf-8") as f:
+            lines = f.readlines()
+    except (OSError, UnicodeDecodeError) as e:  # missing, a folder, unreadable, not UTF-8 text
+        ap.error(f"cannot read {args.file} ({e.strerror if isinstance(e, OSError) else e}); give"
+                 f" a jsonl file of {{\"code\": ..., \"tests\": [...]}} rows, in UTF-8")
+    for n, line in enumerate(lines, 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                ap.error(f"{args.file}:{n}: not valid JSON ({e})")
     for n, r in enumerate(rows, 1):
         if not isinstance(r, dict) or "code" not in r or "tests" not in r:
             ap.error(f"{args.file}: row {n} needs 'code' and 'tests' keys")

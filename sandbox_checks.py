@@ -146,7 +146,7 @@ def _test_problem(kind: str, t: dict) -> str:
 
 def _missing_import(src: str) -> str:
     """Why test statements `src` would fail every program: they import a module that the sandbox's
-    interpreter lacks (HumanEval+'s and MBPP+'s ``import numpy``: it runs with ``-I -S``, its
+    interpreter lacks (HumanEval+'s and MBPP+'s ``import numpy``: it runs with ``-s -S``, its
     standard library only); "" if they do not, or the interpreter cannot be asked. An import
     guarded by ``try: ... except ImportError`` is the test's own business."""
     have = sandbox_modules()
@@ -155,7 +155,7 @@ def _missing_import(src: str) -> str:
     for name in _imports(ast.parse(src)):
         if name not in have:
             from sandbox_isolation import PYTHON
-            return (f"it imports {name}, which the sandbox's Python ({PYTHON}, started with -I -S:"
+            return (f"it imports {name}, which the sandbox's Python ({PYTHON}, started with -s -S:"
                     f" its standard library only) does not have, so every program would fail it;"
                     f" drop the test (or the row), or check with the standard library")
     return ""

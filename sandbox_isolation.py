@@ -44,7 +44,7 @@ ZYGOTE = (PROGRAMS / "zygote.py").read_text()
 
 # The interpreter that runs the candidate's code: the system Python (SANDBOX_PYTHON overrides it),
 # NOT this process's interpreter or venv. The code sees that Python's version and standard library
-# only, none of the venv's packages. Why: it runs with -I -S as an unprivileged slot uid inside
+# only, none of the venv's packages. Why: it runs with -s -S as an unprivileged slot uid inside
 # bwrap, where only the interpreter, its stdlib and the shared libraries it links are bound
 # read-only; a venv (often under a home directory) is neither bound there nor meant to be readable
 # by other uids.
@@ -53,7 +53,17 @@ PYTHON = os.environ.get("SANDBOX_PYTHON", "/usr/bin/python3")
 UID_BASE = int(os.environ.get("SANDBOX_UID_BASE", "61000"))
 MAX_SLOTS = 64
 CG_NAME = "pysandbox"  # full mode: <this process's cgroup>/pysandbox/slot<i>, per controller
-SANDBOX_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"}
+# The environment of every sandboxed process, and all of it. PYTHONHASHSEED=0: the hash of a str
+# or bytes (so the order of a set of strings) is the same in every run, every slot and every
+# process of a run -- the policy is reproducible verdicts. Without it, the zygote's one random seed
+# was the seed of every program its slot ran (the plain path: a fresh one per run), so a program
+# right only by a lucky order of a set passed on some slots and failed on others, at random per
+# batch. Such a program is still wrong on a judge with random seeds; here its verdict is fixed.
+# Because the interpreters read it, they start with -s rather than -I (-I ignores the environment);
+# the environment is this dict only, and the runner and the zygote drop the current directory from
+# sys.path (what -I did: the sandbox's /tmp is the candidate's to write).
+SANDBOX_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8",
+               "PYTHONHASHSEED": "0"}
 NAMESPACES = ("user", "mnt", "pid", "net", "ipc", "uts", "cgroup")  # the user namespace first
 NS_GET_USERNS = 0xB701  # ioctl: the user namespace that owns a namespace
 # Modules the zygote imports once, so that programs find them loaded (HumanEval: typing alone is
@@ -236,6 +246,11 @@ def _bind_paths(python: str) -> tuple[list[str], list[tuple[str, str]]]:
     keep = [d for d in dirs if not any(d != o and d.startswith(o + "/") for o in dirs)]
     links = [(os.readlink(f"/{n}"), f"/{n}")
              for n in ("lib", "lib64", "lib32", "libx32", "bin", "sbin") if os.path.islink(f"/{n}")]
+    # `python3` and `python` on the sandbox's PATH are the interpreter itself, as on a judge: a
+    # program that starts Python again (subprocess.run(["python3", ...])) found no python3
+    for name in ("/usr/bin/python3", "/usr/bin/python"):
+        if name != exe and not any(name.startswith(d + "/") for d in keep):
+            links.append((exe, name))
     return keep, links
 
 
@@ -275,10 +290,10 @@ def _bwrap_argv(s: dict, tmp_bytes: int) -> list[str]:
     # multiprocessing) becomes a tmpfs capped like /tmp
     a += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm",
           "--remount-ro", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
-          "--remount-ro", "/", "--chdir", "/tmp", "--clearenv",
-          "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
-          "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--"]
-    return a
+          "--remount-ro", "/", "--chdir", "/tmp", "--clearenv"]
+    for name, value in SANDBOX_ENV.items():
+        a += ["--setenv", name, value]
+    return a + ["--"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -538,7 +553,7 @@ class _Zygote:
     def __init__(self, s: dict):
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.proc = subprocess.Popen(
-            [s["python"], "-I", "-S", "-B", "-c", ZYGOTE, str(theirs.fileno()), RUNNER,
+            [s["python"], "-s", "-S", "-B", "-c", ZYGOTE, str(theirs.fileno()), RUNNER,
              ",".join(PRELOAD)],
             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, env=dict(SANDBOX_ENV), cwd="/", start_new_session=True)
@@ -794,7 +809,7 @@ def _launch_plain(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: in
         script = _join_script([f"{d}/cgroup.procs" for d in slot.cg.values()], lim, cpu_budget,
                               mem_rlimit=not slot.cg, nproc=not slot.cg and slot.uid is not None,
                               prlimit=s.get("prlimit"))
-        inner = [s["python"], "-I", "-S", "-B", "-c", RUNNER, str(job_r), str(chan_w), mode]
+        inner = [s["python"], "-s", "-S", "-B", "-c", RUNNER, str(job_r), str(chan_w), mode]
         bwrap, keep = _bwrap_argv(s, lim.tmp_mb << 20) if s["mode"] != "none" else [], ()
         bpf = seccomp_filter()
         if bwrap and bpf:  # bwrap reads the filter from a descriptor and installs it
@@ -811,7 +826,7 @@ def _launch_plain(s: dict, mode: str, job, stdin: bytes | None, lim, n_tests: in
             workdir = tempfile.mkdtemp(prefix="sandbox-")
             if slot.uid is not None:
                 os.chown(workdir, slot.uid, slot.uid)
-            env, cwd = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": workdir,
+            env, cwd = {**SANDBOX_ENV, "PATH": "/usr/bin:/bin", "HOME": workdir,
                         "TMPDIR": workdir}, workdir
         start = time.monotonic()
         proc = subprocess.Popen(argv, stdin=in_r, stdout=out_w, stderr=err_w,
@@ -840,7 +855,9 @@ def _pump(proc: subprocess.Popen, run: Run, slot: _Slot, writers: dict[int, byte
           wall: tuple[float, float], closed: set):
     """Write the job and stdin while reading the program's pipes; enforce the caps and the CPU/wall
     limits. wall: (the launch's backstop, a test's), in seconds from `start`: each result frame
-    from R gives the next test its own (`_budget`).
+    from R gives the next test its own (`_budget`). CPU time likewise: the launch's `cpu_budget`,
+    and each test's own, lim.timeout_s + 0.3 s from the previous result (the first: from the
+    start, its code's loading included, as a judge that runs the program per test counts it).
 
     writers: descriptor -> bytes for it; each is closed (and added to `closed`) once written, when
       the program stops reading it (EPIPE), or when the pump ends.
@@ -862,7 +879,8 @@ def _pump(proc: subprocess.Popen, run: Run, slot: _Slot, writers: dict[int, byte
     for fd in readers:
         poller.register(fd, select.POLLIN)
     done = False
-    next_cpu = 0.0
+    next_cpu = cpu_mark = 0.0  # cpu_mark: the CPU time when the test under way began
+    test_cpu = lim.timeout_s + 0.3
     deadline = start + min(wall)
     try:
         while readers and not done:
@@ -872,7 +890,10 @@ def _pump(proc: subprocess.Popen, run: Run, slot: _Slot, writers: dict[int, byte
                 break
             if slot.cg and now >= next_cpu:
                 next_cpu = now + 0.02
-                if slot.cpu_s() > cpu_budget:
+                # one budget for all the tests let one test take the others' time: 0.5 s per
+                # test, a call of 1.3 s passed among four tests, a timeout when run alone
+                cpu = slot.cpu_s()
+                if cpu > cpu_budget or cpu - cpu_mark > test_cpu:
                     run.killed = "timeout"
                     break
             for fd, ev in poller.poll(min(20.0, (deadline - now) * 1000 + 1)):
@@ -923,8 +944,9 @@ def _pump(proc: subprocess.Popen, run: Run, slot: _Slot, writers: dict[int, byte
                         done = True
                     seen = len(run.frames)
                     done = _frames(chan, run, secret) or done
-                    if len(run.frames) > seen:  # a test's result: the next test's wall-clock time
+                    if len(run.frames) > seen:  # a test's result: the next test's time
                         deadline = min(start + wall[0], time.monotonic() + wall[1])
+                        cpu_mark = slot.cpu_s() if slot.cg else 0.0
     finally:
         for fd in writers:
             os.close(fd)

@@ -21,7 +21,10 @@ writes a fenced block, and what it printed comes back as an output block,
   without stop strings on both engines), runs the block with `sandbox.run_program` (CPU time,
   memory and process limits, no network, none of the host's files), appends the observation
   (which the program cannot close or turn into a chat turn or the end of the thinking:
-  `observation`, `plain_ids`), and continues, at most `max_calls` times per rollout. The
+  `observation`, `plain_ids`), and continues, at most `max_calls` times per rollout. Each call
+  runs alone, in a fresh sandbox: not a notebook. A name, a file or a process that an earlier call
+  made (this rollout's or another's) is gone -- a block must be whole, as the SFT examples are, and
+  a NameError says so in the observation -- and a process a call leaves running ends with it. The
   observation's tokens are marked 0 in `Completion.sampled_mask` (the trainer leaves them out of
   the loss, `engines.logprob_mismatch` out of its comparison) and get log-prob 0.0 where the
   inner engine reports log-probs, so `Completion.logprobs` stays one per completion token.

@@ -2,7 +2,7 @@
 process.
 
 sandbox.py never imports this file. sandbox_isolation.py reads its text and starts it as
-``python -I -S -B -c <this text> JOB CHAN MODE`` inside a fresh bwrap (plain path), or the zygote
+``python -s -S -B -c <this text> JOB CHAN MODE`` inside a fresh bwrap (plain path), or the zygote
 (zygote.py) execs the same text with the same argv as pid 2 of a fresh sandbox. Imported (linters,
 doctest collection), it only defines its functions. Stdlib C modules only, for a fast start.
 
@@ -22,8 +22,9 @@ What it sends back
 
 Call and assert mode fork C, the candidate process, *before* R reads the secret or the tests. C runs
 the code and answers calls over a pipe with values that ``marshal`` accepts (exact builtin types
-only); R checks them again (`plain`) and either forwards them (call mode: the parent compares them)
-or runs the test statements itself, the candidate's functions being proxies into C (assert mode;
+only: a Counter or a namedtuple crosses as its plain value, `as_plain`); R checks them again
+(`plain`) and either forwards them (call mode: the parent compares them) or runs the test
+statements itself, the candidate's functions being proxies into C (assert mode;
 objects of a class the tests define cross both ways as data, `flatten`, and C is sent the code
 with the names the tests read, `names_read`, and answers with the values of those it defines).
 R is non-dumpable (prctl), so C can neither read its memory nor open its descriptors.
@@ -136,6 +137,39 @@ def plain(v, depth=0, budget=None):
             plain(x, depth + 1, budget)
     if budget is not None and (t is set or t is frozenset or t is dict) and len(v) > MAX_SAME_HASH:
         colliding(v)
+    return v
+
+
+# In C: how a value of a subclass of a plain type is read as its base type's value, with the base
+# type's own methods (an overriding __iter__, __eq__ or items() is never asked)
+SUBCLASSED = ((dict, lambda v: dict(dict.items(v))), (list, list.copy),
+              (tuple, lambda v: tuple(tuple.__iter__(v))), (set, lambda v: set(set.__iter__(v))),
+              (frozenset, lambda v: frozenset(frozenset.__iter__(v))), (int, int.__int__),
+              (float, float.__float__), (str, str.__str__), (bytes, lambda v: bytes(memoryview(v))))
+
+
+def as_plain(v, depth=0):
+    """In C: `v` with each value of a subclass of a plain type -- a Counter, defaultdict or
+    OrderedDict, a namedtuple, an IntEnum -- replaced by the plain value that its base type holds
+    (`SUBCLASSED`), as a judge that compares with ``==`` (APPS, TACO) or serialises the value
+    (LeetCode) reads it; anything else as it is. MBPP's own solution of its freq_count task returns
+    a Counter: it could not leave C, a wrong answer. An int subclass whose ``__eq__`` lies crosses
+    as its true value.
+
+    >>> from collections import Counter, namedtuple
+    >>> as_plain([Counter("aab"), namedtuple("P", "x y")(1, 2), 3])
+    [{'a': 2, 'b': 1}, (1, 2), 3]
+    """
+    t = type(v)
+    if t in ATOMS or depth > 500:
+        return v
+    if t is list or t is tuple or t is set or t is frozenset:
+        return v if set(map(type, v)) <= ATOMS else t([as_plain(x, depth + 1) for x in v])
+    if t is dict:
+        return {as_plain(k, depth + 1): as_plain(x, depth + 1) for k, x in v.items()}
+    for base, read in SUBCLASSED:
+        if isinstance(v, base):
+            return as_plain(read(v), depth + 1)
     return v
 
 
@@ -270,11 +304,12 @@ def candidate(c_in, from_c, asserts):
             if f is None:
                 raise NameError("name %r is not defined" % name)
             value = f(*args, **kwargs)
-            msg = shown(value, args, kwargs, names) if asserts else None
+            made = asserts and isinstance(f, type)  # ``Solution()``: its class made it
+            msg = shown(value, args, kwargs, names, made) if asserts else None
             try:
-                msg = msg or ("ok", marshal.dumps(value, 2))
+                msg = msg or ("ok", marshal.dumps(value, 2) if made else dumps_plain(value))
             except Exception:
-                if asserts and isinstance(f, type):  # ``Solution()``: its class made it
+                if made:
                     objects.append(value)
                     msg = ("object", len(objects) - 1, type(value).__name__)
                 else:
@@ -284,18 +319,29 @@ def candidate(c_in, from_c, asserts):
         reply(msg)
 
 
-def shown(value, args, kwargs, names):
+def dumps_plain(value):
+    """In C: marshal of `value`, or of `as_plain(value)` if it holds a subclass of a plain type
+    (only then is it walked)."""
+    try:
+        return marshal.dumps(value, 2)
+    except Exception:
+        return marshal.dumps(as_plain(value), 2)
+
+
+def shown(value, args, kwargs, names, made=False):
     """In C, assert mode: the reply for a call that returned `value`: ("ok", value, the arguments
     as the call left them (None if they cannot cross: the function put an object of its own in
     one, R keeps its own), the `flatten` table of the objects of the test's classes `names` in
-    either), each marshalled; None if the value cannot cross."""
+    either), each marshalled, `as_plain` if need be -- not a value that a class of the candidate's
+    `made` (a ``MinStack(list)``: it stays in C, a `Remote`); None if the value cannot cross."""
     for whole in ((value, args, kwargs), (value,)):
-        try:
-            w, table = flatten(whole, names)
-            return ("ok", marshal.dumps(w[0], 2), marshal.dumps(w[1:], 2) if w[1:] else None,
-                    marshal.dumps(table, 2))
-        except Exception:
-            pass
+        for convert in (False,) if made else (False, True):
+            try:
+                w, table = flatten(as_plain(whole) if convert else whole, names)
+                return ("ok", marshal.dumps(w[0], 2), marshal.dumps(w[1:], 2) if w[1:] else None,
+                        marshal.dumps(table, 2))
+            except Exception:
+                pass
     return None
 
 
@@ -591,6 +637,12 @@ def names_read(tests):
     values of the candidate's that C sends R. A global that no test reads (a sieve of 10**7
     entries) was copied to R and walked there: seconds of the run's CPU time, or its memory.
 
+    C learns these names (identifiers only: no constant, no expected value). That earns no mark:
+    C's functions, classes and modules reach the tests whatever their names, so C could define
+    any name without knowing it is read; builtins and dunders are never taken from C, and a name
+    that a test statement binds is rebound when it runs. What C can learn is which helpers the
+    tests call (``isclose``, ``sorted``), which the task's statement usually says anyway.
+
     >>> names_read(["def check(c):\\n    assert c(N) == 2\\ncheck(f)"])
     ['N', 'check', 'f']
     """
@@ -678,6 +730,9 @@ def run_asserts(c, loaded, tests, report):
 
 def main():
     """Returns (code, globals) in stdio mode; call and assert mode end the process here."""
+    # started with -s, not -I (it reads PYTHONHASHSEED): -c put the current directory, the
+    # candidate's /tmp, on sys.path, where R imports the modules the candidate's code names
+    sys.path[:] = [p for p in sys.path if p]
     job, chan, mode = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     builtins.exit = builtins.quit = exit_
     send(chan, b"hello")

@@ -3,7 +3,7 @@ sandbox.
 
 It runs as root OUTSIDE every sandbox (full isolation mode only), one per slot, and never runs
 untrusted code or sees a job. sandbox.py never imports this file: sandbox_isolation.py reads its
-text and starts it as ``python -I -S -B -c <this text> SOCK RUNNER PRELOAD``. Imported (linters,
+text and starts it as ``python -s -S -B -c <this text> SOCK RUNNER PRELOAD``. Imported (linters,
 doctest collection), it only defines its functions.
 
 What it receives
@@ -20,7 +20,7 @@ What it sends back
     enters the sandbox's user/mount/pid/net/ipc/uts/cgroup namespaces, drops every capability
     (bounding set, capset, no_new_privs), installs the seccomp filter, keeps only the program's
     pipes (as descriptors 0-5), sets the rlimits and forks R -- pid 2 of the sandbox -- which runs
-    RUNNER exactly as ``python -I -S -B -c RUNNER 3 4 mode`` would, without paying for the
+    RUNNER exactly as ``python -s -S -B -c RUNNER 3 4 mode`` would, without paying for the
     interpreter's start-up and the usual imports. K writes R's wait status (4 bytes, little-endian,
     signed) to the status pipe and exits; if K fails before R starts, it writes ``sandbox:
     <error>`` to the program's stderr and exits 70.
@@ -132,6 +132,8 @@ def serve(sock_fd, libc):
 def main():
     """Start up, serve; in R, return the runner's code object (with sys.argv set as R expects
     it)."""
+    # started with -s, not -I (it reads PYTHONHASHSEED): -c put the current directory on sys.path
+    sys.path[:] = [p for p in sys.path if p]
     sock_fd = int(sys.argv[1])
     runner = compile(sys.argv[2], "<runner>", "exec")
     for m in sys.argv[3].split(","):

@@ -487,6 +487,20 @@ def test_a_prelude_goes_after_the_codes_future_imports(code):
         assert rewards.code_reward(f"```python\n{code}```", task) == 1.0
 
 
+@pytest.mark.parametrize("code", [
+    "def f(x):\n    return 2 * x",
+    "from __future__ import annotations\ndef f(x: List[int]) -> int:\n    return 2 * x\n",
+])
+def test_a_prelude_without_a_final_line_break_ends_its_line(code):
+    # a task file's "prelude": "from typing import *" ran into the code's first line: a
+    # SyntaxError for every solution, which scored 0
+    job = codeblocks.with_prelude("from typing import *", code)
+    compile(job, "solution.py", "exec")
+    if _sandbox_works():
+        task = {"tests": [{"assert": "assert f(3) == 6"}], "prelude": "from typing import *"}
+        assert rewards.code_reward(f"```python\n{code}\n```", task) == 1.0
+
+
 def test_code_reward_syntax_error_never_runs(monkeypatch):
     import types
 

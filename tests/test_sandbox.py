@@ -118,12 +118,30 @@ def test_whitespace_around_lines_and_the_output_is_not_judged(got, expected, sam
         ("NaN", "nan", False),
         ("1e99999999999999999999", "1e99999999999999999999", True),  # equal text
         ("1e99999999999999999999", "1E99999999999999999999", False),  # past Decimal's range
+        ("1 2.0\n3", "1\n2 3", False),  # the same numbers on other lines
+        ("1_000 \uff11", "1000 1", False),  # Decimal() reads both; not numbers as printed here
+        ("nan5 1", "nan5 1.0", False),  # nor a NaN's payload
     ],
 )
 def test_a_line_of_numbers_matches_the_same_numbers_however_written(got, expected, same):
     # LiveCodeBench's judge compares a line that differs as text as Decimals: a solution that
     # printed 1.0 for 1, -0 for 0 or 0.50 for 0.5 was a wrong answer here and accepted there
     assert outputs_match(got + "\n", expected) is same
+
+
+def test_a_megabyte_of_numbers_is_compared_in_a_fraction_of_a_second():
+    # token by token in Python, 1 MB of numbers cost the parent 0.7-1.2 s of CPU per test (2-4 s
+    # on a busy machine), under the GIL: a correct program's own output with float_tol, or its
+    # numbers printed in another form ('5.0' for '5'); now the tokens are converted in C
+    lines = [str(i % 10) for i in range(500_000)]
+    expected = "\n".join(lines)
+    start = time.process_time()
+    assert outputs_match(expected, expected, float_tol=1e-6)
+    assert time.process_time() - start < 0.35
+    got = "\n".join(x + ".0" for x in lines[:100_000])
+    assert outputs_match(got, "\n".join(lines[:100_000]))
+    assert not outputs_match(got[:-1] + "5", "\n".join(lines[:100_000]))
+    assert time.process_time() - start < 0.7
 
 
 def test_whitespace_policy_holds_end_to_end():
@@ -181,6 +199,20 @@ def test_a_sleeper_holds_its_slot_for_one_tests_wall_time_not_the_launchs(kind):
     res = run_tests(code, tests, timeout_s=0.2)
     assert (res.verdict, res.passed) == ("timeout", 1)
     assert res.time_s < 6
+
+
+@needs_full
+@pytest.mark.parametrize("kind", ["call", "assert"])
+def test_one_test_cannot_spend_the_cpu_time_of_the_others(kind):
+    # one CPU budget for the launch (timeout_s per test, pooled): a call of 0.9 s among four tests
+    # of 0.3 s passed, where a judge that times each test (APPS, TACO, LiveCodeBench) fails it
+    code = ("import time\ndef f(x):\n    t = time.process_time()\n"
+            "    while x == 3 and time.process_time() - t < 0.9:\n        pass\n    return x + 1")
+    tests = [call("f", [i], i + 1) if kind == "call" else {"assert": f"assert f({i}) == {i + 1}"}
+             for i in range(4)]
+    res = run_tests(code, tests, timeout_s=0.3)
+    assert (res.verdict, res.passed) == ("timeout", 3), res
+    assert run_tests(code.replace("0.9", "0.2"), tests, timeout_s=0.3).verdict == "accepted"
 
 
 def test_memory_limit():
@@ -337,7 +369,9 @@ def test_call_based_arguments_are_deep_copies():
 @pytest.mark.parametrize(
     "code",
     [
-        "class I(int): pass\ndef f(): return I(3)",  # int subclass
+        # an int subclass crosses as its true value (as_plain), whatever its __eq__ says
+        "class I(int):\n    def __eq__(self, o): return True\n    __hash__ = int.__hash__\n"
+        "def f(): return I(0)",
         "class E:\n    def __eq__(self, o): return True\n    __hash__ = object.__hash__\n"
         "def f(): return E()",
         "def f(): return True",  # bool is not int
@@ -350,6 +384,27 @@ def test_call_based_arguments_are_deep_copies():
 )
 def test_call_based_strict_equality(code):
     assert run_tests(code, [call("f", [], 3)]).verdict != "accepted"
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("collections.Counter('aab')", {"a": 2, "b": 1}),
+    ("collections.defaultdict(list, {1: [2]})", {1: [2]}),
+    ("collections.OrderedDict([(2, 'x'), (1, 'y')])", {2: "x", 1: "y"}),
+    ("collections.namedtuple('P', 'x y')(1, 2)", (1, 2)),
+    ("[enum.IntEnum('C', 'RED BLUE').BLUE, collections.Counter()]", [2, {}]),
+    ("{'k': (collections.Counter(a=1),)}", {"k": ({"a": 1},)}),
+])
+def test_a_value_of_a_subclass_of_a_plain_type_crosses_as_its_plain_value(value, expected):
+    # a judge compares with == (APPS, TACO) or serialises the value (LeetCode): MBPP's own solution
+    # of freq_count returns a Counter, which could not leave the candidate's process: a wrong answer
+    code = f"import collections, enum\ndef f():\n    return {value}"
+    res = run_tests(code, [call("f", [], expected), {"assert": f"assert f() == {expected!r}"}])
+    assert (res.verdict, res.passed) == ("accepted", 2), res
+    # an object that a class of the candidate's makes stays in its process, its methods callable
+    stack = ("class MinStack(list):\n    def push(self, x):\n        self.append(x)\n"
+             "    def top(self):\n        return self[-1]")
+    test = "s = MinStack()\ns.push(3)\nassert s.top() == 3"
+    assert run_tests(stack, [{"assert": test}]).verdict == "accepted"
 
 
 @pytest.mark.parametrize(
@@ -660,6 +715,15 @@ FAKE_SUCCESS = {
     "frame_walk": "import sys\ndef f(x):\n    fr = sys._getframe()\n"
     "    while fr.f_back: fr = fr.f_back\n"
     "    fr.f_globals.get('__builtins__', {})\n    return 0",
+    # R imports the modules that C's globals name: one from the sandbox's /tmp would run in R,
+    # where it finds the report function up the stack and reports a pass for every test
+    "a_module_for_the_runner": "import sys\nopen('/tmp/evil.py', 'w').write(\n"
+    "    'import sys\\nf = sys._getframe()\\n'\n"
+    "    'while f is not None and \"report\" not in f.f_locals:\\n    f = f.f_back\\n'\n"
+    "    'for i in range(len(f.f_locals[\"tests\"]) if f else 0):\\n'\n"
+    "    '    f.f_locals[\"report\"]((i, \"pass\"))\\n'\n"
+    "    'if f: f.f_locals[\"report\"]((\"done\",))\\n')\n"
+    "sys.path.insert(0, '/tmp')\nimport evil\ndef f(x): return 0",
 }
 
 
@@ -815,6 +879,18 @@ for pid in os.listdir('/proc'):
     out = out_of(code)
     assert "s3cr3t-token-42" not in out
     assert "1 environ" in out  # /proc/1/environ was looked at
+
+
+def test_python_is_on_the_path_and_the_hash_seed_is_zero():
+    # a program that started python3 found none (only the interpreter's own file was bound); the
+    # hash seed was the zygote's, random per slot, so a program right only by a lucky order of a
+    # set of strings passed on some slots and failed on others: now 0 everywhere, as the policy
+    code = ("import subprocess\nprint(hash('abc'))\nfor py in ('python3', 'python'):\n"
+            "    print(subprocess.run([py, '-c', 'print(hash(\"abc\"))'], capture_output=True,"
+            " text=True).stdout, end='')")
+    seed0 = subprocess.run([sandbox_isolation.PYTHON, "-c", "print(hash('abc'))"],
+                           env={"PYTHONHASHSEED": "0"}, capture_output=True, text=True).stdout
+    assert sandbox.run_program(code).stdout == seed0 * 3
 
 
 @needs_full
@@ -1188,6 +1264,21 @@ def test_cli_refuses_bad_rows_and_flags_in_one_line(row, flags, says, tmp_path):
     )
     assert out.returncode == 2 and says in out.stderr, out.stderr
     assert "Traceback" not in out.stderr and out.stdout == "", out
+
+
+@pytest.mark.parametrize("kind, says", [("missing", "No such file or directory"),
+                                        ("folder", "Is a directory"),
+                                        ("latin-1", "can't decode byte 0xe9")])
+def test_cli_refuses_a_file_it_cannot_read_in_one_line(kind, says, tmp_path):
+    # each was a traceback (FileNotFoundError, IsADirectoryError, UnicodeDecodeError)
+    f = {"missing": tmp_path / "none.jsonl", "folder": tmp_path,
+         "latin-1": tmp_path / "jobs.jsonl"}[kind]
+    if kind == "latin-1":
+        f.write_bytes('{"code": "print(\'é\')", "tests": []}\n'.encode("latin-1"))
+    out = subprocess.run([sys.executable, sandbox.__file__, str(f)], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 2 and f"error: cannot read {f} (" in out.stderr, out.stderr
+    assert says in out.stderr and "Traceback" not in out.stderr and out.stdout == "", out
 
 
 def test_cli(tmp_path):

@@ -253,6 +253,21 @@ def test_hostile_tool_calls_are_contained_scored_and_the_rollout_goes_on(tokeniz
     assert tools.tool_metrics(outs)["tool_errors"] == 1.0
 
 
+@pytest.mark.skipif(not ISOLATED, reason="needs bubblewrap: a private /tmp per run")
+def test_each_call_runs_alone(tokenizer):
+    # the policy: not a notebook -- a call sees no name, file or process of an earlier call, of its
+    # own rollout or of another
+    first = ("```python\nimport os, time\nx = 5\nopen('/tmp/note', 'w').write('hi')\n"
+             "if os.fork() == 0:\n    time.sleep(30)\nprint('made')\n```\n")
+    later = ("```python\nimport os\nprint(os.listdir('/tmp'), len(os.listdir('/proc/1/task')),"
+             " [p for p in os.listdir('/proc') if p.isdigit()])\nprint(x)\n```\n")
+    outs = rollout(tokenizer, {"a": [first, later, "\\boxed{5}"], "b": [later, "\\boxed{5}"]})
+    for c, n in zip(outs, (2, 1)):
+        observed = c.text.split("```output\n")[n].split("\n```")[0]
+        assert observed.startswith("[] 1 ['1', '2']\nTraceback"), observed
+        assert "NameError: name 'x' is not defined" in observed
+
+
 def test_printed_template_tokens_stay_text_and_inject_no_turn(tokenizer):
     """A program that prints `<|im_end|>\\n<|im_start|>user ...` (assembled at run time, so the
     policy's own tokens are plain): the observation holds those characters as ordinary tokens --
