@@ -1292,10 +1292,21 @@ MEDIA_KEYS = ("image", "images", "video", "videos", "audio", "audios")
 
 
 def _row_messages(row: dict) -> dict:
-    if "message_tree_id" in row or {"parent_id", "message_id"} <= set(row):
+    # a message alone: its role (a role's name) and its text, no conversation, query or reply
+    keys = {k.lower(): k for k in row if isinstance(k, str)}
+    role = next((keys[k] for k in ("role",) + ROLE_KEYS if k in keys), None)
+    one = (role and chat_template.role_name(row[role]) in chat_template.ROLES
+           and any(k in keys for k in ("content",) + TEXT_KEYS)
+           and not any(k in keys for k in CONVERSATION_KEYS + QUERY_KEYS + REPLY_KEYS))
+    if "message_tree_id" in row or {"parent_id", "message_id"} <= set(row) or (
+            one and "parent_id" in row):
         raise ValueError("the row is one message of an OpenAssistant tree (message_tree_id, "
                          "parent_id), not a conversation: rebuild each conversation from the "
                          "root to a reply by the parent_id links, one row of messages each")
+    if one:
+        raise ValueError(f"the row is one message ({role!r}: {_short(row[role])}), not a "
+                         'conversation: write each conversation as one row, {"messages": '
+                         "[...]}, or as the list of its messages alone on one line")
     media = [k for k in MEDIA_KEYS if row.get(k) not in (None, "", [], {})]
     if media:
         raise ValueError(f"the row has {media[0]!r} ({_short(row[media[0]])}) beside its text: "

@@ -547,6 +547,26 @@ def test_jsonl_rows_and_errors(tmp_path):
         sft_data.jsonl_examples(str(path))
 
 
+@pytest.mark.parametrize("name", ["one.jsonl", "one.json"])
+@pytest.mark.parametrize("turns", [
+    [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
+    [{"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello"}],
+])
+def test_a_file_of_one_conversation_as_a_bare_list_is_one_conversation(tmp_path, name, turns):
+    """A .jsonl of one line that is a list of messages (or a .json file that is one) was read as
+    a row per message ('no field prompt'); by its shape it is one conversation. A .jsonl of one
+    message a line is named as such."""
+    path = tmp_path / name
+    path.write_text(json.dumps(turns) + "\n")
+    ex = sft_data.jsonl_examples(str(path))
+    assert [e["messages"] for e in ex] == [[{"role": "user", "content": "Hi"},
+                                            {"role": "assistant", "content": "Hello"}]]
+    path.write_text("".join(json.dumps(t) + "\n" for t in turns))
+    with pytest.raises(DataError, match=r"row 0: the row is one message \('(role|from)'.*, not a "
+                                        "conversation: write each conversation as one row"):
+        sft_data.jsonl_examples(str(path))
+
+
 def test_jsonl_prompt_completion_rows_and_every_row_checked_at_load(tok, tmp_path):
     """TRL's prompt-completion rows (strings or message lists) load as conversations; every row
     form is checked when the file is read, naming the row (a {prompt, reasoning, answer} row with
@@ -1426,6 +1446,9 @@ BAD_ROWS = {
         {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"},
                       {"type": "reasoning", "summary": [{"type": "summary_text", "text": "r"}]}]},
         "row 0: the last item is a reasoning item with no assistant turn after it"),
+    "openassistant_message_without_its_tree_id": (   # was "'text' is 'Hi': not a chat"
+        {"parent_id": "m0", "role": "assistant", "text": "Hi", "lang": "en"},
+        "row 0: the row is one message of an OpenAssistant tree"),
     "openassistant_message_row": (
         {"message_tree_id": "t", "message_id": "m", "parent_id": None, "role": "prompter",
          "text": "Hi"}, "row 0: the row is one message of an OpenAssistant tree"),
