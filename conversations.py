@@ -648,7 +648,9 @@ def row_example(row: dict) -> dict:
     with the row's "tools" if it has them; its messages as `chat_message` writes them. Once a
     reply's Sky-T1 markers have become its think block, the system turn asking for the markers
     (Sky-T1's, Bespoke-Stratos', OpenThoughts') is dropped: the model would learn that a prompt
-    asking for them is answered without them."""
+    asking for them is answered without them. A row's reasoning in another case or camelCase
+    ("reasoningContent") is read as `ROW_REASONING` (`spelled_keys`)."""
+    row = spelled_keys(row, ROW_REASONING, "the row")
     check_finished(row, "the row")
     if isinstance(row.get("chat"), str) and row["chat"].lstrip().startswith("USER: "):
         row = _glaive_row(row)
@@ -889,8 +891,59 @@ REASONING_NAMES = ("reasoning", "thinking")
 ROLE_KEYS, TEXT_KEYS = ("from", "speaker", "author"), ("value", "text")
 
 
+# the keys of a message read here, in the spelling read; another case or camelCase ("Role",
+# "FROM", "reasoningContent", "toolCalls") is the same key (`key_name`)
+MESSAGE_KEYS = ("role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content",
+                "function_call", "refusal") + ROLE_KEYS + TEXT_KEYS + REASONING_NAMES
+
+
+# a key naming a reply's reasoning (in `key_name`'s spelling) that is none of those read
+# (reasoning_content, `REASONING_NAMES`, `ROW_REASONING`): "thoughts", "reasoning_text",
+# "rationale", "chain_of_thought", ... The template would drop it without a word.
+OTHER_REASONING = re.compile(r"(reasoning|thinking|thoughts?|rationale|chain_of_thought|cot)"
+                             r"(_(text|content|trace|process))?")
+
+
+def key_name(key):
+    """A key in the spelling read here: lower case, words split by "_" (camelCase and "-" too).
+
+    >>> key_name("Role"), key_name("reasoningContent"), key_name("TOOL-CALLS")
+    ('role', 'reasoning_content', 'tool_calls')
+    """
+    if not isinstance(key, str):
+        return key
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower().replace("-", "_")
+
+
+def spelled_keys(record: dict, known: tuple, where: str) -> dict:
+    """`record` with its keys of `known` in the spelling read ("Role" -> "role"; another case or
+    camelCase: `key_name`). ValueError on one key given in two spellings ("Role" and "role":
+    which is meant is not known), and on a reasoning under a name that is not read
+    (`OTHER_REASONING`, a text): the reply would train without it.
+
+    >>> spelled_keys({"Role": "user", "Content": "Hi", "ID": 7}, MESSAGE_KEYS, "message 0")
+    {'role': 'user', 'content': 'Hi', 'ID': 7}
+    """
+    out, spelled = {}, {}
+    for k, v in record.items():
+        name = key_name(k)
+        name = name if name in known else k
+        if name in out:
+            raise ValueError(f"{where} has the key {name!r} twice, as {spelled[name]!r} and "
+                             f"{k!r}: keep one")
+        out[name], spelled[name] = v, k
+    unread = next((k for k, v in out.items() if isinstance(v, str) and v.strip()
+                   and k not in known and OTHER_REASONING.fullmatch(key_name(k))), None)
+    if unread:
+        raise ValueError(f"{where} has {unread!r} ({_short(out[unread])}), a reasoning under a "
+                         "name not read (the reply would train without it): name it "
+                         "reasoning_content (or drop it)")
+    return out
+
+
 def chat_message(message, i: int):
-    """One message of a row as the template reads it: ShareGPT's {"from", "value"} (and the other
+    """One message of a row as the template reads it: its keys in any case or camelCase as read
+    ("Role", "reasoningContent": `spelled_keys`), ShareGPT's {"from", "value"} (and the other
     `ROLE_KEYS` and `TEXT_KEYS`) as {"role", "content"}, and then `chat_template.template_message`
     (a role under another name or in other case, OpenAI's text parts, Anthropic's thinking part, a
     tool result given as JSON data); an assistant's "reasoning" or "thinking" field, a Sky-T1 marked
@@ -904,7 +957,7 @@ def chat_message(message, i: int):
     """
     if not isinstance(message, dict):
         return message
-    m = dict(message)
+    m = spelled_keys(message, MESSAGE_KEYS, f"message {i}")
     key, text = (next((k for k in keys if k in m), None) for keys in (ROLE_KEYS, TEXT_KEYS))
     who = m.pop(key) if "role" not in m and key else None
     if key and "role" not in m:

@@ -1213,6 +1213,27 @@ ROW_FORMS = {
         [{"role": "user", "content": "q"}, {"role": "assistant", "content": "good"}],
         "<think>\n\n</think>\n\ngood",
     ),
+    "keys_in_other_case_and_camel_case": (     # they were "message 0 has no role"
+        {"conversations": [{"From": "human", "Value": "q"},
+                           {"FROM": "gpt", "VALUE": "a", "reasoningContent": "r"},
+                           {"Role": "User", "Content": "q2"},
+                           {"Role": "assistant", "Content": None, "toolCalls": [_call("w", {})]},
+                           {"Role": "tool", "toolCallId": "c", "Content": "1"},
+                           {"Role": "assistant", "Content": "b", "Reasoning": "r2"}]},
+        [{"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a", "reasoning_content": "r"},
+         {"role": "user", "content": "q2"},
+         {"role": "assistant", "content": None, "tool_calls": [_call("w", {})]},
+         {"role": "tool", "tool_call_id": "c", "content": "1"},
+         {"role": "assistant", "content": "b", "reasoning_content": "r2"}],
+        "<think>\nr2\n</think>\n\nb",
+    ),
+    "a_rows_reasoning_in_camel_case": (     # it was dropped without a word
+        {"prompt": "q", "completion": "a", "reasoningContent": "r"},
+        [{"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a", "reasoning_content": "r"}],
+        "<think>\nr\n</think>\n\na",
+    ),
     "reasoning_next_to_alpaca_output": (
         {"instruction": "2+2?", "output": "4", "reasoning": "2+2=4"},
         [{"role": "user", "content": "2+2?"},
@@ -1449,6 +1470,22 @@ BAD_ROWS = {
     "openassistant_message_without_its_tree_id": (   # was "'text' is 'Hi': not a chat"
         {"parent_id": "m0", "role": "assistant", "text": "Hi", "lang": "en"},
         "row 0: the row is one message of an OpenAssistant tree"),
+    "a_key_in_two_spellings": (
+        {"messages": [{"Role": "user", "role": "user", "content": "q"},
+                      {"role": "assistant", "content": "a"}]},
+        "row 0: message 0 has the key 'role' twice, as 'Role' and 'role': keep one"),
+    "a_replys_reasoning_under_a_name_not_read": (   # these were dropped without a word
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "a", "thoughts": "r"}]},
+        "row 0: message 1 has 'thoughts' ('r'), a reasoning under a name not read"),
+    "a_replys_reasoning_text": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "a", "reasoning_text": "r"}]},
+        "row 0: message 1 has 'reasoning_text' ('r'), a reasoning under a name not read"),
+    "a_rows_rationale": (
+        {"prompt": "q", "completion": "a", "Rationale": "r"},
+        "row 0: the row has 'Rationale' ('r'), a reasoning under a name not read (the reply "
+        "would train without it): name it reasoning_content"),
     "openassistant_message_row": (
         {"message_tree_id": "t", "message_id": "m", "parent_id": None, "role": "prompter",
          "text": "Hi"}, "row 0: the row is one message of an OpenAssistant tree"),
