@@ -681,7 +681,50 @@ def row_example(row: dict) -> dict:
         functions = _json_list(row["functions"], "functions")
         tools = ([{"type": "function", "function": f} for f in functions]
                  if isinstance(functions, list) else functions)    # else check_tools names it
+    check_thinking_mode(row, example["messages"])
     return {**example, "tools": tools} if tools is not None else example
+
+
+def check_thinking_mode(row: dict, messages) -> None:
+    """ValueError if a row marked with the template's mode (`enable_thinking`, at its top or in
+    its `chat_template_kwargs`, SmolTalk2's) has a reply to train in the other mode: reasoning
+    where thinking is off (at inference the template prefills the empty think block, so the
+    model would learn to think where it is told not to), none where it is on, as a reply must
+    obey a soft switch (`check_reply`). Another of `chat_template_kwargs` that is set (SmolLM3's
+    xml_tools, custom_instructions) is one this template does not read: a ValueError too.
+
+    >>> try:
+    ...     check_thinking_mode({"enable_thinking": False}, [
+    ...         {"role": "user", "content": "q"}, {"role": "assistant", "content": "<think>r"
+    ...                                                 "</think>a"}])
+    ... except ValueError as e:
+    ...     print(str(e)[:58])
+    the row is marked enable_thinking false, yet message 1 (as
+    """
+    kwargs = row.get("chat_template_kwargs")
+    kwargs = kwargs if isinstance(kwargs, dict) else {}
+    unread = next((k for k, v in kwargs.items() if k != "enable_thinking"
+                   and v not in (None, "", [], {}, False)), None)
+    if unread:
+        raise ValueError(f"the row's chat_template_kwargs set {unread!r} "
+                         f"({_short(kwargs[unread])}), which the Qwen3 template does not read: "
+                         "give tools as 'tools', instructions as the system message, or drop it")
+    mode = row.get("enable_thinking", kwargs.get("enable_thinking"))
+    if mode is None or not isinstance(messages, list):
+        return
+    if not isinstance(mode, bool):
+        raise ValueError(f"the row's enable_thinking is {_short(mode)}; give true or false")
+    first = next((i for i, m in enumerate(messages) if isinstance(m, dict) and is_query(m)),
+                 len(messages))
+    for i, m in enumerate(messages[first + 1:], first + 1):
+        if not (isinstance(m, dict) and m.get("role") == "assistant"
+                and trains(m, f"message {i}")) or bool(reasoning_of(m).strip()) == mode:
+            continue
+        raise ValueError(f"the row is marked enable_thinking {str(mode).lower()}, yet message {i} "
+                         f"(assistant) {'has no' if mode else 'has'} reasoning: the model would "
+                         "learn to ignore the mode; "
+                         + ("give the reply its reasoning, or drop the mark" if mode else
+                            "drop the reasoning or the mark"))
 
 
 # Glaive function calling's turns, in its "chat" text; each reply ends in <|endoftext|>

@@ -1234,6 +1234,15 @@ ROW_FORMS = {
          {"role": "assistant", "content": "a", "reasoning_content": "r"}],
         "<think>\nr\n</think>\n\na",
     ),
+    "smoltalk2_chat_template_kwargs_of_the_reply_s_mode": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "<think>\nr\n</think>\na"}],
+         "chat_template_kwargs": {"enable_thinking": True, "xml_tools": [], "python_tools": [],
+                                  "custom_instructions": ""}},
+        [{"role": "user", "content": "q"},
+         {"role": "assistant", "content": "<think>\nr\n</think>\na"}],
+        "<think>\nr\n</think>\n\na",
+    ),
     "reasoning_next_to_alpaca_output": (
         {"instruction": "2+2?", "output": "4", "reasoning": "2+2=4"},
         [{"role": "user", "content": "2+2?"},
@@ -1486,6 +1495,20 @@ BAD_ROWS = {
         {"prompt": "q", "completion": "a", "Rationale": "r"},
         "row 0: the row has 'Rationale' ('r'), a reasoning under a name not read (the reply "
         "would train without it): name it reasoning_content"),
+    "reasoning_in_a_row_marked_enable_thinking_false": (    # it was trained as thinking
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "a", "reasoning_content": "r"}],
+         "enable_thinking": False},
+        "row 0: the row is marked enable_thinking false, yet message 1 (assistant) has reasoning"),
+    "no_reasoning_in_a_row_marked_enable_thinking_true": (
+        {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+         "chat_template_kwargs": {"enable_thinking": True}},
+        "row 0: the row is marked enable_thinking true, yet message 1 (assistant) has no reason"),
+    "chat_template_kwargs_the_template_does_not_read": (    # SmolLM3's: the tools were lost
+        {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+         "chat_template_kwargs": {"enable_thinking": False, "xml_tools": [{"name": "w"}]}},
+        "row 0: the row's chat_template_kwargs set 'xml_tools' ([{'name': 'w'}]), which the "
+        "Qwen3 template does not read"),
     "openassistant_message_row": (
         {"message_tree_id": "t", "message_id": "m", "parent_id": None, "role": "prompter",
          "text": "Hi"}, "row 0: the row is one message of an OpenAssistant tree"),
