@@ -560,7 +560,11 @@ def check_text_tool_calls(answer: str, where: str, structured=None) -> None:
     if other:
         raise ValueError(f"{where} writes a tool call in another model's format ({other[1]} ...):"
                          " the model would learn calls the template's parser (<tool_call>) does "
-                         "not read; give them as tool_calls")
+                         "not read; give them as tool_calls" + (
+                             " (Mistral's are read so where they end the answer: [TOOL_CALLS] "
+                             'and a JSON list of {"name", "arguments": {...}}, or '
+                             "[TOOL_CALLS]name[ARGS]{...} each)"
+                             if other[1] == "[TOOL_CALLS]" else ""))
     if structured and TEXT_TOOL_CALL.search(answer):
         raise ValueError(f"{where} writes a tool call as text in its content and has tool_calls: "
                          "the template renders both, so the model would learn to make its calls "
@@ -992,8 +996,9 @@ def chat_message(message, i: int):
     tool result given as JSON data); an assistant's "reasoning" or "thinking" field, a Sky-T1 marked
     trace, or a <reasoning>, <thought> or <thinking> block its content opens with, as
     reasoning_content; its tool calls as tool_use parts (Anthropic's) or a function_call (OpenAI's
-    legacy) as tool_calls (`_tool_calls_of`); OpenAI's "refusal" (its content null) as its content.
-    Anything else is left to `check_conversation`.
+    legacy) as tool_calls (`_tool_calls_of`), and so its calls written as text at the end of its
+    answer (Hermes': `_text_calls`; Mistral's: `_mistral_calls`); OpenAI's "refusal" (its content
+    null) as its content. Anything else is left to `check_conversation`.
 
     >>> chat_message({"from": "human", "value": [{"type": "text", "text": "Hi"}, "there"]}, 0)
     {'role': 'user', 'content': 'Hi\\nthere'}
@@ -1035,7 +1040,62 @@ def chat_message(message, i: int):
         m["reasoning_content"], m["content"] = _tagged_reasoning(m["content"], tag[1], i)
     if m.get("role") == "tool" and isinstance(m.get("content"), str):   # wrapped once, by the
         m["content"] = _unwrapped(m["content"])                         # template
-    return _text_calls(_empty_reasoning(m)) if m.get("role") == "assistant" else m
+    return (_mistral_calls(_text_calls(_empty_reasoning(m))) if m.get("role") == "assistant"
+            else m)
+
+
+# Mistral's tool calls in a reply's text: [TOOL_CALLS] then a JSON list of {"name",
+# "arguments", "id"} (its tokenizers v2 and v3), or one [TOOL_CALLS]name[ARGS]{...} a call
+# (v11; [CALL_ID]id before [ARGS] in v13)
+MISTRAL_CALL = re.compile(r"\[TOOL_CALLS\]([^\s\[\]{}\"]+)(?:\[CALL_ID\]([^\s\[]+))?\[ARGS\]")
+
+
+def _mistral_calls(m: dict) -> dict:
+    """An assistant turn whose answer ends in Mistral's tool calls (`MISTRAL_CALL`) with them as
+    its tool_calls, the text before them its content, each call's name, arguments and id as
+    written (the template writes them in its own format). Calls not read so exactly (no JSON
+    object of arguments, text after them) are left for `check_text_tool_calls` to name.
+
+    >>> _mistral_calls({"role": "assistant", "content": '[TOOL_CALLS] [{"name": "w", '
+    ...                 '"arguments": {"c": "Oslo"}}]'})["tool_calls"][0]["function"]
+    {'name': 'w', 'arguments': {'c': 'Oslo'}}
+    """
+    content = m.get("content")
+    if m.get("tool_calls") or not isinstance(content, str):
+        return m
+    head, think, answer = content.rpartition(END_THINK)
+    start = next((k.start(1) for k in OTHER_TOOL_CALLS.finditer(answer) if k[1] == "[TOOL_CALLS]"
+                  and len(re.findall(r"`{3,}", answer[:k.start()])) % 2 == 0), None)  # not code
+    if start is None:
+        return m
+    said, rest, calls = answer[:start].rstrip(), answer[start:].rstrip(), []
+    decode = json.JSONDecoder().raw_decode
+    try:
+        if rest.removeprefix("[TOOL_CALLS]").lstrip().startswith("["):      # a JSON list
+            body = rest.removeprefix("[TOOL_CALLS]").lstrip()
+            listed, end = decode(body)
+            if end != len(body) or not isinstance(listed, list):
+                return m
+            calls = [(c.get("name"), c.get("id"), c.get("arguments")) for c in listed
+                     if isinstance(c, dict) and set(c) <= {"name", "arguments", "id"}]
+            if len(calls) != len(listed):
+                return m
+        else:
+            pos = 0
+            while pos < len(rest):
+                call = MISTRAL_CALL.match(rest, pos)
+                if not call:
+                    return m
+                args, pos = decode(rest, call.end())
+                calls.append((call[1], call[2], args))
+    except ValueError:
+        return m
+    if not calls or not all(isinstance(name, str) and name and (isinstance(args, dict) or (
+            isinstance(args, str) and args.lstrip().startswith("{"))) for name, _, args in calls):
+        return m        # arguments as JSON text: `check_turns` reads them
+    return {**m, "content": head + think + said or None, "tool_calls": [
+        {"type": "function", **({"id": id_} if id_ else {}),
+         "function": {"name": name, "arguments": args}} for name, id_, args in calls]}
 
 
 def _text_calls(m: dict) -> dict:

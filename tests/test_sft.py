@@ -1243,6 +1243,39 @@ ROW_FORMS = {
          {"role": "assistant", "content": "<think>\nr\n</think>\na"}],
         "<think>\nr\n</think>\n\na",
     ),
+    "mistral_tool_calls_as_a_json_list_with_ids": (    # they were refused as another format
+        {"messages": [
+            {"role": "user", "content": "2*3, 2*4?"},
+            {"role": "assistant", "content": '<think>r</think>Computing.\n[TOOL_CALLS] [{"name": '
+                                             '"calc", "arguments": {"e": "2*3"}, "id": "a1"}, '
+                                             '{"name": "calc", "arguments": "{\\"e\\": 1}", '
+                                             '"id": "b2"}]'},
+            {"role": "tool", "content": "6", "tool_call_id": "a1"},
+            {"role": "tool", "content": "8", "tool_call_id": "b2"},
+            {"role": "assistant", "content": "6, 8"}]},
+        [{"role": "user", "content": "2*3, 2*4?"},
+         {"role": "assistant", "content": "<think>r</think>Computing.", "tool_calls": [
+             {**_call("calc", {"e": "2*3"}), "id": "a1"},
+             {**_call("calc", '{"e": 1}'), "id": "b2"}]},
+         {"role": "tool", "content": "6", "tool_call_id": "a1"},
+         {"role": "tool", "content": "8", "tool_call_id": "b2"},
+         {"role": "assistant", "content": "6, 8"}],
+        "<think>\n\n</think>\n\n6, 8",
+    ),
+    "mistral_tool_calls_one_a_marker_after_a_code_block": (     # tokenizer v11, v13's CALL_ID
+        {"messages": [
+            {"role": "user", "content": "2*3?"},
+            {"role": "assistant", "content": '```\nx\n```\n[TOOL_CALLS]calc[ARGS]{"e": "2*3"}'
+                                             '[TOOL_CALLS]now[CALL_ID]c9[ARGS]{}'},
+            {"role": "tool", "content": "6"}, {"role": "tool", "content": "12:00"},
+            {"role": "assistant", "content": "6"}]},
+        [{"role": "user", "content": "2*3?"},
+         {"role": "assistant", "content": "```\nx\n```", "tool_calls": [
+             _call("calc", {"e": "2*3"}), {**_call("now", {}), "id": "c9"}]},
+         {"role": "tool", "content": "6"}, {"role": "tool", "content": "12:00"},
+         {"role": "assistant", "content": "6"}],
+        "<think>\n\n</think>\n\n6",
+    ),
     "reasoning_next_to_alpaca_output": (
         {"instruction": "2+2?", "output": "4", "reasoning": "2+2=4"},
         [{"role": "user", "content": "2+2?"},
@@ -1509,6 +1542,12 @@ BAD_ROWS = {
          "chat_template_kwargs": {"enable_thinking": False, "xml_tools": [{"name": "w"}]}},
         "row 0: the row's chat_template_kwargs set 'xml_tools' ([{'name': 'w'}]), which the "
         "Qwen3 template does not read"),
+    "mistral_tool_calls_with_text_after_them": (     # not read as calls: named, with the fix
+        {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content":
+                       '[TOOL_CALLS] [{"name": "f", "arguments": {}}] and then?'}]},
+        "row 0: message 1 (assistant) writes a tool call in another model's format ([TOOL_CALLS]"
+        " ...): the model would learn calls the template's parser (<tool_call>) does not read; "
+        "give them as tool_calls (Mistral's are read so where they end the answer"),
     "openassistant_message_row": (
         {"message_tree_id": "t", "message_id": "m", "parent_id": None, "role": "prompter",
          "text": "Hi"}, "row 0: the row is one message of an OpenAssistant tree"),
@@ -1786,8 +1825,8 @@ UNTRAINABLE = {
         [_u("q"), _a(" [/INST] 4")], "message 1 (assistant) starts with [/INST], another chat"),
     "a_reply_ending_with_inst_close": ([_u("q"), _a("4 [/INST]")], "ends with [/INST]"),
     "a_reply_starting_with_an_end_of_turn": ([_u("q"), _a("<|eot_id|>4")], "starts with <|eot"),
-    "mistral_tool_calls_as_text": (
-        [_u("2*3?"), _a('[TOOL_CALLS] [{"name": "calc", "arguments": {"expr": "2*3"}}]')],
+    "mistral_tool_calls_not_json": (    # as JSON, they are read as the calls at load
+        [_u("2*3?"), _a("[TOOL_CALLS] calc(2*3)")],
         "message 1 (assistant) writes a tool call in another model's format ([TOOL_CALLS] ...)"),
     "glaive_functioncall_as_text": (
         [_u("2*3?"), _a('Let me see.\n<functioncall> {"name": "calc", "arguments": \'{}\'}')],
