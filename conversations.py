@@ -474,14 +474,16 @@ def check_text(value, where: str) -> None:
 
 # other chat formats' turn structure: an end of turn (Llama 3, Gemma, Phi-3, Llama 2 / Mistral;
 # <|endoftext|>, a special token of Qwen's tokenizer, is `check_special_tokens`'), and a turn's
-# header (Llama 3, Gemma, Phi-3, [INST]; a tool's result, which the template writes in a user turn)
+# header (Llama 3, Gemma, Phi-3, [INST], OpenAI Harmony's; a tool's result, which the template
+# writes in a user turn)
 OTHER_TURN_ENDS = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<end_of_turn>", "<|end|>",
-                   "</s>", "[/INST]")
+                   "</s>", "[/INST]", "<|return|>", "<|call|>")
 
 
 TURN_HEADER = re.compile(r"<\|start_header_id\|>\w*<\|end_header_id\|>|<start_of_turn>\w*\n"
                          r"|\[INST\](?:(?!\[INST\]).)*?\[/INST\]"     # up to the next [INST]:
                          r"|<\|(?:user|assistant|system)\|>\n"           # linear
+                         r"|<\|start\|>\w+(?:<\|channel\|>|<\|message\|>)|<\|channel\|>\w+"
                          r"|<tool_response>\n", re.S)
 
 
@@ -1031,6 +1033,18 @@ def chat_message(message, i: int):
             m["reasoning_content"] = m.pop(given[0])
         elif isinstance(m.get("content"), str) and THOUGHT_MARK in m["content"]:
             m["reasoning_content"], m["content"] = _marked_thought(m["content"], f"message {i}")
+    harmony = m.get("role") == "assistant" and isinstance(m.get("content"), str) and m[
+        "content"].lstrip().startswith(("<|channel|>", "<|start|>assistant"))
+    if harmony:     # gpt-oss's reply: its analysis and final messages
+        text = m["content"].lstrip()
+        said = harmony_messages(text if text.startswith("<|start|>") else
+                                "<|start|>assistant" + text, f"message {i} (assistant)",
+                                reply=True)
+        if len(said) > 1 or m.get("reasoning_content") is not None:
+            raise ValueError(f"message {i} (assistant) holds {len(said)} replies in OpenAI "
+                             "Harmony's format, or its reasoning twice: give one analysis and "
+                             "one final message, the reasoning once")
+        m = {**m, **said[0]}
     tag = REASONING_TAG.match(m["content"]) if (
         m.get("role") == "assistant" and isinstance(m.get("content"), str)) else None
     if tag and m.get("reasoning_content") is not None:
@@ -1601,7 +1615,61 @@ RENDERED_TURNS = (re.compile(r"<\|im_start\|>(\w+)(?:\n|<\|im_sep\|>)(.*?)<\|im_
 
 
 TURN_ENDS = (("<|im_start|>", "<|im_end|>"), ("<|start_header_id|>", "<|eot_id|>"),
-             ("<start_of_turn>", "<end_of_turn>"), ("<|user|>", "<|end|>"))
+             ("<start_of_turn>", "<end_of_turn>"), ("<|user|>", "<|end|>"),
+             ("<|start|>", "<|return|>"))
+
+
+# one message of OpenAI's Harmony format (gpt-oss): <|start|>{header}<|message|>{text} and its
+# end; the header is the role, then <|channel|>{channel}, a recipient (" to=functions.f") and a
+# <|constrain|> where it has them
+HARMONY_TURN = re.compile(r"<\|start\|>((?:(?!<\|message\|>|<\|start\|>).)*)<\|message\|>(.*?)"
+                          r"(<\|end\|>|<\|return\|>|<\|call\|>|\Z)\s*", re.S)
+
+
+def harmony_messages(text: str, where: str, reply: bool = False) -> list[dict]:
+    """The messages of a text in OpenAI's Harmony format (gpt-oss's): a system, developer or
+    user message as that turn, an assistant's "analysis" message as the reasoning of its "final"
+    message that follows, which is the reply (each text as written; a `reply`'s last message may
+    leave out its end, <|return|>, as generators do). ValueError, naming it, on a text that is
+    not whole such messages, on a tool call or a tool's result (a recipient, a
+    <|call|>, a "commentary" message: give them as tool_calls and tool messages), and on an
+    analysis with no final message after it.
+
+    >>> harmony_messages("<|start|>user<|message|>2+2?<|end|><|start|>assistant<|channel|>"
+    ...                  "analysis<|message|>2+2=4<|end|><|start|>assistant<|channel|>final"
+    ...                  "<|message|>4<|return|>", "'text'")[1]
+    {'role': 'assistant', 'content': '4', 'reasoning_content': '2+2=4'}
+    """
+    out, reasoning, pos = [], None, 0
+    while pos < len(text) and (m := HARMONY_TURN.match(text, pos)):
+        header, body, end = m.groups()
+        if not (end or reply) or "<|start|>" in body:   # a message without its end: cut off?
+            break
+        role = re.match(r"[^<\s]*", header)[0]
+        channel = re.search(r"<\|channel\|>(\w+)", header)
+        channel = channel[1] if channel else None
+        if " to=" in header or end == "<|call|>" or channel == "commentary" or role not in (
+                "system", "developer", "user", "assistant"):
+            raise ValueError(f"{where} holds a tool call or a tool's result in OpenAI Harmony's "
+                             f"format (<|start|>{_short(header)[1:-1]}<|message|>): give the "
+                             "calls as tool_calls and the results as tool messages")
+        if role == "assistant" and channel == "analysis" and reasoning is None:
+            reasoning = body
+        elif role == "assistant" and channel in (None, "final"):
+            out.append({"role": "assistant", "content": body,
+                        **({} if reasoning is None else {"reasoning_content": reasoning})})
+            reasoning = None
+        elif role != "assistant" and reasoning is None:
+            out.append({"role": role, "content": body})
+        else:
+            break
+        pos = m.end()
+    if pos < len(text) or reasoning is not None or not out:
+        raise ValueError(f"{where} is in OpenAI Harmony's format but not whole messages, each "
+                         "assistant's analysis then its final (at character "
+                         f"{pos}: {_short(text[pos:])}): give the conversation as messages, "
+                         "the analysis as reasoning_content")
+    return out
 
 
 # the start of a text a tokenizer adds (Llama 3's, Gemma's, Llama 2's and Phi-3's)
@@ -1617,8 +1685,8 @@ LLAMA2_SYSTEM = re.compile(r"\s*<<SYS>>\n?(.*?)\n?<</SYS>>\s*(.*)", re.S)
 
 def rendered_messages(text: str, field: str) -> list[dict]:
     """The messages of a chat rendered as one text: turns of ChatML, Llama 3, Gemma or Phi-3
-    (their special tokens: `RENDERED_TURNS`), Mistral's or Llama 2's `[INST] query [/INST]
-    reply</s>`, or Anthropic HH-RLHF's
+    (their special tokens: `RENDERED_TURNS`), OpenAI's Harmony (`harmony_messages`), Mistral's
+    or Llama 2's `[INST] query [/INST] reply</s>`, or Anthropic HH-RLHF's
     "\\n\\nHuman: ...\\n\\nAssistant: ...". The whole text must be such turns: plain text (a
     pretraining row) has no reply to train, and is a ValueError. A row's query rendered so
     (`_rendered`) is read with its reply appended (TRL's text prompt-completion rows), and the
@@ -1628,6 +1696,8 @@ def rendered_messages(text: str, field: str) -> list[dict]:
     [{'role': 'user', 'content': '2+2?'}, {'role': 'assistant', 'content': '4'}]
     """
     body = _without_text_start(text.strip()).lstrip()
+    if body.startswith("<|start|>"):
+        return harmony_messages(body, repr(field))
     for turn in RENDERED_TURNS:
         turns, pos = [], 0
         while (m := turn.match(body, pos)) and m.end() > pos:
@@ -1665,7 +1735,7 @@ def _rendered(prompt) -> bool:
         return False
     body = _without_text_start(prompt.lstrip()).lstrip()
     return body.startswith(("<|im_start|>", "<|start_header_id|>", "<start_of_turn>",
-                            "<|system|>", "<|user|>", "[INST]")) or (
+                            "<|system|>", "<|user|>", "[INST]", "<|start|>")) or (
         body.startswith("Human: ") and "\n\nAssistant:" in body)
 
 

@@ -1276,6 +1276,37 @@ ROW_FORMS = {
          {"role": "assistant", "content": "6"}],
         "<think>\n\n</think>\n\n6",
     ),
+    "openai_harmony_reply": (     # gpt-oss's: it was trained as text after an empty think block
+        {"messages": [{"role": "user", "content": "2+2?"},
+                      {"role": "assistant", "content": "<|channel|>analysis<|message|>2+2=4<|end|>"
+                       "<|start|>assistant<|channel|>final<|message|>4<|return|>"},
+                      {"role": "user", "content": "3+3?"},
+                      {"role": "assistant", "content": "<|start|>assistant<|channel|>final"
+                                                       "<|message|>6"}]},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"},
+         {"role": "user", "content": "3+3?"}, {"role": "assistant", "content": "6"}],
+        "<think>\n\n</think>\n\n6",
+    ),
+    "openai_harmony_text": (
+        {"text": "<|start|>system<|message|>You are ChatGPT.<|end|><|start|>developer<|message|>"
+                 "# Instructions\n\nBe brief.<|end|><|start|>user<|message|>2+2?<|end|>"
+                 "<|start|>assistant<|channel|>analysis<|message|>2+2=4<|end|>"
+                 "<|start|>assistant<|channel|>final<|message|>4<|return|>"},
+        [{"role": "system", "content": "You are ChatGPT."},
+         {"role": "system", "content": "# Instructions\n\nBe brief."},
+         {"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
+    "openai_harmony_prompt_and_its_completion": (
+        {"prompt": "<|start|>user<|message|>2+2?<|end|><|start|>assistant",
+         "completion": "<|channel|>analysis<|message|>2+2=4<|end|><|start|>assistant<|channel|>"
+                       "final<|message|>4"},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
     "reasoning_next_to_alpaca_output": (
         {"instruction": "2+2?", "output": "4", "reasoning": "2+2=4"},
         [{"role": "user", "content": "2+2?"},
@@ -1548,6 +1579,22 @@ BAD_ROWS = {
         "row 0: message 1 (assistant) writes a tool call in another model's format ([TOOL_CALLS]"
         " ...): the model would learn calls the template's parser (<tool_call>) does not read; "
         "give them as tool_calls (Mistral's are read so where they end the answer"),
+    "openai_harmony_tool_call": (
+        {"messages": [{"role": "user", "content": "2*3?"}, {"role": "assistant", "content":
+                       "<|channel|>commentary to=functions.calc <|constrain|>json<|message|>"
+                       '{"e": "2*3"}<|call|>'}]},
+        "row 0: message 1 (assistant) holds a tool call or a tool's result in OpenAI Harmony's "
+        "format (<|start|>assistant<|channel|>commentary to=fu..<|message|>): give the calls as "
+        "tool_calls"),
+    "openai_harmony_analysis_without_a_final": (
+        {"messages": [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content":
+                       "<|channel|>analysis<|message|>2+2=4<|end|>"}]},
+        "row 0: message 1 (assistant) is in OpenAI Harmony's format but not whole messages, each "
+        "assistant's analysis then its final"),
+    "openai_harmony_text_cut_off": (
+        {"text": "<|start|>user<|message|>2+2?<|end|><|start|>assistant<|channel|>final"
+                 "<|message|>The answer is"},
+        "row 0: 'text' is in OpenAI Harmony's format but not whole messages"),
     "openassistant_message_row": (
         {"message_tree_id": "t", "message_id": "m", "parent_id": None, "role": "prompter",
          "text": "Hi"}, "row 0: the row is one message of an OpenAssistant tree"),
@@ -1825,6 +1872,12 @@ UNTRAINABLE = {
         [_u("q"), _a(" [/INST] 4")], "message 1 (assistant) starts with [/INST], another chat"),
     "a_reply_ending_with_inst_close": ([_u("q"), _a("4 [/INST]")], "ends with [/INST]"),
     "a_reply_starting_with_an_end_of_turn": ([_u("q"), _a("<|eot_id|>4")], "starts with <|eot"),
+    "openai_harmony_messages_after_text": (
+        [_u("2+2?"), _a("Sure.<|start|>assistant<|channel|>final<|message|>4<|return|>")],
+        "message 1 (assistant) ends with <|return|>, another chat format's end of turn"),
+    "openai_harmony_channel_in_a_reply": (
+        [_u("2+2?"), _a("Sure. <|channel|>final<|message|>4")],
+        "message 1 (assistant) holds '<|channel|>final', which opens another turn"),
     "mistral_tool_calls_not_json": (    # as JSON, they are read as the calls at load
         [_u("2*3?"), _a("[TOOL_CALLS] calc(2*3)")],
         "message 1 (assistant) writes a tool call in another model's format ([TOOL_CALLS] ...)"),
