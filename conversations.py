@@ -1492,6 +1492,8 @@ def _row_messages(row: dict) -> dict:
     # ShareGPT's conversations; LMSYS-Chat-1M's and WildChat's conversation
     given = next((k for k in CONVERSATION_KEYS[:3] if k in row), None)
     if given or _whole_conversation(row.get("chosen")):     # a preference row's implicit prompt
+        if not given and "prompt" in row:
+            _same_prompt(row["prompt"], row["chosen"])
         _row_reasoning(row, reply_is_text=False)
         return {"messages": row[given or "chosen"], "reference": _row_reference(row)}
     said = next((k for k in ("output", "response") if k in row), None)
@@ -1538,6 +1540,23 @@ def _row_messages(row: dict) -> dict:
                      "'prompt' and 'completion' (or 'question', 'query', 'problem', 'input' "
                      "and 'response', 'output', 'solution', 'chosen'), 'instruction' and "
                      "'output', or 'prompt', 'reasoning' and 'answer'.")
+
+
+def _same_prompt(prompt, chosen: list) -> None:
+    """ValueError unless a preference row's "prompt" is the one its "chosen" conversation holds
+    (UltraFeedback repeats it there): the text of one of its user turns, or the messages it
+    starts with. The conversation is trained; a prompt that differs would be dropped unsaid."""
+    users = [chat_message(m, k).get("content") for k, m in enumerate(chosen)
+             if isinstance(m, dict) and chat_template.role_name(
+                 m.get("role", m.get("from"))) == "user"]
+    if isinstance(prompt, str) and any(isinstance(u, str) and u.strip() == prompt.strip()
+                                       for u in users):
+        return
+    if isinstance(prompt, list) and chosen[:len(prompt)] == prompt:
+        return
+    raise ValueError(f"the row's 'prompt' ({_short(prompt)}) is not the query of its 'chosen' "
+                     "conversation, which holds its own (the one trained): the 'prompt' would be "
+                     "dropped; make them agree, or keep one")
 
 
 def _row_reference(row: dict):

@@ -1595,6 +1595,12 @@ BAD_ROWS = {
         {"text": "<|start|>user<|message|>2+2?<|end|><|start|>assistant<|channel|>final"
                  "<|message|>The answer is"},
         "row 0: 'text' is in OpenAI Harmony's format but not whole messages"),
+    "preference_row_whose_prompt_is_not_the_one_in_chosen": (     # "q1" was dropped unsaid
+        {"prompt": "q1", "chosen": [{"role": "user", "content": "q2"},
+                                    {"role": "assistant", "content": "good"}],
+         "rejected": [{"role": "user", "content": "q2"}, {"role": "assistant", "content": "bad"}]},
+        "row 0: the row's 'prompt' ('q1') is not the query of its 'chosen' conversation, which "
+        "holds its own (the one trained)"),
     "openassistant_message_row": (
         {"message_tree_id": "t", "message_id": "m", "parent_id": None, "role": "prompter",
          "text": "Hi"}, "row 0: the row is one message of an OpenAssistant tree"),
