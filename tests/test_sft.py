@@ -567,6 +567,23 @@ def test_a_file_of_one_conversation_as_a_bare_list_is_one_conversation(tmp_path,
         sft_data.jsonl_examples(str(path))
 
 
+def test_loading_says_once_that_chosen_is_trained_and_how_many_rows_repeat(tmp_path, capsys):
+    """A file of preference rows trained their 'chosen' replies, and repeated rows as often as
+    given, without a word; each is now said once (not a line per row)."""
+    pref = {"prompt": "q", "chosen": "good", "rejected": "bad"}
+    plain = {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]}
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [pref, pref, plain, {**pref, "x": 1}]))
+    assert len(sft_data.jsonl_examples(str(path))) == 4
+    out = capsys.readouterr().out
+    assert out.count("\n") == 2
+    assert "3 preference row(s): SFT trains each one's 'chosen' reply; 'rejected' is not " in out
+    assert "1 row(s) repeat an earlier one; each is trained as often as given" in out
+    path.write_text(json.dumps(plain) + "\n")
+    sft_data.jsonl_examples(str(path))
+    assert capsys.readouterr().out == ""
+
+
 def test_jsonl_prompt_completion_rows_and_every_row_checked_at_load(tok, tmp_path):
     """TRL's prompt-completion rows (strings or message lists) load as conversations; every row
     form is checked when the file is read, naming the row (a {prompt, reasoning, answer} row with
