@@ -675,12 +675,16 @@ def row_example(row: dict) -> dict:
     messages = example["messages"] = _with_system(row, messages)
     if isinstance(messages, list):
         read = [(m, chat_message(r, i)) for i, m in enumerate(messages)
-                for r in _tool_results(m, i)]
+                for r in _tool_results(_typed_parts(m), i)]
         if any(_marked(m) and not _marked(r) for m, r in read):    # a reply's markers converted
             read = [(m, r) for m, r in read if not (r.get("role") == "system" and _marked(r))]
         example["messages"] = [r for _, r in read]
     tools = _gemini_tools(row["tools"]) if "contents" in row and row.get("tools") else row.get(
         "tools")
+    if row.get("toolConfig") not in (None, {}):     # Amazon Bedrock's, as tools
+        if tools is not None:
+            raise ValueError("the row has 'tools' and 'toolConfig' (Bedrock's): keep one")
+        tools = _bedrock_tools(row["toolConfig"])
     if row.get("functions") is not None:        # OpenAI's legacy functions, as tools
         if tools is not None:
             raise ValueError("the row has 'tools' and 'functions' (OpenAI's legacy name): keep one")
@@ -1233,6 +1237,63 @@ def _tool_calls_of(m: dict, i: int) -> dict:
                              "keep tool_calls")
         m["tool_calls"] = [{"type": "function", "function": m.pop("function_call")}]
     return m
+
+
+def _typed_parts(message):
+    """A message whose content is content blocks without a "type", each one key (Amazon Bedrock's
+    Converse format: {"text"}, {"reasoningContent"}, {"toolUse"}, {"toolResult"}, {"cachePoint"},
+    {"image"}, ...), with them as the typed parts read here (OpenAI's text, Anthropic's thinking,
+    tool_use and tool_result; a toolResult's {"json"} block as its JSON text; a cache point, no
+    text, dropped; another block as its type, which `chat_template.part_texts` names); any other
+    message as it is. They were refused as no string content.
+
+    >>> _typed_parts({"role": "assistant", "content": [
+    ...     {"reasoningContent": {"reasoningText": {"text": "2+2=4"}}}, {"text": "4"}]})["content"]
+    [{'type': 'thinking', 'thinking': '2+2=4'}, {'type': 'text', 'text': '4'}]
+    """
+    content = message.get("content") if isinstance(message, dict) else None
+    if not (isinstance(content, list) and content and all(
+            isinstance(p, dict) and len(p) == 1 and "type" not in p for p in content)):
+        return message
+
+    def typed(part):
+        (kind, value), = part.items()
+        value = value if isinstance(value, dict) else {}
+        if kind == "text" or kind == "json" and isinstance(part[kind], (dict, list)):
+            return {"type": "text", "text": part[kind] if kind == "text" else json.dumps(
+                part[kind], ensure_ascii=False)}
+        if kind == "reasoningContent":
+            text = (value.get("reasoningText") or {}).get("text")
+            return ({"type": "thinking", "thinking": text} if isinstance(text, str)
+                    else {"type": "redacted_thinking"})
+        if kind == "toolUse":
+            return {"type": "tool_use", "id": value.get("toolUseId"), "name": value.get("name"),
+                    "input": value.get("input", {})}
+        if kind == "toolResult":
+            inner = value.get("content")
+            return {"type": "tool_result", "tool_use_id": value.get("toolUseId"),
+                    "content": [typed(p) if isinstance(p, dict) and len(p) == 1 else p
+                                for p in inner] if isinstance(inner, list) else inner}
+        return {"type": kind}       # an image, a document: named as not text
+
+    return {**message, "content": [typed(p) for p in content if "cachePoint" not in p]}
+
+
+def _bedrock_tools(config) -> list:
+    """Bedrock's "toolConfig" ({"tools": [{"toolSpec": {"name", "description", "inputSchema":
+    {"json": schema}}}]}) as the functions the template lists; ValueError on another tool."""
+    specs = config.get("tools") if isinstance(config, dict) else None
+    specs = [t for t in specs if not (isinstance(t, dict) and set(t) == {"cachePoint"})
+             ] if isinstance(specs, list) else specs     # a cache point: no tool
+    if not isinstance(specs, list) or not all(
+            isinstance(t, dict) and isinstance(t.get("toolSpec"), dict) for t in specs):
+        raise ValueError(f"'toolConfig' is {_short(config)}; give {{'tools': [{{'toolSpec': "
+                         "{'name': ..., 'inputSchema': {'json': ...}}}]} (Bedrock's)")
+    return [{"type": "function", "function": {
+                **{k: v for k, v in t["toolSpec"].items() if k != "inputSchema"},
+                **({"parameters": t["toolSpec"]["inputSchema"].get("json")}
+                   if isinstance(t["toolSpec"].get("inputSchema"), dict) else {})}}
+            for t in specs]
 
 
 def _tool_results(message, i: int) -> list:

@@ -1324,6 +1324,23 @@ ROW_FORMS = {
          {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
         "<think>\n2+2=4\n</think>\n\n4",
     ),
+    "bedrock_converse_blocks_without_a_type": (    # they were "no string content"
+        {"schemaVersion": "bedrock-conversation-2024", "system": [{"text": "s"}], "messages": [
+            {"role": "user", "content": [{"text": "Oslo?"}, {"cachePoint": {"type": "default"}}]},
+            {"role": "assistant", "content": [
+                {"reasoningContent": {"reasoningText": {"text": "ask", "signature": "c2"}}},
+                {"text": "Checking."},
+                {"toolUse": {"toolUseId": "t1", "name": "w", "input": {"c": "Oslo"}}}]},
+            {"role": "user", "content": [{"toolResult": {"toolUseId": "t1", "status": "success",
+                                                         "content": [{"json": {"t": -3}}]}}]},
+            {"role": "assistant", "content": [{"text": "-3"}]}]},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "Oslo?"},
+         {"role": "assistant", "content": "Checking.", "reasoning_content": "ask",
+          "tool_calls": [{**_call("w", {"c": "Oslo"}), "id": "t1"}]},
+         {"role": "tool", "content": '{"t": -3}', "tool_call_id": "t1"},
+         {"role": "assistant", "content": "-3"}],
+        "<think>\n\n</think>\n\n-3",
+    ),
     "reasoning_next_to_alpaca_output": (
         {"instruction": "2+2?", "output": "4", "reasoning": "2+2=4"},
         [{"role": "user", "content": "2+2?"},
@@ -1397,6 +1414,26 @@ def test_gemini_tools_are_listed_as_functions(tok, tmp_path):
     ids, _ = sft.encode(tok, ex["messages"], ex["tools"])
     assert "<tools>\n" + "\n".join(json.dumps(t) for t in ex["tools"]) + "\n</tools>" in (
         tok.decode(ids))
+
+
+def test_bedrock_tool_config_is_listed_as_functions(tok, tmp_path):
+    """Bedrock's "toolConfig" (toolSpec, its inputSchema's json the parameters) was dropped
+    without a word: the model learned to call functions it was never shown."""
+    spec = {"name": "w", "description": "Weather", "inputSchema": {"json": {"type": "object"}}}
+    row = {"toolConfig": {"tools": [{"toolSpec": spec}, {"cachePoint": {"type": "default"}}]},
+           "messages": [{"role": "user", "content": [{"text": "Oslo?"}]},
+                        {"role": "assistant", "content": [{"toolUse": {
+                            "toolUseId": "t1", "name": "w", "input": {}}}]}]}
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    ex = sft_data.jsonl_examples(str(path))[0]
+    fn = {"name": "w", "description": "Weather", "parameters": {"type": "object"}}
+    assert ex["tools"] == [{"type": "function", "function": fn}]
+    assert _trained(tok, ex) == ('<think>\n\n</think>\n\n<tool_call>\n{"name": "w", '
+                                 '"arguments": {}}\n</tool_call><|im_end|>', True)
+    path.write_text(json.dumps({**row, "toolConfig": {"tools": ["w"]}}) + "\n")
+    with pytest.raises(DataError, match=r"row 0: 'toolConfig' is .*; give \{'tools'"):
+        sft_data.jsonl_examples(str(path))
 
 
 def test_openai_legacy_functions_are_listed_as_tools(tok, tmp_path):
@@ -1618,6 +1655,15 @@ BAD_ROWS = {
          "rejected": [{"role": "user", "content": "q2"}, {"role": "assistant", "content": "bad"}]},
         "row 0: the row's 'prompt' ('q1') is not the query of its 'chosen' conversation, which "
         "holds its own (the one trained)"),
+    "bedrock_image_block": (
+        {"messages": [{"role": "user", "content": [{"image": {"format": "png"}}, {"text": "q"}]},
+                      {"role": "assistant", "content": [{"text": "a"}]}]},
+        "row 0: message 0 (user): part 0 is of type 'image'; this recipe trains text-only"),
+    "bedrock_redacted_reasoning": (
+        {"messages": [{"role": "user", "content": [{"text": "q"}]}, {"role": "assistant",
+                       "content": [{"reasoningContent": {"redactedContent": "eyJ"}},
+                                   {"text": "a"}]}]},
+        "row 0: message 1 (assistant): part 0 is redacted_thinking, reasoning encrypted"),
     "openassistant_message_row": (
         {"message_tree_id": "t", "message_id": "m", "parent_id": None, "role": "prompter",
          "text": "Hi"}, "row 0: the row is one message of an OpenAssistant tree"),
