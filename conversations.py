@@ -472,18 +472,21 @@ def check_text(value, where: str) -> None:
                          "repair it or drop the row") from None
 
 
-# other chat formats' turn structure: an end of turn (Llama 3, Gemma, Phi-3, Llama 2 / Mistral;
-# <|endoftext|>, a special token of Qwen's tokenizer, is `check_special_tokens`'), and a turn's
-# header (Llama 3, Gemma, Phi-3, [INST], OpenAI Harmony's; a tool's result, which the template
-# writes in a user turn)
-OTHER_TURN_ENDS = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<end_of_turn>", "<|end|>",
-                   "</s>", "[/INST]", "<|return|>", "<|call|>")
+# other chat formats' turn structure: an end of turn or text (Llama 3 and 4, Gemma, Phi-3,
+# Llama 2 / Mistral, OpenAI Harmony, DeepSeek, Cohere; <|endoftext|>, a special token of Qwen's
+# tokenizer, is `check_special_tokens`'), and a turn's header (the same formats'; a tool's
+# result, which the template writes in a user turn)
+OTHER_TURN_ENDS = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<|eot|>", "<end_of_turn>",
+                   "<eos>", "<|end|>", "</s>", "[/INST]", "<|return|>", "<|call|>",
+                   "<｜end▁of▁sentence｜>", "<|END_OF_TURN_TOKEN|>")
 
 
 TURN_HEADER = re.compile(r"<\|start_header_id\|>\w*<\|end_header_id\|>|<start_of_turn>\w*\n"
+                         r"|<\|header_start\|>\w*<\|header_end\|>"
                          r"|\[INST\](?:(?!\[INST\]).)*?\[/INST\]"     # up to the next [INST]:
                          r"|<\|(?:user|assistant|system)\|>\n"           # linear
                          r"|<\|start\|>\w+(?:<\|channel\|>|<\|message\|>)|<\|channel\|>\w+"
+                         r"|<｜(?:User|Assistant)｜>|<\|START_OF_TURN_TOKEN\|><\|\w+_TOKEN\|>"
                          r"|<tool_response>\n", re.S)
 
 

@@ -1941,6 +1941,18 @@ UNTRAINABLE = {
         [_u("q"), _a(" [/INST] 4")], "message 1 (assistant) starts with [/INST], another chat"),
     "a_reply_ending_with_inst_close": ([_u("q"), _a("4 [/INST]")], "ends with [/INST]"),
     "a_reply_starting_with_an_end_of_turn": ([_u("q"), _a("<|eot_id|>4")], "starts with <|eot"),
+    "deepseek_end_of_sentence_ending_a_reply": (    # R1 traces kept it: trained as text
+        [_u("q"), _a("<think>r</think>4<｜end▁of▁sentence｜>")],
+        "message 1 (assistant) ends with <｜end▁of▁sentence｜>, another chat format's end"),
+    "gemma_eos_ending_a_reply": ([_u("q"), _a("4<eos>")], "ends with <eos>, another chat"),
+    "cohere_turns_copied_into_a_reply": (
+        [_u("q"), _a("4<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|USER_TOKEN|>and?")],
+        "holds '<|START_OF_TURN_TOKEN|><|USER_TOKEN|>', which opens another turn"),
+    "deepseek_turns_copied_into_a_reply": (
+        [_u("q"), _a("4<｜end▁of▁sentence｜><｜User｜>and?")], "holds '<｜User｜>', which opens"),
+    "llama4_turns_copied_into_a_reply": (
+        [_u("q"), _a("4<|eot|><|header_start|>user<|header_end|>\n\nand?")],
+        "holds '<|header_start|>user<|header_end|>', which opens another turn"),
     "openai_harmony_messages_after_text": (
         [_u("2+2?"), _a("Sure.<|start|>assistant<|channel|>final<|message|>4<|return|>")],
         "message 1 (assistant) ends with <|return|>, another chat format's end of turn"),
