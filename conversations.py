@@ -1242,6 +1242,11 @@ def _tool_calls_of(m: dict, i: int) -> dict:
     return m
 
 
+# the content blocks of Bedrock's Converse format (one key each)
+BEDROCK_BLOCKS = {"text", "reasoningContent", "toolUse", "toolResult", "cachePoint", "image",
+                  "document", "video", "guardContent"}
+
+
 def _typed_parts(message):
     """A message whose content is content blocks without a "type", each one key (Amazon Bedrock's
     Converse format: {"text"}, {"reasoningContent"}, {"toolUse"}, {"toolResult"}, {"cachePoint"},
@@ -1256,8 +1261,8 @@ def _typed_parts(message):
     """
     content = message.get("content") if isinstance(message, dict) else None
     if not (isinstance(content, list) and content and all(
-            isinstance(p, dict) and len(p) == 1 and "type" not in p for p in content)):
-        return message
+            isinstance(p, dict) and len(p) == 1 and set(p) <= BEDROCK_BLOCKS for p in content)):
+        return message      # a tool's result as JSON data ([{"temp": 21}]) too
 
     def typed(part):
         (kind, value), = part.items()
