@@ -6,12 +6,13 @@ other names: `chat_message`), {"prompt", "completion"} (TRL's), the query and re
 names (`QUERY_KEYS`, `REPLY_KEYS`; a preference row's "chosen"), a chat rendered as one text
 (`rendered_messages`), ShareGPT, Gemini (`_gemini_messages`), Glaive's function calling
 (`_glaive_row`), Alpaca / Dolly / Magpie, {"question", "answer"} (GSM8K's: `_answer_example`),
-the Responses API's items, Sky-T1's marked traces; a reply's reasoning under other names or tags
-becomes its `reasoning_content`. `reply_examples` makes one example per reply to train
-(`trains`: a turn marked weight 0 is context only), and `check_conversation` refuses, in one
-line naming the message, one that cannot be trained on: no reply, a reply that disobeys the
-latest /think or /no_think, markers of another chat format, tool results that answer no call,
-and the rest its docstring lists.
+the Responses API's items, Bedrock's Converse blocks (`_typed_parts`), Sky-T1's marked traces,
+OpenAI Harmony (`harmony_messages`); a reply's reasoning under other names or tags becomes its
+`reasoning_content`, Mistral's and Hermes' tool calls in its text its `tool_calls`.
+`reply_examples` makes one example per reply to train (`trains`: a turn marked weight 0 is
+context only), and `check_conversation` refuses, in one line naming the message, one that cannot
+be trained on: no reply, a reply that disobeys the latest /think or /no_think, markers of another
+chat format, tool results that answer no call, and the rest its docstring lists.
 
 `last_query`, `latest_switch`, `reasoning_of` and `without_reasoning` read a conversation's
 structure for `sft.fuse_modes` (where its query is, which soft switch stands, an answer's
