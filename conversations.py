@@ -1048,10 +1048,12 @@ def chat_message(message, i: int):
         said = harmony_messages(text if text.startswith("<|start|>") else
                                 "<|start|>assistant" + text, f"message {i} (assistant)",
                                 reply=True)
-        if len(said) > 1 or m.get("reasoning_content") is not None:
+        if len(said) > 1:
             raise ValueError(f"message {i} (assistant) holds {len(said)} replies in OpenAI "
-                             "Harmony's format, or its reasoning twice: give one analysis and "
-                             "one final message, the reasoning once")
+                             "Harmony's format: give one analysis and one final message")
+        if m.get("reasoning_content") is not None and "reasoning_content" in said[0]:
+            raise ValueError(f"message {i} (assistant) has its reasoning twice: given apart, "
+                             "and as the analysis of its OpenAI Harmony text; give it once")
         m = {**m, **said[0]}
     tag = REASONING_TAG.match(m["content"]) if (
         m.get("role") == "assistant" and isinstance(m.get("content"), str)) else None

@@ -1305,6 +1305,14 @@ ROW_FORMS = {
          {"role": "user", "content": "3+3?"}, {"role": "assistant", "content": "6"}],
         "<think>\n\n</think>\n\n6",
     ),
+    "openai_harmony_final_next_to_a_thinking_field": (   # gpt-oss's reasoning kept apart
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "<|channel|>final<|message|>a",
+                       "thinking": "r"}]},
+        [{"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a", "reasoning_content": "r"}],
+        "<think>\nr\n</think>\n\na",
+    ),
     "openai_harmony_text": (
         {"text": "<|start|>system<|message|>You are ChatGPT.<|end|><|start|>developer<|message|>"
                  "# Instructions\n\nBe brief.<|end|><|start|>user<|message|>2+2?<|end|>"
@@ -1645,6 +1653,17 @@ BAD_ROWS = {
                        "<|channel|>analysis<|message|>2+2=4<|end|>"}]},
         "row 0: message 1 (assistant) is in OpenAI Harmony's format but not whole messages, each "
         "assistant's analysis then its final"),
+    "openai_harmony_analysis_next_to_a_thinking_field": (    # was "holds 1 replies"
+        {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "thinking": "r",
+                       "content": "<|channel|>analysis<|message|>r<|end|><|start|>assistant"
+                                  "<|channel|>final<|message|>a"}]},
+        "row 0: message 1 (assistant) has its reasoning twice: given apart, and as the analysis "
+        "of its OpenAI Harmony text"),
+    "openai_harmony_two_replies_in_one_message": (
+        {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content":
+                       "<|channel|>final<|message|>a<|end|><|start|>assistant<|channel|>final"
+                       "<|message|>b"}]},
+        "row 0: message 1 (assistant) holds 2 replies in OpenAI Harmony's format"),
     "openai_harmony_text_cut_off": (
         {"text": "<|start|>user<|message|>2+2?<|end|><|start|>assistant<|channel|>final"
                  "<|message|>The answer is"},
