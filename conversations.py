@@ -116,7 +116,8 @@ def check_conversation(messages) -> None:
       user query: with no query the template renders the reply without a think block. The reply
       has an answer (or a tool call).
     * The reply obeys the latest `/think` or `/no_think` in the user and system turns up to its
-      query (`latest_switch`): reasoning after /think, none after /no_think.
+      query (`latest_switch`), or in a system turn after it: reasoning after /think, none after
+      /no_think.
     * The turn before that reply is not an assistant turn without reasoning: as the prompt's last
       turn it gets an empty think block, as history none, so the reply cannot be cut out.
     * An assistant turn holds its reasoning once: in `reasoning_content` (then no think tags in
@@ -174,11 +175,17 @@ def check_reply(messages: list[dict], switches: list | None = None) -> None:
                          "reply without its think block: add the user's question")
     q = last_query(messages)
     switch = (switches or soft_switches(messages))[q]
+    at = q      # a switch in a system turn after the query stands too
+    for k in range(q + 1, n):
+        found = SOFT_SWITCH.findall(messages[k]["content"]) if (
+            messages[k]["role"] == "system") else []
+        if found:
+            at, switch = k, found[-1]
     thinks = any(reasoning_of(m).strip() for m in messages[q + 1:] if m["role"] == "assistant")
     if switch is not None and thinks != (switch == "think"):
         raise ValueError(f"the reply {'has' if thinks else 'has no'} reasoning, yet the latest "
-                         f"soft switch before it (up to message {q}) is /{switch}: the model would "
-                         f"learn to ignore /{switch}; "
+                         f"soft switch before it (up to message {at}) is /{switch}: the model "
+                         f"would learn to ignore /{switch}; "
                          + ("drop the reasoning or the flag" if thinks else
                             "give the reply its reasoning, or drop the flag"))
     if n > 1 and messages[-2]["role"] == "assistant" and not reasoning_of(messages[-2]):

@@ -1889,6 +1889,12 @@ UNTRAINABLE = {
         "the reply has reasoning, yet the latest soft switch before it (up to message 1) is "
         "/no_think",
     ),
+    "reasoning_under_a_no_think_in_a_system_turn_after_the_query": (   # it was trained
+        [_u("2+2?"), {"role": "system", "content": "Answer at once. /no_think"},
+         _a("4", reasoning_content="2+2=4")],
+        "the reply has reasoning, yet the latest soft switch before it (up to message 1) is "
+        "/no_think",
+    ),
     "empty_think_block_under_think": (
         [_u("2+2? /think"), _a("<think>\n\n</think>\n\n4")],
         "the reply has no reasoning, yet the latest soft switch before it (up to message 0) is "
