@@ -1714,7 +1714,7 @@ RENDERED_TURNS = (re.compile(r"<\|im_start\|>(\w+)(?:\n|<\|im_sep\|>)(.*?)<\|im_
 
 TURN_ENDS = (("<|im_start|>", "<|im_end|>"), ("<|start_header_id|>", "<|eot_id|>"),
              ("<start_of_turn>", "<end_of_turn>"), ("<|user|>", "<|end|>"),
-             ("<|start|>", "<|return|>"))
+             ("<|start|>", "<|return|>"), ("<｜User｜>", "<｜end▁of▁sentence｜>"))
 
 
 # one message of OpenAI's Harmony format (gpt-oss): <|start|>{header}<|message|>{text} and its
@@ -1770,8 +1770,35 @@ def harmony_messages(text: str, where: str, reply: bool = False) -> list[dict]:
     return out
 
 
-# the start of a text a tokenizer adds (Llama 3's, Gemma's, Llama 2's and Phi-3's)
-TEXT_STARTS = ("<|begin_of_text|>", "<bos>", "<s>")
+# the start of a text a tokenizer adds (Llama 3's, Gemma's, Llama 2's and Phi-3's, DeepSeek's)
+TEXT_STARTS = ("<|begin_of_text|>", "<bos>", "<s>", "<｜begin▁of▁sentence｜>")
+
+
+# DeepSeek's (V3, R1) turns: its system text first, then <｜User｜>query<｜Assistant｜>reply and
+# its end of text
+DEEPSEEK_TURN = re.compile(r"<｜User｜>(.*?)<｜Assistant｜>(.*?)"
+                           r"(?:<｜end▁of▁sentence｜>\s*|(?=<｜User｜>)|$)", re.S)
+
+
+def _deepseek_messages(text: str, field: str) -> list[dict] | None:
+    """The messages of a chat rendered in DeepSeek's format (its begin-of-sentence, the system
+    text, then its turns: `DEEPSEEK_TURN`), each text as written; None for another text.
+    ValueError on its tool calls or outputs (give them as messages)."""
+    text = text.strip()
+    body = text.removeprefix("<｜begin▁of▁sentence｜>")
+    if not (body.startswith("<｜User｜>") or body != text and "<｜User｜>" in body):
+        return None
+    if "<｜tool▁" in body:
+        raise ValueError(f"{field!r} holds DeepSeek's tool calls or outputs (<｜tool▁...): "
+                         "give the conversation as messages, the calls as tool_calls")
+    start = body.index("<｜User｜>")
+    turns = [{"role": "system", "content": body[:start]}] if body[:start] else []
+    pos = start
+    while pos < len(body) and (m := DEEPSEEK_TURN.match(body, pos)) and m.end() > pos:
+        turns += [{"role": "user", "content": m[1]}] + (
+            [{"role": "assistant", "content": m[2]}] if m[2] else [])
+        pos = m.end()
+    return turns if pos == len(body) else None
 
 
 # Mistral's and Llama 2's [INST] query [/INST] reply</s> (Llama 2's system in <<SYS>>)
@@ -1783,8 +1810,9 @@ LLAMA2_SYSTEM = re.compile(r"\s*<<SYS>>\n?(.*?)\n?<</SYS>>\s*(.*)", re.S)
 
 def rendered_messages(text: str, field: str) -> list[dict]:
     """The messages of a chat rendered as one text: turns of ChatML, Llama 3, Gemma or Phi-3
-    (their special tokens: `RENDERED_TURNS`), OpenAI's Harmony (`harmony_messages`), Mistral's
-    or Llama 2's `[INST] query [/INST] reply</s>`, or Anthropic HH-RLHF's
+    (their special tokens: `RENDERED_TURNS`), OpenAI's Harmony (`harmony_messages`), DeepSeek's
+    (`_deepseek_messages`), Mistral's or Llama 2's `[INST] query [/INST] reply</s>`, or Anthropic
+    HH-RLHF's
     "\\n\\nHuman: ...\\n\\nAssistant: ...". The whole text must be such turns: plain text (a
     pretraining row) has no reply to train, and is a ValueError. A row's query rendered so
     (`_rendered`) is read with its reply appended (TRL's text prompt-completion rows), and the
@@ -1796,6 +1824,9 @@ def rendered_messages(text: str, field: str) -> list[dict]:
     body = _without_text_start(text.strip()).lstrip()
     if body.startswith("<|start|>"):
         return harmony_messages(body, repr(field))
+    deepseek = _deepseek_messages(text, field)
+    if deepseek:
+        return deepseek
     for turn in RENDERED_TURNS:
         turns, pos = [], 0
         while (m := turn.match(body, pos)) and m.end() > pos:
@@ -1820,7 +1851,8 @@ def rendered_messages(text: str, field: str) -> list[dict]:
         return [{"role": "user" if who == "Human" else "assistant", "content": said.strip()}
                 for who, said in zip(parts[::2], parts[1::2])]
     raise ValueError(f"{field!r} is {_short(text)}: not a chat rendered as whole turns of "
-                     "ChatML, Llama 3, Gemma, Phi-3, [INST] or Human:/Assistant:, so it has no "
+                     "ChatML, Llama 3, Gemma, Phi-3, Harmony, DeepSeek, [INST] or "
+                     "Human:/Assistant:, so it has no "
                      "reply to train "
                      "(pretraining text? a prompt only?); give the conversation as messages")
 
@@ -1833,7 +1865,8 @@ def _rendered(prompt) -> bool:
         return False
     body = _without_text_start(prompt.lstrip()).lstrip()
     return body.startswith(("<|im_start|>", "<|start_header_id|>", "<start_of_turn>",
-                            "<|system|>", "<|user|>", "[INST]", "<|start|>")) or (
+                            "<|system|>", "<|user|>", "[INST]", "<|start|>", "<｜User｜>")) or (
+        prompt.lstrip().startswith("<｜begin▁of▁sentence｜>") and "<｜User｜>" in body) or (
         body.startswith("Human: ") and "\n\nAssistant:" in body)
 
 

@@ -1313,6 +1313,20 @@ ROW_FORMS = {
          {"role": "assistant", "content": "a", "reasoning_content": "r"}],
         "<think>\nr\n</think>\n\na",
     ),
+    "deepseek_rendered_text_with_a_system_text": (   # it was "not a chat rendered as ..."
+        {"text": "<｜begin▁of▁sentence｜>Be brief.<｜User｜>q<｜Assistant｜>a<｜end▁of▁sentence｜>"
+                 "<｜User｜>q2<｜Assistant｜><think>\nr\n</think>\n\nb<｜end▁of▁sentence｜>"},
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a"}, {"role": "user", "content": "q2"},
+         {"role": "assistant", "content": "<think>\nr\n</think>\n\nb"}],
+        "<think>\nr\n</think>\n\nb",
+    ),
+    "deepseek_rendered_prompt_and_its_completion": (   # the prompt was a user turn of markers
+        {"prompt": "<｜begin▁of▁sentence｜>s<｜User｜>q<｜Assistant｜>", "completion": "a"},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
     "openai_harmony_text": (
         {"text": "<|start|>system<|message|>You are ChatGPT.<|end|><|start|>developer<|message|>"
                  "# Instructions\n\nBe brief.<|end|><|start|>user<|message|>2+2?<|end|>"
@@ -1664,6 +1678,9 @@ BAD_ROWS = {
                        "<|channel|>final<|message|>a<|end|><|start|>assistant<|channel|>final"
                        "<|message|>b"}]},
         "row 0: message 1 (assistant) holds 2 replies in OpenAI Harmony's format"),
+    "deepseek_rendered_tool_calls": (
+        {"text": "<｜begin▁of▁sentence｜><｜User｜>q<｜Assistant｜><｜tool▁calls▁begin｜>"},
+        "row 0: 'text' holds DeepSeek's tool calls or outputs"),
     "openai_harmony_text_cut_off": (
         {"text": "<|start|>user<|message|>2+2?<|end|><|start|>assistant<|channel|>final"
                  "<|message|>The answer is"},
