@@ -665,9 +665,9 @@ def row_example(row: dict) -> dict:
     with the row's "tools" if it has them; its messages as `chat_message` writes them. Once a
     reply's Sky-T1 markers have become its think block, the system turn asking for the markers
     (Sky-T1's, Bespoke-Stratos', OpenThoughts') is dropped: the model would learn that a prompt
-    asking for them is answered without them. A row's reasoning in another case or camelCase
-    ("reasoningContent") is read as `ROW_REASONING` (`spelled_keys`)."""
-    row = spelled_keys(row, ROW_REASONING, "the row")
+    asking for them is answered without them. A row's fields in another case or camelCase
+    ("Question", "reasoningContent": `ROW_FIELDS`) are read as these (`spelled_keys`)."""
+    row = spelled_keys(row, ROW_FIELDS, "the row")
     check_finished(row, "the row")
     if isinstance(row.get("chat"), str) and row["chat"].lstrip().startswith("USER: "):
         row = _glaive_row(row)
@@ -1510,6 +1510,13 @@ QUERY_KEYS = ("prompt", "question", "query", "problem", "input")
 
 
 REPLY_KEYS = ("completion", "response", "output", "solution", "chosen")
+
+
+# the fields of a row read here (its conversation's: `CONVERSATION_KEYS`, any case), as
+# `spelled_keys` reads them in another case or camelCase (a CSV's "Question,Answer" header)
+ROW_FIELDS = ROW_REASONING + QUERY_KEYS + REPLY_KEYS + (
+    "instruction", "context", "history", "answer", "reference", "rejected", "label", "text",
+    "system", "system_prompt", "tools", "functions")
 
 
 def _gemini_tools(tools):

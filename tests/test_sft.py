@@ -1363,6 +1363,12 @@ ROW_FORMS = {
          {"role": "assistant", "content": "-3"}],
         "<think>\n\n</think>\n\n-3",
     ),
+    "a_rows_fields_in_other_case": (     # a CSV's header "Question,Response": 'no field prompt'
+        {"Question": "2+2?", "Response": "4", "ReasoningContent": "2+2=4", "System": "s"},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
     "reasoning_next_to_alpaca_output": (
         {"instruction": "2+2?", "output": "4", "reasoning": "2+2=4"},
         [{"role": "user", "content": "2+2?"},
