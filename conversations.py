@@ -6,12 +6,13 @@ other names: `chat_message`), {"prompt", "completion"} (TRL's), the query and re
 names (`QUERY_KEYS`, `REPLY_KEYS`; a preference row's "chosen"), a chat rendered as one text
 (`rendered_messages`), ShareGPT, Gemini (`_gemini_messages`), Glaive's function calling
 (`_glaive_row`), Alpaca / Dolly / Magpie, {"question", "answer"} (GSM8K's: `_answer_example`),
-the Responses API's items, Sky-T1's marked traces; a reply's reasoning under other names or tags
-becomes its `reasoning_content`. `reply_examples` makes one example per reply to train
-(`trains`: a turn marked weight 0 is context only), and `check_conversation` refuses, in one
-line naming the message, one that cannot be trained on: no reply, a reply that disobeys the
-latest /think or /no_think, markers of another chat format, tool results that answer no call,
-and the rest its docstring lists.
+the Responses API's items, Bedrock's Converse blocks (`_typed_parts`), Sky-T1's marked traces,
+OpenAI Harmony (`harmony_messages`); a reply's reasoning under other names or tags becomes its
+`reasoning_content`, Mistral's and Hermes' tool calls in its text its `tool_calls`.
+`reply_examples` makes one example per reply to train (`trains`: a turn marked weight 0 is
+context only), and `check_conversation` refuses, in one line naming the message, one that cannot
+be trained on: no reply, a reply that disobeys the latest /think or /no_think, markers of another
+chat format, tool results that answer no call, and the rest its docstring lists.
 
 `last_query`, `latest_switch`, `reasoning_of` and `without_reasoning` read a conversation's
 structure for `sft.fuse_modes` (where its query is, which soft switch stands, an answer's
@@ -115,7 +116,8 @@ def check_conversation(messages) -> None:
       user query: with no query the template renders the reply without a think block. The reply
       has an answer (or a tool call).
     * The reply obeys the latest `/think` or `/no_think` in the user and system turns up to its
-      query (`latest_switch`): reasoning after /think, none after /no_think.
+      query (`latest_switch`), or in a system turn after it: reasoning after /think, none after
+      /no_think.
     * The turn before that reply is not an assistant turn without reasoning: as the prompt's last
       turn it gets an empty think block, as history none, so the reply cannot be cut out.
     * An assistant turn holds its reasoning once: in `reasoning_content` (then no think tags in
@@ -173,11 +175,17 @@ def check_reply(messages: list[dict], switches: list | None = None) -> None:
                          "reply without its think block: add the user's question")
     q = last_query(messages)
     switch = (switches or soft_switches(messages))[q]
+    at = q      # a switch in a system turn after the query stands too
+    for k in range(q + 1, n):
+        found = SOFT_SWITCH.findall(messages[k]["content"]) if (
+            messages[k]["role"] == "system") else []
+        if found:
+            at, switch = k, found[-1]
     thinks = any(reasoning_of(m).strip() for m in messages[q + 1:] if m["role"] == "assistant")
     if switch is not None and thinks != (switch == "think"):
         raise ValueError(f"the reply {'has' if thinks else 'has no'} reasoning, yet the latest "
-                         f"soft switch before it (up to message {q}) is /{switch}: the model would "
-                         f"learn to ignore /{switch}; "
+                         f"soft switch before it (up to message {at}) is /{switch}: the model "
+                         f"would learn to ignore /{switch}; "
                          + ("drop the reasoning or the flag" if thinks else
                             "give the reply its reasoning, or drop the flag"))
     if n > 1 and messages[-2]["role"] == "assistant" and not reasoning_of(messages[-2]):
@@ -472,16 +480,21 @@ def check_text(value, where: str) -> None:
                          "repair it or drop the row") from None
 
 
-# other chat formats' turn structure: an end of turn (Llama 3, Gemma, Phi-3, Llama 2 / Mistral;
-# <|endoftext|>, a special token of Qwen's tokenizer, is `check_special_tokens`'), and a turn's
-# header (Llama 3, Gemma, Phi-3, [INST]; a tool's result, which the template writes in a user turn)
-OTHER_TURN_ENDS = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<end_of_turn>", "<|end|>",
-                   "</s>", "[/INST]")
+# other chat formats' turn structure: an end of turn or text (Llama 3 and 4, Gemma, Phi-3,
+# Llama 2 / Mistral, OpenAI Harmony, DeepSeek, Cohere; <|endoftext|>, a special token of Qwen's
+# tokenizer, is `check_special_tokens`'), and a turn's header (the same formats'; a tool's
+# result, which the template writes in a user turn)
+OTHER_TURN_ENDS = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<|eot|>", "<end_of_turn>",
+                   "<eos>", "<|end|>", "</s>", "[/INST]", "<|return|>", "<|call|>",
+                   "<｜end▁of▁sentence｜>", "<|END_OF_TURN_TOKEN|>")
 
 
 TURN_HEADER = re.compile(r"<\|start_header_id\|>\w*<\|end_header_id\|>|<start_of_turn>\w*\n"
+                         r"|<\|header_start\|>\w*<\|header_end\|>"
                          r"|\[INST\](?:(?!\[INST\]).)*?\[/INST\]"     # up to the next [INST]:
                          r"|<\|(?:user|assistant|system)\|>\n"           # linear
+                         r"|<\|start\|>\w+(?:<\|channel\|>|<\|message\|>)|<\|channel\|>\w+"
+                         r"|<｜(?:User|Assistant)｜>|<\|START_OF_TURN_TOKEN\|><\|\w+_TOKEN\|>"
                          r"|<tool_response>\n", re.S)
 
 
@@ -560,7 +573,11 @@ def check_text_tool_calls(answer: str, where: str, structured=None) -> None:
     if other:
         raise ValueError(f"{where} writes a tool call in another model's format ({other[1]} ...):"
                          " the model would learn calls the template's parser (<tool_call>) does "
-                         "not read; give them as tool_calls")
+                         "not read; give them as tool_calls" + (
+                             " (Mistral's are read so where they end the answer: [TOOL_CALLS] "
+                             'and a JSON list of {"name", "arguments": {...}}, or '
+                             "[TOOL_CALLS]name[ARGS]{...} each)"
+                             if other[1] == "[TOOL_CALLS]" else ""))
     if structured and TEXT_TOOL_CALL.search(answer):
         raise ValueError(f"{where} writes a tool call as text in its content and has tool_calls: "
                          "the template renders both, so the model would learn to make its calls "
@@ -648,7 +665,9 @@ def row_example(row: dict) -> dict:
     with the row's "tools" if it has them; its messages as `chat_message` writes them. Once a
     reply's Sky-T1 markers have become its think block, the system turn asking for the markers
     (Sky-T1's, Bespoke-Stratos', OpenThoughts') is dropped: the model would learn that a prompt
-    asking for them is answered without them."""
+    asking for them is answered without them. A row's fields in another case or camelCase
+    ("Question", "reasoningContent": `ROW_FIELDS`) are read as these (`spelled_keys`)."""
+    row = spelled_keys(row, ROW_FIELDS, "the row")
     check_finished(row, "the row")
     if isinstance(row.get("chat"), str) and row["chat"].lstrip().startswith("USER: "):
         row = _glaive_row(row)
@@ -667,19 +686,66 @@ def row_example(row: dict) -> dict:
     messages = example["messages"] = _with_system(row, messages)
     if isinstance(messages, list):
         read = [(m, chat_message(r, i)) for i, m in enumerate(messages)
-                for r in _tool_results(m, i)]
+                for r in _tool_results(_typed_parts(m), i)]
         if any(_marked(m) and not _marked(r) for m, r in read):    # a reply's markers converted
             read = [(m, r) for m, r in read if not (r.get("role") == "system" and _marked(r))]
         example["messages"] = [r for _, r in read]
     tools = _gemini_tools(row["tools"]) if "contents" in row and row.get("tools") else row.get(
         "tools")
+    if row.get("toolConfig") not in (None, {}):     # Amazon Bedrock's, as tools
+        if tools is not None:
+            raise ValueError("the row has 'tools' and 'toolConfig' (Bedrock's): keep one")
+        tools = _bedrock_tools(row["toolConfig"])
     if row.get("functions") is not None:        # OpenAI's legacy functions, as tools
         if tools is not None:
             raise ValueError("the row has 'tools' and 'functions' (OpenAI's legacy name): keep one")
         functions = _json_list(row["functions"], "functions")
         tools = ([{"type": "function", "function": f} for f in functions]
                  if isinstance(functions, list) else functions)    # else check_tools names it
+    check_thinking_mode(row, example["messages"])
     return {**example, "tools": tools} if tools is not None else example
+
+
+def check_thinking_mode(row: dict, messages) -> None:
+    """ValueError if a row marked with the template's mode (`enable_thinking`, at its top or in
+    its `chat_template_kwargs`, SmolTalk2's) has a reply to train in the other mode: reasoning
+    where thinking is off (at inference the template prefills the empty think block, so the
+    model would learn to think where it is told not to), none where it is on, as a reply must
+    obey a soft switch (`check_reply`). Another of `chat_template_kwargs` that is set (SmolLM3's
+    xml_tools, custom_instructions) is one this template does not read: a ValueError too.
+
+    >>> try:
+    ...     check_thinking_mode({"enable_thinking": False}, [
+    ...         {"role": "user", "content": "q"}, {"role": "assistant", "content": "<think>r"
+    ...                                                 "</think>a"}])
+    ... except ValueError as e:
+    ...     print(str(e)[:58])
+    the row is marked enable_thinking false, yet message 1 (as
+    """
+    kwargs = row.get("chat_template_kwargs")
+    kwargs = kwargs if isinstance(kwargs, dict) else {}
+    unread = next((k for k, v in kwargs.items() if k != "enable_thinking"
+                   and v not in (None, "", [], {}, False)), None)
+    if unread:
+        raise ValueError(f"the row's chat_template_kwargs set {unread!r} "
+                         f"({_short(kwargs[unread])}), which the Qwen3 template does not read: "
+                         "give tools as 'tools', instructions as the system message, or drop it")
+    mode = row.get("enable_thinking", kwargs.get("enable_thinking"))
+    if mode is None or not isinstance(messages, list):
+        return
+    if not isinstance(mode, bool):
+        raise ValueError(f"the row's enable_thinking is {_short(mode)}; give true or false")
+    first = next((i for i, m in enumerate(messages) if isinstance(m, dict) and is_query(m)),
+                 len(messages))
+    for i, m in enumerate(messages[first + 1:], first + 1):
+        if not (isinstance(m, dict) and m.get("role") == "assistant"
+                and trains(m, f"message {i}")) or bool(reasoning_of(m).strip()) == mode:
+            continue
+        raise ValueError(f"the row is marked enable_thinking {str(mode).lower()}, yet message {i} "
+                         f"(assistant) {'has no' if mode else 'has'} reasoning: the model would "
+                         "learn to ignore the mode; "
+                         + ("give the reply its reasoning, or drop the mark" if mode else
+                            "drop the reasoning or the mark"))
 
 
 # Glaive function calling's turns, in its "chat" text; each reply ends in <|endoftext|>
@@ -889,22 +955,74 @@ REASONING_NAMES = ("reasoning", "thinking")
 ROLE_KEYS, TEXT_KEYS = ("from", "speaker", "author"), ("value", "text")
 
 
+# the keys of a message read here, in the spelling read; another case or camelCase ("Role",
+# "FROM", "reasoningContent", "toolCalls") is the same key (`key_name`)
+MESSAGE_KEYS = ("role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content",
+                "function_call", "refusal") + ROLE_KEYS + TEXT_KEYS + REASONING_NAMES
+
+
+# a key naming a reply's reasoning (in `key_name`'s spelling) that is none of those read
+# (reasoning_content, `REASONING_NAMES`, `ROW_REASONING`): "thoughts", "reasoning_text",
+# "rationale", "chain_of_thought", ... The template would drop it without a word.
+OTHER_REASONING = re.compile(r"(reasoning|thinking|thoughts?|rationale|chain_of_thought|cot)"
+                             r"(_(text|content|trace|process))?")
+
+
+def key_name(key):
+    """A key in the spelling read here: lower case, words split by "_" (camelCase and "-" too).
+
+    >>> key_name("Role"), key_name("reasoningContent"), key_name("TOOL-CALLS")
+    ('role', 'reasoning_content', 'tool_calls')
+    """
+    if not isinstance(key, str):
+        return key
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower().replace("-", "_")
+
+
+def spelled_keys(record: dict, known: tuple, where: str) -> dict:
+    """`record` with its keys of `known` in the spelling read ("Role" -> "role"; another case or
+    camelCase: `key_name`). ValueError on one key given in two spellings ("Role" and "role":
+    which is meant is not known), and on a reasoning under a name that is not read
+    (`OTHER_REASONING`, a text): the reply would train without it.
+
+    >>> spelled_keys({"Role": "user", "Content": "Hi", "ID": 7}, MESSAGE_KEYS, "message 0")
+    {'role': 'user', 'content': 'Hi', 'ID': 7}
+    """
+    out, spelled = {}, {}
+    for k, v in record.items():
+        name = key_name(k)
+        name = name if name in known else k
+        if name in out:
+            raise ValueError(f"{where} has the key {name!r} twice, as {spelled[name]!r} and "
+                             f"{k!r}: keep one")
+        out[name], spelled[name] = v, k
+    unread = next((k for k, v in out.items() if isinstance(v, str) and v.strip()
+                   and k not in known and OTHER_REASONING.fullmatch(key_name(k))), None)
+    if unread:
+        raise ValueError(f"{where} has {unread!r} ({_short(out[unread])}), a reasoning under a "
+                         "name not read (the reply would train without it): name it "
+                         "reasoning_content (or drop it)")
+    return out
+
+
 def chat_message(message, i: int):
-    """One message of a row as the template reads it: ShareGPT's {"from", "value"} (and the other
+    """One message of a row as the template reads it: its keys in any case or camelCase as read
+    ("Role", "reasoningContent": `spelled_keys`), ShareGPT's {"from", "value"} (and the other
     `ROLE_KEYS` and `TEXT_KEYS`) as {"role", "content"}, and then `chat_template.template_message`
     (a role under another name or in other case, OpenAI's text parts, Anthropic's thinking part, a
     tool result given as JSON data); an assistant's "reasoning" or "thinking" field, a Sky-T1 marked
     trace, or a <reasoning>, <thought> or <thinking> block its content opens with, as
     reasoning_content; its tool calls as tool_use parts (Anthropic's) or a function_call (OpenAI's
-    legacy) as tool_calls (`_tool_calls_of`); OpenAI's "refusal" (its content null) as its content.
-    Anything else is left to `check_conversation`.
+    legacy) as tool_calls (`_tool_calls_of`), and so its calls written as text at the end of its
+    answer (Hermes': `_text_calls`; Mistral's: `_mistral_calls`); OpenAI's "refusal" (its content
+    null) as its content. Anything else is left to `check_conversation`.
 
     >>> chat_message({"from": "human", "value": [{"type": "text", "text": "Hi"}, "there"]}, 0)
     {'role': 'user', 'content': 'Hi\\nthere'}
     """
     if not isinstance(message, dict):
         return message
-    m = dict(message)
+    m = spelled_keys(message, MESSAGE_KEYS, f"message {i}")
     key, text = (next((k for k in keys if k in m), None) for keys in (ROLE_KEYS, TEXT_KEYS))
     who = m.pop(key) if "role" not in m and key else None
     if key and "role" not in m:
@@ -930,6 +1048,20 @@ def chat_message(message, i: int):
             m["reasoning_content"] = m.pop(given[0])
         elif isinstance(m.get("content"), str) and THOUGHT_MARK in m["content"]:
             m["reasoning_content"], m["content"] = _marked_thought(m["content"], f"message {i}")
+    harmony = m.get("role") == "assistant" and isinstance(m.get("content"), str) and m[
+        "content"].lstrip().startswith(("<|channel|>", "<|start|>assistant"))
+    if harmony:     # gpt-oss's reply: its analysis and final messages
+        text = m["content"].lstrip()
+        said = harmony_messages(text if text.startswith("<|start|>") else
+                                "<|start|>assistant" + text, f"message {i} (assistant)",
+                                reply=True)
+        if len(said) > 1:
+            raise ValueError(f"message {i} (assistant) holds {len(said)} replies in OpenAI "
+                             "Harmony's format: give one analysis and one final message")
+        if m.get("reasoning_content") is not None and "reasoning_content" in said[0]:
+            raise ValueError(f"message {i} (assistant) has its reasoning twice: given apart, "
+                             "and as the analysis of its OpenAI Harmony text; give it once")
+        m = {**m, **said[0]}
     tag = REASONING_TAG.match(m["content"]) if (
         m.get("role") == "assistant" and isinstance(m.get("content"), str)) else None
     if tag and m.get("reasoning_content") is not None:
@@ -939,7 +1071,62 @@ def chat_message(message, i: int):
         m["reasoning_content"], m["content"] = _tagged_reasoning(m["content"], tag[1], i)
     if m.get("role") == "tool" and isinstance(m.get("content"), str):   # wrapped once, by the
         m["content"] = _unwrapped(m["content"])                         # template
-    return _text_calls(_empty_reasoning(m)) if m.get("role") == "assistant" else m
+    return (_mistral_calls(_text_calls(_empty_reasoning(m))) if m.get("role") == "assistant"
+            else m)
+
+
+# Mistral's tool calls in a reply's text: [TOOL_CALLS] then a JSON list of {"name",
+# "arguments", "id"} (its tokenizers v2 and v3), or one [TOOL_CALLS]name[ARGS]{...} a call
+# (v11; [CALL_ID]id before [ARGS] in v13)
+MISTRAL_CALL = re.compile(r"\[TOOL_CALLS\]([^\s\[\]{}\"]+)(?:\[CALL_ID\]([^\s\[]+))?\[ARGS\]")
+
+
+def _mistral_calls(m: dict) -> dict:
+    """An assistant turn whose answer ends in Mistral's tool calls (`MISTRAL_CALL`) with them as
+    its tool_calls, the text before them its content, each call's name, arguments and id as
+    written (the template writes them in its own format). Calls not read so exactly (no JSON
+    object of arguments, text after them) are left for `check_text_tool_calls` to name.
+
+    >>> _mistral_calls({"role": "assistant", "content": '[TOOL_CALLS] [{"name": "w", '
+    ...                 '"arguments": {"c": "Oslo"}}]'})["tool_calls"][0]["function"]
+    {'name': 'w', 'arguments': {'c': 'Oslo'}}
+    """
+    content = m.get("content")
+    if m.get("tool_calls") or not isinstance(content, str):
+        return m
+    head, think, answer = content.rpartition(END_THINK)
+    start = next((k.start(1) for k in OTHER_TOOL_CALLS.finditer(answer) if k[1] == "[TOOL_CALLS]"
+                  and len(re.findall(r"`{3,}", answer[:k.start()])) % 2 == 0), None)  # not code
+    if start is None:
+        return m
+    said, rest, calls = answer[:start].rstrip(), answer[start:].rstrip(), []
+    decode = json.JSONDecoder().raw_decode
+    try:
+        if rest.removeprefix("[TOOL_CALLS]").lstrip().startswith("["):      # a JSON list
+            body = rest.removeprefix("[TOOL_CALLS]").lstrip()
+            listed, end = decode(body)
+            if end != len(body) or not isinstance(listed, list):
+                return m
+            calls = [(c.get("name"), c.get("id"), c.get("arguments")) for c in listed
+                     if isinstance(c, dict) and set(c) <= {"name", "arguments", "id"}]
+            if len(calls) != len(listed):
+                return m
+        else:
+            pos = 0
+            while pos < len(rest):
+                call = MISTRAL_CALL.match(rest, pos)
+                if not call:
+                    return m
+                args, pos = decode(rest, call.end())
+                calls.append((call[1], call[2], args))
+    except ValueError:
+        return m
+    if not calls or not all(isinstance(name, str) and name and (isinstance(args, dict) or (
+            isinstance(args, str) and args.lstrip().startswith("{"))) for name, _, args in calls):
+        return m        # arguments as JSON text: `check_turns` reads them
+    return {**m, "content": head + think + said or None, "tool_calls": [
+        {"type": "function", **({"id": id_} if id_ else {}),
+         "function": {"name": name, "arguments": args}} for name, id_, args in calls]}
 
 
 def _text_calls(m: dict) -> dict:
@@ -1063,6 +1250,68 @@ def _tool_calls_of(m: dict, i: int) -> dict:
                              "keep tool_calls")
         m["tool_calls"] = [{"type": "function", "function": m.pop("function_call")}]
     return m
+
+
+# the content blocks of Bedrock's Converse format (one key each)
+BEDROCK_BLOCKS = {"text", "reasoningContent", "toolUse", "toolResult", "cachePoint", "image",
+                  "document", "video", "guardContent"}
+
+
+def _typed_parts(message):
+    """A message whose content is content blocks without a "type", each one key (Amazon Bedrock's
+    Converse format: {"text"}, {"reasoningContent"}, {"toolUse"}, {"toolResult"}, {"cachePoint"},
+    {"image"}, ...), with them as the typed parts read here (OpenAI's text, Anthropic's thinking,
+    tool_use and tool_result; a toolResult's {"json"} block as its JSON text; a cache point, no
+    text, dropped; another block as its type, which `chat_template.part_texts` names); any other
+    message as it is. They were refused as no string content.
+
+    >>> _typed_parts({"role": "assistant", "content": [
+    ...     {"reasoningContent": {"reasoningText": {"text": "2+2=4"}}}, {"text": "4"}]})["content"]
+    [{'type': 'thinking', 'thinking': '2+2=4'}, {'type': 'text', 'text': '4'}]
+    """
+    content = message.get("content") if isinstance(message, dict) else None
+    if not (isinstance(content, list) and content and all(
+            isinstance(p, dict) and len(p) == 1 and set(p) <= BEDROCK_BLOCKS for p in content)):
+        return message      # a tool's result as JSON data ([{"temp": 21}]) too
+
+    def typed(part):
+        (kind, value), = part.items()
+        value = value if isinstance(value, dict) else {}
+        if kind == "text" or kind == "json" and isinstance(part[kind], (dict, list)):
+            return {"type": "text", "text": part[kind] if kind == "text" else json.dumps(
+                part[kind], ensure_ascii=False)}
+        if kind == "reasoningContent":
+            text = (value.get("reasoningText") or {}).get("text")
+            return ({"type": "thinking", "thinking": text} if isinstance(text, str)
+                    else {"type": "redacted_thinking"})
+        if kind == "toolUse":
+            return {"type": "tool_use", "id": value.get("toolUseId"), "name": value.get("name"),
+                    "input": value.get("input", {})}
+        if kind == "toolResult":
+            inner = value.get("content")
+            return {"type": "tool_result", "tool_use_id": value.get("toolUseId"),
+                    "content": [typed(p) if isinstance(p, dict) and len(p) == 1 else p
+                                for p in inner] if isinstance(inner, list) else inner}
+        return {"type": kind}       # an image, a document: named as not text
+
+    return {**message, "content": [typed(p) for p in content if "cachePoint" not in p]}
+
+
+def _bedrock_tools(config) -> list:
+    """Bedrock's "toolConfig" ({"tools": [{"toolSpec": {"name", "description", "inputSchema":
+    {"json": schema}}}]}) as the functions the template lists; ValueError on another tool."""
+    specs = config.get("tools") if isinstance(config, dict) else None
+    specs = [t for t in specs if not (isinstance(t, dict) and set(t) == {"cachePoint"})
+             ] if isinstance(specs, list) else specs     # a cache point: no tool
+    if not isinstance(specs, list) or not all(
+            isinstance(t, dict) and isinstance(t.get("toolSpec"), dict) for t in specs):
+        raise ValueError(f"'toolConfig' is {_short(config)}; give {{'tools': [{{'toolSpec': "
+                         "{'name': ..., 'inputSchema': {'json': ...}}}]} (Bedrock's)")
+    return [{"type": "function", "function": {
+                **{k: v for k, v in t["toolSpec"].items() if k != "inputSchema"},
+                **({"parameters": t["toolSpec"]["inputSchema"].get("json")}
+                   if isinstance(t["toolSpec"].get("inputSchema"), dict) else {})}}
+            for t in specs]
 
 
 def _tool_results(message, i: int) -> list:
@@ -1263,6 +1512,13 @@ QUERY_KEYS = ("prompt", "question", "query", "problem", "input")
 REPLY_KEYS = ("completion", "response", "output", "solution", "chosen")
 
 
+# the fields of a row read here (its conversation's: `CONVERSATION_KEYS`, any case), as
+# `spelled_keys` reads them in another case or camelCase (a CSV's "Question,Answer" header)
+ROW_FIELDS = ROW_REASONING + QUERY_KEYS + REPLY_KEYS + (
+    "instruction", "context", "history", "answer", "reference", "rejected", "label", "text",
+    "system", "system_prompt", "tools", "functions")
+
+
 def _gemini_tools(tools):
     """Gemini's tools ([{"functionDeclarations": [...]}]) as the template lists functions
     ({"type": "function", "function": declaration} each); ValueError on a tool that is not
@@ -1292,10 +1548,21 @@ MEDIA_KEYS = ("image", "images", "video", "videos", "audio", "audios")
 
 
 def _row_messages(row: dict) -> dict:
-    if "message_tree_id" in row or {"parent_id", "message_id"} <= set(row):
+    # a message alone: its role (a role's name) and its text, no conversation, query or reply
+    keys = {k.lower(): k for k in row if isinstance(k, str)}
+    role = next((keys[k] for k in ("role",) + ROLE_KEYS if k in keys), None)
+    one = (role and chat_template.role_name(row[role]) in chat_template.ROLES
+           and any(k in keys for k in ("content",) + TEXT_KEYS)
+           and not any(k in keys for k in CONVERSATION_KEYS + QUERY_KEYS + REPLY_KEYS))
+    if "message_tree_id" in row or {"parent_id", "message_id"} <= set(row) or (
+            one and "parent_id" in row):
         raise ValueError("the row is one message of an OpenAssistant tree (message_tree_id, "
                          "parent_id), not a conversation: rebuild each conversation from the "
                          "root to a reply by the parent_id links, one row of messages each")
+    if one:
+        raise ValueError(f"the row is one message ({role!r}: {_short(row[role])}), not a "
+                         'conversation: write each conversation as one row, {"messages": '
+                         "[...]}, or as the list of its messages alone on one line")
     media = [k for k in MEDIA_KEYS if row.get(k) not in (None, "", [], {})]
     if media:
         raise ValueError(f"the row has {media[0]!r} ({_short(row[media[0]])}) beside its text: "
@@ -1311,6 +1578,8 @@ def _row_messages(row: dict) -> dict:
     # ShareGPT's conversations; LMSYS-Chat-1M's and WildChat's conversation
     given = next((k for k in CONVERSATION_KEYS[:3] if k in row), None)
     if given or _whole_conversation(row.get("chosen")):     # a preference row's implicit prompt
+        if not given and "prompt" in row:
+            _same_prompt(row["prompt"], row["chosen"])
         _row_reasoning(row, reply_is_text=False)
         return {"messages": row[given or "chosen"], "reference": _row_reference(row)}
     said = next((k for k in ("output", "response") if k in row), None)
@@ -1357,6 +1626,23 @@ def _row_messages(row: dict) -> dict:
                      "'prompt' and 'completion' (or 'question', 'query', 'problem', 'input' "
                      "and 'response', 'output', 'solution', 'chosen'), 'instruction' and "
                      "'output', or 'prompt', 'reasoning' and 'answer'.")
+
+
+def _same_prompt(prompt, chosen: list) -> None:
+    """ValueError unless a preference row's "prompt" is the one its "chosen" conversation holds
+    (UltraFeedback repeats it there): the text of one of its user turns, or the messages it
+    starts with. The conversation is trained; a prompt that differs would be dropped unsaid."""
+    users = [chat_message(m, k).get("content") for k, m in enumerate(chosen)
+             if isinstance(m, dict) and chat_template.role_name(
+                 m.get("role", m.get("from"))) == "user"]
+    if isinstance(prompt, str) and any(isinstance(u, str) and u.strip() == prompt.strip()
+                                       for u in users):
+        return
+    if isinstance(prompt, list) and chosen[:len(prompt)] == prompt:
+        return
+    raise ValueError(f"the row's 'prompt' ({_short(prompt)}) is not the query of its 'chosen' "
+                     "conversation, which holds its own (the one trained): the 'prompt' would be "
+                     "dropped; make them agree, or keep one")
 
 
 def _row_reference(row: dict):
@@ -1434,11 +1720,92 @@ RENDERED_TURNS = (re.compile(r"<\|im_start\|>(\w+)(?:\n|<\|im_sep\|>)(.*?)<\|im_
 
 
 TURN_ENDS = (("<|im_start|>", "<|im_end|>"), ("<|start_header_id|>", "<|eot_id|>"),
-             ("<start_of_turn>", "<end_of_turn>"), ("<|user|>", "<|end|>"))
+             ("<start_of_turn>", "<end_of_turn>"), ("<|user|>", "<|end|>"),
+             ("<|start|>", "<|return|>"), ("<｜User｜>", "<｜end▁of▁sentence｜>"))
 
 
-# the start of a text a tokenizer adds (Llama 3's, Gemma's, Llama 2's and Phi-3's)
-TEXT_STARTS = ("<|begin_of_text|>", "<bos>", "<s>")
+# one message of OpenAI's Harmony format (gpt-oss): <|start|>{header}<|message|>{text} and its
+# end; the header is the role, then <|channel|>{channel}, a recipient (" to=functions.f") and a
+# <|constrain|> where it has them
+HARMONY_TURN = re.compile(r"<\|start\|>((?:(?!<\|message\|>|<\|start\|>).)*)<\|message\|>(.*?)"
+                          r"(<\|end\|>|<\|return\|>|<\|call\|>|\Z)\s*", re.S)
+
+
+def harmony_messages(text: str, where: str, reply: bool = False) -> list[dict]:
+    """The messages of a text in OpenAI's Harmony format (gpt-oss's): a system, developer or
+    user message as that turn, an assistant's "analysis" message as the reasoning of its "final"
+    message that follows, which is the reply (each text as written; a `reply`'s last message may
+    leave out its end, <|return|>, as generators do). ValueError, naming it, on a text that is
+    not whole such messages, on a tool call or a tool's result (a recipient, a
+    <|call|>, a "commentary" message: give them as tool_calls and tool messages), and on an
+    analysis with no final message after it.
+
+    >>> harmony_messages("<|start|>user<|message|>2+2?<|end|><|start|>assistant<|channel|>"
+    ...                  "analysis<|message|>2+2=4<|end|><|start|>assistant<|channel|>final"
+    ...                  "<|message|>4<|return|>", "'text'")[1]
+    {'role': 'assistant', 'content': '4', 'reasoning_content': '2+2=4'}
+    """
+    out, reasoning, pos = [], None, 0
+    while pos < len(text) and (m := HARMONY_TURN.match(text, pos)):
+        header, body, end = m.groups()
+        if not (end or reply) or "<|start|>" in body:   # a message without its end: cut off?
+            break
+        role = re.match(r"[^<\s]*", header)[0]
+        channel = re.search(r"<\|channel\|>(\w+)", header)
+        channel = channel[1] if channel else None
+        if " to=" in header or end == "<|call|>" or channel == "commentary" or role not in (
+                "system", "developer", "user", "assistant"):
+            raise ValueError(f"{where} holds a tool call or a tool's result in OpenAI Harmony's "
+                             f"format (<|start|>{_short(header)[1:-1]}<|message|>): give the "
+                             "calls as tool_calls and the results as tool messages")
+        if role == "assistant" and channel == "analysis" and reasoning is None:
+            reasoning = body
+        elif role == "assistant" and channel in (None, "final"):
+            out.append({"role": "assistant", "content": body,
+                        **({} if reasoning is None else {"reasoning_content": reasoning})})
+            reasoning = None
+        elif role != "assistant" and reasoning is None:
+            out.append({"role": role, "content": body})
+        else:
+            break
+        pos = m.end()
+    if pos < len(text) or reasoning is not None or not out:
+        raise ValueError(f"{where} is in OpenAI Harmony's format but not whole messages, each "
+                         "assistant's analysis then its final (at character "
+                         f"{pos}: {_short(text[pos:])}): give the conversation as messages, "
+                         "the analysis as reasoning_content")
+    return out
+
+
+# the start of a text a tokenizer adds (Llama 3's, Gemma's, Llama 2's and Phi-3's, DeepSeek's)
+TEXT_STARTS = ("<|begin_of_text|>", "<bos>", "<s>", "<｜begin▁of▁sentence｜>")
+
+
+# DeepSeek's (V3, R1) turns: its system text first, then <｜User｜>query<｜Assistant｜>reply and
+# its end of text
+DEEPSEEK_TURN = re.compile(r"<｜User｜>(.*?)<｜Assistant｜>(.*?)"
+                           r"(?:<｜end▁of▁sentence｜>\s*|(?=<｜User｜>)|$)", re.S)
+
+
+def _deepseek_messages(text: str, field: str) -> list[dict] | None:
+    """The messages of a chat rendered in DeepSeek's format (its begin-of-sentence, the system
+    text, then its turns: `DEEPSEEK_TURN`), each text as written; None for another text.
+    ValueError on its tool calls or outputs (give them as messages)."""
+    text = text.strip()
+    body = text.removeprefix("<｜begin▁of▁sentence｜>")
+    if not (body.startswith("<｜User｜>") or body != text and "<｜User｜>" in body):
+        return None
+    if "<｜tool▁" in body:
+        raise ValueError(f"{field!r} holds DeepSeek's tool calls or outputs (<｜tool▁...): "
+                         "give the conversation as messages, the calls as tool_calls")
+    start = body.index("<｜User｜>")
+    turns = [{"role": "system", "content": body[:start]}] if body[:start] else []
+    pos = start
+    while pos < len(body) and (m := DEEPSEEK_TURN.match(body, pos)) and m.end() > pos:
+        turns += [{"role": "user", "content": m[1]}] + (
+            [{"role": "assistant", "content": m[2]}] if m[2] else [])
+        pos = m.end()
+    return turns if pos == len(body) else None
 
 
 # Mistral's and Llama 2's [INST] query [/INST] reply</s> (Llama 2's system in <<SYS>>)
@@ -1450,8 +1817,9 @@ LLAMA2_SYSTEM = re.compile(r"\s*<<SYS>>\n?(.*?)\n?<</SYS>>\s*(.*)", re.S)
 
 def rendered_messages(text: str, field: str) -> list[dict]:
     """The messages of a chat rendered as one text: turns of ChatML, Llama 3, Gemma or Phi-3
-    (their special tokens: `RENDERED_TURNS`), Mistral's or Llama 2's `[INST] query [/INST]
-    reply</s>`, or Anthropic HH-RLHF's
+    (their special tokens: `RENDERED_TURNS`), OpenAI's Harmony (`harmony_messages`), DeepSeek's
+    (`_deepseek_messages`), Mistral's or Llama 2's `[INST] query [/INST] reply</s>`, or Anthropic
+    HH-RLHF's
     "\\n\\nHuman: ...\\n\\nAssistant: ...". The whole text must be such turns: plain text (a
     pretraining row) has no reply to train, and is a ValueError. A row's query rendered so
     (`_rendered`) is read with its reply appended (TRL's text prompt-completion rows), and the
@@ -1461,6 +1829,11 @@ def rendered_messages(text: str, field: str) -> list[dict]:
     [{'role': 'user', 'content': '2+2?'}, {'role': 'assistant', 'content': '4'}]
     """
     body = _without_text_start(text.strip()).lstrip()
+    if body.startswith("<|start|>"):
+        return harmony_messages(body, repr(field))
+    deepseek = _deepseek_messages(text, field)
+    if deepseek:
+        return deepseek
     for turn in RENDERED_TURNS:
         turns, pos = [], 0
         while (m := turn.match(body, pos)) and m.end() > pos:
@@ -1485,7 +1858,8 @@ def rendered_messages(text: str, field: str) -> list[dict]:
         return [{"role": "user" if who == "Human" else "assistant", "content": said.strip()}
                 for who, said in zip(parts[::2], parts[1::2])]
     raise ValueError(f"{field!r} is {_short(text)}: not a chat rendered as whole turns of "
-                     "ChatML, Llama 3, Gemma, Phi-3, [INST] or Human:/Assistant:, so it has no "
+                     "ChatML, Llama 3, Gemma, Phi-3, Harmony, DeepSeek, [INST] or "
+                     "Human:/Assistant:, so it has no "
                      "reply to train "
                      "(pretraining text? a prompt only?); give the conversation as messages")
 
@@ -1498,7 +1872,8 @@ def _rendered(prompt) -> bool:
         return False
     body = _without_text_start(prompt.lstrip()).lstrip()
     return body.startswith(("<|im_start|>", "<|start_header_id|>", "<start_of_turn>",
-                            "<|system|>", "<|user|>", "[INST]")) or (
+                            "<|system|>", "<|user|>", "[INST]", "<|start|>", "<｜User｜>")) or (
+        prompt.lstrip().startswith("<｜begin▁of▁sentence｜>") and "<｜User｜>" in body) or (
         body.startswith("Human: ") and "\n\nAssistant:" in body)
 
 

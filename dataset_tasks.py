@@ -171,6 +171,8 @@ def _json_rows(path: Path, text: str, split: str | None = None) -> list:
                             "holds a list of rows, or {\"data\": [rows]} (one row a line: "
                             ".jsonl)") from None
         return _jsonl_rows(path, text)
+    if is_conversation(rows):       # one conversation, not a row per message
+        return [rows]
     inner = rows.get("data") if isinstance(rows, dict) else None
     if isinstance(inner, dict) and inner and all(
             str(k).lower() in SPLIT_NAMES and isinstance(v, list) for k, v in inner.items()):
@@ -435,7 +437,8 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
     rows), .csv / .tsv (a header line), .parquet or Arrow file (.arrow: a shard of `datasets`'
     save_to_disk or cache, .feather: pandas' to_feather), the text ones UTF-8 with or without a
     byte order mark, gzip'd or not (.jsonl.gz); a bad row or file is a DataError that names the
-    file and the row. A row that is a conversation alone (Open-Reasoner-Zero's) is read by
+    file and the row. A row that is a conversation alone (Open-Reasoner-Zero's; a file, or a
+    .jsonl of one line, that is one conversation: `is_conversation`) is read by
     `conversation_row`. Where every row names its split (a `split` column), those of `split`."""
     suffix = file_type(path)
     if path.is_dir():       # was 'no such file': a dataset saved as a folder of shards, say
@@ -520,12 +523,33 @@ def conversation_row(row):
     ...                   {"from": "assistant", "ground_truth": {"value": "4"}}])["answer"]
     '4'
     """
-    if not (isinstance(row, list) and row and all(
-            isinstance(m, dict) and ("from" in m or "role" in m) for m in row)):
+    if not is_conversation(row):
         return row
     truth = row[-1].get("ground_truth")
     answer = truth.get("value") if isinstance(truth, dict) else truth
     return {"messages": row, **({"answer": answer} if answer is not None else {})}
+
+
+# a message's role under the keys of `conversation_row`'s turns (any case: "Role", "FROM")
+ROLE_COLUMNS = ("role", "from")
+
+
+# the keys of a message that is a node of an OpenAssistant tree, which a flat export writes one
+# a row: such messages are not one conversation (`conversations` names the fix)
+TREE_KEYS = ("message_tree_id", "parent_id")
+
+
+def is_conversation(value) -> bool:
+    """Whether a value is one conversation: a list of messages, each with a role (`ROLE_COLUMNS`,
+    any case), none a node of a message tree (`TREE_KEYS`). A file, or a line of a .jsonl, that is
+    one is one row, not a row per message.
+
+    >>> is_conversation([{"Role": "user", "Content": "Hi"}]), is_conversation([{"prompt": "Hi"}])
+    (True, False)
+    """
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(m, dict) and any(isinstance(k, str) and k.lower() in ROLE_COLUMNS for k in m)
+        and not any(k in m for k in TREE_KEYS) for m in value)
 
 
 def _json_chat(text: str) -> list | None:

@@ -90,8 +90,18 @@ def jsonl_examples(path: str) -> list[dict]:
     without `\\boxed` is the final value and is boxed (and checked by the filter); an optional
     "reference" is the value to check against. A bad row: a DataError naming file and row. A
     file of several splits (a `split` column, or {"train": [rows], "test": [rows]}) gives its
-    train rows: its test rows are not trained on."""
+    train rows: its test rows are not trained on. Said once, on loading: that a preference row
+    trains its "chosen" reply ("rejected" is not used), and how many rows repeat an earlier one
+    (each is trained as often as the file gives it: rows are not deduplicated)."""
     rows = dataset_tasks.rows_from_file(Path(path), split="train")
+    preference = sum(isinstance(row, dict) and "rejected" in row for row in rows)
+    if preference:
+        print(f"[sft] {path}: {preference} preference row(s): SFT trains each one's 'chosen' "
+              "reply; 'rejected' is not used")
+    seen = {json.dumps(row, sort_keys=True, default=str) for row in rows}
+    if len(seen) < len(rows):
+        print(f"[sft] {path}: {len(rows) - len(seen)} row(s) repeat an earlier one; each is "
+              "trained as often as given (rows are not deduplicated)")
     out = []
     for i, row in enumerate(rows):
         try:

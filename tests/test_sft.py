@@ -547,6 +547,43 @@ def test_jsonl_rows_and_errors(tmp_path):
         sft_data.jsonl_examples(str(path))
 
 
+@pytest.mark.parametrize("name", ["one.jsonl", "one.json"])
+@pytest.mark.parametrize("turns", [
+    [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}],
+    [{"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello"}],
+])
+def test_a_file_of_one_conversation_as_a_bare_list_is_one_conversation(tmp_path, name, turns):
+    """A .jsonl of one line that is a list of messages (or a .json file that is one) was read as
+    a row per message ('no field prompt'); by its shape it is one conversation. A .jsonl of one
+    message a line is named as such."""
+    path = tmp_path / name
+    path.write_text(json.dumps(turns) + "\n")
+    ex = sft_data.jsonl_examples(str(path))
+    assert [e["messages"] for e in ex] == [[{"role": "user", "content": "Hi"},
+                                            {"role": "assistant", "content": "Hello"}]]
+    path.write_text("".join(json.dumps(t) + "\n" for t in turns))
+    with pytest.raises(DataError, match=r"row 0: the row is one message \('(role|from)'.*, not a "
+                                        "conversation: write each conversation as one row"):
+        sft_data.jsonl_examples(str(path))
+
+
+def test_loading_says_once_that_chosen_is_trained_and_how_many_rows_repeat(tmp_path, capsys):
+    """A file of preference rows trained their 'chosen' replies, and repeated rows as often as
+    given, without a word; each is now said once (not a line per row)."""
+    pref = {"prompt": "q", "chosen": "good", "rejected": "bad"}
+    plain = {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]}
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [pref, pref, plain, {**pref, "x": 1}]))
+    assert len(sft_data.jsonl_examples(str(path))) == 4
+    out = capsys.readouterr().out
+    assert out.count("\n") == 2
+    assert "3 preference row(s): SFT trains each one's 'chosen' reply; 'rejected' is not " in out
+    assert "1 row(s) repeat an earlier one; each is trained as often as given" in out
+    path.write_text(json.dumps(plain) + "\n")
+    sft_data.jsonl_examples(str(path))
+    assert capsys.readouterr().out == ""
+
+
 def test_jsonl_prompt_completion_rows_and_every_row_checked_at_load(tok, tmp_path):
     """TRL's prompt-completion rows (strings or message lists) load as conversations; every row
     form is checked when the file is read, naming the row (a {prompt, reasoning, answer} row with
@@ -1193,6 +1230,145 @@ ROW_FORMS = {
         [{"role": "user", "content": "q"}, {"role": "assistant", "content": "good"}],
         "<think>\n\n</think>\n\ngood",
     ),
+    "keys_in_other_case_and_camel_case": (     # they were "message 0 has no role"
+        {"conversations": [{"From": "human", "Value": "q"},
+                           {"FROM": "gpt", "VALUE": "a", "reasoningContent": "r"},
+                           {"Role": "User", "Content": "q2"},
+                           {"Role": "assistant", "Content": None, "toolCalls": [_call("w", {})]},
+                           {"Role": "tool", "toolCallId": "c", "Content": "1"},
+                           {"Role": "assistant", "Content": "b", "Reasoning": "r2"}]},
+        [{"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a", "reasoning_content": "r"},
+         {"role": "user", "content": "q2"},
+         {"role": "assistant", "content": None, "tool_calls": [_call("w", {})]},
+         {"role": "tool", "tool_call_id": "c", "content": "1"},
+         {"role": "assistant", "content": "b", "reasoning_content": "r2"}],
+        "<think>\nr2\n</think>\n\nb",
+    ),
+    "a_rows_reasoning_in_camel_case": (     # it was dropped without a word
+        {"prompt": "q", "completion": "a", "reasoningContent": "r"},
+        [{"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a", "reasoning_content": "r"}],
+        "<think>\nr\n</think>\n\na",
+    ),
+    "smoltalk2_chat_template_kwargs_of_the_reply_s_mode": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "<think>\nr\n</think>\na"}],
+         "chat_template_kwargs": {"enable_thinking": True, "xml_tools": [], "python_tools": [],
+                                  "custom_instructions": ""}},
+        [{"role": "user", "content": "q"},
+         {"role": "assistant", "content": "<think>\nr\n</think>\na"}],
+        "<think>\nr\n</think>\n\na",
+    ),
+    "mistral_tool_calls_as_a_json_list_with_ids": (    # they were refused as another format
+        {"messages": [
+            {"role": "user", "content": "2*3, 2*4?"},
+            {"role": "assistant", "content": '<think>r</think>Computing.\n[TOOL_CALLS] [{"name": '
+                                             '"calc", "arguments": {"e": "2*3"}, "id": "a1"}, '
+                                             '{"name": "calc", "arguments": "{\\"e\\": 1}", '
+                                             '"id": "b2"}]'},
+            {"role": "tool", "content": "6", "tool_call_id": "a1"},
+            {"role": "tool", "content": "8", "tool_call_id": "b2"},
+            {"role": "assistant", "content": "6, 8"}]},
+        [{"role": "user", "content": "2*3, 2*4?"},
+         {"role": "assistant", "content": "<think>r</think>Computing.", "tool_calls": [
+             {**_call("calc", {"e": "2*3"}), "id": "a1"},
+             {**_call("calc", '{"e": 1}'), "id": "b2"}]},
+         {"role": "tool", "content": "6", "tool_call_id": "a1"},
+         {"role": "tool", "content": "8", "tool_call_id": "b2"},
+         {"role": "assistant", "content": "6, 8"}],
+        "<think>\n\n</think>\n\n6, 8",
+    ),
+    "mistral_tool_calls_one_a_marker_after_a_code_block": (     # tokenizer v11, v13's CALL_ID
+        {"messages": [
+            {"role": "user", "content": "2*3?"},
+            {"role": "assistant", "content": '```\nx\n```\n[TOOL_CALLS]calc[ARGS]{"e": "2*3"}'
+                                             '[TOOL_CALLS]now[CALL_ID]c9[ARGS]{}'},
+            {"role": "tool", "content": "6"}, {"role": "tool", "content": "12:00"},
+            {"role": "assistant", "content": "6"}]},
+        [{"role": "user", "content": "2*3?"},
+         {"role": "assistant", "content": "```\nx\n```", "tool_calls": [
+             _call("calc", {"e": "2*3"}), {**_call("now", {}), "id": "c9"}]},
+         {"role": "tool", "content": "6"}, {"role": "tool", "content": "12:00"},
+         {"role": "assistant", "content": "6"}],
+        "<think>\n\n</think>\n\n6",
+    ),
+    "openai_harmony_reply": (     # gpt-oss's: it was trained as text after an empty think block
+        {"messages": [{"role": "user", "content": "2+2?"},
+                      {"role": "assistant", "content": "<|channel|>analysis<|message|>2+2=4<|end|>"
+                       "<|start|>assistant<|channel|>final<|message|>4<|return|>"},
+                      {"role": "user", "content": "3+3?"},
+                      {"role": "assistant", "content": "<|start|>assistant<|channel|>final"
+                                                       "<|message|>6"}]},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"},
+         {"role": "user", "content": "3+3?"}, {"role": "assistant", "content": "6"}],
+        "<think>\n\n</think>\n\n6",
+    ),
+    "openai_harmony_final_next_to_a_thinking_field": (   # gpt-oss's reasoning kept apart
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "<|channel|>final<|message|>a",
+                       "thinking": "r"}]},
+        [{"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a", "reasoning_content": "r"}],
+        "<think>\nr\n</think>\n\na",
+    ),
+    "deepseek_rendered_text_with_a_system_text": (   # it was "not a chat rendered as ..."
+        {"text": "<｜begin▁of▁sentence｜>Be brief.<｜User｜>q<｜Assistant｜>a<｜end▁of▁sentence｜>"
+                 "<｜User｜>q2<｜Assistant｜><think>\nr\n</think>\n\nb<｜end▁of▁sentence｜>"},
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a"}, {"role": "user", "content": "q2"},
+         {"role": "assistant", "content": "<think>\nr\n</think>\n\nb"}],
+        "<think>\nr\n</think>\n\nb",
+    ),
+    "deepseek_rendered_prompt_and_its_completion": (   # the prompt was a user turn of markers
+        {"prompt": "<｜begin▁of▁sentence｜>s<｜User｜>q<｜Assistant｜>", "completion": "a"},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+         {"role": "assistant", "content": "a"}],
+        "<think>\n\n</think>\n\na",
+    ),
+    "openai_harmony_text": (
+        {"text": "<|start|>system<|message|>You are ChatGPT.<|end|><|start|>developer<|message|>"
+                 "# Instructions\n\nBe brief.<|end|><|start|>user<|message|>2+2?<|end|>"
+                 "<|start|>assistant<|channel|>analysis<|message|>2+2=4<|end|>"
+                 "<|start|>assistant<|channel|>final<|message|>4<|return|>"},
+        [{"role": "system", "content": "You are ChatGPT."},
+         {"role": "system", "content": "# Instructions\n\nBe brief."},
+         {"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
+    "openai_harmony_prompt_and_its_completion": (
+        {"prompt": "<|start|>user<|message|>2+2?<|end|><|start|>assistant",
+         "completion": "<|channel|>analysis<|message|>2+2=4<|end|><|start|>assistant<|channel|>"
+                       "final<|message|>4"},
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
+    "bedrock_converse_blocks_without_a_type": (    # they were "no string content"
+        {"schemaVersion": "bedrock-conversation-2024", "system": [{"text": "s"}], "messages": [
+            {"role": "user", "content": [{"text": "Oslo?"}, {"cachePoint": {"type": "default"}}]},
+            {"role": "assistant", "content": [
+                {"reasoningContent": {"reasoningText": {"text": "ask", "signature": "c2"}}},
+                {"text": "Checking."},
+                {"toolUse": {"toolUseId": "t1", "name": "w", "input": {"c": "Oslo"}}}]},
+            {"role": "user", "content": [{"toolResult": {"toolUseId": "t1", "status": "success",
+                                                         "content": [{"json": {"t": -3}}]}}]},
+            {"role": "assistant", "content": [{"text": "-3"}]}]},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "Oslo?"},
+         {"role": "assistant", "content": "Checking.", "reasoning_content": "ask",
+          "tool_calls": [{**_call("w", {"c": "Oslo"}), "id": "t1"}]},
+         {"role": "tool", "content": '{"t": -3}', "tool_call_id": "t1"},
+         {"role": "assistant", "content": "-3"}],
+        "<think>\n\n</think>\n\n-3",
+    ),
+    "a_rows_fields_in_other_case": (     # a CSV's header "Question,Response": 'no field prompt'
+        {"Question": "2+2?", "Response": "4", "ReasoningContent": "2+2=4", "System": "s"},
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}],
+        "<think>\n2+2=4\n</think>\n\n4",
+    ),
     "reasoning_next_to_alpaca_output": (
         {"instruction": "2+2?", "output": "4", "reasoning": "2+2=4"},
         [{"role": "user", "content": "2+2?"},
@@ -1266,6 +1442,26 @@ def test_gemini_tools_are_listed_as_functions(tok, tmp_path):
     ids, _ = sft.encode(tok, ex["messages"], ex["tools"])
     assert "<tools>\n" + "\n".join(json.dumps(t) for t in ex["tools"]) + "\n</tools>" in (
         tok.decode(ids))
+
+
+def test_bedrock_tool_config_is_listed_as_functions(tok, tmp_path):
+    """Bedrock's "toolConfig" (toolSpec, its inputSchema's json the parameters) was dropped
+    without a word: the model learned to call functions it was never shown."""
+    spec = {"name": "w", "description": "Weather", "inputSchema": {"json": {"type": "object"}}}
+    row = {"toolConfig": {"tools": [{"toolSpec": spec}, {"cachePoint": {"type": "default"}}]},
+           "messages": [{"role": "user", "content": [{"text": "Oslo?"}]},
+                        {"role": "assistant", "content": [{"toolUse": {
+                            "toolUseId": "t1", "name": "w", "input": {}}}]}]}
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    ex = sft_data.jsonl_examples(str(path))[0]
+    fn = {"name": "w", "description": "Weather", "parameters": {"type": "object"}}
+    assert ex["tools"] == [{"type": "function", "function": fn}]
+    assert _trained(tok, ex) == ('<think>\n\n</think>\n\n<tool_call>\n{"name": "w", '
+                                 '"arguments": {}}\n</tool_call><|im_end|>', True)
+    path.write_text(json.dumps({**row, "toolConfig": {"tools": ["w"]}}) + "\n")
+    with pytest.raises(DataError, match=r"row 0: 'toolConfig' is .*; give \{'tools'"):
+        sft_data.jsonl_examples(str(path))
 
 
 def test_openai_legacy_functions_are_listed_as_tools(tok, tmp_path):
@@ -1426,6 +1622,90 @@ BAD_ROWS = {
         {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"},
                       {"type": "reasoning", "summary": [{"type": "summary_text", "text": "r"}]}]},
         "row 0: the last item is a reasoning item with no assistant turn after it"),
+    "openassistant_message_without_its_tree_id": (   # was "'text' is 'Hi': not a chat"
+        {"parent_id": "m0", "role": "assistant", "text": "Hi", "lang": "en"},
+        "row 0: the row is one message of an OpenAssistant tree"),
+    "a_key_in_two_spellings": (
+        {"messages": [{"Role": "user", "role": "user", "content": "q"},
+                      {"role": "assistant", "content": "a"}]},
+        "row 0: message 0 has the key 'role' twice, as 'Role' and 'role': keep one"),
+    "a_replys_reasoning_under_a_name_not_read": (   # these were dropped without a word
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "a", "thoughts": "r"}]},
+        "row 0: message 1 has 'thoughts' ('r'), a reasoning under a name not read"),
+    "a_replys_reasoning_text": (
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "a", "reasoning_text": "r"}]},
+        "row 0: message 1 has 'reasoning_text' ('r'), a reasoning under a name not read"),
+    "a_rows_rationale": (
+        {"prompt": "q", "completion": "a", "Rationale": "r"},
+        "row 0: the row has 'Rationale' ('r'), a reasoning under a name not read (the reply "
+        "would train without it): name it reasoning_content"),
+    "reasoning_in_a_row_marked_enable_thinking_false": (    # it was trained as thinking
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "a", "reasoning_content": "r"}],
+         "enable_thinking": False},
+        "row 0: the row is marked enable_thinking false, yet message 1 (assistant) has reasoning"),
+    "no_reasoning_in_a_row_marked_enable_thinking_true": (
+        {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+         "chat_template_kwargs": {"enable_thinking": True}},
+        "row 0: the row is marked enable_thinking true, yet message 1 (assistant) has no reason"),
+    "chat_template_kwargs_the_template_does_not_read": (    # SmolLM3's: the tools were lost
+        {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+         "chat_template_kwargs": {"enable_thinking": False, "xml_tools": [{"name": "w"}]}},
+        "row 0: the row's chat_template_kwargs set 'xml_tools' ([{'name': 'w'}]), which the "
+        "Qwen3 template does not read"),
+    "mistral_tool_calls_with_text_after_them": (     # not read as calls: named, with the fix
+        {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content":
+                       '[TOOL_CALLS] [{"name": "f", "arguments": {}}] and then?'}]},
+        "row 0: message 1 (assistant) writes a tool call in another model's format ([TOOL_CALLS]"
+        " ...): the model would learn calls the template's parser (<tool_call>) does not read; "
+        "give them as tool_calls (Mistral's are read so where they end the answer"),
+    "openai_harmony_tool_call": (
+        {"messages": [{"role": "user", "content": "2*3?"}, {"role": "assistant", "content":
+                       "<|channel|>commentary to=functions.calc <|constrain|>json<|message|>"
+                       '{"e": "2*3"}<|call|>'}]},
+        "row 0: message 1 (assistant) holds a tool call or a tool's result in OpenAI Harmony's "
+        "format (<|start|>assistant<|channel|>commentary to=fu..<|message|>): give the calls as "
+        "tool_calls"),
+    "openai_harmony_analysis_without_a_final": (
+        {"messages": [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content":
+                       "<|channel|>analysis<|message|>2+2=4<|end|>"}]},
+        "row 0: message 1 (assistant) is in OpenAI Harmony's format but not whole messages, each "
+        "assistant's analysis then its final"),
+    "openai_harmony_analysis_next_to_a_thinking_field": (    # was "holds 1 replies"
+        {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "thinking": "r",
+                       "content": "<|channel|>analysis<|message|>r<|end|><|start|>assistant"
+                                  "<|channel|>final<|message|>a"}]},
+        "row 0: message 1 (assistant) has its reasoning twice: given apart, and as the analysis "
+        "of its OpenAI Harmony text"),
+    "openai_harmony_two_replies_in_one_message": (
+        {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content":
+                       "<|channel|>final<|message|>a<|end|><|start|>assistant<|channel|>final"
+                       "<|message|>b"}]},
+        "row 0: message 1 (assistant) holds 2 replies in OpenAI Harmony's format"),
+    "deepseek_rendered_tool_calls": (
+        {"text": "<｜begin▁of▁sentence｜><｜User｜>q<｜Assistant｜><｜tool▁calls▁begin｜>"},
+        "row 0: 'text' holds DeepSeek's tool calls or outputs"),
+    "openai_harmony_text_cut_off": (
+        {"text": "<|start|>user<|message|>2+2?<|end|><|start|>assistant<|channel|>final"
+                 "<|message|>The answer is"},
+        "row 0: 'text' is in OpenAI Harmony's format but not whole messages"),
+    "preference_row_whose_prompt_is_not_the_one_in_chosen": (     # "q1" was dropped unsaid
+        {"prompt": "q1", "chosen": [{"role": "user", "content": "q2"},
+                                    {"role": "assistant", "content": "good"}],
+         "rejected": [{"role": "user", "content": "q2"}, {"role": "assistant", "content": "bad"}]},
+        "row 0: the row's 'prompt' ('q1') is not the query of its 'chosen' conversation, which "
+        "holds its own (the one trained)"),
+    "bedrock_image_block": (
+        {"messages": [{"role": "user", "content": [{"image": {"format": "png"}}, {"text": "q"}]},
+                      {"role": "assistant", "content": [{"text": "a"}]}]},
+        "row 0: message 0 (user): part 0 is of type 'image'; this recipe trains text-only"),
+    "bedrock_redacted_reasoning": (
+        {"messages": [{"role": "user", "content": [{"text": "q"}]}, {"role": "assistant",
+                       "content": [{"reasoningContent": {"redactedContent": "eyJ"}},
+                                   {"text": "a"}]}]},
+        "row 0: message 1 (assistant): part 0 is redacted_thinking, reasoning encrypted"),
     "openassistant_message_row": (
         {"message_tree_id": "t", "message_id": "m", "parent_id": None, "role": "prompter",
          "text": "Hi"}, "row 0: the row is one message of an OpenAssistant tree"),
@@ -1632,6 +1912,12 @@ UNTRAINABLE = {
         "the reply has reasoning, yet the latest soft switch before it (up to message 1) is "
         "/no_think",
     ),
+    "reasoning_under_a_no_think_in_a_system_turn_after_the_query": (   # it was trained
+        [_u("2+2?"), {"role": "system", "content": "Answer at once. /no_think"},
+         _a("4", reasoning_content="2+2=4")],
+        "the reply has reasoning, yet the latest soft switch before it (up to message 1) is "
+        "/no_think",
+    ),
     "empty_think_block_under_think": (
         [_u("2+2? /think"), _a("<think>\n\n</think>\n\n4")],
         "the reply has no reasoning, yet the latest soft switch before it (up to message 0) is "
@@ -1703,8 +1989,26 @@ UNTRAINABLE = {
         [_u("q"), _a(" [/INST] 4")], "message 1 (assistant) starts with [/INST], another chat"),
     "a_reply_ending_with_inst_close": ([_u("q"), _a("4 [/INST]")], "ends with [/INST]"),
     "a_reply_starting_with_an_end_of_turn": ([_u("q"), _a("<|eot_id|>4")], "starts with <|eot"),
-    "mistral_tool_calls_as_text": (
-        [_u("2*3?"), _a('[TOOL_CALLS] [{"name": "calc", "arguments": {"expr": "2*3"}}]')],
+    "deepseek_end_of_sentence_ending_a_reply": (    # R1 traces kept it: trained as text
+        [_u("q"), _a("<think>r</think>4<｜end▁of▁sentence｜>")],
+        "message 1 (assistant) ends with <｜end▁of▁sentence｜>, another chat format's end"),
+    "gemma_eos_ending_a_reply": ([_u("q"), _a("4<eos>")], "ends with <eos>, another chat"),
+    "cohere_turns_copied_into_a_reply": (
+        [_u("q"), _a("4<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|USER_TOKEN|>and?")],
+        "holds '<|START_OF_TURN_TOKEN|><|USER_TOKEN|>', which opens another turn"),
+    "deepseek_turns_copied_into_a_reply": (
+        [_u("q"), _a("4<｜end▁of▁sentence｜><｜User｜>and?")], "holds '<｜User｜>', which opens"),
+    "llama4_turns_copied_into_a_reply": (
+        [_u("q"), _a("4<|eot|><|header_start|>user<|header_end|>\n\nand?")],
+        "holds '<|header_start|>user<|header_end|>', which opens another turn"),
+    "openai_harmony_messages_after_text": (
+        [_u("2+2?"), _a("Sure.<|start|>assistant<|channel|>final<|message|>4<|return|>")],
+        "message 1 (assistant) ends with <|return|>, another chat format's end of turn"),
+    "openai_harmony_channel_in_a_reply": (
+        [_u("2+2?"), _a("Sure. <|channel|>final<|message|>4")],
+        "message 1 (assistant) holds '<|channel|>final', which opens another turn"),
+    "mistral_tool_calls_not_json": (    # as JSON, they are read as the calls at load
+        [_u("2*3?"), _a("[TOOL_CALLS] calc(2*3)")],
         "message 1 (assistant) writes a tool call in another model's format ([TOOL_CALLS] ...)"),
     "glaive_functioncall_as_text": (
         [_u("2*3?"), _a('Let me see.\n<functioncall> {"name": "calc", "arguments": \'{}\'}')],
