@@ -960,6 +960,12 @@ def _strip_unit_words(s: str) -> str:
         return s
     if any(w.lower() in _UNIT_BLOCK or w.lower() in _FUNC_WORDS for w in words):
         return s
+    # up to three letters right after the digits are a product of variables ("2xy", "3ab^2")
+    # unless they name a known unit ("5cm", "3pm") or an ordinal ("5th term"); a longer word is
+    # a noun ("12apples")
+    if m.end("num") == m.start("unit") and len(words[0]) <= 3 and not _known_unit(words[0]) \
+            and words[0].lower() not in ("st", "nd", "rd", "th"):
+        return s
     return num
 
 
@@ -1235,7 +1241,8 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                  + "\\end{pmatrix}")
     s = re.sub(r"\\begin\{array\}\{[^{}]*\}", r"\\begin{pmatrix}", s).replace(
         "\\end{array}", "\\end{pmatrix}")
-    s = re.sub(r"\\(begin|end)\{[bBvV]?matrix\}|\\(begin|end)\{smallmatrix\}",
+    # (bars are no brackets: a vmatrix is the determinant, a number, and a Vmatrix a norm)
+    s = re.sub(r"\\(begin|end)\{[bB]?matrix\}|\\(begin|end)\{smallmatrix\}",
                lambda m: "\\" + (m.group(1) or m.group(2)) + "{pmatrix}", s)
     # a vector, one row or one column, is the tuple of its entries: pmatrix 1 \\ 2 = (1, 2) (a
     # matrix with several rows and columns stays a matrix)
@@ -2620,6 +2627,12 @@ def _prefixed_name(word: str) -> str | None:
     m = re.fullmatch("(" + "|".join(_SI_PREFIX_NAMES) + ")(.{3,})", word.lower())   # not "kilos"
     base = _UNIT_ALIASES.get(m.group(2)) if m else None
     return _SI_PREFIX_NAMES[m.group(1)] + base if base in _SI_BASES else None
+
+
+def _known_unit(word: str) -> bool:
+    """'cm', 'Hours', 'kJ', 'kilojoules': a word that names a unit (not 'xy' or 'ab')."""
+    return bool(_UNIT_ALIASES.get(word) or _UNIT_ALIASES.get(word.lower()) or _unit_size(word)
+                or _prefixed_name(word))
 
 
 def _unit_size(unit: str) -> tuple[str, Fraction | int] | None:

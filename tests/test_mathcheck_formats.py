@@ -1393,6 +1393,11 @@ UNIT_NEAR_MISSES = [
     ("\\boxed{\\text{\\$}5}", "5\\text{ cents}"),
     ("\\boxed{5¢}", "\\$5"),                               # the cent sign is cents
     ("\\boxed{5\\textcent}", "0.05"),
+    # up to three letters right after the digits that name no unit are variables: 2xy is 2xy
+    ("\\boxed{2xy}", "2"),
+    ("\\boxed{3ab^2}", "3"),
+    ("\\boxed{4mn}", "4"),
+    ("\\boxed{2}", "2xy"),
 ]
 
 
@@ -1834,6 +1839,13 @@ VECTORS += [  # a matrix written as nested lists (code, JSON): its rows
     ("\\boxed{[[1, 2], [3, 5]]}", P + "1 & 2 \\\\ 3 & 4" + E, False),
     ("\\boxed{[[1, 3], [2, 4]]}", P + "1 & 2 \\\\ 3 & 4" + E, False),   # the transpose
     ("\\boxed{[[1, 2], [3]]}", P + "1 & 2 \\\\ 3 & 0" + E, False),
+]
+VM = "\\begin{vmatrix} 1 & 2 \\\\ 3 & 4 \\end{vmatrix}"
+VECTORS += [  # bars are no brackets: a vmatrix is the determinant, a number, not the matrix
+    ("\\boxed{" + VM + "}", "-2", True),
+    ("\\boxed{" + VM + "}", P + "1 & 2 \\\\ 3 & 4" + E, False),
+    ("\\boxed{" + P + "1 & 2 \\\\ 3 & 4" + E + "}", VM, False),
+    ("\\boxed{" + VM + "}", "2", False),
 ]
 
 
