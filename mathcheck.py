@@ -1173,6 +1173,8 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
     s = _labelled_parts(s)
+    # a ratio in words: "1 to 2" is 1:2 (two numbers and "to", the whole answer)
+    s = re.sub(r"^\s*(\d+(?:\.\d+)?)\s+to\s+(\d+(?:\.\d+)?)\s*$", r"\1:\2", s)
     # the polar form r cis(t) = r e^{i t}, its angle in radians (with pi or a name: "cis 60" may
     # be degrees, whose sign was dropped above)
     if "cis" in s:
@@ -2242,12 +2244,21 @@ def _ratio(s: str) -> list[Fraction] | None:
         v is not None and v > 0 for v in values) else None
 
 
+def _hms(s: str) -> Fraction | None:
+    """'1:02:03' -> 3723: a time or a duration with seconds, in seconds (None for others)."""
+    m = re.fullmatch(r"(\d{1,3}):([0-5]\d):([0-5]\d(?:\.\d+)?)", s)
+    return 3600 * int(m.group(1)) + 60 * int(m.group(2)) + Fraction(m.group(3)) if m else None
+
+
 def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     if g == p:
         return True
     gr, pr = _ratio(g), _ratio(p)
     if gr and pr:                                # 2:4:6 = 1:2:3 (1:2 = 2:4 = 1/2 is a quotient)
         return len(gr) == len(pr) and all(a * pr[0] == b * gr[0] for a, b in zip(gr, pr))
+    gt, pt = _hms(g), _hms(p)
+    if gr or pr or gt is not None or pt is not None:     # 1:02:03 is a time, 1:2:3 a ratio
+        return gt is not None and gt == pt       # (their quotients 1/6 say nothing)
     if _counting(p) and (exact_number(g) is not None or g.startswith("\\binom")):
         p = _counting(p)                         # "C(10,3)" for 120 (not for a point (10,3))
     g_pct, p_pct = g.endswith("%"), p.endswith("%")
@@ -2859,8 +2870,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       = 3:00 (a bare 1:00 to 12:59 may also be read on the 12-hour clock: 3:00 PM = 3:00);
       "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28 = 7/25 (a percent sign on
       one side allows both readings of it; with none, 0.28 != 28);
-    * a ratio of two numbers is their quotient (1:2 = 1 \\colon 2 = 2:4 = 1/2 = 0.5; 2:1 != 1:2),
-      a ratio of three or more positive numbers is its proportions (2:4:6 = 1:2:3, not 3:2:1);
+    * a ratio of two numbers is their quotient (1:2 = 1 \\colon 2 = "1 to 2" = 2:4 = 1/2 = 0.5;
+      2:1 != 1:2), a ratio of three or more positive numbers is its proportions (2:4:6 = 1:2:3,
+      not 3:2:1) and never a time with seconds (1:2:3 != 1:02:03, whose quotients agree);
     * one quantity in several units of one dimension ("3 hours and 20 minutes", "5 ft 6 in",
       "3 dollars and 20 cents") is one amount, never a list: it equals the same amount in any
       known unit (200 minutes) and a bare number in its smallest or largest unit (200 or 10/3);

@@ -1275,6 +1275,17 @@ RATIOS = [
     ("\\boxed{1:2:3}", "1:2:4", False),
     ("\\boxed{1:2:3}", "1:2", False),
     ("\\boxed{2:04:06}", "1:02:03", False),               # times of day, not ratios
+    # a ratio of three terms is no time with seconds, whatever its quotient
+    ("\\boxed{1:2:3}", "1:02:03", False),
+    ("\\boxed{1:02:03}", "1:2:3", False),
+    ("\\boxed{01:02:03}", "1:2:3", False),
+    ("\\boxed{01:02:03}", "1:02:03", True),
+    # a ratio in words, "a to b", is a:b
+    ("\\boxed{1 to 2}", "1:2", True),
+    ("\\boxed{3 \\text{ to } 4}", "0.75", True),
+    ("The ratio is 1 to 2.", "\\frac12", True),
+    ("\\boxed{2 to 1}", "1:2", False),
+    ("\\boxed{1 to 3}", "1:2", False),
 ]
 
 
