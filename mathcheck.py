@@ -667,6 +667,9 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
         return None, [], ""
     if retract and _retracted(text, end, answer):
         return None, [], ""
+    if how == "box":                             # "\\boxed{5}. So 6 apples.": two answers
+        key = normalize_answer(answer)
+        others += [v for v in _restated(text, end) if normalize_answer(v) != key]
     return answer, others + _competitors(text, end, answer), how
 
 
@@ -702,6 +705,30 @@ _COMPETING_RE = re.compile(
     + _COMPETING_VALUE.replace("?P<v>", "?P<x>") + r"(?=\s*(?:[.!?]|$))"
     r"|\b(?:or\s+(?:maybe|perhaps|possibly)|alternatively,?)\s+"
     + _COMPETING_VALUE.replace("?P<v>", "?P<y>"))
+
+
+# A short concluding sentence after the final box that says its value again: "So 6 apples.",
+# "Therefore, Tom has 6 apples.", "Thus $x = 6$." (the value right after the concluding word or
+# after a verb that states it; at most eight words and one value). Another value there is a
+# second final answer: the box and the restatement disagree, which is a hedge.
+_RESTATED_RE = re.compile(
+    r"(?i)(?:^|(?<=[.!?\n]))[ \t*]*(?:so|thus|therefore|hence|in\s+total|altogether)\b,?[ \t]+"
+    r"(?P<s>[^.!?\n$]{0,80}?(?:\b(?:is|are|was|were|equals|has|have|had|gets?|gives?|makes?)"
+    r"[ \t]+|=[ \t]*)?" + _COMPETING_VALUE.replace("?P<v>", "?P<r>")[:-1] + r"(?:[ \t]*\\?%)?)"
+    r"[^.!?\n$]{0,80})")
+
+
+def _restated(text: str, end: int) -> list[str]:
+    """The values of `_RESTATED_RE` sentences in the 600 characters after `end`."""
+    out = []
+    for m in _RESTATED_RE.finditer(text, end, end + 600):
+        rest = re.sub(_COMPETING_VALUE, " ", m.group("s").replace(m.group("r"), " ", 1))
+        if len(m.group("s").split()) <= 8 and not re.search(_COMPETING_VALUE, rest) \
+                and m.start("r") - m.start("s") <= 40 \
+                and not re.search(r"(?i)\b(?:not|no|never|if|unless|when|than|step|part|case)\b"
+                                  r"|n't\b", m.group("s")):
+            out.append(_strip_math_delims(m.group("r")))
+    return out
 
 
 def _competitors(text: str, end: int, answer: str) -> list[str]:
@@ -1201,9 +1228,12 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = _integer_functions(s)
     s = _OCLOCK_RE.sub(r"\1:00", s)             # "3 o'clock" is 3:00
     s = _MERIDIEM_RE.sub(r" \1m", s)            # "3:00 p.m." is "3:00 pm" (a unit word)
-    s = re.sub(r"(?<=[\d}])\s*(?:" + _UNIT_WORDS + r")\.?(?:\s*\^\s*\{?\d\}?)?\s*$", "", s,
-               flags=re.IGNORECASE) if re.search(r"\d\s*(?:\}\s*)?[a-zA-Z]{2,}", s) or re.search(
-        r"\d\s+[a-zA-Z]\s*(?:\^\s*\{?\d\}?)?$", s) else s           # also "5 m^{2}" (5 m²)
+    # (after a number, not after a variable or its power: the h of "\pi r^2 h" is a height)
+    m = re.search(r"(?<=[\d}])\s*(?:" + _UNIT_WORDS + r")\.?(?:\s*\^\s*\{?\d\}?)?\s*$", s,
+                  flags=re.IGNORECASE) if re.search(r"\d\s*(?:\}\s*)?[a-zA-Z]{2,}", s) or re.search(
+        r"\d\s+[a-zA-Z]\s*(?:\^\s*\{?\d\}?)?$", s) else None           # also "5 m^{2}" (5 m²)
+    if m and not re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", s[:m.start()].split("=")[-1])):
+        s = s[:m.start()]
     s = _strip_unit_words(s.strip())
     s = re.sub(r"(?<=[\d}])\s*[\u4e00-\u9fff]{1,4}$", "", s)    # a unit in Chinese: 12 元, 5 个
     # a word in another script after a number: "5 Äpfel", "5 см" (one word, holding a letter that
@@ -2834,7 +2864,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       \\boxed{5}", "\\boxed{5} (approx.)"; not "\\boxed{\\sqrt{26}} (approximately 5.10)"), and
       "I'm not sure" after it; a sentence after the final answer that offers another value too
       ("though 6 is also possible", "it could also be 14", "But wait, 13."; not one said under
-      a condition, "if the price were 10, the answer would be 13");
+      a condition, "if the price were 10, the answer would be 13"), and so does a short
+      concluding sentence after the final box that says another value ("\\boxed{5}. So 6
+      apples.", "Thus $x = 6$.": the box and its restatement disagree; "So 5 apples." agrees);
     * a self-correction ("wait, I made an error", "that's wrong", "my earlier answer is
       incorrect", "let me redo it") withdraws the boxes before it when nothing after them
       hedges ("or", "maybe", "might" ...): the last box counts. An admission of error after the
@@ -2857,7 +2889,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       "5 (six)", "3 (rounded)" fail; a trailing ellipsis ("Final answer: 5...") says the digits
       go on: no plain number;
     * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}", "$12
-      dollars"; a unit's symbol and name agree: 5 J = 5 joules), but two different known units
+      dollars"; a unit's symbol and name agree: 5 J = 5 joules; a letter after a variable or
+      glued to the digits that names no unit is a variable: 2xy, 5t, \\pi r^2 h), but two
+      different known units
       disagree (5 cm != 5 m, 3 PM != 3 a.m., \\$5 != 5 cents = 5¢) unless exactly converted within
       one dimension (`_converted_equal`: any SI prefix on any SI symbol, one rule: 12 cm = 0.12 m,
       1.5 kg = 1500 g, 5 kJ = 5000 J, 3 mA = 0.003 A, also named ("5 kilojoules", siunitx's
@@ -3174,6 +3208,7 @@ def _math_worker_loop() -> None:  # pragma: no cover - runs in the worker proces
     import logging
     logging.disable(logging.CRITICAL)
     import sympy
+    from latex2sympy2_extended.math_normalization import NormalizationConfig
     from math_verify import LatexExtractionConfig, grader, parse, verify
 
     def rationalize(e):
@@ -3214,7 +3249,11 @@ def _math_worker_loop() -> None:  # pragma: no cover - runs in the worker proces
             return False
 
     grader.sympy_numeric_eq = exact_numeric_eq
-    cfg = [LatexExtractionConfig(boxed_match_priority=0)]
+    # without math-verify's unit removal: `normalize_answer` drops units already, and that list
+    # also holds letters that are variables ("t", "h", "c", "ab": 5t would be 5, \pi r^2 h \pi r^2)
+    cfg = [LatexExtractionConfig(boxed_match_priority=0, normalization_config=NormalizationConfig(
+        basic_latex=True, units=False, malformed_operators=True, nits=True, boxed="all",
+        equations=False))]
 
     def to_sympy(s):
         out = parse("\\boxed{" + s + "}", extraction_config=cfg, fallback_mode="no_fallback",

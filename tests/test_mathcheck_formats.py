@@ -194,6 +194,20 @@ COMPETING_IN_PROSE = [
     ("\\boxed{12}. Note that x = 3 is also a solution, but it is extraneous.", "12", True),
     ("\\boxed{2}. The root -3 would also be a solution, but it is rejected as x > 0.", "2", True),
     ("\\boxed{2}. The root -3 would also be a solution.", "2", False),
+    # a short concluding sentence after the box that says its value again must agree with it:
+    # another value there is a second final answer
+    ("\\boxed{5}. So 6 apples.", "5", False),
+    ("\\boxed{5}. So 6 apples.", "6", False),
+    ("\\boxed{5}. Therefore, Tom has 6 apples.", "5", False),
+    ("\\boxed{5}. Thus $x = 6$.", "5", False),
+    ("\\boxed{5}\n\nSo, **6** apples.", "5", False),
+    ("\\boxed{5}. So Tom has 5 apples left.", "5", True),
+    ("\\boxed{\\frac12}. So $0.5$.", "0.5", True),
+    ("\\boxed{0.5}. So 50%.", "0.5", True),
+    ("\\boxed{5}. So it is not 6.", "5", True),                       # a denial of another
+    ("\\boxed{5}. So in step 2 we were done.", "5", True),            # no restatement
+    ("\\boxed{12}. So Tom has 12 apples and 3 pears.", "12", True),   # two values: a remark
+    ("\\boxed{5}. So if he had 6 apples, the answer would change.", "5", True),
 ]
 
 
@@ -1357,6 +1371,9 @@ UNITS = [
     ("\\boxed{25\\pi}", "25\\pi\\text{ square units}"),
     ("The area is $\\pi$ square units.", "\\pi"),
     ("\\boxed{5¢}", "5"),
+    ("\\boxed{\\pi r^2 h}", "\\pi h r^2"),
+    ("\\boxed{5t}", "5t"),
+    ("\\boxed{x = 5 \\text{ cm}}", "5"),
 ]
 UNIT_NEAR_MISSES = [
     ("\\boxed{6 \\text{ J}}", "5"),
@@ -1404,6 +1421,14 @@ UNIT_NEAR_MISSES = [
     ("\\boxed{\\text{\\$}5}", "5\\text{ cents}"),
     ("\\boxed{5¢}", "\\$5"),                               # the cent sign is cents
     ("\\boxed{5\\textcent}", "0.05"),
+    # a letter that is a variable is no unit, also where a unit list has it ("t", "h", "c")
+    ("\\boxed{5t}", "5"),
+    ("\\boxed{2c}", "2"),
+    ("\\boxed{3bc}", "3"),
+    ("\\boxed{x + 5 t}", "x+5"),
+    ("\\boxed{\\pi r^2}", "\\pi r^2 h"),
+    ("\\boxed{\\pi r^2 h}", "\\pi r^2"),
+    ("\\boxed{\\frac{1}{3}\\pi r^2 h}", "\\frac{\\pi r^2}{3}"),
     # up to three letters right after the digits that name no unit are variables: 2xy is 2xy
     ("\\boxed{2xy}", "2"),
     ("\\boxed{3ab^2}", "3"),
