@@ -885,7 +885,7 @@ _UNICODE = {
     "−": "-", "–": "-", "—": "-", "\u2010": "-", "\u2011": "-", "\u2012": "-", "\ufe63": "-",
     "π": "\\pi ", "∞": "\\infty ", "×": "\\times ", "·": "\\cdot ",
     "⋅": "\\cdot ", "÷": "\\div ", "≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "∪": "\\cup ",
-    "∩": "\\cap ", "⩽": "\\le ", "⩾": "\\ge ", "≦": "\\le ", "≧": "\\ge ",
+    "∩": "\\cap ", "≡": "\\equiv ", "⩽": "\\le ", "⩾": "\\ge ", "≦": "\\le ", "≧": "\\ge ",
     "°": "^\\circ", "½": "\\frac{1}{2}", "⅓": "\\frac{1}{3}", "⅔": "\\frac{2}{3}",
     "¼": "\\frac{1}{4}", "¾": "\\frac{3}{4}", "θ": "\\theta ",
     "α": "\\alpha ", "β": "\\beta ", "∈": "\\in ", "ℝ": "\\mathbb{R}", "±": "\\pm ", "∓": "\\mp ",
@@ -923,28 +923,32 @@ def normalize_answer(s: str) -> str:
     `\\dfrac`/`\\tfrac`/`\\sfrac`/`\\nicefrac` and the brace-less `\\frac\\pi2`, `\\sqrt3`,
     `\\text{}`-style wrappers, infinity in words and code (`Infinity`, `-inf`, `oo`, `infinitely
     many`), trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`, SI symbols in `\\text{}`:
-    `5\\text{ J}`; not qualifiers such as `5 minimum`), currencies (`\\$`, `€`, `£`, `USD 5`),
+    `5\\text{ J}`, a rate as a negative power `5 m s^{-1}`; not qualifiers such as `5 minimum`),
+    currencies (`\\$`, any currency sign `€`, `₩`, a code `USD 5`, `CHF 5`),
     ordinals (`5^{th}`), degrees (`^\\circ`, `°`, `^\\circ C`, `45^o`; with minutes `30^\\circ 15'`
     -> `30.25`), percent (`\\%`, `28 percent`, `28 pct`, `per cent`: kept as a trailing `%`),
     thousands separators (`1,000`, `1\\,000`, `1{,}000`, `1,\\!000`, `1 000`; not "3, 500", which is
     two numbers), digits apart by a space (`2 1/2` a mixed number, `3 4` two numbers, never 34),
-    scientific notation (`3e8` -> `3\\times10^{8}`, `1.2 x 10^3`), repeating decimals
-    (`0.\\overline{3}`, `0.(3)` -> `\\frac{1}{3}`; also a block said again before an ellipsis, three
-    digits or more in all: `0.333...`, `0.1666\\ldots`; not `0.33...` or `3.14159...`), code and
-    calculator spellings (`2**10`, `2^-1`, `pi/2`, `ln(e^2)`), a number before a parenthesised
-    number as a product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`, `π`, `−` and the other minus signs
-    and hyphens, `½`, any vulgar fraction, fullwidth and circled digits, mathematical bold and
-    italic letters and digits (`𝐀`, `𝟓`), the Arabic decimal separator `٫` and percent sign `٪`,
-    superscript and subscript runs `x¹⁰`, `x₁₂`, the slanted `⩾`; emoji and other symbols are
-    dropped), grouping braces `{{5}}` and parentheses `((5))`, base subscripts (`(204)_5` ->
-    `204_{5}`; `26_{10}` -> `26`), empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` ->
-    `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`, the rows
-    of an `aligned` environment (a list), `;` as a list separator, a whole answer that is a number
-    in words (`five`, `Twenty-one`, `one hundred and five`; `minus 5` is -5), a leading `Answer:` or
+    scientific notation (`3e8` -> `3\\times10^{8}`, `1.2 x 10^3`, `5\\mathrm{E}{+}03`), repeating
+    decimals (`0.\\overline{3}`, `0.(3)` -> `\\frac{1}{3}`; also a block said again before an
+    ellipsis, three digits or more in all: `0.333...`, `0.1666\\ldots`; not `0.33...` or
+    `3.14159...`), code and calculator spellings (`2**10`, `2^-1`, `pi/2`, `ln(e^2)`, `log2(8)`),
+    a number before a parenthesised number as a product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`,
+    `π`, `−` and the other minus signs and hyphens, `½`, any vulgar fraction, fullwidth and
+    circled digits, mathematical bold and italic letters and digits (`𝐀`, `𝟓`), the Arabic decimal
+    separator `٫` and percent sign `٪`, superscript and subscript runs `x¹⁰`, `x₁₂`, the slanted
+    `⩾`; emoji and other symbols are dropped), grouping braces `{{5}}` and parentheses `((5))`,
+    base subscripts (`(204)_5` -> `204_{5}`; `26_{10}` -> `26`; code's `0b1010`, `0x1f` ->
+    `1010_{2}`, `1F_{16}`), a modulus in any spelling (`x \\equiv 3 (mod 7)`, `3 mod 7` ->
+    `3\\pmod{7}`), `\\surd 2`, a `U` between two intervals (their union), empty-set symbols
+    (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`, the rows of an
+    `aligned` environment (a list), `;` as a list separator, a whole answer that is a number in
+    words (`five`, `Twenty-one`, `one hundred and five`; `minus 5` is -5), a leading `Answer:` or
     `The answer is`, leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting notations and gcd /
-    lcm of integers (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix, and so do nested
-    lists `[[1, 2], [3, 4]]`; a vector, one row or one column, or a sum of unit vectors `i + 2j +
-    3k`, -> the tuple of its entries), the base in words (`101_{\\text{two}}`), a scale
+    lcm of integers (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix but a vmatrix,
+    a determinant; and so do nested lists `[[1, 2], [3, 4]]`; a vector, one row or one column, or a
+    sum of unit vectors `i + 2j + 3k`, -> the tuple of its entries), the base in words
+    (`101_{\\text{two}}`), a scale
     word after digits (`1.5 million` -> `1500000`, `2 dozen` -> `24`), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
@@ -1047,6 +1051,15 @@ def _unit_vectors(s: str) -> str:
     return "(" + ",".join(comps.get(a, "0") for a in axes) + ")"
 
 
+def _base_numeral(m: re.Match) -> str:
+    """'1f', '16' -> '1F_{16}': a numeral and its base subscript; small letters are digits only
+    in hexadecimal, as code writes it ('2x_{12}', '3b_{12}' are 2 x_{12} and 3 b_{12})."""
+    digits, base = m.group(1), m.group(2)
+    if digits != digits.upper() and not (base == "16" and re.fullmatch("[0-9a-f]+", digits)):
+        return m.group(0)
+    return digits.upper() + "_{" + base + "}"
+
+
 def _french_interval(m: re.Match) -> str:
     """']2, 5]' -> '(2, 5]': French brackets in the usual notation (an interval in it unchanged)."""
     space, a, lo, hi, b = m.groups()
@@ -1087,14 +1100,17 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
         s = "".join(c for c in s if unicodedata.category(c) not in ("So", "Me", "Cf")
                     and c not in "\ufe0f\u200d")
     s = re.sub(r"∛\s*", r"\\sqrt[3]", s)
-    s = re.sub(r"√\s*(\d+(?:\.\d+)?|\\?[a-zA-Z]+|\([^()]*\)|\{[^{}]*\})",
+    s = re.sub(r"(?:√|\\surd(?![a-zA-Z]))\s*(\d+(?:\.\d+)?|\\?[a-zA-Z]+|\([^()]*\)|\{[^{}]*\})",
                lambda m: "\\sqrt{" + m.group(1).strip("(){}") + "}", s)
-    s = _unit_fraction(_strip_math_delims(s))                           # 5 \\frac{m}{s}
+    s = _rate_power(_unit_fraction(_strip_math_delims(s)))       # 5 \\frac{m}{s}, 5 m s^{-1}
     s = re.sub(r"\\\$|\\text\{\s*\\\$\s*\}", "", s)                    # currency \$
     # other currencies, as a symbol anywhere or a code before the number: €5, 5 £, USD 5, Rs. 5
     # (a code after the number is a unit word, dropped below)
-    s = re.sub(r"[€£¥₹]|\\(?:euro|pounds|yen)(?![a-zA-Z])", "", s)
-    s = re.sub(r"^\s*(?:\\(?:text|mathrm)\{\s*)?(?:USD|US|EUR|GBP|JPY|INR|CAD|AUD|Rs\.?|Rp)"
+    # (every currency sign: € £ ¥ ₹ ₩ ₽ ...; a code is three capitals: USD, EUR, CHF ...)
+    if not s.isascii():
+        s = "".join(c for c in s if c == "$" or unicodedata.category(c) != "Sc")
+    s = re.sub(r"\\(?:euro|pounds|yen)(?![a-zA-Z])", "", s)
+    s = re.sub(r"^\s*(?:\\(?:text|mathrm)\{\s*)?(?:[A-Z]{3}|US|Rs\.?|Rp)"
                r"(?:\s*\})?(?:\s|\\[,;: ])*(?=[-+]?\.?\d)", "", s)
     s = (s.replace("$", "").replace("\\(", "").replace("\\)", "").replace("\\[", "")
          .replace("\\]", ""))
@@ -1200,6 +1216,15 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
     s = _labelled_parts(s)
+    # a capital U between two intervals is their union: (-\infty, 2) U (3, \infty)
+    s = re.sub(r"(?<=[)\]])\s*U\s*(?=[(\[])", r"\\cup ", s)
+    # a modulus after a residue, any spelling: \pmod 7, (mod 7), \bmod 7, mod 7 -> \pmod{7}
+    if "mod" in s:
+        s = re.sub(r"(?<!\s)\s*(?:\\pmod\s*(?:\{\s*)?(\d+)"
+                   r"|\(\s*\\?b?mod\s*(?:\{\s*)?(\d+)(?:\s*\})?\s*\)"
+                   r"|(?:\\b?mod(?![a-zA-Z])|(?<![a-zA-Z\\])mod(?=\s))\s*(?:\{\s*)?(\d+))"
+                   r"\s*(?:\}\s*)?$",
+                   lambda m: "\\pmod{" + next(filter(None, m.groups())) + "}", s)
     # a ratio in words: "1 to 2" is 1:2 (two numbers and "to", the whole answer)
     s = re.sub(r"^\s*(\d+(?:\.\d+)?)\s+to\s+(\d+(?:\.\d+)?)\s*$", r"\1:\2", s)
     # the polar form r cis(t) = r e^{i t}, its angle in radians (with pi or a name: "cis 60" may
@@ -1215,6 +1240,8 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\b(?:math|np|numpy|sympy|sp)\.(?=[a-z])", "", s)     # math.pi, np.sqrt(2)
     s = re.sub(r"(?<![\w\\])(?:abs|Abs|fabs)\s*\(([^()]*)\)", r"|\1|", s)          # abs(-3)
     s = re.sub(r"(?<![\w\\])(?:pow|Power)\s*\(([^(),]+),([^(),]+)\)", r"(\1)^{\2}", s)  # pow(2, 10)
+    s = re.sub(r"(?<![a-zA-Z\\])log(?:(2|10)(?=\s*\()|(?=_))",       # log2(8), log_2(8)
+               lambda m: "\\log" + (f"_{{{m.group(1)}}}" if m.group(1) else ""), s)
     s = re.sub(r"(?<![a-zA-Z\\])(?:(?i:(pi))(?![a-zA-Z])|(ln|log|exp|sin|cos|tan)(?=\s*\())",
                lambda m: "\\" + (m.group(1).lower() if m.group(1) else m.group(2)), s)
     s = re.sub(r"(?i)^the\s+(?=\d)", "", s)                          # "the 3rd", "the 5th term"
@@ -1301,8 +1328,12 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # the base in words: 101_{\\text{two}} (unwrapped above) -> 101_{2}
     s = re.sub(r"(?<=[\dA-Z)])_\s*\{\s*([a-z]{3,9})\s*\}", lambda m: (
         f"_{{{_cardinal([m.group(1)])}}}" if _cardinal([m.group(1)]) else m.group(0)), s)
-    # numbers in another base: 204_5, 204_{5}, (204)_5, 204_{(5)} -> 204_{5}
-    s = re.sub(r"(?<![\w\\])\(?(\d[0-9A-Z]*)\)?_\s*\{?\s*\(?(\d{1,2})\)?\s*\}?", r"\1_{\2}", s)
+    # numbers in another base: 204_5, 204_{5}, (204)_5, 204_{(5)} -> 204_{5}; code's prefixes
+    # 0b1010, 0o12, 0x1f -> 1010_{2}, 12_{8}, 1F_{16}; a digit above 9 in either case: 1f_{16}
+    s = re.sub(r"(?<![\w.\\])0([box])([0-9a-fA-F]+)(?![\w.])", lambda m: m.group(2).upper() +
+               "_{" + {"b": "2", "o": "8", "x": "16"}[m.group(1)] + "}", s)
+    s = re.sub(r"(?<![\w\\])\(?(\d[0-9A-Za-z]*)\)?_\s*\{?\s*\(?(\d{1,2})\)?\s*\}?", _base_numeral,
+               s)
     s = re.sub(r"(?<![\w\\])(\d+)_\{10\}", r"\1", s)          # base ten is the number itself
     # ";" between the entries of a tuple or of a list: (0;-2;6), -12;-11;-10
     s = re.sub(r"\(([^(),]*;[^(),]*)\)", lambda m: "(" + m.group(1).replace(";", ",") + ")", s)
@@ -1318,7 +1349,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
         s = f"{m.group(2)}={m.group(1).strip()}"
     if strip_lhs:
         m = re.match(r"^(?:\\(?:vec|overrightarrow|hat|bar|tilde)\s*\{[a-zA-Z]{1,3}\}|[a-zA-Z]"
-                     r"(?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?)\s*(?:=|\\in(?![a-zA-Z]))\s*"
+                     r"(?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?)\s*(?:=|\\(?:in|equiv)(?![a-zA-Z]))\s*"
                      r"(?P<rhs>[^=]+)$", s)
         if m and "," not in s[:m.start("rhs")]:
             s = m.group("rhs")
@@ -1328,7 +1359,10 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
             s = m.group("rhs")
     # scientific notation 3e8, 1.5E-3, and "1.2 x 10^3" (an x between a number and 10^ is a
     # times sign)
-    s = re.sub(r"(?<![\w\\.])(\d+(?:\.\d+)?)[eE]([+-]?\d+)(?![\w.])", r"\1\\times10^{\2}", s)
+    # (also with the sign in braces, 5\\mathrm{E}{+}03 unwrapped above)
+    s = re.sub(r"(?<![\w\\.])(\d+(?:\.\d+)?)[eE](?:\{([+-])\}|([+-]?))(\d+)(?![\w.])",
+               lambda m: m.group(1) + "\\times10^{" + ("-" if "-" in m.group(2, 3) else "") +
+               m.group(4) + "}", s)
     s = re.sub(r"(?<![\w\\.])(\d+(?:\.\d+)?)\s*[xX]\s*(?=10\s*\^)", r"\1\\times ", s)
     # repeating decimals 0.\overline{3}, 1.2\overline{34}, 0.\bar{6}, 0.\dot{3}, 0.(3), 0.1(6)
     s = re.sub(r"(-?)(?<!\d)(\d*)\.(\d*)\\(?:overline|bar|dot)\{?(\d+)\}?", _repeating_decimal, s)
@@ -2280,9 +2314,21 @@ def _hms(s: str) -> Fraction | None:
     return 3600 * int(m.group(1)) + 60 * int(m.group(2)) + Fraction(m.group(3)) if m else None
 
 
+def _congruence(s: str) -> tuple[int, int] | None:
+    """'3\\pmod{7}' -> (3, 7): a residue and its modulus (None for anything else)."""
+    m = re.fullmatch(r"(-?\d+)\\pmod\{(\d+)\}", s)
+    return (int(m.group(1)), int(m.group(2))) if m and int(m.group(2)) > 0 else None
+
+
 def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     if g == p:
         return True
+    gm, pm = _congruence(g), _congruence(p)
+    if gm and pm:                                # 10 (mod 7) is the class of 3 (mod 7)
+        return gm[1] == pm[1] and (gm[0] - pm[0]) % gm[1] == 0
+    if gm or pm:                                 # 3 (mod 7) for 3: the residue as written or
+        (r, mod), n = (gm, exact_number(p)) if gm else (pm, exact_number(g))   # its least one
+        return n is not None and n in (r, r % mod)
     gr, pr = _ratio(g), _ratio(p)
     if gr and pr:                                # 2:4:6 = 1:2:3 (1:2 = 2:4 = 1/2 is a quotient)
         return len(gr) == len(pr) and all(a * pr[0] == b * gr[0] for a, b in zip(gr, pr))
@@ -2599,13 +2645,28 @@ def _unit_fraction(s: str) -> str:
     return s[:m.start()] + f" {top}/{per}"
 
 
+_RATE_POWER_RE = re.compile(r"(?<![a-zA-Z\\])([a-zA-Z]{1,3})(?:\s|\\[,;: ]|\\cdot|·|\*)+"
+                            r"([a-zA-Z]{1,3})(\s*\})?\s*\^\s*(?:\{\s*-\s*([12])\s*\}|-([12]))")
+
+
+def _rate_power(s: str) -> str:
+    """'5 m s^{-1}' -> '5 m/s', '5\\text{ m s}^{-2}' -> '5\\text{ m/s^2}': a unit times a negative
+    power of another known unit is a rate ('a b^{-1}' is left alone)."""
+    def rate(m: re.Match) -> str:
+        if not (_known_unit(m.group(1)) and _known_unit(m.group(2))):
+            return m.group(0)
+        return f"{m.group(1)}/{m.group(2)}" + ("^2" if "2" in m.group(4, 5) else "") + (
+            m.group(3) or "")
+    return _RATE_POWER_RE.sub(rate, s) if "-" in s else s
+
+
 def _unit_key(s: str) -> str | None:
     """The known unit after a number, a power or a fraction ('5 cm', '12\\text{ cm}^2', '3 square
     feet', '10^{-9} m' -> 'cm', 'cm^2', 'ft^2', 'm'; '3 PM', '3 p.m.' -> 'pm'; '30^\\circ' ->
     'deg'; a dollar sign before the number, '\\$5', '$5' alone -> 'dollar'), or None (no unit,
     or a word we do not know as a unit)."""
     dollar = "dollar" if re.search(r"\\\$|\\textdollar|^[^$]*\$\s*\d[^$]*$", s) else None
-    s = _unit_fraction(s)
+    s = _rate_power(_unit_fraction(s))
     t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}",   # siunitx: \SI{5}{\kilo\joule}
                lambda m: m.group(1) + " " + m.group(2).replace("\\", ""), s)
     t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", t)
@@ -2961,6 +3022,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       words, not a decimal: "2 and 0.5" is two numbers) are the mixed number 5/2
       where the other side is one value and the list 2, 1/2 where it is a list ("2, 1/2" is
       always a list);
+    * a congruence "x \\equiv 3 \\pmod{7}" (any spelling of the modulus) equals another of the
+      same class and modulus (10 mod 7) and the number 3, its residue as written or its least one
+      (not 10);
     * a numeral with a base subscript (204_5) equals only the same numeral in the same base:
       not 204, and not its decimal value 54 either (the question asked for base 5; accepting 54
       would also reward echoing a "convert 54 to base 5" question);

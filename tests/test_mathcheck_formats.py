@@ -1347,6 +1347,13 @@ UNITS = [
     ("\\boxed{£12.50}", "12.5"),
     ("\\boxed{5 \\text{ €}}", "5"),
     ("\\boxed{USD 5}", "5"),
+    ("\\boxed{₩5000}", "5000"),                                # any currency sign or code
+    ("\\boxed{₽120}", "120"),
+    ("\\boxed{CHF 5}", "5"),
+    ("\\boxed{5 \\text{ m s}^{-1}}", "5 \\text{ m/s}"),       # a negative power: a rate
+    ("\\boxed{60 \\text{ km h}^{-1}}", "60 km/h"),
+    ("\\boxed{5\\,\\mathrm{m\\,s^{-1}}}", "5"),
+    ("\\boxed{9.8 m s^{-2}}", "9.8 \\text{ m/s}^2"),
     ("\\boxed{\\text{Rs. }250}", "250"),
     ("The answer is €40.", "40"),
     ("\\boxed{20^\\circ\\text{C}}", "20"),
@@ -1405,6 +1412,9 @@ UNIT_NEAR_MISSES = [
     ("\\boxed{5 \\text{ cm}}", "5 \\text{ cm}^2"),
     ("\\boxed{€6}", "5"),
     ("\\boxed{USD 0.5}", "5"),
+    ("\\boxed{₩6}", "5"),
+    ("\\boxed{5 m s^{-1}}", "5 \\text{ km/h}"),
+    ("\\boxed{5 \\text{ m s}^{-2}}", "5 \\text{ m/s}"),
     ("\\boxed{21^\\circ\\text{C}}", "20"),
     # a word that qualifies the number is no unit
     ("\\boxed{5 \\text{ likely}}", "5"),
@@ -1606,6 +1616,8 @@ RADICALS = [
     ("\\boxed{\\sqrt{72}}", "6√2"),
     ("\\boxed{\\sqrt[4]{4}}", "\\sqrt2"),
     ("\\boxed{\\frac{\\sqrt{3}}{\\sqrt{2}}}", "\\sqrt{\\tfrac32}"),
+    ("\\boxed{\\surd 2}", "\\sqrt2"),                           # plain TeX's root sign
+    ("\\boxed{2\\surd{2}}", "\\sqrt8"),
 ]
 RADICAL_NEAR_MISSES = [
     ("\\boxed{\\sqrt{8}}", "3\\sqrt{2}"),
@@ -1616,6 +1628,7 @@ RADICAL_NEAR_MISSES = [
     ("\\boxed{1+\\sqrt{2}}", "1-\\sqrt2"),
     ("\\boxed{\\sqrt{2}}", "1.41421356"),
     ("\\boxed{\\frac{\\sqrt{3}}{2}}", "\\frac{\\sqrt{2}}{2}"),
+    ("\\boxed{\\surd 3}", "\\sqrt{2}"),
 ]
 
 
@@ -1687,6 +1700,10 @@ INTERVALS = [
     ("\\boxed{\\{x \\in ℝ : x ≥ 2\\}}", "[2,\\infty)"),
     ("\\boxed{x \\geq 3, x \\in \\mathbb{R}}", "[3,\\infty)"),   # the domain said after it
     ("\\boxed{x < 1 \\text{ or } x > 3, x \\in ℝ}", "(-\\infty,1)\\cup(3,\\infty)"),
+    # a capital U between two intervals is their union
+    ("\\boxed{(-\\infty, 2) U (3, \\infty)}", "(-\\infty,2)\\cup(3,\\infty)"),
+    ("\\boxed{(-inf, 2) U [3, inf)}", "(-\\infty,2)\\cup[3,\\infty)"),
+    ("\\boxed{(-\\infty, 2) \\text{ U } (3, \\infty)}", "x<2 \\text{ or } x>3"),
 ]
 INTERVAL_NEAR_MISSES = [
     ("\\boxed{x \\geq 3, y \\in \\mathbb{R}}", "[3,\\infty)"),       # another variable
@@ -1721,6 +1738,8 @@ INTERVAL_NEAR_MISSES = [
     ("\\boxed{x<-1, x>1}", "(-1, 1)"),
     ("\\boxed{x > 1, x < 3}", "(-\\infty, 1) \\cup (3, \\infty)"),   # rays that meet: both hold
     ("\\boxed{x<-1, y>1}", "(-\\infty, -1) \\cup (1, \\infty)"),
+    ("\\boxed{(-\\infty, 2] U (3, \\infty)}", "(-\\infty,2)\\cup(3,\\infty)"),
+    ("\\boxed{(-\\infty, 2) U (4, \\infty)}", "(-\\infty,2)\\cup(3,\\infty)"),
 ]
 
 
@@ -2170,6 +2189,13 @@ CALCULATOR_SPELLINGS = [  # answers written as in code or on a calculator
     ("\\boxed{abs(-3)}", "-3", False),
     ("\\boxed{pow(2, 11)}", "1024", False),
     ("\\boxed{\\text{cabs}(3)}", "3", False),             # abs only as a word
+    ("\\boxed{log_2(8)}", "3", True),                       # a base after log
+    ("\\boxed{log2(8)}", "3", True),
+    ("\\boxed{log10(1000)}", "3", True),
+    ("\\boxed{log2(8)}", "4", False),
+    ("\\boxed{5\\mathrm{E}{+}03}", "5000", True),           # the exponent's sign in braces
+    ("\\boxed{5\\mathrm{e}{-}3}", "0.005", True),
+    ("\\boxed{5\\mathrm{E}{+}03}", "500", False),
 ]
 
 
@@ -2318,11 +2344,43 @@ BASES = [
     ("\\boxed{101_{\\text{two}}}", "101_2", True),               # the base in words
     ("\\boxed{101_{\\text{three}}}", "101_2", False),
     ("\\boxed{101_{\\text{two}}}", "5", False),
+    # code's prefixes and a small hexadecimal digit: the same numeral in the same base
+    ("\\boxed{0b1010}", "1010_2", True),
+    ("\\boxed{0o12}", "12_{(8)}", True),
+    ("\\boxed{0x1F}", "1F_{16}", True),
+    ("\\boxed{1f_{16}}", "1F_{16}", True),
+    ("\\boxed{0b1010}", "10", False),
+    ("\\boxed{0b1011}", "1010_2", False),
+    ("\\boxed{0x1F}", "1F_{8}", False),
+    ("\\boxed{3b_{12}}", "3B_{12}", False),                 # 3 b_{12}: no hexadecimal digit
 ]
 
 
 def test_numbers_in_another_base_only_equal_themselves():
     check(BASES)
+
+
+# ---------------------------------------------------------------- congruences
+# a residue with its modulus in any spelling; against a number it is its residue as written or
+# its least one, and two congruences agree when their classes do
+CONGRUENCES = [
+    ("\\boxed{x \\equiv 3 \\pmod{7}}", "3", True),
+    ("\\boxed{x ≡ 3 (mod 7)}", "3", True),
+    ("\\boxed{3 \\pmod 7}", "3", True),
+    ("\\boxed{3 \\text{ mod } 7}", "3", True),
+    ("\\boxed{x \\equiv 3 \\ (\\text{mod } 7)}", "x \\equiv 3 \\pmod 7", True),
+    ("\\boxed{3}", "x \\equiv 3 \\pmod{7}", True),
+    ("\\boxed{x \\equiv 10 \\pmod{7}}", "3", True),             # its least residue
+    ("\\boxed{x \\equiv 10 \\pmod{7}}", "x \\equiv 3 \\pmod 7", True),
+    ("\\boxed{x \\equiv 3 \\pmod{7}}", "4", False),
+    ("\\boxed{x \\equiv 3 \\pmod{7}}", "10", False),
+    ("\\boxed{x \\equiv 3 \\pmod{8}}", "x \\equiv 3 \\pmod 7", False),
+    ("\\boxed{x \\equiv 4 \\pmod{7}}", "x \\equiv 3 \\pmod 7", False),
+]
+
+
+def test_congruences():
+    check(CONGRUENCES)
 
 
 # ---------------------------------------------------------------- "3, 500" is two numbers
