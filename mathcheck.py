@@ -885,7 +885,8 @@ _UNICODE = {
     "−": "-", "–": "-", "—": "-", "\u2010": "-", "\u2011": "-", "\u2012": "-", "\ufe63": "-",
     "π": "\\pi ", "∞": "\\infty ", "×": "\\times ", "·": "\\cdot ",
     "⋅": "\\cdot ", "÷": "\\div ", "≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "∪": "\\cup ",
-    "∩": "\\cap ", "≡": "\\equiv ", "⩽": "\\le ", "⩾": "\\ge ", "≦": "\\le ", "≧": "\\ge ",
+    "∩": "\\cap ", "⩽": "\\le ", "⩾": "\\ge ", "≦": "\\le ", "≧": "\\ge ", "≡": "\\equiv ",
+    "Ω": "\\Omega ", "\u2126": "\\Omega ",                       # the ohm sign
     "°": "^\\circ", "½": "\\frac{1}{2}", "⅓": "\\frac{1}{3}", "⅔": "\\frac{2}{3}",
     "¼": "\\frac{1}{4}", "¾": "\\frac{3}{4}", "θ": "\\theta ",
     "α": "\\alpha ", "β": "\\beta ", "∈": "\\in ", "ℝ": "\\mathbb{R}", "±": "\\pm ", "∓": "\\mp ",
@@ -1202,8 +1203,10 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?:(?<=[\d}).])|(?<=\\pi))\s*\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _UNIT_WORDS +
                r")\.?\s*\}(?:\s*\^\s*\{?\d\}?)?\s*$", "", s, flags=re.IGNORECASE)
     # SI symbols, in their own case and only in \text{} or \mathrm{} (a bare "5 N" may be 5N):
-    # 5\text{ J}, 5\,\mathrm{kPa}, 5\,\Omega
-    s = re.sub(r"(?<=[\d}])\s*(?:\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _SI_UNITS + r")\s*\}|\\Omega)"
+    # 5\text{ J}, 5\,\mathrm{kPa}, 5\,\Omega, 5 k\Omega, 5\text{ k}\Omega
+    s = re.sub(r"(?<=[\d}])\s*(?:\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _SI_UNITS + r")\s*\}"
+               r"|\\" + _TEXT_CMDS + r"\s*\{\s*[kMGm]?\s*\\Omega\s*\}"
+               r"|(?:\\" + _TEXT_CMDS + r"\s*\{\s*[kMGm]\s*\}\s*|[kMGm]\s*)?\\Omega(?![a-zA-Z]))"
                r"(?:\s*\^\s*\{?\d\}?)?\s*$", "", s)
     # "3 and 4", "3 \\text{ and } 4" -> a list (but "one hundred and five" is one number)
     if re.search(r"\band\b", s):
@@ -2618,9 +2621,9 @@ for _canon, _names in {
         "ml": "ml milliliter milliliters", "gal": "gal gallon gallons", "mi/h": "mph",
         "km/h": "km/h kph", "deg": "degree degrees", "J": "j joule joules", "N": "n newton newtons",
         "W": "w watt watts", "V": "v volt volts", "Pa": "pa pascal pascals", "Hz": "hz hertz",
-        "mol": "mol mole moles", "ohm": "ohm ohms", "rad": "rad rads radian radians", "am": "am",
+        "mol": "mol mole moles", "Ω": "ohm ohms", "rad": "rad rads radian radians", "am": "am",
         "pm": "pm", "A": "amp amps ampere amperes", "K": "kelvin kelvins",
-        "eV": "electronvolt electronvolts"}.items():
+        "eV": "electronvolt electronvolts", "kΩ": "kilohm kilohms", "MΩ": "megohm megohms"}.items():
     for _n in _names.split():
         _UNIT_ALIASES[_n] = _canon
 
@@ -2674,10 +2677,12 @@ def _unit_key(s: str) -> str | None:
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
     t = _MERIDIEM_RE.sub(r" \1m", t)
     t = re.sub(r"\\mu(?![a-zA-Z])\s*|μ", "µ", t)             # the micro prefix: 5 \mu m
+    t = re.sub(r"(?:(?<=[\s\d])([kMGm])\s*)?(?:\\Omega(?![a-zA-Z])\s*|[Ω\u2126])",   # the ohm:
+               lambda m: (m.group(1) or "") + "Ω", t)                    # 5 k\Omega, 5 kΩ
     t = re.sub(r"¢|\\textcent(?![a-zA-Z])", " cents", t)       # the cent sign: 5¢
     m = re.search(r"(?:\d|\\pi|\})(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
-                  r"(?P<u>[a-zA-Zµ]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
-    if not m or (len(m.group("u")) == 1 and not m.group("sp")):
+                  r"(?P<u>[a-zA-ZµΩ]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
+    if not m or (len(m.group("u")) == 1 and not m.group("sp") and m.group("u") != "Ω"):
         return dollar
     # a name as written ("pm"), an SI symbol in its own case (kJ, mA, Mg, pA: M is mega and m
     # milli), then a name in any case ("PM", "Km")
@@ -2712,7 +2717,7 @@ _COMPOUND_UNITS = {
 _SI_BASES = {"m": ("metric", 1000), "g": ("grams", 1000), "l": ("volume", 1000),
              "L": ("volume", 1000), "s": ("time", 1), "J": ("J", 1), "N": ("N", 1), "W": ("W", 1),
              "V": ("V", 1), "A": ("A", 1), "K": ("K", 1), "Pa": ("Pa", 1), "Hz": ("Hz", 1),
-             "mol": ("mol", 1), "eV": ("eV", 1), "Wh": ("Wh", 1)}
+             "mol": ("mol", 1), "eV": ("eV", 1), "Wh": ("Wh", 1), "Ω": ("Ω", 1)}
 _SI_PREFIXES = {"T": 10 ** 12, "G": 10 ** 9, "M": 10 ** 6, "k": 10 ** 3, "h": 100,
                 "d": Fraction(1, 10), "c": Fraction(1, 100), "m": Fraction(1, 10 ** 3),
                 "µ": Fraction(1, 10 ** 6), "n": Fraction(1, 10 ** 9), "p": Fraction(1, 10 ** 12)}
@@ -2760,9 +2765,12 @@ def _compound(s: str) -> tuple[str, Fraction, int, int] | None:
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)|,|\band\b", " ", t).strip().rstrip(".")
     if len(t) > 200 or not re.fullmatch(r"(?:\s*" + _AMOUNT_RE.pattern + r")+\s*", t):
         return None
+    amounts = [(n, _UNIT_ALIASES.get(word.lower(), word)) for n, word in _AMOUNT_RE.findall(t)]
+    if {"h", "s"} & {u for _, u in amounts}:     # "2h 30m", "5m 20s": m beside hours or seconds
+        amounts = [(n, "min" if u == "m" else u) for n, u in amounts]     # is minutes, not metres
     parts = []
-    for n, word in _AMOUNT_RE.findall(t):
-        unit = _unit_size(_UNIT_ALIASES.get(word.lower(), word))
+    for n, name in amounts:
+        unit = _unit_size(name)
         if unit is None:
             return None
         parts.append((Fraction(n), *unit))
@@ -2955,7 +2963,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       different known units
       disagree (5 cm != 5 m, 3 PM != 3 a.m., \\$5 != 5 cents = 5¢) unless exactly converted within
       one dimension (`_converted_equal`: any SI prefix on any SI symbol, one rule: 12 cm = 0.12 m,
-      1.5 kg = 1500 g, 5 kJ = 5000 J, 3 mA = 0.003 A, also named ("5 kilojoules", siunitx's
+      1.5 kg = 1500 g, 5 kJ = 5000 J, 3 mA = 0.003 A, 5 k\\Omega = 5 kΩ = 5000 ohms, also
+      named ("5 kilojoules", siunitx's
       \\kilo\\joule); seconds to weeks, inches to miles, cents to dollars; no metric to imperial,
       and none between units of one quantity, J and eV); a rate names two units (m/s, miles/hour =
       mph), and 5 m/s != 5 km/h (rates are not converted); degrees and radians are never converted
@@ -2971,6 +2980,7 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * one quantity in several units of one dimension ("3 hours and 20 minutes", "5 ft 6 in",
       "3 dollars and 20 cents") is one amount, never a list: it equals the same amount in any
       known unit (200 minutes) and a bare number in its smallest or largest unit (200 or 10/3);
+      an m beside hours or seconds is minutes ("2h 30m" = 150 minutes; "2 m 30 cm" is metres);
     * intervals and inequalities are one thing: (2, 5] = ]2, 5] (French brackets) = "2 < x \\le
       5" = "\\{x | 2<x\\le5\\}" = "\\{x \\in \\mathbb{R} : 2<x\\le5\\}" (not \\mathbb{Z}) = "x > 2
       and x \\le 5" = "2 < x \\le 5, x \\in \\mathbb{R}", "x < 1 or x > 3" =

@@ -1535,6 +1535,16 @@ CONVERTED = [
     ("\\boxed{1\\text{ nm}}", "10^{-9} \\text{ m}", True),      # a unit after a power or fraction
     ("\\boxed{5 \\text{ mm}}", "\\frac{1}{2} \\text{ cm}", True),
     ("\\boxed{4 \\text{ mm}}", "\\frac{1}{2} \\text{ cm}", False),
+    # the ohm in any spelling, with any prefix
+    ("\\boxed{5 k\\Omega}", "5000 \\Omega", True),
+    ("\\boxed{5 kΩ}", "5 k\\Omega", True),
+    ("\\boxed{5 \\text{ k}\\Omega}", "5000 \\text{ ohms}", True),
+    ("\\boxed{2 M\\Omega}", "2000 k\\Omega", True),
+    ("\\boxed{5 \\text{ kilohms}}", "5000\\,\\Omega", True),
+    ("\\boxed{5\\,\\mathrm{k\\Omega}}", "5000 Ω", True),
+    ("\\boxed{5 k\\Omega}", "5 \\Omega", False),
+    ("\\boxed{5 M\\Omega}", "5000 \\Omega", False),
+    ("\\boxed{5 \\Omega}", "5 \\text{ V}", False),
 ]
 
 
@@ -1585,6 +1595,15 @@ COMPOUND = [
     ("\\boxed{3 \\text{ hours}}", "3 \\text{ hours } 20 \\text{ minutes}", False),
     ("\\boxed{5 \\text{ feet } 6 \\text{ inches}}", "5.5 \\text{ m}", False),
     ("\\boxed{3 \\text{ apples and } 20 \\text{ pears}}", "23", False),
+    # m beside hours or seconds is minutes ("2h 30m"); beside cm it is metres
+    ("\\boxed{2h 30m}", "2.5 \\text{ hours}", True),
+    ("\\boxed{2h 30m}", "150", True),
+    ("\\boxed{5m 20s}", "320 \\text{ seconds}", True),
+    ("\\boxed{1h 5m 10s}", "3910 s", True),
+    ("\\boxed{2 m 30 cm}", "230 cm", True),
+    ("\\boxed{2h 30m}", "2 h 20 min", False),
+    ("\\boxed{2h 30m}", "230", False),
+    ("\\boxed{2 m 30 cm}", "2.5 \\text{ hours}", False),
 ]
 
 
