@@ -460,6 +460,8 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
             return None
         return ans
     x = re.split(r"(?i)\s+I hope\b", x)[0]
+    # "C. 5": a choice letter and its value, not a sentence that ends after "C"
+    x = re.sub(r"^\(?([A-E])\)?\.\s+(?=[-+\d\\($])", r"(\1) ", x)
     x = re.sub(r"(?<=\d)\s?(?:\.{3}|…)\s*$", r"\\ldots", x)    # "5...": the digits go on
     x = re.split(r"\.(?:\s|$)|[。；]|;\s|\s\(since|\s+because\b|\s+since\b|\s+which\b|\s+as\b",
                  x)[0]

@@ -691,6 +691,9 @@ CHOICE_SPELLINGS = [
     ("\\boxed{e^1}", "e"),
     ("\\boxed{\\exp(1)}", "e"),
     ("\\boxed{e}", "\\exp(1)"),
+    ("Answer: C. 5", "5"),                          # the letter, a full stop, then the value
+    ("Answer: C. 5", "C"),
+    ("The answer is (C). $\\frac{1}{2}$", "\\frac12"),
 ]
 CHOICE_SPELLING_NEAR_MISSES = [
     ("The answer is B: 5", "C"),
@@ -703,6 +706,8 @@ CHOICE_SPELLING_NEAR_MISSES = [
     ("\\boxed{D}", "e"),
     ("\\boxed{-e}", "e"),
     ("\\boxed{e^1}", "E"),                         # a capital E is only a letter
+    ("Answer: C. 5", "6"),
+    ("Answer: C. 5", "D"),
 ]
 # a question with several right choices: the letters in any order and spelling
 MULTI_SELECT = [
