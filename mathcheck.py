@@ -2290,6 +2290,7 @@ def _is_name(s: str) -> bool:
         return True
     s = re.sub(r"\\(?:angle|measuredangle|overline|vec|mathbf|mathrm|text|operatorname|"
                r"triangle)\s*", "", s)
+    s = re.sub(r"^\s*\\det\s*(?:\(\s*([A-Z])\s*\)|([A-Z]))\s*$", r"\1\2", s)     # \det A, \det(A)
     s = re.sub(r"\\frac\{([^{}]+)\}\{([^{}]+)\}", r"\1/\2", s).replace("{", "").replace("}", "")
     s = s.strip().strip("|")
     return bool(s) and all(re.fullmatch(r"[A-Za-z]{1,8}(?:_\w+)?'*(?:\([\w,]+\))?", c.strip("|"))
@@ -3009,8 +3010,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       = C_{10}^3 = 120, P(5,2) = A_5^2 = 20, \\operatorname{lcm}(4,6) = 12 (a gcd or lcm of
       letters is compared with nothing else); "P(5,2)" is the point (5,2) where the gold is a
       tuple;
-    * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1", "|AB| = 1" and
-      "P(A \\cap B) = 0.5" (a probability or expectation of any event) equal their right side;
+    * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1", "|AB| = 1",
+      "\\det A = 1" and "P(A \\cap B) = 0.5" (a probability or expectation of any event) equal
+      their right side;
       a box "x = 5+5+1 = 11" counts as its last member (a false chain, "x = 5 = 6", as nothing);
     * equations of one line or curve agree up to rearrangement and a nonzero factor:
       y = 2x + 1 = "2x - y + 1 = 0" = "4x - 2y = -2";

@@ -1983,6 +1983,8 @@ NAMED = [
     ("Answer: $\\frac{1}{2} = p$", "0.5"),
     ("\\boxed{5 = x}", "x = 5"),
     ("\\boxed{x = 5}", "5 = x"),
+    ("\\boxed{\\det A = -2}", "-2"),                    # a determinant is named too
+    ("\\boxed{\\det(M) = 7}", "7"),
 ]
 NAMED_NEAR_MISSES = [
     ("\\boxed{6 = x}", "5"),
@@ -1995,6 +1997,7 @@ NAMED_NEAR_MISSES = [
     ("\\boxed{p=2, q=3}", "(p,q)=(3,2)"),
     ("\\boxed{P(A \\cap B) = 0.6}", "0.5"),
     ("\\boxed{\\mathbb{E}[X] = 3.5}", "3"),
+    ("\\boxed{\\det A = -2}", "2"),
 ]
 
 
