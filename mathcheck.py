@@ -721,15 +721,17 @@ _RESTATED_RE = re.compile(
 
 
 def _restated(text: str, end: int) -> list[str]:
-    """The values of `_RESTATED_RE` sentences in the 600 characters after `end`."""
+    """The values of `_RESTATED_RE` sentences in the 600 characters after `end` (all of them
+    where the sentence offers several with "or": "So 5 or 6 apples.")."""
     out = []
     for m in _RESTATED_RE.finditer(text, end, end + 600):
-        rest = re.sub(_COMPETING_VALUE, " ", m.group("s").replace(m.group("r"), " ", 1))
-        if len(m.group("s").split()) <= 8 and not re.search(_COMPETING_VALUE, rest) \
+        rest = m.group("s")[m.end("r") - m.start("s"):]
+        more = [x.group(0) for x in re.finditer(_COMPETING_VALUE, rest)]
+        if len(m.group("s").split()) <= 8 and (not more or re.search(r"\bor\b", rest)) \
                 and m.start("r") - m.start("s") <= 40 \
                 and not re.search(r"(?i)\b(?:not|no|never|if|unless|when|than|step|part|case)\b"
                                   r"|n't\b", m.group("s")):
-            out.append(_strip_math_delims(m.group("r")))
+            out += [_strip_math_delims(v) for v in [m.group("r")] + more]
     return out
 
 

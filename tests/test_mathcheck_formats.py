@@ -208,6 +208,7 @@ COMPETING_IN_PROSE = [
     ("\\boxed{5}. So in step 2 we were done.", "5", True),            # no restatement
     ("\\boxed{12}. So Tom has 12 apples and 3 pears.", "12", True),   # two values: a remark
     ("\\boxed{5}. So if he had 6 apples, the answer would change.", "5", True),
+    ("\\boxed{5}. So 5 or 6 apples.", "5", False),                   # the restatement hedges
 ]
 
 
