@@ -970,11 +970,13 @@ def normalize_answer(s: str) -> str:
     return _normalize(s)
 
 
-_UNIT_BLOCK = {"and", "or", "not", "more", "less", "than", "each", "only", "all", "no", "for", "if",
+# (not "more", "less", "fewer": "5 more" answers "how many more"; "5 or more", "5 more than x"
+# and "5 more or less" stay words by their "or" and "than")
+_UNIT_BLOCK = {"and", "or", "not", "than", "each", "only", "all", "no", "for", "if",
                "is", "are", "of", "to", "in", "at", "on", "by", "with",
                # words that qualify the number rather than name what it counts ("5 minimum")
                "likely", "unlikely", "minimum", "maximum", "approx", "approximately", "roughly",
-               "about", "around", "nearly", "almost", "ish", "so", "fewer", "least", "most",
+               "about", "around", "nearly", "almost", "ish", "so", "least", "most",
                "plus", "minus", "over", "under", "estimated", "unless", "except", "when",
                "rounded", "truncated"}
 
@@ -988,13 +990,15 @@ def _strip_unit_words(s: str) -> str:
     after a plain number or a multiple of pi."""
     m = re.match(r"^(?P<num>.*?(?:[\d}]|\\pi))\s*"
                  r"(?P<unit>(?:[a-zA-Z]{2,}|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?(?:\s+"
-                 r"(?:[a-zA-Z]{2,}|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?){0,3})\s*$", s)
+                 r"(?:[a-zA-Z]+|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?){0,3})\s*$", s)
     if not m:
         return s
     num, words = m.group("num"), re.findall(r"[a-zA-Z]+", m.group("unit"))
     if re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", num)) or not re.search(r"\d|\\pi", num):
         return s
     if any(w.lower() in _UNIT_BLOCK or w.lower() in _FUNC_WORDS for w in words):
+        return s
+    if any(len(w) == 1 and not _known_unit(w) for w in words[1:]):     # "5 sq m", not "5 ab c"
         return s
     # up to three letters right after the digits are a product of variables ("2xy", "3ab^2")
     # unless they name a known unit ("5cm", "3pm") or an ordinal ("5th term"); a longer word is
@@ -1203,9 +1207,10 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                   s, re.IGNORECASE)
     if m and re.search(r"\d", s[:m.start()]):
         pct, s = True, s[:m.start()]
-    # units in \text{} after a number, e.g. 5\text{ cm}^2, \$5, 10 dollars, 16\pi\text{ cm}^2
+    # units in \text{} after a number, e.g. 5\text{ cm}^2, \$5, 10 dollars, 16\pi\text{ cm}^2 (in
+    # \text{} also the tonne and the day, 5\text{ t}, 5\text{ d}: bare, they are variables)
     s = re.sub(r"(?:(?<=[\d}).])|(?<=\\pi))\s*\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _UNIT_WORDS +
-               r")\.?\s*\}(?:\s*\^\s*\{?\d\}?)?\s*$", "", s, flags=re.IGNORECASE)
+               r"|t|d)\.?\s*\}(?:\s*\^\s*\{?\d\}?)?\s*$", "", s, flags=re.IGNORECASE)
     # SI symbols, in their own case and only in \text{} or \mathrm{} (a bare "5 N" may be 5N):
     # 5\text{ J}, 5\,\mathrm{kPa}, 5\,\Omega, 5 k\Omega, 5\text{ k}\Omega
     s = re.sub(r"(?<=[\d}])\s*(?:\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _SI_UNITS + r")\s*\}"
@@ -2963,8 +2968,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       "5 (six)", "3 (rounded)" fail; a trailing ellipsis ("Final answer: 5...") says the digits
       go on: no plain number;
     * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}", "$12
-      dollars"; a unit's symbol and name agree: 5 J = 5 joules; a letter after a variable or
-      glued to the digits that names no unit is a variable: 2xy, 5t, \\pi r^2 h), but two
+      dollars", "5 more" (a difference); a unit's symbol and name agree: 5 J = 5 joules; a
+      letter after a variable or glued to the digits that names no unit is a variable: 2xy, 5t,
+      \\pi r^2 h), but two
       different known units
       disagree (5 cm != 5 m, 3 PM != 3 a.m., \\$5 != 5 cents = 5¢) unless exactly converted within
       one dimension (`_converted_equal`: any SI prefix on any SI symbol, one rule: 12 cm = 0.12 m,

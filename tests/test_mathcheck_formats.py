@@ -1387,6 +1387,12 @@ UNITS = [
     ("\\boxed{\\pi r^2 h}", "\\pi h r^2"),
     ("\\boxed{5t}", "5t"),
     ("\\boxed{x = 5 \\text{ cm}}", "5"),
+    ("\\boxed{5 \\text{ sq m}}", "5"),                       # a unit's letter after its word
+    ("\\boxed{2 \\text{ t}}", "2"),                          # in \\text{}: tonnes, days
+    ("\\boxed{3\\text{ d}}", "3"),
+    ("\\boxed{5 \\text{ more}}", "5"),                       # "how many more": the difference
+    ("\\boxed{3 \\text{ fewer}}", "3"),
+    ("\\boxed{5 less}", "5"),
 ]
 UNIT_NEAR_MISSES = [
     ("\\boxed{6 \\text{ J}}", "5"),
@@ -1439,6 +1445,9 @@ UNIT_NEAR_MISSES = [
     ("\\boxed{5\\textcent}", "0.05"),
     # a letter that is a variable is no unit, also where a unit list has it ("t", "h", "c")
     ("\\boxed{5t}", "5"),
+    ("\\boxed{5 \\text{ or more}}", "5"),
+    ("\\boxed{5 \\text{ more or less}}", "5"),
+    ("\\boxed{5 \\text{ ab c}}", "5"),
     ("\\boxed{2c}", "2"),
     ("\\boxed{3bc}", "3"),
     ("\\boxed{x + 5 t}", "x+5"),
