@@ -1335,6 +1335,11 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?i)^(?:there\s+(?:are|is)\s+)?(?:infinitely\s+many|an?\s+infinite\s+number"
                r"(?:\s+of)?|infinite(?:ly)?)(?:\s+[a-z]+)?$", r"\\infty", s)
     s = re.sub(r"\\varnothing(?![a-zA-Z])|\\\{\s*\\\}|^\s*\{\s*\}\s*$", r"\\emptyset", s)
+    # a set of numbers in words, the whole answer: "all integers" = \mathbb{Z}, "the rational
+    # numbers" = \mathbb{Q}, "all complex numbers" = \mathbb{C} (the reals: `_REALS_RE`)
+    s = re.sub(r"(?i)^(?:(?:all|any|every)\s+(?:the\s+)?|the\s+)?(?:(integers)|(rational)"
+               r"(?:\s+numbers|s)|(complex)\s+numbers)$", lambda m: "\\mathbb{" + (
+                   "Z" if m.group(1) else "Q" if m.group(2) else "C") + "}", s.strip())
     s = re.sub(r"(?<![\w\\])(\d[0-9A-Z]*)\s*(?:\(\s*)?(?:in\s+)?base[\s-]*(\d{1,2})\s*\)?$",
                r"\1_{\2}", s)
     # the base in words: 101_{\\text{two}} (unwrapped above) -> 101_{2}
@@ -3007,7 +3012,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * the empty set: \\emptyset = \\varnothing = \\{\\} = "no solution" = "none"; "DNE" =
       "does not exist" (a limit or extremum that does not exist) is another answer, and
       "undefined" a third; \\infty = "infinity" = inf = oo = "infinitely many (solutions)" (a
-      count without end), and \\mathbb{R} = "all real numbers" = "all real x";
+      count without end), and \\mathbb{R} = "all real numbers" = "all real x" (\\mathbb{Z} = "all
+      integers", \\mathbb{Q} = "the rational numbers", \\mathbb{C} = "all complex numbers");
     * a choice letter with its value ("\\textbf{(B) }5", "B. 5", "B: 5", "Option (B) 5", also
       after it: "5 (B)") equals that letter ("B", "(B)") or that value ("5"); letter and
       value both given must both agree; one letter A to E is a choice letter in either case

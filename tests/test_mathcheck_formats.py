@@ -1799,6 +1799,13 @@ INFINITY_AND_REALS_IN_WORDS = [  # \\infty and \\mathbb{R} said in words or in c
     ("\\boxed{\\text{all real } x}", "(0, \\infty)", False),
     ("\\boxed{\\text{all positive reals}}", "\\mathbb{R}", False),
     ("\\boxed{\\text{info}}", "\\infty", False),
+    # the other sets of numbers in words: integers, rationals, complex numbers
+    ("\\boxed{\\mathbb{Z}}", "\\text{all integers}", True),
+    ("\\boxed{\\text{the rational numbers}}", "\\mathbb{Q}", True),
+    ("\\boxed{\\text{all complex numbers}}", "\\mathbb{C}", True),
+    ("\\boxed{\\text{all integers}}", "\\mathbb{R}", False),
+    ("\\boxed{\\mathbb{Z}}", "\\text{rational numbers}", False),
+    ("\\boxed{\\text{positive integers}}", "\\mathbb{Z}", False),
 ]
 
 
