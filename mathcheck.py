@@ -717,7 +717,7 @@ _RESTATED_RE = re.compile(
     r"(?i)(?:^|(?<=[.!?\n]))[ \t*]*(?:so|thus|therefore|hence|in\s+total|altogether)\b,?[ \t]+"
     r"(?P<s>[^.!?\n$]{0,80}?(?:\b(?:is|are|was|were|equals|has|have|had|gets?|gives?|makes?)"
     r"[ \t]+|=[ \t]*)?" + _COMPETING_VALUE.replace("?P<v>", "?P<r>")[:-1] + r"(?:[ \t]*\\?%)?)"
-    r"[^.!?\n$]{0,80})")
+    r"[^.!?\n]{0,80})")
 
 
 def _restated(text: str, end: int) -> list[str]:
@@ -729,8 +729,9 @@ def _restated(text: str, end: int) -> list[str]:
         more = [x.group(0) for x in re.finditer(_COMPETING_VALUE, rest)]
         if len(m.group("s").split()) <= 8 and (not more or re.search(r"\bor\b", rest)) \
                 and m.start("r") - m.start("s") <= 40 \
-                and not re.search(r"(?i)\b(?:not|no|never|if|unless|when|than|step|part|case)\b"
-                                  r"|n't\b", m.group("s")):
+                and not re.search(r"(?i)\b(?:not|no|never|if|unless|when|than|step|part|case|"
+                                  r"extraneous|reject\w*|discard\w*|exclud\w*|invalid)\b|n't\b",
+                                  m.group("s")):
             out += [_strip_math_delims(v) for v in [m.group("r")] + more]
     return out
 

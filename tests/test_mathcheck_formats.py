@@ -209,6 +209,8 @@ COMPETING_IN_PROSE = [
     ("\\boxed{12}. So Tom has 12 apples and 3 pears.", "12", True),   # two values: a remark
     ("\\boxed{5}. So if he had 6 apples, the answer would change.", "5", True),
     ("\\boxed{5}. So 5 or 6 apples.", "5", False),                   # the restatement hedges
+    ("\\boxed{2}. So $x = 2$ or $x = -2$.", "2", False),
+    ("\\boxed{2}. So $x = 2$ or $x = -2$ (rejected).", "2", True),      # one value ruled out
 ]
 
 
