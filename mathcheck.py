@@ -460,6 +460,8 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
             return None
         return ans
     x = re.split(r"(?i)\s+I hope\b", x)[0]
+    # "C. 5": a choice letter and its value, not a sentence that ends after "C"
+    x = re.sub(r"^\(?([A-E])\)?\.\s+(?=[-+\d\\($])", r"(\1) ", x)
     x = re.sub(r"(?<=\d)\s?(?:\.{3}|…)\s*$", r"\\ldots", x)    # "5...": the digits go on
     x = re.split(r"\.(?:\s|$)|[。；]|;\s|\s\(since|\s+because\b|\s+since\b|\s+which\b|\s+as\b",
                  x)[0]
@@ -667,6 +669,9 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
         return None, [], ""
     if retract and _retracted(text, end, answer):
         return None, [], ""
+    if how == "box":                             # "\\boxed{5}. So 6 apples.": two answers
+        key = normalize_answer(answer)
+        others += [v for v in _restated(text, end) if normalize_answer(v) != key]
     return answer, others + _competitors(text, end, answer), how
 
 
@@ -702,6 +707,33 @@ _COMPETING_RE = re.compile(
     + _COMPETING_VALUE.replace("?P<v>", "?P<x>") + r"(?=\s*(?:[.!?]|$))"
     r"|\b(?:or\s+(?:maybe|perhaps|possibly)|alternatively,?)\s+"
     + _COMPETING_VALUE.replace("?P<v>", "?P<y>"))
+
+
+# A short concluding sentence after the final box that says its value again: "So 6 apples.",
+# "Therefore, Tom has 6 apples.", "Thus $x = 6$." (the value right after the concluding word or
+# after a verb that states it; at most eight words and one value). Another value there is a
+# second final answer: the box and the restatement disagree, which is a hedge.
+_RESTATED_RE = re.compile(
+    r"(?i)(?:^|(?<=[.!?\n]))[ \t*]*(?:so|thus|therefore|hence|in\s+total|altogether)\b,?[ \t]+"
+    r"(?P<s>[^.!?\n$]{0,80}?(?:\b(?:is|are|was|were|equals|has|have|had|gets?|gives?|makes?)"
+    r"[ \t]+|=[ \t]*)?" + _COMPETING_VALUE.replace("?P<v>", "?P<r>")[:-1] + r"(?:[ \t]*\\?%)?)"
+    r"[^.!?\n]{0,80})")
+
+
+def _restated(text: str, end: int) -> list[str]:
+    """The values of `_RESTATED_RE` sentences in the 600 characters after `end` (all of them
+    where the sentence offers several with "or": "So 5 or 6 apples.")."""
+    out = []
+    for m in _RESTATED_RE.finditer(text, end, end + 600):
+        rest = m.group("s")[m.end("r") - m.start("s"):]
+        more = [x.group(0) for x in re.finditer(_COMPETING_VALUE, rest)]
+        if len(m.group("s").split()) <= 8 and (not more or re.search(r"\bor\b", rest)) \
+                and m.start("r") - m.start("s") <= 40 \
+                and not re.search(r"(?i)\b(?:not|no|never|if|unless|when|than|step|part|case|"
+                                  r"extraneous|reject\w*|discard\w*|exclud\w*|invalid)\b|n't\b",
+                                  m.group("s")):
+            out += [_strip_math_delims(v) for v in [m.group("r")] + more]
+    return out
 
 
 def _competitors(text: str, end: int, answer: str) -> list[str]:
@@ -858,7 +890,8 @@ _UNICODE = {
     "−": "-", "–": "-", "—": "-", "\u2010": "-", "\u2011": "-", "\u2012": "-", "\ufe63": "-",
     "π": "\\pi ", "∞": "\\infty ", "×": "\\times ", "·": "\\cdot ",
     "⋅": "\\cdot ", "÷": "\\div ", "≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "∪": "\\cup ",
-    "∩": "\\cap ", "⩽": "\\le ", "⩾": "\\ge ", "≦": "\\le ", "≧": "\\ge ",
+    "∩": "\\cap ", "⩽": "\\le ", "⩾": "\\ge ", "≦": "\\le ", "≧": "\\ge ", "≡": "\\equiv ",
+    "Ω": "\\Omega ", "\u2126": "\\Omega ",                       # the ohm sign
     "°": "^\\circ", "½": "\\frac{1}{2}", "⅓": "\\frac{1}{3}", "⅔": "\\frac{2}{3}",
     "¼": "\\frac{1}{4}", "¾": "\\frac{3}{4}", "θ": "\\theta ",
     "α": "\\alpha ", "β": "\\beta ", "∈": "\\in ", "ℝ": "\\mathbb{R}", "±": "\\pm ", "∓": "\\mp ",
@@ -896,28 +929,32 @@ def normalize_answer(s: str) -> str:
     `\\dfrac`/`\\tfrac`/`\\sfrac`/`\\nicefrac` and the brace-less `\\frac\\pi2`, `\\sqrt3`,
     `\\text{}`-style wrappers, infinity in words and code (`Infinity`, `-inf`, `oo`, `infinitely
     many`), trailing units (`\\text{ cm}`, `5 dollars`, `4 red marbles`, SI symbols in `\\text{}`:
-    `5\\text{ J}`; not qualifiers such as `5 minimum`), currencies (`\\$`, `€`, `£`, `USD 5`),
+    `5\\text{ J}`, a rate as a negative power `5 m s^{-1}`; not qualifiers such as `5 minimum`),
+    currencies (`\\$`, any currency sign `€`, `₩`, a code `USD 5`, `CHF 5`),
     ordinals (`5^{th}`), degrees (`^\\circ`, `°`, `^\\circ C`, `45^o`; with minutes `30^\\circ 15'`
     -> `30.25`), percent (`\\%`, `28 percent`, `28 pct`, `per cent`: kept as a trailing `%`),
     thousands separators (`1,000`, `1\\,000`, `1{,}000`, `1,\\!000`, `1 000`; not "3, 500", which is
     two numbers), digits apart by a space (`2 1/2` a mixed number, `3 4` two numbers, never 34),
-    scientific notation (`3e8` -> `3\\times10^{8}`, `1.2 x 10^3`), repeating decimals
-    (`0.\\overline{3}`, `0.(3)` -> `\\frac{1}{3}`; also a block said again before an ellipsis, three
-    digits or more in all: `0.333...`, `0.1666\\ldots`; not `0.33...` or `3.14159...`), code and
-    calculator spellings (`2**10`, `2^-1`, `pi/2`, `ln(e^2)`), a number before a parenthesised
-    number as a product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`, `π`, `−` and the other minus signs
-    and hyphens, `½`, any vulgar fraction, fullwidth and circled digits, mathematical bold and
-    italic letters and digits (`𝐀`, `𝟓`), the Arabic decimal separator `٫` and percent sign `٪`,
-    superscript and subscript runs `x¹⁰`, `x₁₂`, the slanted `⩾`; emoji and other symbols are
-    dropped), grouping braces `{{5}}` and parentheses `((5))`, base subscripts (`(204)_5` ->
-    `204_{5}`; `26_{10}` -> `26`), empty-set symbols (`\\varnothing`, `\\{\\}`, `∅` ->
-    `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`, the rows
-    of an `aligned` environment (a list), `;` as a list separator, a whole answer that is a number
-    in words (`five`, `Twenty-one`, `one hundred and five`; `minus 5` is -5), a leading `Answer:` or
+    scientific notation (`3e8` -> `3\\times10^{8}`, `1.2 x 10^3`, `5\\mathrm{E}{+}03`), repeating
+    decimals (`0.\\overline{3}`, `0.(3)` -> `\\frac{1}{3}`; also a block said again before an
+    ellipsis, three digits or more in all: `0.333...`, `0.1666\\ldots`; not `0.33...` or
+    `3.14159...`), code and calculator spellings (`2**10`, `2^-1`, `pi/2`, `ln(e^2)`, `log2(8)`),
+    a number before a parenthesised number as a product (`2(3)` -> `2\\cdot(3)`), unicode (`√2`,
+    `π`, `−` and the other minus signs and hyphens, `½`, any vulgar fraction, fullwidth and
+    circled digits, mathematical bold and italic letters and digits (`𝐀`, `𝟓`), the Arabic decimal
+    separator `٫` and percent sign `٪`, superscript and subscript runs `x¹⁰`, `x₁₂`, the slanted
+    `⩾`; emoji and other symbols are dropped), grouping braces `{{5}}` and parentheses `((5))`,
+    base subscripts (`(204)_5` -> `204_{5}`; `26_{10}` -> `26`; code's `0b1010`, `0x1f` ->
+    `1010_{2}`, `1F_{16}`), a modulus in any spelling (`x \\equiv 3 (mod 7)`, `3 mod 7` ->
+    `3\\pmod{7}`), `\\surd 2`, a `U` between two intervals (their union), empty-set symbols
+    (`\\varnothing`, `\\{\\}`, `∅` -> `\\emptyset`), siunitx `\\num{}`/`\\SI{}{}`, the rows of an
+    `aligned` environment (a list), `;` as a list separator, a whole answer that is a number in
+    words (`five`, `Twenty-one`, `one hundred and five`; `minus 5` is -5), a leading `Answer:` or
     `The answer is`, leading `x =` (also `x :=`), `x \\in`, `(p, q) =`, counting notations and gcd /
-    lcm of integers (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix, and so do nested
-    lists `[[1, 2], [3, 4]]`; a vector, one row or one column, or a sum of unit vectors `i + 2j +
-    3k`, -> the tuple of its entries), the base in words (`101_{\\text{two}}`), a scale
+    lcm of integers (`{}^{10}C_3` -> `(120)`), matrix environments (all -> pmatrix but a vmatrix,
+    a determinant; and so do nested lists `[[1, 2], [3, 4]]`; a vector, one row or one column, or a
+    sum of unit vectors `i + 2j + 3k`, -> the tuple of its entries), the base in words
+    (`101_{\\text{two}}`), a scale
     word after digits (`1.5 million` -> `1500000`, `2 dozen` -> `24`), and spaces.
 
     >>> normalize_answer("\\\\dfrac13")
@@ -934,11 +971,13 @@ def normalize_answer(s: str) -> str:
     return _normalize(s)
 
 
-_UNIT_BLOCK = {"and", "or", "not", "more", "less", "than", "each", "only", "all", "no", "for", "if",
+# (not "more", "less", "fewer": "5 more" answers "how many more"; "5 or more", "5 more than x"
+# and "5 more or less" stay words by their "or" and "than")
+_UNIT_BLOCK = {"and", "or", "not", "than", "each", "only", "all", "no", "for", "if",
                "is", "are", "of", "to", "in", "at", "on", "by", "with",
                # words that qualify the number rather than name what it counts ("5 minimum")
                "likely", "unlikely", "minimum", "maximum", "approx", "approximately", "roughly",
-               "about", "around", "nearly", "almost", "ish", "so", "fewer", "least", "most",
+               "about", "around", "nearly", "almost", "ish", "so", "least", "most",
                "plus", "minus", "over", "under", "estimated", "unless", "except", "when",
                "rounded", "truncated"}
 
@@ -952,13 +991,21 @@ def _strip_unit_words(s: str) -> str:
     after a plain number or a multiple of pi."""
     m = re.match(r"^(?P<num>.*?(?:[\d}]|\\pi))\s*"
                  r"(?P<unit>(?:[a-zA-Z]{2,}|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?(?:\s+"
-                 r"(?:[a-zA-Z]{2,}|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?){0,3})\s*$", s)
+                 r"(?:[a-zA-Z]+|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?){0,3})\s*$", s)
     if not m:
         return s
     num, words = m.group("num"), re.findall(r"[a-zA-Z]+", m.group("unit"))
     if re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", num)) or not re.search(r"\d|\\pi", num):
         return s
     if any(w.lower() in _UNIT_BLOCK or w.lower() in _FUNC_WORDS for w in words):
+        return s
+    if any(len(w) == 1 and not _known_unit(w) for w in words[1:]):     # "5 sq m", not "5 ab c"
+        return s
+    # up to three letters right after the digits are a product of variables ("2xy", "3ab^2")
+    # unless they name a known unit ("5cm", "3pm") or an ordinal ("5th term"); a longer word is
+    # a noun ("12apples")
+    if m.end("num") == m.start("unit") and len(words[0]) <= 3 and not _known_unit(words[0]) \
+            and words[0].lower() not in ("st", "nd", "rd", "th"):
         return s
     return num
 
@@ -1014,6 +1061,15 @@ def _unit_vectors(s: str) -> str:
     return "(" + ",".join(comps.get(a, "0") for a in axes) + ")"
 
 
+def _base_numeral(m: re.Match) -> str:
+    """'1f', '16' -> '1F_{16}': a numeral and its base subscript; small letters are digits only
+    in hexadecimal, as code writes it ('2x_{12}', '3b_{12}' are 2 x_{12} and 3 b_{12})."""
+    digits, base = m.group(1), m.group(2)
+    if digits != digits.upper() and not (base == "16" and re.fullmatch("[0-9a-f]+", digits)):
+        return m.group(0)
+    return digits.upper() + "_{" + base + "}"
+
+
 def _french_interval(m: re.Match) -> str:
     """']2, 5]' -> '(2, 5]': French brackets in the usual notation (an interval in it unchanged)."""
     space, a, lo, hi, b = m.groups()
@@ -1054,14 +1110,17 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
         s = "".join(c for c in s if unicodedata.category(c) not in ("So", "Me", "Cf")
                     and c not in "\ufe0f\u200d")
     s = re.sub(r"∛\s*", r"\\sqrt[3]", s)
-    s = re.sub(r"√\s*(\d+(?:\.\d+)?|\\?[a-zA-Z]+|\([^()]*\)|\{[^{}]*\})",
+    s = re.sub(r"(?:√|\\surd(?![a-zA-Z]))\s*(\d+(?:\.\d+)?|\\?[a-zA-Z]+|\([^()]*\)|\{[^{}]*\})",
                lambda m: "\\sqrt{" + m.group(1).strip("(){}") + "}", s)
-    s = _unit_fraction(_strip_math_delims(s))                           # 5 \\frac{m}{s}
+    s = _rate_power(_unit_fraction(_strip_math_delims(s)))       # 5 \\frac{m}{s}, 5 m s^{-1}
     s = re.sub(r"\\\$|\\text\{\s*\\\$\s*\}", "", s)                    # currency \$
     # other currencies, as a symbol anywhere or a code before the number: €5, 5 £, USD 5, Rs. 5
     # (a code after the number is a unit word, dropped below)
-    s = re.sub(r"[€£¥₹]|\\(?:euro|pounds|yen)(?![a-zA-Z])", "", s)
-    s = re.sub(r"^\s*(?:\\(?:text|mathrm)\{\s*)?(?:USD|US|EUR|GBP|JPY|INR|CAD|AUD|Rs\.?|Rp)"
+    # (every currency sign: € £ ¥ ₹ ₩ ₽ ...; a code is three capitals: USD, EUR, CHF ...)
+    if not s.isascii():
+        s = "".join(c for c in s if c == "$" or unicodedata.category(c) != "Sc")
+    s = re.sub(r"\\(?:euro|pounds|yen)(?![a-zA-Z])", "", s)
+    s = re.sub(r"^\s*(?:\\(?:text|mathrm)\{\s*)?(?:[A-Z]{3}|US|Rs\.?|Rp)"
                r"(?:\s*\})?(?:\s|\\[,;: ])*(?=[-+]?\.?\d)", "", s)
     s = (s.replace("$", "").replace("\\(", "").replace("\\)", "").replace("\\[", "")
          .replace("\\]", ""))
@@ -1149,12 +1208,15 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                   s, re.IGNORECASE)
     if m and re.search(r"\d", s[:m.start()]):
         pct, s = True, s[:m.start()]
-    # units in \text{} after a number, e.g. 5\text{ cm}^2, \$5, 10 dollars, 16\pi\text{ cm}^2
+    # units in \text{} after a number, e.g. 5\text{ cm}^2, \$5, 10 dollars, 16\pi\text{ cm}^2 (in
+    # \text{} also the tonne and the day, 5\text{ t}, 5\text{ d}: bare, they are variables)
     s = re.sub(r"(?:(?<=[\d}).])|(?<=\\pi))\s*\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _UNIT_WORDS +
-               r")\.?\s*\}(?:\s*\^\s*\{?\d\}?)?\s*$", "", s, flags=re.IGNORECASE)
+               r"|t|d)\.?\s*\}(?:\s*\^\s*\{?\d\}?)?\s*$", "", s, flags=re.IGNORECASE)
     # SI symbols, in their own case and only in \text{} or \mathrm{} (a bare "5 N" may be 5N):
-    # 5\text{ J}, 5\,\mathrm{kPa}, 5\,\Omega
-    s = re.sub(r"(?<=[\d}])\s*(?:\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _SI_UNITS + r")\s*\}|\\Omega)"
+    # 5\text{ J}, 5\,\mathrm{kPa}, 5\,\Omega, 5 k\Omega, 5\text{ k}\Omega
+    s = re.sub(r"(?<=[\d}])\s*(?:\\" + _TEXT_CMDS + r"\s*\{\s*(?:" + _SI_UNITS + r")\s*\}"
+               r"|\\" + _TEXT_CMDS + r"\s*\{\s*[kMGm]?\s*\\Omega\s*\}"
+               r"|(?:\\" + _TEXT_CMDS + r"\s*\{\s*[kMGm]\s*\}\s*|[kMGm]\s*)?\\Omega(?![a-zA-Z]))"
                r"(?:\s*\^\s*\{?\d\}?)?\s*$", "", s)
     # "3 and 4", "3 \\text{ and } 4" -> a list (but "one hundred and five" is one number)
     if re.search(r"\band\b", s):
@@ -1167,6 +1229,17 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     for _ in range(3):
         s = re.sub(r"\\" + _TEXT_CMDS + r"\s*\{([^{}]*)\}", r"\1", s)
     s = _labelled_parts(s)
+    # a capital U between two intervals is their union: (-\infty, 2) U (3, \infty)
+    s = re.sub(r"(?<=[)\]])\s*U\s*(?=[(\[])", r"\\cup ", s)
+    # a modulus after a residue, any spelling: \pmod 7, (mod 7), \bmod 7, mod 7 -> \pmod{7}
+    if "mod" in s:
+        s = re.sub(r"(?<!\s)\s*(?:\\pmod\s*(?:\{\s*)?(\d+)"
+                   r"|\(\s*\\?b?mod\s*(?:\{\s*)?(\d+)(?:\s*\})?\s*\)"
+                   r"|(?:\\b?mod(?![a-zA-Z])|(?<![a-zA-Z\\])mod(?=\s))\s*(?:\{\s*)?(\d+))"
+                   r"\s*(?:\}\s*)?$",
+                   lambda m: "\\pmod{" + next(filter(None, m.groups())) + "}", s)
+    # a ratio in words: "1 to 2" is 1:2 (two numbers and "to", the whole answer)
+    s = re.sub(r"^\s*(\d+(?:\.\d+)?)\s+to\s+(\d+(?:\.\d+)?)\s*$", r"\1:\2", s)
     # the polar form r cis(t) = r e^{i t}, its angle in radians (with pi or a name: "cis 60" may
     # be degrees, whose sign was dropped above)
     if "cis" in s:
@@ -1180,6 +1253,8 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"\b(?:math|np|numpy|sympy|sp)\.(?=[a-z])", "", s)     # math.pi, np.sqrt(2)
     s = re.sub(r"(?<![\w\\])(?:abs|Abs|fabs)\s*\(([^()]*)\)", r"|\1|", s)          # abs(-3)
     s = re.sub(r"(?<![\w\\])(?:pow|Power)\s*\(([^(),]+),([^(),]+)\)", r"(\1)^{\2}", s)  # pow(2, 10)
+    s = re.sub(r"(?<![a-zA-Z\\])log(?:(2|10)(?=\s*\()|(?=_))",       # log2(8), log_2(8)
+               lambda m: "\\log" + (f"_{{{m.group(1)}}}" if m.group(1) else ""), s)
     s = re.sub(r"(?<![a-zA-Z\\])(?:(?i:(pi))(?![a-zA-Z])|(ln|log|exp|sin|cos|tan)(?=\s*\())",
                lambda m: "\\" + (m.group(1).lower() if m.group(1) else m.group(2)), s)
     s = re.sub(r"(?i)^the\s+(?=\d)", "", s)                          # "the 3rd", "the 5th term"
@@ -1193,9 +1268,12 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = _integer_functions(s)
     s = _OCLOCK_RE.sub(r"\1:00", s)             # "3 o'clock" is 3:00
     s = _MERIDIEM_RE.sub(r" \1m", s)            # "3:00 p.m." is "3:00 pm" (a unit word)
-    s = re.sub(r"(?<=[\d}])\s*(?:" + _UNIT_WORDS + r")\.?(?:\s*\^\s*\{?\d\}?)?\s*$", "", s,
-               flags=re.IGNORECASE) if re.search(r"\d\s*(?:\}\s*)?[a-zA-Z]{2,}", s) or re.search(
-        r"\d\s+[a-zA-Z]\s*(?:\^\s*\{?\d\}?)?$", s) else s           # also "5 m^{2}" (5 m²)
+    # (after a number, not after a variable or its power: the h of "\pi r^2 h" is a height)
+    m = re.search(r"(?<=[\d}])\s*(?:" + _UNIT_WORDS + r")\.?(?:\s*\^\s*\{?\d\}?)?\s*$", s,
+                  flags=re.IGNORECASE) if re.search(r"\d\s*(?:\}\s*)?[a-zA-Z]{2,}", s) or re.search(
+        r"\d\s+[a-zA-Z]\s*(?:\^\s*\{?\d\}?)?$", s) else None           # also "5 m^{2}" (5 m²)
+    if m and not re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", s[:m.start()].split("=")[-1])):
+        s = s[:m.start()]
     s = _strip_unit_words(s.strip())
     s = re.sub(r"(?<=[\d}])\s*[\u4e00-\u9fff]{1,4}$", "", s)    # a unit in Chinese: 12 元, 5 个
     # a word in another script after a number: "5 Äpfel", "5 см" (one word, holding a letter that
@@ -1235,7 +1313,8 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                  + "\\end{pmatrix}")
     s = re.sub(r"\\begin\{array\}\{[^{}]*\}", r"\\begin{pmatrix}", s).replace(
         "\\end{array}", "\\end{pmatrix}")
-    s = re.sub(r"\\(begin|end)\{[bBvV]?matrix\}|\\(begin|end)\{smallmatrix\}",
+    # (bars are no brackets: a vmatrix is the determinant, a number, and a Vmatrix a norm)
+    s = re.sub(r"\\(begin|end)\{[bB]?matrix\}|\\(begin|end)\{smallmatrix\}",
                lambda m: "\\" + (m.group(1) or m.group(2)) + "{pmatrix}", s)
     # a vector, one row or one column, is the tuple of its entries: pmatrix 1 \\ 2 = (1, 2) (a
     # matrix with several rows and columns stays a matrix)
@@ -1257,13 +1336,22 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?i)^(?:there\s+(?:are|is)\s+)?(?:infinitely\s+many|an?\s+infinite\s+number"
                r"(?:\s+of)?|infinite(?:ly)?)(?:\s+[a-z]+)?$", r"\\infty", s)
     s = re.sub(r"\\varnothing(?![a-zA-Z])|\\\{\s*\\\}|^\s*\{\s*\}\s*$", r"\\emptyset", s)
+    # a set of numbers in words, the whole answer: "all integers" = \mathbb{Z}, "the rational
+    # numbers" = \mathbb{Q}, "all complex numbers" = \mathbb{C} (the reals: `_REALS_RE`)
+    s = re.sub(r"(?i)^(?:(?:all|any|every)\s+(?:the\s+)?|the\s+)?(?:(integers)|(rational)"
+               r"(?:\s+numbers|s)|(complex)\s+numbers)$", lambda m: "\\mathbb{" + (
+                   "Z" if m.group(1) else "Q" if m.group(2) else "C") + "}", s.strip())
     s = re.sub(r"(?<![\w\\])(\d[0-9A-Z]*)\s*(?:\(\s*)?(?:in\s+)?base[\s-]*(\d{1,2})\s*\)?$",
                r"\1_{\2}", s)
     # the base in words: 101_{\\text{two}} (unwrapped above) -> 101_{2}
     s = re.sub(r"(?<=[\dA-Z)])_\s*\{\s*([a-z]{3,9})\s*\}", lambda m: (
         f"_{{{_cardinal([m.group(1)])}}}" if _cardinal([m.group(1)]) else m.group(0)), s)
-    # numbers in another base: 204_5, 204_{5}, (204)_5, 204_{(5)} -> 204_{5}
-    s = re.sub(r"(?<![\w\\])\(?(\d[0-9A-Z]*)\)?_\s*\{?\s*\(?(\d{1,2})\)?\s*\}?", r"\1_{\2}", s)
+    # numbers in another base: 204_5, 204_{5}, (204)_5, 204_{(5)} -> 204_{5}; code's prefixes
+    # 0b1010, 0o12, 0x1f -> 1010_{2}, 12_{8}, 1F_{16}; a digit above 9 in either case: 1f_{16}
+    s = re.sub(r"(?<![\w.\\])0([box])([0-9a-fA-F]+)(?![\w.])", lambda m: m.group(2).upper() +
+               "_{" + {"b": "2", "o": "8", "x": "16"}[m.group(1)] + "}", s)
+    s = re.sub(r"(?<![\w\\])\(?(\d[0-9A-Za-z]*)\)?_\s*\{?\s*\(?(\d{1,2})\)?\s*\}?", _base_numeral,
+               s)
     s = re.sub(r"(?<![\w\\])(\d+)_\{10\}", r"\1", s)          # base ten is the number itself
     # ";" between the entries of a tuple or of a list: (0;-2;6), -12;-11;-10
     s = re.sub(r"\(([^(),]*;[^(),]*)\)", lambda m: "(" + m.group(1).replace(";", ",") + ")", s)
@@ -1279,7 +1367,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
         s = f"{m.group(2)}={m.group(1).strip()}"
     if strip_lhs:
         m = re.match(r"^(?:\\(?:vec|overrightarrow|hat|bar|tilde)\s*\{[a-zA-Z]{1,3}\}|[a-zA-Z]"
-                     r"(?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?)\s*(?:=|\\in(?![a-zA-Z]))\s*"
+                     r"(?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?)\s*(?:=|\\(?:in|equiv)(?![a-zA-Z]))\s*"
                      r"(?P<rhs>[^=]+)$", s)
         if m and "," not in s[:m.start("rhs")]:
             s = m.group("rhs")
@@ -1289,7 +1377,10 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
             s = m.group("rhs")
     # scientific notation 3e8, 1.5E-3, and "1.2 x 10^3" (an x between a number and 10^ is a
     # times sign)
-    s = re.sub(r"(?<![\w\\.])(\d+(?:\.\d+)?)[eE]([+-]?\d+)(?![\w.])", r"\1\\times10^{\2}", s)
+    # (also with the sign in braces, 5\\mathrm{E}{+}03 unwrapped above)
+    s = re.sub(r"(?<![\w\\.])(\d+(?:\.\d+)?)[eE](?:\{([+-])\}|([+-]?))(\d+)(?![\w.])",
+               lambda m: m.group(1) + "\\times10^{" + ("-" if "-" in m.group(2, 3) else "") +
+               m.group(4) + "}", s)
     s = re.sub(r"(?<![\w\\.])(\d+(?:\.\d+)?)\s*[xX]\s*(?=10\s*\^)", r"\1\\times ", s)
     # repeating decimals 0.\overline{3}, 1.2\overline{34}, 0.\bar{6}, 0.\dot{3}, 0.(3), 0.1(6)
     s = re.sub(r"(-?)(?<!\d)(\d*)\.(\d*)\\(?:overline|bar|dot)\{?(\d+)\}?", _repeating_decimal, s)
@@ -2212,6 +2303,7 @@ def _is_name(s: str) -> bool:
         return True
     s = re.sub(r"\\(?:angle|measuredangle|overline|vec|mathbf|mathrm|text|operatorname|"
                r"triangle)\s*", "", s)
+    s = re.sub(r"^\s*\\det\s*(?:\(\s*([A-Z])\s*\)|([A-Z]))\s*$", r"\1\2", s)     # \det A, \det(A)
     s = re.sub(r"\\frac\{([^{}]+)\}\{([^{}]+)\}", r"\1/\2", s).replace("{", "").replace("}", "")
     s = s.strip().strip("|")
     return bool(s) and all(re.fullmatch(r"[A-Za-z]{1,8}(?:_\w+)?'*(?:\([\w,]+\))?", c.strip("|"))
@@ -2235,12 +2327,33 @@ def _ratio(s: str) -> list[Fraction] | None:
         v is not None and v > 0 for v in values) else None
 
 
+def _hms(s: str) -> Fraction | None:
+    """'1:02:03' -> 3723: a time or a duration with seconds, in seconds (None for others)."""
+    m = re.fullmatch(r"(\d{1,3}):([0-5]\d):([0-5]\d(?:\.\d+)?)", s)
+    return 3600 * int(m.group(1)) + 60 * int(m.group(2)) + Fraction(m.group(3)) if m else None
+
+
+def _congruence(s: str) -> tuple[int, int] | None:
+    """'3\\pmod{7}' -> (3, 7): a residue and its modulus (None for anything else)."""
+    m = re.fullmatch(r"(-?\d+)\\pmod\{(\d+)\}", s)
+    return (int(m.group(1)), int(m.group(2))) if m and int(m.group(2)) > 0 else None
+
+
 def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     if g == p:
         return True
+    gm, pm = _congruence(g), _congruence(p)
+    if gm and pm:                                # 10 (mod 7) is the class of 3 (mod 7)
+        return gm[1] == pm[1] and (gm[0] - pm[0]) % gm[1] == 0
+    if gm or pm:                                 # 3 (mod 7) for 3: the residue as written or
+        (r, mod), n = (gm, exact_number(p)) if gm else (pm, exact_number(g))   # its least one
+        return n is not None and n in (r, r % mod)
     gr, pr = _ratio(g), _ratio(p)
     if gr and pr:                                # 2:4:6 = 1:2:3 (1:2 = 2:4 = 1/2 is a quotient)
         return len(gr) == len(pr) and all(a * pr[0] == b * gr[0] for a, b in zip(gr, pr))
+    gt, pt = _hms(g), _hms(p)
+    if gr or pr or gt is not None or pt is not None:     # 1:02:03 is a time, 1:2:3 a ratio
+        return gt is not None and gt == pt       # (their quotients 1/6 say nothing)
     if _counting(p) and (exact_number(g) is not None or g.startswith("\\binom")):
         p = _counting(p)                         # "C(10,3)" for 120 (not for a point (10,3))
     g_pct, p_pct = g.endswith("%"), p.endswith("%")
@@ -2524,9 +2637,9 @@ for _canon, _names in {
         "ml": "ml milliliter milliliters", "gal": "gal gallon gallons", "mi/h": "mph",
         "km/h": "km/h kph", "deg": "degree degrees", "J": "j joule joules", "N": "n newton newtons",
         "W": "w watt watts", "V": "v volt volts", "Pa": "pa pascal pascals", "Hz": "hz hertz",
-        "mol": "mol mole moles", "ohm": "ohm ohms", "rad": "rad rads radian radians", "am": "am",
+        "mol": "mol mole moles", "Ω": "ohm ohms", "rad": "rad rads radian radians", "am": "am",
         "pm": "pm", "A": "amp amps ampere amperes", "K": "kelvin kelvins",
-        "eV": "electronvolt electronvolts"}.items():
+        "eV": "electronvolt electronvolts", "kΩ": "kilohm kilohms", "MΩ": "megohm megohms"}.items():
     for _n in _names.split():
         _UNIT_ALIASES[_n] = _canon
 
@@ -2551,13 +2664,28 @@ def _unit_fraction(s: str) -> str:
     return s[:m.start()] + f" {top}/{per}"
 
 
+_RATE_POWER_RE = re.compile(r"(?<![a-zA-Z\\])([a-zA-Z]{1,3})(?:\s|\\[,;: ]|\\cdot|·|\*)+"
+                            r"([a-zA-Z]{1,3})(\s*\})?\s*\^\s*(?:\{\s*-\s*([12])\s*\}|-([12]))")
+
+
+def _rate_power(s: str) -> str:
+    """'5 m s^{-1}' -> '5 m/s', '5\\text{ m s}^{-2}' -> '5\\text{ m/s^2}': a unit times a negative
+    power of another known unit is a rate ('a b^{-1}' is left alone)."""
+    def rate(m: re.Match) -> str:
+        if not (_known_unit(m.group(1)) and _known_unit(m.group(2))):
+            return m.group(0)
+        return f"{m.group(1)}/{m.group(2)}" + ("^2" if "2" in m.group(4, 5) else "") + (
+            m.group(3) or "")
+    return _RATE_POWER_RE.sub(rate, s) if "-" in s else s
+
+
 def _unit_key(s: str) -> str | None:
     """The known unit after a number, a power or a fraction ('5 cm', '12\\text{ cm}^2', '3 square
     feet', '10^{-9} m' -> 'cm', 'cm^2', 'ft^2', 'm'; '3 PM', '3 p.m.' -> 'pm'; '30^\\circ' ->
     'deg'; a dollar sign before the number, '\\$5', '$5' alone -> 'dollar'), or None (no unit,
     or a word we do not know as a unit)."""
     dollar = "dollar" if re.search(r"\\\$|\\textdollar|^[^$]*\$\s*\d[^$]*$", s) else None
-    s = _unit_fraction(s)
+    s = _rate_power(_unit_fraction(s))
     t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}",   # siunitx: \SI{5}{\kilo\joule}
                lambda m: m.group(1) + " " + m.group(2).replace("\\", ""), s)
     t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", t)
@@ -2565,10 +2693,12 @@ def _unit_key(s: str) -> str | None:
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
     t = _MERIDIEM_RE.sub(r" \1m", t)
     t = re.sub(r"\\mu(?![a-zA-Z])\s*|μ", "µ", t)             # the micro prefix: 5 \mu m
+    t = re.sub(r"(?:(?<=[\s\d])([kMGm])\s*)?(?:\\Omega(?![a-zA-Z])\s*|[Ω\u2126])",   # the ohm:
+               lambda m: (m.group(1) or "") + "Ω", t)                    # 5 k\Omega, 5 kΩ
     t = re.sub(r"¢|\\textcent(?![a-zA-Z])", " cents", t)       # the cent sign: 5¢
     m = re.search(r"(?:\d|\\pi|\})(?P<sp>\s*)(?P<sq>square\s+|sq\.?\s+|cubic\s+)?"
-                  r"(?P<u>[a-zA-Zµ]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
-    if not m or (len(m.group("u")) == 1 and not m.group("sp")):
+                  r"(?P<u>[a-zA-ZµΩ]+(?:/[a-zA-Z]+)?)\s*(?:\^\s*\{?(?P<e>\d)\}?|(?P<e2>[²³]))?$", t)
+    if not m or (len(m.group("u")) == 1 and not m.group("sp") and m.group("u") != "Ω"):
         return dollar
     # a name as written ("pm"), an SI symbol in its own case (kJ, mA, Mg, pA: M is mega and m
     # milli), then a name in any case ("PM", "Km")
@@ -2603,7 +2733,7 @@ _COMPOUND_UNITS = {
 _SI_BASES = {"m": ("metric", 1000), "g": ("grams", 1000), "l": ("volume", 1000),
              "L": ("volume", 1000), "s": ("time", 1), "J": ("J", 1), "N": ("N", 1), "W": ("W", 1),
              "V": ("V", 1), "A": ("A", 1), "K": ("K", 1), "Pa": ("Pa", 1), "Hz": ("Hz", 1),
-             "mol": ("mol", 1), "eV": ("eV", 1), "Wh": ("Wh", 1)}
+             "mol": ("mol", 1), "eV": ("eV", 1), "Wh": ("Wh", 1), "Ω": ("Ω", 1)}
 _SI_PREFIXES = {"T": 10 ** 12, "G": 10 ** 9, "M": 10 ** 6, "k": 10 ** 3, "h": 100,
                 "d": Fraction(1, 10), "c": Fraction(1, 100), "m": Fraction(1, 10 ** 3),
                 "µ": Fraction(1, 10 ** 6), "n": Fraction(1, 10 ** 9), "p": Fraction(1, 10 ** 12)}
@@ -2620,6 +2750,12 @@ def _prefixed_name(word: str) -> str | None:
     m = re.fullmatch("(" + "|".join(_SI_PREFIX_NAMES) + ")(.{3,})", word.lower())   # not "kilos"
     base = _UNIT_ALIASES.get(m.group(2)) if m else None
     return _SI_PREFIX_NAMES[m.group(1)] + base if base in _SI_BASES else None
+
+
+def _known_unit(word: str) -> bool:
+    """'cm', 'Hours', 'kJ', 'kilojoules': a word that names a unit (not 'xy' or 'ab')."""
+    return bool(_UNIT_ALIASES.get(word) or _UNIT_ALIASES.get(word.lower()) or _unit_size(word)
+                or _prefixed_name(word))
 
 
 def _unit_size(unit: str) -> tuple[str, Fraction | int] | None:
@@ -2645,9 +2781,12 @@ def _compound(s: str) -> tuple[str, Fraction, int, int] | None:
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)|,|\band\b", " ", t).strip().rstrip(".")
     if len(t) > 200 or not re.fullmatch(r"(?:\s*" + _AMOUNT_RE.pattern + r")+\s*", t):
         return None
+    amounts = [(n, _UNIT_ALIASES.get(word.lower(), word)) for n, word in _AMOUNT_RE.findall(t)]
+    if {"h", "s"} & {u for _, u in amounts}:     # "2h 30m", "5m 20s": m beside hours or seconds
+        amounts = [(n, "min" if u == "m" else u) for n, u in amounts]     # is minutes, not metres
     parts = []
-    for n, word in _AMOUNT_RE.findall(t):
-        unit = _unit_size(_UNIT_ALIASES.get(word.lower(), word))
+    for n, name in amounts:
+        unit = _unit_size(name)
         if unit is None:
             return None
         parts.append((Fraction(n), *unit))
@@ -2810,7 +2949,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       \\boxed{5}", "\\boxed{5} (approx.)"; not "\\boxed{\\sqrt{26}} (approximately 5.10)"), and
       "I'm not sure" after it; a sentence after the final answer that offers another value too
       ("though 6 is also possible", "it could also be 14", "But wait, 13."; not one said under
-      a condition, "if the price were 10, the answer would be 13");
+      a condition, "if the price were 10, the answer would be 13"), and so does a short
+      concluding sentence after the final box that says another value ("\\boxed{5}. So 6
+      apples.", "Thus $x = 6$.": the box and its restatement disagree; "So 5 apples." agrees);
     * a self-correction ("wait, I made an error", "that's wrong", "my earlier answer is
       incorrect", "let me redo it") withdraws the boxes before it when nothing after them
       hedges ("or", "maybe", "might" ...): the last box counts. An admission of error after the
@@ -2833,10 +2974,14 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       "5 (six)", "3 (rounded)" fail; a trailing ellipsis ("Final answer: 5...") says the digits
       go on: no plain number;
     * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}", "$12
-      dollars"; a unit's symbol and name agree: 5 J = 5 joules), but two different known units
+      dollars", "5 more" (a difference); a unit's symbol and name agree: 5 J = 5 joules; a
+      letter after a variable or glued to the digits that names no unit is a variable: 2xy, 5t,
+      \\pi r^2 h), but two
+      different known units
       disagree (5 cm != 5 m, 3 PM != 3 a.m., \\$5 != 5 cents = 5¢) unless exactly converted within
       one dimension (`_converted_equal`: any SI prefix on any SI symbol, one rule: 12 cm = 0.12 m,
-      1.5 kg = 1500 g, 5 kJ = 5000 J, 3 mA = 0.003 A, also named ("5 kilojoules", siunitx's
+      1.5 kg = 1500 g, 5 kJ = 5000 J, 3 mA = 0.003 A, 5 k\\Omega = 5 kΩ = 5000 ohms, also
+      named ("5 kilojoules", siunitx's
       \\kilo\\joule); seconds to weeks, inches to miles, cents to dollars; no metric to imperial,
       and none between units of one quantity, J and eV); a rate names two units (m/s, miles/hour =
       mph), and 5 m/s != 5 km/h (rates are not converted); degrees and radians are never converted
@@ -2846,11 +2991,13 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       = 3:00 (a bare 1:00 to 12:59 may also be read on the 12-hour clock: 3:00 PM = 3:00);
       "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28 = 7/25 (a percent sign on
       one side allows both readings of it; with none, 0.28 != 28);
-    * a ratio of two numbers is their quotient (1:2 = 1 \\colon 2 = 2:4 = 1/2 = 0.5; 2:1 != 1:2),
-      a ratio of three or more positive numbers is its proportions (2:4:6 = 1:2:3, not 3:2:1);
+    * a ratio of two numbers is their quotient (1:2 = 1 \\colon 2 = "1 to 2" = 2:4 = 1/2 = 0.5;
+      2:1 != 1:2), a ratio of three or more positive numbers is its proportions (2:4:6 = 1:2:3,
+      not 3:2:1) and never a time with seconds (1:2:3 != 1:02:03, whose quotients agree);
     * one quantity in several units of one dimension ("3 hours and 20 minutes", "5 ft 6 in",
       "3 dollars and 20 cents") is one amount, never a list: it equals the same amount in any
       known unit (200 minutes) and a bare number in its smallest or largest unit (200 or 10/3);
+      an m beside hours or seconds is minutes ("2h 30m" = 150 minutes; "2 m 30 cm" is metres);
     * intervals and inequalities are one thing: (2, 5] = ]2, 5] (French brackets) = "2 < x \\le
       5" = "\\{x | 2<x\\le5\\}" = "\\{x \\in \\mathbb{R} : 2<x\\le5\\}" (not \\mathbb{Z}) = "x > 2
       and x \\le 5" = "2 < x \\le 5, x \\in \\mathbb{R}", "x < 1 or x > 3" =
@@ -2866,7 +3013,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
     * the empty set: \\emptyset = \\varnothing = \\{\\} = "no solution" = "none"; "DNE" =
       "does not exist" (a limit or extremum that does not exist) is another answer, and
       "undefined" a third; \\infty = "infinity" = inf = oo = "infinitely many (solutions)" (a
-      count without end), and \\mathbb{R} = "all real numbers" = "all real x";
+      count without end), and \\mathbb{R} = "all real numbers" = "all real x" (\\mathbb{Z} = "all
+      integers", \\mathbb{Q} = "the rational numbers", \\mathbb{C} = "all complex numbers");
     * a choice letter with its value ("\\textbf{(B) }5", "B. 5", "B: 5", "Option (B) 5", also
       after it: "5 (B)") equals that letter ("B", "(B)") or that value ("5"); letter and
       value both given must both agree; one letter A to E is a choice letter in either case
@@ -2877,8 +3025,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       = C_{10}^3 = 120, P(5,2) = A_5^2 = 20, \\operatorname{lcm}(4,6) = 12 (a gcd or lcm of
       letters is compared with nothing else); "P(5,2)" is the point (5,2) where the gold is a
       tuple;
-    * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1", "|AB| = 1" and
-      "P(A \\cap B) = 0.5" (a probability or expectation of any event) equal their right side;
+    * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1", "|AB| = 1",
+      "\\det A = 1" and "P(A \\cap B) = 0.5" (a probability or expectation of any event) equal
+      their right side;
       a box "x = 5+5+1 = 11" counts as its last member (a false chain, "x = 5 = 6", as nothing);
     * equations of one line or curve agree up to rearrangement and a nonzero factor:
       y = 2x + 1 = "2x - y + 1 = 0" = "4x - 2y = -2";
@@ -2902,6 +3051,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       words, not a decimal: "2 and 0.5" is two numbers) are the mixed number 5/2
       where the other side is one value and the list 2, 1/2 where it is a list ("2, 1/2" is
       always a list);
+    * a congruence "x \\equiv 3 \\pmod{7}" (any spelling of the modulus) equals another of the
+      same class and modulus (10 mod 7) and the number 3, its residue as written or its least one
+      (not 10);
     * a numeral with a base subscript (204_5) equals only the same numeral in the same base:
       not 204, and not its decimal value 54 either (the question asked for base 5; accepting 54
       would also reward echoing a "convert 54 to base 5" question);
@@ -3170,6 +3322,7 @@ def _math_worker_loop() -> None:  # pragma: no cover - runs in the worker proces
     import logging
     logging.disable(logging.CRITICAL)
     import sympy
+    from latex2sympy2_extended.math_normalization import NormalizationConfig
     from math_verify import LatexExtractionConfig, grader, parse, verify
 
     def rationalize(e):
@@ -3210,7 +3363,11 @@ def _math_worker_loop() -> None:  # pragma: no cover - runs in the worker proces
             return False
 
     grader.sympy_numeric_eq = exact_numeric_eq
-    cfg = [LatexExtractionConfig(boxed_match_priority=0)]
+    # without math-verify's unit removal: `normalize_answer` drops units already, and that list
+    # also holds letters that are variables ("t", "h", "c", "ab": 5t would be 5, \pi r^2 h \pi r^2)
+    cfg = [LatexExtractionConfig(boxed_match_priority=0, normalization_config=NormalizationConfig(
+        basic_latex=True, units=False, malformed_operators=True, nits=True, boxed="all",
+        equations=False))]
 
     def to_sympy(s):
         out = parse("\\boxed{" + s + "}", extraction_config=cfg, fallback_mode="no_fallback",

@@ -194,6 +194,23 @@ COMPETING_IN_PROSE = [
     ("\\boxed{12}. Note that x = 3 is also a solution, but it is extraneous.", "12", True),
     ("\\boxed{2}. The root -3 would also be a solution, but it is rejected as x > 0.", "2", True),
     ("\\boxed{2}. The root -3 would also be a solution.", "2", False),
+    # a short concluding sentence after the box that says its value again must agree with it:
+    # another value there is a second final answer
+    ("\\boxed{5}. So 6 apples.", "5", False),
+    ("\\boxed{5}. So 6 apples.", "6", False),
+    ("\\boxed{5}. Therefore, Tom has 6 apples.", "5", False),
+    ("\\boxed{5}. Thus $x = 6$.", "5", False),
+    ("\\boxed{5}\n\nSo, **6** apples.", "5", False),
+    ("\\boxed{5}. So Tom has 5 apples left.", "5", True),
+    ("\\boxed{\\frac12}. So $0.5$.", "0.5", True),
+    ("\\boxed{0.5}. So 50%.", "0.5", True),
+    ("\\boxed{5}. So it is not 6.", "5", True),                       # a denial of another
+    ("\\boxed{5}. So in step 2 we were done.", "5", True),            # no restatement
+    ("\\boxed{12}. So Tom has 12 apples and 3 pears.", "12", True),   # two values: a remark
+    ("\\boxed{5}. So if he had 6 apples, the answer would change.", "5", True),
+    ("\\boxed{5}. So 5 or 6 apples.", "5", False),                   # the restatement hedges
+    ("\\boxed{2}. So $x = 2$ or $x = -2$.", "2", False),
+    ("\\boxed{2}. So $x = 2$ or $x = -2$ (rejected).", "2", True),      # one value ruled out
 ]
 
 
@@ -677,6 +694,9 @@ CHOICE_SPELLINGS = [
     ("\\boxed{e^1}", "e"),
     ("\\boxed{\\exp(1)}", "e"),
     ("\\boxed{e}", "\\exp(1)"),
+    ("Answer: C. 5", "5"),                          # the letter, a full stop, then the value
+    ("Answer: C. 5", "C"),
+    ("The answer is (C). $\\frac{1}{2}$", "\\frac12"),
 ]
 CHOICE_SPELLING_NEAR_MISSES = [
     ("The answer is B: 5", "C"),
@@ -689,6 +709,8 @@ CHOICE_SPELLING_NEAR_MISSES = [
     ("\\boxed{D}", "e"),
     ("\\boxed{-e}", "e"),
     ("\\boxed{e^1}", "E"),                         # a capital E is only a letter
+    ("Answer: C. 5", "6"),
+    ("Answer: C. 5", "D"),
 ]
 # a question with several right choices: the letters in any order and spelling
 MULTI_SELECT = [
@@ -1275,6 +1297,17 @@ RATIOS = [
     ("\\boxed{1:2:3}", "1:2:4", False),
     ("\\boxed{1:2:3}", "1:2", False),
     ("\\boxed{2:04:06}", "1:02:03", False),               # times of day, not ratios
+    # a ratio of three terms is no time with seconds, whatever its quotient
+    ("\\boxed{1:2:3}", "1:02:03", False),
+    ("\\boxed{1:02:03}", "1:2:3", False),
+    ("\\boxed{01:02:03}", "1:2:3", False),
+    ("\\boxed{01:02:03}", "1:02:03", True),
+    # a ratio in words, "a to b", is a:b
+    ("\\boxed{1 to 2}", "1:2", True),
+    ("\\boxed{3 \\text{ to } 4}", "0.75", True),
+    ("The ratio is 1 to 2.", "\\frac12", True),
+    ("\\boxed{2 to 1}", "1:2", False),
+    ("\\boxed{1 to 3}", "1:2", False),
 ]
 
 
@@ -1322,6 +1355,13 @@ UNITS = [
     ("\\boxed{£12.50}", "12.5"),
     ("\\boxed{5 \\text{ €}}", "5"),
     ("\\boxed{USD 5}", "5"),
+    ("\\boxed{₩5000}", "5000"),                                # any currency sign or code
+    ("\\boxed{₽120}", "120"),
+    ("\\boxed{CHF 5}", "5"),
+    ("\\boxed{5 \\text{ m s}^{-1}}", "5 \\text{ m/s}"),       # a negative power: a rate
+    ("\\boxed{60 \\text{ km h}^{-1}}", "60 km/h"),
+    ("\\boxed{5\\,\\mathrm{m\\,s^{-1}}}", "5"),
+    ("\\boxed{9.8 m s^{-2}}", "9.8 \\text{ m/s}^2"),
     ("\\boxed{\\text{Rs. }250}", "250"),
     ("The answer is €40.", "40"),
     ("\\boxed{20^\\circ\\text{C}}", "20"),
@@ -1346,6 +1386,15 @@ UNITS = [
     ("\\boxed{25\\pi}", "25\\pi\\text{ square units}"),
     ("The area is $\\pi$ square units.", "\\pi"),
     ("\\boxed{5¢}", "5"),
+    ("\\boxed{\\pi r^2 h}", "\\pi h r^2"),
+    ("\\boxed{5t}", "5t"),
+    ("\\boxed{x = 5 \\text{ cm}}", "5"),
+    ("\\boxed{5 \\text{ sq m}}", "5"),                       # a unit's letter after its word
+    ("\\boxed{2 \\text{ t}}", "2"),                          # in \\text{}: tonnes, days
+    ("\\boxed{3\\text{ d}}", "3"),
+    ("\\boxed{5 \\text{ more}}", "5"),                       # "how many more": the difference
+    ("\\boxed{3 \\text{ fewer}}", "3"),
+    ("\\boxed{5 less}", "5"),
 ]
 UNIT_NEAR_MISSES = [
     ("\\boxed{6 \\text{ J}}", "5"),
@@ -1377,6 +1426,9 @@ UNIT_NEAR_MISSES = [
     ("\\boxed{5 \\text{ cm}}", "5 \\text{ cm}^2"),
     ("\\boxed{€6}", "5"),
     ("\\boxed{USD 0.5}", "5"),
+    ("\\boxed{₩6}", "5"),
+    ("\\boxed{5 m s^{-1}}", "5 \\text{ km/h}"),
+    ("\\boxed{5 \\text{ m s}^{-2}}", "5 \\text{ m/s}"),
     ("\\boxed{21^\\circ\\text{C}}", "20"),
     # a word that qualifies the number is no unit
     ("\\boxed{5 \\text{ likely}}", "5"),
@@ -1393,6 +1445,22 @@ UNIT_NEAR_MISSES = [
     ("\\boxed{\\text{\\$}5}", "5\\text{ cents}"),
     ("\\boxed{5¢}", "\\$5"),                               # the cent sign is cents
     ("\\boxed{5\\textcent}", "0.05"),
+    # a letter that is a variable is no unit, also where a unit list has it ("t", "h", "c")
+    ("\\boxed{5t}", "5"),
+    ("\\boxed{5 \\text{ or more}}", "5"),
+    ("\\boxed{5 \\text{ more or less}}", "5"),
+    ("\\boxed{5 \\text{ ab c}}", "5"),
+    ("\\boxed{2c}", "2"),
+    ("\\boxed{3bc}", "3"),
+    ("\\boxed{x + 5 t}", "x+5"),
+    ("\\boxed{\\pi r^2}", "\\pi r^2 h"),
+    ("\\boxed{\\pi r^2 h}", "\\pi r^2"),
+    ("\\boxed{\\frac{1}{3}\\pi r^2 h}", "\\frac{\\pi r^2}{3}"),
+    # up to three letters right after the digits that name no unit are variables: 2xy is 2xy
+    ("\\boxed{2xy}", "2"),
+    ("\\boxed{3ab^2}", "3"),
+    ("\\boxed{4mn}", "4"),
+    ("\\boxed{2}", "2xy"),
 ]
 
 
@@ -1484,6 +1552,16 @@ CONVERTED = [
     ("\\boxed{1\\text{ nm}}", "10^{-9} \\text{ m}", True),      # a unit after a power or fraction
     ("\\boxed{5 \\text{ mm}}", "\\frac{1}{2} \\text{ cm}", True),
     ("\\boxed{4 \\text{ mm}}", "\\frac{1}{2} \\text{ cm}", False),
+    # the ohm in any spelling, with any prefix
+    ("\\boxed{5 k\\Omega}", "5000 \\Omega", True),
+    ("\\boxed{5 kΩ}", "5 k\\Omega", True),
+    ("\\boxed{5 \\text{ k}\\Omega}", "5000 \\text{ ohms}", True),
+    ("\\boxed{2 M\\Omega}", "2000 k\\Omega", True),
+    ("\\boxed{5 \\text{ kilohms}}", "5000\\,\\Omega", True),
+    ("\\boxed{5\\,\\mathrm{k\\Omega}}", "5000 Ω", True),
+    ("\\boxed{5 k\\Omega}", "5 \\Omega", False),
+    ("\\boxed{5 M\\Omega}", "5000 \\Omega", False),
+    ("\\boxed{5 \\Omega}", "5 \\text{ V}", False),
 ]
 
 
@@ -1534,6 +1612,15 @@ COMPOUND = [
     ("\\boxed{3 \\text{ hours}}", "3 \\text{ hours } 20 \\text{ minutes}", False),
     ("\\boxed{5 \\text{ feet } 6 \\text{ inches}}", "5.5 \\text{ m}", False),
     ("\\boxed{3 \\text{ apples and } 20 \\text{ pears}}", "23", False),
+    # m beside hours or seconds is minutes ("2h 30m"); beside cm it is metres
+    ("\\boxed{2h 30m}", "2.5 \\text{ hours}", True),
+    ("\\boxed{2h 30m}", "150", True),
+    ("\\boxed{5m 20s}", "320 \\text{ seconds}", True),
+    ("\\boxed{1h 5m 10s}", "3910 s", True),
+    ("\\boxed{2 m 30 cm}", "230 cm", True),
+    ("\\boxed{2h 30m}", "2 h 20 min", False),
+    ("\\boxed{2h 30m}", "230", False),
+    ("\\boxed{2 m 30 cm}", "2.5 \\text{ hours}", False),
 ]
 
 
@@ -1565,6 +1652,8 @@ RADICALS = [
     ("\\boxed{\\sqrt{72}}", "6√2"),
     ("\\boxed{\\sqrt[4]{4}}", "\\sqrt2"),
     ("\\boxed{\\frac{\\sqrt{3}}{\\sqrt{2}}}", "\\sqrt{\\tfrac32}"),
+    ("\\boxed{\\surd 2}", "\\sqrt2"),                           # plain TeX's root sign
+    ("\\boxed{2\\surd{2}}", "\\sqrt8"),
 ]
 RADICAL_NEAR_MISSES = [
     ("\\boxed{\\sqrt{8}}", "3\\sqrt{2}"),
@@ -1575,6 +1664,7 @@ RADICAL_NEAR_MISSES = [
     ("\\boxed{1+\\sqrt{2}}", "1-\\sqrt2"),
     ("\\boxed{\\sqrt{2}}", "1.41421356"),
     ("\\boxed{\\frac{\\sqrt{3}}{2}}", "\\frac{\\sqrt{2}}{2}"),
+    ("\\boxed{\\surd 3}", "\\sqrt{2}"),
 ]
 
 
@@ -1646,6 +1736,10 @@ INTERVALS = [
     ("\\boxed{\\{x \\in ℝ : x ≥ 2\\}}", "[2,\\infty)"),
     ("\\boxed{x \\geq 3, x \\in \\mathbb{R}}", "[3,\\infty)"),   # the domain said after it
     ("\\boxed{x < 1 \\text{ or } x > 3, x \\in ℝ}", "(-\\infty,1)\\cup(3,\\infty)"),
+    # a capital U between two intervals is their union
+    ("\\boxed{(-\\infty, 2) U (3, \\infty)}", "(-\\infty,2)\\cup(3,\\infty)"),
+    ("\\boxed{(-inf, 2) U [3, inf)}", "(-\\infty,2)\\cup[3,\\infty)"),
+    ("\\boxed{(-\\infty, 2) \\text{ U } (3, \\infty)}", "x<2 \\text{ or } x>3"),
 ]
 INTERVAL_NEAR_MISSES = [
     ("\\boxed{x \\geq 3, y \\in \\mathbb{R}}", "[3,\\infty)"),       # another variable
@@ -1680,6 +1774,8 @@ INTERVAL_NEAR_MISSES = [
     ("\\boxed{x<-1, x>1}", "(-1, 1)"),
     ("\\boxed{x > 1, x < 3}", "(-\\infty, 1) \\cup (3, \\infty)"),   # rays that meet: both hold
     ("\\boxed{x<-1, y>1}", "(-\\infty, -1) \\cup (1, \\infty)"),
+    ("\\boxed{(-\\infty, 2] U (3, \\infty)}", "(-\\infty,2)\\cup(3,\\infty)"),
+    ("\\boxed{(-\\infty, 2) U (4, \\infty)}", "(-\\infty,2)\\cup(3,\\infty)"),
 ]
 
 
@@ -1705,6 +1801,13 @@ INFINITY_AND_REALS_IN_WORDS = [  # \\infty and \\mathbb{R} said in words or in c
     ("\\boxed{\\text{all real } x}", "(0, \\infty)", False),
     ("\\boxed{\\text{all positive reals}}", "\\mathbb{R}", False),
     ("\\boxed{\\text{info}}", "\\infty", False),
+    # the other sets of numbers in words: integers, rationals, complex numbers
+    ("\\boxed{\\mathbb{Z}}", "\\text{all integers}", True),
+    ("\\boxed{\\text{the rational numbers}}", "\\mathbb{Q}", True),
+    ("\\boxed{\\text{all complex numbers}}", "\\mathbb{C}", True),
+    ("\\boxed{\\text{all integers}}", "\\mathbb{R}", False),
+    ("\\boxed{\\mathbb{Z}}", "\\text{rational numbers}", False),
+    ("\\boxed{\\text{positive integers}}", "\\mathbb{Z}", False),
 ]
 
 
@@ -1835,6 +1938,13 @@ VECTORS += [  # a matrix written as nested lists (code, JSON): its rows
     ("\\boxed{[[1, 3], [2, 4]]}", P + "1 & 2 \\\\ 3 & 4" + E, False),   # the transpose
     ("\\boxed{[[1, 2], [3]]}", P + "1 & 2 \\\\ 3 & 0" + E, False),
 ]
+VM = "\\begin{vmatrix} 1 & 2 \\\\ 3 & 4 \\end{vmatrix}"
+VECTORS += [  # bars are no brackets: a vmatrix is the determinant, a number, not the matrix
+    ("\\boxed{" + VM + "}", "-2", True),
+    ("\\boxed{" + VM + "}", P + "1 & 2 \\\\ 3 & 4" + E, False),
+    ("\\boxed{" + P + "1 & 2 \\\\ 3 & 4" + E + "}", VM, False),
+    ("\\boxed{" + VM + "}", "2", False),
+]
 
 
 def test_a_vector_equals_the_tuple_of_its_entries():
@@ -1892,6 +2002,8 @@ NAMED = [
     ("Answer: $\\frac{1}{2} = p$", "0.5"),
     ("\\boxed{5 = x}", "x = 5"),
     ("\\boxed{x = 5}", "5 = x"),
+    ("\\boxed{\\det A = -2}", "-2"),                    # a determinant is named too
+    ("\\boxed{\\det(M) = 7}", "7"),
 ]
 NAMED_NEAR_MISSES = [
     ("\\boxed{6 = x}", "5"),
@@ -1904,6 +2016,7 @@ NAMED_NEAR_MISSES = [
     ("\\boxed{p=2, q=3}", "(p,q)=(3,2)"),
     ("\\boxed{P(A \\cap B) = 0.6}", "0.5"),
     ("\\boxed{\\mathbb{E}[X] = 3.5}", "3"),
+    ("\\boxed{\\det A = -2}", "2"),
 ]
 
 
@@ -2122,6 +2235,13 @@ CALCULATOR_SPELLINGS = [  # answers written as in code or on a calculator
     ("\\boxed{abs(-3)}", "-3", False),
     ("\\boxed{pow(2, 11)}", "1024", False),
     ("\\boxed{\\text{cabs}(3)}", "3", False),             # abs only as a word
+    ("\\boxed{log_2(8)}", "3", True),                       # a base after log
+    ("\\boxed{log2(8)}", "3", True),
+    ("\\boxed{log10(1000)}", "3", True),
+    ("\\boxed{log2(8)}", "4", False),
+    ("\\boxed{5\\mathrm{E}{+}03}", "5000", True),           # the exponent's sign in braces
+    ("\\boxed{5\\mathrm{e}{-}3}", "0.005", True),
+    ("\\boxed{5\\mathrm{E}{+}03}", "500", False),
 ]
 
 
@@ -2270,11 +2390,43 @@ BASES = [
     ("\\boxed{101_{\\text{two}}}", "101_2", True),               # the base in words
     ("\\boxed{101_{\\text{three}}}", "101_2", False),
     ("\\boxed{101_{\\text{two}}}", "5", False),
+    # code's prefixes and a small hexadecimal digit: the same numeral in the same base
+    ("\\boxed{0b1010}", "1010_2", True),
+    ("\\boxed{0o12}", "12_{(8)}", True),
+    ("\\boxed{0x1F}", "1F_{16}", True),
+    ("\\boxed{1f_{16}}", "1F_{16}", True),
+    ("\\boxed{0b1010}", "10", False),
+    ("\\boxed{0b1011}", "1010_2", False),
+    ("\\boxed{0x1F}", "1F_{8}", False),
+    ("\\boxed{3b_{12}}", "3B_{12}", False),                 # 3 b_{12}: no hexadecimal digit
 ]
 
 
 def test_numbers_in_another_base_only_equal_themselves():
     check(BASES)
+
+
+# ---------------------------------------------------------------- congruences
+# a residue with its modulus in any spelling; against a number it is its residue as written or
+# its least one, and two congruences agree when their classes do
+CONGRUENCES = [
+    ("\\boxed{x \\equiv 3 \\pmod{7}}", "3", True),
+    ("\\boxed{x ≡ 3 (mod 7)}", "3", True),
+    ("\\boxed{3 \\pmod 7}", "3", True),
+    ("\\boxed{3 \\text{ mod } 7}", "3", True),
+    ("\\boxed{x \\equiv 3 \\ (\\text{mod } 7)}", "x \\equiv 3 \\pmod 7", True),
+    ("\\boxed{3}", "x \\equiv 3 \\pmod{7}", True),
+    ("\\boxed{x \\equiv 10 \\pmod{7}}", "3", True),             # its least residue
+    ("\\boxed{x \\equiv 10 \\pmod{7}}", "x \\equiv 3 \\pmod 7", True),
+    ("\\boxed{x \\equiv 3 \\pmod{7}}", "4", False),
+    ("\\boxed{x \\equiv 3 \\pmod{7}}", "10", False),
+    ("\\boxed{x \\equiv 3 \\pmod{8}}", "x \\equiv 3 \\pmod 7", False),
+    ("\\boxed{x \\equiv 4 \\pmod{7}}", "x \\equiv 3 \\pmod 7", False),
+]
+
+
+def test_congruences():
+    check(CONGRUENCES)
 
 
 # ---------------------------------------------------------------- "3, 500" is two numbers
