@@ -46,6 +46,7 @@ import pipeline_run
 import rewards
 import runs
 import stage_eval
+import training
 from cli import flag
 
 
@@ -596,7 +597,7 @@ def run(cfg: Config) -> list[dict]:
                for i, s, d, m, t in stage_plan(stages, cfg, out)]
     rows = evals.finish(figures, f"{cfg.recipe} ({cfg.scale})", out)
     print(f"\nwall time {(time.time() - t_start) / 60:.1f} min"
-          + (f" (budget {evals.budget_min:g} min, --time_budget_minutes)"
+          + (f" (budget {training.duration(60 * evals.budget_min)}, --time_budget_minutes)"
              if evals.budget_min else "") + f", peak RSS {runs.peak_rss_gb():.1f} GB")
     return rows
 

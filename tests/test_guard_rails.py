@@ -17,6 +17,7 @@ from conftest import ROOT, TINY_GRPO, with_flags
 import cli
 import models
 import runs
+import training
 
 TINY = TINY_GRPO
 
@@ -248,9 +249,12 @@ def test_a_run_stopped_by_its_time_budget_says_so(tmp_path, capsys):
                                 "--time_budget_minutes", "1e-6", "--filter_zero_variance",
                                 "false"))
     grpo.train(cfg)
-    assert ("[grpo] note: stopped at step 1 of 3: another step would end past "
-            "--time_budget_minutes 1e-06; it is saved: --resume") in capsys.readouterr().out
+    assert ("[grpo] note: stopped at step 1 of 3: another step would end past the budget of "
+            "6e-05 s (--time_budget_minutes); it is saved: --resume") in capsys.readouterr().out
     assert [r["step"] for r in runs.read_metrics(tmp_path / "r")] == [1]
+    # the budget as a person reads it: it was printed as given, '5.55121' (or '1.23457e+06')
+    training.TimeBudget(5.55121).note_stop(1, 3)
+    assert "past the budget of 5 min 33 s (--time_budget_minutes)" in capsys.readouterr().out
 
 
 def test_a_run_whose_completions_are_all_cut_short_names_the_length_and_stops(tmp_path):
