@@ -262,9 +262,11 @@ def evaluate(cfg: Config) -> Path:
               f"--max_completion_length {cfg.max_completion_length} tokens before it ended, so "
               "their accuracy measures that length, not the model; raise --max_completion_length "
               "(a thinking answer needs room for its reasoning too)")
-    (out / "results.json").write_text(json.dumps({"config": asdict(cfg), "results": results},
-                                                 indent=2))
-    (out / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
+    # each in whole or not at all (a kill mid-write left a cut JSON over the earlier one);
+    # results.json, which marks an evaluation done, last
+    runs.atomic_write_text(out / "samples.jsonl", "".join(json.dumps(s) + "\n" for s in samples))
+    runs.atomic_write_text(out / "results.json", json.dumps({"config": asdict(cfg),
+                                                             "results": results}, indent=2))
     if budgets:
         fig, ax = plt.subplots(figsize=(5, 3.5))
         for mode in [m for m in modes if m != "off"]:

@@ -988,6 +988,37 @@ def test_evaluate_keeps_an_earlier_evaluation_unless_told_to_replace_it(tmp_path
     evaluate.check_config(cfg)  # allowed
 
 
+def test_an_evaluation_killed_while_writing_keeps_the_earlier_results_whole(tmp_path,
+                                                                           monkeypatch):
+    # results.json was written in place: a kill mid-write left a cut JSON over the earlier one
+    import pathlib
+
+    import evaluate
+
+    out = tmp_path / "e"
+    out.mkdir()
+    for name in ("results.json", "samples.jsonl"):
+        (out / name).write_text(f"earlier {name}")
+    monkeypatch.setattr(evaluate, "evaluate_model", lambda *a, **k: {"metrics": {
+        "thinking": "on", "budget": None, "accuracy": 0.0, "thinking_rate": 0.0,
+        "mean_length": 2.0, "truncation_rate": 0.0}, "rows": [{"text": "x" * 100}]})
+    write = pathlib.Path.write_text
+
+    def killed(self, text, *a, **k):       # half the text reaches the disk, then the kill
+        write(self, text[:len(text) // 2], *a, **k)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pathlib.Path, "write_text", killed)
+    cfg = cli.parse(evaluate.Config, ["--model", "tiny", "--engine", "hf", "--eval_problems",
+                                      "1", "--max_completion_length", "2", "--overwrite",
+                                      "--output_dir", str(out)])
+    with pytest.raises(KeyboardInterrupt):
+        evaluate.evaluate(cfg)
+    assert sorted(p.name for p in out.iterdir()) == ["results.json", "samples.jsonl"]
+    assert [(out / n).read_text() for n in ("results.json", "samples.jsonl")] == [
+        "earlier results.json", "earlier samples.jsonl"]
+
+
 def test_an_incomplete_checkpoint_folder_is_named_with_what_is_missing(tmp_path, tiny, tokenizer):
     import data
     import dataset_tasks
