@@ -358,8 +358,13 @@ def main(run, parse_fn, argv: list[str] | None = None) -> int:
     if argv is None and (env := tcmalloc_env(sys.argv[1:], dict(os.environ))):
         os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)   # never returns
     argv = sys.argv[1:] if argv is None else argv
+    earlier = ACTIVE["run"]
     try:
-        run(parse_fn(argv))
+        try:
+            run(parse_fn(argv))
+        finally:        # a run refused at start leaves no empty folder behind
+            if ACTIVE["run"] not in (None, earlier):
+                ACTIVE["run"].remove_if_unused()
         return 0
     except UsageError as e:
         print(f"error: {e.message}", file=sys.stderr)

@@ -286,24 +286,37 @@ class RunDir:
 
     def __init__(self, root: str | Path, config=None, resume: bool = False):
         self.root = Path(root)
+        self.made = not self.root.exists()      # by this run: removed if it stays empty
         self.root.mkdir(parents=True, exist_ok=True)
         self.logged_step, self.saved_step = 0, 0        # for the Ctrl-C message (cli.main)
         cli.ACTIVE["run"] = self
         self._config = None
         if config is not None and distributed.is_main():
             self._config = json.dumps(_fields(config), indent=2, default=str)
-            if not (resume and self.state_path.exists()):
-                self.write_config()
-            # else after load_state: a resume that fails on a damaged state keeps the run's own
-        if not resume and distributed.is_main():
+        # config.json and the end of an earlier run's metrics (--overwrite) wait for the first
+        # metrics line or save: a run refused before it trains (no example fits, a response
+        # longer than the context) leaves no config.json and loses nothing of an earlier run.
+        # On --resume, load_state writes config.json once the state has loaded.
+        self._fresh = not resume and distributed.is_main()
+        self._t0 = time.time()
+
+    def begin(self):
+        """The run's first record: config.json, and for a new run no earlier metrics."""
+        if self._fresh:
             for f in ("metrics.jsonl", "samples.jsonl"):
                 (self.root / f).unlink(missing_ok=True)
-        self._t0 = time.time()
+            self._fresh = False
+        self.write_config()
 
     def write_config(self):
         if self._config is not None:
             atomic_write_text(self.root / "config.json", self._config)
             self._config = None
+
+    def remove_if_unused(self):
+        """The folder this run made, while it holds nothing (the run was refused at start)."""
+        if self.made and self.root.is_dir() and not any(self.root.iterdir()):
+            self.root.rmdir()
 
     @property
     def checkpoint(self) -> Path:
@@ -316,6 +329,7 @@ class RunDir:
     def log(self, metrics: dict, file: str = "metrics.jsonl"):
         if not distributed.is_main():
             return
+        self.begin()
         with open(self.root / file, "a") as f:
             f.write(json.dumps(metrics, default=float) + "\n")
         if file == "metrics.jsonl":
@@ -342,7 +356,8 @@ class RunDir:
         checkpoint is swapped in, then the state. A full disk or a kill in either write leaves
         both at the last save (the model was at the new step, state.pt at the old one, and
         --resume trained that step twice), with no temporary files taking space."""
-        self.write_config()
+        if distributed.is_main():
+            self.begin()
         tmp = self.state_path.with_name(f".{self.state_path.name}.tmp")
         with _removed_on_error(tmp, self.state_path):
             with open(tmp, "wb") as f:   # a file: torch.save(obj, name) hid the OSError

@@ -555,9 +555,10 @@ def train(cfg: Config) -> Path:
     else:
         model, tok = prepare_model(cfg)
         examples, counts = build_dataset(cfg)
+    encoded = encode_examples(tok, examples, cfg.max_length)   # refused before anything is written
+    if not cfg.resume:
         sft_data.write_examples(run.root, examples, counts)
     model = distributed.wrap_model(model.to(device).train(), cfg.parallel)
-    encoded = encode_examples(tok, examples, cfg.max_length)
     batches = functools.lru_cache(maxsize=1)(      # epoch -> its micro-batches, one epoch at a time
         lambda epoch: epoch_batches(encoded, epoch, cfg, tok.pad_token_id))
     micro_per_epoch = len(batches(0))

@@ -257,6 +257,33 @@ def test_a_run_stopped_by_its_time_budget_says_so(tmp_path, capsys):
     assert "past the budget of 5 min 33 s (--time_budget_minutes)" in capsys.readouterr().out
 
 
+def test_a_run_refused_before_it_trains_leaves_nothing_and_keeps_an_earlier_run(tmp_path,
+                                                                              capsys):
+    # sft.py refused for "no example fits" left config.json, filter.json and train.jsonl;
+    # grpo.py refused for a response past the context left config.json; with --overwrite the
+    # earlier run's config.json and metrics were replaced or deleted before the refusal
+    import grpo
+    import sft
+
+    cases = [(sft, ["--model", "tiny", "--num_examples", "4", "--max_length", "5"],
+              "no example fits in --max_length 5"),
+             (grpo, with_flags(*TINY, "--max_completion_length", "100000"),
+              "needs 100076 positions")]
+    for module, args, needle in cases:
+        new, old = tmp_path / f"{module.__name__}-new", tmp_path / f"{module.__name__}-old"
+        assert cli.main(module.train, module.parse, [*args, "--output_dir", str(new)]) == 2
+        assert needle in capsys.readouterr().err
+        assert not new.exists()
+        old.mkdir()
+        earlier = {f: f"earlier {f}" for f in ("config.json", "metrics.jsonl", "samples.jsonl",
+                                               "filter.json", "train.jsonl")}
+        for name, text in earlier.items():
+            (old / name).write_text(text)
+        assert cli.main(module.train, module.parse,
+                        [*args, "--output_dir", str(old), "--overwrite"]) == 2
+        assert {p.name: p.read_text() for p in old.iterdir()} == earlier
+
+
 def test_a_run_whose_completions_are_all_cut_short_names_the_length_and_stops(tmp_path):
     import grpo
 
