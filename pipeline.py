@@ -582,14 +582,19 @@ def run(cfg: Config) -> list[dict]:
             user = isinstance(e, cli.USER_ERRORS) or cli.disk_error(e)    # a full disk too
             if not user or os.environ.get("RR_TRACEBACK"):
                 traceback.print_exc()
+            # one line: the stage, why, its log, what is kept and the fix (a traceback above it);
             # the script's own fix names its flags; here a stage restarts without its state.pt
-            restart = (f"\nTo train the stage again from its start, delete "
-                       f"{stage_dir / 'state.pt'} and rerun with --resume."
+            restart = (f"; to train the stage again from its start, delete "
+                       f"{stage_dir / 'state.pt'} first"
                        if "state.pt" in str(e) and not cli.disk_error(e) else "")
             why = cli.disk_message(e) if cli.disk_error(e) else f"{type(e).__name__}: {e}"
-            raise SystemExit(f"\nstage {i} '{stage.name}' ({stage.script}.py) failed: "
-                             f"{why}\nEarlier stages' outputs are kept in "
-                             f"{out}; fix the cause and rerun with --resume.{restart}") from None
+            log = stage_dir / "metrics.jsonl"
+            log = f"its log: {log}" if log.exists() else f"it logged no step ({stage_dir})"
+            line = (f"stage {i} '{stage.name}' ({stage.script}.py) failed: {' '.join(why.split())}"
+                    f"; {log}; the earlier stages' outputs are kept in {out}: fix the cause and "
+                    f"rerun with --resume{restart}")
+            # exit status 2 for a user's mistake, as the script's own; 1 for a bug
+            raise (cli.UsageError(line) if user else SystemExit(f"error: {line}")) from None
         runs.atomic_write_text(stage_dir / "DONE.json", json.dumps(row, indent=2))
         evals.put(row)
 

@@ -824,10 +824,27 @@ def test_pipeline_names_a_full_disk_in_a_stage_without_a_traceback(tmp_path, mon
     monkeypatch.setattr(sft, "train", disk_full)
     out = tmp_path / "p"
     with pytest.raises(SystemExit, match="stage 1 'sft' .*failed: cannot write .*state.pt: the "
-                                         "disk is full .*free some space"):
+                                         "disk is full .*free some space") as e:
         pipeline.run(pipeline.parse(["--model", "tiny", "--output_dir", str(out),
                                      "--eval_problems", "1"]))
     assert "Traceback" not in capsys.readouterr().err       # was printed above the message
+    # one line, exit status 2 as the script's own (it was 3 lines and 1), naming the stage's log
+    assert e.value.code == 2 and "\n" not in str(e.value), str(e.value)
+    assert f"it logged no step ({out / '01-sft'})" in str(e.value)
+
+    def bug(cfg):       # a bug: its traceback above, then the line, exit status 1
+        runs.RunDir(cfg.output_dir).log({"step": 1})
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr(sft, "train", bug)
+    with pytest.raises(SystemExit) as e:
+        pipeline.run(pipeline.parse(["--model", "tiny", "--output_dir", str(tmp_path / "q"),
+                                     "--eval_problems", "1"]))
+    assert "Traceback" in capsys.readouterr().err
+    assert e.value.code == (f"error: stage 1 'sft' (sft.py) failed: RuntimeError: boom second "
+                            f"line; its log: {tmp_path / 'q' / '01-sft' / 'metrics.jsonl'}; the "
+                            f"earlier stages' outputs are kept in {tmp_path / 'q'}: fix the "
+                            "cause and rerun with --resume")
 
 
 @pytest.mark.parametrize(
