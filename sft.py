@@ -243,7 +243,8 @@ def repurpose_think_tokens(tokenizer, ids: list[int] | None = None):
 # RoPE base rescaling (Phi-4-reasoning: base x2, context 16K -> 32K)
 # ----------------------------------------------------------------------------------------------
 def rescale_rope(model, factor: float, max_length: int) -> dict:
-    """rope_theta <- factor * rope_theta; max_position_embeddings <- max(it, max_length).
+    """rope_theta <- factor * rope_theta; max_position_embeddings <- max(it, max_length), said
+    where it grows (the checkpoint then claims that context).
 
     transformers >= 5 keeps the base in `config.rope_parameters["rope_theta"]` (per layer type
     for models such as Gemma3: {"full_attention": {...}, ...}); older ones in `config.rope_theta`.
@@ -260,7 +261,16 @@ def rescale_rope(model, factor: float, max_length: int) -> dict:
             config.rope_theta *= factor
         else:
             raise ValueError(f"{config.model_type}: no rope_theta found in the config")
-    if max_length > config.max_position_embeddings:
+    if max_length > config.max_position_embeddings:     # said: the checkpoint claims it
+        before = config.max_position_embeddings
+        how = (f"with the RoPE base x{factor:g}, it attends that far only after SFT on sequences "
+               "that long (Phi-4-reasoning: 16K -> 32K)" if factor != 1.0 else
+               "but --rope_theta_factor 1 leaves RoPE as trained: an example longer than "
+               f"{before} tokens trains at angles the model never saw. Keep --max_length <= "
+               f"{before}, or extend the context as Phi-4-reasoning does (--rope_theta_factor 2 "
+               "for twice it)")
+        print(f"[sft] note: --max_length {max_length} is above the model's context: its "
+              f"max_position_embeddings goes from {before} to {max_length}, {how}", flush=True)
         config.max_position_embeddings = max_length
     for name, module in list(model.named_modules()):
         if hasattr(module, "inv_freq") and getattr(module, "config", None) is config:
