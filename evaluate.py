@@ -230,8 +230,7 @@ def check_config(cfg: Config):
 def evaluate(cfg: Config) -> Path:
     check_config(cfg)
     runs.set_threads(cfg.threads)
-    out = Path(cfg.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = runs.make_dir(cfg.output_dir)
     tasks = load_eval_tasks(cfg)         # a bad --task file is named before the model loads
     model, tok = models.load_policy(cfg.model)
     data.set_prompt_style(cfg.prompt_style)

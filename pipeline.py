@@ -544,7 +544,7 @@ def run(cfg: Config) -> list[dict]:
     if cfg.resume:
         # before pipeline.json is rewritten: nothing changed
         pipeline_run.check_resumable(cfg, out, stage_plan(stages, cfg, out))
-    out.mkdir(parents=True, exist_ok=True)
+    runs.make_dir(out)
     runs.atomic_write_text(out / "pipeline.json", json.dumps(dataclasses.asdict(cfg), indent=2))
     evals = evaluations(cfg, out, t_start)
     evals.evaluate_base(cfg.model, eval_settings(stages[0], cfg))

@@ -260,9 +260,17 @@ def check_folder_path(root: str | Path, flag: str = "--output_dir") -> Path:
 
 def make_dir(root: str | Path, flag: str = "--output_dir") -> Path:
     """`root`, made now, so that a folder that cannot be written (a file in its way, a read-only
-    disk) fails at start and not after the work that would have gone in it."""
+    disk) fails at start and not after the work that would have gone in it. One that cannot be
+    made is named with its flag ('/proc/x' was a bare '[Errno 2] No such file or directory')."""
     root = check_folder_path(root, flag)
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        if cli.disk_error(e):      # a full or read-only disk: cli.disk_message names it
+            raise
+        raise ValueError(f"{flag} {root}: the folder cannot be made ({e.strerror}: "
+                         f"{e.filename}); pass a folder you can write, e.g. {flag} runs/NAME "
+                         "(nothing was changed)") from None
     return root
 
 
@@ -287,7 +295,7 @@ class RunDir:
     def __init__(self, root: str | Path, config=None, resume: bool = False):
         self.root = Path(root)
         self.made = not self.root.exists()      # by this run: removed if it stays empty
-        self.root.mkdir(parents=True, exist_ok=True)
+        make_dir(self.root)
         self.logged_step, self.saved_step = 0, 0        # for the Ctrl-C message (cli.main)
         cli.ACTIVE["run"] = self
         self._config = None

@@ -104,8 +104,7 @@ def evaluate_only(cfg) -> Path:
     """--eval_only: the format check on --model, written to eval.json and eval_samples.jsonl."""
     runs.keep_earlier(Path(cfg.output_dir) / "eval.json", cfg.overwrite)
     model, tok = models.load_policy(cfg.model)
-    out = Path(cfg.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = runs.make_dir(cfg.output_dir)
     samples = check_format(cfg, model, tok, out)[1]
     runs.atomic_write_text(out / "eval_samples.jsonl", "".join(json.dumps(s) + "\n"
                                                                for s in samples))

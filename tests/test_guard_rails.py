@@ -1460,6 +1460,26 @@ def test_an_output_dir_that_is_a_file_is_named_and_kept(tmp_path):
     assert (tmp_path / "notes").read_text() == "mine"
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_an_output_dir_that_cannot_be_made_is_named_with_its_flag(monkeypatch, capsys):
+    # a folder no one can make, even root ('/proc/x'; a read-only parent for others) was a bare
+    # "[Errno 2] No such file or directory: '/proc/x'", naming neither the flag nor the fix
+    import importlib
+
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    for script, flags in (("grpo", ["--model", "tiny"]), ("sft", ["--model", "tiny"]),
+                          ("distill", ["--teacher", "tiny", "--student_from_teacher"]),
+                          ("evaluate", ["--model", "tiny"]), ("pipeline", ["--model", "tiny"])):
+        module = importlib.import_module(script)
+        train = getattr(module, {"evaluate": "evaluate", "pipeline": "run"}.get(script, "train"))
+        argv = [*flags, "--output_dir", "/proc/rr-run/x"]
+        assert cli.main(train, lambda a: cli.parse(module.Config, a), argv) == 2, script
+        err = capsys.readouterr().err
+        assert err.startswith("error: --output_dir /proc/rr-run/x: the folder cannot be made "
+                              "(No such file or directory: /proc/rr-run); pass a folder you "
+                              "can write"), (script, err)
+
+
 @pytest.mark.parametrize("script", ["grpo", "sft", "distill"])
 def test_an_output_dir_that_holds_a_model_is_refused_keeping_it(tmp_path, monkeypatch, script):
     # --output_dir the --model folder: the run's config.json went over the model's, and the
