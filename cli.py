@@ -8,7 +8,8 @@ Plumbing shared by `sft.py`, `grpo.py`, `distill.py`, `evaluate.py` and `pipelin
   `--output_dir=~/x`, which the shell leaves alone, is the home folder's x (`expand_home`).
 * `main(run, parse)`: runs a script; a user mistake (a bad value, a missing file, a malformed
   row) prints one line naming the problem and the fix, with no traceback (`RR_TRACEBACK=1`
-  shows it); Ctrl-C prints the step reached, the last saved step and the command that resumes.
+  shows it); Ctrl-C prints the step reached, the last saved step and the command that resumes,
+  and so does SIGTERM (a scheduler's stop, `kill`), which ended the run without a word.
   A command line first runs itself again with tcmalloc preloaded where it is installed
   (`tcmalloc_env`).
 * `check_positive`, `check_sampling`: values that would make training meaningless, refused at
@@ -24,7 +25,9 @@ import json
 import math
 import os
 import shlex
+import signal
 import sys
+import threading
 
 from transformers import HfArgumentParser
 
@@ -353,24 +356,35 @@ def tcmalloc_env(argv: list[str], env: dict) -> dict | None:
     return None if lib is None else {**env, "LD_PRELOAD": f"{lib} {preloaded}".strip()}
 
 
+def _terminated(signum, frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def main(run, parse_fn, argv: list[str] | None = None) -> int:
     """`run(parse_fn(argv))` with errors a person can act on. Returns the exit status."""
     if argv is None and (env := tcmalloc_env(sys.argv[1:], dict(os.environ))):
         os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)   # never returns
     argv = sys.argv[1:] if argv is None else argv
     earlier = ACTIVE["run"]
+    # SIGTERM stops the run as Ctrl-C does: a save under way is finished or removed whole
+    # (runs._removed_on_error), and the resume command is printed; it was a silent exit
+    main_thread = threading.current_thread() is threading.main_thread()
+    default_term = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
     try:
         try:
             run(parse_fn(argv))
         finally:        # a run refused at start leaves no empty folder behind
             if ACTIVE["run"] not in (None, earlier):
                 ACTIVE["run"].remove_if_unused()
+            if main_thread:
+                signal.signal(signal.SIGTERM, default_term)
         return 0
     except UsageError as e:
         print(f"error: {e.message}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"\n{interrupted_message(argv)}", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        signalled = "SIGTERM: " if e.args == ("SIGTERM",) else ""
+        print(f"\n{signalled}{interrupted_message(argv)}", file=sys.stderr)
         return 130
     except USER_ERRORS as e:
         if os.environ.get("RR_TRACEBACK"):

@@ -475,6 +475,25 @@ def test_ctrl_c_says_where_the_last_save_is_and_how_to_resume(tmp_path):
     assert "the last save is step" in err and f"in {out}" in err and "--resume" in err
 
 
+def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path, capsys):
+    # a scheduler's stop (SIGTERM) ended the run without a word: no step, no resume command
+    def trains(cfg):
+        run_dir = runs.RunDir(tmp_path / "r", config={"a": 1})
+        run_dir.saved_step = run_dir.logged_step = 3
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)       # the signal is handled between two bytecodes of this wait
+
+    before = signal.signal(signal.SIGTERM, lambda *a: None)    # pytest's own is to die
+    try:
+        assert cli.main(trains, lambda argv: None, ["--output_dir", str(tmp_path / "r")]) == 130
+        assert signal.getsignal(signal.SIGTERM) is not cli._terminated     # put back after
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    err = capsys.readouterr().err
+    assert f"SIGTERM: interrupted at step 3; the last save is step 3 in {tmp_path / 'r'}" in err
+    assert "--resume" in err and "Traceback" not in err
+
+
 def test_pipeline_checks_every_stage_at_start(tmp_path):
     p = run(
         "pipeline.py",
