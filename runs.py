@@ -5,6 +5,8 @@ intervals)."""
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import json
 import math
 import os
@@ -282,6 +284,38 @@ def keep_earlier(path: Path, overwrite: bool):
                          "--overwrite to replace it (nothing was changed)")
 
 
+# The run folders this process holds locked: folder -> its open descriptor (`lock_run_dir`)
+_LOCKS: dict[Path, int] = {}
+
+
+def lock_run_dir(root: Path):
+    """Holds `root` for this process until it exits (flock on the folder itself, so no file is
+    added; the kernel lets go when the process ends, even if killed). A second run on the same
+    --output_dir at once interleaved its metrics and checkpoints with the first's: refused.
+    Where the file system cannot lock (some network disks) the run goes on unlocked."""
+    root = root.resolve()
+    if root in _LOCKS:          # this process's earlier run there (pipeline stages, tests)
+        return
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        os.close(fd)
+        if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+            raise ValueError(f"--output_dir {root}: another run is writing to it now (two runs "
+                             "in one folder interleave their metrics and checkpoints); wait for "
+                             "it to end, or pass another --output_dir (nothing was changed)"
+                             ) from None
+        return
+    _LOCKS[root] = fd
+
+
+def unlock_run_dir(root: Path):
+    fd = _LOCKS.pop(root.resolve(), None)
+    if fd is not None:
+        os.close(fd)
+
+
 def peak_rss_gb() -> float:
     """This process's peak resident memory in GB (Linux reports ru_maxrss in KiB). The vLLM
     engine runs in this process, so its weights and KV cache are counted."""
@@ -296,6 +330,8 @@ class RunDir:
         self.root = Path(root)
         self.made = not self.root.exists()      # by this run: removed if it stays empty
         make_dir(self.root)
+        if distributed.is_main():
+            lock_run_dir(self.root)
         self.logged_step, self.saved_step = 0, 0        # for the Ctrl-C message (cli.main)
         cli.ACTIVE["run"] = self
         self._config = None
@@ -324,6 +360,7 @@ class RunDir:
     def remove_if_unused(self):
         """The folder this run made, while it holds nothing (the run was refused at start)."""
         if self.made and self.root.is_dir() and not any(self.root.iterdir()):
+            unlock_run_dir(self.root)
             self.root.rmdir()
 
     @property

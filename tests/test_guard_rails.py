@@ -143,6 +143,28 @@ def test_a_warm_up_as_long_as_the_run_says_the_full_rate_is_never_reached(tmp_pa
         assert ("[distill] note: --warmup_steps" in capsys.readouterr().out) == note
 
 
+def test_a_second_run_in_a_folder_in_use_is_refused_until_the_first_ends(tmp_path):
+    # two runs on one --output_dir at once both trained, interleaving their metrics.jsonl lines
+    # and swapping checkpoints under each other
+    root = tmp_path / "r"
+    root.mkdir()
+    first = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], "
+         "os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX); print('running', flush=True); "
+         "time.sleep(120)", str(root)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert first.stdout.readline() == "running\n"
+        with pytest.raises(ValueError, match="another run is writing to it now .*wait for it to "
+                                             "end, or pass another --output_dir"):
+            runs.open_run(root, {"a": 1}, resume=False, overwrite=False)
+        assert list(root.iterdir()) == []
+    finally:
+        first.kill()
+        first.wait()
+    runs.open_run(root, {"a": 1}, resume=False, overwrite=False).log({"step": 1})
+    runs.RunDir(root, {"a": 1}, resume=True)      # this process's own lock: a resume goes on
+
+
 def test_a_damaged_state_file_is_named_with_the_fix_and_nothing_is_touched(tmp_path):
     run_dir = runs.RunDir(tmp_path / "r", config={"max_steps": 10})
     run_dir.log({"step": 1, "loss": 0.5})
