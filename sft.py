@@ -133,8 +133,8 @@ class Config:
     save_steps: int = field(default=50, metadata={"help": (
         "checkpoint (model + state.pt) every N steps")})
     bf16: str = field(default="auto", metadata={"help": (
-        "bfloat16 autocast: auto (a GPU with bf16, a CPU with AVX512-BF16 or AMX), true, false"),
-        "choices": ["auto", "true", "false"]})
+        "bfloat16 autocast: auto (a GPU with bf16, a CPU with AVX512-BF16 or AMX), true, false; "
+        "--bf16 alone: true"), "choices": ["auto", "true", "false"], "nargs": "?", "const": "true"})
     max_repetition: float = field(default=0.5, metadata={"help": (
         "filter: drop responses whose fraction of repeated word 8-grams exceeds this")})
     eval_problems: int = field(default=64, metadata={"help": (

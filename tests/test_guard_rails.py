@@ -1363,6 +1363,9 @@ def test_bf16_where_the_machine_has_none_is_said(monkeypatch, capsys, script):
         out = capsys.readouterr().out
         assert ("--bf16 true: this CPU (no AVX512-BF16 or AMX) has no bfloat16 math, so it is "
                 "emulated" in out) == note, out
+    # TRL's habit, --bf16 alone, was "argument --bf16: expected one argument"
+    assert [module.parse(args).bf16 for args in (["--bf16"], ["--bf16", "--seed", "1"], [])] == [
+        "true", "true", "auto"]
 
 
 @pytest.mark.parametrize(
