@@ -282,6 +282,20 @@ def fewer_note(script: str, flag: str, asked: int, held: int, where: str, then: 
               flush=True)
 
 
+def check_modes_on(cfg, modes):
+    """A setting changed from its default for a mode that is off never applies: refused, naming
+    the switch (--max_tool_calls 5 without --tools, --target_entropy 0.3 without
+    --adaptive_entropy ran as if neither was given, without a word). `modes`: (the switch,
+    whether it is on, the names of the settings only it reads) for each mode."""
+    defaults = {f.name: f.default for f in dataclasses.fields(cfg)}
+    for switch, on, names in modes:
+        unused = [f"--{n} {getattr(cfg, n)}" for n in names if getattr(cfg, n) != defaults[n]]
+        if unused and not on(cfg):
+            verb, it = ("applies", "it") if len(unused) == 1 else ("apply", "them")
+            raise ValueError(f"{', '.join(unused)} never {verb} without {switch}; add {switch}, "
+                             f"or drop {it}")
+
+
 def check_sampling(temperature: float, top_p: float, what: str = "training rollouts"):
     """Sampling that training can learn from: temperature > 0 (log-probs divide the logits by it;
     0 would be greedy and give NaN weights) and top_p in (0, 1]."""

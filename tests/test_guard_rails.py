@@ -968,6 +968,7 @@ def test_distill_refuses_a_student_with_another_chat_template(tiny, tokenizer):
                                                                     "is not below"),
         (["--k", "2", "--temperature", "0"], "--temperature 0.0: k > 1 samples"),
         (["--math_levels", "7"], "--math_levels '7'"),  # was silently accepted
+        (["--max_tool_calls", "5"], "--max_tool_calls 5 never applies without --tools"),
         (["--threads", "-2"], "--threads -2: cannot be negative"),
         (["--model", "/no/such/ckpt"], "no such folder"),
     ],
@@ -1288,6 +1289,13 @@ def test_a_bad_flag_value_is_one_line_without_the_usage(capsys, tmp_path):
          "--truncated_reward -1.0 never applies: --score_truncated false keeps"),
         (["--rewards", "phi4", "--truncated_reward", "-1"],
          "--truncated_reward -1.0 never applies: --rewards 'phi4' scores them itself"),
+        # a setting of a mode that is off trained as if it were not given
+        (["--max_tool_calls", "5"], "--max_tool_calls 5 never applies without --tools; add"),
+        (["--target_entropy", "0.3", "--entropy_coef_max", "0.01"],
+         "--target_entropy 0.3, --entropy_coef_max 0.01 never apply without --adaptive_entropy"),
+        (["--kl_anneal_steps", "100"], "--kl_anneal_steps 100 never applies without --kl_anneal"),
+        (["--refilter_each_stage"], "--refilter_each_stage True never applies without "
+                                    "--pass_rate_samples K"),
     ],
 )
 def test_grpo_refuses_values_that_passed_its_checks(args, needle):
