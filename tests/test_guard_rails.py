@@ -903,6 +903,11 @@ def test_pipeline_names_a_full_disk_in_a_stage_without_a_traceback(tmp_path, mon
         (["--student_from_teacher", "--dtype", "float8"], "--dtype 'float8' is not one of"),
         (["--student_from_teacher", "--device", "tpu"], "--device 'tpu' is not one of"),
         ([], "no student: pass --student MODEL"),
+        # named after the teacher had answered every prompt; a folder was to be deleted
+        (["--student_from_teacher", "--teacher_cache", "/proc/rr/t.jsonl"],
+         "--teacher_cache /proc/rr: the folder cannot be made"),
+        (["--student_from_teacher", "--teacher_cache", "/"], "--teacher_cache / is a folder; "
+                                                              "name a file in it"),
         (["--student", "/no/such/student"], "no such folder"),
         (["--student_from_teacher", "--task", "x.jsonl", "--answer_field", "none",
           "--filter_correct", "true"], "--filter_correct keeps the teacher answers"),
