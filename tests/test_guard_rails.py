@@ -820,6 +820,23 @@ def test_pipeline_resume_refuses_another_recipe_and_damaged_records_changing_not
     assert (out / "pipeline.json").read_text() == before
 
 
+def test_pipeline_resume_of_no_run_is_refused(tmp_path, monkeypatch):
+    # --resume on a missing or empty folder (a typo in its name) ran a whole new pipeline
+    import pipeline
+    import sft
+    import stage_eval
+
+    monkeypatch.setattr(stage_eval, "eval_stage", lambda *a, **k: pytest.fail("evaluated"))
+    monkeypatch.setattr(sft, "train", lambda *a, **k: pytest.fail("trained"))
+    (tmp_path / "empty").mkdir()
+    for out in (tmp_path / "missing", tmp_path / "empty"):
+        with pytest.raises(ValueError, match="--resume: .* holds no run to resume .*drop "
+                                             "--resume to start one there"):
+            pipeline.run(pipeline.parse(["--model", "tiny", "--output_dir", str(out),
+                                         "--resume"]))
+    assert [p.name for p in tmp_path.iterdir()] == ["empty"]
+
+
 def test_pipeline_shows_a_stages_damaged_state_in_one_line_and_keeps_the_rest(
     tmp_path, monkeypatch, capsys
 ):
