@@ -307,8 +307,9 @@ def check_sampling(temperature: float, top_p: float, what: str = "training rollo
         raise ValueError(f"--top_p {top_p}: must lie in (0, 1]; 1.0 turns nucleus sampling off")
 
 
-# The run being trained, for the Ctrl-C message: runs.RunDir registers itself here.
-ACTIVE = {"run": None}
+# The run being trained, for the Ctrl-C message: runs.RunDir registers itself here; "stages":
+# pipeline.py's, whose --resume also restarts a stage that saved nothing (it has no --overwrite).
+ACTIVE = {"run": None, "stages": False}
 
 # The disk, not the command: a write that failed for these was a traceback. (why, the fix)
 _ELSEWHERE = "pass an --output_dir (RR_CACHE for the model cache) on "
@@ -343,10 +344,14 @@ def interrupted_message(argv: list[str]) -> str:
                       if a not in ("--overwrite",))
     if run is None:
         return "interrupted before the run started; nothing was written"
+    again = resume if "--resume" in argv else f"{resume} --resume"
+    if ACTIVE["stages"]:
+        saved = f"its last save is step {run.saved_step}" if run.saved_step else "it saved nothing"
+        return (f"interrupted at step {run.logged_step} of the stage in {run.root} ({saved}); "
+                f"earlier stages are kept. Resume with: {again}")
     if not run.saved_step:
         return (f"interrupted at step {run.logged_step} in {run.root}; nothing was saved yet "
                 f"(--save_steps sets how often). Start again with: {resume} --overwrite")
-    again = resume if "--resume" in argv else f"{resume} --resume"
     return (f"interrupted at step {run.logged_step}; the last save is step {run.saved_step} in "
             f"{run.root}. Resume with: {again}")
 
@@ -379,7 +384,7 @@ def main(run, parse_fn, argv: list[str] | None = None) -> int:
     if argv is None and (env := tcmalloc_env(sys.argv[1:], dict(os.environ))):
         os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)   # never returns
     argv = sys.argv[1:] if argv is None else argv
-    earlier = ACTIVE["run"]
+    earlier, ACTIVE["stages"] = ACTIVE["run"], False
     # SIGTERM stops the run as Ctrl-C does: a save under way is finished or removed whole
     # (runs._removed_on_error), and the resume command is printed; it was a silent exit
     main_thread = threading.current_thread() is threading.main_thread()

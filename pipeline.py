@@ -523,6 +523,7 @@ def check_flags(cfg: Config):
 def run(cfg: Config) -> list[dict]:
     """The recipe's stages in order: each one configured, trained, evaluated on held-out
     problems and added to the table; then the table and the figures (`stage_eval`)."""
+    cli.ACTIVE["stages"] = True     # Ctrl-C: resumed with --resume, as a stage that failed
     if cfg.recipe not in RECIPES:
         raise cli.UsageError(f"--recipe {cfg.recipe!r} is not one of {', '.join(RECIPES)}")
     if cfg.scale not in ("demo", "small", "full"):

@@ -516,6 +516,21 @@ def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path, capsys):
     assert "--resume" in err and "Traceback" not in err
 
 
+
+def test_a_pipeline_stopped_in_a_stage_is_resumed_with_its_own_flag(tmp_path, monkeypatch):
+    # a stage stopped before its first save said "Start again with: ... pipeline.py ...
+    # --overwrite", a flag pipeline.py does not have; its --resume restarts such a stage
+    import types
+
+    stage = types.SimpleNamespace(root=tmp_path / "p" / "02-grpo", saved_step=0, logged_step=2)
+    monkeypatch.setitem(cli.ACTIVE, "run", stage)
+    monkeypatch.setitem(cli.ACTIVE, "stages", True)
+    message = cli.interrupted_message(["--output_dir", str(tmp_path / "p")])
+    assert message.startswith(f"interrupted at step 2 of the stage in {stage.root} (it saved "
+                              "nothing); earlier stages are kept. Resume with: ")
+    assert message.endswith(f"--output_dir {tmp_path / 'p'} --resume"), message
+
+
 def test_pipeline_checks_every_stage_at_start(tmp_path):
     p = run(
         "pipeline.py",
