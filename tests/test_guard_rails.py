@@ -1209,7 +1209,13 @@ def test_a_model_path_that_is_no_checkpoint_says_what_it_is(tmp_path):
     (tmp_path / "tok").mkdir()
     (tmp_path / "tok" / "tokenizer_config.json").write_text("{}")
     (tmp_path / "m.Q4_K_M.gguf").write_bytes(b"GGUF\x03\x00\x00\x00")
-    for name, needle in (("lora", "holds a LoRA/PEFT adapter, not a whole model: merge it"),
+    # a run's folder, whose model is in checkpoint/: 'no weights ... copy the missing files'
+    (tmp_path / "run" / "checkpoint").mkdir(parents=True)
+    for folder in (tmp_path / "run", tmp_path / "run" / "checkpoint"):
+        (folder / "config.json").write_text("{}")
+    for name, needle in (("run", f"is a training run's folder, not its model: pass its "
+                                 f"checkpoint, {tmp_path / 'run' / 'checkpoint'}"),
+                         ("lora", "holds a LoRA/PEFT adapter, not a whole model: merge it"),
                          ("tok", "holds a tokenizer, but no model"),
                          ("m.Q4_K_M.gguf", "(a GGUF file, llama.cpp's format: pass the "
                                            "transformers folder")):
