@@ -8,7 +8,8 @@ Plumbing shared by `sft.py`, `grpo.py`, `distill.py`, `evaluate.py` and `pipelin
   `--output_dir=~/x`, which the shell leaves alone, is the home folder's x (`expand_home`).
 * `main(run, parse)`: runs a script; a user mistake (a bad value, a missing file, a malformed
   row) prints one line naming the problem and the fix, with no traceback (`RR_TRACEBACK=1`
-  shows it); Ctrl-C prints the step reached, the last saved step and the command that resumes.
+  shows it); Ctrl-C prints the step reached, the last saved step and the command that resumes,
+  and so does SIGTERM (a scheduler's stop, `kill`), which ended the run without a word.
   A command line first runs itself again with tcmalloc preloaded where it is installed
   (`tcmalloc_env`).
 * `check_positive`, `check_sampling`: values that would make training meaningless, refused at
@@ -24,7 +25,9 @@ import json
 import math
 import os
 import shlex
+import signal
 import sys
+import threading
 
 from transformers import HfArgumentParser
 
@@ -279,6 +282,20 @@ def fewer_note(script: str, flag: str, asked: int, held: int, where: str, then: 
               flush=True)
 
 
+def check_modes_on(cfg, modes):
+    """A setting changed from its default for a mode that is off never applies: refused, naming
+    the switch (--max_tool_calls 5 without --tools, --target_entropy 0.3 without
+    --adaptive_entropy ran as if neither was given, without a word). `modes`: (the switch,
+    whether it is on, the names of the settings only it reads) for each mode."""
+    defaults = {f.name: f.default for f in dataclasses.fields(cfg)}
+    for switch, on, names in modes:
+        unused = [f"--{n} {getattr(cfg, n)}" for n in names if getattr(cfg, n) != defaults[n]]
+        if unused and not on(cfg):
+            verb, it = ("applies", "it") if len(unused) == 1 else ("apply", "them")
+            raise ValueError(f"{', '.join(unused)} never {verb} without {switch}; add {switch}, "
+                             f"or drop {it}")
+
+
 def check_sampling(temperature: float, top_p: float, what: str = "training rollouts"):
     """Sampling that training can learn from: temperature > 0 (log-probs divide the logits by it;
     0 would be greedy and give NaN weights) and top_p in (0, 1]."""
@@ -290,8 +307,9 @@ def check_sampling(temperature: float, top_p: float, what: str = "training rollo
         raise ValueError(f"--top_p {top_p}: must lie in (0, 1]; 1.0 turns nucleus sampling off")
 
 
-# The run being trained, for the Ctrl-C message: runs.RunDir registers itself here.
-ACTIVE = {"run": None}
+# The run being trained, for the Ctrl-C message: runs.RunDir registers itself here; "stages":
+# pipeline.py's, whose --resume also restarts a stage that saved nothing (it has no --overwrite).
+ACTIVE = {"run": None, "stages": False}
 
 # The disk, not the command: a write that failed for these was a traceback. (why, the fix)
 _ELSEWHERE = "pass an --output_dir (RR_CACHE for the model cache) on "
@@ -326,10 +344,14 @@ def interrupted_message(argv: list[str]) -> str:
                       if a not in ("--overwrite",))
     if run is None:
         return "interrupted before the run started; nothing was written"
+    again = resume if "--resume" in argv else f"{resume} --resume"
+    if ACTIVE["stages"]:
+        saved = f"its last save is step {run.saved_step}" if run.saved_step else "it saved nothing"
+        return (f"interrupted at step {run.logged_step} of the stage in {run.root} ({saved}); "
+                f"earlier stages are kept. Resume with: {again}")
     if not run.saved_step:
         return (f"interrupted at step {run.logged_step} in {run.root}; nothing was saved yet "
                 f"(--save_steps sets how often). Start again with: {resume} --overwrite")
-    again = resume if "--resume" in argv else f"{resume} --resume"
     return (f"interrupted at step {run.logged_step}; the last save is step {run.saved_step} in "
             f"{run.root}. Resume with: {again}")
 
@@ -353,19 +375,35 @@ def tcmalloc_env(argv: list[str], env: dict) -> dict | None:
     return None if lib is None else {**env, "LD_PRELOAD": f"{lib} {preloaded}".strip()}
 
 
+def _terminated(signum, frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def main(run, parse_fn, argv: list[str] | None = None) -> int:
     """`run(parse_fn(argv))` with errors a person can act on. Returns the exit status."""
     if argv is None and (env := tcmalloc_env(sys.argv[1:], dict(os.environ))):
         os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)   # never returns
     argv = sys.argv[1:] if argv is None else argv
+    earlier, ACTIVE["stages"] = ACTIVE["run"], False
+    # SIGTERM stops the run as Ctrl-C does: a save under way is finished or removed whole
+    # (runs._removed_on_error), and the resume command is printed; it was a silent exit
+    main_thread = threading.current_thread() is threading.main_thread()
+    default_term = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
     try:
-        run(parse_fn(argv))
+        try:
+            run(parse_fn(argv))
+        finally:        # a run refused at start leaves no empty folder behind
+            if ACTIVE["run"] not in (None, earlier):
+                ACTIVE["run"].remove_if_unused()
+            if main_thread:
+                signal.signal(signal.SIGTERM, default_term)
         return 0
     except UsageError as e:
         print(f"error: {e.message}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"\n{interrupted_message(argv)}", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        signalled = "SIGTERM: " if e.args == ("SIGTERM",) else ""
+        print(f"\n{signalled}{interrupted_message(argv)}", file=sys.stderr)
         return 130
     except USER_ERRORS as e:
         if os.environ.get("RR_TRACEBACK"):

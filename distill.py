@@ -365,6 +365,15 @@ def teacher_outputs(teacher, tok, tasks, prompts, flags, cfg: Config, path: Path
     return rows
 
 
+def check_cache_path(path: Path):
+    """--teacher_cache names a file whose folder can be made; a folder was read as a damaged
+    cache, with the advice to delete it."""
+    if path.is_dir():
+        raise ValueError(f"--teacher_cache {path} is a folder; name a file in it, e.g. "
+                         f"--teacher_cache {path / 'teacher_samples.jsonl'}")
+    runs.make_dir(path.parent, "--teacher_cache")
+
+
 def off_policy_data(teacher, tok, tasks, prompts, flags, cfg: Config,
                     run: runs.RunDir) -> list[dict]:
     """`teacher_outputs` (cached in --teacher_cache or the run directory); with --filter_correct
@@ -462,6 +471,8 @@ def train(cfg: Config) -> Path:
     # since in a pipeline's dry run the folder is an earlier stage's checkpoint, not written yet
     for model in filter(None, (cfg.teacher, cfg.student)):
         models.checked_path(model)
+    if cfg.teacher_cache:   # checked now: its folder was made after the teacher had answered
+        check_cache_path(Path(cfg.teacher_cache))
     runs.set_threads(cfg.threads)
     distributed.dist_init()                        # under torchrun: join the process group
     data.set_prompt_style(cfg.prompt_style)

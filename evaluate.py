@@ -198,6 +198,7 @@ def check_config(cfg: Config):
     a KeyError)."""
     cli.check_positive(cfg, "k", "max_completion_length")
     cli.check_non_negative(cfg, "eval_problems", "threads", "max_tool_calls")
+    cli.check_modes_on(cfg, [("--tools", lambda c: c.tools, ("max_tool_calls",))])
     cli.check_seed(cfg.seed)
     if cfg.k > 1:   # k identical greedy samples would make pass@k equal pass@1
         cli.check_sampling(cfg.temperature, cfg.top_p, "k > 1 samples per problem")
@@ -233,8 +234,7 @@ def check_config(cfg: Config):
 def evaluate(cfg: Config) -> Path:
     check_config(cfg)
     runs.set_threads(cfg.threads)
-    out = Path(cfg.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = runs.make_dir(cfg.output_dir)
     tasks = load_eval_tasks(cfg)         # a bad --task file is named before the model loads
     model, tok = models.load_policy(cfg.model)
     data.set_prompt_style(cfg.prompt_style)
@@ -265,9 +265,11 @@ def evaluate(cfg: Config) -> Path:
               f"--max_completion_length {cfg.max_completion_length} tokens before it ended, so "
               "their accuracy measures that length, not the model; raise --max_completion_length "
               "(a thinking answer needs room for its reasoning too)")
-    (out / "results.json").write_text(json.dumps({"config": asdict(cfg), "results": results},
-                                                 indent=2))
-    (out / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
+    # each in whole or not at all (a kill mid-write left a cut JSON over the earlier one);
+    # results.json, which marks an evaluation done, last
+    runs.atomic_write_text(out / "samples.jsonl", "".join(json.dumps(s) + "\n" for s in samples))
+    runs.atomic_write_text(out / "results.json", json.dumps({"config": asdict(cfg),
+                                                             "results": results}, indent=2))
     if budgets:
         fig, ax = plt.subplots(figsize=(5, 3.5))
         for mode in [m for m in modes if m != "off"]:

@@ -138,8 +138,8 @@ class Config:
     mini_batch_size: int = flag(0, "completions per optimizer step (0: all, one step per pass)")
     micro_batch_size: int = flag(8, "completions per forward/backward (gradients accumulate)")
     bf16: str = flag("auto", "bfloat16 autocast of the training forward (float32 weights): auto "
-        "(a GPU with bf16, a CPU with AVX512-BF16 or AMX), true, false",
-        choices=["auto", "true", "false"])
+        "(a GPU with bf16, a CPU with AVX512-BF16 or AMX), true, false; --bf16 alone: true",
+        choices=["auto", "true", "false"], nargs="?", const="true")
     share_prompt: bool = flag(True, "run each distinct prompt through the decoder once per "
         "micro-batch and its rollouts, packed without padding, on top of its KV cache (same "
         "log-probs and gradients up to rounding; G=8, 50-token prompts: ~1/3 fewer decoder tokens)")

@@ -128,6 +128,16 @@ def check_conflicts(cfg, longest: int):
         raise ValueError(f"--eval_samples {cfg.eval_samples} with --eval_temperature 0: greedy "
                          "samples are all the same answer; sample with --eval_temperature 0.6 "
                          "(Skywork-OR1), or use --eval_samples 1")
+    cli.check_modes_on(cfg, MODES)
+
+
+# grpo's modes: (the switch, whether it is on, the settings only it reads)
+MODES = (("--tools", lambda c: c.tools, ("max_tool_calls",)),
+         ("--kl_anneal cosine", lambda c: c.kl_anneal != "none", ("beta_min", "kl_anneal_steps")),
+         ("--adaptive_entropy", lambda c: c.adaptive_entropy,
+          ("target_entropy", "entropy_coef_delta", "entropy_coef_min", "entropy_coef_max")),
+         ("--pass_rate_samples K", lambda c: c.pass_rate_samples > 0,
+          ("pass_rate_min", "pass_rate_max", "refilter_each_stage")))
 
 
 def load_task_splits(cfg) -> tuple[list[dict], list[dict]]:

@@ -133,6 +133,12 @@ def checked_path(name: str) -> str:
                 "from)" if path.suffix.lower() == ".gguf" else "")
         raise FileNotFoundError(f"model {name!r} is a file, not a folder{what}. {fix}")
     if path.is_dir():
+        weights = any(path.glob("*.safetensors")) or any(path.glob("pytorch_model*.bin"))
+        if (path / "checkpoint" / "config.json").exists() and not weights:
+            # a run's folder: its config.json is the run's settings, so it passed as a model
+            # and failed as one without weights ('copy the missing files')
+            raise FileNotFoundError(f"model {name!r} is a training run's folder, not its model: "
+                                    f"pass its checkpoint, {path / 'checkpoint'}")
         if not (path / "config.json").exists():
             inner = sorted(str(c.parent) for c in path.glob("*/checkpoint/config.json"))[:3]
             hint = f" Checkpoints inside it: {', '.join(inner)}." if inner else ""

@@ -46,6 +46,7 @@ import pipeline_run
 import rewards
 import runs
 import stage_eval
+import training
 from cli import flag
 
 
@@ -522,6 +523,7 @@ def check_flags(cfg: Config):
 def run(cfg: Config) -> list[dict]:
     """The recipe's stages in order: each one configured, trained, evaluated on held-out
     problems and added to the table; then the table and the figures (`stage_eval`)."""
+    cli.ACTIVE["stages"] = True     # Ctrl-C: resumed with --resume, as a stage that failed
     if cfg.recipe not in RECIPES:
         raise cli.UsageError(f"--recipe {cfg.recipe!r} is not one of {', '.join(RECIPES)}")
     if cfg.scale not in ("demo", "small", "full"):
@@ -543,7 +545,7 @@ def run(cfg: Config) -> list[dict]:
     if cfg.resume:
         # before pipeline.json is rewritten: nothing changed
         pipeline_run.check_resumable(cfg, out, stage_plan(stages, cfg, out))
-    out.mkdir(parents=True, exist_ok=True)
+    runs.make_dir(out)
     runs.atomic_write_text(out / "pipeline.json", json.dumps(dataclasses.asdict(cfg), indent=2))
     evals = evaluations(cfg, out, t_start)
     evals.evaluate_base(cfg.model, eval_settings(stages[0], cfg))
@@ -581,14 +583,19 @@ def run(cfg: Config) -> list[dict]:
             user = isinstance(e, cli.USER_ERRORS) or cli.disk_error(e)    # a full disk too
             if not user or os.environ.get("RR_TRACEBACK"):
                 traceback.print_exc()
+            # one line: the stage, why, its log, what is kept and the fix (a traceback above it);
             # the script's own fix names its flags; here a stage restarts without its state.pt
-            restart = (f"\nTo train the stage again from its start, delete "
-                       f"{stage_dir / 'state.pt'} and rerun with --resume."
+            restart = (f"; to train the stage again from its start, delete "
+                       f"{stage_dir / 'state.pt'} first"
                        if "state.pt" in str(e) and not cli.disk_error(e) else "")
             why = cli.disk_message(e) if cli.disk_error(e) else f"{type(e).__name__}: {e}"
-            raise SystemExit(f"\nstage {i} '{stage.name}' ({stage.script}.py) failed: "
-                             f"{why}\nEarlier stages' outputs are kept in "
-                             f"{out}; fix the cause and rerun with --resume.{restart}") from None
+            log = stage_dir / "metrics.jsonl"
+            log = f"its log: {log}" if log.exists() else f"it logged no step ({stage_dir})"
+            line = (f"stage {i} '{stage.name}' ({stage.script}.py) failed: {' '.join(why.split())}"
+                    f"; {log}; the earlier stages' outputs are kept in {out}: fix the cause and "
+                    f"rerun with --resume{restart}")
+            # exit status 2 for a user's mistake, as the script's own; 1 for a bug
+            raise (cli.UsageError(line) if user else SystemExit(f"error: {line}")) from None
         runs.atomic_write_text(stage_dir / "DONE.json", json.dumps(row, indent=2))
         evals.put(row)
 
@@ -596,7 +603,7 @@ def run(cfg: Config) -> list[dict]:
                for i, s, d, m, t in stage_plan(stages, cfg, out)]
     rows = evals.finish(figures, f"{cfg.recipe} ({cfg.scale})", out)
     print(f"\nwall time {(time.time() - t_start) / 60:.1f} min"
-          + (f" (budget {evals.budget_min:g} min, --time_budget_minutes)"
+          + (f" (budget {training.duration(60 * evals.budget_min)}, --time_budget_minutes)"
              if evals.budget_min else "") + f", peak RSS {runs.peak_rss_gb():.1f} GB")
     return rows
 

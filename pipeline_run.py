@@ -122,6 +122,10 @@ def check_resumable(cfg, out: Path, plan):
     finished stages with the same --set items and step scale, and its table and stage records
     read; otherwise one line with the fix, before anything in `out` is written. `plan`: the
     recipe's `pipeline.stage_plan`."""
+    if not out.is_dir() or not any(out.iterdir()):     # it ran a whole new pipeline
+        raise ValueError(f"--resume: {out} holds no run to resume (it is missing or empty); drop "
+                         "--resume to start one there, or pass the --output_dir of the run to "
+                         "continue (nothing was changed)")
     if (out.is_dir() and any(out.iterdir()) and not (out / "pipeline.json").exists()
             and not any(d.is_dir() and re.match(r"\d\d-", d.name) for d in out.iterdir())):
         raise ValueError(f"--resume: {out} holds no pipeline run (no pipeline.json, no stage "

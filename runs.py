@@ -5,6 +5,8 @@ intervals)."""
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import json
 import math
 import os
@@ -260,9 +262,17 @@ def check_folder_path(root: str | Path, flag: str = "--output_dir") -> Path:
 
 def make_dir(root: str | Path, flag: str = "--output_dir") -> Path:
     """`root`, made now, so that a folder that cannot be written (a file in its way, a read-only
-    disk) fails at start and not after the work that would have gone in it."""
+    disk) fails at start and not after the work that would have gone in it. One that cannot be
+    made is named with its flag ('/proc/x' was a bare '[Errno 2] No such file or directory')."""
     root = check_folder_path(root, flag)
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        if cli.disk_error(e):      # a full or read-only disk: cli.disk_message names it
+            raise
+        raise ValueError(f"{flag} {root}: the folder cannot be made ({e.strerror}: "
+                         f"{e.filename}); pass a folder you can write, e.g. {flag} runs/NAME "
+                         "(nothing was changed)") from None
     return root
 
 
@@ -272,6 +282,38 @@ def keep_earlier(path: Path, overwrite: bool):
     if path.exists() and not overwrite:
         raise ValueError(f"{path} holds an earlier result; pass another --output_dir, or "
                          "--overwrite to replace it (nothing was changed)")
+
+
+# The run folders this process holds locked: folder -> its open descriptor (`lock_run_dir`)
+_LOCKS: dict[Path, int] = {}
+
+
+def lock_run_dir(root: Path):
+    """Holds `root` for this process until it exits (flock on the folder itself, so no file is
+    added; the kernel lets go when the process ends, even if killed). A second run on the same
+    --output_dir at once interleaved its metrics and checkpoints with the first's: refused.
+    Where the file system cannot lock (some network disks) the run goes on unlocked."""
+    root = root.resolve()
+    if root in _LOCKS:          # this process's earlier run there (pipeline stages, tests)
+        return
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        os.close(fd)
+        if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+            raise ValueError(f"--output_dir {root}: another run is writing to it now (two runs "
+                             "in one folder interleave their metrics and checkpoints); wait for "
+                             "it to end, or pass another --output_dir (nothing was changed)"
+                             ) from None
+        return
+    _LOCKS[root] = fd
+
+
+def unlock_run_dir(root: Path):
+    fd = _LOCKS.pop(root.resolve(), None)
+    if fd is not None:
+        os.close(fd)
 
 
 def peak_rss_gb() -> float:
@@ -286,24 +328,40 @@ class RunDir:
 
     def __init__(self, root: str | Path, config=None, resume: bool = False):
         self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.made = not self.root.exists()      # by this run: removed if it stays empty
+        make_dir(self.root)
+        if distributed.is_main():
+            lock_run_dir(self.root)
         self.logged_step, self.saved_step = 0, 0        # for the Ctrl-C message (cli.main)
         cli.ACTIVE["run"] = self
         self._config = None
         if config is not None and distributed.is_main():
             self._config = json.dumps(_fields(config), indent=2, default=str)
-            if not (resume and self.state_path.exists()):
-                self.write_config()
-            # else after load_state: a resume that fails on a damaged state keeps the run's own
-        if not resume and distributed.is_main():
+        # config.json and the end of an earlier run's metrics (--overwrite) wait for the first
+        # metrics line or save: a run refused before it trains (no example fits, a response
+        # longer than the context) leaves no config.json and loses nothing of an earlier run.
+        # On --resume, load_state writes config.json once the state has loaded.
+        self._fresh = not resume and distributed.is_main()
+        self._t0 = time.time()
+
+    def begin(self):
+        """The run's first record: config.json, and for a new run no earlier metrics."""
+        if self._fresh:
             for f in ("metrics.jsonl", "samples.jsonl"):
                 (self.root / f).unlink(missing_ok=True)
-        self._t0 = time.time()
+            self._fresh = False
+        self.write_config()
 
     def write_config(self):
         if self._config is not None:
             atomic_write_text(self.root / "config.json", self._config)
             self._config = None
+
+    def remove_if_unused(self):
+        """The folder this run made, while it holds nothing (the run was refused at start)."""
+        if self.made and self.root.is_dir() and not any(self.root.iterdir()):
+            unlock_run_dir(self.root)
+            self.root.rmdir()
 
     @property
     def checkpoint(self) -> Path:
@@ -316,6 +374,7 @@ class RunDir:
     def log(self, metrics: dict, file: str = "metrics.jsonl"):
         if not distributed.is_main():
             return
+        self.begin()
         with open(self.root / file, "a") as f:
             f.write(json.dumps(metrics, default=float) + "\n")
         if file == "metrics.jsonl":
@@ -342,7 +401,8 @@ class RunDir:
         checkpoint is swapped in, then the state. A full disk or a kill in either write leaves
         both at the last save (the model was at the new step, state.pt at the old one, and
         --resume trained that step twice), with no temporary files taking space."""
-        self.write_config()
+        if distributed.is_main():
+            self.begin()
         tmp = self.state_path.with_name(f".{self.state_path.name}.tmp")
         with _removed_on_error(tmp, self.state_path):
             with open(tmp, "wb") as f:   # a file: torch.save(obj, name) hid the OSError

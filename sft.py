@@ -133,8 +133,8 @@ class Config:
     save_steps: int = field(default=50, metadata={"help": (
         "checkpoint (model + state.pt) every N steps")})
     bf16: str = field(default="auto", metadata={"help": (
-        "bfloat16 autocast: auto (a GPU with bf16, a CPU with AVX512-BF16 or AMX), true, false"),
-        "choices": ["auto", "true", "false"]})
+        "bfloat16 autocast: auto (a GPU with bf16, a CPU with AVX512-BF16 or AMX), true, false; "
+        "--bf16 alone: true"), "choices": ["auto", "true", "false"], "nargs": "?", "const": "true"})
     max_repetition: float = field(default=0.5, metadata={"help": (
         "filter: drop responses whose fraction of repeated word 8-grams exceeds this")})
     eval_problems: int = field(default=64, metadata={"help": (
@@ -243,7 +243,8 @@ def repurpose_think_tokens(tokenizer, ids: list[int] | None = None):
 # RoPE base rescaling (Phi-4-reasoning: base x2, context 16K -> 32K)
 # ----------------------------------------------------------------------------------------------
 def rescale_rope(model, factor: float, max_length: int) -> dict:
-    """rope_theta <- factor * rope_theta; max_position_embeddings <- max(it, max_length).
+    """rope_theta <- factor * rope_theta; max_position_embeddings <- max(it, max_length), said
+    where it grows (the checkpoint then claims that context).
 
     transformers >= 5 keeps the base in `config.rope_parameters["rope_theta"]` (per layer type
     for models such as Gemma3: {"full_attention": {...}, ...}); older ones in `config.rope_theta`.
@@ -260,7 +261,16 @@ def rescale_rope(model, factor: float, max_length: int) -> dict:
             config.rope_theta *= factor
         else:
             raise ValueError(f"{config.model_type}: no rope_theta found in the config")
-    if max_length > config.max_position_embeddings:
+    if max_length > config.max_position_embeddings:     # said: the checkpoint claims it
+        before = config.max_position_embeddings
+        how = (f"with the RoPE base x{factor:g}, it attends that far only after SFT on sequences "
+               "that long (Phi-4-reasoning: 16K -> 32K)" if factor != 1.0 else
+               "but --rope_theta_factor 1 leaves RoPE as trained: an example longer than "
+               f"{before} tokens trains at angles the model never saw. Keep --max_length <= "
+               f"{before}, or extend the context as Phi-4-reasoning does (--rope_theta_factor 2 "
+               "for twice it)")
+        print(f"[sft] note: --max_length {max_length} is above the model's context: its "
+              f"max_position_embeddings goes from {before} to {max_length}, {how}", flush=True)
         config.max_position_embeddings = max_length
     for name, module in list(model.named_modules()):
         if hasattr(module, "inv_freq") and getattr(module, "config", None) is config:
@@ -555,9 +565,10 @@ def train(cfg: Config) -> Path:
     else:
         model, tok = prepare_model(cfg)
         examples, counts = build_dataset(cfg)
+    encoded = encode_examples(tok, examples, cfg.max_length)   # refused before anything is written
+    if not cfg.resume:
         sft_data.write_examples(run.root, examples, counts)
     model = distributed.wrap_model(model.to(device).train(), cfg.parallel)
-    encoded = encode_examples(tok, examples, cfg.max_length)
     batches = functools.lru_cache(maxsize=1)(      # epoch -> its micro-batches, one epoch at a time
         lambda epoch: epoch_batches(encoded, epoch, cfg, tok.pad_token_id))
     micro_per_epoch = len(batches(0))

@@ -34,6 +34,7 @@ import data
 import dataset_tasks
 import engines
 import models
+import runs
 import tools
 from chat_template import END_THINK
 from rewards import verify_math
@@ -285,8 +286,8 @@ def write_examples(run_dir: Path, examples: list[dict], counts: dict):
     """<run_dir>/train.jsonl (the examples, after filtering and fusion) and filter.json (the
     filter's counts, also printed)."""
     print(f"[sft] response filter: {counts}")
-    (run_dir / "filter.json").write_text(json.dumps(counts, indent=2))
-    (run_dir / "train.jsonl").write_text("".join(json.dumps(e) + "\n" for e in examples))
+    runs.atomic_write_text(run_dir / "filter.json", json.dumps(counts, indent=2))
+    runs.atomic_write_text(run_dir / "train.jsonl", "".join(json.dumps(e) + "\n" for e in examples))
 
 
 def read_examples(run_dir: Path) -> list[dict]:

@@ -96,7 +96,7 @@ def check_format(cfg, model, tok, out: Path) -> tuple[dict, list[dict]]:
     metrics, samples = evaluate_format(engine, tok, cfg.eval_problems,
                                        cfg.eval_max_completion_length, cfg.seed)
     print(json.dumps(metrics, indent=2))
-    (out / "eval.json").write_text(json.dumps(metrics, indent=2))
+    runs.atomic_write_text(out / "eval.json", json.dumps(metrics, indent=2))
     return metrics, samples
 
 
@@ -104,8 +104,8 @@ def evaluate_only(cfg) -> Path:
     """--eval_only: the format check on --model, written to eval.json and eval_samples.jsonl."""
     runs.keep_earlier(Path(cfg.output_dir) / "eval.json", cfg.overwrite)
     model, tok = models.load_policy(cfg.model)
-    out = Path(cfg.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = runs.make_dir(cfg.output_dir)
     samples = check_format(cfg, model, tok, out)[1]
-    (out / "eval_samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
+    runs.atomic_write_text(out / "eval_samples.jsonl", "".join(json.dumps(s) + "\n"
+                                                               for s in samples))
     return out

@@ -18,6 +18,7 @@ import evaluate
 import models
 import runs
 import tools
+from training import duration
 
 # what the budget keeps for each time-budgeted stage before shrinking evaluation
 MIN_ELASTIC_MINUTES = 5.0
@@ -374,8 +375,9 @@ class Evaluations:
             cap = (self.left_s() - evals_left * (self.n_eval + self.n_held) * pace - 10) / 60
             if cap < sc.time_budget_minutes:
                 given = max(cap, 0.5)
-                print(f"== {name}: time budget {given:.1f} min instead of "
-                      f"{sc.time_budget_minutes:g}: what the run's {self.budget_min:g} min leave "
+                print(f"== {name}: time budget {duration(60 * given)} instead of "
+                      f"{duration(60 * sc.time_budget_minutes)}: what the run's "
+                      f"{duration(60 * self.budget_min)} leave "
                       f"after {evals_left} evaluation(s) of {self.n_eval} + {self.n_held} problems"
                       f" at {pace:.2f} s each ({PACE_MARGIN:g} x the latest one's pace) ==",
                       flush=True)
@@ -398,7 +400,7 @@ class Evaluations:
                                      self.n_held * n // self.n_eval, least=min(64, self.n_held))
             if (n, held) != (self.n_eval, self.n_held):
                 print(f"== {self.n_eval} + {self.n_held} held-out problems do not fit the run's "
-                      f"{self.budget_min:g} min on this machine ({pace:.2f} s each, "
+                      f"{duration(60 * self.budget_min)} on this machine ({pace:.2f} s each, "
                       f"{self.left_s() / 60:.1f} min left): every stage is evaluated on {n} (and "
                       f"{held} in held-out templates) ==", flush=True)
                 self.n_eval, self.n_held = n, held
@@ -419,9 +421,9 @@ class Evaluations:
                 f"({paired_text(v, v['problems'])})")
         if row["stage"] in self.cut:
             given, asked = self.cut[row["stage"]]
-            line += (f"; the run's {self.budget_min:g}-minute budget left it {given:.1f} of its "
-                     f"{asked:g} minutes on this machine. `--time_budget_minutes 0` gives it "
-                     f"all {asked:g} (the run then takes longer)")
+            line += (f"; the run's budget of {duration(60 * self.budget_min)} left it "
+                     f"{duration(60 * given)} of its {duration(60 * asked)} on this machine. "
+                     f"`--time_budget_minutes 0` gives it all of it (the run then takes longer)")
         return line + "."
 
     def finish(self, plan: list[tuple], name: str, out: Path) -> list[dict]:

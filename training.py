@@ -107,8 +107,27 @@ class TimeBudget:
         """Says so where the budget, not the step count, ended the run at `step` (saved)."""
         if step < total and distributed.is_main():
             print(f"[{script}] note: stopped at step {step} of {total}: another step would end "
-                  f"past --time_budget_minutes {self.minutes:g}; it is saved: --resume with a "
-                  "larger budget goes on", flush=True)
+                  f"past the budget of {duration(60 * self.minutes)} (--time_budget_minutes); "
+                  "it is saved: --resume with a larger budget goes on", flush=True)
+
+
+def duration(seconds: float) -> str:
+    """A time span as a person reads it, to the second ('--time_budget_minutes 5.55121' printed
+    its value unrounded; 1234567.5 as 1.23457e+06).
+
+    >>> duration(5.55121 * 60), duration(0.25), duration(19 * 60), duration(1234567.5 * 60)
+    ('5 min 33 s', '0.25 s', '19 min', '20576 h 08 min')
+    """
+    if seconds < 1:
+        return f"{seconds:.2g} s"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        (big, small), names = divmod(whole, 60), ("min", "s")
+    else:
+        (big, small), names = divmod(round(whole / 60), 60), ("h", "min")
+    return f"{big} {names[0]}" + f" {small:02d} {names[1]}" * (small > 0)
 
 
 def check_finite(loss, step: int):

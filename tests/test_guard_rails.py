@@ -17,6 +17,7 @@ from conftest import ROOT, TINY_GRPO, with_flags
 import cli
 import models
 import runs
+import training
 
 TINY = TINY_GRPO
 
@@ -142,6 +143,28 @@ def test_a_warm_up_as_long_as_the_run_says_the_full_rate_is_never_reached(tmp_pa
         assert ("[distill] note: --warmup_steps" in capsys.readouterr().out) == note
 
 
+def test_a_second_run_in_a_folder_in_use_is_refused_until_the_first_ends(tmp_path):
+    # two runs on one --output_dir at once both trained, interleaving their metrics.jsonl lines
+    # and swapping checkpoints under each other
+    root = tmp_path / "r"
+    root.mkdir()
+    first = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], "
+         "os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX); print('running', flush=True); "
+         "time.sleep(120)", str(root)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert first.stdout.readline() == "running\n"
+        with pytest.raises(ValueError, match="another run is writing to it now .*wait for it to "
+                                             "end, or pass another --output_dir"):
+            runs.open_run(root, {"a": 1}, resume=False, overwrite=False)
+        assert list(root.iterdir()) == []
+    finally:
+        first.kill()
+        first.wait()
+    runs.open_run(root, {"a": 1}, resume=False, overwrite=False).log({"step": 1})
+    runs.RunDir(root, {"a": 1}, resume=True)      # this process's own lock: a resume goes on
+
+
 def test_a_damaged_state_file_is_named_with_the_fix_and_nothing_is_touched(tmp_path):
     run_dir = runs.RunDir(tmp_path / "r", config={"max_steps": 10})
     run_dir.log({"step": 1, "loss": 0.5})
@@ -248,9 +271,39 @@ def test_a_run_stopped_by_its_time_budget_says_so(tmp_path, capsys):
                                 "--time_budget_minutes", "1e-6", "--filter_zero_variance",
                                 "false"))
     grpo.train(cfg)
-    assert ("[grpo] note: stopped at step 1 of 3: another step would end past "
-            "--time_budget_minutes 1e-06; it is saved: --resume") in capsys.readouterr().out
+    assert ("[grpo] note: stopped at step 1 of 3: another step would end past the budget of "
+            "6e-05 s (--time_budget_minutes); it is saved: --resume") in capsys.readouterr().out
     assert [r["step"] for r in runs.read_metrics(tmp_path / "r")] == [1]
+    # the budget as a person reads it: it was printed as given, '5.55121' (or '1.23457e+06')
+    training.TimeBudget(5.55121).note_stop(1, 3)
+    assert "past the budget of 5 min 33 s (--time_budget_minutes)" in capsys.readouterr().out
+
+
+def test_a_run_refused_before_it_trains_leaves_nothing_and_keeps_an_earlier_run(tmp_path,
+                                                                              capsys):
+    # sft.py refused for "no example fits" left config.json, filter.json and train.jsonl;
+    # grpo.py refused for a response past the context left config.json; with --overwrite the
+    # earlier run's config.json and metrics were replaced or deleted before the refusal
+    import grpo
+    import sft
+
+    cases = [(sft, ["--model", "tiny", "--num_examples", "4", "--max_length", "5"],
+              "no example fits in --max_length 5"),
+             (grpo, with_flags(*TINY, "--max_completion_length", "100000"),
+              "needs 100076 positions")]
+    for module, args, needle in cases:
+        new, old = tmp_path / f"{module.__name__}-new", tmp_path / f"{module.__name__}-old"
+        assert cli.main(module.train, module.parse, [*args, "--output_dir", str(new)]) == 2
+        assert needle in capsys.readouterr().err
+        assert not new.exists()
+        old.mkdir()
+        earlier = {f: f"earlier {f}" for f in ("config.json", "metrics.jsonl", "samples.jsonl",
+                                               "filter.json", "train.jsonl")}
+        for name, text in earlier.items():
+            (old / name).write_text(text)
+        assert cli.main(module.train, module.parse,
+                        [*args, "--output_dir", str(old), "--overwrite"]) == 2
+        assert {p.name: p.read_text() for p in old.iterdir()} == earlier
 
 
 def test_a_run_whose_completions_are_all_cut_short_names_the_length_and_stops(tmp_path):
@@ -442,6 +495,40 @@ def test_ctrl_c_says_where_the_last_save_is_and_how_to_resume(tmp_path):
     assert proc.returncode == 130, err[-2000:]
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-2000:]
     assert "the last save is step" in err and f"in {out}" in err and "--resume" in err
+
+
+def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path, capsys):
+    # a scheduler's stop (SIGTERM) ended the run without a word: no step, no resume command
+    def trains(cfg):
+        run_dir = runs.RunDir(tmp_path / "r", config={"a": 1})
+        run_dir.saved_step = run_dir.logged_step = 3
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)       # the signal is handled between two bytecodes of this wait
+
+    before = signal.signal(signal.SIGTERM, lambda *a: None)    # pytest's own is to die
+    try:
+        assert cli.main(trains, lambda argv: None, ["--output_dir", str(tmp_path / "r")]) == 130
+        assert signal.getsignal(signal.SIGTERM) is not cli._terminated     # put back after
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    err = capsys.readouterr().err
+    assert f"SIGTERM: interrupted at step 3; the last save is step 3 in {tmp_path / 'r'}" in err
+    assert "--resume" in err and "Traceback" not in err
+
+
+
+def test_a_pipeline_stopped_in_a_stage_is_resumed_with_its_own_flag(tmp_path, monkeypatch):
+    # a stage stopped before its first save said "Start again with: ... pipeline.py ...
+    # --overwrite", a flag pipeline.py does not have; its --resume restarts such a stage
+    import types
+
+    stage = types.SimpleNamespace(root=tmp_path / "p" / "02-grpo", saved_step=0, logged_step=2)
+    monkeypatch.setitem(cli.ACTIVE, "run", stage)
+    monkeypatch.setitem(cli.ACTIVE, "stages", True)
+    message = cli.interrupted_message(["--output_dir", str(tmp_path / "p")])
+    assert message.startswith(f"interrupted at step 2 of the stage in {stage.root} (it saved "
+                              "nothing); earlier stages are kept. Resume with: ")
+    assert message.endswith(f"--output_dir {tmp_path / 'p'} --resume"), message
 
 
 def test_pipeline_checks_every_stage_at_start(tmp_path):
@@ -748,6 +835,23 @@ def test_pipeline_resume_refuses_another_recipe_and_damaged_records_changing_not
     assert (out / "pipeline.json").read_text() == before
 
 
+def test_pipeline_resume_of_no_run_is_refused(tmp_path, monkeypatch):
+    # --resume on a missing or empty folder (a typo in its name) ran a whole new pipeline
+    import pipeline
+    import sft
+    import stage_eval
+
+    monkeypatch.setattr(stage_eval, "eval_stage", lambda *a, **k: pytest.fail("evaluated"))
+    monkeypatch.setattr(sft, "train", lambda *a, **k: pytest.fail("trained"))
+    (tmp_path / "empty").mkdir()
+    for out in (tmp_path / "missing", tmp_path / "empty"):
+        with pytest.raises(ValueError, match="--resume: .* holds no run to resume .*drop "
+                                             "--resume to start one there"):
+            pipeline.run(pipeline.parse(["--model", "tiny", "--output_dir", str(out),
+                                         "--resume"]))
+    assert [p.name for p in tmp_path.iterdir()] == ["empty"]
+
+
 def test_pipeline_shows_a_stages_damaged_state_in_one_line_and_keeps_the_rest(
     tmp_path, monkeypatch, capsys
 ):
@@ -793,10 +897,27 @@ def test_pipeline_names_a_full_disk_in_a_stage_without_a_traceback(tmp_path, mon
     monkeypatch.setattr(sft, "train", disk_full)
     out = tmp_path / "p"
     with pytest.raises(SystemExit, match="stage 1 'sft' .*failed: cannot write .*state.pt: the "
-                                         "disk is full .*free some space"):
+                                         "disk is full .*free some space") as e:
         pipeline.run(pipeline.parse(["--model", "tiny", "--output_dir", str(out),
                                      "--eval_problems", "1"]))
     assert "Traceback" not in capsys.readouterr().err       # was printed above the message
+    # one line, exit status 2 as the script's own (it was 3 lines and 1), naming the stage's log
+    assert e.value.code == 2 and "\n" not in str(e.value), str(e.value)
+    assert f"it logged no step ({out / '01-sft'})" in str(e.value)
+
+    def bug(cfg):       # a bug: its traceback above, then the line, exit status 1
+        runs.RunDir(cfg.output_dir).log({"step": 1})
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr(sft, "train", bug)
+    with pytest.raises(SystemExit) as e:
+        pipeline.run(pipeline.parse(["--model", "tiny", "--output_dir", str(tmp_path / "q"),
+                                     "--eval_problems", "1"]))
+    assert "Traceback" in capsys.readouterr().err
+    assert e.value.code == (f"error: stage 1 'sft' (sft.py) failed: RuntimeError: boom second "
+                            f"line; its log: {tmp_path / 'q' / '01-sft' / 'metrics.jsonl'}; the "
+                            f"earlier stages' outputs are kept in {tmp_path / 'q'}: fix the "
+                            "cause and rerun with --resume")
 
 
 @pytest.mark.parametrize(
@@ -814,6 +935,11 @@ def test_pipeline_names_a_full_disk_in_a_stage_without_a_traceback(tmp_path, mon
         (["--student_from_teacher", "--dtype", "float8"], "--dtype 'float8' is not one of"),
         (["--student_from_teacher", "--device", "tpu"], "--device 'tpu' is not one of"),
         ([], "no student: pass --student MODEL"),
+        # named after the teacher had answered every prompt; a folder was to be deleted
+        (["--student_from_teacher", "--teacher_cache", "/proc/rr/t.jsonl"],
+         "--teacher_cache /proc/rr: the folder cannot be made"),
+        (["--student_from_teacher", "--teacher_cache", "/"], "--teacher_cache / is a folder; "
+                                                              "name a file in it"),
         (["--student", "/no/such/student"], "no such folder"),
         (["--student_from_teacher", "--task", "x.jsonl", "--answer_field", "none",
           "--filter_correct", "true"], "--filter_correct keeps the teacher answers"),
@@ -879,6 +1005,7 @@ def test_distill_refuses_a_student_with_another_chat_template(tiny, tokenizer):
                                                                     "is not below"),
         (["--k", "2", "--temperature", "0"], "--temperature 0.0: k > 1 samples"),
         (["--math_levels", "7"], "--math_levels '7'"),  # was silently accepted
+        (["--max_tool_calls", "5"], "--max_tool_calls 5 never applies without --tools"),
         (["--threads", "-2"], "--threads -2: cannot be negative"),
         (["--model", "/no/such/ckpt"], "no such folder"),
     ],
@@ -984,6 +1111,37 @@ def test_evaluate_keeps_an_earlier_evaluation_unless_told_to_replace_it(tmp_path
     evaluate.check_config(cfg)  # allowed
 
 
+def test_an_evaluation_killed_while_writing_keeps_the_earlier_results_whole(tmp_path,
+                                                                           monkeypatch):
+    # results.json was written in place: a kill mid-write left a cut JSON over the earlier one
+    import pathlib
+
+    import evaluate
+
+    out = tmp_path / "e"
+    out.mkdir()
+    for name in ("results.json", "samples.jsonl"):
+        (out / name).write_text(f"earlier {name}")
+    monkeypatch.setattr(evaluate, "evaluate_model", lambda *a, **k: {"metrics": {
+        "thinking": "on", "budget": None, "accuracy": 0.0, "thinking_rate": 0.0,
+        "mean_length": 2.0, "truncation_rate": 0.0}, "rows": [{"text": "x" * 100}]})
+    write = pathlib.Path.write_text
+
+    def killed(self, text, *a, **k):       # half the text reaches the disk, then the kill
+        write(self, text[:len(text) // 2], *a, **k)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pathlib.Path, "write_text", killed)
+    cfg = cli.parse(evaluate.Config, ["--model", "tiny", "--engine", "hf", "--eval_problems",
+                                      "1", "--max_completion_length", "2", "--overwrite",
+                                      "--output_dir", str(out)])
+    with pytest.raises(KeyboardInterrupt):
+        evaluate.evaluate(cfg)
+    assert sorted(p.name for p in out.iterdir()) == ["results.json", "samples.jsonl"]
+    assert [(out / n).read_text() for n in ("results.json", "samples.jsonl")] == [
+        "earlier results.json", "earlier samples.jsonl"]
+
+
 def test_an_incomplete_checkpoint_folder_is_named_with_what_is_missing(tmp_path, tiny, tokenizer):
     import data
     import dataset_tasks
@@ -1051,7 +1209,13 @@ def test_a_model_path_that_is_no_checkpoint_says_what_it_is(tmp_path):
     (tmp_path / "tok").mkdir()
     (tmp_path / "tok" / "tokenizer_config.json").write_text("{}")
     (tmp_path / "m.Q4_K_M.gguf").write_bytes(b"GGUF\x03\x00\x00\x00")
-    for name, needle in (("lora", "holds a LoRA/PEFT adapter, not a whole model: merge it"),
+    # a run's folder, whose model is in checkpoint/: 'no weights ... copy the missing files'
+    (tmp_path / "run" / "checkpoint").mkdir(parents=True)
+    for folder in (tmp_path / "run", tmp_path / "run" / "checkpoint"):
+        (folder / "config.json").write_text("{}")
+    for name, needle in (("run", f"is a training run's folder, not its model: pass its "
+                                 f"checkpoint, {tmp_path / 'run' / 'checkpoint'}"),
+                         ("lora", "holds a LoRA/PEFT adapter, not a whole model: merge it"),
                          ("tok", "holds a tokenizer, but no model"),
                          ("m.Q4_K_M.gguf", "(a GGUF file, llama.cpp's format: pass the "
                                            "transformers folder")):
@@ -1168,6 +1332,13 @@ def test_a_bad_flag_value_is_one_line_without_the_usage(capsys, tmp_path):
          "--truncated_reward -1.0 never applies: --score_truncated false keeps"),
         (["--rewards", "phi4", "--truncated_reward", "-1"],
          "--truncated_reward -1.0 never applies: --rewards 'phi4' scores them itself"),
+        # a setting of a mode that is off trained as if it were not given
+        (["--max_tool_calls", "5"], "--max_tool_calls 5 never applies without --tools; add"),
+        (["--target_entropy", "0.3", "--entropy_coef_max", "0.01"],
+         "--target_entropy 0.3, --entropy_coef_max 0.01 never apply without --adaptive_entropy"),
+        (["--kl_anneal_steps", "100"], "--kl_anneal_steps 100 never applies without --kl_anneal"),
+        (["--refilter_each_stage"], "--refilter_each_stage True never applies without "
+                                    "--pass_rate_samples K"),
     ],
 )
 def test_grpo_refuses_values_that_passed_its_checks(args, needle):
@@ -1243,6 +1414,9 @@ def test_bf16_where_the_machine_has_none_is_said(monkeypatch, capsys, script):
         out = capsys.readouterr().out
         assert ("--bf16 true: this CPU (no AVX512-BF16 or AMX) has no bfloat16 math, so it is "
                 "emulated" in out) == note, out
+    # TRL's habit, --bf16 alone, was "argument --bf16: expected one argument"
+    assert [module.parse(args).bf16 for args in (["--bf16"], ["--bf16", "--seed", "1"], [])] == [
+        "true", "true", "auto"]
 
 
 @pytest.mark.parametrize(
@@ -1379,6 +1553,26 @@ def test_an_output_dir_that_is_a_file_is_named_and_kept(tmp_path):
         with pytest.raises(NotADirectoryError, match="--output_dir .*is a file, not a folder"):
             pipeline.run(cfg)
     assert (tmp_path / "notes").read_text() == "mine"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_an_output_dir_that_cannot_be_made_is_named_with_its_flag(monkeypatch, capsys):
+    # a folder no one can make, even root ('/proc/x'; a read-only parent for others) was a bare
+    # "[Errno 2] No such file or directory: '/proc/x'", naming neither the flag nor the fix
+    import importlib
+
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    for script, flags in (("grpo", ["--model", "tiny"]), ("sft", ["--model", "tiny"]),
+                          ("distill", ["--teacher", "tiny", "--student_from_teacher"]),
+                          ("evaluate", ["--model", "tiny"]), ("pipeline", ["--model", "tiny"])):
+        module = importlib.import_module(script)
+        train = getattr(module, {"evaluate": "evaluate", "pipeline": "run"}.get(script, "train"))
+        argv = [*flags, "--output_dir", "/proc/rr-run/x"]
+        assert cli.main(train, lambda a: cli.parse(module.Config, a), argv) == 2, script
+        err = capsys.readouterr().err
+        assert err.startswith("error: --output_dir /proc/rr-run/x: the folder cannot be made "
+                              "(No such file or directory: /proc/rr-run); pass a folder you "
+                              "can write"), (script, err)
 
 
 @pytest.mark.parametrize("script", ["grpo", "sft", "distill"])

@@ -7,6 +7,7 @@ import pytest
 
 import pipeline
 import stage_eval
+import training
 
 
 @pytest.mark.parametrize("recipe", sorted(pipeline.RECIPES))
@@ -550,7 +551,8 @@ def test_demo_budget_sizes_evaluation_and_grpo_to_the_machine(
     given = budgets[1]
     assert (
         "02-grpo: no significant change on the held-out problems (+0 / -0 (p 1)); the run's "
-        f"19-minute budget left it {given:.1f} of its 14 minutes on this machine." in out
+        f"budget of 19 min left it {training.duration(60 * given)} of its 14 min on this "
+        "machine." in out
     )
     assert "01-sft: no significant change on the held-out problems (+0 / -0 (p 1))." in out
 

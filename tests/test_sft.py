@@ -217,6 +217,23 @@ def test_rope_rescaling_changes_frequencies_and_roundtrips(arch, tokenizer, tmp_
     assert model2.config.max_position_embeddings == 4096
 
 
+def test_a_max_length_past_the_context_is_said_with_the_rope_fix(tokenizer, capsys):
+    # --max_length 100000 raised max_position_embeddings without a word: the checkpoint claimed
+    # a context its RoPE was never trained for, and grpo.py's context check trusted it
+    for factor, max_length, said in ((1.0, 4096, "but --rope_theta_factor 1 leaves RoPE as"),
+                                     (2.0, 4096, "with the RoPE base x2, it attends that far"),
+                                     (1.0, 1024, None)):
+        model = models.tiny_model(vocab_size=len(tokenizer))
+        sft.rescale_rope(model, factor, max_length)
+        out = capsys.readouterr().out
+        if said:
+            assert ("[sft] note: --max_length 4096 is above the model's context: its "
+                    "max_position_embeddings goes from 2048 to 4096, " + said) in out
+            assert out.count("\n") == 1
+        else:
+            assert out == ""
+
+
 # ---- packing ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("attn", ["sdpa", "eager"])
 def test_packed_loss_equals_unpacked_loss(tok, attn):
