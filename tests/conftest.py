@@ -1,5 +1,6 @@
 import importlib.util
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -32,6 +33,47 @@ def with_flags(*args: str) -> list[str]:
         else:
             groups[next(reversed(groups))].append(a)
     return [a for group in groups.values() for a in group]
+
+
+def run_script(script: str, *args: str) -> subprocess.CompletedProcess:
+    """`python SCRIPT ARGS` run in this process as its `__main__` block runs it (`cli.main` on
+    the script's entry and parse), in the repository root, RR_TRACEBACK unset, stdout and stderr
+    captured; an exception that escapes is a traceback on stderr and exit status 1, as in a fresh
+    process. A fresh interpreter pays 3-6 s of imports (python, torch, transformers) a call:
+    tests keep one only where the process is the point (signals, torchrun, tcmalloc's re-exec)."""
+    import contextlib
+    import importlib
+    import io
+    import traceback
+
+    import cli
+
+    module = importlib.import_module(Path(script).stem)
+    entry = getattr(module, {"pipeline": "run", "evaluate": "evaluate", "figures": "run"}.get(
+        module.__name__, "train"))
+    parse = getattr(module, "parse", lambda argv: cli.parse(module.Config, argv))
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.argv, os.environ.pop("RR_TRACEBACK", None), cli.ACTIVE["run"]
+    sys.argv = [str(ROOT / script), *args]      # argparse's and the resume hint's script name
+    cli.ACTIVE["run"] = None                    # no run of an earlier test is this one's
+    try:
+        with (contextlib.chdir(ROOT), contextlib.redirect_stdout(out),
+              contextlib.redirect_stderr(err)):
+            try:
+                code = cli.main(entry, parse, list(args))
+            except SystemExit as e:     # as the interpreter reads sys.exit's argument
+                code = 0 if e.code is None else e.code if isinstance(e.code, int) else 1
+                if not isinstance(e.code, (int, type(None))):
+                    print(e.code, file=sys.stderr)
+            except Exception:
+                traceback.print_exc()
+                code = 1
+    finally:
+        sys.argv, cli.ACTIVE["run"] = saved[0], saved[2]
+        if saved[1] is not None:
+            os.environ["RR_TRACEBACK"] = saved[1]
+    return subprocess.CompletedProcess([sys.executable, str(ROOT / script), *args], code,
+                                       out.getvalue(), err.getvalue())
 
 
 def pytest_collection_modifyitems(config, items):
