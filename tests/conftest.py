@@ -99,6 +99,32 @@ def _seeded():
     torch.manual_seed(0)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _embedded_tokenizer_read_once():
+    """`models.load_tokenizer` of the embedded tokenizer (the tiny model's and the default's)
+    reads its files once a session; each call then gets a deep copy of that load, a third of a
+    load's time (most of the suite's runs load it, often several times). The path is resolved
+    as models does it on every call (RR_CACHE, a patched `_embedded_checkpoint` still act), and
+    a test that changes its copy changes no other test's."""
+    import copy
+
+    import models
+
+    real, read = models.load_tokenizer, {}
+
+    def load_tokenizer(name: str | None = None):
+        if name is not None and name != models.DEFAULT_MODEL and not models.is_tiny(name):
+            return real(name)
+        path = str(models._embedded_checkpoint())
+        if path not in read:
+            read[path] = real(path)
+        return copy.deepcopy(read[path])
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(models, "load_tokenizer", load_tokenizer)
+        yield
+
+
 @pytest.fixture(scope="session")
 def tokenizer():
     import models
