@@ -125,6 +125,33 @@ def _embedded_tokenizer_read_once():
         yield
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _tiny_model_built_once():
+    """`models.tiny_model` builds each (architecture, size, seed) once a session; each call then
+    gets a deep copy (a tenth of a build's time: no random init of 49152 x 128 embeddings) and
+    leaves torch's CPU random state where a build leaves it (seeded, then drawn from), so what a
+    test samples next is what it sampled before."""
+    import copy
+
+    import torch
+
+    import models
+
+    real, built = models.tiny_model, {}
+
+    def tiny_model(*args, **kwargs):
+        key = repr((args, sorted(kwargs.items())))
+        if key not in built:
+            built[key] = real(*args, **kwargs), torch.get_rng_state()
+        model, rng = built[key]
+        torch.set_rng_state(rng)
+        return copy.deepcopy(model)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(models, "tiny_model", tiny_model)
+        yield
+
+
 @pytest.fixture(scope="session")
 def tokenizer():
     import models
