@@ -16,28 +16,33 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import TINY_GRPO, with_flags
+from conftest import TINY_GRPO, run_script, with_flags
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(script: str, out: Path, args: list[str], nproc: int = 1, **env) -> Path:
-    launcher = (
-        [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--nproc-per-node",
-            str(nproc),
-            "--master-port",
-            str(29500 + os.getpid() % 1000),
-        ]
-        if nproc > 1
-        else [sys.executable]
-    )
+    """`script` under torchrun with `nproc` ranks, each on one thread; nproc 1 (the reference
+    run): in this process (conftest's run_script, no torchrun variables set), on one thread too."""
+    if nproc == 1:
+        assert not env and not {"RANK", "WORLD_SIZE", "LOCAL_RANK"} & set(os.environ)
+        threads = torch.get_num_threads()
+        try:
+            proc = run_script(script, "--output_dir", str(out), "--threads", "1", *args)
+        finally:
+            torch.set_num_threads(threads)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+        return out
+    launcher = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        str(nproc),
+        "--master-port",
+        str(29500 + os.getpid() % 1000),
+    ]
     child_env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false", **env}
-    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
-        child_env.pop(k, None) if nproc == 1 else None
     proc = subprocess.run(
         launcher + [str(ROOT / script), "--output_dir", str(out), *args],
         cwd=ROOT,
