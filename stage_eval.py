@@ -381,6 +381,15 @@ class Evaluations:
                       f"after {evals_left} evaluation(s) of {self.n_eval} + {self.n_held} problems"
                       f" at {pace:.2f} s each ({PACE_MARGIN:g} x the latest one's pace) ==",
                       flush=True)
+                if given < MIN_ELASTIC_MINUTES:   # said now, not only after the table
+                    evals_s = evals_left * (self.n_eval + self.n_held) * pace
+                    more = sc.time_budget_minutes + evals_s / 60
+                    print(f"== {name}: {duration(60 * given)} is too little to change the table "
+                          f"(the budget keeps {duration(60 * MIN_ELASTIC_MINUTES)} where it can; "
+                          "this machine is slower than the demo was sized for). For its "
+                          f"{duration(60 * sc.time_budget_minutes)}: stop now (Ctrl-C) and run "
+                          "the same command with --resume --time_budget_minutes 0; the finished "
+                          f"stages are kept (about {duration(60 * more)} more) ==", flush=True)
                 self.cut[name] = (given, sc.time_budget_minutes)
                 sc.time_budget_minutes = given
 

@@ -428,6 +428,32 @@ def test_fit_eval_problems_hand_computed():
     assert stage_eval.fit_eval_problems(700, 0.5, 2, 330, 512, done=256) == 448
 
 
+
+def test_cap_time_budget_says_early_when_the_stage_gets_too_little(tmp_path, capsys):
+    # the run's 19 min, 10 min gone; the SFT checkpoint's 256 + 192 problems took 224 s (0.5 s
+    # each, priced at 0.625): one evaluation left costs 448 * 0.625 = 280 s, so GRPO gets
+    # (540 - 280 - 10) / 60 = 4.17 min of its 14, under the 5 kept for it: said before it trains
+    import time
+    from types import SimpleNamespace
+    evals = stage_eval.Evaluations(tmp_path / "table.json", 256, 64, 192, 96, "hf", 19.0,
+                                   time.time() - 600, False, True)
+    evals.rows = [{"stage": "01-sft", "num_problems": 256, "heldout_problems": 192,
+                   "eval_s": 224.0, "correct": []}]
+    sc = SimpleNamespace(time_budget_minutes=14.0)
+    evals.t_start = time.time() - 600
+    evals.cap_time_budget("02-grpo", sc, 1)
+    out = capsys.readouterr().out
+    assert 4.1 < sc.time_budget_minutes < 4.2 and evals.cut["02-grpo"][1] == 14.0
+    assert "02-grpo: 4 min 10 s is too little to change the table" in out
+    assert "--resume --time_budget_minutes 0" in out
+    assert "(about 18 min 40 s more)" in out          # 14 min + 280 s
+    # 8 minutes of 14 is enough: the cut is said, with no advice to stop
+    evals.t_start = time.time() - 360
+    sc = SimpleNamespace(time_budget_minutes=14.0)
+    evals.cap_time_budget("02-grpo", sc, 1)
+    out = capsys.readouterr().out
+    assert "instead of 14 min" in out and "too little" not in out
+
 def test_merge_evals_weights_by_problems_and_families():
     a = (
         [{"family": "x"}, {"family": "x"}, {"family": "y"}],
