@@ -241,6 +241,21 @@ def test_output_limit_without_deadlock():
     assert r.verdict == "accepted"
 
 
+def test_a_program_that_writes_a_byte_at_a_time_costs_the_parent_little_cpu():
+    # the pump woke per write: a program writing its stdout and stderr a few bytes per write held
+    # ~0.45 s of the parent's CPU per second of its own, under the GIL, outside every limit
+    flood = "import os\nwhile True:\n    os.write(1, b' ')\n    os.write(2, b'e\\n')"
+    for tests in (io("", "7"), [{"fn_name": "f", "args": [], "expected": 7}]):
+        cpu = time.process_time()
+        r = run_tests(flood + "\ndef f(): return 7", tests, timeout_s=1.0)
+        assert r.verdict in ("output_limit", "timeout") and r.passed == 0
+        assert time.process_time() - cpu < 0.25
+    # what a right program prints in many small writes is still read in full, and in time
+    r = run_tests("import sys\nfor i in range(20000):\n    print(i, flush=True)\n"
+                  "    print(i, file=sys.stderr)", io("", "\n".join(map(str, range(20000)))))
+    assert r.verdict == "accepted" and r.time_s < 2
+
+
 def test_syntax_error_runs_nothing():
     t = time.monotonic()
     r = run_tests("def f(:\n  pass", io("", ""))
