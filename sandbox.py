@@ -140,7 +140,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields, replace
-from decimal import Decimal
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, localcontext
 
 from sandbox_checks import (
     MAX_VALUE_DEPTH,
@@ -335,6 +335,11 @@ def _close_tokens(got: list[str], expected: list[str], float_tol: float) -> bool
             close = functools.partial(math.isclose, rel_tol=float_tol, abs_tol=float_tol)
             if not all(map(close, fg, fe)):
                 return False
+            # both infinite (isclose passed them): by value, unless both are written as infinity
+            both = map(operator.and_, map(math.isinf, fg), map(math.isinf, fe))
+            if not all(_close(a, b, math.inf, math.inf, float_tol)
+                       for a, b in itertools.compress(zip(got, expected), both)):
+                return False
             # two integers exactly: those whose floats differ, or are past 2**53, are looked at
             pairs = zip(got, expected)
             look = itertools.chain(
@@ -347,11 +352,28 @@ def _close_tokens(got: list[str], expected: list[str], float_tol: float) -> bool
             if _integer(a) != _integer(b):
                 return False
         elif _NUMBER_RE.fullmatch(a) and _NUMBER_RE.fullmatch(b):
-            if not _float_eq(float(a), float(b), float_tol):
+            if not _close(a, b, float(a), float(b), float_tol):
                 return False
         elif a != b:
             return False
     return True
+
+
+def _close(a: str, b: str, fa: float, fb: float, tol: float) -> bool:
+    """Two number tokens within `tol`, given their floats. A finite number past the float range
+    ('1e400', a 400-digit decimal) is read as inf, and every such pair matched ('2e400' for
+    '1e400'); a token that overflows is compared by its value instead (Decimal), relatively. Only
+    tokens spelled as infinity ('inf', '-Infinity') are infinite."""
+    if not (math.isinf(fa) or math.isinf(fb)):
+        return _float_eq(fa, fb, tol)
+    try:
+        da, db = Decimal(a), Decimal(b)
+        if da.is_infinite() or db.is_infinite():
+            return da == db
+        with localcontext(Context(prec=34, Emax=MAX_EMAX, Emin=MIN_EMIN)):
+            return abs(da - db) <= Decimal(tol) * max(abs(da), abs(db))
+    except ArithmeticError:  # an exponent past even Decimal's range: equal only as text
+        return a == b
 
 
 def _integer(token: str) -> str:

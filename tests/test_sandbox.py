@@ -324,6 +324,16 @@ def test_float_tolerance_and_nan():
         ("0.3333334 1e3", "0.3333333 1000", True),
         ("INF -Infinity", "inf -inf", True),
         ("nan", "nan", False),
+        # a number past the float range is its value, not inf: '2e400' matched '1e400'
+        ("2e400", "1e400", False),
+        ("2e400 x", "1e400 x", False),  # the token-by-token path too
+        ("-1e400", "1e400", False),
+        ("2" + "0" * 400 + ".5", "1" + "0" * 400 + ".5", False),
+        ("1.0000001e400 7", "1e400 7", True),  # within the tolerance, relatively
+        ("1E400 x", "1e400 x", True),
+        ("inf", "1e400", False),  # a finite number is not infinity
+        ("1e999999999999999999999", "2e999999999999999999999", False),
+        ("1e-400", "2e-400", True),  # underflow: within the absolute tolerance
     ],
 )
 def test_numeric_tokens_with_a_tolerance(got, expected, same):
