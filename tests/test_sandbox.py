@@ -144,6 +144,25 @@ def test_a_megabyte_of_numbers_is_compared_in_a_fraction_of_a_second():
     assert time.process_time() - start < 0.7
 
 
+@pytest.mark.parametrize("float_tol", [None, 1e-6])
+def test_a_right_output_written_another_way_is_judged_in_a_fraction_of_a_second(float_tol):
+    # 500,000 lines of '1.0' for '1' (a right answer) cost the parent 0.9 s of CPU, a line of
+    # text beside each number ('1.0 a' for '1 a') 1.0 s with float_tol; now about half of that
+    expected = "\n".join(["1"] * 500_000)
+    start = time.process_time()
+    assert outputs_match(expected.replace("1", "1.0"), expected, float_tol)
+    assert time.process_time() - start < 0.7
+    half = "\n".join(["1 a"] * 250_000)
+    start = time.process_time()
+    assert outputs_match(half.replace("1", "1.0"), half, float_tol) is (float_tol is not None)
+    assert time.process_time() - start < 0.7
+    # the fast reading is exact: up to 15 characters and no exponent a float is the value
+    assert not outputs_match("0.1000000000000001", "0.1")
+    assert outputs_match("0.10000000000000", "0.1")
+    assert not outputs_match("9007199254740993", "9007199254740992")  # 16 digits: as Decimals
+    assert outputs_match("100000000000000.0", "1e14") and not outputs_match("1e-400", "2e-400")
+
+
 def test_whitespace_policy_holds_end_to_end():
     code = "n = int(input())\nprint()\nprint(' ', n * n, ' ')"
     assert run_tests(code, io("3\n", "9\n") + io("4\n", "16")).verdict == "accepted"
