@@ -579,6 +579,22 @@ def test_deeply_nested_returned_values_cannot_crash_the_comparison():
     assert "returned a value nested 499 levels deep (at most 100 are compared)" in r.detail, r
 
 
+def test_a_big_returned_value_costs_the_parent_little_cpu():
+    # the parent walked every returned value for its depth, then keyed every element of a
+    # returned set: a set of 300,000 ints (or a dict of as many keys) cost it 0.6-1 s of CPU per
+    # call, under the GIL, outside every limit; R measures the depth now (runner.MAX_VALUE_DEPTH)
+    code = ("def s(x): return set(range(300_000))\n"
+            "def d(x): return {i: i for i in range(300_000)}\n")
+    for name, expected in (("s", {1, 2, 3}), ("d", {1: 1})):
+        cpu = time.process_time()
+        r = run_tests(code, [call(name, [1], expected)], timeout_s=5.0)
+        assert (r.verdict, r.passed) == ("wrong_answer", 0), r
+        assert time.process_time() - cpu < 0.25
+    in_runner = re.search(r"^MAX_VALUE_DEPTH = (\d+)$", sandbox_isolation.RUNNER, re.M)
+    assert int(in_runner.group(1)) == sandbox_checks.MAX_VALUE_DEPTH == 100
+    assert values_equal({1, 2}, frozenset({2.0, 1})) and not values_equal({1, 2}, {1, 2, 3})
+
+
 # ------------------------------------------------------------------------------------- asserts
 def test_assert_verdicts():
     code = "def f(x):\n    return x + 1\n"
