@@ -40,6 +40,10 @@ PLAIN = (type(None), bool, int, float, complex, str, bytes, list, tuple, dict, s
 # sandbox. The parent decodes it: 6 MB of marshalled empty sets are 250 MB of objects, and what R
 # can build under the sandbox's memory limit would otherwise be built again in the parent.
 MAX_VALUE_BYTES = 64 << 20
+# how deep a returned value may nest to be compared (sandbox_checks.MAX_VALUE_DEPTH, the same); R
+# measures it while it checks the value's types, so the parent never walks a value it cannot use
+# (its own walk of 500,000 one-element lists cost it ~1 s of CPU per call)
+MAX_VALUE_DEPTH = 100
 # call mode: the most elements of a returned set (or keys of a dict) that may share one hash
 MAX_SAME_HASH = 64
 PR_SET_DUMPABLE = 4
@@ -128,6 +132,8 @@ def plain(v, depth=0, budget=None):
         budget[0] += sys.getsizeof(v)
         if budget[0] > budget[1]:
             raise TypeError("value of more than %d bytes cannot leave the sandbox" % budget[1])
+        if len(budget) > 2 and t in (list, tuple, set, frozenset, dict) and depth >= budget[2]:
+            budget[2] = depth + 1  # the levels of containers seen so far (sandbox_checks.nesting)
     if t is list or t is tuple or t is set or t is frozenset:
         for x in v:
             plain(x, depth + 1, budget)
@@ -672,8 +678,12 @@ def run_calls(c, tests, report):
                 # without sharing, the expansion happens in R, under the sandbox's limits, and what
                 # the parent decodes is no bigger than what crossed the (capped) channel, nor, once
                 # decoded, than MAX_VALUE_BYTES
-                value = plain(marshal.loads(r[1]), budget=[0, MAX_VALUE_BYTES])
+                budget = [0, MAX_VALUE_BYTES, 0]
+                value = plain(marshal.loads(r[1]), budget=budget)
                 out = ("ok", marshal.dumps(value, 2))
+                if budget[2] > MAX_VALUE_DEPTH:  # measured here, on the sandbox's CPU time
+                    out = ("bad", "returned a value nested %d levels deep (at most %d are compared)"
+                           % (budget[2], MAX_VALUE_DEPTH))
             elif r[0] == "bad":
                 out = ("bad", "returned a value of type %s (only builtin plain types are accepted)"
                        % str(r[1])[:100])

@@ -144,6 +144,25 @@ def test_a_megabyte_of_numbers_is_compared_in_a_fraction_of_a_second():
     assert time.process_time() - start < 0.7
 
 
+@pytest.mark.parametrize("float_tol", [None, 1e-6])
+def test_a_right_output_written_another_way_is_judged_in_a_fraction_of_a_second(float_tol):
+    # 500,000 lines of '1.0' for '1' (a right answer) cost the parent 0.9 s of CPU, a line of
+    # text beside each number ('1.0 a' for '1 a') 1.0 s with float_tol; now about half of that
+    expected = "\n".join(["1"] * 500_000)
+    start = time.process_time()
+    assert outputs_match(expected.replace("1", "1.0"), expected, float_tol)
+    assert time.process_time() - start < 0.7
+    half = "\n".join(["1 a"] * 250_000)
+    start = time.process_time()
+    assert outputs_match(half.replace("1", "1.0"), half, float_tol) is (float_tol is not None)
+    assert time.process_time() - start < 0.7
+    # the fast reading is exact: up to 15 characters and no exponent a float is the value
+    assert not outputs_match("0.1000000000000001", "0.1")
+    assert outputs_match("0.10000000000000", "0.1")
+    assert not outputs_match("9007199254740993", "9007199254740992")  # 16 digits: as Decimals
+    assert outputs_match("100000000000000.0", "1e14") and not outputs_match("1e-400", "2e-400")
+
+
 def test_whitespace_policy_holds_end_to_end():
     code = "n = int(input())\nprint()\nprint(' ', n * n, ' ')"
     assert run_tests(code, io("3\n", "9\n") + io("4\n", "16")).verdict == "accepted"
@@ -241,6 +260,21 @@ def test_output_limit_without_deadlock():
     assert r.verdict == "accepted"
 
 
+def test_a_program_that_writes_a_byte_at_a_time_costs_the_parent_little_cpu():
+    # the pump woke per write: a program writing its stdout and stderr a few bytes per write held
+    # ~0.45 s of the parent's CPU per second of its own, under the GIL, outside every limit
+    flood = "import os\nwhile True:\n    os.write(1, b' ')\n    os.write(2, b'e\\n')"
+    for tests in (io("", "7"), [{"fn_name": "f", "args": [], "expected": 7}]):
+        cpu = time.process_time()
+        r = run_tests(flood + "\ndef f(): return 7", tests, timeout_s=1.0)
+        assert r.verdict in ("output_limit", "timeout") and r.passed == 0
+        assert time.process_time() - cpu < 0.25
+    # what a right program prints in many small writes is still read in full, and in time
+    r = run_tests("import sys\nfor i in range(20000):\n    print(i, flush=True)\n"
+                  "    print(i, file=sys.stderr)", io("", "\n".join(map(str, range(20000)))))
+    assert r.verdict == "accepted" and r.time_s < 2
+
+
 def test_syntax_error_runs_nothing():
     t = time.monotonic()
     r = run_tests("def f(:\n  pass", io("", ""))
@@ -309,6 +343,16 @@ def test_float_tolerance_and_nan():
         ("0.3333334 1e3", "0.3333333 1000", True),
         ("INF -Infinity", "inf -inf", True),
         ("nan", "nan", False),
+        # a number past the float range is its value, not inf: '2e400' matched '1e400'
+        ("2e400", "1e400", False),
+        ("2e400 x", "1e400 x", False),  # the token-by-token path too
+        ("-1e400", "1e400", False),
+        ("2" + "0" * 400 + ".5", "1" + "0" * 400 + ".5", False),
+        ("1.0000001e400 7", "1e400 7", True),  # within the tolerance, relatively
+        ("1E400 x", "1e400 x", True),
+        ("inf", "1e400", False),  # a finite number is not infinity
+        ("1e999999999999999999999", "2e999999999999999999999", False),
+        ("1e-400", "2e-400", True),  # underflow: within the absolute tolerance
     ],
 )
 def test_numeric_tokens_with_a_tolerance(got, expected, same):
@@ -533,6 +577,22 @@ def test_deeply_nested_returned_values_cannot_crash_the_comparison():
     r = run_tests(code, tests)
     assert (r.verdict, r.passed) == ("wrong_answer", 1), r
     assert "returned a value nested 499 levels deep (at most 100 are compared)" in r.detail, r
+
+
+def test_a_big_returned_value_costs_the_parent_little_cpu():
+    # the parent walked every returned value for its depth, then keyed every element of a
+    # returned set: a set of 300,000 ints (or a dict of as many keys) cost it 0.6-1 s of CPU per
+    # call, under the GIL, outside every limit; R measures the depth now (runner.MAX_VALUE_DEPTH)
+    code = ("def s(x): return set(range(300_000))\n"
+            "def d(x): return {i: i for i in range(300_000)}\n")
+    for name, expected in (("s", {1, 2, 3}), ("d", {1: 1})):
+        cpu = time.process_time()
+        r = run_tests(code, [call(name, [1], expected)], timeout_s=5.0)
+        assert (r.verdict, r.passed) == ("wrong_answer", 0), r
+        assert time.process_time() - cpu < 0.25
+    in_runner = re.search(r"^MAX_VALUE_DEPTH = (\d+)$", sandbox_isolation.RUNNER, re.M)
+    assert int(in_runner.group(1)) == sandbox_checks.MAX_VALUE_DEPTH == 100
+    assert values_equal({1, 2}, frozenset({2.0, 1})) and not values_equal({1, 2}, {1, 2, 3})
 
 
 # ------------------------------------------------------------------------------------- asserts
