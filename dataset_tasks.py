@@ -1553,6 +1553,8 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
         index = meant.pop()
     elif spelled_letter(key, texts) is not None:     # "(B)", "B.", "b", "B. water"
         index = spelled_letter(key, texts)
+    elif len(same := [j for j, t in enumerate(texts) if option_key(t) == option_key(key)]) == 1:
+        index = same[0]         # the option's text in another case or spacing: 'paris.'
     elif key in ("-1", ""):     # the hub's marks of a missing label (PIQA's, WinoGrande's test)
         raise ValueError(f"is {key or 'empty'}, no option: a split whose answers are withheld; "
                          "use one with answers (evaluate.py --split), or load prompts only "
@@ -1572,6 +1574,17 @@ def _not_text(choices: list, j: int) -> str:
     return (f"option ({chr(65 + j)}) is {json.dumps(choices[j], default=str)[:50]}, not text "
             f"(an object's text under none of {', '.join(OPTION_TEXT_KEYS)}); give each option "
             "as text")
+
+
+def option_key(text: str) -> str:
+    """An option's text as a gold may spell it: any case, any run of spaces, no closing period
+    or quotes ('Paris.', 'paris', 'New  York' -> 'new york'). A gold that reads the same as
+    one option so (and one only) names it; it was graded as free text, the options not shown.
+
+    >>> option_key(' New  York. '), option_key('"Paris"')
+    ('new york', 'paris')
+    """
+    return " ".join(text.split()).strip(" .;!'\"“”").casefold()
 
 
 _SPELLED = re.compile(r"\(?([A-Za-z])(?:\)|[.:])?(?:\s+(.*))?", re.DOTALL)

@@ -791,6 +791,27 @@ def test_a_list_column_whose_gold_names_no_option_is_no_multiple_choice(tmp_path
                                        answer_field=None)[0]["prompt"]
 
 
+@pytest.mark.parametrize("gold", ["water.", "Water", "WATER", " water ", '"water"', "water!"])
+def test_a_gold_that_spells_an_option_otherwise_names_it(tmp_path, gold):
+    # a gold that is an option's text in another case, spacing or with a closing period named no
+    # option: the options were not shown, and 'water.' was graded as free text
+    from rewards import task_solved
+
+    path = tmp_path / "mc.jsonl"
+    path.write_text(json.dumps({"question": "Which is a liquid?", "answer": gold,
+                                "choices": ["ice", "water", "Steam  vapour"]}) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
+    assert task["answer"] == "B" and "(B) water\n" in task["prompt"]
+    assert task_solved("\\boxed{B}", task) and not task_solved("\\boxed{A}", task)
+    path.write_text(json.dumps({"question": "Which is a gas?", "answer": "steam vapour.",
+                                "choices": ["ice", "water", "Steam  vapour"]}) + "\n")
+    assert dataset_tasks.load_tasks(str(path), prompt_field="question")[0]["answer"] == "C"
+    # two options that read the same so: it names neither, and is graded as written
+    path.write_text(json.dumps({"question": "Which?", "answer": "ice",
+                                "choices": ["Ice", "ICE."]}) + "\n")
+    assert dataset_tasks.load_tasks(str(path), prompt_field="question")[0]["answer"] == "ice"
+
+
 ASK = "\n\nAnswer with the letter of the right option."
 OPTION_ROWS = [   # (name, row with one column per option, --prompt-field, prompt, gold)
     ("piqa", {"goal": "Which is a liquid?", "sol1": "ice", "sol2": "water", "label": 1}, "goal",
