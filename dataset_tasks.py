@@ -1699,6 +1699,52 @@ def index_base(rows: list, where: str) -> int:
     return 0
 
 
+def _choice_index(row: dict, field: str | None) -> tuple[int, int] | None:
+    """(the gold's number, the option count) of a row whose options are a list (`row_choices`)
+    and whose gold (`field`; None: its first `ANSWER_COLUMNS`) is a whole number (an int, or a
+    CSV's digits) that is none of the options' texts; None for any other row."""
+    try:
+        row = decoded_lists(row)
+    except ValueError:
+        return None
+    field = field or next((k for k in ANSWER_COLUMNS if k in row), None)
+    row = with_nested_fields(row, field)
+    gold = row.get(field) if field else None
+    mc = row_choices(row, field)
+    if isinstance(gold, str) and re.fullmatch(r"\s*\d+(?:\.0+)?\s*", gold):
+        gold = int(float(gold))
+    if not (mc and isinstance(gold, (int, float)) and not isinstance(gold, bool)
+            and float(gold).is_integer() and str(row.get(field)).strip() not in map(str, mc[0])
+            and (mc[1] is None or str(row.get(field)).strip() not in mc[1])):
+        return None
+    return int(gold), len(mc[0])
+
+
+def choice_base(rows: list, field: str | None, where: str) -> int:
+    """Whether the rows' right options, given as a number beside a list of options (`choices`,
+    `options`), count from 0 (MMLU's, the hub's) or from 1 (a file of 1-4 for 4 options), as the
+    file's values tell: a gold equal to its row's option count is counted from 1 (it was graded
+    as the free text '4', the options not shown, and the file's other rows each as the option
+    after the right one), a 0 from 0; a file with both is a DataError; one with neither, 0, as
+    the hub's datasets count. A file where some gold is beyond its row's options (42 beside a
+    list of 2 tools) numbers no options: 0, each row read as it is.
+
+    >>> choice_base([{"question": "q", "choices": ["a", "b", "c"], "answer": k} for k in (3, 1)],
+    ...             "answer", "f")
+    1
+    """
+    found = [c for c in (_choice_index(r, field) for r in rows if isinstance(r, dict)) if c]
+    if any(not 0 <= g <= n for g, n in found):   # not an option's number: no multiple choice
+        return 0
+    zero = next((g for g, n in found if g == 0), None)
+    top = next((g for g, n in found if g == n), None)
+    if zero is not None and top is not None:
+        raise DataError(f"{where}: {field or 'the answer'!r}, the right option's number, is 0 in "
+                        f"some rows and {top}, the option count, in others: some count from 0, "
+                        "some from 1; write it as the option's letter (A, B, ...) in every row")
+    return 1 if top is not None else 0
+
+
 def scored_options(row: dict) -> tuple[list, int] | None:
     """Options that each carry a score, the one right option scored highest (1, the others 0):
     TruthfulQA's `mc1_targets` {"choices", "labels"}, BIG-bench's `multiple_choice_targets` and
@@ -1935,6 +1981,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     if answer_field and answer_field.endswith(".ground_truth"):   # 'reward_model.ground_truth'
         answer_field = answer_field.rsplit(".", 1)[0]    # read as verl's (`ground_truth`)
     base = index_base(rows, where) if answer_field is not None else 0   # MedMCQA's cop: 0, 1?
+    first = choice_base(rows, answer_field, where)      # a gold 1-4 beside a list of 4: from 1
     stem = path.stem if path.exists() else source       # a row with no id of its own: stem-i
     tasks, unanswered, exact, owns = [], [], [], []
     for i, row in enumerate(rows):
@@ -1981,6 +2028,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             mc = row_choices(row, named)
             if mc and mc[1] is None:    # a plain list: options if the row's answer names one
                 gold = row[named] if named else None
+                if (counted := _choice_index(row, None)) and choice_base([row], None, where):
+                    gold = counted[0] - 1           # 4 of 4 options, counted from 1: (D)
                 mc = mc if gold is None or names_option(gold, mc[0]) else None
             question, choices = options[:2] if options else (task["prompt"], mc[0] if mc else [])
             try:
@@ -2004,6 +2053,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 answer_field, value, task["prompt"] if isinstance(task["prompt"], str)
                 else task["prompt"][-1]["content"])) or []
             answer = alternatives[0] if alternatives else answer
+            if first and (counted := _choice_index(row, answer_field)):
+                answer = counted[0] - first         # the file counts its options from 1
             if answer is None and answer_field not in row:
                 raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "
                                 f"{sorted(row)}). Map the answer column with --answer-field "

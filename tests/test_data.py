@@ -812,6 +812,48 @@ def test_a_gold_that_spells_an_option_otherwise_names_it(tmp_path, gold):
     assert dataset_tasks.load_tasks(str(path), prompt_field="question")[0]["answer"] == "ice"
 
 
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_option_numbers_counted_from_one_are_read_so(tmp_path, suffix):
+    # golds 1-4 beside a list of 4 options: a 4 named no option (the options not shown, '4'
+    # graded as free text), and every other row was graded on the option after the right one
+    from rewards import task_solved
+
+    rows = [{"question": "Which is a liquid?", "choices": ["ice", "steam", "water"], "answer": 3},
+            {"question": "Which is solid?", "choices": ["ice", "steam", "water"], "answer": 1},
+            {"question": "Which is a gas?", "choices": [10, 20, 30], "answer": 2}]
+    path = tmp_path / f"mc{suffix}"
+    if suffix == ".csv":        # a CSV's gold is text, its options JSON text
+        path.write_text("question,choices,answer\n" + "".join(
+            f'{r["question"]},"{json.dumps(r["choices"]).replace(chr(34), 2 * chr(34))}",'
+            f'{r["answer"]}\n' for r in rows))
+    else:
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    tasks = dataset_tasks.load_tasks(str(path), prompt_field="question")
+    assert [t["answer"] for t in tasks] == ["C", "A", "B"]
+    assert "(C) water\n" in tasks[0]["prompt"] and "(B) 20\n" in tasks[2]["prompt"]
+    assert task_solved("\\boxed{C}", tasks[0]) and not task_solved("\\boxed{D}", tasks[0])
+    plain = dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field=None)
+    assert "(C) water\n" in plain[0]["prompt"]
+    # counted from 0 (MMLU's), or neither said: as the hub's datasets count
+    for golds, letters in (([0, 2, 1], ["A", "C", "B"]), ([1, 2, 1], ["B", "C", "B"])):
+        path = tmp_path / "zero.jsonl"
+        path.write_text("".join(json.dumps({**r, "answer": g}) + "\n"
+                                for r, g in zip(rows, golds)))
+        assert [t["answer"] for t in dataset_tasks.load_tasks(
+            str(path), prompt_field="question")] == letters
+    # both said: refused, each row would be graded on the option before or after the right one
+    path.write_text("".join(json.dumps({**r, "answer": g}) + "\n"
+                            for r, g in zip(rows, (3, 0, 1))))
+    with pytest.raises(data.DataError, match=r"zero.jsonl: 'answer', the right option's number, "
+                       r"is 0 in some rows and 3, the option count, in others.*option's letter"):
+        dataset_tasks.load_tasks(str(path), prompt_field="question")
+    # a gold beyond the options (a count beside a list of 2 tools): no option numbers at all
+    path.write_text("".join(json.dumps({"question": q, "options": ["pen", "ruler"], "answer": a})
+                            + "\n" for q, a in (("1 + 1?", 2), ("6 * 7?", 42))))
+    tasks = dataset_tasks.load_tasks(str(path), prompt_field="question")
+    assert [(t["prompt"], t["answer"]) for t in tasks] == [("1 + 1?", "2"), ("6 * 7?", "42")]
+
+
 ASK = "\n\nAnswer with the letter of the right option."
 OPTION_ROWS = [   # (name, row with one column per option, --prompt-field, prompt, gold)
     ("piqa", {"goal": "Which is a liquid?", "sol1": "ice", "sol2": "water", "label": 1}, "goal",
