@@ -65,6 +65,23 @@ _FORMULA = re.compile(r"=\s*(?:[A-Z][A-Z0-9.]*\(.*\)|\$?[A-Z]{1,3}\$?\d+(?:[-+*/
                       r"|[-+(]*\d[\d.]*(?:\s*[-+*/^]\s*[-+(]*\d[\d.]*\)*)+)")
 
 
+# how tools write a missing cell as text, in their own spellings (pandas' astype(str) 'nan',
+# '<NA>', 'NaT'; Excel's '#N/A' and its error values; R's 'NA'; SQL dumps' 'NULL', MySQL's
+# '\\N'); not 'None', 'null' or 'Na', which may be an answer ('Which is prime? None', sodium)
+MISSING_MARKS = {"nan", "NaN", "NAN", "-nan", "-NaN", "<NA>", "NA", "N/A", "n/a", "#N/A",
+                 "#N/A N/A", "#NA", "NULL", "\\N", "NaT", "#VALUE!", "#REF!", "#DIV/0!",
+                 "#NAME?", "#NUM!", "#NULL!"}
+
+
+def missing_mark(text: str) -> bool:
+    """Whether a text is a missing cell written out (`MISSING_MARKS`), not a value.
+
+    >>> missing_mark(" NaN "), missing_mark("#N/A"), missing_mark("None"), missing_mark("Na")
+    (True, True, False, False)
+    """
+    return text.strip() in MISSING_MARKS
+
+
 def gold_answer(value) -> str:
     """The gold answer of a row's answer field, as one string; a ValueError says why a value is
     none.
@@ -111,6 +128,9 @@ def gold_answer(value) -> str:
                          "saved with its formulas: export its values)")
     if not isinstance(value, str):
         raise ValueError(f"is {json.dumps(value, default=str)[:60]}, a {type(value).__name__}")
+    if missing_mark(value):     # a missing cell written out: 'nan' was graded as the gold
+        raise ValueError(f"is {value.strip()!r}, a missing value written as text (pandas, Excel, "
+                         "R and SQL exports write one so), not an answer")
     text = gsm8k_answer(mathcheck.gold_answer(value)) if value.strip() else ""
     unit = _UNIT_IN_PARENS.fullmatch(text.strip())
     text = f"{gsm8k_answer(unit[1])} {unit[2].strip()}" if unit else text  # ASDiv's
@@ -585,6 +605,10 @@ def check_prompt(value):
     if isinstance(value, str):
         if not value.strip():
             raise ValueError("is empty")
+        if missing_mark(value):     # 'nan': a missing cell, put to the model as its question
+            raise ValueError(f"is {value.strip()!r}, a missing value written as text (pandas, "
+                             "Excel, R and SQL exports write one so), not a prompt; give the "
+                             "row its prompt, or drop the row")
         chat = _json_chat(value)
         return value if chat is None else check_prompt(chat)
     if not isinstance(value, list) or not value:

@@ -854,6 +854,32 @@ def test_option_numbers_counted_from_one_are_read_so(tmp_path, suffix):
     assert [(t["prompt"], t["answer"]) for t in tasks] == [("1 + 1?", "2"), ("6 * 7?", "42")]
 
 
+@pytest.mark.parametrize("mark", ["nan", "NaN", "<NA>", "NA", "N/A", "#N/A", "NULL", "\\N",
+                                  "#DIV/0!", " nan "])
+def test_a_missing_value_written_as_text_is_no_gold_and_no_prompt(tmp_path, mark):
+    # pandas' astype(str) writes a missing answer as 'nan', Excel '#N/A', R 'NA', SQL 'NULL': it
+    # was read as the gold, and a reply '\boxed{nan}' graded right; a prompt so was asked
+    from rewards import task_solved
+
+    path = tmp_path / "rows.csv"
+    path.write_text(f"prompt,answer\n1 + 1?,2\n2 + 2?,{mark}\n")
+    with pytest.raises(data.DataError, match=re.escape(
+            f"rows.csv: row 1's 'answer' is {mark.strip()!r}, a missing value written as text "
+            "(pandas, Excel, R and SQL exports write one so), not an answer. Give each row")):
+        dataset_tasks.load_tasks(str(path))
+    path.write_text(f"prompt,answer\n1 + 1?,2\n{mark},4\n")
+    with pytest.raises(data.DataError, match=re.escape(
+            f"rows.csv: row 1's 'prompt' is {mark.strip()!r}, a missing value written as text")):
+        dataset_tasks.load_tasks(str(path))
+    # answers that only look like one: sodium's symbol, 'None' of the options, 'null' in code
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps({"prompt": "q", "answer": a}) + "\n"
+                            for a in ("Na", "None", "null", "nano")))
+    tasks = dataset_tasks.load_tasks(str(path))
+    assert [t["answer"] for t in tasks] == ["Na", "None", "null", "nano"]
+    assert task_solved("\\boxed{Na}", tasks[0]) and not task_solved("\\boxed{nan}", tasks[0])
+
+
 ASK = "\n\nAnswer with the letter of the right option."
 OPTION_ROWS = [   # (name, row with one column per option, --prompt-field, prompt, gold)
     ("piqa", {"goal": "Which is a liquid?", "sol1": "ice", "sol2": "water", "label": 1}, "goal",
