@@ -860,6 +860,34 @@ def _lines_text(value) -> str:
     return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
+# a stdin/stdout case's keys under the names code datasets give them ('stdin'/'stdout',
+# 'expected_output', ...), any case: the sandbox's 'input' and 'output'
+CASE_KEYS = {"input": "input", "output": "output", "stdin": "input", "input_data": "input",
+             "stdout": "output",
+             "expected_output": "output", "expected_stdout": "output", "output_data": "output",
+             "expected": "output"}
+
+
+def _case_keys(test):
+    """A test as the sandbox names its parts: an assert statement given as text ("assert f(1)
+    == 2", a list of them as many datasets ship their tests) as {"assert": ...}; a stdin/stdout
+    case's keys under other names (`CASE_KEYS`, any case: {"stdin", "stdout"}, {"input",
+    "expected_output"}) as "input" and "output" (a call's "expected" stays its own); any other
+    test as it is. They were refused as 'not a list of tests', or read with no output.
+
+    >>> _case_keys("assert f(1) == 2"), _case_keys({"Stdin": "2", "Expected_Output": "4"})
+    ({'assert': 'assert f(1) == 2'}, {'input': '2', 'output': '4'})
+    """
+    if isinstance(test, str) and re.search(r"^\s*assert\b", test, re.MULTILINE):
+        return {"assert": test}
+    if not isinstance(test, dict) or test.get("fn_name") is not None or any(
+            k in test for k in ("assert", "output")):
+        return test
+    renamed = {CASE_KEYS.get(str(k).lower(), k): v for k, v in test.items()}
+    ok = "input" in renamed and "output" in renamed and len(renamed) == len(test)
+    return renamed if ok else test
+
+
 def _stdio_lines(test):
     """A stdin/stdout test whose input or output is a list of lines, as one text each
     (`_lines_text`); any other test (or a list of other than plain values, which
@@ -1149,6 +1177,10 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
         tests = row[tests_field]
         if isinstance(tests, str) and tests.lstrip()[:1] in ("[", "{"):
             tests = _json_text(tests, tests_field)     # a CSV's, or DeepCoder's JSON text
+        if isinstance(tests, dict) and "inputs" not in tests:   # {"stdin": [...], "stdout": ...}
+            tests = _case_keys(tests)
+        if isinstance(tests, list):     # "assert ..." texts; {"stdin", "stdout"} cases
+            tests = [_case_keys(t) for t in tests]
         if isinstance(tests, dict) and "inputs" in tests:          # APPS' columns of cases
             return tests_field, _io_tests(tests, tests_field)
         if isinstance(tests, dict) and isinstance(tests.get("input"), list):   # CodeContests'

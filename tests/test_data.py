@@ -880,6 +880,32 @@ def test_a_missing_value_written_as_text_is_no_gold_and_no_prompt(tmp_path, mark
     assert task_solved("\\boxed{Na}", tasks[0]) and not task_solved("\\boxed{nan}", tasks[0])
 
 
+@pytest.mark.parametrize("tests", [
+    ["assert f(2) == 4", "assert f(3) == 6"],                     # asserts as texts
+    '["assert f(2) == 4", "assert f(3) == 6"]',                   # a CSV's JSON text
+    [{"stdin": "2\n", "stdout": "4\n"}, {"stdin": "3\n", "stdout": "6\n"}],
+    [{"input": "2\n", "expected_output": "4\n"}, {"Input": "3\n", "Expected": "6\n"}],
+    {"stdin": ["2\n", "3\n"], "stdout": ["4\n", "6\n"]}])          # columns of cases
+def test_code_tests_in_other_forms_are_run(tmp_path, tests):
+    # a list of assert texts and {"stdin", "stdout"} cases were refused as 'not a list of tests';
+    # {"input", "expected_output"} was refused for having no 'output'
+    from rewards import task_solved
+
+    path = tmp_path / "code.jsonl"
+    path.write_text(json.dumps({"prompt": "Double n, as f(n) or from stdin.", "tests": tests})
+                    + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert len(task["tests"]) == 2
+    both = "def f(n):\n    return 2 * n\n\nif __name__ == '__main__':\n    print(2 * int(input()))"
+    wrong = both.replace("2 *", "3 *")
+    assert task_solved(f"```python\n{both}\n```", task)
+    assert not task_solved(f"```python\n{wrong}\n```", task)
+    # texts that are no asserts are still refused, named
+    path.write_text(json.dumps({"prompt": "Double n.", "tests": ["f(2) is 4"]}) + "\n")
+    with pytest.raises(data.DataError, match=r"row 0's 'tests' is \["):
+        dataset_tasks.load_tasks(str(path))
+
+
 ASK = "\n\nAnswer with the letter of the right option."
 OPTION_ROWS = [   # (name, row with one column per option, --prompt-field, prompt, gold)
     ("piqa", {"goal": "Which is a liquid?", "sol1": "ice", "sol2": "water", "label": 1}, "goal",
