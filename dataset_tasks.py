@@ -1677,6 +1677,22 @@ def names_option(answer, choices: list) -> bool:
         return any(x in str(e) for x in ("is ambiguous", ", not text", "several right options"))
 
 
+def stated_option(gold, final: str, choices: list, labels: list | None) -> bool:
+    """Whether a gold names no option as written but its final answer does ('Answer: C', 'The
+    answer is (B)', a rationale ending '\\boxed{B}': `gold_answer`'s `final`): the options were
+    not shown, and the letter, which the model never saw, was graded as free text.
+
+    >>> stated_option("The answer is (B)", "(B)", ["3", "4"], None)
+    True
+    """
+    def names(x):
+        try:
+            return bool(multiple_choice("", choices, x, labels).get("answer"))
+        except ValueError:
+            return False
+    return isinstance(gold, str) and gold.strip() != final and not names(gold) and names(final)
+
+
 def with_question(prompt, edit):
     """`prompt` with its question edited: the text, or a chat prompt's last (user) turn."""
     if isinstance(prompt, str):
@@ -2086,6 +2102,11 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 gold = row[named] if named else None
                 if (counted := _choice_index(row, None)) and choice_base([row], None, where):
                     gold = counted[0] - 1           # 4 of 4 options, counted from 1: (D)
+                if isinstance(gold, str) and not names_option(gold, mc[0]):
+                    try:                        # 'Answer: C': the option it states
+                        gold = gold_answer(gold)
+                    except ValueError:
+                        pass
                 mc = mc if gold is None or names_option(gold, mc[0]) else None
             question, choices = options[:2] if options else (task["prompt"], mc[0] if mc else [])
             try:
@@ -2140,6 +2161,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                                 f"as a string or a number{inside}, or drop the row") from None
             mc = row_choices(row, answer_field)
             named = value if isinstance(value, list) and not verl else answer   # ["A", "C"]
+            if mc and stated_option(named, task["answer"], *mc):
+                named = task["answer"]  # 'Answer: C', 'The answer is (B)': the option it states
             if mc and mc[1] is None and not names_option(named, mc[0]):
                 mc = None               # a list column of something else: the answer is no option
             if mc:

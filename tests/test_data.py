@@ -907,6 +907,28 @@ def test_code_tests_in_other_forms_are_run(tmp_path, tests):
 
 
 ASK = "\n\nAnswer with the letter of the right option."
+
+
+@pytest.mark.parametrize("gold", ["Answer: B", "The answer is (B).", "So $\\boxed{B}$",
+                                  "rationale...\n#### B"])
+@pytest.mark.parametrize("options", [["ice", "water", "steam"],
+                                     {"A": "ice", "B": "water", "C": "steam"}])
+def test_a_gold_that_states_its_option_in_a_sentence_names_it(tmp_path, gold, options):
+    # 'Answer: B' named no option as written: the options were not shown, and the model was
+    # graded on the letter B of options it never saw (or refused: 'none of the 3 options')
+    from rewards import task_solved
+
+    path = tmp_path / "mc.jsonl"
+    path.write_text(json.dumps({"question": "Which is a liquid?", "options": options,
+                                "answer": gold}) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
+    assert task["prompt"] == "Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam" + ASK
+    assert task["answer"] == "B"
+    assert task_solved("\\boxed{B}", task) and not task_solved("\\boxed{A}", task)
+    plain = dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field=None)[0]
+    assert plain["prompt"] == task["prompt"]
+
+
 OPTION_ROWS = [   # (name, row with one column per option, --prompt-field, prompt, gold)
     ("piqa", {"goal": "Which is a liquid?", "sol1": "ice", "sol2": "water", "label": 1}, "goal",
      "Which is a liquid?\n\n(A) ice\n(B) water" + ASK, "B"),
