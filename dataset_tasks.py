@@ -497,6 +497,20 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
             raise DataError(f"{path}: row {i} is {json.dumps(row, default=str)[:60]}, not an "
                             f"object of fields (e.g. {{\"prompt\": ..., \"answer\": ...}})")
     named = [row.get("split") for row in rows]
+    unnamed = [j for j, x in enumerate(named) if not (isinstance(x, str) and x.strip())]
+    if split is not None and len(unnamed) < len(rows) and any(
+            "split" in rows[j] and named[j] in (None, "") or isinstance(named[j], str)
+            for j in unnamed):
+        # a column of splits (a table's: CSV, parquet) empty in some rows: a row of none was
+        # read for every split (the test rows trained on, the training rows evaluated as held
+        # out); a row with no such key at all reads the file as one of no splits
+        j = next(j for j in unnamed if "split" in rows[j] and named[j] in (None, "")
+                 or isinstance(named[j], str))
+        names = sorted({x for k, x in enumerate(named) if k not in unnamed})
+        raise DataError(f"{path}: row {j}'s 'split' is {json.dumps(named[j], default=str)[:30]}, "
+                        "while other rows name theirs ("
+                        f"{', '.join(names)[:60]}"
+                        f"); give every row its split, or drop the column to use every row")
     if split is not None and all(isinstance(x, str) and x for x in named):
         # a dataset's splits in one file, each row's in its 'split' column: train on the train
         # rows, evaluate on the test rows (all of them were both)

@@ -906,6 +906,24 @@ def test_code_tests_in_other_forms_are_run(tmp_path, tests):
         dataset_tasks.load_tasks(str(path))
 
 
+@pytest.mark.parametrize("missing", [None, "", "  "])
+def test_a_split_column_that_some_rows_leave_empty_is_refused(tmp_path, missing):
+    # the filter by split needed every row to name one, so a file where one row did not was
+    # read whole: the training rows were evaluated as the test split, and trained on as well
+    path = tmp_path / "rows.jsonl"
+    rows = (("1 + 1?", 2, "train"), ("2 + 2?", 4, missing), ("3 + 3?", 6, "test"))
+    path.write_text("".join(json.dumps({"prompt": p, "answer": a, "split": s}) + "\n"
+                            for p, a, s in rows))
+    for split in ("test", "train"):
+        with pytest.raises(data.DataError, match=re.escape(
+                f"rows.jsonl: row 1's 'split' is {json.dumps(missing)}, while other rows name "
+                "theirs (test, train); give every row its split, or drop the column")):
+            dataset_tasks.load_tasks(str(path), split=split)
+    path.write_text(path.read_text().replace(json.dumps(missing), '"test"'))
+    assert [t["prompt"] for t in dataset_tasks.load_tasks(str(path), split="test")] == [
+        "2 + 2?", "3 + 3?"]
+
+
 ASK = "\n\nAnswer with the letter of the right option."
 
 
