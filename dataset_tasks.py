@@ -1046,11 +1046,22 @@ def alternative_answers(field: str, value, question: str = "") -> list | None:
             decoded = None
         if isinstance(decoded, list) and all(isinstance(x, str) for x in decoded):
             value = decoded
+    kept = [x for x in value if not _blank(x)] if isinstance(value, list) else []
+    if kept and (named or all(isinstance(x, str) for x in kept)):
+        value = kept    # SQuAD's and NQ's lists with a blank entry: the others are the answers
     plain = isinstance(value, list) and value and all(
         isinstance(x, (str, int, float)) for x in value)
     texts = plain and all(isinstance(x, str) for x in value) and any(map(is_text_answer, value))
     several = plain and not named and asks_for_several(question, len(value))
     return value if plain and (named or texts) and not several else None
+
+
+def _blank(x) -> bool:
+    """Whether an entry of a list of acceptable answers holds none: null, NaN, empty text, or a
+    missing value written out (`missing_mark`); such entries are left out, the rest kept (the
+    row was refused, 'answers is empty', though it held 'Paris')."""
+    return (x is None or isinstance(x, float) and math.isnan(x)
+            or isinstance(x, str) and (not x.strip() or missing_mark(x)))
 
 
 _COUNTS = {w: j for j, w in enumerate("zero one two three four five six seven eight nine ten "
@@ -1107,7 +1118,8 @@ def acceptable_answers(row: dict) -> list[str] | None:
     """
     value = _ground_truth_value(row)
     alternatives = isinstance(value, list) and value and all(isinstance(x, str) for x in value)
-    return value if alternatives else None
+    kept = [x for x in value if not _blank(x)] if alternatives else []
+    return (kept or value) if alternatives else None    # a blank entry is no answer
 
 
 def _ground_truth_value(row: dict):

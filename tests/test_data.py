@@ -924,6 +924,30 @@ def test_a_split_column_that_some_rows_leave_empty_is_refused(tmp_path, missing)
         "2 + 2?", "3 + 3?"]
 
 
+@pytest.mark.parametrize("row,field", [
+    ({"question": "Capital of France?", "answers": ["", "Paris", "paris, france"]}, "answers"),
+    ({"question": "Capital of France?", "answers": ["Paris", None, "nan"]}, "answers"),
+    ({"question": "Capital of France?", "answer": ["Paris", " ", "paris, france"]}, "answer"),
+    ({"question": "Capital of France?", "answers": {"text": ["Paris", ""]}}, "answers.text"),
+    ({"prompt": "Capital of France?", "reward_model": {"ground_truth": '["Paris", ""]'}},
+     "answer")])
+def test_blank_entries_of_a_list_of_acceptable_answers_are_left_out(tmp_path, row, field):
+    # a list of acceptable answers with a blank entry (an annotator's empty span, a null) was
+    # refused whole: "row 0's 'answers' is empty", though it held 'Paris'
+    from rewards import task_solved
+
+    path = tmp_path / "qa.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field=next(iter(row)), answer_field=field)[0]
+    assert task["answer"] == "Paris" and "" not in task.get("answers", [])
+    assert task_solved("\\boxed{Paris}", task) and not task_solved("\\boxed{Lyon}", task)
+    assert not task_solved("\\boxed{}", task) and not task_solved("\\boxed{nan}", task)
+    # all of them blank: still refused, named
+    path.write_text(json.dumps({"question": "q?", "answers": ["", None]}) + "\n")
+    with pytest.raises(data.DataError, match="row 0's 'answers' is"):
+        dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field="answers")
+
+
 ASK = "\n\nAnswer with the letter of the right option."
 
 
