@@ -363,8 +363,13 @@ def _csv_rows(path: Path, text: str) -> list:
     LF, CRLF or CR alone (Excel for the old Mac); a CR inside a value not quoted is named. A
     value may be of any length (csv's own limit is 128 KiB).
 
+    A semicolon file's cell that is one number with a decimal comma ('2,5', as Excel writes 2.5
+    where the comma is the decimal mark, the reason it separates by semicolons) is that number
+    with a point: '2,5' was graded as the list 2, 5, and '\\boxed{2.5}' wrong. Text around it
+    ('1,5 + 1?') is kept as written, and so is '1,000' (a thousand, or 1: `_DECIMAL_COMMA`).
+
     >>> [dict(r) for r in _csv_rows(Path("de.csv"), "prompt;answer\\n1,5 + 1?;2,5\\n")]
-    [{'prompt': '1,5 + 1?', 'answer': '2,5'}]
+    [{'prompt': '1,5 + 1?', 'answer': '2.5'}]
     """
     if "\r" in text and "\n" not in text:     # lines ended by CR alone (Excel for the old Mac)
         text = text.replace("\r", "\n")
@@ -403,7 +408,15 @@ def _csv_rows(path: Path, text: str) -> list:
             more = "more" if None in row else "fewer"
             raise DataError(f"{path}: row {i} has {more} cells than the header line; quote a "
                             f"value that holds the separator {sep!r} (\"1{sep}000\")")
+        if sep == ";":      # the comma is the decimal mark: '2,5' is 2.5
+            row.update({k: v.replace(",", ".") for k, v in row.items()
+                        if _DECIMAL_COMMA.fullmatch(v.strip())})
     return rows
+
+
+# one number, its decimal mark a comma: not 3 digits after it ('1,000' may be a thousand, and
+# is read so), unless it starts with 0 ('0,125')
+_DECIMAL_COMMA = re.compile(r"[-+]?(?:\d+,(?:\d{1,2}|\d{4,})|0,\d+)")
 
 
 # JSON Lines under its other names (ndjson.org's, jsonlines.org's): one JSON row a line

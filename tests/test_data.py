@@ -948,6 +948,23 @@ def test_blank_entries_of_a_list_of_acceptable_answers_are_left_out(tmp_path, ro
         dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field="answers")
 
 
+def test_a_semicolon_csv_reads_a_decimal_comma_as_the_decimal_mark(tmp_path):
+    # Excel writes 2.5 as '2,5' where the comma is the decimal mark, and separates cells by
+    # semicolons there: '2,5' was the gold, read as the list 2, 5, and '\\boxed{2.5}' graded wrong
+    from rewards import task_solved
+
+    path = tmp_path / "de.csv"
+    path.write_text("prompt;answer\n1,5 + 1?;2,5\nq;0,125\nr;-3,25\ns;1,000\n")
+    tasks = dataset_tasks.load_tasks(str(path))
+    assert [(t["prompt"], t["answer"]) for t in tasks] == [
+        ("1,5 + 1?", "2.5"), ("q", "0.125"), ("r", "-3.25"), ("s", "1000")]
+    assert task_solved("\\boxed{2.5}", tasks[0]) and not task_solved("\\boxed{25}", tasks[0])
+    # a comma-separated file's quoted '2,5' is as written (its decimal mark is the point)
+    path = tmp_path / "en.csv"
+    path.write_text('prompt,answer\nq,"2,5"\n')
+    assert dataset_tasks.load_tasks(str(path))[0]["answer"] == "2,5"
+
+
 ASK = "\n\nAnswer with the letter of the right option."
 
 
