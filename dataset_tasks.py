@@ -65,6 +65,23 @@ _FORMULA = re.compile(r"=\s*(?:[A-Z][A-Z0-9.]*\(.*\)|\$?[A-Z]{1,3}\$?\d+(?:[-+*/
                       r"|[-+(]*\d[\d.]*(?:\s*[-+*/^]\s*[-+(]*\d[\d.]*\)*)+)")
 
 
+# how tools write a missing cell as text, in their own spellings (pandas' astype(str) 'nan',
+# '<NA>', 'NaT'; Excel's '#N/A' and its error values; R's 'NA'; SQL dumps' 'NULL', MySQL's
+# '\\N'); not 'None', 'null' or 'Na', which may be an answer ('Which is prime? None', sodium)
+MISSING_MARKS = {"nan", "NaN", "NAN", "-nan", "-NaN", "<NA>", "NA", "N/A", "n/a", "#N/A",
+                 "#N/A N/A", "#NA", "NULL", "\\N", "NaT", "#VALUE!", "#REF!", "#DIV/0!",
+                 "#NAME?", "#NUM!", "#NULL!"}
+
+
+def missing_mark(text: str) -> bool:
+    """Whether a text is a missing cell written out (`MISSING_MARKS`), not a value.
+
+    >>> missing_mark(" NaN "), missing_mark("#N/A"), missing_mark("None"), missing_mark("Na")
+    (True, True, False, False)
+    """
+    return text.strip() in MISSING_MARKS
+
+
 def gold_answer(value) -> str:
     """The gold answer of a row's answer field, as one string; a ValueError says why a value is
     none.
@@ -111,6 +128,9 @@ def gold_answer(value) -> str:
                          "saved with its formulas: export its values)")
     if not isinstance(value, str):
         raise ValueError(f"is {json.dumps(value, default=str)[:60]}, a {type(value).__name__}")
+    if missing_mark(value):     # a missing cell written out: 'nan' was graded as the gold
+        raise ValueError(f"is {value.strip()!r}, a missing value written as text (pandas, Excel, "
+                         "R and SQL exports write one so), not an answer")
     text = gsm8k_answer(mathcheck.gold_answer(value)) if value.strip() else ""
     unit = _UNIT_IN_PARENS.fullmatch(text.strip())
     text = f"{gsm8k_answer(unit[1])} {unit[2].strip()}" if unit else text  # ASDiv's
@@ -343,8 +363,13 @@ def _csv_rows(path: Path, text: str) -> list:
     LF, CRLF or CR alone (Excel for the old Mac); a CR inside a value not quoted is named. A
     value may be of any length (csv's own limit is 128 KiB).
 
+    A semicolon file's cell that is one number with a decimal comma ('2,5', as Excel writes 2.5
+    where the comma is the decimal mark, the reason it separates by semicolons) is that number
+    with a point: '2,5' was graded as the list 2, 5, and '\\boxed{2.5}' wrong. Text around it
+    ('1,5 + 1?') is kept as written, and so is '1,000' (a thousand, or 1: `_DECIMAL_COMMA`).
+
     >>> [dict(r) for r in _csv_rows(Path("de.csv"), "prompt;answer\\n1,5 + 1?;2,5\\n")]
-    [{'prompt': '1,5 + 1?', 'answer': '2,5'}]
+    [{'prompt': '1,5 + 1?', 'answer': '2.5'}]
     """
     if "\r" in text and "\n" not in text:     # lines ended by CR alone (Excel for the old Mac)
         text = text.replace("\r", "\n")
@@ -383,7 +408,15 @@ def _csv_rows(path: Path, text: str) -> list:
             more = "more" if None in row else "fewer"
             raise DataError(f"{path}: row {i} has {more} cells than the header line; quote a "
                             f"value that holds the separator {sep!r} (\"1{sep}000\")")
+        if sep == ";":      # the comma is the decimal mark: '2,5' is 2.5
+            row.update({k: v.replace(",", ".") for k, v in row.items()
+                        if _DECIMAL_COMMA.fullmatch(v.strip())})
     return rows
+
+
+# one number, its decimal mark a comma: not 3 digits after it ('1,000' may be a thousand, and
+# is read so), unless it starts with 0 ('0,125')
+_DECIMAL_COMMA = re.compile(r"[-+]?(?:\d+,(?:\d{1,2}|\d{4,})|0,\d+)")
 
 
 # JSON Lines under its other names (ndjson.org's, jsonlines.org's): one JSON row a line
@@ -477,6 +510,20 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
             raise DataError(f"{path}: row {i} is {json.dumps(row, default=str)[:60]}, not an "
                             f"object of fields (e.g. {{\"prompt\": ..., \"answer\": ...}})")
     named = [row.get("split") for row in rows]
+    unnamed = [j for j, x in enumerate(named) if not (isinstance(x, str) and x.strip())]
+    if split is not None and len(unnamed) < len(rows) and any(
+            "split" in rows[j] and named[j] in (None, "") or isinstance(named[j], str)
+            for j in unnamed):
+        # a column of splits (a table's: CSV, parquet) empty in some rows: a row of none was
+        # read for every split (the test rows trained on, the training rows evaluated as held
+        # out); a row with no such key at all reads the file as one of no splits
+        j = next(j for j in unnamed if "split" in rows[j] and named[j] in (None, "")
+                 or isinstance(named[j], str))
+        names = sorted({x for k, x in enumerate(named) if k not in unnamed})
+        raise DataError(f"{path}: row {j}'s 'split' is {json.dumps(named[j], default=str)[:30]}, "
+                        "while other rows name theirs ("
+                        f"{', '.join(names)[:60]}"
+                        f"); give every row its split, or drop the column to use every row")
     if split is not None and all(isinstance(x, str) and x for x in named):
         # a dataset's splits in one file, each row's in its 'split' column: train on the train
         # rows, evaluate on the test rows (all of them were both)
@@ -585,6 +632,10 @@ def check_prompt(value):
     if isinstance(value, str):
         if not value.strip():
             raise ValueError("is empty")
+        if missing_mark(value):     # 'nan': a missing cell, put to the model as its question
+            raise ValueError(f"is {value.strip()!r}, a missing value written as text (pandas, "
+                             "Excel, R and SQL exports write one so), not a prompt; give the "
+                             "row its prompt, or drop the row")
         chat = _json_chat(value)
         return value if chat is None else check_prompt(chat)
     if not isinstance(value, list) or not value:
@@ -836,6 +887,34 @@ def _lines_text(value) -> str:
     return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
+# a stdin/stdout case's keys under the names code datasets give them ('stdin'/'stdout',
+# 'expected_output', ...), any case: the sandbox's 'input' and 'output'
+CASE_KEYS = {"input": "input", "output": "output", "stdin": "input", "input_data": "input",
+             "stdout": "output",
+             "expected_output": "output", "expected_stdout": "output", "output_data": "output",
+             "expected": "output"}
+
+
+def _case_keys(test):
+    """A test as the sandbox names its parts: an assert statement given as text ("assert f(1)
+    == 2", a list of them as many datasets ship their tests) as {"assert": ...}; a stdin/stdout
+    case's keys under other names (`CASE_KEYS`, any case: {"stdin", "stdout"}, {"input",
+    "expected_output"}) as "input" and "output" (a call's "expected" stays its own); any other
+    test as it is. They were refused as 'not a list of tests', or read with no output.
+
+    >>> _case_keys("assert f(1) == 2"), _case_keys({"Stdin": "2", "Expected_Output": "4"})
+    ({'assert': 'assert f(1) == 2'}, {'input': '2', 'output': '4'})
+    """
+    if isinstance(test, str) and re.search(r"^\s*assert\b", test, re.MULTILINE):
+        return {"assert": test}
+    if not isinstance(test, dict) or test.get("fn_name") is not None or any(
+            k in test for k in ("assert", "output")):
+        return test
+    renamed = {CASE_KEYS.get(str(k).lower(), k): v for k, v in test.items()}
+    ok = "input" in renamed and "output" in renamed and len(renamed) == len(test)
+    return renamed if ok else test
+
+
 def _stdio_lines(test):
     """A stdin/stdout test whose input or output is a list of lines, as one text each
     (`_lines_text`); any other test (or a list of other than plain values, which
@@ -980,11 +1059,22 @@ def alternative_answers(field: str, value, question: str = "") -> list | None:
             decoded = None
         if isinstance(decoded, list) and all(isinstance(x, str) for x in decoded):
             value = decoded
+    kept = [x for x in value if not _blank(x)] if isinstance(value, list) else []
+    if kept and (named or all(isinstance(x, str) for x in kept)):
+        value = kept    # SQuAD's and NQ's lists with a blank entry: the others are the answers
     plain = isinstance(value, list) and value and all(
         isinstance(x, (str, int, float)) for x in value)
     texts = plain and all(isinstance(x, str) for x in value) and any(map(is_text_answer, value))
     several = plain and not named and asks_for_several(question, len(value))
     return value if plain and (named or texts) and not several else None
+
+
+def _blank(x) -> bool:
+    """Whether an entry of a list of acceptable answers holds none: null, NaN, empty text, or a
+    missing value written out (`missing_mark`); such entries are left out, the rest kept (the
+    row was refused, 'answers is empty', though it held 'Paris')."""
+    return (x is None or isinstance(x, float) and math.isnan(x)
+            or isinstance(x, str) and (not x.strip() or missing_mark(x)))
 
 
 _COUNTS = {w: j for j, w in enumerate("zero one two three four five six seven eight nine ten "
@@ -1041,7 +1131,8 @@ def acceptable_answers(row: dict) -> list[str] | None:
     """
     value = _ground_truth_value(row)
     alternatives = isinstance(value, list) and value and all(isinstance(x, str) for x in value)
-    return value if alternatives else None
+    kept = [x for x in value if not _blank(x)] if alternatives else []
+    return (kept or value) if alternatives else None    # a blank entry is no answer
 
 
 def _ground_truth_value(row: dict):
@@ -1125,6 +1216,10 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
         tests = row[tests_field]
         if isinstance(tests, str) and tests.lstrip()[:1] in ("[", "{"):
             tests = _json_text(tests, tests_field)     # a CSV's, or DeepCoder's JSON text
+        if isinstance(tests, dict) and "inputs" not in tests:   # {"stdin": [...], "stdout": ...}
+            tests = _case_keys(tests)
+        if isinstance(tests, list):     # "assert ..." texts; {"stdin", "stdout"} cases
+            tests = [_case_keys(t) for t in tests]
         if isinstance(tests, dict) and "inputs" in tests:          # APPS' columns of cases
             return tests_field, _io_tests(tests, tests_field)
         if isinstance(tests, dict) and isinstance(tests.get("input"), list):   # CodeContests'
@@ -1553,6 +1648,8 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
         index = meant.pop()
     elif spelled_letter(key, texts) is not None:     # "(B)", "B.", "b", "B. water"
         index = spelled_letter(key, texts)
+    elif len(same := [j for j, t in enumerate(texts) if option_key(t) == option_key(key)]) == 1:
+        index = same[0]         # the option's text in another case or spacing: 'paris.'
     elif key in ("-1", ""):     # the hub's marks of a missing label (PIQA's, WinoGrande's test)
         raise ValueError(f"is {key or 'empty'}, no option: a split whose answers are withheld; "
                          "use one with answers (evaluate.py --split), or load prompts only "
@@ -1572,6 +1669,17 @@ def _not_text(choices: list, j: int) -> str:
     return (f"option ({chr(65 + j)}) is {json.dumps(choices[j], default=str)[:50]}, not text "
             f"(an object's text under none of {', '.join(OPTION_TEXT_KEYS)}); give each option "
             "as text")
+
+
+def option_key(text: str) -> str:
+    """An option's text as a gold may spell it: any case, any run of spaces, no closing period
+    or quotes ('Paris.', 'paris', 'New  York' -> 'new york'). A gold that reads the same as
+    one option so (and one only) names it; it was graded as free text, the options not shown.
+
+    >>> option_key(' New  York. '), option_key('"Paris"')
+    ('new york', 'paris')
+    """
+    return " ".join(text.split()).strip(" .;!'\"“”").casefold()
 
 
 _SPELLED = re.compile(r"\(?([A-Za-z])(?:\)|[.:])?(?:\s+(.*))?", re.DOTALL)
@@ -1606,6 +1714,22 @@ def names_option(answer, choices: list) -> bool:
         return bool(multiple_choice("", choices, answer).get("answer"))
     except ValueError as e:     # names one option either way, or one that is not text
         return any(x in str(e) for x in ("is ambiguous", ", not text", "several right options"))
+
+
+def stated_option(gold, final: str, choices: list, labels: list | None) -> bool:
+    """Whether a gold names no option as written but its final answer does ('Answer: C', 'The
+    answer is (B)', a rationale ending '\\boxed{B}': `gold_answer`'s `final`): the options were
+    not shown, and the letter, which the model never saw, was graded as free text.
+
+    >>> stated_option("The answer is (B)", "(B)", ["3", "4"], None)
+    True
+    """
+    def names(x):
+        try:
+            return bool(multiple_choice("", choices, x, labels).get("answer"))
+        except ValueError:
+            return False
+    return isinstance(gold, str) and gold.strip() != final and not names(gold) and names(final)
 
 
 def with_question(prompt, edit):
@@ -1684,6 +1808,52 @@ def index_base(rows: list, where: str) -> int:
                 raise DataError(f"{where}: {right!r}, the right option's number, {why}; write "
                                 f"it as the option's letter (a-{last}) in every row")
     return 0
+
+
+def _choice_index(row: dict, field: str | None) -> tuple[int, int] | None:
+    """(the gold's number, the option count) of a row whose options are a list (`row_choices`)
+    and whose gold (`field`; None: its first `ANSWER_COLUMNS`) is a whole number (an int, or a
+    CSV's digits) that is none of the options' texts; None for any other row."""
+    try:
+        row = decoded_lists(row)
+    except ValueError:
+        return None
+    field = field or next((k for k in ANSWER_COLUMNS if k in row), None)
+    row = with_nested_fields(row, field)
+    gold = row.get(field) if field else None
+    mc = row_choices(row, field)
+    if isinstance(gold, str) and re.fullmatch(r"\s*\d+(?:\.0+)?\s*", gold):
+        gold = int(float(gold))
+    if not (mc and isinstance(gold, (int, float)) and not isinstance(gold, bool)
+            and float(gold).is_integer() and str(row.get(field)).strip() not in map(str, mc[0])
+            and (mc[1] is None or str(row.get(field)).strip() not in mc[1])):
+        return None
+    return int(gold), len(mc[0])
+
+
+def choice_base(rows: list, field: str | None, where: str) -> int:
+    """Whether the rows' right options, given as a number beside a list of options (`choices`,
+    `options`), count from 0 (MMLU's, the hub's) or from 1 (a file of 1-4 for 4 options), as the
+    file's values tell: a gold equal to its row's option count is counted from 1 (it was graded
+    as the free text '4', the options not shown, and the file's other rows each as the option
+    after the right one), a 0 from 0; a file with both is a DataError; one with neither, 0, as
+    the hub's datasets count. A file where some gold is beyond its row's options (42 beside a
+    list of 2 tools) numbers no options: 0, each row read as it is.
+
+    >>> choice_base([{"question": "q", "choices": ["a", "b", "c"], "answer": k} for k in (3, 1)],
+    ...             "answer", "f")
+    1
+    """
+    found = [c for c in (_choice_index(r, field) for r in rows if isinstance(r, dict)) if c]
+    if any(not 0 <= g <= n for g, n in found):   # not an option's number: no multiple choice
+        return 0
+    zero = next((g for g, n in found if g == 0), None)
+    top = next((g for g, n in found if g == n), None)
+    if zero is not None and top is not None:
+        raise DataError(f"{where}: {field or 'the answer'!r}, the right option's number, is 0 in "
+                        f"some rows and {top}, the option count, in others: some count from 0, "
+                        "some from 1; write it as the option's letter (A, B, ...) in every row")
+    return 1 if top is not None else 0
 
 
 def scored_options(row: dict) -> tuple[list, int] | None:
@@ -1922,6 +2092,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     if answer_field and answer_field.endswith(".ground_truth"):   # 'reward_model.ground_truth'
         answer_field = answer_field.rsplit(".", 1)[0]    # read as verl's (`ground_truth`)
     base = index_base(rows, where) if answer_field is not None else 0   # MedMCQA's cop: 0, 1?
+    first = choice_base(rows, answer_field, where)      # a gold 1-4 beside a list of 4: from 1
     stem = path.stem if path.exists() else source       # a row with no id of its own: stem-i
     tasks, unanswered, exact, owns = [], [], [], []
     for i, row in enumerate(rows):
@@ -1968,6 +2139,13 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             mc = row_choices(row, named)
             if mc and mc[1] is None:    # a plain list: options if the row's answer names one
                 gold = row[named] if named else None
+                if (counted := _choice_index(row, None)) and choice_base([row], None, where):
+                    gold = counted[0] - 1           # 4 of 4 options, counted from 1: (D)
+                if isinstance(gold, str) and not names_option(gold, mc[0]):
+                    try:                        # 'Answer: C': the option it states
+                        gold = gold_answer(gold)
+                    except ValueError:
+                        pass
                 mc = mc if gold is None or names_option(gold, mc[0]) else None
             question, choices = options[:2] if options else (task["prompt"], mc[0] if mc else [])
             try:
@@ -1991,6 +2169,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 answer_field, value, task["prompt"] if isinstance(task["prompt"], str)
                 else task["prompt"][-1]["content"])) or []
             answer = alternatives[0] if alternatives else answer
+            if first and (counted := _choice_index(row, answer_field)):
+                answer = counted[0] - first         # the file counts its options from 1
             if answer is None and answer_field not in row:
                 raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "
                                 f"{sorted(row)}). Map the answer column with --answer-field "
@@ -2020,6 +2200,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                                 f"as a string or a number{inside}, or drop the row") from None
             mc = row_choices(row, answer_field)
             named = value if isinstance(value, list) and not verl else answer   # ["A", "C"]
+            if mc and stated_option(named, task["answer"], *mc):
+                named = task["answer"]  # 'Answer: C', 'The answer is (B)': the option it states
             if mc and mc[1] is None and not names_option(named, mc[0]):
                 mc = None               # a list column of something else: the answer is no option
             if mc:

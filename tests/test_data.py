@@ -791,7 +791,203 @@ def test_a_list_column_whose_gold_names_no_option_is_no_multiple_choice(tmp_path
                                        answer_field=None)[0]["prompt"]
 
 
+@pytest.mark.parametrize("gold", ["water.", "Water", "WATER", " water ", '"water"', "water!"])
+def test_a_gold_that_spells_an_option_otherwise_names_it(tmp_path, gold):
+    # a gold that is an option's text in another case, spacing or with a closing period named no
+    # option: the options were not shown, and 'water.' was graded as free text
+    from rewards import task_solved
+
+    path = tmp_path / "mc.jsonl"
+    path.write_text(json.dumps({"question": "Which is a liquid?", "answer": gold,
+                                "choices": ["ice", "water", "Steam  vapour"]}) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
+    assert task["answer"] == "B" and "(B) water\n" in task["prompt"]
+    assert task_solved("\\boxed{B}", task) and not task_solved("\\boxed{A}", task)
+    path.write_text(json.dumps({"question": "Which is a gas?", "answer": "steam vapour.",
+                                "choices": ["ice", "water", "Steam  vapour"]}) + "\n")
+    assert dataset_tasks.load_tasks(str(path), prompt_field="question")[0]["answer"] == "C"
+    # two options that read the same so: it names neither, and is graded as written
+    path.write_text(json.dumps({"question": "Which?", "answer": "ice",
+                                "choices": ["Ice", "ICE."]}) + "\n")
+    assert dataset_tasks.load_tasks(str(path), prompt_field="question")[0]["answer"] == "ice"
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_option_numbers_counted_from_one_are_read_so(tmp_path, suffix):
+    # golds 1-4 beside a list of 4 options: a 4 named no option (the options not shown, '4'
+    # graded as free text), and every other row was graded on the option after the right one
+    from rewards import task_solved
+
+    rows = [{"question": "Which is a liquid?", "choices": ["ice", "steam", "water"], "answer": 3},
+            {"question": "Which is solid?", "choices": ["ice", "steam", "water"], "answer": 1},
+            {"question": "Which is a gas?", "choices": [10, 20, 30], "answer": 2}]
+    path = tmp_path / f"mc{suffix}"
+    if suffix == ".csv":        # a CSV's gold is text, its options JSON text
+        path.write_text("question,choices,answer\n" + "".join(
+            f'{r["question"]},"{json.dumps(r["choices"]).replace(chr(34), 2 * chr(34))}",'
+            f'{r["answer"]}\n' for r in rows))
+    else:
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    tasks = dataset_tasks.load_tasks(str(path), prompt_field="question")
+    assert [t["answer"] for t in tasks] == ["C", "A", "B"]
+    assert "(C) water\n" in tasks[0]["prompt"] and "(B) 20\n" in tasks[2]["prompt"]
+    assert task_solved("\\boxed{C}", tasks[0]) and not task_solved("\\boxed{D}", tasks[0])
+    plain = dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field=None)
+    assert "(C) water\n" in plain[0]["prompt"]
+    # counted from 0 (MMLU's), or neither said: as the hub's datasets count
+    for golds, letters in (([0, 2, 1], ["A", "C", "B"]), ([1, 2, 1], ["B", "C", "B"])):
+        path = tmp_path / "zero.jsonl"
+        path.write_text("".join(json.dumps({**r, "answer": g}) + "\n"
+                                for r, g in zip(rows, golds)))
+        assert [t["answer"] for t in dataset_tasks.load_tasks(
+            str(path), prompt_field="question")] == letters
+    # both said: refused, each row would be graded on the option before or after the right one
+    path.write_text("".join(json.dumps({**r, "answer": g}) + "\n"
+                            for r, g in zip(rows, (3, 0, 1))))
+    with pytest.raises(data.DataError, match=r"zero.jsonl: 'answer', the right option's number, "
+                       r"is 0 in some rows and 3, the option count, in others.*option's letter"):
+        dataset_tasks.load_tasks(str(path), prompt_field="question")
+    # a gold beyond the options (a count beside a list of 2 tools): no option numbers at all
+    path.write_text("".join(json.dumps({"question": q, "options": ["pen", "ruler"], "answer": a})
+                            + "\n" for q, a in (("1 + 1?", 2), ("6 * 7?", 42))))
+    tasks = dataset_tasks.load_tasks(str(path), prompt_field="question")
+    assert [(t["prompt"], t["answer"]) for t in tasks] == [("1 + 1?", "2"), ("6 * 7?", "42")]
+
+
+@pytest.mark.parametrize("mark", ["nan", "NaN", "<NA>", "NA", "N/A", "#N/A", "NULL", "\\N",
+                                  "#DIV/0!", " nan "])
+def test_a_missing_value_written_as_text_is_no_gold_and_no_prompt(tmp_path, mark):
+    # pandas' astype(str) writes a missing answer as 'nan', Excel '#N/A', R 'NA', SQL 'NULL': it
+    # was read as the gold, and a reply '\boxed{nan}' graded right; a prompt so was asked
+    from rewards import task_solved
+
+    path = tmp_path / "rows.csv"
+    path.write_text(f"prompt,answer\n1 + 1?,2\n2 + 2?,{mark}\n")
+    with pytest.raises(data.DataError, match=re.escape(
+            f"rows.csv: row 1's 'answer' is {mark.strip()!r}, a missing value written as text "
+            "(pandas, Excel, R and SQL exports write one so), not an answer. Give each row")):
+        dataset_tasks.load_tasks(str(path))
+    path.write_text(f"prompt,answer\n1 + 1?,2\n{mark},4\n")
+    with pytest.raises(data.DataError, match=re.escape(
+            f"rows.csv: row 1's 'prompt' is {mark.strip()!r}, a missing value written as text")):
+        dataset_tasks.load_tasks(str(path))
+    # answers that only look like one: sodium's symbol, 'None' of the options, 'null' in code
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps({"prompt": "q", "answer": a}) + "\n"
+                            for a in ("Na", "None", "null", "nano")))
+    tasks = dataset_tasks.load_tasks(str(path))
+    assert [t["answer"] for t in tasks] == ["Na", "None", "null", "nano"]
+    assert task_solved("\\boxed{Na}", tasks[0]) and not task_solved("\\boxed{nan}", tasks[0])
+
+
+@pytest.mark.parametrize("tests", [
+    ["assert f(2) == 4", "assert f(3) == 6"],                     # asserts as texts
+    '["assert f(2) == 4", "assert f(3) == 6"]',                   # a CSV's JSON text
+    [{"stdin": "2\n", "stdout": "4\n"}, {"stdin": "3\n", "stdout": "6\n"}],
+    [{"input": "2\n", "expected_output": "4\n"}, {"Input": "3\n", "Expected": "6\n"}],
+    {"stdin": ["2\n", "3\n"], "stdout": ["4\n", "6\n"]}])          # columns of cases
+def test_code_tests_in_other_forms_are_run(tmp_path, tests):
+    # a list of assert texts and {"stdin", "stdout"} cases were refused as 'not a list of tests';
+    # {"input", "expected_output"} was refused for having no 'output'
+    from rewards import task_solved
+
+    path = tmp_path / "code.jsonl"
+    path.write_text(json.dumps({"prompt": "Double n, as f(n) or from stdin.", "tests": tests})
+                    + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert len(task["tests"]) == 2
+    both = "def f(n):\n    return 2 * n\n\nif __name__ == '__main__':\n    print(2 * int(input()))"
+    wrong = both.replace("2 *", "3 *")
+    assert task_solved(f"```python\n{both}\n```", task)
+    assert not task_solved(f"```python\n{wrong}\n```", task)
+    # texts that are no asserts are still refused, named
+    path.write_text(json.dumps({"prompt": "Double n.", "tests": ["f(2) is 4"]}) + "\n")
+    with pytest.raises(data.DataError, match=r"row 0's 'tests' is \["):
+        dataset_tasks.load_tasks(str(path))
+
+
+@pytest.mark.parametrize("missing", [None, "", "  "])
+def test_a_split_column_that_some_rows_leave_empty_is_refused(tmp_path, missing):
+    # the filter by split needed every row to name one, so a file where one row did not was
+    # read whole: the training rows were evaluated as the test split, and trained on as well
+    path = tmp_path / "rows.jsonl"
+    rows = (("1 + 1?", 2, "train"), ("2 + 2?", 4, missing), ("3 + 3?", 6, "test"))
+    path.write_text("".join(json.dumps({"prompt": p, "answer": a, "split": s}) + "\n"
+                            for p, a, s in rows))
+    for split in ("test", "train"):
+        with pytest.raises(data.DataError, match=re.escape(
+                f"rows.jsonl: row 1's 'split' is {json.dumps(missing)}, while other rows name "
+                "theirs (test, train); give every row its split, or drop the column")):
+            dataset_tasks.load_tasks(str(path), split=split)
+    path.write_text(path.read_text().replace(json.dumps(missing), '"test"'))
+    assert [t["prompt"] for t in dataset_tasks.load_tasks(str(path), split="test")] == [
+        "2 + 2?", "3 + 3?"]
+
+
+@pytest.mark.parametrize("row,field", [
+    ({"question": "Capital of France?", "answers": ["", "Paris", "paris, france"]}, "answers"),
+    ({"question": "Capital of France?", "answers": ["Paris", None, "nan"]}, "answers"),
+    ({"question": "Capital of France?", "answer": ["Paris", " ", "paris, france"]}, "answer"),
+    ({"question": "Capital of France?", "answers": {"text": ["Paris", ""]}}, "answers.text"),
+    ({"prompt": "Capital of France?", "reward_model": {"ground_truth": '["Paris", ""]'}},
+     "answer")])
+def test_blank_entries_of_a_list_of_acceptable_answers_are_left_out(tmp_path, row, field):
+    # a list of acceptable answers with a blank entry (an annotator's empty span, a null) was
+    # refused whole: "row 0's 'answers' is empty", though it held 'Paris'
+    from rewards import task_solved
+
+    path = tmp_path / "qa.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field=next(iter(row)), answer_field=field)[0]
+    assert task["answer"] == "Paris" and "" not in task.get("answers", [])
+    assert task_solved("\\boxed{Paris}", task) and not task_solved("\\boxed{Lyon}", task)
+    assert not task_solved("\\boxed{}", task) and not task_solved("\\boxed{nan}", task)
+    # all of them blank: still refused, named
+    path.write_text(json.dumps({"question": "q?", "answers": ["", None]}) + "\n")
+    with pytest.raises(data.DataError, match="row 0's 'answers' is"):
+        dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field="answers")
+
+
+def test_a_semicolon_csv_reads_a_decimal_comma_as_the_decimal_mark(tmp_path):
+    # Excel writes 2.5 as '2,5' where the comma is the decimal mark, and separates cells by
+    # semicolons there: '2,5' was the gold, read as the list 2, 5, and '\\boxed{2.5}' graded wrong
+    from rewards import task_solved
+
+    path = tmp_path / "de.csv"
+    path.write_text("prompt;answer\n1,5 + 1?;2,5\nq;0,125\nr;-3,25\ns;1,000\n")
+    tasks = dataset_tasks.load_tasks(str(path))
+    assert [(t["prompt"], t["answer"]) for t in tasks] == [
+        ("1,5 + 1?", "2.5"), ("q", "0.125"), ("r", "-3.25"), ("s", "1000")]
+    assert task_solved("\\boxed{2.5}", tasks[0]) and not task_solved("\\boxed{25}", tasks[0])
+    # a comma-separated file's quoted '2,5' is as written (its decimal mark is the point)
+    path = tmp_path / "en.csv"
+    path.write_text('prompt,answer\nq,"2,5"\n')
+    assert dataset_tasks.load_tasks(str(path))[0]["answer"] == "2,5"
+
+
 ASK = "\n\nAnswer with the letter of the right option."
+
+
+@pytest.mark.parametrize("gold", ["Answer: B", "The answer is (B).", "So $\\boxed{B}$",
+                                  "rationale...\n#### B"])
+@pytest.mark.parametrize("options", [["ice", "water", "steam"],
+                                     {"A": "ice", "B": "water", "C": "steam"}])
+def test_a_gold_that_states_its_option_in_a_sentence_names_it(tmp_path, gold, options):
+    # 'Answer: B' named no option as written: the options were not shown, and the model was
+    # graded on the letter B of options it never saw (or refused: 'none of the 3 options')
+    from rewards import task_solved
+
+    path = tmp_path / "mc.jsonl"
+    path.write_text(json.dumps({"question": "Which is a liquid?", "options": options,
+                                "answer": gold}) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field="question")[0]
+    assert task["prompt"] == "Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam" + ASK
+    assert task["answer"] == "B"
+    assert task_solved("\\boxed{B}", task) and not task_solved("\\boxed{A}", task)
+    plain = dataset_tasks.load_tasks(str(path), prompt_field="question", answer_field=None)[0]
+    assert plain["prompt"] == task["prompt"]
+
+
 OPTION_ROWS = [   # (name, row with one column per option, --prompt-field, prompt, gold)
     ("piqa", {"goal": "Which is a liquid?", "sol1": "ice", "sol2": "water", "label": 1}, "goal",
      "Which is a liquid?\n\n(A) ice\n(B) water" + ASK, "B"),
