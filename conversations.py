@@ -962,10 +962,33 @@ MESSAGE_KEYS = ("role", "content", "name", "tool_calls", "tool_call_id", "reason
 
 
 # a key naming a reply's reasoning (in `key_name`'s spelling) that is none of those read
-# (reasoning_content, `REASONING_NAMES`, `ROW_REASONING`): "thoughts", "reasoning_text",
-# "rationale", "chain_of_thought", ... The template would drop it without a word.
-OTHER_REASONING = re.compile(r"(reasoning|thinking|thoughts?|rationale|chain_of_thought|cot)"
-                             r"(_(text|content|trace|process))?")
+# (reasoning_content, `REASONING_NAMES`, `ROW_REASONING`). The rule is by word: a key with a
+# word of `REASONING_WORDS` anywhere in it ("thoughts", "reasoning_text", "think", "scratchpad",
+# s1K's "deepseek_thinking_trajectory", "r1_reasoning", "inner_monologue", "reasoning_details")
+# names a reasoning, unless a word of `SETTING_WORDS` makes it a setting or a count about one
+# ("reasoning_effort", "thinking_budget", "cot_type", "num_thinking_tokens"); "reason" is no
+# such word (finish_reason, stop_reason). The template would drop it without a word.
+REASONING_WORDS = frozenset((
+    "reasoning", "reasonings", "thinking", "think", "thought", "thoughts", "rationale",
+    "rationales", "cot", "chain_of_thought", "scratchpad", "monologue", "deliberation",
+    "trajectory", "trajectories", "trace", "traces", "analysis"))
+SETTING_WORDS = frozenset((
+    "effort", "mode", "budget", "tokens", "token", "length", "len", "level", "enabled", "enable",
+    "type", "format", "score", "source", "id", "count", "num", "n", "on", "off",
+    "switch", "flag", "style", "lang", "language", "steps", "time", "status", "label"))
+
+
+def names_reasoning(key) -> bool:
+    """Whether a key (in any case, camelCase, "-" or "_") names a reasoning (`REASONING_WORDS`).
+
+    >>> [names_reasoning(k) for k in ("deepseekThinkingTrajectory", "scratchpad", "cot_type")]
+    [True, True, False]
+    """
+    if not isinstance(key, str):
+        return False
+    name = key_name(key).replace("chain_of_thought", "cot")
+    words = set(name.split("_"))
+    return bool(words & REASONING_WORDS) and not words & SETTING_WORDS
 
 
 def key_name(key):
@@ -983,7 +1006,7 @@ def spelled_keys(record: dict, known: tuple, where: str) -> dict:
     """`record` with its keys of `known` in the spelling read ("Role" -> "role"; another case or
     camelCase: `key_name`). ValueError on one key given in two spellings ("Role" and "role":
     which is meant is not known), and on a reasoning under a name that is not read
-    (`OTHER_REASONING`, a text): the reply would train without it.
+    (`names_reasoning`: a text, or a list of them): the reply would train without it.
 
     >>> spelled_keys({"Role": "user", "Content": "Hi", "ID": 7}, MESSAGE_KEYS, "message 0")
     {'role': 'user', 'content': 'Hi', 'ID': 7}
@@ -996,8 +1019,8 @@ def spelled_keys(record: dict, known: tuple, where: str) -> dict:
             raise ValueError(f"{where} has the key {name!r} twice, as {spelled[name]!r} and "
                              f"{k!r}: keep one")
         out[name], spelled[name] = v, k
-    unread = next((k for k, v in out.items() if isinstance(v, str) and v.strip()
-                   and k not in known and OTHER_REASONING.fullmatch(key_name(k))), None)
+    unread = next((k for k, v in out.items() if k not in known and names_reasoning(k) and (
+                       v.strip() if isinstance(v, str) else isinstance(v, list) and v)), None)
     if unread:
         raise ValueError(f"{where} has {unread!r} ({_short(out[unread])}), a reasoning under a "
                          "name not read (the reply would train without it): name it "

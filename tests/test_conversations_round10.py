@@ -1,0 +1,78 @@
+"""Rows of SFT data files (sft_data.jsonl_examples, read by conversations.py), round 10: shapes
+that were trained as the wrong text without a word. Each either loads as the turns a reader
+sees (rendered as the official Qwen3 template renders them) or is refused in one line naming the
+row, the problem and the fix."""
+
+import copy
+import json
+import re
+
+import pytest
+
+import sft
+import sft_data
+from data import DataError
+
+
+@pytest.fixture(scope="module")
+def tok(tokenizer):
+    return sft.set_chat_template(copy.deepcopy(tokenizer))
+
+
+def _load(tmp_path, *rows):
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return sft_data.jsonl_examples(str(path))
+
+
+def _refused(tmp_path, row, says):
+    with pytest.raises(DataError, match=re.escape(says)):
+        _load(tmp_path, row)
+
+
+def _trained(tok, example):
+    """(the tokens trained, decoded; whether the example renders as the official template)."""
+    from test_chat_template import OFFICIAL_QWEN3_TEMPLATE
+
+    ids, mask = sft.encode(tok, example["messages"], example.get("tools"))
+    official = tok.apply_chat_template(example["messages"], tokenize=False,
+                                       tools=example.get("tools"),
+                                       chat_template=OFFICIAL_QWEN3_TEMPLATE)
+    return tok.decode([t for t, m in zip(ids, mask) if m]), tok.decode(ids) + "\n" == official
+
+
+_Q = {"role": "user", "content": "2+2?"}
+
+
+# ---- a reasoning under a name not read: by word, in any spelling ----------------------------
+@pytest.mark.parametrize("where,key", [
+    ("message", "think"), ("message", "scratchpad"), ("message", "inner_monologue"),
+    ("message", "r1_reasoning"), ("message", "modelThinking"), ("message", "analysis"),
+    ("row", "deepseek_thinking_trajectory"), ("row", "geminiThinkingTrajectory"),
+    ("row", "deepseek_reasoning"), ("row", "Thought-Process")])
+def test_a_reasoning_under_any_name_with_a_reasoning_word_is_named(tmp_path, where, key):
+    """s1K-1.1's deepseek_thinking_trajectory, a message's "think" or "scratchpad": the reply
+    was trained with an empty think block, its reasoning dropped without a word."""
+    if where == "message":
+        row = {"messages": [_Q, {"role": "assistant", "content": "4", key: "2+2=4"}]}
+        says = f"row 0: message 1 has {key!r} ('2+2=4'), a reasoning under a name not read"
+    else:
+        row = {"question": "2+2?", "solution": "4", key: "2+2=4"}
+        says = f"row 0: the row has {key!r} ('2+2=4'), a reasoning under a name not read"
+    _refused(tmp_path, row, says)
+
+
+def test_a_reasoning_given_as_a_list_is_named(tmp_path):
+    """OpenRouter's reasoning_details (a list of parts), s1K's thinking_trajectories."""
+    _refused(tmp_path, {"messages": [_Q, {"role": "assistant", "content": "4", "reasoning_details":
+                                          [{"type": "reasoning.text", "text": "2+2=4"}]}]},
+             "row 0: message 1 has 'reasoning_details' ([{'type'")
+    _refused(tmp_path, {"question": "2+2?", "solution": "4", "thinking_trajectories": ["2+2=4"]},
+             "row 0: the row has 'thinking_trajectories' (['2+2=4'])")
+
+
+def test_a_setting_about_reasoning_is_no_reasoning(tmp_path):
+    """A field that sets or counts the reasoning (its effort, budget, type) is not one."""
+    rows = [{"messages": [_Q, {"role": "assistant", "content": "4"}], "reasoning_effort": "high",
+             "cot_type": "math", "thinking_budget": "1024", "numThinkingTokens": "0"}]
+    assert _load(tmp_path, *rows)[0]["messages"][-1] == {"role": "assistant", "content": "4"}
