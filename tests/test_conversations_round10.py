@@ -76,3 +76,25 @@ def test_a_setting_about_reasoning_is_no_reasoning(tmp_path):
     rows = [{"messages": [_Q, {"role": "assistant", "content": "4"}], "reasoning_effort": "high",
              "cot_type": "math", "thinking_budget": "1024", "numThinkingTokens": "0"}]
     assert _load(tmp_path, *rows)[0]["messages"][-1] == {"role": "assistant", "content": "4"}
+
+
+# ---- a reply's reasoning under think in another spelling or bracket -------------------------
+@pytest.mark.parametrize("open_,close", [
+    ("<THINK>", "</THINK>"), ("<Think>", "</Think>"), ("<seed:think>", "</seed:think>"),
+    ("[THINK]", "[/THINK]"), ("[think]", "[/think]"), ("◁think▷", "◁/think▷"),
+    ("<scratchpad>", "</scratchpad>"), ("[REASONING]", "[/REASONING]")])
+def test_a_reasoning_block_in_another_spelling_is_the_think_block(tok, tmp_path, open_, close):
+    """Magistral's [THINK], Kimi's ◁think▷, Seed-OSS's <seed:think>, <THINK>: the block was
+    trained as the answer after an empty think block (a non-thinking reply that writes tags)."""
+    ex = _load(tmp_path, {"messages": [_Q, {"role": "assistant",
+                                            "content": f"{open_}\n2+2=4\n{close}\n\n4"}]})[0]
+    assert ex["messages"][-1] == {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}
+    assert _trained(tok, ex) == ("<think>\n2+2=4\n</think>\n\n4<|im_end|>", True)
+
+
+def test_a_reasoning_block_in_another_spelling_left_open_is_named(tmp_path):
+    _refused(tmp_path, {"messages": [_Q, {"role": "assistant", "content": "[THINK]2+2=4 so 4"}]},
+             "row 0: message 1 (assistant) opens with [THINK] but not with one "
+             "[THINK]...[/THINK] block before its answer")
+    _refused(tmp_path, {"messages": [_Q, {"role": "assistant", "content": "<THINK>r</think>4"}]},
+             "opens with <THINK> but not with one <THINK>...</THINK> block")
