@@ -1591,9 +1591,8 @@ def _row_messages(row: dict) -> dict:
         raise ValueError(f"the row has {media[0]!r} ({_short(row[media[0]])}) beside its text: "
                          "this recipe trains text-only models, which would learn to answer about "
                          "media they never see; drop the row")
-    if row.get("label") is False and "completion" in row:      # KTO's undesirable completion
-        raise ValueError("the row is marked undesirable ('label': false, a KTO row): SFT "
-                         "imitates its replies; drop such rows")
+    if "completion" in row and row.get("label") is not None:    # KTO's label on its completion
+        kto_label(row["label"])
     if "contents" in row:       # Gemini's
         system = row.get("systemInstruction", row.get("system_instruction"))
         return {"messages": _gemini_messages(row["contents"], system),
@@ -1649,6 +1648,32 @@ def _row_messages(row: dict) -> dict:
                      "'prompt' and 'completion' (or 'question', 'query', 'problem', 'input' "
                      "and 'response', 'output', 'solution', 'chosen'), 'instruction' and "
                      "'output', or 'prompt', 'reasoning' and 'answer'.")
+
+
+# a KTO row's label, in any spelling (a CSV's "False", a column of 0 and 1, "bad"; any case)
+DESIRABLE = ("true", "1", "1.0", "+1", "yes", "good", "desirable", "positive", "chosen",
+             "accepted")
+UNDESIRABLE = ("false", "0", "0.0", "-1", "-1.0", "no", "bad", "undesirable", "negative",
+               "rejected")
+
+
+def kto_label(label) -> None:
+    """ValueError unless a KTO row's "label" reads as desirable (true, 1, "yes", "good", ...):
+    SFT imitates its completion, so an undesirable one (false, 0, "False", "bad", ...) must not
+    be trained, and one read as neither is not known to be either.
+
+    >>> kto_label("TRUE"), kto_label(1.0)
+    (None, None)
+    """
+    said = str(label).strip().lower()
+    if said in DESIRABLE:
+        return
+    if said in UNDESIRABLE:
+        shown = json.dumps(label) if isinstance(label, bool) else _short(label)   # as in JSON
+        raise ValueError(f"the row is marked undesirable ('label': {shown}, a KTO row): "
+                         "SFT imitates its replies; drop such rows")
+    raise ValueError(f"the row's 'label' is {_short(label)}, neither desirable (true, 1) nor "
+                     "undesirable (false, 0) as a KTO row's: give true or false, or drop it")
 
 
 def _same_prompt(prompt, chosen: list) -> None:

@@ -98,3 +98,33 @@ def test_a_reasoning_block_in_another_spelling_left_open_is_named(tmp_path):
              "[THINK]...[/THINK] block before its answer")
     _refused(tmp_path, {"messages": [_Q, {"role": "assistant", "content": "<THINK>r</think>4"}]},
              "opens with <THINK> but not with one <THINK>...</THINK> block")
+
+
+# ---- a KTO row's label in any spelling --------------------------------------------------------
+@pytest.mark.parametrize("label", [0, 0.0, "False", "false", "0", " no ", "BAD", "undesirable",
+                                   -1, "negative"])
+def test_a_kto_row_marked_undesirable_in_any_spelling_is_refused(tmp_path, label):
+    """A CSV's "False", a column of 0/1, "bad": only `false` itself was refused; the others
+    trained the model to imitate the completions marked bad."""
+    _refused(tmp_path, {"prompt": "2+2?", "completion": "5", "label": label},
+             f"row 0: the row is marked undesirable ('label': {label!r}, a KTO row)")
+
+
+@pytest.mark.parametrize("label", [True, 1, 1.0, "True", "1", "yes", "good", "desirable"])
+def test_a_kto_row_marked_desirable_in_any_spelling_is_trained(tmp_path, label):
+    ex = _load(tmp_path, {"prompt": "2+2?", "completion": "4", "label": label})
+    assert ex[0]["messages"] == [_Q, {"role": "assistant", "content": "4"}]
+
+
+def test_a_kto_label_read_as_neither_is_named(tmp_path):
+    _refused(tmp_path, {"prompt": "2+2?", "completion": "4", "label": "maybe"},
+             "row 0: the row's 'label' is 'maybe', neither desirable (true, 1) nor undesirable "
+             "(false, 0) as a KTO row's: give true or false, or drop it")
+
+
+def test_a_kto_csv_file_of_both_labels_is_refused_at_its_undesirable_row(tmp_path):
+    path = tmp_path / "kto.csv"
+    path.write_text("prompt,completion,label\n2+2?,4,True\n2+2?,5,False\n")
+    with pytest.raises(DataError, match=re.escape("row 1: the row is marked undesirable "
+                                                  "('label': 'False'")):
+        sft_data.jsonl_examples(str(path))
