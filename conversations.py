@@ -1085,13 +1085,13 @@ def chat_message(message, i: int):
             raise ValueError(f"message {i} (assistant) has its reasoning twice: given apart, "
                              "and as the analysis of its OpenAI Harmony text; give it once")
         m = {**m, **said[0]}
-    tag = REASONING_TAG.match(m["content"]) if (
+    tag = reasoning_tag(m["content"]) if (
         m.get("role") == "assistant" and isinstance(m.get("content"), str)) else None
     if tag and m.get("reasoning_content") is not None:
         raise ValueError(f"message {i} (assistant) has its reasoning twice: given apart, and as "
-                         f"the <{tag[1]}> block its content opens with; give it once")
+                         f"the {tag} block its content opens with; give it once")
     if tag:
-        m["reasoning_content"], m["content"] = _tagged_reasoning(m["content"], tag[1], i)
+        m["reasoning_content"], m["content"] = _tagged_reasoning(m["content"], tag, i)
     if m.get("role") == "tool" and isinstance(m.get("content"), str):   # wrapped once, by the
         m["content"] = _unwrapped(m["content"])                         # template
     return (_mistral_calls(_text_calls(_empty_reasoning(m))) if m.get("role") == "assistant"
@@ -1233,22 +1233,41 @@ def _reasoning_once(content, name: str, where: str) -> None:
 
 
 # a reply that opens with its reasoning under another tag (Reflection's <thinking>, the
-# <reasoning>...</reasoning> of GRPO format rewards, OpenO1's and Marco-o1's <Thought>, in any
-# case): the reasoning of the think block
-REASONING_TAG = re.compile(r"\s*<(reasoning|thought|thinking)>", re.I)
+# <reasoning>...</reasoning> of GRPO format rewards, OpenO1's and Marco-o1's <Thought>, a
+# <scratchpad>), or under think in another spelling (<THINK>, Seed-OSS's <seed:think>,
+# Magistral's [THINK]...[/THINK], Kimi's ◁think▷...◁/think▷): the rule is any of these names, in
+# any case, in <...>, [...] or ◁...▷, closed by the same with "/" before the name. The reasoning
+# of the think block; the template's own <think> (lower case, in <>) it reads itself.
+REASONING_TAG = re.compile(r"\s*(?:<|\[|◁)((?:seed:)?think|thinking|thoughts?|reasoning|"
+                           r"scratchpad)(?:>|\]|▷)", re.I)
+TAG_PAIRS = {"<": ">", "[": "]", "◁": "▷"}
+
+
+def reasoning_tag(content: str) -> str | None:
+    """The tag a reply's reasoning opens with (`REASONING_TAG`), None for the template's <think>.
+
+    >>> reasoning_tag("[THINK]r[/THINK]a"), reasoning_tag("<think>r</think>a")
+    ('[THINK]', None)
+    """
+    m = REASONING_TAG.match(content)
+    if not m or m[0].strip() == THINK or TAG_PAIRS[m[0].strip()[0]] != m[0].strip()[-1]:
+        return None
+    return m[0].strip()
 
 
 def _tagged_reasoning(content: str, tag: str, i: int) -> tuple[str, str]:
-    """(reasoning, answer) of a reply that opens with <tag>...</tag> (left as is, the block
-    would be trained as the answer after an empty think block, i.e. as a non-thinking reply).
+    """(reasoning, answer) of a reply that opens with the tag `tag` and its block (left as is,
+    the block would be trained as the answer after an empty think block, i.e. as a non-thinking
+    reply); it closes with "/" before its name, in its case.
 
-    >>> _tagged_reasoning("<thinking>\\n2+2=4\\n</thinking>\\n\\n4", "thinking", 1)
+    >>> _tagged_reasoning("<thinking>\\n2+2=4\\n</thinking>\\n\\n4", "<thinking>", 1)
     ('2+2=4', '4')
     """
-    m = re.fullmatch(rf"\s*<{tag}>(.*?)</{tag}>(.*)", content, re.S)     # closed in its case
-    if not m or any(t in m[2] for t in (f"<{tag}>", f"</{tag}>")):
-        raise ValueError(f"message {i} (assistant) opens with <{tag}> but not with one "
-                         f"<{tag}>...</{tag}> block before its answer: close it (or drop the "
+    close = tag[0] + "/" + tag[1:]
+    m = re.fullmatch(rf"\s*{re.escape(tag)}(.*?){re.escape(close)}(.*)", content, re.S)
+    if not m or any(t in m[2] for t in (tag, close)):
+        raise ValueError(f"message {i} (assistant) opens with {tag} but not with one "
+                         f"{tag}...{close} block before its answer: close it (or drop the "
                          "row if it was cut off), or merge the blocks")
     return m[1].strip(), m[2].strip()
 
