@@ -690,6 +690,7 @@ def row_example(row: dict) -> dict:
         if any(_marked(m) and not _marked(r) for m, r in read):    # a reply's markers converted
             read = [(m, r) for m, r in read if not (r.get("role") == "system" and _marked(r))]
         example["messages"] = [r for _, r in read]
+        _check_prompt_fields(row, example["messages"])
     tools = _gemini_tools(row["tools"]) if "contents" in row and row.get("tools") else row.get(
         "tools")
     if row.get("toolConfig") not in (None, {}):     # Amazon Bedrock's, as tools
@@ -704,6 +705,34 @@ def row_example(row: dict) -> dict:
                  if isinstance(functions, list) else functions)    # else check_tools names it
     check_thinking_mode(row, example["messages"])
     return {**example, "tools": tools} if tools is not None else example
+
+
+# a row's fields that are part of its prompt where a form reads them (Alpaca's instruction and
+# input, Dolly's context, a query under any of `QUERY_KEYS`) or that set its scene (PIPPA's and
+# Character-AI's persona, scenario, a RAG row's document); any case or camelCase
+PROMPT_FIELDS = ("prompt", "question", "query", "problem", "input", "instruction", "instructions",
+                 "context", "persona", "personality", "scenario", "character", "background",
+                 "document", "documents", "passage", "knowledge")
+
+
+def _check_prompt_fields(row: dict, messages) -> None:
+    """ValueError on a row's prompt field (`PROMPT_FIELDS`, a text) that no turn of its
+    conversation's prompt (its system, user and tool turns) holds: the form the row was read in
+    does not read it (a "persona" or "instruction" beside ShareGPT's conversations, SQuAD's
+    "context" beside its question and answer), so the reply would be trained on a prompt
+    without it. One a turn holds (UltraChat's "prompt", repeated as its first user turn;
+    Alpaca's, joined into its query) is read."""
+    texts = [m["content"] for m in messages if isinstance(m, dict) and m.get("role") != (
+             "assistant") and isinstance(m.get("content"), str)] if isinstance(
+                 messages, list) else []
+    for k, v in row.items():
+        if not (key_name(k) in PROMPT_FIELDS and isinstance(v, str) and v.strip()) or _rendered(
+                v):     # a chat rendered as text is read as its turns
+            continue
+        if not any(v.strip() in t for t in texts):
+            raise ValueError(f"the row has {k!r} ({_short(v)}), which no turn of its "
+                             "conversation holds: the reply would be trained without it; put it "
+                             "in the turn it belongs to (the system or user message), or drop it")
 
 
 def check_thinking_mode(row: dict, messages) -> None:
@@ -1419,11 +1448,22 @@ def _marked_thought(content: str, where: str) -> tuple[str, str]:
     return thought.strip(), answer.strip()
 
 
+# a row's system prompt under another name: the rule is "system" or "sys" alone or followed by
+# one of these words ("system_prompt", "systemMessage", "sys_msg", "System Instruction"), or
+# Cohere's "preamble"; Gemini's systemInstruction is read with its contents
+SYSTEM_FIELD = re.compile(r"(system|sys)(_(prompt|message|msg|instruction|instructions|text|"
+                          r"content))?|preamble")
+
+
 def _with_system(row: dict, messages):
-    """`messages` after the row's "system" field (Llama-Nemotron's "system_prompt"), if it has
-    one, whatever the row's form (OpenThoughts, Bespoke-Stratos, LLaMA-Factory; "" is none:
-    LLaMA-Factory's rows hold it, and it would render an empty system turn)."""
-    given = [k for k in ("system", "system_prompt") if row.get(k) not in (None, "")]
+    """`messages` after the row's system prompt (its "system" field, Llama-Nemotron's
+    "system_prompt", another name: `SYSTEM_FIELD`), if it has one, whatever the row's form
+    (OpenThoughts, Bespoke-Stratos, LLaMA-Factory; "" or whitespace is none: LLaMA-Factory's rows
+    hold it, and it would render an empty system turn)."""
+    given = [k for k in row if isinstance(k, str) and SYSTEM_FIELD.fullmatch(
+        key_name(k).replace(" ", "_")) and not ("contents" in row and key_name(
+            k) == "system_instruction") and row[k] is not None and not (
+                isinstance(row[k], str) and not row[k].strip())]
     if not given or not isinstance(messages, list):
         return messages
     system = row[given[0]]

@@ -128,3 +128,52 @@ def test_a_kto_csv_file_of_both_labels_is_refused_at_its_undesirable_row(tmp_pat
     with pytest.raises(DataError, match=re.escape("row 1: the row is marked undesirable "
                                                   "('label': 'False'")):
         sft_data.jsonl_examples(str(path))
+
+
+# ---- a row's system prompt under another name; prompt fields no turn holds -------------------
+@pytest.mark.parametrize("key", ["system_message", "systemMessage", "SYSTEM_PROMPT", "sys_msg",
+                                 "preamble", "System Instruction"])
+def test_a_rows_system_prompt_under_another_name_is_its_system_turn(tok, tmp_path, key):
+    """Cohere's preamble, a "system_message" column: the reply was trained without the system
+    prompt its row gives."""
+    for row in ({key: "Be brief.", "messages": [_Q, {"role": "assistant", "content": "4"}]},
+                {key: "Be brief.", "prompt": "2+2?", "response": "4"}):
+        ex = _load(tmp_path, row)[0]
+        assert ex["messages"] == [{"role": "system", "content": "Be brief."}, _Q,
+                                  {"role": "assistant", "content": "4"}]
+        assert _trained(tok, ex) == ("<think>\n\n</think>\n\n4<|im_end|>", True)
+
+
+def test_a_system_prompt_of_whitespace_is_none(tmp_path):
+    """As "" is none (LLaMA-Factory's rows hold it); it rendered an empty system turn."""
+    ex = _load(tmp_path, {"system": " \n", "messages": [_Q, {"role": "assistant", "content": "4"}]})
+    assert ex[0]["messages"] == [_Q, {"role": "assistant", "content": "4"}]
+
+
+@pytest.mark.parametrize("row,key", [
+    ({"persona": "You are a pirate.", "conversations": [
+        {"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Arr"}]}, "persona"),
+    ({"Instruction": "Answer in French.", "messages": [
+        {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Salut"}]},
+     "Instruction"),
+    ({"context": "Paris is in France.", "question": "Where is Paris?",
+      "answer": "Paris is in France. It is its capital."}, "context"),
+    ({"scenario": "A tavern.", "prompt": "Hi", "completion": "Welcome!"}, "scenario"),
+    ({"question": "2+2?", "messages": [{"role": "user", "content": "3+3?"},
+                                       {"role": "assistant", "content": "6"}]}, "question")])
+def test_a_prompt_field_no_turn_holds_is_named(tmp_path, row, key):
+    """A persona or instruction beside ShareGPT's conversations, SQuAD's context beside its
+    question and answer: trained on a prompt without them, without a word."""
+    said = f"row 0: the row has {key.lower()!r} ({row[key]!r}), which no turn of its "
+    _refused(tmp_path, row, said + "conversation holds: the reply would be trained without it")
+
+
+def test_a_prompt_field_a_turn_holds_is_read(tmp_path):
+    """UltraChat's "prompt" repeats its first user turn; Dolly's context is joined into it."""
+    rows = [{"prompt": "Hi", "prompt_id": "7", "messages": [
+                {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]},
+            {"instruction": "Where is Paris?", "context": "Paris is in France.",
+             "response": "In France."}]
+    ex = _load(tmp_path, *rows)
+    assert [e["messages"][0]["content"] for e in ex] == [
+        "Hi", "Where is Paris?\n\nParis is in France."]
