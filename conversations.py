@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 
 import chat_template
 import data
@@ -107,6 +108,22 @@ def without_reasoning(message: dict) -> dict:
 THINK_TAG = re.compile(r"</?think>")
 
 
+# characters that show nothing: Unicode's format characters (category Cf: zero-width space and
+# joiners, the byte order mark, the word joiner, a soft hyphen) and the letters drawn blank (the
+# Braille blank, the Hangul fillers)
+INVISIBLE = "\u2800\u3164\u115f\u1160\uffa0"
+
+
+def blank(text: str) -> bool:
+    """Whether a text shows nothing: whitespace and `INVISIBLE` characters only.
+
+    >>> blank("\u200b \ufeff"), blank("\u00a0"), blank("0")
+    (True, True, False)
+    """
+    return not "".join(c for c in text if unicodedata.category(c) != "Cf"
+                       and c not in INVISIBLE).strip()
+
+
 def check_conversation(messages) -> None:
     """Raise ValueError, naming the message and the fix, on a conversation that cannot be an SFT
     example. On top of the template's rules (`check_messages`), these: the template renders such
@@ -165,7 +182,7 @@ def check_reply(messages: list[dict], switches: list | None = None) -> None:
                          f"train ({_short({k: reply[k] for k in TRAIN_MARKS if k in reply})}): "
                          "end the conversation at a reply to train, or drop the row")
     answer = (reply.get("content") or "").split(END_THINK)[-1]
-    if not (answer.strip() or reply.get("tool_calls")):
+    if blank(answer) and not reply.get("tool_calls"):
         raise ValueError(f"message {n - 1} (assistant), the reply to train, has no answer (no "
                          "text after its reasoning, no tool call): the model would learn to stop "
                          "there; drop the row")
@@ -216,7 +233,7 @@ def check_turns(messages: list[dict]) -> None:
             raise ValueError(f"{where} holds {placeholder[1]}, a placeholder for media this "
                              "recipe cannot train on (text-only models): the model would learn "
                              "to answer about media it never sees; drop the row")
-        if is_query(m) and not SOFT_SWITCH.sub("", m["content"]).strip():   # "" or "/think"
+        if is_query(m) and blank(SOFT_SWITCH.sub("", m["content"])):   # "" or "/think"
             raise ValueError(f"{where} is an empty query ({_short(m['content'])}): the model "
                              "would learn to answer a question never asked; give its text, or "
                              "drop the row")
@@ -1666,7 +1683,12 @@ def _row_messages(row: dict) -> dict:
     said = next((k for k in ("output", "response") if k in row), None)
     if "instruction" in row and said:       # Alpaca (input), Dolly (context, response), Magpie
         extra = next((row[k] for k in ("input", "context") if row.get(k)), "")
-        query = f"{row['instruction']}\n\n{extra}" if extra else row["instruction"]
+        # the parts that hold text, joined by a blank line (an empty instruction is no part:
+        # its query was "\n\n" and the input)
+        parts = [t for t in (row["instruction"], extra)
+                 if not (isinstance(t, str) and not t.strip())]
+        query = "\n\n".join(map(str, parts)) if len(parts) == 2 else (
+            parts or [row["instruction"]])[0]
         return {"messages": _history(row.get("history")) + [
                     {"role": "user", "content": query},
                     {"role": "assistant", "content": row[said],

@@ -177,3 +177,33 @@ def test_a_prompt_field_a_turn_holds_is_read(tmp_path):
     ex = _load(tmp_path, *rows)
     assert [e["messages"][0]["content"] for e in ex] == [
         "Hi", "Where is Paris?\n\nParis is in France."]
+
+
+# ---- a turn of invisible characters is empty --------------------------------------------------
+@pytest.mark.parametrize("text", ["\u200b", "\ufeff", "\u200d\u2060 ", "\u00ad", "\u2800",
+                                  "\u3164", "\u200b /no_think"])
+def test_a_query_or_reply_that_shows_nothing_is_empty(tmp_path, text):
+    """A zero-width space, a byte order mark, the Braille blank: the query was trained as asked,
+    the reply as given (strip() keeps them)."""
+    _refused(tmp_path, {"messages": [{"role": "user", "content": text},
+                                     {"role": "assistant", "content": "4"}]},
+             f"row 0: message 0 (user) is an empty query ({text!r})")
+    _refused(tmp_path, {"messages": [_Q, {"role": "assistant", "content": text.replace(
+        "/no_think", "")}]}, "row 0: message 1 (assistant), the reply to train, has no answer")
+
+
+def test_a_query_of_a_visible_character_among_invisible_ones_is_read(tmp_path):
+    ex = _load(tmp_path, {"messages": [{"role": "user", "content": "\u200b2+2?"},
+                                       {"role": "assistant", "content": "4\u200b"}]})
+    assert ex[0]["messages"][0]["content"] == "\u200b2+2?"
+
+
+# ---- Alpaca's empty instruction is no part of the query --------------------------------------
+@pytest.mark.parametrize("instruction", ["", "  ", "\n"])
+def test_an_alpaca_row_of_an_empty_instruction_asks_its_input(tmp_path, instruction):
+    """Its query was "\\n\\n" then the input: trained on a prompt that opens with blank lines."""
+    for field in ("input", "context"):
+        ex = _load(tmp_path, {"instruction": instruction, field: "2+2?", "output": "4"})
+        assert ex[0]["messages"] == [_Q, {"role": "assistant", "content": "4"}]
+    ex = _load(tmp_path, {"instruction": "Add.", "input": "2+2?", "output": "4"})
+    assert ex[0]["messages"][0]["content"] == "Add.\n\n2+2?"
