@@ -1646,6 +1646,13 @@ CONVERSATION_KEYS = ("messages", "conversations", "conversation", "dialog", "dia
 MEDIA_KEYS = ("image", "images", "video", "videos", "audio", "audios")
 
 
+# a row's replies to one prompt under a plural of a reply's name (OpenR1's "generations",
+# UltraFeedback's "completions", "responses", "outputs", "candidates", "samples", "answers"): a
+# list of them is several candidates, of which SFT would train one without saying which
+CANDIDATE_KEYS = ("generations", "completions", "responses", "outputs", "candidates", "samples",
+                  "answers", "replies")
+
+
 def _row_messages(row: dict) -> dict:
     # a message alone: its role (a role's name) and its text, no conversation, query or reply
     keys = {k.lower(): k for k in row if isinstance(k, str)}
@@ -1667,6 +1674,15 @@ def _row_messages(row: dict) -> dict:
         raise ValueError(f"the row has {media[0]!r} ({_short(row[media[0]])}) beside its text: "
                          "this recipe trains text-only models, which would learn to answer about "
                          "media they never see; drop the row")
+    candidates = next((k for k, v in row.items() if isinstance(v, list) and v
+                       and key_name(k) in CANDIDATE_KEYS), None)
+    if candidates:
+        n = len(row[candidates])
+        raise ValueError(f"the row has {candidates!r}, a list of {n} candidate "
+                         f"repl{'y' if n == 1 else 'ies'} (OpenR1's generations, UltraFeedback's "
+                         "completions): SFT trains one reply, and which is not known; put "
+                         "the one to train (the one verified correct) in 'completion', or "
+                         "write one row each")
     if "completion" in row and row.get("label") is not None:    # KTO's label on its completion
         kto_label(row["label"])
     if "contents" in row:       # Gemini's

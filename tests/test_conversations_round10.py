@@ -207,3 +207,20 @@ def test_an_alpaca_row_of_an_empty_instruction_asks_its_input(tmp_path, instruct
         assert ex[0]["messages"] == [_Q, {"role": "assistant", "content": "4"}]
     ex = _load(tmp_path, {"instruction": "Add.", "input": "2+2?", "output": "4"})
     assert ex[0]["messages"][0]["content"] == "Add.\n\n2+2?"
+
+
+# ---- a list of candidate replies ---------------------------------------------------------------
+@pytest.mark.parametrize("row,key,n", [
+    ({"problem": "2+2?", "solution": "It is 4.", "answer": "4",
+      "generations": ["<think>\n2+2=4\n</think>\n\n\\boxed{4}"]},
+     "generations", "1 candidate reply"),
+    ({"instruction": "2+2?", "completions": [{"response": "4"}, {"response": "5"}]},
+     "completions", "2 candidate replies"),
+    ({"prompt": "2+2?", "Responses": ["4", "5"]}, "Responses", "2 candidate replies"),
+    ({"question": "2+2?", "answers": ["4", "four"]}, "answers", "2 candidate replies")])
+def test_a_list_of_candidate_replies_is_named(tmp_path, row, key, n):
+    """OpenR1-Math's row trained its 'solution' and dropped the traces in 'generations' without
+    a word; UltraFeedback's and the others were 'no field prompt'."""
+    _refused(tmp_path, row, f"row 0: the row has {key!r}, a list of {n} (OpenR1's generations, "
+                            "UltraFeedback's completions): SFT trains one reply, and which is not "
+                            "known")
