@@ -1092,6 +1092,7 @@ def chat_message(message, i: int):
     if not isinstance(message, dict):
         return message
     m = spelled_keys(message, MESSAGE_KEYS, f"message {i}")
+    _said_once(m, i)
     key, text = (next((k for k in keys if k in m), None) for keys in (ROLE_KEYS, TEXT_KEYS))
     who = m.pop(key) if "role" not in m and key else None
     if key and "role" not in m:
@@ -1142,6 +1143,23 @@ def chat_message(message, i: int):
         m["content"] = _unwrapped(m["content"])                         # template
     return (_mistral_calls(_text_calls(_empty_reasoning(m))) if m.get("role") == "assistant"
             else m)
+
+
+def _said_once(m: dict, i: int) -> None:
+    """ValueError on a message that gives its role, or its text, twice under different keys that
+    differ ("role": "user" beside ShareGPT's "from": "gpt"; "content" beside a "text" or "value"
+    of other words): one would be read and the other dropped, and which is meant is not known.
+    The rule: of the role keys ("role", `ROLE_KEYS`), the values that name a role (not a
+    person's name under "author") name one; of the text keys ("content", `TEXT_KEYS`), the
+    strings are one text (surrounding whitespace aside)."""
+    roles = {k: m[k] for k in ("role",) + ROLE_KEYS
+             if k in m and chat_template.role_name(m[k]) in chat_template.ROLES}
+    texts = {k: m[k] for k in ("content",) + TEXT_KEYS if isinstance(m.get(k), str)}
+    for kind, given, same in (("role", roles, chat_template.role_name), ("text", texts, str.strip)):
+        if len({same(v) for v in given.values()}) > 1:
+            (a, va), (b, vb) = list(given.items())[:2]
+            raise ValueError(f"message {i} gives its {kind} twice, as {a!r} ({_short(va)}) and "
+                             f"{b!r} ({_short(vb)}), which differ: keep one")
 
 
 # Mistral's tool calls in a reply's text: [TOOL_CALLS] then a JSON list of {"name",

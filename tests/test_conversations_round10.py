@@ -224,3 +224,28 @@ def test_a_list_of_candidate_replies_is_named(tmp_path, row, key, n):
     _refused(tmp_path, row, f"row 0: the row has {key!r}, a list of {n} (OpenR1's generations, "
                             "UltraFeedback's completions): SFT trains one reply, and which is not "
                             "known")
+
+
+# ---- a message's role or text given twice ----------------------------------------------------
+@pytest.mark.parametrize("message,says", [
+    ({"role": "user", "from": "gpt", "content": "2+2?"},
+     "row 0: message 0 gives its role twice, as 'role' ('user') and 'from' ('gpt'), which differ"),
+    ({"from": "human", "speaker": "Assistant", "value": "2+2?"},
+     "row 0: message 0 gives its role twice, as 'from' ('human') and 'speaker' ('Assistant')"),
+    ({"role": "user", "content": "2+2?", "text": "3+3?"},
+     "row 0: message 0 gives its text twice, as 'content' ('2+2?') and 'text' ('3+3?'), which "
+     "differ: keep one"),
+    ({"from": "human", "value": "2+2?", "Content": "3+3?"},
+     "row 0: message 0 gives its text twice, as 'content' ('3+3?') and 'value' ('2+2?')")])
+def test_a_message_giving_its_role_or_text_twice_is_named(tmp_path, message, says):
+    """One was read and the other dropped without a word (the ShareGPT "value" or "from" beside
+    a "content" or "role")."""
+    _refused(tmp_path, {"messages": [message, {"role": "assistant", "content": "4"}]}, says)
+
+
+def test_a_message_giving_its_role_or_text_twice_alike_is_read(tmp_path):
+    """The same role in two spellings, the same text, a person's name under "author"."""
+    ex = _load(tmp_path, {"messages": [
+        {"role": "user", "from": "human", "author": "Ann", "content": "2+2?", "text": " 2+2?"},
+        {"role": "assistant", "content": "4"}]})
+    assert [m["content"] for m in ex[0]["messages"]] == ["2+2?", "4"]
