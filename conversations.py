@@ -1712,6 +1712,8 @@ def _row_messages(row: dict) -> dict:
     if given or _whole_conversation(row.get("chosen")):     # a preference row's implicit prompt
         if not given and "prompt" in row:
             _same_prompt(row["prompt"], row["chosen"])
+        if given and row.get("chosen") not in (None, "", []):
+            _same_chosen(row[given], row["chosen"], given)
         _row_reasoning(row, reply_is_text=False)
         return {"messages": row[given or "chosen"], "reference": _row_reference(row)}
     said = next((k for k in ("output", "response") if k in row), None)
@@ -1806,6 +1808,20 @@ def _same_prompt(prompt, chosen: list) -> None:
     raise ValueError(f"the row's 'prompt' ({_short(prompt)}) is not the query of its 'chosen' "
                      "conversation, which holds its own (the one trained): the 'prompt' would be "
                      "dropped; make them agree, or keep one")
+
+
+def _same_chosen(conversation, chosen, given: str) -> None:
+    """ValueError unless a preference row's "chosen" beside its conversation is that
+    conversation (UltraFeedback-binarized's "messages" repeat it) or its last reply's text: the
+    conversation is trained, and a "chosen" that differs would be dropped unsaid (while the
+    row is announced as a preference row whose chosen reply is trained)."""
+    last = conversation[-1] if isinstance(conversation, list) and conversation else None
+    text = last.get("content", last.get("value")) if isinstance(last, dict) else None
+    if chosen == conversation or isinstance(chosen, str) and isinstance(text, str) and (
+            chosen.strip() == text.strip()):
+        return
+    raise ValueError(f"the row has {given!r} and a 'chosen' reply ({_short(chosen)}) that is not "
+                     "its last reply: which one to train is not known; keep one")
 
 
 def _row_reference(row: dict):

@@ -249,3 +249,26 @@ def test_a_message_giving_its_role_or_text_twice_alike_is_read(tmp_path):
         {"role": "user", "from": "human", "author": "Ann", "content": "2+2?", "text": " 2+2?"},
         {"role": "assistant", "content": "4"}]})
     assert [m["content"] for m in ex[0]["messages"]] == ["2+2?", "4"]
+
+
+# ---- a preference row's chosen reply beside its conversation ---------------------------------
+def test_a_chosen_reply_that_is_not_the_conversations_is_named(tmp_path):
+    """The conversation was trained, the 'chosen' dropped, while the load said the chosen reply
+    of each preference row is trained."""
+    _refused(tmp_path, {"messages": [_Q, {"role": "assistant", "content": "4"}], "chosen": "four",
+                        "rejected": "5"},
+             "row 0: the row has 'messages' and a 'chosen' reply ('four') that is not its last "
+             "reply: which one to train is not known; keep one")
+    _refused(tmp_path, {"conversations": [{"from": "human", "value": "2+2?"},
+                                          {"from": "gpt", "value": "4"}],
+                        "chosen": [_Q, {"role": "assistant", "content": "four"}]},
+             "row 0: the row has 'conversations' and a 'chosen' reply ([{'role'")
+
+
+def test_a_chosen_reply_that_is_the_conversations_is_read(tmp_path):
+    """UltraFeedback-binarized's "messages" repeat its "chosen"."""
+    conversation = [_Q, {"role": "assistant", "content": "4"}]
+    ex = _load(tmp_path, {"prompt": "2+2?", "messages": conversation, "chosen": conversation,
+                          "rejected": [_Q, {"role": "assistant", "content": "5"}]},
+               {"messages": conversation, "chosen": " 4"})
+    assert [e["messages"] for e in ex] == [conversation, conversation]
