@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 
 import chat_template
 import data
@@ -107,6 +108,22 @@ def without_reasoning(message: dict) -> dict:
 THINK_TAG = re.compile(r"</?think>")
 
 
+# characters that show nothing: Unicode's format characters (category Cf: zero-width space and
+# joiners, the byte order mark, the word joiner, a soft hyphen) and the letters drawn blank (the
+# Braille blank, the Hangul fillers)
+INVISIBLE = "\u2800\u3164\u115f\u1160\uffa0"
+
+
+def blank(text: str) -> bool:
+    """Whether a text shows nothing: whitespace and `INVISIBLE` characters only.
+
+    >>> blank("\u200b \ufeff"), blank("\u00a0"), blank("0")
+    (True, True, False)
+    """
+    return not "".join(c for c in text if unicodedata.category(c) != "Cf"
+                       and c not in INVISIBLE).strip()
+
+
 def check_conversation(messages) -> None:
     """Raise ValueError, naming the message and the fix, on a conversation that cannot be an SFT
     example. On top of the template's rules (`check_messages`), these: the template renders such
@@ -165,7 +182,7 @@ def check_reply(messages: list[dict], switches: list | None = None) -> None:
                          f"train ({_short({k: reply[k] for k in TRAIN_MARKS if k in reply})}): "
                          "end the conversation at a reply to train, or drop the row")
     answer = (reply.get("content") or "").split(END_THINK)[-1]
-    if not (answer.strip() or reply.get("tool_calls")):
+    if blank(answer) and not reply.get("tool_calls"):
         raise ValueError(f"message {n - 1} (assistant), the reply to train, has no answer (no "
                          "text after its reasoning, no tool call): the model would learn to stop "
                          "there; drop the row")
@@ -216,7 +233,7 @@ def check_turns(messages: list[dict]) -> None:
             raise ValueError(f"{where} holds {placeholder[1]}, a placeholder for media this "
                              "recipe cannot train on (text-only models): the model would learn "
                              "to answer about media it never sees; drop the row")
-        if is_query(m) and not SOFT_SWITCH.sub("", m["content"]).strip():   # "" or "/think"
+        if is_query(m) and blank(SOFT_SWITCH.sub("", m["content"])):   # "" or "/think"
             raise ValueError(f"{where} is an empty query ({_short(m['content'])}): the model "
                              "would learn to answer a question never asked; give its text, or "
                              "drop the row")
@@ -690,6 +707,7 @@ def row_example(row: dict) -> dict:
         if any(_marked(m) and not _marked(r) for m, r in read):    # a reply's markers converted
             read = [(m, r) for m, r in read if not (r.get("role") == "system" and _marked(r))]
         example["messages"] = [r for _, r in read]
+        _check_prompt_fields(row, example["messages"])
     tools = _gemini_tools(row["tools"]) if "contents" in row and row.get("tools") else row.get(
         "tools")
     if row.get("toolConfig") not in (None, {}):     # Amazon Bedrock's, as tools
@@ -704,6 +722,34 @@ def row_example(row: dict) -> dict:
                  if isinstance(functions, list) else functions)    # else check_tools names it
     check_thinking_mode(row, example["messages"])
     return {**example, "tools": tools} if tools is not None else example
+
+
+# a row's fields that are part of its prompt where a form reads them (Alpaca's instruction and
+# input, Dolly's context, a query under any of `QUERY_KEYS`) or that set its scene (PIPPA's and
+# Character-AI's persona, scenario, a RAG row's document); any case or camelCase
+PROMPT_FIELDS = ("prompt", "question", "query", "problem", "input", "instruction", "instructions",
+                 "context", "persona", "personality", "scenario", "character", "background",
+                 "document", "documents", "passage", "knowledge")
+
+
+def _check_prompt_fields(row: dict, messages) -> None:
+    """ValueError on a row's prompt field (`PROMPT_FIELDS`, a text) that no turn of its
+    conversation's prompt (its system, user and tool turns) holds: the form the row was read in
+    does not read it (a "persona" or "instruction" beside ShareGPT's conversations, SQuAD's
+    "context" beside its question and answer), so the reply would be trained on a prompt
+    without it. One a turn holds (UltraChat's "prompt", repeated as its first user turn;
+    Alpaca's, joined into its query) is read."""
+    texts = [m["content"] for m in messages if isinstance(m, dict) and m.get("role") != (
+             "assistant") and isinstance(m.get("content"), str)] if isinstance(
+                 messages, list) else []
+    for k, v in row.items():
+        if not (key_name(k) in PROMPT_FIELDS and isinstance(v, str) and v.strip()) or _rendered(
+                v):     # a chat rendered as text is read as its turns
+            continue
+        if not any(v.strip() in t for t in texts):
+            raise ValueError(f"the row has {k!r} ({_short(v)}), which no turn of its "
+                             "conversation holds: the reply would be trained without it; put it "
+                             "in the turn it belongs to (the system or user message), or drop it")
 
 
 def check_thinking_mode(row: dict, messages) -> None:
@@ -962,10 +1008,33 @@ MESSAGE_KEYS = ("role", "content", "name", "tool_calls", "tool_call_id", "reason
 
 
 # a key naming a reply's reasoning (in `key_name`'s spelling) that is none of those read
-# (reasoning_content, `REASONING_NAMES`, `ROW_REASONING`): "thoughts", "reasoning_text",
-# "rationale", "chain_of_thought", ... The template would drop it without a word.
-OTHER_REASONING = re.compile(r"(reasoning|thinking|thoughts?|rationale|chain_of_thought|cot)"
-                             r"(_(text|content|trace|process))?")
+# (reasoning_content, `REASONING_NAMES`, `ROW_REASONING`). The rule is by word: a key with a
+# word of `REASONING_WORDS` anywhere in it ("thoughts", "reasoning_text", "think", "scratchpad",
+# s1K's "deepseek_thinking_trajectory", "r1_reasoning", "inner_monologue", "reasoning_details")
+# names a reasoning, unless a word of `SETTING_WORDS` makes it a setting or a count about one
+# ("reasoning_effort", "thinking_budget", "cot_type", "num_thinking_tokens"); "reason" is no
+# such word (finish_reason, stop_reason). The template would drop it without a word.
+REASONING_WORDS = frozenset((
+    "reasoning", "reasonings", "thinking", "think", "thought", "thoughts", "rationale",
+    "rationales", "cot", "chain_of_thought", "scratchpad", "monologue", "deliberation",
+    "trajectory", "trajectories", "trace", "traces", "analysis"))
+SETTING_WORDS = frozenset((
+    "effort", "mode", "budget", "tokens", "token", "length", "len", "level", "enabled", "enable",
+    "type", "format", "score", "source", "id", "count", "num", "n", "on", "off",
+    "switch", "flag", "style", "lang", "language", "steps", "time", "status", "label"))
+
+
+def names_reasoning(key) -> bool:
+    """Whether a key (in any case, camelCase, "-" or "_") names a reasoning (`REASONING_WORDS`).
+
+    >>> [names_reasoning(k) for k in ("deepseekThinkingTrajectory", "scratchpad", "cot_type")]
+    [True, True, False]
+    """
+    if not isinstance(key, str):
+        return False
+    name = key_name(key).replace("chain_of_thought", "cot")
+    words = set(name.split("_"))
+    return bool(words & REASONING_WORDS) and not words & SETTING_WORDS
 
 
 def key_name(key):
@@ -983,7 +1052,7 @@ def spelled_keys(record: dict, known: tuple, where: str) -> dict:
     """`record` with its keys of `known` in the spelling read ("Role" -> "role"; another case or
     camelCase: `key_name`). ValueError on one key given in two spellings ("Role" and "role":
     which is meant is not known), and on a reasoning under a name that is not read
-    (`OTHER_REASONING`, a text): the reply would train without it.
+    (`names_reasoning`: a text, or a list of them): the reply would train without it.
 
     >>> spelled_keys({"Role": "user", "Content": "Hi", "ID": 7}, MESSAGE_KEYS, "message 0")
     {'role': 'user', 'content': 'Hi', 'ID': 7}
@@ -996,8 +1065,8 @@ def spelled_keys(record: dict, known: tuple, where: str) -> dict:
             raise ValueError(f"{where} has the key {name!r} twice, as {spelled[name]!r} and "
                              f"{k!r}: keep one")
         out[name], spelled[name] = v, k
-    unread = next((k for k, v in out.items() if isinstance(v, str) and v.strip()
-                   and k not in known and OTHER_REASONING.fullmatch(key_name(k))), None)
+    unread = next((k for k, v in out.items() if k not in known and names_reasoning(k) and (
+                       v.strip() if isinstance(v, str) else isinstance(v, list) and v)), None)
     if unread:
         raise ValueError(f"{where} has {unread!r} ({_short(out[unread])}), a reasoning under a "
                          "name not read (the reply would train without it): name it "
@@ -1023,6 +1092,7 @@ def chat_message(message, i: int):
     if not isinstance(message, dict):
         return message
     m = spelled_keys(message, MESSAGE_KEYS, f"message {i}")
+    _said_once(m, i)
     key, text = (next((k for k in keys if k in m), None) for keys in (ROLE_KEYS, TEXT_KEYS))
     who = m.pop(key) if "role" not in m and key else None
     if key and "role" not in m:
@@ -1062,17 +1132,34 @@ def chat_message(message, i: int):
             raise ValueError(f"message {i} (assistant) has its reasoning twice: given apart, "
                              "and as the analysis of its OpenAI Harmony text; give it once")
         m = {**m, **said[0]}
-    tag = REASONING_TAG.match(m["content"]) if (
+    tag = reasoning_tag(m["content"]) if (
         m.get("role") == "assistant" and isinstance(m.get("content"), str)) else None
     if tag and m.get("reasoning_content") is not None:
         raise ValueError(f"message {i} (assistant) has its reasoning twice: given apart, and as "
-                         f"the <{tag[1]}> block its content opens with; give it once")
+                         f"the {tag} block its content opens with; give it once")
     if tag:
-        m["reasoning_content"], m["content"] = _tagged_reasoning(m["content"], tag[1], i)
+        m["reasoning_content"], m["content"] = _tagged_reasoning(m["content"], tag, i)
     if m.get("role") == "tool" and isinstance(m.get("content"), str):   # wrapped once, by the
         m["content"] = _unwrapped(m["content"])                         # template
     return (_mistral_calls(_text_calls(_empty_reasoning(m))) if m.get("role") == "assistant"
             else m)
+
+
+def _said_once(m: dict, i: int) -> None:
+    """ValueError on a message that gives its role, or its text, twice under different keys that
+    differ ("role": "user" beside ShareGPT's "from": "gpt"; "content" beside a "text" or "value"
+    of other words): one would be read and the other dropped, and which is meant is not known.
+    The rule: of the role keys ("role", `ROLE_KEYS`), the values that name a role (not a
+    person's name under "author") name one; of the text keys ("content", `TEXT_KEYS`), the
+    strings are one text (surrounding whitespace aside)."""
+    roles = {k: m[k] for k in ("role",) + ROLE_KEYS
+             if k in m and chat_template.role_name(m[k]) in chat_template.ROLES}
+    texts = {k: m[k] for k in ("content",) + TEXT_KEYS if isinstance(m.get(k), str)}
+    for kind, given, same in (("role", roles, chat_template.role_name), ("text", texts, str.strip)):
+        if len({same(v) for v in given.values()}) > 1:
+            (a, va), (b, vb) = list(given.items())[:2]
+            raise ValueError(f"message {i} gives its {kind} twice, as {a!r} ({_short(va)}) and "
+                             f"{b!r} ({_short(vb)}), which differ: keep one")
 
 
 # Mistral's tool calls in a reply's text: [TOOL_CALLS] then a JSON list of {"name",
@@ -1210,22 +1297,41 @@ def _reasoning_once(content, name: str, where: str) -> None:
 
 
 # a reply that opens with its reasoning under another tag (Reflection's <thinking>, the
-# <reasoning>...</reasoning> of GRPO format rewards, OpenO1's and Marco-o1's <Thought>, in any
-# case): the reasoning of the think block
-REASONING_TAG = re.compile(r"\s*<(reasoning|thought|thinking)>", re.I)
+# <reasoning>...</reasoning> of GRPO format rewards, OpenO1's and Marco-o1's <Thought>, a
+# <scratchpad>), or under think in another spelling (<THINK>, Seed-OSS's <seed:think>,
+# Magistral's [THINK]...[/THINK], Kimi's ◁think▷...◁/think▷): the rule is any of these names, in
+# any case, in <...>, [...] or ◁...▷, closed by the same with "/" before the name. The reasoning
+# of the think block; the template's own <think> (lower case, in <>) it reads itself.
+REASONING_TAG = re.compile(r"\s*(?:<|\[|◁)((?:seed:)?think|thinking|thoughts?|reasoning|"
+                           r"scratchpad)(?:>|\]|▷)", re.I)
+TAG_PAIRS = {"<": ">", "[": "]", "◁": "▷"}
+
+
+def reasoning_tag(content: str) -> str | None:
+    """The tag a reply's reasoning opens with (`REASONING_TAG`), None for the template's <think>.
+
+    >>> reasoning_tag("[THINK]r[/THINK]a"), reasoning_tag("<think>r</think>a")
+    ('[THINK]', None)
+    """
+    m = REASONING_TAG.match(content)
+    if not m or m[0].strip() == THINK or TAG_PAIRS[m[0].strip()[0]] != m[0].strip()[-1]:
+        return None
+    return m[0].strip()
 
 
 def _tagged_reasoning(content: str, tag: str, i: int) -> tuple[str, str]:
-    """(reasoning, answer) of a reply that opens with <tag>...</tag> (left as is, the block
-    would be trained as the answer after an empty think block, i.e. as a non-thinking reply).
+    """(reasoning, answer) of a reply that opens with the tag `tag` and its block (left as is,
+    the block would be trained as the answer after an empty think block, i.e. as a non-thinking
+    reply); it closes with "/" before its name, in its case.
 
-    >>> _tagged_reasoning("<thinking>\\n2+2=4\\n</thinking>\\n\\n4", "thinking", 1)
+    >>> _tagged_reasoning("<thinking>\\n2+2=4\\n</thinking>\\n\\n4", "<thinking>", 1)
     ('2+2=4', '4')
     """
-    m = re.fullmatch(rf"\s*<{tag}>(.*?)</{tag}>(.*)", content, re.S)     # closed in its case
-    if not m or any(t in m[2] for t in (f"<{tag}>", f"</{tag}>")):
-        raise ValueError(f"message {i} (assistant) opens with <{tag}> but not with one "
-                         f"<{tag}>...</{tag}> block before its answer: close it (or drop the "
+    close = tag[0] + "/" + tag[1:]
+    m = re.fullmatch(rf"\s*{re.escape(tag)}(.*?){re.escape(close)}(.*)", content, re.S)
+    if not m or any(t in m[2] for t in (tag, close)):
+        raise ValueError(f"message {i} (assistant) opens with {tag} but not with one "
+                         f"{tag}...{close} block before its answer: close it (or drop the "
                          "row if it was cut off), or merge the blocks")
     return m[1].strip(), m[2].strip()
 
@@ -1377,11 +1483,22 @@ def _marked_thought(content: str, where: str) -> tuple[str, str]:
     return thought.strip(), answer.strip()
 
 
+# a row's system prompt under another name: the rule is "system" or "sys" alone or followed by
+# one of these words ("system_prompt", "systemMessage", "sys_msg", "System Instruction"), or
+# Cohere's "preamble"; Gemini's systemInstruction is read with its contents
+SYSTEM_FIELD = re.compile(r"(system|sys)(_(prompt|message|msg|instruction|instructions|text|"
+                          r"content))?|preamble")
+
+
 def _with_system(row: dict, messages):
-    """`messages` after the row's "system" field (Llama-Nemotron's "system_prompt"), if it has
-    one, whatever the row's form (OpenThoughts, Bespoke-Stratos, LLaMA-Factory; "" is none:
-    LLaMA-Factory's rows hold it, and it would render an empty system turn)."""
-    given = [k for k in ("system", "system_prompt") if row.get(k) not in (None, "")]
+    """`messages` after the row's system prompt (its "system" field, Llama-Nemotron's
+    "system_prompt", another name: `SYSTEM_FIELD`), if it has one, whatever the row's form
+    (OpenThoughts, Bespoke-Stratos, LLaMA-Factory; "" or whitespace is none: LLaMA-Factory's rows
+    hold it, and it would render an empty system turn)."""
+    given = [k for k in row if isinstance(k, str) and SYSTEM_FIELD.fullmatch(
+        key_name(k).replace(" ", "_")) and not ("contents" in row and key_name(
+            k) == "system_instruction") and row[k] is not None and not (
+                isinstance(row[k], str) and not row[k].strip())]
     if not given or not isinstance(messages, list):
         return messages
     system = row[given[0]]
@@ -1547,6 +1664,13 @@ CONVERSATION_KEYS = ("messages", "conversations", "conversation", "dialog", "dia
 MEDIA_KEYS = ("image", "images", "video", "videos", "audio", "audios")
 
 
+# a row's replies to one prompt under a plural of a reply's name (OpenR1's "generations",
+# UltraFeedback's "completions", "responses", "outputs", "candidates", "samples", "answers"): a
+# list of them is several candidates, of which SFT would train one without saying which
+CANDIDATE_KEYS = ("generations", "completions", "responses", "outputs", "candidates", "samples",
+                  "answers", "replies")
+
+
 def _row_messages(row: dict) -> dict:
     # a message alone: its role (a role's name) and its text, no conversation, query or reply
     keys = {k.lower(): k for k in row if isinstance(k, str)}
@@ -1568,9 +1692,17 @@ def _row_messages(row: dict) -> dict:
         raise ValueError(f"the row has {media[0]!r} ({_short(row[media[0]])}) beside its text: "
                          "this recipe trains text-only models, which would learn to answer about "
                          "media they never see; drop the row")
-    if row.get("label") is False and "completion" in row:      # KTO's undesirable completion
-        raise ValueError("the row is marked undesirable ('label': false, a KTO row): SFT "
-                         "imitates its replies; drop such rows")
+    candidates = next((k for k, v in row.items() if isinstance(v, list) and v
+                       and key_name(k) in CANDIDATE_KEYS), None)
+    if candidates:
+        n = len(row[candidates])
+        raise ValueError(f"the row has {candidates!r}, a list of {n} candidate "
+                         f"repl{'y' if n == 1 else 'ies'} (OpenR1's generations, UltraFeedback's "
+                         "completions): SFT trains one reply, and which is not known; put "
+                         "the one to train (the one verified correct) in 'completion', or "
+                         "write one row each")
+    if "completion" in row and row.get("label") is not None:    # KTO's label on its completion
+        kto_label(row["label"])
     if "contents" in row:       # Gemini's
         system = row.get("systemInstruction", row.get("system_instruction"))
         return {"messages": _gemini_messages(row["contents"], system),
@@ -1580,12 +1712,19 @@ def _row_messages(row: dict) -> dict:
     if given or _whole_conversation(row.get("chosen")):     # a preference row's implicit prompt
         if not given and "prompt" in row:
             _same_prompt(row["prompt"], row["chosen"])
+        if given and row.get("chosen") not in (None, "", []):
+            _same_chosen(row[given], row["chosen"], given)
         _row_reasoning(row, reply_is_text=False)
         return {"messages": row[given or "chosen"], "reference": _row_reference(row)}
     said = next((k for k in ("output", "response") if k in row), None)
     if "instruction" in row and said:       # Alpaca (input), Dolly (context, response), Magpie
         extra = next((row[k] for k in ("input", "context") if row.get(k)), "")
-        query = f"{row['instruction']}\n\n{extra}" if extra else row["instruction"]
+        # the parts that hold text, joined by a blank line (an empty instruction is no part:
+        # its query was "\n\n" and the input)
+        parts = [t for t in (row["instruction"], extra)
+                 if not (isinstance(t, str) and not t.strip())]
+        query = "\n\n".join(map(str, parts)) if len(parts) == 2 else (
+            parts or [row["instruction"]])[0]
         return {"messages": _history(row.get("history")) + [
                     {"role": "user", "content": query},
                     {"role": "assistant", "content": row[said],
@@ -1628,6 +1767,32 @@ def _row_messages(row: dict) -> dict:
                      "'output', or 'prompt', 'reasoning' and 'answer'.")
 
 
+# a KTO row's label, in any spelling (a CSV's "False", a column of 0 and 1, "bad"; any case)
+DESIRABLE = ("true", "1", "1.0", "+1", "yes", "good", "desirable", "positive", "chosen",
+             "accepted")
+UNDESIRABLE = ("false", "0", "0.0", "-1", "-1.0", "no", "bad", "undesirable", "negative",
+               "rejected")
+
+
+def kto_label(label) -> None:
+    """ValueError unless a KTO row's "label" reads as desirable (true, 1, "yes", "good", ...):
+    SFT imitates its completion, so an undesirable one (false, 0, "False", "bad", ...) must not
+    be trained, and one read as neither is not known to be either.
+
+    >>> kto_label("TRUE"), kto_label(1.0)
+    (None, None)
+    """
+    said = str(label).strip().lower()
+    if said in DESIRABLE:
+        return
+    if said in UNDESIRABLE:
+        shown = json.dumps(label) if isinstance(label, bool) else _short(label)   # as in JSON
+        raise ValueError(f"the row is marked undesirable ('label': {shown}, a KTO row): "
+                         "SFT imitates its replies; drop such rows")
+    raise ValueError(f"the row's 'label' is {_short(label)}, neither desirable (true, 1) nor "
+                     "undesirable (false, 0) as a KTO row's: give true or false, or drop it")
+
+
 def _same_prompt(prompt, chosen: list) -> None:
     """ValueError unless a preference row's "prompt" is the one its "chosen" conversation holds
     (UltraFeedback repeats it there): the text of one of its user turns, or the messages it
@@ -1643,6 +1808,20 @@ def _same_prompt(prompt, chosen: list) -> None:
     raise ValueError(f"the row's 'prompt' ({_short(prompt)}) is not the query of its 'chosen' "
                      "conversation, which holds its own (the one trained): the 'prompt' would be "
                      "dropped; make them agree, or keep one")
+
+
+def _same_chosen(conversation, chosen, given: str) -> None:
+    """ValueError unless a preference row's "chosen" beside its conversation is that
+    conversation (UltraFeedback-binarized's "messages" repeat it) or its last reply's text: the
+    conversation is trained, and a "chosen" that differs would be dropped unsaid (while the
+    row is announced as a preference row whose chosen reply is trained)."""
+    last = conversation[-1] if isinstance(conversation, list) and conversation else None
+    text = last.get("content", last.get("value")) if isinstance(last, dict) else None
+    if chosen == conversation or isinstance(chosen, str) and isinstance(text, str) and (
+            chosen.strip() == text.strip()):
+        return
+    raise ValueError(f"the row has {given!r} and a 'chosen' reply ({_short(chosen)}) that is not "
+                     "its last reply: which one to train is not known; keep one")
 
 
 def _row_reference(row: dict):
