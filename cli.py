@@ -320,21 +320,38 @@ DISK_ERRORS = {errno.ENOSPC: ("the disk is full", "free some space, or " + _ELSE
                errno.EROFS: ("the file system is read-only", _ELSEWHERE + "a writable disk")}
 
 
+# A path the system cannot look up, whatever it names (--output_dir, --model, --task): a
+# traceback from the first stat of it. (why, the fix)
+PATH_ERRORS = {errno.ENAMETOOLONG: ("a name in it is longer than the file system allows "
+                                    "(255 bytes a name, 4096 a path)", "use a shorter name"),
+               errno.ELOOP: ("its symbolic links point round in a loop",
+                             "fix the link, or pass the real path")}
+
+
+def path_message(e: OSError) -> str:
+    why, fix = PATH_ERRORS[e.errno]
+    name = str(e.filename or "a path")
+    shown = name if len(name) <= 120 else f"{name[:60]}...{name[-40:]} ({len(name)} characters)"
+    return f"cannot use {shown}: {why}; {fix}{kept_note()}"
+
+
 def disk_error(e: BaseException) -> bool:
     return isinstance(e, OSError) and e.errno in DISK_ERRORS
 
 
 def disk_message(e: OSError) -> str:
     """A write the disk refused: which file, why, the fix, and what of the run is kept."""
-    run = ACTIVE["run"]
-    kept = ""
-    if run is not None and run.saved_step:
-        kept = (f"; the last save, step {run.saved_step} in {run.root}, is intact: add --resume "
-                "to continue from it")
-    elif run is not None:
-        kept = f"; {run.root} holds no save yet"
     why, fix = DISK_ERRORS[e.errno]
-    return f"cannot write {e.filename or 'a file'}: {why} ({e.strerror}); {fix}{kept}"
+    return f"cannot write {e.filename or 'a file'}: {why} ({e.strerror}); {fix}{kept_note()}"
+
+
+def kept_note() -> str:
+    """What of the run an error left: its last save, or none yet ('' before it started)."""
+    run = ACTIVE["run"]
+    if run is not None and run.saved_step:
+        return (f"; the last save, step {run.saved_step} in {run.root}, is intact: add --resume "
+                "to continue from it")
+    return f"; {run.root} holds no save yet" if run is not None else ""
 
 
 def interrupted_message(argv: list[str]) -> str:
@@ -411,7 +428,7 @@ def main(run, parse_fn, argv: list[str] | None = None) -> int:
         print(f"error: {e}\n(RR_TRACEBACK=1 shows where it was raised)", file=sys.stderr)
         return 2
     except OSError as e:
-        if not disk_error(e) or os.environ.get("RR_TRACEBACK"):
+        if not (disk_error(e) or e.errno in PATH_ERRORS) or os.environ.get("RR_TRACEBACK"):
             raise
-        print(f"error: {disk_message(e)}", file=sys.stderr)
+        print(f"error: {disk_message(e) if disk_error(e) else path_message(e)}", file=sys.stderr)
         return 2

@@ -1749,3 +1749,21 @@ def test_every_script_refuses_a_seed_numpy_cannot_take_before_writing(tmp_path, 
     with pytest.raises(ValueError, match=re.escape(f"--seed {seed}: must lie in")):
         figures.parse(["entropy", "--seed", seed])
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("script,flag", [("grpo.py", "--output_dir"), ("evaluate.py", "--model"),
+                                         ("grpo.py", "--task"), ("sft.py", "--output_dir")])
+def test_a_path_the_system_cannot_look_up_is_named_with_the_fix(tmp_path, script, flag):
+    """A name past the file system's 255 bytes, or a symbolic link that loops, was an OSError
+    traceback at the first look at the path (an --output_dir, a --model, a --task file)."""
+    long = str(tmp_path / ("x" * 300))
+    base = ["--model", "tiny", "--output_dir", str(tmp_path / "r")]
+    p = run_script(script, *with_flags(*base, flag, long))
+    assert_clean_error(p, "is longer than the file system allows", "use a shorter name",
+                       f"({len(long)} characters)")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    p = run_script(script, *with_flags(*base, flag, str(tmp_path / "loop" / "x")))
+    assert_clean_error(p, str(tmp_path / "loop"))
+    assert flag != "--output_dir" or "symbolic links" in p.stderr.lower(), p.stderr
+
+    assert os.listdir(tmp_path) == ["loop"]     # nothing was made
