@@ -1767,3 +1767,17 @@ def test_a_path_the_system_cannot_look_up_is_named_with_the_fix(tmp_path, script
     assert flag != "--output_dir" or "symbolic links" in p.stderr.lower(), p.stderr
 
     assert os.listdir(tmp_path) == ["loop"]     # nothing was made
+
+
+@pytest.mark.parametrize("text,kind", [("[1, 2]", "list"), ('"llama"', "str"), ("null", "NoneType"),
+                                       ("7", "int")])
+def test_a_config_json_that_is_no_object_is_named_before_anything_loads(tmp_path, text, kind):
+    """Valid JSON that is no {setting: value} object was transformers' TypeError traceback
+    ('argument after ** must be a mapping, not list')."""
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "config.json").write_text(text)
+    p = run("evaluate.py", "--model", str(folder), "--output_dir", str(tmp_path / "e"))
+    assert_clean_error(p, f"model '{folder}': its config.json holds a {kind}, not the model's "
+                       "settings", "save_pretrained")
+    assert sorted(os.listdir(tmp_path)) == ["ckpt"]
