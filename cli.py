@@ -289,11 +289,30 @@ def check_modes_on(cfg, modes):
     whether it is on, the names of the settings only it reads) for each mode."""
     defaults = {f.name: f.default for f in dataclasses.fields(cfg)}
     for switch, on, names in modes:
-        unused = [f"--{n} {getattr(cfg, n)}" for n in names if getattr(cfg, n) != defaults[n]]
+        unused = [f"--{n} {getattr(cfg, n)!r}" if isinstance(getattr(cfg, n), str)
+                  else f"--{n} {getattr(cfg, n)}"
+                  for n in names if n in defaults and getattr(cfg, n) != defaults[n]]
         if unused and not on(cfg):
             verb, it = ("applies", "it") if len(unused) == 1 else ("apply", "them")
             raise ValueError(f"{', '.join(unused)} never {verb} without {switch}; add {switch}, "
                              f"or drop {it}")
+
+
+# --task's built-in tasks: their problems carry their own fields, so --prompt_field and
+# --answer_field (a file's or a HF dataset's column names) never apply to them
+BUILTIN_TASKS = ("math", "humaneval", "instruction", "general")
+
+
+def task_modes(level_tasks: tuple[str, ...] = ("math",)) -> list:
+    """`check_modes_on`'s modes for the settings that apply to one kind of --task: the column
+    names to a file or HF dataset; --math_levels to the generated tasks in `level_tasks`,
+    --math_families to math's ('--task data.jsonl --math_levels 1' ran on every row without
+    a word). A Config without one of these fields skips it."""
+    return [("--task FILE (a file or HF dataset)",
+             lambda c: c.task not in BUILTIN_TASKS, ("prompt_field", "answer_field")),
+            (f"--task {' or '.join(level_tasks)}", lambda c: c.task in level_tasks,
+             ("math_levels",)),
+            ("--task math", lambda c: c.task == "math", ("math_families",))]
 
 
 def check_sampling(temperature: float, top_p: float, what: str = "training rollouts"):

@@ -1781,3 +1781,46 @@ def test_a_config_json_that_is_no_object_is_named_before_anything_loads(tmp_path
     assert_clean_error(p, f"model '{folder}': its config.json holds a {kind}, not the model's "
                        "settings", "save_pretrained")
     assert sorted(os.listdir(tmp_path)) == ["ckpt"]
+
+
+@pytest.mark.parametrize("script,args,needle", [
+    ("grpo.py", ["--judge_model", "tiny"],
+     "--judge_model 'tiny' never applies without 'judge' in --rewards;"),
+    ("grpo.py", ["--rewards", "math,judge", "--judge_model", "tiny", "--reward_model", "tiny"],
+     "--reward_model 'tiny' never applies without 'reward_model' in --rewards;"),
+    ("grpo.py", ["--prompt_field", "question"],
+     "--prompt_field 'question' never applies without --task FILE (a file or HF dataset)"),
+    ("grpo.py", ["--task", "general", "--math_families", "percent"],
+     "--math_families 'percent' never applies without --task math;"),
+    ("evaluate.py", ["--task", "humaneval", "--answer_field", "none"],
+     "--answer_field 'none' never applies without --task FILE"),
+    ("evaluate.py", ["--task", "TASKS", "--math_levels", "2"],
+     "--math_levels '2' never applies without --task math;"),
+    ("distill.py", ["--task", "TASKS", "--math_levels", "1,2"],
+     "--math_levels '1,2' never applies without --task math;"),
+    ("distill.py", ["--student_from_teacher", "--student", "tiny"],
+     "--student 'tiny' and --student_from_teacher name two students; pass one"),
+    ("distill.py", ["--student", "tiny", "--keep_every", "3"],
+     "--keep_every 3 never applies without --student_from_teacher"),
+    ("distill.py", ["--student_from_teacher", "--divergence", "forward_kl", "--beta", "0.3"],
+     "--beta 0.3 never applies without --divergence jsd"),
+    ("distill.py", ["--student_from_teacher", "--top_k_tail", "renorm"],
+     "--top_k_tail 'renorm' never applies without --top_k_vocab K")])
+def test_a_setting_its_task_mode_or_reward_never_reads_is_refused(tmp_path, script, args,
+                                                                  needle):
+    """A setting for another kind of task (a file's column names on a built-in task, math levels
+    on a file), a reward's model without that reward, distill's mode settings without their mode
+    (--student beside --student_from_teacher: the flag won) ran as if not given, without a word.
+    """
+    tasks = tmp_path / "t.jsonl"
+    tasks.write_text('{"prompt": "1+1?", "answer": "2"}\n')
+    small = {"grpo.py": [*TINY, "--max_steps", "1"],    # a few seconds where not refused
+             "evaluate.py": ["--model", "tiny", "--eval_problems", "1",
+                             "--max_completion_length", "4"],
+             "distill.py": ["--teacher", "tiny", "--engine", "hf", "--num_train_prompts", "2",
+                            "--prompts_per_step", "2", "--max_completion_length", "4",
+                            "--max_steps", "1", "--eval_problems", "0"]}[script]
+    args = [str(tasks) if a == "TASKS" else a for a in args]
+    p = run_script(script, *with_flags(*small, "--output_dir", str(tmp_path / "r"), *args))
+    assert_clean_error(p, needle)
+    assert not (tmp_path / "r").exists()
