@@ -1824,3 +1824,19 @@ def test_a_setting_its_task_mode_or_reward_never_reads_is_refused(tmp_path, scri
     p = run_script(script, *with_flags(*small, "--output_dir", str(tmp_path / "r"), *args))
     assert_clean_error(p, needle)
     assert not (tmp_path / "r").exists()
+
+
+def test_rr_engine_is_read_in_any_case_and_a_bad_value_names_the_variable(tmp_path,
+                                                                        monkeypatch):
+    """RR_ENGINE=HF (or ' hf') means hf; a value that is no engine was refused as '--engine
+    'bogus'', a flag the command did not hold."""
+    args = ["--model", "tiny", "--engine", "auto", "--eval_problems", "1",
+            "--max_completion_length", "4"]
+    monkeypatch.setenv("RR_ENGINE", " HF ")
+    p = run("evaluate.py", *args, "--output_dir", str(tmp_path / "a"))
+    assert p.returncode == 0, p.stderr[-2000:]
+    monkeypatch.setenv("RR_ENGINE", "bogus")
+    p = run("evaluate.py", *args, "--output_dir", str(tmp_path / "b"))
+    assert_clean_error(p, "RR_ENGINE='bogus' (the environment) is not one of auto, hf, vllm; "
+                       "unset it, or set RR_ENGINE=hf")
+    assert "--engine" not in p.stderr
