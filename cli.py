@@ -68,15 +68,54 @@ RENAMED = {"--save_every": "--save_steps", "--num_test_prompts": "--eval_problem
            "--batch_size": "--prompts_per_step"}
 
 
+# TRL's (and transformers') names for our flags: the first of each that a script has
+TRL_NAMES = {"--model_name_or_path": ("--model", "--student"),
+             "--teacher_model_name_or_path": ("--teacher",), "--teacher_model": ("--teacher",),
+             "--dataset_name": ("--dataset", "--task"), "--max_seq_length": ("--max_length",),
+             "--per_device_train_batch_size": ("--prompts_per_step",),
+             "--use_vllm": ("--engine vllm",), "--bf16": ("--dtype bfloat16",),
+             "--model": ("--student",), "--eval_steps": ("--eval_every",),
+             "--num_eval_problems": ("--eval_problems",)}
+
+# The scripts whose flags a command may have taken from another (`other_script`)
+SCRIPTS = ("grpo", "sft", "distill", "evaluate", "pipeline")
+
+
+def other_script(name: str) -> str:
+    """Which other scripts take `name` ('--num_generations' given to sft.py: grpo.py's), or ''."""
+    import importlib
+    this = os.path.splitext(os.path.basename(sys.argv[0]))[0]
+    dest = name[2:].replace("-", "_")
+    owners = []
+    for script in SCRIPTS:
+        try:
+            config = importlib.import_module(script).Config
+        except (ImportError, AttributeError):
+            continue
+        if script != this and dest in {f.name for f in dataclasses.fields(config)}:
+            owners.append(f"{script}.py")
+    return " and ".join(owners)
+
+
 def did_you_mean(flag: str, known: list[str]) -> str:
     """'--max_step' among the known flags -> "did you mean --max_steps?" (or a pointer to --help).
+    A renamed flag or TRL's name gets ours (the first a script has: `TRL_NAMES`, in any case or
+    dash spelling), a flag only other scripts take names them.
 
     >>> did_you_mean("--num_generation", ["--num_generations", "--num_iterations", "--seed"])
     'did you mean --num_generations?'
+    >>> did_you_mean("--Model-Name-Or-Path", ["--model", "--seed"])
+    'here it is --model'
     """
     name = flag.split("=", 1)[0]
     if RENAMED.get(name) in known:
         return f"renamed: use {RENAMED[name]}"
+    key = "--" + name.lstrip("-").lower().replace("-", "_")
+    ours = [o for o in TRL_NAMES.get(key, ()) if o.split()[0] in known]
+    if ours and key not in known:
+        return f"here it is {ours[0]}"
+    if key not in known and (owners := other_script(key)):
+        return f"a flag of {owners}, which this script does not take (see --help for its flags)"
     score = lambda k: difflib.SequenceMatcher(None, name, k).ratio()
     close = [k for k in sorted(known, key=score, reverse=True)[:2] if score(k) >= 0.6]
     # near-ties only

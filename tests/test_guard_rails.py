@@ -1840,3 +1840,23 @@ def test_rr_engine_is_read_in_any_case_and_a_bad_value_names_the_variable(tmp_pa
     assert_clean_error(p, "RR_ENGINE='bogus' (the environment) is not one of auto, hf, vllm; "
                        "unset it, or set RR_ENGINE=hf")
     assert "--engine" not in p.stderr
+
+
+@pytest.mark.parametrize("script,given,needle", [
+    ("sft.py", "--model_name_or_path", "--model_name_or_path: here it is --model"),
+    ("distill.py", "--Model-Name-Or-Path", "--Model-Name-Or-Path: here it is --student"),
+    ("distill.py", "--model", "--model: here it is --student"),
+    ("grpo.py", "--per_device_train_batch_size", "here it is --prompts_per_step"),
+    ("grpo.py", "--use_vllm", "--use_vllm: here it is --engine vllm"),
+    ("distill.py", "--bf16", "--bf16: here it is --dtype bfloat16"),
+    ("sft.py", "--num_generations", "--num_generations: a flag of grpo.py, which this script "
+     "does not take"),
+    ("evaluate.py", "--max_steps", "--max_steps: a flag of grpo.py and sft.py and distill.py"),
+    ("grpo.py", "--teacher", "--teacher: a flag of sft.py and distill.py, which this script"),
+    ("pipeline.py", "--num-generations", "--num-generations: a flag of grpo.py")])
+def test_a_flag_of_trl_or_of_another_script_is_named_as_such(script, given, needle):
+    """TRL's spelling of a flag we have got no pointer ('--model_name_or_path: see --help'), and
+    a flag of another script a guess at a look-alike ('--num_generations: did you mean
+    --num_train_epochs or --max_repetition?' in sft.py)."""
+    p = run_script(script, given, "1")
+    assert_clean_error(p, "unknown flag", needle)
