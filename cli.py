@@ -378,12 +378,25 @@ DISK_ERRORS = {errno.ENOSPC: ("the disk is full", "free some space, or " + _ELSE
                errno.EROFS: ("the file system is read-only", _ELSEWHERE + "a writable disk")}
 
 
-# A path the system cannot look up, whatever it names (--output_dir, --model, --task): a
-# traceback from the first stat of it. (why, the fix)
+# What the system refuses about a path, whatever it names (--output_dir, --model, --task, a
+# file a run writes), at start or mid-run: a traceback (a name too long, a link loop, too many
+# open files, an I/O error), or a bare '[Errno 13] Permission denied' without the fix. By errno:
+# (why, the fix); a PermissionError the code raises itself, with its own words, has none.
+_ACCESS = ("permission is denied (not yours to read or write)", "make it yours (chmod u+rw, "
+           "chown), or pass paths you can write (--output_dir, RR_CACHE)")
 PATH_ERRORS = {errno.ENAMETOOLONG: ("a name in it is longer than the file system allows "
                                     "(255 bytes a name, 4096 a path)", "use a shorter name"),
                errno.ELOOP: ("its symbolic links point round in a loop",
-                             "fix the link, or pass the real path")}
+                             "fix the link, or pass the real path"),
+               errno.EACCES: _ACCESS, errno.EPERM: _ACCESS,
+               errno.EMFILE: ("too many files are open", "raise the limit (ulimit -n 65536)"),
+               errno.ENFILE: ("the system has too many files open", "close other programs"),
+               errno.EIO: ("the disk reported an input/output error",
+                           "check the disk (dmesg), or pass an --output_dir on another disk")}
+
+
+def path_error(e: BaseException) -> bool:
+    return isinstance(e, OSError) and e.errno in PATH_ERRORS
 
 
 def path_message(e: OSError) -> str:
@@ -483,10 +496,11 @@ def main(run, parse_fn, argv: list[str] | None = None) -> int:
     except USER_ERRORS as e:
         if os.environ.get("RR_TRACEBACK"):
             raise
-        print(f"error: {e}\n(RR_TRACEBACK=1 shows where it was raised)", file=sys.stderr)
+        what = path_message(e) if path_error(e) else e
+        print(f"error: {what}\n(RR_TRACEBACK=1 shows where it was raised)", file=sys.stderr)
         return 2
     except OSError as e:
-        if not (disk_error(e) or e.errno in PATH_ERRORS) or os.environ.get("RR_TRACEBACK"):
+        if not (disk_error(e) or path_error(e)) or os.environ.get("RR_TRACEBACK"):
             raise
         print(f"error: {disk_message(e) if disk_error(e) else path_message(e)}", file=sys.stderr)
         return 2

@@ -1860,3 +1860,30 @@ def test_a_flag_of_trl_or_of_another_script_is_named_as_such(script, given, need
     --num_train_epochs or --max_repetition?' in sft.py)."""
     p = run_script(script, given, "1")
     assert_clean_error(p, "unknown flag", needle)
+
+
+@pytest.mark.parametrize("code,needles", [
+    ("EACCES", ["permission is denied", "chmod u+rw"]),
+    ("EPERM", ["permission is denied", "--output_dir"]),
+    ("EMFILE", ["too many files are open", "ulimit -n"]),
+    ("EIO", ["the disk reported an input/output error", "another disk"])])
+def test_what_the_system_refuses_mid_run_is_one_line_with_the_fix_and_the_last_save(
+        tmp_path, tiny, tokenizer, capsys, code, needles):
+    """A write refused mid-run for its permissions was a bare '[Errno 13] Permission denied' (no
+    fix, no word of the last save); too many open files or an I/O error, a traceback."""
+    import errno
+
+    run_dir = runs.RunDir(tmp_path / "r", config={"a": 1})
+    run_dir.save(tiny, tokenizer, {"step": 1})
+    number = getattr(errno, code)
+
+    def refused(cfg):
+        raise OSError(number, os.strerror(number), str(run_dir.state_path))
+
+    capsys.readouterr()
+    assert cli.main(refused, lambda argv: None, []) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: cannot use {run_dir.state_path}: {needles[0]}"), err
+    assert needles[1] in err.splitlines()[0] and "Traceback" not in err
+    assert f"the last save, step 1 in {run_dir.root}, is intact: add --resume" in err
+    assert runs.state_file(run_dir.root).exists() and run_dir.saved_step == 1
