@@ -221,12 +221,17 @@ def file_argv(path: str, config_class) -> list[str]:
         raise UsageError(f"{path} holds a {type(values).__name__}: a config file holds flag: "
                          'value pairs, e.g. {"max_steps": 40}')
     defaults = {f.name: f.default for f in dataclasses.fields(config_class)}
+    whole = {f.name for f in dataclasses.fields(config_class) if f.type in (int, "int")}
     argv = []
     for name, value in values.items():
         if value is None and defaults.get(name, 0) is None:
             continue
         if not isinstance(value, (str, int, float, bool)):
             raise UsageError(f"{path}: {name}: {value!r} is not a number, a string or true/false")
+        # a whole number a file writes as a float (40.0, YAML's 1.0e+3) is that number: argparse
+        # refused '--max_steps=40.0'; 40.5 stays refused
+        if name in whole and isinstance(value, float) and value.is_integer():
+            value = int(value)
         argv.append(f"--{name}={str(value).lower() if isinstance(value, bool) else value}")
     return argv
 

@@ -1887,3 +1887,18 @@ def test_what_the_system_refuses_mid_run_is_one_line_with_the_fix_and_the_last_s
     assert needles[1] in err.splitlines()[0] and "Traceback" not in err
     assert f"the last save, step 1 in {run_dir.root}, is intact: add --resume" in err
     assert runs.state_file(run_dir.root).exists() and run_dir.saved_step == 1
+
+
+def test_a_config_files_whole_number_written_as_a_float_is_that_number(tmp_path, capsys):
+    """'max_steps: 40.0' (or YAML's 1.0e+3) was refused as "invalid int value: '40.0'"; a
+    fraction for a whole-number flag stays refused."""
+    import grpo
+
+    good = tmp_path / "run.yaml"
+    good.write_text("max_steps: 40.0\nsave_steps: 1.0e+3\nlearning_rate: 2.0\n")
+    cfg = grpo.parse([str(good)])
+    assert (cfg.max_steps, cfg.save_steps, cfg.learning_rate) == (40, 1000, 2.0)
+    assert type(cfg.max_steps) is int and type(cfg.learning_rate) is float
+    (tmp_path / "bad.json").write_text('{"max_steps": 40.5}')
+    assert cli.main(grpo.train, grpo.parse, [str(tmp_path / "bad.json")]) == 2
+    assert "--max_steps/--max-steps: invalid int value: '40.5'" in capsys.readouterr().err
