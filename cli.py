@@ -68,15 +68,54 @@ RENAMED = {"--save_every": "--save_steps", "--num_test_prompts": "--eval_problem
            "--batch_size": "--prompts_per_step"}
 
 
+# TRL's (and transformers') names for our flags: the first of each that a script has
+TRL_NAMES = {"--model_name_or_path": ("--model", "--student"),
+             "--teacher_model_name_or_path": ("--teacher",), "--teacher_model": ("--teacher",),
+             "--dataset_name": ("--dataset", "--task"), "--max_seq_length": ("--max_length",),
+             "--per_device_train_batch_size": ("--prompts_per_step",),
+             "--use_vllm": ("--engine vllm",), "--bf16": ("--dtype bfloat16",),
+             "--model": ("--student",), "--eval_steps": ("--eval_every",),
+             "--num_eval_problems": ("--eval_problems",)}
+
+# The scripts whose flags a command may have taken from another (`other_script`)
+SCRIPTS = ("grpo", "sft", "distill", "evaluate", "pipeline")
+
+
+def other_script(name: str) -> str:
+    """Which other scripts take `name` ('--num_generations' given to sft.py: grpo.py's), or ''."""
+    import importlib
+    this = os.path.splitext(os.path.basename(sys.argv[0]))[0]
+    dest = name[2:].replace("-", "_")
+    owners = []
+    for script in SCRIPTS:
+        try:
+            config = importlib.import_module(script).Config
+        except (ImportError, AttributeError):
+            continue
+        if script != this and dest in {f.name for f in dataclasses.fields(config)}:
+            owners.append(f"{script}.py")
+    return " and ".join(owners)
+
+
 def did_you_mean(flag: str, known: list[str]) -> str:
     """'--max_step' among the known flags -> "did you mean --max_steps?" (or a pointer to --help).
+    A renamed flag or TRL's name gets ours (the first a script has: `TRL_NAMES`, in any case or
+    dash spelling), a flag only other scripts take names them.
 
     >>> did_you_mean("--num_generation", ["--num_generations", "--num_iterations", "--seed"])
     'did you mean --num_generations?'
+    >>> did_you_mean("--Model-Name-Or-Path", ["--model", "--seed"])
+    'here it is --model'
     """
     name = flag.split("=", 1)[0]
     if RENAMED.get(name) in known:
         return f"renamed: use {RENAMED[name]}"
+    key = "--" + name.lstrip("-").lower().replace("-", "_")
+    ours = [o for o in TRL_NAMES.get(key, ()) if o.split()[0] in known]
+    if ours and key not in known:
+        return f"here it is {ours[0]}"
+    if key not in known and (owners := other_script(key)):
+        return f"a flag of {owners}, which this script does not take (see --help for its flags)"
     score = lambda k: difflib.SequenceMatcher(None, name, k).ratio()
     close = [k for k in sorted(known, key=score, reverse=True)[:2] if score(k) >= 0.6]
     # near-ties only
@@ -182,12 +221,17 @@ def file_argv(path: str, config_class) -> list[str]:
         raise UsageError(f"{path} holds a {type(values).__name__}: a config file holds flag: "
                          'value pairs, e.g. {"max_steps": 40}')
     defaults = {f.name: f.default for f in dataclasses.fields(config_class)}
+    whole = {f.name for f in dataclasses.fields(config_class) if f.type in (int, "int")}
     argv = []
     for name, value in values.items():
         if value is None and defaults.get(name, 0) is None:
             continue
         if not isinstance(value, (str, int, float, bool)):
             raise UsageError(f"{path}: {name}: {value!r} is not a number, a string or true/false")
+        # a whole number a file writes as a float (40.0, YAML's 1.0e+3) is that number: argparse
+        # refused '--max_steps=40.0'; 40.5 stays refused
+        if name in whole and isinstance(value, float) and value.is_integer():
+            value = int(value)
         argv.append(f"--{name}={str(value).lower() if isinstance(value, bool) else value}")
     return argv
 
@@ -289,11 +333,30 @@ def check_modes_on(cfg, modes):
     whether it is on, the names of the settings only it reads) for each mode."""
     defaults = {f.name: f.default for f in dataclasses.fields(cfg)}
     for switch, on, names in modes:
-        unused = [f"--{n} {getattr(cfg, n)}" for n in names if getattr(cfg, n) != defaults[n]]
+        unused = [f"--{n} {getattr(cfg, n)!r}" if isinstance(getattr(cfg, n), str)
+                  else f"--{n} {getattr(cfg, n)}"
+                  for n in names if n in defaults and getattr(cfg, n) != defaults[n]]
         if unused and not on(cfg):
             verb, it = ("applies", "it") if len(unused) == 1 else ("apply", "them")
             raise ValueError(f"{', '.join(unused)} never {verb} without {switch}; add {switch}, "
                              f"or drop {it}")
+
+
+# --task's built-in tasks: their problems carry their own fields, so --prompt_field and
+# --answer_field (a file's or a HF dataset's column names) never apply to them
+BUILTIN_TASKS = ("math", "humaneval", "instruction", "general")
+
+
+def task_modes(level_tasks: tuple[str, ...] = ("math",)) -> list:
+    """`check_modes_on`'s modes for the settings that apply to one kind of --task: the column
+    names to a file or HF dataset; --math_levels to the generated tasks in `level_tasks`,
+    --math_families to math's ('--task data.jsonl --math_levels 1' ran on every row without
+    a word). A Config without one of these fields skips it."""
+    return [("--task FILE (a file or HF dataset)",
+             lambda c: c.task not in BUILTIN_TASKS, ("prompt_field", "answer_field")),
+            (f"--task {' or '.join(level_tasks)}", lambda c: c.task in level_tasks,
+             ("math_levels",)),
+            ("--task math", lambda c: c.task == "math", ("math_families",))]
 
 
 def check_sampling(temperature: float, top_p: float, what: str = "training rollouts"):
@@ -320,21 +383,51 @@ DISK_ERRORS = {errno.ENOSPC: ("the disk is full", "free some space, or " + _ELSE
                errno.EROFS: ("the file system is read-only", _ELSEWHERE + "a writable disk")}
 
 
+# What the system refuses about a path, whatever it names (--output_dir, --model, --task, a
+# file a run writes), at start or mid-run: a traceback (a name too long, a link loop, too many
+# open files, an I/O error), or a bare '[Errno 13] Permission denied' without the fix. By errno:
+# (why, the fix); a PermissionError the code raises itself, with its own words, has none.
+_ACCESS = ("permission is denied (not yours to read or write)", "make it yours (chmod u+rw, "
+           "chown), or pass paths you can write (--output_dir, RR_CACHE)")
+PATH_ERRORS = {errno.ENAMETOOLONG: ("a name in it is longer than the file system allows "
+                                    "(255 bytes a name, 4096 a path)", "use a shorter name"),
+               errno.ELOOP: ("its symbolic links point round in a loop",
+                             "fix the link, or pass the real path"),
+               errno.EACCES: _ACCESS, errno.EPERM: _ACCESS,
+               errno.EMFILE: ("too many files are open", "raise the limit (ulimit -n 65536)"),
+               errno.ENFILE: ("the system has too many files open", "close other programs"),
+               errno.EIO: ("the disk reported an input/output error",
+                           "check the disk (dmesg), or pass an --output_dir on another disk")}
+
+
+def path_error(e: BaseException) -> bool:
+    return isinstance(e, OSError) and e.errno in PATH_ERRORS
+
+
+def path_message(e: OSError) -> str:
+    why, fix = PATH_ERRORS[e.errno]
+    name = str(e.filename or "a path")
+    shown = name if len(name) <= 120 else f"{name[:60]}...{name[-40:]} ({len(name)} characters)"
+    return f"cannot use {shown}: {why}; {fix}{kept_note()}"
+
+
 def disk_error(e: BaseException) -> bool:
     return isinstance(e, OSError) and e.errno in DISK_ERRORS
 
 
 def disk_message(e: OSError) -> str:
     """A write the disk refused: which file, why, the fix, and what of the run is kept."""
-    run = ACTIVE["run"]
-    kept = ""
-    if run is not None and run.saved_step:
-        kept = (f"; the last save, step {run.saved_step} in {run.root}, is intact: add --resume "
-                "to continue from it")
-    elif run is not None:
-        kept = f"; {run.root} holds no save yet"
     why, fix = DISK_ERRORS[e.errno]
-    return f"cannot write {e.filename or 'a file'}: {why} ({e.strerror}); {fix}{kept}"
+    return f"cannot write {e.filename or 'a file'}: {why} ({e.strerror}); {fix}{kept_note()}"
+
+
+def kept_note() -> str:
+    """What of the run an error left: its last save, or none yet ('' before it started)."""
+    run = ACTIVE["run"]
+    if run is not None and run.saved_step:
+        return (f"; the last save, step {run.saved_step} in {run.root}, is intact: add --resume "
+                "to continue from it")
+    return f"; {run.root} holds no save yet" if run is not None else ""
 
 
 def interrupted_message(argv: list[str]) -> str:
@@ -408,10 +501,11 @@ def main(run, parse_fn, argv: list[str] | None = None) -> int:
     except USER_ERRORS as e:
         if os.environ.get("RR_TRACEBACK"):
             raise
-        print(f"error: {e}\n(RR_TRACEBACK=1 shows where it was raised)", file=sys.stderr)
+        what = path_message(e) if path_error(e) else e
+        print(f"error: {what}\n(RR_TRACEBACK=1 shows where it was raised)", file=sys.stderr)
         return 2
     except OSError as e:
-        if not disk_error(e) or os.environ.get("RR_TRACEBACK"):
+        if not (disk_error(e) or path_error(e)) or os.environ.get("RR_TRACEBACK"):
             raise
-        print(f"error: {disk_message(e)}", file=sys.stderr)
+        print(f"error: {disk_message(e) if disk_error(e) else path_message(e)}", file=sys.stderr)
         return 2

@@ -14,6 +14,11 @@ import cli
 import data
 import runs
 
+# distill's modes: (the switch, whether it is on, the settings only it reads)
+MODES = (("--student_from_teacher", lambda c: c.student_from_teacher, ("keep_every",)),
+         ("--divergence jsd", lambda c: c.divergence == "jsd", ("beta",)),
+         ("--top_k_vocab K", lambda c: c.top_k_vocab > 0, ("top_k_tail",)))
+
 
 def check_config(cfg):
     """Flag errors a user can act on, before any model is loaded."""
@@ -52,6 +57,11 @@ def check_config(cfg):
         raise ValueError(f"--dtype {cfg.dtype!r} is not one of float32, bfloat16")
     if cfg.device not in ("auto", "cpu", "cuda"):
         raise ValueError(f"--device {cfg.device!r} is not one of auto, cpu, cuda")
+    if cfg.student and cfg.student_from_teacher:   # the flag won: --student was never loaded
+        raise ValueError(f"--student {cfg.student!r} and --student_from_teacher name two "
+                         "students; pass one (--student_from_teacher builds it from the "
+                         "teacher's layers, --keep_every K)")
+    cli.check_modes_on(cfg, [*MODES, *cli.task_modes()])
     if not (cfg.student or cfg.student_from_teacher or cfg.resume):
         # before the teacher loads (minutes for a large one) and before output_dir is touched
         raise ValueError("no student: pass --student MODEL or --student_from_teacher "

@@ -252,8 +252,12 @@ def make_engine(kind: str, model, tokenizer, max_model_len: int = 1024, sequence
     (`kv_cache_bytes`; VLLM_CPU_KVCACHE_SPACE, in GiB, overrides it); more wait their turn.
     An engine serves one live model: while the model it was synced from is still alive (a
     teacher and a same-shape student, say), another model of that shape gets its own engine."""
-    if kind == "auto":
-        kind = os.environ.get("RR_ENGINE", "auto")
+    if kind == "auto":    # RR_ENGINE in any case or spacing ('HF', ' vllm'); empty: unset
+        raw = os.environ.get("RR_ENGINE", "")
+        kind = raw.strip().lower() or "auto"
+        if kind not in ("auto", "hf", "vllm"):   # was refused as '--engine', a flag not given
+            raise ValueError(f"RR_ENGINE={raw!r} (the environment) is not one of auto, hf, "
+                             "vllm; unset it, or set RR_ENGINE=hf or RR_ENGINE=vllm")
     if kind == "auto":
         why = vllm_unavailable(model)
         if why:

@@ -198,7 +198,8 @@ def check_config(cfg: Config):
     a KeyError)."""
     cli.check_positive(cfg, "k", "max_completion_length")
     cli.check_non_negative(cfg, "eval_problems", "threads", "max_tool_calls")
-    cli.check_modes_on(cfg, [("--tools", lambda c: c.tools, ("max_tool_calls",))])
+    cli.check_modes_on(cfg, [("--tools", lambda c: c.tools, ("max_tool_calls",)),
+                             *cli.task_modes()])
     cli.check_seed(cfg.seed)
     if cfg.k > 1:   # k identical greedy samples would make pass@k equal pass@1
         cli.check_sampling(cfg.temperature, cfg.top_p, "k > 1 samples per problem")

@@ -128,7 +128,7 @@ def check_conflicts(cfg, longest: int):
         raise ValueError(f"--eval_samples {cfg.eval_samples} with --eval_temperature 0: greedy "
                          "samples are all the same answer; sample with --eval_temperature 0.6 "
                          "(Skywork-OR1), or use --eval_samples 1")
-    cli.check_modes_on(cfg, MODES)
+    cli.check_modes_on(cfg, [*MODES, *cli.task_modes(("math", "general"))])
 
 
 # grpo's modes: (the switch, whether it is on, the settings only it reads)
@@ -137,7 +137,11 @@ MODES = (("--tools", lambda c: c.tools, ("max_tool_calls",)),
          ("--adaptive_entropy", lambda c: c.adaptive_entropy,
           ("target_entropy", "entropy_coef_delta", "entropy_coef_min", "entropy_coef_max")),
          ("--pass_rate_samples K", lambda c: c.pass_rate_samples > 0,
-          ("pass_rate_min", "pass_rate_max", "refilter_each_stage")))
+          ("pass_rate_min", "pass_rate_max", "refilter_each_stage")),
+         # a reward's model without the reward in --rewards: never loaded, never asked
+         *((f"{name!r} in --rewards",
+            lambda c, name=name: name in {n for n, _ in rewards.parse_reward_spec(c.rewards)},
+            (flag.lstrip("-"),)) for name, flag in rewards.MODEL_REWARDS.items()))
 
 
 def load_task_splits(cfg) -> tuple[list[dict], list[dict]]:

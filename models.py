@@ -150,6 +150,16 @@ def checked_path(name: str) -> str:
                 hint += " It holds a tokenizer, but no model."
             raise FileNotFoundError(f"model {name!r}: the folder holds no config.json, so it "
                                     f"is not a checkpoint.{hint} {fix}")
+        try:    # JSON that is no {setting: value} object (a list, a string, null) was a TypeError
+            settings = json.loads((path / "config.json").read_text())
+        except (OSError, ValueError):
+            settings = {}       # unreadable: incomplete_checkpoint names it with what else lacks
+        if not isinstance(settings, dict):
+            raise ValueError(f"model {name!r}: its config.json holds a "
+                             f"{type(settings).__name__}, not the model's settings (an object: "
+                             '{"model_type": ..., ...}); save the checkpoint again with '
+                             "save_pretrained, or copy config.json from the model it was "
+                             "trained from")
         return str(path)
     if str(name).startswith(("/", ".", "~")) or str(name).count("/") >= 2:
         raise FileNotFoundError(f"model {name!r}: no such folder. {fix}")

@@ -1749,3 +1749,156 @@ def test_every_script_refuses_a_seed_numpy_cannot_take_before_writing(tmp_path, 
     with pytest.raises(ValueError, match=re.escape(f"--seed {seed}: must lie in")):
         figures.parse(["entropy", "--seed", seed])
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("script,flag", [("grpo.py", "--output_dir"), ("evaluate.py", "--model"),
+                                         ("grpo.py", "--task"), ("sft.py", "--output_dir")])
+def test_a_path_the_system_cannot_look_up_is_named_with_the_fix(tmp_path, script, flag):
+    """A name past the file system's 255 bytes, or a symbolic link that loops, was an OSError
+    traceback at the first look at the path (an --output_dir, a --model, a --task file)."""
+    long = str(tmp_path / ("x" * 300))
+    base = ["--model", "tiny", "--output_dir", str(tmp_path / "r")]
+    p = run_script(script, *with_flags(*base, flag, long))
+    assert_clean_error(p, "is longer than the file system allows", "use a shorter name",
+                       f"({len(long)} characters)")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    p = run_script(script, *with_flags(*base, flag, str(tmp_path / "loop" / "x")))
+    assert_clean_error(p, str(tmp_path / "loop"))
+    assert flag != "--output_dir" or "symbolic links" in p.stderr.lower(), p.stderr
+
+    assert os.listdir(tmp_path) == ["loop"]     # nothing was made
+
+
+@pytest.mark.parametrize("text,kind", [("[1, 2]", "list"), ('"llama"', "str"), ("null", "NoneType"),
+                                       ("7", "int")])
+def test_a_config_json_that_is_no_object_is_named_before_anything_loads(tmp_path, text, kind):
+    """Valid JSON that is no {setting: value} object was transformers' TypeError traceback
+    ('argument after ** must be a mapping, not list')."""
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "config.json").write_text(text)
+    p = run("evaluate.py", "--model", str(folder), "--output_dir", str(tmp_path / "e"))
+    assert_clean_error(p, f"model '{folder}': its config.json holds a {kind}, not the model's "
+                       "settings", "save_pretrained")
+    assert sorted(os.listdir(tmp_path)) == ["ckpt"]
+
+
+@pytest.mark.parametrize("script,args,needle", [
+    ("grpo.py", ["--judge_model", "tiny"],
+     "--judge_model 'tiny' never applies without 'judge' in --rewards;"),
+    ("grpo.py", ["--rewards", "math,judge", "--judge_model", "tiny", "--reward_model", "tiny"],
+     "--reward_model 'tiny' never applies without 'reward_model' in --rewards;"),
+    ("grpo.py", ["--prompt_field", "question"],
+     "--prompt_field 'question' never applies without --task FILE (a file or HF dataset)"),
+    ("grpo.py", ["--task", "general", "--math_families", "percent"],
+     "--math_families 'percent' never applies without --task math;"),
+    ("evaluate.py", ["--task", "humaneval", "--answer_field", "none"],
+     "--answer_field 'none' never applies without --task FILE"),
+    ("evaluate.py", ["--task", "TASKS", "--math_levels", "2"],
+     "--math_levels '2' never applies without --task math;"),
+    ("distill.py", ["--task", "TASKS", "--math_levels", "1,2"],
+     "--math_levels '1,2' never applies without --task math;"),
+    ("distill.py", ["--student_from_teacher", "--student", "tiny"],
+     "--student 'tiny' and --student_from_teacher name two students; pass one"),
+    ("distill.py", ["--student", "tiny", "--keep_every", "3"],
+     "--keep_every 3 never applies without --student_from_teacher"),
+    ("distill.py", ["--student_from_teacher", "--divergence", "forward_kl", "--beta", "0.3"],
+     "--beta 0.3 never applies without --divergence jsd"),
+    ("distill.py", ["--student_from_teacher", "--top_k_tail", "renorm"],
+     "--top_k_tail 'renorm' never applies without --top_k_vocab K")])
+def test_a_setting_its_task_mode_or_reward_never_reads_is_refused(tmp_path, script, args,
+                                                                  needle):
+    """A setting for another kind of task (a file's column names on a built-in task, math levels
+    on a file), a reward's model without that reward, distill's mode settings without their mode
+    (--student beside --student_from_teacher: the flag won) ran as if not given, without a word.
+    """
+    tasks = tmp_path / "t.jsonl"
+    tasks.write_text('{"prompt": "1+1?", "answer": "2"}\n')
+    small = {"grpo.py": [*TINY, "--max_steps", "1"],    # a few seconds where not refused
+             "evaluate.py": ["--model", "tiny", "--eval_problems", "1",
+                             "--max_completion_length", "4"],
+             "distill.py": ["--teacher", "tiny", "--engine", "hf", "--num_train_prompts", "2",
+                            "--prompts_per_step", "2", "--max_completion_length", "4",
+                            "--max_steps", "1", "--eval_problems", "0"]}[script]
+    args = [str(tasks) if a == "TASKS" else a for a in args]
+    p = run_script(script, *with_flags(*small, "--output_dir", str(tmp_path / "r"), *args))
+    assert_clean_error(p, needle)
+    assert not (tmp_path / "r").exists()
+
+
+def test_rr_engine_is_read_in_any_case_and_a_bad_value_names_the_variable(tmp_path,
+                                                                        monkeypatch):
+    """RR_ENGINE=HF (or ' hf') means hf; a value that is no engine was refused as '--engine
+    'bogus'', a flag the command did not hold."""
+    args = ["--model", "tiny", "--engine", "auto", "--eval_problems", "1",
+            "--max_completion_length", "4"]
+    monkeypatch.setenv("RR_ENGINE", " HF ")
+    p = run("evaluate.py", *args, "--output_dir", str(tmp_path / "a"))
+    assert p.returncode == 0, p.stderr[-2000:]
+    monkeypatch.setenv("RR_ENGINE", "bogus")
+    p = run("evaluate.py", *args, "--output_dir", str(tmp_path / "b"))
+    assert_clean_error(p, "RR_ENGINE='bogus' (the environment) is not one of auto, hf, vllm; "
+                       "unset it, or set RR_ENGINE=hf")
+    assert "--engine" not in p.stderr
+
+
+@pytest.mark.parametrize("script,given,needle", [
+    ("sft.py", "--model_name_or_path", "--model_name_or_path: here it is --model"),
+    ("distill.py", "--Model-Name-Or-Path", "--Model-Name-Or-Path: here it is --student"),
+    ("distill.py", "--model", "--model: here it is --student"),
+    ("grpo.py", "--per_device_train_batch_size", "here it is --prompts_per_step"),
+    ("grpo.py", "--use_vllm", "--use_vllm: here it is --engine vllm"),
+    ("distill.py", "--bf16", "--bf16: here it is --dtype bfloat16"),
+    ("sft.py", "--num_generations", "--num_generations: a flag of grpo.py, which this script "
+     "does not take"),
+    ("evaluate.py", "--max_steps", "--max_steps: a flag of grpo.py and sft.py and distill.py"),
+    ("grpo.py", "--teacher", "--teacher: a flag of sft.py and distill.py, which this script"),
+    ("pipeline.py", "--num-generations", "--num-generations: a flag of grpo.py")])
+def test_a_flag_of_trl_or_of_another_script_is_named_as_such(script, given, needle):
+    """TRL's spelling of a flag we have got no pointer ('--model_name_or_path: see --help'), and
+    a flag of another script a guess at a look-alike ('--num_generations: did you mean
+    --num_train_epochs or --max_repetition?' in sft.py)."""
+    p = run_script(script, given, "1")
+    assert_clean_error(p, "unknown flag", needle)
+
+
+@pytest.mark.parametrize("code,needles", [
+    ("EACCES", ["permission is denied", "chmod u+rw"]),
+    ("EPERM", ["permission is denied", "--output_dir"]),
+    ("EMFILE", ["too many files are open", "ulimit -n"]),
+    ("EIO", ["the disk reported an input/output error", "another disk"])])
+def test_what_the_system_refuses_mid_run_is_one_line_with_the_fix_and_the_last_save(
+        tmp_path, tiny, tokenizer, capsys, code, needles):
+    """A write refused mid-run for its permissions was a bare '[Errno 13] Permission denied' (no
+    fix, no word of the last save); too many open files or an I/O error, a traceback."""
+    import errno
+
+    run_dir = runs.RunDir(tmp_path / "r", config={"a": 1})
+    run_dir.save(tiny, tokenizer, {"step": 1})
+    number = getattr(errno, code)
+
+    def refused(cfg):
+        raise OSError(number, os.strerror(number), str(run_dir.state_path))
+
+    capsys.readouterr()
+    assert cli.main(refused, lambda argv: None, []) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: cannot use {run_dir.state_path}: {needles[0]}"), err
+    assert needles[1] in err.splitlines()[0] and "Traceback" not in err
+    assert f"the last save, step 1 in {run_dir.root}, is intact: add --resume" in err
+    assert runs.state_file(run_dir.root).exists() and run_dir.saved_step == 1
+
+
+def test_a_config_files_whole_number_written_as_a_float_is_that_number(tmp_path, capsys):
+    """'max_steps: 40.0' (or YAML's 1.0e+3) was refused as "invalid int value: '40.0'"; a
+    fraction for a whole-number flag stays refused."""
+    import grpo
+
+    good = tmp_path / "run.yaml"
+    good.write_text("max_steps: 40.0\nsave_steps: 1.0e+3\nlearning_rate: 2.0\n")
+    cfg = grpo.parse([str(good)])
+    assert (cfg.max_steps, cfg.save_steps, cfg.learning_rate) == (40, 1000, 2.0)
+    assert type(cfg.max_steps) is int and type(cfg.learning_rate) is float
+    (tmp_path / "bad.json").write_text('{"max_steps": 40.5}')
+    assert cli.main(grpo.train, grpo.parse, [str(tmp_path / "bad.json")]) == 2
+    assert "--max_steps/--max-steps: invalid int value: '40.5'" in capsys.readouterr().err
