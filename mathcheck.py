@@ -486,9 +486,16 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
                 and not _QUALIFIER_RE.search(x) and not re.search(r"(?i)\b(?:not|never)\b|n't\b",
                                                                   x) \
                 and "\\ldots" not in x:   # "not 12", "isn't 12", "5..."
-            nums = re.findall(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w.])", x)
+            # the lone number must stand as a word: a mark glued to it qualifies it or is an
+            # operator ("~42", ">42", "≥42", "42+", "42!" (a factorial), "42-ish"): no value;
+            # a currency sign before it and a percent sign after it are part of it
+            nums = list(re.finditer(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w.])", x))
             if len(nums) == 1 and not re.fullmatch(r"-?\d[\d,]*(?:\.\d+)?", x):
-                return nums[0]
+                n = nums[0]
+                if re.match(r"\s|$|[.,;:)](?:\s|$)|\\?%", x[n.end():]) and \
+                        re.search(r"(?:^|[\s$€£¥(])$", x[:n.start()]):
+                    return n.group(0) + ("\\%" if re.match(r"\\?%", x[n.end():]) else "")
+                return None
     return x or None
 
 

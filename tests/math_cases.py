@@ -451,3 +451,25 @@ CASES += [
     ("realistic", T2 + "\\boxed{[-1, 1]}", "[-1,1]", True),
     ("realistic", T2 + "\\boxed{\\left\\{ -1, 1 \\right\\}}", "\\{-1,1\\}", True),
 ]
+
+# ---- round 10 probes ---------------------------------------------------------------------------
+# a lone number in a "Final Answer:" sentence must stand as a word: a mark glued to it qualifies
+# it ("~42", ">42", "42+") or is an operator ("42!"); a currency or percent sign is part of it
+CASES += [
+    ("anchor", T + "Final answer: 42+", "42", False),
+    ("anchor", T + "Final answer: ~42", "42", False),
+    ("anchor", T + "Final answer: ∼42", "42", False),
+    ("anchor", T + "Final answer: >42", "42", False),
+    ("anchor", T + "Final answer: ≥42", "42", False),
+    ("anchor", T + "Final answer: <42", "42", False),
+    ("anchor", T + "Final answer: 42-ish", "42", False),
+    ("anchor", T + "Final answer: 42!", "42", False),
+    ("anchor", T + "Final Answer: Jane has 42+ apples", "42", False),
+    ("anchor", T + "Final answer: 42+ apples", "42", False),
+    ("anchor", T + "Final answer: $42", "42", True),
+    ("anchor", T + "Final answer: 42%", "0.42", True),
+    ("anchor", T + "Final answer: 42%", "42", True),
+    ("anchor", T + "Final answer: x is (42)", "42", True),
+    ("anchor", T + "Final Answer: Jane has 42 apples (in total).", "42", True),
+    ("anchor", T + "Final Answer: Jane has 42 apples, in total.", "42", True),
+]
