@@ -217,6 +217,23 @@ _ANCHOR_RE = re.compile(
 # withdrawn; one after the final answer withdraws it. "Actually", "Wait" or "let me check" alone
 # are not enough: they are how hedges and re-checks read too. ("Let me redo it" after the final
 # answer is a re-check, so it is among the weaker signs below.)
+# An admission of doubt about the answer, in any of its forms: "I'm not (100%) sure / certain /
+# confident", "I'm unsure / uncertain / guessing", "(not sure)", ", but unsure", "I don't know
+# if this is right", "I can't be sure", "my (best) guess", "a guess", "I guess". "I'm not sure
+# if ..." doubts only when it names the answer ("if this is right"); "not sure whether the
+# units are needed" and "we guess a root" are no doubt about the value.
+_DOUBT_ADV = r"(?:(?:100\s*%|completely|entirely|fully|totally|very|quite|too|so|really)\s+)?"
+_DOUBT = (r"(?:\bI(?:'m|\s+am)\s+(?:(?:still|a\s+bit|somewhat)\s+)?(?:not\s+" + _DOUBT_ADV +
+          r"(?:sure|certain|confident)|unsure|uncertain|guessing)\b"
+          r"|(?:\(|\bbut|\bthough|\balthough|,|;|—|--)[ \t]*(?:(?:I'm|I\s+am)\s+)?(?:not\s+"
+          + _DOUBT_ADV + r"(?:sure|certain|confident)|unsure|uncertain)\b"
+          r"|\bI\s+(?:(?:really\s+)?(?:don't|do\s+not|can't|cannot|can\s+not)\s+(?:really\s+)?"
+          r"(?:know|tell|be\s+(?:sure|certain))|have\s+no\s+idea)\b)"
+          r"(?:\s+(?:if|whether)\s+(?:this|that|it|my\s+answer|the\s+answer|(?:this|that|my)\s+\w+)"
+          r"\s+(?:is|was)\s+(?:right|correct|true|valid))?"
+          r"(?!\s+(?:if|whether|how|why|what|which|where|that\s+the\s+(?:units|format)))"
+          r"|\b(?:my|our|a|best|educated|rough|wild|only)\s+guess\b|\bI\s+guess\b|\bguesstimate\b")
+_DOUBT_RE = re.compile(_DOUBT, re.IGNORECASE)
 _CORRECTION_RE = re.compile(
     r"(?<!\bif )(?<!\bunless )(?<!\bno )\b(?:I|we)\s+(?:have\s+|'ve\s+|had\s+)?(?:made|make)\s+"
     r"(?:(?:a|an|one|small|careless|simple|silly|minor|big|arithmetic|calculation|computational|"
@@ -231,10 +248,8 @@ _CORRECTION_RE = re.compile(
     r"step)\s+(?:is|was)\s+(?:wrong|incorrect|not\s+(?:right|correct))\b"
     r"|\bthere(?:'s|\s+is|\s+was)\s+an?\s+(?:error|mistake)(?:\s*[.,:;!]|\s+in\s+my\b)"
     r"|\bcorrection\s*:|\bscratch\s+that\b|\bI\s+take\s+(?:that|it)\s+back\b"
-    # an admission of doubt ("I'm not 100% sure about this"; not "I'm not sure if ...")
-    r"|\bI(?:'m|\s+am)\s+not\s+(?:(?:100\s*%|completely|entirely|fully|totally|very)\s+)?"
-    r"(?:sure|certain|confident)\b(?!\s+(?:if|whether|how|why|what|which|that\s+the\s+(?:units|"
-    r"format)))"
+    # an admission of doubt (`_DOUBT`)
+    r"|" + _DOUBT +
     # "Hmm, no, it's 6" (but "Wait, no, that is right" re-affirms)
     r"|\b(?:wait|actually|hmm)\s*,?\s+no\s*(?:[.!;:]|,(?!\s*(?:that|this|it)(?:'s|\s+is|\s+was)"
     r"\s+(?:right|correct|fine|ok|okay|true)\b))"
@@ -674,7 +689,7 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
         (answer, end), how = _lenient_answer(text), "lenient"
     if answer is None:
         return None, [], ""
-    if retract and _retracted(text, end, answer):
+    if retract and (_retracted(text, end, answer) or _doubted(text, start, end)):
         return None, [], ""
     if how == "box":                             # "\\boxed{5}. So 6 apples.": two answers
         key = normalize_answer(answer)
@@ -699,9 +714,9 @@ _DENIAL_RES = (
 
 
 # A sentence after the final answer that offers another value as possible too: "\\boxed{12},
-# though 6 is also possible", "6 also works", "it could also be 14", "But wait, 13.", "or maybe
-# 13". That value competes with the answer (a hedge); one said under a condition ("if the price
-# were 10, the answer would be 13") does not.
+# though 6 is also possible", "6 also works", "it could (also) be 14", "it might be 14", "But
+# wait, 13.", "(or) maybe (it is) 13", "Possibly 13.". That value competes with the answer (a
+# hedge); one said under a condition ("if the price were 10, the answer would be 13") does not.
 _COMPETING_VALUE = (r"(?P<v>\$[^$\n]{1,80}\$|\\\([^\n]{1,80}?\\\)"
                     r"|(?<![\d,.])-?\d[\d,]*(?:\.\d+)?(?:/\d+)?)")
 _COMPETING_RE = re.compile(
@@ -709,10 +724,12 @@ _COMPETING_RE = re.compile(
     r"(?:be\s+)?"
     r"(?:possible|valid|works?|correct|right|satisfies|(?:a|an|another)\s+(?:possible\s+|valid\s+)?"
     r"(?:answer|solution|option))\b"
-    r"|\b(?:could|might|may|can)\s+also\s+be\s+" + _COMPETING_VALUE.replace("?P<v>", "?P<w>") +
+    r"|\b(?:(?:could|might|may)\s+(?:also\s+|well\s+|even\s+)?|can\s+also\s+)be\s+"
+    + _COMPETING_VALUE.replace("?P<v>", "?P<w>") +
     r"|\bbut\s+wait\b[\s,:;.!-]*(?:(?:it'?s|maybe|perhaps|actually|the\s+answer\s+is)\s+)?"
     + _COMPETING_VALUE.replace("?P<v>", "?P<x>") + r"(?=\s*(?:[.!?]|$))"
-    r"|\b(?:or\s+(?:maybe|perhaps|possibly)|alternatively,?)\s+"
+    r"|\b(?:(?:or\s+)?(?:maybe|perhaps|possibly|probably)|alternatively)\b,?\s+"
+    r"(?:(?:it|that|the\s+answer)(?:'s|\s+is|\s+was|\s+would\s+be)\s+)?"
     + _COMPETING_VALUE.replace("?P<v>", "?P<y>"))
 
 
@@ -764,6 +781,16 @@ def _competitors(text: str, end: int, answer: str) -> list[str]:
         if len(out) >= 10:
             break
     return out
+
+
+def _doubted(text: str, start: int, end: int) -> bool:
+    """An admission of doubt (`_DOUBT_RE`) in the final answer's own sentence, before or inside
+    it: "My best guess is \\boxed{5}", "I'm not sure, but the answer is 5", "The answer is 5,
+    but I'm not sure." (a doubt after it is a retraction, `_retracted`)."""
+    start = min(max(start, 0), end)
+    begin = max([i + len(c) for c in (". ", "! ", "? ", "\n") for i in [text.rfind(c, 0, start)]
+                 if i >= 0] + [0])
+    return bool(_DOUBT_RE.search(text, begin, end))
 
 
 def _retracted(text: str, end: int, answer: str) -> bool:
@@ -2953,9 +2980,11 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       different values offered as alternatives, an "<answer>" tag or "####" line with another
       value than the final answer, a question mark right after the final box, a
       word of doubt right before it or after it on its line ("Perhaps \\boxed{5}", "is likely
-      \\boxed{5}", "\\boxed{5} (approx.)"; not "\\boxed{\\sqrt{26}} (approximately 5.10)"), and
-      "I'm not sure" after it; a sentence after the final answer that offers another value too
-      ("though 6 is also possible", "it could also be 14", "But wait, 13."; not one said under
+      \\boxed{5}", "\\boxed{5} (approx.)"; not "\\boxed{\\sqrt{26}} (approximately 5.10)"), and an
+      admission of doubt in its sentence or after it ("I'm not sure", "(unsure)", "my best
+      guess is", "I guess", "I don't know if this is right"); a sentence after the final
+      answer that offers another value too ("though 6 is also possible", "it could also be
+      14", "it might be 14", "Possibly 14.", "But wait, 13."; not one said under
       a condition, "if the price were 10, the answer would be 13"), and so does a short
       concluding sentence after the final box that says another value ("\\boxed{5}. So 6
       apples.", "Thus $x = 6$.": the box and its restatement disagree; "So 5 apples." agrees);
@@ -3287,8 +3316,9 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     # \\boxed{42}", "about \\boxed{42}")
     # (on its line: "\\boxed{\\sqrt{26}} (approximately 5.10)" and a later "Approximately 5.10."
     # give a decimal value besides the exact one)
-    if boxes and (re.match(r"[\s$.,;:(\\)\]]*(?:\\text\{\s*)?(?:or|either|maybe|perhaps)\b"
-                           r"|[ \t$,;:(\\)\]]*(?:\\text\{\s*)?(?:probably|possibly|"
+    # (a word inside a \\text after the box too, parenthesised or not: "\\text{ (approx.)}")
+    if boxes and (re.match(r"[\s$.,;:(\\)\]]*(?:\\text\s*\{[\s(]*)?(?:or|either|maybe|perhaps)\b"
+                           r"|[ \t$,;:(\\)\]]*(?:\\text\s*\{[ \t(]*)?(?:probably|possibly|"
                            r"I(?:'m|\s+am)\s+not\s+(?:sure|certain)"
                            r"|(?:approx\w*|roughly)\b(?!\.?[ \t]*[-$\d\\(=]))"
                            r"|(?:\s|\$|\\\)|\\\])*\?",
