@@ -926,7 +926,8 @@ _UNICODE = {
     "⋅": "\\cdot ", "÷": "\\div ", "≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "∪": "\\cup ",
     "∩": "\\cap ", "⩽": "\\le ", "⩾": "\\ge ", "≦": "\\le ", "≧": "\\ge ", "≡": "\\equiv ",
     "Ω": "\\Omega ", "\u2126": "\\Omega ",                       # the ohm sign
-    "°": "^\\circ", "½": "\\frac{1}{2}", "⅓": "\\frac{1}{3}", "⅔": "\\frac{2}{3}",
+    "°": "^\\circ", "℃": "^\\circ C", "℉": "^\\circ F",
+    "½": "\\frac{1}{2}", "⅓": "\\frac{1}{3}", "⅔": "\\frac{2}{3}",
     "¼": "\\frac{1}{4}", "¾": "\\frac{3}{4}", "θ": "\\theta ",
     "α": "\\alpha ", "β": "\\beta ", "∈": "\\in ", "ℝ": "\\mathbb{R}", "±": "\\pm ", "∓": "\\mp ",
     "⟨": "(", "⟩": ")", "∅": "\\emptyset ", "\u00a0": " ", "\u2009": " ", "\u202f": " ",
@@ -1223,7 +1224,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     if "'" in s or "′" in s:
         s = re.sub(r"(?<![\d.])(\d+)\s*\^\s*(?:\{\s*\\circ\s*\}|\\circ)\s*(\d+(?:\.\d+)?)\s*"
                    r"(?:'|′)(?!')(?:\s*(\d+(?:\.\d+)?)\s*(?:''|\"|″))?", _degrees_minutes, s)
-    # degrees and percent; a temperature scale after the degree sign goes with it (5^\circ C)
+    # degrees and percent; a temperature scale after the degree sign goes with it (5^\circ C,
+    # also both in one \text: 5 \text{ °C})
+    s = re.sub(r"\\(?:text|mathrm|textrm|mbox)\s*\{\s*(\^\s*\\circ)\s*([CF])\s*\}", r"\1 \2", s)
     s = re.sub(r"(?<=[\d}])\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ)\s*"
                r"(?:\\(?:text|mathrm)\s*\{\s*[CF]\s*\}|[CF](?![a-zA-Z]))", "", s)
     if re.search(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])", s):   # sin 30^\circ = 1/2
@@ -2673,7 +2676,13 @@ for _canon, _names in {
         "W": "w watt watts", "V": "v volt volts", "Pa": "pa pascal pascals", "Hz": "hz hertz",
         "mol": "mol mole moles", "Ω": "ohm ohms", "rad": "rad rads radian radians", "am": "am",
         "pm": "pm", "A": "amp amps ampere amperes", "K": "kelvin kelvins",
-        "eV": "electronvolt electronvolts", "kΩ": "kilohm kilohms", "MΩ": "megohm megohms"}.items():
+        "eV": "electronvolt electronvolts", "kΩ": "kilohm kilohms", "MΩ": "megohm megohms",
+        # temperature scales (`_unit_key` reads "°C", "^\\circ F", "℃", "degrees Celsius")
+        "degC": "degC celsius centigrade", "degF": "degF fahrenheit",
+        # amounts of data: no conversion between them (a kilobyte is 1000 or 1024 bytes)
+        "byte": "byte bytes", "bit": "bit bits", "kB": "kB KB kilobyte kilobytes",
+        "MB": "MB megabyte megabytes", "GB": "GB gigabyte gigabytes",
+        "TB": "TB terabyte terabytes"}.items():
     for _n in _names.split():
         _UNIT_ALIASES[_n] = _canon
 
@@ -2723,7 +2732,14 @@ def _unit_key(s: str) -> str | None:
     t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}",   # siunitx: \SI{5}{\kilo\joule}
                lambda m: m.group(1) + " " + m.group(2).replace("\\", ""), s)
     t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", t)
-    t = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])", " degrees", t)
+    t = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])", " degrees ", t)
+    # a temperature scale after the degree sign or word, or in one sign: 25 °C, 77 ℉, 25
+    # degrees Celsius (the degree alone stays "deg": it agrees with either scale)
+    t = re.sub(r"(?i)(?:degrees?\s*)?(?:\b(c|f)\b|(celsius|centigrade|fahrenheit)\b)|([℃℉])",
+               lambda m: m.group(0) if not (m.group(0).lower().startswith("deg") or m.group(3)
+                                           or m.group(2)) else
+               " deg" + ("C" if (m.group(1) or m.group(2) or m.group(3)).lower()[0] in "c℃"
+                         else "F"), t)
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
     t = _MERIDIEM_RE.sub(r" \1m", t)
     t = re.sub(r"\\mu(?![a-zA-Z])\s*|μ", "µ", t)             # the micro prefix: 5 \mu m
@@ -2872,6 +2888,8 @@ def _converted_equal(gold: str, pred: str) -> bool | None:
     gu, pu = _unit_key(gold), _unit_key(pred)
     if not gu or not pu:
         return None
+    if {gu, pu} in ({"deg", "degC"}, {"deg", "degF"}):   # 25^\circ and 25 °C: one scale named
+        gu = pu
     if gu == pu:                                 # a one-letter symbol stays on its number: 5J
         gv, pv = _amount(gold), _amount(pred)
         return True if gv is not None and gv == pv else None
@@ -3014,7 +3032,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       letter after a variable or glued to the digits that names no unit is a variable: 2xy, 5t,
       \\pi r^2 h), but two
       different known units
-      disagree (5 cm != 5 m, 3 PM != 3 a.m., \\$5 != 5 cents = 5¢) unless exactly converted within
+      disagree (5 cm != 5 m, 3 PM != 3 a.m., \\$5 != 5 cents = 5¢, 25 °C != 25 °F, 5 MB
+      != 5 GB; a bare 25^\\circ agrees with either scale) unless exactly converted within
       one dimension (`_converted_equal`: any SI prefix on any SI symbol, one rule: 12 cm = 0.12 m,
       1.5 kg = 1500 g, 5 kJ = 5000 J, 3 mA = 0.003 A, 5 k\\Omega = 5 kΩ = 5000 ohms, also
       named ("5 kilojoules", siunitx's

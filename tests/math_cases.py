@@ -513,3 +513,26 @@ CASES += [
     ("hedge", T + "\\boxed{5}. The probability is uncertain only before the draw.", "5", True),
     ("hedge", T + "I made an error before; the answer is \\boxed{5}.", "5", True),
 ]
+
+# temperature scales and amounts of data are units: 25 °C != 25 °F, 5 MB != 5 GB (never converted:
+# a kilobyte is 1000 or 1024 bytes); a bare degree agrees with either scale; "°C" inside a \text
+CASES += [
+    ("units", T + "\\boxed{25^\\circ\\text{F}}", "25^\\circ\\text{C}", False),
+    ("units", T + "\\boxed{25°F}", "25°C", False),
+    ("units", T + "\\boxed{25℉}", "25 \\text{ degrees Celsius}", False),
+    ("units", T + "\\boxed{25 \\text{ degrees Fahrenheit}}", "25^\\circ C", False),
+    ("units", T + "The answer is 25 °C.", "25 °F", False),
+    ("units", T + "\\boxed{25°C}", "25^\\circ\\text{C}", True),
+    ("units", T + "\\boxed{25℃}", "25 \\text{ degrees Celsius}", True),
+    ("units", T + "\\boxed{25°C}", "25^\\circ", True),
+    ("units", T + "\\boxed{25 \\text{ °C}}", "25", True),
+    ("units", T + "\\boxed{25\\,^\\circ\\mathrm{C}}", "25", True),
+    ("units", T + "\\boxed{5 \\text{ MB}}", "5 \\text{ GB}", False),
+    ("units", T + "\\boxed{5000 \\text{ MB}}", "5\\text{ GB}", False),
+    ("units", T + "\\boxed{5 \\text{ bits}}", "5 \\text{ bytes}", False),
+    ("units", T + "\\boxed{5 \\text{ TB}}", "5 \\text{ terabytes}", True),
+    ("units", T + "\\boxed{5 \\text{ gigabytes}}", "5\\text{ GB}", True),
+    ("units", T + "\\boxed{5 \\text{ KB}}", "5 \\text{ kB}", True),
+    ("units", T + "\\boxed{5 \\text{ GB}}", "5", True),
+    ("units", T + "\\boxed{5c}", "5c", True),
+]
