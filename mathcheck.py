@@ -2468,6 +2468,11 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     if g_pct != p_pct:
         g = f"\\frac{{{g}}}{{100}}" if g_pct else g
         p = f"\\frac{{{p}}}{{100}}" if p_pct else p
+    # a number right before a parenthesis multiplies it, whatever is inside: 2(1/2) = 1,
+    # 2\left(\frac{1}{2}\right) = 1, 2(3) = 6 (math-verify reads 2(1/2) as the mixed number
+    # 2 1/2 and 2(3) as no product; a mixed number is written 2\frac{1}{2}, without parentheses)
+    g, p = (re.sub(r"(?<![\w.\\^_{])(\d+(?:\.\d+)?)[ \t]*(?=\\left\(|\()", r"\1\\cdot ", x)
+            for x in (g, p))
     return WORKER.equal(g, p, budget)
 
 
@@ -3046,6 +3051,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       = 3:00 (a bare 1:00 to 12:59 may also be read on the 12-hour clock: 3:00 PM = 3:00);
       "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28 = 7/25 (a percent sign on
       one side allows both readings of it; with none, 0.28 != 28);
+    * a number right before a parenthesis multiplies it (2(1/2) = 1, 2(3) = 6; the mixed
+      number is 2\\frac{1}{2});
     * a ratio of two numbers is their quotient (1:2 = 1 \\colon 2 = "1 to 2" = 2:4 = 1/2 = 0.5;
       2:1 != 1:2), a ratio of three or more positive numbers is its proportions (2:4:6 = 1:2:3,
       not 3:2:1) and never a time with seconds (1:2:3 != 1:02:03, whose quotients agree);

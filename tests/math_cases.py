@@ -536,3 +536,19 @@ CASES += [
     ("units", T + "\\boxed{5 \\text{ GB}}", "5", True),
     ("units", T + "\\boxed{5c}", "5c", True),
 ]
+
+# a number right before a parenthesis multiplies it: 2(1/2) is 1, not the mixed number 2 1/2
+CASES += [
+    ("mixed", T + "\\boxed{2(1/2)}", "2.5", False),
+    ("mixed", T + "\\boxed{2(1/2)}", "1", True),
+    ("mixed", T + "\\boxed{2(\\frac{1}{2})}", "\\frac52", False),
+    ("mixed", T + "\\boxed{2\\left(\\frac{1}{2}\\right)}", "2.5", False),
+    ("mixed", T + "\\boxed{2\\left(\\frac{1}{2}\\right)}", "1", True),
+    ("mixed", T + "\\boxed{2(3/2)}", "\\frac72", False),
+    ("mixed", T + "\\boxed{2(3/2)}", "3", True),
+    ("mixed", T + "\\boxed{1(1/2)}", "1.5", False),
+    ("mixed", T + "\\boxed{2(3)}", "6", True),
+    ("mixed", T + "\\boxed{2\\frac{1}{2}}", "\\frac52", True),
+    ("mixed", T + "\\boxed{3(\\sqrt{2}+1)}", "3\\sqrt2+3", True),
+    ("mixed", T + "\\boxed{0.5(4)}", "\\frac{49}{90}", True),      # a repeating decimal
+]
