@@ -2687,7 +2687,8 @@ for _canon, _names in {
         # amounts of data: no conversion between them (a kilobyte is 1000 or 1024 bytes)
         "byte": "byte bytes", "bit": "bit bits", "kB": "kB KB kilobyte kilobytes",
         "MB": "MB megabyte megabytes", "GB": "GB gigabyte gigabytes",
-        "TB": "TB terabyte terabytes"}.items():
+        "TB": "TB terabyte terabytes", "euro": "euro euros", "yen": "yen",
+        "rupee": "rupee rupees"}.items():
     for _n in _names.split():
         _UNIT_ALIASES[_n] = _canon
 
@@ -2727,12 +2728,21 @@ def _rate_power(s: str) -> str:
     return _RATE_POWER_RE.sub(rate, s) if "-" in s else s
 
 
+_CURRENCY_SIGNS = (("euro", r"€|\\euro(?![a-zA-Z])|\\texteuro|\bEUR\b"),
+                   ("GBP", r"£|\\pounds(?![a-zA-Z])|\\textsterling|\bGBP\b"),
+                   ("yen", r"¥|\\yen(?![a-zA-Z])|\\textyen|\bJPY\b|\bCNY\b|\bRMB\b|元"),
+                   ("rupee", r"₹|\bRs\.?(?=\s*\d)|\bINR\b"))
+
+
 def _unit_key(s: str) -> str | None:
     """The known unit after a number, a power or a fraction ('5 cm', '12\\text{ cm}^2', '3 square
     feet', '10^{-9} m' -> 'cm', 'cm^2', 'ft^2', 'm'; '3 PM', '3 p.m.' -> 'pm'; '30^\\circ' ->
     'deg'; a dollar sign before the number, '\\$5', '$5' alone -> 'dollar'), or None (no unit,
     or a word we do not know as a unit)."""
     dollar = "dollar" if re.search(r"\\\$|\\textdollar|^[^$]*\$\s*\d[^$]*$", s) else None
+    # other currencies by sign or code, before or after the number (€5, 5€, EUR 5, ₹5, Rs. 5):
+    # each is its own unit, never converted (€5 != \$5)
+    dollar = next((name for name, sign in _CURRENCY_SIGNS if re.search(sign, s)), dollar)
     s = _rate_power(_unit_fraction(s))
     t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}",   # siunitx: \SI{5}{\kilo\joule}
                lambda m: m.group(1) + " " + m.group(2).replace("\\", ""), s)
@@ -3038,7 +3048,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       \\pi r^2 h), but two
       different known units
       disagree (5 cm != 5 m, 3 PM != 3 a.m., \\$5 != 5 cents = 5¢, 25 °C != 25 °F, 5 MB
-      != 5 GB; a bare 25^\\circ agrees with either scale) unless exactly converted within
+      != 5 GB, €5 != \\$5 != £5 != ₹5 (any currency by sign, code or name); a bare
+      25^\\circ agrees with either scale) unless exactly converted within
       one dimension (`_converted_equal`: any SI prefix on any SI symbol, one rule: 12 cm = 0.12 m,
       1.5 kg = 1500 g, 5 kJ = 5000 J, 3 mA = 0.003 A, 5 k\\Omega = 5 kΩ = 5000 ohms, also
       named ("5 kilojoules", siunitx's

@@ -552,3 +552,28 @@ CASES += [
     ("mixed", T + "\\boxed{3(\\sqrt{2}+1)}", "3\\sqrt2+3", True),
     ("mixed", T + "\\boxed{0.5(4)}", "\\frac{49}{90}", True),      # a repeating decimal
 ]
+
+# currencies other than the dollar are units by sign, code or name: €5 != \\$5 != £5 != ₹5
+CASES += [
+    ("units", T + '\\boxed{€5}', '\\$5', False),
+    ("units", T + '\\boxed{£5}', '€5', False),
+    ("units", T + '\\boxed{5 \\text{ yen}}', '\\$5', False),
+    ("units", T + '\\boxed{₹5}', '\\$5', False),
+    ("units", T + '\\boxed{€5}', '5', True),
+    ("units", T + '\\boxed{5€}', '€5', True),
+    ("units", T + '\\boxed{5 \\text{ euros}}', '€5', True),
+    ("units", T + '\\boxed{EUR 5}', '€5', True),
+    ("units", T + '\\boxed{¥500}', '500', True),
+    ("units", T + '\\boxed{¥500}', '500 \\text{ yen}', True),
+    ("units", T + '\\boxed{Rs. 5}', '5', True),
+    ("units", T + '\\boxed{Rs. 5}', '₹5', True),
+    ("units", T + '\\boxed{₹5}', '5 \\text{ rupees}', True),
+    ("units", T + '\\boxed{\\$5}', '5 \\text{ euros}', False),
+    ("units", T + 'The answer is €5.', '\\$5', False),
+    ("units", T + 'The answer is €5.', '5', True),
+    ("units", T + '\\boxed{\\euro 5}', '5', True),
+    ("units", T + '\\boxed{£5.50}', '5.5', True),
+    ("units", T + '\\boxed{£5.50}', '5.50 \\text{ dollars}', False),
+    ("units", T + '\\boxed{5 \\text{ dollars}}', '\\$5', True),
+    ("units", T + '\\boxed{\\$5}', '5', True),
+]
