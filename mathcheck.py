@@ -730,7 +730,13 @@ _COMPETING_RE = re.compile(
     + _COMPETING_VALUE.replace("?P<v>", "?P<x>") + r"(?=\s*(?:[.!?]|$))"
     r"|\b(?:(?:or\s+)?(?:maybe|perhaps|possibly|probably)|alternatively)\b,?\s+"
     r"(?:(?:it|that|the\s+answer)(?:'s|\s+is|\s+was|\s+would\s+be)\s+)?"
-    + _COMPETING_VALUE.replace("?P<v>", "?P<y>"))
+    + _COMPETING_VALUE.replace("?P<v>", "?P<y>") +
+    # "Also, 6 works.", "Both 5 and 6 work." (either of the two may be the other value)
+    r"|\balso,?\s+" + _COMPETING_VALUE.replace("?P<v>", "?P<z>") + r"\s+(?:works?|satisfies|"
+    r"is\s+(?:possible|valid|correct|right|a\s+(?:valid\s+|possible\s+)?(?:solution|answer)))\b"
+    r"|\bboth\s+" + _COMPETING_VALUE.replace("?P<v>", "?P<b1>") + r"\s+and\s+"
+    + _COMPETING_VALUE.replace("?P<v>", "?P<b2>") + r"\s+(?:work|satisfy|are\s+(?:possible|valid|"
+    r"correct|right|(?:valid\s+|possible\s+)?(?:solutions|answers)))\b")
 
 
 # A short concluding sentence after the final box that says its value again: "So 6 apples.",
@@ -772,12 +778,13 @@ def _competitors(text: str, end: int, answer: str) -> list[str]:
                                                  if i >= 0])
         if re.search(r"(?i)\b(?:if|unless|were|had|suppose|assuming)\b", text[begin:m.start()]) \
                 or re.search(r"(?i)\b(?:extraneous|reject\w*|discard\w*|exclud\w*|invalid|"
-                             r"not\s+(?:valid|allowed|possible|in\s+the\s+domain))\b",
+                             r"not\s+(?:valid|allowed|possible|in\s+the\s+domain)|but\s+(?:only|not)|"
+                             r"fails?|violates?|does(?:n't|\s+not)\s+(?:work|satisfy|hold))\b",
                              text[m.end():stop]):
             continue                     # "... 3 is also a solution, but it is extraneous"
-        value = _strip_math_delims(next(v for v in m.group("v", "w", "x", "y") if v))
-        if normalize_answer(value) not in known:
-            out.append(value)
+        for v in m.group("v", "w", "x", "y", "z", "b1", "b2"):
+            if v and normalize_answer(_strip_math_delims(v)) not in known:
+                out.append(_strip_math_delims(v))
         if len(out) >= 10:
             break
     return out

@@ -577,3 +577,20 @@ CASES += [
     ("units", T + '\\boxed{5 \\text{ dollars}}', '\\$5', True),
     ("units", T + '\\boxed{\\$5}', '5', True),
 ]
+
+# another value offered after the final answer with "Also, 6 works." or "Both 5 and 6 work."
+# competes with it (not under a condition, and not when the sentence goes on "but only 5 ...")
+CASES += [
+    ("hedge", T + '**Final Answer**\n\\boxed{5}\n\nAlso, 6 works.', '5', False),
+    ("hedge", T + '\\boxed{5}\n\nBoth 5 and 6 work.', '5', False),
+    ("hedge", T + '\\boxed{5}\n\nBoth 6 and 5 are valid solutions.', '5', False),
+    ("hedge", T + '\\boxed{5}\n\nAlso, $x = 6$ is a solution.', '5', False),
+    ("hedge", T + '\\boxed{5}. Also, 6 satisfies the equation.', '5', False),
+    ("hedge", T + '\\boxed{5, 6}\n\nBoth 5 and 6 work.', '5, 6', True),
+    ("hedge", T + '\\boxed{5}\n\nAlso, 5 works for the second part.', '5', True),
+    ("hedge", T + '\\boxed{5}\n\nBoth 5 and 5.0 are the same.', '5', True),
+    ("hedge", T + '\\boxed{5}\n\nIf n were 7, both 5 and 6 would work.', '5', True),
+    ("hedge", T + "\\boxed{5}\n\nBoth 5 and 6 work in the first equation, but only 5 "
+     "satisfies the second.", "5", True),
+    ("hedge", T + '\\boxed{5}\n\nAlso, 6 is not a solution.', '5', True),
+]
