@@ -677,8 +677,10 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
     # every "<answer>" tag and "####" line states the final answer: one with another value
     # competes ("<answer>6</answer> ... \\boxed{5}", "<answer>5</answer><answer>6</answer>")
     # unless a self-correction stands between it and the final answer
+    # and so does every "Final Answer:" statement ("Final answer: 5 ... Final answer: 6")
     formal = [m for m in _anchors(text) if m.start() != start
-              and (m.group("tag") is not None or m.group("hash") is not None)][-20:]
+              and (m.group("tag") is not None or m.group("hash") is not None
+                   or m.group("fin") is not None)][-20:]
     fixed = max((x.start() for r in (_CORRECTION_RE, _WITHDRAW_RE)
                  for x in r.finditer(text, 0, max(start, 0))), default=-1) if formal else -1
     for m in formal:
@@ -3018,9 +3020,10 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       2 \\pm \\sqrt{3}), `\\approx`, "~5" (a tilde before the opening number; "1~000" is a
       space), extra candidates, several boxes with
       different values offered as alternatives, an "<answer>" tag or "####" line with another
-      value than the final answer, a question mark right after the final box, a
-      word of doubt right before it or after it on its line ("Perhaps \\boxed{5}", "is likely
-      \\boxed{5}", "\\boxed{5} (approx.)"; not "\\boxed{\\sqrt{26}} (approximately 5.10)"), and an
+      value than the final answer (and so does another "Final Answer:" statement), a
+      question mark right after the final box, a word of doubt right before it or after it
+      on its line ("Perhaps \\boxed{5}", "is likely \\boxed{5}", "\\boxed{5} (approx.)"; not
+      "\\boxed{\\sqrt{26}} (approximately 5.10)"), and an
       admission of doubt in its sentence or after it ("I'm not sure", "(unsure)", "my best
       guess is", "I guess", "I don't know if this is right"); a sentence after the final
       answer that offers another value too ("though 6 is also possible", "it could also be

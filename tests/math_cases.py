@@ -594,3 +594,18 @@ CASES += [
      "satisfies the second.", "5", True),
     ("hedge", T + '\\boxed{5}\n\nAlso, 6 is not a solution.', '5', True),
 ]
+
+# every "Final Answer:" statement states the final answer: two with different values compete
+# (as two boxes do), unless a self-correction stands between them
+CASES += [
+    ("anchor", T + "Final answer: 5\n\nFinal answer: 6", "6", False),
+    ("anchor", T + "Final answer: 5\n\nFinal answer: 6", "5", False),
+    ("anchor", T + "The final answer is 5.\n\nFinal answer: 6", "6", False),
+    ("anchor", T + "**Final Answer:** 5\n\n\\boxed{6}", "6", False),
+    ("anchor", T + "Final answer: 5\n\n**Final Answer:** $5$", "5", True),
+    ("anchor", T + "Final answer: 5\n\nWait, I made an error. Final answer: 6", "6", True),
+    ("anchor", T + "**Final Answer:** 5\n\n\\boxed{5}", "5", True),
+    ("anchor", T + "To find the final answer, we compute 2+3.\n\nFinal answer: 5", "5", True),
+    ("anchor", T + "The final answer is 5.\n\nFinal Answer: The final answer is $5$. I hope it "
+     "is correct.", "5", True),
+]
