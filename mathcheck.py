@@ -1126,6 +1126,8 @@ def _unicode_forms(s: str) -> str:
     before the table reads '²' alone) and subscript runs ('x₁₂' -> 'x_{12}')."""
     if s.isascii():
         return s
+    # the degree sign's look-alikes after a number, the ordinal indicator and the ring: 45º, 45˚
+    s = re.sub(r"(?<=\d)[ \t]?[º˚]", "°", s)
     s = re.sub("[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻]+", lambda m: "^{" + m.group(0).translate(_SUPERSCRIPTS) + "}", s)
     s = re.sub("(_?)([₀₁₂₃₄₅₆₇₈₉₊₋]+)", lambda m: "_{" + m.group(2).translate(_SUBSCRIPTS) + "}", s)
     out = []
@@ -2756,7 +2758,8 @@ def _unit_key(s: str) -> str | None:
     t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}",   # siunitx: \SI{5}{\kilo\joule}
                lambda m: m.group(1) + " " + m.group(2).replace("\\", ""), s)
     t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", t)
-    t = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])", " degrees ", t)
+    t = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|(?<=\d)[ \t]?[º˚]|\\degree(?![a-zA-Z])",
+               " degrees ", t)
     # a temperature scale after the degree sign or word, or in one sign: 25 °C, 77 ℉, 25
     # degrees Celsius (the degree alone stays "deg": it agrees with either scale)
     t = re.sub(r"(?i)(?:degrees?\s*)?(?:\b(c|f)\b|(celsius|centigrade|fahrenheit)\b)|([℃℉])",

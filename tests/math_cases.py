@@ -609,3 +609,17 @@ CASES += [
     ("anchor", T + "The final answer is 5.\n\nFinal Answer: The final answer is $5$. I hope it "
      "is correct.", "5", True),
 ]
+
+# the degree sign's look-alikes after a number: the ordinal indicator º and the ring ˚
+CASES += [
+    ("angle", T + '\\boxed{45º}', '45', True),
+    ("angle", T + '\\boxed{45º}', '45^\\circ', True),
+    ("angle", T + '\\boxed{45˚}', '45^\\circ', True),
+    ("angle", T + '\\boxed{45 º}', '45', True),
+    ("angle", T + '\\boxed{45º}', '46', False),
+    ("angle", T + '\\boxed{25ºC}', '25^\\circ C', True),
+    ("angle", T + '\\boxed{25ºF}', '25^\\circ C', False),
+    ("angle", T + "\\boxed{30º30'}", '30.5^\\circ', True),
+    ("angle", T + 'The angle is 45º.\n\nAnswer: 45º', '45', True),
+    ("angle", T + '\\boxed{45˚}', '\\frac{\\pi}{4}', False),
+]
