@@ -3111,7 +3111,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       = C_{10}^3 = 120, P(5,2) = A_5^2 = 20, \\operatorname{lcm}(4,6) = 12 (a gcd or lcm of
       letters is compared with nothing else); "P(5,2)" is the point (5,2) where the gold is a
       tuple;
-    * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1", "|AB| = 1",
+    * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3" (named single letters against an unnamed
+      tuple are read in the alphabet's order: "y=1, x=2" is (2, 1)); "AB = 4", "f(x) = 1",
+      "|AB| = 1",
       "\\det A = 1" and "P(A \\cap B) = 0.5" (a probability or expectation of any event) equal
       their right side;
       a box "x = 5+5+1 = 11" counts as its last member (a false chain, "x = 5 = 6", as nothing);
@@ -3350,6 +3352,13 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     gn, pn = _named_tuple(gc), _named_tuple(pc)
     if gn and pn and sorted(gn[0]) == sorted(pn[0]):     # (p,q)=(3,2) vs q=2, p=3: match by name
         return _relation_equal(gc, pc, budget) if gn[0] != pn[0] else _equal(gn[1], pn[1], budget)
+    # named values for an unnamed tuple gold are read in the names' order, which for single
+    # letters (with index subscripts) is the alphabet's: "y=1, x=2" is (x, y) = (2, 1), not (1, 2)
+    if pn and not gn and _structure(g)[0] == "()" and pn[0] != sorted(pn[0]) and all(
+            re.fullmatch(r"[a-zA-Z](?:_\{?\d\}?)?", n) for n in pn[0]):
+        vals = _split_top(pn[1][1:-1])
+        p = normalize_answer("(" + ",".join(v for _, v in sorted(zip(pn[0], vals))) + ")")
+        pc = p
     # one quantity: "3 hours and 20 minutes", "12 cm" vs "0.12 m", "3 PM" vs "15:00"
     amount = _compound_equal(gold, pred)
     for same in (_clock_equal, _converted_equal):

@@ -623,3 +623,20 @@ CASES += [
     ("angle", T + 'The angle is 45º.\n\nAnswer: 45º', '45', True),
     ("angle", T + '\\boxed{45˚}', '\\frac{\\pi}{4}', False),
 ]
+
+# named values against an unnamed tuple gold are read in the names' (alphabetical) order:
+# "y=1, x=2" is (x, y) = (2, 1)
+CASES += [
+    ("tuple", T + '\\boxed{x=1, z=2, y=3}', '(1,2,3)', False),
+    ("tuple", T + '\\boxed{x=1, z=2, y=3}', '(1,3,2)', True),
+    ("tuple", T + '\\boxed{y=1, x=2}', '(1,2)', False),
+    ("tuple", T + '\\boxed{y=2, x=1}', '(1,2)', True),
+    ("tuple", T + '\\boxed{b=2, a=1}', '(1,2)', True),
+    ("tuple", T + '\\boxed{x=1, y=2, z=3}', '(1,2,3)', True),
+    ("tuple", T + '\\boxed{x = 3, y = 4}', '(3,4)', True),
+    ("tuple", T + '\\boxed{x_2=5, x_1=4}', '(4,5)', True),
+    ("tuple", T + '\\boxed{q=2, p=3}', '(p,q)=(3,2)', True),
+    ("tuple", T + '\\boxed{y=2, x=1}', '1, 2', True),
+    ("tuple", T + 'The answer is $y = 2$, $x = 1$.', '(1,2)', True),
+    ("tuple", T + '\\boxed{y=1, x=2}', 'x=2, y=1', True),
+]
