@@ -232,7 +232,13 @@ _DOUBT = (r"(?:\bI(?:'m|\s+am)\s+(?:(?:still|a\s+bit|somewhat)\s+)?(?:not\s+" + 
           r"(?:\s+(?:if|whether)\s+(?:this|that|it|my\s+answer|the\s+answer|(?:this|that|my)\s+\w+)"
           r"\s+(?:is|was)\s+(?:right|correct|true|valid))?"
           r"(?!\s+(?:if|whether|how|why|what|which|where|that\s+the\s+(?:units|format)))"
-          r"|\b(?:my|our|a|best|educated|rough|wild|only)\s+guess\b|\bI\s+guess\b|\bguesstimate\b")
+          r"|\b(?:my|our|a|best|educated|rough|wild|only)\s+guess\b|\bI\s+guess\b|\bguesstimate\b"
+          # a sentence that opens "Not sure", "I could / might be wrong", "this may be incorrect",
+          # "hopefully", "tentative(ly)", "give or take"
+          r"|(?:^|(?<=[.!?\n]))[ \t]*not\s+" + _DOUBT_ADV + r"(?:sure|certain|confident)\b"
+          r"|\bI\s+(?:could|might|may)\s+(?:well\s+)?be\s+(?:wrong|mistaken)\b"
+          r"|\b(?:this|that|it|the\s+answer)\s+(?:could|might|may)\s+(?:well\s+)?be\s+(?:wrong|"
+          r"incorrect|off|a\s+mistake)\b|\bhopefully\b|\btentative(?:ly)?\b|\bgive\s+or\s+take\b")
 _DOUBT_RE = re.compile(_DOUBT, re.IGNORECASE)
 _CORRECTION_RE = re.compile(
     r"(?<!\bif )(?<!\bunless )(?<!\bno )\b(?:I|we)\s+(?:have\s+|'ve\s+|had\s+)?(?:made|make)\s+"
@@ -3028,7 +3034,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       on its line ("Perhaps \\boxed{5}", "is likely \\boxed{5}", "\\boxed{5} (approx.)"; not
       "\\boxed{\\sqrt{26}} (approximately 5.10)"), and an
       admission of doubt in its sentence or after it ("I'm not sure", "(unsure)", "my best
-      guess is", "I guess", "I don't know if this is right"); a sentence after the final
+      guess is", "I guess", "I don't know if this is right", "Not sure.", "I could be wrong",
+      "hopefully", "tentative"); an operator or digit glued to the final box ("\\boxed{5}^2",
+      "\\boxed{5}\\pi", "-\\boxed{5}": the box alone is not the value); a sentence after the final
       answer that offers another value too ("though 6 is also possible", "it could also be
       14", "it might be 14", "Possibly 14.", "But wait, 13."; not one said under
       a condition, "if the price were 10, the answer would be 13"), and so does a short
@@ -3386,6 +3394,17 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
                                r"about|around|nearly|almost|at\s+(?:least|most)|I\s+guess)"
                                r"(?:\s|\$|\\\(|\\\[|=)*$",
                                region[max(0, boxes[-1][0] - 40):boxes[-1][0]], re.IGNORECASE)):
+        return False
+    # an operator or a digit glued to the final box makes its value another one: "\\boxed{5}^2",
+    # "\\boxed{5}\\pi", "\\boxed{5}/2", "\\boxed{5} \\times 10^3", "\\boxed{5}0", "\\boxed{5}.5",
+    # "\\boxed{5} \\pm 1", "-\\boxed{5}", "\\sqrt\\boxed{5}": the box alone is not the answer
+    # (a degree sign, "\\boxed{5}^\\circ", a unit or percent sign after it, markdown's "**" and
+    # a list item's "- " before it are no operator; a minus or digit must touch the box)
+    if boxes and _strip_math_delims(boxes[-1][2]) in pred and (
+            re.match(r"[ \t]*(?:\^(?!\s*\{?\s*\\circ)|_|\\(?:sqrt|pi|pm|mp|times|cdot|div|frac)"
+                     r"(?![a-zA-Z])|[±×÷/·]|\.?\d)", region[boxes[-1][1]:boxes[-1][1] + 20])
+            or re.search(r"(?:[-−±^/×÷·\d]|\\(?:sqrt|pm|mp|times|cdot|div)[ \t]*)$",
+                         region[max(0, boxes[-1][0] - 20):boxes[-1][0]])):
         return False
     # several boxes that disagree with each other are a hedge, even if the last one is right
     for other in others:
