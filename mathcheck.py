@@ -3063,6 +3063,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       it: "5 (five)", "120 (= 5!)", "\\frac12 (0.5)" equal 5, 120, 0.5; "5 (in cm)" is a unit;
       "5 (six)", "3 (rounded)" fail; a trailing ellipsis ("Final answer: 5...") says the digits
       go on: no plain number;
+    * a unit after the final box, alone to the end of its sentence, is the box's unit where
+      the gold names one ("\\boxed{5} cm" != 5 m; "\\boxed{5} in total." names no inches);
     * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}", "$12
       dollars", "5 more" (a difference); a unit's symbol and name agree: 5 J = 5 joules; a
       letter after a variable or glued to the digits that names no unit is a variable: 2xy, 5t,
@@ -3311,6 +3313,16 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
                          region[boxes[-1][1]:])
         if after and _split_gloss(f"{pred} {after.group(1)}")[1]:
             pred = f"{pred} {after.group(1)}"
+    # a unit written after the final box, where the gold names a unit and the box none:
+    # "\\boxed{5} cm" is 5 cm (against 5 m: no), "$\\boxed{5}$ dollars" (the unit word alone up
+    # to the end of its sentence: "\\boxed{5} in total" names no inches)
+    if boxes and boxes[-1][2] == pred and _unit_key(gold) and not _unit_key(pred):
+        unit = re.match(r"(?:[ \t$]|\\[,;: ]|\\\))*(?:\\(?:text|mathrm)\s*\{\s*)?([a-zA-Zµ]+"
+                        r"(?:/[a-zA-Z]+)?(?:\^\{?[23]\}?|[²³])?)\s*\}?(?:[ \t$]|\\\))*"
+                        r"(?=(?:[.;!][ \t]*)?(?:\n|$)|[.;!]\s)",
+                        region[boxes[-1][1]:boxes[-1][1] + 60])
+        if unit and _known_unit(re.sub(r"\^.*|[²³]", "", unit.group(1))):
+            pred = f"{pred}\\text{{ {unit.group(1)}}}"
     pred, gloss = _split_gloss(pred)
     others = others + gloss
     gold = _split_gloss(gold)[0]                 # a gold with a gloss, "7 \\text{ (seven)}"

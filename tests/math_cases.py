@@ -675,3 +675,22 @@ CASES += [
     ("box", T + "**Final Answer**\n\\boxed{5}", "5", True),
     ("box", T + "\\boxed{5}. 2 + 3 = 5 checks out.", "5", True),
 ]
+
+# a unit after the final box, alone to the end of its sentence, is the box's unit where the gold
+# names one: "\\boxed{5} cm" is not 5 m ("\\boxed{5} in total." names no inches)
+CASES += [
+    ("units", T + '\\boxed{5} cm', '5 \\text{ m}', False),
+    ("units", T + '\\boxed{5} m', '5 \\text{ cm}', False),
+    ("units", T + '\\boxed{5}\\,\\text{kg}', '5 \\text{ g}', False),
+    ("units", T + '$\\boxed{5}$ dollars', '5 \\text{ cents}', False),
+    ("units", T + '\\boxed{5}\\text{ km}', '5000 \\text{ m}', True),
+    ("units", T + '\\boxed{5} cm', '5 \\text{ cm}', True),
+    ("units", T + '\\boxed{5} cm.', '50 \\text{ mm}', True),
+    ("units", T + '\\boxed{5} in total.', '5 \\text{ cm}', True),
+    ("units", T + '\\boxed{5} m^2', '5 \\text{ m}^2', True),
+    ("units", T + '\\boxed{5} m^2', '5 \\text{ m}', False),
+    ("units", T + '\\boxed{5}', '5 \\text{ cm}', True),
+    ("units", T + '\\boxed{5 cm} m', '5 \\text{ cm}', True),
+    ("units", T + '\\boxed{5} apples', '5 \\text{ cm}', True),
+    ("units", T + '\\boxed{5} cm', '5', True),
+]
