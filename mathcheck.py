@@ -217,6 +217,29 @@ _ANCHOR_RE = re.compile(
 # withdrawn; one after the final answer withdraws it. "Actually", "Wait" or "let me check" alone
 # are not enough: they are how hedges and re-checks read too. ("Let me redo it" after the final
 # answer is a re-check, so it is among the weaker signs below.)
+# An admission of doubt about the answer, in any of its forms: "I'm not (100%) sure / certain /
+# confident", "I'm unsure / uncertain / guessing", "(not sure)", ", but unsure", "I don't know
+# if this is right", "I can't be sure", "my (best) guess", "a guess", "I guess". "I'm not sure
+# if ..." doubts only when it names the answer ("if this is right"); "not sure whether the
+# units are needed" and "we guess a root" are no doubt about the value.
+_DOUBT_ADV = r"(?:(?:100\s*%|completely|entirely|fully|totally|very|quite|too|so|really)\s+)?"
+_DOUBT = (r"(?:\bI(?:'m|\s+am)\s+(?:(?:still|a\s+bit|somewhat)\s+)?(?:not\s+" + _DOUBT_ADV +
+          r"(?:sure|certain|confident)|unsure|uncertain|guessing)\b"
+          r"|(?:\(|\bbut|\bthough|\balthough|,|;|—|--)[ \t]*(?:(?:I'm|I\s+am)\s+)?(?:not\s+"
+          + _DOUBT_ADV + r"(?:sure|certain|confident)|unsure|uncertain)\b"
+          r"|\bI\s+(?:(?:really\s+)?(?:don't|do\s+not|can't|cannot|can\s+not)\s+(?:really\s+)?"
+          r"(?:know|tell|be\s+(?:sure|certain))|have\s+no\s+idea)\b)"
+          r"(?:\s+(?:if|whether)\s+(?:this|that|it|my\s+answer|the\s+answer|(?:this|that|my)\s+\w+)"
+          r"\s+(?:is|was)\s+(?:right|correct|true|valid))?"
+          r"(?!\s+(?:if|whether|how|why|what|which|where|that\s+the\s+(?:units|format)))"
+          r"|\b(?:my|our|a|best|educated|rough|wild|only)\s+guess\b|\bI\s+guess\b|\bguesstimate\b"
+          # a sentence that opens "Not sure", "I could / might be wrong", "this may be incorrect",
+          # "hopefully", "tentative(ly)", "give or take"
+          r"|(?:^|(?<=[.!?\n]))[ \t]*not\s+" + _DOUBT_ADV + r"(?:sure|certain|confident)\b"
+          r"|\bI\s+(?:could|might|may)\s+(?:well\s+)?be\s+(?:wrong|mistaken)\b"
+          r"|\b(?:this|that|it|the\s+answer)\s+(?:could|might|may)\s+(?:well\s+)?be\s+(?:wrong|"
+          r"incorrect|off|a\s+mistake)\b|\bhopefully\b|\btentative(?:ly)?\b|\bgive\s+or\s+take\b")
+_DOUBT_RE = re.compile(_DOUBT, re.IGNORECASE)
 _CORRECTION_RE = re.compile(
     r"(?<!\bif )(?<!\bunless )(?<!\bno )\b(?:I|we)\s+(?:have\s+|'ve\s+|had\s+)?(?:made|make)\s+"
     r"(?:(?:a|an|one|small|careless|simple|silly|minor|big|arithmetic|calculation|computational|"
@@ -231,10 +254,8 @@ _CORRECTION_RE = re.compile(
     r"step)\s+(?:is|was)\s+(?:wrong|incorrect|not\s+(?:right|correct))\b"
     r"|\bthere(?:'s|\s+is|\s+was)\s+an?\s+(?:error|mistake)(?:\s*[.,:;!]|\s+in\s+my\b)"
     r"|\bcorrection\s*:|\bscratch\s+that\b|\bI\s+take\s+(?:that|it)\s+back\b"
-    # an admission of doubt ("I'm not 100% sure about this"; not "I'm not sure if ...")
-    r"|\bI(?:'m|\s+am)\s+not\s+(?:(?:100\s*%|completely|entirely|fully|totally|very)\s+)?"
-    r"(?:sure|certain|confident)\b(?!\s+(?:if|whether|how|why|what|which|that\s+the\s+(?:units|"
-    r"format)))"
+    # an admission of doubt (`_DOUBT`)
+    r"|" + _DOUBT +
     # "Hmm, no, it's 6" (but "Wait, no, that is right" re-affirms)
     r"|\b(?:wait|actually|hmm)\s*,?\s+no\s*(?:[.!;:]|,(?!\s*(?:that|this|it)(?:'s|\s+is|\s+was)"
     r"\s+(?:right|correct|fine|ok|okay|true)\b))"
@@ -486,9 +507,16 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
                 and not _QUALIFIER_RE.search(x) and not re.search(r"(?i)\b(?:not|never)\b|n't\b",
                                                                   x) \
                 and "\\ldots" not in x:   # "not 12", "isn't 12", "5..."
-            nums = re.findall(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w.])", x)
+            # the lone number must stand as a word: a mark glued to it qualifies it or is an
+            # operator ("~42", ">42", "≥42", "42+", "42!" (a factorial), "42-ish"): no value;
+            # a currency sign before it and a percent sign after it are part of it
+            nums = list(re.finditer(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w.])", x))
             if len(nums) == 1 and not re.fullmatch(r"-?\d[\d,]*(?:\.\d+)?", x):
-                return nums[0]
+                n = nums[0]
+                if re.match(r"\s|$|[.,;:)](?:\s|$)|\\?%", x[n.end():]) and \
+                        re.search(r"(?:^|[\s$€£¥(])$", x[:n.start()]):
+                    return n.group(0) + ("\\%" if re.match(r"\\?%", x[n.end():]) else "")
+                return None
     return x or None
 
 
@@ -655,8 +683,10 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
     # every "<answer>" tag and "####" line states the final answer: one with another value
     # competes ("<answer>6</answer> ... \\boxed{5}", "<answer>5</answer><answer>6</answer>")
     # unless a self-correction stands between it and the final answer
+    # and so does every "Final Answer:" statement ("Final answer: 5 ... Final answer: 6")
     formal = [m for m in _anchors(text) if m.start() != start
-              and (m.group("tag") is not None or m.group("hash") is not None)][-20:]
+              and (m.group("tag") is not None or m.group("hash") is not None
+                   or m.group("fin") is not None)][-20:]
     fixed = max((x.start() for r in (_CORRECTION_RE, _WITHDRAW_RE)
                  for x in r.finditer(text, 0, max(start, 0))), default=-1) if formal else -1
     for m in formal:
@@ -667,7 +697,7 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
         (answer, end), how = _lenient_answer(text), "lenient"
     if answer is None:
         return None, [], ""
-    if retract and _retracted(text, end, answer):
+    if retract and (_retracted(text, end, answer) or _doubted(text, start, end)):
         return None, [], ""
     if how == "box":                             # "\\boxed{5}. So 6 apples.": two answers
         key = normalize_answer(answer)
@@ -692,9 +722,9 @@ _DENIAL_RES = (
 
 
 # A sentence after the final answer that offers another value as possible too: "\\boxed{12},
-# though 6 is also possible", "6 also works", "it could also be 14", "But wait, 13.", "or maybe
-# 13". That value competes with the answer (a hedge); one said under a condition ("if the price
-# were 10, the answer would be 13") does not.
+# though 6 is also possible", "6 also works", "it could (also) be 14", "it might be 14", "But
+# wait, 13.", "(or) maybe (it is) 13", "Possibly 13.". That value competes with the answer (a
+# hedge); one said under a condition ("if the price were 10, the answer would be 13") does not.
 _COMPETING_VALUE = (r"(?P<v>\$[^$\n]{1,80}\$|\\\([^\n]{1,80}?\\\)"
                     r"|(?<![\d,.])-?\d[\d,]*(?:\.\d+)?(?:/\d+)?)")
 _COMPETING_RE = re.compile(
@@ -702,11 +732,19 @@ _COMPETING_RE = re.compile(
     r"(?:be\s+)?"
     r"(?:possible|valid|works?|correct|right|satisfies|(?:a|an|another)\s+(?:possible\s+|valid\s+)?"
     r"(?:answer|solution|option))\b"
-    r"|\b(?:could|might|may|can)\s+also\s+be\s+" + _COMPETING_VALUE.replace("?P<v>", "?P<w>") +
+    r"|\b(?:(?:could|might|may)\s+(?:also\s+|well\s+|even\s+)?|can\s+also\s+)be\s+"
+    + _COMPETING_VALUE.replace("?P<v>", "?P<w>") +
     r"|\bbut\s+wait\b[\s,:;.!-]*(?:(?:it'?s|maybe|perhaps|actually|the\s+answer\s+is)\s+)?"
     + _COMPETING_VALUE.replace("?P<v>", "?P<x>") + r"(?=\s*(?:[.!?]|$))"
-    r"|\b(?:or\s+(?:maybe|perhaps|possibly)|alternatively,?)\s+"
-    + _COMPETING_VALUE.replace("?P<v>", "?P<y>"))
+    r"|\b(?:(?:or\s+)?(?:maybe|perhaps|possibly|probably)|alternatively)\b,?\s+"
+    r"(?:(?:it|that|the\s+answer)(?:'s|\s+is|\s+was|\s+would\s+be)\s+)?"
+    + _COMPETING_VALUE.replace("?P<v>", "?P<y>") +
+    # "Also, 6 works.", "Both 5 and 6 work." (either of the two may be the other value)
+    r"|\balso,?\s+" + _COMPETING_VALUE.replace("?P<v>", "?P<z>") + r"\s+(?:works?|satisfies|"
+    r"is\s+(?:possible|valid|correct|right|a\s+(?:valid\s+|possible\s+)?(?:solution|answer)))\b"
+    r"|\bboth\s+" + _COMPETING_VALUE.replace("?P<v>", "?P<b1>") + r"\s+and\s+"
+    + _COMPETING_VALUE.replace("?P<v>", "?P<b2>") + r"\s+(?:work|satisfy|are\s+(?:possible|valid|"
+    r"correct|right|(?:valid\s+|possible\s+)?(?:solutions|answers)))\b")
 
 
 # A short concluding sentence after the final box that says its value again: "So 6 apples.",
@@ -748,15 +786,26 @@ def _competitors(text: str, end: int, answer: str) -> list[str]:
                                                  if i >= 0])
         if re.search(r"(?i)\b(?:if|unless|were|had|suppose|assuming)\b", text[begin:m.start()]) \
                 or re.search(r"(?i)\b(?:extraneous|reject\w*|discard\w*|exclud\w*|invalid|"
-                             r"not\s+(?:valid|allowed|possible|in\s+the\s+domain))\b",
+                             r"not\s+(?:valid|allowed|possible|in\s+the\s+domain)|but\s+(?:only|not)|"
+                             r"fails?|violates?|does(?:n't|\s+not)\s+(?:work|satisfy|hold))\b",
                              text[m.end():stop]):
             continue                     # "... 3 is also a solution, but it is extraneous"
-        value = _strip_math_delims(next(v for v in m.group("v", "w", "x", "y") if v))
-        if normalize_answer(value) not in known:
-            out.append(value)
+        for v in m.group("v", "w", "x", "y", "z", "b1", "b2"):
+            if v and normalize_answer(_strip_math_delims(v)) not in known:
+                out.append(_strip_math_delims(v))
         if len(out) >= 10:
             break
     return out
+
+
+def _doubted(text: str, start: int, end: int) -> bool:
+    """An admission of doubt (`_DOUBT_RE`) in the final answer's own sentence, before or inside
+    it: "My best guess is \\boxed{5}", "I'm not sure, but the answer is 5", "The answer is 5,
+    but I'm not sure." (a doubt after it is a retraction, `_retracted`)."""
+    start = min(max(start, 0), end)
+    begin = max([i + len(c) for c in (". ", "! ", "? ", "\n") for i in [text.rfind(c, 0, start)]
+                 if i >= 0] + [0])
+    return bool(_DOUBT_RE.search(text, begin, end))
 
 
 def _retracted(text: str, end: int, answer: str) -> bool:
@@ -892,7 +941,8 @@ _UNICODE = {
     "⋅": "\\cdot ", "÷": "\\div ", "≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "∪": "\\cup ",
     "∩": "\\cap ", "⩽": "\\le ", "⩾": "\\ge ", "≦": "\\le ", "≧": "\\ge ", "≡": "\\equiv ",
     "Ω": "\\Omega ", "\u2126": "\\Omega ",                       # the ohm sign
-    "°": "^\\circ", "½": "\\frac{1}{2}", "⅓": "\\frac{1}{3}", "⅔": "\\frac{2}{3}",
+    "°": "^\\circ", "℃": "^\\circ C", "℉": "^\\circ F",
+    "½": "\\frac{1}{2}", "⅓": "\\frac{1}{3}", "⅔": "\\frac{2}{3}",
     "¼": "\\frac{1}{4}", "¾": "\\frac{3}{4}", "θ": "\\theta ",
     "α": "\\alpha ", "β": "\\beta ", "∈": "\\in ", "ℝ": "\\mathbb{R}", "±": "\\pm ", "∓": "\\mp ",
     "⟨": "(", "⟩": ")", "∅": "\\emptyset ", "\u00a0": " ", "\u2009": " ", "\u202f": " ",
@@ -1082,6 +1132,8 @@ def _unicode_forms(s: str) -> str:
     before the table reads '²' alone) and subscript runs ('x₁₂' -> 'x_{12}')."""
     if s.isascii():
         return s
+    # the degree sign's look-alikes after a number, the ordinal indicator and the ring: 45º, 45˚
+    s = re.sub(r"(?<=\d)[ \t]?[º˚]", "°", s)
     s = re.sub("[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻]+", lambda m: "^{" + m.group(0).translate(_SUPERSCRIPTS) + "}", s)
     s = re.sub("(_?)([₀₁₂₃₄₅₆₇₈₉₊₋]+)", lambda m: "_{" + m.group(2).translate(_SUBSCRIPTS) + "}", s)
     out = []
@@ -1189,7 +1241,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     if "'" in s or "′" in s:
         s = re.sub(r"(?<![\d.])(\d+)\s*\^\s*(?:\{\s*\\circ\s*\}|\\circ)\s*(\d+(?:\.\d+)?)\s*"
                    r"(?:'|′)(?!')(?:\s*(\d+(?:\.\d+)?)\s*(?:''|\"|″))?", _degrees_minutes, s)
-    # degrees and percent; a temperature scale after the degree sign goes with it (5^\circ C)
+    # degrees and percent; a temperature scale after the degree sign goes with it (5^\circ C,
+    # also both in one \text: 5 \text{ °C})
+    s = re.sub(r"\\(?:text|mathrm|textrm|mbox)\s*\{\s*(\^\s*\\circ)\s*([CF])\s*\}", r"\1 \2", s)
     s = re.sub(r"(?<=[\d}])\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ)\s*"
                r"(?:\\(?:text|mathrm)\s*\{\s*[CF]\s*\}|[CF](?![a-zA-Z]))", "", s)
     if re.search(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])", s):   # sin 30^\circ = 1/2
@@ -2431,6 +2485,11 @@ def _scalar_equal(g: str, p: str, budget: _Budget) -> bool:
     if g_pct != p_pct:
         g = f"\\frac{{{g}}}{{100}}" if g_pct else g
         p = f"\\frac{{{p}}}{{100}}" if p_pct else p
+    # a number right before a parenthesis multiplies it, whatever is inside: 2(1/2) = 1,
+    # 2\left(\frac{1}{2}\right) = 1, 2(3) = 6 (math-verify reads 2(1/2) as the mixed number
+    # 2 1/2 and 2(3) as no product; a mixed number is written 2\frac{1}{2}, without parentheses)
+    g, p = (re.sub(r"(?<![\w.\\^_{])(\d+(?:\.\d+)?)[ \t]*(?=\\left\(|\()", r"\1\\cdot ", x)
+            for x in (g, p))
     return WORKER.equal(g, p, budget)
 
 
@@ -2639,7 +2698,14 @@ for _canon, _names in {
         "W": "w watt watts", "V": "v volt volts", "Pa": "pa pascal pascals", "Hz": "hz hertz",
         "mol": "mol mole moles", "Ω": "ohm ohms", "rad": "rad rads radian radians", "am": "am",
         "pm": "pm", "A": "amp amps ampere amperes", "K": "kelvin kelvins",
-        "eV": "electronvolt electronvolts", "kΩ": "kilohm kilohms", "MΩ": "megohm megohms"}.items():
+        "eV": "electronvolt electronvolts", "kΩ": "kilohm kilohms", "MΩ": "megohm megohms",
+        # temperature scales (`_unit_key` reads "°C", "^\\circ F", "℃", "degrees Celsius")
+        "degC": "degC celsius centigrade", "degF": "degF fahrenheit",
+        # amounts of data: no conversion between them (a kilobyte is 1000 or 1024 bytes)
+        "byte": "byte bytes", "bit": "bit bits", "kB": "kB KB kilobyte kilobytes",
+        "MB": "MB megabyte megabytes", "GB": "GB gigabyte gigabytes",
+        "TB": "TB terabyte terabytes", "euro": "euro euros", "yen": "yen",
+        "rupee": "rupee rupees"}.items():
     for _n in _names.split():
         _UNIT_ALIASES[_n] = _canon
 
@@ -2679,17 +2745,34 @@ def _rate_power(s: str) -> str:
     return _RATE_POWER_RE.sub(rate, s) if "-" in s else s
 
 
+_CURRENCY_SIGNS = (("euro", r"€|\\euro(?![a-zA-Z])|\\texteuro|\bEUR\b"),
+                   ("GBP", r"£|\\pounds(?![a-zA-Z])|\\textsterling|\bGBP\b"),
+                   ("yen", r"¥|\\yen(?![a-zA-Z])|\\textyen|\bJPY\b|\bCNY\b|\bRMB\b|元"),
+                   ("rupee", r"₹|\bRs\.?(?=\s*\d)|\bINR\b"))
+
+
 def _unit_key(s: str) -> str | None:
     """The known unit after a number, a power or a fraction ('5 cm', '12\\text{ cm}^2', '3 square
     feet', '10^{-9} m' -> 'cm', 'cm^2', 'ft^2', 'm'; '3 PM', '3 p.m.' -> 'pm'; '30^\\circ' ->
     'deg'; a dollar sign before the number, '\\$5', '$5' alone -> 'dollar'), or None (no unit,
     or a word we do not know as a unit)."""
     dollar = "dollar" if re.search(r"\\\$|\\textdollar|^[^$]*\$\s*\d[^$]*$", s) else None
+    # other currencies by sign or code, before or after the number (€5, 5€, EUR 5, ₹5, Rs. 5):
+    # each is its own unit, never converted (€5 != \$5)
+    dollar = next((name for name, sign in _CURRENCY_SIGNS if re.search(sign, s)), dollar)
     s = _rate_power(_unit_fraction(s))
     t = re.sub(r"\\(?:SI|qty)\s*\{([^{}]*)\}\s*\{([^{}]*)\}",   # siunitx: \SI{5}{\kilo\joule}
                lambda m: m.group(1) + " " + m.group(2).replace("\\", ""), s)
     t = re.sub(r"\\(?:text|mbox|mathrm|textrm|textnormal|rm)\s*\{([^{}]*)\}", r" \1 ", t)
-    t = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])", " degrees", t)
+    t = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|(?<=\d)[ \t]?[º˚]|\\degree(?![a-zA-Z])",
+               " degrees ", t)
+    # a temperature scale after the degree sign or word, or in one sign: 25 °C, 77 ℉, 25
+    # degrees Celsius (the degree alone stays "deg": it agrees with either scale)
+    t = re.sub(r"(?i)(?:degrees?\s*)?(?:\b(c|f)\b|(celsius|centigrade|fahrenheit)\b)|([℃℉])",
+               lambda m: m.group(0) if not (m.group(0).lower().startswith("deg") or m.group(3)
+                                           or m.group(2)) else
+               " deg" + ("C" if (m.group(1) or m.group(2) or m.group(3)).lower()[0] in "c℃"
+                         else "F"), t)
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
     t = _MERIDIEM_RE.sub(r" \1m", t)
     t = re.sub(r"\\mu(?![a-zA-Z])\s*|μ", "µ", t)             # the micro prefix: 5 \mu m
@@ -2838,6 +2921,8 @@ def _converted_equal(gold: str, pred: str) -> bool | None:
     gu, pu = _unit_key(gold), _unit_key(pred)
     if not gu or not pu:
         return None
+    if {gu, pu} in ({"deg", "degC"}, {"deg", "degF"}):   # 25^\circ and 25 °C: one scale named
+        gu = pu
     if gu == pu:                                 # a one-letter symbol stays on its number: 5J
         gv, pv = _amount(gold), _amount(pred)
         return True if gv is not None and gv == pv else None
@@ -2944,11 +3029,16 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       2 \\pm \\sqrt{3}), `\\approx`, "~5" (a tilde before the opening number; "1~000" is a
       space), extra candidates, several boxes with
       different values offered as alternatives, an "<answer>" tag or "####" line with another
-      value than the final answer, a question mark right after the final box, a
-      word of doubt right before it or after it on its line ("Perhaps \\boxed{5}", "is likely
-      \\boxed{5}", "\\boxed{5} (approx.)"; not "\\boxed{\\sqrt{26}} (approximately 5.10)"), and
-      "I'm not sure" after it; a sentence after the final answer that offers another value too
-      ("though 6 is also possible", "it could also be 14", "But wait, 13."; not one said under
+      value than the final answer (and so does another "Final Answer:" statement), a
+      question mark right after the final box, a word of doubt right before it or after it
+      on its line ("Perhaps \\boxed{5}", "is likely \\boxed{5}", "\\boxed{5} (approx.)"; not
+      "\\boxed{\\sqrt{26}} (approximately 5.10)"), and an
+      admission of doubt in its sentence or after it ("I'm not sure", "(unsure)", "my best
+      guess is", "I guess", "I don't know if this is right", "Not sure.", "I could be wrong",
+      "hopefully", "tentative"); an operator or digit glued to the final box ("\\boxed{5}^2",
+      "\\boxed{5}\\pi", "-\\boxed{5}": the box alone is not the value); a sentence after the final
+      answer that offers another value too ("though 6 is also possible", "it could also be
+      14", "it might be 14", "Possibly 14.", "But wait, 13."; not one said under
       a condition, "if the price were 10, the answer would be 13"), and so does a short
       concluding sentence after the final box that says another value ("\\boxed{5}. So 6
       apples.", "Thus $x = 6$.": the box and its restatement disagree; "So 5 apples." agrees);
@@ -2973,12 +3063,16 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       it: "5 (five)", "120 (= 5!)", "\\frac12 (0.5)" equal 5, 120, 0.5; "5 (in cm)" is a unit;
       "5 (six)", "3 (rounded)" fail; a trailing ellipsis ("Final answer: 5...") says the digits
       go on: no plain number;
+    * a unit after the final box, alone to the end of its sentence, is the box's unit where
+      the gold names one ("\\boxed{5} cm" != 5 m; "\\boxed{5} in total." names no inches);
     * units and words after a number are dropped on either side ("5 cm", "\\text{5 apples}", "$12
       dollars", "5 more" (a difference); a unit's symbol and name agree: 5 J = 5 joules; a
       letter after a variable or glued to the digits that names no unit is a variable: 2xy, 5t,
       \\pi r^2 h), but two
       different known units
-      disagree (5 cm != 5 m, 3 PM != 3 a.m., \\$5 != 5 cents = 5¢) unless exactly converted within
+      disagree (5 cm != 5 m, 3 PM != 3 a.m., \\$5 != 5 cents = 5¢, 25 °C != 25 °F, 5 MB
+      != 5 GB, €5 != \\$5 != £5 != ₹5 (any currency by sign, code or name); a bare
+      25^\\circ agrees with either scale) unless exactly converted within
       one dimension (`_converted_equal`: any SI prefix on any SI symbol, one rule: 12 cm = 0.12 m,
       1.5 kg = 1500 g, 5 kJ = 5000 J, 3 mA = 0.003 A, 5 k\\Omega = 5 kΩ = 5000 ohms, also
       named ("5 kilojoules", siunitx's
@@ -2991,6 +3085,8 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       = 3:00 (a bare 1:00 to 12:59 may also be read on the 12-hour clock: 3:00 PM = 3:00);
       "28 percent", "28 pct", "28\\%" and "28" agree, and 28\\% = 0.28 = 7/25 (a percent sign on
       one side allows both readings of it; with none, 0.28 != 28);
+    * a number right before a parenthesis multiplies it (2(1/2) = 1, 2(3) = 6; the mixed
+      number is 2\\frac{1}{2});
     * a ratio of two numbers is their quotient (1:2 = 1 \\colon 2 = "1 to 2" = 2:4 = 1/2 = 0.5;
       2:1 != 1:2), a ratio of three or more positive numbers is its proportions (2:4:6 = 1:2:3,
       not 3:2:1) and never a time with seconds (1:2:3 != 1:02:03, whose quotients agree);
@@ -3025,7 +3121,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
       = C_{10}^3 = 120, P(5,2) = A_5^2 = 20, \\operatorname{lcm}(4,6) = 12 (a gcd or lcm of
       letters is compared with nothing else); "P(5,2)" is the point (5,2) where the gold is a
       tuple;
-    * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3"; "AB = 4", "f(x) = 1", "|AB| = 1",
+    * "(p,q)=(3,2)" = (3,2) = "p=3, q=2" = "q=2, p=3" (named single letters against an unnamed
+      tuple are read in the alphabet's order: "y=1, x=2" is (2, 1)); "AB = 4", "f(x) = 1",
+      "|AB| = 1",
       "\\det A = 1" and "P(A \\cap B) = 0.5" (a probability or expectation of any event) equal
       their right side;
       a box "x = 5+5+1 = 11" counts as its last member (a false chain, "x = 5 = 6", as nothing);
@@ -3215,6 +3313,16 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
                          region[boxes[-1][1]:])
         if after and _split_gloss(f"{pred} {after.group(1)}")[1]:
             pred = f"{pred} {after.group(1)}"
+    # a unit written after the final box, where the gold names a unit and the box none:
+    # "\\boxed{5} cm" is 5 cm (against 5 m: no), "$\\boxed{5}$ dollars" (the unit word alone up
+    # to the end of its sentence: "\\boxed{5} in total" names no inches)
+    if boxes and boxes[-1][2] == pred and _unit_key(gold) and not _unit_key(pred):
+        unit = re.match(r"(?:[ \t$]|\\[,;: ]|\\\))*(?:\\(?:text|mathrm)\s*\{\s*)?([a-zA-Zµ]+"
+                        r"(?:/[a-zA-Z]+)?(?:\^\{?[23]\}?|[²³])?)\s*\}?(?:[ \t$]|\\\))*"
+                        r"(?=(?:[.;!][ \t]*)?(?:\n|$)|[.;!]\s)",
+                        region[boxes[-1][1]:boxes[-1][1] + 60])
+        if unit and _known_unit(re.sub(r"\^.*|[²³]", "", unit.group(1))):
+            pred = f"{pred}\\text{{ {unit.group(1)}}}"
     pred, gloss = _split_gloss(pred)
     others = others + gloss
     gold = _split_gloss(gold)[0]                 # a gold with a gloss, "7 \\text{ (seven)}"
@@ -3264,6 +3372,13 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     gn, pn = _named_tuple(gc), _named_tuple(pc)
     if gn and pn and sorted(gn[0]) == sorted(pn[0]):     # (p,q)=(3,2) vs q=2, p=3: match by name
         return _relation_equal(gc, pc, budget) if gn[0] != pn[0] else _equal(gn[1], pn[1], budget)
+    # named values for an unnamed tuple gold are read in the names' order, which for single
+    # letters (with index subscripts) is the alphabet's: "y=1, x=2" is (x, y) = (2, 1), not (1, 2)
+    if pn and not gn and _structure(g)[0] == "()" and pn[0] != sorted(pn[0]) and all(
+            re.fullmatch(r"[a-zA-Z](?:_\{?\d\}?)?", n) for n in pn[0]):
+        vals = _split_top(pn[1][1:-1])
+        p = normalize_answer("(" + ",".join(v for _, v in sorted(zip(pn[0], vals))) + ")")
+        pc = p
     # one quantity: "3 hours and 20 minutes", "12 cm" vs "0.12 m", "3 PM" vs "15:00"
     amount = _compound_equal(gold, pred)
     for same in (_clock_equal, _converted_equal):
@@ -3280,8 +3395,9 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     # \\boxed{42}", "about \\boxed{42}")
     # (on its line: "\\boxed{\\sqrt{26}} (approximately 5.10)" and a later "Approximately 5.10."
     # give a decimal value besides the exact one)
-    if boxes and (re.match(r"[\s$.,;:(\\)\]]*(?:\\text\{\s*)?(?:or|either|maybe|perhaps)\b"
-                           r"|[ \t$,;:(\\)\]]*(?:\\text\{\s*)?(?:probably|possibly|"
+    # (a word inside a \\text after the box too, parenthesised or not: "\\text{ (approx.)}")
+    if boxes and (re.match(r"[\s$.,;:(\\)\]]*(?:\\text\s*\{[\s(]*)?(?:or|either|maybe|perhaps)\b"
+                           r"|[ \t$,;:(\\)\]]*(?:\\text\s*\{[ \t(]*)?(?:probably|possibly|"
                            r"I(?:'m|\s+am)\s+not\s+(?:sure|certain)"
                            r"|(?:approx\w*|roughly)\b(?!\.?[ \t]*[-$\d\\(=]))"
                            r"|(?:\s|\$|\\\)|\\\])*\?",
@@ -3290,6 +3406,17 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
                                r"about|around|nearly|almost|at\s+(?:least|most)|I\s+guess)"
                                r"(?:\s|\$|\\\(|\\\[|=)*$",
                                region[max(0, boxes[-1][0] - 40):boxes[-1][0]], re.IGNORECASE)):
+        return False
+    # an operator or a digit glued to the final box makes its value another one: "\\boxed{5}^2",
+    # "\\boxed{5}\\pi", "\\boxed{5}/2", "\\boxed{5} \\times 10^3", "\\boxed{5}0", "\\boxed{5}.5",
+    # "\\boxed{5} \\pm 1", "-\\boxed{5}", "\\sqrt\\boxed{5}": the box alone is not the answer
+    # (a degree sign, "\\boxed{5}^\\circ", a unit or percent sign after it, markdown's "**" and
+    # a list item's "- " before it are no operator; a minus or digit must touch the box)
+    if boxes and _strip_math_delims(boxes[-1][2]) in pred and (
+            re.match(r"[ \t]*(?:\^(?!\s*\{?\s*\\circ)|_|\\(?:sqrt|pi|pm|mp|times|cdot|div|frac)"
+                     r"(?![a-zA-Z])|[±×÷/·]|\.?\d)", region[boxes[-1][1]:boxes[-1][1] + 20])
+            or re.search(r"(?:[-−±^/×÷·\d]|\\(?:sqrt|pm|mp|times|cdot|div)[ \t]*)$",
+                         region[max(0, boxes[-1][0] - 20):boxes[-1][0]])):
         return False
     # several boxes that disagree with each other are a hedge, even if the last one is right
     for other in others:

@@ -451,3 +451,246 @@ CASES += [
     ("realistic", T2 + "\\boxed{[-1, 1]}", "[-1,1]", True),
     ("realistic", T2 + "\\boxed{\\left\\{ -1, 1 \\right\\}}", "\\{-1,1\\}", True),
 ]
+
+# ---- round 10 probes ---------------------------------------------------------------------------
+# a lone number in a "Final Answer:" sentence must stand as a word: a mark glued to it qualifies
+# it ("~42", ">42", "42+") or is an operator ("42!"); a currency or percent sign is part of it
+CASES += [
+    ("anchor", T + "Final answer: 42+", "42", False),
+    ("anchor", T + "Final answer: ~42", "42", False),
+    ("anchor", T + "Final answer: ∼42", "42", False),
+    ("anchor", T + "Final answer: >42", "42", False),
+    ("anchor", T + "Final answer: ≥42", "42", False),
+    ("anchor", T + "Final answer: <42", "42", False),
+    ("anchor", T + "Final answer: 42-ish", "42", False),
+    ("anchor", T + "Final answer: 42!", "42", False),
+    ("anchor", T + "Final Answer: Jane has 42+ apples", "42", False),
+    ("anchor", T + "Final answer: 42+ apples", "42", False),
+    ("anchor", T + "Final answer: $42", "42", True),
+    ("anchor", T + "Final answer: 42%", "0.42", True),
+    ("anchor", T + "Final answer: 42%", "42", True),
+    ("anchor", T + "Final answer: x is (42)", "42", True),
+    ("anchor", T + "Final Answer: Jane has 42 apples (in total).", "42", True),
+    ("anchor", T + "Final Answer: Jane has 42 apples, in total.", "42", True),
+]
+
+# an admission of doubt, in its sentence or after it, is a hedge: "I'm unsure", "(not sure)",
+# "I don't know if this is right", "my best guess", "I guess"; a word of doubt in a \text after
+# the box; another value offered with "might / could / may be", "maybe (it is)", "possibly"
+CASES += [
+    ("hedge", T + "\\boxed{5}, but I'm unsure.", "5", False),
+    ("hedge", T + "\\boxed{5} (not sure)", "5", False),
+    ("hedge", T + "\\boxed{5} (unsure)", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nI'm uncertain about this.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nI am still not quite sure.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nI don't know if this is right.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nI can't be certain.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nThis is just a guess.", "5", False),
+    ("hedge", T + "\\boxed{5} is my guess.", "5", False),
+    ("hedge", T + "My best guess is \\boxed{5}.", "5", False),
+    ("hedge", T + "I guess the answer is \\boxed{5}.", "5", False),
+    ("hedge", T + "I'm guessing \\boxed{5}.", "5", False),
+    ("hedge", T + "I'm not sure, but the answer is \\boxed{5}.", "5", False),
+    ("hedge", T + "The answer is 5, but I'm not sure.", "5", False),
+    ("hedge", T + "Answer: 5 (a guess)", "5", False),
+    ("hedge", T + "\\boxed{5} \\text{ (approx.)}", "5", False),
+    ("hedge", T + "\\boxed{5} \\text{(approximately)}", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nHmm, but maybe it is 6.", "5", False),
+    ("hedge", T + "\\boxed{5} -- though it might be 6", "5", False),
+    ("hedge", T + "\\boxed{5}. It might be 6, though.", "5", False),
+    ("hedge", T + "\\boxed{5}. Possibly 6.", "5", False),
+    ("hedge", T + "\\boxed{5}. Perhaps it's 6.", "5", False),
+    ("hedge", T + "\\boxed{5}. It could be 6 as well.", "5", False),
+    ("hedge", T + "\\boxed{5}. I'm sure of it.", "5", True),
+    ("hedge", T + "\\boxed{5}. I am confident this is correct.", "5", True),
+    ("hedge", T + "\\boxed{5}. To make sure, check: 2+3=5.", "5", True),
+    ("hedge", T + "\\boxed{5}. If we had 6 apples it might be 7.", "5", True),
+    ("hedge", T + "We guess a root and verify it; the answer is \\boxed{5}.", "5", True),
+    ("hedge", T + "\\boxed{5}\n\nI'm not sure whether units are needed, so I give the number.",
+     "5", True),
+    ("hedge", T + "\\boxed{5}. The value 6 might seem plausible, but it fails the check.", "5",
+     True),
+    ("hedge", T + "\\boxed{5}. The probability is uncertain only before the draw.", "5", True),
+    ("hedge", T + "I made an error before; the answer is \\boxed{5}.", "5", True),
+]
+
+# temperature scales and amounts of data are units: 25 °C != 25 °F, 5 MB != 5 GB (never converted:
+# a kilobyte is 1000 or 1024 bytes); a bare degree agrees with either scale; "°C" inside a \text
+CASES += [
+    ("units", T + "\\boxed{25^\\circ\\text{F}}", "25^\\circ\\text{C}", False),
+    ("units", T + "\\boxed{25°F}", "25°C", False),
+    ("units", T + "\\boxed{25℉}", "25 \\text{ degrees Celsius}", False),
+    ("units", T + "\\boxed{25 \\text{ degrees Fahrenheit}}", "25^\\circ C", False),
+    ("units", T + "The answer is 25 °C.", "25 °F", False),
+    ("units", T + "\\boxed{25°C}", "25^\\circ\\text{C}", True),
+    ("units", T + "\\boxed{25℃}", "25 \\text{ degrees Celsius}", True),
+    ("units", T + "\\boxed{25°C}", "25^\\circ", True),
+    ("units", T + "\\boxed{25 \\text{ °C}}", "25", True),
+    ("units", T + "\\boxed{25\\,^\\circ\\mathrm{C}}", "25", True),
+    ("units", T + "\\boxed{5 \\text{ MB}}", "5 \\text{ GB}", False),
+    ("units", T + "\\boxed{5000 \\text{ MB}}", "5\\text{ GB}", False),
+    ("units", T + "\\boxed{5 \\text{ bits}}", "5 \\text{ bytes}", False),
+    ("units", T + "\\boxed{5 \\text{ TB}}", "5 \\text{ terabytes}", True),
+    ("units", T + "\\boxed{5 \\text{ gigabytes}}", "5\\text{ GB}", True),
+    ("units", T + "\\boxed{5 \\text{ KB}}", "5 \\text{ kB}", True),
+    ("units", T + "\\boxed{5 \\text{ GB}}", "5", True),
+    ("units", T + "\\boxed{5c}", "5c", True),
+]
+
+# a number right before a parenthesis multiplies it: 2(1/2) is 1, not the mixed number 2 1/2
+CASES += [
+    ("mixed", T + "\\boxed{2(1/2)}", "2.5", False),
+    ("mixed", T + "\\boxed{2(1/2)}", "1", True),
+    ("mixed", T + "\\boxed{2(\\frac{1}{2})}", "\\frac52", False),
+    ("mixed", T + "\\boxed{2\\left(\\frac{1}{2}\\right)}", "2.5", False),
+    ("mixed", T + "\\boxed{2\\left(\\frac{1}{2}\\right)}", "1", True),
+    ("mixed", T + "\\boxed{2(3/2)}", "\\frac72", False),
+    ("mixed", T + "\\boxed{2(3/2)}", "3", True),
+    ("mixed", T + "\\boxed{1(1/2)}", "1.5", False),
+    ("mixed", T + "\\boxed{2(3)}", "6", True),
+    ("mixed", T + "\\boxed{2\\frac{1}{2}}", "\\frac52", True),
+    ("mixed", T + "\\boxed{3(\\sqrt{2}+1)}", "3\\sqrt2+3", True),
+    ("mixed", T + "\\boxed{0.5(4)}", "\\frac{49}{90}", True),      # a repeating decimal
+]
+
+# currencies other than the dollar are units by sign, code or name: €5 != \\$5 != £5 != ₹5
+CASES += [
+    ("units", T + '\\boxed{€5}', '\\$5', False),
+    ("units", T + '\\boxed{£5}', '€5', False),
+    ("units", T + '\\boxed{5 \\text{ yen}}', '\\$5', False),
+    ("units", T + '\\boxed{₹5}', '\\$5', False),
+    ("units", T + '\\boxed{€5}', '5', True),
+    ("units", T + '\\boxed{5€}', '€5', True),
+    ("units", T + '\\boxed{5 \\text{ euros}}', '€5', True),
+    ("units", T + '\\boxed{EUR 5}', '€5', True),
+    ("units", T + '\\boxed{¥500}', '500', True),
+    ("units", T + '\\boxed{¥500}', '500 \\text{ yen}', True),
+    ("units", T + '\\boxed{Rs. 5}', '5', True),
+    ("units", T + '\\boxed{Rs. 5}', '₹5', True),
+    ("units", T + '\\boxed{₹5}', '5 \\text{ rupees}', True),
+    ("units", T + '\\boxed{\\$5}', '5 \\text{ euros}', False),
+    ("units", T + 'The answer is €5.', '\\$5', False),
+    ("units", T + 'The answer is €5.', '5', True),
+    ("units", T + '\\boxed{\\euro 5}', '5', True),
+    ("units", T + '\\boxed{£5.50}', '5.5', True),
+    ("units", T + '\\boxed{£5.50}', '5.50 \\text{ dollars}', False),
+    ("units", T + '\\boxed{5 \\text{ dollars}}', '\\$5', True),
+    ("units", T + '\\boxed{\\$5}', '5', True),
+]
+
+# another value offered after the final answer with "Also, 6 works." or "Both 5 and 6 work."
+# competes with it (not under a condition, and not when the sentence goes on "but only 5 ...")
+CASES += [
+    ("hedge", T + '**Final Answer**\n\\boxed{5}\n\nAlso, 6 works.', '5', False),
+    ("hedge", T + '\\boxed{5}\n\nBoth 5 and 6 work.', '5', False),
+    ("hedge", T + '\\boxed{5}\n\nBoth 6 and 5 are valid solutions.', '5', False),
+    ("hedge", T + '\\boxed{5}\n\nAlso, $x = 6$ is a solution.', '5', False),
+    ("hedge", T + '\\boxed{5}. Also, 6 satisfies the equation.', '5', False),
+    ("hedge", T + '\\boxed{5, 6}\n\nBoth 5 and 6 work.', '5, 6', True),
+    ("hedge", T + '\\boxed{5}\n\nAlso, 5 works for the second part.', '5', True),
+    ("hedge", T + '\\boxed{5}\n\nBoth 5 and 5.0 are the same.', '5', True),
+    ("hedge", T + '\\boxed{5}\n\nIf n were 7, both 5 and 6 would work.', '5', True),
+    ("hedge", T + "\\boxed{5}\n\nBoth 5 and 6 work in the first equation, but only 5 "
+     "satisfies the second.", "5", True),
+    ("hedge", T + '\\boxed{5}\n\nAlso, 6 is not a solution.', '5', True),
+]
+
+# every "Final Answer:" statement states the final answer: two with different values compete
+# (as two boxes do), unless a self-correction stands between them
+CASES += [
+    ("anchor", T + "Final answer: 5\n\nFinal answer: 6", "6", False),
+    ("anchor", T + "Final answer: 5\n\nFinal answer: 6", "5", False),
+    ("anchor", T + "The final answer is 5.\n\nFinal answer: 6", "6", False),
+    ("anchor", T + "**Final Answer:** 5\n\n\\boxed{6}", "6", False),
+    ("anchor", T + "Final answer: 5\n\n**Final Answer:** $5$", "5", True),
+    ("anchor", T + "Final answer: 5\n\nWait, I made an error. Final answer: 6", "6", True),
+    ("anchor", T + "**Final Answer:** 5\n\n\\boxed{5}", "5", True),
+    ("anchor", T + "To find the final answer, we compute 2+3.\n\nFinal answer: 5", "5", True),
+    ("anchor", T + "The final answer is 5.\n\nFinal Answer: The final answer is $5$. I hope it "
+     "is correct.", "5", True),
+]
+
+# the degree sign's look-alikes after a number: the ordinal indicator º and the ring ˚
+CASES += [
+    ("angle", T + '\\boxed{45º}', '45', True),
+    ("angle", T + '\\boxed{45º}', '45^\\circ', True),
+    ("angle", T + '\\boxed{45˚}', '45^\\circ', True),
+    ("angle", T + '\\boxed{45 º}', '45', True),
+    ("angle", T + '\\boxed{45º}', '46', False),
+    ("angle", T + '\\boxed{25ºC}', '25^\\circ C', True),
+    ("angle", T + '\\boxed{25ºF}', '25^\\circ C', False),
+    ("angle", T + "\\boxed{30º30'}", '30.5^\\circ', True),
+    ("angle", T + 'The angle is 45º.\n\nAnswer: 45º', '45', True),
+    ("angle", T + '\\boxed{45˚}', '\\frac{\\pi}{4}', False),
+]
+
+# named values against an unnamed tuple gold are read in the names' (alphabetical) order:
+# "y=1, x=2" is (x, y) = (2, 1)
+CASES += [
+    ("tuple", T + '\\boxed{x=1, z=2, y=3}', '(1,2,3)', False),
+    ("tuple", T + '\\boxed{x=1, z=2, y=3}', '(1,3,2)', True),
+    ("tuple", T + '\\boxed{y=1, x=2}', '(1,2)', False),
+    ("tuple", T + '\\boxed{y=2, x=1}', '(1,2)', True),
+    ("tuple", T + '\\boxed{b=2, a=1}', '(1,2)', True),
+    ("tuple", T + '\\boxed{x=1, y=2, z=3}', '(1,2,3)', True),
+    ("tuple", T + '\\boxed{x = 3, y = 4}', '(3,4)', True),
+    ("tuple", T + '\\boxed{x_2=5, x_1=4}', '(4,5)', True),
+    ("tuple", T + '\\boxed{q=2, p=3}', '(p,q)=(3,2)', True),
+    ("tuple", T + '\\boxed{y=2, x=1}', '1, 2', True),
+    ("tuple", T + 'The answer is $y = 2$, $x = 1$.', '(1,2)', True),
+    ("tuple", T + '\\boxed{y=1, x=2}', 'x=2, y=1', True),
+]
+
+# more doubt: "Not sure (though).", "I could be wrong", "this may be incorrect", "hopefully",
+# "tentative", "give or take"; an operator or digit glued to the final box changes its value
+CASES += [
+    ("hedge", T + "\\boxed{5}\n\nNot sure though.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nNot 100% sure.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\n(I could be wrong.)", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nI might be wrong.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nThis may be incorrect.", "5", False),
+    ("hedge", T + "\\boxed{5}, hopefully.", "5", False),
+    ("hedge", T + "Hopefully the answer is \\boxed{5}.", "5", False),
+    ("hedge", T + "\\boxed{5 \\text{ (tentative)}}", "5", False),
+    ("hedge", T + "Tentative answer: \\boxed{5}", "5", False),
+    ("hedge", T + "\\boxed{5} (give or take)", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nThis is correct.", "5", True),
+    ("hedge", T + "\\boxed{5}\n\nDouble-check: 2+3 = 5. Correct.", "5", True),
+    ("box", T + "\\boxed{5}^2", "5", False),
+    ("box", T + "\\boxed{5}\\sqrt{2}", "5", False),
+    ("box", T + "\\boxed{5}\\pi", "5", False),
+    ("box", T + "\\boxed{5}/2", "5", False),
+    ("box", T + "\\boxed{5} \\times 10^3", "5", False),
+    ("box", T + "\\boxed{5}0", "5", False),
+    ("box", T + "\\boxed{5}.5", "5", False),
+    ("box", T + "\\boxed{5} \\pm 1", "5", False),
+    ("box", T + "-\\boxed{5}", "5", False),
+    ("box", T + "$x = -\\boxed{5}$", "5", False),
+    ("box", T + "$2\\boxed{5}$", "5", False),
+    ("box", T + "\\boxed{5}^\\circ", "5^\\circ", True),
+    ("box", T + "\\boxed{5}\\%", "5\\%", True),
+    ("box", T + "\\boxed{5}!", "5", True),
+    ("box", T + "**\\boxed{5}**", "5", True),
+    ("box", T + "- \\boxed{5}", "5", True),
+    ("box", T + "**Final Answer**\n\\boxed{5}", "5", True),
+    ("box", T + "\\boxed{5}. 2 + 3 = 5 checks out.", "5", True),
+]
+
+# a unit after the final box, alone to the end of its sentence, is the box's unit where the gold
+# names one: "\\boxed{5} cm" is not 5 m ("\\boxed{5} in total." names no inches)
+CASES += [
+    ("units", T + '\\boxed{5} cm', '5 \\text{ m}', False),
+    ("units", T + '\\boxed{5} m', '5 \\text{ cm}', False),
+    ("units", T + '\\boxed{5}\\,\\text{kg}', '5 \\text{ g}', False),
+    ("units", T + '$\\boxed{5}$ dollars', '5 \\text{ cents}', False),
+    ("units", T + '\\boxed{5}\\text{ km}', '5000 \\text{ m}', True),
+    ("units", T + '\\boxed{5} cm', '5 \\text{ cm}', True),
+    ("units", T + '\\boxed{5} cm.', '50 \\text{ mm}', True),
+    ("units", T + '\\boxed{5} in total.', '5 \\text{ cm}', True),
+    ("units", T + '\\boxed{5} m^2', '5 \\text{ m}^2', True),
+    ("units", T + '\\boxed{5} m^2', '5 \\text{ m}', False),
+    ("units", T + '\\boxed{5}', '5 \\text{ cm}', True),
+    ("units", T + '\\boxed{5 cm} m', '5 \\text{ cm}', True),
+    ("units", T + '\\boxed{5} apples', '5 \\text{ cm}', True),
+    ("units", T + '\\boxed{5} cm', '5', True),
+]
