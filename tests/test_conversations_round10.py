@@ -8,6 +8,7 @@ import json
 import re
 
 import pytest
+from test_sft import _trained  # tokens trained; renders as the official template
 
 import sft
 import sft_data
@@ -28,17 +29,6 @@ def _load(tmp_path, *rows):
 def _refused(tmp_path, row, says):
     with pytest.raises(DataError, match=re.escape(says)):
         _load(tmp_path, row)
-
-
-def _trained(tok, example):
-    """(the tokens trained, decoded; whether the example renders as the official template)."""
-    from test_chat_template import OFFICIAL_QWEN3_TEMPLATE
-
-    ids, mask = sft.encode(tok, example["messages"], example.get("tools"))
-    official = tok.apply_chat_template(example["messages"], tokenize=False,
-                                       tools=example.get("tools"),
-                                       chat_template=OFFICIAL_QWEN3_TEMPLATE)
-    return tok.decode([t for t, m in zip(ids, mask) if m]), tok.decode(ids) + "\n" == official
 
 
 _Q = {"role": "user", "content": "2+2?"}
