@@ -69,7 +69,9 @@ How it is judged
   * stdin/stdout: CRLF, whitespace around lines and blank lines around the output are normalised,
     and a line of numbers matches the same numbers however written ("1.0" is "1"), as
     LiveCodeBench's judge (`normalise_output`, `outputs_match`); the rest is exact; optional
-    ``float_tol`` for numeric tokens (two integers stay exact); exit status must be 0.
+    ``float_tol`` for numeric tokens (two integers stay exact); exit status must be 0. The
+    test's input reaches the program as a judge's input file: LF line endings (CRLF and CR are
+    line breaks), its last line ended (`sandbox_checks.judge_stdin`).
   * Call-based and assert tests use two processes in the sandbox: a trusted runner R and the
     candidate process C (forked from R *before* R has read the tests or the per-run secret).
     C executes the code; R calls C's functions over a pipe, with arguments marshalled fresh for
@@ -147,8 +149,8 @@ from sandbox_checks import (
     arguments_of,
     check_tests,
     compile_error,
+    judge_stdin,
     short_repr,
-    stdin_of,
     unsendable,
 )
 from sandbox_isolation import Run, SandboxError, SlotLease, detect, launch
@@ -519,13 +521,7 @@ def _last_exception(stderr: bytes) -> str:
 
 
 def _judge_stdio(code, test, lim) -> tuple[str, str]:
-    stdin = stdin_of(test)
-    stdin = stdin.encode() if isinstance(stdin, str) else bytes(stdin)
-    # Input that does not end its last line gets the line break a judge's input file has: APPS and
-    # TACO give the lines as a list ("\n".join drops the last one), and the competitive idiom
-    # ``input = lambda: sys.stdin.readline()[:-1]`` cut the last digit off the last line.
-    if stdin and not stdin.endswith(b"\n"):
-        stdin += b"\n"
+    stdin = judge_stdin(test)  # LF line endings, the last line ended (sandbox_checks)
     # An expected output over the cap could never be printed: the cap grows to twice its size.
     expected = str(test["output"])
     lim = replace(lim, max_output_bytes=max(lim.max_output_bytes, 2 * len(expected.encode(

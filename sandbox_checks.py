@@ -210,6 +210,26 @@ def stdin_of(test: dict):
     return "" if test.get("input") is None else test["input"]
 
 
+def judge_stdin(test: dict) -> bytes:
+    """The bytes a stdin/stdout test's program reads: its input as a judge's input file holds it.
+
+    Line endings are LF: each CRLF and each lone CR of the input is a line break (a test written on
+    Windows, a dataset that kept them). A judge that runs Python on Windows (Codeforces) reads its
+    stdin with universal newlines; here, on Linux, ``input()`` kept the CR, so a right solution's
+    ``len(input())`` or ``a == b`` on CRLF input was one off, or false. Input that does not end its
+    last line gets the line break a judge's input file has: APPS and TACO give the lines as a list
+    ("\\n".join drops the last one), and the competitive idiom ``input = lambda:
+    sys.stdin.readline()[:-1]`` cut the last digit off the last line.
+
+    >>> judge_stdin({"input": "ab\\r\\ncd\\re"}), judge_stdin({"input": b"1\\r\\n"})
+    (b'ab\\ncd\\ne\\n', b'1\\n')
+    """
+    stdin = stdin_of(test)
+    stdin = stdin.encode() if isinstance(stdin, str) else bytes(stdin)
+    stdin = stdin.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return stdin + b"\n" if stdin and not stdin.endswith(b"\n") else stdin
+
+
 def arguments_of(test: dict) -> tuple:
     """A call-based test's (args, kwargs): none (absent or null) is empty."""
     args, kwargs = test.get("args"), test.get("kwargs")

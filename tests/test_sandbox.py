@@ -314,6 +314,17 @@ def test_input_without_a_final_line_break_gets_one(stdin):
     assert run_tests(code, io(stdin, "30")).verdict == "accepted"
 
 
+@pytest.mark.parametrize("stdin", ["hello\r\nab\r\nab\r\n", "hello\rab\rab", b"hello\r\nab\r\nab",
+                                   "hello\nab\r\nab\r"])
+def test_input_line_endings_are_line_breaks_however_written(stdin):
+    # a test's input with CRLF (or old-Mac CR) line endings: a judge on Windows (Codeforces) reads
+    # stdin with universal newlines; here input() kept the CR: len() was 6, the two lines unequal
+    code = "s = input()\na, b = input(), input()\nprint(len(s), a == b, len(b))"
+    r = run_tests(code, io(stdin, "5 True 2"))
+    assert (r.verdict, r.passed) == ("accepted", 1), r
+    assert run_tests(code, io(stdin, "6 True 2")).verdict == "wrong_answer"  # its wrong twin
+
+
 def test_bytes_that_are_not_utf8_match_no_text():
     code = "import sys\nsys.stdout.buffer.write(b'caf\\xe9\\n')"
     assert run_tests(code, io("", "caf\ufffd")).verdict == "wrong_answer"  # was accepted
