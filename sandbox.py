@@ -79,7 +79,9 @@ How it is judged
     builtin types (``marshal`` refuses an object with a lying ``__eq__``; a value of a subclass of
     one -- a Counter, a namedtuple, an IntEnum -- crosses as the plain value its base type holds,
     read in C with the base type's own methods: runner.as_plain)
-    and take at most 64 MiB once decoded (runner.MAX_VALUE_BYTES), with at most 64 elements of a
+    and take at most 64 MiB once decoded (runner.MAX_VALUE_BYTES), and no more bytes than a value
+    equal to the expected one could (R is told a bound per test: sandbox_checks.returned_cap; a
+    bigger one is a wrong answer that never leaves the sandbox), with at most 64 elements of a
     set (or keys of a dict) sharing a hash (runner.MAX_SAME_HASH: decoding is linear).
     Call-based: R forwards the values to the parent, which compares them with strict, type-aware
     equality (bool is not int, NaN != NaN, list~tuple, int~float by value, optional float_tol),
@@ -150,6 +152,7 @@ from sandbox_checks import (
     check_tests,
     compile_error,
     judge_stdin,
+    returned_cap,
     short_repr,
     unsendable,
 )
@@ -538,8 +541,8 @@ def _judge_stdio(code, test, lim) -> tuple[str, str]:
 
 def _judge_calls(code, tests, lim) -> list[tuple[str, str]]:
     job = (code, [(str(t["fn_name"]),
-                   marshal.dumps((list(arguments_of(t)[0]), dict(arguments_of(t)[1])), 2))
-                  for t in tests])
+                   marshal.dumps((list(arguments_of(t)[0]), dict(arguments_of(t)[1])), 2),
+                   returned_cap(t["expected"])) for t in tests])
     run = _run_with_retries("call", job, None, lim, len(tests))
     by_idx = {m[0]: m[1:] for m in run.frames if type(m) is tuple and m and type(m[0]) is int}
     out = []

@@ -17,6 +17,29 @@ import subprocess
 MAX_VALUE_DEPTH = 100
 
 
+# How many bytes (marshal, version 2) a call's returned value may take and still equal the test's
+# expected value. Equal values (`sandbox.values_equal`) have the same shape, and each part of the
+# returned one takes at most 16 times the bytes of its expected counterpart: a float (9 bytes)
+# equals an int of up to 309 digits (143), an int (5) a float (9) or a complex (17), a complex
+# an int (143); equal str and bytes take the same, a list, tuple, set or dict the same header. R
+# measures the value it would send against this (runner.run_calls), so that a value no bigger than
+# the sandbox's memory but past any equal one (a 60 MB str for 'x': 0.3 s of the parent's CPU per
+# call test to read and decode, 2.4 s for eight) never reaches the parent. Only R learns it, never
+# the candidate's process. A value of up to RETURNED_SLACK bytes reaches the parent whatever its
+# size, so that a wrong answer's detail shows what it was.
+RETURNED_RATIO, RETURNED_SLACK = 16, 1 << 20
+
+
+def returned_cap(expected) -> int:
+    """The most bytes of marshal that a value equal to `expected` takes (`RETURNED_RATIO`), and
+    `RETURNED_SLACK` more.
+
+    >>> returned_cap(1.5) - RETURNED_SLACK, returned_cap("x") - RETURNED_SLACK
+    (144, 96)
+    """
+    return RETURNED_RATIO * len(marshal.dumps(expected, 2)) + RETURNED_SLACK
+
+
 def nesting(value) -> int:
     """How many levels of containers `value` (a plain value) nests, counted without recursion.
 

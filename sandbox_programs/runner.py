@@ -11,7 +11,8 @@ What it receives
     stdin, stdout and stderr are the program's own (stdio mode: the test's input and output).
   * On JOB, read once and then closed, one frame (see `send`) holding ``marshal`` of
       stdio:   the candidate's source, which then runs here as ``__main__``;
-      call:    (secret, source, [(fn_name, marshal((args, kwargs))), ...]);
+      call:    (secret, source, [(fn_name, marshal((args, kwargs)), cap), ...]), cap: the most
+               bytes (marshal) a value equal to the expected one takes (never sent to C);
       assert:  (secret, source, [test statements, ...]).
 What it sends back
   * On CHAN: b"hello" first (the sandbox works). In call and assert mode then one frame per test,
@@ -666,9 +667,10 @@ def names_read(tests):
 
 
 def run_calls(c, tests, report):
-    """call mode: each (name, marshalled arguments) is called in C; the plain result goes to the
-    parent."""
-    for i, (name, blob) in enumerate(tests):
+    """call mode: each (name, marshalled arguments, cap) is called in C; the plain result goes to
+    the parent, unless it takes more than `cap` bytes: no value equal to the expected one does
+    (sandbox_checks.returned_cap), and the parent would read and decode it on its own CPU."""
+    for i, (name, blob, cap) in enumerate(tests):
         send(c.to_c, marshal.dumps((name, blob, False)))
         try:
             r = c.reply()
@@ -684,6 +686,9 @@ def run_calls(c, tests, report):
                 if budget[2] > MAX_VALUE_DEPTH:  # measured here, on the sandbox's CPU time
                     out = ("bad", "returned a value nested %d levels deep (at most %d are compared)"
                            % (budget[2], MAX_VALUE_DEPTH))
+                elif len(out[1]) > cap:
+                    out = ("bad", "returned a value of %d bytes (marshal), more than any value"
+                           " equal to the expected one takes" % len(out[1]))
             elif r[0] == "bad":
                 out = ("bad", "returned a value of type %s (only builtin plain types are accepted)"
                        % str(r[1])[:100])

@@ -606,6 +606,27 @@ def test_a_big_returned_value_costs_the_parent_little_cpu():
     assert values_equal({1, 2}, frozenset({2.0, 1})) and not values_equal({1, 2}, {1, 2, 3})
 
 
+def test_a_returned_value_bigger_than_any_equal_one_never_reaches_the_parent():
+    # a 60 MB str for the expected 'x' passed every check in R (under 64 MiB) and the parent read
+    # and decoded it: 0.3 s of its CPU per call test, 1.2 s for these four, under the GIL
+    code = "def f(x): return 'x' * (60 << 20)\n"
+    cpu = time.process_time()
+    r = run_tests(code, [call("f", [i], "x") for i in range(4)], timeout_s=5.0, memory_mb=1024)
+    assert (r.verdict, r.passed) == ("wrong_answer", 0), r
+    assert time.process_time() - cpu < 0.4
+    assert r.detail == ("call test 0 (f): returned a value of 62914565 bytes (marshal), more than"
+                        " any value equal to the expected one takes"), r
+    # the bound holds for the parts of equal values that differ most in size: an int of 309
+    # digits equal to a float (16 times its bytes), a complex for an int, a tuple for a list
+    top = 1.7976931348623157e308
+    code = ("def f(n): return [int(1.7976931348623157e308)] * n\n"
+            "def g(n): return [(2 + 0j, ())] * n\n")
+    tests = [call("f", [80000], [top] * 80000), call("g", [80000], [[2, []]] * 80000)]
+    r = run_tests(code, tests)
+    assert (r.verdict, r.passed) == ("accepted", 2), r
+    assert sandbox_checks.returned_cap([top] * 80000) == 16 * 720005 + (1 << 20)
+
+
 # ------------------------------------------------------------------------------------- asserts
 def test_assert_verdicts():
     code = "def f(x):\n    return x + 1\n"
