@@ -627,6 +627,24 @@ def test_a_returned_value_bigger_than_any_equal_one_never_reaches_the_parent():
     assert sandbox_checks.returned_cap([top] * 80000) == 16 * 720005 + (1 << 20)
 
 
+def test_the_detail_of_a_big_set_or_dict_sorts_none_of_it():
+    # reprlib sorted a whole set (a dict's keys) to show six of them: a wrong set of 300,000
+    # tuples cost the parent 0.4 s of CPU for its detail, per call test, under the GIL
+    big = {(i,) for i in range(300_000)}
+    frozen = {frozenset({i, -i - 1}) for i in range(100_000)}
+    keys = {(i * 7919 % 300_007,): 0 for i in range(300_000)}
+    cpu = time.process_time()
+    shown = [sandbox_checks.short_repr(v) for v in (big, frozen, keys)]
+    assert time.process_time() - cpu < 0.05
+    assert shown[0].startswith("{(") and shown[0].endswith("), ...}") and shown[0].count("(") == 6
+    assert shown[2] == "{(0,): 0, (7919,): 0, (15838,): 0, (23757,): 0, ...}"  # the dict's order
+    # a few atoms of one type are still shown sorted; a dict in its own order, as Python shows it
+    short = sandbox_checks.short_repr
+    assert short({3, 1, 2}) == "{1, 2, 3}" and short(frozenset("ba")) == "frozenset({'a', 'b'})"
+    assert short({"b": 1, "a": [2]}) == "{'b': 1, 'a': [2]}" and short([set(), {}]) == "[set(), {}]"
+    assert short(set(range(10))) == "{0, 1, 2, 3, 4, 5, ...}"
+
+
 # ------------------------------------------------------------------------------------- asserts
 def test_assert_verdicts():
     code = "def f(x):\n    return x + 1\n"
