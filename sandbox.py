@@ -448,14 +448,20 @@ def values_equal(expected, got, float_tol: float | None = None, _depth: int = 0)
             return False
         return _float_eq(e.real, g.real, float_tol) and _float_eq(e.imag, g.imag, float_tol)
     seq, sets = (list, tuple), (set, frozenset)
+    if (te in seq and tg in seq or te in sets and tg in sets or te is dict and tg is dict) and (
+            len(expected) != len(got)):
+        return False
     if te in seq and tg in seq:
-        return len(expected) == len(got) and all(
-            values_equal(a, b, float_tol, _depth + 1) for a, b in zip(expected, got))
+        if len(got) > 16 and _of_atoms(expected, got, floats=float_tol is None):
+            return all(map(operator.eq, expected, got))
+        return all(values_equal(a, b, float_tol, _depth + 1) for a, b in zip(expected, got))
     if te in sets and tg in sets:  # (two elements of a set never share a key: len first)
-        return len(expected) == len(got) and {_key(x) for x in expected} == {_key(x) for x in got}
+        if len(got) > 16 and _of_atoms(expected, got):
+            return expected == got
+        return {_key(x) for x in expected} == {_key(x) for x in got}
     if te is dict and tg is dict:
-        if len(expected) != len(got):
-            return False
+        if len(got) > 16 and _of_atoms(expected, got, expected.values(), got.values()):
+            return expected == got
         by_key = {_key(k): v for k, v in got.items()}
         for k, v in expected.items():
             if (kg := _key(k)) not in by_key:
@@ -466,6 +472,21 @@ def values_equal(expected, got, float_tol: float | None = None, _depth: int = 0)
     if te in (str, bytes, type(None)) and te is tg:
         return expected == got
     return False
+
+
+# Atoms that Python's own == compares as `values_equal` does: exactly, an int only to an int (or
+# to a float by its exact value), a str to a str, and so on. No bool (True == 1); floats only
+# without float_tol, and only in a sequence (compared by operator.eq: a NaN equals nothing; a set
+# or dict finds a NaN by identity). A returned list, set or dict of them is compared in C code: a
+# right answer of a million ints cost the parent 0.6 s of CPU element by element, under the GIL.
+_EXACT = frozenset({int, str, bytes, type(None)})
+
+
+def _of_atoms(*values, floats: bool = False) -> bool:
+    """Whether each of `values` (sequences, sets, dict keys or values) holds `_EXACT` atoms only
+    (or floats, where `floats`)."""
+    allowed = _EXACT | {float} if floats else _EXACT
+    return all(set(map(type, v)) <= allowed for v in values)
 
 
 def _key(v):
