@@ -252,10 +252,10 @@ def normalise_output(text: str) -> list[str]:
     >>> normalise_output("first\\n\\n\\nlast  x\\n")  # blank lines inside, spaces inside stay
     ['first', '', '', 'last  x']
     """
-    lines = [ln.strip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines[next((i for i, ln in enumerate(lines) if ln), len(lines)):]
+    # the whole text is stripped first, and with it the blank lines around the output: line by
+    # line, a program's 1 MiB of line breaks cost the parent 0.15 s of CPU per test
+    text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    return [ln.strip() for ln in text.split("\n")] if text else []
 
 
 def _float_eq(a: float, b: float, tol: float | None) -> bool:

@@ -163,6 +163,17 @@ def test_a_right_output_written_another_way_is_judged_in_a_fraction_of_a_second(
     assert outputs_match("100000000000000.0", "1e14") and not outputs_match("1e-400", "2e-400")
 
 
+@pytest.mark.parametrize("sep", ["\n", "\r", "\r\n", " \n", "\t\r\n"])
+def test_an_output_of_blank_lines_is_judged_in_a_fraction_of_a_second(sep):
+    # the blank lines around an output were dropped one pop at a time: 1 MiB of line breaks cost
+    # the parent 0.15-0.3 s of CPU per stdin/stdout test
+    cpu = time.process_time()
+    assert outputs_match(sep * (1 << 20) + "1" + sep * (1 << 20), "1")
+    assert not outputs_match(sep * (1 << 20), "1") and outputs_match(sep * (1 << 20), "")
+    assert time.process_time() - cpu < 0.25
+    assert sandbox.normalise_output(f"{sep} 1 {sep}{sep}x{sep}") == ["1", "", "x"]
+
+
 def test_whitespace_policy_holds_end_to_end():
     code = "n = int(input())\nprint()\nprint(' ', n * n, ' ')"
     assert run_tests(code, io("3\n", "9\n") + io("4\n", "16")).verdict == "accepted"
