@@ -42,7 +42,8 @@ How a run is isolated ("full" mode: root + bubblewrap + cgroup v1)
     ``--die-with-parent``, ``--new-session``, a fresh /proc and a read-only /dev, a size-capped
     tmpfs /tmp as the per-run work directory (and one as /dev/shm, for multiprocessing), and only
     the interpreter, its standard library and the shared libraries it links bound read-only. The
-    environment is empty (PATH/HOME/LANG and PYTHONHASHSEED=0 only).
+    environment is empty (PATH/HOME/LANG, PYTHONHASHSEED=0 and OUTPUT_PATH=/dev/stdout, where
+    HackerRank's template writes its answer, only).
   * The interpreter is not started per run: a pre-imported zygote per slot (outside every sandbox,
     never given a job) forks a process that joins the slot's cgroups, becomes the slot uid, enters
     the fresh bwrap's namespaces (bwrap waits on --block-fd once set up, as pid 1, out of the

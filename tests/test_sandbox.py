@@ -193,6 +193,19 @@ def test_a_program_may_open_its_standard_streams_by_name():
     assert (out.verdict, out.stdout) == ("accepted", "abab"), out
 
 
+def test_hackerranks_template_writes_its_answer_to_the_programs_stdout():
+    # HackerRank's judge reads the file OUTPUT_PATH names, and its template (in the solutions TACO
+    # took from there) writes the answer there: a right solution was a KeyError, a runtime error
+    code = ("import os\n\ndef total(ar):\n    return sum(ar)\n\nif __name__ == '__main__':\n"
+            "    fptr = open(os.environ['OUTPUT_PATH'], 'w')\n    n = int(input().strip())\n"
+            "    fptr.write(str(total(map(int, input().rstrip().split()))) + '\\n')\n"
+            "    fptr.close()\n")
+    r = run_tests(code, io("6\n1 2 3 4 10 11\n", "31\n") + io("2\n1 2", "3"))
+    assert (r.verdict, r.passed) == ("accepted", 2), r
+    r = run_tests(code.replace("sum(ar)", "sum(ar) + 1"), io("2\n1 2", "3"))  # its wrong twin
+    assert (r.verdict, r.detail) == ("wrong_answer", "expected '3', got '4\\n'"), r
+
+
 def test_runtime_error_and_exit_code():
     assert run_tests("raise ValueError('x')", io("", "")).verdict == "runtime_error"
     # right output, non-zero exit status: still an error
