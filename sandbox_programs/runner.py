@@ -312,7 +312,11 @@ def candidate(c_in, from_c, asserts):
                 raise NameError("name %r is not defined" % name)
             value = f(*args, **kwargs)
             made = asserts and isinstance(f, type)  # ``Solution()``: its class made it
-            msg = shown(value, args, kwargs, names, made) if asserts else None
+            # what a class from elsewhere made (the prelude's ``Counter``, ``OrderedDict``, which a
+            # test calls: ``assert f(s) == Counter(...)``) crosses as its plain value where it can,
+            # as what a function returns: it stayed here, and no right program passed such a test
+            own = made and getattr(f, "__module__", None) == "solution"
+            msg = shown(value, args, kwargs, names, own) if asserts else None
             try:
                 msg = msg or ("ok", marshal.dumps(value, 2) if made else dumps_plain(value))
             except Exception:

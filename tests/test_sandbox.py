@@ -796,6 +796,25 @@ CYCLE_TEST = LISTS + ("head = list_node([3, 2, 0, -4])\nhead.next.next.next.next
                       "assert not Solution().hasCycle(list_node([1]))")
 
 
+def test_what_a_class_of_the_prelude_makes_crosses_as_its_value():
+    # Skywork-OR1's prelude imports Counter and OrderedDict for the solution and its asserts; what
+    # the test's call Counter(...) made stayed in the candidate's process, which only classes of
+    # the candidate's own keep (MinStack()), and no right program passed such a test
+    prelude = "from collections import *\n"
+    tests = [{"assert": "assert count_chars('aab') == Counter({'a': 2, 'b': 1})"},
+             {"assert": "assert first() == OrderedDict(a=1)"}]
+    right = prelude + "def count_chars(s): return Counter(s)\ndef first(): return {'a': 1}\n"
+    r = run_tests(right, tests)
+    assert (r.verdict, r.passed) == ("accepted", 2), r
+    wrong = prelude + "def count_chars(s): return Counter(s + 'a')\ndef first(): return {'a': 2}\n"
+    assert run_tests(wrong, tests).passed == 0
+    # a class of the candidate's that claims to be the prelude's, and lies: judged by its value
+    liar = ("class Counter(dict):\n    __module__ = 'collections'\n    __hash__ = None\n"
+            "    def __eq__(self, other): return True\ndef count_chars(s): return {}\n")
+    r = run_tests(liar, tests[:1])
+    assert (r.verdict, r.passed) == ("wrong_answer", 0), r
+
+
 @pytest.mark.parametrize("code, test, verdict", [
     (REVERSE, REVERSE_TEST, "accepted"),
     (REVERSE.replace("return prev", "return prev.next"), REVERSE_TEST, "wrong_answer"),
