@@ -106,7 +106,9 @@ What it does not guarantee (residual risks)
   * CPU time is polled every 20 ms, so a run may overrun its limit by about that much.
   * Assert tests that need candidate objects other than plain values (an instance a function
     returns, generators, the candidate's functions passed as arguments) cannot cross the proxy and
-    fail; an object that the candidate's class makes (``check(Solution().twoSum)``) stays in C:
+    fail (a builtin or standard library function that a test passes, ``abs``, ``str.lower``,
+    crosses by its name: runner.named; the test's own functions and lambdas do not); an object
+    that the candidate's class makes (``check(Solution().twoSum)``) stays in C:
     the test can call its methods and pass it or them back to C, not look at it (runner.Remote).
     Objects of a class that the test defines (LeetCode's ``ListNode``/``TreeNode``) cross both
     ways as data (runner.flatten), rebuilt as the receiver's class of that name, so the test's

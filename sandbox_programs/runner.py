@@ -430,6 +430,7 @@ class Candidate:
 
 # in what R sends, (REMOTE, ref) stands for the object in C that a `Remote` names
 REMOTE = "\0remote"
+NAMED = "\0named"  # (NAMED, module, name): a builtin or standard library object (`named`)
 
 
 class Remote:
@@ -467,24 +468,56 @@ class Remote:
 
 def outgoing(v, remote, depth=0):
     """A test's argument `v` as R sends it to C: plain values as they are, a `Remote` as (REMOTE,
-    its ref), noted in `remote`; TypeError for anything else."""
+    its ref), a builtin or a function or class of the standard library (``abs``, ``int``,
+    ``str.lower``, ``operator.add``: ``assert apply(abs, [-1]) == [1]``) as (NAMED, its module,
+    its name), which C looks up in its own (`named`), each noted in `remote`; TypeError for
+    anything else."""
     t = type(v)
     if t is Remote:
         remote.append(v)
         return (REMOTE, v._ref)
+    if t not in PLAIN and depth <= 500 and (where := named(v)) is not None:
+        remote.append(v)
+        return (NAMED,) + where
     if t not in PLAIN or depth > 500:
         raise TypeError("value of type %s cannot leave the sandbox" % t.__name__)
-    if (t is list or t is tuple) and not {list, tuple, dict, Remote}.isdisjoint(map(type, v)):
+    if (t is list or t is tuple) and not set(map(type, v)) <= ATOMS | {set, frozenset}:
         return t([outgoing(x, remote, depth + 1) for x in v])
     if t is dict:
         return {plain(k): outgoing(x, remote, depth + 1) for k, x in v.items()}
     return plain(v, depth)  # a value without a Remote in it, as it is
 
 
+def named(v):
+    """(module, qualified name) under which `v` itself is found (a builtin, a standard library
+    function or class, a method of a builtin type), else None: the test's own functions and
+    lambdas, or anything reached another way, do not cross.
+
+    >>> import operator
+    >>> named(abs), named(str.lower), named(operator.add), named(lambda: 0)
+    (('builtins', 'abs'), ('builtins', 'str.lower'), ('_operator', 'add'), None)
+    """
+    where = getattr(v, "__module__", None) or getattr(getattr(v, "__objclass__", None),
+                                                      "__module__", None)
+    name = getattr(v, "__qualname__", None)
+    if type(where) is not str or type(name) is not str or where in ("__main__", "solution"):
+        return None
+    found = sys.modules.get(where)
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    return (where, name) if found is v else None
+
+
 def incoming(v, objects):
     """In C: what R sent, each (REMOTE, ref) replaced by the object it names in `objects` (a
-    number, or (number, attribute name))."""
+    number, or (number, attribute name)), each (NAMED, module, name) by that in C's module."""
     t = type(v)
+    if t is tuple and len(v) == 3 and type(v[0]) is str and v[0] == NAMED:
+        __import__(v[1])
+        found = sys.modules[v[1]]
+        for part in v[2].split("."):
+            found = getattr(found, part)
+        return found
     if t is tuple and len(v) == 2 and type(v[0]) is str and v[0] == REMOTE:
         ref = v[1]
         return getattr(objects[ref[0]], ref[1]) if type(ref) is tuple else objects[ref]

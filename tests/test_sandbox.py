@@ -796,6 +796,26 @@ CYCLE_TEST = LISTS + ("head = list_node([3, 2, 0, -4])\nhead.next.next.next.next
                       "assert not Solution().hasCycle(list_node([1]))")
 
 
+def test_a_builtin_or_standard_library_function_passes_to_the_candidate_by_name():
+    # a test that hands the candidate's function a builtin (abs, int, str.upper) or a function of
+    # the standard library (operator.neg, math.sqrt): "cannot be sent", a runtime error for every
+    # right program; it crosses as its name, looked up in the candidate's process
+    code = ("def apply(fn, xs): return list(map(fn, xs))\n"
+            "def apply2(xs, fn=None): return [fn(x) for x in xs]\n")
+    tests = [{"assert": "assert apply(abs, [-1, 2]) == [1, 2]"},
+             {"assert": "assert apply(str.upper, ['a']) == ['A']"},
+             {"assert": "import operator, math\nassert apply(operator.neg, [1]) == [-1]\n"
+                        "assert apply(math.sqrt, [4]) == [2.0]"},
+             {"assert": "assert apply2([1.5], fn=int) == [1] and apply2(['ab'], [len][0]) == [2]"}]
+    r = run_tests(code, tests)
+    assert (r.verdict, r.passed) == ("accepted", 4), r
+    r = run_tests("def apply(fn, xs): return xs\ndef apply2(xs, fn=None): return xs\n", tests)
+    assert (r.verdict, r.passed) == ("wrong_answer", 0), r
+    # the test's own functions and lambdas still do not cross (their code stays with the test)
+    r = run_tests(code, [{"assert": "assert apply(lambda v: v * 2, [1]) == [2]"}])
+    assert r.verdict == "runtime_error" and "value of type function" in r.detail, r
+
+
 def test_what_a_class_of_the_prelude_makes_crosses_as_its_value():
     # Skywork-OR1's prelude imports Counter and OrderedDict for the solution and its asserts; what
     # the test's call Counter(...) made stayed in the candidate's process, which only classes of
