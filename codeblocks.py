@@ -72,7 +72,7 @@ def fenced_blocks(text: str) -> list[Block]:
         if m is None:
             continue
         pre, fence, info = m.group("pre"), m.group("fence"), m.group("info")
-        lang = info.split()[0].strip("{}.").lower() if info.split() else ""
+        lang = language(info)
         if (fence[0] == "`" and "`" in info or pre.strip() and (
                 fence[0] == "~" or lang not in PYTHON_TAGS)):
             continue
@@ -99,6 +99,25 @@ def fenced_blocks(text: str) -> list[Block]:
         blocks.append(Block(lang, code, starts[i - 1], stop))
         i = end + 1
     return blocks
+
+
+# The language of an info string: its first name, written with letters, digits and "_+#-." (c++,
+# c#, objective-c), after any "{" or "." (pandoc's ``{.python}``); whatever follows it ends it: a
+# space, a file name after ":" or "," (``python:solution.py``, ``python,sol.py``), attributes
+# after "{" or "=". A version after a dot is dropped (``python3.11`` is python3, ``py3.8`` py3).
+_LANGUAGE_RE = re.compile(r"[{.\s]*([\w+#.-]*)")
+_VERSION_RE = re.compile(r"(?<=\d)(?:\.\d+)+$")
+
+
+def language(info: str) -> str:
+    """The language that a fence's info string names, lower-case ("" for none).
+
+    >>> [language(i) for i in ("Python3 title='x'", "python:sol.py", "{.py .numberLines}",
+    ...                        "python3.11", "py,main.py", "c++", "", "{python}")]
+    ['python3', 'python', 'py', 'python3', 'py', 'c++', '', 'python']
+    """
+    name = _LANGUAGE_RE.match(info).group(1).strip(".").lower()
+    return _VERSION_RE.sub("", name)
 
 
 @functools.lru_cache(maxsize=64)

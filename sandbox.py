@@ -42,7 +42,8 @@ How a run is isolated ("full" mode: root + bubblewrap + cgroup v1)
     ``--die-with-parent``, ``--new-session``, a fresh /proc and a read-only /dev, a size-capped
     tmpfs /tmp as the per-run work directory (and one as /dev/shm, for multiprocessing), and only
     the interpreter, its standard library and the shared libraries it links bound read-only. The
-    environment is empty (PATH/HOME/LANG and PYTHONHASHSEED=0 only).
+    environment is empty (PATH/HOME/LANG, PYTHONHASHSEED=0 and OUTPUT_PATH=/dev/stdout, where
+    HackerRank's template writes its answer, only).
   * The interpreter is not started per run: a pre-imported zygote per slot (outside every sandbox,
     never given a job) forks a process that joins the slot's cgroups, becomes the slot uid, enters
     the fresh bwrap's namespaces (bwrap waits on --block-fd once set up, as pid 1, out of the
@@ -69,7 +70,9 @@ How it is judged
   * stdin/stdout: CRLF, whitespace around lines and blank lines around the output are normalised,
     and a line of numbers matches the same numbers however written ("1.0" is "1"), as
     LiveCodeBench's judge (`normalise_output`, `outputs_match`); the rest is exact; optional
-    ``float_tol`` for numeric tokens (two integers stay exact); exit status must be 0.
+    ``float_tol`` for numeric tokens (two integers stay exact); exit status must be 0. The
+    test's input reaches the program as a judge's input file: LF line endings (CRLF and CR are
+    line breaks), its last line ended (`sandbox_checks.judge_stdin`).
   * Call-based and assert tests use two processes in the sandbox: a trusted runner R and the
     candidate process C (forked from R *before* R has read the tests or the per-run secret).
     C executes the code; R calls C's functions over a pipe, with arguments marshalled fresh for
@@ -77,7 +80,9 @@ How it is judged
     builtin types (``marshal`` refuses an object with a lying ``__eq__``; a value of a subclass of
     one -- a Counter, a namedtuple, an IntEnum -- crosses as the plain value its base type holds,
     read in C with the base type's own methods: runner.as_plain)
-    and take at most 64 MiB once decoded (runner.MAX_VALUE_BYTES), with at most 64 elements of a
+    and take at most 64 MiB once decoded (runner.MAX_VALUE_BYTES), and no more bytes than a value
+    equal to the expected one could (R is told a bound per test: sandbox_checks.returned_cap; a
+    bigger one is a wrong answer that never leaves the sandbox), with at most 64 elements of a
     set (or keys of a dict) sharing a hash (runner.MAX_SAME_HASH: decoding is linear).
     Call-based: R forwards the values to the parent, which compares them with strict, type-aware
     equality (bool is not int, NaN != NaN, list~tuple, int~float by value, optional float_tol),
@@ -101,7 +106,9 @@ What it does not guarantee (residual risks)
   * CPU time is polled every 20 ms, so a run may overrun its limit by about that much.
   * Assert tests that need candidate objects other than plain values (an instance a function
     returns, generators, the candidate's functions passed as arguments) cannot cross the proxy and
-    fail; an object that the candidate's class makes (``check(Solution().twoSum)``) stays in C:
+    fail (a builtin or standard library function that a test passes, ``abs``, ``str.lower``,
+    crosses by its name: runner.named; the test's own functions and lambdas do not); an object
+    that the candidate's class makes (``check(Solution().twoSum)``) stays in C:
     the test can call its methods and pass it or them back to C, not look at it (runner.Remote).
     Objects of a class that the test defines (LeetCode's ``ListNode``/``TreeNode``) cross both
     ways as data (runner.flatten), rebuilt as the receiver's class of that name, so the test's
@@ -147,8 +154,9 @@ from sandbox_checks import (
     arguments_of,
     check_tests,
     compile_error,
+    judge_stdin,
+    returned_cap,
     short_repr,
-    stdin_of,
     unsendable,
 )
 from sandbox_isolation import Run, SandboxError, SlotLease, detect, launch
@@ -247,10 +255,10 @@ def normalise_output(text: str) -> list[str]:
     >>> normalise_output("first\\n\\n\\nlast  x\\n")  # blank lines inside, spaces inside stay
     ['first', '', '', 'last  x']
     """
-    lines = [ln.strip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines[next((i for i, ln in enumerate(lines) if ln), len(lines)):]
+    # the whole text is stripped first, and with it the blank lines around the output: line by
+    # line, a program's 1 MiB of line breaks cost the parent 0.15 s of CPU per test
+    text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    return [ln.strip() for ln in text.split("\n")] if text else []
 
 
 def _float_eq(a: float, b: float, tol: float | None) -> bool:
@@ -443,14 +451,20 @@ def values_equal(expected, got, float_tol: float | None = None, _depth: int = 0)
             return False
         return _float_eq(e.real, g.real, float_tol) and _float_eq(e.imag, g.imag, float_tol)
     seq, sets = (list, tuple), (set, frozenset)
+    if (te in seq and tg in seq or te in sets and tg in sets or te is dict and tg is dict) and (
+            len(expected) != len(got)):
+        return False
     if te in seq and tg in seq:
-        return len(expected) == len(got) and all(
-            values_equal(a, b, float_tol, _depth + 1) for a, b in zip(expected, got))
+        if len(got) > 16 and _of_atoms(expected, got, floats=float_tol is None):
+            return all(map(operator.eq, expected, got))
+        return all(values_equal(a, b, float_tol, _depth + 1) for a, b in zip(expected, got))
     if te in sets and tg in sets:  # (two elements of a set never share a key: len first)
-        return len(expected) == len(got) and {_key(x) for x in expected} == {_key(x) for x in got}
+        if len(got) > 16 and _of_atoms(expected, got):
+            return expected == got
+        return {_key(x) for x in expected} == {_key(x) for x in got}
     if te is dict and tg is dict:
-        if len(expected) != len(got):
-            return False
+        if len(got) > 16 and _of_atoms(expected, got, expected.values(), got.values()):
+            return expected == got
         by_key = {_key(k): v for k, v in got.items()}
         for k, v in expected.items():
             if (kg := _key(k)) not in by_key:
@@ -461,6 +475,21 @@ def values_equal(expected, got, float_tol: float | None = None, _depth: int = 0)
     if te in (str, bytes, type(None)) and te is tg:
         return expected == got
     return False
+
+
+# Atoms that Python's own == compares as `values_equal` does: exactly, an int only to an int (or
+# to a float by its exact value), a str to a str, and so on. No bool (True == 1); floats only
+# without float_tol, and only in a sequence (compared by operator.eq: a NaN equals nothing; a set
+# or dict finds a NaN by identity). A returned list, set or dict of them is compared in C code: a
+# right answer of a million ints cost the parent 0.6 s of CPU element by element, under the GIL.
+_EXACT = frozenset({int, str, bytes, type(None)})
+
+
+def _of_atoms(*values, floats: bool = False) -> bool:
+    """Whether each of `values` (sequences, sets, dict keys or values) holds `_EXACT` atoms only
+    (or floats, where `floats`)."""
+    allowed = _EXACT | {float} if floats else _EXACT
+    return all(set(map(type, v)) <= allowed for v in values)
 
 
 def _key(v):
@@ -519,13 +548,7 @@ def _last_exception(stderr: bytes) -> str:
 
 
 def _judge_stdio(code, test, lim) -> tuple[str, str]:
-    stdin = stdin_of(test)
-    stdin = stdin.encode() if isinstance(stdin, str) else bytes(stdin)
-    # Input that does not end its last line gets the line break a judge's input file has: APPS and
-    # TACO give the lines as a list ("\n".join drops the last one), and the competitive idiom
-    # ``input = lambda: sys.stdin.readline()[:-1]`` cut the last digit off the last line.
-    if stdin and not stdin.endswith(b"\n"):
-        stdin += b"\n"
+    stdin = judge_stdin(test)  # LF line endings, the last line ended (sandbox_checks)
     # An expected output over the cap could never be printed: the cap grows to twice its size.
     expected = str(test["output"])
     lim = replace(lim, max_output_bytes=max(lim.max_output_bytes, 2 * len(expected.encode(
@@ -542,8 +565,8 @@ def _judge_stdio(code, test, lim) -> tuple[str, str]:
 
 def _judge_calls(code, tests, lim) -> list[tuple[str, str]]:
     job = (code, [(str(t["fn_name"]),
-                   marshal.dumps((list(arguments_of(t)[0]), dict(arguments_of(t)[1])), 2))
-                  for t in tests])
+                   marshal.dumps((list(arguments_of(t)[0]), dict(arguments_of(t)[1])), 2),
+                   returned_cap(t["expected"])) for t in tests])
     run = _run_with_retries("call", job, None, lim, len(tests))
     by_idx = {m[0]: m[1:] for m in run.frames if type(m) is tuple and m and type(m[0]) is int}
     out = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
 import marshal
 import reprlib
 import subprocess
@@ -15,6 +16,29 @@ import subprocess
 # Python stops at 1000 frames (RecursionError). A returned set holding a 499-deep tuple (R lets 500
 # levels leave the sandbox) raised RecursionError out of run_tests and ended the whole batch.
 MAX_VALUE_DEPTH = 100
+
+
+# How many bytes (marshal, version 2) a call's returned value may take and still equal the test's
+# expected value. Equal values (`sandbox.values_equal`) have the same shape, and each part of the
+# returned one takes at most 16 times the bytes of its expected counterpart: a float (9 bytes)
+# equals an int of up to 309 digits (143), an int (5) a float (9) or a complex (17), a complex
+# an int (143); equal str and bytes take the same, a list, tuple, set or dict the same header. R
+# measures the value it would send against this (runner.run_calls), so that a value no bigger than
+# the sandbox's memory but past any equal one (a 60 MB str for 'x': 0.3 s of the parent's CPU per
+# call test to read and decode, 2.4 s for eight) never reaches the parent. Only R learns it, never
+# the candidate's process. A value of up to RETURNED_SLACK bytes reaches the parent whatever its
+# size, so that a wrong answer's detail shows what it was.
+RETURNED_RATIO, RETURNED_SLACK = 16, 1 << 20
+
+
+def returned_cap(expected) -> int:
+    """The most bytes of marshal that a value equal to `expected` takes (`RETURNED_RATIO`), and
+    `RETURNED_SLACK` more.
+
+    >>> returned_cap(1.5) - RETURNED_SLACK, returned_cap("x") - RETURNED_SLACK
+    (144, 96)
+    """
+    return RETURNED_RATIO * len(marshal.dumps(expected, 2)) + RETURNED_SLACK
 
 
 def nesting(value) -> int:
@@ -48,6 +72,30 @@ class _ShortRepr(reprlib.Repr):
 
     def repr_bytes(self, x, level):  # the default repr's whole value first (4 x its size)
         return repr(x[:self.maxstring]) + ("..." if len(x) > self.maxstring else "")
+
+    # reprlib sorts a whole set (and a dict's keys) to show its first six: a returned set of 100,000
+    # tuples cost the parent 0.13 s per call test, frozensets and tuples that share long prefixes
+    # more. Here a set shows the first elements it holds, sorted only where they are atoms of one
+    # type (cheap), and a dict its first keys in its own order.
+    def repr_set(self, x, level):
+        return self._repr_iterable(self._few(x), level, "{", "}", self.maxset) if x else "set()"
+
+    def repr_frozenset(self, x, level):
+        return self._repr_iterable(self._few(x), level, "frozenset({", "})", self.maxset) if x \
+            else "frozenset()"
+
+    def _few(self, x) -> list:
+        few = list(itertools.islice(x, self.maxset + 1))  # one more: the "..." if there are more
+        if len(set(map(type, few))) == 1 and type(few[0]) in (int, float, str, bytes):
+            few.sort()
+        return few
+
+    def repr_dict(self, x, level):
+        if not x or level <= 0:
+            return "{" + ("..." if x else "") + "}"
+        pieces = [f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}"
+                  for k, v in itertools.islice(x.items(), self.maxdict)]
+        return "{" + ", ".join(pieces + ["..."] * (len(x) > self.maxdict)) + "}"
 
 
 short_repr = _ShortRepr().repr
@@ -208,6 +256,26 @@ def unsendable(stdin, what: str) -> str:
 def stdin_of(test: dict):
     """A stdin/stdout test's input: none (absent or null) is empty."""
     return "" if test.get("input") is None else test["input"]
+
+
+def judge_stdin(test: dict) -> bytes:
+    """The bytes a stdin/stdout test's program reads: its input as a judge's input file holds it.
+
+    Line endings are LF: each CRLF and each lone CR of the input is a line break (a test written on
+    Windows, a dataset that kept them). A judge that runs Python on Windows (Codeforces) reads its
+    stdin with universal newlines; here, on Linux, ``input()`` kept the CR, so a right solution's
+    ``len(input())`` or ``a == b`` on CRLF input was one off, or false. Input that does not end its
+    last line gets the line break a judge's input file has: APPS and TACO give the lines as a list
+    ("\\n".join drops the last one), and the competitive idiom ``input = lambda:
+    sys.stdin.readline()[:-1]`` cut the last digit off the last line.
+
+    >>> judge_stdin({"input": "ab\\r\\ncd\\re"}), judge_stdin({"input": b"1\\r\\n"})
+    (b'ab\\ncd\\ne\\n', b'1\\n')
+    """
+    stdin = stdin_of(test)
+    stdin = stdin.encode() if isinstance(stdin, str) else bytes(stdin)
+    stdin = stdin.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return stdin + b"\n" if stdin and not stdin.endswith(b"\n") else stdin
 
 
 def arguments_of(test: dict) -> tuple:

@@ -62,8 +62,11 @@ CG_NAME = "pysandbox"  # full mode: <this process's cgroup>/pysandbox/slot<i>, p
 # Because the interpreters read it, they start with -s rather than -I (-I ignores the environment);
 # the environment is this dict only, and the runner and the zygote drop the current directory from
 # sys.path (what -I did: the sandbox's /tmp is the candidate's to write).
+# OUTPUT_PATH: where HackerRank's judge reads a program's answer, and its template writes it
+# (``fptr = open(os.environ['OUTPUT_PATH'], 'w')``, in the solutions that TACO and other sets took
+# from there): the program's stdout here; without it such a right solution was a KeyError.
 SANDBOX_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8",
-               "PYTHONHASHSEED": "0"}
+               "PYTHONHASHSEED": "0", "OUTPUT_PATH": "/dev/stdout"}
 NAMESPACES = ("user", "mnt", "pid", "net", "ipc", "uts", "cgroup")  # the user namespace first
 NS_GET_USERNS = 0xB701  # ioctl: the user namespace that owns a namespace
 # Modules the zygote imports once, so that programs find them loaded (HumanEval: typing alone is

@@ -11,7 +11,8 @@ What it receives
     stdin, stdout and stderr are the program's own (stdio mode: the test's input and output).
   * On JOB, read once and then closed, one frame (see `send`) holding ``marshal`` of
       stdio:   the candidate's source, which then runs here as ``__main__``;
-      call:    (secret, source, [(fn_name, marshal((args, kwargs))), ...]);
+      call:    (secret, source, [(fn_name, marshal((args, kwargs)), cap), ...]), cap: the most
+               bytes (marshal) a value equal to the expected one takes (never sent to C);
       assert:  (secret, source, [test statements, ...]).
 What it sends back
   * On CHAN: b"hello" first (the sandbox works). In call and assert mode then one frame per test,
@@ -311,7 +312,11 @@ def candidate(c_in, from_c, asserts):
                 raise NameError("name %r is not defined" % name)
             value = f(*args, **kwargs)
             made = asserts and isinstance(f, type)  # ``Solution()``: its class made it
-            msg = shown(value, args, kwargs, names, made) if asserts else None
+            # what a class from elsewhere made (the prelude's ``Counter``, ``OrderedDict``, which a
+            # test calls: ``assert f(s) == Counter(...)``) crosses as its plain value where it can,
+            # as what a function returns: it stayed here, and no right program passed such a test
+            own = made and getattr(f, "__module__", None) == "solution"
+            msg = shown(value, args, kwargs, names, own) if asserts else None
             try:
                 msg = msg or ("ok", marshal.dumps(value, 2) if made else dumps_plain(value))
             except Exception:
@@ -425,6 +430,7 @@ class Candidate:
 
 # in what R sends, (REMOTE, ref) stands for the object in C that a `Remote` names
 REMOTE = "\0remote"
+NAMED = "\0named"  # (NAMED, module, name): a builtin or standard library object (`named`)
 
 
 class Remote:
@@ -462,24 +468,56 @@ class Remote:
 
 def outgoing(v, remote, depth=0):
     """A test's argument `v` as R sends it to C: plain values as they are, a `Remote` as (REMOTE,
-    its ref), noted in `remote`; TypeError for anything else."""
+    its ref), a builtin or a function or class of the standard library (``abs``, ``int``,
+    ``str.lower``, ``operator.add``: ``assert apply(abs, [-1]) == [1]``) as (NAMED, its module,
+    its name), which C looks up in its own (`named`), each noted in `remote`; TypeError for
+    anything else."""
     t = type(v)
     if t is Remote:
         remote.append(v)
         return (REMOTE, v._ref)
+    if t not in PLAIN and depth <= 500 and (where := named(v)) is not None:
+        remote.append(v)
+        return (NAMED,) + where
     if t not in PLAIN or depth > 500:
         raise TypeError("value of type %s cannot leave the sandbox" % t.__name__)
-    if (t is list or t is tuple) and not {list, tuple, dict, Remote}.isdisjoint(map(type, v)):
+    if (t is list or t is tuple) and not set(map(type, v)) <= ATOMS | {set, frozenset}:
         return t([outgoing(x, remote, depth + 1) for x in v])
     if t is dict:
         return {plain(k): outgoing(x, remote, depth + 1) for k, x in v.items()}
     return plain(v, depth)  # a value without a Remote in it, as it is
 
 
+def named(v):
+    """(module, qualified name) under which `v` itself is found (a builtin, a standard library
+    function or class, a method of a builtin type), else None: the test's own functions and
+    lambdas, or anything reached another way, do not cross.
+
+    >>> import operator
+    >>> named(abs), named(str.lower), named(operator.add), named(lambda: 0)
+    (('builtins', 'abs'), ('builtins', 'str.lower'), ('_operator', 'add'), None)
+    """
+    where = getattr(v, "__module__", None) or getattr(getattr(v, "__objclass__", None),
+                                                      "__module__", None)
+    name = getattr(v, "__qualname__", None)
+    if type(where) is not str or type(name) is not str or where in ("__main__", "solution"):
+        return None
+    found = sys.modules.get(where)
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    return (where, name) if found is v else None
+
+
 def incoming(v, objects):
     """In C: what R sent, each (REMOTE, ref) replaced by the object it names in `objects` (a
-    number, or (number, attribute name))."""
+    number, or (number, attribute name)), each (NAMED, module, name) by that in C's module."""
     t = type(v)
+    if t is tuple and len(v) == 3 and type(v[0]) is str and v[0] == NAMED:
+        __import__(v[1])
+        found = sys.modules[v[1]]
+        for part in v[2].split("."):
+            found = getattr(found, part)
+        return found
     if t is tuple and len(v) == 2 and type(v[0]) is str and v[0] == REMOTE:
         ref = v[1]
         return getattr(objects[ref[0]], ref[1]) if type(ref) is tuple else objects[ref]
@@ -666,9 +704,10 @@ def names_read(tests):
 
 
 def run_calls(c, tests, report):
-    """call mode: each (name, marshalled arguments) is called in C; the plain result goes to the
-    parent."""
-    for i, (name, blob) in enumerate(tests):
+    """call mode: each (name, marshalled arguments, cap) is called in C; the plain result goes to
+    the parent, unless it takes more than `cap` bytes: no value equal to the expected one does
+    (sandbox_checks.returned_cap), and the parent would read and decode it on its own CPU."""
+    for i, (name, blob, cap) in enumerate(tests):
         send(c.to_c, marshal.dumps((name, blob, False)))
         try:
             r = c.reply()
@@ -684,6 +723,9 @@ def run_calls(c, tests, report):
                 if budget[2] > MAX_VALUE_DEPTH:  # measured here, on the sandbox's CPU time
                     out = ("bad", "returned a value nested %d levels deep (at most %d are compared)"
                            % (budget[2], MAX_VALUE_DEPTH))
+                elif len(out[1]) > cap:
+                    out = ("bad", "returned a value of %d bytes (marshal), more than any value"
+                           " equal to the expected one takes" % len(out[1]))
             elif r[0] == "bad":
                 out = ("bad", "returned a value of type %s (only builtin plain types are accepted)"
                        % str(r[1])[:100])

@@ -384,6 +384,16 @@ def test_extract_code():
         ("```py3\nx = 1\n```", "x = 1\n"),
         ("```Python3 title='sol.py'\nx = 1\n```", "x = 1\n"),
         ("Here:```python\nx = 1\n```", "x = 1\n"),
+        # the language is the info string's first name, whatever follows it: a file name after
+        # ':' or ',', pandoc's {.python}, attributes, a minor version (these were no block: 0)
+        ("```python:solution.py\nx = 1\n```", "x = 1\n"),
+        ("```py,main.py\nx = 1\n```", "x = 1\n"),
+        ("```{.python .numberLines}\nx = 1\n```", "x = 1\n"),
+        ("```Python{cmd=true}\nx = 1\n```", "x = 1\n"),
+        ("```python3.11\nx = 1\n```\n```\ny = 2\n```", "x = 1\n"),
+        ("So:```py3.8:sol.py\nx = 1\n```", "x = 1\n"),
+        ("```python-repl\n>>> x = 1\n```", None),  # another language, not a Python tag
+        ("```pythonic\nx = 1\n```", None),
         # a fence that ends the last code line, or starts a line of text, still closes
         ("```python\nx = 1```", "x = 1\n"),
         ("```python\nx = 1\n``` and that is all", "x = 1\n"),

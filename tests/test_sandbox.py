@@ -163,6 +163,17 @@ def test_a_right_output_written_another_way_is_judged_in_a_fraction_of_a_second(
     assert outputs_match("100000000000000.0", "1e14") and not outputs_match("1e-400", "2e-400")
 
 
+@pytest.mark.parametrize("sep", ["\n", "\r", "\r\n", " \n", "\t\r\n"])
+def test_an_output_of_blank_lines_is_judged_in_a_fraction_of_a_second(sep):
+    # the blank lines around an output were dropped one pop at a time: 1 MiB of line breaks cost
+    # the parent 0.15-0.3 s of CPU per stdin/stdout test
+    cpu = time.process_time()
+    assert outputs_match(sep * (1 << 20) + "1" + sep * (1 << 20), "1")
+    assert not outputs_match(sep * (1 << 20), "1") and outputs_match(sep * (1 << 20), "")
+    assert time.process_time() - cpu < 0.25
+    assert sandbox.normalise_output(f"{sep} 1 {sep}{sep}x{sep}") == ["1", "", "x"]
+
+
 def test_whitespace_policy_holds_end_to_end():
     code = "n = int(input())\nprint()\nprint(' ', n * n, ' ')"
     assert run_tests(code, io("3\n", "9\n") + io("4\n", "16")).verdict == "accepted"
@@ -180,6 +191,19 @@ def test_a_program_may_open_its_standard_streams_by_name():
     assert run_tests(code, io("3\n", "9\n") + io("4\n", "16\n")).verdict == "accepted"
     out = sandbox.run_program("print(open('/proc/self/fd/0').read() * 2, end='')", "ab")
     assert (out.verdict, out.stdout) == ("accepted", "abab"), out
+
+
+def test_hackerranks_template_writes_its_answer_to_the_programs_stdout():
+    # HackerRank's judge reads the file OUTPUT_PATH names, and its template (in the solutions TACO
+    # took from there) writes the answer there: a right solution was a KeyError, a runtime error
+    code = ("import os\n\ndef total(ar):\n    return sum(ar)\n\nif __name__ == '__main__':\n"
+            "    fptr = open(os.environ['OUTPUT_PATH'], 'w')\n    n = int(input().strip())\n"
+            "    fptr.write(str(total(map(int, input().rstrip().split()))) + '\\n')\n"
+            "    fptr.close()\n")
+    r = run_tests(code, io("6\n1 2 3 4 10 11\n", "31\n") + io("2\n1 2", "3"))
+    assert (r.verdict, r.passed) == ("accepted", 2), r
+    r = run_tests(code.replace("sum(ar)", "sum(ar) + 1"), io("2\n1 2", "3"))  # its wrong twin
+    assert (r.verdict, r.detail) == ("wrong_answer", "expected '3', got '4\\n'"), r
 
 
 def test_runtime_error_and_exit_code():
@@ -312,6 +336,17 @@ def test_input_without_a_final_line_break_gets_one(stdin):
     code = "import sys\ninput = lambda: sys.stdin.readline()[:-1]\nn = int(input())\n" \
            "print(sum(map(int, input().split())))"
     assert run_tests(code, io(stdin, "30")).verdict == "accepted"
+
+
+@pytest.mark.parametrize("stdin", ["hello\r\nab\r\nab\r\n", "hello\rab\rab", b"hello\r\nab\r\nab",
+                                   "hello\nab\r\nab\r"])
+def test_input_line_endings_are_line_breaks_however_written(stdin):
+    # a test's input with CRLF (or old-Mac CR) line endings: a judge on Windows (Codeforces) reads
+    # stdin with universal newlines; here input() kept the CR: len() was 6, the two lines unequal
+    code = "s = input()\na, b = input(), input()\nprint(len(s), a == b, len(b))"
+    r = run_tests(code, io(stdin, "5 True 2"))
+    assert (r.verdict, r.passed) == ("accepted", 1), r
+    assert run_tests(code, io(stdin, "6 True 2")).verdict == "wrong_answer"  # its wrong twin
 
 
 def test_bytes_that_are_not_utf8_match_no_text():
@@ -595,6 +630,70 @@ def test_a_big_returned_value_costs_the_parent_little_cpu():
     assert values_equal({1, 2}, frozenset({2.0, 1})) and not values_equal({1, 2}, {1, 2, 3})
 
 
+def test_a_returned_value_bigger_than_any_equal_one_never_reaches_the_parent():
+    # a 60 MB str for the expected 'x' passed every check in R (under 64 MiB) and the parent read
+    # and decoded it: 0.3 s of its CPU per call test, 1.2 s for these four, under the GIL
+    code = "def f(x): return 'x' * (60 << 20)\n"
+    cpu = time.process_time()
+    r = run_tests(code, [call("f", [i], "x") for i in range(4)], timeout_s=5.0, memory_mb=1024)
+    assert (r.verdict, r.passed) == ("wrong_answer", 0), r
+    assert time.process_time() - cpu < 0.4
+    assert r.detail == ("call test 0 (f): returned a value of 62914565 bytes (marshal), more than"
+                        " any value equal to the expected one takes"), r
+    # the bound holds for the parts of equal values that differ most in size: an int of 309
+    # digits equal to a float (16 times its bytes), a complex for an int, a tuple for a list
+    top = 1.7976931348623157e308
+    code = ("def f(n): return [int(1.7976931348623157e308)] * n\n"
+            "def g(n): return [(2 + 0j, ())] * n\n")
+    tests = [call("f", [80000], [top] * 80000), call("g", [80000], [[2, []]] * 80000)]
+    r = run_tests(code, tests)
+    assert (r.verdict, r.passed) == ("accepted", 2), r
+    assert sandbox_checks.returned_cap([top] * 80000) == 16 * 720005 + (1 << 20)
+
+
+def test_the_detail_of_a_big_set_or_dict_sorts_none_of_it():
+    # reprlib sorted a whole set (a dict's keys) to show six of them: a wrong set of 300,000
+    # tuples cost the parent 0.4 s of CPU for its detail, per call test, under the GIL
+    big = {(i,) for i in range(300_000)}
+    frozen = {frozenset({i, -i - 1}) for i in range(100_000)}
+    keys = {(i * 7919 % 300_007,): 0 for i in range(300_000)}
+    cpu = time.process_time()
+    shown = [sandbox_checks.short_repr(v) for v in (big, frozen, keys)]
+    assert time.process_time() - cpu < 0.05
+    assert shown[0].startswith("{(") and shown[0].endswith("), ...}") and shown[0].count("(") == 6
+    assert shown[2] == "{(0,): 0, (7919,): 0, (15838,): 0, (23757,): 0, ...}"  # the dict's order
+    # a few atoms of one type are still shown sorted; a dict in its own order, as Python shows it
+    short = sandbox_checks.short_repr
+    assert short({3, 1, 2}) == "{1, 2, 3}" and short(frozenset("ba")) == "frozenset({'a', 'b'})"
+    assert short({"b": 1, "a": [2]}) == "{'b': 1, 'a': [2]}" and short([set(), {}]) == "[set(), {}]"
+    assert short(set(range(10))) == "{0, 1, 2, 3, 4, 5, ...}"
+
+
+def test_a_big_right_value_is_compared_in_a_fraction_of_a_second():
+    # element by element in Python, a right answer of a million strs cost the parent 1.2 s of CPU,
+    # a set or dict of 300,000 about as much, per call test, under the GIL
+    n = 300_000
+    pairs = [([str(i) for i in range(10 ** 6)], tuple(str(i) for i in range(10 ** 6))),
+             ({str(i) for i in range(n)}, frozenset(str(i) for i in range(n))),
+             ({i: str(i) for i in range(n)}, {i: str(i) for i in range(n)}),
+             ([i / 3 for i in range(n)], [i / 3 for i in range(n)])]
+    cpu = time.process_time()
+    assert all(values_equal(e, g) for e, g in pairs)
+    assert time.process_time() - cpu < 0.6
+    # the rules are those of small values: one element off, bool for int, a NaN, a tolerance
+    nan, ints = float("nan"), list(range(40))
+    assert not values_equal(ints, ints[:-1] + [40])
+    assert not values_equal(set(ints), set(ints[1:]) | {40})
+    assert not values_equal([True] * 40, [1] * 40) and values_equal([1] * 40, [1.0] * 40)
+    assert not values_equal([2 ** 53 + 1] * 40, [float(2 ** 53 + 1)] * 40)
+    assert not values_equal([nan] * 40, [nan] * 40)
+    assert not values_equal([0.1 + 0.2] * 40, [0.3] * 40)
+    assert values_equal([0.1 + 0.2] * 40, [0.3] * 40, float_tol=1e-9)
+    assert not values_equal(dict.fromkeys(ints, 1), dict.fromkeys(ints, True))
+    assert values_equal(dict.fromkeys(ints, 1), dict.fromkeys(ints, 1.0))
+    assert not values_equal(dict.fromkeys(ints, "a"), {**dict.fromkeys(ints, "a"), 39: "b"})
+
+
 # ------------------------------------------------------------------------------------- asserts
 def test_assert_verdicts():
     code = "def f(x):\n    return x + 1\n"
@@ -695,6 +794,45 @@ CYCLE = LISTS + ("class Solution:\n    def hasCycle(self, head):\n        seen =
 CYCLE_TEST = LISTS + ("head = list_node([3, 2, 0, -4])\nhead.next.next.next.next = head.next\n"
                       "assert Solution().hasCycle(head)\n"
                       "assert not Solution().hasCycle(list_node([1]))")
+
+
+def test_a_builtin_or_standard_library_function_passes_to_the_candidate_by_name():
+    # a test that hands the candidate's function a builtin (abs, int, str.upper) or a function of
+    # the standard library (operator.neg, math.sqrt): "cannot be sent", a runtime error for every
+    # right program; it crosses as its name, looked up in the candidate's process
+    code = ("def apply(fn, xs): return list(map(fn, xs))\n"
+            "def apply2(xs, fn=None): return [fn(x) for x in xs]\n")
+    tests = [{"assert": "assert apply(abs, [-1, 2]) == [1, 2]"},
+             {"assert": "assert apply(str.upper, ['a']) == ['A']"},
+             {"assert": "import operator, math\nassert apply(operator.neg, [1]) == [-1]\n"
+                        "assert apply(math.sqrt, [4]) == [2.0]"},
+             {"assert": "assert apply2([1.5], fn=int) == [1] and apply2(['ab'], [len][0]) == [2]"}]
+    r = run_tests(code, tests)
+    assert (r.verdict, r.passed) == ("accepted", 4), r
+    r = run_tests("def apply(fn, xs): return xs\ndef apply2(xs, fn=None): return xs\n", tests)
+    assert (r.verdict, r.passed) == ("wrong_answer", 0), r
+    # the test's own functions and lambdas still do not cross (their code stays with the test)
+    r = run_tests(code, [{"assert": "assert apply(lambda v: v * 2, [1]) == [2]"}])
+    assert r.verdict == "runtime_error" and "value of type function" in r.detail, r
+
+
+def test_what_a_class_of_the_prelude_makes_crosses_as_its_value():
+    # Skywork-OR1's prelude imports Counter and OrderedDict for the solution and its asserts; what
+    # the test's call Counter(...) made stayed in the candidate's process, which only classes of
+    # the candidate's own keep (MinStack()), and no right program passed such a test
+    prelude = "from collections import *\n"
+    tests = [{"assert": "assert count_chars('aab') == Counter({'a': 2, 'b': 1})"},
+             {"assert": "assert first() == OrderedDict(a=1)"}]
+    right = prelude + "def count_chars(s): return Counter(s)\ndef first(): return {'a': 1}\n"
+    r = run_tests(right, tests)
+    assert (r.verdict, r.passed) == ("accepted", 2), r
+    wrong = prelude + "def count_chars(s): return Counter(s + 'a')\ndef first(): return {'a': 2}\n"
+    assert run_tests(wrong, tests).passed == 0
+    # a class of the candidate's that claims to be the prelude's, and lies: judged by its value
+    liar = ("class Counter(dict):\n    __module__ = 'collections'\n    __hash__ = None\n"
+            "    def __eq__(self, other): return True\ndef count_chars(s): return {}\n")
+    r = run_tests(liar, tests[:1])
+    assert (r.verdict, r.passed) == ("wrong_answer", 0), r
 
 
 @pytest.mark.parametrize("code, test, verdict", [
