@@ -356,7 +356,7 @@ def task_modes(level_tasks: tuple[str, ...] = ("math",)) -> list:
              lambda c: c.task not in BUILTIN_TASKS, ("prompt_field", "answer_field")),
             (f"--task {' or '.join(level_tasks)}", lambda c: c.task in level_tasks,
              ("math_levels",)),
-            ("--task math", lambda c: c.task == "math", ("math_families",))]
+            ("--task math", lambda c: c.task == "math", ("math_families", "math_templates"))]
 
 
 def check_sampling(temperature: float, top_p: float, what: str = "training rollouts"):

@@ -55,6 +55,9 @@ class Config:
     math_levels: str = flag("1,2,3", "levels of the synthetic math task, comma-separated")
     math_families: str = flag("", "synthetic math families (comma list; empty: all): "
         "arithmetic,linear,fractions,percent")
+    math_templates: str = flag("seen", "synthetic math templates: seen (those training draws "
+        "from) | held_out (the same skills in stories no training split holds; test split) | all",
+        choices=["seen", "held_out", "all"])
     prompt_style: str = flag("default", data.PROMPT_STYLE_HELP, choices=list(data.PROMPT_STYLES))
     tools: bool = flag(False, "let the model run ```python blocks in the sandbox while it answers "
         "(tools.ToolEngine)")
@@ -169,7 +172,8 @@ def load_eval_tasks(cfg: Config) -> list[dict]:
     if cfg.task == "math":
         levels = tuple(int(x) for x in cfg.math_levels.split(","))
         families = [f for f in cfg.math_families.split(",") if f] or None
-        return data.math_tasks(cfg.eval_problems or 200, cfg.split, cfg.seed, families, levels)
+        return data.math_tasks(cfg.eval_problems or 200, cfg.split, cfg.seed, families, levels,
+                               templates=cfg.math_templates)
     answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
     tasks = dataset_tasks.load_tasks(cfg.task, split=cfg.split, prompt_field=cfg.prompt_field,
                             answer_field=answer_field)
@@ -201,6 +205,9 @@ def check_config(cfg: Config):
     cli.check_modes_on(cfg, [("--tools", lambda c: c.tools, ("max_tool_calls",)),
                              *cli.task_modes()])
     cli.check_seed(cfg.seed)
+    if cfg.math_templates != "seen" and cfg.split != "test":
+        raise ValueError(f"--math_templates {cfg.math_templates} with --split {cfg.split}: the "
+                         "held-out templates exist in the test split only; use --split test")
     if cfg.k > 1:   # k identical greedy samples would make pass@k equal pass@1
         cli.check_sampling(cfg.temperature, cfg.top_p, "k > 1 samples per problem")
     if cfg.thinking not in ("default", "on", "off", "both"):

@@ -6,6 +6,7 @@ import math
 import pytest
 
 import evaluate
+import stage_eval
 
 
 @pytest.mark.parametrize(
@@ -128,3 +129,22 @@ def test_eval_problems_of_a_file_are_a_seeded_sample_not_its_first_rows(tmp_path
     picked = evaluate.load_eval_tasks(cfg)
     assert len(picked) == 15 and len({t["subject"] for t in picked}) == 3
     assert picked == evaluate.load_eval_tasks(cfg)
+
+
+def test_math_templates_held_out_are_the_pipelines_held_out_problems():
+    # The pipeline's table scores templates held out of training; --math_templates held_out
+    # asks evaluate.py for the same problems (seed 1234, level 1), e.g. to measure pass@8 there
+    cfg = evaluate.Config(math_templates="held_out", math_levels="1", seed=1234, eval_problems=6)
+    picked = evaluate.load_eval_tasks(cfg)
+    assert picked == stage_eval.eval_tasks(6, 6)[1]
+    assert all(t["held_out"] for t in picked)
+    seen = evaluate.load_eval_tasks(evaluate.Config(math_levels="1", seed=1234, eval_problems=6))
+    assert seen == stage_eval.eval_tasks(6)[0] and not any(t["held_out"] for t in seen)
+
+
+def test_math_templates_held_out_outside_the_test_split_is_refused():
+    with pytest.raises(ValueError, match="--math_templates held_out with --split train: the "
+                       "held-out templates exist in the test split only; use --split test"):
+        evaluate.check_config(evaluate.Config(math_templates="held_out", split="train"))
+    with pytest.raises(ValueError, match="--math_templates 'all' never applies without --task math"):
+        evaluate.check_config(evaluate.Config(math_templates="all", task="x.jsonl"))
