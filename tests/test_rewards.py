@@ -106,11 +106,14 @@ def test_power_tower_is_screened_fast():
 def test_slow_symbolic_check_is_killed_and_worker_recovers(monkeypatch):
     # A case the screen lets through but sympy cannot finish quickly: the worker is killed at
     # the time limit, verify_math returns False, and the next symbolic check works again.
+    # The kill is seen in the worker process itself (the one that took the case is gone and
+    # another stands in its place), not in wall time, which a loaded machine stretches.
+    assert verify_math("\\boxed{(x+1)^2}", "x^2+2x+1")      # the worker is up and ready
+    took_it = mathcheck.WORKER.proc
     monkeypatch.setattr(mathcheck, "SYMBOLIC_TIMEOUT_S", 0.3)
     hard = "\\sum_{k=1}^{9000} \\frac{1}{k^{3}+x}"
-    t = time.monotonic()
     assert not verify_math(f"\\boxed{{{hard}}}", "\\frac{1}{x}")
-    assert time.monotonic() - t < 3.0
+    assert took_it.poll() is not None and mathcheck.WORKER.proc is not took_it
     monkeypatch.setattr(mathcheck, "SYMBOLIC_TIMEOUT_S", 2.0)
     assert verify_math("\\boxed{(x+1)^2}", "x^2+2x+1")
 
