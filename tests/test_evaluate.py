@@ -146,5 +146,6 @@ def test_math_templates_held_out_outside_the_test_split_is_refused():
     with pytest.raises(ValueError, match="--math_templates held_out with --split train: the "
                        "held-out templates exist in the test split only; use --split test"):
         evaluate.check_config(evaluate.Config(math_templates="held_out", split="train"))
-    with pytest.raises(ValueError, match="--math_templates 'all' never applies without --task math"):
+    with pytest.raises(ValueError,
+                       match="--math_templates 'all' never applies without --task math"):
         evaluate.check_config(evaluate.Config(math_templates="all", task="x.jsonl"))
