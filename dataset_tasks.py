@@ -1589,6 +1589,61 @@ def lettered_options(text: str) -> tuple[list, list] | None:
     return None
 
 
+# the first option of a question that lists its options in its own text: '(A)', 'A)', 'A.' or
+# 'A:', any case, at a line's start or after a space ('Answer Choices: (A) 21 (B) 22')
+_FIRST_OPTION = re.compile(r"(?:^|(?<=\s))\(?[Aa][ \t]*[).:]", re.MULTILINE)
+
+
+def inline_options(text: str) -> tuple[list, list] | None:
+    """The options that a question lists in its own text, from its first option to its end
+    (one a line, 'A. ice\\nB. water', or in a line, '(A) ice (B) water': `lettered_options`),
+    and their letters; None where it lists none.
+
+    >>> inline_options("Which is a liquid?\\nA. ice\\nB. water")
+    (['ice', 'water'], ['A', 'B'])
+    >>> inline_options("Did Ann get an A or a B?") is None
+    True
+    """
+    for m in _FIRST_OPTION.finditer(text):
+        found = lettered_options(text[m.start():])
+        if found:
+            return found
+    return None
+
+
+def inline_choice(prompt, gold: str) -> dict | None:
+    """A question that lists its options in its own text (`inline_options`; a chat prompt's
+    last turn) and a gold that names one of them, by its letter in any spelling ('B', '(b)',
+    'B. water') or by its text (one option's alone: `option_key`; not a number, which may be
+    an option's text, its number or a part's answer: graded as written), as {"prompt": the question
+    asking for the letter (`CHOICE_INSTRUCTION`, unless it asks for a letter already),
+    "answer": the letter}; None for any other row. The letter was graded with no word that a
+    letter is asked for (a reply boxing the option's text earned nothing), and a gold that is
+    the text was graded against replies the listed letters invite.
+
+    >>> inline_choice("Liquid? (A) ice (B) water", "water")["answer"]
+    'B'
+    """
+    asked = prompt if isinstance(prompt, str) else prompt[-1]["content"]
+    found = inline_options(asked)
+    if not found:
+        return None
+    texts, key = found[0], str(gold).strip()
+    if _NUMBER.fullmatch(key):   # a value or an option's number? ('(a) ... (b) ...': parts)
+        return None
+    index = spelled_letter(key, texts, loose=True)
+    if index is None:
+        same = [j for j, t in enumerate(texts) if option_key(t) == option_key(key)]
+        index = same[0] if len(same) == 1 else None
+    if index is None:
+        return None
+    letter = chr(ord("A") + index)
+    if re.search(r"\bletters?\b", asked, re.IGNORECASE):
+        return {"answer": letter}
+    return {"prompt": with_question(prompt, lambda q: f"{q.rstrip()}\n\n{CHOICE_INSTRUCTION}"),
+            "answer": letter}
+
+
 # graded on the letter: a boxed option text ("\\boxed{4}" for "(B) 4") would earn nothing
 CHOICE_INSTRUCTION = "Answer with the letter of the right option."
 
@@ -1685,7 +1740,7 @@ def option_key(text: str) -> str:
 _SPELLED = re.compile(r"\(?([A-Za-z])(?:\)|[.:])?(?:\s+(.*))?", re.DOTALL)
 
 
-def spelled_letter(key: str, texts: list[str]) -> int | None:
+def spelled_letter(key: str, texts: list[str], loose: bool = False) -> int | None:
     """The index of the option a gold names by its letter in another spelling: "(B)", "B)",
     "B.", "b", or with the option's text after it ("B. water"); None if it names none.
 
@@ -1696,7 +1751,10 @@ def spelled_letter(key: str, texts: list[str]) -> int | None:
     """
     m = _SPELLED.fullmatch(key)
     index = ord(m[1].upper()) - 65 if m else -1
-    if 0 <= index < len(texts) and (m[2] is None or m[2].strip() == texts[index]):
+    if not 0 <= index < len(texts):
+        return None
+    if m[2] is None or m[2].strip() == texts[index] or loose and option_key(
+            m[2]) == option_key(texts[index]):      # loose: 'B. Water.' for 'water'
         return index
     return None
 
@@ -2216,6 +2274,10 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                     raise DataError(f"{where}: row {i}'s {column!r} {e}; map the column "
                                     "that names the right option with --answer-field NAME, or "
                                     "drop the row") from None
+            if not mc and (inline := inline_choice(task["prompt"], task["answer"])):
+                task.pop("answers", None)       # graded on the letter, as a listed option is
+                task.update(inline)
+                mc = True
             if not mc and (is_worked_solution(task["answer"])
                            or task["answer"].strip().lower() in NO_ANSWER):
                 unanswered.append(i)        # a proof: nothing to grade a final answer against

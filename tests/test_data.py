@@ -2230,3 +2230,44 @@ def test_the_data_flags_help_names_every_file_type_read(script, field):
     named = set(re.findall(r"\.(?:jsonl|json|csv|tsv|parquet|arrow|feather)\b", text))
     assert named == set(dataset_tasks.FILE_TYPES), (script, text)
     assert field == "dataset" or "HF dataset id" in text, text
+
+
+@pytest.mark.parametrize("prompt,gold", [
+    ("Which is a liquid?\nA. ice\nB. water\nC. steam", "B"),
+    ("Which is a liquid?\nOptions:\n(a) ice\n(b) water\n(c) steam", "(b)"),
+    ("Which is a liquid? Answer Choices: (A) ice (B) water (C) steam", "B. Water"),
+    ("Which is a liquid?\nA: ice\nB: water\nC: steam", "water."),
+    ("Which is a liquid?\nA) ice\nB) water\nC) steam", "The answer is (B)."),
+])
+def test_options_listed_in_the_question_ask_for_the_letter_the_gold_names(tmp_path, prompt, gold):
+    # the question listed its options and the gold named one ('B', or its text 'water'): the
+    # prompt never said a letter was asked for, so a reply boxing 'water' earned nothing against
+    # 'B' (and a reply 'B' nothing against 'water')
+    from rewards import question_text, task_solved
+
+    path = tmp_path / "mc.jsonl"
+    path.write_text(json.dumps({"prompt": prompt, "answer": gold}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["prompt"] == f"{prompt}\n\nAnswer with the letter of the right option."
+    assert task["answer"] == "B" and question_text(task) == task["prompt"]
+    assert task_solved("\\boxed{B}", task) and not task_solved("\\boxed{A}", task)
+    # a chat prompt: its last turn asks for the letter
+    path.write_text(json.dumps({"messages": [{"role": "system", "content": "Be brief."},
+                                             {"role": "user", "content": prompt}],
+                                "answer": gold}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["prompt"][-1]["content"].endswith("\n\nAnswer with the letter of the right option.")
+    assert task["answer"] == "B"
+
+
+@pytest.mark.parametrize("prompt,gold", [
+    ("Which is a liquid?\nA. ice\nB. water\n\nReply with the letter only.", "B"),  # asks already
+    ("Solve x + 1 = 3.\nA. 1\nB. 2\nC. 3", "2"),        # a number: the value, or option 2?
+    ("Did Ann get an A or a B? She got the top grade.", "A"),   # no options listed
+    ("(a) Find x if x + 1 = 3. (b) Find 2x.", "4"),       # parts of a problem, not options
+])
+def test_a_question_that_lists_no_options_or_asks_for_the_letter_is_kept(tmp_path, prompt, gold):
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"prompt": prompt, "answer": gold}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["prompt"] == prompt and task["answer"] == gold
