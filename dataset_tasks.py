@@ -1705,6 +1705,8 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
         index = spelled_letter(key, texts)
     elif len(same := [j for j, t in enumerate(texts) if option_key(t) == option_key(key)]) == 1:
         index = same[0]         # the option's text in another case or spacing: 'paris.'
+    elif isinstance(answer, bool) or key.lower() in ("true", "false"):  # BoolQ's true: 'yes'
+        index = truth_option(key, texts)
     elif key in ("-1", ""):     # the hub's marks of a missing label (PIQA's, WinoGrande's test)
         raise ValueError(f"is {key or 'empty'}, no option: a split whose answers are withheld; "
                          "use one with answers (evaluate.py --split), or load prompts only "
@@ -1717,6 +1719,29 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
     if shaped is not None:      # it names an option, which the model would see as a repr
         raise ValueError(_not_text(choices, shaped))
     return {"prompt": prompt, "answer": letters[index]}
+
+
+# an option's text that says yes or no (any case, a closing period: `option_key`)
+TRUTH_WORDS = {"true": True, "yes": True, "correct": True, "right": True, "false": False,
+               "no": False, "incorrect": False, "wrong": False}
+
+
+def truth_option(key: str, texts: list[str]) -> int:
+    """The index of the one option that says what a true/false gold says ('True' -> 'Yes.',
+    'false' -> 'no': `TRUTH_WORDS`); a ValueError where none or several do (true beside 'ice'
+    and 'water': an index, counted from 0 or from 1? the first option?). It was graded as the
+    text 'True', the options not shown.
+
+    >>> truth_option("True", ["No", "Yes", "Maybe"]), truth_option("FALSE", ["yes.", "no."])
+    (1, 1)
+    """
+    truth = key.strip().lower() == "true"
+    said = [j for j, t in enumerate(texts) if TRUTH_WORDS.get(option_key(t)) is truth]
+    if len(said) != 1:
+        raise ValueError(f"is {key.strip().lower()}, a true/false answer beside options that "
+                         f"do not say yes or no, one each ({', '.join(texts)[:60]}): which "
+                         "option it names cannot be told; give the right option's letter")
+    return said[0]
 
 
 def _not_text(choices: list, j: int) -> str:
@@ -1771,7 +1796,8 @@ def names_option(answer, choices: list) -> bool:
     try:
         return bool(multiple_choice("", choices, answer).get("answer"))
     except ValueError as e:     # names one option either way, or one that is not text
-        return any(x in str(e) for x in ("is ambiguous", ", not text", "several right options"))
+        return any(x in str(e) for x in ("is ambiguous", ", not text", "several right options",
+                                         "a true/false answer"))
 
 
 def stated_option(gold, final: str, choices: list, labels: list | None) -> bool:

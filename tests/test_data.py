@@ -2271,3 +2271,33 @@ def test_a_question_that_lists_no_options_or_asks_for_the_letter_is_kept(tmp_pat
     path.write_text(json.dumps({"prompt": prompt, "answer": gold}) + "\n")
     task = dataset_tasks.load_tasks(str(path))[0]
     assert task["prompt"] == prompt and task["answer"] == gold
+
+
+@pytest.mark.parametrize("choices,gold,letter", [
+    (["yes", "no"], True, "A"), (["No", "Yes"], True, "B"), (["Yes.", "No."], False, "B"),
+    (["yes", "no", "maybe"], "FALSE", "B"), (["Correct", "Incorrect"], "true", "A"),
+    ({"A": "no", "B": "yes"}, True, "B"),
+])
+def test_a_true_false_gold_names_the_option_that_says_it(tmp_path, choices, gold, letter):
+    # BoolQ's true beside the options 'yes' / 'no' (a CSV's TRUE / FALSE): the options were not
+    # shown and the gold was graded as the text 'True'
+    from rewards import task_solved
+
+    path = tmp_path / "yn.jsonl"
+    path.write_text(json.dumps({"prompt": "Is water wet?", "options": choices,
+                                "answer": gold}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["answer"] == letter and task["prompt"].endswith(
+        "\n\nAnswer with the letter of the right option.")
+    assert f"({letter}) " in task["prompt"]
+    assert task_solved(f"\\boxed{{{letter}}}", task) and not task_solved("\\boxed{C}", task)
+
+
+@pytest.mark.parametrize("choices", [["ice", "water"], ["A", "B"], ["yes", "yes"]])
+def test_a_true_false_gold_beside_other_options_is_named(tmp_path, choices):
+    path = tmp_path / "tf.jsonl"
+    path.write_text(json.dumps({"prompt": "Is water wet?", "choices": choices,
+                                "answer": True}) + "\n")
+    with pytest.raises(data.DataError, match=r"tf.jsonl: row 0's 'answer' is true, a "
+                       r"true/false answer .*give the right option's letter"):
+        dataset_tasks.load_tasks(str(path))
