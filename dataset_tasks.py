@@ -1968,8 +1968,44 @@ LIST_COLUMNS = ("choices", "options", "endings", "test_list", "public_tests", "p
                 *CONVERSATION_COLUMNS)
 
 
+# the plural words that name a column of options, in any case and inside a longer name
+# ('Options', 'CHOICES', 'answer_choices', 'mc_options', 'options_list'); not a column of some
+# of them ('incorrect_options', 'wrong_choices'), which lacks the right one
+OPTION_LIST_WORDS = ("choices", "options", "endings")
+_SOME_OPTIONS = {"wrong", "incorrect", "false", "bad", "negative", "other", "correct", "right",
+                 "true", "num", "n", "count"}
+
+
+def named_options(row: dict) -> dict:
+    """The row with its one column of options under another name or case (`OPTION_LIST_WORDS`:
+    'Options', 'answer_choices') also under its own ('options'), and ARC's {"text", "label"}
+    in any case ({"Label", "Text"}); any other row as it is. The options were not shown, and a
+    gold 'B' was graded as the text 'B'.
+
+    >>> named_options({"q": "Liquid?", "Answer_Choices": ["ice", "water"]})["choices"]
+    ['ice', 'water']
+    """
+    out = dict(row)
+    if not any(c in row for c in OPTION_LIST_WORDS):
+        found = []
+        for k, v in row.items():
+            words = [w for w in re.split(r"[_\W]+", str(k).lower()) if w]
+            word = next((w for w in words if w in OPTION_LIST_WORDS), None)
+            if word and not set(words) & _SOME_OPTIONS and isinstance(v, (list, dict, str)):
+                found.append((word, v))
+        if len(found) == 1:
+            out[found[0][0]] = found[0][1]
+    for c in OPTION_LIST_WORDS:
+        v = out.get(c)
+        if isinstance(v, dict) and {str(k).lower() for k in v} == {"text", "label"} and (
+                "text" not in v or "label" not in v):
+            out[c] = {str(k).lower(): x for k, x in v.items()}
+    return out
+
+
 def decoded_lists(row: dict) -> dict:
-    """The row with its options, tests and messages columns (`LIST_COLUMNS`) decoded where a CSV
+    """The row with its options under their own names (`named_options`), and its options, tests
+    and messages columns (`LIST_COLUMNS`) decoded where a CSV
     holds them as JSON text, or in Python's print form (pandas' `to_csv` of a list: "['3', '4']",
     read back only where it prints the same again); one in numpy's print form ("['0' '4']",
     which reads as ['04']) is a ValueError naming it: read as text, the model saw no options and
@@ -1980,9 +2016,9 @@ def decoded_lists(row: dict) -> dict:
     >>> decoded_lists({"choices": "['3', '4']", "answer": "1"})["choices"]
     ['3', '4']
     """
-    out = dict(row)
+    out = named_options(row)
     for col in LIST_COLUMNS:
-        text = row.get(col)
+        text = out.get(col)
         if isinstance(text, str) and text.lstrip()[:1] in ("[", "{"):
             try:
                 out[col] = json.loads(text)

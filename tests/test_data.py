@@ -2301,3 +2301,34 @@ def test_a_true_false_gold_beside_other_options_is_named(tmp_path, choices):
     with pytest.raises(data.DataError, match=r"tf.jsonl: row 0's 'answer' is true, a "
                        r"true/false answer .*give the right option's letter"):
         dataset_tasks.load_tasks(str(path))
+
+
+@pytest.mark.parametrize("column,options", [
+    ("Options", ["ice", "water", "steam"]), ("CHOICES", ["ice", "water", "steam"]),
+    ("answer_choices", ["ice", "water", "steam"]), ("Answer Options", ["ice", "water", "steam"]),
+    ("mc_options", '["ice", "water", "steam"]'),
+    ("Choices", {"Label": ["A", "B", "C"], "Text": ["ice", "water", "steam"]}),
+])
+def test_options_under_another_name_or_case_are_shown(tmp_path, column, options):
+    # a column of options named in another case or with more words was not read: the options
+    # were not shown, and the gold 'B' was graded as the text 'B'
+    from rewards import task_solved
+
+    path = tmp_path / "mc.jsonl"
+    path.write_text(json.dumps({"prompt": "Which is a liquid?", column: options,
+                                "answer": "B"}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["prompt"] == ("Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam\n\n"
+                              "Answer with the letter of the right option.")
+    assert task["answer"] == "B" and not task_solved("\\boxed{A}", task)
+    plain = dataset_tasks.load_tasks(str(path), answer_field=None)[0]
+    assert "(B) water\n" in plain["prompt"]
+
+
+def test_a_column_of_some_options_only_is_not_the_options(tmp_path):
+    # the wrong options alone lack the right one: not listed as the options
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"prompt": "Capital of France?", "answer": "Paris",
+                                "incorrect_choices": ["Lyon", "Nice"]}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["prompt"] == "Capital of France?" and task["answer"] == "Paris"
