@@ -1512,11 +1512,7 @@ def row_choices(row: dict, gold: str | None = None) -> tuple[list, list | None] 
             return _option_objects(options)
         if isinstance(options, list) and options:
             return _unlettered(options) or (options, None)
-    columns = [c for c in map(chr, range(65, 91)) if c in row][:26]
-    if len(columns) > 1 and columns == [chr(65 + j) for j in range(len(columns))] and all(
-            isinstance(row[c], (str, int, float)) for c in columns):
-        return [row[c] for c in columns], None          # one column per letter: A, B, C, D
-    return None
+    return per_option_columns(row, gold)      # one column per option: A, B, C; option_a, ...
 
 
 def _unlettered(options: list) -> tuple[list, list] | None:
@@ -1836,6 +1832,65 @@ RIGHT_FIRST_COLUMNS = (("Correct Answer", "Incorrect Answer 1", "Incorrect Answe
                        ("correct_answer", "distractor1", "distractor2", "distractor3"))
 
 
+def continued_columns(columns: tuple, row: dict) -> list:
+    """A schema's option columns and those of the row that run on after them, their last mark
+    counted on ('option1', 'option2' -> 'option3', 'option4'; 'opa' ... 'opd' -> 'ope'), each
+    up to the first empty one: the row's further options were not shown, so a right one among
+    them was refused, and a wrong pick among the few shown was the only choice.
+
+    >>> continued_columns(("option1", "option2"), {"option1": 1, "option2": 2, "option3": 3})
+    ['option1', 'option2', 'option3']
+    """
+    columns = list(columns)
+    while columns[-1][-1] not in "9zZ":
+        after = columns[-1][:-1] + chr(ord(columns[-1][-1]) + 1)
+        if _blank(row.get(after)):
+            break
+        columns.append(after)
+    return columns
+
+
+# one column per option, named by a word for options and a running mark: 'option_a', 'optionB',
+# 'Option C', 'opt-d', 'choice1', 'ending0', SIQA's 'answerA' (an 'answer' word with letters
+# only: 'answer1', 'answer2' may be two spellings of one answer); capitals alone, A, B, C, D
+_OPTION_COLUMN = re.compile(r"([A-Za-z]*?)[ _-]?([A-Za-z]|\d{1,2})")
+OPTION_STEMS = ("option", "opt", "op", "choice", "ending", "alternative", "answer", "ans")
+
+
+def per_option_columns(row: dict, gold: str | None = None) -> tuple[list, list | None] | None:
+    """The options of a row with one column per option (`_OPTION_COLUMN`), marked A, B, C, ...
+    (any case) or 0, 1, 2, ... or 1, 2, 3, ... in order, up to the first left empty (a file of
+    5 option columns for questions of 4), and their labels (None for letters; the numbers
+    otherwise: 'choice2' is the gold '2'); None for another row, or where the gold's own column
+    (`gold`) is one of them. The options were not shown and the gold 'B' graded as text.
+
+    >>> per_option_columns({"q": "Liquid?", "option_a": "ice", "option_b": "water"})
+    (['ice', 'water'], None)
+    >>> per_option_columns({"choice1": "ice", "choice2": "water", "choice3": ""})
+    (['ice', 'water'], ['1', '2'])
+    """
+    runs: dict = {}
+    for k in row:
+        m = _OPTION_COLUMN.fullmatch(str(k))
+        stem = m[1].lower() if m else None
+        if m and (stem in OPTION_STEMS and not (stem.startswith("ans") and m[2].isdigit())
+                  or stem == "" and m[2].isupper()):
+            runs.setdefault((m[1], m[2].isdigit(), m[2].isupper()), []).append((m[2], k))
+    for (_, digits, _), marks in runs.items():
+        marks.sort(key=lambda x: int(x[0]) if digits else x[0])
+        start = int(marks[0][0]) if digits else ord(marks[0][0].upper()) - 65
+        names = [k for j, (mark, k) in enumerate(marks)
+                 if (int(mark) if digits else ord(mark.upper()) - 65) == start + j]
+        while names and _blank(row[names[-1]]):
+            names.pop()
+        if (len(names) < 2 or start not in ((0, 1) if digits else (0,)) or gold in names
+                or not all(isinstance(row[k], (str, int, float)) and not isinstance(row[k], bool)
+                           for k in names)):
+            continue
+        return [row[k] for k in names], [m for m, _ in marks[:len(names)]] if digits else None
+    return None
+
+
 def option_columns(row: dict, question, base: int = 0) -> tuple | None:
     """The arguments of `multiple_choice` for a row with one column per option, whose schema
     names the right one (`OPTION_COLUMNS`: PIQA, WinoGrande, SIQA; MedMCQA's by its number,
@@ -1850,8 +1905,10 @@ def option_columns(row: dict, question, base: int = 0) -> tuple | None:
     """
     for columns, right, labels in OPTION_COLUMNS:
         if right in row and all(c in row for c in columns):
-            labels = labels or [str(j + base) for j in range(len(columns))]
-            return question, [row[c] for c in columns], str(row[right]), list(labels)
+            columns = continued_columns(columns, row)   # a third option1: option3
+            labels = [str(int(labels[0]) + j) for j in range(len(columns))] if labels else [
+                str(j + base) for j in range(len(columns))]
+            return question, [row[c] for c in columns], str(row[right]), labels
     for columns in RIGHT_FIRST_COLUMNS:
         if all(c in row for c in columns):
             names = list(columns)

@@ -2332,3 +2332,42 @@ def test_a_column_of_some_options_only_is_not_the_options(tmp_path):
                                 "incorrect_choices": ["Lyon", "Nice"]}) + "\n")
     task = dataset_tasks.load_tasks(str(path))[0]
     assert task["prompt"] == "Capital of France?" and task["answer"] == "Paris"
+
+
+@pytest.mark.parametrize("columns,gold", [
+    (("option_a", "option_b", "option_c"), "B"), (("optionA", "optionB", "optionC"), "b"),
+    (("Option A", "Option B", "Option C"), "B"), (("choice_a", "choice_b", "choice_c"), "(B)"),
+    (("opt-1", "opt-2", "opt-3"), "2"), (("ending0", "ending1", "ending2"), 1),
+    (("option1", "option2", "option3"), 2),     # WinoGrande's names, a third option
+])
+def test_one_column_per_option_under_other_names_is_shown(tmp_path, columns, gold):
+    # options one a column under names other than A, B, C were not shown (the gold 'B' graded
+    # as the text 'B'); WinoGrande's option1, option2 showed two of three
+    from rewards import task_solved
+
+    path = tmp_path / "mc.jsonl"
+    path.write_text(json.dumps({"prompt": "Which is a liquid?", "answer": gold,
+                                **dict(zip(columns, ["ice", "water", "steam"]))}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["prompt"] == ("Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam\n\n"
+                              "Answer with the letter of the right option.")
+    assert task["answer"] == "B" and not task_solved("\\boxed{A}", task)
+
+
+def test_option_columns_left_empty_in_a_row_are_no_options(tmp_path):
+    # a sheet of five option columns for questions of four: the fifth, empty, is not listed
+    path = tmp_path / "mc.csv"
+    path.write_text("prompt,option_a,option_b,option_c,option_d,option_e,answer\n"
+                    "Which is a liquid?,ice,water,steam,snow,,B\n"
+                    "Which is a gas?,ice,water,steam,snow,fog,C\n")
+    one, two = dataset_tasks.load_tasks(str(path))
+    assert "(D) snow\n\nAnswer" in one["prompt"] and "(E)" not in one["prompt"]
+    assert "(E) fog\n" in two["prompt"] and (one["answer"], two["answer"]) == ("B", "C")
+    # the answer's own column is none of them, nor are a problem's numbered values
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"prompt": "Capital of France?", "answer1": "Paris",
+                                "answer2": "paris"}) + "\n"
+                    + json.dumps({"prompt": "Sum?", "x1": 1, "x2": 2, "answer1": "3"}) + "\n")
+    tasks = dataset_tasks.load_tasks(str(path), answer_field="answer1")
+    assert [(t["prompt"], t["answer"]) for t in tasks] == [("Capital of France?", "Paris"),
+                                                           ("Sum?", "3")]
