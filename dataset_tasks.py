@@ -1504,6 +1504,10 @@ def row_choices(row: dict, gold: str | None = None) -> tuple[list, list | None] 
     indexed = bool(gold and {"label", "index", "idx"} & set(re.split(r"[._\W]+", gold.lower()))
                    ) and (isinstance(index, int) and not isinstance(index, bool)
                           or isinstance(index, str) and index.strip().isdigit())
+    for column in ("choices", "options", "endings"):      # one string: MathQA's, 'ice|water'
+        text = row.get(column)
+        if isinstance(text, str) and (found := lettered_options(text) or split_options(text)):
+            return found
     for column in ("options", "endings", "answers") if indexed else ("options", "endings"):
         options = row.get(column)
         if isinstance(options, str) and lettered_options(options):    # MathQA: one string
@@ -1513,6 +1517,27 @@ def row_choices(row: dict, gold: str | None = None) -> tuple[list, list | None] 
         if isinstance(options, list) and options:
             return _unlettered(options) or (options, None)
     return per_option_columns(row, gold)      # one column per option: A, B, C; option_a, ...
+
+
+# how a sheet's one cell lists its options unlettered: one a line, or between bars or semicolons
+OPTION_SEPARATORS = ("\n", "|", ";")
+
+
+def split_options(text: str) -> tuple[list, None] | None:
+    """The options of a string that lists them unlettered, one a line or separated by bars or
+    semicolons ('ice|water|steam', 'ice; water'), the first of `OPTION_SEPARATORS` that splits
+    it into 2-26 options none empty; as a plain list (labels None: A, B, ...; the gold must name
+    one, `names_option`). The string was no options: they were not shown, and the gold 'B'
+    graded as the text 'B'. Not a comma, which numbers hold ('1,000').
+
+    >>> split_options("ice | water|steam"), split_options("1,000")
+    ((['ice', 'water', 'steam'], None), None)
+    """
+    for sep in OPTION_SEPARATORS:
+        parts = [p.strip() for p in text.strip().split(sep)]
+        if 2 <= len(parts) <= 26 and all(parts):
+            return parts, None
+    return None
 
 
 def _unlettered(options: list) -> tuple[list, list] | None:

@@ -2371,3 +2371,26 @@ def test_option_columns_left_empty_in_a_row_are_no_options(tmp_path):
     tasks = dataset_tasks.load_tasks(str(path), answer_field="answer1")
     assert [(t["prompt"], t["answer"]) for t in tasks] == [("Capital of France?", "Paris"),
                                                            ("Sum?", "3")]
+
+
+@pytest.mark.parametrize("column,options,gold", [
+    ("options", "ice|water|steam", "B"), ("choices", "ice; water; steam", "water"),
+    ("options", "ice\nwater\nsteam\n", 1), ("choices", "a ) ice , b ) water , c ) steam", "b"),
+])
+def test_options_listed_in_one_string_are_shown(tmp_path, column, options, gold):
+    # a sheet's one cell of options, unlettered between bars, semicolons or lines (or MathQA's
+    # lettered string under 'choices'), was no options: not shown, and 'B' graded as text
+    from rewards import task_solved
+
+    path = tmp_path / "mc.jsonl"
+    path.write_text(json.dumps({"prompt": "Which is a liquid?", column: options,
+                                "answer": gold}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["prompt"] == ("Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam\n\n"
+                              "Answer with the letter of the right option.")
+    assert task["answer"] == "B" and not task_solved("\\boxed{A}", task)
+    # a string that names no option the gold names is not listed: 'Paris' graded as written
+    path.write_text(json.dumps({"prompt": "Capital?", column: "fast|accurate",
+                                "answer": "Paris"}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert (task["prompt"], task["answer"]) == ("Capital?", "Paris")
