@@ -1205,6 +1205,40 @@ def _checked_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None
     return column, tests
 
 
+def is_test_code(value) -> bool:
+    """Whether a value is test code: Python that asserts at its top level ('assert f(1) == 2',
+    lines of them), or a list of such texts (MBPP's test_list). Such a column mapped as the
+    answer (--answer-field test_list) was graded as the math answer 'assert f(1) == 2', which no
+    reply equals; a `tests` column of one text of asserts was refused.
+
+    >>> is_test_code("assert f(1) == 2\\nassert f(2) == 4"), is_test_code(["assert f(1) == 2"])
+    (True, True)
+    >>> is_test_code("x = 2"), is_test_code("The assert keyword checks.")
+    (False, False)
+    """
+    if isinstance(value, list):
+        return bool(value) and all(isinstance(v, str) and is_test_code(v) for v in value)
+    if not (isinstance(value, str) and re.search(r"^assert\b", value, re.MULTILINE)):
+        return False
+    try:
+        return any(isinstance(node, ast.Assert) for node in ast.parse(value).body)
+    except (SyntaxError, ValueError):
+        return False
+
+
+def assert_statements(code: str) -> list[dict]:
+    """Test code as sandbox tests: each top-level assert its own test where the code is asserts
+    alone (each counted in a pass rate), else the code as one test (its setup, then asserts).
+
+    >>> assert_statements("assert f(1) == 2\\nassert f(2) == 4")
+    [{'assert': 'assert f(1) == 2'}, {'assert': 'assert f(2) == 4'}]
+    """
+    body = ast.parse(code).body
+    if all(isinstance(node, ast.Assert) for node in body):
+        return [{"assert": ast.get_source_segment(code, node)} for node in body]
+    return [{"assert": code}]
+
+
 CODE_CONTESTS_TESTS = ("public_tests", "private_tests", "generated_tests")
 
 
@@ -1214,6 +1248,8 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
     # column; such a row has no tests
     if row.get(tests_field) is not None:
         tests = row[tests_field]
+        if is_test_code(tests) and isinstance(tests, str):    # 'assert f(1) == 2\nassert ...'
+            tests = assert_statements(tests)
         if isinstance(tests, str) and tests.lstrip()[:1] in ("[", "{"):
             tests = _json_text(tests, tests_field)     # a CSV's, or DeepCoder's JSON text
         if isinstance(tests, dict) and "inputs" not in tests:   # {"stdin": [...], "stdout": ...}
@@ -2321,7 +2357,10 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         task = {"id": str(own if own is not None else f"{stem}-{i}"), "prompt": prompt}
         if answer_field is not None:            # a row with tests is a code task, whatever
             try:                                # --answer_field names (APPS' 'solutions')
-                column, tests = _checked_tests(row, tests_field) or (None, None)
+                found = _checked_tests(row, tests_field)
+                if found is None and is_test_code(row.get(answer_field)):
+                    found = _checked_tests(row, answer_field)   # tests as the answer: run them
+                column, tests = found or (None, None)
             except ValueError as e:
                 raise DataError(f"{where}: row {i}'s {e}. Fix its tests, or drop the row") from None
             if tests:

@@ -364,7 +364,7 @@ def test_malformed_rows_name_file_row_and_field(tmp_path):
 
 
 @pytest.mark.parametrize("tests,needle", [
-    ("assert f(1) == 2", "'tests' is \"assert f(1) == 2\", not a list of tests"),
+    ("f(1) == 2", "'tests' is \"f(1) == 2\", not a list of tests"),   # asserts are read
     ('[{"assert": "assert f(1) == 2"', "'tests' is not valid JSON"),
     ([{"fn_name": "f", "args": "ab", "expected": 1}], "'tests': test 0 (call-based): 'args' is a "),
     ([{"input": "1"}], "'tests': test 0 (stdin/stdout): no 'output'")])
@@ -2394,3 +2394,23 @@ def test_options_listed_in_one_string_are_shown(tmp_path, column, options, gold)
                                 "answer": "Paris"}) + "\n")
     task = dataset_tasks.load_tasks(str(path))[0]
     assert (task["prompt"], task["answer"]) == ("Capital?", "Paris")
+
+
+@pytest.mark.parametrize("row,field", [
+    ({"test_list": ["assert double(2) == 4", "assert double(3) == 6"]}, "test_list"),
+    ({"unit_tests": "assert double(2) == 4\nassert double(3) == 6"}, "unit_tests"),
+    ({"test": "assert double(2) == 4\nassert double(3) == 6"}, "test"),
+    ({"tests": "assert double(2) == 4\nassert double(3) == 6"}, "answer"),
+])
+def test_test_code_as_the_answer_or_one_text_is_run(tmp_path, row, field):
+    # test code mapped as the answer (--answer-field test_list) was graded as the math answer
+    # 'assert double(2) == 4', which no reply equals; a 'tests' text of asserts was refused
+    from rewards import task_solved
+
+    path = tmp_path / "code.jsonl"
+    path.write_text(json.dumps({"prompt": "Write double(x), which returns 2 * x.", **row}) + "\n")
+    task = dataset_tasks.load_tasks(str(path), answer_field=field)[0]
+    assert "answer" not in task and task["tests"] == [{"assert": "assert double(2) == 4"},
+                                                      {"assert": "assert double(3) == 6"}]
+    assert task_solved("```python\ndef double(x):\n    return 2 * x\n```", task)
+    assert not task_solved("```python\ndef double(x):\n    return x + 2\n```", task)
