@@ -2175,6 +2175,27 @@ def stem_question(row: dict) -> dict:
     return {**inner, **row, "question": asked["stem"]}
 
 
+def with_parent_fields(row: dict, prompt_field: str) -> dict:
+    """The row with the fields beside a prompt named inside an object ('data.question': the
+    object's own options, id, context) as columns of its own, where the row has none of that
+    name; any other row as it is. A row kept whole inside an object ({"data": {"question",
+    "choices", "answer"}}, read with 'data.question' and 'data.answer') had its options not
+    shown, and the gold 'B' graded as text.
+
+    >>> with_parent_fields({"data": {"q": "Liquid?", "choices": ["ice", "water"]}}, "data.q")[
+    ...     "choices"]
+    ['ice', 'water']
+    """
+    if prompt_field in row or "." not in prompt_field:
+        return row
+    parent = row
+    for key in prompt_field.split(".")[:-1]:
+        parent = parent.get(key) if isinstance(parent, dict) else None
+    if not isinstance(parent, dict):
+        return row
+    return {**{k: v for k, v in parent.items() if k not in row}, **row}
+
+
 def with_nested_fields(row: dict, *fields: str | None) -> dict:
     """The row with each field that names a value inside an object ('answer.value',
     'extra_info.answer': a dotted path of keys) as a column of its own, where the row has no
@@ -2335,7 +2356,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     tasks, unanswered, exact, owns = [], [], [], []
     for i, row in enumerate(rows):
         try:
-            row = decoded_lists(row)
+            row = decoded_lists(with_parent_fields(row, prompt_field))
         except ValueError as e:
             raise DataError(f"{where}: row {i}'s {e}") from None
         row = stem_question(with_nested_fields(row, prompt_field, answer_field))

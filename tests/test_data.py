@@ -2414,3 +2414,22 @@ def test_test_code_as_the_answer_or_one_text_is_run(tmp_path, row, field):
                                                       {"assert": "assert double(3) == 6"}]
     assert task_solved("```python\ndef double(x):\n    return 2 * x\n```", task)
     assert not task_solved("```python\ndef double(x):\n    return x + 2\n```", task)
+
+
+@pytest.mark.parametrize("row,prompt,answer", [
+    ({"data": {"question": "Which is a liquid?", "choices": ["ice", "water", "steam"],
+               "answer": "B"}}, "data.question", "data.answer"),
+    ({"q": {"text": "Which is a liquid?", "options": {"A": "ice", "B": "water", "C": "steam"}},
+      "a": {"letter": "b"}}, "q.text", "a.letter"),
+])
+def test_options_beside_a_prompt_inside_an_object_are_shown(tmp_path, row, prompt, answer):
+    # a row kept inside an object, read by dotted paths: its options were not shown, and the
+    # gold 'B' graded as the text 'B'
+    from rewards import task_solved
+
+    path = tmp_path / "nested.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field=prompt, answer_field=answer)[0]
+    assert task["prompt"] == ("Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam\n\n"
+                              "Answer with the letter of the right option.")
+    assert task["answer"] == "B" and not task_solved("\\boxed{A}", task)
