@@ -1651,6 +1651,35 @@ def lettered_options(text: str) -> tuple[list, list] | None:
 _FIRST_OPTION = re.compile(r"(?:^|(?<=\s))\(?[Aa][ \t]*[).:]", re.MULTILINE)
 
 
+# the words of a column's name that may hold a question's options under a name not read as
+# such ('possible_answers', 'candidate_answers', 'alternatives')
+MAYBE_OPTION_WORDS = {"answers", "candidates", "candidate", "alternatives", "possible",
+                      "possibilities", "opts", "selections"}
+
+
+def unread_options(row: dict, gold: str, field: str | None) -> str | None:
+    """The column that a gold written as an option's letter ('B', '(B)') may name an option of,
+    where the row lists its options nowhere they are read (`row_choices`, `inline_options`): a
+    list of 2-26 texts or numbers, not holding the letter itself, under a name of
+    `MAYBE_OPTION_WORDS`; None otherwise. Such a row was graded on the letter as free text,
+    its options not shown (`load_tasks` names the column and the fix).
+
+    >>> unread_options({"possible_answers": ["ice", "water"], "answer": "B"}, "B", "answer")
+    'possible_answers'
+    """
+    m = re.fullmatch(r"\(([A-Za-z])\)|([A-Z])", gold.strip())
+    if not m:
+        return None
+    index = ord((m[1] or m[2]).upper()) - 65
+    for k, v in row.items():
+        words = set(re.split(r"[_\W]+", str(k).lower()))
+        if (k != field and words & MAYBE_OPTION_WORDS and isinstance(v, list)
+                and index < len(v) <= 26 and all(isinstance(x, (str, int, float)) for x in v)
+                and gold.strip() not in map(str, v)):
+            return str(k)
+    return None
+
+
 def inline_options(text: str) -> tuple[list, list] | None:
     """The options that a question lists in its own text, from its first option to its end
     (one a line, 'A. ice\\nB. water', or in a line, '(A) ice (B) water': `lettered_options`),
@@ -2482,6 +2511,12 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                 task.pop("answers", None)       # graded on the letter, as a listed option is
                 task.update(inline)
                 mc = True
+            if not mc and (unread := unread_options(row, task["answer"], answer_field)):
+                raise DataError(f"{where}: row {i}'s {column!r} is {task['answer']!r}, an "
+                                f"option's letter, and the row lists no options where they are "
+                                f"read, but {unread!r} holds a list the letter may name: rename "
+                                "it 'options', or map the column of the answer's text with "
+                                "--answer-field NAME")
             if not mc and (is_worked_solution(task["answer"])
                            or task["answer"].strip().lower() in NO_ANSWER):
                 unanswered.append(i)        # a proof: nothing to grade a final answer against

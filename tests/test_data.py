@@ -2433,3 +2433,21 @@ def test_options_beside_a_prompt_inside_an_object_are_shown(tmp_path, row, promp
     assert task["prompt"] == ("Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam\n\n"
                               "Answer with the letter of the right option.")
     assert task["answer"] == "B" and not task_solved("\\boxed{A}", task)
+
+
+@pytest.mark.parametrize("column", ["possible_answers", "candidate_answers", "Alternatives"])
+def test_a_letter_gold_beside_options_under_a_name_not_read_is_named(tmp_path, column):
+    # the gold 'B' beside a list of options under a name not read as options was graded as the
+    # free text 'B', the options not shown
+    path = tmp_path / "mc.jsonl"
+    path.write_text(json.dumps({"prompt": "Which is a liquid?", column: ["ice", "water"],
+                                "answer": "B"}) + "\n")
+    with pytest.raises(data.DataError, match=rf"mc.jsonl: row 0's 'answer' is 'B', an option's "
+                       rf"letter.*{column!r} holds a list.*rename it 'options'"):
+        dataset_tasks.load_tasks(str(path))
+    # a letter that is the answer itself (boron's symbol), beside a list without it, or of a
+    # list that holds it, is graded as written
+    for other, values in (("tags", ["chemistry", "elements"]), (column, ["B", "Bo"])):
+        path.write_text(json.dumps({"prompt": "Symbol of boron?", other: values,
+                                    "answer": "B"}) + "\n")
+        assert dataset_tasks.load_tasks(str(path))[0]["answer"] == "B"
