@@ -32,6 +32,7 @@ import json
 import math
 import random
 import re
+import unicodedata
 from decimal import Decimal
 from pathlib import Path
 
@@ -1851,15 +1852,26 @@ def option_key(text: str) -> str:
 _SPELLED = re.compile(r"\(?([A-Za-z])(?:\)|[.:])?(?:\s+(.*))?", re.DOTALL)
 
 
+# a word naming an option before its letter or number: 'Option B', 'Choice: (b)', 'option 2'
+_OPTION_WORD = re.compile(r"(?:option|choice)\s*[:#]?\s*(.+)", re.IGNORECASE)
+
+
 def spelled_letter(key: str, texts: list[str], loose: bool = False) -> int | None:
     """The index of the option a gold names by its letter in another spelling: "(B)", "B)",
-    "B.", "b", or with the option's text after it ("B. water"); None if it names none.
+    "B.", "b", "[B]", full-width "Ｂ", after a word "Option B" (or its number counted from 1,
+    "option 2"), or with the option's text after it ("B. water"); None if it names none.
 
     >>> spelled_letter("(B)", ["ice", "water"]), spelled_letter("b. water", ["ice", "water"])
     (1, 1)
     >>> spelled_letter("B. ice", ["ice", "water"]) is None
     True
     """
+    key = unicodedata.normalize("NFKC", key).strip()    # 'Ｂ': a CJK file's full-width letter
+    named = _OPTION_WORD.fullmatch(key)     # 'Option B', 'choice: (b)'; 'Option 2': the 2nd
+    key = named[1] if named else key
+    if named and key.isdigit():
+        return int(key) - 1 if 1 <= int(key) <= len(texts) else None
+    key = re.sub(r"^\[(.*)\]$", r"\1", key)       # '[B]'
     m = _SPELLED.fullmatch(key)
     index = ord(m[1].upper()) - 65 if m else -1
     if not 0 <= index < len(texts):

@@ -2451,3 +2451,21 @@ def test_a_letter_gold_beside_options_under_a_name_not_read_is_named(tmp_path, c
         path.write_text(json.dumps({"prompt": "Symbol of boron?", other: values,
                                     "answer": "B"}) + "\n")
         assert dataset_tasks.load_tasks(str(path))[0]["answer"] == "B"
+
+
+@pytest.mark.parametrize("gold", ["Option B", "choice: (b)", "option 2", "[B]", "Ｂ", "（B）"])
+@pytest.mark.parametrize("listed", ["column", "question"])
+def test_a_letter_gold_after_a_word_in_brackets_or_full_width_names_its_option(
+        tmp_path, gold, listed):
+    # 'Option B', '[B]' and a CJK file's full-width 'Ｂ' named no option: the options were not
+    # shown (or not asked for by letter) and the gold graded as free text
+    from rewards import task_solved
+
+    path = tmp_path / "mc.jsonl"
+    row = ({"prompt": "Which is a liquid?", "options": ["ice", "water", "steam"]}
+           if listed == "column" else {"prompt": "Which is a liquid?\nA. ice\nB. water\nC. steam"})
+    path.write_text(json.dumps({**row, "answer": gold}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["answer"] == "B" and task["prompt"].endswith(
+        "\n\nAnswer with the letter of the right option.")
+    assert task_solved("\\boxed{B}", task) and not task_solved("\\boxed{C}", task)
