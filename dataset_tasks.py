@@ -1765,7 +1765,9 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
     letters = [chr(ord("A") + j) for j in range(len(choices))]
     texts = [str(c) for c in choices]
     options = "\n".join(f"({x}) {c}" for x, c in zip(letters, texts))
-    prompt = with_question(question, lambda q: f"{q}\n\n{options}\n\n{CHOICE_INSTRUCTION}")
+    prompt = with_question(question, lambda q: f"{q.rstrip()}\n\n{CHOICE_INSTRUCTION}"
+                           if lists_options(q, texts) else
+                           f"{q}\n\n{options}\n\n{CHOICE_INSTRUCTION}")
     shaped = next((j for j, c in enumerate(choices) if isinstance(c, (dict, list))), None)
     if answer is None:                            # prompts only: nothing to grade
         if shaped is not None:
@@ -1829,6 +1831,17 @@ def truth_option(key: str, texts: list[str]) -> int:
                          f"do not say yes or no, one each ({', '.join(texts)[:60]}): which "
                          "option it names cannot be told; give the right option's letter")
     return said[0]
+
+
+def lists_options(question: str, texts: list[str]) -> bool:
+    """Whether a question lists these options in its own text already, in order, lettered
+    (`inline_options`): they were listed twice, the column's after the question's.
+
+    >>> lists_options("Liquid?\\n(A) ice\\n(B) water", ["ice", "Water"])
+    True
+    """
+    found = inline_options(question)
+    return bool(found) and [option_key(t) for t in found[0]] == [option_key(t) for t in texts]
 
 
 def _not_text(choices: list, j: int) -> str:

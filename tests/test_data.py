@@ -2469,3 +2469,19 @@ def test_a_letter_gold_after_a_word_in_brackets_or_full_width_names_its_option(
     assert task["answer"] == "B" and task["prompt"].endswith(
         "\n\nAnswer with the letter of the right option.")
     assert task_solved("\\boxed{B}", task) and not task_solved("\\boxed{C}", task)
+
+
+def test_options_the_question_lists_already_are_listed_once(tmp_path):
+    # a question that lists its options, beside the same options in a column: they were listed
+    # twice; options that differ from those the question lists are listed after it
+    path = tmp_path / "mc.jsonl"
+    path.write_text(json.dumps({"prompt": "Which is a liquid?\nA. ice\nB. water",
+                                "options": ["ice", "water"], "answer": 1}) + "\n"
+                    + json.dumps({"prompt": "Which is a gas?\nA. ice\nB. water",
+                                  "options": ["ice", "steam"], "answer": 1}) + "\n")
+    one, two = dataset_tasks.load_tasks(str(path))
+    assert one["prompt"] == ("Which is a liquid?\nA. ice\nB. water\n\n"
+                             "Answer with the letter of the right option.")
+    assert two["prompt"] == ("Which is a gas?\nA. ice\nB. water\n\n(A) ice\n(B) steam\n\n"
+                             "Answer with the letter of the right option.")
+    assert (one["answer"], two["answer"]) == ("B", "B")
