@@ -2488,9 +2488,12 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             if first and (counted := _choice_index(row, answer_field)):
                 answer = counted[0] - first         # the file counts its options from 1
             if answer is None and answer_field not in row:
+                # a code row's asserts under a name not read as tests ('test_cases'): map them
+                code = next((k for k, v in row.items() if is_test_code(v)), None)
                 raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "
                                 f"{sorted(row)}). Map the answer column with --answer-field "
-                                f"{_likely_column(row, answer_field, ANSWER_COLUMNS)}, or drop "
+                                f"{code or _likely_column(row, answer_field, ANSWER_COLUMNS)}"
+                                f"{' (its tests: they are run)' if code else ''}, or drop "
                                 "the row." + _header_hint(where, row))
             column = answer_field if answer_field in row else "reward_model.ground_truth"
             try:

@@ -2485,3 +2485,16 @@ def test_options_the_question_lists_already_are_listed_once(tmp_path):
     assert two["prompt"] == ("Which is a gas?\nA. ice\nB. water\n\n(A) ice\n(B) steam\n\n"
                              "Answer with the letter of the right option.")
     assert (one["answer"], two["answer"]) == ("B", "B")
+
+
+def test_a_code_row_with_no_answer_names_its_tests_column(tmp_path):
+    # 'no field answer ... --answer-field NAME': the row's asserts under 'test_cases' were not
+    # named, and nothing said that mapping them runs them
+    path = tmp_path / "code.jsonl"
+    path.write_text(json.dumps({"prompt": "Write double(x).",
+                                "test_cases": ["assert double(2) == 4"]}) + "\n")
+    with pytest.raises(data.DataError, match=r"row 0 has no field 'answer' .*--answer-field "
+                       r"test_cases \(its tests: they are run\)"):
+        dataset_tasks.load_tasks(str(path))
+    task = dataset_tasks.load_tasks(str(path), answer_field="test_cases")[0]
+    assert task["tests"] == [{"assert": "assert double(2) == 4"}]
