@@ -32,6 +32,7 @@ import json
 import math
 import random
 import re
+import unicodedata
 from decimal import Decimal
 from pathlib import Path
 
@@ -1205,6 +1206,40 @@ def _checked_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None
     return column, tests
 
 
+def is_test_code(value) -> bool:
+    """Whether a value is test code: Python that asserts at its top level ('assert f(1) == 2',
+    lines of them), or a list of such texts (MBPP's test_list). Such a column mapped as the
+    answer (--answer-field test_list) was graded as the math answer 'assert f(1) == 2', which no
+    reply equals; a `tests` column of one text of asserts was refused.
+
+    >>> is_test_code("assert f(1) == 2\\nassert f(2) == 4"), is_test_code(["assert f(1) == 2"])
+    (True, True)
+    >>> is_test_code("x = 2"), is_test_code("The assert keyword checks.")
+    (False, False)
+    """
+    if isinstance(value, list):
+        return bool(value) and all(isinstance(v, str) and is_test_code(v) for v in value)
+    if not (isinstance(value, str) and re.search(r"^assert\b", value, re.MULTILINE)):
+        return False
+    try:
+        return any(isinstance(node, ast.Assert) for node in ast.parse(value).body)
+    except (SyntaxError, ValueError):
+        return False
+
+
+def assert_statements(code: str) -> list[dict]:
+    """Test code as sandbox tests: each top-level assert its own test where the code is asserts
+    alone (each counted in a pass rate), else the code as one test (its setup, then asserts).
+
+    >>> assert_statements("assert f(1) == 2\\nassert f(2) == 4")
+    [{'assert': 'assert f(1) == 2'}, {'assert': 'assert f(2) == 4'}]
+    """
+    body = ast.parse(code).body
+    if all(isinstance(node, ast.Assert) for node in body):
+        return [{"assert": ast.get_source_segment(code, node)} for node in body]
+    return [{"assert": code}]
+
+
 CODE_CONTESTS_TESTS = ("public_tests", "private_tests", "generated_tests")
 
 
@@ -1214,6 +1249,8 @@ def _schema_tests(row: dict, tests_field: str) -> tuple[str, list[dict]] | None:
     # column; such a row has no tests
     if row.get(tests_field) is not None:
         tests = row[tests_field]
+        if is_test_code(tests) and isinstance(tests, str):    # 'assert f(1) == 2\nassert ...'
+            tests = assert_statements(tests)
         if isinstance(tests, str) and tests.lstrip()[:1] in ("[", "{"):
             tests = _json_text(tests, tests_field)     # a CSV's, or DeepCoder's JSON text
         if isinstance(tests, dict) and "inputs" not in tests:   # {"stdin": [...], "stdout": ...}
@@ -1504,6 +1541,10 @@ def row_choices(row: dict, gold: str | None = None) -> tuple[list, list | None] 
     indexed = bool(gold and {"label", "index", "idx"} & set(re.split(r"[._\W]+", gold.lower()))
                    ) and (isinstance(index, int) and not isinstance(index, bool)
                           or isinstance(index, str) and index.strip().isdigit())
+    for column in ("choices", "options", "endings"):      # one string: MathQA's, 'ice|water'
+        text = row.get(column)
+        if isinstance(text, str) and (found := lettered_options(text) or split_options(text)):
+            return found
     for column in ("options", "endings", "answers") if indexed else ("options", "endings"):
         options = row.get(column)
         if isinstance(options, str) and lettered_options(options):    # MathQA: one string
@@ -1512,10 +1553,27 @@ def row_choices(row: dict, gold: str | None = None) -> tuple[list, list | None] 
             return _option_objects(options)
         if isinstance(options, list) and options:
             return _unlettered(options) or (options, None)
-    columns = [c for c in map(chr, range(65, 91)) if c in row][:26]
-    if len(columns) > 1 and columns == [chr(65 + j) for j in range(len(columns))] and all(
-            isinstance(row[c], (str, int, float)) for c in columns):
-        return [row[c] for c in columns], None          # one column per letter: A, B, C, D
+    return per_option_columns(row, gold)      # one column per option: A, B, C; option_a, ...
+
+
+# how a sheet's one cell lists its options unlettered: one a line, or between bars or semicolons
+OPTION_SEPARATORS = ("\n", "|", ";")
+
+
+def split_options(text: str) -> tuple[list, None] | None:
+    """The options of a string that lists them unlettered, one a line or separated by bars or
+    semicolons ('ice|water|steam', 'ice; water'), the first of `OPTION_SEPARATORS` that splits
+    it into 2-26 options none empty; as a plain list (labels None: A, B, ...; the gold must name
+    one, `names_option`). The string was no options: they were not shown, and the gold 'B'
+    graded as the text 'B'. Not a comma, which numbers hold ('1,000').
+
+    >>> split_options("ice | water|steam"), split_options("1,000")
+    ((['ice', 'water', 'steam'], None), None)
+    """
+    for sep in OPTION_SEPARATORS:
+        parts = [p.strip() for p in text.strip().split(sep)]
+        if 2 <= len(parts) <= 26 and all(parts):
+            return parts, None
     return None
 
 
@@ -1589,6 +1647,90 @@ def lettered_options(text: str) -> tuple[list, list] | None:
     return None
 
 
+# the first option of a question that lists its options in its own text: '(A)', 'A)', 'A.' or
+# 'A:', any case, at a line's start or after a space ('Answer Choices: (A) 21 (B) 22')
+_FIRST_OPTION = re.compile(r"(?:^|(?<=\s))\(?[Aa][ \t]*[).:]", re.MULTILINE)
+
+
+# the words of a column's name that may hold a question's options under a name not read as
+# such ('possible_answers', 'candidate_answers', 'alternatives')
+MAYBE_OPTION_WORDS = {"answers", "candidates", "candidate", "alternatives", "possible",
+                      "possibilities", "opts", "selections"}
+
+
+def unread_options(row: dict, gold: str, field: str | None) -> str | None:
+    """The column that a gold written as an option's letter ('B', '(B)') may name an option of,
+    where the row lists its options nowhere they are read (`row_choices`, `inline_options`): a
+    list of 2-26 texts or numbers, not holding the letter itself, under a name of
+    `MAYBE_OPTION_WORDS`; None otherwise. Such a row was graded on the letter as free text,
+    its options not shown (`load_tasks` names the column and the fix).
+
+    >>> unread_options({"possible_answers": ["ice", "water"], "answer": "B"}, "B", "answer")
+    'possible_answers'
+    """
+    m = re.fullmatch(r"\(([A-Za-z])\)|([A-Z])", gold.strip())
+    if not m:
+        return None
+    index = ord((m[1] or m[2]).upper()) - 65
+    for k, v in row.items():
+        words = set(re.split(r"[_\W]+", str(k).lower()))
+        if (k != field and words & MAYBE_OPTION_WORDS and isinstance(v, list)
+                and index < len(v) <= 26 and all(isinstance(x, (str, int, float)) for x in v)
+                and gold.strip() not in map(str, v)):
+            return str(k)
+    return None
+
+
+def inline_options(text: str) -> tuple[list, list] | None:
+    """The options that a question lists in its own text, from its first option to its end
+    (one a line, 'A. ice\\nB. water', or in a line, '(A) ice (B) water': `lettered_options`),
+    and their letters; None where it lists none.
+
+    >>> inline_options("Which is a liquid?\\nA. ice\\nB. water")
+    (['ice', 'water'], ['A', 'B'])
+    >>> inline_options("Did Ann get an A or a B?") is None
+    True
+    """
+    for m in _FIRST_OPTION.finditer(text):
+        found = lettered_options(text[m.start():])
+        if found:
+            return found
+    return None
+
+
+def inline_choice(prompt, gold: str) -> dict | None:
+    """A question that lists its options in its own text (`inline_options`; a chat prompt's
+    last turn) and a gold that names one of them, by its letter in any spelling ('B', '(b)',
+    'B. water') or by its text (one option's alone: `option_key`; not a number, which may be
+    an option's text, its number or a part's answer: graded as written), as {"prompt": the question
+    asking for the letter (`CHOICE_INSTRUCTION`, unless it asks for a letter already),
+    "answer": the letter}; None for any other row. The letter was graded with no word that a
+    letter is asked for (a reply boxing the option's text earned nothing), and a gold that is
+    the text was graded against replies the listed letters invite.
+
+    >>> inline_choice("Liquid? (A) ice (B) water", "water")["answer"]
+    'B'
+    """
+    asked = prompt if isinstance(prompt, str) else prompt[-1]["content"]
+    found = inline_options(asked)
+    if not found:
+        return None
+    texts, key = found[0], str(gold).strip()
+    if _NUMBER.fullmatch(key):   # a value or an option's number? ('(a) ... (b) ...': parts)
+        return None
+    index = spelled_letter(key, texts, loose=True)
+    if index is None:
+        same = [j for j, t in enumerate(texts) if option_key(t) == option_key(key)]
+        index = same[0] if len(same) == 1 else None
+    if index is None:
+        return None
+    letter = chr(ord("A") + index)
+    if re.search(r"\bletters?\b", asked, re.IGNORECASE):
+        return {"answer": letter}
+    return {"prompt": with_question(prompt, lambda q: f"{q.rstrip()}\n\n{CHOICE_INSTRUCTION}"),
+            "answer": letter}
+
+
 # graded on the letter: a boxed option text ("\\boxed{4}" for "(B) 4") would earn nothing
 CHOICE_INSTRUCTION = "Answer with the letter of the right option."
 
@@ -1623,7 +1765,9 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
     letters = [chr(ord("A") + j) for j in range(len(choices))]
     texts = [str(c) for c in choices]
     options = "\n".join(f"({x}) {c}" for x, c in zip(letters, texts))
-    prompt = with_question(question, lambda q: f"{q}\n\n{options}\n\n{CHOICE_INSTRUCTION}")
+    prompt = with_question(question, lambda q: f"{q.rstrip()}\n\n{CHOICE_INSTRUCTION}"
+                           if lists_options(q, texts) else
+                           f"{q}\n\n{options}\n\n{CHOICE_INSTRUCTION}")
     shaped = next((j for j, c in enumerate(choices) if isinstance(c, (dict, list))), None)
     if answer is None:                            # prompts only: nothing to grade
         if shaped is not None:
@@ -1650,6 +1794,8 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
         index = spelled_letter(key, texts)
     elif len(same := [j for j, t in enumerate(texts) if option_key(t) == option_key(key)]) == 1:
         index = same[0]         # the option's text in another case or spacing: 'paris.'
+    elif isinstance(answer, bool) or key.lower() in ("true", "false"):  # BoolQ's true: 'yes'
+        index = truth_option(key, texts)
     elif key in ("-1", ""):     # the hub's marks of a missing label (PIQA's, WinoGrande's test)
         raise ValueError(f"is {key or 'empty'}, no option: a split whose answers are withheld; "
                          "use one with answers (evaluate.py --split), or load prompts only "
@@ -1662,6 +1808,40 @@ def multiple_choice(question, choices: list, answer, labels: list | None = None)
     if shaped is not None:      # it names an option, which the model would see as a repr
         raise ValueError(_not_text(choices, shaped))
     return {"prompt": prompt, "answer": letters[index]}
+
+
+# an option's text that says yes or no (any case, a closing period: `option_key`)
+TRUTH_WORDS = {"true": True, "yes": True, "correct": True, "right": True, "false": False,
+               "no": False, "incorrect": False, "wrong": False}
+
+
+def truth_option(key: str, texts: list[str]) -> int:
+    """The index of the one option that says what a true/false gold says ('True' -> 'Yes.',
+    'false' -> 'no': `TRUTH_WORDS`); a ValueError where none or several do (true beside 'ice'
+    and 'water': an index, counted from 0 or from 1? the first option?). It was graded as the
+    text 'True', the options not shown.
+
+    >>> truth_option("True", ["No", "Yes", "Maybe"]), truth_option("FALSE", ["yes.", "no."])
+    (1, 1)
+    """
+    truth = key.strip().lower() == "true"
+    said = [j for j, t in enumerate(texts) if TRUTH_WORDS.get(option_key(t)) is truth]
+    if len(said) != 1:
+        raise ValueError(f"is {key.strip().lower()}, a true/false answer beside options that "
+                         f"do not say yes or no, one each ({', '.join(texts)[:60]}): which "
+                         "option it names cannot be told; give the right option's letter")
+    return said[0]
+
+
+def lists_options(question: str, texts: list[str]) -> bool:
+    """Whether a question lists these options in its own text already, in order, lettered
+    (`inline_options`): they were listed twice, the column's after the question's.
+
+    >>> lists_options("Liquid?\\n(A) ice\\n(B) water", ["ice", "Water"])
+    True
+    """
+    found = inline_options(question)
+    return bool(found) and [option_key(t) for t in found[0]] == [option_key(t) for t in texts]
 
 
 def _not_text(choices: list, j: int) -> str:
@@ -1685,18 +1865,32 @@ def option_key(text: str) -> str:
 _SPELLED = re.compile(r"\(?([A-Za-z])(?:\)|[.:])?(?:\s+(.*))?", re.DOTALL)
 
 
-def spelled_letter(key: str, texts: list[str]) -> int | None:
+# a word naming an option before its letter or number: 'Option B', 'Choice: (b)', 'option 2'
+_OPTION_WORD = re.compile(r"(?:option|choice)\s*[:#]?\s*(.+)", re.IGNORECASE)
+
+
+def spelled_letter(key: str, texts: list[str], loose: bool = False) -> int | None:
     """The index of the option a gold names by its letter in another spelling: "(B)", "B)",
-    "B.", "b", or with the option's text after it ("B. water"); None if it names none.
+    "B.", "b", "[B]", full-width "Ｂ", after a word "Option B" (or its number counted from 1,
+    "option 2"), or with the option's text after it ("B. water"); None if it names none.
 
     >>> spelled_letter("(B)", ["ice", "water"]), spelled_letter("b. water", ["ice", "water"])
     (1, 1)
     >>> spelled_letter("B. ice", ["ice", "water"]) is None
     True
     """
+    key = unicodedata.normalize("NFKC", key).strip()    # 'Ｂ': a CJK file's full-width letter
+    named = _OPTION_WORD.fullmatch(key)     # 'Option B', 'choice: (b)'; 'Option 2': the 2nd
+    key = named[1] if named else key
+    if named and key.isdigit():
+        return int(key) - 1 if 1 <= int(key) <= len(texts) else None
+    key = re.sub(r"^\[(.*)\]$", r"\1", key)       # '[B]'
     m = _SPELLED.fullmatch(key)
     index = ord(m[1].upper()) - 65 if m else -1
-    if 0 <= index < len(texts) and (m[2] is None or m[2].strip() == texts[index]):
+    if not 0 <= index < len(texts):
+        return None
+    if m[2] is None or m[2].strip() == texts[index] or loose and option_key(
+            m[2]) == option_key(texts[index]):      # loose: 'B. Water.' for 'water'
         return index
     return None
 
@@ -1713,7 +1907,8 @@ def names_option(answer, choices: list) -> bool:
     try:
         return bool(multiple_choice("", choices, answer).get("answer"))
     except ValueError as e:     # names one option either way, or one that is not text
-        return any(x in str(e) for x in ("is ambiguous", ", not text", "several right options"))
+        return any(x in str(e) for x in ("is ambiguous", ", not text", "several right options",
+                                         "a true/false answer"))
 
 
 def stated_option(gold, final: str, choices: list, labels: list | None) -> bool:
@@ -1752,6 +1947,65 @@ RIGHT_FIRST_COLUMNS = (("Correct Answer", "Incorrect Answer 1", "Incorrect Answe
                        ("correct_answer", "distractor1", "distractor2", "distractor3"))
 
 
+def continued_columns(columns: tuple, row: dict) -> list:
+    """A schema's option columns and those of the row that run on after them, their last mark
+    counted on ('option1', 'option2' -> 'option3', 'option4'; 'opa' ... 'opd' -> 'ope'), each
+    up to the first empty one: the row's further options were not shown, so a right one among
+    them was refused, and a wrong pick among the few shown was the only choice.
+
+    >>> continued_columns(("option1", "option2"), {"option1": 1, "option2": 2, "option3": 3})
+    ['option1', 'option2', 'option3']
+    """
+    columns = list(columns)
+    while columns[-1][-1] not in "9zZ":
+        after = columns[-1][:-1] + chr(ord(columns[-1][-1]) + 1)
+        if _blank(row.get(after)):
+            break
+        columns.append(after)
+    return columns
+
+
+# one column per option, named by a word for options and a running mark: 'option_a', 'optionB',
+# 'Option C', 'opt-d', 'choice1', 'ending0', SIQA's 'answerA' (an 'answer' word with letters
+# only: 'answer1', 'answer2' may be two spellings of one answer); capitals alone, A, B, C, D
+_OPTION_COLUMN = re.compile(r"([A-Za-z]*?)[ _-]?([A-Za-z]|\d{1,2})")
+OPTION_STEMS = ("option", "opt", "op", "choice", "ending", "alternative", "answer", "ans")
+
+
+def per_option_columns(row: dict, gold: str | None = None) -> tuple[list, list | None] | None:
+    """The options of a row with one column per option (`_OPTION_COLUMN`), marked A, B, C, ...
+    (any case) or 0, 1, 2, ... or 1, 2, 3, ... in order, up to the first left empty (a file of
+    5 option columns for questions of 4), and their labels (None for letters; the numbers
+    otherwise: 'choice2' is the gold '2'); None for another row, or where the gold's own column
+    (`gold`) is one of them. The options were not shown and the gold 'B' graded as text.
+
+    >>> per_option_columns({"q": "Liquid?", "option_a": "ice", "option_b": "water"})
+    (['ice', 'water'], None)
+    >>> per_option_columns({"choice1": "ice", "choice2": "water", "choice3": ""})
+    (['ice', 'water'], ['1', '2'])
+    """
+    runs: dict = {}
+    for k in row:
+        m = _OPTION_COLUMN.fullmatch(str(k))
+        stem = m[1].lower() if m else None
+        if m and (stem in OPTION_STEMS and not (stem.startswith("ans") and m[2].isdigit())
+                  or stem == "" and m[2].isupper()):
+            runs.setdefault((m[1], m[2].isdigit(), m[2].isupper()), []).append((m[2], k))
+    for (_, digits, _), marks in runs.items():
+        marks.sort(key=lambda x: int(x[0]) if digits else x[0])
+        start = int(marks[0][0]) if digits else ord(marks[0][0].upper()) - 65
+        names = [k for j, (mark, k) in enumerate(marks)
+                 if (int(mark) if digits else ord(mark.upper()) - 65) == start + j]
+        while names and _blank(row[names[-1]]):
+            names.pop()
+        if (len(names) < 2 or start not in ((0, 1) if digits else (0,)) or gold in names
+                or not all(isinstance(row[k], (str, int, float)) and not isinstance(row[k], bool)
+                           for k in names)):
+            continue
+        return [row[k] for k in names], [m for m, _ in marks[:len(names)]] if digits else None
+    return None
+
+
 def option_columns(row: dict, question, base: int = 0) -> tuple | None:
     """The arguments of `multiple_choice` for a row with one column per option, whose schema
     names the right one (`OPTION_COLUMNS`: PIQA, WinoGrande, SIQA; MedMCQA's by its number,
@@ -1766,8 +2020,10 @@ def option_columns(row: dict, question, base: int = 0) -> tuple | None:
     """
     for columns, right, labels in OPTION_COLUMNS:
         if right in row and all(c in row for c in columns):
-            labels = labels or [str(j + base) for j in range(len(columns))]
-            return question, [row[c] for c in columns], str(row[right]), list(labels)
+            columns = continued_columns(columns, row)   # a third option1: option3
+            labels = [str(int(labels[0]) + j) for j in range(len(columns))] if labels else [
+                str(j + base) for j in range(len(columns))]
+            return question, [row[c] for c in columns], str(row[right]), labels
     for columns in RIGHT_FIRST_COLUMNS:
         if all(c in row for c in columns):
             names = list(columns)
@@ -1884,8 +2140,44 @@ LIST_COLUMNS = ("choices", "options", "endings", "test_list", "public_tests", "p
                 *CONVERSATION_COLUMNS)
 
 
+# the plural words that name a column of options, in any case and inside a longer name
+# ('Options', 'CHOICES', 'answer_choices', 'mc_options', 'options_list'); not a column of some
+# of them ('incorrect_options', 'wrong_choices'), which lacks the right one
+OPTION_LIST_WORDS = ("choices", "options", "endings")
+_SOME_OPTIONS = {"wrong", "incorrect", "false", "bad", "negative", "other", "correct", "right",
+                 "true", "num", "n", "count"}
+
+
+def named_options(row: dict) -> dict:
+    """The row with its one column of options under another name or case (`OPTION_LIST_WORDS`:
+    'Options', 'answer_choices') also under its own ('options'), and ARC's {"text", "label"}
+    in any case ({"Label", "Text"}); any other row as it is. The options were not shown, and a
+    gold 'B' was graded as the text 'B'.
+
+    >>> named_options({"q": "Liquid?", "Answer_Choices": ["ice", "water"]})["choices"]
+    ['ice', 'water']
+    """
+    out = dict(row)
+    if not any(c in row for c in OPTION_LIST_WORDS):
+        found = []
+        for k, v in row.items():
+            words = [w for w in re.split(r"[_\W]+", str(k).lower()) if w]
+            word = next((w for w in words if w in OPTION_LIST_WORDS), None)
+            if word and not set(words) & _SOME_OPTIONS and isinstance(v, (list, dict, str)):
+                found.append((word, v))
+        if len(found) == 1:
+            out[found[0][0]] = found[0][1]
+    for c in OPTION_LIST_WORDS:
+        v = out.get(c)
+        if isinstance(v, dict) and {str(k).lower() for k in v} == {"text", "label"} and (
+                "text" not in v or "label" not in v):
+            out[c] = {str(k).lower(): x for k, x in v.items()}
+    return out
+
+
 def decoded_lists(row: dict) -> dict:
-    """The row with its options, tests and messages columns (`LIST_COLUMNS`) decoded where a CSV
+    """The row with its options under their own names (`named_options`), and its options, tests
+    and messages columns (`LIST_COLUMNS`) decoded where a CSV
     holds them as JSON text, or in Python's print form (pandas' `to_csv` of a list: "['3', '4']",
     read back only where it prints the same again); one in numpy's print form ("['0' '4']",
     which reads as ['04']) is a ValueError naming it: read as text, the model saw no options and
@@ -1896,9 +2188,9 @@ def decoded_lists(row: dict) -> dict:
     >>> decoded_lists({"choices": "['3', '4']", "answer": "1"})["choices"]
     ['3', '4']
     """
-    out = dict(row)
+    out = named_options(row)
     for col in LIST_COLUMNS:
-        text = row.get(col)
+        text = out.get(col)
         if isinstance(text, str) and text.lstrip()[:1] in ("[", "{"):
             try:
                 out[col] = json.loads(text)
@@ -1935,6 +2227,27 @@ def stem_question(row: dict) -> dict:
         return row
     inner = {k: v for k, v in asked.items() if k != "stem" and k not in row}  # question_concept
     return {**inner, **row, "question": asked["stem"]}
+
+
+def with_parent_fields(row: dict, prompt_field: str) -> dict:
+    """The row with the fields beside a prompt named inside an object ('data.question': the
+    object's own options, id, context) as columns of its own, where the row has none of that
+    name; any other row as it is. A row kept whole inside an object ({"data": {"question",
+    "choices", "answer"}}, read with 'data.question' and 'data.answer') had its options not
+    shown, and the gold 'B' graded as text.
+
+    >>> with_parent_fields({"data": {"q": "Liquid?", "choices": ["ice", "water"]}}, "data.q")[
+    ...     "choices"]
+    ['ice', 'water']
+    """
+    if prompt_field in row or "." not in prompt_field:
+        return row
+    parent = row
+    for key in prompt_field.split(".")[:-1]:
+        parent = parent.get(key) if isinstance(parent, dict) else None
+    if not isinstance(parent, dict):
+        return row
+    return {**{k: v for k, v in parent.items() if k not in row}, **row}
 
 
 def with_nested_fields(row: dict, *fields: str | None) -> dict:
@@ -2097,7 +2410,7 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
     tasks, unanswered, exact, owns = [], [], [], []
     for i, row in enumerate(rows):
         try:
-            row = decoded_lists(row)
+            row = decoded_lists(with_parent_fields(row, prompt_field))
         except ValueError as e:
             raise DataError(f"{where}: row {i}'s {e}") from None
         row = stem_question(with_nested_fields(row, prompt_field, answer_field))
@@ -2119,7 +2432,10 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         task = {"id": str(own if own is not None else f"{stem}-{i}"), "prompt": prompt}
         if answer_field is not None:            # a row with tests is a code task, whatever
             try:                                # --answer_field names (APPS' 'solutions')
-                column, tests = _checked_tests(row, tests_field) or (None, None)
+                found = _checked_tests(row, tests_field)
+                if found is None and is_test_code(row.get(answer_field)):
+                    found = _checked_tests(row, answer_field)   # tests as the answer: run them
+                column, tests = found or (None, None)
             except ValueError as e:
                 raise DataError(f"{where}: row {i}'s {e}. Fix its tests, or drop the row") from None
             if tests:
@@ -2172,9 +2488,12 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
             if first and (counted := _choice_index(row, answer_field)):
                 answer = counted[0] - first         # the file counts its options from 1
             if answer is None and answer_field not in row:
+                # a code row's asserts under a name not read as tests ('test_cases'): map them
+                code = next((k for k, v in row.items() if is_test_code(v)), None)
                 raise DataError(f"{where}: row {i} has no field {answer_field!r} (fields: "
                                 f"{sorted(row)}). Map the answer column with --answer-field "
-                                f"{_likely_column(row, answer_field, ANSWER_COLUMNS)}, or drop "
+                                f"{code or _likely_column(row, answer_field, ANSWER_COLUMNS)}"
+                                f"{' (its tests: they are run)' if code else ''}, or drop "
                                 "the row." + _header_hint(where, row))
             column = answer_field if answer_field in row else "reward_model.ground_truth"
             try:
@@ -2216,6 +2535,16 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
                     raise DataError(f"{where}: row {i}'s {column!r} {e}; map the column "
                                     "that names the right option with --answer-field NAME, or "
                                     "drop the row") from None
+            if not mc and (inline := inline_choice(task["prompt"], task["answer"])):
+                task.pop("answers", None)       # graded on the letter, as a listed option is
+                task.update(inline)
+                mc = True
+            if not mc and (unread := unread_options(row, task["answer"], answer_field)):
+                raise DataError(f"{where}: row {i}'s {column!r} is {task['answer']!r}, an "
+                                f"option's letter, and the row lists no options where they are "
+                                f"read, but {unread!r} holds a list the letter may name: rename "
+                                "it 'options', or map the column of the answer's text with "
+                                "--answer-field NAME")
             if not mc and (is_worked_solution(task["answer"])
                            or task["answer"].strip().lower() in NO_ANSWER):
                 unanswered.append(i)        # a proof: nothing to grade a final answer against

@@ -364,7 +364,7 @@ def test_malformed_rows_name_file_row_and_field(tmp_path):
 
 
 @pytest.mark.parametrize("tests,needle", [
-    ("assert f(1) == 2", "'tests' is \"assert f(1) == 2\", not a list of tests"),
+    ("f(1) == 2", "'tests' is \"f(1) == 2\", not a list of tests"),   # asserts are read
     ('[{"assert": "assert f(1) == 2"', "'tests' is not valid JSON"),
     ([{"fn_name": "f", "args": "ab", "expected": 1}], "'tests': test 0 (call-based): 'args' is a "),
     ([{"input": "1"}], "'tests': test 0 (stdin/stdout): no 'output'")])
@@ -2230,3 +2230,271 @@ def test_the_data_flags_help_names_every_file_type_read(script, field):
     named = set(re.findall(r"\.(?:jsonl|json|csv|tsv|parquet|arrow|feather)\b", text))
     assert named == set(dataset_tasks.FILE_TYPES), (script, text)
     assert field == "dataset" or "HF dataset id" in text, text
+
+
+@pytest.mark.parametrize("prompt,gold", [
+    ("Which is a liquid?\nA. ice\nB. water\nC. steam", "B"),
+    ("Which is a liquid?\nOptions:\n(a) ice\n(b) water\n(c) steam", "(b)"),
+    ("Which is a liquid? Answer Choices: (A) ice (B) water (C) steam", "B. Water"),
+    ("Which is a liquid?\nA: ice\nB: water\nC: steam", "water."),
+    ("Which is a liquid?\nA) ice\nB) water\nC) steam", "The answer is (B)."),
+])
+def test_options_listed_in_the_question_ask_for_the_letter_the_gold_names(tmp_path, prompt, gold):
+    # the question listed its options and the gold named one ('B', or its text 'water'): the
+    # prompt never said a letter was asked for, so a reply boxing 'water' earned nothing against
+    # 'B' (and a reply 'B' nothing against 'water')
+    from rewards import question_text, task_solved
+
+    path = tmp_path / "mc.jsonl"
+    path.write_text(json.dumps({"prompt": prompt, "answer": gold}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["prompt"] == f"{prompt}\n\nAnswer with the letter of the right option."
+    assert task["answer"] == "B" and question_text(task) == task["prompt"]
+    assert task_solved("\\boxed{B}", task) and not task_solved("\\boxed{A}", task)
+    # a chat prompt: its last turn asks for the letter
+    path.write_text(json.dumps({"messages": [{"role": "system", "content": "Be brief."},
+                                             {"role": "user", "content": prompt}],
+                                "answer": gold}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["prompt"][-1]["content"].endswith("\n\nAnswer with the letter of the right option.")
+    assert task["answer"] == "B"
+
+
+@pytest.mark.parametrize("prompt,gold", [
+    ("Which is a liquid?\nA. ice\nB. water\n\nReply with the letter only.", "B"),  # asks already
+    ("Solve x + 1 = 3.\nA. 1\nB. 2\nC. 3", "2"),        # a number: the value, or option 2?
+    ("Did Ann get an A or a B? She got the top grade.", "A"),   # no options listed
+    ("(a) Find x if x + 1 = 3. (b) Find 2x.", "4"),       # parts of a problem, not options
+])
+def test_a_question_that_lists_no_options_or_asks_for_the_letter_is_kept(tmp_path, prompt, gold):
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"prompt": prompt, "answer": gold}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["prompt"] == prompt and task["answer"] == gold
+
+
+@pytest.mark.parametrize("choices,gold,letter", [
+    (["yes", "no"], True, "A"), (["No", "Yes"], True, "B"), (["Yes.", "No."], False, "B"),
+    (["yes", "no", "maybe"], "FALSE", "B"), (["Correct", "Incorrect"], "true", "A"),
+    ({"A": "no", "B": "yes"}, True, "B"),
+])
+def test_a_true_false_gold_names_the_option_that_says_it(tmp_path, choices, gold, letter):
+    # BoolQ's true beside the options 'yes' / 'no' (a CSV's TRUE / FALSE): the options were not
+    # shown and the gold was graded as the text 'True'
+    from rewards import task_solved
+
+    path = tmp_path / "yn.jsonl"
+    path.write_text(json.dumps({"prompt": "Is water wet?", "options": choices,
+                                "answer": gold}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["answer"] == letter and task["prompt"].endswith(
+        "\n\nAnswer with the letter of the right option.")
+    assert f"({letter}) " in task["prompt"]
+    assert task_solved(f"\\boxed{{{letter}}}", task) and not task_solved("\\boxed{C}", task)
+
+
+@pytest.mark.parametrize("choices", [["ice", "water"], ["A", "B"], ["yes", "yes"]])
+def test_a_true_false_gold_beside_other_options_is_named(tmp_path, choices):
+    path = tmp_path / "tf.jsonl"
+    path.write_text(json.dumps({"prompt": "Is water wet?", "choices": choices,
+                                "answer": True}) + "\n")
+    with pytest.raises(data.DataError, match=r"tf.jsonl: row 0's 'answer' is true, a "
+                       r"true/false answer .*give the right option's letter"):
+        dataset_tasks.load_tasks(str(path))
+
+
+@pytest.mark.parametrize("column,options", [
+    ("Options", ["ice", "water", "steam"]), ("CHOICES", ["ice", "water", "steam"]),
+    ("answer_choices", ["ice", "water", "steam"]), ("Answer Options", ["ice", "water", "steam"]),
+    ("mc_options", '["ice", "water", "steam"]'),
+    ("Choices", {"Label": ["A", "B", "C"], "Text": ["ice", "water", "steam"]}),
+])
+def test_options_under_another_name_or_case_are_shown(tmp_path, column, options):
+    # a column of options named in another case or with more words was not read: the options
+    # were not shown, and the gold 'B' was graded as the text 'B'
+    from rewards import task_solved
+
+    path = tmp_path / "mc.jsonl"
+    path.write_text(json.dumps({"prompt": "Which is a liquid?", column: options,
+                                "answer": "B"}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["prompt"] == ("Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam\n\n"
+                              "Answer with the letter of the right option.")
+    assert task["answer"] == "B" and not task_solved("\\boxed{A}", task)
+    plain = dataset_tasks.load_tasks(str(path), answer_field=None)[0]
+    assert "(B) water\n" in plain["prompt"]
+
+
+def test_a_column_of_some_options_only_is_not_the_options(tmp_path):
+    # the wrong options alone lack the right one: not listed as the options
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"prompt": "Capital of France?", "answer": "Paris",
+                                "incorrect_choices": ["Lyon", "Nice"]}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["prompt"] == "Capital of France?" and task["answer"] == "Paris"
+
+
+@pytest.mark.parametrize("columns,gold", [
+    (("option_a", "option_b", "option_c"), "B"), (("optionA", "optionB", "optionC"), "b"),
+    (("Option A", "Option B", "Option C"), "B"), (("choice_a", "choice_b", "choice_c"), "(B)"),
+    (("opt-1", "opt-2", "opt-3"), "2"), (("ending0", "ending1", "ending2"), 1),
+    (("option1", "option2", "option3"), 2),     # WinoGrande's names, a third option
+])
+def test_one_column_per_option_under_other_names_is_shown(tmp_path, columns, gold):
+    # options one a column under names other than A, B, C were not shown (the gold 'B' graded
+    # as the text 'B'); WinoGrande's option1, option2 showed two of three
+    from rewards import task_solved
+
+    path = tmp_path / "mc.jsonl"
+    path.write_text(json.dumps({"prompt": "Which is a liquid?", "answer": gold,
+                                **dict(zip(columns, ["ice", "water", "steam"]))}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["prompt"] == ("Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam\n\n"
+                              "Answer with the letter of the right option.")
+    assert task["answer"] == "B" and not task_solved("\\boxed{A}", task)
+
+
+def test_option_columns_left_empty_in_a_row_are_no_options(tmp_path):
+    # a sheet of five option columns for questions of four: the fifth, empty, is not listed
+    path = tmp_path / "mc.csv"
+    path.write_text("prompt,option_a,option_b,option_c,option_d,option_e,answer\n"
+                    "Which is a liquid?,ice,water,steam,snow,,B\n"
+                    "Which is a gas?,ice,water,steam,snow,fog,C\n")
+    one, two = dataset_tasks.load_tasks(str(path))
+    assert "(D) snow\n\nAnswer" in one["prompt"] and "(E)" not in one["prompt"]
+    assert "(E) fog\n" in two["prompt"] and (one["answer"], two["answer"]) == ("B", "C")
+    # the answer's own column is none of them, nor are a problem's numbered values
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"prompt": "Capital of France?", "answer1": "Paris",
+                                "answer2": "paris"}) + "\n"
+                    + json.dumps({"prompt": "Sum?", "x1": 1, "x2": 2, "answer1": "3"}) + "\n")
+    tasks = dataset_tasks.load_tasks(str(path), answer_field="answer1")
+    assert [(t["prompt"], t["answer"]) for t in tasks] == [("Capital of France?", "Paris"),
+                                                           ("Sum?", "3")]
+
+
+@pytest.mark.parametrize("column,options,gold", [
+    ("options", "ice|water|steam", "B"), ("choices", "ice; water; steam", "water"),
+    ("options", "ice\nwater\nsteam\n", 1), ("choices", "a ) ice , b ) water , c ) steam", "b"),
+])
+def test_options_listed_in_one_string_are_shown(tmp_path, column, options, gold):
+    # a sheet's one cell of options, unlettered between bars, semicolons or lines (or MathQA's
+    # lettered string under 'choices'), was no options: not shown, and 'B' graded as text
+    from rewards import task_solved
+
+    path = tmp_path / "mc.jsonl"
+    path.write_text(json.dumps({"prompt": "Which is a liquid?", column: options,
+                                "answer": gold}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["prompt"] == ("Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam\n\n"
+                              "Answer with the letter of the right option.")
+    assert task["answer"] == "B" and not task_solved("\\boxed{A}", task)
+    # a string that names no option the gold names is not listed: 'Paris' graded as written
+    path.write_text(json.dumps({"prompt": "Capital?", column: "fast|accurate",
+                                "answer": "Paris"}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert (task["prompt"], task["answer"]) == ("Capital?", "Paris")
+
+
+@pytest.mark.parametrize("row,field", [
+    ({"test_list": ["assert double(2) == 4", "assert double(3) == 6"]}, "test_list"),
+    ({"unit_tests": "assert double(2) == 4\nassert double(3) == 6"}, "unit_tests"),
+    ({"test": "assert double(2) == 4\nassert double(3) == 6"}, "test"),
+    ({"tests": "assert double(2) == 4\nassert double(3) == 6"}, "answer"),
+])
+def test_test_code_as_the_answer_or_one_text_is_run(tmp_path, row, field):
+    # test code mapped as the answer (--answer-field test_list) was graded as the math answer
+    # 'assert double(2) == 4', which no reply equals; a 'tests' text of asserts was refused
+    from rewards import task_solved
+
+    path = tmp_path / "code.jsonl"
+    path.write_text(json.dumps({"prompt": "Write double(x), which returns 2 * x.", **row}) + "\n")
+    task = dataset_tasks.load_tasks(str(path), answer_field=field)[0]
+    assert "answer" not in task and task["tests"] == [{"assert": "assert double(2) == 4"},
+                                                      {"assert": "assert double(3) == 6"}]
+    assert task_solved("```python\ndef double(x):\n    return 2 * x\n```", task)
+    assert not task_solved("```python\ndef double(x):\n    return x + 2\n```", task)
+
+
+@pytest.mark.parametrize("row,prompt,answer", [
+    ({"data": {"question": "Which is a liquid?", "choices": ["ice", "water", "steam"],
+               "answer": "B"}}, "data.question", "data.answer"),
+    ({"q": {"text": "Which is a liquid?", "options": {"A": "ice", "B": "water", "C": "steam"}},
+      "a": {"letter": "b"}}, "q.text", "a.letter"),
+])
+def test_options_beside_a_prompt_inside_an_object_are_shown(tmp_path, row, prompt, answer):
+    # a row kept inside an object, read by dotted paths: its options were not shown, and the
+    # gold 'B' graded as the text 'B'
+    from rewards import task_solved
+
+    path = tmp_path / "nested.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    task = dataset_tasks.load_tasks(str(path), prompt_field=prompt, answer_field=answer)[0]
+    assert task["prompt"] == ("Which is a liquid?\n\n(A) ice\n(B) water\n(C) steam\n\n"
+                              "Answer with the letter of the right option.")
+    assert task["answer"] == "B" and not task_solved("\\boxed{A}", task)
+
+
+@pytest.mark.parametrize("column", ["possible_answers", "candidate_answers", "Alternatives"])
+def test_a_letter_gold_beside_options_under_a_name_not_read_is_named(tmp_path, column):
+    # the gold 'B' beside a list of options under a name not read as options was graded as the
+    # free text 'B', the options not shown
+    path = tmp_path / "mc.jsonl"
+    path.write_text(json.dumps({"prompt": "Which is a liquid?", column: ["ice", "water"],
+                                "answer": "B"}) + "\n")
+    with pytest.raises(data.DataError, match=rf"mc.jsonl: row 0's 'answer' is 'B', an option's "
+                       rf"letter.*{column!r} holds a list.*rename it 'options'"):
+        dataset_tasks.load_tasks(str(path))
+    # a letter that is the answer itself (boron's symbol), beside a list without it, or of a
+    # list that holds it, is graded as written
+    for other, values in (("tags", ["chemistry", "elements"]), (column, ["B", "Bo"])):
+        path.write_text(json.dumps({"prompt": "Symbol of boron?", other: values,
+                                    "answer": "B"}) + "\n")
+        assert dataset_tasks.load_tasks(str(path))[0]["answer"] == "B"
+
+
+@pytest.mark.parametrize("gold", ["Option B", "choice: (b)", "option 2", "[B]", "Ｂ", "（B）"])
+@pytest.mark.parametrize("listed", ["column", "question"])
+def test_a_letter_gold_after_a_word_in_brackets_or_full_width_names_its_option(
+        tmp_path, gold, listed):
+    # 'Option B', '[B]' and a CJK file's full-width 'Ｂ' named no option: the options were not
+    # shown (or not asked for by letter) and the gold graded as free text
+    from rewards import task_solved
+
+    path = tmp_path / "mc.jsonl"
+    row = ({"prompt": "Which is a liquid?", "options": ["ice", "water", "steam"]}
+           if listed == "column" else {"prompt": "Which is a liquid?\nA. ice\nB. water\nC. steam"})
+    path.write_text(json.dumps({**row, "answer": gold}) + "\n")
+    task = dataset_tasks.load_tasks(str(path))[0]
+    assert task["answer"] == "B" and task["prompt"].endswith(
+        "\n\nAnswer with the letter of the right option.")
+    assert task_solved("\\boxed{B}", task) and not task_solved("\\boxed{C}", task)
+
+
+def test_options_the_question_lists_already_are_listed_once(tmp_path):
+    # a question that lists its options, beside the same options in a column: they were listed
+    # twice; options that differ from those the question lists are listed after it
+    path = tmp_path / "mc.jsonl"
+    path.write_text(json.dumps({"prompt": "Which is a liquid?\nA. ice\nB. water",
+                                "options": ["ice", "water"], "answer": 1}) + "\n"
+                    + json.dumps({"prompt": "Which is a gas?\nA. ice\nB. water",
+                                  "options": ["ice", "steam"], "answer": 1}) + "\n")
+    one, two = dataset_tasks.load_tasks(str(path))
+    assert one["prompt"] == ("Which is a liquid?\nA. ice\nB. water\n\n"
+                             "Answer with the letter of the right option.")
+    assert two["prompt"] == ("Which is a gas?\nA. ice\nB. water\n\n(A) ice\n(B) steam\n\n"
+                             "Answer with the letter of the right option.")
+    assert (one["answer"], two["answer"]) == ("B", "B")
+
+
+def test_a_code_row_with_no_answer_names_its_tests_column(tmp_path):
+    # 'no field answer ... --answer-field NAME': the row's asserts under 'test_cases' were not
+    # named, and nothing said that mapping them runs them
+    path = tmp_path / "code.jsonl"
+    path.write_text(json.dumps({"prompt": "Write double(x).",
+                                "test_cases": ["assert double(2) == 4"]}) + "\n")
+    with pytest.raises(data.DataError, match=r"row 0 has no field 'answer' .*--answer-field "
+                       r"test_cases \(its tests: they are run\)"):
+        dataset_tasks.load_tasks(str(path))
+    task = dataset_tasks.load_tasks(str(path), answer_field="test_cases")[0]
+    assert task["tests"] == [{"assert": "assert double(2) == 4"}]
