@@ -14,6 +14,7 @@ import random
 import re
 import resource
 import shutil
+import textwrap
 import time
 from pathlib import Path
 
@@ -537,8 +538,8 @@ def pyplot():
 
 def save_figure(fig, path: str | Path, title: str = "") -> Path:
     """`fig` under its `title` as a PNG at `path` (80 dpi), closed; returns the path."""
-    if title:
-        fig.suptitle(title, fontsize=10)
+    if title:   # wrapped to the figure's width: one panel's figure cut a long title at both ends
+        fig.suptitle(textwrap.fill(title, max(40, int(fig.get_figwidth() * 12))), fontsize=10)
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=80)
@@ -593,7 +594,7 @@ def plot_curves(rows: list[dict], path: str | Path, keys: list[str] | None = Non
                             fontsize=7, color=f"C{j + 1}")
         if (k in overlay and series(overlay[k])) or evaluations.get(k):
             ax.legend(fontsize=7)
-            ax.margins(x=0.06, y=0.12)   # room for the values written beside the evaluations
+            ax.margins(x=0.12, y=0.12)   # room for the values written beside the evaluations
         ax.set_title(k, fontsize=9)
         ax.set_xlabel("step", fontsize=8)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))

@@ -266,7 +266,7 @@ def write_figures(rows: list[dict], plan: list[tuple], name: str, out: Path) -> 
                            if "groups_filtered" in m else m for m in metrics]
             last = max(m.get("step", 0) for m in metrics)
             title = (f"{row['stage']} ({script}.py, lr "
-                     f"{getattr(sc, 'learning_rate', 0):g}, {last} steps): "
+                     f"{getattr(sc, 'learning_rate', 0):g}, {last} step{'s' * (last != 1)}): "
                      "held-out accuracy before (step 0) and after")
             path = runs.plot_curves(metrics, stage_dir / "curves.png",
                                     STAGE_PANELS.get(script), title,

@@ -754,6 +754,27 @@ def test_curves_show_evaluations_made_outside_the_run(tmp_path, monkeypatch):
     assert not (tmp_path / "none.png").exists()
 
 
+def test_a_one_panel_figure_keeps_its_whole_title(tmp_path, monkeypatch):
+    """A GRPO stage of one step draws one panel, 4.5 inches wide: its title (the stage, lr, step
+    count) was one line of 90 characters, cut off at both ends. It is wrapped to the width."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    made = []
+    real = plt.subplots
+    monkeypatch.setattr(plt, "subplots", lambda *a, **k: made.append(real(*a, **k)) or made[-1])
+    title = ("02-grpo (grpo.py, lr 1e-05, 1 step): held-out accuracy before (step 0) and after, "
+             "on the problems both saw")
+    runs.plot_curves([], tmp_path / "one.png", [], title,
+                     evaluations={"accuracy": {"held-out problems": [(0, 0.16), (1, 0.17)]}})
+    fig = made[0][0]
+    lines = fig._suptitle.get_text().split("\n")
+    assert len(lines) >= 2 and " ".join(lines) == title
+    assert all(len(line) <= fig.get_figwidth() * 12 for line in lines)
+
+
 def test_tcmalloc_env_preloads_it_once_where_it_is_installed(monkeypatch):
     monkeypatch.setattr(cli.ctypes.util, "find_library", lambda name: f"lib{name}.so.4")
     lib = "libtcmalloc_minimal.so.4"
