@@ -217,6 +217,21 @@ _ANCHOR_RE = re.compile(
 # withdrawn; one after the final answer withdraws it. "Actually", "Wait" or "let me check" alone
 # are not enough: they are how hedges and re-checks read too. ("Let me redo it" after the final
 # answer is a re-check, so it is among the weaker signs below.)
+# Inability: "I cannot / can't / couldn't / am unable to / am not able to determine (find,
+# solve, verify, tell) the answer / it / this", "it is impossible for me to tell". A doubt about
+# the answer wherever it stands after the reasoning; one said under a condition ("without c, I
+# cannot determine the answer") is reasoning.
+_INABILITY = (
+    r"\bI(?:'m|\s+am|\s+was)?\s+(?:cannot|can't|can\s+not|"
+    r"couldn't|could\s+not|unable\s+to|not\s+able\s+to)\s+(?:(?:really|fully|exactly|"
+    r"reliably|definitively|actually)\s+)?(?:determine|solve|find|compute|calculate|"
+    r"figure\s+out|work\s+out|verify|confirm|check|tell|answer|say)\s+(?:for\s+sure\s+)?"
+    r"(?:it|this|that|the\s+(?:exact\s+|final\s+|correct\s+|precise\s+|right\s+)?"
+    r"(?:answer|value|result|solution|problem|question)|this\s+(?:problem|question|answer|"
+    r"result|value))?(?:\s+(?:for\s+sure|with\s+certainty|exactly|definitively))?"
+    r"(?=\s*(?:[.;,!)\n]|$|\\boxed))"
+    r"|\b(?:it(?:'s|\s+is)\s+)?impossible\s+(?:for\s+me\s+)?to\s+(?:tell|say|know|determine)\b"
+    r"(?=\s*(?:[.;,!)\n]|$))")
 # An admission of doubt about the answer, in any of its forms: "I'm not (100%) sure / certain /
 # confident", "I'm unsure / uncertain / guessing", "(not sure)", ", but unsure", "I don't know
 # if this is right", "I can't be sure", "my (best) guess", "a guess", "I guess". "I'm not sure
@@ -238,8 +253,30 @@ _DOUBT = (r"(?:\bI(?:'m|\s+am)\s+(?:(?:still|a\s+bit|somewhat)\s+)?(?:not\s+" + 
           r"|(?:^|(?<=[.!?\n]))[ \t]*not\s+" + _DOUBT_ADV + r"(?:sure|certain|confident)\b"
           r"|\bI\s+(?:could|might|may)\s+(?:well\s+)?be\s+(?:wrong|mistaken)\b"
           r"|\b(?:this|that|it|the\s+answer)\s+(?:could|might|may)\s+(?:well\s+)?be\s+(?:wrong|"
-          r"incorrect|off|a\s+mistake)\b|\bhopefully\b|\btentative(?:ly)?\b|\bgive\s+or\s+take\b")
+          r"incorrect|off|a\s+mistake)\b|\bhopefully\b|\btentative(?:ly)?\b|\bgive\s+or\s+take\b"
+          # a confidence short of certainty: "I'm 90% sure", "(80% confident)", "Confidence: 60%",
+          # "confidence: low / medium", "low confidence"; "100% sure" is certainty
+          r"|(?<![\d.])(?!100\b)\d{1,2}(?:\.\d+)?\s*%\s+(?:sure|certain|confident)\b"
+          r"|\bconfidence(?:\s+level)?\s*[:=]?\s*(?:(?!100\b)\d{1,2}(?:\.\d+)?\s*%|low|medium|moderate)"
+          r"|\b(?:low|medium|moderate|limited|some)\s+confidence\b"
+          # the answer called unchecked or likely: "(unverified)", "this is likely / probably
+          # correct", "please verify", "I'd double-check", "I may have made a mistake", "there
+          # might be an error", "this seems off", "something is wrong", "I give up", "(guessing)",
+          # a sentence "Unsure." / "No idea."
+          r"|\bunverified\b|\b(?:likely|probably|presumably|possibly)\s+(?:correct|right)\b"
+          r"|\bplease\s+(?:verify|double[- ]?check|check|confirm)\b"
+          r"|\bI(?:'d|\s+would|\s+should)\s+(?:still\s+)?(?:double[- ]?check|verify|re-?check)\b"
+          r"|\b(?:I|we)\s+(?:may|might|could)\s+have\s+(?:made\s+(?:an?\s+)?(?:\w+\s+)?"
+          r"(?:errors?|mistakes?|slip)|miscalculated|miscounted|misread|erred|gone\s+wrong)\b"
+          r"|\bthere\s+(?:may|might|could)\s+(?:well\s+)?be\s+(?:an?\s+)?(?:\w+\s+)?(?:errors?|mistakes?)\b"
+          r"|\b(?:this|that|it|something)(?:'s|\s+is|\s+seems|\s+looks|\s+feels)\s+"
+          r"(?:(?:a\s+bit|slightly|somewhat|a\s+little)\s+)?(?:off|fishy|not\s+right)\b"
+          r"|\bsomething(?:'s|\s+is|\s+seems|\s+must\s+be)\s+wrong\b|\bI\s+give\s+up\b"
+          r"|\(\s*(?:just\s+)?guess(?:ing|ed)?\s*\)"
+          r"|(?:^|(?<=[.!?\n]))[ \t]*(?:unsure|uncertain|no\s+idea)\b"
+          r"|" + _INABILITY)
 _DOUBT_RE = re.compile(_DOUBT, re.IGNORECASE)
+_INABILITY_RE = re.compile(_INABILITY, re.IGNORECASE)
 _CORRECTION_RE = re.compile(
     r"(?<!\bif )(?<!\bunless )(?<!\bno )\b(?:I|we)\s+(?:have\s+|'ve\s+|had\s+)?(?:made|make)\s+"
     r"(?:(?:a|an|one|small|careless|simple|silly|minor|big|arithmetic|calculation|computational|"
@@ -697,7 +734,8 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
         (answer, end), how = _lenient_answer(text), "lenient"
     if answer is None:
         return None, [], ""
-    if retract and (_retracted(text, end, answer) or _doubted(text, start, end)):
+    if retract and (_retracted(text, end, answer) or _doubted(text, start, end)
+                    or _unable(text, start)):
         return None, [], ""
     if how == "box":                             # "\\boxed{5}. So 6 apples.": two answers
         key = normalize_answer(answer)
@@ -808,10 +846,29 @@ def _doubted(text: str, start: int, end: int) -> bool:
     return bool(_DOUBT_RE.search(text, begin, end))
 
 
+def _unable(text: str, start: int) -> bool:
+    """A statement of inability (`_INABILITY_RE`) anywhere before the final answer: "I cannot
+    determine the answer. \\boxed{5}" is a guess. Not one under a condition in its own sentence
+    ("Without c, I cannot determine the answer; but c = 3 ...", "if ... alone", "directly")."""
+    for m in _INABILITY_RE.finditer(text, 0, max(start, 0)):
+        begin = max([text.rfind(c, 0, m.start()) + 1 for c in ".!?\n"])
+        if not re.search(r"(?i)\b(?:without|unless|until|if|alone|directly|yet|from\s+(?:this|that|"
+                         r"these|the\s+\w+)\s+alone)\b", text[begin:m.start()]):
+            return True
+    return False
+
+
+# A last word after the final answer that leaves it open: the region ends on "Wait." / "Hmm." /
+# "Hold on." / "I think." (a sentence of its own, nothing after it): the model stopped while
+# doubting ("Hmm, yes, that's right." ends no doubt).
+_OPEN_END_RE = re.compile(r"(?i)(?:^|[.!?\n])[ \t*_]*(?:wait|hmm+|hold\s+on|hang\s+on|I\s+think|"
+                          r"I\s+believe|I\s+suppose)[ \t]*[.!…,]*[ \t*_]*$")
+
+
 def _retracted(text: str, end: int, answer: str) -> bool:
     """An admission of error after the final answer (`_CORRECTION_RE`), or a sentence after it
     that denies its value ('\\boxed{5} ... Note: the answer is not 5.')."""
-    if _CORRECTION_RE.search(text, end):
+    if _CORRECTION_RE.search(text, end) or _OPEN_END_RE.search(text[end:].rstrip()[-40:]):
         return True
     # the denied value with the unit word after it: "not 5 m" leaves "\\boxed{5 cm}" standing
     said = {m.group("x") + re.match(r"(?:\s*\\text\s*\{)?\s*[a-zA-Z]*\}?(?:\^\{?\d\}?|[²³])?",

@@ -694,3 +694,43 @@ CASES += [
     ("units", T + '\\boxed{5} apples', '5 \\text{ cm}', True),
     ("units", T + '\\boxed{5} cm', '5', True),
 ]
+
+# doubt in other shapes: inability anywhere after the reasoning ("I cannot determine the answer.
+# \\boxed{5}"), a confidence short of certainty, the answer called unverified or only likely, a
+# possible mistake, "something is off", a guess in parentheses, and a region that ends on "Wait."
+# / "Hmm." / "I think." (the model stopped while doubting)
+CASES += [
+    ("hedge", T + "I cannot determine the answer. \\boxed{5}", "5", False),
+    ("hedge", T + "I can't determine the exact value. \\boxed{5}", "5", False),
+    ("hedge", T + "I am unable to solve this. \\boxed{5}", "5", False),
+    ("hedge", T + "I'm not able to determine it; \\boxed{5}", "5", False),
+    ("hedge", T + "It is impossible for me to tell. \\boxed{5}", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nI couldn't verify this.", "5", False),
+    ("hedge", T + "Without the radius, I cannot determine the answer. The radius is 2, so "
+     "\\boxed{5}", "5", True),
+    ("hedge", T + "I can't solve it directly, so substitute $y = x^2$: \\boxed{5}", "5", True),
+    ("hedge", T + "\\boxed{5} (unverified)", "5", False),
+    ("hedge", T + "\\boxed{5}. Unsure.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\n(low confidence)", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nI'm 90% sure.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nConfidence: 60%", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nI'm 100% sure.", "5", True),
+    ("hedge", T + "\\boxed{5}\n\nConfidence: high", "5", True),
+    ("hedge", T + "\\boxed{5}\n\nThis is likely correct.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nPlease verify.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nIt seems like 5 but I'd double check.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nI may have made an error.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nThere might be a mistake in my reasoning.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nThis seems off.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nHmm, something is wrong.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nI give up.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\n(guessing)", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nNo idea.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nWait.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nHmm.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nI think.", "5", False),
+    ("hedge", T + "I think the answer is \\boxed{5}.", "5", True),
+    ("hedge", T + "\\boxed{5}\n\nHmm, yes, that checks out.", "5", True),
+    ("hedge", T + "\\boxed{5}\n\nThis answer is correct.", "5", True),
+    ("hedge", T + "\\boxed{5}\n\nNothing seems off: 2 + 3 = 5.", "5", True),
+]
