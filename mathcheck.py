@@ -740,7 +740,9 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
     if how == "box":                             # "\\boxed{5}. So 6 apples.": two answers
         key = normalize_answer(answer)
         others += [v for v in _restated(text, end) if normalize_answer(v) != key]
-    return answer, others + _competitors(text, end, answer), how
+    # (an anchored statement is read to its sentence's end, past "; double-checking, 43": its
+    # competitors are looked for from its start)
+    return answer, others + _competitors(text, start if how == "anchor" else end, answer), how
 
 
 # A later sentence that denies a value: "the answer is not 5", "Answer: not 5", "5 is not the
@@ -766,7 +768,8 @@ _DENIAL_RES = (
 _COMPETING_VALUE = (r"(?P<v>\$[^$\n]{1,80}\$|\\\([^\n]{1,80}?\\\)"
                     r"|(?<![\d,.])-?\d[\d,]*(?:\.\d+)?(?:/\d+)?)")
 _COMPETING_RE = re.compile(
-    r"(?i)" + _COMPETING_VALUE + r"\s+(?:(?:is|would|might|could|may)\s+)?(?:be\s+)?also\s+"
+    r"(?i)" + _COMPETING_VALUE + r"\s+(?:(?:is|would|might|could|may)\s+)?(?:be\s+)?"
+    r"(?:also|equally)\s+"
     r"(?:be\s+)?"
     r"(?:possible|valid|works?|correct|right|satisfies|(?:a|an|another)\s+(?:possible\s+|valid\s+)?"
     r"(?:answer|solution|option))\b"
@@ -782,7 +785,22 @@ _COMPETING_RE = re.compile(
     r"is\s+(?:possible|valid|correct|right|a\s+(?:valid\s+|possible\s+)?(?:solution|answer)))\b"
     r"|\bboth\s+" + _COMPETING_VALUE.replace("?P<v>", "?P<b1>") + r"\s+and\s+"
     + _COMPETING_VALUE.replace("?P<v>", "?P<b2>") + r"\s+(?:work|satisfy|are\s+(?:possible|valid|"
-    r"correct|right|(?:valid\s+|possible\s+)?(?:solutions|answers)))\b")
+    r"correct|right|(?:valid\s+|possible\s+)?(?:solutions|answers)))\b"
+    # a recheck that lands on another value: "double-checking, 43.", "rechecking gives 43",
+    # "verifying, I get 43", "on second thought, 43" (the value ends the sentence; "Double-check:
+    # 6 * 7 = 42." states no other value)
+    r"|\b(?:double[- ]?check\w*|re-?check\w*|verif(?:y|ying|ied|ication)|on\s+second\s+thought|"
+    r"on\s+reflection|re-?comput\w*|re-?calculat\w*|recount\w*)\b[\s,:;-]*(?:(?:I\s+|we\s+)?"
+    r"(?:get|got|find|found|obtain|obtained|have)\s+|(?:it\s+|this\s+)?(?:gives?|yields?|shows?)\s+|"
+    r"(?:it(?:'s|\s+is)|the\s+answer\s+is)\s+)?"
+    + _COMPETING_VALUE.replace("?P<v>", "?P<k>") + r"(?=\s*(?:[.!?)]|$))"
+    # an alternative under a condition on the answer: "unless it's 6", "otherwise 6", "or else
+    # 6", and a question that offers another: "shouldn't it be 6?", "isn't it 6?", "or is it 6?"
+    r"|\b(?:unless|otherwise|or\s+else)\b,?\s+(?:(?:it|that|the\s+answer)(?:'s|\s+is|\s+would\s+be|"
+    r"\s+will\s+be)\s+|(?:it|the\s+answer)\s+(?:is|would\s+be)\s+)?"
+    + _COMPETING_VALUE.replace("?P<v>", "?P<u>") +
+    r"|\b(?:shouldn't|should\s+not|wouldn't|isn't|or\s+is|could)\s+(?:it|the\s+answer|that|this)"
+    r"\s+(?:be\s+|equal\s+)?" + _COMPETING_VALUE.replace("?P<v>", "?P<q>") + r"(?=\s*\?)")
 
 
 # A short concluding sentence after the final box that says its value again: "So 6 apples.",
@@ -822,13 +840,14 @@ def _competitors(text: str, end: int, answer: str) -> list[str]:
         begin = max(m.start() - 300, *(text.rfind(c, 0, m.start()) + 1 for c in ".!?\n"))
         stop = min([len(text), m.end() + 300] + [i for i in (text.find(c, m.end()) for c in ".!?\n")
                                                  if i >= 0])
-        if re.search(r"(?i)\b(?:if|unless|were|had|suppose|assuming)\b", text[begin:m.start()]) \
+        if (re.search(r"(?i)\b(?:if|unless|were|had|suppose|assuming)\b", text[begin:m.start()])
+                and not m.group("u")) \
                 or re.search(r"(?i)\b(?:extraneous|reject\w*|discard\w*|exclud\w*|invalid|"
                              r"not\s+(?:valid|allowed|possible|in\s+the\s+domain)|but\s+(?:only|not)|"
                              r"fails?|violates?|does(?:n't|\s+not)\s+(?:work|satisfy|hold))\b",
                              text[m.end():stop]):
             continue                     # "... 3 is also a solution, but it is extraneous"
-        for v in m.group("v", "w", "x", "y", "z", "b1", "b2"):
+        for v in m.group("v", "w", "x", "y", "z", "b1", "b2", "k", "u", "q"):
             if v and normalize_answer(_strip_math_delims(v)) not in known:
                 out.append(_strip_math_delims(v))
         if len(out) >= 10:
@@ -3457,7 +3476,7 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
                            r"|[ \t$,;:(\\)\]]*(?:\\text\s*\{[ \t(]*)?(?:probably|possibly|"
                            r"I(?:'m|\s+am)\s+not\s+(?:sure|certain)"
                            r"|(?:approx\w*|roughly)\b(?!\.?[ \t]*[-$\d\\(=]))"
-                           r"|(?:\s|\$|\\\)|\\\])*\?",
+                           r"|(?:\s|\$|\\\)|\\\])*(?:\\(?:text|mathrm)\s*\{\s*)?\?",
                            region[boxes[-1][1]:boxes[-1][1] + 40], re.IGNORECASE)
                   or re.search(r"\b(?:maybe|perhaps|probably|possibly|likely|approx\w*|roughly|"
                                r"about|around|nearly|almost|at\s+(?:least|most)|I\s+guess)"

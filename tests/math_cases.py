@@ -734,3 +734,25 @@ CASES += [
     ("hedge", T + "\\boxed{5}\n\nThis answer is correct.", "5", True),
     ("hedge", T + "\\boxed{5}\n\nNothing seems off: 2 + 3 = 5.", "5", True),
 ]
+
+# another value after the final answer in other shapes: a recheck that lands on it
+# ("double-checking, 43."), "unless it's 6" / "otherwise 6", "6 is equally valid", a question
+# offering it ("shouldn't it be 6?"), a question mark in a \\text after the box
+CASES += [
+    ("hedge", T + "The answer is 42; double-checking, 43.", "42", False),
+    ("hedge", T + "The answer is 42; double-checking, 43.", "43", False),
+    ("hedge", T + "The answer is 42; rechecking gives 43.", "42", False),
+    ("hedge", T + "\\boxed{42}; verifying, I get 43.", "42", False),
+    ("hedge", T + "\\boxed{42}\n\nOn second thought, 43.", "42", False),
+    ("hedge", T + "\\boxed{42}\n\nDouble-checking: $6 \\cdot 7 = 42$.", "42", True),
+    ("hedge", T + "The answer is 42. Double-checking: 6*7 = 42.", "42", True),
+    ("hedge", T + "\\boxed{42}\n\nVerifying, I get 42.", "42", True),
+    ("hedge", T + "\\boxed{5}, unless it's 6.", "5", False),
+    ("hedge", T + "\\boxed{5} (if the coins are fair; otherwise 6)", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nAlthough 6 is equally valid.", "5", False),
+    ("hedge", T + "\\boxed{5}. Hold on, shouldn't it be 6?", "5", False),
+    ("hedge", T + "\\boxed{5}. Or is it 6?", "5", False),
+    ("hedge", T + "\\boxed{5}\\text{?}", "5", False),
+    ("hedge", T + "\\boxed{5}\\text{ ?}", "5", False),
+    ("hedge", T + "\\boxed{5}. Shouldn't it be 5? Yes: 2 + 3 = 5.", "5", True),
+]
