@@ -1114,9 +1114,10 @@ _MERIDIEM_RE = re.compile(r"(?i)(?<=\d)\s*([ap])\.\s?m\.?(?![a-z])")   # a.m., p
 
 def _strip_unit_words(s: str) -> str:
     """'4 red marbles' -> '4', '12 square units' -> '12', '3\\pi square units' -> '3\\pi': words
-    after a plain number or a multiple of pi."""
+    after a plain number or a multiple of pi (one hyphenated word too: '5 kilowatt-hours')."""
     m = re.match(r"^(?P<num>.*?(?:[\d}]|\\pi))\s*"
-                 r"(?P<unit>(?:[a-zA-Z]{2,}|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?(?:\s+"
+                 r"(?P<unit>(?:[a-zA-Z]{2,}(?:-[a-zA-Z]{2,})?|[a-zA-Z]+/[a-zA-Z]+)\.?"
+                 r"(?:\s*\^\s*\{?\d\}?)?(?:\s+"
                  r"(?:[a-zA-Z]+|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?){0,3})\s*$", s)
     if not m:
         return s
@@ -2767,7 +2768,12 @@ for _canon, _names in {
         "kg": "kg kilogram kilograms", "g": "g gram grams", "mg": "mg milligram milligrams",
         "lb": "lb lbs pound pounds", "oz": "oz ounce ounces", "s": "s sec secs second seconds",
         "min": "min mins minute minutes", "h": "h hr hrs hour hours", "day": "day days",
-        "week": "week weeks", "month": "month months", "year": "year years yr yrs",
+        "week": "week weeks", "month": "month months mo mos", "year": "year years yr yrs",
+        "decade": "decade decades", "century": "century centuries",
+        # the food Calorie, capitalised, is the kilocalorie
+        "cal": "cal calorie calories",
+        "kcal": "Cal Cals Calorie Calories kcal kilocalorie kilocalories",
+        "Wh": "Wh watt-hour watt-hours watthour watthours",
         "dollar": "dollar dollars", "cent": "cent cents", "l": "l liter liters litre litres",
         "ml": "ml milliliter milliliters", "gal": "gal gallon gallons", "mi/h": "mph",
         "km/h": "km/h kph", "deg": "degree degrees", "J": "j joule joules", "N": "n newton newtons",
@@ -2850,6 +2856,11 @@ def _unit_key(s: str) -> str | None:
                " deg" + ("C" if (m.group(1) or m.group(2) or m.group(3)).lower()[0] in "c℃"
                          else "F"), t)
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
+    # a unit of energy in two words or two symbols is one unit: "kilowatt hours", "kilowatt-hour",
+    # "kW h", "kW·h", "kW\\cdot h" -> kWh (any SI prefix, or none: "watt hours" -> Wh)
+    t = re.sub(r"(?i)\b(" + "|".join(_SI_PREFIX_NAMES) + r")?watts?[- ]?hours?\b",
+               lambda m: _SI_PREFIX_NAMES.get((m.group(1) or "").lower(), "") + "Wh", t)
+    t = re.sub(r"(?<![a-zA-Z])([TGMkm]?W)\s*(?:·|⋅|\\cdot|\*|-)?\s*h(?![a-zA-Z])", r"\1h", t)
     t = _MERIDIEM_RE.sub(r" \1m", t)
     t = re.sub(r"\\mu(?![a-zA-Z])\s*|μ", "µ", t)             # the micro prefix: 5 \mu m
     t = re.sub(r"(?:(?<=[\s\d])([kMGm])\s*)?(?:\\Omega(?![a-zA-Z])\s*|[Ω\u2126])",   # the ohm:
@@ -2884,7 +2895,10 @@ _COMPOUND_UNITS = {
     "mi": ("length", 63360), "mm": ("metric", 1), "cm": ("metric", 10), "m": ("metric", 1000),
     "km": ("metric", 10 ** 6), "oz": ("mass", 1), "lb": ("mass", 16), "mg": ("grams", 1),
     "g": ("grams", 1000), "kg": ("grams", 10 ** 6), "ml": ("volume", 1), "l": ("volume", 1000),
-    "cent": ("money", 1), "dollar": ("money", 100)}
+    "cent": ("money", 1), "dollar": ("money", 100),
+    # the calendar's months to centuries (not to days: a month or a year has no fixed length)
+    "month": ("calendar", 1), "year": ("calendar", 12), "decade": ("calendar", 120),
+    "century": ("calendar", 1200)}
 # Every SI unit symbol with any prefix, one rule: the prefix's power of ten times the base unit
 # (5 kJ = 5000 J, 2 kW = 2000 W, 3 mA = 0.003 A, 250 mV = 0.25 V, 3 ms = 0.003 s, 5 µm =
 # 0.005 mm, 5 kWh = 5000 Wh). Units of one quantity with different names (J and eV, J and Wh)
@@ -2892,7 +2906,8 @@ _COMPOUND_UNITS = {
 _SI_BASES = {"m": ("metric", 1000), "g": ("grams", 1000), "l": ("volume", 1000),
              "L": ("volume", 1000), "s": ("time", 1), "J": ("J", 1), "N": ("N", 1), "W": ("W", 1),
              "V": ("V", 1), "A": ("A", 1), "K": ("K", 1), "Pa": ("Pa", 1), "Hz": ("Hz", 1),
-             "mol": ("mol", 1), "eV": ("eV", 1), "Wh": ("Wh", 1), "Ω": ("Ω", 1)}
+             "mol": ("mol", 1), "eV": ("eV", 1), "Wh": ("Wh", 1), "Ω": ("Ω", 1),
+             "cal": ("cal", 1)}
 _SI_PREFIXES = {"T": 10 ** 12, "G": 10 ** 9, "M": 10 ** 6, "k": 10 ** 3, "h": 100,
                 "d": Fraction(1, 10), "c": Fraction(1, 100), "m": Fraction(1, 10 ** 3),
                 "µ": Fraction(1, 10 ** 6), "n": Fraction(1, 10 ** 9), "p": Fraction(1, 10 ** 12)}

@@ -756,3 +756,35 @@ CASES += [
     ("hedge", T + "\\boxed{5}\\text{ ?}", "5", False),
     ("hedge", T + "\\boxed{5}. Shouldn't it be 5? Yes: 2 + 3 = 5.", "5", True),
 ]
+
+# energy in two words or symbols is one unit ('5 kilowatt hours' was read as 5 hours and accepted
+# for 5 Wh), the calorie and the food Calorie (kcal), and the calendar's months to centuries
+CASES += [
+    ("units", T + "\\boxed{5 \\text{ kilowatt hours}}", "5 \\text{ Wh}", False),
+    ("units", T + "\\boxed{5 \\text{ kilowatt hours}}", "5000 \\text{ Wh}", True),
+    ("units", T + "\\boxed{5 \\text{ kilowatt-hours}}", "5 \\text{ kWh}", True),
+    ("units", T + "\\boxed{5 \\text{ kWh}}", "5 \\text{ kilowatt-hours}", True),
+    ("units", T + "\\boxed{5 \\text{ kW h}}", "5 \\text{ kWh}", True),
+    ("units", T + "\\boxed{5 \\text{ kW h}}", "5 \\text{ Wh}", False),
+    ("units", T + "\\boxed{5 \\text{ megawatt hours}}", "5000 \\text{ kWh}", True),
+    ("units", T + "\\boxed{5 \\text{ watt-hours}}", "5 \\text{ kWh}", False),
+    ("units", T + "The answer is 5 kilowatt hours.", "5 \\text{ kWh}", True),
+    ("units", T + "\\boxed{5 \\text{ kWh}}", "5 \\text{ kW}", False),
+    ("units", T + "\\boxed{5 \\text{ kWh}}", "5 \\text{ hours}", False),
+    ("units", T + "\\boxed{1 \\text{ kcal}}", "1000 \\text{ cal}", True),
+    ("units", T + "\\boxed{1 \\text{ kcal}}", "1 \\text{ cal}", False),
+    ("units", T + "\\boxed{1 \\text{ kilocalorie}}", "1 \\text{ calorie}", False),
+    ("units", T + "\\boxed{250 \\text{ Calories}}", "250 \\text{ kcal}", True),
+    ("units", T + "\\boxed{250 \\text{ calories}}", "250 \\text{ kcal}", False),
+    ("units", T + "\\boxed{2 \\text{ years}}", "24 \\text{ months}", True),
+    ("units", T + "\\boxed{2 \\text{ years}}", "2 \\text{ months}", False),
+    ("units", T + "\\boxed{2 \\text{ years and } 3 \\text{ months}}", "27 \\text{ months}", True),
+    ("units", T + "\\boxed{2 \\text{ years and } 3 \\text{ months}}", "23 \\text{ months}", False),
+    ("units", T + "\\boxed{3 \\text{ decades}}", "30 \\text{ years}", True),
+    ("units", T + "\\boxed{2 \\text{ centuries}}", "200 \\text{ years}", True),
+    ("units", T + "\\boxed{2 \\text{ centuries}}", "20 \\text{ years}", False),
+    ("units", T + "\\boxed{1 \\text{ year}}", "365 \\text{ days}", False),
+    ("units", T + "\\boxed{18 \\text{ months}}", "1.5 \\text{ years}", True),
+    ("units", T + "\\boxed{5 \\text{ years}}", "5", True),
+    ("units", T + "\\boxed{60 \\text{ months}}", "5", False),
+]
