@@ -3060,6 +3060,55 @@ def _clock_equal(gold: str, pred: str) -> bool | None:
     return bare == said or (60 <= bare < 13 * 60 and bare % 720 == said % 720)
 
 
+_MONTHS = "january february march april may june july august september october november december"
+_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday"
+
+
+def _calendar_name(word: str, names: str) -> int | None:
+    """1-based index of a month or weekday by its name or an abbreviation of three letters or more
+    ('Mar', 'Sept.', 'Weds', 'Thurs'); None for other words."""
+    w = word.lower().rstrip(".")
+    for i, name in enumerate(names.split()):
+        if len(w) >= 3 and (name.startswith(w) or (names == _WEEKDAYS and w.endswith("s")
+                                                   and name.startswith(w[:-1]))):
+            return i + 1
+    return None
+
+
+def _date(s: str) -> tuple | None:
+    """A date in words: ('d', month, day, year or None) for "March 5", "5 March", "the 5th of
+    March", "Mar. 5th, 2024", "5 Mar 2024"; ('w', n) for a weekday, "Wednesday", "Wed."; None for
+    anything else (numeric dates, 5/3 or 3/5, are left alone: their order is the locale's)."""
+    t = re.sub(r"\\(?:text|mathrm|textrm|textbf|mbox)\s*\{([^{}]*)\}", r" \1 ", s)
+    t = re.sub(r"\\[,;: ]|[~$]", " ", t)
+    words = re.findall(r"[A-Za-z]+\.?|\d+", re.sub(r"(?i)(?<=\d)(?:st|nd|rd|th)\b", "", t))
+    words = [w for w in words if w.lower() not in ("the", "of", "on")]
+    if len(t) > 60 or not words or len(words) > 3 or re.search(r"[^\w\s.,{}\\]", t):
+        return None
+    if len(words) == 1:
+        n = _calendar_name(words[0], _WEEKDAYS)
+        return ("w", n) if n else None
+    if words[0].isdigit() and not words[1].isdigit():
+        words[0], words[1] = words[1], words[0]             # "5 March" -> "March 5"
+    month = _calendar_name(words[0], _MONTHS)
+    if month is None or not words[1].isdigit() or not 1 <= int(words[1]) <= 31 or (
+            len(words) == 3 and not (words[2].isdigit() and len(words[2]) == 4)):
+        return None
+    return "d", month, int(words[1]), int(words[2]) if len(words) == 3 else None
+
+
+def _date_equal(gold: str, pred: str) -> bool | None:
+    """None unless both sides are dates or weekdays in words (`_date`); then whether they are one:
+    the day and month in either order ("5 March" = "March 5"), and the year where the gold
+    names one."""
+    gd, pd = _date(gold), _date(pred)
+    if gd is None or pd is None:
+        return None
+    if gd[0] == "d" and pd[0] == "d" and gd[3] is None:
+        return gd[1:3] == pd[1:3]
+    return gd == pd
+
+
 # a tilde right before the number that opens the answer ("~5", "$~5$") is "about 5"; elsewhere
 # it is LaTeX's unbreakable space ("1~000", "x =~ 5")
 _UNSURE_RE = re.compile(r"\\approx|≈|\?|^\s*\$?\s*~(?=\s*[-+]?\.?\d)|"
@@ -3472,7 +3521,7 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
         pc = p
     # one quantity: "3 hours and 20 minutes", "12 cm" vs "0.12 m", "3 PM" vs "15:00"
     amount = _compound_equal(gold, pred)
-    for same in (_clock_equal, _converted_equal):
+    for same in (_clock_equal, _converted_equal, _date_equal):
         amount = same(gold, pred) if amount is None else amount
     if amount is False or (amount is None and not (
             g == p or _equal(g, p, budget) or _relation_equal(gc, pc, budget))):

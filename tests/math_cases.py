@@ -788,3 +788,32 @@ CASES += [
     ("units", T + "\\boxed{5 \\text{ years}}", "5", True),
     ("units", T + "\\boxed{60 \\text{ months}}", "5", False),
 ]
+
+# a date in words: day and month in either order ('5 March' was rejected for March 5), ordinals,
+# 'of', abbreviations; the year where the gold names one; a weekday by its abbreviation
+CASES += [
+    ("date", T + "\\boxed{5 \\text{ March}}", "\\text{March 5}", True),
+    ("date", T + "The answer is 5 March.", "March 5", True),
+    ("date", T + "The answer is March 5.", "5 March", True),
+    ("date", T + "\\boxed{\\text{March 6}}", "March 5", False),
+    ("date", T + "\\boxed{\\text{6 March}}", "March 5", False),
+    ("date", T + "\\boxed{\\text{5th of March}}", "March 5", True),
+    ("date", T + "\\boxed{\\text{the 5th of March}}", "March 5", True),
+    ("date", T + "\\boxed{\\text{March 5th}}", "March 5", True),
+    ("date", T + "\\boxed{\\text{May 5}}", "March 5", False),
+    ("date", T + "\\boxed{\\text{Mar. 5}}", "March 5", True),
+    ("date", T + "\\boxed{\\text{5 Mar}}", "March 5", True),
+    ("date", T + "\\boxed{\\text{April 3}}", "\\text{3 April}", True),
+    ("date", T + "\\boxed{\\text{March 5, 2024}}", "\\text{5 March 2024}", True),
+    ("date", T + "\\boxed{\\text{March 5, 2023}}", "\\text{5 March 2024}", False),
+    ("date", T + "\\boxed{\\text{March 5}}", "\\text{5 March 2024}", False),
+    ("date", T + "\\boxed{\\text{March 5, 2024}}", "\\text{March 5}", True),
+    ("date", T + "\\boxed{\\text{Sept. 12}}", "\\text{September 12}", True),
+    ("date", T + "\\boxed{\\text{12 September}}", "\\text{September 21}", False),
+    ("date", T + "\\boxed{\\text{Wed}}", "\\text{Wednesday}", True),
+    ("date", T + "\\boxed{\\text{Thurs.}}", "\\text{Thursday}", True),
+    ("date", T + "\\boxed{\\text{Tuesday}}", "\\text{Thursday}", False),
+    ("date", T + "\\boxed{\\text{Mars}}", "\\text{March}", False),
+    ("date", T + "\\boxed{5}", "\\text{March 5}", False),
+    ("date", T + "\\boxed{\\text{March}}", "\\text{March 5}", False),
+]
