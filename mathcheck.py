@@ -1309,6 +1309,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # thousands separators in LaTeX spacing: 1\,000 1{,}000 1\ 000 1,\!000 (also "1,\! 000")
     s = re.sub(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))", ",", s)
     s = re.sub(r"(?<=\d)(?:\\,|\{,\}|\\ |\\;|~)(?=\d{3}(?!\d))", "", s)
+    # LaTeX's "{,}" before other than three digits is a decimal comma, "3{,}14" (a list is never
+    # spelled with "{,}", and three digits are a thousands group: 1{,}000)
+    s = re.sub(r"(?<=\d)\{,\}(?=\d{1,2}(?!\d)|\d{4})", ".", s)
     s = s.replace("{,}", ",")
     s = re.sub(r"(?<![\w.])\d{1,3}(?:_\d{3})+(?![\w.])", lambda m: m.group(0).replace("_", ""),
                s)                                                   # Python's 1_000_000
@@ -1525,6 +1528,11 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # a number right before a parenthesised number is a product: "2(3)" is 6 (math-verify's
     # parser reads it as the mixed number 2 + 3)
     s = re.sub(r"(?<![\w\\.^_])(\d+(?:\.\d+)?)\s*(?=\(\s*-?\d+(?:\.\d+)?\s*\))", r"\1\\cdot", s)
+    # a decimal comma after digits grouped in threes by dots, spaces or apostrophes, the whole
+    # answer: "1.234,5", "1 234,5", "1'234,50", "1.234.567,89" (no list or thousands reading is
+    # left; "12,5", "1000,99" and the point "(1.234,5)" stay as they are)
+    if re.fullmatch(r"-?\d{1,3}(?:([ .'’])\d{3})(?:\1\d{3})*,\d+", s.strip()):
+        s = re.sub(r"[ .'’]", "", s.strip()).replace(",", ".")
     # "3, 500" is two numbers: mark the comma so that the thousands rule below cannot join them
     s = re.sub(r"(?<=\d),\s+(?=\d)", "\x00", s)
     # digits apart by a space: "2 1/2" is a mixed number, "1 000 000" one grouped number, any
@@ -3316,7 +3324,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
        digits: 3.14 = 3.140);
     3. variables are compared strictly: f(x) != f(y) (but not their case: math-verify's parser
        reads X as x, so 2X == 2x); j is a variable, not the imaginary unit (3+4j != 3+4i);
-    4. "," is never a decimal separator: "1000,99" is not 1000.99;
+    4. "," is a decimal separator only where nothing else can be read: after digits grouped in
+       threes by dots, spaces or apostrophes ("1.234,5", "1 234,5") and in LaTeX's "{,}" before
+       other than three digits ("3{,}14"); "1000,99" is not 1000.99, and "12,5" is two numbers;
     5. `\\approx` in the answer is a hedge, even after an exact value;
     6. an equation between two different numbers ("1/2 = 10/9") is no answer, and an equation
        gold with an expression on the left is compared as an equation ("7 = 11a + c" is not

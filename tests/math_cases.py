@@ -817,3 +817,27 @@ CASES += [
     ("date", T + "\\boxed{5}", "\\text{March 5}", False),
     ("date", T + "\\boxed{\\text{March}}", "\\text{March 5}", False),
 ]
+
+# a decimal comma where nothing else can be read: after digits grouped in threes by dots, spaces
+# or apostrophes (the whole answer), and LaTeX's '{,}' before other than three digits
+CASES += [
+    ("locale", T + "\\boxed{1\\,234{,}5}", "1234.5", True),
+    ("locale", T + "\\boxed{1 234,5}", "1234.5", True),
+    ("locale", T + "\\boxed{1.234,5}", "1234.5", True),
+    ("locale", T + "\\boxed{1.234.567,89}", "1234567.89", True),
+    ("locale", T + "\\boxed{1'234,50}", "1234.5", True),
+    ("locale", T + "\\boxed{3{,}14}", "3.14", True),
+    ("locale", T + "\\boxed{3{,}14}", "314", False),
+    ("locale", T + "\\boxed{0{,}5}", "\\frac12", True),
+    ("locale", T + "\\boxed{1{,}000}", "1000", True),
+    ("locale", T + "\\boxed{1{,}000}", "1", False),
+    ("locale", T + "\\boxed{1.234,5}", "1.2345", False),
+    ("locale", T + "\\boxed{1.234,5}", "1234", False),
+    ("locale", T + "\\boxed{(1.234,5)}", "(1.234, 5)", True),
+    ("locale", T + "\\boxed{(1.234,5)}", "1234.5", False),
+    ("locale", T + "\\boxed{12,5}", "12.5", False),
+    ("locale", T + "\\boxed{1000,99}", "1000.99", False),
+    ("locale", T + "\\boxed{1 234,5 \\text{ km}}", "1234.5 \\text{ km}", True),
+    ("locale", T + "La respuesta es $1.234,5$.", "1234.5", True),
+    ("locale", T + "\\boxed{1.23,4}", "123.4", False),
+]
