@@ -1516,6 +1516,14 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                lambda m: m.group(1) + "\\times10^{" + ("-" if "-" in m.group(2, 3) else "") +
                m.group(4) + "}", s)
     s = re.sub(r"(?<![\w\\.])(\d+(?:\.\d+)?)\s*[xX]\s*(?=10\s*\^)", r"\1\\times ", s)
+    # the repetend in other spellings, as \overline: a combining overline or macron on each of its
+    # digits, "0.3̅", "0.1̅6̅"; dots over its first and last digit, "0.\dot{1}\dot{2}" = 0.1212...,
+    # "0.\dot{1}4\dot{2}" = 0.142142...
+    s = re.sub(r"((?:\d[\u0304\u0305])+)", lambda m: "\\overline{" + re.sub(r"\D", "", m.group(1))
+               + "}", s)
+    # (without braces the mark takes one digit, as in LaTeX: "0.\dot 6", "0.1\bar6")
+    s = re.sub(r"\\(overline|bar|dot)\s*(\d)", r"\\\1{\2}", s)
+    s = re.sub(r"\\dot\s*\{?(\d)\}?(\d*)\\dot\s*\{?(\d)\}?", r"\\overline{\1\2\3}", s)
     # repeating decimals 0.\overline{3}, 1.2\overline{34}, 0.\bar{6}, 0.\dot{3}, 0.(3), 0.1(6)
     s = re.sub(r"(-?)(?<!\d)(\d*)\.(\d*)\\(?:overline|bar|dot)\{?(\d+)\}?", _repeating_decimal, s)
     s = re.sub(r"(-?)(?<![\d.])(\d*)\.(\d*)\((\d+)\)(?![\w(])", _repeating_decimal, s)

@@ -841,3 +841,23 @@ CASES += [
     ("locale", T + "La respuesta es $1.234,5$.", "1234.5", True),
     ("locale", T + "\\boxed{1.23,4}", "123.4", False),
 ]
+
+# the repetend in other spellings: a combining overline or macron on its digits ('0.3̅'), dots
+# over its first and last digit ('0.\\dot{1}4\\dot{2}' = 0.142142...), a mark without braces
+# on one digit
+CASES += [
+    ("rep", T + "\\boxed{0.3̅}", "\\frac13", True),
+    ("rep", T + "\\boxed{0.3̄}", "\\frac13", True),
+    ("rep", T + "\\boxed{0.1̅6̅}", "\\frac{16}{99}", True),
+    ("rep", T + "\\boxed{0.16̅}", "\\frac16", True),
+    ("rep", T + "\\boxed{0.16̅}", "\\frac{16}{99}", False),
+    ("rep", T + "\\boxed{0.3̅}", "0.3", False),
+    ("rep", T + "\\boxed{0.\\dot{1}\\dot{2}}", "\\frac{4}{33}", True),
+    ("rep", T + "\\boxed{0.\\dot{1}4\\dot{2}}", "\\frac{142}{999}", True),
+    ("rep", T + "\\boxed{0.\\dot{1}4\\dot{2}}", "\\frac{1}{9}", False),
+    ("rep", T + "\\boxed{0.\\dot{1}\\dot{2}}", "\\frac{1}{9}", False),
+    ("rep", T + "\\boxed{0.5\\dot{3}}", "\\frac{8}{15}", True),
+    ("rep", T + "\\boxed{0.\\dot 6}", "\\frac23", True),
+    ("rep", T + "\\boxed{0.1\\bar66}", "\\frac16", False),
+    ("rep", T + "\\boxed{0.1\\bar6}", "\\frac16", True),
+]
