@@ -414,6 +414,7 @@ def _subject_is(x: str) -> str | None:
             or re.search(r"\b(?:is|are|was)\b", m.group("what"))):
         return None
     stmt = re.sub(r"(?i)^(?:(?:thus|therefore|hence|then|simply|exactly|just|precisely|equal\s+to|"
+                  r"definitely|certainly|surely|obviously|undoubtedly|clearly|indeed|actually|"
                   r"given\s+by|found\s+to\s+be)\s*,?\s+)+", "", m.group("stmt"))
     # "The value is about 5 / at least 5 / 5 at most": a bound or an estimate, not the value
     # (math removed first: "\\max" or "\\text{under}" in a formula is no qualifier)
@@ -478,8 +479,10 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
     x = re.sub(r"\*\*|`", "", x).strip()          # markdown bold and code marks: "is **5** cm"
     x = re.sub(r"(?i)^the\s+final\s+answer\s+is\s*:?\s*", "", x)
     # "\\text{Answer: } 5": the brace that closes the anchor's \\text; "is therefore 5", "is thus 5"
-    x = re.sub(r"(?i)^\}\s*|^(?:therefore|thus|hence|clearly|simply|just|exactly|indeed)\b,?\s*",
-               "", x)
+    # (a word of certainty too, "is definitely 5", "is certainly 5": it asserts, not qualifies)
+    x = re.sub(r"(?i)^\}\s*|^(?:therefore|thus|hence|clearly|simply|just|exactly|indeed|"
+               r"definitely|certainly|surely|obviously|undoubtedly|unquestionably|precisely|"
+               r"actually|really|evidently|always)\b,?\s*", "", x)
     # a quoted answer
     x = re.sub(r'^\\?["\u201c]\s*((?:\$[^$]*\$|[^"\u201d])*?)\s*\\?["\u201d]', r"\1", x)
     if not x:

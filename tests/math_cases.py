@@ -861,3 +861,20 @@ CASES += [
     ("rep", T + "\\boxed{0.1\\bar66}", "\\frac16", False),
     ("rep", T + "\\boxed{0.1\\bar6}", "\\frac16", True),
 ]
+
+# a word of certainty between 'is' and the value asserts it ('The answer is definitely 12.' was
+# rejected); a qualifier or a 'not' after it still makes no value
+CASES += [
+    ("anchor", T + "The answer is definitely 12.", "12", True),
+    ("anchor", T + "The answer is surely 12.", "12", True),
+    ("anchor", T + "The answer is certainly $12$.", "12", True),
+    ("anchor", T + "The answer is obviously 12 apples.", "12", True),
+    ("anchor", T + "The answer is undoubtedly 12.", "12", True),
+    ("anchor", T + "The answer is definitely 12.", "13", False),
+    ("anchor", T + "The answer is definitely not 12.", "12", False),
+    ("anchor", T + "The answer is certainly about 12.", "12", False),
+    ("anchor", T + "The answer is surely at least 12.", "12", False),
+    ("anchor", T + "The number of ways is definitely 12.", "12", True),
+    ("anchor", T + "The number of ways is certainly more than 12.", "12", False),
+    ("anchor", T + "The answer is actually 12.", "12", True),
+]
