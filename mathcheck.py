@@ -167,7 +167,10 @@ _FOREIGN_ANSWER = (r"(?:(?:endgültige|finale?|最终|最終)\s*)?(?:respuesta|r
                    r"jawaban|câu\s+trả\s+lời|đáp\s+án|उत्तर|الإجابة|الجواب|απάντηση)"
                    r"(?:\s+(?:finale?|correct[ae]))?")
 _FOREIGN_IS = r"(?:(?:es|est|ist|lautet|è|é)\b\s*:?|[是为為]|：)"
+# "Result:" opening a line (after list, quote or emphasis marks, "The") is an anchor too
+# ("Result: 5", "**Result:** 5"); in running text ("the result: we add 3") it is not (`_anchors`)
 _ANCHOR_WORD = (r"(?<![A-Za-z0-9])(?<![A-Za-z0-9]_)(?:(?P<fin>final\s+(?:answer|result))|answer|"
+                r"(?P<res>result)(?=[ \t]*[*_]{0,3}[ \t]*:)|"
                 r"ans(?=[ \t]*:)|ans\.|"
                 + _FOREIGN_ANSWER + ")")
 # Separators between the anchor word and the answer. "is", ":" and "=" anywhere; an arrow
@@ -613,7 +616,7 @@ def _anchors(text: str) -> list[re.Match]:
             if m is None:
                 break
             out.append(m)
-    return out
+    return [m for m in out if m.group("res") is None or m.group("ls") is not None]
 
 
 def _last_anchor(text: str) -> tuple[int, str | None, int, bool] | None:
@@ -724,14 +727,19 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
     # competes ("<answer>6</answer> ... \\boxed{5}", "<answer>5</answer><answer>6</answer>")
     # unless a self-correction stands between it and the final answer
     # and so does every "Final Answer:" statement ("Final answer: 5 ... Final answer: 6")
+    # and so is an "Answer:" line ("Answer: 5\nAnswer: 6": the label opening its line; not
+    # "Result:", which also labels the steps of a solution)
     formal = [m for m in _anchors(text) if m.start() != start
               and (m.group("tag") is not None or m.group("hash") is not None
-                   or m.group("fin") is not None)][-20:]
+                   or m.group("fin") is not None
+                   or (m.group("ls") is not None and m.group("res") is None
+                       and (m.group("sep") or "").strip() == ":"))][-20:]
     fixed = max((x.start() for r in (_CORRECTION_RE, _WITHDRAW_RE)
                  for x in r.finditer(text, 0, max(start, 0))), default=-1) if formal else -1
     for m in formal:
         stated = _read_anchor(text, m)[1] if m.end() > fixed else None
-        if stated and re.search(r"[\d$\\]", stated):
+        # ("Answer: not 6" denies a value; it states none)
+        if stated and re.search(r"[\d$\\]", stated) and not re.match(r"(?i)\s*not\b", stated):
             others.append(stated)
     if answer is None and lenient:
         (answer, end), how = _lenient_answer(text), "lenient"

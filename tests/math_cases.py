@@ -878,3 +878,29 @@ CASES += [
     ("anchor", T + "The number of ways is certainly more than 12.", "12", False),
     ("anchor", T + "The answer is actually 12.", "12", True),
 ]
+
+# 'Result:' opening a line is an anchor ('Result: 5' was no answer); not in running text. Two
+# 'Answer:' lines with different values compete, as two 'Final Answer:' lines do
+# ('Answer: 5\\nAnswer: 6' was accepted for 6); 'Result:' lines, which also label steps, do not
+CASES += [
+    ("anchor", T + "Result: 5", "5", True),
+    ("anchor", T + "Result: 5", "6", False),
+    ("anchor", T + "**Result:** 5", "5", True),
+    ("anchor", T + "**Result**: $5$", "5", True),
+    ("anchor", T + "- Result: 5", "5", True),
+    ("anchor", T + "The result: 5", "5", True),
+    ("anchor", T + "We add them.\nResult: 5", "5", True),
+    ("anchor", T + "Result: 5\n\nWait, I made an error.\nResult: 6", "6", True),
+    ("anchor", T + "Result: 5 or 6", "5", False),
+    ("anchor", T + "Result: about 5", "5", False),
+    ("anchor", T + "Adding gives the result: 5", "5", False),
+    ("anchor", T + "The intermediate result: 5, and we go on.", "5", False),
+    ("anchor", T + "Result: 5\n\n\\boxed{6}", "6", True),
+    ("anchor", T + "\\boxed{6}\n\nResult: 5", "6", False),
+    ("anchor", T + "Step 1. Result: 5\nStep 2.\nResult: 12\n\n\\boxed{12}", "12", True),
+    ("anchor", T + "Answer: 5\nAnswer: 6", "6", False),
+    ("anchor", T + "Answer: 5\nAnswer: 6", "5", False),
+    ("anchor", T + "**Answer:** 5\n\n\\boxed{6}", "6", False),
+    ("anchor", T + "Answer: 5\n\nAnswer: $5$", "5", True),
+    ("anchor", T + "Answer: 5\n\nOops, I made an error.\nAnswer: 6", "6", True),
+]
