@@ -3501,6 +3501,11 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
         return False
     if len(p) > max(MAX_ANSWER_CHARS // 2, 4 * len(g) + 50):         # over-long: no parsing
         return False
+    # a gold of four digits or more that opens with a zero is a code (a ZIP code "02139", a PIN
+    # "0042"): its digits are the answer, and 2139 is not it; three or fewer ("033", "07") may be
+    # a contest's zero padding of the number 33 or 7
+    if re.fullmatch(r"0\d{3,}", g) and re.fullmatch(r"-?\d+", p) and p != g:
+        return False
     # "2 and 1/2" is a mixed number against one value (5/2, 2.5) and a list against a list
     mixed_p, mixed_g = _mixed_and(pred), _mixed_and(gold)
     if mixed_p and _structure(g)[0] == "scalar":

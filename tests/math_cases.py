@@ -904,3 +904,20 @@ CASES += [
     ("anchor", T + "Answer: 5\n\nAnswer: $5$", "5", True),
     ("anchor", T + "Answer: 5\n\nOops, I made an error.\nAnswer: 6", "6", True),
 ]
+
+# a gold of four digits or more opening with a zero is a code: its digits are the answer ('2139'
+# was accepted for 02139); three or fewer may be a contest's zero padding ('33' for 033)
+CASES += [
+    ("code", T + "\\boxed{2139}", "02139", False),
+    ("code", T + "\\boxed{02139}", "02139", True),
+    ("code", T + "The ZIP code is 02139.\n\nAnswer: 02139", "02139", True),
+    ("code", T + "\\boxed{42}", "0042", False),
+    ("code", T + "\\boxed{0042}", "0042", True),
+    ("code", T + "\\boxed{042}", "0042", False),
+    ("code", T + "\\boxed{33}", "033", True),
+    ("code", T + "\\boxed{033}", "33", True),
+    ("code", T + "\\boxed{7}", "07", True),
+    ("code", T + "\\boxed{0.5}", "0.50", True),
+    ("code", T + "\\boxed{1000}", "1000", True),
+    ("code", T + "\\boxed{\\text{02139}}", "02139", True),
+]
