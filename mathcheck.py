@@ -526,9 +526,12 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
     x = re.split(r"(?i)\s+I hope\b", x)[0]
     # "C. 5": a choice letter and its value, not a sentence that ends after "C"
     x = re.sub(r"^\(?([A-E])\)?\.\s+(?=[-+\d\\($])", r"(\1) ", x)
+    # "B, i.e. 12", "option B, that is, 12": the letter, then its value said again
+    x = re.sub(r"(?i)^(?:option\s+|choice\s+)?\(?([A-E])\)?\s*,?\s*(?:i\.e\.|that\s+is|namely)"
+               r"\s*,?\s*(?=[-+\d\\($])", r"(\1) ", x)
     x = re.sub(r"(?<=\d)\s?(?:\.{3}|…)\s*$", r"\\ldots", x)    # "5...": the digits go on
-    x = re.split(r"\.(?:\s|$)|[。；]|;\s|\s\(since|\s+because\b|\s+since\b|\s+which\b|\s+as\b",
-                 x)[0]
+    x = re.split(r"(?!" + _ABBREV_DOT + r")\.(?:\s|$)|[。；]|;\s|\s\(since|\s+because\b|\s+since\b|"
+                 r"\s+which\b|\s+as\b", x)[0]
     # "5, and the reason is ...": a clause after a comma that names no number, formula or doubt
     # is no part of the value ("5, and it might be 6" stays two candidates)
     m = re.match(r"(?is)([^,]*),\s*(?:and|but|so|where|with|for|hence|thus|then)\b(.*)$", x)
@@ -597,7 +600,16 @@ def _final_sentence_in(text: str) -> tuple[str | None, int]:
     return _clean_statement(stmt), last.end()
 
 
-_SENTENCE_RE = re.compile(r"(?:" + _MATH_ENV + r"|[^.!?\n$]|\.(?=\d))*", re.DOTALL)
+# A period that ends an abbreviation, not a sentence: "Rs. 500", "No. 5", "Mar. 5", "approx. 5",
+# "Fig. 3", "Eq. 2", "vs. 6" (before a number or a formula), "i.e." and "e.g." (before anything)
+_ABBREVIATIONS = ("Rs", "No", "Nos", "Nr", "approx", "ca", "vs", "cf", "Fig", "Eq", "Ex", "Prob",
+                  "Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "Oct", "Nov",
+                  "Dec", "St", "Dr", "Mr", "Mrs", "Ms", "Opt", "Q")
+_ABBREV_DOT = (r"(?i:\.(?:(?<=\bi\.e\.)|(?<=\be\.g\.))(?=\s)|\.(?:"
+               + "|".join(r"(?<=\b" + a + r"\.)" for a in _ABBREVIATIONS)
+               + r")(?=[ \t]+[-+\d$\\(]|\d))")
+_SENTENCE_RE = re.compile(r"(?:" + _MATH_ENV + r"|(?=" + _ABBREV_DOT + r")\.|[^.!?\n$]|\.(?=\d))*",
+                          re.DOTALL)
 
 
 # a statement that judges the answer instead of giving it: "This answer is correct."
@@ -1153,7 +1165,12 @@ _SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉₊₋", "0123456789+
 
 
 _SCALE_WORDS = {"hundred": 100, "thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9,
-                "trillion": 10 ** 12, "dozen": 12}
+                "trillion": 10 ** 12, "quadrillion": 10 ** 15, "dozen": 12,
+                # the Indian scale words and the financial abbreviations: 5 lakh = 500000, 2 crore
+                # = 20000000, 3 bn = 3000000000, 4 mn = 4000000 (a bare "k" or "M" after digits
+                # stays a product or a unit: 5K is 5 kelvin)
+                "lakh": 10 ** 5, "lakhs": 10 ** 5, "lac": 10 ** 5, "lacs": 10 ** 5,
+                "crore": 10 ** 7, "crores": 10 ** 7, "bn": 10 ** 9, "mn": 10 ** 6}
 
 
 def _scaled(m: re.Match) -> str:
@@ -1403,6 +1420,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?<![a-zA-Z\\])(?:(?i:(pi))(?![a-zA-Z])|(ln|log|exp|sin|cos|tan)(?=\s*\())",
                lambda m: "\\" + (m.group(1).lower() if m.group(1) else m.group(2)), s)
     s = re.sub(r"(?i)^the\s+(?=\d)", "", s)                          # "the 3rd", "the 5th term"
+    s = re.sub(r"(?i)^(?:no|nr|num)\.\s*(?=\d)", "", s)              # "No. 5" is the number 5
     s = re.sub(r"(?i)^(?:the\s+)?(?:final\s+)?answer(?:\s+is\b|\s*[:=])\s*", "", s)  # in a box
     s = re.sub(r"^(?:∴|\\therefore(?![a-zA-Z]))\s*", "", s)        # "\boxed{\therefore x = 5}"
     s = re.sub(r"(?i)^(?:minus|negative)\s+(?=\d|\\frac|\\sqrt)", "-", s)       # "minus 5"

@@ -921,3 +921,35 @@ CASES += [
     ("code", T + "\\boxed{1000}", "1000", True),
     ("code", T + "\\boxed{\\text{02139}}", "02139", True),
 ]
+
+# a period after an abbreviation ends no sentence ('The answer is Rs. 300000.' was read as
+# 'Rs', 'Mar. 5' as 'Mar', 'B, i.e. 12' as 'B, i.e'); 'No. 5' is 5; the Indian scale words and
+# financial abbreviations multiply (5 lakh, 2 crore, 3 bn, 4 mn)
+CASES += [
+    ("abbr", T + "The answer is Rs. 300000.", "300000", True),
+    ("abbr", T + "The answer is Rs. 3 lakh.", "300000", True),
+    ("abbr", T + "Answer: Rs. 500", "500", True),
+    ("abbr", T + "Answer: Rs. 500", "50", False),
+    ("abbr", T + "The answer is Mar. 5.", "March 5", True),
+    ("abbr", T + "The answer is Sept. 12.", "12 September", True),
+    ("abbr", T + "The answer is approx. 5.", "5", False),
+    ("abbr", T + "The answer is ca. 5.", "5", False),
+    ("abbr", T + "The answer is No. 5.", "5", True),
+    ("abbr", T + "The answer is B, i.e. 12.", "B", True),
+    ("abbr", T + "The answer is B, i.e. 12.", "12", True),
+    ("abbr", T + "The answer is B, i.e. 13.", "12", False),
+    ("abbr", T + "The answer is 5. No. 6 is wrong.", "5", True),
+    ("abbr", T + "The answer is 12 cm. St. Louis is far.", "12", True),
+    ("abbr", T + "The answer is 3 p.m.", "15:00", True),
+    ("scale", T + "\\boxed{5 \\text{ lakh}}", "500000", True),
+    ("scale", T + "\\boxed{5 \\text{ lakhs}}", "500000", True),
+    ("scale", T + "\\boxed{5 \\text{ lakh}}", "5000000", False),
+    ("scale", T + "\\boxed{2.5 \\text{ crore}}", "25000000", True),
+    ("scale", T + "\\boxed{2 \\text{ crores}}", "2 \\times 10^7", True),
+    ("scale", T + "\\boxed{2 \\text{ crore}}", "2000000", False),
+    ("scale", T + "\\boxed{5\\text{ bn}}", "5000000000", True),
+    ("scale", T + "\\boxed{5\\text{ bn}}", "5000000", False),
+    ("scale", T + "\\boxed{\\$4 \\text{ mn}}", "4000000", True),
+    ("scale", T + "\\boxed{1 \\text{ quadrillion}}", "10^{15}", True),
+    ("scale", T + "\\boxed{5K}", "5000", False),
+]
