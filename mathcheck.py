@@ -764,8 +764,10 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
         key = normalize_answer(answer)
         others += [v for v in _restated(text, end) if normalize_answer(v) != key]
     # (an anchored statement is read to its sentence's end, past "; double-checking, 43": its
-    # competitors are looked for from its start)
-    return answer, others + _competitors(text, start if how == "anchor" else end, answer), how
+    # competitors are looked for from its start; and "Both 5 and 6 work, so \\boxed{5}" offers
+    # two values in the answer's own sentence, before it)
+    return answer, others + _competitors(text, start if how == "anchor" else end, answer) \
+        + _both_before(text, start, answer), how
 
 
 # A later sentence that denies a value: "the answer is not 5", "Answer: not 5", "5 is not the
@@ -876,6 +878,18 @@ def _competitors(text: str, end: int, answer: str) -> list[str]:
         if len(out) >= 10:
             break
     return out
+
+
+def _both_before(text: str, start: int, answer: str) -> list[str]:
+    """The other value of "both 5 and 6 work / are solutions" in the final answer's own sentence
+    before it (`_COMPETING_RE`'s "both" reading): two values offered, one of them boxed."""
+    start = min(max(start, 0), len(text))
+    begin = max([text.rfind(c, 0, start) + 1 for c in ".!?\n"] + [start - 300, 0])
+    key = normalize_answer(answer)
+    known = {key, *_structure(key)[1]}
+    return [_strip_math_delims(v) for m in _COMPETING_RE.finditer(text[begin:start])
+            for v in m.group("b1", "b2")
+            if v and normalize_answer(_strip_math_delims(v)) not in known]
 
 
 def _doubted(text: str, start: int, end: int) -> bool:

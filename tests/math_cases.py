@@ -953,3 +953,14 @@ CASES += [
     ("scale", T + "\\boxed{1 \\text{ quadrillion}}", "10^{15}", True),
     ("scale", T + "\\boxed{5K}", "5000", False),
 ]
+
+# two values offered in the final answer's own sentence before it compete ('Both 5 and 6 work, so
+# \\boxed{5}.' was accepted); one value in two spellings, or both in the box, does not
+CASES += [
+    ("hedge", T + "Both 5 and 6 work, so \\boxed{5}.", "5", False),
+    ("hedge", T + "Both $x=5$ and $x=6$ are solutions, hence \\boxed{6}.", "6", False),
+    ("hedge", T + "Both 5 and 5.0 work, so \\boxed{5}.", "5", True),
+    ("hedge", T + "Both 5 and 6 work.\n\nBut 6 is too big for the box, so \\boxed{5}.", "5", True),
+    ("hedge", T + "Both roots 5 and 6 satisfy the equation, so \\boxed{5, 6}.", "5, 6", True),
+    ("hedge", T + "Both 5 and 6 work, so \\boxed{5, 6}.", "5, 6", True),
+]
