@@ -1061,6 +1061,8 @@ _UNICODE = {
     "⟨": "(", "⟩": ")", "∅": "\\emptyset ", "\u00a0": " ", "\u2009": " ", "\u202f": " ",
     "\u066b": ".", "\u066c": ",", "\u066a": "%",   # the Arabic decimal and thousands separators, %
     "¢": " cents",
+    # floor and ceiling brackets, the fourth root
+    "⌊": "\\lfloor ", "⌋": "\\rfloor ", "⌈": "\\lceil ", "⌉": "\\rceil ", "∜": "\\sqrt[4]",
 }
 _TEXT_CMDS = (r"(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|textnormal|operatorname|"
               r"textsuperscript|boldsymbol|pmb|bm|underline|rm|bf|emph|ensuremath|textup|textsf|"
@@ -1253,13 +1255,20 @@ def _unicode_forms(s: str) -> str:
         return s
     # the degree sign's look-alikes after a number, the ordinal indicator and the ring: 45º, 45˚
     s = re.sub(r"(?<=\d)[ \t]?[º˚]", "°", s)
+    # a fraction of superscript and subscript digits: "⁵⁄₂" is 5/2
+    s = re.sub("([⁰¹²³⁴⁵⁶⁷⁸⁹]+)[\u2044/]([₀₁₂₃₄₅₆₇₈₉]+)", lambda m: "\\frac{"
+               + m.group(1).translate(_SUPERSCRIPTS) + "}{" + m.group(2).translate(_SUBSCRIPTS)
+               + "}", s)
     s = re.sub("[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻]+", lambda m: "^{" + m.group(0).translate(_SUPERSCRIPTS) + "}", s)
     s = re.sub("(_?)([₀₁₂₃₄₅₆₇₈₉₊₋]+)", lambda m: "_{" + m.group(2).translate(_SUBSCRIPTS) + "}", s)
     out = []
     for c in s:
         if "\uff01" <= c <= "\uff5e":                       # fullwidth ASCII
             c = chr(ord(c) - 0xFEE0)
-        elif "\U0001d400" <= c <= "\U0001d7ff":             # mathematical bold, italic ...: 𝐀, 𝑥
+        elif "\U0001d400" <= c <= "\U0001d7ff" or "\u2160" <= c <= "\u217f" \
+                or "\u24b6" <= c <= "\u24e9":
+            # mathematical bold, italic ...: 𝐀, 𝑥; Roman numerals in one sign: Ⅻ, ⅻ -> XII,
+            # xii; circled letters: Ⓑ, ⓑ -> B, b
             c = unicodedata.normalize("NFKC", c)
         elif unicodedata.category(c) == "No":
             m = re.fullmatch(r"(\d+)\u2044(\d+)|(\d+)", unicodedata.normalize("NFKC", c))
@@ -1371,7 +1380,7 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     if re.search(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])", s):   # sin 30^\circ = 1/2
         s = re.sub(r"(\d+(?:\.\d+)?|\{[^{}]*\}|\([^()]*\))\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ"
                    r"|\\degree(?![a-zA-Z]))", r"(\1\\cdot\\frac{\\pi}{180})", s)
-    s = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree|\^\{\\text\{o\}\}"
+    s = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\(?:text)?degree|\^\{\\text\{o\}\}"
                r"|(?<=\d)\^\s*(?:o|\{\s*o\s*\})(?![a-zA-Z])", "", s)          # also 45^o
     s = re.sub(r"\\(?:text|mbox|mathrm|textrm)\s*\{\s*(-?[\d.,]+\s*\\?%)\s*\}", r"\1",
                s)                                                           # \text{25\%}

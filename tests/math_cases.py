@@ -964,3 +964,27 @@ CASES += [
     ("hedge", T + "Both roots 5 and 6 satisfy the equation, so \\boxed{5, 6}.", "5, 6", True),
     ("hedge", T + "Both 5 and 6 work, so \\boxed{5, 6}.", "5, 6", True),
 ]
+
+# more unicode and LaTeX spellings: the fourth root ∜, a fraction of superscript and subscript
+# digits ('⁵⁄₂'), Roman numerals in one sign (Ⅻ), circled letters (Ⓑ), floor and ceiling
+# brackets, \\textdegree
+CASES += [
+    ("uni", T + "\\boxed{∜16}", "2", True),
+    ("uni", T + "\\boxed{∜16}", "4", False),
+    ("uni", T + "\\boxed{⁵⁄₂}", "2.5", True),
+    ("uni", T + "\\boxed{⁵⁄₂}", "5", False),
+    ("uni", T + "\\boxed{³⁄₄}", "0.75", True),
+    ("uni", T + "\\boxed{Ⅻ}", "XII", True),
+    ("uni", T + "\\boxed{ⅻ}", "XII", True),
+    ("uni", T + "\\boxed{Ⅺ}", "XII", False),
+    ("uni", T + "\\boxed{Ⓑ}", "B", True),
+    ("uni", T + "\\boxed{ⓑ}", "B", True),
+    ("uni", T + "\\boxed{Ⓒ}", "B", False),
+    ("uni", T + "\\boxed{⌊3.7⌋}", "3", True),
+    ("uni", T + "\\boxed{⌈3.2⌉}", "4", True),
+    ("uni", T + "\\boxed{⌈3.2⌉}", "3", False),
+    ("uni", T + "\\boxed{⌊x⌋}", "\\lfloor x \\rfloor", True),
+    ("uni", T + "\\boxed{30\\textdegree}", "30", True),
+    ("uni", T + "\\boxed{30\\textdegree}", "30^\\circ", True),
+    ("uni", T + "\\boxed{31\\textdegree}", "30", False),
+]
