@@ -1932,6 +1932,11 @@ def _is_text(s: str) -> bool:
 
 
 _YES_NO = {"yes": "yes", "true": "yes", "no": "no", "false": "no"}   # word -> what it says
+# yes and no in the languages whose answer statements are read (`_FOREIGN_ANSWER`)
+_YES_NO_WORDS = {
+    **{w: "yes" for w in "oui ja sí si sim да ya có ναι نعم 是 是的 对 はい 네 예".split()},
+    **{w: "no" for w in "non nein não nao нет tidak không όχι لا 否 不是 不 いいえ".split()},
+    "아니요": "no", "아니오": "no"}
 # a value that does not exist (a limit, a maximum): "DNE" is "does not exist"; "undefined" and
 # the empty set ("no solution") are other answers
 _DNE = {"doesnotexist": "dne", "doesntexist": "dne", "doesnotexists": "dne", "nonexistent": "dne"}
@@ -1941,6 +1946,8 @@ def _text_key(s: str) -> str:
     """Lower case without punctuation ('North-East' -> 'northeast'); a leading minus sign is
     kept: '-e' and '-Tuesday' are not 'e' and 'Tuesday'."""
     s = s.lower()
+    if s.strip(" .!") in _YES_NO_WORDS:          # "oui", "nein", "是", "нет"
+        return _YES_NO_WORDS[s.strip(" .!")]
     s = re.sub(r"^\(?([a-e])\)?$", r"\1", s)
     sign = "-" if s.startswith("-") else ""
     s = sign + re.sub(r"[^a-z0-9]", "", s)

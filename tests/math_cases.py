@@ -988,3 +988,23 @@ CASES += [
     ("uni", T + "\\boxed{30\\textdegree}", "30^\\circ", True),
     ("uni", T + "\\boxed{31\\textdegree}", "30", False),
 ]
+
+# yes and no in the languages whose answer statements are read ('\\boxed{\\text{oui}}' was rejected
+# for Yes; 'nein', '否', 'Нет' are no)
+CASES += [
+    ("yesno", T + "\\boxed{\\text{oui}}", "\\text{yes}", True),
+    ("yesno", T + "\\boxed{\\text{Ja}}", "\\text{Yes}", True),
+    ("yesno", T + "\\boxed{\\text{sí}}", "\\text{yes}", True),
+    ("yesno", T + "\\boxed{\\text{是}}", "\\text{yes}", True),
+    ("yesno", T + "\\boxed{\\text{Да}}", "\\text{yes}", True),
+    ("yesno", T + "\\boxed{\\text{nein}}", "\\text{yes}", False),
+    ("yesno", T + "\\boxed{\\text{nein}}", "\\text{no}", True),
+    ("yesno", T + "\\boxed{\\text{non}}", "\\text{yes}", False),
+    ("yesno", T + "\\boxed{\\text{否}}", "\\text{yes}", False),
+    ("yesno", T + "\\boxed{\\text{否}}", "\\text{No}", True),
+    ("yesno", T + "\\boxed{\\text{Нет}}", "\\text{no}", True),
+    ("yesno", T + "La respuesta es: sí.", "Yes", True),
+    ("yesno", T + "Antwort: Nein", "No", True),
+    ("yesno", T + "Antwort: Nein", "Yes", False),
+    ("yesno", T + "\\boxed{\\text{oui}}", "\\text{True}", True),
+]
