@@ -240,6 +240,24 @@ _INABILITY = (
 # if this is right", "I can't be sure", "my (best) guess", "a guess", "I guess". "I'm not sure
 # if ..." doubts only when it names the answer ("if this is right"); "not sure whether the
 # units are needed" and "we guess a root" are no doubt about the value.
+# Doubt in the languages whose answer statements are read (`_FOREIGN_ANSWER`): not sure, maybe,
+# about: "No estoy seguro", "Ich bin mir nicht sicher", "Je ne suis pas sûr", "Vielleicht 6",
+# "(ungefähr)", "Не уверен", "我不确定", "たぶん", "아마"
+_FOREIGN_DOUBT = (
+    r"\b(?:no\s+estoy\s+segur[oa]|quizás?|tal\s+vez|aproximadamente|je\s+ne\s+suis\s+pas\s+s[uû]re?"
+    r"|pas\s+s[uû]re?|peut[- ]être|environ|ich\s+bin\s+(?:mir\s+)?(?:nicht|un)sicher"
+    r"|nicht\s+sicher|vielleicht|ungefähr|wahrscheinlich|non\s+sono\s+sicur[oa]|forse|circa"
+    r"|não\s+(?:tenho\s+certeza|estou\s+segur[oa])|talvez|не\s+уверен[аы]?|возможно"
+    r"|может\s+быть|примерно|приблизительно|tidak\s+yakin|mungkin|không\s+chắc)\b"
+    r"|不确定|不太确定|不確定|也许|或许|大概|大约|大約|可能是|たぶん|多分|かもしれ|自信がない"
+    r"|확실하지\s*않|아마|대략")
+# An admission of error in those languages: "Ich habe einen Fehler gemacht", "Me equivoqué",
+# "J'ai fait une erreur", "Je me suis trompé", "Ho fatto un errore", "Я ошибся", "我算错了"
+_FOREIGN_FIX = (
+    r"\bich\s+habe\s+(?:mich\s+verrechnet|einen\s+fehler\s+gemacht)|\bme\s+equivoqué"
+    r"|\bcometí\s+un\s+error|\bj'ai\s+fait\s+une\s+erreur|\bje\s+me\s+suis\s+trompée?"
+    r"|\bho\s+fatto\s+un\s+errore|\bmi\s+sono\s+sbagliat[oa]|\bя\s+ошиб(?:ся|лась)"
+    r"|\beu\s+errei|我算错了|我错了|我算錯了|間違えました")
 _DOUBT_ADV = r"(?:(?:100\s*%|completely|entirely|fully|totally|very|quite|too|so|really)\s+)?"
 _DOUBT = (r"(?:\bI(?:'m|\s+am)\s+(?:(?:still|a\s+bit|somewhat)\s+)?(?:not\s+" + _DOUBT_ADV +
           r"(?:sure|certain|confident)|unsure|uncertain|guessing)\b"
@@ -277,7 +295,7 @@ _DOUBT = (r"(?:\bI(?:'m|\s+am)\s+(?:(?:still|a\s+bit|somewhat)\s+)?(?:not\s+" + 
           r"|\bsomething(?:'s|\s+is|\s+seems|\s+must\s+be)\s+wrong\b|\bI\s+give\s+up\b"
           r"|\(\s*(?:just\s+)?guess(?:ing|ed)?\s*\)"
           r"|(?:^|(?<=[.!?\n]))[ \t]*(?:unsure|uncertain|no\s+idea)\b"
-          r"|" + _INABILITY)
+          r"|" + _INABILITY + "|" + _FOREIGN_DOUBT)
 _DOUBT_RE = re.compile(_DOUBT, re.IGNORECASE)
 _INABILITY_RE = re.compile(_INABILITY, re.IGNORECASE)
 _CORRECTION_RE = re.compile(
@@ -294,6 +312,7 @@ _CORRECTION_RE = re.compile(
     r"step)\s+(?:is|was)\s+(?:wrong|incorrect|not\s+(?:right|correct))\b"
     r"|\bthere(?:'s|\s+is|\s+was)\s+an?\s+(?:error|mistake)(?:\s*[.,:;!]|\s+in\s+my\b)"
     r"|\bcorrection\s*:|\bscratch\s+that\b|\bI\s+take\s+(?:that|it)\s+back\b"
+    r"|" + _FOREIGN_FIX +
     # an admission of doubt (`_DOUBT`)
     r"|" + _DOUBT +
     # "Hmm, no, it's 6" (but "Wait, no, that is right" re-affirms)
