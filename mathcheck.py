@@ -312,6 +312,7 @@ _CORRECTION_RE = re.compile(
     r"step)\s+(?:is|was)\s+(?:wrong|incorrect|not\s+(?:right|correct))\b"
     r"|\bthere(?:'s|\s+is|\s+was)\s+an?\s+(?:error|mistake)(?:\s*[.,:;!]|\s+in\s+my\b)"
     r"|\bcorrection\s*:|\bscratch\s+that\b|\bI\s+take\s+(?:that|it)\s+back\b"
+    r"|[✗✘❌]"                                  # a cross mark: wrong
     r"|" + _FOREIGN_FIX +
     # an admission of doubt (`_DOUBT`)
     r"|" + _DOUBT +
@@ -779,7 +780,7 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
     if retract and (_retracted(text, end, answer) or _doubted(text, start, end)
                     or _unable(text, start)):
         return None, [], ""
-    if how == "box":                             # "\\boxed{5}. So 6 apples.": two answers
+    if how in ("box", "anchor"):                 # "\\boxed{5}. So 6 apples.": two answers
         key = normalize_answer(answer)
         others += [v for v in _restated(text, end) if normalize_answer(v) != key]
     # (an anchored statement is read to its sentence's end, past "; double-checking, 43": its
@@ -838,6 +839,19 @@ _COMPETING_RE = re.compile(
     r"(?:get|got|find|found|obtain|obtained|have)\s+|(?:it\s+|this\s+)?(?:gives?|yields?|shows?)\s+|"
     r"(?:it(?:'s|\s+is)|the\s+answer\s+is)\s+)?"
     + _COMPETING_VALUE.replace("?P<v>", "?P<k>") + r"(?=\s*(?:[.!?)]|$))"
+    # another value called the right one: "6 is the correct answer", "the correct value is 6",
+    # "it should be 6", "it must be 6 though"
+    r"|" + _COMPETING_VALUE.replace("?P<v>", "?P<c1>") + r"\s+is\s+(?:the\s+|a\s+)?"
+    r"(?:correct|right|true|actual|real)\s+(?:answer|value|result|solution)\b"
+    r"|\b(?:the\s+)?(?:correct|right|true|actual|real)\s+(?:answer|value|result|solution|total)\s+"
+    r"(?:is|would\s+be|should\s+be)\s+" + _COMPETING_VALUE.replace("?P<v>", "?P<c2>") +
+    r"|\b(?:it|this|that|the\s+answer)\s+(?:should|must|has\s+to|ought\s+to)\s+(?:really\s+|actually\s+)?"
+    r"be\s+" + _COMPETING_VALUE.replace("?P<v>", "?P<c3>") +
+    # a value after a word that amends ("Actually 6.", "I meant 6", "Sorry, 6.", "Typo: 6",
+    # "Edit: it's 6", "P.S. it's actually 6"), alone to the end of its sentence
+    r"|(?:\b(?:actually|I\s+meant|sorry|typo|edit|update|oops)\b|\bP\.\s?S\.)[\s,:;.-]*"
+    r"(?:(?:it'?s|it\s+is|the\s+answer\s+is|that\s+should\s+be)\s+)?(?:actually\s+)?"
+    + _COMPETING_VALUE.replace("?P<v>", "?P<c4>") + r"(?=\s*(?:[.!?]|$))"
     # an alternative under a condition on the answer: "unless it's 6", "otherwise 6", "or else
     # 6", and a question that offers another: "shouldn't it be 6?", "isn't it 6?", "or is it 6?"
     r"|\b(?:unless|otherwise|or\s+else)\b,?\s+(?:(?:it|that|the\s+answer)(?:'s|\s+is|\s+would\s+be|"
@@ -852,7 +866,9 @@ _COMPETING_RE = re.compile(
 # after a verb that states it; at most eight words and one value). Another value there is a
 # second final answer: the box and the restatement disagree, which is a hedge.
 _RESTATED_RE = re.compile(
-    r"(?i)(?:^|(?<=[.!?\n]))[ \t*]*(?:so|thus|therefore|hence|in\s+total|altogether)\b,?[ \t]+"
+    r"(?i)(?:^|(?<=[.!?\n]))[ \t*]*(?:(?:so|thus|therefore|hence|in\s+total|altogether|"
+    r"in\s+conclusion|in\s+summary|in\s+short|to\s+conclude|to\s+summari[sz]e|overall|"
+    r"equivalently|in\s+other\s+words|that\s+is)\b|i\.e\.),?[ \t]+"
     r"(?P<s>[^.!?\n$]{0,80}?(?:\b(?:is|are|was|were|equals|has|have|had|gets?|gives?|makes?)"
     r"[ \t]+|=[ \t]*)?" + _COMPETING_VALUE.replace("?P<v>", "?P<r>")[:-1] + r"(?:[ \t]*\\?%)?)"
     r"[^.!?\n]{0,80})")
@@ -891,7 +907,8 @@ def _competitors(text: str, end: int, answer: str) -> list[str]:
                              r"fails?|violates?|does(?:n't|\s+not)\s+(?:work|satisfy|hold))\b",
                              text[m.end():stop]):
             continue                     # "... 3 is also a solution, but it is extraneous"
-        for v in m.group("v", "w", "x", "y", "z", "b1", "b2", "k", "u", "q"):
+        for v in m.group("v", "w", "x", "y", "z", "b1", "b2", "k", "u", "q", "c1", "c2", "c3",
+                         "c4"):
             if v and normalize_answer(_strip_math_delims(v)) not in known:
                 out.append(_strip_math_delims(v))
         if len(out) >= 10:
@@ -3659,6 +3676,15 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
             or re.search(r"(?:[-−±^/×÷·\d]|\\(?:sqrt|pm|mp|times|cdot|div)[ \t]*)$",
                          region[max(0, boxes[-1][0] - 20):boxes[-1][0]])):
         return False
+    # "\\boxed{5} = 6", "\\boxed{5} \\to 6", "\\boxed{5}\n\n→ 6": an equals sign or an arrow after
+    # the final box carries on to a value, which must agree with it
+    if boxes and _strip_math_delims(boxes[-1][2]) in pred:
+        more = re.match(r"\s*\$?[ \t]*(?:=|\\(?:to|rightarrow|Rightarrow|longrightarrow|"
+                        r"Longrightarrow|implies)(?![a-zA-Z])|[→⇒⟹]|->|=>)[ \t]*\$?[ \t]*"
+                        r"([^\n$;,]{1,40}?)[ \t]*"
+                        r"(?:\$|[.;,](?:\s|$)|\n|$)", region[boxes[-1][1]:boxes[-1][1] + 80])
+        if more and re.search(r"\d", more.group(1)):
+            others = others + [more.group(1)]
     # several boxes that disagree with each other are a hedge, even if the last one is right
     for other in others:
         o = normalize_answer(other)
