@@ -1420,6 +1420,12 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                r"|(?<=\d)\^\s*(?:o|\{\s*o\s*\})(?![a-zA-Z])", "", s)          # also 45^o
     s = re.sub(r"\\(?:text|mbox|mathrm|textrm)\s*\{\s*(-?[\d.,]+\s*\\?%)\s*\}", r"\1",
                s)                                                           # \text{25\%}
+    # per mille and per ten thousand, a plain number before them: 25‰ = 2.5%, 25‱ = 0.25%
+    s = re.sub(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:(‰|\\(?:permil|textperthousand)(?![a-zA-Z])"
+               r"|\\text\s*\{\s*(?:‰|(?i:per\s*mill?e?))\s*\}|(?i:per\s*mill?e?)\b)"
+               r"|(‱|\\textpertenthousand(?![a-zA-Z])))",
+               lambda m: format((Decimal(m.group(1)) / (10 if m.group(2) else 100)).normalize(),
+                                "f") + "%", s)
     pct = False
     # (a pattern that starts with \s* or a digit run starts only where that run starts,
     # "(?<!\s)", "(?<!\d)": tried at every position of a long run it would be quadratic)

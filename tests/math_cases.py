@@ -1111,3 +1111,18 @@ CASES += [
     ("contra", T + "\\boxed{5}\n\nIn conclusion, 5 apples.", "5", True),
     ("contra", T + "The answer is 5.\n\nTherefore, the total is 5.", "5", True),
 ]
+
+# per mille and per ten thousand are a tenth and a hundredth of a percent ('\\boxed{25‰}' was
+# rejected for 2.5%)
+CASES += [
+    ("pct", T + "\\boxed{25‰}", "2.5\\%", True),
+    ("pct", T + "\\boxed{25 ‰}", "0.025", True),
+    ("pct", T + "\\boxed{25‰}", "25\\%", False),
+    ("pct", T + "\\boxed{25‰}", "0.25", False),
+    ("pct", T + "\\boxed{25 \\permil}", "\\frac{1}{40}", True),
+    ("pct", T + "\\boxed{25 \\text{ per mille}}", "2.5\\%", True),
+    ("pct", T + "\\boxed{25 \\text{ per mil}}", "2.5\\%", True),
+    ("pct", T + "\\boxed{5‱}", "0.05\\%", True),
+    ("pct", T + "\\boxed{5‱}", "5\\%", False),
+    ("pct", T + "\\boxed{2.5\\%}", "25‰", True),
+]
