@@ -3242,7 +3242,12 @@ def _expand_pm(s: str) -> str:
 
 
 def _or_to_list(s: str) -> str:
-    return re.sub(r"\s*(?:\\text\{\s*(?:or|and)\s*\}|\bor\b|\band\b|\\lor|\\vee)\s*", ", ", s)
+    """'2 or 3', '2 \\text{ and } 3' -> '2, 3'; 'or' with a word that says one value twice, '5, or
+    equivalently 10/2', '5 \\text{ or in other words } 10/2', is one too (a comma beside it
+    makes no empty item)."""
+    eq = r"(?:,?\s*(?:equivalently|in\s+other\s+words|put\s+differently|simply|just)\b,?)?"
+    return re.sub(r"\s*,?\s*(?:\\text\{\s*(?:or" + eq + r"|and)\s*\}|\bor\b" + eq +
+                  r"|\band\b|\\lor|\\vee)\s*", ", ", s)
 
 
 def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:

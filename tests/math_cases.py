@@ -1126,3 +1126,16 @@ CASES += [
     ("pct", T + "\\boxed{5‱}", "5\\%", False),
     ("pct", T + "\\boxed{2.5\\%}", "25‰", True),
 ]
+
+# 'or' with a word that says one value twice ('5, or equivalently \\frac{10}{2}', 'or in other
+# words', 'or simply') is no hedge; with another value it still is
+CASES += [
+    ("hedge", T + "The answer is 5, or equivalently \\frac{10}{2}.", "5", True),
+    ("hedge", T + "The answer is 5, or in other words 5.", "5", True),
+    ("hedge", T + "\\boxed{5 \\text{ or equivalently } \\frac{10}{2}}", "5", True),
+    ("hedge", T + "\\boxed{\\frac12, \\text{ or simply } 0.5}", "0.5", True),
+    ("hedge", T + "The answer is 5, or equivalently 6.", "5", False),
+    ("hedge", T + "\\boxed{5 \\text{ or equivalently } 6}", "6", False),
+    ("hedge", T + "The answer is 5, or maybe 5.0.", "5", False),
+    ("hedge", T + "\\boxed{2 \\text{ or } 3}", "2, 3", True),
+]
