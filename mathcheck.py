@@ -3569,6 +3569,32 @@ def _mixed_and(s: str) -> str | None:
     return f"\\frac{{{v.numerator}}}{{{v.denominator}}}"
 
 
+# A sentence in the box that states one number: "There are 120 ways", "It takes 3 hours", "She
+# has 12 left", "The total is 45 dollars": a subject of at most four words (or "there"), a verb
+# that states, the number, then at most four words (a unit or what it counts). No other digit,
+# and no word that bounds, negates or hedges ("not", "about", "at least", "more than", "or").
+_SENTENCE_VALUE_RE = re.compile(
+    r"(?i)\s*(?:there\s+(?:are|is|were|was|will\s+be)|(?:[a-z']+\s+){1,4}(?:is|are|was|were|has|"
+    r"have|had|takes?|took|needs?|needed|costs?|equals|gets?|got|makes?|made|scores?|scored|"
+    r"weighs?|holds?|contains?|remains?|left|sold|bought|spent|saved|earned|ran|walked|paid|"
+    r"pays|owes|receives?|received))\s+(?P<n>-?\d[\d,]*(?:\.\d+)?)(?P<rest>(?:\s+[a-z]+){0,4})"
+    r"\s*\.?\s*")
+
+
+def _sentence_value(pred: str) -> str:
+    """'\\text{There are 120 ways}' -> '120 ways' (`_SENTENCE_VALUE_RE`); any other answer as it
+    is."""
+    if "text" not in pred and "mbox" not in pred:
+        return pred
+    t = re.sub(r"\\(?:text|mbox|mathrm|textrm)\s*\{([^{}]*)\}", r" \1 ", pred).replace("$", "")
+    m = _SENTENCE_VALUE_RE.fullmatch(t) if len(t) < 200 else None
+    if m is None or re.search(r"(?i)\b(?:not|no|never|none|about|around|approx\w*|roughly|nearly|"
+                              r"almost|over|under|least|most|more|less|fewer|than|or|maybe|"
+                              r"perhaps|probably|possibly|each|per|every|times)\b|n't", t):
+        return pred
+    return m.group("n") + m.group("rest")
+
+
 def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     """The comparison half of verify_math: the extracted answer against the gold string."""
     boxes = find_boxes(region)
@@ -3587,6 +3613,7 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
                         region[boxes[-1][1]:boxes[-1][1] + 60])
         if unit and _known_unit(re.sub(r"\^.*|[²³]", "", unit.group(1))):
             pred = f"{pred}\\text{{ {unit.group(1)}}}"
+    pred = _sentence_value(pred)
     pred, gloss = _split_gloss(pred)
     others = others + gloss
     gold = _split_gloss(gold)[0]                 # a gold with a gloss, "7 \\text{ (seven)}"

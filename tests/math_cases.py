@@ -1139,3 +1139,23 @@ CASES += [
     ("hedge", T + "The answer is 5, or maybe 5.0.", "5", False),
     ("hedge", T + "\\boxed{2 \\text{ or } 3}", "2, 3", True),
 ]
+
+# a sentence in the box that states one number is that number with its words ('\\text{There are
+# 120 ways}' was rejected for 120); one that bounds, negates, hedges or holds two numbers is not
+CASES += [
+    ("words", T + "\\boxed{\\text{There are 120 ways}}", "120", True),
+    ("words", T + "\\boxed{\\text{There are 121 ways}}", "120", False),
+    ("words", T + "\\boxed{\\text{It takes 3 hours}}", "3", True),
+    ("words", T + "\\boxed{\\text{It takes 3 hours}}", "180 \\text{ minutes}", True),
+    ("words", T + "\\boxed{\\text{It takes 3 hours}}", "3 \\text{ minutes}", False),
+    ("words", T + "\\boxed{\\text{She has 12 left}}", "12", True),
+    ("words", T + "\\boxed{\\text{The total is 45 dollars.}}", "45", True),
+    ("words", T + "\\boxed{\\text{There are not 120 ways}}", "120", False),
+    ("words", T + "\\boxed{\\text{There are about 120 ways}}", "120", False),
+    ("words", T + "\\boxed{\\text{There are at least 120 ways}}", "120", False),
+    ("words", T + "\\boxed{\\text{There are 120 or 121 ways}}", "120", False),
+    ("words", T + "\\boxed{\\text{She has 12 apples and 3 pears}}", "12", False),
+    ("words", T + "\\boxed{\\text{He runs 5 miles per day}}", "5", False),
+    ("words", T + "\\boxed{\\text{She has 12 more than Tom}}", "12", False),
+    ("words", T + "\\boxed{\\text{Tom has 3 and Ann has 4}}", "3", False),
+]
