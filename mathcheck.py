@@ -1485,6 +1485,10 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?<![a-zA-Z\\])(?:(?i:(pi))(?![a-zA-Z])|(ln|log|exp|sin|cos|tan)(?=\s*\())",
                lambda m: "\\" + (m.group(1).lower() if m.group(1) else m.group(2)), s)
     s = re.sub(r"(?i)^the\s+(?=\d)", "", s)                          # "the 3rd", "the 5th term"
+    # a chance or a share in words, the whole answer: "1 in 4", "3 out of 10", "1 chance in 4" are
+    # the fractions 1/4, 3/10
+    s = re.sub(r"(?i)^\s*(\d+)\s*(?:\\text\s*\{\s*)?(?:chances?\s+)?(?:out\s+of|in)(?:\s*\})?\s*"
+               r"(\d+)\s*$", r"\\frac{\1}{\2}", s)
     s = re.sub(r"(?i)^(?:no|nr|num)\.\s*(?=\d)", "", s)              # "No. 5" is the number 5
     s = re.sub(r"(?i)^(?:the\s+)?(?:final\s+)?answer(?:\s+is\b|\s*[:=])\s*", "", s)  # in a box
     s = re.sub(r"^(?:∴|\\therefore(?![a-zA-Z]))\s*", "", s)        # "\boxed{\therefore x = 5}"

@@ -1159,3 +1159,17 @@ CASES += [
     ("words", T + "\\boxed{\\text{She has 12 more than Tom}}", "12", False),
     ("words", T + "\\boxed{\\text{Tom has 3 and Ann has 4}}", "3", False),
 ]
+
+# a chance or a share in words is its fraction ('\\boxed{1 \\text{ in } 4}' and '25 out of 100'
+# were rejected for 1/4); '3 in' stays inches
+CASES += [
+    ("pct", T + "\\boxed{25 \\text{ out of } 100}", "\\frac14", True),
+    ("pct", T + "\\boxed{1 \\text{ in } 4}", "\\frac14", True),
+    ("pct", T + "\\boxed{1 \\text{ in } 4}", "0.25", True),
+    ("pct", T + "\\boxed{1 \\text{ in } 4}", "\\frac13", False),
+    ("pct", T + "\\boxed{3 \\text{ out of } 10}", "30\\%", True),
+    ("pct", T + "The probability is 1 in 6.\n\nAnswer: 1 in 6", "\\frac16", True),
+    ("pct", T + "\\boxed{1 \\text{ chance in } 6}", "\\frac16", True),
+    ("pct", T + "\\boxed{3 \\text{ in}}", "3 \\text{ inches}", True),
+    ("pct", T + "\\boxed{1 \\text{ in } 4}", "4", False),
+]
