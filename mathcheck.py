@@ -852,6 +852,10 @@ _COMPETING_RE = re.compile(
     r"|(?:\b(?:actually|I\s+meant|sorry|typo|edit|update|oops)\b|\bP\.\s?S\.)[\s,:;.-]*"
     r"(?:(?:it'?s|it\s+is|the\s+answer\s+is|that\s+should\s+be)\s+)?(?:actually\s+)?"
     + _COMPETING_VALUE.replace("?P<v>", "?P<c4>") + r"(?=\s*(?:[.!?]|$))"
+    # a line that is only a bold value, or "Final: 6" ("**6**", "**Final:** 6" after the box)
+    r"|(?:^|(?<=\n))[ \t]*(?:\*\*[ \t]*(?:final[ \t]*:[ \t]*)?"
+    r"|[*_]{0,2}final[*_]{0,2}[ \t]*:[*_]{0,2}[ \t]*)"
+    + _COMPETING_VALUE.replace("?P<v>", "?P<c5>") + r"[ \t]*(?:\*\*)?[ \t.]*(?=\n|$)"
     # an alternative under a condition on the answer: "unless it's 6", "otherwise 6", "or else
     # 6", and a question that offers another: "shouldn't it be 6?", "isn't it 6?", "or is it 6?"
     r"|\b(?:unless|otherwise|or\s+else)\b,?\s+(?:(?:it|that|the\s+answer)(?:'s|\s+is|\s+would\s+be|"
@@ -908,7 +912,7 @@ def _competitors(text: str, end: int, answer: str) -> list[str]:
                              text[m.end():stop]):
             continue                     # "... 3 is also a solution, but it is extraneous"
         for v in m.group("v", "w", "x", "y", "z", "b1", "b2", "k", "u", "q", "c1", "c2", "c3",
-                         "c4"):
+                         "c4", "c5"):
             if v and normalize_answer(_strip_math_delims(v)) not in known:
                 out.append(_strip_math_delims(v))
         if len(out) >= 10:

@@ -1173,3 +1173,16 @@ CASES += [
     ("pct", T + "\\boxed{3 \\text{ in}}", "3 \\text{ inches}", True),
     ("pct", T + "\\boxed{1 \\text{ in } 4}", "4", False),
 ]
+
+# a line after the final box that is only a bold value, or 'Final: 6', states another value
+# ('\\boxed{5}\\n\\n**6**' was accepted for 5)
+CASES += [
+    ("contra", T + "\\boxed{5}\n\n**6**", "5", False),
+    ("contra", T + "\\boxed{5}\n\n**6**", "6", False),
+    ("contra", T + "\\boxed{5}\n\nFinal: 6", "5", False),
+    ("contra", T + "\\boxed{5}\n\n**Final:** 6", "5", False),
+    ("contra", T + "\\boxed{5}\n\n**5**", "5", True),
+    ("contra", T + "\\boxed{5}\n\nFinal: 5", "5", True),
+    ("contra", T + "\\boxed{5}\n\n**Step 6**", "5", True),
+    ("contra", T + "\\boxed{5}\n\n**6 apples were eaten, 5 remain.**", "5", True),
+]
