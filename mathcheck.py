@@ -37,7 +37,9 @@ __all__ = ["verify_math", "extract_answer", "normalize_answer", "answer_region",
 #      emphasis anywhere around them, "Answer: The value is X", a "Final Answer" heading with
 #      X on the next line, a table row "| Answer | X |", "#### X", "<answer>X</answer>", a JSON
 #      field {"answer": X}, a last sentence "the largest n is X" or "Therefore, x = X").
-#      Hedges ("42 or 43", \pm, competing boxes) -> rejected.
+#      Hedges ("42 or 43", \pm, competing boxes, another value stated, restated, rechecked or
+#      called the correct one after the answer, doubt or inability in English or in the other
+#      languages read, a region that ends on "Wait.") -> rejected.
 #   3. normalize_answer: the same normalisation for gold and prediction (LaTeX spellings,
 #      units and words after a number, degrees, percent, thousands separators, scientific
 #      notation, repeating decimals, unicode, base subscripts, the empty set).
