@@ -841,10 +841,10 @@ _COMPETING_RE = re.compile(
     r"(?:get|got|find|found|obtain|obtained|have)\s+|(?:it\s+|this\s+)?(?:gives?|yields?|shows?)\s+|"
     r"(?:it(?:'s|\s+is)|the\s+answer\s+is)\s+)?"
     + _COMPETING_VALUE.replace("?P<v>", "?P<k>") + r"(?=\s*(?:[.!?)]|$))"
-    # another value called the right one: "6 is the correct answer", "the correct value is 6",
-    # "it should be 6", "it must be 6 though"
-    r"|" + _COMPETING_VALUE.replace("?P<v>", "?P<c1>") + r"\s+is\s+(?:the\s+|a\s+)?"
-    r"(?:correct|right|true|actual|real)\s+(?:answer|value|result|solution)\b"
+    # another value called the (right) one: "6 is the correct answer", "6 is the answer", "the
+    # correct value is 6", "it should be 6", "it must be 6 though"
+    r"|" + _COMPETING_VALUE.replace("?P<v>", "?P<c1>") + r"\s+is\s+(?:the\s+|a\s+|my\s+)?"
+    r"(?:(?:correct|right|true|actual|real|final)\s+)?(?:answer|value|result|solution)\b"
     r"|\b(?:the\s+)?(?:correct|right|true|actual|real)\s+(?:answer|value|result|solution|total)\s+"
     r"(?:is|would\s+be|should\s+be)\s+" + _COMPETING_VALUE.replace("?P<v>", "?P<c2>") +
     r"|\b(?:it|this|that|the\s+answer)\s+(?:should|must|has\s+to|ought\s+to)\s+(?:really\s+|actually\s+)?"

@@ -1186,3 +1186,14 @@ CASES += [
     ("contra", T + "\\boxed{5}\n\n**Step 6**", "5", True),
     ("contra", T + "\\boxed{5}\n\n**6 apples were eaten, 5 remain.**", "5", True),
 ]
+
+# another value called the answer after it, without 'correct' ('6 is the answer.' after
+# 'Result: 5' or \\boxed{5} was accepted for 5)
+CASES += [
+    ("contra", T + "Result: 5, so not yet final. Continue: 6 is the answer.", "5", False),
+    ("contra", T + "\\boxed{5}\n\n6 is the answer.", "5", False),
+    ("contra", T + "\\boxed{5}\n\n5 is the answer.", "5", True),
+    ("contra", T + "\\boxed{5}\n\nIf the price were 3, 6 would be the answer; it is 5 here.", "5",
+     True),
+    ("contra", T + "\\boxed{5}\n\nSo 5 is my final answer.", "5", True),
+]
