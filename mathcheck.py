@@ -37,7 +37,9 @@ __all__ = ["verify_math", "extract_answer", "normalize_answer", "answer_region",
 #      emphasis anywhere around them, "Answer: The value is X", a "Final Answer" heading with
 #      X on the next line, a table row "| Answer | X |", "#### X", "<answer>X</answer>", a JSON
 #      field {"answer": X}, a last sentence "the largest n is X" or "Therefore, x = X").
-#      Hedges ("42 or 43", \pm, competing boxes) -> rejected.
+#      Hedges ("42 or 43", \pm, competing boxes, another value stated, restated, rechecked or
+#      called the correct one after the answer, doubt or inability in English or in the other
+#      languages read, a region that ends on "Wait.") -> rejected.
 #   3. normalize_answer: the same normalisation for gold and prediction (LaTeX spellings,
 #      units and words after a number, degrees, percent, thousands separators, scientific
 #      notation, repeating decimals, unicode, base subscripts, the empty set).
@@ -167,7 +169,10 @@ _FOREIGN_ANSWER = (r"(?:(?:endgültige|finale?|最终|最終)\s*)?(?:respuesta|r
                    r"jawaban|câu\s+trả\s+lời|đáp\s+án|उत्तर|الإجابة|الجواب|απάντηση)"
                    r"(?:\s+(?:finale?|correct[ae]))?")
 _FOREIGN_IS = r"(?:(?:es|est|ist|lautet|è|é)\b\s*:?|[是为為]|：)"
+# "Result:" opening a line (after list, quote or emphasis marks, "The") is an anchor too
+# ("Result: 5", "**Result:** 5"); in running text ("the result: we add 3") it is not (`_anchors`)
 _ANCHOR_WORD = (r"(?<![A-Za-z0-9])(?<![A-Za-z0-9]_)(?:(?P<fin>final\s+(?:answer|result))|answer|"
+                r"(?P<res>result)(?=[ \t]*[*_]{0,3}[ \t]*:)|"
                 r"ans(?=[ \t]*:)|ans\.|"
                 + _FOREIGN_ANSWER + ")")
 # Separators between the anchor word and the answer. "is", ":" and "=" anywhere; an arrow
@@ -217,11 +222,44 @@ _ANCHOR_RE = re.compile(
 # withdrawn; one after the final answer withdraws it. "Actually", "Wait" or "let me check" alone
 # are not enough: they are how hedges and re-checks read too. ("Let me redo it" after the final
 # answer is a re-check, so it is among the weaker signs below.)
+# Inability: "I cannot / can't / couldn't / am unable to / am not able to determine (find,
+# solve, verify, tell) the answer / it / this", "it is impossible for me to tell". A doubt about
+# the answer wherever it stands after the reasoning; one said under a condition ("without c, I
+# cannot determine the answer") is reasoning.
+_INABILITY = (
+    r"\bI(?:'m|\s+am|\s+was)?\s+(?:cannot|can't|can\s+not|"
+    r"couldn't|could\s+not|unable\s+to|not\s+able\s+to)\s+(?:(?:really|fully|exactly|"
+    r"reliably|definitively|actually)\s+)?(?:determine|solve|find|compute|calculate|"
+    r"figure\s+out|work\s+out|verify|confirm|check|tell|answer|say)\s+(?:for\s+sure\s+)?"
+    r"(?:it|this|that|the\s+(?:exact\s+|final\s+|correct\s+|precise\s+|right\s+)?"
+    r"(?:answer|value|result|solution|problem|question)|this\s+(?:problem|question|answer|"
+    r"result|value))?(?:\s+(?:for\s+sure|with\s+certainty|exactly|definitively))?"
+    r"(?=\s*(?:[.;,!)\n]|$|\\boxed))"
+    r"|\b(?:it(?:'s|\s+is)\s+)?impossible\s+(?:for\s+me\s+)?to\s+(?:tell|say|know|determine)\b"
+    r"(?=\s*(?:[.;,!)\n]|$))")
 # An admission of doubt about the answer, in any of its forms: "I'm not (100%) sure / certain /
 # confident", "I'm unsure / uncertain / guessing", "(not sure)", ", but unsure", "I don't know
 # if this is right", "I can't be sure", "my (best) guess", "a guess", "I guess". "I'm not sure
 # if ..." doubts only when it names the answer ("if this is right"); "not sure whether the
 # units are needed" and "we guess a root" are no doubt about the value.
+# Doubt in the languages whose answer statements are read (`_FOREIGN_ANSWER`): not sure, maybe,
+# about: "No estoy seguro", "Ich bin mir nicht sicher", "Je ne suis pas sûr", "Vielleicht 6",
+# "(ungefähr)", "Не уверен", "我不确定", "たぶん", "아마"
+_FOREIGN_DOUBT = (
+    r"\b(?:no\s+estoy\s+segur[oa]|quizás?|tal\s+vez|aproximadamente|je\s+ne\s+suis\s+pas\s+s[uû]re?"
+    r"|pas\s+s[uû]re?|peut[- ]être|environ|ich\s+bin\s+(?:mir\s+)?(?:nicht|un)sicher"
+    r"|nicht\s+sicher|vielleicht|ungefähr|wahrscheinlich|non\s+sono\s+sicur[oa]|forse|circa"
+    r"|não\s+(?:tenho\s+certeza|estou\s+segur[oa])|talvez|не\s+уверен[аы]?|возможно"
+    r"|может\s+быть|примерно|приблизительно|tidak\s+yakin|mungkin|không\s+chắc)\b"
+    r"|不确定|不太确定|不確定|也许|或许|大概|大约|大約|可能是|たぶん|多分|かもしれ|自信がない"
+    r"|확실하지\s*않|아마|대략")
+# An admission of error in those languages: "Ich habe einen Fehler gemacht", "Me equivoqué",
+# "J'ai fait une erreur", "Je me suis trompé", "Ho fatto un errore", "Я ошибся", "我算错了"
+_FOREIGN_FIX = (
+    r"\bich\s+habe\s+(?:mich\s+verrechnet|einen\s+fehler\s+gemacht)|\bme\s+equivoqué"
+    r"|\bcometí\s+un\s+error|\bj'ai\s+fait\s+une\s+erreur|\bje\s+me\s+suis\s+trompée?"
+    r"|\bho\s+fatto\s+un\s+errore|\bmi\s+sono\s+sbagliat[oa]|\bя\s+ошиб(?:ся|лась)"
+    r"|\beu\s+errei|我算错了|我错了|我算錯了|間違えました")
 _DOUBT_ADV = r"(?:(?:100\s*%|completely|entirely|fully|totally|very|quite|too|so|really)\s+)?"
 _DOUBT = (r"(?:\bI(?:'m|\s+am)\s+(?:(?:still|a\s+bit|somewhat)\s+)?(?:not\s+" + _DOUBT_ADV +
           r"(?:sure|certain|confident)|unsure|uncertain|guessing)\b"
@@ -238,8 +276,30 @@ _DOUBT = (r"(?:\bI(?:'m|\s+am)\s+(?:(?:still|a\s+bit|somewhat)\s+)?(?:not\s+" + 
           r"|(?:^|(?<=[.!?\n]))[ \t]*not\s+" + _DOUBT_ADV + r"(?:sure|certain|confident)\b"
           r"|\bI\s+(?:could|might|may)\s+(?:well\s+)?be\s+(?:wrong|mistaken)\b"
           r"|\b(?:this|that|it|the\s+answer)\s+(?:could|might|may)\s+(?:well\s+)?be\s+(?:wrong|"
-          r"incorrect|off|a\s+mistake)\b|\bhopefully\b|\btentative(?:ly)?\b|\bgive\s+or\s+take\b")
+          r"incorrect|off|a\s+mistake)\b|\bhopefully\b|\btentative(?:ly)?\b|\bgive\s+or\s+take\b"
+          # a confidence short of certainty: "I'm 90% sure", "(80% confident)", "Confidence: 60%",
+          # "confidence: low / medium", "low confidence"; "100% sure" is certainty
+          r"|(?<![\d.])(?!100\b)\d{1,2}(?:\.\d+)?\s*%\s+(?:sure|certain|confident)\b"
+          r"|\bconfidence(?:\s+level)?\s*[:=]?\s*(?:(?!100\b)\d{1,2}(?:\.\d+)?\s*%|low|medium|moderate)"
+          r"|\b(?:low|medium|moderate|limited|some)\s+confidence\b"
+          # the answer called unchecked or likely: "(unverified)", "this is likely / probably
+          # correct", "please verify", "I'd double-check", "I may have made a mistake", "there
+          # might be an error", "this seems off", "something is wrong", "I give up", "(guessing)",
+          # a sentence "Unsure." / "No idea."
+          r"|\bunverified\b|\b(?:likely|probably|presumably|possibly)\s+(?:correct|right)\b"
+          r"|\bplease\s+(?:verify|double[- ]?check|check|confirm)\b"
+          r"|\bI(?:'d|\s+would|\s+should)\s+(?:still\s+)?(?:double[- ]?check|verify|re-?check)\b"
+          r"|\b(?:I|we)\s+(?:may|might|could)\s+have\s+(?:made\s+(?:an?\s+)?(?:\w+\s+)?"
+          r"(?:errors?|mistakes?|slip)|miscalculated|miscounted|misread|erred|gone\s+wrong)\b"
+          r"|\bthere\s+(?:may|might|could)\s+(?:well\s+)?be\s+(?:an?\s+)?(?:\w+\s+)?(?:errors?|mistakes?)\b"
+          r"|\b(?:this|that|it|something)(?:'s|\s+is|\s+seems|\s+looks|\s+feels)\s+"
+          r"(?:(?:a\s+bit|slightly|somewhat|a\s+little)\s+)?(?:off|fishy|not\s+right)\b"
+          r"|\bsomething(?:'s|\s+is|\s+seems|\s+must\s+be)\s+wrong\b|\bI\s+give\s+up\b"
+          r"|\(\s*(?:just\s+)?guess(?:ing|ed)?\s*\)"
+          r"|(?:^|(?<=[.!?\n]))[ \t]*(?:unsure|uncertain|no\s+idea)\b"
+          r"|" + _INABILITY + "|" + _FOREIGN_DOUBT)
 _DOUBT_RE = re.compile(_DOUBT, re.IGNORECASE)
+_INABILITY_RE = re.compile(_INABILITY, re.IGNORECASE)
 _CORRECTION_RE = re.compile(
     r"(?<!\bif )(?<!\bunless )(?<!\bno )\b(?:I|we)\s+(?:have\s+|'ve\s+|had\s+)?(?:made|make)\s+"
     r"(?:(?:a|an|one|small|careless|simple|silly|minor|big|arithmetic|calculation|computational|"
@@ -254,6 +314,8 @@ _CORRECTION_RE = re.compile(
     r"step)\s+(?:is|was)\s+(?:wrong|incorrect|not\s+(?:right|correct))\b"
     r"|\bthere(?:'s|\s+is|\s+was)\s+an?\s+(?:error|mistake)(?:\s*[.,:;!]|\s+in\s+my\b)"
     r"|\bcorrection\s*:|\bscratch\s+that\b|\bI\s+take\s+(?:that|it)\s+back\b"
+    r"|[✗✘❌]"                                  # a cross mark: wrong
+    r"|" + _FOREIGN_FIX +
     # an admission of doubt (`_DOUBT`)
     r"|" + _DOUBT +
     # "Hmm, no, it's 6" (but "Wait, no, that is right" re-affirms)
@@ -377,6 +439,7 @@ def _subject_is(x: str) -> str | None:
             or re.search(r"\b(?:is|are|was)\b", m.group("what"))):
         return None
     stmt = re.sub(r"(?i)^(?:(?:thus|therefore|hence|then|simply|exactly|just|precisely|equal\s+to|"
+                  r"definitely|certainly|surely|obviously|undoubtedly|clearly|indeed|actually|"
                   r"given\s+by|found\s+to\s+be)\s*,?\s+)+", "", m.group("stmt"))
     # "The value is about 5 / at least 5 / 5 at most": a bound or an estimate, not the value
     # (math removed first: "\\max" or "\\text{under}" in a formula is no qualifier)
@@ -441,8 +504,10 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
     x = re.sub(r"\*\*|`", "", x).strip()          # markdown bold and code marks: "is **5** cm"
     x = re.sub(r"(?i)^the\s+final\s+answer\s+is\s*:?\s*", "", x)
     # "\\text{Answer: } 5": the brace that closes the anchor's \\text; "is therefore 5", "is thus 5"
-    x = re.sub(r"(?i)^\}\s*|^(?:therefore|thus|hence|clearly|simply|just|exactly|indeed)\b,?\s*",
-               "", x)
+    # (a word of certainty too, "is definitely 5", "is certainly 5": it asserts, not qualifies)
+    x = re.sub(r"(?i)^\}\s*|^(?:therefore|thus|hence|clearly|simply|just|exactly|indeed|"
+               r"definitely|certainly|surely|obviously|undoubtedly|unquestionably|precisely|"
+               r"actually|really|evidently|always)\b,?\s*", "", x)
     # a quoted answer
     x = re.sub(r'^\\?["\u201c]\s*((?:\$[^$]*\$|[^"\u201d])*?)\s*\\?["\u201d]', r"\1", x)
     if not x:
@@ -483,9 +548,12 @@ def _clean_statement(x: str, loose: bool = False, subject: bool = False) -> str 
     x = re.split(r"(?i)\s+I hope\b", x)[0]
     # "C. 5": a choice letter and its value, not a sentence that ends after "C"
     x = re.sub(r"^\(?([A-E])\)?\.\s+(?=[-+\d\\($])", r"(\1) ", x)
+    # "B, i.e. 12", "option B, that is, 12": the letter, then its value said again
+    x = re.sub(r"(?i)^(?:option\s+|choice\s+)?\(?([A-E])\)?\s*,?\s*(?:i\.e\.|that\s+is|namely)"
+               r"\s*,?\s*(?=[-+\d\\($])", r"(\1) ", x)
     x = re.sub(r"(?<=\d)\s?(?:\.{3}|…)\s*$", r"\\ldots", x)    # "5...": the digits go on
-    x = re.split(r"\.(?:\s|$)|[。；]|;\s|\s\(since|\s+because\b|\s+since\b|\s+which\b|\s+as\b",
-                 x)[0]
+    x = re.split(r"(?!" + _ABBREV_DOT + r")\.(?:\s|$)|[。；]|;\s|\s\(since|\s+because\b|\s+since\b|"
+                 r"\s+which\b|\s+as\b", x)[0]
     # "5, and the reason is ...": a clause after a comma that names no number, formula or doubt
     # is no part of the value ("5, and it might be 6" stays two candidates)
     m = re.match(r"(?is)([^,]*),\s*(?:and|but|so|where|with|for|hence|thus|then)\b(.*)$", x)
@@ -554,7 +622,16 @@ def _final_sentence_in(text: str) -> tuple[str | None, int]:
     return _clean_statement(stmt), last.end()
 
 
-_SENTENCE_RE = re.compile(r"(?:" + _MATH_ENV + r"|[^.!?\n$]|\.(?=\d))*", re.DOTALL)
+# A period that ends an abbreviation, not a sentence: "Rs. 500", "No. 5", "Mar. 5", "approx. 5",
+# "Fig. 3", "Eq. 2", "vs. 6" (before a number or a formula), "i.e." and "e.g." (before anything)
+_ABBREVIATIONS = ("Rs", "No", "Nos", "Nr", "approx", "ca", "vs", "cf", "Fig", "Eq", "Ex", "Prob",
+                  "Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "Oct", "Nov",
+                  "Dec", "St", "Dr", "Mr", "Mrs", "Ms", "Opt", "Q")
+_ABBREV_DOT = (r"(?i:\.(?:(?<=\bi\.e\.)|(?<=\be\.g\.))(?=\s)|\.(?:"
+               + "|".join(r"(?<=\b" + a + r"\.)" for a in _ABBREVIATIONS)
+               + r")(?=[ \t]+[-+\d$\\(]|\d))")
+_SENTENCE_RE = re.compile(r"(?:" + _MATH_ENV + r"|(?=" + _ABBREV_DOT + r")\.|[^.!?\n$]|\.(?=\d))*",
+                          re.DOTALL)
 
 
 # a statement that judges the answer instead of giving it: "This answer is correct."
@@ -573,7 +650,7 @@ def _anchors(text: str) -> list[re.Match]:
             if m is None:
                 break
             out.append(m)
-    return out
+    return [m for m in out if m.group("res") is None or m.group("ls") is not None]
 
 
 def _last_anchor(text: str) -> tuple[int, str | None, int, bool] | None:
@@ -684,25 +761,35 @@ def _extract_full(text: str, lenient: bool = False, retract: bool = True
     # competes ("<answer>6</answer> ... \\boxed{5}", "<answer>5</answer><answer>6</answer>")
     # unless a self-correction stands between it and the final answer
     # and so does every "Final Answer:" statement ("Final answer: 5 ... Final answer: 6")
+    # and so is an "Answer:" line ("Answer: 5\nAnswer: 6": the label opening its line; not
+    # "Result:", which also labels the steps of a solution)
     formal = [m for m in _anchors(text) if m.start() != start
               and (m.group("tag") is not None or m.group("hash") is not None
-                   or m.group("fin") is not None)][-20:]
+                   or m.group("fin") is not None
+                   or (m.group("ls") is not None and m.group("res") is None
+                       and (m.group("sep") or "").strip() == ":"))][-20:]
     fixed = max((x.start() for r in (_CORRECTION_RE, _WITHDRAW_RE)
                  for x in r.finditer(text, 0, max(start, 0))), default=-1) if formal else -1
     for m in formal:
         stated = _read_anchor(text, m)[1] if m.end() > fixed else None
-        if stated and re.search(r"[\d$\\]", stated):
+        # ("Answer: not 6" denies a value; it states none)
+        if stated and re.search(r"[\d$\\]", stated) and not re.match(r"(?i)\s*not\b", stated):
             others.append(stated)
     if answer is None and lenient:
         (answer, end), how = _lenient_answer(text), "lenient"
     if answer is None:
         return None, [], ""
-    if retract and (_retracted(text, end, answer) or _doubted(text, start, end)):
+    if retract and (_retracted(text, end, answer) or _doubted(text, start, end)
+                    or _unable(text, start)):
         return None, [], ""
-    if how == "box":                             # "\\boxed{5}. So 6 apples.": two answers
+    if how in ("box", "anchor"):                 # "\\boxed{5}. So 6 apples.": two answers
         key = normalize_answer(answer)
         others += [v for v in _restated(text, end) if normalize_answer(v) != key]
-    return answer, others + _competitors(text, end, answer), how
+    # (an anchored statement is read to its sentence's end, past "; double-checking, 43": its
+    # competitors are looked for from its start; and "Both 5 and 6 work, so \\boxed{5}" offers
+    # two values in the answer's own sentence, before it)
+    return answer, others + _competitors(text, start if how == "anchor" else end, answer) \
+        + _both_before(text, start, answer), how
 
 
 # A later sentence that denies a value: "the answer is not 5", "Answer: not 5", "5 is not the
@@ -728,7 +815,8 @@ _DENIAL_RES = (
 _COMPETING_VALUE = (r"(?P<v>\$[^$\n]{1,80}\$|\\\([^\n]{1,80}?\\\)"
                     r"|(?<![\d,.])-?\d[\d,]*(?:\.\d+)?(?:/\d+)?)")
 _COMPETING_RE = re.compile(
-    r"(?i)" + _COMPETING_VALUE + r"\s+(?:(?:is|would|might|could|may)\s+)?(?:be\s+)?also\s+"
+    r"(?i)" + _COMPETING_VALUE + r"\s+(?:(?:is|would|might|could|may)\s+)?(?:be\s+)?"
+    r"(?:also|equally)\s+"
     r"(?:be\s+)?"
     r"(?:possible|valid|works?|correct|right|satisfies|(?:a|an|another)\s+(?:possible\s+|valid\s+)?"
     r"(?:answer|solution|option))\b"
@@ -744,7 +832,39 @@ _COMPETING_RE = re.compile(
     r"is\s+(?:possible|valid|correct|right|a\s+(?:valid\s+|possible\s+)?(?:solution|answer)))\b"
     r"|\bboth\s+" + _COMPETING_VALUE.replace("?P<v>", "?P<b1>") + r"\s+and\s+"
     + _COMPETING_VALUE.replace("?P<v>", "?P<b2>") + r"\s+(?:work|satisfy|are\s+(?:possible|valid|"
-    r"correct|right|(?:valid\s+|possible\s+)?(?:solutions|answers)))\b")
+    r"correct|right|(?:valid\s+|possible\s+)?(?:solutions|answers)))\b"
+    # a recheck that lands on another value: "double-checking, 43.", "rechecking gives 43",
+    # "verifying, I get 43", "on second thought, 43" (the value ends the sentence; "Double-check:
+    # 6 * 7 = 42." states no other value)
+    r"|\b(?:double[- ]?check\w*|re-?check\w*|verif(?:y|ying|ied|ication)|on\s+second\s+thought|"
+    r"on\s+reflection|re-?comput\w*|re-?calculat\w*|recount\w*)\b[\s,:;-]*(?:(?:I\s+|we\s+)?"
+    r"(?:get|got|find|found|obtain|obtained|have)\s+|(?:it\s+|this\s+)?(?:gives?|yields?|shows?)\s+|"
+    r"(?:it(?:'s|\s+is)|the\s+answer\s+is)\s+)?"
+    + _COMPETING_VALUE.replace("?P<v>", "?P<k>") + r"(?=\s*(?:[.!?)]|$))"
+    # another value called the (right) one: "6 is the correct answer", "6 is the answer", "the
+    # correct value is 6", "it should be 6", "it must be 6 though"
+    r"|" + _COMPETING_VALUE.replace("?P<v>", "?P<c1>") + r"\s+is\s+(?:the\s+|a\s+|my\s+)?"
+    r"(?:(?:correct|right|true|actual|real|final)\s+)?(?:answer|value|result|solution)\b"
+    r"|\b(?:the\s+)?(?:correct|right|true|actual|real)\s+(?:answer|value|result|solution|total)\s+"
+    r"(?:is|would\s+be|should\s+be)\s+" + _COMPETING_VALUE.replace("?P<v>", "?P<c2>") +
+    r"|\b(?:it|this|that|the\s+answer)\s+(?:should|must|has\s+to|ought\s+to)\s+(?:really\s+|actually\s+)?"
+    r"be\s+" + _COMPETING_VALUE.replace("?P<v>", "?P<c3>") +
+    # a value after a word that amends ("Actually 6.", "I meant 6", "Sorry, 6.", "Typo: 6",
+    # "Edit: it's 6", "P.S. it's actually 6"), alone to the end of its sentence
+    r"|(?:\b(?:actually|I\s+meant|sorry|typo|edit|update|oops)\b|\bP\.\s?S\.)[\s,:;.-]*"
+    r"(?:(?:it'?s|it\s+is|the\s+answer\s+is|that\s+should\s+be)\s+)?(?:actually\s+)?"
+    + _COMPETING_VALUE.replace("?P<v>", "?P<c4>") + r"(?=\s*(?:[.!?]|$))"
+    # a line that is only a bold value, or "Final: 6" ("**6**", "**Final:** 6" after the box)
+    r"|(?:^|(?<=\n))[ \t]*(?:\*\*[ \t]*(?:final[ \t]*:[ \t]*)?"
+    r"|[*_]{0,2}final[*_]{0,2}[ \t]*:[*_]{0,2}[ \t]*)"
+    + _COMPETING_VALUE.replace("?P<v>", "?P<c5>") + r"[ \t]*(?:\*\*)?[ \t.]*(?=\n|$)"
+    # an alternative under a condition on the answer: "unless it's 6", "otherwise 6", "or else
+    # 6", and a question that offers another: "shouldn't it be 6?", "isn't it 6?", "or is it 6?"
+    r"|\b(?:unless|otherwise|or\s+else)\b,?\s+(?:(?:it|that|the\s+answer)(?:'s|\s+is|\s+would\s+be|"
+    r"\s+will\s+be)\s+|(?:it|the\s+answer)\s+(?:is|would\s+be)\s+)?"
+    + _COMPETING_VALUE.replace("?P<v>", "?P<u>") +
+    r"|\b(?:shouldn't|should\s+not|wouldn't|isn't|or\s+is|could)\s+(?:it|the\s+answer|that|this)"
+    r"\s+(?:be\s+|equal\s+)?" + _COMPETING_VALUE.replace("?P<v>", "?P<q>") + r"(?=\s*\?)")
 
 
 # A short concluding sentence after the final box that says its value again: "So 6 apples.",
@@ -752,7 +872,9 @@ _COMPETING_RE = re.compile(
 # after a verb that states it; at most eight words and one value). Another value there is a
 # second final answer: the box and the restatement disagree, which is a hedge.
 _RESTATED_RE = re.compile(
-    r"(?i)(?:^|(?<=[.!?\n]))[ \t*]*(?:so|thus|therefore|hence|in\s+total|altogether)\b,?[ \t]+"
+    r"(?i)(?:^|(?<=[.!?\n]))[ \t*]*(?:(?:so|thus|therefore|hence|in\s+total|altogether|"
+    r"in\s+conclusion|in\s+summary|in\s+short|to\s+conclude|to\s+summari[sz]e|overall|"
+    r"equivalently|in\s+other\s+words|that\s+is)\b|i\.e\.),?[ \t]+"
     r"(?P<s>[^.!?\n$]{0,80}?(?:\b(?:is|are|was|were|equals|has|have|had|gets?|gives?|makes?)"
     r"[ \t]+|=[ \t]*)?" + _COMPETING_VALUE.replace("?P<v>", "?P<r>")[:-1] + r"(?:[ \t]*\\?%)?)"
     r"[^.!?\n]{0,80})")
@@ -784,18 +906,32 @@ def _competitors(text: str, end: int, answer: str) -> list[str]:
         begin = max(m.start() - 300, *(text.rfind(c, 0, m.start()) + 1 for c in ".!?\n"))
         stop = min([len(text), m.end() + 300] + [i for i in (text.find(c, m.end()) for c in ".!?\n")
                                                  if i >= 0])
-        if re.search(r"(?i)\b(?:if|unless|were|had|suppose|assuming)\b", text[begin:m.start()]) \
+        if (re.search(r"(?i)\b(?:if|unless|were|had|suppose|assuming)\b", text[begin:m.start()])
+                and not m.group("u")) \
                 or re.search(r"(?i)\b(?:extraneous|reject\w*|discard\w*|exclud\w*|invalid|"
                              r"not\s+(?:valid|allowed|possible|in\s+the\s+domain)|but\s+(?:only|not)|"
                              r"fails?|violates?|does(?:n't|\s+not)\s+(?:work|satisfy|hold))\b",
                              text[m.end():stop]):
             continue                     # "... 3 is also a solution, but it is extraneous"
-        for v in m.group("v", "w", "x", "y", "z", "b1", "b2"):
+        for v in m.group("v", "w", "x", "y", "z", "b1", "b2", "k", "u", "q", "c1", "c2", "c3",
+                         "c4", "c5"):
             if v and normalize_answer(_strip_math_delims(v)) not in known:
                 out.append(_strip_math_delims(v))
         if len(out) >= 10:
             break
     return out
+
+
+def _both_before(text: str, start: int, answer: str) -> list[str]:
+    """The other value of "both 5 and 6 work / are solutions" in the final answer's own sentence
+    before it (`_COMPETING_RE`'s "both" reading): two values offered, one of them boxed."""
+    start = min(max(start, 0), len(text))
+    begin = max([text.rfind(c, 0, start) + 1 for c in ".!?\n"] + [start - 300, 0])
+    key = normalize_answer(answer)
+    known = {key, *_structure(key)[1]}
+    return [_strip_math_delims(v) for m in _COMPETING_RE.finditer(text[begin:start])
+            for v in m.group("b1", "b2")
+            if v and normalize_answer(_strip_math_delims(v)) not in known]
 
 
 def _doubted(text: str, start: int, end: int) -> bool:
@@ -808,10 +944,29 @@ def _doubted(text: str, start: int, end: int) -> bool:
     return bool(_DOUBT_RE.search(text, begin, end))
 
 
+def _unable(text: str, start: int) -> bool:
+    """A statement of inability (`_INABILITY_RE`) anywhere before the final answer: "I cannot
+    determine the answer. \\boxed{5}" is a guess. Not one under a condition in its own sentence
+    ("Without c, I cannot determine the answer; but c = 3 ...", "if ... alone", "directly")."""
+    for m in _INABILITY_RE.finditer(text, 0, max(start, 0)):
+        begin = max([text.rfind(c, 0, m.start()) + 1 for c in ".!?\n"])
+        if not re.search(r"(?i)\b(?:without|unless|until|if|alone|directly|yet|from\s+(?:this|that|"
+                         r"these|the\s+\w+)\s+alone)\b", text[begin:m.start()]):
+            return True
+    return False
+
+
+# A last word after the final answer that leaves it open: the region ends on "Wait." / "Hmm." /
+# "Hold on." / "I think." (a sentence of its own, nothing after it): the model stopped while
+# doubting ("Hmm, yes, that's right." ends no doubt).
+_OPEN_END_RE = re.compile(r"(?i)(?:^|[.!?\n])[ \t*_]*(?:wait|hmm+|hold\s+on|hang\s+on|I\s+think|"
+                          r"I\s+believe|I\s+suppose)[ \t]*[.!…,]*[ \t*_]*$")
+
+
 def _retracted(text: str, end: int, answer: str) -> bool:
     """An admission of error after the final answer (`_CORRECTION_RE`), or a sentence after it
     that denies its value ('\\boxed{5} ... Note: the answer is not 5.')."""
-    if _CORRECTION_RE.search(text, end):
+    if _CORRECTION_RE.search(text, end) or _OPEN_END_RE.search(text[end:].rstrip()[-40:]):
         return True
     # the denied value with the unit word after it: "not 5 m" leaves "\\boxed{5 cm}" standing
     said = {m.group("x") + re.match(r"(?:\s*\\text\s*\{)?\s*[a-zA-Z]*\}?(?:\^\{?\d\}?|[²³])?",
@@ -948,6 +1103,8 @@ _UNICODE = {
     "⟨": "(", "⟩": ")", "∅": "\\emptyset ", "\u00a0": " ", "\u2009": " ", "\u202f": " ",
     "\u066b": ".", "\u066c": ",", "\u066a": "%",   # the Arabic decimal and thousands separators, %
     "¢": " cents",
+    # floor and ceiling brackets, the fourth root
+    "⌊": "\\lfloor ", "⌋": "\\rfloor ", "⌈": "\\lceil ", "⌉": "\\rceil ", "∜": "\\sqrt[4]",
 }
 _TEXT_CMDS = (r"(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|textnormal|operatorname|"
               r"textsuperscript|boldsymbol|pmb|bm|underline|rm|bf|emph|ensuremath|textup|textsf|"
@@ -1038,9 +1195,10 @@ _MERIDIEM_RE = re.compile(r"(?i)(?<=\d)\s*([ap])\.\s?m\.?(?![a-z])")   # a.m., p
 
 def _strip_unit_words(s: str) -> str:
     """'4 red marbles' -> '4', '12 square units' -> '12', '3\\pi square units' -> '3\\pi': words
-    after a plain number or a multiple of pi."""
+    after a plain number or a multiple of pi (one hyphenated word too: '5 kilowatt-hours')."""
     m = re.match(r"^(?P<num>.*?(?:[\d}]|\\pi))\s*"
-                 r"(?P<unit>(?:[a-zA-Z]{2,}|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?(?:\s+"
+                 r"(?P<unit>(?:[a-zA-Z]{2,}(?:-[a-zA-Z]{2,})?|[a-zA-Z]+/[a-zA-Z]+)\.?"
+                 r"(?:\s*\^\s*\{?\d\}?)?(?:\s+"
                  r"(?:[a-zA-Z]+|[a-zA-Z]+/[a-zA-Z]+)\.?(?:\s*\^\s*\{?\d\}?)?){0,3})\s*$", s)
     if not m:
         return s
@@ -1065,7 +1223,12 @@ _SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉₊₋", "0123456789+
 
 
 _SCALE_WORDS = {"hundred": 100, "thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9,
-                "trillion": 10 ** 12, "dozen": 12}
+                "trillion": 10 ** 12, "quadrillion": 10 ** 15, "dozen": 12,
+                # the Indian scale words and the financial abbreviations: 5 lakh = 500000, 2 crore
+                # = 20000000, 3 bn = 3000000000, 4 mn = 4000000 (a bare "k" or "M" after digits
+                # stays a product or a unit: 5K is 5 kelvin)
+                "lakh": 10 ** 5, "lakhs": 10 ** 5, "lac": 10 ** 5, "lacs": 10 ** 5,
+                "crore": 10 ** 7, "crores": 10 ** 7, "bn": 10 ** 9, "mn": 10 ** 6}
 
 
 def _scaled(m: re.Match) -> str:
@@ -1134,13 +1297,20 @@ def _unicode_forms(s: str) -> str:
         return s
     # the degree sign's look-alikes after a number, the ordinal indicator and the ring: 45º, 45˚
     s = re.sub(r"(?<=\d)[ \t]?[º˚]", "°", s)
+    # a fraction of superscript and subscript digits: "⁵⁄₂" is 5/2
+    s = re.sub("([⁰¹²³⁴⁵⁶⁷⁸⁹]+)[\u2044/]([₀₁₂₃₄₅₆₇₈₉]+)", lambda m: "\\frac{"
+               + m.group(1).translate(_SUPERSCRIPTS) + "}{" + m.group(2).translate(_SUBSCRIPTS)
+               + "}", s)
     s = re.sub("[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻]+", lambda m: "^{" + m.group(0).translate(_SUPERSCRIPTS) + "}", s)
     s = re.sub("(_?)([₀₁₂₃₄₅₆₇₈₉₊₋]+)", lambda m: "_{" + m.group(2).translate(_SUBSCRIPTS) + "}", s)
     out = []
     for c in s:
         if "\uff01" <= c <= "\uff5e":                       # fullwidth ASCII
             c = chr(ord(c) - 0xFEE0)
-        elif "\U0001d400" <= c <= "\U0001d7ff":             # mathematical bold, italic ...: 𝐀, 𝑥
+        elif "\U0001d400" <= c <= "\U0001d7ff" or "\u2160" <= c <= "\u217f" \
+                or "\u24b6" <= c <= "\u24e9":
+            # mathematical bold, italic ...: 𝐀, 𝑥; Roman numerals in one sign: Ⅻ, ⅻ -> XII,
+            # xii; circled letters: Ⓑ, ⓑ -> B, b
             c = unicodedata.normalize("NFKC", c)
         elif unicodedata.category(c) == "No":
             m = re.fullmatch(r"(\d+)\u2044(\d+)|(\d+)", unicodedata.normalize("NFKC", c))
@@ -1232,6 +1402,9 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # thousands separators in LaTeX spacing: 1\,000 1{,}000 1\ 000 1,\!000 (also "1,\! 000")
     s = re.sub(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))", ",", s)
     s = re.sub(r"(?<=\d)(?:\\,|\{,\}|\\ |\\;|~)(?=\d{3}(?!\d))", "", s)
+    # LaTeX's "{,}" before other than three digits is a decimal comma, "3{,}14" (a list is never
+    # spelled with "{,}", and three digits are a thousands group: 1{,}000)
+    s = re.sub(r"(?<=\d)\{,\}(?=\d{1,2}(?!\d)|\d{4})", ".", s)
     s = s.replace("{,}", ",")
     s = re.sub(r"(?<![\w.])\d{1,3}(?:_\d{3})+(?![\w.])", lambda m: m.group(0).replace("_", ""),
                s)                                                   # Python's 1_000_000
@@ -1249,10 +1422,16 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     if re.search(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])", s):   # sin 30^\circ = 1/2
         s = re.sub(r"(\d+(?:\.\d+)?|\{[^{}]*\}|\([^()]*\))\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ"
                    r"|\\degree(?![a-zA-Z]))", r"(\1\\cdot\\frac{\\pi}{180})", s)
-    s = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree|\^\{\\text\{o\}\}"
+    s = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\(?:text)?degree|\^\{\\text\{o\}\}"
                r"|(?<=\d)\^\s*(?:o|\{\s*o\s*\})(?![a-zA-Z])", "", s)          # also 45^o
     s = re.sub(r"\\(?:text|mbox|mathrm|textrm)\s*\{\s*(-?[\d.,]+\s*\\?%)\s*\}", r"\1",
                s)                                                           # \text{25\%}
+    # per mille and per ten thousand, a plain number before them: 25‰ = 2.5%, 25‱ = 0.25%
+    s = re.sub(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:(‰|\\(?:permil|textperthousand)(?![a-zA-Z])"
+               r"|\\text\s*\{\s*(?:‰|(?i:per\s*mill?e?))\s*\}|(?i:per\s*mill?e?)\b)"
+               r"|(‱|\\textpertenthousand(?![a-zA-Z])))",
+               lambda m: format((Decimal(m.group(1)) / (10 if m.group(2) else 100)).normalize(),
+                                "f") + "%", s)
     pct = False
     # (a pattern that starts with \s* or a digit run starts only where that run starts,
     # "(?<!\s)", "(?<!\d)": tried at every position of a long run it would be quadratic)
@@ -1312,6 +1491,11 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     s = re.sub(r"(?<![a-zA-Z\\])(?:(?i:(pi))(?![a-zA-Z])|(ln|log|exp|sin|cos|tan)(?=\s*\())",
                lambda m: "\\" + (m.group(1).lower() if m.group(1) else m.group(2)), s)
     s = re.sub(r"(?i)^the\s+(?=\d)", "", s)                          # "the 3rd", "the 5th term"
+    # a chance or a share in words, the whole answer: "1 in 4", "3 out of 10", "1 chance in 4" are
+    # the fractions 1/4, 3/10
+    s = re.sub(r"(?i)^\s*(\d+)\s*(?:\\text\s*\{\s*)?(?:chances?\s+)?(?:out\s+of|in)(?:\s*\})?\s*"
+               r"(\d+)\s*$", r"\\frac{\1}{\2}", s)
+    s = re.sub(r"(?i)^(?:no|nr|num)\.\s*(?=\d)", "", s)              # "No. 5" is the number 5
     s = re.sub(r"(?i)^(?:the\s+)?(?:final\s+)?answer(?:\s+is\b|\s*[:=])\s*", "", s)  # in a box
     s = re.sub(r"^(?:∴|\\therefore(?![a-zA-Z]))\s*", "", s)        # "\boxed{\therefore x = 5}"
     s = re.sub(r"(?i)^(?:minus|negative)\s+(?=\d|\\frac|\\sqrt)", "-", s)       # "minus 5"
@@ -1436,6 +1620,14 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
                lambda m: m.group(1) + "\\times10^{" + ("-" if "-" in m.group(2, 3) else "") +
                m.group(4) + "}", s)
     s = re.sub(r"(?<![\w\\.])(\d+(?:\.\d+)?)\s*[xX]\s*(?=10\s*\^)", r"\1\\times ", s)
+    # the repetend in other spellings, as \overline: a combining overline or macron on each of its
+    # digits, "0.3̅", "0.1̅6̅"; dots over its first and last digit, "0.\dot{1}\dot{2}" = 0.1212...,
+    # "0.\dot{1}4\dot{2}" = 0.142142...
+    s = re.sub(r"((?:\d[\u0304\u0305])+)", lambda m: "\\overline{" + re.sub(r"\D", "", m.group(1))
+               + "}", s)
+    # (without braces the mark takes one digit, as in LaTeX: "0.\dot 6", "0.1\bar6")
+    s = re.sub(r"\\(overline|bar|dot)\s*(\d)", r"\\\1{\2}", s)
+    s = re.sub(r"\\dot\s*\{?(\d)\}?(\d*)\\dot\s*\{?(\d)\}?", r"\\overline{\1\2\3}", s)
     # repeating decimals 0.\overline{3}, 1.2\overline{34}, 0.\bar{6}, 0.\dot{3}, 0.(3), 0.1(6)
     s = re.sub(r"(-?)(?<!\d)(\d*)\.(\d*)\\(?:overline|bar|dot)\{?(\d+)\}?", _repeating_decimal, s)
     s = re.sub(r"(-?)(?<![\d.])(\d*)\.(\d*)\((\d+)\)(?![\w(])", _repeating_decimal, s)
@@ -1448,6 +1640,11 @@ def _normalize(s: str, strip_lhs: bool = True) -> str:
     # a number right before a parenthesised number is a product: "2(3)" is 6 (math-verify's
     # parser reads it as the mixed number 2 + 3)
     s = re.sub(r"(?<![\w\\.^_])(\d+(?:\.\d+)?)\s*(?=\(\s*-?\d+(?:\.\d+)?\s*\))", r"\1\\cdot", s)
+    # a decimal comma after digits grouped in threes by dots, spaces or apostrophes, the whole
+    # answer: "1.234,5", "1 234,5", "1'234,50", "1.234.567,89" (no list or thousands reading is
+    # left; "12,5", "1000,99" and the point "(1.234,5)" stay as they are)
+    if re.fullmatch(r"-?\d{1,3}(?:([ .'’])\d{3})(?:\1\d{3})*,\d+", s.strip()):
+        s = re.sub(r"[ .'’]", "", s.strip()).replace(",", ".")
     # "3, 500" is two numbers: mark the comma so that the thousands rule below cannot join them
     s = re.sub(r"(?<=\d),\s+(?=\d)", "\x00", s)
     # digits apart by a space: "2 1/2" is a mixed number, "1 000 000" one grouped number, any
@@ -1787,6 +1984,11 @@ def _is_text(s: str) -> bool:
 
 
 _YES_NO = {"yes": "yes", "true": "yes", "no": "no", "false": "no"}   # word -> what it says
+# yes and no in the languages whose answer statements are read (`_FOREIGN_ANSWER`)
+_YES_NO_WORDS = {
+    **{w: "yes" for w in "oui ja sí si sim да ya có ναι نعم 是 是的 对 はい 네 예".split()},
+    **{w: "no" for w in "non nein não nao нет tidak không όχι لا 否 不是 不 いいえ".split()},
+    "아니요": "no", "아니오": "no"}
 # a value that does not exist (a limit, a maximum): "DNE" is "does not exist"; "undefined" and
 # the empty set ("no solution") are other answers
 _DNE = {"doesnotexist": "dne", "doesntexist": "dne", "doesnotexists": "dne", "nonexistent": "dne"}
@@ -1796,6 +1998,8 @@ def _text_key(s: str) -> str:
     """Lower case without punctuation ('North-East' -> 'northeast'); a leading minus sign is
     kept: '-e' and '-Tuesday' are not 'e' and 'Tuesday'."""
     s = s.lower()
+    if s.strip(" .!") in _YES_NO_WORDS:          # "oui", "nein", "是", "нет"
+        return _YES_NO_WORDS[s.strip(" .!")]
     s = re.sub(r"^\(?([a-e])\)?$", r"\1", s)
     sign = "-" if s.startswith("-") else ""
     s = sign + re.sub(r"[^a-z0-9]", "", s)
@@ -2691,7 +2895,12 @@ for _canon, _names in {
         "kg": "kg kilogram kilograms", "g": "g gram grams", "mg": "mg milligram milligrams",
         "lb": "lb lbs pound pounds", "oz": "oz ounce ounces", "s": "s sec secs second seconds",
         "min": "min mins minute minutes", "h": "h hr hrs hour hours", "day": "day days",
-        "week": "week weeks", "month": "month months", "year": "year years yr yrs",
+        "week": "week weeks", "month": "month months mo mos", "year": "year years yr yrs",
+        "decade": "decade decades", "century": "century centuries",
+        # the food Calorie, capitalised, is the kilocalorie
+        "cal": "cal calorie calories",
+        "kcal": "Cal Cals Calorie Calories kcal kilocalorie kilocalories",
+        "Wh": "Wh watt-hour watt-hours watthour watthours",
         "dollar": "dollar dollars", "cent": "cent cents", "l": "l liter liters litre litres",
         "ml": "ml milliliter milliliters", "gal": "gal gallon gallons", "mi/h": "mph",
         "km/h": "km/h kph", "deg": "degree degrees", "J": "j joule joules", "N": "n newton newtons",
@@ -2774,6 +2983,11 @@ def _unit_key(s: str) -> str | None:
                " deg" + ("C" if (m.group(1) or m.group(2) or m.group(3)).lower()[0] in "c℃"
                          else "F"), t)
     t = re.sub(r"\\[,;: ]|\$|\\\(|\\\)", " ", t).strip().rstrip(".").strip()
+    # a unit of energy in two words or two symbols is one unit: "kilowatt hours", "kilowatt-hour",
+    # "kW h", "kW·h", "kW\\cdot h" -> kWh (any SI prefix, or none: "watt hours" -> Wh)
+    t = re.sub(r"(?i)\b(" + "|".join(_SI_PREFIX_NAMES) + r")?watts?[- ]?hours?\b",
+               lambda m: _SI_PREFIX_NAMES.get((m.group(1) or "").lower(), "") + "Wh", t)
+    t = re.sub(r"(?<![a-zA-Z])([TGMkm]?W)\s*(?:·|⋅|\\cdot|\*|-)?\s*h(?![a-zA-Z])", r"\1h", t)
     t = _MERIDIEM_RE.sub(r" \1m", t)
     t = re.sub(r"\\mu(?![a-zA-Z])\s*|μ", "µ", t)             # the micro prefix: 5 \mu m
     t = re.sub(r"(?:(?<=[\s\d])([kMGm])\s*)?(?:\\Omega(?![a-zA-Z])\s*|[Ω\u2126])",   # the ohm:
@@ -2808,7 +3022,10 @@ _COMPOUND_UNITS = {
     "mi": ("length", 63360), "mm": ("metric", 1), "cm": ("metric", 10), "m": ("metric", 1000),
     "km": ("metric", 10 ** 6), "oz": ("mass", 1), "lb": ("mass", 16), "mg": ("grams", 1),
     "g": ("grams", 1000), "kg": ("grams", 10 ** 6), "ml": ("volume", 1), "l": ("volume", 1000),
-    "cent": ("money", 1), "dollar": ("money", 100)}
+    "cent": ("money", 1), "dollar": ("money", 100),
+    # the calendar's months to centuries (not to days: a month or a year has no fixed length)
+    "month": ("calendar", 1), "year": ("calendar", 12), "decade": ("calendar", 120),
+    "century": ("calendar", 1200)}
 # Every SI unit symbol with any prefix, one rule: the prefix's power of ten times the base unit
 # (5 kJ = 5000 J, 2 kW = 2000 W, 3 mA = 0.003 A, 250 mV = 0.25 V, 3 ms = 0.003 s, 5 µm =
 # 0.005 mm, 5 kWh = 5000 Wh). Units of one quantity with different names (J and eV, J and Wh)
@@ -2816,7 +3033,8 @@ _COMPOUND_UNITS = {
 _SI_BASES = {"m": ("metric", 1000), "g": ("grams", 1000), "l": ("volume", 1000),
              "L": ("volume", 1000), "s": ("time", 1), "J": ("J", 1), "N": ("N", 1), "W": ("W", 1),
              "V": ("V", 1), "A": ("A", 1), "K": ("K", 1), "Pa": ("Pa", 1), "Hz": ("Hz", 1),
-             "mol": ("mol", 1), "eV": ("eV", 1), "Wh": ("Wh", 1), "Ω": ("Ω", 1)}
+             "mol": ("mol", 1), "eV": ("eV", 1), "Wh": ("Wh", 1), "Ω": ("Ω", 1),
+             "cal": ("cal", 1)}
 _SI_PREFIXES = {"T": 10 ** 12, "G": 10 ** 9, "M": 10 ** 6, "k": 10 ** 3, "h": 100,
                 "d": Fraction(1, 10), "c": Fraction(1, 100), "m": Fraction(1, 10 ** 3),
                 "µ": Fraction(1, 10 ** 6), "n": Fraction(1, 10 ** 9), "p": Fraction(1, 10 ** 12)}
@@ -2969,6 +3187,55 @@ def _clock_equal(gold: str, pred: str) -> bool | None:
     return bare == said or (60 <= bare < 13 * 60 and bare % 720 == said % 720)
 
 
+_MONTHS = "january february march april may june july august september october november december"
+_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday"
+
+
+def _calendar_name(word: str, names: str) -> int | None:
+    """1-based index of a month or weekday by its name or an abbreviation of three letters or more
+    ('Mar', 'Sept.', 'Weds', 'Thurs'); None for other words."""
+    w = word.lower().rstrip(".")
+    for i, name in enumerate(names.split()):
+        if len(w) >= 3 and (name.startswith(w) or (names == _WEEKDAYS and w.endswith("s")
+                                                   and name.startswith(w[:-1]))):
+            return i + 1
+    return None
+
+
+def _date(s: str) -> tuple | None:
+    """A date in words: ('d', month, day, year or None) for "March 5", "5 March", "the 5th of
+    March", "Mar. 5th, 2024", "5 Mar 2024"; ('w', n) for a weekday, "Wednesday", "Wed."; None for
+    anything else (numeric dates, 5/3 or 3/5, are left alone: their order is the locale's)."""
+    t = re.sub(r"\\(?:text|mathrm|textrm|textbf|mbox)\s*\{([^{}]*)\}", r" \1 ", s)
+    t = re.sub(r"\\[,;: ]|[~$]", " ", t)
+    words = re.findall(r"[A-Za-z]+\.?|\d+", re.sub(r"(?i)(?<=\d)(?:st|nd|rd|th)\b", "", t))
+    words = [w for w in words if w.lower() not in ("the", "of", "on")]
+    if len(t) > 60 or not words or len(words) > 3 or re.search(r"[^\w\s.,{}\\]", t):
+        return None
+    if len(words) == 1:
+        n = _calendar_name(words[0], _WEEKDAYS)
+        return ("w", n) if n else None
+    if words[0].isdigit() and not words[1].isdigit():
+        words[0], words[1] = words[1], words[0]             # "5 March" -> "March 5"
+    month = _calendar_name(words[0], _MONTHS)
+    if month is None or not words[1].isdigit() or not 1 <= int(words[1]) <= 31 or (
+            len(words) == 3 and not (words[2].isdigit() and len(words[2]) == 4)):
+        return None
+    return "d", month, int(words[1]), int(words[2]) if len(words) == 3 else None
+
+
+def _date_equal(gold: str, pred: str) -> bool | None:
+    """None unless both sides are dates or weekdays in words (`_date`); then whether they are one:
+    the day and month in either order ("5 March" = "March 5"), and the year where the gold
+    names one."""
+    gd, pd = _date(gold), _date(pred)
+    if gd is None or pd is None:
+        return None
+    if gd[0] == "d" and pd[0] == "d" and gd[3] is None:
+        return gd[1:3] == pd[1:3]
+    return gd == pd
+
+
 # a tilde right before the number that opens the answer ("~5", "$~5$") is "about 5"; elsewhere
 # it is LaTeX's unbreakable space ("1~000", "x =~ 5")
 _UNSURE_RE = re.compile(r"\\approx|≈|\?|^\s*\$?\s*~(?=\s*[-+]?\.?\d)|"
@@ -2985,7 +3252,12 @@ def _expand_pm(s: str) -> str:
 
 
 def _or_to_list(s: str) -> str:
-    return re.sub(r"\s*(?:\\text\{\s*(?:or|and)\s*\}|\bor\b|\band\b|\\lor|\\vee)\s*", ", ", s)
+    """'2 or 3', '2 \\text{ and } 3' -> '2, 3'; 'or' with a word that says one value twice, '5, or
+    equivalently 10/2', '5 \\text{ or in other words } 10/2', is one too (a comma beside it
+    makes no empty item)."""
+    eq = r"(?:,?\s*(?:equivalently|in\s+other\s+words|put\s+differently|simply|just)\b,?)?"
+    return re.sub(r"\s*,?\s*(?:\\text\{\s*(?:or" + eq + r"|and)\s*\}|\bor\b" + eq +
+                  r"|\band\b|\\lor|\\vee)\s*", ", ", s)
 
 
 def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
@@ -3176,7 +3448,9 @@ def verify_math(completion: str, answer: str, lenient: bool = False) -> bool:
        digits: 3.14 = 3.140);
     3. variables are compared strictly: f(x) != f(y) (but not their case: math-verify's parser
        reads X as x, so 2X == 2x); j is a variable, not the imaginary unit (3+4j != 3+4i);
-    4. "," is never a decimal separator: "1000,99" is not 1000.99;
+    4. "," is a decimal separator only where nothing else can be read: after digits grouped in
+       threes by dots, spaces or apostrophes ("1.234,5", "1 234,5") and in LaTeX's "{,}" before
+       other than three digits ("3{,}14"); "1000,99" is not 1000.99, and "12,5" is two numbers;
     5. `\\approx` in the answer is a hedge, even after an exact value;
     6. an equation between two different numbers ("1/2 = 10/9") is no answer, and an equation
        gold with an expression on the left is compared as an equation ("7 = 11a + c" is not
@@ -3305,6 +3579,32 @@ def _mixed_and(s: str) -> str | None:
     return f"\\frac{{{v.numerator}}}{{{v.denominator}}}"
 
 
+# A sentence in the box that states one number: "There are 120 ways", "It takes 3 hours", "She
+# has 12 left", "The total is 45 dollars": a subject of at most four words (or "there"), a verb
+# that states, the number, then at most four words (a unit or what it counts). No other digit,
+# and no word that bounds, negates or hedges ("not", "about", "at least", "more than", "or").
+_SENTENCE_VALUE_RE = re.compile(
+    r"(?i)\s*(?:there\s+(?:are|is|were|was|will\s+be)|(?:[a-z']+\s+){1,4}(?:is|are|was|were|has|"
+    r"have|had|takes?|took|needs?|needed|costs?|equals|gets?|got|makes?|made|scores?|scored|"
+    r"weighs?|holds?|contains?|remains?|left|sold|bought|spent|saved|earned|ran|walked|paid|"
+    r"pays|owes|receives?|received))\s+(?P<n>-?\d[\d,]*(?:\.\d+)?)(?P<rest>(?:\s+[a-z]+){0,4})"
+    r"\s*\.?\s*")
+
+
+def _sentence_value(pred: str) -> str:
+    """'\\text{There are 120 ways}' -> '120 ways' (`_SENTENCE_VALUE_RE`); any other answer as it
+    is."""
+    if "text" not in pred and "mbox" not in pred:
+        return pred
+    t = re.sub(r"\\(?:text|mbox|mathrm|textrm)\s*\{([^{}]*)\}", r" \1 ", pred).replace("$", "")
+    m = _SENTENCE_VALUE_RE.fullmatch(t) if len(t) < 200 else None
+    if m is None or re.search(r"(?i)\b(?:not|no|never|none|about|around|approx\w*|roughly|nearly|"
+                              r"almost|over|under|least|most|more|less|fewer|than|or|maybe|"
+                              r"perhaps|probably|possibly|each|per|every|times)\b|n't", t):
+        return pred
+    return m.group("n") + m.group("rest")
+
+
 def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     """The comparison half of verify_math: the extracted answer against the gold string."""
     boxes = find_boxes(region)
@@ -3323,6 +3623,7 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
                         region[boxes[-1][1]:boxes[-1][1] + 60])
         if unit and _known_unit(re.sub(r"\^.*|[²³]", "", unit.group(1))):
             pred = f"{pred}\\text{{ {unit.group(1)}}}"
+    pred = _sentence_value(pred)
     pred, gloss = _split_gloss(pred)
     others = others + gloss
     gold = _split_gloss(gold)[0]                 # a gold with a gloss, "7 \\text{ (seven)}"
@@ -3331,6 +3632,11 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
     if not p or not g:
         return False
     if len(p) > max(MAX_ANSWER_CHARS // 2, 4 * len(g) + 50):         # over-long: no parsing
+        return False
+    # a gold of four digits or more that opens with a zero is a code (a ZIP code "02139", a PIN
+    # "0042"): its digits are the answer, and 2139 is not it; three or fewer ("033", "07") may be
+    # a contest's zero padding of the number 33 or 7
+    if re.fullmatch(r"0\d{3,}", g) and re.fullmatch(r"-?\d+", p) and p != g:
         return False
     # "2 and 1/2" is a mixed number against one value (5/2, 2.5) and a list against a list
     mixed_p, mixed_g = _mixed_and(pred), _mixed_and(gold)
@@ -3381,7 +3687,7 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
         pc = p
     # one quantity: "3 hours and 20 minutes", "12 cm" vs "0.12 m", "3 PM" vs "15:00"
     amount = _compound_equal(gold, pred)
-    for same in (_clock_equal, _converted_equal):
+    for same in (_clock_equal, _converted_equal, _date_equal):
         amount = same(gold, pred) if amount is None else amount
     if amount is False or (amount is None and not (
             g == p or _equal(g, p, budget) or _relation_equal(gc, pc, budget))):
@@ -3400,7 +3706,7 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
                            r"|[ \t$,;:(\\)\]]*(?:\\text\s*\{[ \t(]*)?(?:probably|possibly|"
                            r"I(?:'m|\s+am)\s+not\s+(?:sure|certain)"
                            r"|(?:approx\w*|roughly)\b(?!\.?[ \t]*[-$\d\\(=]))"
-                           r"|(?:\s|\$|\\\)|\\\])*\?",
+                           r"|(?:\s|\$|\\\)|\\\])*(?:\\(?:text|mathrm)\s*\{\s*)?\?",
                            region[boxes[-1][1]:boxes[-1][1] + 40], re.IGNORECASE)
                   or re.search(r"\b(?:maybe|perhaps|probably|possibly|likely|approx\w*|roughly|"
                                r"about|around|nearly|almost|at\s+(?:least|most)|I\s+guess)"
@@ -3418,6 +3724,15 @@ def _check(region: str, pred: str, others: list[str], gold: str) -> bool:
             or re.search(r"(?:[-−±^/×÷·\d]|\\(?:sqrt|pm|mp|times|cdot|div)[ \t]*)$",
                          region[max(0, boxes[-1][0] - 20):boxes[-1][0]])):
         return False
+    # "\\boxed{5} = 6", "\\boxed{5} \\to 6", "\\boxed{5}\n\n→ 6": an equals sign or an arrow after
+    # the final box carries on to a value, which must agree with it
+    if boxes and _strip_math_delims(boxes[-1][2]) in pred:
+        more = re.match(r"\s*\$?[ \t]*(?:=|\\(?:to|rightarrow|Rightarrow|longrightarrow|"
+                        r"Longrightarrow|implies)(?![a-zA-Z])|[→⇒⟹]|->|=>)[ \t]*\$?[ \t]*"
+                        r"([^\n$;,]{1,40}?)[ \t]*"
+                        r"(?:\$|[.;,](?:\s|$)|\n|$)", region[boxes[-1][1]:boxes[-1][1] + 80])
+        if more and re.search(r"\d", more.group(1)):
+            others = others + [more.group(1)]
     # several boxes that disagree with each other are a hedge, even if the last one is right
     for other in others:
         o = normalize_answer(other)

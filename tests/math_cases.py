@@ -694,3 +694,506 @@ CASES += [
     ("units", T + '\\boxed{5} apples', '5 \\text{ cm}', True),
     ("units", T + '\\boxed{5} cm', '5', True),
 ]
+
+# doubt in other shapes: inability anywhere after the reasoning ("I cannot determine the answer.
+# \\boxed{5}"), a confidence short of certainty, the answer called unverified or only likely, a
+# possible mistake, "something is off", a guess in parentheses, and a region that ends on "Wait."
+# / "Hmm." / "I think." (the model stopped while doubting)
+CASES += [
+    ("hedge", T + "I cannot determine the answer. \\boxed{5}", "5", False),
+    ("hedge", T + "I can't determine the exact value. \\boxed{5}", "5", False),
+    ("hedge", T + "I am unable to solve this. \\boxed{5}", "5", False),
+    ("hedge", T + "I'm not able to determine it; \\boxed{5}", "5", False),
+    ("hedge", T + "It is impossible for me to tell. \\boxed{5}", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nI couldn't verify this.", "5", False),
+    ("hedge", T + "Without the radius, I cannot determine the answer. The radius is 2, so "
+     "\\boxed{5}", "5", True),
+    ("hedge", T + "I can't solve it directly, so substitute $y = x^2$: \\boxed{5}", "5", True),
+    ("hedge", T + "\\boxed{5} (unverified)", "5", False),
+    ("hedge", T + "\\boxed{5}. Unsure.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\n(low confidence)", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nI'm 90% sure.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nConfidence: 60%", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nI'm 100% sure.", "5", True),
+    ("hedge", T + "\\boxed{5}\n\nConfidence: high", "5", True),
+    ("hedge", T + "\\boxed{5}\n\nThis is likely correct.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nPlease verify.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nIt seems like 5 but I'd double check.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nI may have made an error.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nThere might be a mistake in my reasoning.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nThis seems off.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nHmm, something is wrong.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nI give up.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\n(guessing)", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nNo idea.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nWait.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nHmm.", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nI think.", "5", False),
+    ("hedge", T + "I think the answer is \\boxed{5}.", "5", True),
+    ("hedge", T + "\\boxed{5}\n\nHmm, yes, that checks out.", "5", True),
+    ("hedge", T + "\\boxed{5}\n\nThis answer is correct.", "5", True),
+    ("hedge", T + "\\boxed{5}\n\nNothing seems off: 2 + 3 = 5.", "5", True),
+]
+
+# another value after the final answer in other shapes: a recheck that lands on it
+# ("double-checking, 43."), "unless it's 6" / "otherwise 6", "6 is equally valid", a question
+# offering it ("shouldn't it be 6?"), a question mark in a \\text after the box
+CASES += [
+    ("hedge", T + "The answer is 42; double-checking, 43.", "42", False),
+    ("hedge", T + "The answer is 42; double-checking, 43.", "43", False),
+    ("hedge", T + "The answer is 42; rechecking gives 43.", "42", False),
+    ("hedge", T + "\\boxed{42}; verifying, I get 43.", "42", False),
+    ("hedge", T + "\\boxed{42}\n\nOn second thought, 43.", "42", False),
+    ("hedge", T + "\\boxed{42}\n\nDouble-checking: $6 \\cdot 7 = 42$.", "42", True),
+    ("hedge", T + "The answer is 42. Double-checking: 6*7 = 42.", "42", True),
+    ("hedge", T + "\\boxed{42}\n\nVerifying, I get 42.", "42", True),
+    ("hedge", T + "\\boxed{5}, unless it's 6.", "5", False),
+    ("hedge", T + "\\boxed{5} (if the coins are fair; otherwise 6)", "5", False),
+    ("hedge", T + "\\boxed{5}\n\nAlthough 6 is equally valid.", "5", False),
+    ("hedge", T + "\\boxed{5}. Hold on, shouldn't it be 6?", "5", False),
+    ("hedge", T + "\\boxed{5}. Or is it 6?", "5", False),
+    ("hedge", T + "\\boxed{5}\\text{?}", "5", False),
+    ("hedge", T + "\\boxed{5}\\text{ ?}", "5", False),
+    ("hedge", T + "\\boxed{5}. Shouldn't it be 5? Yes: 2 + 3 = 5.", "5", True),
+]
+
+# energy in two words or symbols is one unit ('5 kilowatt hours' was read as 5 hours and accepted
+# for 5 Wh), the calorie and the food Calorie (kcal), and the calendar's months to centuries
+CASES += [
+    ("units", T + "\\boxed{5 \\text{ kilowatt hours}}", "5 \\text{ Wh}", False),
+    ("units", T + "\\boxed{5 \\text{ kilowatt hours}}", "5000 \\text{ Wh}", True),
+    ("units", T + "\\boxed{5 \\text{ kilowatt-hours}}", "5 \\text{ kWh}", True),
+    ("units", T + "\\boxed{5 \\text{ kWh}}", "5 \\text{ kilowatt-hours}", True),
+    ("units", T + "\\boxed{5 \\text{ kW h}}", "5 \\text{ kWh}", True),
+    ("units", T + "\\boxed{5 \\text{ kW h}}", "5 \\text{ Wh}", False),
+    ("units", T + "\\boxed{5 \\text{ megawatt hours}}", "5000 \\text{ kWh}", True),
+    ("units", T + "\\boxed{5 \\text{ watt-hours}}", "5 \\text{ kWh}", False),
+    ("units", T + "The answer is 5 kilowatt hours.", "5 \\text{ kWh}", True),
+    ("units", T + "\\boxed{5 \\text{ kWh}}", "5 \\text{ kW}", False),
+    ("units", T + "\\boxed{5 \\text{ kWh}}", "5 \\text{ hours}", False),
+    ("units", T + "\\boxed{1 \\text{ kcal}}", "1000 \\text{ cal}", True),
+    ("units", T + "\\boxed{1 \\text{ kcal}}", "1 \\text{ cal}", False),
+    ("units", T + "\\boxed{1 \\text{ kilocalorie}}", "1 \\text{ calorie}", False),
+    ("units", T + "\\boxed{250 \\text{ Calories}}", "250 \\text{ kcal}", True),
+    ("units", T + "\\boxed{250 \\text{ calories}}", "250 \\text{ kcal}", False),
+    ("units", T + "\\boxed{2 \\text{ years}}", "24 \\text{ months}", True),
+    ("units", T + "\\boxed{2 \\text{ years}}", "2 \\text{ months}", False),
+    ("units", T + "\\boxed{2 \\text{ years and } 3 \\text{ months}}", "27 \\text{ months}", True),
+    ("units", T + "\\boxed{2 \\text{ years and } 3 \\text{ months}}", "23 \\text{ months}", False),
+    ("units", T + "\\boxed{3 \\text{ decades}}", "30 \\text{ years}", True),
+    ("units", T + "\\boxed{2 \\text{ centuries}}", "200 \\text{ years}", True),
+    ("units", T + "\\boxed{2 \\text{ centuries}}", "20 \\text{ years}", False),
+    ("units", T + "\\boxed{1 \\text{ year}}", "365 \\text{ days}", False),
+    ("units", T + "\\boxed{18 \\text{ months}}", "1.5 \\text{ years}", True),
+    ("units", T + "\\boxed{5 \\text{ years}}", "5", True),
+    ("units", T + "\\boxed{60 \\text{ months}}", "5", False),
+]
+
+# a date in words: day and month in either order ('5 March' was rejected for March 5), ordinals,
+# 'of', abbreviations; the year where the gold names one; a weekday by its abbreviation
+CASES += [
+    ("date", T + "\\boxed{5 \\text{ March}}", "\\text{March 5}", True),
+    ("date", T + "The answer is 5 March.", "March 5", True),
+    ("date", T + "The answer is March 5.", "5 March", True),
+    ("date", T + "\\boxed{\\text{March 6}}", "March 5", False),
+    ("date", T + "\\boxed{\\text{6 March}}", "March 5", False),
+    ("date", T + "\\boxed{\\text{5th of March}}", "March 5", True),
+    ("date", T + "\\boxed{\\text{the 5th of March}}", "March 5", True),
+    ("date", T + "\\boxed{\\text{March 5th}}", "March 5", True),
+    ("date", T + "\\boxed{\\text{May 5}}", "March 5", False),
+    ("date", T + "\\boxed{\\text{Mar. 5}}", "March 5", True),
+    ("date", T + "\\boxed{\\text{5 Mar}}", "March 5", True),
+    ("date", T + "\\boxed{\\text{April 3}}", "\\text{3 April}", True),
+    ("date", T + "\\boxed{\\text{March 5, 2024}}", "\\text{5 March 2024}", True),
+    ("date", T + "\\boxed{\\text{March 5, 2023}}", "\\text{5 March 2024}", False),
+    ("date", T + "\\boxed{\\text{March 5}}", "\\text{5 March 2024}", False),
+    ("date", T + "\\boxed{\\text{March 5, 2024}}", "\\text{March 5}", True),
+    ("date", T + "\\boxed{\\text{Sept. 12}}", "\\text{September 12}", True),
+    ("date", T + "\\boxed{\\text{12 September}}", "\\text{September 21}", False),
+    ("date", T + "\\boxed{\\text{Wed}}", "\\text{Wednesday}", True),
+    ("date", T + "\\boxed{\\text{Thurs.}}", "\\text{Thursday}", True),
+    ("date", T + "\\boxed{\\text{Tuesday}}", "\\text{Thursday}", False),
+    ("date", T + "\\boxed{\\text{Mars}}", "\\text{March}", False),
+    ("date", T + "\\boxed{5}", "\\text{March 5}", False),
+    ("date", T + "\\boxed{\\text{March}}", "\\text{March 5}", False),
+]
+
+# a decimal comma where nothing else can be read: after digits grouped in threes by dots, spaces
+# or apostrophes (the whole answer), and LaTeX's '{,}' before other than three digits
+CASES += [
+    ("locale", T + "\\boxed{1\\,234{,}5}", "1234.5", True),
+    ("locale", T + "\\boxed{1 234,5}", "1234.5", True),
+    ("locale", T + "\\boxed{1.234,5}", "1234.5", True),
+    ("locale", T + "\\boxed{1.234.567,89}", "1234567.89", True),
+    ("locale", T + "\\boxed{1'234,50}", "1234.5", True),
+    ("locale", T + "\\boxed{3{,}14}", "3.14", True),
+    ("locale", T + "\\boxed{3{,}14}", "314", False),
+    ("locale", T + "\\boxed{0{,}5}", "\\frac12", True),
+    ("locale", T + "\\boxed{1{,}000}", "1000", True),
+    ("locale", T + "\\boxed{1{,}000}", "1", False),
+    ("locale", T + "\\boxed{1.234,5}", "1.2345", False),
+    ("locale", T + "\\boxed{1.234,5}", "1234", False),
+    ("locale", T + "\\boxed{(1.234,5)}", "(1.234, 5)", True),
+    ("locale", T + "\\boxed{(1.234,5)}", "1234.5", False),
+    ("locale", T + "\\boxed{12,5}", "12.5", False),
+    ("locale", T + "\\boxed{1000,99}", "1000.99", False),
+    ("locale", T + "\\boxed{1 234,5 \\text{ km}}", "1234.5 \\text{ km}", True),
+    ("locale", T + "La respuesta es $1.234,5$.", "1234.5", True),
+    ("locale", T + "\\boxed{1.23,4}", "123.4", False),
+]
+
+# the repetend in other spellings: a combining overline or macron on its digits ('0.3̅'), dots
+# over its first and last digit ('0.\\dot{1}4\\dot{2}' = 0.142142...), a mark without braces
+# on one digit
+CASES += [
+    ("rep", T + "\\boxed{0.3̅}", "\\frac13", True),
+    ("rep", T + "\\boxed{0.3̄}", "\\frac13", True),
+    ("rep", T + "\\boxed{0.1̅6̅}", "\\frac{16}{99}", True),
+    ("rep", T + "\\boxed{0.16̅}", "\\frac16", True),
+    ("rep", T + "\\boxed{0.16̅}", "\\frac{16}{99}", False),
+    ("rep", T + "\\boxed{0.3̅}", "0.3", False),
+    ("rep", T + "\\boxed{0.\\dot{1}\\dot{2}}", "\\frac{4}{33}", True),
+    ("rep", T + "\\boxed{0.\\dot{1}4\\dot{2}}", "\\frac{142}{999}", True),
+    ("rep", T + "\\boxed{0.\\dot{1}4\\dot{2}}", "\\frac{1}{9}", False),
+    ("rep", T + "\\boxed{0.\\dot{1}\\dot{2}}", "\\frac{1}{9}", False),
+    ("rep", T + "\\boxed{0.5\\dot{3}}", "\\frac{8}{15}", True),
+    ("rep", T + "\\boxed{0.\\dot 6}", "\\frac23", True),
+    ("rep", T + "\\boxed{0.1\\bar66}", "\\frac16", False),
+    ("rep", T + "\\boxed{0.1\\bar6}", "\\frac16", True),
+]
+
+# a word of certainty between 'is' and the value asserts it ('The answer is definitely 12.' was
+# rejected); a qualifier or a 'not' after it still makes no value
+CASES += [
+    ("anchor", T + "The answer is definitely 12.", "12", True),
+    ("anchor", T + "The answer is surely 12.", "12", True),
+    ("anchor", T + "The answer is certainly $12$.", "12", True),
+    ("anchor", T + "The answer is obviously 12 apples.", "12", True),
+    ("anchor", T + "The answer is undoubtedly 12.", "12", True),
+    ("anchor", T + "The answer is definitely 12.", "13", False),
+    ("anchor", T + "The answer is definitely not 12.", "12", False),
+    ("anchor", T + "The answer is certainly about 12.", "12", False),
+    ("anchor", T + "The answer is surely at least 12.", "12", False),
+    ("anchor", T + "The number of ways is definitely 12.", "12", True),
+    ("anchor", T + "The number of ways is certainly more than 12.", "12", False),
+    ("anchor", T + "The answer is actually 12.", "12", True),
+]
+
+# 'Result:' opening a line is an anchor ('Result: 5' was no answer); not in running text. Two
+# 'Answer:' lines with different values compete, as two 'Final Answer:' lines do
+# ('Answer: 5\\nAnswer: 6' was accepted for 6); 'Result:' lines, which also label steps, do not
+CASES += [
+    ("anchor", T + "Result: 5", "5", True),
+    ("anchor", T + "Result: 5", "6", False),
+    ("anchor", T + "**Result:** 5", "5", True),
+    ("anchor", T + "**Result**: $5$", "5", True),
+    ("anchor", T + "- Result: 5", "5", True),
+    ("anchor", T + "The result: 5", "5", True),
+    ("anchor", T + "We add them.\nResult: 5", "5", True),
+    ("anchor", T + "Result: 5\n\nWait, I made an error.\nResult: 6", "6", True),
+    ("anchor", T + "Result: 5 or 6", "5", False),
+    ("anchor", T + "Result: about 5", "5", False),
+    ("anchor", T + "Adding gives the result: 5", "5", False),
+    ("anchor", T + "The intermediate result: 5, and we go on.", "5", False),
+    ("anchor", T + "Result: 5\n\n\\boxed{6}", "6", True),
+    ("anchor", T + "\\boxed{6}\n\nResult: 5", "6", False),
+    ("anchor", T + "Step 1. Result: 5\nStep 2.\nResult: 12\n\n\\boxed{12}", "12", True),
+    ("anchor", T + "Answer: 5\nAnswer: 6", "6", False),
+    ("anchor", T + "Answer: 5\nAnswer: 6", "5", False),
+    ("anchor", T + "**Answer:** 5\n\n\\boxed{6}", "6", False),
+    ("anchor", T + "Answer: 5\n\nAnswer: $5$", "5", True),
+    ("anchor", T + "Answer: 5\n\nOops, I made an error.\nAnswer: 6", "6", True),
+]
+
+# a gold of four digits or more opening with a zero is a code: its digits are the answer ('2139'
+# was accepted for 02139); three or fewer may be a contest's zero padding ('33' for 033)
+CASES += [
+    ("code", T + "\\boxed{2139}", "02139", False),
+    ("code", T + "\\boxed{02139}", "02139", True),
+    ("code", T + "The ZIP code is 02139.\n\nAnswer: 02139", "02139", True),
+    ("code", T + "\\boxed{42}", "0042", False),
+    ("code", T + "\\boxed{0042}", "0042", True),
+    ("code", T + "\\boxed{042}", "0042", False),
+    ("code", T + "\\boxed{33}", "033", True),
+    ("code", T + "\\boxed{033}", "33", True),
+    ("code", T + "\\boxed{7}", "07", True),
+    ("code", T + "\\boxed{0.5}", "0.50", True),
+    ("code", T + "\\boxed{1000}", "1000", True),
+    ("code", T + "\\boxed{\\text{02139}}", "02139", True),
+]
+
+# a period after an abbreviation ends no sentence ('The answer is Rs. 300000.' was read as
+# 'Rs', 'Mar. 5' as 'Mar', 'B, i.e. 12' as 'B, i.e'); 'No. 5' is 5; the Indian scale words and
+# financial abbreviations multiply (5 lakh, 2 crore, 3 bn, 4 mn)
+CASES += [
+    ("abbr", T + "The answer is Rs. 300000.", "300000", True),
+    ("abbr", T + "The answer is Rs. 3 lakh.", "300000", True),
+    ("abbr", T + "Answer: Rs. 500", "500", True),
+    ("abbr", T + "Answer: Rs. 500", "50", False),
+    ("abbr", T + "The answer is Mar. 5.", "March 5", True),
+    ("abbr", T + "The answer is Sept. 12.", "12 September", True),
+    ("abbr", T + "The answer is approx. 5.", "5", False),
+    ("abbr", T + "The answer is ca. 5.", "5", False),
+    ("abbr", T + "The answer is No. 5.", "5", True),
+    ("abbr", T + "The answer is B, i.e. 12.", "B", True),
+    ("abbr", T + "The answer is B, i.e. 12.", "12", True),
+    ("abbr", T + "The answer is B, i.e. 13.", "12", False),
+    ("abbr", T + "The answer is 5. No. 6 is wrong.", "5", True),
+    ("abbr", T + "The answer is 12 cm. St. Louis is far.", "12", True),
+    ("abbr", T + "The answer is 3 p.m.", "15:00", True),
+    ("scale", T + "\\boxed{5 \\text{ lakh}}", "500000", True),
+    ("scale", T + "\\boxed{5 \\text{ lakhs}}", "500000", True),
+    ("scale", T + "\\boxed{5 \\text{ lakh}}", "5000000", False),
+    ("scale", T + "\\boxed{2.5 \\text{ crore}}", "25000000", True),
+    ("scale", T + "\\boxed{2 \\text{ crores}}", "2 \\times 10^7", True),
+    ("scale", T + "\\boxed{2 \\text{ crore}}", "2000000", False),
+    ("scale", T + "\\boxed{5\\text{ bn}}", "5000000000", True),
+    ("scale", T + "\\boxed{5\\text{ bn}}", "5000000", False),
+    ("scale", T + "\\boxed{\\$4 \\text{ mn}}", "4000000", True),
+    ("scale", T + "\\boxed{1 \\text{ quadrillion}}", "10^{15}", True),
+    ("scale", T + "\\boxed{5K}", "5000", False),
+]
+
+# two values offered in the final answer's own sentence before it compete ('Both 5 and 6 work, so
+# \\boxed{5}.' was accepted); one value in two spellings, or both in the box, does not
+CASES += [
+    ("hedge", T + "Both 5 and 6 work, so \\boxed{5}.", "5", False),
+    ("hedge", T + "Both $x=5$ and $x=6$ are solutions, hence \\boxed{6}.", "6", False),
+    ("hedge", T + "Both 5 and 5.0 work, so \\boxed{5}.", "5", True),
+    ("hedge", T + "Both 5 and 6 work.\n\nBut 6 is too big for the box, so \\boxed{5}.", "5", True),
+    ("hedge", T + "Both roots 5 and 6 satisfy the equation, so \\boxed{5, 6}.", "5, 6", True),
+    ("hedge", T + "Both 5 and 6 work, so \\boxed{5, 6}.", "5, 6", True),
+]
+
+# more unicode and LaTeX spellings: the fourth root ∜, a fraction of superscript and subscript
+# digits ('⁵⁄₂'), Roman numerals in one sign (Ⅻ), circled letters (Ⓑ), floor and ceiling
+# brackets, \\textdegree
+CASES += [
+    ("uni", T + "\\boxed{∜16}", "2", True),
+    ("uni", T + "\\boxed{∜16}", "4", False),
+    ("uni", T + "\\boxed{⁵⁄₂}", "2.5", True),
+    ("uni", T + "\\boxed{⁵⁄₂}", "5", False),
+    ("uni", T + "\\boxed{³⁄₄}", "0.75", True),
+    ("uni", T + "\\boxed{Ⅻ}", "XII", True),
+    ("uni", T + "\\boxed{ⅻ}", "XII", True),
+    ("uni", T + "\\boxed{Ⅺ}", "XII", False),
+    ("uni", T + "\\boxed{Ⓑ}", "B", True),
+    ("uni", T + "\\boxed{ⓑ}", "B", True),
+    ("uni", T + "\\boxed{Ⓒ}", "B", False),
+    ("uni", T + "\\boxed{⌊3.7⌋}", "3", True),
+    ("uni", T + "\\boxed{⌈3.2⌉}", "4", True),
+    ("uni", T + "\\boxed{⌈3.2⌉}", "3", False),
+    ("uni", T + "\\boxed{⌊x⌋}", "\\lfloor x \\rfloor", True),
+    ("uni", T + "\\boxed{30\\textdegree}", "30", True),
+    ("uni", T + "\\boxed{30\\textdegree}", "30^\\circ", True),
+    ("uni", T + "\\boxed{31\\textdegree}", "30", False),
+]
+
+# yes and no in the languages whose answer statements are read ('\\boxed{\\text{oui}}' was rejected
+# for Yes; 'nein', '否', 'Нет' are no)
+CASES += [
+    ("yesno", T + "\\boxed{\\text{oui}}", "\\text{yes}", True),
+    ("yesno", T + "\\boxed{\\text{Ja}}", "\\text{Yes}", True),
+    ("yesno", T + "\\boxed{\\text{sí}}", "\\text{yes}", True),
+    ("yesno", T + "\\boxed{\\text{是}}", "\\text{yes}", True),
+    ("yesno", T + "\\boxed{\\text{Да}}", "\\text{yes}", True),
+    ("yesno", T + "\\boxed{\\text{nein}}", "\\text{yes}", False),
+    ("yesno", T + "\\boxed{\\text{nein}}", "\\text{no}", True),
+    ("yesno", T + "\\boxed{\\text{non}}", "\\text{yes}", False),
+    ("yesno", T + "\\boxed{\\text{否}}", "\\text{yes}", False),
+    ("yesno", T + "\\boxed{\\text{否}}", "\\text{No}", True),
+    ("yesno", T + "\\boxed{\\text{Нет}}", "\\text{no}", True),
+    ("yesno", T + "La respuesta es: sí.", "Yes", True),
+    ("yesno", T + "Antwort: Nein", "No", True),
+    ("yesno", T + "Antwort: Nein", "Yes", False),
+    ("yesno", T + "\\boxed{\\text{oui}}", "\\text{True}", True),
+]
+
+# doubt, estimates and admissions of error in the languages whose answer statements are read
+# ('\\boxed{5} No estoy seguro.', 'Vielleicht 6.', '(ungefähr)', '我不确定。' were accepted);
+# a statement of certainty stays accepted
+CASES += [
+    ("foreign", T + "La respuesta es 5.", "5", True),
+    ("foreign", T + "Die Antwort ist ungefähr 5.", "5", False),
+    ("foreign", T + "La réponse est environ 5.", "5", False),
+    ("foreign", T + "La respuesta es aproximadamente 5.", "5", False),
+    ("foreign", T + "La risposta è circa 5.", "5", False),
+    ("foreign", T + "Ответ: примерно 5.", "5", False),
+    ("foreign", T + "答案大约是 5。", "5", False),
+    ("foreign", T + "\\boxed{5}\n\nNo estoy seguro.", "5", False),
+    ("foreign", T + "\\boxed{5}\n\nIch bin mir nicht sicher.", "5", False),
+    ("foreign", T + "\\boxed{5}\n\nJe ne suis pas sûr.", "5", False),
+    ("foreign", T + "\\boxed{5}\n\n我不确定。", "5", False),
+    ("foreign", T + "\\boxed{5}\n\nVielleicht 6.", "5", False),
+    ("foreign", T + "\\boxed{5}\n\nPeut-être 6.", "5", False),
+    ("foreign", T + "\\boxed{5}\n\nQuizás 6.", "5", False),
+    ("foreign", T + "\\boxed{5} (ungefähr)", "5", False),
+    ("foreign", T + "\\boxed{5} (environ)", "5", False),
+    ("foreign", T + "\\boxed{5}\n\nWait, ich habe einen Fehler gemacht.", "5", False),
+    ("foreign", T + "\\boxed{5}. Perhaps 6.", "5", False),
+    ("foreign", T + "\\boxed{\\text{etwa } 5}", "5", False),
+    ("foreign", T + "\\boxed{\\text{ca. } 5}", "5", False),
+    ("foreign", T + "\\boxed{\\text{mindestens } 5}", "5", False),
+    ("foreign", T + "\\boxed{\\text{au moins } 5}", "5", False),
+    ("foreign", T + "\\boxed{\\text{al menos } 5}", "5", False),
+    ("foreign", T + "\\boxed{\\text{не менее } 5}", "5", False),
+    ("foreign", T + "\\boxed{\\text{至少 } 5}", "5", False),
+    ("foreign", T + "\\boxed{5 \\text{ Äpfel}}", "5", True),
+    ("foreign", T + "\\boxed{5 \\text{ pommes}}", "5", True),
+    ("foreign", T + "Die Antwort ist vielleicht \\boxed{5}.", "5", False),
+    ("foreign", T + "La respuesta es quizás \\boxed{5}.", "5", False),
+    ("foreign", T + "\\boxed{5}\n\nIch bin mir sicher.", "5", True),
+    ("foreign", T + "\\boxed{5}\n\nJe suis sûr.", "5", True),
+    ("foreign", T + "\\boxed{5}\n\n我确定。", "5", True),
+    ("foreign", T + "\\boxed{4}\n\nIch habe einen Fehler gemacht. Die Antwort ist \\boxed{5}.", "5",
+     True),
+    ("foreign", T + "\\boxed{4}\n\nMe equivoqué. La respuesta es \\boxed{5}.", "5", True),
+    ("foreign", T + "\\boxed{4}\n\nJe me suis trompé.", "4", False),
+    ("foreign", T + "\\boxed{4}\n\n我算错了。", "4", False),
+]
+
+# another value after the final answer in more shapes: an equals sign or arrow carrying the box
+# on ('\\boxed{5} = 6'), a restatement after 'In conclusion' / 'Equivalently' / 'In other words' /
+# 'I.e.', another value called the correct one ('6 is the right answer', 'It should be 6'), an
+# amending word ('Actually 6.', 'I meant 6', 'Typo: 6'), a cross mark; anchors get the restatement
+# check too ('The answer is 5.\\n\\nTherefore, the total is 6.')
+CASES += [
+    ("contra", T + "The answer is 5.\n\nTherefore, the total is 6.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nIn conclusion, 6 apples.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nSo Tom has 6 apples.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nThus, she needs 6 more.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nThe final result is 6.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nHence, $x=5$.", "5", True),
+    ("contra", T + "\\boxed{5}\n\nThat gives 5 apples in total.", "5", True),
+    ("contra", T + "\\boxed{x=5}\n\n(so $y = 6$)", "x=5", True),
+    ("contra", T + "\\boxed{5}\n\nEquivalently, 6.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nIn other words, 6.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nIn other words, five.", "5", True),
+    ("contra", T + "\\boxed{5}\n\nI.e., 6.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nCorrect answer: 6", "5", False),
+    ("contra", T + "\\boxed{5}\n\nMy answer: 6", "5", False),
+    ("contra", T + "\\boxed{5}\n\nResult: 6", "5", False),
+    ("contra", T + "\\boxed{5}\n\nAns: 6", "5", False),
+    ("contra", T + "\\boxed{5}\n\n= 6", "5", False),
+    ("contra", T + "\\boxed{5}\n\n→ 6", "5", False),
+    ("contra", T + "\\boxed{5} \\rightarrow 6", "5", False),
+    ("contra", T + "\\boxed{5} = 6", "5", False),
+    ("contra", T + "\\boxed{5} \\neq 6", "5", True),
+    ("contra", T + "\\boxed{5}\n\n(Answer: 6)", "5", False),
+    ("contra", T + "\\boxed{5 = 6}", "5", False),
+    ("contra", T + "\\boxed{5}\n\nActually 6.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nOr rather, 6.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nOr rather, 6.", "6", False),
+    ("contra", T + "\\boxed{5}\n\nCorrection: 6.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nUpdate: the answer is 6.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nEdit: it's 6.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nP.S. it's actually 6.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nNote: 6 is the correct answer.", "5", False),
+    ("contra", T + "\\boxed{5}\n\n6 is the right answer.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nThe correct value is 6.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nThe answer should be 6.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nIt should be 6.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nIt must be 6 though.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nI meant 6.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nSorry, 6.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nTypo: 6.", "5", False),
+    ("contra", T + "\\boxed{5}\n\nCheck: 2+3=5 ✓", "5", True),
+    ("contra", T + "\\boxed{5}\n\n✓", "5", True),
+    ("contra", T + "\\boxed{5}\n\n✗", "5", False),
+    ("contra", T + "\\boxed{5} ❌", "5", False),
+    ("contra", T + "\\boxed{5} ✅", "5", True),
+    ("contra", T + "\\boxed{\\frac{10}{2}} = 5", "5", True),
+    ("contra", T + "\\boxed{5} = 5 apples", "5", True),
+    ("contra", T + "$\\boxed{5} \\Rightarrow$ done.", "5", True),
+    ("contra", T + "\\boxed{5}\n\nThe correct answer is 5.", "5", True),
+    ("contra", T + "\\boxed{5}\n\nIt should be 5, as checked.", "5", True),
+    ("contra", T + "\\boxed{5}\n\nIf the price were 3, it should be 6.", "5", True),
+    ("contra", T + "\\boxed{5}\n\nIn conclusion, 5 apples.", "5", True),
+    ("contra", T + "The answer is 5.\n\nTherefore, the total is 5.", "5", True),
+]
+
+# per mille and per ten thousand are a tenth and a hundredth of a percent ('\\boxed{25‰}' was
+# rejected for 2.5%)
+CASES += [
+    ("pct", T + "\\boxed{25‰}", "2.5\\%", True),
+    ("pct", T + "\\boxed{25 ‰}", "0.025", True),
+    ("pct", T + "\\boxed{25‰}", "25\\%", False),
+    ("pct", T + "\\boxed{25‰}", "0.25", False),
+    ("pct", T + "\\boxed{25 \\permil}", "\\frac{1}{40}", True),
+    ("pct", T + "\\boxed{25 \\text{ per mille}}", "2.5\\%", True),
+    ("pct", T + "\\boxed{25 \\text{ per mil}}", "2.5\\%", True),
+    ("pct", T + "\\boxed{5‱}", "0.05\\%", True),
+    ("pct", T + "\\boxed{5‱}", "5\\%", False),
+    ("pct", T + "\\boxed{2.5\\%}", "25‰", True),
+]
+
+# 'or' with a word that says one value twice ('5, or equivalently \\frac{10}{2}', 'or in other
+# words', 'or simply') is no hedge; with another value it still is
+CASES += [
+    ("hedge", T + "The answer is 5, or equivalently \\frac{10}{2}.", "5", True),
+    ("hedge", T + "The answer is 5, or in other words 5.", "5", True),
+    ("hedge", T + "\\boxed{5 \\text{ or equivalently } \\frac{10}{2}}", "5", True),
+    ("hedge", T + "\\boxed{\\frac12, \\text{ or simply } 0.5}", "0.5", True),
+    ("hedge", T + "The answer is 5, or equivalently 6.", "5", False),
+    ("hedge", T + "\\boxed{5 \\text{ or equivalently } 6}", "6", False),
+    ("hedge", T + "The answer is 5, or maybe 5.0.", "5", False),
+    ("hedge", T + "\\boxed{2 \\text{ or } 3}", "2, 3", True),
+]
+
+# a sentence in the box that states one number is that number with its words ('\\text{There are
+# 120 ways}' was rejected for 120); one that bounds, negates, hedges or holds two numbers is not
+CASES += [
+    ("words", T + "\\boxed{\\text{There are 120 ways}}", "120", True),
+    ("words", T + "\\boxed{\\text{There are 121 ways}}", "120", False),
+    ("words", T + "\\boxed{\\text{It takes 3 hours}}", "3", True),
+    ("words", T + "\\boxed{\\text{It takes 3 hours}}", "180 \\text{ minutes}", True),
+    ("words", T + "\\boxed{\\text{It takes 3 hours}}", "3 \\text{ minutes}", False),
+    ("words", T + "\\boxed{\\text{She has 12 left}}", "12", True),
+    ("words", T + "\\boxed{\\text{The total is 45 dollars.}}", "45", True),
+    ("words", T + "\\boxed{\\text{There are not 120 ways}}", "120", False),
+    ("words", T + "\\boxed{\\text{There are about 120 ways}}", "120", False),
+    ("words", T + "\\boxed{\\text{There are at least 120 ways}}", "120", False),
+    ("words", T + "\\boxed{\\text{There are 120 or 121 ways}}", "120", False),
+    ("words", T + "\\boxed{\\text{She has 12 apples and 3 pears}}", "12", False),
+    ("words", T + "\\boxed{\\text{He runs 5 miles per day}}", "5", False),
+    ("words", T + "\\boxed{\\text{She has 12 more than Tom}}", "12", False),
+    ("words", T + "\\boxed{\\text{Tom has 3 and Ann has 4}}", "3", False),
+]
+
+# a chance or a share in words is its fraction ('\\boxed{1 \\text{ in } 4}' and '25 out of 100'
+# were rejected for 1/4); '3 in' stays inches
+CASES += [
+    ("pct", T + "\\boxed{25 \\text{ out of } 100}", "\\frac14", True),
+    ("pct", T + "\\boxed{1 \\text{ in } 4}", "\\frac14", True),
+    ("pct", T + "\\boxed{1 \\text{ in } 4}", "0.25", True),
+    ("pct", T + "\\boxed{1 \\text{ in } 4}", "\\frac13", False),
+    ("pct", T + "\\boxed{3 \\text{ out of } 10}", "30\\%", True),
+    ("pct", T + "The probability is 1 in 6.\n\nAnswer: 1 in 6", "\\frac16", True),
+    ("pct", T + "\\boxed{1 \\text{ chance in } 6}", "\\frac16", True),
+    ("pct", T + "\\boxed{3 \\text{ in}}", "3 \\text{ inches}", True),
+    ("pct", T + "\\boxed{1 \\text{ in } 4}", "4", False),
+]
+
+# a line after the final box that is only a bold value, or 'Final: 6', states another value
+# ('\\boxed{5}\\n\\n**6**' was accepted for 5)
+CASES += [
+    ("contra", T + "\\boxed{5}\n\n**6**", "5", False),
+    ("contra", T + "\\boxed{5}\n\n**6**", "6", False),
+    ("contra", T + "\\boxed{5}\n\nFinal: 6", "5", False),
+    ("contra", T + "\\boxed{5}\n\n**Final:** 6", "5", False),
+    ("contra", T + "\\boxed{5}\n\n**5**", "5", True),
+    ("contra", T + "\\boxed{5}\n\nFinal: 5", "5", True),
+    ("contra", T + "\\boxed{5}\n\n**Step 6**", "5", True),
+    ("contra", T + "\\boxed{5}\n\n**6 apples were eaten, 5 remain.**", "5", True),
+]
+
+# another value called the answer after it, without 'correct' ('6 is the answer.' after
+# 'Result: 5' or \\boxed{5} was accepted for 5)
+CASES += [
+    ("contra", T + "Result: 5, so not yet final. Continue: 6 is the answer.", "5", False),
+    ("contra", T + "\\boxed{5}\n\n6 is the answer.", "5", False),
+    ("contra", T + "\\boxed{5}\n\n5 is the answer.", "5", True),
+    ("contra", T + "\\boxed{5}\n\nIf the price were 3, 6 would be the answer; it is 5 here.", "5",
+     True),
+    ("contra", T + "\\boxed{5}\n\nSo 5 is my final answer.", "5", True),
+]

@@ -1207,7 +1207,8 @@ def test_thousands_separators_of_other_locales():
         ("\\boxed{1'000.5}", "1000.5", True),
         ("\\boxed{1.234}", "1234", False),                  # one dot: a decimal point
         ("\\boxed{1.234.567}", "1.234567", False),
-        ("\\boxed{1.234,5}", "1234.5", False),              # "," is never a decimal point
+        ("\\boxed{1.234,5}", "1234.5", True),               # after dot groups: a decimal comma
+        ("\\boxed{(1.234,5)}", "1234.5", False),            # a point, not one number
         ("\\boxed{12,5}", "12.5", False),
         ("\\boxed{1'2}", "12", False),
         ("\\boxed{2'}", "2", False),                        # minutes of arc or feet
