@@ -114,6 +114,8 @@ def did_you_mean(flag: str, known: list[str]) -> str:
     ours = [o for o in TRL_NAMES.get(key, ()) if o.split()[0] in known]
     if ours and key not in known:
         return f"here it is {ours[0]}"
+    if key in known:        # another case or dash spelling: '--MAX_STEPS', '--Max-Steps'
+        return f"did you mean {key}?"
     if key not in known and (owners := other_script(key)):
         return f"a flag of {owners}, which this script does not take (see --help for its flags)"
     score = lambda k: difflib.SequenceMatcher(None, name, k).ratio()
@@ -159,7 +161,7 @@ def parse(config_class, argv: list[str] | None = None):
         raise UsageError(f"{message} (--help lists the flags)")
 
     parser.error = error
-    if len(argv) == 1 and argv[0].endswith((".json", ".yaml", ".yml")):
+    if len(argv) == 1 and argv[0].lower().endswith(CONFIG_FILES):    # run.yaml, RUN.JSON
         argv = file_argv(argv[0], config_class)
     argv = _join_negative_values(argv)
     refuse_repeats(parser, argv)
@@ -167,9 +169,25 @@ def parse(config_class, argv: list[str] | None = None):
     if rest:
         known = _flags(parser)
         lines = [f"  {a}: {did_you_mean(a, known)}" for a in rest if a.startswith("-")]
-        lines = lines or [f"  {a}: a value without a flag" for a in rest]
+        lines = lines or [f"  {a}: {_stray_value(a)}" for a in rest]
         raise UsageError("unknown flag(s):\n" + "\n".join(lines))
     return check_numbers(expand_home(cfg))
+
+
+# A config file's endings, in any case (`python grpo.py run.yaml`)
+CONFIG_FILES = (".json", ".yaml", ".yml")
+
+
+def _stray_value(arg: str) -> str:
+    """What a value without a flag is, where it is a config file given otherwise than alone (a
+    config file beside flags, or of another format, was 'a value without a flag')."""
+    if arg.lower().endswith(CONFIG_FILES):
+        return ("a config file, which is read only when it is the whole command line (python "
+                "SCRIPT.py run.yaml): put the other flags in it, or give every setting as a flag")
+    if os.path.isfile(arg):
+        return ("a file, but config files are .json, .yaml or .yml ({flag: value} pairs): "
+                "write it as one of those, or give the settings as flags")
+    return "a value without a flag"
 
 
 def refuse_repeats(parser, argv: list[str]):
@@ -212,9 +230,29 @@ def file_argv(path: str, config_class) -> list[str]:
     >>> os.unlink(f.name)
     """
     import yaml
+
+    # a key written twice: both parsers keep the later value without a word, where the command
+    # line refuses a flag given twice (`refuse_repeats`); so in every mapping of either format
+    def once(pairs):
+        keys = [k for k, _ in pairs]
+        twice = [f"{k} is given {keys.count(k)} times "
+                 f"({', '.join(json.dumps(v, default=str) for n, v in pairs if n == k)})"
+                 for i, k in enumerate(keys) if k in keys[:i] and k not in keys[i + 1:]]
+        if twice:
+            raise UsageError(f"{path}: {'; '.join(twice)}; give each setting once (the file's "
+                             "later value replaced the earlier without a word)")
+        return dict(pairs)
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            once([(self.construct_object(k, deep=True), self.construct_object(v, deep=True))
+                  for k, v in node.value])
+            return super().construct_mapping(node, deep)
+
     try:
         text = open(path).read()
-        values = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+        values = (json.loads(text, object_pairs_hook=once) if path.lower().endswith(".json")
+                  else yaml.load(text, Loader=Loader))
     except (OSError, ValueError, yaml.YAMLError) as e:
         raise UsageError(f"{path} cannot be read: {str(e).splitlines()[0]}") from None
     if not isinstance(values, dict):

@@ -1902,3 +1902,32 @@ def test_a_config_files_whole_number_written_as_a_float_is_that_number(tmp_path,
     (tmp_path / "bad.json").write_text('{"max_steps": 40.5}')
     assert cli.main(grpo.train, grpo.parse, [str(tmp_path / "bad.json")]) == 2
     assert "--max_steps/--max-steps: invalid int value: '40.5'" in capsys.readouterr().err
+
+
+def test_a_config_file_names_a_setting_given_twice_and_is_read_in_any_case(tmp_path):
+    """A key written twice in a JSON or YAML config file kept its later value without a word
+    (the command line refuses a flag given twice); 'RUN.YAML' was 'a value without a flag', and
+    so was a config file beside flags or one in another format (.toml)."""
+    import grpo
+
+    files = {"dup.json": '{"max_steps": 3, "seed": 1, "max_steps": 50}',
+             "dup.yaml": "max_steps: 3\nseed: 1\nmax_steps: 50\nmax_steps: 7\n",
+             "RUN.YAML": "max_steps: 3\n", "run.Json": '{"seed": 4}', "run.toml": "seed = 4\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    for name, given in (("dup.json", "max_steps is given 2 times (3, 50)"),
+                        ("dup.yaml", "max_steps is given 3 times (3, 50, 7)")):
+        with pytest.raises(cli.UsageError) as e:
+            grpo.parse([str(tmp_path / name)])
+        assert str(e.value) == (f"{tmp_path / name}: {given}; give each setting once (the "
+                                "file's later value replaced the earlier without a word)")
+    assert grpo.parse([str(tmp_path / "RUN.YAML")]).max_steps == 3
+    assert grpo.parse([str(tmp_path / "run.Json")]).seed == 4
+    for args, needle in (([str(tmp_path / "RUN.YAML"), "--seed", "2"], "a config file, which is "
+                          "read only when it is the whole command line"),
+                         ([str(tmp_path / "run.toml")], "a file, but config files are .json, "
+                          ".yaml or .yml"),
+                         (["--MAX_STEPS", "3"], "--MAX_STEPS: did you mean --max_steps?"),
+                         (["--Max-Steps", "3"], "--Max-Steps: did you mean --max_steps?")):
+        with pytest.raises(cli.UsageError, match=re.escape(needle)):
+            grpo.parse(args)
