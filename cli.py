@@ -506,6 +506,38 @@ def tcmalloc_env(argv: list[str], env: dict) -> dict | None:
     return None if lib is None else {**env, "LD_PRELOAD": f"{lib} {preloaded}".strip()}
 
 
+# The environment's thread counts: libgomp printed a bare 'Invalid value for environment variable
+# OMP_NUM_THREADS' and went on with its default, MKL_NUM_THREADS=abc ran on one thread, without
+# a word. Each is a whole number > 0, or a comma-separated list of them (OpenMP's nested levels).
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def check_environment(env=os.environ):
+    """The variables that set threads and devices, refused as a UsageError where they hold what
+    their reader skips or misreads. CUDA_VISIBLE_DEVICES: device numbers or GPU-/MIG- UUIDs,
+    comma-separated ('' or -1: none); CUDA stops at the first other item, so 'abc' or '0,,1'
+    hid the GPUs from there on and the run trained on the CPU without a word."""
+    for name in THREAD_VARIABLES:
+        value = env.get(name)
+        if value is not None and not all(v.strip().isdigit() and int(v) > 0
+                                         for v in value.split(",")):
+            raise UsageError(f"{name}={value!r} (the environment) is not a whole number of "
+                             f"threads > 0; unset it, or set {name}={_cores()} (the cores this "
+                             "process may use; --threads N sets torch's alone)")
+    devices = env.get("CUDA_VISIBLE_DEVICES")
+    if devices and devices.strip() != "-1" and not all(
+            d.strip().lstrip("-").isdigit() or d.strip().upper().startswith(("GPU-", "MIG-"))
+            for d in devices.split(",")):
+        raise UsageError(f"CUDA_VISIBLE_DEVICES={devices!r} (the environment): CUDA reads device "
+                         "numbers (0,1) or GPU-/MIG- UUIDs and hides every GPU from the first "
+                         "other item on, so the run would go to the CPU; set it to e.g. 0 or "
+                         "0,1, or unset it (-1 or '' for no GPU)")
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
 def _terminated(signum, frame):
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
@@ -522,6 +554,8 @@ def main(run, parse_fn, argv: list[str] | None = None) -> int:
     default_term = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
     try:
         try:
+            if not {"-h", "--help"} & set(argv):
+                check_environment()
             run(parse_fn(argv))
         finally:        # a run refused at start leaves no empty folder behind
             if ACTIVE["run"] not in (None, earlier):

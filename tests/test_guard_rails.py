@@ -1931,3 +1931,28 @@ def test_a_config_file_names_a_setting_given_twice_and_is_read_in_any_case(tmp_p
                          (["--Max-Steps", "3"], "--Max-Steps: did you mean --max_steps?")):
         with pytest.raises(cli.UsageError, match=re.escape(needle)):
             grpo.parse(args)
+
+
+@pytest.mark.parametrize("name,value,good", [
+    ("OMP_NUM_THREADS", "abc", False), ("OMP_NUM_THREADS", "0", False),
+    ("OMP_NUM_THREADS", "-2", False), ("OMP_NUM_THREADS", "1.5", False),
+    ("OMP_NUM_THREADS", "", False), ("OMP_NUM_THREADS", "4,2", True),
+    ("OMP_NUM_THREADS", " 3", True), ("MKL_NUM_THREADS", "all", False),
+    ("OPENBLAS_NUM_THREADS", "2", True),
+    ("CUDA_VISIBLE_DEVICES", "abc", False), ("CUDA_VISIBLE_DEVICES", "0,,1", False),
+    ("CUDA_VISIBLE_DEVICES", "cuda:0", False), ("CUDA_VISIBLE_DEVICES", "0,1", True),
+    ("CUDA_VISIBLE_DEVICES", "", True), ("CUDA_VISIBLE_DEVICES", "-1", True),
+    ("CUDA_VISIBLE_DEVICES", "GPU-8a3c2f1e-0000,MIG-1f2e", True)])
+def test_thread_and_device_variables_that_their_readers_skip_are_refused(monkeypatch, capsys,
+                                                                        name, value, good):
+    """OMP_NUM_THREADS=abc got libgomp's bare 'Invalid value' and its default; MKL_NUM_THREADS=all
+    ran on one thread; CUDA_VISIBLE_DEVICES=abc hid every GPU and trained on the CPU; all without
+    a word from us."""
+    ran = []
+    monkeypatch.setenv(name, value)
+    assert cli.main(lambda cfg: ran.append(cfg), lambda argv: "cfg", []) == (0 if good else 2)
+    err = capsys.readouterr().err
+    assert ran == (["cfg"] if good else []), err
+    if not good:
+        assert err.startswith(f"error: {name}={value!r} (the environment)"), err
+        assert len(err.strip().splitlines()) == 1 and "unset it" in err, err
