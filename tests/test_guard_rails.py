@@ -1342,6 +1342,32 @@ def test_grpo_refuses_values_that_passed_its_checks(args, needle):
         grpo_setup.check_config(grpo.parse(args))
 
 
+@pytest.mark.parametrize("rewards,given,best", [
+    ("math", "5", "1"), ("math", "1", "1"), ("math,format:0.5", "1.5", "1.5"),
+    ("math_partial:2,repetition:0.5", "2", "2"), ("still3_outcome:-1", "2", "2"),
+    ("code,instruction", "3.5", "2"), ("math,judge", "2", "2")])
+def test_a_truncated_reward_paying_as_well_as_the_best_answer_is_refused(rewards, given, best):
+    """--truncated_reward 5 under --rewards math (a correct answer's 1) was accepted: a completion
+    cut off at the length limit earned more than any answer, and GRPO taught it to ramble."""
+    import grpo
+    import grpo_setup
+
+    args = ["--rewards", rewards, "--truncated_reward", given]
+    args += ["--judge_model", "tiny"] * ("judge" in rewards)
+    with pytest.raises(ValueError) as e:
+        grpo_setup.check_config(grpo.parse(args))
+    assert str(e.value).startswith(
+        f"--truncated_reward {float(given)} is not below the best reward a finished completion "
+        f"can get under --rewards {rewards!r} ({best}): running to the length limit"), e.value
+    # below the best, or under a reward model's unbounded score, it stands
+    grpo_setup.check_config(grpo.parse([*args[:3], str(float(best) - 0.5), *args[4:]]))
+    grpo_setup.check_config(grpo.parse(["--rewards", "math,reward_model", "--reward_model",
+                                        "tiny", "--truncated_reward", "5"]))
+    import rewards as rewards_module
+
+    assert set(grpo_setup.REWARD_RANGES) == set(rewards_module.REWARDS) | {"judge"}
+
+
 def test_grpo_accepts_each_truncation_setting_alone_and_a_clip_below_one():
     import grpo
     import grpo_setup
