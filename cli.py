@@ -438,6 +438,37 @@ PATH_ERRORS = {errno.ENAMETOOLONG: ("a name in it is longer than the file system
                            "check the disk (dmesg), or pass an --output_dir on another disk")}
 
 
+def check_links(path, flag: str):
+    """A path whose symbolic links lead nowhere, named as such with its flag: a link that points
+    round in a loop, or to nothing (its target gone, a mount not there), in the path or in a
+    folder above it. It was 'no such folder' (--model), 'the folder cannot be made (File
+    exists)' (--output_dir), or a HF dataset that could not be loaded (--task)."""
+    from pathlib import Path
+
+    path = Path(path)
+    try:
+        os.stat(path)
+        return
+    except OSError as e:
+        if e.errno not in (errno.ENOENT, errno.ELOOP):
+            return      # a name too long, no permission: named where the path is used
+    for part in reversed((path, *path.parents)):      # the outermost link that fails
+        if not part.is_symlink():
+            continue
+        try:
+            os.stat(part)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise ValueError(f"{flag} {path}: {part} is a symbolic link that points round "
+                                 f"in a loop (-> {os.readlink(part)}); fix the link, or pass "
+                                 "the real path") from None
+            if e.errno == errno.ENOENT:
+                target = os.path.join(part.parent, os.readlink(part))
+                raise FileNotFoundError(f"{flag} {path}: {part} is a symbolic link to {target}, "
+                                        "which does not exist; fix the link, or pass the real "
+                                        "path") from None
+
+
 def path_error(e: BaseException) -> bool:
     return isinstance(e, OSError) and e.errno in PATH_ERRORS
 

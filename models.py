@@ -128,6 +128,7 @@ def checked_path(name: str) -> str:
     if not str(name).strip():      # `--model $CKPT` with CKPT unset: was the default model
         raise FileNotFoundError(f"model {name!r}: an empty name (an unset shell variable?). {fix}")
     path = Path(name).expanduser()
+    cli.check_links(path, "--model")
     if path.is_file():
         what = (" (a GGUF file, llama.cpp's format: pass the transformers folder it was made "
                 "from)" if path.suffix.lower() == ".gguf" else "")

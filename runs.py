@@ -253,6 +253,7 @@ def check_folder_path(root: str | Path, flag: str = "--output_dir") -> Path:
     """`root` as a Path, refused when a file stands where it or a folder above it would go (a
     FileExistsError traceback, or a bare '[Errno 20] Not a directory')."""
     root = Path(root)
+    cli.check_links(root, flag)
     file = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
     if file is not None:
         raise NotADirectoryError(f"{flag} {root}: {file} is a file, not a folder; pass another "

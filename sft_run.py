@@ -39,6 +39,7 @@ def check_config(cfg):
     if not 0 <= cfg.multi_turn_ratio <= 1:
         raise ValueError(f"--multi_turn_ratio {cfg.multi_turn_ratio}: a fraction in [0, 1]")
     cli.check_positive(cfg, "rope_theta_factor")    # Phi-4: 2.0; inf gave NaN rotations
+    sft_data.check_source(cfg)
 
 
 def resume_run(run: runs.RunDir, optimizer, accumulation: int) -> int:

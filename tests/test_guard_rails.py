@@ -1790,7 +1790,7 @@ def test_a_path_the_system_cannot_look_up_is_named_with_the_fix(tmp_path, script
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
     p = run_script(script, *with_flags(*base, flag, str(tmp_path / "loop" / "x")))
     assert_clean_error(p, str(tmp_path / "loop"))
-    assert flag != "--output_dir" or "symbolic links" in p.stderr.lower(), p.stderr
+    assert flag != "--output_dir" or "symbolic link" in p.stderr.lower(), p.stderr
 
     assert os.listdir(tmp_path) == ["loop"]     # nothing was made
 
@@ -1982,3 +1982,40 @@ def test_thread_and_device_variables_that_their_readers_skip_are_refused(monkeyp
     if not good:
         assert err.startswith(f"error: {name}={value!r} (the environment)"), err
         assert len(err.strip().splitlines()) == 1 and "unset it" in err, err
+
+
+@pytest.mark.parametrize("script,flag", [
+    ("evaluate.py", "--model"), ("grpo.py", "--task"), ("sft.py", "--dataset"),
+    ("distill.py", "--teacher_cache"), ("grpo.py", "--output_dir"),
+    ("evaluate.py", "--output_dir")])
+@pytest.mark.parametrize("link,below", [("loop", ""), ("loop", "x.jsonl"), ("gone", ""),
+                                        ("gone", "x.jsonl"), ("gone.jsonl", "")])
+def test_a_symbolic_link_in_a_loop_or_to_nothing_is_named_as_such(tmp_path, monkeypatch, script,
+                                                                  flag, link, below):
+    """A link that loops or points to nothing, as the path or a folder above it, was 'no such
+    folder' (--model), 'the folder cannot be made (File exists)' (--output_dir), a HF dataset
+    that could not be loaded (--task), or named only after the model had loaded (--dataset)."""
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    target = "loop" if link == "loop" else "nothing-here"
+    (tmp_path / link).symlink_to(target)
+    path = tmp_path / link / below if below else tmp_path / link
+    base = {"distill.py": ["--teacher", "tiny", "--student_from_teacher"]}.get(
+        script, ["--model", "tiny"])
+    out = ["--output_dir", str(tmp_path / "out")] if flag != "--output_dir" else []
+    p = run_script(script, *with_flags(*base, *out, flag, str(path)))
+    what = ("is a symbolic link that points round in a loop (-> loop)" if link == "loop" else
+            f"is a symbolic link to {tmp_path / target}, which does not exist")
+    assert_clean_error(p, f"error: {flag} {path}: {tmp_path / link} {what}; fix the link, or "
+                       "pass the real path")
+    assert sorted(os.listdir(tmp_path)) == [link]      # nothing was made
+
+
+def test_sft_names_a_dataset_file_that_is_not_there_before_the_model_loads(tmp_path,
+                                                                           monkeypatch):
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    for given, needle in (("no/such/data.jsonl", "--dataset no/such/data.jsonl: no such file"),
+                          ("mathh", "--dataset 'mathh': use math, teacher, fusion, math_tools")):
+        p = run("sft.py", "--model", "tiny", "--dataset", given, "--output_dir",
+                str(tmp_path / "r"))
+        assert_clean_error(p, needle)
+    assert os.listdir(tmp_path) == []
