@@ -198,7 +198,10 @@ def check_config(cfg: Config):
     a KeyError)."""
     cli.check_positive(cfg, "k", "max_completion_length")
     cli.check_non_negative(cfg, "eval_problems", "threads", "max_tool_calls")
+    # --temperature and --top_p sample the k > 1 answers; k 1 is greedy (ran as if not given)
     cli.check_modes_on(cfg, [("--tools", lambda c: c.tools, ("max_tool_calls",)),
+                             ("--k K > 1 (one answer is greedy)", lambda c: c.k > 1,
+                              ("temperature", "top_p")),
                              *cli.task_modes()])
     cli.check_seed(cfg.seed)
     if cfg.k > 1:   # k identical greedy samples would make pass@k equal pass@1

@@ -2019,3 +2019,38 @@ def test_sft_names_a_dataset_file_that_is_not_there_before_the_model_loads(tmp_p
                 str(tmp_path / "r"))
         assert_clean_error(p, needle)
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("script,args,needle", [
+    ("sft.py", ["--dataset", "DATA", "--num_examples", "10"], "--num_examples 10 never applies "
+     "without --dataset math or teacher or fusion or math_tools (a file's rows are all read)"),
+    ("sft.py", ["--teacher", "tiny"], "--teacher 'tiny' never applies without --dataset teacher "
+     "or fusion;"),
+    ("sft.py", ["--dataset", "math_tools", "--teacher_samples", "8"],
+     "--teacher_samples 8 never applies without --dataset teacher or fusion;"),
+    ("sft.py", ["--max_steps", "5", "--num_train_epochs", "3"],
+     "--num_train_epochs 3.0 never applies without --max_steps -1 (train by epochs"),
+    ("evaluate.py", ["--temperature", "0.7"], "--temperature 0.7 never applies without --k K > 1"),
+    ("evaluate.py", ["--k", "1", "--top_p", "0.5"], "--top_p 0.5 never applies without --k K > 1")])
+def test_sft_and_evaluate_refuse_a_setting_their_mode_never_reads(tmp_path, monkeypatch, script,
+                                                                  args, needle):
+    """sft.py trained every row of a file under --num_examples 10, sampled no --teacher beside
+    --dataset math, ran --max_steps beside --num_train_epochs; evaluate.py answered greedily under
+    --temperature 0.7 with k 1: all without a word."""
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    data_file = tmp_path / "d.jsonl"
+    data_file.write_text('{"prompt": "1+1?", "completion": "2"}\n')
+    args = [str(data_file) if a == "DATA" else a for a in args]
+    p = run(script, "--model", "tiny", "--output_dir", str(tmp_path / "r"), *args)
+    assert_clean_error(p, needle)
+    assert not (tmp_path / "r").exists()
+    # with its mode on, each stands (up to the model load)
+    on = {"--num_examples": ["--dataset", "math"], "--teacher": ["--dataset", "teacher"],
+          "--teacher_samples": ["--dataset", "teacher"], "--num_train_epochs": ["--max_steps",
+                                                                                 "-1"],
+          "--temperature": ["--k", "2"], "--top_p": ["--k", "2"]}[args[-2]]
+    import importlib
+
+    module = importlib.import_module(script[:-3])
+    module.check_config(cli.parse(module.Config, with_flags(
+        "--model", "tiny", "--output_dir", str(tmp_path / "r"), *args, *on)))
