@@ -40,7 +40,8 @@ def check_config(cfg):
         raise ValueError(f"--multi_turn_ratio {cfg.multi_turn_ratio}: a fraction in [0, 1]")
     cli.check_positive(cfg, "rope_theta_factor")    # Phi-4: 2.0; inf gave NaN rotations
     sft_data.check_source(cfg)
-    cli.check_modes_on(cfg, MODES)
+    if not cfg.resume:      # resumed, the run's settings are compared: a change is named there
+        cli.check_modes_on(cfg, MODES)
 
 
 # sft's modes: (the switch, whether it is on, the settings only it reads); '--dataset data.jsonl
