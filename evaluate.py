@@ -230,6 +230,11 @@ def check_config(cfg: Config):
         raise ValueError("--output_dir '': an empty folder name (an unset shell variable?); name "
                          "the folder for results.json, e.g. --output_dir runs/eval")
     out = runs.check_folder_path(cfg.output_dir)
+    if runs.holds_run(out):     # its samples.jsonl was replaced by the evaluation's
+        raise ValueError(f"--output_dir {out} holds a training run (metrics.jsonl, checkpoint/ "
+                         "or state.pt), whose samples.jsonl an evaluation would replace; pass a "
+                         f"folder of its own, e.g. --output_dir {out / 'eval'} (nothing was "
+                         "changed)")
     if (out / "results.json").exists() and not cfg.overwrite:
         raise ValueError(f"--output_dir {out} holds an earlier evaluation (results.json); pass "
                          "another --output_dir, or --overwrite to replace it (nothing was changed)")

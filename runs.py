@@ -230,6 +230,12 @@ def open_run(root: str | Path, config, resume: bool, overwrite: bool,
         raise ValueError(f"--output_dir {root} holds a model checkpoint (config.json and its "
                          "weights), which a run there would overwrite with its own config.json; "
                          "pass another --output_dir, e.g. runs/NAME (nothing was changed)")
+    if (root / "config.json").is_file() and not holds_run(root) and not run_config(root):
+        # a folder of other work (an app's, a tokenizer's config.json): a run there went over it
+        raise ValueError(f"--output_dir {root} holds a config.json that is no run's (it records "
+                         "no run settings), which a run there would overwrite with its own; "
+                         "pass a folder of its own, e.g. --output_dir runs/NAME (nothing was "
+                         "changed)")
     if resume and not state_file(root).exists():
         raise ValueError(f"--resume: {root} has no saved state (state.pt) to continue from; drop "
                          "--resume to start a new run there, or point --output_dir at the run to "
@@ -240,6 +246,16 @@ def open_run(root: str | Path, config, resume: bool, overwrite: bool,
         raise ValueError(f"{root} already holds a run: pass --resume to continue it, --overwrite "
                          "to replace it, or --output_dir to start another (nothing was changed)")
     return RunDir(root, config, resume=resume)
+
+
+def run_config(root: Path) -> bool:
+    """Whether root/config.json is a run's record: a JSON object of settings with an output_dir
+    (every script has one)."""
+    try:
+        settings = json.loads((root / "config.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(settings, dict) and "output_dir" in settings
 
 
 def is_checkpoint(root: Path) -> bool:

@@ -2054,3 +2054,35 @@ def test_sft_and_evaluate_refuse_a_setting_their_mode_never_reads(tmp_path, monk
     module = importlib.import_module(script[:-3])
     module.check_config(cli.parse(module.Config, with_flags(
         "--model", "tiny", "--output_dir", str(tmp_path / "r"), *args, *on)))
+
+
+@pytest.mark.parametrize("script,flags", [
+    ("grpo.py", ["--model", "tiny"]), ("sft.py", ["--model", "tiny"]),
+    ("distill.py", ["--teacher", "tiny", "--student_from_teacher"]),
+    ("evaluate.py", ["--model", "tiny", "--eval_problems", "1"])])
+def test_files_of_other_work_in_the_output_dir_are_kept(tmp_path, monkeypatch, script, flags):
+    """A training run into a folder holding another program's config.json overwrote it with its
+    own (with or without --overwrite); evaluate.py into a training run's folder replaced the
+    run's samples.jsonl with its own."""
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    other = tmp_path / "app"
+    other.mkdir()
+    (other / "config.json").write_text('{"name": "my-app", "version": 3}')
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "config.json").write_text('{"model": "tiny", "output_dir": "run"}')
+    (run_dir / "metrics.jsonl").write_text('{"step": 1, "loss": 2.0}\n')
+    (run_dir / "samples.jsonl").write_text('{"step": 1, "completion": "trained on"}\n')
+    before = {p: p.read_text() for p in (*other.iterdir(), *run_dir.iterdir())}
+    if script == "evaluate.py":
+        for extra in ([], ["--overwrite"]):
+            p = run(script, *flags, "--output_dir", str(run_dir), *extra)
+            assert_clean_error(p, f"--output_dir {run_dir} holds a training run (metrics.jsonl, "
+                               "checkpoint/ or state.pt), whose samples.jsonl an evaluation "
+                               f"would replace; pass a folder of its own, e.g. --output_dir "
+                               f"{run_dir / 'eval'}")
+    for extra in ([], ["--overwrite"]) * (script != "evaluate.py"):   # results.json beside it
+        p = run(script, *flags, "--output_dir", str(other), *extra)     # replaces nothing
+        assert_clean_error(p, f"--output_dir {other} holds a config.json that is no run's")
+    assert {p: p.read_text() for p in (*other.iterdir(), *run_dir.iterdir())
+            if p in before} == before
