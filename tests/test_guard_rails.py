@@ -2086,3 +2086,35 @@ def test_files_of_other_work_in_the_output_dir_are_kept(tmp_path, monkeypatch, s
         assert_clean_error(p, f"--output_dir {other} holds a config.json that is no run's")
     assert {p: p.read_text() for p in (*other.iterdir(), *run_dir.iterdir())
             if p in before} == before
+
+
+@pytest.mark.parametrize("text,says", [
+    ("", "holds no rows; give one"), ("\n  \n", "holds no rows; give one"),
+    ('{"code": 5, "tests": [{"assert": "assert 1"}]}\n', "row 1: code is int, not the program's "
+     "text; give it as a string"),
+    ('{"code": null, "tests": [{"assert": "assert 1"}]}\n', "row 1: code is NoneType, not the")])
+def test_sandbox_cli_refuses_a_file_of_no_rows_or_code_that_is_no_text(tmp_path, capsys, text,
+                                                                      says):
+    """sandbox.py on an empty file printed '0 programs' and exit 0; a row whose code was a number
+    or null was graded 'syntax_error' as if the program were wrong."""
+    import sandbox
+
+    f = tmp_path / "jobs.jsonl"
+    f.write_text(text)
+    with pytest.raises(SystemExit) as e:
+        sandbox.main([str(f)])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and f"error: {f}" in err and says in err, err
+
+
+def test_sandbox_cli_reads_a_file_with_a_byte_order_mark(tmp_path, capsys):
+    """A jsonl saved by a Windows editor (UTF-8 with a BOM) was 'not valid JSON (Unexpected UTF-8
+    BOM)', where the training scripts read such files."""
+    import sandbox
+
+    f = tmp_path / "jobs.jsonl"
+    f.write_bytes(b'\xef\xbb\xbf{"name": "bom", "code": "x = 2", "tests": [{"assert": '
+                  b'"assert x == 2"}]}\n')
+    assert sandbox.main([str(f)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"1  bom\s+accepted\s+1/1", out), out
