@@ -578,7 +578,7 @@ def main(run, parse_fn, argv: list[str] | None = None) -> int:
     if argv is None and (env := tcmalloc_env(sys.argv[1:], dict(os.environ))):
         os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)   # never returns
     argv = sys.argv[1:] if argv is None else argv
-    earlier, ACTIVE["stages"] = ACTIVE["run"], False
+    earlier, ACTIVE["stages"], cfg = ACTIVE["run"], False, None
     # SIGTERM stops the run as Ctrl-C does: a save under way is finished or removed whole
     # (runs._removed_on_error), and the resume command is printed; it was a silent exit
     main_thread = threading.current_thread() is threading.main_thread()
@@ -587,7 +587,8 @@ def main(run, parse_fn, argv: list[str] | None = None) -> int:
         try:
             if not {"-h", "--help"} & set(argv):
                 check_environment()
-            run(parse_fn(argv))
+            cfg = parse_fn(argv)
+            run(cfg)
         finally:        # a run refused at start leaves no empty folder behind
             if ACTIVE["run"] not in (None, earlier):
                 ACTIVE["run"].remove_if_unused()
@@ -612,3 +613,38 @@ def main(run, parse_fn, argv: list[str] | None = None) -> int:
             raise
         print(f"error: {disk_message(e) if disk_error(e) else path_message(e)}", file=sys.stderr)
         return 2
+    except (MemoryError, RuntimeError) as e:
+        if not out_of_memory(e) or os.environ.get("RR_TRACEBACK"):
+            raise
+        print(f"error: {memory_message(e, cfg)}", file=sys.stderr)
+        return 2
+
+
+# The settings that size what a step holds in memory, the first the fix names (those a script has)
+MEMORY_FLAGS = ("micro_batch_size", "per_device_train_batch_size", "chunk_size",
+                "max_completion_length", "max_length", "prompts_per_step", "num_generations")
+
+
+def out_of_memory(e: BaseException) -> bool:
+    """Memory the machine could not give, in any of its words: Python's MemoryError, torch's
+    OutOfMemoryError ('CUDA out of memory', 'MPS backend out of memory'), its CPU allocator's
+    "can't allocate memory" (errno 12, 'Cannot allocate memory'). It was a traceback mid-run."""
+    text = str(e).lower()
+    return isinstance(e, MemoryError) or any(
+        words in text for words in ("out of memory", "can't allocate memory",
+                                    "cannot allocate memory"))
+
+
+def memory_message(e: BaseException, cfg) -> str:
+    where = "the GPU" if "cuda" in str(e).lower() or "gpu" in str(e).lower() else "the machine"
+    names = {f.name for f in dataclasses.fields(cfg)} if dataclasses.is_dataclass(cfg) else set()
+    lower = [f"--{n} {getattr(cfg, n)}" for n in MEMORY_FLAGS if n in names][:3]
+    fix = f"lower {', '.join(lower)}" if lower else "use smaller settings"
+    return (f"{where} ran out of memory ({first_words(e)}); {fix}, or use a smaller model"
+            f"{kept_note()}")
+
+
+def first_words(e: BaseException) -> str:
+    """An error's first line, cut at 100 characters (torch's run on for a paragraph)."""
+    line = (str(e).strip().splitlines() or [type(e).__name__])[0]
+    return line if len(line) <= 100 else line[:97] + "..."

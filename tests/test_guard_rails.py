@@ -2118,3 +2118,41 @@ def test_sandbox_cli_reads_a_file_with_a_byte_order_mark(tmp_path, capsys):
     assert sandbox.main([str(f)]) == 0
     out = capsys.readouterr().out
     assert re.search(r"1  bom\s+accepted\s+1/1", out), out
+
+
+@pytest.mark.parametrize("script,error,needles", [
+    ("grpo", torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.1 "
+                                    "GiB total capacity; 77.0 GiB already allocated)"),
+     ["error: the GPU ran out of memory (CUDA out of memory. Tried to allocate 2.00 GiB",
+      "; lower --micro_batch_size 8, --max_completion_length 256, --prompts_per_step 8, or use "
+      "a smaller model"]),
+    ("sft", RuntimeError("[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't "
+                         "allocate memory: you tried to allocate 8589934592 bytes."),
+     ["error: the machine ran out of memory ([enforce fail at alloc_cpu.cpp:117] data.",
+      "lower --per_device_train_batch_size 1, --max_length 1024, or use a smaller model"]),
+    ("distill", MemoryError(), ["error: the machine ran out of memory (MemoryError); lower "
+                                "--chunk_size 128, --max_completion_length 128, "
+                                "--prompts_per_step 8"])])
+def test_running_out_of_memory_mid_run_is_one_line_with_the_flags_and_the_last_save(
+        tmp_path, tiny, tokenizer, capsys, script, error, needles):
+    """A GPU's or the CPU's out-of-memory error mid-run was a traceback naming neither the
+    settings that size a step nor the last save."""
+    import importlib
+
+    module = importlib.import_module(script)
+    run_dir = runs.RunDir(tmp_path / "r", config={"a": 1})
+    run_dir.save(tiny, tokenizer, {"step": 3})
+
+    def out_of_memory(cfg):
+        raise error
+
+    capsys.readouterr()
+    assert cli.main(out_of_memory, lambda argv: module.Config(), []) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    for needle in [*needles, f"; the last save, step 3 in {run_dir.root}, is intact: add "
+                   "--resume to continue from it"]:
+        assert needle in err, (needle, err)
+    with pytest.raises(RuntimeError, match="not memory"):      # any other error stays a bug's
+        cli.main(lambda cfg: (_ for _ in ()).throw(RuntimeError("not memory")),
+                 lambda argv: None, [])
