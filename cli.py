@@ -434,6 +434,8 @@ PATH_ERRORS = {errno.ENAMETOOLONG: ("a name in it is longer than the file system
                errno.EACCES: _ACCESS, errno.EPERM: _ACCESS,
                errno.EMFILE: ("too many files are open", "raise the limit (ulimit -n 65536)"),
                errno.ENFILE: ("the system has too many files open", "close other programs"),
+               errno.EISDIR: ("it is a folder where the run keeps a file",
+                              "move the folder away, or pass another --output_dir"),
                errno.EIO: ("the disk reported an input/output error",
                            "check the disk (dmesg), or pass an --output_dir on another disk")}
 

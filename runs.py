@@ -455,9 +455,21 @@ class RunDir:
                              f"{max_steps}; a run cannot go back: give --max_steps above {step} "
                              f"to continue it, or start from its checkpoint ({self.checkpoint}) "
                              "in another --output_dir (nothing was changed)")
+        self.resumable_checkpoint()
         self.saved_step = self.logged_step = step
         self.write_config()             # the resumed run's flags, now that its state is good
         return state
+
+    def resumable_checkpoint(self) -> Path:
+        """--resume: the run's checkpoint, which its state.pt goes with; refused with the fix
+        where it is missing or lacks config.json or weights (deleted, a copy cut short): it was
+        "model '.../checkpoint': no such folder. Pass a checkpoint folder", naming no run."""
+        if not is_checkpoint(self.checkpoint):
+            raise ValueError(f"--resume: {self.root} has its state.pt but not the model it goes "
+                             f"with ({self.checkpoint}: config.json and weights), so the run "
+                             "cannot continue; restore that folder, or start the run over with "
+                             "--overwrite (nothing was changed)")
+        return self.checkpoint
 
     def load_optimizer(self, optimizer, saved: dict):
         """--resume: the optimizer's saved state into `optimizer`, refused with the fix when it

@@ -2156,3 +2156,51 @@ def test_running_out_of_memory_mid_run_is_one_line_with_the_flags_and_the_last_s
     with pytest.raises(RuntimeError, match="not memory"):      # any other error stays a bug's
         cli.main(lambda cfg: (_ for _ in ()).throw(RuntimeError("not memory")),
                  lambda argv: None, [])
+
+
+@pytest.mark.parametrize("script", ["grpo", "sft", "distill"])
+@pytest.mark.parametrize("left", ["nothing", "config.json alone"])
+def test_resume_of_a_state_without_its_checkpoint_names_the_run_and_the_fix(tmp_path, monkeypatch,
+                                                                          script, left):
+    """state.pt whose checkpoint/ was deleted or lacks its weights was "model '.../checkpoint':
+    no such folder. Pass a checkpoint folder", or 'not a complete checkpoint ... copy the missing
+    files from the model it was trained from', naming neither the run nor --overwrite."""
+    import importlib
+
+    module = importlib.import_module(script)
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    flags = ["--teacher", "tiny", "--student", "tiny"] if script == "distill" else [
+        "--model", "tiny"]
+    out = tmp_path / "r"
+    cfg = cli.parse(module.Config, [*flags, "--output_dir", str(out), "--max_steps", "3"])
+    out.mkdir()
+    (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), default=str))
+    torch.save({"step": 1, "rng": runs.rng_state()}, out / "state.pt")
+    if left == "config.json alone":
+        (out / "checkpoint").mkdir()
+        (out / "checkpoint" / "config.json").write_text('{"model_type": "llama"}')
+    before = sorted(p.name for p in out.rglob("*"))
+    cfg.resume = True
+    with pytest.raises(ValueError) as e:
+        module.train(cfg)
+    assert str(e.value) == (f"--resume: {out} has its state.pt but not the model it goes with "
+                            f"({out / 'checkpoint'}: config.json and weights), so the run cannot "
+                            "continue; restore that folder, or start the run over with "
+                            "--overwrite (nothing was changed)")
+    assert sorted(p.name for p in out.rglob("*")) == before
+
+
+def test_a_folder_where_a_run_keeps_a_file_is_named_with_the_fix(tmp_path, capsys, monkeypatch):
+    """metrics.jsonl (or any file a run writes) standing as a folder was an IsADirectoryError
+    traceback mid-run."""
+    path = tmp_path / "metrics.jsonl"
+    path.mkdir()
+    monkeypatch.setitem(cli.ACTIVE, "run", None)    # no run of an earlier test is this one's
+
+    def log(cfg):
+        open(path, "a")
+
+    assert cli.main(log, lambda argv: None, []) == 2
+    err = capsys.readouterr().err
+    assert err == (f"error: cannot use {path}: it is a folder where the run keeps a file; move "
+                   "the folder away, or pass another --output_dir\n"), err
