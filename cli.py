@@ -75,7 +75,33 @@ TRL_NAMES = {"--model_name_or_path": ("--model", "--student"),
              "--per_device_train_batch_size": ("--prompts_per_step",),
              "--use_vllm": ("--engine vllm",), "--bf16": ("--dtype bfloat16",),
              "--model": ("--student",), "--eval_steps": ("--eval_every",),
-             "--num_eval_problems": ("--eval_problems",)}
+             "--num_eval_problems": ("--eval_problems",),
+             # other trainers' and the papers' names (OpenRLHF, verl, PPO): the fuzzy guess gave
+             # '--lr: did you mean --help?', '--kl_coef: --entropy_coef', '--clip_range:
+             # --kl_anneal', '--group_size: --prompt_field', '--num_samples: --math_families'
+             "--lr": ("--learning_rate",), "--kl_coef": ("--beta",),
+             "--init_kl_coef": ("--beta",), "--kl_beta": ("--beta",),
+             "--clip_range": ("--epsilon",), "--cliprange": ("--epsilon",),
+             "--clip_ratio": ("--epsilon",), "--clip_eps": ("--epsilon",),
+             "--epsilon_low": ("--epsilon",), "--clip_ratio_low": ("--epsilon",),
+             "--clip_ratio_high": ("--epsilon_high",), "--clip_range_high": ("--epsilon_high",),
+             "--group_size": ("--num_generations",), "--num_completions": ("--num_generations",),
+             "--n_samples_per_prompt": ("--num_generations", "--k"),
+             "--rollout_n": ("--num_generations",),
+             "--num_samples": ("--num_generations", "--k"), "--n": ("--num_generations", "--k"),
+             "--pass_at_k": ("--k",), "--num_return_sequences": ("--num_generations", "--k"),
+             "--torch_dtype": ("--dtype", "--bf16"), "--epochs": ("--num_train_epochs",),
+             "--num_epochs": ("--num_train_epochs",), "--warmup_ratio": ("--warmup_steps",)}
+
+# What no script has, said as such rather than guessed at ('--use_peft: did you mean --seed?')
+NOT_HERE = {"--use_peft": "LoRA/PEFT is not implemented: every script trains all the weights",
+            "--lora_": "LoRA/PEFT is not implemented: every script trains all the weights",
+            "--load_in_": "quantized training is not implemented: models load in float32 or "
+                          "bfloat16",
+            "--fp16": "float16 is not implemented: use bfloat16 (--bf16 true in grpo.py and "
+                      "sft.py, --dtype bfloat16 in distill.py)",
+            "--max_prompt_length": "prompts are never cut: the longest prompt plus "
+                                   "--max_completion_length must fit the model's context"}
 
 # The scripts whose flags a command may have taken from another (`other_script`)
 SCRIPTS = ("grpo", "sft", "distill", "evaluate", "pipeline")
@@ -116,9 +142,13 @@ def did_you_mean(flag: str, known: list[str]) -> str:
         return f"here it is {ours[0]}"
     if key in known:        # another case or dash spelling: '--MAX_STEPS', '--Max-Steps'
         return f"did you mean {key}?"
+    lacking = next((why for k, why in NOT_HERE.items() if key.startswith(k)), None)
+    if lacking:
+        return f"{lacking} (see --help for the flags)"
     if key not in known and (owners := other_script(key)):
         return f"a flag of {owners}, which this script does not take (see --help for its flags)"
     score = lambda k: difflib.SequenceMatcher(None, name, k).ratio()
+    known = [k for k in known if k != "--help"]      # '--lr' was 'did you mean --help?'
     close = [k for k in sorted(known, key=score, reverse=True)[:2] if score(k) >= 0.6]
     # near-ties only
     close = [k for k in close if score(k) >= score(close[0]) - 0.05] if close else close

@@ -2204,3 +2204,25 @@ def test_a_folder_where_a_run_keeps_a_file_is_named_with_the_fix(tmp_path, capsy
     err = capsys.readouterr().err
     assert err == (f"error: cannot use {path}: it is a folder where the run keeps a file; move "
                    "the folder away, or pass another --output_dir\n"), err
+
+
+@pytest.mark.parametrize("script,given,needle", [
+    ("grpo.py", "--lr", "--lr: here it is --learning_rate"),     # was 'did you mean --help?'
+    ("grpo.py", "--kl_coef", "--kl_coef: here it is --beta"),
+    ("grpo.py", "--clip_range", "--clip_range: here it is --epsilon"),
+    ("grpo.py", "--group_size", "--group_size: here it is --num_generations"),
+    ("grpo.py", "--Num-Samples", "--Num-Samples: here it is --num_generations"),
+    ("evaluate.py", "--num_samples", "--num_samples: here it is --k"),
+    ("evaluate.py", "--pass_at_k", "--pass_at_k: here it is --k"),
+    ("distill.py", "--torch_dtype", "--torch_dtype: here it is --dtype"),
+    ("sft.py", "--use_peft", "--use_peft: LoRA/PEFT is not implemented"),
+    ("grpo.py", "--lora_alpha", "--lora_alpha: LoRA/PEFT is not implemented"),
+    ("sft.py", "--fp16", "--fp16: float16 is not implemented: use bfloat16"),
+    ("grpo.py", "--max_prompt_length", "--max_prompt_length: prompts are never cut")])
+def test_other_trainers_names_and_features_we_lack_are_named_not_guessed(script, given, needle):
+    """The fuzzy guess answered other trainers' names with unrelated flags ('--lr: did you mean
+    --help?', '--kl_coef: did you mean --entropy_coef or --kl_anneal?', '--num_samples: did you
+    mean --math_families?', '--use_peft: did you mean --seed?')."""
+    p = run_script(script, given, "1")
+    assert_clean_error(p, "unknown flag", needle)
+    assert "--help?" not in p.stderr
