@@ -2226,3 +2226,28 @@ def test_other_trainers_names_and_features_we_lack_are_named_not_guessed(script,
     p = run_script(script, given, "1")
     assert_clean_error(p, "unknown flag", needle)
     assert "--help?" not in p.stderr
+
+
+@pytest.mark.parametrize("architecture,needle", [
+    ("LlamaForSequenceClassification", "(LlamaForSequenceClassification in its config.json, a "
+     "reward model: grpo.py takes it as --reward_model)"),
+    ("LlamaModel", "(LlamaModel in its config.json)"),
+    ("LlamaForTokenClassification", "(LlamaForTokenClassification in its config.json)")])
+def test_a_model_saved_with_another_head_or_none_is_refused_as_a_policy(tmp_path, tiny, tokenizer,
+                                                                      architecture, needle):
+    """A reward model (a sequence classifier) or a bare decoder passed as --model loaded as a
+    causal LM, its missing LM head initialised at random where the embeddings are not tied, and
+    was trained and sampled without a word."""
+    folder = tmp_path / "m"
+    runs.save_checkpoint(tiny, tokenizer, folder)
+    edit_config(folder, architectures=[architecture])
+    with pytest.raises(ValueError) as e:
+        models.load_policy(str(folder))
+    assert str(e.value).startswith(f"model '{folder}' is a model saved without a language-model "
+                                   f"head {needle}: these scripts train and sample decoder-only "
+                                   "causal language models"), e.value
+    for head in ("LlamaForCausalLM", "GPT2LMHeadModel"):      # with a head, or none recorded
+        edit_config(folder, architectures=[head])
+        models.load_policy(str(folder))
+    edit_config(folder, architectures=None)
+    models.load_policy(str(folder))
