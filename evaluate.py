@@ -168,7 +168,7 @@ def evaluate_model(model, tokenizer, tasks: list[dict], k: int = 1, temperature:
 def load_eval_tasks(cfg: Config) -> list[dict]:
     if cfg.task == "math":
         levels = tuple(int(x) for x in cfg.math_levels.split(","))
-        families = [f for f in cfg.math_families.split(",") if f] or None
+        families = data.parse_families(cfg.math_families)
         return data.math_tasks(cfg.eval_problems or 200, cfg.split, cfg.seed, families, levels)
     answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
     tasks = dataset_tasks.load_tasks(cfg.task, split=cfg.split, prompt_field=cfg.prompt_field,
@@ -225,6 +225,7 @@ def check_config(cfg: Config):
                          "nothing; use smaller budgets, or raise --max_completion_length")
     if cfg.task == "math":
         data.parse_levels(cfg.math_levels)
+        data.parse_families(cfg.math_families)
     models.checked_path(cfg.model)
     if not cfg.output_dir.strip():      # Path('') is the current folder: results.json went there
         raise ValueError("--output_dir '': an empty folder name (an unset shell variable?); name "

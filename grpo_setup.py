@@ -81,6 +81,11 @@ def check_config(cfg):
             raise ValueError(f"{name} {val!r} is not one of {', '.join(ok)}")
     # unknown reward names raise, listing the valid ones
     names = {n for n, _ in rewards.parse_reward_spec(cfg.rewards)}
+    # a weight of 0 ('math:1,format:0', or 'math:0' alone: no signal) counted nothing, unsaid
+    zero = [n for n, w in rewards.parse_reward_spec(cfg.rewards) if w == 0]
+    if zero:
+        raise ValueError(f"--rewards {cfg.rewards!r}: {', '.join(zero)} weighted 0 never "
+                         "counts; drop it, or give it a weight (e.g. format:0.2)")
     for name, flag in rewards.MODEL_REWARDS.items():
         if name in names and not getattr(cfg, flag.lstrip("-")):
             raise ValueError(f"--rewards {cfg.rewards!r} uses {name!r}, which needs a model: "
@@ -116,6 +121,7 @@ def check_config(cfg):
                          f"batch {batch} (= --prompts_per_step x --num_generations)")
     stages = training.parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
     data.parse_levels(cfg.math_levels)
+    data.parse_families(cfg.math_families)
     check_conflicts(cfg, max(t for t, _ in stages))
 
 
@@ -180,7 +186,7 @@ def load_task_splits(cfg) -> tuple[list[dict], list[dict]]:
         return (make(cfg.num_train_prompts, "train", cfg.seed),
                 make(test_n, "test", cfg.seed) if test_n else [])
     if cfg.task == "math":
-        families = [f for f in cfg.math_families.split(",") if f] or None
+        families = data.parse_families(cfg.math_families)
         train = data.math_tasks(cfg.num_train_prompts, "train", cfg.seed, families, levels)
         test = data.math_tasks(test_n, "test", cfg.seed, families, levels) if test_n else []
         return train, test

@@ -2251,3 +2251,36 @@ def test_a_model_saved_with_another_head_or_none_is_refused_as_a_policy(tmp_path
         models.load_policy(str(folder))
     edit_config(folder, architectures=None)
     models.load_policy(str(folder))
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--math_levels", "1,1,2"], "--math_levels '1,1,2' names 1 twice; name each once"),
+    (["--math_families", "percent,linear,percent"],
+     "--math_families 'percent,linear,percent' names percent twice; name each once"),
+    (["--math_families", "Percent, PERCENT"], "names percent twice"),
+    (["--rewards", "math:1,format:0"], "--rewards 'math:1,format:0': format weighted 0 never "
+     "counts; drop it"),
+    (["--rewards", "math:0.0"], "math weighted 0 never counts")])
+def test_a_list_naming_an_item_twice_or_a_reward_weighted_0_is_refused(args, needle):
+    """'--math_levels 1,1,2' drew level 1 for two thirds of the problems, and a family named twice
+    likewise, a weighting no flag documents; a reward weighted 0 counted nothing (alone: a run of
+    no signal), all without a word."""
+    import evaluate
+    import grpo
+    import grpo_setup
+
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        grpo_setup.check_config(grpo.parse(args))
+    if args[0] != "--rewards":
+        with pytest.raises(ValueError, match=re.escape(needle)):
+            evaluate.check_config(cli.parse(evaluate.Config, ["--model", "tiny", *args]))
+
+
+def test_math_families_are_read_in_any_case_and_spacing():
+    import data
+
+    assert data.parse_families(" Percent, LINEAR,") == ["percent", "linear"]
+    assert data.parse_families("") is None
+    with pytest.raises(ValueError, match=r"--math_families 'percnt': unknown percnt; choose from "
+                                         r"arithmetic, fractions, linear, percent"):
+        data.parse_families("percnt")
