@@ -290,6 +290,12 @@ def make_dir(root: str | Path, flag: str = "--output_dir") -> Path:
         raise ValueError(f"{flag} {root}: the folder cannot be made ({e.strerror}: "
                          f"{e.filename}); pass a folder you can write, e.g. {flag} runs/NAME "
                          "(nothing was changed)") from None
+    # there, but not writable (another user's, chmod a-w): the first write failed mid-run,
+    # after the model had loaded and the first step had run
+    if not os.access(root, os.W_OK | os.X_OK):
+        raise ValueError(f"{flag} {root}: the folder cannot be written (no write permission for "
+                         f"this user); pass a folder you can write, e.g. {flag} runs/NAME, or "
+                         f"make it yours (chmod u+w {root}) (nothing was changed)")
     return root
 
 

@@ -2284,3 +2284,24 @@ def test_math_families_are_read_in_any_case_and_spacing():
     with pytest.raises(ValueError, match=r"--math_families 'percnt': unknown percnt; choose from "
                                          r"arithmetic, fractions, linear, percent"):
         data.parse_families("percnt")
+
+
+@pytest.mark.parametrize("script,flags", [
+    ("grpo.py", ["--model", "tiny"]), ("sft.py", ["--model", "tiny"]),
+    ("distill.py", ["--teacher", "tiny", "--student_from_teacher"]),
+    ("evaluate.py", ["--model", "tiny"])])
+def test_an_output_dir_that_cannot_be_written_is_named_at_start(tmp_path, monkeypatch, script,
+                                                                flags):
+    """An --output_dir that exists but this user cannot write (another user's, chmod a-w) passed
+    the start: the first write failed mid-run, after the model had loaded and a step had run
+    (root ignores permissions, so os.access stands in for another user's view)."""
+    out = tmp_path / "shared"
+    out.mkdir()
+    real = os.access
+    monkeypatch.setattr(os, "access",
+                        lambda p, mode, **k: str(p) != str(out) and real(p, mode, **k))
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    p = run(script, *flags, "--output_dir", str(out))
+    assert_clean_error(p, f"--output_dir {out}: the folder cannot be written (no write "
+                       f"permission for this user); pass a folder you can write")
+    assert os.listdir(out) == []
