@@ -201,7 +201,23 @@ def parse(config_class, argv: list[str] | None = None):
         lines = [f"  {a}: {did_you_mean(a, known)}" for a in rest if a.startswith("-")]
         lines = lines or [f"  {a}: {_stray_value(a)}" for a in rest]
         raise UsageError("unknown flag(s):\n" + "\n".join(lines))
-    return check_numbers(expand_home(cfg))
+    return check_numbers(expand_home(check_exclusive(cfg)))
+
+
+# Switches that undo each other, both given: one won without a word (--resume --overwrite
+# resumed; sft.py's --eval_only --resume checked the format of --model, resuming nothing).
+# (first, second, what the first does, what the second does)
+EXCLUSIVE = (("resume", "overwrite", "continues the run", "replaces it"),
+             ("eval_only", "resume", "only checks --model's format", "continues a training run"))
+
+
+def check_exclusive(cfg):
+    """Refuses two switches of `EXCLUSIVE` given together, as a UsageError; returns `cfg`."""
+    for first, second, does, other in EXCLUSIVE:
+        if getattr(cfg, first, False) is True and getattr(cfg, second, False) is True:
+            raise UsageError(f"--{first} with --{second}: --{first} {does}, --{second} {other}; "
+                             "pass one")
+    return cfg
 
 
 # A config file's endings, in any case (`python grpo.py run.yaml`)

@@ -2305,3 +2305,17 @@ def test_an_output_dir_that_cannot_be_written_is_named_at_start(tmp_path, monkey
     assert_clean_error(p, f"--output_dir {out}: the folder cannot be written (no write "
                        f"permission for this user); pass a folder you can write")
     assert os.listdir(out) == []
+
+
+@pytest.mark.parametrize("script,args,needle", [
+    ("grpo.py", ["--resume", "--overwrite"], "--resume with --overwrite: --resume continues the "
+     "run, --overwrite replaces it; pass one"),
+    ("distill.py", ["--resume=true", "--overwrite", "true"], "--resume with --overwrite"),
+    ("sft.py", ["--eval_only", "--resume"], "--eval_only with --resume: --eval_only only checks "
+     "--model's format, --resume continues a training run; pass one")])
+def test_switches_that_undo_each_other_are_refused_together(tmp_path, script, args, needle):
+    """--resume --overwrite resumed (the --overwrite dropped without a word); sft.py's
+    --eval_only --resume checked --model's format and resumed nothing."""
+    p = run_script(script, "--output_dir", str(tmp_path / "r"), *args)
+    assert_clean_error(p, f"error: {needle}")
+    assert os.listdir(tmp_path) == []
