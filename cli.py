@@ -75,7 +75,33 @@ TRL_NAMES = {"--model_name_or_path": ("--model", "--student"),
              "--per_device_train_batch_size": ("--prompts_per_step",),
              "--use_vllm": ("--engine vllm",), "--bf16": ("--dtype bfloat16",),
              "--model": ("--student",), "--eval_steps": ("--eval_every",),
-             "--num_eval_problems": ("--eval_problems",)}
+             "--num_eval_problems": ("--eval_problems",),
+             # other trainers' and the papers' names (OpenRLHF, verl, PPO): the fuzzy guess gave
+             # '--lr: did you mean --help?', '--kl_coef: --entropy_coef', '--clip_range:
+             # --kl_anneal', '--group_size: --prompt_field', '--num_samples: --math_families'
+             "--lr": ("--learning_rate",), "--kl_coef": ("--beta",),
+             "--init_kl_coef": ("--beta",), "--kl_beta": ("--beta",),
+             "--clip_range": ("--epsilon",), "--cliprange": ("--epsilon",),
+             "--clip_ratio": ("--epsilon",), "--clip_eps": ("--epsilon",),
+             "--epsilon_low": ("--epsilon",), "--clip_ratio_low": ("--epsilon",),
+             "--clip_ratio_high": ("--epsilon_high",), "--clip_range_high": ("--epsilon_high",),
+             "--group_size": ("--num_generations",), "--num_completions": ("--num_generations",),
+             "--n_samples_per_prompt": ("--num_generations", "--k"),
+             "--rollout_n": ("--num_generations",),
+             "--num_samples": ("--num_generations", "--k"), "--n": ("--num_generations", "--k"),
+             "--pass_at_k": ("--k",), "--num_return_sequences": ("--num_generations", "--k"),
+             "--torch_dtype": ("--dtype", "--bf16"), "--epochs": ("--num_train_epochs",),
+             "--num_epochs": ("--num_train_epochs",), "--warmup_ratio": ("--warmup_steps",)}
+
+# What no script has, said as such rather than guessed at ('--use_peft: did you mean --seed?')
+NOT_HERE = {"--use_peft": "LoRA/PEFT is not implemented: every script trains all the weights",
+            "--lora_": "LoRA/PEFT is not implemented: every script trains all the weights",
+            "--load_in_": "quantized training is not implemented: models load in float32 or "
+                          "bfloat16",
+            "--fp16": "float16 is not implemented: use bfloat16 (--bf16 true in grpo.py and "
+                      "sft.py, --dtype bfloat16 in distill.py)",
+            "--max_prompt_length": "prompts are never cut: the longest prompt plus "
+                                   "--max_completion_length must fit the model's context"}
 
 # The scripts whose flags a command may have taken from another (`other_script`)
 SCRIPTS = ("grpo", "sft", "distill", "evaluate", "pipeline")
@@ -114,9 +140,15 @@ def did_you_mean(flag: str, known: list[str]) -> str:
     ours = [o for o in TRL_NAMES.get(key, ()) if o.split()[0] in known]
     if ours and key not in known:
         return f"here it is {ours[0]}"
+    if key in known:        # another case or dash spelling: '--MAX_STEPS', '--Max-Steps'
+        return f"did you mean {key}?"
+    lacking = next((why for k, why in NOT_HERE.items() if key.startswith(k)), None)
+    if lacking:
+        return f"{lacking} (see --help for the flags)"
     if key not in known and (owners := other_script(key)):
         return f"a flag of {owners}, which this script does not take (see --help for its flags)"
     score = lambda k: difflib.SequenceMatcher(None, name, k).ratio()
+    known = [k for k in known if k != "--help"]      # '--lr' was 'did you mean --help?'
     close = [k for k in sorted(known, key=score, reverse=True)[:2] if score(k) >= 0.6]
     # near-ties only
     close = [k for k in close if score(k) >= score(close[0]) - 0.05] if close else close
@@ -159,7 +191,7 @@ def parse(config_class, argv: list[str] | None = None):
         raise UsageError(f"{message} (--help lists the flags)")
 
     parser.error = error
-    if len(argv) == 1 and argv[0].endswith((".json", ".yaml", ".yml")):
+    if len(argv) == 1 and argv[0].lower().endswith(CONFIG_FILES):    # run.yaml, RUN.JSON
         argv = file_argv(argv[0], config_class)
     argv = _join_negative_values(argv)
     refuse_repeats(parser, argv)
@@ -167,9 +199,41 @@ def parse(config_class, argv: list[str] | None = None):
     if rest:
         known = _flags(parser)
         lines = [f"  {a}: {did_you_mean(a, known)}" for a in rest if a.startswith("-")]
-        lines = lines or [f"  {a}: a value without a flag" for a in rest]
+        lines = lines or [f"  {a}: {_stray_value(a)}" for a in rest]
         raise UsageError("unknown flag(s):\n" + "\n".join(lines))
-    return check_numbers(expand_home(cfg))
+    return check_numbers(expand_home(check_exclusive(cfg)))
+
+
+# Switches that undo each other, both given: one won without a word (--resume --overwrite
+# resumed; sft.py's --eval_only --resume checked the format of --model, resuming nothing).
+# (first, second, what the first does, what the second does)
+EXCLUSIVE = (("resume", "overwrite", "continues the run", "replaces it"),
+             ("eval_only", "resume", "only checks --model's format", "continues a training run"))
+
+
+def check_exclusive(cfg):
+    """Refuses two switches of `EXCLUSIVE` given together, as a UsageError; returns `cfg`."""
+    for first, second, does, other in EXCLUSIVE:
+        if getattr(cfg, first, False) is True and getattr(cfg, second, False) is True:
+            raise UsageError(f"--{first} with --{second}: --{first} {does}, --{second} {other}; "
+                             "pass one")
+    return cfg
+
+
+# A config file's endings, in any case (`python grpo.py run.yaml`)
+CONFIG_FILES = (".json", ".yaml", ".yml")
+
+
+def _stray_value(arg: str) -> str:
+    """What a value without a flag is, where it is a config file given otherwise than alone (a
+    config file beside flags, or of another format, was 'a value without a flag')."""
+    if arg.lower().endswith(CONFIG_FILES):
+        return ("a config file, which is read only when it is the whole command line (python "
+                "SCRIPT.py run.yaml): put the other flags in it, or give every setting as a flag")
+    if os.path.isfile(arg):
+        return ("a file, but config files are .json, .yaml or .yml ({flag: value} pairs): "
+                "write it as one of those, or give the settings as flags")
+    return "a value without a flag"
 
 
 def refuse_repeats(parser, argv: list[str]):
@@ -212,9 +276,29 @@ def file_argv(path: str, config_class) -> list[str]:
     >>> os.unlink(f.name)
     """
     import yaml
+
+    # a key written twice: both parsers keep the later value without a word, where the command
+    # line refuses a flag given twice (`refuse_repeats`); so in every mapping of either format
+    def once(pairs):
+        keys = [k for k, _ in pairs]
+        twice = [f"{k} is given {keys.count(k)} times "
+                 f"({', '.join(json.dumps(v, default=str) for n, v in pairs if n == k)})"
+                 for i, k in enumerate(keys) if k in keys[:i] and k not in keys[i + 1:]]
+        if twice:
+            raise UsageError(f"{path}: {'; '.join(twice)}; give each setting once (the file's "
+                             "later value replaced the earlier without a word)")
+        return dict(pairs)
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            once([(self.construct_object(k, deep=True), self.construct_object(v, deep=True))
+                  for k, v in node.value])
+            return super().construct_mapping(node, deep)
+
     try:
         text = open(path).read()
-        values = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+        values = (json.loads(text, object_pairs_hook=once) if path.lower().endswith(".json")
+                  else yaml.load(text, Loader=Loader))
     except (OSError, ValueError, yaml.YAMLError) as e:
         raise UsageError(f"{path} cannot be read: {str(e).splitlines()[0]}") from None
     if not isinstance(values, dict):
@@ -396,8 +480,41 @@ PATH_ERRORS = {errno.ENAMETOOLONG: ("a name in it is longer than the file system
                errno.EACCES: _ACCESS, errno.EPERM: _ACCESS,
                errno.EMFILE: ("too many files are open", "raise the limit (ulimit -n 65536)"),
                errno.ENFILE: ("the system has too many files open", "close other programs"),
+               errno.EISDIR: ("it is a folder where the run keeps a file",
+                              "move the folder away, or pass another --output_dir"),
                errno.EIO: ("the disk reported an input/output error",
                            "check the disk (dmesg), or pass an --output_dir on another disk")}
+
+
+def check_links(path, flag: str):
+    """A path whose symbolic links lead nowhere, named as such with its flag: a link that points
+    round in a loop, or to nothing (its target gone, a mount not there), in the path or in a
+    folder above it. It was 'no such folder' (--model), 'the folder cannot be made (File
+    exists)' (--output_dir), or a HF dataset that could not be loaded (--task)."""
+    from pathlib import Path
+
+    path = Path(path)
+    try:
+        os.stat(path)
+        return
+    except OSError as e:
+        if e.errno not in (errno.ENOENT, errno.ELOOP):
+            return      # a name too long, no permission: named where the path is used
+    for part in reversed((path, *path.parents)):      # the outermost link that fails
+        if not part.is_symlink():
+            continue
+        try:
+            os.stat(part)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise ValueError(f"{flag} {path}: {part} is a symbolic link that points round "
+                                 f"in a loop (-> {os.readlink(part)}); fix the link, or pass "
+                                 "the real path") from None
+            if e.errno == errno.ENOENT:
+                target = os.path.join(part.parent, os.readlink(part))
+                raise FileNotFoundError(f"{flag} {path}: {part} is a symbolic link to {target}, "
+                                        "which does not exist; fix the link, or pass the real "
+                                        "path") from None
 
 
 def path_error(e: BaseException) -> bool:
@@ -468,6 +585,38 @@ def tcmalloc_env(argv: list[str], env: dict) -> dict | None:
     return None if lib is None else {**env, "LD_PRELOAD": f"{lib} {preloaded}".strip()}
 
 
+# The environment's thread counts: libgomp printed a bare 'Invalid value for environment variable
+# OMP_NUM_THREADS' and went on with its default, MKL_NUM_THREADS=abc ran on one thread, without
+# a word. Each is a whole number > 0, or a comma-separated list of them (OpenMP's nested levels).
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def check_environment(env=os.environ):
+    """The variables that set threads and devices, refused as a UsageError where they hold what
+    their reader skips or misreads. CUDA_VISIBLE_DEVICES: device numbers or GPU-/MIG- UUIDs,
+    comma-separated ('' or -1: none); CUDA stops at the first other item, so 'abc' or '0,,1'
+    hid the GPUs from there on and the run trained on the CPU without a word."""
+    for name in THREAD_VARIABLES:
+        value = env.get(name)
+        if value is not None and not all(v.strip().isdigit() and int(v) > 0
+                                         for v in value.split(",")):
+            raise UsageError(f"{name}={value!r} (the environment) is not a whole number of "
+                             f"threads > 0; unset it, or set {name}={_cores()} (the cores this "
+                             "process may use; --threads N sets torch's alone)")
+    devices = env.get("CUDA_VISIBLE_DEVICES")
+    if devices and devices.strip() != "-1" and not all(
+            d.strip().lstrip("-").isdigit() or d.strip().upper().startswith(("GPU-", "MIG-"))
+            for d in devices.split(",")):
+        raise UsageError(f"CUDA_VISIBLE_DEVICES={devices!r} (the environment): CUDA reads device "
+                         "numbers (0,1) or GPU-/MIG- UUIDs and hides every GPU from the first "
+                         "other item on, so the run would go to the CPU; set it to e.g. 0 or "
+                         "0,1, or unset it (-1 or '' for no GPU)")
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
 def _terminated(signum, frame):
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
@@ -477,14 +626,17 @@ def main(run, parse_fn, argv: list[str] | None = None) -> int:
     if argv is None and (env := tcmalloc_env(sys.argv[1:], dict(os.environ))):
         os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)   # never returns
     argv = sys.argv[1:] if argv is None else argv
-    earlier, ACTIVE["stages"] = ACTIVE["run"], False
+    earlier, ACTIVE["stages"], cfg = ACTIVE["run"], False, None
     # SIGTERM stops the run as Ctrl-C does: a save under way is finished or removed whole
     # (runs._removed_on_error), and the resume command is printed; it was a silent exit
     main_thread = threading.current_thread() is threading.main_thread()
     default_term = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
     try:
         try:
-            run(parse_fn(argv))
+            if not {"-h", "--help"} & set(argv):
+                check_environment()
+            cfg = parse_fn(argv)
+            run(cfg)
         finally:        # a run refused at start leaves no empty folder behind
             if ACTIVE["run"] not in (None, earlier):
                 ACTIVE["run"].remove_if_unused()
@@ -509,3 +661,38 @@ def main(run, parse_fn, argv: list[str] | None = None) -> int:
             raise
         print(f"error: {disk_message(e) if disk_error(e) else path_message(e)}", file=sys.stderr)
         return 2
+    except (MemoryError, RuntimeError) as e:
+        if not out_of_memory(e) or os.environ.get("RR_TRACEBACK"):
+            raise
+        print(f"error: {memory_message(e, cfg)}", file=sys.stderr)
+        return 2
+
+
+# The settings that size what a step holds in memory, the first the fix names (those a script has)
+MEMORY_FLAGS = ("micro_batch_size", "per_device_train_batch_size", "chunk_size",
+                "max_completion_length", "max_length", "prompts_per_step", "num_generations")
+
+
+def out_of_memory(e: BaseException) -> bool:
+    """Memory the machine could not give, in any of its words: Python's MemoryError, torch's
+    OutOfMemoryError ('CUDA out of memory', 'MPS backend out of memory'), its CPU allocator's
+    "can't allocate memory" (errno 12, 'Cannot allocate memory'). It was a traceback mid-run."""
+    text = str(e).lower()
+    return isinstance(e, MemoryError) or any(
+        words in text for words in ("out of memory", "can't allocate memory",
+                                    "cannot allocate memory"))
+
+
+def memory_message(e: BaseException, cfg) -> str:
+    where = "the GPU" if "cuda" in str(e).lower() or "gpu" in str(e).lower() else "the machine"
+    names = {f.name for f in dataclasses.fields(cfg)} if dataclasses.is_dataclass(cfg) else set()
+    lower = [f"--{n} {getattr(cfg, n)}" for n in MEMORY_FLAGS if n in names][:3]
+    fix = f"lower {', '.join(lower)}" if lower else "use smaller settings"
+    return (f"{where} ran out of memory ({first_words(e)}); {fix}, or use a smaller model"
+            f"{kept_note()}")
+
+
+def first_words(e: BaseException) -> str:
+    """An error's first line, cut at 100 characters (torch's run on for a paragraph)."""
+    line = (str(e).strip().splitlines() or [type(e).__name__])[0]
+    return line if len(line) <= 100 else line[:97] + "..."

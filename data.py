@@ -771,7 +771,33 @@ def parse_levels(spec: str) -> tuple[int, ...]:
     if not levels or set(levels) - set(MATH_LEVELS):
         raise ValueError(f"--math_levels {spec!r}: a comma-separated list of levels from "
                          f"{', '.join(map(str, MATH_LEVELS))}, e.g. '1' or '1,2,3'")
+    once("--math_levels", spec, levels)
     return levels
+
+
+def once(flag: str, spec: str, items) -> None:
+    """A list flag names each item once: '1,1,2' drew level 1 for two thirds of the problems
+    (and 'percent,percent,linear' percent), a weighting no flag documents, without a word."""
+    twice = sorted({str(x) for x in items if list(items).count(x) > 1})
+    if twice:
+        raise ValueError(f"{flag} {spec!r} names {', '.join(twice)} twice; name each once")
+
+
+def parse_families(spec: str) -> list[str] | None:
+    """--math_families 'percent,linear' -> ['percent', 'linear'] (None: every family), in any
+    case and spacing ('Percent, Linear'); an unknown or repeated one is a ValueError naming the
+    flag.
+
+    >>> parse_families(" Percent,linear, ")
+    ['percent', 'linear']
+    """
+    families = [f.strip().lower() for f in spec.split(",") if f.strip()]
+    unknown = sorted(set(families) - set(MATH_FAMILIES))
+    if unknown:
+        raise ValueError(f"--math_families {spec!r}: unknown {', '.join(unknown)}; choose from "
+                         f"{', '.join(sorted(MATH_FAMILIES))}")
+    once("--math_families", spec, families)
+    return families or None
 
 
 def math_tasks(n: int, split: str = "train", seed: int = 0, families: list[str] | None = None,

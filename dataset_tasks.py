@@ -36,6 +36,7 @@ import unicodedata
 from decimal import Decimal
 from pathlib import Path
 
+import cli
 import mathcheck
 from chat_template import ROLES, role_name, template_message
 from data import DataError, humaneval_tasks, math_tasks
@@ -482,6 +483,7 @@ def rows_from_file(path: Path, split: str | None = None) -> list[dict]:
                         + (f" (it holds {len(inside)}, e.g. {inside[0]})" if inside else
                            f" ({', '.join(FILE_TYPES)}; it holds none)"))
     if not path.exists():
+        cli.check_links(path, "the data file")    # a link to nothing, or in a loop
         raise DataError(f"{path}: no such file; pass a .jsonl, .json, .csv or .parquet file")
     if path.suffix.lower() in COMPRESSED:     # was 'unsupported file type': what to do with it
         raise DataError(f"{path}: a {path.suffix} archive or compressed file, which is not read "
@@ -2376,6 +2378,8 @@ def load_tasks(source: str, split: str = "train", n: int | None = None, seed: in
         tasks = humaneval_tasks()
         return tasks[:n] if n else tasks
     path = Path(source)
+    # a link in a loop or to nothing was 'as a HF dataset it could not be loaded'
+    cli.check_links(path, "--task")
     if is_file_task(source) and not path.is_dir():
         rows, where = rows_from_file(path, split), str(path)   # a missing file: no hub id
     else:

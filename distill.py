@@ -368,6 +368,7 @@ def teacher_outputs(teacher, tok, tasks, prompts, flags, cfg: Config, path: Path
 def check_cache_path(path: Path):
     """--teacher_cache names a file whose folder can be made; a folder was read as a damaged
     cache, with the advice to delete it."""
+    cli.check_links(path, "--teacher_cache")       # a link in a loop or to nothing
     if path.is_dir():
         raise ValueError(f"--teacher_cache {path} is a folder; name a file in it, e.g. "
                          f"--teacher_cache {path / 'teacher_samples.jsonl'}")

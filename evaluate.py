@@ -171,7 +171,7 @@ def evaluate_model(model, tokenizer, tasks: list[dict], k: int = 1, temperature:
 def load_eval_tasks(cfg: Config) -> list[dict]:
     if cfg.task == "math":
         levels = tuple(int(x) for x in cfg.math_levels.split(","))
-        families = [f for f in cfg.math_families.split(",") if f] or None
+        families = data.parse_families(cfg.math_families)
         return data.math_tasks(cfg.eval_problems or 200, cfg.split, cfg.seed, families, levels,
                                templates=cfg.math_templates)
     answer_field = None if cfg.answer_field.lower() in ("", "none") else cfg.answer_field
@@ -202,7 +202,10 @@ def check_config(cfg: Config):
     a KeyError)."""
     cli.check_positive(cfg, "k", "max_completion_length")
     cli.check_non_negative(cfg, "eval_problems", "threads", "max_tool_calls")
+    # --temperature and --top_p sample the k > 1 answers; k 1 is greedy (ran as if not given)
     cli.check_modes_on(cfg, [("--tools", lambda c: c.tools, ("max_tool_calls",)),
+                             ("--k K > 1 (one answer is greedy)", lambda c: c.k > 1,
+                              ("temperature", "top_p")),
                              *cli.task_modes()])
     cli.check_seed(cfg.seed)
     if cfg.math_templates != "seen" and cfg.split != "test":
@@ -229,11 +232,17 @@ def check_config(cfg: Config):
                          "nothing; use smaller budgets, or raise --max_completion_length")
     if cfg.task == "math":
         data.parse_levels(cfg.math_levels)
+        data.parse_families(cfg.math_families)
     models.checked_path(cfg.model)
     if not cfg.output_dir.strip():      # Path('') is the current folder: results.json went there
         raise ValueError("--output_dir '': an empty folder name (an unset shell variable?); name "
                          "the folder for results.json, e.g. --output_dir runs/eval")
     out = runs.check_folder_path(cfg.output_dir)
+    if runs.holds_run(out):     # its samples.jsonl was replaced by the evaluation's
+        raise ValueError(f"--output_dir {out} holds a training run (metrics.jsonl, checkpoint/ "
+                         "or state.pt), whose samples.jsonl an evaluation would replace; pass a "
+                         f"folder of its own, e.g. --output_dir {out / 'eval'} (nothing was "
+                         "changed)")
     if (out / "results.json").exists() and not cfg.overwrite:
         raise ValueError(f"--output_dir {out} holds an earlier evaluation (results.json); pass "
                          "another --output_dir, or --overwrite to replace it (nothing was changed)")

@@ -81,6 +81,11 @@ def check_config(cfg):
             raise ValueError(f"{name} {val!r} is not one of {', '.join(ok)}")
     # unknown reward names raise, listing the valid ones
     names = {n for n, _ in rewards.parse_reward_spec(cfg.rewards)}
+    # a weight of 0 ('math:1,format:0', or 'math:0' alone: no signal) counted nothing, unsaid
+    zero = [n for n, w in rewards.parse_reward_spec(cfg.rewards) if w == 0]
+    if zero:
+        raise ValueError(f"--rewards {cfg.rewards!r}: {', '.join(zero)} weighted 0 never "
+                         "counts; drop it, or give it a weight (e.g. format:0.2)")
     for name, flag in rewards.MODEL_REWARDS.items():
         if name in names and not getattr(cfg, flag.lstrip("-")):
             raise ValueError(f"--rewards {cfg.rewards!r} uses {name!r}, which needs a model: "
@@ -97,6 +102,15 @@ def check_config(cfg):
         raise ValueError(f"--truncated_reward {cfg.truncated_reward} never applies: {ignored_by}; "
                          "drop one of the two (DAPO masks truncated completions, Skywork-OR1 "
                          "scores them 0)")
+    best = best_finished_reward(rewards.parse_reward_spec(cfg.rewards))
+    # given, not the default 0: a run of penalties alone (--rewards repetition) keeps its 0
+    if cfg.truncated_reward and not ignored_by and best is not None \
+            and cfg.truncated_reward >= best:
+        raise ValueError(f"--truncated_reward {cfg.truncated_reward} is not below the best reward "
+                         f"a finished completion can get under --rewards {cfg.rewards!r} "
+                         f"({best:g}): running to the length limit would pay as well as the best "
+                         "answer, and the policy learns to ramble; use 0 (Skywork-OR1) or a "
+                         "negative value")
     if cfg.loss_type == "dr_grpo" and cfg.scale_rewards != "none":
         print(f"[grpo] note: --loss_type dr_grpo with --scale_rewards {cfg.scale_rewards} is only "
               "Dr. GRPO's constant normaliser; Dr. GRPO also drops the std scaling: add "
@@ -107,7 +121,25 @@ def check_config(cfg):
                          f"batch {batch} (= --prompts_per_step x --num_generations)")
     stages = training.parse_stages(cfg.stages, cfg.max_completion_length, cfg.max_steps)
     data.parse_levels(cfg.math_levels)
+    data.parse_families(cfg.math_families)
     check_conflicts(cfg, max(t for t, _ in stages))
+
+
+# (lowest, highest) score of each reward (rewards.REWARDS, the judge's P(yes)); reward_model's
+# scalar head has no bound. A reward added without its range here leaves the bound unknown.
+REWARD_RANGES = {"math": (0, 1), "math_partial": (0, 1), "still3_outcome": (-2, 1),
+                 "format": (0, 1), "format_strict": (0, 1), "length_aware": (-1, 1),
+                 "repetition": (-1, 0), "phi4": (-9 / 13, 8 / 13), "overlong": (-1, 0),
+                 "action": (0, 1), "length": (0, 1), "code": (0, 1), "code_all": (0, 1),
+                 "instruction": (0, 1), "judge": (0, 1)}
+
+
+def best_finished_reward(pairs: list[tuple[str, float]]) -> float | None:
+    """The most a completion can score under (name, weight) pairs, each reward at the end of its
+    range that its weight's sign favours; None where a reward has no known bound."""
+    if any(name not in REWARD_RANGES for name, _ in pairs):
+        return None
+    return sum(max(w * lo, w * hi) for name, w in pairs for lo, hi in [REWARD_RANGES[name]])
 
 
 def check_conflicts(cfg, longest: int):
@@ -154,7 +186,7 @@ def load_task_splits(cfg) -> tuple[list[dict], list[dict]]:
         return (make(cfg.num_train_prompts, "train", cfg.seed),
                 make(test_n, "test", cfg.seed) if test_n else [])
     if cfg.task == "math":
-        families = [f for f in cfg.math_families.split(",") if f] or None
+        families = data.parse_families(cfg.math_families)
         train = data.math_tasks(cfg.num_train_prompts, "train", cfg.seed, families, levels)
         test = data.math_tasks(test_n, "test", cfg.seed, families, levels) if test_n else []
         return train, test

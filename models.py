@@ -128,6 +128,7 @@ def checked_path(name: str) -> str:
     if not str(name).strip():      # `--model $CKPT` with CKPT unset: was the default model
         raise FileNotFoundError(f"model {name!r}: an empty name (an unset shell variable?). {fix}")
     path = Path(name).expanduser()
+    cli.check_links(path, "--model")
     if path.is_file():
         what = (" (a GGUF file, llama.cpp's format: pass the transformers folder it was made "
                 "from)" if path.suffix.lower() == ".gguf" else "")
@@ -308,7 +309,20 @@ def not_a_causal_lm(config) -> str:
     if kind in MODEL_FOR_MASKED_LM_MAPPING_NAMES and not config.is_decoder:
         return (f"an encoder (model_type {kind}): its attention reads the whole text at once, "
                 "so it cannot generate")
+    # saved as a model with another head, or none: a reward model (LlamaForSequenceClassification)
+    # or a bare decoder (Qwen2Model) loaded as a causal LM with its LM head missing, initialised
+    # at random where the embeddings are not tied, and sampled noise without a word
+    heads = [a for a in (config.architectures or []) if isinstance(a, str)]
+    if heads and not any(a.endswith(GENERATING_HEADS) for a in heads):
+        reward = any(a.endswith("ForSequenceClassification") for a in heads)
+        return (f"a model saved without a language-model head ({', '.join(heads)} in its "
+                "config.json" + (", a reward model: grpo.py takes it as --reward_model" * reward)
+                + ")")
     return ""
+
+
+# The architectures (config.json's `architectures`) whose weights hold a language-model head
+GENERATING_HEADS = ("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")
 
 
 def check_vocab(name: str, model, tok):

@@ -231,6 +231,12 @@ def open_run(root: str | Path, config, resume: bool, overwrite: bool,
         raise ValueError(f"--output_dir {root} holds a model checkpoint (config.json and its "
                          "weights), which a run there would overwrite with its own config.json; "
                          "pass another --output_dir, e.g. runs/NAME (nothing was changed)")
+    if (root / "config.json").is_file() and not holds_run(root) and not run_config(root):
+        # a folder of other work (an app's, a tokenizer's config.json): a run there went over it
+        raise ValueError(f"--output_dir {root} holds a config.json that is no run's (it records "
+                         "no run settings), which a run there would overwrite with its own; "
+                         "pass a folder of its own, e.g. --output_dir runs/NAME (nothing was "
+                         "changed)")
     if resume and not state_file(root).exists():
         raise ValueError(f"--resume: {root} has no saved state (state.pt) to continue from; drop "
                          "--resume to start a new run there, or point --output_dir at the run to "
@@ -241,6 +247,16 @@ def open_run(root: str | Path, config, resume: bool, overwrite: bool,
         raise ValueError(f"{root} already holds a run: pass --resume to continue it, --overwrite "
                          "to replace it, or --output_dir to start another (nothing was changed)")
     return RunDir(root, config, resume=resume)
+
+
+def run_config(root: Path) -> bool:
+    """Whether root/config.json is a run's record: a JSON object of settings with an output_dir
+    (every script has one)."""
+    try:
+        settings = json.loads((root / "config.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(settings, dict) and "output_dir" in settings
 
 
 def is_checkpoint(root: Path) -> bool:
@@ -254,6 +270,7 @@ def check_folder_path(root: str | Path, flag: str = "--output_dir") -> Path:
     """`root` as a Path, refused when a file stands where it or a folder above it would go (a
     FileExistsError traceback, or a bare '[Errno 20] Not a directory')."""
     root = Path(root)
+    cli.check_links(root, flag)
     file = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
     if file is not None:
         raise NotADirectoryError(f"{flag} {root}: {file} is a file, not a folder; pass another "
@@ -274,6 +291,12 @@ def make_dir(root: str | Path, flag: str = "--output_dir") -> Path:
         raise ValueError(f"{flag} {root}: the folder cannot be made ({e.strerror}: "
                          f"{e.filename}); pass a folder you can write, e.g. {flag} runs/NAME "
                          "(nothing was changed)") from None
+    # there, but not writable (another user's, chmod a-w): the first write failed mid-run,
+    # after the model had loaded and the first step had run
+    if not os.access(root, os.W_OK | os.X_OK):
+        raise ValueError(f"{flag} {root}: the folder cannot be written (no write permission for "
+                         f"this user); pass a folder you can write, e.g. {flag} runs/NAME, or "
+                         f"make it yours (chmod u+w {root}) (nothing was changed)")
     return root
 
 
@@ -439,9 +462,21 @@ class RunDir:
                              f"{max_steps}; a run cannot go back: give --max_steps above {step} "
                              f"to continue it, or start from its checkpoint ({self.checkpoint}) "
                              "in another --output_dir (nothing was changed)")
+        self.resumable_checkpoint()
         self.saved_step = self.logged_step = step
         self.write_config()             # the resumed run's flags, now that its state is good
         return state
+
+    def resumable_checkpoint(self) -> Path:
+        """--resume: the run's checkpoint, which its state.pt goes with; refused with the fix
+        where it is missing or lacks config.json or weights (deleted, a copy cut short): it was
+        "model '.../checkpoint': no such folder. Pass a checkpoint folder", naming no run."""
+        if not is_checkpoint(self.checkpoint):
+            raise ValueError(f"--resume: {self.root} has its state.pt but not the model it goes "
+                             f"with ({self.checkpoint}: config.json and weights), so the run "
+                             "cannot continue; restore that folder, or start the run over with "
+                             "--overwrite (nothing was changed)")
+        return self.checkpoint
 
     def load_optimizer(self, optimizer, saved: dict):
         """--resume: the optimizer's saved state into `optimizer`, refused with the fix when it

@@ -135,7 +135,6 @@ from __future__ import annotations
 import argparse
 import functools
 import itertools
-import json
 import marshal
 import math
 import operator
@@ -155,6 +154,7 @@ from sandbox_checks import (
     check_tests,
     compile_error,
     judge_stdin,
+    read_rows,
     returned_cap,
     short_repr,
     unsendable,
@@ -749,26 +749,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--memory", type=int, default=512, help="memory limit in MiB")
     ap.add_argument("--float-tol", type=float, default=None, help="tolerance for floats")
     args = ap.parse_args(argv)
-    rows = []
     try:
-        with open(args.file, encoding="utf-8") as f:
-            lines = f.readlines()
-    except (OSError, UnicodeDecodeError) as e:  # missing, a folder, unreadable, not UTF-8 text
-        ap.error(f"cannot read {args.file} ({e.strerror if isinstance(e, OSError) else e}); give"
-                 f" a jsonl file of {{\"code\": ..., \"tests\": [...]}} rows, in UTF-8")
-    for n, line in enumerate(lines, 1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                ap.error(f"{args.file}:{n}: not valid JSON ({e})")
-    for n, r in enumerate(rows, 1):
-        if not isinstance(r, dict) or "code" not in r or "tests" not in r:
-            ap.error(f"{args.file}: row {n} needs 'code' and 'tests' keys")
-        try:
-            check_tests(r["tests"], f"row {n}")
-        except ValueError as e:
-            ap.error(f"{args.file}: {e}")
+        rows = read_rows(args.file)
+    except ValueError as e:
+        ap.error(str(e))
     try:
         checked_limits("flags", args.timeout, args.memory, {"float_tol": args.float_tol})
         if args.workers is not None and args.workers < 1:

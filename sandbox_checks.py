@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import functools
 import itertools
+import json
 import marshal
 import reprlib
 import subprocess
@@ -303,3 +304,39 @@ def compile_error(code, filename: str) -> str | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as e:
         return f"{type(e).__name__}: {e}"[:500]
     return None
+
+
+def read_rows(path: str) -> list[dict]:
+    """The {code, tests} rows of sandbox.py's jsonl file, each checked (`check_tests`); what is
+    wrong is a ValueError naming the file, the row and the fix. UTF-8 with or without a byte
+    order mark (Windows editors write one; it was 'not valid JSON'). A file of no rows, or a row
+    whose code is no text (a number, null: graded as a syntax error, 'code is not a string'), is
+    a mistake in the file, refused as one."""
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            lines = f.readlines()
+    except (OSError, UnicodeDecodeError) as e:  # missing, a folder, unreadable, not UTF-8 text
+        raise ValueError(f"cannot read {path} ({e.strerror if isinstance(e, OSError) else e}); "
+                         'give a jsonl file of {"code": ..., "tests": [...]} rows, in UTF-8'
+                         ) from None
+    rows = []
+    for n, line in enumerate(lines, 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}:{n}: not valid JSON ({e})") from None
+    if not rows:
+        raise ValueError(f'{path} holds no rows; give one {{"code": ..., "tests": [...]}} object '
+                         "per line")
+    for n, r in enumerate(rows, 1):
+        if not isinstance(r, dict) or "code" not in r or "tests" not in r:
+            raise ValueError(f"{path}: row {n} needs 'code' and 'tests' keys")
+        if not isinstance(r["code"], str):
+            raise ValueError(f"{path}: row {n}: code is {type(r['code']).__name__}, not the "
+                             "program's text; give it as a string")
+        try:
+            check_tests(r["tests"], f"row {n}")
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
+    return rows

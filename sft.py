@@ -560,7 +560,7 @@ def train(cfg: Config) -> Path:
 
     # ---- data: model with think tokens, RoPE, template; examples (a resumed run reloads both) ----
     if cfg.resume:
-        model, tok = models.load_policy(str(run.checkpoint))
+        model, tok = models.load_policy(str(run.resumable_checkpoint()))
         examples = sft_data.read_examples(run.root)
     else:
         model, tok = prepare_model(cfg)

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import torch
 
+import cli
 import conversations
 import data
 import dataset_tasks
@@ -73,6 +74,25 @@ def load_examples(cfg) -> tuple[list[dict], list[dict] | None, dict]:
                              f"{dataset_tasks.FILE_TYPES[-1]} file")
     examples, counts = filter_responses(examples, cfg.max_repetition)
     return examples, None, counts
+
+
+SOURCES = ("math", "teacher", "fusion", "math_tools")
+
+
+def check_source(cfg):
+    """--dataset that names no source, refused before any model loads (a missing file, a link in
+    a loop or to nothing was named only once the model had loaded, which takes minutes for a
+    large one). On --resume or --eval_only it is not read, so not checked."""
+    if cfg.dataset in SOURCES or cfg.resume or cfg.eval_only:
+        return
+    cli.check_links(cfg.dataset, "--dataset")
+    if not Path(cfg.dataset).exists():
+        if dataset_tasks.file_type(Path(cfg.dataset)) in dataset_tasks.FILE_TYPES:
+            raise data.DataError(f"--dataset {cfg.dataset}: no such file; pass a .jsonl, .json, "
+                                 ".csv or .parquet file, or math, teacher, fusion, math_tools")
+        raise data.DataError(f"--dataset {cfg.dataset!r}: use {', '.join(SOURCES)} or a "
+                             f"{', '.join(dataset_tasks.FILE_TYPES[:-1])} or "
+                             f"{dataset_tasks.FILE_TYPES[-1]} file")
 
 
 def synthetic_examples(n: int, seed: int) -> list[dict]:

@@ -39,6 +39,20 @@ def check_config(cfg):
     if not 0 <= cfg.multi_turn_ratio <= 1:
         raise ValueError(f"--multi_turn_ratio {cfg.multi_turn_ratio}: a fraction in [0, 1]")
     cli.check_positive(cfg, "rope_theta_factor")    # Phi-4: 2.0; inf gave NaN rotations
+    sft_data.check_source(cfg)
+    if not cfg.resume:      # resumed, the run's settings are compared: a change is named there
+        cli.check_modes_on(cfg, MODES)
+
+
+# sft's modes: (the switch, whether it is on, the settings only it reads); '--dataset data.jsonl
+# --num_examples 100' trained every row, '--teacher X' beside --dataset math sampled no teacher,
+# '--num_train_epochs 3 --max_steps 50' ran 50 steps, each without a word
+MODES = (("--dataset teacher or fusion", lambda c: c.dataset in ("teacher", "fusion"),
+          ("teacher", "teacher_samples")),
+         (f"--dataset {' or '.join(sft_data.SOURCES)} (a file's rows are all read)",
+          lambda c: c.dataset in sft_data.SOURCES, ("num_examples",)),
+         ("--max_steps -1 (train by epochs: a --max_steps > 0 sets the length)",
+          lambda c: c.max_steps <= 0, ("num_train_epochs",)))
 
 
 def resume_run(run: runs.RunDir, optimizer, accumulation: int) -> int:

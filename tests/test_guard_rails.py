@@ -1363,6 +1363,32 @@ def test_grpo_refuses_values_that_passed_its_checks(args, needle):
         grpo_setup.check_config(grpo.parse(args))
 
 
+@pytest.mark.parametrize("rewards,given,best", [
+    ("math", "5", "1"), ("math", "1", "1"), ("math,format:0.5", "1.5", "1.5"),
+    ("math_partial:2,repetition:0.5", "2", "2"), ("still3_outcome:-1", "2", "2"),
+    ("code,instruction", "3.5", "2"), ("math,judge", "2", "2")])
+def test_a_truncated_reward_paying_as_well_as_the_best_answer_is_refused(rewards, given, best):
+    """--truncated_reward 5 under --rewards math (a correct answer's 1) was accepted: a completion
+    cut off at the length limit earned more than any answer, and GRPO taught it to ramble."""
+    import grpo
+    import grpo_setup
+
+    args = ["--rewards", rewards, "--truncated_reward", given]
+    args += ["--judge_model", "tiny"] * ("judge" in rewards)
+    with pytest.raises(ValueError) as e:
+        grpo_setup.check_config(grpo.parse(args))
+    assert str(e.value).startswith(
+        f"--truncated_reward {float(given)} is not below the best reward a finished completion "
+        f"can get under --rewards {rewards!r} ({best}): running to the length limit"), e.value
+    # below the best, or under a reward model's unbounded score, it stands
+    grpo_setup.check_config(grpo.parse([*args[:3], str(float(best) - 0.5), *args[4:]]))
+    grpo_setup.check_config(grpo.parse(["--rewards", "math,reward_model", "--reward_model",
+                                        "tiny", "--truncated_reward", "5"]))
+    import rewards as rewards_module
+
+    assert set(grpo_setup.REWARD_RANGES) == set(rewards_module.REWARDS) | {"judge"}
+
+
 def test_grpo_accepts_each_truncation_setting_alone_and_a_clip_below_one():
     import grpo
     import grpo_setup
@@ -1785,7 +1811,7 @@ def test_a_path_the_system_cannot_look_up_is_named_with_the_fix(tmp_path, script
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
     p = run_script(script, *with_flags(*base, flag, str(tmp_path / "loop" / "x")))
     assert_clean_error(p, str(tmp_path / "loop"))
-    assert flag != "--output_dir" or "symbolic links" in p.stderr.lower(), p.stderr
+    assert flag != "--output_dir" or "symbolic link" in p.stderr.lower(), p.stderr
 
     assert os.listdir(tmp_path) == ["loop"]     # nothing was made
 
@@ -1923,3 +1949,394 @@ def test_a_config_files_whole_number_written_as_a_float_is_that_number(tmp_path,
     (tmp_path / "bad.json").write_text('{"max_steps": 40.5}')
     assert cli.main(grpo.train, grpo.parse, [str(tmp_path / "bad.json")]) == 2
     assert "--max_steps/--max-steps: invalid int value: '40.5'" in capsys.readouterr().err
+
+
+def test_a_config_file_names_a_setting_given_twice_and_is_read_in_any_case(tmp_path):
+    """A key written twice in a JSON or YAML config file kept its later value without a word
+    (the command line refuses a flag given twice); 'RUN.YAML' was 'a value without a flag', and
+    so was a config file beside flags or one in another format (.toml)."""
+    import grpo
+
+    files = {"dup.json": '{"max_steps": 3, "seed": 1, "max_steps": 50}',
+             "dup.yaml": "max_steps: 3\nseed: 1\nmax_steps: 50\nmax_steps: 7\n",
+             "RUN.YAML": "max_steps: 3\n", "run.Json": '{"seed": 4}', "run.toml": "seed = 4\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    for name, given in (("dup.json", "max_steps is given 2 times (3, 50)"),
+                        ("dup.yaml", "max_steps is given 3 times (3, 50, 7)")):
+        with pytest.raises(cli.UsageError) as e:
+            grpo.parse([str(tmp_path / name)])
+        assert str(e.value) == (f"{tmp_path / name}: {given}; give each setting once (the "
+                                "file's later value replaced the earlier without a word)")
+    assert grpo.parse([str(tmp_path / "RUN.YAML")]).max_steps == 3
+    assert grpo.parse([str(tmp_path / "run.Json")]).seed == 4
+    for args, needle in (([str(tmp_path / "RUN.YAML"), "--seed", "2"], "a config file, which is "
+                          "read only when it is the whole command line"),
+                         ([str(tmp_path / "run.toml")], "a file, but config files are .json, "
+                          ".yaml or .yml"),
+                         (["--MAX_STEPS", "3"], "--MAX_STEPS: did you mean --max_steps?"),
+                         (["--Max-Steps", "3"], "--Max-Steps: did you mean --max_steps?")):
+        with pytest.raises(cli.UsageError, match=re.escape(needle)):
+            grpo.parse(args)
+
+
+@pytest.mark.parametrize("name,value,good", [
+    ("OMP_NUM_THREADS", "abc", False), ("OMP_NUM_THREADS", "0", False),
+    ("OMP_NUM_THREADS", "-2", False), ("OMP_NUM_THREADS", "1.5", False),
+    ("OMP_NUM_THREADS", "", False), ("OMP_NUM_THREADS", "4,2", True),
+    ("OMP_NUM_THREADS", " 3", True), ("MKL_NUM_THREADS", "all", False),
+    ("OPENBLAS_NUM_THREADS", "2", True),
+    ("CUDA_VISIBLE_DEVICES", "abc", False), ("CUDA_VISIBLE_DEVICES", "0,,1", False),
+    ("CUDA_VISIBLE_DEVICES", "cuda:0", False), ("CUDA_VISIBLE_DEVICES", "0,1", True),
+    ("CUDA_VISIBLE_DEVICES", "", True), ("CUDA_VISIBLE_DEVICES", "-1", True),
+    ("CUDA_VISIBLE_DEVICES", "GPU-8a3c2f1e-0000,MIG-1f2e", True)])
+def test_thread_and_device_variables_that_their_readers_skip_are_refused(monkeypatch, capsys,
+                                                                        name, value, good):
+    """OMP_NUM_THREADS=abc got libgomp's bare 'Invalid value' and its default; MKL_NUM_THREADS=all
+    ran on one thread; CUDA_VISIBLE_DEVICES=abc hid every GPU and trained on the CPU; all without
+    a word from us."""
+    ran = []
+    monkeypatch.setenv(name, value)
+    assert cli.main(lambda cfg: ran.append(cfg), lambda argv: "cfg", []) == (0 if good else 2)
+    err = capsys.readouterr().err
+    assert ran == (["cfg"] if good else []), err
+    if not good:
+        assert err.startswith(f"error: {name}={value!r} (the environment)"), err
+        assert len(err.strip().splitlines()) == 1 and "unset it" in err, err
+
+
+@pytest.mark.parametrize("script,flag", [
+    ("evaluate.py", "--model"), ("grpo.py", "--task"), ("sft.py", "--dataset"),
+    ("distill.py", "--teacher_cache"), ("grpo.py", "--output_dir"),
+    ("evaluate.py", "--output_dir")])
+@pytest.mark.parametrize("link,below", [("loop", ""), ("loop", "x.jsonl"), ("gone", ""),
+                                        ("gone", "x.jsonl"), ("gone.jsonl", "")])
+def test_a_symbolic_link_in_a_loop_or_to_nothing_is_named_as_such(tmp_path, monkeypatch, script,
+                                                                  flag, link, below):
+    """A link that loops or points to nothing, as the path or a folder above it, was 'no such
+    folder' (--model), 'the folder cannot be made (File exists)' (--output_dir), a HF dataset
+    that could not be loaded (--task), or named only after the model had loaded (--dataset)."""
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    target = "loop" if link == "loop" else "nothing-here"
+    (tmp_path / link).symlink_to(target)
+    path = tmp_path / link / below if below else tmp_path / link
+    base = {"distill.py": ["--teacher", "tiny", "--student_from_teacher"]}.get(
+        script, ["--model", "tiny"])
+    out = ["--output_dir", str(tmp_path / "out")] if flag != "--output_dir" else []
+    p = run_script(script, *with_flags(*base, *out, flag, str(path)))
+    what = ("is a symbolic link that points round in a loop (-> loop)" if link == "loop" else
+            f"is a symbolic link to {tmp_path / target}, which does not exist")
+    assert_clean_error(p, f"error: {flag} {path}: {tmp_path / link} {what}; fix the link, or "
+                       "pass the real path")
+    assert sorted(os.listdir(tmp_path)) == [link]      # nothing was made
+
+
+def test_sft_names_a_dataset_file_that_is_not_there_before_the_model_loads(tmp_path,
+                                                                           monkeypatch):
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    for given, needle in (("no/such/data.jsonl", "--dataset no/such/data.jsonl: no such file"),
+                          ("mathh", "--dataset 'mathh': use math, teacher, fusion, math_tools")):
+        p = run("sft.py", "--model", "tiny", "--dataset", given, "--output_dir",
+                str(tmp_path / "r"))
+        assert_clean_error(p, needle)
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("script,args,needle", [
+    ("sft.py", ["--dataset", "DATA", "--num_examples", "10"], "--num_examples 10 never applies "
+     "without --dataset math or teacher or fusion or math_tools (a file's rows are all read)"),
+    ("sft.py", ["--teacher", "tiny"], "--teacher 'tiny' never applies without --dataset teacher "
+     "or fusion;"),
+    ("sft.py", ["--dataset", "math_tools", "--teacher_samples", "8"],
+     "--teacher_samples 8 never applies without --dataset teacher or fusion;"),
+    ("sft.py", ["--max_steps", "5", "--num_train_epochs", "3"],
+     "--num_train_epochs 3.0 never applies without --max_steps -1 (train by epochs"),
+    ("evaluate.py", ["--temperature", "0.7"], "--temperature 0.7 never applies without --k K > 1"),
+    ("evaluate.py", ["--k", "1", "--top_p", "0.5"], "--top_p 0.5 never applies without --k K > 1")])
+def test_sft_and_evaluate_refuse_a_setting_their_mode_never_reads(tmp_path, monkeypatch, script,
+                                                                  args, needle):
+    """sft.py trained every row of a file under --num_examples 10, sampled no --teacher beside
+    --dataset math, ran --max_steps beside --num_train_epochs; evaluate.py answered greedily under
+    --temperature 0.7 with k 1: all without a word."""
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    data_file = tmp_path / "d.jsonl"
+    data_file.write_text('{"prompt": "1+1?", "completion": "2"}\n')
+    args = [str(data_file) if a == "DATA" else a for a in args]
+    p = run(script, "--model", "tiny", "--output_dir", str(tmp_path / "r"), *args)
+    assert_clean_error(p, needle)
+    assert not (tmp_path / "r").exists()
+    # with its mode on, each stands (up to the model load)
+    on = {"--num_examples": ["--dataset", "math"], "--teacher": ["--dataset", "teacher"],
+          "--teacher_samples": ["--dataset", "teacher"], "--num_train_epochs": ["--max_steps",
+                                                                                 "-1"],
+          "--temperature": ["--k", "2"], "--top_p": ["--k", "2"]}[args[-2]]
+    import importlib
+
+    module = importlib.import_module(script[:-3])
+    module.check_config(cli.parse(module.Config, with_flags(
+        "--model", "tiny", "--output_dir", str(tmp_path / "r"), *args, *on)))
+
+
+@pytest.mark.parametrize("script,flags", [
+    ("grpo.py", ["--model", "tiny"]), ("sft.py", ["--model", "tiny"]),
+    ("distill.py", ["--teacher", "tiny", "--student_from_teacher"]),
+    ("evaluate.py", ["--model", "tiny", "--eval_problems", "1"])])
+def test_files_of_other_work_in_the_output_dir_are_kept(tmp_path, monkeypatch, script, flags):
+    """A training run into a folder holding another program's config.json overwrote it with its
+    own (with or without --overwrite); evaluate.py into a training run's folder replaced the
+    run's samples.jsonl with its own."""
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    other = tmp_path / "app"
+    other.mkdir()
+    (other / "config.json").write_text('{"name": "my-app", "version": 3}')
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "config.json").write_text('{"model": "tiny", "output_dir": "run"}')
+    (run_dir / "metrics.jsonl").write_text('{"step": 1, "loss": 2.0}\n')
+    (run_dir / "samples.jsonl").write_text('{"step": 1, "completion": "trained on"}\n')
+    before = {p: p.read_text() for p in (*other.iterdir(), *run_dir.iterdir())}
+    if script == "evaluate.py":
+        for extra in ([], ["--overwrite"]):
+            p = run(script, *flags, "--output_dir", str(run_dir), *extra)
+            assert_clean_error(p, f"--output_dir {run_dir} holds a training run (metrics.jsonl, "
+                               "checkpoint/ or state.pt), whose samples.jsonl an evaluation "
+                               f"would replace; pass a folder of its own, e.g. --output_dir "
+                               f"{run_dir / 'eval'}")
+    for extra in ([], ["--overwrite"]) * (script != "evaluate.py"):   # results.json beside it
+        p = run(script, *flags, "--output_dir", str(other), *extra)     # replaces nothing
+        assert_clean_error(p, f"--output_dir {other} holds a config.json that is no run's")
+    assert {p: p.read_text() for p in (*other.iterdir(), *run_dir.iterdir())
+            if p in before} == before
+
+
+@pytest.mark.parametrize("text,says", [
+    ("", "holds no rows; give one"), ("\n  \n", "holds no rows; give one"),
+    ('{"code": 5, "tests": [{"assert": "assert 1"}]}\n', "row 1: code is int, not the program's "
+     "text; give it as a string"),
+    ('{"code": null, "tests": [{"assert": "assert 1"}]}\n', "row 1: code is NoneType, not the")])
+def test_sandbox_cli_refuses_a_file_of_no_rows_or_code_that_is_no_text(tmp_path, capsys, text,
+                                                                      says):
+    """sandbox.py on an empty file printed '0 programs' and exit 0; a row whose code was a number
+    or null was graded 'syntax_error' as if the program were wrong."""
+    import sandbox
+
+    f = tmp_path / "jobs.jsonl"
+    f.write_text(text)
+    with pytest.raises(SystemExit) as e:
+        sandbox.main([str(f)])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and f"error: {f}" in err and says in err, err
+
+
+def test_sandbox_cli_reads_a_file_with_a_byte_order_mark(tmp_path, capsys):
+    """A jsonl saved by a Windows editor (UTF-8 with a BOM) was 'not valid JSON (Unexpected UTF-8
+    BOM)', where the training scripts read such files."""
+    import sandbox
+
+    f = tmp_path / "jobs.jsonl"
+    f.write_bytes(b'\xef\xbb\xbf{"name": "bom", "code": "x = 2", "tests": [{"assert": '
+                  b'"assert x == 2"}]}\n')
+    assert sandbox.main([str(f)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"1  bom\s+accepted\s+1/1", out), out
+
+
+@pytest.mark.parametrize("script,error,needles", [
+    ("grpo", torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.1 "
+                                    "GiB total capacity; 77.0 GiB already allocated)"),
+     ["error: the GPU ran out of memory (CUDA out of memory. Tried to allocate 2.00 GiB",
+      "; lower --micro_batch_size 8, --max_completion_length 256, --prompts_per_step 8, or use "
+      "a smaller model"]),
+    ("sft", RuntimeError("[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't "
+                         "allocate memory: you tried to allocate 8589934592 bytes."),
+     ["error: the machine ran out of memory ([enforce fail at alloc_cpu.cpp:117] data.",
+      "lower --per_device_train_batch_size 1, --max_length 1024, or use a smaller model"]),
+    ("distill", MemoryError(), ["error: the machine ran out of memory (MemoryError); lower "
+                                "--chunk_size 128, --max_completion_length 128, "
+                                "--prompts_per_step 8"])])
+def test_running_out_of_memory_mid_run_is_one_line_with_the_flags_and_the_last_save(
+        tmp_path, tiny, tokenizer, capsys, script, error, needles):
+    """A GPU's or the CPU's out-of-memory error mid-run was a traceback naming neither the
+    settings that size a step nor the last save."""
+    import importlib
+
+    module = importlib.import_module(script)
+    run_dir = runs.RunDir(tmp_path / "r", config={"a": 1})
+    run_dir.save(tiny, tokenizer, {"step": 3})
+
+    def out_of_memory(cfg):
+        raise error
+
+    capsys.readouterr()
+    assert cli.main(out_of_memory, lambda argv: module.Config(), []) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    for needle in [*needles, f"; the last save, step 3 in {run_dir.root}, is intact: add "
+                   "--resume to continue from it"]:
+        assert needle in err, (needle, err)
+    with pytest.raises(RuntimeError, match="not memory"):      # any other error stays a bug's
+        cli.main(lambda cfg: (_ for _ in ()).throw(RuntimeError("not memory")),
+                 lambda argv: None, [])
+
+
+@pytest.mark.parametrize("script", ["grpo", "sft", "distill"])
+@pytest.mark.parametrize("left", ["nothing", "config.json alone"])
+def test_resume_of_a_state_without_its_checkpoint_names_the_run_and_the_fix(tmp_path, monkeypatch,
+                                                                          script, left):
+    """state.pt whose checkpoint/ was deleted or lacks its weights was "model '.../checkpoint':
+    no such folder. Pass a checkpoint folder", or 'not a complete checkpoint ... copy the missing
+    files from the model it was trained from', naming neither the run nor --overwrite."""
+    import importlib
+
+    module = importlib.import_module(script)
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    flags = ["--teacher", "tiny", "--student", "tiny"] if script == "distill" else [
+        "--model", "tiny"]
+    out = tmp_path / "r"
+    cfg = cli.parse(module.Config, [*flags, "--output_dir", str(out), "--max_steps", "3"])
+    out.mkdir()
+    (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), default=str))
+    torch.save({"step": 1, "rng": runs.rng_state()}, out / "state.pt")
+    if left == "config.json alone":
+        (out / "checkpoint").mkdir()
+        (out / "checkpoint" / "config.json").write_text('{"model_type": "llama"}')
+    before = sorted(p.name for p in out.rglob("*"))
+    cfg.resume = True
+    with pytest.raises(ValueError) as e:
+        module.train(cfg)
+    assert str(e.value) == (f"--resume: {out} has its state.pt but not the model it goes with "
+                            f"({out / 'checkpoint'}: config.json and weights), so the run cannot "
+                            "continue; restore that folder, or start the run over with "
+                            "--overwrite (nothing was changed)")
+    assert sorted(p.name for p in out.rglob("*")) == before
+
+
+def test_a_folder_where_a_run_keeps_a_file_is_named_with_the_fix(tmp_path, capsys, monkeypatch):
+    """metrics.jsonl (or any file a run writes) standing as a folder was an IsADirectoryError
+    traceback mid-run."""
+    path = tmp_path / "metrics.jsonl"
+    path.mkdir()
+    monkeypatch.setitem(cli.ACTIVE, "run", None)    # no run of an earlier test is this one's
+
+    def log(cfg):
+        open(path, "a")
+
+    assert cli.main(log, lambda argv: None, []) == 2
+    err = capsys.readouterr().err
+    assert err == (f"error: cannot use {path}: it is a folder where the run keeps a file; move "
+                   "the folder away, or pass another --output_dir\n"), err
+
+
+@pytest.mark.parametrize("script,given,needle", [
+    ("grpo.py", "--lr", "--lr: here it is --learning_rate"),     # was 'did you mean --help?'
+    ("grpo.py", "--kl_coef", "--kl_coef: here it is --beta"),
+    ("grpo.py", "--clip_range", "--clip_range: here it is --epsilon"),
+    ("grpo.py", "--group_size", "--group_size: here it is --num_generations"),
+    ("grpo.py", "--Num-Samples", "--Num-Samples: here it is --num_generations"),
+    ("evaluate.py", "--num_samples", "--num_samples: here it is --k"),
+    ("evaluate.py", "--pass_at_k", "--pass_at_k: here it is --k"),
+    ("distill.py", "--torch_dtype", "--torch_dtype: here it is --dtype"),
+    ("sft.py", "--use_peft", "--use_peft: LoRA/PEFT is not implemented"),
+    ("grpo.py", "--lora_alpha", "--lora_alpha: LoRA/PEFT is not implemented"),
+    ("sft.py", "--fp16", "--fp16: float16 is not implemented: use bfloat16"),
+    ("grpo.py", "--max_prompt_length", "--max_prompt_length: prompts are never cut")])
+def test_other_trainers_names_and_features_we_lack_are_named_not_guessed(script, given, needle):
+    """The fuzzy guess answered other trainers' names with unrelated flags ('--lr: did you mean
+    --help?', '--kl_coef: did you mean --entropy_coef or --kl_anneal?', '--num_samples: did you
+    mean --math_families?', '--use_peft: did you mean --seed?')."""
+    p = run_script(script, given, "1")
+    assert_clean_error(p, "unknown flag", needle)
+    assert "--help?" not in p.stderr
+
+
+@pytest.mark.parametrize("architecture,needle", [
+    ("LlamaForSequenceClassification", "(LlamaForSequenceClassification in its config.json, a "
+     "reward model: grpo.py takes it as --reward_model)"),
+    ("LlamaModel", "(LlamaModel in its config.json)"),
+    ("LlamaForTokenClassification", "(LlamaForTokenClassification in its config.json)")])
+def test_a_model_saved_with_another_head_or_none_is_refused_as_a_policy(tmp_path, tiny, tokenizer,
+                                                                      architecture, needle):
+    """A reward model (a sequence classifier) or a bare decoder passed as --model loaded as a
+    causal LM, its missing LM head initialised at random where the embeddings are not tied, and
+    was trained and sampled without a word."""
+    folder = tmp_path / "m"
+    runs.save_checkpoint(tiny, tokenizer, folder)
+    edit_config(folder, architectures=[architecture])
+    with pytest.raises(ValueError) as e:
+        models.load_policy(str(folder))
+    assert str(e.value).startswith(f"model '{folder}' is a model saved without a language-model "
+                                   f"head {needle}: these scripts train and sample decoder-only "
+                                   "causal language models"), e.value
+    for head in ("LlamaForCausalLM", "GPT2LMHeadModel"):      # with a head, or none recorded
+        edit_config(folder, architectures=[head])
+        models.load_policy(str(folder))
+    edit_config(folder, architectures=None)
+    models.load_policy(str(folder))
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--math_levels", "1,1,2"], "--math_levels '1,1,2' names 1 twice; name each once"),
+    (["--math_families", "percent,linear,percent"],
+     "--math_families 'percent,linear,percent' names percent twice; name each once"),
+    (["--math_families", "Percent, PERCENT"], "names percent twice"),
+    (["--rewards", "math:1,format:0"], "--rewards 'math:1,format:0': format weighted 0 never "
+     "counts; drop it"),
+    (["--rewards", "math:0.0"], "math weighted 0 never counts")])
+def test_a_list_naming_an_item_twice_or_a_reward_weighted_0_is_refused(args, needle):
+    """'--math_levels 1,1,2' drew level 1 for two thirds of the problems, and a family named twice
+    likewise, a weighting no flag documents; a reward weighted 0 counted nothing (alone: a run of
+    no signal), all without a word."""
+    import evaluate
+    import grpo
+    import grpo_setup
+
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        grpo_setup.check_config(grpo.parse(args))
+    if args[0] != "--rewards":
+        with pytest.raises(ValueError, match=re.escape(needle)):
+            evaluate.check_config(cli.parse(evaluate.Config, ["--model", "tiny", *args]))
+
+
+def test_math_families_are_read_in_any_case_and_spacing():
+    import data
+
+    assert data.parse_families(" Percent, LINEAR,") == ["percent", "linear"]
+    assert data.parse_families("") is None
+    with pytest.raises(ValueError, match=r"--math_families 'percnt': unknown percnt; choose from "
+                                         r"arithmetic, fractions, linear, percent"):
+        data.parse_families("percnt")
+
+
+@pytest.mark.parametrize("script,flags", [
+    ("grpo.py", ["--model", "tiny"]), ("sft.py", ["--model", "tiny"]),
+    ("distill.py", ["--teacher", "tiny", "--student_from_teacher"]),
+    ("evaluate.py", ["--model", "tiny"])])
+def test_an_output_dir_that_cannot_be_written_is_named_at_start(tmp_path, monkeypatch, script,
+                                                                flags):
+    """An --output_dir that exists but this user cannot write (another user's, chmod a-w) passed
+    the start: the first write failed mid-run, after the model had loaded and a step had run
+    (root ignores permissions, so os.access stands in for another user's view)."""
+    out = tmp_path / "shared"
+    out.mkdir()
+    real = os.access
+    monkeypatch.setattr(os, "access",
+                        lambda p, mode, **k: str(p) != str(out) and real(p, mode, **k))
+    monkeypatch.setattr(models, "load_policy", lambda *a, **k: pytest.fail("a model loaded"))
+    p = run(script, *flags, "--output_dir", str(out))
+    assert_clean_error(p, f"--output_dir {out}: the folder cannot be written (no write "
+                       f"permission for this user); pass a folder you can write")
+    assert os.listdir(out) == []
+
+
+@pytest.mark.parametrize("script,args,needle", [
+    ("grpo.py", ["--resume", "--overwrite"], "--resume with --overwrite: --resume continues the "
+     "run, --overwrite replaces it; pass one"),
+    ("distill.py", ["--resume=true", "--overwrite", "true"], "--resume with --overwrite"),
+    ("sft.py", ["--eval_only", "--resume"], "--eval_only with --resume: --eval_only only checks "
+     "--model's format, --resume continues a training run; pass one")])
+def test_switches_that_undo_each_other_are_refused_together(tmp_path, script, args, needle):
+    """--resume --overwrite resumed (the --overwrite dropped without a word); sft.py's
+    --eval_only --resume checked --model's format and resumed nothing."""
+    p = run_script(script, "--output_dir", str(tmp_path / "r"), *args)
+    assert_clean_error(p, f"error: {needle}")
+    assert os.listdir(tmp_path) == []
