@@ -595,7 +595,8 @@ def check_environment(env=os.environ):
     """The variables that set threads and devices, refused as a UsageError where they hold what
     their reader skips or misreads. CUDA_VISIBLE_DEVICES: device numbers or GPU-/MIG- UUIDs,
     comma-separated ('' or -1: none); CUDA stops at the first other item, so 'abc' or '0,,1'
-    hid the GPUs from there on and the run trained on the CPU without a word."""
+    hid the GPUs from there on and the run trained on the CPU without a word. Checked only where
+    the machine has an NVIDIA GPU to hide (`nvidia_gpus_present`)."""
     for name in THREAD_VARIABLES:
         value = env.get(name)
         if value is not None and not all(v.strip().isdigit() and int(v) > 0
@@ -604,13 +605,22 @@ def check_environment(env=os.environ):
                              f"threads > 0; unset it, or set {name}={_cores()} (the cores this "
                              "process may use; --threads N sets torch's alone)")
     devices = env.get("CUDA_VISIBLE_DEVICES")
-    if devices and devices.strip() != "-1" and not all(
+    if devices and devices.strip() != "-1" and nvidia_gpus_present() and not all(
             d.strip().lstrip("-").isdigit() or d.strip().upper().startswith(("GPU-", "MIG-"))
             for d in devices.split(",")):
         raise UsageError(f"CUDA_VISIBLE_DEVICES={devices!r} (the environment): CUDA reads device "
                          "numbers (0,1) or GPU-/MIG- UUIDs and hides every GPU from the first "
                          "other item on, so the run would go to the CPU; set it to e.g. 0 or "
                          "0,1, or unset it (-1 or '' for no GPU)")
+
+
+def nvidia_gpus_present() -> bool:
+    """Whether this machine has an NVIDIA GPU (the driver lists one), asked without starting
+    CUDA. Where it has none, any CUDA_VISIBLE_DEVICES leaves the run on the CPU, as it would be
+    anyway: Slurm sets CUDA_VISIBLE_DEVICES=NoDevFiles on nodes without GPUs."""
+    listed = "/proc/driver/nvidia/gpus"
+    return ((os.path.isdir(listed) and bool(os.listdir(listed)))
+            or any(n.startswith("nvidia") and n[6:].isdigit() for n in os.listdir("/dev")))
 
 
 def _cores() -> int:

@@ -1996,6 +1996,7 @@ def test_thread_and_device_variables_that_their_readers_skip_are_refused(monkeyp
     ran on one thread; CUDA_VISIBLE_DEVICES=abc hid every GPU and trained on the CPU; all without
     a word from us."""
     ran = []
+    monkeypatch.setattr(cli, "nvidia_gpus_present", lambda: True)
     monkeypatch.setenv(name, value)
     assert cli.main(lambda cfg: ran.append(cfg), lambda argv: "cfg", []) == (0 if good else 2)
     err = capsys.readouterr().err
@@ -2003,6 +2004,18 @@ def test_thread_and_device_variables_that_their_readers_skip_are_refused(monkeyp
     if not good:
         assert err.startswith(f"error: {name}={value!r} (the environment)"), err
         assert len(err.strip().splitlines()) == 1 and "unset it" in err, err
+
+
+@pytest.mark.parametrize("value", ["NoDevFiles", "abc", "0,,1"])
+def test_cuda_visible_devices_on_a_machine_without_a_gpu_is_left_alone(monkeypatch, capsys,
+                                                                        value):
+    # Slurm sets CUDA_VISIBLE_DEVICES=NoDevFiles on nodes without GPUs: the run is on the CPU
+    # whatever the variable says, so nothing is hidden and nothing is refused
+    monkeypatch.setattr(cli, "nvidia_gpus_present", lambda: False)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", value)
+    ran = []
+    assert cli.main(lambda cfg: ran.append(cfg), lambda argv: "cfg", []) == 0
+    assert ran == ["cfg"], capsys.readouterr().err
 
 
 @pytest.mark.parametrize("script,flag", [
