@@ -708,6 +708,9 @@ def row_example(row: dict) -> dict:
             read = [(m, r) for m, r in read if not (r.get("role") == "system" and _marked(r))]
         example["messages"] = [r for _, r in read]
         _check_prompt_fields(row, example["messages"])
+        check_unread_texts(row, ROW_FIELDS, [t for m in example["messages"] if isinstance(
+            m, dict) for t in (m.get("content"), m.get("reasoning_content"))
+            if isinstance(t, str)], "the row")
     tools = _gemini_tools(row["tools"]) if "contents" in row and row.get("tools") else row.get(
         "tools")
     if row.get("toolConfig") not in (None, {}):     # Amazon Bedrock's, as tools
@@ -1021,11 +1024,26 @@ REASONING_WORDS = frozenset((
 SETTING_WORDS = frozenset((
     "effort", "mode", "budget", "tokens", "token", "length", "len", "level", "enabled", "enable",
     "type", "format", "score", "source", "id", "count", "num", "n", "on", "off",
-    "switch", "flag", "style", "lang", "language", "steps", "time", "status", "label"))
+    "switch", "flag", "style", "lang", "language", "time", "status", "label", "version",
+    "rating", "url"))
 
 
-def names_reasoning(key) -> bool:
-    """Whether a key (in any case, camelCase, "-" or "_") names a reasoning (`REASONING_WORDS`).
+# a key naming another part of a turn's text (in `key_name`'s spelling): the rule is by word, as
+# `REASONING_WORDS`: a word of `TURN_TEXT_WORDS` anywhere in it (an "explanation" or
+# "justification" of the answer, Reflection's "reflection", a "plan", a "critique", a "draft",
+# the "steps" or "working" of a solution, "musings": "explanation_1", "solution_steps",
+# "selfCritique") unless a word of `SETTING_WORDS` makes it a setting or a count about one
+# ("num_steps", "plan_type", "explanation_score"). The template reads none of them: the turn
+# would train without it (`check_unread_texts`).
+TURN_TEXT_WORDS = frozenset((
+    "explanation", "explanations", "explain", "justification", "justifications", "reflection",
+    "reflections", "plan", "plans", "planning", "critique", "critiques", "draft", "drafts",
+    "steps", "working", "workings", "derivation", "musings", "elaboration", "outline"))
+
+
+def names_reasoning(key, words_named=REASONING_WORDS) -> bool:
+    """Whether a key (in any case, camelCase, "-" or "_") names a reasoning (`REASONING_WORDS`;
+    another part of a turn's text with `words_named=TURN_TEXT_WORDS`).
 
     >>> [names_reasoning(k) for k in ("deepseekThinkingTrajectory", "scratchpad", "cot_type")]
     [True, True, False]
@@ -1034,7 +1052,46 @@ def names_reasoning(key) -> bool:
         return False
     name = key_name(key).replace("chain_of_thought", "cot")
     words = set(name.split("_"))
-    return bool(words & REASONING_WORDS) and not words & SETTING_WORDS
+    return bool(words & words_named) and not words & SETTING_WORDS
+
+
+def is_text(value) -> bool:
+    """Whether a field's value is text to train (a string, or a list of them, that shows
+    something and is no number: "5" in a CSV's column of counts is a count)."""
+    if isinstance(value, list):
+        return any(is_text(v) for v in value)
+    if not isinstance(value, str) or blank(value):
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return True
+    return False
+
+
+def check_unread_texts(record: dict, known, texts: list[str], where: str,
+                       prompt: bool = False) -> None:
+    """ValueError on a field of `record` (a row, or one message: `where`) that is not `known`
+    and holds text of a turn under a name the template does not read (`TURN_TEXT_WORDS`; with
+    `prompt`, also a message's `PROMPT_FIELDS`: a user turn's "context" or "document" beside its
+    content), unless one of `texts` (the turns read) holds it: the turn would train without it.
+
+    >>> try:
+    ...     check_unread_texts({"content": "4", "explanation": "2+2=4"}, (), ["4"], "message 1")
+    ... except ValueError as e:
+    ...     print(str(e)[:62])
+    message 1 has 'explanation' ('2+2=4'), text of a turn under a
+    """
+    for k, v in record.items():
+        if k in known or not (names_reasoning(k, TURN_TEXT_WORDS) or prompt and key_name(
+                k) in PROMPT_FIELDS) or not is_text(v):
+            continue
+        said = [t for t in (v if isinstance(v, list) else [v]) if isinstance(t, str)]
+        if all(any(t.strip() in text for text in texts) for t in said):
+            continue        # repeated in a turn read (its content, its reasoning)
+        raise ValueError(f"{where} has {k!r} ({_short(v)}), text of a turn under a name the "
+                         "template does not read (the turn would train without it): put it in "
+                         "the turn's content (reasoning as reasoning_content), or drop it")
 
 
 def key_name(key):
@@ -1066,7 +1123,7 @@ def spelled_keys(record: dict, known: tuple, where: str) -> dict:
                              f"{k!r}: keep one")
         out[name], spelled[name] = v, k
     unread = next((k for k, v in out.items() if k not in known and names_reasoning(k) and (
-                       v.strip() if isinstance(v, str) else isinstance(v, list) and v)), None)
+                       is_text(v) if isinstance(v, str) else isinstance(v, list) and v)), None)
     if unread:
         raise ValueError(f"{where} has {unread!r} ({_short(out[unread])}), a reasoning under a "
                          "name not read (the reply would train without it): name it "
@@ -1141,6 +1198,8 @@ def chat_message(message, i: int):
         m["reasoning_content"], m["content"] = _tagged_reasoning(m["content"], tag, i)
     if m.get("role") == "tool" and isinstance(m.get("content"), str):   # wrapped once, by the
         m["content"] = _unwrapped(m["content"])                         # template
+    check_unread_texts(m, MESSAGE_KEYS, [t for t in (m.get("content"), m.get(
+        "reasoning_content")) if isinstance(t, str)], f"message {i}", prompt=True)
     return (_mistral_calls(_text_calls(_empty_reasoning(m))) if m.get("role") == "assistant"
             else m)
 

@@ -1,0 +1,75 @@
+"""Rows of SFT data files (sft_data.jsonl_examples, read by conversations.py), round 11: shapes
+that were trained as the wrong text without a word, or refused with an error that named another
+problem. Each either loads as the turns a reader sees (rendered as the official Qwen3 template
+renders them) or is refused in one line naming the row, the problem and the fix."""
+
+import copy
+import json
+import re
+
+import pytest
+from test_sft import _trained  # tokens trained; renders as the official template
+
+import sft
+import sft_data
+from data import DataError
+
+
+@pytest.fixture(scope="module")
+def tok(tokenizer):
+    return sft.set_chat_template(copy.deepcopy(tokenizer))
+
+
+def _load(tmp_path, *rows):
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return sft_data.jsonl_examples(str(path))
+
+
+def _refused(tmp_path, row, says):
+    with pytest.raises(DataError, match=re.escape(says)):
+        _load(tmp_path, row)
+
+
+_Q = {"role": "user", "content": "2+2?"}
+_A = {"role": "assistant", "content": "4"}
+
+
+# ---- text of a turn under a name the template does not read ----------------------------------
+_UNREAD = "text of a turn under a name the template does not read (the turn would train without it)"
+
+
+@pytest.mark.parametrize("key", ["explanation", "reflection", "plan", "justification",
+                                 "selfCritique", "solution_steps", "working", "Draft",
+                                 "explanation_1"])
+def test_a_reply_part_under_a_name_not_read_is_named(tmp_path, key):
+    """A reply's "explanation", "reflection" or "plan" (Orca's, Reflection's, e-SNLI's
+    explanation_1), on the message or on the row: dropped without a word, the reply trained
+    without it."""
+    _refused(tmp_path, {"messages": [_Q, {**_A, key: "2+2=4, so 4."}]},
+             f"row 0: message 1 has {key!r} ('2+2=4, so 4.'), {_UNREAD}: put it in the turn's "
+             "content (reasoning as reasoning_content), or drop it")
+    _refused(tmp_path, {"question": "2+2?", "response": "4", key: ["2+2=4", "so 4"]},
+             f"row 0: the row has {key!r} (['2+2=4', 'so 4']), {_UNREAD}")
+
+
+@pytest.mark.parametrize("key", ["context", "Document", "input", "instruction"])
+def test_a_user_turns_prompt_text_beside_its_content_is_named(tmp_path, key):
+    """{"role": "user", "content": "Where is Paris?", "context": "..."}: the query was trained
+    without the passage it asks about."""
+    _refused(tmp_path, {"messages": [{"role": "user", "content": "Where is it?",
+                                      key: "Paris is in France."}, _A]},
+             f"row 0: message 0 has {key!r} ('Paris is in France.'), {_UNREAD}")
+
+
+def test_a_reply_part_the_turn_holds_or_a_setting_is_read(tok, tmp_path):
+    """The explanation repeated in the reply, a count of steps, a plan's type, a critique's
+    version, a "reasoning_steps" of "3" in a CSV: no text dropped."""
+    ex = _load(tmp_path, {"messages": [
+        {**_Q, "context": "2+2"}, {"role": "assistant", "content": "2+2=4, so 4.",
+                                   "explanation": "2+2=4", "num_steps": 2, "steps": "3"}],
+        "plan_type": "direct", "critique_version": "2", "reasoning_steps": "3",
+        "explanation_score": 0.5})
+    assert ex[0]["messages"][-1]["content"] == "2+2=4, so 4."
+    assert [m["content"] for m in ex[0]["messages"]] == ["2+2?", "2+2=4, so 4."]
+    assert _trained(tok, ex[0]) == ("<think>\n\n</think>\n\n2+2=4, so 4.<|im_end|>", True)
