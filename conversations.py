@@ -633,6 +633,7 @@ def check_think_block(message: dict, where: str) -> None:
     if tags[:1] == [THINK] and content.split(THINK)[0].strip():
         raise ValueError(f"{where} has text before <think>, which the template drops: move it "
                          "after </think>, into the answer")
+    check_answer_blocks(content.split(END_THINK)[-1], where)
 
 
 def boxed_sentence(answer: str) -> str:
@@ -1357,13 +1358,22 @@ def _reasoning_once(content, name: str, where: str) -> None:
 
 # a reply that opens with its reasoning under another tag (Reflection's <thinking>, the
 # <reasoning>...</reasoning> of GRPO format rewards, OpenO1's and Marco-o1's <Thought>, a
-# <scratchpad>), or under think in another spelling (<THINK>, Seed-OSS's <seed:think>,
-# Magistral's [THINK]...[/THINK], Kimi's ◁think▷...◁/think▷): the rule is any of these names, in
-# any case, in <...>, [...] or ◁...▷, closed by the same with "/" before the name. The reasoning
-# of the think block; the template's own <think> (lower case, in <>) it reads itself.
-REASONING_TAG = re.compile(r"\s*(?:<|\[|◁)((?:seed:)?think|thinking|thoughts?|reasoning|"
-                           r"scratchpad)(?:>|\]|▷)", re.I)
+# <scratchpad>, an <analysis>, an <inner_monologue>, a <thought_process>), or under think in
+# another spelling (<THINK>, Seed-OSS's <seed:think>, Magistral's [THINK]...[/THINK], Kimi's
+# ◁think▷...◁/think▷): the rule is a name with a word of `REASONING_WORDS` (`names_reasoning`,
+# ":" and "." as "_"), in any case, in <...>, [...] or ◁...▷, closed by the same with "/" before
+# the name. The reasoning of the think block; the template's own <think> (lower case, in <>) it
+# reads itself. Names other than `STRICT_TAGS` are a block only where their closing tag follows
+# (a "[Analysis]" heading is text).
+REASONING_TAG = re.compile(r"\s*(<|\[|◁)([A-Za-z][\w:.-]*)(>|\]|▷)")
+STRICT_TAGS = ("think", "seed:think", "thinking", "thought", "thoughts", "reasoning", "scratchpad")
 TAG_PAIRS = {"<": ">", "[": "]", "◁": "▷"}
+
+
+def tag_names_reasoning(name: str, words=REASONING_WORDS) -> bool:
+    """Whether a tag's name names a reasoning (or, with `TURN_TEXT_WORDS`, another part of a
+    turn's text), as a key would (`names_reasoning`)."""
+    return names_reasoning(re.sub(r"[:.]", "_", name), words)
 
 
 def reasoning_tag(content: str) -> str | None:
@@ -1371,11 +1381,52 @@ def reasoning_tag(content: str) -> str | None:
 
     >>> reasoning_tag("[THINK]r[/THINK]a"), reasoning_tag("<think>r</think>a")
     ('[THINK]', None)
+    >>> reasoning_tag("<inner_monologue>r</inner_monologue>a"), reasoning_tag("[Analysis] a")
+    ('<inner_monologue>', None)
     """
     m = REASONING_TAG.match(content)
-    if not m or m[0].strip() == THINK or TAG_PAIRS[m[0].strip()[0]] != m[0].strip()[-1]:
+    if not m or m[0].strip() == THINK or TAG_PAIRS[m[1]] != m[3] or not tag_names_reasoning(m[2]):
         return None
-    return m[0].strip()
+    tag = m[0].strip()
+    if m[2].lower() not in STRICT_TAGS and tag[0] + "/" + tag[1:] not in content[m.end():]:
+        return None
+    return tag
+
+
+# a line that opens a block of another tag (`REASONING_TAG`'s brackets)
+TAG_LINE = re.compile(r"^[ \t]*(<|\[|◁)([A-Za-z][\w:.-]*)(>|\]|▷)", re.M)
+
+
+def check_answer_blocks(answer: str, where: str) -> None:
+    """ValueError on an answer that holds a block of reasoning or of another part of a turn's
+    text under a tag (`tag_names_reasoning`: an <analysis> or a [reasoning] after the first,
+    Reflection's <reflection>, a <plan>, a <critique>, a <draft>): the template trains it as
+    answer text, so the model would learn to write its reasoning (its reflection, its plan)
+    into the answer. The rule: the opening tag begins a line and its closing tag ("/" before
+    the name) ends a later one; a tag named in prose ("Use <thinking>...</thinking> tags."), or
+    in a code block, is text.
+
+    >>> try:
+    ...     check_answer_blocks("4\\n<reflection>\\nchecked\\n</reflection>", "message 1")
+    ... except ValueError as e:
+    ...     print(str(e)[:58])
+    message 1 has a <reflection> block in its answer, which th
+    """
+    text, closes = outside_code(answer), {}
+    for m in TAG_LINE.finditer(text):
+        name = m[2]
+        if TAG_PAIRS[m[1]] != m[3] or not (tag_names_reasoning(name) or tag_names_reasoning(
+                name, TURN_TEXT_WORDS)):
+            continue
+        close = f"{m[1]}/{name}{m[3]}"
+        if close not in closes:     # where a line ends in it: once a name (linear time)
+            closes[close] = [c.end() for c in re.finditer(
+                re.escape(close) + r"[ \t]*$", text, re.M)]
+        if any(end > m.end() for end in closes[close]):
+            tag = m[0].strip()
+            raise ValueError(f"{where} has a {tag} block in its answer, which the template trains "
+                             "as answer text: make it the reasoning (reasoning_content, or one "
+                             "<think> block before the answer), or drop it")
 
 
 def _tagged_reasoning(content: str, tag: str, i: int) -> tuple[str, str]:

@@ -73,3 +73,44 @@ def test_a_reply_part_the_turn_holds_or_a_setting_is_read(tok, tmp_path):
     assert ex[0]["messages"][-1]["content"] == "2+2=4, so 4."
     assert [m["content"] for m in ex[0]["messages"]] == ["2+2?", "2+2=4, so 4."]
     assert _trained(tok, ex[0]) == ("<think>\n\n</think>\n\n2+2=4, so 4.<|im_end|>", True)
+
+
+# ---- reasoning and reflection blocks under other tags --------------------------------------
+@pytest.mark.parametrize("tag", ["analysis", "Analysis", "inner_monologue", "thought_process",
+                                 "cot", "rationale", "thinking-process", "antThinking"])
+def test_a_reply_opening_with_a_block_named_for_reasoning_is_its_think_block(tok, tmp_path, tag):
+    """<analysis>, <inner_monologue>, <thought_process>, <cot>: the rule of a reasoning field's
+    name (a word of REASONING_WORDS) for a tag; the block was trained as the answer after an
+    empty think block."""
+    ex = _load(tmp_path, {"messages": [_Q, {"role": "assistant",
+                                            "content": f"<{tag}>\n2+2=4\n</{tag}>\n\n4"}]})[0]
+    assert ex["messages"][-1] == {"role": "assistant", "content": "4", "reasoning_content": "2+2=4"}
+    assert _trained(tok, ex) == ("<think>\n2+2=4\n</think>\n\n4<|im_end|>", True)
+
+
+@pytest.mark.parametrize("content,tag", [
+    ("<reflection>\n2+2=4\n</reflection>\n\n4", "<reflection>"),
+    ("<thinking>\n2+2\n</thinking>\n<REFLECTION>\nchecked\n</REFLECTION>\n<output>4</output>",
+     "<REFLECTION>"),
+    ("<plan>\nadd\n</plan>\n4", "<plan>"),
+    ("4\n\n[Self-Critique]\nfine\n[/Self-Critique]", "[Self-Critique]"),
+    ("<think>\n2+2\n</think>\n\n<analysis>\nsum\n</analysis>\n4", "<analysis>"),
+    ("<reasoning>\na\n</reasoning>\n4\n<draft>\n5\n</draft>", "<draft>")])
+def test_a_block_of_reasoning_or_reflection_in_the_answer_is_named(tmp_path, content, tag):
+    """Reflection-70B's <reflection> (after its <thinking> became the think block), a <plan>,
+    an <analysis> after the think block: trained as answer text, the model learning to write
+    its reflections into its answers."""
+    _refused(tmp_path, {"messages": [_Q, {"role": "assistant", "content": content}]},
+             f"row 0: message 1 (assistant) has a {tag} block in its answer, which the template "
+             "trains as answer text: make it the reasoning (reasoning_content, or one <think> "
+             "block before the answer), or drop it")
+
+
+@pytest.mark.parametrize("content", [
+    "Wrap notes in <reflection>...</reflection> tags.",      # named in prose
+    "Like this:\n```\n<plan>\nstep\n</plan>\n```\nDone.",     # in a code block
+    "[Analysis] The sum is 4.",                                # a heading, no block
+    "<reason>\nsum\n</reason>\n4"])                             # no word of a reasoning
+def test_a_tag_named_in_prose_or_code_or_of_no_such_word_is_answer_text(tmp_path, content):
+    ex = _load(tmp_path, {"messages": [_Q, {"role": "assistant", "content": content}]})
+    assert ex[0]["messages"][-1] == {"role": "assistant", "content": content}
