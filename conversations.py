@@ -179,7 +179,7 @@ def check_reply(messages: list[dict], switches: list | None = None) -> None:
     reply = messages[-1]
     if not trains(reply, f"message {n - 1}"):
         raise ValueError(f"message {n - 1} (assistant), the reply to train, is marked not to "
-                         f"train ({_short({k: reply[k] for k in TRAIN_MARKS if k in reply})}): "
+                         f"train ({_short({k: reply[k] for k in train_marks(reply, '')})}): "
                          "end the conversation at a reply to train, or drop the row")
     answer = (reply.get("content") or "").split(END_THINK)[-1]
     if blank(answer) and not reply.get("tool_calls"):
@@ -394,29 +394,97 @@ PREFIX_MARKS = ("prefix", "partial", "continue_final_message")
 MEDIA_PLACEHOLDER = re.compile(r"^[ \t]*(<(?:image|video|audio)>)[ \t]*$", re.M)
 
 
-# a message's training mark (axolotl's `message_field_training`, commonly one of these): 0 or
-# false keeps an assistant turn out of the loss, as context only; 1 or true, the default for
-# assistant turns, trains it; null is no mark (SlimOrca's system and user turns)
-TRAIN_MARKS = ("weight", "train", "training")
+# a message's training mark, in any case or camelCase: axolotl's `message_field_training`
+# (commonly "train" or "weight", OpenAI's fine-tuning "weight") and other names of it
+# (`TRAIN_MARKS`: 0 or false keeps an assistant turn out of the loss, as context only; 1 or
+# true, the default for assistant turns, trains it), or a mark the other way round
+# (`MASK_MARKS`: torchtune's "masked", a "mask" or "no_loss" true is context only); true and
+# false also as text (a CSV's "False", "0"); null is no mark (SlimOrca's system and user turns).
+# Another key with a word of `MARK_WORDS` holding such a value ("loss_mask", "ignore", "skip":
+# which way it reads is not known) is named.
+TRAIN_MARKS = ("weight", "train", "training", "trainable", "trained", "is_train", "learn",
+               "loss", "in_loss", "include_in_loss")
+MASK_MARKS = ("mask", "masked", "is_masked", "no_loss", "mask_loss", "ignore_loss", "no_train")
+MARK_WORDS = frozenset(("mask", "masked", "masking", "loss", "train", "training", "trainable",
+                        "trained", "weight", "learn", "ignore", "ignored", "exclude", "excluded",
+                        "skip", "skipped"))
+
+
+def _mark_value(value):
+    """A training mark's value as read: text "true", "false", "1", "0" (any case) as the value
+    (a CSV's), anything else as given."""
+    said = value.strip().lower() if isinstance(value, str) else None
+    return {"true": True, "false": False, "1": 1, "0": 0, "1.0": 1, "0.0": 0}.get(said, value)
+
+
+def train_marks(message: dict, where: str) -> dict:
+    """{key: whether it says to train} of a message's training marks (`TRAIN_MARKS`,
+    `MASK_MARKS`, any spelling; null: none). ValueError on a mark that is not 0/1/true/false,
+    and on a key of `MARK_WORDS` that is neither, holding such a value.
+
+    >>> train_marks({"role": "assistant", "Masked": "True", "weight": 0}, "message 1")
+    {'Masked': False, 'weight': False}
+    """
+    out = {}
+    for k, v in message.items():
+        name, v = key_name(k), _mark_value(v)
+        if v is None or not isinstance(name, str):
+            continue
+        if name in TRAIN_MARKS or name in MASK_MARKS:
+            if v not in (0, 1):         # True == 1, False == 0.0 == 0
+                raise ValueError(f"{where} has the training mark(s) {_short({k: message[k]})}; "
+                                 "give 0/1 or false/true (0: context only, not trained)")
+            out[k] = bool(v) != (name in MASK_MARKS)
+        elif set(name.split("_")) & MARK_WORDS and (isinstance(v, bool) or v in (0, 1)):
+            raise ValueError(f"{where} has {_short({k: message[k]})}, a training mark not read "
+                             "(which way it reads is not known): give 'weight': 0 (context "
+                             "only, not trained) or 1 instead")
+    return out
+
+
+def check_row_marks(row: dict) -> None:
+    """ValueError on a row marked not to train as a whole (a training mark of `TRAIN_MARKS` or
+    `MASK_MARKS` on the row, saying no: OpenAI's "weight": 0, "train": false): SFT would train
+    all its replies; and on a row "weight" other than 0 or 1, which is not applied (each row is
+    trained once). A mark that is not 0/1 or true/false (NeMo's "mask": "User", which masks
+    what is masked anyway) is none.
+
+    >>> try:
+    ...     check_row_marks({"messages": [], "Weight": "0"})
+    ... except ValueError as e:
+    ...     print(str(e)[:51])
+    the row is marked not to train ({'Weight': '0'}): d
+    """
+    for k, v in row.items():
+        name, said = key_name(k), _mark_value(v)
+        if name in TRAIN_MARKS + MASK_MARKS and not isinstance(said, str) and said in (0, 1):
+            if bool(said) == (name in MASK_MARKS):
+                raise ValueError(f"the row is marked not to train ({_short({k: v})}): drop the "
+                                 "row (a mark on a message keeps that turn as context only)")
+        elif name == "weight" and isinstance(said, (int, float)) and not isinstance(said, bool):
+            raise ValueError(f"the row has the training weight {_short(v)}, which is not "
+                             "applied (each row is trained once): give 0 or 1, or repeat the "
+                             "row to weigh it more")
 
 
 def trains(message: dict, where: str) -> bool:
-    """Whether an assistant turn is a reply to train (its `TRAIN_MARKS`, else True); a mark on
+    """Whether an assistant turn is a reply to train (its `train_marks`, else True); a mark on
     another turn may only say no (only assistant replies are trained). ValueError on a mark that
     is not 0/1/true/false, or marks that disagree.
 
     >>> trains({"role": "assistant", "content": "a", "weight": 0}, "message 1")
     False
     """
-    marks = {k: message[k] for k in TRAIN_MARKS if message.get(k) is not None}   # null: none
-    bad = [k for k, v in marks.items() if v not in (0, 1)]     # True == 1, False == 0.0 == 0
-    if bad or len(set(map(bool, marks.values()))) > 1:
-        raise ValueError(f"{where} has the training mark(s) {_short(marks)}; give one, 0/1 or "
-                         "false/true (0: context only, not trained)")
-    train = bool(next(iter(marks.values()), True))
+    marks = train_marks(message, where)
+    if len(set(marks.values())) > 1:
+        raise ValueError(f"{where} has the training marks "
+                         f"{_short({k: message[k] for k in marks})}, which disagree; give one, "
+                         "0/1 or false/true (0: context only, not trained)")
+    train = next(iter(marks.values()), True)
     if train and marks and message.get("role") != "assistant":
-        raise ValueError(f"{where} ({message.get('role')}) is marked to train ({_short(marks)}), "
-                         "but only assistant replies are trained: drop the mark")
+        raise ValueError(f"{where} ({message.get('role')}) is marked to train "
+                         f"({_short({k: message[k] for k in marks})}), but only assistant "
+                         "replies are trained: drop the mark")
     return train and message.get("role") == "assistant"
 
 
@@ -687,6 +755,7 @@ def row_example(row: dict) -> dict:
     ("Question", "reasoningContent": `ROW_FIELDS`) are read as these (`spelled_keys`)."""
     row = spelled_keys(row, ROW_FIELDS, "the row")
     check_finished(row, "the row")
+    check_row_marks(row)
     if isinstance(row.get("chat"), str) and row["chat"].lstrip().startswith("USER: "):
         row = _glaive_row(row)
     row = {k: _json_list(v, k) if k in ("messages", "conversations", "contents", "tools") else v

@@ -114,3 +114,49 @@ def test_a_block_of_reasoning_or_reflection_in_the_answer_is_named(tmp_path, con
 def test_a_tag_named_in_prose_or_code_or_of_no_such_word_is_answer_text(tmp_path, content):
     ex = _load(tmp_path, {"messages": [_Q, {"role": "assistant", "content": content}]})
     assert ex[0]["messages"][-1] == {"role": "assistant", "content": content}
+
+
+# ---- training marks under other names, the other way round, and as text ----------------------
+@pytest.mark.parametrize("mark", [{"masked": True}, {"mask": True}, {"MASK": "true"},
+                                  {"no_loss": True}, {"loss": False}, {"trainable": False},
+                                  {"isTrain": 0}, {"weight": "0"}, {"train": "False"},
+                                  {"learn": "0"}])
+def test_a_reply_marked_context_only_in_any_spelling_is_not_trained(tok, tmp_path, mark):
+    """torchtune's "masked": true, a "mask", a "loss": false, a CSV's "weight": "0": the mark
+    was not read and the bad reply trained (or the text "0" refused as not 0)."""
+    ex = _load(tmp_path, {"messages": [_Q, {"role": "assistant", "content": "5", **mark},
+                                       {"role": "user", "content": "3+3?"},
+                                       {"role": "assistant", "content": "6"}]})
+    assert len(ex) == 1 and ex[0]["messages"][1]["content"] == "5"
+    assert _trained(tok, ex[0]) == ("<think>\n\n</think>\n\n6<|im_end|>", True)
+
+
+@pytest.mark.parametrize("mark", [{"masked": False}, {"mask": "FALSE"}, {"trainable": True},
+                                  {"weight": "1"}])
+def test_a_reply_marked_to_train_in_any_spelling_is_trained(tmp_path, mark):
+    ex = _load(tmp_path, {"messages": [{**_Q, "masked": True}, {**_A, **mark}]})
+    assert [e["messages"][-1]["content"] for e in ex] == ["4"]
+
+
+@pytest.mark.parametrize("mark", [{"loss_mask": 0}, {"ignore": True}, {"skip": True},
+                                  {"excluded": "true"}])
+def test_a_training_mark_that_reads_either_way_is_named(tmp_path, mark):
+    """Megatron's loss_mask 0 is masked, a "mask" 0 is not: which way an unknown one reads is
+    not known; it was dropped and the reply trained."""
+    (k, v), = mark.items()
+    _refused(tmp_path, {"messages": [_Q, {**_A, **mark}]},
+             f"row 0: message 1 has {{{k!r}: {v!r}}}, a training mark not read (which way it "
+             "reads is not known): give 'weight': 0 (context only, not trained) or 1 instead")
+
+
+@pytest.mark.parametrize("mark", [{"weight": 0}, {"train": False}, {"Masked": "true"},
+                                  {"loss": 0}])
+def test_a_row_marked_not_to_train_is_named(tmp_path, mark):
+    """OpenAI's per-example "weight": 0 on the row: its reply was trained."""
+    for row in ({"messages": [_Q, _A], **mark}, {"prompt": "2+2?", "completion": "4", **mark}):
+        _refused(tmp_path, row, f"row 0: the row is marked not to train ({mark!r}): drop the row")
+    _refused(tmp_path, {"messages": [_Q, _A], "weight": 2.5},
+             "row 0: the row has the training weight 2.5, which is not applied (each row is "
+             "trained once): give 0 or 1, or repeat the row to weigh it more")
+    ex = _load(tmp_path, {"messages": [_Q, _A], "weight": 1, "mask": "User"})   # NeMo's mask
+    assert ex[0]["messages"] == [_Q, _A]
