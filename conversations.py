@@ -151,9 +151,10 @@ def check_conversation(messages) -> None:
       escape (the template writes both as they are): the model learns to write them. A
       reply's calls are written once, as the template writes them (`check_text_tool_calls`).
     * No turn is a prefill (`PREFIX_MARKS`), nor a reply cut off by its generator
-      (`check_finished`: finish_reason "length", ...), nor a tool result that answers no call
-      (`check_tool_results`). Turns of one role are not told apart only by their "name"
-      (`check_speakers`: the template does not render it; one name on them all is dropped).
+      (`check_finished`: finish_reason "length", "truncated": true, ...), nor a tool result
+      that answers no call (`check_tool_results`). Turns of one role are not told apart only
+      by their "name" (`check_speakers`: the template does not render it; one name on them all
+      is dropped).
 
     >>> try:
     ...     check_conversation([{"role": "user", "content": "q"},
@@ -358,14 +359,42 @@ def check_tool_results(messages: list[dict]) -> None:
         i = j
 
 
-# why a generator stopped, when it ran out of tokens: OpenAI's and vLLM's finish_reason,
-# Anthropic's stop_reason, Gemini's finishReason (any case)
-CUT_OFF = {"finish_reason": "length", "stop_reason": "max_tokens", "finishReason": "max_tokens"}
+# a generator that stopped because it ran out of tokens, as its record says so, in any case or
+# camelCase: its stop reason (a key of the words finish, stop, done or incomplete and reason or
+# details: OpenAI's and vLLM's finish_reason, Anthropic's and Bedrock's stop_reason, Gemini's
+# finishReason, Ollama's done_reason, ChatGPT's finish_details {"type"}, the Responses API's
+# incomplete_details {"reason"}) being one of `CUT_REASONS`; a flag that it was cut
+# (`CUT_FLAGS` true: "truncated") or did not finish (`DONE_FLAGS` false: "is_complete"); the
+# Responses API's "status": "incomplete"
+CUT_REASONS = ("length", "max_tokens", "max_output_tokens", "max_new_tokens", "max_length",
+               "max_completion_tokens", "token_limit", "max_token")
+CUT_FLAGS = ("truncated", "is_truncated", "was_truncated", "cut_off", "cutoff", "is_cut_off")
+DONE_FLAGS = ("complete", "is_complete", "completed", "finished", "is_finished")
+
+
+def cut_off(record: dict):
+    """The key of a record (a message, a row) that marks it cut off by its generator (see
+    `CUT_REASONS`), or None.
+
+    >>> cut_off({"done_reason": "length"}), cut_off({"isTruncated": "true"}), cut_off({"x": 1})
+    ('done_reason', 'isTruncated', None)
+    """
+    for k, v in record.items():
+        name = key_name(k)
+        words = set(name.split("_")) if isinstance(name, str) else set()
+        said = v.get("type", v.get("reason")) if isinstance(v, dict) else v
+        if (words & {"finish", "stop", "done", "incomplete"} and words & {"reason", "details"}
+                and isinstance(said, str) and key_name(said.strip()) in CUT_REASONS
+                or name in CUT_FLAGS and _mark_value(v) is True
+                or name in DONE_FLAGS and _mark_value(v) is False
+                or name == "status" and isinstance(v, str) and v.strip().lower() == "incomplete"):
+            return k
+    return None
 
 
 def check_finished(record: dict, where: str) -> None:
     """ValueError if a reply (or a row, for its reply) is marked cut off by its generator
-    (`CUT_OFF`: it ran out of tokens): its end is lost, and trained as a whole reply it would
+    (`cut_off`: it ran out of tokens): its end is lost, and trained as a whole reply it would
     teach the model to stop mid-answer, as `sft_data.teacher_examples` drops its own unfinished
     samples.
 
@@ -376,13 +405,12 @@ def check_finished(record: dict, where: str) -> None:
     ...     print(str(e)[:58])
     message 1 (assistant) is marked cut off by its generator (
     """
-    cut = next((k for k, v in CUT_OFF.items() if isinstance(record.get(k), str)
-                and record[k].lower() == v), None)
+    cut = cut_off(record)
     if cut:
         raise ValueError(f"{where} is marked cut off by its generator ({cut} "
-                         f"{record[cut]!r}): the reply's end is lost, and trained as whole it "
-                         "would teach the model to stop mid-answer; drop the row, or regenerate "
-                         "the reply")
+                         f"{_short(record[cut])}): the reply's end is lost, and trained as whole "
+                         "it would teach the model to stop mid-answer; drop the row, or "
+                         "regenerate the reply")
 
 
 # a final assistant turn marked as the start of a reply for the model to continue (Mistral's and

@@ -160,3 +160,30 @@ def test_a_row_marked_not_to_train_is_named(tmp_path, mark):
              "trained once): give 0 or 1, or repeat the row to weigh it more")
     ex = _load(tmp_path, {"messages": [_Q, _A], "weight": 1, "mask": "User"})   # NeMo's mask
     assert ex[0]["messages"] == [_Q, _A]
+
+
+# ---- a reply cut off by its generator, as other generators and exporters say it ---------------
+@pytest.mark.parametrize("mark", [
+    {"finish_reason": "max_tokens"}, {"stop_reason": "length"}, {"done_reason": "length"},
+    {"finishReason": "MAX_TOKENS"}, {"finish_details": {"type": "max_tokens"}},
+    {"incomplete_details": {"reason": "max_output_tokens"}}, {"status": "incomplete"},
+    {"truncated": True}, {"isTruncated": "true"}, {"is_complete": False}, {"finished": "false"}])
+def test_a_reply_marked_cut_off_in_any_vendors_words_is_named(tmp_path, mark):
+    """Ollama's done_reason, ChatGPT's finish_details, the Responses API's status, a "truncated"
+    flag, Anthropic's value under OpenAI's key: only three exact spellings were read, and the
+    cut reply trained as whole."""
+    (k, v), = mark.items()
+    says = (f"is marked cut off by its generator ({k} {v!r}): the reply's end is lost, and "
+            "trained as whole it would teach the model to stop mid-answer")
+    _refused(tmp_path, {"messages": [_Q, {"role": "assistant", "content": "So it is", **mark}]},
+             "row 0: message 1 (assistant) " + says)
+    _refused(tmp_path, {"prompt": "2+2?", "completion": "So it is", **mark},
+             "row 0: the row " + says)
+
+
+@pytest.mark.parametrize("mark", [{"finish_reason": "stop"}, {"stop_reason": "end_turn"},
+                                  {"truncated": False}, {"is_complete": True},
+                                  {"status": "completed"}, {"finish_details": {"type": "stop"}}])
+def test_a_reply_marked_finished_is_trained(tmp_path, mark):
+    ex = _load(tmp_path, {"messages": [_Q, {**_A, **mark}]})
+    assert ex[0]["messages"][-1]["content"] == "4"
