@@ -781,13 +781,14 @@ def row_example(row: dict) -> dict:
     (Sky-T1's, Bespoke-Stratos', OpenThoughts') is dropped: the model would learn that a prompt
     asking for them is answered without them. A row's fields in another case or camelCase
     ("Question", "reasoningContent": `ROW_FIELDS`) are read as these (`spelled_keys`)."""
-    row = spelled_keys(row, ROW_FIELDS, "the row")
+    row = spelled_keys(_unwrapped_row(row), ROW_FIELDS, "the row")
     check_finished(row, "the row")
     check_row_marks(row)
     if isinstance(row.get("chat"), str) and row["chat"].lstrip().startswith("USER: "):
         row = _glaive_row(row)
     row = {k: _json_list(v, k) if k in ("messages", "conversations", "contents", "tools") else v
            for k, v in row.items()}
+    row = {k: _columns(v, k) if key_name(k) in CONVERSATION_KEYS else v for k, v in row.items()}
     named = [k for k in row if isinstance(k, str) and k.lower() in CONVERSATION_KEYS
              and k not in CONVERSATION_KEYS[:3]]
     if named and not any(k in row for k in CONVERSATION_KEYS[:3]):   # "dialog", "Messages", ...
@@ -1876,6 +1877,87 @@ MEDIA_KEYS = ("image", "images", "video", "videos", "audio", "audios")
 # list of them is several candidates, of which SFT would train one without saying which
 CANDIDATE_KEYS = ("generations", "completions", "responses", "outputs", "candidates", "samples",
                   "answers", "replies")
+
+
+# the fields that make a row one of a form read here (`_row_messages`)
+FORM_FIELDS = CONVERSATION_KEYS + QUERY_KEYS + REPLY_KEYS + ("contents", "instruction", "text",
+                                                             "answer")
+
+
+# several conversations or replies of one row under a read name and a mark that tells them apart
+# ("conversation_a" and "conversation_b", Chatbot Arena's; "response_a", "chosen_response",
+# "response_rejected", "output_1"): the rule is a word of `CONVERSATION_KEYS` or `REPLY_KEYS`
+# (or "reply", "answer", "generation") and a word of `SIDE_WORDS`
+SIDE_WORDS = frozenset(("a", "b", "c", "1", "2", "3", "0", "left", "right", "chosen", "rejected",
+                        "preferred", "dispreferred", "better", "worse", "pos", "neg", "positive",
+                        "negative", "accepted", "winner", "loser", "good", "bad", "first",
+                        "second", "human", "model"))
+SIDE_OF = frozenset(CONVERSATION_KEYS + REPLY_KEYS + ("reply", "answer", "generation"))
+
+
+def _unwrapped_row(row: dict) -> dict:
+    """A row whose conversation is in a container (`{"data": {"messages": [...]}}`, OpenAI's
+    batch file `{"custom_id", "body": {"messages"}}`, a "record", "example" or "conversation"
+    holding one, also as JSON text; a preference row's "chosen" given as `{"messages": [...]}`)
+    as the row it holds, the container's other fields beside it (a field in both that differs
+    is a ValueError). A row of none of the forms read (`FORM_FIELDS`) that holds several
+    conversations or replies told apart by a mark (`SIDE_WORDS`: Chatbot Arena's conversation_a
+    and conversation_b) is a ValueError: which one to train is not known.
+
+    >>> _unwrapped_row({"id": 7, "data": {"messages": [{"role": "user", "content": "hi"}]}})
+    {'id': 7, 'messages': [{'role': 'user', 'content': 'hi'}]}
+    """
+    def held(value):
+        value = value.strip() if isinstance(value, str) else value
+        if isinstance(value, str) and value.startswith("{"):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                return None
+        return value if isinstance(value, dict) and any(
+            key_name(k) in FORM_FIELDS for k in value) else None
+
+    for k in ("chosen", "rejected"):
+        inner = held(row.get(k))
+        if inner is not None and len(inner) == 1 and isinstance(next(iter(inner.values())), list):
+            row = {**row, k: next(iter(inner.values()))}        # {"messages": [...]}
+    sides = [k for k, v in row.items() if v not in (None, "", []) and isinstance(k, str) and len(
+        set(key_name(k).split("_"))) == 2 and set(key_name(k).split("_")) & SIDE_OF
+        and set(key_name(k).split("_")) & SIDE_WORDS]
+    if sides and not any(key_name(k) in CONVERSATION_KEYS + REPLY_KEYS for k in row):
+        raise ValueError(f"the row has {_short(sides)}: conversations or replies told apart by a "
+                         "mark (Chatbot Arena's conversation_a and _b, a response_a, a "
+                         "chosen_response), of which SFT trains one, and which is not known: "
+                         "keep the one to train as 'messages' (a reply as 'completion'), or "
+                         "write one row each")
+    if any(key_name(k) in FORM_FIELDS and held(v) is None for k, v in row.items()):
+        return row
+    containers = [k for k, v in row.items() if held(v) is not None]
+    if len(containers) != 1:
+        return row
+    inner = held(row[containers[0]])
+    clash = next((k for k in inner if k in row and k != containers[0] and row[k] != inner[k]),
+                 None)
+    if clash:
+        raise ValueError(f"the row has {clash!r} beside {containers[0]!r}, which holds another "
+                         f"{clash!r}: keep one")
+    return {**{k: v for k, v in row.items() if k != containers[0]}, **inner}
+
+
+def _columns(value, field: str):
+    """A conversation given as columns, one list per key (`{"role": [...], "content": [...]}`,
+    as a datasets Sequence of messages reads back), as its list of messages; any other value as
+    it is. ValueError on columns of different lengths."""
+    if not (isinstance(value, dict) and value and all(isinstance(v, list) for v in value.values())
+            and {"role", "content"} & {key_name(k) for k in value} | set(ROLE_KEYS + TEXT_KEYS)
+            and any(key_name(k) in ("role",) + ROLE_KEYS for k in value)):
+        return value
+    lengths = {len(v) for v in value.values()}
+    if len(lengths) > 1:
+        raise ValueError(f"{field!r} gives its messages as columns of different lengths "
+                         f"({ {k: len(v) for k, v in value.items()} }): give one value a message "
+                         "in each")
+    return [dict(zip(value, m)) for m in zip(*value.values())]
 
 
 def _row_messages(row: dict) -> dict:

@@ -187,3 +187,51 @@ def test_a_reply_marked_cut_off_in_any_vendors_words_is_named(tmp_path, mark):
 def test_a_reply_marked_finished_is_trained(tmp_path, mark):
     ex = _load(tmp_path, {"messages": [_Q, {**_A, **mark}]})
     assert ex[0]["messages"][-1]["content"] == "4"
+
+
+# ---- a conversation in a container; several told apart by a mark; given as columns -----------
+@pytest.mark.parametrize("row", [
+    {"data": {"messages": [_Q, _A]}},
+    {"id": 7, "record": {"conversations": [{"from": "human", "value": "2+2?"},
+                                           {"from": "gpt", "value": "4"}]}},
+    {"custom_id": "r-1", "method": "POST", "body": {"model": "m", "messages": [_Q, _A]}},
+    {"conversation": {"messages": [_Q, _A]}},
+    {"example": json.dumps({"prompt": "2+2?", "completion": "4"})},
+    {"messages": json.dumps({"messages": [_Q, _A]})},
+    {"chosen": {"messages": [_Q, _A]}, "rejected": {"messages": [_Q, {**_A, "content": "5"}]}},
+    {"messages": {"role": ["user", "assistant"], "content": ["2+2?", "4"]}},
+    {"conversations": {"from": ["human", "gpt"], "value": ["2+2?", "4"]}}])
+def test_a_conversation_in_a_container_or_as_columns_is_read(tok, tmp_path, row):
+    """{"data": {"messages"}}, OpenAI's batch file, a preference row's chosen as {"messages"},
+    a datasets Sequence read back as columns: refused as "no field 'prompt'" or "messages must
+    be a list ... wrap a single message in a list"."""
+    ex = _load(tmp_path, row)
+    assert [e["messages"] for e in ex] == [[_Q, _A]]
+    assert _trained(tok, ex[0]) == ("<think>\n\n</think>\n\n4<|im_end|>", True)
+
+
+@pytest.mark.parametrize("row,keys", [
+    ({"question_id": "q", "model_a": "x", "model_b": "y", "winner": "model_a",
+      "conversation_a": [_Q, _A], "conversation_b": [_Q, {**_A, "content": "5"}]},
+     "['conversation_a', 'conversation_b']"),
+    ({"prompt": "2+2?", "response_a": "4", "response_b": "5", "winner": "model_a"},
+     "['response_a', 'response_b']"),
+    ({"prompt": "2+2?", "chosen_response": "4", "rejected_response": "5"},
+     "['chosen_response', 'rejected_response']"),
+    ({"question": "2+2?", "Response-Chosen": "4"}, "['Response-Chosen']")])
+def test_several_conversations_or_replies_told_apart_by_a_mark_are_named(tmp_path, row, keys):
+    """Chatbot Arena's conversation_a and conversation_b, a response_a and response_b: refused
+    as "no field 'prompt'" (or 'reasoning'), which named no problem of the row."""
+    _refused(tmp_path, row, f"row 0: the row has {keys}: conversations or replies told apart by "
+                            "a mark (Chatbot Arena's conversation_a and _b, a response_a, a "
+                            "chosen_response), of which SFT trains one, and which is not known")
+
+
+def test_a_container_that_disagrees_with_its_row_or_columns_of_other_lengths_are_named(tmp_path):
+    _refused(tmp_path, {"system": "Be brief.", "data": {"system": "Be long.",
+                                                        "messages": [_Q, _A]}},
+             "row 0: the row has 'system' beside 'data', which holds another 'system': keep one")
+    _refused(tmp_path, {"messages": {"role": ["user", "assistant"], "content": ["2+2?"]}},
+             "row 0: 'messages' gives its messages as columns of different lengths")
+    ex = _load(tmp_path, {"system": "Be brief.", "data": {"messages": [_Q, _A]}})
+    assert ex[0]["messages"] == [{"role": "system", "content": "Be brief."}, _Q, _A]
