@@ -220,6 +220,11 @@ def check_turns(messages: list[dict]) -> None:
     check_speakers(messages)
     for i, m in enumerate(messages):
         where = f"message {i} ({m['role']})"
+        if i and m["role"] != "tool" and _same_turn(messages[i - 1], m):
+            raise ValueError(f"messages {i - 1} and {i} are the same {m['role']} turn twice "
+                             f"({_short(m.get('content'))}; an exporter's retry, a line "
+                             "copied?): the model would learn a conversation no one had; drop "
+                             "one")
         trains(m, f"message {i}")
         calls = [c.get("function") or c for c in m.get("tool_calls") or []]
         texts = message_texts(m)
@@ -266,6 +271,16 @@ def check_turns(messages: list[dict]) -> None:
             check_text_tool_calls((m.get("content") or "").split(END_THINK)[-1], where,
                                   m.get("tool_calls"))
     check_tool_results(messages)
+
+
+def _same_turn(a: dict, b: dict) -> bool:
+    """Whether two turns are one turn given twice: the same role, text (surrounding whitespace
+    aside), reasoning and tool calls. A tool's result may repeat (two calls, one result)."""
+    def said(m):
+        return tuple(t.strip() if isinstance(t, str) else t for t in (
+            m.get("content"), m.get("reasoning_content"))) + (
+            json.dumps(m.get("tool_calls"), sort_keys=True, default=str),)
+    return a["role"] == b["role"] and said(a) == said(b)
 
 
 def check_speakers(messages: list[dict]) -> None:
@@ -805,7 +820,11 @@ def row_example(row: dict) -> dict:
                 for r in _tool_results(_typed_parts(m), i)]
         if any(_marked(m) and not _marked(r) for m, r in read):    # a reply's markers converted
             read = [(m, r) for m, r in read if not (r.get("role") == "system" and _marked(r))]
-        example["messages"] = [r for _, r in read]
+        # a system turn that shows nothing (or null) is no system prompt (at inference none is
+        # rendered; kept, it rendered an empty system turn): dropped, as the row's "system" of ""
+        example["messages"] = [r for _, r in read if not (
+            isinstance(r, dict) and r.get("role") == "system" and "content" in r and (
+                r["content"] is None or isinstance(r["content"], str) and blank(r["content"])))]
         _check_prompt_fields(row, example["messages"])
         check_unread_texts(row, ROW_FIELDS, [t for m in example["messages"] if isinstance(
             m, dict) for t in (m.get("content"), m.get("reasoning_content"))

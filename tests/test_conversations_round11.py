@@ -235,3 +235,36 @@ def test_a_container_that_disagrees_with_its_row_or_columns_of_other_lengths_are
              "row 0: 'messages' gives its messages as columns of different lengths")
     ex = _load(tmp_path, {"system": "Be brief.", "data": {"messages": [_Q, _A]}})
     assert ex[0]["messages"] == [{"role": "system", "content": "Be brief."}, _Q, _A]
+
+
+# ---- a system turn that shows nothing; a turn given twice -------------------------------------
+@pytest.mark.parametrize("system", ["", " \n", "\u200b", None, [{"type": "text", "text": ""}]])
+def test_a_system_turn_that_shows_nothing_is_no_system_prompt(tok, tmp_path, system):
+    """ShareGPT's {"from": "system", "value": ""}: it rendered an empty system turn, a prompt
+    the model never sees at inference (none is rendered there); null was refused."""
+    for first in ({"role": "system", "content": system}, {"from": "system", "value": system}):
+        ex = _load(tmp_path, {"messages": [first, _Q, _A]})
+        assert ex[0]["messages"] == [_Q, _A]
+        assert _trained(tok, ex[0]) == ("<think>\n\n</think>\n\n4<|im_end|>", True)
+
+
+@pytest.mark.parametrize("turns,says", [
+    ([_Q, _Q, _A], "messages 0 and 1 are the same user turn twice ('2+2?'"),
+    ([_Q, {**_Q, "content": "2+2? \n"}, _A], "messages 0 and 1 are the same user turn twice"),
+    ([{"role": "system", "content": "Be brief."}, {"role": "system", "content": "Be brief."}, _Q,
+      _A], "messages 0 and 1 are the same system turn twice"),
+    ([_Q, {**_A, "reasoning_content": "2+2=4"}, {**_A, "reasoning_content": "2+2=4"}],
+     "messages 1 and 2 are the same assistant turn twice")])
+def test_a_turn_given_twice_in_a_row_is_named(tmp_path, turns, says):
+    """A scraped chat with a line copied (or a retry exported twice): trained as a conversation
+    no one had."""
+    _refused(tmp_path, {"messages": turns}, f"row 0: {says}")
+
+
+def test_a_tool_result_repeated_or_an_exchange_asked_again_is_read(tmp_path):
+    call = {"type": "function", "function": {"name": "calc", "arguments": {"x": "2+2"}}}
+    ex = _load(tmp_path, {"messages": [
+        _Q, {"role": "assistant", "content": None, "tool_calls": [call, call]},
+        {"role": "tool", "content": "4"}, {"role": "tool", "content": "4"}, _A]})
+    assert [m["role"] for m in ex[-1]["messages"]] == ["user", "assistant", "tool", "tool",
+                                                       "assistant"]
