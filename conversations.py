@@ -234,6 +234,12 @@ def check_turns(messages: list[dict]) -> None:
                                  "boundary, not text: remove it or write it differently")
         for t in texts:
             check_text(t, where)
+        written = next((t for t in (m.get("content"), m.get("reasoning_content")) if m["role"] != (
+            "tool") and isinstance(t, str) and dataset_tasks.missing_mark(t)), None)
+        if written is not None:     # a tool may answer "NULL"
+            raise ValueError(f"{where} has {_short(written)}, a missing cell written out as text "
+                             "(pandas' 'nan', Excel's '#N/A', SQL's 'NULL'): the model would "
+                             "learn it as the text; fill it in, or drop the row")
         placeholder = MEDIA_PLACEHOLDER.search(m["content"]) if m["role"] == "user" else None
         if placeholder:
             raise ValueError(f"{where} holds {placeholder[1]}, a placeholder for media this "
@@ -824,7 +830,8 @@ def row_example(row: dict) -> dict:
         # rendered; kept, it rendered an empty system turn): dropped, as the row's "system" of ""
         example["messages"] = [r for _, r in read if not (
             isinstance(r, dict) and r.get("role") == "system" and "content" in r and (
-                r["content"] is None or isinstance(r["content"], str) and blank(r["content"])))]
+                r["content"] is None or isinstance(r["content"], str) and (
+                    blank(r["content"]) or dataset_tasks.missing_mark(r["content"]))))]
         _check_prompt_fields(row, example["messages"])
         check_unread_texts(row, ROW_FIELDS, [t for m in example["messages"] if isinstance(
             m, dict) for t in (m.get("content"), m.get("reasoning_content"))
@@ -865,7 +872,7 @@ def _check_prompt_fields(row: dict, messages) -> None:
                  messages, list) else []
     for k, v in row.items():
         if not (key_name(k) in PROMPT_FIELDS and isinstance(v, str) and v.strip()) or _rendered(
-                v):     # a chat rendered as text is read as its turns
+                v) or dataset_tasks.missing_mark(v):    # a chat rendered as text: its turns
             continue
         if not any(v.strip() in t for t in texts):
             raise ValueError(f"the row has {k!r} ({_short(v)}), which no turn of its "
@@ -1178,7 +1185,7 @@ def is_text(value) -> bool:
     something and is no number: "5" in a CSV's column of counts is a count)."""
     if isinstance(value, list):
         return any(is_text(v) for v in value)
-    if not isinstance(value, str) or blank(value):
+    if not isinstance(value, str) or blank(value) or dataset_tasks.missing_mark(value):
         return False
     try:
         float(value)
@@ -1725,7 +1732,8 @@ def _with_system(row: dict, messages):
     given = [k for k in row if isinstance(k, str) and SYSTEM_FIELD.fullmatch(
         key_name(k).replace(" ", "_")) and not ("contents" in row and key_name(
             k) == "system_instruction") and row[k] is not None and not (
-                isinstance(row[k], str) and not row[k].strip())]
+                isinstance(row[k], str) and (not row[k].strip() or dataset_tasks.missing_mark(
+                    row[k])))]
     if not given or not isinstance(messages, list):
         return messages
     system = row[given[0]]
@@ -1769,7 +1777,8 @@ def _row_reasoning(row: dict, reply_is_text: bool) -> dict:
     would be dropped). "on" or "off" is Llama-Nemotron's reasoning switch, not the reasoning:
     its reply holds its think block (or none) itself."""
     given = [k for k in ROW_REASONING if row.get(k) is not None and not (
-        isinstance(row[k], str) and row[k].strip().lower() in ("on", "off"))]
+        isinstance(row[k], str) and (row[k].strip().lower() in ("on", "off")
+                                     or dataset_tasks.missing_mark(row[k])))]
     if not given:
         return {}
     if len(given) > 1 or not isinstance(row[given[0]], str):
@@ -2026,7 +2035,8 @@ def _row_messages(row: dict) -> dict:
         return {"messages": row[given or "chosen"], "reference": _row_reference(row)}
     said = next((k for k in ("output", "response") if k in row), None)
     if "instruction" in row and said:       # Alpaca (input), Dolly (context, response), Magpie
-        extra = next((row[k] for k in ("input", "context") if row.get(k)), "")
+        extra = next((row[k] for k in ("input", "context") if row.get(k) and not (
+            isinstance(row[k], str) and dataset_tasks.missing_mark(row[k]))), "")
         # the parts that hold text, joined by a blank line (an empty instruction is no part:
         # its query was "\n\n" and the input)
         parts = [t for t in (row["instruction"], extra)

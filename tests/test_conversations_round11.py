@@ -268,3 +268,45 @@ def test_a_tool_result_repeated_or_an_exchange_asked_again_is_read(tmp_path):
         {"role": "tool", "content": "4"}, {"role": "tool", "content": "4"}, _A]})
     assert [m["role"] for m in ex[-1]["messages"]] == ["user", "assistant", "tool", "tool",
                                                        "assistant"]
+
+
+# ---- a missing cell written out as text -------------------------------------------------------
+_WRITTEN = "a missing cell written out as text (pandas' 'nan', Excel's '#N/A', SQL's 'NULL')"
+
+
+@pytest.mark.parametrize("mark", ["nan", "NaN", "#N/A", "NULL", "<NA>"])
+def test_an_optional_field_that_is_a_missing_cell_written_out_is_none(tok, tmp_path, mark):
+    """A CSV's empty system, reasoning or input column read back as 'nan': the system prompt
+    'nan' was trained, a reasoning 'nan' was the think block, 'nan' joined to the query."""
+    path = tmp_path / "rows.csv"
+    path.write_text(f"system,prompt,reasoning,completion\n{mark},2+2?,{mark},4\n"
+                    f"Be brief.,3+3?,3+3=6,6\n")
+    ex = sft_data.jsonl_examples(str(path))
+    assert [e["messages"] for e in ex] == [
+        [_Q, _A], [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "3+3?"},
+                   {"role": "assistant", "content": "6", "reasoning_content": "3+3=6"}]]
+    assert _trained(tok, ex[0]) == ("<think>\n\n</think>\n\n4<|im_end|>", True)
+    ex = _load(tmp_path, {"instruction": "2+2?", "input": mark, "output": "4"},
+               {"messages": [{"role": "system", "content": mark}, _Q, _A]})
+    assert [e["messages"] for e in ex] == [[_Q, _A], [_Q, _A]]
+
+
+@pytest.mark.parametrize("row,where", [
+    ({"prompt": "2+2?", "completion": "nan"}, "message 1 (assistant)"),
+    ({"prompt": "#N/A", "completion": "4"}, "message 0 (user)"),
+    ({"messages": [_Q, {**_A, "reasoning_content": "NaN"}]}, "message 1 (assistant)"),
+    ({"conversations": [{"from": "human", "value": "NULL"}, {"from": "gpt", "value": "4"}]},
+     "message 0 (user)")])
+def test_a_turn_that_is_a_missing_cell_written_out_is_named(tmp_path, row, where):
+    """A reply 'nan' was trained: the model learned to answer 'nan'."""
+    _refused(tmp_path, row, f"row 0: {where} has ")
+    _refused(tmp_path, row, _WRITTEN + ": the model would learn it as the text; fill it in, or "
+                                       "drop the row")
+
+
+def test_a_tool_answering_null_is_its_result(tmp_path):
+    call = {"type": "function", "function": {"name": "sql", "arguments": {"q": "x"}}}
+    ex = _load(tmp_path, {"messages": [_Q, {"role": "assistant", "content": None,
+                                            "tool_calls": [call]},
+                                       {"role": "tool", "content": "NULL"}, _A]})
+    assert ex[-1]["messages"][2] == {"role": "tool", "content": "NULL"}
