@@ -151,9 +151,10 @@ def check_conversation(messages) -> None:
       escape (the template writes both as they are): the model learns to write them. A
       reply's calls are written once, as the template writes them (`check_text_tool_calls`).
     * No turn is a prefill (`PREFIX_MARKS`), nor a reply cut off by its generator
-      (`check_finished`: finish_reason "length", ...), nor a tool result that answers no call
-      (`check_tool_results`). Turns of one role are not told apart only by their "name"
-      (`check_speakers`: the template does not render it; one name on them all is dropped).
+      (`check_finished`: finish_reason "length", "truncated": true, ...), nor a tool result
+      that answers no call (`check_tool_results`). Turns of one role are not told apart only
+      by their "name" (`check_speakers`: the template does not render it; one name on them all
+      is dropped).
 
     >>> try:
     ...     check_conversation([{"role": "user", "content": "q"},
@@ -179,7 +180,7 @@ def check_reply(messages: list[dict], switches: list | None = None) -> None:
     reply = messages[-1]
     if not trains(reply, f"message {n - 1}"):
         raise ValueError(f"message {n - 1} (assistant), the reply to train, is marked not to "
-                         f"train ({_short({k: reply[k] for k in TRAIN_MARKS if k in reply})}): "
+                         f"train ({_short({k: reply[k] for k in train_marks(reply, '')})}): "
                          "end the conversation at a reply to train, or drop the row")
     answer = (reply.get("content") or "").split(END_THINK)[-1]
     if blank(answer) and not reply.get("tool_calls"):
@@ -219,6 +220,11 @@ def check_turns(messages: list[dict]) -> None:
     check_speakers(messages)
     for i, m in enumerate(messages):
         where = f"message {i} ({m['role']})"
+        if i and m["role"] != "tool" and _same_turn(messages[i - 1], m):
+            raise ValueError(f"messages {i - 1} and {i} are the same {m['role']} turn twice "
+                             f"({_short(m.get('content'))}; an exporter's retry, a line "
+                             "copied?): the model would learn a conversation no one had; drop "
+                             "one")
         trains(m, f"message {i}")
         calls = [c.get("function") or c for c in m.get("tool_calls") or []]
         texts = message_texts(m)
@@ -228,6 +234,12 @@ def check_turns(messages: list[dict]) -> None:
                                  "boundary, not text: remove it or write it differently")
         for t in texts:
             check_text(t, where)
+        written = next((t for t in (m.get("content"), m.get("reasoning_content")) if m["role"] != (
+            "tool") and isinstance(t, str) and dataset_tasks.missing_mark(t)), None)
+        if written is not None:     # a tool may answer "NULL"
+            raise ValueError(f"{where} has {_short(written)}, a missing cell written out as text "
+                             "(pandas' 'nan', Excel's '#N/A', SQL's 'NULL'): the model would "
+                             "learn it as the text; fill it in, or drop the row")
         placeholder = MEDIA_PLACEHOLDER.search(m["content"]) if m["role"] == "user" else None
         if placeholder:
             raise ValueError(f"{where} holds {placeholder[1]}, a placeholder for media this "
@@ -265,6 +277,16 @@ def check_turns(messages: list[dict]) -> None:
             check_text_tool_calls((m.get("content") or "").split(END_THINK)[-1], where,
                                   m.get("tool_calls"))
     check_tool_results(messages)
+
+
+def _same_turn(a: dict, b: dict) -> bool:
+    """Whether two turns are one turn given twice: the same role, text (surrounding whitespace
+    aside), reasoning and tool calls. A tool's result may repeat (two calls, one result)."""
+    def said(m):
+        return tuple(t.strip() if isinstance(t, str) else t for t in (
+            m.get("content"), m.get("reasoning_content"))) + (
+            json.dumps(m.get("tool_calls"), sort_keys=True, default=str),)
+    return a["role"] == b["role"] and said(a) == said(b)
 
 
 def check_speakers(messages: list[dict]) -> None:
@@ -358,14 +380,42 @@ def check_tool_results(messages: list[dict]) -> None:
         i = j
 
 
-# why a generator stopped, when it ran out of tokens: OpenAI's and vLLM's finish_reason,
-# Anthropic's stop_reason, Gemini's finishReason (any case)
-CUT_OFF = {"finish_reason": "length", "stop_reason": "max_tokens", "finishReason": "max_tokens"}
+# a generator that stopped because it ran out of tokens, as its record says so, in any case or
+# camelCase: its stop reason (a key of the words finish, stop, done or incomplete and reason or
+# details: OpenAI's and vLLM's finish_reason, Anthropic's and Bedrock's stop_reason, Gemini's
+# finishReason, Ollama's done_reason, ChatGPT's finish_details {"type"}, the Responses API's
+# incomplete_details {"reason"}) being one of `CUT_REASONS`; a flag that it was cut
+# (`CUT_FLAGS` true: "truncated") or did not finish (`DONE_FLAGS` false: "is_complete"); the
+# Responses API's "status": "incomplete"
+CUT_REASONS = ("length", "max_tokens", "max_output_tokens", "max_new_tokens", "max_length",
+               "max_completion_tokens", "token_limit", "max_token")
+CUT_FLAGS = ("truncated", "is_truncated", "was_truncated", "cut_off", "cutoff", "is_cut_off")
+DONE_FLAGS = ("complete", "is_complete", "completed", "finished", "is_finished")
+
+
+def cut_off(record: dict):
+    """The key of a record (a message, a row) that marks it cut off by its generator (see
+    `CUT_REASONS`), or None.
+
+    >>> cut_off({"done_reason": "length"}), cut_off({"isTruncated": "true"}), cut_off({"x": 1})
+    ('done_reason', 'isTruncated', None)
+    """
+    for k, v in record.items():
+        name = key_name(k)
+        words = set(name.split("_")) if isinstance(name, str) else set()
+        said = v.get("type", v.get("reason")) if isinstance(v, dict) else v
+        if (words & {"finish", "stop", "done", "incomplete"} and words & {"reason", "details"}
+                and isinstance(said, str) and key_name(said.strip()) in CUT_REASONS
+                or name in CUT_FLAGS and _mark_value(v) is True
+                or name in DONE_FLAGS and _mark_value(v) is False
+                or name == "status" and isinstance(v, str) and v.strip().lower() == "incomplete"):
+            return k
+    return None
 
 
 def check_finished(record: dict, where: str) -> None:
     """ValueError if a reply (or a row, for its reply) is marked cut off by its generator
-    (`CUT_OFF`: it ran out of tokens): its end is lost, and trained as a whole reply it would
+    (`cut_off`: it ran out of tokens): its end is lost, and trained as a whole reply it would
     teach the model to stop mid-answer, as `sft_data.teacher_examples` drops its own unfinished
     samples.
 
@@ -376,13 +426,12 @@ def check_finished(record: dict, where: str) -> None:
     ...     print(str(e)[:58])
     message 1 (assistant) is marked cut off by its generator (
     """
-    cut = next((k for k, v in CUT_OFF.items() if isinstance(record.get(k), str)
-                and record[k].lower() == v), None)
+    cut = cut_off(record)
     if cut:
         raise ValueError(f"{where} is marked cut off by its generator ({cut} "
-                         f"{record[cut]!r}): the reply's end is lost, and trained as whole it "
-                         "would teach the model to stop mid-answer; drop the row, or regenerate "
-                         "the reply")
+                         f"{_short(record[cut])}): the reply's end is lost, and trained as whole "
+                         "it would teach the model to stop mid-answer; drop the row, or "
+                         "regenerate the reply")
 
 
 # a final assistant turn marked as the start of a reply for the model to continue (Mistral's and
@@ -394,29 +443,97 @@ PREFIX_MARKS = ("prefix", "partial", "continue_final_message")
 MEDIA_PLACEHOLDER = re.compile(r"^[ \t]*(<(?:image|video|audio)>)[ \t]*$", re.M)
 
 
-# a message's training mark (axolotl's `message_field_training`, commonly one of these): 0 or
-# false keeps an assistant turn out of the loss, as context only; 1 or true, the default for
-# assistant turns, trains it; null is no mark (SlimOrca's system and user turns)
-TRAIN_MARKS = ("weight", "train", "training")
+# a message's training mark, in any case or camelCase: axolotl's `message_field_training`
+# (commonly "train" or "weight", OpenAI's fine-tuning "weight") and other names of it
+# (`TRAIN_MARKS`: 0 or false keeps an assistant turn out of the loss, as context only; 1 or
+# true, the default for assistant turns, trains it), or a mark the other way round
+# (`MASK_MARKS`: torchtune's "masked", a "mask" or "no_loss" true is context only); true and
+# false also as text (a CSV's "False", "0"); null is no mark (SlimOrca's system and user turns).
+# Another key with a word of `MARK_WORDS` holding such a value ("loss_mask", "ignore", "skip":
+# which way it reads is not known) is named.
+TRAIN_MARKS = ("weight", "train", "training", "trainable", "trained", "is_train", "learn",
+               "loss", "in_loss", "include_in_loss")
+MASK_MARKS = ("mask", "masked", "is_masked", "no_loss", "mask_loss", "ignore_loss", "no_train")
+MARK_WORDS = frozenset(("mask", "masked", "masking", "loss", "train", "training", "trainable",
+                        "trained", "weight", "learn", "ignore", "ignored", "exclude", "excluded",
+                        "skip", "skipped"))
+
+
+def _mark_value(value):
+    """A training mark's value as read: text "true", "false", "1", "0" (any case) as the value
+    (a CSV's), anything else as given."""
+    said = value.strip().lower() if isinstance(value, str) else None
+    return {"true": True, "false": False, "1": 1, "0": 0, "1.0": 1, "0.0": 0}.get(said, value)
+
+
+def train_marks(message: dict, where: str) -> dict:
+    """{key: whether it says to train} of a message's training marks (`TRAIN_MARKS`,
+    `MASK_MARKS`, any spelling; null: none). ValueError on a mark that is not 0/1/true/false,
+    and on a key of `MARK_WORDS` that is neither, holding such a value.
+
+    >>> train_marks({"role": "assistant", "Masked": "True", "weight": 0}, "message 1")
+    {'Masked': False, 'weight': False}
+    """
+    out = {}
+    for k, v in message.items():
+        name, v = key_name(k), _mark_value(v)
+        if v is None or not isinstance(name, str):
+            continue
+        if name in TRAIN_MARKS or name in MASK_MARKS:
+            if v not in (0, 1):         # True == 1, False == 0.0 == 0
+                raise ValueError(f"{where} has the training mark(s) {_short({k: message[k]})}; "
+                                 "give 0/1 or false/true (0: context only, not trained)")
+            out[k] = bool(v) != (name in MASK_MARKS)
+        elif set(name.split("_")) & MARK_WORDS and (isinstance(v, bool) or v in (0, 1)):
+            raise ValueError(f"{where} has {_short({k: message[k]})}, a training mark not read "
+                             "(which way it reads is not known): give 'weight': 0 (context "
+                             "only, not trained) or 1 instead")
+    return out
+
+
+def check_row_marks(row: dict) -> None:
+    """ValueError on a row marked not to train as a whole (a training mark of `TRAIN_MARKS` or
+    `MASK_MARKS` on the row, saying no: OpenAI's "weight": 0, "train": false): SFT would train
+    all its replies; and on a row "weight" other than 0 or 1, which is not applied (each row is
+    trained once). A mark that is not 0/1 or true/false (NeMo's "mask": "User", which masks
+    what is masked anyway) is none.
+
+    >>> try:
+    ...     check_row_marks({"messages": [], "Weight": "0"})
+    ... except ValueError as e:
+    ...     print(str(e)[:51])
+    the row is marked not to train ({'Weight': '0'}): d
+    """
+    for k, v in row.items():
+        name, said = key_name(k), _mark_value(v)
+        if name in TRAIN_MARKS + MASK_MARKS and not isinstance(said, str) and said in (0, 1):
+            if bool(said) == (name in MASK_MARKS):
+                raise ValueError(f"the row is marked not to train ({_short({k: v})}): drop the "
+                                 "row (a mark on a message keeps that turn as context only)")
+        elif name == "weight" and isinstance(said, (int, float)) and not isinstance(said, bool):
+            raise ValueError(f"the row has the training weight {_short(v)}, which is not "
+                             "applied (each row is trained once): give 0 or 1, or repeat the "
+                             "row to weigh it more")
 
 
 def trains(message: dict, where: str) -> bool:
-    """Whether an assistant turn is a reply to train (its `TRAIN_MARKS`, else True); a mark on
+    """Whether an assistant turn is a reply to train (its `train_marks`, else True); a mark on
     another turn may only say no (only assistant replies are trained). ValueError on a mark that
     is not 0/1/true/false, or marks that disagree.
 
     >>> trains({"role": "assistant", "content": "a", "weight": 0}, "message 1")
     False
     """
-    marks = {k: message[k] for k in TRAIN_MARKS if message.get(k) is not None}   # null: none
-    bad = [k for k, v in marks.items() if v not in (0, 1)]     # True == 1, False == 0.0 == 0
-    if bad or len(set(map(bool, marks.values()))) > 1:
-        raise ValueError(f"{where} has the training mark(s) {_short(marks)}; give one, 0/1 or "
-                         "false/true (0: context only, not trained)")
-    train = bool(next(iter(marks.values()), True))
+    marks = train_marks(message, where)
+    if len(set(marks.values())) > 1:
+        raise ValueError(f"{where} has the training marks "
+                         f"{_short({k: message[k] for k in marks})}, which disagree; give one, "
+                         "0/1 or false/true (0: context only, not trained)")
+    train = next(iter(marks.values()), True)
     if train and marks and message.get("role") != "assistant":
-        raise ValueError(f"{where} ({message.get('role')}) is marked to train ({_short(marks)}), "
-                         "but only assistant replies are trained: drop the mark")
+        raise ValueError(f"{where} ({message.get('role')}) is marked to train "
+                         f"({_short({k: message[k] for k in marks})}), but only assistant "
+                         "replies are trained: drop the mark")
     return train and message.get("role") == "assistant"
 
 
@@ -633,6 +750,7 @@ def check_think_block(message: dict, where: str) -> None:
     if tags[:1] == [THINK] and content.split(THINK)[0].strip():
         raise ValueError(f"{where} has text before <think>, which the template drops: move it "
                          "after </think>, into the answer")
+    check_answer_blocks(content.split(END_THINK)[-1], where)
 
 
 def boxed_sentence(answer: str) -> str:
@@ -684,12 +802,14 @@ def row_example(row: dict) -> dict:
     (Sky-T1's, Bespoke-Stratos', OpenThoughts') is dropped: the model would learn that a prompt
     asking for them is answered without them. A row's fields in another case or camelCase
     ("Question", "reasoningContent": `ROW_FIELDS`) are read as these (`spelled_keys`)."""
-    row = spelled_keys(row, ROW_FIELDS, "the row")
+    row = spelled_keys(_unwrapped_row(row), ROW_FIELDS, "the row")
     check_finished(row, "the row")
+    check_row_marks(row)
     if isinstance(row.get("chat"), str) and row["chat"].lstrip().startswith("USER: "):
         row = _glaive_row(row)
     row = {k: _json_list(v, k) if k in ("messages", "conversations", "contents", "tools") else v
            for k, v in row.items()}
+    row = {k: _columns(v, k) if key_name(k) in CONVERSATION_KEYS else v for k, v in row.items()}
     named = [k for k in row if isinstance(k, str) and k.lower() in CONVERSATION_KEYS
              and k not in CONVERSATION_KEYS[:3]]
     if named and not any(k in row for k in CONVERSATION_KEYS[:3]):   # "dialog", "Messages", ...
@@ -706,8 +826,16 @@ def row_example(row: dict) -> dict:
                 for r in _tool_results(_typed_parts(m), i)]
         if any(_marked(m) and not _marked(r) for m, r in read):    # a reply's markers converted
             read = [(m, r) for m, r in read if not (r.get("role") == "system" and _marked(r))]
-        example["messages"] = [r for _, r in read]
+        # a system turn that shows nothing (or null) is no system prompt (at inference none is
+        # rendered; kept, it rendered an empty system turn): dropped, as the row's "system" of ""
+        example["messages"] = [r for _, r in read if not (
+            isinstance(r, dict) and r.get("role") == "system" and "content" in r and (
+                r["content"] is None or isinstance(r["content"], str) and (
+                    blank(r["content"]) or dataset_tasks.missing_mark(r["content"]))))]
         _check_prompt_fields(row, example["messages"])
+        check_unread_texts(row, ROW_FIELDS, [t for m in example["messages"] if isinstance(
+            m, dict) for t in (m.get("content"), m.get("reasoning_content"))
+            if isinstance(t, str)], "the row")
     tools = _gemini_tools(row["tools"]) if "contents" in row and row.get("tools") else row.get(
         "tools")
     if row.get("toolConfig") not in (None, {}):     # Amazon Bedrock's, as tools
@@ -744,7 +872,7 @@ def _check_prompt_fields(row: dict, messages) -> None:
                  messages, list) else []
     for k, v in row.items():
         if not (key_name(k) in PROMPT_FIELDS and isinstance(v, str) and v.strip()) or _rendered(
-                v):     # a chat rendered as text is read as its turns
+                v) or dataset_tasks.missing_mark(v):    # a chat rendered as text: its turns
             continue
         if not any(v.strip() in t for t in texts):
             raise ValueError(f"the row has {k!r} ({_short(v)}), which no turn of its "
@@ -1021,11 +1149,26 @@ REASONING_WORDS = frozenset((
 SETTING_WORDS = frozenset((
     "effort", "mode", "budget", "tokens", "token", "length", "len", "level", "enabled", "enable",
     "type", "format", "score", "source", "id", "count", "num", "n", "on", "off",
-    "switch", "flag", "style", "lang", "language", "steps", "time", "status", "label"))
+    "switch", "flag", "style", "lang", "language", "time", "status", "label", "version",
+    "rating", "url"))
 
 
-def names_reasoning(key) -> bool:
-    """Whether a key (in any case, camelCase, "-" or "_") names a reasoning (`REASONING_WORDS`).
+# a key naming another part of a turn's text (in `key_name`'s spelling): the rule is by word, as
+# `REASONING_WORDS`: a word of `TURN_TEXT_WORDS` anywhere in it (an "explanation" or
+# "justification" of the answer, Reflection's "reflection", a "plan", a "critique", a "draft",
+# the "steps" or "working" of a solution, "musings": "explanation_1", "solution_steps",
+# "selfCritique") unless a word of `SETTING_WORDS` makes it a setting or a count about one
+# ("num_steps", "plan_type", "explanation_score"). The template reads none of them: the turn
+# would train without it (`check_unread_texts`).
+TURN_TEXT_WORDS = frozenset((
+    "explanation", "explanations", "explain", "justification", "justifications", "reflection",
+    "reflections", "plan", "plans", "planning", "critique", "critiques", "draft", "drafts",
+    "steps", "working", "workings", "derivation", "musings", "elaboration", "outline"))
+
+
+def names_reasoning(key, words_named=REASONING_WORDS) -> bool:
+    """Whether a key (in any case, camelCase, "-" or "_") names a reasoning (`REASONING_WORDS`;
+    another part of a turn's text with `words_named=TURN_TEXT_WORDS`).
 
     >>> [names_reasoning(k) for k in ("deepseekThinkingTrajectory", "scratchpad", "cot_type")]
     [True, True, False]
@@ -1034,7 +1177,46 @@ def names_reasoning(key) -> bool:
         return False
     name = key_name(key).replace("chain_of_thought", "cot")
     words = set(name.split("_"))
-    return bool(words & REASONING_WORDS) and not words & SETTING_WORDS
+    return bool(words & words_named) and not words & SETTING_WORDS
+
+
+def is_text(value) -> bool:
+    """Whether a field's value is text to train (a string, or a list of them, that shows
+    something and is no number: "5" in a CSV's column of counts is a count)."""
+    if isinstance(value, list):
+        return any(is_text(v) for v in value)
+    if not isinstance(value, str) or blank(value) or dataset_tasks.missing_mark(value):
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return True
+    return False
+
+
+def check_unread_texts(record: dict, known, texts: list[str], where: str,
+                       prompt: bool = False) -> None:
+    """ValueError on a field of `record` (a row, or one message: `where`) that is not `known`
+    and holds text of a turn under a name the template does not read (`TURN_TEXT_WORDS`; with
+    `prompt`, also a message's `PROMPT_FIELDS`: a user turn's "context" or "document" beside its
+    content), unless one of `texts` (the turns read) holds it: the turn would train without it.
+
+    >>> try:
+    ...     check_unread_texts({"content": "4", "explanation": "2+2=4"}, (), ["4"], "message 1")
+    ... except ValueError as e:
+    ...     print(str(e)[:62])
+    message 1 has 'explanation' ('2+2=4'), text of a turn under a
+    """
+    for k, v in record.items():
+        if k in known or not (names_reasoning(k, TURN_TEXT_WORDS) or prompt and key_name(
+                k) in PROMPT_FIELDS) or not is_text(v):
+            continue
+        said = [t for t in (v if isinstance(v, list) else [v]) if isinstance(t, str)]
+        if all(any(t.strip() in text for text in texts) for t in said):
+            continue        # repeated in a turn read (its content, its reasoning)
+        raise ValueError(f"{where} has {k!r} ({_short(v)}), text of a turn under a name the "
+                         "template does not read (the turn would train without it): put it in "
+                         "the turn's content (reasoning as reasoning_content), or drop it")
 
 
 def key_name(key):
@@ -1066,7 +1248,7 @@ def spelled_keys(record: dict, known: tuple, where: str) -> dict:
                              f"{k!r}: keep one")
         out[name], spelled[name] = v, k
     unread = next((k for k, v in out.items() if k not in known and names_reasoning(k) and (
-                       v.strip() if isinstance(v, str) else isinstance(v, list) and v)), None)
+                       is_text(v) if isinstance(v, str) else isinstance(v, list) and v)), None)
     if unread:
         raise ValueError(f"{where} has {unread!r} ({_short(out[unread])}), a reasoning under a "
                          "name not read (the reply would train without it): name it "
@@ -1141,6 +1323,8 @@ def chat_message(message, i: int):
         m["reasoning_content"], m["content"] = _tagged_reasoning(m["content"], tag, i)
     if m.get("role") == "tool" and isinstance(m.get("content"), str):   # wrapped once, by the
         m["content"] = _unwrapped(m["content"])                         # template
+    check_unread_texts(m, MESSAGE_KEYS, [t for t in (m.get("content"), m.get(
+        "reasoning_content")) if isinstance(t, str)], f"message {i}", prompt=True)
     return (_mistral_calls(_text_calls(_empty_reasoning(m))) if m.get("role") == "assistant"
             else m)
 
@@ -1298,13 +1482,22 @@ def _reasoning_once(content, name: str, where: str) -> None:
 
 # a reply that opens with its reasoning under another tag (Reflection's <thinking>, the
 # <reasoning>...</reasoning> of GRPO format rewards, OpenO1's and Marco-o1's <Thought>, a
-# <scratchpad>), or under think in another spelling (<THINK>, Seed-OSS's <seed:think>,
-# Magistral's [THINK]...[/THINK], Kimi's ◁think▷...◁/think▷): the rule is any of these names, in
-# any case, in <...>, [...] or ◁...▷, closed by the same with "/" before the name. The reasoning
-# of the think block; the template's own <think> (lower case, in <>) it reads itself.
-REASONING_TAG = re.compile(r"\s*(?:<|\[|◁)((?:seed:)?think|thinking|thoughts?|reasoning|"
-                           r"scratchpad)(?:>|\]|▷)", re.I)
+# <scratchpad>, an <analysis>, an <inner_monologue>, a <thought_process>), or under think in
+# another spelling (<THINK>, Seed-OSS's <seed:think>, Magistral's [THINK]...[/THINK], Kimi's
+# ◁think▷...◁/think▷): the rule is a name with a word of `REASONING_WORDS` (`names_reasoning`,
+# ":" and "." as "_"), in any case, in <...>, [...] or ◁...▷, closed by the same with "/" before
+# the name. The reasoning of the think block; the template's own <think> (lower case, in <>) it
+# reads itself. Names other than `STRICT_TAGS` are a block only where their closing tag follows
+# (a "[Analysis]" heading is text).
+REASONING_TAG = re.compile(r"\s*(<|\[|◁)([A-Za-z][\w:.-]*)(>|\]|▷)")
+STRICT_TAGS = ("think", "seed:think", "thinking", "thought", "thoughts", "reasoning", "scratchpad")
 TAG_PAIRS = {"<": ">", "[": "]", "◁": "▷"}
+
+
+def tag_names_reasoning(name: str, words=REASONING_WORDS) -> bool:
+    """Whether a tag's name names a reasoning (or, with `TURN_TEXT_WORDS`, another part of a
+    turn's text), as a key would (`names_reasoning`)."""
+    return names_reasoning(re.sub(r"[:.]", "_", name), words)
 
 
 def reasoning_tag(content: str) -> str | None:
@@ -1312,11 +1505,52 @@ def reasoning_tag(content: str) -> str | None:
 
     >>> reasoning_tag("[THINK]r[/THINK]a"), reasoning_tag("<think>r</think>a")
     ('[THINK]', None)
+    >>> reasoning_tag("<inner_monologue>r</inner_monologue>a"), reasoning_tag("[Analysis] a")
+    ('<inner_monologue>', None)
     """
     m = REASONING_TAG.match(content)
-    if not m or m[0].strip() == THINK or TAG_PAIRS[m[0].strip()[0]] != m[0].strip()[-1]:
+    if not m or m[0].strip() == THINK or TAG_PAIRS[m[1]] != m[3] or not tag_names_reasoning(m[2]):
         return None
-    return m[0].strip()
+    tag = m[0].strip()
+    if m[2].lower() not in STRICT_TAGS and tag[0] + "/" + tag[1:] not in content[m.end():]:
+        return None
+    return tag
+
+
+# a line that opens a block of another tag (`REASONING_TAG`'s brackets)
+TAG_LINE = re.compile(r"^[ \t]*(<|\[|◁)([A-Za-z][\w:.-]*)(>|\]|▷)", re.M)
+
+
+def check_answer_blocks(answer: str, where: str) -> None:
+    """ValueError on an answer that holds a block of reasoning or of another part of a turn's
+    text under a tag (`tag_names_reasoning`: an <analysis> or a [reasoning] after the first,
+    Reflection's <reflection>, a <plan>, a <critique>, a <draft>): the template trains it as
+    answer text, so the model would learn to write its reasoning (its reflection, its plan)
+    into the answer. The rule: the opening tag begins a line and its closing tag ("/" before
+    the name) ends a later one; a tag named in prose ("Use <thinking>...</thinking> tags."), or
+    in a code block, is text.
+
+    >>> try:
+    ...     check_answer_blocks("4\\n<reflection>\\nchecked\\n</reflection>", "message 1")
+    ... except ValueError as e:
+    ...     print(str(e)[:58])
+    message 1 has a <reflection> block in its answer, which th
+    """
+    text, closes = outside_code(answer), {}
+    for m in TAG_LINE.finditer(text):
+        name = m[2]
+        if TAG_PAIRS[m[1]] != m[3] or not (tag_names_reasoning(name) or tag_names_reasoning(
+                name, TURN_TEXT_WORDS)):
+            continue
+        close = f"{m[1]}/{name}{m[3]}"
+        if close not in closes:     # where a line ends in it: once a name (linear time)
+            closes[close] = [c.end() for c in re.finditer(
+                re.escape(close) + r"[ \t]*$", text, re.M)]
+        if any(end > m.end() for end in closes[close]):
+            tag = m[0].strip()
+            raise ValueError(f"{where} has a {tag} block in its answer, which the template trains "
+                             "as answer text: make it the reasoning (reasoning_content, or one "
+                             "<think> block before the answer), or drop it")
 
 
 def _tagged_reasoning(content: str, tag: str, i: int) -> tuple[str, str]:
@@ -1498,7 +1732,8 @@ def _with_system(row: dict, messages):
     given = [k for k in row if isinstance(k, str) and SYSTEM_FIELD.fullmatch(
         key_name(k).replace(" ", "_")) and not ("contents" in row and key_name(
             k) == "system_instruction") and row[k] is not None and not (
-                isinstance(row[k], str) and not row[k].strip())]
+                isinstance(row[k], str) and (not row[k].strip() or dataset_tasks.missing_mark(
+                    row[k])))]
     if not given or not isinstance(messages, list):
         return messages
     system = row[given[0]]
@@ -1542,7 +1777,8 @@ def _row_reasoning(row: dict, reply_is_text: bool) -> dict:
     would be dropped). "on" or "off" is Llama-Nemotron's reasoning switch, not the reasoning:
     its reply holds its think block (or none) itself."""
     given = [k for k in ROW_REASONING if row.get(k) is not None and not (
-        isinstance(row[k], str) and row[k].strip().lower() in ("on", "off"))]
+        isinstance(row[k], str) and (row[k].strip().lower() in ("on", "off")
+                                     or dataset_tasks.missing_mark(row[k])))]
     if not given:
         return {}
     if len(given) > 1 or not isinstance(row[given[0]], str):
@@ -1671,6 +1907,87 @@ CANDIDATE_KEYS = ("generations", "completions", "responses", "outputs", "candida
                   "answers", "replies")
 
 
+# the fields that make a row one of a form read here (`_row_messages`)
+FORM_FIELDS = CONVERSATION_KEYS + QUERY_KEYS + REPLY_KEYS + ("contents", "instruction", "text",
+                                                             "answer")
+
+
+# several conversations or replies of one row under a read name and a mark that tells them apart
+# ("conversation_a" and "conversation_b", Chatbot Arena's; "response_a", "chosen_response",
+# "response_rejected", "output_1"): the rule is a word of `CONVERSATION_KEYS` or `REPLY_KEYS`
+# (or "reply", "answer", "generation") and a word of `SIDE_WORDS`
+SIDE_WORDS = frozenset(("a", "b", "c", "1", "2", "3", "0", "left", "right", "chosen", "rejected",
+                        "preferred", "dispreferred", "better", "worse", "pos", "neg", "positive",
+                        "negative", "accepted", "winner", "loser", "good", "bad", "first",
+                        "second", "human", "model"))
+SIDE_OF = frozenset(CONVERSATION_KEYS + REPLY_KEYS + ("reply", "answer", "generation"))
+
+
+def _unwrapped_row(row: dict) -> dict:
+    """A row whose conversation is in a container (`{"data": {"messages": [...]}}`, OpenAI's
+    batch file `{"custom_id", "body": {"messages"}}`, a "record", "example" or "conversation"
+    holding one, also as JSON text; a preference row's "chosen" given as `{"messages": [...]}`)
+    as the row it holds, the container's other fields beside it (a field in both that differs
+    is a ValueError). A row of none of the forms read (`FORM_FIELDS`) that holds several
+    conversations or replies told apart by a mark (`SIDE_WORDS`: Chatbot Arena's conversation_a
+    and conversation_b) is a ValueError: which one to train is not known.
+
+    >>> _unwrapped_row({"id": 7, "data": {"messages": [{"role": "user", "content": "hi"}]}})
+    {'id': 7, 'messages': [{'role': 'user', 'content': 'hi'}]}
+    """
+    def held(value):
+        value = value.strip() if isinstance(value, str) else value
+        if isinstance(value, str) and value.startswith("{"):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                return None
+        return value if isinstance(value, dict) and any(
+            key_name(k) in FORM_FIELDS for k in value) else None
+
+    for k in ("chosen", "rejected"):
+        inner = held(row.get(k))
+        if inner is not None and len(inner) == 1 and isinstance(next(iter(inner.values())), list):
+            row = {**row, k: next(iter(inner.values()))}        # {"messages": [...]}
+    sides = [k for k, v in row.items() if v not in (None, "", []) and isinstance(k, str) and len(
+        set(key_name(k).split("_"))) == 2 and set(key_name(k).split("_")) & SIDE_OF
+        and set(key_name(k).split("_")) & SIDE_WORDS]
+    if sides and not any(key_name(k) in CONVERSATION_KEYS + REPLY_KEYS for k in row):
+        raise ValueError(f"the row has {_short(sides)}: conversations or replies told apart by a "
+                         "mark (Chatbot Arena's conversation_a and _b, a response_a, a "
+                         "chosen_response), of which SFT trains one, and which is not known: "
+                         "keep the one to train as 'messages' (a reply as 'completion'), or "
+                         "write one row each")
+    if any(key_name(k) in FORM_FIELDS and held(v) is None for k, v in row.items()):
+        return row
+    containers = [k for k, v in row.items() if held(v) is not None]
+    if len(containers) != 1:
+        return row
+    inner = held(row[containers[0]])
+    clash = next((k for k in inner if k in row and k != containers[0] and row[k] != inner[k]),
+                 None)
+    if clash:
+        raise ValueError(f"the row has {clash!r} beside {containers[0]!r}, which holds another "
+                         f"{clash!r}: keep one")
+    return {**{k: v for k, v in row.items() if k != containers[0]}, **inner}
+
+
+def _columns(value, field: str):
+    """A conversation given as columns, one list per key (`{"role": [...], "content": [...]}`,
+    as a datasets Sequence of messages reads back), as its list of messages; any other value as
+    it is. ValueError on columns of different lengths."""
+    if not (isinstance(value, dict) and value and all(isinstance(v, list) for v in value.values())
+            and {"role", "content"} & {key_name(k) for k in value} | set(ROLE_KEYS + TEXT_KEYS)
+            and any(key_name(k) in ("role",) + ROLE_KEYS for k in value)):
+        return value
+    lengths = {len(v) for v in value.values()}
+    if len(lengths) > 1:
+        raise ValueError(f"{field!r} gives its messages as columns of different lengths "
+                         f"({ {k: len(v) for k, v in value.items()} }): give one value a message "
+                         "in each")
+    return [dict(zip(value, m)) for m in zip(*value.values())]
+
+
 def _row_messages(row: dict) -> dict:
     # a message alone: its role (a role's name) and its text, no conversation, query or reply
     keys = {k.lower(): k for k in row if isinstance(k, str)}
@@ -1718,7 +2035,8 @@ def _row_messages(row: dict) -> dict:
         return {"messages": row[given or "chosen"], "reference": _row_reference(row)}
     said = next((k for k in ("output", "response") if k in row), None)
     if "instruction" in row and said:       # Alpaca (input), Dolly (context, response), Magpie
-        extra = next((row[k] for k in ("input", "context") if row.get(k)), "")
+        extra = next((row[k] for k in ("input", "context") if row.get(k) and not (
+            isinstance(row[k], str) and dataset_tasks.missing_mark(row[k]))), "")
         # the parts that hold text, joined by a blank line (an empty instruction is no part:
         # its query was "\n\n" and the input)
         parts = [t for t in (row["instruction"], extra)
