@@ -5,14 +5,13 @@ renders them) or is refused in one line naming the row, the problem and the fix.
 
 import copy
 import json
-import re
 
 import pytest
+from test_conversations_round10 import _Q, _load, _refused
 from test_sft import _trained  # tokens trained; renders as the official template
 
 import sft
 import sft_data
-from data import DataError
 
 
 @pytest.fixture(scope="module")
@@ -20,18 +19,6 @@ def tok(tokenizer):
     return sft.set_chat_template(copy.deepcopy(tokenizer))
 
 
-def _load(tmp_path, *rows):
-    path = tmp_path / "rows.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return sft_data.jsonl_examples(str(path))
-
-
-def _refused(tmp_path, row, says):
-    with pytest.raises(DataError, match=re.escape(says)):
-        _load(tmp_path, row)
-
-
-_Q = {"role": "user", "content": "2+2?"}
 _A = {"role": "assistant", "content": "4"}
 
 
